@@ -1,0 +1,175 @@
+// Layer 0 base types: one message / content / tool / model vocabulary for every provider.
+// Higher layers extend these (AgentMessage, AgentTool, ...) and never add fields here.
+
+/** Plain text. `textSignature` is opaque provider metadata. */
+export interface TextContent {
+  type: 'text';
+  text: string;
+  textSignature?: string;
+}
+
+/** Model reasoning. Redacted thinking keeps its opaque payload in `thinkingSignature`. */
+export interface ThinkingContent {
+  type: 'thinking';
+  thinking: string;
+  thinkingSignature?: string;
+  redacted?: boolean;
+}
+
+/** Base64 image data. */
+export interface ImageContent {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+/** A tool call requested by the model. `arguments` is the parsed JSON object. */
+export interface ToolCall {
+  type: 'toolCall';
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string | (TextContent | ImageContent)[];
+  timestamp: number;
+}
+
+export type StopReason = 'stop' | 'length' | 'toolUse' | 'error' | 'aborted';
+
+export interface Cost {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  total: number;
+}
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: Cost;
+}
+
+/**
+ * A model reply. Errors and aborts are not exceptions: they are assistant messages with
+ * stopReason "error" / "aborted" and an errorMessage, keeping whatever was streamed.
+ */
+export interface AssistantMessage {
+  role: 'assistant';
+  content: (TextContent | ThinkingContent | ToolCall)[];
+  api: string;
+  provider: string;
+  model: string;
+  usage: Usage;
+  stopReason: StopReason;
+  errorMessage?: string;
+  timestamp: number;
+}
+
+/** The outcome of one tool call. `details` is for UIs and summaries and never reaches the model. */
+export interface ToolResultMessage<TDetails = unknown> {
+  role: 'toolResult';
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[];
+  details?: TDetails;
+  isError: boolean;
+  timestamp: number;
+}
+
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** Reasoning effort for models that support it ("off" lives in the agent layer). */
+export type ThinkingLevel = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+/** $ per million tokens. */
+export interface ModelCost {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface Model {
+  id: string;
+  name: string;
+  /** Which provider implementation serves it, e.g. "anthropic-messages" or "scripted". */
+  api: string;
+  provider: string;
+  baseUrl?: string;
+  reasoning: boolean;
+  input: ('text' | 'image')[];
+  cost: ModelCost;
+  contextWindow: number;
+  maxTokens: number;
+  headers?: Record<string, string>;
+}
+
+/** JSON Schema of a tool's parameters, as the model sees it. */
+export interface ToolParametersSchema {
+  type: 'object';
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [key: string]: unknown;
+}
+
+/** A tool as the model sees it: name, description, JSON Schema. */
+export interface Tool {
+  name: string;
+  description: string;
+  parameters: ToolParametersSchema;
+}
+
+export interface Context {
+  systemPrompt?: string;
+  messages: Message[];
+  tools?: Tool[];
+}
+
+/** The streaming protocol: start (blockStart delta* blockEnd)* (done | error). */
+export type AssistantMessageEvent =
+  | { type: 'start'; partial: AssistantMessage }
+  | { type: 'text_start'; contentIndex: number; partial: AssistantMessage }
+  | { type: 'text_delta'; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: 'text_end'; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: 'thinking_start'; contentIndex: number; partial: AssistantMessage }
+  | { type: 'thinking_delta'; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: 'thinking_end'; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: 'toolcall_start'; contentIndex: number; partial: AssistantMessage }
+  | { type: 'toolcall_delta'; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: 'toolcall_end'; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
+  | { type: 'done'; reason: 'stop' | 'length' | 'toolUse'; message: AssistantMessage }
+  | { type: 'error'; reason: 'error' | 'aborted'; error: AssistantMessage };
+
+export type CacheRetention = 'none' | 'short' | 'long';
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+  apiKey?: string;
+  maxTokens?: number;
+  temperature?: number;
+  /** Reasoning effort; undefined means thinking off. */
+  reasoning?: ThinkingLevel;
+  cacheRetention?: CacheRetention;
+  headers?: Record<string, string>;
+  /** Provider-level retries of 429/529/5xx/connection errors (default 3). */
+  maxRetries?: number;
+  /** Cap for a server-requested retry delay in ms (default 60000; 0 disables the cap). */
+  maxRetryDelayMs?: number;
+  sessionId?: string;
+  /** Inspect or replace the provider request payload before it is sent. */
+  onPayload?: (payload: unknown, model: Model) => unknown;
+}
+
+/** Any stream-producing function with the provider contract: returns synchronously, never throws. */
+export type StreamFunction = (
+  model: Model,
+  context: Context,
+  options?: StreamOptions,
+) => import('./event-stream.js').AssistantMessageEventStream;

@@ -1,0 +1,49 @@
+// Dependencies point downward only: ai <- agent <- tools/session <- runtime <- orchestrator <- display/cli.
+// This test fails the run when any import under src/ points up or sideways.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const RANK: Record<string, number> = { ai: 0, agent: 1, tools: 2, session: 2, runtime: 3, orchestrator: 4, display: 5, cli: 6 };
+const SRC = resolve(import.meta.dirname, '../../src');
+
+function* sourceFiles(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* sourceFiles(p);
+    else if (/\.(ts|mts|js|mjs)$/.test(name) && !name.endsWith('.d.ts')) yield p;
+  }
+}
+const layerOf = (file: string): string => relative(SRC, file).split('/')[0] ?? '';
+const IMPORT_RE = /(?:import|export)[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+
+export function upwardImports(srcRoot: string): string[] {
+  const bad: string[] = [];
+  for (const file of sourceFiles(srcRoot)) {
+    const from = layerOf(file);
+    if (!(from in RANK)) continue;
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(IMPORT_RE)) {
+      const spec = m[1] ?? m[2] ?? '';
+      const to = layerOf(resolve(dirname(file), spec));
+      if (to === from || !(to in RANK)) continue;
+      if ((RANK[to] ?? 0) >= (RANK[from] ?? 0)) bad.push(`${relative(srcRoot, file)} imports ${spec} (${from} -> ${to})`);
+    }
+  }
+  return bad;
+}
+
+describe('layering', () => {
+  it('no import under src/ points up or sideways', () => {
+    expect(upwardImports(SRC)).toEqual([]);
+  });
+
+  it('the Anthropic SDK is only loaded lazily (it costs ~250 ms to import)', () => {
+    const eager: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const text = readFileSync(file, 'utf8');
+      if (/^import\s+(?!type\b)[^;]*from\s+['"]@anthropic-ai\/sdk['"]/m.test(text)) eager.push(relative(SRC, file));
+    }
+    expect(eager).toEqual([]);
+  });
+});
