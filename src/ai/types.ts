@@ -147,6 +147,18 @@ export type AssistantMessageEvent =
   | { type: 'done'; reason: 'stop' | 'length' | 'toolUse'; message: AssistantMessage }
   | { type: 'error'; reason: 'error' | 'aborted'; error: AssistantMessage };
 
+export interface RetryInfo {
+  /** 1-based number of the retry about to happen. */
+  attempt: number;
+  maxRetries: number;
+  delayMs: number;
+  /** HTTP status when the failure had one (429, 529, 500...). */
+  status?: number;
+  /** "rate_limit" | "overloaded" | "server" | "connection" */
+  kind: 'rate_limit' | 'overloaded' | 'server' | 'connection';
+  errorMessage: string;
+}
+
 export type CacheRetention = 'none' | 'short' | 'long';
 
 export interface StreamOptions {
@@ -158,8 +170,14 @@ export interface StreamOptions {
   reasoning?: ThinkingLevel;
   cacheRetention?: CacheRetention;
   headers?: Record<string, string>;
-  /** Provider-level retries of 429/529/5xx/connection errors (default 3). */
+  /** Provider-level retries of 429/529/5xx/connection errors before any content streamed (default 3). */
   maxRetries?: number;
+  /** First backoff delay in ms; doubles each retry, with jitter (default 1000). */
+  retryBaseDelayMs?: number;
+  /** Called before each provider-level retry (lets an orchestrator see rate limits and pause). */
+  onRetry?: (info: RetryInfo) => void;
+  /** A stream that sends nothing for this long is aborted and reported as an error (default 120000). */
+  streamIdleTimeoutMs?: number;
   /** Cap for a server-requested retry delay in ms (default 60000; 0 disables the cap). */
   maxRetryDelayMs?: number;
   sessionId?: string;
