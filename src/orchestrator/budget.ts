@@ -1,0 +1,108 @@
+// Run and task budgets with reservations.
+//
+// Spend reported after the fact is not enough to hold a cap when many agents call at once:
+// every granted model call reserves an estimate first, and the estimate is settled against the
+// real usage when it arrives. A call is refused when spent + reserved would pass the cap.
+
+export interface BudgetLimits {
+  usd?: number;
+  tokens?: number;
+}
+
+export interface Spend {
+  usd: number;
+  tokens: number;
+}
+
+interface Reservation {
+  scope: string;
+  usd: number;
+  tokens: number;
+}
+
+export type BudgetVerdict = { ok: true } | { ok: false; reason: string };
+
+export class BudgetLedger {
+  private readonly spent = new Map<string, Spend>();
+  private readonly limits = new Map<string, BudgetLimits>();
+  private readonly reservations = new Map<number, Reservation[]>();
+  private nextId = 1;
+
+  constructor(runLimits: BudgetLimits = {}) {
+    this.limits.set('run', runLimits);
+  }
+
+  setLimits(scope: string, limits: BudgetLimits | undefined): void {
+    if (limits && (limits.usd !== undefined || limits.tokens !== undefined)) this.limits.set(scope, limits);
+  }
+
+  spend(scope: string): Spend {
+    return { ...(this.spent.get(scope) ?? { usd: 0, tokens: 0 }) };
+  }
+
+  limitsOf(scope: string): BudgetLimits | undefined {
+    return this.limits.get(scope);
+  }
+
+  private reserved(scope: string): Spend {
+    const r = { usd: 0, tokens: 0 };
+    for (const list of this.reservations.values())
+      for (const x of list)
+        if (x.scope === scope) {
+          r.usd += x.usd;
+          r.tokens += x.tokens;
+        }
+    return r;
+  }
+
+  /** Whether `estimate` more spend fits every scope (run first, then the task's). */
+  check(scopes: string[], estimate: Spend): BudgetVerdict {
+    for (const scope of scopes) {
+      const lim = this.limits.get(scope);
+      if (!lim) continue;
+      const s = this.spend(scope);
+      const r = this.reserved(scope);
+      const label = scope === 'run' ? 'run budget' : `budget of ${scope}`;
+      if (lim.usd !== undefined && s.usd + r.usd + estimate.usd > lim.usd + 1e-12)
+        return { ok: false, reason: `${label} of $${lim.usd} is spent ($${s.usd.toFixed(4)} used, $${r.usd.toFixed(4)} reserved)` };
+      if (lim.tokens !== undefined && s.tokens + r.tokens + estimate.tokens > lim.tokens)
+        return { ok: false, reason: `${label} of ${lim.tokens} tokens is spent (${s.tokens} used, ${r.tokens} reserved)` };
+    }
+    return { ok: true };
+  }
+
+  /** Reserves `estimate` in every scope if it fits; returns a reservation id. */
+  reserve(scopes: string[], estimate: Spend): { ok: true; id: number } | { ok: false; reason: string } {
+    const v = this.check(scopes, estimate);
+    if (!v.ok) return v;
+    const id = this.nextId++;
+    this.reservations.set(
+      id,
+      scopes.map((scope) => ({ scope, ...estimate })),
+    );
+    return { ok: true, id };
+  }
+
+  /** Drops a reservation (the call finished or never happened). */
+  release(id: number): void {
+    this.reservations.delete(id);
+  }
+
+  /** Records real spend in every scope. */
+  charge(scopes: string[], actual: Spend): void {
+    for (const scope of scopes) {
+      const s = this.spent.get(scope) ?? { usd: 0, tokens: 0 };
+      s.usd += actual.usd;
+      s.tokens += actual.tokens;
+      this.spent.set(scope, s);
+    }
+  }
+
+  /** True when a scope's cap is reached by spend alone (nothing more can run there). */
+  exhausted(scope: string): boolean {
+    const lim = this.limits.get(scope);
+    if (!lim) return false;
+    const s = this.spend(scope);
+    return (lim.usd !== undefined && s.usd >= lim.usd) || (lim.tokens !== undefined && s.tokens >= lim.tokens);
+  }
+}
