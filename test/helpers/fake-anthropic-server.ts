@@ -1,0 +1,294 @@
+// A fake Anthropic Messages API on 127.0.0.1 for tests of every layer: real HTTP, real SSE framing
+// (event: lines, pings, request-id), driven by a list of response specs or a respond callback.
+// Every request is recorded (parsed JSON body and headers) for assertions.
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FakeBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature?: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_use'; id?: string; name: string; input: Record<string, unknown> };
+
+export interface FakeUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+}
+
+export interface MessageSpec {
+  content?: FakeBlock[];
+  /** Default: "tool_use" when a tool_use block is present, else "end_turn". */
+  stopReason?: string;
+  /** Usage in message_start (default input 25, output 1, cache 0). */
+  usage?: FakeUsage;
+  /** Usage in message_delta; a null field is sent as null. Default: output_tokens = chars / 4. */
+  deltaUsage?: { [K in keyof FakeUsage]?: number | null };
+  /** Characters per delta (default 8). */
+  chunkSize?: number;
+  /** Delay between events in ms (default 0). */
+  delayMs?: number;
+  /** Send a ping after message_start (default true). */
+  ping?: boolean;
+  /** Extra response headers. */
+  headers?: Record<string, string>;
+}
+
+export type ResponseSpec =
+  | ({ kind: 'message' } & MessageSpec)
+  /** A non-stream HTTP error, e.g. 429 with retry-after, 529 overloaded, 400 prompt too long. */
+  | { kind: 'http-error'; status: number; errorType?: string; message?: string; headers?: Record<string, string> }
+  /** Stream the message but destroy the socket after N events (pings not counted). */
+  | ({ kind: 'cut'; afterEvents: number } & MessageSpec)
+  /** Stream N events of the message, then `event: error`. */
+  | ({ kind: 'sse-error'; afterEvents?: number; errorType?: string; message?: string } & MessageSpec)
+  /** Send 200 headers and then nothing, forever (until close()). */
+  | { kind: 'hang' };
+
+export interface RecordedRequest {
+  index: number;
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body (undefined when not JSON); `any` because tests index into arbitrary JSON. */
+  body: any;
+  rawBody: string;
+}
+
+export interface RespondInput {
+  index: number;
+  /** Parsed JSON body; `any` because callbacks index into arbitrary JSON. */
+  body: any;
+  headers: IncomingHttpHeaders;
+}
+
+export interface FakeAnthropicOptions {
+  /** Decides each response; wins over `responses`. */
+  respond?: (req: RespondInput) => ResponseSpec | Promise<ResponseSpec>;
+  /** Responses in request order; when exhausted, a 500 error that says so. */
+  responses?: ResponseSpec[];
+}
+
+export interface FakeAnthropic {
+  /** Base URL for the SDK (`baseURL` / model.baseUrl / ANTHROPIC_BASE_URL). */
+  url: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+type SseEvent = { event: string; data: unknown };
+
+function chunks(text: string, size: number): string[] {
+  if (text === '') return [];
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/** The full SSE event list of a message (without pings). */
+export function messageEvents(spec: MessageSpec, index = 0): SseEvent[] {
+  const content = spec.content ?? [];
+  const size = Math.max(1, spec.chunkSize ?? 8);
+  const hasTool = content.some((b) => b.type === 'tool_use');
+  let chars = 0;
+  const events: SseEvent[] = [
+    {
+      event: 'message_start',
+      data: {
+        type: 'message_start',
+        message: {
+          id: `msg_fake_${index}`,
+          type: 'message',
+          role: 'assistant',
+          model: 'fake-model',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: 25,
+            output_tokens: 1,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            ...spec.usage,
+          },
+        },
+      },
+    },
+  ];
+  const delta = (i: number, d: Record<string, unknown>): SseEvent => ({
+    event: 'content_block_delta',
+    data: { type: 'content_block_delta', index: i, delta: d },
+  });
+  content.forEach((b, i) => {
+    const start = (block: Record<string, unknown>): void => {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: i, content_block: block } });
+    };
+    if (b.type === 'text') {
+      start({ type: 'text', text: '' });
+      for (const c of chunks(b.text, size)) events.push(delta(i, { type: 'text_delta', text: c }));
+      chars += b.text.length;
+    } else if (b.type === 'thinking') {
+      start({ type: 'thinking', thinking: '', signature: '' });
+      for (const c of chunks(b.thinking, size)) events.push(delta(i, { type: 'thinking_delta', thinking: c }));
+      if (b.signature) events.push(delta(i, { type: 'signature_delta', signature: b.signature }));
+      chars += b.thinking.length;
+    } else if (b.type === 'redacted_thinking') {
+      start({ type: 'redacted_thinking', data: b.data });
+    } else {
+      start({ type: 'tool_use', id: b.id ?? `toolu_fake_${index}_${i}`, name: b.name, input: {} });
+      const json = JSON.stringify(b.input);
+      events.push(delta(i, { type: 'input_json_delta', partial_json: '' }));
+      for (const c of chunks(json, size)) events.push(delta(i, { type: 'input_json_delta', partial_json: c }));
+      chars += json.length + b.name.length;
+    }
+    events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index: i } });
+  });
+  events.push({
+    event: 'message_delta',
+    data: {
+      type: 'message_delta',
+      delta: { stop_reason: spec.stopReason ?? (hasTool ? 'tool_use' : 'end_turn'), stop_sequence: null },
+      usage: spec.deltaUsage ?? { output_tokens: Math.max(1, Math.ceil(chars / 4)) },
+    },
+  });
+  events.push({ event: 'message_stop', data: { type: 'message_stop' } });
+  return events;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJsonError(res: ServerResponse, status: number, type: string, message: string, requestId: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, ...headers });
+  res.end(body);
+}
+
+const DEFAULT_ERROR_TYPE: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+/** Starts the fake API on 127.0.0.1 with an ephemeral port. */
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  const requests: RecordedRequest[] = [];
+  let closed = false;
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch(() => res.destroy());
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawBody = await readBody(req);
+    const index = requests.length;
+    const requestId = `req_fake_${index}`;
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      body = undefined;
+    }
+    const path = req.url ?? '/';
+    requests.push({ index, method: req.method ?? 'GET', path, headers: req.headers, body, rawBody });
+
+    if (req.method !== 'POST' || !path.startsWith('/v1/messages')) {
+      return sendJsonError(res, 404, 'not_found_error', `fake-anthropic: no route for ${req.method} ${path}`, requestId);
+    }
+    // SDK 1.x sends the key as Bearer; older clients use x-api-key. Either is fine, none is not.
+    if (!req.headers.authorization?.startsWith('Bearer ') && !req.headers['x-api-key']) {
+      return sendJsonError(res, 401, 'authentication_error', 'fake-anthropic: missing credentials', requestId);
+    }
+    const spec: ResponseSpec | undefined = options.respond
+      ? await options.respond({ index, body, headers: req.headers })
+      : options.responses?.[index];
+    if (!spec) {
+      return sendJsonError(res, 500, 'api_error', `fake-anthropic: no response scripted for request ${index}`, requestId);
+    }
+    if (spec.kind === 'http-error') {
+      return sendJsonError(res, spec.status, spec.errorType ?? DEFAULT_ERROR_TYPE[spec.status] ?? 'api_error', spec.message ?? `HTTP ${spec.status}`, requestId, spec.headers);
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'request-id': requestId,
+      ...(spec.kind !== 'hang' ? spec.headers : {}),
+    });
+    res.flushHeaders();
+    if (spec.kind === 'hang') return; // the socket stays open until close()
+
+    const events = messageEvents(spec, index);
+    const limit = spec.kind === 'cut' ? spec.afterEvents : spec.kind === 'sse-error' ? (spec.afterEvents ?? events.length - 2) : events.length;
+    // Resolves once the bytes are handed to the socket, so a cut never swallows earlier events.
+    const write = (e: SseEvent): Promise<void> =>
+      new Promise((resolve) => res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`, () => resolve()));
+    for (let i = 0; i < Math.min(limit, events.length); i++) {
+      if (closed || res.destroyed) return;
+      if (i > 0 && spec.delayMs) await sleep(spec.delayMs);
+      await write(events[i]!);
+      if (i === 0 && spec.ping !== false) await write({ event: 'ping', data: { type: 'ping' } });
+    }
+    if (spec.kind === 'cut') {
+      await sleep(5); // let the client read what was sent before the connection drops
+      res.destroy();
+      return;
+    }
+    if (spec.kind === 'sse-error') {
+      await write({ event: 'error', data: { type: 'error', error: { type: spec.errorType ?? 'overloaded_error', message: spec.message ?? 'Overloaded' } } });
+    }
+    res.end();
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: async () => {
+      closed = true;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A simple scripted turn, for respondLikeScript. */
+export interface FakeTurn {
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  tools?: { name: string; args?: Record<string, unknown>; id?: string }[];
+  /** An HTTP error instead of a reply. */
+  error?: { status: number; errorType?: string; message?: string; headers?: Record<string, string> };
+  usage?: FakeUsage;
+}
+
+/** Turns simple turn specs into a respond callback: request N gets turn N. */
+export function respondLikeScript(turns: FakeTurn[]): (req: RespondInput) => ResponseSpec {
+  return ({ index }) => {
+    const t = turns[index];
+    if (!t) return { kind: 'http-error', status: 500, message: `fake-anthropic: script has ${turns.length} turns, request ${index} has none` };
+    if (t.error) return { kind: 'http-error', ...t.error };
+    const content: FakeBlock[] = [];
+    if (t.thinking !== undefined) content.push({ type: 'thinking', thinking: t.thinking, signature: t.signature ?? `sig_${index}` });
+    if (t.text !== undefined) content.push({ type: 'text', text: t.text });
+    for (const [i, tool] of (t.tools ?? []).entries()) {
+      content.push({ type: 'tool_use', id: tool.id ?? `toolu_${index}_${i}`, name: tool.name, input: tool.args ?? {} });
+    }
+    return { kind: 'message', content, usage: t.usage };
+  };
+}
