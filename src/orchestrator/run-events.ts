@@ -1,0 +1,134 @@
+// The run event log schema (version 1). Every line of run.jsonl and every line of
+// `orchestrate <recipe> --json` is one of these events. Consumers parse them with RunEventSchema.
+//
+// Every event carries: v (schema version), ts (epoch ms), runId; events about one task instance
+// also carry task, key (the instance key), attempt (1-based) and parent (the task's id for
+// instances, or the pair's task id for planner/worker members).
+import { z } from 'zod';
+
+export const RUN_EVENT_VERSION = 1;
+
+const Base = z.object({
+  v: z.literal(RUN_EVENT_VERSION),
+  ts: z.number(),
+  runId: z.string(),
+});
+
+const InstanceRef = Base.extend({
+  task: z.string(),
+  key: z.string(),
+  attempt: z.number().int().min(1),
+  parent: z.string().optional(),
+});
+
+export const UsageSummarySchema = z.object({
+  input: z.number(),
+  output: z.number(),
+  cacheRead: z.number(),
+  cacheWrite: z.number(),
+  totalTokens: z.number(),
+  cost: z.number(),
+  turns: z.number().optional(),
+});
+export type UsageSummary = z.infer<typeof UsageSummarySchema>;
+
+export const FAILURE_CLASSES = [
+  'rate_limit',
+  'overloaded',
+  'timeout',
+  'stalled',
+  'crashed',
+  'verify_failed',
+  'budget',
+  'aborted',
+  'output_invalid',
+  'error',
+] as const;
+export const FailureClassSchema = z.enum(FAILURE_CLASSES);
+export type FailureClass = z.infer<typeof FailureClassSchema>;
+
+export const RunEventSchema = z.discriminatedUnion('type', [
+  Base.extend({
+    type: z.literal('run_start'),
+    recipe: z.string(),
+    name: z.string(),
+    recipeHash: z.string(),
+    inputs: z.record(z.string(), z.unknown()),
+    /** Task ids in topological order with their static instance keys. */
+    plan: z.array(z.object({ task: z.string(), keys: z.array(z.string()), needs: z.array(z.string()), dynamic: z.boolean() })),
+    resumed: z.boolean().optional(),
+  }),
+  Base.extend({ type: z.literal('run_resume'), previousStatus: z.string().optional() }),
+  Base.extend({ type: z.literal('task_expanded'), task: z.string(), keys: z.array(z.string()) }),
+  InstanceRef.extend({ type: z.literal('instance_queued') }),
+  InstanceRef.extend({
+    type: z.literal('instance_start'),
+    sessionFile: z.string().optional(),
+    cwd: z.string().optional(),
+    resumedFromLeaf: z.boolean().optional(),
+  }),
+  InstanceRef.extend({ type: z.literal('permit_wait'), model: z.string(), reason: z.string() }),
+  InstanceRef.extend({ type: z.literal('permit_grant'), model: z.string(), waitedMs: z.number() }),
+  InstanceRef.extend({ type: z.literal('permit_deny'), model: z.string(), reason: z.string() }),
+  InstanceRef.extend({ type: z.literal('rate_limited'), model: z.string(), delayMs: z.number(), status: z.number().optional() }),
+  /** A child agent's own event (AgentSession event), forwarded as-is. */
+  InstanceRef.extend({ type: z.literal('agent_event'), event: z.object({ type: z.string() }).passthrough() }),
+  InstanceRef.extend({ type: z.literal('message'), from: z.string(), to: z.string(), text: z.string() }),
+  InstanceRef.extend({ type: z.literal('verify'), command: z.string(), ok: z.boolean(), output: z.string() }),
+  InstanceRef.extend({
+    type: z.literal('instance_retry'),
+    failure: FailureClassSchema,
+    error: z.string(),
+    delayMs: z.number(),
+  }),
+  InstanceRef.extend({
+    type: z.literal('instance_done'),
+    output: z.unknown(),
+    text: z.string().optional(),
+    usage: UsageSummarySchema,
+    summary: z.string().optional(),
+    modifiedFiles: z.array(z.string()).optional(),
+    patchFile: z.string().optional(),
+    durationMs: z.number(),
+  }),
+  InstanceRef.extend({
+    type: z.literal('instance_failed'),
+    failure: FailureClassSchema,
+    error: z.string(),
+    final: z.boolean(),
+    usage: UsageSummarySchema.optional(),
+    durationMs: z.number(),
+  }),
+  InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
+  Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
+  Base.extend({
+    type: z.literal('run_end'),
+    status: z.enum(['succeeded', 'failed', 'interrupted', 'budget_exhausted']),
+    usage: UsageSummarySchema,
+    durationMs: z.number(),
+  }),
+]);
+
+export type RunEvent = z.infer<typeof RunEventSchema>;
+export type RunEventType = RunEvent['type'];
+
+/** Distributes Omit over the union so each variant keeps its own fields. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event before the log stamps it with v, ts and runId. */
+export type RunEventInput = DistributiveOmit<RunEvent, 'v' | 'ts' | 'runId'>;
+
+export function zeroUsage(): UsageSummary {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0, turns: 0 };
+}
+
+export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    totalTokens: a.totalTokens + b.totalTokens,
+    cost: a.cost + b.cost,
+    turns: (a.turns ?? 0) + (b.turns ?? 0),
+  };
+}

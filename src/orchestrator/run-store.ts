@@ -1,0 +1,172 @@
+// The run store: `.orchestrate/runs/<run-id>/` with run.jsonl (append-only event log),
+// sessions/ (one session file per instance), plan.md, result.json and patches/.
+//
+// Durability: each event is one appendFileSync of one line, so once append() returns the line
+// is in the kernel's page cache and survives a kill -9 of this process (not a power loss; we do
+// not fsync per event because that would cost milliseconds per agent event). A torn last line
+// left by a kill mid-write is skipped on read, and the next append starts on a fresh line.
+// plan.md and result.json are replaced atomically (write to a temp file, then rename).
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
+
+export const RUN_LOG = 'run.jsonl';
+
+export function newRunId(now = new Date()): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  const stamp = `${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}-${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}`;
+  return `${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+export interface ReadLog {
+  events: RunEvent[];
+  /** Lines that could not be parsed (torn last line, garbage), with their line numbers. */
+  skipped: { line: number; reason: string }[];
+}
+
+export function readRunLog(file: string): ReadLog {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const events: RunEvent[] = [];
+  const skipped: ReadLog['skipped'] = [];
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      skipped.push({ line: i + 1, reason: i === lines.length - 1 ? 'torn last line' : 'not JSON' });
+      return;
+    }
+    const parsed = RunEventSchema.safeParse(raw);
+    if (parsed.success) events.push(parsed.data);
+    else skipped.push({ line: i + 1, reason: 'not a run event' });
+  });
+  return { events, skipped };
+}
+
+export class RunStore {
+  readonly dir: string;
+  readonly runId: string;
+  private needsNewline: boolean;
+  /** Listeners see each event right after it is written (display, --json). */
+  private readonly listeners: ((e: RunEvent) => void)[] = [];
+  /** Set when the log cannot be written; the coordinator stops the run cleanly. */
+  writeError: Error | undefined;
+
+  private constructor(dir: string, runId: string) {
+    this.dir = dir;
+    this.runId = runId;
+    mkdirSync(join(dir, 'sessions'), { recursive: true });
+    const log = join(dir, RUN_LOG);
+    // A torn last line (kill -9 mid-write) must not glue itself to the next event.
+    this.needsNewline = existsSync(log) && statSync(log).size > 0 && !readFileSync(log, 'utf8').endsWith('\n');
+  }
+
+  static create(runsDir: string, runId = newRunId()): RunStore {
+    const dir = resolve(runsDir, runId);
+    if (existsSync(join(dir, RUN_LOG))) throw new Error(`run ${runId} already exists in ${runsDir}`);
+    return new RunStore(dir, runId);
+  }
+
+  static open(dir: string): RunStore {
+    const abs = resolve(dir);
+    if (!existsSync(join(abs, RUN_LOG))) throw new Error(`${abs} is not a run folder (no ${RUN_LOG})`);
+    return new RunStore(abs, abs.split('/').filter(Boolean).pop() ?? 'run');
+  }
+
+  get logFile(): string {
+    return join(this.dir, RUN_LOG);
+  }
+
+  sessionFile(key: string): string {
+    return join(this.dir, 'sessions', `${key}.jsonl`);
+  }
+
+  subscribe(fn: (e: RunEvent) => void): () => void {
+    this.listeners.push(fn);
+    return () => {
+      const i = this.listeners.indexOf(fn);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
+  }
+
+  /** Stamps and appends one event; returns it. A write failure is kept in `writeError`, not thrown. */
+  append(input: RunEventInput): RunEvent {
+    const event = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...input } as RunEvent;
+    if (!this.writeError) {
+      try {
+        appendFileSync(this.logFile, (this.needsNewline ? '\n' : '') + JSON.stringify(event) + '\n');
+        this.needsNewline = false;
+      } catch (err) {
+        this.writeError = err instanceof Error ? err : new Error(String(err));
+      }
+    }
+    for (const l of this.listeners) l(event);
+    return event;
+  }
+
+  read(): ReadLog {
+    return readRunLog(this.logFile);
+  }
+
+  /** Atomically replaces a file in the run folder. */
+  writeFile(name: string, content: string): string {
+    const target = join(this.dir, name);
+    mkdirSync(join(target, '..'), { recursive: true });
+    const tmp = `${target}.${process.pid}.tmp`;
+    writeFileSync(tmp, content);
+    renameSync(tmp, target);
+    return target;
+  }
+}
+
+export interface RunListing {
+  runId: string;
+  dir: string;
+  recipe: string;
+  name: string;
+  startedAt: number;
+  status: string;
+  cost: number;
+}
+
+/** Lists runs under a runs folder, newest first, from their logs (no result.json needed). */
+export function listRuns(runsDir: string): RunListing[] {
+  if (!existsSync(runsDir)) return [];
+  const out: RunListing[] = [];
+  for (const name of readdirSync(runsDir)) {
+    const dir = join(runsDir, name);
+    if (!existsSync(join(dir, RUN_LOG))) continue;
+    const { events } = readRunLog(join(dir, RUN_LOG));
+    const start = events.find((e) => e.type === 'run_start');
+    if (!start || start.type !== 'run_start') continue;
+    const end = [...events].reverse().find((e) => e.type === 'run_end');
+    let cost = 0;
+    for (const e of events) if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
+    out.push({
+      runId: start.runId,
+      dir,
+      recipe: start.recipe,
+      name: start.name,
+      startedAt: start.ts,
+      status: end && end.type === 'run_end' ? end.status : 'interrupted',
+      cost,
+    });
+  }
+  return out.sort((a, b) => b.startedAt - a.startedAt || (a.runId < b.runId ? 1 : -1));
+}
+
+/** Finds a run by id (under runsDir) or by folder path. */
+export function resolveRunDir(runsDir: string, idOrPath: string): string | undefined {
+  if (existsSync(join(idOrPath, RUN_LOG))) return resolve(idOrPath);
+  const byId = join(runsDir, idOrPath);
+  if (existsSync(join(byId, RUN_LOG))) return resolve(byId);
+  // A unique prefix of a run id is enough.
+  if (existsSync(runsDir)) {
+    const matches = readdirSync(runsDir).filter((n) => n.startsWith(idOrPath) && existsSync(join(runsDir, n, RUN_LOG)));
+    if (matches.length === 1) return resolve(runsDir, matches[0]!);
+  }
+  return undefined;
+}

@@ -1,0 +1,64 @@
+import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RunEventSchema } from '../../src/orchestrator/run-events.js';
+import { listRuns, readRunLog, resolveRunDir, RunStore } from '../../src/orchestrator/run-store.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'runstore-'));
+
+describe('RunStore', () => {
+  it('appends stamped events that parse with the exported schema', () => {
+    const runs = tmp();
+    const store = RunStore.create(runs, 'r1');
+    store.append({ type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] });
+    store.append({ type: 'instance_queued', task: 't', key: 't', attempt: 1 });
+    const lines = readFileSync(store.logFile, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const l of lines) expect(RunEventSchema.safeParse(JSON.parse(l)).success).toBe(true);
+    expect(JSON.parse(lines[1]!)).toMatchObject({ v: 1, runId: 'r1', task: 't', attempt: 1 });
+  });
+
+  it('skips a torn last line and the next append starts on a fresh line', () => {
+    const runs = tmp();
+    const store = RunStore.create(runs, 'r2');
+    store.append({ type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] });
+    appendFileSync(store.logFile, '{"v":1,"ts":1,"runId":"r2","type":"instance_qu');
+    const reopened = RunStore.open(store.dir);
+    expect(reopened.read().events).toHaveLength(1);
+    expect(reopened.read().skipped).toEqual([{ line: 2, reason: 'torn last line' }]);
+    reopened.append({ type: 'instance_queued', task: 't', key: 't', attempt: 1 });
+    const { events, skipped } = readRunLog(reopened.logFile);
+    expect(events.map((e) => e.type)).toEqual(['run_start', 'instance_queued']);
+    expect(skipped).toHaveLength(1);
+  });
+
+  it('a log that cannot be written records the error instead of throwing', () => {
+    const runs = tmp();
+    const store = RunStore.create(runs, 'r3');
+    store.append({ type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] });
+    // Point the log at a folder: appendFileSync fails with EISDIR.
+    Object.defineProperty(store, 'logFile', { get: () => store.dir });
+    expect(() => store.append({ type: 'instance_queued', task: 't', key: 't', attempt: 1 })).not.toThrow();
+    expect(store.writeError?.message).toMatch(/EISDIR/);
+  });
+
+  it('lists runs newest first with status and cost, and resolves ids, prefixes and paths', () => {
+    const runs = tmp();
+    const a = RunStore.create(runs, '20260101-000000-aaaa');
+    a.append({ type: 'run_start', recipe: 'a.yaml', name: 'a', recipeHash: 'h', inputs: {}, plan: [] });
+    a.append({
+      type: 'instance_done', task: 't', key: 't', attempt: 1, output: 'ok', durationMs: 1,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: 0.25 },
+    });
+    a.append({ type: 'run_end', status: 'succeeded', durationMs: 5, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: 0.25 } });
+    const b = RunStore.create(runs, '20260102-000000-bbbb');
+    b.append({ type: 'run_start', recipe: 'b.yaml', name: 'b', recipeHash: 'h', inputs: {}, plan: [] });
+    const list = listRuns(runs);
+    expect(list.map((r) => [r.name, r.status])).toEqual([['b', 'interrupted'], ['a', 'succeeded']]);
+    expect(list.find((r) => r.name === 'a')?.cost).toBeCloseTo(0.25);
+    expect(resolveRunDir(runs, '20260101')).toBe(a.dir);
+    expect(resolveRunDir(runs, b.dir)).toBe(b.dir);
+    expect(resolveRunDir(runs, 'nope')).toBeUndefined();
+  });
+});
