@@ -176,6 +176,14 @@ export interface StreamOptions {
   retryBaseDelayMs?: number;
   /** Called before each provider-level retry (lets an orchestrator see rate limits and pause). */
   onRetry?: (info: RetryInfo) => void;
+  /**
+   * Awaited before every request attempt (the first and each retry). An orchestrator takes a
+   * rate-limit permit here, so every request that reaches the provider was permitted. Throwing
+   * fails the call with the thrown message (e.g. "budget exhausted").
+   */
+  beforeAttempt?: (info: { attempt: number }) => Promise<void>;
+  /** Called when an attempt's response starts arriving, or the attempt failed without one. */
+  onAttemptEnd?: (info: { attempt: number; started: boolean; status?: number }) => void;
   /** A stream that sends nothing for this long is aborted and reported as an error (default 120000). */
   streamIdleTimeoutMs?: number;
   /** Cap for a server-requested retry delay in ms (default 60000; 0 disables the cap). */

@@ -1,0 +1,73 @@
+// The coordinator <-> worker protocol carried over MessagePorts. Transport-agnostic on purpose:
+// a later backend can carry the same messages over a distributed queue.
+// Messages are validated at the boundary (parseWorkerMessage / parseCoordinatorMessage) because a
+// malformed message from a thread must become a clear failure, not a crash of the coordinator.
+import { z } from 'zod';
+import { UsageSummarySchema } from './run-events.js';
+
+/** Coordinator -> worker. */
+export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
+  /** A peer (or the coordinator) sends text into this agent's loop. */
+  z.object({ type: z.literal('deliver'), from: z.string(), text: z.string() }),
+  /** Stop the agent now; the session stays intact. */
+  z.object({ type: z.literal('abort'), reason: z.string() }),
+  /** Idle watchdog: ask the agent to finish up. */
+  z.object({ type: z.literal('wrap_up'), text: z.string() }),
+  z.object({ type: z.literal('permit_grant'), requestId: z.number(), slotId: z.number() }),
+  z.object({ type: z.literal('permit_deny'), requestId: z.number(), reason: z.string(), budget: z.boolean() }),
+]);
+export type CoordinatorMessage = z.infer<typeof CoordinatorMessageSchema>;
+
+/** Worker -> coordinator. */
+export const WorkerMessageSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('permit_request'),
+    requestId: z.number(),
+    model: z.string(),
+    kind: z.enum(['turn', 'summary', 'compaction']),
+  }),
+  /** The response of a permitted call started (or the call failed): the rate-limit slot is dated from now. */
+  z.object({ type: z.literal('permit_started'), slotId: z.number(), at: z.number() }),
+  /** Usage of one finished model call (settles the budget reservation). */
+  z.object({ type: z.literal('usage'), slotId: z.number(), model: z.string(), usage: UsageSummarySchema }),
+  /** The provider said rate-limited / overloaded and the call will be retried after delayMs. */
+  z.object({ type: z.literal('rate_limited'), model: z.string(), delayMs: z.number(), status: z.number().optional() }),
+  /** One agent event, for the run log and the live view. */
+  z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
+  /** send_message tool: to a task id / instance key, "parent", or "*" for everyone. */
+  z.object({ type: z.literal('send'), to: z.string(), text: z.string() }),
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
+
+/** What a worker task returns (errors lose their class across threads, so failures are data). */
+export const WorkerResultSchema = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    text: z.string(),
+    usage: UsageSummarySchema,
+    summary: z.string().optional(),
+    modifiedFiles: z.array(z.string()).default([]),
+    readFiles: z.array(z.string()).default([]),
+    verifyAttempts: z.number().default(0),
+  }),
+  z.object({
+    ok: z.literal(false),
+    failure: z.string(),
+    error: z.string(),
+    usage: UsageSummarySchema,
+    summary: z.string().optional(),
+  }),
+]);
+export type WorkerResult = z.infer<typeof WorkerResultSchema>;
+
+export function parseWorkerMessage(raw: unknown): { ok: true; message: WorkerMessage } | { ok: false; error: string } {
+  const r = WorkerMessageSchema.safeParse(raw);
+  if (r.success) return { ok: true, message: r.data };
+  return { ok: false, error: `malformed worker message: ${r.error.issues.map((i) => `${i.path.join('.') || 'root'}: ${i.message}`).join('; ')}` };
+}
+
+export function parseCoordinatorMessage(raw: unknown): { ok: true; message: CoordinatorMessage } | { ok: false; error: string } {
+  const r = CoordinatorMessageSchema.safeParse(raw);
+  if (r.success) return { ok: true, message: r.data };
+  return { ok: false, error: `malformed coordinator message: ${r.error.issues.map((i) => `${i.path.join('.') || 'root'}: ${i.message}`).join('; ')}` };
+}
