@@ -66,7 +66,8 @@ export class SlidingWindowLimiter {
   /** The response of slot `id` started (or the request failed): the slot counts one window longer. */
   started(id: number, at: number = this.now()): void {
     const s = this.slots.get(id);
-    if (!s) return;
+    // The first report dates the slot; later ones (usage after start) must not extend it.
+    if (!s || s.releaseAt !== Infinity) return;
     s.releaseAt = Math.max(s.grantedAt, at) + this.windowMs + this.marginMs;
   }
 

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { BudgetLedger } from '../../src/orchestrator/budget.js';
+import { PermitBroker } from '../../src/orchestrator/permit-broker.js';
+
+const usage = (cost: number, tokens = 0) => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: tokens, cost });
+
+describe('PermitBroker', () => {
+  it('grants in arrival order and makes later requests wait for a rate-limit slot', async () => {
+    let t = 0;
+    const broker = new PermitBroker({ rateLimits: { m: 2 }, budget: new BudgetLedger(), windowMs: 50, marginMs: 0, now: () => t });
+    const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
+    const b = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
+    expect(a.ok && b.ok).toBe(true);
+    let cGranted = false;
+    const c = broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } }).then((o) => ((cGranted = o.ok), o));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(cGranted).toBe(false);
+    expect(broker.waiting).toBe(1);
+    if (a.ok) broker.started(a.slotId, 0);
+    t = 50; // one window after a's response started
+    if (a.ok) broker.usage(a.slotId, usage(0));
+    expect((await c).ok).toBe(true);
+    broker.close();
+  });
+
+  it('refuses with budget=true once the run budget is spent, and pending requests are refused too', async () => {
+    const budget = new BudgetLedger({ usd: 1 });
+    const broker = new PermitBroker({ budget });
+    const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });
+    expect(a.ok).toBe(true);
+    if (a.ok) broker.usage(a.slotId, usage(0.95));
+    const b = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });
+    expect(b).toMatchObject({ ok: false, budget: true });
+    if (!b.ok) expect(b.reason).toMatch(/run budget/);
+  });
+
+  it('pause() holds every request for the model until the delay has passed', async () => {
+    const broker = new PermitBroker({ budget: new BudgetLedger() });
+    broker.pause('m', 40);
+    const t0 = Date.now();
+    const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
+    expect(a.ok).toBe(true);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(35);
+    const other = await broker.request({ model: 'other', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
+    expect(other.ok).toBe(true);
+  });
+
+  it('an aborted waiter is removed from the queue', async () => {
+    const broker = new PermitBroker({ rateLimits: { m: 1 }, budget: new BudgetLedger() });
+    await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
+    const ac = new AbortController();
+    const p = broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 }, signal: ac.signal });
+    ac.abort();
+    expect(await p).toMatchObject({ ok: false, reason: 'aborted' });
+    expect(broker.waiting).toBe(0);
+  });
+});
