@@ -1,0 +1,463 @@
+// The scripted provider (kernel-spec 11.2): a first-class offline model that replays a script
+// through the full streaming protocol. Used by tests, benchmarks and offline recipe runs.
+//
+// Turn selection is stateless by default: the reply for a call is the script turn at index
+// "number of successful assistant replies already in the context", so one script can drive many
+// agents and a resumed conversation continues where it stopped. Error turns are the exception:
+// each fires once per provider instance (so a retry gets the next turn).
+import { aiDefaults } from './defaults.js';
+import { AssistantMessageEventStream } from './event-stream.js';
+import { parseToolArguments } from './partial-json.js';
+import { transformMessages } from './transform-messages.js';
+import type { AssistantMessage, Context, Message, Model, StopReason, StreamFunction, StreamOptions, ToolCall, Usage } from './types.js';
+import { computeCost, emptyUsage } from './usage.js';
+
+export interface ScriptedToolCall {
+  name: string;
+  args?: Record<string, unknown>;
+  /** Default: a deterministic id from the call and block number. */
+  id?: string;
+}
+
+/** A reply. `content` (explicit blocks) wins over the text/thinking/tools shorthand. */
+export interface ScriptedReply {
+  thinking?: string;
+  thinkingSignature?: string;
+  text?: string;
+  tools?: ScriptedToolCall[];
+  content?: AssistantMessage['content'];
+  /** Default: "toolUse" when there are tool calls, else "stop". */
+  stopReason?: 'stop' | 'length' | 'toolUse';
+  /** Overrides of the deterministic token counts. */
+  usage?: Partial<Pick<Usage, 'input' | 'output' | 'cacheRead' | 'cacheWrite'>>;
+  /** Wait this long before replying (honours abort). */
+  delayMs?: number;
+}
+
+/** A failure: streams the first `afterBlocks` blocks (default 0) of its content, then errors. */
+export interface ScriptedError extends Omit<ScriptedReply, 'stopReason'> {
+  error: string;
+  stopReason?: 'error' | 'aborted';
+  afterBlocks?: number;
+}
+
+export type ScriptedTurnSpec = ScriptedReply | ScriptedError;
+/** Computes the turn from what the model was sent; callIndex counts this provider's calls from 0. */
+export type ScriptedTurnFn = (context: Context, callIndex: number) => ScriptedTurnSpec | AssistantMessage;
+export type ScriptedTurn = ScriptedTurnSpec | AssistantMessage | ScriptedTurnFn;
+
+export interface ScriptedConversation {
+  /** Tested against the first user message's text, followed by "\n" and the system prompt. */
+  match: RegExp;
+  turns: ScriptedTurn[];
+}
+
+export interface ScriptedScript {
+  /** The default conversation. */
+  turns: ScriptedTurn[];
+  /** Picked by `match`, first match wins; strings may use {{match.N}} / {{match.name}}. */
+  conversations?: ScriptedConversation[];
+}
+
+export interface ScriptedProviderOptions {
+  /** Characters per delta (default 24). */
+  chunkSize?: number;
+  /** Delay between chunks in ms (default 0: a microtask yield, so abort is still seen between chunks). */
+  chunkDelayMs?: number;
+  /** Overflow mode: fail with a "prompt is too long" error when the input estimate exceeds this. */
+  contextWindow?: number;
+  /** "replies" (default): stateless, by successful replies in the context; "calls": by call count. */
+  turnSelection?: 'replies' | 'calls';
+  /** Record contexts after the cross-provider transform, as a real provider would send them (default true). */
+  recordTransformed?: boolean;
+}
+
+export interface ScriptedProvider extends StreamFunction {
+  /** Every context received, in call order (messages are a snapshot array). */
+  readonly calls: Context[];
+  /** Forgets recorded calls, fired error turns and the call counter. */
+  reset(): void;
+  readonly script: ScriptedScript;
+}
+
+const ABORTED_TEXT = 'Request was aborted';
+
+function isAssistantMessage(t: ScriptedTurn | ScriptedTurnSpec | AssistantMessage): t is AssistantMessage {
+  return typeof t === 'object' && (t as AssistantMessage).role === 'assistant';
+}
+
+function isErrorTurn(t: ScriptedTurn): boolean {
+  if (typeof t === 'function') return false;
+  if (isAssistantMessage(t)) return t.stopReason === 'error' || t.stopReason === 'aborted';
+  return typeof (t as ScriptedError).error === 'string';
+}
+
+/** Where the turns of reply k live: error turns before it, then the reply turn (precomputed per list). */
+interface TurnIndex {
+  /** replyAt[k] = script index of the k-th non-error turn. */
+  replyAt: number[];
+  /** groupStart[k] = first script index belonging to reply k (its error turns come first). */
+  groupStart: number[];
+}
+
+function indexTurns(turns: readonly ScriptedTurn[]): TurnIndex {
+  const replyAt: number[] = [];
+  const groupStart: number[] = [];
+  let start = 0;
+  turns.forEach((t, i) => {
+    if (isErrorTurn(t)) return;
+    replyAt.push(i);
+    groupStart.push(start);
+    start = i + 1;
+  });
+  groupStart.push(start); // trailing error turns belong to the reply after the last one
+  return { replyAt, groupStart };
+}
+
+function countReplies(messages: readonly Message[]): number {
+  let n = 0;
+  for (const m of messages) if (m.role === 'assistant' && m.stopReason !== 'error' && m.stopReason !== 'aborted') n++;
+  return n;
+}
+
+function firstUserText(messages: readonly Message[]): string {
+  for (const m of messages) {
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    return m.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+  }
+  return '';
+}
+
+function substitute<T>(value: T, match: RegExpExecArray): T {
+  if (typeof value === 'string') {
+    if (!value.includes('{{match.')) return value;
+    return value.replace(/\{\{match\.(\w+)\}\}/g, (whole, key: string) => {
+      const v = /^\d+$/.test(key) ? match[Number(key)] : match.groups?.[key];
+      return v ?? whole;
+    }) as T;
+  }
+  if (Array.isArray(value)) return value.map((v: unknown) => substitute(v, match)) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = substitute(v, match);
+    return out as T;
+  }
+  return value;
+}
+
+// Deterministic token counting, cached per message object so long conversations stay cheap.
+const messageChars = new WeakMap<object, number>();
+const toolChars = new WeakMap<object, number>();
+
+function charsOfMessage(m: Message): number {
+  let n = messageChars.get(m);
+  if (n === undefined) {
+    n = JSON.stringify(m).length;
+    messageChars.set(m, n);
+  }
+  return n;
+}
+
+/** chars / 4 of the serialized context (system prompt, messages, tools), rounded up. */
+export function scriptedInputTokens(context: Context): number {
+  let chars = context.systemPrompt?.length ?? 0;
+  for (const m of context.messages) chars += charsOfMessage(m);
+  if (context.tools?.length) {
+    let t = toolChars.get(context.tools);
+    if (t === undefined) {
+      t = JSON.stringify(context.tools).length;
+      toolChars.set(context.tools, t);
+    }
+    chars += t;
+  }
+  return Math.ceil(chars / aiDefaults.charsPerToken);
+}
+
+function replyChars(content: AssistantMessage['content']): number {
+  let n = 0;
+  for (const b of content) {
+    if (b.type === 'text') n += b.text.length;
+    else if (b.type === 'thinking') n += b.thinking.length;
+    else n += b.name.length + JSON.stringify(b.arguments).length;
+  }
+  return n;
+}
+
+/** Normalised form of any turn: blocks to stream, how it ends. */
+interface Plan {
+  blocks: AssistantMessage['content'];
+  stopReason: StopReason;
+  errorMessage?: string;
+  /** Blocks streamed before an error (all of them for a reply). */
+  emitBlocks: number;
+  usage?: ScriptedReply['usage'];
+  delayMs: number;
+}
+
+function planOf(turn: ScriptedTurnSpec | AssistantMessage, replyIndex: number): Plan {
+  if (isAssistantMessage(turn)) {
+    const failed = turn.stopReason === 'error' || turn.stopReason === 'aborted';
+    return {
+      blocks: turn.content,
+      stopReason: turn.stopReason,
+      errorMessage: failed ? (turn.errorMessage ?? 'scripted error') : undefined,
+      emitBlocks: turn.content.length,
+      delayMs: 0,
+    };
+  }
+  let blocks: AssistantMessage['content'];
+  if (turn.content) blocks = turn.content;
+  else {
+    blocks = [];
+    if (turn.thinking !== undefined) blocks.push({ type: 'thinking', thinking: turn.thinking, thinkingSignature: turn.thinkingSignature ?? `scripted-signature-${replyIndex}` });
+    if (turn.text !== undefined) blocks.push({ type: 'text', text: turn.text });
+    turn.tools?.forEach((t, i) => {
+      blocks.push({ type: 'toolCall', id: t.id ?? `call_${replyIndex}_${i}`, name: t.name, arguments: t.args ?? {} });
+    });
+  }
+  const delayMs = turn.delayMs ?? 0;
+  if ('error' in turn && typeof turn.error === 'string') {
+    return {
+      blocks,
+      stopReason: turn.stopReason ?? 'error',
+      errorMessage: turn.error,
+      emitBlocks: Math.min(turn.afterBlocks ?? 0, blocks.length),
+      usage: turn.usage,
+      delayMs,
+    };
+  }
+  const reply = turn as ScriptedReply;
+  const hasTools = blocks.some((b) => b.type === 'toolCall');
+  return { blocks, stopReason: reply.stopReason ?? (hasTools ? 'toolUse' : 'stop'), emitBlocks: blocks.length, usage: reply.usage, delayMs };
+}
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** Accepts a list of turns or a full script. */
+export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, options: ScriptedProviderOptions = {}): ScriptedProvider {
+  const normalized: ScriptedScript = Array.isArray(script) ? { turns: script } : script;
+  const chunkSize = Math.max(1, options.chunkSize ?? aiDefaults.scriptedChunkSize);
+  const chunkDelayMs = options.chunkDelayMs ?? 0;
+  const byCalls = options.turnSelection === 'calls';
+  const recordTransformed = options.recordTransformed ?? true;
+  const indexes = new WeakMap<readonly ScriptedTurn[], TurnIndex>();
+  const fired = new Set<string>();
+  const calls: Context[] = [];
+  let callCount = 0;
+  // The conversation choice depends only on the first user message and system prompt.
+  let lastPick: { first: Message | undefined; system: string | undefined; conv: number; match?: RegExpExecArray } | undefined;
+
+  function pickConversation(context: Context): { conv: number; turns: ScriptedTurn[]; match?: RegExpExecArray; label: string } {
+    const convs = normalized.conversations ?? [];
+    if (convs.length === 0) return { conv: -1, turns: normalized.turns, label: 'default' };
+    const first = context.messages.find((m) => m.role === 'user');
+    if (!lastPick || lastPick.first !== first || lastPick.system !== context.systemPrompt) {
+      const haystack = `${firstUserText(context.messages)}\n${context.systemPrompt ?? ''}`;
+      let conv = -1;
+      let match: RegExpExecArray | undefined;
+      for (let i = 0; i < convs.length; i++) {
+        const re = convs[i]!.match;
+        re.lastIndex = 0;
+        const m = re.exec(haystack);
+        if (m) {
+          conv = i;
+          match = m;
+          break;
+        }
+      }
+      lastPick = { first, system: context.systemPrompt, conv, match };
+    }
+    const c = lastPick.conv >= 0 ? convs[lastPick.conv] : undefined;
+    return c
+      ? { conv: lastPick.conv, turns: c.turns, match: lastPick.match, label: `conversation matching /${c.match.source}/` }
+      : { conv: -1, turns: normalized.turns, label: 'default' };
+  }
+
+  /** The script index for this call, or undefined when the script has no turn for it. */
+  function selectTurn(turns: readonly ScriptedTurn[], conv: number, k: number): number | undefined {
+    if (byCalls) return k < turns.length ? k : undefined;
+    let idx = indexes.get(turns);
+    if (!idx) {
+      idx = indexTurns(turns);
+      indexes.set(turns, idx);
+    }
+    const start = idx.groupStart[k];
+    if (start === undefined) return undefined;
+    const end = idx.replyAt[k] ?? turns.length;
+    for (let i = start; i < end; i++) {
+      const key = `${conv}:${i}`;
+      if (!fired.has(key)) {
+        fired.add(key);
+        return i;
+      }
+    }
+    return idx.replyAt[k];
+  }
+
+  const provider = ((model: Model, context: Context, streamOptions: StreamOptions = {}): AssistantMessageEventStream => {
+    const stream = new AssistantMessageEventStream(model);
+    const callIndex = callCount++;
+    const recorded: Context = {
+      systemPrompt: context.systemPrompt,
+      messages: recordTransformed ? transformMessages(context.messages, model) : context.messages.slice(),
+      tools: context.tools,
+    };
+    calls.push(recorded);
+
+    const output: AssistantMessage = {
+      role: 'assistant',
+      content: [],
+      api: model.api,
+      provider: model.provider,
+      model: model.id,
+      usage: emptyUsage(),
+      stopReason: 'stop',
+      timestamp: Date.now(),
+    };
+    const fail = (message: string, reason: 'error' | 'aborted' = 'error'): AssistantMessageEventStream => {
+      output.stopReason = reason;
+      output.errorMessage = message;
+      stream.push({ type: 'error', reason, error: output });
+      return stream;
+    };
+
+    try {
+      const signal = streamOptions.signal;
+      if (signal?.aborted) return fail(ABORTED_TEXT, 'aborted');
+      output.usage.input = scriptedInputTokens(recorded);
+      if (options.contextWindow !== undefined && output.usage.input > options.contextWindow) {
+        computeCost(model, output.usage);
+        return fail(`prompt is too long: ${output.usage.input} tokens > ${options.contextWindow} maximum (scripted provider overflow mode)`);
+      }
+      const { conv, turns, match, label } = pickConversation(recorded);
+      // Reply number k: the turn slot, and the base of deterministic tool-call ids (unique per conversation).
+      const k = byCalls ? callIndex : countReplies(recorded.messages);
+      const at = selectTurn(turns, conv, k);
+      const turn = at === undefined ? undefined : turns[at];
+      if (turn === undefined && turns.length === 0 && normalized.conversations?.length) {
+        const first = firstUserText(recorded.messages).slice(0, 80);
+        return fail(`scripted provider: no conversation matches the first user message "${first}" and the script has no default turns.`);
+      }
+      if (turn === undefined) {
+        const where = label === 'default' ? '' : ` (${label})`;
+        return fail(`scripted provider: script has ${turns.length} turns${where}, call ${callIndex + 1} has none. Add turns to the script or check which turn each call should get.`);
+      }
+      let spec = typeof turn === 'function' ? turn(recorded, callIndex) : turn;
+      if (match) spec = substitute(spec, match);
+      void play(planOf(spec, k), output, stream, model, chunkSize, chunkDelayMs, signal).catch((err: unknown) => {
+        fail(`scripted provider failed: ${err instanceof Error ? err.message : String(err)}`);
+      });
+    } catch (err) {
+      // A throwing turn function is a script bug: report it as data, like any provider failure.
+      return fail(`scripted provider: turn ${callIndex + 1} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return stream;
+  }) as ScriptedProvider;
+
+  Object.defineProperty(provider, 'calls', { value: calls });
+  Object.defineProperty(provider, 'script', { value: normalized });
+  Object.defineProperty(provider, 'reset', {
+    value: () => {
+      calls.length = 0;
+      fired.clear();
+      callCount = 0;
+      lastPick = undefined;
+    },
+  });
+  return provider;
+}
+
+/** Streams a plan through the protocol: chunks, abort checks between them, terminal event. */
+async function play(
+  plan: Plan,
+  output: AssistantMessage,
+  stream: AssistantMessageEventStream,
+  model: Model,
+  chunkSize: number,
+  chunkDelayMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const finishUsage = (): void => {
+    output.usage.output = Math.ceil(replyChars(output.content) / aiDefaults.charsPerToken);
+    if (plan.usage) Object.assign(output.usage, plan.usage);
+    computeCost(model, output.usage);
+  };
+  const aborted = (): boolean => {
+    if (!signal?.aborted) return false;
+    finishUsage();
+    output.stopReason = 'aborted';
+    output.errorMessage = ABORTED_TEXT;
+    stream.push({ type: 'error', reason: 'aborted', error: output });
+    return true;
+  };
+  const pause = (): Promise<void> | undefined => (chunkDelayMs > 0 ? sleep(chunkDelayMs, signal) : undefined);
+
+  if (plan.delayMs > 0) {
+    await sleep(plan.delayMs, signal);
+    if (aborted()) return;
+  }
+  stream.push({ type: 'start', partial: output });
+
+  for (let b = 0; b < plan.emitBlocks; b++) {
+    const src = plan.blocks[b]!;
+    const contentIndex = output.content.length;
+    if (src.type === 'toolCall') {
+      const call: ToolCall = { type: 'toolCall', id: src.id, name: src.name, arguments: {} };
+      output.content.push(call);
+      stream.push({ type: 'toolcall_start', contentIndex, partial: output });
+      const json = JSON.stringify(src.arguments);
+      for (let i = 0; i < json.length; i += chunkSize) {
+        await pause();
+        if (aborted()) return;
+        const delta = json.slice(i, i + chunkSize);
+        call.arguments = i + chunkSize >= json.length ? (JSON.parse(json) as Record<string, unknown>) : parseToolArguments(json.slice(0, i + chunkSize));
+        stream.push({ type: 'toolcall_delta', contentIndex, delta, partial: output });
+      }
+      stream.push({ type: 'toolcall_end', contentIndex, toolCall: call, partial: output });
+      continue;
+    }
+    const isText = src.type === 'text';
+    const full = isText ? src.text : src.thinking;
+    const block: AssistantMessage['content'][number] = isText
+      ? { type: 'text', text: '' }
+      : { type: 'thinking', thinking: src.redacted ? full : '', ...(src.redacted ? { redacted: true } : {}) };
+    output.content.push(block);
+    stream.push({ type: isText ? 'text_start' : 'thinking_start', contentIndex, partial: output });
+    if (!(block.type === 'thinking' && block.redacted)) {
+      for (let i = 0; i < full.length; i += chunkSize) {
+        await pause();
+        if (aborted()) return;
+        const delta = full.slice(i, i + chunkSize);
+        if (block.type === 'text') block.text += delta;
+        else block.thinking += delta;
+        stream.push({ type: isText ? 'text_delta' : 'thinking_delta', contentIndex, delta, partial: output });
+      }
+    }
+    // Like the real API, the signature arrives once the thinking is complete.
+    if (block.type === 'thinking' && src.type === 'thinking' && src.thinkingSignature) block.thinkingSignature = src.thinkingSignature;
+    if (block.type === 'text') stream.push({ type: 'text_end', contentIndex, content: block.text, partial: output });
+    else stream.push({ type: 'thinking_end', contentIndex, content: block.thinking, partial: output });
+  }
+
+  await pause();
+  if (aborted()) return;
+  finishUsage();
+  if (plan.stopReason === 'error' || plan.stopReason === 'aborted') {
+    output.stopReason = plan.stopReason;
+    output.errorMessage = plan.errorMessage;
+    stream.push({ type: 'error', reason: plan.stopReason, error: output });
+    return;
+  }
+  output.stopReason = plan.stopReason;
+  stream.push({ type: 'done', reason: plan.stopReason, message: output });
+}
