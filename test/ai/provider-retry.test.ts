@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { retryDelayMs, retryKindForStatus, retryPolicy, serverRetryDelayMs, sleepUnlessAborted } from '../../src/ai/provider-retry.js';
+
+const headers = (h: Record<string, string>) => new Headers(h);
+
+describe('provider retry policy', () => {
+  it('classifies 429, 529 and other 5xx as retryable and 4xx as final', () => {
+    expect([429, 529, 500, 503, 400, 401, 413].map(retryKindForStatus)).toEqual(['rate_limit', 'overloaded', 'server', 'server', undefined, undefined, undefined]);
+  });
+
+  it('reads retry-after-ms, then retry-after as seconds or an HTTP date', () => {
+    expect(serverRetryDelayMs(headers({ 'retry-after-ms': '250', 'retry-after': '9' }))).toBe(250);
+    expect(serverRetryDelayMs(headers({ 'retry-after': '2' }))).toBe(2000);
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(serverRetryDelayMs(headers({ 'retry-after': 'Wed, 01 Jan 2025 00:00:03 GMT' }), now)).toBe(3000);
+    expect(serverRetryDelayMs(headers({ 'retry-after': '0' }))).toBeUndefined();
+    expect(serverRetryDelayMs(headers({}))).toBeUndefined();
+  });
+
+  it('backs off exponentially from the base delay with at most 25 % jitter', () => {
+    const policy = retryPolicy({ retryBaseDelayMs: 100 });
+    expect([1, 2, 3].map((n) => retryDelayMs(n, { message: 'x' }, policy, () => 0))).toEqual([100, 200, 400]);
+    expect(retryDelayMs(3, { message: 'x' }, policy, () => 1)).toBe(300);
+  });
+
+  it('honours a server delay, clamped by maxRetryDelayMs unless that is 0', () => {
+    expect(retryDelayMs(1, { message: 'x', serverDelayMs: 90_000 }, retryPolicy({}))).toBe(60_000);
+    expect(retryDelayMs(1, { message: 'x', serverDelayMs: 90_000 }, retryPolicy({ maxRetryDelayMs: 0 }))).toBe(90_000);
+    expect(retryDelayMs(1, { message: 'x', serverDelayMs: 40 }, retryPolicy({}))).toBe(40);
+  });
+
+  it('stops sleeping when the signal aborts', async () => {
+    const c = new AbortController();
+    const p = sleepUnlessAborted(10_000, c.signal);
+    c.abort();
+    expect(await p).toBe(false);
+    expect(await sleepUnlessAborted(1)).toBe(true);
+  });
+});
