@@ -1,0 +1,238 @@
+// bash: runs a command in its own process group, streams merged stdout+stderr with bounded
+// memory, keeps the tail, spills the full output to a temp file when it does not fit, and
+// kills the whole group on abort or timeout.
+import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { z } from 'zod';
+import { type AgentTool, type AgentToolUpdate } from '../agent/types.js';
+import { checkBashPolicy, type BashPolicy } from './bash-policy.js';
+import { TOOL_DEFAULTS } from './defaults.js';
+import { OutputCapture, type OutputSnapshot } from './output-capture.js';
+import { textResult, throwIfAborted } from './tool-result.js';
+import { formatSize, type TruncationResult } from './truncate.js';
+import { incompleteUtf8TailLength } from './utf8.js';
+import { Workspace, type WorkspaceOptions } from './workspace.js';
+
+export const bashParameters = z.object({
+  command: z.string().describe('Bash command to run'),
+  timeout: z.number().positive().optional().describe('Timeout in seconds (no timeout by default)'),
+});
+
+export interface BashToolDetails {
+  truncation?: TruncationResult;
+  fullOutputPath?: string;
+  exitCode?: number | null;
+}
+
+export interface BashToolOptions extends WorkspaceOptions {
+  /** Commands refused or required before anything runs. */
+  policy?: BashPolicy;
+  /** Shell binary (default /bin/bash, else bash on PATH). */
+  shellPath?: string;
+  /** Prepended to every command on its own line (e.g. `set -o pipefail`, `source env.sh`). */
+  commandPrefix?: string;
+  /** Extra environment variables on top of the process environment. */
+  env?: Record<string, string | undefined>;
+  maxLines?: number;
+  maxBytes?: number;
+  /** Folder for the full-output temp files (default: the OS temp dir). */
+  tempDir?: string;
+  updateIntervalMs?: number;
+}
+
+function defaultShell(): string {
+  return existsSync('/bin/bash') ? '/bin/bash' : 'bash';
+}
+
+/** Kills the whole process group (the shell and everything it started). */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** The visible text: the tail plus a notice saying what was cut and where the rest is. */
+function renderOutput(snap: OutputSnapshot, maxBytes: number, saveError?: Error): string {
+  if (snap.totalBytes === 0) return '(no output)';
+  const t = snap.truncation;
+  if (!t) return snap.text;
+  const where = saveError ? `Full output could not be saved: ${saveError.message}` : `Full output: ${snap.fullOutputPath}`;
+  const end = snap.totalLines;
+  if (t.lastLinePartial) {
+    return `${snap.text}\n\n[Showing last ${formatSize(t.outputBytes)} of line ${end} (line is ${formatSize(snap.lastLineBytes)}). ${where}]`;
+  }
+  const start = end - t.outputLines + 1;
+  const limit = t.truncatedBy === 'bytes' ? ` (${formatSize(maxBytes)} limit)` : '';
+  return `${snap.text}\n\n[Showing lines ${start}-${end} of ${snap.totalLines}${limit}. ${where}]`;
+}
+
+function detailsOf(snap: OutputSnapshot, exitCode?: number | null): BashToolDetails | undefined {
+  const details: BashToolDetails = {};
+  if (snap.truncation) details.truncation = snap.truncation;
+  if (snap.fullOutputPath) details.fullOutputPath = snap.fullOutputPath;
+  if (exitCode !== undefined) details.exitCode = exitCode;
+  return Object.keys(details).length > 0 ? details : undefined;
+}
+
+export function createBashTool(options: BashToolOptions): AgentTool<typeof bashParameters, BashToolDetails> {
+  const workspace = new Workspace(options);
+  const maxLines = options.maxLines ?? TOOL_DEFAULTS.maxLines;
+  const maxBytes = options.maxBytes ?? TOOL_DEFAULTS.maxBytes;
+  const interval = options.updateIntervalMs ?? TOOL_DEFAULTS.bashUpdateIntervalMs;
+
+  return {
+    name: 'bash',
+    label: 'Bash',
+    description:
+      `Run a bash command in the working directory. stdout and stderr are merged; the last ${maxLines} lines or ` +
+      `${formatSize(maxBytes)} are returned (whichever comes first) and the full output is saved to a file when cut. ` +
+      'Use timeout (seconds) for commands that might hang.',
+    promptSnippet: 'Execute bash commands (ls, grep, find, tests, builds, git)',
+    parameters: bashParameters,
+    argumentAliases: { cmd: 'command', script: 'command' },
+    async execute(_id, params, signal, onUpdate) {
+      throwIfAborted(signal);
+      const refusal = checkBashPolicy(params.command, options.policy);
+      if (refusal) throw new Error(refusal);
+      const cwd = workspace.cwd;
+      let isDir = false;
+      try {
+        isDir = statSync(cwd).isDirectory();
+      } catch {
+        isDir = false;
+      }
+      if (!isDir) throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
+
+      const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
+      const capture = new OutputCapture({ maxLines, maxBytes, tempDir: options.tempDir });
+      const outcome = await run(command, cwd, params.timeout, signal, capture, onUpdate, interval, options);
+      const saveError = await capture.close();
+      const snap = capture.snapshot();
+      const text = renderOutput(snap, maxBytes, saveError);
+      const withOutput = (message: string): string => (snap.totalBytes === 0 ? message : `${text}\n\n${message}`);
+
+      if (outcome.kind === 'aborted') throw new Error(withOutput('Command aborted'));
+      if (outcome.kind === 'timeout') throw new Error(withOutput(`Command timed out after ${params.timeout} seconds`));
+      if (outcome.kind === 'spawn-error') throw new Error(withOutput(`Could not start the shell: ${outcome.message}`));
+      if (outcome.signal) throw new Error(withOutput(`Command was killed by signal ${outcome.signal}`));
+      if (outcome.code !== 0) throw new Error(withOutput(`Command exited with code ${outcome.code}`));
+      return textResult(text, detailsOf(snap, outcome.code));
+    },
+  };
+}
+
+type RunOutcome =
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: 'aborted' }
+  | { kind: 'timeout' }
+  | { kind: 'spawn-error'; message: string };
+
+function run(
+  command: string,
+  cwd: string,
+  timeoutSec: number | undefined,
+  signal: AbortSignal,
+  capture: OutputCapture,
+  onUpdate: AgentToolUpdate<BashToolDetails> | undefined,
+  interval: number,
+  options: BashToolOptions,
+): Promise<RunOutcome> {
+  return new Promise((resolve) => {
+    const child = spawn(options.shellPath ?? defaultShell(), ['-c', command], {
+      cwd,
+      env: { ...process.env, ...options.env },
+      detached: true, // its own process group, so abort and timeout can kill grandchildren too
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const streams = [child.stdout, child.stderr];
+    let stopped: 'aborted' | 'timeout' | undefined;
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let openStreams = streams.length;
+    let lastUpdate = 0;
+    let paused = false;
+    let drainTimer: NodeJS.Timeout | undefined;
+
+    const stop = (why: 'aborted' | 'timeout'): void => {
+      stopped ??= why;
+      killGroup(child.pid);
+    };
+    const onAbort = (): void => stop('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = timeoutSec !== undefined ? setTimeout(() => stop('timeout'), timeoutSec * 1000) : undefined;
+
+    let settled = false;
+    const finish = (outcome: RunOutcome): void => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      if (drainTimer) clearTimeout(drainTimer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    };
+    const maybeFinish = (): void => {
+      if (!exited || openStreams > 0) return;
+      if (stopped) finish({ kind: stopped });
+      else finish({ kind: 'exited', ...exited });
+    };
+
+    const emit = (force: boolean): void => {
+      if (!onUpdate) return;
+      const now = Date.now();
+      if (!force && now - lastUpdate < interval) return;
+      lastUpdate = now;
+      const snap = capture.snapshot();
+      onUpdate(textResult(snap.text, detailsOf(snap)));
+    };
+    const accept = (chunk: Buffer): void => {
+      if (!capture.push(chunk) && !paused) {
+        paused = true;
+        for (const s of streams) s.pause();
+        void capture.drain().then(() => {
+          paused = false;
+          for (const s of streams) s.resume();
+        });
+      }
+      emit(false);
+    };
+
+    for (const stream of streams) {
+      // Hold back an unfinished UTF-8 sequence until its next bytes arrive on the same stream,
+      // so merging the two streams never splits a character.
+      let pending: Buffer | undefined;
+      stream.on('data', (data: Buffer) => {
+        const chunk = pending ? Buffer.concat([pending, data]) : data;
+        const cut = incompleteUtf8TailLength(chunk);
+        pending = cut > 0 ? chunk.subarray(chunk.length - cut) : undefined;
+        accept(cut > 0 ? chunk.subarray(0, chunk.length - cut) : chunk);
+      });
+      stream.once('close', () => {
+        if (pending) accept(pending);
+        pending = undefined;
+        openStreams--;
+        maybeFinish();
+      });
+    }
+
+    child.once('error', (err) => {
+      // spawn failures (missing shell) arrive here without an exit event
+      if (!exited) finish({ kind: 'spawn-error', message: err.message });
+    });
+    child.once('exit', (code, sig) => {
+      exited = { code, signal: stopped ? null : sig };
+      emit(true);
+      // A background process may still hold the pipes; stop waiting for it after a grace period.
+      drainTimer = setTimeout(() => {
+        for (const s of streams) s.destroy();
+      }, TOOL_DEFAULTS.bashExitDrainMs);
+      maybeFinish();
+    });
+    if (signal.aborted) stop('aborted');
+  });
+}

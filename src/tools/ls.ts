@@ -1,0 +1,86 @@
+// ls: one folder's entries, dotfiles included, sorted, folders marked with a trailing slash.
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { type AgentTool } from '../agent/types.js';
+import { TOOL_DEFAULTS } from './defaults.js';
+import { errorMessage, textResult, throwIfAborted } from './tool-result.js';
+import { formatSize, truncateHead, type TruncationResult } from './truncate.js';
+import { Workspace, type WorkspaceOptions } from './workspace.js';
+
+export const lsParameters = z.object({
+  path: z.string().optional().describe('Folder to list (default: the working directory)'),
+  limit: z.number().int().min(1).optional().describe('Maximum number of entries (default 500)'),
+});
+
+export interface LsToolDetails {
+  truncation?: TruncationResult;
+  entryLimitReached?: number;
+}
+
+export interface LsToolOptions extends WorkspaceOptions {
+  maxBytes?: number;
+}
+
+export function createLsTool(options: LsToolOptions): AgentTool<typeof lsParameters, LsToolDetails> {
+  const workspace = new Workspace(options);
+  const maxBytes = options.maxBytes ?? TOOL_DEFAULTS.maxBytes;
+  return {
+    name: 'ls',
+    label: 'List',
+    description: `List a folder's entries (hidden ones included), sorted, folders ending in '/'. Up to ${TOOL_DEFAULTS.lsLimit} entries by default.`,
+    promptSnippet: 'List folder contents',
+    parameters: lsParameters,
+    argumentAliases: { dir: 'path', directory: 'path' },
+    async execute(_id, params, signal) {
+      throwIfAborted(signal);
+      const shown = params.path ?? '.';
+      const abs = workspace.resolve(shown, 'read');
+      const limit = params.limit ?? TOOL_DEFAULTS.lsLimit;
+      let info;
+      try {
+        info = await stat(abs);
+      } catch {
+        throw new Error(`Path not found: ${abs}`);
+      }
+      if (!info.isDirectory()) throw new Error(`Not a directory: ${abs}. Use read to see a file.`);
+      let names: string[];
+      try {
+        names = await readdir(abs);
+      } catch (err) {
+        throw new Error(`Cannot read directory: ${errorMessage(err)}`);
+      }
+      names.sort((a, b) => {
+        const x = a.toLowerCase();
+        const y = b.toLowerCase();
+        return x < y ? -1 : x > y ? 1 : a < b ? -1 : a > b ? 1 : 0;
+      });
+      const entries: string[] = [];
+      for (const name of names) {
+        if (entries.length >= limit) break;
+        try {
+          const s = await stat(join(abs, name));
+          entries.push(s.isDirectory() ? `${name}/` : name);
+        } catch {
+          // a dangling link or a file removed meanwhile: skipped
+        }
+      }
+      throwIfAborted(signal);
+      if (entries.length === 0) return textResult('(empty directory)');
+
+      const details: LsToolDetails = {};
+      const notices: string[] = [];
+      const truncation = truncateHead(entries.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
+      if (names.length > limit && entries.length >= limit) {
+        notices.push(`${limit} entries limit reached (${names.length} in total). Use limit=${limit * 2} for more`);
+        details.entryLimitReached = limit;
+      }
+      if (truncation.truncated) {
+        notices.push(`${formatSize(maxBytes)} limit reached`);
+        details.truncation = truncation;
+      }
+      const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join('. ')}]` : truncation.content;
+      return textResult(text, Object.keys(details).length > 0 ? details : undefined);
+    },
+  };
+}

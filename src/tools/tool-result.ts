@@ -1,0 +1,22 @@
+// Small pieces every tool uses to build results and honour aborts.
+import { type AgentToolResult } from '../agent/types.js';
+
+/** A result with one text block and optional details (details never reach the model). */
+export function textResult<TDetails>(text: string, details?: TDetails): AgentToolResult<TDetails> {
+  return details === undefined ? { content: [{ type: 'text', text }] } : { content: [{ type: 'text', text }], details };
+}
+
+/** Throws the standard abort error when the signal has fired. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Error('Operation aborted');
+}
+
+/** Quotes a value for a POSIX shell command line shown to the model. */
+export function shellQuote(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The message of anything thrown. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

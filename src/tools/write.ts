@@ -1,0 +1,36 @@
+// write: create or overwrite a file, creating parent folders as needed.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { type AgentTool } from '../agent/types.js';
+import { textResult, throwIfAborted } from './tool-result.js';
+import { Workspace, type WorkspaceOptions } from './workspace.js';
+
+export const writeParameters = z.object({
+  path: z.string().describe('Path of the file to write (created with its parent folders if missing)'),
+  content: z.string().describe('The complete new content of the file'),
+});
+
+export type WriteToolOptions = WorkspaceOptions;
+
+export function createWriteTool(options: WriteToolOptions): AgentTool<typeof writeParameters> {
+  const workspace = new Workspace(options);
+  return {
+    name: 'write',
+    label: 'Write',
+    description:
+      'Write a file: creates it (and missing parent folders) or replaces its whole content. ' +
+      'Use it for new files and complete rewrites; use edit for changes to an existing file.',
+    promptSnippet: 'Create or overwrite files',
+    parameters: writeParameters,
+    argumentAliases: { file_path: 'path', filePath: 'path', file: 'path', text: 'content' },
+    async execute(_id, params, signal) {
+      throwIfAborted(signal);
+      const abs = workspace.resolve(params.path, 'write');
+      await mkdir(dirname(abs), { recursive: true });
+      throwIfAborted(signal);
+      await writeFile(abs, params.content, 'utf8');
+      return textResult(`Successfully wrote ${Buffer.byteLength(params.content, 'utf8')} bytes to ${params.path}`);
+    },
+  };
+}
