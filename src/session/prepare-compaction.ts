@@ -1,0 +1,123 @@
+// What a compaction will do, decided from the path alone (no model call): where to cut, what to
+// summarize, the previous summary to update, and the files touched so far.
+//
+// Our decision 5: the summarize range starts at the previous compaction's FIRST KEPT entry, not
+// after the compaction entry, so messages the previous compaction kept are either kept again or
+// summarized now; none silently drops out of context.
+import { estimateContextTokens } from '../ai/token-estimate.js';
+import type { AgentMessage } from '../agent/types.js';
+import { buildContextFromPath, entryToMessage, firstKeptIndex, latestCompactionIndex } from './build-context.js';
+import { DEFAULT_COMPACTION_SETTINGS, SESSION_DEFAULTS, type CompactionSettings } from './defaults.js';
+import { collectFileOperations, createFileOperations, type FileOperations } from './file-operations.js';
+import { findCutPoint } from './find-cut-point.js';
+import type { CompactionEntry, SessionEntry } from './types.js';
+
+export interface CompactionPreparation {
+  firstKeptEntryId: string;
+  /** History before the cut (or before the split turn's start). */
+  messagesToSummarize: AgentMessage[];
+  /** The beginning of a turn the cut falls in (split turn only). */
+  turnPrefixMessages: AgentMessage[];
+  isSplitTurn: boolean;
+  /** Estimated context tokens before compacting. */
+  tokensBefore: number;
+  previousSummary?: string;
+  fileOps: FileOperations;
+  /** Settings in effect (keepRecentTokens possibly clamped). */
+  settings: CompactionSettings;
+  /** Ids of the entries whose messages are summarized (history and turn prefix). */
+  summarizedEntryIds: string[];
+}
+
+export type NoCompactionReason = 'already_compacted' | 'nothing_to_compact';
+
+export interface PrepareOptions {
+  /** When given, keepRecentTokens is clamped below the threshold so compaction makes progress. */
+  contextWindow?: number;
+}
+
+/** Tokens above which a context should be compacted. */
+export function compactionThreshold(contextWindow: number, settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS): number {
+  return contextWindow - settings.reserveTokens;
+}
+
+export function shouldCompact(tokens: number, contextWindow: number, settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS): boolean {
+  return settings.enabled && tokens > compactionThreshold(contextWindow, settings);
+}
+
+/** keepRecentTokens, clamped to a share of the threshold (a reference quirk could summarize nothing forever). */
+export function effectiveKeepRecentTokens(settings: CompactionSettings, contextWindow?: number): number {
+  if (contextWindow === undefined) return settings.keepRecentTokens;
+  const cap = Math.floor(Math.max(0, compactionThreshold(contextWindow, settings)) * SESSION_DEFAULTS.compaction.maxKeepShareOfThreshold);
+  return Math.min(settings.keepRecentTokens, cap);
+}
+
+// Entries that neither add context nor change what a compaction would summarize.
+const PASSIVE: ReadonlySet<string> = new Set(['label', 'session_info', 'custom', 'compaction_job', 'model_change', 'thinking_level_change']);
+
+export function prepareCompactionOrReason(
+  path: readonly SessionEntry[],
+  settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
+  options: PrepareOptions = {},
+): { preparation: CompactionPreparation } | { reason: NoCompactionReason } {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const t = path[i]!.type;
+    if (t === 'compaction') return { reason: 'already_compacted' };
+    if (!PASSIVE.has(t)) break;
+  }
+  const prev = latestCompactionIndex(path);
+  const prevEntry = prev === -1 ? undefined : (path[prev] as CompactionEntry);
+  let start = 0;
+  if (prev !== -1) {
+    const kept = firstKeptIndex(path, prev);
+    start = kept !== -1 ? kept : prev + 1;
+  }
+  const effective: CompactionSettings = { ...settings, keepRecentTokens: effectiveKeepRecentTokens(settings, options.contextWindow) };
+  const cut = findCutPoint(path, start, path.length, effective.keepRecentTokens);
+  const firstKept = path[cut.firstKeptIndex];
+  if (!firstKept) return { reason: 'nothing_to_compact' };
+
+  const historyEnd = cut.isSplitTurn ? cut.turnStartIndex : cut.firstKeptIndex;
+  const summarizedEntryIds: string[] = [];
+  const collect = (from: number, to: number): AgentMessage[] => {
+    const out: AgentMessage[] = [];
+    for (let i = from; i < to; i++) {
+      const m = entryToMessage(path[i]!);
+      if (m) {
+        out.push(m);
+        summarizedEntryIds.push(path[i]!.id);
+      }
+    }
+    return out;
+  };
+  const messagesToSummarize = collect(start, historyEnd);
+  const turnPrefixMessages = cut.isSplitTurn ? collect(cut.turnStartIndex, cut.firstKeptIndex) : [];
+  if (messagesToSummarize.length === 0 && turnPrefixMessages.length === 0) return { reason: 'nothing_to_compact' };
+
+  const fileOps = createFileOperations(prevEntry && !prevEntry.fromHook ? prevEntry.details : undefined);
+  collectFileOperations(messagesToSummarize, fileOps);
+  collectFileOperations(turnPrefixMessages, fileOps);
+
+  const preparation: CompactionPreparation = {
+    firstKeptEntryId: firstKept.id,
+    messagesToSummarize,
+    turnPrefixMessages,
+    isSplitTurn: cut.isSplitTurn,
+    tokensBefore: estimateContextTokens(buildContextFromPath(path).messages).tokens,
+    fileOps,
+    settings: effective,
+    summarizedEntryIds,
+  };
+  if (prevEntry) preparation.previousSummary = prevEntry.summary;
+  return { preparation };
+}
+
+/** The plan for compacting `path` (root to leaf), or undefined when there is nothing to do. */
+export function prepareCompaction(
+  path: readonly SessionEntry[],
+  settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
+  options: PrepareOptions = {},
+): CompactionPreparation | undefined {
+  const r = prepareCompactionOrReason(path, settings, options);
+  return 'preparation' in r ? r.preparation : undefined;
+}

@@ -1,0 +1,406 @@
+// SessionStore: an append-only session tree over a storage (JSONL file or memory).
+//
+// Persistence rule: a new session writes nothing until its first assistant message is appended;
+// then the header and every entry so far go out in ONE append. After that each logical step
+// (one append* call, one moveLeaf, one branchWithSummary) is exactly one append. An entry is
+// durable against a process crash as soon as its append* call returns (see jsonl-file-storage.ts
+// for power loss). Lines are never rewritten, except by a format migration or a header recovery,
+// both of which keep a backup copy of the original file beside it.
+import { basename, join } from 'node:path';
+import type { ImageContent, TextContent } from '../ai/types.js';
+import type { AgentMessage, AgentThinkingLevel } from '../agent/types.js';
+import { SESSION_DEFAULTS } from './defaults.js';
+import { newEntryId, newSessionId } from './entry-ids.js';
+import { JsonlFileStorage, type JsonlFileStorageOptions } from './jsonl-file-storage.js';
+import { loadSession } from './load-session.js';
+import { SessionTree } from './session-tree.js';
+import { MemoryStorage, type SessionStorage } from './storage.js';
+import type {
+  BranchSummaryEntry,
+  CompactionEntry,
+  CompactionJobEntry,
+  CustomEntry,
+  CustomMessageEntry,
+  FileLists,
+  LabelEntry,
+  LeafLine,
+  MessageEntry,
+  ModelChangeEntry,
+  SessionContext,
+  SessionEntry,
+  SessionHeader,
+  SessionInfoEntry,
+  ThinkingLevelChangeEntry,
+} from './types.js';
+
+export interface SessionStoreOptions extends JsonlFileStorageOptions {
+  /** Working directory recorded in a new header (default: process.cwd()). */
+  cwd?: string;
+  /** Path of the session this one was branched from. */
+  parentSession?: string;
+}
+
+/** Fields of a new entry; the store fills id, parentId and timestamp. */
+type NewEntry<T extends SessionEntry> = T extends SessionEntry ? Omit<T, 'id' | 'parentId' | 'timestamp'> : never;
+
+/** Distributes over the job-stage union so each stage keeps its own fields. */
+export type CompactionJobFields = NewEntry<CompactionJobEntry>;
+
+function fileTimestamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, '-');
+}
+
+export class SessionStore {
+  /** Problems found while opening (damage, recovery, migration); empty for a clean file. */
+  readonly warnings: string[];
+  private readonly tree: SessionTree;
+  private headerValue: SessionHeader;
+  /** True once the header is in storage; until then lines wait in `pending`. */
+  private flushed: boolean;
+  private pending: string[] = [];
+
+  private constructor(
+    readonly storage: SessionStorage,
+    header: SessionHeader,
+    tree: SessionTree,
+    flushed: boolean,
+    warnings: string[],
+  ) {
+    this.headerValue = header;
+    this.tree = tree;
+    this.flushed = flushed;
+    this.warnings = warnings;
+  }
+
+  // ---- opening ----------------------------------------------------------------------------------
+
+  /** Opens a session file, or starts a new one at `path` when it does not exist. Never fails on content. */
+  static open(path: string, options: SessionStoreOptions = {}): SessionStore {
+    return SessionStore.fromStorage(new JsonlFileStorage(path, options), options);
+  }
+
+  /**
+   * Starts a new session. `pathOrDir` ending in ".jsonl" is the file; otherwise a file named
+   * `<timestamp>_<session id>.jsonl` is chosen in that folder. Nothing is written yet (see the rule above).
+   */
+  static create(pathOrDir: string, options: SessionStoreOptions = {}): SessionStore {
+    const id = newSessionId();
+    const path = pathOrDir.endsWith('.jsonl') ? pathOrDir : join(pathOrDir, `${fileTimestamp()}_${id}.jsonl`);
+    const storage = new JsonlFileStorage(path, options);
+    const probe = loadSession(storage);
+    if (probe.exists && probe.headerProblem !== 'empty') {
+      throw new Error(`Session file ${path} already exists; open it with SessionStore.open(path) instead of create().`);
+    }
+    return new SessionStore(storage, SessionStore.newHeader(options, id), new SessionTree(), false, []);
+  }
+
+  /** A session that never touches disk. */
+  static inMemory(options: SessionStoreOptions = {}): SessionStore {
+    return SessionStore.fromStorage(new MemoryStorage(), options);
+  }
+
+  /** Loads whatever `storage` holds, repairing what it must (header, old versions). */
+  static fromStorage(storage: SessionStorage, options: SessionStoreOptions = {}): SessionStore {
+    const loaded = loadSession(storage);
+    const warnings = loaded.warnings;
+    const where = storage.path ?? 'memory session';
+    let header = loaded.header;
+    let flushed = loaded.exists && header !== undefined;
+    let entries = loaded.entries;
+
+    if (!loaded.exists || loaded.headerProblem === 'empty') {
+      if (loaded.headerProblem === 'empty') warnings.push(`${where} was empty; a new session starts at the same path.`);
+      header = SessionStore.newHeader(options);
+      flushed = false;
+    } else if (!header) {
+      // Keep every entry that still parses, under a fresh header; the damaged original stays beside it.
+      const backup = storage.backup(`.corrupt-${fileTimestamp()}.bak`);
+      header = SessionStore.newHeader(options);
+      storage.replaceAll(SessionStore.serialize(header, entries));
+      flushed = true;
+      warnings.push(
+        `${where} had a ${loaded.headerProblem} header; rewrote it with a new header and the ${entries.length} entries that could be read` +
+          (backup ? ` (original kept at ${basename(backup)}).` : '.'),
+      );
+    } else if (loaded.migration?.changed) {
+      const from = loaded.migration.fromVersion;
+      const backup = storage.backup(`.v${from}.bak`);
+      storage.replaceAll(SessionStore.serialize(header, entries));
+      warnings.push(`${where} was migrated from format v${from} to v${header.version}` + (backup ? ` (original kept at ${basename(backup)}).` : '.'));
+    }
+    if (header.version > SESSION_DEFAULTS.formatVersion) {
+      warnings.push(`${where} has format v${header.version}, newer than this program (v${SESSION_DEFAULTS.formatVersion}); unknown entries are kept but ignored.`);
+    }
+
+    const tree = SessionTree.build(entries, warnings);
+    entries = tree.entries;
+    let leaf: string | null = entries.length > 0 ? entries[entries.length - 1]!.id : null;
+    if (loaded.leafTarget !== undefined) {
+      if (loaded.leafTarget === null || tree.has(loaded.leafTarget)) leaf = loaded.leafTarget;
+      else warnings.push(`${where}: the saved leaf ${loaded.leafTarget} is not in the session; using the last entry.`);
+    }
+    tree.setLeaf(leaf);
+    return new SessionStore(storage, header, tree, flushed, warnings);
+  }
+
+  private static newHeader(options: SessionStoreOptions, id = newSessionId()): SessionHeader {
+    const header: SessionHeader = {
+      type: 'session',
+      version: SESSION_DEFAULTS.formatVersion,
+      id,
+      timestamp: new Date().toISOString(),
+      cwd: options.cwd ?? process.cwd(),
+    };
+    if (options.parentSession !== undefined) header.parentSession = options.parentSession;
+    return header;
+  }
+
+  private static serialize(header: SessionHeader, entries: readonly SessionEntry[]): string {
+    let text = JSON.stringify(header) + '\n';
+    for (const e of entries) text += JSON.stringify(e) + '\n';
+    return text;
+  }
+
+  // ---- reading -----------------------------------------------------------------------------------
+
+  get header(): Readonly<SessionHeader> {
+    return this.headerValue;
+  }
+
+  get id(): string {
+    return this.headerValue.id;
+  }
+
+  get path(): string | undefined {
+    return this.storage.path;
+  }
+
+  get cwd(): string {
+    return this.headerValue.cwd;
+  }
+
+  get leafId(): string | null {
+    return this.tree.leafId;
+  }
+
+  /** True once anything is in storage (a new session stays unwritten until its first reply). */
+  get isPersisted(): boolean {
+    return this.flushed;
+  }
+
+  /** All entries in file order (every branch). */
+  get entries(): readonly SessionEntry[] {
+    return this.tree.entries;
+  }
+
+  get sessionName(): string | undefined {
+    return this.tree.sessionName;
+  }
+
+  getEntry(id: string): SessionEntry | undefined {
+    return this.tree.get(id);
+  }
+
+  getLeafEntry(): SessionEntry | undefined {
+    const id = this.tree.leafId;
+    return id === null ? undefined : this.tree.get(id);
+  }
+
+  /** Children in append order; `null` lists the roots. */
+  getChildren(id: string | null): SessionEntry[] {
+    return this.tree.children(id);
+  }
+
+  /** Root-to-entry path (default: the leaf). */
+  getPath(leafId: string | null = this.tree.leafId): SessionEntry[] {
+    return this.tree.pathTo(leafId);
+  }
+
+  /** The tip of every branch (entries without children), in file order. */
+  getBranches(): SessionEntry[] {
+    return this.tree.leaves();
+  }
+
+  getLabel(id: string): string | undefined {
+    return this.tree.label(id);
+  }
+
+  commonAncestor(a: string | null, b: string | null): string | null {
+    return this.tree.commonAncestor(a, b);
+  }
+
+  /** Context at the current leaf, from an index kept up to date on every append and leaf move. */
+  buildContext(): SessionContext {
+    return this.tree.context();
+  }
+
+  /** The current path without copying (read-only view for hot paths such as compaction checks). */
+  currentPath(): readonly SessionEntry[] {
+    return this.tree.currentPath();
+  }
+
+  // ---- appending ---------------------------------------------------------------------------------
+
+  private makeEntry<T extends SessionEntry>(fields: NewEntry<T>, parentId: string | null = this.tree.leafId): T {
+    // Key order only matters to people reading the file: type first, then the tree fields.
+    const head = { type: fields.type, id: newEntryId(this.tree), parentId, timestamp: new Date().toISOString() };
+    return Object.assign(head, fields) as unknown as T;
+  }
+
+  /** Persists `lines` as one append (or keeps them pending), then indexes `entries`. */
+  private commit(lines: string, entries: SessionEntry[], releasesPending: boolean): void {
+    if (this.flushed) {
+      this.storage.append(lines);
+    } else if (releasesPending) {
+      this.storage.append(JSON.stringify(this.headerValue) + '\n' + this.pending.join('') + lines);
+      this.pending = [];
+      this.flushed = true;
+    } else {
+      this.pending.push(lines);
+    }
+    for (const e of entries) this.tree.add(e);
+  }
+
+  private appendEntry<T extends SessionEntry>(fields: NewEntry<T>): string {
+    const entry = this.makeEntry<T>(fields);
+    const isReply = entry.type === 'message' && entry.message.role === 'assistant';
+    this.commit(JSON.stringify(entry) + '\n', [entry], isReply);
+    return entry.id;
+  }
+
+  appendMessage(message: AgentMessage): string {
+    return this.appendEntry<MessageEntry>({ type: 'message', message });
+  }
+
+  appendModelChange(provider: string, modelId: string): string {
+    return this.appendEntry<ModelChangeEntry>({ type: 'model_change', provider, modelId });
+  }
+
+  appendThinkingLevelChange(thinkingLevel: AgentThinkingLevel): string {
+    return this.appendEntry<ThinkingLevelChangeEntry>({ type: 'thinking_level_change', thinkingLevel });
+  }
+
+  /** Application state that never enters the model's context. */
+  appendCustom(customType: string, data?: unknown): string {
+    return this.appendEntry<CustomEntry>(data === undefined ? { type: 'custom', customType } : { type: 'custom', customType, data });
+  }
+
+  /** Application content that enters the model's context (as a `custom` message). */
+  appendCustomMessage(customType: string, content: string | (TextContent | ImageContent)[], display = true, details?: unknown): string {
+    const fields: NewEntry<CustomMessageEntry> = { type: 'custom_message', customType, content, display };
+    if (details !== undefined) fields.details = details;
+    return this.appendEntry<CustomMessageEntry>(fields);
+  }
+
+  /** Sets (or, with undefined, clears) a label on an entry. Throws for an unknown target. */
+  appendLabel(targetId: string, label: string | undefined): string {
+    if (!this.tree.has(targetId)) throw new Error(`Cannot label ${targetId}: no such entry in the session.`);
+    return this.appendEntry<LabelEntry>(label === undefined ? { type: 'label', targetId } : { type: 'label', targetId, label });
+  }
+
+  appendSessionInfo(name: string): string {
+    return this.appendEntry<SessionInfoEntry>({ type: 'session_info', name: name.trim() });
+  }
+
+  appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: FileLists, fromHook?: boolean, jobId?: string): string {
+    const fields: NewEntry<CompactionEntry> = { type: 'compaction', summary, firstKeptEntryId, tokensBefore };
+    if (details) fields.details = details;
+    if (fromHook) fields.fromHook = true;
+    if (jobId) fields.jobId = jobId;
+    return this.appendEntry<CompactionEntry>(fields);
+  }
+
+  /** A branch summary at the current leaf; `fromId` is the leaf of the branch it describes. */
+  appendBranchSummary(fromId: string | null, summary: string, details?: FileLists, fromHook?: boolean): string {
+    return this.appendEntry<BranchSummaryEntry>(this.branchSummaryFields(fromId, summary, details, fromHook));
+  }
+
+  /** One stage of a staged compaction job (see compaction-job.ts). */
+  appendCompactionJob(fields: CompactionJobFields): string {
+    return this.appendEntry<CompactionJobEntry>(fields);
+  }
+
+  private branchSummaryFields(fromId: string | null, summary: string, details?: FileLists, fromHook?: boolean): NewEntry<BranchSummaryEntry> {
+    const fields: NewEntry<BranchSummaryEntry> = { type: 'branch_summary', fromId: fromId ?? 'root', summary };
+    if (details) fields.details = details;
+    if (fromHook) fields.fromHook = true;
+    return fields;
+  }
+
+  /**
+   * Moves the leaf to `newLeafId` and attaches a branch summary there, as one append: the summary
+   * is a child of the new leaf and becomes the leaf. `fromId` names the branch that was left.
+   */
+  branchWithSummary(newLeafId: string | null, fromId: string | null, summary: string, details?: FileLists, fromHook?: boolean): string {
+    if (newLeafId !== null && !this.tree.has(newLeafId)) throw new Error(`Cannot branch from ${newLeafId}: no such entry in the session.`);
+    const entry = this.makeEntry<BranchSummaryEntry>(this.branchSummaryFields(fromId, summary, details, fromHook), newLeafId);
+    this.commit(JSON.stringify(entry) + '\n', [entry], false);
+    return entry.id;
+  }
+
+  /**
+   * Rewinds (or moves) the leaf to any entry; null = before the first entry, so the next append
+   * starts a new root. Persisted as a leaf line so it survives reopening. Moving to the current
+   * leaf does nothing. Throws for an unknown id.
+   */
+  moveLeaf(id: string | null): void {
+    if (id === this.tree.leafId) return;
+    if (id !== null && !this.tree.has(id)) throw new Error(`Cannot move the leaf to ${id}: no such entry in the session.`);
+    const line: LeafLine = { type: 'leaf', targetId: id, timestamp: new Date().toISOString() };
+    if (this.flushed) this.storage.append(JSON.stringify(line) + '\n');
+    else this.pending.push(JSON.stringify(line) + '\n');
+    this.tree.setLeaf(id);
+  }
+
+  // ---- branching into a new file ---------------------------------------------------------------
+
+  /**
+   * A new session holding only the root-to-`leafId` path (same entry ids), with `parentSession`
+   * pointing here and labels of path entries re-applied after the leaf. Written at once if the
+   * path holds an assistant reply, otherwise deferred like any new session.
+   */
+  createBranchedSession(leafId: string | null, pathOrDir: string, options: SessionStoreOptions = {}): SessionStore {
+    const opts: SessionStoreOptions = { cwd: this.cwd, ...options };
+    if (this.path !== undefined) opts.parentSession = this.path;
+    const target = pathOrDir === ':memory:' ? SessionStore.inMemory(opts) : SessionStore.create(pathOrDir, opts);
+    const path = this.tree.pathTo(leafId);
+    const labels: [string, string][] = [];
+    for (const e of path) {
+      const label = this.tree.label(e.id);
+      if (label !== undefined) labels.push([e.id, label]);
+    }
+    const copy = path.filter((e) => e.type !== 'label');
+    target.adopt(copy);
+    for (const [id, label] of labels) target.appendLabel(id, label);
+    return target;
+  }
+
+  /** Takes over existing entries (a branched copy) in one append. */
+  private adopt(entries: SessionEntry[]): void {
+    if (entries.length === 0) return;
+    const chained: SessionEntry[] = [];
+    let parent: string | null = null;
+    for (const e of entries) {
+      chained.push({ ...e, parentId: parent } as SessionEntry);
+      parent = e.id;
+    }
+    const hasReply = chained.some((e) => e.type === 'message' && e.message.role === 'assistant');
+    this.commit(chained.map((e) => JSON.stringify(e) + '\n').join(''), chained, hasReply);
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------------
+
+  /** Writes pending lines now, even if no assistant reply exists yet. */
+  flush(): void {
+    if (this.flushed) return;
+    this.commit('', [], true);
+  }
+
+  /**
+   * Releases the file. Lines still pending (a session that never got a reply) are dropped on
+   * purpose: such a session leaves no file. Call flush() first to keep them.
+   */
+  close(): void {
+    this.storage.close();
+  }
+}

@@ -1,0 +1,214 @@
+// Summary generation: turns a CompactionPreparation into the structured summary text with one
+// or two model calls (history, plus the prefix of a split turn, generated in parallel).
+// The model call is injected (`complete`), so the runtime can route it through permits, budgets
+// and its own retry policy; by default it is the provider registry's `complete`.
+import { complete as registryComplete } from '../ai/registry.js';
+import type { AssistantMessage, Context, Model, StreamOptions } from '../ai/types.js';
+import type { AgentMessage } from '../agent/types.js';
+import { SESSION_DEFAULTS } from './defaults.js';
+import { fileListsOf, formatFileLists, stripFileLists } from './file-operations.js';
+import type { CompactionPreparation } from './prepare-compaction.js';
+import { serializeConversation } from './serialize-conversation.js';
+import type { FileLists } from './types.js';
+
+/** Anything with the shape of the registry's `complete`. It should not throw (a throw is caught). */
+export type CompleteFunction = (model: Model, context: Context, options?: StreamOptions) => Promise<AssistantMessage>;
+
+export interface SummarizeOptions {
+  model: Model;
+  complete?: CompleteFunction;
+  signal?: AbortSignal;
+  /** Extra focus for this summary ("keep the API design details"). */
+  customInstructions?: string;
+  /** Passed through to the model call (apiKey, headers, onRetry...). */
+  streamOptions?: Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'>;
+}
+
+export interface CompactionResult {
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  details: FileLists;
+}
+
+/** Failures are values: `retryable` says whether trying again later may help. */
+export type SummaryOutcome<T> = { ok: true; value: T } | { ok: false; error: string; retryable: boolean; aborted: boolean };
+
+export const SUMMARY_SECTIONS = [
+  '## Goal',
+  '## Constraints & Preferences',
+  '## Progress',
+  '### Done',
+  '### In Progress',
+  '### Blocked',
+  '## Key Decisions',
+  '## Next Steps',
+  '## Critical Context',
+] as const;
+
+export const SUMMARIZER_SYSTEM_PROMPT =
+  'You write handoff summaries of conversations between a user and an AI coding assistant. ' +
+  'Read the conversation you are given and reply with the structured summary only. ' +
+  'Do not answer questions from the conversation, do not continue it, do not add commentary.';
+
+const FORMAT = `Use exactly this format (keep every heading; write "(none)" under a heading with nothing to say):
+
+## Goal
+What the user wants to achieve, in one to three sentences.
+
+## Constraints & Preferences
+- Requirements, conventions and preferences the user stated
+
+## Progress
+### Done
+- [x] Finished work
+### In Progress
+- [ ] Work started but not finished
+### Blocked
+- Problems that stop progress, with the exact error
+
+## Key Decisions
+- **Decision**: why it was made
+
+## Next Steps
+1. What should happen next, in order
+
+## Critical Context
+- Anything else needed to continue: data, references, open questions`;
+
+const INITIAL_INSTRUCTIONS = `Summarize the conversation above so that another assistant can continue the work without it.
+
+${FORMAT}
+
+Be brief in every section. Keep exact file paths, function and variable names, commands and error messages.`;
+
+const UPDATE_INSTRUCTIONS = `The conversation above continues the work described in <previous-summary>. Produce an updated summary:
+- keep everything from the previous summary that still holds;
+- add the new progress, decisions and context from the conversation;
+- move items that are now finished from In Progress to Done;
+- rewrite Next Steps for the current state;
+- drop only what is clearly obsolete.
+
+${FORMAT}
+
+Be brief in every section. Keep exact file paths, function and variable names, commands and error messages.`;
+
+const TURN_PREFIX_INSTRUCTIONS = `The conversation above is the beginning of a turn whose end is kept verbatim elsewhere. Summarize it so the kept part makes sense on its own:
+
+## Original Request
+What the user asked for in this turn.
+
+## Early Progress
+- What was done so far in this turn
+
+## Context for Suffix
+- What the remaining part of the turn needs to know: files, results, errors
+
+Be brief. Keep exact file paths, names and error messages.`;
+
+export const NO_PRIOR_HISTORY = 'No prior history.';
+
+// Errors that a later attempt will not fix: bad credentials, a request the API rejects, a
+// conversation too large for the summarizer itself.
+const PERMANENT = /\b(401|403|invalid.?api.?key|authentication|unauthori[sz]ed|permission|invalid_request|prompt is too long|context.?(length|window)|too many tokens|maximum context)\b/i;
+
+/** Whether a failed summary call is worth retrying (rate limits, overload, 5xx, network...). */
+export function isRetryableSummaryError(message: string): boolean {
+  return !PERMANENT.test(message);
+}
+
+export function summaryMaxTokens(model: Model, reserveTokens: number, share: number): number {
+  return Math.max(256, Math.min(model.maxTokens || Number.MAX_SAFE_INTEGER, Math.floor(reserveTokens * share)));
+}
+
+async function callSummarizer(
+  prompt: string,
+  maxTokens: number,
+  reasoning: boolean,
+  options: SummarizeOptions,
+): Promise<SummaryOutcome<string>> {
+  const complete = options.complete ?? registryComplete;
+  const context: Context = {
+    systemPrompt: SUMMARIZER_SYSTEM_PROMPT,
+    messages: [{ role: 'user', content: [{ type: 'text', text: prompt }], timestamp: Date.now() }],
+  };
+  const streamOptions: StreamOptions = { ...options.streamOptions, maxTokens };
+  if (options.signal) streamOptions.signal = options.signal;
+  if (reasoning && options.model.reasoning) streamOptions.reasoning = 'high';
+  let reply: AssistantMessage;
+  try {
+    reply = await complete(options.model, context, streamOptions);
+  } catch (err) {
+    const aborted = options.signal?.aborted === true;
+    const message = err instanceof Error ? err.message : String(err);
+    return { ok: false, error: `Summarization failed: ${message}`, retryable: !aborted && isRetryableSummaryError(message), aborted };
+  }
+  if (reply.stopReason === 'aborted' || options.signal?.aborted) return { ok: false, error: 'Summarization was aborted.', retryable: false, aborted: true };
+  if (reply.stopReason === 'error') {
+    const message = reply.errorMessage ?? 'unknown provider error';
+    return { ok: false, error: `Summarization failed: ${message}`, retryable: isRetryableSummaryError(message), aborted: false };
+  }
+  const text = reply.content
+    .filter((b) => b.type === 'text')
+    .map((b) => (b.type === 'text' ? b.text : ''))
+    .join('\n')
+    .trim();
+  if (!text) return { ok: false, error: 'Summarization failed: the model returned no text.', retryable: true, aborted: false };
+  return { ok: true, value: text };
+}
+
+/** The user prompt of a history summary request. */
+export function buildSummaryPrompt(messages: readonly AgentMessage[], previousSummary?: string, customInstructions?: string): string {
+  let prompt = `<conversation>\n${serializeConversation(messages)}\n</conversation>\n\n`;
+  if (previousSummary) prompt += `<previous-summary>\n${previousSummary}\n</previous-summary>\n\n`;
+  prompt += previousSummary ? UPDATE_INSTRUCTIONS : INITIAL_INSTRUCTIONS;
+  if (customInstructions?.trim()) prompt += `\n\nAdditional focus: ${customInstructions.trim()}`;
+  return prompt;
+}
+
+export function buildTurnPrefixPrompt(messages: readonly AgentMessage[]): string {
+  return `<conversation>\n${serializeConversation(messages)}\n</conversation>\n\n${TURN_PREFIX_INSTRUCTIONS}`;
+}
+
+/** Summary of `messages`, updating `previousSummary` when given. */
+export function generateSummary(
+  messages: readonly AgentMessage[],
+  reserveTokens: number,
+  options: SummarizeOptions,
+  previousSummary?: string,
+): Promise<SummaryOutcome<string>> {
+  const maxTokens = summaryMaxTokens(options.model, reserveTokens, SESSION_DEFAULTS.compaction.summaryMaxTokensShare);
+  return callSummarizer(buildSummaryPrompt(messages, previousSummary, options.customInstructions), maxTokens, true, options);
+}
+
+/**
+ * Produces the compaction summary. History and turn prefix (split turn) are requested in
+ * parallel; file lists are appended as tagged blocks.
+ */
+export async function compact(preparation: CompactionPreparation, options: SummarizeOptions): Promise<SummaryOutcome<CompactionResult>> {
+  const reserve = preparation.settings.reserveTokens;
+  const history: Promise<SummaryOutcome<string>> =
+    preparation.messagesToSummarize.length > 0
+      ? generateSummary(preparation.messagesToSummarize, reserve, options, preparation.previousSummary)
+      : Promise.resolve({ ok: true, value: preparation.previousSummary ?? NO_PRIOR_HISTORY });
+  const prefix: Promise<SummaryOutcome<string> | undefined> =
+    preparation.isSplitTurn && preparation.turnPrefixMessages.length > 0
+      ? callSummarizer(
+          buildTurnPrefixPrompt(preparation.turnPrefixMessages),
+          summaryMaxTokens(options.model, reserve, SESSION_DEFAULTS.compaction.turnPrefixMaxTokensShare),
+          false,
+          options,
+        )
+      : Promise.resolve(undefined);
+  const [h, p] = await Promise.all([history, prefix]);
+  if (!h.ok) return h;
+  if (p && !p.ok) return p;
+  const base = stripFileLists(h.value);
+  let summary = p ? `${base}\n\n---\n\n**Turn Context (split turn):**\n\n${p.value}` : base;
+  const details = fileListsOf(preparation.fileOps);
+  summary += formatFileLists(details);
+  return {
+    ok: true,
+    value: { summary, firstKeptEntryId: preparation.firstKeptEntryId, tokensBefore: preparation.tokensBefore, details },
+  };
+}
