@@ -261,8 +261,9 @@ class LoopRun {
       const messages = await this.llmMessages();
       stage = 'getApiKey';
       const apiKey = config.getApiKey ? ((await config.getApiKey(this.model.provider)) ?? config.apiKey) : config.apiKey;
-      stage = 'provider stream';
+      stage = 'tool schema generation';
       const tools = this.ctx.tools.length > 0 ? toLlmTools(this.ctx.tools) : undefined;
+      stage = 'provider stream';
       const llmContext: Context = { systemPrompt: this.ctx.systemPrompt, messages, tools };
       const streamFn = config.streamFn ?? registryStream;
       // StreamFunction is synchronous by contract; tolerate a promise from custom functions.

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { scriptedModel } from '../../src/ai/models.js';
+import { registerScriptedProvider } from '../../src/ai/providers.js';
+import { unregisterProvider } from '../../src/ai/registry.js';
 import type { Message, Model } from '../../src/ai/types.js';
 import { convertToLlm } from '../../src/agent/convert-to-llm.js';
 import { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue } from '../../src/agent/loop.js';
@@ -473,5 +476,26 @@ describe('hooks and failures around the model call', () => {
     const result = await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(result.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'error', errorMessage: 'queue broken' });
     expect(s.events.at(-1)!.type).toBe('agent_end');
+  });
+});
+
+describe('through the provider registry', () => {
+  const api = 'scripted-agent-loop-test';
+  afterEach(() => unregisterProvider(api));
+
+  it('without a streamFn the loop dispatches on model.api (here: the real scripted provider)', async () => {
+    const provider = registerScriptedProvider([{ tools: [{ name: 't', args: { text: 'hi' } }] }, { text: 'all done' }], api);
+    const context: AgentContext = { systemPrompt: 'sys', messages: [], tools: [tool('t')] };
+    const result = await runAgentLoop([userMessage('go')], context, { model: scriptedModel({ api }) }, () => {});
+    expect(result.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+    expect(result[2]).toMatchObject({ isError: false, content: [{ type: 'text', text: 't:hi' }] });
+    expect(provider.calls).toHaveLength(2);
+    expect(provider.calls[1]!.tools?.map((t) => t.name)).toEqual(['t']);
+  });
+
+  it('an unregistered api becomes an error reply and a clean end', async () => {
+    const result = await runAgentLoop([userMessage('go')], { messages: [], tools: [] }, { model: scriptedModel({ api: 'nobody-serves-this' }) }, () => {});
+    expect(result.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'error' });
+    expect((result.at(-1) as { errorMessage: string }).errorMessage).toMatch(/No provider is registered/);
   });
 });
