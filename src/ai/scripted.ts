@@ -68,8 +68,13 @@ export interface ScriptedProviderOptions {
   contextWindow?: number;
   /** "replies" (default): stateless, by successful replies in the context; "calls": by call count. */
   turnSelection?: 'replies' | 'calls';
-  /** Record contexts after the cross-provider transform, as a real provider would send them (default true). */
+  /**
+   * Recorded contexts show messages after the cross-provider transform, as a real provider would
+   * send them (default true; computed lazily, on first read). false: exactly as received.
+   */
   recordTransformed?: boolean;
+  /** Keep every received context in `calls` (default true); turn off for long benchmark runs. */
+  record?: boolean;
 }
 
 export interface ScriptedProvider extends StreamFunction {
@@ -114,11 +119,7 @@ function indexTurns(turns: readonly ScriptedTurn[]): TurnIndex {
   return { replyAt, groupStart };
 }
 
-function countReplies(messages: readonly Message[]): number {
-  let n = 0;
-  for (const m of messages) if (m.role === 'assistant' && m.stopReason !== 'error' && m.stopReason !== 'aborted') n++;
-  return n;
-}
+const isReply = (m: Message): boolean => m.role === 'assistant' && m.stopReason !== 'error' && m.stopReason !== 'aborted';
 
 function firstUserText(messages: readonly Message[]): string {
   for (const m of messages) {
@@ -159,19 +160,81 @@ function charsOfMessage(m: Message): number {
   return n;
 }
 
+/** What the provider knows about a conversation: its messages so far, their size and reply count. */
+interface ConversationTally {
+  /** The array counted and its length then (the caller may append to the same array later). */
+  messages: readonly Message[];
+  length: number;
+  chars: number;
+  replies: number;
+}
+
+/**
+ * Size and reply count of `messages`. Conversations only grow between calls, so the tally of the
+ * previous call (found by the first message) is extended by the new tail; anything else is
+ * recounted. Keeps a call O(new messages) plus a pointer comparison of the prefix.
+ */
+function tallyMessages(messages: readonly Message[], cache: WeakMap<object, ConversationTally>): ConversationTally {
+  const first = messages[0];
+  let start = 0;
+  let chars = 0;
+  let replies = 0;
+  const prev = first ? cache.get(first) : undefined;
+  if (prev && prev.length <= messages.length) {
+    let same = true;
+    if (prev.messages !== messages) {
+      for (let i = prev.length - 1; i >= 0; i--) {
+        if (prev.messages[i] !== messages[i]) {
+          same = false;
+          break;
+        }
+      }
+    }
+    if (same) {
+      start = prev.length;
+      chars = prev.chars;
+      replies = prev.replies;
+    }
+  }
+  for (let i = start; i < messages.length; i++) {
+    const m = messages[i]!;
+    chars += charsOfMessage(m);
+    if (isReply(m)) replies++;
+  }
+  const tally = { messages, length: messages.length, chars, replies };
+  if (first) cache.set(first, tally);
+  return tally;
+}
+
+function charsOfTools(tools: Context['tools']): number {
+  if (!tools?.length) return 0;
+  let t = toolChars.get(tools);
+  if (t === undefined) {
+    t = JSON.stringify(tools).length;
+    toolChars.set(tools, t);
+  }
+  return t;
+}
+
 /** chars / 4 of the serialized context (system prompt, messages, tools), rounded up. */
 export function scriptedInputTokens(context: Context): number {
-  let chars = context.systemPrompt?.length ?? 0;
+  let chars = (context.systemPrompt?.length ?? 0) + charsOfTools(context.tools);
   for (const m of context.messages) chars += charsOfMessage(m);
-  if (context.tools?.length) {
-    let t = toolChars.get(context.tools);
-    if (t === undefined) {
-      t = JSON.stringify(context.tools).length;
-      toolChars.set(context.tools, t);
-    }
-    chars += t;
-  }
   return Math.ceil(chars / aiDefaults.charsPerToken);
+}
+
+/** A recorded context whose messages are transformed on first read (tests read few of them). */
+function recordedContext(context: Context, snapshot: Message[], model: Model, transform: boolean): Context {
+  if (!transform) return { systemPrompt: context.systemPrompt, messages: snapshot, tools: context.tools };
+  let transformed: Message[] | undefined;
+  // An accessor in the literal keeps the object's shape fast (defineProperty would not).
+  return {
+    systemPrompt: context.systemPrompt,
+    get messages(): Message[] {
+      return (transformed ??= transformMessages(snapshot, model));
+    },
+    tools: context.tools,
+  };
 }
 
 function replyChars(content: AssistantMessage['content']): number {
@@ -250,6 +313,8 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
   const chunkDelayMs = options.chunkDelayMs ?? 0;
   const byCalls = options.turnSelection === 'calls';
   const recordTransformed = options.recordTransformed ?? true;
+  const record = options.record ?? true;
+  const tallies = new WeakMap<object, ConversationTally>();
   const indexes = new WeakMap<readonly ScriptedTurn[], TurnIndex>();
   const fired = new Set<string>();
   const calls: Context[] = [];
@@ -307,12 +372,11 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
   const provider = ((model: Model, context: Context, streamOptions: StreamOptions = {}): AssistantMessageEventStream => {
     const stream = new AssistantMessageEventStream(model);
     const callIndex = callCount++;
-    const recorded: Context = {
-      systemPrompt: context.systemPrompt,
-      messages: recordTransformed ? transformMessages(context.messages, model) : context.messages.slice(),
-      tools: context.tools,
-    };
-    calls.push(recorded);
+    // A snapshot when recording: the caller may keep appending to its array after this call.
+    // Without recording, the live array is read (contexts are treated as append-only).
+    const snapshot = record ? context.messages.slice() : context.messages;
+    const recorded = record ? recordedContext(context, snapshot, model, recordTransformed) : context;
+    if (record) calls.push(recorded);
 
     const output: AssistantMessage = {
       role: 'assistant',
@@ -334,18 +398,19 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
     try {
       const signal = streamOptions.signal;
       if (signal?.aborted) return fail(ABORTED_TEXT, 'aborted');
-      output.usage.input = scriptedInputTokens(recorded);
+      const tally = tallyMessages(snapshot, tallies);
+      output.usage.input = Math.ceil((tally.chars + (context.systemPrompt?.length ?? 0) + charsOfTools(context.tools)) / aiDefaults.charsPerToken);
       if (options.contextWindow !== undefined && output.usage.input > options.contextWindow) {
         computeCost(model, output.usage);
         return fail(`prompt is too long: ${output.usage.input} tokens > ${options.contextWindow} maximum (scripted provider overflow mode)`);
       }
-      const { conv, turns, match, label } = pickConversation(recorded);
+      const { conv, turns, match, label } = pickConversation(context);
       // Reply number k: the turn slot, and the base of deterministic tool-call ids (unique per conversation).
-      const k = byCalls ? callIndex : countReplies(recorded.messages);
+      const k = byCalls ? callIndex : tally.replies;
       const at = selectTurn(turns, conv, k);
       const turn = at === undefined ? undefined : turns[at];
       if (turn === undefined && turns.length === 0 && normalized.conversations?.length) {
-        const first = firstUserText(recorded.messages).slice(0, 80);
+        const first = firstUserText(snapshot).slice(0, 80);
         return fail(`scripted provider: no conversation matches the first user message "${first}" and the script has no default turns.`);
       }
       if (turn === undefined) {

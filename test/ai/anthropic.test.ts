@@ -325,6 +325,25 @@ describe('anthropic provider: failures and retries', () => {
     expect(server!.requests).toHaveLength(1);
   });
 
+  it('retries an SSE overloaded error that arrives before any content', async () => {
+    const model = await serve(
+      { kind: 'sse-error', afterEvents: 1, errorType: 'overloaded_error', message: 'Overloaded' },
+      { kind: 'message', content: [{ type: 'text', text: 'recovered' }] },
+    );
+    const retries: RetryInfo[] = [];
+    const { result } = await collect(model, ctx(), { ...fast, onRetry: (i) => retries.push(i) });
+    expect(retries.map((r) => [r.kind, r.status])).toEqual([['overloaded', undefined]]);
+    expect(result.content).toEqual([{ type: 'text', text: 'recovered' }]);
+  });
+
+  it('stops waiting for a retry when the signal aborts', async () => {
+    const model = await serve({ kind: 'http-error', status: 429, headers: { 'retry-after-ms': '20000' } });
+    const controller = new AbortController();
+    const { result } = await collect(model, ctx(), { ...fast, signal: controller.signal, onRetry: () => controller.abort() });
+    expect(result.stopReason).toBe('aborted');
+    expect(server!.requests).toHaveLength(1);
+  });
+
   it('ends an abort mid-stream as "aborted", keeping what streamed', async () => {
     const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'a b c d e f g h i j k l m n o p' }], chunkSize: 2, delayMs: 15 });
     const controller = new AbortController();

@@ -3,7 +3,7 @@ import { scriptedModel } from '../../src/ai/models.js';
 import { isContextOverflow } from '../../src/ai/overflow.js';
 import { registerBuiltInProviders, registerScriptedProvider } from '../../src/ai/providers.js';
 import { complete, getProvider, unregisterProvider } from '../../src/ai/registry.js';
-import { createScriptedProvider, type ScriptedProvider, type ScriptedTurn } from '../../src/ai/scripted.js';
+import { createScriptedProvider, scriptedInputTokens, type ScriptedProvider, type ScriptedTurn } from '../../src/ai/scripted.js';
 import { streamAnthropic } from '../../src/ai/anthropic.js';
 import type { AssistantMessage, AssistantMessageEvent, Context, Message, StreamOptions } from '../../src/ai/types.js';
 import { emptyUsage } from '../../src/ai/usage.js';
@@ -115,6 +115,29 @@ describe('scripted provider: usage', () => {
     expect(b.usage).toEqual(a.usage);
     expect(a.usage.totalTokens).toBe(a.usage.input + 3);
     expect(a.usage.cost.total).toBeCloseTo((a.usage.input * 3 + 3 * 15) / 1e6, 12);
+  });
+
+  it('keeps input counts exact as a conversation grows, is rewritten, or is appended in place', async () => {
+    const p = createScriptedProvider(Array.from({ length: 10 }, () => ({ text: 'r' })), { turnSelection: 'calls' });
+    const first = user('start');
+    const grown: Message[] = [first];
+    const expectExact = async (messages: Message[]) => {
+      const r = await p(model, { messages }).result();
+      expect(r.usage.input).toBe(scriptedInputTokens({ messages }));
+      return r;
+    };
+    grown.push(await expectExact([...grown]), user('second'));
+    await expectExact([...grown]);
+    await expectExact([first, user('a different middle that is much longer than before')]);
+    await expectExact([first]);
+    const live: Message[] = [first];
+    const unrecorded = createScriptedProvider([{ text: 'x' }, { text: 'y' }], { record: false });
+    const a = await unrecorded(model, { messages: live }).result();
+    live.push(a, user('next question, appended to the same array'));
+    const b = await unrecorded(model, { messages: live }).result();
+    expect(b.usage.input).toBe(scriptedInputTokens({ messages: live }));
+    expect(textOf(b)).toBe('y');
+    expect(unrecorded.calls).toHaveLength(0);
   });
 
   it('lets a turn override the token counts', async () => {
