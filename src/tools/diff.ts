@@ -68,8 +68,12 @@ function backtrack(trace: Int32Array[], n: number, m: number): ('=' | '-' | '+')
   return ops.reverse();
 }
 
+// A final newline ends the last line; it does not start an empty one.
 function splitLines(text: string): string[] {
-  return text === '' ? [] : text.split(/\r?\n/);
+  if (text === '') return [];
+  const lines = text.split(/\r?\n/);
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
 }
 
 /** Unified diff of two texts with `context` lines around each change. */

@@ -84,7 +84,7 @@ export function createEditTool(options: EditToolOptions): AgentTool<typeof editP
       const raw = await readFile(abs);
       let decoded: string;
       try {
-        decoded = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+        decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(raw); // keep the BOM to restore it
       } catch {
         throw new Error(`${path} is not valid UTF-8 text, so it cannot be edited safely. Use bash for binary files.`);
       }
