@@ -193,7 +193,11 @@ export interface StreamOptions {
   onPayload?: (payload: unknown, model: Model) => unknown;
 }
 
-/** Any stream-producing function with the provider contract: returns synchronously, never throws. */
+/**
+ * Any stream-producing function with the provider contract: returns synchronously, never throws
+ * (failures are error events). A provider must not keep `context.messages` past the call: the
+ * agent loop hands over its cached array, which keeps growing afterwards (copy what you record).
+ */
 export type StreamFunction = (
   model: Model,
   context: Context,
