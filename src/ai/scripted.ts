@@ -415,7 +415,11 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
       }
       if (turn === undefined) {
         const where = label === 'default' ? '' : ` (${label})`;
-        return fail(`scripted provider: script has ${turns.length} turns${where}, call ${callIndex + 1} has none. Add turns to the script or check which turn each call should get.`);
+        const which = byCalls ? '' : ` (reply ${k + 1} of this conversation)`;
+        return fail(
+          `scripted provider: script has ${turns.length} turns${where}, call ${callIndex + 1}${which} has none. ` +
+            'Add turns to the script, or check that earlier replies succeeded.',
+        );
       }
       let spec = typeof turn === 'function' ? turn(recorded, callIndex) : turn;
       if (match) spec = substitute(spec, match);
@@ -471,7 +475,9 @@ async function play(
     await sleep(plan.delayMs, signal);
     if (aborted()) return;
   }
-  stream.push({ type: 'start', partial: output });
+  const failing = plan.stopReason === 'error' || plan.stopReason === 'aborted';
+  // Like an HTTP error, a failure with nothing streamed has no start event.
+  if (!(failing && plan.emitBlocks === 0)) stream.push({ type: 'start', partial: output });
 
   for (let b = 0; b < plan.emitBlocks; b++) {
     const src = plan.blocks[b]!;
@@ -517,12 +523,12 @@ async function play(
   await pause();
   if (aborted()) return;
   finishUsage();
-  if (plan.stopReason === 'error' || plan.stopReason === 'aborted') {
-    output.stopReason = plan.stopReason;
+  const reason = plan.stopReason;
+  output.stopReason = reason;
+  if (reason === 'error' || reason === 'aborted') {
     output.errorMessage = plan.errorMessage;
-    stream.push({ type: 'error', reason: plan.stopReason, error: output });
+    stream.push({ type: 'error', reason, error: output });
     return;
   }
-  output.stopReason = plan.stopReason;
-  stream.push({ type: 'done', reason: plan.stopReason, message: output });
+  stream.push({ type: 'done', reason, message: output });
 }

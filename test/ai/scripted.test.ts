@@ -197,6 +197,7 @@ describe('scripted provider: turn selection', () => {
     const failed = await run(p, context);
     const retried = await run(p, context);
     expect(failed.result).toMatchObject({ stopReason: 'error', errorMessage: 'overloaded_error: Overloaded' });
+    expect(failed.events.map((e) => e.type)).toEqual(['error']);
     expect(textOf(retried.result)).toBe('after retry');
   });
 
@@ -213,7 +214,7 @@ describe('scripted provider: turn selection', () => {
     const first = await run(p, { messages: [user('a')] });
     const { result } = await run(p, { messages: [user('a'), first.result, user('b')] });
     expect(result.stopReason).toBe('error');
-    expect(result.errorMessage).toMatch(/^scripted provider: script has 1 turns, call 2 has none/);
+    expect(result.errorMessage).toMatch(/^scripted provider: script has 1 turns, call 2 \(reply 2 of this conversation\) has none/);
   });
 
   it('calls function turns with the context and the call index', async () => {
