@@ -73,7 +73,7 @@ export interface ScriptedProviderOptions {
    * send them (default true; computed lazily, on first read). false: exactly as received.
    */
   recordTransformed?: boolean;
-  /** Keep every received context in `calls` (default true); turn off for long benchmark runs. */
+  /** Keep every received context in `calls` (default true); turn off for long runs to save memory. */
   record?: boolean;
 }
 
@@ -162,7 +162,7 @@ function charsOfMessage(m: Message): number {
 
 /** What the provider knows about a conversation: its messages so far, their size and reply count. */
 interface ConversationTally {
-  /** The array counted and its length then (the caller may append to the same array later). */
+  /** The (snapshot) array counted, and its length. */
   messages: readonly Message[];
   length: number;
   chars: number;
@@ -182,12 +182,10 @@ function tallyMessages(messages: readonly Message[], cache: WeakMap<object, Conv
   const prev = first ? cache.get(first) : undefined;
   if (prev && prev.length <= messages.length) {
     let same = true;
-    if (prev.messages !== messages) {
-      for (let i = prev.length - 1; i >= 0; i--) {
-        if (prev.messages[i] !== messages[i]) {
-          same = false;
-          break;
-        }
+    for (let i = prev.length - 1; i >= 0; i--) {
+      if (prev.messages[i] !== messages[i]) {
+        same = false;
+        break;
       }
     }
     if (same) {
@@ -372,9 +370,9 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
   const provider = ((model: Model, context: Context, streamOptions: StreamOptions = {}): AssistantMessageEventStream => {
     const stream = new AssistantMessageEventStream(model);
     const callIndex = callCount++;
-    // A snapshot when recording: the caller may keep appending to its array after this call.
-    // Without recording, the live array is read (contexts are treated as append-only).
-    const snapshot = record ? context.messages.slice() : context.messages;
+    // A snapshot: the caller may keep appending to its array after this call (StreamFunction
+    // contract). Copying pointers is cheap next to any per-message work.
+    const snapshot = context.messages.slice();
     const recorded = record ? recordedContext(context, snapshot, model, recordTransformed) : context;
     if (record) calls.push(recorded);
 
