@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import {
+  compactionThreshold,
+  effectiveKeepRecentTokens,
+  prepareCompaction,
+  prepareCompactionOrReason,
+  shouldCompact,
+} from '../../src/session/prepare-compaction.js';
+import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../../src/session/defaults.js';
+import { SessionStore } from '../../src/session/session-store.js';
+import { assistant, toolResult, user } from './message-builders.js';
+
+const words = (tokens: number): string => 'abcd'.repeat(tokens);
+const settings = (keepRecentTokens: number): CompactionSettings => ({ enabled: true, reserveTokens: 1000, keepRecentTokens });
+
+function turn(s: SessionStore, t: number, size = 100, tool?: { name: string; path: string }): void {
+  s.appendMessage(user(`u${t} ${words(size)}`));
+  if (tool) {
+    s.appendMessage(assistant(`a${t}`, { toolCalls: [{ id: `c${t}`, name: tool.name, args: { path: tool.path } }] }));
+    s.appendMessage(toolResult(`c${t}`, words(size), tool.name));
+  }
+  s.appendMessage(assistant(`b${t} ${words(size)}`));
+}
+
+describe('thresholds', () => {
+  it('compacts above contextWindow - reserveTokens, only when enabled', () => {
+    expect(compactionThreshold(200_000)).toBe(200_000 - 16_384);
+    expect(shouldCompact(183_617, 200_000)).toBe(true);
+    expect(shouldCompact(183_616, 200_000)).toBe(false);
+    expect(shouldCompact(999_999, 200_000, { ...DEFAULT_COMPACTION_SETTINGS, enabled: false })).toBe(false);
+  });
+
+  it('keepRecentTokens is clamped below the threshold so compaction always makes progress', () => {
+    const s: CompactionSettings = { enabled: true, reserveTokens: 16_384, keepRecentTokens: 50_000 };
+    const keep = effectiveKeepRecentTokens(s, 32_000);
+    expect(keep).toBeLessThan(compactionThreshold(32_000, s));
+    expect(effectiveKeepRecentTokens(DEFAULT_COMPACTION_SETTINGS, 200_000)).toBe(20_000);
+
+    // A context just over the threshold of a small window still summarizes something.
+    const store = SessionStore.inMemory();
+    for (let t = 0; t < 40; t++) turn(store, t, 200);
+    const prep = prepareCompaction(store.getPath(), s, { contextWindow: 32_000 });
+    expect(prep).toBeDefined();
+    expect(prep!.messagesToSummarize.length).toBeGreaterThan(0);
+  });
+});
+
+describe('prepareCompaction', () => {
+  it('returns undefined right after a compaction (metadata after it does not count)', () => {
+    const s = SessionStore.inMemory();
+    for (let t = 0; t < 5; t++) turn(s, t);
+    const prep = prepareCompaction(s.getPath(), settings(250))!;
+    s.appendCompaction('S', prep.firstKeptEntryId, prep.tokensBefore);
+    s.appendLabel(prep.firstKeptEntryId, 'x');
+    expect(prepareCompactionOrReason(s.getPath(), settings(250))).toEqual({ reason: 'already_compacted' });
+  });
+
+  it('reports nothing to compact when everything fits in the kept part', () => {
+    const s = SessionStore.inMemory();
+    turn(s, 0);
+    expect(prepareCompactionOrReason(s.getPath(), settings(100_000))).toEqual({ reason: 'nothing_to_compact' });
+  });
+
+  it('passes the previous summary for an incremental update', () => {
+    const s = SessionStore.inMemory();
+    for (let t = 0; t < 5; t++) turn(s, t);
+    const p1 = prepareCompaction(s.getPath(), settings(250))!;
+    expect(p1.previousSummary).toBeUndefined();
+    s.appendCompaction('FIRST SUMMARY', p1.firstKeptEntryId, p1.tokensBefore);
+    for (let t = 5; t < 10; t++) turn(s, t);
+    expect(prepareCompaction(s.getPath(), settings(250))!.previousSummary).toBe('FIRST SUMMARY');
+  });
+
+  it('the next summarize range starts at the previous first kept entry (no message drops out)', () => {
+    const s = SessionStore.inMemory();
+    for (let t = 0; t < 5; t++) turn(s, t);
+    const p1 = prepareCompaction(s.getPath(), settings(250))!;
+    s.appendCompaction('S1', p1.firstKeptEntryId, p1.tokensBefore);
+    const keptByFirst = s.buildContext().messages.slice(1);
+    expect(keptByFirst.length).toBeGreaterThan(0);
+    for (let t = 5; t < 10; t++) turn(s, t);
+    const p2 = prepareCompaction(s.getPath(), settings(250))!;
+    for (const m of keptByFirst) expect(p2.messagesToSummarize).toContain(m);
+  });
+
+  it('file lists accumulate across compactions and read excludes modified', () => {
+    const s = SessionStore.inMemory();
+    turn(s, 0, 100, { name: 'read', path: 'a.ts' });
+    turn(s, 1, 100, { name: 'read', path: 'b.ts' });
+    turn(s, 2, 100, { name: 'edit', path: 'b.ts' });
+    turn(s, 3, 100);
+    turn(s, 4, 100);
+    const p1 = prepareCompaction(s.getPath(), settings(250))!;
+    expect([...p1.fileOps.read].sort()).toEqual(['a.ts', 'b.ts']);
+    s.appendCompaction('S1', p1.firstKeptEntryId, p1.tokensBefore, { readFiles: ['a.ts'], modifiedFiles: ['b.ts'] });
+    turn(s, 5, 100, { name: 'write', path: 'c.ts' });
+    turn(s, 6, 100, { name: 'read', path: 'c.ts' });
+    turn(s, 7, 100);
+    turn(s, 8, 100);
+    const p2 = prepareCompaction(s.getPath(), settings(250))!;
+    expect(p2.fileOps.read.has('a.ts')).toBe(true);
+    expect(p2.fileOps.edited.has('b.ts')).toBe(true);
+    expect(p2.fileOps.written.has('c.ts')).toBe(true);
+  });
+
+  it('file lists of a hook-made compaction are not trusted', () => {
+    const s = SessionStore.inMemory();
+    for (let t = 0; t < 5; t++) turn(s, t);
+    const p1 = prepareCompaction(s.getPath(), settings(250))!;
+    s.appendCompaction('S1', p1.firstKeptEntryId, p1.tokensBefore, { readFiles: ['hook.ts'], modifiedFiles: [] }, true);
+    for (let t = 5; t < 10; t++) turn(s, t);
+    expect(prepareCompaction(s.getPath(), settings(250))!.fileOps.read.has('hook.ts')).toBe(false);
+  });
+
+  it('a split turn puts the turn start into the prefix, not into the history', () => {
+    const s = SessionStore.inMemory();
+    turn(s, 0);
+    s.appendMessage(user('long task'));
+    for (let i = 0; i < 6; i++) {
+      s.appendMessage(assistant('', { toolCalls: [{ id: `x${i}`, name: 'read', args: { path: `f${i}` } }] }));
+      s.appendMessage(toolResult(`x${i}`, words(100)));
+    }
+    s.appendMessage(assistant('finished'));
+    const prep = prepareCompaction(s.getPath(), settings(250))!;
+    expect(prep.isSplitTurn).toBe(true);
+    expect(prep.turnPrefixMessages[0]).toMatchObject({ role: 'user', content: [{ text: 'long task' }] });
+    expect(prep.messagesToSummarize.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+});
