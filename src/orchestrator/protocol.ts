@@ -15,6 +15,8 @@ export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('wrap_up'), text: z.string() }),
   z.object({ type: z.literal('permit_grant'), requestId: z.number(), slotId: z.number() }),
   z.object({ type: z.literal('permit_deny'), requestId: z.number(), reason: z.string(), budget: z.boolean() }),
+  /** Answer to a `send` that carried a requestId: who got the message, or why nobody did. */
+  z.object({ type: z.literal('send_result'), requestId: z.number(), delivered: z.array(z.string()), queued: z.array(z.string()), error: z.string().optional() }),
 ]);
 export type CoordinatorMessage = z.infer<typeof CoordinatorMessageSchema>;
 
@@ -35,7 +37,9 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
   /** One agent event, for the run log and the live view. */
   z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
   /** send_message tool: to a task id / instance key, "parent", or "*" for everyone. */
-  z.object({ type: z.literal('send'), to: z.string(), text: z.string() }),
+  z.object({ type: z.literal('send'), to: z.string(), text: z.string(), requestId: z.number().optional() }),
+  /** A verify command finished (the run log records each check). */
+  z.object({ type: z.literal('verify'), command: z.string(), ok: z.boolean(), output: z.string() }),
 ]);
 export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
 

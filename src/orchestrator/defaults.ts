@@ -1,0 +1,43 @@
+// Tunable numbers of the orchestrator (coordinator, workers, failure policy), each with the reason
+// for its value. Recipe-level defaults (concurrency, retries, pair rounds) live in
+// recipe/defaults.ts so a dry run and a real run agree; these are the run machinery's own.
+
+export const ORCHESTRATOR_DEFAULTS = {
+  /** Folder (under the recipe's folder, or cwd) that holds `runs/<run-id>/`. */
+  stateDirName: '.orchestrate',
+  runsDirName: 'runs',
+  /**
+   * Worker thread heap cap. An agent holds one conversation and a few tool outputs (bounded by
+   * truncation); 512 MB is generous for that and still stops a runaway tool from taking the
+   * machine down with every sibling.
+   */
+  workerResourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
+  /** Warm threads are kept this long between instances (re-creating one costs 23-110 ms). */
+  workerIdleTimeoutMs: 60_000,
+  /** After an abort message, how long a worker gets to stop cleanly before its thread is terminated. */
+  abortGraceMs: 3_000,
+  /** After the idle-timeout wrap-up steer, how long the agent gets to finish before it is stopped. */
+  wrapUpGraceMs: 30_000,
+  /** Jitter applied to task-level retry delays: the delay is scaled by a factor in [1 - j, 1]. */
+  retryJitter: 0.5,
+  /**
+   * Spend reserved for one model call before its real usage is known, when the instance has no
+   * previous call to go by: roughly a system prompt, tool schemas and a short reply.
+   */
+  callEstimateTokens: 4_000,
+  /** A call's estimate is the instance's last call size times this (context grows each turn). */
+  callEstimateGrowth: 1.2,
+  /** Output kept of one verify or `run:` command (tail; the rest is summarized as cut). */
+  commandOutputChars: 8_000,
+  /** Wall-clock limit of one verify command or `run:` step without a task timeout. */
+  commandTimeoutMs: 10 * 60_000,
+  /** How many times invalid JSON output is sent back to the agent before the instance fails. */
+  outputRetries: 1,
+  /** Text of the note a resumed or retried instance is prompted with when its session is idle. */
+  continueNote:
+    'The previous attempt at this task was interrupted ({reason}). Your work so far is above. Continue the task from where you left off and finish it.',
+  /** The steer sent when an instance has been idle for its idle_timeout. */
+  wrapUpNote: 'You have been idle for {seconds}s. Finish now: wrap up what you have and give your final answer.',
+} as const;
+
+export type OrchestratorDefaults = typeof ORCHESTRATOR_DEFAULTS;

@@ -1,0 +1,86 @@
+// Why an instance failed (its failure class) and what to do about it: retry after a backoff, or
+// give up. Classes are decided from data the worker returns (errors lose their class across
+// threads, so the worker classifies what it can and the text decides the rest).
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { FAILURE_CLASSES, type FailureClass } from './run-events.js';
+
+export interface RetryPolicy {
+  /** Retries after the first attempt. */
+  count: number;
+  initialMs: number;
+  maxMs: number;
+  factor: number;
+  /** Classes that are retried. */
+  on: readonly FailureClass[];
+  /** Delay scale in [1 - jitter, 1], so a fan-out that failed together does not retry together. */
+  jitter: number;
+}
+
+/** Classes a retry can never fix: spend more money, or undo what the user asked for. */
+const NEVER_RETRIED: ReadonlySet<FailureClass> = new Set(['budget', 'aborted']);
+
+export function isFailureClass(s: string): s is FailureClass {
+  return (FAILURE_CLASSES as readonly string[]).includes(s);
+}
+
+/**
+ * Failure class of an agent's final error text. Budget first: a refused permit mentions the
+ * budget, never a status code.
+ */
+export function classifyErrorText(text: string): FailureClass {
+  if (/^Budget exhausted\b|budget .*is spent/i.test(text)) return 'budget';
+  if (/\b429\b|rate.?limit|too many requests/i.test(text)) return 'rate_limit';
+  if (/\b529\b|overloaded/i.test(text)) return 'overloaded';
+  if (/timed? ?out|timeout/i.test(text)) return 'timeout';
+  if (/request was aborted|aborted/i.test(text)) return 'aborted';
+  return 'error';
+}
+
+/**
+ * Failure class of a rejected worker task (piscina rejects when the thread exits, runs out of
+ * memory or throws outside the handler's own try): always `crashed`, unless our own abort
+ * caused it, which the caller knows better.
+ */
+export function describeThreadFailure(err: unknown): { failure: FailureClass; error: string } {
+  const e = err as { code?: string; message?: string; name?: string } | undefined;
+  const message = e?.message ?? String(err);
+  if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY' || /out of memory|memory limit/i.test(message)) {
+    return { failure: 'crashed', error: `worker thread ran out of memory: ${message}. Raise the worker memory limit or reduce what the agent holds (large tool outputs).` };
+  }
+  if (/worker exited with code/i.test(message)) return { failure: 'crashed', error: `worker thread exited: ${message}` };
+  return { failure: 'crashed', error: `worker thread failed: ${message}` };
+}
+
+/** Whether attempt number `attempt` (1-based, the one that just failed) is followed by another. */
+export function shouldRetry(policy: RetryPolicy, failure: FailureClass, attempt: number): boolean {
+  if (NEVER_RETRIED.has(failure)) return false;
+  if (attempt > policy.count) return false;
+  return policy.on.includes(failure);
+}
+
+/** Delay before retry number `retry` (1-based): initial x factor^(retry-1), capped, with jitter. */
+export function backoffDelay(policy: RetryPolicy, retry: number, random: () => number = Math.random): number {
+  const raw = policy.initialMs * policy.factor ** Math.max(0, retry - 1);
+  const capped = Math.min(raw, policy.maxMs);
+  const scale = 1 - policy.jitter * random();
+  return Math.max(0, Math.round(capped * scale));
+}
+
+/** Normalizes the recipe's `retries` (a count or {count, backoff, on}) with the defaults. */
+export function retryPolicyOf(
+  raw:
+    | number
+    | { count?: number; initialMs?: number; maxMs?: number; factor?: number; on?: readonly string[] }
+    | undefined,
+  defaults: { count: number; initialMs: number; maxMs: number; factor: number; on: readonly string[] },
+): RetryPolicy {
+  const r = typeof raw === 'number' ? { count: raw } : (raw ?? {});
+  return {
+    count: r.count ?? defaults.count,
+    initialMs: r.initialMs ?? defaults.initialMs,
+    maxMs: r.maxMs ?? defaults.maxMs,
+    factor: r.factor ?? defaults.factor,
+    on: (r.on ?? defaults.on).filter(isFailureClass),
+    jitter: ORCHESTRATOR_DEFAULTS.retryJitter,
+  };
+}

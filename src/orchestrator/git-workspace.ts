@@ -1,0 +1,109 @@
+// Git around an instance: a snapshot of the working tree when it starts, an optional worktree of
+// its own (`isolation: worktree`), and the patch of what it changed (patches/<key>.diff).
+//
+// The snapshot is a tree object written through a temporary index, so the user's index and
+// working tree are never touched, and the patch shows exactly what this instance changed, even
+// when earlier tasks left uncommitted changes behind. Untracked files count (ignored ones don't).
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** The tree of an empty repository, for diffs in a repository without commits. */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+export interface GitResult {
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+export function git(args: string[], cwd: string, env?: Record<string, string>): Promise<GitResult> {
+  return new Promise((resolvePromise) => {
+    execFile(
+      'git',
+      args,
+      { cwd, env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 256 * 1024 * 1024 },
+      (err, stdout, stderr) => resolvePromise({ ok: !err, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) }),
+    );
+  });
+}
+
+/** The repository root holding `dir`, or undefined when `dir` is not in a git work tree. */
+export async function repoRoot(dir: string): Promise<string | undefined> {
+  if (!existsSync(dir)) return undefined;
+  const r = await git(['rev-parse', '--show-toplevel'], dir);
+  return r.ok ? r.stdout.trim() : undefined;
+}
+
+export async function headCommit(dir: string): Promise<string | undefined> {
+  const r = await git(['rev-parse', '--verify', '-q', 'HEAD'], dir);
+  return r.ok ? r.stdout.trim() : undefined;
+}
+
+/** Runs `fn` with a throwaway index seeded from the repository's own (keeps git's stat cache warm). */
+async function withTempIndex<T>(dir: string, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
+  const tmp = join(tmpdir(), `orchestrate-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const real = await git(['rev-parse', '--path-format=absolute', '--git-path', 'index'], dir);
+  try {
+    if (real.ok && existsSync(real.stdout.trim())) copyFileSync(real.stdout.trim(), tmp);
+    return await fn({ GIT_INDEX_FILE: tmp });
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+export interface Snapshot {
+  /** Repository root. */
+  root: string;
+  /** HEAD when the snapshot was taken (undefined in a repository without commits). */
+  commit?: string;
+  /** Tree object of the working tree under `dir` (tracked and untracked, not ignored). */
+  tree: string;
+}
+
+/** Records the current state of the work tree under `dir`; undefined outside git. */
+export async function snapshot(dir: string): Promise<Snapshot | undefined> {
+  const root = await repoRoot(dir);
+  if (!root) return undefined;
+  const commit = await headCommit(root);
+  const tree = await withTempIndex(root, async (env) => {
+    if (!(await git(['add', '-A', '--', '.'], root, env)).ok) return undefined;
+    const w = await git(['write-tree'], root, env);
+    return w.ok ? w.stdout.trim() : undefined;
+  });
+  return tree ? { root, commit, tree } : undefined;
+}
+
+/**
+ * The patch of everything that changed under `dir` since `baseTree` (binary-safe, untracked
+ * files included), plus the changed paths relative to the repository root.
+ */
+export async function diffSince(dir: string, baseTree: string | undefined): Promise<{ patch: string; files: string[] } | undefined> {
+  const root = await repoRoot(dir);
+  if (!root) return undefined;
+  const scope = relative(root, resolve(dir)) || '.';
+  return withTempIndex(root, async (env) => {
+    if (!(await git(['add', '-A', '--', scope], root, env)).ok) return undefined;
+    const base = baseTree ?? EMPTY_TREE;
+    const d = await git(['diff', '--cached', '--binary', '--no-color', '--no-ext-diff', base, '--', scope], root, env);
+    if (!d.ok) return undefined;
+    const names = await git(['diff', '--cached', '--name-only', '--no-renames', base, '--', scope], root, env);
+    const files = names.ok ? names.stdout.split('\n').filter(Boolean) : [];
+    return { patch: d.stdout, files };
+  });
+}
+
+/** Creates a detached worktree of `root` at `commit` in `dir` (reused if it is already there). */
+export async function addWorktree(root: string, dir: string, commit: string | undefined): Promise<{ ok: true } | { ok: false; error: string }> {
+  if (existsSync(join(dir, '.git'))) return { ok: true };
+  if (!commit) return { ok: false, error: `cannot make a worktree of ${root}: the repository has no commits yet` };
+  mkdirSync(dirname(dir), { recursive: true });
+  const r = await git(['worktree', 'add', '--detach', dir, commit], root);
+  return r.ok ? { ok: true } : { ok: false, error: `git worktree add failed: ${r.stderr.trim()}` };
+}
+
+export async function removeWorktree(root: string, dir: string): Promise<void> {
+  await git(['worktree', 'remove', '--force', dir], root);
+}

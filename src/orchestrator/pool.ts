@@ -1,0 +1,59 @@
+// The worker-thread pool (piscina). One thread runs one agent at a time; threads stay warm
+// between instances. Sizing rule: a planner/worker pair needs both members running at once (they
+// wait on each other over a MessageChannel), so the pool always has a thread for every agent the
+// scheduler may run at the same time: concurrency + one extra per pair slot. With fewer threads a
+// pair member would sit in piscina's queue behind its partner, forever.
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+
+/** The worker file next to this module: .ts under tsx/vitest, .js from dist/. */
+export function siblingWorker(metaUrl: string, base: string): { isTs: boolean; href: string } {
+  const isTs = fileURLToPath(metaUrl).endsWith('.ts');
+  return { isTs, href: new URL(`./${base}${isTs ? '.ts' : '.js'}`, metaUrl).href };
+}
+
+/** A .ts worker needs tsx's loader in its thread (Node 20 cannot strip types); inspectors are not inherited. */
+export function workerExecArgv(isTs: boolean): string[] {
+  const inherited = process.execArgv.filter((a) => !a.startsWith('--inspect'));
+  if (!isTs) return inherited;
+  return inherited.some((a) => a.includes('tsx')) ? inherited : [...inherited, '--import', 'tsx'];
+}
+
+export interface WorkerPoolOptions {
+  /** Agents that may run at once (task instances; a pair counts as one). */
+  concurrency: number;
+  /** Pair instances that may run at once (each needs a second thread). */
+  pairSlots?: number;
+  /** Heap limits per thread; exceeding them fails the instance as `crashed`, not the run. */
+  resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
+  /** Worker module (default: worker.ts / worker.js beside this file). */
+  filename?: string;
+  /** Threads created up front (default: all of them, so instances start on warm threads). */
+  minThreads?: number;
+  /** Where a thread's background failure is reported; without a listener piscina would crash the process. */
+  onError?: (err: unknown) => void;
+}
+
+export function threadsNeeded(concurrency: number, pairSlots = 0): number {
+  return Math.max(1, concurrency + Math.min(pairSlots, concurrency));
+}
+
+export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
+  const worker = siblingWorker(import.meta.url, 'worker');
+  const filename = opts.filename ?? worker.href;
+  const isTs = filename.endsWith('.ts');
+  const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots);
+  const pool = new Piscina({
+    filename,
+    maxThreads,
+    minThreads: Math.min(maxThreads, opts.minThreads ?? maxThreads),
+    idleTimeout: ORCHESTRATOR_DEFAULTS.workerIdleTimeoutMs,
+    resourceLimits: opts.resourceLimits ?? ORCHESTRATOR_DEFAULTS.workerResourceLimits,
+    execArgv: workerExecArgv(isTs),
+    // The coordinator ends threads itself (abort, destroy); a long close would hang Ctrl-C.
+    closeTimeout: ORCHESTRATOR_DEFAULTS.abortGraceMs,
+  });
+  pool.on('error', (err: unknown) => opts.onError?.(err));
+  return pool;
+}

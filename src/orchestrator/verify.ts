@@ -1,0 +1,117 @@
+// Shell commands the orchestrator runs itself: `verify` checks after an agent finishes, and
+// `run:` steps. Each runs in its own process group so a timeout or abort kills the whole tree
+// (a test runner's children included), and only the tail of its output is kept.
+import { spawn } from 'node:child_process';
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+
+export interface CommandResult {
+  command: string;
+  ok: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** stdout and stderr interleaved, tail only. */
+  output: string;
+  durationMs: number;
+}
+
+export interface CommandOptions {
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Characters of output kept (the tail). */
+  maxChars?: number;
+}
+
+/** Runs `command` with the system shell; never throws (a spawn failure is a failed result). */
+export function runCommand(command: string, opts: CommandOptions): Promise<CommandResult> {
+  const started = Date.now();
+  const maxChars = opts.maxChars ?? ORCHESTRATOR_DEFAULTS.commandOutputChars;
+  const timeoutMs = opts.timeoutMs ?? ORCHESTRATOR_DEFAULTS.commandTimeoutMs;
+  return new Promise((resolvePromise) => {
+    let out = '';
+    let dropped = 0;
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    const keep = (chunk: Buffer): void => {
+      out += chunk.toString('utf8');
+      if (out.length > maxChars * 2) {
+        dropped += out.length - maxChars;
+        out = out.slice(-maxChars);
+      }
+    };
+    const finish = (exitCode: number | null, signal: string | null, spawnError?: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (out.length > maxChars) {
+        dropped += out.length - maxChars;
+        out = out.slice(-maxChars);
+      }
+      let output = dropped > 0 ? `[... ${dropped} earlier characters of output cut ...]\n${out}` : out;
+      if (spawnError) output += `${output ? '\n' : ''}${spawnError}`;
+      if (timedOut) output += `\n[command timed out after ${timeoutMs} ms and was killed]`;
+      if (aborted) output += '\n[command was aborted]';
+      resolvePromise({
+        command,
+        ok: exitCode === 0 && !timedOut && !aborted && !spawnError,
+        exitCode,
+        signal,
+        timedOut,
+        aborted,
+        output,
+        durationMs: Date.now() - started,
+      });
+    };
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(command, {
+        cwd: opts.cwd,
+        env: { ...process.env, ...opts.env },
+        shell: true,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      finish(null, null, `cannot start the command: ${(err as Error).message}`);
+      return;
+    }
+    const killTree = (): void => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killTree();
+    }, timeoutMs);
+    const onAbort = (): void => {
+      aborted = true;
+      killTree();
+    };
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    child.on('error', (err) => finish(null, null, `cannot start the command: ${err.message}`));
+    child.on('close', (code, signal) => finish(code, signal));
+  });
+}
+
+/** The follow-up an agent gets when a verify command failed: what ran, how it ended, its output. */
+export function verifyFailurePrompt(result: CommandResult, attempt: number, maxAttempts: number): string {
+  const how = result.timedOut ? 'timed out' : result.exitCode !== null ? `exited with code ${result.exitCode}` : `was killed (${result.signal ?? 'unknown signal'})`;
+  return [
+    `The verification command \`${result.command}\` ${how} (check ${attempt} of ${maxAttempts}). Its output:`,
+    '```',
+    result.output.trimEnd() || '(no output)',
+    '```',
+    'Fix the problem, then finish with a short summary of what you changed.',
+  ].join('\n');
+}
