@@ -43,6 +43,10 @@ export class AnthropicStreamReader {
   private readonly open = new Map<number, OpenBlock>();
   /** True once a content block started: from then on the attempt may not be retried. */
   contentStarted = false;
+  /** True once any event of this attempt's response arrived. */
+  responseStarted = false;
+  /** Called once, when the first event of the response arrives. */
+  onResponseStart: (() => void) | undefined;
   sawMessageStop = false;
   stopError: string | undefined;
 
@@ -54,6 +58,10 @@ export class AnthropicStreamReader {
   ) {}
 
   handle(ev: Anthropic.RawMessageStreamEvent): void {
+    if (!this.responseStarted) {
+      this.responseStarted = true;
+      this.onResponseStart?.();
+    }
     const out = this.output;
     switch (ev.type) {
       case 'message_start': {

@@ -143,7 +143,18 @@ async function run(model: Model, context: Context, options: StreamOptions, strea
 
   for (let attempt = 0; ; attempt++) {
     const reader = new AnthropicStreamReader(model, output, stream, emitStart);
+    // The caller (an orchestrator) may hold every request until it has a permit for it.
+    if (options.beforeAttempt) {
+      try {
+        await options.beforeAttempt({ attempt: attempt + 1 });
+      } catch (err) {
+        return finish(stream, output, options, err instanceof Error ? err.message : String(err));
+      }
+      if (options.signal?.aborted) return finish(stream, output, options);
+    }
+    reader.onResponseStart = () => options.onAttemptEnd?.({ attempt: attempt + 1, started: true });
     const failure = await attemptOnce(sdk, client, params, request.headers, options, idleMs, reader);
+    if (!reader.responseStarted) options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
     if (!failure) {
       if (options.signal?.aborted) return finish(stream, output, options);
       return finish(stream, output, options, reader.stopError);

@@ -421,9 +421,27 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
       }
       let spec = typeof turn === 'function' ? turn(recorded, callIndex) : turn;
       if (match) spec = substitute(spec, match);
-      void play(planOf(spec, k), output, stream, model, chunkSize, chunkDelayMs, signal).catch((err: unknown) => {
-        fail(`scripted provider failed: ${err instanceof Error ? err.message : String(err)}`);
-      });
+      const plan = planOf(spec, k);
+      const gate = streamOptions.beforeAttempt;
+      // Like a real provider, the request waits for the caller's permit (orchestrator) first.
+      const start = gate
+        ? gate({ attempt: 1 }).then(
+            () => {
+              streamOptions.onAttemptEnd?.({ attempt: 1, started: true });
+              return true;
+            },
+            (err: unknown) => {
+              streamOptions.onAttemptEnd?.({ attempt: 1, started: false });
+              fail(err instanceof Error ? err.message : String(err));
+              return false;
+            },
+          )
+        : Promise.resolve(true);
+      void start
+        .then((ok) => (ok ? play(plan, output, stream, model, chunkSize, chunkDelayMs, signal) : undefined))
+        .catch((err: unknown) => {
+          fail(`scripted provider failed: ${err instanceof Error ? err.message : String(err)}`);
+        });
     } catch (err) {
       // A throwing turn function is a script bug: report it as data, like any provider failure.
       return fail(`scripted provider: turn ${callIndex + 1} failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -411,3 +411,40 @@ describe('anthropic provider: failures and retries', () => {
     }
   });
 });
+
+describe('anthropic provider: permit hooks', () => {
+  it('awaits beforeAttempt before every request, retries included, and reports each attempt end', async () => {
+    const model = await serve(
+      { kind: 'http-error', status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after-ms': '5' } },
+      { kind: 'message', content: [{ type: 'text', text: 'ok' }] },
+    );
+    const log: string[] = [];
+    const { result } = await collect(model, ctx(), {
+      ...fast,
+      beforeAttempt: async ({ attempt }) => {
+        log.push(`before ${attempt} (requests so far: ${server!.requests.length})`);
+      },
+      onAttemptEnd: ({ attempt, started, status }) => log.push(`end ${attempt} started=${started}${status ? ` status=${status}` : ''}`),
+    });
+    expect(result.stopReason).toBe('stop');
+    expect(log).toEqual([
+      'before 1 (requests so far: 0)',
+      'end 1 started=false status=429',
+      'before 2 (requests so far: 1)',
+      'end 2 started=true',
+    ]);
+  });
+
+  it('a beforeAttempt that throws fails the call with its message and sends nothing', async () => {
+    const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'never' }] });
+    const { result } = await collect(model, ctx(), {
+      ...fast,
+      beforeAttempt: async () => {
+        throw new Error('Budget exhausted: run budget of $1 is spent');
+      },
+    });
+    expect(result.stopReason).toBe('error');
+    expect(result.errorMessage).toBe('Budget exhausted: run budget of $1 is spent');
+    expect(server!.requests).toHaveLength(0);
+  });
+});

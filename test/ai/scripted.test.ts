@@ -302,3 +302,33 @@ describe('provider registration', () => {
     expect(getProvider('anthropic-messages')).toBe(streamAnthropic);
   });
 });
+
+describe('scripted provider: permit hooks', () => {
+  it('waits for beforeAttempt and fails with its message when it throws', async () => {
+    const { createScriptedProvider: make } = await import('../../src/ai/scripted.js');
+    const { scriptedModel: sm } = await import('../../src/ai/models.js');
+    const p = make([{ text: 'hello' }]);
+    let released!: () => void;
+    const gate = new Promise<void>((r) => (released = r));
+    const ended: boolean[] = [];
+    const s = p(sm(), { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] }, {
+      beforeAttempt: () => gate,
+      onAttemptEnd: ({ started }) => ended.push(started),
+    });
+    let settled = false;
+    void s.result().then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(settled).toBe(false);
+    released();
+    expect((await s.result()).stopReason).toBe('stop');
+    expect(ended).toEqual([true]);
+    const denied = p(sm(), { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] }, {
+      beforeAttempt: async () => {
+        throw new Error('Budget exhausted: x');
+      },
+    });
+    const r = await denied.result();
+    expect(r.stopReason).toBe('error');
+    expect(r.errorMessage).toBe('Budget exhausted: x');
+  });
+});
