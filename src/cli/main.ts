@@ -1,0 +1,117 @@
+// The orchestrate command line: the only place that reads argv and decides exit codes.
+// `main(argv, io)` is what tests call in-process; the guard at the bottom runs it as a program.
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import yargs from 'yargs';
+import { didYouMean } from '../orchestrator/recipe/suggest.js';
+import { type CliContext, type CliIo, EXIT, UsageError, processIo } from './cli-io.js';
+import { type CliCommand } from './command.js';
+import { runCommand } from './commands/run.js';
+import { schemaCommand } from './commands/schema.js';
+import { validateCommand } from './commands/validate.js';
+
+/** Every command, in help order. To add one: a file under commands/ and a line here. */
+export const COMMANDS: CliCommand[] = [runCommand, validateCommand, schemaCommand];
+
+function version(): string {
+  try {
+    // src/cli/main.ts and dist/cli/main.js are both two levels below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** First word of each command spec, for "did you mean": run, validate, schema, ... */
+function commandNames(commands: readonly CliCommand[]): string[] {
+  const names = commands.flatMap((c) => (typeof c.command === 'string' ? [c.command] : [...c.command]).map((s) => s.split(' ')[0] ?? ''));
+  return [...new Set(names.filter((n) => n && n !== '$0'))];
+}
+
+/**
+ * The default command takes a recipe path, so a mistyped command ("valdiate") would otherwise
+ * be read as a missing recipe file. A bare word that is neither a command nor a file is caught
+ * here; returns the hint to print, or undefined when the first argument is fine.
+ */
+function mistypedCommand(argv: readonly string[], ctx: CliContext): string | undefined {
+  const first = argv[0] ?? '';
+  if (!/^[a-z][a-z-]*$/.test(first) || ctx.commandNames.includes(first)) return undefined;
+  if (existsSync(resolve(ctx.cwd, first))) return undefined;
+  const guess = didYouMean(first, ctx.commandNames);
+  return guess ? `did you mean "orchestrate ${guess}"?` : `commands: ${ctx.commandNames.join(', ')}; or give the path of a recipe file`;
+}
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. Never throws. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const ctx: CliContext = {
+    stdout: io.stdout,
+    stderr: io.stderr,
+    cwd: io.cwd ?? process.cwd(),
+    env: io.env ?? process.env,
+    isTTY: io.isTTY ?? process.stdout.isTTY === true,
+    commandNames: commandNames(COMMANDS),
+  };
+  if (argv.length === 0) {
+    ctx.stderr('orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\nRun "orchestrate --help" for usage.\n');
+    return EXIT.usage;
+  }
+  const mistyped = mistypedCommand(argv, ctx);
+  if (mistyped !== undefined) {
+    ctx.stderr(`orchestrate: unknown command "${argv[0]}" (and no recipe file of that name)\n  hint: ${mistyped}\nRun "orchestrate --help" for usage.\n`);
+    return EXIT.usage;
+  }
+  let code: number = EXIT.ok;
+  const parser = yargs(argv)
+    .scriptName('orchestrate')
+    .usage('orchestrate <recipe.yaml> [options]\norchestrate <command> [options]')
+    .epilog('Exit codes: 0 ok, 1 a task failed, 2 bad usage or recipe, 130 interrupted.')
+    .wrap(null);
+  for (const cmd of COMMANDS) {
+    parser.command(cmd.command as string | string[], cmd.describe, cmd.builder, async (args: Record<string, unknown>) => {
+      try {
+        code = await cmd.run(args, ctx);
+      } catch (e) {
+        // A bug, not a user mistake: say so plainly, keep the stack for the report.
+        ctx.stderr(`orchestrate: internal error: ${(e as Error).stack ?? String(e)}\n`);
+        code = EXIT.taskFailed;
+      }
+    });
+  }
+  parser
+    .strict()
+    .demandCommand(1, 'Give a recipe file or a command.')
+    .help()
+    .alias('h', 'help')
+    .version(version())
+    .exitProcess(false)
+    // With exitProcess(false) a fail() that only prints would still run the handler: throw.
+    .fail((msg: string | null, err: Error | undefined) => {
+      throw new UsageError(msg ?? err?.message ?? 'bad usage');
+    });
+  try {
+    await parser.parseAsync(argv, {}, (err, _args, output) => {
+      if (!err && output) ctx.stdout(`${output}\n`);
+    });
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    ctx.stderr(`orchestrate: ${message}\nRun "orchestrate --help" for usage.\n`);
+    return EXIT.usage;
+  }
+  return code;
+}
+
+/** True when this module is the program being run (also through npm's bin symlink). */
+export function isEntry(argv1: string | undefined, moduleUrl: string): boolean {
+  if (!argv1) return false;
+  try {
+    return realpathSync(argv1) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntry(process.argv[1], import.meta.url)) {
+  process.exitCode = await main(process.argv.slice(2));
+}

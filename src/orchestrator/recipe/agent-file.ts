@@ -1,0 +1,91 @@
+// Agent definition files: markdown with a YAML frontmatter (name, description, tools, model),
+// the convention of Claude Code and pi agent files. The body is the system prompt. Keys other
+// tools add (color, ...) are ignored so the same file works everywhere.
+import { readFileSync } from 'node:fs';
+import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
+import { type RecipeProblem } from './problems.js';
+
+export interface AgentFile {
+  name?: string;
+  description?: string;
+  tools?: string[];
+  model?: string;
+  /** The markdown body: the system prompt. */
+  body: string;
+  /** Line and column of each tool name in the file, for unknown-tool problems. */
+  toolPositions: { name: string; line: number; col: number }[];
+}
+
+export type AgentFileResult = { ok: true; agent: AgentFile } | { ok: false; problems: RecipeProblem[] };
+
+const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/** Parses an agent file's text; `file` is used in problem positions. */
+export function parseAgentFile(text: string, file: string): AgentFileResult {
+  const source = text.replace(/^\uFEFF/, '');
+  const m = FRONTMATTER.exec(source);
+  if (!m) return { ok: true, agent: { body: source.trim(), toolPositions: [] } };
+  const yamlText = m[1] ?? '';
+  const yamlStart = source.indexOf(yamlText);
+  const lc = new LineCounter();
+  const doc = parseDocument(yamlText, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
+  // Frontmatter starts on line 2 of the file (line 1 is the opening ---).
+  const pos = (offset: number) => {
+    const p = lc.linePos(offset);
+    return { line: p.line + source.slice(0, yamlStart).split('\n').length - 1, col: p.col };
+  };
+  const problems: RecipeProblem[] = [];
+  const problem = (offset: number, message: string, hint?: string) => problems.push({ code: 'agent_file', file, ...pos(offset), message, hint });
+  for (const err of doc.errors) problem(err.pos[0], `frontmatter: ${err.message.split('\n')[0] ?? err.code}`);
+  if (problems.length) return { ok: false, problems };
+
+  const body = source.slice(m[0].length).trim();
+  if (doc.contents === null) return { ok: true, agent: { body, toolPositions: [] } };
+  if (!isMap(doc.contents)) {
+    problem(0, 'frontmatter must be a map of keys (name, description, tools, model)');
+    return { ok: false, problems };
+  }
+  const agent: AgentFile = { body, toolPositions: [] };
+  for (const pair of doc.contents.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : '';
+    const value = pair.value;
+    const offset = (value as { range?: number[] } | null)?.range?.[0] ?? (pair.key as { range?: number[] }).range?.[0] ?? 0;
+    if (key === 'name' || key === 'description' || key === 'model') {
+      if (!isScalar(value) || typeof value.value !== 'string') problem(offset, `frontmatter "${key}" must be text`);
+      else agent[key] = value.value;
+    } else if (key === 'tools') {
+      // "read, grep" (Claude Code / pi) or a YAML list.
+      const items: { name: string; offset: number }[] = [];
+      if (isScalar(value) && typeof value.value === 'string') {
+        let at = 0;
+        for (const part of value.value.split(',')) {
+          const name = part.trim();
+          const inRaw = yamlText.indexOf(name, (value.range?.[0] ?? 0) + at);
+          if (name) items.push({ name, offset: inRaw >= 0 ? inRaw : offset });
+          at += part.length + 1;
+        }
+      } else if (value && 'items' in value && Array.isArray(value.items)) {
+        for (const item of value.items) {
+          if (isScalar(item) && typeof item.value === 'string') items.push({ name: item.value, offset: item.range?.[0] ?? offset });
+          else problem((item as { range?: number[] }).range?.[0] ?? offset, 'frontmatter "tools" entries must be tool names');
+        }
+      } else {
+        problem(offset, 'frontmatter "tools" must be a comma-separated list or a YAML list');
+      }
+      agent.tools = items.map((i) => i.name);
+      agent.toolPositions = items.map((i) => ({ name: i.name, ...pos(i.offset) }));
+    }
+  }
+  return problems.length ? { ok: false, problems } : { ok: true, agent };
+}
+
+/** Reads and parses an agent file from disk. */
+export function readAgentFile(path: string, displayFile: string = path): AgentFileResult {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    return { ok: false, problems: [{ code: 'missing_file', file: displayFile, line: 1, col: 1, message: `cannot read agent file: ${(e as Error).message}` }] };
+  }
+  return parseAgentFile(text, displayFile);
+}

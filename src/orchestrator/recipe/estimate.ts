@@ -1,0 +1,189 @@
+// Pre-flight token and cost ranges for a dry run. No model is called: the figures come from
+// prompt sizes, model prices and the per-turn heuristic in RECIPE_DEFAULTS.estimate.
+import { RECIPE_DEFAULTS } from './defaults.js';
+import { referencePath, referencedTasks } from './expressions.js';
+import { type LoadedAgent, type LoadedRecipe, type LoadedTask } from './normalize.js';
+import { type InstanceSeed, type RecipePlan, resolveInstance, staticScope } from './plan.js';
+import { lookupModelPrice } from './prices.js';
+
+export interface Range {
+  low: number;
+  high: number;
+}
+
+export interface TaskEstimate {
+  taskId: string;
+  kind: LoadedTask['kind'];
+  /** Model(s) the task calls, e.g. "claude-sonnet-4-5"; empty for shell steps. */
+  models: string[];
+  instances: Range;
+  /** False for a fan-out over an output not known before the run (the range is a guess). */
+  instancesKnown: boolean;
+  inputTokens: Range;
+  outputTokens: Range;
+  usd: Range;
+  notes: string[];
+}
+
+export interface RecipeEstimate {
+  tasks: TaskEstimate[];
+  total: { inputTokens: Range; outputTokens: Range; usd: Range };
+  /** The heuristic, in words, so the output explains its own numbers. */
+  heuristic: string[];
+  warnings: string[];
+}
+
+const E = RECIPE_DEFAULTS.estimate;
+
+/** chars/4 for ASCII; every wider character counts as at least one token, so CJK is not under-counted. */
+export function estimateTokens(text: string): number {
+  let ascii = 0;
+  let wide = 0;
+  for (const ch of text) {
+    if (ch.charCodeAt(0) < 128) ascii++;
+    else wide++;
+  }
+  return Math.ceil(ascii / 4) + wide;
+}
+
+const zero = (): Range => ({ low: 0, high: 0 });
+const add = (a: Range, b: Range): Range => ({ low: a.low + b.low, high: a.high + b.high });
+const scale = (a: Range, k: Range): Range => ({ low: a.low * k.low, high: a.high * k.high });
+
+/** Tokens over n turns starting from context c, growing by g per turn: n*c + g*n(n-1)/2. */
+function agentRun(startContext: number, extraHighTurns: number): { input: Range; output: Range } {
+  type Turns = { n: number; o: number; g: number };
+  const low: Turns = { n: E.turns.low, o: E.outputTokensPerTurn.low, g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low };
+  const high: Turns = { n: E.turns.high + extraHighTurns, o: E.outputTokensPerTurn.high, g: E.outputTokensPerTurn.high + E.toolResultTokensPerTurn.high };
+  const input = (t: Turns) => t.n * startContext + (t.g * t.n * (t.n - 1)) / 2;
+  return { input: { low: input(low), high: input(high) }, output: { low: low.n * low.o, high: high.n * high.o } };
+}
+
+function systemTokens(agent: LoadedAgent | undefined): number {
+  if (!agent) return E.runtimeSystemTokens;
+  return E.runtimeSystemTokens + estimateTokens(agent.system ?? '') + agent.tools.length * E.toolSchemaTokens;
+}
+
+/** Prompt size of one instance: rendered when possible, else the template plus a guess per unknown output. */
+function promptTokens(recipe: LoadedRecipe, task: LoadedTask, seed: InstanceSeed | undefined, env: Readonly<Record<string, string | undefined>>): number {
+  const template = task.prompt ?? '';
+  if (seed) {
+    const r = resolveInstance(task, seed, staticScope(recipe, env));
+    if (r.ok) return estimateTokens(r.instance.prompt ?? '');
+  }
+  return estimateTokens(template) + referencedTasks(template).length * E.unknownOutputTokens;
+}
+
+/** Instance count of a dynamic fan-out, from the source task's output_schema (minItems/maxItems). */
+function dynamicInstances(recipe: LoadedRecipe, task: LoadedTask): { range: Range; note: string } {
+  const fallback = { range: { low: E.dynamicFanOut.low, high: E.dynamicFanOut.high }, note: `instance count unknown until the run; assumed ${E.dynamicFanOut.low}-${E.dynamicFanOut.high}` };
+  if (task.forEach?.kind !== 'expression') return fallback;
+  const ref = referencePath(task.forEach.expression);
+  if (!ref || ref.root !== 'tasks' || typeof ref.segments[0] !== 'string' || ref.segments[1] !== 'output') return fallback;
+  const source = recipe.tasks.find((t) => t.id === ref.segments[0]);
+  let schema: unknown = source?.outputSchema;
+  for (const seg of ref.segments.slice(2)) {
+    const s = schema as { properties?: Record<string, unknown>; items?: unknown } | undefined;
+    schema = typeof seg === 'number' ? s?.items : typeof seg === 'string' ? s?.properties?.[seg] : undefined;
+  }
+  const s = schema as { maxItems?: unknown; minItems?: unknown } | undefined;
+  if (typeof s?.maxItems !== 'number') return fallback;
+  const low = typeof s.minItems === 'number' ? s.minItems : Math.min(E.dynamicFanOut.low, s.maxItems);
+  return { range: { low, high: s.maxItems }, note: `instance count from ${source!.id}'s output_schema: ${low}-${s.maxItems}` };
+}
+
+function usdOf(tokens: { input: Range; output: Range }, model: string, provider: string): Range {
+  const p = lookupModelPrice(model, provider);
+  return { low: (tokens.input.low * p.input + tokens.output.low * p.output) / 1e6, high: (tokens.input.high * p.input + tokens.output.high * p.output) / 1e6 };
+}
+
+function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSeed[], dynamic: boolean, env: Readonly<Record<string, string | undefined>>): TaskEstimate {
+  const est: TaskEstimate = { taskId: task.id, kind: task.kind, models: [], instances: { low: seeds.length, high: seeds.length }, instancesKnown: !dynamic, inputTokens: zero(), outputTokens: zero(), usd: zero(), notes: [] };
+  let perInstanceSeeds: (InstanceSeed | undefined)[] = seeds;
+  if (dynamic) {
+    const d = dynamicInstances(recipe, task);
+    est.instances = d.range;
+    est.notes.push(d.note);
+    perInstanceSeeds = [undefined];
+  }
+  if (task.kind === 'run') {
+    est.notes.push('shell step: no model calls');
+    return est;
+  }
+  const summaries = task.context === 'summaries' ? task.needs.length * E.summaryTokensPerNeed : 0;
+  const extraTurns = task.verify.length ? task.verifyRetries * E.verifyFixTurns : 0;
+  const roles = task.kind === 'pair' ? [task.pair!.worker, task.pair!.planner] : [task.agent!];
+  const rounds: Range = task.kind === 'pair' ? { low: 1, high: task.pair!.maxRounds } : { low: 1, high: 1 };
+  let usdSum = zero();
+  for (const seed of perInstanceSeeds) {
+    const prompt = promptTokens(recipe, task, seed, env);
+    for (const [i, role] of roles.entries()) {
+      const agent = recipe.agents[role];
+      const model = agent?.model ?? recipe.model;
+      const provider = agent?.provider ?? recipe.provider;
+      if (!est.models.includes(model)) est.models.push(model);
+      // The pair's planner reviews the worker's summary rather than doing the work itself.
+      const start = systemTokens(agent) + prompt + summaries + (i === 1 ? E.summaryTokensPerNeed : 0);
+      const run = agentRun(start, extraTurns);
+      const tokens = { input: scale(run.input, rounds), output: scale(run.output, rounds) };
+      est.inputTokens = add(est.inputTokens, tokens.input);
+      est.outputTokens = add(est.outputTokens, tokens.output);
+      usdSum = add(usdSum, usdOf(tokens, model, provider));
+      if (!lookupModelPrice(model, provider).known) {
+        const note = `no price known for ${model}; assumed $3 / $15 per million input / output tokens`;
+        if (!est.notes.includes(note)) est.notes.push(note);
+      }
+      if (provider === 'scripted' && !est.notes.includes('scripted provider: offline, no cost')) est.notes.push('scripted provider: offline, no cost');
+    }
+  }
+  if (dynamic) {
+    // One template-based instance was estimated; multiply by the guessed instance range.
+    est.inputTokens = scale(est.inputTokens, est.instances);
+    est.outputTokens = scale(est.outputTokens, est.instances);
+    est.usd = scale(usdSum, est.instances);
+  } else {
+    est.usd = usdSum; // static instances were each estimated and summed
+  }
+  const cap = task.budget.usd;
+  if (cap !== undefined && est.usd.high > cap * est.instances.high) {
+    est.usd.high = cap * est.instances.high;
+    est.usd.low = Math.min(est.usd.low, est.usd.high);
+    est.notes.push(`upper cost capped by the task budget of $${cap} per instance`);
+  }
+  if (task.verify.length && task.verifyRetries) est.notes.push(`upper figure includes ${task.verifyRetries} verify fix round(s) of ${E.verifyFixTurns} turns`);
+  return est;
+}
+
+export interface EstimateOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Estimates every task of the plan and the total; warns when the upper figure passes a budget. */
+export function estimateRecipe(recipe: LoadedRecipe, plan: RecipePlan, opts: EstimateOptions = {}): RecipeEstimate {
+  const env = opts.env ?? process.env;
+  const byId = new Map(recipe.tasks.map((t) => [t.id, t]));
+  const tasks = plan.tasks.map((pt) => estimateTask(recipe, byId.get(pt.id)!, pt.instances, pt.fanOut === 'dynamic', env));
+  const total = { inputTokens: zero(), outputTokens: zero(), usd: zero() };
+  for (const t of tasks) {
+    total.inputTokens = add(total.inputTokens, t.inputTokens);
+    total.outputTokens = add(total.outputTokens, t.outputTokens);
+    total.usd = add(total.usd, t.usd);
+  }
+  const warnings: string[] = [];
+  const { usd, tokens } = recipe.budget;
+  if (usd !== undefined && total.usd.high > usd) {
+    warnings.push(`${total.usd.low > usd ? 'even the lower' : 'the upper'} estimate ($${total.usd[total.usd.low > usd ? 'low' : 'high'].toFixed(2)}) exceeds the budget of $${usd}; the run stops admitting model calls once the budget is spent`);
+  }
+  const allTokens = total.inputTokens.high + total.outputTokens.high;
+  if (tokens !== undefined && allTokens > tokens) {
+    warnings.push(`the upper token estimate (${allTokens}) exceeds the token budget of ${tokens}`);
+  }
+  const heuristic = [
+    `each agent instance runs ${E.turns.low} (low) to ${E.turns.high} (high) model turns; every turn re-sends the whole context`,
+    `the context starts at the runtime prompt (~${E.runtimeSystemTokens} tokens) + the agent's system prompt + ${E.toolSchemaTokens} per tool + the task prompt (+${E.summaryTokensPerNeed} per needed task with context: summaries)`,
+    `and grows each turn by ${E.outputTokensPerTurn.low}-${E.outputTokensPerTurn.high} output tokens plus ${E.toolResultTokensPerTurn.low}-${E.toolResultTokensPerTurn.high} tokens of tool results`,
+    `a pair runs 1 to max_rounds rounds of worker + planner; fan-outs over task outputs assume ${E.dynamicFanOut.low}-${E.dynamicFanOut.high} instances unless the source output_schema gives maxItems`,
+    'prompt caching is ignored (real costs are usually lower); task-level retries are not included',
+  ];
+  return { tasks, total, heuristic, warnings };
+}

@@ -1,0 +1,66 @@
+// The one entry point the CLI and the coordinator use: validate a recipe file, apply inputs and
+// command-line overrides, and return a LoadedRecipe or every problem found.
+import { renderText } from './expressions.js';
+import { inputSpecs, resolveInputs } from './inputs.js';
+import { type LoadedRecipe, type RecipeOverrides, normalizeRecipe } from './normalize.js';
+import { type RecipeProblem, sortProblems } from './problems.js';
+import { validateRecipeFile } from './validate.js';
+
+export interface LoadOptions extends RecipeOverrides {
+  /** Relative recipe paths and problem paths are relative to this folder. */
+  cwd?: string;
+  /** Environment for ORCHESTRATE_MODEL and `${{ env.X }}` (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** `key=value` input assignments from --set, in order. */
+  set?: readonly string[];
+  /** Skip the check that required inputs have values (for `validate`, which has no --set). */
+  allowMissingInputs?: boolean;
+}
+
+export type LoadResult = { ok: true; recipe: LoadedRecipe } | { ok: false; problems: RecipeProblem[] };
+
+export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
+  const validated = validateRecipeFile(path, { cwd: opts.cwd });
+  if (!validated.ok) return validated;
+  const { document: doc, sourceMap, displayFile, file, dir } = validated.recipe;
+  const env = opts.env ?? process.env;
+  const problems: RecipeProblem[] = [];
+  const at = (p: (string | number)[]) => ({ file: displayFile, ...sourceMap.locate(p) });
+
+  const specs = inputSpecs(doc);
+  const { values, issues } = resolveInputs(specs, opts.set ?? []);
+  for (const issue of issues) {
+    if (opts.allowMissingInputs && issue.missing) continue;
+    problems.push({ code: 'input', ...at(issue.name ? ['inputs', issue.name] : doc.inputs ? ['inputs'] : []), message: issue.message, ...(issue.hint ? { hint: issue.hint } : {}) });
+  }
+
+  // Recipe env may use inputs and the process env; rendered once for the whole run.
+  const renderedEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(doc.env ?? {})) {
+    const r = renderText(String(v), { inputs: values, env, tasks: {} });
+    if (r.ok) renderedEnv[k] = String(r.value);
+    else if (!opts.allowMissingInputs) problems.push({ code: 'expression_reference', ...at(['env', k]), message: `env.${k}: ${r.error}` });
+  }
+
+  const overrides: RecipeOverrides = {};
+  if (opts.model !== undefined) overrides.model = opts.model;
+  if (opts.provider !== undefined) overrides.provider = opts.provider;
+  if (opts.concurrency !== undefined) overrides.concurrency = opts.concurrency;
+  if (opts.budgetUsd !== undefined) overrides.budgetUsd = opts.budgetUsd;
+  const recipe = normalizeRecipe(doc, { file, dir, env, overrides, inputs: specs, inputValues: values, renderedEnv, locate: (p) => sourceMap.locate(p) });
+
+  // --provider scripted turns every agent offline; each needs a script to replay.
+  if (opts.provider === 'scripted') {
+    for (const agent of Object.values(recipe.agents)) {
+      if (agent.script === undefined) {
+        problems.push({
+          code: 'missing_key',
+          ...at(agent.implicit ? [] : ['agents', agent.name]),
+          message: `--provider scripted: agent "${agent.name}" has no script to replay`,
+          hint: 'add script: <file> to the recipe or to the agent, or run without --provider scripted',
+        });
+      }
+    }
+  }
+  return problems.length ? { ok: false, problems: sortProblems(problems) } : { ok: true, recipe };
+}

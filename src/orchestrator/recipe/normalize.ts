@@ -1,0 +1,301 @@
+// From the validated YAML document to the LoadedRecipe the coordinator runs: defaults merged,
+// durations in ms, retries filled in, paths absolute, agent files read, models resolved.
+// Everything here is plain data (structured-clone safe) so it can cross to worker threads.
+import { resolve } from 'node:path';
+import { readAgentFile } from './agent-file.js';
+import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
+import { parseDuration, parseTokenCount } from './duration.js';
+import { referencedTasks } from './expressions.js';
+import { type InputSpec } from './inputs.js';
+import { needsOf } from './semantic-checks.js';
+import { type AgentDocument, type ProviderName, type RecipeDocument, type TaskDocument } from './schema.js';
+
+export interface Budget {
+  usd?: number;
+  tokens?: number;
+}
+
+export interface RetryPolicy {
+  count: number;
+  backoff: { initialMs: number; maxMs: number; factor: number };
+  on: RetryFailureClass[];
+}
+
+export interface LoadedAgent {
+  name: string;
+  description?: string;
+  /** The system prompt text (inline, or the body of system_file); undefined = runtime default. */
+  system?: string;
+  /** Absolute path of the agent file, when there is one. */
+  systemFile?: string;
+  tools: string[];
+  model: string;
+  provider: ProviderName;
+  /** Absolute path of the scripted-provider script (agent's own, else the recipe's). */
+  script?: string;
+  thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  compaction: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
+  bash: { allow: string[]; deny: string[] };
+  skills: string[];
+  extensions: string[];
+  /** True for the built-in agent used when a recipe defines none. */
+  implicit: boolean;
+}
+
+export type ForEachSpec =
+  | { kind: 'list'; items: unknown[] }
+  | { kind: 'glob'; pattern: string; type: 'dir' | 'file' | 'any' }
+  /** `sources`: the tasks the expression reads; empty means it only uses inputs/env (static). */
+  | { kind: 'expression'; expression: string; sources: string[] };
+
+export interface VerifyStep {
+  name?: string;
+  /** Shell command template. */
+  run: string;
+}
+
+export interface SourceLocation {
+  line: number;
+  col: number;
+}
+
+export interface LoadedTask {
+  id: string;
+  description?: string;
+  kind: 'agent' | 'pair' | 'run';
+  /** The agent running an `agent` task. */
+  agent?: string;
+  pair?: { planner: string; worker: string; maxRounds: number };
+  /** Templates (may hold `${{ }}`), rendered per instance by resolveInstance. */
+  prompt?: string;
+  run?: string;
+  needs: string[];
+  forEach?: ForEachSpec;
+  /** Item variable name in expressions (`item` always works too). */
+  as: string;
+  /** Template for the instance key; undefined = derived from the item. */
+  key?: string;
+  /** Template relative to `dir`; undefined = the recipe folder. */
+  cwd?: string;
+  isolation: 'none' | 'worktree';
+  writes: string[];
+  output: 'text' | 'json';
+  outputSchema?: Record<string, unknown>;
+  context: 'fresh' | 'summaries';
+  retries: RetryPolicy;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  budget: Budget;
+  verify: VerifyStep[];
+  verifyRetries: number;
+  onFailure: 'fail' | 'continue';
+  maxParallel?: number;
+  maxFailed?: number;
+  /** Environment templates for this task (over the recipe's env). */
+  env: Record<string, string>;
+  /** The recipe folder: relative paths and globs resolve against it. */
+  dir: string;
+  /** Where the task is defined, and its for_each, for messages about it at run time. */
+  location: SourceLocation & { forEach?: SourceLocation };
+}
+
+export interface LoadedRecipe {
+  /** Absolute path of the recipe file. */
+  file: string;
+  dir: string;
+  name: string;
+  description?: string;
+  version?: string;
+  /** Run-level default model after overrides. */
+  model: string;
+  provider: ProviderName;
+  script?: string;
+  concurrency: number;
+  /** Requests per minute: one figure for every model, and/or per model id. */
+  rateLimit: { default?: number; perModel: Record<string, number> };
+  budget: Budget;
+  inputs: Record<string, InputSpec>;
+  /** Input values after defaults and --set. */
+  inputValues: Record<string, unknown>;
+  secrets: string[];
+  /** Recipe env with expressions evaluated (inputs only); the process env is not merged in. */
+  env: Record<string, string>;
+  agents: Record<string, LoadedAgent>;
+  /** In file order; plan.ts gives the topological order. */
+  tasks: LoadedTask[];
+}
+
+/** Overrides from the command line; each wins over the recipe. */
+export interface RecipeOverrides {
+  model?: string;
+  provider?: ProviderName;
+  concurrency?: number;
+  budgetUsd?: number;
+}
+
+export interface NormalizeContext {
+  file: string;
+  dir: string;
+  /** ORCHESTRATE_MODEL and friends. */
+  env: Readonly<Record<string, string | undefined>>;
+  overrides: RecipeOverrides;
+  inputs: Record<string, InputSpec>;
+  inputValues: Record<string, unknown>;
+  /** Recipe env already rendered. */
+  renderedEnv: Record<string, string>;
+  locate: (path: (string | number)[]) => SourceLocation;
+}
+
+/** The agent used by prompt tasks when a recipe defines no agents: the runtime's coding defaults. */
+export const IMPLICIT_AGENT = 'default';
+const IMPLICIT_TOOLS = ['read', 'bash', 'edit', 'write'];
+
+function budgetOf(b: RecipeDocument['budget']): Budget {
+  if (!b) return {};
+  const out: Budget = {};
+  if (b.usd !== undefined) out.usd = b.usd;
+  if (b.tokens !== undefined) out.tokens = parseTokenCount(b.tokens);
+  return out;
+}
+
+function retriesOf(r: TaskDocument['retries']): RetryPolicy {
+  const d = RECIPE_DEFAULTS.retries;
+  const base: RetryPolicy = { count: d.count, backoff: { ...d.backoff }, on: [...d.on] };
+  if (r === undefined) return base;
+  if (typeof r === 'number') return { ...base, count: r };
+  return {
+    count: r.count ?? (r.on || r.backoff ? 1 : d.count),
+    backoff: {
+      initialMs: r.backoff?.initial !== undefined ? (parseDuration(r.backoff.initial) ?? d.backoff.initialMs) : d.backoff.initialMs,
+      maxMs: r.backoff?.max !== undefined ? (parseDuration(r.backoff.max) ?? d.backoff.maxMs) : d.backoff.maxMs,
+      factor: r.backoff?.factor ?? d.backoff.factor,
+    },
+    on: r.on ? [...r.on] : base.on,
+  };
+}
+
+function verifyOf(v: TaskDocument['verify']): VerifyStep[] {
+  if (v === undefined) return [];
+  const list = typeof v === 'string' ? [v] : v;
+  return list.map((s) => (typeof s === 'string' ? { run: s } : s.name !== undefined ? { name: s.name, run: s.run } : { run: s.run }));
+}
+
+const envOf = (e: Record<string, string | number | boolean> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(e ?? {}).map(([k, v]) => [k, String(v)]));
+
+function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, ctx: NormalizeContext): LoadedAgent {
+  const fileAgent = a.system_file ? readAgentFile(resolve(ctx.dir, a.system_file)) : undefined;
+  const fromFile = fileAgent?.ok ? fileAgent.agent : undefined;
+  const comp = a.compaction;
+  const compDefaults = RECIPE_DEFAULTS.compaction;
+  const provider = ctx.overrides.provider ?? a.provider ?? doc.provider ?? RECIPE_DEFAULTS.provider;
+  const script = a.script ?? doc.script;
+  const agent: LoadedAgent = {
+    name,
+    tools: a.tools ?? fromFile?.tools ?? IMPLICIT_TOOLS,
+    model: ctx.overrides.model ?? a.model ?? fromFile?.model ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
+    provider,
+    compaction: {
+      enabled: typeof comp === 'boolean' ? comp : (comp?.enabled ?? compDefaults.enabled),
+      reserveTokens: (typeof comp === 'object' ? comp.reserve_tokens : undefined) ?? compDefaults.reserveTokens,
+      keepRecentTokens: (typeof comp === 'object' ? comp.keep_recent_tokens : undefined) ?? compDefaults.keepRecentTokens,
+    },
+    bash: { allow: a.bash?.allow ?? [], deny: a.bash?.deny ?? [] },
+    skills: (a.skills ?? []).map((p) => resolve(ctx.dir, p)),
+    extensions: (a.extensions ?? []).map((p) => resolve(ctx.dir, p)),
+    implicit: false,
+  };
+  const description = a.description ?? fromFile?.description;
+  if (description !== undefined) agent.description = description;
+  const system = a.system ?? fromFile?.body;
+  if (system !== undefined && system !== '') agent.system = system;
+  if (a.system_file) agent.systemFile = resolve(ctx.dir, a.system_file);
+  if (script !== undefined) agent.script = resolve(ctx.dir, script);
+  if (a.thinking !== undefined) agent.thinking = a.thinking;
+  return agent;
+}
+
+function normalizeTask(t: TaskDocument, index: number, doc: RecipeDocument, agents: Record<string, LoadedAgent>, ctx: NormalizeContext): LoadedTask {
+  const d = doc.defaults ?? {};
+  const kind: LoadedTask['kind'] = t.run !== undefined ? 'run' : t.pair ? 'pair' : 'agent';
+  const agentNames = Object.keys(agents);
+  const fe = t.for_each;
+  let forEach: ForEachSpec | undefined;
+  if (Array.isArray(fe)) forEach = { kind: 'list', items: fe };
+  else if (typeof fe === 'string') forEach = { kind: 'expression', expression: fe, sources: referencedTasks(fe) };
+  else if (fe) forEach = { kind: 'glob', pattern: fe.glob, type: fe.type ?? 'dir' };
+
+  const output = t.output ?? (t.output_schema ? 'json' : 'text');
+  const timeout = t.timeout ?? d.timeout;
+  const idle = t.idle_timeout ?? d.idle_timeout;
+  const task: LoadedTask = {
+    id: t.id,
+    kind,
+    needs: needsOf(t as Record<string, unknown>).map((n) => n.id).filter((id, i, all) => all.indexOf(id) === i),
+    as: t.as ?? 'item',
+    isolation: t.isolation ?? d.isolation ?? 'none',
+    writes: t.writes ?? [],
+    output,
+    context: t.context ?? d.context ?? 'fresh',
+    retries: retriesOf(t.retries ?? d.retries),
+    budget: budgetOf(t.budget ?? d.budget),
+    verify: verifyOf(t.verify ?? d.verify),
+    verifyRetries: t.verify_retries ?? d.verify_retries ?? 0,
+    onFailure: t.on_failure ?? d.on_failure ?? 'fail',
+    env: { ...envOf(d.env), ...envOf(t.env) },
+    dir: ctx.dir,
+    location: ctx.locate(['tasks', index]),
+  };
+  if (kind === 'agent') task.agent = t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0] : IMPLICIT_AGENT);
+  if (t.pair) task.pair = { planner: t.pair.planner, worker: t.pair.worker, maxRounds: t.pair.max_rounds ?? RECIPE_DEFAULTS.pairMaxRounds };
+  if (t.description !== undefined) task.description = t.description;
+  if (t.prompt !== undefined) task.prompt = t.prompt;
+  if (t.run !== undefined) task.run = t.run;
+  if (forEach) {
+    task.forEach = forEach;
+    task.location.forEach = ctx.locate(['tasks', index, 'for_each']);
+  }
+  if (t.key !== undefined) task.key = t.key;
+  const cwd = t.cwd ?? d.cwd;
+  if (cwd !== undefined) task.cwd = cwd;
+  if (t.output_schema) task.outputSchema = t.output_schema;
+  if (timeout !== undefined) task.timeoutMs = parseDuration(timeout);
+  if (idle !== undefined) task.idleTimeoutMs = parseDuration(idle);
+  const maxParallel = t.max_parallel ?? (forEach ? d.max_parallel : undefined);
+  const maxFailed = t.max_failed ?? (forEach ? d.max_failed : undefined);
+  if (maxParallel !== undefined) task.maxParallel = maxParallel;
+  if (maxFailed !== undefined) task.maxFailed = maxFailed;
+  return task;
+}
+
+/** Builds the LoadedRecipe from a document that passed validation. */
+export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): LoadedRecipe {
+  const agents: Record<string, LoadedAgent> = {};
+  for (const [name, a] of Object.entries(doc.agents ?? {})) agents[name] = normalizeAgent(name, a, doc, ctx);
+  const tasks = doc.tasks.map((t, i) => normalizeTask(t, i, doc, agents, ctx));
+  if (tasks.some((t) => t.agent === IMPLICIT_AGENT) && !agents[IMPLICIT_AGENT]) {
+    agents[IMPLICIT_AGENT] = { ...normalizeAgent(IMPLICIT_AGENT, {}, doc, ctx), implicit: true };
+  }
+  const rl = doc.rate_limit;
+  const recipe: LoadedRecipe = {
+    file: ctx.file,
+    dir: ctx.dir,
+    name: doc.name,
+    model: ctx.overrides.model ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
+    provider: ctx.overrides.provider ?? doc.provider ?? RECIPE_DEFAULTS.provider,
+    concurrency: ctx.overrides.concurrency ?? doc.concurrency ?? RECIPE_DEFAULTS.concurrency,
+    rateLimit: typeof rl === 'number' ? { default: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },
+    budget: budgetOf(doc.budget),
+    inputs: ctx.inputs,
+    inputValues: ctx.inputValues,
+    secrets: doc.secrets ?? [],
+    env: ctx.renderedEnv,
+    agents,
+    tasks,
+  };
+  if (ctx.overrides.budgetUsd !== undefined) recipe.budget.usd = ctx.overrides.budgetUsd;
+  if (doc.description !== undefined) recipe.description = doc.description;
+  if (doc.version !== undefined) recipe.version = String(doc.version);
+  if (doc.script !== undefined) recipe.script = resolve(ctx.dir, doc.script);
+  return recipe;
+}

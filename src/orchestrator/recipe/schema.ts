@@ -1,0 +1,239 @@
+// The recipe format: one zod schema, the single source of truth for parsing, for the JSON Schema
+// that `orchestrate schema` prints (editor completion via yaml-language-server) and for the
+// "did you mean" hints. It only checks shapes; cross-references (needs, agents, expressions,
+// files) are checked in semantic-checks.ts, and normalize.ts turns the parsed document into the
+// clean LoadedRecipe the coordinator runs. Keys are a contract (design section 4): extend, never rename.
+import { z } from 'zod';
+
+/** Tools every agent may name without an extension providing them. */
+export const BUILTIN_TOOLS = ['read', 'bash', 'edit', 'write', 'ls', 'grep', 'find', 'send_message'] as const;
+export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
+
+/** Why a task instance failed; `retries.on` selects which of these are retried. */
+export const FAILURE_CLASSES = ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed', 'verify_failed', 'error'] as const;
+
+export const PROVIDERS = ['anthropic', 'scripted'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+
+/**
+ * Custom messages carry a problem code as a `[code] ` prefix so the issue mapper can classify
+ * them without a second lookup table; the prefix never reaches the user.
+ */
+const coded = (code: string, message: string): string => `[${code}] ${message}`;
+
+export const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** 90, "90", 30s, 10m, 1h, 1h30m, 500ms (a bare number means seconds). */
+export const DURATION_PATTERN = /^(?:(?:\d+(?:\.\d+)?(?:ms|s|m|h))+|\d+(?:\.\d+)?)$/;
+/** 400000, "400k", "3M", "1.5M". */
+export const TOKEN_COUNT_PATTERN = /^\d+(?:\.\d+)?[kKmM]?$/;
+/** A whole-string `${{ ... }}` expression. */
+const WHOLE_EXPRESSION_PATTERN = /^\s*\$\{\{[\s\S]*\}\}\s*$/;
+
+const name = (what: string) =>
+  z.string().regex(NAME_PATTERN, coded('bad_name', `${what} must start with a letter or _ and contain only letters, digits, _ and -`));
+
+const duration = z
+  .union([
+    z.number().positive(coded('bad_duration', 'a duration must be more than 0 seconds')),
+    z.string().regex(DURATION_PATTERN, coded('bad_duration', 'bad duration')),
+  ])
+  .describe('A number of seconds, or a duration such as 30s, 10m, 1h, 1h30m, 500ms');
+
+const tokenCount = z
+  .union([
+    z.number().int().nonnegative(),
+    z.string().regex(TOKEN_COUNT_PATTERN, coded('bad_token_count', 'bad token count')),
+  ])
+  .describe('A number of tokens, or a short form such as 400k or 3M');
+
+const budget = z
+  .strictObject({
+    usd: z.number().nonnegative().optional().describe('Stop admitting model calls once this many US dollars are spent'),
+    tokens: tokenCount.optional().describe('Stop admitting model calls once this many tokens (input + output) are used'),
+  })
+  .describe('Spending limit enforced by the coordinator before each model call');
+
+const provider = z.enum(PROVIDERS).describe('anthropic (real model) or scripted (offline, replays a script file)');
+
+const backoff = z
+  .strictObject({
+    initial: duration.optional().describe('Delay before the first retry (default 2s)'),
+    max: duration.optional().describe('Longest delay between retries (default 60s)'),
+    factor: z.number().min(1).optional().describe('Multiplier applied to the delay after each retry (default 2)'),
+  })
+  .describe('Exponential backoff between retries');
+
+const retries = z
+  .union(
+    [
+      z.number().int().nonnegative(),
+      z.strictObject({
+        count: z.number().int().nonnegative().optional().describe('How many times a failed instance is tried again'),
+        backoff: backoff.optional(),
+        on: z.array(z.enum(FAILURE_CLASSES)).optional().describe('Failure classes that are retried (default: rate_limit, overloaded, timeout, stalled, crashed)'),
+      }),
+    ],
+    { error: coded('bad_retries', 'retries must be a number or {count, backoff, on}') },
+  )
+  .describe('Retries of a failed task instance: a count, or {count, backoff: {initial, max, factor}, on: [failure classes]}');
+
+const verifyStep = z.union([
+  z.string(),
+  z.strictObject({ run: z.string().describe('Shell command; exit code 0 passes'), name: z.string().optional() }),
+]);
+const verify = z
+  .union([z.string(), z.array(verifyStep)], {
+    error: coded('bad_verify', 'verify must be a shell command or a list of commands'),
+  })
+  .describe('Shell commands that must all exit 0 for the task to succeed (run in the task cwd)');
+
+const envMap = z
+  .record(z.string().regex(ENV_NAME_PATTERN, coded('bad_env_name', 'environment variable names use letters, digits and _')), z.union([z.string(), z.number(), z.boolean()]))
+  .describe('Environment variables; values may use ${{ inputs.x }}');
+
+const forEach = z
+  .union(
+    [
+      z.array(z.unknown()).describe('A literal list of items'),
+      z.strictObject({
+        glob: z.string().describe('Pattern relative to the recipe folder, e.g. repos/*; each item is a matched path'),
+        type: z.enum(['dir', 'file', 'any']).optional().describe('What the glob matches (default: dir)'),
+      }),
+      z.string().regex(WHOLE_EXPRESSION_PATTERN, coded('bad_for_each', 'for_each must be a list, {glob: "..."} or a ${{ expression }}')),
+    ],
+    { error: coded('bad_for_each', 'for_each must be a list, {glob: "..."} or a ${{ expression }}') },
+  )
+  .describe('Fan out: one task instance per item of a list, a {glob} of paths, or ${{ tasks.<id>.output.<path> }}');
+
+/** Task settings that `defaults` may also give; a task's own value wins. */
+const taskSettings = {
+  agent: name('agent').optional().describe('Name of the agent (from agents) that runs this task'),
+  cwd: z.string().optional().describe('Working directory, relative to the recipe folder; may use ${{ item }}'),
+  isolation: z.enum(['none', 'worktree']).optional().describe('none: work in cwd; worktree: a git worktree per instance'),
+  context: z.enum(['fresh', 'summaries']).optional().describe('fresh: only the prompt; summaries: also the merged summaries of needed tasks'),
+  retries: retries.optional(),
+  timeout: duration.optional().describe('Wall-clock limit per instance'),
+  idle_timeout: duration.optional().describe('Limit on time without model or tool progress (a stall)'),
+  budget: budget.optional(),
+  verify: verify.optional(),
+  verify_retries: z.number().int().nonnegative().optional().describe('Times a failed verify is sent back to the same agent to fix'),
+  on_failure: z.enum(['fail', 'continue']).optional().describe('fail: stop dependants and fail the run; continue: dependants still run'),
+  max_parallel: z.number().int().positive().optional().describe('Instances of this fan-out running at once'),
+  max_failed: z.number().int().nonnegative().optional().describe('Failed instances tolerated before the rest of the fan-out is cancelled'),
+  env: envMap.optional(),
+};
+
+export const TaskSchema = z
+  .strictObject({
+    id: name('task id').describe('Unique task id, referenced by needs and ${{ tasks.<id> }}'),
+    description: z.string().optional(),
+    prompt: z.string().optional().describe('What the agent is asked to do; may use ${{ }} expressions'),
+    run: z.string().optional().describe('A plain shell step instead of an agent'),
+    needs: z.union([name('task id'), z.array(name('task id'))]).optional().describe('Tasks that must finish first'),
+    for_each: forEach.optional(),
+    as: name('the item variable').optional().describe('Name of the item variable in expressions (default: item)'),
+    key: z.string().optional().describe('Expression giving each instance a stable key (default: derived from the item)'),
+    writes: z.array(z.string()).optional().describe('Globs of files this task may modify; overlapping writers never run together'),
+    output: z.enum(['text', 'json']).optional().describe('text (default) or json: the final answer is parsed as JSON'),
+    output_schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema the JSON output must match'),
+    pair: z
+      .strictObject({
+        planner: name('agent').describe('Agent that reviews and corrects'),
+        worker: name('agent').describe('Agent that executes'),
+        max_rounds: z.number().int().positive().optional().describe('Review rounds before the pair stops (default 3)'),
+      })
+      .optional()
+      .describe('Run a planner and a worker connected by a direct channel'),
+    ...taskSettings,
+  })
+  .describe('One step of the recipe: an agent prompt, a planner/worker pair, or a shell step');
+
+const inputDef = z.strictObject({
+  type: z.enum(['string', 'number', 'boolean', 'list']).optional().describe('Value type (default: from the default value, else string)'),
+  default: z.union([z.string(), z.number(), z.boolean(), z.array(z.unknown())]).optional(),
+  required: z.boolean().optional().describe('The run refuses to start unless the value is given with --set'),
+  description: z.string().optional(),
+});
+
+export const AgentSchema = z
+  .strictObject({
+    description: z.string().optional(),
+    system: z.string().optional().describe('System prompt text'),
+    system_file: z.string().optional().describe('Markdown agent file (frontmatter name/description/tools/model; the body is the system prompt)'),
+    tools: z.array(z.string()).optional().describe(`Tools the agent may use (built-in: ${BUILTIN_TOOLS.join(', ')})`),
+    model: z.string().optional(),
+    provider: provider.optional(),
+    script: z.string().optional().describe('Script file for the scripted provider'),
+    thinking: z.enum(THINKING_LEVELS).optional(),
+    compaction: z
+      .union([
+        z.boolean(),
+        z.strictObject({
+          enabled: z.boolean().optional(),
+          reserve_tokens: z.number().int().nonnegative().optional(),
+          keep_recent_tokens: z.number().int().nonnegative().optional(),
+        }),
+      ])
+      .optional()
+      .describe('Context compaction: false to disable, or {enabled, reserve_tokens, keep_recent_tokens}'),
+    bash: z
+      .strictObject({
+        allow: z.array(z.string()).optional().describe('Command patterns allowed (others are refused)'),
+        deny: z.array(z.string()).optional().describe('Command patterns refused'),
+      })
+      .optional(),
+    skills: z.array(z.string()).optional().describe('Skill folders or files, relative to the recipe folder'),
+    extensions: z.array(z.string()).optional().describe('Extension modules, relative to the recipe folder'),
+  })
+  .describe('A reusable agent definition');
+
+export const RecipeSchema = z
+  .strictObject({
+    name: z.string().min(1, coded('bad_name', 'name must not be empty')).describe('Recipe name, used in run ids'),
+    description: z.string().optional(),
+    version: z.union([z.string(), z.number()]).optional().describe('Version of this recipe'),
+    model: z.string().optional().describe('Default model for every agent'),
+    provider: provider.optional(),
+    script: z.string().optional().describe('Script file for the scripted provider (offline runs)'),
+    concurrency: z.number().int().positive().optional().describe('Task instances running at once (default 4)'),
+    rate_limit: z
+      .union([z.number().positive(), z.record(z.string(), z.number().positive())], {
+        error: coded('bad_rate_limit', 'rate_limit must be requests per minute, or a map of model name to requests per minute'),
+      })
+      .optional()
+      .describe('Model requests per minute, per model: one number for all, or {model: rpm}'),
+    budget: budget.optional(),
+    inputs: z.record(name('input name'), inputDef).optional().describe('Typed parameters, set with --set key=value'),
+    defaults: z.strictObject(taskSettings).optional().describe('Settings applied to every task that does not set them'),
+    secrets: z
+      .array(z.string().regex(ENV_NAME_PATTERN, coded('bad_env_name', 'secret names are environment variable names')))
+      .optional()
+      .describe('Environment variables whose values are never logged'),
+    env: envMap.optional(),
+    agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),
+    tasks: z.array(TaskSchema).min(1, coded('no_tasks', 'a recipe needs at least one task')).describe('The steps, connected by needs'),
+  })
+  .describe('An orchestrate recipe: agents and a DAG of tasks');
+
+export type RecipeDocument = z.output<typeof RecipeSchema>;
+export type TaskDocument = z.output<typeof TaskSchema>;
+export type AgentDocument = z.output<typeof AgentSchema>;
+
+/** Where the published schema lives, for the yaml-language-server modeline. */
+export const RECIPE_SCHEMA_ID = 'https://orchestrate.dev/schemas/recipe.schema.json';
+
+/** The recipe format as JSON Schema (draft 2020-12), as printed by `orchestrate schema`. */
+export function recipeJsonSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(RecipeSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const { $schema, ...rest } = generated;
+  return { $schema, $id: RECIPE_SCHEMA_ID, title: 'orchestrate recipe', ...rest };
+}
+
+/** Splits a `[code] message` produced by `coded` into its parts. */
+export function splitCodedMessage(message: string): { code?: string; message: string } {
+  const m = /^\[([a-z_]+)\] ([\s\S]*)$/.exec(message);
+  return m ? { code: m[1], message: m[2] ?? '' } : { message };
+}

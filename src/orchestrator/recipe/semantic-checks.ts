@@ -1,0 +1,307 @@
+// Checks that need the whole recipe: task ids and needs, cycles, agents, tools, files, task kinds
+// and every `${{ }}` reference. They read the raw YAML data defensively, so they still run when
+// the schema found problems elsewhere and the user sees every mistake in one pass.
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { readAgentFile } from './agent-file.js';
+import { type ReferenceContext, type TaskRefInfo, checkTemplate } from './expressions.js';
+import { hasExpression } from './expression-parser.js';
+import { type PendingProblem } from './problems.js';
+import { BUILTIN_TOOLS } from './schema.js';
+import { describePath } from './schema-issues.js';
+import { type SourcePosition } from './source-map.js';
+import { suggestionHint } from './suggest.js';
+import { findCycles, transitiveNeeds } from './task-graph.js';
+
+type Path = (string | number)[];
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export interface SemanticContext {
+  /** The recipe's folder: relative paths resolve against it. */
+  dir: string;
+  /** Line and column of a document path (for "first defined on line N" hints). */
+  locate: (path: Path) => SourcePosition;
+  /** How to show another file's path in problems (relative to the user's cwd). */
+  displayPath: (absolute: string) => string;
+}
+
+interface TaskEntry {
+  index: number;
+  id: string;
+  raw: Obj;
+  needs: { id: string; path: Path }[];
+}
+
+/** Needs of a task as written: one id or a list. */
+export function needsOf(raw: Obj): { id: string; path: Path }[] {
+  const needs = raw.needs;
+  if (typeof needs === 'string') return [{ id: needs, path: ['needs'] }];
+  if (!Array.isArray(needs)) return [];
+  return needs.flatMap((n, i) => (typeof n === 'string' ? [{ id: n, path: ['needs', i] }] : []));
+}
+
+/** Paths, under a task, whose strings are templates, and what they may see. */
+type Scope = 'task' | 'task-item' | 'for_each' | 'static';
+
+function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
+  const out: { path: Path; scope: Scope }[] = [];
+  const item: Scope = raw.for_each !== undefined ? 'task-item' : 'task';
+  for (const key of ['prompt', 'run', 'cwd']) if (typeof raw[key] === 'string') out.push({ path: [key], scope: item });
+  if (typeof raw.key === 'string') out.push({ path: ['key'], scope: 'task-item' });
+  if (typeof raw.for_each === 'string') out.push({ path: ['for_each'], scope: 'for_each' });
+  if (isObj(raw.for_each) && typeof raw.for_each.glob === 'string') out.push({ path: ['for_each', 'glob'], scope: 'static' });
+  if (Array.isArray(raw.writes)) raw.writes.forEach((w, i) => typeof w === 'string' && out.push({ path: ['writes', i], scope: item }));
+  if (typeof raw.verify === 'string') out.push({ path: ['verify'], scope: item });
+  if (Array.isArray(raw.verify)) {
+    raw.verify.forEach((v, i) => {
+      if (typeof v === 'string') out.push({ path: ['verify', i], scope: item });
+      else if (isObj(v) && typeof v.run === 'string') out.push({ path: ['verify', i, 'run'], scope: item });
+    });
+  }
+  if (isObj(raw.env)) for (const k of Object.keys(raw.env)) if (typeof raw.env[k] === 'string') out.push({ path: ['env', k], scope: item });
+  return out;
+}
+
+/** Finds strings with `${{` where nothing evaluates them (agent fields, output_schema, ...). */
+function misplacedExpressions(value: unknown, path: Path, allowed: Set<string>, out: PendingProblem[], raw: unknown): void {
+  if (typeof value === 'string') {
+    if (hasExpression(value) && !allowed.has(JSON.stringify(path))) {
+      out.push({
+        code: 'expression_here',
+        path,
+        offset: value.indexOf('${{'),
+        message: `${describePath(path, raw)}: expressions are not evaluated here`,
+        hint: 'expressions work in prompt, run, cwd, key, for_each, writes, verify and env; write $${{ for a literal ${{',
+      });
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => misplacedExpressions(v, [...path, i], allowed, out, raw));
+  } else if (isObj(value)) {
+    for (const [k, v] of Object.entries(value)) misplacedExpressions(v, [...path, k], allowed, out, raw);
+  }
+}
+
+export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProblem[] {
+  const out: PendingProblem[] = [];
+  if (!isObj(raw)) return out;
+  const problem = (p: PendingProblem) => out.push(p);
+  const fileExists = (p: string) => existsSync(isAbsolute(p) ? p : resolve(ctx.dir, p));
+
+  const inputs = isObj(raw.inputs) ? raw.inputs : {};
+  const inputNames = Object.keys(inputs);
+  const agents = isObj(raw.agents) ? raw.agents : {};
+  const agentNames = Object.keys(agents);
+  const defaults = isObj(raw.defaults) ? raw.defaults : {};
+  const rawTasks = Array.isArray(raw.tasks) ? raw.tasks : [];
+
+  // ---- inputs ----
+  for (const [name, def] of Object.entries(inputs)) {
+    if (!isObj(def)) continue;
+    const type = str(def.type);
+    const dflt = def.default;
+    if (type && dflt !== undefined) {
+      const ok = type === 'list' ? Array.isArray(dflt) : type === 'string' ? typeof dflt === 'string' : typeof dflt === type;
+      if (!ok) problem({ code: 'input', path: ['inputs', name, 'default'], message: `input "${name}" is of type ${type} but its default is not`, hint: type === 'list' ? 'write the default as a list: [a, b]' : `give a ${type} default, or change type` });
+    }
+    if (def.required === true && dflt !== undefined) {
+      problem({ code: 'conflict', path: ['inputs', name, 'required'], key: true, message: `input "${name}" is required but has a default`, hint: 'remove the default, or remove required: true' });
+    }
+  }
+
+  // ---- run-level files and provider ----
+  const runScript = str(raw.script);
+  if (runScript !== undefined && !fileExists(runScript)) {
+    problem({ code: 'missing_file', path: ['script'], message: `script file not found: ${runScript}`, hint: 'paths are relative to the recipe folder' });
+  }
+  // provider: scripted replays a script file; an agent without one (here or run-level) could not run.
+  if (str(raw.provider) === 'scripted' && runScript === undefined) {
+    const withoutScript = agentNames.filter((n) => isObj(agents[n]) && str((agents[n] as Obj).provider) === undefined && str((agents[n] as Obj).script) === undefined);
+    if (agentNames.length === 0 || withoutScript.length > 0) {
+      problem({ code: 'missing_key', path: ['provider'], message: 'provider: scripted needs a script file', hint: 'add script: script.yaml (a list of scripted model turns), here or on each agent' });
+    }
+  }
+
+  // ---- agents ----
+  for (const name of agentNames) {
+    const a = agents[name];
+    if (!isObj(a)) continue;
+    const base: Path = ['agents', name];
+    const hasExtensions = Array.isArray(a.extensions) && a.extensions.length > 0;
+    const checkTool = (tool: string, path: Path | undefined, at?: PendingProblem['at']) => {
+      if (hasExtensions || (BUILTIN_TOOLS as readonly string[]).includes(tool)) return;
+      problem({ code: 'unknown_tool', path: path ?? base, at, message: `agent "${name}" uses unknown tool "${tool}"`, hint: suggestionHint(tool, BUILTIN_TOOLS, 'tools') });
+    };
+    if (a.system !== undefined && a.system_file !== undefined) {
+      problem({ code: 'conflict', path: [...base, 'system_file'], key: true, message: `agent "${name}" has both system and system_file`, hint: 'keep one: inline text (system) or a markdown file (system_file)' });
+    }
+    const systemFile = str(a.system_file);
+    if (systemFile !== undefined) {
+      const abs = resolve(ctx.dir, systemFile);
+      if (!existsSync(abs)) {
+        problem({ code: 'missing_file', path: [...base, 'system_file'], message: `agent file not found: ${systemFile}`, hint: `looked for ${ctx.displayPath(abs)}; paths are relative to the recipe folder` });
+      } else {
+        const parsed = readAgentFile(abs, ctx.displayPath(abs));
+        if (!parsed.ok) for (const p of parsed.problems) problem({ code: p.code, path: base, message: p.message, hint: p.hint, at: { file: p.file, line: p.line, col: p.col } });
+        else if (a.tools === undefined) {
+          for (const t of parsed.agent.toolPositions) checkTool(t.name, undefined, { file: ctx.displayPath(abs), line: t.line, col: t.col });
+        }
+      }
+    }
+    if (Array.isArray(a.tools)) a.tools.forEach((t, i) => typeof t === 'string' && checkTool(t, [...base, 'tools', i]));
+    const agentScript = str(a.script);
+    if (agentScript !== undefined && !fileExists(agentScript)) problem({ code: 'missing_file', path: [...base, 'script'], message: `script file not found: ${agentScript}`, hint: 'paths are relative to the recipe folder' });
+    if (str(a.provider) === 'scripted' && agentScript === undefined && runScript === undefined) {
+      problem({ code: 'missing_key', path: [...base, 'provider'], message: `agent "${name}" uses provider: scripted but has no script`, hint: 'add script: <file> to the agent or to the recipe' });
+    }
+    for (const listKey of ['skills', 'extensions'] as const) {
+      const list = a[listKey];
+      if (Array.isArray(list)) list.forEach((p, i) => typeof p === 'string' && !fileExists(p) && problem({ code: 'missing_file', path: [...base, listKey, i], message: `${listKey === 'skills' ? 'skill' : 'extension'} not found: ${p}`, hint: 'paths are relative to the recipe folder' }));
+    }
+  }
+
+  // ---- task ids ----
+  const tasks: TaskEntry[] = [];
+  const firstIndex = new Map<string, number>();
+  rawTasks.forEach((t, index) => {
+    if (!isObj(t)) return;
+    const id = str(t.id);
+    if (id === undefined) return;
+    const prev = firstIndex.get(id);
+    if (prev !== undefined) {
+      const at = ctx.locate(['tasks', prev, 'id']);
+      problem({ code: 'duplicate_task', path: ['tasks', index, 'id'], message: `duplicate task id "${id}"`, hint: `the first "${id}" is on line ${at.line}; task ids must be unique` });
+      return;
+    }
+    firstIndex.set(id, index);
+    tasks.push({ index, id, raw: t, needs: needsOf(t) });
+  });
+  const taskIds = tasks.map((t) => t.id);
+
+  // ---- needs and cycles ----
+  const graph = new Map<string, string[]>();
+  for (const t of tasks) {
+    const valid: string[] = [];
+    for (const n of t.needs) {
+      if (n.id === t.id) {
+        problem({ code: 'cycle', path: ['tasks', t.index, ...n.path], message: `task "${t.id}" needs itself`, hint: 'remove it from needs' });
+      } else if (!firstIndex.has(n.id)) {
+        problem({ code: 'unknown_task', path: ['tasks', t.index, ...n.path], message: `task "${t.id}" needs unknown task "${n.id}"`, hint: suggestionHint(n.id, taskIds, 'task ids') });
+      } else if (!valid.includes(n.id)) {
+        valid.push(n.id);
+      }
+    }
+    graph.set(t.id, valid);
+  }
+  for (const cycle of findCycles(graph)) {
+    const from = tasks.find((t) => t.id === cycle[0])!;
+    const edge = from.needs.find((n) => n.id === cycle[1]);
+    problem({ code: 'cycle', path: ['tasks', from.index, ...(edge?.path ?? ['needs'])], message: `needs form a cycle: ${cycle.join(' -> ')}`, hint: 'remove one of these needs so the tasks can run in order' });
+  }
+
+  // ---- per-task checks ----
+  const refInfo = new Map<string, TaskRefInfo>();
+  for (const t of tasks) {
+    const output = str(t.raw.output) === 'json' || (t.raw.output === undefined && isObj(t.raw.output_schema)) ? 'json' : 'text';
+    refInfo.set(t.id, { output, fansOut: t.raw.for_each !== undefined });
+  }
+  const defaultAgent = str(defaults.agent);
+  if (defaultAgent !== undefined && !agentNames.includes(defaultAgent)) {
+    problem({ code: 'unknown_agent', path: ['defaults', 'agent'], message: `defaults name unknown agent "${defaultAgent}"`, hint: suggestionHint(defaultAgent, agentNames, 'agents') });
+  }
+  for (const t of tasks) {
+    const r = t.raw;
+    const base: Path = ['tasks', t.index];
+    const who = `task "${t.id}"`;
+    const isPair = r.pair !== undefined;
+    if (r.prompt === undefined && r.run === undefined) {
+      problem({ code: 'task_kind', path: base, message: `${who} has neither prompt nor run`, hint: 'add prompt: (an agent task) or run: (a shell step)' });
+    }
+    if (r.prompt !== undefined && r.run !== undefined) problem({ code: 'task_kind', path: [...base, 'run'], key: true, message: `${who} has both prompt and run`, hint: 'a task is either an agent (prompt) or a shell step (run); split it into two tasks' });
+    if (r.run !== undefined && r.agent !== undefined) problem({ code: 'task_kind', path: [...base, 'agent'], key: true, message: `${who} is a run: shell step and cannot have an agent`, hint: 'remove agent, or replace run with prompt' });
+    if (r.run !== undefined && isPair) problem({ code: 'task_kind', path: [...base, 'pair'], key: true, message: `${who} is a run: shell step and cannot have a pair`, hint: 'remove pair, or replace run with prompt' });
+    if (isPair && r.agent !== undefined) problem({ code: 'task_kind', path: [...base, 'agent'], key: true, message: `${who} has both agent and pair`, hint: 'a pair names its own agents; remove agent' });
+
+    const agent = str(r.agent);
+    if (agent !== undefined && !agentNames.includes(agent)) {
+      problem({ code: 'unknown_agent', path: [...base, 'agent'], message: `${who} uses unknown agent "${agent}"`, hint: suggestionHint(agent, agentNames, 'agents') });
+    }
+    if (isObj(r.pair)) {
+      for (const role of ['planner', 'worker'] as const) {
+        const name = str(r.pair[role]);
+        if (name !== undefined && !agentNames.includes(name)) {
+          problem({ code: 'unknown_agent', path: [...base, 'pair', role], message: `${who} pair ${role} is unknown agent "${name}"`, hint: suggestionHint(name, agentNames, 'agents') });
+        }
+      }
+    }
+    if (r.prompt !== undefined && !isPair && r.run === undefined && agent === undefined && defaultAgent === undefined && agentNames.length > 1) {
+      problem({ code: 'unknown_agent', path: base, message: `${who} does not say which agent runs it`, hint: `add agent: one of ${agentNames.join(', ')} (or set defaults.agent)` });
+    }
+
+    const fansOut = r.for_each !== undefined;
+    if (!fansOut) {
+      for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {
+        if (r[key] !== undefined) problem({ code: 'conflict', path: [...base, key], key: true, message: `${who} sets ${key} but has no for_each`, hint: `${key} only applies to a fan-out; add for_each or remove ${key}` });
+      }
+    }
+    if (typeof r.as === 'string' && ['inputs', 'env', 'tasks'].includes(r.as)) {
+      problem({ code: 'bad_name', path: [...base, 'as'], message: `${who} cannot name its item "${r.as}"`, hint: 'that name is taken by expressions; pick another, e.g. repo' });
+    }
+    if (Array.isArray(r.for_each) && r.for_each.length === 0) problem({ code: 'bad_for_each', path: [...base, 'for_each'], message: `${who} fans out over an empty list`, hint: 'add items, or remove for_each' });
+    if (r.output === 'text' && r.output_schema !== undefined) {
+      problem({ code: 'conflict', path: [...base, 'output_schema'], key: true, message: `${who} has output_schema but output: text`, hint: 'set output: json (or remove output_schema)' });
+    }
+    if (r.verify_retries !== undefined && r.verify === undefined && defaults.verify === undefined) {
+      problem({ code: 'conflict', path: [...base, 'verify_retries'], key: true, message: `${who} sets verify_retries but has no verify`, hint: 'add verify: [<shell command>]' });
+    }
+    if ((r.context ?? defaults.context) === 'summaries' && t.needs.length === 0 && r.context !== undefined) {
+      problem({ code: 'conflict', path: [...base, 'context'], message: `${who} uses context: summaries but needs no task`, hint: 'add needs, or use context: fresh' });
+    }
+
+    // Expressions: each field sees inputs, env, the tasks it (transitively) needs, and the item.
+    const reachable = transitiveNeeds(graph, t.id);
+    const itemNames = ['item', ...(typeof r.as === 'string' ? [r.as] : [])];
+    for (const field of templateFields(r)) {
+      const text = field.path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], r) as string;
+      const refCtx: ReferenceContext = {
+        inputs: inputNames,
+        tasks: refInfo,
+        reachable: field.scope === 'static' ? new Set() : reachable,
+        itemNames: field.scope === 'task-item' && fansOut ? itemNames : undefined,
+        taskId: t.id,
+      };
+      for (const issue of checkTemplate(text, refCtx)) {
+        problem({ code: issue.code, path: [...base, ...field.path], offset: issue.offset, message: `${who} ${field.path.join('.')}: ${issue.message}`, hint: issue.hint });
+      }
+    }
+  }
+
+  // ---- run-level and defaults templates (inputs and env only) ----
+  const staticCtx: ReferenceContext = { inputs: inputNames, tasks: refInfo, reachable: new Set() };
+  const allowed = new Set<string>();
+  const staticFields: Path[] = [];
+  if (isObj(raw.env)) for (const k of Object.keys(raw.env)) staticFields.push(['env', k]);
+  if (typeof defaults.cwd === 'string') staticFields.push(['defaults', 'cwd']);
+  if (isObj(defaults.env)) for (const k of Object.keys(defaults.env)) staticFields.push(['defaults', 'env', k]);
+  for (const f of templateFields(defaults)) if (f.path[0] === 'verify') staticFields.push(['defaults', ...f.path]);
+  for (const path of staticFields) {
+    allowed.add(JSON.stringify(path));
+    const text = path.reduce<unknown>((v, k) => (isObj(v) || Array.isArray(v) ? (v as Record<string | number, unknown>)[k] : undefined), raw);
+    if (typeof text !== 'string') continue;
+    for (const issue of checkTemplate(text, staticCtx)) problem({ code: issue.code, path, offset: issue.offset, message: `${path.join('.')}: ${issue.message}`, hint: issue.hint });
+  }
+  for (const t of tasks) for (const f of templateFields(t.raw)) allowed.add(JSON.stringify(['tasks', t.index, ...f.path]));
+  misplacedExpressions(raw, [], allowed, out, raw);
+
+  // ---- secrets ----
+  if (Array.isArray(raw.secrets) && isObj(raw.env)) {
+    raw.secrets.forEach((s) => {
+      if (typeof s === 'string' && isObj(raw.env) && raw.env[s] !== undefined && !hasExpression(String(raw.env[s]))) {
+        problem({ code: 'conflict', path: ['env', s], key: true, message: `secret ${s} has a value written in the recipe`, hint: 'secrets come from the environment at run time; remove it from env' });
+      }
+    });
+  }
+  return out;
+}
