@@ -415,7 +415,7 @@ describe('anthropic provider: failures and retries', () => {
 describe('anthropic provider: permit hooks', () => {
   it('awaits beforeAttempt before every request, retries included, and reports each attempt end', async () => {
     const model = await serve(
-      { kind: 'http-error', status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after-ms': '5' } },
+      { kind: 'http-error', status: 429, errorType: 'rate_limit_error', message: 'slow down', headers: { 'retry-after-ms': '5' } },
       { kind: 'message', content: [{ type: 'text', text: 'ok' }] },
     );
     const log: string[] = [];
