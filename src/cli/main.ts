@@ -7,12 +7,13 @@ import yargs from 'yargs';
 import { didYouMean } from '../orchestrator/recipe/suggest.js';
 import { type CliContext, type CliIo, EXIT, UsageError, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
+import { agentCommand } from './commands/agent.js';
 import { runCommand } from './commands/run.js';
 import { schemaCommand } from './commands/schema.js';
 import { validateCommand } from './commands/validate.js';
 
 /** Every command, in help order. To add one: a file under commands/ and a line here. */
-export const COMMANDS: CliCommand[] = [runCommand, validateCommand, schemaCommand];
+export const COMMANDS: CliCommand[] = [runCommand, validateCommand, schemaCommand, agentCommand];
 
 function version(): string {
   try {

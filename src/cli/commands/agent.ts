@@ -1,0 +1,142 @@
+// `orchestrate agent [prompt]`: one agent, delivered as a final answer (--mode text), a JSON
+// event stream (--mode json) or the RPC protocol on stdin/stdout (--mode rpc). The logic lives
+// in src/runtime/modes; this file maps flags to createAgentSession options and exit codes.
+import { type Argv } from 'yargs';
+import { resolve } from 'node:path';
+import type { AgentThinkingLevel } from '../../agent/types.js';
+import {
+  AgentSessionConfigError,
+  createAgentSession,
+  runJsonMode,
+  runPrintMode,
+  runRpcMode,
+  textOrFile,
+  type AgentSession,
+  type CreateAgentSessionOptions,
+  type ModeOutput,
+} from '../../runtime/index.js';
+import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
+import { type CliContext, EXIT } from '../cli-io.js';
+import { type CliCommand, type CommandArgs } from '../command.js';
+
+const MODES = ['text', 'json', 'rpc'] as const;
+const THINKING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+
+function agentOptions(y: Argv): Argv<object> {
+  return y
+    .positional('prompt', { type: 'string', array: true, describe: 'The prompt (words are joined); read from piped stdin when omitted' })
+    .option('mode', { type: 'string', choices: MODES, default: 'text', describe: 'text: print the final answer; json: every event as a JSON line; rpc: JSON commands on stdin' })
+    .option('session', { type: 'string', describe: 'Session file to open, or create when missing (--no-session: keep it in memory)' })
+    .option('continue', { alias: 'c', type: 'boolean', default: false, describe: 'Reopen the --session file, or the most recent session of this folder' })
+    .option('session-dir', { type: 'string', describe: 'Folder for new sessions (default ~/.orchestrate/sessions/--<cwd>--)' })
+    .option('cwd', { type: 'string', describe: 'Working directory of the agent and its tools' })
+    .option('tools', { type: 'string', describe: `Comma-separated tools (default read,bash,edit,write; "none" for none). Built-in: ${BUILTIN_TOOL_NAMES.join(', ')}` })
+    .option('model', { type: 'string', describe: 'Model id or alias (default: ORCHESTRATE_MODEL, the continued session\'s, or claude-sonnet-4-5)' })
+    .option('provider', { type: 'string', choices: ['anthropic', 'scripted'], describe: 'anthropic (needs ANTHROPIC_API_KEY), or scripted (offline, with --script)' })
+    .option('script', { type: 'string', describe: 'Script file (YAML/JSON turns) for the scripted provider; implies --provider scripted' })
+    .option('system', { type: 'string', describe: 'System prompt (text, or a file to read) replacing the default body' })
+    .option('append-system', { type: 'string', describe: 'Text (or a file) appended to the system prompt' })
+    .option('skills', { type: 'string', array: true, describe: 'Skill folder (repeatable)' })
+    .option('context-files', { type: 'boolean', default: true, describe: 'Include AGENTS.md / CLAUDE.md files (--no-context-files to skip)' })
+    .option('thinking', { type: 'string', choices: THINKING, describe: 'Reasoning effort (default medium; off for models without reasoning)' })
+    .option('extension', { type: 'string', array: true, describe: 'Extension module (.js, or .ts under tsx), repeatable' })
+    .check((a) => {
+      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'provider', 'script', 'system', 'append-system', 'thinking']) {
+        if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
+      }
+      if (a.mode === 'rpc' && Array.isArray(a.prompt) && a.prompt.length > 0) throw new Error('--mode rpc takes its prompts as commands on stdin, not as arguments');
+      return true;
+    });
+}
+
+function list(v: unknown): string[] {
+  if (v === undefined) return [];
+  return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+async function readStdin(): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const chunk of process.stdin) parts.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** Flags -> factory options. Throws AgentSessionConfigError for flag values that cannot work. */
+export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): CreateAgentSessionOptions {
+  const cwd = typeof args.cwd === 'string' ? resolve(ctx.cwd, args.cwd) : ctx.cwd;
+  const o: CreateAgentSessionOptions = { cwd, notify: (m) => ctx.stderr(`${m}\n`) };
+  if (args.session === false) o.inMemory = true;
+  else if (typeof args.session === 'string') o.sessionFile = resolve(ctx.cwd, args.session);
+  if (args.continue === true) {
+    if (o.inMemory) throw new AgentSessionConfigError('--continue needs a session file; it cannot be used with --no-session.');
+    o.continue = true;
+  }
+  if (typeof args['session-dir'] === 'string') o.sessionDir = resolve(ctx.cwd, args['session-dir']);
+  if (ctx.env.ORCHESTRATE_HOME) o.home = ctx.env.ORCHESTRATE_HOME;
+  if (typeof args.tools === 'string') {
+    const names = args.tools.split(',').map((s) => s.trim()).filter(Boolean);
+    o.tools = names.length === 1 && names[0] === 'none' ? [] : names;
+  }
+  const model = typeof args.model === 'string' ? args.model : ctx.env.ORCHESTRATE_MODEL;
+  if (model) o.model = model;
+  if (typeof args.script === 'string') o.script = resolve(ctx.cwd, args.script);
+  const provider = typeof args.provider === 'string' ? args.provider : o.script !== undefined ? 'scripted' : undefined;
+  if (provider) o.provider = provider;
+  if (provider === 'scripted' && o.script === undefined) {
+    throw new AgentSessionConfigError('--provider scripted needs --script FILE (a YAML or JSON list of turns).');
+  }
+  if (typeof args.system === 'string') o.systemPrompt = textOrFile(args.system, ctx.cwd);
+  if (typeof args['append-system'] === 'string') o.appendSystemPrompt = textOrFile(args['append-system'], ctx.cwd);
+  const skills = list(args.skills);
+  if (skills.length > 0) o.skillsDirs = skills.map((d) => resolve(ctx.cwd, d));
+  if (args['context-files'] === false) o.contextFiles = false;
+  if (typeof args.thinking === 'string') o.thinkingLevel = args.thinking as AgentThinkingLevel;
+  const extensions = list(args.extension);
+  if (extensions.length > 0) o.extensions = extensions.map((p) => resolve(ctx.cwd, p));
+  return o;
+}
+
+export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<number> {
+  const mode = String(args.mode ?? 'text') as (typeof MODES)[number];
+  let prompt = list(args.prompt).join(' ').trim();
+  if (mode !== 'rpc' && prompt === '' && !process.stdin.isTTY) prompt = (await readStdin()).trim();
+  if (mode !== 'rpc' && prompt === '') {
+    ctx.stderr('orchestrate agent: give a prompt, e.g. orchestrate agent "Summarize README.md", or pipe it on stdin\nRun "orchestrate agent --help" for usage.\n');
+    return EXIT.usage;
+  }
+
+  let session: AgentSession;
+  try {
+    session = await createAgentSession(sessionOptionsFromArgs(args, ctx));
+  } catch (err) {
+    if (err instanceof AgentSessionConfigError) {
+      ctx.stderr(`orchestrate agent: ${err.message}\nRun "orchestrate agent --help" for usage.\n`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+
+  const out: ModeOutput = { stdout: ctx.stdout, stderr: ctx.stderr };
+  let interrupted = false;
+  const onSigint = (): void => {
+    interrupted = true;
+    void session.abort();
+  };
+  if (mode !== 'rpc') process.once('SIGINT', onSigint);
+  try {
+    const code =
+      mode === 'rpc' ? await runRpcMode(session, process.stdin, out)
+      : mode === 'json' ? await runJsonMode(session, [prompt], out)
+      : await runPrintMode(session, [prompt], out);
+    return interrupted ? EXIT.interrupted : code;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await session.dispose();
+  }
+}
+
+export const agentCommand: CliCommand = {
+  command: 'agent [prompt..]',
+  describe: 'Run one agent: print its answer, stream its events as JSON, or serve the RPC protocol',
+  builder: agentOptions,
+  run: runAgent,
+};

@@ -1,0 +1,110 @@
+// When an AgentSession compacts (kernel-spec 5.3) and how the summary is supplied.
+//
+// Checked after every run (with its last assistant reply) and before every prompt (with the last
+// reply in state, aborted ones included):
+//   overflow   the provider said the context is too long: compact, then re-run the turn ONCE;
+//              a second overflow in the same prompt is reported, never looped on
+//   threshold  the reply's context tokens exceed contextWindow - reserveTokens: compact, no re-run
+// Usage from before the latest compaction is stale and never triggers anything.
+import type { AgentMessage } from '../agent/types.js';
+import { isContextOverflow } from '../ai/overflow.js';
+import { calculateContextTokens, estimateContextTokens } from '../ai/token-estimate.js';
+import type { AssistantMessage, Model } from '../ai/types.js';
+import type { CompactionHookDecision } from '../session/compaction-job.js';
+import { shouldCompact, type CompactionPreparation } from '../session/prepare-compaction.js';
+import type { CompactionSettings } from '../session/defaults.js';
+import type { SessionEntry } from '../session/types.js';
+import { buildExtractiveSummary } from './extractive-summary.js';
+
+export type CompactionCheck =
+  | { action: 'none' }
+  /** Compact, then re-run the failed turn. */
+  | { action: 'overflow' }
+  /** Overflow again after the one recovery this prompt gets. */
+  | { action: 'overflow_exhausted' }
+  | { action: 'threshold'; tokens: number };
+
+export interface CompactionCheckInput {
+  message: AssistantMessage;
+  model: Model;
+  settings: CompactionSettings;
+  /** Messages in the agent's state (for estimating after an error reply). */
+  messages: readonly AgentMessage[];
+  /** Time of the latest compaction on the current path (ms), if any. */
+  latestCompactionAt?: number;
+  overflowRecoveryAttempted: boolean;
+  /** The check before a prompt: aborted replies count, overflows are left to the run. */
+  beforePrompt?: boolean;
+}
+
+export const OVERFLOW_EXHAUSTED_TEXT =
+  'Context overflow recovery failed: the context was still too long after one compaction and retry. ' +
+  'Start a new session (or fork from an earlier message), or compact with instructions to keep less.';
+
+/** Decides what to do after a reply. Pure. */
+export function checkCompaction(input: CompactionCheckInput): CompactionCheck {
+  const { message, model, settings } = input;
+  if (!settings.enabled) return { action: 'none' };
+  if (message.stopReason === 'aborted' && !input.beforePrompt) return { action: 'none' };
+  if (input.latestCompactionAt !== undefined && message.timestamp <= input.latestCompactionAt) return { action: 'none' };
+
+  const fromCurrentModel = message.provider === model.provider && message.model === model.id;
+  if (!input.beforePrompt && fromCurrentModel && isContextOverflow(message, model.contextWindow)) {
+    return input.overflowRecoveryAttempted ? { action: 'overflow_exhausted' } : { action: 'overflow' };
+  }
+
+  let tokens: number;
+  if (message.stopReason === 'error' || message.stopReason === 'aborted') {
+    // An error reply has no usable usage: estimate from the last successful one, if it is current.
+    const estimate = estimateContextTokens(input.messages);
+    if (estimate.lastUsageIndex === -1) return { action: 'none' };
+    const source = input.messages[estimate.lastUsageIndex] as AssistantMessage;
+    if (input.latestCompactionAt !== undefined && source.timestamp <= input.latestCompactionAt) return { action: 'none' };
+    tokens = estimate.tokens;
+  } else {
+    tokens = calculateContextTokens(message.usage);
+  }
+  return shouldCompact(tokens, model.contextWindow, settings) ? { action: 'threshold', tokens } : { action: 'none' };
+}
+
+/** Time (ms) of the latest compaction entry on a path, if any. */
+export function latestCompactionTime(path: readonly SessionEntry[]): number | undefined {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const e = path[i]!;
+    if (e.type === 'compaction') return Date.parse(e.timestamp);
+  }
+  return undefined;
+}
+
+/** A hook that supplies the compaction summary (or vetoes); undefined defers to the next one. */
+export type SummarySupplier = (
+  preparation: CompactionPreparation,
+  signal: AbortSignal | undefined,
+) => CompactionHookDecision | void | Promise<CompactionHookDecision | void>;
+
+/** The extractive supplier: a summary built from the conversation itself (no model call). */
+export function extractiveSupplier(customInstructions?: string): SummarySupplier {
+  return (preparation) => {
+    const { summary, details } = buildExtractiveSummary({
+      messages: [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages],
+      previousSummary: preparation.previousSummary,
+      fileOps: preparation.fileOps,
+      customInstructions,
+    });
+    return { summary, details };
+  };
+}
+
+/**
+ * Runs suppliers in order: the first cancel wins; otherwise the first summary wins. Returns
+ * undefined when none decided (the session layer then asks the model).
+ */
+export function chainSuppliers(suppliers: readonly SummarySupplier[]): SummarySupplier {
+  return async (preparation, signal) => {
+    for (const supply of suppliers) {
+      const decision = await supply(preparation, signal);
+      if (decision) return decision;
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,331 @@
+// createAgentSession: the one factory behind every delivery form (the CLI's print/json/rpc modes,
+// the SDK, the orchestrator's workers). It resolves the model and provider, opens or creates the
+// session, builds the tools and the system prompt, loads extensions, and returns an AgentSession.
+// Every mistake a caller can make (unknown tool, unknown model, no API key, missing session to
+// continue, bad script, broken extension) is an AgentSessionConfigError with a message that says
+// what to do instead; the CLI turns it into exit code 2.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { AgentStreamOptions, QueueMode } from '../agent/agent.js';
+import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
+import { MISSING_API_KEY_MESSAGE } from '../ai/anthropic.js';
+import { ANTHROPIC_API, DEFAULT_MODEL_ID, resolveModel, SCRIPTED_API } from '../ai/models.js';
+import { registerBuiltInProviders } from '../ai/providers.js';
+import { loadScriptFile, ScriptFileError } from '../ai/scripted-script.js';
+import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurn } from '../ai/scripted.js';
+import type { Model, StreamFunction } from '../ai/types.js';
+import type { CompactionSettings } from '../session/defaults.js';
+import { SessionStore } from '../session/session-store.js';
+import type { BashPolicy } from '../tools/bash-policy.js';
+import { BUILTIN_TOOL_NAMES, createTool, DEFAULT_TOOL_NAMES, type CodingToolsOptions } from '../tools/coding-tools.js';
+import { AgentSession, type AgentSessionHooks } from './agent-session.js';
+import { RUNTIME_DEFAULTS, type RetrySettings } from './defaults.js';
+import { ExtensionLoadError, loadExtensions, type ExtensionSpec } from './extensions.js';
+import { assembleSystemPrompt } from './system-prompt.js';
+
+/** A configuration the session cannot start with; `message` says how to fix it. */
+export class AgentSessionConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AgentSessionConfigError';
+  }
+}
+
+export interface CreateAgentSessionOptions {
+  // ---- where the agent works
+  /** Working directory of the tools (default: process.cwd()). */
+  cwd?: string;
+  /** Tools may only touch files under this folder (default: cwd). */
+  workspaceRoot?: string;
+  /** Lift the confinement to the workspace root. */
+  allowOutside?: boolean;
+  /** Globs (relative to the root) that edit/write may touch; others are refused. */
+  writeScope?: string[];
+
+  // ---- tools
+  /** Built-in tools by name (default: read, bash, edit, write); [] for none (plain chat). */
+  tools?: readonly string[];
+  /** Your own tools (zod parameters); a custom tool replaces a built-in of the same name. */
+  customTools?: AnyAgentTool[];
+  bashPolicy?: BashPolicy;
+  /** Further built-in tool settings (output limits, shell, env). */
+  toolOptions?: Pick<CodingToolsOptions, 'maxLines' | 'maxBytes' | 'bash'>;
+
+  // ---- system prompt
+  /** Replaces the default prompt body (tool list and guidelines). Used as written. */
+  systemPrompt?: string;
+  /** Appended after the body. */
+  appendSystemPrompt?: string;
+  /** Extra skill folders (or skill files), after the default ones. */
+  skillsDirs?: string[];
+  /** Discover skills in ~/.orchestrate/skills and <cwd>/.orchestrate/skills (default true). */
+  defaultSkills?: boolean;
+  /** Put AGENTS.md / CLAUDE.md files from cwd upward into the prompt (default true). */
+  contextFiles?: boolean;
+
+  // ---- model
+  /** A Model, or an id/alias resolved for `provider` (default: the continued session's, else claude-sonnet-4-5). */
+  model?: Model | string;
+  /** "anthropic" (default) or "scripted". */
+  provider?: string;
+  /** For provider "scripted": a script file path (YAML/JSON), or turns in process. */
+  script?: string | ScriptedTurn[] | ScriptedScript;
+  scriptOptions?: ScriptedProviderOptions;
+  /** Your own stream function (proxy, permits); used for turns and summaries alike. */
+  streamFn?: StreamFunction;
+  /** Anthropic key (default: ANTHROPIC_API_KEY). */
+  apiKey?: string;
+  /** Reasoning effort (default: the continued session's, else "medium"; "off" for non-reasoning models). */
+  thinkingLevel?: AgentThinkingLevel;
+  /** Provider options for every call (provider retries, idle timeout, headers...). */
+  streamOptions?: AgentStreamOptions;
+
+  // ---- behaviour
+  compaction?: Partial<CompactionSettings>;
+  retry?: Partial<RetrySettings>;
+  summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** How summaries are written (default: "extractive" for the scripted provider, else "model"). */
+  summaries?: 'model' | 'extractive';
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+
+  // ---- storage (first match wins: store, inMemory, continue, sessionFile, new file in sessionDir)
+  store?: SessionStore;
+  inMemory?: boolean;
+  /** Open this file, or create it when missing. With `continue`, it must exist. */
+  sessionFile?: string;
+  /** Reopen `sessionFile`, or the most recent session in `sessionDir`. */
+  continue?: boolean;
+  /** Folder of new sessions (default: <home>/sessions/--<cwd>--). */
+  sessionDir?: string;
+  /** Settings home (default: ORCHESTRATE_HOME or ~/.orchestrate). */
+  home?: string;
+
+  // ---- hooks and extensions
+  hooks?: AgentSessionHooks;
+  /** Module paths (relative to cwd), paths with options, or in-process factories. */
+  extensions?: ExtensionSpec[];
+  /** Where warnings and extension errors are reported (default: stderr). */
+  notify?: (message: string) => void;
+}
+
+/** Where orchestrate keeps user-level files. */
+export function orchestrateHome(env: Record<string, string | undefined> = process.env): string {
+  return env.ORCHESTRATE_HOME || join(homedir(), RUNTIME_DEFAULTS.homeDirName);
+}
+
+/** Default folder of the sessions started in `cwd`. */
+export function defaultSessionDir(cwd: string, home: string = orchestrateHome()): string {
+  const encoded = `--${resolve(cwd).replace(/^[/\\]+/, '').replace(/[/\\:]/g, '-')}--`;
+  return join(home, RUNTIME_DEFAULTS.sessionsDirName, encoded);
+}
+
+/** The most recently modified .jsonl file in `dir`, if any. */
+export function mostRecentSession(dir: string): string | undefined {
+  let best: { path: string; mtime: number } | undefined;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.jsonl')) continue;
+    const path = join(dir, name);
+    try {
+      const mtime = statSync(path).mtimeMs;
+      if (!best || mtime > best.mtime) best = { path, mtime };
+    } catch {
+      // vanished meanwhile
+    }
+  }
+  return best?.path;
+}
+
+/** A flag value that names an existing file is read from it; anything else is used literally. */
+export function textOrFile(value: string, cwd: string): string {
+  const path = resolve(cwd, value);
+  try {
+    if (value.length < 4096 && statSync(path).isFile()) return readFileSync(path, 'utf8');
+  } catch {
+    // not a file: literal text
+  }
+  return value;
+}
+
+function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
+  if (o.store) return o.store;
+  if (o.inMemory) return SessionStore.inMemory({ cwd });
+  const dir = o.sessionDir ? resolve(cwd, o.sessionDir) : defaultSessionDir(cwd, o.home ?? orchestrateHome());
+  if (o.continue) {
+    if (o.sessionFile) {
+      const file = resolve(cwd, o.sessionFile);
+      if (!existsSync(file)) {
+        throw new AgentSessionConfigError(`Cannot continue: the session file ${file} does not exist. Check the path, or drop --continue to start a new session there.`);
+      }
+      return SessionStore.open(file, { cwd });
+    }
+    const recent = mostRecentSession(dir);
+    if (!recent) throw new AgentSessionConfigError(`Cannot continue: there is no session in ${dir}. Start one first, or pass --session FILE.`);
+    return SessionStore.open(recent, { cwd });
+  }
+  if (o.sessionFile) return SessionStore.open(resolve(cwd, o.sessionFile), { cwd });
+  return SessionStore.create(dir, { cwd });
+}
+
+function toModel(id: string, provider: string): Model {
+  try {
+    return resolveModel(id, provider);
+  } catch (err) {
+    throw new AgentSessionConfigError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+interface ResolvedModel {
+  model: Model;
+  streamFn?: StreamFunction;
+}
+
+function resolveModelAndStream(o: CreateAgentSessionOptions, store: SessionStore, cwd: string): ResolvedModel {
+  const provider = o.provider ?? (typeof o.model === 'object' ? o.model.provider : 'anthropic');
+  const restored = store.buildContext().model;
+  const pick = (fallback: string): Model => {
+    if (typeof o.model === 'object') return o.model;
+    if (o.model !== undefined) return toModel(o.model, provider);
+    // A continued session keeps its model when it belongs to the same provider.
+    if (restored && restored.provider === provider) {
+      try {
+        return resolveModel(restored.modelId, provider);
+      } catch {
+        // the model is no longer known: use the default
+      }
+    }
+    return toModel(fallback, provider);
+  };
+
+  if (o.streamFn) return { model: pick(DEFAULT_MODEL_ID), streamFn: o.streamFn };
+  if (provider === 'scripted') {
+    if (o.script === undefined) {
+      throw new AgentSessionConfigError('The scripted provider needs a script: pass --script FILE (YAML or JSON turns), or `script` in the SDK options.');
+    }
+    let script: ScriptedTurn[] | ScriptedScript;
+    if (typeof o.script === 'string') {
+      try {
+        script = loadScriptFile(resolve(cwd, o.script));
+      } catch (err) {
+        throw new AgentSessionConfigError(err instanceof ScriptFileError || err instanceof Error ? err.message : String(err));
+      }
+    } else script = o.script;
+    return { model: pick('scripted'), streamFn: createScriptedProvider(script, o.scriptOptions) };
+  }
+  if (provider !== 'anthropic') throw new AgentSessionConfigError(`Unknown provider "${provider}". Known providers: anthropic, scripted.`);
+  registerBuiltInProviders();
+  const model = pick(DEFAULT_MODEL_ID);
+  if (model.api === ANTHROPIC_API && !o.apiKey && !process.env.ANTHROPIC_API_KEY) throw new AgentSessionConfigError(MISSING_API_KEY_MESSAGE);
+  return { model };
+}
+
+function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: AnyAgentTool[]): AnyAgentTool[] {
+  const custom = [...(o.customTools ?? []), ...extensionTools];
+  const customNames = new Set(custom.map((t) => t.name));
+  const names = o.tools ?? DEFAULT_TOOL_NAMES;
+  const unknown = names.filter((n) => !(BUILTIN_TOOL_NAMES as readonly string[]).includes(n) && !customNames.has(n));
+  if (unknown.length > 0) {
+    const valid = [...BUILTIN_TOOL_NAMES, ...customNames];
+    throw new AgentSessionConfigError(`Unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}. Valid tools: ${valid.join(', ')}.`);
+  }
+  const shared: CodingToolsOptions = { cwd, ...o.toolOptions };
+  if (o.workspaceRoot !== undefined) shared.root = resolve(cwd, o.workspaceRoot);
+  if (o.allowOutside !== undefined) shared.allowOutside = o.allowOutside;
+  if (o.writeScope !== undefined) shared.writeScope = o.writeScope;
+  if (o.bashPolicy) shared.bash = { ...shared.bash, policy: o.bashPolicy };
+  const builtins = names.filter((n) => !customNames.has(n)).map((n) => createTool(n, shared));
+  return [...builtins, ...custom];
+}
+
+function restoredThinkingLevel(store: SessionStore): AgentThinkingLevel | undefined {
+  const path = store.currentPath();
+  for (let i = path.length - 1; i >= 0; i--) {
+    const e = path[i]!;
+    if (e.type === 'thinking_level_change') return e.thinkingLevel;
+  }
+  return undefined;
+}
+
+/**
+ * Creates an AgentSession. Rejects with AgentSessionConfigError (or ExtensionLoadError, a
+ * subclass-like error with the same intent) when the configuration cannot work.
+ */
+export async function createAgentSession(options: CreateAgentSessionOptions = {}): Promise<AgentSession> {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const notify = options.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
+  const home = options.home ?? orchestrateHome();
+
+  let extensions;
+  try {
+    extensions = await loadExtensions(options.extensions ?? [], cwd);
+  } catch (err) {
+    if (err instanceof ExtensionLoadError) throw new AgentSessionConfigError(err.message);
+    throw err;
+  }
+  const tools = buildTools(options, cwd, extensions.tools);
+
+  const store = openStore(options, cwd);
+  let resolved: ResolvedModel;
+  try {
+    resolved = resolveModelAndStream(options, store, cwd);
+  } catch (err) {
+    // Nothing of a new session was written yet; release the file handle either way.
+    if (!options.store) store.close();
+    throw err;
+  }
+  for (const w of store.warnings) notify(`warning: ${w}`);
+
+  const { prompt, skills, diagnostics } = assembleSystemPrompt({
+    cwd,
+    home,
+    tools,
+    systemPrompt: options.systemPrompt,
+    appendSystemPrompt: options.appendSystemPrompt,
+    skillsDirs: (options.skillsDirs ?? []).map((d) => resolve(cwd, d)),
+    defaultSkills: options.defaultSkills ?? true,
+    contextFiles: options.contextFiles ?? true,
+  });
+  for (const d of diagnostics) notify(`${d.level}: skill ${d.path}: ${d.message}`);
+
+  const model = resolved.model;
+  const requested = options.thinkingLevel ?? restoredThinkingLevel(store) ?? RUNTIME_DEFAULTS.thinkingLevel;
+  const thinkingLevel: AgentThinkingLevel = model.reasoning ? requested : 'off';
+
+  // Record model and level in a new session (written with the first reply), or on a change.
+  const previous = store.buildContext();
+  if (!previous.model || previous.model.provider !== model.provider || previous.model.modelId !== model.id) {
+    store.appendModelChange(model.provider, model.id);
+  }
+  if (restoredThinkingLevel(store) !== thinkingLevel) store.appendThinkingLevelChange(thinkingLevel);
+
+  const providerName = model.provider;
+  return new AgentSession({
+    store,
+    model,
+    thinkingLevel,
+    tools,
+    systemPrompt: prompt,
+    skills,
+    streamFn: resolved.streamFn,
+    apiKey: options.apiKey,
+    streamOptions: options.streamOptions,
+    compaction: options.compaction,
+    retry: options.retry,
+    summaryRetry: options.summaryRetry,
+    summaries: options.summaries ?? (model.api === SCRIPTED_API ? 'extractive' : 'model'),
+    hooks: options.hooks,
+    extensions,
+    resolveModel: (id, provider) => toModel(id, provider ?? providerName),
+    steeringMode: options.steeringMode,
+    followUpMode: options.followUpMode,
+    cwd,
+    notify,
+  });
+}

@@ -1,0 +1,46 @@
+// Public surface of layer 3 (runtime): AgentSession, the createAgentSession factory, the
+// delivery modes (print, json, rpc) and extensions.
+export { RUNTIME_DEFAULTS, DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
+export {
+  AgentSession,
+  type AgentSessionConfig,
+  type AgentSessionHooks,
+  type PromptOptions,
+  type NavigateResult,
+  type ForkResult,
+  type SessionState,
+} from './agent-session.js';
+export {
+  createAgentSession,
+  AgentSessionConfigError,
+  defaultSessionDir,
+  mostRecentSession,
+  orchestrateHome,
+  textOrFile,
+  type CreateAgentSessionOptions,
+} from './create-agent-session.js';
+export type { AgentSessionEvent, AgentSessionEventType, AgentSessionListener, CompactionResult, CompactionReason } from './session-events.js';
+export { isRetryableError, retryDelay } from './retry-policy.js';
+export { checkCompaction, extractiveSupplier, chainSuppliers, OVERFLOW_EXHAUSTED_TEXT, type CompactionCheck, type SummarySupplier } from './auto-compaction.js';
+export { buildExtractiveSummary, type ExtractiveSummary, type ExtractiveSummaryInput } from './extractive-summary.js';
+export { computeStats, type SessionStats, type TokenTotals } from './stats.js';
+export { assembleSystemPrompt, type AssembleSystemPromptOptions, type AssembledSystemPrompt } from './system-prompt.js';
+export {
+  loadExtensions,
+  emptyExtensions,
+  ExtensionLoadError,
+  type ExtensionAPI,
+  type ExtensionFactory,
+  type ExtensionSpec,
+  type ExtensionCommand,
+  type ExtensionCommandContext,
+  type ExtensionHandlers,
+  type ExtensionEventName,
+  type LoadedExtensions,
+  type ToolCallEvent,
+  type ToolResultEvent,
+} from './extensions.js';
+export { runPrintMode, lastReply, type ModeOutput } from './modes/print.js';
+export { runJsonMode } from './modes/json.js';
+export { runRpcMode, RpcServer, RPC_COMMANDS, RPC_COMMAND_TYPES, salvageIdAndType, type RpcCommandType, type RpcResponse } from './modes/rpc.js';
+export { readJsonLines, jsonLine, eventLine } from './modes/jsonl.js';
