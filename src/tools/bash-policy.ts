@@ -38,49 +38,73 @@ export function compileBashRule(pattern: string): Rule {
 
 /**
  * Splits a command line into its simple commands at `;`, `&&`, `||`, `|`, `&`, newlines and
- * command substitutions, respecting quotes. Whitespace inside each is collapsed.
+ * parentheses, respecting quotes. Command substitutions (`$(...)`, backticks) become commands
+ * of their own, and the outer command keeps a `$(…)` placeholder. Whitespace is collapsed.
  */
 export function splitShellCommands(line: string): string[] {
   const out: string[] = [];
-  let current = '';
+  // One entry per nesting level: the text gathered so far and the quote/substitution context.
+  type Level = { text: string; context: 'top' | '$(' | '`' };
+  const levels: Level[] = [{ text: '', context: 'top' }];
   let quote: '"' | "'" | undefined;
+  const quotes: ('"' | "'" | undefined)[] = [];
+  const level = (): Level => levels[levels.length - 1] as Level;
   const flush = (): void => {
-    const cmd = current.trim().replace(/\s+/g, ' ');
+    const cmd = level().text.trim().replace(/\s+/g, ' ');
     if (cmd !== '') out.push(cmd);
-    current = '';
+    level().text = '';
+  };
+  const enter = (context: '$(' | '`'): void => {
+    level().text += context === '$(' ? '$(…)' : '`…`';
+    quotes.push(quote);
+    quote = undefined;
+    levels.push({ text: '', context });
+  };
+  const leave = (): void => {
+    flush();
+    levels.pop();
+    quote = quotes.pop();
   };
   for (let i = 0; i < line.length; i++) {
     const c = line[i] ?? '';
-    if (c === '\\' && quote !== "'") {
-      current += c + (line[i + 1] ?? '');
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      level().text += c;
+      continue;
+    }
+    if (c === '\\') {
+      level().text += c + (line[i + 1] ?? '');
       i++;
       continue;
     }
-    if (quote === "'") {
-      if (c === "'") quote = undefined;
-      current += c;
+    // Substitutions run even inside double quotes.
+    if (c === '$' && line[i + 1] === '(') {
+      enter('$(');
+      i++;
       continue;
     }
-    // Substitutions run even inside double quotes, so they separate commands there too.
-    if (c === '`' || (c === '$' && line[i + 1] === '(')) {
-      flush();
-      if (c === '$') i++;
+    if (c === '`') {
+      if (level().context === '`' && quote === undefined) leave();
+      else enter('`');
       continue;
     }
     if (quote === '"') {
       if (c === '"') quote = undefined;
-      current += c;
+      level().text += c;
       continue;
     }
     if (c === '"' || c === "'") {
       quote = c;
-      current += c;
+      level().text += c;
+    } else if (c === ')' && level().context === '$(') {
+      leave();
     } else if (c === ';' || c === '\n' || c === '|' || c === '&' || c === '(' || c === ')') {
       flush();
     } else {
-      current += c;
+      level().text += c;
     }
   }
+  while (levels.length > 1) leave(); // unterminated substitutions still count
   flush();
   return out;
 }

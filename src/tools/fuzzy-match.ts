@@ -60,7 +60,8 @@ export function normalizeForMatch(original: string): NormalizedText {
       i += 2;
       continue;
     }
-    if (code < 0x80) {
+    // ASCII maps to itself unless a combining mark follows (marks start at U+0300).
+    if (code < 0x80 && !(original.charCodeAt(i + 1) >= 0x300)) {
       emit(original[i] ?? '', i, i + 1);
       i++;
       continue;

@@ -91,8 +91,13 @@ export class OutputCapture {
     const file = this.file;
     if (!file || !file.writableNeedDrain) return Promise.resolve();
     return new Promise((resolve) => {
-      file.once('drain', resolve);
-      file.once('error', () => resolve());
+      const done = (): void => {
+        file.off('drain', done);
+        file.off('error', done);
+        resolve();
+      };
+      file.once('drain', done);
+      file.once('error', done);
     });
   }
 
