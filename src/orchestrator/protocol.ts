@@ -38,6 +38,8 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
   /** send_message tool: to a task id / instance key, "parent", or "*" for everyone. */
   z.object({ type: z.literal('send'), to: z.string(), text: z.string(), requestId: z.number().optional() }),
+  /** The agent is working (a streamed delta, tool output, a running verify): resets the idle watchdog; not logged. */
+  z.object({ type: z.literal('progress') }),
   /** A verify command finished (the run log records each check). */
   z.object({ type: z.literal('verify'), command: z.string(), ok: z.boolean(), output: z.string() }),
 ]);
@@ -53,6 +55,9 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
     modifiedFiles: z.array(z.string()).default([]),
     readFiles: z.array(z.string()).default([]),
     verifyAttempts: z.number().default(0),
+    /** Planner/worker pairs: review rounds held, and whether the planner approved. */
+    rounds: z.number().optional(),
+    approved: z.boolean().optional(),
   }),
   z.object({
     ok: z.literal(false),

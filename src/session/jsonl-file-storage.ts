@@ -72,14 +72,20 @@ export class JsonlFileStorage implements SessionStorage {
       this.fd = openSync(this.path, 'a');
     }
     const data = this.needsLeadingNewline ? '\n' + text : text;
-    const buf = Buffer.from(data, 'utf8');
-    let off = 0;
+    let written = 0;
     try {
-      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+      // Writing the string directly lets Node encode it into its own buffer (no Buffer per
+      // append). A short write only happens on errors such as a full disk; finish it byte-wise.
+      written = writeSync(this.fd, data);
+      const total = Buffer.byteLength(data);
+      if (written < total) {
+        const buf = Buffer.from(data, 'utf8');
+        while (written < total) written += writeSync(this.fd, buf, written, total - written);
+      }
       if (this.options.fsync) fsyncSync(this.fd);
     } catch (err) {
       // Part of the line may be on disk; the next append must start on a fresh line.
-      if (off > 0) this.needsLeadingNewline = true;
+      if (written > 0) this.needsLeadingNewline = true;
       const reason = err instanceof Error ? err.message : String(err);
       throw new Error(
         `Could not append to session file ${this.path}: ${reason}. The entry was not recorded; free disk space or fix permissions, then retry.`,

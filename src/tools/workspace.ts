@@ -123,8 +123,10 @@ export class Workspace {
   }
 
   private checkWriteScope(input: string, abs: string): void {
-    const rel = this.relativeToRoot(abs);
-    if (this.writeMatchers.some((re) => re.test(rel))) return;
+    const inScope = (rel: string): boolean => this.writeMatchers.some((re) => re.test(rel));
+    // Both the path as written and where it really leads (through links) must be in scope.
+    const real = toPosix(relative(this.realRoot, realpathOfNearest(abs)));
+    if (inScope(this.relativeToRoot(abs)) && inScope(real)) return;
     const allowed = (this.writeScope ?? []).map((g) => `"${g}"`).join(', ');
     throw new Error(
       `Path "${input}" is outside this agent's write scope; it may only write files matching ${allowed || '(nothing)'} (relative to ${this.root}). Choose a path inside the scope, or report that the change is needed elsewhere.`,

@@ -1,9 +1,11 @@
 // Tunable numbers of the recipe layer, each with the reason for its value. The coordinator reads
 // the same object so a dry run and a real run agree on defaults.
 
+import { DEFAULT_MODEL_ID } from '../../ai/models.js';
+
 export const RECIPE_DEFAULTS = {
-  /** Model used when neither the CLI, the agent, the recipe nor ORCHESTRATE_MODEL names one. */
-  model: 'claude-sonnet-4-5',
+  /** Model used when neither the CLI, the agent, the recipe nor ORCHESTRATE_MODEL names one (the ai layer's default). */
+  model: DEFAULT_MODEL_ID,
   /** Provider when neither the CLI nor the recipe names one. */
   provider: 'anthropic' as const,
   /** Parallel task instances per run: enough to overlap I/O without tripping per-model 429s. */

@@ -1,10 +1,11 @@
 // Pre-flight token and cost ranges for a dry run. No model is called: the figures come from
 // prompt sizes, model prices and the per-turn heuristic in RECIPE_DEFAULTS.estimate.
+import { estimateTextTokens as estimateTokens } from '../../ai/token-estimate.js';
 import { RECIPE_DEFAULTS } from './defaults.js';
 import { referencePath, referencedTasks } from './expressions.js';
 import { type LoadedAgent, type LoadedRecipe, type LoadedTask } from './normalize.js';
 import { type InstanceSeed, type RecipePlan, resolveInstance, staticScope } from './plan.js';
-import { lookupModelPrice } from './prices.js';
+import { FALLBACK_PRICE, lookupModelPrice } from './prices.js';
 
 export interface Range {
   low: number;
@@ -34,17 +35,6 @@ export interface RecipeEstimate {
 }
 
 const E = RECIPE_DEFAULTS.estimate;
-
-/** chars/4 for ASCII; every wider character counts as at least one token, so CJK is not under-counted. */
-export function estimateTokens(text: string): number {
-  let ascii = 0;
-  let wide = 0;
-  for (const ch of text) {
-    if (ch.charCodeAt(0) < 128) ascii++;
-    else wide++;
-  }
-  return Math.ceil(ascii / 4) + wide;
-}
 
 const zero = (): Range => ({ low: 0, high: 0 });
 const add = (a: Range, b: Range): Range => ({ low: a.low + b.low, high: a.high + b.high });
@@ -130,7 +120,7 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
       est.outputTokens = add(est.outputTokens, tokens.output);
       usdSum = add(usdSum, usdOf(tokens, model, provider));
       if (!lookupModelPrice(model, provider).known) {
-        const note = `no price known for ${model}; assumed $3 / $15 per million input / output tokens`;
+        const note = `no price known for ${model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`;
         if (!est.notes.includes(note)) est.notes.push(note);
       }
       if (provider === 'scripted' && !est.notes.includes('scripted provider: offline, no cost')) est.notes.push('scripted provider: offline, no cost');

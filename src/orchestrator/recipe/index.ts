@@ -9,7 +9,7 @@ export { IMPLICIT_AGENT } from './normalize.js';
 export { buildPlan, expandTask, resolveInstance, staticScope, type InstanceSeed, type ResolvedInstance, type RecipePlan, type PlanTask, type PlanLevel, type ExpandResult, type ResolveResult } from './plan.js';
 export { evaluateExpression, renderTemplate, renderText, checkTemplate, EXPRESSION_FUNCTIONS, type ExpressionScope, type TaskResultView } from './expressions.js';
 export { parseExpression, parseTemplate, hasExpression } from './expression-parser.js';
-export { estimateRecipe, estimateTokens, type RecipeEstimate, type TaskEstimate } from './estimate.js';
+export { estimateRecipe, type RecipeEstimate, type TaskEstimate } from './estimate.js';
 export { dryRun, type DryRunReport, type DryRunResult } from './dry-run.js';
 export { parseDuration, parseTokenCount, formatDuration } from './duration.js';
 export { expandGlob, globToRegExp } from './glob.js';

@@ -1,9 +1,11 @@
 // The one entry point the CLI and the coordinator use: validate a recipe file, apply inputs and
 // command-line overrides, and return a LoadedRecipe or every problem found.
+import { getModel, listModels } from '../../ai/models.js';
 import { renderText } from './expressions.js';
 import { inputSpecs, resolveInputs } from './inputs.js';
 import { type LoadedRecipe, type RecipeOverrides, normalizeRecipe } from './normalize.js';
 import { type RecipeProblem, sortProblems } from './problems.js';
+import { suggestionHint } from './suggest.js';
 import { validateRecipeFile } from './validate.js';
 
 export interface LoadOptions extends RecipeOverrides {
@@ -61,6 +63,21 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
         });
       }
     }
+  }
+  // A real provider only serves models it knows; catch a typo before any task starts.
+  const reported = new Set<string>();
+  for (const agent of Object.values(recipe.agents)) {
+    if (agent.provider !== 'anthropic' || getModel(agent.model.replace(/^anthropic\//, ''))) continue;
+    const own = doc.agents?.[agent.name]?.model !== undefined;
+    const fromFile = !own && agent.systemFile !== undefined && agent.model !== (doc.model ?? env.ORCHESTRATE_MODEL);
+    const source =
+      opts.model !== undefined ? '--model' : own ? `agents.${agent.name}.model` : fromFile ? `agents.${agent.name}.system_file` : doc.model !== undefined ? 'model' : 'ORCHESTRATE_MODEL';
+    if (reported.has(source)) continue;
+    reported.add(source);
+    const path = source === '--model' || source === 'ORCHESTRATE_MODEL' ? [] : source.split('.');
+    const hint = suggestionHint(agent.model, listModels().map((m) => m.id), 'models');
+    const message = fromFile ? `agent file of "${agent.name}" names unknown model "${agent.model}"` : path.length ? `unknown model "${agent.model}"` : `${source} names unknown model "${agent.model}"`;
+    problems.push({ code: 'unknown_model', ...at(path), message, hint: `${hint} (or use --provider scripted to run offline)` });
   }
   return problems.length ? { ok: false, problems: sortProblems(problems) } : { ok: true, recipe };
 }

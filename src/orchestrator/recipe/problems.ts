@@ -25,6 +25,8 @@ export type RecipeProblemCode =
   | 'unknown_tool'
   | 'missing_file'
   | 'agent_file'
+  | 'bad_script'
+  | 'unknown_model'
   | 'expression_syntax'
   | 'expression_reference'
   | 'expression_here'

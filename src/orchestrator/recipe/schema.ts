@@ -222,14 +222,11 @@ export type RecipeDocument = z.output<typeof RecipeSchema>;
 export type TaskDocument = z.output<typeof TaskSchema>;
 export type AgentDocument = z.output<typeof AgentSchema>;
 
-/** Where the published schema lives, for the yaml-language-server modeline. */
-export const RECIPE_SCHEMA_ID = 'https://orchestrate.dev/schemas/recipe.schema.json';
-
 /** The recipe format as JSON Schema (draft 2020-12), as printed by `orchestrate schema`. */
 export function recipeJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(RecipeSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
   const { $schema, ...rest } = generated;
-  return { $schema, $id: RECIPE_SCHEMA_ID, title: 'orchestrate recipe', ...rest };
+  return { $schema, title: 'orchestrate recipe', ...rest };
 }
 
 /** Splits a `[code] message` produced by `coded` into its parts. */

@@ -1,8 +1,9 @@
 // Checks that need the whole recipe: task ids and needs, cycles, agents, tools, files, task kinds
 // and every `${{ }}` reference. They read the raw YAML data defensively, so they still run when
 // the schema found problems elsewhere and the user sees every mistake in one pass.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { ScriptFileError, parseScript } from '../../ai/scripted-script.js';
 import { readAgentFile } from './agent-file.js';
 import { type ReferenceContext, type TaskRefInfo, checkTemplate } from './expressions.js';
 import { hasExpression } from './expression-parser.js';
@@ -112,10 +113,26 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   }
 
   // ---- run-level files and provider ----
+  // Script files are parsed now so a broken offline script fails validation, not the run.
+  const checkScript = (rel: string, path: Path) => {
+    const abs = resolve(ctx.dir, rel);
+    if (!existsSync(abs)) {
+      problem({ code: 'missing_file', path, message: `script file not found: ${rel}`, hint: `looked for ${ctx.displayPath(abs)}; paths are relative to the recipe folder` });
+      return;
+    }
+    try {
+      parseScript(readFileSync(abs, 'utf8'), ctx.displayPath(abs));
+    } catch (e) {
+      const lines = e instanceof ScriptFileError ? e.problems : [(e as Error).message];
+      for (const line of lines) {
+        const m = /^(.*?):(\d+):(\d+): ([\s\S]*)$/.exec(line);
+        const at = m ? { file: m[1]!, line: Number(m[2]), col: Number(m[3]) } : undefined;
+        problem({ code: 'bad_script', path, at, message: `script ${rel}: ${m ? m[4] : line.replace(/^[^:]*: /, '')}`, hint: 'see the script format in src/ai/scripted-script.ts' });
+      }
+    }
+  };
   const runScript = str(raw.script);
-  if (runScript !== undefined && !fileExists(runScript)) {
-    problem({ code: 'missing_file', path: ['script'], message: `script file not found: ${runScript}`, hint: 'paths are relative to the recipe folder' });
-  }
+  if (runScript !== undefined) checkScript(runScript, ['script']);
   // provider: scripted replays a script file; an agent without one (here or run-level) could not run.
   if (str(raw.provider) === 'scripted' && runScript === undefined) {
     const withoutScript = agentNames.filter((n) => isObj(agents[n]) && str((agents[n] as Obj).provider) === undefined && str((agents[n] as Obj).script) === undefined);
@@ -152,7 +169,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     }
     if (Array.isArray(a.tools)) a.tools.forEach((t, i) => typeof t === 'string' && checkTool(t, [...base, 'tools', i]));
     const agentScript = str(a.script);
-    if (agentScript !== undefined && !fileExists(agentScript)) problem({ code: 'missing_file', path: [...base, 'script'], message: `script file not found: ${agentScript}`, hint: 'paths are relative to the recipe folder' });
+    if (agentScript !== undefined) checkScript(agentScript, [...base, 'script']);
     if (str(a.provider) === 'scripted' && agentScript === undefined && runScript === undefined) {
       problem({ code: 'missing_key', path: [...base, 'provider'], message: `agent "${name}" uses provider: scripted but has no script`, hint: 'add script: <file> to the agent or to the recipe' });
     }

@@ -1,0 +1,88 @@
+// The one entry the run command calls: pick the view for the output (live frame on a TTY, plain
+// lines otherwise, or JSON lines), feed it the store's events, and print the final summary.
+//
+// Attach right after the store is created (before the first event) so nothing is missed. Events
+// already in the log (a resumed run) are folded into the live and plain views' state, so they
+// show what earlier attempts finished, but are not printed again.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunStore } from '../orchestrator/run-store.js';
+import { formatFinalSummary } from './final-summary.js';
+import { attachJsonLines } from './json-lines.js';
+import { LiveView, type LiveOutput } from './live-view.js';
+import { PlainLog } from './plain-log.js';
+import { makePainter } from './terminal-text.js';
+
+export type RunDisplayMode = 'live' | 'plain' | 'json' | 'json-full';
+
+export interface RunDisplayOptions {
+  /** Where progress goes (stderr). */
+  stream: LiveOutput;
+  /** Where the final summary (or the JSON lines) goes. */
+  stdout: Pick<NodeJS.WritableStream, 'write'> & { isTTY?: boolean };
+  /** Whether `stream` is a terminal; 'live' falls back to 'plain' when it is not. */
+  isTTY: boolean;
+  /** Colour allowed (already false for NO_COLOR / --no-color). */
+  color: boolean;
+  budgetUsd?: number;
+  mode: RunDisplayMode;
+}
+
+export interface RunDisplayResult {
+  /** Defaults to plan.md in the run folder when it exists. */
+  planFile?: string;
+  /** Path of report.html when the run wrote one. */
+  reportFile?: string;
+}
+
+export interface RunDisplay {
+  readonly mode: RunDisplayMode;
+  /** Stops the view and prints the summary (nothing extra in JSON modes: run_end is the last line). Idempotent. */
+  finish(result?: RunDisplayResult): void;
+}
+
+export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): RunDisplay {
+  const mode: RunDisplayMode = options.mode === 'live' && !options.isTTY ? 'plain' : options.mode;
+  let finished = false;
+
+  if (mode === 'json' || mode === 'json-full') {
+    const detach = attachJsonLines(store, options.stdout, { full: mode === 'json-full' });
+    return {
+      mode,
+      finish() {
+        if (finished) return;
+        finished = true;
+        detach();
+      },
+    };
+  }
+
+  const history = store.read().events;
+  const view =
+    mode === 'live'
+      ? new LiveView(options.stream, { color: options.color, budgetUsd: options.budgetUsd })
+      : new PlainLog(options.stream, { budgetUsd: options.budgetUsd });
+  for (const e of history) view.absorb(e);
+  const detach = store.subscribe((e) => view.handle(e));
+  if (view instanceof LiveView) view.start();
+
+  return {
+    mode,
+    finish(result = {}) {
+      if (finished) return;
+      finished = true;
+      detach();
+      if (view instanceof LiveView) view.stop();
+      const defaultPlan = join(store.dir, 'plan.md');
+      const planFile = result.planFile ?? (existsSync(defaultPlan) ? defaultPlan : undefined);
+      options.stdout.write(
+        formatFinalSummary(view.state, {
+          budgetUsd: options.budgetUsd,
+          planFile,
+          reportFile: result.reportFile,
+          painter: makePainter(options.color && options.stdout.isTTY === true),
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,95 @@
+// What a run leaves on stdout when it ends: the status of every task and instance (large
+// fan-outs collapse to counts plus the instances that did not succeed), short outputs, usage and
+// cost against the budget, and where the merged plan and the report are.
+import { DISPLAY_DEFAULTS } from './defaults.js';
+import { formatCost, formatDuration, formatTokens } from './format-units.js';
+import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from './run-state.js';
+import { clip, fitToWidth, makePainter, oneLine, padStartToWidth, type Painter } from './terminal-text.js';
+
+export interface FinalSummaryOptions {
+  budgetUsd?: number;
+  planFile?: string;
+  /** The report's path when it was written; otherwise the summary says how to write it. */
+  reportFile?: string;
+  painter?: Painter;
+}
+
+/** Fan-outs with more instances than this show counts and only the ones that did not succeed. */
+const MAX_ROWS_PER_TASK = 10;
+
+/** A one-line preview of an instance's output: text as is, structured output as JSON. */
+export function outputPreview(output: unknown, max: number = DISPLAY_DEFAULTS.outputPreviewChars): string {
+  if (output === undefined || output === null) return '';
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  return clip(oneLine(text ?? ''), max);
+}
+
+function statusWord(inst: InstanceState, p: Painter): string {
+  const w = fitToWidth(inst.status, 8);
+  if (inst.status === 'done') return p.paint('green', w);
+  if (inst.status === 'failed') return p.paint('red', w);
+  if (inst.status === 'skipped') return p.paint('dim', w);
+  return p.paint('yellow', w);
+}
+
+function detail(inst: InstanceState): string {
+  if (inst.status === 'done') return outputPreview(inst.output ?? inst.text);
+  if (inst.status === 'failed') return `${inst.failure ?? 'error'}: ${clip(oneLine(inst.error ?? ''), DISPLAY_DEFAULTS.errorPreviewChars)}`;
+  if (inst.status === 'skipped') return clip(oneLine(inst.skipReason ?? ''), DISPLAY_DEFAULTS.errorPreviewChars);
+  if (inst.status === 'retrying') return `interrupted while retrying after ${inst.failure ?? 'a failure'}`;
+  return inst.status === 'queued' || inst.status === 'pending' ? 'never started' : 'interrupted';
+}
+
+function row(inst: InstanceState, p: Painter): string {
+  const u = instanceUsage(inst);
+  const attempts = inst.attempts.filter((a) => a.startTs !== undefined).length;
+  const nums = `${padStartToWidth(`${u.turns ?? 0}t`, 4)} ${padStartToWidth(formatTokens(u.totalTokens), 9)} tok ${padStartToWidth(formatCost(u.cost), 8)}`;
+  const retries = attempts > 1 ? ` (${attempts} attempts)` : '';
+  return `  ${fitToWidth(inst.label, DISPLAY_DEFAULTS.labelWidth)} ${statusWord(inst, p)} ${p.paint('dim', nums)}  ${detail(inst)}${retries}`;
+}
+
+export function formatFinalSummary(state: RunState, options: FinalSummaryOptions = {}): string {
+  const p = options.painter ?? makePainter(false);
+  const out: string[] = [];
+  const dur = state.durationMs ?? (state.endTs ?? state.lastTs) - state.startTs;
+  const status = state.status === 'running' ? 'interrupted' : state.status.replace('_', ' ');
+  const colour = state.status === 'succeeded' ? 'green' : 'red';
+  out.push(`run ${state.runId} (${state.name || 'run'}): ${p.paint(['bold', colour], status)} in ${formatDuration(Math.max(0, dur))}`);
+
+  const byTask = new Map<string, InstanceState[]>();
+  for (const t of state.tasks.keys()) byTask.set(t, []);
+  for (const inst of state.instances.values()) {
+    const list = byTask.get(inst.task) ?? [];
+    list.push(inst);
+    byTask.set(inst.task, list);
+  }
+  for (const [task, list] of byTask) {
+    const t = state.tasks.get(task);
+    if (list.length === 0) {
+      out.push(`  ${fitToWidth(task, DISPLAY_DEFAULTS.labelWidth)} ${p.paint('dim', t?.dynamic ? 'not expanded (its input never arrived)' : 'no instances')}`);
+      continue;
+    }
+    if (list.length > MAX_ROWS_PER_TASK) {
+      const counts = new Map<string, number>();
+      for (const i of list) counts.set(i.status, (counts.get(i.status) ?? 0) + 1);
+      const text = [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
+      out.push(`  ${task}: ${list.length} instances (${text})`);
+      for (const i of list) if (i.status !== 'done') out.push(row(i, p));
+      continue;
+    }
+    for (const i of list) out.push(row(i, p));
+  }
+
+  const c = countStatuses(state);
+  const u = state.endUsage && state.endUsage.totalTokens >= runUsage(state).totalTokens ? state.endUsage : runUsage(state);
+  const parts = [`${c.done} done`];
+  if (c.failed) parts.push(`${c.failed} failed`);
+  if (c.skipped) parts.push(`${c.skipped} skipped`);
+  if (c.running + c.queued) parts.push(`${c.running + c.queued} unfinished`);
+  const money = options.budgetUsd ? `${formatCost(u.cost)} of ${formatCost(options.budgetUsd)} budget` : formatCost(u.cost);
+  out.push(`${parts.join(', ')} · ${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out, ${formatTokens(u.cacheRead)} cache read) · ${money}`);
+  if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
+  if (options.planFile) out.push(`plan:   ${options.planFile}`);
+  out.push(options.reportFile ? `report: ${options.reportFile}` : `report: run \`orchestrate report ${state.runId}\` to write report.html`);
+  return `${out.join('\n')}\n`;
+}

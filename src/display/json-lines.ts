@@ -1,0 +1,96 @@
+/*
+ * `orchestrate <recipe> --json`: the run's events as JSON lines on stdout.
+ *
+ * THE EVENT SCHEMA (version 1; `RunEventSchema` below, the same schema as every line of run.jsonl)
+ * ---------------------------------------------------------------------------------------------
+ * One JSON object per line. Every event has
+ *   v       schema version (1). A consumer should reject lines with a higher major version.
+ *   ts      epoch milliseconds when the coordinator recorded it.
+ *   runId   the run (folder name under .orchestrate/runs/).
+ *   type    one of the names below.
+ * Events about one task instance also carry
+ *   task    the recipe task id;
+ *   key     the instance key (a task without for_each has one instance whose key is the task id);
+ *   attempt 1-based attempt number (a retry is attempt 2, ...);
+ *   parent  the task id for fan-out instances, or the pair's task id for planner/worker members.
+ *
+ * Run events
+ *   run_start        recipe (path), name, recipeHash, inputs, plan: [{task, keys, needs, dynamic}]
+ *                    in topological order (dynamic: keys known only once the task is expanded),
+ *                    resumed?: true when this run continues an earlier one.
+ *   run_resume       previousStatus?: the status the run had when it stopped.
+ *   task_expanded    task, keys: the instances of a for_each task, once its input is known.
+ *   budget_exhausted reason: no further model calls are permitted.
+ *   run_end          status: succeeded | failed | interrupted | budget_exhausted, usage, durationMs.
+ * Instance lifecycle
+ *   instance_queued  waiting for a concurrency slot.
+ *   instance_start   sessionFile?, cwd?, resumedFromLeaf?: continues an existing session.
+ *   instance_retry   failure (class), error, delayMs: this attempt failed and another follows.
+ *   instance_done    output (parsed JSON for `output: json`, else text), text?, usage, summary?,
+ *                    modifiedFiles?, patchFile?, durationMs. usage covers this attempt.
+ *   instance_failed  failure, error, final (false: a retry follows), usage?, durationMs.
+ *   instance_skipped reason (a task it needs failed, or the budget ran out).
+ * Model access
+ *   permit_wait      model, reason: the call waits for a rate-limit slot or a budget reservation.
+ *   permit_grant     model, waitedMs.
+ *   permit_deny      model, reason (budget exhausted, run stopping).
+ *   rate_limited     model, delayMs, status?: the provider said 429/529; the call is retried.
+ * Inside an agent
+ *   agent_event      event: the child's AgentSession event as-is, e.g.
+ *                      turn_start, turn_end {message, toolResults},
+ *                      message_start / message_end {message},
+ *                      message_update {message, assistantMessageEvent}   (token deltas: only with --json=full),
+ *                      tool_execution_start {toolCallId, toolName, args},
+ *                      tool_execution_update {toolCallId, toolName, args, partialResult},
+ *                      tool_execution_end {toolCallId, toolName, result, isError},
+ *                      auto_compaction_start / auto_compaction_end, auto_retry_start / auto_retry_end.
+ *   message          from, to, text: an agent-to-agent message (pairs, send_message).
+ *   verify           command, ok, output: the task's verify command after the agent finished.
+ * Failure classes: rate_limit, overloaded, timeout, stalled, crashed, verify_failed, budget,
+ * aborted, output_invalid, error.
+ *
+ * Compatibility: new event types and new optional fields may appear within version 1; a
+ * consumer should ignore what it does not know. Removing or retyping a field bumps `v`.
+ */
+import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent } from '../orchestrator/run-events.js';
+import type { RunStore } from '../orchestrator/run-store.js';
+
+export { FAILURE_CLASSES, RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventType } from '../orchestrator/run-events.js';
+
+export interface JsonLinesOptions {
+  /** Include message_update token deltas (`--json=full`). */
+  full: boolean;
+}
+
+/** A token delta: one per streamed chunk, so only `--json=full` carries them. */
+export function isMessageDelta(e: RunEvent): boolean {
+  return e.type === 'agent_event' && e.event.type === 'message_update';
+}
+
+export function formatJsonLine(e: RunEvent): string {
+  return `${JSON.stringify(e)}\n`;
+}
+
+/** Parses one line of `--json` output or run.jsonl; undefined when it is not a run event. */
+export function parseJsonLine(line: string): RunEvent | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const parsed = RunEventSchema.safeParse(raw);
+  return parsed.success && parsed.data.v === RUN_EVENT_VERSION ? parsed.data : undefined;
+}
+
+/**
+ * Writes every event appended to `store` from now on to `out`, one JSON line each. Events already
+ * in the log (a resumed run's history) are not repeated: the stream describes this invocation.
+ * Returns the unsubscribe function.
+ */
+export function attachJsonLines(store: RunStore, out: Pick<NodeJS.WritableStream, 'write'>, options: JsonLinesOptions): () => void {
+  return store.subscribe((e) => {
+    if (!options.full && isMessageDelta(e)) return;
+    out.write(formatJsonLine(e));
+  });
+}

@@ -1,0 +1,125 @@
+// Progress for a non-TTY (CI logs, pipes): one timestamped line per state change of the run or of
+// an instance, never per token, so a log of a hundred-agent run stays readable and greppable:
+//   12:00:01 apply/repo-a: started (attempt 1)
+//   12:00:04 apply/repo-a: done in 3.2s, 3 turns, 1,234 tokens, $0.0012
+import { type RunEvent } from '../orchestrator/run-events.js';
+import { DISPLAY_DEFAULTS } from './defaults.js';
+import { formatClock, formatCost, formatDuration, formatTokens, plural } from './format-units.js';
+import { applyEvent, attemptUsage, createRunState, getInstance, instanceLabel, runUsage, type RunState } from './run-state.js';
+import { clip, oneLine } from './terminal-text.js';
+
+export interface PlainLogOptions {
+  /** Budget of the run in dollars: spending is reported as it crosses milestones. */
+  budgetUsd?: number;
+}
+
+type Writable = Pick<NodeJS.WritableStream, 'write'>;
+
+const seconds = (ms: number) => `${(ms / 1_000).toFixed(1)}s`;
+const err = (s: string) => clip(oneLine(s), DISPLAY_DEFAULTS.errorPreviewChars);
+
+export class PlainLog {
+  readonly state: RunState = createRunState();
+  private readonly waiting = new Set<string>();
+  private milestone = 0;
+
+  constructor(
+    private readonly out: Writable,
+    private readonly options: PlainLogOptions = {},
+  ) {}
+
+  /** Folds an event that happened before this log was attached, without printing it. */
+  absorb(e: RunEvent): void {
+    applyEvent(this.state, e);
+  }
+
+  handle(e: RunEvent): void {
+    applyEvent(this.state, e);
+    const text = this.describe(e);
+    if (text !== undefined) this.out.write(`${formatClock(e.ts)} ${text}\n`);
+    this.checkBudget(e.ts);
+  }
+
+  /** The line for one event, or undefined when the event changes nothing a reader cares about. */
+  private describe(e: RunEvent): string | undefined {
+    switch (e.type) {
+      case 'run_start': {
+        const n = e.plan.length;
+        return `run ${e.runId} ${e.resumed ? 'resumed' : 'started'}: ${e.name} (${e.recipe}), ${plural(n, 'task')}`;
+      }
+      case 'run_resume':
+        return `run ${e.runId} resumed${e.previousStatus ? ` (was ${e.previousStatus})` : ''}`;
+      case 'task_expanded':
+        return `${e.task}: expanded into ${plural(e.keys.length, 'instance')}`;
+      case 'budget_exhausted':
+        return `budget exhausted: ${err(e.reason)}; no new model calls are permitted`;
+      case 'run_end': {
+        const u = this.state.endUsage ?? runUsage(this.state);
+        return `run ${e.runId} ${e.status.replace('_', ' ')} in ${formatDuration(e.durationMs)}, ${plural(u.totalTokens, 'token')}, ${formatCost(u.cost)}`;
+      }
+      default:
+        break;
+    }
+    const label = instanceLabel(e.task, e.key);
+    const id = `${e.task}\u0000${e.key}`;
+    switch (e.type) {
+      case 'instance_queued':
+        return undefined;
+      case 'instance_start':
+        return `${label}: started (attempt ${e.attempt}${e.resumedFromLeaf ? ', continuing its session' : ''})`;
+      case 'permit_wait':
+        this.waiting.add(id);
+        return `${label}: waiting for a model permit (${e.reason})`;
+      case 'permit_grant':
+        if (!this.waiting.delete(id)) return undefined;
+        return `${label}: permit granted after ${seconds(e.waitedMs)}`;
+      case 'permit_deny':
+        this.waiting.delete(id);
+        return `${label}: permit denied (${err(e.reason)})`;
+      case 'rate_limited':
+        return `${label}: rate limited by ${e.model}${e.status ? ` (${e.status})` : ''}, retrying in ${seconds(e.delayMs)}`;
+      case 'agent_event': {
+        const ev = e.event as { type: string } & Record<string, unknown>;
+        if (ev.type === 'auto_retry_start') {
+          return `${label}: model call failed (${err(String(ev.errorMessage ?? 'error'))}), retry ${String(ev.attempt)}/${String(ev.maxAttempts)} in ${seconds(Number(ev.delayMs) || 0)}`;
+        }
+        if (ev.type === 'auto_compaction_start') return `${label}: compacting its context (${String(ev.reason ?? 'threshold')})`;
+        if (ev.type === 'auto_compaction_end' && ev.errorMessage) return `${label}: compaction failed: ${err(String(ev.errorMessage))}`;
+        return undefined;
+      }
+      case 'message':
+        return `${label}: message ${e.from} -> ${e.to}: ${clip(oneLine(e.text), DISPLAY_DEFAULTS.outputPreviewChars)}`;
+      case 'verify':
+        return `${label}: verify \`${clip(oneLine(e.command), 60)}\` ${e.ok ? 'passed' : `failed: ${err(e.output)}`}`;
+      case 'instance_retry':
+        return `${label}: attempt ${e.attempt} failed (${e.failure}): ${err(e.error)}; retrying in ${seconds(e.delayMs)}`;
+      case 'instance_done': {
+        const inst = getInstance(this.state, e.task, e.key);
+        const rec = inst?.attempts.find((a) => a.attempt === e.attempt);
+        const turns = e.usage.turns ?? (rec ? attemptUsage(rec).turns : undefined) ?? 0;
+        return `${label}: done in ${seconds(e.durationMs)}, ${plural(turns, 'turn')}, ${plural(e.usage.totalTokens, 'token')}, ${formatCost(e.usage.cost)}`;
+      }
+      case 'instance_failed': {
+        const spent = e.usage ? `, ${formatTokens(e.usage.totalTokens)} tokens, ${formatCost(e.usage.cost)}` : '';
+        const head = e.final ? `failed (${e.failure})` : `attempt ${e.attempt} failed (${e.failure})`;
+        return `${label}: ${head} after ${seconds(e.durationMs)}${spent}: ${err(e.error)}`;
+      }
+      case 'instance_skipped':
+        return `${label}: skipped (${err(e.reason)})`;
+      default:
+        return undefined;
+    }
+  }
+
+  private checkBudget(ts: number): void {
+    const budget = this.options.budgetUsd;
+    if (!budget || budget <= 0) return;
+    const spent = runUsage(this.state).cost;
+    const marks = DISPLAY_DEFAULTS.budgetMilestones;
+    let crossed: number | undefined;
+    while (this.milestone < marks.length && spent >= budget * marks[this.milestone]!) crossed = marks[this.milestone++];
+    if (crossed !== undefined) {
+      this.out.write(`${formatClock(ts)} budget: ${formatCost(spent)} of ${formatCost(budget)} spent (${Math.round((spent / budget) * 100)}%)\n`);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+// `orchestrate show <run>` as text: the run's status, every instance with its attempts, output,
+// error class and usage, and the merged plan.
+import { DISPLAY_DEFAULTS } from './defaults.js';
+import { outputPreview } from './final-summary.js';
+import { formatCost, formatDateTime, formatDuration, formatTokens } from './format-units.js';
+import type { RunFolder } from './run-folder.js';
+import { attemptUsage, countStatuses, instanceUsage, runUsage, type InstanceState } from './run-state.js';
+import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
+
+function usageLine(inst: InstanceState): string {
+  const u = instanceUsage(inst);
+  return (
+    `${u.turns ?? 0} turns · ${formatTokens(u.totalTokens)} tokens ` +
+    `(in ${formatTokens(u.input)}, out ${formatTokens(u.output)}, cache read ${formatTokens(u.cacheRead)}, cache write ${formatTokens(u.cacheWrite)}) · ${formatCost(u.cost)}`
+  );
+}
+
+function instanceBlock(inst: InstanceState, p: Painter): string[] {
+  const out: string[] = [];
+  const colour = inst.status === 'done' ? 'green' : inst.status === 'failed' ? 'red' : 'yellow';
+  const dur = inst.durationMs !== undefined ? ` in ${formatDuration(inst.durationMs)}` : '';
+  out.push(`  ${p.paint('bold', inst.label)}  ${p.paint(colour, inst.status)}${dur}`);
+  out.push(`    usage: ${usageLine(inst)}`);
+  const started = inst.attempts.filter((a) => a.startTs !== undefined);
+  if (started.length > 1 || started.some((a) => a.outcome !== 'done' && a.outcome !== 'running')) {
+    for (const a of started) {
+      const u = attemptUsage(a);
+      const len = a.endTs !== undefined && a.startTs !== undefined ? formatDuration(a.endTs - a.startTs) : 'open';
+      const why = a.failure ? ` ${a.failure}: ${clip(oneLine(a.error ?? ''), DISPLAY_DEFAULTS.errorPreviewChars)}` : '';
+      const next = a.retryDelayMs !== undefined ? ` (retried after ${formatDuration(a.retryDelayMs)})` : '';
+      const waited = a.waits.reduce((s, w) => s + ((w.end ?? w.start) - w.start), 0);
+      const waits = waited > 0 ? `, waited ${formatDuration(waited)} for permits` : '';
+      out.push(`    attempt ${a.attempt}: ${a.outcome} after ${len}, ${formatTokens(u.totalTokens)} tokens, ${formatCost(u.cost)}${waits}${why}${next}`);
+    }
+  }
+  if (inst.status === 'failed') out.push(`    ${p.paint('red', `error (${inst.failure ?? 'error'})`)}: ${oneLine(inst.error ?? '')}`);
+  if (inst.status === 'skipped') out.push(`    skipped: ${oneLine(inst.skipReason ?? '')}`);
+  if (inst.output !== undefined || inst.text) out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);
+  if (inst.modifiedFiles && inst.modifiedFiles.length > 0) out.push(`    modified: ${inst.modifiedFiles.join(', ')}`);
+  if (inst.patchFile) out.push(`    patch: ${inst.patchFile}`);
+  for (const v of inst.verify) out.push(`    verify \`${v.command}\`: ${v.ok ? 'passed' : `failed: ${clip(oneLine(v.output), DISPLAY_DEFAULTS.errorPreviewChars)}`}`);
+  if (inst.messages.length > 0) out.push(`    messages: ${inst.messages.length} (${inst.messages.map((m) => `${m.from} -> ${m.to}`).join(', ')})`);
+  return out;
+}
+
+export function formatRunDetails(folder: RunFolder, painter: Painter = makePainter(false)): string {
+  const s = folder.state;
+  const p = painter;
+  const out: string[] = [];
+  out.push(`${p.paint('bold', `run ${s.runId}`)} · ${s.name} · ${s.recipe}`);
+  const u = s.endUsage ?? runUsage(s);
+  const dur = s.durationMs ?? s.lastTs - s.startTs;
+  const status = s.status === 'running' ? 'interrupted (no run_end in the log)' : s.status.replace('_', ' ');
+  out.push(`status: ${status} · started ${formatDateTime(s.startTs)} · ${formatDuration(Math.max(0, dur))} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}`);
+  const c = countStatuses(s);
+  out.push(`instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.skipped} skipped, ${c.running + c.queued} unfinished)`);
+  if (s.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${s.budgetExhausted}`));
+  if (folder.skipped.length > 0) out.push(`note: ${folder.skipped.length} unreadable line(s) in run.jsonl were skipped (${folder.skipped.map((k) => `line ${k.line}: ${k.reason}`).join('; ')})`);
+  out.push(`folder: ${folder.dir}`);
+  out.push('');
+  for (const [task, t] of s.tasks) {
+    const needs = t.needs.length > 0 ? ` (needs ${t.needs.join(', ')})` : '';
+    out.push(`${p.paint('bold', `task ${task}`)}${needs}`);
+    const list = [...s.instances.values()].filter((i) => i.task === task);
+    if (list.length === 0) out.push(`  ${t.dynamic ? 'not expanded' : 'no instances'}`);
+    for (const inst of list) out.push(...instanceBlock(inst, p));
+  }
+  out.push('');
+  if (folder.planText !== undefined) {
+    out.push(p.paint('bold', `plan (${folder.planFile})`));
+    out.push(folder.planText.trimEnd());
+  } else {
+    out.push('plan: none yet (plan.md is written as tasks finish)');
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,473 @@
+// The state of a run as every view sees it, folded from run events one at a time. The live view
+// folds events as they arrive; `show` and the HTML report fold a whole run.jsonl. One fold for
+// all of them means a finished run reads exactly as it looked live.
+//
+// Usage accounting: an instance's usage is the sum of its attempts. The usage carried by
+// instance_done / instance_failed covers that attempt only (listRuns sums them the same way);
+// before it arrives (a running attempt, or a retried one whose retry event carries none) the
+// attempt's usage is what its assistant messages reported.
+import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from '../orchestrator/run-events.js';
+
+export type InstanceStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'retrying' | 'done' | 'failed' | 'skipped';
+export type AttemptOutcome = 'running' | 'done' | 'failed' | 'retry' | 'interrupted';
+
+export interface WaitSpan {
+  start: number;
+  end?: number;
+  reason: string;
+  /** The permit was refused (budget, pause) rather than granted. */
+  denied?: boolean;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  queuedTs?: number;
+  startTs?: number;
+  endTs?: number;
+  outcome: AttemptOutcome;
+  failure?: FailureClass;
+  error?: string;
+  /** Delay before the next attempt (instance_retry). */
+  retryDelayMs?: number;
+  waits: WaitSpan[];
+  rateLimits: { ts: number; model: string; delayMs: number; status?: number }[];
+  /** Accumulated from the child's assistant messages while it runs. */
+  liveUsage: UsageSummary;
+  /** From instance_done / instance_failed, authoritative once present. */
+  finalUsage?: UsageSummary;
+  turns: number;
+}
+
+export interface InstanceState {
+  task: string;
+  key: string;
+  /** "task/key", or just the key when it already names the task. */
+  label: string;
+  parent?: string;
+  status: InstanceStatus;
+  attempts: AttemptRecord[];
+  /** Tools running now, by call id (parallel calls show as "+N"). */
+  runningTools: Map<string, string>;
+  /** What the instance is doing besides a tool: responding, waiting for a permit, compacting... */
+  activity?: string;
+  toolCalls: number;
+  output?: unknown;
+  text?: string;
+  summary?: string;
+  modifiedFiles?: string[];
+  patchFile?: string;
+  failure?: FailureClass;
+  error?: string;
+  skipReason?: string;
+  durationMs?: number;
+  sessionFile?: string;
+  cwd?: string;
+  messages: { ts: number; from: string; to: string; text: string }[];
+  verify: { ts: number; command: string; ok: boolean; output: string }[];
+  firstTs: number;
+  lastTs: number;
+}
+
+export interface TaskState {
+  task: string;
+  needs: string[];
+  keys: string[];
+  /** for_each over a previous task's output: its keys are known only once expanded. */
+  dynamic: boolean;
+  expanded: boolean;
+}
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
+
+export interface RunState {
+  runId: string;
+  name: string;
+  recipe: string;
+  startTs: number;
+  lastTs: number;
+  endTs?: number;
+  status: RunStatus;
+  resumed: boolean;
+  tasks: Map<string, TaskState>;
+  instances: Map<string, InstanceState>;
+  budgetExhausted?: string;
+  /** From run_end, when the run ended. */
+  endUsage?: UsageSummary;
+  durationMs?: number;
+  eventCount: number;
+}
+
+export function createRunState(): RunState {
+  return {
+    runId: '',
+    name: '',
+    recipe: '',
+    startTs: 0,
+    lastTs: 0,
+    status: 'running',
+    resumed: false,
+    tasks: new Map(),
+    instances: new Map(),
+    eventCount: 0,
+  };
+}
+
+export function instanceLabel(task: string, key: string): string {
+  return key === task || key.startsWith(`${task}/`) || key.startsWith(`${task}[`) || key.startsWith(`${task}.`) ? key : `${task}/${key}`;
+}
+
+const idOf = (task: string, key: string) => `${task}\u0000${key}`;
+
+export function getInstance(state: RunState, task: string, key: string): InstanceState | undefined {
+  return state.instances.get(idOf(task, key));
+}
+
+function ensureInstance(state: RunState, task: string, key: string, ts: number, parent?: string): InstanceState {
+  const id = idOf(task, key);
+  let inst = state.instances.get(id);
+  if (!inst) {
+    inst = {
+      task,
+      key,
+      label: instanceLabel(task, key),
+      status: 'pending',
+      attempts: [],
+      runningTools: new Map(),
+      toolCalls: 0,
+      messages: [],
+      verify: [],
+      firstTs: ts,
+      lastTs: ts,
+    };
+    state.instances.set(id, inst);
+  }
+  if (parent !== undefined) inst.parent = parent;
+  return inst;
+}
+
+function ensureAttempt(inst: InstanceState, attempt: number): AttemptRecord {
+  let rec = inst.attempts.find((a) => a.attempt === attempt);
+  if (!rec) {
+    rec = { attempt, outcome: 'running', waits: [], rateLimits: [], liveUsage: zeroUsage(), turns: 0 };
+    inst.attempts.push(rec);
+    inst.attempts.sort((a, b) => a.attempt - b.attempt);
+  }
+  return rec;
+}
+
+function closeWaits(rec: AttemptRecord, ts: number): void {
+  for (const w of rec.waits) if (w.end === undefined) w.end = ts;
+}
+
+function closeAttempt(rec: AttemptRecord, ts: number, outcome: AttemptOutcome): void {
+  if (rec.endTs === undefined) rec.endTs = ts;
+  if (rec.outcome === 'running') rec.outcome = outcome;
+  closeWaits(rec, ts);
+}
+
+export function attemptUsage(rec: AttemptRecord): UsageSummary {
+  if (rec.finalUsage) return { ...rec.finalUsage, turns: rec.finalUsage.turns ?? rec.turns };
+  return { ...rec.liveUsage, turns: rec.turns };
+}
+
+export function instanceUsage(inst: InstanceState): UsageSummary {
+  return inst.attempts.reduce((sum, a) => addUsageSummary(sum, attemptUsage(a)), zeroUsage());
+}
+
+export function runUsage(state: RunState): UsageSummary {
+  let sum = zeroUsage();
+  for (const inst of state.instances.values()) sum = addUsageSummary(sum, instanceUsage(inst));
+  return sum;
+}
+
+export function currentAttempt(inst: InstanceState): AttemptRecord | undefined {
+  return inst.attempts[inst.attempts.length - 1];
+}
+
+export interface StatusCounts {
+  total: number;
+  done: number;
+  failed: number;
+  skipped: number;
+  running: number;
+  queued: number;
+  /** Tasks whose instances are not known yet (dynamic for_each not expanded). */
+  unexpandedTasks: number;
+}
+
+export function countStatuses(state: RunState): StatusCounts {
+  const c: StatusCounts = { total: 0, done: 0, failed: 0, skipped: 0, running: 0, queued: 0, unexpandedTasks: 0 };
+  for (const inst of state.instances.values()) {
+    c.total++;
+    if (inst.status === 'done') c.done++;
+    else if (inst.status === 'failed') c.failed++;
+    else if (inst.status === 'skipped') c.skipped++;
+    else if (inst.status === 'running' || inst.status === 'waiting' || inst.status === 'retrying') c.running++;
+    else c.queued++;
+  }
+  for (const t of state.tasks.values()) if (t.dynamic && !t.expanded) c.unexpandedTasks++;
+  return c;
+}
+
+export function isFinished(inst: InstanceState): boolean {
+  return inst.status === 'done' || inst.status === 'failed' || inst.status === 'skipped';
+}
+
+/** A loosely typed child event: the runtime's AgentSessionEvent, forwarded as-is through the log. */
+type ChildEvent = { type: string } & Record<string, unknown>;
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+/** The usage of an assistant message as a run-level summary (cost is the message's cost.total). */
+function messageUsage(message: unknown): UsageSummary | undefined {
+  if (!message || typeof message !== 'object') return undefined;
+  const m = message as { role?: unknown; usage?: Record<string, unknown> };
+  if (m.role !== 'assistant' || !m.usage || typeof m.usage !== 'object') return undefined;
+  const u = m.usage;
+  const cost = u.cost && typeof u.cost === 'object' ? num((u.cost as Record<string, unknown>).total) : num(u.cost);
+  return {
+    input: num(u.input),
+    output: num(u.output),
+    cacheRead: num(u.cacheRead),
+    cacheWrite: num(u.cacheWrite),
+    totalTokens: num(u.totalTokens) || num(u.input) + num(u.output) + num(u.cacheRead) + num(u.cacheWrite),
+    cost,
+    turns: 0,
+  };
+}
+
+/** A short hint of what a tool call works on: its path, command or pattern argument. */
+export function toolHint(toolName: string, args: unknown): string {
+  if (!args || typeof args !== 'object') return toolName;
+  const a = args as Record<string, unknown>;
+  for (const k of ['path', 'file_path', 'command', 'pattern', 'query', 'url', 'to']) {
+    const v = a[k];
+    if (typeof v === 'string' && v !== '') return `${toolName} ${v.replace(/\s+/g, ' ')}`;
+  }
+  return toolName;
+}
+
+function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: ChildEvent): void {
+  switch (ev.type) {
+    case 'turn_start':
+      inst.activity = undefined;
+      break;
+    case 'turn_end':
+      rec.turns++;
+      break;
+    case 'message_start':
+      if ((ev.message as { role?: unknown } | undefined)?.role === 'assistant') inst.activity = 'responding';
+      break;
+    case 'message_end': {
+      const u = messageUsage(ev.message);
+      if (u) {
+        rec.liveUsage = addUsageSummary(rec.liveUsage, u);
+        if (inst.activity === 'responding') inst.activity = undefined;
+      }
+      break;
+    }
+    case 'tool_execution_start': {
+      const id = typeof ev.toolCallId === 'string' ? ev.toolCallId : String(inst.runningTools.size);
+      inst.runningTools.set(id, toolHint(String(ev.toolName ?? 'tool'), ev.args));
+      inst.activity = undefined;
+      break;
+    }
+    case 'tool_execution_end':
+      if (typeof ev.toolCallId === 'string') inst.runningTools.delete(ev.toolCallId);
+      else inst.runningTools.clear();
+      inst.toolCalls++;
+      break;
+    case 'auto_compaction_start':
+    case 'compaction_start':
+      inst.activity = 'compacting';
+      break;
+    case 'auto_compaction_end':
+    case 'compaction_end':
+    case 'auto_retry_end':
+      inst.activity = undefined;
+      break;
+    case 'auto_retry_start':
+      inst.activity = `model retry ${num(ev.attempt)}/${num(ev.maxAttempts)} in ${Math.round(num(ev.delayMs) / 100) / 10}s`;
+      break;
+    default:
+      break;
+  }
+}
+
+/** Folds one event into the state. */
+export function applyEvent(state: RunState, e: RunEvent): void {
+  state.eventCount++;
+  state.lastTs = Math.max(state.lastTs, e.ts);
+  if (!state.runId) state.runId = e.runId;
+  if (!state.startTs) state.startTs = e.ts;
+  switch (e.type) {
+    case 'run_start':
+      state.runId = e.runId;
+      state.name = e.name;
+      state.recipe = e.recipe;
+      if (!e.resumed || !state.startTs) state.startTs = e.ts;
+      state.resumed = state.resumed || e.resumed === true;
+      state.status = 'running';
+      state.endTs = undefined;
+      for (const t of e.plan) {
+        state.tasks.set(t.task, { task: t.task, needs: t.needs, keys: [...t.keys], dynamic: t.dynamic, expanded: !t.dynamic });
+        for (const k of t.keys) ensureInstance(state, t.task, k, e.ts);
+      }
+      return;
+    case 'run_resume':
+      state.resumed = true;
+      state.status = 'running';
+      state.endTs = undefined;
+      return;
+    case 'task_expanded': {
+      const t = state.tasks.get(e.task) ?? { task: e.task, needs: [], keys: [], dynamic: true, expanded: true };
+      t.keys = [...e.keys];
+      t.expanded = true;
+      state.tasks.set(e.task, t);
+      for (const k of e.keys) ensureInstance(state, e.task, k, e.ts);
+      return;
+    }
+    case 'budget_exhausted':
+      state.budgetExhausted = e.reason;
+      return;
+    case 'run_end':
+      state.status = e.status;
+      state.endTs = e.ts;
+      state.endUsage = e.usage;
+      state.durationMs = e.durationMs;
+      for (const inst of state.instances.values()) {
+        const rec = currentAttempt(inst);
+        if (rec && rec.outcome === 'running' && rec.startTs !== undefined) closeAttempt(rec, e.ts, 'interrupted');
+        inst.runningTools.clear();
+        inst.activity = undefined;
+      }
+      return;
+    default:
+      break;
+  }
+
+  // Everything below is about one instance.
+  const inst = ensureInstance(state, e.task, e.key, e.ts, e.parent);
+  inst.lastTs = Math.max(inst.lastTs, e.ts);
+  if (!state.tasks.has(e.task)) state.tasks.set(e.task, { task: e.task, needs: [], keys: [e.key], dynamic: false, expanded: true });
+  else if (!state.tasks.get(e.task)!.keys.includes(e.key)) state.tasks.get(e.task)!.keys.push(e.key);
+  const rec = ensureAttempt(inst, e.attempt);
+
+  switch (e.type) {
+    case 'instance_queued':
+      rec.queuedTs = e.ts;
+      if (!isFinished(inst) || e.attempt > 1) inst.status = 'queued';
+      return;
+    case 'instance_start':
+      // An earlier attempt still open was cut short (a resume restarts it).
+      for (const a of inst.attempts) if (a !== rec && a.outcome === 'running' && a.startTs !== undefined) closeAttempt(a, e.ts, 'interrupted');
+      rec.startTs = e.ts;
+      rec.endTs = undefined;
+      rec.outcome = 'running';
+      inst.status = 'running';
+      inst.activity = undefined;
+      inst.runningTools.clear();
+      inst.failure = undefined;
+      inst.error = undefined;
+      if (e.sessionFile) inst.sessionFile = e.sessionFile;
+      if (e.cwd) inst.cwd = e.cwd;
+      return;
+    case 'permit_wait':
+      rec.waits.push({ start: e.ts, reason: e.reason });
+      inst.status = 'waiting';
+      inst.activity = `waiting: ${e.reason}`;
+      return;
+    case 'permit_grant':
+      closeWaits(rec, e.ts);
+      if (inst.status === 'waiting') inst.status = 'running';
+      inst.activity = undefined;
+      return;
+    case 'permit_deny': {
+      const open = rec.waits.find((w) => w.end === undefined);
+      if (open) {
+        open.end = e.ts;
+        open.denied = true;
+      } else rec.waits.push({ start: e.ts, end: e.ts, reason: e.reason, denied: true });
+      inst.activity = `permit denied: ${e.reason}`;
+      if (inst.status === 'waiting') inst.status = 'running';
+      return;
+    }
+    case 'rate_limited':
+      rec.rateLimits.push({ ts: e.ts, model: e.model, delayMs: e.delayMs, status: e.status });
+      inst.activity = `rate limited, retry in ${Math.round(e.delayMs / 100) / 10}s`;
+      return;
+    case 'agent_event':
+      applyChildEvent(inst, rec, e.event as ChildEvent);
+      return;
+    case 'message':
+      inst.messages.push({ ts: e.ts, from: e.from, to: e.to, text: e.text });
+      return;
+    case 'verify':
+      inst.verify.push({ ts: e.ts, command: e.command, ok: e.ok, output: e.output });
+      return;
+    case 'instance_retry':
+      closeAttempt(rec, e.ts, 'retry');
+      rec.outcome = 'retry';
+      rec.failure = e.failure;
+      rec.error = e.error;
+      rec.retryDelayMs = e.delayMs;
+      inst.status = 'retrying';
+      inst.failure = e.failure;
+      inst.error = e.error;
+      inst.runningTools.clear();
+      inst.activity = `retry in ${Math.round(e.delayMs / 100) / 10}s`;
+      return;
+    case 'instance_done':
+      closeAttempt(rec, e.ts, 'done');
+      rec.outcome = 'done';
+      rec.finalUsage = e.usage;
+      inst.status = 'done';
+      inst.output = e.output;
+      inst.text = e.text;
+      inst.summary = e.summary;
+      inst.modifiedFiles = e.modifiedFiles;
+      inst.patchFile = e.patchFile;
+      inst.durationMs = e.durationMs;
+      inst.failure = undefined;
+      inst.error = undefined;
+      inst.runningTools.clear();
+      inst.activity = undefined;
+      return;
+    case 'instance_failed':
+      closeAttempt(rec, e.ts, e.final ? 'failed' : 'retry');
+      if (rec.outcome !== 'retry') rec.outcome = e.final ? 'failed' : 'retry';
+      rec.failure = e.failure;
+      rec.error = e.error;
+      if (e.usage) rec.finalUsage = e.usage;
+      inst.status = e.final ? 'failed' : 'retrying';
+      inst.failure = e.failure;
+      inst.error = e.error;
+      inst.durationMs = e.durationMs;
+      inst.runningTools.clear();
+      inst.activity = undefined;
+      return;
+    case 'instance_skipped':
+      inst.status = 'skipped';
+      inst.skipReason = e.reason;
+      // Nothing ran: drop the placeholder attempt so the timeline shows no bar.
+      if (rec.startTs === undefined && rec.queuedTs === undefined) inst.attempts = inst.attempts.filter((a) => a !== rec);
+      return;
+    default:
+      return;
+  }
+}
+
+export function foldEvents(events: readonly RunEvent[]): RunState {
+  const state = createRunState();
+  for (const e of events) applyEvent(state, e);
+  return state;
+}
+
+/** The tool line of a running instance: "read src/a.ts", or "bash npm test +1" for parallel calls. */
+export function currentToolText(inst: InstanceState): string | undefined {
+  const tools = [...inst.runningTools.values()];
+  if (tools.length === 0) return undefined;
+  return tools.length === 1 ? tools[0] : `${tools[0]} +${tools.length - 1}`;
+}

@@ -1,0 +1,64 @@
+// What the coordinator hands a worker thread for one attempt of one instance. Plain data plus
+// MessagePorts (moved through the transferList), so it crosses the thread boundary by structured
+// clone. Types only: the coordinator imports this without loading the runtime.
+import type { MessagePort } from 'node:worker_threads';
+
+export interface AgentSpec {
+  name: string;
+  /** Model id or alias (resolved for the provider in the worker). */
+  model: string;
+  provider: 'anthropic' | 'scripted';
+  /** Absolute path of the script for the scripted provider. */
+  script?: string;
+  /** Role text appended to the runtime's system prompt (which keeps the tool guidelines). */
+  system?: string;
+  tools: string[];
+  thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  compaction: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
+  bash: { allow: string[]; deny: string[] };
+  /** Absolute skill folders or files. */
+  skills: string[];
+  /** Absolute extension module paths. */
+  extensions: string[];
+}
+
+export type InstanceRole = 'solo' | 'pair-worker' | 'pair-planner';
+
+export interface InstanceTask {
+  runId: string;
+  task: string;
+  /** Instance id (`task` or `task.key`); pair members add `@worker` / `@planner`. */
+  id: string;
+  attempt: number;
+  /** The task (or, for pair members, the pair instance) this agent belongs to. */
+  parent?: string;
+  role: InstanceRole;
+  sessionFile: string;
+  cwd: string;
+  /** The first prompt of a fresh session (the task prompt, plus merged context when asked). */
+  prompt: string;
+  /** Sent instead of `prompt` when the session already holds work (retry, resume). */
+  continueNote: string;
+  agent: AgentSpec;
+  apiKey?: string;
+  baseUrl?: string;
+  /** Globs relative to `cwd` that edit/write may touch (undefined: anywhere in cwd). */
+  writeScope?: string[];
+  output: 'text' | 'json';
+  outputSchema?: Record<string, unknown>;
+  outputRetries: number;
+  verify: { name?: string; run: string }[];
+  verifyRetries: number;
+  verifyTimeoutMs?: number;
+  env: Record<string, string>;
+  /** Forward streaming deltas (message_update, tool_execution_update) as events. */
+  fullEvents: boolean;
+  /** Rounds of a planner/worker pair. */
+  maxRounds?: number;
+  /** Compact the session into a handoff summary when the agent is done. */
+  summarize: boolean;
+  /** To the coordinator (moved in the transferList). */
+  port: MessagePort;
+  /** Direct channel to the other pair member (moved in the transferList). */
+  peerPort?: MessagePort;
+}

@@ -1,0 +1,151 @@
+// The worker's end of its MessagePort to the coordinator: typed sends, validated receives, the
+// permit channel the permit-wrapped stream uses, and request/response for send_message.
+// During a task the worker's event loop runs normally, so coordinator messages (grants,
+// deliveries, abort) arrive while the agent works.
+import type { MessagePort } from 'node:worker_threads';
+import type { PermitChannel, PermitKind } from './permitted-stream.js';
+import { parseCoordinatorMessage, type CoordinatorMessage, type WorkerMessage } from './protocol.js';
+import type { UsageSummary } from './run-events.js';
+
+type PermitAnswer = { ok: true; slotId: number } | { ok: false; reason: string; budget: boolean };
+type SendAnswer = { delivered: string[]; queued: string[]; error?: string };
+
+export interface WorkerLinkHandlers {
+  deliver?: (from: string, text: string) => void;
+  abort?: (reason: string) => void;
+  wrapUp?: (text: string) => void;
+}
+
+export class WorkerLink implements PermitChannel {
+  private nextId = 1;
+  private readonly permits = new Map<number, (a: PermitAnswer) => void>();
+  private readonly sends = new Map<number, (a: SendAnswer) => void>();
+  /** Grants that arrived after their request was given up (aborted): handed straight back. */
+  private readonly abandoned = new Set<number>();
+  private handlers: WorkerLinkHandlers = {};
+  private closed = false;
+  /** Messages the coordinator sent that did not validate (reported in the result, never thrown). */
+  readonly protocolErrors: string[] = [];
+
+  constructor(private readonly port: MessagePort) {
+    port.on('message', (raw: unknown) => this.receive(raw));
+  }
+
+  setHandlers(h: WorkerLinkHandlers): void {
+    this.handlers = h;
+  }
+
+  post(message: WorkerMessage): void {
+    if (this.closed) return;
+    try {
+      this.port.postMessage(message);
+    } catch (err) {
+      // An event that cannot be cloned must not kill the agent; report it as text instead.
+      if (message.type === 'event') this.port.postMessage({ type: 'event', event: { type: message.event.type, unclonable: String(err) } });
+    }
+  }
+
+  private receive(raw: unknown): void {
+    const parsed = parseCoordinatorMessage(raw);
+    if (!parsed.ok) {
+      this.protocolErrors.push(parsed.error);
+      return;
+    }
+    const m: CoordinatorMessage = parsed.message;
+    switch (m.type) {
+      case 'permit_grant': {
+        const resolve = this.permits.get(m.requestId);
+        if (resolve) {
+          this.permits.delete(m.requestId);
+          resolve({ ok: true, slotId: m.slotId });
+        } else if (this.abandoned.delete(m.requestId)) {
+          this.post({ type: 'usage', slotId: m.slotId, model: '', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 } });
+        }
+        break;
+      }
+      case 'permit_deny': {
+        const resolve = this.permits.get(m.requestId);
+        this.permits.delete(m.requestId);
+        this.abandoned.delete(m.requestId);
+        resolve?.({ ok: false, reason: m.reason, budget: m.budget });
+        break;
+      }
+      case 'send_result': {
+        const resolve = this.sends.get(m.requestId);
+        this.sends.delete(m.requestId);
+        resolve?.({ delivered: m.delivered, queued: m.queued, error: m.error });
+        break;
+      }
+      case 'deliver':
+        this.handlers.deliver?.(m.from, m.text);
+        break;
+      case 'abort':
+        this.handlers.abort?.(m.reason);
+        break;
+      case 'wrap_up':
+        this.handlers.wrapUp?.(m.text);
+        break;
+    }
+  }
+
+  // ---- PermitChannel ------------------------------------------------------------------------------
+
+  request(model: string, kind: PermitKind, signal?: AbortSignal): Promise<PermitAnswer> {
+    const requestId = this.nextId++;
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve({ ok: false, reason: 'aborted', budget: false });
+      this.permits.set(requestId, resolve);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (!this.permits.delete(requestId)) return;
+          this.abandoned.add(requestId);
+          resolve({ ok: false, reason: 'aborted', budget: false });
+        },
+        { once: true },
+      );
+      this.post({ type: 'permit_request', requestId, model, kind });
+    });
+  }
+
+  started(slotId: number, at: number): void {
+    this.post({ type: 'permit_started', slotId, at });
+  }
+
+  usage(slotId: number, model: string, usage: UsageSummary): void {
+    this.post({ type: 'usage', slotId, model, usage });
+  }
+
+  rateLimited(model: string, delayMs: number, status?: number): void {
+    this.post(status === undefined ? { type: 'rate_limited', model, delayMs } : { type: 'rate_limited', model, delayMs, status });
+  }
+
+  // ---- messages -----------------------------------------------------------------------------------
+
+  /** Sends a message to other agents; resolves with who received it. */
+  sendMessage(to: string, text: string, timeoutMs = 10_000): Promise<SendAnswer> {
+    const requestId = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        if (this.sends.delete(requestId)) resolve({ delivered: [], queued: [], error: 'the coordinator did not answer in time' });
+      }, timeoutMs);
+      this.sends.set(requestId, (a) => {
+        clearTimeout(timer);
+        resolve(a);
+      });
+      this.post({ type: 'send', to, text, requestId });
+    });
+  }
+
+  /** Stops listening; pending requests are refused so nothing waits forever. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const resolve of this.permits.values()) resolve({ ok: false, reason: 'instance ended', budget: false });
+    this.permits.clear();
+    for (const resolve of this.sends.values()) resolve({ delivered: [], queued: [], error: 'instance ended' });
+    this.sends.clear();
+    this.port.removeAllListeners('message');
+    this.port.close();
+  }
+}
