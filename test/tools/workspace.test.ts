@@ -84,6 +84,10 @@ describe('workspace confinement', () => {
     );
     expect(await errorOf(createEditTool(opts), { path: 'top.txt', oldText: 'top', newText: 'x' })).toMatch(/outside this agent's write scope/);
     expect(readFileSync(join(root, 'top.txt'), 'utf8')).toBe('top');
+    // A link inside the scope that leads out of it does not widen the scope.
+    symlinkSync(join(root, 'top.txt'), join(root, 'docs', 'link.txt'));
+    expect(await errorOf(write, { path: 'docs/link.txt', content: 'no' })).toMatch(/outside this agent's write scope/);
+    expect(readFileSync(join(root, 'top.txt'), 'utf8')).toBe('top');
     // Reading is not limited by the write scope.
     expect(textOf(await runTool(createReadTool(opts), { path: 'top.txt' }))).toBe('top');
   });
