@@ -15,7 +15,9 @@ const NONE = -1;
 const UNKNOWN = -1;
 const VISITING = -2;
 
-function grow(a: Int32Array, size: number): Int32Array {
+type Links = Int32Array<ArrayBuffer>;
+
+function grow(a: Links, size: number): Links {
   if (size <= a.length) return a;
   const b = new Int32Array(Math.max(size, a.length * 2));
   b.set(a);

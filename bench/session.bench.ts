@@ -1,0 +1,340 @@
+// Session store at scale: append N realistic entries (1-2 KB: user prompts, assistant replies
+// with tool calls, tool results), open the file and rebuild the context (with and without a
+// compaction in the middle), and fork (rewind to the middle + append 3 + rebuild). Every phase
+// runs in a fresh child process so its peak RSS is its own. The same phases run against the
+// reference implementation's SessionManager (@mariozechner/pi-coding-agent, installed only for
+// this bench in bench/node_modules) on the same generated workload, and the ratios are printed.
+//
+//   node --import tsx bench/session.bench.ts          (N = 100,000; BENCH_SESSION_N overrides)
+//
+// Setup: if bench/node_modules is missing, this script runs `npm ci` in bench/ (the pinned
+// version is in bench/package.json and its lockfile). Without network the reference columns are
+// skipped and our numbers are still printed.
+//
+// Goals: open + rebuild >= 3x faster than the reference and <= 60 % of its peak RSS;
+// append <= 10 µs/entry; rewind + append 3 + rebuild <= 1 ms.
+// Durability point measured here: an entry is in the kernel (survives the process being killed)
+// when append*() returns; no fsync (see src/session/jsonl-file-storage.ts).
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentMessage } from '../src/agent/types.js';
+import type { AssistantMessage } from '../src/ai/types.js';
+import { emptyUsage } from '../src/ai/usage.js';
+import { SessionStore } from '../src/session/session-store.js';
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const N = Number(process.env.BENCH_SESSION_N ?? 100_000);
+const REF_PACKAGE = '@mariozechner/pi-coding-agent';
+const FORK_REPEATS = 20;
+
+// ---- workload -------------------------------------------------------------------------------
+
+/** Deterministic PRNG so every process generates the same messages. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VOCAB = (
+  'the function returns a promise that resolves when the file is written and the test checks ' +
+  'that every entry keeps its parent id so the context can be rebuilt after a crash while the ' +
+  'agent edits src/session/store.ts and runs npm test with vitest in the repository root folder'
+).split(' ');
+
+function prose(rand: () => number, bytes: number): string {
+  let out = '';
+  while (out.length < bytes) out += VOCAB[Math.floor(rand() * VOCAB.length)] + (rand() < 0.08 ? '.\n' : ' ');
+  return out;
+}
+
+function code(rand: () => number, bytes: number): string {
+  let out = '';
+  let line = 1;
+  while (out.length < bytes) {
+    out += `${line++}\texport function step${Math.floor(rand() * 1000)}(input: string): number { return input.length * ${Math.floor(rand() * 97)}; }\n`;
+  }
+  return out;
+}
+
+/** Turn pattern: user, assistant(tool call), tool result, assistant(tool call), tool result, assistant(text). */
+function* workload(count: number): Generator<AgentMessage> {
+  const rand = prng(12345);
+  let t = 1_700_000_000_000;
+  const usage = () => {
+    const u = emptyUsage();
+    u.input = 1000 + Math.floor(rand() * 50_000);
+    u.output = 200;
+    u.totalTokens = u.input + u.output;
+    return u;
+  };
+  const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason']): AssistantMessage => ({
+    role: 'assistant',
+    content,
+    api: 'anthropic-messages',
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    usage: usage(),
+    stopReason,
+    timestamp: (t += 900),
+  });
+  for (let i = 0; i < count; ) {
+    const k = i % 6;
+    if (k === 0) yield { role: 'user', content: [{ type: 'text', text: prose(rand, 800 + rand() * 900) }], timestamp: (t += 1000) };
+    else if (k === 1 || k === 3) {
+      const id = `toolu_${i.toString(36)}`;
+      const args = rand() < 0.5 ? { path: `src/module${Math.floor(rand() * 300)}/file${i}.ts` } : { command: `npm test -- --grep "${prose(rand, 40).trim()}"` };
+      yield assistant([{ type: 'text', text: prose(rand, 600 + rand() * 700) }, { type: 'toolCall', id, name: 'path' in args ? 'read' : 'bash', arguments: args }], 'toolUse');
+    } else if (k === 2 || k === 4) {
+      yield {
+        role: 'toolResult',
+        toolCallId: `toolu_${(i - 1).toString(36)}`,
+        toolName: 'read',
+        content: [{ type: 'text', text: code(rand, 900 + rand() * 900) }],
+        isError: false,
+        timestamp: (t += 300),
+      };
+    } else yield assistant([{ type: 'text', text: prose(rand, 900 + rand() * 800) }], 'stop');
+    i++;
+  }
+}
+
+// ---- the reference's API (checked in bench/node_modules/.../session-manager.d.ts) ----------
+
+interface RefSessionManager {
+  appendMessage(message: AgentMessage): string;
+  appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number): string;
+  getEntries(): { id: string; type: string }[];
+  getLeafId(): string | null;
+  branch(id: string): void;
+  buildSessionContext(): { messages: unknown[] };
+  getBranch(fromId?: string): { id: string }[];
+}
+interface RefModule {
+  SessionManager: {
+    create(cwd: string, sessionDir?: string): RefSessionManager;
+    open(path: string, sessionDir?: string): RefSessionManager;
+  };
+}
+
+async function loadReference(): Promise<RefModule> {
+  const spec = REF_PACKAGE; // a variable keeps tsc from resolving bench-only node_modules
+  return (await import(spec)) as RefModule;
+}
+
+// ---- phases (run in a child process) ----------------------------------------------------------
+
+type PhaseResult = Record<string, number>;
+const COMPACT_AT = () => Math.floor(N / 2);
+const summary = '## Goal\nBenchmark summary\n\n## Progress\n### Done\n- [x] half of the work\n'.repeat(20);
+
+async function phase(name: string, dir: string): Promise<PhaseResult> {
+  const ours = (kind: string) => join(dir, `ours-${kind}.jsonl`);
+  const refDir = (kind: string) => join(dir, `ref-${kind}`);
+  const refFile = (kind: string) => {
+    const d = refDir(kind);
+    return join(d, readdirSync(d).find((f) => f.endsWith('.jsonl'))!);
+  };
+  switch (name) {
+    case 'baseline':
+      return {};
+    case 'raw-writeSync':
+    case 'raw-appendFileSync': {
+      // The write primitive alone, same lines: an fd kept open vs open/append/close per line.
+      const path = join(dir, `${name}.jsonl`);
+      const lines: string[] = [];
+      for (const m of workload(Math.min(N, 20_000))) lines.push(JSON.stringify({ type: 'message', id: 'abcdef01', parentId: 'abcdef00', timestamp: new Date().toISOString(), message: m }) + '\n');
+      const t0 = performance.now();
+      if (name === 'raw-writeSync') {
+        const fd = openSync(path, 'a');
+        for (const l of lines) writeSync(fd, l);
+        closeSync(fd);
+      } else for (const l of lines) appendFileSync(path, l);
+      return { usPerEntry: ((performance.now() - t0) * 1000) / lines.length };
+    }
+    case 'append-ours':
+    case 'append-ours-compacted': {
+      const s = SessionStore.create(ours(name.endsWith('compacted') ? 'compacted' : 'plain'), { cwd: '/bench' });
+      let i = 0;
+      let appendMs = 0;
+      for (const m of workload(N)) {
+        const t0 = performance.now();
+        const id = s.appendMessage(m);
+        appendMs += performance.now() - t0;
+        if (name.endsWith('compacted') && ++i === COMPACT_AT()) s.appendCompaction(summary, s.getPath()[Math.max(0, i - 60)]!.id, 150_000);
+        void id;
+      }
+      s.close();
+      return { usPerEntry: (appendMs * 1000) / N };
+    }
+    case 'append-ref':
+    case 'append-ref-compacted': {
+      const { SessionManager } = await loadReference();
+      const d = refDir(name.endsWith('compacted') ? 'compacted' : 'plain');
+      mkdirSync(d, { recursive: true });
+      const s = SessionManager.create('/bench', d);
+      let i = 0;
+      let appendMs = 0;
+      let recent: string[] = [];
+      for (const m of workload(N)) {
+        const t0 = performance.now();
+        const id = s.appendMessage(m);
+        appendMs += performance.now() - t0;
+        recent.push(id);
+        if (recent.length > 100) recent = recent.slice(-60);
+        if (name.endsWith('compacted') && ++i === COMPACT_AT()) s.appendCompaction(summary, recent[recent.length - 60]!, 150_000);
+      }
+      return { usPerEntry: (appendMs * 1000) / N };
+    }
+    case 'open-ours':
+    case 'open-ours-compacted': {
+      const t0 = performance.now();
+      const s = SessionStore.open(ours(name.endsWith('compacted') ? 'compacted' : 'plain'));
+      const t1 = performance.now();
+      const ctx = s.buildContext();
+      const t2 = performance.now();
+      if (s.warnings.length > 0) throw new Error(s.warnings.join('\n'));
+      return { openMs: t1 - t0, rebuildMs: t2 - t1, totalMs: t2 - t0, messages: ctx.messages.length };
+    }
+    case 'open-ref':
+    case 'open-ref-compacted': {
+      const { SessionManager } = await loadReference();
+      const kind = name.endsWith('compacted') ? 'compacted' : 'plain';
+      const t0 = performance.now();
+      const s = SessionManager.open(refFile(kind), refDir(kind));
+      const t1 = performance.now();
+      const ctx = s.buildSessionContext();
+      const t2 = performance.now();
+      return { openMs: t1 - t0, rebuildMs: t2 - t1, totalMs: t2 - t0, messages: ctx.messages.length };
+    }
+    case 'fork-ours':
+    case 'fork-ref': {
+      // Rewind to a point in the middle of the path, append 3 messages, rebuild; repeated at
+      // different points (first run cold, then the median).
+      const isRef = name === 'fork-ref';
+      const ref = isRef ? (await loadReference()).SessionManager.open(refFile('plain'), refDir('plain')) : undefined;
+      const s = isRef ? undefined : SessionStore.open(ours('plain'));
+      const ids = isRef ? ref!.getBranch().map((e) => e.id) : s!.getPath().map((e) => e.id);
+      const extra = [...workload(3)];
+      const times: number[] = [];
+      let messages = 0;
+      for (let r = 0; r < FORK_REPEATS; r++) {
+        const target = ids[Math.floor(ids.length / 2) + r * 97]!;
+        const t0 = performance.now();
+        if (ref) {
+          ref.branch(target);
+          for (const m of extra) ref.appendMessage(m);
+          messages = ref.buildSessionContext().messages.length;
+        } else {
+          s!.moveLeaf(target);
+          for (const m of extra) s!.appendMessage(m);
+          messages = s!.buildContext().messages.length;
+        }
+        times.push(performance.now() - t0);
+      }
+      const sorted = [...times].sort((a, b) => a - b);
+      return { firstMs: times[0]!, medianMs: sorted[Math.floor(sorted.length / 2)]!, messages };
+    }
+    default:
+      throw new Error(`unknown phase ${name}`);
+  }
+}
+
+// ---- parent: orchestrates child processes and prints the table --------------------------------
+
+function runChild(name: string, dir: string): (PhaseResult & { peakRssMB: number }) | { error: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--phase', name, dir], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+    env: { ...process.env },
+  });
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !last.startsWith('{')) return { error: (r.stderr || r.stdout).trim().split('\n').slice(-5).join(' | ') };
+  return JSON.parse(last) as PhaseResult & { peakRssMB: number };
+}
+
+function ensureReference(): string | undefined {
+  if (existsSync(join(benchDir, 'node_modules', ...REF_PACKAGE.split('/')))) return undefined;
+  console.log(`Installing the reference (${REF_PACKAGE}) into bench/node_modules for this benchmark only...`);
+  const r = spawnSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: benchDir, encoding: 'utf8' });
+  if (r.status !== 0) return `npm ci in bench/ failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`;
+  return undefined;
+}
+
+const fmt = (v: number | undefined, digits = 1): string => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
+
+async function main(): Promise<void> {
+  const refProblem = ensureReference();
+  if (refProblem) console.log(`Reference unavailable (${refProblem}); printing our numbers only.`);
+  const dir = mkdtempSync(join(tmpdir(), 'session-bench-'));
+  console.log(`session bench: ${N.toLocaleString('en-US')} entries, files in ${dir}`);
+  const results: Record<string, ReturnType<typeof runChild>> = {};
+  const order = [
+    'baseline',
+    'raw-writeSync',
+    'raw-appendFileSync',
+    'append-ours',
+    'append-ours-compacted',
+    'open-ours',
+    'open-ours-compacted',
+    'fork-ours',
+    ...(refProblem ? [] : ['append-ref', 'append-ref-compacted', 'open-ref', 'open-ref-compacted', 'fork-ref']),
+  ];
+  for (const name of order) {
+    results[name] = runChild(name, dir);
+    const r = results[name]!;
+    if ('error' in r) console.log(`  ${name}: FAILED ${r.error}`);
+  }
+  const get = (name: string): (PhaseResult & { peakRssMB: number }) | undefined => {
+    const r = results[name];
+    return r && !('error' in r) ? r : undefined;
+  };
+  const base = get('baseline')?.peakRssMB ?? 0;
+  console.log(`\nbaseline process (node + tsx, nothing loaded): peak RSS ${fmt(base, 0)} MB`);
+  console.log(`write primitive, 1-2 KB lines: fd kept open + writeSync ${fmt(get('raw-writeSync')?.usPerEntry, 2)} µs/line, appendFileSync ${fmt(get('raw-appendFileSync')?.usPerEntry, 2)} µs/line`);
+  const rows: [string, string, string, string, string][] = [['phase', 'ours', 'reference', 'ratio (ref/ours)', 'goal']];
+  const row = (label: string, o: number | undefined, r: number | undefined, goal: string, digits = 1): void => {
+    rows.push([label, fmt(o, digits), fmt(r, digits), o && r ? `${(r / o).toFixed(2)}x` : '-', goal]);
+  };
+  row('append µs/entry', get('append-ours')?.usPerEntry, get('append-ref')?.usPerEntry, '<= 10 µs', 2);
+  row('open + rebuild ms', get('open-ours')?.totalMs, get('open-ref')?.totalMs, '>= 3x faster');
+  row('  of which rebuild ms', get('open-ours')?.rebuildMs, get('open-ref')?.rebuildMs, '', 2);
+  row('open + rebuild peak RSS MB', get('open-ours')?.peakRssMB, get('open-ref')?.peakRssMB, '<= 60 % of ref', 0);
+  row('open + rebuild, compacted ms', get('open-ours-compacted')?.totalMs, get('open-ref-compacted')?.totalMs, '>= 3x faster');
+  row('  compacted peak RSS MB', get('open-ours-compacted')?.peakRssMB, get('open-ref-compacted')?.peakRssMB, '<= 60 % of ref', 0);
+  row('rewind + 3 + rebuild, first ms', get('fork-ours')?.firstMs, get('fork-ref')?.firstMs, '', 3);
+  row('rewind + 3 + rebuild, median ms', get('fork-ours')?.medianMs, get('fork-ref')?.medianMs, '<= 1 ms', 3);
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
+  const ours = get('open-ours');
+  const ref = get('open-ref');
+  if (ours && ref) console.log(`\nmemory: ours uses ${((ours.peakRssMB / ref.peakRssMB) * 100).toFixed(0)} % of the reference's peak RSS (open + rebuild).`);
+  const check = [get('open-ours')?.messages, get('open-ref')?.messages, get('open-ours-compacted')?.messages, get('open-ref-compacted')?.messages];
+  console.log(`context sizes (ours/ref plain, ours/ref compacted): ${check.map((c) => c ?? '-').join(' / ')} messages`);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+if (process.argv[2] === '--phase') {
+  const name = process.argv[3]!;
+  const dir = process.argv[4]!;
+  phase(name, dir).then(
+    (r) => {
+      const peakRssMB = process.resourceUsage().maxRSS / 1024;
+      console.log(JSON.stringify({ ...r, peakRssMB }));
+    },
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.stack : String(err));
+      process.exit(1);
+    },
+  );
+} else {
+  await main();
+}
