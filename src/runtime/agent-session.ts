@@ -32,7 +32,7 @@ import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
 import type { SessionHeader } from '../session/types.js';
 import { expandSkillCommand, type Skill } from '../tools/skills.js';
-import { chainSuppliers, checkCompaction, extractiveSupplier, latestCompactionTime, OVERFLOW_EXHAUSTED_TEXT, type SummarySupplier } from './auto-compaction.js';
+import { chainSuppliers, checkCompaction, type CompactionCheckInput, extractiveSupplier, predatesLatestCompaction, OVERFLOW_EXHAUSTED_TEXT, type SummarySupplier } from './auto-compaction.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
 import { buildExtractiveSummary } from './extractive-summary.js';
@@ -583,13 +583,13 @@ export class AgentSession {
     }
   }
 
-  private checkInput(message: AssistantMessage, beforePrompt: boolean) {
+  private checkInput(message: AssistantMessage, beforePrompt: boolean): CompactionCheckInput {
     return {
       message,
       model: this.model,
       settings: this.compactionSettings,
       messages: this.agent.state.messages,
-      latestCompactionAt: latestCompactionTime(this.storeValue.currentPath()),
+      isStale: (m: AssistantMessage) => predatesLatestCompaction(this.storeValue.currentPath(), m),
       overflowRecoveryAttempted: this.overflowRecoveryAttempted,
       beforePrompt,
     };

@@ -30,8 +30,8 @@ export interface CompactionCheckInput {
   settings: CompactionSettings;
   /** Messages in the agent's state (for estimating after an error reply). */
   messages: readonly AgentMessage[];
-  /** Time of the latest compaction on the current path (ms), if any. */
-  latestCompactionAt?: number;
+  /** True when a reply predates the latest compaction (its usage describes a context that is gone). */
+  isStale: (message: AssistantMessage) => boolean;
   overflowRecoveryAttempted: boolean;
   /** The check before a prompt: aborted replies count, overflows are left to the run. */
   beforePrompt?: boolean;
@@ -46,7 +46,7 @@ export function checkCompaction(input: CompactionCheckInput): CompactionCheck {
   const { message, model, settings } = input;
   if (!settings.enabled) return { action: 'none' };
   if (message.stopReason === 'aborted' && !input.beforePrompt) return { action: 'none' };
-  if (input.latestCompactionAt !== undefined && message.timestamp <= input.latestCompactionAt) return { action: 'none' };
+  if (input.isStale(message)) return { action: 'none' };
 
   const fromCurrentModel = message.provider === model.provider && message.model === model.id;
   if (!input.beforePrompt && fromCurrentModel && isContextOverflow(message, model.contextWindow)) {
@@ -59,7 +59,7 @@ export function checkCompaction(input: CompactionCheckInput): CompactionCheck {
     const estimate = estimateContextTokens(input.messages);
     if (estimate.lastUsageIndex === -1) return { action: 'none' };
     const source = input.messages[estimate.lastUsageIndex] as AssistantMessage;
-    if (input.latestCompactionAt !== undefined && source.timestamp <= input.latestCompactionAt) return { action: 'none' };
+    if (input.isStale(source)) return { action: 'none' };
     tokens = estimate.tokens;
   } else {
     tokens = calculateContextTokens(message.usage);
@@ -67,13 +67,17 @@ export function checkCompaction(input: CompactionCheckInput): CompactionCheck {
   return shouldCompact(tokens, model.contextWindow, settings) ? { action: 'threshold', tokens } : { action: 'none' };
 }
 
-/** Time (ms) of the latest compaction entry on a path, if any. */
-export function latestCompactionTime(path: readonly SessionEntry[]): number | undefined {
+/**
+ * Whether `message` predates the latest compaction on `path`: true unless its entry comes after
+ * that compaction. Decided by position, not by timestamps, which can tie within a millisecond.
+ */
+export function predatesLatestCompaction(path: readonly SessionEntry[], message: AssistantMessage): boolean {
   for (let i = path.length - 1; i >= 0; i--) {
     const e = path[i]!;
-    if (e.type === 'compaction') return Date.parse(e.timestamp);
+    if (e.type === 'compaction') return true;
+    if (e.type === 'message' && e.message === message) return false;
   }
-  return undefined;
+  return false;
 }
 
 /** A hook that supplies the compaction summary (or vetoes); undefined defers to the next one. */
