@@ -36,7 +36,7 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
   };
   const problems: RecipeProblem[] = [];
   const problem = (offset: number, message: string, hint?: string) => problems.push({ code: 'agent_file', file, ...pos(offset), message, hint });
-  for (const err of doc.errors) problem(err.pos[0], `frontmatter: ${err.message.split('\n')[0] ?? err.code}`);
+  for (const err of doc.errors) problem(err.pos[0], `frontmatter: ${(err.message.split('\n')[0] ?? err.code).replace(/ at line \d+, column \d+:?$/, '')}`);
   if (problems.length) return { ok: false, problems };
 
   const body = source.slice(m[0].length).trim();

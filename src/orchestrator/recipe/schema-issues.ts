@@ -177,7 +177,9 @@ function fromIssue(issue: Issue, prefix: Path, raw: unknown, out: PendingProblem
     }
     case 'invalid_format': {
       const code = (coded ?? 'schema') as RecipeProblemCode;
-      push({ code, message: `${where}: ${codedMessage} ${showValue(value)}`, hint: CODE_HINTS[code] });
+      // Durations and token counts read best as `bad duration "10 minutes"`; others say what was given.
+      const shown = code === 'bad_duration' || code === 'bad_token_count' ? showValue(value) : `(got ${showValue(value)})`;
+      push({ code, message: `${where}: ${codedMessage} ${shown}`, hint: CODE_HINTS[code] });
       return;
     }
     case 'invalid_key': {

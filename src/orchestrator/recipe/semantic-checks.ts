@@ -127,7 +127,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       for (const line of lines) {
         const m = /^(.*?):(\d+):(\d+): ([\s\S]*)$/.exec(line);
         const at = m ? { file: m[1]!, line: Number(m[2]), col: Number(m[3]) } : undefined;
-        problem({ code: 'bad_script', path, at, message: `script ${rel}: ${m ? m[4] : line.replace(/^[^:]*: /, '')}`, hint: 'see the script format in src/ai/scripted-script.ts' });
+        problem({ code: 'bad_script', path, at, message: `script: ${m ? m[4] : line.replace(/^[^:]*: /, '')}`, hint: 'see the script format in src/ai/scripted-script.ts' });
       }
     }
   };

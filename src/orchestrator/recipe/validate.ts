@@ -29,7 +29,7 @@ export type ValidateResult = { ok: true; recipe: ValidatedRecipe } | { ok: false
 const YAML_HINTS: Partial<Record<string, string>> = {
   DUPLICATE_KEY: 'a key may appear once per map; merge the two entries',
   TAB_AS_INDENT: 'indent with spaces, not tabs',
-  BAD_INDENT: 'check the indentation of this line against the lines above',
+  BAD_INDENT: 'check the indentation against the lines above, and that every [ and { is closed',
   MISSING_CHAR: 'a quote or bracket is not closed',
   MULTIPLE_DOCS: 'a recipe is one YAML document; remove the --- separator',
   BLOCK_AS_IMPLICIT_KEY: 'a key must fit on one line; check for a missing colon above',

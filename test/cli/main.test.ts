@@ -1,0 +1,134 @@
+// The command line in-process through main(argv, io), plus the real entry point as a process.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/main.js';
+import { recipeJsonSchema } from '../../src/orchestrator/recipe/index.js';
+import { hasStackTrace, runCli } from './run-cli.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const run = (argv: string[]) => runCli(argv, { cwd: ROOT });
+
+describe('validate', () => {
+  it.each([
+    ['recipes/fan-out/recipe.yaml', 2, 2],
+    ['recipes/planner-worker/recipe.yaml', 2, 2],
+    ['recipes/batch-refactor/recipe.yaml', 4, 3],
+  ])('%s: prints ok with the task and agent counts and exits 0', async (file, tasks, agents) => {
+    const r = await run(['validate', file]);
+    expect(r).toEqual({ code: 0, stdout: `${file}: ok (${tasks} tasks, ${agents} agents)\n`, stderr: '' });
+  });
+
+  it('--json prints the result as data', async () => {
+    const r = await run(['validate', 'recipes/fan-out/recipe.yaml', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ file: 'recipes/fan-out/recipe.yaml', ok: true, tasks: 2, agents: 2 });
+  });
+
+  it('a missing file is a recipe problem with exit 2, not a crash', async () => {
+    const r = await run(['validate', 'recipes/nope.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('recipes/nope.yaml:1:1: recipe file not found');
+    expect(hasStackTrace(r.stderr)).toBe(false);
+  });
+
+  it('a folder instead of a file says which file to pass', async () => {
+    const r = await run(['validate', 'recipes/fan-out']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('this is a folder, not a recipe file');
+    expect(r.stderr).toContain('recipes/fan-out/recipe.yaml');
+  });
+});
+
+describe('schema', () => {
+  it('prints the recipe JSON Schema', async () => {
+    const r = await run(['schema']);
+    expect(r.code).toBe(0);
+    const schema = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(schema).toEqual(recipeJsonSchema());
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(Object.keys(schema.properties as object)).toEqual(expect.arrayContaining(['name', 'agents', 'tasks', 'inputs', 'budget']));
+  });
+});
+
+describe('usage', () => {
+  it('--help lists every registered command and exits 0', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    for (const name of ['run <recipe>', 'validate <recipe>', 'schema']) expect(r.stdout).toContain(name);
+    expect(r.stdout).toContain('--dry-run');
+  });
+
+  it('--version prints the package version', async () => {
+    expect(await run(['--version'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('commands come from one list, and help shows each of them', async () => {
+    expect(COMMANDS.slice(0, 3).map((c) => c.command)).toEqual([['$0 <recipe>', 'run <recipe>'], 'validate <recipe>', 'schema']);
+    const help = (await run(['--help'])).stdout;
+    for (const c of COMMANDS) {
+      const spec = typeof c.command === 'string' ? c.command : c.command[1]!;
+      expect(help).toContain(`orchestrate ${spec.split(' ')[0]}`);
+    }
+  });
+
+  it.each([
+    [[], 'give a recipe file or a command'],
+    [['validate'], 'Not enough non-option arguments'],
+    [['validate', 'recipes/fan-out/recipe.yaml', '--bogus'], 'Unknown argument: bogus'],
+    [['schema', 'extra'], 'Unknown argument: extra'],
+    [['valdiate', 'recipes/fan-out/recipe.yaml'], 'did you mean "orchestrate validate"?'],
+    [['frobnicate'], 'unknown command "frobnicate"'],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', 'abc'], '--concurrency must be a whole number of at least 1 (got NaN)'],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '-2'], '--concurrency must be a whole number'],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '1.5'], '--concurrency must be a whole number'],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--budget-usd', 'lots'], '--budget-usd must be a number'],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--provider', 'openai'], 'Invalid values'],
+  ])('%j is a usage error: exit 2 with a hint and nothing on stdout', async (argv, message) => {
+    const r = await run(argv);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).toMatch(/hint:|orchestrate --help/);
+    expect(hasStackTrace(r.stderr)).toBe(false);
+  });
+
+  it('running without --dry-run validates, then says running is not available yet (exit 2)', async () => {
+    const r = await run(['recipes/fan-out/recipe.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('recipes/fan-out/recipe.yaml is valid, but running recipes is not available in this build yet');
+    expect(r.stderr).toContain('--dry-run');
+  });
+
+  it('`run <recipe>` and `<recipe>` are the same command', async () => {
+    const a = await run(['run', 'recipes/planner-worker/recipe.yaml', '--dry-run', '--json']);
+    const b = await run(['recipes/planner-worker/recipe.yaml', '--dry-run', '--json']);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toBe(b.stdout);
+  });
+});
+
+describe('the real entry point', () => {
+  const exec = promisify(execFile);
+  const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-cli-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('node --import tsx src/cli/main.ts runs main and sets the exit code', async () => {
+    const ok = await exec(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'recipes/batch-refactor/recipe.yaml'], { cwd: ROOT });
+    expect(ok.stdout).toBe('recipes/batch-refactor/recipe.yaml: ok (4 tasks, 3 agents)\n');
+    const bad = await exec(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'test/fixtures/recipes/bad/11-cycle.yaml'], { cwd: ROOT }).catch((e: { code: number; stderr: string }) => e);
+    expect('code' in bad && bad.code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toContain('11-cycle.yaml:4:13: needs form a cycle: a -> c -> b -> a');
+  });
+
+  it('runs through a symlink, as npm installs bins', async () => {
+    const link = join(tmp, 'orchestrate.ts');
+    symlinkSync(join(ROOT, 'src/cli/main.ts'), link);
+    const r = await exec(process.execPath, ['--import', 'tsx', link, '--version'], { cwd: ROOT });
+    expect(r.stdout).toBe(`${VERSION}\n`);
+  });
+});
