@@ -19,7 +19,7 @@ export interface RunDisplayOptions {
   /** Where progress goes (stderr). */
   stream: LiveOutput;
   /** Where the final summary (or the JSON lines) goes. */
-  stdout: Pick<NodeJS.WritableStream, 'write'> & { isTTY?: boolean };
+  stdout: Pick<NodeJS.WritableStream, 'write'> & { isTTY?: boolean; columns?: number };
   /** Whether `stream` is a terminal; 'live' falls back to 'plain' when it is not. */
   isTTY: boolean;
   /** Colour allowed (already false for NO_COLOR / --no-color). */
@@ -81,6 +81,7 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
           planFile,
           reportFile: result.reportFile,
           painter: makePainter(options.color && options.stdout.isTTY === true),
+          width: options.stdout.isTTY === true ? options.stdout.columns : undefined,
         }),
       );
     },

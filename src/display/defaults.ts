@@ -14,7 +14,7 @@ export const DISPLAY_DEFAULTS = {
   fallbackColumns: 80,
   fallbackRows: 30,
   /** Cells of the overall progress bar and of the budget meter. */
-  progressBarCells: 24,
+  progressBarCells: 20,
   budgetBarCells: 12,
   /** Width of the instance column in the live view and summaries (longer keys are cut with "…"). */
   labelWidth: 22,

@@ -4,7 +4,7 @@
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens } from './format-units.js';
 import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from './run-state.js';
-import { clip, fitToWidth, makePainter, oneLine, padStartToWidth, type Painter } from './terminal-text.js';
+import { clip, fitToWidth, makePainter, oneLine, padStartToWidth, truncateToWidth, type Painter } from './terminal-text.js';
 
 export interface FinalSummaryOptions {
   budgetUsd?: number;
@@ -12,6 +12,8 @@ export interface FinalSummaryOptions {
   /** The report's path when it was written; otherwise the summary says how to write it. */
   reportFile?: string;
   painter?: Painter;
+  /** Terminal width: lines are cut to it (omit for pipes and files, where nothing wraps). */
+  width?: number;
 }
 
 /** Fan-outs with more instances than this show counts and only the ones that did not succeed. */
@@ -91,5 +93,6 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
   if (options.planFile) out.push(`plan:   ${options.planFile}`);
   out.push(options.reportFile ? `report: ${options.reportFile}` : `report: run \`orchestrate report ${state.runId}\` to write report.html`);
-  return `${out.join('\n')}\n`;
+  const width = options.width;
+  return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;
 }

@@ -17,7 +17,7 @@ import { ERROR_TRAP, TIMELINE_SCRIPT } from './report/report-page-script.js';
 import { REPORT_CSS } from './report/report-style.js';
 import { barChartSvg, dagSvg } from './report/report-svg.js';
 import { loadRunFolder, sessionFileOf, type RunFolder } from './run-folder.js';
-import { instanceUsage, type InstanceState } from './run-state.js';
+import { instanceUsage, instancesInTaskOrder, type InstanceState } from './run-state.js';
 import { readConversation, type ConversationItem } from './session-conversation.js';
 
 export const REPORT_FILE = 'report.html';
@@ -86,7 +86,7 @@ function conversationHtml(folder: RunFolder, inst: InstanceState): string {
 }
 
 function instancesTable(folder: RunFolder): string {
-  const rows = [...folder.state.instances.values()].map((inst) => {
+  const rows = instancesInTaskOrder(folder.state).map((inst) => {
     const u = instanceUsage(inst);
     const attempts = inst.attempts.filter((a) => a.startTs !== undefined).length;
     const detail =
@@ -115,7 +115,7 @@ export function buildHtmlReport(folder: RunFolder): string {
   const costItems = data.tasks.map((t) => ({ label: t.task, value: t.usage.cost, text: formatCost(t.usage.cost) }));
   const skippedNote = folder.skipped.length > 0 ? `<p class="note">${folder.skipped.length} unreadable line(s) in run.jsonl were skipped.</p>` : '';
   const plan = folder.planText !== undefined ? `<div class="plan">${markdownToHtml(folder.planText)}</div>` : '<p class="muted">No plan.md in this run folder yet.</p>';
-  const conversations = [...s.instances.values()].map((i) => conversationHtml(folder, i)).join('\n');
+  const conversations = instancesInTaskOrder(s).map((i) => conversationHtml(folder, i)).join('\n');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -129,7 +129,7 @@ export function buildHtmlReport(folder: RunFolder): string {
 <header>
 <h1>${escapeHtml(data.name || 'run')} <span class="status ${escapeHtml(data.status)}">${escapeHtml(data.status.replace('_', ' '))}</span></h1>
 <p class="meta">run <code>${escapeHtml(data.runId)}</code> · recipe <code>${escapeHtml(data.recipe)}</code> · started ${escapeHtml(formatDateTime(data.startTs))} ·
-${escapeHtml(formatDuration(data.span))} · ${formatTokens(data.usage.totalTokens)} tokens · ${formatCost(data.usage.cost)}${s.budgetExhausted ? ` · <span class="error">budget exhausted: ${escapeHtml(s.budgetExhausted)}</span>` : ''}</p>
+${escapeHtml(formatDuration(s.durationMs ?? data.span))} · ${formatTokens(data.usage.totalTokens)} tokens · ${formatCost(data.usage.cost)}${s.budgetExhausted ? ` · <span class="error">budget exhausted: ${escapeHtml(s.budgetExhausted)}</span>` : ''}</p>
 ${skippedNote}
 </header>
 <main>

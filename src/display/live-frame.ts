@@ -103,12 +103,15 @@ function header(state: RunState, o: FrameOptions): string[] {
   const p = o.painter;
   const c = countStatuses(state);
   const finished = c.done + c.failed + c.skipped;
-  const end = state.endTs ?? o.now;
-  const elapsed = state.startTs ? formatDuration(end - state.startTs) : '';
+  const span = state.durationMs ?? (state.endTs ?? o.now) - state.startTs;
+  const elapsed = state.startTs ? formatDuration(Math.max(0, span)) : '';
   const status = state.status === 'running' ? '' : ` · ${state.status.replace('_', ' ')}`;
   const title = `${p.paint('bold', 'orchestrate')} · ${state.name || 'run'} · run ${state.runId} · ${elapsed}${status}`;
 
-  const parts = [`${finished}/${c.total}${c.unexpandedTasks > 0 ? '+' : ''}`, p.paint('green', `${c.done} done`), p.paint('cyan', `${c.running} running`), `${c.queued} queued`];
+  const parts = [`${finished}/${c.total}${c.unexpandedTasks > 0 ? '+' : ''}`, p.paint('green', `${c.done} done`)];
+  // Once the run has ended, zero running/queued counts are noise.
+  if (state.status === 'running' || c.running > 0) parts.push(p.paint('cyan', `${c.running} running`));
+  if (state.status === 'running' || c.queued > 0) parts.push(`${c.queued} queued`);
   if (c.failed > 0) parts.push(p.paint('red', `${c.failed} failed`));
   if (c.skipped > 0) parts.push(`${c.skipped} skipped`);
   const progress = `[${bar(c.total === 0 ? 0 : finished / c.total, DISPLAY_DEFAULTS.progressBarCells)}] ${parts.join(' · ')}`;
@@ -154,9 +157,10 @@ export function buildFrame(state: RunState, o: FrameOptions): string[] {
   } else {
     // Many finished: keep the failures visible (most recent last) and count the rest.
     const shownFailures = failedOrSkipped.slice(-Math.max(0, DISPLAY_DEFAULTS.maxFinishedRows - 1));
-    const done = finished.length - shownFailures.length;
+    const hidden = finished.length - shownFailures.length;
+    const word = hidden === finished.length - failedOrSkipped.length ? 'done' : 'finished';
     finishedRows = [
-      truncateToWidth(p.paint('dim', `${ICONS.done} ${done} more finished (collapsed)`), o.width - 1),
+      truncateToWidth(p.paint('dim', `${ICONS.done} ${hidden} ${word} (rows collapsed)`), o.width - 1),
       ...shownFailures.map((i) => instanceRow(i, o)),
     ];
   }

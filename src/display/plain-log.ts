@@ -21,6 +21,8 @@ const err = (s: string) => clip(oneLine(s), DISPLAY_DEFAULTS.errorPreviewChars);
 export class PlainLog {
   readonly state: RunState = createRunState();
   private readonly waiting = new Set<string>();
+  /** Attempts whose failure line was printed already (instance_failed before instance_retry). */
+  private readonly failedAttempts = new Set<string>();
   private milestone = 0;
 
   constructor(
@@ -92,6 +94,7 @@ export class PlainLog {
       case 'verify':
         return `${label}: verify \`${clip(oneLine(e.command), 60)}\` ${e.ok ? 'passed' : `failed: ${err(e.output)}`}`;
       case 'instance_retry':
+        if (this.failedAttempts.has(`${id}\u0000${e.attempt}`)) return `${label}: retrying in ${seconds(e.delayMs)} (attempt ${e.attempt + 1})`;
         return `${label}: attempt ${e.attempt} failed (${e.failure}): ${err(e.error)}; retrying in ${seconds(e.delayMs)}`;
       case 'instance_done': {
         const inst = getInstance(this.state, e.task, e.key);
@@ -100,6 +103,7 @@ export class PlainLog {
         return `${label}: done in ${seconds(e.durationMs)}, ${plural(turns, 'turn')}, ${plural(e.usage.totalTokens, 'token')}, ${formatCost(e.usage.cost)}`;
       }
       case 'instance_failed': {
+        this.failedAttempts.add(`${id}\u0000${e.attempt}`);
         const spent = e.usage ? `, ${formatTokens(e.usage.totalTokens)} tokens, ${formatCost(e.usage.cost)}` : '';
         const head = e.final ? `failed (${e.failure})` : `attempt ${e.attempt} failed (${e.failure})`;
         return `${label}: ${head} after ${seconds(e.durationMs)}${spent}: ${err(e.error)}`;

@@ -4,7 +4,7 @@ import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens } from './format-units.js';
 import type { RunFolder } from './run-folder.js';
-import { attemptUsage, countStatuses, instanceUsage, runUsage, type InstanceState } from './run-state.js';
+import { attemptUsage, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState } from './run-state.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
 
 function usageLine(inst: InstanceState): string {
@@ -61,7 +61,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   for (const [task, t] of s.tasks) {
     const needs = t.needs.length > 0 ? ` (needs ${t.needs.join(', ')})` : '';
     out.push(`${p.paint('bold', `task ${task}`)}${needs}`);
-    const list = [...s.instances.values()].filter((i) => i.task === task);
+    const list = instancesInTaskOrder(s).filter((i) => i.task === task);
     if (list.length === 0) out.push(`  ${t.dynamic ? 'not expanded' : 'no instances'}`);
     for (const inst of list) out.push(...instanceBlock(inst, p));
   }

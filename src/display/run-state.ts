@@ -465,6 +465,15 @@ export function foldEvents(events: readonly RunEvent[]): RunState {
   return state;
 }
 
+/** Instances grouped by task in plan (topological) order, each task's in the order they appeared. */
+export function instancesInTaskOrder(state: RunState): InstanceState[] {
+  const order = new Map([...state.tasks.keys()].map((t, i) => [t, i]));
+  return [...state.instances.values()]
+    .map((inst, i) => ({ inst, i }))
+    .sort((a, b) => (order.get(a.inst.task) ?? Infinity) - (order.get(b.inst.task) ?? Infinity) || a.i - b.i)
+    .map((x) => x.inst);
+}
+
 /** The tool line of a running instance: "read src/a.ts", or "bash npm test +1" for parallel calls. */
 export function currentToolText(inst: InstanceState): string | undefined {
   const tools = [...inst.runningTools.values()];

@@ -4,7 +4,7 @@
 import type { UsageSummary } from '../../orchestrator/run-events.js';
 import { addUsageSummary, zeroUsage } from '../../orchestrator/run-events.js';
 import type { RunFolder } from '../run-folder.js';
-import { attemptUsage, instanceUsage, type InstanceState, type InstanceStatus, type RunState } from '../run-state.js';
+import { attemptUsage, instanceUsage, instancesInTaskOrder, type InstanceState, type InstanceStatus, type RunState } from '../run-state.js';
 
 export interface TimelineBar {
   attempt: number;
@@ -108,7 +108,12 @@ export function buildReportData(folder: RunFolder): ReportData {
   const s: RunState = folder.state;
   const t0 = s.startTs;
   const tEnd = s.endTs ?? s.lastTs;
-  const rows = [...s.instances.values()].map((i) => rowOf(i, t0, tEnd));
+  // Timeline rows in order of first start; instances that never ran go last, in task order.
+  const rows = instancesInTaskOrder(s)
+    .map((i) => rowOf(i, t0, tEnd))
+    .map((row, i) => ({ row, i, first: row.bars[0]?.start ?? Infinity }))
+    .sort((a, b) => a.first - b.first || a.i - b.i)
+    .map((x) => x.row);
   const levels = taskLevels([...s.tasks.values()]);
   const tasks: TaskSummary[] = [...s.tasks.values()].map((t) => {
     const list = [...s.instances.values()].filter((i) => i.task === t.task);

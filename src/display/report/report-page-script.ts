@@ -38,7 +38,7 @@ export const TIMELINE_SCRIPT = `
   function title(parent, text) { var t = el('title', {}, parent); t.textContent = text; }
   function fmtMs(ms) {
     if (ms < 1000) return Math.round(ms) + 'ms';
-    if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + 's';
+    if (ms < 60000) return Math.round(ms / 10) / 100 + 's';
     var m = Math.floor(ms / 60000), s = Math.floor((ms % 60000) / 1000);
     if (m < 60) return m + 'm' + (s < 10 ? '0' : '') + s + 's';
     return Math.floor(m / 60) + 'h' + (m % 60 < 10 ? '0' : '') + (m % 60) + 'm';

@@ -1,0 +1,20 @@
+// `orchestrate runs`: one row per recorded run, newest first.
+import type { RunListing } from '../orchestrator/run-store.js';
+import { formatCost, formatDateTime } from './format-units.js';
+import { fitToWidth, makePainter, padStartToWidth, type Painter } from './terminal-text.js';
+
+const COLOURS: Record<string, 'green' | 'red' | 'yellow'> = { succeeded: 'green', failed: 'red', budget_exhausted: 'red', interrupted: 'yellow' };
+
+export function formatRunsTable(runs: readonly RunListing[], painter: Painter = makePainter(false)): string {
+  const idW = Math.max(6, ...runs.map((r) => r.runId.length));
+  const nameW = Math.min(40, Math.max(6, ...runs.map((r) => `${r.name} (${r.recipe})`.length)));
+  const head = `${fitToWidth('RUN', idW)}  ${fitToWidth('RECIPE', nameW)}  ${fitToWidth('STARTED', 16)}  ${fitToWidth('STATUS', 16)}  ${padStartToWidth('COST', 9)}`;
+  const rows = runs.map((r) => {
+    const status = fitToWidth(r.status.replace('_', ' '), 16);
+    return (
+      `${fitToWidth(r.runId, idW)}  ${fitToWidth(`${r.name} (${r.recipe})`, nameW)}  ${fitToWidth(formatDateTime(r.startedAt), 16)}  ` +
+      `${painter.paint(COLOURS[r.status] ?? 'yellow', status)}  ${padStartToWidth(formatCost(r.cost), 9)}`
+    );
+  });
+  return `${[painter.paint('bold', head), ...rows].join('\n')}\n`;
+}

@@ -1,0 +1,78 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { attachRunDisplay } from '../../src/display/attach-run-display.js';
+import { RunStore } from '../../src/orchestrator/run-store.js';
+import { syntheticSteps } from './fixtures/synthetic-run.js';
+
+class Capture {
+  text = '';
+  write(s: string): boolean {
+    this.text += s;
+    return true;
+  }
+}
+
+function replay(mode: 'plain' | 'live', isTTY: boolean, budgetUsd?: number) {
+  const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-1');
+  const err = new Capture();
+  const out = new Capture();
+  const display = attachRunDisplay(store, { stream: err, stdout: out, isTTY, color: true, budgetUsd, mode });
+  let events = 0;
+  for (const step of syntheticSteps()) {
+    if ('phase' in step) continue;
+    store.append(step.event);
+    events++;
+  }
+  display.finish();
+  return { display, err: err.text, out: out.text, events, lines: err.text.trimEnd().split('\n') };
+}
+
+describe('plain log (non-TTY progress)', () => {
+  it('prints one timestamped line per state change, never per token', () => {
+    const { lines, events } = replay('plain', false);
+    for (const l of lines) expect(l).toMatch(/^\d\d:\d\d:\d\d \S/);
+    // 80-odd events (most of them agent events) become a couple of dozen lines.
+    expect(lines.length).toBeLessThan(events / 2);
+    expect(lines.join('\n')).not.toMatch(/message_update|Let me| look/);
+  });
+
+  it('reports starts, completions with turns/tokens/cost, retries with delay, final failures with class, rate limits and skips', () => {
+    const text = replay('plain', false).lines.map((l) => l.slice(9)).join('\n');
+    expect(text).toContain('plan: started (attempt 1)');
+    expect(text).toMatch(/plan: done in 0\.9s, 2 turns, 2,300 tokens, \$0\.0022/);
+    expect(text).toContain('apply.repo-a: rate limited by scripted-1 (429), retrying in 2.0s');
+    expect(text).toMatch(/apply\.repo-b: attempt 1 failed \(overloaded\) after 0\.4s.*provider overloaded \(529\)/);
+    expect(text).toContain('apply.repo-b: retrying in 0.3s (attempt 2)');
+    expect(text).toContain('apply.repo-b: started (attempt 2, continuing its session)');
+    expect(text).toMatch(/apply\.repo-c: failed \(timeout\) after 1\.2s: no progress for 10m/);
+    expect(text).toContain('review: skipped (needs apply');
+    expect(text).toMatch(/run run-1 failed in 5\.0s/);
+    // The failure of attempt 1 is said once, not once for instance_failed and again for instance_retry.
+    expect(text.match(/provider overloaded/g)).toHaveLength(1);
+  });
+
+  it('notes the budget as spending crosses milestones', () => {
+    const { lines } = replay('plain', false, 0.01);
+    const budget = lines.filter((l) => / budget: /.test(l));
+    expect(budget.length).toBeGreaterThanOrEqual(2);
+    expect(budget[0]).toMatch(/budget: \$0\.\d{4} of \$0\.0100 spent \(\d+%\)/);
+  });
+
+  it('writes no colour codes and no cursor movement, and the final summary goes to stdout', () => {
+    const { err, out } = replay('plain', false);
+    expect(err).not.toMatch(/\x1b/);
+    expect(out).toMatch(/^run run-1 \(rename-logger\): failed in 5\.0s/);
+    expect(out).toMatch(/apply\.repo-c\s+failed .*timeout: no progress/);
+    expect(out).toMatch(/3 done, 1 failed, 1 skipped/);
+    expect(out).toContain('report: run `orchestrate report run-1`');
+  });
+
+  it('live mode on a non-TTY falls back to the plain log', () => {
+    const r = replay('live', false);
+    expect(r.display.mode).toBe('plain');
+    expect(r.err).not.toMatch(/\x1b/);
+    expect(r.lines[0]).toMatch(/^\d\d:\d\d:\d\d run run-1 started/);
+  });
+});
