@@ -1,0 +1,116 @@
+// Runs the real CLI (`node --import tsx src/cli/main.ts agent ...`) as a child process, for the
+// end-to-end tests of the delivery forms. ORCHESTRATE_HOME always points at a temp folder so
+// no test writes into the user's ~/.orchestrate.
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+export const REPO = resolve(import.meta.dirname, '../../..');
+export const FIXTURES = resolve(REPO, 'test/fixtures/agent');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, which is then closed (stdin is always closed so nothing waits on it). */
+  input?: string;
+  timeoutMs?: number;
+}
+
+function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
+  return env;
+}
+
+function spawnAgent(args: string[], options: CliOptions) {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'agent', ...args], {
+    cwd: REPO,
+    env: childEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs `orchestrate agent <args>` to completion. */
+export function runAgentCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const child = spawnAgent(args, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdin.end(options.input ?? '');
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`orchestrate agent ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 15_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+export type JsonLine = Record<string, unknown>;
+
+/** A live `--mode rpc` process with a tiny client: send a command, wait for lines. */
+export function startAgentRpc(args: string[], options: CliOptions = {}) {
+  const child = spawnAgent(['--mode', 'rpc', ...args], options);
+  const lines: JsonLine[] = [];
+  let stderr = '';
+  let buffer = '';
+  const waiters: { test: (l: JsonLine) => boolean; resolve: (l: JsonLine) => void }[] = [];
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    buffer += d;
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) !== -1) {
+      const text = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (!text) continue;
+      const line = JSON.parse(text) as JsonLine;
+      lines.push(line);
+      for (const w of waiters.splice(0)) {
+        if (w.test(line)) w.resolve(line);
+        else waiters.push(w);
+      }
+    }
+  });
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  const waitFor = (test: (l: JsonLine) => boolean, timeoutMs = 10_000): Promise<JsonLine> => {
+    const found = lines.find(test);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolvePromise, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching RPC line within ${timeoutMs} ms; got:\n${lines.map((l) => JSON.stringify(l).slice(0, 200)).join('\n')}\nstderr: ${stderr}`)), timeoutMs);
+      waiters.push({
+        test,
+        resolve: (l) => {
+          clearTimeout(timer);
+          resolvePromise(l);
+        },
+      });
+    });
+  };
+  return {
+    lines,
+    stderr: () => stderr,
+    /** Writes a raw line (malformed input tests). */
+    write: (raw: string): void => void child.stdin.write(`${raw}\n`),
+    /** Sends a command and resolves with its first response. */
+    send(command: JsonLine): Promise<JsonLine> {
+      const since = lines.length;
+      child.stdin.write(`${JSON.stringify(command)}\n`);
+      return waitFor((l) => l.type === 'response' && l.id === command.id && lines.indexOf(l) >= since);
+    },
+    waitFor,
+    /** Closes stdin and resolves with the exit code. */
+    close(): Promise<number | null> {
+      child.stdin.end();
+      return exited;
+    },
+  };
+}
