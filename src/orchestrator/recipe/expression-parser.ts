@@ -254,20 +254,25 @@ export function parseExpression(source: string, base = 0): ParseResult<Expr> {
   }
 }
 
-/** Offset of the `}}` closing an expression that starts at `from`, skipping quoted strings. */
-function findClose(text: string, from: number): number {
+/**
+ * Offset of the `}}` closing an expression that starts at `from`, skipping quoted strings; when
+ * there is none, `openQuote` is where an unclosed string began (the likelier mistake).
+ */
+function findClose(text: string, from: number): { close: number; openQuote?: number } {
   let quote: string | undefined;
+  let quoteAt = -1;
   for (let i = from; i < text.length; i++) {
     const c = text[i]!;
     if (quote) {
       if (c === quote) quote = undefined;
     } else if (c === "'" || c === '"') {
       quote = c;
+      quoteAt = i;
     } else if (c === '}' && text[i + 1] === '}') {
-      return i;
+      return { close: i };
     }
   }
-  return -1;
+  return quote ? { close: -1, openQuote: quoteAt } : { close: -1 };
 }
 
 /** True when `text` contains an expression (an escaped `$${{` does not count). */
@@ -295,7 +300,10 @@ export function parseTemplate(text: string): ParseResult<ParsedTemplate> {
       continue;
     }
     literal += text.slice(i, open);
-    const close = findClose(text, open + 3);
+    const { close, openQuote } = findClose(text, open + 3);
+    if (openQuote !== undefined) {
+      return { ok: false, error: { message: 'unterminated string literal', offset: openQuote, hint: `close it with ${text[openQuote]}` } };
+    }
     if (close < 0) {
       return { ok: false, error: { message: 'unterminated expression: "${{" without a closing "}}"', offset: open, hint: 'close it with }}, or write $${{ for a literal ${{' } };
     }
