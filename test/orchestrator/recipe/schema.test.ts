@@ -2,7 +2,7 @@
 // recipes with it, rejects broken ones, and the committed copy stays in sync.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { RecipeSchema, recipeJsonSchema } from '../../../src/orchestrator/recipe/schema.js';
