@@ -116,7 +116,7 @@ export class SessionStore {
       // Keep every entry that still parses, under a fresh header; the damaged original stays beside it.
       const backup = storage.backup(`.corrupt-${fileTimestamp()}.bak`);
       header = SessionStore.newHeader(options);
-      storage.replaceAll(SessionStore.serialize(header, entries));
+      storage.replaceAll(SessionStore.serialize(header, entries, loaded.leafTarget));
       flushed = true;
       warnings.push(
         `${where} had a ${loaded.headerProblem} header; rewrote it with a new header and the ${entries.length} entries that could be read` +
@@ -125,7 +125,7 @@ export class SessionStore {
     } else if (loaded.migration?.changed) {
       const from = loaded.migration.fromVersion;
       const backup = storage.backup(`.v${from}.bak`);
-      storage.replaceAll(SessionStore.serialize(header, entries));
+      storage.replaceAll(SessionStore.serialize(header, entries, loaded.leafTarget));
       warnings.push(`${where} was migrated from format v${from} to v${header.version}` + (backup ? ` (original kept at ${basename(backup)}).` : '.'));
     }
     if (header.version > SESSION_DEFAULTS.formatVersion) {
@@ -155,9 +155,14 @@ export class SessionStore {
     return header;
   }
 
-  private static serialize(header: SessionHeader, entries: readonly SessionEntry[]): string {
+  /** Whole-file text for a rewrite; a saved leaf move is carried over as the last line. */
+  private static serialize(header: SessionHeader, entries: readonly SessionEntry[], leafTarget?: string | null): string {
     let text = JSON.stringify(header) + '\n';
     for (const e of entries) text += JSON.stringify(e) + '\n';
+    if (leafTarget !== undefined) {
+      const line: LeafLine = { type: 'leaf', targetId: leafTarget, timestamp: new Date().toISOString() };
+      text += JSON.stringify(line) + '\n';
+    }
     return text;
   }
 

@@ -299,3 +299,19 @@ describe('tree', () => {
     expect(r.warnings.length).toBeGreaterThan(0);
   });
 });
+
+describe('header recovery keeps the saved leaf', () => {
+  it('a rewind saved before the header got corrupted is still the leaf after recovery and reopening', () => {
+    const path = join(tempDir(), 's.jsonl');
+    const s = SessionStore.create(path);
+    s.appendMessage(user('one'));
+    const a = s.appendMessage(assistant('two'));
+    s.appendMessage(user('three'));
+    s.moveLeaf(a);
+    s.close();
+    const l = lines(path);
+    writeFileSync(path, ['garbage', ...l.slice(1)].join('\n') + '\n');
+    expect(SessionStore.open(path).leafId).toBe(a);
+    expect(SessionStore.open(path).leafId).toBe(a);
+  });
+});
