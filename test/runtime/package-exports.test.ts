@@ -1,0 +1,110 @@
+// The built package, imported by its name from outside the repository: every layer is usable
+// alone through its `exports` subpath (orchestrate/ai, /agent, /session, /tools, and the root).
+// The build goes to a temp copy of the package (package.json + dist) so it never races other
+// builds of dist/; its node_modules link to the repository's dependencies.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = resolve(import.meta.dirname, '../..');
+let root: string;
+let buildLog = '';
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'orch-pkg-'));
+  const pkg = join(root, 'node_modules', 'orchestrate');
+  mkdirSync(pkg, { recursive: true });
+  copyFileSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
+  symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'), 'dir');
+  symlinkSync(join(REPO, 'node_modules', 'zod'), join(root, 'node_modules', 'zod'), 'dir');
+  symlinkSync(join(REPO, 'recipes'), join(pkg, 'recipes'), 'dir');
+  // The package's own build command, into the temp copy. Declarations are not needed to import.
+  const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.json'), '--outDir', join(pkg, 'dist'), '--declaration', 'false', '--sourceMap', 'false'], {
+    cwd: REPO,
+    encoding: 'utf8',
+  });
+  buildLog = `${tsc.stdout}${tsc.stderr}`;
+}, 60_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const CHECK = `
+import { writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import { createScriptedProvider, scriptedModel, getModel } from 'orchestrate/ai';
+import { Agent } from 'orchestrate/agent';
+import { SessionStore, parseSummary } from 'orchestrate/session';
+import { createCodingTools } from 'orchestrate/tools';
+import { createAgentSession, ai } from 'orchestrate';
+
+const out = {};
+const text = (m) => m.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
+
+// orchestrate/agent as a loop with one tool.
+const upper = { name: 'upper', description: 'Upper-cases text', parameters: z.object({ text: z.string() }),
+  execute: async (_id, p) => ({ content: [{ type: 'text', text: p.text.toUpperCase() }] }) };
+const withTool = createScriptedProvider([{ tools: [{ name: 'upper', args: { text: 'shout' } }] }, { text: 'Done.' }]);
+const agent = new Agent({ initialState: { model: scriptedModel(), tools: [upper] }, streamFn: withTool });
+await agent.prompt('make it loud');
+out.toolResult = text(agent.state.messages.find((m) => m.role === 'toolResult'));
+out.toolAnswer = text(agent.state.messages.at(-1));
+out.toolsSent = withTool.calls[0].tools.map((t) => t.name);
+
+// orchestrate/agent with zero tools: plain chat.
+const chatProvider = createScriptedProvider([{ text: 'Hello, human.' }]);
+const chat = new Agent({ initialState: { model: scriptedModel() }, streamFn: chatProvider });
+await chat.prompt('hi');
+out.chat = text(chat.state.messages.at(-1));
+out.chatTools = chatProvider.calls[0].tools ?? null;
+
+// orchestrate/session and orchestrate/tools on their own.
+const store = SessionStore.inMemory({ cwd: process.cwd() });
+store.appendMessage({ role: 'user', content: 'q', timestamp: 1 });
+out.sessionMessages = store.buildContext().messages.length;
+out.goal = parseSummary('## Goal\\nShip it').goal;
+writeFileSync('note.txt', 'a note\\n');
+const [read] = createCodingTools({ cwd: process.cwd() }, ['read']);
+out.read = text(await read.execute('1', { path: 'note.txt' }, new AbortController().signal, () => {}));
+out.model = getModel('sonnet').id;
+
+// The root entry: the factory, with a TypeScript extension loaded outside tsx.
+const session = await createAgentSession({ cwd: process.cwd(), inMemory: true, provider: 'scripted', tools: ['write'],
+  script: [{ tools: [{ name: 'write', args: { path: '.env', content: 'x' } }] }, { text: 'Could not write .env.' }],
+  extensions: [process.argv[2]], defaultSkills: false, contextFiles: false, notify: () => {} });
+await session.prompt('write the env file');
+out.sdk = session.lastAssistantText();
+out.blocked = session.messages.find((m) => m.role === 'toolResult').isError;
+out.namespace = typeof ai.stream;
+console.log(JSON.stringify(out));
+`;
+
+describe('the built package', () => {
+  it('imports every layer by package name and runs the loop with one tool, with none, and the SDK factory', () => {
+    const pkgDist = join(root, 'node_modules', 'orchestrate', 'dist');
+    for (const layer of ['index.js', 'ai/index.js', 'agent/index.js', 'session/index.js', 'tools/index.js', 'runtime/index.js']) {
+      expect(existsSync(join(pkgDist, layer)), `dist/${layer} missing after the build:\n${buildLog}`).toBe(true);
+    }
+    const work = join(root, 'work');
+    mkdirSync(work);
+    writeFileSync(join(root, 'check.mjs'), CHECK);
+    const extension = join(root, 'node_modules', 'orchestrate', 'recipes', 'extensions', 'protected-paths.ts');
+    const stdout = execFileSync(process.execPath, [join(root, 'check.mjs'), extension], { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    const out = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(out).toEqual({
+      toolResult: 'SHOUT',
+      toolAnswer: 'Done.',
+      toolsSent: ['upper'],
+      chat: 'Hello, human.',
+      chatTools: null,
+      sessionMessages: 1,
+      goal: 'Ship it',
+      read: 'a note',
+      model: 'claude-sonnet-4-6',
+      sdk: 'Could not write .env.',
+      blocked: true,
+      namespace: 'function',
+    });
+    expect(existsSync(join(work, '.env'))).toBe(false);
+  });
+});
