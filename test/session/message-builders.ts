@@ -1,15 +1,19 @@
 // Builders for realistic messages and a scripted summarizer used by the session tests.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
 import type { AssistantMessage, Context, Model, StreamOptions, ToolResultMessage, UserMessage } from '../../src/ai/types.js';
 import { emptyUsage } from '../../src/ai/usage.js';
 
 let clock = 1_700_000_000_000;
 const tick = (): number => (clock += 1000);
 
+/** A fresh temp folder, removed when the calling test finishes. */
 export function tempDir(prefix = 'session-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 export function user(text: string): UserMessage {
