@@ -51,6 +51,12 @@ export function describeThreadFailure(err: unknown): { failure: FailureClass; er
   return { failure: 'crashed', error: `worker thread failed: ${message}` };
 }
 
+/** The failure class an abort reason names ("timeout: ...", "stalled: ...", "budget: ..."), else aborted. */
+export function abortClass(reason: string): FailureClass {
+  const head = reason.split(':')[0]!.trim();
+  return isFailureClass(head) ? head : 'aborted';
+}
+
 /** Whether attempt number `attempt` (1-based, the one that just failed) is followed by another. */
 export function shouldRetry(policy: RetryPolicy, failure: FailureClass, attempt: number): boolean {
   if (NEVER_RETRIED.has(failure)) return false;

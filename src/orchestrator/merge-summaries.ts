@@ -48,6 +48,17 @@ const STATUS_WORD: Record<PlanInstanceStatus, string> = {
   skipped: 'skipped',
 };
 
+/** A goal as the plan shows it: without the merged context a dependent task was started with. */
+function goalText(goal: string): string {
+  return goal.replace(/<merged-plan[\s\S]*?(<\/merged-plan>|$)/g, '').trim();
+}
+
+/**
+ * Next steps an extractive (offline) summary writes for any unfinished conversation; they say
+ * nothing about the task, so the merged plan leaves them out.
+ */
+const BOILERPLATE_STEP = /^Continue from the most recent messages/i;
+
 function oneLine(text: string, max = 300): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -70,7 +81,7 @@ function instanceHeading(i: PlanInstance): string {
 function progressLines(i: PlanInstance): string[] {
   const out: string[] = [];
   const s = i.summary;
-  if (s?.goal) out.push(`Goal: ${oneLine(s.goal)}`);
+  if (s?.goal && goalText(s.goal)) out.push(`Goal: ${oneLine(goalText(s.goal))}`);
   const list = (label: string, items: readonly string[] | undefined) => {
     if (items && items.length) out.push(`- ${label}:`, ...items.map((x) => `  - ${oneLine(x)}`));
   };
@@ -128,7 +139,7 @@ export function renderPlan(input: PlanInput): string {
   out.push(`Status: ${input.status ?? 'running'} — ${countBy(all)} across ${input.tasks.length} task${input.tasks.length === 1 ? '' : 's'}`, '');
 
   out.push('## Goal', '');
-  const goals = all.filter((i) => i.summary?.goal).map((i) => `- ${i.id}: ${oneLine(i.summary!.goal, 200)}`);
+  const goals = all.filter((i) => i.summary?.goal && goalText(i.summary.goal)).map((i) => `- ${i.id}: ${oneLine(goalText(i.summary!.goal), 200)}`);
   out.push(input.description ? oneLine(input.description) : input.name);
   if (goals.length) out.push('', ...goals);
 
@@ -151,7 +162,7 @@ export function renderPlan(input: PlanInput): string {
   out.push('## Conflicts', '', ...(conflicts.length ? conflicts : ['(none)']), '');
 
   const next: string[] = [];
-  for (const i of all) for (const s of i.summary?.nextSteps ?? []) next.push(`${next.length + 1}. (${i.id}) ${oneLine(s)}`);
+  for (const i of all) for (const s of i.summary?.nextSteps ?? []) if (!BOILERPLATE_STEP.test(s)) next.push(`${next.length + 1}. (${i.id}) ${oneLine(s)}`);
   out.push('## Next Steps', '', ...(next.length ? next : ['(none)']), '');
   return out.join('\n');
 }

@@ -57,6 +57,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     /** Task ids in topological order with their static instance keys. */
     plan: z.array(z.object({ task: z.string(), keys: z.array(z.string()), needs: z.array(z.string()), dynamic: z.boolean() })),
     resumed: z.boolean().optional(),
+    /** Command-line overrides (model, provider, concurrency, budgetUsd) so a resume runs the same way. */
+    overrides: z.record(z.string(), z.unknown()).optional(),
   }),
   Base.extend({ type: z.literal('run_resume'), previousStatus: z.string().optional() }),
   Base.extend({ type: z.literal('task_expanded'), task: z.string(), keys: z.array(z.string()) }),
@@ -66,10 +68,18 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     sessionFile: z.string().optional(),
     cwd: z.string().optional(),
     resumedFromLeaf: z.boolean().optional(),
+    /** Git state when the instance first started: the patch is the diff against baseTree. */
+    baseCommit: z.string().optional(),
+    baseTree: z.string().optional(),
+    repoRoot: z.string().optional(),
+    /** The worktree the instance runs in (isolation: worktree). */
+    worktree: z.string().optional(),
   }),
   InstanceRef.extend({ type: z.literal('permit_wait'), model: z.string(), reason: z.string() }),
   InstanceRef.extend({ type: z.literal('permit_grant'), model: z.string(), waitedMs: z.number() }),
   InstanceRef.extend({ type: z.literal('permit_deny'), model: z.string(), reason: z.string() }),
+  /** One model call's real usage (every call, summaries included): rebuilds spend on resume. */
+  InstanceRef.extend({ type: z.literal('call_usage'), model: z.string(), usage: UsageSummarySchema }),
   InstanceRef.extend({ type: z.literal('rate_limited'), model: z.string(), delayMs: z.number(), status: z.number().optional() }),
   /** A child agent's own event (AgentSession event), forwarded as-is. */
   InstanceRef.extend({ type: z.literal('agent_event'), event: z.object({ type: z.string() }).passthrough() }),

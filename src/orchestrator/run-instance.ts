@@ -16,7 +16,7 @@ import type { AgentSession } from '../runtime/agent-session.js';
 import { createAgentSession } from '../runtime/create-agent-session.js';
 import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
 import type { AgentSessionEvent } from '../runtime/session-events.js';
-import { classifyErrorText, isFailureClass } from './failure-policy.js';
+import { abortClass, classifyErrorText } from './failure-policy.js';
 import type { InstanceTask } from './instance-task.js';
 import { outputFixPrompt, parseJsonOutput } from './output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
@@ -37,12 +37,6 @@ const PROGRESS_INTERVAL_MS = 1_000;
 function textOf(m: AgentMessage | undefined): string {
   if (!m || m.role !== 'assistant') return '';
   return m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
-}
-
-/** The failure class an abort reason names ("timeout: ...", "stalled: ..."), else aborted. */
-export function abortClass(reason: string): FailureClass {
-  const head = reason.split(':')[0]!.trim();
-  return isFailureClass(head) ? head : 'aborted';
 }
 
 /** Drops what a log does not need (partials, whole histories) from a session event. */

@@ -1,8 +1,11 @@
 // `orchestrate <recipe>` / `orchestrate run <recipe>`. The --dry-run path validates, expands the
-// DAG and estimates cost without calling a model. Running for real is the coordinator's part
-// and is not wired here yet.
+// DAG and estimates cost without calling a model; otherwise the coordinator runs the recipe
+// (see execute-run.ts for Ctrl-C, --json and the final summary).
 import { type Argv } from 'yargs';
-import { PROVIDERS, type ProviderName, displayPath, dryRun, loadRecipe } from '../../orchestrator/recipe/index.js';
+import { PROVIDERS, type ProviderName, displayPath, dryRun, loadRecipe, type LoadOptions } from '../../orchestrator/recipe/index.js';
+import type { RunOutcome } from '../../orchestrator/coordinator.js';
+import type { RunEvent } from '../../orchestrator/run-events.js';
+import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orchestrator/run-recipe.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 import { printProblems, problemsJson } from '../print-problems.js';
@@ -19,7 +22,8 @@ export function runOptions(y: Argv): Argv<object> {
     .option('provider', { type: 'string', choices: PROVIDERS, describe: 'anthropic, or scripted (offline)' })
     .option('concurrency', { type: 'number', describe: 'Task instances running at once' })
     .option('budget-usd', { type: 'number', describe: 'Run budget in US dollars (overrides the recipe)' })
-    .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+    .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs beside the recipe)' })
+    .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
     .check((a) => {
       // yargs turns "--concurrency abc" into NaN without complaint.
       const c = a.concurrency;
@@ -41,7 +45,7 @@ function setList(v: unknown): string[] {
 export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<number> {
   const path = String(args.recipe);
   const json = args.json === true;
-  const loaded = loadRecipe(path, {
+  const loadOptions: LoadOptions = {
     cwd: ctx.cwd,
     env: ctx.env,
     set: setList(args.set),
@@ -49,7 +53,8 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     ...(typeof args.provider === 'string' ? { provider: args.provider as ProviderName } : {}),
     ...(typeof args.concurrency === 'number' ? { concurrency: args.concurrency } : {}),
     ...(typeof args['budget-usd'] === 'number' ? { budgetUsd: args['budget-usd'] } : {}),
-  });
+  };
+  const loaded = loadRecipe(path, loadOptions);
   if (!loaded.ok) {
     if (json) ctx.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(loaded.problems) }, null, 2)}\n`);
     else printProblems(loaded.problems, ctx);
@@ -67,11 +72,115 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     else ctx.stdout(renderDryRun(result.report));
     return EXIT.ok;
   }
-  ctx.stderr(
-    `orchestrate: ${displayFile} is valid, but running recipes is not available in this build yet.\n` +
-      `  hint: use --dry-run to see the expanded plan and a cost estimate without calling a model.\n`,
-  );
-  return EXIT.usage;
+  const recipe = loaded.recipe;
+  return executeRun(args, ctx, (runOpts) => runLoadedRecipe(recipe, loadOptions, { ...runOpts, ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}) }));
+}
+
+/**
+ * One plain line per instance milestone on stderr (not on a --json stdout). The display layer's
+ * live view replaces this on a TTY; it is small on purpose.
+ */
+export function printProgress(e: RunEvent, ctx: CliContext): void {
+  const who = 'key' in e ? e.key : '';
+  switch (e.type) {
+    case 'instance_start':
+      ctx.stderr(`  start   ${who}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}\n`);
+      break;
+    case 'instance_done':
+      ctx.stderr(`  done    ${who}${e.patchFile ? `  ${e.patchFile}` : ''}\n`);
+      break;
+    case 'instance_retry':
+      ctx.stderr(`  retry   ${who} [${e.failure}] in ${(e.delayMs / 1000).toFixed(1)}s: ${e.error.split('\n')[0]}\n`);
+      break;
+    case 'instance_failed':
+      if (e.final) ctx.stderr(`  failed  ${who} [${e.failure}]: ${e.error.split('\n')[0]}\n`);
+      break;
+    case 'instance_skipped':
+      ctx.stderr(`  skipped ${who}: ${e.reason}\n`);
+      break;
+    case 'budget_exhausted':
+      ctx.stderr(`  budget exhausted: ${e.reason}\n`);
+      break;
+    default:
+      break;
+  }
+}
+
+const money = (usd: number): string => `$${usd < 0.01 && usd > 0 ? usd.toFixed(4) : usd.toFixed(2)}`;
+
+/** The final summary on stdout: statuses, outputs, usage, cost, where plan.md is. The display layer may replace it. */
+export function printRunSummary(outcome: RunOutcome, ctx: CliContext): void {
+  const lines: string[] = [`run ${outcome.runId}: ${outcome.status} in ${(outcome.durationMs / 1000).toFixed(1)}s`];
+  for (const t of outcome.tasks) {
+    for (const i of t.instances) {
+      const u = i.usage;
+      let line = `  ${i.status.padEnd(11)} ${i.id}`;
+      if (u.totalTokens > 0) line += `  ${u.totalTokens} tokens ${money(u.cost)}`;
+      if (i.status === 'failed' || i.status === 'skipped') line += `  ${i.failure ? `[${i.failure}] ` : ''}${(i.error ?? '').split('\n')[0]}`;
+      else if (i.output !== undefined) {
+        const out = typeof i.output === 'string' ? i.output : JSON.stringify(i.output);
+        const flat = out.replace(/\s+/g, ' ').trim();
+        if (flat) line += `  → ${flat.length > 100 ? `${flat.slice(0, 99)}…` : flat}`;
+      }
+      lines.push(line);
+    }
+  }
+  lines.push(`usage: ${outcome.usage.input} input + ${outcome.usage.output} output tokens, ${money(outcome.usage.cost)}`);
+  lines.push(`plan:    ${outcome.planFile}`, `result:  ${outcome.resultFile}`);
+  if (outcome.status === 'interrupted' || outcome.status === 'failed' || outcome.status === 'budget_exhausted') lines.push(`resume:  orchestrate resume ${outcome.dir}`);
+  ctx.stdout(`${lines.join('\n')}\n`);
+}
+
+/** Exit code of a finished run (design section 5). */
+export function exitCodeOf(status: RunOutcome['status']): number {
+  if (status === 'succeeded') return EXIT.ok;
+  if (status === 'interrupted') return EXIT.interrupted;
+  return EXIT.taskFailed;
+}
+
+/**
+ * Runs `start` with Ctrl-C handling (first: stop every agent cleanly and keep the sessions;
+ * second: terminate the threads), --json event lines or plain progress, and the summary.
+ */
+export async function executeRun(args: CommandArgs, ctx: CliContext, start: (opts: RunOptions) => Promise<StartResult>): Promise<number> {
+  const json = args.json === true;
+  const interrupt = new AbortController();
+  const kill = new AbortController();
+  let signals = 0;
+  const onSignal = (): void => {
+    signals++;
+    if (signals === 1) {
+      ctx.stderr('\norchestrate: interrupting: every agent is asked to stop (sessions are kept; Ctrl-C again to terminate them now)\n');
+      interrupt.abort();
+    } else kill.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let result: StartResult;
+  try {
+    result = await start({
+      env: ctx.env,
+      signal: interrupt.signal,
+      killSignal: kill.signal,
+      fullEvents: args['full-events'] === true,
+      onStore: (store) => {
+        if (json) store.subscribe((e) => ctx.stdout(`${JSON.stringify(e)}\n`));
+        else store.subscribe((e) => printProgress(e, ctx));
+      },
+    });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  if (!result.ok) {
+    if (result.kind === 'recipe') {
+      if (json) ctx.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
+      else printProblems(result.problems, ctx);
+    } else ctx.stderr(`orchestrate: ${result.message}\n`);
+    return EXIT.usage;
+  }
+  if (!json) printRunSummary(result.outcome, ctx);
+  return exitCodeOf(result.outcome.status);
 }
 
 export const runCommand: CliCommand = {

@@ -1,0 +1,245 @@
+// Coordinator side of one agent attempt on a worker thread: the MessagePort pair, the messages
+// coming back (permits, usage, events, send_message, verify), the watchdogs (timeout, idle), and
+// stopping (an abort message first so the session ends cleanly, the thread terminated only if
+// it does not stop within the grace period). A thread that dies (throw, process.exit, out of
+// memory) rejects piscina's promise; that becomes a `crashed` result, and the coordinator lives.
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
+import type { Spend } from './budget.js';
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { abortClass, describeThreadFailure } from './failure-policy.js';
+import type { InstanceTask } from './instance-task.js';
+import type { MessageRouter } from './message-router.js';
+import type { PermitBroker } from './permit-broker.js';
+import { parseWorkerMessage, WorkerResultSchema, type CoordinatorMessage, type WorkerMessage, type WorkerResult } from './protocol.js';
+import type { RunEventInput } from './run-events.js';
+
+export interface LaunchRef {
+  task: string;
+  /** The agent's id: instance id, or `<instance>@worker` / `@planner` for pair members. */
+  key: string;
+  attempt: number;
+  parent?: string;
+  /** Budget scopes every model call of this agent is charged to. */
+  scopes: string[];
+}
+
+export interface LaunchContext {
+  pool: Piscina;
+  broker: PermitBroker;
+  router: MessageRouter;
+  emit(e: RunEventInput): void;
+  /** Spend to reserve for the next call of this agent. */
+  estimate(ref: LaunchRef, model: string): Spend;
+  /** Real usage of one call arrived. */
+  onUsage(ref: LaunchRef, model: string, tokens: number): void;
+  /** A permit was refused because a budget is spent. */
+  onBudgetDenied(ref: LaunchRef, reason: string): void;
+}
+
+export interface LaunchLimits {
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+}
+
+/** Delay before a waiting permit request is logged as permit_wait (grants are usually instant). */
+const PERMIT_WAIT_LOG_MS = 20;
+
+export class AgentLaunch {
+  readonly result: Promise<WorkerResult>;
+  private readonly port: MessagePort;
+  private readonly hardAbort = new AbortController();
+  /** Cancels this agent's permit requests still waiting in the broker. */
+  private readonly permitAbort = new AbortController();
+  private readonly slots = new Set<number>();
+  private pendingPermits = 0;
+  private abortReason: string | undefined;
+  private lastActivity = Date.now();
+  private wrapUpSentAt: number | undefined;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private finished = false;
+
+  constructor(
+    private readonly ctx: LaunchContext,
+    readonly ref: LaunchRef,
+    task: Omit<InstanceTask, 'port'>,
+    limits: LaunchLimits,
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    port1.on('message', (raw: unknown) => this.receive(raw));
+    ctx.router.register({ id: ref.key, task: ref.task, post: (m) => this.post(m) });
+    if (limits.timeoutMs) {
+      const ms = limits.timeoutMs;
+      this.timers.push(setTimeout(() => this.abort(`timeout: the instance ran longer than its timeout (${Math.round(ms / 1000)}s)`), ms));
+    }
+    if (limits.idleTimeoutMs) this.watchIdle(limits.idleTimeoutMs);
+    const full: InstanceTask = { ...task, port: port2 };
+    const transferList: MessagePort[] = [port2];
+    if (task.peerPort) transferList.push(task.peerPort);
+    this.result = this.ctx.pool
+      .run(full, { transferList, signal: this.hardAbort.signal })
+      .then(
+        (raw: unknown) => {
+          const parsed = WorkerResultSchema.safeParse(raw);
+          if (parsed.success) return parsed.data;
+          return { ok: false as const, failure: 'crashed', error: `the worker returned a malformed result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, usage: zeroUsage() };
+        },
+        (err: unknown): WorkerResult => {
+          if (this.abortReason) return { ok: false, failure: abortClass(this.abortReason), error: this.abortReason, usage: zeroUsage() };
+          const d = describeThreadFailure(err);
+          return { ok: false, failure: d.failure, error: d.error, usage: zeroUsage() };
+        },
+      )
+      .then(async (r) => {
+        await this.cleanup();
+        // A thread that was stopped by our abort reports why, whatever the agent made of it.
+        if (!r.ok && this.abortReason && (r.failure === 'aborted' || r.failure === 'error')) return { ...r, failure: abortClass(this.abortReason), error: this.abortReason };
+        return r;
+      });
+  }
+
+  private post(m: CoordinatorMessage): void {
+    if (this.finished) return;
+    try {
+      this.port.postMessage(m);
+    } catch {
+      // the thread is gone; its result says how
+    }
+  }
+
+  private touch(): void {
+    this.lastActivity = Date.now();
+    this.wrapUpSentAt = undefined;
+  }
+
+  private watchIdle(idleMs: number): void {
+    const grace = Math.min(ORCHESTRATOR_DEFAULTS.wrapUpGraceMs, idleMs);
+    const tick = Math.max(20, Math.min(1_000, Math.floor(idleMs / 4)));
+    this.timers.push(
+      setInterval(() => {
+        const now = Date.now();
+        // Waiting for a permit is waiting for us, not a stall.
+        if (this.pendingPermits > 0) this.lastActivity = now;
+        if (now - this.lastActivity < idleMs) return;
+        if (this.wrapUpSentAt === undefined) {
+          this.wrapUpSentAt = now;
+          const text = ORCHESTRATOR_DEFAULTS.wrapUpNote.replace('{seconds}', String(Math.round(idleMs / 1000)));
+          this.post({ type: 'wrap_up', text });
+          return;
+        }
+        if (now - this.wrapUpSentAt >= grace) this.abort(`stalled: no progress for ${Math.round((now - this.lastActivity) / 1000)}s, even after a wrap-up request`);
+      }, tick),
+    );
+  }
+
+  /** Asks the agent to stop (session intact); terminates the thread if it does not within the grace period. */
+  abort(reason: string): void {
+    if (this.finished || this.abortReason) return;
+    this.abortReason = reason;
+    this.post({ type: 'abort', reason });
+    const t = setTimeout(() => this.hardAbort.abort(new Error(reason)), ORCHESTRATOR_DEFAULTS.abortGraceMs);
+    this.timers.push(t);
+  }
+
+  /** Terminates the thread now (Ctrl-C after the grace period, or shutdown). */
+  kill(reason: string): void {
+    if (this.finished) return;
+    this.abortReason ??= reason;
+    this.hardAbort.abort(new Error(reason));
+  }
+
+  private async cleanup(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    // Messages posted just before the task returned may still be queued on the port.
+    await new Promise((r) => setImmediate(r));
+    this.finished = true;
+    this.ctx.router.unregister(this.ref.key);
+    this.permitAbort.abort();
+    for (const slot of this.slots) this.ctx.broker.release(slot);
+    this.slots.clear();
+    this.port.close();
+  }
+
+  private receive(raw: unknown): void {
+    const parsed = parseWorkerMessage(raw);
+    const ref = this.ref;
+    const base = { task: ref.task, key: ref.key, attempt: ref.attempt, ...(ref.parent ? { parent: ref.parent } : {}) };
+    if (!parsed.ok) {
+      this.ctx.emit({ type: 'agent_event', ...base, event: { type: 'protocol_error', error: parsed.error } });
+      return;
+    }
+    const m: WorkerMessage = parsed.message;
+    switch (m.type) {
+      case 'permit_request':
+        this.requestPermit(m.requestId, m.model, base);
+        break;
+      case 'permit_started':
+        this.ctx.broker.started(m.slotId, m.at);
+        this.touch();
+        break;
+      case 'usage':
+        this.slots.delete(m.slotId);
+        this.ctx.broker.usage(m.slotId, m.usage);
+        if (m.usage.totalTokens > 0 || m.usage.cost > 0) {
+          this.ctx.onUsage(ref, m.model, m.usage.totalTokens);
+          this.ctx.emit({ type: 'call_usage', ...base, model: m.model, usage: m.usage });
+        }
+        break;
+      case 'rate_limited':
+        this.ctx.broker.pause(m.model, m.delayMs);
+        this.ctx.emit({ type: 'rate_limited', ...base, model: m.model, delayMs: m.delayMs, ...(m.status !== undefined ? { status: m.status } : {}) });
+        break;
+      case 'event':
+        this.touch();
+        this.ctx.emit({ type: 'agent_event', ...base, event: m.event });
+        break;
+      case 'progress':
+        this.touch();
+        break;
+      case 'send': {
+        const r = this.ctx.router.send(ref.key, m.to, m.text);
+        this.ctx.emit({ type: 'message', ...base, from: ref.key, to: m.to, text: m.text });
+        if (m.requestId !== undefined) this.post({ type: 'send_result', requestId: m.requestId, delivered: r.delivered, queued: r.queued, ...(r.error ? { error: r.error } : {}) });
+        break;
+      }
+      case 'verify':
+        this.touch();
+        this.ctx.emit({ type: 'verify', ...base, command: m.command, ok: m.ok, output: m.output });
+        break;
+    }
+  }
+
+  private requestPermit(requestId: number, model: string, base: { task: string; key: string; attempt: number; parent?: string }): void {
+    this.pendingPermits++;
+    let logged = false;
+    const waitLog = setTimeout(() => {
+      logged = true;
+      this.ctx.emit({ type: 'permit_wait', ...base, model, reason: this.ctx.broker.waiting > 1 ? `${this.ctx.broker.waiting} requests waiting for permits` : 'rate limit' });
+    }, PERMIT_WAIT_LOG_MS);
+    void this.ctx.broker
+      .request({ model, scopes: this.ref.scopes, estimate: this.ctx.estimate(this.ref, model), signal: this.permitAbort.signal })
+      .then((o) => {
+        clearTimeout(waitLog);
+        this.pendingPermits--;
+        this.touch();
+        if (o.ok) {
+          if (this.finished) {
+            this.ctx.broker.release(o.slotId);
+            return;
+          }
+          this.slots.add(o.slotId);
+          if (logged) this.ctx.emit({ type: 'permit_grant', ...base, model, waitedMs: o.waitedMs });
+          this.post({ type: 'permit_grant', requestId, slotId: o.slotId });
+        } else {
+          if (o.reason !== 'aborted') this.ctx.emit({ type: 'permit_deny', ...base, model, reason: o.reason });
+          if (o.budget) this.ctx.onBudgetDenied(this.ref, o.reason);
+          this.post({ type: 'permit_deny', requestId, reason: o.reason, budget: o.budget });
+        }
+      });
+  }
+}
+
+function zeroUsage() {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
+}

@@ -1,0 +1,811 @@
+// The coordinator (main thread): walks the task DAG, expands fan-outs (dynamic ones from the JSON
+// output of the tasks they read), admits ready instances through the scheduler (concurrency,
+// max_parallel, writes scopes, budget), runs each attempt on a worker thread (or a shell for
+// `run:` steps), applies the failure policy, merges the summaries into plan.md, and writes
+// everything to the run store. One instance of this class runs one run (or one resume of it).
+//
+// Stopping:
+// - fail-fast: when a task fails and its on_failure is `fail`, nothing new starts; instances
+//   already running are left to finish (their work is paid for and their sessions stay useful);
+//   everything not started is skipped. The run ends `failed`.
+// - budget: when the run budget is spent, permits are refused, running agents stop at their next
+//   model call with sessions intact, nothing new starts. The run ends `budget_exhausted`.
+// - interrupt (Ctrl-C / the signal): every agent gets an abort message, threads that do not stop
+//   within the grace period are terminated; nothing is marked failed, so `resume` continues
+//   every unfinished instance from its session. The run ends `interrupted`.
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Piscina } from 'piscina';
+import { parseSummary } from '../session/parse-summary.js';
+import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
+import { BudgetLedger, type Spend } from './budget.js';
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { backoffDelay, isFailureClass, shouldRetry, type RetryPolicy } from './failure-policy.js';
+import { addWorktree, diffSince, repoRoot, snapshot } from './git-workspace.js';
+import type { AgentSpec, InstanceTask } from './instance-task.js';
+import { renderNeedsContext, renderPlan } from './merge-summaries.js';
+import { MessageRouter } from './message-router.js';
+import { parseJsonOutput } from './output-json.js';
+import { PermitBroker } from './permit-broker.js';
+import { createWorkerPool } from './pool.js';
+import type { WorkerResult } from './protocol.js';
+import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from './recipe/index.js';
+import { instanceOfKey, type ReplayState } from './replay.js';
+import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput, type UsageSummary } from './run-events.js';
+import {
+  agentFileToDisplay,
+  displayPath,
+  expressionScope,
+  isTerminal,
+  outOfWorktree,
+  planInput,
+  resultFile,
+  type InstanceState,
+  type RunStatus,
+  type TaskState,
+} from './run-state.js';
+import type { RunStore } from './run-store.js';
+import { Scheduler, type Admission, type SchedulableInstance } from './scheduler.js';
+import { runCommand } from './verify.js';
+import { absoluteGlob } from './write-scopes.js';
+
+export interface CoordinatorOptions {
+  recipe: LoadedRecipe;
+  store: RunStore;
+  /** State rebuilt from the log when resuming. */
+  replay?: ReplayState;
+  /** Command-line overrides, recorded in run_start so a resume runs the same way. */
+  overrides?: Record<string, unknown>;
+  /** Forward streaming deltas (message_update...) into run.jsonl; off by default (they are large). */
+  fullEvents?: boolean;
+  /** Rate-limit window (default 60 s: `rate_limit` is per minute); tests scale it down. */
+  rateWindowMs?: number;
+  /** A pool to run on (kept open afterwards); default: a pool sized for this recipe, closed at the end. */
+  pool?: Piscina;
+  /** Worker heap limits (default ORCHESTRATOR_DEFAULTS.workerResourceLimits). */
+  resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
+  /** Environment for expressions, keys and base URL (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Aborting it interrupts the run (Ctrl-C): abort messages, then threads terminated after a grace period. */
+  signal?: AbortSignal;
+  /** Aborting it terminates every worker thread at once (a second Ctrl-C). */
+  killSignal?: AbortSignal;
+}
+
+export interface RunOutcome {
+  status: RunStatus;
+  runId: string;
+  dir: string;
+  usage: UsageSummary;
+  durationMs: number;
+  planFile: string;
+  resultFile: string;
+  tasks: TaskState[];
+}
+
+const NOTE_REASON_DEFAULT = 'the run was interrupted';
+
+function agentSpec(a: LoadedAgent): AgentSpec {
+  const spec: AgentSpec = {
+    name: a.name,
+    model: a.model,
+    provider: a.provider,
+    tools: a.tools,
+    compaction: a.compaction,
+    bash: a.bash,
+    skills: a.skills,
+    extensions: a.extensions,
+  };
+  if (a.script) spec.script = a.script;
+  if (a.system) spec.system = a.system;
+  if (a.thinking) spec.thinking = a.thinking;
+  return spec;
+}
+
+function retryPolicy(task: LoadedTask): RetryPolicy {
+  const r = task.retries;
+  return { count: r.count, initialMs: r.backoff.initialMs, maxMs: r.backoff.maxMs, factor: r.backoff.factor, on: r.on.filter(isFailureClass), jitter: ORCHESTRATOR_DEFAULTS.retryJitter };
+}
+
+export class Coordinator {
+  private readonly recipe: LoadedRecipe;
+  private readonly store: RunStore;
+  private readonly env: Readonly<Record<string, string | undefined>>;
+  private readonly tasks = new Map<string, TaskState>();
+  private readonly instances = new Map<string, InstanceState>();
+  private readonly launches = new Map<string, AgentLaunch[]>();
+  private readonly retryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly lastCallTokens = new Map<string, number>();
+  private readonly gitLocks = new Map<string, Promise<unknown>>();
+  private readonly ledger: BudgetLedger;
+  private readonly broker: PermitBroker;
+  private readonly router: MessageRouter;
+  private readonly scheduler: Scheduler;
+  private readonly shellAbort = new AbortController();
+  private pool!: Piscina;
+  private ownsPool = false;
+  private stopping: undefined | 'fail-fast' | 'budget' | 'interrupted';
+  private anyTaskFailed = false;
+  private inflight = 0;
+  private runUsage: UsageSummary = zeroUsage();
+  private readonly startedAt = Date.now();
+  private finish!: () => void;
+  private readonly finished = new Promise<void>((r) => (this.finish = r));
+
+  constructor(private readonly opts: CoordinatorOptions) {
+    this.recipe = opts.recipe;
+    this.store = opts.store;
+    this.env = opts.env ?? process.env;
+    this.ledger = new BudgetLedger(this.recipe.budget);
+    const rateLimits: Record<string, number> = { ...this.recipe.rateLimit.perModel };
+    if (this.recipe.rateLimit.default !== undefined) rateLimits['*'] = this.recipe.rateLimit.default;
+    this.broker = new PermitBroker({ rateLimits, budget: this.ledger, windowMs: opts.rateWindowMs });
+    this.router = new MessageRouter({
+      instancesOf: (task) => {
+        const t = this.tasks.get(task);
+        if (!t) return undefined;
+        return t.task.kind === 'pair' ? t.instances.flatMap((i) => [`${i.id}@worker`, `${i.id}@planner`]) : t.instances.map((i) => i.id);
+      },
+      hasInstance: (id) => this.instances.has(instanceOfKey(id)),
+      isFinished: (id) => {
+        const s = this.instances.get(instanceOfKey(id))?.status;
+        return s !== undefined && isTerminal(s);
+      },
+    });
+    this.scheduler = new Scheduler({
+      concurrency: this.recipe.concurrency,
+      admit: (i, running) => this.admit(i, running),
+      onRefused: (i, reason) => this.refuse(i, reason),
+    });
+  }
+
+  // ---- events and files -----------------------------------------------------------------------------
+
+  private emit(e: RunEventInput): void {
+    this.store.append(e);
+  }
+
+  private ordered(): TaskState[] {
+    return [...this.tasks.values()].sort((a, b) => a.level - b.level);
+  }
+
+  private writePlan(status?: string): void {
+    try {
+      this.store.writeFile('plan.md', renderPlan(planInput(this.recipe, this.ordered(), status ?? (this.stopping ? `stopping (${this.stopping})` : 'running'))));
+    } catch {
+      // plan.md is a view; the log holds the truth and the next instance rewrites it
+    }
+  }
+
+  // ---- the run ---------------------------------------------------------------------------------------
+
+  async run(): Promise<RunOutcome> {
+    const plan = buildPlan(this.recipe, { env: this.env });
+    if (!plan.ok) throw new Error(plan.problems.map((p) => `${p.file}:${p.line}:${p.col}: ${p.message}`).join('\n'));
+    for (const pt of plan.plan.tasks) {
+      const task = this.recipe.tasks.find((t) => t.id === pt.id)!;
+      this.tasks.set(task.id, { task, level: pt.level, status: 'waiting', expanded: false, instances: [] });
+    }
+    const replay = this.opts.replay;
+    if (replay) this.restore(replay);
+    else {
+      this.emit({
+        type: 'run_start',
+        recipe: this.recipe.file,
+        name: this.recipe.name,
+        recipeHash: recipeHash(this.recipe.file),
+        inputs: this.recipe.inputValues,
+        plan: plan.plan.tasks.map((t) => ({ task: t.id, keys: t.instances.map((i) => i.id), needs: t.needs, dynamic: t.fanOut === 'dynamic' })),
+        ...(this.opts.overrides && Object.keys(this.opts.overrides).length ? { overrides: this.opts.overrides } : {}),
+      });
+    }
+    this.pool = this.opts.pool ?? this.makePool(plan.plan.instanceCount);
+    this.ownsPool = !this.opts.pool;
+    const onSignal = () => this.interrupt();
+    const onKill = () => {
+      this.interrupt();
+      this.kill();
+    };
+    if (this.opts.signal?.aborted) this.interrupt();
+    else this.opts.signal?.addEventListener('abort', onSignal, { once: true });
+    this.opts.killSignal?.addEventListener('abort', onKill, { once: true });
+    this.writePlan();
+    this.advance();
+    await this.finished;
+    this.opts.signal?.removeEventListener('abort', onSignal);
+    this.opts.killSignal?.removeEventListener('abort', onKill);
+    return this.end();
+  }
+
+  private makePool(instanceCount: number): Piscina {
+    const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
+    const concurrency = this.recipe.concurrency;
+    return createWorkerPool({
+      concurrency,
+      pairSlots: pairs ? concurrency : 0,
+      minThreads: Math.max(1, Math.min(concurrency, instanceCount || 1)),
+      resourceLimits: this.opts.resourceLimits,
+      onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
+    });
+  }
+
+  private restore(replay: ReplayState): void {
+    this.emit({ type: 'run_resume', ...(replay.lastStatus ? { previousStatus: replay.lastStatus } : {}) });
+    this.runUsage = replay.spend;
+    this.ledger.charge(['run'], { usd: replay.spend.cost, tokens: replay.spend.totalTokens });
+    for (const r of replay.instances.values()) {
+      const t = this.tasks.get(r.task);
+      if (!t) continue;
+      this.ledger.charge([`instance:${r.id}`], { usd: r.usage.cost, tokens: r.usage.totalTokens });
+      const inst: InstanceState = {
+        id: r.id,
+        task: r.task,
+        index: 0,
+        status: r.status === 'done' ? 'done' : 'pending',
+        attempt: r.attempt,
+        usage: r.usage,
+        modifiedFiles: r.modifiedFiles ?? [],
+        readFiles: [],
+        durationMs: r.durationMs ?? 0,
+        sessionFiles: [],
+      };
+      if (r.status === 'done') {
+        inst.restored = true;
+        inst.output = r.output;
+        if (r.text !== undefined) inst.text = r.text;
+        if (r.patchFile) inst.patchFile = r.patchFile;
+        if (r.summary) {
+          inst.summaryText = r.summary;
+          inst.summary = parseSummary(r.summary);
+          inst.readFiles = inst.summary.readFiles;
+        }
+      } else if (r.error) {
+        inst.error = r.error;
+      }
+      if (r.git?.baseTree && r.git.repoRoot) inst.git = { root: r.git.repoRoot, commit: r.git.baseCommit, tree: r.git.baseTree, worktree: r.git.worktree };
+      this.instances.set(r.id, inst);
+    }
+  }
+
+  /** Activates every waiting task whose needs have all settled; skips those a failure blocks. */
+  private advance(): void {
+    for (const t of this.ordered()) {
+      if (t.status !== 'waiting') continue;
+      const needs = t.task.needs.map((n) => this.tasks.get(n)!);
+      if (!needs.every((n) => n.status === 'done' || n.status === 'failed' || n.status === 'skipped')) continue;
+      const blocker = needs.find((n) => n.status === 'skipped' || (n.status === 'failed' && n.task.onFailure === 'fail'));
+      if (this.stopping) this.skipTask(t, `not started: the run is stopping (${this.stopping})`);
+      else if (blocker) this.skipTask(t, `${blocker.task.id} ${blocker.status === 'skipped' ? 'was skipped' : 'failed'}`);
+      else this.activate(t);
+    }
+    this.checkDone();
+  }
+
+  private skipTask(t: TaskState, reason: string): void {
+    if (this.stopping === 'interrupted') return;
+    t.status = 'skipped';
+    t.reason = reason;
+    if (!t.expanded) {
+      // Unexpanded fan-outs have no instances yet: one entry stands for the whole task.
+      const inst = this.newInstance(t, t.task.id, 0);
+      t.instances = [inst];
+    }
+    for (const i of t.instances) if (!isTerminal(i.status)) this.skipInstance(i, reason);
+    this.writePlan();
+  }
+
+  private skipInstance(i: InstanceState, reason: string): void {
+    i.status = 'skipped';
+    i.error = reason;
+    this.emit({ type: 'instance_skipped', task: i.task, key: i.id, attempt: Math.max(1, i.attempt), parent: i.task, reason });
+  }
+
+  private newInstance(t: TaskState, id: string, index: number, item?: unknown, key?: string): InstanceState {
+    const existing = this.instances.get(id);
+    const inst: InstanceState = existing ?? { id, task: t.task.id, index, status: 'pending', attempt: 0, usage: zeroUsage(), modifiedFiles: [], readFiles: [], durationMs: 0, sessionFiles: [] };
+    inst.index = index;
+    if (item !== undefined) inst.item = item;
+    if (key !== undefined) inst.key = key;
+    this.instances.set(id, inst);
+    return inst;
+  }
+
+  private activate(t: TaskState): void {
+    const scope = expressionScope(this.recipe, this.tasks, this.env);
+    const exp = expandTask(t.task, scope);
+    t.status = 'active';
+    t.expanded = true;
+    if (!exp.ok) {
+      const inst = this.newInstance(t, t.task.id, 0);
+      t.instances = [inst];
+      this.finalFail(inst, 'error', exp.error);
+      return;
+    }
+    t.instances = exp.instances.map((s) => this.newInstance(t, s.id, s.index, s.item, s.key));
+    if (t.task.forEach) this.emit({ type: 'task_expanded', task: t.task.id, keys: t.instances.map((i) => i.id) });
+    this.ledgerLimits(t);
+    for (const [n, inst] of t.instances.entries()) {
+      if (inst.status === 'done') continue;
+      const r = resolveInstance(t.task, exp.instances[n]!, scope);
+      if (!r.ok) {
+        this.finalFail(inst, 'error', r.error);
+        continue;
+      }
+      inst.resolved = r.instance;
+      inst.resolved.env = { ...this.recipe.env, ...r.instance.env };
+      this.queue(t, inst);
+    }
+    this.settle(t);
+  }
+
+  private ledgerLimits(t: TaskState): void {
+    for (const i of t.instances) this.ledger.setLimits(`instance:${i.id}`, t.task.budget);
+  }
+
+  private queue(t: TaskState, inst: InstanceState): void {
+    inst.status = 'pending';
+    this.emit({ type: 'instance_queued', task: t.task.id, key: inst.id, attempt: inst.attempt + 1, parent: t.task.id });
+    const sched: SchedulableInstance = {
+      id: inst.id,
+      task: t.task.id,
+      writes: (inst.resolved?.writes ?? []).map((w) => absoluteGlob(t.task.dir, w)),
+      order: t.level,
+      threads: t.task.kind === 'pair' ? 2 : 1,
+    };
+    if (t.task.maxParallel !== undefined) sched.maxParallel = t.task.maxParallel;
+    this.scheduler.submit(sched, () => this.runInstance(t, inst));
+  }
+
+  // ---- admission (budget reservations) ----------------------------------------------------------------
+
+  private sliceOf(t: LoadedTask, model: string, provider: string): Spend {
+    if (t.budget.usd !== undefined || t.budget.tokens !== undefined) return { usd: t.budget.usd ?? 0, tokens: t.budget.tokens ?? 0 };
+    return this.callEstimate(undefined, model, provider);
+  }
+
+  private admit(s: SchedulableInstance, running: readonly SchedulableInstance[]): Admission {
+    if (this.stopping) return { wait: `the run is stopping (${this.stopping})` };
+    const lim = this.recipe.budget;
+    if (lim.usd === undefined && lim.tokens === undefined) return undefined;
+    const t = this.tasks.get(s.task)!.task;
+    const agent = this.agentOf(t);
+    const need = this.sliceOf(t, agent?.model ?? this.recipe.model, agent?.provider ?? this.recipe.provider);
+    // Every running instance may still spend the rest of its slice.
+    for (const r of running) {
+      const rt = this.tasks.get(r.task)!.task;
+      const ra = this.agentOf(rt);
+      const slice = this.sliceOf(rt, ra?.model ?? this.recipe.model, ra?.provider ?? this.recipe.provider);
+      const spent = this.ledger.spend(`instance:${r.id}`);
+      need.usd += Math.max(0, slice.usd - spent.usd);
+      need.tokens += Math.max(0, slice.tokens - spent.tokens);
+    }
+    const v = this.ledger.check(['run'], need);
+    if (v.ok) return undefined;
+    if (running.length > 0) return { wait: `budget reserved by running instances: ${v.reason}` };
+    return { refuse: v.reason };
+  }
+
+  private refuse(s: SchedulableInstance, reason: string): void {
+    const inst = this.instances.get(s.id);
+    if (!inst) return;
+    this.finalFail(inst, 'budget', `Budget exhausted before this instance could start: ${reason}`);
+    this.exhaustBudget(reason);
+    this.settle(this.tasks.get(inst.task)!);
+  }
+
+  private callEstimate(key: string | undefined, model: string, provider: string): Spend {
+    const last = key ? this.lastCallTokens.get(key) : undefined;
+    let tokens = last !== undefined ? Math.ceil(last * ORCHESTRATOR_DEFAULTS.callEstimateGrowth) : ORCHESTRATOR_DEFAULTS.callEstimateTokens;
+    // A first call never reserves more than a small share of the run's token budget.
+    if (last === undefined && this.recipe.budget.tokens !== undefined) tokens = Math.min(tokens, Math.max(1, Math.floor(this.recipe.budget.tokens / 20)));
+    const price = lookupModelPrice(model, provider);
+    return { tokens, usd: (tokens * price.input) / 1e6 };
+  }
+
+  private exhaustBudget(reason: string): void {
+    if (this.stopping === 'budget' || this.stopping === 'interrupted') return;
+    const first = this.stopping === undefined;
+    this.stopping = 'budget';
+    if (first) this.emit({ type: 'budget_exhausted', reason });
+    this.stopNewWork(`budget exhausted: ${reason}`);
+  }
+
+  /** Nothing new starts; what waits is skipped (running instances go on). */
+  private stopNewWork(reason: string): void {
+    for (const s of this.scheduler.stop()) {
+      const inst = this.instances.get(s.id);
+      if (inst && !isTerminal(inst.status)) this.skipInstance(inst, `not started: ${reason}`);
+    }
+    for (const [id, timer] of this.retryTimers) {
+      clearTimeout(timer);
+      this.retryTimers.delete(id);
+      const inst = this.instances.get(id);
+      if (inst && !isTerminal(inst.status)) this.finalFail(inst, inst.failure ?? 'error', `${inst.error ?? 'failed'} (not retried: ${reason})`);
+    }
+    for (const t of this.tasks.values()) this.settle(t);
+    this.advance();
+  }
+
+  interrupt(): void {
+    if (this.stopping === 'interrupted') return;
+    this.stopping = 'interrupted';
+    this.scheduler.stop();
+    this.broker.drain('the run was interrupted');
+    for (const [id, timer] of this.retryTimers) {
+      clearTimeout(timer);
+      this.retryTimers.delete(id);
+      const inst = this.instances.get(id);
+      if (inst) inst.status = 'interrupted';
+    }
+    this.shellAbort.abort();
+    for (const list of this.launches.values()) for (const l of list) l.abort('aborted: the run was interrupted');
+    this.checkDone();
+  }
+
+  // ---- one instance --------------------------------------------------------------------------------------
+
+  private agentOf(t: LoadedTask): LoadedAgent | undefined {
+    const name = t.agent ?? t.pair?.worker;
+    return name ? this.recipe.agents[name] : undefined;
+  }
+
+  private async withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.gitLocks.get(root) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    this.gitLocks.set(root, next.catch(() => undefined));
+    return next;
+  }
+
+  /** Snapshot (and worktree) on the first attempt; a later attempt reuses them. */
+  private async prepareWorkspace(t: TaskState, inst: InstanceState): Promise<string | undefined> {
+    const cwd = inst.resolved!.cwd;
+    inst.workCwd = cwd;
+    if (inst.git?.worktree) {
+      const wt = inst.git.worktree;
+      if (!existsSync(join(wt, '.git'))) {
+        const r = await this.withGitLock(inst.git.root, () => addWorktree(inst.git!.root, wt, inst.git!.commit));
+        if (!r.ok) return r.error;
+      }
+      inst.workCwd = join(wt, relative(inst.git.root, cwd));
+      return undefined;
+    }
+    if (inst.git) return undefined;
+    if (!existsSync(cwd)) return `the working directory ${cwd} does not exist`;
+    const root = await repoRoot(cwd);
+    if (t.task.isolation === 'worktree') {
+      if (!root) return `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`;
+      const wt = join(this.store.dir, 'worktrees', inst.id);
+      const commitSnap = await this.withGitLock(root, () => snapshot(root));
+      const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap?.commit));
+      if (!r.ok) return r.error;
+      inst.workCwd = join(wt, relative(root, cwd));
+      const snap = await snapshot(inst.workCwd);
+      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt };
+      return undefined;
+    }
+    if (root) {
+      const snap = await this.withGitLock(root, () => snapshot(cwd));
+      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree };
+    }
+    return undefined;
+  }
+
+  private async runInstance(t: TaskState, inst: InstanceState): Promise<void> {
+    this.inflight++;
+    try {
+      if (this.stopping) {
+        if (this.stopping !== 'interrupted') this.skipInstance(inst, `not started: the run is stopping (${this.stopping})`);
+        return;
+      }
+      inst.attempt++;
+      inst.status = 'running';
+      inst.startedAt ??= Date.now();
+      const attemptStart = Date.now();
+      const prepError = await this.prepareWorkspace(t, inst);
+      const resumedFromLeaf = t.task.kind !== 'run' && this.sessionFilesOf(t, inst).some((f) => existsSync(f));
+      inst.sessionFiles = t.task.kind === 'run' ? [] : this.sessionFilesOf(t, inst);
+      this.emit({
+        type: 'instance_start',
+        task: t.task.id,
+        key: inst.id,
+        attempt: inst.attempt,
+        parent: t.task.id,
+        cwd: inst.workCwd ?? inst.resolved!.cwd,
+        ...(inst.sessionFiles[0] ? { sessionFile: inst.sessionFiles[0] } : {}),
+        ...(resumedFromLeaf ? { resumedFromLeaf } : {}),
+        ...(inst.git ? { baseTree: inst.git.tree, repoRoot: inst.git.root, ...(inst.git.commit ? { baseCommit: inst.git.commit } : {}), ...(inst.git.worktree ? { worktree: inst.git.worktree } : {}) } : {}),
+      });
+      let result: WorkerResult;
+      if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
+      else if (t.task.kind === 'run') result = await this.runShell(t, inst);
+      else if (t.task.kind === 'pair') result = await this.runPair(t, inst);
+      else result = await this.runAgent(t, inst);
+      inst.usage = addUsageSummary(inst.usage, result.usage);
+      inst.durationMs += Date.now() - attemptStart;
+      if (result.ok) await this.complete(t, inst, result);
+      else this.failAttempt(t, inst, result);
+    } catch (err) {
+      // A bug in the coordinator must not hang the run: the instance fails with the reason.
+      this.finalFail(inst, 'error', `coordinator error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    } finally {
+      this.inflight--;
+      this.settle(t);
+      this.advance();
+    }
+  }
+
+  private sessionFilesOf(t: TaskState, inst: InstanceState): string[] {
+    if (t.task.kind === 'pair') return [this.store.sessionFile(`${inst.id}@worker`), this.store.sessionFile(`${inst.id}@planner`)];
+    return [this.store.sessionFile(inst.id)];
+  }
+
+  private promptFor(t: TaskState, inst: InstanceState): string {
+    let prompt = inst.resolved?.prompt ?? '';
+    if (t.task.context === 'summaries' && t.task.needs.length > 0) {
+      const ctx = renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs);
+      if (ctx) prompt += `\n\n${ctx}`;
+    }
+    return prompt;
+  }
+
+  private baseTask(t: TaskState, inst: InstanceState, agent: LoadedAgent): Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> {
+    const cwd = inst.workCwd ?? inst.resolved!.cwd;
+    const writes = (inst.resolved?.writes ?? []).map((w) => absoluteGlob(t.task.dir, w));
+    const base: Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> = {
+      runId: this.store.runId,
+      task: t.task.id,
+      attempt: inst.attempt,
+      parent: t.task.id,
+      cwd,
+      prompt: this.promptFor(t, inst),
+      continueNote: ORCHESTRATOR_DEFAULTS.continueNote.replace('{reason}', inst.error ?? NOTE_REASON_DEFAULT),
+      agent: agentSpec(agent),
+      output: t.task.output,
+      outputRetries: ORCHESTRATOR_DEFAULTS.outputRetries,
+      verify: inst.resolved?.verify ?? [],
+      verifyRetries: t.task.verifyRetries,
+      env: inst.resolved?.env ?? {},
+      fullEvents: this.opts.fullEvents ?? false,
+    };
+    if (writes.length) base.writeScope = writes.map((w) => relative(cwd, outOfWorktreeInverse(inst, w)));
+    if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;
+    if (t.task.timeoutMs) base.verifyTimeoutMs = t.task.timeoutMs;
+    const key = this.env.ANTHROPIC_API_KEY;
+    if (key) base.apiKey = key;
+    const url = this.env.ANTHROPIC_BASE_URL;
+    if (url) base.baseUrl = url;
+    return base;
+  }
+
+  private launchContext(): LaunchContext {
+    return {
+      pool: this.pool,
+      broker: this.broker,
+      router: this.router,
+      emit: (e) => {
+        if (e.type === 'call_usage') this.runUsage = addUsageSummary(this.runUsage, { ...e.usage, turns: 1 });
+        this.emit(e);
+      },
+      estimate: (ref, model) => {
+        const t = this.tasks.get(ref.task)!.task;
+        return this.callEstimate(ref.key, model, this.agentOf(t)?.provider ?? this.recipe.provider);
+      },
+      onUsage: (ref, _model, tokens) => this.lastCallTokens.set(ref.key, tokens),
+      onBudgetDenied: (_ref, reason) => {
+        if (/^run budget/.test(reason)) this.exhaustBudget(reason);
+      },
+    };
+  }
+
+  private async runAgent(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    const agent = this.recipe.agents[t.task.agent ?? ''];
+    if (!agent) return { ok: false, failure: 'error', error: `task ${t.task.id} names agent "${t.task.agent}", which the recipe does not define`, usage: zeroUsage() };
+    const ref: LaunchRef = { task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, scopes: ['run', `instance:${inst.id}`] };
+    const task = { ...this.baseTask(t, inst, agent), id: inst.id, role: 'solo' as const, sessionFile: this.store.sessionFile(inst.id), summarize: true };
+    const launch = new AgentLaunch(this.launchContext(), ref, task, { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs });
+    this.launches.set(inst.id, [launch]);
+    try {
+      return await launch.result;
+    } finally {
+      this.launches.delete(inst.id);
+    }
+  }
+
+  private async runPair(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    const pair = t.task.pair!;
+    const planner = this.recipe.agents[pair.planner];
+    const worker = this.recipe.agents[pair.worker];
+    if (!planner || !worker) return { ok: false, failure: 'error', error: `pair of task ${t.task.id} names an agent the recipe does not define`, usage: zeroUsage() };
+    const { MessageChannel } = await import('node:worker_threads');
+    const channel = new MessageChannel();
+    const limits = { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs };
+    const scopes = ['run', `instance:${inst.id}`];
+    const member = (role: 'worker' | 'planner', agent: LoadedAgent, port: typeof channel.port1) => {
+      const key = `${inst.id}@${role}`;
+      const ref: LaunchRef = { task: t.task.id, key, attempt: inst.attempt, parent: inst.id, scopes };
+      const task = { ...this.baseTask(t, inst, agent), id: key, parent: inst.id, role: `pair-${role}` as const, sessionFile: this.store.sessionFile(key), summarize: role === 'worker', maxRounds: pair.maxRounds, peerPort: port };
+      // The planner only reviews: verify and JSON output apply to the worker's result.
+      if (role === 'planner') Object.assign(task, { verify: [], output: 'text' as const });
+      return new AgentLaunch(this.launchContext(), ref, task, limits);
+    };
+    const launches = [member('worker', worker, channel.port1), member('planner', planner, channel.port2)];
+    this.launches.set(inst.id, launches);
+    try {
+      const [w, p] = await Promise.all(launches.map((l) => l.result));
+      const usage = addUsageSummary(w!.usage, p!.usage);
+      if (w!.ok && p!.ok) return { ...w!, usage };
+      // The member that failed first is the cause; the other one usually only lost its partner.
+      const primary = !p!.ok && ['crashed', 'timeout', 'stalled', 'budget', 'rate_limit', 'overloaded'].includes(p!.failure) && (w!.ok || !['crashed', 'timeout', 'stalled', 'budget'].includes(w!.failure)) ? p! : w!.ok ? p! : w!;
+      if (primary.ok) return { ...primary, usage };
+      const who = primary === p ? 'planner' : 'worker';
+      return { ...primary, error: `${who}: ${primary.error}`, usage };
+    } finally {
+      this.launches.delete(inst.id);
+    }
+  }
+
+  private async runShell(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    const r = await runCommand(inst.resolved!.run ?? '', { cwd: inst.workCwd ?? inst.resolved!.cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.shellAbort.signal });
+    this.emit({ type: 'agent_event', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, event: { type: 'command_end', command: r.command, exitCode: r.exitCode, output: r.output, durationMs: r.durationMs } });
+    if (r.ok) return { ok: true, text: r.output, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 };
+    const failure: FailureClass = r.timedOut ? 'timeout' : r.aborted ? 'aborted' : 'error';
+    const tail = r.output.trim().split('\n').slice(-5).join(' | ');
+    return { ok: false, failure, error: `\`${r.command}\` ${r.timedOut ? 'timed out' : `exited with ${r.exitCode ?? r.signal}`}${tail ? `: ${tail}` : ''}`, usage: zeroUsage() };
+  }
+
+  private async complete(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: true }>): Promise<void> {
+    inst.text = result.text;
+    if (t.task.output === 'json') {
+      const parsed = parseJsonOutput(result.text, t.task.outputSchema);
+      inst.output = parsed.ok ? parsed.value : result.text;
+    } else inst.output = t.task.kind === 'run' ? result.text.trimEnd() : result.text;
+    if (result.summary) {
+      inst.summaryText = result.summary;
+      inst.summary = parseSummary(result.summary);
+    }
+    const modified = new Set<string>();
+    for (const f of inst.summary?.modifiedFiles ?? []) modified.add(agentFileToDisplay(this.recipe.dir, inst, f));
+    inst.readFiles = (inst.summary?.readFiles ?? []).map((f) => agentFileToDisplay(this.recipe.dir, inst, f));
+    if (inst.git) {
+      const cwd = inst.workCwd ?? inst.resolved!.cwd;
+      const d = await this.withGitLock(inst.git.root, () => diffSince(cwd, inst.git!.tree));
+      if (d && d.patch.trim()) {
+        inst.patchFile = `patches/${inst.id}.diff`;
+        this.store.writeFile(inst.patchFile, d.patch);
+        for (const f of d.files) modified.add(displayPath(this.recipe.dir, join(inst.git.root, f)));
+      }
+    }
+    inst.modifiedFiles = [...modified].sort();
+    inst.status = 'done';
+    delete inst.failure;
+    delete inst.error;
+    this.emit({
+      type: 'instance_done',
+      task: t.task.id,
+      key: inst.id,
+      attempt: inst.attempt,
+      parent: t.task.id,
+      output: inst.output ?? null,
+      text: result.text,
+      usage: inst.usage,
+      ...(result.summary ? { summary: result.summary } : {}),
+      ...(inst.modifiedFiles.length ? { modifiedFiles: inst.modifiedFiles } : {}),
+      ...(inst.patchFile ? { patchFile: inst.patchFile } : {}),
+      durationMs: inst.durationMs,
+    });
+    this.writePlan();
+  }
+
+  private failAttempt(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): void {
+    const failure: FailureClass = isFailureClass(result.failure) ? result.failure : 'error';
+    if (this.stopping === 'interrupted') {
+      // Not a failure of the work: resume continues it from its session.
+      inst.status = 'interrupted';
+      inst.error = 'the run was interrupted';
+      return;
+    }
+    inst.failure = failure;
+    inst.error = result.error;
+    const policy = retryPolicy(t.task);
+    if (!this.stopping && shouldRetry(policy, failure, inst.attempt)) {
+      const delayMs = backoffDelay(policy, inst.attempt);
+      inst.status = 'retrying';
+      this.emit({ type: 'instance_retry', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, failure, error: result.error, delayMs });
+      this.retryTimers.set(
+        inst.id,
+        setTimeout(() => {
+          this.retryTimers.delete(inst.id);
+          if (this.stopping) return;
+          this.queue(t, inst);
+        }, delayMs),
+      );
+      return;
+    }
+    this.finalFail(inst, failure, result.error);
+    if (failure === 'budget' && /run budget/.test(result.error)) this.exhaustBudget(result.error.replace(/^Budget exhausted:\s*/, ''));
+  }
+
+  private finalFail(inst: InstanceState, failure: FailureClass, error: string): void {
+    inst.status = 'failed';
+    inst.failure = failure;
+    inst.error = error;
+    this.emit({ type: 'instance_failed', task: inst.task, key: inst.id, attempt: Math.max(1, inst.attempt), parent: inst.task, failure, error, final: true, usage: inst.usage, durationMs: inst.durationMs });
+    const t = this.tasks.get(inst.task)!;
+    const failed = t.instances.filter((i) => i.status === 'failed').length;
+    // A fan-out past max_failed cancels its instances that have not started.
+    if (t.task.maxFailed !== undefined && failed > t.task.maxFailed) {
+      for (const s of this.scheduler.cancelWaiting((x) => x.task === t.task.id)) {
+        const i = this.instances.get(s.id);
+        if (i && !isTerminal(i.status)) this.skipInstance(i, `cancelled: ${t.task.id} has ${failed} failed instances (max_failed ${t.task.maxFailed})`);
+      }
+    }
+    this.writePlan();
+  }
+
+  /** Marks a task done or failed once all its instances have settled. */
+  private settle(t: TaskState): void {
+    if (t.status !== 'active' || !t.instances.every((i) => isTerminal(i.status))) return;
+    const failed = t.instances.filter((i) => i.status === 'failed').length;
+    const tolerated = t.task.maxFailed ?? 0;
+    if (failed > tolerated) {
+      t.status = 'failed';
+      this.anyTaskFailed = true;
+      if (t.task.onFailure === 'fail' && !this.stopping) {
+        this.stopping = 'fail-fast';
+        this.stopNewWork(`task ${t.task.id} failed (on_failure: fail)`);
+      }
+    } else t.status = 'done';
+    this.writePlan();
+  }
+
+  private checkDone(): void {
+    const allSettled = [...this.tasks.values()].every((t) => t.status === 'done' || t.status === 'failed' || t.status === 'skipped');
+    const idle = this.inflight === 0 && this.launches.size === 0 && this.retryTimers.size === 0;
+    if (allSettled && idle) this.finish();
+    else if (this.stopping === 'interrupted' && idle) this.finish();
+  }
+
+  private async end(): Promise<RunOutcome> {
+    const status: RunStatus =
+      this.stopping === 'interrupted' ? 'interrupted' : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => i.status === 'failed') ? 'failed' : 'succeeded';
+    this.broker.close();
+    if (this.ownsPool) await this.pool.destroy().catch(() => undefined);
+    const endedAt = Date.now();
+    this.writePlan(status);
+    const result = resultFile({ runId: this.store.runId, recipe: this.recipe, status, startedAt: this.startedAt, endedAt, usage: this.runUsage, tasks: this.ordered(), runDir: this.store.dir });
+    const resultPath = this.store.writeFile('result.json', `${JSON.stringify(result, null, 2)}\n`);
+    this.emit({ type: 'run_end', status, usage: this.runUsage, durationMs: endedAt - this.startedAt });
+    return {
+      status,
+      runId: this.store.runId,
+      dir: this.store.dir,
+      usage: this.runUsage,
+      durationMs: endedAt - this.startedAt,
+      planFile: join(this.store.dir, 'plan.md'),
+      resultFile: resultPath,
+      tasks: this.ordered(),
+    };
+  }
+
+  /** Terminates every thread now (a second Ctrl-C). */
+  kill(): void {
+    for (const list of this.launches.values()) for (const l of list) l.kill('aborted: the run was killed');
+  }
+}
+
+/** The inverse of outOfWorktree: a path of the original repository, inside the instance's worktree. */
+function outOfWorktreeInverse(inst: InstanceState, abs: string): string {
+  const g = inst.git;
+  if (!g?.worktree) return abs;
+  const rel = relative(g.root, abs);
+  return rel.startsWith('..') ? abs : join(g.worktree, rel);
+}
+
+function recipeHash(file: string): string {
+  try {
+    return createHash('sha256').update(readFileSync(resolve(file))).digest('hex').slice(0, 16);
+  } catch {
+    return 'unknown';
+  }
+}

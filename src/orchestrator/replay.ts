@@ -1,0 +1,129 @@
+// Rebuilding a run's state from its event log (resume). The log is the only truth: an instance
+// with instance_done keeps its output and is never run again (so never paid twice); one that
+// started and did not finish continues from its session leaf; dynamic fan-outs are re-expanded
+// from the recorded outputs of the tasks they read. Spend is the sum of every call_usage event,
+// so the budget picks up where it was, calls of interrupted attempts included.
+import { addUsageSummary, zeroUsage, type FailureClass, type RunEvent, type UsageSummary } from './run-events.js';
+
+export type ReplayedStatus = 'queued' | 'running' | 'retrying' | 'done' | 'failed' | 'skipped';
+
+export interface ReplayedInstance {
+  id: string;
+  task: string;
+  status: ReplayedStatus;
+  /** Attempts started so far. */
+  attempt: number;
+  output?: unknown;
+  text?: string;
+  summary?: string;
+  /** Spend of this instance across every attempt (from call_usage). */
+  usage: UsageSummary;
+  modifiedFiles?: string[];
+  patchFile?: string;
+  failure?: FailureClass;
+  error?: string;
+  durationMs?: number;
+  git?: { baseCommit?: string; baseTree?: string; repoRoot?: string; worktree?: string };
+}
+
+export interface ReplayState {
+  start?: Extract<RunEvent, { type: 'run_start' }>;
+  /** Status of the last run_end, or undefined when the coordinator never got to write one (killed). */
+  lastStatus?: string;
+  /** Keys of each fan-out as expanded (task_expanded). */
+  expanded: Map<string, string[]>;
+  instances: Map<string, ReplayedInstance>;
+  /** Every call's usage, summed. */
+  spend: UsageSummary;
+  /** Lines of the log that could not be read. */
+  skippedLines: number;
+}
+
+/** The instance a key belongs to: pair members (`id@worker`) count for their instance. */
+export function instanceOfKey(key: string): string {
+  const at = key.indexOf('@');
+  return at < 0 ? key : key.slice(0, at);
+}
+
+export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): ReplayState {
+  const state: ReplayState = { expanded: new Map(), instances: new Map(), spend: zeroUsage(), skippedLines };
+  const inst = (task: string, key: string): ReplayedInstance => {
+    const id = instanceOfKey(key);
+    let s = state.instances.get(id);
+    if (!s) {
+      s = { id, task, status: 'queued', attempt: 0, usage: zeroUsage() };
+      state.instances.set(id, s);
+    }
+    return s;
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case 'run_start':
+        state.start ??= e;
+        break;
+      case 'run_end':
+        state.lastStatus = e.status;
+        break;
+      case 'task_expanded':
+        state.expanded.set(e.task, e.keys);
+        break;
+      case 'instance_queued':
+        inst(e.task, e.key);
+        break;
+      case 'instance_start': {
+        const s = inst(e.task, e.key);
+        if (e.key !== s.id) break; // a pair member's own start line
+        s.attempt = Math.max(s.attempt, e.attempt);
+        s.status = 'running';
+        if (e.baseTree || e.worktree || e.repoRoot) {
+          s.git ??= {};
+          if (e.baseCommit) s.git.baseCommit = e.baseCommit;
+          if (e.baseTree) s.git.baseTree = e.baseTree;
+          if (e.repoRoot) s.git.repoRoot = e.repoRoot;
+          if (e.worktree) s.git.worktree = e.worktree;
+        }
+        break;
+      }
+      case 'call_usage': {
+        const u = { ...e.usage, turns: e.usage.turns ?? 1 };
+        inst(e.task, e.key).usage = addUsageSummary(inst(e.task, e.key).usage, u);
+        state.spend = addUsageSummary(state.spend, u);
+        break;
+      }
+      case 'instance_retry': {
+        const s = inst(e.task, e.key);
+        s.status = 'retrying';
+        s.failure = e.failure;
+        s.error = e.error;
+        break;
+      }
+      case 'instance_done': {
+        const s = inst(e.task, e.key);
+        s.status = 'done';
+        s.output = e.output;
+        if (e.text !== undefined) s.text = e.text;
+        if (e.summary !== undefined) s.summary = e.summary;
+        if (e.modifiedFiles) s.modifiedFiles = e.modifiedFiles;
+        if (e.patchFile) s.patchFile = e.patchFile;
+        s.durationMs = e.durationMs;
+        delete s.failure;
+        delete s.error;
+        break;
+      }
+      case 'instance_failed': {
+        const s = inst(e.task, e.key);
+        s.failure = e.failure;
+        s.error = e.error;
+        s.durationMs = e.durationMs;
+        if (e.final) s.status = 'failed';
+        break;
+      }
+      case 'instance_skipped':
+        inst(e.task, e.key).status = 'skipped';
+        break;
+      default:
+        break;
+    }
+  }
+  return state;
+}

@@ -1,0 +1,103 @@
+// Starting and resuming runs: the entry points the CLI and the SDK call. They load the recipe,
+// pick the runs folder, create (or reopen) the run store, and hand over to the Coordinator.
+import { join, resolve } from 'node:path';
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
+import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from './recipe/index.js';
+import { replayRunLog } from './replay.js';
+import { readRunLog, resolveRunDir, RunStore } from './run-store.js';
+
+export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' | 'overrides'> & {
+  /** Folder holding run folders (default: `.orchestrate/runs` beside the recipe). */
+  runsDir?: string;
+  runId?: string;
+  /** Called with the store before the first event is written (subscribe for --json or a live view). */
+  onStore?: (store: RunStore) => void;
+};
+
+export type StartResult =
+  | { ok: true; outcome: RunOutcome }
+  | { ok: false; kind: 'recipe'; problems: RecipeProblem[] }
+  | { ok: false; kind: 'usage'; message: string };
+
+/** The runs folder of a recipe when --run-dir is not given. */
+export function defaultRunsDir(recipeDir: string): string {
+  return join(recipeDir, ORCHESTRATOR_DEFAULTS.stateDirName, ORCHESTRATOR_DEFAULTS.runsDirName);
+}
+
+/** Text for a recipe whose agents need the Anthropic API when no key is set; undefined when fine. */
+export function missingApiKey(recipe: LoadedRecipe, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (env.ANTHROPIC_API_KEY) return undefined;
+  const needing = Object.values(recipe.agents).filter((a) => a.provider === 'anthropic');
+  if (needing.length === 0) return undefined;
+  const offline = Object.values(recipe.agents).every((a) => a.script !== undefined);
+  return (
+    `agent${needing.length > 1 ? 's' : ''} ${needing.map((a) => `"${a.name}"`).join(', ')} of this recipe call the Anthropic API, and ANTHROPIC_API_KEY is not set.\n` +
+    `  Either export ANTHROPIC_API_KEY=sk-ant-..., or run offline with --provider scripted${offline ? '' : ' (each agent then needs a script: file)'}.`
+  );
+}
+
+function overridesOf(o: LoadOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (o.model !== undefined) out.model = o.model;
+  if (o.provider !== undefined) out.provider = o.provider;
+  if (o.concurrency !== undefined) out.concurrency = o.concurrency;
+  if (o.budgetUsd !== undefined) out.budgetUsd = o.budgetUsd;
+  return out;
+}
+
+/** Loads a recipe file and runs it to the end (or until interrupted). */
+export async function runRecipeFile(path: string, load: LoadOptions = {}, opts: RunOptions = {}): Promise<StartResult> {
+  const env = opts.env ?? load.env ?? process.env;
+  const loaded = loadRecipe(path, { ...load, env });
+  if (!loaded.ok) return { ok: false, kind: 'recipe', problems: loaded.problems };
+  return runLoadedRecipe(loaded.recipe, load, { ...opts, env });
+}
+
+/** Runs a recipe that is already loaded (the CLI loads it once for errors and dry runs). */
+export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = {}, opts: RunOptions = {}): Promise<StartResult> {
+  const env = opts.env ?? load.env ?? process.env;
+  const missing = missingApiKey(recipe, env);
+  if (missing) return { ok: false, kind: 'usage', message: missing };
+  const runsDir = opts.runsDir ? resolve(load.cwd ?? process.cwd(), opts.runsDir) : defaultRunsDir(recipe.dir);
+  const store = RunStore.create(runsDir, opts.runId);
+  opts.onStore?.(store);
+  const coordinator = new Coordinator({ ...opts, env, recipe, store, overrides: overridesOf(load) });
+  return { ok: true, outcome: await coordinator.run() };
+}
+
+export interface ResumeOptions extends RunOptions {
+  cwd?: string;
+  /** Overrides for this resume (e.g. a bigger --budget-usd); the recorded ones apply otherwise. */
+  overrides?: Pick<LoadOptions, 'model' | 'provider' | 'concurrency' | 'budgetUsd'>;
+}
+
+/** Finds a run (id, unique id prefix, or folder) and continues it. */
+export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Promise<StartResult> {
+  const cwd = opts.cwd ?? process.cwd();
+  const runsDir = resolve(cwd, opts.runsDir ?? join(ORCHESTRATOR_DEFAULTS.stateDirName, ORCHESTRATOR_DEFAULTS.runsDirName));
+  const dir = resolveRunDir(runsDir, resolve(cwd, runRef)) ?? resolveRunDir(runsDir, runRef);
+  if (!dir) return { ok: false, kind: 'usage', message: `no run "${runRef}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).` };
+  const log = readRunLog(join(dir, 'run.jsonl'));
+  const replay = replayRunLog(log.events, log.skipped.length);
+  const start = replay.start;
+  if (!start) return { ok: false, kind: 'usage', message: `${dir} has no run_start event; it cannot be resumed.` };
+  if (replay.lastStatus === 'succeeded') return { ok: false, kind: 'usage', message: `run ${start.runId} already succeeded; there is nothing to resume.` };
+  const recorded = (start.overrides ?? {}) as LoadOptions;
+  const load: LoadOptions = {
+    cwd,
+    env: opts.env ?? process.env,
+    set: Object.entries(start.inputs).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`),
+    ...recorded,
+    ...opts.overrides,
+  };
+  const loaded = loadRecipe(start.recipe, load);
+  if (!loaded.ok) return { ok: false, kind: 'recipe', problems: loaded.problems };
+  const env = opts.env ?? process.env;
+  const missing = missingApiKey(loaded.recipe, env);
+  if (missing) return { ok: false, kind: 'usage', message: missing };
+  const store = RunStore.open(dir);
+  opts.onStore?.(store);
+  const coordinator = new Coordinator({ ...opts, env, recipe: loaded.recipe, store, replay, overrides: { ...recorded, ...opts.overrides } });
+  return { ok: true, outcome: await coordinator.run() };
+}

@@ -1,0 +1,212 @@
+// The coordinator's picture of a run: one state per task and per instance, and the views built
+// from it (the merged plan's input, the expression scope of later tasks, result.json).
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { LoadedRecipe, LoadedTask, ResolvedInstance } from './recipe/index.js';
+import type { ExpressionScope, TaskResultView } from './recipe/expressions.js';
+import type { StructuredSummary } from '../session/parse-summary.js';
+import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
+import type { FailureClass, UsageSummary } from './run-events.js';
+
+export type InstanceStatus = 'pending' | 'running' | 'retrying' | 'done' | 'failed' | 'skipped' | 'interrupted';
+export type RunStatus = 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
+
+export interface GitState {
+  root: string;
+  commit?: string;
+  tree: string;
+  /** Worktree folder when the task runs isolated. */
+  worktree?: string;
+}
+
+export interface InstanceState {
+  id: string;
+  task: string;
+  key?: string;
+  item?: unknown;
+  index: number;
+  status: InstanceStatus;
+  /** Attempts started so far. */
+  attempt: number;
+  resolved?: ResolvedInstance;
+  /** Where the agent works: the resolved cwd, or its place inside the worktree. */
+  workCwd?: string;
+  git?: GitState;
+  output?: unknown;
+  text?: string;
+  summaryText?: string;
+  summary?: StructuredSummary;
+  usage: UsageSummary;
+  failure?: FailureClass;
+  error?: string;
+  modifiedFiles: string[];
+  readFiles: string[];
+  patchFile?: string;
+  startedAt?: number;
+  durationMs: number;
+  sessionFiles: string[];
+  /** True when this instance was finished before a resume (its result came from the log). */
+  restored?: boolean;
+}
+
+export type TaskStatus = 'waiting' | 'active' | 'done' | 'failed' | 'skipped';
+
+export interface TaskState {
+  task: LoadedTask;
+  level: number;
+  status: TaskStatus;
+  expanded: boolean;
+  instances: InstanceState[];
+  /** Why the task was skipped or failed as a whole. */
+  reason?: string;
+}
+
+const TERMINAL: ReadonlySet<InstanceStatus> = new Set(['done', 'failed', 'skipped']);
+export const isTerminal = (s: InstanceStatus): boolean => TERMINAL.has(s);
+
+/** A path as shown in plan.md: relative to the recipe folder when inside it. */
+export function displayPath(recipeDir: string, abs: string): string {
+  const rel = relative(recipeDir, abs);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs;
+}
+
+/** Maps a path inside an instance's worktree back to the repository it was made from. */
+export function outOfWorktree(inst: InstanceState, abs: string): string {
+  const g = inst.git;
+  if (!g?.worktree) return abs;
+  const rel = relative(g.worktree, abs);
+  return rel.startsWith('..') || isAbsolute(rel) ? abs : join(g.root, rel);
+}
+
+/** A file path from an agent's tool calls (relative to its cwd, or absolute), as displayed. */
+export function agentFileToDisplay(recipeDir: string, inst: InstanceState, file: string): string {
+  const abs = resolve(inst.workCwd ?? inst.resolved?.cwd ?? recipeDir, file);
+  return displayPath(recipeDir, outOfWorktree(inst, abs));
+}
+
+const PLAN_STATUS: Record<InstanceStatus, PlanInstanceStatus> = {
+  pending: 'pending',
+  running: 'running',
+  retrying: 'running',
+  interrupted: 'running',
+  done: 'done',
+  failed: 'failed',
+  skipped: 'skipped',
+};
+
+function preview(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+export function planInput(recipe: LoadedRecipe, tasks: readonly TaskState[], status?: string): PlanInput {
+  return {
+    name: recipe.name,
+    description: recipe.description,
+    status,
+    tasks: tasks.map((t) => ({
+      id: t.task.id,
+      description: t.task.description,
+      needs: t.task.needs,
+      instances: t.instances.map((i) => ({
+        id: i.id,
+        status: PLAN_STATUS[i.status],
+        attempt: i.attempt,
+        summary: i.summary,
+        failure: i.failure ?? (i.status === 'skipped' ? 'skipped' : undefined),
+        error: i.error,
+        modifiedFiles: i.modifiedFiles,
+        readFiles: i.readFiles,
+        patchFile: i.patchFile,
+        outputPreview: preview(i.output),
+      })),
+    })),
+  };
+}
+
+/** What `${{ tasks.<id>.output }}` and `.summary` mean: one output, or a list for a fan-out. */
+export function expressionScope(recipe: LoadedRecipe, tasks: ReadonlyMap<string, TaskState>, env: Readonly<Record<string, string | undefined>>): ExpressionScope {
+  const views: Record<string, TaskResultView> = {};
+  const all = [...tasks.values()];
+  for (const t of all) {
+    if (t.status !== 'done' && t.status !== 'failed') continue;
+    const done = t.instances.filter((i) => i.status === 'done').sort((a, b) => a.index - b.index);
+    const view: TaskResultView = { output: t.task.forEach ? done.map((i) => i.output) : done[0]?.output };
+    const summary = renderNeedsContext(planInput(recipe, all), [t.task.id]);
+    if (summary) view.summary = summary;
+    views[t.task.id] = view;
+  }
+  return { inputs: recipe.inputValues, env: { ...env, ...recipe.env }, tasks: views };
+}
+
+export interface ResultFile {
+  version: 1;
+  runId: string;
+  recipe: string;
+  name: string;
+  status: RunStatus;
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+  usage: UsageSummary;
+  plan: string;
+  instances: {
+    id: string;
+    task: string;
+    status: InstanceStatus;
+    attempts: number;
+    output?: unknown;
+    usage: UsageSummary;
+    cost: number;
+    failure?: FailureClass;
+    error?: string;
+    patch?: string;
+    modifiedFiles: string[];
+    sessions: string[];
+    durationMs: number;
+  }[];
+  errors: { instance: string; failure: FailureClass; error: string }[];
+}
+
+export function resultFile(args: {
+  runId: string;
+  recipe: LoadedRecipe;
+  status: RunStatus;
+  startedAt: number;
+  endedAt: number;
+  usage: UsageSummary;
+  tasks: readonly TaskState[];
+  runDir: string;
+}): ResultFile {
+  const instances = args.tasks.flatMap((t) => t.instances);
+  return {
+    version: 1,
+    runId: args.runId,
+    recipe: args.recipe.file,
+    name: args.recipe.name,
+    status: args.status,
+    startedAt: new Date(args.startedAt).toISOString(),
+    endedAt: new Date(args.endedAt).toISOString(),
+    durationMs: args.endedAt - args.startedAt,
+    usage: args.usage,
+    plan: 'plan.md',
+    instances: instances.map((i) => {
+      const r: ResultFile['instances'][number] = {
+        id: i.id,
+        task: i.task,
+        status: i.status,
+        attempts: i.attempt,
+        usage: i.usage,
+        cost: i.usage.cost,
+        modifiedFiles: i.modifiedFiles,
+        sessions: i.sessionFiles.map((f) => relative(args.runDir, f)),
+        durationMs: i.durationMs,
+      };
+      if (i.output !== undefined) r.output = i.output;
+      if (i.failure) r.failure = i.failure;
+      if (i.error) r.error = i.error;
+      if (i.patchFile) r.patch = i.patchFile;
+      return r;
+    }),
+    errors: instances.filter((i) => i.status === 'failed' && i.failure).map((i) => ({ instance: i.id, failure: i.failure!, error: i.error ?? '' })),
+  };
+}
