@@ -7,7 +7,7 @@ const COLOURS: Record<string, 'green' | 'red' | 'yellow'> = { succeeded: 'green'
 
 export function formatRunsTable(runs: readonly RunListing[], painter: Painter = makePainter(false)): string {
   const idW = Math.max(6, ...runs.map((r) => r.runId.length));
-  const nameW = Math.min(40, Math.max(6, ...runs.map((r) => `${r.name} (${r.recipe})`.length)));
+  const nameW = Math.min(56, Math.max(6, ...runs.map((r) => `${r.name} (${r.recipe})`.length)));
   const head = `${fitToWidth('RUN', idW)}  ${fitToWidth('RECIPE', nameW)}  ${fitToWidth('STARTED', 16)}  ${fitToWidth('STATUS', 16)}  ${padStartToWidth('COST', 9)}`;
   const rows = runs.map((r) => {
     const status = fitToWidth(r.status.replace('_', ' '), 16);

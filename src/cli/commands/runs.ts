@@ -1,0 +1,33 @@
+// `orchestrate runs [--run-dir D]`: the recorded runs, newest first (id, recipe, start, status, cost).
+import { resolve } from 'node:path';
+import { defaultRunsDir } from '../../display/find-run.js';
+import { formatRunsTable } from '../../display/runs-table.js';
+import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
+import { listRuns } from '../../orchestrator/run-store.js';
+import { EXIT } from '../cli-io.js';
+import { type CliCommand } from '../command.js';
+
+export const runsCommand: CliCommand = {
+  command: 'runs',
+  describe: 'List recorded runs, newest first',
+  builder: (y) =>
+    y
+      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the list as JSON on stdout' })
+      .option('color', { type: 'boolean', default: true, describe: 'Colour the table (--no-color, or NO_COLOR=1, turns it off)' }),
+  run: async (args, ctx) => {
+    const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
+    const runs = listRuns(runsDir);
+    if (args.json === true) {
+      ctx.stdout(`${JSON.stringify(runs, null, 2)}\n`);
+      return EXIT.ok;
+    }
+    if (runs.length === 0) {
+      ctx.stdout(`no runs in ${runsDir}\n  hint: runs are recorded where \`orchestrate <recipe.yaml>\` ran; pass --run-dir DIR to look elsewhere\n`);
+      return EXIT.ok;
+    }
+    const painter = makePainter(shouldUseColor({ isTTY: ctx.isTTY, noColorFlag: args.color === false, env: ctx.env }));
+    ctx.stdout(formatRunsTable(runs, painter));
+    return EXIT.ok;
+  },
+};

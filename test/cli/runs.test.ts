@@ -1,0 +1,49 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runsCommand } from '../../src/cli/commands/runs.js';
+import { RunStore } from '../../src/orchestrator/run-store.js';
+import { invoke } from '../display/fixtures/invoke-command.js';
+import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+
+describe('orchestrate runs', () => {
+  it('lists runs under .orchestrate/runs of the current folder, newest first, with recipe, start, status and cost', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-runs-'));
+    const runsDir = join(cwd, '.orchestrate', 'runs');
+    writeSyntheticRun(runsDir, '20260101-120000-aaaa');
+    const later = RunStore.create(runsDir, '20260102-090000-bbbb');
+    later.append({ type: 'run_start', recipe: 'other.yaml', name: 'other', recipeHash: 'h', inputs: {}, plan: [] });
+    const r = await invoke(runsCommand, ['runs'], { cwd });
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^RUN\s+RECIPE\s+STARTED\s+STATUS\s+COST$/);
+    expect(lines[1]).toMatch(/^20260102-090000-bbbb\s+other \(other\.yaml\)\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+interrupted\s+\$0\.0000$/);
+    expect(lines[2]).toMatch(/^20260101-120000-aaaa\s+rename-logger \(recipes\/rename-logger\.yaml\)\s+.*failed\s+\$0\.\d{4}$/);
+    expect(r.out).not.toMatch(/\x1b/);
+  });
+
+  it('--run-dir looks elsewhere; an empty folder says so and how to look elsewhere', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-runs-'));
+    writeSyntheticRun(join(cwd, 'elsewhere'), 'r-1');
+    expect((await invoke(runsCommand, ['runs', '--run-dir', 'elsewhere'], { cwd })).out).toMatch(/^RUN/);
+    const empty = await invoke(runsCommand, ['runs'], { cwd });
+    expect(empty.code).toBe(0);
+    expect(empty.out).toMatch(/^no runs in .*\.orchestrate\/runs\n {2}hint: .*--run-dir/);
+  });
+
+  it('--json prints the listing as JSON', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-runs-'));
+    writeSyntheticRun(join(cwd, '.orchestrate', 'runs'), 'r-2');
+    const r = await invoke(runsCommand, ['runs', '--json'], { cwd });
+    expect(JSON.parse(r.out)).toMatchObject([{ runId: 'r-2', name: 'rename-logger', status: 'failed' }]);
+  });
+
+  it('colours the status only on a TTY without NO_COLOR', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-runs-'));
+    writeSyntheticRun(join(cwd, '.orchestrate', 'runs'), 'r-3');
+    expect((await invoke(runsCommand, ['runs'], { cwd, isTTY: true })).out).toMatch(/\x1b\[31m/);
+    expect((await invoke(runsCommand, ['runs'], { cwd, isTTY: true, env: { NO_COLOR: '1' } })).out).not.toMatch(/\x1b/);
+    expect((await invoke(runsCommand, ['runs', '--no-color'], { cwd, isTTY: true })).out).not.toMatch(/\x1b/);
+  });
+});

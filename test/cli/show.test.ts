@@ -1,0 +1,60 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { showCommand } from '../../src/cli/commands/show.js';
+import { invoke } from '../display/fixtures/invoke-command.js';
+import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+
+function setup() {
+  const cwd = mkdtempSync(join(tmpdir(), 'cli-show-'));
+  const { store } = writeSyntheticRun(join(cwd, '.orchestrate', 'runs'), '20260101-120000-abcd');
+  return { cwd, store };
+}
+
+describe('orchestrate show', () => {
+  it('shows statuses, outputs, errors with their class, usage per instance, attempts and the merged plan', async () => {
+    const { cwd } = setup();
+    const r = await invoke(showCommand, ['show', '20260101'], { cwd });
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^run 20260101-120000-abcd · rename-logger · recipes\/rename-logger\.yaml\nstatus: failed/);
+    expect(r.out).toMatch(/apply\.repo-c {2}failed in 1\.2s\n {4}usage: 0 turns · 1,540 tokens/);
+    expect(r.out).toContain('error (timeout): no progress for 10m');
+    expect(r.out).toMatch(/attempt 1: retry after .*overloaded: provider overloaded \(529\) \(retried after 300ms\)/);
+    expect(r.out).toContain('output: Renamed 4 calls in repo-a.');
+    expect(r.out).toContain('skipped: needs apply');
+    expect(r.out).toMatch(/plan \(.*plan\.md\)\n# rename-logger/);
+  });
+
+  it('--instance prints that agent conversation from its session file', async () => {
+    const { cwd } = setup();
+    const r = await invoke(showCommand, ['show', '20260101-120000-abcd', '--instance', 'apply.repo-b'], { cwd });
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^apply\.repo-b \(done\) in run 20260101-120000-abcd\nsession: .*sessions\/apply\.repo-b\.jsonl/);
+    expect(r.out).toMatch(/user\n {2}Rename log\(\) to logger\.info\(\) in repo-b/);
+    expect(r.out).toContain('→ read({"path":"repos/repo-b/src/log.ts"})');
+    expect(r.out).toMatch(/assistant.*\n {2}Renamed 2 calls in repo-b\./);
+  });
+
+  it('accepts the path of a run folder, relative to the current folder', async () => {
+    const { cwd } = setup();
+    const r = await invoke(showCommand, ['show', '.orchestrate/runs/20260101-120000-abcd'], { cwd });
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^run 20260101-120000-abcd/);
+  });
+
+  it('an unknown run exits 2 and lists the recent runs', async () => {
+    const { cwd } = setup();
+    const r = await invoke(showCommand, ['show', 'nope'], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/no run "nope" in .*\.orchestrate\/runs\n {2}recent runs:\n {4}20260101-120000-abcd {2}rename-logger .* failed/);
+  });
+
+  it('an unknown instance exits 2 and lists the instances', async () => {
+    const { cwd } = setup();
+    const r = await invoke(showCommand, ['show', '20260101', '--instance', 'apply.repo-z'], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/no instance "apply\.repo-z".*\n {2}instances: plan, apply\.repo-a, apply\.repo-b, apply\.repo-c, review/);
+  });
+});
