@@ -8,13 +8,16 @@ import { didYouMean } from '../orchestrator/recipe/suggest.js';
 import { type CliContext, type CliIo, EXIT, UsageError, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
 import { agentCommand } from './commands/agent.js';
+import { reportCommand } from './commands/report.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
+import { runsCommand } from './commands/runs.js';
 import { schemaCommand } from './commands/schema.js';
+import { showCommand } from './commands/show.js';
 import { validateCommand } from './commands/validate.js';
 
 /** Every command, in help order. To add one: a file under commands/ and a line here. */
-export const COMMANDS: CliCommand[] = [runCommand, validateCommand, schemaCommand, agentCommand, resumeCommand];
+export const COMMANDS: CliCommand[] = [runCommand, validateCommand, schemaCommand, agentCommand, resumeCommand, runsCommand, showCommand, reportCommand];
 
 function version(): string {
   try {
