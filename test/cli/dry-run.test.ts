@@ -1,7 +1,8 @@
 // `orchestrate <recipe> --dry-run` on the shipped examples: the plan tree, the estimate, the
 // budget warning, overrides and --json. No model is called and no step runs.
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type DryRunReport } from '../../src/orchestrator/recipe/index.js';
 import { runCli } from './run-cli.js';
@@ -92,8 +93,19 @@ describe('dry run of recipes/batch-refactor', () => {
     expect(r.stdout).toContain('└─ refactor  agent worker (claude-sonnet-4-5)  needs: inventory\n   └─ for_each ${{ tasks.inventory.output.repos }}: expanded when inventory finishes');
     expect(r.stdout).toContain("refactor: instance count from inventory's output_schema: 1-10");
     expect(r.stdout).toContain('inputs: old_call=log, new_call=logger.info');
-    // A dry run runs no step: the setup task would have created work/.
-    expect(existsSync(join(ROOT, 'recipes/batch-refactor/work'))).toBe(false);
+  });
+
+  it('runs no step: in a fresh copy of the recipe, the setup task never creates work/', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'orchestrate-dry-'));
+    try {
+      const from = join(ROOT, 'recipes/batch-refactor');
+      cpSync(from, copy, { recursive: true, filter: (src) => !relative(from, src).startsWith('work') });
+      const r = await runCli(['recipe.yaml', '--dry-run'], { cwd: copy });
+      expect(r.code).toBe(0);
+      expect(existsSync(join(copy, 'work'))).toBe(false);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('--json marks the dynamic task and its sources', async () => {

@@ -97,11 +97,10 @@ describe('usage', () => {
     expect(hasStackTrace(r.stderr)).toBe(false);
   });
 
-  it('running without --dry-run validates, then says running is not available yet (exit 2)', async () => {
-    const r = await run(['recipes/fan-out/recipe.yaml']);
+  it('without --dry-run a broken recipe is still refused before anything runs (exit 2)', async () => {
+    const r = await run(['test/fixtures/recipes/bad/11-cycle.yaml']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('recipes/fan-out/recipe.yaml is valid, but running recipes is not available in this build yet');
-    expect(r.stderr).toContain('--dry-run');
+    expect(r.stderr).toContain('11-cycle.yaml:4:13: needs form a cycle: a -> c -> b -> a');
   });
 
   it('`run <recipe>` and `<recipe>` are the same command', async () => {

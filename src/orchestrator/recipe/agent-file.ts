@@ -2,7 +2,7 @@
 // the convention of Claude Code and pi agent files. The body is the system prompt. Keys other
 // tools add (color, ...) are ignored so the same file works everywhere.
 import { readFileSync } from 'node:fs';
-import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import { type RecipeProblem } from './problems.js';
 
 export interface AgentFile {
@@ -64,7 +64,7 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
           if (name) items.push({ name, offset: inRaw >= 0 ? inRaw : offset });
           at += part.length + 1;
         }
-      } else if (value && 'items' in value && Array.isArray(value.items)) {
+      } else if (isSeq(value)) {
         for (const item of value.items) {
           if (isScalar(item) && typeof item.value === 'string') items.push({ name: item.value, offset: item.range?.[0] ?? offset });
           else problem((item as { range?: number[] }).range?.[0] ?? offset, 'frontmatter "tools" entries must be tool names');

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { parseAgentFile } from '../../../src/orchestrator/recipe/agent-file.js';
+
+describe('agent files', () => {
+  it('reads name, description, tools (comma list or YAML list), model and the body', () => {
+    const r = parseAgentFile('---\nname: w\ndescription: works\ntools: read, bash\nmodel: claude-haiku-4-5\ncolor: blue\n---\n\nYou work.\n', 'w.md');
+    expect(r).toEqual({
+      ok: true,
+      agent: {
+        name: 'w',
+        description: 'works',
+        tools: ['read', 'bash'],
+        model: 'claude-haiku-4-5',
+        body: 'You work.',
+        toolPositions: [
+          { name: 'read', line: 4, col: 8 },
+          { name: 'bash', line: 4, col: 14 },
+        ],
+      },
+    });
+    const list = parseAgentFile('---\ntools:\n  - read\n  - grep\n---\nbody', 'l.md');
+    expect(list.ok && list.agent.toolPositions).toEqual([
+      { name: 'read', line: 3, col: 5 },
+      { name: 'grep', line: 4, col: 5 },
+    ]);
+  });
+
+  it('a file without frontmatter is all body', () => {
+    expect(parseAgentFile('Just a prompt.\n', 'p.md')).toEqual({ ok: true, agent: { body: 'Just a prompt.', toolPositions: [] } });
+  });
+
+  it('frontmatter problems point into the markdown file', () => {
+    const r = parseAgentFile('---\nname: [oops\n---\nbody', 'bad.md');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]).toMatchObject({ file: 'bad.md', code: 'agent_file', message: expect.stringContaining('frontmatter:') });
+    const typed = parseAgentFile('---\nname: 5\ntools: { a: 1 }\n---\nbody', 'typed.md');
+    expect(typed.ok ? [] : typed.problems.map((p) => `${p.line}:${p.col} ${p.message}`)).toEqual([
+      '2:7 frontmatter "name" must be text',
+      '3:8 frontmatter "tools" must be a comma-separated list or a YAML list',
+    ]);
+  });
+});

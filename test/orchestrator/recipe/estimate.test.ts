@@ -1,0 +1,84 @@
+// The dry-run estimate follows its documented heuristic: n turns re-sending a growing context.
+import { afterEach, describe, expect, it } from 'vitest';
+import { estimateTextTokens } from '../../../src/ai/token-estimate.js';
+import { RECIPE_DEFAULTS } from '../../../src/orchestrator/recipe/defaults.js';
+import { estimateRecipe } from '../../../src/orchestrator/recipe/estimate.js';
+import { loadRecipe } from '../../../src/orchestrator/recipe/load.js';
+import { buildPlan } from '../../../src/orchestrator/recipe/plan.js';
+import { lookupModelPrice } from '../../../src/orchestrator/recipe/prices.js';
+import { type TempRecipe, tempRecipe } from './recipe-files.js';
+
+let temp: TempRecipe | undefined;
+afterEach(() => temp?.cleanup());
+const E = RECIPE_DEFAULTS.estimate;
+
+function estimate(yaml: string) {
+  temp = tempRecipe(yaml);
+  const r = loadRecipe(temp.file, { cwd: temp.dir, env: {} });
+  if (!r.ok) throw new Error(r.problems.map((p) => p.message).join('\n'));
+  const plan = buildPlan(r.recipe, { env: {} });
+  if (!plan.ok) throw new Error('plan failed');
+  return { recipe: r.recipe, estimate: estimateRecipe(r.recipe, plan.plan, { env: {} }) };
+}
+
+describe('estimateRecipe', () => {
+  it('one agent task: input = n*C + g*n(n-1)/2 and output = n*o at both ends, priced by the model', () => {
+    const prompt = 'Summarise the repository.';
+    const { estimate: e } = estimate(`name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { system: "You summarise.", tools: [read, ls] }\ntasks:\n  - id: a\n    prompt: "${prompt}"\n`);
+    const start = E.runtimeSystemTokens + estimateTextTokens('You summarise.') + 2 * E.toolSchemaTokens + estimateTextTokens(prompt);
+    const turns = (n: number, o: number, r: number) => ({ input: n * start + ((o + r) * n * (n - 1)) / 2, output: n * o });
+    const low = turns(E.turns.low, E.outputTokensPerTurn.low, E.toolResultTokensPerTurn.low);
+    const high = turns(E.turns.high, E.outputTokensPerTurn.high, E.toolResultTokensPerTurn.high);
+    const [t] = e.tasks;
+    expect(t!.inputTokens).toEqual({ low: low.input, high: high.input });
+    expect(t!.outputTokens).toEqual({ low: low.output, high: high.output });
+    const price = lookupModelPrice('claude-haiku-4-5', 'anthropic');
+    expect(t!.usd.low).toBeCloseTo((low.input * price.input + low.output * price.output) / 1e6, 10);
+    expect(e.total.usd).toEqual(t!.usd);
+  });
+
+  it('static fan-outs are summed per instance; shell steps cost nothing', () => {
+    const { estimate: e } = estimate('name: r\ntasks:\n  - id: one\n    prompt: "x"\n  - id: three\n    for_each: [a, b, c]\n    prompt: "${{ item }}"\n  - id: sh\n    run: echo hi\n');
+    const [one, three, sh] = e.tasks;
+    expect(three!.instances).toEqual({ low: 3, high: 3 });
+    expect(three!.inputTokens.low).toBe(3 * one!.inputTokens.low);
+    expect(sh).toMatchObject({ usd: { low: 0, high: 0 }, inputTokens: { low: 0, high: 0 }, notes: ['shell step: no model calls'] });
+  });
+
+  it('a dynamic fan-out takes its instance range from the source output_schema', () => {
+    const { estimate: e } = estimate(
+      'name: r\ntasks:\n  - id: plan\n    prompt: p\n    output_schema: { type: object, properties: { items: { type: array, minItems: 2, maxItems: 4 } } }\n  - id: each\n    needs: [plan]\n    for_each: ${{ tasks.plan.output.items }}\n    prompt: "${{ item }}"\n  - id: guess\n    needs: [plan]\n    for_each: ${{ tasks.plan.output.other }}\n    prompt: "${{ item }}"\n',
+    );
+    expect(e.tasks[1]).toMatchObject({ instances: { low: 2, high: 4 }, instancesKnown: false });
+    expect(e.tasks[2]).toMatchObject({ instances: { low: E.dynamicFanOut.low, high: E.dynamicFanOut.high } });
+  });
+
+  it('verify retries raise only the upper figure; pair rounds multiply it', () => {
+    const base = 'name: r\nagents:\n  p: { system: p }\n  w: { system: w }\ntasks:\n';
+    const plain = estimate(`${base}  - id: a\n    agent: w\n    prompt: go\n`).estimate.tasks[0]!;
+    const verified = estimate(`${base}  - id: a\n    agent: w\n    prompt: go\n    verify: [make test]\n    verify_retries: 2\n`).estimate.tasks[0]!;
+    expect(verified.inputTokens.low).toBe(plain.inputTokens.low);
+    expect(verified.inputTokens.high).toBeGreaterThan(plain.inputTokens.high);
+    const one = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 1 }\n    prompt: go\n`).estimate.tasks[0]!;
+    const three = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 3 }\n    prompt: go\n`).estimate.tasks[0]!;
+    expect(three.outputTokens.high).toBe(3 * one.outputTokens.high);
+    expect(three.outputTokens.low).toBe(one.outputTokens.low);
+  });
+
+  it('warns when the upper figure passes the run budget, and caps by a task budget', () => {
+    const over = estimate('name: r\nbudget: { usd: 0.01, tokens: 1000 }\ntasks:\n  - id: a\n    prompt: go\n').estimate;
+    expect(over.warnings).toHaveLength(2);
+    expect(over.warnings[0]).toMatch(/estimate \(\$\d+\.\d\d\) exceeds the budget of \$0\.01/);
+    expect(over.warnings[1]).toContain('exceeds the token budget of 1000');
+    const capped = estimate('name: r\ntasks:\n  - id: a\n    for_each: [x, y]\n    prompt: "${{ item }}"\n    budget: { usd: 0.05 }\n').estimate.tasks[0]!;
+    expect(capped.usd.high).toBeCloseTo(0.1, 10);
+    expect(capped.notes).toContain('upper cost capped by the task budget of $0.05 per instance');
+  });
+
+  it('prices come from the ai model table; unknown models get a flagged fallback; scripted is free', () => {
+    expect(lookupModelPrice('some-future-model', 'anthropic')).toEqual({ input: 3, output: 15, known: false });
+    expect(lookupModelPrice('claude-opus-4-1', 'anthropic')).toMatchObject({ input: 15, output: 75, known: true });
+    expect(lookupModelPrice('anthropic/claude-haiku-4-5', 'anthropic')).toMatchObject({ input: 1, output: 5, known: true });
+    expect(lookupModelPrice('claude-opus-4-1', 'scripted')).toEqual({ input: 0, output: 0, known: true });
+  });
+});

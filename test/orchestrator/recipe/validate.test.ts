@@ -1,0 +1,76 @@
+// Validation reports every problem at once, sorted, at the right line and column.
+import { describe, expect, it } from 'vitest';
+import { validateRecipeText } from '../../../src/orchestrator/recipe/validate.js';
+import { formatProblem } from '../../../src/orchestrator/recipe/problems.js';
+
+const check = (yaml: string) => {
+  const r = validateRecipeText(yaml, '/work/r/recipe.yaml', { cwd: '/work/r' });
+  return r.ok ? [] : r.problems.map((p) => `${p.line}:${p.col} ${p.message}`);
+};
+
+describe('validateRecipeText', () => {
+  it('reports schema and cross-reference problems together, sorted by position', () => {
+    const yaml = [
+      'name: many',
+      'concurrency: 0',
+      'agents:',
+      '  worker: { tools: [read, bsh] }',
+      'tasks:',
+      '  - id: a',
+      '    agent: wrker',
+      '    prompt: "${{ inputs.x }}"',
+      '    timeout: soon',
+      '  - id: b',
+      '    needs: [a, zz]',
+      '    prompt: p',
+      '    colour: red',
+    ].join('\n');
+    expect(check(yaml)).toEqual([
+      '2:14 concurrency must be more than 0 (got number 0)',
+      '4:27 agent "worker" uses unknown tool "bsh"',
+      '7:12 task "a" uses unknown agent "wrker"',
+      '8:25 task "a" prompt: unknown input "x"',
+      '9:14 task "a" timeout: bad duration "soon"',
+      '11:16 task "b" needs unknown task "zz"',
+      '13:5 unknown key "colour" in task "b"',
+    ]);
+  });
+
+  it('cross-reference checks still run when the schema rejects other parts', () => {
+    const problems = check('name: 5\ntasks:\n  - id: a\n    needs: [ghost]\n    prompt: p\n');
+    expect(problems).toEqual(['1:7 name must be text, not number 5', '4:13 task "a" needs unknown task "ghost"']);
+  });
+
+  it('points inside block scalars at the expression', () => {
+    const yaml = 'name: r\ntasks:\n  - id: a\n    prompt: |\n      First line.\n      Then ${{ tasks.nope.output }} here.\n';
+    expect(check(yaml)).toEqual(['6:22 task "a" prompt: unknown task "nope"']);
+  });
+
+  it('an expression where nothing evaluates it is reported at the string', () => {
+    expect(check('name: r\ndescription: "${{ inputs.x }}"\ntasks:\n  - id: a\n    prompt: p\n')).toEqual(['2:15 description: expressions are not evaluated here']);
+  });
+
+  it('yaml syntax errors stop further checks; duplicate keys do not', () => {
+    expect(check('name: r\ntasks: [\n')).toHaveLength(1);
+    expect(check('name: r\nname: s\ntasks:\n  - id: a\n    agent: nobody\n    prompt: p\n')).toEqual([
+      '2:1 duplicate key: map keys must be unique',
+      '5:12 task "a" uses unknown agent "nobody"',
+    ]);
+  });
+
+  it('aliases are resolved but alias bombs are refused', () => {
+    expect(check('name: r\nx: &p hi\ntasks:\n  - id: a\n    prompt: *p\n')).toEqual(['2:1 unknown key "x" in the recipe']);
+    const bomb = ['name: r', 'a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'tasks: []'].join('\n');
+    expect(check(bomb)[0]).toMatch(/^1:1 YAML: .*alias/i);
+  });
+
+  it('formatProblem prints file:line:col: message and an indented hint', () => {
+    const r = validateRecipeText('name: r\ntasks:\n  - id: a\n    promt: p\n', '/work/r/recipe.yaml', { cwd: '/work' });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      const unknown = r.problems.find((p) => p.code === 'unknown_key')!;
+      expect(formatProblem(unknown)).toBe('r/recipe.yaml:4:5: unknown key "promt" in task "a"\n  hint: did you mean "prompt"?');
+      expect(unknown.path).toBe('tasks[0].promt');
+    }
+  });
+});
