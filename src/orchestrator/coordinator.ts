@@ -540,13 +540,9 @@ export class Coordinator {
     return [this.store.sessionFile(inst.id)];
   }
 
-  private promptFor(t: TaskState, inst: InstanceState): string {
-    let prompt = inst.resolved?.prompt ?? '';
-    if (t.task.context === 'summaries' && t.task.needs.length > 0) {
-      const ctx = renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs);
-      if (ctx) prompt += `\n\n${ctx}`;
-    }
-    return prompt;
+  private contextFor(t: TaskState): string | undefined {
+    if (t.task.context !== 'summaries' || t.task.needs.length === 0) return undefined;
+    return renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs) || undefined;
   }
 
   private baseTask(t: TaskState, inst: InstanceState, agent: LoadedAgent): Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> {
@@ -558,7 +554,7 @@ export class Coordinator {
       attempt: inst.attempt,
       parent: t.task.id,
       cwd,
-      prompt: this.promptFor(t, inst),
+      prompt: inst.resolved?.prompt ?? '',
       continueNote: ORCHESTRATOR_DEFAULTS.continueNote.replace('{reason}', inst.error ?? NOTE_REASON_DEFAULT),
       agent: agentSpec(agent),
       output: t.task.output,
@@ -570,6 +566,8 @@ export class Coordinator {
     };
     if (writes.length) base.writeScope = writes.map((w) => relative(cwd, outOfWorktreeInverse(inst, w)));
     if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;
+    const context = this.contextFor(t);
+    if (context) base.contextMessage = context;
     if (t.task.timeoutMs) base.verifyTimeoutMs = t.task.timeoutMs;
     const key = this.env.ANTHROPIC_API_KEY;
     if (key) base.apiKey = key;

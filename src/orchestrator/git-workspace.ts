@@ -68,8 +68,10 @@ export async function snapshot(dir: string): Promise<Snapshot | undefined> {
   const root = await repoRoot(dir);
   if (!root) return undefined;
   const commit = await headCommit(root);
+  // Only the instance's folder is re-read; the rest of the tree comes from the index as it is.
+  const scope = relative(root, resolve(dir)) || '.';
   const tree = await withTempIndex(root, async (env) => {
-    if (!(await git(['add', '-A', '--', '.'], root, env)).ok) return undefined;
+    if (!(await git(['add', '-A', '--', scope], root, env)).ok) return undefined;
     const w = await git(['write-tree'], root, env);
     return w.ok ? w.stdout.trim() : undefined;
   });

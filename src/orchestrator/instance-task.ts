@@ -35,8 +35,10 @@ export interface InstanceTask {
   role: InstanceRole;
   sessionFile: string;
   cwd: string;
-  /** The first prompt of a fresh session (the task prompt, plus merged context when asked). */
+  /** The first prompt of a fresh session. */
   prompt: string;
+  /** `context: summaries`: the merged plan of the needed tasks, given right after the prompt. */
+  contextMessage?: string;
   /** Sent instead of `prompt` when the session already holds work (retry, resume). */
   continueNote: string;
   agent: AgentSpec;

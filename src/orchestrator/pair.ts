@@ -10,7 +10,7 @@ import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
 import { extractJson } from './output-json.js';
 import type { WorkerResult } from './protocol.js';
 import type { FailureClass } from './run-events.js';
-import { checkWork, failedResult, succeededResult, type AgentHost } from './run-instance.js';
+import { checkWork, failedResult, succeededResult, type AgentHost } from './agent-host.js';
 
 const PairMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('report'), round: z.number(), text: z.string(), summary: z.string().optional() }),

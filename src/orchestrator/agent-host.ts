@@ -1,0 +1,300 @@
+// The agent of one instance attempt, inside a worker thread: built with the runtime's
+// createAgentSession (the same factory the single-agent CLI uses) on the instance's own session
+// file, its stream function wrapped so every model call (turns, summaries, compactions) takes a
+// permit from the coordinator, its events forwarded, peer messages steered in. Also the checks
+// that run in the same session after the agent finishes (verify commands, JSON output) and the
+// handoff summary. Every outcome is data (a RunOutcome or a WorkerResult), never a throw.
+import type { AgentMessage, CustomMessage, PeerMessage } from '../agent/types.js';
+import { resolveModel } from '../ai/models.js';
+import { registerBuiltInProviders } from '../ai/providers.js';
+import { stream as registryStream } from '../ai/registry.js';
+import { loadScriptFile } from '../ai/scripted-script.js';
+import { createScriptedProvider } from '../ai/scripted.js';
+import type { Model, StreamFunction } from '../ai/types.js';
+import type { AgentSession } from '../runtime/agent-session.js';
+import { createAgentSession } from '../runtime/create-agent-session.js';
+import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
+import type { AgentSessionEvent } from '../runtime/session-events.js';
+import { abortClass, classifyErrorText } from './failure-policy.js';
+import type { InstanceTask } from './instance-task.js';
+import { outputFixPrompt, parseJsonOutput } from './output-json.js';
+import { withPermits, type PermitChannel } from './permitted-stream.js';
+import type { WorkerResult } from './protocol.js';
+import { addUsageSummary, zeroUsage, type FailureClass, type UsageSummary } from './run-events.js';
+import { createSendMessageTool } from './send-message-tool.js';
+import { runCommand, verifyFailurePrompt, type CommandResult } from './verify.js';
+import { WorkerLink } from './worker-link.js';
+
+/** What a finished prompt left behind. */
+export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; error: string };
+
+/** The focus given to the end-of-instance compaction: a handoff, not a continuation. */
+const HANDOFF_FOCUS = 'This summary is a handoff to the coordinator of a multi-agent run: state what was done, what is left, what blocked you, and which files you changed.';
+/** Minimum gap between two "progress" heartbeats (the idle watchdog only needs a sign of life). */
+const PROGRESS_INTERVAL_MS = 1_000;
+
+function textOf(m: AgentMessage | undefined): string {
+  if (!m || m.role !== 'assistant') return '';
+  return m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+}
+
+/** Drops what a log does not need (partials, whole histories) from a session event. */
+export function slimEvent(event: AgentSessionEvent): Record<string, unknown> & { type: string } {
+  switch (event.type) {
+    case 'message_update': {
+      const { partial: _partial, ...rest } = event.assistantMessageEvent as { partial?: unknown } & Record<string, unknown>;
+      return { type: event.type, assistantMessageEvent: rest };
+    }
+    case 'message_start':
+      return event.message.role === 'assistant' ? { type: event.type, role: 'assistant' } : { type: event.type, message: event.message };
+    case 'agent_end':
+      return { type: event.type, messageCount: event.messages.length };
+    case 'turn_end':
+      return { type: event.type, stopReason: event.message.stopReason, usage: event.message.usage, toolResults: event.toolResults.length };
+    case 'tool_execution_update':
+      return { type: event.type, toolCallId: event.toolCallId, toolName: event.toolName, partialResult: event.partialResult };
+    default:
+      return event as unknown as Record<string, unknown> & { type: string };
+  }
+}
+
+/** A running agent of one instance attempt: session, link to the coordinator, spend so far. */
+export class AgentHost {
+  usage: UsageSummary = zeroUsage();
+  /** Set by an abort message (timeout, stall, interrupt) or a budget refusal. */
+  stopReason: string | undefined;
+  private lastPost = 0;
+
+  private constructor(
+    readonly task: InstanceTask,
+    readonly link: WorkerLink,
+    readonly session: AgentSession,
+  ) {}
+
+  /** Builds the session; a configuration problem is a failed outcome, not a throw. */
+  static async open(task: InstanceTask, link: WorkerLink): Promise<AgentHost | { error: string }> {
+    let host: AgentHost | undefined;
+    const metered: PermitChannel = {
+      request: async (model, kind, signal) => {
+        const r = await link.request(model, kind, signal);
+        // A refused permit stops the agent at once: waiting for a retry would only be refused again.
+        if (!r.ok && r.reason !== 'aborted' && host && !host.stopReason) host.stop(r.budget ? `budget: ${r.reason}` : `aborted: ${r.reason}`);
+        return r;
+      },
+      started: (slot, at) => link.started(slot, at),
+      usage: (slot, model, usage) => {
+        if (host) host.usage = addUsageSummary(host.usage, { ...usage, turns: usage.totalTokens > 0 ? 1 : 0 });
+        link.usage(slot, model, usage);
+      },
+      rateLimited: (model, delayMs, status) => link.rateLimited(model, delayMs, status),
+    };
+    try {
+      const a = task.agent;
+      let base: StreamFunction;
+      let model: Model | string = a.model;
+      if (a.provider === 'scripted') {
+        if (!a.script) return { error: `agent "${a.name}" uses the scripted provider but has no script` };
+        base = createScriptedProvider(loadScriptFile(a.script), { record: false });
+      } else {
+        registerBuiltInProviders();
+        base = registryStream;
+        const resolved = resolveModel(a.model, 'anthropic');
+        model = task.baseUrl ? { ...resolved, baseUrl: task.baseUrl } : resolved;
+      }
+      const session = await createAgentSession({
+        cwd: task.cwd,
+        writeScope: task.writeScope,
+        tools: a.tools.filter((t) => t !== 'send_message'),
+        customTools: [createSendMessageTool(link, task.id)],
+        bashPolicy: { allow: a.bash.allow, deny: a.bash.deny },
+        toolOptions: { bash: { env: task.env } },
+        appendSystemPrompt: a.system,
+        skillsDirs: a.skills,
+        defaultSkills: false,
+        model,
+        provider: a.provider,
+        streamFn: withPermits(base, metered),
+        apiKey: task.apiKey,
+        thinkingLevel: a.thinking,
+        compaction: a.compaction,
+        sessionFile: task.sessionFile,
+        extensions: a.extensions,
+        notify: (text) => link.post({ type: 'event', event: { type: 'notice', text } }),
+      });
+      host = new AgentHost(task, link, session);
+      return host;
+    } catch (err) {
+      return { error: `cannot start agent "${task.agent.name}": ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+
+  /** Wires events and coordinator messages; call once before the first prompt. */
+  attach(): void {
+    this.session.subscribe((event) => this.forward(event));
+    this.link.setHandlers({
+      deliver: (from, text) => this.deliver(from, text),
+      abort: (reason) => this.stop(reason),
+      wrapUp: (text) => {
+        if (this.session.isStreaming) this.session.steer(text);
+      },
+    });
+  }
+
+  private forward(event: AgentSessionEvent): void {
+    const partial = event.type === 'message_update' || event.type === 'tool_execution_update';
+    if (partial && !this.task.fullEvents) {
+      this.progress();
+      return;
+    }
+    this.lastPost = Date.now();
+    this.link.post({ type: 'event', event: slimEvent(event) });
+  }
+
+  /** A heartbeat for the idle watchdog, at most once per PROGRESS_INTERVAL_MS. */
+  progress(): void {
+    const now = Date.now();
+    if (now - this.lastPost < PROGRESS_INTERVAL_MS) return;
+    this.lastPost = now;
+    this.link.post({ type: 'progress' });
+  }
+
+  /** A peer message: taken between tool batches, or at the start of the next prompt when idle. */
+  deliver(from: string, text: string): void {
+    const message: PeerMessage = { role: 'peer', from, text, timestamp: Date.now() };
+    this.session.agent.steer(message);
+  }
+
+  stop(reason: string): void {
+    if (this.stopReason) return;
+    this.stopReason = reason;
+    void this.session.abort();
+  }
+
+  private stopped(): RunOutcome {
+    const reason = this.stopReason ?? 'aborted';
+    const failure = abortClass(reason);
+    return { ok: false, failure, error: failure === 'budget' ? `Budget exhausted: ${reason.replace(/^budget:\s*/, '')}` : reason };
+  }
+
+  /** Sends one prompt and reports how the run ended. */
+  async run(text: string): Promise<RunOutcome> {
+    if (this.stopReason) return this.stopped();
+    try {
+      await this.session.prompt(text);
+    } catch (err) {
+      return { ok: false, failure: 'error', error: err instanceof Error ? err.message : String(err) };
+    }
+    if (this.stopReason) return this.stopped();
+    const last = [...this.session.messages].reverse().find((m) => m.role === 'assistant');
+    if (!last || last.role !== 'assistant') return { ok: false, failure: 'error', error: 'the agent produced no reply' };
+    if (last.stopReason === 'error') {
+      const error = last.errorMessage ?? 'model call failed';
+      return { ok: false, failure: classifyErrorText(error), error };
+    }
+    if (last.stopReason === 'aborted') return { ok: false, failure: 'aborted', error: last.errorMessage ?? 'aborted' };
+    return { ok: true };
+  }
+
+  /**
+   * The first prompt of this attempt: the task on a fresh session (followed by the merged plan of
+   * the tasks it needs, as a custom message), a continue note on a used one.
+   */
+  start(prompt: string = this.task.prompt): Promise<RunOutcome> {
+    const used = this.session.messages.length > 0;
+    if (!used && this.task.contextMessage) {
+      // Steering queued before the run is taken right after the prompt, before the first model call.
+      const note: CustomMessage = { role: 'custom', customType: 'merged-plan', content: this.task.contextMessage, display: true, timestamp: Date.now() };
+      this.session.agent.steer(note);
+    }
+    return this.run(used ? this.task.continueNote : prompt);
+  }
+
+  lastText(): string {
+    return this.session.lastAssistantText() ?? textOf([...this.session.messages].reverse().find((m) => m.role === 'assistant'));
+  }
+
+  /**
+   * The handoff summary: the session is compacted (a model-written or, offline, extractive
+   * summary, through the same permits). A session too short to compact is summarized
+   * extractively without touching it.
+   */
+  async handoffSummary(): Promise<string | undefined> {
+    try {
+      return (await this.session.compact(HANDOFF_FOCUS)).summary;
+    } catch {
+      const path = this.session.store.currentPath();
+      const lastEntry = path[path.length - 1];
+      if (lastEntry?.type === 'compaction') return lastEntry.summary;
+      if (this.session.messages.length === 0) return undefined;
+      return buildExtractiveSummary({ messages: this.session.messages }).summary;
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.session.dispose();
+    } catch {
+      // the session file is closed as far as it can be; nothing else to do
+    }
+  }
+}
+
+/** Runs the verify commands in order; the first failure, or undefined when all pass. */
+async function verifyOnce(host: AgentHost): Promise<CommandResult | undefined> {
+  const t = host.task;
+  for (const step of t.verify) {
+    const beat = setInterval(() => host.progress(), 2 * PROGRESS_INTERVAL_MS);
+    let r: CommandResult;
+    try {
+      r = await runCommand(step.run, { cwd: t.cwd, env: t.env, timeoutMs: t.verifyTimeoutMs });
+    } finally {
+      clearInterval(beat);
+    }
+    host.link.post({ type: 'verify', command: step.run, ok: r.ok, output: r.output });
+    if (!r.ok) return r;
+  }
+  return undefined;
+}
+
+/** verify (fed back into the same session up to verifyRetries), then the JSON output check. */
+export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyAttempts: number }> {
+  const t = host.task;
+  let verifyAttempts = 0;
+  if (t.verify.length > 0) {
+    for (let round = 0; ; round++) {
+      const failed = await verifyOnce(host);
+      verifyAttempts++;
+      if (!failed) break;
+      if (round >= t.verifyRetries) {
+        const how = failed.timedOut ? 'timed out' : `exited with ${failed.exitCode ?? failed.signal}`;
+        return { ok: false, failure: 'verify_failed', error: `verify \`${failed.command}\` ${how} after ${round + 1} check${round ? 's' : ''}: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`, verifyAttempts };
+      }
+      const r = await host.run(verifyFailurePrompt(failed, round + 1, t.verifyRetries + 1));
+      if (!r.ok) return { ...r, verifyAttempts };
+    }
+  }
+  if (t.output === 'json') {
+    for (let i = 0; ; i++) {
+      const check = parseJsonOutput(host.lastText(), t.outputSchema);
+      if (check.ok) break;
+      if (i >= t.outputRetries) return { ok: false, failure: 'output_invalid', error: check.error, verifyAttempts };
+      const r = await host.run(outputFixPrompt(check.error, t.outputSchema));
+      if (!r.ok) return { ...r, verifyAttempts };
+    }
+  }
+  return { ok: true, verifyAttempts };
+}
+
+export function failedResult(host: AgentHost | undefined, outcome: { failure: FailureClass; error: string }, summary?: string): WorkerResult {
+  const r: WorkerResult = { ok: false, failure: outcome.failure, error: outcome.error, usage: host?.usage ?? zeroUsage() };
+  if (summary !== undefined) r.summary = summary;
+  return r;
+}
+
+export async function succeededResult(host: AgentHost, verifyAttempts: number, extra: Partial<Extract<WorkerResult, { ok: true }>> = {}): Promise<WorkerResult> {
+  const summary = host.task.summarize ? await host.handoffSummary() : undefined;
+  const r: WorkerResult = { ok: true, text: host.lastText(), usage: host.usage, modifiedFiles: [], readFiles: [], verifyAttempts, ...extra };
+  if (summary !== undefined) r.summary = summary;
+  return r;
+}
+
