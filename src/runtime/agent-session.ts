@@ -5,121 +5,34 @@
 // navigate, fork, model and thinking changes, stats. Events go out as one typed union.
 //
 // Event pipeline: the Agent's listener runs synchronously per event; persistence happens there
-// (so the file order is the event order however slow a subscriber is), then listeners are
-// called, then async hooks (onEvent, extension `event` handlers) are chained on one promise so
-// they run strictly in order. That chain is awaited before each tool call and before prompt()
-// returns, so hooks always see a finished picture.
-import { dirname } from 'node:path';
-import { Agent, type AgentStreamOptions, type QueueMode } from '../agent/agent.js';
-import type {
-  AfterToolCallContext,
-  AfterToolCallResult,
-  AgentEvent,
-  AgentLoopConfig,
-  AgentMessage,
-  AgentThinkingLevel,
-  AnyAgentTool,
-  BeforeToolCallContext,
-  BeforeToolCallResult,
-} from '../agent/types.js';
+// (so the file order is the event order however slow a subscriber is), then the event bus calls
+// listeners and queues async hooks in order (event-bus.ts). The hook chain is awaited before
+// each tool call and before prompt() returns, so hooks always see a finished picture.
+import { Agent } from '../agent/agent.js';
+import type { AgentEvent, AgentMessage, AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { complete as registryComplete } from '../ai/registry.js';
-import type { AssistantMessage, ImageContent, Model, StreamFunction, StreamOptions, UserMessage } from '../ai/types.js';
-import { BRANCH_SUMMARY_PREAMBLE, collectEntriesForBranchSummary, navigateTree, prepareBranchEntries, type NavigateOptions } from '../session/branch-summary.js';
-import { runCompaction, type CompactionHookDecision, type CompactionOutcome } from '../session/compaction-job.js';
-import { DEFAULT_COMPACTION_SETTINGS, SESSION_DEFAULTS, type CompactionSettings } from '../session/defaults.js';
-import type { CompactionPreparation } from '../session/prepare-compaction.js';
+import type { AssistantMessage, ImageContent, Model, StreamOptions, UserMessage } from '../ai/types.js';
+import { navigateTree } from '../session/branch-summary.js';
+import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../session/defaults.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
 import type { SessionHeader } from '../session/types.js';
-import { expandSkillCommand, type Skill } from '../tools/skills.js';
-import { chainSuppliers, checkCompaction, type CompactionCheckInput, extractiveSupplier, predatesLatestCompaction, OVERFLOW_EXHAUSTED_TEXT, type SummarySupplier } from './auto-compaction.js';
+import { expandSkillCommand } from '../tools/skills.js';
+import { checkCompaction, OVERFLOW_EXHAUSTED_TEXT, predatesLatestCompaction, type CompactionCheckInput } from './auto-compaction.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
+import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
-import { buildExtractiveSummary } from './extractive-summary.js';
 import { isRetryableError, retryDelay, sleepUnlessAborted } from './retry-policy.js';
+import { compactSession, type SessionCompactionOutcome } from './session-compaction.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
+import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
+import { forkStore, navigateOptions, type NavigationContext, type NavigationRequest } from './session-navigation.js';
 import { computeStats, type SessionStats } from './stats.js';
 
-/** Hooks a host (SDK user, orchestrator worker) attaches to a session. */
-export interface AgentSessionHooks {
-  beforeToolCall?: AgentLoopConfig['beforeToolCall'];
-  afterToolCall?: AgentLoopConfig['afterToolCall'];
-  /** Before each model call: may swap the model, system prompt or context (e.g. inject peer notes). */
-  beforeTurn?: AgentLoopConfig['beforeTurn'];
-  /** After each turn: true ends the run (budgets, external stop). */
-  shouldStop?: AgentLoopConfig['shouldStop'];
-  transformContext?: AgentLoopConfig['transformContext'];
-  /** Every session event, awaited in order after it was persisted. */
-  onEvent?: (event: AgentSessionEvent) => void | Promise<void>;
-  /** Before any compaction: return `{cancel: true}` to veto, or `{summary}` to supply it. */
-  beforeCompact?: SummarySupplier;
-}
+import type { AgentSessionConfig, ForkResult, NavigateResult, PromptOptions, SessionState } from './agent-session-types.js';
 
-export interface AgentSessionConfig {
-  store: SessionStore;
-  model: Model;
-  thinkingLevel?: AgentThinkingLevel;
-  tools: AnyAgentTool[];
-  systemPrompt: string;
-  /** Skills the user may invoke with `/skill:name args` (expanded before sending). */
-  skills?: Skill[];
-  /** Used for the loop AND for summaries (so a permit-wrapped stream covers both). */
-  streamFn?: StreamFunction;
-  apiKey?: string;
-  streamOptions?: AgentStreamOptions;
-  compaction?: Partial<CompactionSettings>;
-  /** Session-level retries of transient provider errors. */
-  retry?: Partial<RetrySettings>;
-  /** Retries of a failing summary call inside one compaction. */
-  summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
-  /** "model" asks the model for summaries; "extractive" builds them from the conversation (scripted runs). */
-  summaries?: 'model' | 'extractive';
-  hooks?: AgentSessionHooks;
-  extensions?: LoadedExtensions;
-  /** Resolves a model id (and provider) for setModel. */
-  resolveModel?: (modelId: string, provider?: string) => Model;
-  steeringMode?: QueueMode;
-  followUpMode?: QueueMode;
-  cwd: string;
-  /** Where notices go (extension errors, warnings); default stderr. */
-  notify?: (message: string) => void;
-}
-
-export interface PromptOptions {
-  images?: ImageContent[];
-  /** While a run is in progress: queue as steering or follow-up instead of failing. */
-  streamingBehavior?: 'steer' | 'followUp';
-}
-
-export interface NavigateResult {
-  leafId: string | null;
-  /** Text of the user message navigated to (the leaf is its parent), for re-editing. */
-  editorText?: string;
-  summaryEntryId?: string;
-}
-
-export interface ForkResult {
-  /** Text of the user message forked from, for re-editing. */
-  text: string;
-  sessionFile?: string;
-  sessionId: string;
-}
-
-export interface SessionState {
-  model: { provider: string; id: string; contextWindow: number };
-  thinkingLevel: AgentThinkingLevel;
-  isStreaming: boolean;
-  isCompacting: boolean;
-  sessionFile?: string;
-  sessionId: string;
-  leafId: string | null;
-  messageCount: number;
-  pendingMessageCount: number;
-  autoCompactionEnabled: boolean;
-  autoRetryEnabled: boolean;
-  steeringMode: QueueMode;
-  followUpMode: QueueMode;
-}
+export type { AgentSessionHooks } from './session-hooks.js';
+export type { AgentSessionConfig, ForkResult, NavigateResult, PromptOptions, SessionState } from './agent-session-types.js';
 
 function userMessage(text: string, images?: ImageContent[]): UserMessage {
   return { role: 'user', content: [{ type: 'text', text }, ...(images ?? [])], timestamp: Date.now() };
@@ -133,15 +46,10 @@ function lastAssistant(messages: readonly AgentMessage[]): AssistantMessage | un
   return undefined;
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 export class AgentSession {
   readonly agent: Agent;
   private storeValue: SessionStore;
-  private listeners: readonly AgentSessionListener[] = [];
-  private hookChain: Promise<void> = Promise.resolve();
+  private readonly bus: SessionEventBus;
   private readonly extensions: LoadedExtensions;
   private readonly hooks: AgentSessionHooks;
   private compactionSettings: CompactionSettings;
@@ -167,29 +75,29 @@ export class AgentSession {
     this.compactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, ...config.compaction };
     this.retrySettings = { ...DEFAULT_RETRY_SETTINGS, ...config.retry };
     this.summaries = config.summaries ?? 'model';
-    const streamFn = config.streamFn;
-    this.completeFn = streamFn ? (model, context, options) => Promise.resolve(streamFn(model, context, options)).then((s) => s.result()) : registryComplete;
+    const notify = config.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
+    this.bus = new SessionEventBus(this.hooks.onEvent, this.extensions.handlers.event, notify);
+    const summaryStream = config.summaryStreamFn ?? config.streamFn;
+    this.completeFn = summaryStream ? (model, context, options) => Promise.resolve(summaryStream(model, context, options)).then((s) => s.result()) : registryComplete;
 
-    const restored = config.store.buildContext();
     this.agent = new Agent({
       initialState: {
         model: config.model,
         systemPrompt: config.systemPrompt,
         thinkingLevel: config.model.reasoning ? (config.thinkingLevel ?? 'off') : 'off',
         tools: config.tools,
-        messages: restored.messages,
+        messages: config.store.buildContext().messages,
       },
-      streamFn,
+      streamFn: config.streamFn,
       apiKey: config.apiKey,
       streamOptions: config.streamOptions,
       transformContext: this.hooks.transformContext,
       beforeTurn: this.hooks.beforeTurn,
       shouldStop: this.hooks.shouldStop,
-      beforeToolCall: (ctx, signal) => this.beforeToolCall(ctx, signal),
-      afterToolCall: (ctx, signal) => this.afterToolCall(ctx, signal),
+      ...composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: config.cwd, bus: this.bus }),
       steeringMode: config.steeringMode,
       followUpMode: config.followUpMode,
-      onListenerError: (err, event) => this.notify(`A session listener threw on ${event.type}: ${errorText(err)}`),
+      onListenerError: (err, event) => notify(`A session listener threw on ${event.type}: ${errorText(err)}`),
     });
     this.unsubscribeAgent = this.agent.subscribe((event) => this.onAgentEvent(event));
   }
@@ -280,62 +188,11 @@ export class AgentSession {
 
   /** Listeners are called synchronously, in order, after the event was persisted. */
   subscribe(listener: AgentSessionListener): () => void {
-    this.listeners = [...this.listeners, listener];
-    return () => {
-      this.listeners = this.listeners.filter((l) => l !== listener);
-    };
+    return this.bus.subscribe(listener);
   }
 
   private emit(event: AgentSessionEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch (err) {
-        this.notify(`A session listener threw on ${event.type}: ${errorText(err)}`);
-      }
-    }
-    const onEvent = this.hooks.onEvent;
-    const handlers = this.extensions.handlers.event;
-    if (!onEvent && handlers.length === 0) return;
-    this.hookChain = this.hookChain.then(async () => {
-      if (onEvent) {
-        try {
-          await onEvent(event);
-        } catch (err) {
-          this.notify(`The onEvent hook threw on ${event.type}: ${errorText(err)}`);
-        }
-      }
-      for (const h of handlers) {
-        try {
-          await h.handler(event);
-        } catch (err) {
-          this.reportExtensionError(h.source, 'event', err);
-        }
-      }
-    });
-  }
-
-  /** Resolves when every async hook queued so far has run. */
-  whenHooksIdle(): Promise<void> {
-    return this.hookChain;
-  }
-
-  private notify(message: string): void {
-    (this.config.notify ?? ((m: string) => process.stderr.write(`${m}\n`)))(message);
-  }
-
-  private reportExtensionError(source: string, event: string, err: unknown): void {
-    const error = errorText(err);
-    this.notify(`Extension ${source} failed on ${event}: ${error}`);
-    // Not through emit(): an event handler failing on this event must not recurse.
-    const e: AgentSessionEvent = { type: 'extension_error', extensionPath: source, event, error };
-    for (const listener of this.listeners) {
-      try {
-        listener(e);
-      } catch {
-        // reported above already
-      }
-    }
+    this.bus.emit(event);
   }
 
   private onAgentEvent(event: AgentEvent): void {
@@ -343,9 +200,7 @@ export class AgentSession {
       this.overflowRecoveryAttempted = false;
       this.queued.delete(event.message);
     }
-    if (event.type === 'message_end') {
-      this.persist(event.message);
-    }
+    if (event.type === 'message_end') this.persist(event.message);
     this.emit(event);
     if (event.type === 'message_end' && event.message.role === 'assistant') {
       const failed = event.message.stopReason === 'error' || event.message.stopReason === 'aborted';
@@ -364,79 +219,13 @@ export class AgentSession {
     try {
       if (message.role === 'custom') {
         this.storeValue.appendCustomMessage(message.customType, message.content, message.display, message.details);
-      } else if (message.role === 'compactionSummary' || message.role === 'branchSummary') {
-        // These come from session entries (compaction, branch_summary); never stored twice.
-        return;
-      } else {
+      } else if (message.role !== 'compactionSummary' && message.role !== 'branchSummary') {
+        // Summaries come from session entries (compaction, branch_summary) and are never stored twice.
         this.storeValue.appendMessage(message);
       }
     } catch (err) {
-      this.notify(`Could not write to the session file ${this.sessionFile ?? '(memory)'}: ${errorText(err)}`);
+      this.bus.notify(`Could not write to the session file ${this.sessionFile ?? '(memory)'}: ${errorText(err)}`);
     }
-  }
-
-  // ---- tool hooks ---------------------------------------------------------------------------------
-
-  private async beforeToolCall(ctx: BeforeToolCallContext, signal: AbortSignal): Promise<BeforeToolCallResult | void> {
-    // Observers have seen (and the file holds) the assistant message before any tool runs.
-    await this.hookChain;
-    if (this.hooks.beforeToolCall) {
-      const r = await this.hooks.beforeToolCall(ctx, signal);
-      if (r?.block) return r;
-    }
-    for (const h of this.extensions.handlers.before_tool_call) {
-      try {
-        const r = await h.handler({
-          toolName: ctx.toolCall.name,
-          toolCallId: ctx.toolCall.id,
-          args: (ctx.args ?? {}) as Record<string, unknown>,
-          assistantMessage: ctx.assistantMessage,
-          toolCall: ctx.toolCall,
-          context: ctx.context,
-          cwd: this.config.cwd,
-        });
-        if (r?.block) return { block: true, reason: r.reason ?? `Blocked by extension ${h.source}` };
-      } catch (err) {
-        this.reportExtensionError(h.source, 'before_tool_call', err);
-        return { block: true, reason: `Blocked: extension ${h.source} failed while checking this call: ${errorText(err)}` };
-      }
-    }
-    return undefined;
-  }
-
-  private async afterToolCall(ctx: AfterToolCallContext, signal: AbortSignal): Promise<AfterToolCallResult | void> {
-    let current: AfterToolCallContext = ctx;
-    let merged: AfterToolCallResult | undefined;
-    const apply = (r: AfterToolCallResult | void): void => {
-      if (!r) return;
-      merged = { ...merged, ...r };
-      current = {
-        ...current,
-        result: { ...current.result, ...(r.content ? { content: r.content } : {}), ...(r.details !== undefined ? { details: r.details } : {}) },
-        isError: r.isError ?? current.isError,
-      };
-    };
-    if (this.hooks.afterToolCall) apply(await this.hooks.afterToolCall(current, signal));
-    for (const h of this.extensions.handlers.after_tool_call) {
-      try {
-        apply(
-          await h.handler({
-            toolName: current.toolCall.name,
-            toolCallId: current.toolCall.id,
-            args: (current.args ?? {}) as Record<string, unknown>,
-            assistantMessage: current.assistantMessage,
-            toolCall: current.toolCall,
-            context: current.context,
-            cwd: this.config.cwd,
-            result: current.result,
-            isError: current.isError,
-          }),
-        );
-      } catch (err) {
-        this.reportExtensionError(h.source, 'after_tool_call', err);
-      }
-    }
-    return merged;
   }
 
   // ---- runs ---------------------------------------------------------------------------------------
@@ -451,7 +240,7 @@ export class AgentSession {
     const command = /^\/([^\s]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
     const handler = command ? this.extensions.commands.get(command[1]!) : undefined;
     if (handler) {
-      const ctx: ExtensionCommandContext = { cwd: this.config.cwd, session: this, notify: (m) => this.notify(m) };
+      const ctx: ExtensionCommandContext = { cwd: this.config.cwd, session: this, notify: (m) => this.bus.notify(m) };
       await handler.handler(command?.[2] ?? '', ctx);
       return;
     }
@@ -494,10 +283,10 @@ export class AgentSession {
     await this.running?.catch(() => undefined);
   }
 
-  /** Resolves when no prompt is running. */
+  /** Resolves when no prompt is running and every hook has seen every event. */
   async waitForIdle(): Promise<void> {
     await this.running?.catch(() => undefined);
-    await this.hookChain;
+    await this.bus.idle();
   }
 
   private assertUsable(): void {
@@ -511,7 +300,7 @@ export class AgentSession {
       try {
         await work();
       } finally {
-        await this.hookChain;
+        await this.bus.idle();
       }
     })();
     this.running = running;
@@ -527,19 +316,19 @@ export class AgentSession {
   private async drive(start: () => Promise<void>): Promise<void> {
     await start();
     for (;;) {
-      await this.hookChain;
+      await this.bus.idle();
       if (!(await this.afterRun())) return;
       try {
         await this.agent.continue();
       } catch (err) {
         // Nothing left to continue from (e.g. the queue was taken meanwhile): the prompt is settled.
-        this.notify(`Could not continue the run: ${errorText(err)}`);
+        this.bus.notify(`Could not continue the run: ${errorText(err)}`);
         return;
       }
     }
   }
 
-  /** Decides what follows a run; true = continue the agent. */
+  /** Decides what follows a run; true = continue the agent. Retry takes precedence over compaction. */
   private async afterRun(): Promise<boolean> {
     const signal = this.runAbort?.signal;
     const last = lastAssistant(this.agent.state.messages);
@@ -603,41 +392,31 @@ export class AgentSession {
     }
     if (check.action === 'overflow') {
       this.overflowRecoveryAttempted = true;
-      const ok = await this.autoCompact('overflow');
-      if (!ok) return false;
+      if (!(await this.autoCompact('overflow'))) return false;
       // The rebuilt context holds the failed reply again (it is in the file): drop it and re-run.
       this.dropTrailingError();
       return true;
     }
-    if (check.action === 'threshold') {
-      const ok = await this.autoCompact('threshold');
-      return ok && this.agent.hasQueuedMessages();
-    }
+    if (check.action === 'threshold') return (await this.autoCompact('threshold')) && this.agent.hasQueuedMessages();
     return false;
   }
 
   private async compactBeforePrompt(): Promise<void> {
     const last = lastAssistant(this.agent.state.messages);
     if (!last) return;
-    const check = checkCompaction(this.checkInput(last, true));
-    if (check.action === 'threshold') await this.autoCompact('threshold');
+    if (checkCompaction(this.checkInput(last, true)).action === 'threshold') await this.autoCompact('threshold');
   }
 
   private async autoCompact(reason: 'threshold' | 'overflow'): Promise<boolean> {
-    const willRetry = reason === 'overflow';
     this.emit({ type: 'auto_compaction_start', reason });
-    const outcome = await this.runCompactionJob(undefined, this.runAbort?.signal);
-    const prefix = reason === 'overflow' ? 'Context overflow recovery failed: ' : 'Auto-compaction failed: ';
+    const outcome = await this.compactNow(undefined, this.runAbort?.signal);
     if (outcome.status === 'compacted') {
-      const result = this.afterCompaction(outcome);
-      this.emit({ type: 'auto_compaction_end', reason, result, aborted: false, willRetry });
+      this.emit({ type: 'auto_compaction_end', reason, result: outcome.result, aborted: false, willRetry: reason === 'overflow' });
       return true;
     }
-    if (outcome.status === 'aborted') {
-      this.emit({ type: 'auto_compaction_end', reason, aborted: true, willRetry: false, errorMessage: outcome.message });
-      return false;
-    }
-    this.emit({ type: 'auto_compaction_end', reason, aborted: false, willRetry: false, errorMessage: prefix + outcome.message });
+    const aborted = outcome.status === 'aborted';
+    const prefix = aborted ? '' : reason === 'overflow' ? 'Context overflow recovery failed: ' : 'Auto-compaction failed: ';
+    this.emit({ type: 'auto_compaction_end', reason, aborted, willRetry: false, errorMessage: prefix + outcome.message });
     return false;
   }
 
@@ -650,81 +429,45 @@ export class AgentSession {
   async compact(customInstructions?: string): Promise<CompactionResult> {
     this.assertUsable();
     if (this.isStreaming) await this.abort();
-    let result: CompactionResult | undefined;
-    let failure: string | undefined;
+    let outcome: SessionCompactionOutcome | undefined;
     await this.runExclusive(async () => {
       this.emit({ type: 'compaction_start', reason: 'manual' });
-      const outcome = await this.runCompactionJob(customInstructions, this.runAbort?.signal);
-      if (outcome.status === 'compacted') {
-        result = this.afterCompaction(outcome);
-        this.emit({ type: 'compaction_end', reason: 'manual', result, aborted: false });
-        return;
-      }
-      failure = outcome.message;
-      this.emit({ type: 'compaction_end', reason: 'manual', aborted: outcome.status === 'aborted', errorMessage: failure });
+      outcome = await this.compactNow(customInstructions, this.runAbort?.signal);
+      if (outcome.status === 'compacted') this.emit({ type: 'compaction_end', reason: 'manual', result: outcome.result, aborted: false });
+      else this.emit({ type: 'compaction_end', reason: 'manual', aborted: outcome.status === 'aborted', errorMessage: outcome.message });
     });
-    if (!result) throw new Error(failure ?? 'Compaction failed.');
-    return result;
+    if (outcome?.status !== 'compacted') throw new Error(outcome?.message ?? 'Compaction failed.');
+    return outcome.result;
   }
 
-  private afterCompaction(outcome: Extract<CompactionOutcome, { status: 'compacted' }>): CompactionResult {
-    this.agent.replaceMessages(this.storeValue.buildContext().messages);
-    const source = outcome.fromHook ? (this.lastSupplySource ?? 'hook') : 'model';
-    return { ...outcome.result, entryId: outcome.entryId, source };
+  private summaryStreamOptions(): Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'> {
+    const options: Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'> = { ...this.config.streamOptions };
+    if (this.config.apiKey) options.apiKey = this.config.apiKey;
+    return options;
   }
 
-  private lastSupplySource: 'extractive' | 'hook' | undefined;
-
-  private summarySupplier(customInstructions: string | undefined): SummarySupplier {
-    const suppliers: SummarySupplier[] = [];
-    const mark =
-      (source: 'extractive' | 'hook', supply: SummarySupplier): SummarySupplier =>
-      async (preparation, signal) => {
-        const decision = await supply(preparation, signal);
-        if (decision) this.lastSupplySource = source;
-        return decision;
-      };
-    if (this.hooks.beforeCompact) suppliers.push(mark('hook', this.hooks.beforeCompact));
-    const handlers = this.extensions.handlers.before_compact;
-    if (handlers.length > 0) {
-      suppliers.push(
-        mark('hook', async (preparation: CompactionPreparation, signal) => {
-          let decision: CompactionHookDecision | undefined;
-          for (const h of handlers) {
-            try {
-              const d = await h.handler({ preparation, signal });
-              if (d && 'cancel' in d) return d;
-              if (d) decision = d;
-            } catch (err) {
-              this.reportExtensionError(h.source, 'before_compact', err);
-            }
-          }
-          return decision;
-        }),
-      );
-    }
-    if (this.summaries === 'extractive') suppliers.push(mark('extractive', extractiveSupplier(customInstructions)));
-    return chainSuppliers(suppliers);
-  }
-
-  private async runCompactionJob(customInstructions: string | undefined, signal: AbortSignal | undefined): Promise<CompactionOutcome> {
+  /** One compaction job; on success the agent continues from the rebuilt context. */
+  private async compactNow(customInstructions: string | undefined, signal: AbortSignal | undefined): Promise<SessionCompactionOutcome> {
     this.compacting = true;
-    this.lastSupplySource = undefined;
     try {
-      const streamOptions: Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'> = { ...this.config.streamOptions };
-      if (this.config.apiKey) streamOptions.apiKey = this.config.apiKey;
-      return await runCompaction(this.storeValue, {
-        model: this.model,
-        complete: this.completeFn,
-        signal,
+      const outcome = await compactSession(
+        {
+          store: this.storeValue,
+          model: this.model,
+          complete: this.completeFn,
+          streamOptions: this.summaryStreamOptions(),
+          settings: this.compactionSettings,
+          summaryRetry: this.config.summaryRetry,
+          summaries: this.summaries,
+          beforeCompact: this.hooks.beforeCompact,
+          extensions: this.extensions,
+          bus: this.bus,
+        },
         customInstructions,
-        streamOptions,
-        settings: this.compactionSettings,
-        retry: this.config.summaryRetry,
-        beforeCompact: this.summarySupplier(customInstructions),
-      });
-    } catch (err) {
-      return { status: 'failed', attempts: 0, message: errorText(err) };
+        signal,
+      );
+      if (outcome.status === 'compacted') this.agent.replaceMessages(this.storeValue.buildContext().messages);
+      return outcome;
     } finally {
       this.compacting = false;
     }
@@ -732,33 +475,20 @@ export class AgentSession {
 
   // ---- moving around the tree -----------------------------------------------------------------------
 
+  private navigationContext(): NavigationContext {
+    return { store: this.storeValue, model: this.model, complete: this.completeFn, streamOptions: this.summaryStreamOptions(), summaries: this.summaries };
+  }
+
   /**
    * Moves to an entry of this session (rewind / branch). A user-message target leaves the leaf
    * at its parent and returns its text for re-editing. With `summarize`, the branch being left is
    * summarized and the summary attached where the conversation continues.
    */
-  async navigate(targetId: string, options: { summarize?: boolean; customInstructions?: string; label?: string } = {}): Promise<NavigateResult> {
+  async navigate(targetId: string, request: NavigationRequest = {}): Promise<NavigateResult> {
     this.assertUsable();
     if (this.isStreaming) await this.abort();
     const fromLeafId = this.storeValue.leafId;
-    const nav: NavigateOptions = {};
-    if (options.label !== undefined) nav.label = options.label;
-    if (options.summarize) {
-      if (this.summaries === 'extractive') {
-        const { entries } = collectEntriesForBranchSummary(this.storeValue, fromLeafId, targetId);
-        const budget = (this.model.contextWindow || SESSION_DEFAULTS.branchSummary.fallbackContextWindow) - SESSION_DEFAULTS.branchSummary.reserveTokens;
-        const prepared = prepareBranchEntries(entries, budget);
-        if (prepared.messages.length > 0) {
-          const s = buildExtractiveSummary({ messages: prepared.messages, fileOps: prepared.fileOps, customInstructions: options.customInstructions });
-          nav.providedSummary = { summary: BRANCH_SUMMARY_PREAMBLE + s.summary, details: s.details };
-        }
-      } else {
-        const streamOptions: Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'> = { ...this.config.streamOptions };
-        if (this.config.apiKey) streamOptions.apiKey = this.config.apiKey;
-        nav.summarize = { model: this.model, complete: this.completeFn, customInstructions: options.customInstructions, streamOptions };
-      }
-    }
-    const outcome = await navigateTree(this.storeValue, targetId, nav);
+    const outcome = await navigateTree(this.storeValue, targetId, navigateOptions(this.navigationContext(), targetId, request));
     if (outcome.status === 'failed' || outcome.status === 'aborted') throw new Error(outcome.message);
     const result: NavigateResult = { leafId: outcome.leafId };
     if (outcome.status === 'moved') {
@@ -774,8 +504,8 @@ export class AgentSession {
   }
 
   /** Same as navigate(): rewinding is moving the leaf back. */
-  rewind(targetId: string, options: { summarize?: boolean; customInstructions?: string } = {}): Promise<NavigateResult> {
-    return this.navigate(targetId, options);
+  rewind(targetId: string, request: NavigationRequest = {}): Promise<NavigateResult> {
+    return this.navigate(targetId, request);
   }
 
   /**
@@ -784,17 +514,9 @@ export class AgentSession {
    */
   async fork(entryId: string): Promise<ForkResult> {
     this.assertUsable();
-    const entry = this.storeValue.getEntry(entryId);
-    if (!entry) throw new Error(`Cannot fork from ${entryId}: no such entry in this session.`);
-    if (entry.type !== 'message' || entry.message.role !== 'user') {
-      throw new Error(`Cannot fork from ${entryId}: it is a ${entry.type === 'message' ? `${entry.message.role} message` : `${entry.type} entry`}; fork from a user message (use navigate to move within this session).`);
-    }
     if (this.isStreaming) await this.abort();
-    const content = entry.message.content;
-    const text = typeof content === 'string' ? content : content.map((b) => (b.type === 'text' ? b.text : '')).join('');
     const old = this.storeValue;
-    const where = old.path !== undefined ? dirname(old.path) : ':memory:';
-    const next = old.createBranchedSession(entry.parentId, where);
+    const { next, text } = forkStore(old, entryId);
     old.close();
     this.storeValue = next;
     this.agent.replaceMessages(next.buildContext().messages);
@@ -849,10 +571,10 @@ export class AgentSession {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     await this.abort();
-    await this.hookChain;
+    await this.bus.idle();
     this.disposed = true;
     this.unsubscribeAgent();
-    this.listeners = [];
+    this.bus.clear();
     this.storeValue.close();
   }
 }

@@ -74,6 +74,8 @@ export interface CreateAgentSessionOptions {
   scriptOptions?: ScriptedProviderOptions;
   /** Your own stream function (proxy, permits); used for turns and summaries alike. */
   streamFn?: StreamFunction;
+  /** A different stream function for summary calls only (default: streamFn). */
+  summaryStreamFn?: StreamFunction;
   /** Anthropic key (default: ANTHROPIC_API_KEY). */
   apiKey?: string;
   /** Reasoning effort (default: the continued session's, else "medium"; "off" for non-reasoning models). */
@@ -314,6 +316,7 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     systemPrompt: prompt,
     skills,
     streamFn: resolved.streamFn,
+    summaryStreamFn: options.summaryStreamFn,
     apiKey: options.apiKey,
     streamOptions: options.streamOptions,
     compaction: options.compaction,

@@ -1,0 +1,79 @@
+// The shapes around an AgentSession: how it is configured, what its operations return, and the
+// state snapshot that get_state / UIs read.
+import type { AgentStreamOptions, QueueMode } from '../agent/agent.js';
+import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
+import type { ImageContent, Model, StreamFunction } from '../ai/types.js';
+import type { CompactionSettings } from '../session/defaults.js';
+import type { SessionStore } from '../session/session-store.js';
+import type { Skill } from '../tools/skills.js';
+import type { RetrySettings } from './defaults.js';
+import type { LoadedExtensions } from './extensions.js';
+import type { AgentSessionHooks } from './session-hooks.js';
+
+export interface AgentSessionConfig {
+  store: SessionStore;
+  model: Model;
+  thinkingLevel?: AgentThinkingLevel;
+  tools: AnyAgentTool[];
+  systemPrompt: string;
+  /** Skills the user may invoke with `/skill:name args` (expanded before sending). */
+  skills?: Skill[];
+  /** Used for the loop AND for summaries (so a permit-wrapped stream covers both). */
+  streamFn?: StreamFunction;
+  /** Overrides streamFn for summary calls only (e.g. permits of another kind). */
+  summaryStreamFn?: StreamFunction;
+  apiKey?: string;
+  streamOptions?: AgentStreamOptions;
+  compaction?: Partial<CompactionSettings>;
+  /** Session-level retries of transient provider errors. */
+  retry?: Partial<RetrySettings>;
+  /** Retries of a failing summary call inside one compaction. */
+  summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** "model" asks the model for summaries; "extractive" builds them from the conversation (scripted runs). */
+  summaries?: 'model' | 'extractive';
+  hooks?: AgentSessionHooks;
+  extensions?: LoadedExtensions;
+  /** Resolves a model id (and provider) for setModel. */
+  resolveModel?: (modelId: string, provider?: string) => Model;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  cwd: string;
+  /** Where notices go (extension errors, warnings); default stderr. */
+  notify?: (message: string) => void;
+}
+
+export interface PromptOptions {
+  images?: ImageContent[];
+  /** While a run is in progress: queue as steering or follow-up instead of failing. */
+  streamingBehavior?: 'steer' | 'followUp';
+}
+
+export interface NavigateResult {
+  leafId: string | null;
+  /** Text of the user message navigated to (the leaf is its parent), for re-editing. */
+  editorText?: string;
+  summaryEntryId?: string;
+}
+
+export interface ForkResult {
+  /** Text of the user message forked from, for re-editing. */
+  text: string;
+  sessionFile?: string;
+  sessionId: string;
+}
+
+export interface SessionState {
+  model: { provider: string; id: string; contextWindow: number };
+  thinkingLevel: AgentThinkingLevel;
+  isStreaming: boolean;
+  isCompacting: boolean;
+  sessionFile?: string;
+  sessionId: string;
+  leafId: string | null;
+  messageCount: number;
+  pendingMessageCount: number;
+  autoCompactionEnabled: boolean;
+  autoRetryEnabled: boolean;
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+}
