@@ -65,8 +65,10 @@ export interface CreateAgentSessionOptions {
   contextFiles?: boolean;
 
   // ---- model
-  /** A Model, or an id/alias resolved for `provider` (default: the continued session's, else claude-sonnet-4-5). */
+  /** A Model, or an id/alias resolved for `provider` (default: the continued session's, else defaultModel). */
   model?: Model | string;
+  /** Used when neither `model` nor the session names one (default claude-sonnet-4-5; the CLI passes ORCHESTRATE_MODEL). */
+  defaultModel?: string;
   /** "anthropic" (default) or "scripted". */
   provider?: string;
   /** For provider "scripted": a script file path (YAML/JSON), or turns in process. */
@@ -206,7 +208,8 @@ function resolveModelAndStream(o: CreateAgentSessionOptions, store: SessionStore
     return toModel(fallback, provider);
   };
 
-  if (o.streamFn) return { model: pick(DEFAULT_MODEL_ID), streamFn: o.streamFn };
+  const fallback = o.defaultModel || DEFAULT_MODEL_ID;
+  if (o.streamFn) return { model: pick(fallback), streamFn: o.streamFn };
   if (provider === 'scripted') {
     if (o.script === undefined) {
       throw new AgentSessionConfigError('The scripted provider needs a script: pass --script FILE (YAML or JSON turns), or `script` in the SDK options.');
@@ -219,11 +222,11 @@ function resolveModelAndStream(o: CreateAgentSessionOptions, store: SessionStore
         throw new AgentSessionConfigError(err instanceof ScriptFileError || err instanceof Error ? err.message : String(err));
       }
     } else script = o.script;
-    return { model: pick('scripted'), streamFn: createScriptedProvider(script, o.scriptOptions) };
+    return { model: pick(o.defaultModel || 'scripted'), streamFn: createScriptedProvider(script, o.scriptOptions) };
   }
   if (provider !== 'anthropic') throw new AgentSessionConfigError(`Unknown provider "${provider}". Known providers: anthropic, scripted.`);
   registerBuiltInProviders();
-  const model = pick(DEFAULT_MODEL_ID);
+  const model = pick(fallback);
   if (model.api === ANTHROPIC_API && !o.apiKey && !process.env.ANTHROPIC_API_KEY) throw new AgentSessionConfigError(MISSING_API_KEY_MESSAGE);
   return { model };
 }

@@ -67,7 +67,8 @@ describe('createAgentSession storage', () => {
     expect(mostRecentSession(sessionDir)).toBe(first.sessionFile);
 
     const provider = createScriptedProvider([{ text: 'first reply' }, { text: 'second reply' }]);
-    const again = await createAgentSession({ ...quiet, cwd, sessionDir, continue: true, streamFn: provider, provider: 'scripted' });
+    // defaultModel (ORCHESTRATE_MODEL in the CLI) does not override the continued session's model.
+    const again = await createAgentSession({ ...quiet, cwd, sessionDir, continue: true, streamFn: provider, provider: 'scripted', defaultModel: 'claude-opus-4-6' });
     expect(again.sessionFile).toBe(first.sessionFile);
     expect(again.model.id).toBe('claude-haiku-4-5');
     expect(again.thinkingLevel).toBe('low');
@@ -90,6 +91,11 @@ describe('createAgentSession storage', () => {
     writeFileSync(join(dir, 'c.txt'), '');
     utimesSync(join(dir, 'a.jsonl'), new Date(), new Date(Date.now() + 10_000));
     expect(mostRecentSession(dir)).toBe(join(dir, 'a.jsonl'));
+  });
+
+  it('a new session uses defaultModel when no model is given', async () => {
+    const s = await createAgentSession({ ...quiet, cwd: tempDir(), inMemory: true, provider: 'scripted', script: [], defaultModel: 'claude-opus-4-6' });
+    expect(s.model.id).toBe('claude-opus-4-6');
   });
 
   it('new sessions go to <home>/sessions/--<cwd>--', async () => {

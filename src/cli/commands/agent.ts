@@ -31,7 +31,7 @@ function agentOptions(y: Argv): Argv<object> {
     .option('session-dir', { type: 'string', describe: 'Folder for new sessions (default ~/.orchestrate/sessions/--<cwd>--)' })
     .option('cwd', { type: 'string', describe: 'Working directory of the agent and its tools' })
     .option('tools', { type: 'string', describe: `Comma-separated tools (default read,bash,edit,write; "none" for none). Built-in: ${BUILTIN_TOOL_NAMES.join(', ')}` })
-    .option('model', { type: 'string', describe: 'Model id or alias (default: ORCHESTRATE_MODEL, the continued session\'s, or claude-sonnet-4-5)' })
+    .option('model', { type: 'string', describe: 'Model id or alias (default: the continued session\'s, else ORCHESTRATE_MODEL, else claude-sonnet-4-5)' })
     .option('provider', { type: 'string', choices: ['anthropic', 'scripted'], describe: 'anthropic (needs ANTHROPIC_API_KEY), or scripted (offline, with --script)' })
     .option('script', { type: 'string', describe: 'Script file (YAML/JSON turns) for the scripted provider; implies --provider scripted' })
     .option('system', { type: 'string', describe: 'System prompt (text, or a file to read) replacing the default body' })
@@ -76,8 +76,8 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
     const names = args.tools.split(',').map((s) => s.trim()).filter(Boolean);
     o.tools = names.length === 1 && names[0] === 'none' ? [] : names;
   }
-  const model = typeof args.model === 'string' ? args.model : ctx.env.ORCHESTRATE_MODEL;
-  if (model) o.model = model;
+  if (typeof args.model === 'string') o.model = args.model;
+  if (ctx.env.ORCHESTRATE_MODEL) o.defaultModel = ctx.env.ORCHESTRATE_MODEL;
   if (typeof args.script === 'string') o.script = resolve(ctx.cwd, args.script);
   const provider = typeof args.provider === 'string' ? args.provider : o.script !== undefined ? 'scripted' : undefined;
   if (provider) o.provider = provider;
