@@ -241,6 +241,13 @@ export interface ReferenceContext {
   itemNames?: readonly string[];
   /** The task the field belongs to, for messages. */
   taskId?: string;
+  /**
+   * Set for fields evaluated before any task runs (run-level env, globs, for_each itself): any
+   * use of tasks.* or the item is reported with this explanation.
+   */
+  staticOnly?: string;
+  /** Why the item is unavailable, when the default explanation (no for_each) is wrong. */
+  itemUnavailable?: string;
 }
 
 export interface ReferenceIssue {
@@ -287,8 +294,15 @@ function checkChain(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): v
     return;
   }
   if (root.name === 'env') return;
+  if (ctx.staticOnly && (root.name === 'tasks' || root.name === 'item' || itemNames.includes(root.name))) {
+    issue(`${root.name} is not available here: ${ctx.staticOnly}`, root.pos, 'use inputs.* and env.* here');
+    return;
+  }
   if (root.name === 'item' || itemNames.includes(root.name)) {
-    if (!ctx.itemNames) issue(`"${root.name}" is only available in tasks with for_each`, root.pos, 'add for_each to this task, or refer to a task output with tasks.<id>.output');
+    if (!ctx.itemNames) {
+      if (ctx.itemUnavailable) issue(`"${root.name}" is not available here: ${ctx.itemUnavailable}`, root.pos);
+      else issue(`"${root.name}" is only available in tasks with for_each`, root.pos, 'add for_each to this task, or refer to a task output with tasks.<id>.output');
+    }
     return;
   }
   if (root.name === 'tasks') {

@@ -289,6 +289,8 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
         itemNames: field.scope === 'task-item' && fansOut ? itemNames : undefined,
         taskId: t.id,
       };
+      if (field.scope === 'static') refCtx.staticOnly = 'a glob is expanded before any task runs';
+      if (field.scope === 'for_each') refCtx.itemUnavailable = 'for_each cannot use the items it produces';
       for (const issue of checkTemplate(text, refCtx)) {
         problem({ code: issue.code, path: [...base, ...field.path], offset: issue.offset, message: `${who} ${field.path.join('.')}: ${issue.message}`, hint: issue.hint });
       }
@@ -296,7 +298,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   }
 
   // ---- run-level and defaults templates (inputs and env only) ----
-  const staticCtx: ReferenceContext = { inputs: inputNames, tasks: refInfo, reachable: new Set() };
+  const staticCtx: ReferenceContext = { inputs: inputNames, tasks: refInfo, reachable: new Set(), staticOnly: 'run-level env and defaults are set before any task runs' };
   const allowed = new Set<string>();
   const staticFields: Path[] = [];
   if (isObj(raw.env)) for (const k of Object.keys(raw.env)) staticFields.push(['env', k]);

@@ -50,6 +50,30 @@ describe('validateRecipeText', () => {
     expect(check('name: r\ndescription: "${{ inputs.x }}"\ntasks:\n  - id: a\n    prompt: p\n')).toEqual(['2:15 description: expressions are not evaluated here']);
   });
 
+  it('fields evaluated before tasks run may not read tasks or items', () => {
+    const yaml = [
+      'name: r',
+      'env:',
+      '  A: "${{ tasks.x.output }}"',
+      'tasks:',
+      '  - id: x',
+      '    prompt: p',
+      '    output: json',
+      '  - id: y',
+      '    needs: [x]',
+      '    for_each: ${{ item.list }}',
+      '    prompt: "${{ item }}"',
+      '  - id: z',
+      '    for_each: { glob: "${{ tasks.x.output }}/*" }',
+      '    prompt: "${{ item }}"',
+    ].join('\n');
+    expect(check(yaml)).toEqual([
+      '3:11 env.A: tasks is not available here: run-level env and defaults are set before any task runs',
+      '10:19 task "y" for_each: "item" is not available here: for_each cannot use the items it produces',
+      '13:28 task "z" for_each.glob: tasks is not available here: a glob is expanded before any task runs',
+    ]);
+  });
+
   it('yaml syntax errors stop further checks; duplicate keys do not', () => {
     expect(check('name: r\ntasks: [\n')).toHaveLength(1);
     expect(check('name: r\nname: s\ntasks:\n  - id: a\n    agent: nobody\n    prompt: p\n')).toEqual([
