@@ -9,7 +9,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
-import { formatCost, formatDateTime, formatDuration, formatTokens } from './format-units.js';
+import { formatCost, formatDateTime, formatDuration, formatTokens, plural } from './format-units.js';
 import { escapeHtml, jsonForScript, truncateForPage } from './report/html-text.js';
 import { markdownToHtml } from './report/markdown-html.js';
 import { buildReportData } from './report/report-data.js';
@@ -77,7 +77,7 @@ function conversationHtml(folder: RunFolder, inst: InstanceState): string {
   const u = instanceUsage(inst);
   const head =
     `<summary><span class="status ${inst.status}">${escapeHtml(inst.status)}</span> <strong>${escapeHtml(inst.label)}</strong> ` +
-    `<span class="muted">${conv.items.length} items · ${u.turns ?? 0} turns · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}</span></summary>`;
+    `<span class="muted">${plural(conv.items.length, 'item')} · ${plural(u.turns ?? 0, 'turn')} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}</span></summary>`;
   const body: string[] = [`<div class="muted small">session: ${escapeHtml(where)}</div>`];
   if (!conv.exists) body.push('<p class="muted">No session file: the instance never reached its first model reply.</p>');
   for (const w of conv.warnings) body.push(`<div class="note">warning: ${escapeHtml(w)}</div>`);

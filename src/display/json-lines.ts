@@ -17,33 +17,44 @@
  * Run events
  *   run_start        recipe (path), name, recipeHash, inputs, plan: [{task, keys, needs, dynamic}]
  *                    in topological order (dynamic: keys known only once the task is expanded),
- *                    resumed?: true when this run continues an earlier one.
+ *                    resumed?: true when this run continues an earlier one, overrides?: the
+ *                    command-line model/provider/concurrency/budgetUsd.
  *   run_resume       previousStatus?: the status the run had when it stopped.
  *   task_expanded    task, keys: the instances of a for_each task, once its input is known.
  *   budget_exhausted reason: no further model calls are permitted.
  *   run_end          status: succeeded | failed | interrupted | budget_exhausted, usage, durationMs.
  * Instance lifecycle
  *   instance_queued  waiting for a concurrency slot.
- *   instance_start   sessionFile?, cwd?, resumedFromLeaf?: continues an existing session.
+ *   instance_start   sessionFile?, cwd?, resumedFromLeaf?: continues an existing session,
+ *                    baseCommit? / baseTree? / repoRoot? / worktree?: git state for the patch.
  *   instance_retry   failure (class), error, delayMs: this attempt failed and another follows.
  *   instance_done    output (parsed JSON for `output: json`, else text), text?, usage, summary?,
- *                    modifiedFiles?, patchFile?, durationMs. usage covers this attempt.
+ *                    modifiedFiles?, patchFile?, durationMs, rounds? / approved? (pairs).
+ *                    usage is the instance's total as the coordinator counted it.
  *   instance_failed  failure, error, final (false: a retry follows), usage?, durationMs.
+ *   (A retried attempt is reported by instance_retry alone; instance_failed is the final word.)
  *   instance_skipped reason (a task it needs failed, or the budget ran out).
  * Model access
  *   permit_wait      model, reason: the call waits for a rate-limit slot or a budget reservation.
  *   permit_grant     model, waitedMs.
  *   permit_deny      model, reason (budget exhausted, run stopping).
+ *   call_usage       model, usage: the real usage of one model call (summaries included); the sum
+ *                    of these is the run's spend, interrupted attempts included.
  *   rate_limited     model, delayMs, status?: the provider said 429/529; the call is retried.
  * Inside an agent
- *   agent_event      event: the child's AgentSession event as-is, e.g.
- *                      turn_start, turn_end {message, toolResults},
- *                      message_start / message_end {message},
- *                      message_update {message, assistantMessageEvent}   (token deltas: only with --json=full),
+ *   agent_event      event: the child's AgentSession event, slimmed where it would repeat data:
+ *                      agent_start, agent_end {messageCount},
+ *                      turn_start, turn_end {stopReason, usage, toolResults (a count)},
+ *                      message_start {role: "assistant"} or {message} for other roles,
+ *                      message_end {message},
+ *                      message_update {assistantMessageEvent}        (token deltas: only with full events),
  *                      tool_execution_start {toolCallId, toolName, args},
- *                      tool_execution_update {toolCallId, toolName, args, partialResult},
+ *                      tool_execution_update {toolCallId, toolName, partialResult}   (only with full events),
  *                      tool_execution_end {toolCallId, toolName, result, isError},
- *                      auto_compaction_start / auto_compaction_end, auto_retry_start / auto_retry_end.
+ *                      compaction_start / compaction_end, auto_compaction_start / auto_compaction_end,
+ *                      auto_retry_start {attempt, maxAttempts, delayMs, errorMessage} / auto_retry_end.
+ *                    "Full events" (`--full-events`, the `json-full` display mode) also log and
+ *                    print the streaming deltas; without it the coordinator does not forward them.
  *   message          from, to, text: an agent-to-agent message (pairs, send_message).
  *   verify           command, ok, output: the task's verify command after the agent finished.
  * Failure classes: rate_limit, overloaded, timeout, stalled, crashed, verify_failed, budget,

@@ -2,7 +2,7 @@
 // error class and usage, and the merged plan.
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
-import { formatCost, formatDateTime, formatDuration, formatTokens } from './format-units.js';
+import { formatCost, formatDateTime, formatDuration, formatTokens, plural } from './format-units.js';
 import type { RunFolder } from './run-folder.js';
 import { attemptUsage, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState } from './run-state.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
@@ -10,7 +10,7 @@ import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
 function usageLine(inst: InstanceState): string {
   const u = instanceUsage(inst);
   return (
-    `${u.turns ?? 0} turns · ${formatTokens(u.totalTokens)} tokens ` +
+    `${plural(u.turns ?? 0, 'turn')} · ${formatTokens(u.totalTokens)} tokens ` +
     `(in ${formatTokens(u.input)}, out ${formatTokens(u.output)}, cache read ${formatTokens(u.cacheRead)}, cache write ${formatTokens(u.cacheWrite)}) · ${formatCost(u.cost)}`
   );
 }

@@ -2,10 +2,10 @@
 // folds events as they arrive; `show` and the HTML report fold a whole run.jsonl. One fold for
 // all of them means a finished run reads exactly as it looked live.
 //
-// Usage accounting: an instance's usage is the sum of its attempts. The usage carried by
-// instance_done / instance_failed covers that attempt only (listRuns sums them the same way);
-// before it arrives (a running attempt, or a retried one whose retry event carries none) the
-// attempt's usage is what its assistant messages reported.
+// Usage accounting: an attempt's spend is the sum of its call_usage events (one per model call,
+// summaries included; the coordinator's own spend count), or, in a log without them, what its
+// assistant messages reported. The usage on instance_done / instance_failed (the instance's
+// total as the coordinator saw it) is used only for logs without call_usage events.
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from '../orchestrator/run-events.js';
 
 export type InstanceStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'retrying' | 'done' | 'failed' | 'skipped';
@@ -31,10 +31,10 @@ export interface AttemptRecord {
   retryDelayMs?: number;
   waits: WaitSpan[];
   rateLimits: { ts: number; model: string; delayMs: number; status?: number }[];
-  /** Accumulated from the child's assistant messages while it runs. */
-  liveUsage: UsageSummary;
-  /** From instance_done / instance_failed, authoritative once present. */
-  finalUsage?: UsageSummary;
+  /** Accumulated from the child's assistant messages (message_end) while it runs. */
+  messageUsage: UsageSummary;
+  /** Accumulated from call_usage events; preferred when any arrived. */
+  callUsage?: UsageSummary;
   turns: number;
 }
 
@@ -48,6 +48,8 @@ export interface InstanceState {
   attempts: AttemptRecord[];
   /** Tools running now, by call id (parallel calls show as "+N"). */
   runningTools: Map<string, string>;
+  /** Total over all attempts, from instance_done / instance_failed. */
+  finalUsage?: UsageSummary;
   /** What the instance is doing besides a tool: responding, waiting for a permit, compacting... */
   activity?: string;
   toolCalls: number;
@@ -148,7 +150,7 @@ function ensureInstance(state: RunState, task: string, key: string, ts: number, 
 function ensureAttempt(inst: InstanceState, attempt: number): AttemptRecord {
   let rec = inst.attempts.find((a) => a.attempt === attempt);
   if (!rec) {
-    rec = { attempt, outcome: 'running', waits: [], rateLimits: [], liveUsage: zeroUsage(), turns: 0 };
+    rec = { attempt, outcome: 'running', waits: [], rateLimits: [], messageUsage: zeroUsage(), turns: 0 };
     inst.attempts.push(rec);
     inst.attempts.sort((a, b) => a.attempt - b.attempt);
   }
@@ -165,13 +167,21 @@ function closeAttempt(rec: AttemptRecord, ts: number, outcome: AttemptOutcome): 
   closeWaits(rec, ts);
 }
 
+/** What one attempt spent, as far as the log tells (turns counted from turn_end). */
 export function attemptUsage(rec: AttemptRecord): UsageSummary {
-  if (rec.finalUsage) return { ...rec.finalUsage, turns: rec.finalUsage.turns ?? rec.turns };
-  return { ...rec.liveUsage, turns: rec.turns };
+  return { ...(rec.callUsage ?? rec.messageUsage), turns: rec.turns };
 }
 
+/**
+ * What an instance spent over all its attempts. call_usage events are the coordinator's own
+ * spend record (every call of every attempt, interrupted ones included), so they win when the
+ * log has them; otherwise the total on instance_done / instance_failed; otherwise what the
+ * assistant messages reported.
+ */
 export function instanceUsage(inst: InstanceState): UsageSummary {
-  return inst.attempts.reduce((sum, a) => addUsageSummary(sum, attemptUsage(a)), zeroUsage());
+  const live = inst.attempts.reduce((sum, a) => addUsageSummary(sum, attemptUsage(a)), zeroUsage());
+  if (inst.attempts.some((a) => a.callUsage) || !inst.finalUsage) return live;
+  return { ...inst.finalUsage, turns: live.turns || (inst.finalUsage.turns ?? 0) };
 }
 
 export function runUsage(state: RunState): UsageSummary {
@@ -258,12 +268,13 @@ function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: ChildEvent
       rec.turns++;
       break;
     case 'message_start':
-      if ((ev.message as { role?: unknown } | undefined)?.role === 'assistant') inst.activity = 'responding';
+      // The coordinator slims an assistant message_start to {type, role}.
+      if (ev.role === 'assistant' || (ev.message as { role?: unknown } | undefined)?.role === 'assistant') inst.activity = 'responding';
       break;
     case 'message_end': {
       const u = messageUsage(ev.message);
       if (u) {
-        rec.liveUsage = addUsageSummary(rec.liveUsage, u);
+        rec.messageUsage = addUsageSummary(rec.messageUsage, u);
         if (inst.activity === 'responding') inst.activity = undefined;
       }
       break;
@@ -367,6 +378,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       rec.endTs = undefined;
       rec.outcome = 'running';
       inst.status = 'running';
+      inst.finalUsage = undefined;
       inst.activity = undefined;
       inst.runningTools.clear();
       inst.failure = undefined;
@@ -401,6 +413,9 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'agent_event':
       applyChildEvent(inst, rec, e.event as ChildEvent);
       return;
+    case 'call_usage':
+      rec.callUsage = addUsageSummary(rec.callUsage ?? zeroUsage(), { ...e.usage, turns: 0 });
+      return;
     case 'message':
       inst.messages.push({ ts: e.ts, from: e.from, to: e.to, text: e.text });
       return;
@@ -422,7 +437,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'instance_done':
       closeAttempt(rec, e.ts, 'done');
       rec.outcome = 'done';
-      rec.finalUsage = e.usage;
+      inst.finalUsage = e.usage;
       inst.status = 'done';
       inst.output = e.output;
       inst.text = e.text;
@@ -440,7 +455,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       if (rec.outcome !== 'retry') rec.outcome = e.final ? 'failed' : 'retry';
       rec.failure = e.failure;
       rec.error = e.error;
-      if (e.usage) rec.finalUsage = e.usage;
+      if (e.usage) inst.finalUsage = e.usage;
       inst.status = e.final ? 'failed' : 'retrying';
       inst.failure = e.failure;
       inst.error = e.error;
