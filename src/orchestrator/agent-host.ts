@@ -64,6 +64,8 @@ export class AgentHost {
   /** Set by an abort message (timeout, stall, interrupt) or a budget refusal. */
   stopReason: string | undefined;
   private lastPost = 0;
+  /** Peer messages that arrived mid-turn, waiting for the turn to end. */
+  private readonly inbox: PeerMessage[] = [];
 
   private constructor(
     readonly task: InstanceTask,
@@ -141,6 +143,9 @@ export class AgentHost {
   }
 
   private forward(event: AgentSessionEvent): void {
+    // A turn just ended: the loop polls steering next, the one point where a peer message does
+    // not cancel tool calls of the same batch.
+    if (event.type === 'turn_end' || event.type === 'agent_end') this.flushInbox();
     const partial = event.type === 'message_update' || event.type === 'tool_execution_update';
     if (partial && !this.task.fullEvents) {
       this.progress();
@@ -158,10 +163,18 @@ export class AgentHost {
     this.link.post({ type: 'progress' });
   }
 
-  /** A peer message: taken between tool batches, or at the start of the next prompt when idle. */
+  /**
+   * A peer message: steered in after the current turn (steering taken during a tool batch would
+   * skip the batch's remaining tool calls), or at the start of the next prompt when idle.
+   */
   deliver(from: string, text: string): void {
     const message: PeerMessage = { role: 'peer', from, text, timestamp: Date.now() };
-    this.session.agent.steer(message);
+    if (this.session.isStreaming) this.inbox.push(message);
+    else this.session.agent.steer(message);
+  }
+
+  private flushInbox(): void {
+    for (const m of this.inbox.splice(0)) this.session.agent.steer(m);
   }
 
   stop(reason: string): void {

@@ -691,6 +691,8 @@ export class Coordinator {
       ...(inst.modifiedFiles.length ? { modifiedFiles: inst.modifiedFiles } : {}),
       ...(inst.patchFile ? { patchFile: inst.patchFile } : {}),
       durationMs: inst.durationMs,
+      ...(result.rounds !== undefined ? { rounds: result.rounds } : {}),
+      ...(result.approved !== undefined ? { approved: result.approved } : {}),
     });
     this.writePlan();
   }

@@ -100,6 +100,9 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     modifiedFiles: z.array(z.string()).optional(),
     patchFile: z.string().optional(),
     durationMs: z.number(),
+    /** Planner/worker pairs: review rounds held, and whether the planner approved. */
+    rounds: z.number().optional(),
+    approved: z.boolean().optional(),
   }),
   InstanceRef.extend({
     type: z.literal('instance_failed'),

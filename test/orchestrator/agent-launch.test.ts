@@ -1,0 +1,109 @@
+// Ports and permits end to end, through the real Anthropic SDK against the fake Messages API on
+// 127.0.0.1: agents talking over ports, and a rate limit enforced where the requests arrive.
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { cleanupTempDirs, conversationKey, conversationResponder, events, ofType, requestText, tempProject } from './helpers/run-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+describe('agent launch (real SDK, fake Anthropic API)', () => {
+  it('two agents exchange messages over ports and each sees the other one in its next model request', async () => {
+    const server = await startFakeAnthropic({
+      respond: conversationResponder(
+        ['alice', 'bob'].map((me) => {
+          const other = me === 'alice' ? 'bob' : 'alice';
+          return {
+            match: new RegExp(`You are ${me}`),
+            turns: [
+              { tools: [{ name: 'send_message', args: { to: other, text: `hello ${other}, this is ${me}` } }] },
+              { tools: [{ name: 'bash', args: { command: 'sleep 0.4' } }] },
+              { text: `${me} is done` },
+            ],
+          };
+        }),
+      ),
+    });
+    try {
+      const dir = tempProject({
+        'recipe.yaml': `name: talk
+model: claude-haiku-4-5
+concurrency: 2
+agents:
+  talker: { tools: [send_message, bash] }
+tasks:
+  - id: alice
+    agent: talker
+    prompt: "You are alice. Say hello to bob."
+  - id: bob
+    agent: talker
+    prompt: "You are bob. Say hello to alice."
+`,
+      });
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      expect(r.outcome.status).toBe('succeeded');
+      for (const me of ['alice', 'bob']) {
+        const other = me === 'alice' ? 'bob' : 'alice';
+        const mine = server.requests.filter((q) => conversationKey(q.body).includes(`You are ${me}`));
+        expect(mine).toHaveLength(3);
+        const heard = mine.map((q) => requestText(q.body).includes(`hello ${me}, this is ${other}`));
+        // Once the peer message arrived it stays in context: it is first seen in some request and in every later one.
+        const first = heard.indexOf(true);
+        expect(first).toBeGreaterThanOrEqual(0);
+        expect(heard.slice(first).every(Boolean)).toBe(true);
+        expect(requestText(mine[first]!.body)).toContain(`peer-message from=\\"${other}\\"`);
+      }
+      const messages = ofType(events(r.outcome.dir), 'message');
+      expect(messages.map((m) => `${m.from}->${m.to}`).sort()).toEqual(['alice->bob', 'bob->alice']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a permit-enforced rate limit never lets more than N requests per window reach the API', async () => {
+    const arrivals: number[] = [];
+    const responder = conversationResponder([
+      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
+    ]);
+    const server = await startFakeAnthropic({
+      respond: (req) => {
+        arrivals.push(Date.now());
+        return responder(req);
+      },
+    });
+    try {
+      const dir = tempProject({
+        'recipe.yaml': `name: limited
+model: claude-haiku-4-5
+concurrency: 4
+rate_limit: 3
+agents:
+  checker: { tools: [ls] }
+tasks:
+  - id: check
+    for_each: [a, b, c, d]
+    agent: checker
+    prompt: "Check item \${{ item }}"
+`,
+      });
+      const windowMs = 1_000;
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        { runsDir: join(dir, 'runs'), rateWindowMs: windowMs, env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } },
+      );
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      expect(r.outcome.status).toBe('succeeded');
+      expect(arrivals).toHaveLength(8);
+      // In any window of windowMs starting at an arrival, at most 3 requests arrived.
+      for (const t of arrivals) expect(arrivals.filter((u) => u >= t && u < t + windowMs).length).toBeLessThanOrEqual(3);
+      // And the limit did make requests wait (8 requests at 3 per window need three windows).
+      expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeGreaterThanOrEqual(2 * windowMs);
+      expect(ofType(events(r.outcome.dir), 'permit_wait').length).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
