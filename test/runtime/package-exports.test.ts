@@ -20,8 +20,10 @@ beforeAll(() => {
   symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'), 'dir');
   symlinkSync(join(REPO, 'node_modules', 'zod'), join(root, 'node_modules', 'zod'), 'dir');
   symlinkSync(join(REPO, 'recipes'), join(pkg, 'recipes'), 'dir');
-  // The package's own build command, into the temp copy. Declarations are not needed to import.
-  const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.json'), '--outDir', join(pkg, 'dist'), '--declaration', 'false', '--sourceMap', 'false'], {
+  // The package's own build (tsc -p tsconfig.json) into the temp copy. Type checking is the
+  // typecheck step's job and declarations are not needed to import, so both are skipped: the
+  // emitted JavaScript is the same and the build takes ~2 s instead of ~10 s.
+  const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.json'), '--outDir', join(pkg, 'dist'), '--declaration', 'false', '--sourceMap', 'false', '--noCheck'], {
     cwd: REPO,
     encoding: 'utf8',
   });
