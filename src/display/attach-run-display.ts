@@ -31,6 +31,8 @@ export interface RunDisplayOptions {
 export interface RunDisplayResult {
   /** Defaults to plan.md in the run folder when it exists. */
   planFile?: string;
+  /** Defaults to result.json in the run folder when it exists. */
+  resultFile?: string;
   /** Path of report.html when the run wrote one. */
   reportFile?: string;
 }
@@ -73,13 +75,14 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
       finished = true;
       detach();
       if (view instanceof LiveView) view.stop();
-      const defaultPlan = join(store.dir, 'plan.md');
-      const planFile = result.planFile ?? (existsSync(defaultPlan) ? defaultPlan : undefined);
+      const inRun = (name: string) => (existsSync(join(store.dir, name)) ? join(store.dir, name) : undefined);
       options.stdout.write(
         formatFinalSummary(view.state, {
           budgetUsd: options.budgetUsd,
-          planFile,
+          planFile: result.planFile ?? inRun('plan.md'),
+          resultFile: result.resultFile ?? inRun('result.json'),
           reportFile: result.reportFile,
+          runDir: store.dir,
           painter: makePainter(options.color && options.stdout.isTTY === true),
           width: options.stdout.isTTY === true ? options.stdout.columns : undefined,
         }),

@@ -9,8 +9,11 @@ import { clip, fitToWidth, makePainter, oneLine, padStartToWidth, truncateToWidt
 export interface FinalSummaryOptions {
   budgetUsd?: number;
   planFile?: string;
+  resultFile?: string;
   /** The report's path when it was written; otherwise the summary says how to write it. */
   reportFile?: string;
+  /** The run folder: an unfinished run gets an `orchestrate resume <folder>` line. */
+  runDir?: string;
   painter?: Painter;
   /** Terminal width: lines are cut to it (omit for pipes and files, where nothing wraps). */
   width?: number;
@@ -92,7 +95,10 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   out.push(`${parts.join(', ')} · ${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out, ${formatTokens(u.cacheRead)} cache read) · ${money}`);
   if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
   if (options.planFile) out.push(`plan:   ${options.planFile}`);
-  out.push(options.reportFile ? `report: ${options.reportFile}` : `report: run \`orchestrate report ${state.runId}\` to write report.html`);
+  if (options.resultFile) out.push(`result: ${options.resultFile}`);
+  const target = options.runDir ?? state.runId;
+  out.push(options.reportFile ? `report: ${options.reportFile}` : `report: \`orchestrate report ${target}\` writes report.html`);
+  if (state.status !== 'succeeded') out.push(`resume: \`orchestrate resume ${target}\` continues it (finished instances are kept)`);
   const width = options.width;
   return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;
 }

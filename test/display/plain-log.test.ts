@@ -76,7 +76,7 @@ describe('plain log (non-TTY progress)', () => {
     expect(out).toMatch(/^run run-1 \(rename-logger\): failed in 5\.0s/);
     expect(out).toMatch(/apply\.repo-c\s+failed .*timeout: no progress/);
     expect(out).toMatch(/3 done, 1 failed, 1 skipped/);
-    expect(out).toContain('report: run `orchestrate report run-1`');
+    expect(out).toMatch(/\nreport: `orchestrate report \/.*\/run-1` writes report\.html\nresume: `orchestrate resume \/.*\/run-1` continues it/);
   });
 
   it('live mode on a non-TTY falls back to the plain log', () => {
