@@ -1,0 +1,180 @@
+// Resume: rebuilding a run from its log. The end-to-end cases spawn the real CLI, kill it
+// (kill -9, or Ctrl-C = SIGINT), then run `orchestrate resume` and count the model calls each
+// instance made at the fake Anthropic API: finished instances are never called again.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { replayRunLog } from '../../src/orchestrator/replay.js';
+import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { cleanupTempDirs, conversationKey, conversationResponder, events, ofType, tempProject, type Conversation } from './helpers/run-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = join(ROOT, 'src/cli/main.ts');
+
+function cli(args: string[], server: FakeAnthropic): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((r) => child.on('exit', (code, signal) => r({ code, signal, out })));
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (!check()) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function runDirOf(runs: string): string | undefined {
+  const r = spawnSync('ls', [runs]);
+  const name = r.stdout?.toString().trim().split('\n').filter(Boolean)[0];
+  return name ? join(runs, name) : undefined;
+}
+
+const logOf = (runDir: string | undefined): RunEvent[] => (runDir && existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : []);
+
+/** Requests per item, and per (item, reply index). */
+function calls(server: FakeAnthropic, item: string, reply?: number): number {
+  return server.requests.filter((q) => {
+    if (!new RegExp(`Check item ${item}\\b`).test(conversationKey(q.body))) return false;
+    return reply === undefined || (q.body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length === reply;
+  }).length;
+}
+
+const RECIPE = `name: resumable
+model: claude-haiku-4-5
+concurrency: 2
+agents:
+  checker: { tools: [ls, bash] }
+tasks:
+  - id: check
+    for_each: [a, b, c, d]
+    agent: checker
+    prompt: "Check item \${{ item }}"
+`;
+
+describe('replayRunLog', () => {
+  it('keeps finished instances, continues started ones, re-reads fan-outs and sums spend', () => {
+    const base = { v: 1 as const, ts: 0, runId: 'r' };
+    const usage = (n: number) => ({ input: n, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: n, cost: n / 1000 });
+    const log: RunEvent[] = [
+      { ...base, type: 'run_start', recipe: '/r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [] },
+      { ...base, type: 'task_expanded', task: 'fan', keys: ['fan.a', 'fan.b'] },
+      { ...base, type: 'instance_start', task: 'fan', key: 'fan.a', attempt: 1, baseTree: 't1', repoRoot: '/repo' },
+      { ...base, type: 'call_usage', task: 'fan', key: 'fan.a', attempt: 1, model: 'm', usage: usage(100) },
+      { ...base, type: 'instance_done', task: 'fan', key: 'fan.a', attempt: 1, output: { ok: 1 }, usage: usage(100), durationMs: 5, summary: '## Goal\nx' },
+      { ...base, type: 'instance_start', task: 'fan', key: 'fan.b', attempt: 1 },
+      { ...base, type: 'call_usage', task: 'fan', key: 'fan.b@worker', attempt: 1, parent: 'fan.b', model: 'm', usage: usage(50) },
+    ];
+    const s = replayRunLog(log);
+    expect(s.start?.recipe).toBe('/r.yaml');
+    expect(s.lastStatus).toBeUndefined();
+    expect(s.expanded.get('fan')).toEqual(['fan.a', 'fan.b']);
+    expect(s.instances.get('fan.a')).toMatchObject({ status: 'done', output: { ok: 1 }, git: { baseTree: 't1', repoRoot: '/repo' } });
+    expect(s.instances.get('fan.b')).toMatchObject({ status: 'running', attempt: 1 });
+    expect(s.instances.get('fan.b')!.usage.totalTokens).toBe(50);
+    expect(s.spend.totalTokens).toBe(150);
+  });
+});
+
+describe('resume after the coordinator died (real CLI)', () => {
+  it('kill -9 mid-run, then resume: finished instances are not called again, interrupted ones continue from their leaf', async () => {
+    let slow = true;
+    const convs = (): Conversation[] => [
+      { match: /Check item [ab]\b/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'fast done' }] },
+      { match: /Check item [cd]\b/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'slow done', ...(slow ? { delayMs: 2_000 } : {}) }] },
+    ];
+    const server = await startFakeAnthropic({ respond: (req) => conversationResponder(convs())(req) });
+    try {
+      const dir = tempProject({ 'recipe.yaml': RECIPE });
+      const runs = join(dir, 'runs');
+      const child = cli([join(dir, 'recipe.yaml'), '--run-dir', runs], server);
+      const done = exited(child);
+      // Kill once a and b finished and c and d are inside their second (slow) model call.
+      await until(() => ofType(logOf(runDirOf(runs)), 'instance_done').length === 2 && calls(server, 'c', 1) === 1 && calls(server, 'd', 1) === 1, 'a, b done and c, d mid-call');
+      child.kill('SIGKILL');
+      expect((await done).signal).toBe('SIGKILL');
+      const runDir = runDirOf(runs)!;
+      expect(ofType(logOf(runDir), 'run_end')).toHaveLength(0);
+      const before = { a: calls(server, 'a'), b: calls(server, 'b') };
+      expect(before).toEqual({ a: 2, b: 2 });
+
+      slow = false;
+      const resumed = await exited(cli(['resume', runDir], server));
+      expect(resumed.code, resumed.out).toBe(0);
+      // Finished instances were not paid for twice.
+      expect({ a: calls(server, 'a'), b: calls(server, 'b') }).toEqual(before);
+      // Interrupted ones kept their first reply and only redid the call that was cut.
+      for (const item of ['c', 'd']) {
+        expect(calls(server, item, 0)).toBe(1);
+        expect(calls(server, item, 1)).toBe(2);
+      }
+      const log = logOf(runDir);
+      expect(ofType(log, 'run_resume')).toHaveLength(1);
+      expect(ofType(log, 'instance_start').filter((e) => e.attempt === 2).map((e) => [e.key, e.resumedFromLeaf]).sort()).toEqual([
+        ['check.c', true],
+        ['check.d', true],
+      ]);
+      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string; instances: { id: string; status: string; output: string }[] };
+      expect(result.status).toBe('succeeded');
+      expect(result.instances.map((i) => [i.id, i.status, i.output])).toEqual([
+        ['check.a', 'done', 'fast done'],
+        ['check.b', 'done', 'fast done'],
+        ['check.c', 'done', 'slow done'],
+        ['check.d', 'done', 'slow done'],
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('Ctrl-C stops every agent (its shell commands too), exits 130 with status interrupted, and the run resumes', async () => {
+    const marker = `${30 + Math.floor(Math.random() * 1000) / 1000}`;
+    let slow = true;
+    const convs = (): Conversation[] => [
+      { match: /Check item [ab]\b/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'fast done' }] },
+      { match: /Check item [cd]\b/, turns: [{ tools: [{ name: 'bash', args: { command: slow ? `sleep ${marker}` : 'true' } }] }, { text: 'slow done' }] },
+    ];
+    const server = await startFakeAnthropic({ respond: (req) => conversationResponder(convs())(req) });
+    try {
+      const dir = tempProject({ 'recipe.yaml': RECIPE });
+      const runs = join(dir, 'runs');
+      const child = cli([join(dir, 'recipe.yaml'), '--run-dir', runs], server);
+      const done = exited(child);
+      const sleeping = () => spawnSync('pgrep', ['-f', `sleep ${marker}`]).stdout.toString().trim() !== '';
+      await until(() => ofType(logOf(runDirOf(runs)), 'instance_done').length === 2 && sleeping(), 'a, b done and c, d running a shell command');
+      const t0 = Date.now();
+      child.kill('SIGINT');
+      const r = await done;
+      expect(r.code, r.out).toBe(130);
+      expect(Date.now() - t0).toBeLessThan(8_000);
+      expect(sleeping()).toBe(false);
+      const runDir = runDirOf(runs)!;
+      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string };
+      expect(result.status).toBe('interrupted');
+      expect(ofType(logOf(runDir), 'run_end').at(-1)?.status).toBe('interrupted');
+      expect(ofType(logOf(runDir), 'instance_failed')).toHaveLength(0);
+
+      slow = false;
+      const resumed = await exited(cli(['resume', runDir], server));
+      expect(resumed.code, resumed.out).toBe(0);
+      expect({ a: calls(server, 'a'), b: calls(server, 'b') }).toEqual({ a: 2, b: 2 });
+      expect(JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')).status).toBe('succeeded');
+    } finally {
+      await server.close();
+    }
+  });
+});
