@@ -91,7 +91,8 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (c.failed) parts.push(`${c.failed} failed`);
   if (c.skipped) parts.push(`${c.skipped} skipped`);
   if (c.running + c.queued) parts.push(`${c.running + c.queued} unfinished`);
-  const money = options.budgetUsd ? `${formatCost(u.cost)} of ${formatCost(options.budgetUsd)} budget` : formatCost(u.cost);
+  const budget = options.budgetUsd ?? state.budgetUsd;
+  const money = budget ? `${formatCost(u.cost)} of ${formatCost(budget)} budget` : formatCost(u.cost);
   out.push(`${parts.join(', ')} · ${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out, ${formatTokens(u.cacheRead)} cache read) · ${money}`);
   if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
   if (options.planFile) out.push(`plan:   ${options.planFile}`);

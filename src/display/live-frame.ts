@@ -117,11 +117,12 @@ function header(state: RunState, o: FrameOptions): string[] {
   const progress = `[${bar(c.total === 0 ? 0 : finished / c.total, DISPLAY_DEFAULTS.progressBarCells)}] ${parts.join(' · ')}`;
 
   const u = runUsage(state);
+  const budget = o.budgetUsd ?? state.budgetUsd;
   let money: string;
-  if (o.budgetUsd && o.budgetUsd > 0) {
-    const f = u.cost / o.budgetUsd;
+  if (budget && budget > 0) {
+    const f = u.cost / budget;
     const colour = f >= 0.8 ? 'red' : f >= 0.5 ? 'yellow' : 'green';
-    money = `budget [${p.paint(colour, bar(f, DISPLAY_DEFAULTS.budgetBarCells))}] ${formatCost(u.cost)} of ${formatCost(o.budgetUsd)} (${Math.round(f * 100)}%)`;
+    money = `budget [${p.paint(colour, bar(f, DISPLAY_DEFAULTS.budgetBarCells))}] ${formatCost(u.cost)} of ${formatCost(budget)} (${Math.round(f * 100)}%)`;
   } else {
     money = `spent ${formatCost(u.cost)} (no budget set)`;
   }

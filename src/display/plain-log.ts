@@ -116,7 +116,7 @@ export class PlainLog {
   }
 
   private checkBudget(ts: number): void {
-    const budget = this.options.budgetUsd;
+    const budget = this.options.budgetUsd ?? this.state.budgetUsd;
     if (!budget || budget <= 0) return;
     const spent = runUsage(this.state).cost;
     const marks = DISPLAY_DEFAULTS.budgetMilestones;

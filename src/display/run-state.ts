@@ -93,6 +93,8 @@ export interface RunState {
   tasks: Map<string, TaskState>;
   instances: Map<string, InstanceState>;
   budgetExhausted?: string;
+  /** The run's budget in dollars as the log states it (run_start / run_resume), if any. */
+  budgetUsd?: number;
   /** From run_end, when the run ended. */
   endUsage?: UsageSummary;
   durationMs?: number;
@@ -322,12 +324,15 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       state.resumed = state.resumed || e.resumed === true;
       state.status = 'running';
       state.endTs = undefined;
+      if (e.budget?.usd !== undefined) state.budgetUsd = e.budget.usd;
+      else if (typeof e.overrides?.budgetUsd === 'number') state.budgetUsd = e.overrides.budgetUsd;
       for (const t of e.plan) {
         state.tasks.set(t.task, { task: t.task, needs: t.needs, keys: [...t.keys], dynamic: t.dynamic, expanded: !t.dynamic });
         for (const k of t.keys) ensureInstance(state, t.task, k, e.ts);
       }
       return;
     case 'run_resume':
+      if (e.budget?.usd !== undefined) state.budgetUsd = e.budget.usd;
       state.resumed = true;
       state.status = 'running';
       state.endTs = undefined;

@@ -59,8 +59,15 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     resumed: z.boolean().optional(),
     /** Command-line overrides (model, provider, concurrency, budgetUsd) so a resume runs the same way. */
     overrides: z.record(z.string(), z.unknown()).optional(),
+    /** The run's budget after overrides, for live meters (the display reads it from here). */
+    budget: z.object({ usd: z.number().optional(), tokens: z.number().optional() }).optional(),
   }),
-  Base.extend({ type: z.literal('run_resume'), previousStatus: z.string().optional() }),
+  Base.extend({
+    type: z.literal('run_resume'),
+    previousStatus: z.string().optional(),
+    /** The budget of the resumed run when it changed (e.g. raised with --budget-usd). */
+    budget: z.object({ usd: z.number().optional(), tokens: z.number().optional() }).optional(),
+  }),
   Base.extend({ type: z.literal('task_expanded'), task: z.string(), keys: z.array(z.string()) }),
   InstanceRef.extend({ type: z.literal('instance_queued') }),
   InstanceRef.extend({

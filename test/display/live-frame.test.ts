@@ -73,4 +73,14 @@ describe('live frame layout', () => {
     const shown = lines.filter((l) => l.startsWith('▸ ')).length;
     expect(Number(/… (\d+) more/.exec(lines[lines.length - 1]!)![1]) + shown).toBe(40);
   });
+
+  it('takes the budget from run_start when the caller gives none, and says when there is no budget', () => {
+    const s = createRunState();
+    applyEvent(s, { v: 1, runId: 'r', ts: 1, type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [], budget: { usd: 2 } });
+    expect(buildFrame(s, { width: 80, height: 30, now: 2, painter: makePainter(false) })[2]).toMatch(/^budget \[░+\] \$0\.0000 of \$2\.00 \(0%\)/);
+    const none = createRunState();
+    applyEvent(none, { v: 1, runId: 'r', ts: 1, type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [] });
+    expect(buildFrame(none, { width: 80, height: 30, now: 2, painter: makePainter(false) })[2]).toMatch(/^spent \$0\.0000 \(no budget set\)/);
+  });
 });
+
