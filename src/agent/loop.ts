@@ -282,14 +282,14 @@ class LoopRun {
         if (event.type === 'start') {
           started = true;
           messages.push(event.partial);
-          this.emit({ type: 'message_start', message: { ...event.partial } });
+          this.emit({ type: 'message_start', message: snapshot(event.partial) });
         } else if (event.type === 'done' || event.type === 'error') {
           break;
         } else if (started) {
-          // Block events before `start` are ignored. The copy is shallow: `content` is shared
-          // with the live partial, so listeners must treat it as read-only.
+          // Block events before `start` are ignored. Listeners get a snapshot (blocks copied, their
+          // strings are immutable), so a producer running ahead cannot change what they saw.
           messages[messages.length - 1] = event.partial;
-          this.emit({ type: 'message_update', message: { ...event.partial }, assistantMessageEvent: event });
+          this.emit({ type: 'message_update', message: snapshot(event.partial), assistantMessageEvent: event });
         }
       }
     } catch (err) {
@@ -381,4 +381,9 @@ function onlyLlmRoles(messages: Message[]): Message[] {
     }
   }
   return messages;
+}
+
+/** A point-in-time copy of a streaming message: O(blocks), no deep clone of arguments. */
+function snapshot(partial: AssistantMessage): AssistantMessage {
+  return { ...partial, content: partial.content.map((b) => ({ ...b })) };
 }

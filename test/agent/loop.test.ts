@@ -499,3 +499,20 @@ describe('through the provider registry', () => {
     expect((result.at(-1) as { errorMessage: string }).errorMessage).toMatch(/No provider is registered/);
   });
 });
+
+describe('streamed message snapshots', () => {
+  it('message_start and message_update carry snapshots that later deltas do not change', async () => {
+    const { context, config, events, emit } = setup([{ text: 'Hello there, this streams in several chunks' }]);
+    await runAgentLoop([userMessage('hi')], context, config, emit);
+    const assistantText = (m: AgentEvent) =>
+      'message' in m && m.message.role === 'assistant'
+        ? m.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+        : undefined;
+    const start = events.find((e) => e.type === 'message_start' && e.message.role === 'assistant')!;
+    expect(assistantText(start)).toBe('');
+    const updates = events.filter((e) => e.type === 'message_update').map(assistantText);
+    // Each update shows the text as it was at that point: strictly growing, never the final text early.
+    for (let i = 1; i < updates.length; i++) expect(updates[i]!.length).toBeGreaterThanOrEqual(updates[i - 1]!.length);
+    expect(updates.some((t) => t !== 'Hello there, this streams in several chunks')).toBe(true);
+  });
+});
