@@ -15,15 +15,15 @@
 //   every unfinished instance from its session. The run ends `interrupted`.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Piscina } from 'piscina';
 import { parseSummary } from '../session/parse-summary.js';
-import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
+import type { AgentLaunch, LaunchContext } from './agent-launch.js';
+import { InstanceRunner } from './instance-runner.js';
 import { BudgetLedger, type Spend } from './budget.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { backoffDelay, isFailureClass, shouldRetry, type RetryPolicy } from './failure-policy.js';
-import { addWorktree, diffSince, repoRoot, snapshot } from './git-workspace.js';
-import type { AgentSpec, InstanceTask } from './instance-task.js';
+import { diffSince } from './git-workspace.js';
 import { renderNeedsContext, renderPlan } from './merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
@@ -38,7 +38,6 @@ import {
   displayPath,
   expressionScope,
   isTerminal,
-  outOfWorktree,
   planInput,
   resultFile,
   type InstanceState,
@@ -47,7 +46,6 @@ import {
 } from './run-state.js';
 import type { RunStore } from './run-store.js';
 import { Scheduler, type Admission, type SchedulableInstance } from './scheduler.js';
-import { runCommand } from './verify.js';
 import { absoluteGlob } from './write-scopes.js';
 
 export interface CoordinatorOptions {
@@ -84,25 +82,6 @@ export interface RunOutcome {
   tasks: TaskState[];
 }
 
-const NOTE_REASON_DEFAULT = 'the run was interrupted';
-
-function agentSpec(a: LoadedAgent): AgentSpec {
-  const spec: AgentSpec = {
-    name: a.name,
-    model: a.model,
-    provider: a.provider,
-    tools: a.tools,
-    compaction: a.compaction,
-    bash: a.bash,
-    skills: a.skills,
-    extensions: a.extensions,
-  };
-  if (a.script) spec.script = a.script;
-  if (a.system) spec.system = a.system;
-  if (a.thinking) spec.thinking = a.thinking;
-  return spec;
-}
-
 function retryPolicy(task: LoadedTask): RetryPolicy {
   const r = task.retries;
   return { count: r.count, initialMs: r.backoff.initialMs, maxMs: r.backoff.maxMs, factor: r.backoff.factor, on: r.on.filter(isFailureClass), jitter: ORCHESTRATOR_DEFAULTS.retryJitter };
@@ -117,7 +96,7 @@ export class Coordinator {
   private readonly launches = new Map<string, AgentLaunch[]>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly lastCallTokens = new Map<string, number>();
-  private readonly gitLocks = new Map<string, Promise<unknown>>();
+  private readonly runner: InstanceRunner;
   private readonly ledger: BudgetLedger;
   private readonly broker: PermitBroker;
   private readonly router: MessageRouter;
@@ -152,6 +131,17 @@ export class Coordinator {
         const s = this.instances.get(instanceOfKey(id))?.status;
         return s !== undefined && isTerminal(s);
       },
+    });
+    this.runner = new InstanceRunner({
+      recipe: this.recipe,
+      store: this.store,
+      env: this.env,
+      fullEvents: opts.fullEvents ?? false,
+      launches: this.launches,
+      shellSignal: this.shellAbort.signal,
+      emit: (e) => this.emit(e),
+      launchContext: () => this.launchContext(),
+      contextFor: (t) => this.contextFor(t),
     });
     this.scheduler = new Scheduler({
       concurrency: this.recipe.concurrency,
@@ -450,47 +440,6 @@ export class Coordinator {
     return name ? this.recipe.agents[name] : undefined;
   }
 
-  private async withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.gitLocks.get(root) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    this.gitLocks.set(root, next.catch(() => undefined));
-    return next;
-  }
-
-  /** Snapshot (and worktree) on the first attempt; a later attempt reuses them. */
-  private async prepareWorkspace(t: TaskState, inst: InstanceState): Promise<string | undefined> {
-    const cwd = inst.resolved!.cwd;
-    inst.workCwd = cwd;
-    if (inst.git?.worktree) {
-      const wt = inst.git.worktree;
-      if (!existsSync(join(wt, '.git'))) {
-        const r = await this.withGitLock(inst.git.root, () => addWorktree(inst.git!.root, wt, inst.git!.commit));
-        if (!r.ok) return r.error;
-      }
-      inst.workCwd = join(wt, relative(inst.git.root, cwd));
-      return undefined;
-    }
-    if (inst.git) return undefined;
-    if (!existsSync(cwd)) return `the working directory ${cwd} does not exist`;
-    const root = await repoRoot(cwd);
-    if (t.task.isolation === 'worktree') {
-      if (!root) return `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`;
-      const wt = join(this.store.dir, 'worktrees', inst.id);
-      const commitSnap = await this.withGitLock(root, () => snapshot(root));
-      const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap?.commit));
-      if (!r.ok) return r.error;
-      inst.workCwd = join(wt, relative(root, cwd));
-      const snap = await snapshot(inst.workCwd);
-      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt };
-      return undefined;
-    }
-    if (root) {
-      const snap = await this.withGitLock(root, () => snapshot(cwd));
-      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree };
-    }
-    return undefined;
-  }
-
   private async runInstance(t: TaskState, inst: InstanceState): Promise<void> {
     this.inflight++;
     try {
@@ -502,9 +451,9 @@ export class Coordinator {
       inst.status = 'running';
       inst.startedAt ??= Date.now();
       const attemptStart = Date.now();
-      const prepError = await this.prepareWorkspace(t, inst);
-      const resumedFromLeaf = t.task.kind !== 'run' && this.sessionFilesOf(t, inst).some((f) => existsSync(f));
-      inst.sessionFiles = t.task.kind === 'run' ? [] : this.sessionFilesOf(t, inst);
+      const prepError = await this.runner.prepareWorkspace(t, inst);
+      const resumedFromLeaf = t.task.kind !== 'run' && this.runner.sessionFilesOf(t, inst).some((f) => existsSync(f));
+      inst.sessionFiles = t.task.kind === 'run' ? [] : this.runner.sessionFilesOf(t, inst);
       this.emit({
         type: 'instance_start',
         task: t.task.id,
@@ -518,9 +467,7 @@ export class Coordinator {
       });
       let result: WorkerResult;
       if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
-      else if (t.task.kind === 'run') result = await this.runShell(t, inst);
-      else if (t.task.kind === 'pair') result = await this.runPair(t, inst);
-      else result = await this.runAgent(t, inst);
+      else result = await this.runner.run(t, inst);
       inst.usage = addUsageSummary(inst.usage, result.usage);
       inst.durationMs += Date.now() - attemptStart;
       if (result.ok) await this.complete(t, inst, result);
@@ -535,45 +482,9 @@ export class Coordinator {
     }
   }
 
-  private sessionFilesOf(t: TaskState, inst: InstanceState): string[] {
-    if (t.task.kind === 'pair') return [this.store.sessionFile(`${inst.id}@worker`), this.store.sessionFile(`${inst.id}@planner`)];
-    return [this.store.sessionFile(inst.id)];
-  }
-
   private contextFor(t: TaskState): string | undefined {
     if (t.task.context !== 'summaries' || t.task.needs.length === 0) return undefined;
     return renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs) || undefined;
-  }
-
-  private baseTask(t: TaskState, inst: InstanceState, agent: LoadedAgent): Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> {
-    const cwd = inst.workCwd ?? inst.resolved!.cwd;
-    const writes = (inst.resolved?.writes ?? []).map((w) => absoluteGlob(t.task.dir, w));
-    const base: Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> = {
-      runId: this.store.runId,
-      task: t.task.id,
-      attempt: inst.attempt,
-      parent: t.task.id,
-      cwd,
-      prompt: inst.resolved?.prompt ?? '',
-      continueNote: ORCHESTRATOR_DEFAULTS.continueNote.replace('{reason}', inst.error ?? NOTE_REASON_DEFAULT),
-      agent: agentSpec(agent),
-      output: t.task.output,
-      outputRetries: ORCHESTRATOR_DEFAULTS.outputRetries,
-      verify: inst.resolved?.verify ?? [],
-      verifyRetries: t.task.verifyRetries,
-      env: inst.resolved?.env ?? {},
-      fullEvents: this.opts.fullEvents ?? false,
-    };
-    if (writes.length) base.writeScope = writes.map((w) => relative(cwd, outOfWorktreeInverse(inst, w)));
-    if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;
-    const context = this.contextFor(t);
-    if (context) base.contextMessage = context;
-    if (t.task.timeoutMs) base.verifyTimeoutMs = t.task.timeoutMs;
-    const key = this.env.ANTHROPIC_API_KEY;
-    if (key) base.apiKey = key;
-    const url = this.env.ANTHROPIC_BASE_URL;
-    if (url) base.baseUrl = url;
-    return base;
   }
 
   private launchContext(): LaunchContext {
@@ -596,62 +507,6 @@ export class Coordinator {
     };
   }
 
-  private async runAgent(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
-    const agent = this.recipe.agents[t.task.agent ?? ''];
-    if (!agent) return { ok: false, failure: 'error', error: `task ${t.task.id} names agent "${t.task.agent}", which the recipe does not define`, usage: zeroUsage() };
-    const ref: LaunchRef = { task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, scopes: ['run', `instance:${inst.id}`] };
-    const task = { ...this.baseTask(t, inst, agent), id: inst.id, role: 'solo' as const, sessionFile: this.store.sessionFile(inst.id), summarize: true };
-    const launch = new AgentLaunch(this.launchContext(), ref, task, { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs });
-    this.launches.set(inst.id, [launch]);
-    try {
-      return await launch.result;
-    } finally {
-      this.launches.delete(inst.id);
-    }
-  }
-
-  private async runPair(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
-    const pair = t.task.pair!;
-    const planner = this.recipe.agents[pair.planner];
-    const worker = this.recipe.agents[pair.worker];
-    if (!planner || !worker) return { ok: false, failure: 'error', error: `pair of task ${t.task.id} names an agent the recipe does not define`, usage: zeroUsage() };
-    const { MessageChannel } = await import('node:worker_threads');
-    const channel = new MessageChannel();
-    const limits = { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs };
-    const scopes = ['run', `instance:${inst.id}`];
-    const member = (role: 'worker' | 'planner', agent: LoadedAgent, port: typeof channel.port1) => {
-      const key = `${inst.id}@${role}`;
-      const ref: LaunchRef = { task: t.task.id, key, attempt: inst.attempt, parent: inst.id, scopes };
-      const task = { ...this.baseTask(t, inst, agent), id: key, parent: inst.id, role: `pair-${role}` as const, sessionFile: this.store.sessionFile(key), summarize: role === 'worker', maxRounds: pair.maxRounds, peerPort: port };
-      // The planner only reviews: verify and JSON output apply to the worker's result.
-      if (role === 'planner') Object.assign(task, { verify: [], output: 'text' as const });
-      return new AgentLaunch(this.launchContext(), ref, task, limits);
-    };
-    const launches = [member('worker', worker, channel.port1), member('planner', planner, channel.port2)];
-    this.launches.set(inst.id, launches);
-    try {
-      const [w, p] = await Promise.all(launches.map((l) => l.result));
-      const usage = addUsageSummary(w!.usage, p!.usage);
-      if (w!.ok && p!.ok) return { ...w!, usage };
-      // The member that failed first is the cause; the other one usually only lost its partner.
-      const primary = !p!.ok && ['crashed', 'timeout', 'stalled', 'budget', 'rate_limit', 'overloaded'].includes(p!.failure) && (w!.ok || !['crashed', 'timeout', 'stalled', 'budget'].includes(w!.failure)) ? p! : w!.ok ? p! : w!;
-      if (primary.ok) return { ...primary, usage };
-      const who = primary === p ? 'planner' : 'worker';
-      return { ...primary, error: `${who}: ${primary.error}`, usage };
-    } finally {
-      this.launches.delete(inst.id);
-    }
-  }
-
-  private async runShell(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
-    const r = await runCommand(inst.resolved!.run ?? '', { cwd: inst.workCwd ?? inst.resolved!.cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.shellAbort.signal });
-    this.emit({ type: 'agent_event', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, event: { type: 'command_end', command: r.command, exitCode: r.exitCode, output: r.output, durationMs: r.durationMs } });
-    if (r.ok) return { ok: true, text: r.output, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 };
-    const failure: FailureClass = r.timedOut ? 'timeout' : r.aborted ? 'aborted' : 'error';
-    const tail = r.output.trim().split('\n').slice(-5).join(' | ');
-    return { ok: false, failure, error: `\`${r.command}\` ${r.timedOut ? 'timed out' : `exited with ${r.exitCode ?? r.signal}`}${tail ? `: ${tail}` : ''}`, usage: zeroUsage() };
-  }
-
   private async complete(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: true }>): Promise<void> {
     inst.text = result.text;
     if (t.task.output === 'json') {
@@ -667,7 +522,7 @@ export class Coordinator {
     inst.readFiles = (inst.summary?.readFiles ?? []).map((f) => agentFileToDisplay(this.recipe.dir, inst, f));
     if (inst.git) {
       const cwd = inst.workCwd ?? inst.resolved!.cwd;
-      const d = await this.withGitLock(inst.git.root, () => diffSince(cwd, inst.git!.tree));
+      const d = await this.runner.withGitLock(inst.git.root, () => diffSince(cwd, inst.git!.tree));
       if (d && d.patch.trim()) {
         inst.patchFile = `patches/${inst.id}.diff`;
         this.store.writeFile(inst.patchFile, d.patch);
@@ -792,14 +647,6 @@ export class Coordinator {
   kill(): void {
     for (const list of this.launches.values()) for (const l of list) l.kill('aborted: the run was killed');
   }
-}
-
-/** The inverse of outOfWorktree: a path of the original repository, inside the instance's worktree. */
-function outOfWorktreeInverse(inst: InstanceState, abs: string): string {
-  const g = inst.git;
-  if (!g?.worktree) return abs;
-  const rel = relative(g.root, abs);
-  return rel.startsWith('..') ? abs : join(g.worktree, rel);
 }
 
 function recipeHash(file: string): string {

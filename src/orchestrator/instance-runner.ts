@@ -1,0 +1,205 @@
+// Running one attempt of one instance, by kind: an agent on a worker thread, a planner/worker
+// pair on two threads joined by a MessageChannel, or a shell command for `run:` steps. Also the
+// instance's workspace: a git snapshot (and a worktree with `isolation: worktree`) taken on the
+// first attempt, so every later attempt and the final patch are measured from the same state.
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { addWorktree, repoRoot, snapshot } from './git-workspace.js';
+import type { AgentSpec, InstanceTask } from './instance-task.js';
+import type { WorkerResult } from './protocol.js';
+import type { LoadedAgent, LoadedRecipe } from './recipe/index.js';
+import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput } from './run-events.js';
+import type { InstanceState, TaskState } from './run-state.js';
+import type { RunStore } from './run-store.js';
+import { runCommand } from './verify.js';
+import { absoluteGlob } from './write-scopes.js';
+
+/** What the runner needs from the coordinator. */
+export interface RunnerContext {
+  recipe: LoadedRecipe;
+  store: RunStore;
+  env: Readonly<Record<string, string | undefined>>;
+  fullEvents: boolean;
+  /** Running agents per instance id (the coordinator aborts them on interrupt). */
+  launches: Map<string, AgentLaunch[]>;
+  shellSignal: AbortSignal;
+  emit(e: RunEventInput): void;
+  launchContext(): LaunchContext;
+  /** `context: summaries`: the merged plan of the tasks `t` needs. */
+  contextFor(t: TaskState): string | undefined;
+}
+
+const NOTE_REASON_DEFAULT = 'the run was interrupted';
+
+export function agentSpec(a: LoadedAgent): AgentSpec {
+  const spec: AgentSpec = {
+    name: a.name,
+    model: a.model,
+    provider: a.provider,
+    tools: a.tools,
+    compaction: a.compaction,
+    bash: a.bash,
+    skills: a.skills,
+    extensions: a.extensions,
+  };
+  if (a.script) spec.script = a.script;
+  if (a.system) spec.system = a.system;
+  if (a.thinking) spec.thinking = a.thinking;
+  return spec;
+}
+
+/** A path of the original repository, inside the instance's worktree. */
+function intoWorktree(inst: InstanceState, abs: string): string {
+  const g = inst.git;
+  if (!g?.worktree) return abs;
+  const rel = relative(g.root, abs);
+  return rel.startsWith('..') ? abs : join(g.worktree, rel);
+}
+
+export class InstanceRunner {
+  private readonly gitLocks = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly ctx: RunnerContext) {}
+
+  /** Runs one attempt of `inst` by the kind of its task. */
+  run(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    if (t.task.kind === 'run') return this.runShell(t, inst);
+    if (t.task.kind === 'pair') return this.runPair(t, inst);
+    return this.runAgent(t, inst);
+  }
+
+  async withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.gitLocks.get(root) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    this.gitLocks.set(root, next.catch(() => undefined));
+    return next;
+  }
+
+  /** Snapshot (and worktree) on the first attempt; a later attempt reuses them. */
+  async prepareWorkspace(t: TaskState, inst: InstanceState): Promise<string | undefined> {
+    const cwd = inst.resolved!.cwd;
+    inst.workCwd = cwd;
+    if (inst.git?.worktree) {
+      const wt = inst.git.worktree;
+      if (!existsSync(join(wt, '.git'))) {
+        const r = await this.withGitLock(inst.git.root, () => addWorktree(inst.git!.root, wt, inst.git!.commit));
+        if (!r.ok) return r.error;
+      }
+      inst.workCwd = join(wt, relative(inst.git.root, cwd));
+      return undefined;
+    }
+    if (inst.git) return undefined;
+    if (!existsSync(cwd)) return `the working directory ${cwd} does not exist`;
+    const root = await repoRoot(cwd);
+    if (t.task.isolation === 'worktree') {
+      if (!root) return `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`;
+      const wt = join(this.ctx.store.dir, 'worktrees', inst.id);
+      const commitSnap = await this.withGitLock(root, () => snapshot(root));
+      const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap?.commit));
+      if (!r.ok) return r.error;
+      inst.workCwd = join(wt, relative(root, cwd));
+      const snap = await snapshot(inst.workCwd);
+      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt };
+      return undefined;
+    }
+    if (root) {
+      const snap = await this.withGitLock(root, () => snapshot(cwd));
+      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree };
+    }
+    return undefined;
+  }
+
+  sessionFilesOf(t: TaskState, inst: InstanceState): string[] {
+    if (t.task.kind === 'pair') return [this.ctx.store.sessionFile(`${inst.id}@worker`), this.ctx.store.sessionFile(`${inst.id}@planner`)];
+    return [this.ctx.store.sessionFile(inst.id)];
+  }
+
+  baseTask(t: TaskState, inst: InstanceState, agent: LoadedAgent): Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> {
+    const cwd = inst.workCwd ?? inst.resolved!.cwd;
+    const writes = (inst.resolved?.writes ?? []).map((w) => absoluteGlob(t.task.dir, w));
+    const base: Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> = {
+      runId: this.ctx.store.runId,
+      task: t.task.id,
+      attempt: inst.attempt,
+      parent: t.task.id,
+      cwd,
+      prompt: inst.resolved?.prompt ?? '',
+      continueNote: ORCHESTRATOR_DEFAULTS.continueNote.replace('{reason}', inst.error ?? NOTE_REASON_DEFAULT),
+      agent: agentSpec(agent),
+      output: t.task.output,
+      outputRetries: ORCHESTRATOR_DEFAULTS.outputRetries,
+      verify: inst.resolved?.verify ?? [],
+      verifyRetries: t.task.verifyRetries,
+      env: inst.resolved?.env ?? {},
+      fullEvents: this.ctx.fullEvents ?? false,
+    };
+    if (writes.length) base.writeScope = writes.map((w) => relative(cwd, intoWorktree(inst, w)));
+    if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;
+    const context = this.ctx.contextFor(t);
+    if (context) base.contextMessage = context;
+    if (t.task.timeoutMs) base.verifyTimeoutMs = t.task.timeoutMs;
+    const key = this.ctx.env.ANTHROPIC_API_KEY;
+    if (key) base.apiKey = key;
+    const url = this.ctx.env.ANTHROPIC_BASE_URL;
+    if (url) base.baseUrl = url;
+    return base;
+  }
+
+  async runAgent(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    const agent = this.ctx.recipe.agents[t.task.agent ?? ''];
+    if (!agent) return { ok: false, failure: 'error', error: `task ${t.task.id} names agent "${t.task.agent}", which the recipe does not define`, usage: zeroUsage() };
+    const ref: LaunchRef = { task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, scopes: ['run', `instance:${inst.id}`] };
+    const task = { ...this.baseTask(t, inst, agent), id: inst.id, role: 'solo' as const, sessionFile: this.ctx.store.sessionFile(inst.id), summarize: true };
+    const launch = new AgentLaunch(this.ctx.launchContext(), ref, task, { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs });
+    this.ctx.launches.set(inst.id, [launch]);
+    try {
+      return await launch.result;
+    } finally {
+      this.ctx.launches.delete(inst.id);
+    }
+  }
+
+  async runPair(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    const pair = t.task.pair!;
+    const planner = this.ctx.recipe.agents[pair.planner];
+    const worker = this.ctx.recipe.agents[pair.worker];
+    if (!planner || !worker) return { ok: false, failure: 'error', error: `pair of task ${t.task.id} names an agent the recipe does not define`, usage: zeroUsage() };
+    const channel = new MessageChannel();
+    const limits = { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs };
+    const scopes = ['run', `instance:${inst.id}`];
+    const member = (role: 'worker' | 'planner', agent: LoadedAgent, port: MessagePort) => {
+      const key = `${inst.id}@${role}`;
+      const ref: LaunchRef = { task: t.task.id, key, attempt: inst.attempt, parent: inst.id, scopes };
+      const task = { ...this.baseTask(t, inst, agent), id: key, parent: inst.id, role: `pair-${role}` as const, sessionFile: this.ctx.store.sessionFile(key), summarize: role === 'worker', maxRounds: pair.maxRounds, peerPort: port };
+      // The planner only reviews: verify and JSON output apply to the worker's result.
+      if (role === 'planner') Object.assign(task, { verify: [], output: 'text' as const });
+      return new AgentLaunch(this.ctx.launchContext(), ref, task, limits);
+    };
+    const launches = [member('worker', worker, channel.port1), member('planner', planner, channel.port2)];
+    this.ctx.launches.set(inst.id, launches);
+    try {
+      const [w, p] = await Promise.all(launches.map((l) => l.result));
+      const usage = addUsageSummary(w!.usage, p!.usage);
+      if (w!.ok && p!.ok) return { ...w!, usage };
+      // The member that failed first is the cause; the other one usually only lost its partner.
+      const primary = !p!.ok && ['crashed', 'timeout', 'stalled', 'budget', 'rate_limit', 'overloaded'].includes(p!.failure) && (w!.ok || !['crashed', 'timeout', 'stalled', 'budget'].includes(w!.failure)) ? p! : w!.ok ? p! : w!;
+      if (primary.ok) return { ...primary, usage };
+      const who = primary === p ? 'planner' : 'worker';
+      return { ...primary, error: `${who}: ${primary.error}`, usage };
+    } finally {
+      this.ctx.launches.delete(inst.id);
+    }
+  }
+
+  async runShell(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    const r = await runCommand(inst.resolved!.run ?? '', { cwd: inst.workCwd ?? inst.resolved!.cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.ctx.shellSignal });
+    this.ctx.emit({ type: 'agent_event', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, event: { type: 'command_end', command: r.command, exitCode: r.exitCode, output: r.output, durationMs: r.durationMs } });
+    if (r.ok) return { ok: true, text: r.output, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 };
+    const failure: FailureClass = r.timedOut ? 'timeout' : r.aborted ? 'aborted' : 'error';
+    const tail = r.output.trim().split('\n').slice(-5).join(' | ');
+    return { ok: false, failure, error: `\`${r.command}\` ${r.timedOut ? 'timed out' : `exited with ${r.exitCode ?? r.signal}`}${tail ? `: ${tail}` : ''}`, usage: zeroUsage() };
+  }
+}
