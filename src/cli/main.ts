@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // The orchestrate command line: the only place that reads argv and decides exit codes.
 // `main(argv, io)` is what tests call in-process; the guard at the bottom runs it as a program.
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
