@@ -56,6 +56,8 @@ export class AgentLaunch {
   private abortReason: string | undefined;
   private lastActivity = Date.now();
   private wrapUpSentAt: number | undefined;
+  /** False until the worker first reports: starting a thread is not the agent being idle. */
+  private alive = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private finished = false;
 
@@ -111,6 +113,7 @@ export class AgentLaunch {
   private touch(): void {
     this.lastActivity = Date.now();
     this.wrapUpSentAt = undefined;
+    this.alive = true;
   }
 
   private watchIdle(idleMs: number): void {
@@ -119,6 +122,7 @@ export class AgentLaunch {
     this.timers.push(
       setInterval(() => {
         const now = Date.now();
+        if (!this.alive) return;
         // Waiting for a permit is waiting for us, not a stall.
         if (this.pendingPermits > 0) this.lastActivity = now;
         if (now - this.lastActivity < idleMs) return;
@@ -126,6 +130,7 @@ export class AgentLaunch {
           this.wrapUpSentAt = now;
           const text = ORCHESTRATOR_DEFAULTS.wrapUpNote.replace('{seconds}', String(Math.round(idleMs / 1000)));
           this.post({ type: 'wrap_up', text });
+          this.ctx.emit({ type: 'agent_event', ...this.refFields(), event: { type: 'wrap_up_requested', idleMs: now - this.lastActivity, graceMs: grace } });
           return;
         }
         if (now - this.wrapUpSentAt >= grace) this.abort(`stalled: no progress for ${Math.round((now - this.lastActivity) / 1000)}s, even after a wrap-up request`);
@@ -161,15 +166,21 @@ export class AgentLaunch {
     this.port.close();
   }
 
+  private refFields(): { task: string; key: string; attempt: number; parent?: string } {
+    const ref = this.ref;
+    return { task: ref.task, key: ref.key, attempt: ref.attempt, ...(ref.parent ? { parent: ref.parent } : {}) };
+  }
+
   private receive(raw: unknown): void {
     const parsed = parseWorkerMessage(raw);
     const ref = this.ref;
-    const base = { task: ref.task, key: ref.key, attempt: ref.attempt, ...(ref.parent ? { parent: ref.parent } : {}) };
+    const base = this.refFields();
     if (!parsed.ok) {
       this.ctx.emit({ type: 'agent_event', ...base, event: { type: 'protocol_error', error: parsed.error } });
       return;
     }
     const m: WorkerMessage = parsed.message;
+    if (!this.alive) this.touch();
     switch (m.type) {
       case 'permit_request':
         this.requestPermit(m.requestId, m.model, base);
