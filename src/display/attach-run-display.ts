@@ -41,6 +41,8 @@ export interface RunDisplay {
   readonly mode: RunDisplayMode;
   /** Stops the view and prints the summary (nothing extra in JSON modes: run_end is the last line). Idempotent. */
   finish(result?: RunDisplayResult): void;
+  /** A message for the user (e.g. "interrupting..."): above the live frame, or a plain line; stderr in JSON modes. */
+  note(text: string): void;
 }
 
 export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): RunDisplay {
@@ -56,6 +58,9 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
         finished = true;
         detach();
       },
+      note(text) {
+        options.stream.write(text.endsWith('\n') ? text : `${text}\n`);
+      },
     };
   }
 
@@ -70,6 +75,10 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
 
   return {
     mode,
+    note(text) {
+      if (view instanceof LiveView && !finished) view.note(text);
+      else options.stream.write(text.endsWith('\n') ? text : `${text}\n`);
+    },
     finish(result = {}) {
       if (finished) return;
       finished = true;

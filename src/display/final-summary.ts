@@ -2,7 +2,7 @@
 // fan-outs collapse to counts plus the instances that did not succeed), short outputs, usage and
 // cost against the budget, and where the merged plan and the report are.
 import { DISPLAY_DEFAULTS } from './defaults.js';
-import { formatCost, formatDuration, formatTokens } from './format-units.js';
+import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
 import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from './run-state.js';
 import { clip, fitToWidth, makePainter, oneLine, padStartToWidth, truncateToWidth, type Painter } from './terminal-text.js';
 
@@ -39,7 +39,7 @@ function statusWord(inst: InstanceState, p: Painter): string {
 
 function detail(inst: InstanceState): string {
   if (inst.status === 'done') return outputPreview(inst.output ?? inst.text);
-  if (inst.status === 'failed') return `${inst.failure ?? 'error'}: ${clip(oneLine(inst.error ?? ''), DISPLAY_DEFAULTS.errorPreviewChars)}`;
+  if (inst.status === 'failed') return `${inst.failure ?? 'error'}: ${clip(oneLine(withoutClassPrefix(inst.failure, inst.error ?? '')), DISPLAY_DEFAULTS.errorPreviewChars)}`;
   if (inst.status === 'skipped') return clip(oneLine(inst.skipReason ?? ''), DISPLAY_DEFAULTS.errorPreviewChars);
   if (inst.status === 'retrying') return `interrupted while retrying after ${inst.failure ?? 'a failure'}`;
   return inst.status === 'queued' || inst.status === 'pending' ? 'never started' : 'interrupted';
@@ -98,8 +98,8 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (options.planFile) out.push(`plan:   ${options.planFile}`);
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;
-  out.push(options.reportFile ? `report: ${options.reportFile}` : `report: \`orchestrate report ${target}\` writes report.html`);
-  if (state.status !== 'succeeded') out.push(`resume: \`orchestrate resume ${target}\` continues it (finished instances are kept)`);
+  out.push(`report: ${options.reportFile ?? `orchestrate report ${target}`}`);
+  if (state.status !== 'succeeded') out.push(`resume: orchestrate resume ${target}`);
   const width = options.width;
   return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;
 }

@@ -45,3 +45,9 @@ export function formatDateTime(ts: number): string {
 export function plural(n: number, word: string, pluralWord = `${word}s`): string {
   return `${formatTokens(n)} ${n === 1 ? word : pluralWord}`;
 }
+
+/** An error as shown after its class: "timeout: timeout: ran too long" reads "timeout: ran too long". */
+export function withoutClassPrefix(failure: string | undefined, error: string): string {
+  if (failure && error.toLowerCase().startsWith(`${failure.toLowerCase()}:`)) return error.slice(failure.length + 1).trimStart();
+  return error;
+}

@@ -12,7 +12,7 @@
 // Every line is cut to the width; when the frame would be taller than the terminal, finished
 // rows collapse first, then running rows are cut with a "… N more" line.
 import { DISPLAY_DEFAULTS } from './defaults.js';
-import { formatCost, formatDuration, formatTokens } from './format-units.js';
+import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
 import {
   countStatuses,
   currentAttempt,
@@ -58,7 +58,7 @@ function numbers(inst: InstanceState, now: number, p: Painter): string {
   const rec = currentAttempt(inst);
   let elapsed: number | undefined;
   if (isFinished(inst)) elapsed = inst.durationMs ?? (rec?.startTs !== undefined && rec.endTs !== undefined ? rec.endTs - rec.startTs : undefined);
-  else if (rec?.startTs !== undefined) elapsed = now - rec.startTs;
+  else if (rec?.startTs !== undefined) elapsed = (rec.endTs ?? now) - rec.startTs;
   const turns = padStartToWidth(`${u.turns ?? 0} turn${u.turns === 1 ? ' ' : 's'}`, 9);
   const tokens = padStartToWidth(`${formatTokens(u.totalTokens)} tok`, 12);
   const cost = padStartToWidth(formatCost(u.cost), 9);
@@ -71,7 +71,7 @@ function activityText(inst: InstanceState): string {
     case 'done':
       return 'done';
     case 'failed':
-      return `${inst.failure ?? 'error'}: ${oneLine(inst.error ?? '')}`;
+      return `${inst.failure ?? 'error'}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`;
     case 'skipped':
       return `skipped: ${oneLine(inst.skipReason ?? '')}`;
     case 'queued':

@@ -129,6 +129,21 @@ export class LiveView {
     this.removeHandlers();
   }
 
+  /**
+   * Prints a message above the frame (an interrupt notice, a warning): the frame is cleared, the
+   * text written, and the frame drawn again below it, so neither corrupts the other.
+   */
+  note(text: string): void {
+    const b = new EscapeBuffer();
+    if (this.previous.length > 0) moveCursor(asStream(b), 0, -this.previous.length);
+    cursorTo(asStream(b), 0);
+    clearScreenDown(asStream(b));
+    b.write(text.endsWith('\n') ? text : `${text}\n`);
+    this.out.write(b.text);
+    this.previous = [];
+    if (this.started) this.draw(true);
+  }
+
   /** The lines the next draw would show (tests, and the final frame). */
   frame(): string[] {
     const width = this.out.columns && this.out.columns > 0 ? this.out.columns : DISPLAY_DEFAULTS.fallbackColumns;

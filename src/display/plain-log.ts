@@ -4,7 +4,7 @@
 //   12:00:04 apply/repo-a: done in 3.2s, 3 turns, 1,234 tokens, $0.0012
 import { type RunEvent } from '../orchestrator/run-events.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
-import { formatClock, formatCost, formatDuration, formatTokens, plural } from './format-units.js';
+import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
 import { applyEvent, attemptUsage, createRunState, getInstance, instanceLabel, runUsage, type RunState } from './run-state.js';
 import { clip, oneLine } from './terminal-text.js';
 
@@ -95,18 +95,18 @@ export class PlainLog {
         return `${label}: verify \`${clip(oneLine(e.command), 60)}\` ${e.ok ? 'passed' : `failed: ${err(e.output)}`}`;
       case 'instance_retry':
         if (this.failedAttempts.has(`${id}\u0000${e.attempt}`)) return `${label}: retrying in ${seconds(e.delayMs)} (attempt ${e.attempt + 1})`;
-        return `${label}: attempt ${e.attempt} failed (${e.failure}): ${err(e.error)}; retrying in ${seconds(e.delayMs)}`;
+        return `${label}: attempt ${e.attempt} failed (${e.failure}): ${err(withoutClassPrefix(e.failure, e.error))}; retrying in ${seconds(e.delayMs)}`;
       case 'instance_done': {
         const inst = getInstance(this.state, e.task, e.key);
         const rec = inst?.attempts.find((a) => a.attempt === e.attempt);
         const turns = e.usage.turns ?? (rec ? attemptUsage(rec).turns : undefined) ?? 0;
-        return `${label}: done in ${seconds(e.durationMs)}, ${plural(turns, 'turn')}, ${plural(e.usage.totalTokens, 'token')}, ${formatCost(e.usage.cost)}`;
+        return `${label}: done in ${formatDuration(e.durationMs)}, ${plural(turns, 'turn')}, ${plural(e.usage.totalTokens, 'token')}, ${formatCost(e.usage.cost)}`;
       }
       case 'instance_failed': {
         this.failedAttempts.add(`${id}\u0000${e.attempt}`);
         const spent = e.usage ? `, ${formatTokens(e.usage.totalTokens)} tokens, ${formatCost(e.usage.cost)}` : '';
         const head = e.final ? `failed (${e.failure})` : `attempt ${e.attempt} failed (${e.failure})`;
-        return `${label}: ${head} after ${seconds(e.durationMs)}${spent}: ${err(e.error)}`;
+        return `${label}: ${head} after ${formatDuration(e.durationMs)}${spent}: ${err(withoutClassPrefix(e.failure, e.error))}`;
       }
       case 'instance_skipped':
         return `${label}: skipped (${err(e.reason)})`;

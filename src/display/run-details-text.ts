@@ -2,7 +2,7 @@
 // error class and usage, and the merged plan.
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
-import { formatCost, formatDateTime, formatDuration, formatTokens, plural } from './format-units.js';
+import { formatCost, formatDateTime, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
 import type { RunFolder } from './run-folder.js';
 import { attemptUsage, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState } from './run-state.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
@@ -26,14 +26,14 @@ function instanceBlock(inst: InstanceState, p: Painter): string[] {
     for (const a of started) {
       const u = attemptUsage(a);
       const len = a.endTs !== undefined && a.startTs !== undefined ? formatDuration(a.endTs - a.startTs) : 'open';
-      const why = a.failure ? ` ${a.failure}: ${clip(oneLine(a.error ?? ''), DISPLAY_DEFAULTS.errorPreviewChars)}` : '';
+      const why = a.failure ? ` ${a.failure}: ${clip(oneLine(withoutClassPrefix(a.failure, a.error ?? '')), DISPLAY_DEFAULTS.errorPreviewChars)}` : '';
       const next = a.retryDelayMs !== undefined ? ` (retried after ${formatDuration(a.retryDelayMs)})` : '';
       const waited = a.waits.reduce((s, w) => s + ((w.end ?? w.start) - w.start), 0);
       const waits = waited > 0 ? `, waited ${formatDuration(waited)} for permits` : '';
       out.push(`    attempt ${a.attempt}: ${a.outcome} after ${len}, ${formatTokens(u.totalTokens)} tokens, ${formatCost(u.cost)}${waits}${why}${next}`);
     }
   }
-  if (inst.status === 'failed') out.push(`    ${p.paint('red', `error (${inst.failure ?? 'error'})`)}: ${oneLine(inst.error ?? '')}`);
+  if (inst.status === 'failed') out.push(`    ${p.paint('red', `error (${inst.failure ?? 'error'})`)}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`);
   if (inst.status === 'skipped') out.push(`    skipped: ${oneLine(inst.skipReason ?? '')}`);
   if (inst.output !== undefined || inst.text) out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);
   if (inst.modifiedFiles && inst.modifiedFiles.length > 0) out.push(`    modified: ${inst.modifiedFiles.join(', ')}`);

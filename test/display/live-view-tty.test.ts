@@ -81,8 +81,8 @@ describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () 
     expect(c[5]).toMatch(/^- review\s+skipped/);
     expect(c[6]).toMatch(/^run demo-run \(rename-logger\): failed in/);
     expect(c.slice(6).join('\n')).toMatch(/apply: 11 instances \(10 done, 1 failed\)/);
-    expect(c[c.length - 2]).toMatch(/^report: `orchestrate report \/.*demo-run` writes report\.html$/);
-    expect(c[c.length - 1]).toMatch(/^resume: `orchestrate resume \/.*demo-run` continues it/);
+    expect(c[c.length - 2]).toMatch(/^report: orchestrate report \/.*demo-run$/);
+    expect(c[c.length - 1]).toMatch(/^resume: orchestrate resume \/.*demo-run$/);
   }, 30_000);
 
   it('Ctrl-C while live restores the cursor and still ends the process by SIGINT (exit 130)', async () => {

@@ -89,4 +89,20 @@ describe('live view drawing', () => {
     w.stop();
     expect(out2.writes[m]).toContain('\x1b[0J');
   });
+
+  it('a note is printed above the frame: the frame is cleared, the text written, the frame drawn again below it', () => {
+    const out = new FakeTty();
+    const v = view(out);
+    v.absorb(ev({ type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] }));
+    v.start();
+    const height = v.frame().length;
+    const n = out.writes.length;
+    v.note('orchestrate: interrupting');
+    const written = out.writes.slice(n).join('');
+    expect(written.startsWith(`\x1b[${height}A\x1b[1G\x1b[0J`)).toBe(true);
+    const after = written.slice(written.indexOf('orchestrate: interrupting\n') + 'orchestrate: interrupting\n'.length);
+    expect(after.split(CLEAR_LINE)).toHaveLength(height + 1); // every frame line written again
+    v.stop();
+  });
 });
+

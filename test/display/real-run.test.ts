@@ -50,7 +50,7 @@ describe('display over a real scripted run (fan-out, retry, failure)', () => {
     expect(lines.length).toBeLessThan(logged.length / 2);
     const text = lines.map((l) => l.slice(9)).join('\n');
     expect(text).toContain('plan: started (attempt 1)');
-    expect(text).toMatch(/plan: done in [\d.]+s, 2 turns, [\d,]+ tokens, \$0\.0000/);
+    expect(text).toMatch(/plan: done in [\d.]+m?s, 2 turns, [\d,]+ tokens, \$0\.0000/);
     expect(text).toMatch(/apply: expanded into 3 instances/);
     expect(text).toMatch(/apply\.slow: attempt 1 failed \(timeout\): .*; retrying in [\d.]+s/);
     expect(text).toContain('apply.slow: started (attempt 2');

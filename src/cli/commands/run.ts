@@ -2,6 +2,8 @@
 // DAG and estimates cost without calling a model; otherwise the coordinator runs the recipe
 // (see execute-run.ts for Ctrl-C, --json and the final summary).
 import { type Argv } from 'yargs';
+import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-display.js';
+import { shouldUseColor } from '../../display/terminal-text.js';
 import { PROVIDERS, type ProviderName, displayPath, dryRun, loadRecipe, type LoadOptions } from '../../orchestrator/recipe/index.js';
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
 import type { RunEvent } from '../../orchestrator/run-events.js';
@@ -24,6 +26,7 @@ export function runOptions(y: Argv): Argv<object> {
     .option('budget-usd', { type: 'number', describe: 'Run budget in US dollars (overrides the recipe)' })
     .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs beside the recipe)' })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
+    .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
     .check((a) => {
       // yargs turns "--concurrency abc" into NaN without complaint.
       const c = a.concurrency;
@@ -73,7 +76,12 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     return EXIT.ok;
   }
   const recipe = loaded.recipe;
-  return executeRun(args, ctx, (runOpts) => runLoadedRecipe(recipe, loadOptions, { ...runOpts, ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}) }));
+  return executeRun(
+    args,
+    ctx,
+    (runOpts) => runLoadedRecipe(recipe, loadOptions, { ...runOpts, ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}) }),
+    { budgetUsd: recipe.budget.usd },
+  );
 }
 
 /**
@@ -142,15 +150,23 @@ export function exitCodeOf(status: RunOutcome['status']): number {
  * Runs `start` with Ctrl-C handling (first: stop every agent cleanly and keep the sessions;
  * second: terminate the threads), --json event lines or plain progress, and the summary.
  */
-export async function executeRun(args: CommandArgs, ctx: CliContext, start: (opts: RunOptions) => Promise<StartResult>): Promise<number> {
+export async function executeRun(
+  args: CommandArgs,
+  ctx: CliContext,
+  start: (opts: RunOptions) => Promise<StartResult>,
+  view: { budgetUsd?: number } = {},
+): Promise<number> {
   const json = args.json === true;
   const interrupt = new AbortController();
   const kill = new AbortController();
   let signals = 0;
+  let display: RunDisplay | undefined;
   const onSignal = (): void => {
     signals++;
     if (signals === 1) {
-      ctx.stderr('\norchestrate: interrupting: every agent is asked to stop (sessions are kept; Ctrl-C again to terminate them now)\n');
+      const text = 'orchestrate: interrupting: every agent is asked to stop (sessions are kept; Ctrl-C again to terminate them now)\n';
+      if (display) display.note(text);
+      else ctx.stderr(`\n${text}`);
       interrupt.abort();
     } else kill.abort();
   };
@@ -164,10 +180,21 @@ export async function executeRun(args: CommandArgs, ctx: CliContext, start: (opt
       killSignal: kill.signal,
       fullEvents: args['full-events'] === true,
       onStore: (store) => {
-        if (json) store.subscribe((e) => ctx.stdout(`${JSON.stringify(e)}\n`));
-        else store.subscribe((e) => printProgress(e, ctx));
+        // The live view draws on the real stderr, only when it and stdout are both terminals.
+        const live = ctx.isTTY && process.stderr.isTTY === true;
+        display = attachRunDisplay(store, {
+          stream: live ? process.stderr : { write: (s: string) => (ctx.stderr(s), true) },
+          stdout: { write: (s: string) => (ctx.stdout(s), true), isTTY: ctx.isTTY, columns: process.stdout.columns },
+          isTTY: live,
+          color: shouldUseColor({ isTTY: live, noColorFlag: args.color === false, env: ctx.env }),
+          ...(view.budgetUsd !== undefined ? { budgetUsd: view.budgetUsd } : {}),
+          mode: json ? (args['full-events'] === true ? 'json-full' : 'json') : 'live',
+        });
       },
     });
+  } catch (e) {
+    display?.finish();
+    throw e;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -179,7 +206,8 @@ export async function executeRun(args: CommandArgs, ctx: CliContext, start: (opt
     } else ctx.stderr(`orchestrate: ${result.message}\n`);
     return EXIT.usage;
   }
-  if (!json) printRunSummary(result.outcome, ctx);
+  if (display) display.finish({ planFile: result.outcome.planFile, resultFile: result.outcome.resultFile });
+  else if (!json) printRunSummary(result.outcome, ctx);
   return exitCodeOf(result.outcome.status);
 }
 
