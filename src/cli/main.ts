@@ -68,6 +68,9 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     ctx.stderr(`orchestrate: unknown command "${argv[0]}" (and no recipe file of that name)\n  hint: ${mistyped}\nRun "orchestrate --help" for usage.\n`);
     return EXIT.usage;
   }
+  // `--json=full` (design section 5) is `--json` plus message deltas; yargs reads a boolean flag
+  // with a value as false, so spell it out before parsing.
+  argv = argv.flatMap((a) => (a === '--json=full' ? ['--json', '--full-events'] : [a]));
   let code: number = EXIT.ok;
   const parser = yargs(argv)
     .scriptName('orchestrate')

@@ -14,6 +14,7 @@ function options(y: Argv): Argv<object> {
     .option('concurrency', { type: 'number', describe: 'Task instances running at once (overrides the recorded value)' })
     .option('budget-usd', { type: 'number', describe: 'Run budget in US dollars (raise it to finish a budget-exhausted run)' })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent' })
+    .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
     .check((a) => {
       const c = a.concurrency;
       if (c !== undefined && !(typeof c === 'number' && Number.isInteger(c) && c >= 1)) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(c)})`);
