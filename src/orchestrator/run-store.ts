@@ -143,8 +143,12 @@ export function listRuns(runsDir: string): RunListing[] {
     const start = events.find((e) => e.type === 'run_start');
     if (!start || start.type !== 'run_start') continue;
     const end = [...events].reverse().find((e) => e.type === 'run_end');
+    // call_usage is the coordinator's record of every permitted model call (aborted ones too);
+    // logs without it fall back to the per-instance totals.
     let cost = 0;
-    for (const e of events) if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
+    let calls = 0;
+    for (const e of events) if (e.type === 'call_usage') (cost += e.usage.cost), calls++;
+    if (calls === 0) for (const e of events) if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
     out.push({
       runId: start.runId,
       dir,

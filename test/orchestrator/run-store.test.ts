@@ -62,3 +62,17 @@ describe('RunStore', () => {
     expect(resolveRunDir(runs, 'nope')).toBeUndefined();
   });
 });
+
+describe('listRuns cost', () => {
+  it('sums call_usage (every permitted call, aborted ones too) when the log has it', () => {
+    const runs = tmp();
+    const s = RunStore.create(runs, 'r-cost');
+    s.append({ type: 'run_start', recipe: 'a.yaml', name: 'a', recipeHash: 'h', inputs: {}, plan: [] });
+    const u = (cost: number) => ({ input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost });
+    s.append({ type: 'call_usage', task: 't', key: 't', attempt: 1, model: 'm', usage: u(0.1) });
+    s.append({ type: 'call_usage', task: 't', key: 't', attempt: 2, model: 'm', usage: u(0.2) });
+    // The instance total only covers its last attempt: the run's cost must not come from it.
+    s.append({ type: 'instance_done', task: 't', key: 't', attempt: 2, output: 'ok', durationMs: 1, usage: u(0.2) });
+    expect(listRuns(runs)[0]!.cost).toBeCloseTo(0.3);
+  });
+});
