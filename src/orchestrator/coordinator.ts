@@ -61,6 +61,8 @@ export interface CoordinatorOptions {
   rateWindowMs?: number;
   /** A pool to run on (kept open afterwards); default: a pool sized for this recipe, closed at the end. */
   pool?: Piscina;
+  /** Agents sharing one worker thread (default 1: a thread per agent; see WorkerPoolOptions). */
+  agentsPerThread?: number;
   /** Worker heap limits (default ORCHESTRATOR_DEFAULTS.workerResourceLimits). */
   resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
   /** Environment for expressions, keys and base URL (default process.env). */
@@ -214,7 +216,8 @@ export class Coordinator {
     return createWorkerPool({
       concurrency,
       pairSlots: pairs ? concurrency : 0,
-      minThreads: Math.max(1, Math.min(concurrency, instanceCount || 1)),
+      minThreads: Math.max(1, Math.min(Math.ceil(concurrency / (this.opts.agentsPerThread ?? 1)), instanceCount || 1)),
+      ...(this.opts.agentsPerThread ? { agentsPerThread: this.opts.agentsPerThread } : {}),
       resourceLimits: this.opts.resourceLimits,
       onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
     });

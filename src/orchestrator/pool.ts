@@ -33,20 +33,30 @@ export interface WorkerPoolOptions {
   minThreads?: number;
   /** Where a thread's background failure is reported; without a listener piscina would crash the process. */
   onError?: (err: unknown) => void;
+  /**
+   * Agents sharing one thread (default 1). More saves memory and thread start-ups, at the cost
+   * of isolation: a thread that crashes, runs out of memory or is terminated after an abort
+   * takes every agent on it down (they are retried like any crash).
+   */
+  agentsPerThread?: number;
 }
 
-export function threadsNeeded(concurrency: number, pairSlots = 0): number {
-  return Math.max(1, concurrency + Math.min(pairSlots, concurrency));
+/** Threads for `agents` agents running at once, `perThread` to a thread (agents waiting on each other still always get a slot). */
+export function threadsNeeded(concurrency: number, pairSlots = 0, perThread = 1): number {
+  const agents = concurrency + Math.min(pairSlots, concurrency);
+  return Math.max(1, Math.ceil(agents / Math.max(1, perThread)));
 }
 
 export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
   const worker = siblingWorker(import.meta.url, 'worker');
   const filename = opts.filename ?? worker.href;
   const isTs = filename.endsWith('.ts');
-  const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots);
+  const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? 1));
+  const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots, perThread);
   const pool = new Piscina({
     filename,
     maxThreads,
+    concurrentTasksPerWorker: perThread,
     minThreads: Math.min(maxThreads, opts.minThreads ?? maxThreads),
     idleTimeout: ORCHESTRATOR_DEFAULTS.workerIdleTimeoutMs,
     resourceLimits: opts.resourceLimits ?? ORCHESTRATOR_DEFAULTS.workerResourceLimits,
