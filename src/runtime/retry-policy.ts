@@ -16,7 +16,10 @@ const RETRYABLE: readonly RegExp[] = [
   /service.?unavailable/i,
   /server.?error/i,
   /internal.?error/i,
-  /connection.?(error|refused|reset|lost)/i,
+  /connection.?(error|refused|reset|lost|closed)/i,
+  // A stream that ended before message_stop, or went silent (the provider's idle watchdog).
+  /ended before the message was complete/i,
+  /sent nothing for \d+ ?ms/i,
   /other side closed/i,
   /fetch failed/i,
   /upstream.?connect/i,

@@ -43,6 +43,8 @@ export type ResponseSpec =
   | ({ kind: 'cut'; afterEvents: number } & MessageSpec)
   /** Stream N events of the message, then `event: error`. */
   | ({ kind: 'sse-error'; afterEvents?: number; errorType?: string; message?: string } & MessageSpec)
+  /** Stream N events of the message, then end the response cleanly (no message_stop). */
+  | ({ kind: 'truncate'; afterEvents: number } & MessageSpec)
   /** Send 200 headers and then nothing, forever (until close()). */
   | { kind: 'hang' };
 
@@ -68,13 +70,85 @@ export interface FakeAnthropicOptions {
   respond?: (req: RespondInput) => ResponseSpec | Promise<ResponseSpec>;
   /** Responses in request order; when exhausted, a 500 error that says so. */
   responses?: ResponseSpec[];
+  /** Replaces a share of the responses with faults (reliability tests). */
+  faults?: FaultOptions;
+}
+
+/**
+ * What a fault does to one request: an HTTP error instead of the reply (429 with retry-after,
+ * 529, 500, 400 prompt too long), the reply cut mid-stream (socket destroyed) or ended early
+ * without message_stop (a clean close mid-message), or the reply streamed slowly.
+ */
+export type FaultKind = 'rate_limit' | 'overloaded' | 'server_error' | 'cut' | 'truncated' | 'slow' | 'prompt_too_long';
+
+export const FAULT_KINDS: readonly FaultKind[] = ['rate_limit', 'overloaded', 'server_error', 'cut', 'truncated', 'slow', 'prompt_too_long'];
+
+export interface FaultOptions {
+  /** Share of eligible requests that get a fault, 0..1: one in every round(1 / rate), at a seeded position. */
+  rate: number;
+  /** Seed of the fault dice (the same seed gives the same sequence of decisions). */
+  seed: number;
+  /** Kinds to use, in seeded shuffled rounds (default: all of FAULT_KINDS). */
+  kinds?: readonly FaultKind[];
+  /** Delay a 429/529 asks for: retry-after-ms, and retry-after in whole seconds (default 50 ms). */
+  retryAfterMs?: number;
+  /** Delay between SSE events of a slow reply (default 40 ms). */
+  slowDelayMs?: number;
+  /** Only these requests may be faulted (default: every request). */
+  eligible?: (req: RespondInput) => boolean;
+}
+
+/** One injected fault, by request index. */
+export interface FaultRecord {
+  index: number;
+  kind: FaultKind;
 }
 
 export interface FakeAnthropic {
   /** Base URL for the SDK (`baseURL` / model.baseUrl / ANTHROPIC_BASE_URL). */
   url: string;
   requests: RecordedRequest[];
+  /** Faults injected so far (empty without `faults`). */
+  faults: FaultRecord[];
   close(): Promise<void>;
+}
+
+/** A small seeded PRNG (mulberry32): deterministic dice for fault injection. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The response a fault turns `spec` into; undefined when the kind does not apply (e.g. cut of an error). */
+export function applyFault(kind: FaultKind, spec: ResponseSpec, options: Pick<FaultOptions, 'retryAfterMs' | 'slowDelayMs'> = {}): ResponseSpec | undefined {
+  const afterMs = options.retryAfterMs ?? 50;
+  const retryHeaders = { 'retry-after-ms': String(afterMs), 'retry-after': String(Math.max(1, Math.ceil(afterMs / 1000))) };
+  switch (kind) {
+    case 'rate_limit':
+      return { kind: 'http-error', status: 429, message: 'fake-anthropic: injected rate limit', headers: retryHeaders };
+    case 'overloaded':
+      return { kind: 'http-error', status: 529, message: 'fake-anthropic: injected overload', headers: retryHeaders };
+    case 'server_error':
+      return { kind: 'http-error', status: 500, message: 'fake-anthropic: injected internal server error' };
+    case 'prompt_too_long':
+      return { kind: 'http-error', status: 400, errorType: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' };
+    case 'cut':
+    case 'truncated':
+    case 'slow': {
+      if (spec.kind !== 'message') return undefined;
+      if (kind === 'slow') return { ...spec, delayMs: Math.max(spec.delayMs ?? 0, options.slowDelayMs ?? 40) };
+      // Cut after the first content delta: the reply has started, so only a whole-turn retry helps.
+      const events = messageEvents(spec).length;
+      const afterEvents = Math.max(2, Math.min(events - 2, 4));
+      return kind === 'cut' ? { ...spec, kind: 'cut', afterEvents } : { ...spec, kind: 'truncate', afterEvents };
+    }
+  }
 }
 
 type SseEvent = { event: string; data: unknown };
@@ -187,7 +261,46 @@ const DEFAULT_ERROR_TYPE: Record<number, string> = {
 /** Starts the fake API on 127.0.0.1 with an ephemeral port. */
 export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
   const requests: RecordedRequest[] = [];
+  const faults: FaultRecord[] = [];
+  const dice = options.faults ? seededRandom(options.faults.seed) : undefined;
   let closed = false;
+
+  // The fault schedule: one fault in every block of round(1 / rate) eligible requests, at a
+  // seeded random position, so the rate holds exactly even over a few dozen requests; the kinds
+  // come in seeded shuffled rounds, so every kind shows up once per round.
+  const blockSize = options.faults && options.faults.rate > 0 ? Math.max(1, Math.round(1 / options.faults.rate)) : 0;
+  let eligibleSeen = 0;
+  let faultAt = -1;
+  let kindRound: FaultKind[] = [];
+
+  function nextKind(): FaultKind {
+    if (kindRound.length === 0) {
+      const kinds = [...(options.faults?.kinds?.length ? options.faults.kinds : FAULT_KINDS)];
+      for (let i = kinds.length - 1; i > 0; i--) {
+        const j = Math.floor(dice!() * (i + 1));
+        [kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!];
+      }
+      kindRound = kinds;
+    }
+    return kindRound.shift()!;
+  }
+
+  /** Decides for one request; returns the spec to send (the fault, or the reply itself). */
+  function maybeFault(input: RespondInput, spec: ResponseSpec): ResponseSpec {
+    const f = options.faults;
+    if (!f || !dice || blockSize === 0 || (f.eligible && !f.eligible(input))) return spec;
+    const pos = eligibleSeen++ % blockSize;
+    if (pos === 0) faultAt = Math.floor(dice() * blockSize);
+    if (pos !== faultAt) return spec;
+    const kind = nextKind();
+    const faulted = applyFault(kind, spec, f);
+    if (!faulted) {
+      kindRound.unshift(kind); // not applicable here (e.g. a cut of an error reply): try it next time
+      return spec;
+    }
+    faults.push({ index: input.index, kind });
+    return faulted;
+  }
 
   const server = createServer((req, res) => {
     void handle(req, res).catch(() => res.destroy());
@@ -213,9 +326,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     if (!req.headers.authorization?.startsWith('Bearer ') && !req.headers['x-api-key']) {
       return sendJsonError(res, 401, 'authentication_error', 'fake-anthropic: missing credentials', requestId);
     }
-    const spec: ResponseSpec | undefined = options.respond
-      ? await options.respond({ index, body, headers: req.headers })
-      : options.responses?.[index];
+    const input: RespondInput = { index, body, headers: req.headers };
+    const planned: ResponseSpec | undefined = options.respond ? await options.respond(input) : options.responses?.[index];
+    const spec = planned ? maybeFault(input, planned) : undefined;
     if (!spec) {
       return sendJsonError(res, 500, 'api_error', `fake-anthropic: no response scripted for request ${index}`, requestId);
     }
@@ -232,7 +345,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     if (spec.kind === 'hang') return; // the socket stays open until close()
 
     const events = messageEvents(spec, index);
-    const limit = spec.kind === 'cut' ? spec.afterEvents : spec.kind === 'sse-error' ? (spec.afterEvents ?? events.length - 2) : events.length;
+    const limit = spec.kind === 'cut' || spec.kind === 'truncate' ? spec.afterEvents : spec.kind === 'sse-error' ? (spec.afterEvents ?? events.length - 2) : events.length;
     // Resolves once the bytes are handed to the socket, so a cut never swallows earlier events.
     const write = (e: SseEvent): Promise<void> =>
       new Promise((resolve) => res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`, () => resolve()));
@@ -258,6 +371,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    faults,
     close: async () => {
       closed = true;
       server.closeAllConnections();
