@@ -34,6 +34,18 @@ export interface RunnerContext {
 
 const NOTE_REASON_DEFAULT = 'the run was interrupted';
 
+/**
+ * ORCHESTRATE_RETRY_BASE_MS: the first wait of model-call retries (429/529/5xx, cut streams) in
+ * every agent, doubling per retry. Unset: the providers' and sessions' own defaults (1-2 s).
+ * Tests and local proxies that fail fast set it low; a bad value is ignored.
+ */
+export function retryBaseDelayFromEnv(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const raw = env.ORCHESTRATE_RETRY_BASE_MS;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const ms = Number(raw);
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
 export function agentSpec(a: LoadedAgent): AgentSpec {
   const spec: AgentSpec = {
     name: a.name,
@@ -145,6 +157,8 @@ export class InstanceRunner {
     if (key) base.apiKey = key;
     const url = this.ctx.env.ANTHROPIC_BASE_URL;
     if (url) base.baseUrl = url;
+    const retryBase = retryBaseDelayFromEnv(this.ctx.env);
+    if (retryBase !== undefined) base.retryBaseDelayMs = retryBase;
     return base;
   }
 

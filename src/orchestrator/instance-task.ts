@@ -44,6 +44,8 @@ export interface InstanceTask {
   agent: AgentSpec;
   apiKey?: string;
   baseUrl?: string;
+  /** First delay of model-call retries (provider and session level), from ORCHESTRATE_RETRY_BASE_MS. */
+  retryBaseDelayMs?: number;
   /** Globs relative to `cwd` that edit/write may touch (undefined: anywhere in cwd). */
   writeScope?: string[];
   output: 'text' | 'json';
