@@ -106,4 +106,66 @@ tasks:
       await server.close();
     }
   });
+
+  it('a 429 from the API pauses every agent on that model (pause, not kill) for the delay the server asked', async () => {
+    const arrivals: { t: number; status: number }[] = [];
+    const responder = conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]);
+    let limited = false;
+    let released!: () => void;
+    const limitSent = new Promise<void>((r) => (released = r));
+    const server = await startFakeAnthropic({
+      respond: async (req) => {
+        // The first request of item b is refused once, with retry-after-ms.
+        if (!limited && conversationKey(req.body).includes('Check item b')) {
+          limited = true;
+          arrivals.push({ t: Date.now(), status: 429 });
+          setTimeout(released, 20);
+          return { kind: 'http-error', status: 429, headers: { 'retry-after-ms': '600' } };
+        }
+        arrivals.push({ t: Date.now(), status: 200 });
+        // a and c get their first reply only after the 429, so their next call falls in the pause.
+        if ((req.body.messages as unknown[]).length === 1) await limitSent;
+        return responder(req);
+      },
+    });
+    try {
+      const dir = tempProject({
+        'recipe.yaml': `name: paused
+model: claude-haiku-4-5
+concurrency: 3
+agents:
+  checker: { tools: [ls] }
+tasks:
+  - id: check
+    for_each: [a, b, c]
+    agent: checker
+    prompt: "Check item \${{ item }}"
+`,
+      });
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      expect(r.outcome.status).toBe('succeeded');
+      const limitedAt = arrivals.find((a) => a.status === 429)!.t;
+      const rl = ofType(events(r.outcome.dir), 'rate_limited');
+      expect(rl).toHaveLength(1);
+      expect(rl[0]).toMatchObject({ key: 'check.b', status: 429, delayMs: 600 });
+      // a and c had their next call ready right after the 429; nobody reached the API during the pause.
+      const during = arrivals.filter((a) => a.t > limitedAt + 50 && a.t < limitedAt + 550);
+      expect(during).toEqual([]);
+      expect(arrivals.filter((a) => a.t >= limitedAt + 550).length).toBeGreaterThanOrEqual(3);
+      expect(arrivals.filter((a) => a.status === 200)).toHaveLength(6);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a recipe that needs the Anthropic API with no key stops with exit 2 and says how to go on', async () => {
+    const { main } = await import('../../src/cli/main.js');
+    const dir = tempProject({ 'recipe.yaml': 'name: keyless\ntasks:\n  - id: t\n    prompt: hi\n' });
+    let err = '';
+    const code = await main([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], { stdout: () => undefined, stderr: (t) => (err += t), cwd: dir, env: { PATH: process.env.PATH } });
+    expect(code).toBe(2);
+    expect(err).toContain('ANTHROPIC_API_KEY');
+    expect(err).toContain('--provider scripted');
+  });
 });

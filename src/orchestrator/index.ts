@@ -1,0 +1,36 @@
+// Public surface of the orchestrator: run or resume a recipe, the run store and its event log,
+// and the pieces a host needs to embed the coordinator (pool sizing, failure policy, summary
+// merge). The worker side (worker.ts, run-instance.ts) is loaded by the pool, not imported here.
+export { runRecipeFile, runLoadedRecipe, resumeRunDir, defaultRunsDir, missingApiKey, type RunOptions, type ResumeOptions, type StartResult } from './run-recipe.js';
+export { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
+export { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+export { RunStore, readRunLog, listRuns, resolveRunDir, newRunId, RUN_LOG, type RunListing, type ReadLog } from './run-store.js';
+export {
+  RunEventSchema,
+  RUN_EVENT_VERSION,
+  FAILURE_CLASSES,
+  zeroUsage,
+  addUsageSummary,
+  type RunEvent,
+  type RunEventType,
+  type RunEventInput,
+  type FailureClass,
+  type UsageSummary,
+} from './run-events.js';
+export { replayRunLog, type ReplayState, type ReplayedInstance } from './replay.js';
+export { renderPlan, renderNeedsContext, type PlanInput, type PlanTask, type PlanInstance } from './merge-summaries.js';
+export { createWorkerPool, threadsNeeded, siblingWorker, workerExecArgv, type WorkerPoolOptions } from './pool.js';
+export { backoffDelay, shouldRetry, classifyErrorText, describeThreadFailure, abortClass, type RetryPolicy } from './failure-policy.js';
+export { Scheduler, type SchedulableInstance, type Admission } from './scheduler.js';
+export { globsOverlap, scopesOverlap, absoluteGlob } from './write-scopes.js';
+export { MessageRouter, type Endpoint, type RouteResult } from './message-router.js';
+export { PermitBroker, type PermitRequest, type PermitOutcome } from './permit-broker.js';
+export { BudgetLedger, type BudgetLimits, type Spend } from './budget.js';
+export { SlidingWindowLimiter } from './rate-limiter.js';
+export { withPermits, PermitDenied, type PermitChannel, type PermitKind } from './permitted-stream.js';
+export { parseJsonOutput, extractJson, checkJsonSchema } from './output-json.js';
+export { runCommand, type CommandResult } from './verify.js';
+export { snapshot, diffSince, addWorktree, removeWorktree, type Snapshot } from './git-workspace.js';
+export type { InstanceTask, AgentSpec, InstanceRole } from './instance-task.js';
+export type { InstanceState, TaskState, RunStatus, ResultFile } from './run-state.js';
+export type { WorkerResult, WorkerMessage, CoordinatorMessage } from './protocol.js';
