@@ -190,6 +190,7 @@ export class Coordinator {
         inputs: this.recipe.inputValues,
         plan: plan.plan.tasks.map((t) => ({ task: t.id, keys: t.instances.map((i) => i.id), needs: t.needs, dynamic: t.fanOut === 'dynamic' })),
         ...(this.opts.overrides && Object.keys(this.opts.overrides).length ? { overrides: this.opts.overrides } : {}),
+        ...this.budgetField(),
       });
     }
     this.pool = this.opts.pool ?? this.makePool(plan.plan.instanceCount);
@@ -210,6 +211,13 @@ export class Coordinator {
     return this.end();
   }
 
+  /** The run budget for run_start / run_resume (live meters read it), when the recipe has one. */
+  private budgetField(): { budget?: { usd?: number; tokens?: number } } {
+    const b = this.recipe.budget;
+    if (b.usd === undefined && b.tokens === undefined) return {};
+    return { budget: { ...(b.usd !== undefined ? { usd: b.usd } : {}), ...(b.tokens !== undefined ? { tokens: b.tokens } : {}) } };
+  }
+
   private makePool(instanceCount: number): Piscina {
     const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
     const concurrency = this.recipe.concurrency;
@@ -224,7 +232,8 @@ export class Coordinator {
   }
 
   private restore(replay: ReplayState): void {
-    this.emit({ type: 'run_resume', ...(replay.lastStatus ? { previousStatus: replay.lastStatus } : {}) });
+    const changed = replay.start !== undefined && replay.start.recipeHash !== recipeHash(this.recipe.file);
+    this.emit({ type: 'run_resume', ...(replay.lastStatus ? { previousStatus: replay.lastStatus } : {}), ...(changed ? { recipeChanged: true } : {}), ...this.budgetField() });
     this.runUsage = replay.spend;
     this.ledger.charge(['run'], { usd: replay.spend.cost, tokens: replay.spend.totalTokens });
     for (const r of replay.instances.values()) {

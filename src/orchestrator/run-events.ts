@@ -65,6 +65,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   Base.extend({
     type: z.literal('run_resume'),
     previousStatus: z.string().optional(),
+    /** The recipe file differs from the one the run started with (finished instances are kept anyway). */
+    recipeChanged: z.boolean().optional(),
     /** The budget of the resumed run when it changed (e.g. raised with --budget-usd). */
     budget: z.object({ usd: z.number().optional(), tokens: z.number().optional() }).optional(),
   }),
