@@ -46,6 +46,15 @@ function lastAssistant(messages: readonly AgentMessage[]): AssistantMessage | un
   return undefined;
 }
 
+/** Options of a manual compaction. */
+export interface CompactOptions {
+  /**
+   * Keep this many recent tokens instead of the configured amount; 0 summarizes everything up
+   * to the last message (a handoff summary of a whole short session).
+   */
+  keepRecentTokens?: number;
+}
+
 export class AgentSession {
   readonly agent: Agent;
   private storeValue: SessionStore;
@@ -426,13 +435,13 @@ export class AgentSession {
    * Compacts now (aborting a run in progress first). Resolves with the result; rejects with
    * "Already compacted ..." / "Nothing to compact ..." / a failure message.
    */
-  async compact(customInstructions?: string): Promise<CompactionResult> {
+  async compact(customInstructions?: string, options: CompactOptions = {}): Promise<CompactionResult> {
     this.assertUsable();
     if (this.isStreaming) await this.abort();
     let outcome: SessionCompactionOutcome | undefined;
     await this.runExclusive(async () => {
       this.emit({ type: 'compaction_start', reason: 'manual' });
-      outcome = await this.compactNow(customInstructions, this.runAbort?.signal);
+      outcome = await this.compactNow(customInstructions, this.runAbort?.signal, options);
       if (outcome.status === 'compacted') this.emit({ type: 'compaction_end', reason: 'manual', result: outcome.result, aborted: false });
       else this.emit({ type: 'compaction_end', reason: 'manual', aborted: outcome.status === 'aborted', errorMessage: outcome.message });
     });
@@ -447,7 +456,7 @@ export class AgentSession {
   }
 
   /** One compaction job; on success the agent continues from the rebuilt context. */
-  private async compactNow(customInstructions: string | undefined, signal: AbortSignal | undefined): Promise<SessionCompactionOutcome> {
+  private async compactNow(customInstructions: string | undefined, signal: AbortSignal | undefined, options: CompactOptions = {}): Promise<SessionCompactionOutcome> {
     this.compacting = true;
     try {
       const outcome = await compactSession(
@@ -456,7 +465,7 @@ export class AgentSession {
           model: this.model,
           complete: this.completeFn,
           streamOptions: this.summaryStreamOptions(),
-          settings: this.compactionSettings,
+          settings: options.keepRecentTokens === undefined ? this.compactionSettings : { ...this.compactionSettings, keepRecentTokens: options.keepRecentTokens },
           summaryRetry: this.config.summaryRetry,
           summaries: this.summaries,
           beforeCompact: this.hooks.beforeCompact,

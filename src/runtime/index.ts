@@ -9,6 +9,7 @@ export {
   type NavigateResult,
   type ForkResult,
   type SessionState,
+  type CompactOptions,
 } from './agent-session.js';
 export {
   createAgentSession,

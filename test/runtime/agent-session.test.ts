@@ -179,6 +179,15 @@ describe('AgentSession compaction', () => {
     await expect(h.session.compact()).rejects.toThrow(/Already compacted/);
   });
 
+  it('compact with keepRecentTokens 0 summarizes a session that is too short for a normal compaction', async () => {
+    const h = await harness([{ text: 'short answer' }]);
+    await h.session.prompt('a short question');
+    await expect(h.session.compact()).rejects.toThrow(/Nothing to compact/);
+    const result = await h.session.compact('handoff', { keepRecentTokens: 0 });
+    expect(result.summary).toContain('a short question');
+    expect(h.session.store.currentPath().some((e) => e.type === 'compaction')).toBe(true);
+  });
+
   it('uses a beforeCompact hook summary instead of the built-in one', async () => {
     const h = await harness([{ text: 'a'.repeat(400) }, { text: 'b' }], {
       compaction: { keepRecentTokens: 20 },
