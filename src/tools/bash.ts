@@ -1,6 +1,6 @@
 // bash: runs a command in its own process group, streams merged stdout+stderr with bounded
 // memory, keeps the tail, spills the full output to a temp file when it does not fit, and
-// kills the whole group on abort or timeout.
+// kills the whole group on abort or timeout, or when this process dies (process-lifeline.ts).
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { type AgentTool, type AgentToolUpdate } from '../agent/types.js';
 import { checkBashPolicy, type BashPolicy } from './bash-policy.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { OutputCapture, type OutputSnapshot } from './output-capture.js';
+import { attachLifeline, releaseLifeline, withLifeline } from './process-lifeline.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { formatSize, type TruncationResult } from './truncate.js';
 import { incompleteUtf8TailLength } from './utf8.js';
@@ -145,12 +146,13 @@ function run(
   options: BashToolOptions,
 ): Promise<RunOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(options.shellPath ?? defaultShell(), ['-c', command], {
+    const child = spawn(options.shellPath ?? defaultShell(), ['-c', withLifeline(command)], {
       cwd,
       env: { ...process.env, ...options.env },
       detached: true, // its own process group, so abort and timeout can kill grandchildren too
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'], // stdin: the lifeline (the command itself reads /dev/null)
     });
+    attachLifeline(child);
     const streams = [child.stdout, child.stderr];
     let stopped: 'aborted' | 'timeout' | undefined;
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -225,6 +227,7 @@ function run(
       if (!exited) finish({ kind: 'spawn-error', message: err.message });
     });
     child.once('exit', (code, sig) => {
+      releaseLifeline(child);
       exited = { code, signal: stopped ? null : sig };
       emit(true);
       // A background process may still hold the pipes; stop waiting for it after a grace period.
