@@ -2,6 +2,7 @@
 // `run:` steps. Each runs in its own process group so a timeout or abort kills the whole tree
 // (a test runner's children included), and only the tail of its output is kept.
 import { spawn } from 'node:child_process';
+import { attachLifeline, releaseLifeline, withLifeline } from '../tools/process-lifeline.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 
 export interface CommandResult {
@@ -69,13 +70,15 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
     };
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(command, {
+      // The lifeline kills the command's group if this process dies (kill -9) while it runs.
+      child = spawn(withLifeline(command), {
         cwd: opts.cwd,
         env: { ...process.env, ...opts.env },
         shell: true,
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe'],
       });
+      attachLifeline(child);
     } catch (err) {
       finish(null, null, `cannot start the command: ${(err as Error).message}`);
       return;
@@ -100,6 +103,7 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     child.on('error', (err) => finish(null, null, `cannot start the command: ${err.message}`));
+    child.on('exit', () => releaseLifeline(child));
     child.on('close', (code, signal) => finish(code, signal));
   });
 }
