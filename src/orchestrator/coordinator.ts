@@ -28,7 +28,7 @@ import { renderNeedsContext, renderPlan } from './merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
 import { PermitBroker } from './permit-broker.js';
-import { createWorkerPool } from './pool.js';
+import { autoAgentsPerThread, createWorkerPool, threadsNeeded } from './pool.js';
 import type { WorkerResult } from './protocol.js';
 import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from './recipe/index.js';
 import { instanceOfKey, type ReplayState } from './replay.js';
@@ -221,11 +221,13 @@ export class Coordinator {
   private makePool(instanceCount: number): Piscina {
     const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
     const concurrency = this.recipe.concurrency;
+    const pairSlots = pairs ? concurrency : 0;
+    const perThread = this.opts.agentsPerThread ?? autoAgentsPerThread(concurrency + pairSlots);
     return createWorkerPool({
       concurrency,
-      pairSlots: pairs ? concurrency : 0,
-      minThreads: Math.max(1, Math.min(Math.ceil(concurrency / (this.opts.agentsPerThread ?? 1)), instanceCount || 1)),
-      ...(this.opts.agentsPerThread ? { agentsPerThread: this.opts.agentsPerThread } : {}),
+      pairSlots,
+      minThreads: Math.max(1, Math.min(threadsNeeded(concurrency, pairSlots, perThread), instanceCount || 1)),
+      agentsPerThread: perThread,
       resourceLimits: this.opts.resourceLimits,
       onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
     });
@@ -265,6 +267,7 @@ export class Coordinator {
       } else if (r.error) {
         inst.error = r.error;
       }
+      if (r.attemptFailures?.length) inst.attemptFailures = [...r.attemptFailures];
       if (r.git?.baseTree && r.git.repoRoot) inst.git = { root: r.git.repoRoot, commit: r.git.baseCommit, tree: r.git.baseTree, worktree: r.git.worktree };
       this.instances.set(r.id, inst);
     }
@@ -574,6 +577,7 @@ export class Coordinator {
     }
     inst.failure = failure;
     inst.error = result.error;
+    recordAttemptFailure(inst, failure, result.error);
     const policy = retryPolicy(t.task);
     if (!this.stopping && shouldRetry(policy, failure, inst.attempt)) {
       const delayMs = backoffDelay(policy, inst.attempt);
@@ -597,6 +601,7 @@ export class Coordinator {
     inst.status = 'failed';
     inst.failure = failure;
     inst.error = error;
+    recordAttemptFailure(inst, failure, error);
     this.emit({ type: 'instance_failed', task: inst.task, key: inst.id, attempt: Math.max(1, inst.attempt), parent: inst.task, failure, error, final: true, usage: inst.usage, durationMs: inst.durationMs });
     const t = this.tasks.get(inst.task)!;
     const failed = t.instances.filter((i) => i.status === 'failed').length;
@@ -659,6 +664,13 @@ export class Coordinator {
   kill(): void {
     for (const list of this.launches.values()) for (const l of list) l.kill('aborted: the run was killed');
   }
+}
+
+/** Notes why an attempt failed (once per attempt: a later "not retried" note keeps the first cause). */
+function recordAttemptFailure(inst: InstanceState, failure: FailureClass, error: string): void {
+  const attempt = Math.max(1, inst.attempt);
+  const list = (inst.attemptFailures ??= []);
+  if (list.at(-1)?.attempt !== attempt) list.push({ attempt, failure, error });
 }
 
 function recipeHash(file: string): string {

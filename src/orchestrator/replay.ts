@@ -24,6 +24,8 @@ export interface ReplayedInstance {
   error?: string;
   durationMs?: number;
   git?: { baseCommit?: string; baseTree?: string; repoRoot?: string; worktree?: string };
+  /** Each failed attempt (instance_retry, instance_failed), in order. */
+  attemptFailures?: { attempt: number; failure: FailureClass; error: string }[];
 }
 
 export interface ReplayState {
@@ -43,6 +45,11 @@ export interface ReplayState {
 export function instanceOfKey(key: string): string {
   const at = key.indexOf('@');
   return at < 0 ? key : key.slice(0, at);
+}
+
+function noteAttemptFailure(s: ReplayedInstance, attempt: number, failure: FailureClass, error: string): void {
+  const list = (s.attemptFailures ??= []);
+  if (list.at(-1)?.attempt !== attempt) list.push({ attempt, failure, error });
 }
 
 export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): ReplayState {
@@ -95,6 +102,7 @@ export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): Rep
         s.status = 'retrying';
         s.failure = e.failure;
         s.error = e.error;
+        noteAttemptFailure(s, e.attempt, e.failure, e.error);
         break;
       }
       case 'instance_done': {
@@ -116,6 +124,7 @@ export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): Rep
         s.error = e.error;
         s.durationMs = e.durationMs;
         if (e.final) s.status = 'failed';
+        noteAttemptFailure(s, e.attempt, e.failure, e.error);
         break;
       }
       case 'instance_skipped':

@@ -46,6 +46,15 @@ export interface InstanceState {
   sessionFiles: string[];
   /** True when this instance was finished before a resume (its result came from the log). */
   restored?: boolean;
+  /** Why each failed attempt failed, in order (retried ones and the final one). */
+  attemptFailures?: AttemptFailure[];
+}
+
+/** One failed attempt of an instance, as result.json reports it. */
+export interface AttemptFailure {
+  attempt: number;
+  failure: FailureClass;
+  error: string;
 }
 
 export type TaskStatus = 'waiting' | 'active' | 'done' | 'failed' | 'skipped';
@@ -163,6 +172,8 @@ export interface ResultFile {
     modifiedFiles: string[];
     sessions: string[];
     durationMs: number;
+    /** Every failed attempt with its failure class, also when a later attempt succeeded. */
+    attemptFailures?: AttemptFailure[];
   }[];
   errors: { instance: string; failure: FailureClass; error: string }[];
 }
@@ -205,6 +216,7 @@ export function resultFile(args: {
       if (i.failure) r.failure = i.failure;
       if (i.error) r.error = i.error;
       if (i.patchFile) r.patch = i.patchFile;
+      if (i.attemptFailures?.length) r.attemptFailures = i.attemptFailures;
       return r;
     }),
     errors: instances.filter((i) => i.status === 'failed' && i.failure).map((i) => ({ instance: i.id, failure: i.failure!, error: i.error ?? '' })),
