@@ -1,0 +1,114 @@
+// Worker faults: an agent whose tool hangs (a shell command past the task timeout, and a tool
+// that ignores the abort so only terminating its thread ends it), and workers that throw, call
+// process.exit or run out of memory. The coordinator survives every one, retries per policy,
+// the killed command's process group is gone, and result.json says what each attempt died of.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import type { ResultFile } from '../../src/orchestrator/run-state.js';
+import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { printSummary } from './helpers/reliability-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+const EXT = join(import.meta.dirname, 'fixtures', 'fault-extension.ts');
+
+describe('worker faults (real threads, scripted model)', () => {
+  it('hung tools, throws, exits and out-of-memory: the run survives, retries per policy, and result.json names each attempt failure', async () => {
+    const sleep = `40.${process.pid}${Date.now() % 1000}`;
+    const sleeping = () => spawnSync('pgrep', ['-f', `sleep ${sleep}`]).stdout.toString().trim() !== '';
+    const dir = tempProject({
+      'recipe.yaml': `name: worker-faults
+provider: scripted
+script: script.yaml
+concurrency: 5
+agents:
+  breaker: { tools: [bash, fault], extensions: ["${EXT}"] }
+tasks:
+  - id: crash
+    for_each: [throw, exit, oom]
+    agent: breaker
+    prompt: "Break by \${{ item }}"
+    retries: { count: 1, on: [crashed], backoff: { initial: 10ms } }
+  - id: hang
+    for_each: [stuck, shell]
+    agent: breaker
+    prompt: "Break by \${{ item }}"
+    timeout: 3s
+    retries: { count: 1, on: [timeout], backoff: { initial: 10ms } }
+`,
+      'script.yaml': `conversations:
+  - match: "Break by shell"
+    turns:
+      - tools: [{ name: bash, args: { command: "echo $$ > shell.pid; sleep ${sleep}; echo late > late.txt" } }]
+      - text: "Recovered after shell."
+  - match: "Break by (\\\\w+)"
+    turns:
+      - tools: [{ name: fault, args: { mode: "{{match.1}}" } }]
+      - text: "Recovered after {{match.1}}."
+`,
+    });
+    const t0 = Date.now();
+    try {
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 } });
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      const out = r.outcome;
+      expect(out.status).toBe('succeeded');
+      // The shell command ran, and its whole group is gone now; it never finished.
+      const shellPid = Number(readFileSync(join(dir, 'shell.pid'), 'utf8'));
+      expect(() => process.kill(shellPid, 0)).toThrow();
+      expect(sleeping()).toBe(false);
+      expect(() => readFileSync(join(dir, 'late.txt'))).toThrow();
+
+      const result = JSON.parse(readFileSync(out.resultFile, 'utf8')) as ResultFile;
+      const byId = Object.fromEntries(result.instances.map((i) => [i.id.replace(/^(crash|hang)\./, ''), i]));
+      const classes = Object.fromEntries(Object.entries(byId).map(([k, i]) => [k, [i.status, i.attempts, (i.attemptFailures ?? []).map((a) => `${a.attempt}:${a.failure}`)]]));
+      expect(classes).toEqual({
+        throw: ['done', 2, ['1:crashed']],
+        exit: ['done', 2, ['1:crashed']],
+        oom: ['done', 2, ['1:crashed']],
+        stuck: ['done', 2, ['1:timeout']],
+        shell: ['done', 2, ['1:timeout']],
+      });
+      expect(byId.oom!.attemptFailures![0]!.error).toMatch(/memory/);
+      expect(byId.exit!.attemptFailures![0]!.error).toMatch(/exited/);
+      expect(byId.throw!.attemptFailures![0]!.error).toMatch(/boom from the fault tool/);
+      expect(byId.stuck!.attemptFailures![0]!.error).toMatch(/timeout/);
+
+      const log = events(out.dir);
+      printSummary('worker-faults', {
+        faults_injected: 5,
+        thread_deaths: ofType(log, 'instance_retry').filter((e) => e.failure === 'crashed').length,
+        timeouts: ofType(log, 'instance_retry').filter((e) => e.failure === 'timeout').length,
+        retries: ofType(log, 'instance_retry').length,
+        tasks_completed: ofType(log, 'instance_done').length,
+        orphan_processes: sleeping() ? 1 : 0,
+        coordinator_survived: 1,
+        ms: Date.now() - t0,
+      });
+    } finally {
+      spawnSync('pkill', ['-f', `sleep ${sleep}`]);
+    }
+  });
+});
+
+describe('attempt failures across a resume', () => {
+  it('are rebuilt from the log (instance_retry, instance_failed), one per attempt', async () => {
+    const { replayRunLog } = await import('../../src/orchestrator/replay.js');
+    const base = { v: 1 as const, ts: 0, runId: 'r' };
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
+    const s = replayRunLog([
+      { ...base, type: 'run_start', recipe: '/r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [] },
+      { ...base, type: 'instance_start', task: 't', key: 't', attempt: 1 },
+      { ...base, type: 'instance_retry', task: 't', key: 't', attempt: 1, failure: 'crashed', error: 'worker thread exited', delayMs: 1 },
+      { ...base, type: 'instance_start', task: 't', key: 't', attempt: 2 },
+      { ...base, type: 'instance_failed', task: 't', key: 't', attempt: 2, failure: 'timeout', error: 'timeout: 3s', final: true, usage, durationMs: 1 },
+    ]);
+    expect(s.instances.get('t')!.attemptFailures).toEqual([
+      { attempt: 1, failure: 'crashed', error: 'worker thread exited' },
+      { attempt: 2, failure: 'timeout', error: 'timeout: 3s' },
+    ]);
+  });
+});
