@@ -2,8 +2,10 @@
 // message round trip between two worker threads.
 //
 // 1. Fan-out of N agents (default 32), each 3 tool turns + a final answer against the instant
-//    scripted model, `concurrency` at a time (default 4) on both sides:
-//    - threads:   `node dist/cli/main.js recipe.yaml` (the coordinator, one worker thread per agent);
+//    scripted model, `concurrency` at a time on both sides (default: all of them at once, as in
+//    the reference measurement of 32 subagent processes; `--concurrency 4` for a narrower run):
+//    - threads:   `node dist/cli/main.js recipe.yaml` (the coordinator and its worker threads, with
+//                 the default thread sharing, and with `--agents-per-thread 1`);
 //    - processes: `node dist/cli/main.js agent --provider scripted --script ...`, one per agent.
 //    Wall time and peak RSS (sampled from /proc: the one process, or the sum of the live ones).
 //    Goal: threads >= 10x faster and <= 1/5 of the memory.
@@ -28,7 +30,7 @@ const flag = (name: string, fallback: number): number => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const AGENTS = flag('agents', 32);
-const CONCURRENCY = flag('concurrency', 4);
+const CONCURRENCY = flag('concurrency', AGENTS);
 const ROUND_TRIPS = flag('round-trips', 5_000);
 
 // ---- build -------------------------------------------------------------------------------------------
@@ -108,23 +110,14 @@ function exited(c: ChildProcess): Promise<number | null> {
   return new Promise((r) => c.on('exit', (code) => r(code)));
 }
 
-/** The SDK entry in a child process, for settings the CLI has no flag for (agents per thread). */
-const API_RUN = `
-const { runRecipeFile } = await import(process.argv[1]);
-const r = await runRecipeFile(process.argv[2], {}, { runsDir: process.argv[3], agentsPerThread: Number(process.argv[4]) });
-if (!r.ok || r.outcome.status !== 'succeeded') { console.error(JSON.stringify(r.ok ? r.outcome.status : r)); process.exit(1); }
-`;
-
-/** Threads side: the real CLI (one agent per thread), or the SDK with several agents per thread. */
-async function threadsSide(agentsPerThread = 1): Promise<{ ms: number; peakMb: number }> {
+/** Threads side: the real CLI, with its default thread sharing or a given number of agents per thread. */
+async function threadsSide(agentsPerThread?: number): Promise<{ ms: number; peakMb: number }> {
   rmSync(join(work, 'runs'), { recursive: true, force: true });
   const live = new Set<ChildProcess>();
   const s = sampler(live);
   const t0 = performance.now();
-  const argv =
-    agentsPerThread === 1
-      ? [CLI, join(work, 'recipe.yaml'), '--run-dir', join(work, 'runs'), '--json']
-      : ['--input-type=module', '-e', API_RUN, pathToFileURL(join(ROOT, 'dist/orchestrator/run-recipe.js')).href, join(work, 'recipe.yaml'), join(work, 'runs'), String(agentsPerThread)];
+  const argv = [CLI, join(work, 'recipe.yaml'), '--run-dir', join(work, 'runs'), '--json'];
+  if (agentsPerThread !== undefined) argv.push('--agents-per-thread', String(agentsPerThread));
   const c = spawn(process.execPath, argv, { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] });
   live.add(c);
   let err = '';
@@ -227,16 +220,16 @@ try {
   await threadsSide();
   await processesSide();
   const threads = await threadsSide();
-  const shared = await threadsSide(CONCURRENCY);
+  const isolated = await threadsSide(1);
   const procs = await processesSide();
   const row = (label: string, r: { ms: number; peakMb: number }) =>
     console.log(`  ${label.padEnd(34)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB`);
-  row('worker threads (CLI, 1 agent/thread)', threads);
-  row(`worker threads (SDK, ${CONCURRENCY} agents/thread)`, shared);
+  row('worker threads (default sharing)', threads);
+  row('worker threads (1 agent/thread)', isolated);
   row('process per agent (CLI agent)', procs);
   for (const [label, r] of [
-    ['1 agent/thread', threads],
-    [`${CONCURRENCY} agents/thread`, shared],
+    ['default sharing', threads],
+    ['1 agent/thread', isolated],
   ] as const) {
     console.log(`  ${label}: ${(procs.ms / r.ms).toFixed(1)}x faster (goal >= 10x), ${((r.peakMb / procs.peakMb) * 100).toFixed(0)}% of the memory (goal <= 20%)`);
   }

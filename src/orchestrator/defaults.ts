@@ -12,6 +12,12 @@ export const ORCHESTRATOR_DEFAULTS = {
    * machine down with every sibling.
    */
   workerResourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
+  /**
+   * Thread cap before agents start sharing threads: threadsPerCore per core, at least
+   * threadCapMin. A run of 4 agents gets 4 isolated threads; 32 agents on 2 cores share 4.
+   */
+  threadsPerCore: 2,
+  threadCapMin: 4,
   /** Warm threads are kept this long between instances (re-creating one costs 23-110 ms). */
   workerIdleTimeoutMs: 60_000,
   /** After an abort message, how long a worker gets to stop cleanly before its thread is terminated. */

@@ -3,6 +3,7 @@
 // wait on each other over a MessageChannel), so the pool always has a thread for every agent the
 // scheduler may run at the same time: concurrency + one extra per pair slot. With fewer threads a
 // pair member would sit in piscina's queue behind its partner, forever.
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
@@ -34,7 +35,7 @@ export interface WorkerPoolOptions {
   /** Where a thread's background failure is reported; without a listener piscina would crash the process. */
   onError?: (err: unknown) => void;
   /**
-   * Agents sharing one thread (default 1). More saves memory and thread start-ups, at the cost
+   * Agents sharing one thread (default: autoAgentsPerThread). More saves memory and thread start-ups, at the cost
    * of isolation: a thread that crashes, runs out of memory or is terminated after an abort
    * takes every agent on it down (they are retried like any crash).
    */
@@ -47,11 +48,22 @@ export function threadsNeeded(concurrency: number, pairSlots = 0, perThread = 1)
   return Math.max(1, Math.ceil(agents / Math.max(1, perThread)));
 }
 
+/**
+ * Agents per thread when the caller does not choose: one each (full isolation) while that
+ * needs at most `threadCap` threads, else shared evenly. Agents spend their time waiting for the
+ * model and for tool subprocesses, so threads beyond a few per core add memory (a heap each,
+ * ~20 MB with our modules) and start-up time, not throughput.
+ */
+export function autoAgentsPerThread(agents: number, cores: number = availableParallelism()): number {
+  const cap = Math.max(ORCHESTRATOR_DEFAULTS.threadCapMin, ORCHESTRATOR_DEFAULTS.threadsPerCore * cores);
+  return Math.max(1, Math.ceil(agents / cap));
+}
+
 export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
   const worker = siblingWorker(import.meta.url, 'worker');
   const filename = opts.filename ?? worker.href;
   const isTs = filename.endsWith('.ts');
-  const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? 1));
+  const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? autoAgentsPerThread(opts.concurrency + Math.min(opts.pairSlots ?? 0, opts.concurrency))));
   const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots, perThread);
   const pool = new Piscina({
     filename,

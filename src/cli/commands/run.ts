@@ -27,7 +27,10 @@ export function runOptions(y: Argv): Argv<object> {
     .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs beside the recipe)' })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
     .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
+    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default: 1 each up to 2 threads per core, then shared)' })
     .check((a) => {
+      const apt = a['agents-per-thread'];
+      if (apt !== undefined && !(typeof apt === 'number' && Number.isInteger(apt) && apt >= 1)) throw new Error(`--agents-per-thread must be a whole number of at least 1 (got ${String(apt)})`);
       // yargs turns "--concurrency abc" into NaN without complaint.
       const c = a.concurrency;
       if (c !== undefined && !(typeof c === 'number' && Number.isInteger(c) && c >= 1)) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(c)})`);
@@ -179,6 +182,7 @@ export async function executeRun(
       signal: interrupt.signal,
       killSignal: kill.signal,
       fullEvents: args['full-events'] === true,
+      ...(typeof args['agents-per-thread'] === 'number' ? { agentsPerThread: args['agents-per-thread'] } : {}),
       onStore: (store) => {
         // The live view draws on the real stderr, only when it and stdout are both terminals.
         const live = ctx.isTTY && process.stderr.isTTY === true;
