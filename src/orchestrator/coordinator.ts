@@ -28,7 +28,7 @@ import { renderNeedsContext, renderPlan } from './merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
 import { PermitBroker } from './permit-broker.js';
-import { autoAgentsPerThread, createWorkerPool, threadsNeeded } from './pool.js';
+import { createWorkerPool } from './pool.js';
 import type { WorkerResult } from './protocol.js';
 import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from './recipe/index.js';
 import { instanceOfKey, type ReplayState } from './replay.js';
@@ -221,13 +221,11 @@ export class Coordinator {
   private makePool(instanceCount: number): Piscina {
     const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
     const concurrency = this.recipe.concurrency;
-    const pairSlots = pairs ? concurrency : 0;
-    const perThread = this.opts.agentsPerThread ?? autoAgentsPerThread(concurrency + pairSlots);
     return createWorkerPool({
       concurrency,
-      pairSlots,
-      minThreads: Math.max(1, Math.min(threadsNeeded(concurrency, pairSlots, perThread), instanceCount || 1)),
-      agentsPerThread: perThread,
+      pairSlots: pairs ? concurrency : 0,
+      minThreads: Math.max(1, Math.min(Math.ceil(concurrency / (this.opts.agentsPerThread ?? 1)), instanceCount || 1)),
+      ...(this.opts.agentsPerThread ? { agentsPerThread: this.opts.agentsPerThread } : {}),
       resourceLimits: this.opts.resourceLimits,
       onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
     });
