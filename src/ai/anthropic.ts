@@ -5,7 +5,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { buildAnthropicRequest, effectiveBaseUrl } from './anthropic-request.js';
 import { AnthropicStreamReader } from './anthropic-stream.js';
 import { aiDefaults } from './defaults.js';
-import { AssistantMessageEventStream } from './event-stream.js';
+import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import {
   type AttemptFailure,
   retryDelayMs,
@@ -40,19 +40,6 @@ function clientFor(sdk: Sdk, apiKey: string, baseURL: string): Anthropic {
     clients.set(key, client);
   }
   return client;
-}
-
-function newOutput(model: Model): AssistantMessage {
-  return {
-    role: 'assistant',
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: emptyUsage(),
-    stopReason: 'stop',
-    timestamp: Date.now(),
-  };
 }
 
 /** Marks a failure our own code detected (idle stream, cut stream), as opposed to an SDK error. */
@@ -96,7 +83,7 @@ function causeText(err: unknown): string {
 /** Streams one reply from the Messages API. Returns at once; never throws. */
 export function streamAnthropic(model: Model, context: Context, options: StreamOptions = {}): AssistantMessageEventStream {
   const stream = new AssistantMessageEventStream(model);
-  const output = newOutput(model);
+  const output = emptyAssistantMessage(model);
   run(model, context, options, stream, output).catch((err: unknown) => {
     // Last resort: a bug in this file must still end the stream.
     finish(stream, output, options, `Anthropic provider failed: ${err instanceof Error ? err.message : String(err)}`);

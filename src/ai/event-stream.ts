@@ -70,12 +70,8 @@ export class EventStream<T, R> implements AsyncIterable<T> {
   }
 }
 
-/** Builds an assistant message that reports a failure (used before or instead of a stream). */
-export function errorAssistantMessage(
-  model: Pick<Model, 'api' | 'provider' | 'id'>,
-  errorMessage: string,
-  stopReason: 'error' | 'aborted' = 'error',
-): AssistantMessage {
+/** A reply with no content yet, stamped with the model: what every provider streams into. */
+export function emptyAssistantMessage(model: Pick<Model, 'api' | 'provider' | 'id'>): AssistantMessage {
   return {
     role: 'assistant',
     content: [],
@@ -83,10 +79,18 @@ export function errorAssistantMessage(
     provider: model.provider,
     model: model.id,
     usage: emptyUsage(),
-    stopReason,
-    errorMessage,
+    stopReason: 'stop',
     timestamp: Date.now(),
   };
+}
+
+/** Builds an assistant message that reports a failure (used before or instead of a stream). */
+export function errorAssistantMessage(
+  model: Pick<Model, 'api' | 'provider' | 'id'>,
+  errorMessage: string,
+  stopReason: 'error' | 'aborted' = 'error',
+): AssistantMessage {
+  return { ...emptyAssistantMessage(model), stopReason, errorMessage };
 }
 
 export class AssistantMessageEventStream extends EventStream<AssistantMessageEvent, AssistantMessage> {

@@ -6,11 +6,11 @@
 // agents and a resumed conversation continues where it stopped. Error turns are the exception:
 // each fires once per provider instance (so a retry gets the next turn).
 import { aiDefaults } from './defaults.js';
-import { AssistantMessageEventStream } from './event-stream.js';
+import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { parseToolArguments } from './partial-json.js';
 import { transformMessages } from './transform-messages.js';
 import type { AssistantMessage, Context, Message, Model, StopReason, StreamFunction, StreamOptions, ToolCall, Usage } from './types.js';
-import { computeCost, emptyUsage } from './usage.js';
+import { computeCost } from './usage.js';
 
 export interface ScriptedToolCall {
   name: string;
@@ -376,16 +376,7 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
     const recorded = record ? recordedContext(context, snapshot, model, recordTransformed) : context;
     if (record) calls.push(recorded);
 
-    const output: AssistantMessage = {
-      role: 'assistant',
-      content: [],
-      api: model.api,
-      provider: model.provider,
-      model: model.id,
-      usage: emptyUsage(),
-      stopReason: 'stop',
-      timestamp: Date.now(),
-    };
+    const output = emptyAssistantMessage(model);
     const fail = (message: string, reason: 'error' | 'aborted' = 'error'): AssistantMessageEventStream => {
       output.stopReason = reason;
       output.errorMessage = message;
