@@ -8,11 +8,12 @@
 //   Critical Context  the last assistant text
 // Read and modified files come from the tool calls, accumulated across compactions.
 import type { AgentMessage } from '../agent/types.js';
-import type { ImageContent, TextContent, ToolCall } from '../ai/types.js';
+import type { TextContent, ToolCall } from '../ai/types.js';
 import { collectFileOperations, createFileOperations, fileListsOf, type FileOperations } from '../session/file-operations.js';
 import { parseSummary, renderSummary, type StructuredSummary } from '../session/parse-summary.js';
 import type { FileLists } from '../session/types.js';
 import { RUNTIME_DEFAULTS } from './defaults.js';
+import { contentText } from '../ai/content-text.js';
 
 export interface ExtractiveSummaryInput {
   /** The messages to summarize, oldest first (history, then a split turn's prefix). */
@@ -31,13 +32,6 @@ export interface ExtractiveSummary {
   details: FileLists;
 }
 
-function textOf(content: string | (TextContent | ImageContent)[]): string {
-  if (typeof content === 'string') return content;
-  return content
-    .filter((b): b is TextContent => b.type === 'text')
-    .map((b) => b.text)
-    .join('\n');
-}
 
 /** One line, at most `max` characters. */
 function quote(text: string, max: number = RUNTIME_DEFAULTS.extractiveQuoteChars): string {
@@ -70,14 +64,14 @@ export function buildExtractiveSummary(input: ExtractiveSummaryInput): Extractiv
 
   // Tool results by call id, to tell done from failed.
   const results = new Map<string, { isError: boolean; text: string }>();
-  for (const m of input.messages) if (m.role === 'toolResult') results.set(m.toolCallId, { isError: m.isError, text: textOf(m.content) });
+  for (const m of input.messages) if (m.role === 'toolResult') results.set(m.toolCallId, { isError: m.isError, text: contentText(m.content) });
 
   const requests: string[] = [];
   let lastText: string | undefined;
   let pendingCalls = 0;
   for (const m of input.messages) {
     if (m.role === 'user') {
-      const t = textOf(m.content).trim();
+      const t = contentText(m.content).trim();
       if (t) requests.push(quote(t));
     } else if (m.role === 'peer') {
       requests.push(quote(`Message from ${m.from}: ${m.text}`));

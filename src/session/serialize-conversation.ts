@@ -1,16 +1,8 @@
 // Conversation as plain text for a summarizer: one labelled paragraph per item. The model is
 // asked to summarize this text, never to continue it, so no message is sent in its own role.
 import type { AgentMessage } from '../agent/types.js';
-import type { ImageContent, TextContent } from '../ai/types.js';
+import { contentText } from '../ai/content-text.js';
 import { SESSION_DEFAULTS } from './defaults.js';
-
-function textOf(content: string | (TextContent | ImageContent)[]): string {
-  if (typeof content === 'string') return content;
-  return content
-    .filter((b): b is TextContent => b.type === 'text')
-    .map((b) => b.text)
-    .join('\n');
-}
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n[... ${text.length - max} more characters truncated]`;
@@ -25,7 +17,7 @@ function formatArgs(args: Record<string, unknown>): string {
 function paragraphs(m: AgentMessage, toolResultChars: number): string[] {
   switch (m.role) {
     case 'user': {
-      const t = textOf(m.content);
+      const t = contentText(m.content);
       return t ? [`[User]: ${t}`] : [];
     }
     case 'assistant': {
@@ -40,11 +32,11 @@ function paragraphs(m: AgentMessage, toolResultChars: number): string[] {
       return out;
     }
     case 'toolResult': {
-      const t = textOf(m.content);
+      const t = contentText(m.content);
       return [`[Tool result${m.isError ? ' (error)' : ''}]: ${truncate(t, toolResultChars)}`];
     }
     case 'custom': {
-      const t = textOf(m.content);
+      const t = contentText(m.content);
       return t ? [`[Context: ${m.customType}]: ${t}`] : [];
     }
     case 'bashExecution': {
