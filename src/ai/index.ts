@@ -15,3 +15,5 @@ export { buildAnthropicRequest, type AnthropicRequest } from './anthropic-reques
 export * from './scripted.js';
 export * from './scripted-script.js';
 export * from './providers.js';
+export * from './token-estimate.js';
+export { contentText } from './content-text.js';
