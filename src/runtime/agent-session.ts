@@ -74,6 +74,11 @@ export class AgentSession {
   private retryAttempt = 0;
   private overflowRecoveryAttempted = false;
   private disposed = false;
+  /**
+   * Set when the session file could not be written. The run stops at once and no further prompt
+   * starts: going on would leave work the file does not hold (resume would lose it silently).
+   */
+  private storageError: Error | undefined;
   /** Steering / follow-up messages not yet delivered (removed when their message_start is seen). */
   private readonly queued = new Set<AgentMessage>();
 
@@ -233,7 +238,14 @@ export class AgentSession {
         this.storeValue.appendMessage(message);
       }
     } catch (err) {
-      this.bus.notify(`Could not write to the session file ${this.sessionFile ?? '(memory)'}: ${errorText(err)}`);
+      if (this.storageError) return;
+      const text = errorText(err);
+      // The storage's message names the file already; say so only when it does not.
+      const file = this.sessionFile ?? '(memory)';
+      this.storageError = new Error(text.includes(file) ? text : `Could not write to the session file ${file}: ${text}`);
+      this.bus.notify(`${this.storageError.message} The run was stopped; the session file holds everything up to the last entry that was written.`);
+      this.runAbort?.abort();
+      this.agent.abort();
     }
   }
 
@@ -265,6 +277,7 @@ export class AgentSession {
       this.retryAttempt = 0;
       await this.compactBeforePrompt();
       await this.drive(() => this.agent.prompt(message));
+      if (this.storageError) throw this.storageError;
     });
   }
 
@@ -300,6 +313,7 @@ export class AgentSession {
 
   private assertUsable(): void {
     if (this.disposed) throw new Error('This session was disposed; create a new one.');
+    if (this.storageError) throw new Error(`${this.storageError.message} This session cannot go on; fix the problem and reopen it.`);
   }
 
   private async runExclusive(work: () => Promise<void>): Promise<void> {

@@ -67,13 +67,13 @@ export class JsonlFileStorage implements SessionStorage {
   }
 
   append(text: string): void {
-    if (this.fd === undefined) {
-      mkdirSync(dirname(this.path), { recursive: true });
-      this.fd = openSync(this.path, 'a');
-    }
     const data = this.needsLeadingNewline ? '\n' + text : text;
     let written = 0;
     try {
+      if (this.fd === undefined) {
+        mkdirSync(dirname(this.path), { recursive: true });
+        this.fd = openSync(this.path, 'a');
+      }
       // Writing the string directly lets Node encode it into its own buffer (no Buffer per
       // append). A short write only happens on errors such as a full disk; finish it byte-wise.
       written = writeSync(this.fd, data);

@@ -1,0 +1,98 @@
+// A session file that cannot be written stops the run at once (no tool runs whose call was not
+// recorded), the prompt fails with a message naming the file and the OS error, and no further
+// prompt starts. The file keeps everything written before the failure, readable.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { AgentTool } from '../../src/agent/types.js';
+import { scriptedModel } from '../../src/ai/models.js';
+import { createScriptedProvider } from '../../src/ai/scripted.js';
+import { createAgentSession } from '../../src/runtime/create-agent-session.js';
+import { SessionStore } from '../../src/session/session-store.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function counterTool(): AgentTool<z.ZodObject<{ n: z.ZodNumber }>> & { runs: number } {
+  const tool = {
+    runs: 0,
+    name: 'count',
+    description: 'Counts',
+    parameters: z.object({ n: z.number() }),
+    execute: async () => {
+      tool.runs++;
+      return { content: [{ type: 'text' as const, text: 'counted' }] };
+    },
+  };
+  return tool;
+}
+
+async function session(file: string, tool: ReturnType<typeof counterTool>) {
+  const notes: string[] = [];
+  const s = await createAgentSession({
+    cwd: tmpdir(),
+    store: SessionStore.open(file),
+    tools: [],
+    customTools: [tool],
+    systemPrompt: 'test',
+    defaultSkills: false,
+    contextFiles: false,
+    model: scriptedModel(),
+    streamFn: createScriptedProvider([{ tools: [{ name: 'count', args: { n: 1 } }] }, { tools: [{ name: 'count', args: { n: 2 } }] }, { text: 'done' }]),
+    summaries: 'extractive',
+    notify: (m) => notes.push(m),
+  });
+  return { s, notes };
+}
+
+describe('a session file that cannot be written', () => {
+  it('stops the run before the unrecorded tool call runs, and names the file and the OS error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-wfail-'));
+    dirs.push(dir);
+    const file = join(dir, 's.jsonl');
+    const tool = counterTool();
+    const { s, notes } = await session(file, tool);
+    // The path becomes a folder before the first write: every write fails, even for root.
+    mkdirSync(file);
+    const err = await s.prompt('count twice').then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toContain(file);
+    expect(err?.message).toMatch(/EISDIR/);
+    expect(tool.runs).toBe(0);
+    expect(notes.join('\n')).toMatch(/run was stopped/);
+    // Nothing more starts on a session that cannot record it.
+    await expect(s.prompt('again')).rejects.toThrow(/cannot go on/);
+    await s.dispose();
+  });
+
+  it('keeps what was written before the failure, every line readable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-wfail-'));
+    dirs.push(dir);
+    const file = join(dir, 's.jsonl');
+    const tool = counterTool();
+    const { s } = await session(file, tool);
+    // Break the file after the first tool call was recorded: swap it for a folder (and drop the
+    // open descriptor, which would still write to the removed file).
+    let kept = '';
+    s.subscribe((e) => {
+      if (e.type === 'tool_execution_end' && tool.runs === 1) {
+        kept = readFileSync(file, 'utf8');
+        rmSync(file);
+        mkdirSync(file);
+        s.store.storage.close();
+      }
+    });
+    await expect(s.prompt('count twice')).rejects.toThrow(/EISDIR/);
+    // Nothing runs after the failure: the second tool call never happens.
+    expect(tool.runs).toBe(1);
+    const lines = kept.trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
+    expect(lines.filter((l) => l.message?.role === 'assistant')).toHaveLength(1);
+    await s.dispose();
+  });
+});
