@@ -186,9 +186,26 @@ export function instanceUsage(inst: InstanceState): UsageSummary {
   return { ...inst.finalUsage, turns: live.turns || (inst.finalUsage.turns ?? 0) };
 }
 
+/**
+ * The pair instance a member agent belongs to: members are keyed `<instance key>@<role>` (e.g.
+ * `build@worker`) and their events arrive under their own keys, while the coordinator reports
+ * start, end and the pair's total usage under the instance key.
+ */
+export function pairOf(state: RunState, inst: InstanceState): InstanceState | undefined {
+  const at = inst.key.lastIndexOf('@');
+  if (at <= 0) return undefined;
+  return state.instances.get(idOf(inst.task, inst.key.slice(0, at)));
+}
+
+function membersOf(state: RunState, inst: InstanceState): InstanceState[] {
+  const prefix = `${inst.key}@`;
+  return [...state.instances.values()].filter((m) => m.task === inst.task && m.key.startsWith(prefix));
+}
+
+/** Run total: pair members are left out, their spend is already in their pair's total. */
 export function runUsage(state: RunState): UsageSummary {
   let sum = zeroUsage();
-  for (const inst of state.instances.values()) sum = addUsageSummary(sum, instanceUsage(inst));
+  for (const inst of state.instances.values()) if (!pairOf(state, inst)) sum = addUsageSummary(sum, instanceUsage(inst));
   return sum;
 }
 
@@ -210,6 +227,7 @@ export interface StatusCounts {
 export function countStatuses(state: RunState): StatusCounts {
   const c: StatusCounts = { total: 0, done: 0, failed: 0, skipped: 0, running: 0, queued: 0, unexpandedTasks: 0 };
   for (const inst of state.instances.values()) {
+    if (pairOf(state, inst)) continue; // a pair counts once, as its instance
     c.total++;
     if (inst.status === 'done') c.done++;
     else if (inst.status === 'failed') c.failed++;
@@ -310,6 +328,17 @@ function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: ChildEvent
 }
 
 /** Folds one event into the state. */
+/** A pair's end is its members' end. */
+function settleMembers(state: RunState, inst: InstanceState, ts: number, status: InstanceStatus, outcome: AttemptOutcome): void {
+  for (const m of membersOf(state, inst)) {
+    m.status = status;
+    m.runningTools.clear();
+    m.activity = undefined;
+    const rec = currentAttempt(m);
+    if (rec) closeAttempt(rec, ts, outcome);
+  }
+}
+
 export function applyEvent(state: RunState, e: RunEvent): void {
   state.eventCount++;
   state.lastTs = Math.max(state.lastTs, e.ts);
@@ -416,6 +445,11 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.activity = `rate limited, retry in ${Math.round(e.delayMs / 100) / 10}s`;
       return;
     case 'agent_event':
+      // A pair member has no instance_start of its own: its first event says it runs.
+      if ((inst.status === 'pending' || inst.status === 'queued') && pairOf(state, inst)) {
+        inst.status = 'running';
+        rec.startTs ??= e.ts;
+      }
       applyChildEvent(inst, rec, e.event as ChildEvent);
       return;
     case 'call_usage':
@@ -428,6 +462,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.verify.push({ ts: e.ts, command: e.command, ok: e.ok, output: e.output });
       return;
     case 'instance_retry':
+      settleMembers(state, inst, e.ts, 'retrying', 'retry');
       closeAttempt(rec, e.ts, 'retry');
       rec.outcome = 'retry';
       rec.failure = e.failure;
@@ -440,6 +475,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.activity = `retry in ${Math.round(e.delayMs / 100) / 10}s`;
       return;
     case 'instance_done':
+      settleMembers(state, inst, e.ts, 'done', 'done');
       closeAttempt(rec, e.ts, 'done');
       rec.outcome = 'done';
       inst.finalUsage = e.usage;
@@ -456,6 +492,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.activity = undefined;
       return;
     case 'instance_failed':
+      settleMembers(state, inst, e.ts, e.final ? 'failed' : 'retrying', e.final ? 'failed' : 'retry');
       closeAttempt(rec, e.ts, e.final ? 'failed' : 'retry');
       if (rec.outcome !== 'retry') rec.outcome = e.final ? 'failed' : 'retry';
       rec.failure = e.failure;

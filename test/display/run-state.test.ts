@@ -77,3 +77,24 @@ describe('run state fold', () => {
     expect(data.rows[0]!.bars[0]!.outcome).toBe('interrupted');
   });
 });
+
+describe('planner/worker pairs', () => {
+  it('members run with their pair, settle with it, and are not counted or charged twice', () => {
+    const base = { v: 1 as const, runId: 'r', task: 'build', attempt: 1, parent: 'build' };
+    const u = (t: number) => ({ input: t, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: t, cost: t / 1000 });
+    const s = foldEvents([
+      { v: 1, ts: 1, runId: 'r', type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [{ task: 'build', keys: ['build'], needs: [], dynamic: false }] },
+      { ...base, ts: 2, type: 'instance_queued', key: 'build' },
+      { ...base, ts: 3, type: 'instance_start', key: 'build' },
+      { ...base, ts: 4, type: 'agent_event', key: 'build@worker', event: { type: 'agent_start' } },
+      { ...base, ts: 5, type: 'call_usage', key: 'build@worker', model: 'm', usage: u(700) },
+      { ...base, ts: 6, type: 'agent_event', key: 'build@planner', event: { type: 'agent_start' } },
+      { ...base, ts: 7, type: 'call_usage', key: 'build@planner', model: 'm', usage: u(300) },
+      { ...base, ts: 8, type: 'instance_done', key: 'build', output: 'ok', durationMs: 6, usage: u(1000) },
+    ]);
+    expect(getInstance(s, 'build', 'build@worker')?.status).toBe('done');
+    expect(getInstance(s, 'build', 'build@planner')?.status).toBe('done');
+    expect(countStatuses(s)).toMatchObject({ total: 1, done: 1, queued: 0 });
+    expect(runUsage(s).totalTokens).toBe(1000);
+  });
+});

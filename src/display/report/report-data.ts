@@ -4,7 +4,7 @@
 import type { UsageSummary } from '../../orchestrator/run-events.js';
 import { addUsageSummary, zeroUsage } from '../../orchestrator/run-events.js';
 import type { RunFolder } from '../run-folder.js';
-import { attemptUsage, instanceUsage, instancesInTaskOrder, type InstanceState, type InstanceStatus, type RunState } from '../run-state.js';
+import { attemptUsage, instanceUsage, instancesInTaskOrder, pairOf, type InstanceState, type InstanceStatus, type RunState } from '../run-state.js';
 
 export interface TimelineBar {
   attempt: number;
@@ -116,7 +116,8 @@ export function buildReportData(folder: RunFolder): ReportData {
     .map((x) => x.row);
   const levels = taskLevels([...s.tasks.values()]);
   const tasks: TaskSummary[] = [...s.tasks.values()].map((t) => {
-    const list = [...s.instances.values()].filter((i) => i.task === t.task);
+    // Pair members are parts of their pair's instance: counted and charged once, through it.
+    const list = [...s.instances.values()].filter((i) => i.task === t.task && !pairOf(s, i));
     return {
       task: t.task,
       needs: t.needs,
