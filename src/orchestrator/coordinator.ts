@@ -82,6 +82,8 @@ export interface RunOutcome {
   planFile: string;
   resultFile: string;
   tasks: TaskState[];
+  /** Why the run stopped on its own files (a log or result that could not be written). */
+  error?: string;
 }
 
 function retryPolicy(task: LoadedTask): RetryPolicy {
@@ -108,6 +110,10 @@ export class Coordinator {
   private ownsPool = false;
   private stopping: undefined | 'fail-fast' | 'budget' | 'interrupted';
   private anyTaskFailed = false;
+  /** Set when the run's own files cannot be written: the run stops like an interrupt, status failed. */
+  private storageError: string | undefined;
+  /** end() has begun: nothing is left to stop. */
+  private ending = false;
   private inflight = 0;
   private runUsage: UsageSummary = zeroUsage();
   private readonly startedAt = Date.now();
@@ -156,6 +162,16 @@ export class Coordinator {
 
   private emit(e: RunEventInput): void {
     this.store.append(e);
+    if (this.store.writeError && !this.storageError) this.storageFailed(`cannot write the run log ${this.store.logFile}: ${this.store.writeError.message}`);
+  }
+
+  /**
+   * The run cannot record what it does: every agent stops (sessions kept, nothing marked failed,
+   * as on Ctrl-C), so once the disk is fixed `orchestrate resume` continues from what was written.
+   */
+  private storageFailed(message: string): void {
+    this.storageError = message;
+    if (!this.ending) this.interrupt();
   }
 
   private ordered(): TaskState[] {
@@ -538,7 +554,11 @@ export class Coordinator {
       const d = await this.runner.withGitLock(inst.git.root, () => diffSince(cwd, inst.git!.tree));
       if (d && d.patch.trim()) {
         inst.patchFile = `patches/${inst.id}.diff`;
-        this.store.writeFile(inst.patchFile, d.patch);
+        try {
+          this.store.writeFile(inst.patchFile, d.patch);
+        } catch (err) {
+          this.storageFailed(`cannot write ${join(this.store.dir, inst.patchFile)}: ${err instanceof Error ? err.message : String(err)}`);
+        }
         for (const f of d.files) modified.add(displayPath(this.recipe.dir, join(inst.git.root, f)));
       }
     }
@@ -637,15 +657,26 @@ export class Coordinator {
   }
 
   private async end(): Promise<RunOutcome> {
-    const status: RunStatus =
-      this.stopping === 'interrupted' ? 'interrupted' : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => i.status === 'failed') ? 'failed' : 'succeeded';
+    this.ending = true;
+    let status: RunStatus = this.storageError
+      ? 'failed'
+      : this.stopping === 'interrupted'
+        ? 'interrupted'
+        : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => i.status === 'failed') ? 'failed' : 'succeeded';
     this.broker.close();
     if (this.ownsPool) await this.pool.destroy().catch(() => undefined);
     const endedAt = Date.now();
     this.writePlan(status);
     const result = resultFile({ runId: this.store.runId, recipe: this.recipe, status, startedAt: this.startedAt, endedAt, usage: this.runUsage, tasks: this.ordered(), runDir: this.store.dir });
-    const resultPath = this.store.writeFile('result.json', `${JSON.stringify(result, null, 2)}\n`);
+    const resultPath = join(this.store.dir, 'result.json');
+    try {
+      this.store.writeFile('result.json', `${JSON.stringify(result, null, 2)}\n`);
+    } catch (err) {
+      this.storageError ??= `cannot write ${resultPath}: ${err instanceof Error ? err.message : String(err)}`;
+    }
     this.emit({ type: 'run_end', status, usage: this.runUsage, durationMs: endedAt - this.startedAt });
+    // A record that could not be completed fails the run, whatever the agents did.
+    if (this.storageError) status = 'failed';
     return {
       status,
       runId: this.store.runId,
@@ -655,6 +686,7 @@ export class Coordinator {
       planFile: join(this.store.dir, 'plan.md'),
       resultFile: resultPath,
       tasks: this.ordered(),
+      ...(this.storageError ? { error: `${this.storageError}. The run was stopped; what was written before is intact. Fix the disk, then: orchestrate resume ${this.store.dir}` } : {}),
     };
   }
 
