@@ -7,7 +7,7 @@
 // left by a kill mid-write is skipped on read, and the next append starts on a fresh line.
 // plan.md and result.json are replaced atomically (write to a temp file, then rename).
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
 
@@ -116,8 +116,14 @@ export class RunStore {
     const target = join(this.dir, name);
     mkdirSync(join(target, '..'), { recursive: true });
     const tmp = `${target}.${process.pid}.tmp`;
-    writeFileSync(tmp, content);
-    renameSync(tmp, target);
+    try {
+      writeFileSync(tmp, content);
+      renameSync(tmp, target);
+    } catch (err) {
+      // A half-written temp file (disk full) must not linger beside the intact previous version.
+      rmSync(tmp, { force: true });
+      throw err;
+    }
     return target;
   }
 }
