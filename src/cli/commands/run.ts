@@ -212,6 +212,8 @@ export async function executeRun(
   }
   if (display) display.finish({ planFile: result.outcome.planFile, resultFile: result.outcome.resultFile });
   else if (!json) printRunSummary(result.outcome, ctx);
+  // The run stopped on its own files (disk full, unwritable log): say which file and why.
+  if (result.outcome.error) ctx.stderr(`orchestrate: ${result.outcome.error}\n`);
   return exitCodeOf(result.outcome.status);
 }
 
