@@ -29,6 +29,16 @@ export class JsonlFileStorage implements SessionStorage {
 
   readLines(onLine: LineHandler): ReadSummary {
     if (!existsSync(this.path)) return { exists: false, endsWithNewline: true, bytes: 0 };
+    try {
+      return this.readAllLines(onLine);
+    } catch (err) {
+      // Node's read errors do not name the file ("EISDIR: illegal operation on a directory, read").
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new Error(reason.includes(this.path) ? reason : `Could not read session file ${this.path}: ${reason}`);
+    }
+  }
+
+  private readAllLines(onLine: LineHandler): ReadSummary {
     const fd = openSync(this.path, 'r');
     const chunk = Buffer.allocUnsafe(SESSION_DEFAULTS.readChunkBytes);
     let carry: Buffer[] = [];

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SESSION_DEFAULTS } from '../../src/session/defaults.js';
@@ -64,5 +64,20 @@ describe('MemoryStorage', () => {
     expect(readAll(m).lines.at(-1)).toEqual(['torn', 2, false]);
     m.append('b\n');
     expect(m.content).toBe('a\ntorn\nb\n');
+  });
+});
+
+describe('JsonlFileStorage errors', () => {
+  it('a session path that cannot be read is named in the error, with the OS reason', () => {
+    const path = join(tempDir(), 'f.jsonl');
+    mkdirSync(path);
+    expect(() => readAll(new JsonlFileStorage(path))).toThrow(new RegExp(`Could not read session file ${path}: EISDIR`));
+  });
+
+  it('a session path that cannot be opened for appending is named in the error, with the OS reason', () => {
+    const path = join(tempDir(), 'f.jsonl');
+    const storage = new JsonlFileStorage(path);
+    mkdirSync(path);
+    expect(() => storage.append('{}\n')).toThrow(new RegExp(`Could not append to session file ${path}: EISDIR`));
   });
 });
