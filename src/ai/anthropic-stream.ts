@@ -2,7 +2,7 @@
 // building the live `partial` message in place.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { AssistantMessageEventStream } from './event-stream.js';
-import { parseToolArguments } from './partial-json.js';
+import { StreamedToolArguments } from './partial-json.js';
 import type { AssistantMessage, Model, StopReason, ToolCall } from './types.js';
 import { computeCost } from './usage.js';
 
@@ -35,7 +35,7 @@ export function mapStopReason(reason: string | null | undefined): { stopReason: 
 interface OpenBlock {
   contentIndex: number;
   /** Raw JSON of a tool call's arguments, as streamed so far. */
-  json?: string;
+  json?: StreamedToolArguments;
 }
 
 /** Reads one attempt's events. `started` tells whether the caller already emitted `start`. */
@@ -87,7 +87,7 @@ export class AnthropicStreamReader {
         this.contentStarted = true;
         out.content.push(block);
         const contentIndex = out.content.length - 1;
-        this.open.set(ev.index, { contentIndex, json: block.type === 'toolCall' ? '' : undefined });
+        this.open.set(ev.index, { contentIndex, json: block.type === 'toolCall' ? new StreamedToolArguments() : undefined });
         const kind = block.type === 'text' ? 'text_start' : block.type === 'thinking' ? 'thinking_start' : 'toolcall_start';
         this.stream.push({ type: kind, contentIndex, partial: out });
         return;
@@ -106,8 +106,8 @@ export class AnthropicStreamReader {
         } else if (d.type === 'signature_delta' && block.type === 'thinking') {
           block.thinkingSignature = (block.thinkingSignature ?? '') + d.signature;
         } else if (d.type === 'input_json_delta' && block.type === 'toolCall') {
-          ob.json = (ob.json ?? '') + d.partial_json;
-          block.arguments = parseToolArguments(ob.json);
+          ob.json ??= new StreamedToolArguments();
+          block.arguments = ob.json.push(d.partial_json);
           this.stream.push({ type: 'toolcall_delta', contentIndex: ob.contentIndex, delta: d.partial_json, partial: out });
         }
         return;
@@ -120,7 +120,7 @@ export class AnthropicStreamReader {
         if (block.type === 'text') this.stream.push({ type: 'text_end', contentIndex: ob.contentIndex, content: block.text, partial: out });
         else if (block.type === 'thinking') this.stream.push({ type: 'thinking_end', contentIndex: ob.contentIndex, content: block.thinking, partial: out });
         else {
-          if (ob.json) block.arguments = parseToolArguments(ob.json);
+          if (ob.json?.json) block.arguments = ob.json.final();
           const toolCall: ToolCall = block;
           this.stream.push({ type: 'toolcall_end', contentIndex: ob.contentIndex, toolCall, partial: out });
         }

@@ -28,6 +28,10 @@ export const aiDefaults = {
   scriptedChunkSize: 24,
   /** Deterministic token count: chars / 4, the same rule as the token estimate (kernel-spec 12). */
   charsPerToken: 4,
+  /** Streamed tool arguments are re-parsed on every delta up to this size (a live preview is cheap there). */
+  partialArgumentsEagerChars: 16_384,
+  /** Beyond it, only when the JSON grew by this factor: O(n) parsing in all instead of O(n^2). */
+  partialArgumentsGrowth: 1.25,
 } as const;
 
 /** Beta features requested on every Anthropic call (kernel-spec 2.6). */

@@ -7,7 +7,7 @@
 // each fires once per provider instance (so a retry gets the next turn).
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
-import { parseToolArguments } from './partial-json.js';
+import { StreamedToolArguments } from './partial-json.js';
 import { transformMessages } from './transform-messages.js';
 import type { AssistantMessage, Context, Message, Model, StopReason, StreamFunction, StreamOptions, ToolCall, Usage } from './types.js';
 import { computeCost } from './usage.js';
@@ -494,11 +494,13 @@ async function play(
       output.content.push(call);
       stream.push({ type: 'toolcall_start', contentIndex, partial: output });
       const json = JSON.stringify(src.arguments);
+      const streamed = new StreamedToolArguments();
       for (let i = 0; i < json.length; i += chunkSize) {
         await pause();
         if (aborted()) return;
         const delta = json.slice(i, i + chunkSize);
-        call.arguments = i + chunkSize >= json.length ? (JSON.parse(json) as Record<string, unknown>) : parseToolArguments(json.slice(0, i + chunkSize));
+        const preview = streamed.push(delta);
+        call.arguments = i + chunkSize >= json.length ? (JSON.parse(json) as Record<string, unknown>) : preview;
         stream.push({ type: 'toolcall_delta', contentIndex, delta, partial: output });
       }
       stream.push({ type: 'toolcall_end', contentIndex, toolCall: call, partial: output });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePartialJson, parseToolArguments } from '../../src/ai/partial-json.js';
+import { parsePartialJson, parseToolArguments, StreamedToolArguments } from '../../src/ai/partial-json.js';
 
 describe('parseToolArguments', () => {
   it('parses complete JSON exactly', () => {
@@ -41,5 +41,34 @@ describe('parseToolArguments', () => {
   it('parsePartialJson keeps non-object values', () => {
     expect(parsePartialJson('[1, 2, {"a": "b')).toEqual([1, 2, { a: 'b' }]);
     expect(parsePartialJson('garbage')).toBeUndefined();
+  });
+});
+
+describe('StreamedToolArguments', () => {
+  it('a huge argument streamed in small deltas is parsed O(log n) times, not once per delta', () => {
+    const args = { path: 'big.txt', content: 'z'.repeat(2_000_000) };
+    const json = JSON.stringify(args);
+    const s = new StreamedToolArguments(1_000, 1.25);
+    let deltas = 0;
+    for (let i = 0; i < json.length; i += 24) {
+      s.push(json.slice(i, i + 24));
+      deltas++;
+    }
+    expect(s.final()).toEqual(args);
+    expect(deltas).toBeGreaterThan(80_000);
+    // Eager parses up to 1000 chars (~42 deltas), then one per 25 % of growth.
+    expect(s.parses).toBeLessThan(42 + Math.ceil(Math.log(json.length / 1_000) / Math.log(1.25)) + 3);
+  });
+
+  it('every live value is a parse of some prefix: small buffers are exact, large ones lag by under the growth factor', () => {
+    const json = JSON.stringify({ a: 'x'.repeat(5_000), b: [1, 2, 3] });
+    const s = new StreamedToolArguments(100, 1.5);
+    for (let i = 0; i < json.length; i += 7) {
+      const v = s.push(json.slice(i, i + 7));
+      const n = Math.min(json.length, i + 7);
+      if (n <= 100) expect(v).toEqual(parseToolArguments(json.slice(0, n)));
+      else expect(typeof v).toBe('object');
+    }
+    expect(s.final()).toEqual(JSON.parse(json));
   });
 });
