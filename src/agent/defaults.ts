@@ -6,6 +6,12 @@ export const agentDefaults = {
    * model to see what it sent, small enough that a huge bad payload does not flood the context.
    */
   maxReceivedArgumentsChars: 2000,
+  /**
+   * A failed tool call's text is cut (head and tail kept) past this many characters. Above the
+   * tools' own 50 KB output limit, so only runaway texts are cut: an OS or regex error that
+   * echoes a huge argument back (a 200 KB pattern, a 100 KB path) would flood the context.
+   */
+  maxErrorTextChars: 60_000,
   /** One queued message per turn lets each interjection get its own model reply. */
   steeringMode: 'one-at-a-time' as 'all' | 'one-at-a-time',
   /** Same reasoning as steeringMode: follow-ups are answered one by one. */

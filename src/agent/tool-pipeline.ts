@@ -3,7 +3,7 @@
 // nothing throws out of here. Results are appended and emitted strictly in call order, whatever
 // order the executions finish in and however many calls failed before executing.
 import type { AssistantMessage, ToolCall, ToolResultMessage } from '../ai/types.js';
-import { BLOCKED_DEFAULT_TEXT, SKIPPED_FOR_ABORT_TEXT, SKIPPED_FOR_STEERING_TEXT } from './defaults.js';
+import { agentDefaults, BLOCKED_DEFAULT_TEXT, SKIPPED_FOR_ABORT_TEXT, SKIPPED_FOR_STEERING_TEXT } from './defaults.js';
 import { prepareArguments } from './prepare-arguments.js';
 import { invalidArgumentsText, thrownText, unknownToolText } from './tool-error-text.js';
 import type {
@@ -257,7 +257,14 @@ function isToolResult(value: unknown): value is AgentToolResult {
 }
 
 function errorOutcome(text: string): Outcome {
-  return { result: { content: [{ type: 'text', text }], details: {} }, isError: true };
+  return { result: { content: [{ type: 'text', text: boundErrorText(text) }], details: {} }, isError: true };
+}
+
+/** Keeps the head and the tail of a runaway error text (the cause is usually at one end). */
+export function boundErrorText(text: string, max: number = agentDefaults.maxErrorTextChars): string {
+  if (text.length <= max) return text;
+  const keep = Math.floor((max - 80) / 2);
+  return `${text.slice(0, keep)}\n… [${text.length - 2 * keep} characters of this error text cut] …\n${text.slice(-keep)}`;
 }
 
 function allTerminate(outcomes: readonly Outcome[]): boolean {

@@ -233,3 +233,31 @@ describe('batches', () => {
     expect(batch.results[0]).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/aborted/) }] });
   });
 });
+
+describe('runaway error texts', () => {
+  it('a tool error that echoes a huge argument is cut to a bounded head and tail', async () => {
+    const huge = 'y'.repeat(300_000);
+    const echo: AnyAgentTool = {
+      name: 'open',
+      description: 'open',
+      parameters: z.object({ path: z.string() }),
+      async execute(_id, params) {
+        throw new Error(`ENAMETOOLONG: name too long, stat '${(params as { path: string }).path}'`);
+      },
+    };
+    const { result, text } = await runOne([echo], toolCall('open', { path: huge }));
+    expect(result.isError).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(60_000);
+    expect(text.startsWith('ENAMETOOLONG: name too long')).toBe(true);
+    expect(text).toMatch(/characters of this error text cut/);
+  });
+
+  it('an error text within the limit is passed through unchanged', async () => {
+    const msg = `Command exited with code 1\n${'out\n'.repeat(5_000)}`;
+    const fail = okTool('run', () => {
+      throw new Error(msg);
+    });
+    const { text } = await runOne([fail], toolCall('run', {}));
+    expect(text).toBe(msg);
+  });
+});
