@@ -50,9 +50,9 @@ export function threadsNeeded(concurrency: number, pairSlots = 0, perThread = 1)
 
 /**
  * Agents per thread when the caller does not choose: one each (full isolation) while that
- * needs at most `threadCap` threads, else shared evenly. Agents spend their time waiting for the
- * model and for tool subprocesses, so threads beyond a few per core add memory (a heap each,
- * ~20 MB with our modules) and start-up time, not throughput.
+ * needs at most one thread per core (at least 2), else shared evenly. Agents spend their time
+ * waiting for the model and for tool subprocesses, so more threads add memory (a heap each,
+ * ~20 MB with our modules) and start-up time, not throughput (see ORCHESTRATOR_DEFAULTS).
  */
 export function autoAgentsPerThread(agents: number, cores: number = availableParallelism()): number {
   const cap = Math.max(ORCHESTRATOR_DEFAULTS.threadCapMin, ORCHESTRATOR_DEFAULTS.threadsPerCore * cores);
