@@ -21,6 +21,10 @@ export const RUNTIME_DEFAULTS = {
   extractiveMaxItems: 40,
   /** RPC lines longer than this are refused (a runaway client must not exhaust memory). */
   rpcMaxLineBytes: 64 * 1024 * 1024,
+  /** json/rpc modes: message_update lines carry the full message snapshot while under this many streamed characters... */
+  eventSnapshotEagerChars: 16_384,
+  /** ...and beyond it only when the message grew by this factor since the last snapshot (O(n) output in all). */
+  eventSnapshotGrowth: 1.25,
 } as const;
 
 export interface RetrySettings {

@@ -44,4 +44,4 @@ export {
 export { runPrintMode, lastReply, type ModeOutput } from './modes/print.js';
 export { runJsonMode } from './modes/json.js';
 export { runRpcMode, RpcServer, RPC_COMMANDS, RPC_COMMAND_TYPES, salvageIdAndType, type RpcCommandType, type RpcResponse } from './modes/rpc.js';
-export { readJsonLines, jsonLine, eventLine } from './modes/jsonl.js';
+export { readJsonLines, jsonLine, eventLine, eventLineWriter } from './modes/jsonl.js';

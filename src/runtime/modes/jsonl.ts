@@ -2,6 +2,7 @@
 // trailing CR is stripped). Node's readline is not used on purpose: it also splits on U+2028 and
 // U+2029, which are legal inside JSON strings, and would tear such a record in two.
 import type { Readable } from 'node:stream';
+import { RUNTIME_DEFAULTS } from '../defaults.js';
 import type { AgentSessionEvent } from '../session-events.js';
 
 const LF = 0x0a;
@@ -76,4 +77,33 @@ export function eventLine(event: AgentSessionEvent): string {
     return jsonLine({ ...event, assistantMessageEvent: rest });
   }
   return jsonLine(event);
+}
+
+/**
+ * A stateful eventLine for one output stream. Every message_update line carries its delta; the
+ * full message snapshot is included while the streaming message is small, and after that only
+ * each time it has grown by a fixed factor. A snapshot on every delta would make a huge reply
+ * or tool argument (a model writing a 2 MB file) cost O(n^2) output: gigabytes on stdout.
+ */
+export function eventLineWriter(
+  eagerChars: number = RUNTIME_DEFAULTS.eventSnapshotEagerChars,
+  growth: number = RUNTIME_DEFAULTS.eventSnapshotGrowth,
+): (event: AgentSessionEvent) => string {
+  let streamed = 0;
+  let snapshotAt = 0;
+  return (event) => {
+    if (event.type === 'message_start') {
+      streamed = 0;
+      snapshotAt = 0;
+    } else if (event.type === 'message_update') {
+      const e = event.assistantMessageEvent as { delta?: unknown };
+      streamed += typeof e.delta === 'string' ? e.delta.length : 0;
+      if (streamed > eagerChars && streamed < snapshotAt * growth) {
+        const { partial: _partial, ...rest } = event.assistantMessageEvent as typeof event.assistantMessageEvent & { partial?: unknown };
+        return jsonLine({ type: event.type, assistantMessageEvent: rest });
+      }
+      snapshotAt = streamed;
+    }
+    return eventLine(event);
+  };
 }

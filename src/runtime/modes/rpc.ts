@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { AgentSession } from '../agent-session.js';
 import { RUNTIME_DEFAULTS } from '../defaults.js';
-import { eventLine, jsonLine, readJsonLines } from './jsonl.js';
+import { eventLineWriter, jsonLine, readJsonLines } from './jsonl.js';
 import { lastReply, type ModeOutput } from './print.js';
 
 const Id = z.union([z.string(), z.number()]).optional();
@@ -115,7 +115,8 @@ export class RpcServer {
       this.respond(undefined, type ?? 'parse', { error: '"id" must be a string or a number.' });
       return;
     }
-    if (!type || !(type in RPC_COMMANDS)) {
+    // Own keys only: "__proto__", "constructor" or "toString" are not commands.
+    if (!type || !Object.hasOwn(RPC_COMMANDS, type)) {
       const what = type ? `Unknown command "${type}"` : 'The command has no "type"';
       this.respond(id, type ?? 'unknown', { error: `${what}. Valid commands: ${RPC_COMMAND_TYPES.join(', ')}.` });
       return;
@@ -208,7 +209,8 @@ export class RpcServer {
 /** Serves commands from `input` until it ends, then waits for the session to be idle. */
 export async function runRpcMode(session: AgentSession, input: Readable, out: ModeOutput): Promise<number> {
   const server = new RpcServer(session, out);
-  const unsubscribe = session.subscribe((event) => out.stdout(eventLine(event)));
+  const line = eventLineWriter();
+  const unsubscribe = session.subscribe((event) => out.stdout(line(event)));
   try {
     await readJsonLines(input, (line) => server.handleLine(line), {
       maxBytes: RUNTIME_DEFAULTS.rpcMaxLineBytes,

@@ -82,6 +82,18 @@ describe('RPC mode', () => {
     expect(r[2]).toMatchObject({ id: 'w', success: false });
   });
 
+  it('names of Object.prototype members are unknown commands, not a crash', async () => {
+    const out = await rpc([], ['{"id":"a","type":"__proto__"}', '{"id":"b","type":"constructor"}', '{"id":"c","type":"toString"}', '{"id":"d","type":"get_state"}']);
+    const r = responses(out);
+    expect(r.map((x) => [x.id, x.success])).toEqual([
+      ['a', false],
+      ['b', false],
+      ['c', false],
+      ['d', true],
+    ]);
+    expect(String(r[1]!.error)).toMatch(/^Unknown command "constructor"/);
+  });
+
   it('a failed run is a second response with the prompt id', async () => {
     const out = await rpc([{ error: '400 invalid_request_error: bad' }], ['{"id":"p","type":"prompt","message":"hi"}']);
     const r = responses(out);
