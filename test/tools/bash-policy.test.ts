@@ -30,3 +30,39 @@ describe('bash rules', () => {
     expect(checkBashPolicy('cd repo && git  push origin', { deny: ['git push*'] })).toMatch(/"git push origin" matches the deny rule "git push\*"/);
   });
 });
+
+describe('deny rules see through the ways a command is spelled', () => {
+  const deny = { deny: ['rm *'] };
+  it.each([
+    '{ rm x; }',
+    'if rm x; then echo; fi',
+    '! rm x',
+    '/bin/rm x',
+    'FOO=1 BAR=2 rm x',
+    'sudo -n rm x',
+    'env -i A=1 rm x',
+    'command rm x',
+    'exec rm x',
+    'nohup rm x &',
+    'timeout 5 rm x',
+    'xargs rm < list',
+    'bash -c "rm x"',
+    "sh -c 'cd a && rm x'",
+    'bash -lc "echo ok; /usr/bin/rm x"',
+    'eval "rm x"',
+    `sh -c "bash -c 'rm x'"`,
+  ])('%s is refused', (cmd) => {
+    expect(checkBashPolicy(cmd, deny)).toMatch(/refused by the bash policy/);
+  });
+
+  it.each(['echo rm x', 'grep "rm x" file', 'bash -c "echo rm"', 'firmware x'])('%s is not refused', (cmd) => {
+    expect(checkBashPolicy(cmd, deny)).toBeUndefined();
+  });
+
+  it('allow rules ignore compound-command words but not wrappers', () => {
+    const allow = { allow: ['npm test *', 'echo *'] };
+    expect(checkBashPolicy('{ npm test; }', allow)).toBeUndefined();
+    expect(checkBashPolicy('if npm test; then echo ok; fi', allow)).toBeUndefined();
+    expect(checkBashPolicy('sudo npm test', allow)).toMatch(/matches none of the allow rules/);
+  });
+});
