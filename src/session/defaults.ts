@@ -9,6 +9,8 @@ export const SESSION_DEFAULTS = {
   entryIdMaxTries: 100,
   /** Size of the file reader's chunk: the whole file is never held in memory as one string. */
   readChunkBytes: 1 << 20,
+  /** Secret values shorter than this are not redacted: a 3-character value would garble every text. */
+  redactMinChars: 4,
 
   compaction: {
     enabled: true,

@@ -76,3 +76,4 @@ export {
   calculateContextTokens,
   type ContextTokenEstimate,
 } from '../ai/token-estimate.js';
+export { createRedactor, deepMap, type Redactor, type SecretValue } from './redact.js';

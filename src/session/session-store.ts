@@ -13,6 +13,7 @@ import { SESSION_DEFAULTS } from './defaults.js';
 import { newEntryId, newSessionId } from './entry-ids.js';
 import { JsonlFileStorage, type JsonlFileStorageOptions } from './jsonl-file-storage.js';
 import { loadSession } from './load-session.js';
+import { deepMap } from './redact.js';
 import { SessionTree } from './session-tree.js';
 import { MemoryStorage, type SessionStorage } from './storage.js';
 import type {
@@ -36,6 +37,12 @@ import type {
 export interface SessionStoreOptions extends JsonlFileStorageOptions {
   /** Working directory recorded in a new header (default: process.cwd()). */
   cwd?: string;
+  /**
+   * Applied to every string of an entry (and of the header) before it is written, e.g. a
+   * redactor that keeps secrets out of the file (see redact.ts). The entries in memory, and so
+   * the agent's context, keep the original text.
+   */
+  redact?: (text: string) => string;
   /** Path of the session this one was branched from. */
   parentSession?: string;
 }
@@ -65,11 +72,17 @@ export class SessionStore {
     tree: SessionTree,
     flushed: boolean,
     warnings: string[],
+    private readonly redact?: (text: string) => string,
   ) {
     this.headerValue = header;
     this.tree = tree;
     this.flushed = flushed;
     this.warnings = warnings;
+  }
+
+  /** One line of the file for `value` (redacted when the store has a redact hook). */
+  private line(value: unknown): string {
+    return `${JSON.stringify(this.redact ? deepMap(value, this.redact) : value)}\n`;
   }
 
   // ---- opening ----------------------------------------------------------------------------------
@@ -91,7 +104,7 @@ export class SessionStore {
     if (probe.exists && probe.headerProblem !== 'empty') {
       throw new Error(`Session file ${path} already exists; open it with SessionStore.open(path) instead of create().`);
     }
-    return new SessionStore(storage, SessionStore.newHeader(options, id), new SessionTree(), false, []);
+    return new SessionStore(storage, SessionStore.newHeader(options, id), new SessionTree(), false, [], options.redact);
   }
 
   /** A session that never touches disk. */
@@ -140,7 +153,7 @@ export class SessionStore {
       else warnings.push(`${where}: the saved leaf ${loaded.leafTarget} is not in the session; using the last entry.`);
     }
     tree.setLeaf(leaf);
-    return new SessionStore(storage, header, tree, flushed, warnings);
+    return new SessionStore(storage, header, tree, flushed, warnings, options.redact);
   }
 
   private static newHeader(options: SessionStoreOptions, id = newSessionId()): SessionHeader {
@@ -257,7 +270,7 @@ export class SessionStore {
     if (this.flushed) {
       this.storage.append(lines);
     } else if (releasesPending) {
-      this.storage.append(JSON.stringify(this.headerValue) + '\n' + this.pending.join('') + lines);
+      this.storage.append(this.line(this.headerValue) + this.pending.join('') + lines);
       this.pending = [];
       this.flushed = true;
     } else {
@@ -269,7 +282,7 @@ export class SessionStore {
   private appendEntry<T extends SessionEntry>(fields: NewEntry<T>): string {
     const entry = this.makeEntry<T>(fields);
     const isReply = entry.type === 'message' && entry.message.role === 'assistant';
-    this.commit(JSON.stringify(entry) + '\n', [entry], isReply);
+    this.commit(this.line(entry), [entry], isReply);
     return entry.id;
   }
 
@@ -339,7 +352,7 @@ export class SessionStore {
   branchWithSummary(newLeafId: string | null, fromId: string | null, summary: string, details?: FileLists, fromHook?: boolean): string {
     if (newLeafId !== null && !this.tree.has(newLeafId)) throw new Error(`Cannot branch from ${newLeafId}: no such entry in the session.`);
     const entry = this.makeEntry<BranchSummaryEntry>(this.branchSummaryFields(fromId, summary, details, fromHook), newLeafId);
-    this.commit(JSON.stringify(entry) + '\n', [entry], false);
+    this.commit(this.line(entry), [entry], false);
     return entry.id;
   }
 
@@ -365,7 +378,8 @@ export class SessionStore {
    * path holds an assistant reply, otherwise deferred like any new session.
    */
   createBranchedSession(leafId: string | null, pathOrDir: string, options: SessionStoreOptions = {}): SessionStore {
-    const opts: SessionStoreOptions = { cwd: this.cwd, ...options };
+    // A branch keeps the redaction of the session it comes from unless told otherwise.
+    const opts: SessionStoreOptions = { cwd: this.cwd, ...(this.redact ? { redact: this.redact } : {}), ...options };
     if (this.path !== undefined) opts.parentSession = this.path;
     const target = pathOrDir === ':memory:' ? SessionStore.inMemory(opts) : SessionStore.create(pathOrDir, opts);
     const path = this.tree.pathTo(leafId);
@@ -390,7 +404,7 @@ export class SessionStore {
       parent = e.id;
     }
     const hasReply = chained.some((e) => e.type === 'message' && e.message.role === 'assistant');
-    this.commit(chained.map((e) => JSON.stringify(e) + '\n').join(''), chained, hasReply);
+    this.commit(chained.map((e) => this.line(e)).join(''), chained, hasReply);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------------

@@ -1,0 +1,62 @@
+// The redactor: every occurrence of every secret is replaced by a placeholder naming it, in text
+// and in every string of a JSON value (keys too), without touching the input; short values are
+// left alone; and a session store with the hook never writes a secret, while its memory keeps it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRedactor } from '../../src/session/redact.js';
+import { SessionStore } from '../../src/session/session-store.js';
+import { tempDir } from './message-builders.js';
+
+describe('createRedactor', () => {
+  const r = createRedactor([
+    { name: 'KEY', value: 'sk-ant-123456' },
+    { name: 'LONG', value: 'sk-ant-123456-and-more' },
+    { name: 'QUOTED', value: 'pa"ss\\word' },
+    { name: 'TINY', value: 'ab' },
+  ])!;
+
+  it('replaces every occurrence, the longest secret first', () => {
+    expect(r.text('a sk-ant-123456 b sk-ant-123456-and-more c sk-ant-123456')).toBe('a [REDACTED:KEY] b [REDACTED:LONG] c [REDACTED:KEY]');
+  });
+
+  it('also finds a secret in its JSON-escaped form', () => {
+    expect(r.text(JSON.stringify({ v: 'x pa"ss\\word y' }))).not.toContain('pa\\"ss');
+    expect(r.text('raw pa"ss\\word')).toBe('raw [REDACTED:QUOTED]');
+  });
+
+  it('leaves values shorter than the minimum alone', () => {
+    expect(r.text('ab cd ab')).toBe('ab cd ab');
+  });
+
+  it('redacts strings and keys deep in a value, returns a copy, keeps numbers and shares untouched parts', () => {
+    const shared = { n: 1, list: ['plain'] };
+    const input = { a: ['x sk-ant-123456'], 'sk-ant-123456': true, shared, n: 42 };
+    const out = r.value(input);
+    expect(out).toEqual({ a: ['x [REDACTED:KEY]'], '[REDACTED:KEY]': true, shared, n: 42 });
+    expect(input.a[0]).toBe('x sk-ant-123456');
+    expect(out.shared).toBe(shared);
+  });
+
+  it('is undefined without a secret worth redacting', () => {
+    expect(createRedactor([{ name: 'X', value: 'ab' }])).toBeUndefined();
+    expect(createRedactor([])).toBeUndefined();
+  });
+});
+
+describe('SessionStore redact hook', () => {
+  it('writes placeholders to the file while the entries in memory keep the text', () => {
+    const file = join(tempDir(), 's.jsonl');
+    const redact = createRedactor([{ name: 'TOKEN', value: 'tok_live_abcdef' }])!.text;
+    const store = SessionStore.create(file, { cwd: '/w', redact });
+    store.appendMessage({ role: 'user', content: 'use tok_live_abcdef', timestamp: 1 });
+    store.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'ok tok_live_abcdef' }], api: 'a', provider: 'p', model: 'm', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 2 });
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain('tok_live_abcdef');
+    expect(text.match(/\[REDACTED:TOKEN\]/g)).toHaveLength(2);
+    expect(JSON.stringify(store.buildContext().messages)).toContain('tok_live_abcdef');
+    // A branch of the session inherits the redaction.
+    const branch = store.createBranchedSession(store.leafId, join(tempDir(), 'b.jsonl'));
+    expect(readFileSync(branch.path!, 'utf8')).not.toContain('tok_live_abcdef');
+  });
+});
