@@ -16,6 +16,7 @@ import { loadScriptFile, ScriptFileError } from '../ai/scripted-script.js';
 import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurn } from '../ai/scripted.js';
 import type { Model, StreamFunction } from '../ai/types.js';
 import type { CompactionSettings } from '../session/defaults.js';
+import { createRedactor, type SecretValue } from '../session/redact.js';
 import { SessionStore } from '../session/session-store.js';
 import type { BashPolicy } from '../tools/bash-policy.js';
 import { BUILTIN_TOOL_NAMES, createTool, DEFAULT_TOOL_NAMES, type CodingToolsOptions } from '../tools/coding-tools.js';
@@ -78,8 +79,13 @@ export interface CreateAgentSessionOptions {
   streamFn?: StreamFunction;
   /** A different stream function for summary calls only (default: streamFn). */
   summaryStreamFn?: StreamFunction;
-  /** Anthropic key (default: ANTHROPIC_API_KEY). */
+  /** Anthropic key (default: ANTHROPIC_API_KEY). Never written to the session file. */
   apiKey?: string;
+  /**
+   * Values that must never reach the session file (each replaced by `[REDACTED:<name>]` when an
+   * entry is written; the agent's context keeps them). The API key in use is always added.
+   */
+  secrets?: SecretValue[];
   /** Reasoning effort (default: the continued session's, else "medium"; "off" for non-reasoning models). */
   thinkingLevel?: AgentThinkingLevel;
   /** Provider options for every call (provider retries, idle timeout, headers...). */
@@ -158,9 +164,17 @@ export function textOrFile(value: string, cwd: string): string {
   return value;
 }
 
+/** The secrets of a session: the caller's, plus the API key in use. */
+function sessionSecrets(o: CreateAgentSessionOptions): SecretValue[] {
+  const key = o.apiKey || process.env.ANTHROPIC_API_KEY;
+  return [...(o.secrets ?? []), ...(key ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [])];
+}
+
 function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
   if (o.store) return o.store;
-  if (o.inMemory) return SessionStore.inMemory({ cwd });
+  const redactor = createRedactor(sessionSecrets(o));
+  const opts = { cwd, ...(redactor ? { redact: redactor.text } : {}) };
+  if (o.inMemory) return SessionStore.inMemory(opts);
   const dir = o.sessionDir ? resolve(cwd, o.sessionDir) : defaultSessionDir(cwd, o.home ?? orchestrateHome());
   if (o.continue) {
     if (o.sessionFile) {
@@ -168,14 +182,14 @@ function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
       if (!existsSync(file)) {
         throw new AgentSessionConfigError(`Cannot continue: the session file ${file} does not exist. Check the path, or drop --continue to start a new session there.`);
       }
-      return SessionStore.open(file, { cwd });
+      return SessionStore.open(file, opts);
     }
     const recent = mostRecentSession(dir);
     if (!recent) throw new AgentSessionConfigError(`Cannot continue: there is no session in ${dir}. Start one first, or pass --session FILE.`);
-    return SessionStore.open(recent, { cwd });
+    return SessionStore.open(recent, opts);
   }
-  if (o.sessionFile) return SessionStore.open(resolve(cwd, o.sessionFile), { cwd });
-  return SessionStore.create(dir, { cwd });
+  if (o.sessionFile) return SessionStore.open(resolve(cwd, o.sessionFile), opts);
+  return SessionStore.create(dir, opts);
 }
 
 function toModel(id: string, provider: string): Model {
