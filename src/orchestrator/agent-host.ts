@@ -117,6 +117,7 @@ export class AgentHost {
         provider: a.provider,
         streamFn: withPermits(base, metered),
         apiKey: task.apiKey,
+        ...(task.secrets ? { secrets: task.secrets } : {}),
         ...(task.retryBaseDelayMs !== undefined ? { retry: { baseDelayMs: task.retryBaseDelayMs }, streamOptions: { retryBaseDelayMs: task.retryBaseDelayMs } } : {}),
         thinkingLevel: a.thinking,
         compaction: a.compaction,

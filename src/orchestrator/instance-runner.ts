@@ -14,6 +14,7 @@ import type { LoadedAgent, LoadedRecipe } from './recipe/index.js';
 import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput } from './run-events.js';
 import type { InstanceState, TaskState } from './run-state.js';
 import type { RunStore } from './run-store.js';
+import { runSecrets } from './secrets.js';
 import { runCommand } from './verify.js';
 import { absoluteGlob } from './write-scopes.js';
 
@@ -157,6 +158,8 @@ export class InstanceRunner {
     if (key) base.apiKey = key;
     const url = this.ctx.env.ANTHROPIC_BASE_URL;
     if (url) base.baseUrl = url;
+    const secrets = runSecrets(this.ctx.recipe, this.ctx.env);
+    if (secrets.length) base.secrets = secrets;
     const retryBase = retryBaseDelayFromEnv(this.ctx.env);
     if (retryBase !== undefined) base.retryBaseDelayMs = retryBase;
     return base;

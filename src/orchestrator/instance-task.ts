@@ -44,6 +44,8 @@ export interface InstanceTask {
   agent: AgentSpec;
   apiKey?: string;
   baseUrl?: string;
+  /** Values kept out of the session file (recipe `secrets:` and the API key). */
+  secrets?: { name: string; value: string }[];
   /** First delay of model-call retries (provider and session level), from ORCHESTRATE_RETRY_BASE_MS. */
   retryBaseDelayMs?: number;
   /** Globs relative to `cwd` that edit/write may touch (undefined: anywhere in cwd). */

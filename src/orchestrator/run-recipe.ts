@@ -6,6 +6,7 @@ import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordin
 import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from './recipe/index.js';
 import { replayRunLog } from './replay.js';
 import { readRunLog, resolveRunDir, RunStore } from './run-store.js';
+import { runRedactor } from './secrets.js';
 
 export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' | 'overrides'> & {
   /** Folder holding run folders (default: `.orchestrate/runs` beside the recipe). */
@@ -60,7 +61,7 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
   const missing = missingApiKey(recipe, env);
   if (missing) return { ok: false, kind: 'usage', message: missing };
   const runsDir = opts.runsDir ? resolve(load.cwd ?? process.cwd(), opts.runsDir) : defaultRunsDir(recipe.dir);
-  const store = RunStore.create(runsDir, opts.runId);
+  const store = RunStore.create(runsDir, opts.runId, { redactor: runRedactor(recipe, env) });
   opts.onStore?.(store);
   const coordinator = new Coordinator({ ...opts, env, recipe, store, overrides: overridesOf(load) });
   return { ok: true, outcome: await coordinator.run() };
@@ -96,7 +97,7 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
   const env = opts.env ?? process.env;
   const missing = missingApiKey(loaded.recipe, env);
   if (missing) return { ok: false, kind: 'usage', message: missing };
-  const store = RunStore.open(dir);
+  const store = RunStore.open(dir, { redactor: runRedactor(loaded.recipe, env) });
   opts.onStore?.(store);
   const coordinator = new Coordinator({ ...opts, env, recipe: loaded.recipe, store, replay, overrides: { ...recorded, ...opts.overrides } });
   return { ok: true, outcome: await coordinator.run() };

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Redactor } from '../session/redact.js';
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
 
 export const RUN_LOG = 'run.jsonl';
@@ -46,34 +47,46 @@ export function readRunLog(file: string): ReadLog {
   return { events, skipped };
 }
 
+export interface RunStoreOptions {
+  /** Keeps secrets out of the log, out of every file written here, and out of what listeners see. */
+  redactor?: Redactor;
+}
+
 export class RunStore {
   readonly dir: string;
   readonly runId: string;
+  private readonly redactor: Redactor | undefined;
   private needsNewline: boolean;
   /** Listeners see each event right after it is written (display, --json). */
   private readonly listeners: ((e: RunEvent) => void)[] = [];
   /** Set when the log cannot be written; the coordinator stops the run cleanly. */
   writeError: Error | undefined;
 
-  private constructor(dir: string, runId: string) {
+  private constructor(dir: string, runId: string, options: RunStoreOptions = {}) {
     this.dir = dir;
     this.runId = runId;
+    this.redactor = options.redactor;
     mkdirSync(join(dir, 'sessions'), { recursive: true });
     const log = join(dir, RUN_LOG);
     // A torn last line (kill -9 mid-write) must not glue itself to the next event.
     this.needsNewline = existsSync(log) && statSync(log).size > 0 && !readFileSync(log, 'utf8').endsWith('\n');
   }
 
-  static create(runsDir: string, runId = newRunId()): RunStore {
+  static create(runsDir: string, runId = newRunId(), options: RunStoreOptions = {}): RunStore {
     const dir = resolve(runsDir, runId);
     if (existsSync(join(dir, RUN_LOG))) throw new Error(`run ${runId} already exists in ${runsDir}`);
-    return new RunStore(dir, runId);
+    return new RunStore(dir, runId, options);
   }
 
-  static open(dir: string): RunStore {
+  static open(dir: string, options: RunStoreOptions = {}): RunStore {
     const abs = resolve(dir);
     if (!existsSync(join(abs, RUN_LOG))) throw new Error(`${abs} is not a run folder (no ${RUN_LOG})`);
-    return new RunStore(abs, abs.split('/').filter(Boolean).pop() ?? 'run');
+    return new RunStore(abs, abs.split('/').filter(Boolean).pop() ?? 'run', options);
+  }
+
+  /** Text as this run may print it: its secrets replaced (the CLI passes its output through this). */
+  redactText(text: string): string {
+    return this.redactor ? this.redactor.text(text) : text;
   }
 
   get logFile(): string {
@@ -94,7 +107,8 @@ export class RunStore {
 
   /** Stamps and appends one event; returns it. A write failure is kept in `writeError`, not thrown. */
   append(input: RunEventInput): RunEvent {
-    const event = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...input } as RunEvent;
+    const raw = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...input } as RunEvent;
+    const event = this.redactor ? this.redactor.value(raw) : raw;
     if (!this.writeError) {
       try {
         appendFileSync(this.logFile, (this.needsNewline ? '\n' : '') + JSON.stringify(event) + '\n');
@@ -111,13 +125,17 @@ export class RunStore {
     return readRunLog(this.logFile);
   }
 
+  private redactFile(content: string): string {
+    return this.redactor ? redactFileContent(this.redactor, content) : content;
+  }
+
   /** Atomically replaces a file in the run folder. */
   writeFile(name: string, content: string): string {
     const target = join(this.dir, name);
     mkdirSync(join(target, '..'), { recursive: true });
     const tmp = `${target}.${process.pid}.tmp`;
     try {
-      writeFileSync(tmp, content);
+      writeFileSync(tmp, this.redactFile(content));
       renameSync(tmp, target);
     } catch (err) {
       // A half-written temp file (disk full) must not linger beside the intact previous version.
@@ -126,6 +144,22 @@ export class RunStore {
     }
     return target;
   }
+}
+
+/** JSON content is redacted string by string (and written back in the same layout); other text as text. */
+function redactFileContent(redactor: Redactor, content: string): string {
+  if (!redactor.has(content)) return content;
+  const trimmed = content.trimStart();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    try {
+      const value: unknown = JSON.parse(content);
+      const pretty = /^[{[]\n/.test(trimmed);
+      return JSON.stringify(redactor.value(value), null, pretty ? 2 : undefined) + (content.endsWith('\n') ? '\n' : '');
+    } catch {
+      // not JSON after all: redact as text
+    }
+  }
+  return redactor.text(content);
 }
 
 export interface RunListing {
