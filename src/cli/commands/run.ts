@@ -160,6 +160,10 @@ export async function executeRun(
   view: { budgetUsd?: number } = {},
 ): Promise<number> {
   const json = args.json === true;
+  // Everything printed goes through the run's redactor once the store exists (recipe `secrets:`
+  // and the API key). --json lines are built from events the store already redacted field by field.
+  let redact = (s: string): string => s;
+  const out: CliContext = { ...ctx, stdout: (s) => ctx.stdout(json ? s : redact(s)), stderr: (s) => ctx.stderr(redact(s)) };
   const interrupt = new AbortController();
   const kill = new AbortController();
   let signals = 0;
@@ -169,7 +173,7 @@ export async function executeRun(
     if (signals === 1) {
       const text = 'orchestrate: interrupting: every agent is asked to stop (sessions are kept; Ctrl-C again to terminate them now)\n';
       if (display) display.note(text);
-      else ctx.stderr(`\n${text}`);
+      else out.stderr(`\n${text}`);
       interrupt.abort();
     } else kill.abort();
   };
@@ -184,11 +188,12 @@ export async function executeRun(
       fullEvents: args['full-events'] === true,
       ...(typeof args['agents-per-thread'] === 'number' ? { agentsPerThread: args['agents-per-thread'] } : {}),
       onStore: (store) => {
+        redact = (s) => store.redactText(s);
         // The live view draws on the real stderr, only when it and stdout are both terminals.
         const live = ctx.isTTY && process.stderr.isTTY === true;
         display = attachRunDisplay(store, {
-          stream: live ? process.stderr : { write: (s: string) => (ctx.stderr(s), true) },
-          stdout: { write: (s: string) => (ctx.stdout(s), true), isTTY: ctx.isTTY, columns: process.stdout.columns },
+          stream: live ? process.stderr : { write: (s: string) => (out.stderr(s), true) },
+          stdout: { write: (s: string) => (out.stdout(s), true), isTTY: ctx.isTTY, columns: process.stdout.columns },
           isTTY: live,
           color: shouldUseColor({ isTTY: live, noColorFlag: args.color === false, env: ctx.env }),
           ...(view.budgetUsd !== undefined ? { budgetUsd: view.budgetUsd } : {}),
@@ -198,6 +203,11 @@ export async function executeRun(
     });
   } catch (e) {
     display?.finish();
+    // An internal error's message and stack are printed by main(): keep secrets out of them too.
+    if (e instanceof Error) {
+      e.message = redact(e.message);
+      if (e.stack) e.stack = redact(e.stack);
+    }
     throw e;
   } finally {
     process.off('SIGINT', onSignal);
@@ -205,15 +215,15 @@ export async function executeRun(
   }
   if (!result.ok) {
     if (result.kind === 'recipe') {
-      if (json) ctx.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
-      else printProblems(result.problems, ctx);
-    } else ctx.stderr(`orchestrate: ${result.message}\n`);
+      if (json) out.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
+      else printProblems(result.problems, out);
+    } else out.stderr(`orchestrate: ${result.message}\n`);
     return EXIT.usage;
   }
   if (display) display.finish({ planFile: result.outcome.planFile, resultFile: result.outcome.resultFile });
-  else if (!json) printRunSummary(result.outcome, ctx);
+  else if (!json) printRunSummary(result.outcome, out);
   // The run stopped on its own files (disk full, unwritable log): say which file and why.
-  if (result.outcome.error) ctx.stderr(`orchestrate: ${result.outcome.error}\n`);
+  if (result.outcome.error) out.stderr(`orchestrate: ${result.outcome.error}\n`);
   return exitCodeOf(result.outcome.status);
 }
 
