@@ -64,7 +64,11 @@ export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
   const filename = opts.filename ?? worker.href;
   const isTs = filename.endsWith('.ts');
   const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? autoAgentsPerThread(opts.concurrency + Math.min(opts.pairSlots ?? 0, opts.concurrency))));
-  const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots, perThread);
+  // Piscina runs at most ONE abortable task per thread (worker_pool isRunningAbortableTask), and
+  // every agent task carries an abort signal (AgentLaunch: timeouts, Ctrl-C). So agents cannot
+  // share a thread yet: fewer threads than agents would cap the run's concurrency at the thread
+  // count and could deadlock a pair whose members wait for each other in piscina's queue.
+  const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots, 1);
   const pool = new Piscina({
     filename,
     maxThreads,
