@@ -230,8 +230,6 @@ export function messageEvents(spec: MessageSpec, index = 0): SseEvent[] {
   return events;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
@@ -264,6 +262,19 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const faults: FaultRecord[] = [];
   const dice = options.faults ? seededRandom(options.faults.seed) : undefined;
   let closed = false;
+  // Delays between events end at close(), so a test with a very slow stream never waits for it.
+  const sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  const pause = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const entry = {
+        timer: setTimeout(() => {
+          sleeping.delete(entry);
+          resolve();
+        }, ms),
+        resolve,
+      };
+      sleeping.add(entry);
+    });
 
   // The fault schedule: one fault in every block of round(1 / rate) eligible requests, at a
   // seeded random position, so the rate holds exactly even over a few dozen requests; the kinds
@@ -351,12 +362,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       new Promise((resolve) => res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`, () => resolve()));
     for (let i = 0; i < Math.min(limit, events.length); i++) {
       if (closed || res.destroyed) return;
-      if (i > 0 && spec.delayMs) await sleep(spec.delayMs);
+      if (i > 0 && spec.delayMs) await pause(spec.delayMs);
       await write(events[i]!);
       if (i === 0 && spec.ping !== false) await write({ event: 'ping', data: { type: 'ping' } });
     }
     if (spec.kind === 'cut') {
-      await sleep(5); // let the client read what was sent before the connection drops
+      await pause(5); // let the client read what was sent before the connection drops
       res.destroy();
       return;
     }
@@ -374,6 +385,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     faults,
     close: async () => {
       closed = true;
+      for (const s of sleeping) {
+        clearTimeout(s.timer);
+        s.resolve();
+      }
+      sleeping.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

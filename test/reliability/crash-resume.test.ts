@@ -145,7 +145,8 @@ describe('kill -9 of the coordinator, then resume (real CLI)', () => {
     const sleep = `30.${process.pid}${Date.now() % 1000}`;
     const sleeping = () => spawnSync('pgrep', ['-f', `sleep ${sleep}`]).stdout.toString().trim() !== '';
     // a, b finish at once; c, d stream their answer slowly; e runs a slow tool; f's handoff summary is slow.
-    const h = await harness(items, 6, () => (slowOn ? { answer: { c: 400, d: 400 }, tool: { e: sleep }, summary: { f: 400 } } : {}));
+    // Slow means stuck mid-stream until the kill (the server ends those streams at close()).
+    const h = await harness(items, 6, () => (slowOn ? { answer: { c: 30_000, d: 30_000 }, tool: { e: sleep }, summary: { f: 30_000 } } : {}));
     try {
       const child = spawnCli([join(h.dir, 'recipe.yaml'), '--run-dir', h.runs], h.env);
       const done = exited(child);
