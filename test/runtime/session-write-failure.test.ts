@@ -1,6 +1,7 @@
 // A session file that cannot be written stops the run at once (no tool runs whose call was not
 // recorded), the prompt fails with a message naming the file and the OS error, and no further
-// prompt starts. The file keeps everything written before the failure, readable.
+// prompt starts. The file keeps everything written before the failure, readable. And secrets
+// (the API key in use, given values) never reach the file.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +94,34 @@ describe('a session file that cannot be written', () => {
     expect(tool.runs).toBe(1);
     const lines = kept.trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
     expect(lines.filter((l) => l.message?.role === 'assistant')).toHaveLength(1);
+    await s.dispose();
+  });
+});
+
+describe('secrets in a session file', () => {
+  it('the API key in use and the given secrets are written as placeholders; the agent still has them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-wsecret-'));
+    dirs.push(dir);
+    const file = join(dir, 's.jsonl');
+    const s = await createAgentSession({
+      cwd: dir,
+      sessionFile: file,
+      tools: [],
+      systemPrompt: 'test',
+      defaultSkills: false,
+      contextFiles: false,
+      model: scriptedModel(),
+      apiKey: 'sk-ant-session-key-123',
+      secrets: [{ name: 'TOKEN', value: 'tok_session_456' }],
+      streamFn: createScriptedProvider([{ text: 'key sk-ant-session-key-123 and tok_session_456' }]),
+      summaries: 'extractive',
+      notify: () => undefined,
+    });
+    await s.prompt('say tok_session_456');
+    expect(s.lastAssistantText()).toBe('key sk-ant-session-key-123 and tok_session_456');
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toMatch(/sk-ant-session-key-123|tok_session_456/);
+    expect(text).toContain('key [REDACTED:ANTHROPIC_API_KEY] and [REDACTED:TOKEN]');
     await s.dispose();
   });
 });
