@@ -31,7 +31,7 @@ tasks:
     retries: { count: 3, on: [rate_limit, overloaded, timeout, stalled, crashed, error], backoff: { initial: 20ms, max: 200ms } }
 `;
 
-describe('model API faults (fake Anthropic, seeded 20 % fault rate)', () => {
+describe('model API faults (fake Anthropic, seeded 20 % fault rate)', { timeout: 120_000 }, () => {
   it('16 agents all finish correctly and every tool side effect happens exactly once', async () => {
     const files: Record<string, string> = { 'recipe.yaml': RECIPE };
     for (const n of NAMES) files[`dirs/${n}/.keep`] = '';

@@ -67,7 +67,7 @@ function mutateText(text: string, random: () => number): string {
   }
 }
 
-describe('bad recipes through the CLI', () => {
+describe('bad recipes through the CLI', { timeout: 120_000 }, () => {
   it('the corpus and 200 seeded mutations of every recipe: exit 0 or 2 with a message, never a stack trace', async () => {
     const corpus = readdirSync(BAD).filter((f) => f.endsWith('.yaml')).sort();
     expect(corpus.length).toBeGreaterThanOrEqual(50);
@@ -117,7 +117,7 @@ describe('bad recipes through the CLI', () => {
   });
 });
 
-describe('malformed RPC input (real process)', () => {
+describe('malformed RPC input (real process)', { timeout: 120_000 }, () => {
   it('every bad line gets one error response with the id it could read, and the process keeps serving', async () => {
     const random = seededRandom(99);
     const bytes = (n: number) => Array.from({ length: n }, () => String.fromCharCode(1 + Math.floor(random() * 0x2fff))).join('').replace(/\n/g, ' ');
@@ -191,7 +191,7 @@ describe('malformed RPC input (real process)', () => {
   });
 });
 
-describe('malformed tool arguments from the model', () => {
+describe('malformed tool arguments from the model', { timeout: 120_000 }, () => {
   it('wrong types, missing fields, JSON in strings and huge strings: error results that say how to fix, and the run goes on', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'a.txt'), 'hello\n');
@@ -246,7 +246,7 @@ describe('malformed tool arguments from the model', () => {
   });
 });
 
-describe('a session file with garbage lines', () => {
+describe('a session file with garbage lines', { timeout: 120_000 }, () => {
   it('opens and continues with warnings; lines already there are kept as they were', async () => {
     const dir = tempDir();
     const file = join(dir, 's.jsonl');

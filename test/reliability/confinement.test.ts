@@ -50,7 +50,7 @@ function outsideSnapshot(outside: string): string {
   return walk(outside).sort().join('\n');
 }
 
-describe('path escapes against every file tool', () => {
+describe('path escapes against every file tool', { timeout: 120_000 }, () => {
   it('every escape is refused with a message that names the workspace, and nothing outside is read or changed', async () => {
     const { ws, outside } = world();
     const before = outsideSnapshot(outside);
@@ -151,7 +151,7 @@ describe('path escapes against every file tool', () => {
   });
 });
 
-describe('the bash deny list', () => {
+describe('the bash deny list', { timeout: 120_000 }, () => {
   it('refuses a denied command however it is chained, nested or spelled, before anything runs', async () => {
     const dir = realpathSync(tempProject({ 'keep.txt': 'keep\n' }));
     const bash = createBashTool({ cwd: dir, policy: { deny: ['rm *', 'touch *', 'curl *', '/git +push/'] } });
@@ -200,7 +200,7 @@ describe('the bash deny list', () => {
   });
 });
 
-describe('writes: scopes end to end (recipe run)', () => {
+describe('writes: scopes end to end (recipe run)', { timeout: 120_000 }, () => {
   it('an agent cannot write or edit outside its task writes: globs; the refusal reaches the model as a clear error', async () => {
     const dir = tempProject({
       'recipe.yaml': `name: scoped

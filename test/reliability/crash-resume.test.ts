@@ -138,7 +138,7 @@ function finishedItems(runDir: string, h: Harness): Map<string, number> {
   return new Map(ofType(logOf(runDir), 'instance_done').map((e) => [e.key.replace(/^write\./, ''), requestsOf(h.server, e.key.replace(/^write\./, ''))]));
 }
 
-describe('kill -9 of the coordinator, then resume (real CLI)', () => {
+describe('kill -9 of the coordinator, then resume (real CLI)', { timeout: 120_000 }, () => {
   it('while agents stream, while a tool runs, and during the handoff compaction', async () => {
     const items = ['a', 'b', 'c', 'd', 'e', 'f'];
     let slowOn = true;

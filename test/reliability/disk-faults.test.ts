@@ -67,7 +67,7 @@ function readableLines(dir: string, tornBefore: ReadonlySet<string> = new Set())
 
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+[:(]\d+/);
 
-describe('disk faults (real CLI)', () => {
+describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
   it('a run log that cannot be written stops the run with the file and the OS error; fixed, it resumes', async () => {
     let slow = true;
     const server = await startFakeAnthropic({ respond: responder({ delay: (_i, turn) => (slow && turn === 1 ? 300 : 0) }) });

@@ -60,7 +60,7 @@ tasks:
     run: "echo shell step sees $DEPLOY_TOKEN; echo key $ANTHROPIC_API_KEY"
 `;
 
-describe('secrets stay out of every record', () => {
+describe('secrets stay out of every record', { timeout: 120_000 }, () => {
   it('run, --json run, resume, show, runs and report: no file and no output holds the API key or a secret value', async () => {
     const server = await startFakeAnthropic({ respond: leakyModel() });
     try {

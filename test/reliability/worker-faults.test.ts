@@ -15,7 +15,7 @@ afterAll(() => cleanupTempDirs());
 
 const EXT = join(import.meta.dirname, 'fixtures', 'fault-extension.ts');
 
-describe('worker faults (real threads, scripted model)', () => {
+describe('worker faults (real threads, scripted model)', { timeout: 120_000 }, () => {
   it('hung tools, throws, exits and out-of-memory: the run survives, retries per policy, and result.json names each attempt failure', async () => {
     const sleep = `40.${process.pid}${Date.now() % 1000}`;
     const sleeping = () => spawnSync('pgrep', ['-f', `sleep ${sleep}`]).stdout.toString().trim() !== '';
@@ -94,7 +94,7 @@ tasks:
   });
 });
 
-describe('attempt failures across a resume', () => {
+describe('attempt failures across a resume', { timeout: 120_000 }, () => {
   it('are rebuilt from the log (instance_retry, instance_failed), one per attempt', async () => {
     const { replayRunLog } = await import('../../src/orchestrator/replay.js');
     const base = { v: 1 as const, ts: 0, runId: 'r' };

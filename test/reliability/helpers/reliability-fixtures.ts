@@ -33,7 +33,7 @@ export function exited(child: ChildProcess): Promise<Exited> {
   return new Promise((r) => child.on('exit', (code, signal) => r({ code, signal, stdout, stderr })));
 }
 
-export async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+export async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
   const t0 = Date.now();
   while (!check()) {
     if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
