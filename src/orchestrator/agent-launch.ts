@@ -26,6 +26,14 @@ export interface LaunchRef {
 
 export interface LaunchContext {
   pool: Piscina;
+  /**
+   * Agents may share worker threads. Piscina runs one abortable task per thread, so shared
+   * tasks get no abort signal: a hard abort terminates the agent's own thread instead (its
+   * co-resident agents die with it and are reported as such).
+   */
+  shareThreads?: boolean;
+  /** Threads terminated by a hard abort, with the agent that caused it (shared by all launches). */
+  terminatedThreads?: Map<number, string>;
   broker: PermitBroker;
   router: MessageRouter;
   emit(e: RunEventInput): void;
@@ -60,6 +68,8 @@ export class AgentLaunch {
   private alive = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private finished = false;
+  /** The worker thread running this agent (reported by the worker's first message). */
+  private threadId: number | undefined;
 
   constructor(
     private readonly ctx: LaunchContext,
@@ -79,8 +89,9 @@ export class AgentLaunch {
     const full: InstanceTask = { ...task, port: port2 };
     const transferList: MessagePort[] = [port2];
     if (task.peerPort) transferList.push(task.peerPort);
+    if (ctx.shareThreads) this.hardAbort.signal.addEventListener('abort', () => this.terminateThread(), { once: true });
     this.result = this.ctx.pool
-      .run(full, { transferList, signal: this.hardAbort.signal })
+      .run(full, ctx.shareThreads ? { transferList } : { transferList, signal: this.hardAbort.signal })
       .then(
         (raw: unknown) => {
           const parsed = WorkerResultSchema.safeParse(raw);
@@ -89,6 +100,10 @@ export class AgentLaunch {
         },
         (err: unknown): WorkerResult => {
           if (this.abortReason) return { ok: false, failure: abortClass(this.abortReason), error: this.abortReason, usage: zeroUsage() };
+          const culprit = this.threadId !== undefined ? ctx.terminatedThreads?.get(this.threadId) : undefined;
+          if (culprit !== undefined && culprit !== ref.key) {
+            return { ok: false, failure: 'crashed', collateral: true, error: `its worker thread was stopped because ${culprit}, which shared it, did not stop when aborted`, usage: zeroUsage() };
+          }
           const d = describeThreadFailure(err);
           return { ok: false, failure: d.failure, error: d.error, usage: zeroUsage() };
         },
@@ -145,6 +160,16 @@ export class AgentLaunch {
     this.post({ type: 'abort', reason });
     const t = setTimeout(() => this.hardAbort.abort(new Error(reason)), ORCHESTRATOR_DEFAULTS.abortGraceMs);
     this.timers.push(t);
+  }
+
+  /** Shared threads: ends this agent's own thread (piscina replaces it). */
+  private terminateThread(): void {
+    if (this.finished || this.threadId === undefined) return;
+    const id = this.threadId;
+    const worker = this.ctx.pool.threads.find((t) => t.threadId === id);
+    if (!worker) return;
+    this.ctx.terminatedThreads?.set(id, this.ref.key);
+    void worker.terminate();
   }
 
   /** Terminates the thread now (Ctrl-C after the grace period, or shutdown). */
@@ -207,6 +232,11 @@ export class AgentLaunch {
         break;
       case 'progress':
         this.touch();
+        break;
+      case 'hello':
+        this.threadId = m.threadId;
+        // A hard abort that came before the worker said where it runs.
+        if (this.ctx.shareThreads && this.hardAbort.signal.aborted) this.terminateThread();
         break;
       case 'send': {
         const r = this.ctx.router.send(ref.key, m.to, m.text);

@@ -28,7 +28,7 @@ import { renderNeedsContext, renderPlan } from './merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
 import { PermitBroker } from './permit-broker.js';
-import { createWorkerPool } from './pool.js';
+import { createWorkerPool, threadsNeeded } from './pool.js';
 import type { WorkerResult } from './protocol.js';
 import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from './recipe/index.js';
 import { instanceOfKey, type ReplayState } from './replay.js';
@@ -107,6 +107,10 @@ export class Coordinator {
   private readonly scheduler: Scheduler;
   private readonly shellAbort = new AbortController();
   private pool!: Piscina;
+  /** Agents per worker thread (1 = each agent isolated on its own thread). */
+  private perThread = 1;
+  /** Shared threads terminated by a hard abort, and which agent caused it. */
+  private readonly terminatedThreads = new Map<number, string>();
   private ownsPool = false;
   private stopping: undefined | 'fail-fast' | 'budget' | 'interrupted';
   private anyTaskFailed = false;
@@ -237,11 +241,16 @@ export class Coordinator {
   private makePool(instanceCount: number): Piscina {
     const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
     const concurrency = this.recipe.concurrency;
+    const pairSlots = pairs ? concurrency : 0;
+    // One thread per agent unless asked: a thread that crashes or runs out of memory takes its
+    // agents down together, and each of them pays a retry for it.
+    const perThread = Math.max(1, Math.floor(this.opts.agentsPerThread ?? 1));
+    this.perThread = perThread;
     return createWorkerPool({
       concurrency,
-      pairSlots: pairs ? concurrency : 0,
-      minThreads: Math.max(1, Math.min(Math.ceil(concurrency / (this.opts.agentsPerThread ?? 1)), instanceCount || 1)),
-      ...(this.opts.agentsPerThread ? { agentsPerThread: this.opts.agentsPerThread } : {}),
+      pairSlots,
+      minThreads: Math.max(1, Math.min(threadsNeeded(concurrency, pairSlots, perThread), instanceCount || 1)),
+      agentsPerThread: perThread,
       resourceLimits: this.opts.resourceLimits,
       onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
     });
@@ -519,6 +528,8 @@ export class Coordinator {
   private launchContext(): LaunchContext {
     return {
       pool: this.pool,
+      shareThreads: this.perThread > 1,
+      terminatedThreads: this.terminatedThreads,
       broker: this.broker,
       router: this.router,
       emit: (e) => {
@@ -597,7 +608,9 @@ export class Coordinator {
     inst.error = result.error;
     recordAttemptFailure(inst, failure, result.error);
     const policy = retryPolicy(t.task);
-    if (!this.stopping && shouldRetry(policy, failure, inst.attempt)) {
+    // A collateral failure (a shared thread stopped for another agent) is not this instance's
+    // doing: it always gets another attempt, which continues from its session.
+    if (!this.stopping && (result.collateral === true || shouldRetry(policy, failure, inst.attempt))) {
       const delayMs = backoffDelay(policy, inst.attempt);
       inst.status = 'retrying';
       this.emit({ type: 'instance_retry', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, failure, error: result.error, delayMs });

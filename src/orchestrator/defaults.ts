@@ -12,16 +12,6 @@ export const ORCHESTRATOR_DEFAULTS = {
    * machine down with every sibling.
    */
   workerResourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
-  /**
-   * Thread cap before agents start sharing threads: threadsPerCore per core, at least
-   * threadCapMin. Agents mostly wait (for the model, for tool subprocesses), so threads beyond
-   * the cores add start-up time (~120 ms of module loading each) and a heap each (~20 MB), not
-   * throughput: measured on 2 cores, 32 agents took 1.0-1.2 s on 1-2 threads and 1.6-1.7 s on 4.
-   * Sharing costs isolation: a thread that crashes takes its agents down (they are retried and
-   * continue from their sessions). `--agents-per-thread 1` restores one thread per agent.
-   */
-  threadsPerCore: 1,
-  threadCapMin: 2,
   /** Warm threads are kept this long between instances (re-creating one costs 23-110 ms). */
   workerIdleTimeoutMs: 60_000,
   /** After an abort message, how long a worker gets to stop cleanly before its thread is terminated. */

@@ -3,7 +3,6 @@
 // wait on each other over a MessageChannel), so the pool always has a thread for every agent the
 // scheduler may run at the same time: concurrency + one extra per pair slot. With fewer threads a
 // pair member would sit in piscina's queue behind its partner, forever.
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
@@ -35,9 +34,10 @@ export interface WorkerPoolOptions {
   /** Where a thread's background failure is reported; without a listener piscina would crash the process. */
   onError?: (err: unknown) => void;
   /**
-   * Agents sharing one thread (default: autoAgentsPerThread). More saves memory and thread start-ups, at the cost
-   * of isolation: a thread that crashes, runs out of memory or is terminated after an abort
-   * takes every agent on it down (they are retried like any crash).
+   * Agents sharing one thread (default 1). More saves memory (a heap of ~20 MB per thread) and
+   * thread start-ups, at the cost of isolation: a thread that crashes or runs out of memory takes
+   * every agent on it down (each is retried by its own policy); a thread terminated because one
+   * agent ignored an abort fails the others as collateral, which is always retried.
    */
   agentsPerThread?: number;
 }
@@ -48,27 +48,16 @@ export function threadsNeeded(concurrency: number, pairSlots = 0, perThread = 1)
   return Math.max(1, Math.ceil(agents / Math.max(1, perThread)));
 }
 
-/**
- * Agents per thread when the caller does not choose: one each (full isolation) while that
- * needs at most one thread per core (at least 2), else shared evenly. Agents spend their time
- * waiting for the model and for tool subprocesses, so more threads add memory (a heap each,
- * ~20 MB with our modules) and start-up time, not throughput (see ORCHESTRATOR_DEFAULTS).
- */
-export function autoAgentsPerThread(agents: number, cores: number = availableParallelism()): number {
-  const cap = Math.max(ORCHESTRATOR_DEFAULTS.threadCapMin, ORCHESTRATOR_DEFAULTS.threadsPerCore * cores);
-  return Math.max(1, Math.ceil(agents / cap));
-}
-
 export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
   const worker = siblingWorker(import.meta.url, 'worker');
   const filename = opts.filename ?? worker.href;
   const isTs = filename.endsWith('.ts');
-  const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? autoAgentsPerThread(opts.concurrency + Math.min(opts.pairSlots ?? 0, opts.concurrency))));
-  // Piscina runs at most ONE abortable task per thread (worker_pool isRunningAbortableTask), and
-  // every agent task carries an abort signal (AgentLaunch: timeouts, Ctrl-C). So agents cannot
-  // share a thread yet: fewer threads than agents would cap the run's concurrency at the thread
-  // count and could deadlock a pair whose members wait for each other in piscina's queue.
-  const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots, 1);
+  const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? 1));
+  // Piscina runs at most ONE abortable task per thread (worker_pool isRunningAbortableTask), so
+  // shared threads only work when their tasks carry no abort signal: AgentLaunch then stops a
+  // stuck agent by terminating its thread (see LaunchContext.shareThreads). Every agent still
+  // gets a slot (threadsNeeded), so a pair never waits in piscina's queue for its partner.
+  const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots, perThread);
   const pool = new Piscina({
     filename,
     maxThreads,

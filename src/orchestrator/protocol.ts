@@ -38,6 +38,8 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
   /** send_message tool: to a task id / instance key, "parent", or "*" for everyone. */
   z.object({ type: z.literal('send'), to: z.string(), text: z.string(), requestId: z.number().optional() }),
+  /** First message of a task: the worker thread it runs on. */
+  z.object({ type: z.literal('hello'), threadId: z.number() }),
   /** The agent is working (a streamed delta, tool output, a running verify): resets the idle watchdog; not logged. */
   z.object({ type: z.literal('progress') }),
   /** A verify command finished (the run log records each check). */
@@ -63,6 +65,8 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
     ok: z.literal(false),
     failure: z.string(),
     error: z.string(),
+    /** The agent did nothing wrong: its shared thread was stopped for another agent (always retried). */
+    collateral: z.boolean().optional(),
     usage: UsageSummarySchema,
     summary: z.string().optional(),
   }),

@@ -7,6 +7,7 @@ import type { InstanceTask } from './instance-task.js';
 import { runPairMember } from './pair.js';
 import type { WorkerResult } from './protocol.js';
 import { WorkerLink } from './worker-link.js';
+import { threadId } from 'node:worker_threads';
 
 /** A solo agent: prompt (or continue), check the work, summarize. */
 async function runSolo(host: AgentHost): Promise<WorkerResult> {
@@ -20,6 +21,9 @@ async function runSolo(host: AgentHost): Promise<WorkerResult> {
 /** Entry point of a worker task: one attempt of one instance (or one pair member). */
 export async function runInstance(task: InstanceTask): Promise<WorkerResult> {
   const link = new WorkerLink(task.port);
+  // Which thread runs this agent: the coordinator terminates exactly this one if the agent
+  // ignores an abort (threads may be shared, so piscina's per-task abort is not used then).
+  link.post({ type: 'hello', threadId });
   const opened = await AgentHost.open(task, link);
   if (!('session' in opened)) {
     task.peerPort?.close();

@@ -117,16 +117,3 @@ describe('Scheduler', () => {
   });
 });
 
-describe('autoAgentsPerThread', () => {
-  it('gives each agent its own thread up to one thread per core (at least 2), then shares evenly', async () => {
-    const { autoAgentsPerThread, threadsNeeded } = await import('../../src/orchestrator/pool.js');
-    expect(autoAgentsPerThread(2, 2)).toBe(1);
-    expect(autoAgentsPerThread(1, 1)).toBe(1);
-    expect(autoAgentsPerThread(4, 2)).toBe(2);
-    expect(autoAgentsPerThread(32, 2)).toBe(16);
-    expect(threadsNeeded(32, 0, autoAgentsPerThread(32, 2))).toBe(2);
-    expect(autoAgentsPerThread(8, 16)).toBe(1);
-    // A pair run: both members always get a slot.
-    expect(threadsNeeded(8, 8, autoAgentsPerThread(16, 2))).toBe(2);
-  });
-});

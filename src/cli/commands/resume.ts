@@ -15,7 +15,7 @@ function options(y: Argv): Argv<object> {
     .option('budget-usd', { type: 'number', describe: 'Run budget in US dollars (raise it to finish a budget-exhausted run)' })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent' })
     .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
-    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default: 1 each up to one thread per core, at least 2, then shared)' })
+    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default 1: each agent isolated; more saves memory on large fan-outs)' })
     .check((a) => {
       const apt = a['agents-per-thread'];
       if (apt !== undefined && !(typeof apt === 'number' && Number.isInteger(apt) && apt >= 1)) throw new Error(`--agents-per-thread must be a whole number of at least 1 (got ${String(apt)})`);

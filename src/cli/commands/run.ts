@@ -27,7 +27,7 @@ export function runOptions(y: Argv): Argv<object> {
     .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs beside the recipe)' })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
     .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
-    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default: 1 each up to one thread per core, at least 2, then shared)' })
+    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default 1: each agent isolated; more saves memory on large fan-outs)' })
     .check((a) => {
       const apt = a['agents-per-thread'];
       if (apt !== undefined && !(typeof apt === 'number' && Number.isInteger(apt) && apt >= 1)) throw new Error(`--agents-per-thread must be a whole number of at least 1 (got ${String(apt)})`);
