@@ -146,7 +146,12 @@ function run(
   options: BashToolOptions,
 ): Promise<RunOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(options.shellPath ?? defaultShell(), ['-c', withLifeline(command)], {
+    const shell = options.shellPath ?? defaultShell();
+    // bash sources ~/.bashrc even for -c when stdin is a socket (its rshd heuristic), and node's
+    // stdio pipes are socketpairs: without --norc every call ran the user's rc file (a pyenv
+    // rehash there waited 60 s on a stale lock). Other shells do not have the heuristic.
+    const args = /(^|\/)bash$/.test(shell) ? ['--norc', '-c', withLifeline(command)] : ['-c', withLifeline(command)];
+    const child = spawn(shell, args, {
       cwd,
       env: { ...process.env, ...options.env },
       detached: true, // its own process group, so abort and timeout can kill grandchildren too

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AgentToolResult } from '../../src/agent/types.js';
@@ -40,6 +40,14 @@ describe('bash', () => {
     const r = await runTool(tool, { command: 'echo out; echo err >&2; echo done' });
     expect(textOf(r).split('\n').sort()).toEqual(['done', 'err', 'out']);
     expect((r.details as BashToolDetails).exitCode).toBe(0);
+  });
+
+  it("never runs the user's ~/.bashrc (bash sources it for -c when stdin is a socket, as node's pipes are)", async () => {
+    const home = tempDir('bash-home-');
+    writeFileSync(join(home, '.bashrc'), 'export RC_MARK=sourced\necho rc-ran\n');
+    // SHLVL unset is how a service or CI starts us: bash's heuristic then applies.
+    const { tool } = setup({ env: { HOME: home, SHLVL: '' } });
+    expect(textOf(await runTool(tool, { command: 'echo "mark=${RC_MARK:-none}"' }))).toBe('mark=none');
   });
 
   it('says (no output) for a silent command', async () => {
