@@ -13,34 +13,48 @@ import { type CliCommand, type CommandArgs } from '../command.js';
 import { printProblems, problemsJson } from '../print-problems.js';
 import { renderDryRun } from '../render-dry-run.js';
 
-/** Flags shared by every way of running a recipe (design section 5). */
-export function runOptions(y: Argv): Argv<object> {
+/**
+ * Flags of every command that runs agents (`run` and `resume`): output, colour, threads, and the
+ * overrides that resume can change too. Numbers are checked here: yargs turns "--concurrency abc"
+ * into NaN without complaint.
+ */
+export function executionOptions(y: Argv, describe: { concurrency: string; budgetUsd: string; runDir: string }): Argv<object> {
   return y
-    .positional('recipe', { type: 'string', describe: 'Recipe YAML file', demandOption: true })
-    .option('dry-run', { type: 'boolean', default: false, describe: 'Validate, print the expanded task DAG and a cost estimate; no model calls' })
-    .option('json', { type: 'boolean', default: false, describe: 'Machine-readable output on stdout' })
-    .option('set', { type: 'string', describe: 'Set an input: --set key=value (repeatable)' })
-    .option('model', { type: 'string', describe: 'Model for every agent (overrides the recipe)' })
-    .option('provider', { type: 'string', choices: PROVIDERS, describe: 'anthropic, or scripted (offline)' })
-    .option('concurrency', { type: 'number', describe: 'Task instances running at once' })
-    .option('budget-usd', { type: 'number', describe: 'Run budget in US dollars (overrides the recipe)' })
-    .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs beside the recipe)' })
+    .option('json', { type: 'boolean', default: false, describe: 'JSON on stdout: every run event as a JSON line (with --dry-run: the expanded plan)' })
+    .option('concurrency', { type: 'number', describe: describe.concurrency })
+    .option('budget-usd', { type: 'number', describe: describe.budgetUsd })
+    .option('run-dir', { type: 'string', describe: describe.runDir })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
     .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
     .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default 1: each agent isolated; more saves memory on large fan-outs)' })
     .check((a) => {
-      const apt = a['agents-per-thread'];
-      if (apt !== undefined && !(typeof apt === 'number' && Number.isInteger(apt) && apt >= 1)) throw new Error(`--agents-per-thread must be a whole number of at least 1 (got ${String(apt)})`);
-      // yargs turns "--concurrency abc" into NaN without complaint.
-      const c = a.concurrency;
-      if (c !== undefined && !(typeof c === 'number' && Number.isInteger(c) && c >= 1)) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(c)})`);
+      const wholeAtLeastOne = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 1);
+      if (!wholeAtLeastOne(a['agents-per-thread'])) throw new Error(`--agents-per-thread must be a whole number of at least 1 (got ${String(a['agents-per-thread'])})`);
+      if (!wholeAtLeastOne(a.concurrency)) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(a.concurrency)})`);
       const b = a['budget-usd'];
       if (b !== undefined && !(typeof b === 'number' && Number.isFinite(b) && b >= 0)) throw new Error(`--budget-usd must be a number of dollars, 0 or more (got ${String(b)})`);
-      for (const key of ['model', 'run-dir', 'recipe']) {
-        if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
-      }
       return true;
     });
+}
+
+/** Flags shared by every way of running a recipe (design section 5). */
+export function runOptions(y: Argv): Argv<object> {
+  const flags = y
+    .positional('recipe', { type: 'string', describe: 'Recipe YAML file', demandOption: true })
+    .option('dry-run', { type: 'boolean', default: false, describe: 'Validate, print the expanded task DAG and a cost estimate; no model calls' })
+    .option('set', { type: 'string', describe: 'Set an input: --set key=value (repeatable)' })
+    .option('model', { type: 'string', describe: 'Model for every agent (overrides the recipe)' })
+    .option('provider', { type: 'string', choices: PROVIDERS, describe: 'anthropic, or scripted (offline)' });
+  return executionOptions(flags, {
+    concurrency: 'Task instances running at once',
+    budgetUsd: 'Run budget in US dollars (overrides the recipe)',
+    runDir: 'Folder holding run records (default .orchestrate/runs beside the recipe)',
+  }).check((a) => {
+    for (const key of ['model', 'run-dir', 'recipe']) {
+      if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
+    }
+    return true;
+  });
 }
 
 function setList(v: unknown): string[] {
