@@ -30,6 +30,20 @@ export function processIo(): CliIo {
   };
 }
 
+/**
+ * A reader that goes away (`orchestrate ... | head`) makes stdout writes fail with EPIPE; like
+ * any Unix filter, stop quietly then instead of dying with an unhandled 'error' stack trace.
+ * Sessions and run logs are append-only, so stopping here loses nothing already written.
+ */
+export function exitQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      process.exitCode = 1;
+    });
+  }
+}
+
 /** Bad flags or arguments: printed with a usage hint, exit code 2. */
 export class UsageError extends Error {
   constructor(message: string, readonly hint?: string) {

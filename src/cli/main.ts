@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { didYouMean } from '../orchestrator/recipe/suggest.js';
-import { type CliContext, type CliIo, EXIT, UsageError, processIo } from './cli-io.js';
+import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
 import { agentCommand } from './commands/agent.js';
 import { reportCommand } from './commands/report.js';
@@ -122,5 +122,6 @@ export function isEntry(argv1: string | undefined, moduleUrl: string): boolean {
 }
 
 if (isEntry(process.argv[1], import.meta.url)) {
+  exitQuietlyOnClosedPipe();
   process.exitCode = await main(process.argv.slice(2));
 }
