@@ -119,7 +119,10 @@ tasks:
         if (!limited && conversationKey(req.body).includes('Check item b')) {
           limited = true;
           arrivals.push({ t: Date.now(), status: 429 });
-          setTimeout(released, 20);
+          // a and c go on only once b's worker has surely reported the 429 to the coordinator
+          // (a permit granted before that report is not held back; on a loaded machine the
+          // report can take tens of milliseconds).
+          setTimeout(released, 200);
           return { kind: 'http-error', status: 429, headers: { 'retry-after-ms': '600' } };
         }
         arrivals.push({ t: Date.now(), status: 200 });
