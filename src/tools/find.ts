@@ -8,8 +8,9 @@ import { TOOL_DEFAULTS } from './defaults.js';
 import { walkTree } from './file-walk.js';
 import { compileGlob } from './glob.js';
 import { textResult, throwIfAborted } from './tool-result.js';
-import { formatSize, truncateHead, type TruncationResult } from './truncate.js';
+import { type TruncationResult } from './truncate.js';
 import { Workspace, isInside, type WorkspaceOptions } from './workspace.js';
+import { listingResult } from './listing-result.js';
 
 export const findParameters = z.object({
   pattern: z.string().describe("Glob for file names, e.g. '*.ts'; with a '/', matched against the path, e.g. 'src/**/*.test.ts'"),
@@ -66,19 +67,11 @@ export function createFindTool(options: FindToolOptions): AgentTool<typeof findP
       }
       if (results.length === 0) return textResult('No files found matching pattern');
 
-      const truncation = truncateHead(results.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
-      const details: FindToolDetails = {};
-      const notices: string[] = [];
-      if (limitReached) {
-        notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
-        details.resultLimitReached = limit;
-      }
-      if (truncation.truncated) {
-        notices.push(`${formatSize(maxBytes)} limit reached`);
-        details.truncation = truncation;
-      }
-      const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join('. ')}]` : truncation.content;
-      return textResult(text, Object.keys(details).length > 0 ? details : undefined);
+      return listingResult<FindToolDetails>(results, maxBytes, {
+        hit: limitReached,
+        text: `${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`,
+        details: { resultLimitReached: limit },
+      });
     },
   };
 }

@@ -8,8 +8,9 @@ import { TOOL_DEFAULTS } from './defaults.js';
 import { walkTree } from './file-walk.js';
 import { compileGlob } from './glob.js';
 import { errorMessage, textResult, throwIfAborted } from './tool-result.js';
-import { formatSize, truncateHead, truncateLine, type TruncationResult } from './truncate.js';
+import { truncateLine, type TruncationResult } from './truncate.js';
 import { Workspace, isInside, type WorkspaceOptions } from './workspace.js';
+import { listingResult } from './listing-result.js';
 
 export const grepParameters = z.object({
   pattern: z.string().describe('Regular expression (JavaScript syntax) or, with literal=true, plain text'),
@@ -138,23 +139,12 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
       throwIfAborted(signal);
       if (out.length === 0) return textResult('No matches found');
 
-      const truncation = truncateHead(out.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
-      const details: GrepToolDetails = {};
-      const notices: string[] = [];
-      if (limitReached) {
-        notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
-        details.matchLimitReached = limit;
-      }
-      if (truncation.truncated) {
-        notices.push(`${formatSize(maxBytes)} limit reached`);
-        details.truncation = truncation;
-      }
-      if (linesTruncated) {
-        notices.push(`Some lines truncated to ${maxLineLength} chars. Use read tool to see full lines`);
-        details.linesTruncated = true;
-      }
-      const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join('. ')}]` : truncation.content;
-      return textResult(text, Object.keys(details).length > 0 ? details : undefined);
+      return listingResult<GrepToolDetails>(
+        out,
+        maxBytes,
+        { hit: limitReached, text: `${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`, details: { matchLimitReached: limit } },
+        [{ hit: linesTruncated, text: `Some lines truncated to ${maxLineLength} chars. Use read tool to see full lines`, details: { linesTruncated: true } }],
+      );
     },
   };
 }

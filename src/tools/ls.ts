@@ -5,8 +5,9 @@ import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { errorMessage, textResult, throwIfAborted } from './tool-result.js';
-import { formatSize, truncateHead, type TruncationResult } from './truncate.js';
+import { type TruncationResult } from './truncate.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
+import { listingResult } from './listing-result.js';
 
 export const lsParameters = z.object({
   path: z.string().optional().describe('Folder to list (default: the working directory)'),
@@ -68,19 +69,11 @@ export function createLsTool(options: LsToolOptions): AgentTool<typeof lsParamet
       throwIfAborted(signal);
       if (entries.length === 0) return textResult('(empty directory)');
 
-      const details: LsToolDetails = {};
-      const notices: string[] = [];
-      const truncation = truncateHead(entries.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
-      if (names.length > limit && entries.length >= limit) {
-        notices.push(`${limit} entries limit reached (${names.length} in total). Use limit=${limit * 2} for more`);
-        details.entryLimitReached = limit;
-      }
-      if (truncation.truncated) {
-        notices.push(`${formatSize(maxBytes)} limit reached`);
-        details.truncation = truncation;
-      }
-      const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join('. ')}]` : truncation.content;
-      return textResult(text, Object.keys(details).length > 0 ? details : undefined);
+      return listingResult<LsToolDetails>(entries, maxBytes, {
+        hit: names.length > limit && entries.length >= limit,
+        text: `${limit} entries limit reached (${names.length} in total). Use limit=${limit * 2} for more`,
+        details: { entryLimitReached: limit },
+      });
     },
   };
 }
