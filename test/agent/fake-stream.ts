@@ -2,8 +2,7 @@
 // streams it through the real protocol (start, block start/delta/end, done|error) on an
 // AssistantMessageEventStream. It records what each call received (copied, because the loop
 // hands the provider a growing array).
-import { AssistantMessageEventStream } from '../../src/ai/event-stream.js';
-import { emptyUsage } from '../../src/ai/usage.js';
+import { AssistantMessageEventStream, emptyAssistantMessage } from '../../src/ai/event-stream.js';
 import type {
   AssistantMessage,
   Context,
@@ -76,16 +75,7 @@ export function fakeModel(script: ScriptStep[]): FakeModel {
 async function play(out: AssistantMessageEventStream, model: Model, reply: ScriptedReply, signal?: AbortSignal): Promise<void> {
   await Promise.resolve();
   if (reply.gate) await reply.gate;
-  const partial: AssistantMessage = {
-    role: 'assistant',
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: emptyUsage(),
-    stopReason: 'stop',
-    timestamp: Date.now(),
-  };
+  const partial: AssistantMessage = emptyAssistantMessage(model);
   const snap = (): AssistantMessage => ({ ...partial, content: partial.content.slice() });
   out.push({ type: 'start', partial: snap() });
   if (signal?.aborted) {
