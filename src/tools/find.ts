@@ -1,13 +1,12 @@
 // find: files and folders whose name (or, for patterns with a '/', whose path) matches a glob;
 // gitignore-aware, hidden files included.
-import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { walkTree } from './file-walk.js';
 import { compileGlob } from './glob.js';
-import { textResult, throwIfAborted } from './tool-result.js';
+import { statOrNotFound, textResult, throwIfAborted } from './tool-result.js';
 import { type TruncationResult } from './truncate.js';
 import { Workspace, isInside, type WorkspaceOptions } from './workspace.js';
 import { listingResult } from './listing-result.js';
@@ -42,12 +41,7 @@ export function createFindTool(options: FindToolOptions): AgentTool<typeof findP
     async execute(_id, params, signal) {
       throwIfAborted(signal);
       const abs = workspace.resolve(params.path ?? '.', 'read');
-      let info;
-      try {
-        info = await stat(abs);
-      } catch {
-        throw new Error(`Path not found: ${params.path ?? '.'} (${abs})`);
-      }
+      const info = await statOrNotFound(abs, params.path ?? '.');
       if (!info.isDirectory()) throw new Error(`Not a directory: ${params.path}. find searches folders; use read for a file.`);
       const limit = params.limit ?? TOOL_DEFAULTS.findLimit;
       const pattern = params.pattern.replace(/^\.\//, '');

@@ -1,13 +1,13 @@
 // grep: regex (or literal) search over a file or a tree, gitignore-aware, hidden files
 // included, with match, line-length and byte limits that each say how to get more.
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { walkTree } from './file-walk.js';
 import { compileGlob } from './glob.js';
-import { errorMessage, textResult, throwIfAborted } from './tool-result.js';
+import { errorMessage, statOrNotFound, textResult, throwIfAborted } from './tool-result.js';
 import { truncateLine, type TruncationResult } from './truncate.js';
 import { Workspace, isInside, type WorkspaceOptions } from './workspace.js';
 import { listingResult } from './listing-result.js';
@@ -72,12 +72,7 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
     async execute(_id, params, signal) {
       throwIfAborted(signal);
       const abs = workspace.resolve(params.path ?? '.', 'read');
-      let info;
-      try {
-        info = await stat(abs);
-      } catch {
-        throw new Error(`Path not found: ${params.path ?? '.'} (${abs})`);
-      }
+      const info = await statOrNotFound(abs, params.path ?? '.');
       const regex = buildRegex(params.pattern, params.literal ?? false, params.ignoreCase ?? false);
       const limit = params.limit ?? TOOL_DEFAULTS.grepLimit;
       const context = params.context ?? 0;

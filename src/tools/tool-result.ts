@@ -1,4 +1,6 @@
 // Small pieces every tool uses to build results and honour aborts.
+import { stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { type AgentToolResult } from '../agent/types.js';
 
 /** A result with one text block and optional details (details never reach the model). */
@@ -19,4 +21,13 @@ export function shellQuote(value: string): string {
 /** The message of anything thrown. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** stat of a resolved path, or the tools' "Path not found" error naming what the model wrote. */
+export async function statOrNotFound(abs: string, asWritten: string): Promise<Stats> {
+  try {
+    return await stat(abs);
+  } catch {
+    throw new Error(`Path not found: ${asWritten} (${abs})`);
+  }
 }
