@@ -1,8 +1,6 @@
 // `orchestrate show <run>`: statuses, outputs, errors with their class, usage per instance and
 // the merged plan. `--instance <key>`: that agent's conversation from its session file.
-import { resolve } from 'node:path';
 import { formatConversation } from '../../display/conversation-text.js';
-import { defaultRunsDir, findRun } from '../../display/find-run.js';
 import { findInstance, loadRunFolder, sessionFileOf } from '../../display/run-folder.js';
 import { formatRunDetails } from '../../display/run-details-text.js';
 import { instancesInTaskOrder } from '../../display/run-state.js';
@@ -10,6 +8,7 @@ import { readConversation } from '../../display/session-conversation.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
+import { locateRunArg } from '../locate-run.js';
 
 export const showCommand: CliCommand = {
   command: 'show <run>',
@@ -21,13 +20,9 @@ export const showCommand: CliCommand = {
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
       .option('color', { type: 'boolean', default: true, describe: 'Colour the output (--no-color, or NO_COLOR=1, turns it off)' }),
   run: async (args, ctx) => {
-    const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
-    const located = findRun(runsDir, String(args.run), ctx.cwd);
-    if (!located.ok) {
-      ctx.stderr(`orchestrate: ${located.message}\n`);
-      return EXIT.usage;
-    }
-    const folder = loadRunFolder(located.dir);
+    const runDir = locateRunArg(args, ctx);
+    if (runDir === undefined) return EXIT.usage;
+    const folder = loadRunFolder(runDir);
     const painter = makePainter(shouldUseColor({ isTTY: ctx.isTTY, noColorFlag: args.color === false, env: ctx.env }));
     if (typeof args.instance !== 'string') {
       ctx.stdout(formatRunDetails(folder, painter));
