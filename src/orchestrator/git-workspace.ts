@@ -30,9 +30,24 @@ export function git(args: string[], cwd: string, env?: Record<string, string>): 
   });
 }
 
+/**
+ * False only when no folder from `dir` up to the file system root holds a `.git` entry (folder,
+ * or file of a worktree or submodule) and no GIT_DIR / GIT_WORK_TREE points git elsewhere: then
+ * git itself would find no repository. A fan-out over plain folders would otherwise spawn one
+ * `git rev-parse` per instance only to hear "not a repository" (about 6 ms of the coordinator's
+ * time each).
+ */
+export function mayBeInGitRepo(dir: string, env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  if (env.GIT_DIR || env.GIT_WORK_TREE) return true;
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (existsSync(join(d, '.git'))) return true;
+    if (dirname(d) === d) return false;
+  }
+}
+
 /** The repository root holding `dir`, or undefined when `dir` is not in a git work tree. */
 export async function repoRoot(dir: string): Promise<string | undefined> {
-  if (!existsSync(dir)) return undefined;
+  if (!existsSync(dir) || !mayBeInGitRepo(dir)) return undefined;
   const r = await git(['rev-parse', '--show-toplevel'], dir);
   return r.ok ? r.stdout.trim() : undefined;
 }

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addWorktree, diffSince, headCommit, removeWorktree, snapshot } from '../../src/orchestrator/git-workspace.js';
+import { addWorktree, diffSince, headCommit, mayBeInGitRepo, removeWorktree, repoRoot, snapshot } from '../../src/orchestrator/git-workspace.js';
 
 function makeRepo(): string {
   const dir = mkdtempSync(join(tmpdir(), 'orch-git-'));
@@ -64,6 +64,21 @@ describe('git workspace', () => {
     const dir = mkdtempSync(join(tmpdir(), 'orch-nogit-'));
     expect(await snapshot(dir)).toBeUndefined();
     expect(await diffSince(dir, undefined)).toBeUndefined();
+  });
+
+  it('finds the repository from a nested folder, and a worktree (.git file) counts as one, without a git spawn deciding "no repository"', async () => {
+    const repo = makeRepo();
+    mkdirSync(join(repo, 'pkg', 'deep', 'er'), { recursive: true });
+    expect(mayBeInGitRepo(join(repo, 'pkg', 'deep', 'er'), {})).toBe(true);
+    expect(await repoRoot(join(repo, 'pkg', 'deep', 'er'))).toBe(execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: repo, encoding: 'utf8' }).trim());
+    const wt = join(mkdtempSync(join(tmpdir(), 'orch-wt-')), 'w0');
+    await addWorktree(repo, wt, await headCommit(repo));
+    expect(mayBeInGitRepo(join(wt, 'pkg'), {})).toBe(true);
+    expect(await repoRoot(join(wt, 'pkg'))).toBeDefined();
+    const plain = mkdtempSync(join(tmpdir(), 'orch-nogit-'));
+    expect(mayBeInGitRepo(plain, {})).toBe(false);
+    // GIT_DIR can make any folder a work tree: then git decides.
+    expect(mayBeInGitRepo(plain, { GIT_DIR: join(repo, '.git') })).toBe(true);
   });
 
   it('a worktree starts at the commit and its changes stay out of the main checkout', async () => {
