@@ -8,7 +8,6 @@ import type { AgentMessage, CustomMessage, PeerMessage } from '../agent/types.js
 import { resolveModel } from '../ai/models.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
 import { stream as registryStream } from '../ai/registry.js';
-import { loadScriptFile } from '../ai/scripted-script.js';
 import { createScriptedProvider } from '../ai/scripted.js';
 import type { Model, StreamFunction } from '../ai/types.js';
 import type { AgentSession } from '../runtime/agent-session.js';
@@ -96,7 +95,9 @@ export class AgentHost {
       let model: Model | string = a.model;
       if (a.provider === 'scripted') {
         if (!a.script) return { error: `agent "${a.name}" uses the scripted provider but has no script` };
-        base = createScriptedProvider(loadScriptFile(a.script), { record: false });
+        // Parsed by the coordinator; loading it here (and the YAML parser with it) is the fallback.
+        const script = a.scriptData ?? (await import('../ai/scripted-script.js')).loadScriptFile(a.script);
+        base = createScriptedProvider(script, { record: false });
       } else {
         registerBuiltInProviders();
         base = registryStream;

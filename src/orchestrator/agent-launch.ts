@@ -34,6 +34,10 @@ export interface LaunchContext {
   shareThreads?: boolean;
   /** Threads terminated by a hard abort, with the agent that caused it (shared by all launches). */
   terminatedThreads?: Map<number, string>;
+  /** Shared threads: the agents each live thread runs (from their hello), to tell whether a crash hit several. */
+  threadAgents?: Map<number, Set<string>>;
+  /** Shared threads that died while running more than one agent. */
+  sharedCrashes?: Set<number>;
   broker: PermitBroker;
   router: MessageRouter;
   emit(e: RunEventInput): void;
@@ -105,6 +109,9 @@ export class AgentLaunch {
             return { ok: false, failure: 'crashed', collateral: true, error: `its worker thread was stopped because ${culprit}, which shared it, did not stop when aborted`, usage: zeroUsage() };
           }
           const d = describeThreadFailure(err);
+          if (this.crashedShared()) {
+            return { ok: false, failure: d.failure, sharedCrash: true, error: `${d.error} (its worker thread also ran other agents, so which one caused it is unknown: retried on a thread of its own, not counted as a retry)`, usage: zeroUsage() };
+          }
           return { ok: false, failure: d.failure, error: d.error, usage: zeroUsage() };
         },
       )
@@ -162,6 +169,18 @@ export class AgentLaunch {
     this.timers.push(t);
   }
 
+  /**
+   * Shared threads: true when this agent's thread died while it ran other agents too (or before
+   * this agent even started on it); false when the crash can only be this agent's own.
+   */
+  private crashedShared(): boolean {
+    if (!this.ctx.shareThreads) return false;
+    const id = this.threadId;
+    if (id === undefined) return true;
+    if ((this.ctx.threadAgents?.get(id)?.size ?? 1) > 1) this.ctx.sharedCrashes?.add(id);
+    return this.ctx.sharedCrashes?.has(id) === true;
+  }
+
   /** Shared threads: ends this agent's own thread (piscina replaces it). */
   private terminateThread(): void {
     if (this.finished || this.threadId === undefined) return;
@@ -185,6 +204,11 @@ export class AgentLaunch {
     await new Promise((r) => setImmediate(r));
     this.finished = true;
     this.ctx.router.unregister(this.ref.key);
+    if (this.threadId !== undefined) {
+      const agents = this.ctx.threadAgents?.get(this.threadId);
+      agents?.delete(this.ref.key);
+      if (agents?.size === 0) this.ctx.threadAgents?.delete(this.threadId);
+    }
     this.permitAbort.abort();
     for (const slot of this.slots) this.ctx.broker.release(slot);
     this.slots.clear();
@@ -235,6 +259,11 @@ export class AgentLaunch {
         break;
       case 'hello':
         this.threadId = m.threadId;
+        if (this.ctx.shareThreads && this.ctx.threadAgents) {
+          const agents = this.ctx.threadAgents.get(m.threadId) ?? new Set<string>();
+          agents.add(ref.key);
+          this.ctx.threadAgents.set(m.threadId, agents);
+        }
         // A hard abort that came before the worker said where it runs.
         if (this.ctx.shareThreads && this.hardAbort.signal.aborted) this.terminateThread();
         break;

@@ -28,7 +28,7 @@ import { renderNeedsContext, renderPlan } from './merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
 import { PermitBroker } from './permit-broker.js';
-import { createWorkerPool, threadsNeeded } from './pool.js';
+import { createWorkerPool, defaultAgentsPerThread, threadsNeeded } from './pool.js';
 import type { WorkerResult } from './protocol.js';
 import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from './recipe/index.js';
 import { instanceOfKey, type ReplayState } from './replay.js';
@@ -61,7 +61,10 @@ export interface CoordinatorOptions {
   rateWindowMs?: number;
   /** A pool to run on (kept open afterwards); default: a pool sized for this recipe, closed at the end. */
   pool?: Piscina;
-  /** Agents sharing one worker thread (default 1: a thread per agent; see WorkerPoolOptions). */
+  /**
+   * Agents sharing one worker thread (default: the agents that may run at once spread over one
+   * thread per CPU core, see defaultAgentsPerThread; 1 isolates every agent on its own thread).
+   */
   agentsPerThread?: number;
   /** Worker heap limits (default ORCHESTRATOR_DEFAULTS.workerResourceLimits). */
   resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
@@ -107,11 +110,16 @@ export class Coordinator {
   private readonly scheduler: Scheduler;
   private readonly shellAbort = new AbortController();
   private pool!: Piscina;
-  /** Agents per worker thread (1 = each agent isolated on its own thread). */
+  /** Agents per worker thread (1 = each agent isolated on its own thread), set with the pool. */
   private perThread = 1;
   /** Shared threads terminated by a hard abort, and which agent caused it. */
   private readonly terminatedThreads = new Map<number, string>();
   private ownsPool = false;
+  /** Threads of one agent each, for instances whose shared thread crashed (made on first use). */
+  private isolatedPool: Piscina | undefined;
+  /** Shared mode: the agents on each live thread, and the threads that died while shared. */
+  private readonly threadAgents = new Map<number, Set<string>>();
+  private readonly sharedCrashes = new Set<number>();
   private stopping: undefined | 'fail-fast' | 'budget' | 'interrupted';
   private anyTaskFailed = false;
   /** Set when the run's own files cannot be written: the run stops like an interrupt, status failed. */
@@ -152,7 +160,7 @@ export class Coordinator {
       launches: this.launches,
       shellSignal: this.shellAbort.signal,
       emit: (e) => this.emit(e),
-      launchContext: () => this.launchContext(),
+      launchContext: (inst) => this.launchContext(inst),
       contextFor: (t) => this.contextFor(t),
     });
     this.scheduler = new Scheduler({
@@ -242,9 +250,10 @@ export class Coordinator {
     const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
     const concurrency = this.recipe.concurrency;
     const pairSlots = pairs ? concurrency : 0;
-    // One thread per agent unless asked: a thread that crashes or runs out of memory takes its
-    // agents down together, and each of them pays a retry for it.
-    const perThread = Math.max(1, Math.floor(this.opts.agentsPerThread ?? 1));
+    // Shared threads cost isolation: a thread that crashes or runs out of memory takes its agents
+    // down together, and each of them is retried from its session (collateral failures always
+    // are). --agents-per-thread 1 buys full isolation with a thread (and its start-up) per agent.
+    const perThread = Math.max(1, Math.floor(this.opts.agentsPerThread ?? defaultAgentsPerThread(concurrency, pairSlots)));
     this.perThread = perThread;
     return createWorkerPool({
       concurrency,
@@ -291,6 +300,8 @@ export class Coordinator {
         inst.error = r.error;
       }
       if (r.attemptFailures?.length) inst.attemptFailures = [...r.attemptFailures];
+      if (r.unchargedAttempts) inst.unchargedAttempts = r.unchargedAttempts;
+      if (r.isolated) inst.isolated = true;
       if (r.git?.baseTree && r.git.repoRoot) inst.git = { root: r.git.repoRoot, commit: r.git.baseCommit, tree: r.git.baseTree, worktree: r.git.worktree };
       this.instances.set(r.id, inst);
     }
@@ -525,11 +536,28 @@ export class Coordinator {
     return renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs) || undefined;
   }
 
-  private launchContext(): LaunchContext {
+  /** The pool `inst` runs on: the shared one, or one thread per agent once its shared thread crashed. */
+  private poolFor(inst: InstanceState): { pool: Piscina; shared: boolean } {
+    if (this.perThread <= 1 || !inst.isolated) return { pool: this.pool, shared: this.perThread > 1 };
+    this.isolatedPool ??= createWorkerPool({
+      concurrency: this.recipe.concurrency,
+      pairSlots: this.recipe.tasks.some((t) => t.kind === 'pair') ? this.recipe.concurrency : 0,
+      minThreads: 0,
+      agentsPerThread: 1,
+      resourceLimits: this.opts.resourceLimits,
+      onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
+    });
+    return { pool: this.isolatedPool, shared: false };
+  }
+
+  private launchContext(inst: InstanceState): LaunchContext {
+    const { pool, shared } = this.poolFor(inst);
     return {
-      pool: this.pool,
-      shareThreads: this.perThread > 1,
+      pool,
+      shareThreads: shared,
       terminatedThreads: this.terminatedThreads,
+      threadAgents: this.threadAgents,
+      sharedCrashes: this.sharedCrashes,
       broker: this.broker,
       router: this.router,
       emit: (e) => {
@@ -608,12 +636,23 @@ export class Coordinator {
     inst.error = result.error;
     recordAttemptFailure(inst, failure, result.error);
     const policy = retryPolicy(t.task);
-    // A collateral failure (a shared thread stopped for another agent) is not this instance's
-    // doing: it always gets another attempt, which continues from its session.
-    if (!this.stopping && (result.collateral === true || shouldRetry(policy, failure, inst.attempt))) {
-      const delayMs = backoffDelay(policy, inst.attempt);
+    // Not this instance's doing: a shared thread stopped for another agent (collateral), or a
+    // shared thread that crashed, where nobody can tell which agent did it. Either way it gets
+    // another attempt that its retry policy does not count, continuing from its session; after
+    // a crash it runs on a thread of its own, where a crash is its own.
+    const uncharged = result.collateral === true || result.sharedCrash === true;
+    if (uncharged) inst.unchargedAttempts = (inst.unchargedAttempts ?? 0) + 1;
+    const isolate = result.sharedCrash === true && !inst.isolated;
+    if (isolate) inst.isolated = true;
+    const charged = inst.attempt - (inst.unchargedAttempts ?? 0);
+    if (!this.stopping && (uncharged || shouldRetry(policy, failure, charged))) {
+      const delayMs = backoffDelay(policy, Math.max(1, charged));
       inst.status = 'retrying';
-      this.emit({ type: 'instance_retry', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, failure, error: result.error, delayMs });
+      this.emit({
+        type: 'instance_retry', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, failure, error: result.error, delayMs,
+        ...(uncharged ? { uncharged: true } : {}),
+        ...(isolate ? { isolated: true } : {}),
+      });
       this.retryTimers.set(
         inst.id,
         setTimeout(() => {
@@ -678,6 +717,7 @@ export class Coordinator {
         : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => i.status === 'failed') ? 'failed' : 'succeeded';
     this.broker.close();
     if (this.ownsPool) await this.pool.destroy().catch(() => undefined);
+    await this.isolatedPool?.destroy().catch(() => undefined);
     const endedAt = Date.now();
     this.writePlan(status);
     const result = resultFile({ runId: this.store.runId, recipe: this.recipe, status, startedAt: this.startedAt, endedAt, usage: this.runUsage, tasks: this.ordered(), runDir: this.store.dir });

@@ -5,6 +5,8 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import type { ScriptedScript } from '../ai/scripted.js';
+import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { addWorktree, repoRoot, snapshot } from './git-workspace.js';
@@ -28,7 +30,8 @@ export interface RunnerContext {
   launches: Map<string, AgentLaunch[]>;
   shellSignal: AbortSignal;
   emit(e: RunEventInput): void;
-  launchContext(): LaunchContext;
+  /** Where and how an agent of `inst` runs (its pool: shared threads, or a thread of its own). */
+  launchContext(inst: InstanceState): LaunchContext;
   /** `context: summaries`: the merged plan of the tasks `t` needs. */
   contextFor(t: TaskState): string | undefined;
 }
@@ -47,7 +50,7 @@ export function retryBaseDelayFromEnv(env: Readonly<Record<string, string | unde
   return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
 }
 
-export function agentSpec(a: LoadedAgent): AgentSpec {
+export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpec {
   const spec: AgentSpec = {
     name: a.name,
     model: a.model,
@@ -59,6 +62,7 @@ export function agentSpec(a: LoadedAgent): AgentSpec {
     extensions: a.extensions,
   };
   if (a.script) spec.script = a.script;
+  if (a.script && scriptData) spec.scriptData = scriptData;
   if (a.system) spec.system = a.system;
   if (a.thinking) spec.thinking = a.thinking;
   return spec;
@@ -74,6 +78,8 @@ function intoWorktree(inst: InstanceState, abs: string): string {
 
 export class InstanceRunner {
   private readonly gitLocks = new Map<string, Promise<unknown>>();
+  /** Scripts of the scripted provider, parsed once per run (undefined: unreadable, the thread reports why). */
+  private readonly scripts = new Map<string, ScriptedScript | undefined>();
 
   constructor(private readonly ctx: RunnerContext) {}
 
@@ -125,6 +131,17 @@ export class InstanceRunner {
     return undefined;
   }
 
+  private script(path: string): ScriptedScript | undefined {
+    if (!this.scripts.has(path)) {
+      try {
+        this.scripts.set(path, loadScriptFile(path));
+      } catch {
+        this.scripts.set(path, undefined);
+      }
+    }
+    return this.scripts.get(path);
+  }
+
   sessionFilesOf(t: TaskState, inst: InstanceState): string[] {
     if (t.task.kind === 'pair') return [this.ctx.store.sessionFile(`${inst.id}@worker`), this.ctx.store.sessionFile(`${inst.id}@planner`)];
     return [this.ctx.store.sessionFile(inst.id)];
@@ -141,7 +158,7 @@ export class InstanceRunner {
       cwd,
       prompt: inst.resolved?.prompt ?? '',
       continueNote: ORCHESTRATOR_DEFAULTS.continueNote.replace('{reason}', inst.error ?? NOTE_REASON_DEFAULT),
-      agent: agentSpec(agent),
+      agent: agentSpec(agent, agent.script ? this.script(agent.script) : undefined),
       output: t.task.output,
       outputRetries: ORCHESTRATOR_DEFAULTS.outputRetries,
       verify: inst.resolved?.verify ?? [],
@@ -170,7 +187,7 @@ export class InstanceRunner {
     if (!agent) return { ok: false, failure: 'error', error: `task ${t.task.id} names agent "${t.task.agent}", which the recipe does not define`, usage: zeroUsage() };
     const ref: LaunchRef = { task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, scopes: ['run', `instance:${inst.id}`] };
     const task = { ...this.baseTask(t, inst, agent), id: inst.id, role: 'solo' as const, sessionFile: this.ctx.store.sessionFile(inst.id), summarize: true };
-    const launch = new AgentLaunch(this.ctx.launchContext(), ref, task, { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs });
+    const launch = new AgentLaunch(this.ctx.launchContext(inst), ref, task, { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs });
     this.ctx.launches.set(inst.id, [launch]);
     try {
       return await launch.result;
@@ -193,7 +210,7 @@ export class InstanceRunner {
       const task = { ...this.baseTask(t, inst, agent), id: key, parent: inst.id, role: `pair-${role}` as const, sessionFile: this.ctx.store.sessionFile(key), summarize: role === 'worker', maxRounds: pair.maxRounds, peerPort: port };
       // The planner only reviews: verify and JSON output apply to the worker's result.
       if (role === 'planner') Object.assign(task, { verify: [], output: 'text' as const });
-      return new AgentLaunch(this.ctx.launchContext(), ref, task, limits);
+      return new AgentLaunch(this.ctx.launchContext(inst), ref, task, limits);
     };
     const launches = [member('worker', worker, channel.port1), member('planner', planner, channel.port2)];
     this.ctx.launches.set(inst.id, launches);

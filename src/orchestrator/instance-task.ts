@@ -2,6 +2,7 @@
 // MessagePorts (moved through the transferList), so it crosses the thread boundary by structured
 // clone. Types only: the coordinator imports this without loading the runtime.
 import type { MessagePort } from 'node:worker_threads';
+import type { ScriptedScript } from '../ai/scripted.js';
 
 export interface AgentSpec {
   name: string;
@@ -10,6 +11,12 @@ export interface AgentSpec {
   provider: 'anthropic' | 'scripted';
   /** Absolute path of the script for the scripted provider. */
   script?: string;
+  /**
+   * That script, parsed once by the coordinator: a thread then never loads the YAML parser, nor
+   * re-reads the file per instance. Absent when the coordinator could not parse it; the thread
+   * then loads `script` itself and reports the problem.
+   */
+  scriptData?: ScriptedScript;
   /** Role text appended to the runtime's system prompt (which keeps the tool guidelines). */
   system?: string;
   tools: string[];

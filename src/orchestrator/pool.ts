@@ -3,6 +3,7 @@
 // wait on each other over a MessageChannel), so the pool always has a thread for every agent the
 // scheduler may run at the same time: concurrency + one extra per pair slot. With fewer threads a
 // pair member would sit in piscina's queue behind its partner, forever.
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
@@ -34,12 +35,23 @@ export interface WorkerPoolOptions {
   /** Where a thread's background failure is reported; without a listener piscina would crash the process. */
   onError?: (err: unknown) => void;
   /**
-   * Agents sharing one thread (default 1). More saves memory (a heap of ~20 MB per thread) and
+   * Agents sharing one thread (1 = each agent isolated; coordinator default: defaultAgentsPerThread). More saves memory (a heap of ~20 MB per thread) and
    * thread start-ups, at the cost of isolation: a thread that crashes or runs out of memory takes
    * every agent on it down (each is retried by its own policy); a thread terminated because one
    * agent ignored an abort fails the others as collateral, which is always retried.
    */
   agentsPerThread?: number;
+}
+
+/**
+ * The default number of agents per thread: spread the agents that may run at once over one thread
+ * per CPU core. Agents spend their time waiting on the model, so threads beyond the core count
+ * add only start-up time (each thread loads its own copy of every module, ~150 ms) and memory
+ * (~20 MB each), not speed. With as many cores as agents, every agent keeps a thread of its own.
+ */
+export function defaultAgentsPerThread(concurrency: number, pairSlots = 0, cores = availableParallelism()): number {
+  const agents = concurrency + Math.min(pairSlots, concurrency);
+  return Math.max(1, Math.ceil(agents / Math.max(1, cores)));
 }
 
 /** Threads for `agents` agents running at once, `perThread` to a thread (agents waiting on each other still always get a slot). */

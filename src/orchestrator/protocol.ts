@@ -67,6 +67,11 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
     error: z.string(),
     /** The agent did nothing wrong: its shared thread was stopped for another agent (always retried). */
     collateral: z.boolean().optional(),
+    /**
+     * Its thread died (throw, exit, out of memory) while other agents shared it, so which of them
+     * caused it is unknown: every one is retried without charge, on a thread of its own.
+     */
+    sharedCrash: z.boolean().optional(),
     usage: UsageSummarySchema,
     summary: z.string().optional(),
   }),

@@ -26,6 +26,10 @@ export interface ReplayedInstance {
   git?: { baseCommit?: string; baseTree?: string; repoRoot?: string; worktree?: string };
   /** Each failed attempt (instance_retry, instance_failed), in order. */
   attemptFailures?: { attempt: number; failure: FailureClass; error: string }[];
+  /** Retries not counted against the retry policy (instance_retry with `uncharged`). */
+  unchargedAttempts?: number;
+  /** Runs on a thread of its own (after a crash of a shared thread). */
+  isolated?: boolean;
 }
 
 export interface ReplayState {
@@ -103,6 +107,8 @@ export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): Rep
         s.failure = e.failure;
         s.error = e.error;
         noteAttemptFailure(s, e.attempt, e.failure, e.error);
+        if (e.uncharged) s.unchargedAttempts = (s.unchargedAttempts ?? 0) + 1;
+        if (e.isolated) s.isolated = true;
         break;
       }
       case 'instance_done': {

@@ -99,6 +99,10 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     failure: FailureClassSchema,
     error: z.string(),
     delayMs: z.number(),
+    /** Not this instance's doing (collateral, or a crash of a shared thread): not counted against its retries. */
+    uncharged: z.boolean().optional(),
+    /** The next attempts run on a thread of their own. */
+    isolated: z.boolean().optional(),
   }),
   InstanceRef.extend({
     type: z.literal('instance_done'),

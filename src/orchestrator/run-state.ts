@@ -48,6 +48,10 @@ export interface InstanceState {
   restored?: boolean;
   /** Why each failed attempt failed, in order (retried ones and the final one). */
   attemptFailures?: AttemptFailure[];
+  /** Attempts that failed through no fault of the instance's own; the retry policy does not count them. */
+  unchargedAttempts?: number;
+  /** Run on a worker thread of its own (set after its shared thread crashed). */
+  isolated?: boolean;
 }
 
 /** One failed attempt of an instance, as result.json reports it. */

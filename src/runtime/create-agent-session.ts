@@ -12,7 +12,6 @@ import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { MISSING_API_KEY_MESSAGE } from '../ai/anthropic.js';
 import { ANTHROPIC_API, DEFAULT_MODEL_ID, resolveModel, SCRIPTED_API } from '../ai/models.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
-import { loadScriptFile, ScriptFileError } from '../ai/scripted-script.js';
 import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurn } from '../ai/scripted.js';
 import type { Model, StreamFunction } from '../ai/types.js';
 import type { CompactionSettings } from '../session/defaults.js';
@@ -205,7 +204,7 @@ interface ResolvedModel {
   streamFn?: StreamFunction;
 }
 
-function resolveModelAndStream(o: CreateAgentSessionOptions, store: SessionStore, cwd: string): ResolvedModel {
+async function resolveModelAndStream(o: CreateAgentSessionOptions, store: SessionStore, cwd: string): Promise<ResolvedModel> {
   const provider = o.provider ?? (typeof o.model === 'object' ? o.model.provider : 'anthropic');
   const restored = store.buildContext().model;
   const pick = (fallback: string): Model => {
@@ -230,6 +229,8 @@ function resolveModelAndStream(o: CreateAgentSessionOptions, store: SessionStore
     }
     let script: ScriptedTurn[] | ScriptedScript;
     if (typeof o.script === 'string') {
+      // Loaded only here: the script reader brings the YAML parser, which sessions on a real model never need.
+      const { loadScriptFile, ScriptFileError } = await import('../ai/scripted-script.js');
       try {
         script = loadScriptFile(resolve(cwd, o.script));
       } catch (err) {
@@ -293,7 +294,7 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
   const store = openStore(options, cwd);
   let resolved: ResolvedModel;
   try {
-    resolved = resolveModelAndStream(options, store, cwd);
+    resolved = await resolveModelAndStream(options, store, cwd);
   } catch (err) {
     // Nothing of a new session was written yet; release the file handle either way.
     if (!options.store) store.close();

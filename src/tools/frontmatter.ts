@@ -1,5 +1,17 @@
 // A small frontmatter reader: a `---` fenced YAML block at the top of a Markdown file.
-import { parse } from 'yaml';
+import { createRequire } from 'node:module';
+
+type YamlModule = typeof import('yaml');
+let yaml: YamlModule | undefined;
+/**
+ * The YAML parser, loaded on the first frontmatter (yaml is CommonJS in Node, so a synchronous
+ * require gives the same module an import would). Most agents have no skills: loading it up front
+ * cost every agent thread ~35 ms.
+ */
+function yamlParser(): YamlModule {
+  yaml ??= createRequire(import.meta.url)('yaml') as YamlModule;
+  return yaml;
+}
 
 export interface Frontmatter {
   /** The YAML mapping ({} when there is none or it is invalid). */
@@ -21,7 +33,7 @@ export function parseFrontmatter(source: string): Frontmatter {
   const body = rest.slice(m.index + m[0].length).replace(/^\n/, '');
   let data: unknown;
   try {
-    data = parse(yamlText);
+    data = yamlParser().parse(yamlText);
   } catch (err) {
     return { data: {}, body, error: `invalid YAML in frontmatter: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
   }

@@ -229,7 +229,8 @@ tasks:
       - text: "Recovered after {{match.1}}."
 `,
     });
-    const out = await run(dir, { resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 } });
+    // One thread per agent: each crash is its own (shared-thread crashes: shared-threads.test.ts).
+    const out = await run(dir, { agentsPerThread: 1, resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 } });
     expect(out.status).toBe('succeeded');
     const log = events(out.dir);
     const retries = ofType(log, 'instance_retry');

@@ -1,15 +1,34 @@
 // The worker pool runs as many agents at once as the recipe's concurrency allows, whatever the
-// number of cores: every agent task carries an abort signal, and piscina runs only one such task
-// per thread, so the pool must have a thread per concurrently running agent.
+// number of cores: by default they are spread over one thread per core (shared threads), and with
+// agentsPerThread 1 each gets a thread of its own (an isolated task carries an abort signal, and
+// piscina runs only one such task per thread, so the pool needs a thread per running agent).
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { defaultAgentsPerThread, threadsNeeded } from '../../src/orchestrator/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
 describe('worker pool sizing', () => {
-  it('six slow agents with concurrency 6 all run at the same time', async () => {
+  it('by default spreads the agents that run at once over one thread per core, and never leaves an agent without a slot', () => {
+    expect(defaultAgentsPerThread(32, 0, 2)).toBe(16);
+    expect(defaultAgentsPerThread(4, 0, 8)).toBe(1); // enough cores: every agent isolated
+    expect(defaultAgentsPerThread(5, 0, 2)).toBe(3);
+    expect(defaultAgentsPerThread(4, 4, 2)).toBe(4); // a pair slot per agent slot: 8 agents
+    expect(defaultAgentsPerThread(3, 0, 0)).toBe(3);
+    for (const [conc, pairs, cores] of [[32, 0, 2], [5, 0, 2], [4, 4, 2], [7, 7, 3], [1, 0, 64]] as const) {
+      const per = defaultAgentsPerThread(conc, pairs, cores);
+      const threads = threadsNeeded(conc, pairs, per);
+      expect(threads).toBeLessThanOrEqual(Math.max(1, cores));
+      expect(threads * per).toBeGreaterThanOrEqual(conc + Math.min(pairs, conc));
+    }
+  });
+
+  it.each([
+    ['default sharing', undefined],
+    ['a thread per agent', 1],
+  ])('six slow agents with concurrency 6 all run at the same time (%s)', async (_label, agentsPerThread) => {
     const dir = tempProject({
       'recipe.yaml': `name: wide
 provider: scripted
@@ -24,7 +43,7 @@ tasks:
   - { text: "waited", delay_ms: 700 }
 `,
     });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...(agentsPerThread ? { agentsPerThread } : {}) });
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
     // Agents that started before the first one finished were running together.

@@ -1,6 +1,8 @@
-// Opt-in thread sharing (--agents-per-thread N): agents on one thread really run together, and
-// when one of them ignores an abort its thread is terminated; the agent sharing that thread did
-// nothing wrong, so it is retried as collateral (even without a retry policy) and finishes.
+// Thread sharing (the default when more agents run at once than there are cores; forced here with
+// agentsPerThread): agents on one thread really run together. When one of them ignores an abort
+// its thread is terminated; the agent sharing that thread did nothing wrong, so it is retried as
+// collateral (even without a retry policy) and finishes. When a shared thread crashes, nobody can
+// tell which agent did it: each is retried uncharged on a thread of its own, where a crash is its own.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
@@ -71,5 +73,51 @@ tasks:
     expect(retry?.error).toMatch(/stuck, which shared it, did not stop when aborted/);
     const done = ofType(log, 'instance_done').find((e) => e.key === 'patient');
     expect(done).toMatchObject({ attempt: 2, text: 'finished patiently' });
+  });
+
+  it('a crash of a shared thread is charged to nobody: both agents retry on threads of their own, where the crasher fails alone', async () => {
+    const dir = tempProject({
+      'recipe.yaml': `name: shared-crash
+provider: scripted
+script: script.yaml
+concurrency: 2
+agents:
+  breaker: { tools: [fault], extensions: ["${FAULTS}"] }
+tasks:
+  - id: crasher
+    agent: breaker
+    prompt: "Crash every time"
+    retries: { count: 0 }
+    on_failure: continue
+  - id: patient
+    prompt: "Be patient"
+    retries: { count: 0 }
+`,
+      'script.yaml': `conversations:
+  - match: "Crash every time"
+    turns:
+      - tools: [{ name: fault, args: { mode: throw } }]
+      - tools: [{ name: fault, args: { mode: throw } }]
+      - tools: [{ name: fault, args: { mode: throw } }]
+  - match: "Be patient"
+    turns:
+      - { text: "finished patiently", delay_ms: 1500 }
+`,
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread: 2 });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    // Both were on the one thread when it died: neither retry is charged, both move to threads of their own.
+    const retries = ofType(log, 'instance_retry');
+    expect(retries.map((e) => [e.key, e.failure, e.uncharged, e.isolated]).sort()).toEqual([
+      ['crasher', 'crashed', true, true],
+      ['patient', 'crashed', true, true],
+    ]);
+    expect(retries[0]!.error).toMatch(/also ran other agents/);
+    // With `retries: { count: 0 }` the patient agent still finishes: the shared crash was not its retry.
+    expect(ofType(log, 'instance_done').find((e) => e.key === 'patient')).toMatchObject({ attempt: 2, text: 'finished patiently' });
+    // Alone on its thread, the crasher's next crash is its own, and with no retries left it fails.
+    expect(ofType(log, 'instance_failed').find((e) => e.key === 'crasher')).toMatchObject({ attempt: 2, failure: 'crashed', final: true });
+    expect(r.outcome.status).toBe('failed'); // the crasher's own failure, after the patient agent finished
   });
 });

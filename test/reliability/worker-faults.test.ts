@@ -52,7 +52,7 @@ tasks:
     });
     const t0 = Date.now();
     try {
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 } });
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread: 1, resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 } });
       if (!r.ok) throw new Error(JSON.stringify(r));
       const out = r.outcome;
       expect(out.status).toBe('succeeded');
