@@ -5,7 +5,8 @@
 //    scripted model, `concurrency` at a time on both sides (default: all of them at once, as in
 //    the reference measurement of 32 subagent processes; `--concurrency 4` for a narrower run):
 //    - threads:   `node dist/cli/main.js recipe.yaml` (the coordinator and its worker threads: the
-//                 default of one thread per agent, and `--agents-per-thread N` sharing);
+//                 default, agents spread over one thread per core, and `--agents-per-thread 1`,
+//                 a thread of its own for every agent);
 //    - processes: `node dist/cli/main.js agent --provider scripted --script ...`, one per agent.
 //    Wall time and peak RSS (sampled from /proc: the one process, or the sum of the live ones).
 //    Goal: threads >= 10x faster and <= 1/5 of the memory.
@@ -17,7 +18,7 @@
 // (`npx tsc -p tsconfig.json`; pass --no-build to skip). Run: node --import tsx bench/orchestrator.bench.ts
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -32,8 +33,6 @@ const flag = (name: string, fallback: number): number => {
 const AGENTS = flag('agents', 32);
 const CONCURRENCY = flag('concurrency', AGENTS);
 const ROUND_TRIPS = flag('round-trips', 5_000);
-/** Agents per thread of the shared variant (default: two threads' worth). */
-const SHARE = flag('share', Math.ceil(AGENTS / 2));
 
 // ---- build -------------------------------------------------------------------------------------------
 
@@ -221,17 +220,17 @@ try {
   // One warm-up of each side so file caches are equally hot.
   await threadsSide();
   await processesSide();
-  const isolated = await threadsSide();
-  const threads = await threadsSide(SHARE);
+  const threads = await threadsSide();
+  const isolated = await threadsSide(1);
   const procs = await processesSide();
   const row = (label: string, r: { ms: number; peakMb: number }) =>
-    console.log(`  ${label.padEnd(34)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB`);
-  row('worker threads (default, 1 agent/thread)', isolated);
-  row(`worker threads (--agents-per-thread ${SHARE})`, threads);
+    console.log(`  ${label.padEnd(44)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB`);
+  row(`worker threads (default: ${availableParallelism()} cores' worth)`, threads);
+  row('worker threads (--agents-per-thread 1)', isolated);
   row('process per agent (CLI agent)', procs);
   for (const [label, r] of [
-    ['1 agent/thread (default)', isolated],
-    [`${SHARE} agents/thread`, threads],
+    ['default threads', threads],
+    ['a thread per agent', isolated],
   ] as const) {
     console.log(`  ${label}: ${(procs.ms / r.ms).toFixed(1)}x faster (goal >= 10x), ${((r.peakMb / procs.peakMb) * 100).toFixed(0)}% of the memory (goal <= 20%)`);
   }

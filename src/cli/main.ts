@@ -8,17 +8,38 @@ import yargs from 'yargs';
 import { didYouMean } from '../orchestrator/recipe/suggest.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
-import { agentCommand } from './commands/agent.js';
-import { reportCommand } from './commands/report.js';
-import { resumeCommand } from './commands/resume.js';
-import { runCommand } from './commands/run.js';
-import { runsCommand } from './commands/runs.js';
-import { schemaCommand } from './commands/schema.js';
-import { showCommand } from './commands/show.js';
-import { validateCommand } from './commands/validate.js';
 
-/** Every command, in help order. To add one: a file under commands/ and a line here. */
-export const COMMANDS: CliCommand[] = [runCommand, validateCommand, schemaCommand, agentCommand, resumeCommand, runsCommand, showCommand, reportCommand];
+/**
+ * Every command, in help order, loaded only when it runs: a command module brings its layers
+ * with it (`agent` the runtime and tools, `run` the orchestrator and display), and loading them
+ * all cost every start ~100 ms. To add a command: a file under commands/ and a line here.
+ */
+export const COMMAND_MODULES: readonly { name: string; load: () => Promise<CliCommand> }[] = [
+  { name: 'run', load: async () => (await import('./commands/run.js')).runCommand },
+  { name: 'validate', load: async () => (await import('./commands/validate.js')).validateCommand },
+  { name: 'schema', load: async () => (await import('./commands/schema.js')).schemaCommand },
+  { name: 'agent', load: async () => (await import('./commands/agent.js')).agentCommand },
+  { name: 'resume', load: async () => (await import('./commands/resume.js')).resumeCommand },
+  { name: 'runs', load: async () => (await import('./commands/runs.js')).runsCommand },
+  { name: 'show', load: async () => (await import('./commands/show.js')).showCommand },
+  { name: 'report', load: async () => (await import('./commands/report.js')).reportCommand },
+];
+
+/** Every command module, loaded (help lists them all). */
+export function loadCommands(): Promise<CliCommand[]> {
+  return Promise.all(COMMAND_MODULES.map((m) => m.load()));
+}
+
+/**
+ * The commands this command line needs: the one it names (the default `run` when it names none,
+ * as in `orchestrate recipe.yaml`), or all of them when it asks for top-level help.
+ */
+async function commandsFor(argv: readonly string[]): Promise<CliCommand[]> {
+  const named = COMMAND_MODULES.find((m) => m.name === argv[0]);
+  if (named) return [await named.load()];
+  if (argv.some((a) => a === '--help' || a === '-h')) return loadCommands();
+  return [await COMMAND_MODULES[0]!.load()];
+}
 
 function version(): string {
   try {
@@ -28,12 +49,6 @@ function version(): string {
   } catch {
     return '0.0.0';
   }
-}
-
-/** First word of each command spec, for "did you mean": run, validate, schema, ... */
-function commandNames(commands: readonly CliCommand[]): string[] {
-  const names = commands.flatMap((c) => (typeof c.command === 'string' ? [c.command] : [...c.command]).map((s) => s.split(' ')[0] ?? ''));
-  return [...new Set(names.filter((n) => n && n !== '$0'))];
 }
 
 /**
@@ -57,7 +72,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     cwd: io.cwd ?? process.cwd(),
     env: io.env ?? process.env,
     isTTY: io.isTTY ?? process.stdout.isTTY === true,
-    commandNames: commandNames(COMMANDS),
+    commandNames: COMMAND_MODULES.map((m) => m.name),
   };
   if (argv.length === 0) {
     ctx.stderr('orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\nRun "orchestrate --help" for usage.\n');
@@ -77,7 +92,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .usage('orchestrate <recipe.yaml> [options]\norchestrate <command> [options]')
     .epilog('Exit codes: 0 ok, 1 a task failed, 2 bad usage or recipe, 130 interrupted.')
     .wrap(null);
-  for (const cmd of COMMANDS) {
+  for (const cmd of await commandsFor(argv)) {
     parser.command(cmd.command as string | string[], cmd.describe, cmd.builder, async (args: Record<string, unknown>) => {
       try {
         code = await cmd.run(args, ctx);

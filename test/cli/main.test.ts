@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/main.js';
+import { COMMAND_MODULES, loadCommands } from '../../src/cli/main.js';
 import { recipeJsonSchema } from '../../src/orchestrator/recipe/index.js';
 import { hasStackTrace, runCli } from './run-cli.js';
 
@@ -68,9 +68,12 @@ describe('usage', () => {
   });
 
   it('commands come from one list, and help shows each of them', async () => {
-    expect(COMMANDS.slice(0, 3).map((c) => c.command)).toEqual([['$0 <recipe>', 'run <recipe>'], 'validate <recipe>', 'schema']);
+    const commands = await loadCommands();
+    expect(commands.slice(0, 3).map((c) => c.command)).toEqual([['$0 <recipe>', 'run <recipe>'], 'validate <recipe>', 'schema']);
+    // Each entry's name is the first word of the command it loads (what "did you mean" and lazy loading go by).
+    expect(commands.map((c) => (typeof c.command === 'string' ? c.command : c.command[1]!).split(' ')[0])).toEqual(COMMAND_MODULES.map((m) => m.name));
     const help = (await run(['--help'])).stdout;
-    for (const c of COMMANDS) {
+    for (const c of commands) {
       const spec = typeof c.command === 'string' ? c.command : c.command[1]!;
       expect(help).toContain(`orchestrate ${spec.split(' ')[0]}`);
     }
