@@ -135,6 +135,10 @@ export class Coordinator {
   constructor(private readonly opts: CoordinatorOptions) {
     this.recipe = opts.recipe;
     this.store = opts.store;
+    // Display events are written at the end of the event-loop turn, so a failure can surface there.
+    this.store.onWriteError = (err) => {
+      if (!this.storageError) this.storageFailed(`cannot write the run log ${this.store.logFile}: ${err.message}`);
+    };
     this.env = opts.env ?? process.env;
     this.ledger = new BudgetLedger(this.recipe.budget);
     const rateLimits: Record<string, number> = { ...this.recipe.rateLimit.perModel };
@@ -173,8 +177,7 @@ export class Coordinator {
   // ---- events and files -----------------------------------------------------------------------------
 
   private emit(e: RunEventInput): void {
-    this.store.append(e);
-    if (this.store.writeError && !this.storageError) this.storageFailed(`cannot write the run log ${this.store.logFile}: ${this.store.writeError.message}`);
+    this.store.append(e); // a failed write reaches storageFailed through store.onWriteError
   }
 
   /**

@@ -14,10 +14,16 @@ export function siblingWorker(metaUrl: string, base: string): { isTs: boolean; h
   return { isTs, href: new URL(`./${base}${isTs ? '.ts' : '.js'}`, metaUrl).href };
 }
 
-/** A .ts worker needs tsx's loader in its thread (Node 20 cannot strip types); inspectors are not inherited. */
-export function workerExecArgv(isTs: boolean): string[] {
+/**
+ * Node options for the worker threads. A .js worker inherits the coordinator's (undefined: Node
+ * copies them itself, and skips the V8 and per-process ones a thread cannot take; passing
+ * process.execArgv explicitly made `node --max-old-space-size=4096 orchestrate ...` fail at the
+ * first thread). A .ts worker (tests, `npm run dev`) needs tsx's loader in its thread, since Node
+ * 20 cannot strip types: an explicit list, without inspector flags.
+ */
+export function workerExecArgv(isTs: boolean): string[] | undefined {
+  if (!isTs) return undefined;
   const inherited = process.execArgv.filter((a) => !a.startsWith('--inspect'));
-  if (!isTs) return inherited;
   return inherited.some((a) => a.includes('tsx')) ? inherited : [...inherited, '--import', 'tsx'];
 }
 
@@ -77,7 +83,7 @@ export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
     minThreads: Math.min(maxThreads, opts.minThreads ?? maxThreads),
     idleTimeout: ORCHESTRATOR_DEFAULTS.workerIdleTimeoutMs,
     resourceLimits: opts.resourceLimits ?? ORCHESTRATOR_DEFAULTS.workerResourceLimits,
-    execArgv: workerExecArgv(isTs),
+    ...(isTs ? { execArgv: workerExecArgv(isTs) } : {}),
     // The coordinator ends threads itself (abort, destroy); a long close would hang Ctrl-C.
     closeTimeout: ORCHESTRATOR_DEFAULTS.abortGraceMs,
   });

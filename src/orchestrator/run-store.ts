@@ -1,10 +1,15 @@
 // The run store: `.orchestrate/runs/<run-id>/` with run.jsonl (append-only event log),
 // sessions/ (one session file per instance), plan.md, result.json and patches/.
 //
-// Durability: each event is one appendFileSync of one line, so once append() returns the line
-// is in the kernel's page cache and survives a kill -9 of this process (not a power loss; we do
-// not fsync per event because that would cost milliseconds per agent event). A torn last line
-// left by a kill mid-write is skipped on read, and the next append starts on a fresh line.
+// Durability: an event that the run's state depends on (lifecycle, usage, messages: everything
+// but the agents' own event stream) is appended with appendFileSync before append() returns, so
+// it is in the kernel's page cache and survives a kill -9 of this process (not a power loss; we
+// do not fsync per event because that would cost milliseconds per agent event). The agents'
+// events (agent_event, permit_grant: what a display shows, thousands per run) are written
+// together at the end of the current event-loop turn, or before the next state event, whichever
+// comes first, so the log keeps their order; a kill -9 can lose that turn's display events, never
+// a state event. A torn last line left by a kill mid-write is skipped on read, and the next
+// append starts on a fresh line.
 // plan.md and result.json are replaced atomically (write to a temp file, then rename).
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +18,9 @@ import type { Redactor } from '../session/redact.js';
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
 
 export const RUN_LOG = 'run.jsonl';
+
+/** Events only a display needs, written at the end of the event-loop turn (see Durability above). */
+const DISPLAY_EVENTS: ReadonlySet<string> = new Set(['agent_event', 'permit_grant', 'permit_wait']);
 
 export function newRunId(now = new Date()): string {
   const p = (n: number) => String(n).padStart(2, '0');
@@ -61,6 +69,10 @@ export class RunStore {
   private readonly listeners: ((e: RunEvent) => void)[] = [];
   /** Set when the log cannot be written; the coordinator stops the run cleanly. */
   writeError: Error | undefined;
+  readonly logFile: string;
+  /** Display events waiting for the end of this event-loop turn (see Durability above). */
+  private pending = '';
+  private flushScheduled = false;
 
   private constructor(dir: string, runId: string, options: RunStoreOptions = {}) {
     this.dir = dir;
@@ -68,6 +80,7 @@ export class RunStore {
     this.redactor = options.redactor;
     mkdirSync(join(dir, 'sessions'), { recursive: true });
     const log = join(dir, RUN_LOG);
+    this.logFile = log;
     // A torn last line (kill -9 mid-write) must not glue itself to the next event.
     this.needsNewline = existsSync(log) && statSync(log).size > 0 && !readFileSync(log, 'utf8').endsWith('\n');
   }
@@ -89,10 +102,6 @@ export class RunStore {
     return this.redactor ? this.redactor.text(text) : text;
   }
 
-  get logFile(): string {
-    return join(this.dir, RUN_LOG);
-  }
-
   sessionFile(key: string): string {
     return join(this.dir, 'sessions', `${key}.jsonl`);
   }
@@ -110,15 +119,38 @@ export class RunStore {
     const raw = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...input } as RunEvent;
     const event = this.redactor ? this.redactor.value(raw) : raw;
     if (!this.writeError) {
-      try {
-        appendFileSync(this.logFile, (this.needsNewline ? '\n' : '') + JSON.stringify(event) + '\n');
-        this.needsNewline = false;
-      } catch (err) {
-        this.writeError = err instanceof Error ? err : new Error(String(err));
-      }
+      this.pending += JSON.stringify(event) + '\n';
+      if (DISPLAY_EVENTS.has(event.type)) this.scheduleFlush();
+      else this.flush();
     }
     for (const l of this.listeners) l(event);
     return event;
+  }
+
+  /** Writes every event appended so far (the coordinator calls it before the run ends). */
+  flush(): void {
+    if (!this.pending || this.writeError) return;
+    const text = (this.needsNewline ? '\n' : '') + this.pending;
+    this.pending = '';
+    try {
+      appendFileSync(this.logFile, text);
+      this.needsNewline = false;
+    } catch (err) {
+      this.writeError = err instanceof Error ? err : new Error(String(err));
+      this.onWriteError?.(this.writeError);
+    }
+  }
+
+  /** Told when a write fails, including a deferred one (append() only records it). */
+  onWriteError: ((err: Error) => void) | undefined;
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
   }
 
   read(): ReadLog {

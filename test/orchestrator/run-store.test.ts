@@ -33,6 +33,32 @@ describe('RunStore', () => {
     expect(skipped).toHaveLength(1);
   });
 
+  it('writes state events before append returns, and the agents\' display events by the end of the turn, in order', async () => {
+    const store = RunStore.create(tmp(), 'r4');
+    const lines = () => readFileSync(store.logFile, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+    store.append({ type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] });
+    store.append({ type: 'agent_event', task: 't', key: 't', attempt: 1, event: { type: 'turn_start' } });
+    expect(lines()).toEqual(['run_start']); // the display event waits for the end of the turn
+    // A state event takes every waiting display event with it, before itself.
+    store.append({ type: 'instance_start', task: 't', key: 't', attempt: 1 });
+    expect(lines()).toEqual(['run_start', 'agent_event', 'instance_start']);
+    store.append({ type: 'agent_event', task: 't', key: 't', attempt: 1, event: { type: 'turn_end' } });
+    await new Promise((r) => setImmediate(r));
+    expect(lines()).toEqual(['run_start', 'agent_event', 'instance_start', 'agent_event']);
+  });
+
+  it('a deferred write that fails is reported through onWriteError', async () => {
+    const store = RunStore.create(tmp(), 'r5');
+    const errors: string[] = [];
+    store.onWriteError = (e) => errors.push(e.message);
+    store.append({ type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] });
+    Object.defineProperty(store, 'logFile', { get: () => store.dir });
+    store.append({ type: 'agent_event', task: 't', key: 't', attempt: 1, event: { type: 'turn_start' } });
+    expect(errors).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(errors).toEqual([expect.stringMatching(/EISDIR/)]);
+  });
+
   it('a log that cannot be written records the error instead of throwing', () => {
     const runs = tmp();
     const store = RunStore.create(runs, 'r3');

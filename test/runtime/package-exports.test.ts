@@ -109,4 +109,22 @@ describe('the built package', () => {
     });
     expect(existsSync(join(work, '.env'))).toBe(false);
   });
+
+  it('the built CLI runs a recipe on its worker threads, also when node is started with V8 flags', () => {
+    const work = mkdtempSync(join(root, 'flags-'));
+    writeFileSync(join(work, 'script.yaml'), 'turns:\n  - text: "done"\n');
+    writeFileSync(
+      join(work, 'recipe.yaml'),
+      'name: flags\nprovider: scripted\nscript: script.yaml\nconcurrency: 2\ntasks:\n  - id: hi\n    for_each: [a, b]\n    prompt: "Say done"\n',
+    );
+    const cli = join(root, 'node_modules', 'orchestrate', 'dist', 'cli', 'main.js');
+    // V8 flags are per process: a worker given them explicitly refuses to start (ERR_WORKER_INVALID_EXEC_ARGV).
+    const r = spawnSync(process.execPath, ['--max-old-space-size=1024', '--stack-size=2000', cli, join(work, 'recipe.yaml'), '--run-dir', join(work, 'runs')], {
+      cwd: work,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    expect(r.stderr).not.toMatch(/ERR_WORKER_INVALID_EXEC_ARGV|internal error/);
+    expect(r.status, r.stderr).toBe(0);
+  });
 });
