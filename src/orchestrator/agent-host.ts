@@ -19,7 +19,7 @@ import type { InstanceTask } from './instance-task.js';
 import { outputFixPrompt, parseJsonOutput } from './output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
 import type { WorkerResult } from './protocol.js';
-import { addUsageSummary, zeroUsage, type FailureClass, type UsageSummary } from './run-events.js';
+import { addUsageSummary, zeroUsage, type FailureClass, type UsageSummary } from './usage-summary.js';
 import { createSendMessageTool } from './send-message-tool.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from './verify.js';
 import { WorkerLink } from './worker-link.js';

@@ -115,6 +115,7 @@ export class Coordinator {
   /** Shared threads terminated by a hard abort, and which agent caused it. */
   private readonly terminatedThreads = new Map<number, string>();
   private ownsPool = false;
+  private planTimer: NodeJS.Timeout | undefined;
   /** Threads of one agent each, for instances whose shared thread crashed (made on first use). */
   private isolatedPool: Piscina | undefined;
   /** Shared mode: the agents on each live thread, and the threads that died while shared. */
@@ -193,7 +194,21 @@ export class Coordinator {
     return [...this.tasks.values()].sort((a, b) => a.level - b.level);
   }
 
+  /**
+   * plan.md is rewritten as instances finish, at most every planWriteIntervalMs (a wide fan-out
+   * would otherwise render the whole plan once per instance: quadratic), and at once at the end.
+   */
+  private schedulePlanWrite(): void {
+    if (this.planTimer) return;
+    this.planTimer = setTimeout(() => {
+      this.planTimer = undefined;
+      if (!this.ending) this.writePlan();
+    }, ORCHESTRATOR_DEFAULTS.planWriteIntervalMs);
+  }
+
   private writePlan(status?: string): void {
+    if (this.planTimer) clearTimeout(this.planTimer);
+    this.planTimer = undefined;
     try {
       this.store.writeFile('plan.md', renderPlan(planInput(this.recipe, this.ordered(), status ?? (this.stopping ? `stopping (${this.stopping})` : 'running'))));
     } catch {
@@ -334,7 +349,7 @@ export class Coordinator {
       t.instances = [inst];
     }
     for (const i of t.instances) if (!isTerminal(i.status)) this.skipInstance(i, reason);
-    this.writePlan();
+    this.schedulePlanWrite();
   }
 
   private skipInstance(i: InstanceState, reason: string): void {
@@ -624,7 +639,7 @@ export class Coordinator {
       ...(result.rounds !== undefined ? { rounds: result.rounds } : {}),
       ...(result.approved !== undefined ? { approved: result.approved } : {}),
     });
-    this.writePlan();
+    this.schedulePlanWrite();
   }
 
   private failAttempt(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): void {
@@ -685,7 +700,7 @@ export class Coordinator {
         if (i && !isTerminal(i.status)) this.skipInstance(i, `cancelled: ${t.task.id} has ${failed} failed instances (max_failed ${t.task.maxFailed})`);
       }
     }
-    this.writePlan();
+    this.schedulePlanWrite();
   }
 
   /** Marks a task done or failed once all its instances have settled. */
@@ -701,7 +716,7 @@ export class Coordinator {
         this.stopNewWork(`task ${t.task.id} failed (on_failure: fail)`);
       }
     } else t.status = 'done';
-    this.writePlan();
+    this.schedulePlanWrite();
   }
 
   private checkDone(): void {

@@ -14,6 +14,8 @@ export const ORCHESTRATOR_DEFAULTS = {
   workerResourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
   /** Warm threads are kept this long between instances (re-creating one costs 23-110 ms). */
   workerIdleTimeoutMs: 60_000,
+  /** plan.md is a view: rewritten at most this often while instances finish (and at the end). */
+  planWriteIntervalMs: 200,
   /** After an abort message, how long a worker gets to stop cleanly before its thread is terminated. */
   abortGraceMs: 3_000,
   /** After the idle-timeout wrap-up steer, how long the agent gets to finish before it is stopped. */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
 import { extractJson } from './output-json.js';
 import type { WorkerResult } from './protocol.js';
-import type { FailureClass } from './run-events.js';
+import type { FailureClass } from './usage-summary.js';
 import { checkWork, failedResult, succeededResult, type AgentHost } from './agent-host.js';
 
 const PairMessageSchema = z.discriminatedUnion('type', [

@@ -4,7 +4,7 @@
 // rate-limited. Waiting requests are served first-come first-served.
 import { BudgetLedger, type Spend } from './budget.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
-import type { UsageSummary } from './run-events.js';
+import type { UsageSummary } from './usage-summary.js';
 
 export interface PermitRequest {
   model: string;

@@ -2,7 +2,7 @@
 // takes a permit from the coordinator, reports when its response starts, and settles its usage.
 // The agent loop is unchanged; only its stream function is wrapped.
 import type { StreamFunction } from '../ai/types.js';
-import type { UsageSummary } from './run-events.js';
+import type { UsageSummary } from './usage-summary.js';
 
 export type PermitKind = 'turn' | 'summary' | 'compaction';
 

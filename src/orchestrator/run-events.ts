@@ -5,6 +5,7 @@
 // also carry task, key (the instance key), attempt (1-based) and parent (the task's id for
 // instances, or the pair's task id for planner/worker members).
 import { z } from 'zod';
+import { FailureClassSchema, UsageSummarySchema } from './usage-summary.js';
 
 export const RUN_EVENT_VERSION = 1;
 
@@ -21,31 +22,9 @@ const InstanceRef = Base.extend({
   parent: z.string().optional(),
 });
 
-export const UsageSummarySchema = z.object({
-  input: z.number(),
-  output: z.number(),
-  cacheRead: z.number(),
-  cacheWrite: z.number(),
-  totalTokens: z.number(),
-  cost: z.number(),
-  turns: z.number().optional(),
-});
-export type UsageSummary = z.infer<typeof UsageSummarySchema>;
-
-export const FAILURE_CLASSES = [
-  'rate_limit',
-  'overloaded',
-  'timeout',
-  'stalled',
-  'crashed',
-  'verify_failed',
-  'budget',
-  'aborted',
-  'output_invalid',
-  'error',
-] as const;
-export const FailureClassSchema = z.enum(FAILURE_CLASSES);
-export type FailureClass = z.infer<typeof FailureClassSchema>;
+// Usage and failure classes live in usage-summary.ts: worker threads need them without this
+// module's schemas (building every event schema cost each thread start-up time).
+export { UsageSummarySchema, FAILURE_CLASSES, FailureClassSchema, zeroUsage, addUsageSummary, type UsageSummary, type FailureClass } from './usage-summary.js';
 
 export const RunEventSchema = z.discriminatedUnion('type', [
   Base.extend({
@@ -142,19 +121,3 @@ export type RunEventType = RunEvent['type'];
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the log stamps it with v, ts and runId. */
 export type RunEventInput = DistributiveOmit<RunEvent, 'v' | 'ts' | 'runId'>;
-
-export function zeroUsage(): UsageSummary {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0, turns: 0 };
-}
-
-export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary {
-  return {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    totalTokens: a.totalTokens + b.totalTokens,
-    cost: a.cost + b.cost,
-    turns: (a.turns ?? 0) + (b.turns ?? 0),
-  };
-}

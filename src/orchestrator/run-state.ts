@@ -5,7 +5,7 @@ import type { LoadedRecipe, LoadedTask, ResolvedInstance } from './recipe/index.
 import type { ExpressionScope, TaskResultView } from './recipe/expressions.js';
 import type { StructuredSummary } from '../session/parse-summary.js';
 import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
-import type { FailureClass, UsageSummary } from './run-events.js';
+import type { FailureClass, UsageSummary } from './usage-summary.js';
 
 export type InstanceStatus = 'pending' | 'running' | 'retrying' | 'done' | 'failed' | 'skipped' | 'interrupted';
 export type RunStatus = 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';

@@ -1,0 +1,46 @@
+// An agent's token usage and cost, summed over calls and attempts, and the failure classes an
+// attempt can end with. Shared by the run event log, the worker protocol and the worker threads,
+// which load this without the run event schemas.
+import { z } from 'zod';
+
+export const UsageSummarySchema = z.object({
+  input: z.number(),
+  output: z.number(),
+  cacheRead: z.number(),
+  cacheWrite: z.number(),
+  totalTokens: z.number(),
+  cost: z.number(),
+  turns: z.number().optional(),
+});
+export type UsageSummary = z.infer<typeof UsageSummarySchema>;
+
+export const FAILURE_CLASSES = [
+  'rate_limit',
+  'overloaded',
+  'timeout',
+  'stalled',
+  'crashed',
+  'verify_failed',
+  'budget',
+  'aborted',
+  'output_invalid',
+  'error',
+] as const;
+export const FailureClassSchema = z.enum(FAILURE_CLASSES);
+export type FailureClass = z.infer<typeof FailureClassSchema>;
+
+export function zeroUsage(): UsageSummary {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0, turns: 0 };
+}
+
+export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    totalTokens: a.totalTokens + b.totalTokens,
+    cost: a.cost + b.cost,
+    turns: (a.turns ?? 0) + (b.turns ?? 0),
+  };
+}
