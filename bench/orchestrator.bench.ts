@@ -8,7 +8,8 @@
 //                 default, agents spread over one thread per core, and `--agents-per-thread 1`,
 //                 a thread of its own for every agent);
 //    - processes: `node dist/cli/main.js agent --provider scripted --script ...`, one per agent.
-//    Wall time and peak RSS (sampled from /proc: the one process, or the sum of the live ones).
+//    Wall time and peak RSS (sampled from /proc: the one process, or the sum of the live ones);
+//    the sides alternate for --rounds rounds (default 3) and each prints its median.
 //    Goal: threads >= 10x faster and <= 1/5 of the memory.
 // 2. Median round trip of a pair message (PairChannel: the zod-validated direct channel of a
 //    planner/worker pair) between two worker threads, against a bare MessageChannel ping-pong in
@@ -33,6 +34,8 @@ const flag = (name: string, fallback: number): number => {
 const AGENTS = flag('agents', 32);
 const CONCURRENCY = flag('concurrency', AGENTS);
 const ROUND_TRIPS = flag('round-trips', 5_000);
+/** Rounds of the fan-out comparison (each side once per round, alternating); medians are printed. */
+const ROUNDS = flag('rounds', 3);
 
 // ---- build -------------------------------------------------------------------------------------------
 
@@ -216,18 +219,26 @@ const median = (xs: number[]): number => {
 // ---- run ---------------------------------------------------------------------------------------------
 
 try {
-  console.log(`fan-out: ${AGENTS} agents x (3 tool turns + answer), instant scripted model, concurrency ${CONCURRENCY} on both sides`);
-  // One warm-up of each side so file caches are equally hot.
+  console.log(`fan-out: ${AGENTS} agents x (3 tool turns + answer), instant scripted model, concurrency ${CONCURRENCY} on both sides; median of ${ROUNDS} alternating rounds`);
+  // One warm-up of each side so file caches are equally hot; then the sides alternate, so a burst
+  // of load elsewhere on a shared machine hits both alike, and each reports its median.
   await threadsSide();
   await processesSide();
-  const threads = await threadsSide();
-  const isolated = await threadsSide(1);
-  const procs = await processesSide();
-  const row = (label: string, r: { ms: number; peakMb: number }) =>
-    console.log(`  ${label.padEnd(44)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB`);
-  row(`worker threads (default: ${availableParallelism()} cores' worth)`, threads);
-  row('worker threads (--agents-per-thread 1)', isolated);
-  row('process per agent (CLI agent)', procs);
+  const runs: Record<'threads' | 'isolated' | 'procs', { ms: number; peakMb: number }[]> = { threads: [], isolated: [], procs: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    runs.threads.push(await threadsSide());
+    runs.isolated.push(await threadsSide(1));
+    runs.procs.push(await processesSide());
+  }
+  const mid = (xs: { ms: number; peakMb: number }[]) => ({ ms: median(xs.map((x) => x.ms)), peakMb: median(xs.map((x) => x.peakMb)) });
+  const threads = mid(runs.threads);
+  const isolated = mid(runs.isolated);
+  const procs = mid(runs.procs);
+  const row = (label: string, r: { ms: number; peakMb: number }, all: { ms: number }[]) =>
+    console.log(`  ${label.padEnd(44)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB   (runs: ${all.map((x) => x.ms.toFixed(0)).join(', ')} ms)`);
+  row(`worker threads (default: ${availableParallelism()} cores' worth)`, threads, runs.threads);
+  row('worker threads (--agents-per-thread 1)', isolated, runs.isolated);
+  row('process per agent (CLI agent)', procs, runs.procs);
   for (const [label, r] of [
     ['default threads', threads],
     ['a thread per agent', isolated],
@@ -235,9 +246,15 @@ try {
     console.log(`  ${label}: ${(procs.ms / r.ms).toFixed(1)}x faster (goal >= 10x), ${((r.peakMb / procs.peakMb) * 100).toFixed(0)}% of the memory (goal <= 20%)`);
   }
 
-  const bare = median(await roundTrips('bare'));
-  const pair = median(await roundTrips('pair'));
-  console.log(`message round trip between two worker threads (median of ${ROUND_TRIPS}, after warm-up):`);
+  const bareRuns: number[] = [];
+  const pairRuns: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    bareRuns.push(median(await roundTrips('bare')));
+    pairRuns.push(median(await roundTrips('pair')));
+  }
+  const bare = median(bareRuns);
+  const pair = median(pairRuns);
+  console.log(`message round trip between two worker threads (median of ${ROUND_TRIPS} per round, after warm-up; median of ${ROUNDS} alternating rounds):`);
   console.log(`  bare MessageChannel ping-pong  ${bare.toFixed(1)} µs`);
   console.log(`  pair channel (validated)       ${pair.toFixed(1)} µs   = ${(pair / bare).toFixed(2)}x bare (goal <= 1.5x)`);
 } finally {

@@ -64,8 +64,23 @@ function mistypedCommand(argv: readonly string[], ctx: CliContext): string | und
   return guess ? `did you mean "orchestrate ${guess}"?` : `commands: ${ctx.commandNames.join(', ')}; or give the path of a recipe file`;
 }
 
+/**
+ * True for a command line that will run a recipe with the default thread policy: its worker
+ * threads can start loading while the recipe machinery loads (see startWarmPool).
+ */
+export function wantsWarmThreads(argv: readonly string[], commandNames: readonly string[]): boolean {
+  const first = argv[0] ?? '';
+  if (first !== 'run' && (first.startsWith('-') || commandNames.includes(first))) return false;
+  return !argv.some((a) => /^(--dry-run|--help|-h|--version|--agents-per-thread)(=|$)/.test(a));
+}
+
+export interface MainOptions {
+  /** Start worker threads before loading a recipe run (the real program; tests calling main() do not). */
+  warmStart?: boolean;
+}
+
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. Never throws. */
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(), options: MainOptions = {}): Promise<number> {
   const ctx: CliContext = {
     stdout: io.stdout,
     stderr: io.stderr,
@@ -83,6 +98,16 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     ctx.stderr(`orchestrate: unknown command "${argv[0]}" (and no recipe file of that name)\n  hint: ${mistyped}\nRun "orchestrate --help" for usage.\n`);
     return EXIT.usage;
   }
+  const pool = options.warmStart && wantsWarmThreads(argv, ctx.commandNames) ? await import('../orchestrator/pool.js') : undefined;
+  pool?.startWarmPool();
+  try {
+    return await parseAndRun(argv, ctx);
+  } finally {
+    await pool?.discardWarmPool(); // when the run did not adopt it (a recipe error, a missing key)
+  }
+}
+
+async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
   // `--json=full` (design section 5) is `--json` plus message deltas; yargs reads a boolean flag
   // with a value as false, so spell it out before parsing.
   argv = argv.flatMap((a) => (a === '--json=full' ? ['--json', '--full-events'] : [a]));
@@ -138,5 +163,5 @@ export function isEntry(argv1: string | undefined, moduleUrl: string): boolean {
 
 if (isEntry(process.argv[1], import.meta.url)) {
   exitQuietlyOnClosedPipe();
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2), processIo(), { warmStart: true });
 }

@@ -28,7 +28,7 @@ import { renderNeedsContext, renderPlan } from './merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
 import { PermitBroker } from './permit-broker.js';
-import { createWorkerPool, defaultAgentsPerThread, threadsNeeded } from './pool.js';
+import { createWorkerPool, defaultAgentsPerThread, takeWarmPool, threadsNeeded } from './pool.js';
 import type { WorkerResult } from './protocol.js';
 import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from './recipe/index.js';
 import { instanceOfKey, type ReplayState } from './replay.js';
@@ -110,8 +110,8 @@ export class Coordinator {
   private readonly scheduler: Scheduler;
   private readonly shellAbort = new AbortController();
   private pool!: Piscina;
-  /** Agents per worker thread (1 = each agent isolated on its own thread), set with the pool. */
-  private perThread = 1;
+  /** Agents may share worker threads (set with the pool; false: each agent isolated on its own thread). */
+  private shareThreads = false;
   /** Shared threads terminated by a hard abort, and which agent caused it. */
   private readonly terminatedThreads = new Map<number, string>();
   private ownsPool = false;
@@ -268,18 +268,26 @@ export class Coordinator {
     const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
     const concurrency = this.recipe.concurrency;
     const pairSlots = pairs ? concurrency : 0;
+    const onError = (err: unknown) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } });
+    // The CLI's warm threads (startWarmPool) fit the default policy for any recipe.
+    const warm = this.opts.agentsPerThread === undefined && this.opts.resourceLimits === undefined ? takeWarmPool() : undefined;
+    if (warm) {
+      this.shareThreads = true;
+      warm.on('error', onError);
+      return warm;
+    }
     // Shared threads cost isolation: a thread that crashes or runs out of memory takes its agents
     // down together, and each of them is retried from its session (collateral failures always
     // are). --agents-per-thread 1 buys full isolation with a thread (and its start-up) per agent.
     const perThread = Math.max(1, Math.floor(this.opts.agentsPerThread ?? defaultAgentsPerThread(concurrency, pairSlots)));
-    this.perThread = perThread;
+    this.shareThreads = perThread > 1;
     return createWorkerPool({
       concurrency,
       pairSlots,
       minThreads: Math.max(1, Math.min(threadsNeeded(concurrency, pairSlots, perThread), instanceCount || 1)),
       agentsPerThread: perThread,
       resourceLimits: this.opts.resourceLimits,
-      onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
+      onError,
     });
   }
 
@@ -556,7 +564,7 @@ export class Coordinator {
 
   /** The pool `inst` runs on: the shared one, or one thread per agent once its shared thread crashed. */
   private poolFor(inst: InstanceState): { pool: Piscina; shared: boolean } {
-    if (this.perThread <= 1 || !inst.isolated) return { pool: this.pool, shared: this.perThread > 1 };
+    if (!this.shareThreads || !inst.isolated) return { pool: this.pool, shared: this.shareThreads };
     this.isolatedPool ??= createWorkerPool({
       concurrency: this.recipe.concurrency,
       pairSlots: this.recipe.tasks.some((t) => t.kind === 'pair') ? this.recipe.concurrency : 0,

@@ -67,20 +67,51 @@ export function threadsNeeded(concurrency: number, pairSlots = 0, perThread = 1)
 }
 
 export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
-  const worker = siblingWorker(import.meta.url, 'worker');
-  const filename = opts.filename ?? worker.href;
-  const isTs = filename.endsWith('.ts');
   const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? 1));
   // Piscina runs at most ONE abortable task per thread (worker_pool isRunningAbortableTask), so
   // shared threads only work when their tasks carry no abort signal: AgentLaunch then stops a
   // stuck agent by terminating its thread (see LaunchContext.shareThreads). Every agent still
   // gets a slot (threadsNeeded), so a pair never waits in piscina's queue for its partner.
   const maxThreads = threadsNeeded(opts.concurrency, opts.pairSlots, perThread);
+  return newPiscina(opts, maxThreads, perThread, Math.min(maxThreads, opts.minThreads ?? maxThreads));
+}
+
+/**
+ * Warm start: a worker thread spends ~150-250 ms loading its modules, and the CLI spends about as
+ * long loading the recipe machinery before it knows how many threads a recipe needs. So when it
+ * is about to run a recipe with the default thread policy, the CLI starts one thread per core
+ * (at most warmThreadsMax) first, and the coordinator adopts them. Their threads take any number
+ * of agents (piscina's least-busy balancer spreads them; the scheduler caps how many run), so
+ * the pool fits every recipe, pairs included. A pool nobody adopted is destroyed by the CLI.
+ */
+let warm: Piscina | undefined;
+
+export function startWarmPool(cores = availableParallelism()): void {
+  const threads = Math.max(1, Math.min(cores, ORCHESTRATOR_DEFAULTS.warmThreadsMax));
+  warm ??= newPiscina({ concurrency: threads }, threads, ORCHESTRATOR_DEFAULTS.warmAgentsPerThreadMax, threads);
+}
+
+/** The warm pool, handed over once (the taker owns and destroys it); undefined when none was started. */
+export function takeWarmPool(): Piscina | undefined {
+  const pool = warm;
+  warm = undefined;
+  return pool;
+}
+
+/** Ends a warm pool that no run adopted (a recipe error, a missing API key). */
+export async function discardWarmPool(): Promise<void> {
+  await takeWarmPool()?.destroy().catch(() => undefined);
+}
+
+function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' | 'onError' | 'concurrency'>, maxThreads: number, perThread: number, minThreads: number): Piscina {
+  const worker = siblingWorker(import.meta.url, 'worker');
+  const filename = opts.filename ?? worker.href;
+  const isTs = filename.endsWith('.ts');
   const pool = new Piscina({
     filename,
     maxThreads,
     concurrentTasksPerWorker: perThread,
-    minThreads: Math.min(maxThreads, opts.minThreads ?? maxThreads),
+    minThreads,
     idleTimeout: ORCHESTRATOR_DEFAULTS.workerIdleTimeoutMs,
     resourceLimits: opts.resourceLimits ?? ORCHESTRATOR_DEFAULTS.workerResourceLimits,
     ...(isTs ? { execArgv: workerExecArgv(isTs) } : {}),

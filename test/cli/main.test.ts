@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMAND_MODULES, loadCommands } from '../../src/cli/main.js';
+import { COMMAND_MODULES, loadCommands, main, wantsWarmThreads } from '../../src/cli/main.js';
+import { takeWarmPool } from '../../src/orchestrator/pool.js';
 import { recipeJsonSchema } from '../../src/orchestrator/recipe/index.js';
 import { hasStackTrace, runCli } from './run-cli.js';
 
@@ -133,4 +134,30 @@ describe('the real entry point', () => {
     const r = await exec(process.execPath, ['--import', 'tsx', link, '--version'], { cwd: ROOT });
     expect(r.stdout).toBe(`${VERSION}\n`);
   });
+});
+
+describe('warm start (worker threads start while the recipe machinery loads)', () => {
+  it('starts threads only for a recipe run with the default thread policy', () => {
+    const names = COMMAND_MODULES.map((m) => m.name);
+    expect(wantsWarmThreads(['recipe.yaml'], names)).toBe(true);
+    expect(wantsWarmThreads(['run', 'recipe.yaml', '--json'], names)).toBe(true);
+    for (const argv of [['recipe.yaml', '--dry-run'], ['recipe.yaml', '--agents-per-thread', '1'], ['recipe.yaml', '--agents-per-thread=2'], ['validate', 'recipe.yaml'], ['agent', 'hi'], ['--help'], ['--version'], ['runs']]) {
+      expect(wantsWarmThreads(argv, names), argv.join(' ')).toBe(false);
+    }
+  });
+
+  it('a run adopts the warm threads; a recipe error discards them; neither leaves a pool behind', async () => {
+    const io = { stdout: () => undefined, stderr: () => undefined, cwd: ROOT, env: { PATH: process.env.PATH }, isTTY: false };
+    const runs = mkdtempSync(join(tmpdir(), 'orch-warm-'));
+    try {
+      const ok = await main(['recipes/fan-out/recipe.yaml', '--provider', 'scripted', '--run-dir', runs], io, { warmStart: true });
+      expect(ok).toBe(0);
+      expect(takeWarmPool()).toBeUndefined();
+      const bad = await main(['recipes/nope.yaml', '--run-dir', runs], io, { warmStart: true });
+      expect(bad).toBe(2);
+      expect(takeWarmPool()).toBeUndefined();
+    } finally {
+      rmSync(runs, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
