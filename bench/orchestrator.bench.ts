@@ -5,7 +5,7 @@
 //    scripted model, `concurrency` at a time on both sides (default: all of them at once, as in
 //    the reference measurement of 32 subagent processes; `--concurrency 4` for a narrower run):
 //    - threads:   `node dist/cli/main.js recipe.yaml` (the coordinator and its worker threads: the
-//                 default, agents spread over one thread per core, and `--agents-per-thread 1`,
+//                 default, agents spread over one thread per core but one, and `--agents-per-thread 1`,
 //                 a thread of its own for every agent);
 //    - processes: `node dist/cli/main.js agent --provider scripted --script ...`, one per agent.
 //    Wall time and peak RSS (sampled from /proc: the one process, or the sum of the live ones);
@@ -23,6 +23,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { defaultThreadCount } from '../src/orchestrator/pool.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'dist/cli/main.js');
@@ -236,7 +237,7 @@ try {
   const procs = mid(runs.procs);
   const row = (label: string, r: { ms: number; peakMb: number }, all: { ms: number }[]) =>
     console.log(`  ${label.padEnd(44)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB   (runs: ${all.map((x) => x.ms.toFixed(0)).join(', ')} ms)`);
-  row(`worker threads (default: ${availableParallelism()} cores' worth)`, threads, runs.threads);
+  row(`worker threads (default: ${defaultThreadCount()} on ${availableParallelism()} cores)`, threads, runs.threads);
   row('worker threads (--agents-per-thread 1)', isolated, runs.isolated);
   row('process per agent (CLI agent)', procs, runs.procs);
   for (const [label, r] of [

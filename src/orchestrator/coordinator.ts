@@ -63,7 +63,7 @@ export interface CoordinatorOptions {
   pool?: Piscina;
   /**
    * Agents sharing one worker thread (default: the agents that may run at once spread over one
-   * thread per CPU core, see defaultAgentsPerThread; 1 isolates every agent on its own thread).
+   * thread per CPU core but one, see defaultAgentsPerThread; 1 isolates every agent on its own thread).
    */
   agentsPerThread?: number;
   /** Worker heap limits (default ORCHESTRATOR_DEFAULTS.workerResourceLimits). */

@@ -12,8 +12,8 @@ export const ORCHESTRATOR_DEFAULTS = {
    * machine down with every sibling.
    */
   workerResourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
-  /** Threads the CLI starts before reading a recipe (one per core, at most this many); see startWarmPool. */
-  warmThreadsMax: 8,
+  /** Most worker threads of the default policy (one per core but one; see defaultThreadCount). */
+  workerThreadsMax: 8,
   /** Agents one warm thread may take: no limit in practice (the scheduler caps how many run). */
   warmAgentsPerThreadMax: 1_000,
   /** Warm threads are kept this long between instances (re-creating one costs 23-110 ms). */

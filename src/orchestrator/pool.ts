@@ -50,14 +50,23 @@ export interface WorkerPoolOptions {
 }
 
 /**
- * The default number of agents per thread: spread the agents that may run at once over one thread
- * per CPU core. Agents spend their time waiting on the model, so threads beyond the core count
- * add only start-up time (each thread loads its own copy of every module, ~150 ms) and memory
- * (~20 MB each), not speed. With as many cores as agents, every agent keeps a thread of its own.
+ * Worker threads for the default policy: one per CPU core but one, since the coordinator's own
+ * thread keeps a core busy with every agent's events, permits and the run log (at least one,
+ * at most workerThreadsMax). Agents spend their time waiting on the model, so more threads than
+ * that add only start-up (each thread loads its own copy of every module, ~150 ms of CPU) and
+ * memory (~20 MB each), not speed.
+ */
+export function defaultThreadCount(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores - 1, ORCHESTRATOR_DEFAULTS.workerThreadsMax));
+}
+
+/**
+ * The default number of agents per thread: the agents that may run at once spread over
+ * defaultThreadCount threads. With as many threads as agents, every agent keeps a thread of its own.
  */
 export function defaultAgentsPerThread(concurrency: number, pairSlots = 0, cores = availableParallelism()): number {
   const agents = concurrency + Math.min(pairSlots, concurrency);
-  return Math.max(1, Math.ceil(agents / Math.max(1, cores)));
+  return Math.max(1, Math.ceil(agents / defaultThreadCount(cores)));
 }
 
 /** Threads for `agents` agents running at once, `perThread` to a thread (agents waiting on each other still always get a slot). */
@@ -79,15 +88,15 @@ export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
 /**
  * Warm start: a worker thread spends ~150-250 ms loading its modules, and the CLI spends about as
  * long loading the recipe machinery before it knows how many threads a recipe needs. So when it
- * is about to run a recipe with the default thread policy, the CLI starts one thread per core
- * (at most warmThreadsMax) first, and the coordinator adopts them. Their threads take any number
+ * is about to run a recipe with the default thread policy, the CLI starts defaultThreadCount
+ * threads first, and the coordinator adopts them. Their threads take any number
  * of agents (piscina's least-busy balancer spreads them; the scheduler caps how many run), so
  * the pool fits every recipe, pairs included. A pool nobody adopted is destroyed by the CLI.
  */
 let warm: Piscina | undefined;
 
 export function startWarmPool(cores = availableParallelism()): void {
-  const threads = Math.max(1, Math.min(cores, ORCHESTRATOR_DEFAULTS.warmThreadsMax));
+  const threads = defaultThreadCount(cores);
   warm ??= newPiscina({ concurrency: threads }, threads, ORCHESTRATOR_DEFAULTS.warmAgentsPerThreadMax, threads);
 }
 

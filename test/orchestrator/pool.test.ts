@@ -1,26 +1,29 @@
 // The worker pool runs as many agents at once as the recipe's concurrency allows, whatever the
-// number of cores: by default they are spread over one thread per core (shared threads), and with
+// number of cores: by default they are spread over one thread per core but one (shared threads), and with
 // agentsPerThread 1 each gets a thread of its own (an isolated task carries an abort signal, and
 // piscina runs only one such task per thread, so the pool needs a thread per running agent).
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultAgentsPerThread, threadsNeeded } from '../../src/orchestrator/pool.js';
+import { defaultAgentsPerThread, defaultThreadCount, threadsNeeded } from '../../src/orchestrator/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
 describe('worker pool sizing', () => {
-  it('by default spreads the agents that run at once over one thread per core, and never leaves an agent without a slot', () => {
-    expect(defaultAgentsPerThread(32, 0, 2)).toBe(16);
+  it('by default spreads the agents that run at once over one thread per core but one, and never leaves an agent without a slot', () => {
+    expect(defaultThreadCount(2)).toBe(1); // the coordinator keeps the other core busy
+    expect(defaultThreadCount(8)).toBe(7);
+    expect(defaultThreadCount(1)).toBe(1);
+    expect(defaultThreadCount(64)).toBe(8); // capped: agents wait on the model, not on a core
+    expect(defaultAgentsPerThread(32, 0, 2)).toBe(32);
     expect(defaultAgentsPerThread(4, 0, 8)).toBe(1); // enough cores: every agent isolated
-    expect(defaultAgentsPerThread(5, 0, 2)).toBe(3);
-    expect(defaultAgentsPerThread(4, 4, 2)).toBe(4); // a pair slot per agent slot: 8 agents
-    expect(defaultAgentsPerThread(3, 0, 0)).toBe(3);
-    for (const [conc, pairs, cores] of [[32, 0, 2], [5, 0, 2], [4, 4, 2], [7, 7, 3], [1, 0, 64]] as const) {
+    expect(defaultAgentsPerThread(5, 0, 3)).toBe(3);
+    expect(defaultAgentsPerThread(4, 4, 3)).toBe(4); // a pair slot per agent slot: 8 agents
+    for (const [conc, pairs, cores] of [[32, 0, 2], [5, 0, 3], [4, 4, 3], [7, 7, 4], [1, 0, 64], [100, 0, 64]] as const) {
       const per = defaultAgentsPerThread(conc, pairs, cores);
       const threads = threadsNeeded(conc, pairs, per);
-      expect(threads).toBeLessThanOrEqual(Math.max(1, cores));
+      expect(threads).toBeLessThanOrEqual(defaultThreadCount(cores));
       expect(threads * per).toBeGreaterThanOrEqual(conc + Math.min(pairs, conc));
     }
   });

@@ -26,7 +26,7 @@ export function executionOptions(y: Argv, describe: { concurrency: string; budge
     .option('run-dir', { type: 'string', describe: describe.runDir })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
     .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
-    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default: the agents that run at once spread over one thread per CPU core; 1 isolates each agent on a thread of its own)' })
+    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default: the agents that run at once spread over one thread per CPU core but one; 1 isolates each agent on a thread of its own)' })
     .check((a) => {
       const wholeAtLeastOne = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 1);
       if (!wholeAtLeastOne(a['agents-per-thread'])) throw new Error(`--agents-per-thread must be a whole number of at least 1 (got ${String(a['agents-per-thread'])})`);
