@@ -230,13 +230,15 @@ export class AgentHost {
   }
 
   /**
-   * The handoff summary: the session is compacted (a model-written or, offline, extractive
-   * summary, through the same permits). A session too short to compact is summarized
-   * extractively without touching it.
+   * The instance's structured summary for the parent plan: the whole session compacted (nothing
+   * kept verbatim), so a real model writes it, key decisions and next steps included, through a
+   * permit like any call; offline (scripted) sessions build it from the conversation. When the
+   * compaction fails, it is built from the conversation (or taken from a compaction at the leaf).
+   * Read the agent's answer before this: afterwards the context is the summary alone.
    */
   async handoffSummary(): Promise<string | undefined> {
     try {
-      return (await this.session.compact(HANDOFF_FOCUS)).summary;
+      return (await this.session.compact(HANDOFF_FOCUS, { keepRecentTokens: 0 })).summary;
     } catch {
       const path = this.session.store.currentPath();
       const lastEntry = path[path.length - 1];
@@ -308,8 +310,9 @@ export function failedResult(host: AgentHost | undefined, outcome: { failure: Fa
 }
 
 export async function succeededResult(host: AgentHost, verifyAttempts: number, extra: Partial<Extract<WorkerResult, { ok: true }>> = {}): Promise<WorkerResult> {
+  const text = host.lastText();
   const summary = host.task.summarize ? await host.handoffSummary() : undefined;
-  const r: WorkerResult = { ok: true, text: host.lastText(), usage: host.usage, modifiedFiles: [], readFiles: [], verifyAttempts, ...extra };
+  const r: WorkerResult = { ok: true, text, usage: host.usage, modifiedFiles: [], readFiles: [], verifyAttempts, ...extra };
   if (summary !== undefined) r.summary = summary;
   return r;
 }

@@ -13,7 +13,7 @@ import { DEFAULT_COMPACTION_SETTINGS, SESSION_DEFAULTS, type CompactionSettings,
 import { prepareCompactionOrReason, type CompactionPreparation, type NoCompactionReason } from './prepare-compaction.js';
 import type { CompactionJobFields, SessionStore } from './session-store.js';
 import { compact, type CompactionResult, type SummarizeOptions } from './summarize.js';
-import type { CompactionJobEntry, FileLists, SessionEntry } from './types.js';
+import { KEPT_NOTHING, type CompactionJobEntry, type FileLists, type SessionEntry } from './types.js';
 
 /** What a host hook may decide before the model is asked: veto, or supply the summary itself. */
 export type CompactionHookDecision = { cancel: true; reason?: string } | { summary: string; details?: FileLists };
@@ -124,7 +124,8 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
     const { summary, details } = decision;
     const entryId = record(() => store.appendCompaction(summary, preparation.firstKeptEntryId, preparation.tokensBefore, details, true, jobId));
     if (entryId === undefined) return changed(0);
-    const result: CompactionResult = { summary, firstKeptEntryId: preparation.firstKeptEntryId, tokensBefore: preparation.tokensBefore, details: details ?? { readFiles: [], modifiedFiles: [] } };
+    const firstKeptEntryId = preparation.firstKeptEntryId === KEPT_NOTHING ? entryId : preparation.firstKeptEntryId;
+    const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore: preparation.tokensBefore, details: details ?? { readFiles: [], modifiedFiles: [] } };
     return { status: 'compacted', jobId, entryId, result, attempts: 0, fromHook: true };
   }
 
@@ -137,7 +138,8 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
       const r = outcome.value;
       const entryId = record(() => store.appendCompaction(r.summary, r.firstKeptEntryId, r.tokensBefore, r.details, false, jobId));
       if (entryId === undefined) return changed(attempt);
-      return { status: 'compacted', jobId, entryId, result: r, attempts: attempt, fromHook: false };
+      const result = r.firstKeptEntryId === KEPT_NOTHING ? { ...r, firstKeptEntryId: entryId } : r;
+      return { status: 'compacted', jobId, entryId, result, attempts: attempt, fromHook: false };
     }
     const giveUp = (reason: string): CompactionOutcome | undefined =>
       job({ type: 'compaction_job', jobId, stage: 'gave_up', attempts: attempt, reason }) === undefined ? changed(attempt) : undefined;

@@ -32,8 +32,11 @@ function isTurnStart(entry: SessionEntry): boolean {
  * after that entry. It then moves back over state/metadata entries directly before it (model
  * changes, labels...), which belong with what follows. With no valid cut point the cut is
  * `start` (nothing to summarize); when everything fits, the first valid cut point (keep all).
+ * keepRecentTokens <= 0 keeps nothing: the cut is `end`.
  */
 export function findCutPoint(entries: readonly SessionEntry[], start: number, end: number, keepRecentTokens: number): CutPoint {
+  // Keep nothing: everything in [start, end) is history, and no turn is split.
+  if (keepRecentTokens <= 0) return { firstKeptIndex: end, turnStartIndex: -1, isSplitTurn: false };
   const cuts: number[] = [];
   for (let i = start; i < end; i++) if (isValidCutPoint(entries[i]!)) cuts.push(i);
   if (cuts.length === 0) return { firstKeptIndex: start, turnStartIndex: -1, isSplitTurn: false };

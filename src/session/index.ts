@@ -21,6 +21,7 @@ export type {
   ModelRef,
   SessionContext,
 } from './types.js';
+export { KEPT_NOTHING } from './types.js';
 export { SessionStore, type SessionStoreOptions, type CompactionJobFields } from './session-store.js';
 export { MemoryStorage, type SessionStorage, type ReadSummary, type LineHandler } from './storage.js';
 export { JsonlFileStorage, type JsonlFileStorageOptions } from './jsonl-file-storage.js';

@@ -10,7 +10,7 @@ import { buildContextFromPath, entryToMessage, firstKeptIndex, latestCompactionI
 import { DEFAULT_COMPACTION_SETTINGS, SESSION_DEFAULTS, type CompactionSettings } from './defaults.js';
 import { collectFileOperations, createFileOperations, type FileOperations } from './file-operations.js';
 import { findCutPoint } from './find-cut-point.js';
-import type { CompactionEntry, SessionEntry } from './types.js';
+import { KEPT_NOTHING, type CompactionEntry, type SessionEntry } from './types.js';
 
 export interface CompactionPreparation {
   firstKeptEntryId: string;
@@ -74,8 +74,9 @@ export function prepareCompactionOrReason(
   }
   const effective: CompactionSettings = { ...settings, keepRecentTokens: effectiveKeepRecentTokens(settings, options.contextWindow) };
   const cut = findCutPoint(path, start, path.length, effective.keepRecentTokens);
+  const keptNothing = cut.firstKeptIndex === path.length;
   const firstKept = path[cut.firstKeptIndex];
-  if (!firstKept) return { reason: 'nothing_to_compact' };
+  if (!firstKept && !keptNothing) return { reason: 'nothing_to_compact' };
 
   const historyEnd = cut.isSplitTurn ? cut.turnStartIndex : cut.firstKeptIndex;
   const summarizedEntryIds: string[] = [];
@@ -99,7 +100,7 @@ export function prepareCompactionOrReason(
   collectFileOperations(turnPrefixMessages, fileOps);
 
   const preparation: CompactionPreparation = {
-    firstKeptEntryId: firstKept.id,
+    firstKeptEntryId: firstKept ? firstKept.id : KEPT_NOTHING,
     messagesToSummarize,
     turnPrefixMessages,
     isSplitTurn: cut.isSplitTurn,

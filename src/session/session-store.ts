@@ -33,6 +33,7 @@ import type {
   SessionInfoEntry,
   ThinkingLevelChangeEntry,
 } from './types.js';
+import { KEPT_NOTHING } from './types.js';
 
 export interface SessionStoreOptions extends JsonlFileStorageOptions {
   /** Working directory recorded in a new header (default: process.cwd()). */
@@ -320,12 +321,16 @@ export class SessionStore {
     return this.appendEntry<SessionInfoEntry>({ type: 'session_info', name: name.trim() });
   }
 
+  /** A compaction at the leaf; firstKeptEntryId KEPT_NOTHING becomes its own id (it kept nothing). */
   appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: FileLists, fromHook?: boolean, jobId?: string): string {
     const fields: NewEntry<CompactionEntry> = { type: 'compaction', summary, firstKeptEntryId, tokensBefore };
     if (details) fields.details = details;
     if (fromHook) fields.fromHook = true;
     if (jobId) fields.jobId = jobId;
-    return this.appendEntry<CompactionEntry>(fields);
+    const entry = this.makeEntry<CompactionEntry>(fields);
+    if (entry.firstKeptEntryId === KEPT_NOTHING) entry.firstKeptEntryId = entry.id;
+    this.commit(this.line(entry), [entry], false);
+    return entry.id;
   }
 
   /** A branch summary at the current leaf; `fromId` is the leaf of the branch it describes. */

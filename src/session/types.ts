@@ -48,7 +48,10 @@ export interface FileLists {
 export interface CompactionEntry extends EntryBase {
   type: 'compaction';
   summary: string;
-  /** Context resumes at this entry (kept verbatim) after the summary. */
+  /**
+   * Context resumes at this entry (kept verbatim) after the summary. The compaction's own id
+   * means it kept nothing (everything before it is summarized; see KEPT_NOTHING).
+   */
   firstKeptEntryId: string;
   tokensBefore: number;
   details?: FileLists;
@@ -164,3 +167,10 @@ export const ENTRY_TYPES: ReadonlySet<string> = new Set<SessionEntryType>([
   'session_info',
   'compaction_job',
 ]);
+
+/**
+ * firstKeptEntryId of a compaction preparation that keeps nothing verbatim (keepRecentTokens 0:
+ * a whole session summarized, as for an orchestrator handoff). It is not an entry id; the store
+ * writes the compaction's own id in its place, the form migrations also use for "kept nothing".
+ */
+export const KEPT_NOTHING = '(kept-nothing)';

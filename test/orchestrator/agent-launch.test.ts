@@ -1,10 +1,11 @@
 // Ports and permits end to end, through the real Anthropic SDK against the fake Messages API on
 // 127.0.0.1: agents talking over ports, and a rate limit enforced where the requests arrive.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
-import { cleanupTempDirs, conversationKey, conversationResponder, events, ofType, requestText, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, requestText, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -46,7 +47,7 @@ tasks:
       expect(r.outcome.status).toBe('succeeded');
       for (const me of ['alice', 'bob']) {
         const other = me === 'alice' ? 'bob' : 'alice';
-        const mine = server.requests.filter((q) => conversationKey(q.body).includes(`You are ${me}`));
+        const mine = server.requests.filter((q) => !isSummaryRequest(q.body) && conversationKey(q.body).includes(`You are ${me}`));
         expect(mine).toHaveLength(3);
         const heard = mine.map((q) => requestText(q.body).includes(`hello ${me}, this is ${other}`));
         // Once the peer message arrived it stays in context: it is first seen in some request and in every later one.
@@ -96,11 +97,12 @@ tasks:
       );
       if (!r.ok) throw new Error(JSON.stringify(r));
       expect(r.outcome.status).toBe('succeeded');
-      expect(arrivals).toHaveLength(8);
+      // 2 turns per agent, and each agent's handoff summary: those take permits like every call.
+      expect(arrivals).toHaveLength(12);
       // In any window of windowMs starting at an arrival, at most 3 requests arrived.
       for (const t of arrivals) expect(arrivals.filter((u) => u >= t && u < t + windowMs).length).toBeLessThanOrEqual(3);
-      // And the limit did make requests wait (8 requests at 3 per window need three windows).
-      expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeGreaterThanOrEqual(2 * windowMs);
+      // And the limit did make requests wait (12 requests at 3 per window need four windows).
+      expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeGreaterThanOrEqual(3 * windowMs);
       expect(ofType(events(r.outcome.dir), 'permit_wait').length).toBeGreaterThan(0);
     } finally {
       await server.close();
@@ -156,7 +158,40 @@ tasks:
       const during = arrivals.filter((a) => a.t > limitedAt + 50 && a.t < limitedAt + 550);
       expect(during).toEqual([]);
       expect(arrivals.filter((a) => a.t >= limitedAt + 550).length).toBeGreaterThanOrEqual(3);
-      expect(arrivals.filter((a) => a.status === 200)).toHaveLength(6);
+      expect(arrivals.filter((a) => a.status === 200)).toHaveLength(6 + 3); // 2 turns and a handoff summary per agent
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('with a real model each instance\'s handoff summary is written by the model, and its key decisions reach plan.md with their source', async () => {
+    const server = await startFakeAnthropic({
+      respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]),
+    });
+    try {
+      const dir = tempProject({
+        'recipe.yaml': `name: summaries
+model: claude-haiku-4-5
+agents:
+  checker: { tools: [ls] }
+tasks:
+  - id: check
+    for_each: [a, b]
+    agent: checker
+    prompt: "Check item \${{ item }}"
+`,
+      });
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      expect(r.outcome.status).toBe('succeeded');
+      // One summary request per instance, holding that instance's whole conversation.
+      const asked = server.requests.filter((q) => isSummaryRequest(q.body));
+      expect(asked.map((q) => /Check item (\w)/.exec(JSON.stringify(q.body.messages))?.[1]).sort()).toEqual(['a', 'b']);
+      const done = ofType(events(r.outcome.dir), 'instance_done');
+      for (const d of done) expect(d.summary).toContain('Kept it small');
+      const plan = readFileSync(join(r.outcome.dir, 'plan.md'), 'utf8');
+      expect(plan).toContain('**Kept it small**: the task needed no more _(check.a)_');
+      expect(plan).toContain('_(check.b)_');
     } finally {
       await server.close();
     }

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { replayRunLog } from '../../src/orchestrator/replay.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
-import { cleanupTempDirs, conversationKey, conversationResponder, events, ofType, tempProject, type Conversation } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, tempProject, type Conversation } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -44,12 +44,17 @@ function runDirOf(runs: string): string | undefined {
   return name ? join(runs, name) : undefined;
 }
 
+/** Handoff summary requests of an item (the whole conversation is in the request). */
+function summaries(server: FakeAnthropic, item: string): number {
+  return server.requests.filter((q) => isSummaryRequest(q.body) && new RegExp(`Check item ${item}\\b`).test(JSON.stringify(q.body.messages))).length;
+}
+
 const logOf = (runDir: string | undefined): RunEvent[] => (runDir && existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : []);
 
-/** Requests per item, and per (item, reply index). */
+/** Turn requests per item, and per (item, reply index); handoff summary requests are counted by summaries(). */
 function calls(server: FakeAnthropic, item: string, reply?: number): number {
   return server.requests.filter((q) => {
-    if (!new RegExp(`Check item ${item}\\b`).test(conversationKey(q.body))) return false;
+    if (isSummaryRequest(q.body) || !new RegExp(`Check item ${item}\\b`).test(conversationKey(q.body))) return false;
     return reply === undefined || (q.body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length === reply;
   }).length;
 }
@@ -109,14 +114,15 @@ describe('resume after the coordinator died (real CLI)', () => {
       expect((await done).signal).toBe('SIGKILL');
       const runDir = runDirOf(runs)!;
       expect(ofType(logOf(runDir), 'run_end')).toHaveLength(0);
-      const before = { a: calls(server, 'a'), b: calls(server, 'b') };
-      expect(before).toEqual({ a: 2, b: 2 });
+      const before = { a: calls(server, 'a'), b: calls(server, 'b'), summaryA: summaries(server, 'a'), summaryB: summaries(server, 'b') };
+      expect(before).toEqual({ a: 2, b: 2, summaryA: 1, summaryB: 1 });
 
       slow = false;
       const resumed = await exited(cli(['resume', runDir], server));
       expect(resumed.code, resumed.out).toBe(0);
-      // Finished instances were not paid for twice.
-      expect({ a: calls(server, 'a'), b: calls(server, 'b') }).toEqual(before);
+      // Finished instances were not paid for twice, their handoff summaries neither.
+      expect({ a: calls(server, 'a'), b: calls(server, 'b'), summaryA: summaries(server, 'a'), summaryB: summaries(server, 'b') }).toEqual(before);
+      for (const item of ['c', 'd']) expect(summaries(server, item)).toBe(1);
       // Interrupted ones kept their first reply and only redid the call that was cut.
       for (const item of ['c', 'd']) {
         expect(calls(server, item, 0)).toBe(1);

@@ -157,3 +157,30 @@ describe('runCompaction', () => {
     expect(calls[1]!.prompt).toContain('<previous-summary>\n## Goal\nSummary #1');
   });
 });
+
+describe('a compaction that keeps nothing (keepRecentTokens 0: a whole session summarized, as for a handoff)', () => {
+  it('summarizes every message as history (no split turn), points at itself, and the context is the summary alone, also after reopening', async () => {
+    const dir = tempDir();
+    const file = join(dir, 's.jsonl');
+    const s = SessionStore.create(file);
+    const first = marker + 1;
+    turn(s); // one turn: with any keep budget above 0 its end would be kept and the turn split
+    const { complete, calls } = scriptedSummarizer(['## Goal\nAll of it']);
+    const out = await runCompaction(s, { model: testModel(), complete, settings: { ...settings, keepRecentTokens: 0 }, retry: fastRetry });
+    if (out.status !== 'compacted') throw new Error(JSON.stringify(out));
+    expect(calls).toHaveLength(1); // no turn-prefix summary
+    expect(markersIn(JSON.stringify(calls[0]))).toEqual([0, 1, 2, 3].map((i) => String(first + i)));
+    expect(out.result.summary).not.toContain('Turn Context');
+    const leaf = s.getLeafEntry()!;
+    if (leaf.type !== 'compaction') throw new Error('the leaf is not the compaction');
+    expect(leaf.firstKeptEntryId).toBe(leaf.id);
+    expect(out.result.firstKeptEntryId).toBe(leaf.id);
+    expect(s.buildContext().messages.map((m) => m.role)).toEqual(['compactionSummary']);
+    s.close();
+    const reopened = SessionStore.open(file);
+    expect(reopened.buildContext().messages.map((m) => m.role)).toEqual(['compactionSummary']);
+    // Work after it is kept, and a later compaction starts after it.
+    reopened.appendMessage(user('M99M next'));
+    expect(reopened.buildContext().messages.map((m) => m.role)).toEqual(['compactionSummary', 'user']);
+  });
+});

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import type { FakeBlock, RespondInput, ResponseSpec } from '../../helpers/fake-anthropic-server.js';
 import { readRunLog } from '../../../src/orchestrator/run-store.js';
 import type { RunEvent } from '../../../src/orchestrator/run-events.js';
+import { SUMMARIZER_SYSTEM_PROMPT } from '../../../src/session/summarize.js';
 
 const made: string[] = [];
 
@@ -81,6 +82,7 @@ export function requestText(body: unknown): string {
  */
 export function conversationResponder(convs: Conversation[]): (req: RespondInput) => ResponseSpec {
   return ({ body, index }) => {
+    if (isSummaryRequest(body)) return SUMMARY_REPLY;
     const key = conversationKey(body);
     const conv = convs.find((c) => c.match.test(key));
     if (!conv) return { kind: 'http-error', status: 400, errorType: 'invalid_request_error', message: `no conversation for ${key.slice(0, 80)}` };
@@ -93,3 +95,41 @@ export function conversationResponder(convs: Conversation[]): (req: RespondInput
     return { kind: 'message', content, ...(turn.delayMs ? { delayMs: turn.delayMs } : {}) };
   };
 }
+
+/**
+ * A summary request of our own: the end-of-instance handoff (or any compaction) asks the model
+ * with the summarizer's system prompt. The responders answer it with SUMMARY_REPLY; tests that
+ * count an agent's turns leave these out.
+ */
+export function isSummaryRequest(body: { system?: unknown }): boolean {
+  const system = typeof body.system === 'string' ? body.system : JSON.stringify(body.system ?? '');
+  return system.includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60));
+}
+
+/** A model-written handoff summary with every section, as a summarizer reply. */
+export const SUMMARY_TEXT = `## Goal
+Finish the task.
+
+## Constraints & Preferences
+- (none)
+
+## Progress
+### Done
+- [x] The task
+
+### In Progress
+- (none)
+
+### Blocked
+- (none)
+
+## Key Decisions
+- **Kept it small**: the task needed no more
+
+## Next Steps
+1. Nothing left
+
+## Critical Context
+- (none)`;
+
+export const SUMMARY_REPLY: ResponseSpec = { kind: 'message', content: [{ type: 'text', text: SUMMARY_TEXT }] };
