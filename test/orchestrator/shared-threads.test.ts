@@ -10,6 +10,13 @@ import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixt
 
 afterAll(() => cleanupTempDirs());
 
+/** Runs the recipe in `dir` with `agentsPerThread` agents to a thread; the outcome and its run log. */
+async function runSharing(dir: string, agentsPerThread: number) {
+  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread });
+  if (!r.ok) throw new Error(JSON.stringify(r));
+  return { outcome: r.outcome, log: events(r.outcome.dir) };
+}
+
 const FAULTS = join(import.meta.dirname, '..', 'reliability', 'fixtures', 'fault-extension.ts');
 
 describe('agents sharing worker threads', { timeout: 60_000 }, () => {
@@ -28,10 +35,8 @@ tasks:
   - { text: "waited", delay_ms: 600 }
 `,
     });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread: 2 });
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    expect(r.outcome.status).toBe('succeeded');
-    const log = events(r.outcome.dir);
+    const { outcome, log } = await runSharing(dir, 2);
+    expect(outcome.status).toBe('succeeded');
     const firstDone = log.findIndex((e) => e.type === 'instance_done');
     const startedBefore = new Set(log.slice(0, firstDone).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'agent_start' ? [e.key] : [])));
     expect(startedBefore.size).toBe(4);
@@ -63,9 +68,7 @@ tasks:
       - { text: "finished patiently", delay_ms: 6000 }
 `,
     });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread: 2 });
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    const log = events(r.outcome.dir);
+    const { outcome, log } = await runSharing(dir, 2);
     const failed = ofType(log, 'instance_failed').find((e) => e.key === 'stuck');
     expect(failed).toMatchObject({ failure: 'timeout', final: true });
     const retry = ofType(log, 'instance_retry').find((e) => e.key === 'patient');
@@ -104,9 +107,7 @@ tasks:
       - { text: "finished patiently", delay_ms: 1500 }
 `,
     });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread: 2 });
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    const log = events(r.outcome.dir);
+    const { outcome, log } = await runSharing(dir, 2);
     // Both were on the one thread when it died: neither retry is charged, both move to threads of their own.
     const retries = ofType(log, 'instance_retry');
     expect(retries.map((e) => [e.key, e.failure, e.uncharged, e.isolated]).sort()).toEqual([
@@ -118,6 +119,6 @@ tasks:
     expect(ofType(log, 'instance_done').find((e) => e.key === 'patient')).toMatchObject({ attempt: 2, text: 'finished patiently' });
     // Alone on its thread, the crasher's next crash is its own, and with no retries left it fails.
     expect(ofType(log, 'instance_failed').find((e) => e.key === 'crasher')).toMatchObject({ attempt: 2, failure: 'crashed', final: true });
-    expect(r.outcome.status).toBe('failed'); // the crasher's own failure, after the patient agent finished
+    expect(outcome.status).toBe('failed'); // the crasher's own failure, after the patient agent finished
   });
 });
