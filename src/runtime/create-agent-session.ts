@@ -260,6 +260,9 @@ function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: A
   if (o.allowOutside !== undefined) shared.allowOutside = o.allowOutside;
   if (o.writeScope !== undefined) shared.writeScope = o.writeScope;
   if (o.bashPolicy) shared.bash = { ...shared.bash, policy: o.bashPolicy };
+  // The full-output temp files of bash are written by the tool itself, outside the session.
+  const secrets = sessionSecrets(o);
+  if (secrets.length > 0) shared.bash = { ...shared.bash, secrets };
   const builtins = names.filter((n) => !customNames.has(n)).map((n) => createTool(n, shared));
   return [...builtins, ...custom];
 }

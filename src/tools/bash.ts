@@ -8,6 +8,7 @@ import { type AgentTool, type AgentToolUpdate } from '../agent/types.js';
 import { checkBashPolicy, type BashPolicy } from './bash-policy.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { OutputCapture, type OutputSnapshot } from './output-capture.js';
+import { StreamRedactor, type ToolSecret } from './stream-redactor.js';
 import { attachLifeline, releaseLifeline, withLifeline } from './process-lifeline.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { formatSize, type TruncationResult } from './truncate.js';
@@ -38,6 +39,8 @@ export interface BashToolOptions extends WorkspaceOptions {
   maxBytes?: number;
   /** Folder for the full-output temp files (default: the OS temp dir). */
   tempDir?: string;
+  /** Values replaced by `[REDACTED:<name>]` in the full-output temp files (API keys, recipe secrets). */
+  secrets?: readonly ToolSecret[];
   updateIntervalMs?: number;
 }
 
@@ -112,7 +115,8 @@ export function createBashTool(options: BashToolOptions): AgentTool<typeof bashP
       if (!isDir) throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
 
       const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
-      const capture = new OutputCapture({ maxLines, maxBytes, tempDir: options.tempDir });
+      const redactor = StreamRedactor.create(options.secrets);
+      const capture = new OutputCapture({ maxLines, maxBytes, tempDir: options.tempDir, ...(redactor ? { redactor } : {}) });
       const outcome = await run(command, cwd, params.timeout, signal, capture, onUpdate, interval, options);
       const saveError = await capture.close();
       const snap = capture.snapshot();

@@ -6,6 +6,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOOL_DEFAULTS } from './defaults.js';
+import type { StreamRedactor } from './stream-redactor.js';
 import { truncateTail, type TruncationResult } from './truncate.js';
 
 export interface OutputCaptureOptions {
@@ -15,6 +16,8 @@ export interface OutputCaptureOptions {
   rollingBytes?: number;
   tempDir?: string;
   tempPrefix?: string;
+  /** Keeps secrets out of the temp file (the kept tail is redacted by whoever persists it). */
+  redactor?: StreamRedactor;
 }
 
 export interface OutputSnapshot {
@@ -47,6 +50,7 @@ export class OutputCapture {
   private file: WriteStream | undefined;
   private filePath: string | undefined;
   private fileError: Error | undefined;
+  private readonly redactor: StreamRedactor | undefined;
 
   constructor(options: OutputCaptureOptions = {}) {
     this.maxLines = options.maxLines ?? TOOL_DEFAULTS.maxLines;
@@ -54,6 +58,7 @@ export class OutputCapture {
     this.rollingBytes = Math.max(options.rollingBytes ?? TOOL_DEFAULTS.bashRollingBytes, 2 * this.maxBytes);
     this.tempDir = options.tempDir ?? tmpdir();
     this.tempPrefix = options.tempPrefix ?? TOOL_DEFAULTS.bashTempPrefix;
+    this.redactor = options.redactor;
   }
 
   get bytes(): number {
@@ -77,7 +82,7 @@ export class OutputCapture {
     this.retained += chunk.length;
     // The file is opened before anything is dropped, so it always starts at the first byte.
     let ok = true;
-    if (this.file) ok = this.file.write(chunk);
+    if (this.file) ok = this.toFile(this.file, chunk);
     else if (this.exceedsLimits()) ok = !this.openFile().writableNeedDrain;
     // Drop oldest whole chunks while what remains still covers the rolling window.
     while (this.chunks.length > 1 && this.retained - (this.chunks[0]?.length ?? 0) >= this.rollingBytes) {
@@ -121,7 +126,7 @@ export class OutputCapture {
     if (!file) return undefined;
     await new Promise<void>((resolve) => {
       if (file.closed || file.destroyed) resolve();
-      else file.end(() => resolve());
+      else file.end(this.redactor?.end() ?? '', () => resolve());
       file.once('error', () => resolve());
     });
     return this.fileError;
@@ -142,9 +147,14 @@ export class OutputCapture {
       this.fileError = err;
     });
     // Nothing was dropped yet (see push), so the buffered chunks are the full output so far.
-    for (const chunk of this.chunks) file.write(chunk);
+    for (const chunk of this.chunks) this.toFile(file, chunk);
     this.file = file;
     return file;
+  }
+
+  /** Chunks are whole UTF-8 characters (see push), so each decodes on its own. */
+  private toFile(file: WriteStream, chunk: Buffer): boolean {
+    return file.write(this.redactor ? this.redactor.push(chunk.toString('utf8')) : chunk);
   }
 
   private count(chunk: Buffer): void {

@@ -2,7 +2,7 @@
 // recorded), the prompt fails with a message naming the file and the OS error, and no further
 // prompt starts. The file keeps everything written before the failure, readable. And secrets
 // (the API key in use, given values) never reach the file.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -122,6 +122,36 @@ describe('secrets in a session file', () => {
     const text = readFileSync(file, 'utf8');
     expect(text).not.toMatch(/sk-ant-session-key-123|tok_session_456/);
     expect(text).toContain('key [REDACTED:ANTHROPIC_API_KEY] and [REDACTED:TOKEN]');
+    await s.dispose();
+  });
+});
+
+describe('secrets in the full output of a bash command', () => {
+  it('the API key and the given secrets are placeholders in the temp file too (the tool writes it outside the session)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-bsecret-'));
+    dirs.push(dir);
+    const command = 'for i in $(seq 1 3000); do echo "line $i tok_session_456 sk-ant-session-key-123"; done';
+    const s = await createAgentSession({
+      cwd: dir,
+      sessionFile: join(dir, 's.jsonl'),
+      tools: ['bash'],
+      toolOptions: { bash: { tempDir: dir } },
+      systemPrompt: 'test',
+      defaultSkills: false,
+      contextFiles: false,
+      model: scriptedModel(),
+      apiKey: 'sk-ant-session-key-123',
+      secrets: [{ name: 'TOKEN', value: 'tok_session_456' }],
+      streamFn: createScriptedProvider([{ tools: [{ name: 'bash', args: { command } }] }, { text: 'done' }]),
+      summaries: 'extractive',
+      notify: () => undefined,
+    });
+    await s.prompt('print it');
+    const spills = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    expect(spills).toHaveLength(1);
+    const full = readFileSync(join(dir, spills[0]!), 'utf8');
+    expect(full).not.toMatch(/sk-ant-session-key-123|tok_session_456/);
+    expect(full.split('\n')[0]).toBe('line 1 [REDACTED:TOKEN] [REDACTED:ANTHROPIC_API_KEY]');
     await s.dispose();
   });
 });

@@ -97,6 +97,18 @@ describe('bash', () => {
     expect(full.endsWith('99999\n100000\n')).toBe(true);
   });
 
+  it('keeps secrets out of the full-output temp file, however the output streams them', async () => {
+    const secret = 'tok_live_7f3a9c1e5b2d4f6a';
+    const { tool } = setup({ secrets: [{ name: 'DEPLOY_TOKEN', value: secret }] });
+    // 3000 lines, each with the token, printed in pieces so it also arrives split across chunks.
+    const r = await runTool(tool, { command: `for i in $(seq 1 3000); do printf 'line %s tok_live_7f3a'  "$i"; printf '9c1e5b2d4f6a end\\n'; done` });
+    const details = r.details as BashToolDetails;
+    const full = readFileSync(details.fullOutputPath as string, 'utf8');
+    expect(full).not.toContain('tok_live');
+    expect(full.split('\n').filter(Boolean)).toHaveLength(3000);
+    expect(full.split('\n')[2999]).toBe('line 3000 [REDACTED:DEPLOY_TOKEN] end');
+  });
+
   it('reports a byte-limited tail with line numbers of the full output', async () => {
     const { tool } = setup();
     // 3000 lines of 100 bytes: 512 fit in 50 KB.

@@ -1,0 +1,71 @@
+// Secrets kept out of a command's full-output temp file. The file is written as the output
+// streams, so a secret may arrive split across two chunks: the redactor holds back the end of
+// what it has seen until no secret can still be completing there, and never cuts inside an
+// occurrence. Each secret becomes `[REDACTED:<name>]`, the placeholder the session files use.
+//
+// (The session layer redacts what it persists with the same placeholder; this is the streaming
+// counterpart for the one file a tool writes itself.)
+
+export interface ToolSecret {
+  /** What the placeholder says: `[REDACTED:<name>]`. */
+  name: string;
+  value: string;
+}
+
+/** Values shorter than this are not secrets worth garbling every output for (as in the session layer). */
+const MIN_SECRET_CHARS = 8;
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export class StreamRedactor {
+  private readonly pattern: RegExp;
+  private readonly placeholders = new Map<string, string>();
+  /** Characters that may be the start of a secret still arriving. */
+  private readonly holdBack: number;
+  private carry = '';
+
+  private constructor(secrets: readonly ToolSecret[]) {
+    for (const s of secrets) this.placeholders.set(s.value, `[REDACTED:${s.name}]`);
+    // Longest first, so a secret that contains another one is replaced whole.
+    const values = [...this.placeholders.keys()].sort((a, b) => b.length - a.length);
+    this.pattern = new RegExp(values.map(escapeRegExp).join('|'), 'g');
+    this.holdBack = (values[0]?.length ?? 1) - 1;
+  }
+
+  /** A redactor for `secrets`, or undefined when none is long enough to redact. */
+  static create(secrets: readonly ToolSecret[] | undefined): StreamRedactor | undefined {
+    const usable = (secrets ?? []).filter((s) => typeof s.value === 'string' && s.value.length >= MIN_SECRET_CHARS);
+    return usable.length > 0 ? new StreamRedactor(usable) : undefined;
+  }
+
+  /** Takes the next piece of the stream; returns what can be written now, redacted. */
+  push(text: string): string {
+    const all = this.carry + text;
+    let cut = Math.max(0, all.length - this.holdBack);
+    // Never cut through an occurrence: it is written whole, as its placeholder, or not yet.
+    this.pattern.lastIndex = 0;
+    for (let m = this.pattern.exec(all); m !== null; m = this.pattern.exec(all)) {
+      const end = m.index + m[0].length;
+      if (m.index < cut && end > cut) {
+        cut = end; // the match is complete in `all`: write it whole (as its placeholder)
+        break;
+      }
+      if (m.index >= cut) break;
+    }
+    this.carry = all.slice(cut);
+    return this.redact(all.slice(0, cut));
+  }
+
+  /** The rest of the stream, redacted. */
+  end(): string {
+    const rest = this.carry;
+    this.carry = '';
+    return this.redact(rest);
+  }
+
+  private redact(text: string): string {
+    return text.replace(this.pattern, (m) => this.placeholders.get(m) ?? m);
+  }
+}
