@@ -12,8 +12,8 @@ export interface ToolSecret {
   value: string;
 }
 
-/** Values shorter than this are not secrets worth garbling every output for (as in the session layer). */
-const MIN_SECRET_CHARS = 8;
+/** Values shorter than this are not secrets worth garbling every output for (the session layer's limit too). */
+const MIN_SECRET_CHARS = 4;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -36,7 +36,7 @@ describe('StreamRedactor (secrets out of a streamed temp file)', () => {
   });
 
   it('is not made for values too short to be secrets', () => {
-    expect(StreamRedactor.create([{ name: 'A', value: 'abc' }])).toBeUndefined();
+    expect(StreamRedactor.create([{ name: 'A', value: 'abc' }])).toBeUndefined(); // under 4 characters, as in the session layer
     expect(StreamRedactor.create(undefined)).toBeUndefined();
   });
 });
