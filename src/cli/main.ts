@@ -65,12 +65,12 @@ function mistypedCommand(argv: readonly string[], ctx: CliContext): string | und
 }
 
 /**
- * True for a command line that will run a recipe with the default thread policy: its worker
+ * True for a command line that will run (or resume) a recipe with the default thread policy: its worker
  * threads can start loading while the recipe machinery loads (see startWarmPool).
  */
 export function wantsWarmThreads(argv: readonly string[], commandNames: readonly string[]): boolean {
   const first = argv[0] ?? '';
-  if (first !== 'run' && (first.startsWith('-') || commandNames.includes(first))) return false;
+  if (first !== 'run' && first !== 'resume' && (first.startsWith('-') || commandNames.includes(first))) return false;
   return !argv.some((a) => /^(--dry-run|--help|-h|--version|--agents-per-thread)(=|$)/.test(a));
 }
 

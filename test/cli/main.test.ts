@@ -141,7 +141,8 @@ describe('warm start (worker threads start while the recipe machinery loads)', (
     const names = COMMAND_MODULES.map((m) => m.name);
     expect(wantsWarmThreads(['recipe.yaml'], names)).toBe(true);
     expect(wantsWarmThreads(['run', 'recipe.yaml', '--json'], names)).toBe(true);
-    for (const argv of [['recipe.yaml', '--dry-run'], ['recipe.yaml', '--agents-per-thread', '1'], ['recipe.yaml', '--agents-per-thread=2'], ['validate', 'recipe.yaml'], ['agent', 'hi'], ['--help'], ['--version'], ['runs']]) {
+    expect(wantsWarmThreads(['resume', '20261202-1200'], names)).toBe(true);
+    for (const argv of [['recipe.yaml', '--dry-run'], ['recipe.yaml', '--agents-per-thread', '1'], ['recipe.yaml', '--agents-per-thread=2'], ['resume', 'r1', '--agents-per-thread', '1'], ['validate', 'recipe.yaml'], ['agent', 'hi'], ['--help'], ['--version'], ['runs']]) {
       expect(wantsWarmThreads(argv, names), argv.join(' ')).toBe(false);
     }
   });
