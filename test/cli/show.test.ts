@@ -36,6 +36,23 @@ describe('orchestrate show', () => {
     expect(r.out).toMatch(/assistant.*\n {2}Renamed 2 calls in repo-b\./);
   });
 
+  it('--json prints the run with every instance as data, and with --instance that agent\'s conversation', async () => {
+    const { cwd } = setup();
+    const r = await invoke(showCommand, ['show', '20260101', '--json'], { cwd });
+    expect(r.code).toBe(0);
+    const run = JSON.parse(r.out) as { runId: string; status: string; instances: { key: string; status: string; failure?: string; output?: unknown; attempts: unknown[] }[] };
+    expect(run).toMatchObject({ runId: '20260101-120000-abcd', status: 'failed' });
+    const byKey = Object.fromEntries(run.instances.map((i) => [i.key, i]));
+    expect(byKey['apply.repo-c']).toMatchObject({ status: 'failed', failure: 'timeout' });
+    expect(byKey['apply.repo-a']?.output).toBe('Renamed 4 calls in repo-a.');
+    const one = await invoke(showCommand, ['show', '20260101', '--instance', 'apply.repo-b', '--json'], { cwd });
+    expect(one.code).toBe(0);
+    const conv = JSON.parse(one.out) as { key: string; conversation: { kind: string; text?: string }[] };
+    expect(conv.key).toBe('apply.repo-b');
+    expect(conv.conversation[0]).toMatchObject({ kind: 'user', text: expect.stringContaining('Rename log() to logger.info() in repo-b') });
+    expect(conv.conversation.at(-1)).toMatchObject({ kind: 'assistant', text: expect.stringContaining('Renamed 2 calls in repo-b.') });
+  });
+
   it('accepts the path of a run folder, relative to the current folder', async () => {
     const { cwd } = setup();
     const r = await invoke(showCommand, ['show', '.orchestrate/runs/20260101-120000-abcd'], { cwd });

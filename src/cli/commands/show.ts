@@ -3,6 +3,7 @@
 import { formatConversation } from '../../display/conversation-text.js';
 import { findInstance, loadRunFolder, sessionFileOf } from '../../display/run-folder.js';
 import { formatRunDetails } from '../../display/run-details-text.js';
+import { conversationJson, runJson } from '../../display/run-json.js';
 import { instancesInTaskOrder } from '../../display/run-state.js';
 import { readConversation } from '../../display/session-conversation.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
@@ -18,14 +19,16 @@ export const showCommand: CliCommand = {
       .positional('run', { type: 'string', describe: 'Run id, unique prefix of one, or run folder path', demandOption: true })
       .option('instance', { type: 'string', describe: 'Instance key (or task/key, or a unique prefix): print its conversation' })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print it as JSON on stdout (the run with its instances, or with --instance that agent\'s conversation)' })
       .option('color', { type: 'boolean', default: true, describe: 'Colour the output (--no-color, or NO_COLOR=1, turns it off)' }),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;
     const folder = loadRunFolder(runDir);
     const painter = makePainter(shouldUseColor({ isTTY: ctx.isTTY, noColorFlag: args.color === false, env: ctx.env }));
+    const json = args.json === true;
     if (typeof args.instance !== 'string') {
-      ctx.stdout(formatRunDetails(folder, painter));
+      ctx.stdout(json ? `${JSON.stringify(runJson(folder), null, 2)}\n` : formatRunDetails(folder, painter));
       return EXIT.ok;
     }
     const { found: inst, candidates } = findInstance(folder.state, args.instance);
@@ -36,6 +39,10 @@ export const showCommand: CliCommand = {
       return EXIT.usage;
     }
     const conv = readConversation(sessionFileOf(folder.dir, inst));
+    if (json) {
+      ctx.stdout(`${JSON.stringify(conversationJson(folder, inst, conv), null, 2)}\n`);
+      return EXIT.ok;
+    }
     ctx.stdout(formatConversation(conv, `${inst.label} (${inst.status}) in run ${folder.state.runId}`, painter));
     return EXIT.ok;
   },

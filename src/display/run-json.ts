@@ -1,0 +1,58 @@
+// `orchestrate show <run> --json`: what `show` prints, as data for scripts. Built from the event
+// log like the text view, so it works for finished, failed and interrupted runs alike (result.json
+// only exists once a run has ended).
+import type { Conversation } from './session-conversation.js';
+import type { RunFolder } from './run-folder.js';
+import { sessionFileOf } from './run-folder.js';
+import { instancesInTaskOrder, type InstanceState } from './run-state.js';
+
+function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
+  return {
+    task: i.task,
+    key: i.key,
+    status: i.status,
+    attempts: i.attempts.map((a) => ({
+      attempt: a.attempt,
+      outcome: a.outcome,
+      ...(a.failure ? { failure: a.failure } : {}),
+      ...(a.error ? { error: a.error } : {}),
+    })),
+    ...(i.failure ? { failure: i.failure } : {}),
+    ...(i.error ? { error: i.error } : {}),
+    ...(i.skipReason ? { skipReason: i.skipReason } : {}),
+    ...(i.output !== undefined ? { output: i.output } : {}),
+    ...(i.summary ? { summary: i.summary } : {}),
+    ...(i.modifiedFiles?.length ? { modifiedFiles: i.modifiedFiles } : {}),
+    ...(i.patchFile ? { patchFile: i.patchFile } : {}),
+    ...(i.finalUsage ? { usage: i.finalUsage } : {}),
+    ...(i.durationMs !== undefined ? { durationMs: i.durationMs } : {}),
+    sessionFile: sessionFileOf(dir, i),
+  };
+}
+
+/** The run: status, usage, and every instance in task order. */
+export function runJson(folder: RunFolder): Record<string, unknown> {
+  const s = folder.state;
+  return {
+    runId: s.runId,
+    name: s.name,
+    recipe: s.recipe,
+    status: s.status,
+    resumed: s.resumed,
+    startedAt: new Date(s.startTs).toISOString(),
+    ...(s.endTs !== undefined ? { endedAt: new Date(s.endTs).toISOString() } : {}),
+    ...(s.durationMs !== undefined ? { durationMs: s.durationMs } : {}),
+    ...(s.endUsage ? { usage: s.endUsage } : {}),
+    ...(s.budgetUsd !== undefined ? { budgetUsd: s.budgetUsd } : {}),
+    ...(s.budgetExhausted ? { budgetExhausted: s.budgetExhausted } : {}),
+    dir: folder.dir,
+    ...(folder.planFile ? { planFile: folder.planFile } : {}),
+    instances: instancesInTaskOrder(s).map((i) => instanceJson(folder.dir, i)),
+    ...(folder.skipped.length ? { unreadableLogLines: folder.skipped } : {}),
+  };
+}
+
+/** One instance's conversation (`show <run> --instance KEY --json`). */
+export function conversationJson(folder: RunFolder, inst: InstanceState, conv: Conversation): Record<string, unknown> {
+  return { runId: folder.state.runId, ...instanceJson(folder.dir, inst), conversation: conv.items, ...(conv.warnings.length ? { warnings: conv.warnings } : {}) };
+}
