@@ -12,6 +12,12 @@ export const ORCHESTRATOR_DEFAULTS = {
    * machine down with every sibling.
    */
   workerResourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
+  /**
+   * Heap cap of a thread that agents share (the default policy puts every agent of a 2-core
+   * machine on one thread): room for dozens of conversations and their session indexes, still
+   * short of taking the machine down.
+   */
+  sharedWorkerResourceLimits: { maxOldGenerationSizeMb: 4096, maxYoungGenerationSizeMb: 64 },
   /** Most worker threads of the default policy (one per core but one; see defaultThreadCount). */
   workerThreadsMax: 8,
   /** Agents one warm thread may take: no limit in practice (the scheduler caps how many run). */

@@ -32,7 +32,7 @@ export interface WorkerPoolOptions {
   concurrency: number;
   /** Pair instances that may run at once (each needs a second thread). */
   pairSlots?: number;
-  /** Heap limits per thread; exceeding them fails the instance as `crashed`, not the run. */
+  /** Heap limits per thread (default: 512 MB for one agent, 4 GB for a shared thread); exceeding them fails the instance as `crashed`, not the run. */
   resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
   /** Worker module (default: worker.ts / worker.js beside this file). */
   filename?: string;
@@ -122,7 +122,7 @@ function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' 
     concurrentTasksPerWorker: perThread,
     minThreads,
     idleTimeout: ORCHESTRATOR_DEFAULTS.workerIdleTimeoutMs,
-    resourceLimits: opts.resourceLimits ?? ORCHESTRATOR_DEFAULTS.workerResourceLimits,
+    resourceLimits: opts.resourceLimits ?? (perThread > 1 ? ORCHESTRATOR_DEFAULTS.sharedWorkerResourceLimits : ORCHESTRATOR_DEFAULTS.workerResourceLimits),
     ...(isTs ? { execArgv: workerExecArgv(isTs) } : {}),
     // The coordinator ends threads itself (abort, destroy); a long close would hang Ctrl-C.
     closeTimeout: ORCHESTRATOR_DEFAULTS.abortGraceMs,

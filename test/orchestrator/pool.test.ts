@@ -4,7 +4,7 @@
 // piscina runs only one such task per thread, so the pool needs a thread per running agent).
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultAgentsPerThread, defaultThreadCount, threadsNeeded } from '../../src/orchestrator/pool.js';
+import { createWorkerPool, defaultAgentsPerThread, defaultThreadCount, startWarmPool, takeWarmPool, threadsNeeded } from '../../src/orchestrator/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, tempProject } from './helpers/run-fixtures.js';
 
@@ -54,5 +54,23 @@ tasks:
     const firstDone = log.findIndex((e) => e.type === 'instance_done');
     const startedBefore = new Set(log.slice(0, firstDone).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'agent_start' ? [e.key] : [])));
     expect(startedBefore.size).toBe(6);
+  });
+});
+
+describe('worker heap limits', () => {
+  it('a thread of one agent gets 512 MB; a shared thread (and the warm threads) room for many agents', async () => {
+    const isolated = createWorkerPool({ concurrency: 2, agentsPerThread: 1, minThreads: 0 });
+    const shared = createWorkerPool({ concurrency: 8, agentsPerThread: 4, minThreads: 0 });
+    const given = createWorkerPool({ concurrency: 8, agentsPerThread: 4, minThreads: 0, resourceLimits: { maxOldGenerationSizeMb: 96 } });
+    startWarmPool(2);
+    const warm = takeWarmPool()!;
+    try {
+      expect(isolated.options.resourceLimits?.maxOldGenerationSizeMb).toBe(512);
+      expect(shared.options.resourceLimits?.maxOldGenerationSizeMb).toBe(4096);
+      expect(warm.options.resourceLimits?.maxOldGenerationSizeMb).toBe(4096);
+      expect(given.options.resourceLimits?.maxOldGenerationSizeMb).toBe(96);
+    } finally {
+      await Promise.all([isolated, shared, given, warm].map((p) => p.destroy()));
+    }
   });
 });
