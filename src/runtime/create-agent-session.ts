@@ -263,6 +263,9 @@ function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: A
   // The full-output temp files of bash are written by the tool itself, outside the session.
   const secrets = sessionSecrets(o);
   if (secrets.length > 0) shared.bash = { ...shared.bash, secrets };
+  // The model's shell commands do not get the provider key the session itself uses (a prompt-
+  // injected `curl ... $ANTHROPIC_API_KEY` has nothing to send); set it in the bash env to pass it.
+  shared.bash = { ...shared.bash, env: { ANTHROPIC_API_KEY: undefined, ...shared.bash?.env } };
   const builtins = names.filter((n) => !customNames.has(n)).map((n) => createTool(n, shared));
   return [...builtins, ...custom];
 }

@@ -155,3 +155,38 @@ describe('secrets in the full output of a bash command', () => {
     await s.dispose();
   });
 });
+
+describe('the provider key and the shell', () => {
+  it("the model's bash commands do not see ANTHROPIC_API_KEY unless the bash env sets it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-bkey-'));
+    dirs.push(dir);
+    const saved = process.env.ANTHROPIC_API_KEY;
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-env-key-789';
+    try {
+      const run = async (env?: Record<string, string>) => {
+        const s = await createAgentSession({
+          cwd: dir,
+          sessionFile: join(dir, `s-${env ? 'with' : 'without'}.jsonl`),
+          tools: ['bash'],
+          ...(env ? { toolOptions: { bash: { env } } } : {}),
+          systemPrompt: 'test',
+          defaultSkills: false,
+          contextFiles: false,
+          model: scriptedModel(),
+          streamFn: createScriptedProvider([{ tools: [{ name: 'bash', args: { command: 'echo "key=[${ANTHROPIC_API_KEY-unset}] home=[${HOME:+set}]"' } }] }, { text: 'done' }]),
+          summaries: 'extractive',
+          notify: () => undefined,
+        });
+        await s.prompt('print it');
+        const result = s.messages.find((m) => m.role === 'toolResult');
+        await s.dispose();
+        return result?.role === 'toolResult' ? result.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : '';
+      };
+      expect(await run()).toBe('key=[unset] home=[set]'); // the rest of the environment is there
+      expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' })).toContain('key=[sk-ant-given-on-purpose]');
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
+    }
+  });
+});
