@@ -48,9 +48,9 @@ describe('dry run of recipes/fan-out', () => {
   });
 
   it('with a real provider the estimate has a cost, and a small budget draws a warning', async () => {
-    const r = await run(['recipes/fan-out/recipe.yaml', '--dry-run', '--provider', 'anthropic', '--budget-usd', '0.05']);
+    const r = await run(['recipes/fan-out/recipe.yaml', '--dry-run', '--provider', 'anthropic', '--budget-usd', '0.5']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/warning: the upper estimate \(\$\d+\.\d\d\) exceeds the budget of \$0\.05/);
+    expect(r.stdout).toMatch(/warning: the upper estimate \(\$\d+\.\d\d\) exceeds the budget of \$0\.5/);
     const report = await json(['recipes/fan-out/recipe.yaml', '--provider', 'anthropic', '--budget-usd', '1000']);
     expect(report.estimate.total.usd.low).toBeGreaterThan(0);
     expect(report.estimate.total.usd.high).toBeGreaterThan(report.estimate.total.usd.low);

@@ -41,6 +41,10 @@ export const RECIPE_DEFAULTS = {
     toolSchemaTokens: 250,
     /** A merged upstream summary injected by `context: summaries`, per needed task. */
     summaryTokensPerNeed: 1_500,
+    /** The handoff summary an instance's model writes when it ends (also its output tokens). */
+    handoffSummaryTokens: 1_500,
+    /** The summarizer's own instructions around the conversation it summarizes. */
+    summarizerPromptTokens: 600,
     /** An upstream output referenced in a prompt that is not known before the run. */
     unknownOutputTokens: 500,
     /** Extra turns an agent spends fixing its work after each failed verify. */

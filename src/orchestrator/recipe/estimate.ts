@@ -40,6 +40,21 @@ const zero = (): Range => ({ low: 0, high: 0 });
 const add = (a: Range, b: Range): Range => ({ low: a.low + b.low, high: a.high + b.high });
 const scale = (a: Range, k: Range): Range => ({ low: a.low * k.low, high: a.high * k.high });
 
+/**
+ * The handoff summary a real model writes when an instance ends: one call over the final context
+ * (the start plus n-1 turns of growth) and the summarizer's instructions.
+ */
+function handoffCall(startContext: number, extraHighTurns: number): { input: Range; output: Range } {
+  const final = (n: number, g: number) => startContext + g * (n - 1) + E.summarizerPromptTokens;
+  return {
+    input: {
+      low: final(E.turns.low, E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low),
+      high: final(E.turns.high + extraHighTurns, E.outputTokensPerTurn.high + E.toolResultTokensPerTurn.high),
+    },
+    output: { low: E.handoffSummaryTokens, high: E.handoffSummaryTokens },
+  };
+}
+
 /** Tokens over n turns starting from context c, growing by g per turn: n*c + g*n(n-1)/2. */
 function agentRun(startContext: number, extraHighTurns: number): { input: Range; output: Range } {
   type Turns = { n: number; o: number; g: number };
@@ -116,6 +131,12 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
       const start = systemTokens(agent) + prompt + summaries + (i === 1 ? E.summaryTokensPerNeed : 0);
       const run = agentRun(start, extraTurns);
       const tokens = { input: scale(run.input, rounds), output: scale(run.output, rounds) };
+      // The instance's summary (the worker's, for a pair) is written by the model; offline it is extractive.
+      if (i === 0 && provider !== 'scripted') {
+        const handoff = handoffCall(start, extraTurns);
+        tokens.input = add(tokens.input, handoff.input);
+        tokens.output = add(tokens.output, handoff.output);
+      }
       est.inputTokens = add(est.inputTokens, tokens.input);
       est.outputTokens = add(est.outputTokens, tokens.output);
       usdSum = add(usdSum, usdOf(tokens, model, provider));
@@ -172,6 +193,7 @@ export function estimateRecipe(recipe: LoadedRecipe, plan: RecipePlan, opts: Est
     `each agent instance runs ${E.turns.low} (low) to ${E.turns.high} (high) model turns; every turn re-sends the whole context`,
     `the context starts at the runtime prompt (~${E.runtimeSystemTokens} tokens) + the agent's system prompt + ${E.toolSchemaTokens} per tool + the task prompt (+${E.summaryTokensPerNeed} per needed task with context: summaries)`,
     `and grows each turn by ${E.outputTokensPerTurn.low}-${E.outputTokensPerTurn.high} output tokens plus ${E.toolResultTokensPerTurn.low}-${E.toolResultTokensPerTurn.high} tokens of tool results`,
+    `when an instance ends, the model writes its handoff summary: one more call over the final context (+${E.summarizerPromptTokens} tokens of instructions, ${E.handoffSummaryTokens} out)`,
     `a pair runs 1 to max_rounds rounds of worker + planner; fan-outs over task outputs assume ${E.dynamicFanOut.low}-${E.dynamicFanOut.high} instances unless the source output_schema gives maxItems`,
     'prompt caching is ignored (real costs are usually lower); task-level retries are not included',
   ];

@@ -22,11 +22,15 @@ function estimate(yaml: string) {
 }
 
 describe('estimateRecipe', () => {
-  it('one agent task: input = n*C + g*n(n-1)/2 and output = n*o at both ends, priced by the model', () => {
+  it('one agent task: input = n*C + g*n(n-1)/2 and output = n*o at both ends, plus the handoff summary call, priced by the model', () => {
     const prompt = 'Summarise the repository.';
     const { estimate: e } = estimate(`name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { system: "You summarise.", tools: [read, ls] }\ntasks:\n  - id: a\n    prompt: "${prompt}"\n`);
     const start = E.runtimeSystemTokens + estimateTextTokens('You summarise.') + 2 * E.toolSchemaTokens + estimateTextTokens(prompt);
-    const turns = (n: number, o: number, r: number) => ({ input: n * start + ((o + r) * n * (n - 1)) / 2, output: n * o });
+    // n turns, then one summary call over the final context (start + n-1 turns of growth) and the summarizer's instructions.
+    const turns = (n: number, o: number, r: number) => ({
+      input: n * start + ((o + r) * n * (n - 1)) / 2 + (start + (o + r) * (n - 1) + E.summarizerPromptTokens),
+      output: n * o + E.handoffSummaryTokens,
+    });
     const low = turns(E.turns.low, E.outputTokensPerTurn.low, E.toolResultTokensPerTurn.low);
     const high = turns(E.turns.high, E.outputTokensPerTurn.high, E.toolResultTokensPerTurn.high);
     const [t] = e.tasks;
@@ -61,7 +65,8 @@ describe('estimateRecipe', () => {
     expect(verified.inputTokens.high).toBeGreaterThan(plain.inputTokens.high);
     const one = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 1 }\n    prompt: go\n`).estimate.tasks[0]!;
     const three = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 3 }\n    prompt: go\n`).estimate.tasks[0]!;
-    expect(three.outputTokens.high).toBe(3 * one.outputTokens.high);
+    // Rounds multiply the turns; the worker's one handoff summary comes once, at the end.
+    expect(three.outputTokens.high - E.handoffSummaryTokens).toBe(3 * (one.outputTokens.high - E.handoffSummaryTokens));
     expect(three.outputTokens.low).toBe(one.outputTokens.low);
   });
 
