@@ -121,6 +121,7 @@ export class AgentHost {
         ...(task.secrets ? { secrets: task.secrets } : {}),
         ...(task.retryBaseDelayMs !== undefined ? { retry: { baseDelayMs: task.retryBaseDelayMs }, streamOptions: { retryBaseDelayMs: task.retryBaseDelayMs } } : {}),
         thinkingLevel: a.thinking,
+        ...(a.summaries ? { summaries: a.summaries } : {}),
         compaction: a.compaction,
         sessionFile: task.sessionFile,
         extensions: a.extensions,

@@ -65,6 +65,7 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
   if (a.script && scriptData) spec.scriptData = scriptData;
   if (a.system) spec.system = a.system;
   if (a.thinking) spec.thinking = a.thinking;
+  if (a.summaries) spec.summaries = a.summaries;
   return spec;
 }
 

@@ -21,6 +21,8 @@ export interface AgentSpec {
   system?: string;
   tools: string[];
   thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  /** Who writes its summaries (undefined: the runtime's default for the provider). */
+  summaries?: 'model' | 'extractive';
   compaction: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
   bash: { allow: string[]; deny: string[] };
   /** Absolute skill folders or files. */

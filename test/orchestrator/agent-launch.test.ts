@@ -197,6 +197,34 @@ tasks:
     }
   });
 
+  it('an agent with summaries: extractive makes no summary call: its handoff summary is built from the conversation', async () => {
+    const server = await startFakeAnthropic({
+      respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]),
+    });
+    try {
+      const dir = tempProject({
+        'recipe.yaml': `name: cheap
+model: claude-haiku-4-5
+agents:
+  checker: { tools: [ls], summaries: extractive }
+tasks:
+  - id: check
+    for_each: [a, b]
+    agent: checker
+    prompt: "Check item \${{ item }}"
+`,
+      });
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      expect(r.outcome.status).toBe('succeeded');
+      expect(server.requests.filter((q) => isSummaryRequest(q.body))).toEqual([]);
+      expect(server.requests).toHaveLength(4); // 2 turns per agent, nothing else
+      for (const d of ofType(events(r.outcome.dir), 'instance_done')) expect(d.summary).toMatch(/## Goal\n.*Check item/);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a recipe that needs the Anthropic API with no key stops with exit 2 and says how to go on', async () => {
     const { main } = await import('../../src/cli/main.js');
     const dir = tempProject({ 'recipe.yaml': 'name: keyless\ntasks:\n  - id: t\n    prompt: hi\n' });

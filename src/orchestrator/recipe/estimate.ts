@@ -132,7 +132,7 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
       const run = agentRun(start, extraTurns);
       const tokens = { input: scale(run.input, rounds), output: scale(run.output, rounds) };
       // The instance's summary (the worker's, for a pair) is written by the model; offline it is extractive.
-      if (i === 0 && provider !== 'scripted') {
+      if (i === 0 && provider !== 'scripted' && agent?.summaries !== 'extractive') {
         const handoff = handoffCall(start, extraTurns);
         tokens.input = add(tokens.input, handoff.input);
         tokens.output = add(tokens.output, handoff.output);

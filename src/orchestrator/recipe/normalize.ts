@@ -34,6 +34,8 @@ export interface LoadedAgent {
   /** Absolute path of the scripted-provider script (agent's own, else the recipe's). */
   script?: string;
   thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  /** Who writes its summaries (undefined: the model, or extractive for the scripted provider). */
+  summaries?: 'model' | 'extractive';
   compaction: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
   bash: { allow: string[]; deny: string[] };
   skills: string[];
@@ -212,6 +214,7 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, ctx
   if (a.system_file) agent.systemFile = resolve(ctx.dir, a.system_file);
   if (script !== undefined) agent.script = resolve(ctx.dir, script);
   if (a.thinking !== undefined) agent.thinking = a.thinking;
+  if (a.summaries !== undefined) agent.summaries = a.summaries;
   return agent;
 }
 

@@ -168,6 +168,10 @@ export const AgentSchema = z
     provider: provider.optional(),
     script: z.string().optional().describe('Script file for the scripted provider'),
     thinking: z.enum(THINKING_LEVELS).optional(),
+    summaries: z
+      .enum(['model', 'extractive'])
+      .optional()
+      .describe('How its handoff and compaction summaries are written: model (the default with a real model; one more call when an instance ends) or extractive (built from the conversation, no call)'),
     compaction: z
       .union([
         z.boolean(),

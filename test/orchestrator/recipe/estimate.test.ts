@@ -41,6 +41,15 @@ describe('estimateRecipe', () => {
     expect(e.total.usd).toEqual(t!.usd);
   });
 
+  it('an agent with summaries: extractive is estimated without the handoff summary call', () => {
+    const base = 'name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { system: w'
+    const tail = ' }\ntasks:\n  - id: a\n    agent: w\n    prompt: go\n';
+    const model = estimate(`${base}${tail}`).estimate.tasks[0]!;
+    const extractive = estimate(`${base}, summaries: extractive${tail}`).estimate.tasks[0]!;
+    expect(model.outputTokens.low - extractive.outputTokens.low).toBe(E.handoffSummaryTokens);
+    expect(model.inputTokens.high).toBeGreaterThan(extractive.inputTokens.high);
+  });
+
   it('static fan-outs are summed per instance; shell steps cost nothing', () => {
     const { estimate: e } = estimate('name: r\ntasks:\n  - id: one\n    prompt: "x"\n  - id: three\n    for_each: [a, b, c]\n    prompt: "${{ item }}"\n  - id: sh\n    run: echo hi\n');
     const [one, three, sh] = e.tasks;

@@ -36,6 +36,13 @@ describe('validateRecipeText', () => {
     ]);
   });
 
+  it('an agent\'s summaries is model or extractive', () => {
+    expect(check('name: r\nagents:\n  w: { summaries: extractive }\ntasks:\n  - id: a\n    agent: w\n    prompt: p\n')).toEqual([]);
+    const problems = check('name: r\nagents:\n  w: { summaries: cheap }\ntasks:\n  - id: a\n    agent: w\n    prompt: p\n');
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^3:19 .*summaries.*(model|extractive)/);
+  });
+
   it('cross-reference checks still run when the schema rejects other parts', () => {
     const problems = check('name: 5\ntasks:\n  - id: a\n    needs: [ghost]\n    prompt: p\n');
     expect(problems).toEqual(['1:7 name must be text, not number 5', '4:13 task "a" needs unknown task "ghost"']);
