@@ -264,11 +264,19 @@ export class Coordinator {
     return { budget: { ...(b.usd !== undefined ? { usd: b.usd } : {}), ...(b.tokens !== undefined ? { tokens: b.tokens } : {}) } };
   }
 
+  /** Pair instances that may run at once: each needs a second agent slot. */
+  private pairSlots(): number {
+    return this.recipe.tasks.some((t) => t.kind === 'pair') ? this.recipe.concurrency : 0;
+  }
+
+  /** A worker thread's background failure (piscina 'error'), logged instead of crashing the run. */
+  private readonly onWorkerError = (err: unknown): void =>
+    this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } });
+
   private makePool(instanceCount: number): Piscina {
-    const pairs = this.recipe.tasks.some((t) => t.kind === 'pair');
     const concurrency = this.recipe.concurrency;
-    const pairSlots = pairs ? concurrency : 0;
-    const onError = (err: unknown) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } });
+    const pairSlots = this.pairSlots();
+    const onError = this.onWorkerError;
     // The CLI's warm threads (startWarmPool) fit the default policy for any recipe.
     const warm = this.opts.agentsPerThread === undefined && this.opts.resourceLimits === undefined ? takeWarmPool() : undefined;
     if (warm) {
@@ -567,11 +575,11 @@ export class Coordinator {
     if (!this.shareThreads || !inst.isolated) return { pool: this.pool, shared: this.shareThreads };
     this.isolatedPool ??= createWorkerPool({
       concurrency: this.recipe.concurrency,
-      pairSlots: this.recipe.tasks.some((t) => t.kind === 'pair') ? this.recipe.concurrency : 0,
+      pairSlots: this.pairSlots(),
       minThreads: 0,
       agentsPerThread: 1,
       resourceLimits: this.opts.resourceLimits,
-      onError: (err) => this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
+      onError: this.onWorkerError,
     });
     return { pool: this.isolatedPool, shared: false };
   }

@@ -62,7 +62,7 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
     extensions: a.extensions,
   };
   if (a.script) spec.script = a.script;
-  if (a.script && scriptData) spec.scriptData = scriptData;
+  if (scriptData) spec.scriptData = scriptData;
   if (a.system) spec.system = a.system;
   if (a.thinking) spec.thinking = a.thinking;
   if (a.summaries) spec.summaries = a.summaries;

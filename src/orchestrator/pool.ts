@@ -65,14 +65,17 @@ export function defaultThreadCount(cores = availableParallelism()): number {
  * defaultThreadCount threads. With as many threads as agents, every agent keeps a thread of its own.
  */
 export function defaultAgentsPerThread(concurrency: number, pairSlots = 0, cores = availableParallelism()): number {
-  const agents = concurrency + Math.min(pairSlots, concurrency);
-  return Math.max(1, Math.ceil(agents / defaultThreadCount(cores)));
+  return Math.max(1, Math.ceil(agentsAtOnce(concurrency, pairSlots) / defaultThreadCount(cores)));
+}
+
+/** Agents that may run at once: one per concurrency slot, plus the second member of each pair. */
+function agentsAtOnce(concurrency: number, pairSlots: number): number {
+  return concurrency + Math.min(pairSlots, concurrency);
 }
 
 /** Threads for `agents` agents running at once, `perThread` to a thread (agents waiting on each other still always get a slot). */
 export function threadsNeeded(concurrency: number, pairSlots = 0, perThread = 1): number {
-  const agents = concurrency + Math.min(pairSlots, concurrency);
-  return Math.max(1, Math.ceil(agents / Math.max(1, perThread)));
+  return Math.max(1, Math.ceil(agentsAtOnce(concurrency, pairSlots) / Math.max(1, perThread)));
 }
 
 export function createWorkerPool(opts: WorkerPoolOptions): Piscina {
@@ -97,7 +100,7 @@ let warm: Piscina | undefined;
 
 export function startWarmPool(cores = availableParallelism()): void {
   const threads = defaultThreadCount(cores);
-  warm ??= newPiscina({ concurrency: threads }, threads, ORCHESTRATOR_DEFAULTS.warmAgentsPerThreadMax, threads);
+  warm ??= newPiscina({}, threads, ORCHESTRATOR_DEFAULTS.warmAgentsPerThreadMax, threads);
 }
 
 /** The warm pool, handed over once (the taker owns and destroys it); undefined when none was started. */
@@ -112,7 +115,7 @@ export async function discardWarmPool(): Promise<void> {
   await takeWarmPool()?.destroy().catch(() => undefined);
 }
 
-function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' | 'onError' | 'concurrency'>, maxThreads: number, perThread: number, minThreads: number): Piscina {
+function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' | 'onError'>, maxThreads: number, perThread: number, minThreads: number): Piscina {
   const worker = siblingWorker(import.meta.url, 'worker');
   const filename = opts.filename ?? worker.href;
   const isTs = filename.endsWith('.ts');

@@ -127,7 +127,7 @@ export class RunStore {
     return event;
   }
 
-  /** Writes every event appended so far (the coordinator calls it before the run ends). */
+  /** Writes every event appended so far (every state event does this first; see Durability). */
   flush(): void {
     if (!this.pending || this.writeError) return;
     const text = (this.needsNewline ? '\n' : '') + this.pending;

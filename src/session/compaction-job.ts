@@ -71,6 +71,11 @@ function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   });
 }
 
+/** The result as recorded: a compaction that kept nothing points at itself (SessionStore.appendCompaction). */
+function keptIdResolved(result: CompactionResult, entryId: string): CompactionResult {
+  return result.firstKeptEntryId === KEPT_NOTHING ? { ...result, firstKeptEntryId: entryId } : result;
+}
+
 /** Prepares, summarizes (with retries) and appends the compaction, recording every stage. */
 export async function runCompaction(store: SessionStore, options: RunCompactionOptions): Promise<CompactionOutcome> {
   const settings = options.settings ?? DEFAULT_COMPACTION_SETTINGS;
@@ -124,8 +129,7 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
     const { summary, details } = decision;
     const entryId = record(() => store.appendCompaction(summary, preparation.firstKeptEntryId, preparation.tokensBefore, details, true, jobId));
     if (entryId === undefined) return changed(0);
-    const firstKeptEntryId = preparation.firstKeptEntryId === KEPT_NOTHING ? entryId : preparation.firstKeptEntryId;
-    const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore: preparation.tokensBefore, details: details ?? { readFiles: [], modifiedFiles: [] } };
+    const result = keptIdResolved({ summary, firstKeptEntryId: preparation.firstKeptEntryId, tokensBefore: preparation.tokensBefore, details: details ?? { readFiles: [], modifiedFiles: [] } }, entryId);
     return { status: 'compacted', jobId, entryId, result, attempts: 0, fromHook: true };
   }
 
@@ -138,8 +142,7 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
       const r = outcome.value;
       const entryId = record(() => store.appendCompaction(r.summary, r.firstKeptEntryId, r.tokensBefore, r.details, false, jobId));
       if (entryId === undefined) return changed(attempt);
-      const result = r.firstKeptEntryId === KEPT_NOTHING ? { ...r, firstKeptEntryId: entryId } : r;
-      return { status: 'compacted', jobId, entryId, result, attempts: attempt, fromHook: false };
+      return { status: 'compacted', jobId, entryId, result: keptIdResolved(r, entryId), attempts: attempt, fromHook: false };
     }
     const giveUp = (reason: string): CompactionOutcome | undefined =>
       job({ type: 'compaction_job', jobId, stage: 'gave_up', attempts: attempt, reason }) === undefined ? changed(attempt) : undefined;

@@ -74,9 +74,8 @@ export function prepareCompactionOrReason(
   }
   const effective: CompactionSettings = { ...settings, keepRecentTokens: effectiveKeepRecentTokens(settings, options.contextWindow) };
   const cut = findCutPoint(path, start, path.length, effective.keepRecentTokens);
-  const keptNothing = cut.firstKeptIndex === path.length;
+  // No entry at the cut: the cut is the end of the path and nothing is kept (an empty range is caught below).
   const firstKept = path[cut.firstKeptIndex];
-  if (!firstKept && !keptNothing) return { reason: 'nothing_to_compact' };
 
   const historyEnd = cut.isSplitTurn ? cut.turnStartIndex : cut.firstKeptIndex;
   const summarizedEntryIds: string[] = [];

@@ -33,7 +33,7 @@ import type {
   SessionInfoEntry,
   ThinkingLevelChangeEntry,
 } from './types.js';
-import { KEPT_NOTHING } from './types.js';
+import { KEPT_NOTHING } from './types.js'; // a value; the list above is types only
 
 export interface SessionStoreOptions extends JsonlFileStorageOptions {
   /** Working directory recorded in a new header (default: process.cwd()). */

@@ -90,6 +90,7 @@ export function createBashTool(options: BashToolOptions): AgentTool<typeof bashP
   const maxLines = options.maxLines ?? TOOL_DEFAULTS.maxLines;
   const maxBytes = options.maxBytes ?? TOOL_DEFAULTS.maxBytes;
   const interval = options.updateIntervalMs ?? TOOL_DEFAULTS.bashUpdateIntervalMs;
+  const newRedactor = StreamRedactor.factory(options.secrets);
 
   return {
     name: 'bash',
@@ -115,7 +116,7 @@ export function createBashTool(options: BashToolOptions): AgentTool<typeof bashP
       if (!isDir) throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
 
       const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
-      const redactor = StreamRedactor.create(options.secrets);
+      const redactor = newRedactor?.();
       const capture = new OutputCapture({ maxLines, maxBytes, tempDir: options.tempDir, ...(redactor ? { redactor } : {}) });
       const outcome = await run(command, cwd, params.timeout, signal, capture, onUpdate, interval, options);
       const saveError = await capture.close();

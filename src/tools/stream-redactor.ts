@@ -19,34 +19,46 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-export class StreamRedactor {
-  private readonly pattern: RegExp;
-  private readonly placeholders = new Map<string, string>();
+/** The secrets compiled once (a tool makes one per stream it writes). */
+interface SecretPattern {
+  pattern: RegExp;
+  placeholders: Map<string, string>;
   /** Characters that may be the start of a secret still arriving. */
-  private readonly holdBack: number;
+  holdBack: number;
+}
+
+export class StreamRedactor {
   private carry = '';
 
-  private constructor(secrets: readonly ToolSecret[]) {
-    for (const s of secrets) this.placeholders.set(s.value, `[REDACTED:${s.name}]`);
+  private constructor(private readonly secrets: SecretPattern) {}
+
+  /**
+   * A maker of redactors for `secrets` (each stream needs its own), or undefined when none is
+   * long enough to redact. The pattern is compiled here, once.
+   */
+  static factory(secrets: readonly ToolSecret[] | undefined): (() => StreamRedactor) | undefined {
+    const usable = (secrets ?? []).filter((s) => typeof s.value === 'string' && s.value.length >= MIN_SECRET_CHARS);
+    if (usable.length === 0) return undefined;
+    const placeholders = new Map(usable.map((s) => [s.value, `[REDACTED:${s.name}]`] as const));
     // Longest first, so a secret that contains another one is replaced whole.
-    const values = [...this.placeholders.keys()].sort((a, b) => b.length - a.length);
-    this.pattern = new RegExp(values.map(escapeRegExp).join('|'), 'g');
-    this.holdBack = (values[0]?.length ?? 1) - 1;
+    const values = [...placeholders.keys()].sort((a, b) => b.length - a.length);
+    const compiled: SecretPattern = { pattern: new RegExp(values.map(escapeRegExp).join('|'), 'g'), placeholders, holdBack: (values[0]?.length ?? 1) - 1 };
+    return () => new StreamRedactor(compiled);
   }
 
-  /** A redactor for `secrets`, or undefined when none is long enough to redact. */
+  /** A redactor for one stream, or undefined when no secret is long enough to redact. */
   static create(secrets: readonly ToolSecret[] | undefined): StreamRedactor | undefined {
-    const usable = (secrets ?? []).filter((s) => typeof s.value === 'string' && s.value.length >= MIN_SECRET_CHARS);
-    return usable.length > 0 ? new StreamRedactor(usable) : undefined;
+    return StreamRedactor.factory(secrets)?.();
   }
 
   /** Takes the next piece of the stream; returns what can be written now, redacted. */
   push(text: string): string {
+    const { pattern, holdBack } = this.secrets;
     const all = this.carry + text;
-    let cut = Math.max(0, all.length - this.holdBack);
+    let cut = Math.max(0, all.length - holdBack);
     // Never cut through an occurrence: it is written whole, as its placeholder, or not yet.
-    this.pattern.lastIndex = 0;
-    for (let m = this.pattern.exec(all); m !== null; m = this.pattern.exec(all)) {
+    pattern.lastIndex = 0;
+    for (let m = pattern.exec(all); m !== null; m = pattern.exec(all)) {
       const end = m.index + m[0].length;
       if (m.index < cut && end > cut) {
         cut = end; // the match is complete in `all`: write it whole (as its placeholder)
@@ -66,6 +78,7 @@ export class StreamRedactor {
   }
 
   private redact(text: string): string {
-    return text.replace(this.pattern, (m) => this.placeholders.get(m) ?? m);
+    const { pattern, placeholders } = this.secrets;
+    return text.replace(pattern, (m) => placeholders.get(m) ?? m);
   }
 }
