@@ -4,10 +4,39 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, requestText, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
+
+type RunOutcome = Extract<Awaited<ReturnType<typeof runRecipeFile>>, { ok: true }>['outcome'];
+
+/** Agent `checker` (defined by `agent`) checks items a and b against the fake API: ls, then an answer. */
+async function runCheckers(name: string, agent: string, check: (server: FakeAnthropic, outcome: RunOutcome) => void): Promise<void> {
+  const server = await startFakeAnthropic({
+    respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]),
+  });
+  try {
+    const dir = tempProject({
+      'recipe.yaml': `name: ${name}
+model: claude-haiku-4-5
+agents:
+  checker: ${agent}
+tasks:
+  - id: check
+    for_each: [a, b]
+    agent: checker
+    prompt: "Check item \${{ item }}"
+`,
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    check(server, r.outcome);
+  } finally {
+    await server.close();
+  }
+}
 
 describe('agent launch (real SDK, fake Anthropic API)', () => {
   it('two agents exchange messages over ports and each sees the other one in its next model request', async () => {
@@ -165,64 +194,24 @@ tasks:
   });
 
   it('with a real model each instance\'s handoff summary is written by the model, and its key decisions reach plan.md with their source', async () => {
-    const server = await startFakeAnthropic({
-      respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]),
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: summaries
-model: claude-haiku-4-5
-agents:
-  checker: { tools: [ls] }
-tasks:
-  - id: check
-    for_each: [a, b]
-    agent: checker
-    prompt: "Check item \${{ item }}"
-`,
-      });
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+    await runCheckers('summaries', '{ tools: [ls] }', (server, outcome) => {
       // One summary request per instance, holding that instance's whole conversation.
       const asked = server.requests.filter((q) => isSummaryRequest(q.body));
       expect(asked.map((q) => /Check item (\w)/.exec(JSON.stringify(q.body.messages))?.[1]).sort()).toEqual(['a', 'b']);
-      const done = ofType(events(r.outcome.dir), 'instance_done');
+      const done = ofType(events(outcome.dir), 'instance_done');
       for (const d of done) expect(d.summary).toContain('Kept it small');
-      const plan = readFileSync(join(r.outcome.dir, 'plan.md'), 'utf8');
+      const plan = readFileSync(join(outcome.dir, 'plan.md'), 'utf8');
       expect(plan).toContain('**Kept it small**: the task needed no more _(check.a)_');
       expect(plan).toContain('_(check.b)_');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('an agent with summaries: extractive makes no summary call: its handoff summary is built from the conversation', async () => {
-    const server = await startFakeAnthropic({
-      respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]),
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: cheap
-model: claude-haiku-4-5
-agents:
-  checker: { tools: [ls], summaries: extractive }
-tasks:
-  - id: check
-    for_each: [a, b]
-    agent: checker
-    prompt: "Check item \${{ item }}"
-`,
-      });
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+    await runCheckers('cheap', '{ tools: [ls], summaries: extractive }', (server, outcome) => {
       expect(server.requests.filter((q) => isSummaryRequest(q.body))).toEqual([]);
       expect(server.requests).toHaveLength(4); // 2 turns per agent, nothing else
-      for (const d of ofType(events(r.outcome.dir), 'instance_done')) expect(d.summary).toMatch(/## Goal\n.*Check item/);
-    } finally {
-      await server.close();
-    }
+      for (const d of ofType(events(outcome.dir), 'instance_done')) expect(d.summary).toMatch(/## Goal\n.*Check item/);
+    });
   });
 
   it('a recipe that needs the Anthropic API with no key stops with exit 2 and says how to go on', async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWorkerPool, defaultAgentsPerThread, defaultThreadCount, startWarmPool, takeWarmPool, threadsNeeded } from '../../src/orchestrator/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import { cleanupTempDirs, events, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, events, startedBeforeFirstDone, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -51,9 +51,7 @@ tasks:
     expect(r.outcome.status).toBe('succeeded');
     // Agents that started before the first one finished were running together.
     const log = events(r.outcome.dir);
-    const firstDone = log.findIndex((e) => e.type === 'instance_done');
-    const startedBefore = new Set(log.slice(0, firstDone).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'agent_start' ? [e.key] : [])));
-    expect(startedBefore.size).toBe(6);
+    expect(startedBeforeFirstDone(log).size).toBe(6);
   });
 });
 

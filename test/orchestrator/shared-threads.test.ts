@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, events, ofType, startedBeforeFirstDone, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -37,9 +37,7 @@ tasks:
     });
     const { outcome, log } = await runSharing(dir, 2);
     expect(outcome.status).toBe('succeeded');
-    const firstDone = log.findIndex((e) => e.type === 'instance_done');
-    const startedBefore = new Set(log.slice(0, firstDone).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'agent_start' ? [e.key] : [])));
-    expect(startedBefore.size).toBe(4);
+    expect(startedBeforeFirstDone(log).size).toBe(4);
   });
 
   it('a stuck agent is stopped by terminating its thread; the agent that shared it is retried as collateral and succeeds', async () => {

@@ -10,13 +10,18 @@ import { z } from 'zod';
 import type { AgentTool } from '../../src/agent/types.js';
 import { scriptedModel } from '../../src/ai/models.js';
 import { createScriptedProvider } from '../../src/ai/scripted.js';
-import { createAgentSession } from '../../src/runtime/create-agent-session.js';
+import { createAgentSession, type CreateAgentSessionOptions } from '../../src/runtime/create-agent-session.js';
 import { SessionStore } from '../../src/session/session-store.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+
+/** An offline session without skills, context files or notices: the options each test varies come on top. */
+function offlineSession(options: CreateAgentSessionOptions) {
+  return createAgentSession({ systemPrompt: 'test', defaultSkills: false, contextFiles: false, model: scriptedModel(), summaries: 'extractive', notify: () => undefined, ...options });
+}
 
 function counterTool(): AgentTool<z.ZodObject<{ n: z.ZodNumber }>> & { runs: number } {
   const tool = {
@@ -34,17 +39,12 @@ function counterTool(): AgentTool<z.ZodObject<{ n: z.ZodNumber }>> & { runs: num
 
 async function session(file: string, tool: ReturnType<typeof counterTool>) {
   const notes: string[] = [];
-  const s = await createAgentSession({
+  const s = await offlineSession({
     cwd: tmpdir(),
     store: SessionStore.open(file),
     tools: [],
     customTools: [tool],
-    systemPrompt: 'test',
-    defaultSkills: false,
-    contextFiles: false,
-    model: scriptedModel(),
     streamFn: createScriptedProvider([{ tools: [{ name: 'count', args: { n: 1 } }] }, { tools: [{ name: 'count', args: { n: 2 } }] }, { text: 'done' }]),
-    summaries: 'extractive',
     notify: (m) => notes.push(m),
   });
   return { s, notes };
@@ -103,19 +103,13 @@ describe('secrets in a session file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'orch-wsecret-'));
     dirs.push(dir);
     const file = join(dir, 's.jsonl');
-    const s = await createAgentSession({
+    const s = await offlineSession({
       cwd: dir,
       sessionFile: file,
       tools: [],
-      systemPrompt: 'test',
-      defaultSkills: false,
-      contextFiles: false,
-      model: scriptedModel(),
       apiKey: 'sk-ant-session-key-123',
       secrets: [{ name: 'TOKEN', value: 'tok_session_456' }],
       streamFn: createScriptedProvider([{ text: 'key sk-ant-session-key-123 and tok_session_456' }]),
-      summaries: 'extractive',
-      notify: () => undefined,
     });
     await s.prompt('say tok_session_456');
     expect(s.lastAssistantText()).toBe('key sk-ant-session-key-123 and tok_session_456');
@@ -131,20 +125,14 @@ describe('secrets in the full output of a bash command', () => {
     const dir = mkdtempSync(join(tmpdir(), 'orch-bsecret-'));
     dirs.push(dir);
     const command = 'for i in $(seq 1 3000); do echo "line $i tok_session_456 sk-ant-session-key-123"; done';
-    const s = await createAgentSession({
+    const s = await offlineSession({
       cwd: dir,
       sessionFile: join(dir, 's.jsonl'),
       tools: ['bash'],
       toolOptions: { bash: { tempDir: dir } },
-      systemPrompt: 'test',
-      defaultSkills: false,
-      contextFiles: false,
-      model: scriptedModel(),
       apiKey: 'sk-ant-session-key-123',
       secrets: [{ name: 'TOKEN', value: 'tok_session_456' }],
       streamFn: createScriptedProvider([{ tools: [{ name: 'bash', args: { command } }] }, { text: 'done' }]),
-      summaries: 'extractive',
-      notify: () => undefined,
     });
     await s.prompt('print it');
     const spills = readdirSync(dir).filter((f) => f.endsWith('.log'));
@@ -164,18 +152,12 @@ describe('the provider key and the shell', () => {
     process.env.ANTHROPIC_API_KEY = 'sk-ant-env-key-789';
     try {
       const run = async (env?: Record<string, string>) => {
-        const s = await createAgentSession({
+        const s = await offlineSession({
           cwd: dir,
           sessionFile: join(dir, `s-${env ? 'with' : 'without'}.jsonl`),
           tools: ['bash'],
           ...(env ? { toolOptions: { bash: { env } } } : {}),
-          systemPrompt: 'test',
-          defaultSkills: false,
-          contextFiles: false,
-          model: scriptedModel(),
           streamFn: createScriptedProvider([{ tools: [{ name: 'bash', args: { command: 'echo "key=[${ANTHROPIC_API_KEY-unset}] home=[${HOME:+set}]"' } }] }, { text: 'done' }]),
-          summaries: 'extractive',
-          notify: () => undefined,
         });
         await s.prompt('print it');
         const result = s.messages.find((m) => m.role === 'toolResult');

@@ -42,6 +42,12 @@ export function ofType<T extends RunEvent['type']>(list: RunEvent[], type: T): E
   return list.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 }
 
+/** Agents that started before the first instance finished: they were running together. */
+export function startedBeforeFirstDone(log: RunEvent[]): Set<string> {
+  const firstDone = log.findIndex((e) => e.type === 'instance_done');
+  return new Set(log.slice(0, firstDone).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'agent_start' ? [e.key] : [])));
+}
+
 /** Every line of a session file parses as JSON (a session left intact). */
 export function sessionLines(file: string): unknown[] {
   return readFileSync(file, 'utf8')
