@@ -66,6 +66,7 @@ export class AgentSession {
   private readonly summaries: 'model' | 'extractive';
   private readonly completeFn: CompleteFunction;
   private readonly unsubscribeAgent: () => void;
+  private readonly unsubscribeWriteErrors: () => void;
   /** The whole prompt (run, retries, compactions); undefined when idle. */
   private running: Promise<void> | undefined;
   /** Aborts retry waits and compactions of the current prompt. */
@@ -114,6 +115,7 @@ export class AgentSession {
       onListenerError: (err, event) => notify(`A session listener threw on ${event.type}: ${errorText(err)}`),
     });
     this.unsubscribeAgent = this.agent.subscribe((event) => this.onAgentEvent(event));
+    this.unsubscribeWriteErrors = this.storeValue.onWriteError((err) => this.storageFailed(err));
   }
 
   // ---- reading ------------------------------------------------------------------------------------
@@ -228,7 +230,11 @@ export class AgentSession {
     }
   }
 
-  /** message_end -> session entry. A new session's first write happens with its first reply. */
+  /**
+   * message_end -> session entry. A new session's first write happens with its first reply. A
+   * reply is written before this returns: its tool calls run next, and a run's last reply ends
+   * it. Other entries go out with the store's next batch, within the same event-loop turn.
+   */
   private persist(message: AgentMessage): void {
     try {
       if (message.role === 'custom') {
@@ -237,16 +243,22 @@ export class AgentSession {
         // Summaries come from session entries (compaction, branch_summary) and are never stored twice.
         this.storeValue.appendMessage(message);
       }
+      if (message.role === 'assistant') this.storeValue.persist();
     } catch (err) {
-      if (this.storageError) return;
-      const text = errorText(err);
-      // The storage's message names the file already; say so only when it does not.
-      const file = this.sessionFile ?? '(memory)';
-      this.storageError = new Error(text.includes(file) ? text : `Could not write to the session file ${file}: ${text}`);
-      this.bus.notify(`${this.storageError.message} The run was stopped; the session file holds everything up to the last entry that was written.`);
-      this.runAbort?.abort();
-      this.agent.abort();
+      this.storageFailed(err);
     }
+  }
+
+  /** The session file cannot be written: stop the run and refuse further work. */
+  private storageFailed(err: unknown): void {
+    if (this.storageError) return;
+    const text = errorText(err);
+    // The storage's message names the file already; say so only when it does not.
+    const file = this.sessionFile ?? '(memory)';
+    this.storageError = new Error(text.includes(file) ? text : `Could not write to the session file ${file}: ${text}`);
+    this.bus.notify(`${this.storageError.message} The run was stopped; the session file holds everything up to the last entry that was written.`);
+    this.runAbort?.abort();
+    this.agent.abort();
   }
 
   // ---- runs ---------------------------------------------------------------------------------------
@@ -324,6 +336,12 @@ export class AgentSession {
         await work();
       } finally {
         await this.bus.idle();
+        // A run ends with everything on disk (the store batches entries within a turn).
+        try {
+          this.storeValue.persist();
+        } catch (err) {
+          this.storageFailed(err);
+        }
       }
     })();
     this.running = running;
@@ -333,6 +351,7 @@ export class AgentSession {
       if (this.running === running) this.running = undefined;
       if (this.runAbort === controller) this.runAbort = undefined;
     }
+    if (this.storageError) throw this.storageError;
   }
 
   /** Runs the agent, then retries / compacts / continues until the prompt is settled. */
@@ -597,7 +616,12 @@ export class AgentSession {
     await this.bus.idle();
     this.disposed = true;
     this.unsubscribeAgent();
+    this.unsubscribeWriteErrors();
     this.bus.clear();
-    this.storeValue.close();
+    try {
+      this.storeValue.close();
+    } catch (err) {
+      if (!this.storageError) throw err; // already reported; the file keeps what was written
+    }
   }
 }

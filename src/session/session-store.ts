@@ -1,11 +1,24 @@
 // SessionStore: an append-only session tree over a storage (JSONL file or memory).
 //
 // Persistence rule: a new session writes nothing until its first assistant message is appended;
-// then the header and every entry so far go out in ONE append. After that each logical step
-// (one append* call, one moveLeaf, one branchWithSummary) is exactly one append. An entry is
-// durable against a process crash as soon as its append* call returns (see jsonl-file-storage.ts
-// for power loss). Lines are never rewritten, except by a format migration or a header recovery,
-// both of which keep a backup copy of the original file beside it.
+// then the header and every entry so far go out in ONE write. After that, lines are written in
+// batches (see "When an entry reaches storage" below). Lines are never rewritten, except by a
+// format migration or a header recovery, both of which keep a backup copy of the original file.
+//
+// When an entry reaches storage (the durability point), writeMode 'batched', the default:
+//   - the entry is in the tree (context, paths, children) as soon as append*() returns;
+//   - its line is written, together with every line appended in the same synchronous stretch of
+//     code, in ONE write at the next microtask checkpoint: before any I/O callback, timer or
+//     message is handled, and so before the appending code's first real await completes;
+//   - earlier when the staged lines pass SESSION_DEFAULTS.writeBatchChars, on persist(), flush()
+//     and close(), and on process exit (the 'exit' event, so also after process.exit()).
+//   A process killed in that window loses only the entries of the stretch it was killed in: the
+//   file is still a prefix of the session, as if the kill had come a moment earlier. Callers that
+//   act outside the process on an entry (run a tool whose call it records, report a result) call
+//   persist() first; the runtime does (src/runtime/agent-session.ts).
+// writeMode 'immediate' writes every append*() before it returns (one write(2) per call).
+// Either way a written line survives the process being killed; power loss needs `fsync: true`
+// (jsonl-file-storage.ts).
 import { basename, join } from 'node:path';
 import type { ImageContent, TextContent } from '../ai/types.js';
 import type { AgentMessage, AgentThinkingLevel } from '../agent/types.js';
@@ -46,6 +59,8 @@ export interface SessionStoreOptions extends JsonlFileStorageOptions {
   redact?: (text: string) => string;
   /** Path of the session this one was branched from. */
   parentSession?: string;
+  /** When appended lines are written; see the top of this file. Default 'batched'. */
+  writeMode?: 'batched' | 'immediate';
 }
 
 /** Fields of a new entry; the store fills id, parentId and timestamp. */
@@ -53,6 +68,24 @@ type NewEntry<T extends SessionEntry> = T extends SessionEntry ? Omit<T, 'id' | 
 
 /** Distributes over the job-stage union so each stage keeps its own fields. */
 export type CompactionJobFields = NewEntry<CompactionJobEntry>;
+
+/** Stores with lines staged for writing: written on process exit if nothing wrote them before. */
+const unwrittenAtExit = new Set<() => void>();
+let exitHookInstalled = false;
+function writeAtExit(write: () => void): void {
+  unwrittenAtExit.add(write);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const w of unwrittenAtExit) {
+      try {
+        w();
+      } catch {
+        // The process is ending; the file keeps every line written before.
+      }
+    }
+  });
+}
 
 function fileTimestamp(): string {
   return new Date().toISOString().replace(/[:.]/g, '-');
@@ -63,22 +96,41 @@ export class SessionStore {
   readonly warnings: string[];
   private readonly tree: SessionTree;
   private headerValue: SessionHeader;
-  /** True once the header is in storage; until then lines wait in `pending`. */
-  private flushed: boolean;
-  private pending: string[] = [];
+  /** True once lines may be written: the header is in storage, or first in `unwritten`. */
+  private released: boolean;
+  /** Lines not in storage yet, in order: staged for the next write, or held until the first reply. */
+  private unwritten: string[] = [];
+  private unwrittenChars = 0;
+  private writeScheduled = false;
+  /** The last write failed; its lines are still in `unwritten`. */
+  private writeError: Error | undefined;
+  private readonly immediate: boolean;
+  private readonly redact: ((text: string) => string) | undefined;
+  private readonly writeErrorListeners = new Set<(error: Error) => void>();
+  private readonly writeAtCheckpoint = (): void => {
+    this.writeScheduled = false;
+    try {
+      this.writeUnwritten();
+    } catch (err) {
+      for (const listener of this.writeErrorListeners) listener(err as Error);
+    }
+  };
+  private readonly writeOnExit = (): void => this.writeUnwritten();
 
   private constructor(
     readonly storage: SessionStorage,
     header: SessionHeader,
     tree: SessionTree,
-    flushed: boolean,
+    released: boolean,
     warnings: string[],
-    private readonly redact?: (text: string) => string,
+    options: SessionStoreOptions,
   ) {
     this.headerValue = header;
     this.tree = tree;
-    this.flushed = flushed;
+    this.released = released;
     this.warnings = warnings;
+    this.redact = options.redact;
+    this.immediate = options.writeMode === 'immediate';
   }
 
   /** One line of the file for `value` (redacted when the store has a redact hook). */
@@ -105,7 +157,7 @@ export class SessionStore {
     if (probe.exists && probe.headerProblem !== 'empty') {
       throw new Error(`Session file ${path} already exists; open it with SessionStore.open(path) instead of create().`);
     }
-    return new SessionStore(storage, SessionStore.newHeader(options, id), new SessionTree(), false, [], options.redact);
+    return new SessionStore(storage, SessionStore.newHeader(options, id), new SessionTree(), false, [], options);
   }
 
   /** A session that never touches disk. */
@@ -119,19 +171,19 @@ export class SessionStore {
     const warnings = loaded.warnings;
     const where = storage.path ?? 'memory session';
     let header = loaded.header;
-    let flushed = loaded.exists && header !== undefined;
+    let released = loaded.exists && header !== undefined;
     let entries = loaded.entries;
 
     if (!loaded.exists || loaded.headerProblem === 'empty') {
       if (loaded.headerProblem === 'empty') warnings.push(`${where} was empty; a new session starts at the same path.`);
       header = SessionStore.newHeader(options);
-      flushed = false;
+      released = false;
     } else if (!header) {
       // Keep every entry that still parses, under a fresh header; the damaged original stays beside it.
       const backup = storage.backup(`.corrupt-${fileTimestamp()}.bak`);
       header = SessionStore.newHeader(options);
       storage.replaceAll(SessionStore.serialize(header, entries, loaded.leafTarget));
-      flushed = true;
+      released = true;
       warnings.push(
         `${where} had a ${loaded.headerProblem} header; rewrote it with a new header and the ${entries.length} entries that could be read` +
           (backup ? ` (original kept at ${basename(backup)}).` : '.'),
@@ -154,7 +206,7 @@ export class SessionStore {
       else warnings.push(`${where}: the saved leaf ${loaded.leafTarget} is not in the session; using the last entry.`);
     }
     tree.setLeaf(leaf);
-    return new SessionStore(storage, header, tree, flushed, warnings, options.redact);
+    return new SessionStore(storage, header, tree, released, warnings, options);
   }
 
   private static newHeader(options: SessionStoreOptions, id = newSessionId()): SessionHeader {
@@ -202,9 +254,12 @@ export class SessionStore {
     return this.tree.leafId;
   }
 
-  /** True once anything is in storage (a new session stays unwritten until its first reply). */
+  /**
+   * True once the session's lines go to storage: a new session stays unwritten until its first
+   * reply. (With batched writes the lines reach the file at the next write point.)
+   */
   get isPersisted(): boolean {
-    return this.flushed;
+    return this.released;
   }
 
   /** All entries in file order (every branch). */
@@ -266,18 +321,62 @@ export class SessionStore {
     return Object.assign(head, fields) as unknown as T;
   }
 
-  /** Persists `lines` as one append (or keeps them pending), then indexes `entries`. */
-  private commit(lines: string, entries: SessionEntry[], releasesPending: boolean): void {
-    if (this.flushed) {
-      this.storage.append(lines);
-    } else if (releasesPending) {
-      this.storage.append(this.line(this.headerValue) + this.pending.join('') + lines);
-      this.pending = [];
-      this.flushed = true;
-    } else {
-      this.pending.push(lines);
+  /**
+   * Stages `lines` (held back until the first reply unless `releasesPending`), indexes `entries`,
+   * and writes now in 'immediate' mode or past the batch size, else at the next checkpoint. A
+   * write that fails here undoes this call (nothing indexed, its lines dropped) and throws.
+   */
+  private commit(lines: string, entries: readonly SessionEntry[], releasesPending: boolean): void {
+    if (this.writeError) this.writeUnwritten(); // retry a failed write first; throws while storage still fails
+    const releasing = !this.released && releasesPending;
+    if (releasing) {
+      const header = this.line(this.headerValue);
+      this.unwritten.unshift(header);
+      this.unwrittenChars += header.length;
+      this.released = true;
+    }
+    this.unwritten.push(lines);
+    this.unwrittenChars += lines.length;
+    if (this.released && (this.immediate || this.unwrittenChars >= SESSION_DEFAULTS.writeBatchChars)) {
+      try {
+        this.writeUnwritten();
+      } catch (err) {
+        this.unwritten.pop();
+        this.unwrittenChars -= lines.length;
+        if (releasing) {
+          this.unwrittenChars -= this.unwritten.shift()!.length;
+          this.released = false;
+        }
+        if (this.unwritten.length === 0 || !this.released) this.writeError = undefined; // nothing older waits
+        throw err;
+      }
+    } else if (this.released) {
+      this.scheduleWrite();
     }
     for (const e of entries) this.tree.add(e);
+  }
+
+  private scheduleWrite(): void {
+    if (this.writeScheduled) return;
+    this.writeScheduled = true;
+    queueMicrotask(this.writeAtCheckpoint);
+    writeAtExit(this.writeOnExit);
+  }
+
+  /** Writes every released unwritten line in one write; on failure keeps them and throws. */
+  private writeUnwritten(): void {
+    if (!this.released || this.unwritten.length === 0) return;
+    const text = this.unwritten.length === 1 ? this.unwritten[0]! : this.unwritten.join('');
+    try {
+      this.storage.append(text);
+    } catch (err) {
+      this.writeError = err instanceof Error ? err : new Error(String(err));
+      throw this.writeError;
+    }
+    this.unwritten = [];
+    this.unwrittenChars = 0;
+    this.writeError = undefined;
+    unwrittenAtExit.delete(this.writeOnExit);
   }
 
   private appendEntry<T extends SessionEntry>(fields: NewEntry<T>): string {
@@ -370,8 +469,7 @@ export class SessionStore {
     if (id === this.tree.leafId) return;
     if (id !== null && !this.tree.has(id)) throw new Error(`Cannot move the leaf to ${id}: no such entry in the session.`);
     const line: LeafLine = { type: 'leaf', targetId: id, timestamp: new Date().toISOString() };
-    if (this.flushed) this.storage.append(JSON.stringify(line) + '\n');
-    else this.pending.push(JSON.stringify(line) + '\n');
+    this.commit(JSON.stringify(line) + '\n', [], false);
     this.tree.setLeaf(id);
   }
 
@@ -414,17 +512,42 @@ export class SessionStore {
 
   // ---- lifecycle -----------------------------------------------------------------------------------
 
-  /** Writes pending lines now, even if no assistant reply exists yet. */
-  flush(): void {
-    if (this.flushed) return;
-    this.commit('', [], true);
+  /**
+   * Writes every entry appended so far now, in one write; throws (naming the file) if storage
+   * fails, and the lines stay staged for the next try. Lines of a new session waiting for its
+   * first reply stay unwritten (flush() writes those too).
+   */
+  persist(): void {
+    this.writeUnwritten();
   }
 
   /**
-   * Releases the file. Lines still pending (a session that never got a reply) are dropped on
-   * purpose: such a session leaves no file. Call flush() first to keep them.
+   * `listener` hears of a batched write that failed at a checkpoint, where no caller could catch
+   * it. The lines stay staged; the next append*() or persist() retries them and throws while
+   * storage still fails. Returns the unsubscribe function.
+   */
+  onWriteError(listener: (error: Error) => void): () => void {
+    this.writeErrorListeners.add(listener);
+    return () => this.writeErrorListeners.delete(listener);
+  }
+
+  /** Writes everything now, even the lines of a new session that has no assistant reply yet. */
+  flush(): void {
+    if (!this.released) this.commit('', [], true);
+    this.writeUnwritten();
+  }
+
+  /**
+   * Writes the staged lines and releases the file. Lines still held back (a session that never
+   * got a reply) are dropped on purpose: such a session leaves no file. Call flush() first to
+   * keep them. Throws if the last write fails (the file is released all the same).
    */
   close(): void {
-    this.storage.close();
+    try {
+      this.writeUnwritten();
+    } finally {
+      unwrittenAtExit.delete(this.writeOnExit);
+      this.storage.close();
+    }
   }
 }

@@ -98,6 +98,31 @@ describe('a session file that cannot be written', () => {
   });
 });
 
+describe('when a session file is written', () => {
+  it('a tool call is in the file before the tool runs, and the last reply when prompt() resolves', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-wpoint-'));
+    dirs.push(dir);
+    const file = join(dir, 's.jsonl');
+    const seenByTool: boolean[] = [];
+    const tool = {
+      name: 'count',
+      description: 'Counts',
+      parameters: z.object({ n: z.number() }),
+      // Reads the file as a crash at this moment would leave it.
+      execute: async (callId: string) => {
+        seenByTool.push(readFileSync(file, 'utf8').includes(`"id":"${callId}"`));
+        return { content: [{ type: 'text' as const, text: 'counted' }] };
+      },
+    };
+    const { s } = await session(file, Object.assign(tool, { runs: 0 }));
+    await s.prompt('count twice');
+    const lastReply = readFileSync(file, 'utf8').trim().split('\n').at(-1)!;
+    expect(seenByTool).toEqual([true, true]);
+    expect(JSON.parse(lastReply)).toMatchObject({ type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'done' }] } });
+    await s.dispose();
+  });
+});
+
 describe('secrets in a session file', () => {
   it('the API key in use and the given secrets are written as placeholders; the agent still has them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'orch-wsecret-'));

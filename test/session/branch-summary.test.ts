@@ -20,6 +20,7 @@ function tree(path?: string) {
   s.moveLeaf(a1);
   const u3 = s.appendMessage(user('try plan B'));
   const a3 = s.appendMessage(assistant('plan B done'));
+  s.persist(); // the tests count writes from here
   return { s, u1, a1, u2, a2, u3, a3 };
 }
 

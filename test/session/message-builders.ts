@@ -16,6 +16,14 @@ export function tempDir(prefix = 'session-test-'): string {
   return dir;
 }
 
+/**
+ * Lets the current synchronous stretch end: a batched session store writes its staged lines at
+ * this microtask checkpoint (its documented durability point).
+ */
+export function endOfStretch(): Promise<void> {
+  return Promise.resolve();
+}
+
 export function user(text: string): UserMessage {
   return { role: 'user', content: [{ type: 'text', text }], timestamp: tick() };
 }

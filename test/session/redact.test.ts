@@ -51,12 +51,14 @@ describe('SessionStore redact hook', () => {
     const store = SessionStore.create(file, { cwd: '/w', redact });
     store.appendMessage({ role: 'user', content: 'use tok_live_abcdef', timestamp: 1 });
     store.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'ok tok_live_abcdef' }], api: 'a', provider: 'p', model: 'm', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 2 });
+    store.persist();
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain('tok_live_abcdef');
     expect(text.match(/\[REDACTED:TOKEN\]/g)).toHaveLength(2);
     expect(JSON.stringify(store.buildContext().messages)).toContain('tok_live_abcdef');
     // A branch of the session inherits the redaction.
     const branch = store.createBranchedSession(store.leafId, join(tempDir(), 'b.jsonl'));
+    branch.persist();
     expect(readFileSync(branch.path!, 'utf8')).not.toContain('tok_live_abcdef');
   });
 });

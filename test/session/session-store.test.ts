@@ -2,30 +2,46 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, truncateSync, wr
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SessionStore } from '../../src/session/session-store.js';
-import { assistant, tempDir, toolResult, user } from './message-builders.js';
+import { assistant, endOfStretch, tempDir, toolResult, user } from './message-builders.js';
 
 const lines = (path: string): string[] => readFileSync(path, 'utf8').split('\n').filter(Boolean);
 const parsed = (path: string): Record<string, unknown>[] => lines(path).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('persistence rule', () => {
-  it('writes nothing before the first assistant message, then header and all entries in one append', () => {
+  it('writes nothing before the first assistant message, then header and all entries in one append', async () => {
     const path = join(tempDir(), 's.jsonl');
     const s = SessionStore.create(path, { cwd: '/proj' });
     s.appendModelChange('anthropic', 'claude-x');
     s.appendThinkingLevelChange('medium');
     s.appendMessage(user('fix the test'));
+    await endOfStretch();
     expect(existsSync(path)).toBe(false);
     expect(s.isPersisted).toBe(false);
 
     s.appendMessage(assistant('done'));
+    await endOfStretch();
     expect(s.storage.appendCount).toBe(1);
     const objs = parsed(path);
     expect(objs.map((o) => o.type)).toEqual(['session', 'model_change', 'thinking_level_change', 'message', 'message']);
     expect(objs[0]).toMatchObject({ type: 'session', version: 3, cwd: '/proj' });
 
     s.appendMessage(user('next'));
+    await endOfStretch();
     expect(s.storage.appendCount).toBe(2);
     expect(lines(path)).toHaveLength(6);
+  });
+
+  it("writeMode 'immediate' writes each append before it returns", () => {
+    const path = join(tempDir(), 's.jsonl');
+    const s = SessionStore.create(path, { cwd: '/proj', writeMode: 'immediate' });
+    s.appendMessage(user('fix the test'));
+    expect(existsSync(path)).toBe(false);
+    s.appendMessage(assistant('done'));
+    expect(s.storage.appendCount).toBe(1);
+    expect(lines(path)).toHaveLength(3);
+    s.appendMessage(user('next'));
+    expect(s.storage.appendCount).toBe(2);
+    expect(lines(path)).toHaveLength(4);
   });
 
   it('a session that never got a reply leaves no file', () => {
@@ -41,6 +57,7 @@ describe('persistence rule', () => {
     const s = SessionStore.create(dir, { cwd: '/p' });
     s.appendMessage(user('a'));
     s.appendMessage(assistant('b'));
+    s.persist();
     const files = readdirSync(dir);
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(new RegExp(`_${s.id}\\.jsonl$`));
@@ -54,6 +71,7 @@ describe('persistence rule', () => {
     s.moveLeaf(s.getEntry(first)!.parentId);
     s.appendMessage(user('first, edited'));
     s.appendMessage(assistant('two'));
+    s.persist();
 
     const objs = parsed(path);
     expect(objs.filter((o) => o.type === 'session')).toHaveLength(1);
@@ -79,6 +97,7 @@ describe('persistence rule', () => {
     const copy = s.createBranchedSession(a, join(dir, 'b.jsonl'));
     expect(copy.header.parentSession).toBe(join(dir, 'a.jsonl'));
     expect(copy.isPersisted).toBe(true);
+    copy.close();
     const reopened = SessionStore.open(join(dir, 'b.jsonl'));
     expect(reopened.getEntry(u)).toBeDefined();
     expect(reopened.getEntry(a)?.parentId).toBe(u);
@@ -150,6 +169,7 @@ describe('opening damaged files', () => {
     expect(s.warnings[0]).toMatch(/was empty/);
     s.appendMessage(user('hi'));
     s.appendMessage(assistant('hello'));
+    s.close();
     const objs = parsed(path);
     expect(objs[0]).toMatchObject({ type: 'session', version: 3, cwd: '/w' });
     expect(objs).toHaveLength(3);
@@ -276,14 +296,16 @@ describe('tree', () => {
     expect(s.warnings).toEqual([]);
     s.appendMessage(user('a'));
     s.appendMessage(assistant('b'));
+    s.persist();
     expect(parsed(path)[0]).toMatchObject({ cwd: '/c' });
   });
 
-  it('create() refuses to overwrite an existing session', () => {
+  it('create() refuses to overwrite an existing session', async () => {
     const path = join(tempDir(), 's.jsonl');
     const s = SessionStore.create(path);
     s.appendMessage(user('a'));
     s.appendMessage(assistant('b'));
+    await endOfStretch();
     expect(() => SessionStore.create(path)).toThrow(/already exists/);
   });
 
