@@ -16,7 +16,11 @@ const REPO = resolve(import.meta.dirname, '../..');
 const STORE_MODULE = join(REPO, 'src/session/session-store.ts');
 
 const lineCount = (path: string): number => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0);
-const messageText = (e: SessionEntry): string => (e.type === 'message' && e.message.role !== 'toolResult' && typeof e.message.content !== 'string' ? (e.message.content[0] as { text: string }).text : '');
+const messageText = (e: SessionEntry): string => {
+  if (e.type !== 'message' || (e.message.role !== 'user' && e.message.role !== 'assistant')) return '';
+  const content = e.message.content;
+  return typeof content === 'string' ? content : content.map((c) => ('text' in c ? c.text : '')).join('');
+};
 
 /** A released session (header and first exchange written) at `path`. */
 function startedSession(path: string): SessionStore {
