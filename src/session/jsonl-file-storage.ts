@@ -1,5 +1,6 @@
 // A session as a JSONL file. Reads stream in fixed chunks (the file is never one big string);
-// appends go through one file descriptor kept open in append mode, one write(2) per step.
+// appends go through one file descriptor kept open in append mode, one write(2) per batch of
+// lines, encoded straight into a reused buffer.
 //
 // Durability: when append() returns, the bytes are in the kernel's page cache, so the entry
 // survives the process being killed at any later point. It survives power loss or an OS crash
@@ -15,10 +16,13 @@ export interface JsonlFileStorageOptions {
 }
 
 const NEWLINE = 0x0a;
+/** The write buffer grows for a big batch; beyond this it is not kept between appends. */
+const KEEP_BUFFER_BYTES = 1 << 20;
 
 export class JsonlFileStorage implements SessionStorage {
   appendCount = 0;
   private fd: number | undefined;
+  private buffer = Buffer.allocUnsafe(64 * 1024);
   /** The file's last byte is not a newline (torn line or hand edit). */
   private needsLeadingNewline = false;
 
@@ -76,33 +80,48 @@ export class JsonlFileStorage implements SessionStorage {
     return { exists: true, endsWithNewline: !this.needsLeadingNewline, bytes };
   }
 
-  append(text: string): void {
-    const data = this.needsLeadingNewline ? '\n' + text : text;
+  append(lines: readonly string[]): void {
     let written = 0;
     try {
       if (this.fd === undefined) {
         mkdirSync(dirname(this.path), { recursive: true });
         this.fd = openSync(this.path, 'a');
       }
-      // Writing the string directly lets Node encode it into its own buffer (no Buffer per
-      // append). A short write only happens on errors such as a full disk; finish it byte-wise.
-      written = writeSync(this.fd, data);
-      const total = Buffer.byteLength(data);
-      if (written < total) {
-        const buf = Buffer.from(data, 'utf8');
-        while (written < total) written += writeSync(this.fd, buf, written, total - written);
-      }
+      const size = this.encode(lines);
+      const buf = this.buffer;
+      // A short write only happens on errors such as a full disk; finish it or fail.
+      while (written < size) written += writeSync(this.fd, buf, written, size - written);
       if (this.options.fsync) fsyncSync(this.fd);
     } catch (err) {
-      // Part of the line may be on disk; the next append must start on a fresh line.
+      // Part of the batch may be on disk; the next append must start on a fresh line.
       if (written > 0) this.needsLeadingNewline = true;
       const reason = err instanceof Error ? err.message : String(err);
       throw new Error(
         `Could not append to session file ${this.path}: ${reason}. The entry was not recorded; free disk space or fix permissions, then retry.`,
       );
+    } finally {
+      if (this.buffer.length > KEEP_BUFFER_BYTES) this.buffer = Buffer.allocUnsafe(KEEP_BUFFER_BYTES);
     }
     this.needsLeadingNewline = false;
     this.appendCount++;
+  }
+
+  /**
+   * UTF-8 of `lines`, each with its newline, into the reused write buffer (no joined string, no
+   * buffer per append); returns the byte count.
+   */
+  private encode(lines: readonly string[]): number {
+    let worst = 1;
+    for (const line of lines) worst += line.length * 3 + 1; // 3 bytes per UTF-16 unit at most
+    if (this.buffer.length < worst) this.buffer = Buffer.allocUnsafe(Math.max(worst, this.buffer.length * 2));
+    const buf = this.buffer;
+    let size = 0;
+    if (this.needsLeadingNewline) buf[size++] = NEWLINE;
+    for (const line of lines) {
+      size += buf.write(line, size);
+      buf[size++] = NEWLINE;
+    }
+    return size;
   }
 
   replaceAll(text: string): void {

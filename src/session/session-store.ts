@@ -23,7 +23,7 @@ import { basename, join } from 'node:path';
 import type { ImageContent, TextContent } from '../ai/types.js';
 import type { AgentMessage, AgentThinkingLevel } from '../agent/types.js';
 import { SESSION_DEFAULTS } from './defaults.js';
-import { newEntryId, newSessionId } from './entry-ids.js';
+import { EntryIdSequence, newSessionId } from './entry-ids.js';
 import { JsonlFileStorage, type JsonlFileStorageOptions } from './jsonl-file-storage.js';
 import { loadSession } from './load-session.js';
 import { deepMap } from './redact.js';
@@ -87,6 +87,18 @@ function writeAtExit(write: () => void): void {
   });
 }
 
+/** ISO time of now; the string is reused within a millisecond (formatting costs more than an append's bookkeeping). */
+let isoMs = -1;
+let iso = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    iso = new Date(ms).toISOString();
+  }
+  return iso;
+}
+
 function fileTimestamp(): string {
   return new Date().toISOString().replace(/[:.]/g, '-');
 }
@@ -105,6 +117,9 @@ export class SessionStore {
   /** The last write failed; its lines are still in `unwritten`. */
   private writeError: Error | undefined;
   private readonly immediate: boolean;
+  private readonly ids = new EntryIdSequence();
+  /** The tree holds ids this store did not make (read from storage or adopted): new ids are checked against them. */
+  private foreignIds: boolean;
   private readonly redact: ((text: string) => string) | undefined;
   private readonly writeErrorListeners = new Set<(error: Error) => void>();
   private readonly writeAtCheckpoint = (): void => {
@@ -127,15 +142,16 @@ export class SessionStore {
   ) {
     this.headerValue = header;
     this.tree = tree;
+    this.foreignIds = tree.size > 0;
     this.released = released;
     this.warnings = warnings;
     this.redact = options.redact;
     this.immediate = options.writeMode === 'immediate';
   }
 
-  /** One line of the file for `value` (redacted when the store has a redact hook). */
+  /** One line of the file for `value`, without its newline (redacted when the store has a redact hook). */
   private line(value: unknown): string {
-    return `${JSON.stringify(this.redact ? deepMap(value, this.redact) : value)}\n`;
+    return JSON.stringify(this.redact ? deepMap(value, this.redact) : value);
   }
 
   // ---- opening ----------------------------------------------------------------------------------
@@ -315,9 +331,13 @@ export class SessionStore {
 
   // ---- appending ---------------------------------------------------------------------------------
 
+  private newId(): string {
+    return this.ids.next(this.foreignIds ? this.tree : undefined);
+  }
+
   private makeEntry<T extends SessionEntry>(fields: NewEntry<T>, parentId: string | null = this.tree.leafId): T {
     // Key order only matters to people reading the file: type first, then the tree fields.
-    const head = { type: fields.type, id: newEntryId(this.tree), parentId, timestamp: new Date().toISOString() };
+    const head = { type: fields.type, id: this.newId(), parentId, timestamp: isoNow() };
     return Object.assign(head, fields) as unknown as T;
   }
 
@@ -326,7 +346,7 @@ export class SessionStore {
    * and writes now in 'immediate' mode or past the batch size, else at the next checkpoint. A
    * write that fails here undoes this call (nothing indexed, its lines dropped) and throws.
    */
-  private commit(lines: string, entries: readonly SessionEntry[], releasesPending: boolean): void {
+  private commit(lines: string | readonly string[], entries: readonly SessionEntry[], releasesPending: boolean): void {
     if (this.writeError) this.writeUnwritten(); // retry a failed write first; throws while storage still fails
     const releasing = !this.released && releasesPending;
     if (releasing) {
@@ -335,14 +355,21 @@ export class SessionStore {
       this.unwrittenChars += header.length;
       this.released = true;
     }
-    this.unwritten.push(lines);
-    this.unwrittenChars += lines.length;
+    const added = typeof lines === 'string' ? 1 : lines.length;
+    if (typeof lines === 'string') {
+      this.unwritten.push(lines);
+      this.unwrittenChars += lines.length;
+    } else {
+      for (const l of lines) {
+        this.unwritten.push(l);
+        this.unwrittenChars += l.length;
+      }
+    }
     if (this.released && (this.immediate || this.unwrittenChars >= SESSION_DEFAULTS.writeBatchChars)) {
       try {
         this.writeUnwritten();
       } catch (err) {
-        this.unwritten.pop();
-        this.unwrittenChars -= lines.length;
+        for (const l of this.unwritten.splice(this.unwritten.length - added)) this.unwrittenChars -= l.length;
         if (releasing) {
           this.unwrittenChars -= this.unwritten.shift()!.length;
           this.released = false;
@@ -366,9 +393,8 @@ export class SessionStore {
   /** Writes every released unwritten line in one write; on failure keeps them and throws. */
   private writeUnwritten(): void {
     if (!this.released || this.unwritten.length === 0) return;
-    const text = this.unwritten.length === 1 ? this.unwritten[0]! : this.unwritten.join('');
     try {
-      this.storage.append(text);
+      this.storage.append(this.unwritten);
     } catch (err) {
       this.writeError = err instanceof Error ? err : new Error(String(err));
       throw this.writeError;
@@ -387,7 +413,10 @@ export class SessionStore {
   }
 
   appendMessage(message: AgentMessage): string {
-    return this.appendEntry<MessageEntry>({ type: 'message', message });
+    // The hot path: built as one literal (same keys and order as makeEntry gives).
+    const entry: MessageEntry = { type: 'message', id: this.newId(), parentId: this.tree.leafId, timestamp: isoNow(), message };
+    this.commit(this.line(entry), [entry], message.role === 'assistant');
+    return entry.id;
   }
 
   appendModelChange(provider: string, modelId: string): string {
@@ -469,7 +498,7 @@ export class SessionStore {
     if (id === this.tree.leafId) return;
     if (id !== null && !this.tree.has(id)) throw new Error(`Cannot move the leaf to ${id}: no such entry in the session.`);
     const line: LeafLine = { type: 'leaf', targetId: id, timestamp: new Date().toISOString() };
-    this.commit(JSON.stringify(line) + '\n', [], false);
+    this.commit(JSON.stringify(line), [], false);
     this.tree.setLeaf(id);
   }
 
@@ -507,7 +536,8 @@ export class SessionStore {
       parent = e.id;
     }
     const hasReply = chained.some((e) => e.type === 'message' && e.message.role === 'assistant');
-    this.commit(chained.map((e) => this.line(e)).join(''), chained, hasReply);
+    this.foreignIds = true;
+    this.commit(chained.map((e) => this.line(e)), chained, hasReply);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------------
@@ -533,7 +563,7 @@ export class SessionStore {
 
   /** Writes everything now, even the lines of a new session that has no assistant reply yet. */
   flush(): void {
-    if (!this.released) this.commit('', [], true);
+    if (!this.released) this.commit([], [], true);
     this.writeUnwritten();
   }
 

@@ -162,7 +162,8 @@ export class SessionTree {
 
   /** Adds an entry whose parent is already indexed (or null); it becomes the leaf. */
   add(entry: SessionEntry): void {
-    const p = entry.parentId === null ? NONE : this.index.get(entry.parentId);
+    // Usually the parent is the leaf: no lookup then.
+    const p = entry.parentId === null ? NONE : this.leaf !== NONE && this.entries[this.leaf]!.id === entry.parentId ? this.leaf : this.index.get(entry.parentId);
     if (p === undefined) throw new Error(`Parent ${entry.parentId} of new entry ${entry.id} is not in the session.`);
     if (p !== this.leaf) this.setLeaf(entry.parentId);
     const n = this.register(entry);

@@ -20,10 +20,11 @@ export interface SessionStorage {
   /** Streams the stored lines in order, 1-based line numbers. */
   readLines(onLine: LineHandler): ReadSummary;
   /**
-   * Appends `text` (whole lines, each ending in "\n") in one write. If the stored data did not end
-   * with a newline, a newline is written first so a torn line never swallows the next entry.
+   * Appends `lines` (each one line without its newline; the storage ends each with "\n") in one
+   * write. If the stored data did not end with a newline, a newline is written first so a torn
+   * line never swallows the next entry.
    */
-  append(text: string): void;
+  append(lines: readonly string[]): void;
   /** Replaces everything atomically (migrations and header recovery only). */
   replaceAll(text: string): void;
   /** Copies the current content aside before a rewrite; returns where, or undefined. */
@@ -58,10 +59,10 @@ export class MemoryStorage implements SessionStorage {
     return { exists: true, endsWithNewline, bytes: Buffer.byteLength(this.text) };
   }
 
-  append(text: string): void {
+  append(lines: readonly string[]): void {
     if (!this.endsWithNewline) this.text += '\n';
-    this.text += text;
-    if (text.length > 0) this.endsWithNewline = text.endsWith('\n');
+    for (const line of lines) this.text += line + '\n';
+    this.endsWithNewline = true;
     this.appendCount++;
   }
 

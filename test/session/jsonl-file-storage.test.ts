@@ -36,21 +36,31 @@ describe('JsonlFileStorage', () => {
       ['b', 2, true],
       ['torn', 3, false],
     ]);
-    s.append('next\n');
-    s.append('after\n');
+    s.append(['next']);
+    s.append(['after', 'then ünïcödé 日本']);
     s.close();
-    expect(readFileSync(path, 'utf8')).toBe('a\nb\ntorn\nnext\nafter\n');
+    expect(readFileSync(path, 'utf8')).toBe('a\nb\ntorn\nnext\nafter\nthen ünïcödé 日本\n');
     expect(s.appendCount).toBe(2);
   });
 
   it('replaceAll swaps the whole file atomically and appends continue on the new file', () => {
     const path = join(tempDir(), 'f.jsonl');
     const s = new JsonlFileStorage(path);
-    s.append('one\n');
+    s.append(['one']);
     s.replaceAll('fresh\n');
-    s.append('two\n');
+    s.append(['two']);
     s.close();
     expect(readFileSync(path, 'utf8')).toBe('fresh\ntwo\n');
+  });
+
+  it('a batch bigger than the write buffer, and one after it, are written whole', () => {
+    const path = join(tempDir(), 'f.jsonl');
+    const s = new JsonlFileStorage(path);
+    const big = Array.from({ length: 40 }, (_, i) => `${i} ${'é'.repeat(50_000)}`);
+    s.append(big);
+    s.append(['small']);
+    s.close();
+    expect(readFileSync(path, 'utf8')).toBe(big.join('\n') + '\nsmall\n');
   });
 
   it('a missing file reads as not existing', () => {
@@ -62,7 +72,7 @@ describe('MemoryStorage', () => {
   it('behaves like a file for torn lines', () => {
     const m = new MemoryStorage('a\ntorn');
     expect(readAll(m).lines.at(-1)).toEqual(['torn', 2, false]);
-    m.append('b\n');
+    m.append(['b']);
     expect(m.content).toBe('a\ntorn\nb\n');
   });
 });
@@ -78,6 +88,6 @@ describe('JsonlFileStorage errors', () => {
     const path = join(tempDir(), 'f.jsonl');
     const storage = new JsonlFileStorage(path);
     mkdirSync(path);
-    expect(() => storage.append('{}\n')).toThrow(new RegExp(`Could not append to session file ${path}: EISDIR`));
+    expect(() => storage.append(['{}'])).toThrow(new RegExp(`Could not append to session file ${path}: EISDIR`));
   });
 });
