@@ -12,7 +12,9 @@
 // skipped and our numbers are still printed.
 //
 // Goals: open + rebuild >= 3x faster than the reference and <= 60 % of its peak RSS;
-// append <= 10 µs/entry; rewind + append 3 + rebuild <= 1 ms.
+// append <= 10 µs/entry (set against the reference's 19.6 µs measured on this machine kind, so
+// also judged as >= 1.96x faster than the reference in the same run); rewind + append 3 +
+// rebuild <= 1 ms. The verdicts are printed at the end.
 // Durability point measured here (src/session/session-store.ts): by default ('batched') an entry's
 // line is written, with the others of the same synchronous stretch, at the next microtask
 // checkpoint or when the batch passes 256 KB; the row "durable on return" is writeMode
@@ -369,6 +371,26 @@ async function main(): Promise<void> {
   const ours = get('open-ours');
   const ref = get('open-ref');
   if (ours && ref) console.log(`\nmemory: ours uses ${((ours.peakRssMB / ref.peakRssMB) * 100).toFixed(0)} % of the reference's peak RSS (open + rebuild).`);
+  // Verdicts. The append goal (10 µs) was set against the reference measured at 19.6 µs on this
+  // machine kind; machines drift, so it is also judged as that ratio to the reference in this run.
+  const verdict = (label: string, ok: boolean | undefined): void => console.log(`  ${ok === undefined ? 'n/a ' : ok ? 'met ' : 'MISS'}  ${label}`);
+  const ratio = (o: string, r: string, key: string): number | undefined => {
+    const a = get(o)?.[key];
+    const b = get(r)?.[key];
+    return a && b ? b / a : undefined;
+  };
+  const ISSUE_REF_APPEND_US = 19.6;
+  const appendRatio = ratio('append-ours', 'append-ref', 'usPerEntry');
+  console.log('\ngoals:');
+  verdict(`append <= 10 µs/entry (here: ${fmt(get('append-ours')?.usPerEntry, 2)} µs)`, get('append-ours')?.usPerEntry === undefined ? undefined : get('append-ours')!.usPerEntry! <= 10);
+  verdict(`append >= ${(ISSUE_REF_APPEND_US / 10).toFixed(2)}x faster than the reference in this run (10 µs against its 19.6 µs in the issue; here: ${appendRatio?.toFixed(2) ?? '-'}x)`, appendRatio === undefined ? undefined : appendRatio >= ISSUE_REF_APPEND_US / 10);
+  for (const kind of ['', '-compacted']) {
+    const r = ratio(`open-ours${kind}`, `open-ref${kind}`, 'totalMs');
+    const m = ratio(`open-ref${kind}`, `open-ours${kind}`, 'peakRssMB');
+    verdict(`open + rebuild${kind ? ', compacted,' : ''} >= 3x faster (here: ${r?.toFixed(2) ?? '-'}x)`, r === undefined ? undefined : r >= 3);
+    verdict(`open + rebuild${kind ? ', compacted,' : ''} peak RSS <= 60 % of the reference (here: ${m === undefined ? '-' : (m * 100).toFixed(0)} %)`, m === undefined ? undefined : m <= 0.6);
+  }
+  verdict(`rewind + append 3 + rebuild <= 1 ms (median here: ${fmt(get('fork-ours')?.medianMs, 3)} ms)`, get('fork-ours')?.medianMs === undefined ? undefined : get('fork-ours')!.medianMs! <= 1);
   const check = [get('open-ours')?.messages, get('open-ref')?.messages, get('open-ours-compacted')?.messages, get('open-ref-compacted')?.messages];
   console.log(`context sizes (ours/ref plain, ours/ref compacted): ${check.map((c) => c ?? '-').join(' / ')} messages`);
   rmSync(dir, { recursive: true, force: true });
