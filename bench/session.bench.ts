@@ -165,9 +165,13 @@ type PhaseResult = Record<string, number>;
 const COMPACT_AT = () => Math.floor(N / 2);
 const summary = '## Goal\nBenchmark summary\n\n## Progress\n### Done\n- [x] half of the work\n'.repeat(20);
 
-async function phase(name: string, dir: string): Promise<PhaseResult> {
-  const ours = (kind: string) => join(dir, `ours-${kind}.jsonl`);
-  const refDir = (kind: string) => join(dir, `ref-${kind}`);
+async function phase(fullName: string, dir: string): Promise<PhaseResult> {
+  // "<phase>:scratch" appends into a throwaway file (repeated rounds); otherwise into the files
+  // the open and fork phases read.
+  const [name, where] = fullName.split(':') as [string, string | undefined];
+  const scratch = where === 'scratch' ? mkdtempSync(join(dir, 'scratch-')) : undefined;
+  const ours = (kind: string) => join(scratch ?? dir, `ours-${kind}.jsonl`);
+  const refDir = (kind: string) => join(scratch ?? dir, `ref-${kind}`);
   const refFile = (kind: string) => {
     const d = refDir(kind);
     return join(d, readdirSync(d).find((f) => f.endsWith('.jsonl'))!);
@@ -192,7 +196,7 @@ async function phase(name: string, dir: string): Promise<PhaseResult> {
     case 'append-ours':
     case 'append-ours-immediate':
     case 'append-ours-compacted': {
-      const file = name === 'append-ours-immediate' ? join(dir, 'ours-immediate.jsonl') : ours(name.endsWith('compacted') ? 'compacted' : 'plain');
+      const file = ours(name === 'append-ours-immediate' ? 'immediate' : name.endsWith('compacted') ? 'compacted' : 'plain');
       const s = SessionStore.create(file, { cwd: '/bench', writeMode: name.endsWith('immediate') ? 'immediate' : 'batched' });
       let compacted = !name.endsWith('compacted');
       let appendMs = timeAppends(
@@ -206,6 +210,7 @@ async function phase(name: string, dir: string): Promise<PhaseResult> {
       const t0 = performance.now();
       s.close(); // writes the last batch: part of the cost
       appendMs += performance.now() - t0;
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
       return { usPerEntry: (appendMs * 1000) / N };
     }
     case 'append-ref':
@@ -225,6 +230,7 @@ async function phase(name: string, dir: string): Promise<PhaseResult> {
           s.appendCompaction(summary, path[Math.max(0, path.length - 60)]!.id, 150_000);
         },
       );
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
       return { usPerEntry: (appendMs * 1000) / N };
     }
     case 'open-ours':
@@ -264,7 +270,7 @@ async function phase(name: string, dir: string): Promise<PhaseResult> {
       const times: number[] = [];
       let messages = 0;
       for (let r = 0; r < FORK_REPEATS; r++) {
-        const target = ids[Math.floor(ids.length / 2) + r * 97]!;
+        const target = ids[(Math.floor(ids.length / 2) + r * 97) % ids.length]!;
         const t0 = performance.now();
         if (ref) {
           ref.branch(target);
@@ -313,26 +319,27 @@ async function main(): Promise<void> {
   const refProblem = ensureReference();
   if (refProblem) console.log(`Reference unavailable (${refProblem}); printing our numbers only.`);
   const dir = mkdtempSync(join(tmpdir(), 'session-bench-'));
-  console.log(`session bench: ${N.toLocaleString('en-US')} entries, open/fork phases: median of ${ROUNDS} alternating rounds; files in ${dir}`);
+  console.log(`session bench: ${N.toLocaleString('en-US')} entries, every phase the median of ${ROUNDS} alternating rounds; files in ${dir}`);
   const results: Record<string, ReturnType<typeof runChild>> = {};
   const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted'])];
-  for (const name of once) results[name] = runChild(name, dir);
+  const samples: Record<string, (PhaseResult & { peakRssMB: number })[]> = {};
+  const sample = (name: string, r: ReturnType<typeof runChild>): void => {
+    if ('error' in r) results[name] = r;
+    else (samples[name] ??= []).push(r);
+  };
+  // The first append round writes the files the open and fork phases read.
+  for (const name of once) sample(name, runChild(name, dir));
   // The machine may be shared: ours and the reference alternate, ROUNDS times, and each phase
   // reports its median, so a burst of load elsewhere hits both sides alike.
   const repeated = ['open', 'open-compacted', 'fork'];
-  const samples: Record<string, (PhaseResult & { peakRssMB: number })[]> = {};
+  const appends = ['append-ours', 'append-ours-immediate', ...(refProblem ? [] : ['append-ref'])];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const name of ['raw-writeSync', 'raw-appendFileSync']) {
-      const r = runChild(name, dir);
-      if ('error' in r) results[name] = r;
-      else (samples[name] ??= []).push(r);
-    }
+    if (round > 0) for (const name of appends) sample(name, runChild(`${name}:scratch`, dir));
+    for (const name of ['raw-writeSync', 'raw-appendFileSync']) sample(name, runChild(name, dir));
     for (const base of repeated) {
       for (const side of refProblem ? ['ours'] : ['ours', 'ref']) {
         const name = base.replace(/^(open|fork)/, `$1-${side}`);
-        const r = runChild(name, dir);
-        if ('error' in r) results[name] = r;
-        else (samples[name] ??= []).push(r);
+        sample(name, runChild(name, dir));
       }
     }
   }

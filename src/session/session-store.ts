@@ -9,7 +9,7 @@
 //   - the entry is in the tree (context, paths, children) as soon as append*() returns;
 //   - its line is written, together with every line appended in the same synchronous stretch of
 //     code, in ONE write at the next microtask checkpoint: before any I/O callback, timer or
-//     message is handled, and so before the appending code's first real await completes;
+//     message is handled, and before the appending code resumes from its next await;
 //   - earlier when the staged lines pass SESSION_DEFAULTS.writeBatchChars, on persist(), flush()
 //     and close(), and on process exit (the 'exit' event, so also after process.exit()).
 //   A process killed in that window loses only the entries of the stretch it was killed in: the
