@@ -12,10 +12,11 @@
 //     message is handled, and before the appending code resumes from its next await;
 //   - earlier when the staged lines pass SESSION_DEFAULTS.writeBatchChars, on persist(), flush()
 //     and close(), and on process exit (the 'exit' event, so also after process.exit()).
-//   A process killed in that window loses only the entries of the stretch it was killed in: the
-//   file is still a prefix of the session, as if the kill had come a moment earlier. Callers that
-//   act outside the process on an entry (run a tool whose call it records, report a result) call
-//   persist() first; the runtime does (src/runtime/agent-session.ts).
+//   A logical step (one append*() call, moveLeaf, branchWithSummary) is never split between two
+//   writes. A process killed in that window loses only the entries of the stretch it was killed
+//   in: the file is still a prefix of the session, as if the kill had come a moment earlier.
+//   Callers that act outside the process on an entry (run a tool whose call it records, report a
+//   result) call persist() first; the runtime does (src/runtime/agent-session.ts).
 // writeMode 'immediate' writes every append*() before it returns (one write(2) per call).
 // Either way a written line survives the process being killed; power loss needs `fsync: true`
 // (jsonl-file-storage.ts).
