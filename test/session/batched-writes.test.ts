@@ -84,6 +84,17 @@ describe('batched writes (the default)', () => {
     expect(lineCount(path)).toBe(3 + perBatch * 3);
   });
 
+  it('never splits one logical step between writes, however big (a branched copy is one write)', () => {
+    const dir = tempDir();
+    const s = startedSession(join(dir, 'a.jsonl'));
+    const big = 'z'.repeat(4096);
+    for (let i = 0; i < 200; i++) s.appendMessage(i % 2 ? assistant(`${i} ${big}`) : user(`${i} ${big}`));
+    const copy = s.createBranchedSession(s.leafId, join(dir, 'b.jsonl'));
+    copy.persist();
+    expect(copy.storage.appendCount).toBe(1);
+    expect(lineCount(join(dir, 'b.jsonl'))).toBe(1 + 202);
+  });
+
   it('persist() writes now and close() writes what is left; a reopened session has every entry', () => {
     const path = join(tempDir(), 's.jsonl');
     const s = startedSession(path);
