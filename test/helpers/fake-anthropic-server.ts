@@ -3,6 +3,7 @@
 // Every request is recorded (parsed JSON body and headers) for assertions.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { seededRandom } from './seeded-random.js';
 
 export type FakeBlock =
   | { type: 'text'; text: string }
@@ -111,18 +112,6 @@ export interface FakeAnthropic {
   /** Faults injected so far (empty without `faults`). */
   faults: FaultRecord[];
   close(): Promise<void>;
-}
-
-/** A small seeded PRNG (mulberry32): deterministic dice for fault injection. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The response a fault turns `spec` into; undefined when the kind does not apply (e.g. cut of an error). */

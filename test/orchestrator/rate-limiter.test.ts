@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SlidingWindowLimiter } from '../../src/orchestrator/rate-limiter.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 function clock(start = 0) {
   let t = start;
@@ -52,8 +53,7 @@ describe('SlidingWindowLimiter', () => {
     const limit = 5;
     const l = new SlidingWindowLimiter({ limit, windowMs: 1000, marginMs: 0, now: c.now });
     const arrivals: number[] = [];
-    let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = seededRandom(7);
     const pending: { id: number; arriveAt: number }[] = [];
     for (let step = 0; step < 20_000; step++) {
       c.advance(1);

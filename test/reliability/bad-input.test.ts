@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { seededRandom } from '../helpers/fake-anthropic-server.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 import { exited, printSummary, ROOT, spawnCli } from './helpers/reliability-fixtures.js';
 
 const temp: string[] = [];

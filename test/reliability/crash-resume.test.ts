@@ -9,7 +9,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
-import { type FakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec, seededRandom, startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { type FakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec, startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { checkJsonl, type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 

@@ -3,6 +3,7 @@ import type { AgentMessage } from '../../src/agent/types.js';
 import { buildContextFromPath, buildSessionContext } from '../../src/session/build-context.js';
 import { SessionStore } from '../../src/session/session-store.js';
 import type { SessionEntry } from '../../src/session/types.js';
+import { seededInt } from '../helpers/seeded-random.js';
 import { assistant, toolResult, user } from './message-builders.js';
 
 const ts = '2025-01-01T00:00:00.000Z';
@@ -116,11 +117,7 @@ describe('incremental context cache', () => {
   // Random trees with compactions, summaries and rewinds: the store's cached context must equal
   // a full rebuild from the path after every operation.
   it('agrees with a full rebuild after every append and leaf move', () => {
-    let seed = 42;
-    const rand = (k: number): number => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % k;
-    };
+    const rand = seededInt(42);
     const s = SessionStore.inMemory();
     for (let step = 0; step < 600; step++) {
       const r = rand(20);

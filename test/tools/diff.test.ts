@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { unifiedDiff } from '../../src/tools/diff.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /** Applies a unified diff to `old` (test oracle: the diff must reproduce the new text). */
 function applyPatch(old: string, diff: string): string {
@@ -27,13 +28,6 @@ function applyPatch(old: string, diff: string): string {
   return out.join('\n');
 }
 
-function seeded(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    return s / 2147483648;
-  };
-}
 
 describe('unifiedDiff', () => {
   it('returns no diff for equal texts', () => {
@@ -55,7 +49,7 @@ describe('unifiedDiff', () => {
   });
 
   it('reproduces the new text when applied, for random edits', () => {
-    const rand = seeded(42);
+    const rand = seededRandom(42);
     for (let round = 0; round < 200; round++) {
       const words = ['a', 'b', 'c', 'd', 'e'];
       const old = Array.from({ length: Math.floor(rand() * 25) }, () => words[Math.floor(rand() * 5)]);

@@ -7,19 +7,10 @@ import { parse, stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dryRun } from '../../../src/orchestrator/recipe/dry-run.js';
 import { loadRecipe } from '../../../src/orchestrator/recipe/load.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const EXAMPLES = ['fan-out', 'planner-worker', 'batch-refactor'];
-
-/** Small deterministic PRNG (mulberry32) so a failure reproduces. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PALETTE: unknown[] = [null, 0, -1, 1.5, '', 'x', '${{ tasks.nope.output }}', '${{', '${{ item }}', [], [null], {}, { glob: 5 }, true, '10 minutes', { count: 'x' }, ['a', 'a'], { planner: 1 }, 'read'];
 
@@ -56,7 +47,7 @@ describe('robustness', () => {
     dirs.push(dir);
     cpSync(from, dir, { recursive: true, filter: (src) => !relative(from, src).startsWith('work') });
     const original: unknown = parse(readFileSync(join(from, 'recipe.yaml'), 'utf8'));
-    const random = rng(name.length * 7919);
+    const random = seededRandom(name.length * 7919);
     let loaded = 0;
     for (let i = 0; i < 120; i++) {
       writeFileSync(join(dir, 'recipe.yaml'), stringify(mutate(original, random)));
