@@ -20,6 +20,9 @@
 // checkpoint or when the batch passes 256 KB; the row "durable on return" is writeMode
 // 'immediate' (written before append*() returns). The append figures include the final close(),
 // which writes the last batch. No fsync (see src/session/jsonl-file-storage.ts).
+// Two more rows show where the append time goes: our store with a storage that drops the lines
+// (no encode, no write), and JSON.stringify of each entry while keeping it, with no store at all:
+// the floor any store pays that writes JSON lines and keeps its entries in memory.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +32,7 @@ import type { AgentMessage } from '../src/agent/types.js';
 import type { AssistantMessage } from '../src/ai/types.js';
 import { emptyUsage } from '../src/ai/usage.js';
 import { SessionStore } from '../src/session/session-store.js';
+import type { SessionStorage } from '../src/session/storage.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_SESSION_N ?? 100_000);
@@ -213,6 +217,42 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
       if (scratch) rmSync(scratch, { recursive: true, force: true });
       return { usPerEntry: (appendMs * 1000) / N };
     }
+    case 'append-ours-nowrite': {
+      // Where the append time goes: our store with a storage that drops the lines (serialize,
+      // index, stage; no encode, no write(2)) ...
+      let appends = 0;
+      const discard: SessionStorage = {
+        path: undefined,
+        get appendCount() {
+          return appends;
+        },
+        readLines: () => ({ exists: false, endsWithNewline: true, bytes: 0 }),
+        append: () => void appends++,
+        replaceAll: () => undefined,
+        backup: () => undefined,
+        close: () => undefined,
+      };
+      const s = SessionStore.fromStorage(discard, { cwd: '/bench' });
+      let appendMs = timeAppends((m) => s.appendMessage(m), () => undefined);
+      const t0 = performance.now();
+      s.close();
+      appendMs += performance.now() - t0;
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      return { usPerEntry: (appendMs * 1000) / N };
+    }
+    case 'stringify-keep': {
+      // ... and no store at all: JSON.stringify of each entry, keeping the entry, which any store
+      // that writes JSON lines and keeps its entries in memory pays (the reference included).
+      const kept: unknown[] = [];
+      let chars = 0;
+      const ms = timeAppends((m) => {
+        const e = { type: 'message', id: 'abcdef01', parentId: 'abcdef00', timestamp: '2026-01-01T00:00:00.000Z', message: m };
+        kept.push(e);
+        chars += JSON.stringify(e).length;
+      }, () => undefined);
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      return { usPerEntry: (ms * 1000) / N, chars };
+    }
     case 'append-ref':
     case 'append-ref-compacted': {
       const { SessionManager } = await loadReference();
@@ -321,7 +361,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'session-bench-'));
   console.log(`session bench: ${N.toLocaleString('en-US')} entries, every phase the median of ${ROUNDS} alternating rounds; files in ${dir}`);
   const results: Record<string, ReturnType<typeof runChild>> = {};
-  const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted'])];
+  const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted']), 'append-ours-nowrite', 'stringify-keep'];
   const samples: Record<string, (PhaseResult & { peakRssMB: number })[]> = {};
   const sample = (name: string, r: ReturnType<typeof runChild>): void => {
     if ('error' in r) results[name] = r;
@@ -332,7 +372,7 @@ async function main(): Promise<void> {
   // The machine may be shared: ours and the reference alternate, ROUNDS times, and each phase
   // reports its median, so a burst of load elsewhere hits both sides alike.
   const repeated = ['open', 'open-compacted', 'fork'];
-  const appends = ['append-ours', 'append-ours-immediate', ...(refProblem ? [] : ['append-ref'])];
+  const appends = ['append-ours', 'append-ours-immediate', ...(refProblem ? [] : ['append-ref']), 'append-ours-nowrite', 'stringify-keep'];
   for (let round = 0; round < ROUNDS; round++) {
     if (round > 0) for (const name of appends) sample(name, runChild(`${name}:scratch`, dir));
     for (const name of ['raw-writeSync', 'raw-appendFileSync']) sample(name, runChild(name, dir));
@@ -366,6 +406,8 @@ async function main(): Promise<void> {
   };
   row('append µs/entry', get('append-ours')?.usPerEntry, get('append-ref')?.usPerEntry, '<= 10 µs', 2);
   row('  durable on return µs/entry', get('append-ours-immediate')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
+  row('  no write (lines dropped) µs/entry', get('append-ours-nowrite')?.usPerEntry, undefined, '', 2);
+  row('  JSON.stringify + keep, no store', get('stringify-keep')?.usPerEntry, undefined, '', 2);
   row('open + rebuild ms', get('open-ours')?.totalMs, get('open-ref')?.totalMs, '>= 3x faster');
   row('  of which rebuild ms', get('open-ours')?.rebuildMs, get('open-ref')?.rebuildMs, '', 2);
   row('open + rebuild peak RSS MB', get('open-ours')?.peakRssMB, get('open-ref')?.peakRssMB, '<= 60 % of ref', 0);

@@ -8,6 +8,7 @@
 // Every node knows its depth, so the path array satisfies path[depth(n)] === entry(n) for each
 // node on it. Moving the leaf walks up from the target only until it meets the current path (the
 // common ancestor), then truncates and extends: O(distance), not O(path) or O(n).
+import { IdIndex } from './id-index.js';
 import { PathContext } from './path-context.js';
 import type { SessionContext, SessionEntry } from './types.js';
 
@@ -27,7 +28,7 @@ function grow(a: Links, size: number): Links {
 export class SessionTree {
   /** All entries in file order; an entry's index here is its node number. */
   readonly entries: SessionEntry[] = [];
-  private readonly index = new Map<string, number>();
+  private readonly index = new IdIndex();
   private parent = new Int32Array(16);
   private depth = new Int32Array(16);
   private firstChild = new Int32Array(16);
