@@ -32,6 +32,7 @@ import type { AgentMessage } from '../src/agent/types.js';
 import type { AssistantMessage } from '../src/ai/types.js';
 import { emptyUsage } from '../src/ai/usage.js';
 import { SessionStore } from '../src/session/session-store.js';
+import { seededRandom } from '../test/helpers/seeded-random.js';
 import type { SessionStorage } from '../src/session/storage.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -41,18 +42,6 @@ const FORK_REPEATS = 20;
 const ROUNDS = Number(process.env.BENCH_SESSION_ROUNDS ?? 3);
 
 // ---- workload -------------------------------------------------------------------------------
-
-/** Deterministic PRNG so every process generates the same messages. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VOCAB = (
   'the function returns a promise that resolves when the file is written and the test checks ' +
@@ -77,7 +66,7 @@ function code(rand: () => number, bytes: number): string {
 
 /** Turn pattern: user, assistant(tool call), tool result, assistant(tool call), tool result, assistant(text). */
 function* workload(count: number): Generator<AgentMessage> {
-  const rand = prng(12345);
+  const rand = seededRandom(12345); // the same messages in every process
   let t = 1_700_000_000_000;
   const usage = () => {
     const u = emptyUsage();
