@@ -20,7 +20,8 @@
 // checkpoint or when the batch passes 256 KB; the row "durable on return" is writeMode
 // 'immediate' (written before append*() returns). The append figures include the final close(),
 // which writes the last batch. No fsync (see src/session/jsonl-file-storage.ts).
-// Two more rows show where the append time goes: our store with a storage that drops the lines
+// The row "with the secret redactor" is how the runtime appends when an API key is set (every
+// line checked for the key; src/session/redact.ts). Two more rows show where the append time goes: our store with a storage that drops the lines
 // (no encode, no write), and JSON.stringify of each entry while keeping it, with no store at all:
 // the floor any store pays that writes JSON lines and keeps its entries in memory.
 import { spawnSync } from 'node:child_process';
@@ -31,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import type { AgentMessage } from '../src/agent/types.js';
 import type { AssistantMessage } from '../src/ai/types.js';
 import { emptyUsage } from '../src/ai/usage.js';
+import { createRedactor } from '../src/session/redact.js';
 import { SessionStore } from '../src/session/session-store.js';
 import { seededRandom } from '../test/helpers/seeded-random.js';
 import type { SessionStorage } from '../src/session/storage.js';
@@ -188,9 +190,12 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
     }
     case 'append-ours':
     case 'append-ours-immediate':
+    case 'append-ours-redact':
     case 'append-ours-compacted': {
-      const file = ours(name === 'append-ours-immediate' ? 'immediate' : name.endsWith('compacted') ? 'compacted' : 'plain');
-      const s = SessionStore.create(file, { cwd: '/bench', writeMode: name.endsWith('immediate') ? 'immediate' : 'batched' });
+      const kind = name === 'append-ours' ? 'plain' : name.replace('append-ours-', '');
+      // -redact: as the runtime runs with an API key, every line passes the secret redactor.
+      const redact = name.endsWith('redact') ? createRedactor([{ name: 'ANTHROPIC_API_KEY', value: `sk-ant-api03-${'k'.repeat(95)}` }]) : undefined;
+      const s = SessionStore.create(ours(kind), { cwd: '/bench', writeMode: name.endsWith('immediate') ? 'immediate' : 'batched', ...(redact ? { redact } : {}) });
       let compacted = !name.endsWith('compacted');
       let appendMs = timeAppends(
         (m) => s.appendMessage(m),
@@ -350,7 +355,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'session-bench-'));
   console.log(`session bench: ${N.toLocaleString('en-US')} entries, every phase the median of ${ROUNDS} alternating rounds; files in ${dir}`);
   const results: Record<string, ReturnType<typeof runChild>> = {};
-  const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted']), 'append-ours-nowrite', 'stringify-keep'];
+  const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-redact', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted']), 'append-ours-nowrite', 'stringify-keep'];
   const samples: Record<string, (PhaseResult & { peakRssMB: number })[]> = {};
   const sample = (name: string, r: ReturnType<typeof runChild>): void => {
     if ('error' in r) results[name] = r;
@@ -361,7 +366,7 @@ async function main(): Promise<void> {
   // The machine may be shared: ours and the reference alternate, ROUNDS times, and each phase
   // reports its median, so a burst of load elsewhere hits both sides alike.
   const repeated = ['open', 'open-compacted', 'fork'];
-  const appends = ['append-ours', 'append-ours-immediate', ...(refProblem ? [] : ['append-ref']), 'append-ours-nowrite', 'stringify-keep'];
+  const appends = ['append-ours', 'append-ours-immediate', 'append-ours-redact', ...(refProblem ? [] : ['append-ref']), 'append-ours-nowrite', 'stringify-keep'];
   for (let round = 0; round < ROUNDS; round++) {
     if (round > 0) for (const name of appends) sample(name, runChild(`${name}:scratch`, dir));
     for (const name of ['raw-writeSync', 'raw-appendFileSync']) sample(name, runChild(name, dir));
@@ -395,6 +400,7 @@ async function main(): Promise<void> {
   };
   row('append µs/entry', get('append-ours')?.usPerEntry, get('append-ref')?.usPerEntry, '<= 10 µs', 2);
   row('  durable on return µs/entry', get('append-ours-immediate')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
+  row('  with the secret redactor µs/entry', get('append-ours-redact')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
   row('  no write (lines dropped) µs/entry', get('append-ours-nowrite')?.usPerEntry, undefined, '', 2);
   row('  JSON.stringify + keep, no store', get('stringify-keep')?.usPerEntry, undefined, '', 2);
   row('open + rebuild ms', get('open-ours')?.totalMs, get('open-ref')?.totalMs, '>= 3x faster');

@@ -117,9 +117,9 @@ export class RunStore {
   /** Stamps and appends one event; returns it. A write failure is kept in `writeError`, not thrown. */
   append(input: RunEventInput): RunEvent {
     const raw = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...input } as RunEvent;
-    const event = this.redactor ? this.redactor.value(raw) : raw;
+    const { value: event, json } = this.redactor ? this.redactor.serialize(raw) : { value: raw, json: JSON.stringify(raw) };
     if (!this.writeError) {
-      this.pending += JSON.stringify(event) + '\n';
+      this.pending += json + '\n';
       if (DISPLAY_EVENTS.has(event.type)) this.scheduleFlush();
       else this.flush();
     }

@@ -172,7 +172,7 @@ function sessionSecrets(o: CreateAgentSessionOptions): SecretValue[] {
 function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
   if (o.store) return o.store;
   const redactor = createRedactor(sessionSecrets(o));
-  const opts = { cwd, ...(redactor ? { redact: redactor.text } : {}) };
+  const opts = { cwd, ...(redactor ? { redact: redactor } : {}) };
   if (o.inMemory) return SessionStore.inMemory(opts);
   const dir = o.sessionDir ? resolve(cwd, o.sessionDir) : defaultSessionDir(cwd, o.home ?? orchestrateHome());
   if (o.continue) {

@@ -22,6 +22,12 @@ export interface Redactor {
   value<T>(v: T): T;
   /** True when `s` holds a secret (cheaper than comparing text(s) with s). */
   has(s: string): boolean;
+  /**
+   * value(v) and JSON.stringify(value(v)). When the JSON of `v` shows no trace of a secret (the
+   * usual case) that is `v` itself and its JSON, found with one scan of the text instead of a
+   * walk over every string: about 0.6 µs instead of 2.7 µs for a 1.6 KB session entry.
+   */
+  serialize<T>(v: T): { value: T; json: string };
 }
 
 function escapeRegExp(s: string): string {
@@ -35,12 +41,20 @@ function escapeRegExp(s: string): string {
  */
 export function createRedactor(secrets: readonly SecretValue[], minChars: number = SESSION_DEFAULTS.redactMinChars): Redactor | undefined {
   const forms = new Map<string, string>();
+  // How the strings value() would change look once serialized: a string holding a form F shows
+  // as JSON-escaped F. (Escaping maps each character on its own, so an F inside a string
+  // becomes escaped F inside its JSON, whatever surrounds it.)
+  const jsonForms = new Set<string>();
+  let lookInJson = true;
   for (const s of secrets) {
     if (typeof s.value !== 'string' || s.value.length < minChars) continue;
     const placeholder = `[REDACTED:${s.name}]`;
     forms.set(s.value, placeholder);
-    const escaped = JSON.stringify(s.value).slice(1, -1);
+    const escaped = jsonEscape(s.value);
     if (escaped !== s.value) forms.set(escaped, placeholder);
+    jsonForms.add(escaped).add(jsonEscape(escaped));
+    // A lone surrogate is escaped alone but not as half of a pair: no single form to look for.
+    if (/[\ud800-\udfff]/.test(s.value)) lookInJson = false;
   }
   if (forms.size === 0) return undefined;
   // Longest first, so a secret that contains another one is replaced whole.
@@ -49,7 +63,20 @@ export function createRedactor(secrets: readonly SecretValue[], minChars: number
   const probe = new RegExp(pattern.source);
   const text = (s: string): string => (probe.test(s) ? s.replace(pattern, (m) => forms.get(m) ?? m) : s);
   const value = <T>(v: T): T => deepMap(v, text) as T;
-  return { text, value, has: (s) => probe.test(s) };
+  const inJson = lookInJson ? new RegExp([...jsonForms].map(escapeRegExp).join('|')) : undefined;
+  const serialize = <T>(v: T): { value: T; json: string } => {
+    const json = JSON.stringify(v);
+    // A match may also be a false alarm (a form spanning an escape such as \n): then the exact way.
+    if (inJson && !inJson.test(json)) return { value: v, json };
+    const redacted = value(v);
+    return { value: redacted, json: redacted === v ? json : JSON.stringify(redacted) };
+  };
+  return { text, value, has: (s) => probe.test(s), serialize };
+}
+
+/** `s` as it appears inside a JSON string literal. */
+function jsonEscape(s: string): string {
+  return JSON.stringify(s).slice(1, -1);
 }
 
 /** Applies `fn` to every string of a JSON-like value (object keys too); shares what is unchanged. */

@@ -27,7 +27,7 @@ import { SESSION_DEFAULTS } from './defaults.js';
 import { EntryIdSequence, newSessionId } from './entry-ids.js';
 import { JsonlFileStorage, type JsonlFileStorageOptions } from './jsonl-file-storage.js';
 import { loadSession } from './load-session.js';
-import { deepMap } from './redact.js';
+import type { Redactor } from './redact.js';
 import { SessionTree } from './session-tree.js';
 import { MemoryStorage, type SessionStorage } from './storage.js';
 import type {
@@ -53,11 +53,10 @@ export interface SessionStoreOptions extends JsonlFileStorageOptions {
   /** Working directory recorded in a new header (default: process.cwd()). */
   cwd?: string;
   /**
-   * Applied to every string of an entry (and of the header) before it is written, e.g. a
-   * redactor that keeps secrets out of the file (see redact.ts). The entries in memory, and so
-   * the agent's context, keep the original text.
+   * Keeps secrets out of the file: every line (entries and header) is serialized through it (see
+   * redact.ts). The entries in memory, and so the agent's context, keep the original text.
    */
-  redact?: (text: string) => string;
+  redact?: Pick<Redactor, 'serialize'>;
   /** Path of the session this one was branched from. */
   parentSession?: string;
   /** When appended lines are written; see the top of this file. Default 'batched'. */
@@ -121,7 +120,7 @@ export class SessionStore {
   private readonly ids = new EntryIdSequence();
   /** The tree holds ids this store did not make (read from storage or adopted): new ids are checked against them. */
   private foreignIds: boolean;
-  private readonly redact: ((text: string) => string) | undefined;
+  private readonly redact: Pick<Redactor, 'serialize'> | undefined;
   private readonly writeErrorListeners = new Set<(error: Error) => void>();
   private readonly writeAtCheckpoint = (): void => {
     this.writeScheduled = false;
@@ -150,9 +149,9 @@ export class SessionStore {
     this.immediate = options.writeMode === 'immediate';
   }
 
-  /** One line of the file for `value`, without its newline (redacted when the store has a redact hook). */
+  /** One line of the file for `value`, without its newline (redacted when the store has a redactor). */
   private line(value: unknown): string {
-    return JSON.stringify(this.redact ? deepMap(value, this.redact) : value);
+    return this.redact ? this.redact.serialize(value).json : JSON.stringify(value);
   }
 
   // ---- opening ----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../../src/session/redact.js';
 import { SessionStore } from '../../src/session/session-store.js';
+import { seededInt } from '../helpers/seeded-random.js';
 import { tempDir } from './message-builders.js';
 
 describe('createRedactor', () => {
@@ -38,6 +39,51 @@ describe('createRedactor', () => {
     expect(out.shared).toBe(shared);
   });
 
+  it('serialize gives value() and its JSON; with no secret present, the input itself', () => {
+    const clean = { text: 'nothing to hide\n"quoted" \\ back', list: [1, 'two'] };
+    const out = r.serialize(clean);
+    expect(out.value).toBe(clean);
+    expect(out.json).toBe(JSON.stringify(clean));
+    const dirty = { text: 'key sk-ant-123456 here', 'pa"ss\\word': ['x'] };
+    const red = r.serialize(dirty);
+    expect(red.value).toEqual(r.value(dirty));
+    expect(red.json).toBe(JSON.stringify(r.value(dirty)));
+    expect(red.json).not.toMatch(/sk-ant-123456|pa\\"ss/);
+  });
+
+  it('serialize finds a secret in every shape value() does: raw, JSON-escaped, inside keys, next to escapes', () => {
+    // Random strings built from pieces of secrets, their escaped forms and characters JSON
+    // escapes: serialize must always agree with JSON.stringify(value(v)).
+    const secrets = [
+      { name: 'KEY', value: 'sk-ant-123456' },
+      { name: 'QUOTED', value: 'pa"ss\\word' },
+      { name: 'NL', value: 'line\nbreak-secret' },
+      { name: 'N', value: 'nfoo-secret' },
+    ];
+    const red = createRedactor(secrets)!;
+    const pieces = [...secrets.flatMap((s) => [s.value, JSON.stringify(s.value).slice(1, -1), s.value.slice(0, 5), s.value.slice(4)]), '\\', '"', '\n', 'n', ' ', 'x', '\u0001', 'é'];
+    const rand = seededInt(5);
+    const text = (): string => Array.from({ length: 1 + rand(6) }, () => pieces[rand(pieces.length)]!).join('');
+    let redacted = 0;
+    for (let i = 0; i < 3000; i++) {
+      const v = { [text()]: text(), list: [text(), { deep: text() }], n: i };
+      const expected = JSON.stringify(red.value(v));
+      const out = red.serialize(v);
+      expect(out.json).toBe(expected);
+      expect(out.value).toEqual(red.value(v));
+      if (expected !== JSON.stringify(v)) redacted++;
+    }
+    expect(redacted).toBeGreaterThan(500);
+    expect(redacted).toBeLessThan(3000);
+  });
+
+  it('a secret with a lone surrogate is still redacted (the JSON-text shortcut is not used for it)', () => {
+    const red = createRedactor([{ name: 'ODD', value: 'abc\ud83d' }])!;
+    const v = { t: 'x abc\ud83d\ude00 y' }; // the secret's last unit pairs with the next one
+    expect(red.serialize(v).json).toBe(JSON.stringify(red.value(v)));
+    expect(red.serialize(v).json).toContain('[REDACTED:ODD]');
+  });
+
   it('is undefined without a secret worth redacting', () => {
     expect(createRedactor([{ name: 'X', value: 'ab' }])).toBeUndefined();
     expect(createRedactor([])).toBeUndefined();
@@ -47,7 +93,7 @@ describe('createRedactor', () => {
 describe('SessionStore redact hook', () => {
   it('writes placeholders to the file while the entries in memory keep the text', () => {
     const file = join(tempDir(), 's.jsonl');
-    const redact = createRedactor([{ name: 'TOKEN', value: 'tok_live_abcdef' }])!.text;
+    const redact = createRedactor([{ name: 'TOKEN', value: 'tok_live_abcdef' }])!;
     const store = SessionStore.create(file, { cwd: '/w', redact });
     store.appendMessage({ role: 'user', content: 'use tok_live_abcdef', timestamp: 1 });
     store.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'ok tok_live_abcdef' }], api: 'a', provider: 'p', model: 'm', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 2 });
