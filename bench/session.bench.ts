@@ -23,7 +23,8 @@
 // The row "with the secret redactor" is how the runtime appends when an API key is set (every
 // line checked for the key; src/session/redact.ts). Two more rows show where the append time goes: our store with a storage that drops the lines
 // (no encode, no write), and JSON.stringify of each entry while keeping it, with no store at all:
-// the floor any store pays that writes JSON lines and keeps its entries in memory.
+// the floor any store pays that writes JSON lines and keeps its entries in memory. "A plain
+// store" is the issue's other yardstick (14 µs there): Map index, one write(2) per entry.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -247,6 +248,25 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
       if (scratch) rmSync(scratch, { recursive: true, force: true });
       return { usPerEntry: (ms * 1000) / N, chars };
     }
+    case 'append-plain': {
+      // The issue's other yardstick, "a plain correct store" (14 µs there): a Map index, and each
+      // entry serialized and written with its own write(2) before append returns.
+      const fd = openSync(join(scratch ?? dir, 'plain-store.jsonl'), 'a');
+      const byId = new Map<string, unknown>();
+      let parentId: string | null = null;
+      let n = 0;
+      let ms = timeAppends((m) => {
+        const e = { type: 'message', id: (n++).toString(16).padStart(8, '0'), parentId, timestamp: new Date().toISOString(), message: m };
+        byId.set(e.id, e);
+        parentId = e.id;
+        writeSync(fd, JSON.stringify(e) + '\n');
+      }, () => undefined);
+      const t0 = performance.now();
+      closeSync(fd);
+      ms += performance.now() - t0;
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      return { usPerEntry: (ms * 1000) / N };
+    }
     case 'append-ref':
     case 'append-ref-compacted': {
       const { SessionManager } = await loadReference();
@@ -355,7 +375,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'session-bench-'));
   console.log(`session bench: ${N.toLocaleString('en-US')} entries, every phase the median of ${ROUNDS} alternating rounds; files in ${dir}`);
   const results: Record<string, ReturnType<typeof runChild>> = {};
-  const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-redact', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted']), 'append-ours-nowrite', 'stringify-keep'];
+  const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-redact', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted']), 'append-ours-nowrite', 'stringify-keep', 'append-plain'];
   const samples: Record<string, (PhaseResult & { peakRssMB: number })[]> = {};
   const sample = (name: string, r: ReturnType<typeof runChild>): void => {
     if ('error' in r) results[name] = r;
@@ -366,7 +386,7 @@ async function main(): Promise<void> {
   // The machine may be shared: ours and the reference alternate, ROUNDS times, and each phase
   // reports its median, so a burst of load elsewhere hits both sides alike.
   const repeated = ['open', 'open-compacted', 'fork'];
-  const appends = ['append-ours', 'append-ours-immediate', 'append-ours-redact', ...(refProblem ? [] : ['append-ref']), 'append-ours-nowrite', 'stringify-keep'];
+  const appends = ['append-ours', 'append-ours-immediate', 'append-ours-redact', ...(refProblem ? [] : ['append-ref']), 'append-ours-nowrite', 'stringify-keep', 'append-plain'];
   for (let round = 0; round < ROUNDS; round++) {
     if (round > 0) for (const name of appends) sample(name, runChild(`${name}:scratch`, dir));
     for (const name of ['raw-writeSync', 'raw-appendFileSync']) sample(name, runChild(name, dir));
@@ -403,6 +423,7 @@ async function main(): Promise<void> {
   row('  with the secret redactor µs/entry', get('append-ours-redact')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
   row('  no write (lines dropped) µs/entry', get('append-ours-nowrite')?.usPerEntry, undefined, '', 2);
   row('  JSON.stringify + keep, no store', get('stringify-keep')?.usPerEntry, undefined, '', 2);
+  row('  a plain store (write per entry)', get('append-plain')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
   row('open + rebuild ms', get('open-ours')?.totalMs, get('open-ref')?.totalMs, '>= 3x faster');
   row('  of which rebuild ms', get('open-ours')?.rebuildMs, get('open-ref')?.rebuildMs, '', 2);
   row('open + rebuild peak RSS MB', get('open-ours')?.peakRssMB, get('open-ref')?.peakRssMB, '<= 60 % of ref', 0);
