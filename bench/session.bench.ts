@@ -21,10 +21,11 @@
 // 'immediate' (written before append*() returns). The append figures include the final close(),
 // which writes the last batch. No fsync (see src/session/jsonl-file-storage.ts).
 // The row "with the secret redactor" is how the runtime appends when an API key is set (every
-// line checked for the key; src/session/redact.ts). Two more rows show where the append time goes: our store with a storage that drops the lines
-// (no encode, no write), and JSON.stringify of each entry while keeping it, with no store at all:
-// the floor any store pays that writes JSON lines and keeps its entries in memory. "A plain
-// store" is the issue's other yardstick (14 µs there): Map index, one write(2) per entry.
+// line checked for the key; src/session/redact.ts). Two rows show where the append time goes:
+// our store with a storage that drops the lines (no encode, no write), and JSON.stringify of each
+// entry while keeping it, with no store at all: the floor any store pays that writes JSON lines
+// and keeps its entries in memory. "A plain store" is the issue's other yardstick (14 µs there):
+// a Map index and one write(2) per entry.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -24,9 +24,8 @@ const EMPTY = -1;
 export class IdIndex {
   /** Slot -> key (the id's 32-bit value, as int32); meaningful only where `nodes` is set. */
   private keys = new Int32Array(1024);
-  /** Slot -> node number, or EMPTY. */
+  /** Slot -> node number, or EMPTY. The table size is always a power of two. */
   private nodes = new Int32Array(1024).fill(EMPTY);
-  private shift = 32 - 10;
   private hexCount = 0;
   private readonly other = new Map<string, number>();
 
@@ -37,12 +36,8 @@ export class IdIndex {
   get(id: string): number | undefined {
     const v = hexValue(id);
     if (v < 0) return this.other.get(id);
-    const key = v | 0;
-    for (let slot = this.slotOf(key); ; slot = (slot + 1) & (this.nodes.length - 1)) {
-      const n = this.nodes[slot]!;
-      if (n === EMPTY) return undefined;
-      if (this.keys[slot] === key) return n;
-    }
+    const n = this.nodes[this.slotOf(v | 0)]!;
+    return n === EMPTY ? undefined : n;
   }
 
   has(id: string): boolean {
@@ -61,24 +56,24 @@ export class IdIndex {
     if (this.put(v | 0, n)) this.hexCount++;
   }
 
-  /** Fibonacci hashing: ids read from a file may be sequential, not random. */
+  /**
+   * The slot holding `key`, or the empty slot where it belongs (linear probing). The start is a
+   * Fibonacci hash over the table's bit count: ids read from a file may be sequential, not random.
+   */
   private slotOf(key: number): number {
-    return Math.imul(key, 0x9e3779b1) >>> this.shift;
+    const mask = this.nodes.length - 1;
+    let slot = Math.imul(key, 0x9e3779b1) >>> (Math.clz32(this.nodes.length) + 1);
+    while (this.nodes[slot] !== EMPTY && this.keys[slot] !== key) slot = (slot + 1) & mask;
+    return slot;
   }
 
   /** Returns true when the key was new. */
   private put(key: number, n: number): boolean {
-    for (let slot = this.slotOf(key); ; slot = (slot + 1) & (this.nodes.length - 1)) {
-      if (this.nodes[slot] === EMPTY) {
-        this.keys[slot] = key;
-        this.nodes[slot] = n;
-        return true;
-      }
-      if (this.keys[slot] === key) {
-        this.nodes[slot] = n;
-        return false;
-      }
-    }
+    const slot = this.slotOf(key);
+    const isNew = this.nodes[slot] === EMPTY;
+    this.keys[slot] = key;
+    this.nodes[slot] = n;
+    return isNew;
   }
 
   private grow(): void {
@@ -86,7 +81,6 @@ export class IdIndex {
     const nodes = this.nodes;
     this.keys = new Int32Array(keys.length * 2);
     this.nodes = new Int32Array(nodes.length * 2).fill(EMPTY);
-    this.shift--;
     for (let slot = 0; slot < nodes.length; slot++) if (nodes[slot] !== EMPTY) this.put(keys[slot]!, nodes[slot]!);
   }
 }

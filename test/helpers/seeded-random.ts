@@ -2,7 +2,7 @@
 //
 // mulberry32: 32-bit integer arithmetic (Math.imul), so no precision is lost. The textbook LCG
 // `seed * 1103515245 + 12345` overflows 2^53 in a JS number: its low bits come out zero, and
-// `rand() % k` then hits only a few values (one test ran 5 of its 20 operations that way).
+// `rand() % k` then hits only a few values (one test drew almost only 5 of its 20 operations).
 
 /** A number in [0, 1) per call. */
 export function seededRandom(seed: number): () => number {
