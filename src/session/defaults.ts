@@ -11,10 +11,10 @@ export const SESSION_DEFAULTS = {
   readChunkBytes: 1 << 20,
   /**
    * Batched writes go out at the next microtask checkpoint, or at once when the staged lines pass
-   * this many characters: a tight loop of appends still writes every ~150 entries, and the
+   * this many bytes: a tight loop of appends still writes every ~150 entries, and the
    * unwritten window stays small. One write(2) per batch instead of per line.
    */
-  writeBatchChars: 256 * 1024,
+  writeBatchBytes: 256 * 1024,
   /** Secret values shorter than this are not redacted: a 3-character value would garble every text. */
   redactMinChars: 4,
 

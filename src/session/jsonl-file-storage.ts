@@ -1,6 +1,6 @@
 // A session as a JSONL file. Reads stream in fixed chunks (the file is never one big string);
 // appends go through one file descriptor kept open in append mode, one write(2) per batch of
-// lines, encoded straight into a reused buffer.
+// lines (the store hands over the batch's bytes; see staged-lines.ts).
 //
 // Durability: when append() returns, the bytes are in the kernel's page cache, so the entry
 // survives the process being killed at any later point. It survives power loss or an OS crash
@@ -16,13 +16,11 @@ export interface JsonlFileStorageOptions {
 }
 
 const NEWLINE = 0x0a;
-/** The write buffer grows for a big batch; beyond this it is not kept between appends. */
-const KEEP_BUFFER_BYTES = 1 << 20;
+const NEWLINE_BYTES = new Uint8Array([NEWLINE]);
 
 export class JsonlFileStorage implements SessionStorage {
   appendCount = 0;
   private fd: number | undefined;
-  private buffer = Buffer.allocUnsafe(64 * 1024);
   /** The file's last byte is not a newline (torn line or hand edit). */
   private needsLeadingNewline = false;
 
@@ -80,17 +78,18 @@ export class JsonlFileStorage implements SessionStorage {
     return { exists: true, endsWithNewline: !this.needsLeadingNewline, bytes };
   }
 
-  append(lines: readonly string[]): void {
+  append(lines: Uint8Array): void {
     let written = 0;
     try {
       if (this.fd === undefined) {
         mkdirSync(dirname(this.path), { recursive: true });
         this.fd = openSync(this.path, 'a');
       }
-      const size = this.encode(lines);
-      const buf = this.buffer;
+      // Only after a torn line or a failed write: the newline that ends it goes first.
+      if (this.needsLeadingNewline) writeSync(this.fd, NEWLINE_BYTES);
+      this.needsLeadingNewline = false;
       // A short write only happens on errors such as a full disk; finish it or fail.
-      while (written < size) written += writeSync(this.fd, buf, written, size - written);
+      while (written < lines.length) written += writeSync(this.fd, lines, written, lines.length - written);
       if (this.options.fsync) fsyncSync(this.fd);
     } catch (err) {
       // Part of the batch may be on disk; the next append must start on a fresh line.
@@ -99,29 +98,8 @@ export class JsonlFileStorage implements SessionStorage {
       throw new Error(
         `Could not append to session file ${this.path}: ${reason}. The entry was not recorded; free disk space or fix permissions, then retry.`,
       );
-    } finally {
-      if (this.buffer.length > KEEP_BUFFER_BYTES) this.buffer = Buffer.allocUnsafe(KEEP_BUFFER_BYTES);
     }
-    this.needsLeadingNewline = false;
     this.appendCount++;
-  }
-
-  /**
-   * UTF-8 of `lines`, each with its newline, into the reused write buffer (no joined string, no
-   * buffer per append); returns the byte count.
-   */
-  private encode(lines: readonly string[]): number {
-    let worst = 1;
-    for (const line of lines) worst += line.length * 3 + 1; // 3 bytes per UTF-16 unit at most
-    if (this.buffer.length < worst) this.buffer = Buffer.allocUnsafe(Math.max(worst, this.buffer.length * 2));
-    const buf = this.buffer;
-    let size = 0;
-    if (this.needsLeadingNewline) buf[size++] = NEWLINE;
-    for (const line of lines) {
-      size += buf.write(line, size);
-      buf[size++] = NEWLINE;
-    }
-    return size;
   }
 
   replaceAll(text: string): void {

@@ -8,6 +8,7 @@
 // "secret" would garble every text); a secret transformed before it is written (base64, split
 // across two strings, hashed) is not recognized.
 import { SESSION_DEFAULTS } from './defaults.js';
+import { jsonBytes, stringifyJson } from './stringify-json.js';
 
 export interface SecretValue {
   /** What the placeholder says: `[REDACTED:<name>]`. */
@@ -28,6 +29,12 @@ export interface Redactor {
    * walk over every string: about 0.6 µs instead of 2.7 µs for a 1.6 KB session entry.
    */
   serialize<T>(v: T): { value: T; json: string };
+  /**
+   * The UTF-8 of serialize(v).json, without making the string (session lines; the forms of each
+   * secret are looked for in the bytes). Usually a view that the next serialization overwrites, as
+   * jsonBytes() in stringify-json.ts: copy it before then.
+   */
+  serializeBytes(v: object): Uint8Array;
 }
 
 function escapeRegExp(s: string): string {
@@ -65,13 +72,20 @@ export function createRedactor(secrets: readonly SecretValue[], minChars: number
   const value = <T>(v: T): T => deepMap(v, text) as T;
   const inJson = lookInJson ? new RegExp([...jsonForms].map(escapeRegExp).join('|')) : undefined;
   const serialize = <T>(v: T): { value: T; json: string } => {
-    const json = JSON.stringify(v);
+    const json = stringifyJson(v);
     // A match may also be a false alarm (a form spanning an escape such as \n): then the exact way.
     if (inJson && !inJson.test(json)) return { value: v, json };
     const redacted = value(v);
-    return { value: redacted, json: redacted === v ? json : JSON.stringify(redacted) };
+    return { value: redacted, json: redacted === v ? json : stringifyJson(redacted) };
   };
-  return { text, value, has: (s) => probe.test(s), serialize };
+  const formBytes = [...jsonForms].map((f) => Buffer.from(f));
+  const serializeBytes = (v: object): Uint8Array => {
+    const bytes = jsonBytes(v);
+    if (lookInJson && !formBytes.some((f) => bytes.includes(f))) return bytes;
+    const redacted = value(v);
+    return redacted === v ? bytes : jsonBytes(redacted);
+  };
+  return { text, value, has: (s) => probe.test(s), serialize, serializeBytes };
 }
 
 /** `s` as it appears inside a JSON string literal. */

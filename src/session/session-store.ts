@@ -10,7 +10,7 @@
 //   - its line is written, together with every line appended in the same synchronous stretch of
 //     code, in ONE write at the next microtask checkpoint: before any I/O callback, timer or
 //     message is handled, and before the appending code resumes from its next await;
-//   - earlier when the staged lines pass SESSION_DEFAULTS.writeBatchChars, on persist(), flush()
+//   - earlier when the staged lines pass SESSION_DEFAULTS.writeBatchBytes, on persist(), flush()
 //     and close(), and on process exit (the 'exit' event, so also after process.exit()).
 //   A logical step (one append*() call, moveLeaf, branchWithSummary) is never split between two
 //   writes. A process killed in that window loses only the entries of the stretch it was killed
@@ -29,6 +29,8 @@ import { JsonlFileStorage, type JsonlFileStorageOptions } from './jsonl-file-sto
 import { loadSession } from './load-session.js';
 import type { Redactor } from './redact.js';
 import { SessionTree } from './session-tree.js';
+import { StagedLines } from './staged-lines.js';
+import { stringifyJson, jsonBytes } from './stringify-json.js';
 import { MemoryStorage, type SessionStorage } from './storage.js';
 import type {
   BranchSummaryEntry,
@@ -56,7 +58,7 @@ export interface SessionStoreOptions extends JsonlFileStorageOptions {
    * Keeps secrets out of the file: every line (entries and header) is serialized through it (see
    * redact.ts). The entries in memory, and so the agent's context, keep the original text.
    */
-  redact?: Pick<Redactor, 'serialize'>;
+  redact?: Pick<Redactor, 'serializeBytes'>;
   /** Path of the session this one was branched from. */
   parentSession?: string;
   /** When appended lines are written; see the top of this file. Default 'batched'. */
@@ -111,8 +113,7 @@ export class SessionStore {
   /** True once lines may be written: the header is in storage, or first in `unwritten`. */
   private released: boolean;
   /** Lines not in storage yet, in order: staged for the next write, or held until the first reply. */
-  private unwritten: string[] = [];
-  private unwrittenChars = 0;
+  private readonly unwritten = new StagedLines();
   private writeScheduled = false;
   /** The last write failed; its lines are still in `unwritten`. */
   private writeError: Error | undefined;
@@ -120,7 +121,7 @@ export class SessionStore {
   private readonly ids = new EntryIdSequence();
   /** The tree holds ids this store did not make (read from storage or adopted): new ids are checked against them. */
   private foreignIds: boolean;
-  private readonly redact: Pick<Redactor, 'serialize'> | undefined;
+  private readonly redact: Pick<Redactor, 'serializeBytes'> | undefined;
   private readonly writeErrorListeners = new Set<(error: Error) => void>();
   private readonly writeAtCheckpoint = (): void => {
     this.writeScheduled = false;
@@ -149,9 +150,12 @@ export class SessionStore {
     this.immediate = options.writeMode === 'immediate';
   }
 
-  /** One line of the file for `value`, without its newline (redacted when the store has a redactor). */
-  private line(value: unknown): string {
-    return this.redact ? this.redact.serialize(value).json : JSON.stringify(value);
+  /**
+   * One line of the file for `value` as UTF-8, without its newline (redacted when the store has a
+   * redactor). Usually a view that the next serialization overwrites: stage it at once.
+   */
+  private line(value: object): Uint8Array {
+    return this.redact ? this.redact.serializeBytes(value) : jsonBytes(value);
   }
 
   // ---- opening ----------------------------------------------------------------------------------
@@ -240,7 +244,7 @@ export class SessionStore {
   /** Whole-file text for a rewrite; a saved leaf move is carried over as the last line. */
   private static serialize(header: SessionHeader, entries: readonly SessionEntry[], leafTarget?: string | null): string {
     let text = JSON.stringify(header) + '\n';
-    for (const e of entries) text += JSON.stringify(e) + '\n';
+    for (const e of entries) text += stringifyJson(e) + '\n';
     if (leafTarget !== undefined) {
       const line: LeafLine = { type: 'leaf', targetId: leafTarget, timestamp: new Date().toISOString() };
       text += JSON.stringify(line) + '\n';
@@ -346,35 +350,36 @@ export class SessionStore {
    * and writes now in 'immediate' mode or past the batch size, else at the next checkpoint. A
    * write that fails here undoes this call (nothing indexed, its lines dropped) and throws.
    */
-  private commit(lines: string | readonly string[], entries: readonly SessionEntry[], releasesPending: boolean): void {
+  private commit(lines: readonly object[], entries: readonly SessionEntry[], releasesPending: boolean): void {
     if (this.writeError) this.writeUnwritten(); // retry a failed write first; throws while storage still fails
+    const staged = this.unwritten;
+    const mark = staged.size;
+    const markCount = staged.count;
+    try {
+      for (const value of lines) staged.push(this.line(value));
+    } catch (err) {
+      staged.truncate(mark, markCount); // a value JSON cannot hold (a cycle, a BigInt): nothing of this call stays
+      throw err;
+    }
     const releasing = !this.released && releasesPending;
+    let headerBytes = 0;
     if (releasing) {
-      const header = this.line(this.headerValue);
-      this.unwritten.unshift(header);
-      this.unwrittenChars += header.length;
+      const sizeBefore = staged.size;
+      staged.unshift(this.line(this.headerValue));
+      headerBytes = staged.size - sizeBefore;
       this.released = true;
     }
-    const added = typeof lines === 'string' ? 1 : lines.length;
-    if (typeof lines === 'string') {
-      this.unwritten.push(lines);
-      this.unwrittenChars += lines.length;
-    } else {
-      for (const l of lines) {
-        this.unwritten.push(l);
-        this.unwrittenChars += l.length;
-      }
-    }
-    if (this.released && (this.immediate || this.unwrittenChars >= SESSION_DEFAULTS.writeBatchChars)) {
+    if (this.released && (this.immediate || staged.size >= SESSION_DEFAULTS.writeBatchBytes)) {
       try {
         this.writeUnwritten();
       } catch (err) {
-        for (const l of this.unwritten.splice(this.unwritten.length - added)) this.unwrittenChars -= l.length;
+        // Undo this call: its lines, and the header if it put it first.
+        staged.truncate(mark + headerBytes, markCount + (releasing ? 1 : 0));
         if (releasing) {
-          this.unwrittenChars -= this.unwritten.shift()!.length;
+          staged.shift();
           this.released = false;
         }
-        if (this.unwritten.length === 0 || !this.released) this.writeError = undefined; // nothing older waits
+        if (staged.count === 0 || !this.released) this.writeError = undefined; // nothing older waits
         throw err;
       }
     } else if (this.released) {
@@ -392,15 +397,14 @@ export class SessionStore {
 
   /** Writes every released unwritten line in one write; on failure keeps them and throws. */
   private writeUnwritten(): void {
-    if (!this.released || this.unwritten.length === 0) return;
+    if (!this.released || this.unwritten.count === 0) return;
     try {
-      this.storage.append(this.unwritten);
+      this.storage.append(this.unwritten.view());
     } catch (err) {
       this.writeError = err instanceof Error ? err : new Error(String(err));
       throw this.writeError;
     }
-    this.unwritten = [];
-    this.unwrittenChars = 0;
+    this.unwritten.clear();
     this.writeError = undefined;
     unwrittenAtExit.delete(this.writeOnExit);
   }
@@ -408,14 +412,15 @@ export class SessionStore {
   private appendEntry<T extends SessionEntry>(fields: NewEntry<T>): string {
     const entry = this.makeEntry<T>(fields);
     const isReply = entry.type === 'message' && entry.message.role === 'assistant';
-    this.commit(this.line(entry), [entry], isReply);
+    this.commit([entry], [entry], isReply);
     return entry.id;
   }
 
   appendMessage(message: AgentMessage): string {
     // The hot path: built as one literal (same keys and order as makeEntry gives).
     const entry: MessageEntry = { type: 'message', id: this.newId(), parentId: this.tree.leafId, timestamp: isoNow(), message };
-    this.commit(this.line(entry), [entry], message.role === 'assistant');
+    const entries = [entry];
+    this.commit(entries, entries, message.role === 'assistant');
     return entry.id;
   }
 
@@ -457,7 +462,7 @@ export class SessionStore {
     if (jobId) fields.jobId = jobId;
     const entry = this.makeEntry<CompactionEntry>(fields);
     if (entry.firstKeptEntryId === KEPT_NOTHING) entry.firstKeptEntryId = entry.id;
-    this.commit(this.line(entry), [entry], false);
+    this.commit([entry], [entry], false);
     return entry.id;
   }
 
@@ -485,7 +490,7 @@ export class SessionStore {
   branchWithSummary(newLeafId: string | null, fromId: string | null, summary: string, details?: FileLists, fromHook?: boolean): string {
     if (newLeafId !== null && !this.tree.has(newLeafId)) throw new Error(`Cannot branch from ${newLeafId}: no such entry in the session.`);
     const entry = this.makeEntry<BranchSummaryEntry>(this.branchSummaryFields(fromId, summary, details, fromHook), newLeafId);
-    this.commit(this.line(entry), [entry], false);
+    this.commit([entry], [entry], false);
     return entry.id;
   }
 
@@ -498,7 +503,7 @@ export class SessionStore {
     if (id === this.tree.leafId) return;
     if (id !== null && !this.tree.has(id)) throw new Error(`Cannot move the leaf to ${id}: no such entry in the session.`);
     const line: LeafLine = { type: 'leaf', targetId: id, timestamp: new Date().toISOString() };
-    this.commit(JSON.stringify(line), [], false);
+    this.commit([line], [], false);
     this.tree.setLeaf(id);
   }
 
@@ -537,7 +542,7 @@ export class SessionStore {
     }
     const hasReply = chained.some((e) => e.type === 'message' && e.message.role === 'assistant');
     this.foreignIds = true;
-    this.commit(chained.map((e) => this.line(e)), chained, hasReply);
+    this.commit(chained, chained, hasReply);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------------

@@ -20,11 +20,10 @@ export interface SessionStorage {
   /** Streams the stored lines in order, 1-based line numbers. */
   readLines(onLine: LineHandler): ReadSummary;
   /**
-   * Appends `lines` (each one line without its newline; the storage ends each with "\n") in one
-   * write. If the stored data did not end with a newline, a newline is written first so a torn
-   * line never swallows the next entry.
+   * Appends `lines`: whole lines as UTF-8, each ending in "\n", in one write. If the stored data
+   * did not end with a newline, a newline goes first so a torn line never swallows the next entry.
    */
-  append(lines: readonly string[]): void;
+  append(lines: Uint8Array): void;
   /** Replaces everything atomically (migrations and header recovery only). */
   replaceAll(text: string): void;
   /** Copies the current content aside before a rewrite; returns where, or undefined. */
@@ -59,10 +58,12 @@ export class MemoryStorage implements SessionStorage {
     return { exists: true, endsWithNewline, bytes: Buffer.byteLength(this.text) };
   }
 
-  append(lines: readonly string[]): void {
-    if (!this.endsWithNewline) this.text += '\n';
-    for (const line of lines) this.text += line + '\n';
-    this.endsWithNewline = true;
+  append(lines: Uint8Array): void {
+    if (lines.length > 0) {
+      if (!this.endsWithNewline) this.text += '\n';
+      this.text += Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength).toString('utf8');
+      this.endsWithNewline = lines[lines.length - 1] === 0x0a;
+    }
     this.appendCount++;
   }
 

@@ -74,7 +74,7 @@ describe('batched writes (the default)', () => {
     const path = join(tempDir(), 's.jsonl');
     const s = startedSession(path);
     const big = 'x'.repeat(4096);
-    const perBatch = Math.ceil(SESSION_DEFAULTS.writeBatchChars / big.length);
+    const perBatch = Math.ceil(SESSION_DEFAULTS.writeBatchBytes / big.length);
     for (let i = 0; i < perBatch * 3; i++) s.appendMessage(user(`${i} ${big}`));
     // No checkpoint yet: only the size bound wrote, each time in one write.
     expect(s.storage.appendCount).toBeGreaterThanOrEqual(3);
@@ -142,6 +142,22 @@ describe('batched writes (the default)', () => {
     const reopened = SessionStore.open(path);
     expect(reopened.warnings).toEqual([]);
     expect(reopened.entries.map(messageText)).toEqual(['q', 'a', 'more']);
+  });
+
+  it('an entry JSON cannot hold (a cycle, a BigInt) is refused whole; the session goes on and reopens clean', () => {
+    const path = join(tempDir(), 's.jsonl');
+    const s = startedSession(path);
+    s.appendMessage(user('staged before'));
+    const cyclic: Record<string, unknown> = { text: 'x'.repeat(100) };
+    cyclic.self = cyclic;
+    expect(() => s.appendCustom('state', cyclic)).toThrow(TypeError);
+    expect(() => s.appendCustom('state', { n: 1n })).toThrow(TypeError);
+    expect(s.entries).toHaveLength(3);
+    s.appendMessage(user('after'));
+    s.close();
+    const reopened = SessionStore.open(path);
+    expect(reopened.warnings).toEqual([]);
+    expect(reopened.entries.map(messageText)).toEqual(['start', 'ok', 'staged before', 'after']);
   });
 
   it("writeMode 'immediate': a failed write leaves the entry out of the session and the next append retries", () => {

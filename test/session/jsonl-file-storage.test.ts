@@ -6,6 +6,11 @@ import { JsonlFileStorage } from '../../src/session/jsonl-file-storage.js';
 import { MemoryStorage, type SessionStorage } from '../../src/session/storage.js';
 import { tempDir } from './message-builders.js';
 
+/** Whole lines as a storage takes them: UTF-8, each ending in a newline. */
+function lines(...text: string[]): Uint8Array {
+  return Buffer.from(text.map((l) => `${l}\n`).join(''));
+}
+
 function readAll(storage: SessionStorage): { lines: [string, number, boolean][]; endsWithNewline: boolean } {
   const lines: [string, number, boolean][] = [];
   const r = storage.readLines((l, n, t) => lines.push([l, n, t]));
@@ -36,8 +41,8 @@ describe('JsonlFileStorage', () => {
       ['b', 2, true],
       ['torn', 3, false],
     ]);
-    s.append(['next']);
-    s.append(['after', 'then ünïcödé 日本']);
+    s.append(lines('next'));
+    s.append(lines('after', 'then ünïcödé 日本'));
     s.close();
     expect(readFileSync(path, 'utf8')).toBe('a\nb\ntorn\nnext\nafter\nthen ünïcödé 日本\n');
     expect(s.appendCount).toBe(2);
@@ -46,9 +51,9 @@ describe('JsonlFileStorage', () => {
   it('replaceAll swaps the whole file atomically and appends continue on the new file', () => {
     const path = join(tempDir(), 'f.jsonl');
     const s = new JsonlFileStorage(path);
-    s.append(['one']);
+    s.append(lines('one'));
     s.replaceAll('fresh\n');
-    s.append(['two']);
+    s.append(lines('two'));
     s.close();
     expect(readFileSync(path, 'utf8')).toBe('fresh\ntwo\n');
   });
@@ -57,8 +62,8 @@ describe('JsonlFileStorage', () => {
     const path = join(tempDir(), 'f.jsonl');
     const s = new JsonlFileStorage(path);
     const big = Array.from({ length: 40 }, (_, i) => `${i} ${'é'.repeat(50_000)}`);
-    s.append(big);
-    s.append(['small']);
+    s.append(lines(...big));
+    s.append(lines('small'));
     s.close();
     expect(readFileSync(path, 'utf8')).toBe(big.join('\n') + '\nsmall\n');
   });
@@ -72,7 +77,7 @@ describe('MemoryStorage', () => {
   it('behaves like a file for torn lines', () => {
     const m = new MemoryStorage('a\ntorn');
     expect(readAll(m).lines.at(-1)).toEqual(['torn', 2, false]);
-    m.append(['b']);
+    m.append(lines('b'));
     expect(m.content).toBe('a\ntorn\nb\n');
   });
 });
@@ -88,6 +93,6 @@ describe('JsonlFileStorage errors', () => {
     const path = join(tempDir(), 'f.jsonl');
     const storage = new JsonlFileStorage(path);
     mkdirSync(path);
-    expect(() => storage.append(['{}'])).toThrow(new RegExp(`Could not append to session file ${path}: EISDIR`));
+    expect(() => storage.append(lines('{}'))).toThrow(new RegExp(`Could not append to session file ${path}: EISDIR`));
   });
 });

@@ -51,7 +51,7 @@ describe('createRedactor', () => {
     expect(red.json).not.toMatch(/sk-ant-123456|pa\\"ss/);
   });
 
-  it('serialize finds a secret in every shape value() does: raw, JSON-escaped, inside keys, next to escapes', () => {
+  it('serialize and serializeBytes find a secret in every shape value() does: raw, JSON-escaped, inside keys, next to escapes', () => {
     // Random strings built from pieces of secrets, their escaped forms and characters JSON
     // escapes: serialize must always agree with JSON.stringify(value(v)).
     const secrets = [
@@ -71,6 +71,7 @@ describe('createRedactor', () => {
       const out = red.serialize(v);
       expect(out.json).toBe(expected);
       expect(out.value).toEqual(red.value(v));
+      expect(Buffer.from(red.serializeBytes(v)).toString('utf8')).toBe(expected);
       if (expected !== JSON.stringify(v)) redacted++;
     }
     expect(redacted).toBeGreaterThan(500);
@@ -82,6 +83,7 @@ describe('createRedactor', () => {
     const v = { t: 'x abc\ud83d\ude00 y' }; // the secret's last unit pairs with the next one
     expect(red.serialize(v).json).toBe(JSON.stringify(red.value(v)));
     expect(red.serialize(v).json).toContain('[REDACTED:ODD]');
+    expect(Buffer.from(red.serializeBytes(v)).toString('utf8')).toBe(JSON.stringify(red.value(v)));
   });
 
   it('is undefined without a secret worth redacting', () => {
