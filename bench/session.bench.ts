@@ -22,10 +22,11 @@
 // which writes the last batch. No fsync (see src/session/jsonl-file-storage.ts).
 // The row "with the secret redactor" is how the runtime appends when an API key is set (every
 // line checked for the key; src/session/redact.ts). Two rows show where the append time goes:
-// our store with a storage that drops the lines (no encode, no write), and JSON.stringify of each
-// entry while keeping it, with no store at all: the floor any store pays that writes JSON lines
-// and keeps its entries in memory. "A plain store" is the other yardstick (14 µs there):
-// a Map index and one write(2) per entry.
+// our store with a storage that drops the lines (serialized and staged, not written), and
+// JSON.stringify of each entry while keeping it, with no store at all: what any store built on
+// JSON.stringify pays before it writes a byte (ours serializes with src/session/stringify-json.ts).
+// "A plain store" is the other yardstick (14 µs there): a Map index and one write(2) per
+// entry.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -215,7 +216,7 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
     }
     case 'append-ours-nowrite': {
       // Where the append time goes: our store with a storage that drops the lines (serialize,
-      // index, stage; no encode, no write(2)) ...
+      // index, stage; no write(2)) ...
       let appends = 0;
       const discard: SessionStorage = {
         path: undefined,
@@ -238,7 +239,7 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
     }
     case 'stringify-keep': {
       // ... and no store at all: JSON.stringify of each entry, keeping the entry, which any store
-      // that writes JSON lines and keeps its entries in memory pays (the reference included).
+      // built on JSON.stringify pays (the reference included).
       const kept: unknown[] = [];
       let chars = 0;
       const ms = timeAppends((m) => {

@@ -36,7 +36,7 @@ export const ESCAPE_TABLE = 0;
 export const HEX_DIGITS = 256;
 /** First free address after the tables. */
 export const ESCAPE_DATA_START = 512;
-export const ESCAPE_INITIAL_PAGES = 4;
+const INITIAL_PAGES = 4;
 
 // Opcodes (WebAssembly core spec, binary format).
 const BLOCK = 0x02;
@@ -185,7 +185,7 @@ export function escapeModuleBytes(): Uint8Array {
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
     ...section(1, [1, 0x60, 3, I32, I32, I32, 1, I32]), // type 0: (i32 i32 i32) -> i32
     ...section(3, [1, 0]), // function 0 has type 0
-    ...section(5, [1, 0x00, ...unsignedLeb(ESCAPE_INITIAL_PAGES)]), // one memory, no maximum
+    ...section(5, [1, 0x00, ...unsignedLeb(INITIAL_PAGES)]), // one memory, no maximum
     ...section(7, [2, ...name('memory'), 0x02, 0, ...name('escape'), 0x00, 0]),
     ...section(10, [1, ...unsignedLeb(body.length), ...body]),
   ]);
