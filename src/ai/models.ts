@@ -16,6 +16,22 @@ interface Entry {
   maxTokens: number;
 }
 
+/** Limits and prices of a model the table does not have (a recipe's `models:`). */
+export interface ModelSpec {
+  contextWindow: number;
+  maxTokens: number;
+  /** $ per million tokens. */
+  cost: ModelCost;
+}
+
+/** Used for what a model declaration leaves out: the limits every current Claude model has at least. */
+export const DECLARED_MODEL_DEFAULTS = { contextWindow: 200_000, maxTokens: 32_000 } as const;
+
+/** The price with cache rates derived the way Anthropic prices them (read 0.1x, 5-minute write 1.25x input). */
+export function priceOf(input: number, output: number): ModelCost {
+  return { input, output, cacheRead: input / 10, cacheWrite: input * 1.25 };
+}
+
 const price = (input: number, output: number): ModelCost => ({
   input,
   output,
@@ -68,6 +84,21 @@ export function listModels(): Model[] {
 /** Ids and aliases, for help texts and error messages. */
 export function knownModelNames(): string[] {
   return ENTRIES.map((e) => (e.aliases.length ? `${e.id} (${e.aliases.join(', ')})` : e.id));
+}
+
+/** A model declared by its caller (an id Anthropic serves that this table does not know yet). */
+export function modelFromSpec(id: string, spec: ModelSpec): Model {
+  return {
+    id,
+    name: id,
+    api: ANTHROPIC_API,
+    provider: 'anthropic',
+    reasoning: true,
+    input: ['text', 'image'],
+    cost: { ...spec.cost },
+    contextWindow: spec.contextWindow,
+    maxTokens: spec.maxTokens,
+  };
 }
 
 /**

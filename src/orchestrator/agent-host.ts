@@ -5,7 +5,7 @@
 // that run in the same session after the agent finishes (verify commands, JSON output) and the
 // handoff summary. Every outcome is data (a RunOutcome or a WorkerResult), never a throw.
 import type { AgentMessage, CustomMessage, PeerMessage } from '../agent/types.js';
-import { resolveModel } from '../ai/models.js';
+import { modelFromSpec, resolveModel, scriptedModel } from '../ai/models.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
 import { stream as registryStream } from '../ai/registry.js';
 import { createScriptedProvider } from '../ai/scripted.js';
@@ -92,7 +92,8 @@ export class AgentHost {
     try {
       const a = task.agent;
       let base: StreamFunction;
-      let model: Model | string = a.model;
+      // A model the recipe declares (models:) brings its own limits, offline too.
+      let model: Model | string = a.modelSpec && a.provider === 'scripted' ? scriptedModel({ id: a.model, contextWindow: a.modelSpec.contextWindow, maxTokens: a.modelSpec.maxTokens }) : a.model;
       if (a.provider === 'scripted') {
         if (!a.script) return { error: `agent "${a.name}" uses the scripted provider but has no script` };
         // Parsed by the coordinator; loading it here (and the YAML parser with it) is the fallback.
@@ -101,7 +102,7 @@ export class AgentHost {
       } else {
         registerBuiltInProviders();
         base = registryStream;
-        const resolved = resolveModel(a.model, 'anthropic');
+        const resolved = a.modelSpec ? modelFromSpec(a.model.replace(/^anthropic\//, ''), a.modelSpec) : resolveModel(a.model, 'anthropic');
         model = task.baseUrl ? { ...resolved, baseUrl: task.baseUrl } : resolved;
       }
       const session = await createAgentSession({

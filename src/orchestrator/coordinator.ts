@@ -472,7 +472,7 @@ export class Coordinator {
     let tokens = last !== undefined ? Math.ceil(last * ORCHESTRATOR_DEFAULTS.callEstimateGrowth) : ORCHESTRATOR_DEFAULTS.callEstimateTokens;
     // A first call never reserves more than a small share of the run's token budget.
     if (last === undefined && this.recipe.budget.tokens !== undefined) tokens = Math.min(tokens, Math.max(1, Math.floor(this.recipe.budget.tokens / 20)));
-    const price = lookupModelPrice(model, provider);
+    const price = lookupModelPrice(model, provider, this.recipe.models);
     return { tokens, usd: (tokens * price.input) / 1e6 };
   }
 

@@ -61,6 +61,7 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
     skills: a.skills,
     extensions: a.extensions,
   };
+  if (a.modelSpec) spec.modelSpec = a.modelSpec;
   if (a.script) spec.script = a.script;
   if (scriptData) spec.scriptData = scriptData;
   if (a.system) spec.system = a.system;

@@ -2,12 +2,15 @@
 // MessagePorts (moved through the transferList), so it crosses the thread boundary by structured
 // clone. Types only: the coordinator imports this without loading the runtime.
 import type { MessagePort } from 'node:worker_threads';
+import type { ModelSpec } from '../ai/models.js';
 import type { ScriptedScript } from '../ai/scripted.js';
 
 export interface AgentSpec {
   name: string;
   /** Model id or alias (resolved for the provider in the worker). */
   model: string;
+  /** Limits and price of a model the recipe declares (`models:`); the worker builds it from these. */
+  modelSpec?: ModelSpec;
   provider: 'anthropic' | 'scripted';
   /** Absolute path of the script for the scripted provider. */
   script?: string;

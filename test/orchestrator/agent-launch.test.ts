@@ -92,6 +92,38 @@ tasks:
     }
   });
 
+  it('a model declared under models: is called by its id within its output limit, and its usage is priced by the declaration', async () => {
+    const server = await startFakeAnthropic({ respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]) });
+    try {
+      const dir = tempProject({
+        'recipe.yaml': `name: future-model
+model: claude-future-7
+models:
+  claude-future-7: { price: { input: 2, output: 10 }, max_tokens: 20k }
+agents:
+  checker: { tools: [ls] }
+tasks:
+  - id: check
+    agent: checker
+    prompt: "Check item a"
+`,
+      });
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      expect(r.outcome.status).toBe('succeeded');
+      expect(server.requests.length).toBeGreaterThanOrEqual(3); // two turns and the handoff summary
+      for (const q of server.requests) {
+        expect(q.body.model).toBe('claude-future-7');
+        expect(q.body.max_tokens).toBeLessThanOrEqual(20_000);
+      }
+      const u = r.outcome.usage;
+      expect(u.cost).toBeGreaterThan(0);
+      expect(u.cost).toBeCloseTo((u.input * 2 + u.output * 10 + u.cacheRead * 0.2 + u.cacheWrite * 2.5) / 1e6, 12);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a permit-enforced rate limit never lets more than N requests per window reach the API', async () => {
     const arrivals: number[] = [];
     const responder = conversationResponder([

@@ -97,8 +97,8 @@ function dynamicInstances(recipe: LoadedRecipe, task: LoadedTask): { range: Rang
   return { range: { low, high: s.maxItems }, note: `instance count from ${source!.id}'s output_schema: ${low}-${s.maxItems}` };
 }
 
-function usdOf(tokens: { input: Range; output: Range }, model: string, provider: string): Range {
-  const p = lookupModelPrice(model, provider);
+function usdOf(tokens: { input: Range; output: Range }, model: string, provider: string, declared: LoadedRecipe['models']): Range {
+  const p = lookupModelPrice(model, provider, declared);
   return { low: (tokens.input.low * p.input + tokens.output.low * p.output) / 1e6, high: (tokens.input.high * p.input + tokens.output.high * p.output) / 1e6 };
 }
 
@@ -139,8 +139,8 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
       }
       est.inputTokens = add(est.inputTokens, tokens.input);
       est.outputTokens = add(est.outputTokens, tokens.output);
-      usdSum = add(usdSum, usdOf(tokens, model, provider));
-      if (!lookupModelPrice(model, provider).known) {
+      usdSum = add(usdSum, usdOf(tokens, model, provider, recipe.models));
+      if (!lookupModelPrice(model, provider, recipe.models).known) {
         const note = `no price known for ${model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`;
         if (!est.notes.includes(note)) est.notes.push(note);
       }

@@ -5,6 +5,7 @@ import { renderText } from './expressions.js';
 import { inputSpecs, resolveInputs } from './inputs.js';
 import { type LoadedRecipe, type RecipeOverrides, normalizeRecipe } from './normalize.js';
 import { type RecipeProblem, sortProblems } from './problems.js';
+import { parseTokenCount } from './duration.js';
 import { suggestionHint } from './suggest.js';
 import { validateRecipeFile } from './validate.js';
 
@@ -64,10 +65,20 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
       }
     }
   }
-  // A real provider only serves models it knows; catch a typo before any task starts.
+  // A declared model needs room to answer in: limits of 0 would fail every call.
+  for (const [id, spec] of Object.entries(doc.models ?? {})) {
+    for (const [key, value, least] of [['context_window', spec.context_window, 1_000], ['max_tokens', spec.max_tokens, 1]] as const) {
+      const n = value === undefined ? undefined : parseTokenCount(value);
+      if (n !== undefined && n < least) {
+        problems.push({ code: 'bad_token_count', ...at(['models', id, key]), message: `models.${id}.${key} must be at least ${least}`, hint: `give the model's real ${key.replace('_', ' ')} from its documentation, or leave it out for the default` });
+      }
+    }
+  }
+  // A real provider only serves models it knows; catch a typo before any task starts. Models the
+  // recipe declares under `models:` are taken as given.
   const reported = new Set<string>();
   for (const agent of Object.values(recipe.agents)) {
-    if (agent.provider !== 'anthropic' || getModel(agent.model.replace(/^anthropic\//, ''))) continue;
+    if (agent.provider !== 'anthropic' || agent.modelSpec || getModel(agent.model.replace(/^anthropic\//, ''))) continue;
     const own = doc.agents?.[agent.name]?.model !== undefined;
     const fromFile = !own && agent.systemFile !== undefined && agent.model !== (doc.model ?? env.ORCHESTRATE_MODEL);
     const source =
@@ -77,7 +88,12 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
     const path = source === '--model' || source === 'ORCHESTRATE_MODEL' ? [] : source.split('.');
     const hint = suggestionHint(agent.model, listModels().map((m) => m.id), 'models');
     const message = fromFile ? `agent file of "${agent.name}" names unknown model "${agent.model}"` : path.length ? `unknown model "${agent.model}"` : `${source} names unknown model "${agent.model}"`;
-    problems.push({ code: 'unknown_model', ...at(path), message, hint: `${hint} (or use --provider scripted to run offline)` });
+    problems.push({
+      code: 'unknown_model',
+      ...at(path),
+      message,
+      hint: `${hint} (or use --provider scripted to run offline). A model newer than this list can be declared with its price in $ per million tokens: models: { ${agent.model}: { price: { input: N, output: N } } }`,
+    });
   }
   return problems.length ? { ok: false, problems: sortProblems(problems) } : { ok: true, recipe };
 }

@@ -2,6 +2,7 @@
 // durations in ms, retries filled in, paths absolute, agent files read, models resolved.
 // Everything here is plain data (structured-clone safe) so it can cross to worker threads.
 import { resolve } from 'node:path';
+import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../../ai/models.js';
 import { readAgentFile } from './agent-file.js';
 import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
 import { parseDuration, parseTokenCount } from './duration.js';
@@ -30,6 +31,8 @@ export interface LoadedAgent {
   systemFile?: string;
   tools: string[];
   model: string;
+  /** Limits and price of `model` when the recipe declares it under `models:`. */
+  modelSpec?: ModelSpec;
   provider: ProviderName;
   /** Absolute path of the scripted-provider script (agent's own, else the recipe's). */
   script?: string;
@@ -110,6 +113,8 @@ export interface LoadedRecipe {
   version?: string;
   /** Run-level default model after overrides. */
   model: string;
+  /** The recipe's `models:`, keyed by modelKey(id). */
+  models: Record<string, ModelSpec>;
   provider: ProviderName;
   script?: string;
   concurrency: number;
@@ -151,6 +156,26 @@ export interface NormalizeContext {
 /** The agent used by prompt tasks when a recipe defines no agents: the runtime's coding defaults. */
 export const IMPLICIT_AGENT = 'default';
 const IMPLICIT_TOOLS = ['read', 'bash', 'edit', 'write'];
+
+/** How a model id is looked up: case-insensitive, without an "anthropic/" prefix. */
+export function modelKey(id: string): string {
+  return id.trim().toLowerCase().replace(/^anthropic\//, '');
+}
+
+function modelsOf(declared: RecipeDocument['models']): Record<string, ModelSpec> {
+  const out: Record<string, ModelSpec> = {};
+  for (const [id, m] of Object.entries(declared ?? {})) {
+    const cost = priceOf(m.price.input, m.price.output);
+    if (m.price.cache_read !== undefined) cost.cacheRead = m.price.cache_read;
+    if (m.price.cache_write !== undefined) cost.cacheWrite = m.price.cache_write;
+    out[modelKey(id)] = {
+      cost,
+      contextWindow: (m.context_window !== undefined ? parseTokenCount(m.context_window) : undefined) ?? DECLARED_MODEL_DEFAULTS.contextWindow,
+      maxTokens: (m.max_tokens !== undefined ? parseTokenCount(m.max_tokens) : undefined) ?? DECLARED_MODEL_DEFAULTS.maxTokens,
+    };
+  }
+  return out;
+}
 
 function budgetOf(b: RecipeDocument['budget']): Budget {
   if (!b) return {};
@@ -213,6 +238,8 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, ctx
   if (system !== undefined && system !== '') agent.system = system;
   if (a.system_file) agent.systemFile = resolve(ctx.dir, a.system_file);
   if (script !== undefined) agent.script = resolve(ctx.dir, script);
+  const spec = modelsOf(doc.models)[modelKey(agent.model)];
+  if (spec) agent.modelSpec = spec;
   if (a.thinking !== undefined) agent.thinking = a.thinking;
   if (a.summaries !== undefined) agent.summaries = a.summaries;
   return agent;
@@ -285,6 +312,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     dir: ctx.dir,
     name: doc.name,
     model: ctx.overrides.model ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
+    models: modelsOf(doc.models),
     provider: ctx.overrides.provider ?? doc.provider ?? RECIPE_DEFAULTS.provider,
     concurrency: ctx.overrides.concurrency ?? doc.concurrency ?? RECIPE_DEFAULTS.concurrency,
     rateLimit: typeof rl === 'number' ? { default: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },

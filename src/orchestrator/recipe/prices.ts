@@ -1,5 +1,6 @@
 // Model prices for the dry-run estimate, behind one function, read from the ai layer's model table.
-import { getModel } from '../../ai/models.js';
+import { getModel, type ModelSpec } from '../../ai/models.js';
+import { modelKey } from './normalize.js';
 
 export interface ModelPrice {
   /** US dollars per million input tokens. */
@@ -13,9 +14,14 @@ export interface ModelPrice {
 /** Assumed for a model the table does not know: a mid-range price, flagged so the output says so. */
 export const FALLBACK_PRICE = { input: 3, output: 15 } as const;
 
-/** The price of `model` as served by `provider`; the scripted provider is free. */
-export function lookupModelPrice(model: string, provider: string): ModelPrice {
+/**
+ * The price of `model` as served by `provider`: the recipe's own declaration (`models:`) first,
+ * then the built-in table; the scripted provider is free.
+ */
+export function lookupModelPrice(model: string, provider: string, declared: Readonly<Record<string, ModelSpec>> = {}): ModelPrice {
   if (provider === 'scripted') return { input: 0, output: 0, known: true };
+  const own = declared[modelKey(model)];
+  if (own) return { input: own.cost.input, output: own.cost.output, known: true };
   const found = getModel(model.replace(/^anthropic\//, ''));
   return found ? { input: found.cost.input, output: found.cost.output, known: true } : { ...FALLBACK_PRICE, known: false };
 }

@@ -56,6 +56,21 @@ const budget = z
   })
   .describe('Spending limit enforced by the coordinator before each model call');
 
+const modelPrice = z.strictObject({
+  input: z.number().nonnegative().describe('US dollars per million input tokens'),
+  output: z.number().nonnegative().describe('US dollars per million output tokens'),
+  cache_read: z.number().nonnegative().optional().describe('Per million cache-read tokens (default 0.1 x input)'),
+  cache_write: z.number().nonnegative().optional().describe('Per million cache-write tokens (default 1.25 x input)'),
+});
+
+const modelDeclaration = z
+  .strictObject({
+    price: modelPrice.describe('What it costs, for budgets, usage and dry-run estimates'),
+    context_window: tokenCount.optional().describe('Input tokens it accepts (default 200k; compaction starts below it)'),
+    max_tokens: tokenCount.optional().describe('Output tokens it can write in one reply (default 32k)'),
+  })
+  .describe('A model this version of orchestrate does not list (or new limits and prices for one it does)');
+
 const provider = z.enum(PROVIDERS).describe('anthropic (real model) or scripted (offline, replays a script file)');
 
 const backoff = z
@@ -201,6 +216,10 @@ export const RecipeSchema = z
     version: z.union([z.string(), z.number()]).optional().describe('Version of this recipe'),
     model: z.string().optional().describe('Default model for every agent'),
     provider: provider.optional(),
+    models: z
+      .record(z.string().min(1), modelDeclaration)
+      .optional()
+      .describe('Models to use beyond the built-in list, by the id Anthropic serves them under: {id: {price, context_window, max_tokens}}'),
     script: z.string().optional().describe('Script file for the scripted provider (offline runs)'),
     concurrency: z.number().int().positive().optional().describe('Task instances running at once (default 4)'),
     rate_limit: z

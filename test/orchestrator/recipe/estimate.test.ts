@@ -89,6 +89,16 @@ describe('estimateRecipe', () => {
     expect(capped.notes).toContain('upper cost capped by the task budget of $0.05 per instance');
   });
 
+  it('a model declared under models: is priced by its declaration, with no fallback note', () => {
+    const body = 'tasks:\n  - id: a\n    prompt: "Summarise the repository."\n';
+    const haiku = estimate(`name: r\nmodel: claude-haiku-4-5\n${body}`).estimate.tasks[0]!;
+    const declared = estimate(`name: r\nmodel: claude-future-7\nmodels:\n  claude-future-7: { price: { input: 1, output: 5 } }\n${body}`).estimate.tasks[0]!;
+    const dearer = estimate(`name: r\nmodel: claude-future-7\nmodels:\n  claude-future-7: { price: { input: 2, output: 10 } }\n${body}`).estimate.tasks[0]!;
+    expect(declared.usd).toEqual(haiku.usd);
+    expect(dearer.usd.high).toBeCloseTo(haiku.usd.high * 2, 10);
+    expect(declared.notes.join('\n')).not.toContain('no price known');
+  });
+
   it('prices come from the ai model table; unknown models get a flagged fallback; scripted is free', () => {
     expect(lookupModelPrice('some-future-model', 'anthropic')).toEqual({ input: 3, output: 15, known: false });
     expect(lookupModelPrice('claude-opus-4-1', 'anthropic')).toMatchObject({ input: 15, output: 75, known: true });

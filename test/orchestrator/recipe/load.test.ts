@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LoadOptions, loadRecipe } from '../../../src/orchestrator/recipe/load.js';
 import { RECIPE_DEFAULTS } from '../../../src/orchestrator/recipe/defaults.js';
+import { lookupModelPrice } from '../../../src/orchestrator/recipe/prices.js';
 import { type TempRecipe, tempRecipe } from './recipe-files.js';
 
 let temp: TempRecipe | undefined;
@@ -119,6 +120,30 @@ describe('inputs and overrides', () => {
   it('--provider scripted needs a script for every agent', () => {
     const r = load('name: r\nagents:\n  w: { system: s }\ntasks:\n  - id: a\n    prompt: p\n', {}, { provider: 'scripted' });
     expect(messages(r)).toEqual(['--provider scripted: agent "w" has no script to replay']);
+  });
+
+  it('a model the recipe declares under models: is accepted, with its price and limits (defaults for what it leaves out)', () => {
+    const r = loaded(
+      'name: r\nmodel: Anthropic/Claude-Future-7\nmodels:\n  claude-future-7: { price: { input: 2, output: 10 }, context_window: 1M }\n  claude-other: { price: { input: 1, output: 2, cache_read: 0.5, cache_write: 3 }, max_tokens: 64k }\nagents:\n  v: { tools: [read] }\n  w: { model: claude-other }\ntasks:\n  - id: a\n    agent: v\n    prompt: p\n  - id: b\n    agent: w\n    prompt: p\n',
+    );
+    expect(r.agents.v!.modelSpec).toEqual({ cost: { input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5 }, contextWindow: 1_000_000, maxTokens: 32_000 });
+    expect(r.agents.w!.modelSpec).toEqual({ cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 3 }, contextWindow: 200_000, maxTokens: 64_000 });
+    expect(lookupModelPrice('claude-future-7', 'anthropic', r.models)).toEqual({ input: 2, output: 10, known: true });
+    expect(lookupModelPrice('claude-future-7', 'anthropic')).toMatchObject({ known: false });
+  });
+
+  it('an undeclared unknown model points at models:, and declared limits too small to answer in are refused where they are written', () => {
+    const r = load('name: r\nmodel: claude-future-7\ntasks:\n  - id: a\n    prompt: p\n');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]!.hint).toContain('models: { claude-future-7: { price:');
+    const bad = load('name: r\nmodel: claude-future-7\nmodels:\n  claude-future-7: { price: { input: 1, output: 1 }, context_window: 10, max_tokens: 0 }\ntasks:\n  - id: a\n    prompt: p\n');
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) {
+      expect(bad.problems.map((p) => [p.message, p.line])).toEqual([
+        ['models.claude-future-7.context_window must be at least 1000', 4],
+        ['models.claude-future-7.max_tokens must be at least 1', 4],
+      ]);
+    }
   });
 
   it('unknown models are caught where they are named, unless the provider is scripted', () => {
