@@ -7,21 +7,18 @@ export const SCRIPTED_API = 'scripted';
 /** The model used when neither a recipe, a flag nor ORCHESTRATE_MODEL names one. */
 export const DEFAULT_MODEL_ID = 'claude-sonnet-4-5';
 
-interface Entry {
-  id: string;
-  name: string;
-  aliases: string[];
-  cost: ModelCost;
-  contextWindow: number;
-  maxTokens: number;
-}
-
-/** Limits and prices of a model the table does not have (a recipe's `models:`). */
+/** Limits and prices of a model (the table's, or a recipe's `models:` for one it does not have). */
 export interface ModelSpec {
   contextWindow: number;
   maxTokens: number;
   /** $ per million tokens. */
   cost: ModelCost;
+}
+
+interface Entry extends ModelSpec {
+  id: string;
+  name: string;
+  aliases: string[];
 }
 
 /** Used for what a model declaration leaves out: the limits every current Claude model has at least. */
@@ -32,37 +29,33 @@ export function priceOf(input: number, output: number): ModelCost {
   return { input, output, cacheRead: input / 10, cacheWrite: input * 1.25 };
 }
 
-const price = (input: number, output: number): ModelCost => ({
-  input,
-  output,
-  cacheRead: input / 10,
-  cacheWrite: input * 1.25,
-});
 
 const ENTRIES: Entry[] = [
-  { id: 'claude-opus-4-6', name: 'Claude Opus 4.6', aliases: ['opus'], cost: price(5, 25), contextWindow: 200_000, maxTokens: 128_000 },
-  { id: 'claude-sonnet-4-6', name: 'Claude Sonnet 4.6', aliases: ['sonnet'], cost: price(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-opus-4-5', name: 'Claude Opus 4.5', aliases: ['claude-opus-4-5-20251101'], cost: price(5, 25), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-sonnet-4-5', name: 'Claude Sonnet 4.5', aliases: ['claude-sonnet-4-5-20250929'], cost: price(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-haiku-4-5', name: 'Claude Haiku 4.5', aliases: ['haiku', 'claude-haiku-4-5-20251001'], cost: price(1, 5), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-opus-4-1', name: 'Claude Opus 4.1', aliases: ['claude-opus-4-1-20250805'], cost: price(15, 75), contextWindow: 200_000, maxTokens: 32_000 },
-  { id: 'claude-opus-4-0', name: 'Claude Opus 4', aliases: ['claude-opus-4', 'claude-opus-4-20250514'], cost: price(15, 75), contextWindow: 200_000, maxTokens: 32_000 },
-  { id: 'claude-sonnet-4-0', name: 'Claude Sonnet 4', aliases: ['claude-sonnet-4', 'claude-sonnet-4-20250514'], cost: price(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
+  { id: 'claude-opus-4-6', name: 'Claude Opus 4.6', aliases: ['opus'], cost: priceOf(5, 25), contextWindow: 200_000, maxTokens: 128_000 },
+  { id: 'claude-sonnet-4-6', name: 'Claude Sonnet 4.6', aliases: ['sonnet'], cost: priceOf(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
+  { id: 'claude-opus-4-5', name: 'Claude Opus 4.5', aliases: ['claude-opus-4-5-20251101'], cost: priceOf(5, 25), contextWindow: 200_000, maxTokens: 64_000 },
+  { id: 'claude-sonnet-4-5', name: 'Claude Sonnet 4.5', aliases: ['claude-sonnet-4-5-20250929'], cost: priceOf(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
+  { id: 'claude-haiku-4-5', name: 'Claude Haiku 4.5', aliases: ['haiku', 'claude-haiku-4-5-20251001'], cost: priceOf(1, 5), contextWindow: 200_000, maxTokens: 64_000 },
+  { id: 'claude-opus-4-1', name: 'Claude Opus 4.1', aliases: ['claude-opus-4-1-20250805'], cost: priceOf(15, 75), contextWindow: 200_000, maxTokens: 32_000 },
+  { id: 'claude-opus-4-0', name: 'Claude Opus 4', aliases: ['claude-opus-4', 'claude-opus-4-20250514'], cost: priceOf(15, 75), contextWindow: 200_000, maxTokens: 32_000 },
+  { id: 'claude-sonnet-4-0', name: 'Claude Sonnet 4', aliases: ['claude-sonnet-4', 'claude-sonnet-4-20250514'], cost: priceOf(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
 ];
 
-function toModel(e: Entry): Model {
+function anthropicModel(id: string, name: string, spec: ModelSpec): Model {
   return {
-    id: e.id,
-    name: e.name,
+    id,
+    name,
     api: ANTHROPIC_API,
     provider: 'anthropic',
     reasoning: true,
     input: ['text', 'image'],
-    cost: { ...e.cost },
-    contextWindow: e.contextWindow,
-    maxTokens: e.maxTokens,
+    cost: { ...spec.cost },
+    contextWindow: spec.contextWindow,
+    maxTokens: spec.maxTokens,
   };
 }
+
+const toModel = (e: Entry): Model => anthropicModel(e.id, e.name, e);
 
 const byName = new Map<string, Entry>();
 for (const e of ENTRIES) {
@@ -88,17 +81,7 @@ export function knownModelNames(): string[] {
 
 /** A model declared by its caller (an id Anthropic serves that this table does not know yet). */
 export function modelFromSpec(id: string, spec: ModelSpec): Model {
-  return {
-    id,
-    name: id,
-    api: ANTHROPIC_API,
-    provider: 'anthropic',
-    reasoning: true,
-    input: ['text', 'image'],
-    cost: { ...spec.cost },
-    contextWindow: spec.contextWindow,
-    maxTokens: spec.maxTokens,
-  };
+  return anthropicModel(id, id, spec);
 }
 
 /**
