@@ -29,7 +29,6 @@ export function priceOf(input: number, output: number): ModelCost {
   return { input, output, cacheRead: input / 10, cacheWrite: input * 1.25 };
 }
 
-
 const ENTRIES: Entry[] = [
   { id: 'claude-opus-4-6', name: 'Claude Opus 4.6', aliases: ['opus'], cost: priceOf(5, 25), contextWindow: 200_000, maxTokens: 128_000 },
   { id: 'claude-sonnet-4-6', name: 'Claude Sonnet 4.6', aliases: ['sonnet'], cost: priceOf(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
