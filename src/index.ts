@@ -36,7 +36,7 @@ export type {
   Usage,
   UserMessage,
 } from './ai/types.js';
-export { getModel, listModels, resolveModel, scriptedModel, DEFAULT_MODEL_ID } from './ai/models.js';
+export { getModel, listModels, modelFromSpec, priceOf, resolveModel, scriptedModel, DEFAULT_MODEL_ID, type ModelSpec } from './ai/models.js';
 export { stream, complete, registerProvider } from './ai/registry.js';
 export { registerBuiltInProviders } from './ai/providers.js';
 export { createScriptedProvider, type ScriptedProvider, type ScriptedTurn, type ScriptedScript } from './ai/scripted.js';

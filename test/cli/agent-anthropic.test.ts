@@ -38,6 +38,35 @@ describe('orchestrate agent through the Anthropic provider', () => {
     expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-test-key');
   });
 
+  it('--model-price declares a model the built-in list does not have: requests carry its id within its output limit, and usage is priced by it', async () => {
+    const { server, env } = await fake([{ text: 'done', usage: { input_tokens: 1_000_000, output_tokens: 100_000 } }]);
+    const args = ['--mode', 'json', '--no-session', '--tools', 'none', '--cwd', home, '--model', 'claude-future-7', '--model-price', '2/10', '--max-output', '20k', 'Go'];
+    const r = await runAgentCli(args, { env });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const body = server.requests[0]!.body as { model: string; max_tokens: number };
+    expect(body.model).toBe('claude-future-7');
+    expect(body.max_tokens).toBeLessThanOrEqual(20_000);
+    const end = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonLine).filter((l) => l.type === 'message_end').at(-1)!;
+    const usage = (end.message as { usage: { input: number; output: number; cost: { total: number } } }).usage;
+    expect(usage.cost.total).toBeCloseTo((usage.input * 2 + usage.output * 10) / 1e6, 9);
+    expect(usage.cost.total).toBeGreaterThan(2); // 1M input at $2 and 100k output at $10
+  });
+
+  it('without --model-price an unknown model is refused up front; bad --model-price values say what to give', async () => {
+    const { server, env } = await fake([{ text: 'unused' }]);
+    const unknown = await runAgentCli(['--no-session', '--cwd', home, '--model', 'claude-future-7', 'Go'], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown model "claude-future-7"');
+    const bad = await runAgentCli(['--no-session', '--cwd', home, '--model', 'claude-future-7', '--model-price', 'cheap', 'Go'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--model-price "cheap" is not IN/OUT');
+    const orphan = await runAgentCli(['--no-session', '--cwd', home, '--context-window', '1M', 'Go'], { env });
+    expect(orphan.code).toBe(2);
+    expect(orphan.stderr).toContain('--context-window only goes with --model-price');
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('json mode streams a tool round: the second request carries the tool result', async () => {
     const { server, env } = await fake([{ text: 'Let me look.', tools: [{ name: 'bash', args: { command: 'echo from-bash' }, id: 'toolu_1' }] }, { text: 'It printed from-bash.' }]);
     const r = await runAgentCli(['--mode', 'json', '--no-session', '--tools', 'bash', '--model', 'haiku', '--thinking', 'off', '--cwd', home, 'Run echo'], { env });

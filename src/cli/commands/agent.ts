@@ -4,6 +4,8 @@
 import { type Argv } from 'yargs';
 import { resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
+import { DECLARED_MODEL_DEFAULTS, modelFromSpec, priceOf } from '../../ai/models.js';
+import { parseTokenCount } from '../../orchestrator/recipe/duration.js';
 import {
   AgentSessionConfigError,
   createAgentSession,
@@ -32,6 +34,9 @@ function agentOptions(y: Argv): Argv<object> {
     .option('cwd', { type: 'string', describe: 'Working directory of the agent and its tools' })
     .option('tools', { type: 'string', describe: `Comma-separated tools (default read,bash,edit,write; "none" for none). Built-in: ${BUILTIN_TOOL_NAMES.join(', ')}` })
     .option('model', { type: 'string', describe: 'Model id or alias (default: the continued session\'s, else ORCHESTRATE_MODEL, else claude-sonnet-4-5)' })
+    .option('model-price', { type: 'string', describe: 'IN/OUT: $ per million input/output tokens. Declares --model when it is not in the built-in list (a newer model), e.g. --model claude-opus-5-5 --model-price 4/20' })
+    .option('context-window', { type: 'string', describe: `With --model-price: input tokens the model accepts (default ${DECLARED_MODEL_DEFAULTS.contextWindow / 1000}k; 1M, 400k ...)` })
+    .option('max-output', { type: 'string', describe: `With --model-price: output tokens per reply (default ${DECLARED_MODEL_DEFAULTS.maxTokens / 1000}k)` })
     .option('provider', { type: 'string', choices: ['anthropic', 'scripted'], describe: 'anthropic (needs ANTHROPIC_API_KEY), or scripted (offline, with --script)' })
     .option('script', { type: 'string', describe: 'Script file (YAML/JSON turns) for the scripted provider; implies --provider scripted' })
     .option('system', { type: 'string', describe: 'System prompt (text, or a file to read) replacing the default body' })
@@ -41,7 +46,7 @@ function agentOptions(y: Argv): Argv<object> {
     .option('thinking', { type: 'string', choices: THINKING, describe: 'Reasoning effort (default medium; off for models without reasoning)' })
     .option('extension', { type: 'string', array: true, describe: 'Extension module (.js, or .ts under tsx), repeatable' })
     .check((a) => {
-      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'provider', 'script', 'system', 'append-system', 'thinking']) {
+      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'model-price', 'context-window', 'max-output', 'provider', 'script', 'system', 'append-system', 'thinking']) {
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       }
       if (a.mode === 'rpc' && Array.isArray(a.prompt) && a.prompt.length > 0) throw new Error('--mode rpc takes its prompts as commands on stdin, not as arguments');
@@ -84,6 +89,9 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   if (provider === 'scripted' && o.script === undefined) {
     throw new AgentSessionConfigError('--provider scripted needs --script FILE (a YAML or JSON list of turns).');
   }
+  const declared = declaredModel(args);
+  if (declared && provider === 'scripted') throw new AgentSessionConfigError('--model-price declares a model of the anthropic provider; the scripted provider has no price.');
+  if (declared) o.model = declared;
   if (typeof args.system === 'string') o.systemPrompt = textOrFile(args.system, ctx.cwd);
   if (typeof args['append-system'] === 'string') o.appendSystemPrompt = textOrFile(args['append-system'], ctx.cwd);
   const skills = list(args.skills);
@@ -93,6 +101,27 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   const extensions = list(args.extension);
   if (extensions.length > 0) o.extensions = extensions.map((p) => resolve(ctx.cwd, p));
   return o;
+}
+
+/** --model with --model-price (and its limits): a model the built-in list does not have. */
+function declaredModel(args: CommandArgs): CreateAgentSessionOptions['model'] {
+  const price = args['model-price'];
+  const limits = [['context-window', 1_000], ['max-output', 1]] as const;
+  if (typeof price !== 'string') {
+    for (const [flag] of limits) if (args[flag] !== undefined) throw new AgentSessionConfigError(`--${flag} only goes with --model-price (a model the built-in list does not have).`);
+    return undefined;
+  }
+  if (typeof args.model !== 'string') throw new AgentSessionConfigError('--model-price needs --model ID: the id the API serves the model under.');
+  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(price);
+  if (!m) throw new AgentSessionConfigError(`--model-price "${price}" is not IN/OUT: give $ per million input and output tokens, e.g. --model-price 3/15.`);
+  const [contextWindow, maxTokens] = limits.map(([flag, least]) => {
+    const raw = args[flag];
+    if (raw === undefined) return flag === 'context-window' ? DECLARED_MODEL_DEFAULTS.contextWindow : DECLARED_MODEL_DEFAULTS.maxTokens;
+    const n = parseTokenCount(String(raw));
+    if (n === undefined || n < least) throw new AgentSessionConfigError(`--${flag} "${String(raw)}" is not a token count of at least ${least}: give e.g. 200000, 400k or 1M.`);
+    return n;
+  }) as [number, number];
+  return modelFromSpec(args.model.replace(/^anthropic\//, ''), { cost: priceOf(Number(m[1]), Number(m[2])), contextWindow, maxTokens });
 }
 
 export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<number> {
