@@ -111,6 +111,11 @@ function ensure(n: number): void {
   bytes = Buffer.from(engine!.memory.buffer); // growing detaches the old view
 }
 
+function writeByte(b: number): void {
+  ensure(1);
+  bytes[pos++] = b;
+}
+
 function writeAscii(s: string): void {
   ensure(s.length);
   for (let i = 0; i < s.length; i++) bytes[pos++] = s.charCodeAt(i);
@@ -146,38 +151,27 @@ function writeObjectOrArray(value: object, depth: number): void {
   const proto: unknown = Object.getPrototypeOf(value);
   if (Array.isArray(value)) {
     if (proto !== Array.prototype) throw HAND_OVER;
-    ensure(1);
-    bytes[pos++] = 0x5b; // [
+    writeByte(0x5b); // [
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) {
-        ensure(1);
-        bytes[pos++] = 0x2c; // ,
-      }
+      if (i > 0) writeByte(0x2c); // ,
       if (!writeValue(value[i], depth + 1)) writeAscii('null');
     }
-    ensure(1);
-    bytes[pos++] = 0x5d; // ]
+    writeByte(0x5d); // ]
     return;
   }
   if (proto !== Object.prototype && proto !== null) throw HAND_OVER;
-  ensure(1);
-  bytes[pos++] = 0x7b; // {
+  writeByte(0x7b); // {
   let first = true;
   const record = value as Record<string, unknown>;
   for (const k of Object.keys(record)) {
     const mark = pos;
-    if (!first) {
-      ensure(1);
-      bytes[pos++] = 0x2c;
-    }
+    if (!first) writeByte(0x2c);
     writeString(k);
-    ensure(1);
-    bytes[pos++] = 0x3a; // :
+    writeByte(0x3a); // :
     if (writeValue(record[k], depth + 1)) first = false;
     else pos = mark; // JSON leaves the whole property out
   }
-  ensure(1);
-  bytes[pos++] = 0x7d; // }
+  writeByte(0x7d); // }
 }
 
 function writeString(s: string): void {

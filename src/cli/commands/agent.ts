@@ -106,21 +106,24 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
 /** --model with --model-price (and its limits): a model the built-in list does not have. */
 function declaredModel(args: CommandArgs): CreateAgentSessionOptions['model'] {
   const price = args['model-price'];
-  const limits = [['context-window', 1_000], ['max-output', 1]] as const;
   if (typeof price !== 'string') {
-    for (const [flag] of limits) if (args[flag] !== undefined) throw new AgentSessionConfigError(`--${flag} only goes with --model-price (a model the built-in list does not have).`);
+    for (const flag of ['context-window', 'max-output']) {
+      if (args[flag] !== undefined) throw new AgentSessionConfigError(`--${flag} only goes with --model-price (a model the built-in list does not have).`);
+    }
     return undefined;
   }
   if (typeof args.model !== 'string') throw new AgentSessionConfigError('--model-price needs --model ID: the id the API serves the model under.');
   const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(price);
   if (!m) throw new AgentSessionConfigError(`--model-price "${price}" is not IN/OUT: give $ per million input and output tokens, e.g. --model-price 3/15.`);
-  const [contextWindow, maxTokens] = limits.map(([flag, least]) => {
+  const limit = (flag: string, least: number, fallback: number): number => {
     const raw = args[flag];
-    if (raw === undefined) return flag === 'context-window' ? DECLARED_MODEL_DEFAULTS.contextWindow : DECLARED_MODEL_DEFAULTS.maxTokens;
+    if (raw === undefined) return fallback;
     const n = parseTokenCount(String(raw));
     if (n === undefined || n < least) throw new AgentSessionConfigError(`--${flag} "${String(raw)}" is not a token count of at least ${least}: give e.g. 200000, 400k or 1M.`);
     return n;
-  }) as [number, number];
+  };
+  const contextWindow = limit('context-window', 1_000, DECLARED_MODEL_DEFAULTS.contextWindow);
+  const maxTokens = limit('max-output', 1, DECLARED_MODEL_DEFAULTS.maxTokens);
   return modelFromSpec(args.model.replace(/^anthropic\//, ''), { cost: priceOf(Number(m[1]), Number(m[2])), contextWindow, maxTokens });
 }
 

@@ -3,9 +3,8 @@
 import { getModel, listModels } from '../../ai/models.js';
 import { renderText } from './expressions.js';
 import { inputSpecs, resolveInputs } from './inputs.js';
-import { type LoadedRecipe, type RecipeOverrides, normalizeRecipe } from './normalize.js';
+import { type LoadedRecipe, type RecipeOverrides, modelKey, normalizeRecipe } from './normalize.js';
 import { type RecipeProblem, sortProblems } from './problems.js';
-import { parseTokenCount } from './duration.js';
 import { suggestionHint } from './suggest.js';
 import { validateRecipeFile } from './validate.js';
 
@@ -66,10 +65,10 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
     }
   }
   // A declared model needs room to answer in: limits of 0 would fail every call.
-  for (const [id, spec] of Object.entries(doc.models ?? {})) {
-    for (const [key, value, least] of [['context_window', spec.context_window, 1_000], ['max_tokens', spec.max_tokens, 1]] as const) {
-      const n = value === undefined ? undefined : parseTokenCount(value);
-      if (n !== undefined && n < least) {
+  for (const id of Object.keys(doc.models ?? {})) {
+    const spec = recipe.models[modelKey(id)]!;
+    for (const [key, n, least] of [['context_window', spec.contextWindow, 1_000], ['max_tokens', spec.maxTokens, 1]] as const) {
+      if (n < least) {
         problems.push({ code: 'bad_token_count', ...at(['models', id, key]), message: `models.${id}.${key} must be at least ${least}`, hint: `give the model's real ${key.replace('_', ' ')} from its documentation, or leave it out for the default` });
       }
     }

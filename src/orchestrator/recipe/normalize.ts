@@ -210,7 +210,7 @@ function verifyOf(v: TaskDocument['verify']): VerifyStep[] {
 const envOf = (e: Record<string, string | number | boolean> | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(e ?? {}).map(([k, v]) => [k, String(v)]));
 
-function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, ctx: NormalizeContext): LoadedAgent {
+function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, models: LoadedRecipe['models'], ctx: NormalizeContext): LoadedAgent {
   const fileAgent = a.system_file ? readAgentFile(resolve(ctx.dir, a.system_file)) : undefined;
   const fromFile = fileAgent?.ok ? fileAgent.agent : undefined;
   const comp = a.compaction;
@@ -238,7 +238,7 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, ctx
   if (system !== undefined && system !== '') agent.system = system;
   if (a.system_file) agent.systemFile = resolve(ctx.dir, a.system_file);
   if (script !== undefined) agent.script = resolve(ctx.dir, script);
-  const spec = modelsOf(doc.models)[modelKey(agent.model)];
+  const spec = models[modelKey(agent.model)];
   if (spec) agent.modelSpec = spec;
   if (a.thinking !== undefined) agent.thinking = a.thinking;
   if (a.summaries !== undefined) agent.summaries = a.summaries;
@@ -301,10 +301,11 @@ function normalizeTask(t: TaskDocument, index: number, doc: RecipeDocument, agen
 /** Builds the LoadedRecipe from a document that passed validation. */
 export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): LoadedRecipe {
   const agents: Record<string, LoadedAgent> = {};
-  for (const [name, a] of Object.entries(doc.agents ?? {})) agents[name] = normalizeAgent(name, a, doc, ctx);
+  const models = modelsOf(doc.models);
+  for (const [name, a] of Object.entries(doc.agents ?? {})) agents[name] = normalizeAgent(name, a, doc, models, ctx);
   const tasks = doc.tasks.map((t, i) => normalizeTask(t, i, doc, agents, ctx));
   if (tasks.some((t) => t.agent === IMPLICIT_AGENT) && !agents[IMPLICIT_AGENT]) {
-    agents[IMPLICIT_AGENT] = { ...normalizeAgent(IMPLICIT_AGENT, {}, doc, ctx), implicit: true };
+    agents[IMPLICIT_AGENT] = { ...normalizeAgent(IMPLICIT_AGENT, {}, doc, models, ctx), implicit: true };
   }
   const rl = doc.rate_limit;
   const recipe: LoadedRecipe = {
@@ -312,7 +313,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     dir: ctx.dir,
     name: doc.name,
     model: ctx.overrides.model ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
-    models: modelsOf(doc.models),
+    models,
     provider: ctx.overrides.provider ?? doc.provider ?? RECIPE_DEFAULTS.provider,
     concurrency: ctx.overrides.concurrency ?? doc.concurrency ?? RECIPE_DEFAULTS.concurrency,
     rateLimit: typeof rl === 'number' ? { default: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },
