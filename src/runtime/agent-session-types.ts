@@ -8,6 +8,7 @@ import type { SessionStore } from '../session/session-store.js';
 import type { Skill } from '../tools/skills.js';
 import type { RetrySettings } from './defaults.js';
 import type { LoadedExtensions } from './extensions.js';
+import type { LoopDetectionSettings, RunLimits } from './run-limits.js';
 import type { AgentSessionHooks } from './session-hooks.js';
 
 export interface AgentSessionConfig {
@@ -27,6 +28,10 @@ export interface AgentSessionConfig {
   compaction?: Partial<CompactionSettings>;
   /** Session-level retries of transient provider errors. */
   retry?: Partial<RetrySettings>;
+  /** Loop detection (repeated calls, cycles, repeated text): warn, then stop with a 'loop' error. */
+  loopDetection?: Partial<LoopDetectionSettings>;
+  /** Caps on turns per prompt, spend, tokens and compactions per prompt (see run-limits.ts). */
+  limits?: Partial<RunLimits>;
   /** Retries of a failing summary call inside one compaction. */
   summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   /** "model" asks the model for summaries; "extractive" builds them from the conversation (scripted runs). */

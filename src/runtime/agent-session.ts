@@ -22,6 +22,7 @@ import { checkCompaction, OVERFLOW_EXHAUSTED_TEXT, predatesLatestCompaction, typ
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
 import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
+import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type LoopDetectionSettings, type RunLimits } from './run-limits.js';
 import { isRetryableError, retryDelay, sleepUnlessAborted } from './retry-policy.js';
 import { compactSession, type SessionCompactionOutcome } from './session-compaction.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
@@ -63,6 +64,8 @@ export class AgentSession {
   private readonly hooks: AgentSessionHooks;
   private compactionSettings: CompactionSettings;
   private retrySettings: RetrySettings;
+  private limits: RunLimits;
+  private readonly loopSettings: LoopDetectionSettings;
   private readonly summaries: 'model' | 'extractive';
   private readonly completeFn: CompleteFunction;
   private readonly unsubscribeAgent: () => void;
@@ -89,6 +92,8 @@ export class AgentSession {
     this.hooks = config.hooks ?? {};
     this.compactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, ...config.compaction };
     this.retrySettings = { ...DEFAULT_RETRY_SETTINGS, ...config.retry };
+    this.limits = { ...DEFAULT_RUN_LIMITS, ...config.limits };
+    this.loopSettings = { ...DEFAULT_LOOP_DETECTION, ...config.loopDetection };
     this.summaries = config.summaries ?? 'model';
     const notify = config.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
     this.bus = new SessionEventBus(this.hooks.onEvent, this.extensions.handlers.event, notify);
@@ -599,6 +604,11 @@ export class AgentSession {
       this.emit({ type: 'thinking_level_change', thinkingLevel: effective });
     }
     return effective;
+  }
+
+  /** Changes the caps from the next model call on (e.g. the turns an orchestrated attempt has left). */
+  setLimits(limits: Partial<RunLimits>): void {
+    this.limits = { ...this.limits, ...limits };
   }
 
   setAutoCompaction(enabled: boolean): void {

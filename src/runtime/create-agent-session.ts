@@ -23,6 +23,7 @@ import { AgentSession, type AgentSessionHooks } from './agent-session.js';
 import { RUNTIME_DEFAULTS, type RetrySettings } from './defaults.js';
 import { ExtensionLoadError, loadExtensions, type ExtensionSpec } from './extensions.js';
 import { assembleSystemPrompt } from './system-prompt.js';
+import type { LoopDetectionSettings, RunLimits } from './run-limits.js';
 
 /** A configuration the session cannot start with; `message` says how to fix it. */
 export class AgentSessionConfigError extends Error {
@@ -93,6 +94,10 @@ export interface CreateAgentSessionOptions {
   // ---- behaviour
   compaction?: Partial<CompactionSettings>;
   retry?: Partial<RetrySettings>;
+  /** Loop detection thresholds (default DEFAULT_LOOP_DETECTION); `{ enabled: false }` turns it off. */
+  loopDetection?: Partial<LoopDetectionSettings>;
+  /** Caps: turns per prompt, USD / tokens for this session object, compactions per prompt. */
+  limits?: Partial<RunLimits>;
   summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   /** How summaries are written (default: "extractive" for the scripted provider, else "model"). */
   summaries?: 'model' | 'extractive';
@@ -345,6 +350,8 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     streamOptions: options.streamOptions,
     compaction: options.compaction,
     retry: options.retry,
+    loopDetection: options.loopDetection,
+    limits: options.limits,
     summaryRetry: options.summaryRetry,
     summaries: options.summaries ?? (model.api === SCRIPTED_API ? 'extractive' : 'model'),
     hooks: options.hooks,

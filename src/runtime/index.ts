@@ -1,5 +1,6 @@
 // Public surface of layer 3 (runtime): AgentSession, the createAgentSession factory, the
 // delivery modes (print, json, rpc) and extensions.
+export { RunStoppedError, isRunStoppedError, DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunStopKind, type LoopDetectionSettings, type RunLimits } from './run-limits.js';
 export { RUNTIME_DEFAULTS, DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
 export {
   AgentSession,

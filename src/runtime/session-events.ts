@@ -44,6 +44,10 @@ export type AgentSessionEvent =
   | { type: 'session_fork'; fromSessionFile?: string; sessionFile?: string; sessionId: string }
   | { type: 'model_change'; provider: string; modelId: string; previous: { provider: string; modelId: string } }
   | { type: 'thinking_level_change'; thinkingLevel: AgentThinkingLevel }
+  /** A guard or a cap ended the run (the prompt rejects with a RunStoppedError of the same kind). */
+  | { type: 'run_stopped'; kind: 'loop' | 'max_turns' | 'budget' | 'compaction'; message: string }
+  /** The loop detector saw the model repeat itself and told it so (a steering message follows). */
+  | { type: 'loop_warning'; pattern: 'identical_calls' | 'cycle' | 'repeated_text'; detail: string }
   /** An extension handler threw; the session went on. */
   | { type: 'extension_error'; extensionPath: string; event: string; error: string };
 
