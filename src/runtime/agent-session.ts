@@ -10,19 +10,22 @@
 // each tool call and before prompt() returns, so hooks always see a finished picture.
 import { Agent } from '../agent/agent.js';
 import type { AgentEvent, AgentMessage, AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
-import { complete as registryComplete } from '../ai/registry.js';
-import type { AssistantMessage, ImageContent, Model, StreamOptions, UserMessage } from '../ai/types.js';
+import { stream as registryStream } from '../ai/registry.js';
+import { estimateContextTokens } from '../ai/token-estimate.js';
+import type { AssistantMessage, ImageContent, Model, StreamFunction, StreamOptions, UserMessage } from '../ai/types.js';
 import { navigateTree } from '../session/branch-summary.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../session/defaults.js';
+import { shouldCompact } from '../session/prepare-compaction.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
 import type { SessionHeader } from '../session/types.js';
 import { expandSkillCommand } from '../tools/skills.js';
-import { checkCompaction, OVERFLOW_EXHAUSTED_TEXT, predatesLatestCompaction, type CompactionCheckInput } from './auto-compaction.js';
+import { checkCompaction, predatesLatestCompaction, type CompactionCheckInput } from './auto-compaction.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
 import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
-import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type LoopDetectionSettings, type RunLimits } from './run-limits.js';
+import { RunGuard, loopWarningText } from './run-guard.js';
+import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits, type RunStoppedError } from './run-limits.js';
 import { isRetryableError, retryDelay, sleepUnlessAborted } from './retry-policy.js';
 import { compactSession, type SessionCompactionOutcome } from './session-compaction.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
@@ -64,8 +67,12 @@ export class AgentSession {
   private readonly hooks: AgentSessionHooks;
   private compactionSettings: CompactionSettings;
   private retrySettings: RetrySettings;
-  private limits: RunLimits;
-  private readonly loopSettings: LoopDetectionSettings;
+  /** Loop detection and the caps on turns, spend and compactions (run-guard.ts). */
+  private readonly guard: RunGuard;
+  /** Set when a guard ended the current prompt; prompt() rejects with it. */
+  private stopError: RunStoppedError | undefined;
+  /** The context passed the threshold at a turn boundary: compact, then continue the run. */
+  private compactPending = false;
   private readonly summaries: 'model' | 'extractive';
   private readonly completeFn: CompleteFunction;
   private readonly unsubscribeAgent: () => void;
@@ -76,7 +83,6 @@ export class AgentSession {
   private runAbort: AbortController | undefined;
   private compacting = false;
   private retryAttempt = 0;
-  private overflowRecoveryAttempted = false;
   private disposed = false;
   /**
    * Set when the session file could not be written. The run stops at once and no further prompt
@@ -92,13 +98,14 @@ export class AgentSession {
     this.hooks = config.hooks ?? {};
     this.compactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, ...config.compaction };
     this.retrySettings = { ...DEFAULT_RETRY_SETTINGS, ...config.retry };
-    this.limits = { ...DEFAULT_RUN_LIMITS, ...config.limits };
-    this.loopSettings = { ...DEFAULT_LOOP_DETECTION, ...config.loopDetection };
+    this.guard = new RunGuard({ ...DEFAULT_LOOP_DETECTION, ...config.loopDetection }, { ...DEFAULT_RUN_LIMITS, ...config.limits });
     this.summaries = config.summaries ?? 'model';
     const notify = config.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
     this.bus = new SessionEventBus(this.hooks.onEvent, this.extensions.handlers.event, notify);
-    const summaryStream = config.summaryStreamFn ?? config.streamFn;
-    this.completeFn = summaryStream ? (model, context, options) => Promise.resolve(summaryStream(model, context, options)).then((s) => s.result()) : registryComplete;
+    // Every call (turns, retries, summaries) is metered: the spend caps count what was paid.
+    const turnStream = this.metered(config.streamFn ?? registryStream);
+    const summaryStream = config.summaryStreamFn ? this.metered(config.summaryStreamFn) : turnStream;
+    this.completeFn = (model, context, options) => Promise.resolve(summaryStream(model, context, options)).then((s) => s.result());
 
     this.agent = new Agent({
       initialState: {
@@ -108,12 +115,12 @@ export class AgentSession {
         tools: config.tools,
         messages: config.store.buildContext().messages,
       },
-      streamFn: config.streamFn,
+      streamFn: turnStream,
       apiKey: config.apiKey,
       streamOptions: config.streamOptions,
       transformContext: this.hooks.transformContext,
       beforeTurn: this.hooks.beforeTurn,
-      shouldStop: this.hooks.shouldStop,
+      shouldStop: async (ctx) => this.guardTurn(ctx.message, ctx.toolResults.length > 0) || ((await this.hooks.shouldStop?.(ctx)) ?? false),
       ...composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: config.cwd, bus: this.bus }),
       steeringMode: config.steeringMode,
       followUpMode: config.followUpMode,
@@ -217,20 +224,14 @@ export class AgentSession {
   }
 
   private onAgentEvent(event: AgentEvent): void {
-    if (event.type === 'message_start' && event.message.role === 'user') {
-      this.overflowRecoveryAttempted = false;
-      this.queued.delete(event.message);
-    }
+    if (event.type === 'message_start' && event.message.role === 'user') this.queued.delete(event.message);
     if (event.type === 'message_end') this.persist(event.message);
     this.emit(event);
     if (event.type === 'message_end' && event.message.role === 'assistant') {
       const failed = event.message.stopReason === 'error' || event.message.stopReason === 'aborted';
-      if (!failed) {
-        this.overflowRecoveryAttempted = false;
-        if (this.retryAttempt > 0) {
-          this.emit({ type: 'auto_retry_end', success: true, attempt: this.retryAttempt });
-          this.retryAttempt = 0;
-        }
+      if (!failed && this.retryAttempt > 0) {
+        this.emit({ type: 'auto_retry_end', success: true, attempt: this.retryAttempt });
+        this.retryAttempt = 0;
       }
     }
   }
@@ -290,11 +291,11 @@ export class AgentSession {
     const expanded = text.startsWith('/skill:') ? expandSkillCommand(text, this.config.skills ?? []) : undefined;
     const message = userMessage(expanded ?? text, options.images);
     return this.runExclusive(async () => {
-      this.overflowRecoveryAttempted = false;
-      this.retryAttempt = 0;
+      this.beginPrompt();
       await this.compactBeforePrompt();
-      await this.drive(() => this.agent.prompt(message));
+      if (!this.stopError) await this.drive(() => this.agent.prompt(message));
       if (this.storageError) throw this.storageError;
+      if (this.stopError) throw this.stopError;
     });
   }
 
@@ -359,12 +360,69 @@ export class AgentSession {
     if (this.storageError) throw this.storageError;
   }
 
+  /** Per-prompt guard state starts over; a spent budget stops before any call. */
+  private beginPrompt(): void {
+    this.retryAttempt = 0;
+    this.stopError = undefined;
+    this.compactPending = false;
+    this.guard.beginPrompt();
+    const budget = this.guard.budgetStop();
+    if (budget) this.stopWith(budget);
+  }
+
+  /** A guard ended the prompt: say so once; prompt() rejects with it when the run is over. */
+  private stopWith(error: RunStoppedError): void {
+    if (this.stopError) return;
+    this.stopError = error;
+    this.emit({ type: 'run_stopped', kind: error.kind, message: error.message });
+  }
+
+  /** Wraps a stream function so every call's final usage counts against the spend caps. */
+  private metered(fn: StreamFunction): StreamFunction {
+    return (model, context, options) => {
+      const events = fn(model, context, options);
+      events.result().then(
+        (m) => this.guard.record(m.usage),
+        () => undefined,
+      );
+      return events;
+    };
+  }
+
+  /**
+   * A turn boundary: the reply's tool calls are done and the loop would call the model again
+   * (when `continues`). True stops the loop: a guard stopped the run, or the context passed the
+   * compaction threshold (afterRun compacts, then continues the same run).
+   */
+  private guardTurn(message: AssistantMessage, continues: boolean): boolean {
+    if (message.stopReason === 'error' || message.stopReason === 'aborted') return false;
+    const verdict = this.guard.afterTurn(message, continues);
+    if (verdict.stop) {
+      this.stopWith(verdict.stop);
+      return true;
+    }
+    if (verdict.warn) {
+      this.emit({ type: 'loop_warning', pattern: verdict.warn.pattern, detail: verdict.warn.detail });
+      this.agent.steer({ role: 'custom', customType: 'loop-warning', content: loopWarningText(verdict.warn), display: true, timestamp: Date.now() });
+    }
+    if (!continues || !this.compactionSettings.enabled) return false;
+    const tokens = estimateContextTokens(this.agent.state.messages).tokens;
+    if (!shouldCompact(tokens, this.model.contextWindow, this.compactionSettings)) return false;
+    this.compactPending = true;
+    return true;
+  }
+
   /** Runs the agent, then retries / compacts / continues until the prompt is settled. */
   private async drive(start: () => Promise<void>): Promise<void> {
     await start();
     for (;;) {
       await this.bus.idle();
       if (!(await this.afterRun())) return;
+      const budget = this.guard.budgetStop();
+      if (budget) {
+        this.stopWith(budget);
+        return;
+      }
       try {
         await this.agent.continue();
       } catch (err) {
@@ -379,6 +437,14 @@ export class AgentSession {
   private async afterRun(): Promise<boolean> {
     const signal = this.runAbort?.signal;
     const last = lastAssistant(this.agent.state.messages);
+    if (this.stopError) {
+      this.endRetry(this.stopError.message);
+      return false;
+    }
+    if (this.compactPending) {
+      this.compactPending = false;
+      return this.compactAtTurnBoundary();
+    }
     if (!last || signal?.aborted || last.stopReason === 'aborted') {
       this.endRetry(last?.stopReason === 'aborted' || signal?.aborted ? 'Retry cancelled: the run was aborted.' : undefined);
       return false;
@@ -426,26 +492,42 @@ export class AgentSession {
       settings: this.compactionSettings,
       messages: this.agent.state.messages,
       isStale: (m: AssistantMessage) => predatesLatestCompaction(this.storeValue.currentPath(), m),
-      overflowRecoveryAttempted: this.overflowRecoveryAttempted,
       beforePrompt,
     };
   }
 
   private async compactAfterRun(last: AssistantMessage): Promise<boolean> {
     const check = checkCompaction(this.checkInput(last, false));
-    if (check.action === 'overflow_exhausted') {
-      this.emit({ type: 'auto_compaction_end', reason: 'overflow', aborted: false, willRetry: false, errorMessage: OVERFLOW_EXHAUSTED_TEXT });
-      return false;
-    }
     if (check.action === 'overflow') {
-      this.overflowRecoveryAttempted = true;
-      if (!(await this.autoCompact('overflow'))) return false;
+      if (!(await this.guardedCompact('overflow'))) return false;
       // The rebuilt context holds the failed reply again (it is in the file): drop it and re-run.
       this.dropTrailingError();
       return true;
     }
-    if (check.action === 'threshold') return (await this.autoCompact('threshold')) && this.agent.hasQueuedMessages();
+    if (check.action === 'threshold') return (await this.guardedCompact('threshold')) && this.agent.hasQueuedMessages();
     return false;
+  }
+
+  /**
+   * The run stopped at a turn boundary past the threshold: compact, then continue it. A failed
+   * compaction does not end the task: the run goes on (an overflow would be handled as one).
+   */
+  private async compactAtTurnBoundary(): Promise<boolean> {
+    await this.guardedCompact('threshold');
+    return !this.stopError && !this.runAbort?.signal.aborted;
+  }
+
+  /** An automatic compaction the run guard allows (or a stop when it would not help). */
+  private async guardedCompact(reason: 'threshold' | 'overflow'): Promise<boolean> {
+    const refused = this.guard.beforeCompaction(reason === 'overflow');
+    if (refused) {
+      this.stopWith(refused);
+      this.emit({ type: 'auto_compaction_end', reason, aborted: false, willRetry: false, errorMessage: refused.message });
+      return false;
+    }
+    const ok = await this.autoCompact(reason);
+    if (ok) this.guard.compacted();
+    return ok;
   }
 
   private async compactBeforePrompt(): Promise<void> {
@@ -608,7 +690,12 @@ export class AgentSession {
 
   /** Changes the caps from the next model call on (e.g. the turns an orchestrated attempt has left). */
   setLimits(limits: Partial<RunLimits>): void {
-    this.limits = { ...this.limits, ...limits };
+    this.guard.setLimits(limits);
+  }
+
+  /** The caps in force and what this session object has spent so far (every call counted). */
+  get runLimits(): { limits: RunLimits; spent: { usd: number; tokens: number } } {
+    return { limits: this.guard.limits, spent: this.guard.spend };
   }
 
   setAutoCompaction(enabled: boolean): void {

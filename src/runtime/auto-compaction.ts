@@ -2,8 +2,8 @@
 //
 // Checked after every run (with its last assistant reply) and before every prompt (with the last
 // reply in state, aborted ones included):
-//   overflow   the provider said the context is too long: compact, then re-run the turn ONCE;
-//              a second overflow in the same prompt is reported, never looped on
+//   overflow   the provider said the context is too long: compact, then re-run the turn (the
+//              session's run guard stops a prompt whose turn right after a compaction overflows)
 //   threshold  the reply's context tokens exceed contextWindow - reserveTokens: compact, no re-run
 // Usage from before the latest compaction is stale and never triggers anything.
 import type { AgentMessage } from '../agent/types.js';
@@ -20,8 +20,6 @@ export type CompactionCheck =
   | { action: 'none' }
   /** Compact, then re-run the failed turn. */
   | { action: 'overflow' }
-  /** Overflow again after the one recovery this prompt gets. */
-  | { action: 'overflow_exhausted' }
   | { action: 'threshold'; tokens: number };
 
 export interface CompactionCheckInput {
@@ -32,14 +30,9 @@ export interface CompactionCheckInput {
   messages: readonly AgentMessage[];
   /** True when a reply predates the latest compaction (its usage describes a context that is gone). */
   isStale: (message: AssistantMessage) => boolean;
-  overflowRecoveryAttempted: boolean;
   /** The check before a prompt: aborted replies count, overflows are left to the run. */
   beforePrompt?: boolean;
 }
-
-export const OVERFLOW_EXHAUSTED_TEXT =
-  'Context overflow recovery failed: the context was still too long after one compaction and retry. ' +
-  'Start a new session (or fork from an earlier message), or compact with instructions to keep less.';
 
 /** Decides what to do after a reply. Pure. */
 export function checkCompaction(input: CompactionCheckInput): CompactionCheck {
@@ -50,7 +43,7 @@ export function checkCompaction(input: CompactionCheckInput): CompactionCheck {
 
   const fromCurrentModel = message.provider === model.provider && message.model === model.id;
   if (!input.beforePrompt && fromCurrentModel && isContextOverflow(message, model.contextWindow)) {
-    return input.overflowRecoveryAttempted ? { action: 'overflow_exhausted' } : { action: 'overflow' };
+    return { action: 'overflow' };
   }
 
   let tokens: number;

@@ -7,7 +7,6 @@ import type { AgentTool } from '../../src/agent/types.js';
 import { scriptedModel } from '../../src/ai/models.js';
 import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedTurn } from '../../src/ai/scripted.js';
 import type { Context } from '../../src/ai/types.js';
-import { OVERFLOW_EXHAUSTED_TEXT } from '../../src/runtime/auto-compaction.js';
 import type { AgentSession } from '../../src/runtime/agent-session.js';
 import { createAgentSession, type CreateAgentSessionOptions } from '../../src/runtime/create-agent-session.js';
 import type { AgentSessionEvent } from '../../src/runtime/session-events.js';
@@ -133,15 +132,16 @@ describe('AgentSession compaction', () => {
     expect(userTexts(retried)).toContain(next);
   });
 
-  it('a second overflow after the recovery is reported, not looped on', async () => {
+  it('an overflow right after the recovery compaction stops the prompt, never loops on it', async () => {
     const tooLong = { error: 'prompt is too long: 9999 tokens > 1500 maximum' };
     const h = await harness([{ text: long }, tooLong, tooLong, tooLong, { text: 'never' }], { compaction: { keepRecentTokens: 50 } }, { turnSelection: 'calls' });
     await h.session.prompt('write a lot');
-    await h.session.prompt(next);
+    await expect(h.session.prompt(next)).rejects.toMatchObject({ name: 'RunStoppedError', kind: 'compaction' });
     expect(h.calls).toHaveLength(3);
     const ends = h.events.filter((e) => e.type === 'auto_compaction_end');
     expect(ends).toHaveLength(2);
-    expect(ends[1]).toMatchObject({ reason: 'overflow', willRetry: false, errorMessage: OVERFLOW_EXHAUSTED_TEXT });
+    expect(ends[1]).toMatchObject({ reason: 'overflow', willRetry: false, errorMessage: expect.stringContaining('still too long') });
+    expect(h.events.filter((e) => e.type === 'run_stopped')).toEqual([expect.objectContaining({ kind: 'compaction' })]);
     expect(h.session.store.entries.filter((e) => e.type === 'compaction')).toHaveLength(1);
   });
 
