@@ -87,24 +87,40 @@ function assistantContent(msg: Extract<Message, { role: 'assistant' }>): BlockPa
   return blocks;
 }
 
-/** Converts transformed messages to Messages API params; consecutive tool results become one user message. */
+/**
+ * Appends one turn, merged into the previous one when it has the same role: roles must alternate
+ * (strict endpoints reject two user turns in a row with a 400). Tool results followed by a note,
+ * a prompt after a dropped failed reply, a summary before kept messages: one user turn, in order
+ * (tool results come first, as the API requires, since they always open their turn).
+ */
+function pushTurn(out: MessageParam[], role: 'user' | 'assistant', content: BlockParam[] | string): void {
+  const prev = out[out.length - 1];
+  if (prev?.role !== role) {
+    out.push({ role, content });
+    return;
+  }
+  const blocks = (c: BlockParam[] | string): BlockParam[] => (typeof c === 'string' ? [{ type: 'text', text: c }] : c);
+  prev.content = [...blocks(prev.content as BlockParam[] | string), ...blocks(content)];
+}
+
+/** Converts transformed messages to Messages API params: consecutive tool results (and any user text after them) become one user turn. */
 export function convertMessages(messages: readonly Message[], model: Model): MessageParam[] {
   const out: MessageParam[] = [];
   for (let i = 0; i < messages.length; i++) {
     const msg = messages[i]!;
     if (msg.role === 'user') {
       const content = userContent(msg.content, model);
-      if (content !== undefined) out.push({ role: 'user', content });
+      if (content !== undefined) pushTurn(out, 'user', content);
     } else if (msg.role === 'assistant') {
       const content = assistantContent(msg);
-      if (content.length) out.push({ role: 'assistant', content });
+      if (content.length) pushTurn(out, 'assistant', content);
     } else {
       const results: Anthropic.ToolResultBlockParam[] = [toolResultBlock(msg, model)];
       while (messages[i + 1]?.role === 'toolResult') {
         i++;
         results.push(toolResultBlock(messages[i] as ToolResultMessage, model));
       }
-      out.push({ role: 'user', content: results });
+      pushTurn(out, 'user', results);
     }
   }
   return out;

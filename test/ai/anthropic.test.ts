@@ -189,8 +189,28 @@ describe('anthropic provider: request body', () => {
     const text = JSON.stringify(messages);
     expect(text).not.toContain('half a thought');
     expect(text).not.toContain('interrupted');
-    expect(messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user', 'user']);
-    expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_orphan', content: 'No result provided', is_error: true }]);
+    // The synthetic result and the user text after it are ONE user turn: roles strictly alternate.
+    expect(messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_orphan', content: 'No result provided', is_error: true },
+      { type: 'text', text: 'two', cache_control: { type: 'ephemeral' } },
+    ]);
+  });
+
+  it('merges consecutive same-role messages into one turn (a prompt after a dropped failed reply, a note after tool results)', async () => {
+    const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'ok' }] });
+    await collect(model, ctx(
+      user('first try'),
+      assistant([{ type: 'text', text: 'cut' }], { stopReason: 'aborted' }),
+      user('note'),
+      assistant([{ type: 'toolCall', id: 'toolu_a', name: 'bash', arguments: { command: 'ls' } }]),
+      { role: 'toolResult', toolCallId: 'toolu_a', toolName: 'bash', content: [{ type: 'text', text: 'a.txt' }], isError: false, timestamp: 1 },
+      user('go on'),
+    ), { ...fast, cacheRetention: 'none' });
+    const messages = server!.requests[0]!.body.messages;
+    expect(messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(messages[0].content).toEqual([{ type: 'text', text: 'first try' }, { type: 'text', text: 'note' }]);
+    expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_a', content: 'a.txt', is_error: false }, { type: 'text', text: 'go on' }]);
   });
 
   it('downgrades unsigned thinking to text and normalises foreign tool-call ids with their results', async () => {
