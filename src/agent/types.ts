@@ -114,6 +114,8 @@ export interface AgentTool<TSchema extends z.ZodType = z.ZodType, TDetails = unk
     signal: AbortSignal,
     onUpdate: AgentToolUpdate<TDetails>,
   ): Promise<AgentToolResult<TDetails>>;
+  /** Releases what the tool holds (bash: its private temp folder); called when the session ends. */
+  dispose?(): void | Promise<void>;
 }
 
 // A tool of any schema; used where tools are stored side by side.

@@ -1,8 +1,11 @@
 // Shell commands the orchestrator runs itself: `verify` checks after an agent finishes, and
 // `run:` steps. Each runs in its own process group so a timeout or abort kills the whole tree
-// (a test runner's children included), and only the tail of its output is kept.
+// (a test runner's children included), and only the tail of its output is kept. They run in the
+// same sandbox as the agents' bash (tools/sandbox.ts) where bwrap works: they run code the agent
+// wrote, so they get the workspace, no provider key, and no network unless the recipe asks.
 import { spawn } from 'node:child_process';
 import { attachLifeline, releaseLifeline, withLifeline } from '../tools/process-lifeline.js';
+import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, unconfinedEnv, warnOnce, type SandboxOptions } from '../tools/sandbox.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 
 export interface CommandResult {
@@ -24,6 +27,11 @@ export interface CommandOptions {
   signal?: AbortSignal;
   /** Characters of output kept (the tail). */
   maxChars?: number;
+  /**
+   * Confinement (default: the workspace sandbox where bwrap works). `writable` defaults to
+   * `cwd`; `warn` (if given) is told once when the sandbox cannot work here.
+   */
+  sandbox?: SandboxOptions & { writable?: string[] };
 }
 
 /** Runs `command` with the system shell; never throws (a spawn failure is a failed result). */
@@ -70,11 +78,20 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
     };
     let child: ReturnType<typeof spawn>;
     try {
+      const jail = resolveSandboxMode(opts.sandbox);
+      if (jail.warning && opts.sandbox?.warn) warnOnce(jail.warning, opts.sandbox.warn);
       // The lifeline kills the command's group if this process dies (kill -9) while it runs.
-      child = spawn(withLifeline(command), {
+      let file = '/bin/sh';
+      let args = ['-c', withLifeline(command)];
+      let env: Record<string, string | undefined>;
+      if (jail.mode === 'workspace') {
+        const plan = { writable: opts.sandbox?.writable ?? [opts.cwd], hide: opts.sandbox?.hide, network: opts.sandbox?.network ?? false, cwd: opts.cwd };
+        ({ file, args } = sandboxedSpawn(opts.sandbox?.bwrapPath, plan, file, args));
+        env = sandboxEnv(process.env, opts.env);
+      } else env = unconfinedEnv(process.env, opts.env);
+      child = spawn(file, args, {
         cwd: opts.cwd,
-        env: { ...process.env, ...opts.env },
-        shell: true,
+        env,
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
       });

@@ -1,6 +1,8 @@
 // bash: runs a command in its own process group, streams merged stdout+stderr with bounded
 // memory, keeps the tail, spills the full output to a temp file when it does not fit, and
 // kills the whole group on abort or timeout, or when this process dies (process-lifeline.ts).
+// Commands run in the sandbox (sandbox.ts) where bwrap works: the workspace root and the tool's
+// private temp folder writable, the rest read-only or hidden, no network unless asked for.
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { z } from 'zod';
@@ -9,7 +11,9 @@ import { checkBashPolicy, type BashPolicy } from './bash-policy.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { OutputCapture, type OutputSnapshot } from './output-capture.js';
 import { StreamRedactor, type ToolSecret } from './stream-redactor.js';
+import { PrivateTempDir } from './private-temp.js';
 import { attachLifeline, releaseLifeline, withLifeline } from './process-lifeline.js';
+import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, warnOnce, type SandboxOptions } from './sandbox.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { formatSize, type TruncationResult } from './truncate.js';
 import { incompleteUtf8TailLength } from './utf8.js';
@@ -37,8 +41,13 @@ export interface BashToolOptions extends WorkspaceOptions {
   env?: Record<string, string | undefined>;
   maxLines?: number;
   maxBytes?: number;
-  /** Folder for the full-output temp files (default: the OS temp dir). */
+  /**
+   * Folder for the full-output temp files. Default: a private folder of this tool (mode 700,
+   * also the sandbox's $TMPDIR), removed by `dispose()` or when the process exits.
+   */
   tempDir?: string;
+  /** Confinement of the commands (default: the workspace sandbox where bwrap works). */
+  sandbox?: SandboxOptions;
   /** Values replaced by `[REDACTED:<name>]` in the full-output temp files (API keys, recipe secrets). */
   secrets?: readonly ToolSecret[];
   updateIntervalMs?: number;
@@ -85,8 +94,15 @@ function detailsOf(snap: OutputSnapshot, exitCode?: number | null): BashToolDeta
   return Object.keys(details).length > 0 ? details : undefined;
 }
 
-export function createBashTool(options: BashToolOptions): AgentTool<typeof bashParameters, BashToolDetails> {
+/** The bash tool: an AgentTool plus `dispose()`, which removes its private temp folder. */
+export type BashTool = AgentTool<typeof bashParameters, BashToolDetails> & { dispose(): void };
+
+export function createBashTool(options: BashToolOptions): BashTool {
   const workspace = new Workspace(options);
+  const privateTemp = new PrivateTempDir();
+  const sandbox = resolveSandboxMode(options.sandbox);
+  const confined = sandbox.mode === 'workspace';
+  const network = options.sandbox?.network ?? false;
   const maxLines = options.maxLines ?? TOOL_DEFAULTS.maxLines;
   const maxBytes = options.maxBytes ?? TOOL_DEFAULTS.maxBytes;
   const interval = options.updateIntervalMs ?? TOOL_DEFAULTS.bashUpdateIntervalMs;
@@ -98,7 +114,11 @@ export function createBashTool(options: BashToolOptions): AgentTool<typeof bashP
     description:
       `Run a bash command in the working directory. stdout and stderr are merged; the last ${maxLines} lines or ` +
       `${formatSize(maxBytes)} are returned (whichever comes first) and the full output is saved to a file when cut. ` +
-      'Use timeout (seconds) for commands that might hang.',
+      'Use timeout (seconds) for commands that might hang.' +
+      (confined
+        ? ` Commands run in a sandbox: only the working directory${workspace.root !== workspace.cwd ? ` (workspace ${workspace.root})` : ''} and $TMPDIR can be written, ` +
+          `/tmp is fresh for every command (keep files across commands in $TMPDIR)${network ? '' : ', and there is no network'}.`
+        : ''),
     promptSnippet: 'Execute bash commands (ls, grep, find, tests, builds, git)',
     parameters: bashParameters,
     argumentAliases: { cmd: 'command', script: 'command' },
@@ -115,10 +135,13 @@ export function createBashTool(options: BashToolOptions): AgentTool<typeof bashP
       }
       if (!isDir) throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
 
+      if (sandbox.warning) warnOnce(sandbox.warning, options.sandbox?.warn ?? ((m) => void process.stderr.write(`${m}\n`)));
       const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
       const redactor = newRedactor?.();
-      const capture = new OutputCapture({ maxLines, maxBytes, tempDir: options.tempDir, ...(redactor ? { redactor } : {}) });
-      const outcome = await run(command, cwd, params.timeout, signal, capture, onUpdate, interval, options);
+      const tempDir = options.tempDir ?? privateTemp.path;
+      const capture = new OutputCapture({ maxLines, maxBytes, tempDir, ...(redactor ? { redactor } : {}) });
+      const jail = confined ? { root: workspace.root, tempDir: privateTemp.path, network } : undefined;
+      const outcome = await run(command, cwd, params.timeout, signal, capture, onUpdate, interval, options, jail);
       const saveError = await capture.close();
       const snap = capture.snapshot();
       const text = renderOutput(snap, maxBytes, saveError);
@@ -131,7 +154,15 @@ export function createBashTool(options: BashToolOptions): AgentTool<typeof bashP
       if (outcome.code !== 0) throw new Error(withOutput(`Command exited with code ${outcome.code}`));
       return textResult(text, detailsOf(snap, outcome.code));
     },
+    dispose: () => privateTemp.remove(),
   };
+}
+
+/** Where a confined command may write, and whether it may reach the network. */
+interface Jail {
+  root: string;
+  tempDir: string;
+  network: boolean;
 }
 
 type RunOutcome =
@@ -149,16 +180,23 @@ function run(
   onUpdate: AgentToolUpdate<BashToolDetails> | undefined,
   interval: number,
   options: BashToolOptions,
+  jail: Jail | undefined,
 ): Promise<RunOutcome> {
   return new Promise((resolve) => {
     const shell = options.shellPath ?? defaultShell();
     // bash sources ~/.bashrc even for -c when stdin is a socket (its rshd heuristic), and node's
     // stdio pipes are socketpairs: without --norc every call ran the user's rc file (a pyenv
     // rehash there waited 60 s on a stale lock). Other shells do not have the heuristic.
-    const args = /(^|\/)bash$/.test(shell) ? ['--norc', '-c', withLifeline(command)] : ['-c', withLifeline(command)];
-    const child = spawn(shell, args, {
+    let file = shell;
+    let args = /(^|\/)bash$/.test(shell) ? ['--norc', '-c', withLifeline(command)] : ['-c', withLifeline(command)];
+    let env: Record<string, string | undefined> = { ...process.env, ...options.env };
+    if (jail) {
+      ({ file, args } = sandboxedSpawn(options.sandbox?.bwrapPath, { writable: [jail.root, jail.tempDir], hide: options.sandbox?.hide, network: jail.network, cwd }, shell, args));
+      env = sandboxEnv(process.env, { ...options.env, TMPDIR: jail.tempDir });
+    }
+    const child = spawn(file, args, {
       cwd,
-      env: { ...process.env, ...options.env },
+      env,
       detached: true, // its own process group, so abort and timeout can kill grandchildren too
       stdio: ['pipe', 'pipe', 'pipe'], // stdin: the lifeline (the command itself reads /dev/null)
     });

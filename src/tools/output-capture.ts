@@ -142,7 +142,8 @@ export class OutputCapture {
 
   private openFile(): WriteStream {
     this.filePath = join(this.tempDir, `${this.tempPrefix}${randomBytes(8).toString('hex')}.log`);
-    const file = createWriteStream(this.filePath, { flags: 'wx' });
+    // Only this user may read it: a command's output can hold whatever the command printed.
+    const file = createWriteStream(this.filePath, { flags: 'wx', mode: 0o600 });
     file.on('error', (err) => {
       this.fileError = err;
     });

@@ -69,7 +69,8 @@ describe('bash', () => {
   });
 
   it('abort kills the whole process group, including a sleeping grandchild', async () => {
-    const { dir, tool } = setup();
+    // Unconfined: the pid the command prints must be a pid of this namespace (test/tools/sandbox.test.ts covers the sandbox).
+    const { dir, tool } = setup({ sandbox: { mode: 'none' } });
     const ac = new AbortController();
     const pidFile = join(dir, 'grandchild.pid');
     const pending = errorOf(tool, { command: `sh -c 'sleep 30 & echo $! > ${pidFile}; wait'` }, { signal: ac.signal });

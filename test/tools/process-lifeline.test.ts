@@ -34,7 +34,8 @@ describe('bash commands are tied to the life of their process', () => {
   it('kill -9 of the process that runs the tool kills the command and its children before they finish', async () => {
     const dir = tempDir();
     const cmd = 'echo $$ > shell.pid; sleep 30 & echo $! > child.pid; sleep 30; echo late > marker';
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, cmd], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // Unconfined (the pids must be this namespace's); sandbox.test.ts covers the sandboxed case.
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, cmd, 'none'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     expect(await until(() => out.includes('running') && existsSync(join(dir, 'child.pid')), 15_000)).toBe(true);
@@ -49,7 +50,8 @@ describe('bash commands are tied to the life of their process', () => {
 
   it('a normal exit leaves background jobs running, and `wait` does not wait for the lifeline', async () => {
     const dir = tempDir();
-    const tool = createBashTool({ cwd: dir });
+    // Unconfined: in the sandbox every process of a command ends with it (sandbox.test.ts).
+    const tool = createBashTool({ cwd: dir, sandbox: { mode: 'none' } });
     // `wait` waits for every background job of the shell: the lifeline's sentinel is not one.
     expect(text(await runTool(tool, { command: 'sleep 0.1 & wait; echo waited', timeout: 10 }))).toBe('waited');
     expect(text(await runTool(tool, { command: 'sleep 20 >/dev/null 2>&1 & echo $! > bg.pid; echo started' }))).toBe('started');
