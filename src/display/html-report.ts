@@ -5,8 +5,8 @@
 // Sections: header, timeline (Gantt, drawn by the page script: one bar per attempt, permit waits
 // shaded, failures red), task DAG, tokens and cost per task, instances table, each instance's
 // conversation (collapsible; tool calls and results escaped and cut with a note), merged plan.
-import { renameSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { replaceFileSync } from '../tools/atomic-write.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural } from './format-units.js';
@@ -155,9 +155,7 @@ ${conversations}
 export function writeHtmlReport(runDir: string): string {
   const folder = loadRunFolder(runDir);
   const target = join(runDir, REPORT_FILE);
-  // Write then rename: a browser (or a second `report`) never sees half a file.
-  const tmp = `${target}.${process.pid}.tmp`;
-  writeFileSync(tmp, buildHtmlReport(folder));
-  renameSync(tmp, target);
+  // Replaced atomically: a browser (or a second `report`) never sees half a file.
+  replaceFileSync(target, buildHtmlReport(folder));
   return target;
 }

@@ -1,9 +1,10 @@
 // edit: one or more text replacements located against the original file (exact first, then
 // fuzzy), spliced at original coordinates so untouched bytes stay untouched (CRLF, BOM and
 // all). Results carry a unified diff in details.
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
+import { hardLinkRefusal, replaceFailure, replaceFile } from './atomic-write.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { unifiedDiff } from './diff.js';
 import { closestLine, lineNumbersAt, locate, normalizeForMatch, type NormalizedText } from './fuzzy-match.js';
@@ -68,7 +69,8 @@ export function createEditTool(options: EditToolOptions): AgentTool<typeof editP
     description:
       'Edit a file by replacing text. Each oldText must match the file exactly (including whitespace and indentation) ' +
       'and occur once; include surrounding lines to make it unique. Several non-overlapping edits may be given at once; ' +
-      'they are all located in the original file.',
+      'they are all located in the original file. The file is replaced as a whole (an interrupted edit leaves the old content); ' +
+      'a file with more than one hard link is refused.',
     promptSnippet: 'Make precise text replacements in files (oldText must match exactly)',
     parameters: editParameters,
     argumentAliases: { file_path: 'path', filePath: 'path', file: 'path' },
@@ -76,11 +78,16 @@ export function createEditTool(options: EditToolOptions): AgentTool<typeof editP
       throwIfAborted(signal);
       const path = params.path;
       const abs = workspace.resolve(path, 'write');
+      let links: number;
       try {
-        if (!(await stat(abs)).isFile()) throw new Error('not a regular file');
+        const st = await stat(abs);
+        if (!st.isFile()) throw new Error('not a regular file');
+        links = st.nlink;
       } catch (err) {
         throw new Error(`File not found: ${path} (${errorMessage(err)}). Use write to create a new file.`);
       }
+      // Refused before any work; replaceFile checks again at the moment it writes.
+      if (links > 1) throw new Error(hardLinkRefusal(path, links));
       const raw = await readFile(abs);
       let decoded: string;
       try {
@@ -154,7 +161,11 @@ export function createEditTool(options: EditToolOptions): AgentTool<typeof editP
       }
 
       throwIfAborted(signal);
-      await writeFile(abs, (hasBom ? BOM : '') + updated, 'utf8');
+      try {
+        await replaceFile(abs, (hasBom ? BOM : '') + updated, { refuseHardLinks: true });
+      } catch (err) {
+        throw replaceFailure(path, err);
+      }
       const { diff, firstChangedLine } = unifiedDiff(content, updated, { path });
       const what = total === 1 ? 'Successfully replaced text in' : `Successfully applied ${total} edits to`;
       const details: EditToolDetails = { diff, firstChangedLine };

@@ -1,8 +1,9 @@
 // write: create or overwrite a file, creating parent folders as needed.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
+import { replaceFailure, replaceFile } from './atomic-write.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
 
@@ -20,7 +21,8 @@ export function createWriteTool(options: WriteToolOptions): AgentTool<typeof wri
     label: 'Write',
     description:
       'Write a file: creates it (and missing parent folders) or replaces its whole content. ' +
-      'Use it for new files and complete rewrites; use edit for changes to an existing file.',
+      'Use it for new files and complete rewrites; use edit for changes to an existing file. ' +
+      'The file is replaced as a whole (an interrupted write leaves the old content); a file with more than one hard link is refused.',
     promptSnippet: 'Create or overwrite files',
     parameters: writeParameters,
     argumentAliases: { file_path: 'path', filePath: 'path', file: 'path', text: 'content' },
@@ -29,7 +31,11 @@ export function createWriteTool(options: WriteToolOptions): AgentTool<typeof wri
       const abs = workspace.resolve(params.path, 'write');
       await mkdir(dirname(abs), { recursive: true });
       throwIfAborted(signal);
-      await writeFile(abs, params.content, 'utf8');
+      try {
+        await replaceFile(abs, params.content, { refuseHardLinks: true });
+      } catch (err) {
+        throw replaceFailure(params.path, err);
+      }
       return textResult(`Successfully wrote ${Buffer.byteLength(params.content, 'utf8')} bytes to ${params.path}`);
     },
   };

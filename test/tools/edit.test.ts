@@ -1,8 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEditTool, type EditToolDetails } from '../../src/tools/edit.js';
-import { errorOf, runTool, tempDir, textOf } from './harness.js';
+import { errorOf, folderMadeReadOnly, runTool, tempDir, textOf } from './harness.js';
 
 function setup(content: string | Buffer) {
   const dir = tempDir();
@@ -145,5 +145,49 @@ describe('edit: refusals and multiple edits', () => {
   it('reports a missing file with a hint to use write', async () => {
     const { tool } = setup('');
     expect(await errorOf(tool, { path: 'nope.txt', edits: [{ oldText: 'a', newText: 'b' }] })).toMatch(/^File not found: nope\.txt .*Use write/);
+  });
+});
+
+describe('edit: replacing the file safely', () => {
+  it('keeps an executable script executable', async () => {
+    const { dir, file, tool, read } = setup('#!/bin/sh\necho old\n');
+    chmodSync(file, 0o755);
+    await runTool(tool, { path: 'f.txt', edits: [{ oldText: 'old', newText: 'new' }] });
+    expect(read()).toBe('#!/bin/sh\necho new\n');
+    expect(statSync(file).mode & 0o777).toBe(0o755);
+    expect(readdirSync(dir)).toEqual(['f.txt']);
+  });
+
+  it('edits through a symlink: the link stays a link and its target changes', async () => {
+    const { dir, tool, read } = setup('alpha\n');
+    symlinkSync('f.txt', join(dir, 'link.txt'));
+    await runTool(tool, { path: 'link.txt', edits: [{ oldText: 'alpha', newText: 'beta' }] });
+    expect(lstatSync(join(dir, 'link.txt')).isSymbolicLink()).toBe(true);
+    expect(read()).toBe('beta\n');
+  });
+
+  it('refuses a file with another hard link (which may be outside the workspace) and says what to do; both links stay unchanged', async () => {
+    const outsideDir = tempDir();
+    const outside = join(outsideDir, 'secret.txt');
+    writeFileSync(outside, 'token=1\n');
+    const { dir, tool } = setup('unused');
+    linkSync(outside, join(dir, 'linked.txt'));
+    const msg = await errorOf(tool, { path: 'linked.txt', edits: [{ oldText: 'token=1', newText: 'token=2' }] });
+    expect(msg).toMatch(/^Refused to change linked\.txt: it has 2 hard links, and another link may be a file outside the workspace/);
+    expect(msg).toContain('cp linked.txt linked.txt.copy && mv linked.txt.copy linked.txt');
+    expect(readFileSync(outside, 'utf8')).toBe('token=1\n');
+    expect(readFileSync(join(dir, 'linked.txt'), 'utf8')).toBe('token=1\n');
+    expect(statSync(outside).nlink).toBe(2);
+  });
+
+  it('a folder that cannot be written: a clear error, the original intact, no temp file', async (ctx) => {
+    const folder = folderMadeReadOnly();
+    if (!folder) return ctx.skip();
+    writeFileSync(join(folder.dir, 'f.txt'), 'alpha\n');
+    folder.makeReadOnly();
+    const msg = await errorOf(createEditTool({ cwd: folder.dir }), { path: 'f.txt', edits: [{ oldText: 'alpha', newText: 'beta' }] });
+    expect(msg).toMatch(/^Could not write f\.txt: (EROFS|EACCES).*\. The file is unchanged\. Files are replaced through a temporary file in the same folder/);
+    expect(readFileSync(join(folder.dir, 'f.txt'), 'utf8')).toBe('alpha\n');
+    expect(readdirSync(folder.dir)).toEqual(['f.txt']);
   });
 });

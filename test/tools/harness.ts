@@ -1,6 +1,7 @@
 // Shared test plumbing: temp folders and calling a tool the way the pipeline does
 // (schema parse first, then execute with a live signal).
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -15,9 +16,44 @@ export function tempDir(prefix = 'tools-'): string {
   return dir;
 }
 
+const mounts: string[] = [];
+
 afterEach(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of mounts.splice(0)) spawnSync('umount', ['-l', dir]);
+  for (const dir of made.splice(0)) {
+    if (existsSync(dir)) chmodSync(dir, 0o700); // a folder a test made read-only
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
+
+/** A fresh tmpfs of `size` (e.g. '64k') mounted in a temp folder; undefined where mounting is not permitted. */
+export function tmpfsFolder(size: string): string | undefined {
+  const dir = join(tempDir('tmpfs-'), 'mnt');
+  mkdirSync(dir);
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]).status !== 0) return undefined;
+  mounts.push(dir);
+  return dir;
+}
+
+/**
+ * A folder to fill, then make read-only with the returned function. Root ignores permission
+ * bits, so there it is a tmpfs remounted read-only; others get chmod 0555. Undefined when
+ * neither can be had (root without the right to mount).
+ */
+export function folderMadeReadOnly(): { dir: string; makeReadOnly: () => void } | undefined {
+  if (process.getuid?.() !== 0) {
+    const dir = tempDir();
+    return { dir, makeReadOnly: () => chmodSync(dir, 0o555) };
+  }
+  const dir = tmpfsFolder('1m');
+  if (!dir) return undefined;
+  return {
+    dir,
+    makeReadOnly: () => {
+      if (spawnSync('mount', ['-o', 'remount,ro', dir]).status !== 0) throw new Error(`could not remount ${dir} read-only`);
+    },
+  };
+}
 
 export async function runTool(
   tool: AnyAgentTool,

@@ -1,0 +1,217 @@
+// Replacing a file atomically and durably (src/tools/atomic-write.ts): a kill -9 at any instant
+// leaves the whole old or the whole new content; mode, owner, symlinks and hard links are
+// treated as promised; a failure leaves the original and no temp file.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HardLinkedFileError, isReplacementTemp, replaceFile, replaceFileSync } from '../../src/tools/atomic-write.js';
+import { seededRandom } from '../helpers/seeded-random.js';
+import { folderMadeReadOnly, tempDir, tmpfsFolder } from './harness.js';
+
+const CHILD = resolve(import.meta.dirname, 'fixtures/replace-loop-child.ts');
+
+const modeOf = (file: string): number => statSync(file).mode & 0o7777;
+const othersThan = (dir: string, ...names: string[]): string[] => readdirSync(dir).filter((n) => !names.includes(n));
+
+/** A pid that no process has any more: a child that has exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+  return Number(r.stdout.toString());
+}
+
+const FORMS = [
+  ['replaceFile', (path: string, data: string, opts?: { refuseHardLinks?: boolean }) => replaceFile(path, data, opts)],
+  ['replaceFileSync', async (path: string, data: string, opts?: { refuseHardLinks?: boolean }) => replaceFileSync(path, data, opts)],
+] as const;
+
+describe.each(FORMS)('%s', (_name, replace) => {
+  it('creates a new file with the default mode (0666 minus the umask), as fs.writeFile does', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'plain.txt'), 'x');
+    await replace(join(dir, 'new.txt'), 'hello');
+    expect(readFileSync(join(dir, 'new.txt'), 'utf8')).toBe('hello');
+    expect(modeOf(join(dir, 'new.txt'))).toBe(modeOf(join(dir, 'plain.txt')));
+    expect(othersThan(dir, 'plain.txt', 'new.txt')).toEqual([]);
+  });
+
+  it('keeps the mode of the file it replaces: a 0755 script stays executable, a 0600 file stays private', async () => {
+    const dir = tempDir();
+    const script = join(dir, 'run.sh');
+    const secret = join(dir, 'secret.env');
+    writeFileSync(script, '#!/bin/sh\necho old\n');
+    chmodSync(script, 0o755);
+    writeFileSync(secret, 'A=1\n');
+    chmodSync(secret, 0o600);
+    await replace(script, '#!/bin/sh\necho new\n');
+    await replace(secret, 'A=2\n');
+    expect(modeOf(script)).toBe(0o755);
+    expect(modeOf(secret)).toBe(0o600);
+    expect(spawnSync(script).stdout.toString()).toBe('new\n');
+  });
+
+  it('a symlink stays a symlink and its final target gets the new content (also through a chain and a dangling link)', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    writeFileSync(join(dir, 'real/target.txt'), 'old');
+    chmodSync(join(dir, 'real/target.txt'), 0o640);
+    symlinkSync('real/target.txt', join(dir, 'first'));
+    symlinkSync('first', join(dir, 'second'));
+    await replace(join(dir, 'second'), 'new');
+    expect(lstatSync(join(dir, 'second')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(join(dir, 'second'))).toBe('first');
+    expect(lstatSync(join(dir, 'first')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(dir, 'real/target.txt'), 'utf8')).toBe('new');
+    expect(modeOf(join(dir, 'real/target.txt'))).toBe(0o640);
+    expect(othersThan(join(dir, 'real'), 'target.txt')).toEqual([]);
+
+    // A dangling link: its target is created, the link stays.
+    symlinkSync('real/later.txt', join(dir, 'dangling'));
+    await replace(join(dir, 'dangling'), 'created');
+    expect(lstatSync(join(dir, 'dangling')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(dir, 'real/later.txt'), 'utf8')).toBe('created');
+  });
+
+  it('keeps owner and group when root replaces a file that belongs to someone else', async (ctx) => {
+    if (process.getuid?.() !== 0) return ctx.skip();
+    const file = join(tempDir(), 'theirs.txt');
+    writeFileSync(file, 'old');
+    chownSync(file, 12345, 23456);
+    chmodSync(file, 0o2754); // set-gid survives: chmod comes after chown
+    await replace(file, 'new');
+    const st = statSync(file);
+    expect([st.uid, st.gid, modeOf(file)]).toEqual([12345, 23456, 0o2754]);
+    expect(readFileSync(file, 'utf8')).toBe('new');
+  });
+
+  it('refuses a file with more than one hard link when asked; both links keep their content', async () => {
+    const dir = tempDir();
+    const outside = join(dir, 'outside.txt');
+    const inside = join(dir, 'inside.txt');
+    writeFileSync(outside, 'shared');
+    linkSync(outside, inside);
+    await expect(replace(inside, 'changed', { refuseHardLinks: true })).rejects.toBeInstanceOf(HardLinkedFileError);
+    expect(readFileSync(outside, 'utf8')).toBe('shared');
+    expect(readFileSync(inside, 'utf8')).toBe('shared');
+    expect(statSync(inside).nlink).toBe(2);
+    expect(othersThan(dir, 'outside.txt', 'inside.txt')).toEqual([]);
+  });
+
+  it('refuses to replace a folder', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'sub'));
+    await expect(replace(join(dir, 'sub'), 'x')).rejects.toThrow(/sub is a folder; only regular files can be written/);
+    expect(statSync(join(dir, 'sub')).isDirectory()).toBe(true);
+    expect(othersThan(dir, 'sub')).toEqual([]);
+  });
+
+  it('a read-only folder fails before anything changes: the original stays, no temp file', async (ctx) => {
+    const folder = folderMadeReadOnly();
+    if (!folder) return ctx.skip();
+    const file = join(folder.dir, 'f.txt');
+    writeFileSync(file, 'original');
+    folder.makeReadOnly();
+    await expect(replace(file, 'new')).rejects.toThrow(/EROFS|EACCES/);
+    expect(readFileSync(file, 'utf8')).toBe('original');
+    expect(othersThan(folder.dir, 'f.txt')).toEqual([]);
+  });
+
+  it('a full disk fails in the middle of the write: the original stays whole and the half-written temp file is removed', async (ctx) => {
+    const dir = tmpfsFolder('64k');
+    if (!dir) return ctx.skip();
+    const file = join(dir, 'f.txt');
+    writeFileSync(file, 'original\n'.repeat(1000)); // 9 KB of 64
+    await expect(replace(file, 'x'.repeat(200_000))).rejects.toThrow(/ENOSPC/);
+    expect(readFileSync(file, 'utf8')).toBe('original\n'.repeat(1000));
+    expect(othersThan(dir, 'f.txt')).toEqual([]);
+  });
+
+  it("removes the leftovers of a killed write of the same file; a live process's fresh temp file and other files' stay", async () => {
+    const dir = tempDir();
+    const file = join(dir, 'f.txt');
+    writeFileSync(file, 'old');
+    const dead = `.f.txt.orchestrate-${deadPid()}-0a1b2c.tmp`;
+    const stale = `.f.txt.orchestrate-${process.pid}-3d4e5f.tmp`; // a live (reused) pid, untouched for two hours
+    const inFlight = `.f.txt.orchestrate-${process.pid}-6a7b8c.tmp`;
+    const otherFile = `.g.txt.orchestrate-${deadPid()}-9d0e1f.tmp`;
+    const notOurs = '.f.txt.swp';
+    for (const n of [dead, stale, inFlight, otherFile, notOurs]) writeFileSync(join(dir, n), 'half');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(join(dir, stale), twoHoursAgo, twoHoursAgo);
+    expect([dead, stale, inFlight, otherFile].every(isReplacementTemp)).toBe(true);
+    expect(isReplacementTemp(notOurs)).toBe(false);
+
+    await replace(file, 'new');
+    expect(readFileSync(file, 'utf8')).toBe('new');
+    expect(othersThan(dir, 'f.txt').sort()).toEqual([inFlight, otherFile, notOurs].sort());
+  });
+});
+
+describe('kill -9 at random instants', () => {
+  const TRIALS = 30;
+  const SEED = 0x5eed17;
+  const MARK_A = 'version: A';
+  const MARK_B = 'version: B, a little longer';
+
+  it(`edit and write leave the whole old or the whole new file, never a mix or an empty file (${TRIALS} kills)`, { timeout: 240_000 }, async () => {
+    const dir = tempDir();
+    const name = 'big.txt';
+    const file = join(dir, name);
+    // ~3.4 MB, so a write (with its fsync) takes long enough to be hit in the middle.
+    const body = Array.from({ length: 60_000 }, (_, i) => `line ${String(i).padStart(6, '0')} the quick brown fox jumps over the lazy dog\n`).join('');
+    const contentA = `${MARK_A}\n${body}`;
+    const contentB = `${MARK_B}\n${body}`;
+    writeFileSync(file, contentA);
+    chmodSync(file, 0o640);
+    const random = seededRandom(SEED);
+    const seen = { content_a: 0, content_b: 0, kills_with_temp_left: 0 };
+
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const how = trial % 2 === 0 ? 'edit' : 'write';
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, name, how, MARK_A, MARK_B], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exit = new Promise<NodeJS.Signals | null>((done) => child.on('exit', (_code, signal) => done(signal)));
+      // Start the random delay only once a write is under way.
+      await new Promise<void>((started) => {
+        child.stdout.on('data', (d: Buffer) => d.toString().includes('writing') && started());
+        void exit.then(() => started());
+      });
+      await new Promise((r) => setTimeout(r, random() * 120));
+      child.kill('SIGKILL');
+      expect(await exit, `trial ${trial} (${how}): the child ended by itself: ${stderr}`).toBe('SIGKILL');
+
+      const now = readFileSync(file, 'utf8');
+      if (now !== contentA && now !== contentB) {
+        throw new Error(`trial ${trial} (${how}): the file is neither the old nor the new content (${now.length} chars, starts ${JSON.stringify(now.slice(0, 40))})`);
+      }
+      if (now === contentA) seen.content_a++;
+      else seen.content_b++;
+      expect(modeOf(file)).toBe(0o640);
+      const left = othersThan(dir, name);
+      expect(left.filter((n) => !isReplacementTemp(n)), `trial ${trial}: files that are not ours`).toEqual([]);
+      if (left.length > 0) seen.kills_with_temp_left++;
+    }
+
+    // A later write does not trip on what the kills left, and clears it away.
+    await replaceFile(file, contentA);
+    expect(readFileSync(file, 'utf8')).toBe(contentA);
+    expect(othersThan(dir, name)).toEqual([]);
+    console.log(`[reliability] tools/atomic-write: trials=${TRIALS} seed=${SEED} content_a=${seen.content_a} content_b=${seen.content_b} kills_with_temp_left=${seen.kills_with_temp_left} torn_files=0`);
+  });
+});
