@@ -52,13 +52,15 @@
  *                      tool_execution_update {toolCallId, toolName, partialResult}   (only with full events),
  *                      tool_execution_end {toolCallId, toolName, result, isError},
  *                      compaction_start / compaction_end, auto_compaction_start / auto_compaction_end,
- *                      auto_retry_start {attempt, maxAttempts, delayMs, errorMessage} / auto_retry_end.
+ *                      auto_retry_start {attempt, maxAttempts, delayMs, errorMessage} / auto_retry_end,
+ *                      loop_warning {pattern, detail}, run_stopped {kind, message} (a guard stopped it).
  *                    "Full events" (`--full-events`, the `json-full` display mode) also log and
  *                    print the streaming deltas; without it the coordinator does not forward them.
  *   message          from, to, text: an agent-to-agent message (pairs, send_message).
  *   verify           command, ok, output: the task's verify command after the agent finished.
  * Failure classes: rate_limit, overloaded, timeout, stalled, crashed, verify_failed, budget,
- * aborted, output_invalid, error.
+ * aborted, output_invalid, error, loop, max_turns, compaction (a runtime guard stopped the agent;
+ * its agent_event run_stopped {kind, message} comes first), not_approved (a pair out of rounds).
  *
  * Compatibility: new event types and new optional fields may appear within version 1; a
  * consumer should ignore what it does not know. Removing or retyping a field bumps `v`.

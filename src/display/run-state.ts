@@ -362,6 +362,8 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       return;
     case 'run_resume':
       if (e.budget?.usd !== undefined) state.budgetUsd = e.budget.usd;
+      // An exhausted budget belongs to the previous session; this one says again if it runs out.
+      delete state.budgetExhausted;
       state.resumed = true;
       state.status = 'running';
       state.endTs = undefined;

@@ -417,6 +417,12 @@ export class Coordinator {
   }
 
   private queue(t: TaskState, inst: InstanceState): void {
+    // A stop (budget, fail-fast) can come while a fan-out is being queued (its first instance
+    // refused); the scheduler takes nothing any more, so the rest would wait forever.
+    if (this.stopping && this.stopping !== 'interrupted') {
+      this.skipInstance(inst, `not started: the run is stopping (${this.stopping})`);
+      return;
+    }
     inst.status = 'pending';
     this.emit({ type: 'instance_queued', task: t.task.id, key: inst.id, attempt: inst.attempt + 1, parent: t.task.id });
     const sched: SchedulableInstance = {

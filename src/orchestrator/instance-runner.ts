@@ -8,6 +8,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { ScriptedScript } from '../ai/scripted.js';
 import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
+import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { addWorktree, repoRoot, snapshot } from './git-workspace.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
@@ -67,6 +68,7 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
   if (a.system) spec.system = a.system;
   if (a.thinking) spec.thinking = a.thinking;
   if (a.summaries) spec.summaries = a.summaries;
+  if (a.loop) spec.loop = a.loop;
   return spec;
 }
 
@@ -167,6 +169,7 @@ export class InstanceRunner {
       verifyRetries: t.task.verifyRetries,
       env: inst.resolved?.env ?? {},
       fullEvents: this.ctx.fullEvents ?? false,
+      maxTurns: t.task.maxTurns ?? agent.maxTurns ?? DEFAULT_RUN_LIMITS.maxTurns,
     };
     if (writes.length) base.writeScope = writes.map((w) => relative(cwd, intoWorktree(inst, w)));
     if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;
@@ -209,7 +212,7 @@ export class InstanceRunner {
     const member = (role: 'worker' | 'planner', agent: LoadedAgent, port: MessagePort) => {
       const key = `${inst.id}@${role}`;
       const ref: LaunchRef = { task: t.task.id, key, attempt: inst.attempt, parent: inst.id, scopes };
-      const task = { ...this.baseTask(t, inst, agent), id: key, parent: inst.id, role: `pair-${role}` as const, sessionFile: this.ctx.store.sessionFile(key), summarize: role === 'worker', maxRounds: pair.maxRounds, peerPort: port };
+      const task = { ...this.baseTask(t, inst, agent), id: key, parent: inst.id, role: `pair-${role}` as const, sessionFile: this.ctx.store.sessionFile(key), summarize: role === 'worker', maxRounds: pair.maxRounds, onMaxRounds: pair.onMaxRounds, peerPort: port };
       // The planner only reviews: verify and JSON output apply to the worker's result.
       if (role === 'planner') Object.assign(task, { verify: [], output: 'text' as const });
       return new AgentLaunch(this.ctx.launchContext(inst), ref, task, limits);

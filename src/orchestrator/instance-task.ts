@@ -4,6 +4,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ModelSpec } from '../ai/models.js';
 import type { ScriptedScript } from '../ai/scripted.js';
+import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 
 export interface AgentSpec {
   name: string;
@@ -27,6 +28,8 @@ export interface AgentSpec {
   /** Who writes its summaries (undefined: the runtime's default for the provider). */
   summaries?: 'model' | 'extractive';
   compaction: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
+  /** Loop detection settings the recipe changes (`loop:`); undefined: the runtime's defaults. */
+  loop?: Partial<LoopDetectionSettings>;
   bash: { allow: string[]; deny: string[] };
   /** Absolute skill folders or files. */
   skills: string[];
@@ -73,6 +76,13 @@ export interface InstanceTask {
   fullEvents: boolean;
   /** Rounds of a planner/worker pair. */
   maxRounds?: number;
+  /** What a pair out of rounds without approval is: failed (not_approved) or accepted. */
+  onMaxRounds?: 'fail' | 'accept';
+  /**
+   * Model calls this attempt may make across all its prompts (task, verify and output fix-ups);
+   * 0 = no cap. The task's max_turns, else the agent's, else the runtime's default.
+   */
+  maxTurns: number;
   /** Compact the session into a handoff summary when the agent is done. */
   summarize: boolean;
   /** To the coordinator (moved in the transferList). */

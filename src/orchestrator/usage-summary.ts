@@ -25,6 +25,13 @@ export const FAILURE_CLASSES = [
   'aborted',
   'output_invalid',
   'error',
+  // A guard of the agent runtime stopped the agent (see runtime/run-limits.ts): it repeated itself,
+  // used up its max_turns, or compacted over and over without getting anywhere.
+  'loop',
+  'max_turns',
+  'compaction',
+  // A planner/worker pair ran out of max_rounds without the planner approving.
+  'not_approved',
 ] as const;
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;

@@ -8,6 +8,8 @@ import { DECLARED_MODEL_DEFAULTS, modelFromSpec, priceOf } from '../../ai/models
 import { parseTokenCount } from '../../orchestrator/recipe/duration.js';
 import {
   AgentSessionConfigError,
+  DEFAULT_LOOP_DETECTION,
+  DEFAULT_RUN_LIMITS,
   createAgentSession,
   runJsonMode,
   runPrintMode,
@@ -23,6 +25,17 @@ import { type CliCommand, type CommandArgs } from '../command.js';
 
 const MODES = ['text', 'json', 'rpc'] as const;
 const THINKING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+
+/**
+ * Caps of `orchestrate agent` when no flag changes them. Turns and loop thresholds are the
+ * runtime's (DEFAULT_RUN_LIMITS, DEFAULT_LOOP_DETECTION); the spend cap is this command's own:
+ * one agent left alone on a hard task can otherwise run for hours. $5 covers a long session on
+ * a large model (a 100-turn refactor is $1-3 on Sonnet) and stops a runaway long before it costs
+ * real money. `--budget-usd none` removes it.
+ */
+export const AGENT_CLI_DEFAULTS = {
+  budgetUsd: 5,
+} as const;
 
 function agentOptions(y: Argv): Argv<object> {
   return y
@@ -45,8 +58,13 @@ function agentOptions(y: Argv): Argv<object> {
     .option('context-files', { type: 'boolean', default: true, describe: 'Include AGENTS.md / CLAUDE.md files (--no-context-files to skip)' })
     .option('thinking', { type: 'string', choices: THINKING, describe: 'Reasoning effort (default medium; off for models without reasoning)' })
     .option('extension', { type: 'string', array: true, describe: 'Extension module (.js, or .ts under tsx), repeatable' })
+    .option('max-turns', { type: 'string', describe: `Model calls one prompt may make before the agent is stopped (default ${DEFAULT_RUN_LIMITS.maxTurns}; 0 = no cap)` })
+    .option('budget-usd', { type: 'string', describe: `Stop the agent once this session has spent this many US dollars (default ${AGENT_CLI_DEFAULTS.budgetUsd}; "none" = no cap)` })
+    .option('budget-tokens', { type: 'string', describe: 'Stop the agent once this session has used this many tokens, input + output + cache (500000, 400k, 3M; default: no cap)' })
+    .option('loop-detection', { type: 'string', choices: ['on', 'off'], default: 'on', describe: 'Warn, then stop an agent that repeats the same tool call, cycle of calls or answer (off: never)' })
+    .option('max-identical-calls', { type: 'string', describe: `The same tool call this many times in a row counts as a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls}; at least 2)` })
     .check((a) => {
-      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'model-price', 'context-window', 'max-output', 'provider', 'script', 'system', 'append-system', 'thinking']) {
+      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'model-price', 'context-window', 'max-output', 'provider', 'script', 'system', 'append-system', 'thinking', 'max-turns', 'budget-usd', 'budget-tokens', 'loop-detection', 'max-identical-calls']) {
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       }
       if (a.mode === 'rpc' && Array.isArray(a.prompt) && a.prompt.length > 0) throw new Error('--mode rpc takes its prompts as commands on stdin, not as arguments');
@@ -100,7 +118,40 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   if (typeof args.thinking === 'string') o.thinkingLevel = args.thinking as AgentThinkingLevel;
   const extensions = list(args.extension);
   if (extensions.length > 0) o.extensions = extensions.map((p) => resolve(ctx.cwd, p));
+  const bounds = runBoundsFromArgs(args);
+  o.limits = bounds.limits;
+  o.loopDetection = bounds.loopDetection;
   return o;
+}
+
+/** A whole number of at least `least` from a flag value; throws a usage error naming the flag. */
+function wholeFlag(args: CommandArgs, flag: string, least: number, example: string): number | undefined {
+  const raw = args[flag];
+  if (raw === undefined) return undefined;
+  const text = String(raw).trim();
+  if (!/^\d+$/.test(text) || Number(text) < least) throw new AgentSessionConfigError(`--${flag} "${String(raw)}" is not a whole number of at least ${least}: give e.g. --${flag} ${example}.`);
+  return Number(text);
+}
+
+/** --max-turns, --budget-usd, --budget-tokens, --loop-detection, --max-identical-calls -> the session's caps and loop detector. */
+export function runBoundsFromArgs(args: CommandArgs): Required<Pick<CreateAgentSessionOptions, 'limits' | 'loopDetection'>> {
+  const limits: NonNullable<CreateAgentSessionOptions['limits']> = { maxTurns: wholeFlag(args, 'max-turns', 0, '50') ?? DEFAULT_RUN_LIMITS.maxTurns };
+  const usd = args['budget-usd'];
+  if (usd === undefined) limits.budgetUsd = AGENT_CLI_DEFAULTS.budgetUsd;
+  else if (String(usd).trim() !== 'none') {
+    const n = Number(String(usd).trim());
+    if (String(usd).trim() === '' || !Number.isFinite(n) || n <= 0) throw new AgentSessionConfigError(`--budget-usd "${String(usd)}" is not an amount of US dollars above 0: give e.g. --budget-usd 20, or --budget-usd none for no cap.`);
+    limits.budgetUsd = n;
+  }
+  if (args['budget-tokens'] !== undefined) {
+    const n = parseTokenCount(String(args['budget-tokens']));
+    if (n === undefined || n < 1) throw new AgentSessionConfigError(`--budget-tokens "${String(args['budget-tokens'])}" is not a token count of at least 1: give e.g. 500000, 400k or 3M.`);
+    limits.budgetTokens = n;
+  }
+  const identical = wholeFlag(args, 'max-identical-calls', 2, '8');
+  const loopDetection: NonNullable<CreateAgentSessionOptions['loopDetection']> = { enabled: args['loop-detection'] !== 'off' };
+  if (identical !== undefined) loopDetection.identicalCalls = identical;
+  return { limits, loopDetection };
 }
 
 /** --model with --model-price (and its limits): a model the built-in list does not have. */
@@ -148,6 +199,9 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   }
 
   const out: ModeOutput = { stdout: ctx.stdout, stderr: ctx.stderr };
+  // A guard or cap that ends a prompt (RunStoppedError) is reported by the modes: print and json
+  // write its message (which names the flag that raises it) on stderr and exit 1, json also emits
+  // the run_stopped event line, rpc answers the prompt command with the error.
   let interrupted = false;
   const onSigint = (): void => {
     interrupted = true;

@@ -8,6 +8,7 @@ import { PROVIDERS, type ProviderName, displayPath, dryRun, loadRecipe, type Loa
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
 import type { RunEvent } from '../../orchestrator/run-events.js';
 import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orchestrator/run-recipe.js';
+import { parseTokenCount } from '../../orchestrator/recipe/duration.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 import { printProblems, problemsJson } from '../print-problems.js';
@@ -18,11 +19,12 @@ import { renderDryRun } from '../render-dry-run.js';
  * overrides that resume can change too. Numbers are checked here: yargs turns "--concurrency abc"
  * into NaN without complaint.
  */
-export function executionOptions(y: Argv, describe: { concurrency: string; budgetUsd: string; runDir: string }): Argv<object> {
+export function executionOptions(y: Argv, describe: { concurrency: string; budgetUsd: string; budgetTokens: string; runDir: string }): Argv<object> {
   return y
     .option('json', { type: 'boolean', default: false, describe: 'JSON on stdout: every run event as a JSON line (with --dry-run: the expanded plan)' })
     .option('concurrency', { type: 'number', describe: describe.concurrency })
     .option('budget-usd', { type: 'number', describe: describe.budgetUsd })
+    .option('budget-tokens', { type: 'string', describe: describe.budgetTokens })
     .option('run-dir', { type: 'string', describe: describe.runDir })
     .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
     .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
@@ -33,8 +35,16 @@ export function executionOptions(y: Argv, describe: { concurrency: string; budge
       if (!wholeAtLeastOne(a.concurrency)) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(a.concurrency)})`);
       const b = a['budget-usd'];
       if (b !== undefined && !(typeof b === 'number' && Number.isFinite(b) && b >= 0)) throw new Error(`--budget-usd must be a number of dollars, 0 or more (got ${String(b)})`);
+      for (const key of ['budget-usd', 'budget-tokens']) if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
+      const t = a['budget-tokens'];
+      if (t !== undefined && budgetTokensOf(t) === undefined) throw new Error(`--budget-tokens must be a token count, 0 or more, e.g. 500000, 400k or 3M (got ${String(t)})`);
       return true;
     });
+}
+
+/** The --budget-tokens value as a number (400k, 3M allowed); undefined when absent or malformed. */
+export function budgetTokensOf(v: unknown): number | undefined {
+  return typeof v === 'string' || typeof v === 'number' ? parseTokenCount(v) : undefined;
 }
 
 /** Flags shared by every way of running a recipe (design section 5). */
@@ -47,7 +57,8 @@ export function runOptions(y: Argv): Argv<object> {
     .option('provider', { type: 'string', choices: PROVIDERS, describe: 'anthropic, or scripted (offline)' });
   return executionOptions(flags, {
     concurrency: 'Task instances running at once',
-    budgetUsd: 'Run budget in US dollars (overrides the recipe)',
+    budgetUsd: 'Run budget in US dollars (replaces the recipe\'s budget.usd)',
+    budgetTokens: 'Run budget in tokens, input + output (replaces the recipe\'s budget.tokens; 500000, 400k, 3M)',
     runDir: 'Folder holding run records (default .orchestrate/runs beside the recipe)',
   }).check((a) => {
     for (const key of ['model', 'run-dir', 'recipe']) {
@@ -73,6 +84,7 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     ...(typeof args.provider === 'string' ? { provider: args.provider as ProviderName } : {}),
     ...(typeof args.concurrency === 'number' ? { concurrency: args.concurrency } : {}),
     ...(typeof args['budget-usd'] === 'number' ? { budgetUsd: args['budget-usd'] } : {}),
+    ...(budgetTokensOf(args['budget-tokens']) !== undefined ? { budgetTokens: budgetTokensOf(args['budget-tokens']) } : {}),
   };
   const loaded = loadRecipe(path, loadOptions);
   if (!loaded.ok) {

@@ -17,11 +17,16 @@ export const RECIPE_DEFAULTS = {
     count: 0,
     /** Exponential backoff: 2 s doubling up to 60 s mirrors the provider retry schedule. */
     backoff: { initialMs: 2_000, maxMs: 60_000, factor: 2 },
-    /** Transient classes only: verify_failed and plain errors repeat the same mistake if retried blindly. */
+    /**
+     * Transient classes only: verify_failed and plain errors repeat the same mistake if retried
+     * blindly, and a loop, a max_turns cap or a pair that never approved would be paid for again.
+     */
     on: ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed'] as const,
   },
   /** Pair rounds when `pair.max_rounds` is absent: plan, correct once, confirm. */
   pairMaxRounds: 3,
+  /** A pair out of rounds without approval failed its review: say so (class not_approved). */
+  pairOnMaxRounds: 'fail' as const,
   /** Compaction defaults follow the kernel (kernel-spec section 12). */
   compaction: { enabled: true, reserveTokens: 16_384, keepRecentTokens: 20_000 },
   /**
@@ -54,4 +59,4 @@ export const RECIPE_DEFAULTS = {
   },
 } as const;
 
-export type RetryFailureClass = 'rate_limit' | 'overloaded' | 'timeout' | 'stalled' | 'crashed' | 'verify_failed' | 'error';
+export type RetryFailureClass = 'rate_limit' | 'overloaded' | 'timeout' | 'stalled' | 'crashed' | 'verify_failed' | 'error' | 'loop' | 'max_turns' | 'compaction' | 'not_approved';

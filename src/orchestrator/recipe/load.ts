@@ -49,6 +49,7 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   if (opts.provider !== undefined) overrides.provider = opts.provider;
   if (opts.concurrency !== undefined) overrides.concurrency = opts.concurrency;
   if (opts.budgetUsd !== undefined) overrides.budgetUsd = opts.budgetUsd;
+  if (opts.budgetTokens !== undefined) overrides.budgetTokens = opts.budgetTokens;
   const recipe = normalizeRecipe(doc, { file, dir, env, overrides, inputs: specs, inputValues: values, renderedEnv, locate: (p) => sourceMap.locate(p) });
 
   // --provider scripted turns every agent offline; each needs a script to replay.

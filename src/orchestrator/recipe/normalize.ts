@@ -3,6 +3,7 @@
 // Everything here is plain data (structured-clone safe) so it can cross to worker threads.
 import { resolve } from 'node:path';
 import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../../ai/models.js';
+import type { LoopDetectionSettings } from '../../runtime/run-limits.js';
 import { readAgentFile } from './agent-file.js';
 import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
 import { parseDuration, parseTokenCount } from './duration.js';
@@ -39,6 +40,10 @@ export interface LoadedAgent {
   thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
   /** Who writes its summaries (undefined: the model, or extractive for the scripted provider). */
   summaries?: 'model' | 'extractive';
+  /** Model calls per attempt of an instance (`max_turns`; undefined: the runtime's default; 0 = no cap). */
+  maxTurns?: number;
+  /** Loop detection settings the recipe changes (`loop:`); undefined: the runtime's defaults. */
+  loop?: Partial<LoopDetectionSettings>;
   compaction: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
   bash: { allow: string[]; deny: string[] };
   skills: string[];
@@ -70,7 +75,9 @@ export interface LoadedTask {
   kind: 'agent' | 'pair' | 'run';
   /** The agent running an `agent` task. */
   agent?: string;
-  pair?: { planner: string; worker: string; maxRounds: number };
+  pair?: { planner: string; worker: string; maxRounds: number; onMaxRounds: 'fail' | 'accept' };
+  /** Model calls per attempt of an instance (`max_turns`); undefined: the agent's, else the runtime's default. */
+  maxTurns?: number;
   /** Templates (may hold `${{ }}`), rendered per instance by resolveInstance. */
   prompt?: string;
   run?: string;
@@ -138,6 +145,8 @@ export interface RecipeOverrides {
   provider?: ProviderName;
   concurrency?: number;
   budgetUsd?: number;
+  /** Replaces the recipe's `budget.tokens` (the run's total, spend so far included). */
+  budgetTokens?: number;
 }
 
 export interface NormalizeContext {
@@ -201,6 +210,18 @@ function retriesOf(r: TaskDocument['retries']): RetryPolicy {
   };
 }
 
+/** `loop:` as runtime settings: false turns detection off, a map changes thresholds. */
+function loopOf(l: AgentDocument['loop']): Partial<LoopDetectionSettings> | undefined {
+  if (l === undefined) return undefined;
+  if (typeof l === 'boolean') return { enabled: l };
+  const out: Partial<LoopDetectionSettings> = { enabled: true };
+  if (l.identical_calls !== undefined) out.identicalCalls = l.identical_calls;
+  if (l.cycle_repeats !== undefined) out.cycleRepeats = l.cycle_repeats;
+  if (l.repeated_text !== undefined) out.repeatedText = l.repeated_text;
+  if (l.grace_turns !== undefined) out.graceTurns = l.grace_turns;
+  return out;
+}
+
 function verifyOf(v: TaskDocument['verify']): VerifyStep[] {
   if (v === undefined) return [];
   const list = typeof v === 'string' ? [v] : v;
@@ -242,6 +263,9 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
   if (spec) agent.modelSpec = spec;
   if (a.thinking !== undefined) agent.thinking = a.thinking;
   if (a.summaries !== undefined) agent.summaries = a.summaries;
+  if (a.max_turns !== undefined) agent.maxTurns = a.max_turns;
+  const loop = loopOf(a.loop);
+  if (loop) agent.loop = loop;
   return agent;
 }
 
@@ -277,7 +301,8 @@ function normalizeTask(t: TaskDocument, index: number, doc: RecipeDocument, agen
     location: ctx.locate(['tasks', index]),
   };
   if (kind === 'agent') task.agent = t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0] : IMPLICIT_AGENT);
-  if (t.pair) task.pair = { planner: t.pair.planner, worker: t.pair.worker, maxRounds: t.pair.max_rounds ?? RECIPE_DEFAULTS.pairMaxRounds };
+  if (t.pair) task.pair = { planner: t.pair.planner, worker: t.pair.worker, maxRounds: t.pair.max_rounds ?? RECIPE_DEFAULTS.pairMaxRounds, onMaxRounds: t.pair.on_max_rounds ?? RECIPE_DEFAULTS.pairOnMaxRounds };
+  if (t.max_turns !== undefined) task.maxTurns = t.max_turns;
   if (t.description !== undefined) task.description = t.description;
   if (t.prompt !== undefined) task.prompt = t.prompt;
   if (t.run !== undefined) task.run = t.run;
@@ -326,6 +351,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     tasks,
   };
   if (ctx.overrides.budgetUsd !== undefined) recipe.budget.usd = ctx.overrides.budgetUsd;
+  if (ctx.overrides.budgetTokens !== undefined) recipe.budget.tokens = ctx.overrides.budgetTokens;
   if (doc.description !== undefined) recipe.description = doc.description;
   if (doc.version !== undefined) recipe.version = String(doc.version);
   if (doc.script !== undefined) recipe.script = resolve(ctx.dir, doc.script);

@@ -12,6 +12,8 @@ export type RecipeProblemCode =
   | 'bad_duration'
   | 'bad_token_count'
   | 'bad_retries'
+  | 'bad_max_turns'
+  | 'bad_loop'
   | 'bad_verify'
   | 'bad_for_each'
   | 'bad_rate_limit'

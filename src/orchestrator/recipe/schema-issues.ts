@@ -18,6 +18,8 @@ const CODE_HINTS: Partial<Record<RecipeProblemCode, string>> = {
   bad_duration: 'use a number of seconds or a duration such as 30s, 10m, 1h30m, 500ms',
   bad_token_count: 'use a whole number or a short form such as 400k or 3M',
   bad_name: 'names start with a letter or _ and use only letters, digits, _ and -',
+  bad_max_turns: 'e.g. max_turns: 50 (0 = no cap)',
+  bad_loop: 'e.g. loop: false, or loop: {identical_calls: 6, grace_turns: 3}',
   bad_retries: 'e.g. retries: 2, or retries: {count: 2, backoff: {initial: 5s}, on: [rate_limit, timeout]}',
   bad_for_each: 'e.g. for_each: [a, b], for_each: {glob: "repos/*"}, or for_each: ${{ tasks.plan.output.items }}',
   bad_verify: 'e.g. verify: ["npm test", "npx tsc --noEmit"]',

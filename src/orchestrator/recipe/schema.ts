@@ -4,13 +4,18 @@
 // files) are checked in semantic-checks.ts, and normalize.ts turns the parsed document into the
 // clean LoadedRecipe the coordinator runs. Keys are a contract (design section 4): extend, never rename.
 import { z } from 'zod';
+import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../../runtime/run-limits.js';
 
 /** Tools every agent may name without an extension providing them. */
 export const BUILTIN_TOOLS = ['read', 'bash', 'edit', 'write', 'ls', 'grep', 'find', 'send_message'] as const;
 export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
 
-/** Why a task instance failed; `retries.on` selects which of these are retried. */
-export const FAILURE_CLASSES = ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed', 'verify_failed', 'error'] as const;
+/**
+ * Why a task instance failed; `retries.on` selects which of these are retried. budget and aborted
+ * are never retried; loop, max_turns, compaction and not_approved only when listed here (a retry
+ * of a deterministic loop pays for it again).
+ */
+export const FAILURE_CLASSES = ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed', 'verify_failed', 'error', 'loop', 'max_turns', 'compaction', 'not_approved'] as const;
 
 export const PROVIDERS = ['anthropic', 'scripted'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -70,6 +75,30 @@ const modelDeclaration = z
     max_tokens: tokenCount.optional().describe('Output tokens it can write in one reply (default 32k)'),
   })
   .describe('A model this version of orchestrate does not list (or new limits and prices for one it does)');
+
+/** Model calls of one attempt of an instance, across its prompts (task, verify and output fix-ups). */
+const maxTurns = z
+  .number()
+  .int(coded('bad_max_turns', 'max_turns must be a whole number of model calls'))
+  .nonnegative(coded('bad_max_turns', 'max_turns must be 0 (no cap) or more'));
+
+const loopThreshold = (least: number, what: string) =>
+  z.number().int(coded('bad_loop', `${what} must be a whole number`)).min(least, coded('bad_loop', `${what} must be at least ${least}`));
+
+const loop = z
+  .union(
+    [
+      z.boolean(),
+      z.strictObject({
+        identical_calls: loopThreshold(2, 'identical_calls').optional().describe(`The same tool call (name and arguments) this many times in a row is a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls})`),
+        cycle_repeats: loopThreshold(2, 'cycle_repeats').optional().describe(`A cycle of 2 or 3 calls repeated this many times in a row is a loop (default ${DEFAULT_LOOP_DETECTION.cycleRepeats})`),
+        repeated_text: loopThreshold(2, 'repeated_text').optional().describe(`The same answer text this many replies in a row is a loop (default ${DEFAULT_LOOP_DETECTION.repeatedText})`),
+        grace_turns: loopThreshold(0, 'grace_turns').optional().describe(`Turns the model gets after the warning to break the pattern (default ${DEFAULT_LOOP_DETECTION.graceTurns})`),
+      }),
+    ],
+    { error: coded('bad_loop', 'loop must be false (no loop detection), true, or {identical_calls, cycle_repeats, repeated_text, grace_turns}') },
+  )
+  .describe('Loop detection: the agent is warned once, then stopped (failure class loop). false turns it off; a map changes the thresholds');
 
 const provider = z.enum(PROVIDERS).describe('anthropic (real model) or scripted (offline, replays a script file)');
 
@@ -154,11 +183,16 @@ export const TaskSchema = z
     writes: z.array(z.string()).optional().describe('Globs of files this task may modify; overlapping writers never run together'),
     output: z.enum(['text', 'json']).optional().describe('text (default) or json: the final answer is parsed as JSON'),
     output_schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema the JSON output must match'),
+    max_turns: maxTurns.optional().describe(`Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); over the agent's max_turns; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`),
     pair: z
       .strictObject({
         planner: name('agent').describe('Agent that reviews and corrects'),
         worker: name('agent').describe('Agent that executes'),
         max_rounds: z.number().int().positive().optional().describe('Review rounds before the pair stops (default 3)'),
+        on_max_rounds: z
+          .enum(['fail', 'accept'])
+          .optional()
+          .describe('When max_rounds pass without approval: fail (the default: the instance fails with class not_approved) or accept (the last work counts as done)'),
       })
       .optional()
       .describe('Run a planner and a worker connected by a direct channel'),
@@ -183,6 +217,8 @@ export const AgentSchema = z
     provider: provider.optional(),
     script: z.string().optional().describe('Script file for the scripted provider'),
     thinking: z.enum(THINKING_LEVELS).optional(),
+    max_turns: maxTurns.optional().describe(`Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); a task's max_turns wins; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`),
+    loop: loop.optional(),
     summaries: z
       .enum(['model', 'extractive'])
       .optional()
