@@ -98,7 +98,7 @@ export function buildExtractiveSummary(input: ExtractiveSummaryInput): Extractiv
   if (input.customInstructions?.trim()) pushUnique(s.constraints, `Focus of this summary: ${quote(input.customInstructions)}`);
   if (pendingCalls > 0) pushUnique(s.inProgress, `${pendingCalls} tool call(s) had no result yet when this part ended`);
   if (lastText) s.criticalContext = [quote(lastText, RUNTIME_DEFAULTS.extractiveQuoteChars * 2)];
-  if (s.nextSteps.length === 0) s.nextSteps = ['Continue from the most recent messages, which follow this summary.'];
+  if (s.nextSteps.length === 0) s.nextSteps = ['Continue from the most recent messages (if any follow this summary); do not redo what is listed under Done.'];
   // Keep the newest items when lists grow past the cap (the oldest are the most settled).
   s.done = s.done.slice(-maxItems);
   s.blocked = s.blocked.slice(-maxItems);

@@ -13,6 +13,12 @@ export interface LoopFinding {
   detail: string;
 }
 
+/**
+ * Shorter texts never count as repeated: "Let me check the next file." before a different call
+ * each turn is progress, not a loop.
+ */
+export const MIN_REPEATED_TEXT_CHARS = 80;
+
 /** Longest shown form of one call: a loop over a huge write is still recognizable from its start. */
 const SHOWN_CALL_CHARS = 200;
 
@@ -59,7 +65,8 @@ export class LoopDetector {
   /** Records one successful reply; a finding when the replies up to it form a loop. */
   observe(message: AssistantMessage): LoopFinding | undefined {
     this.push(this.calls, callSignature(message));
-    this.push(this.texts, replyText(message));
+    const text = replyText(message);
+    this.push(this.texts, text.length >= MIN_REPEATED_TEXT_CHARS ? text : '');
     if (!this.settings.enabled) return undefined;
     return this.identical() ?? this.cycle() ?? this.repeatedText();
   }

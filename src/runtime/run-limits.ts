@@ -30,7 +30,10 @@ export interface LoopDetectionSettings {
   identicalCalls: number;
   /** A cycle of 2 or 3 calls (A B A B ...) repeated this many times in a row is a loop. */
   cycleRepeats: number;
-  /** The same assistant text (trimmed, whitespace collapsed) this many replies in a row is a loop. */
+  /**
+   * The same assistant text (whitespace collapsed, at least 80 characters) this many replies in a
+   * row is a loop.
+   */
   repeatedText: number;
   /**
    * After the warning, the model gets this many more turns to break the pattern; repeating it

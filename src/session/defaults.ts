@@ -24,8 +24,17 @@ export const SESSION_DEFAULTS = {
     reserveTokens: 16_384,
     /** Recent context kept verbatim after a compaction (~10 typical turns). */
     keepRecentTokens: 20_000,
-    /** keepRecentTokens is clamped to this share of the threshold so a compaction always summarizes something. */
+    /**
+     * keepRecentTokens is clamped to this share of the threshold so a compaction always summarizes
+     * something; a kept tail larger than this (one huge tool result that cannot be cut) is not
+     * kept at all: the summary alone leaves room for a useful turn.
+     */
     maxKeepShareOfThreshold: 0.5,
+    /**
+     * ...and to this share of the context window: on a small window a fixed 20k tail is a third
+     * of it, and the context is back at the threshold a few turns after each compaction.
+     */
+    maxKeepShareOfWindow: 0.2,
     /** Summary reply budget as a share of reserveTokens (13,107 by default). */
     summaryMaxTokensShare: 0.8,
     /** Split-turn prefix summary budget as a share of reserveTokens (8,192 by default). */

@@ -31,7 +31,8 @@ function isTurnStart(entry: SessionEntry): boolean {
  * grows until it holds at least `keepRecentTokens`; the cut is the first valid cut point at or
  * after that entry. It then moves back over state/metadata entries directly before it (model
  * changes, labels...), which belong with what follows. With no valid cut point the cut is
- * `start` (nothing to summarize); when everything fits, the first valid cut point (keep all).
+ * `start` (nothing to summarize); when everything fits, the first valid cut point (keep all);
+ * when the newest messages alone pass the budget and no cut point follows them, the last one.
  * keepRecentTokens <= 0 keeps nothing: the cut is `end`.
  */
 export function findCutPoint(entries: readonly SessionEntry[], start: number, end: number, keepRecentTokens: number): CutPoint {
@@ -48,8 +49,9 @@ export function findCutPoint(entries: readonly SessionEntry[], start: number, en
     if (e.type !== 'message') continue;
     kept += estimateMessageTokens(e.message);
     if (kept >= keepRecentTokens) {
-      const at = cuts.find((c) => c >= i);
-      if (at !== undefined) cut = at;
+      // No cut point at or after it (the newest message is a tool result bigger than the tail):
+      // keep the smallest tail there is, never everything.
+      cut = cuts.find((c) => c >= i) ?? cuts[cuts.length - 1]!;
       break;
     }
   }

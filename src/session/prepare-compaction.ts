@@ -4,7 +4,7 @@
 // Our decision 5: the summarize range starts at the previous compaction's FIRST KEPT entry, not
 // after the compaction entry, so messages the previous compaction kept are either kept again or
 // summarized now; none silently drops out of context.
-import { estimateContextTokens } from '../ai/token-estimate.js';
+import { estimateContextTokens, estimateMessageTokens } from '../ai/token-estimate.js';
 import type { AgentMessage } from '../agent/types.js';
 import { buildContextFromPath, entryToMessage, firstKeptIndex, latestCompactionIndex } from './build-context.js';
 import { DEFAULT_COMPACTION_SETTINGS, SESSION_DEFAULTS, type CompactionSettings } from './defaults.js';
@@ -45,11 +45,30 @@ export function shouldCompact(tokens: number, contextWindow: number, settings: C
   return settings.enabled && tokens > compactionThreshold(contextWindow, settings);
 }
 
-/** keepRecentTokens, clamped to a share of the threshold (a reference quirk could summarize nothing forever). */
+/** The most a kept tail may hold: a share of the threshold (the rest is room for new turns). */
+function maxKeptTokens(settings: CompactionSettings, contextWindow: number): number {
+  return Math.floor(Math.max(0, compactionThreshold(contextWindow, settings)) * SESSION_DEFAULTS.compaction.maxKeepShareOfThreshold);
+}
+
+/**
+ * keepRecentTokens, clamped to a share of the threshold (a reference quirk could summarize
+ * nothing forever) and to a share of the window (a fixed tail would fill a small window again
+ * within a few turns, and compaction would thrash).
+ */
 export function effectiveKeepRecentTokens(settings: CompactionSettings, contextWindow?: number): number {
   if (contextWindow === undefined) return settings.keepRecentTokens;
-  const cap = Math.floor(Math.max(0, compactionThreshold(contextWindow, settings)) * SESSION_DEFAULTS.compaction.maxKeepShareOfThreshold);
-  return Math.min(settings.keepRecentTokens, cap);
+  const windowCap = Math.floor(contextWindow * SESSION_DEFAULTS.compaction.maxKeepShareOfWindow);
+  return Math.min(settings.keepRecentTokens, maxKeptTokens(settings, contextWindow), windowCap);
+}
+
+/** Estimated tokens of the messages in path[from, end). */
+function tokensFrom(path: readonly SessionEntry[], from: number): number {
+  let tokens = 0;
+  for (let i = from; i < path.length; i++) {
+    const e = path[i]!;
+    if (e.type === 'message') tokens += estimateMessageTokens(e.message);
+  }
+  return tokens;
 }
 
 // Entries that neither add context nor change what a compaction would summarize.
@@ -73,7 +92,13 @@ export function prepareCompactionOrReason(
     start = kept !== -1 ? kept : prev + 1;
   }
   const effective: CompactionSettings = { ...settings, keepRecentTokens: effectiveKeepRecentTokens(settings, options.contextWindow) };
-  const cut = findCutPoint(path, start, path.length, effective.keepRecentTokens);
+  let cut = findCutPoint(path, start, path.length, effective.keepRecentTokens);
+  // A tail that cannot be cut small enough (a huge last tool result) would leave no room for a
+  // useful turn after the compaction: keep nothing, the summary alone carries the work.
+  if (options.contextWindow !== undefined && effective.keepRecentTokens > 0 && tokensFrom(path, cut.firstKeptIndex) > maxKeptTokens(settings, options.contextWindow)) {
+    effective.keepRecentTokens = 0;
+    cut = findCutPoint(path, start, path.length, 0);
+  }
   // No entry at the cut: the cut is the end of the path and nothing is kept (an empty range is caught below).
   const firstKept = path[cut.firstKeptIndex];
 

@@ -8,6 +8,7 @@ import {
 } from '../../src/session/prepare-compaction.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../../src/session/defaults.js';
 import { SessionStore } from '../../src/session/session-store.js';
+import { KEPT_NOTHING } from '../../src/session/types.js';
 import { assistant, toolResult, user } from './message-builders.js';
 
 const words = (tokens: number): string => 'abcd'.repeat(tokens);
@@ -42,6 +43,41 @@ describe('thresholds', () => {
     const prep = prepareCompaction(store.getPath(), s, { contextWindow: 32_000 });
     expect(prep).toBeDefined();
     expect(prep!.messagesToSummarize.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a kept tail that leaves room for the next turns', () => {
+  it('on a small window the tail is a fifth of the window, not a fixed 20k', () => {
+    const s: CompactionSettings = { enabled: true, reserveTokens: 16_384, keepRecentTokens: 20_000 };
+    expect(effectiveKeepRecentTokens(s, 55_000)).toBe(11_000);
+    expect(effectiveKeepRecentTokens(s, 1_000_000)).toBe(20_000);
+  });
+
+  it('a newest tool result larger than the tail is not kept whole: the summary alone remains', () => {
+    const store = SessionStore.inMemory();
+    for (let t = 0; t < 6; t++) turn(store, t, 500);
+    // The run stopped at a turn boundary right after a huge tool result (no cut point after it).
+    store.appendMessage(user('u-last'));
+    store.appendMessage(assistant('reading', { toolCalls: [{ id: 'big', name: 'read', args: { path: 'big.log' } }] }));
+    store.appendMessage(toolResult('big', words(30_000), 'read'));
+    const s: CompactionSettings = { enabled: true, reserveTokens: 16_384, keepRecentTokens: 20_000 };
+    const prep = prepareCompaction(store.getPath(), s, { contextWindow: 55_000 })!;
+    expect(prep.settings.keepRecentTokens).toBe(0);
+    expect(prep.firstKeptEntryId).toBe(KEPT_NOTHING);
+    expect(prep.messagesToSummarize.some((m) => m.role === 'toolResult' && m.toolCallId === 'big')).toBe(true);
+  });
+
+  it('when the newest messages alone pass the tail budget, the smallest tail is kept, never everything', () => {
+    const store = SessionStore.inMemory();
+    for (let t = 0; t < 6; t++) turn(store, t, 500);
+    store.appendMessage(user('u-last'));
+    store.appendMessage(assistant('reading', { toolCalls: [{ id: 'mid', name: 'read', args: { path: 'mid.log' } }] }));
+    store.appendMessage(toolResult('mid', words(3_000), 'read'));
+    const prep = prepareCompaction(store.getPath(), settings(2_000), { contextWindow: 200_000 })!;
+    // Kept: the reply with the call and its result; every earlier turn is summarized.
+    expect(prep.messagesToSummarize.filter((m) => m.role === 'user')).toHaveLength(6);
+    const kept = store.getPath().findIndex((e) => e.id === prep.firstKeptEntryId);
+    expect(store.getPath().length - kept).toBe(2);
   });
 });
 
