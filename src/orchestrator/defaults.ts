@@ -24,6 +24,15 @@ export const ORCHESTRATOR_DEFAULTS = {
   warmAgentsPerThreadMax: 1_000,
   /** Warm threads are kept this long between instances (re-creating one costs 23-110 ms). */
   workerIdleTimeoutMs: 60_000,
+  /**
+   * A run's lease (run-lease.ts) is stale, and another coordinator may take the run over, when its
+   * heartbeat is this old: six missed heartbeats, far beyond a busy event loop's stall, short
+   * enough that a run whose machine died can be resumed elsewhere within a minute. (On the
+   * holder's own host a lease whose process is gone is stale at once.)
+   */
+  leaseStaleMs: 30_000,
+  /** How often the coordinator renews its lease (and checks it still holds it). */
+  leaseHeartbeatMs: 5_000,
   /** plan.md is a view: rewritten at most this often while instances finish (and at the end). */
   planWriteIntervalMs: 200,
   /** After an abort message, how long a worker gets to stop cleanly before its thread is terminated. */
