@@ -28,6 +28,7 @@ import { RunGuard, loopWarningText } from './run-guard.js';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits, type RunStoppedError } from './run-limits.js';
 import { isRetryableError, retryDelay, sleepUnlessAborted } from './retry-policy.js';
 import { compactSession, type SessionCompactionOutcome } from './session-compaction.js';
+import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
 import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
 import { forkStore, navigateOptions, type NavigationContext, type NavigationRequest } from './session-navigation.js';
@@ -297,6 +298,42 @@ export class AgentSession {
       if (this.storageError) throw this.storageError;
       if (this.stopError) throw this.stopError;
     });
+  }
+
+  /**
+   * Continues an interrupted session from what it holds, the way its loop would have gone on
+   * (session-resume.ts): a finished answer is left alone (no request), tool calls cut off get
+   * results (read-only ones run again, the others are reported as interrupted), a pending turn
+   * goes on with the next model call. Failed replies at the end are dropped from the context
+   * first. A `note` joins the pending turn (on the wire: the same user turn) or follows a
+   * finished answer. Resolves with where the session stood; rejects like prompt().
+   */
+  async resume(note?: string): Promise<ResumeKind> {
+    this.assertUsable();
+    if (this.isStreaming) throw new Error('The agent is already running: resume() continues an idle session.');
+    const plan = planResume(this.agent.state.messages);
+    if (plan.dropped.length > 0) this.agent.replaceMessages(plan.messages);
+    const point = plan.point;
+    if (note === undefined && (point.kind === 'finished' || point.kind === 'empty')) return point.kind;
+    await this.runExclusive(async () => {
+      this.beginPrompt();
+      const signal = this.runAbort?.signal ?? new AbortController().signal;
+      if (point.kind === 'dangling' && !this.stopError) {
+        const hooks = composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: this.config.cwd, bus: this.bus });
+        const context = { systemPrompt: this.systemPrompt, messages: this.agent.state.messages.slice(), tools: this.agent.state.tools };
+        await answerInterruptedCalls(point.reply, point.calls, context, hooks, signal, (event) => {
+          if (event.type === 'message_end') this.agent.appendMessage(event.message);
+          this.onAgentEvent(event);
+        });
+      }
+      await this.compactBeforePrompt();
+      // A compaction rebuilds the context from the file, failed replies included: drop them again.
+      this.agent.replaceMessages(planResume(this.agent.state.messages).messages);
+      if (!this.stopError && !signal.aborted) await this.drive(() => (note === undefined ? this.agent.continue() : this.agent.prompt(userMessage(note))));
+      if (this.storageError) throw this.storageError;
+      if (this.stopError) throw this.stopError;
+    });
+    return point.kind;
   }
 
   /** Queues an interjection for the current run (delivered before its next model call) or the next one. */
@@ -712,6 +749,8 @@ export class AgentSession {
     await this.abort();
     await this.bus.idle();
     this.disposed = true;
+    // Tools release what they hold (bash removes its temp folder with the full-output logs).
+    for (const tool of this.tools) await Promise.resolve(tool.dispose?.()).catch(() => undefined);
     this.unsubscribeAgent();
     this.unsubscribeWriteErrors();
     this.bus.clear();

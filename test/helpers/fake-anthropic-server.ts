@@ -73,6 +73,39 @@ export interface FakeAnthropicOptions {
   responses?: ResponseSpec[];
   /** Replaces a share of the responses with faults (reliability tests). */
   faults?: FaultOptions;
+  /**
+   * Answer like a strict endpoint: a request whose turns do not alternate (two user or two
+   * assistant messages in a row), or whose tool_use has no tool_result in the next turn, gets a
+   * 400 invalid_request_error (see turnOrderProblem). Off by default.
+   */
+  strictTurns?: boolean;
+}
+
+/**
+ * Why a strict endpoint would reject these messages, or undefined: roles must alternate starting
+ * with user, and every tool_use of an assistant turn needs its tool_result at the start of the
+ * next (user) turn.
+ */
+export function turnOrderProblem(messages: unknown): string | undefined {
+  if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
+  const blocks = (m: { content?: unknown }): { type?: string; id?: string; tool_use_id?: string }[] =>
+    Array.isArray(m.content) ? (m.content as { type?: string }[]) : [{ type: 'text' }];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as { role?: string; content?: unknown };
+    const want = i % 2 === 0 ? 'user' : 'assistant';
+    if (m.role !== want) return `messages.${i}: roles must alternate between "user" and "assistant" (got "${m.role}" after "${(messages[i - 1] as { role?: string } | undefined)?.role ?? 'nothing'}")`;
+    if (m.role !== 'assistant') continue;
+    const uses = blocks(m).filter((b) => b.type === 'tool_use').map((b) => b.id);
+    if (uses.length === 0) continue;
+    const next = messages[i + 1] as { content?: unknown } | undefined;
+    const nextBlocks = next ? blocks(next) : [];
+    const firstOther = nextBlocks.findIndex((b) => b.type !== 'tool_result');
+    const leading = firstOther === -1 ? nextBlocks : nextBlocks.slice(0, firstOther);
+    for (const id of uses) {
+      if (!leading.some((b) => b.tool_use_id === id)) return `messages.${i + 1}: tool_use ids were found without tool_result blocks immediately after: ${id}`;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -325,6 +358,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     // SDK 1.x sends the key as Bearer; older clients use x-api-key. Either is fine, none is not.
     if (!req.headers.authorization?.startsWith('Bearer ') && !req.headers['x-api-key']) {
       return sendJsonError(res, 401, 'authentication_error', 'fake-anthropic: missing credentials', requestId);
+    }
+    if (options.strictTurns) {
+      const problem = turnOrderProblem((body as { messages?: unknown } | undefined)?.messages);
+      if (problem) return sendJsonError(res, 400, 'invalid_request_error', problem, requestId);
     }
     const input: RespondInput = { index, body, headers: req.headers };
     const planned: ResponseSpec | undefined = options.respond ? await options.respond(input) : options.responses?.[index];
