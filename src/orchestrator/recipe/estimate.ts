@@ -1,5 +1,6 @@
 // Pre-flight token and cost ranges for a dry run. No model is called: the figures come from
 // prompt sizes, model prices and the per-turn heuristic in RECIPE_DEFAULTS.estimate.
+import { DEFAULT_RUN_LIMITS } from '../../runtime/run-limits.js';
 import { estimateTextTokens as estimateTokens } from '../../ai/token-estimate.js';
 import { RECIPE_DEFAULTS } from './defaults.js';
 import { referencePath, referencedTasks } from './expressions.js';
@@ -162,6 +163,11 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
     est.notes.push(`upper cost capped by the task budget of $${cap} per instance`);
   }
   if (task.verify.length && task.verifyRetries) est.notes.push(`upper figure includes ${task.verifyRetries} verify fix round(s) of ${E.verifyFixTurns} turns`);
+  // The recipe's own caps (the default one is in the heuristic lines).
+  if (task.maxTurns !== undefined || roles.some((r) => recipe.agents[r]?.maxTurns !== undefined)) {
+    const caps = [...new Set(roles.map((r) => task.maxTurns ?? recipe.agents[r]?.maxTurns ?? DEFAULT_RUN_LIMITS.maxTurns))];
+    est.notes.push(`a runaway attempt stops after ${caps.map((c) => (c === 0 ? 'no cap' : `${c} turns`)).join(' / ')} (max_turns)`);
+  }
   return est;
 }
 
@@ -196,6 +202,7 @@ export function estimateRecipe(recipe: LoadedRecipe, plan: RecipePlan, opts: Est
     `when an instance ends, the model writes its handoff summary: one more call over the final context (+${E.summarizerPromptTokens} tokens of instructions, ${E.handoffSummaryTokens} out)`,
     `a pair runs 1 to max_rounds rounds of worker + planner; fan-outs over task outputs assume ${E.dynamicFanOut.low}-${E.dynamicFanOut.high} instances unless the source output_schema gives maxItems`,
     'prompt caching is ignored (real costs are usually lower); task-level retries are not included',
+    `an attempt that runs away is stopped at its max_turns (default ${DEFAULT_RUN_LIMITS.maxTurns} model calls) or by loop detection; that worst case is not in the figures`,
   ];
   return { tasks, total, heuristic, warnings };
 }
