@@ -101,7 +101,7 @@ export async function replaceFile(path: string, data: string | Uint8Array, optio
     }
     await rename(plan.temp, plan.target);
   } catch (err) {
-    await rm(plan.temp, { force: true });
+    await rm(plan.temp, { force: true }).catch(() => undefined); // the first error is the one to report
     throw err;
   }
   syncFolder(plan.folder);
@@ -129,7 +129,11 @@ export function replaceFileSync(path: string, data: string | Uint8Array, options
     }
     renameSync(plan.temp, plan.target);
   } catch (err) {
-    rmSync(plan.temp, { force: true });
+    try {
+      rmSync(plan.temp, { force: true });
+    } catch {
+      // the first error is the one to report
+    }
     throw err;
   }
   syncFolder(plan.folder);
