@@ -18,6 +18,7 @@ export { checkBashPolicy, compileBashRule, splitShellCommands, type BashPolicy }
 export { OutputCapture, type OutputCaptureOptions, type OutputSnapshot } from './output-capture.js';
 export { createEditTool, editParameters, type EditToolDetails, type EditToolOptions } from './edit.js';
 export { createWriteTool, writeParameters, type WriteToolOptions } from './write.js';
+export { HardLinkedFileError, replaceFile, replaceFileSync, type ReplaceFileOptions } from './atomic-write.js';
 export { createLsTool, lsParameters, type LsToolDetails, type LsToolOptions } from './ls.js';
 export { createGrepTool, grepParameters, type GrepToolDetails, type GrepToolOptions } from './grep.js';
 export { createFindTool, findParameters, type FindToolDetails, type FindToolOptions } from './find.js';
