@@ -13,6 +13,7 @@ import type { Model, StreamFunction } from '../ai/types.js';
 import type { AgentSession } from '../runtime/agent-session.js';
 import { createAgentSession } from '../runtime/create-agent-session.js';
 import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
+import { isRunStoppedError, type RunStoppedError } from '../runtime/run-limits.js';
 import type { AgentSessionEvent } from '../runtime/session-events.js';
 import { abortClass, classifyErrorText } from './failure-policy.js';
 import type { InstanceTask } from './instance-task.js';
@@ -57,9 +58,26 @@ export function slimEvent(event: AgentSessionEvent): Record<string, unknown> & {
   }
 }
 
+/**
+ * What a runtime guard's stop says in `show`, the summary and result.json. The runtime counts
+ * turns per prompt, and a fix-up prompt gets only what the attempt has left, so max_turns is
+ * told as the attempt's cap.
+ */
+function stoppedText(err: RunStoppedError, maxTurns: number): string {
+  switch (err.kind) {
+    case 'max_turns':
+      return `Stopped: ${maxTurns} turns (max_turns ${maxTurns}, counted over the attempt's task prompt and its verify and output fix-ups). Raise max_turns on the task or its agent if the work needs more.`;
+    default:
+      // loop and compaction: the runtime's message names the pattern and the recipe key to change.
+      return err.message;
+  }
+}
+
 /** A running agent of one instance attempt: session, link to the coordinator, spend so far. */
 export class AgentHost {
   usage: UsageSummary = zeroUsage();
+  /** Model turns of this attempt so far, over all its prompts (max_turns counts these). */
+  turnsUsed = 0;
   /** Set by an abort message (timeout, stall, interrupt) or a budget refusal. */
   stopReason: string | undefined;
   private lastPost = 0;
@@ -124,6 +142,8 @@ export class AgentHost {
         thinkingLevel: a.thinking,
         ...(a.summaries ? { summaries: a.summaries } : {}),
         compaction: a.compaction,
+        ...(a.loop ? { loopDetection: a.loop } : {}),
+        limits: { maxTurns: task.maxTurns },
         sessionFile: task.sessionFile,
         extensions: a.extensions,
         notify: (text) => link.post({ type: 'event', event: { type: 'notice', text } }),
@@ -151,6 +171,7 @@ export class AgentHost {
     // A turn just ended: the loop polls steering next, the one point where a peer message does
     // not cancel tool calls of the same batch.
     if (event.type === 'turn_end' || event.type === 'agent_end') this.flushInbox();
+    if (event.type === 'turn_end') this.turnsUsed++;
     const partial = event.type === 'message_update' || event.type === 'tool_execution_update';
     if (partial && !this.task.fullEvents) {
       this.progress();
@@ -194,12 +215,22 @@ export class AgentHost {
     return { ok: false, failure, error: failure === 'budget' ? `Budget exhausted: ${reason.replace(/^budget:\s*/, '')}` : reason };
   }
 
-  /** Sends one prompt and reports how the run ended. */
+  /**
+   * Sends one prompt and reports how the run ended. The attempt's max_turns is shared by all its
+   * prompts: each gets the turns the earlier ones left.
+   */
   async run(text: string): Promise<RunOutcome> {
     if (this.stopReason) return this.stopped();
+    const cap = this.task.maxTurns;
+    if (cap > 0) {
+      const remaining = cap - this.turnsUsed;
+      if (remaining <= 0) return { ok: false, failure: 'max_turns', error: `used all ${cap} model calls of max_turns before this prompt (a fix-up of verify or output); raise max_turns on the task or its agent if the work needs more` };
+      this.session.setLimits({ maxTurns: remaining });
+    }
     try {
       await this.session.prompt(text);
     } catch (err) {
+      if (isRunStoppedError(err)) return { ok: false, failure: err.kind, error: stoppedText(err, cap) };
       return { ok: false, failure: 'error', error: err instanceof Error ? err.message : String(err) };
     }
     if (this.stopReason) return this.stopped();

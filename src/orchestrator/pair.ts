@@ -99,6 +99,13 @@ export function correctionPrompt(text: string, round: number, maxRounds: number)
   return `The reviewer asked for corrections (round ${round} of at most ${maxRounds}):\n\n${text.trim()}\n\nMake the corrections, then finish with a short report of what you changed.`;
 }
 
+/** Why a pair that ran out of rounds failed, with the planner's last objection and the way out. */
+function notApprovedText(round: number, maxRounds: number, verdict: string): string {
+  const flat = verdict.replace(/\s+/g, ' ').trim();
+  const objection = flat ? `; the planner's last answer: "${flat.length > 200 ? `${flat.slice(0, 199)}…` : flat}"` : '';
+  return `the planner did not approve the work in ${round} round${round === 1 ? '' : 's'} (max_rounds ${maxRounds})${objection}. Raise max_rounds, or set pair.on_max_rounds: accept to take the last work anyway`;
+}
+
 async function runWorker(host: AgentHost, channel: PairChannel, maxRounds: number): Promise<WorkerResult> {
   const giveUp = (outcome: { failure: FailureClass; error: string }): WorkerResult => {
     channel.send({ type: 'end', reason: outcome.error });
@@ -108,6 +115,7 @@ async function runWorker(host: AgentHost, channel: PairChannel, maxRounds: numbe
   if (!out.ok) return giveUp(out);
   let verifyAttempts = 0;
   let approved = false;
+  let lastVerdict = '';
   let round = 1;
   for (;;) {
     const checked = await checkWork(host);
@@ -121,6 +129,7 @@ async function runWorker(host: AgentHost, channel: PairChannel, maxRounds: numbe
       return failedResult(host, { failure: 'error', error: `the planner of the pair stopped before approving: ${reply.reason}` });
     }
     if (reply.type !== 'verdict') continue;
+    lastVerdict = reply.text;
     if (reply.approved) {
       approved = true;
       break;
@@ -131,6 +140,7 @@ async function runWorker(host: AgentHost, channel: PairChannel, maxRounds: numbe
     if (!out.ok) return giveUp(out);
   }
   channel.send({ type: 'end', reason: 'done' });
+  if (!approved && host.task.onMaxRounds !== 'accept') return failedResult(host, { failure: 'not_approved', error: notApprovedText(round, maxRounds, lastVerdict) });
   return succeededResult(host, verifyAttempts, { rounds: round, approved });
 }
 

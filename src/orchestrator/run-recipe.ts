@@ -44,6 +44,7 @@ function overridesOf(o: LoadOptions): Record<string, unknown> {
   if (o.provider !== undefined) out.provider = o.provider;
   if (o.concurrency !== undefined) out.concurrency = o.concurrency;
   if (o.budgetUsd !== undefined) out.budgetUsd = o.budgetUsd;
+  if (o.budgetTokens !== undefined) out.budgetTokens = o.budgetTokens;
   return out;
 }
 
@@ -69,8 +70,11 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
 
 export interface ResumeOptions extends RunOptions {
   cwd?: string;
-  /** Overrides for this resume (e.g. a bigger --budget-usd); the recorded ones apply otherwise. */
-  overrides?: Pick<LoadOptions, 'model' | 'provider' | 'concurrency' | 'budgetUsd'>;
+  /**
+   * Overrides for this resume; the recorded ones apply otherwise. A budget given here replaces the
+   * run's budget with that total, and the spend of the earlier sessions counts against it.
+   */
+  overrides?: Pick<LoadOptions, 'model' | 'provider' | 'concurrency' | 'budgetUsd' | 'budgetTokens'>;
 }
 
 /** Finds a run (id, unique id prefix, or folder) and continues it. */

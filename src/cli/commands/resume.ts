@@ -4,12 +4,13 @@ import { type Argv } from 'yargs';
 import { resumeRunDir } from '../../orchestrator/run-recipe.js';
 import { type CliContext } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
-import { executeRun, executionOptions } from './run.js';
+import { budgetTokensOf, executeRun, executionOptions } from './run.js';
 
 function options(y: Argv): Argv<object> {
   return executionOptions(y.positional('run', { type: 'string', describe: 'Run id, a unique prefix of one, or the path of a run folder', demandOption: true }), {
     concurrency: 'Task instances running at once (overrides the recorded value)',
-    budgetUsd: 'Run budget in US dollars (raise it to finish a budget-exhausted run)',
+    budgetUsd: 'Run budget in US dollars: replaces the run\'s budget with this total, and the spend so far counts against it (raise it to finish a budget-exhausted run)',
+    budgetTokens: 'Run budget in tokens (input + output; 500000, 400k, 3M): replaces the run\'s token budget with this total, and the tokens used so far count against it',
     runDir: 'Folder holding run records (default .orchestrate/runs)',
   });
 }
@@ -18,6 +19,7 @@ async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {
   const overrides = {
     ...(typeof args.concurrency === 'number' ? { concurrency: args.concurrency } : {}),
     ...(typeof args['budget-usd'] === 'number' ? { budgetUsd: args['budget-usd'] } : {}),
+    ...(budgetTokensOf(args['budget-tokens']) !== undefined ? { budgetTokens: budgetTokensOf(args['budget-tokens']) } : {}),
   };
   return executeRun(args, ctx, (opts) =>
     resumeRunDir(String(args.run), { ...opts, cwd: ctx.cwd, overrides, ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}) }),
