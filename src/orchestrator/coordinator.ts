@@ -167,6 +167,7 @@ export class Coordinator {
       emit: (e) => this.emit(e),
       launchContext: (inst) => this.launchContext(inst),
       contextFor: (t) => this.contextFor(t),
+      siblings: () => [...this.instances.values()].map((inst) => ({ task: this.tasks.get(inst.task)!, inst })),
     });
     this.scheduler = new Scheduler({
       concurrency: this.recipe.concurrency,

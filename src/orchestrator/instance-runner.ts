@@ -3,7 +3,7 @@
 // instance's workspace: a git snapshot (and a worktree with `isolation: worktree`) taken on the
 // first attempt, so every later attempt and the final patch are measured from the same state.
 import { existsSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { ScriptedScript } from '../ai/scripted.js';
 import { loadScriptFile } from '../ai/scripted-script.js';
@@ -19,7 +19,9 @@ import type { InstanceState, TaskState } from './run-state.js';
 import type { RunStore } from './run-store.js';
 import { runSecrets } from './secrets.js';
 import { runCommand } from './verify.js';
+import { enforceWriteScope } from './write-scope-check.js';
 import { absoluteGlob } from './write-scopes.js';
+import { resolveSandboxMode, type SandboxMode } from '../tools/sandbox.js';
 
 /** What the runner needs from the coordinator. */
 export interface RunnerContext {
@@ -35,6 +37,8 @@ export interface RunnerContext {
   launchContext(inst: InstanceState): LaunchContext;
   /** `context: summaries`: the merged plan of the tasks `t` needs. */
   contextFor(t: TaskState): string | undefined;
+  /** Every task and instance of the run (the write-scope check must not revert a sibling's work). */
+  siblings?(): Iterable<{ task: TaskState; inst: InstanceState }>;
 }
 
 const NOTE_REASON_DEFAULT = 'the run was interrupted';
@@ -87,11 +91,28 @@ export class InstanceRunner {
 
   constructor(private readonly ctx: RunnerContext) {}
 
-  /** Runs one attempt of `inst` by the kind of its task. */
-  run(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
-    if (t.task.kind === 'run') return this.runShell(t, inst);
-    if (t.task.kind === 'pair') return this.runPair(t, inst);
-    return this.runAgent(t, inst);
+  /**
+   * Runs one attempt of `inst` by the kind of its task; then, in a git workspace, changes outside
+   * the task's `writes:` (made by bash, verify or a `run:` step) are reverted and fail the attempt.
+   */
+  async run(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    const result = t.task.kind === 'run' ? await this.runShell(t, inst) : t.task.kind === 'pair' ? await this.runPair(t, inst) : await this.runAgent(t, inst);
+    return enforceWriteScope(t, inst, result, this.ctx.siblings?.() ?? [], (root, fn) => this.withGitLock(root, fn), [dirname(this.ctx.store.dir)]);
+  }
+
+  private sandboxWarned = false;
+
+  /**
+   * The confinement of an instance's commands: the mode asked for, unless bwrap cannot work
+   * here (probed once per process); then commands run unconfined and the run warns once.
+   */
+  sandboxFor(inst: InstanceState, requested: SandboxMode | undefined, network: boolean | undefined): NonNullable<InstanceTask['sandbox']> {
+    const { mode, warning } = resolveSandboxMode({ mode: requested ?? 'workspace' });
+    if (warning && !this.sandboxWarned) {
+      this.sandboxWarned = true;
+      this.ctx.emit({ type: 'agent_event', task: inst.task, key: inst.id, attempt: inst.attempt, parent: inst.task, event: { type: 'notice', text: warning } });
+    }
+    return { mode, network: network ?? false, hide: [this.ctx.store.dir] };
   }
 
   async withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
@@ -172,6 +193,7 @@ export class InstanceRunner {
       maxTurns: t.task.maxTurns ?? agent.maxTurns ?? DEFAULT_RUN_LIMITS.maxTurns,
     };
     if (writes.length) base.writeScope = writes.map((w) => relative(cwd, intoWorktree(inst, w)));
+    base.sandbox = this.sandboxFor(inst, agent.sandbox ?? this.ctx.recipe.sandbox, agent.network ?? this.ctx.recipe.network);
     if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;
     const context = this.ctx.contextFor(t);
     if (context) base.contextMessage = context;
@@ -234,7 +256,9 @@ export class InstanceRunner {
   }
 
   async runShell(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
-    const r = await runCommand(inst.resolved!.run ?? '', { cwd: inst.workCwd ?? inst.resolved!.cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.ctx.shellSignal });
+    const sandbox = this.sandboxFor(inst, this.ctx.recipe.sandbox, this.ctx.recipe.network);
+    const cwd = inst.workCwd ?? inst.resolved!.cwd;
+    const r = await runCommand(inst.resolved!.run ?? '', { cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.ctx.shellSignal, sandbox });
     this.ctx.emit({ type: 'agent_event', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, event: { type: 'command_end', command: r.command, exitCode: r.exitCode, output: r.output, durationMs: r.durationMs } });
     if (r.ok) return { ok: true, text: r.output, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 };
     const failure: FailureClass = r.timedOut ? 'timeout' : r.aborted ? 'aborted' : 'error';

@@ -65,6 +65,11 @@ export interface InstanceTask {
   retryBaseDelayMs?: number;
   /** Globs relative to `cwd` that edit/write may touch (undefined: anywhere in cwd). */
   writeScope?: string[];
+  /**
+   * Confinement of bash and verify (tools/sandbox.ts): the mode the coordinator found usable,
+   * the network switch, and what to hide besides the defaults (the run folder).
+   */
+  sandbox?: { mode: 'workspace' | 'none'; network: boolean; hide: string[] };
   output: 'text' | 'json';
   outputSchema?: Record<string, unknown>;
   outputRetries: number;

@@ -32,6 +32,8 @@ export const FAILURE_CLASSES = [
   'compaction',
   // A planner/worker pair ran out of max_rounds without the planner approving.
   'not_approved',
+  // Files outside the task's writes: changed (by bash, verify or a run: step); they were reverted.
+  'write_scope',
 ] as const;
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;

@@ -46,6 +46,9 @@ export interface LoadedAgent {
   loop?: Partial<LoopDetectionSettings>;
   compaction: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
   bash: { allow: string[]; deny: string[] };
+  /** Confinement of its bash and its tasks' verify commands (the agent's, else the recipe's). */
+  sandbox?: 'workspace' | 'none';
+  network?: boolean;
   skills: string[];
   extensions: string[];
   /** True for the built-in agent used when a recipe defines none. */
@@ -134,6 +137,9 @@ export interface LoadedRecipe {
   secrets: string[];
   /** Recipe env with expressions evaluated (inputs only); the process env is not merged in. */
   env: Record<string, string>;
+  /** Confinement of `run:` steps and the default of every agent. */
+  sandbox?: 'workspace' | 'none';
+  network?: boolean;
   agents: Record<string, LoadedAgent>;
   /** In file order; plan.ts gives the topological order. */
   tasks: LoadedTask[];
@@ -249,6 +255,8 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
       keepRecentTokens: (typeof comp === 'object' ? comp.keep_recent_tokens : undefined) ?? compDefaults.keepRecentTokens,
     },
     bash: { allow: a.bash?.allow ?? [], deny: a.bash?.deny ?? [] },
+    sandbox: a.sandbox ?? doc.sandbox ?? 'workspace',
+    network: a.network ?? doc.network ?? false,
     skills: (a.skills ?? []).map((p) => resolve(ctx.dir, p)),
     extensions: (a.extensions ?? []).map((p) => resolve(ctx.dir, p)),
     implicit: false,
@@ -347,6 +355,8 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     inputValues: ctx.inputValues,
     secrets: doc.secrets ?? [],
     env: ctx.renderedEnv,
+    sandbox: doc.sandbox ?? 'workspace',
+    network: doc.network ?? false,
     agents,
     tasks,
   };

@@ -22,6 +22,11 @@ export type ProviderName = (typeof PROVIDERS)[number];
 
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
+const sandbox = z
+  .enum(['workspace', 'none'])
+  .describe('workspace (default): bash, verify and run: commands see the workspace read-write, the rest read-only, secrets hidden, no network; none: unconfined');
+const network = z.boolean().describe('Let sandboxed commands reach the network (default false)');
+
 /**
  * Custom messages carry a problem code as a `[code] ` prefix so the issue mapper can classify
  * them without a second lookup table; the prefix never reaches the user.
@@ -240,6 +245,8 @@ export const AgentSchema = z
         deny: z.array(z.string()).optional().describe('Command patterns refused'),
       })
       .optional(),
+    sandbox: sandbox.optional().describe("Confinement of this agent's bash and its tasks' verify commands (default: the recipe's)"),
+    network: network.optional(),
     skills: z.array(z.string()).optional().describe('Skill folders or files, relative to the recipe folder'),
     extensions: z.array(z.string()).optional().describe('Extension modules, relative to the recipe folder'),
   })
@@ -272,6 +279,8 @@ export const RecipeSchema = z
       .optional()
       .describe('Environment variables whose values are never logged'),
     env: envMap.optional(),
+    sandbox: sandbox.optional(),
+    network: network.optional(),
     agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),
     tasks: z.array(TaskSchema).min(1, coded('no_tasks', 'a recipe needs at least one task')).describe('The steps, connected by needs'),
   })

@@ -1,0 +1,116 @@
+// `writes:` holds for every way an instance changes files, not only edit/write (which refuse
+// out-of-scope paths themselves): bash, verify commands and `run:` steps can write anywhere in
+// the workspace. Before an instance settles, the changes in its git workspace since its snapshot
+// are compared with its `writes:` globs; anything outside is put back as it was (restored from
+// the snapshot, or removed when it is new) and the attempt fails with class `write_scope`.
+//
+// Instances of the same run may work in the same checkout at once. A change that another
+// instance's `writes:` covers may be that instance's work and is left alone; while an instance
+// without `writes:` runs in the same checkout, nobody can tell whose a change is, so the check
+// waits for a later attempt (or is skipped) rather than revert someone else's work.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { compileGlob } from '../tools/glob.js';
+import { diffSince, git } from './git-workspace.js';
+import type { WorkerResult } from './protocol.js';
+import type { InstanceState, TaskState } from './run-state.js';
+import { zeroUsage } from './usage-summary.js';
+import { absoluteGlob } from './write-scopes.js';
+
+const toPosix = (p: string): string => p.split('\\').join('/');
+
+/** A glob of the original checkout, moved into the instance's worktree when it has one. */
+function intoWorktree(inst: InstanceState, glob: string): string {
+  const g = inst.git;
+  if (!g?.worktree) return glob;
+  const root = toPosix(g.root);
+  return glob === root || glob.startsWith(`${root}/`) ? toPosix(g.worktree) + glob.slice(root.length) : glob;
+}
+
+/** Absolute globs of `inst`'s `writes:`. */
+function scopeOf(task: TaskState, inst: InstanceState): string[] {
+  return (inst.resolved?.writes ?? []).map((w) => intoWorktree(inst, absoluteGlob(task.task.dir, w)));
+}
+
+export interface WriteScopeViolation {
+  /** Paths relative to the repository (or worktree) root. */
+  files: string[];
+  /** Files that could not be put back, with the reason. */
+  notReverted: string[];
+}
+
+/**
+ * The changes under `cwd` since `baseTree` that no glob of `allowed` matches, put back as they
+ * were. `root` is the root of the repository (or worktree) that holds `cwd`.
+ */
+export async function revertOutsideScope(cwd: string, root: string, baseTree: string, allowed: string[], tolerated: string[] = []): Promise<WriteScopeViolation | undefined> {
+  const d = await diffSince(cwd, baseTree);
+  if (!d || d.files.length === 0) return undefined;
+  const own = allowed.map((g) => compileGlob(g));
+  const others = tolerated.map((g) => compileGlob(g));
+  const outside = d.files.filter((f) => {
+    const abs = toPosix(join(root, f));
+    return !own.some((re) => re.test(abs)) && !others.some((re) => re.test(abs));
+  });
+  if (outside.length === 0) return undefined;
+  // Which of them the snapshot holds: those are restored, the others are new and removed.
+  const listed = await git(['ls-tree', '-r', '--name-only', '-z', baseTree, '--', ...outside.map((f) => `:(literal)${f}`)], root);
+  const inBase = new Set(listed.ok ? listed.stdout.split('\0').filter(Boolean) : []);
+  const notReverted: string[] = [];
+  const restore = outside.filter((f) => inBase.has(f));
+  if (restore.length > 0) {
+    // The working tree only: the user's index is not touched.
+    const r = await git(['restore', `--source=${baseTree}`, '--worktree', '--', ...restore.map((f) => `:(literal)${f}`)], root);
+    if (!r.ok) notReverted.push(...restore.map((f) => `${f} (${r.stderr.trim().split('\n')[0]})`));
+  }
+  for (const f of outside.filter((x) => !inBase.has(x))) {
+    try {
+      rmSync(join(root, f), { force: true });
+    } catch (err) {
+      notReverted.push(`${f} (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+  return { files: outside, notReverted };
+}
+
+function describe(v: WriteScopeViolation, scope: string[]): string {
+  const shown = v.files.slice(0, 10).join(', ') + (v.files.length > 10 ? ` and ${v.files.length - 10} more` : '');
+  const kept = v.notReverted.length > 0 ? `; could not put back: ${v.notReverted.join(', ')}` : '';
+  return `changed files outside writes: (${scope.join(', ')}): ${shown}; they were reverted${kept}. Only files matching writes: may change (by any tool, bash and verify included): widen writes: or keep the change inside it`;
+}
+
+/**
+ * Checks `inst`'s attempt against its `writes:` once the attempt is over. A successful attempt
+ * with changes outside becomes a `write_scope` failure; a failed one keeps its class, and the
+ * reverted files are named in its error.
+ */
+export async function enforceWriteScope(
+  task: TaskState,
+  inst: InstanceState,
+  result: WorkerResult,
+  siblings: Iterable<{ task: TaskState; inst: InstanceState }>,
+  withGitLock: <T>(root: string, fn: () => Promise<T>) => Promise<T>,
+  /** Folders whose changes are never the instance's (the runs folder, which this run writes). */
+  exempt: string[] = [],
+): Promise<WorkerResult> {
+  const g = inst.git;
+  if (!g || (inst.resolved?.writes ?? []).length === 0) return result;
+  const scope = scopeOf(task, inst);
+  const tolerated: string[] = exempt.map((d) => `${toPosix(d).replace(/\/+$/, '')}/**`);
+  if (!g.worktree) {
+    for (const s of siblings) {
+      if (s.inst === inst || s.inst.git?.worktree || !s.inst.git || s.inst.git.root !== g.root) continue;
+      const theirs = scopeOf(s.task, s.inst);
+      if (theirs.length > 0) tolerated.push(...theirs);
+      // Someone else may be writing anywhere in this checkout right now: do not guess.
+      else if (s.inst.status === 'running') return result;
+    }
+  }
+  const root = g.worktree ?? g.root;
+  const cwd = inst.workCwd ?? inst.resolved!.cwd;
+  const v = await withGitLock(g.root, () => revertOutsideScope(cwd, root, g.tree, scope, tolerated));
+  if (!v) return result;
+  const message = describe(v, inst.resolved?.writes ?? []);
+  if (!result.ok) return { ...result, error: `${result.error} (also ${message})` };
+  return { ok: false, failure: 'write_scope', error: message, usage: result.usage ?? zeroUsage() };
+}
