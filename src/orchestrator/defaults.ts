@@ -54,7 +54,11 @@ export const ORCHESTRATOR_DEFAULTS = {
   commandTimeoutMs: 10 * 60_000,
   /** How many times invalid JSON output is sent back to the agent before the instance fails. */
   outputRetries: 1,
-  /** Text of the note a resumed or retried instance is prompted with when its session is idle. */
+  /**
+   * The note a resumed or retried instance gets only when its session ended with a failed or
+   * aborted reply (it joins that reply's turn), and a resumed planner with the worker's new report.
+   * A pending turn or a finished answer is continued without it (AgentSession.resume).
+   */
   continueNote:
     'The previous attempt at this task was interrupted ({reason}). Your work so far is above. Continue the task from where you left off and finish it.',
   /** The steer sent when an instance has been idle for its idle_timeout. */

@@ -1,0 +1,83 @@
+// `orchestrate resume` continues each interrupted instance's loop (AgentHost.start ->
+// AgentSession.resume): the real CLI, killed with kill -9 while instance a runs a write-like bash
+// call and instance b (already answered) runs its verify command, then resumed against the fake
+// API in strict mode (two user turns in a row would be a 400). a's cut-off call is reported to the
+// model as interrupted and not run again, and a finishes with one more request; b's finished
+// answer is not asked again: it makes no request at all and goes straight on to its verify.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, turnOrderProblem, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
+import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
+import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from './helpers/run-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+type Body = { messages: { role: string; content: { type: string; content?: string; is_error?: boolean }[] | string }[] };
+
+describe('orchestrate resume continues the loop of each instance', { timeout: 120_000 }, () => {
+  it('a cut-off write-like call is reported, not re-run, and the task finishes; a finished answer is not asked again', async () => {
+    const sleep = `30.${process.pid}${Date.now() % 1000}`;
+    const respond = ({ body }: RespondInput): ResponseSpec => {
+      const item = /Do job (\w)/.exec(conversationKey(body))?.[1];
+      const history = JSON.stringify(body.messages);
+      if (item === 'b') return { kind: 'message', content: [{ type: 'text', text: 'done b' }] };
+      if (history.includes('"tool_result"')) return { kind: 'message', content: [{ type: 'text', text: 'done a' }] };
+      return { kind: 'message', content: [{ type: 'tool_use', name: 'bash', input: { command: `echo started >> a.log; sleep ${sleep}; echo finished >> a.log` } }] };
+    };
+    const server = await startFakeAnthropic({ respond, strictTurns: true });
+    const dir = tempProject({
+      'recipe.yaml': `name: resumey
+provider: anthropic
+model: claude-haiku-4-5
+concurrency: 2
+agents:
+  worker: { tools: [bash], summaries: extractive }
+tasks:
+  - id: job
+    for_each: [a, b]
+    agent: worker
+    prompt: "Do job \${{ item }}"
+    verify: "test -f go || (touch verifying-\${{ item }}; sleep ${sleep})"
+`,
+    });
+    const env = { ANTHROPIC_API_KEY: 'sk-ant-resume-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
+    const requestsOf = (item: string) => server.requests.filter((q) => new RegExp(`Do job ${item}\\b`).test(conversationKey(q.body)));
+    try {
+      const child = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], env);
+      const done = exited(child);
+      // a is inside its bash call, b has answered and is inside its verify command.
+      await until(() => existsSync(join(dir, 'a.log')) && existsSync(join(dir, 'verifying-b')), 'a in its tool, b in its verify');
+      child.kill('SIGKILL');
+      expect((await done).signal).toBe('SIGKILL');
+      expect(requestsOf('a')).toHaveLength(1);
+      expect(requestsOf('b')).toHaveLength(1);
+
+      writeFileSync(join(dir, 'go'), '');
+      const runDir = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
+      const r = await exited(spawnCli(['resume', runDir], env));
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string; instances: { id: string; status: string; output: unknown }[] };
+      expect(result.status).toBe('succeeded');
+      expect(result.instances.map((i) => [i.id, i.status, i.output])).toEqual([['job.a', 'done', 'done a'], ['job.b', 'done', 'done b']]);
+
+      // b: its answer was there, so resume made no request for it; its verify ran again.
+      expect(requestsOf('b')).toHaveLength(1);
+      expect(ofType(events(runDir), 'verify').filter((e) => e.key === 'job.b' && e.ok)).toHaveLength(1);
+      // a: one more request, continuing from the interrupted call's result alone (no note, no second user turn).
+      const a = requestsOf('a');
+      expect(a).toHaveLength(2);
+      const messages = (a[1]!.body as Body).messages;
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+      const last = messages[2]!.content as { type: string; content?: string; is_error?: boolean }[];
+      expect(last.map((b) => b.type)).toEqual(['tool_result']);
+      expect(last[0]!.is_error).toBe(true);
+      expect(last[0]!.content).toMatch(/interrupted.*may or may not have taken effect/s);
+      // The cut-off call never ran a second time (and the killed one never finished).
+      expect(readFileSync(join(dir, 'a.log'), 'utf8')).toBe('started\n');
+      for (const q of server.requests) expect(turnOrderProblem(q.body?.messages), `request ${q.index}`).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+});
