@@ -3,7 +3,9 @@
 // call and instance b (already answered) runs its verify command, then resumed against the fake
 // API in strict mode (two user turns in a row would be a 400). a's cut-off call is reported to the
 // model as interrupted and not run again, and a finishes with one more request; b's finished
-// answer is not asked again: it makes no request at all and goes straight on to its verify.
+// answer is not asked again: it makes no request at all and goes straight on to its verify. A pair
+// planner cut off in a tool call gets the continue note and the worker's new report inside its
+// pending turn (after the interrupted call's result), never as a second user turn.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -75,6 +77,62 @@ tasks:
       expect(last[0]!.content).toMatch(/interrupted.*may or may not have taken effect/s);
       // The cut-off call never ran a second time (and the killed one never finished).
       expect(readFileSync(join(dir, 'a.log'), 'utf8')).toBe('started\n');
+      for (const q of server.requests) expect(turnOrderProblem(q.body?.messages), `request ${q.index}`).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a pair planner cut off in a tool call: the note and the new report join its pending turn; the finished worker makes no request', async () => {
+    const sleep = `30.${process.pid}${Date.now() % 1000}`;
+    const respond = ({ body }: RespondInput): ResponseSpec => {
+      const key = conversationKey(body);
+      const history = JSON.stringify(body.messages);
+      if (/You review the work/.test(key)) {
+        if (history.includes('"tool_result"')) return { kind: 'message', content: [{ type: 'text', text: 'APPROVED' }] };
+        return { kind: 'message', content: [{ type: 'tool_use', name: 'bash', input: { command: `echo started >> review.log; sleep ${sleep}` } }] };
+      }
+      return { kind: 'message', content: [{ type: 'text', text: 'Wrote the greeting.' }] };
+    };
+    const server = await startFakeAnthropic({ respond, strictTurns: true });
+    const dir = tempProject({
+      'recipe.yaml': `name: pair-resume
+provider: anthropic
+model: claude-haiku-4-5
+agents:
+  planner: { tools: [bash], summaries: extractive }
+  worker: { tools: [bash], summaries: extractive }
+tasks:
+  - id: build
+    pair: { planner: planner, worker: worker, max_rounds: 2 }
+    prompt: "Write the greeting."
+`,
+    });
+    const env = { ANTHROPIC_API_KEY: 'sk-ant-resume-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
+    const planner = () => server.requests.filter((q) => /You review the work/.test(conversationKey(q.body)));
+    const worker = () => server.requests.filter((q) => !/You review the work/.test(conversationKey(q.body)));
+    try {
+      const child = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], env);
+      const done = exited(child);
+      await until(() => existsSync(join(dir, 'review.log')), 'the planner in its tool call');
+      child.kill('SIGKILL');
+      expect((await done).signal).toBe('SIGKILL');
+      expect([worker().length, planner().length]).toEqual([1, 1]);
+
+      const runDir = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
+      const r = await exited(spawnCli(['resume', runDir], env));
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      const build = ofType(events(runDir), 'instance_done').find((e) => e.key === 'build');
+      expect(build).toMatchObject({ approved: true, output: 'Wrote the greeting.' });
+      // The worker's answer was there: no request. The planner: one, continuing its own turn.
+      expect([worker().length, planner().length]).toEqual([1, 2]);
+      const messages = (planner()[1]!.body as Body).messages;
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+      const turn = messages[2]!.content as { type: string; content?: string; text?: string; is_error?: boolean }[];
+      expect(turn.map((b) => b.type)).toEqual(['tool_result', 'text']);
+      expect(turn[0]!.content).toMatch(/interrupted/);
+      expect(turn[1]!.text).toMatch(/previous attempt[\s\S]*The worker's report \(round 1/);
+      expect(readFileSync(join(dir, 'review.log'), 'utf8')).toBe('started\n');
       for (const q of server.requests) expect(turnOrderProblem(q.body?.messages), `request ${q.index}`).toBeUndefined();
     } finally {
       await server.close();
