@@ -26,7 +26,7 @@ export interface SandboxOptions {
   network?: boolean;
   /** Further folders or files to hide (the run folder, for example). */
   hide?: string[];
-  /** The bwrap binary (default `bwrap` on PATH); tests point it at a missing file. */
+  /** The bwrap binary (default: ORCHESTRATE_BWRAP, else `bwrap` on PATH); tests point it at a missing file. */
   bwrapPath?: string;
   /** Told once per process when the sandbox was asked for but cannot work here. */
   warn?: (message: string) => void;
@@ -89,11 +89,16 @@ function baseArgs(network: boolean): string[] {
 
 const probes = new Map<string, SandboxProbe>();
 
+/** The bwrap binary used when a caller names none: ORCHESTRATE_BWRAP, else `bwrap` on PATH. */
+export function defaultBwrapPath(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return env.ORCHESTRATE_BWRAP || 'bwrap';
+}
+
 /**
  * Whether bwrap can run a command here: tried for real (a missing binary, no user namespaces, a
  * container without the needed privileges all fail differently), once per process and binary.
  */
-export function probeSandbox(bwrapPath = 'bwrap'): SandboxProbe {
+export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
   const cached = probes.get(bwrapPath);
   if (cached) return cached;
   const r = spawnSync(bwrapPath, [...baseArgs(false), '--', 'true'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -216,5 +221,5 @@ export function bwrapArgs(plan: SandboxPlan, env: Readonly<Record<string, string
 
 /** The program and arguments that run `file args` inside the sandbox. */
 export function sandboxedSpawn(bwrapPath: string | undefined, plan: SandboxPlan, file: string, args: string[], env?: Readonly<Record<string, string | undefined>>): { file: string; args: string[] } {
-  return { file: bwrapPath ?? 'bwrap', args: [...bwrapArgs(plan, env), '--', file, ...args] };
+  return { file: bwrapPath ?? defaultBwrapPath(), args: [...bwrapArgs(plan, env), '--', file, ...args] };
 }
