@@ -302,7 +302,8 @@ export class Coordinator {
 
   private restore(replay: ReplayState): void {
     const changed = replay.start !== undefined && replay.start.recipeHash !== recipeHash(this.recipe.file);
-    this.emit({ type: 'run_resume', ...(replay.lastStatus ? { previousStatus: replay.lastStatus } : {}), ...(changed ? { recipeChanged: true } : {}), ...this.budgetField() });
+    const overrides = this.opts.overrides && Object.keys(this.opts.overrides).length ? { overrides: this.opts.overrides } : {};
+    this.emit({ type: 'run_resume', ...(replay.lastStatus ? { previousStatus: replay.lastStatus } : {}), ...(changed ? { recipeChanged: true } : {}), ...this.budgetField(), ...overrides });
     this.runUsage = replay.spend;
     this.ledger.charge(['run'], { usd: replay.spend.cost, tokens: replay.spend.totalTokens });
     for (const r of replay.instances.values()) {

@@ -36,6 +36,11 @@ export interface ReplayState {
   start?: Extract<RunEvent, { type: 'run_start' }>;
   /** Status of the last run_end, or undefined when the coordinator never got to write one (killed). */
   lastStatus?: string;
+  /**
+   * Command-line overrides in force at the end of the log: run_start's, replaced by each
+   * run_resume that records its own (a budget raised on one resume holds on the next).
+   */
+  overrides?: Record<string, unknown>;
   /** Keys of each fan-out as expanded (task_expanded). */
   expanded: Map<string, string[]>;
   instances: Map<string, ReplayedInstance>;
@@ -71,6 +76,10 @@ export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): Rep
     switch (e.type) {
       case 'run_start':
         state.start ??= e;
+        if (e.overrides && state.overrides === undefined) state.overrides = e.overrides;
+        break;
+      case 'run_resume':
+        if (e.overrides) state.overrides = e.overrides;
         break;
       case 'run_end':
         state.lastStatus = e.status;

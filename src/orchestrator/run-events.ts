@@ -48,6 +48,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     recipeChanged: z.boolean().optional(),
     /** The budget of the resumed run when it changed (e.g. raised with --budget-usd). */
     budget: z.object({ usd: z.number().optional(), tokens: z.number().optional() }).optional(),
+    /** The command-line overrides in force from here on (run_start's, then each resume's), so a later resume keeps them. */
+    overrides: z.record(z.string(), z.unknown()).optional(),
   }),
   Base.extend({ type: z.literal('task_expanded'), task: z.string(), keys: z.array(z.string()) }),
   InstanceRef.extend({ type: z.literal('instance_queued') }),

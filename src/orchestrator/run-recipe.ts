@@ -88,7 +88,8 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
   const start = replay.start;
   if (!start) return { ok: false, kind: 'usage', message: `${dir} has no run_start event; it cannot be resumed.` };
   if (replay.lastStatus === 'succeeded') return { ok: false, kind: 'usage', message: `run ${start.runId} already succeeded; there is nothing to resume.` };
-  const recorded = (start.overrides ?? {}) as LoadOptions;
+  // The overrides of the last session (a budget raised on an earlier resume stays raised).
+  const recorded = (replay.overrides ?? start.overrides ?? {}) as LoadOptions;
   const load: LoadOptions = {
     cwd,
     env: opts.env ?? process.env,
