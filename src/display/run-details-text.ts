@@ -3,6 +3,7 @@
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
+import { describeHolder } from '../orchestrator/run-lease.js';
 import type { RunFolder } from './run-folder.js';
 import { attemptUsage, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState } from './run-state.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
@@ -50,7 +51,9 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   out.push(`${p.paint('bold', `run ${s.runId}`)} · ${s.name} · ${s.recipe}`);
   const u = s.endUsage ?? runUsage(s);
   const dur = s.durationMs ?? s.lastTs - s.startTs;
-  const status = s.status === 'running' ? 'interrupted (no run_end in the log)' : s.status.replace('_', ' ');
+  const status = folder.holder
+    ? `running (coordinator ${describeHolder(folder.holder)})`
+    : s.status === 'running' ? 'interrupted (no run_end in the log)' : s.status.replace('_', ' ');
   out.push(`status: ${status} · started ${formatDateTime(s.startTs)} · ${formatDuration(Math.max(0, dur))} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}`);
   const c = countStatuses(s);
   out.push(`instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.skipped} skipped, ${c.running + c.queued} unfinished)`);

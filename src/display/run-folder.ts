@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { RunEvent } from '../orchestrator/run-events.js';
+import { liveLeaseHolder, type LeaseHolder } from '../orchestrator/run-lease.js';
 import { RUN_LOG, readRunLog } from '../orchestrator/run-store.js';
 import { foldEvents, type InstanceState, type RunState } from './run-state.js';
 
@@ -17,11 +18,15 @@ export interface RunFolder {
   planText?: string;
   /** result.json when present (its shape belongs to the coordinator; only shown, never relied on). */
   result?: unknown;
+  /** The coordinator working on the run now, from the run's lease (the run is running). */
+  holder?: LeaseHolder;
 }
 
 export function loadRunFolder(dir: string): RunFolder {
   const { events, skipped } = readRunLog(join(dir, RUN_LOG));
   const folder: RunFolder = { dir, events, skipped, state: foldEvents(events) };
+  const holder = liveLeaseHolder(dir);
+  if (holder) folder.holder = holder;
   const plan = join(dir, 'plan.md');
   if (existsSync(plan)) {
     folder.planFile = plan;

@@ -37,7 +37,9 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     runId: s.runId,
     name: s.name,
     recipe: s.recipe,
-    status: s.status,
+    // A log without run_end is a live run only while a coordinator holds its lease.
+    status: folder.holder ? 'running' : s.status === 'running' ? 'interrupted' : s.status,
+    ...(folder.holder ? { coordinator: { pid: folder.holder.pid, host: folder.holder.host, startedAt: new Date(folder.holder.startedAt).toISOString(), heartbeatAt: new Date(folder.holder.heartbeatAt).toISOString() } } : {}),
     resumed: s.resumed,
     startedAt: new Date(s.startTs).toISOString(),
     ...(s.endTs !== undefined ? { endedAt: new Date(s.endTs).toISOString() } : {}),

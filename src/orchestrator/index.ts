@@ -17,6 +17,7 @@ export {
   type FailureClass,
   type UsageSummary,
 } from './run-events.js';
+export { FileRunLease, takeRunLease, readRunLease, liveLeaseHolder, leaseState, type RunLease, type LeaseHolder, type LeaseAcquire, type LeaseRenew } from './run-lease.js';
 export { replayRunLog, type ReplayState, type ReplayedInstance } from './replay.js';
 export { renderPlan, renderNeedsContext, type PlanInput, type PlanTask, type PlanInstance } from './merge-summaries.js';
 export { createWorkerPool, threadsNeeded, siblingWorker, workerExecArgv, type WorkerPoolOptions } from './pool.js';

@@ -1,10 +1,11 @@
 // Starting and resuming runs: the entry points the CLI and the SDK call. They load the recipe,
 // pick the runs folder, create (or reopen) the run store, and hand over to the Coordinator.
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
 import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from './recipe/index.js';
 import { replayRunLog } from './replay.js';
+import { takeRunLease, type HeldRunLease } from './run-lease.js';
 import { readRunLog, resolveRunDir, RunStore } from './run-store.js';
 import { runRedactor } from './secrets.js';
 
@@ -63,9 +64,26 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
   if (missing) return { ok: false, kind: 'usage', message: missing };
   const runsDir = opts.runsDir ? resolve(load.cwd ?? process.cwd(), opts.runsDir) : defaultRunsDir(recipe.dir);
   const store = RunStore.create(runsDir, opts.runId, { redactor: runRedactor(recipe, env) });
-  opts.onStore?.(store);
-  const coordinator = new Coordinator({ ...opts, env, recipe, store, overrides: overridesOf(load) });
-  return { ok: true, outcome: await coordinator.run() };
+  // One coordinator per run: the lease is taken before the first event is written.
+  const taken = takeRunLease(store.dir, store.runId);
+  if (!taken.ok) return { ok: false, kind: 'usage', message: taken.message };
+  try {
+    opts.onStore?.(store);
+    const coordinator = new Coordinator({ ...opts, ...taken.lease.signals(opts), env, recipe, store, overrides: overridesOf(load) });
+    return { ok: true, outcome: await whileLeased(taken.lease, store, () => coordinator.run()) };
+  } finally {
+    taken.lease.release();
+  }
+}
+
+/**
+ * Runs a coordinator that holds the run's lease. A lost lease stops it like a second Ctrl-C and
+ * fences the store (the other coordinator owns the folder now); the outcome says why.
+ */
+async function whileLeased(lease: HeldRunLease, store: RunStore, run: () => Promise<RunOutcome>): Promise<RunOutcome> {
+  lease.onLost = (message) => store.fence(message);
+  const outcome = await run();
+  return lease.lostMessage ? { ...outcome, status: 'interrupted', error: lease.lostMessage } : outcome;
 }
 
 export interface ResumeOptions extends RunOptions {
@@ -83,6 +101,18 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
   const runsDir = resolve(cwd, opts.runsDir ?? join(ORCHESTRATOR_DEFAULTS.stateDirName, ORCHESTRATOR_DEFAULTS.runsDirName));
   const dir = resolveRunDir(runsDir, resolve(cwd, runRef)) ?? resolveRunDir(runsDir, runRef);
   if (!dir) return { ok: false, kind: 'usage', message: `no run "${runRef}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).` };
+  // One coordinator per run: nothing is read or written before this process holds the run's lease.
+  const taken = takeRunLease(dir, basename(dir));
+  if (!taken.ok) return { ok: false, kind: 'usage', message: taken.message };
+  try {
+    return await resumeLeased(dir, cwd, taken.lease, opts);
+  } finally {
+    taken.lease.release();
+  }
+}
+
+/** The resume itself, once this process holds the run's lease. */
+async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts: ResumeOptions): Promise<StartResult> {
   const log = readRunLog(join(dir, 'run.jsonl'));
   const replay = replayRunLog(log.events, log.skipped.length);
   const start = replay.start;
@@ -104,6 +134,6 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
   if (missing) return { ok: false, kind: 'usage', message: missing };
   const store = RunStore.open(dir, { redactor: runRedactor(loaded.recipe, env) });
   opts.onStore?.(store);
-  const coordinator = new Coordinator({ ...opts, env, recipe: loaded.recipe, store, replay, overrides: { ...recorded, ...opts.overrides } });
-  return { ok: true, outcome: await coordinator.run() };
+  const coordinator = new Coordinator({ ...opts, ...lease.signals(opts), env, recipe: loaded.recipe, store, replay, overrides: { ...recorded, ...opts.overrides } });
+  return { ok: true, outcome: await whileLeased(lease, store, () => coordinator.run()) };
 }

@@ -10,11 +10,13 @@
 // comes first, so the log keeps their order; a kill -9 can lose that turn's display events, never
 // a state event. A torn last line left by a kill mid-write is skipped on read, and the next
 // append starts on a fresh line.
-// plan.md and result.json are replaced atomically (write to a temp file, then rename).
+// plan.md, result.json and patches are replaced atomically and durably (tools/atomic-write.ts).
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Redactor } from '../session/redact.js';
+import { replaceFileSync } from '../tools/atomic-write.js';
+import { liveLeaseHolder, type LeaseHolder } from './run-lease.js';
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
 
 export const RUN_LOG = 'run.jsonl';
@@ -129,7 +131,7 @@ export class RunStore {
 
   /** Writes every event appended so far (every state event does this first; see Durability). */
   flush(): void {
-    if (!this.pending || this.writeError) return;
+    if (!this.pending || this.writeError || this.fencedBy) return;
     const text = (this.needsNewline ? '\n' : '') + this.pending;
     this.pending = '';
     try {
@@ -139,6 +141,15 @@ export class RunStore {
       this.writeError = err instanceof Error ? err : new Error(String(err));
       this.onWriteError?.(this.writeError);
     }
+  }
+
+  /** Set when this coordinator lost the run's lease: another one owns the folder now, nothing more is written. */
+  private fencedBy: string | undefined;
+
+  /** Stops every write to the run folder (the log, plan.md, result.json); events still reach listeners. */
+  fence(reason: string): void {
+    this.fencedBy = reason;
+    this.pending = '';
   }
 
   /** Told when a write fails, including a deferred one (append() only records it). */
@@ -164,16 +175,9 @@ export class RunStore {
   /** Atomically replaces a file in the run folder. */
   writeFile(name: string, content: string): string {
     const target = join(this.dir, name);
+    if (this.fencedBy) return target;
     mkdirSync(join(target, '..'), { recursive: true });
-    const tmp = `${target}.${process.pid}.tmp`;
-    try {
-      writeFileSync(tmp, this.redactFile(content));
-      renameSync(tmp, target);
-    } catch (err) {
-      // A half-written temp file (disk full) must not linger beside the intact previous version.
-      rmSync(tmp, { force: true });
-      throw err;
-    }
+    replaceFileSync(target, this.redactFile(content)); // removes its half-written temp file on failure
     return target;
   }
 }
@@ -202,6 +206,8 @@ export interface RunListing {
   startedAt: number;
   status: string;
   cost: number;
+  /** The coordinator working on the run now (status `running`), from the run's lease. */
+  holder?: LeaseHolder;
 }
 
 /** Lists runs under a runs folder, newest first, from their logs (no result.json needed). */
@@ -215,6 +221,8 @@ export function listRuns(runsDir: string): RunListing[] {
     const start = events.find((e) => e.type === 'run_start');
     if (!start || start.type !== 'run_start') continue;
     const end = [...events].reverse().find((e) => e.type === 'run_end');
+    // A live lease means a coordinator works on it now (a resumed run's log may end with an old run_end).
+    const holder = liveLeaseHolder(dir);
     // call_usage is the coordinator's record of every permitted model call (aborted ones too);
     // logs without it fall back to the per-instance totals.
     let cost = 0;
@@ -227,8 +235,9 @@ export function listRuns(runsDir: string): RunListing[] {
       recipe: start.recipe,
       name: start.name,
       startedAt: start.ts,
-      status: end && end.type === 'run_end' ? end.status : 'interrupted',
+      status: holder ? 'running' : end && end.type === 'run_end' ? end.status : 'interrupted',
       cost,
+      ...(holder ? { holder } : {}),
     });
   }
   return out.sort((a, b) => b.startedAt - a.startedAt || (a.runId < b.runId ? 1 : -1));
