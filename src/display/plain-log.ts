@@ -87,6 +87,8 @@ export class PlainLog {
         }
         if (ev.type === 'auto_compaction_start') return `${label}: compacting its context (${String(ev.reason ?? 'threshold')})`;
         if (ev.type === 'auto_compaction_end' && ev.errorMessage) return `${label}: compaction failed: ${err(String(ev.errorMessage))}`;
+        // The runaway guards: a warning the model may still heed, then the stop (its failure follows).
+        if (ev.type === 'loop_warning') return `${label}: loop warning (${err(String(ev.detail ?? ev.pattern ?? 'repeating'))}); it is stopped if it goes on`;
         return undefined;
       }
       case 'message':

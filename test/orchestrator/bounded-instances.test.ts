@@ -158,6 +158,8 @@ tasks:
     expect(guarded.filter((t) => t === 'turn_end').length).toBeLessThan(12);
     const unguarded = log.filter((e) => 'key' in e && e.key === 'unguarded').map((e) => (e.type === 'agent_event' ? e.event.type : ''));
     expect(unguarded).not.toContain('loop_warning');
+    // The progress log says it too, before the failure line.
+    expect(r.stderr).toMatch(/guarded: loop warning \(.+\); it is stopped if it goes on[\s\S]*guarded: failed \(loop\)/);
     expect(unguarded.filter((t) => t === 'turn_end')).toHaveLength(8);
   });
 
