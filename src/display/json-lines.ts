@@ -19,7 +19,9 @@
  *                    in topological order (dynamic: keys known only once the task is expanded),
  *                    resumed?: true when this run continues an earlier one, overrides?: the
  *                    command-line model/provider/concurrency/budgetUsd.
- *   run_resume       previousStatus?: the status the run had when it stopped.
+ *   run_resume       previousStatus?: the status the run had when it stopped; budget?, overrides?:
+ *                    the budget and command-line overrides in force from here on (the next resume
+ *                    starts from them).
  *   task_expanded    task, keys: the instances of a for_each task, once its input is known.
  *   budget_exhausted reason: no further model calls are permitted.
  *   run_end          status: succeeded | failed | interrupted | budget_exhausted, usage, durationMs.
