@@ -1,8 +1,10 @@
 // Builds the Messages API request body from our Context (kernel-spec 2.6): message conversion,
-// tool schemas, thinking configuration and prompt-cache breakpoints.
+// tool schemas, thinking configuration and prompt-cache breakpoints (at most 3 of the 4 the API
+// allows: after the shared system part, at the previous request's tail, at this request's tail).
 import type Anthropic from '@anthropic-ai/sdk';
 import { aiDefaults, anthropicBetas } from './defaults.js';
 import { sanitizeSurrogates } from './sanitize.js';
+import { plainSystemPrompt, splitSystemPrompt } from './system-prompt-parts.js';
 import { normalizeAnthropicToolCallId, transformMessages } from './transform-messages.js';
 import type { CacheRetention, Context, ImageContent, Message, Model, StreamOptions, TextContent, ToolResultMessage } from './types.js';
 
@@ -103,17 +105,39 @@ function pushTurn(out: MessageParam[], role: 'user' | 'assistant', content: Bloc
   prev.content = [...blocks(prev.content as BlockParam[] | string), ...blocks(content)];
 }
 
-/** Converts transformed messages to Messages API params: consecutive tool results (and any user text after them) become one user turn. */
-export function convertMessages(messages: readonly Message[], model: Model): MessageParam[] {
+/** Where a source message's last block landed on the wire: turn and block index. */
+interface BlockPlace {
+  turn: number;
+  block: number;
+}
+
+function blockCount(content: BlockParam[] | string): number {
+  return typeof content === 'string' ? 1 : content.length;
+}
+
+/**
+ * Converts transformed messages to Messages API params: consecutive tool results (and any user
+ * text after them) become one user turn. `places[i]` is where message i's last block went.
+ */
+function convertWithPlaces(messages: readonly Message[], model: Model): { turns: MessageParam[]; places: (BlockPlace | undefined)[] } {
   const out: MessageParam[] = [];
+  const places: (BlockPlace | undefined)[] = new Array<BlockPlace | undefined>(messages.length).fill(undefined);
+  const placeLast = (i: number): void => {
+    const turn = out.length - 1;
+    places[i] = { turn, block: blockCount(out[turn]!.content as BlockParam[] | string) - 1 };
+  };
   for (let i = 0; i < messages.length; i++) {
     const msg = messages[i]!;
     if (msg.role === 'user') {
       const content = userContent(msg.content, model);
-      if (content !== undefined) pushTurn(out, 'user', content);
+      if (content === undefined) continue;
+      pushTurn(out, 'user', content);
+      placeLast(i);
     } else if (msg.role === 'assistant') {
       const content = assistantContent(msg);
-      if (content.length) pushTurn(out, 'assistant', content);
+      if (!content.length) continue;
+      pushTurn(out, 'assistant', content);
+      placeLast(i);
     } else {
       const results: Anthropic.ToolResultBlockParam[] = [toolResultBlock(msg, model)];
       while (messages[i + 1]?.role === 'toolResult') {
@@ -121,21 +145,57 @@ export function convertMessages(messages: readonly Message[], model: Model): Mes
         results.push(toolResultBlock(messages[i] as ToolResultMessage, model));
       }
       pushTurn(out, 'user', results);
+      placeLast(i);
     }
   }
-  return out;
+  return { turns: out, places };
 }
 
-/** Breakpoint on the last block of the last message when it is a user (or tool-result) message. */
-function markLastUserBlock(messages: MessageParam[], cache: CacheControl): void {
-  const last = messages[messages.length - 1];
-  if (!last || last.role !== 'user') return;
-  if (typeof last.content === 'string') {
-    last.content = [{ type: 'text', text: last.content, cache_control: cache }];
+/** Converts transformed messages to Messages API params: consecutive tool results (and any user text after them) become one user turn. */
+export function convertMessages(messages: readonly Message[], model: Model): MessageParam[] {
+  return convertWithPlaces(messages, model).turns;
+}
+
+/**
+ * The messages whose last block gets a cache breakpoint: the last message when it is on the
+ * user side (this request's tail: the next request reads up to here), and the tail of the
+ * request before it: the last user-side message that an assistant reply follows (the previous
+ * request ended there, so this one reads that cache entry exactly, however many blocks a turn
+ * added; the API looks only 20 blocks back from a breakpoint). A summary request (the
+ * conversation plus an instruction) thereby reads the conversation's last request.
+ */
+export function cacheBreakpointMessages(messages: readonly Message[]): number[] {
+  const last = messages.length - 1;
+  if (last < 0 || messages[last]!.role === 'assistant') return [];
+  for (let i = last - 1; i >= 0; i--) {
+    if (messages[i]!.role !== 'assistant' && messages[i + 1]!.role === 'assistant') return [i, last];
+  }
+  return [last];
+}
+
+/** Puts `cache` on the block at `place` when that block type can carry one. */
+function markBlock(turns: MessageParam[], place: BlockPlace, cache: CacheControl): void {
+  const turn = turns[place.turn];
+  if (!turn) return;
+  if (typeof turn.content === 'string') {
+    turn.content = [{ type: 'text', text: turn.content, cache_control: cache }];
     return;
   }
-  const block = last.content[last.content.length - 1];
+  const block = turn.content[place.block];
   if (block && (block.type === 'text' || block.type === 'image' || block.type === 'tool_result')) block.cache_control = cache;
+}
+
+/**
+ * The system blocks: the part every session of the agent shares, with the run-wide breakpoint
+ * (tools come before it, so they are in that cached prefix too), then this session's part.
+ */
+function systemBlocks(prompt: string, cache: CacheControl | undefined): Anthropic.TextBlockParam[] {
+  if (!cache) return [{ type: 'text', text: sanitizeSurrogates(plainSystemPrompt(prompt)) }];
+  const { shared, session } = splitSystemPrompt(prompt);
+  const blocks: Anthropic.TextBlockParam[] = [];
+  if (shared.trim() !== '') blocks.push({ type: 'text', text: sanitizeSurrogates(shared), cache_control: cache });
+  if (session.trim() !== '') blocks.push({ type: 'text', text: sanitizeSurrogates(session) });
+  return blocks;
 }
 
 export interface AnthropicRequest {
@@ -147,17 +207,21 @@ export interface AnthropicRequest {
 /** The whole request: body and headers. */
 export function buildAnthropicRequest(model: Model, context: Context, options: StreamOptions = {}): AnthropicRequest {
   const cache = cacheControlFor(options.cacheRetention ?? 'short', model);
-  const messages = convertMessages(transformMessages(context.messages, model, normalizeAnthropicToolCallId), model);
-  if (cache) markLastUserBlock(messages, cache);
+  const transformed = transformMessages(context.messages, model, normalizeAnthropicToolCallId);
+  const { turns: messages, places } = convertWithPlaces(transformed, model);
+  if (cache) {
+    for (const i of cacheBreakpointMessages(transformed)) {
+      const place = places[i];
+      if (place) markBlock(messages, place, cache);
+    }
+  }
 
   const adaptive = usesAdaptiveThinking(model.id);
   const thinkingOn = options.reasoning !== undefined && model.reasoning;
   let maxTokens = options.maxTokens ?? Math.floor(model.maxTokens / aiDefaults.maxTokensDivisor);
   const params: Params = { model: model.id, max_tokens: maxTokens, messages, stream: true };
 
-  if (context.systemPrompt && context.systemPrompt.trim() !== '') {
-    params.system = [{ type: 'text', text: sanitizeSurrogates(context.systemPrompt), ...(cache ? { cache_control: cache } : {}) }];
-  }
+  if (context.systemPrompt && context.systemPrompt.trim() !== '') params.system = systemBlocks(context.systemPrompt, cache);
   if (thinkingOn && options.reasoning) {
     if (adaptive) {
       params.thinking = { type: 'adaptive' };
@@ -181,6 +245,9 @@ export function buildAnthropicRequest(model: Model, context: Context, options: S
       description: t.description,
       input_schema: { type: 'object', properties: t.parameters.properties ?? {}, required: t.parameters.required ?? [] },
     }));
+    // Only when asked: a tool_choice other than the conversation's invalidates its cached
+    // messages (tools and system stay cached).
+    if (options.toolChoice) params.tool_choice = { type: options.toolChoice };
   }
 
   const betas: string[] = [anthropicBetas.fineGrainedToolStreaming];

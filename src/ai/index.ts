@@ -17,3 +17,4 @@ export * from './scripted-script.js';
 export * from './providers.js';
 export * from './token-estimate.js';
 export { contentText } from './content-text.js';
+export * from './system-prompt-parts.js';

@@ -169,6 +169,12 @@ export interface StreamOptions {
   /** Reasoning effort; undefined means thinking off. */
   reasoning?: ThinkingLevel;
   cacheRetention?: CacheRetention;
+  /**
+   * Whether the model may call the tools it is given: 'auto' (the provider's default when unset)
+   * or 'none' (text only; the tools stay in the request). On Anthropic a tool_choice other than
+   * the conversation's invalidates its cached messages.
+   */
+  toolChoice?: 'auto' | 'none';
   headers?: Record<string, string>;
   /** Provider-level retries of 429/529/5xx/connection errors before any content streamed (default 3). */
   maxRetries?: number;

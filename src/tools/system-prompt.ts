@@ -1,6 +1,9 @@
-// The system prompt: who the agent is, which tools it has and how to use them, then project
-// context files, skills, the date and the working folder.
+// The system prompt: who the agent is, which tools it has and how to use them, skills; then,
+// after the per-session marker, project context files, the date and the working folder. The
+// first part is the same for every session of one agent definition, so a fan-out shares one
+// cached prefix (tools + that part); what differs per instance comes after it.
 import { type AgentTool } from '../agent/types.js';
+import { joinSystemPrompt } from '../ai/system-prompt-parts.js';
 import { type ContextFile } from './context-files.js';
 import { formatSkillsForPrompt, type Skill } from './skills.js';
 
@@ -64,19 +67,19 @@ export function buildSystemPrompt(options: BuildSystemPromptOptions): string {
   }
   if (options.appendPrompt?.trim()) sections.push(options.appendPrompt.trim());
 
-  const files = options.contextFiles ?? [];
-  if (files.length > 0) {
-    const parts = ['# Project Context', 'Project-specific instructions and guidelines:'];
-    for (const f of files) parts.push(`## ${f.path}\n\n${f.content.trim()}`);
-    sections.push(parts.join('\n\n'));
-  }
-
   // Skills are loaded with read, so they are only listed when read is available.
   if (options.tools.some((t) => t.name === 'read')) {
     const block = formatSkillsForPrompt(options.skills ?? []);
     if (block) sections.push(block);
   }
 
-  sections.push(`Current date: ${formatDate(options.date)}\nCurrent working directory: ${options.cwd.replace(/\\/g, '/')}`);
-  return sections.join('\n\n');
+  const session: string[] = [];
+  const files = options.contextFiles ?? [];
+  if (files.length > 0) {
+    const parts = ['# Project Context', 'Project-specific instructions and guidelines:'];
+    for (const f of files) parts.push(`## ${f.path}\n\n${f.content.trim()}`);
+    session.push(parts.join('\n\n'));
+  }
+  session.push(`Current date: ${formatDate(options.date)}\nCurrent working directory: ${options.cwd.replace(/\\/g, '/')}`);
+  return joinSystemPrompt(sections.join('\n\n'), session.join('\n\n'));
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildAnthropicRequest, convertMessages } from '../../src/ai/anthropic-request.js';
+import { buildAnthropicRequest, cacheBreakpointMessages, convertMessages } from '../../src/ai/anthropic-request.js';
 import { getModel } from '../../src/ai/models.js';
+import { joinSystemPrompt } from '../../src/ai/system-prompt-parts.js';
+import { emptyUsage } from '../../src/ai/usage.js';
 import type { Message, Model } from '../../src/ai/types.js';
 
 const sonnet = getModel('claude-sonnet-4-5')!;
@@ -65,6 +67,45 @@ describe('Anthropic request building', () => {
     expect(direct.params.system).toEqual([{ type: 'text', text: 's', cache_control: { type: 'ephemeral', ttl: '1h' } }]);
     const proxy = buildAnthropicRequest({ ...sonnet, baseUrl: 'http://127.0.0.1:9' }, ctx, { cacheRetention: 'long' });
     expect(proxy.params.system).toEqual([{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }]);
+  });
+
+  it('sends a marked system prompt as two blocks: the shared part with the breakpoint, then the per-session part', () => {
+    const systemPrompt = joinSystemPrompt('You are a worker.', 'Current working directory: /repos/a');
+    const { params } = buildAnthropicRequest(sonnet, { systemPrompt, messages: [{ role: 'user', content: 'q', timestamp: 1 }] });
+    expect(params.system).toEqual([
+      { type: 'text', text: 'You are a worker.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Current working directory: /repos/a' },
+    ]);
+    // Without caching: one plain block, no marker.
+    const plain = buildAnthropicRequest(sonnet, { systemPrompt, messages: [] }, { cacheRetention: 'none' });
+    expect(plain.params.system).toEqual([{ type: 'text', text: 'You are a worker.\n\nCurrent working directory: /repos/a' }]);
+  });
+
+  it('marks the previous request\'s tail and this one\'s: a parallel tool batch, a summary instruction after the final answer', () => {
+    const u = (text: string, timestamp = 1): Message => ({ role: 'user', content: text, timestamp });
+    const a = (calls: string[]): Message => ({
+      role: 'assistant', content: calls.length ? calls.map((id) => ({ type: 'toolCall' as const, id, name: 'read', arguments: {} })) : [{ type: 'text', text: 'done' }],
+      api: 'anthropic-messages', provider: 'anthropic', model: 'm', usage: emptyUsage(), stopReason: calls.length ? 'toolUse' : 'stop', timestamp: 2,
+    });
+    const r = (id: string): Message => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: id }], isError: false, timestamp: 3 });
+    const turn = [u('go'), a(['t1']), r('t1'), a(['t2', 't3']), r('t2'), r('t3')];
+    expect(cacheBreakpointMessages(turn)).toEqual([2, 5]);
+    const summary = [...turn, a([]), u('Summarize the conversation above.')];
+    expect(cacheBreakpointMessages(summary)).toEqual([5, 7]);
+    expect(cacheBreakpointMessages([u('only')])).toEqual([0]);
+    expect(cacheBreakpointMessages([u('q'), a([])])).toEqual([]);
+    const { params } = buildAnthropicRequest(sonnet, { messages: summary });
+    const marked = params.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.filter((b) => 'cache_control' in b && b.cache_control)));
+    expect(marked).toEqual([
+      expect.objectContaining({ type: 'tool_result', tool_use_id: 't3' }),
+      expect.objectContaining({ type: 'text', text: 'Summarize the conversation above.' }),
+    ]);
+  });
+
+  it('sends tool_choice only when asked', () => {
+    const tools = [{ name: 'read', description: 'Read', parameters: { type: 'object' as const } }];
+    expect(buildAnthropicRequest(sonnet, { messages: [], tools }).params.tool_choice).toBeUndefined();
+    expect(buildAnthropicRequest(sonnet, { messages: [], tools }, { toolChoice: 'none' }).params.tool_choice).toEqual({ type: 'none' });
   });
 
   it('removes unpaired surrogates from every text', () => {

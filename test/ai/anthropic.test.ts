@@ -149,7 +149,7 @@ describe('anthropic provider: request body', () => {
     ]);
   });
 
-  it('puts cache_control on every system block and on the last block of the last user message only', async () => {
+  it('puts cache_control on the system block, the last block of the last user message and the previous request\'s tail', async () => {
     const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'ok' }] }, { kind: 'message', content: [{ type: 'text', text: 'ok' }] });
     await collect(model, ctx(
       { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }], timestamp: 1 },
@@ -159,9 +159,11 @@ describe('anthropic provider: request body', () => {
     const body = server!.requests[0]!.body;
     expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
     const marked = JSON.stringify(body.messages).split('cache_control').length - 1;
-    expect(marked).toBe(1);
+    expect(marked).toBe(2);
     expect(body.messages[2].content[1]).toMatchObject({ type: 'image', cache_control: { type: 'ephemeral' } });
-    expect(body.messages[0].content[1].cache_control).toBeUndefined();
+    // The previous request ended after "second": its cache entry is read exactly.
+    expect(body.messages[0].content[0].cache_control).toBeUndefined();
+    expect(body.messages[0].content[1].cache_control).toEqual({ type: 'ephemeral' });
 
     // A conversation ending with an assistant message gets no message breakpoint at all.
     await collect(model, ctx(user('q'), assistant([{ type: 'text', text: 'partial answer' }])));
@@ -195,6 +197,7 @@ describe('anthropic provider: request body', () => {
       { type: 'tool_result', tool_use_id: 'toolu_orphan', content: 'No result provided', is_error: true },
       { type: 'text', text: 'two', cache_control: { type: 'ephemeral' } },
     ]);
+    expect(messages[0].content).toEqual([{ type: 'text', text: 'one', cache_control: { type: 'ephemeral' } }]);
   });
 
   it('merges consecutive same-role messages into one turn (a prompt after a dropped failed reply, a note after tool results)', async () => {

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { plainSystemPrompt, splitSystemPrompt, SYSTEM_PROMPT_SESSION_MARKER } from '../../src/ai/system-prompt-parts.js';
 import { createCodingTools, READ_ONLY_TOOL_NAMES } from '../../src/tools/coding-tools.js';
 import { loadContextFiles } from '../../src/tools/context-files.js';
 import { type Skill } from '../../src/tools/skills.js';
@@ -67,7 +68,9 @@ describe('buildSystemPrompt', () => {
     const withRead = buildSystemPrompt({ cwd, tools: createCodingTools({ cwd }, ['read']), contextFiles, skills: [skill] });
     expect(withRead).toContain('# Project Context\n\nProject-specific instructions and guidelines:\n\n## /work/AGENTS.md\n\nUse tabs.');
     expect(withRead).toContain('<location>/s/deploy/SKILL.md</location>');
-    expect(withRead.indexOf('# Project Context')).toBeLessThan(withRead.indexOf('<available_skills>'));
+    // Skills belong to the agent (shared part), context files to the folder (per-session part).
+    expect(withRead.indexOf('<available_skills>')).toBeLessThan(withRead.indexOf(SYSTEM_PROMPT_SESSION_MARKER));
+    expect(withRead.indexOf(SYSTEM_PROMPT_SESSION_MARKER)).toBeLessThan(withRead.indexOf('# Project Context'));
     const noRead = buildSystemPrompt({ cwd, tools: createCodingTools({ cwd }, ['bash']), skills: [skill] });
     expect(noRead).not.toContain('available_skills');
   });
@@ -82,11 +85,26 @@ describe('buildSystemPrompt', () => {
       skills: [skill],
       date: '2025-05-06',
     });
-    expect(prompt.startsWith('You are a reviewer.\n\nExtra rule.\n\n# Project Context')).toBe(true);
+    expect(prompt.startsWith('You are a reviewer.\n\nExtra rule.\n\n')).toBe(true);
+    expect(splitSystemPrompt(prompt).session.startsWith('# Project Context')).toBe(true);
     expect(prompt).not.toContain('Available tools:');
     expect(prompt).not.toContain('Guidelines:');
     expect(prompt).toContain('<name>deploy</name>');
     expect(prompt).toMatch(/Current date: 2025-05-06\nCurrent working directory: \/work\/project$/);
+  });
+
+  it('puts what differs per session (context files, date, cwd) after the marker: sessions of one agent share the first part byte for byte', () => {
+    const tools = createCodingTools({ cwd });
+    const a = buildSystemPrompt({ cwd: '/repos/a', tools, appendPrompt: 'You rename loggers.', skills: [skill], contextFiles: [{ path: '/repos/a/AGENTS.md', content: 'A rules' }], date: '2025-01-01' });
+    const b = buildSystemPrompt({ cwd: '/repos/b', tools, appendPrompt: 'You rename loggers.', skills: [skill], date: '2025-01-02' });
+    expect(a).not.toBe(b);
+    expect(splitSystemPrompt(a).shared).toBe(splitSystemPrompt(b).shared);
+    expect(splitSystemPrompt(a).shared).toContain('You rename loggers.');
+    expect(splitSystemPrompt(a).shared).not.toMatch(/repos|2025/);
+    expect(splitSystemPrompt(a).session).toBe('# Project Context\n\nProject-specific instructions and guidelines:\n\n## /repos/a/AGENTS.md\n\nA rules\n\nCurrent date: 2025-01-01\nCurrent working directory: /repos/a');
+    // The model never reads the marker: providers send the parts as blocks or as plain text.
+    expect(plainSystemPrompt(b)).not.toContain('orchestrate: per-session');
+    expect(plainSystemPrompt(b)).toMatch(/You rename loggers\.\n\n[\s\S]*\n\nCurrent date: 2025-01-02\nCurrent working directory: \/repos\/b$/);
   });
 
   it('formats a Date as YYYY-MM-DD', () => {
