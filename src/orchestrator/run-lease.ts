@@ -19,7 +19,8 @@
 //
 // A lease is stale (free to take over) when its heartbeat is older than `leaseStaleMs` (30 s),
 // or at once when its holder ran on this host and its process is gone (kill -9, a crash, a power
-// cut). Heartbeats from other hosts are compared with this host's clock. A reused pid looks
+// cut). Machines or containers (own process tables) sharing a run folder must have distinct host
+// names. Heartbeats from other hosts are compared with this host's clock. A reused pid looks
 // alive: such a lease is taken over when its heartbeat times out. A holder frozen for longer than
 // the timeout (a suspended laptop) may be taken over; when it wakes, its next heartbeat finds a
 // higher generation and it stops like an interrupt (it may still write the lines of the moment it

@@ -1,8 +1,9 @@
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runsCommand } from '../../src/cli/commands/runs.js';
+import { FileRunLease } from '../../src/orchestrator/run-lease.js';
 import { RunStore } from '../../src/orchestrator/run-store.js';
 import { invoke } from '../display/fixtures/invoke-command.js';
 import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
@@ -37,6 +38,18 @@ describe('orchestrate runs', () => {
     writeSyntheticRun(join(cwd, '.orchestrate', 'runs'), 'r-2');
     const r = await invoke(runsCommand, ['runs', '--json'], { cwd });
     expect(JSON.parse(r.out)).toMatchObject([{ runId: 'r-2', name: 'rename-logger', status: 'failed' }]);
+  });
+
+  it('a run whose coordinator holds its lease is running, with its pid and host; once released it is not', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-runs-'));
+    const { store } = writeSyntheticRun(join(cwd, '.orchestrate', 'runs'), 'r-4');
+    const lease = new FileRunLease(store.dir);
+    expect(lease.acquireSync().ok).toBe(true);
+    const live = await invoke(runsCommand, ['runs'], { cwd });
+    expect(live.out).toMatch(new RegExp(`^r-4 .* running \\(pid ${process.pid} on ${hostname()}\\)\\s+\\$`, 'm'));
+    expect(JSON.parse((await invoke(runsCommand, ['runs', '--json'], { cwd })).out)).toMatchObject([{ status: 'running', holder: { pid: process.pid, host: hostname() } }]);
+    lease.releaseSync();
+    expect((await invoke(runsCommand, ['runs'], { cwd })).out).toMatch(/^r-4 .* failed\s+\$/m);
   });
 
   it('colours the status only on a TTY without NO_COLOR', async () => {

@@ -1,8 +1,10 @@
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { showCommand } from '../../src/cli/commands/show.js';
+import { FileRunLease } from '../../src/orchestrator/run-lease.js';
+import { RunStore } from '../../src/orchestrator/run-store.js';
 import { invoke } from '../display/fixtures/invoke-command.js';
 import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
 
@@ -73,5 +75,22 @@ describe('orchestrate show', () => {
     const r = await invoke(showCommand, ['show', '20260101', '--instance', 'apply.repo-z'], { cwd });
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/no instance "apply\.repo-z".*\n {2}instances: plan, apply\.repo-a, apply\.repo-b, apply\.repo-c, review/);
+  });
+  it('a run whose coordinator holds its lease shows as running with pid, host and since when; without one, a log with no run_end is interrupted', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-show-'));
+    const store = RunStore.create(join(cwd, '.orchestrate', 'runs'), '20260105-080000-cafe');
+    store.append({ type: 'run_start', recipe: 'r.yaml', name: 'r', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] });
+    store.append({ type: 'instance_start', task: 't', key: 't', attempt: 1 });
+    const cut = await invoke(showCommand, ['show', '20260105'], { cwd });
+    expect(cut.out).toContain('status: interrupted (no run_end in the log)');
+    expect(JSON.parse((await invoke(showCommand, ['show', '20260105', '--json'], { cwd })).out)).toMatchObject({ status: 'interrupted' });
+
+    const lease = new FileRunLease(store.dir);
+    expect(lease.acquireSync().ok).toBe(true);
+    const live = await invoke(showCommand, ['show', '20260105'], { cwd });
+    expect(live.out).toMatch(new RegExp(`status: running \\(coordinator pid ${process.pid} on host ${hostname()}, since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC \\(last heartbeat \\d+ s ago\\)\\)`));
+    const json = JSON.parse((await invoke(showCommand, ['show', '20260105', '--json'], { cwd })).out) as Record<string, unknown>;
+    expect(json).toMatchObject({ status: 'running', coordinator: { pid: process.pid, host: hostname() } });
+    lease.releaseSync();
   });
 });
