@@ -81,6 +81,29 @@ tasks:
     expect(await show(r.runDir)).toMatch(/error \(max_turns\): Stopped: 3 turns \(max_turns 3/);
   });
 
+  it('retries.on: [max_turns] opts in: the retry continues the session with a fresh max_turns and finishes', async () => {
+    const dir = tempProject({
+      'recipe.yaml': `name: more-turns
+provider: scripted
+script: script.yaml
+agents:
+  reader: { tools: [read], max_turns: 4 }
+tasks:
+  - id: look
+    agent: reader
+    prompt: "Read everything"
+    retries: { count: 1, backoff: { initial: 1ms }, on: [max_turns] }
+`,
+      // 6 reads and an answer: 7 turns, more than one attempt's 4, fewer than two attempts' 8.
+      'script.yaml': readingScript(6),
+    });
+    const r = await orchestrate(dir);
+    expect(r.code).toBe(0);
+    const look = resultOf(r.runDir).instances.find((i) => i.id === 'look')!;
+    expect(look).toMatchObject({ status: 'done', attempts: 2, attemptFailures: [{ attempt: 1, failure: 'max_turns' }] });
+    expect(ofType(events(r.runDir), 'instance_done')[0]).toMatchObject({ key: 'look', text: 'finally done' });
+  });
+
   it('max_turns counts every prompt of the attempt: the turns of the task prompt are gone for the verify fix-up', async () => {
     // Each task: two reads and an answer (3 turns); verify fails; the fix-up writes the file and
     // answers (2 more). 5 turns fit max_turns 5; with 4 the fix-up is stopped, though alone it fits.
