@@ -224,7 +224,7 @@ export class AgentHost {
     const cap = this.task.maxTurns;
     if (cap > 0) {
       const remaining = cap - this.turnsUsed;
-      if (remaining <= 0) return { ok: false, failure: 'max_turns', error: `used all ${cap} model calls of max_turns before this prompt (a fix-up of verify or output); raise max_turns on the task or its agent if the work needs more` };
+      if (remaining <= 0) return { ok: false, failure: 'max_turns', error: `Stopped: all ${cap} turns of max_turns were used before this fix-up prompt (verify or output) could run. Raise max_turns on the task or its agent if the work needs more.` };
       this.session.setLimits({ maxTurns: remaining });
     }
     try {
