@@ -13,6 +13,7 @@ import type { Model, StreamFunction } from '../ai/types.js';
 import type { AgentSession } from '../runtime/agent-session.js';
 import { createAgentSession } from '../runtime/create-agent-session.js';
 import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
+import { planResume } from '../runtime/session-resume.js';
 import { isRunStoppedError, type RunStoppedError } from '../runtime/run-limits.js';
 import type { AgentSessionEvent } from '../runtime/session-events.js';
 import { abortClass, classifyErrorText } from './failure-policy.js';
@@ -129,7 +130,7 @@ export class AgentHost {
         tools: a.tools.filter((t) => t !== 'send_message'),
         customTools: [createSendMessageTool(link, task.id)],
         bashPolicy: { allow: a.bash.allow, deny: a.bash.deny },
-        toolOptions: { bash: { env: task.env } },
+        toolOptions: { bash: { env: task.env, ...(task.sandbox ? { sandbox: task.sandbox } : {}) } },
         appendSystemPrompt: a.system,
         skillsDirs: a.skills,
         defaultSkills: false,
@@ -219,7 +220,7 @@ export class AgentHost {
    * Sends one prompt and reports how the run ended. The attempt's max_turns is shared by all its
    * prompts: each gets the turns the earlier ones left.
    */
-  async run(text: string): Promise<RunOutcome> {
+  async run(text: string | { resume: string | undefined }): Promise<RunOutcome> {
     if (this.stopReason) return this.stopped();
     const cap = this.task.maxTurns;
     if (cap > 0) {
@@ -228,7 +229,9 @@ export class AgentHost {
       this.session.setLimits({ maxTurns: remaining });
     }
     try {
-      await this.session.prompt(text);
+      // { resume }: the session goes on where its loop stopped (AgentSession.resume), `resume` being the optional note.
+      if (typeof text === 'string') await this.session.prompt(text);
+      else await this.session.resume(text.resume);
     } catch (err) {
       if (isRunStoppedError(err)) return { ok: false, failure: err.kind, error: stoppedText(err, cap) };
       return { ok: false, failure: 'error', error: err instanceof Error ? err.message : String(err) };
@@ -246,16 +249,24 @@ export class AgentHost {
 
   /**
    * The first prompt of this attempt: the task on a fresh session (followed by the merged plan of
-   * the tasks it needs, as a custom message), a continue note on a used one.
+   * the tasks it needs, as a custom message). A used session (resume, retry) goes on where its
+   * loop stopped: a finished answer makes no request, a pending turn or cut-off tool calls
+   * continue without a new message. The continue note is sent only after a failed or aborted
+   * reply (inside the turn that reply would have answered) and, on a retry after a failed
+   * attempt, after a finished answer.
    */
   start(prompt: string = this.task.prompt): Promise<RunOutcome> {
-    const used = this.session.messages.length > 0;
-    if (!used && this.task.contextMessage) {
+    const plan = planResume(this.session.messages);
+    if (plan.point.kind !== 'empty') {
+      const note = plan.dropped.length > 0 || (this.task.afterFailure === true && plan.point.kind === 'finished');
+      return this.run({ resume: note ? this.task.continueNote : undefined });
+    }
+    if (this.session.messages.length === 0 && this.task.contextMessage) {
       // Steering queued before the run is taken right after the prompt, before the first model call.
       const note: CustomMessage = { role: 'custom', customType: 'merged-plan', content: this.task.contextMessage, display: true, timestamp: Date.now() };
       this.session.agent.steer(note);
     }
-    return this.run(used ? this.task.continueNote : prompt);
+    return this.run(prompt);
   }
 
   lastText(): string {
@@ -297,7 +308,7 @@ async function verifyOnce(host: AgentHost): Promise<CommandResult | undefined> {
     const beat = setInterval(() => host.progress(), 2 * PROGRESS_INTERVAL_MS);
     let r: CommandResult;
     try {
-      r = await runCommand(step.run, { cwd: t.cwd, env: t.env, timeoutMs: t.verifyTimeoutMs });
+      r = await runCommand(step.run, { cwd: t.cwd, env: t.env, timeoutMs: t.verifyTimeoutMs, ...(t.sandbox ? { sandbox: t.sandbox } : {}) });
     } finally {
       clearInterval(beat);
     }

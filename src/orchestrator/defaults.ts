@@ -55,12 +55,13 @@ export const ORCHESTRATOR_DEFAULTS = {
   /** How many times invalid JSON output is sent back to the agent before the instance fails. */
   outputRetries: 1,
   /**
-   * The note a resumed or retried instance gets only when its session ended with a failed or
-   * aborted reply (it joins that reply's turn), and a resumed planner with the worker's new report.
-   * A pending turn or a finished answer is continued without it (AgentSession.resume).
+   * The note a resumed or retried instance gets only where no turn is pending: after a failed or
+   * aborted reply (it joins that reply's turn), after a finished answer when the previous attempt
+   * failed, and for a resumed planner with the worker's new report. A pending turn or cut-off
+   * tool calls are continued without it (AgentSession.resume).
    */
   continueNote:
-    'The previous attempt at this task was interrupted ({reason}). Your work so far is above. Continue the task from where you left off and finish it.',
+    'The previous attempt at this task stopped before it was finished ({reason}). Your work so far is above. Continue the task from where you left off and finish it.',
   /** The steer sent when an instance has been idle for its idle_timeout. */
   wrapUpNote: 'You have been idle for {seconds}s. Finish now: wrap up what you have and give your final answer.',
 } as const;

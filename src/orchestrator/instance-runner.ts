@@ -192,6 +192,7 @@ export class InstanceRunner {
       fullEvents: this.ctx.fullEvents ?? false,
       maxTurns: t.task.maxTurns ?? agent.maxTurns ?? DEFAULT_RUN_LIMITS.maxTurns,
     };
+    if (inst.attemptFailures?.some((f) => f.attempt === inst.attempt - 1)) base.afterFailure = true;
     if (writes.length) base.writeScope = writes.map((w) => relative(cwd, intoWorktree(inst, w)));
     base.sandbox = this.sandboxFor(inst, agent.sandbox ?? this.ctx.recipe.sandbox, agent.network ?? this.ctx.recipe.network);
     if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;

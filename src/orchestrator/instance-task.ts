@@ -54,8 +54,13 @@ export interface InstanceTask {
   prompt: string;
   /** `context: summaries`: the merged plan of the needed tasks, given right after the prompt. */
   contextMessage?: string;
-  /** Sent instead of `prompt` when the session already holds work (retry, resume). */
+  /** Sent to a used session after a failed or aborted reply, or after a failed attempt's finished answer (AgentHost.start). */
   continueNote: string;
+  /**
+   * The previous attempt of this instance failed (a task-level retry, not a resume after an
+   * interruption): a finished answer in the session is not the end, the continue note follows it.
+   */
+  afterFailure?: boolean;
   agent: AgentSpec;
   apiKey?: string;
   baseUrl?: string;

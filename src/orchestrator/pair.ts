@@ -156,9 +156,10 @@ async function runPlanner(host: AgentHost, channel: PairChannel, maxRounds: numb
     if (msg.type !== 'report') continue;
     round++;
     const review = reviewPrompt(host.task.prompt, msg, maxRounds);
-    // A resumed planner already holds the task; it gets the continue note and the new report.
+    // A resumed planner already holds the task: its loop goes on where it stopped, the continue
+    // note and the new report joining its pending turn (or following its last answer).
     const fresh = host.session.messages.length === 0;
-    const prompt = round === 1 && fresh ? review : round === 1 ? `${host.task.continueNote}\n\n${reportBlock(msg, maxRounds)}` : reportBlock(msg, maxRounds);
+    const prompt = round === 1 && fresh ? review : round === 1 ? { resume: `${host.task.continueNote}\n\n${reportBlock(msg, maxRounds)}` } : reportBlock(msg, maxRounds);
     const out = await host.run(prompt);
     if (!out.ok) {
       channel.send({ type: 'end', reason: out.error });

@@ -5,13 +5,15 @@
 // model as interrupted and not run again, and a finishes with one more request; b's finished
 // answer is not asked again: it makes no request at all and goes straight on to its verify. A pair
 // planner cut off in a tool call gets the continue note and the worker's new report inside its
-// pending turn (after the interrupted call's result), never as a second user turn.
+// pending turn (after the interrupted call's result), never as a second user turn. A task-level
+// retry after a failed verify is different: its session's finished answer gets the continue note.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { startFakeAnthropic, turnOrderProblem, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
-import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationKey, events, ofType, sessionLines, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -137,5 +139,36 @@ tasks:
     } finally {
       await server.close();
     }
+  });
+
+  it('a retry after a failed verify: the finished answer is followed by the continue note, and the agent fixes the work', async () => {
+    const dir = tempProject({
+      'recipe.yaml': `name: retry-note
+provider: scripted
+script: script.yaml
+agents:
+  maker: { tools: [write] }
+tasks:
+  - id: make
+    agent: maker
+    prompt: "Make ok.txt"
+    verify: "test -f ok.txt"
+    verify_retries: 0
+    retries: { count: 1, on: [verify_failed], backoff: { initial: 10ms } }
+`,
+      'script.yaml': `turns:
+  - text: "I think it is done."
+  - tools: [{ name: write, args: { path: ok.txt, content: "ok" } }]
+  - text: "Now ok.txt exists."
+`,
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    expect(readFileSync(join(dir, 'ok.txt'), 'utf8')).toBe('ok');
+    expect(ofType(events(r.outcome.dir), 'instance_done').map((e) => [e.key, e.attempt, e.output])).toEqual([['make', 2, 'Now ok.txt exists.']]);
+    const messages = sessionLines(join(r.outcome.dir, 'sessions', 'make.jsonl')).flatMap((e) => ((e as { type: string }).type === 'message' ? [(e as { message: { role: string; content: unknown } }).message] : []));
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'toolResult', 'assistant']);
+    expect(JSON.stringify(messages[2]!.content)).toMatch(/previous attempt at this task stopped before it was finished \(verify/);
   });
 });
