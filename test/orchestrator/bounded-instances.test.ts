@@ -106,7 +106,8 @@ tasks:
 
   it('max_turns counts every prompt of the attempt: the turns of the task prompt are gone for the verify fix-up', async () => {
     // Each task: two reads and an answer (3 turns); verify fails; the fix-up writes the file and
-    // answers (2 more). 5 turns fit max_turns 5; with 4 the fix-up is stopped, though alone it fits.
+    // answers (2 more). 5 turns fit max_turns 5; with 4 the fix-up is stopped, though alone it
+    // fits; with 3 it never starts.
     const task = (id: string, cap: number) => `  - id: ${id}
     agent: fixer
     cwd: ${id}
@@ -123,7 +124,7 @@ script: script.yaml
 agents:
   fixer: { tools: [read, write] }
 tasks:
-${task('five', 5)}${task('four', 4)}`,
+${task('five', 5)}${task('four', 4)}${task('three', 3)}`,
       'script.yaml': `turns:
   - tools: [{ name: read, args: { path: notes.txt } }]
   - tools: [{ name: read, args: { path: more.txt } }]
@@ -135,6 +136,8 @@ ${task('five', 5)}${task('four', 4)}`,
       'five/more.txt': 'm\n',
       'four/notes.txt': 'n\n',
       'four/more.txt': 'm\n',
+      'three/notes.txt': 'n\n',
+      'three/more.txt': 'm\n',
     });
     const r = await orchestrate(dir);
     expect(r.code).toBe(1);
@@ -142,6 +145,10 @@ ${task('five', 5)}${task('four', 4)}`,
     expect(byId.get('five')).toMatchObject({ status: 'done' });
     expect(byId.get('four')).toMatchObject({ status: 'failed', failure: 'max_turns' });
     expect(byId.get('four')!.error).toMatch(/max_turns 4/);
+    // With 3, the first prompt used them all: the fix-up is not even sent.
+    expect(byId.get('three')).toMatchObject({ status: 'failed', failure: 'max_turns' });
+    expect(byId.get('three')!.error).toMatch(/all 3 turns of max_turns were used before this fix-up prompt/);
+    expect(ofType(events(r.runDir), 'agent_event').filter((e) => e.key === 'three' && e.event.type === 'turn_end')).toHaveLength(3);
   });
 
   it('loop detection warns, then stops a model that repeats one call (class loop); loop: false leaves it to max_turns', async () => {
