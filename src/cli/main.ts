@@ -23,6 +23,7 @@ export const COMMAND_MODULES: readonly { name: string; load: () => Promise<CliCo
   { name: 'runs', load: async () => (await import('./commands/runs.js')).runsCommand },
   { name: 'show', load: async () => (await import('./commands/show.js')).showCommand },
   { name: 'report', load: async () => (await import('./commands/report.js')).reportCommand },
+  { name: 'doctor', load: async () => (await import('./commands/doctor.js')).doctorCommand },
 ];
 
 /** Every command module, loaded (help lists them all). */

@@ -58,13 +58,15 @@ function agentOptions(y: Argv): Argv<object> {
     .option('context-files', { type: 'boolean', default: true, describe: 'Include AGENTS.md / CLAUDE.md files (--no-context-files to skip)' })
     .option('thinking', { type: 'string', choices: THINKING, describe: 'Reasoning effort (default medium; off for models without reasoning)' })
     .option('extension', { type: 'string', array: true, describe: 'Extension module (.js, or .ts under tsx), repeatable' })
+    .option('sandbox', { type: 'string', choices: ['workspace', 'none'], describe: 'bash commands: workspace (default where bubblewrap works: only --cwd writable, secrets hidden, no network) or none (unconfined)' })
+    .option('network', { type: 'boolean', describe: 'Let sandboxed bash commands reach the network (default off)' })
     .option('max-turns', { type: 'string', describe: `Model calls one prompt may make before the agent is stopped (default ${DEFAULT_RUN_LIMITS.maxTurns}; 0 = no cap)` })
     .option('budget-usd', { type: 'string', describe: `Stop the agent once this session has spent this many US dollars (default ${AGENT_CLI_DEFAULTS.budgetUsd}; "none" = no cap)` })
     .option('budget-tokens', { type: 'string', describe: 'Stop the agent once this session has used this many tokens, input + output + cache (500000, 400k, 3M; default: no cap)' })
     .option('loop-detection', { type: 'string', choices: ['on', 'off'], default: 'on', describe: 'Warn, then stop an agent that repeats the same tool call, cycle of calls or answer (off: never)' })
     .option('max-identical-calls', { type: 'string', describe: `The same tool call this many times in a row counts as a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls}; at least 2)` })
     .check((a) => {
-      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'model-price', 'context-window', 'max-output', 'provider', 'script', 'system', 'append-system', 'thinking', 'max-turns', 'budget-usd', 'budget-tokens', 'loop-detection', 'max-identical-calls']) {
+      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'model-price', 'context-window', 'max-output', 'provider', 'script', 'system', 'append-system', 'thinking', 'max-turns', 'budget-usd', 'budget-tokens', 'loop-detection', 'max-identical-calls', 'sandbox']) {
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       }
       if (a.mode === 'rpc' && Array.isArray(a.prompt) && a.prompt.length > 0) throw new Error('--mode rpc takes its prompts as commands on stdin, not as arguments');
@@ -118,6 +120,9 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   if (typeof args.thinking === 'string') o.thinkingLevel = args.thinking as AgentThinkingLevel;
   const extensions = list(args.extension);
   if (extensions.length > 0) o.extensions = extensions.map((p) => resolve(ctx.cwd, p));
+  // bash runs in the sandbox by default; its one warning (no bwrap here) goes where notices go.
+  const sandbox = { mode: args.sandbox === 'none' ? ('none' as const) : ('workspace' as const), network: args.network === true, warn: o.notify! };
+  o.toolOptions = { ...o.toolOptions, bash: { ...o.toolOptions?.bash, sandbox } };
   const bounds = runBoundsFromArgs(args);
   o.limits = bounds.limits;
   o.loopDetection = bounds.loopDetection;

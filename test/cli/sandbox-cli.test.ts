@@ -1,0 +1,108 @@
+// The sandbox as a user meets it on the command line: `orchestrate doctor` says whether it works
+// here (and why not), and `orchestrate agent` confines the model's bash unless --sandbox none;
+// with bwrap missing the agent still works and warns once.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAgentCli } from '../runtime/helpers/agent-cli.js';
+import { skipWithoutBwrap } from '../helpers/bwrap.js';
+import { hasStackTrace, runCli } from './run-cli.js';
+
+let home: string;
+let outside: string;
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'orch-cli-sandbox-'));
+  // Outside /tmp, so it is visible (read-only) inside the sandbox rather than hidden by the private /tmp.
+  outside = mkdtempSync('/var/tmp/orch-cli-sandbox-outside-');
+});
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+});
+
+const KEY = 'sk-ant-doctor-test-0123456789';
+
+/** A scripted model that runs two bash commands: one writing in the workspace, one outside it. */
+function escapeScript(): string {
+  const file = join(home, `escape-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(
+    file,
+    `- tools:
+    - { name: bash, args: { command: "echo in > inside.txt" } }
+- tools:
+    - { name: bash, args: { command: "echo out > ${outside}/escaped.txt" } }
+- text: "done"
+`,
+  );
+  return file;
+}
+
+describe('orchestrate doctor', () => {
+  it('reports every check, never prints the key, and exits 0 when the essential ones pass', async () => {
+    const r = await runCli(['doctor'], { cwd: home, env: { PATH: process.env.PATH, ANTHROPIC_API_KEY: KEY } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ok {4}node /m);
+    expect(r.stdout).toMatch(/^ok {4}git version/m);
+    expect(r.stdout).toMatch(/ANTHROPIC_API_KEY is set/);
+    expect(r.stdout).toMatch(/run folder .* is writable/);
+    expect(r.stdout).toMatch(/all essential checks passed/);
+    expect(r.stdout + r.stderr).not.toContain(KEY);
+  });
+
+  it('says why the sandbox does not work and how to install it (bwrap missing); that alone is not fatal', async () => {
+    const r = await runCli(['doctor'], { cwd: home, env: { PATH: process.env.PATH, ORCHESTRATE_BWRAP: '/nonexistent/bwrap' } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^warn {2}sandbox does not work here.*not installed.*apt-get install -y bubblewrap/m);
+    expect(r.stdout).toMatch(/^warn {2}ANTHROPIC_API_KEY is not set/m);
+  });
+
+  it('exits 1 when an essential check fails (a run folder that cannot be written)', async () => {
+    const r = await runCli(['doctor', '--run-dir', '/proc/no-such-run-dir'], { cwd: home, env: { PATH: process.env.PATH } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^FAIL {2}run folder \/proc\/no-such-run-dir is not writable/m);
+    expect(r.stdout).toMatch(/1 essential check failed: run folder/);
+    expect(hasStackTrace(r.stdout + r.stderr)).toBe(false);
+  });
+});
+
+describe('orchestrate agent --sandbox', () => {
+  const env = (extra: Record<string, string | undefined> = {}) => ({ ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined, ...extra });
+
+  it.skipIf(skipWithoutBwrap('orchestrate agent sandbox test'))('by default the model\'s bash can write in --cwd only', async () => {
+    const cwd = mkdtempSync(join(home, 'ws-'));
+    const r = await runAgentCli(['--script', escapeScript(), '--cwd', cwd, '--tools', 'bash', '--no-session', 'Go'], { env: env(), timeoutMs: 60_000 });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(cwd, 'inside.txt'))).toBe(true);
+    expect(existsSync(join(outside, 'escaped.txt'))).toBe(false);
+  });
+
+  it('--sandbox none lets it write outside, without a warning', async () => {
+    const cwd = mkdtempSync(join(home, 'ws-'));
+    const r = await runAgentCli(['--script', escapeScript(), '--cwd', cwd, '--tools', 'bash', '--no-session', '--sandbox', 'none', 'Go'], { env: env(), timeoutMs: 60_000 });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(outside, 'escaped.txt'))).toBe(true);
+    expect(r.stderr).not.toMatch(/sandbox/i);
+    rmSync(join(outside, 'escaped.txt'));
+  });
+
+  it('with bwrap missing, commands run unconfined and the run warns exactly once', async () => {
+    const cwd = mkdtempSync(join(home, 'ws-'));
+    const r = await runAgentCli(['--script', escapeScript(), '--cwd', cwd, '--tools', 'bash', '--no-session', 'Go'], {
+      env: env({ ORCHESTRATE_BWRAP: '/nonexistent/bwrap' }),
+      timeoutMs: 60_000,
+    });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(cwd, 'inside.txt'))).toBe(true);
+    expect(r.stderr.match(/WITHOUT a sandbox/g)).toHaveLength(1);
+    expect(r.stderr).toMatch(/orchestrate doctor/);
+    rmSync(join(outside, 'escaped.txt'), { force: true });
+  });
+
+  it('rejects an unknown --sandbox mode with a usage error', async () => {
+    const r = await runCli(['agent', '--sandbox', 'jail', 'hi'], { cwd: home, env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/sandbox/);
+    expect(hasStackTrace(r.stderr)).toBe(false);
+  });
+});
