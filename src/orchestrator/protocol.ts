@@ -42,6 +42,8 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('hello'), threadId: z.number() }),
   /** The agent is working (a streamed delta, tool output, a running verify): resets the idle watchdog; not logged. */
   z.object({ type: z.literal('progress') }),
+  /** The worker's last message on this port: everything it sent has arrived (exact usage accounting). */
+  z.object({ type: z.literal('done') }),
   /** A verify command finished (the run log records each check). */
   z.object({ type: z.literal('verify'), command: z.string(), ok: z.boolean(), output: z.string() }),
 ]);

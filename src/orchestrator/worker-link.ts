@@ -137,9 +137,14 @@ export class WorkerLink implements PermitChannel {
     });
   }
 
-  /** Stops listening; pending requests are refused so nothing waits forever. */
+  /**
+   * Stops listening; pending requests are refused so nothing waits forever. The last message is
+   * `done`: the coordinator settles the instance only after it (or the port's close), so every
+   * usage message sent before reaches the run totals and the budget.
+   */
   close(): void {
     if (this.closed) return;
+    this.post({ type: 'done' });
     this.closed = true;
     for (const resolve of this.permits.values()) resolve({ ok: false, reason: 'instance ended', budget: false });
     this.permits.clear();
