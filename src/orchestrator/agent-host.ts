@@ -172,7 +172,8 @@ export class AgentHost {
     // A turn just ended: the loop polls steering next, the one point where a peer message does
     // not cancel tool calls of the same batch.
     if (event.type === 'turn_end' || event.type === 'agent_end') this.flushInbox();
-    if (event.type === 'turn_end') this.turnsUsed++;
+    // Counted like the runtime's cap: a failed call (retried by the session) is not a turn.
+    if (event.type === 'turn_end' && event.message.stopReason !== 'error' && event.message.stopReason !== 'aborted') this.turnsUsed++;
     const partial = event.type === 'message_update' || event.type === 'tool_execution_update';
     if (partial && !this.task.fullEvents) {
       this.progress();
