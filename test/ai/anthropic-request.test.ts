@@ -16,7 +16,9 @@ describe('Anthropic request building', () => {
       { role: 'user', content: [{ type: 'text', text: 'keep' }, { type: 'image', data: 'AA', mimeType: 'image/png' }], timestamp: 1 },
     ];
     expect(convertMessages(msgs, textOnly)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'keep' }] }]);
-    expect(convertMessages(msgs, sonnet)[0]!.content).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA' } }]);
+    // Consecutive user messages are one user turn (roles must alternate).
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA' } };
+    expect(convertMessages(msgs, sonnet)).toEqual([{ role: 'user', content: [image, { type: 'text', text: 'keep' }, image] }]);
   });
 
   it('sends image tool results as blocks, with a leading text when there is no text', () => {
