@@ -46,7 +46,7 @@ import {
 } from './run-state.js';
 import type { RunStore } from './run-store.js';
 import { Scheduler, type Admission, type SchedulableInstance } from './scheduler.js';
-import { absoluteGlob } from './write-scopes.js';
+import { writeGlobs } from './write-scopes.js';
 
 export interface CoordinatorOptions {
   recipe: LoadedRecipe;
@@ -430,7 +430,7 @@ export class Coordinator {
     const sched: SchedulableInstance = {
       id: inst.id,
       task: t.task.id,
-      writes: (inst.resolved?.writes ?? []).map((w) => absoluteGlob(t.task.dir, w)),
+      writes: writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []),
       order: t.level,
       threads: t.task.kind === 'pair' ? 2 : 1,
     };

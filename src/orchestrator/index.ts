@@ -23,7 +23,7 @@ export { renderPlan, renderNeedsContext, type PlanInput, type PlanTask, type Pla
 export { createWorkerPool, threadsNeeded, siblingWorker, workerExecArgv, type WorkerPoolOptions } from './pool.js';
 export { backoffDelay, shouldRetry, classifyErrorText, describeThreadFailure, abortClass, type RetryPolicy } from './failure-policy.js';
 export { Scheduler, type SchedulableInstance, type Admission } from './scheduler.js';
-export { globsOverlap, scopesOverlap, absoluteGlob } from './write-scopes.js';
+export { globsOverlap, scopesOverlap, absoluteGlob, writeGlobs } from './write-scopes.js';
 export { MessageRouter, type Endpoint, type RouteResult } from './message-router.js';
 export { PermitBroker, type PermitRequest, type PermitOutcome } from './permit-broker.js';
 export { BudgetLedger, type BudgetLimits, type Spend } from './budget.js';

@@ -20,7 +20,7 @@ import type { RunStore } from './run-store.js';
 import { runSecrets } from './secrets.js';
 import { runCommand } from './verify.js';
 import { enforceWriteScope } from './write-scope-check.js';
-import { absoluteGlob } from './write-scopes.js';
+import { writeGlobs } from './write-scopes.js';
 import { resolveSandboxMode, type SandboxMode } from '../tools/sandbox.js';
 
 /** What the runner needs from the coordinator. */
@@ -174,7 +174,7 @@ export class InstanceRunner {
 
   baseTask(t: TaskState, inst: InstanceState, agent: LoadedAgent): Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> {
     const cwd = inst.workCwd ?? inst.resolved!.cwd;
-    const writes = (inst.resolved?.writes ?? []).map((w) => absoluteGlob(t.task.dir, w));
+    const writes = writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []);
     const base: Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> = {
       runId: this.ctx.store.runId,
       task: t.task.id,

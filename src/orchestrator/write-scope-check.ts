@@ -15,7 +15,7 @@ import { diffSince, git } from './git-workspace.js';
 import type { WorkerResult } from './protocol.js';
 import type { InstanceState, TaskState } from './run-state.js';
 import { zeroUsage } from './usage-summary.js';
-import { absoluteGlob } from './write-scopes.js';
+import { writeGlobs } from './write-scopes.js';
 
 const toPosix = (p: string): string => p.split('\\').join('/');
 
@@ -29,7 +29,7 @@ function intoWorktree(inst: InstanceState, glob: string): string {
 
 /** Absolute globs of `inst`'s `writes:`. */
 function scopeOf(task: TaskState, inst: InstanceState): string[] {
-  return (inst.resolved?.writes ?? []).map((w) => intoWorktree(inst, absoluteGlob(task.task.dir, w)));
+  return writeGlobs(inst.resolved?.cwd ?? task.task.dir, inst.resolved?.writes ?? []).map((w) => intoWorktree(inst, w));
 }
 
 export interface WriteScopeViolation {

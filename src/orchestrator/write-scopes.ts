@@ -3,6 +3,14 @@
 // never the reverse, so the worst case is less parallelism, not a lost edit.
 import { isAbsolute, posix, resolve, sep } from 'node:path';
 
+/**
+ * An instance's `writes:` as absolute globs. Relative globs name files under the task's `cwd`
+ * (the folder the agent works in), so `cwd: repos/a` with `writes: ["src/**"]` means repos/a/src.
+ */
+export function writeGlobs(cwd: string, writes: readonly string[]): string[] {
+  return writes.map((w) => absoluteGlob(cwd, w));
+}
+
 /** Absolute, '/'-separated glob (relative globs resolve against `baseDir`). */
 export function absoluteGlob(baseDir: string, glob: string): string {
   const g = glob.replace(/\\/g, '/');

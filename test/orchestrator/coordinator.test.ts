@@ -31,7 +31,7 @@ tasks:
     for_each: { glob: "svc/*" }
     agent: editor
     cwd: \${{ item }}
-    writes: ["\${{ item }}/**"]
+    writes: ["**"]
     prompt: "Rename the service in \${{ item }}"
 `,
       'script.yaml': `conversations:
@@ -115,7 +115,7 @@ tasks:
     for_each: [repos/a, repos/b, repos/c]
     agent: worker
     cwd: \${{ item }}
-    writes: ["\${{ item }}/**"]
+    writes: ["**"]
     prompt: "Refactor the logging in \${{ item }}"
     verify: "! grep -n 'log(' src/app.js"
     verify_retries: 1

@@ -185,7 +185,7 @@ export const TaskSchema = z
     for_each: forEach.optional(),
     as: name('the item variable').optional().describe('Name of the item variable in expressions (default: item)'),
     key: z.string().optional().describe('Expression giving each instance a stable key (default: derived from the item)'),
-    writes: z.array(z.string()).optional().describe('Globs of files this task may modify; overlapping writers never run together'),
+    writes: z.array(z.string()).optional().describe('Globs of files this task may modify, relative to its cwd; overlapping writers never run together'),
     output: z.enum(['text', 'json']).optional().describe('text (default) or json: the final answer is parsed as JSON'),
     output_schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema the JSON output must match'),
     max_turns: maxTurns.optional().describe(`Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); over the agent's max_turns; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`),
