@@ -364,7 +364,7 @@ export function liveRunMessage(runId: string, h: LeaseHolder, staleMs: number = 
   return (
     `run ${runId} is running: its coordinator is ${describeHolder(h)}. A run has one coordinator at a time; nothing was changed.\n` +
     `  Wait for it to end (\`orchestrate runs\` shows it as running), or stop it first (Ctrl-C in its terminal${here ? `, or kill ${h.pid}` : ` on ${h.host}`}; its sessions are kept), then resume again.\n` +
-    `  A coordinator that is gone without a trace frees the run at once on this host, and after ${Math.round(staleMs / 1000)} s without a heartbeat from another host.`
+    `  If that coordinator died (kill -9, a crash, its machine), resume works ${here ? 'at once' : `once its last heartbeat is ${Math.round(staleMs / 1000)} s old`}.`
   );
 }
 

@@ -162,11 +162,12 @@ describe('FileRunLease', () => {
     if (!second.ok) {
       expect(second.message).toContain(`run run-1 is running: its coordinator is pid ${process.pid} on host ${hostname()}, since `);
       expect(second.message).toContain(`kill ${process.pid}`);
-      expect(second.message).toContain('30 s without a heartbeat');
+      expect(second.message).toContain('If that coordinator died (kill -9, a crash, its machine), resume works at once.');
     }
     if (first.ok) first.lease.release();
     expect(readRunLease(dir)?.state.state).toBe('released');
     expect(liveRunMessage('r', holderRecord({ host: 'far' }))).toContain('Ctrl-C in its terminal on far');
+    expect(liveRunMessage('r', holderRecord({ host: 'far' }))).toContain('resume works once its last heartbeat is 30 s old.');
   });
 
   it('a folder where the lease cannot be written gives a message, not an exception', () => {
