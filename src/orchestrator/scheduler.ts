@@ -1,9 +1,8 @@
-// Which ready instance runs next. A p-queue holds the global `concurrency`; in front of it this
-// scheduler admits an instance only when its task is under `max_parallel`, no running instance
-// has an overlapping `writes` scope, and the admission check (budget) lets it in. Instances that
-// cannot start yet wait in arrival order (earlier tasks first), and are looked at again whenever
-// something finishes.
-import PQueue from 'p-queue';
+// Which ready instance runs next. The scheduler admits an instance only when fewer than
+// `concurrency` run, its task is under `max_parallel`, no running instance has an overlapping
+// `writes` scope, and the admission check (budget) lets it in. Instances that cannot start yet
+// wait in arrival order (earlier tasks first), and are looked at again whenever something
+// finishes. (No queue library: a FIFO queue cannot skip a blocked instance to start the next.)
 import { scopesOverlap } from './write-scopes.js';
 
 export interface SchedulableInstance {
@@ -38,7 +37,6 @@ export interface SchedulerOptions {
 }
 
 export class Scheduler {
-  private readonly queue: PQueue;
   private readonly waiting: Waiting[] = [];
   private readonly running = new Map<string, SchedulableInstance>();
   private seq = 0;
@@ -49,7 +47,6 @@ export class Scheduler {
 
   constructor(private readonly opts: SchedulerOptions) {
     if (!(opts.concurrency >= 1)) throw new Error(`concurrency must be at least 1, got ${opts.concurrency}`);
-    this.queue = new PQueue({ concurrency: opts.concurrency });
   }
 
   get runningCount(): number {
@@ -144,14 +141,13 @@ export class Scheduler {
       }
       this.waiting.splice(i, 1);
       this.running.set(w.inst.id, w.inst);
-      void this.queue
-        .add(async () => {
-          try {
-            await w.run();
-          } finally {
-            this.running.delete(w.inst.id);
-          }
-        })
+      void (async () => {
+        try {
+          await w.run();
+        } finally {
+          this.running.delete(w.inst.id);
+        }
+      })()
         .catch(() => undefined)
         .finally(() => {
           this.pump();
