@@ -9,7 +9,7 @@ import { modelFromSpec, resolveModel, scriptedModel } from '../ai/models.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
 import { stream as registryStream } from '../ai/registry.js';
 import { createScriptedProvider } from '../ai/scripted.js';
-import type { Model, StreamFunction } from '../ai/types.js';
+import type { AssistantMessage, Model, StreamFunction } from '../ai/types.js';
 import type { AgentSession } from '../runtime/agent-session.js';
 import { createAgentSession } from '../runtime/create-agent-session.js';
 import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
@@ -257,6 +257,8 @@ export class AgentHost {
    * attempt, after a finished answer.
    */
   start(prompt: string = this.task.prompt): Promise<RunOutcome> {
+    // Killed after the summary that followed the final answer: the work is done, nothing to ask.
+    if (!this.stopReason && this.answerBeforeCompaction()) return Promise.resolve({ ok: true });
     const plan = planResume(this.session.messages);
     if (plan.point.kind !== 'empty') {
       const note = plan.dropped.length > 0 || (this.task.afterFailure === true && plan.point.kind === 'finished');
@@ -271,7 +273,26 @@ export class AgentHost {
   }
 
   lastText(): string {
-    return this.session.lastAssistantText() ?? textOf([...this.session.messages].reverse().find((m) => m.role === 'assistant'));
+    return this.session.lastAssistantText() ?? textOf([...this.session.messages].reverse().find((m) => m.role === 'assistant') ?? this.answerBeforeCompaction());
+  }
+
+  /**
+   * The final answer of a session whose context is a compaction summary alone (the handoff
+   * summary, or a compaction that kept nothing, written after that answer): the answer is only on
+   * the path, before the compaction. Undefined when the session does not end that way.
+   */
+  private answerBeforeCompaction(): AssistantMessage | undefined {
+    const messages = this.session.messages;
+    if (messages.length !== 1 || messages[0]!.role !== 'compactionSummary') return undefined;
+    const path = this.session.store.currentPath();
+    let i = path.length - 1;
+    while (i >= 0 && path[i]!.type !== 'compaction') i--;
+    for (i--; i >= 0; i--) {
+      const e = path[i]!;
+      if (e.type === 'message') return e.message.role === 'assistant' && planResume([e.message]).point.kind === 'finished' ? e.message : undefined;
+      if (e.type === 'custom_message' || e.type === 'branch_summary' || e.type === 'compaction') return undefined;
+    }
+    return undefined;
   }
 
   /**

@@ -171,4 +171,48 @@ tasks:
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'toolResult', 'assistant']);
     expect(JSON.stringify(messages[2]!.content)).toMatch(/previous attempt at this task stopped before it was finished \(verify/);
   });
+
+  it('killed after the handoff summary but before instance_done was written: resume finishes the instance with no request', async () => {
+    const respond = ({ body }: RespondInput): ResponseSpec => {
+      if (/Summarize the conversation above/.test(JSON.stringify(body.messages))) return { kind: 'message', content: [{ type: 'text', text: '## Goal\nSay done.\n\n## Progress\n### Done\n- [x] said it' }] };
+      return { kind: 'message', content: [{ type: 'text', text: 'done' }], usage: { input_tokens: 3_000 } };
+    };
+    const server = await startFakeAnthropic({ respond, strictTurns: true });
+    const dir = tempProject({
+      'recipe.yaml': `name: handed-off
+provider: anthropic
+model: claude-haiku-4-5
+agents:
+  worker: { tools: [bash], compaction: { keep_recent_tokens: 1 } }
+tasks:
+  - id: say
+    agent: worker
+    prompt: "Say done"
+`,
+    });
+    const env = { ANTHROPIC_API_KEY: 'sk-ant-resume-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
+    try {
+      const first = await exited(spawnCli([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], env));
+      expect(first.code, first.stderr).toBe(0);
+      const runDir = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
+      // The answer and the handoff summary were made; the session ends with the compaction.
+      expect(server.requests).toHaveLength(2);
+      const session = sessionLines(join(runDir, 'sessions', 'say.jsonl')) as { type: string }[];
+      expect(session.filter((e) => e.type === 'compaction')).toHaveLength(1);
+      // As if the kill came right before instance_done reached the run log.
+      const log = readFileSync(join(runDir, 'run.jsonl'), 'utf8').split('\n');
+      const cut = log.findIndex((l) => l.includes('"type":"instance_done"'));
+      expect(cut).toBeGreaterThan(0);
+      writeFileSync(join(runDir, 'run.jsonl'), `${log.slice(0, cut).join('\n')}\n`);
+
+      const r = await exited(spawnCli(['resume', runDir], env));
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      expect(server.requests).toHaveLength(2);
+      const done = ofType(events(runDir), 'instance_done');
+      expect(done.map((e) => [e.key, e.attempt, e.output])).toEqual([['say', 2, 'done']]);
+      expect(done[0]!.summary).toMatch(/said it/);
+    } finally {
+      await server.close();
+    }
+  });
 });
