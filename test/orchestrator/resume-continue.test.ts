@@ -174,7 +174,8 @@ tasks:
 
   it('killed after the handoff summary but before instance_done was written: resume finishes the instance with no request', async () => {
     const respond = ({ body }: RespondInput): ResponseSpec => {
-      if (/Summarize the conversation above/.test(JSON.stringify(body.messages))) return { kind: 'message', content: [{ type: 'text', text: '## Goal\nSay done.\n\n## Progress\n### Done\n- [x] said it' }] };
+      // A summary request: by the summarizer's system prompt, or asked at the end of the conversation.
+      if (/You write handoff summaries|Summarize the conversation/.test(JSON.stringify([body.system, body.messages]))) return { kind: 'message', content: [{ type: 'text', text: '## Goal\nSay done.\n\n## Progress\n### Done\n- [x] said it' }] };
       return { kind: 'message', content: [{ type: 'text', text: 'done' }], usage: { input_tokens: 3_000 } };
     };
     const server = await startFakeAnthropic({ respond, strictTurns: true });
