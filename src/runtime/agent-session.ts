@@ -27,7 +27,7 @@ import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } 
 import { RunGuard, loopWarningText } from './run-guard.js';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits, type RunStoppedError } from './run-limits.js';
 import { isRetryableError, retryDelay, sleepUnlessAborted } from './retry-policy.js';
-import { compactSession, type SessionCompactionOutcome } from './session-compaction.js';
+import { compactSession, summaryConversation, type SessionCompactionOutcome } from './session-compaction.js';
 import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
 import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
@@ -628,6 +628,15 @@ export class AgentSession {
           beforeCompact: this.hooks.beforeCompact,
           extensions: this.extensions,
           bus: this.bus,
+          conversation: summaryConversation({
+            model: this.model,
+            systemPrompt: this.systemPrompt,
+            tools: this.agent.state.tools,
+            thinkingLevel: this.thinkingLevel,
+            transformsContext: this.hooks.transformContext !== undefined,
+            cacheRetention: this.config.streamOptions?.cacheRetention,
+            separateSummaryStream: this.config.summaryStreamFn !== undefined,
+          }),
         },
         customInstructions,
         signal,

@@ -1,12 +1,17 @@
 // One compaction of a session: the session layer's staged job, with the summary supplied by
 // (in order) the host's beforeCompact hook, extension before_compact handlers, the extractive
-// builder (scripted runs), or else a model call through the session's own stream function.
-import type { Model, StreamOptions } from '../ai/types.js';
+// builder (scripted runs), or else a model call through the session's own stream function: asked
+// inside the conversation (a prompt-cache read) when summaryConversation allows it.
+import { convertToLlm } from '../agent/convert-to-llm.js';
+import { toLlmTools } from '../agent/tool-schema.js';
+import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
+import { ANTHROPIC_API } from '../ai/models.js';
+import type { CacheRetention, Model, StreamOptions } from '../ai/types.js';
 import { runCompaction, type CompactionHookDecision, type CompactionOutcome } from '../session/compaction-job.js';
 import type { CompactionSettings } from '../session/defaults.js';
 import type { CompactionPreparation } from '../session/prepare-compaction.js';
 import type { SessionStore } from '../session/session-store.js';
-import type { CompleteFunction } from '../session/summarize.js';
+import type { CompleteFunction, SummaryConversation } from '../session/summarize.js';
 import { chainSuppliers, extractiveSupplier, type SummarySupplier } from './auto-compaction.js';
 import { errorText, type SessionEventBus } from './event-bus.js';
 import type { LoadedExtensions } from './extensions.js';
@@ -23,6 +28,33 @@ export interface SessionCompactionContext {
   beforeCompact?: SummarySupplier;
   extensions: LoadedExtensions;
   bus: SessionEventBus;
+  /** The conversation as the loop sends it (summaryConversation): summaries are asked for inside it. */
+  conversation?: SummaryConversation;
+}
+
+export interface SummaryConversationInput {
+  model: Model;
+  systemPrompt: string;
+  tools: readonly AnyAgentTool[];
+  thinkingLevel: AgentThinkingLevel;
+  /** A transformContext hook reshapes what the loop sends: the summary could not repeat it. */
+  transformsContext: boolean;
+  cacheRetention?: CacheRetention;
+  /** Summaries go through another stream function (another provider) than the turns. */
+  separateSummaryStream: boolean;
+}
+
+/**
+ * The conversation a history summary is asked for in, or undefined for the transcript path:
+ * only on a provider with prompt caching (Anthropic, caching on), and only when the summary
+ * request can repeat the loop's requests exactly (default message conversion, same stream).
+ */
+export function summaryConversation(o: SummaryConversationInput): SummaryConversation | undefined {
+  if (o.model.api !== ANTHROPIC_API || o.cacheRetention === 'none' || o.transformsContext || o.separateSummaryStream) return undefined;
+  const conversation: SummaryConversation = { systemPrompt: o.systemPrompt, convertToLlm };
+  if (o.tools.length > 0) conversation.tools = toLlmTools(o.tools);
+  if (o.thinkingLevel !== 'off') conversation.reasoning = o.thinkingLevel;
+  return conversation;
 }
 
 export type SessionCompactionOutcome =
@@ -77,6 +109,7 @@ export async function compactSession(c: SessionCompactionContext, customInstruct
       settings: c.settings,
       retry: c.summaryRetry,
       beforeCompact: chainSuppliers(suppliers),
+      ...(c.conversation ? { conversation: c.conversation } : {}),
     });
   } catch (err) {
     return { status: 'failed', message: errorText(err) };

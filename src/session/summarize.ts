@@ -1,9 +1,23 @@
 // Summary generation: turns a CompactionPreparation into the structured summary text with one
 // or two model calls (history, plus the prefix of a split turn, generated in parallel).
+//
+// Two ways to ask for the history summary:
+// - in the conversation (when the caller gives `conversation`: a provider with prompt caching):
+//   the summarized messages go out exactly as the agent's loop sent them, under its system
+//   prompt, tools and thinking settings, with the instruction appended as one more user message,
+//   so everything before the instruction is a cache read. The model is told not to call tools;
+//   tool_choice stays the conversation's (another value would invalidate its cached messages),
+//   and only a reply that calls a tool anyway is asked again with tool_choice none.
+// - as a transcript: the messages serialized into one user message under the summarizer's own
+//   system prompt, tool results cut to a few KB. Used without `conversation` (providers without
+//   caching), when the conversation would not fit the context window (an overflow recovery) or
+//   the in-conversation request is refused as too long, and always for the prefix of a split
+//   turn (its kept end is not in the request, so the model needs it framed as a separate text).
 // The model call is injected (`complete`), so the runtime can route it through permits, budgets
 // and its own retry policy; by default it is the provider registry's `complete`.
 import { complete as registryComplete } from '../ai/registry.js';
-import type { AssistantMessage, Context, Model, StreamOptions } from '../ai/types.js';
+import { isOverflowErrorText } from '../ai/overflow.js';
+import type { AssistantMessage, Context, Message, Model, StreamOptions, ThinkingLevel, Tool } from '../ai/types.js';
 import type { AgentMessage } from '../agent/types.js';
 import { SESSION_DEFAULTS } from './defaults.js';
 import { fileListsOf, formatFileLists, stripFileLists } from './file-operations.js';
@@ -22,6 +36,18 @@ export interface SummarizeOptions {
   customInstructions?: string;
   /** Passed through to the model call (apiKey, headers, onRetry...). */
   streamOptions?: Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'>;
+  /** The conversation as the agent's loop sends it: history summaries are asked for inside it (cache reads). */
+  conversation?: SummaryConversation;
+}
+
+/** What the agent's requests are made of, so a summary request can repeat their prefix byte for byte. */
+export interface SummaryConversation {
+  systemPrompt: string;
+  tools?: Tool[];
+  /** The loop's conversion of session messages for the model. */
+  convertToLlm: (messages: readonly AgentMessage[]) => Message[];
+  /** The conversation's thinking level (thinking settings are part of the messages' cache key). */
+  reasoning?: ThinkingLevel;
 }
 
 export interface CompactionResult {
@@ -106,6 +132,25 @@ What the user asked for in this turn.
 
 Be brief. Keep exact file paths, names and error messages.`;
 
+const STOP_AND_SUMMARIZE = 'Stop working now: do not call any tool and do not continue the task. Reply with text only.';
+
+const IN_CONVERSATION_INITIAL = `${STOP_AND_SUMMARIZE}
+
+${INITIAL_INSTRUCTIONS}`;
+
+const IN_CONVERSATION_UPDATE = `${STOP_AND_SUMMARIZE}
+
+The conversation above starts with a summary of earlier work (in <summary>). Produce an updated summary of the whole work:
+- keep everything from that summary that still holds;
+- add the new progress, decisions and context from the conversation after it;
+- move items that are now finished from In Progress to Done;
+- rewrite Next Steps for the current state;
+- drop only what is clearly obsolete.
+
+${FORMAT}
+
+Be brief in every section. Keep exact file paths, function and variable names, commands and error messages.`;
+
 export const NO_PRIOR_HISTORY = 'No prior history.';
 
 // Errors that a later attempt will not fix: bad credentials, a request the API rejects, a
@@ -127,34 +172,64 @@ async function callSummarizer(
   reasoning: boolean,
   options: SummarizeOptions,
 ): Promise<SummaryOutcome<string>> {
-  const complete = options.complete ?? registryComplete;
   const context: Context = {
     systemPrompt: SUMMARIZER_SYSTEM_PROMPT,
     messages: [{ role: 'user', content: [{ type: 'text', text: prompt }], timestamp: Date.now() }],
   };
   const streamOptions: StreamOptions = { ...options.streamOptions, maxTokens };
-  if (options.signal) streamOptions.signal = options.signal;
   if (reasoning && options.model.reasoning) streamOptions.reasoning = 'high';
+  return (await askModel(context, streamOptions, options)).result;
+}
+
+/** The summary request inside the conversation (see the top of this file). */
+async function callInConversation(
+  messages: readonly AgentMessage[],
+  instructions: string,
+  maxTokens: number,
+  conversation: SummaryConversation,
+  options: SummarizeOptions,
+): Promise<SummaryOutcome<string>> {
+  const context: Context = {
+    systemPrompt: conversation.systemPrompt,
+    messages: [...conversation.convertToLlm(messages), { role: 'user', content: [{ type: 'text', text: instructions }], timestamp: Date.now() }],
+  };
+  if (conversation.tools?.length) context.tools = conversation.tools;
+  const streamOptions: StreamOptions = { ...options.streamOptions, maxTokens };
+  if (conversation.reasoning && options.model.reasoning) streamOptions.reasoning = conversation.reasoning;
+  const first = await askModel(context, streamOptions, options);
+  if (!first.calledTool || !context.tools) return first.result;
+  // It called a tool although told not to: ask once more with tools switched off.
+  return (await askModel(context, { ...streamOptions, toolChoice: 'none' }, options)).result;
+}
+
+/** One summary call; `calledTool` says the reply called a tool instead of writing the summary. */
+async function askModel(context: Context, streamOptions: StreamOptions, options: SummarizeOptions): Promise<{ result: SummaryOutcome<string>; calledTool: boolean }> {
+  const complete = options.complete ?? registryComplete;
+  if (options.signal) streamOptions.signal = options.signal;
+  const done = (result: SummaryOutcome<string>, calledTool = false): { result: SummaryOutcome<string>; calledTool: boolean } => ({ result, calledTool });
   let reply: AssistantMessage;
   try {
     reply = await complete(options.model, context, streamOptions);
   } catch (err) {
     const aborted = options.signal?.aborted === true;
     const message = err instanceof Error ? err.message : String(err);
-    return { ok: false, error: `Summarization failed: ${message}`, retryable: !aborted && isRetryableSummaryError(message), aborted };
+    return done({ ok: false, error: `Summarization failed: ${message}`, retryable: !aborted && isRetryableSummaryError(message), aborted });
   }
-  if (reply.stopReason === 'aborted' || options.signal?.aborted) return { ok: false, error: 'Summarization was aborted.', retryable: false, aborted: true };
+  if (reply.stopReason === 'aborted' || options.signal?.aborted) return done({ ok: false, error: 'Summarization was aborted.', retryable: false, aborted: true });
   if (reply.stopReason === 'error') {
     const message = reply.errorMessage ?? 'unknown provider error';
-    return { ok: false, error: `Summarization failed: ${message}`, retryable: isRetryableSummaryError(message), aborted: false };
+    return done({ ok: false, error: `Summarization failed: ${message}`, retryable: isRetryableSummaryError(message), aborted: false });
   }
+  const calledTool = reply.content.some((b) => b.type === 'toolCall');
   const text = reply.content
     .filter((b) => b.type === 'text')
     .map((b) => (b.type === 'text' ? b.text : ''))
     .join('\n')
     .trim();
-  if (!text) return { ok: false, error: 'Summarization failed: the model returned no text.', retryable: true, aborted: false };
-  return { ok: true, value: text };
+  // A reply that calls a tool is a summary only if it wrote one before the call.
+  if (calledTool && !/^#+\s*Goal\b/m.test(text)) return done({ ok: false, error: 'Summarization failed: the model called a tool instead of writing the summary.', retryable: true, aborted: false }, true);
+  if (!text) return done({ ok: false, error: 'Summarization failed: the model returned no text.', retryable: true, aborted: false });
+  return done({ ok: true, value: text });
 }
 
 /** The user prompt of a history summary request. */
@@ -170,14 +245,43 @@ export function buildTurnPrefixPrompt(messages: readonly AgentMessage[]): string
   return `<conversation>\n${serializeConversation(messages)}\n</conversation>\n\n${TURN_PREFIX_INSTRUCTIONS}`;
 }
 
-/** Summary of `messages`, updating `previousSummary` when given. */
-export function generateSummary(
+/** The instruction appended to the conversation for an in-conversation summary. */
+export function buildInConversationInstructions(previousSummary?: string, customInstructions?: string): string {
+  let text = previousSummary ? IN_CONVERSATION_UPDATE : IN_CONVERSATION_INITIAL;
+  if (customInstructions?.trim()) text += `\n\nAdditional focus: ${customInstructions.trim()}`;
+  return text;
+}
+
+/**
+ * The messages of an in-conversation summary: what the agent's context held for them, i.e. the
+ * previous compaction's summary message (when there is one) and then the summarized messages.
+ */
+function conversationMessages(messages: readonly AgentMessage[], previousSummary: string | undefined): AgentMessage[] {
+  if (previousSummary === undefined) return [...messages];
+  return [{ role: 'compactionSummary', summary: previousSummary, tokensBefore: 0, timestamp: 0 }, ...messages];
+}
+
+/**
+ * Summary of `messages`, updating `previousSummary` when given: inside the conversation when
+ * `options.conversation` is given and it fits the window (`contextTokens`: its estimated size),
+ * else as a transcript (see the top of this file).
+ */
+export async function generateSummary(
   messages: readonly AgentMessage[],
   reserveTokens: number,
   options: SummarizeOptions,
   previousSummary?: string,
+  contextTokens?: number,
 ): Promise<SummaryOutcome<string>> {
   const maxTokens = summaryMaxTokens(options.model, reserveTokens, SESSION_DEFAULTS.compaction.summaryMaxTokensShare);
+  const conversation = options.conversation;
+  const fits = contextTokens === undefined || contextTokens + maxTokens <= options.model.contextWindow;
+  if (conversation && fits) {
+    const instructions = buildInConversationInstructions(previousSummary, options.customInstructions);
+    const outcome = await callInConversation(conversationMessages(messages, previousSummary), instructions, maxTokens, conversation, options);
+    // Too long after all (the estimate was low): the transcript cuts tool results and fits.
+    if (outcome.ok || !isOverflowErrorText(outcome.error)) return outcome;
+  }
   return callSummarizer(buildSummaryPrompt(messages, previousSummary, options.customInstructions), maxTokens, true, options);
 }
 
@@ -189,7 +293,7 @@ export async function compact(preparation: CompactionPreparation, options: Summa
   const reserve = preparation.settings.reserveTokens;
   const history: Promise<SummaryOutcome<string>> =
     preparation.messagesToSummarize.length > 0
-      ? generateSummary(preparation.messagesToSummarize, reserve, options, preparation.previousSummary)
+      ? generateSummary(preparation.messagesToSummarize, reserve, options, preparation.previousSummary, preparation.tokensBefore)
       : Promise.resolve({ ok: true, value: preparation.previousSummary ?? NO_PRIOR_HISTORY });
   const prefix: Promise<SummaryOutcome<string> | undefined> =
     preparation.isSplitTurn && preparation.turnPrefixMessages.length > 0

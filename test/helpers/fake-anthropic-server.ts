@@ -1,6 +1,7 @@
 // A fake Anthropic Messages API on 127.0.0.1 for tests of every layer: real HTTP, real SSE framing
 // (event: lines, pings, request-id), driven by a list of response specs or a respond callback.
 // Every request is recorded (parsed JSON body and headers) for assertions.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { seededRandom } from './seeded-random.js';
@@ -57,6 +58,14 @@ export interface RecordedRequest {
   /** Parsed JSON body (undefined when not JSON); `any` because tests index into arbitrary JSON. */
   body: any;
   rawBody: string;
+  /** With `promptCache`: the tokens this request read from the cache, wrote to it, and sent uncached. */
+  cache?: CacheUsage;
+}
+
+export interface CacheUsage {
+  read: number;
+  write: number;
+  input: number;
 }
 
 export interface RespondInput {
@@ -79,6 +88,78 @@ export interface FakeAnthropicOptions {
    * 400 invalid_request_error (see turnOrderProblem). Off by default.
    */
   strictTurns?: boolean;
+  /** Simulate prompt caching (off by default): see PromptCacheOptions and simulateCache. */
+  promptCache?: boolean | PromptCacheOptions;
+}
+
+/**
+ * A simple model of Anthropic prompt caching. A request is a sequence of blocks in prefix order
+ * (tools, system blocks, then message content blocks); a block with cache_control is a
+ * breakpoint. Each prefix ending at a breakpoint is remembered once its response starts. A request
+ * reads the longest remembered prefix found at one of its breakpoints or up to 20 blocks before
+ * it, writes the rest up to its last breakpoint, and pays the tail after that at the input price.
+ * The key of a prefix covers the model and the block bytes; from the messages on it also covers
+ * tool_choice and thinking (changing those invalidates cached messages only, as documented).
+ * Tokens are estimated as JSON characters / 4.
+ */
+export interface PromptCacheOptions {
+  /** A breakpoint whose prefix is shorter than this is not cached (the API's minimum; default 0). */
+  minTokens?: number;
+  /**
+   * Time to first byte of every reply in ms (default 0): a cache entry is only readable once its
+   * response has started, so concurrent requests within this window all write.
+   */
+  firstByteDelayMs?: number;
+}
+
+interface CacheBlock {
+  /** Hash of the whole prefix up to and including this block. */
+  key: string;
+  tokens: number;
+  breakpoint: boolean;
+}
+
+/** The request's blocks in cache-prefix order (see PromptCacheOptions). */
+export function cacheBlocks(body: any): CacheBlock[] {
+  const hash = createHash('sha256');
+  hash.update(String(body?.model ?? ''));
+  const out: CacheBlock[] = [];
+  const add = (part: Record<string, unknown>): void => {
+    const { cache_control, ...rest } = part;
+    const text = JSON.stringify(rest);
+    hash.update(text);
+    out.push({ key: hash.copy().digest('hex'), tokens: Math.ceil(text.length / 4), breakpoint: cache_control != null });
+  };
+  for (const tool of body?.tools ?? []) add(tool);
+  if (typeof body?.system === 'string') add({ type: 'text', text: body.system });
+  else for (const block of body?.system ?? []) add(block);
+  hash.update(JSON.stringify({ tool_choice: body?.tool_choice ?? null, thinking: body?.thinking ?? null }));
+  for (const m of body?.messages ?? []) {
+    if (typeof m.content === 'string') add({ role: m.role, type: 'text', text: m.content });
+    else for (const block of m.content ?? []) add({ role: m.role, ...block });
+  }
+  return out;
+}
+
+/** What one request reads, writes and pays uncached against the remembered prefixes; `publish` remembers its own. */
+export function simulateCache(blocks: CacheBlock[], remembered: ReadonlySet<string>, minTokens = 0): CacheUsage & { publish: string[] } {
+  const prefixTokens: number[] = [];
+  let total = 0;
+  for (const b of blocks) prefixTokens.push((total += b.tokens));
+  const breakpoints = blocks.flatMap((b, i) => (b.breakpoint && prefixTokens[i]! >= minTokens ? [i] : []));
+  let hit = -1;
+  for (const bp of breakpoints) {
+    for (let j = bp; j >= Math.max(0, bp - 19); j--) {
+      if (remembered.has(blocks[j]!.key)) {
+        hit = Math.max(hit, j);
+        break;
+      }
+    }
+  }
+  const last = breakpoints.length ? breakpoints[breakpoints.length - 1]! : -1;
+  const read = hit >= 0 ? prefixTokens[hit]! : 0;
+  const write = last > hit ? prefixTokens[last]! - read : 0;
+  return { read, write, input: total - read - write, publish: breakpoints.filter((i) => i > hit).map((i) => blocks[i]!.key) };
 }
 
 /**
@@ -144,6 +225,8 @@ export interface FakeAnthropic {
   requests: RecordedRequest[];
   /** Faults injected so far (empty without `faults`). */
   faults: FaultRecord[];
+  /** With `promptCache`: forgets every remembered prefix (a cache that expired). */
+  clearCache(): void;
   close(): Promise<void>;
 }
 
@@ -283,6 +366,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const requests: RecordedRequest[] = [];
   const faults: FaultRecord[] = [];
   const dice = options.faults ? seededRandom(options.faults.seed) : undefined;
+  const cacheOptions: PromptCacheOptions | undefined = options.promptCache === true ? {} : options.promptCache || undefined;
+  const remembered = new Set<string>();
   let closed = false;
   // Delays between events end at close(), so a test with a very slow stream never waits for it.
   const sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
@@ -372,6 +457,14 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     if (spec.kind === 'http-error') {
       return sendJsonError(res, spec.status, spec.errorType ?? DEFAULT_ERROR_TYPE[spec.status] ?? 'api_error', spec.message ?? `HTTP ${spec.status}`, requestId, spec.headers);
     }
+    let publish: string[] = [];
+    let reply = spec;
+    if (cacheOptions && spec.kind !== 'hang') {
+      const sim = simulateCache(cacheBlocks(body), remembered, cacheOptions.minTokens);
+      requests[index]!.cache = { read: sim.read, write: sim.write, input: sim.input };
+      publish = sim.publish;
+      reply = { ...spec, usage: { ...spec.usage, input_tokens: sim.input, cache_read_input_tokens: sim.read, cache_creation_input_tokens: sim.write } };
+    }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -381,8 +474,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     res.flushHeaders();
     if (spec.kind === 'hang') return; // the socket stays open until close()
 
-    const events = messageEvents(spec, index);
+    if (reply.kind === 'hang') return;
+    const events = messageEvents(reply, index);
     const limit = spec.kind === 'cut' || spec.kind === 'truncate' ? spec.afterEvents : spec.kind === 'sse-error' ? (spec.afterEvents ?? events.length - 2) : events.length;
+    if (cacheOptions?.firstByteDelayMs) await pause(cacheOptions.firstByteDelayMs);
     // Resolves once the bytes are handed to the socket, so a cut never swallows earlier events.
     const write = (e: SseEvent): Promise<void> =>
       new Promise((resolve) => res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`, () => resolve()));
@@ -390,6 +485,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       if (closed || res.destroyed) return;
       if (i > 0 && spec.delayMs) await pause(spec.delayMs);
       await write(events[i]!);
+      // The response has started: from now on other requests read what this one wrote.
+      if (i === 0) for (const key of publish) remembered.add(key);
       if (i === 0 && spec.ping !== false) await write({ event: 'ping', data: { type: 'ping' } });
     }
     if (spec.kind === 'cut') {
@@ -409,6 +506,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     url: `http://127.0.0.1:${port}`,
     requests,
     faults,
+    clearCache: () => remembered.clear(),
     close: async () => {
       closed = true;
       for (const s of sleeping) {
