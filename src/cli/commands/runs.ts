@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { defaultRunsDir } from '../../display/find-run.js';
 import { formatRunsTable } from '../../display/runs-table.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
+import { runsDirReadProblem } from '../../orchestrator/run-dir-access.js';
 import { listRuns } from '../../orchestrator/run-store.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
@@ -17,6 +18,11 @@ export const runsCommand: CliCommand = {
       .option('color', { type: 'boolean', default: true, describe: 'Colour the table (--no-color, or NO_COLOR=1, turns it off)' }),
   run: async (args, ctx) => {
     const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
+    const unreadable = runsDirReadProblem(runsDir);
+    if (unreadable) {
+      ctx.stderr(`orchestrate: ${unreadable}\n`);
+      return EXIT.usage;
+    }
     const runs = listRuns(runsDir);
     if (args.json === true) {
       ctx.stdout(`${JSON.stringify(runs, null, 2)}\n`);
