@@ -70,7 +70,15 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
       ? new LiveView(options.stream, { color: options.color, budgetUsd: options.budgetUsd })
       : new PlainLog(options.stream, { budgetUsd: options.budgetUsd });
   for (const e of history) view.absorb(e);
-  const detach = store.subscribe((e) => view.handle(e));
+  const detach = store.subscribe((e) => {
+    view.handle(e);
+    // A run-wide warning (e.g. commands running without the sandbox) is shown once, as it comes.
+    if (e.type === 'agent_event' && e.event.type === 'notice' && typeof e.event.text === 'string' && e.event.text.startsWith('warning: ')) {
+      const text = `${e.key}: ${e.event.text}`;
+      if (view instanceof LiveView) view.note(text);
+      else options.stream.write(`${text}\n`);
+    }
+  });
   if (view instanceof LiveView) view.start();
 
   return {

@@ -1,9 +1,10 @@
 // The sandbox as a user meets it on the command line: `orchestrate doctor` says whether it works
 // here (and why not), and `orchestrate agent` confines the model's bash unless --sandbox none;
 // with bwrap missing the agent still works and warns once.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgentCli } from '../runtime/helpers/agent-cli.js';
 import { skipWithoutBwrap } from '../helpers/bwrap.js';
@@ -104,5 +105,82 @@ describe('orchestrate agent --sandbox', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/sandbox/);
     expect(hasStackTrace(r.stderr)).toBe(false);
+  });
+});
+
+/** `orchestrate <recipe>` in a child process (the coordinator probes bwrap with its own environment). */
+function runRecipeCli(recipe: string, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const repo = resolve(import.meta.dirname, '../..');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'src/cli/main.ts'), recipe], { cwd: repo, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return new Promise((res, rej) => {
+    child.on('error', rej);
+    child.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+/** Three agents (bash + verify) and a run: step, each trying to write outside its folder. */
+function escapeRecipe(): string {
+  const dir = mkdtempSync(join(home, 'recipe-'));
+  mkdirSync(join(dir, 'work'));
+  writeFileSync(
+    join(dir, 'recipe.yaml'),
+    `name: sandboxed
+provider: scripted
+script: script.yaml
+agents:
+  coder: { tools: [bash] }
+tasks:
+  - id: each
+    agent: coder
+    for_each: [a, b, c]
+    cwd: work
+    prompt: "Work on \${{ item }}"
+    verify: ["echo ok > verified-\${{ item }}.txt"]
+  - id: step
+    needs: [each]
+    cwd: work
+    run: "echo step > step.txt; echo out > ${outside}/step-escaped.txt; true"
+`,
+  );
+  writeFileSync(
+    join(dir, 'script.yaml'),
+    `conversations:
+  - match: "Work on (a|b|c)"
+    turns:
+      - tools: [{ name: bash, args: { command: "echo {{match.1}} > {{match.1}}.txt; echo out > ${outside}/escaped-{{match.1}}.txt; true" } }]
+      - text: "done"
+`,
+  );
+  return dir;
+}
+
+describe('orchestrate <recipe> and the sandbox', () => {
+  it.skipIf(skipWithoutBwrap('orchestrate run sandbox test'))('bash, verify and run: steps write in their folder only', async () => {
+    const dir = escapeRecipe();
+    const r = await runRecipeCli(join(dir, 'recipe.yaml'), { ANTHROPIC_API_KEY: undefined, ORCHESTRATE_HOME: home });
+    expect(r.code).toBe(0);
+    for (const item of ['a', 'b', 'c']) {
+      expect(existsSync(join(dir, 'work', `${item}.txt`))).toBe(true);
+      expect(existsSync(join(dir, 'work', `verified-${item}.txt`))).toBe(true);
+      expect(existsSync(join(outside, `escaped-${item}.txt`))).toBe(false);
+    }
+    expect(existsSync(join(dir, 'work', 'step.txt'))).toBe(true);
+    expect(existsSync(join(outside, 'step-escaped.txt'))).toBe(false);
+    expect(r.stderr).not.toMatch(/WITHOUT a sandbox/);
+  });
+
+  it('with bwrap missing the run works unconfined and warns exactly once', async () => {
+    const dir = escapeRecipe();
+    const r = await runRecipeCli(join(dir, 'recipe.yaml'), { ANTHROPIC_API_KEY: undefined, ORCHESTRATE_HOME: home, ORCHESTRATE_BWRAP: '/nonexistent/bwrap' });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(outside, 'escaped-a.txt'))).toBe(true);
+    expect(existsSync(join(outside, 'step-escaped.txt'))).toBe(true);
+    expect(r.stderr.match(/WITHOUT a sandbox/g)).toHaveLength(1);
+    for (const f of ['a', 'b', 'c']) rmSync(join(outside, `escaped-${f}.txt`), { force: true });
+    rmSync(join(outside, 'step-escaped.txt'), { force: true });
   });
 });
