@@ -65,7 +65,7 @@ afterEach(() => {
   for (const s of servers.splice(0)) s.close();
 });
 
-describe.skipIf(skipWithoutBwrap('test/tools/sandbox.test.ts'))('the bash sandbox (real bwrap)', () => {
+describe.skipIf(skipWithoutBwrap('test/tools/sandbox.test.ts'))('the bash sandbox (real bwrap)', { timeout: 60_000 }, () => {
   it('works here: the probe runs bwrap for real', () => {
     const probe = probeSandbox();
     expect(probe.reason).toBeUndefined();
