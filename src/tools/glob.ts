@@ -1,122 +1,145 @@
-// A small glob matcher: `*`, `**`, `?`, `[...]`, `{a,b}` and `\` escapes, compiled to a RegExp.
-// Paths are matched with forward slashes. Dotfiles are ordinary names here (tools include
-// hidden files). Used by find, grep's filter, gitignore rules, write scopes and fan-outs.
+// The project's one glob engine (picomatch), for find, grep's filter, gitignore rules, write
+// scopes and fan-outs. Semantics follow bash with globstar and extglob, as git users expect:
+// `*` `?` `[...]` (with `[!x]`, `[^x]`, ranges and POSIX classes like `[[:alpha:]]`), `{a,{b,c}}`
+// and `{1..3}`, `\` escapes, `**` across folders, and `@(a|b)`, `!(x)`, `+(..)`, `*(..)`, `?(..)`.
+// Plain parentheses are literal (as in bash): only an extglob prefix makes a group. A malformed
+// pattern (`[z-a]`, an unclosed `[`, `{` or `(`) is a GlobSyntaxError, never a silent no-match.
+import picomatch from 'picomatch';
 
 export interface GlobOptions {
   /** Case-insensitive matching. */
   nocase?: boolean;
+  /**
+   * Whether `*`, `?` and `**` match names starting with '.' (default true: tools include hidden
+   * files). A pattern segment that starts with '.' always matches them.
+   */
+  dot?: boolean;
 }
 
-const REGEX_SPECIAL = /[.+^${}()|[\]\\*?]/;
-
-function escapeChar(c: string): string {
-  return REGEX_SPECIAL.test(c) ? `\\${c}` : c;
-}
-
-/** Index of the `]` closing a class that opens at `start`, or -1 when the class is not closed. */
-function classEnd(pattern: string, start: number): number {
-  let i = start + 1;
-  if (pattern[i] === '!' || pattern[i] === '^') i++;
-  if (pattern[i] === ']') i++; // a leading ] is a literal member
-  for (; i < pattern.length; i++) {
-    if (pattern[i] === '\\') i++;
-    else if (pattern[i] === ']') return i;
+/** A glob that cannot be compiled; the message says what is wrong and how to write it. */
+export class GlobSyntaxError extends Error {
+  constructor(
+    readonly pattern: string,
+    readonly reason: string,
+  ) {
+    super(`invalid glob ${JSON.stringify(pattern)}: ${reason}`);
+    this.name = 'GlobSyntaxError';
   }
-  return -1;
 }
 
-/** Index of the `}` closing a brace group at `start` and its top-level comma positions. */
-function braceEnd(pattern: string, start: number): { end: number; commas: number[] } {
-  let depth = 0;
-  const commas: number[] = [];
-  for (let i = start; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') i++;
-    else if (c === '[') {
-      const e = classEnd(pattern, i);
-      if (e !== -1) i = e;
-    } else if (c === '{') depth++;
-    else if (c === '}') {
-      depth--;
-      if (depth === 0) return { end: i, commas };
-    } else if (c === ',' && depth === 1) commas.push(i);
-  }
-  return { end: -1, commas: [] };
-}
+const POSIX_CLASSES = ['alnum', 'alpha', 'ascii', 'blank', 'cntrl', 'digit', 'graph', 'lower', 'print', 'punct', 'space', 'upper', 'word', 'xdigit'];
+const EXTGLOB_PREFIX = '@!?+*';
 
-function compileClass(body: string): string {
-  let negate = false;
-  let b = body;
-  if (b.startsWith('!') || b.startsWith('^')) {
-    negate = true;
-    b = b.slice(1);
-  }
+/**
+ * Escapes `(`, `)` and `|` that are not part of an extglob, so that `notes (copy).md` names that
+ * file, as in bash, instead of becoming a regex group. Character classes are left alone.
+ */
+function literalParens(pattern: string): string {
   let out = '';
-  for (let i = 0; i < b.length; i++) {
-    const c = b[i] ?? '';
-    if (c === '\\') {
-      out += `\\${b[i + 1] ?? '\\'}`;
-      i++;
-    } else if (c === '^' || c === ']' || c === '[') out += `\\${c}`;
-    else out += c;
-  }
-  return negate ? `[^/${out}]` : `[${out}]`;
-}
-
-/** Regex source (unanchored) for a glob. */
-export function globToRegExpSource(pattern: string): string {
-  let out = '';
+  const groups: boolean[] = []; // true = extglob group, false = literal parentheses
   for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] ?? '';
+    const c = pattern[i]!;
     if (c === '\\') {
-      out += escapeChar(pattern[i + 1] ?? '\\');
+      out += c + (pattern[i + 1] ?? '');
       i++;
-    } else if (c === '*') {
-      let j = i;
-      while (pattern[j] === '*') j++;
-      const stars = j - i;
-      const segmentStart = i === 0 || pattern[i - 1] === '/';
-      const segmentEnd = j === pattern.length || pattern[j] === '/';
-      if (stars >= 2 && segmentStart && segmentEnd) {
-        if (pattern[j] === '/') {
-          out += '(?:.*/)?'; // "**/" : zero or more directories
-          j++;
-        } else {
-          out += '.*'; // trailing or lone "**": everything below
-        }
-      } else {
-        out += '[^/]*';
-      }
-      i = j - 1;
-    } else if (c === '?') {
-      out += '[^/]';
     } else if (c === '[') {
-      const e = classEnd(pattern, i);
-      if (e === -1) out += '\\[';
+      const end = classEnd(pattern, i);
+      if (end === -1) out += c;
       else {
-        out += compileClass(pattern.slice(i + 1, e));
-        i = e;
-      }
-    } else if (c === '{') {
-      const { end, commas } = braceEnd(pattern, i);
-      if (end === -1 || commas.length === 0) out += '\\{';
-      else {
-        const cuts = [i, ...commas, end];
-        const alts: string[] = [];
-        for (let k = 0; k < cuts.length - 1; k++) alts.push(globToRegExpSource(pattern.slice((cuts[k] ?? 0) + 1, cuts[k + 1])));
-        out += `(?:${alts.join('|')})`;
+        out += pattern.slice(i, end + 1);
         i = end;
       }
-    } else {
-      out += escapeChar(c);
-    }
+    } else if (c === '(') {
+      const ext = i > 0 && EXTGLOB_PREFIX.includes(pattern[i - 1]!) && pattern[i - 2] !== '\\';
+      groups.push(ext);
+      out += ext ? c : '\\(';
+    } else if (c === ')') {
+      const ext = groups.pop();
+      out += ext === true ? c : '\\)';
+    } else if (c === '|') {
+      out += groups.at(-1) === true ? c : '\\|';
+    } else out += c;
   }
   return out;
 }
 
-/** An anchored RegExp matching whole paths (forward slashes) against the glob. */
+/** Index of the `]` closing a class opening at `start`, or -1. POSIX `[:name:]` counts as one member. */
+function classEnd(pattern: string, start: number): number {
+  let i = start + 1;
+  if (pattern[i] === '!' || pattern[i] === '^') i++;
+  if (pattern[i] === ']') i++; // a leading ] is a member
+  for (; i < pattern.length; i++) {
+    if (pattern[i] === '\\') i++;
+    else if (pattern[i] === '[' && pattern[i + 1] === ':') {
+      const close = pattern.indexOf(':]', i + 2);
+      if (close !== -1) i = close + 1;
+    } else if (pattern[i] === ']') return i;
+  }
+  return -1;
+}
+
+/** What is wrong with a glob that picomatch would accept silently, or undefined. */
+function precheck(pattern: string): string | undefined {
+  if (/(^|[^\\])(\\\\)*\\$/.test(pattern)) return 'it ends with a lone backslash; write \\\\ for a literal backslash';
+  for (const m of pattern.matchAll(/\[:([a-zA-Z]*):\]/g)) {
+    if (!POSIX_CLASSES.includes(m[1]!)) return `unknown character class [:${m[1]}:]; known ones: ${POSIX_CLASSES.map((c) => `[:${c}:]`).join(' ')}`;
+  }
+  return undefined;
+}
+
+/** A readable reason for picomatch's or the RegExp engine's complaint. */
+function reasonOf(err: unknown, pattern: string): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const missing = /Missing (closing|opening): "(.)"/.exec(msg);
+  if (missing) {
+    const ch = missing[2]!;
+    return `${missing[1] === 'closing' ? `a ${JSON.stringify(matchingOpen(ch))} is never closed` : `${JSON.stringify(ch)} has no opening ${JSON.stringify(matchingOpen(ch))}`}; escape it (\\${missing[1] === 'closing' ? matchingOpen(ch) : ch}) to match it literally`;
+  }
+  if (/Range out of order/.test(msg)) {
+    const range = /\[[^\]]*?([^\\\]])-([^\]])/.exec(pattern);
+    return `a character range goes backwards${range ? ` (${range[1]}-${range[2]})` : ''}; write the lower character first, e.g. [a-z]`;
+  }
+  return msg.replace(/^Invalid regular expression: \/.*\/: /, '');
+}
+
+function matchingOpen(ch: string): string {
+  return ch === ']' ? '[' : ch === '}' ? '{' : ch === ')' ? '(' : ch;
+}
+
+const cache = new Map<string, RegExp>();
+
+/**
+ * An anchored RegExp matching whole paths (forward slashes) against the glob.
+ * @throws GlobSyntaxError when the pattern is malformed.
+ */
 export function compileGlob(pattern: string, options: GlobOptions = {}): RegExp {
-  return new RegExp(`^${globToRegExpSource(pattern)}$`, options.nocase ? 'i' : '');
+  const dot = options.dot ?? true;
+  const key = `${options.nocase ? 'i' : '-'}${dot ? 'd' : '-'}${pattern}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const bad = precheck(pattern);
+  if (bad) throw new GlobSyntaxError(pattern, bad);
+  // "dir/**" names what is inside dir (as in git and bash's "dir/"), not a file called dir.
+  const source = literalParens(pattern.endsWith('/**') && !pattern.endsWith('\\/**') ? `${pattern}/*` : pattern);
+  let re: RegExp;
+  try {
+    re = picomatch.makeRe(source, { dot, nocase: options.nocase === true, posix: true, strictBrackets: true, debug: true });
+  } catch (err) {
+    throw new GlobSyntaxError(pattern, reasonOf(err, pattern));
+  }
+  if (cache.size > 500) cache.clear();
+  cache.set(key, re);
+  return re;
+}
+
+/** Why the glob is malformed, or undefined when it compiles. */
+export function globError(pattern: string): string | undefined {
+  try {
+    compileGlob(pattern);
+    return undefined;
+  } catch (err) {
+    return err instanceof GlobSyntaxError ? err.reason : String(err);
+  }
 }
 
 /** True when `path` (forward slashes, no leading "./") matches the glob. */
@@ -126,7 +149,7 @@ export function matchGlob(pattern: string, path: string, options?: GlobOptions):
 
 /** True when the string has any glob syntax (otherwise it names one path). */
 export function hasGlobSyntax(pattern: string): boolean {
-  return /[*?[{\\]/.test(pattern);
+  return /[*?[{\\]|[@!+]\(/.test(pattern);
 }
 
 /** The leading folders of a glob that hold no glob syntax ("src/a/*.ts" -> "src/a"). */

@@ -48,7 +48,8 @@ function buildRegex(pattern: string, literal: boolean, ignoreCase: boolean): Reg
 
 function fileFilter(glob: string | undefined): (rel: string) => boolean {
   if (!glob) return () => true;
-  const exclude = glob.startsWith('!');
+  // A leading ! excludes ("!*.min.js"); "!(x)" is an extglob, not an exclusion.
+  const exclude = glob.startsWith('!') && !glob.startsWith('!(');
   const pattern = exclude ? glob.slice(1) : glob;
   const re = compileGlob(pattern.replace(/^\.\//, ''));
   const byName = !pattern.includes('/');
@@ -96,7 +97,9 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
           return; // unreadable files are skipped
         }
         if (buf.subarray(0, TOOL_DEFAULTS.binarySniffBytes).includes(0)) return; // binary
-        const lines = buf.toString('utf8').split('\n');
+        // A UTF-8 byte order mark is not text: strip it so ^import matches line 1 (as ripgrep and read do).
+        const text = buf.toString('utf8');
+        const lines = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split('\n');
         const hits: number[] = [];
         for (let i = 0; i < lines.length && matches < limit; i++) {
           const line = (lines[i] as string).replace(/\r$/, '');

@@ -26,7 +26,7 @@ export { createFindTool, findParameters, type FindToolDetails, type FindToolOpti
 export { countNewlines, formatSize, truncateHead, truncateLine, truncateTail, type TruncationOptions, type TruncationResult } from './truncate.js';
 export { unifiedDiff, type DiffOptions, type DiffResult } from './diff.js';
 export { locate, normalizeForMatch, type MatchResult, type NormalizedText } from './fuzzy-match.js';
-export { compileGlob, globStaticBase, globToRegExpSource, hasGlobSyntax, matchGlob, type GlobOptions } from './glob.js';
+export { GlobSyntaxError, compileGlob, globError, globStaticBase, hasGlobSyntax, matchGlob, type GlobOptions } from './glob.js';
 export { expandGlob, type ExpandGlobOptions } from './glob-expand.js';
 export { parseIgnoreRules, ignoreFileAt, isIgnored, type IgnoreRule } from './gitignore.js';
 export { walkTree, type WalkEntry, type WalkOptions } from './file-walk.js';

@@ -39,4 +39,20 @@ describe('find', () => {
     expect(textOf(await runTool(find, { pattern: '*.rs' }))).toBe('No files found matching pattern');
     expect(await errorOf(find, { pattern: '*', path: 'a.txt' })).toMatch(/^Not a directory: a\.txt/);
   });
+
+  it('reports a malformed glob as a tool error instead of matching nothing', async () => {
+    const root = makeTree({ 'a.txt': '' });
+    const find = createFindTool({ cwd: root });
+    expect(await errorOf(find, { pattern: 'projects/[z-a]*' })).toMatch(/invalid glob "projects\/\[z-a\]\*": a character range goes backwards/);
+    expect(await errorOf(find, { pattern: '{a,b' })).toMatch(/a "\{" is never closed; escape it \(\\\{\)/);
+    expect(await errorOf(find, { pattern: '[[:alfa:]]' })).toMatch(/unknown character class \[:alfa:\]/);
+  });
+
+  it('finds with extglobs, negated classes and literal parentheses', async () => {
+    const root = makeTree({ 'a.ts': '', 'b.js': '', 'notes (copy).md': '', 'notes c.md': '', 'axb': '', 'ayb': '' });
+    const find = createFindTool({ cwd: root });
+    expect(textOf(await runTool(find, { pattern: '*.@(ts|js)' }))).toBe('a.ts\nb.js');
+    expect(textOf(await runTool(find, { pattern: 'notes (copy).md' }))).toBe('notes (copy).md');
+    expect(textOf(await runTool(find, { pattern: 'a[!x]b' }))).toBe('ayb');
+  });
 });

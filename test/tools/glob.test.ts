@@ -15,6 +15,7 @@ describe('glob', () => {
     ['repos/*', 'repos/alpha/x', false],
     ['docs/**', 'docs/a/b', true],
     ['docs/**', 'docs', false],
+    ['docs/**', 'docs/.env', true],
     ['**', 'any/thing', true],
     ['file?.txt', 'file1.txt', true],
     ['file?.txt', 'file10.txt', false],

@@ -71,4 +71,19 @@ describe('grep', () => {
     const text = textOf(await runTool(createGrepTool({ cwd: root, maxBytes: 300 }), { pattern: 'match' }));
     expect(text).toMatch(/\n\n\[300B limit reached\]$/);
   });
+
+  it('strips a UTF-8 byte order mark on line 1, so ^import matches there (as ripgrep does)', async () => {
+    const root = makeTree({ 'bom.ts': '\uFEFFimport x from "y";\nimport z from "w";\n', 'plain.ts': 'import a from "b";\n' });
+    const text = textOf(await runTool(createGrepTool({ cwd: root }), { pattern: '^import' }));
+    expect(text.split('\n')).toEqual(['bom.ts:1: import x from "y";', 'bom.ts:2: import z from "w";', 'plain.ts:1: import a from "b";']);
+  });
+
+  it('filters with extglobs and POSIX classes, and reports a malformed glob as a tool error', async () => {
+    const root = makeTree({ 'a.ts': 'needle', 'b.js': 'needle', 'c.md': 'needle', '9.ts': 'needle' });
+    const grep = createGrepTool({ cwd: root });
+    expect(textOf(await runTool(grep, { pattern: 'needle', glob: '*.@(ts|js)' }))).toBe('9.ts:1: needle\na.ts:1: needle\nb.js:1: needle');
+    expect(textOf(await runTool(grep, { pattern: 'needle', glob: '!(*.ts)' }))).toBe('b.js:1: needle\nc.md:1: needle');
+    expect(textOf(await runTool(grep, { pattern: 'needle', glob: '[[:alpha:]].ts' }))).toBe('a.ts:1: needle');
+    expect(await errorOf(grep, { pattern: 'needle', glob: '[z-a]*' })).toMatch(/invalid glob "\[z-a\]\*": a character range goes backwards \(z-a\)/);
+  });
 });

@@ -1,69 +1,38 @@
-// A small glob matcher for `for_each: {glob: ...}` and `writes:` patterns. It walks directories
-// with node:fs from the pattern's literal prefix only. (A tools-layer glob is being written; this
-// one stays deliberately small: *, ?, **, [abc], {a,b}.)
-import { readdirSync } from 'node:fs';
+// `for_each: {glob: ...}` expansion: walks directories with node:fs from the pattern's literal
+// prefix and matches with the project's one glob engine (src/tools/glob.ts), bash-like: hidden
+// entries match only a pattern segment that starts with '.'.
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { compileGlob, globError, hasGlobSyntax } from '../../tools/glob.js';
 
 export type GlobEntryType = 'dir' | 'file' | 'any';
 
-const escapeRe = (s: string) => s.replace(/[.+^$()|\\]/g, '\\$&');
-
-/** Regex for one path segment pattern (no '/'). */
-function segmentSource(seg: string): string {
-  let out = '';
-  for (let i = 0; i < seg.length; i++) {
-    const c = seg[i]!;
-    if (c === '*') out += '[^/]*';
-    else if (c === '?') out += '[^/]';
-    else if (c === '[') {
-      const end = seg.indexOf(']', i + 1);
-      if (end < 0) {
-        out += '\\[';
-        continue;
-      }
-      const body = seg.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
-      out += `[${body}]`;
-      i = end;
-    } else if (c === '{') {
-      const end = seg.indexOf('}', i + 1);
-      if (end < 0) {
-        out += '\\{';
-        continue;
-      }
-      out += `(?:${seg.slice(i + 1, end).split(',').map(segmentSource).join('|')})`;
-      i = end;
-    } else out += escapeRe(c);
-  }
-  return out;
-}
-
-/** Whole-path regex for a '/'-separated pattern; `**` spans any number of segments. */
+/** Whole-path regex for a '/'-separated pattern (hidden names only when written with a dot). */
 export function globToRegExp(pattern: string): RegExp {
-  const segments = pattern.replace(/\/+$/, '').split('/');
-  let source = '';
-  segments.forEach((seg, i) => {
-    const last = i === segments.length - 1;
-    if (seg === '**') source += last ? '.*' : '(?:[^/]+/)*';
-    else source += segmentSource(seg) + (last ? '' : '/');
-  });
-  return new RegExp(`^${source}$`);
+  return compileGlob(pattern.replace(/\/+$/, ''), { dot: false });
 }
 
-export const isMagic = (segment: string) => /[*?[{]/.test(segment);
+export { globError };
+
+/** A `${{ }}` expression stands for some text: checks the glob around it. */
+export function templateGlobError(pattern: string): string | undefined {
+  return globError(pattern.replace(/\$\{\{[\s\S]*?\}\}/g, 'x'));
+}
 
 /**
  * Paths under `baseDir` matching `pattern`, relative to `baseDir` and written with '/', sorted.
- * Hidden entries match only when the pattern segment starts with '.'; `**` skips node_modules
- * and .git, which are never what a fan-out means.
+ * `**` skips node_modules and .git, and does not go into hidden folders unless the pattern names
+ * one. @throws GlobSyntaxError for a malformed pattern.
  */
 export function expandGlob(baseDir: string, pattern: string, type: GlobEntryType = 'dir'): string[] {
   const clean = pattern.replace(/^\.\//, '').replace(/\/+$/, '');
   const segments = clean.split('/');
-  const firstMagic = segments.findIndex(isMagic);
+  const firstMagic = segments.findIndex(hasGlobSyntax);
   const prefix = firstMagic < 0 ? segments.slice(0, -1) : segments.slice(0, firstMagic);
   const rest = firstMagic < 0 ? segments.slice(-1) : segments.slice(firstMagic);
   const regex = globToRegExp(rest.join('/'));
-  const deep = rest.includes('**');
+  const deep = rest.some((s) => s.includes('**'));
+  const namesHidden = rest.some((s) => s.startsWith('.'));
   const maxDepth = deep ? Infinity : rest.length;
   const results: string[] = [];
   const walk = (dir: string, rel: string, depth: number) => {
@@ -74,14 +43,12 @@ export function expandGlob(baseDir: string, pattern: string, type: GlobEntryType
       return;
     }
     for (const entry of entries) {
-      const segPattern = deep ? '' : (rest[depth] ?? '');
-      if (entry.name.startsWith('.') && !segPattern.startsWith('.')) continue;
       if (deep && (entry.name === 'node_modules' || entry.name === '.git')) continue;
       const childRel = rel ? `${rel}/${entry.name}` : entry.name;
       const childAbs = join(dir, entry.name);
       const isDir = entry.isDirectory() || (entry.isSymbolicLink() && isDirectory(childAbs));
       if (regex.test(childRel) && (type === 'any' || (type === 'dir') === isDir)) results.push(childRel);
-      if (isDir && depth + 1 < maxDepth) walk(childAbs, childRel, depth + 1);
+      if (isDir && depth + 1 < maxDepth && !(deep && entry.name.startsWith('.') && !namesHidden)) walk(childAbs, childRel, depth + 1);
     }
   };
   walk(join(baseDir, ...prefix), '', 0);
@@ -91,8 +58,7 @@ export function expandGlob(baseDir: string, pattern: string, type: GlobEntryType
 
 function isDirectory(p: string): boolean {
   try {
-    readdirSync(p);
-    return true;
+    return statSync(p).isDirectory();
   } catch {
     return false;
   }

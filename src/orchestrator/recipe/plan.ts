@@ -3,7 +3,7 @@
 // expandTask once their sources finish, then resolveInstance to render each instance's fields.
 import { isAbsolute, resolve } from 'node:path';
 import { type ExpressionScope, renderTemplate, renderText, stringify } from './expressions.js';
-import { expandGlob } from './glob.js';
+import { expandGlob, globError } from './glob.js';
 import { canonicalJson, instanceId, itemKey, shortHash } from './instance-key.js';
 import { type LoadedRecipe, type LoadedTask, type VerifyStep } from './normalize.js';
 import { type RecipeProblem } from './problems.js';
@@ -42,6 +42,8 @@ function itemsOf(task: LoadedTask, scope: ExpressionScope): { ok: true; items: u
   if (fe.kind === 'glob') {
     const pattern = renderText(fe.pattern, scope);
     if (!pattern.ok) return { ok: false, error: `for_each glob: ${pattern.error}` };
+    const bad = globError(String(pattern.value));
+    if (bad) return { ok: false, error: `for_each glob ${JSON.stringify(pattern.value)} is not valid: ${bad}` };
     return { ok: true, items: expandGlob(task.dir, String(pattern.value), fe.type) };
   }
   const value = renderTemplate(fe.expression, scope);
@@ -115,6 +117,9 @@ export function resolveInstance(task: LoadedTask, seed: InstanceSeed, scope: Exp
   for (const [i, w] of task.writes.entries()) {
     const r = text(`writes[${i}]`, w);
     if (!r.ok) return r.result;
+    // An item can render a malformed glob; fail this instance, not the run, and before any call.
+    const bad = globError(r.value);
+    if (bad) return fail(`writes[${i}]`, `${JSON.stringify(r.value)} is not a valid glob: ${bad}`);
     instance.writes.push(r.value);
   }
   for (const [i, v] of task.verify.entries()) {

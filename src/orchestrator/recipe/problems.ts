@@ -16,6 +16,7 @@ export type RecipeProblemCode =
   | 'bad_loop'
   | 'bad_verify'
   | 'bad_for_each'
+  | 'bad_glob'
   | 'bad_rate_limit'
   | 'bad_env_name'
   | 'no_tasks'

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ScriptFileError, parseScript } from '../../ai/scripted-script.js';
 import { readAgentFile } from './agent-file.js';
+import { templateGlobError } from './glob.js';
 import { type ReferenceContext, type TaskRefInfo, checkTemplate } from './expressions.js';
 import { hasExpression } from './expression-parser.js';
 import { type PendingProblem } from './problems.js';
@@ -265,6 +266,15 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     }
     if (typeof r.as === 'string' && ['inputs', 'env', 'tasks'].includes(r.as)) {
       problem({ code: 'bad_name', path: [...base, 'as'], message: `${who} cannot name its item "${r.as}"`, hint: 'that name is taken by expressions; pick another, e.g. repo' });
+    }
+    // Globs are compiled now so a malformed one fails validation, not the run after tokens were spent.
+    const globFields: Path[] = [];
+    if (isObj(r.for_each) && typeof r.for_each.glob === 'string') globFields.push(['for_each', 'glob']);
+    if (Array.isArray(r.writes)) r.writes.forEach((w, i) => typeof w === 'string' && globFields.push(['writes', i]));
+    for (const path of globFields) {
+      const pattern = path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], r) as string;
+      const bad = templateGlobError(pattern);
+      if (bad) problem({ code: 'bad_glob', path: [...base, ...path], message: `${who} ${path.join('.').replace(/\.(\d+)/, '[$1]')}: ${JSON.stringify(pattern)} is not a valid glob: ${bad}`, hint: 'globs: * ? [abc] [!x] [a-z] [[:alpha:]] {a,b} ** @(a|b) !(x); escape a special character with \\ to match it literally' });
     }
     if (Array.isArray(r.for_each) && r.for_each.length === 0) problem({ code: 'bad_for_each', path: [...base, 'for_each'], message: `${who} fans out over an empty list`, hint: 'add items, or remove for_each' });
     if (r.output === 'text' && r.output_schema !== undefined) {
