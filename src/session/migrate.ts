@@ -1,6 +1,7 @@
 // Format migrations, applied in sequence to the raw objects of an old file:
 //   v1 -> v2: entries get ids, parentId chains them in file order, and a compaction's
-//             firstKeptEntryIndex (an index into the entry list) becomes firstKeptEntryId;
+//             firstKeptEntryIndex becomes firstKeptEntryId. pi's v1 index counts the lines of
+//             the file, so the header is index 0 and the first entry is index 1;
 //   v2 -> v3: message role "hookMessage" becomes "custom".
 // Each step only touches what its version lacks, so running them on a current file changes nothing.
 import { newEntryId } from './entry-ids.js';
@@ -34,7 +35,8 @@ function migrateV1toV2(entries: Raw[]): boolean {
   }
   for (const e of entries) {
     if (e.type === 'compaction' && typeof e.firstKeptEntryIndex === 'number') {
-      const kept = entries[e.firstKeptEntryIndex];
+      // `entries` has no header: file line i is entries[i - 1]. Index 0 (the header) keeps all.
+      const kept = entries[Math.max(0, e.firstKeptEntryIndex - 1)];
       // An index past the end means "kept nothing": point at the compaction itself.
       e.firstKeptEntryId = kept ? kept.id : e.id;
       delete e.firstKeptEntryIndex;
