@@ -10,7 +10,7 @@ import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { addWorktree, repoRoot, snapshot } from './git-workspace.js';
+import { addWorktree, relinkWorktree, repoRoot, snapshot } from './git-workspace.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from './recipe/index.js';
@@ -112,7 +112,8 @@ export class InstanceRunner {
       this.sandboxWarned = true;
       this.ctx.emit({ type: 'agent_event', task: inst.task, key: inst.id, attempt: inst.attempt, parent: inst.task, event: { type: 'notice', text: warning } });
     }
-    return { mode, network: network ?? false, hide: [this.ctx.store.dir] };
+    // The runs folder (this run's and the others'): logs, sessions and patches are not the agent's to read or change.
+    return { mode, network: network ?? false, hide: [dirname(this.ctx.store.dir)] };
   }
 
   async withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
@@ -131,7 +132,7 @@ export class InstanceRunner {
       if (!existsSync(join(wt, '.git'))) {
         const r = await this.withGitLock(inst.git.root, () => addWorktree(inst.git!.root, wt, inst.git!.commit));
         if (!r.ok) return r.error;
-      }
+      } else relinkWorktree(inst.git.root, wt);
       inst.workCwd = join(wt, relative(inst.git.root, cwd));
       return undefined;
     }

@@ -101,6 +101,11 @@ export function defaultBwrapPath(env: Readonly<Record<string, string | undefined
 export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
   const cached = probes.get(bwrapPath);
   if (cached) return cached;
+  if (process.platform !== 'linux') {
+    const probe = { ok: false, bwrap: bwrapPath, reason: `the sandbox uses Linux namespaces (bubblewrap), which ${process.platform} does not have` };
+    probes.set(bwrapPath, probe);
+    return probe;
+  }
   const r = spawnSync(bwrapPath, [...baseArgs(false), '--', 'true'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'ignore', 'pipe'] });
   let probe: SandboxProbe;
   if (r.error) {

@@ -2,7 +2,7 @@
 // here (and why not), and `orchestrate agent` confines the model's bash unless --sandbox none;
 // with bwrap missing the agent still works and warns once.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,7 +111,9 @@ describe('orchestrate agent --sandbox', () => {
 /** `orchestrate <recipe>` in a child process (the coordinator probes bwrap with its own environment). */
 function runRecipeCli(recipe: string, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const repo = resolve(import.meta.dirname, '../..');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repo, 'src/cli/main.ts'), recipe], { cwd: repo, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dir = resolve(recipe, '..');
+  const args = ['--import', 'tsx', join(repo, 'src/cli/main.ts'), recipe, '--run-dir', join(dir, 'runs')];
+  const child = spawn(process.execPath, args, { cwd: repo, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -151,7 +153,7 @@ tasks:
     `conversations:
   - match: "Work on (a|b|c)"
     turns:
-      - tools: [{ name: bash, args: { command: "echo {{match.1}} > {{match.1}}.txt; echo out > ${outside}/escaped-{{match.1}}.txt; true" } }]
+      - tools: [{ name: bash, args: { command: "echo {{match.1}} > {{match.1}}.txt; echo out > ${outside}/escaped-{{match.1}}.txt; ls -A ../runs > runs-seen-{{match.1}}.txt 2>&1; true" } }]
       - text: "done"
 `,
   );
@@ -167,6 +169,8 @@ describe('orchestrate <recipe> and the sandbox', () => {
       expect(existsSync(join(dir, 'work', `${item}.txt`))).toBe(true);
       expect(existsSync(join(dir, 'work', `verified-${item}.txt`))).toBe(true);
       expect(existsSync(join(outside, `escaped-${item}.txt`))).toBe(false);
+      // The runs folder (run.jsonl, sessions) is hidden: an empty folder in its place.
+      expect(readFileSync(join(dir, 'work', `runs-seen-${item}.txt`), 'utf8')).toBe('');
     }
     expect(existsSync(join(dir, 'work', 'step.txt'))).toBe(true);
     expect(existsSync(join(outside, 'step-escaped.txt'))).toBe(false);
@@ -178,6 +182,8 @@ describe('orchestrate <recipe> and the sandbox', () => {
     const r = await runRecipeCli(join(dir, 'recipe.yaml'), { ANTHROPIC_API_KEY: undefined, ORCHESTRATE_HOME: home, ORCHESTRATE_BWRAP: '/nonexistent/bwrap' });
     expect(r.code).toBe(0);
     expect(existsSync(join(outside, 'escaped-a.txt'))).toBe(true);
+    // Unconfined, the run's own folder is in plain sight (so the hidden check above can fail).
+    expect(readFileSync(join(dir, 'work', 'runs-seen-a.txt'), 'utf8')).toMatch(/^\d{8}-/);
     expect(existsSync(join(outside, 'step-escaped.txt'))).toBe(true);
     expect(r.stderr.match(/WITHOUT a sandbox/g)).toHaveLength(1);
     for (const f of ['a', 'b', 'c']) rmSync(join(outside, `escaped-${f}.txt`), { force: true });
