@@ -9,7 +9,8 @@
 // without `writes:` runs in the same checkout, nobody can tell whose a change is, so the check
 // waits for a later attempt (or is skipped) rather than revert someone else's work.
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { isInside } from '../tools/workspace.js';
 import { compileGlob } from '../tools/glob.js';
 import { diffSince, git } from './git-workspace.js';
 import type { WorkerResult } from './protocol.js';
@@ -96,7 +97,9 @@ export async function enforceWriteScope(
   const g = inst.git;
   if (!g || (inst.resolved?.writes ?? []).length === 0) return result;
   const scope = scopeOf(task, inst);
-  const tolerated: string[] = exempt.map((d) => `${toPosix(d).replace(/\/+$/, '')}/**`);
+  const root = g.worktree ?? g.root;
+  // A worktree lives in the run folder: the exemption covers the run's files, not the worktree's.
+  const tolerated: string[] = exempt.filter((d) => !isInside(resolve(d), resolve(root))).map((d) => `${toPosix(d).replace(/\/+$/, '')}/**`);
   if (!g.worktree) {
     for (const s of siblings) {
       if (s.inst === inst || s.inst.git?.worktree || !s.inst.git || s.inst.git.root !== g.root) continue;
@@ -106,7 +109,6 @@ export async function enforceWriteScope(
       else if (s.inst.status === 'running') return result;
     }
   }
-  const root = g.worktree ?? g.root;
   const cwd = inst.workCwd ?? inst.resolved!.cwd;
   const v = await withGitLock(g.root, () => revertOutsideScope(cwd, root, g.tree, scope, tolerated));
   if (!v) return result;

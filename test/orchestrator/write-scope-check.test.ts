@@ -57,6 +57,38 @@ tasks:
     expect(existsSync(join(dir, 'runs'))).toBe(true);
   });
 
+  it('in a worktree (isolation: worktree) the same holds, and the checkout itself is untouched', async () => {
+    const { dir, out, log } = await run({
+      ...BASE,
+      'recipe.yaml': `name: scope-worktree
+provider: scripted
+script: script.yaml
+agents:
+  coder: { tools: [bash] }
+tasks:
+  - id: fix
+    agent: coder
+    isolation: worktree
+    writes: ["src/**"]
+    prompt: "Fix it"
+`,
+      'script.yaml': `turns:
+  - tools: [{ name: bash, args: { command: "echo new > src/ok.txt && echo stray > outside.txt && echo changed >> README.md" } }]
+  - text: "done"
+`,
+    });
+    expect(ofType(log, 'instance_failed').map((e) => e.failure)).toEqual(['write_scope']);
+    const wt = out.tasks[0]!.instances[0]!;
+    const start = ofType(log, 'instance_start')[0]!;
+    expect(start.worktree).toBeTruthy();
+    expect(readFileSync(join(start.worktree!, 'README.md'), 'utf8')).toBe('original readme\n');
+    expect(existsSync(join(start.worktree!, 'outside.txt'))).toBe(false);
+    expect(readFileSync(join(start.worktree!, 'src/ok.txt'), 'utf8')).toBe('new\n');
+    expect(wt.status).toBe('failed');
+    expect(existsSync(join(dir, 'outside.txt'))).toBe(false);
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('original readme\n');
+  });
+
   it('a verify command that writes outside writes: fails the instance the same way', async () => {
     const { dir, log } = await run({
       ...BASE,
