@@ -138,7 +138,7 @@ export function resolveSandboxMode(options: SandboxOptions | undefined): { mode:
   if (probe.ok) return { mode };
   return {
     mode: 'none',
-    warning: `warning: commands run WITHOUT a sandbox (they can read and write anything this user can, and reach the network): ${probe.reason}. Run \`orchestrate doctor\` for details, or set sandbox: none to silence this.`,
+    warning: `warning: commands run WITHOUT a sandbox (they can read and write anything this user can, and reach the network): ${probe.reason}. Run \`orchestrate doctor\` for details; \`sandbox: none\` in the recipe (orchestrate agent: --sandbox none) silences this.`,
   };
 }
 
