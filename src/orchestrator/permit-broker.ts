@@ -1,7 +1,8 @@
 // Coordinator side of permits: every model request of every worker asks here first.
 // The broker enforces requests-per-minute per model (SlidingWindowLimiter), the run and task
 // budgets (BudgetLedger reservations), and pauses — not kills — everyone while a provider says
-// rate-limited. Waiting requests are served first-come first-served.
+// rate-limited. Waiting requests are served first-come first-served. An optional gate may hold a
+// request back before it queues (cache-warmup.ts: a fan-out's first call goes out alone).
 import { BudgetLedger, type Spend } from './budget.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
 import type { UsageSummary } from './usage-summary.js';
@@ -18,6 +19,17 @@ export interface PermitRequest {
 export type PermitOutcome =
   | { ok: true; slotId: number; waitedMs: number }
   | { ok: false; reason: string; budget: boolean };
+
+/** Holds requests back before they queue, and hears how permits go (see cache-warmup.ts). */
+export interface PermitGate {
+  /** A promise to wait for before `req` queues, or undefined to queue at once. It must settle. */
+  hold(req: PermitRequest): Promise<void> | undefined;
+  /** How `req` was answered. */
+  outcome(req: PermitRequest, outcome: PermitOutcome): void;
+  /** The permit's response started (`started`), or the permit ended without one. */
+  settled(slotId: number, started: boolean): void;
+  close(): void;
+}
 
 interface Waiter {
   req: PermitRequest;
@@ -39,6 +51,7 @@ export interface PermitBrokerOptions {
   windowMs?: number;
   marginMs?: number;
   now?: () => number;
+  gate?: PermitGate;
 }
 
 export class PermitBroker {
@@ -67,6 +80,17 @@ export class PermitBroker {
   }
 
   request(req: PermitRequest): Promise<PermitOutcome> {
+    const gate = this.opts.gate;
+    if (!gate) return this.enqueue(req);
+    const held = gate.hold(req);
+    const answered = held ? held.then(() => this.enqueue(req)) : this.enqueue(req);
+    return answered.then((o) => {
+      gate.outcome(req, o);
+      return o;
+    });
+  }
+
+  private enqueue(req: PermitRequest): Promise<PermitOutcome> {
     return new Promise((resolve) => {
       const w: Waiter = { req, since: this.now(), resolve };
       if (req.signal?.aborted) return resolve({ ok: false, reason: 'aborted', budget: false });
@@ -93,6 +117,7 @@ export class PermitBroker {
 
   /** The permitted request's response started (or failed): date its rate-limit slot. */
   started(slotId: number, at?: number): void {
+    this.opts.gate?.settled(slotId, true);
     const g = this.grants.get(slotId);
     if (g?.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot, at);
     this.pump();
@@ -102,6 +127,7 @@ export class PermitBroker {
   usage(slotId: number, usage: UsageSummary): void {
     const g = this.grants.get(slotId);
     if (!g) return;
+    this.opts.gate?.settled(slotId, false);
     this.grants.delete(slotId);
     this.budget.release(g.reservation);
     this.budget.charge(g.scopes, { usd: usage.cost, tokens: usage.totalTokens });
@@ -114,6 +140,7 @@ export class PermitBroker {
   release(slotId: number): void {
     const g = this.grants.get(slotId);
     if (!g) return;
+    this.opts.gate?.settled(slotId, false);
     this.grants.delete(slotId);
     this.budget.release(g.reservation);
     if (g.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot);
@@ -135,6 +162,7 @@ export class PermitBroker {
 
   /** Refuses every waiting request (run stopping). */
   drain(reason: string): void {
+    this.opts.gate?.close();
     for (const w of this.waiters.splice(0)) w.resolve({ ok: false, reason, budget: false });
   }
 

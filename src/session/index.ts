@@ -46,6 +46,7 @@ export {
   isRetryableSummaryError,
   SUMMARY_SECTIONS,
   SUMMARIZER_SYSTEM_PROMPT,
+  IN_CONVERSATION_SUMMARY_OPENING,
   type CompleteFunction,
   type SummaryConversation,
   type SummarizeOptions,

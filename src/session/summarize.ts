@@ -132,7 +132,9 @@ What the user asked for in this turn.
 
 Be brief. Keep exact file paths, names and error messages.`;
 
-const STOP_AND_SUMMARIZE = 'Stop working now: do not call any tool and do not continue the task. Reply with text only.';
+/** How the instruction of an in-conversation summary request begins (tests and proxies recognize it by this). */
+export const IN_CONVERSATION_SUMMARY_OPENING = 'Stop working now: do not call any tool and do not continue the task. Reply with text only.';
+const STOP_AND_SUMMARIZE = IN_CONVERSATION_SUMMARY_OPENING;
 
 const IN_CONVERSATION_INITIAL = `${STOP_AND_SUMMARIZE}
 

@@ -484,9 +484,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     for (let i = 0; i < Math.min(limit, events.length); i++) {
       if (closed || res.destroyed) return;
       if (i > 0 && spec.delayMs) await pause(spec.delayMs);
-      await write(events[i]!);
-      // The response has started: from now on other requests read what this one wrote.
+      // The response starts now: from here on other requests read what this one wrote.
       if (i === 0) for (const key of publish) remembered.add(key);
+      await write(events[i]!);
       if (i === 0 && spec.ping !== false) await write({ event: 'ping', data: { type: 'ping' } });
     }
     if (spec.kind === 'cut') {

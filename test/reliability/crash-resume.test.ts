@@ -12,6 +12,7 @@ import type { RunEvent } from '../../src/orchestrator/run-events.js';
 import { type FakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec, startFakeAnthropic, turnOrderProblem } from '../helpers/fake-anthropic-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { isSummaryRequest } from '../helpers/summary-request.js';
 import { checkJsonl, type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -36,7 +37,7 @@ function writerResponder(slow: () => Slowness): (req: RespondInput) => ResponseS
     const key = conversationKey(body);
     const item = /Write the marker for (\w+)/.exec(key)?.[1] ?? '?';
     const s = slow();
-    if (/You write handoff summaries/.test(JSON.stringify(body.system ?? ''))) {
+    if (isSummaryRequest(body)) {
       return { kind: 'message', content: [{ type: 'text', text: summaryOf(item) }], delayMs: s.summary?.[item] ?? 0, usage: { input_tokens: 400 } };
     }
     // Like a model: once the history shows the bash call (its result, or a summary saying so), answer.
@@ -165,7 +166,7 @@ describe('kill -9 of the coordinator, then resume (real CLI)', { timeout: 120_00
     try {
       const child = spawnCli([join(h.dir, 'recipe.yaml'), '--run-dir', h.runs], h.env);
       const done = exited(child);
-      const summaryStarted = () => h.server.requests.some((q) => /You write handoff summaries/.test(JSON.stringify(q.body?.system ?? '')) && /marker for f\b/.test(conversationKey(q.body)));
+      const summaryStarted = () => h.server.requests.some((q) => isSummaryRequest(q.body) && /marker for f\b/.test(conversationKey(q.body)));
       const toolRunning = () => logOf(runDirOf(h.runs)).some((e) => e.type === 'agent_event' && e.key === 'write.e' && e.event.type === 'tool_execution_start');
       await until(
         () => finishedItems(runDirOf(h.runs) ?? '', h).size >= 2 && requestsOf(h.server, 'c') >= 2 && requestsOf(h.server, 'd') >= 2 && toolRunning() && summaryStarted(),

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, ofType, tempProject, events } from '../orchestrator/helpers/run-fixtures.js';
+import { isSummaryRequest } from '../helpers/summary-request.js';
 import { checkJsonl, exited, filesUnder, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -17,7 +18,7 @@ afterAll(() => cleanupTempDirs());
 function responder(opts: { delay?: (item: string, turn: number) => number; pad?: number } = {}): (req: RespondInput) => ResponseSpec {
   return ({ body }) => {
     const item = /Write the marker for (\w+)/.exec(conversationKey(body))?.[1] ?? '?';
-    if (/You write handoff summaries/.test(JSON.stringify(body.system ?? ''))) {
+    if (isSummaryRequest(body)) {
       return { kind: 'message', content: [{ type: 'text', text: `## Goal\nWrite the marker for ${item}.\n\n## Progress\n### Done\n- [x] wrote the marker` }] };
     }
     const wrote = JSON.stringify(body.messages).includes('"tool_result"');

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { leaseFile, leaseState, readRunLease, type LeaseHolder } from '../../src/orchestrator/run-lease.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { isSummaryRequest } from '../helpers/summary-request.js';
 import { exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -30,7 +31,7 @@ tasks:
 `;
 
 const itemOf = (body: unknown): string => /Write the marker for (\w+)/.exec(conversationKey(body as Parameters<typeof conversationKey>[0]))?.[1] ?? '?';
-const isSummary = (body: { system?: unknown }): boolean => /You write handoff summaries/.test(JSON.stringify(body.system ?? ''));
+const isSummary = (body: Parameters<typeof isSummaryRequest>[0]): boolean => isSummaryRequest(body);
 /** A first turn: the history has no tool result yet (the agent has not run its bash call). */
 const isFirstTurn = (body: { system?: unknown; messages?: unknown }): boolean => !isSummary(body) && !JSON.stringify(body.messages).includes('"tool_result"');
 

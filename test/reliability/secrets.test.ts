@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { isSummaryRequest } from '../helpers/summary-request.js';
 import { exited, filesUnder, printSummary, spawnCli } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -21,7 +22,7 @@ function leakyModel(): (req: RespondInput) => ResponseSpec {
   return ({ body }) => {
     const all = JSON.stringify(body);
     const seen = /tok_live_[0-9a-f]+/.exec(all)?.[0] ?? 'nothing';
-    if (/You write handoff summaries/.test(JSON.stringify(body.system ?? ''))) {
+    if (isSummaryRequest(body)) {
       return { kind: 'message', content: [{ type: 'text', text: `## Goal\nFind the token.\n\n## Progress\n### Done\n- [x] found ${seen}\n\n## Critical Context\n- the token is ${seen}` }] };
     }
     const key = conversationKey(body);

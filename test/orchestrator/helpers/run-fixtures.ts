@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import type { FakeBlock, RespondInput, ResponseSpec } from '../../helpers/fake-anthropic-server.js';
 import { readRunLog } from '../../../src/orchestrator/run-store.js';
 import type { RunEvent } from '../../../src/orchestrator/run-events.js';
-import { SUMMARIZER_SYSTEM_PROMPT } from '../../../src/session/summarize.js';
+import { isSummaryRequest as isOwnSummaryRequest } from '../../helpers/summary-request.js';
 
 const made: string[] = [];
 
@@ -103,13 +103,12 @@ export function conversationResponder(convs: Conversation[]): (req: RespondInput
 }
 
 /**
- * A summary request of our own: the end-of-instance handoff (or any compaction) asks the model
- * with the summarizer's system prompt. The responders answer it with SUMMARY_REPLY; tests that
- * count an agent's turns leave these out.
+ * A summary request of our own: the end-of-instance handoff (or any compaction), inside the
+ * conversation or as a transcript (test/helpers/summary-request.ts). The responders answer it
+ * with SUMMARY_REPLY; tests that count an agent's turns leave these out.
  */
-export function isSummaryRequest(body: { system?: unknown }): boolean {
-  const system = typeof body.system === 'string' ? body.system : JSON.stringify(body.system ?? '');
-  return system.includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60));
+export function isSummaryRequest(body: { system?: unknown; messages?: { content: unknown }[] }): boolean {
+  return isOwnSummaryRequest(body);
 }
 
 /** A model-written handoff summary with every section, as a summarizer reply. */
