@@ -5,9 +5,9 @@
 // working tree are never touched, and the patch shows exactly what this instance changed, even
 // when earlier tasks left uncommitted changes behind. Untracked files count (ignored ones don't).
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 /** The tree of an empty repository, for diffs in a repository without commits. */
@@ -119,6 +119,29 @@ export async function addWorktree(root: string, dir: string, commit: string | un
   mkdirSync(dirname(dir), { recursive: true });
   const r = await git(['worktree', 'add', '--detach', dir, commit], root);
   return r.ok ? { ok: true } : { ok: false, error: `git worktree add failed: ${r.stderr.trim()}` };
+}
+
+/**
+ * A worktree copied along with its repository (a copied project folder being resumed) still
+ * points at the original's git metadata, and `git worktree repair` would rewrite the original's
+ * files to point at the copy. Instead the copy's own two links are set: the worktree's `.git`
+ * file to `root`'s entry for it, and that entry's `gitdir` back to the worktree. Nothing outside
+ * `wt` and `root/.git` is written; a worktree already linked to `root` is left as it is.
+ */
+export function relinkWorktree(root: string, wt: string): void {
+  const dotGit = join(wt, '.git');
+  let text: string;
+  try {
+    text = readFileSync(dotGit, 'utf8');
+  } catch {
+    return;
+  }
+  const pointed = /^gitdir:\s*(.+?)\s*$/m.exec(text)?.[1];
+  if (!pointed) return;
+  const entry = join(root, '.git', 'worktrees', basename(pointed));
+  if (resolve(wt, pointed) === entry || !existsSync(join(entry, 'HEAD'))) return;
+  writeFileSync(dotGit, `gitdir: ${entry}\n`);
+  writeFileSync(join(entry, 'gitdir'), `${dotGit}\n`);
 }
 
 export async function removeWorktree(root: string, dir: string): Promise<void> {

@@ -29,7 +29,10 @@ export { UsageSummarySchema, FAILURE_CLASSES, FailureClassSchema, zeroUsage, add
 export const RunEventSchema = z.discriminatedUnion('type', [
   Base.extend({
     type: z.literal('run_start'),
+    /** The recipe file; relative to `root` (logs before `root` existed: absolute). */
     recipe: z.string(),
+    /** The run's root (the recipe's folder, where its paths resolve from), relative to the run folder when inside it; see run-paths.ts. */
+    root: z.string().optional(),
     name: z.string(),
     recipeHash: z.string(),
     inputs: z.record(z.string(), z.unknown()),

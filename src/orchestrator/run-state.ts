@@ -5,6 +5,7 @@ import type { LoadedRecipe, LoadedTask, ResolvedInstance } from './recipe/index.
 import type { ExpressionScope, TaskResultView } from './recipe/expressions.js';
 import type { StructuredSummary } from '../session/parse-summary.js';
 import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
+import { storedPath, storedRoot } from './run-paths.js';
 import type { FailureClass, UsageSummary } from './usage-summary.js';
 
 export type InstanceStatus = 'pending' | 'running' | 'retrying' | 'done' | 'failed' | 'skipped' | 'interrupted';
@@ -154,7 +155,10 @@ export function expressionScope(recipe: LoadedRecipe, tasks: ReadonlyMap<string,
 export interface ResultFile {
   version: 1;
   runId: string;
+  /** The recipe file, relative to `root` (see run-paths.ts). */
   recipe: string;
+  /** The run's root (the recipe's folder), relative to the run folder when it holds it. */
+  root: string;
   name: string;
   status: RunStatus;
   startedAt: string;
@@ -196,7 +200,8 @@ export function resultFile(args: {
   return {
     version: 1,
     runId: args.runId,
-    recipe: args.recipe.file,
+    recipe: storedPath(args.recipe.dir, args.recipe.file),
+    root: storedRoot(args.runDir, args.recipe.dir),
     name: args.recipe.name,
     status: args.status,
     startedAt: new Date(args.startedAt).toISOString(),

@@ -13,11 +13,12 @@
 // plan.md, result.json and patches are replaced atomically and durably (tools/atomic-write.ts).
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Redactor } from '../session/redact.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { liveLeaseHolder, type LeaseHolder } from './run-lease.js';
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
+import { runRootOf, toAbsolutePaths, toStoredPaths } from './run-paths.js';
 
 export const RUN_LOG = 'run.jsonl';
 
@@ -36,6 +37,7 @@ export interface ReadLog {
   skipped: { line: number; reason: string }[];
 }
 
+/** Reads a run log; paths stored relative to the run (see run-paths.ts) come back absolute. */
 export function readRunLog(file: string): ReadLog {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const events: RunEvent[] = [];
@@ -54,7 +56,9 @@ export function readRunLog(file: string): ReadLog {
     if (parsed.success) events.push(parsed.data);
     else skipped.push({ line: i + 1, reason: 'not a run event' });
   });
-  return { events, skipped };
+  const runDir = dirname(resolve(file));
+  const root = runRootOf(runDir, events.find((e) => e.type === 'run_start'));
+  return { events: events.map((e) => toAbsolutePaths(e, runDir, root)), skipped };
 }
 
 export interface RunStoreOptions {
@@ -75,6 +79,8 @@ export class RunStore {
   /** Display events waiting for the end of this event-loop turn (see Durability above). */
   private pending = '';
   private flushScheduled = false;
+  /** The run's root (absolute): paths in events are stored relative to it (run-paths.ts). */
+  private root: string | undefined;
 
   private constructor(dir: string, runId: string, options: RunStoreOptions = {}) {
     this.dir = dir;
@@ -84,7 +90,9 @@ export class RunStore {
     const log = join(dir, RUN_LOG);
     this.logFile = log;
     // A torn last line (kill -9 mid-write) must not glue itself to the next event.
-    this.needsNewline = existsSync(log) && statSync(log).size > 0 && !readFileSync(log, 'utf8').endsWith('\n');
+    const text = existsSync(log) && statSync(log).size > 0 ? readFileSync(log, 'utf8') : '';
+    this.needsNewline = text !== '' && !text.endsWith('\n');
+    this.root = runRootOf(dir, firstRunStart(text));
   }
 
   static create(runsDir: string, runId = newRunId(), options: RunStoreOptions = {}): RunStore {
@@ -118,7 +126,8 @@ export class RunStore {
 
   /** Stamps and appends one event; returns it. A write failure is kept in `writeError`, not thrown. */
   append(input: RunEventInput): RunEvent {
-    const raw = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...input } as RunEvent;
+    if (input.type === 'run_start' && input.recipe) this.root = dirname(resolve(input.recipe));
+    const raw = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...toStoredPaths(input, this.dir, this.root) } as RunEvent;
     const { value: event, json } = this.redactor ? this.redactor.serialize(raw) : { value: raw, json: JSON.stringify(raw) };
     if (!this.writeError) {
       this.pending += json + '\n';
@@ -180,6 +189,19 @@ export class RunStore {
     replaceFileSync(target, this.redactFile(content)); // removes its half-written temp file on failure
     return target;
   }
+}
+
+/** The run_start of a log's text (its first event), or undefined. */
+function firstRunStart(text: string): { root?: string; recipe: string } | undefined {
+  for (const line of text.split('\n', 20)) {
+    try {
+      const e = JSON.parse(line) as { type?: unknown; root?: unknown; recipe?: unknown };
+      if (e.type === 'run_start' && typeof e.recipe === 'string') return { recipe: e.recipe, ...(typeof e.root === 'string' ? { root: e.root } : {}) };
+    } catch {
+      // a torn or foreign line: look at the next one
+    }
+  }
+  return undefined;
 }
 
 /** JSON content is redacted string by string (and written back in the same layout); other text as text. */
