@@ -23,6 +23,16 @@ export function computeCost(model: Pick<Model, 'cost'>, usage: Usage): Usage {
   return usage;
 }
 
+/**
+ * What prompt caching saved on these tokens against uncached prices, in $: reads cost the cache
+ * read price instead of the input price, writes cost the cache write price instead (more: an
+ * entry nobody reads makes this negative).
+ */
+export function cacheSavings(model: Pick<Model, 'cost'>, usage: Pick<Usage, 'cacheRead' | 'cacheWrite'>): number {
+  const c = model.cost;
+  return (usage.cacheRead * (c.input - c.cacheRead) - usage.cacheWrite * (c.cacheWrite - c.input)) / 1e6;
+}
+
 /** Adds b into a (in place) and returns a. */
 export function addUsage(a: Usage, b: Usage): Usage {
   a.input += b.input;

@@ -1,6 +1,7 @@
 // What a run leaves on stdout when it ends: the status of every task and instance (large
 // fan-outs collapse to counts plus the instances that did not succeed), short outputs, usage and
 // cost against the budget, and where the merged plan and the report are.
+import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
 import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from './run-state.js';
@@ -94,6 +95,8 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   const budget = options.budgetUsd ?? state.budgetUsd;
   const money = budget ? `${formatCost(u.cost)} of ${formatCost(budget)} budget` : formatCost(u.cost);
   out.push(`${parts.join(', ')} · ${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out, ${formatTokens(u.cacheRead)} cache read) · ${money}`);
+  const cache = cacheText(u);
+  if (cache) out.push(cache);
   if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
   if (options.planFile) out.push(`plan:   ${options.planFile}`);
   if (options.resultFile) out.push(`result: ${options.resultFile}`);

@@ -7,6 +7,7 @@
 // conversation (collapsible; tool calls and results escaped and cut with a note), merged plan.
 import { join, relative } from 'node:path';
 import { replaceFileSync } from '../tools/atomic-write.js';
+import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural } from './format-units.js';
@@ -129,7 +130,7 @@ export function buildHtmlReport(folder: RunFolder): string {
 <header>
 <h1>${escapeHtml(data.name || 'run')} <span class="status ${escapeHtml(data.status)}">${escapeHtml(data.status.replace('_', ' '))}</span></h1>
 <p class="meta">run <code>${escapeHtml(data.runId)}</code> · recipe <code>${escapeHtml(data.recipe)}</code> · started ${escapeHtml(formatDateTime(data.startTs))} ·
-${escapeHtml(formatDuration(s.durationMs ?? data.span))} · ${formatTokens(data.usage.totalTokens)} tokens · ${formatCost(data.usage.cost)}${s.budgetExhausted ? ` · <span class="error">budget exhausted: ${escapeHtml(s.budgetExhausted)}</span>` : ''}</p>
+${escapeHtml(formatDuration(s.durationMs ?? data.span))} · ${formatTokens(data.usage.totalTokens)} tokens · ${formatCost(data.usage.cost)}${cacheText(data.usage) ? ` · ${escapeHtml(cacheText(data.usage)!)}` : ''}${s.budgetExhausted ? ` · <span class="error">budget exhausted: ${escapeHtml(s.budgetExhausted)}</span>` : ''}</p>
 ${skippedNote}
 </header>
 <main>

@@ -1,5 +1,6 @@
 // `orchestrate show <run>` as text: the run's status, every instance with its attempts, output,
 // error class and usage, and the merged plan.
+import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
@@ -12,7 +13,8 @@ function usageLine(inst: InstanceState): string {
   const u = instanceUsage(inst);
   return (
     `${plural(u.turns ?? 0, 'turn')} · ${formatTokens(u.totalTokens)} tokens ` +
-    `(in ${formatTokens(u.input)}, out ${formatTokens(u.output)}, cache read ${formatTokens(u.cacheRead)}, cache write ${formatTokens(u.cacheWrite)}) · ${formatCost(u.cost)}`
+    `(in ${formatTokens(u.input)}, out ${formatTokens(u.output)}, cache read ${formatTokens(u.cacheRead)}, cache write ${formatTokens(u.cacheWrite)}) · ${formatCost(u.cost)}` +
+    (cacheText(u) ? ` · ${cacheText(u)}` : '')
   );
 }
 
@@ -55,6 +57,8 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     ? `running (coordinator ${describeHolder(folder.holder)})`
     : s.status === 'running' ? 'interrupted (no run_end in the log)' : s.status.replace('_', ' ');
   out.push(`status: ${status} · started ${formatDateTime(s.startTs)} · ${formatDuration(Math.max(0, dur))} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}`);
+  const cache = cacheText(u);
+  if (cache) out.push(cache);
   const c = countStatuses(s);
   out.push(`instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.skipped} skipped, ${c.running + c.queued} unfinished)`);
   if (s.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${s.budgetExhausted}`));

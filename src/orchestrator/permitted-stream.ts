@@ -2,6 +2,7 @@
 // takes a permit from the coordinator, reports when its response starts, and settles its usage.
 // The agent loop is unchanged; only its stream function is wrapped.
 import type { StreamFunction } from '../ai/types.js';
+import { cacheSavings } from '../ai/usage.js';
 import type { UsageSummary } from './usage-summary.js';
 
 export type PermitKind = 'turn' | 'summary' | 'compaction';
@@ -58,6 +59,7 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
         cacheWrite: u.cacheWrite,
         totalTokens: u.totalTokens,
         cost: u.cost.total,
+        ...(u.cacheRead + u.cacheWrite > 0 ? { cacheSaved: cacheSavings(model, u) } : {}),
       });
       slot = undefined;
     });

@@ -11,6 +11,8 @@ export const UsageSummarySchema = z.object({
   totalTokens: z.number(),
   cost: z.number(),
   turns: z.number().optional(),
+  /** $ prompt caching saved against uncached prices (ai/usage.ts cacheSavings); absent when nothing was cached. */
+  cacheSaved: z.number().optional(),
 });
 export type UsageSummary = z.infer<typeof UsageSummarySchema>;
 
@@ -51,5 +53,6 @@ export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary 
     totalTokens: a.totalTokens + b.totalTokens,
     cost: a.cost + b.cost,
     turns: (a.turns ?? 0) + (b.turns ?? 0),
+    ...(a.cacheSaved !== undefined || b.cacheSaved !== undefined ? { cacheSaved: (a.cacheSaved ?? 0) + (b.cacheSaved ?? 0) } : {}),
   };
 }
