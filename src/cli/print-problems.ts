@@ -4,10 +4,17 @@ import { type CliContext } from './cli-io.js';
 
 export function printProblems(problems: readonly RecipeProblem[], ctx: CliContext): void {
   const text = problems.map((p) => formatProblem(p)).join('\n');
-  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-  ctx.stderr(`${text}\n${count} found.\n`);
+  const errors = problems.filter((p) => p.severity !== 'warning').length;
+  const warnings = problems.length - errors;
+  const count = errors === 1 ? '1 problem' : `${errors} problems`;
+  ctx.stderr(`${text}\n${count}${warnings ? ` and ${warnings === 1 ? '1 warning' : `${warnings} warnings`}` : ''} found.\n`);
+}
+
+/** Warnings of a valid recipe, one per line, on stderr. */
+export function printWarnings(warnings: readonly RecipeProblem[], ctx: CliContext): void {
+  if (warnings.length) ctx.stderr(`${warnings.map((p) => formatProblem(p)).join('\n')}\n`);
 }
 
 export function problemsJson(problems: readonly RecipeProblem[]): object[] {
-  return problems.map((p) => ({ file: p.file, line: p.line, col: p.col, code: p.code, message: p.message, ...(p.hint ? { hint: p.hint } : {}), ...(p.path ? { path: p.path } : {}) }));
+  return problems.map((p) => ({ file: p.file, line: p.line, col: p.col, code: p.code, message: p.message, ...(p.hint ? { hint: p.hint } : {}), ...(p.path ? { path: p.path } : {}), ...(p.severity ? { severity: p.severity } : {}) }));
 }

@@ -22,6 +22,26 @@ export interface Frontmatter {
   error?: string;
 }
 
+/**
+ * How to fix a YAML error on `line` (1-based) of a frontmatter block, when it is the everyday
+ * one: a plain `key: value` whose value holds ": " (or starts with a quote, `, @, [, { or *
+ * and goes on), which YAML reads as more syntax. Agent and skill descriptions do this a lot.
+ */
+export function yamlQuoteHint(yamlText: string, line: number): string | undefined {
+  const lines = yamlText.split(/\r?\n/);
+  // The error may sit on a continuation line; the key is on the nearest less-indented line above.
+  for (let i = Math.min(line, lines.length) - 1; i >= 0; i--) {
+    const text = lines[i]!;
+    const m = /^([ \t]*)([A-Za-z_][\w-]*):[ \t]+(\S.*)$/.exec(text);
+    if (m) {
+      const key = m[2]!;
+      return `quote the value of ${key}: write ${key}: '...' (double any ' inside), or put the text on indented lines after ${key}: > ; a plain value cannot hold ": " or start with a quote, \`, @, [, { or *`;
+    }
+    if (i < line - 1 && /^\S/.test(text)) break;
+  }
+  return undefined;
+}
+
 export function parseFrontmatter(source: string): Frontmatter {
   const text = (source.startsWith('\uFEFF') ? source.slice(1) : source).replace(/\r\n/g, '\n');
   if (!text.startsWith('---\n') && text !== '---') return { data: {}, body: text };
@@ -35,7 +55,12 @@ export function parseFrontmatter(source: string): Frontmatter {
   try {
     data = yamlParser().parse(yamlText);
   } catch (err) {
-    return { data: {}, body, error: `invalid YAML in frontmatter: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+    // yaml's messages end "at line L, column C:" (lines of the frontmatter; the file's are one more).
+    const first = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+    const at = /at line (\d+), column (\d+):?$/.exec(first);
+    const where = at ? ` (line ${Number(at[1]) + 1}, column ${at[2]})` : '';
+    const hint = at ? yamlQuoteHint(yamlText, Number(at[1])) : undefined;
+    return { data: {}, body, error: `invalid YAML in frontmatter${where}: ${first.replace(/ at line \d+, column \d+:?$/, '')}${hint ? `; ${hint}` : ''}` };
   }
   if (data === null || data === undefined) return { data: {}, body };
   if (typeof data !== 'object' || Array.isArray(data)) return { data: {}, body, error: 'frontmatter must be a YAML mapping (key: value lines)' };

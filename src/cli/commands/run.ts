@@ -11,7 +11,7 @@ import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orches
 import { parseTokenCount } from '../../orchestrator/recipe/duration.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
-import { printProblems, problemsJson } from '../print-problems.js';
+import { printProblems, printWarnings, problemsJson } from '../print-problems.js';
 import { renderDryRun } from '../render-dry-run.js';
 
 /**
@@ -93,6 +93,7 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     return EXIT.usage;
   }
   const displayFile = displayPath(loaded.recipe.file, ctx.cwd);
+  if (!json) printWarnings(loaded.warnings, ctx);
   if (args['dry-run'] === true) {
     const result = dryRun(loaded.recipe, { env: ctx.env, displayFile });
     if (!result.ok) {

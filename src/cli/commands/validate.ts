@@ -2,7 +2,7 @@
 import { displayPath, loadRecipe } from '../../orchestrator/recipe/index.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
-import { printProblems, problemsJson } from '../print-problems.js';
+import { printProblems, printWarnings, problemsJson } from '../print-problems.js';
 
 export const validateCommand: CliCommand = {
   command: 'validate <recipe>',
@@ -23,8 +23,9 @@ export const validateCommand: CliCommand = {
     }
     const tasks = result.recipe.tasks.length;
     const agents = Object.values(result.recipe.agents).filter((a) => !a.implicit).length;
-    if (args.json) ctx.stdout(`${JSON.stringify({ file, ok: true, tasks, agents }, null, 2)}\n`);
-    else ctx.stdout(`${file}: ok (${tasks} task${tasks === 1 ? '' : 's'}, ${agents} agent${agents === 1 ? '' : 's'})\n`);
+    if (args.json) ctx.stdout(`${JSON.stringify({ file, ok: true, tasks, agents, ...(result.warnings.length ? { warnings: problemsJson(result.warnings) } : {}) }, null, 2)}\n`);
+    else printWarnings(result.warnings, ctx);
+    if (!args.json) ctx.stdout(`${file}: ok (${tasks} task${tasks === 1 ? '' : 's'}, ${agents} agent${agents === 1 ? '' : 's'})\n`);
     return EXIT.ok;
   },
 };

@@ -1,19 +1,27 @@
 // Agent definition files: markdown with a YAML frontmatter (name, description, tools, model),
 // the convention of Claude Code and pi agent files. The body is the system prompt. Keys other
-// tools add (color, ...) are ignored so the same file works everywhere.
+// tools add (color, ...) are ignored so the same file works everywhere. Tool names are kept as
+// written here; agent-tools.ts says what each means.
 import { readFileSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { yamlQuoteHint } from '../../tools/frontmatter.js';
 import { type RecipeProblem } from './problems.js';
 
 export interface AgentFile {
   name?: string;
   description?: string;
+  /** As written; undefined when the file has no `tools:` (or an empty one). */
   tools?: string[];
+  /** As written (`inherit`, an alias such as `sonnet`, or a model id). */
   model?: string;
   /** The markdown body: the system prompt. */
   body: string;
-  /** Line and column of each tool name in the file, for unknown-tool problems. */
+  /** Line and column of each tool name in the file, for tool problems. */
   toolPositions: { name: string; line: number; col: number }[];
+  /** Line and column of the model value, for model problems. */
+  modelPosition?: { line: number; col: number };
+  /** `strict_tools: true`: tools that are not available here are errors, not warnings. */
+  strictTools?: boolean;
 }
 
 export type AgentFileResult = { ok: true; agent: AgentFile } | { ok: false; problems: RecipeProblem[] };
@@ -36,7 +44,15 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
   };
   const problems: RecipeProblem[] = [];
   const problem = (offset: number, message: string, hint?: string) => problems.push({ code: 'agent_file', file, ...pos(offset), message, hint });
-  for (const err of doc.errors) problem(err.pos[0], `frontmatter: ${(err.message.split('\n')[0] ?? err.code).replace(/ at line \d+, column \d+:?$/, '')}`);
+  // One problem per line: YAML often reports a bad line twice.
+  const badLines = new Set<number>();
+  for (const err of doc.errors) {
+    const line = lc.linePos(err.pos[0]).line;
+    if (badLines.has(line)) continue;
+    badLines.add(line);
+    const hint = err.code === 'TAB_AS_INDENT' ? 'indent with spaces, not tabs' : yamlQuoteHint(yamlText, line);
+    problem(err.pos[0], `frontmatter: invalid YAML: ${(err.message.split('\n')[0] ?? err.code).replace(/ at line \d+, column \d+:?$/, '')}`, hint);
+  }
   if (problems.length) return { ok: false, problems };
 
   const body = source.slice(m[0].length).trim();
@@ -51,9 +67,15 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
     const value = pair.value;
     const offset = (value as { range?: number[] } | null)?.range?.[0] ?? (pair.key as { range?: number[] }).range?.[0] ?? 0;
     if (key === 'name' || key === 'description' || key === 'model') {
-      if (!isScalar(value) || typeof value.value !== 'string') problem(offset, `frontmatter "${key}" must be text`);
+      if (isScalar(value) && value.value === null) continue; // "model:" with nothing after it
+      if (!isScalar(value) || typeof value.value !== 'string') problem(offset, `frontmatter "${key}" must be text`, key === 'model' ? 'write a model id or alias (sonnet, opus, haiku), or inherit' : undefined);
       else agent[key] = value.value;
+      if (key === 'model') agent.modelPosition = pos(offset);
+    } else if (key === 'strict_tools') {
+      if (!isScalar(value) || typeof value.value !== 'boolean') problem(offset, 'frontmatter "strict_tools" must be true or false');
+      else agent.strictTools = value.value;
     } else if (key === 'tools') {
+      if (value === null || (isScalar(value) && (value.value === null || value.value === ''))) continue; // no tools given
       // "read, grep" (Claude Code / pi) or a YAML list.
       const items: { name: string; offset: number }[] = [];
       if (isScalar(value) && typeof value.value === 'string') {

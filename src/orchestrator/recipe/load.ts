@@ -19,7 +19,8 @@ export interface LoadOptions extends RecipeOverrides {
   allowMissingInputs?: boolean;
 }
 
-export type LoadResult = { ok: true; recipe: LoadedRecipe } | { ok: false; problems: RecipeProblem[] };
+/** `warnings` do not stop the run (an agent file's ignored tool, ...); show them to the user. */
+export type LoadResult = { ok: true; recipe: LoadedRecipe; warnings: RecipeProblem[] } | { ok: false; problems: RecipeProblem[] };
 
 export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   const validated = validateRecipeFile(path, { cwd: opts.cwd });
@@ -95,5 +96,5 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
       hint: `${hint} (or use --provider scripted to run offline). A model newer than this list can be declared with its price in $ per million tokens: models: { ${agent.model}: { price: { input: N, output: N } } }`,
     });
   }
-  return problems.length ? { ok: false, problems: sortProblems(problems) } : { ok: true, recipe };
+  return problems.length ? { ok: false, problems: sortProblems([...problems, ...validated.recipe.warnings]) } : { ok: true, recipe, warnings: validated.recipe.warnings };
 }

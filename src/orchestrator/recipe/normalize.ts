@@ -4,13 +4,14 @@
 import { resolve } from 'node:path';
 import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../../ai/models.js';
 import type { LoopDetectionSettings } from '../../runtime/run-limits.js';
-import { readAgentFile } from './agent-file.js';
+import { type AgentFile, readAgentFile } from './agent-file.js';
+import { fileAgentTools } from './agent-tools.js';
 import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
 import { parseDuration, parseTokenCount } from './duration.js';
 import { referencedTasks } from './expressions.js';
 import { type InputSpec } from './inputs.js';
 import { needsOf } from './semantic-checks.js';
-import { type AgentDocument, type ProviderName, type RecipeDocument, type TaskDocument } from './schema.js';
+import { type AgentDocument, BUILTIN_TOOLS, type ProviderName, type RecipeDocument, type TaskDocument } from './schema.js';
 
 export interface Budget {
   usd?: number;
@@ -140,6 +141,8 @@ export interface LoadedRecipe {
   /** Confinement of `run:` steps and the default of every agent. */
   sandbox?: 'workspace' | 'none';
   network?: boolean;
+  /** Fan-outs of at least this many instances warm the prompt cache first (cache-warmup.ts); false: never. */
+  cacheWarmup?: number | false;
   agents: Record<string, LoadedAgent>;
   /** In file order; plan.ts gives the topological order. */
   tasks: LoadedTask[];
@@ -237,6 +240,12 @@ function verifyOf(v: TaskDocument['verify']): VerifyStep[] {
 const envOf = (e: Record<string, string | number | boolean> | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(e ?? {}).map(([k, v]) => [k, String(v)]));
 
+/** An agent file's model; `inherit` (Claude Code) means the recipe's. */
+function fileModel(file: AgentFile | undefined): string | undefined {
+  const m = file?.model?.trim();
+  return m === undefined || m === '' || m.toLowerCase() === 'inherit' ? undefined : m;
+}
+
 function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, models: LoadedRecipe['models'], ctx: NormalizeContext): LoadedAgent {
   const fileAgent = a.system_file ? readAgentFile(resolve(ctx.dir, a.system_file)) : undefined;
   const fromFile = fileAgent?.ok ? fileAgent.agent : undefined;
@@ -246,8 +255,9 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
   const script = a.script ?? doc.script;
   const agent: LoadedAgent = {
     name,
-    tools: a.tools ?? fromFile?.tools ?? IMPLICIT_TOOLS,
-    model: ctx.overrides.model ?? a.model ?? fromFile?.model ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
+    // An agent file's tools as Claude Code means them (Read, Glob, ...; none given = all of them).
+    tools: a.tools ?? (fromFile ? fileAgentTools(fromFile.tools, BUILTIN_TOOLS) : IMPLICIT_TOOLS),
+    model: ctx.overrides.model ?? a.model ?? fileModel(fromFile) ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
     provider,
     compaction: {
       enabled: typeof comp === 'boolean' ? comp : (comp?.enabled ?? compDefaults.enabled),
@@ -357,6 +367,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     env: ctx.renderedEnv,
     sandbox: doc.sandbox ?? 'workspace',
     network: doc.network ?? false,
+    cacheWarmup: typeof doc.cache_warmup === 'number' ? doc.cache_warmup : doc.cache_warmup === false ? false : RECIPE_DEFAULTS.cacheWarmupMinInstances,
     agents,
     tasks,
   };

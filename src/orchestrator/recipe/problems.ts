@@ -47,6 +47,8 @@ export interface RecipeProblem {
   hint?: string;
   /** Dotted location in the document, e.g. tasks[1].retries, when the problem has one. */
   path?: string;
+  /** A warning does not make the recipe invalid (an agent file's tool that is ignored, ...). */
+  severity?: 'warning';
 }
 
 /**
@@ -65,6 +67,7 @@ export interface PendingProblem {
   offset?: number;
   /** Set when the problem is in another file, with its own position. */
   at?: { file: string; line: number; col: number };
+  severity?: 'warning';
 }
 
 /** Thrown (or returned) when a recipe cannot be loaded; carries every problem found. */
@@ -84,7 +87,7 @@ export function sortProblems(problems: RecipeProblem[]): RecipeProblem[] {
 
 /** `file:line:col: message` and, when there is one, an indented hint line. */
 export function formatProblem(p: RecipeProblem, displayFile: string = p.file): string {
-  const head = `${displayFile}:${p.line}:${p.col}: ${p.message}`;
+  const head = `${displayFile}:${p.line}:${p.col}: ${p.severity === 'warning' ? 'warning: ' : ''}${p.message}`;
   return p.hint ? `${head}\n  hint: ${p.hint}` : head;
 }
 

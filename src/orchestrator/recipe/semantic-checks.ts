@@ -4,7 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ScriptFileError, parseScript } from '../../ai/scripted-script.js';
-import { readAgentFile } from './agent-file.js';
+import { getModel, listModels } from '../../ai/models.js';
+import { type AgentFile, readAgentFile } from './agent-file.js';
+import { ALL_FILE_AGENT_TOOLS, classifyFileTool } from './agent-tools.js';
 import { templateGlobError } from './glob.js';
 import { type ReferenceContext, type TaskRefInfo, checkTemplate } from './expressions.js';
 import { hasExpression } from './expression-parser.js';
@@ -86,6 +88,45 @@ function misplacedExpressions(value: unknown, path: Path, allowed: Set<string>, 
   }
 }
 
+/**
+ * What an agent file (Claude Code or pi format) means for its agent, every problem in one pass:
+ * tool names (case-insensitive; Glob is find; Claude Code tools missing here are warnings unless
+ * strict_tools), a missing tools: line (every tool, with a note), and its model.
+ */
+function checkAgentFile(name: string, a: Obj, file: AgentFile, shownFile: string, raw: Obj, checkTool: (tool: string, path: Path | undefined, at?: PendingProblem['at']) => void, problem: (p: PendingProblem) => void): void {
+  const base: Path = ['agents', name];
+  const at = (p: { line: number; col: number }) => ({ file: shownFile, line: p.line, col: p.col });
+  if (a.tools === undefined) {
+    const strict = a.strict_tools === true || file.strictTools === true;
+    if (file.tools === undefined) {
+      problem({ code: 'agent_file', severity: 'warning', path: base, at: at({ line: 1, col: 1 }), message: `agent file of "${name}" has no tools: line, so the agent gets every built-in tool (${ALL_FILE_AGENT_TOOLS.join(', ')}), as in Claude Code`, hint: 'to limit it, add a line such as tools: Read, Grep, Glob to the frontmatter, or tools: [...] to the agent in the recipe' });
+    }
+    for (const t of file.toolPositions) {
+      const v = classifyFileTool(t.name, BUILTIN_TOOLS);
+      if (v.kind === 'unknown') checkTool(t.name, undefined, at(t));
+      else if (v.kind === 'builtin' && v.note) problem({ code: 'agent_file', severity: 'warning', path: base, at: at(t), message: `agent "${name}" tool ${t.name}: ${v.note}` });
+      else if (v.kind === 'unavailable') {
+        if (strict) problem({ code: 'unknown_tool', path: base, at: at(t), message: `agent "${name}" uses tool "${t.name}", which is not available here (${v.reason})`, hint: 'remove it from the agent file, or drop strict_tools so it is ignored with a warning' });
+        else problem({ code: 'unknown_tool', severity: 'warning', path: base, at: at(t), message: `agent "${name}" tool "${t.name}" is not available here and is ignored (${v.reason})`, hint: 'remove it from tools:, or set strict_tools: true to make this an error' });
+      }
+    }
+  }
+  // The file's model is used unless the recipe gives the agent one; `inherit` means the recipe's.
+  const model = file.model?.trim();
+  if (a.model !== undefined || model === undefined || model === '' || model.toLowerCase() === 'inherit') return;
+  const provider = str(a.provider) ?? str(raw.provider) ?? 'anthropic';
+  const key = model.toLowerCase().replace(/^anthropic\//, '');
+  const declared = isObj(raw.models) && Object.keys(raw.models).some((id) => id.trim().toLowerCase().replace(/^anthropic\//, '') === key);
+  if (provider !== 'anthropic' || declared || getModel(key)) return;
+  problem({
+    code: 'unknown_model',
+    path: base,
+    at: at(file.modelPosition ?? { line: 1, col: 1 }),
+    message: `agent file of "${name}" names unknown model "${model}"`,
+    hint: `${suggestionHint(model, listModels().map((m) => m.id), 'models')}; or write model: inherit (the recipe's model), or an alias: sonnet, opus, haiku`,
+  });
+}
+
 export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProblem[] {
   const out: PendingProblem[] = [];
   if (!isObj(raw)) return out;
@@ -163,9 +204,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       } else {
         const parsed = readAgentFile(abs, ctx.displayPath(abs));
         if (!parsed.ok) for (const p of parsed.problems) problem({ code: p.code, path: base, message: p.message, hint: p.hint, at: { file: p.file, line: p.line, col: p.col } });
-        else if (a.tools === undefined) {
-          for (const t of parsed.agent.toolPositions) checkTool(t.name, undefined, { file: ctx.displayPath(abs), line: t.line, col: t.col });
-        }
+        else checkAgentFile(name, a, parsed.agent, ctx.displayPath(abs), raw, checkTool, problem);
       }
     }
     if (Array.isArray(a.tools)) a.tools.forEach((t, i) => typeof t === 'string' && checkTool(t, [...base, 'tools', i]));

@@ -22,6 +22,8 @@ export interface ValidatedRecipe {
   displayFile: string;
   document: RecipeDocument;
   sourceMap: SourceMap;
+  /** Things worth knowing that do not stop the recipe (an agent file's ignored tool, ...). */
+  warnings: RecipeProblem[];
 }
 
 export type ValidateResult = { ok: true; recipe: ValidatedRecipe } | { ok: false; problems: RecipeProblem[] };
@@ -103,13 +105,16 @@ export function validateRecipeText(text: string, file: string, opts: ValidateOpt
     const problem: RecipeProblem = { code: p.code, file: pos.file, line: pos.line, col: pos.col, message: p.message };
     if (p.hint) problem.hint = p.hint;
     if (p.path.length) problem.path = pathToString(p.path);
+    if (p.severity) problem.severity = p.severity;
     const sig = `${problem.file}:${problem.line}:${problem.col}:${problem.message}`;
     if (seen.has(sig)) continue;
     seen.add(sig);
     problems.push(problem);
   }
-  if (problems.length || !parsed.success) return { ok: false, problems: sortProblems(problems) };
-  return { ok: true, recipe: { file, dir, displayFile, document: parsed.data, sourceMap } };
+  // Warnings are reported with the errors, so one pass shows everything about the recipe.
+  const warnings = problems.filter((p) => p.severity === 'warning');
+  if (problems.length > warnings.length || !parsed.success) return { ok: false, problems: sortProblems(problems) };
+  return { ok: true, recipe: { file, dir, displayFile, document: parsed.data, sourceMap, warnings: sortProblems(warnings) } };
 }
 
 /** Reads and validates a recipe file. A missing or unreadable file is a problem, not a throw. */

@@ -11,6 +11,7 @@ describe('agent files', () => {
         description: 'works',
         tools: ['read', 'bash'],
         model: 'claude-haiku-4-5',
+        modelPosition: { line: 5, col: 8 },
         body: 'You work.',
         toolPositions: [
           { name: 'read', line: 4, col: 8 },
@@ -32,7 +33,7 @@ describe('agent files', () => {
   it('frontmatter problems point into the markdown file', () => {
     const r = parseAgentFile('---\nname: [oops\n---\nbody', 'bad.md');
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.problems[0]).toMatchObject({ file: 'bad.md', code: 'agent_file', message: expect.stringContaining('frontmatter:') });
+    if (!r.ok) expect(r.problems[0]).toMatchObject({ file: 'bad.md', code: 'agent_file', message: expect.stringContaining('frontmatter: invalid YAML') });
     const typed = parseAgentFile('---\nname: 5\ntools: { a: 1 }\n---\nbody', 'typed.md');
     expect(typed.ok ? [] : typed.problems.map((p) => `${p.line}:${p.col} ${p.message}`)).toEqual([
       '2:7 frontmatter "name" must be text',

@@ -1,0 +1,53 @@
+// What a user sees from `orchestrate validate` and `run` with Claude Code agent files and globs:
+// warnings on stderr with exit 0, every problem at file:line:col with exit 2, no stack trace.
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hasStackTrace, runCli } from './run-cli.js';
+
+const AGENTS = resolve(import.meta.dirname, '../fixtures/agent-files');
+const dir = mkdtempSync(join(tmpdir(), 'orchestrate-agent-files-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+mkdirSync(join(dir, 'agents'));
+for (const f of ['prompt-engineer.md', 'tool-and-model.md', 'yaml-colon-in-description.md']) cpSync(join(AGENTS, f), join(dir, 'agents', f));
+
+const recipe = (name: string, agentFile: string, extra: string[] = []) => {
+  writeFileSync(join(dir, name), ['name: r', 'model: claude-sonnet-4-5', 'agents:', `  writer: { system_file: agents/${agentFile} }`, 'tasks:', '  - id: t', '    prompt: go', ...extra, ''].join('\n'));
+  return name;
+};
+
+describe('validate with agent files and globs', () => {
+  it('a file with a Claude Code tool missing here is valid, with a warning at its position', async () => {
+    const r = await runCli(['validate', recipe('warn.yaml', 'prompt-engineer.md')], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('warn.yaml: ok (1 task, 1 agent)\n');
+    expect(r.stderr).toContain('agents/prompt-engineer.md:4:21: warning: agent "writer" tool "WebFetch" is not available here and is ignored');
+  });
+
+  it('a bad tool and a bad model are both reported in one pass', async () => {
+    const r = await runCli(['validate', recipe('two.yaml', 'tool-and-model.md')], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('agents/tool-and-model.md:4:14: agent "writer" uses unknown tool "Deploy"');
+    expect(r.stderr).toContain('agents/tool-and-model.md:5:8: agent file of "writer" names unknown model "claude-3-5-sonnet-20241022"');
+    expect(r.stderr).toContain('2 problems found.');
+  });
+
+  it('invalid YAML in the frontmatter says where and to quote the value', async () => {
+    const r = await runCli(['validate', recipe('yaml.yaml', 'yaml-colon-in-description.md')], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^agents\/yaml-colon-in-description\.md:3:14: frontmatter: invalid YAML: .*\n {2}hint: quote the value of description: write description: '\.\.\.'/m);
+    expect(hasStackTrace(r.stderr)).toBe(false);
+  });
+
+  it('a malformed glob fails validate and run before any model call, without a stack trace', async () => {
+    const name = recipe('glob.yaml', 'prompt-engineer.md', ['    for_each: { glob: "projects/[z-a]*" }', '    writes: ["[z-a]/**"]']);
+    for (const argv of [['validate', name], ['run', name, '--provider', 'scripted']]) {
+      const r = await runCli(argv, { cwd: dir });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('glob.yaml:8:23: task "t" for_each.glob: "projects/[z-a]*" is not a valid glob: a character range goes backwards (z-a)');
+      expect(r.stderr).toContain('glob.yaml:9:14: task "t" writes[0]: "[z-a]/**" is not a valid glob');
+      expect(hasStackTrace(r.stderr)).toBe(false);
+    }
+  });
+});
