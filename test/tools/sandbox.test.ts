@@ -39,6 +39,14 @@ function processesWith(token: string): number[] {
   return out;
 }
 
+/**
+ * A command that starts a `setsid` child sleeping `token` seconds and returns once the child has
+ * left the command's session (it writes its file after setsid()), so nothing but the sandbox
+ * decides whether it outlives the command.
+ */
+const detachedSleeper = (token: string): string =>
+  `rm -f escaped.pid; setsid sh -c 'echo $$ > escaped.pid; exec sleep ${token}' </dev/null >/dev/null 2>&1 & while [ ! -s escaped.pid ]; do sleep 0.01; done; echo started`;
+
 /** A unique `sleep` duration: its command line identifies the process on the host. */
 const uniqueSleep = (): string => `${1000 + Math.floor(Math.random() * 1000)}.${process.pid}${Math.floor(Math.random() * 1e6)}`;
 
@@ -162,7 +170,7 @@ describe.skipIf(skipWithoutBwrap('test/tools/sandbox.test.ts'))('the bash sandbo
     const dir = tempDir();
     const tool = createBashTool({ cwd: dir });
     const token = uniqueSleep();
-    expect(textOf(await runTool(tool, { command: `setsid sleep ${token} </dev/null >/dev/null 2>&1 & echo started` }))).toBe('started');
+    expect(textOf(await runTool(tool, { command: detachedSleeper(token) }))).toBe('started');
     // The command has ended: every process it started is gone with its PID namespace.
     expect(await until(() => processesWith(token).length === 0)).toBe(true);
 
@@ -177,7 +185,7 @@ describe.skipIf(skipWithoutBwrap('test/tools/sandbox.test.ts'))('the bash sandbo
   it('unconfined, the setsid child survives (what the sandbox prevents)', async () => {
     const tool = createBashTool({ cwd: tempDir(), sandbox: { mode: 'none' } });
     const token = uniqueSleep();
-    await runTool(tool, { command: `setsid sleep ${token} </dev/null >/dev/null 2>&1 & echo started` });
+    expect(textOf(await runTool(tool, { command: detachedSleeper(token) }))).toBe('started');
     expect(await until(() => processesWith(token).length > 0)).toBe(true);
     for (const pid of processesWith(token)) process.kill(pid, 'SIGKILL');
   });
