@@ -1,0 +1,247 @@
+// Prompt-cache shares of a fan-out (issue: "a fan-out shares one cached prompt prefix, and
+// summaries ride the conversation's cache"). Agents work through the real Anthropic SDK against
+// the local fake Messages API with its prompt-cache simulation (test/helpers/fake-anthropic-server.ts:
+// prefixes remembered at each cache_control breakpoint, readable once their response started,
+// 20-block lookback, 1024-token minimum, tool_choice/thinking in the messages' key), so the
+// shares below are what the requests themselves earn.
+//
+// Each instance: its own repo folder, six turns (ls, read, grep, read, find, answer) with real
+// tools on real files, then its handoff summary (the whole session compacted by the model).
+//
+// Before and after, measured in the same run on the same fan-out (AgentSessions started together,
+// as the orchestrator's workers are):
+// - before: the old request shape, rebuilt on the wire with the SDK's onPayload hook: the whole
+//   system prompt (date and cwd inside) in one cached block, one breakpoint on the last user
+//   block; summaries as a serialized transcript under the summarizer's own system prompt (the
+//   transcript path, still there for uncached providers); no warm-up.
+// - after: the shipped shape: shared system block with the breakpoint, per-session block after
+//   it, breakpoints at the previous and the current request's tail, summaries inside the
+//   conversation, and the warm-up gate (src/orchestrator/cache-warmup.ts) in front of the permits.
+// Then one 12-instance fan-out through the real orchestrator (coordinator, worker threads), whose
+// result.json figures are the ones `orchestrate show` prints.
+//
+// Goals: cache reads >= 70 % of input tokens on the 6-repo fan-out; summary calls >= 80 % reads.
+// Run: node --import tsx bench/cache.bench.ts
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveModel } from '../src/ai/models.js';
+import { registerBuiltInProviders } from '../src/ai/providers.js';
+import { stream as registryStream } from '../src/ai/registry.js';
+import type { Model, StreamFunction } from '../src/ai/types.js';
+import { BudgetLedger } from '../src/orchestrator/budget.js';
+import { CacheWarmup } from '../src/orchestrator/cache-warmup.js';
+import { PermitBroker } from '../src/orchestrator/permit-broker.js';
+import { withPermits, type PermitChannel } from '../src/orchestrator/permitted-stream.js';
+import { runRecipeFile } from '../src/orchestrator/run-recipe.js';
+import type { ResultFile } from '../src/orchestrator/run-state.js';
+import { createAgentSession } from '../src/runtime/create-agent-session.js';
+import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type RespondInput, type ResponseSpec } from '../test/helpers/fake-anthropic-server.js';
+import { isSummaryRequest } from '../test/helpers/summary-request.js';
+
+const MODEL_ID = 'claude-sonnet-4-5';
+const REPOS = 6;
+const WIDE = 12;
+const GOAL_READ_SHARE = 0.7;
+const GOAL_SUMMARY_SHARE = 0.8;
+/** Time to first byte of every reply: the window in which a wave's first requests overlap. */
+const FIRST_BYTE_MS = 40;
+/** The smallest prefix Sonnet caches. */
+const MIN_CACHE_TOKENS = 1024;
+
+// The agent's own instructions, like a recipe's `system:` for a worker (about 900 tokens).
+const AGENT_TEXT = [
+  'You are a careful refactoring agent working in one repository of a larger change.',
+  ...Array.from({ length: 24 }, (_, i) => `Rule ${i + 1}: keep every public function signature, match the surrounding style, and explain each change you make in one sentence (${'keep the diff small and reviewable; '.repeat(2)}).`),
+].join('\n');
+
+const SUMMARY = [
+  '## Goal', 'Rename log() to logger.info() in this repository.', '', '## Constraints & Preferences', '- Keep signatures', '', '## Progress', '### Done',
+  '- [x] Found every call in src/', '### In Progress', '- [ ] Rename the calls', '### Blocked', '- (none)', '', '## Key Decisions',
+  '- **Rename in place**: no wrapper needed', '', '## Next Steps', '1. Edit src/a.ts and src/b.ts', '', '## Critical Context', '- (none)',
+].join('\n');
+
+/** Six turns: five tool calls, then the answer; summary requests get the sectioned summary. */
+function respond({ body, index }: RespondInput): ResponseSpec {
+  if (isSummaryRequest(body)) return { kind: 'message', content: [{ type: 'text', text: SUMMARY }], usage: { output_tokens: 1 } };
+  const turn = (body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length;
+  const calls: [string, Record<string, unknown>][] = [
+    ['ls', { path: '.' }],
+    ['read', { path: 'src/a.ts' }],
+    ['grep', { pattern: 'log\\(', path: '.' }],
+    ['read', { path: 'src/b.ts' }],
+    ['find', { pattern: '*.ts' }],
+  ];
+  const call = calls[turn];
+  if (!call) return { kind: 'message', content: [{ type: 'text', text: 'Found 120 calls of log() in src/a.ts and src/b.ts; they can be renamed in place.' }] };
+  return { kind: 'message', content: [{ type: 'text', text: `Next I look at ${JSON.stringify(call[1])}.` }, { type: 'tool_use', id: `toolu_${index}`, name: call[0], input: call[1] }] };
+}
+
+function makeRepo(root: string, name: string): string {
+  const dir = join(root, name);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  for (const f of ['a', 'b']) {
+    const lines = Array.from({ length: 60 }, (_, i) => `export function step${i}(x: number): number {\n  log("${name} ${f} step ${i}", x);\n  return x + ${i};\n}`);
+    writeFileSync(join(dir, 'src', `${f}.ts`), `${lines.join('\n')}\n`);
+  }
+  writeFileSync(join(dir, 'README.md'), `# ${name}\n`);
+  return dir;
+}
+
+interface Shares {
+  turns: { read: number; write: number; input: number };
+  summaries: { read: number; write: number; input: number };
+  requests: number;
+}
+
+function shares(requests: RecordedRequest[]): Shares {
+  const out: Shares = { turns: { read: 0, write: 0, input: 0 }, summaries: { read: 0, write: 0, input: 0 }, requests: requests.length };
+  for (const r of requests) {
+    const bucket = isSummaryRequest(r.body) ? out.summaries : out.turns;
+    bucket.read += r.cache?.read ?? 0;
+    bucket.write += r.cache?.write ?? 0;
+    bucket.input += r.cache?.input ?? 0;
+  }
+  return out;
+}
+
+const all = (b: { read: number; write: number; input: number }): number => b.read + b.write + b.input;
+const pct = (n: number, d: number): string => `${d > 0 ? ((100 * n) / d).toFixed(1) : '0.0'} %`;
+
+/** Input cost in $ at the model's prices, and what the same tokens cost uncached. */
+function inputCost(model: Model, b: { read: number; write: number; input: number }): { paid: number; uncached: number } {
+  const c = model.cost;
+  return { paid: (b.input * c.input + b.read * c.cacheRead + b.write * c.cacheWrite) / 1e6, uncached: (all(b) * c.input) / 1e6 };
+}
+
+/** The old wire shape (see the top of this file), rebuilt from the new one. */
+function legacyPayload(payload: unknown): unknown {
+  const p = payload as { system?: { type: 'text'; text: string; cache_control?: unknown }[]; messages: { role: string; content: unknown }[] };
+  const cache = { type: 'ephemeral' };
+  if (p.system?.length) p.system = [{ type: 'text', text: p.system.map((b) => b.text).join('\n\n'), cache_control: cache }];
+  for (const m of p.messages) if (Array.isArray(m.content)) for (const b of m.content as { cache_control?: unknown }[]) delete b.cache_control;
+  const last = p.messages[p.messages.length - 1];
+  if (last?.role === 'user' && Array.isArray(last.content)) (last.content[last.content.length - 1] as { cache_control?: unknown }).cache_control = cache;
+  return p;
+}
+
+/** One fan-out of `n` sessions started together; `before` selects the old shape. */
+async function fanOut(n: number, before: boolean): Promise<Shares> {
+  const server = await startFakeAnthropic({ respond, promptCache: { firstByteDelayMs: FIRST_BYTE_MS, minTokens: MIN_CACHE_TOKENS } });
+  const root = mkdtempSync(join(tmpdir(), 'orch-cache-bench-'));
+  registerBuiltInProviders();
+  const model: Model = { ...resolveModel(MODEL_ID, 'anthropic'), baseUrl: server.url };
+  // The orchestrator's permit path, with the warm-up gate after the change.
+  const warmup = new CacheWarmup();
+  const broker = new PermitBroker({ budget: new BudgetLedger(), ...(before ? {} : { gate: warmup }) });
+  const ids = Array.from({ length: n }, (_, i) => `repo-${i + 1}`);
+  warmup.arm('fan-out', ids);
+  try {
+    await Promise.all(
+      ids.map(async (id) => {
+        const channel: PermitChannel = {
+          request: (m, _kind, signal) => broker.request({ model: m, scopes: ['run', `instance:${id}`], estimate: { usd: 0, tokens: 0 }, ...(signal ? { signal } : {}) }),
+          started: (slot, at) => broker.started(slot, at),
+          usage: (slot, _m, usage) => broker.usage(slot, usage),
+          rateLimited: () => {},
+        };
+        const streamFn: StreamFunction = withPermits(registryStream, channel);
+        const session = await createAgentSession({
+          cwd: makeRepo(root, id),
+          inMemory: true,
+          model,
+          apiKey: 'sk-ant-bench',
+          tools: ['read', 'ls', 'grep', 'find'],
+          appendSystemPrompt: AGENT_TEXT,
+          defaultSkills: false,
+          contextFiles: false,
+          thinkingLevel: 'off',
+          streamFn,
+          // Before: summaries through another stream function take the transcript path.
+          ...(before ? { summaryStreamFn: withPermits(registryStream, channel), streamOptions: { onPayload: legacyPayload } } : {}),
+          notify: () => {},
+        });
+        await session.prompt('Find every call of log() in this repository and say how to rename them to logger.info().');
+        await session.compact('This summary is a handoff to the coordinator of a multi-agent run.', { keepRecentTokens: 0 });
+        await session.dispose();
+      }),
+    );
+    return shares(server.requests);
+  } finally {
+    broker.close();
+    await server.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The same fan-out through the real orchestrator: result.json's cache figures. */
+async function orchestrated(n: number): Promise<{ result: ResultFile; shares: Shares }> {
+  const server = await startFakeAnthropic({ respond, promptCache: { firstByteDelayMs: FIRST_BYTE_MS, minTokens: MIN_CACHE_TOKENS } });
+  const root = mkdtempSync(join(tmpdir(), 'orch-cache-bench-run-'));
+  const repos = Array.from({ length: n }, (_, i) => `repo-${i + 1}`);
+  for (const r of repos) makeRepo(join(root, 'repos'), r);
+  writeFileSync(
+    join(root, 'recipe.yaml'),
+    `name: cache-bench
+model: ${MODEL_ID}
+concurrency: ${n}
+agents:
+  worker:
+    system: ${JSON.stringify(AGENT_TEXT)}
+    tools: [read, ls, grep, find]
+tasks:
+  - id: rename
+    for_each: { glob: "repos/*" }
+    agent: worker
+    cwd: \${{ item }}
+    prompt: "Find every call of log() in this repository and say how to rename them to logger.info()."
+`,
+  );
+  try {
+    const r = await runRecipeFile(join(root, 'recipe.yaml'), { cwd: root }, { runsDir: join(root, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: server.url } });
+    if (!r.ok) throw new Error(`the run did not start: ${JSON.stringify(r)}`);
+    if (r.outcome.status !== 'succeeded') throw new Error(`the run ended ${r.outcome.status}`);
+    const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
+    return { result, shares: shares(server.requests) };
+  } finally {
+    await server.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const model = resolveModel(MODEL_ID, 'anthropic');
+function report(label: string, s: Shares): { turnShare: number; summaryShare: number; paid: number; uncached: number } {
+  const both = { read: s.turns.read + s.summaries.read, write: s.turns.write + s.summaries.write, input: s.turns.input + s.summaries.input };
+  const cost = inputCost(model, both);
+  const turnShare = s.turns.read / Math.max(1, all(s.turns));
+  const summaryShare = s.summaries.read / Math.max(1, all(s.summaries));
+  console.log(
+    `${label.padEnd(30)} ${String(s.requests).padStart(4)} req  turns: ${pct(s.turns.read, all(s.turns)).padStart(7)} read, ${pct(s.turns.write, all(s.turns)).padStart(7)} written` +
+      `  summaries: ${pct(s.summaries.read, all(s.summaries)).padStart(7)} read  all input: ${pct(both.read, all(both)).padStart(7)} read` +
+      `  input $${cost.paid.toFixed(4)} vs $${cost.uncached.toFixed(4)} uncached (${pct(cost.uncached - cost.paid, cost.uncached)} saved)`,
+  );
+  return { turnShare, summaryShare, paid: cost.paid, uncached: cost.uncached };
+}
+
+console.log(`model ${MODEL_ID}: input $${model.cost.input}/M, cache read $${model.cost.cacheRead}/M, cache write $${model.cost.cacheWrite}/M; replies start after ${FIRST_BYTE_MS} ms\n`);
+const results: Record<string, ReturnType<typeof report>> = {};
+for (const n of [REPOS, WIDE]) {
+  results[`before ${n}`] = report(`before: ${n} repos`, await fanOut(n, true));
+  results[`after ${n}`] = report(`after:  ${n} repos`, await fanOut(n, false));
+}
+const run = await orchestrated(WIDE);
+const u = run.result.usage;
+report(`orchestrator: ${WIDE} repos`, run.shares);
+console.log(
+  `  result.json: cache read ${u.cacheRead}, written ${u.cacheWrite} (${pct(u.cacheRead, u.input + u.cacheRead + u.cacheWrite)} of input read), saved $${(u.cacheSaved ?? 0).toFixed(4)} against uncached prices`,
+);
+
+const after = results[`after ${REPOS}`]!;
+const before = results[`before ${REPOS}`]!;
+console.log(
+  `\n${REPOS}-repo fan-out: turns read ${pct(after.turnShare, 1)} of input (before ${pct(before.turnShare, 1)}; goal >= ${pct(GOAL_READ_SHARE, 1)}), ` +
+    `summaries ${pct(after.summaryShare, 1)} (before ${pct(before.summaryShare, 1)}; goal >= ${pct(GOAL_SUMMARY_SHARE, 1)}); ` +
+    `input cost $${after.paid.toFixed(4)} (before $${before.paid.toFixed(4)}, uncached $${after.uncached.toFixed(4)})`,
+);
+const met = after.turnShare >= GOAL_READ_SHARE && after.summaryShare >= GOAL_SUMMARY_SHARE;
+console.log(met ? 'verdict: goals met' : 'verdict: goals MISSED');
