@@ -27,6 +27,7 @@ import { diffSince } from './git-workspace.js';
 import { renderNeedsContext, renderPlan } from './merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
+import { CacheWarmup, warmsCache } from './cache-warmup.js';
 import { PermitBroker } from './permit-broker.js';
 import { createWorkerPool, defaultAgentsPerThread, takeWarmPool, threadsNeeded } from './pool.js';
 import type { WorkerResult } from './protocol.js';
@@ -106,6 +107,8 @@ export class Coordinator {
   private readonly runner: InstanceRunner;
   private readonly ledger: BudgetLedger;
   private readonly broker: PermitBroker;
+  /** A wide fan-out's first call goes out alone, so the rest reads the cached prompt prefix. */
+  private readonly warmup = new CacheWarmup();
   private readonly router: MessageRouter;
   private readonly scheduler: Scheduler;
   private readonly shellAbort = new AbortController();
@@ -144,7 +147,7 @@ export class Coordinator {
     this.ledger = new BudgetLedger(this.recipe.budget);
     const rateLimits: Record<string, number> = { ...this.recipe.rateLimit.perModel };
     if (this.recipe.rateLimit.default !== undefined) rateLimits['*'] = this.recipe.rateLimit.default;
-    this.broker = new PermitBroker({ rateLimits, budget: this.ledger, windowMs: opts.rateWindowMs });
+    this.broker = new PermitBroker({ rateLimits, budget: this.ledger, windowMs: opts.rateWindowMs, gate: this.warmup });
     this.router = new MessageRouter({
       instancesOf: (task) => {
         const t = this.tasks.get(task);
@@ -399,6 +402,8 @@ export class Coordinator {
     }
     t.instances = exp.instances.map((s) => this.newInstance(t, s.id, s.index, s.item, s.key));
     if (t.task.forEach) this.emit({ type: 'task_expanded', task: t.task.id, keys: t.instances.map((i) => i.id) });
+    const toRun = t.instances.filter((i) => i.status !== 'done').map((i) => i.id);
+    if (t.task.forEach && warmsCache(this.recipe.cacheWarmup, this.agentOf(t.task)?.provider ?? this.recipe.provider, toRun.length)) this.warmup.arm(t.task.id, toRun);
     this.ledgerLimits(t);
     for (const [n, inst] of t.instances.entries()) {
       if (inst.status === 'done') continue;

@@ -281,6 +281,12 @@ export const RecipeSchema = z
     env: envMap.optional(),
     sandbox: sandbox.optional(),
     network: network.optional(),
+    cache_warmup: z
+      .union([z.boolean(), z.number().int().min(2)])
+      .optional()
+      .describe(
+        "Before a fan-out of at least this many instances calls the model, its first call goes out alone, so the others read the shared prompt prefix from the cache instead of all writing it (default 4; true: the default, false: never; anthropic provider only)",
+      ),
     agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),
     tasks: z.array(TaskSchema).min(1, coded('no_tasks', 'a recipe needs at least one task')).describe('The steps, connected by needs'),
   })
