@@ -24,6 +24,8 @@ export interface RunDisplayOptions {
   isTTY: boolean;
   /** Colour allowed (already false for NO_COLOR / --no-color). */
   color: boolean;
+  /** Colour in the final summary on stdout (default: `color` when stdout is a terminal). */
+  summaryColor?: boolean;
   budgetUsd?: number;
   mode: RunDisplayMode;
 }
@@ -100,7 +102,7 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
           resultFile: result.resultFile ?? inRun('result.json'),
           reportFile: result.reportFile,
           runDir: store.dir,
-          painter: makePainter(options.color && options.stdout.isTTY === true),
+          painter: makePainter(options.summaryColor ?? (options.color && options.stdout.isTTY === true)),
           width: options.stdout.isTTY === true ? options.stdout.columns : undefined,
         }),
       );

@@ -9,7 +9,9 @@ import { makePainter, oneLine, type Painter } from './terminal-text.js';
 /** Cuts to `max` characters and says how much was left out. */
 export function abbreviate(text: string, max: number): string {
   if (text.length <= max) return text;
-  return `${text.slice(0, max)}… [${text.length - max} more characters]`;
+  // Never cut between the two halves of a surrogate pair (an emoji would print as garbage).
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1] ?? '') ? max - 1 : max;
+  return `${text.slice(0, end)}… [${text.length - end} more characters]`;
 }
 
 function argsText(args: unknown): string {

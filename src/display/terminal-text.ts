@@ -1,7 +1,10 @@
 // Text for terminals: colour through node's own styleText (so we hand-write no colour escapes),
-// the decision whether to colour at all (NO_COLOR, --no-color, not a TTY), and width-aware
-// cutting so a row never wraps.
+// the decision whether to colour at all (--no-color, FORCE_COLOR, NO_COLOR, not a TTY), and
+// width-aware cutting so a row never wraps. Widths come from string-width (emoji, ZWJ sequences,
+// skin tones, East Asian wide); cuts fall between graphemes (Intl.Segmenter).
 import { styleText } from 'node:util';
+import stringWidth from 'string-width';
+import stripAnsi from 'strip-ansi';
 
 type StyleFormat = Parameters<typeof styleText>[0];
 
@@ -10,12 +13,30 @@ export interface Painter {
   paint(format: StyleFormat, text: string): string;
 }
 
-/** Colour only for a TTY, and never when NO_COLOR is set to something non-empty or --no-color was given. */
+/**
+ * Whether to colour: --no-color wins, then FORCE_COLOR (0/false = never, anything else = always,
+ * as node and most CLIs read it), then NO_COLOR (non-empty = never), then whether it is a TTY.
+ */
 export function shouldUseColor(opts: { isTTY: boolean; noColorFlag?: boolean; env?: NodeJS.ProcessEnv }): boolean {
   const env = opts.env ?? process.env;
   if (opts.noColorFlag) return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return !['0', 'false'].includes(force.trim().toLowerCase());
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   return opts.isTTY;
+}
+
+/**
+ * How `run` shows progress: the live view draws on stderr, so it needs only stderr to be a
+ * terminal (stdout may go to a file: the summary is written there without colour).
+ */
+export function runDisplayChoice(opts: { stdoutIsTTY: boolean; stderrIsTTY: boolean; noColorFlag?: boolean; env?: NodeJS.ProcessEnv }): { live: boolean; color: boolean; summaryColor: boolean } {
+  const live = opts.stderrIsTTY;
+  return {
+    live,
+    color: shouldUseColor({ isTTY: live, noColorFlag: opts.noColorFlag, env: opts.env }),
+    summaryColor: shouldUseColor({ isTTY: opts.stdoutIsTTY, noColorFlag: opts.noColorFlag, env: opts.env }),
+  };
 }
 
 export function makePainter(enabled: boolean): Painter {
@@ -27,66 +48,60 @@ export function makePainter(enabled: boolean): Painter {
   };
 }
 
-// SGR sequences are all styleText produces; other CSI sequences are matched so they never count as width.
-const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
+export { stripAnsi };
 
-export function stripAnsi(s: string): string {
-  return s.replace(ANSI_RE, '');
-}
+// An escape sequence at the start of a string (what strip-ansi removes), kept whole when cutting.
+const ANSI_HERE = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/y;
 
-/** Terminal cells of one code point: 0 for combining marks and controls, 2 for East Asian wide / emoji. */
-function cellWidth(cp: number): number {
-  if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0;
-  if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
-  if (
-    (cp >= 0x1100 && cp <= 0x115f) ||
-    (cp >= 0x2e80 && cp <= 0xa4cf && cp !== 0x303f) ||
-    (cp >= 0xac00 && cp <= 0xd7a3) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0xfe30 && cp <= 0xfe4f) ||
-    (cp >= 0xff00 && cp <= 0xff60) ||
-    (cp >= 0xffe0 && cp <= 0xffe6) ||
-    (cp >= 0x1f300 && cp <= 0x1faff) ||
-    (cp >= 0x20000 && cp <= 0x3fffd)
-  ) {
-    return 2;
-  }
-  return 1;
-}
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-/** Cells a string takes on screen (colour codes excluded). */
+/** Cells a string takes on screen (colour codes excluded; emoji, ZWJ sequences, CJK = 2). */
 export function displayWidth(s: string): number {
-  let w = 0;
-  for (const ch of stripAnsi(s)) w += cellWidth(ch.codePointAt(0)!);
-  return w;
+  return stringWidth(s);
+}
+
+/** The string split into escape sequences and user-perceived characters, each with its cells. */
+function* cells(s: string): Generator<{ text: string; width: number; ansi: boolean }> {
+  let plain = '';
+  const flush = function* () {
+    for (const { segment } of graphemes.segment(plain)) yield { text: segment, width: stringWidth(segment), ansi: false };
+    plain = '';
+  };
+  for (let i = 0; i < s.length; ) {
+    ANSI_HERE.lastIndex = i;
+    const m = s[i] === '\x1b' ? ANSI_HERE.exec(s) : null;
+    if (m) {
+      yield* flush();
+      yield { text: m[0], width: 0, ansi: true };
+      i += m[0].length;
+    } else {
+      plain += s[i];
+      i++;
+    }
+  }
+  yield* flush();
 }
 
 /**
- * Cuts `s` to at most `width` cells, ending in "…" when cut. Colour codes are kept (they take no
- * cells) and a reset is appended when the cut may have left a style open.
+ * Cuts `s` to at most `width` cells, ending in "…" when cut, never inside a character (emoji,
+ * skin tones, flags and combining marks stay whole). Colour codes are kept (they take no cells)
+ * and a reset is appended when the cut may have left a style open.
  */
 export function truncateToWidth(s: string, width: number): string {
   if (width <= 0) return '';
-  if (displayWidth(s) <= width) return s;
+  if (stringWidth(s) <= width) return s;
   let out = '';
   let used = 0;
   let styled = false;
-  let i = 0;
-  while (i < s.length) {
-    ANSI_RE.lastIndex = i;
-    const m = s[i] === '\x1b' ? ANSI_RE.exec(s) : null;
-    if (m && m.index === i) {
-      out += m[0];
+  for (const c of cells(s)) {
+    if (c.ansi) {
+      out += c.text;
       styled = true;
-      i += m[0].length;
       continue;
     }
-    const ch = String.fromCodePoint(s.codePointAt(i)!);
-    const w = cellWidth(ch.codePointAt(0)!);
-    if (used + w > width - 1) break;
-    out += ch;
-    used += w;
-    i += ch.length;
+    if (used + c.width > width - 1) break;
+    out += c.text;
+    used += c.width;
   }
   return `${out}…${styled ? '\x1b[0m' : ''}`;
 }
@@ -108,9 +123,15 @@ export function oneLine(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
 
-/** Cuts free text to `max` characters with a visible marker. */
+/** Cuts free text to `max` user-perceived characters with a visible marker (never inside one). */
 export function clip(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, Math.max(0, max - 1))}…`;
+  if (s.length <= max) return s; // UTF-16 length bounds the count of characters
+  const parts = [...graphemes.segment(s)];
+  if (parts.length <= max) return s;
+  return `${parts
+    .slice(0, Math.max(0, max - 1))
+    .map((p) => p.segment)
+    .join('')}…`;
 }
 
 /** A bar of `cells` cells filled to `fraction` (0..1). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DISPLAY_DEFAULTS } from '../../src/display/defaults.js';
-import { buildFrame } from '../../src/display/live-frame.js';
+import { buildFrame, instanceRow } from '../../src/display/live-frame.js';
 import { applyEvent, createRunState, foldEvents, type RunState } from '../../src/display/run-state.js';
 import { displayWidth, makePainter, stripAnsi } from '../../src/display/terminal-text.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
@@ -82,5 +82,19 @@ describe('live frame layout', () => {
     applyEvent(none, { v: 1, runId: 'r', ts: 1, type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [] });
     expect(buildFrame(none, { width: 80, height: 30, now: 2, painter: makePainter(false) })[2]).toMatch(/^spent \$0\.0000 \(no budget set\)/);
   });
-});
 
+  it('rows with emoji (❤️ ⚡ skin tones, ZWJ families) keep the columns aligned and never reach the width', () => {
+    const state = stateAt('fanout-running');
+    const inst = [...state.instances.values()].find((i) => i.status === 'running')!;
+    const texts = ['plain activity text', 'fixing ❤️ the ⚡ loader', 'thumbs 👍🏽👍🏿 and 👨‍👩‍👧‍👦 family', '中文 and 🇯🇵 flags', 'e\u0301 combining'];
+    for (const width of [80, 60]) {
+      const widths = texts.map((activity) => {
+        const row = instanceRow({ ...inst, label: 'apply.❤️-team', activity }, { width, height: 30, now: state.lastTs + 1_000, budgetUsd: 0.05, painter: makePainter(true) });
+        expect(stripAnsi(row)).toContain(activity.slice(0, 1));
+        return displayWidth(row);
+      });
+      expect(new Set(widths).size, `widths at ${width}: ${widths.join(', ')}`).toBe(1);
+      expect(widths[0]).toBeLessThan(width);
+    }
+  });
+});

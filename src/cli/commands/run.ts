@@ -3,7 +3,7 @@
 // (see execute-run.ts for Ctrl-C, --json and the final summary).
 import { type Argv } from 'yargs';
 import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-display.js';
-import { shouldUseColor } from '../../display/terminal-text.js';
+import { runDisplayChoice } from '../../display/terminal-text.js';
 import { PROVIDERS, type ProviderName, displayPath, dryRun, loadRecipe, type LoadOptions } from '../../orchestrator/recipe/index.js';
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
 import type { RunEvent } from '../../orchestrator/run-events.js';
@@ -216,13 +216,15 @@ export async function executeRun(
       ...(typeof args['agents-per-thread'] === 'number' ? { agentsPerThread: args['agents-per-thread'] } : {}),
       onStore: (store) => {
         redact = (s) => store.redactText(s);
-        // The live view draws on the real stderr, only when it and stdout are both terminals.
-        const live = ctx.isTTY && process.stderr.isTTY === true;
+        // The live view draws on the real stderr whenever it is a terminal (stdout may be a file).
+        const choice = runDisplayChoice({ stdoutIsTTY: ctx.isTTY, stderrIsTTY: process.stderr.isTTY === true, noColorFlag: args.color === false, env: ctx.env });
+        const live = choice.live;
         display = attachRunDisplay(store, {
           stream: live ? process.stderr : { write: (s: string) => (out.stderr(s), true) },
           stdout: { write: (s: string) => (out.stdout(s), true), isTTY: ctx.isTTY, columns: process.stdout.columns },
           isTTY: live,
-          color: shouldUseColor({ isTTY: live, noColorFlag: args.color === false, env: ctx.env }),
+          color: choice.color,
+          summaryColor: choice.summaryColor,
           ...(view.budgetUsd !== undefined ? { budgetUsd: view.budgetUsd } : {}),
           mode: json ? (args['full-events'] === true ? 'json-full' : 'json') : 'live',
         });
