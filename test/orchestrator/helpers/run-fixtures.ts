@@ -107,7 +107,7 @@ export function conversationResponder(convs: Conversation[]): (req: RespondInput
  * conversation or as a transcript (test/helpers/summary-request.ts). The responders answer it
  * with SUMMARY_REPLY; tests that count an agent's turns leave these out.
  */
-export function isSummaryRequest(body: { system?: unknown; messages?: { content: unknown }[] }): boolean {
+export function isSummaryRequest(body: { system?: unknown; messages?: unknown }): boolean {
   return isOwnSummaryRequest(body);
 }
 
