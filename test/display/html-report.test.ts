@@ -61,8 +61,22 @@ describe('HTML report', () => {
 
   it('renders the merged plan as simple HTML, escaped', () => {
     expect(markdownToHtml('# T\n- a **b** `c<d>`\n\n```\nx <y>\n```')).toBe(
-      '<h3>T</h3>\n<ul>\n<li>a <strong>b</strong> <code>c&lt;d&gt;</code></li>\n</ul>\n<pre><code>x &lt;y&gt;</code></pre>',
+      '<h3>T</h3>\n<ul>\n<li>a <strong>b</strong> <code>c&lt;d&gt;</code></li>\n</ul>\n<pre><code>x &lt;y&gt;\n</code></pre>',
     );
+  });
+
+  it('renders nested lists nested (bullets in numbers, three levels deep)', () => {
+    expect(markdownToHtml('1. plan\n   - read\n     - src/a.ts\n2. apply\n\n- a\n  - b')).toBe(
+      '<ol>\n<li>plan<ul>\n<li>read<ul>\n<li>src/a.ts</li>\n</ul>\n</li>\n</ul>\n</li>\n<li>apply</li>\n</ol>\n<ul>\n<li>a<ul>\n<li>b</li>\n</ul>\n</li>\n</ul>',
+    );
+  });
+
+  it('keeps agent-written markdown inert: raw HTML as text, links and images as their text only', () => {
+    const html = markdownToHtml('see <script>alert(1)</script> [docs](https://x.example) ![pic](https://x.example/p.png) https://auto.example\n\n<img src=x onerror=alert(1)>');
+    expect(html).not.toMatch(/<(script|a|img)\b/);
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('docs pic https://auto.example');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
   });
 
   it('draws the task DAG with one node per task and an edge per need, and usage charts per task', () => {

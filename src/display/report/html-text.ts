@@ -22,9 +22,11 @@ export function jsonForScript(value: unknown): string {
 /** Cuts long text for the page and says how much was left out and where the rest is. */
 export function truncateForPage(text: string, max: number, where?: string): { text: string; note?: string } {
   if (text.length <= max) return { text };
-  const rest = text.length - max;
+  // Never cut between the two halves of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1] ?? '') ? max - 1 : max;
+  const rest = text.length - end;
   return {
-    text: text.slice(0, max),
+    text: text.slice(0, end),
     note: `${rest.toLocaleString('en-US')} more characters not shown${where ? ` (full text in ${where})` : ''}`,
   };
 }
