@@ -47,6 +47,8 @@ function instanceOf(req: PermitRequest): string | undefined {
 
 export class CacheWarmup implements PermitGate {
   private readonly waves = new Map<string, Wave>();
+  /** Requests waiting for their wave to open. */
+  private held = 0;
   private readonly maxWaitMs: number;
 
   constructor(private readonly opts: CacheWarmupOptions = {}) {
@@ -82,15 +84,19 @@ export class CacheWarmup implements PermitGate {
     if (wave.leader === instance) return undefined;
     // A cancelled request stops waiting at once; the broker then refuses it as aborted.
     const signal = req.signal;
-    if (!signal) return wave.opened;
-    if (signal.aborted) return undefined;
+    if (signal?.aborted) return undefined;
+    this.held++;
     return new Promise<void>((resolve) => {
-      const onAbort = (): void => resolve();
-      signal.addEventListener('abort', onAbort, { once: true });
-      void wave.opened.then(() => {
-        signal.removeEventListener('abort', onAbort);
+      let finished = false;
+      const done = (): void => {
+        if (finished) return;
+        finished = true;
+        signal?.removeEventListener('abort', done);
+        this.held--;
         resolve();
-      });
+      };
+      signal?.addEventListener('abort', done, { once: true });
+      void wave.opened.then(done);
     });
   }
 
@@ -110,6 +116,10 @@ export class CacheWarmup implements PermitGate {
 
   close(): void {
     for (const task of this.waves.keys()) this.open(task, 'the run is stopping');
+  }
+
+  holding(): boolean {
+    return this.held > 0;
   }
 
   private waveOf(instance: string): [string, Wave] | undefined {

@@ -29,6 +29,8 @@ export interface PermitGate {
   /** The permit's response started (`started`), or the permit ended without one. */
   settled(slotId: number, started: boolean): void;
   close(): void;
+  /** Whether it holds any request back right now. */
+  holding?(): boolean;
 }
 
 interface Waiter {
@@ -113,6 +115,12 @@ export class PermitBroker {
   /** Number of requests waiting for a permit. */
   get waiting(): number {
     return this.waiters.length;
+  }
+
+  /** Why a request that was not granted at once is waiting (for permit_wait events). */
+  waitReason(): string {
+    if (this.opts.gate?.holding?.()) return 'the prompt cache is warmed by the fan-out\'s first request';
+    return this.waiters.length > 1 ? `${this.waiters.length} requests waiting for permits` : 'rate limit';
   }
 
   /** The permitted request's response started (or failed): date its rate-limit slot. */

@@ -41,9 +41,11 @@ describe('cache warm-up before a fan-out wave', () => {
     await settle();
     expect(a.done() || c.done()).toBe(false);
     expect(warmup.isWarming('apply')).toBe(true);
+    expect(broker.waitReason()).toMatch(/prompt cache is warmed/);
     if (lead.ok) broker.started(lead.slotId);
     expect((await a.outcome).ok && (await c.outcome).ok).toBe(true);
     expect(opened).toEqual(['the first request started streaming']);
+    expect(broker.waitReason()).toBe('rate limit');
     // Open for good: later first requests of the wave pass at once.
     expect((await ask(broker, 'apply-c')).ok).toBe(true);
     broker.close();
