@@ -3,6 +3,13 @@
 // stopping (an abort message first so the session ends cleanly, the thread terminated only if
 // it does not stop within the grace period). A thread that dies (throw, process.exit, out of
 // memory) rejects piscina's promise; that becomes a `crashed` result, and the coordinator lives.
+//
+// Exact accounting: the task's result and the port's messages travel on different channels, so
+// the result may arrive while usage messages are still queued on the port. The instance settles
+// only once the worker's last message (`done`, sent as it closes its end) has arrived, or the port
+// closed (a dead thread); a port delivers in order, so every usage message came before. As a
+// second line, the worker's own total (result.usage) is compared with what arrived: a shortfall is
+// charged and logged as one more call_usage, so run totals and budgets never undercount.
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { Spend } from './budget.js';
@@ -13,6 +20,7 @@ import type { MessageRouter } from './message-router.js';
 import type { PermitBroker } from './permit-broker.js';
 import { parseWorkerMessage, WorkerResultSchema, type CoordinatorMessage, type WorkerMessage, type WorkerResult } from './protocol.js';
 import type { RunEventInput } from './run-events.js';
+import { addUsageSummary, zeroUsage as zeroTotals, type UsageSummary } from './usage-summary.js';
 
 export interface LaunchRef {
   task: string;
@@ -56,6 +64,15 @@ export interface LaunchLimits {
 
 /** Delay before a waiting permit request is logged as permit_wait (grants are usually instant). */
 const PERMIT_WAIT_LOG_MS = 20;
+/**
+ * Longest wait for the worker's `done` (or the port's close) once the task has returned. Both
+ * come with the result in every known path; this only keeps a worker module that never sends
+ * them from hanging the run (result.usage still reconciles the totals then).
+ */
+const PORT_DRAIN_LIMIT_MS = 10_000;
+
+/** The token fields of a usage summary (integers: compared exactly, unlike the float cost). */
+const TOKEN_FIELDS = ['input', 'output', 'cacheRead', 'cacheWrite', 'totalTokens'] as const;
 
 export class AgentLaunch {
   readonly result: Promise<WorkerResult>;
@@ -74,6 +91,13 @@ export class AgentLaunch {
   private finished = false;
   /** The worker thread running this agent (reported by the worker's first message). */
   private threadId: number | undefined;
+  /** Usage of every call that arrived over the port (what the run totals and budgets were charged). */
+  private received: UsageSummary = zeroTotals();
+  /** The model of this agent's latest permit request (a reconciled shortfall is logged under it). */
+  private lastModel = '';
+  /** Resolves on the worker's `done` (its last message) or the port's close: no message can arrive after it. */
+  private readonly portDone: Promise<void>;
+  private markPortDone: () => void = () => {};
 
   constructor(
     private readonly ctx: LaunchContext,
@@ -84,6 +108,10 @@ export class AgentLaunch {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     port1.on('message', (raw: unknown) => this.receive(raw));
+    this.portDone = new Promise((resolve) => {
+      this.markPortDone = resolve;
+      port1.once('close', () => resolve());
+    });
     ctx.router.register({ id: ref.key, task: ref.task, post: (m) => this.post(m) });
     if (limits.timeoutMs) {
       const ms = limits.timeoutMs;
@@ -116,6 +144,8 @@ export class AgentLaunch {
         },
       )
       .then(async (r) => {
+        await this.drain(port2);
+        this.reconcile(r);
         await this.cleanup();
         // A thread that was stopped by our abort reports why, whatever the agent made of it.
         if (!r.ok && this.abortReason && (r.failure === 'aborted' || r.failure === 'error')) return { ...r, failure: abortClass(this.abortReason), error: this.abortReason };
@@ -198,10 +228,45 @@ export class AgentLaunch {
     this.hardAbort.abort(new Error(reason));
   }
 
+  /**
+   * Waits until every message the worker sent has been received: its last one is `done` (sent
+   * when it closes its end); a dead or terminated thread closes the port instead. A task refused
+   * before it reached a thread never took the port along: closing our copy of it then closes the
+   * channel (on a port that was transferred, close() does nothing).
+   */
+  private async drain(workerPort: MessagePort): Promise<void> {
+    workerPort.close();
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, PORT_DRAIN_LIMIT_MS);
+    });
+    await Promise.race([this.portDone, limit]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * The worker counted more usage than arrived over the port (a worker module that did not
+   * close its port in time): charge the difference to the budget and log it as one call_usage.
+   */
+  private reconcile(r: WorkerResult): void {
+    const missing = TOKEN_FIELDS.some((f) => r.usage[f] > this.received[f]);
+    if (!missing) return;
+    const gap: UsageSummary = {
+      input: Math.max(0, r.usage.input - this.received.input),
+      output: Math.max(0, r.usage.output - this.received.output),
+      cacheRead: Math.max(0, r.usage.cacheRead - this.received.cacheRead),
+      cacheWrite: Math.max(0, r.usage.cacheWrite - this.received.cacheWrite),
+      totalTokens: Math.max(0, r.usage.totalTokens - this.received.totalTokens),
+      cost: Math.max(0, r.usage.cost - this.received.cost),
+    };
+    this.received = addUsageSummary(this.received, gap);
+    this.ctx.broker.budget.charge(this.ref.scopes, { usd: gap.cost, tokens: gap.totalTokens });
+    this.ctx.onUsage(this.ref, this.lastModel, gap.totalTokens);
+    this.ctx.emit({ type: 'call_usage', ...this.refFields(), model: this.lastModel, usage: gap });
+  }
+
   private async cleanup(): Promise<void> {
     for (const t of this.timers) clearTimeout(t);
-    // Messages posted just before the task returned may still be queued on the port.
-    await new Promise((r) => setImmediate(r));
     this.finished = true;
     this.ctx.router.unregister(this.ref.key);
     if (this.threadId !== undefined) {
@@ -232,6 +297,7 @@ export class AgentLaunch {
     if (!this.alive) this.touch();
     switch (m.type) {
       case 'permit_request':
+        this.lastModel = m.model;
         this.requestPermit(m.requestId, m.model, base);
         break;
       case 'permit_started':
@@ -242,6 +308,7 @@ export class AgentLaunch {
         this.slots.delete(m.slotId);
         this.ctx.broker.usage(m.slotId, m.usage);
         if (m.usage.totalTokens > 0 || m.usage.cost > 0) {
+          this.received = addUsageSummary(this.received, m.usage);
           this.ctx.onUsage(ref, m.model, m.usage.totalTokens);
           this.ctx.emit({ type: 'call_usage', ...base, model: m.model, usage: m.usage });
         }
@@ -273,6 +340,9 @@ export class AgentLaunch {
         if (m.requestId !== undefined) this.post({ type: 'send_result', requestId: m.requestId, delivered: r.delivered, queued: r.queued, ...(r.error ? { error: r.error } : {}) });
         break;
       }
+      case 'done':
+        this.markPortDone();
+        break;
       case 'verify':
         this.touch();
         this.ctx.emit({ type: 'verify', ...base, command: m.command, ok: m.ok, output: m.output });

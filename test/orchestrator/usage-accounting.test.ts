@@ -17,7 +17,7 @@ import { cleanupTempDirs, conversationResponder, events, ofType, tempProject } f
 afterAll(() => cleanupTempDirs());
 
 const MODEL = 'claude-haiku-4-5';
-const RUNS = 6;
+const RUNS = 10;
 const INSTANCES = 12;
 
 interface Totals {
