@@ -2,6 +2,7 @@
 // same time. The test is conservative: it may say "overlap" for globs that never share a file,
 // never the reverse, so the worst case is less parallelism, not a lost edit.
 import { isAbsolute, posix, resolve, sep } from 'node:path';
+import { hasGlobSyntax } from '../tools/glob.js';
 
 /**
  * An instance's `writes:` as absolute globs. Relative globs name files under the task's `cwd`
@@ -19,14 +20,14 @@ export function absoluteGlob(baseDir: string, glob: string): string {
   return posix.normalize(abs).replace(/\/+$/, '') || '/';
 }
 
-const isMagic = (segment: string): boolean => /[*?[{]/.test(segment);
+const isMagic = hasGlobSyntax;
 
-/** Literal text before the first wildcard and after the last one. */
+/** Literal text before the first wildcard (or extglob, or escape) and after the last one. */
 function literalEnds(segment: string): { head: string; tail: string } {
-  const first = segment.search(/[*?[{]/);
+  const first = segment.search(/[*?[{\\]|[@!+](?=\()/);
   let last = -1;
   for (let i = segment.length - 1; i >= 0; i--) {
-    if ('*?]}'.includes(segment[i]!)) {
+    if ('*?]})\\'.includes(segment[i]!)) {
       last = i;
       break;
     }

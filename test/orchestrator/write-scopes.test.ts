@@ -32,4 +32,12 @@ describe('write scopes', () => {
     expect(scopesOverlap([], ['/r/**'])).toBe(false);
     expect(scopesOverlap(['/r/a/**', '/r/b/x'], ['/r/c/**', '/r/b/*'])).toBe(true);
   });
+
+  it('extglobs, classes and escapes count as wildcards, so overlap is never missed', () => {
+    expect(globsOverlap('/r/src/!(gen)/**', '/r/src/app/x.ts')).toBe(true);
+    expect(globsOverlap('/r/src/@(a|b).ts', '/r/src/a.ts')).toBe(true);
+    expect(globsOverlap('/r/src/@(a|b).ts', '/r/src/a.js')).toBe(false);
+    expect(globsOverlap('/r/src/[[:alpha:]]*.ts', '/r/src/x.ts')).toBe(true);
+    expect(globsOverlap('/r/lit\\*', '/r/lit*')).toBe(true);
+  });
 });
