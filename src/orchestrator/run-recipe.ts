@@ -7,10 +7,14 @@ import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } f
 import { replayRunLog } from './replay.js';
 import { takeRunLease, type HeldRunLease } from './run-lease.js';
 import { readRunLog, resolveRunDir, RunStore } from './run-store.js';
+import { runFolderWriteProblem, runsDirReadProblem, runsDirWriteProblem } from './run-dir-access.js';
 import { runRedactor } from './secrets.js';
 
 export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' | 'overrides'> & {
-  /** Folder holding run folders (default: `.orchestrate/runs` beside the recipe). */
+  /**
+   * Folder holding run folders (default: `.orchestrate/runs` under the load's `cwd`, else the
+   * process's working folder; never beside the recipe, which may sit in a read-only installed package).
+   */
   runsDir?: string;
   runId?: string;
   /** Called with the store before the first event is written (subscribe for --json or a live view). */
@@ -22,9 +26,9 @@ export type StartResult =
   | { ok: false; kind: 'recipe'; problems: RecipeProblem[] }
   | { ok: false; kind: 'usage'; message: string };
 
-/** The runs folder of a recipe when --run-dir is not given. */
-export function defaultRunsDir(recipeDir: string): string {
-  return join(recipeDir, ORCHESTRATOR_DEFAULTS.stateDirName, ORCHESTRATOR_DEFAULTS.runsDirName);
+/** The runs folder when --run-dir is not given: `.orchestrate/runs` under the working folder `cwd`. */
+export function defaultRunsDir(cwd: string): string {
+  return join(cwd, ORCHESTRATOR_DEFAULTS.stateDirName, ORCHESTRATOR_DEFAULTS.runsDirName);
 }
 
 /** Text for a recipe whose agents need the Anthropic API when no key is set; undefined when fine. */
@@ -62,7 +66,10 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
   const env = opts.env ?? load.env ?? process.env;
   const missing = missingApiKey(recipe, env);
   if (missing) return { ok: false, kind: 'usage', message: missing };
-  const runsDir = opts.runsDir ? resolve(load.cwd ?? process.cwd(), opts.runsDir) : defaultRunsDir(recipe.dir);
+  const cwd = load.cwd ?? process.cwd();
+  const runsDir = opts.runsDir ? resolve(cwd, opts.runsDir) : defaultRunsDir(cwd);
+  const unwritable = runsDirWriteProblem(runsDir);
+  if (unwritable) return { ok: false, kind: 'usage', message: unwritable };
   const store = RunStore.create(runsDir, opts.runId, { redactor: runRedactor(recipe, env) });
   // One coordinator per run: the lease is taken before the first event is written.
   const taken = takeRunLease(store.dir, store.runId);
@@ -98,9 +105,13 @@ export interface ResumeOptions extends RunOptions {
 /** Finds a run (id, unique id prefix, or folder) and continues it. */
 export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Promise<StartResult> {
   const cwd = opts.cwd ?? process.cwd();
-  const runsDir = resolve(cwd, opts.runsDir ?? join(ORCHESTRATOR_DEFAULTS.stateDirName, ORCHESTRATOR_DEFAULTS.runsDirName));
+  const runsDir = opts.runsDir ? resolve(cwd, opts.runsDir) : defaultRunsDir(cwd);
+  const unreadable = runsDirReadProblem(runsDir);
+  if (unreadable) return { ok: false, kind: 'usage', message: unreadable };
   const dir = resolveRunDir(runsDir, resolve(cwd, runRef)) ?? resolveRunDir(runsDir, runRef);
   if (!dir) return { ok: false, kind: 'usage', message: `no run "${runRef}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).` };
+  const unwritable = runFolderWriteProblem(dir);
+  if (unwritable) return { ok: false, kind: 'usage', message: unwritable };
   // One coordinator per run: nothing is read or written before this process holds the run's lease.
   const taken = takeRunLease(dir, basename(dir));
   if (!taken.ok) return { ok: false, kind: 'usage', message: taken.message };
