@@ -8,6 +8,7 @@ import yargs from 'yargs';
 import { didYouMean } from '../orchestrator/recipe/suggest.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
+import { type KnownFlags, unknownFlagsMessage } from './unknown-flags.js';
 
 /**
  * Every command, in help order, loaded only when it runs: a command module brings its layers
@@ -16,6 +17,7 @@ import { type CliCommand } from './command.js';
  */
 export const COMMAND_MODULES: readonly { name: string; load: () => Promise<CliCommand> }[] = [
   { name: 'run', load: async () => (await import('./commands/run.js')).runCommand },
+  { name: 'init', load: async () => (await import('./commands/init.js')).initCommand },
   { name: 'validate', load: async () => (await import('./commands/validate.js')).validateCommand },
   { name: 'schema', load: async () => (await import('./commands/schema.js')).schemaCommand },
   { name: 'agent', load: async () => (await import('./commands/agent.js')).agentCommand },
@@ -31,16 +33,36 @@ export function loadCommands(): Promise<CliCommand[]> {
   return Promise.all(COMMAND_MODULES.map((m) => m.load()));
 }
 
+/** yargs' own command: prints the shell completion script (see parseAndRun). */
+const COMPLETION_COMMAND = 'completion';
+/** The flag the completion script calls the program with to ask for the words that fit. */
+const COMPLETION_REQUEST = '--get-yargs-completions';
+
 /**
  * The commands this command line needs: the one it names (the default `run` when it names none,
- * as in `orchestrate recipe.yaml`), or all of them when it asks for top-level help.
+ * as in `orchestrate recipe.yaml`), or all of them when it asks for top-level help or for
+ * completions. `completion` needs none: yargs prints its script, and a default command would
+ * take the word for a recipe file.
  */
 async function commandsFor(argv: readonly string[]): Promise<CliCommand[]> {
+  if (argv[0] === COMPLETION_COMMAND) return [];
   const named = COMMAND_MODULES.find((m) => m.name === argv[0]);
   if (named) return [await named.load()];
-  if (argv.some((a) => a === '--help' || a === '-h')) return loadCommands();
+  if (argv.some((a) => a === '--help' || a === '-h' || a === COMPLETION_REQUEST)) return loadCommands();
   return [await COMMAND_MODULES[0]!.load()];
 }
+
+/** Example command lines of `orchestrate --help`, as a new user would type them. */
+const EXAMPLES: readonly [string, string][] = [
+  ['orchestrate init', 'copy the fan-out example recipe here (runs offline as copied)'],
+  ['orchestrate recipe.yaml', 'run it; the run folder goes to ./.orchestrate/runs'],
+  ['orchestrate recipe.yaml --dry-run', 'validate and show the task DAG with a cost estimate'],
+  ['orchestrate recipe.yaml --json=full', 'every run event as a JSON line, message deltas included'],
+  ['orchestrate runs', 'list the runs recorded in this folder'],
+  ['orchestrate resume <run>', 'continue an interrupted run'],
+  ['orchestrate agent "Summarize README.md"', 'one agent, its answer on stdout (needs ANTHROPIC_API_KEY)'],
+  ['orchestrate completion >> ~/.bashrc', 'tab completion of commands and flags (bash; zsh: >> ~/.zshrc)'],
+];
 
 function version(): string {
   try {
@@ -88,7 +110,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     cwd: io.cwd ?? process.cwd(),
     env: io.env ?? process.env,
     isTTY: io.isTTY ?? process.stdout.isTTY === true,
-    commandNames: COMMAND_MODULES.map((m) => m.name),
+    commandNames: [...COMMAND_MODULES.map((m) => m.name), COMPLETION_COMMAND],
   };
   if (argv.length === 0) {
     ctx.stderr('orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\nRun "orchestrate --help" for usage.\n');
@@ -118,6 +140,8 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     .usage('orchestrate <recipe.yaml> [options]\norchestrate <command> [options]')
     .epilog('Exit codes: 0 ok, 1 a task failed, 2 bad usage or recipe, 130 interrupted.')
     .wrap(null);
+  // Top-level help only: a command's --help shows that command's own examples.
+  if (!COMMAND_MODULES.some((m) => m.name === argv[0])) parser.example(EXAMPLES);
   for (const cmd of await commandsFor(argv)) {
     parser.command(cmd.command as string | string[], cmd.describe, cmd.builder, async (args: Record<string, unknown>) => {
       try {
@@ -130,6 +154,8 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     });
   }
   parser
+    .completion(COMPLETION_COMMAND, 'Print a shell completion script: orchestrate completion >> ~/.bashrc (or ~/.zshrc)')
+    .recommendCommands()
     .strict()
     .demandCommand(1, 'Give a recipe file or a command.')
     .help()
@@ -137,8 +163,12 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     .version(version())
     .exitProcess(false)
     // With exitProcess(false) a fail() that only prints would still run the handler: throw.
+    // An unknown flag is named with the flag that was probably meant, also when it made yargs
+    // fail for another reason (a mistyped flag that took the recipe path as its value).
     .fail((msg: string | null, err: Error | undefined) => {
-      throw new UsageError(msg ?? err?.message ?? 'bad usage');
+      // getOptions() is public in yargs 18 but missing from @types/yargs 17.
+      const known = (parser as unknown as { getOptions(): KnownFlags }).getOptions();
+      throw new UsageError(unknownFlagsMessage(argv, known) ?? msg ?? err?.message ?? 'bad usage');
     });
   try {
     await parser.parseAsync(argv, {}, (err, _args, output) => {

@@ -3,7 +3,10 @@
 // recipe/defaults.ts so a dry run and a real run agree; these are the run machinery's own.
 
 export const ORCHESTRATOR_DEFAULTS = {
-  /** Folder (under the recipe's folder, or cwd) that holds `runs/<run-id>/`. */
+  /**
+   * Folder (under the current working folder, unless --run-dir) that holds `runs/<run-id>/`. Not
+   * beside the recipe: a recipe of an installed package would write into the package.
+   */
   stateDirName: '.orchestrate',
   runsDirName: 'runs',
   /**

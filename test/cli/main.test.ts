@@ -70,7 +70,7 @@ describe('usage', () => {
 
   it('commands come from one list, and help shows each of them', async () => {
     const commands = await loadCommands();
-    expect(commands.slice(0, 3).map((c) => c.command)).toEqual([['$0 <recipe>', 'run <recipe>'], 'validate <recipe>', 'schema']);
+    expect(commands.slice(0, 4).map((c) => c.command)).toEqual([['$0 <recipe>', 'run <recipe>'], 'init [example]', 'validate <recipe>', 'schema']);
     // Each entry's name is the first word of the command it loads (what "did you mean" and lazy loading go by).
     expect(commands.map((c) => (typeof c.command === 'string' ? c.command : c.command[1]!).split(' ')[0])).toEqual(COMMAND_MODULES.map((m) => m.name));
     const help = (await run(['--help'])).stdout;

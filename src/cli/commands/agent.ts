@@ -54,10 +54,11 @@ function agentOptions(y: Argv): Argv<object> {
     .option('script', { type: 'string', describe: 'Script file (YAML/JSON turns) for the scripted provider; implies --provider scripted' })
     .option('system', { type: 'string', describe: 'System prompt (text, or a file to read) replacing the default body' })
     .option('append-system', { type: 'string', describe: 'Text (or a file) appended to the system prompt' })
-    .option('skills', { type: 'string', array: true, describe: 'Skill folder (repeatable)' })
+    // nargs 1: a repeatable flag takes exactly one value, so the prompt after it stays the prompt.
+    .option('skills', { type: 'string', array: true, nargs: 1, describe: 'Skill folder (repeatable: --skills a --skills b)' })
     .option('context-files', { type: 'boolean', default: true, describe: 'Include AGENTS.md / CLAUDE.md files (--no-context-files to skip)' })
     .option('thinking', { type: 'string', choices: THINKING, describe: 'Reasoning effort (default medium; off for models without reasoning)' })
-    .option('extension', { type: 'string', array: true, describe: 'Extension module (.js, or .ts under tsx), repeatable' })
+    .option('extension', { type: 'string', array: true, nargs: 1, describe: 'Extension module (.js, or .ts under tsx), repeatable: --extension a.ts --extension b.ts' })
     .option('sandbox', { type: 'string', choices: ['workspace', 'none'], describe: 'bash commands: workspace (default where bubblewrap works: only --cwd writable, secrets hidden, no network) or none (unconfined)' })
     .option('network', { type: 'boolean', describe: 'Let sandboxed bash commands reach the network (default off)' })
     .option('max-turns', { type: 'string', describe: `Model calls one prompt may make before the agent is stopped (default ${DEFAULT_RUN_LIMITS.maxTurns}; 0 = no cap)` })
@@ -65,6 +66,12 @@ function agentOptions(y: Argv): Argv<object> {
     .option('budget-tokens', { type: 'string', describe: 'Stop the agent once this session has used this many tokens, input + output + cache (500000, 400k, 3M; default: no cap)' })
     .option('loop-detection', { type: 'string', choices: ['on', 'off'], default: 'on', describe: 'Warn, then stop an agent that repeats the same tool call, cycle of calls or answer (off: never)' })
     .option('max-identical-calls', { type: 'string', describe: `The same tool call this many times in a row counts as a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls}; at least 2)` })
+    .example([
+      ['orchestrate agent "Summarize README.md"', 'the final answer on stdout (needs ANTHROPIC_API_KEY)'],
+      ['orchestrate agent --script hello.yaml "Say hello"', 'offline, the scripted model (orchestrate init agent copies hello.yaml here)'],
+      ['orchestrate agent --session work.jsonl --continue "Now add a test"', 'continue a saved session'],
+      ['orchestrate agent --extension guard.ts --skills ./skills "Fix the bug"', 'repeatable flags take one value each; the prompt stays the prompt'],
+    ])
     .check((a) => {
       for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'model-price', 'context-window', 'max-output', 'provider', 'script', 'system', 'append-system', 'thinking', 'max-turns', 'budget-usd', 'budget-tokens', 'loop-detection', 'max-identical-calls', 'sandbox']) {
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);

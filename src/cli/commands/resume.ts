@@ -8,11 +8,15 @@ import { budgetTokensOf, executeRun, executionOptions } from './run.js';
 
 function options(y: Argv): Argv<object> {
   return executionOptions(y.positional('run', { type: 'string', describe: 'Run id, a unique prefix of one, or the path of a run folder', demandOption: true }), {
+    json: 'JSON on stdout: every run event as a JSON line; --json=full adds message deltas',
     concurrency: 'Task instances running at once (overrides the recorded value)',
     budgetUsd: 'Run budget in US dollars: replaces the run\'s budget with this total, and the spend so far counts against it (raise it to finish a budget-exhausted run)',
     budgetTokens: 'Run budget in tokens (input + output; 500000, 400k, 3M): replaces the run\'s token budget with this total, and the tokens used so far count against it',
-    runDir: 'Folder holding run records (default .orchestrate/runs)',
-  });
+    runDir: 'Folder holding run records (default .orchestrate/runs in the current folder)',
+  }).example([
+    ['orchestrate resume 20261203', 'the run whose id starts with 20261203 (orchestrate runs lists them)'],
+    ['orchestrate resume .orchestrate/runs/<id> --budget-usd 10', 'a budget-exhausted run with a higher total budget'],
+  ]);
 }
 
 async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {

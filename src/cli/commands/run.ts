@@ -19,9 +19,9 @@ import { renderDryRun } from '../render-dry-run.js';
  * overrides that resume can change too. Numbers are checked here: yargs turns "--concurrency abc"
  * into NaN without complaint.
  */
-export function executionOptions(y: Argv, describe: { concurrency: string; budgetUsd: string; budgetTokens: string; runDir: string }): Argv<object> {
+export function executionOptions(y: Argv, describe: { json: string; concurrency: string; budgetUsd: string; budgetTokens: string; runDir: string }): Argv<object> {
   return y
-    .option('json', { type: 'boolean', default: false, describe: 'JSON on stdout: every run event as a JSON line (with --dry-run: the expanded plan)' })
+    .option('json', { type: 'boolean', default: false, describe: describe.json })
     .option('concurrency', { type: 'number', describe: describe.concurrency })
     .option('budget-usd', { type: 'number', describe: describe.budgetUsd })
     .option('budget-tokens', { type: 'string', describe: describe.budgetTokens })
@@ -56,11 +56,19 @@ export function runOptions(y: Argv): Argv<object> {
     .option('model', { type: 'string', describe: 'Model for every agent (overrides the recipe)' })
     .option('provider', { type: 'string', choices: PROVIDERS, describe: 'anthropic, or scripted (offline)' });
   return executionOptions(flags, {
+    json: 'JSON on stdout: every run event as a JSON line; --json=full adds message deltas (with --dry-run: the expanded plan)',
     concurrency: 'Task instances running at once',
     budgetUsd: 'Run budget in US dollars (replaces the recipe\'s budget.usd)',
     budgetTokens: 'Run budget in tokens, input + output (replaces the recipe\'s budget.tokens; 500000, 400k, 3M)',
-    runDir: 'Folder holding run records (default .orchestrate/runs beside the recipe)',
-  }).check((a) => {
+    runDir: 'Folder holding run records (default .orchestrate/runs in the current folder)',
+  })
+    .example([
+      ['orchestrate recipe.yaml', 'run a recipe; its run folder goes to ./.orchestrate/runs'],
+      ['orchestrate recipe.yaml --dry-run', 'validate, print the task DAG and a cost estimate; no model calls'],
+      ['orchestrate recipe.yaml --set feature="a titleCase function" --budget-usd 2', 'set an input, cap the spend'],
+      ['orchestrate recipe.yaml --provider anthropic --json=full', 'a real model; every event (deltas too) as JSON lines'],
+    ])
+    .check((a) => {
     for (const key of ['model', 'run-dir', 'recipe']) {
       if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
     }

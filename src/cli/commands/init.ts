@@ -1,0 +1,124 @@
+// `orchestrate init [example]`: copies one of the package's examples (a recipe with its agents,
+// script and sample inputs, or the scripts of `orchestrate agent`) into the current folder and
+// prints the command that runs it. A recipe run from an installed package would write its
+// workspace inside the package; a copy runs where the user is. Nothing is ever overwritten.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Argv } from 'yargs';
+import { didYouMean } from '../../orchestrator/recipe/suggest.js';
+import { type CliContext, EXIT } from '../cli-io.js';
+import { type CliCommand, type CommandArgs } from '../command.js';
+
+/** The package's recipes/ folder: src/cli/commands/ and dist/cli/commands/ are both three levels below the package root. */
+export const RECIPES_DIR = fileURLToPath(new URL('../../../recipes/', import.meta.url));
+
+export interface InitExample {
+  /** Folder under recipes/ and the name `orchestrate init` takes. */
+  name: string;
+  describe: string;
+  /** The command that runs the copy offline, from the folder it was copied into. */
+  next: string;
+}
+
+/** The examples, the default first. Each runs offline as copied (the scripted model). */
+export const INIT_EXAMPLES: readonly InitExample[] = [
+  { name: 'fan-out', describe: 'one read-only agent per sample project in parallel, then a merge', next: 'orchestrate recipe.yaml' },
+  { name: 'planner-worker', describe: 'a planner/worker pair building a small feature behind a test gate', next: 'orchestrate recipe.yaml' },
+  { name: 'batch-refactor', describe: 'a refactor across several git repositories, one patch each, then a review', next: 'orchestrate recipe.yaml' },
+  { name: 'agent', describe: 'scripts for one offline agent (orchestrate agent --script)', next: 'orchestrate agent --script hello.yaml "Say hello"' },
+];
+
+/** The recipe JSON Schema, copied beside a recipe so the editor modeline in it keeps working. */
+const SCHEMA_FILE = 'recipe.schema.json';
+/** What a run in the repository leaves in an example folder: never part of a copy. */
+const NOT_COPIED = new Set(['.orchestrate', 'work', '.gitignore', 'node_modules']);
+
+/** Files of one example (relative paths, `/`-separated), what a copy is made of. */
+function exampleFiles(dir: string, under = ''): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(join(dir, under), { withFileTypes: true })) {
+    if (NOT_COPIED.has(entry.name)) continue;
+    const rel = under ? `${under}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) files.push(...exampleFiles(dir, rel));
+    else if (entry.isFile()) files.push(rel);
+  }
+  return files.sort();
+}
+
+/**
+ * The copy's content of one file: a recipe's references to where it lives in the repository
+ * (`recipes/fan-out/recipe.yaml` in comments, `../recipe.schema.json`) point at the copy instead.
+ */
+function copiedText(example: string, rel: string, text: string): string {
+  if (rel !== 'recipe.yaml') return text;
+  return text.replaceAll(`$schema=../${SCHEMA_FILE}`, `$schema=${SCHEMA_FILE}`).replaceAll(`recipes/${example}/`, '');
+}
+
+/** Folders of a file list shown as `agents/ (2 files)`, top-level files by name. */
+function summarize(files: readonly string[]): string {
+  const groups = new Map<string, number>();
+  for (const f of files) {
+    const top = f.includes('/') ? `${f.slice(0, f.indexOf('/'))}/` : f;
+    groups.set(top, (groups.get(top) ?? 0) + 1);
+  }
+  return [...groups].map(([name, n]) => (name.endsWith('/') ? `${name} (${n} file${n > 1 ? 's' : ''})` : name)).join(', ');
+}
+
+export async function runInit(args: CommandArgs, ctx: CliContext): Promise<number> {
+  const name = typeof args.example === 'string' ? args.example : INIT_EXAMPLES[0]!.name;
+  const example = INIT_EXAMPLES.find((e) => e.name === name);
+  if (!example) {
+    const guess = didYouMean(name, INIT_EXAMPLES.map((e) => e.name));
+    ctx.stderr(`orchestrate init: no example "${name}"\n${guess ? `  hint: did you mean "orchestrate init ${guess}"?\n` : ''}  examples: ${INIT_EXAMPLES.map((e) => e.name).join(', ')}\n`);
+    return EXIT.usage;
+  }
+  const source = join(RECIPES_DIR, example.name);
+  const files = exampleFiles(source);
+  const isRecipe = files.includes('recipe.yaml');
+  const targets = [...files, ...(isRecipe ? [SCHEMA_FILE] : [])];
+  const taken = targets.filter((rel) => existsSync(join(ctx.cwd, rel)));
+  if (taken.length > 0) {
+    ctx.stderr(
+      `orchestrate init: ${taken.length === 1 ? 'this file exists' : 'these files exist'} in ${ctx.cwd} and would be overwritten: ${taken.join(', ')}\n` +
+        `  nothing was copied; run it in an empty folder, e.g. mkdir ${example.name} && cd ${example.name} && orchestrate init${name === INIT_EXAMPLES[0]!.name ? '' : ` ${name}`}\n`,
+    );
+    return EXIT.usage;
+  }
+  for (const rel of files) {
+    const from = join(source, rel);
+    const to = join(ctx.cwd, ...rel.split('/'));
+    mkdirSync(dirname(to), { recursive: true });
+    if (rel === 'recipe.yaml') writeFileSync(to, copiedText(example.name, rel, readFileSync(from, 'utf8')));
+    else copyFileSync(from, to); // keeps nothing but the content; scripts are run with an interpreter
+  }
+  if (isRecipe) copyFileSync(join(RECIPES_DIR, SCHEMA_FILE), join(ctx.cwd, SCHEMA_FILE));
+  ctx.stdout(
+    `copied the ${example.name} example into ${ctx.cwd}: ${summarize(targets)}\n` +
+      `run it offline (the scripted model, no API key):\n  ${example.next}\n` +
+      (isRecipe
+        ? `with a real model: ${example.next} --provider anthropic  (needs ANTHROPIC_API_KEY)\nruns are recorded in ./.orchestrate/runs (orchestrate runs lists them)\n`
+        : `with a real model: drop --script and set ANTHROPIC_API_KEY\n`),
+  );
+  return EXIT.ok;
+}
+
+function initOptions(y: Argv): Argv<object> {
+  return y
+    .positional('example', {
+      type: 'string',
+      describe: `Which example (default ${INIT_EXAMPLES[0]!.name}): ${INIT_EXAMPLES.map((e) => `${e.name}: ${e.describe}`).join('; ')}`,
+    })
+    .example([
+      ['orchestrate init', `copy the ${INIT_EXAMPLES[0]!.name} example here, then run it with: ${INIT_EXAMPLES[0]!.next}`],
+      ['mkdir pair && cd pair && orchestrate init planner-worker', 'another example, in a folder of its own'],
+      ['orchestrate init agent', `scripts for one offline agent: ${INIT_EXAMPLES.find((e) => e.name === 'agent')!.next}`],
+    ]);
+}
+
+export const initCommand: CliCommand = {
+  command: 'init [example]',
+  describe: 'Copy an example recipe (agents, script, sample inputs) into this folder and print the command that runs it',
+  builder: initOptions,
+  run: runInit,
+};
