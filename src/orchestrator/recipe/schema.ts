@@ -218,6 +218,7 @@ export const AgentSchema = z
     system: z.string().optional().describe('System prompt text'),
     system_file: z.string().optional().describe('Markdown agent file (frontmatter name/description/tools/model; the body is the system prompt)'),
     tools: z.array(z.string()).optional().describe(`Tools the agent may use (built-in: ${BUILTIN_TOOLS.join(', ')})`),
+    strict_tools: z.boolean().optional().describe('Tools its system_file names that are not available here (WebFetch, Task, mcp__...) are errors instead of being ignored with a warning'),
     model: z.string().optional(),
     provider: provider.optional(),
     script: z.string().optional().describe('Script file for the scripted provider'),

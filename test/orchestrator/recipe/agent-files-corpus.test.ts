@@ -140,4 +140,14 @@ describe('agent files from public collections load as they are', () => {
     const r = loadRecipe(recipe, { cwd: FIXTURES, env: {} });
     expect(r.ok ? [] : r.problems.map((p) => `${p.file} ${p.severity ?? 'error'}`)).toEqual(['prompt-engineer.md warning', 'unknown-tool.md error']);
   });
+
+  it('strict_tools: true on the recipe agent makes the unavailable tools errors', () => {
+    const recipe = join(tmp, 'strict.yaml');
+    writeFileSync(recipe, ['name: s', 'agents:', `  a: { system_file: ${JSON.stringify(join(FIXTURES, 'web-researcher.md'))}, strict_tools: true }`, 'tasks:', '  - id: t', '    prompt: go', ''].join('\n'));
+    const r = loadRecipe(recipe, { cwd: FIXTURES, env: {} });
+    expect(r.ok ? [] : r.problems.map((p) => `${p.file}:${p.line}:${p.col} ${p.severity ?? 'error'} ${p.message}`)).toEqual([
+      'web-researcher.md:4:8 error agent "a" uses tool "WebSearch", which is not available here (no web search tool here)',
+      `web-researcher.md:4:19 error agent "a" uses tool "WebFetch", which is not available here (${WEB})`,
+    ]);
+  });
 });
