@@ -355,7 +355,7 @@ export class AgentLaunch {
     let logged = false;
     const waitLog = setTimeout(() => {
       logged = true;
-      this.ctx.emit({ type: 'permit_wait', ...base, model, reason: this.ctx.broker.waiting > 1 ? `${this.ctx.broker.waiting} requests waiting for permits` : 'rate limit' });
+      this.ctx.emit({ type: 'permit_wait', ...base, model, reason: this.ctx.broker.waitReason() });
     }, PERMIT_WAIT_LOG_MS);
     void this.ctx.broker
       .request({ model, scopes: this.ref.scopes, estimate: this.ctx.estimate(this.ref, model), signal: this.permitAbort.signal })
