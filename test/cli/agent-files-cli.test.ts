@@ -1,6 +1,6 @@
 // What a user sees from `orchestrate validate` and `run` with Claude Code agent files and globs:
 // warnings on stderr with exit 0, every problem at file:line:col with exit 2, no stack trace.
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ const AGENTS = resolve(import.meta.dirname, '../fixtures/agent-files');
 const dir = mkdtempSync(join(tmpdir(), 'orchestrate-agent-files-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 mkdirSync(join(dir, 'agents'));
-for (const f of ['prompt-engineer.md', 'tool-and-model.md', 'yaml-colon-in-description.md']) cpSync(join(AGENTS, f), join(dir, 'agents', f));
+for (const f of ['prompt-engineer.md', 'tool-and-model.md', 'yaml-colon-in-description.md', 'code-reviewer.md']) cpSync(join(AGENTS, f), join(dir, 'agents', f));
 
 const recipe = (name: string, agentFile: string, extra: string[] = []) => {
   writeFileSync(join(dir, name), ['name: r', 'model: claude-sonnet-4-5', 'agents:', `  writer: { system_file: agents/${agentFile} }`, 'tasks:', '  - id: t', '    prompt: go', ...extra, ''].join('\n'));
@@ -49,5 +49,25 @@ describe('validate with agent files and globs', () => {
       expect(r.stderr).toContain('glob.yaml:9:14: task "t" writes[0]: "[z-a]/**" is not a valid glob');
       expect(hasStackTrace(r.stderr)).toBe(false);
     }
+  });
+
+  it('a Claude Code agent file runs with its tools: Glob is the find tool, Grep the grep tool (offline, scripted)', async () => {
+    const work = join(dir, 'e2e');
+    mkdirSync(join(work, 'src'), { recursive: true });
+    writeFileSync(join(work, 'src', 'a.ts'), 'export const a = 1;\n');
+    writeFileSync(join(work, 'src', 'b.js'), 'module.exports = 2;\n');
+    writeFileSync(join(work, 'script.yaml'), ['conversations:', '  - match: "Review"', '    turns:', '      - tools: [{ name: find, args: { pattern: "*.@(ts|js)" } }, { name: grep, args: { pattern: "^export", glob: "**/*.ts" } }]', '      - text: "reviewed"', ''].join('\n'));
+    writeFileSync(join(work, 'recipe.yaml'), ['name: e2e', 'provider: scripted', 'script: script.yaml', 'agents:', '  reviewer: { system_file: ../agents/code-reviewer.md }', 'tasks:', '  - id: review', '    prompt: Review the code', ''].join('\n'));
+    const r = await runCli(['run', 'recipe.yaml'], { cwd: work });
+    expect(r.code, r.stderr).toBe(0);
+    const runs = join(work, '.orchestrate', 'runs');
+    const session = readFileSync(join(runs, readdirSync(runs)[0]!, 'sessions', 'review.jsonl'), 'utf8');
+    const results = session
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { message?: { role: string; toolName?: string; isError?: boolean; content?: { text?: string }[] } })
+      .filter((e) => e.message?.role === 'toolResult')
+      .map((e) => `${e.message!.toolName} ${e.message!.isError ? 'error' : 'ok'}: ${e.message!.content?.[0]?.text}`);
+    expect(results).toEqual(['find ok: src/a.ts\nsrc/b.js', 'grep ok: src/a.ts:1: export const a = 1;']);
   });
 });
