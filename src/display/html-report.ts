@@ -6,8 +6,9 @@
 // shaded, failures red), task DAG, tokens and cost per task, instances table, each instance's
 // conversation (collapsible; tool calls and results escaped and cut with a note), merged plan.
 import { join, relative } from 'node:path';
+import type { UsageSummary } from '../orchestrator/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
-import { cacheText } from './cache-text.js';
+import { cacheReadShare, cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural } from './format-units.js';
@@ -86,6 +87,12 @@ function conversationHtml(folder: RunFolder, inst: InstanceState): string {
   return `<details class="conversation" data-instance="${escapeHtml(inst.label)}">${head}${body.join('\n')}</details>`;
 }
 
+/** An instance's cache figures: share of its input read from the cache, and what that saved. */
+function cacheCell(u: UsageSummary): string {
+  if (u.cacheRead + u.cacheWrite === 0) return '';
+  return `${Math.round(cacheReadShare(u) * 100)}%${u.cacheSaved !== undefined ? ` · ${formatCost(u.cacheSaved)}` : ''}`;
+}
+
 function instancesTable(folder: RunFolder): string {
   const rows = instancesInTaskOrder(folder.state).map((inst) => {
     const u = instanceUsage(inst);
@@ -99,11 +106,11 @@ function instancesTable(folder: RunFolder): string {
     return (
       `<tr data-instance="${escapeHtml(inst.label)}"><td>${escapeHtml(inst.label)}</td><td><span class="status ${inst.status}">${inst.status}</span></td>` +
       `<td class="num">${attempts}</td><td class="num">${u.turns ?? 0}</td><td class="num">${formatTokens(u.totalTokens)}</td>` +
-      `<td class="num">${formatCost(u.cost)}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}</td></tr>`
+      `<td class="num">${formatCost(u.cost)}</td><td class="num">${escapeHtml(cacheCell(u))}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}</td></tr>`
     );
   });
   return (
-    '<table class="instances"><thead><tr><th>instance</th><th>status</th><th>attempts</th><th>turns</th><th>tokens</th><th>cost</th><th>time</th><th>output / error</th></tr></thead>' +
+    '<table class="instances"><thead><tr><th>instance</th><th>status</th><th>attempts</th><th>turns</th><th>tokens</th><th>cost</th><th>cache read · saved</th><th>time</th><th>output / error</th></tr></thead>' +
     `<tbody>${rows.join('')}</tbody></table>`
   );
 }
