@@ -98,6 +98,8 @@ export class AgentLaunch {
   /** Resolves on the worker's `done` (its last message) or the port's close: no message can arrive after it. */
   private readonly portDone: Promise<void>;
   private markPortDone: () => void = () => {};
+  /** The task failed as a thread failure (crash, terminate, refused before it ran), not as a result. */
+  private rejected = false;
 
   constructor(
     private readonly ctx: LaunchContext,
@@ -131,6 +133,7 @@ export class AgentLaunch {
           return { ok: false as const, failure: 'crashed', error: `the worker returned a malformed result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, usage: zeroUsage() };
         },
         (err: unknown): WorkerResult => {
+          this.rejected = true;
           if (this.abortReason) return { ok: false, failure: abortClass(this.abortReason), error: this.abortReason, usage: zeroUsage() };
           const culprit = this.threadId !== undefined ? ctx.terminatedThreads?.get(this.threadId) : undefined;
           if (culprit !== undefined && culprit !== ref.key) {
@@ -236,6 +239,8 @@ export class AgentLaunch {
    */
   private async drain(workerPort: MessagePort): Promise<void> {
     workerPort.close();
+    // Never started on a thread (no hello; e.g. the worker module failed to load): nothing to wait for.
+    if (this.rejected && this.threadId === undefined) return;
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, PORT_DRAIN_LIMIT_MS);
