@@ -1,6 +1,6 @@
 // `orchestrate init [example]`: a copy of an example in an empty folder, and the command it
 // prints runs there offline (the real CLI, in process), with its run folder in that folder.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,7 @@ describe('orchestrate init', () => {
 
     const run = await runCli(argv, { cwd, env: env(cwd) });
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('note:'); // an ordinary folder: no installed-package note
     const runs = readdirSync(join(cwd, '.orchestrate', 'runs'));
     expect(runs).toHaveLength(1);
     expect(run.stdout).toContain(join(cwd, '.orchestrate', 'runs', runs[0]!, 'plan.md'));
@@ -76,6 +77,20 @@ describe('orchestrate init', () => {
     const missing = await runCli(['show', 'nope'], { cwd, env: env(cwd) });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`no run "nope" in ${join(cwd, '.orchestrate', 'runs')}`);
+  });
+
+  it('a recipe inside an installed package gets a note saying how to copy it here (and still runs, recorded here)', { timeout: 60_000 }, async () => {
+    const root = emptyDir();
+    const pkg = join(root, 'lib', 'node_modules', 'orchestrate-agents', 'recipes', 'fan-out');
+    mkdirSync(pkg, { recursive: true });
+    expect((await runCli(['init'], { cwd: pkg, env: env(pkg) })).code).toBe(0);
+    const cwd = emptyDir();
+    const run = await runCli([join(pkg, 'recipe.yaml')], { cwd, env: env(cwd) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`this recipe's folder ${pkg} is inside an installed package`);
+    expect(run.stderr).toContain('orchestrate init fan-out');
+    expect(existsSync(join(pkg, '.orchestrate'))).toBe(false);
+    expect(readdirSync(join(cwd, '.orchestrate', 'runs'))).toHaveLength(1);
   });
 
   it('init agent copies the scripts; the printed agent command answers offline', { timeout: 60_000 }, async () => {

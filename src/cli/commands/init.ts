@@ -2,8 +2,8 @@
 // script and sample inputs, or the scripts of `orchestrate agent`) into the current folder and
 // prints the command that runs it. A recipe run from an installed package would write its
 // workspace inside the package; a copy runs where the user is. Nothing is ever overwritten.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Argv } from 'yargs';
 import { didYouMean } from '../../orchestrator/recipe/suggest.js';
@@ -101,6 +101,28 @@ export async function runInit(args: CommandArgs, ctx: CliContext): Promise<numbe
         : `with a real model: drop --script and set ANTHROPIC_API_KEY\n`),
   );
   return EXIT.ok;
+}
+
+/**
+ * A note for running a recipe that sits in an installed package (or any folder this user cannot
+ * write): tasks without a `cwd` work in the recipe's folder, so a `run:` step or an edit there
+ * would fail (EACCES) or change the package. Undefined when the folder is an ordinary one.
+ */
+export function installedRecipeNote(recipeDir: string): string | undefined {
+  let writable = true;
+  try {
+    accessSync(recipeDir, constants.W_OK);
+  } catch {
+    writable = false;
+  }
+  const installed = recipeDir.split(sep).includes('node_modules');
+  if (writable && !installed) return undefined;
+  const name = basename(recipeDir);
+  const init = INIT_EXAMPLES.some((e) => e.name === name) ? `orchestrate init ${name}` : 'orchestrate init';
+  return (
+    `orchestrate: note: this recipe's folder ${recipeDir} is ${installed ? 'inside an installed package' : 'not writable'}; ` +
+    `tasks without a cwd work there. To run it here instead: mkdir my-run && cd my-run && ${init}\n`
+  );
 }
 
 function initOptions(y: Argv): Argv<object> {

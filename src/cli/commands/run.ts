@@ -13,6 +13,7 @@ import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 import { printProblems, printWarnings, problemsJson } from '../print-problems.js';
 import { renderDryRun } from '../render-dry-run.js';
+import { installedRecipeNote } from './init.js';
 
 /**
  * Flags of every command that runs agents (`run` and `resume`): output, colour, threads, and the
@@ -101,6 +102,8 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     return EXIT.usage;
   }
   const displayFile = displayPath(loaded.recipe.file, ctx.cwd);
+  const installedNote = args['dry-run'] === true ? undefined : installedRecipeNote(loaded.recipe.dir);
+  if (installedNote) ctx.stderr(installedNote);
   if (!json) printWarnings(loaded.warnings, ctx);
   if (args['dry-run'] === true) {
     const result = dryRun(loaded.recipe, { env: ctx.env, displayFile });
