@@ -1,9 +1,10 @@
 // orchestrate: the public SDK entry. The runtime (AgentSession and its factory) is exported flat,
 // with the pieces of the lower layers most programs need; every layer is also available whole,
-// as a namespace here (`import { ai } from 'orchestrate'`) or as its own subpath
-// (`orchestrate/ai`, `orchestrate/agent`, `orchestrate/tools`, `orchestrate/session`).
+// as a namespace here (`import { ai } from 'orchestrate-agents'`) or as its own subpath
+// (`orchestrate-agents/ai`, `/agent`, `/tools`, `/session`). The npm name is orchestrate-agents;
+// the command it installs is `orchestrate`.
 //
-//   import { createAgentSession } from 'orchestrate';
+//   import { createAgentSession } from 'orchestrate-agents';
 //   const session = await createAgentSession({ cwd: process.cwd(), tools: ['read', 'bash'] });
 //   session.subscribe((event) => { if (event.type === 'message_end') console.log(event.message.role); });
 //   await session.prompt('Summarize README.md');

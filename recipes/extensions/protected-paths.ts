@@ -11,7 +11,7 @@
 // Environment: ORCHESTRATE_PROTECTED_PATHS="a,b" replaces the default patterns.
 // It does not police bash: a shell command can still write anywhere a bash policy allows.
 import { basename, relative, resolve, sep } from 'node:path';
-// Outside this repository: import type { ExtensionAPI } from 'orchestrate';
+// Outside this repository: import type { ExtensionAPI } from 'orchestrate-agents';
 import type { ExtensionAPI } from '../../src/runtime/index.js';
 
 export const DEFAULT_PROTECTED = ['.env', '.env.*', '*.lock', 'package-lock.json', '*.pem', '*.key', '.git/**'];

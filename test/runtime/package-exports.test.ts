@@ -1,20 +1,22 @@
 // The built package, imported by its name from outside the repository: every layer is usable
-// alone through its `exports` subpath (orchestrate/ai, /agent, /session, /tools, and the root).
+// alone through its `exports` subpath (orchestrate-agents/ai, /agent, /session, /tools, and the root).
 // The build goes to a temp copy of the package (package.json + dist) so it never races other
 // builds of dist/; its node_modules link to the repository's dependencies.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const REPO = resolve(import.meta.dirname, '../..');
+/** The package's npm name (the command it installs is `orchestrate`). */
+const NAME = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { name: string }).name;
 let root: string;
 let buildLog = '';
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'orch-pkg-'));
-  const pkg = join(root, 'node_modules', 'orchestrate');
+  const pkg = join(root, 'node_modules', NAME);
   mkdirSync(pkg, { recursive: true });
   copyFileSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
   symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'), 'dir');
@@ -34,11 +36,11 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const CHECK = `
 import { writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createScriptedProvider, scriptedModel, getModel } from 'orchestrate/ai';
-import { Agent } from 'orchestrate/agent';
-import { SessionStore, parseSummary } from 'orchestrate/session';
-import { createCodingTools } from 'orchestrate/tools';
-import { createAgentSession, ai } from 'orchestrate';
+import { createScriptedProvider, scriptedModel, getModel } from 'orchestrate-agents/ai';
+import { Agent } from 'orchestrate-agents/agent';
+import { SessionStore, parseSummary } from 'orchestrate-agents/session';
+import { createCodingTools } from 'orchestrate-agents/tools';
+import { createAgentSession, ai } from 'orchestrate-agents';
 
 const out = {};
 const text = (m) => m.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
@@ -83,14 +85,14 @@ console.log(JSON.stringify(out));
 
 describe('the built package', () => {
   it('imports every layer by package name and runs the loop with one tool, with none, and the SDK factory', () => {
-    const pkgDist = join(root, 'node_modules', 'orchestrate', 'dist');
+    const pkgDist = join(root, 'node_modules', NAME, 'dist');
     for (const layer of ['index.js', 'ai/index.js', 'agent/index.js', 'session/index.js', 'tools/index.js', 'runtime/index.js']) {
       expect(existsSync(join(pkgDist, layer)), `dist/${layer} missing after the build:\n${buildLog}`).toBe(true);
     }
     const work = join(root, 'work');
     mkdirSync(work);
     writeFileSync(join(root, 'check.mjs'), CHECK);
-    const extension = join(root, 'node_modules', 'orchestrate', 'recipes', 'extensions', 'protected-paths.ts');
+    const extension = join(root, 'node_modules', NAME, 'recipes', 'extensions', 'protected-paths.ts');
     const stdout = execFileSync(process.execPath, [join(root, 'check.mjs'), extension], { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
     const out = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
     expect(out).toEqual({
@@ -117,7 +119,7 @@ describe('the built package', () => {
       join(work, 'recipe.yaml'),
       'name: flags\nprovider: scripted\nscript: script.yaml\nconcurrency: 2\ntasks:\n  - id: hi\n    for_each: [a, b]\n    prompt: "Say done"\n',
     );
-    const cli = join(root, 'node_modules', 'orchestrate', 'dist', 'cli', 'main.js');
+    const cli = join(root, 'node_modules', NAME, 'dist', 'cli', 'main.js');
     // V8 flags are per process: a worker given them explicitly refuses to start (ERR_WORKER_INVALID_EXEC_ARGV).
     const r = spawnSync(process.execPath, ['--max-old-space-size=1024', '--stack-size=2000', cli, join(work, 'recipe.yaml'), '--run-dir', join(work, 'runs')], {
       cwd: work,
