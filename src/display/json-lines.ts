@@ -15,8 +15,8 @@
  *   parent  the task id for fan-out instances, or the pair's task id for planner/worker members.
  *
  * Run events
- *   run_start        root: the run's root (the recipe's folder), relative to the run folder when it
- *                    holds the run folder (else absolute); recipe: the recipe file, relative to root;
+ *   run_start        root: the run's root (the recipe's folder), relative to the run folder;
+ *                    recipe: the recipe file, relative to root;
  *                    name, recipeHash, inputs, plan: [{task, keys, needs, dynamic}]
  *                    in topological order (dynamic: keys known only once the task is expanded),
  *                    resumed?: true when this run continues an earlier one, overrides?: the
@@ -32,7 +32,7 @@
  *   instance_start   sessionFile?, cwd?, resumedFromLeaf?: continues an existing session,
  *                    baseCommit? / baseTree? / repoRoot? / worktree?: git state for the patch.
  *                    cwd and repoRoot are relative to root, sessionFile and worktree to the run
- *                    folder (absolute when outside them; logs of older versions: absolute), so a
+ *                    folder (`../` when outside them; logs of older versions: absolute), so a
  *                    copied project folder resumes on its own files. readRunLog resolves them.
  *   instance_retry   failure (class), error, delayMs: this attempt failed and another follows.
  *   instance_done    output (parsed JSON for `output: json`, else text), text?, usage, summary?,

@@ -127,6 +127,9 @@ export class InstanceRunner {
   async prepareWorkspace(t: TaskState, inst: InstanceState): Promise<string | undefined> {
     const cwd = inst.resolved!.cwd;
     inst.workCwd = cwd;
+    // A resumed run whose recorded repository no longer holds the cwd (the project moved while
+    // the repository stayed where it was): the repository is the one the cwd is in now.
+    if (inst.git && relative(inst.git.root, cwd).startsWith('..')) inst.git.root = (await repoRoot(cwd)) ?? inst.git.root;
     if (inst.git?.worktree) {
       const wt = inst.git.worktree;
       if (!existsSync(join(wt, '.git'))) {

@@ -31,7 +31,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     type: z.literal('run_start'),
     /** The recipe file; relative to `root` (logs before `root` existed: absolute). */
     recipe: z.string(),
-    /** The run's root (the recipe's folder, where its paths resolve from), relative to the run folder when inside it; see run-paths.ts. */
+    /** The run's root (the recipe's folder, where its paths resolve from), relative to the run folder; see run-paths.ts. */
     root: z.string().optional(),
     name: z.string(),
     recipeHash: z.string(),

@@ -2,31 +2,22 @@
 // and `.orchestrate/runs` together) resumes on the copy's files and never touches the original.
 //
 // The run's root is the folder the recipe's paths are resolved from (the recipe's folder).
-// run_start carries it as `root`, relative to the run folder (absolute when the run folder lies
-// outside it, e.g. --run-dir /tmp/runs); its `recipe`, and the `cwd` and `repoRoot` of
-// instance_start, are relative to that root. Files the run folder holds (`sessionFile`,
-// `worktree`) are relative to the run folder, like `patchFile` and result.json's `sessions`.
-// A path outside its base stays absolute. Logs written before this (absolute paths, no `root`)
-// read as they are: an absolute path is never rebased.
+// run_start carries it as `root`, relative to the run folder; its `recipe`, and the `cwd` and
+// `repoRoot` of instance_start, are relative to that root. Files the run folder holds
+// (`sessionFile`, `worktree`) are relative to the run folder, like `patchFile` and result.json's
+// `sessions`. Paths outside their base are relative too (`../repos/a`): a project copied whole
+// keeps them pointing inside the copy. Only a path with no relative form (another drive) stays
+// absolute. Logs written before this (absolute paths, no `root`) read as they are: an absolute
+// path is never rebased.
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { RunEvent, RunEventInput } from './run-events.js';
 
-/** `abs` relative to `base` ('/'-separated) when it lies inside it; otherwise `abs` unchanged. */
+/** `abs` relative to `base`, '/'-separated ('.' for the base itself); unchanged when it has no relative form. */
 export function storedPath(base: string, abs: string): string {
   if (!isAbsolute(abs)) return abs;
   const rel = relative(base, abs);
-  if (rel === '') return '.';
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return abs;
-  return rel.split(sep).join('/');
-}
-
-/**
- * The run's root as run_start stores it: relative to the run folder when the run folder lies
- * inside the root (a copy of the root carries its runs along), else absolute.
- */
-export function storedRoot(runDir: string, root: string): string {
-  const inside = storedPath(root, runDir);
-  return isAbsolute(inside) ? root : relative(runDir, root).split(sep).join('/') || '.';
+  if (isAbsolute(rel)) return abs;
+  return rel === '' ? '.' : rel.split(sep).join('/');
 }
 
 /** A stored path read back: relative ones resolve against `base`. */
@@ -61,7 +52,7 @@ export function toStoredPaths(e: RunEventInput, runDir: string, root: string | u
   if (e.type === 'run_start') {
     if (!isAbsolute(e.recipe)) return e;
     const r = dirname(e.recipe);
-    return { ...e, root: storedRoot(runDir, r), recipe: storedPath(r, e.recipe) };
+    return { ...e, root: storedPath(runDir, r), recipe: storedPath(r, e.recipe) };
   }
   if (e.type !== 'instance_start') return e;
   return mapInstancePaths(e, (p) => (root === undefined ? p : storedPath(root, p)), (p) => storedPath(runDir, p));

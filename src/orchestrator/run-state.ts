@@ -5,7 +5,7 @@ import type { LoadedRecipe, LoadedTask, ResolvedInstance } from './recipe/index.
 import type { ExpressionScope, TaskResultView } from './recipe/expressions.js';
 import type { StructuredSummary } from '../session/parse-summary.js';
 import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
-import { storedPath, storedRoot } from './run-paths.js';
+import { storedPath } from './run-paths.js';
 import type { FailureClass, UsageSummary } from './usage-summary.js';
 
 export type InstanceStatus = 'pending' | 'running' | 'retrying' | 'done' | 'failed' | 'skipped' | 'interrupted';
@@ -77,10 +77,13 @@ export interface TaskState {
 const TERMINAL: ReadonlySet<InstanceStatus> = new Set(['done', 'failed', 'skipped']);
 export const isTerminal = (s: InstanceStatus): boolean => TERMINAL.has(s);
 
-/** A path as shown in plan.md: relative to the recipe folder when inside it. */
+/**
+ * A path as plan.md, result.json and the log show it: relative to the recipe folder, the run's
+ * root (`../repos/a/x.ts` outside it), so a copied project folder names its own files.
+ */
 export function displayPath(recipeDir: string, abs: string): string {
-  const rel = relative(recipeDir, abs);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs;
+  const rel = storedPath(recipeDir, abs);
+  return rel === '.' ? abs : rel;
 }
 
 /** Maps a path inside an instance's worktree back to the repository it was made from. */
@@ -157,7 +160,7 @@ export interface ResultFile {
   runId: string;
   /** The recipe file, relative to `root` (see run-paths.ts). */
   recipe: string;
-  /** The run's root (the recipe's folder), relative to the run folder when it holds it. */
+  /** The run's root (the recipe's folder), relative to the run folder (see run-paths.ts). */
   root: string;
   name: string;
   status: RunStatus;
@@ -201,7 +204,7 @@ export function resultFile(args: {
     version: 1,
     runId: args.runId,
     recipe: storedPath(args.recipe.dir, args.recipe.file),
-    root: storedRoot(args.runDir, args.recipe.dir),
+    root: storedPath(args.runDir, args.recipe.dir),
     name: args.recipe.name,
     status: args.status,
     startedAt: new Date(args.startedAt).toISOString(),

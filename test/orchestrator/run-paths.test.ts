@@ -3,7 +3,7 @@
 // logs with absolute paths read as they were written.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readRunLog, RunStore } from '../../src/orchestrator/run-store.js';
 import { storedPath } from '../../src/orchestrator/run-paths.js';
@@ -43,8 +43,9 @@ describe('run log paths', () => {
     const lines = readFileSync(join(runDir, 'run.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ root: '../../..', recipe: 'recipe.yaml' });
     expect(lines[1]).toMatchObject({ cwd: 'repo/src', repoRoot: 'repo', sessionFile: 'sessions/fix.jsonl', worktree: 'worktrees/fix' });
-    // A folder outside the root cannot be relative to it: it stays absolute.
-    expect(lines[2]).toMatchObject({ cwd: outside });
+    // A folder outside the root is relative too: a project copied whole keeps it inside the copy.
+    expect(lines[2]!.cwd).toBe(relative(project, outside));
+    expect(lines[2]!.cwd).toMatch(/^\.\.\//);
 
     const { events } = readRunLog(join(runDir, 'run.jsonl'));
     expect(events[0]).toMatchObject({ recipe: join(project, 'recipe.yaml'), root: project });
@@ -69,11 +70,11 @@ describe('run log paths', () => {
     expect(JSON.stringify(events)).not.toContain(runDir);
   });
 
-  it('runs recorded outside the project (--run-dir elsewhere) keep an absolute root', () => {
+  it('runs recorded outside the project (--run-dir elsewhere) point at it relatively and read back to it', () => {
     const project = temp();
     const runDir = record(project, join(temp(), 'runs'), temp());
     const first = JSON.parse(readFileSync(join(runDir, 'run.jsonl'), 'utf8').split('\n')[0]!) as Record<string, unknown>;
-    expect(first).toMatchObject({ root: project, recipe: 'recipe.yaml' });
+    expect(first).toMatchObject({ root: relative(runDir, project), recipe: 'recipe.yaml' });
     expect(readRunLog(join(runDir, 'run.jsonl')).events[0]).toMatchObject({ recipe: join(project, 'recipe.yaml') });
   });
 
@@ -90,11 +91,11 @@ describe('run log paths', () => {
     expect(events).toEqual([{ ...old[0], root: '/work/p' }, old[1]]);
   });
 
-  it('storedPath: inside the base relative with "/", the base itself ".", outside unchanged', () => {
+  it('storedPath: relative with "/" inside and outside the base, the base itself "."', () => {
     expect(storedPath('/a/b', '/a/b/c/d.txt')).toBe('c/d.txt');
     expect(storedPath('/a/b', '/a/b')).toBe('.');
-    expect(storedPath('/a/b', '/a/bc/d')).toBe('/a/bc/d');
-    expect(storedPath('/a/b', '/a')).toBe('/a');
+    expect(storedPath('/a/b', '/a/bc/d')).toBe('../bc/d');
+    expect(storedPath('/a/b', '/a')).toBe('..');
     expect(storedPath('/a/b', 'already/relative')).toBe('already/relative');
   });
 });

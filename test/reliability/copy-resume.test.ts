@@ -25,6 +25,8 @@ const tempDir = (prefix: string): string => {
   return d;
 };
 
+// The recipe sits in a subfolder and works on a repository beside it (paths outside the recipe's
+// folder), the runs are recorded in the project folder (the working folder of the CLI).
 // first edits the repo; second, in a worktree of its own, edits its copy of the repo and then
 // waits in a tool call (where the test kills the run); third edits the repo after second.
 const RECIPE = `name: copied
@@ -35,20 +37,20 @@ agents:
 tasks:
   - id: first
     agent: editor
-    cwd: repo
+    cwd: ../../repo
     writes: ["config.txt"]
     prompt: "Edit first"
   - id: second
     needs: [first]
     agent: editor
-    cwd: repo
+    cwd: ../../repo
     isolation: worktree
     env: { SYNC_DIR: "\${{ env.SYNC_DIR }}" }
     prompt: "Edit second"
   - id: third
     needs: [second]
     agent: editor
-    cwd: repo
+    cwd: ../../repo
     writes: ["config.txt"]
     prompt: "Edit third"
 `;
@@ -82,13 +84,13 @@ function snapshotTree(dir: string): Map<string, string> {
 
 describe('resuming a copied project folder', { timeout: 180_000 }, () => {
   it('changes the copy\'s files, never the original\'s, and works with the original deleted', async () => {
-    const project = tempProject({ 'recipe.yaml': RECIPE, 'script.yaml': SCRIPT, 'repo/config.txt': 'a: old\nb: old\nc: old\n' });
+    const project = tempProject({ 'recipes/copied/recipe.yaml': RECIPE, 'recipes/copied/script.yaml': SCRIPT, 'repo/config.txt': 'a: old\nb: old\nc: old\n' });
     gitInit(join(project, 'repo'));
     const sync = tempDir('orch-copy-sync-');
     const env = { SYNC_DIR: sync };
 
     // The run, killed while second waits in its tool call (first done, second's worktree edited).
-    const child = cliIn(project, ['recipe.yaml'], env);
+    const child = cliIn(project, ['recipes/copied/recipe.yaml'], env);
     const done = exited(child);
     await until(() => existsSync(join(sync, 'waiting')), 'second to wait in its tool call', 90_000);
     child.kill('SIGKILL');
@@ -122,7 +124,7 @@ describe('resuming a copied project folder', { timeout: 180_000 }, () => {
     const result = JSON.parse(readFileSync(join(copyRun, 'result.json'), 'utf8')) as { recipe: string; root: string; instances: { status: string }[] };
     expect(result.instances.map((i) => i.status)).toEqual(['done', 'done', 'done']);
     expect(result.recipe).toBe('recipe.yaml');
-    expect(result.root).toBe('../../..');
+    expect(result.root).toBe('../../../recipes/copied');
     // The original: byte for byte what the kill left (its repo, its worktree, its git metadata, its run).
     expect(snapshotTree(project)).toEqual(before);
 
