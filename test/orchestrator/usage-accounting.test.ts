@@ -47,7 +47,7 @@ function pick(t: Omit<Totals, 'cost'>): Omit<Totals, 'cost'> {
   return { input: t.input, output: t.output, cacheRead: t.cacheRead, cacheWrite: t.cacheWrite, totalTokens: t.totalTokens };
 }
 
-describe('usage accounting (real SDK, fake Anthropic API)', { timeout: 300_000 }, () => {
+describe('usage accounting (real SDK, fake Anthropic API)', { timeout: 480_000 }, () => {
   it(`result.json's totals equal the usage the API returned, exactly, over ${RUNS} runs of ${INSTANCES} agents`, async () => {
     const price = resolveModel(MODEL, 'anthropic');
     const random = seededRandom(17);
