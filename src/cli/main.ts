@@ -113,7 +113,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     commandNames: [...COMMAND_MODULES.map((m) => m.name), COMPLETION_COMMAND],
   };
   if (argv.length === 0) {
-    ctx.stderr('orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\nRun "orchestrate --help" for usage.\n');
+    ctx.stderr('orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\n  hint: no recipe yet? `orchestrate init` copies an example here that runs offline\nRun "orchestrate --help" for usage.\n');
     return EXIT.usage;
   }
   const mistyped = mistypedCommand(argv, ctx);

@@ -64,6 +64,12 @@ describe('unknown flags: exit 2 naming the flag meant', () => {
     expect(hasStackTrace(r.stderr)).toBe(false);
   });
 
+  it('no arguments: exit 2, pointing a new user at orchestrate init', async () => {
+    const r = await run([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('`orchestrate init` copies an example here');
+  });
+
   it('a mistyped command still gets its suggestion', async () => {
     const r = await run(['inti']);
     expect(r.code).toBe(2);
