@@ -14,6 +14,7 @@
 //   system prompt (date and cwd inside) in one cached block, one breakpoint on the last user
 //   block; summaries as a serialized transcript under the summarizer's own system prompt (the
 //   transcript path, still there for uncached providers); no warm-up.
+// - after, no warm-up: the new shape alone, every instance starting at once.
 // - after: the shipped shape: shared system block with the breakpoint, per-session block after
 //   it, breakpoints at the previous and the current request's tail, summaries inside the
 //   conversation, and the warm-up gate (src/orchestrator/cache-warmup.ts) in front of the permits.
@@ -125,15 +126,16 @@ function legacyPayload(payload: unknown): unknown {
   return p;
 }
 
-/** One fan-out of `n` sessions started together; `before` selects the old shape. */
-async function fanOut(n: number, before: boolean): Promise<Shares> {
+/** One fan-out of `n` sessions started together: the old shape, or the new one with or without the warm-up. */
+async function fanOut(n: number, mode: 'before' | 'after' | 'after-no-warmup'): Promise<Shares> {
+  const before = mode === 'before';
   const server = await startFakeAnthropic({ respond, promptCache: { firstByteDelayMs: FIRST_BYTE_MS, minTokens: MIN_CACHE_TOKENS } });
   const root = mkdtempSync(join(tmpdir(), 'orch-cache-bench-'));
   registerBuiltInProviders();
   const model: Model = { ...resolveModel(MODEL_ID, 'anthropic'), baseUrl: server.url };
   // The orchestrator's permit path, with the warm-up gate after the change.
   const warmup = new CacheWarmup();
-  const broker = new PermitBroker({ budget: new BudgetLedger(), ...(before ? {} : { gate: warmup }) });
+  const broker = new PermitBroker({ budget: new BudgetLedger(), ...(mode === 'after' ? { gate: warmup } : {}) });
   const ids = Array.from({ length: n }, (_, i) => `repo-${i + 1}`);
   warmup.arm('fan-out', ids);
   try {
@@ -226,8 +228,9 @@ function report(label: string, s: Shares): { turnShare: number; summaryShare: nu
 console.log(`model ${MODEL_ID}: input $${model.cost.input}/M, cache read $${model.cost.cacheRead}/M, cache write $${model.cost.cacheWrite}/M; replies start after ${FIRST_BYTE_MS} ms\n`);
 const results: Record<string, ReturnType<typeof report>> = {};
 for (const n of [REPOS, WIDE]) {
-  results[`before ${n}`] = report(`before: ${n} repos`, await fanOut(n, true));
-  results[`after ${n}`] = report(`after:  ${n} repos`, await fanOut(n, false));
+  results[`before ${n}`] = report(`before: ${n} repos`, await fanOut(n, 'before'));
+  report(`after, no warm-up: ${n} repos`, await fanOut(n, 'after-no-warmup'));
+  results[`after ${n}`] = report(`after:  ${n} repos`, await fanOut(n, 'after'));
 }
 const run = await orchestrated(WIDE);
 const u = run.result.usage;
