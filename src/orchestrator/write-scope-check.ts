@@ -20,6 +20,31 @@ import { writeGlobs } from './write-scopes.js';
 
 const toPosix = (p: string): string => p.split('\\').join('/');
 
+/** git's C-style quoting of unusual names (`"\303\244.txt"`) undone: the path as it is on disk. */
+export function unquoteGitPath(name: string): string {
+  if (!(name.startsWith('"') && name.endsWith('"') && name.length >= 2)) return name;
+  const bytes: number[] = [];
+  const body = name.slice(1, -1);
+  const named: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== '\\') {
+      bytes.push(...Buffer.from(c, 'utf8'));
+      continue;
+    }
+    const next = body[i + 1] ?? '';
+    const octal = /^[0-7]{3}/.exec(body.slice(i + 1));
+    if (octal) {
+      bytes.push(parseInt(octal[0], 8));
+      i += 3;
+    } else {
+      bytes.push(named[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
 /** A glob of the original checkout, moved into the instance's worktree when it has one. */
 function intoWorktree(inst: InstanceState, glob: string): string {
   const g = inst.git;
@@ -47,6 +72,7 @@ export interface WriteScopeViolation {
 export async function revertOutsideScope(cwd: string, root: string, baseTree: string, allowed: string[], tolerated: string[] = []): Promise<WriteScopeViolation | undefined> {
   const d = await diffSince(cwd, baseTree);
   if (!d || d.files.length === 0) return undefined;
+  d.files = d.files.map(unquoteGitPath);
   const own = allowed.map((g) => compileGlob(g));
   const others = tolerated.map((g) => compileGlob(g));
   const outside = d.files.filter((f) => {

@@ -38,7 +38,7 @@ tasks:
     prompt: "Fix it"
 `,
       'script.yaml': `turns:
-  - tools: [{ name: bash, args: { command: "echo new > src/ok.txt && echo stray > outside.txt && echo changed >> README.md && rm src/keep.txt" } }]
+  - tools: [{ name: bash, args: { command: "echo new > src/ok.txt && echo stray > outside.txt && echo x > stray-ä.txt && echo changed >> README.md && rm src/keep.txt" } }]
   - text: "done"
 `,
     });
@@ -50,6 +50,8 @@ tasks:
     // Put back: the tracked file as it was, the new file gone.
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('original readme\n');
     expect(existsSync(join(dir, 'outside.txt'))).toBe(false);
+    // A name git quotes in its output ("stray-\303\244.txt") is found and removed too.
+    expect(existsSync(join(dir, 'stray-ä.txt'))).toBe(false);
     // Inside the scope nothing is touched (a deletion inside it stays deleted).
     expect(readFileSync(join(dir, 'src/ok.txt'), 'utf8')).toBe('new\n');
     expect(existsSync(join(dir, 'src/keep.txt'))).toBe(false);
