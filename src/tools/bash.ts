@@ -86,10 +86,14 @@ function renderOutput(snap: OutputSnapshot, maxBytes: number, saveError?: Error)
   return `${snap.text}\n\n[Showing lines ${start}-${end} of ${snap.totalLines}${limit}. ${where}]`;
 }
 
-function detailsOf(snap: OutputSnapshot, exitCode?: number | null): BashToolDetails | undefined {
+/**
+ * The result's details. `keepPath`: the full-output file outlives the session (a caller's
+ * tempDir), so its path is worth recording; the tool's private folder is removed with the session.
+ */
+function detailsOf(snap: OutputSnapshot, exitCode?: number | null, keepPath = true): BashToolDetails | undefined {
   const details: BashToolDetails = {};
   if (snap.truncation) details.truncation = snap.truncation;
-  if (snap.fullOutputPath) details.fullOutputPath = snap.fullOutputPath;
+  if (snap.fullOutputPath && keepPath) details.fullOutputPath = snap.fullOutputPath;
   if (exitCode !== undefined) details.exitCode = exitCode;
   return Object.keys(details).length > 0 ? details : undefined;
 }
@@ -152,7 +156,7 @@ export function createBashTool(options: BashToolOptions): BashTool {
       if (outcome.kind === 'spawn-error') throw new Error(withOutput(`Could not start the shell: ${outcome.message}`));
       if (outcome.signal) throw new Error(withOutput(`Command was killed by signal ${outcome.signal}`));
       if (outcome.code !== 0) throw new Error(withOutput(`Command exited with code ${outcome.code}`));
-      return textResult(text, detailsOf(snap, outcome.code));
+      return textResult(text, detailsOf(snap, outcome.code, options.tempDir !== undefined));
     },
     dispose: () => privateTemp.remove(),
   };
@@ -238,7 +242,7 @@ function run(
       if (!force && now - lastUpdate < interval) return;
       lastUpdate = now;
       const snap = capture.snapshot();
-      onUpdate(textResult(snap.text, detailsOf(snap)));
+      onUpdate(textResult(snap.text, detailsOf(snap, undefined, options.tempDir !== undefined)));
     };
     const accept = (chunk: Buffer): void => {
       if (!capture.push(chunk) && !paused) {
