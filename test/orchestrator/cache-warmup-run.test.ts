@@ -46,6 +46,14 @@ tasks:
         expect(q.cache!.read).toBeGreaterThan(0);
         expect(q.cache!.write).toBeLessThan(leader!.cache!.write);
       }
+      // Every handoff summary is asked for inside its conversation: it reads what the last turn wrote.
+      const summaries = server.requests.filter((q) => isSummaryRequest(q.body));
+      expect(summaries).toHaveLength(ITEMS.length);
+      const firstUser = (q: (typeof summaries)[number]): string => JSON.stringify(q.body.messages[0], (k, v: unknown) => (k === 'cache_control' ? undefined : v));
+      for (const q of summaries) {
+        const last = server.requests.filter((t) => t.index < q.index && !isSummaryRequest(t.body) && firstUser(t) === firstUser(q)).pop()!;
+        expect(q.cache!.read).toBe(last.cache!.read + last.cache!.write);
+      }
       // result.json: cache reads and writes per instance and for the run, and what they saved.
       const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
       const read = server.requests.reduce((n, q) => n + (q.cache?.read ?? 0), 0);
