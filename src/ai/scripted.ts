@@ -4,7 +4,9 @@
 // Turn selection is stateless by default: the reply for a call is the script turn at index
 // "number of successful assistant replies already in the context", so one script can drive many
 // agents and a resumed conversation continues where it stopped. Error turns are the exception:
-// each fires once per provider instance (so a retry gets the next turn).
+// each fires once per provider instance (so a retry gets the next turn). After a compaction in
+// the middle of a run, whose summary stands in for earlier replies, the next reply follows the
+// last one this provider served.
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { StreamedToolArguments } from './partial-json.js';
@@ -160,6 +162,21 @@ function charsOfMessage(m: Message): number {
   return n;
 }
 
+/**
+ * The start of a compaction summary as the agent layer converts it for the model
+ * (COMPACTION_SUMMARY_PREFACE in src/agent/convert-to-llm.ts; a test keeps the two equal).
+ */
+export const COMPACTION_SUMMARY_START = 'Earlier history of this conversation was compacted';
+
+function holdsCompactionSummary(messages: readonly Message[]): boolean {
+  for (const m of messages) {
+    if (m.role !== 'user') continue;
+    const first = typeof m.content === 'string' ? m.content : m.content[0]?.type === 'text' ? m.content[0].text : '';
+    if (first.startsWith(COMPACTION_SUMMARY_START)) return true;
+  }
+  return false;
+}
+
 /** What the provider knows about a conversation: its messages so far, their size and reply count. */
 interface ConversationTally {
   /** The (snapshot) array counted, and its length. */
@@ -313,6 +330,8 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
   const recordTransformed = options.recordTransformed ?? true;
   const record = options.record ?? true;
   const tallies = new WeakMap<object, ConversationTally>();
+  /** Per conversation: the highest reply number this provider served successfully. */
+  const served = new Map<number, number>();
   const indexes = new WeakMap<readonly ScriptedTurn[], TurnIndex>();
   const fired = new Set<string>();
   const calls: Context[] = [];
@@ -394,8 +413,19 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
         return fail(`prompt is too long: ${output.usage.input} tokens > ${options.contextWindow} maximum (scripted provider overflow mode)`);
       }
       const { conv, turns, match, label } = pickConversation(context);
-      // Reply number k: the turn slot, and the base of deterministic tool-call ids (unique per conversation).
-      const k = byCalls ? callIndex : tally.replies;
+      // Reply number k: the turn slot, and the base of deterministic tool-call ids (unique per
+      // conversation). A compaction in the middle of a run replaces replies with a summary: the
+      // conversation goes on after the last reply served, not from the count left in view.
+      const inView = tally.replies;
+      const k = byCalls ? callIndex : holdsCompactionSummary(snapshot) ? Math.max(inView, (served.get(conv) ?? -1) + 1) : inView;
+      if (!byCalls) {
+        stream.result().then(
+          (m) => {
+            if (m.stopReason !== 'error' && m.stopReason !== 'aborted') served.set(conv, Math.max(served.get(conv) ?? -1, k));
+          },
+          () => undefined,
+        );
+      }
       const at = selectTurn(turns, conv, k);
       const turn = at === undefined ? undefined : turns[at];
       if (turn === undefined && turns.length === 0 && normalized.conversations?.length) {

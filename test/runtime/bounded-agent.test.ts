@@ -219,3 +219,22 @@ describe('compaction that cannot thrash', () => {
     expect(existsSync(join(h.cwd, 'step-1.txt'))).toBe(true);
   });
 });
+
+describe('the scripted model across a compaction inside a run', () => {
+  it('a plain list script goes on after the last reply served, not from the replies left in view', async () => {
+    // Three big writes push the context past the threshold at a turn boundary; the compaction
+    // summarizes them away, and the script must still continue with its fourth turn.
+    const big = (n: number): ScriptedTurnSpec => ({ tools: [{ name: 'write', args: { path: `big-${n}.txt`, content: 'q'.repeat(30_000) } }] });
+    const h = await harness([big(1), big(2), big(3), { tools: [{ name: 'read', args: { path: 'a.txt' } }] }, { text: 'finished' }], { ...smallWindow }, { turnSelection: 'replies' });
+    await h.session.prompt('write three big files, then read a.txt');
+    expect(h.session.lastAssistantText()).toBe('finished');
+    expect(h.calls).toHaveLength(5);
+    expect(h.events.some((e) => e.type === 'auto_compaction_end' && e.result !== undefined)).toBe(true);
+  });
+
+  it('the provider recognizes the summary the agent layer sends', async () => {
+    const { COMPACTION_SUMMARY_PREFACE } = await import('../../src/agent/convert-to-llm.js');
+    const { COMPACTION_SUMMARY_START } = await import('../../src/ai/scripted.js');
+    expect(COMPACTION_SUMMARY_PREFACE.startsWith(COMPACTION_SUMMARY_START)).toBe(true);
+  });
+});
