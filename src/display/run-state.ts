@@ -395,7 +395,9 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       break;
   }
 
-  // Everything below is about one instance.
+  // Everything below is about one instance; key '*' marks a run-wide note (a worker thread's
+  // failure), which is no instance of its own.
+  if (e.key === '*') return;
   const inst = ensureInstance(state, e.task, e.key, e.ts, e.parent);
   inst.lastTs = Math.max(inst.lastTs, e.ts);
   if (!state.tasks.has(e.task)) state.tasks.set(e.task, { task: e.task, needs: [], keys: [e.key], dynamic: false, expanded: true });

@@ -55,6 +55,8 @@ export interface LaunchContext {
   onUsage(ref: LaunchRef, model: string, tokens: number): void;
   /** A permit was refused because a budget is spent. */
   onBudgetDenied(ref: LaunchRef, reason: string): void;
+  /** A worker thread runs this agent (its first message arrived): the worker module loads. */
+  onStarted?(): void;
 }
 
 export interface LaunchLimits {
@@ -100,6 +102,8 @@ export class AgentLaunch {
   private markPortDone: () => void = () => {};
   /** The task failed as a thread failure (crash, terminate, refused before it ran), not as a result. */
   private rejected = false;
+  /** Settles the launch when its worker never started (see failUnstarted). */
+  private settleUnstarted: (r: WorkerResult) => void = () => {};
 
   constructor(
     private readonly ctx: LaunchContext,
@@ -124,7 +128,8 @@ export class AgentLaunch {
     const transferList: MessagePort[] = [port2];
     if (task.peerPort) transferList.push(task.peerPort);
     if (ctx.shareThreads) this.hardAbort.signal.addEventListener('abort', () => this.terminateThread(), { once: true });
-    this.result = this.ctx.pool
+    const unstarted = new Promise<WorkerResult>((resolve) => (this.settleUnstarted = resolve));
+    const ran = this.ctx.pool
       .run(full, ctx.shareThreads ? { transferList } : { transferList, signal: this.hardAbort.signal })
       .then(
         (raw: unknown) => {
@@ -145,15 +150,27 @@ export class AgentLaunch {
           }
           return { ok: false, failure: d.failure, error: d.error, usage: zeroUsage() };
         },
-      )
-      .then(async (r) => {
-        await this.drain(port2);
-        this.reconcile(r);
-        await this.cleanup();
-        // A thread that was stopped by our abort reports why, whatever the agent made of it.
-        if (!r.ok && this.abortReason && (r.failure === 'aborted' || r.failure === 'error')) return { ...r, failure: abortClass(this.abortReason), error: this.abortReason };
-        return r;
-      });
+      );
+    this.result = Promise.race([ran, unstarted]).then(async (r) => {
+      await this.drain(port2);
+      this.reconcile(r);
+      await this.cleanup();
+      // A thread that was stopped by our abort reports why, whatever the agent made of it.
+      if (!r.ok && this.abortReason && (r.failure === 'aborted' || r.failure === 'error')) return { ...r, failure: abortClass(this.abortReason), error: this.abortReason };
+      return r;
+    });
+  }
+
+  /**
+   * Fails the launch as `crashed` when no worker thread ever took it (no first message): the
+   * coordinator calls this when worker threads cannot start at all (a module that fails to
+   * load), where piscina would keep the task waiting forever. False when the agent runs.
+   */
+  failUnstarted(error: string): boolean {
+    if (this.threadId !== undefined || this.finished) return false;
+    this.rejected = true;
+    this.settleUnstarted({ ok: false, failure: 'crashed', error, usage: zeroUsage() });
+    return true;
   }
 
   private post(m: CoordinatorMessage): void {
@@ -331,6 +348,7 @@ export class AgentLaunch {
         break;
       case 'hello':
         this.threadId = m.threadId;
+        this.ctx.onStarted?.();
         if (this.ctx.shareThreads && this.ctx.threadAgents) {
           const agents = this.ctx.threadAgents.get(m.threadId) ?? new Set<string>();
           agents.add(ref.key);

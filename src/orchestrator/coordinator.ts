@@ -124,7 +124,7 @@ export class Coordinator {
   /** Shared mode: the agents on each live thread, and the threads that died while shared. */
   private readonly threadAgents = new Map<number, Set<string>>();
   private readonly sharedCrashes = new Set<number>();
-  private stopping: undefined | 'fail-fast' | 'budget' | 'interrupted';
+  private stopping: undefined | 'fail-fast' | 'budget' | 'interrupted' | 'no-threads';
   private anyTaskFailed = false;
   /** Set when the run's own files cannot be written: the run stops like an interrupt, status failed. */
   private storageError: string | undefined;
@@ -245,6 +245,8 @@ export class Coordinator {
     }
     this.pool = this.opts.pool ?? this.makePool(plan.plan.instanceCount);
     this.ownsPool = !this.opts.pool;
+    // A pool handed in reports its threads' failures to this run too (removed at the end).
+    if (this.opts.pool) this.opts.pool.on('error', this.onWorkerError);
     const onSignal = () => this.interrupt();
     const onKill = () => {
       this.interrupt();
@@ -273,9 +275,25 @@ export class Coordinator {
     return this.recipe.tasks.some((t) => t.kind === 'pair') ? this.recipe.concurrency : 0;
   }
 
-  /** A worker thread's background failure (piscina 'error'), logged instead of crashing the run. */
-  private readonly onWorkerError = (err: unknown): void =>
+  /**
+   * A worker thread's background failure (piscina 'error'), logged instead of crashing the run.
+   * Before any agent ever started on a thread it means threads cannot start at all (the worker
+   * module fails to load): piscina would keep every task waiting forever, so the waiting agents
+   * fail as crashed and nothing new starts. Once a thread has run an agent, a failure is one
+   * thread's: its agents' tasks fail by themselves, and an agent about to start is left alone
+   * (failing it could leave it running unwatched).
+   */
+  private readonly onWorkerError = (err: unknown): void => {
     this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } });
+    if (this.threadsStarted || this.stopping === 'no-threads' || this.stopping === 'interrupted') return;
+    const reason = `worker threads cannot start: ${String(err)}`;
+    // Final: a retry would wait for a thread just the same.
+    this.stopping = 'no-threads';
+    this.stopNewWork(reason);
+    for (const list of this.launches.values()) for (const l of list) l.failUnstarted(`crashed: ${reason}`);
+  };
+  /** Some agent started on a worker thread in this run (the worker module loads). */
+  private threadsStarted = false;
 
   private makePool(instanceCount: number): Piscina {
     const concurrency = this.recipe.concurrency;
@@ -616,6 +634,9 @@ export class Coordinator {
         return this.callEstimate(ref.key, model, this.agentOf(t)?.provider ?? this.recipe.provider);
       },
       onUsage: (ref, _model, tokens) => this.lastCallTokens.set(ref.key, tokens),
+      onStarted: () => {
+        this.threadsStarted = true;
+      },
       onBudgetDenied: (_ref, reason) => {
         if (/^run budget/.test(reason)) this.exhaustBudget(reason);
       },
@@ -764,6 +785,7 @@ export class Coordinator {
         : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => i.status === 'failed') ? 'failed' : 'succeeded';
     this.broker.close();
     if (this.ownsPool) await this.pool.destroy().catch(() => undefined);
+    else this.pool.off('error', this.onWorkerError);
     await this.isolatedPool?.destroy().catch(() => undefined);
     const endedAt = Date.now();
     this.writePlan(status);
