@@ -11,6 +11,7 @@ import type { AgentTool } from '../../src/agent/types.js';
 import { scriptedModel } from '../../src/ai/models.js';
 import { createScriptedProvider } from '../../src/ai/scripted.js';
 import { createAgentSession, type CreateAgentSessionOptions } from '../../src/runtime/create-agent-session.js';
+import { probeSandbox } from '../../src/tools/sandbox.js';
 import { SessionStore } from '../../src/session/session-store.js';
 
 const dirs: string[] = [];
@@ -170,18 +171,19 @@ describe('secrets in the full output of a bash command', () => {
 });
 
 describe('the provider key and the shell', () => {
-  it("the model's bash commands do not see ANTHROPIC_API_KEY unless the bash env sets it", async () => {
+  it("the model's bash commands never see ANTHROPIC_API_KEY in the sandbox; unconfined only when the bash env sets it", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'orch-bkey-'));
     dirs.push(dir);
     const saved = process.env.ANTHROPIC_API_KEY;
     process.env.ANTHROPIC_API_KEY = 'sk-ant-env-key-789';
     try {
-      const run = async (env?: Record<string, string>) => {
+      let n = 0;
+      const run = async (env?: Record<string, string>, sandbox: 'workspace' | 'none' = 'workspace') => {
         const s = await offlineSession({
           cwd: dir,
-          sessionFile: join(dir, `s-${env ? 'with' : 'without'}.jsonl`),
+          sessionFile: join(dir, `s-${n++}.jsonl`),
           tools: ['bash'],
-          ...(env ? { toolOptions: { bash: { env } } } : {}),
+          toolOptions: { bash: { ...(env ? { env } : {}), sandbox: { mode: sandbox, warn: () => {} } } },
           streamFn: createScriptedProvider([{ tools: [{ name: 'bash', args: { command: 'echo "key=[${ANTHROPIC_API_KEY-unset}] home=[${HOME:+set}]"' } }] }, { text: 'done' }]),
         });
         await s.prompt('print it');
@@ -190,7 +192,10 @@ describe('the provider key and the shell', () => {
         return result?.role === 'toolResult' ? result.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : '';
       };
       expect(await run()).toBe('key=[unset] home=[set]'); // the rest of the environment is there
-      expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' })).toContain('key=[sk-ant-given-on-purpose]');
+      expect(await run(undefined, 'none')).toBe('key=[unset] home=[set]');
+      // Unconfined, a task's env may pass it on purpose; the sandbox never lets a provider key in.
+      expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' }, 'none')).toContain('key=[sk-ant-given-on-purpose]');
+      if (probeSandbox().ok) expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' })).toBe('key=[unset] home=[set]');
     } finally {
       if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
       else process.env.ANTHROPIC_API_KEY = saved;
