@@ -37,13 +37,22 @@ describe('worker pool sizing', () => {
 provider: scripted
 script: script.yaml
 concurrency: 6
+agents:
+  waiter: { tools: [bash] }
 tasks:
   - id: wait
     for_each: [a, b, c, d, e, f]
+    agent: waiter
     prompt: "Wait \${{ item }}"
 `,
-      'script.yaml': `turns:
-  - { text: "waited", delay_ms: 700 }
+      // A barrier, not a delay: each agent marks that it runs, then waits until all six do. With
+      // fewer than six at once the barrier never opens and its own limit fails the run; however
+      // slow the machine, six that do run together always pass.
+      'script.yaml': `conversations:
+  - match: "Wait (\\\\w+)"
+    turns:
+      - tools: [{ name: bash, args: { command: "touch started-{{match.1}}; for i in $(seq 1 600); do [ $(ls started-* | wc -l) -ge 6 ] && exit 0; sleep 0.1; done; echo barrier never opened; exit 1" } }]
+      - text: "waited"
 `,
     });
     const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...(agentsPerThread ? { agentsPerThread } : {}) });

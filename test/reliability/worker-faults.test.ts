@@ -36,7 +36,7 @@ tasks:
     for_each: [stuck, shell]
     agent: breaker
     prompt: "Break by \${{ item }}"
-    timeout: 3s
+    timeout: 8s
     retries: { count: 1, on: [timeout], backoff: { initial: 10ms } }
 `,
       'script.yaml': `conversations:
