@@ -18,7 +18,7 @@ export interface RetryPolicy {
 
 /**
  * Classes a retry can never fix: spend more money, or undo what the user asked for. (loop,
- * max_turns, compaction and not_approved are retried only when `retries.on` lists them: the
+ * max_turns, compaction, not_approved and write_scope are retried only when `retries.on` lists them: the
  * default list leaves them out, since a retry of a deterministic loop pays for it again.)
  */
 const NEVER_RETRIED: ReadonlySet<FailureClass> = new Set(['budget', 'aborted']);

@@ -12,10 +12,10 @@ export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
 
 /**
  * Why a task instance failed; `retries.on` selects which of these are retried. budget and aborted
- * are never retried; loop, max_turns, compaction and not_approved only when listed here (a retry
- * of a deterministic loop pays for it again).
+ * are never retried; loop, max_turns, compaction, not_approved and write_scope only when listed
+ * here (a retry of a deterministic loop pays for it again).
  */
-export const FAILURE_CLASSES = ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed', 'verify_failed', 'error', 'loop', 'max_turns', 'compaction', 'not_approved'] as const;
+export const FAILURE_CLASSES = ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed', 'verify_failed', 'error', 'loop', 'max_turns', 'compaction', 'not_approved', 'write_scope'] as const;
 
 export const PROVIDERS = ['anthropic', 'scripted'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];

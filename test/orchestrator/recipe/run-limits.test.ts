@@ -54,9 +54,9 @@ tasks:
     const r = loaded(`name: r
 tasks:
   - { id: a, prompt: p, retries: 2 }
-  - { id: b, prompt: p, retries: { count: 1, on: [max_turns, loop, not_approved] } }
+  - { id: b, prompt: p, retries: { count: 1, on: [max_turns, loop, not_approved, write_scope] } }
 `);
-    for (const c of ['loop', 'max_turns', 'compaction', 'not_approved']) expect(r.tasks[0]!.retries.on).not.toContain(c);
-    expect(r.tasks[1]!.retries.on).toEqual(['max_turns', 'loop', 'not_approved']);
+    for (const c of ['loop', 'max_turns', 'compaction', 'not_approved', 'write_scope']) expect(r.tasks[0]!.retries.on).not.toContain(c);
+    expect(r.tasks[1]!.retries.on).toEqual(['max_turns', 'loop', 'not_approved', 'write_scope']);
   });
 });
