@@ -40,6 +40,15 @@ describe('validate with agent files and globs', () => {
     expect(hasStackTrace(r.stderr)).toBe(false);
   });
 
+  it('a writes glob that repeats its cwd (written for the old recipe-relative rule) gets a warning saying how to fix it', async () => {
+    const name = recipe('cwd-writes.yaml', 'prompt-engineer.md', ['    for_each: [svc/a]', '    cwd: ${{ item }}', '    writes: ["${{ item }}/src/**", "docs/**"]']);
+    const r = await runCli(['validate', name], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('cwd-writes.yaml:10:14: warning: task "t" writes[0] "${{ item }}/src/**" starts with its cwd, but writes globs are relative to the task\'s cwd');
+    expect(r.stderr).toContain('hint: drop the cwd from the glob: "src/**"');
+    expect(r.stderr).not.toContain('writes[1]');
+  });
+
   it('a malformed glob fails validate and run before any model call, without a stack trace', async () => {
     const name = recipe('glob.yaml', 'prompt-engineer.md', ['    for_each: { glob: "projects/[z-a]*" }', '    writes: ["[z-a]/**"]']);
     for (const argv of [['validate', name], ['run', name, '--provider', 'scripted']]) {

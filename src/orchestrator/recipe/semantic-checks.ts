@@ -315,6 +315,16 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       const bad = templateGlobError(pattern);
       if (bad) problem({ code: 'bad_glob', path: [...base, ...path], message: `${who} ${path.join('.').replace(/\.(\d+)/, '[$1]')}: ${JSON.stringify(pattern)} is not a valid glob: ${bad}`, hint: 'globs: * ? [abc] [!x] [a-z] [[:alpha:]] {a,b} ** @(a|b) !(x); escape a special character with \\ to match it literally' });
     }
+    // writes: globs are relative to the task's cwd: one that repeats the cwd (written when they were
+    // relative to the recipe) would look for cwd/cwd/... and refuse every write in the task's files.
+    const cwd = typeof r.cwd === 'string' ? r.cwd.replace(/\/+$/, '') : '';
+    if (cwd !== '' && cwd !== '.' && Array.isArray(r.writes)) {
+      r.writes.forEach((w, i) => {
+        if (typeof w !== 'string' || !(w === cwd || w.startsWith(`${cwd}/`))) return;
+        const fixed = w.slice(cwd.length + 1) || '**';
+        problem({ code: 'bad_glob', severity: 'warning', path: [...base, 'writes', i], message: `${who} writes[${i}] ${JSON.stringify(w)} starts with its cwd, but writes globs are relative to the task's cwd, so it stands for ${cwd}/${w} and refuses writes to the task's own files`, hint: `drop the cwd from the glob: ${JSON.stringify(fixed)}` });
+      });
+    }
     if (Array.isArray(r.for_each) && r.for_each.length === 0) problem({ code: 'bad_for_each', path: [...base, 'for_each'], message: `${who} fans out over an empty list`, hint: 'add items, or remove for_each' });
     if (r.output === 'text' && r.output_schema !== undefined) {
       problem({ code: 'conflict', path: [...base, 'output_schema'], key: true, message: `${who} has output_schema but output: text`, hint: 'set output: json (or remove output_schema)' });
