@@ -4,7 +4,7 @@
 // same sandbox as the agents' bash (tools/sandbox.ts) where bwrap works: they run code the agent
 // wrote, so they get the workspace, no provider key, and no network unless the recipe asks.
 import { spawn } from 'node:child_process';
-import { attachLifeline, releaseLifeline, withLifeline } from '../tools/process-lifeline.js';
+import { attachLifeline, LIFELINE_STDIO, releaseLifeline, withLifeline } from '../tools/process-lifeline.js';
 import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, unconfinedEnv, warnOnce, type SandboxOptions } from '../tools/sandbox.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 
@@ -93,7 +93,7 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
         cwd: opts.cwd,
         env,
         detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: LIFELINE_STDIO,
       });
       attachLifeline(child);
     } catch (err) {

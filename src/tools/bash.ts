@@ -12,7 +12,7 @@ import { TOOL_DEFAULTS } from './defaults.js';
 import { OutputCapture, type OutputSnapshot } from './output-capture.js';
 import { StreamRedactor, type ToolSecret } from './stream-redactor.js';
 import { PrivateTempDir } from './private-temp.js';
-import { attachLifeline, releaseLifeline, withLifeline } from './process-lifeline.js';
+import { attachLifeline, LIFELINE_STDIO, releaseLifeline, withLifeline } from './process-lifeline.js';
 import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, warnOnce, type SandboxOptions } from './sandbox.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { formatSize, type TruncationResult } from './truncate.js';
@@ -202,10 +202,11 @@ function run(
       cwd,
       env,
       detached: true, // its own process group, so abort and timeout can kill grandchildren too
-      stdio: ['pipe', 'pipe', 'pipe'], // stdin: the lifeline (the command itself reads /dev/null)
+      stdio: LIFELINE_STDIO, // stdin /dev/null, fd 3 the lifeline
     });
     attachLifeline(child);
-    const streams = [child.stdout, child.stderr];
+    // Both piped (LIFELINE_STDIO), so never null.
+    const streams = [child.stdout!, child.stderr!];
     let stopped: 'aborted' | 'timeout' | undefined;
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let openStreams = streams.length;

@@ -2,7 +2,7 @@
 // started it, even when that process is killed with SIGKILL; on a normal exit nothing changes
 // (background jobs stay, `wait` does not hang, stdin is /dev/null, shell error lines are right).
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createBashTool } from '../../src/tools/bash.js';
@@ -56,9 +56,15 @@ describe('bash commands are tied to the life of their process', () => {
     expect(text(await runTool(tool, { command: 'sleep 0.1 & wait; echo waited', timeout: 10 }))).toBe('waited');
     expect(text(await runTool(tool, { command: 'sleep 20 >/dev/null 2>&1 & echo $! > bg.pid; echo started' }))).toBe('started');
     const bg = Number(readFileSync(join(dir, 'bg.pid'), 'utf8'));
-    await new Promise((res) => setTimeout(res, 200));
     expect(alive(bg)).toBe(true);
     process.kill(bg, 'SIGKILL');
+    // A job that only acts after its command has ended shows it was not killed then. (Node
+    // destroys a child's stdin before its exit event, so a lifeline on stdin killed every such job.)
+    for (let i = 0; i < 5; i++) {
+      expect(text(await runTool(tool, { command: `(while [ ! -e go-${i} ]; do sleep 0.05; done; echo outlived > after-${i}) >/dev/null 2>&1 & echo started` }))).toBe('started');
+      writeFileSync(join(dir, `go-${i}`), '');
+      expect(await until(() => existsSync(join(dir, `after-${i}`)), 15_000)).toBe(true);
+    }
   });
 
   it('the command still reads /dev/null as stdin, and shell errors keep their line numbers', async () => {
