@@ -168,13 +168,12 @@ function charsOfMessage(m: Message): number {
  */
 export const COMPACTION_SUMMARY_START = 'Earlier history of this conversation was compacted';
 
+/** A compacted context starts with its summary (the session rebuilds it that way): O(1) per call. */
 function holdsCompactionSummary(messages: readonly Message[]): boolean {
-  for (const m of messages) {
-    if (m.role !== 'user') continue;
-    const first = typeof m.content === 'string' ? m.content : m.content[0]?.type === 'text' ? m.content[0].text : '';
-    if (first.startsWith(COMPACTION_SUMMARY_START)) return true;
-  }
-  return false;
+  const m = messages[0];
+  if (m?.role !== 'user') return false;
+  const first = typeof m.content === 'string' ? m.content : m.content[0]?.type === 'text' ? m.content[0].text : '';
+  return first.startsWith(COMPACTION_SUMMARY_START);
 }
 
 /** What the provider knows about a conversation: its messages so far, their size and reply count. */
