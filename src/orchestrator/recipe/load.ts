@@ -80,6 +80,11 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   const reported = new Set<string>();
   for (const agent of Object.values(recipe.agents)) {
     if (agent.provider !== 'anthropic' || agent.modelSpec || getModel(agent.model.replace(/^anthropic\//, ''))) continue;
+    // A task's own model (`model:` on the task) is reported there.
+    if (agent.taskOverride && opts.model === undefined && doc.tasks[agent.taskOverride[1] as number]?.model !== undefined) {
+      problems.push({ code: 'unknown_model', ...at([...agent.taskOverride, 'model']), message: `unknown model "${agent.model}"`, hint: `${suggestionHint(agent.model, listModels().map((m) => m.id), 'models')} (or declare it under models: with its price)` });
+      continue;
+    }
     const own = doc.agents?.[agent.name]?.model !== undefined;
     const fromFile = !own && agent.systemFile !== undefined && agent.model !== (doc.model ?? env.ORCHESTRATE_MODEL);
     const source =

@@ -54,6 +54,8 @@ export interface LoadedAgent {
   extensions: string[];
   /** True for the built-in agent used when a recipe defines none. */
   implicit: boolean;
+  /** A task's own model/thinking on this agent (`agent@task`): the recipe path of that task. */
+  taskOverride?: (string | number)[];
 }
 
 export type ForEachSpec =
@@ -350,6 +352,24 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
   if (tasks.some((t) => t.agent === IMPLICIT_AGENT) && !agents[IMPLICIT_AGENT]) {
     agents[IMPLICIT_AGENT] = { ...normalizeAgent(IMPLICIT_AGENT, {}, doc, models, ctx), implicit: true };
   }
+  // A task's own model or thinking: the task runs a copy of its agent (`agent@task`), so pricing,
+  // permits, rate limits and the dry run all see that model without a new agent definition.
+  doc.tasks.forEach((t, i) => {
+    const task = tasks[i]!;
+    const base = task.agent === undefined ? undefined : agents[task.agent];
+    if (!base || (t.model === undefined && t.thinking === undefined)) return;
+    const name = `${base.name}@${task.id}`;
+    const derived: LoadedAgent = { ...base, name, taskOverride: ['tasks', i] };
+    if (t.model !== undefined) {
+      derived.model = ctx.overrides.model ?? t.model;
+      const spec = models[modelKey(derived.model)];
+      if (spec) derived.modelSpec = spec;
+      else delete derived.modelSpec;
+    }
+    if (t.thinking !== undefined) derived.thinking = t.thinking;
+    agents[name] = derived;
+    task.agent = name;
+  });
   const rl = doc.rate_limit;
   const recipe: LoadedRecipe = {
     file: ctx.file,

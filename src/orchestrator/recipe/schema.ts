@@ -189,6 +189,8 @@ export const TaskSchema = z
     output: z.enum(['text', 'json']).optional().describe('text (default) or json: the final answer is parsed as JSON'),
     output_schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema the JSON output must match'),
     max_turns: maxTurns.optional().describe(`Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); over the agent's max_turns; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`),
+    model: z.string().optional().describe("This task's model instead of its agent's (--model still wins); agent tasks only"),
+    thinking: z.enum(THINKING_LEVELS).optional().describe("This task's reasoning effort instead of its agent's; agent tasks only"),
     pair: z
       .strictObject({
         planner: name('agent').describe('Agent that reviews and corrects'),

@@ -297,6 +297,11 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       problem({ code: 'unknown_agent', path: base, message: `${who} does not say which agent runs it`, hint: `add agent: one of ${agentNames.join(', ')} (or set defaults.agent)` });
     }
 
+    for (const key of ['model', 'thinking'] as const) {
+      if (r[key] !== undefined && (isPair || r.run !== undefined)) {
+        problem({ code: 'conflict', path: [...base, key], key: true, message: `${who} sets ${key}, which only an agent task can use`, hint: isPair ? `set ${key} on the pair's planner or worker agent` : `a run: step calls no model; remove ${key}` });
+      }
+    }
     const fansOut = r.for_each !== undefined;
     if (!fansOut) {
       for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {
