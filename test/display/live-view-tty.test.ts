@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displayWidth } from '../../src/display/terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -32,6 +32,11 @@ function capture(): string[] {
 }
 
 describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () => {
+  // The server exits with its last session: without a session that outlives each test, the next
+  // test's new-session could reach a server on its way out ("server exited unexpectedly").
+  beforeAll(() => {
+    tmux('new-session', '-d', '-s', 'keep-alive', 'sleep 600');
+  });
   afterAll(() => {
     spawnSync('tmux', ['-L', SOCKET, 'kill-session', '-t', SESSION]);
     spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
