@@ -26,10 +26,11 @@
 // higher generation and it stops like an interrupt (it may still write the lines of the moment it
 // woke up, before the heartbeat runs).
 import { randomBytes } from 'node:crypto';
-import { linkSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { replaceFileSync } from '../tools/atomic-write.js';
 
 /** Who holds (or held) a run's lease. */
 export interface LeaseHolder {
@@ -162,15 +163,10 @@ export function liveLeaseHolder(dir: string, clock: LeaseClock = {}): LeaseHolde
   return lease?.state.state === 'live' ? lease.holder : undefined;
 }
 
-function writeAtomically(file: string, holder: LeaseHolder): void {
-  const tmp = `${file}.${process.pid}.${holder.token.slice(0, 8)}.tmp`;
-  try {
-    writeFileSync(tmp, `${JSON.stringify(holder)}\n`);
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+
+/** Rewrites a lease this process holds (heartbeat, release) with the project's atomic replace. */
+function replaceLease(file: string, holder: LeaseHolder): void {
+  replaceFileSync(file, `${JSON.stringify(holder)}\n`);
 }
 
 /**
@@ -295,7 +291,7 @@ export class FileRunLease implements RunLease {
     }
     const at = this.now();
     try {
-      writeAtomically(leaseFile(this.dir, gen), this.record({ heartbeatAt: at }));
+      replaceLease(leaseFile(this.dir, gen), this.record({ heartbeatAt: at }));
       this.lastHeartbeatAt = at;
     } catch (err) {
       // A failed write (disk full) is retried next time, until others may consider the lease stale.
@@ -317,7 +313,7 @@ export class FileRunLease implements RunLease {
     const mine = generations(this.dir)[0] === gen ? readHolder(file) : undefined;
     if (mine?.token !== this.token) return;
     try {
-      writeAtomically(file, this.record({ heartbeatAt: this.now(), releasedAt: this.now() }));
+      replaceLease(file, this.record({ heartbeatAt: this.now(), releasedAt: this.now() }));
     } catch {
       // Cannot write (disk full): this process is about to be gone, which frees the lease on this host at once.
     }

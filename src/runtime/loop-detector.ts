@@ -2,7 +2,7 @@
 // (read A, read B, read A, read B, ...), or the same text in reply after reply. Pure: it sees the
 // replies of one prompt in order and says when the latest ones form a loop. What to do about it
 // (warn, then stop) is the session's business.
-import type { AssistantMessage } from '../ai/types.js';
+import type { AssistantMessage, ToolCall } from '../ai/types.js';
 import type { LoopDetectionSettings } from './run-limits.js';
 
 export type LoopPattern = 'identical_calls' | 'cycle' | 'repeated_text';
@@ -30,10 +30,15 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
+/** One tool call as a string: equal for the same name and arguments in any key order. */
+export function toolCallSignature(call: ToolCall): string {
+  return `${call.name}(${canonicalJson(call.arguments)})`;
+}
+
 /** One reply's tool calls as one string; '' when it made none. */
 export function callSignature(message: AssistantMessage): string {
   const calls: string[] = [];
-  for (const b of message.content) if (b.type === 'toolCall') calls.push(`${b.name}(${canonicalJson(b.arguments)})`);
+  for (const b of message.content) if (b.type === 'toolCall') calls.push(toolCallSignature(b));
   return calls.join(' + ');
 }
 

@@ -3,7 +3,7 @@
 // progress judge for compactions. AgentSession asks it at every turn boundary and before every
 // compaction; it answers with a warning, a stop, or nothing. Pure state, no I/O.
 import type { AssistantMessage, Usage } from '../ai/types.js';
-import { callSignature, LoopDetector, type LoopFinding } from './loop-detector.js';
+import { LoopDetector, toolCallSignature, type LoopFinding } from './loop-detector.js';
 import { RunStoppedError, type LoopDetectionSettings, type RunLimits } from './run-limits.js';
 
 export interface TurnVerdict {
@@ -86,7 +86,7 @@ export class RunGuard {
     this.callAfterCompaction = false;
     for (const b of message.content) {
       if (b.type !== 'toolCall') continue;
-      const sig = callSignature({ ...message, content: [b] });
+      const sig = toolCallSignature(b);
       if (!this.callsSeen.has(sig)) this.newCallSinceCompaction = true;
       this.callsSeen.add(sig);
     }
