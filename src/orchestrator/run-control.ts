@@ -1,0 +1,26 @@
+// Driving a live run from outside its coordinator: the actions a user can take on one instance
+// (cancel it, steer it with a message, retry it), shared by the run's own live view, `orchestrate
+// watch` from another terminal, and the `cancel` / `steer` commands. The coordinator listens on
+// a unix socket in the run folder (owner-only); a request is one JSON line, the reply one JSON line.
+// Every accepted action is written to run.jsonl as a `control` event, so the log and the report
+// show who did what.
+
+/** The socket's file name inside the run folder. */
+export const CONTROL_SOCKET_NAME = 'control.sock';
+
+export type ControlAction =
+  /** End the instance as `cancelled` (its session is kept); the run goes on, its dependants follow `on_failure`. */
+  | { action: 'cancel'; instance: string; by?: string }
+  /** Deliver a steering message into the instance's running agent loop. */
+  | { action: 'steer'; instance: string; text: string; by?: string }
+  /** Run a failed or cancelled instance again (a new attempt, from its session). */
+  | { action: 'retry'; instance: string; by?: string }
+  /** Cancel the whole run (like Ctrl-C: sessions kept, resumable). */
+  | { action: 'cancel_run'; by?: string };
+
+export type ControlReply = { ok: true; message: string } | { ok: false; error: string };
+
+/** Something that carries control actions to a run's coordinator (in-process or over the socket). */
+export interface RunControl {
+  send(action: ControlAction): Promise<ControlReply>;
+}
