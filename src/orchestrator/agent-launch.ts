@@ -12,6 +12,7 @@
 // charged and logged as one more call_usage, so run totals and budgets never undercount.
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
+import type { InstanceExecutor } from './instance-executor.js';
 import type { Spend } from './budget.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { abortClass, describeThreadFailure } from './failure-policy.js';
@@ -33,7 +34,8 @@ export interface LaunchRef {
 }
 
 export interface LaunchContext {
-  pool: Piscina;
+  /** The local thread pool, or an executor that runs agents elsewhere (distributed runs; never shared threads). */
+  pool: Piscina | InstanceExecutor;
   /**
    * Agents may share worker threads. Piscina runs one abortable task per thread, so shared
    * tasks get no abort signal: a hard abort terminates the agent's own thread instead (its
@@ -55,8 +57,8 @@ export interface LaunchContext {
   onUsage(ref: LaunchRef, model: string, tokens: number): void;
   /** A permit was refused because a budget is spent. */
   onBudgetDenied(ref: LaunchRef, reason: string): void;
-  /** A worker thread runs this agent (its first message arrived): the worker module loads. */
-  onStarted?(): void;
+  /** A worker thread runs this agent (its first message arrived): the worker module loads. `worker`: the worker process of a distributed run. */
+  onStarted?(ref: LaunchRef, worker?: string): void;
 }
 
 export interface LaunchLimits {
@@ -235,7 +237,8 @@ export class AgentLaunch {
   private terminateThread(): void {
     if (this.finished || this.threadId === undefined) return;
     const id = this.threadId;
-    const worker = this.ctx.pool.threads.find((t) => t.threadId === id);
+    const pool = this.ctx.pool;
+    const worker = 'threads' in pool ? pool.threads.find((t) => t.threadId === id) : undefined;
     if (!worker) return;
     this.ctx.terminatedThreads?.set(id, this.ref.key);
     void worker.terminate();
@@ -297,9 +300,13 @@ export class AgentLaunch {
       if (agents?.size === 0) this.ctx.threadAgents?.delete(this.threadId);
     }
     this.permitAbort.abort();
+    this.releaseSlots();
+    this.port.close();
+  }
+
+  private releaseSlots(): void {
     for (const slot of this.slots) this.ctx.broker.release(slot);
     this.slots.clear();
-    this.port.close();
   }
 
   private refFields(): { task: string; key: string; attempt: number; parent?: string } {
@@ -347,8 +354,10 @@ export class AgentLaunch {
         this.touch();
         break;
       case 'hello':
+        // Another worker took this agent over (its first one died): calls granted to the old one never report back.
+        if (this.threadId !== undefined) this.releaseSlots();
         this.threadId = m.threadId;
-        this.ctx.onStarted?.();
+        this.ctx.onStarted?.(ref, m.worker);
         if (this.ctx.shareThreads && this.ctx.threadAgents) {
           const agents = this.ctx.threadAgents.get(m.threadId) ?? new Set<string>();
           agents.add(ref.key);

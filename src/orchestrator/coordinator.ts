@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path';
 import type { Piscina } from 'piscina';
 import { parseSummary } from '../session/parse-summary.js';
 import type { AgentLaunch, LaunchContext } from './agent-launch.js';
+import type { ExternalExecutor, InstanceExecutor } from './instance-executor.js';
 import { InstanceRunner } from './instance-runner.js';
 import { BudgetLedger, type Spend } from './budget.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
@@ -62,6 +63,11 @@ export interface CoordinatorOptions {
   rateWindowMs?: number;
   /** A pool to run on (kept open afterwards); default: a pool sized for this recipe, closed at the end. */
   pool?: Piscina;
+  /**
+   * Run agents on this executor instead of local worker threads (distributed runs: `--redis`);
+   * kept open afterwards. `run:` tasks still run here.
+   */
+  executor?: ExternalExecutor;
   /**
    * Agents sharing one worker thread (default: the agents that may run at once spread over one
    * thread per CPU core but one, see defaultAgentsPerThread; 1 isolates every agent on its own thread).
@@ -112,7 +118,7 @@ export class Coordinator {
   private readonly router: MessageRouter;
   private readonly scheduler: Scheduler;
   private readonly shellAbort = new AbortController();
-  private pool!: Piscina;
+  private pool!: Piscina | InstanceExecutor;
   /** Agents may share worker threads (set with the pool; false: each agent isolated on its own thread). */
   private shareThreads = false;
   /** Shared threads terminated by a hard abort, and which agent caused it. */
@@ -243,8 +249,8 @@ export class Coordinator {
         ...this.budgetField(),
       });
     }
-    this.pool = this.opts.pool ?? this.makePool(plan.plan.instanceCount);
-    this.ownsPool = !this.opts.pool;
+    this.pool = this.opts.executor ?? this.opts.pool ?? this.makePool(plan.plan.instanceCount);
+    this.ownsPool = !this.opts.pool && !this.opts.executor;
     // A pool handed in reports its threads' failures to this run too (removed at the end).
     if (this.opts.pool) this.opts.pool.on('error', this.onWorkerError);
     const onSignal = () => this.interrupt();
@@ -294,6 +300,23 @@ export class Coordinator {
   };
   /** Some agent started on a worker thread in this run (the worker module loads). */
   private threadsStarted = false;
+  /** Distributed runs: instance_start events waiting for the worker that takes the instance. */
+  private readonly pendingStarts = new Map<string, Extract<RunEventInput, { type: 'instance_start' }>>();
+  /** Distributed runs: the worker each agent (by key) runs on, to tell a takeover from a first start. */
+  private readonly agentWorkers = new Map<string, string>();
+
+  /** A worker process took an agent of `inst`: the deferred instance_start names it; later ones are instance_worker events. */
+  private workerStarted(inst: InstanceState, agent: string, worker: string): void {
+    const previous = this.agentWorkers.get(`${agent}#${inst.attempt}`);
+    this.agentWorkers.set(`${agent}#${inst.attempt}`, worker);
+    const start = this.pendingStarts.get(inst.id);
+    if (start) {
+      this.pendingStarts.delete(inst.id);
+      this.emit({ ...start, worker });
+      return;
+    }
+    this.emit({ type: 'instance_worker', task: inst.task, key: inst.id, attempt: inst.attempt, parent: inst.task, agent, worker, ...(previous !== undefined ? { takeover: true } : {}) });
+  }
 
   private makePool(instanceCount: number): Piscina {
     const concurrency = this.recipe.concurrency;
@@ -568,7 +591,7 @@ export class Coordinator {
       const prepError = await this.runner.prepareWorkspace(t, inst);
       const resumedFromLeaf = t.task.kind !== 'run' && this.runner.sessionFilesOf(t, inst).some((f) => existsSync(f));
       inst.sessionFiles = t.task.kind === 'run' ? [] : this.runner.sessionFilesOf(t, inst);
-      this.emit({
+      const start: Extract<RunEventInput, { type: 'instance_start' }> = {
         type: 'instance_start',
         task: t.task.id,
         key: inst.id,
@@ -578,10 +601,23 @@ export class Coordinator {
         ...(inst.sessionFiles[0] ? { sessionFile: inst.sessionFiles[0] } : {}),
         ...(resumedFromLeaf ? { resumedFromLeaf } : {}),
         ...(inst.git ? { baseTree: inst.git.tree, repoRoot: inst.git.root, ...(inst.git.commit ? { baseCommit: inst.git.commit } : {}), ...(inst.git.worktree ? { worktree: inst.git.worktree } : {}) } : {}),
-      });
+      };
+      // Distributed runs: instance_start waits for the worker that takes the agent, so it can name it.
+      const remote = this.opts.executor !== undefined && t.task.kind !== 'run' && !prepError;
+      if (remote) this.pendingStarts.set(inst.id, start);
+      else this.emit(start);
       let result: WorkerResult;
-      if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
-      else result = await this.runner.run(t, inst);
+      try {
+        if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
+        else result = await this.runner.run(t, inst);
+      } finally {
+        // No worker ever took it (the run stopped while it was queued): the start is logged all the same.
+        const pending = this.pendingStarts.get(inst.id);
+        if (pending) {
+          this.pendingStarts.delete(inst.id);
+          this.emit(pending);
+        }
+      }
       inst.usage = addUsageSummary(inst.usage, result.usage);
       inst.durationMs += Date.now() - attemptStart;
       if (result.ok) await this.complete(t, inst, result);
@@ -602,7 +638,7 @@ export class Coordinator {
   }
 
   /** The pool `inst` runs on: the shared one, or one thread per agent once its shared thread crashed. */
-  private poolFor(inst: InstanceState): { pool: Piscina; shared: boolean } {
+  private poolFor(inst: InstanceState): { pool: Piscina | InstanceExecutor; shared: boolean } {
     if (!this.shareThreads || !inst.isolated) return { pool: this.pool, shared: this.shareThreads };
     this.isolatedPool ??= createWorkerPool({
       concurrency: this.recipe.concurrency,
@@ -634,8 +670,9 @@ export class Coordinator {
         return this.callEstimate(ref.key, model, this.agentOf(t)?.provider ?? this.recipe.provider);
       },
       onUsage: (ref, _model, tokens) => this.lastCallTokens.set(ref.key, tokens),
-      onStarted: () => {
+      onStarted: (ref, worker) => {
         this.threadsStarted = true;
+        if (worker !== undefined) this.workerStarted(inst, ref.key, worker);
       },
       onBudgetDenied: (_ref, reason) => {
         if (/^run budget/.test(reason)) this.exhaustBudget(reason);
@@ -784,8 +821,8 @@ export class Coordinator {
         ? 'interrupted'
         : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => i.status === 'failed') ? 'failed' : 'succeeded';
     this.broker.close();
-    if (this.ownsPool) await this.pool.destroy().catch(() => undefined);
-    else this.pool.off('error', this.onWorkerError);
+    if (this.ownsPool && 'destroy' in this.pool) await this.pool.destroy().catch(() => undefined);
+    else this.opts.pool?.off('error', this.onWorkerError);
     await this.isolatedPool?.destroy().catch(() => undefined);
     const endedAt = Date.now();
     this.writePlan(status);

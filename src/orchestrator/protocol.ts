@@ -38,8 +38,11 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
   /** send_message tool: to a task id / instance key, "parent", or "*" for everyone. */
   z.object({ type: z.literal('send'), to: z.string(), text: z.string(), requestId: z.number().optional() }),
-  /** First message of a task: the worker thread it runs on. */
-  z.object({ type: z.literal('hello'), threadId: z.number() }),
+  /**
+   * First message of a task: the worker thread it runs on, and (distributed runs) the worker
+   * process that took it; a second hello means another worker took the agent over.
+   */
+  z.object({ type: z.literal('hello'), threadId: z.number(), worker: z.string().optional() }),
   /** The agent is working (a streamed delta, tool output, a running verify): resets the idle watchdog; not logged. */
   z.object({ type: z.literal('progress') }),
   /** The worker's last message on this port: everything it sent has arrived (exact usage accounting). */

@@ -67,7 +67,14 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     repoRoot: z.string().optional(),
     /** The worktree the instance runs in (isolation: worktree). */
     worktree: z.string().optional(),
+    /** Distributed runs: the worker process that took the instance (`orchestrate worker --name`). */
+    worker: z.string().optional(),
   }),
+  /**
+   * Distributed runs: an agent of the instance runs on `worker` besides the one instance_start
+   * named: the other member of a pair, or a worker that took the agent over from a dead one.
+   */
+  InstanceRef.extend({ type: z.literal('instance_worker'), agent: z.string(), worker: z.string(), takeover: z.boolean().optional() }),
   InstanceRef.extend({ type: z.literal('permit_wait'), model: z.string(), reason: z.string() }),
   InstanceRef.extend({ type: z.literal('permit_grant'), model: z.string(), waitedMs: z.number() }),
   InstanceRef.extend({ type: z.literal('permit_deny'), model: z.string(), reason: z.string() }),

@@ -36,6 +36,12 @@ export const FAILURE_CLASSES = [
   'not_approved',
   // Files outside the task's writes: changed (by bash, verify or a run: step); they were reverted.
   'write_scope',
+  // Distributed runs: the task's workspace could not travel to a worker (past the size limit, or
+  // it cannot be packed), or the patch of its result does not apply to the original workspace.
+  'workspace',
+  'patch_conflict',
+  // A user cancelled the instance (run view, watch, `orchestrate cancel`): never retried by itself.
+  'cancelled',
 ] as const;
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;
