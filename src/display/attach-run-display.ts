@@ -11,6 +11,7 @@ import { formatFinalSummary } from './final-summary.js';
 import { attachJsonLines } from './json-lines.js';
 import { LiveView, type LiveOutput } from './live-view.js';
 import { PlainLog } from './plain-log.js';
+import { RunView, type RunViewOptions } from './run-view.js';
 import { makePainter } from './terminal-text.js';
 
 export type RunDisplayMode = 'live' | 'plain' | 'json' | 'json-full';
@@ -28,7 +29,15 @@ export interface RunDisplayOptions {
   summaryColor?: boolean;
   budgetUsd?: number;
   mode: RunDisplayMode;
+  /**
+   * Keys for the live view (a TTY stdin): select, open, steer, cancel, retry (run-view.ts).
+   * Ignored unless the view is 'live'; without it the live view only shows.
+   */
+  interactive?: InteractiveOptions;
 }
+
+/** What the driveable view needs besides the live view's own options. */
+export type InteractiveOptions = Pick<RunViewOptions, 'input' | 'control' | 'readOnly' | 'by' | 'onInterrupt' | 'onQuit'>;
 
 export interface RunDisplayResult {
   /** Defaults to plan.md in the run folder when it exists. */
@@ -69,7 +78,9 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
   const history = store.read().events;
   const view =
     mode === 'live'
-      ? new LiveView(options.stream, { color: options.color, budgetUsd: options.budgetUsd })
+      ? options.interactive
+        ? new RunView(options.stream, { color: options.color, budgetUsd: options.budgetUsd, runDir: store.dir, ...options.interactive })
+        : new LiveView(options.stream, { color: options.color, budgetUsd: options.budgetUsd })
       : new PlainLog(options.stream, { budgetUsd: options.budgetUsd });
   for (const e of history) view.absorb(e);
   const detach = store.subscribe((e) => {

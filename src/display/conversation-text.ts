@@ -30,7 +30,8 @@ const indent = (text: string, pad = '  ') =>
     .map((l) => pad + l)
     .join('\n');
 
-function item(i: ConversationItem, p: Painter): string {
+/** One conversation item as (multi-line) text, as `show --instance` prints it. */
+export function conversationItemText(i: ConversationItem, p: Painter): string {
   switch (i.kind) {
     case 'user':
       return `${p.paint(['bold', 'blue'], 'user')}\n${indent(i.text)}${i.images ? `\n  [${i.images} image(s)]` : ''}`;
@@ -68,6 +69,6 @@ export function formatConversation(conv: Conversation, title: string, painter: P
   const out: string[] = [painter.paint('bold', title), painter.paint('dim', `session: ${conv.file}`)];
   if (!conv.exists) out.push('(no session file yet: the instance never reached its first model reply)');
   for (const w of conv.warnings) out.push(painter.paint('yellow', `warning: ${w}`));
-  for (const i of conv.items) out.push('', item(i, painter));
+  for (const i of conv.items) out.push('', conversationItemText(i, painter));
   return `${out.join('\n')}\n`;
 }

@@ -35,6 +35,7 @@ function statusWord(inst: InstanceState, p: Painter): string {
   if (inst.status === 'done') return p.paint('green', w);
   if (inst.status === 'failed') return p.paint('red', w);
   if (inst.status === 'skipped') return p.paint('dim', w);
+  if (inst.status === 'cancelled') return p.paint('magenta', w);
   return p.paint('yellow', w);
 }
 
@@ -42,6 +43,7 @@ function detail(inst: InstanceState): string {
   if (inst.status === 'done') return outputPreview(inst.output ?? inst.text);
   if (inst.status === 'failed') return `${inst.failure ?? 'error'}: ${clip(oneLine(withoutClassPrefix(inst.failure, inst.error ?? '')), DISPLAY_DEFAULTS.errorPreviewChars)}`;
   if (inst.status === 'skipped') return clip(oneLine(inst.skipReason ?? ''), DISPLAY_DEFAULTS.errorPreviewChars);
+  if (inst.status === 'cancelled') return clip(oneLine(withoutClassPrefix(inst.failure, inst.error ?? 'cancelled')), DISPLAY_DEFAULTS.errorPreviewChars);
   if (inst.status === 'retrying') return `interrupted while retrying after ${inst.failure ?? 'a failure'}`;
   return inst.status === 'queued' || inst.status === 'pending' ? 'never started' : 'interrupted';
 }
@@ -90,6 +92,7 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   const u = state.endUsage && state.endUsage.totalTokens >= runUsage(state).totalTokens ? state.endUsage : runUsage(state);
   const parts = [`${c.done} done`];
   if (c.failed) parts.push(`${c.failed} failed`);
+  if (c.cancelled) parts.push(`${c.cancelled} cancelled`);
   if (c.skipped) parts.push(`${c.skipped} skipped`);
   if (c.running + c.queued) parts.push(`${c.running + c.queued} unfinished`);
   const budget = options.budgetUsd ?? state.budgetUsd;

@@ -33,15 +33,18 @@ export interface FrameOptions {
   painter: Painter;
 }
 
-const ICONS = { done: '✓', failed: '✗', skipped: '-', running: '▸', waiting: '…', retrying: '↻', queued: '·', pending: '·' } as const;
+const ICONS: Record<string, string> = { done: '✓', failed: '✗', cancelled: '⊘', skipped: '-', running: '▸', waiting: '…', retrying: '↻', queued: '·', pending: '·' } as const;
 
 function icon(inst: InstanceState, p: Painter): string {
-  const i = ICONS[inst.status];
+  // A status this build does not know yet (a newer log) shows its first letter.
+  const i = ICONS[inst.status] ?? String(inst.status).slice(0, 1);
   switch (inst.status) {
     case 'done':
       return p.paint('green', i);
     case 'failed':
       return p.paint('red', i);
+    case 'cancelled':
+      return p.paint('magenta', i);
     case 'running':
       return p.paint('cyan', i);
     case 'waiting':
@@ -72,6 +75,8 @@ function activityText(inst: InstanceState): string {
       return 'done';
     case 'failed':
       return `${inst.failure ?? 'error'}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`;
+    case 'cancelled':
+      return `cancelled${inst.error ? `: ${oneLine(withoutClassPrefix(inst.failure, inst.error))}` : ''}`;
     case 'skipped':
       return `skipped: ${oneLine(inst.skipReason ?? '')}`;
     case 'queued':
@@ -99,10 +104,11 @@ export function instanceRow(inst: InstanceState, o: FrameOptions): string {
   return truncateToWidth(`${icon(inst, p)} ${p.paint('bold', label)} ${activity}${right}`, o.width - 1);
 }
 
-function header(state: RunState, o: FrameOptions): string[] {
+/** The three header lines: title, progress, money. */
+export function frameHeader(state: RunState, o: FrameOptions): string[] {
   const p = o.painter;
   const c = countStatuses(state);
-  const finished = c.done + c.failed + c.skipped;
+  const finished = c.done + c.failed + c.cancelled + c.skipped;
   const span = state.durationMs ?? (state.endTs ?? o.now) - state.startTs;
   const elapsed = state.startTs ? formatDuration(Math.max(0, span)) : '';
   const status = state.status === 'running' ? '' : ` · ${state.status.replace('_', ' ')}`;
@@ -113,6 +119,7 @@ function header(state: RunState, o: FrameOptions): string[] {
   if (state.status === 'running' || c.running > 0) parts.push(p.paint('cyan', `${c.running} running`));
   if (state.status === 'running' || c.queued > 0) parts.push(`${c.queued} queued`);
   if (c.failed > 0) parts.push(p.paint('red', `${c.failed} failed`));
+  if (c.cancelled > 0) parts.push(p.paint('magenta', `${c.cancelled} cancelled`));
   if (c.skipped > 0) parts.push(`${c.skipped} skipped`);
   const progress = `[${bar(c.total === 0 ? 0 : finished / c.total, DISPLAY_DEFAULTS.progressBarCells)}] ${parts.join(' · ')}`;
 
@@ -134,7 +141,7 @@ function header(state: RunState, o: FrameOptions): string[] {
 /** The whole frame: header, finished rows (or a count), running rows, a queued line. */
 export function buildFrame(state: RunState, o: FrameOptions): string[] {
   const p = o.painter;
-  const lines = header(state, o);
+  const lines = frameHeader(state, o);
   const all = [...state.instances.values()];
   const finished = all.filter(isFinished).sort((a, b) => a.lastTs - b.lastTs);
   const active = all.filter((i) => i.status === 'running' || i.status === 'waiting' || i.status === 'retrying');

@@ -13,7 +13,7 @@
 import { clearLine, clearScreenDown, cursorTo, moveCursor } from 'node:readline';
 import type { RunEvent } from '../orchestrator/run-events.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
-import { buildFrame } from './live-frame.js';
+import { buildFrame, type FrameOptions } from './live-frame.js';
 import { applyEvent, createRunState, type RunState } from './run-state.js';
 import { makePainter, type Painter } from './terminal-text.js';
 
@@ -53,7 +53,7 @@ const asStream = (b: EscapeBuffer) => b as unknown as NodeJS.WritableStream;
 
 export class LiveView {
   readonly state: RunState = createRunState();
-  private readonly painter: Painter;
+  protected readonly painter: Painter;
   private readonly now: () => number;
   private previous: string[] = [];
   private lastDraw = 0;
@@ -83,8 +83,8 @@ export class LiveView {
   };
 
   constructor(
-    private readonly out: LiveOutput,
-    private readonly options: LiveViewOptions,
+    protected readonly out: LiveOutput,
+    protected readonly options: LiveViewOptions,
   ) {
     this.painter = makePainter(options.color);
     this.now = options.now ?? Date.now;
@@ -146,12 +146,18 @@ export class LiveView {
 
   /** The lines the next draw would show (tests, and the final frame). */
   frame(): string[] {
-    const width = this.out.columns && this.out.columns > 0 ? this.out.columns : DISPLAY_DEFAULTS.fallbackColumns;
-    const height = this.out.rows && this.out.rows > 0 ? this.out.rows : DISPLAY_DEFAULTS.fallbackRows;
-    return buildFrame(this.state, { width, height, now: this.now(), budgetUsd: this.options.budgetUsd, painter: this.painter });
+    return buildFrame(this.state, this.frameOptions());
   }
 
-  private schedule(): void {
+  /** Size, clock and painter of the next frame. */
+  protected frameOptions(): FrameOptions {
+    const width = this.out.columns && this.out.columns > 0 ? this.out.columns : DISPLAY_DEFAULTS.fallbackColumns;
+    const height = this.out.rows && this.out.rows > 0 ? this.out.rows : DISPLAY_DEFAULTS.fallbackRows;
+    return { width, height, now: this.now(), budgetUsd: this.options.budgetUsd, painter: this.painter };
+  }
+
+  /** Draws soon (at most one frame per frame interval). */
+  protected schedule(): void {
     if (!this.started || this.stopped || this.timer) return;
     const interval = this.options.frameIntervalMs ?? DISPLAY_DEFAULTS.frameIntervalMs;
     const wait = Math.max(0, this.lastDraw + interval - this.now());

@@ -5,7 +5,7 @@
 import { type RunEvent } from '../orchestrator/run-events.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
-import { applyEvent, attemptUsage, createRunState, getInstance, instanceLabel, runUsage, type RunState } from './run-state.js';
+import { applyEvent, attemptUsage, createRunState, getInstance, instanceLabel, runUsage, type ControlRecord, type RunState } from './run-state.js';
 import { clip, oneLine } from './terminal-text.js';
 
 export interface PlainLogOptions {
@@ -17,6 +17,13 @@ type Writable = Pick<NodeJS.WritableStream, 'write'>;
 
 const seconds = (ms: number) => `${(ms / 1_000).toFixed(1)}s`;
 const err = (s: string) => clip(oneLine(s), DISPLAY_DEFAULTS.errorPreviewChars);
+
+/** One line for a user's action: "control: cancel apply/b by watch (pid 12, ana): ok, …". */
+export function controlLine(c: ControlRecord): string {
+  const what = c.action === 'cancel_run' ? 'cancel the run' : `${c.action}${c.instance ? ` ${c.instance}` : ''}`;
+  const text = c.text ? ` "${clip(oneLine(c.text), DISPLAY_DEFAULTS.outputPreviewChars)}"` : '';
+  return `control: ${what}${text} by ${c.by}: ${c.ok ? 'ok' : 'refused'}${c.message ? `, ${err(c.message)}` : ''}`;
+}
 
 export class PlainLog {
   readonly state: RunState = createRunState();
@@ -44,6 +51,8 @@ export class PlainLog {
 
   /** The line for one event, or undefined when the event changes nothing a reader cares about. */
   private describe(e: RunEvent): string | undefined {
+    const control = this.state.controls[this.state.controls.length - 1];
+    if ((e as { type: string }).type === 'control' && control) return controlLine(control);
     switch (e.type) {
       case 'run_start': {
         const n = e.plan.length;

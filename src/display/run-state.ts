@@ -8,7 +8,7 @@
 // total as the coordinator saw it) is used only for logs without call_usage events.
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from '../orchestrator/run-events.js';
 
-export type InstanceStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'retrying' | 'done' | 'failed' | 'skipped';
+export type InstanceStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'retrying' | 'done' | 'failed' | 'cancelled' | 'skipped';
 export type AttemptOutcome = 'running' | 'done' | 'failed' | 'retry' | 'interrupted';
 
 export interface WaitSpan {
@@ -79,6 +79,21 @@ export interface TaskState {
   expanded: boolean;
 }
 
+/**
+ * A user's action on the live run (run view, `watch`, `orchestrate cancel` / `steer`), as its
+ * `control` event recorded it: who did what, and whether the coordinator accepted it.
+ */
+export interface ControlRecord {
+  ts: number;
+  action: string;
+  /** The instance acted on (its key or label); absent for run-wide actions. */
+  instance?: string;
+  by: string;
+  text?: string;
+  ok: boolean;
+  message?: string;
+}
+
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
 
 export interface RunState {
@@ -98,6 +113,8 @@ export interface RunState {
   /** From run_end, when the run ended. */
   endUsage?: UsageSummary;
   durationMs?: number;
+  /** Control actions taken on the run, in log order. */
+  controls: ControlRecord[];
   eventCount: number;
 }
 
@@ -112,6 +129,7 @@ export function createRunState(): RunState {
     resumed: false,
     tasks: new Map(),
     instances: new Map(),
+    controls: [],
     eventCount: 0,
   };
 }
@@ -217,6 +235,7 @@ export interface StatusCounts {
   total: number;
   done: number;
   failed: number;
+  cancelled: number;
   skipped: number;
   running: number;
   queued: number;
@@ -225,12 +244,13 @@ export interface StatusCounts {
 }
 
 export function countStatuses(state: RunState): StatusCounts {
-  const c: StatusCounts = { total: 0, done: 0, failed: 0, skipped: 0, running: 0, queued: 0, unexpandedTasks: 0 };
+  const c: StatusCounts = { total: 0, done: 0, failed: 0, cancelled: 0, skipped: 0, running: 0, queued: 0, unexpandedTasks: 0 };
   for (const inst of state.instances.values()) {
     if (pairOf(state, inst)) continue; // a pair counts once, as its instance
     c.total++;
     if (inst.status === 'done') c.done++;
     else if (inst.status === 'failed') c.failed++;
+    else if (inst.status === 'cancelled') c.cancelled++;
     else if (inst.status === 'skipped') c.skipped++;
     else if (inst.status === 'running' || inst.status === 'waiting' || inst.status === 'retrying') c.running++;
     else c.queued++;
@@ -240,7 +260,25 @@ export function countStatuses(state: RunState): StatusCounts {
 }
 
 export function isFinished(inst: InstanceState): boolean {
-  return inst.status === 'done' || inst.status === 'failed' || inst.status === 'skipped';
+  return inst.status === 'done' || inst.status === 'failed' || inst.status === 'cancelled' || inst.status === 'skipped';
+}
+
+/** The control actions aimed at this instance (by key or label), oldest first. */
+export function controlsOf(state: RunState, inst: InstanceState): ControlRecord[] {
+  return state.controls.filter((c) => c.instance !== undefined && (c.instance === inst.key || c.instance === inst.label));
+}
+
+/** A `control` event read loosely: the log may hold it before this build knows its schema. */
+function controlRecord(e: { ts: number } & Record<string, unknown>): ControlRecord {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const rec: ControlRecord = { ts: e.ts, action: str(e.action) ?? 'unknown', by: str(e.by) ?? 'unknown', ok: e.ok !== false };
+  const instance = str(e.instance);
+  if (instance !== undefined) rec.instance = instance;
+  const text = str(e.text);
+  if (text !== undefined) rec.text = text;
+  const message = str(e.message) ?? str(e.error);
+  if (message !== undefined) rec.message = message;
+  return rec;
 }
 
 /** A loosely typed child event: the runtime's AgentSessionEvent, forwarded as-is through the log. */
@@ -344,6 +382,11 @@ export function applyEvent(state: RunState, e: RunEvent): void {
   state.lastTs = Math.max(state.lastTs, e.ts);
   if (!state.runId) state.runId = e.runId;
   if (!state.startTs) state.startTs = e.ts;
+  const loose = e as unknown as { type: string; ts: number } & Record<string, unknown>;
+  if (loose.type === 'control') {
+    state.controls.push(controlRecord(loose));
+    return;
+  }
   switch (e.type) {
     case 'run_start':
       state.runId = e.runId;
@@ -496,13 +539,14 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.activity = undefined;
       return;
     case 'instance_failed':
-      settleMembers(state, inst, e.ts, e.final ? 'failed' : 'retrying', e.final ? 'failed' : 'retry');
+      settleMembers(state, inst, e.ts, e.final ? (String(e.failure) === 'cancelled' ? 'cancelled' : 'failed') : 'retrying', e.final ? 'failed' : 'retry');
       closeAttempt(rec, e.ts, e.final ? 'failed' : 'retry');
       if (rec.outcome !== 'retry') rec.outcome = e.final ? 'failed' : 'retry';
       rec.failure = e.failure;
       rec.error = e.error;
       if (e.usage) inst.finalUsage = e.usage;
-      inst.status = e.final ? 'failed' : 'retrying';
+      // A user's cancel ends the instance as failure class 'cancelled': shown as its own status.
+      inst.status = e.final ? (String(e.failure) === 'cancelled' ? 'cancelled' : 'failed') : 'retrying';
       inst.failure = e.failure;
       inst.error = e.error;
       inst.durationMs = e.durationMs;

@@ -140,3 +140,37 @@ export function bar(fraction: number, cells: number): string {
   const full = Math.round(f * cells);
   return '█'.repeat(full) + '░'.repeat(cells - full);
 }
+
+/**
+ * Plain text (no colour codes) broken into lines of at most `width` cells: at spaces when a
+ * word fits, else mid-word; never inside a character. Tabs count as two spaces.
+ */
+export function wrapToWidth(text: string, width: number): string[] {
+  const w = Math.max(1, width);
+  const out: string[] = [];
+  for (const raw of text.replace(/\t/g, '  ').split('\n')) {
+    let line = '';
+    let used = 0;
+    let lastSpace = -1; // index in `line` just after the last space
+    for (const { segment } of graphemes.segment(raw)) {
+      const cw = stringWidth(segment);
+      if (used + cw > w) {
+        if (lastSpace > 0 && segment !== ' ') {
+          out.push(line.slice(0, lastSpace).trimEnd());
+          line = line.slice(lastSpace);
+        } else {
+          out.push(line.trimEnd());
+          line = '';
+        }
+        used = stringWidth(line);
+        lastSpace = -1;
+        if (segment === ' ' && line === '') continue;
+      }
+      line += segment;
+      used += cw;
+      if (segment === ' ') lastSpace = line.length;
+    }
+    out.push(line);
+  }
+  return out;
+}

@@ -1,0 +1,291 @@
+// The live view you can drive: the live view (live-view.ts: same in-place drawing, cursor and
+// signal handling) plus keys read from a terminal in raw mode. Used by `orchestrate <recipe>` on a
+// TTY and by `orchestrate watch`.
+//
+//   ↑ ↓ PgUp PgDn Home End  select an instance (the list scrolls to keep it in view)
+//   Enter                   open its conversation, following it live; Esc (or ←) back
+//   s                       steer it: type a message, Enter sends, Esc drops it
+//   c                       cancel it (it ends `cancelled`; the run goes on)
+//   r                       retry it (a failed or cancelled instance)
+//   q                       quit (watch only); Ctrl-C: the caller's interrupt (the run's Ctrl-C)
+//
+// Actions go through a RunControl (the run's control socket); the coordinator records each as a
+// `control` event, which comes back through the log and shows in the conversation and the log.
+// Without a control (a finished run, no coordinator) the view is read-only and says why.
+import { statSync } from 'node:fs';
+import type { ControlAction, RunControl } from '../orchestrator/run-control.js';
+import { LiveView, type LiveOutput, type LiveViewOptions } from './live-view.js';
+import { sessionFileOf } from './run-folder.js';
+import { conversationFrame, listFrame, listOrder, type RunViewModel } from './run-view-frame.js';
+import { isFinished, type InstanceState } from './run-state.js';
+import { readConversation, type Conversation } from './session-conversation.js';
+import { parseKeys, type Key } from './terminal-keys.js';
+
+/** The keyboard: a TTY read stream (process.stdin). */
+export interface KeyInput {
+  isTTY?: boolean;
+  setRawMode?(mode: boolean): unknown;
+  setEncoding?(encoding: BufferEncoding): unknown;
+  on(event: 'data', fn: (chunk: string | Buffer) => void): unknown;
+  off(event: 'data', fn: (chunk: string | Buffer) => void): unknown;
+  resume(): unknown;
+  pause(): unknown;
+}
+
+export interface RunViewOptions extends LiveViewOptions {
+  input: KeyInput;
+  /** The run folder: session files are found from it. */
+  runDir: string;
+  /** Carries actions to the run's coordinator; absent: read-only. */
+  control?: RunControl;
+  /** Why the view is read-only (shown instead of the keys); used when `control` is absent. */
+  readOnly?: string;
+  /** Who acts, as the control events record it: "view (ana)", "watch (pid 12, ana)". */
+  by: string;
+  /** Ctrl-C. The run's view interrupts the run (SIGINT); watch quits. */
+  onInterrupt: () => void;
+  /** q: quit the view (watch). Absent: q does nothing (the run's own view ends with the run). */
+  onQuit?: () => void;
+}
+
+/** How often an open conversation looks at its session file for new entries. */
+const SESSION_POLL_MS = 200;
+
+export class RunView extends LiveView {
+  readonly model: RunViewModel;
+  private ended = false;
+  private conversationCache: { file: string; size: number; mtimeMs: number; conv: Conversation } | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private readonly onData = (chunk: string | Buffer) => {
+    for (const key of parseKeys(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))) this.press(key);
+  };
+
+  constructor(
+    out: LiveOutput,
+    private readonly view: RunViewOptions,
+  ) {
+    super(out, view);
+    this.model = { mode: 'list', listTop: 0, scrollBack: 0, canQuit: view.onQuit !== undefined };
+    if (!view.control) this.model.readOnly = view.readOnly ?? 'no coordinator is running this run';
+  }
+
+  override start(): void {
+    super.start();
+    const input = this.view.input;
+    input.setRawMode?.(true);
+    input.setEncoding?.('utf8');
+    input.on('data', this.onData);
+    input.resume();
+  }
+
+  override stop(): void {
+    if (!this.ended) {
+      // The last frame is the plain live frame: it stays on screen above the summary.
+      this.ended = true;
+      this.releaseInput();
+    }
+    super.stop();
+  }
+
+  /** Actions stop working (the run ended, its coordinator went away): say why, keep browsing. */
+  setReadOnly(reason: string): void {
+    if (this.model.readOnly === reason) return;
+    this.model.readOnly = reason;
+    this.schedule();
+  }
+
+  override frame(): string[] {
+    if (this.ended) return super.frame();
+    const o = this.frameOptions();
+    const inst = this.model.selected;
+    if (this.model.mode === 'conversation' && inst) return conversationFrame(this.state, inst, this.conversationOf(inst), this.model, o);
+    return listFrame(this.state, this.model, o);
+  }
+
+  /** One key press (exposed for tests that drive the view without a terminal). */
+  press(key: Key): void {
+    if (this.ended) return;
+    if (key.name === 'ctrl-c') {
+      this.view.onInterrupt();
+      return;
+    }
+    if (this.model.input) this.typeInPrompt(key);
+    else {
+      this.model.status = undefined;
+      if (this.model.mode === 'list') this.listKey(key);
+      else this.conversationKey(key);
+    }
+    this.schedule();
+  }
+
+  private typeInPrompt(key: Key): void {
+    const input = this.model.input!;
+    if (key.name === 'escape') {
+      this.model.input = undefined;
+      this.model.status = 'steer: dropped';
+    } else if (key.name === 'enter') {
+      this.model.input = undefined;
+      const text = input.text.trim();
+      if (text === '') this.model.status = 'steer: nothing to send';
+      else void this.act({ action: 'steer', instance: input.instance.key, text, by: this.view.by }, input.instance);
+    } else if (key.name === 'backspace') {
+      input.text = [...input.text].slice(0, -1).join('');
+    } else if (key.name === 'char' && key.ch) input.text += key.ch;
+  }
+
+  private move(by: number): void {
+    const all = listOrder(this.state);
+    if (all.length === 0) return;
+    const at = this.model.selected ? all.indexOf(this.model.selected) : 0;
+    this.model.selected = all[Math.max(0, Math.min(all.length - 1, (at < 0 ? 0 : at) + by))];
+  }
+
+  private pageSize(): number {
+    const rows = this.out.rows && this.out.rows > 0 ? this.out.rows : 24;
+    return Math.max(1, rows - 6);
+  }
+
+  private listKey(key: Key): void {
+    const inst = this.model.selected;
+    switch (key.name) {
+      case 'up':
+        return this.move(-1);
+      case 'down':
+        return this.move(1);
+      case 'pageup':
+        return this.move(-this.pageSize());
+      case 'pagedown':
+        return this.move(this.pageSize());
+      case 'home':
+        return this.move(-Infinity);
+      case 'end':
+        return this.move(Infinity);
+      case 'enter':
+      case 'right':
+        if (inst) this.openConversation();
+        return;
+      case 'char':
+        if (key.ch === 'q' && this.view.onQuit) return this.view.onQuit();
+        if (inst) this.actionKey(key.ch ?? '', inst);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private conversationKey(key: Key): void {
+    const inst = this.model.selected!;
+    switch (key.name) {
+      case 'escape':
+      case 'left':
+        this.model.mode = 'list';
+        this.stopPolling();
+        return;
+      case 'up':
+        this.model.scrollBack++;
+        return;
+      case 'down':
+        this.model.scrollBack = Math.max(0, this.model.scrollBack - 1);
+        return;
+      case 'pageup':
+        this.model.scrollBack += this.pageSize();
+        return;
+      case 'pagedown':
+        this.model.scrollBack = Math.max(0, this.model.scrollBack - this.pageSize());
+        return;
+      case 'home':
+        this.model.scrollBack = Number.MAX_SAFE_INTEGER;
+        return;
+      case 'end':
+        this.model.scrollBack = 0;
+        return;
+      case 'char':
+        if (key.ch === 'q') {
+          this.model.mode = 'list';
+          this.stopPolling();
+          return;
+        }
+        this.actionKey(key.ch ?? '', inst);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private actionKey(ch: string, inst: InstanceState): void {
+    if (ch !== 's' && ch !== 'c' && ch !== 'r') return;
+    if (this.model.readOnly || !this.view.control) {
+      this.model.status = `read-only: ${this.model.readOnly ?? 'no coordinator'}`;
+      return;
+    }
+    if (ch === 's') {
+      if (isFinished(inst)) this.model.status = `steer: ${inst.label} has finished (${inst.status}); r retries a failed or cancelled one`;
+      else this.model.input = { instance: inst, text: '' };
+    } else if (ch === 'c') {
+      if (isFinished(inst)) this.model.status = `cancel: ${inst.label} has finished already (${inst.status})`;
+      else void this.act({ action: 'cancel', instance: inst.key, by: this.view.by }, inst);
+    } else if (inst.status !== 'failed' && inst.status !== 'cancelled') {
+      this.model.status = `retry: ${inst.label} is ${inst.status}; only a failed or cancelled instance can be retried`;
+    } else void this.act({ action: 'retry', instance: inst.key, by: this.view.by }, inst);
+  }
+
+  private async act(action: ControlAction, inst: InstanceState): Promise<void> {
+    const control = this.view.control;
+    if (!control) return;
+    this.model.status = `${action.action} ${inst.label}: sending…`;
+    this.schedule();
+    let text: string;
+    try {
+      const reply = await control.send(action);
+      text = reply.ok ? `${action.action} ${inst.label}: ${reply.message}` : `${action.action} ${inst.label} refused: ${reply.error}`;
+    } catch (e) {
+      text = `${action.action} ${inst.label} failed: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    if (this.ended) return;
+    this.model.status = text;
+    this.schedule();
+  }
+
+  private openConversation(): void {
+    this.model.mode = 'conversation';
+    this.model.scrollBack = 0;
+    this.conversationCache = undefined;
+    this.stopPolling();
+    // Session entries arrive without a run event on every line: look at the file a few times a second.
+    this.poller = setInterval(() => this.schedule(), SESSION_POLL_MS);
+    this.poller.unref();
+  }
+
+  private stopPolling(): void {
+    if (this.poller) clearInterval(this.poller);
+    this.poller = undefined;
+  }
+
+  /** The instance's conversation, read again only when its session file changed. */
+  private conversationOf(inst: InstanceState): Conversation {
+    const file = sessionFileOf(this.view.runDir, inst);
+    let size = -1;
+    let mtimeMs = -1;
+    try {
+      const st = statSync(file);
+      size = st.size;
+      mtimeMs = st.mtimeMs;
+    } catch {
+      // Not there yet: readConversation says so.
+    }
+    const c = this.conversationCache;
+    if (c && c.file === file && c.size === size && c.mtimeMs === mtimeMs) return c.conv;
+    const conv = readConversation(file);
+    this.conversationCache = { file, size, mtimeMs, conv };
+    return conv;
+  }
+
+  private releaseInput(): void {
+    this.stopPolling();
+    const input = this.view.input;
+    input.off('data', this.onData);
+    input.setRawMode?.(false);
+    // A paused stdin no longer keeps the process alive.
+    input.pause();
+  }
+}
