@@ -1,0 +1,495 @@
+// A task's workspace travelling between a coordinator and a worker that share nothing but Redis.
+//
+// The coordinator packs the workspace (packWorkspace), the worker unpacks it into a git repo of
+// its own whose baseline is that state (unpackWorkspace), the agent works there, the worker sends
+// back the patch of what changed (workspaceDiff), and the coordinator applies it to the original
+// folder (applyWorkspacePatch). The same patch also restores a checkpoint onto a fresh unpack.
+//
+// Packing never writes into the user's repository: the snapshot commit is written through a
+// temporary index into a temporary object store that borrows the repository's objects as an
+// alternate, so the user's index, refs and objects stay as they were.
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
+
+export interface PackedWorkspace {
+  kind: 'git' | 'folder';
+  /** The bytes that travel (a git bundle, or a tar archive of a plain folder). */
+  data: Buffer;
+  /** For kind git: the commit (in the bundle) holding the workspace as it was, uncommitted changes included. */
+  base?: string;
+  /** Names (globs) left out when packing; the unpacked copy ignores them too, so they never come back in a diff. */
+  exclude?: string[];
+  /**
+   * Ignore rules that applied to the workspace but live outside it (the repository's info/exclude,
+   * the user's global excludes, .gitignore files above a subfolder), so a diff on the worker skips
+   * what git would skip on the coordinator.
+   */
+  ignore?: string;
+}
+
+/**
+ * The most bytes a packed workspace may have. It travels through Redis (held in memory there and
+ * on both ends); 64 MiB holds the source of large projects (compressed) while stopping a folder
+ * full of build output or media by mistake. `orchestrate --max-workspace-mb` changes it.
+ */
+export const DEFAULT_MAX_WORKSPACE_BYTES = 64 * 1024 * 1024;
+
+/** The ref of an unpacked workspace that names its baseline (what workspaceDiff compares against). */
+export const WORKSPACE_BASE_REF = 'refs/orchestrate/base';
+
+/** Never packed, never diffed: the runs folder lives there. */
+const ALWAYS_EXCLUDED = [ORCHESTRATOR_DEFAULTS.stateDirName];
+
+/** Commits made here are bookkeeping, not the user's: a fixed identity works where none is configured. */
+const IDENTITY_ENV = {
+  GIT_AUTHOR_NAME: 'orchestrate',
+  GIT_AUTHOR_EMAIL: 'orchestrate@localhost',
+  GIT_COMMITTER_NAME: 'orchestrate',
+  GIT_COMMITTER_EMAIL: 'orchestrate@localhost',
+};
+
+/** Config for every git call: no prompts, no signing, no hooks, no pager. */
+const GIT_CONFIG = ['-c', 'commit.gpgsign=false', '-c', 'core.hooksPath=/dev/null', '-c', 'core.splitIndex=false', '-c', 'advice.detachedHead=false'];
+
+/** Variables that would point git at another repository, index or object store than the one we mean. */
+const REPO_LOCATING_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_PREFIX', 'GIT_CEILING_DIRECTORIES'];
+
+/** How far past the limit a too-large pack is still measured, so the error can say how big it is. */
+const OVERSIZE_MEASURE_FACTOR = 4;
+
+interface CommandResult {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+  /** Bytes written to stdout (counted even after `keepBytes` stopped keeping them). */
+  stdoutBytes: number;
+  /** True when the command was stopped because stdout passed `stopAfterBytes`. */
+  stopped: boolean;
+}
+
+interface CommandOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  input?: Buffer;
+  /** Keep at most this many stdout bytes (the rest is counted, not kept). */
+  keepBytes?: number;
+  /** Kill the command once stdout passes this many bytes. */
+  stopAfterBytes?: number;
+}
+
+class CommandError extends Error {}
+
+function runCommand(cmd: string, args: string[], opts: CommandOptions): Promise<CommandResult> {
+  return new Promise((resolvePromise, reject) => {
+    const env: Record<string, string | undefined> = { ...process.env };
+    if (cmd === 'git') for (const k of REPO_LOCATING_ENV) delete env[k];
+    Object.assign(env, { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' }, opts.env);
+    const child = spawn(cmd, args, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let total = 0;
+    let stopped = false;
+    const errChunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (opts.keepBytes === undefined || kept + chunk.length <= opts.keepBytes) {
+        chunks.push(chunk);
+        kept += chunk.length;
+      }
+      if (opts.stopAfterBytes !== undefined && total > opts.stopAfterBytes && !stopped) {
+        stopped = true;
+        child.kill('SIGKILL');
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => errChunks.push(chunk));
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') reject(new CommandError(`${cmd} is not installed or not on PATH: moving a workspace to another machine needs ${cmd}`));
+      else reject(new CommandError(`${cmd} could not be started in ${opts.cwd}: ${err.message}`));
+    });
+    // A command that exits without reading all its input (EPIPE) reports that through its exit code.
+    child.stdin.on('error', () => {});
+    child.stdin.end(opts.input ?? Buffer.alloc(0));
+    child.on('close', (code) => {
+      resolvePromise({ code, stdout: Buffer.concat(chunks), stderr: Buffer.concat(errChunks).toString('utf8'), stdoutBytes: total, stopped });
+    });
+  });
+}
+
+function git(args: string[], opts: CommandOptions): Promise<CommandResult> {
+  return runCommand('git', [...GIT_CONFIG, ...args], opts);
+}
+
+/** Runs git and returns its trimmed stdout; throws with git's own reason when it fails. */
+async function gitText(args: string[], opts: CommandOptions): Promise<string> {
+  const r = await git(args, opts);
+  if (r.code !== 0) throw new CommandError(`git ${args[0] ?? ''} failed in ${opts.cwd}: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+  return r.stdout.toString('utf8').trim();
+}
+
+function oneLine(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join('; ');
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** Pathspecs leaving out every file or folder with one of these names, at any depth. */
+function excludePathspecs(names: string[]): string[] {
+  return names.flatMap((n) => [`:(exclude,glob)**/${n}`, `:(exclude,glob)**/${n}/**`]);
+}
+
+function checkExcludeNames(names: string[]): string | undefined {
+  const bad = names.find((n) => n.trim() === '' || n.includes('/') || n.includes('\\') || n === '.' || n === '..' || n.startsWith(':'));
+  return bad === undefined ? undefined : `exclude entry "${bad}" is not a file or folder name: give names such as "node_modules" or "*.log", not paths`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packing
+
+/**
+ * Packs the workspace folder `dir` into bytes that can travel. The top level of a git work tree
+ * becomes a git bundle whose commit holds HEAD plus every uncommitted change (staged, unstaged,
+ * untracked but not ignored, deletions); any other folder becomes a tar archive (in a subfolder of
+ * a repository, without the files git ignores). The `.orchestrate` folder and `opts.exclude`
+ * names are left out. Fails, without packing, when the data would pass `opts.maxBytes`.
+ */
+export async function packWorkspace(
+  dir: string,
+  opts: { maxBytes?: number; exclude?: string[] } = {},
+): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_WORKSPACE_BYTES;
+  if (!Number.isFinite(maxBytes) || maxBytes <= 0) return { ok: false, error: `the workspace size limit must be a positive number of bytes (got ${String(maxBytes)})` };
+  const exclude = [...new Set([...ALWAYS_EXCLUDED, ...(opts.exclude ?? [])])];
+  const badName = checkExcludeNames(exclude);
+  if (badName) return { ok: false, error: badName };
+  const abs = resolve(dir);
+  let real: string;
+  try {
+    real = realpathSync(abs);
+    if (!statSync(real).isDirectory()) return { ok: false, error: `the workspace ${abs} is not a folder` };
+  } catch {
+    return { ok: false, error: `the workspace folder ${abs} does not exist` };
+  }
+  try {
+    const top = await workTreeTop(real);
+    if (top !== undefined && realpathSync(top) === real) return await packGitWorkTree(real, abs, exclude, maxBytes);
+    return await packFolder(real, abs, top, exclude, maxBytes);
+  } catch (err) {
+    return { ok: false, error: `cannot pack the workspace ${abs}: ${errorText(err)}` };
+  }
+}
+
+/** The top of the git work tree holding `dir`, or undefined when git finds no repository there. */
+async function workTreeTop(dir: string): Promise<string | undefined> {
+  const r = await git(['rev-parse', '--show-toplevel'], { cwd: dir });
+  if (r.code === 0) return r.stdout.toString('utf8').trim() || undefined;
+  // Outside a repository; inside a .git folder or a bare repository there is no work tree either.
+  if (/not a git repository|must be run in a work tree/i.test(r.stderr)) return undefined;
+  throw new CommandError(`git cannot tell whether it is a repository: ${oneLine(r.stderr)}`);
+}
+
+function tooLargeError(shown: string, bytes: number, measuredAll: boolean, maxBytes: number, what: string, gitHint: boolean): string {
+  const size = measuredAll ? megabytes(bytes) : `more than ${megabytes(bytes)}`;
+  const fix = gitHint
+    ? 'remove build output or large files from it, or add them to .gitignore (ignored files do not travel)'
+    : 'remove build output or large files from it (or list them in a .gitignore when it is inside a git repository)';
+  return (
+    `the workspace ${shown} is too large to send to a worker: ${what} is ${size}, the limit is ${megabytes(maxBytes)}. ` +
+    `Raise the limit with --max-workspace-mb, or ${fix}`
+  );
+}
+
+async function packGitWorkTree(root: string, shown: string, exclude: string[], maxBytes: number): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
+  const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-pack-'));
+  try {
+    const cwd = root;
+    const objects = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'objects'], { cwd });
+    const index = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'index'], { cwd });
+    const format = await gitText(['rev-parse', '--show-object-format'], { cwd });
+    const headRun = await git(['rev-parse', '--verify', '-q', 'HEAD^{commit}'], { cwd });
+    const head = headRun.code === 0 ? headRun.stdout.toString('utf8').trim() : undefined;
+
+    // New objects go to a throwaway store that reads the repository's own as an alternate.
+    const store = join(tmp, 'snapshot.git');
+    await gitText(['init', '-q', '--bare', `--object-format=${format}`, store], { cwd: tmp });
+    writeFileSync(join(store, 'objects', 'info', 'alternates'), `${objects}\n`);
+    const tmpIndex = join(tmp, 'index');
+    // A copy of the real index keeps git's stat cache: only changed files are read again.
+    if (existsSync(index)) copyFileSync(index, tmpIndex);
+    const env = { GIT_INDEX_FILE: tmpIndex, GIT_OBJECT_DIRECTORY: join(store, 'objects'), GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
+    await gitText(['add', '-A', '--', '.', ...excludePathspecs(exclude)], { cwd, env });
+    // Excluded names may also be tracked; they must not travel either.
+    const dropSpecs = exclude.flatMap((n) => [`:(glob)**/${n}`, `:(glob)**/${n}/**`]);
+    await gitText(['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', ...dropSpecs], { cwd, env });
+    const tree = await gitText(['write-tree'], { cwd, env });
+    const ignore = await outsideIgnoreRules(root, undefined);
+
+    // With history when it fits (the agent can read the log); else the snapshot alone. A shallow
+    // repository lacks the objects of its history, so only its snapshot can travel.
+    const shallow = (await gitText(['rev-parse', '--is-shallow-repository'], { cwd })) === 'true';
+    const attempts = head && !shallow ? [[head], []] : [[]];
+    let last: CommandResult | undefined;
+    let failure = '';
+    for (const parents of attempts) {
+      const commitArgs = ['commit-tree', '--no-gpg-sign', tree, ...parents.flatMap((p) => ['-p', p]), '-m', 'orchestrate: workspace snapshot (HEAD plus uncommitted changes)'];
+      const commit = await gitText(commitArgs, { cwd, env: { ...env, ...IDENTITY_ENV } });
+      const storeOpts = { cwd: tmp, env: { GIT_DIR: store } };
+      await gitText(['update-ref', 'refs/heads/workspace', commit], storeOpts);
+      await gitText(['symbolic-ref', 'HEAD', 'refs/heads/workspace'], storeOpts);
+      last = await git(['bundle', 'create', '-q', '-', 'HEAD', 'refs/heads/workspace'], {
+        ...storeOpts,
+        keepBytes: maxBytes,
+        stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR,
+      });
+      if (last.stopped || last.stdoutBytes > maxBytes) continue;
+      if (last.code === 0) return { ok: true, packed: { kind: 'git', data: last.stdout, base: commit, exclude, ...(ignore ? { ignore } : {}) } };
+      failure = `git bundle create failed: ${oneLine(last.stderr) || `exit code ${String(last.code)}`}`;
+    }
+    if (last && !last.stopped && last.stdoutBytes <= maxBytes) throw new CommandError(failure);
+    const size = last?.stdoutBytes ?? 0;
+    return { ok: false, error: tooLargeError(shown, size, !last?.stopped, maxBytes, 'its snapshot (committed files plus uncommitted changes, without history)', true) };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+async function packFolder(
+  real: string,
+  shown: string,
+  repoTop: string | undefined,
+  exclude: string[],
+  maxBytes: number,
+): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
+  const tarArgs = ['-c', '-f', '-', ...exclude.map((n) => `--exclude=${n}`)];
+  let input: Buffer | undefined;
+  let ignore: string | undefined;
+  if (repoTop !== undefined) {
+    // A subfolder of a repository: the files git sees (tracked, or untracked and not ignored).
+    const listed = await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--deduplicate', '--', '.', ...excludePathspecs(exclude)], { cwd: real });
+    if (listed.code !== 0) throw new CommandError(`git ls-files failed in ${real}: ${oneLine(listed.stderr)}`);
+    const present = listed.stdout
+      .toString('utf8')
+      .split('\0')
+      .filter((p) => p !== '' && existsOrIsLink(join(real, p)));
+    input = Buffer.from(present.map((p) => `${p}\0`).join(''));
+    tarArgs.push('--null', '--no-recursion', '-T', '-');
+    ignore = await outsideIgnoreRules(repoTop, real);
+  } else {
+    tarArgs.push('.');
+  }
+  const r = await runCommand('tar', tarArgs, { cwd: real, input, keepBytes: maxBytes, stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR });
+  if (r.stdoutBytes > maxBytes || r.stopped) {
+    return { ok: false, error: tooLargeError(shown, r.stdoutBytes, !r.stopped, maxBytes, 'its archive', repoTop !== undefined) };
+  }
+  // GNU tar exits 1 when a file changed while it was read: the archive is still whole.
+  if (r.code !== 0 && r.code !== 1) throw new CommandError(`tar failed: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+  return { ok: true, packed: { kind: 'folder', data: r.stdout, exclude, ...(ignore ? { ignore } : {}) } };
+}
+
+function existsOrIsLink(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Ignore rules that apply to `dir` but are not inside it: the repository's info/exclude and the
+ * user's global excludes file, and (for a subfolder) the .gitignore files above it. Rules from
+ * above a subfolder are kept only when they match at any depth (no slash but a trailing one),
+ * since their anchored paths do not carry over to the subfolder's copy.
+ */
+async function outsideIgnoreRules(repoTop: string, subfolder: string | undefined): Promise<string | undefined> {
+  const keepAnchored = subfolder === undefined;
+  const rules: string[] = [];
+  const add = (text: string, anchoredOk: boolean): void => {
+    for (const line of text.split('\n')) {
+      const t = line.trimEnd();
+      if (t === '' || t.startsWith('#')) continue;
+      if (anchoredOk || !/\//.test(t.replace(/^!/, '').replace(/^\*\*\//, '').replace(/\/$/, ''))) rules.push(t);
+    }
+  };
+  const global = await git(['config', '--path', '--get', 'core.excludesFile'], { cwd: repoTop });
+  const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  const globalFile = global.code === 0 ? global.stdout.toString('utf8').trim() : join(xdg, 'git', 'ignore');
+  add(readIfThere(globalFile), true);
+  const infoExclude = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'info/exclude'], { cwd: repoTop });
+  add(readIfThere(infoExclude), keepAnchored);
+  if (subfolder !== undefined) {
+    const top = realpathSync(repoTop);
+    const parts = relative(top, subfolder).split(sep).filter(Boolean);
+    for (let i = 0; i < parts.length; i++) add(readIfThere(join(top, ...parts.slice(0, i), '.gitignore')), false);
+  }
+  return rules.length ? `${rules.join('\n')}\n` : undefined;
+}
+
+function readIfThere(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unpacking
+
+/**
+ * Makes `into` (missing or empty) hold exactly the packed workspace, as a git repository whose
+ * baseline commit (WORKSPACE_BASE_REF) is that state, so workspaceDiff can tell what changed.
+ * Throws with a clear message when `into` is not empty or git/tar fail.
+ */
+export async function unpackWorkspace(packed: PackedWorkspace, into: string): Promise<void> {
+  const target = resolve(into);
+  if (existsSync(target)) {
+    if (!statSync(target).isDirectory()) throw new Error(`cannot unpack a workspace into ${target}: it is not a folder`);
+    if (readdirSync(target).length > 0) throw new Error(`cannot unpack a workspace into ${target}: the folder is not empty`);
+  }
+  mkdirSync(target, { recursive: true });
+  try {
+    if (packed.kind === 'git') await unpackBundle(packed, target);
+    else await unpackArchive(packed, target);
+  } catch (err) {
+    throw new Error(`cannot unpack the workspace into ${target}: ${errorText(err)}`);
+  }
+}
+
+function writeIgnoreRules(repo: string, packed: PackedWorkspace): void {
+  const names = [...new Set([...ALWAYS_EXCLUDED, ...(packed.exclude ?? [])])];
+  const infoDir = join(repo, '.git', 'info');
+  mkdirSync(infoDir, { recursive: true });
+  const lines = ['# written by orchestrate: what did not travel with the workspace', ...names, packed.ignore ?? ''];
+  writeFileSync(join(infoDir, 'exclude'), `${lines.join('\n').trimEnd()}\n`);
+}
+
+async function unpackBundle(packed: PackedWorkspace, target: string): Promise<void> {
+  if (!packed.base) throw new Error('the packed git workspace names no base commit');
+  const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-unpack-'));
+  try {
+    const bundle = join(tmp, 'workspace.bundle');
+    writeFileSync(bundle, packed.data);
+    // clone reads the bundle's object format; --no-checkout so info/exclude is in place first.
+    await gitText(['clone', '-q', '--no-checkout', bundle, target], { cwd: tmp });
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  const cwd = target;
+  await gitText(['remote', 'remove', 'origin'], { cwd });
+  await gitText(['update-ref', WORKSPACE_BASE_REF, packed.base], { cwd });
+  writeIgnoreRules(target, packed);
+  await gitText(['checkout', '-q', '--detach', WORKSPACE_BASE_REF], { cwd });
+}
+
+async function unpackArchive(packed: PackedWorkspace, target: string): Promise<void> {
+  const r = await runCommand('tar', ['-x', '-f', '-', '--no-same-owner'], { cwd: target, input: packed.data });
+  if (r.code !== 0) throw new CommandError(`tar could not extract the archive: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+  const cwd = target;
+  await gitText(['init', '-q', '-b', 'workspace'], { cwd });
+  writeIgnoreRules(target, packed);
+  // Plumbing, not `git commit`: no hooks, no editor, no identity needed from the machine.
+  await gitText(['add', '-A'], { cwd });
+  const tree = await gitText(['write-tree'], { cwd });
+  const commit = await gitText(['commit-tree', '--no-gpg-sign', tree, '-m', 'orchestrate: workspace baseline'], { cwd, env: IDENTITY_ENV });
+  await gitText(['update-ref', 'HEAD', commit], { cwd });
+  await gitText(['update-ref', WORKSPACE_BASE_REF, commit], { cwd });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Diffing and applying
+
+/**
+ * The binary patch of everything changed in an unpacked workspace since its baseline: modified,
+ * new (untracked, not ignored), deleted and binary files, mode changes; `.orchestrate` never.
+ * Reads through a temporary index, so what the agent staged stays as it was. Empty when nothing
+ * changed.
+ */
+export async function workspaceDiff(dir: string): Promise<Buffer> {
+  const cwd = resolve(dir);
+  const base = await git(['rev-parse', '--verify', '-q', `${WORKSPACE_BASE_REF}^{commit}`], { cwd });
+  if (base.code !== 0) throw new Error(`${cwd} is not an unpacked workspace: it has no ${WORKSPACE_BASE_REF} (unpack it with unpackWorkspace first)`);
+  const baseCommit = base.stdout.toString('utf8').trim();
+  const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-diff-'));
+  try {
+    const tmpIndex = join(tmp, 'index');
+    const index = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'index'], { cwd });
+    if (existsSync(index)) copyFileSync(index, tmpIndex);
+    const env = { GIT_INDEX_FILE: tmpIndex };
+    const never = excludePathspecs(ALWAYS_EXCLUDED);
+    await gitText(['add', '-A', '--', '.', ...never], { cwd, env });
+    // Plumbing diff: no textconv, colour, prefixes or renames from the user's config.
+    const d = await git(['diff-index', '--cached', '-p', '--binary', '--full-index', '--no-renames', baseCommit, '--', '.', ...never], { cwd, env });
+    if (d.code !== 0) throw new Error(`git diff-index failed in ${cwd}: ${oneLine(d.stderr)}`);
+    return d.stdout;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** The paths a patch touches (its new names), from `git apply --numstat -z`. */
+function patchedFiles(numstat: Buffer): string[] {
+  const fields = numstat.toString('utf8').split('\0');
+  const files: string[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i] ?? '';
+    if (f === '') continue;
+    const m = /^[-\d]+\t[-\d]+\t(.*)$/s.exec(f);
+    if (!m) continue;
+    if (m[1] !== '') files.push(m[1] ?? '');
+    else {
+      // A rename or copy: the old and the new path follow as their own fields.
+      const to = fields[i + 2];
+      if (to) files.push(to);
+      i += 2;
+    }
+  }
+  return [...new Set(files)];
+}
+
+/**
+ * Applies a workspace patch to the original folder `dir` (a git work tree or a plain folder). It is
+ * checked first: a patch that does not apply changes nothing. Applied to the files only, never to
+ * the user's index. Returns the files it changed, relative to `dir`.
+ */
+export async function applyWorkspacePatch(dir: string, patch: Buffer): Promise<{ ok: true; files: string[] } | { ok: false; error: string }> {
+  if (patch.toString('utf8').trim() === '') return { ok: true, files: [] };
+  const abs = resolve(dir);
+  let real: string;
+  try {
+    real = realpathSync(abs);
+    if (!statSync(real).isDirectory()) return { ok: false, error: `cannot apply the workspace patch: ${abs} is not a folder` };
+  } catch {
+    return { ok: false, error: `cannot apply the workspace patch: the folder ${abs} does not exist` };
+  }
+  // In a subfolder of a repository git apply would read paths from the repository's top and skip
+  // the rest silently; stopping the search for a repository above `dir` makes them relative to it.
+  const opts = { cwd: real, env: { GIT_CEILING_DIRECTORIES: dirname(real) }, input: patch };
+  const applyArgs = ['apply', '--whitespace=nowarn', '-p1'];
+  try {
+    const stat = await git([...applyArgs, '--numstat', '-z'], opts);
+    if (stat.code !== 0) return { ok: false, error: `the workspace patch for ${abs} is not a valid patch: ${oneLine(stat.stderr)}` };
+    const files = patchedFiles(stat.stdout);
+    const check = await git([...applyArgs, '--check'], opts);
+    if (check.code !== 0) {
+      return { ok: false, error: `the workspace patch does not apply to ${abs} (nothing was changed; the folder changed meanwhile): ${oneLine(check.stderr)}` };
+    }
+    const applied = await git(applyArgs, opts);
+    if (applied.code !== 0) return { ok: false, error: `applying the workspace patch to ${abs} failed after its check passed (files may be partly changed): ${oneLine(applied.stderr)}` };
+    return { ok: true, files };
+  } catch (err) {
+    return { ok: false, error: `cannot apply the workspace patch to ${abs}: ${errorText(err)}` };
+  }
+}
