@@ -38,7 +38,7 @@ export interface RunViewOptions extends LiveViewOptions {
   runDir: string;
   /** Carries actions to the run's coordinator; absent: read-only. */
   control?: RunControl;
-  /** Why the view is read-only (shown instead of the keys); used when `control` is absent. */
+  /** Why the view is read-only (shown instead of the keys); always so when `control` is absent. */
   readOnly?: string;
   /** Who acts, as the control events record it: "view (ana)", "watch (pid 12, ana)". */
   by: string;
@@ -66,7 +66,7 @@ export class RunView extends LiveView {
   ) {
     super(out, view);
     this.model = { mode: 'list', listTop: 0, scrollBack: 0, canQuit: view.onQuit !== undefined };
-    if (!view.control) this.model.readOnly = view.readOnly ?? 'no coordinator is running this run';
+    if (!view.control || view.readOnly) this.model.readOnly = view.readOnly ?? 'no coordinator is running this run';
   }
 
   override start(): void {
@@ -87,8 +87,12 @@ export class RunView extends LiveView {
     super.stop();
   }
 
-  /** Actions stop working (the run ended, its coordinator went away): say why, keep browsing. */
-  setReadOnly(reason: string): void {
+  /**
+   * Actions stop working (the run ended, its coordinator went away): say why, keep browsing.
+   * Undefined: they work again (a coordinator took the run up), when the view has a control.
+   */
+  setReadOnly(reason: string | undefined): void {
+    if (reason === undefined && !this.view.control) return;
     if (this.model.readOnly === reason) return;
     this.model.readOnly = reason;
     this.schedule();
@@ -219,13 +223,13 @@ export class RunView extends LiveView {
       return;
     }
     if (ch === 's') {
-      if (isFinished(inst)) this.model.status = `steer: ${inst.label} has finished (${inst.status}); r retries a failed or cancelled one`;
+      if (isFinished(inst)) this.model.status = `steer: ${inst.label} has finished (${inst.status})`;
       else this.model.input = { instance: inst, text: '' };
     } else if (ch === 'c') {
       if (isFinished(inst)) this.model.status = `cancel: ${inst.label} has finished already (${inst.status})`;
       else void this.act({ action: 'cancel', instance: inst.key, by: this.view.by }, inst);
     } else if (inst.status !== 'failed' && inst.status !== 'cancelled') {
-      this.model.status = `retry: ${inst.label} is ${inst.status}; only a failed or cancelled instance can be retried`;
+      this.model.status = `retry: only a failed or cancelled instance; ${inst.label} is ${inst.status}`;
     } else void this.act({ action: 'retry', instance: inst.key, by: this.view.by }, inst);
   }
 

@@ -1,0 +1,201 @@
+// The run view you can drive, without a terminal: keys go in through press() / the input's data
+// events, actions come out through a recording RunControl (the view's caller), frames are read as
+// plain lines. The pseudo-terminal tests (run-view-tty.test.ts) drive the real program.
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RunView } from '../../src/display/run-view.js';
+import { parseKeys } from '../../src/display/terminal-keys.js';
+import { displayWidth, wrapToWidth } from '../../src/display/terminal-text.js';
+import type { ControlAction, ControlReply, RunControl } from '../../src/orchestrator/run-control.js';
+import type { RunEvent } from '../../src/orchestrator/run-events.js';
+
+class FakeTty {
+  writes: string[] = [];
+  columns = 80;
+  rows = 24;
+  write(s: string): boolean {
+    this.writes.push(s);
+    return true;
+  }
+}
+
+class FakeKeyboard extends EventEmitter {
+  raw: boolean[] = [];
+  paused = true;
+  isTTY = true;
+  setRawMode(on: boolean) {
+    this.raw.push(on);
+  }
+  resume() {
+    this.paused = false;
+  }
+  pause() {
+    this.paused = true;
+  }
+  type(s: string) {
+    this.emit('data', s);
+  }
+}
+
+class RecordingControl implements RunControl {
+  sent: ControlAction[] = [];
+  async send(action: ControlAction): Promise<ControlReply> {
+    this.sent.push(action);
+    return action.action === 'retry' ? { ok: false, error: 'not in this test' } : { ok: true, message: `${action.action} accepted` };
+  }
+}
+
+let ts = 1_000;
+const ev = (e: Record<string, unknown>) => ({ v: 1, runId: 'r1', ts: ts++, ...e }) as RunEvent;
+
+function fanOut(n: number): RunEvent[] {
+  const keys = Array.from({ length: n }, (_, i) => `item-${String(i).padStart(3, '0')}`);
+  const events = [ev({ type: 'run_start', recipe: 'r.yaml', name: 'fan', recipeHash: 'h', inputs: {}, plan: [{ task: 'apply', keys, needs: [], dynamic: false }] })];
+  for (const k of keys) events.push(ev({ type: 'instance_start', task: 'apply', key: k, attempt: 1 }));
+  return events;
+}
+
+function makeView(opts: { control?: RunControl; quit?: () => void; rows?: number } = {}) {
+  const out = new FakeTty();
+  if (opts.rows) out.rows = opts.rows;
+  const keyboard = new FakeKeyboard();
+  const runDir = mkdtempSync(join(tmpdir(), 'run-view-'));
+  let interrupted = 0;
+  const view = new RunView(out, {
+    color: false,
+    now: () => 5_000,
+    restoreOnExit: false,
+    frameIntervalMs: 60_000,
+    tickIntervalMs: 60_000,
+    input: keyboard,
+    runDir,
+    control: opts.control,
+    by: 'view (test)',
+    onInterrupt: () => interrupted++,
+    ...(opts.quit ? { onQuit: opts.quit } : {}),
+  });
+  return { out, keyboard, view, runDir, interrupts: () => interrupted };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('run view keys', () => {
+  it('parses arrows, page keys, Enter, Esc, Backspace, Ctrl-C and text from raw chunks', () => {
+    expect(parseKeys('\x1b[A\x1b[B\x1b[5~\x1b[6~\r\x1b\x7f\x03hé').map((k) => k.ch ?? k.name)).toEqual(['up', 'down', 'pageup', 'pagedown', 'enter', 'escape', 'backspace', 'ctrl-c', 'h', 'é']);
+    expect(parseKeys('\x1b[1;5A x').map((k) => k.ch ?? k.name)).toEqual([' ', 'x']); // unknown CSI swallowed
+  });
+
+  it('wraps plain text to a width at spaces, never wider', () => {
+    const lines = wrapToWidth('the quick brown fox jumps over the lazy dog, twice over and again', 20);
+    expect(lines.every((l) => displayWidth(l) <= 20)).toBe(true);
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toBe('the quick brown fox jumps over the lazy dog, twice over and again');
+  });
+});
+
+describe('run view (no terminal)', () => {
+  it('selects with the arrows; the list of 100 scrolls to keep the selection on an 80x24 screen', () => {
+    const { view, keyboard } = makeView();
+    for (const e of fanOut(100)) view.absorb(e);
+    view.start();
+    let frame = view.frame();
+    expect(frame.length).toBeLessThanOrEqual(23);
+    expect(frame[3]).toMatch(/^> ▸ apply\/item-000/);
+    expect(frame[frame.length - 1]).toMatch(/1\/100$/);
+    for (let i = 0; i < 30; i++) keyboard.type('\x1b[B');
+    frame = view.frame();
+    const selected = frame.filter((l) => l.startsWith('> '));
+    expect(selected).toHaveLength(1);
+    expect(selected[0]).toMatch(/item-030/);
+    expect(frame.some((l) => /item-000/.test(l))).toBe(false); // scrolled past the top
+    expect(frame[frame.length - 1]).toMatch(/31\/100$/);
+    keyboard.type('\x1b[F'); // End
+    frame = view.frame();
+    expect(frame.filter((l) => l.startsWith('> '))[0]).toMatch(/item-099/);
+    for (const l of frame) expect(displayWidth(l)).toBeLessThanOrEqual(79);
+    expect(frame.length).toBeLessThanOrEqual(23);
+    view.stop();
+  });
+
+  it('s opens a prompt; Enter sends the steer with who sent it; c cancels; r on a running one says why not', async () => {
+    const control = new RecordingControl();
+    const { view, keyboard } = makeView({ control });
+    for (const e of fanOut(3)) view.absorb(e);
+    view.start();
+    keyboard.type('\x1b[B'); // item-001
+    keyboard.type('s');
+    keyboard.type('focus on tests');
+    keyboard.type('\x7f\x7f\x7f\x7f\x7f');
+    keyboard.type('docs');
+    expect(view.frame().at(-1)).toBe('steer apply/item-001> focus on docs_');
+    keyboard.type('\r');
+    await flush();
+    expect(control.sent).toEqual([{ action: 'steer', instance: 'item-001', text: 'focus on docs', by: 'view (test)' }]);
+    expect(view.frame().at(-1)).toMatch(/^steer apply\/item-001: steer accepted/);
+    keyboard.type('c');
+    await flush();
+    expect(control.sent[1]).toEqual({ action: 'cancel', instance: 'item-001', by: 'view (test)' });
+    keyboard.type('r');
+    expect(view.frame().at(-1)).toMatch(/^retry: only a failed or cancelled instance; apply\/item-001 is running/);
+    expect(control.sent).toHaveLength(2);
+    view.stop();
+  });
+
+  it('a cancelled instance shows as cancelled, its control events in its conversation, and r retries it', async () => {
+    const control = new RecordingControl();
+    const { view, keyboard, runDir } = makeView({ control });
+    for (const e of fanOut(2)) view.absorb(e);
+    view.absorb(ev({ type: 'control', action: 'steer', instance: 'item-000', by: 'watch (pid 7, ana)', text: 'stop early', ok: true }));
+    view.absorb(ev({ type: 'control', action: 'cancel', instance: 'item-000', by: 'watch (pid 7, ana)', ok: true }));
+    view.absorb(ev({ type: 'instance_failed', task: 'apply', key: 'item-000', attempt: 1, failure: 'cancelled', error: 'cancelled by watch (pid 7, ana)', final: true, durationMs: 10 }));
+    mkdirSync(join(runDir, 'sessions'));
+    writeFileSync(join(runDir, 'sessions', 'item-000.jsonl'), '');
+    view.start();
+    const list = view.frame();
+    expect(list[1]).toMatch(/1 cancelled/);
+    expect(list.find((l) => l.includes('item-000'))).toMatch(/⊘ apply\/item-000\s+cancelled/);
+    keyboard.type('\r');
+    const conv = view.frame();
+    expect(conv[0]).toMatch(/^apply\/item-000 · cancelled/);
+    expect(conv.join('\n')).toMatch(/⚑ .* steer: "stop early" by watch \(pid 7, ana\): ok/);
+    expect(conv.join('\n')).toMatch(/⚑ .* cancel by watch \(pid 7, ana\): ok/);
+    expect(conv.at(-1)).toMatch(/Esc back/);
+    keyboard.type('r');
+    await flush();
+    expect(control.sent).toEqual([{ action: 'retry', instance: 'item-000', by: 'view (test)' }]);
+    expect(view.frame().at(-1)).toMatch(/retry apply\/item-000 refused: not in this test/);
+    keyboard.type('\x1b');
+    expect(view.frame()[3]).toMatch(/^> ⊘ apply\/item-000/);
+    view.stop();
+  });
+
+  it('without a control every action key says read-only; q quits only when the caller allows it; Ctrl-C is the caller\'s', () => {
+    let quits = 0;
+    const { view, keyboard, interrupts } = makeView({ quit: () => quits++ });
+    for (const e of fanOut(2)) view.absorb(e);
+    view.start();
+    expect(view.frame().at(-1)).toMatch(/^read-only: no coordinator/);
+    keyboard.type('c');
+    expect(view.frame().at(-1)).toMatch(/^read-only: /);
+    keyboard.type('q');
+    keyboard.type('\x03');
+    expect(quits).toBe(1);
+    expect(interrupts()).toBe(1);
+    view.stop();
+  });
+
+  it('takes the keyboard in raw mode while live and gives it back on stop; the final frame is the plain live frame', () => {
+    const { view, keyboard } = makeView();
+    for (const e of fanOut(2)) view.absorb(e);
+    view.start();
+    expect(keyboard.raw).toEqual([true]);
+    expect(keyboard.paused).toBe(false);
+    view.stop();
+    expect(keyboard.raw).toEqual([true, false]);
+    expect(keyboard.paused).toBe(true);
+    expect(keyboard.listenerCount('data')).toBe(0);
+    expect(view.frame().some((l) => l.startsWith('> '))).toBe(false);
+  });
+});
