@@ -1,8 +1,10 @@
 // `orchestrate agent [prompt]`: one agent, delivered as a final answer (--mode text), a JSON
-// event stream (--mode json) or the RPC protocol on stdin/stdout (--mode rpc). The logic lives
-// in src/runtime/modes; this file maps flags to createAgentSession options and exit codes.
+// event stream (--mode json), the RPC protocol on stdin/stdout (--mode rpc), or the interactive
+// terminal UI (--mode interactive; the default on a terminal without a prompt). The logic lives
+// in src/runtime/modes and src/display/interactive; this file maps flags to createAgentSession
+// options and exit codes.
 import { type Argv } from 'yargs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
 import { DECLARED_MODEL_DEFAULTS, modelFromSpec, priceOf } from '../../ai/models.js';
 import { parseTokenCount } from '../../orchestrator/recipe/duration.js';
@@ -23,7 +25,7 @@ import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 
-const MODES = ['text', 'json', 'rpc'] as const;
+const MODES = ['text', 'json', 'rpc', 'interactive'] as const;
 const THINKING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
 /**
@@ -40,7 +42,7 @@ export const AGENT_CLI_DEFAULTS = {
 function agentOptions(y: Argv): Argv<object> {
   return y
     .positional('prompt', { type: 'string', array: true, describe: 'The prompt (words are joined); read from piped stdin when omitted' })
-    .option('mode', { type: 'string', choices: MODES, default: 'text', describe: 'text: print the final answer; json: every event as a JSON line; rpc: JSON commands on stdin' })
+    .option('mode', { type: 'string', choices: MODES, describe: 'text: print the final answer; json: every event as a JSON line; rpc: JSON commands on stdin; interactive: the terminal UI (default on a terminal when no prompt is given, else text)' })
     .option('session', { type: 'string', describe: 'Session file to open, or create when missing (--no-session: keep it in memory)' })
     .option('continue', { alias: 'c', type: 'boolean', default: false, describe: 'Reopen the --session file, or the most recent session of this folder' })
     .option('session-dir', { type: 'string', describe: 'Folder for new sessions (default ~/.orchestrate/sessions/--<cwd>--)' })
@@ -70,6 +72,7 @@ function agentOptions(y: Argv): Argv<object> {
       ['orchestrate agent "Summarize README.md"', 'the final answer on stdout (needs ANTHROPIC_API_KEY)'],
       ['orchestrate agent --script hello.yaml "Say hello"', 'offline, the scripted model (orchestrate init agent copies hello.yaml here)'],
       ['orchestrate agent --session work.jsonl --continue "Now add a test"', 'continue a saved session'],
+      ['orchestrate agent --continue', 'on a terminal: reopen the last session of this folder in the interactive UI'],
       ['orchestrate agent --extension guard.ts --skills ./skills "Fix the bug"', 'repeatable flags take one value each; the prompt stays the prompt'],
     ])
     .check((a) => {
@@ -190,9 +193,16 @@ function declaredModel(args: CommandArgs): CreateAgentSessionOptions['model'] {
   return modelFromSpec(args.model.replace(/^anthropic\//, ''), { cost: priceOf(Number(m[1]), Number(m[2])), contextWindow, maxTokens });
 }
 
+/** Interactive when asked, or by default on a terminal (stdin and stdout) without a prompt. */
+function chooseMode(args: CommandArgs, prompt: string, ctx: CliContext): (typeof MODES)[number] {
+  if (typeof args.mode === 'string') return args.mode as (typeof MODES)[number];
+  return prompt === '' && ctx.isTTY && process.stdin.isTTY === true ? 'interactive' : 'text';
+}
+
 export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<number> {
-  const mode = String(args.mode ?? 'text') as (typeof MODES)[number];
   let prompt = list(args.prompt).join(' ').trim();
+  const mode = chooseMode(args, prompt, ctx);
+  if (mode === 'interactive') return runInteractive(args, prompt, ctx);
   if (mode !== 'rpc' && prompt === '' && !process.stdin.isTTY) prompt = (await readStdin()).trim();
   if (mode !== 'rpc' && prompt === '') {
     ctx.stderr('orchestrate agent: give a prompt, e.g. orchestrate agent "Summarize README.md", or pipe it on stdin\nRun "orchestrate agent --help" for usage.\n');
@@ -229,6 +239,56 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   } finally {
     process.removeListener('SIGINT', onSigint);
     await session.dispose();
+  }
+}
+
+/**
+ * The terminal UI. Notices (warnings of the session and its tools) are shown inside the UI
+ * instead of being written across its screen; before it is up and after it ends they go to stderr.
+ */
+async function runInteractive(args: CommandArgs, prompt: string, ctx: CliContext): Promise<number> {
+  if (!ctx.isTTY || process.stdin.isTTY !== true) {
+    ctx.stderr('orchestrate agent: --mode interactive needs a terminal on stdin and stdout; give a prompt (or pipe it) for --mode text.\nRun "orchestrate agent --help" for usage.\n');
+    return EXIT.usage;
+  }
+  let toUi: ((text: string) => void) | undefined;
+  const uiCtx: CliContext = { ...ctx, stderr: (text) => (toUi ? toUi(text.replace(/\n$/, '')) : ctx.stderr(text)) };
+  let session: AgentSession;
+  const options = (): CreateAgentSessionOptions => sessionOptionsFromArgs(args, uiCtx);
+  try {
+    session = await createAgentSession(options());
+  } catch (err) {
+    if (err instanceof AgentSessionConfigError) {
+      ctx.stderr(`orchestrate agent: ${err.message}\nRun "orchestrate agent --help" for usage.\n`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+  // /new: the same flags, a fresh session (beside --session's file when one was named).
+  const newSession = (): Promise<AgentSession> => {
+    const o = options();
+    delete o.continue;
+    if (o.sessionFile !== undefined) {
+      o.sessionDir ??= dirname(o.sessionFile);
+      delete o.sessionFile;
+    }
+    return createAgentSession(o);
+  };
+  const { runInteractiveMode } = await import('../../display/interactive/run-interactive.js');
+  let current = session;
+  try {
+    return await runInteractiveMode(session, {
+      initialPrompt: prompt === '' ? undefined : prompt,
+      newSession,
+      env: ctx.env,
+      onController: (c) => {
+        toUi = (text) => c.notify(text, 'warn');
+        c.onSessionChange = (s) => (current = s);
+      },
+    });
+  } finally {
+    toUi = undefined;
+    await current.dispose();
   }
 }
 

@@ -1,0 +1,55 @@
+// The slash commands of the interactive mode: what the editor's text means when it starts with
+// "/". Parsing is separate from running so the table (and /help) is one list.
+
+export const SLASH_COMMANDS = [
+  { name: 'compact', args: '[instructions]', help: 'summarize the conversation so far to free context' },
+  { name: 'model', args: '[id]', help: 'show the model, or switch to another one' },
+  { name: 'tree', args: '', help: 'rewind to an entry of the session tree (the branch left is summarized)' },
+  { name: 'fork', args: '', help: 'continue from an earlier prompt in a new session file' },
+  { name: 'new', args: '', help: 'start a new session' },
+  { name: 'session', args: '', help: 'session file, tokens and cost' },
+  { name: 'help', args: '', help: 'commands and keys' },
+  { name: 'exit', args: '', help: 'quit (also Ctrl+C twice)' },
+] as const;
+
+export type SlashCommandName = (typeof SLASH_COMMANDS)[number]['name'];
+
+export type ParsedInput =
+  | { kind: 'prompt'; text: string }
+  | { kind: 'command'; name: SlashCommandName; args: string }
+  /** "/name" that is not built in: an extension command, or a typo (the session decides). */
+  | { kind: 'other-command'; name: string; args: string }
+  | { kind: 'empty' };
+
+const NAMES = new Set<string>(SLASH_COMMANDS.map((c) => c.name));
+
+/** What a submitted editor text asks for. "//x" sends the prompt "/x" (an escape for slashes). */
+export function parseInput(raw: string): ParsedInput {
+  const text = raw.trim();
+  if (text === '') return { kind: 'empty' };
+  if (text.startsWith('//')) return { kind: 'prompt', text: text.slice(1) };
+  const m = /^\/([A-Za-z][\w:.-]*)(?:\s+([\s\S]*))?$/.exec(text);
+  if (!m) return { kind: 'prompt', text };
+  const name = m[1]!;
+  const args = (m[2] ?? '').trim();
+  if (NAMES.has(name)) return { kind: 'command', name: name as SlashCommandName, args };
+  return { kind: 'other-command', name, args };
+}
+
+/** Keys of the interactive mode, for /help and the README. */
+export const KEY_HELP: readonly [string, string][] = [
+  ['Enter', 'send; while the agent works: queue a steering message'],
+  ['Alt+Enter', 'while the agent works: queue a follow-up (sent when it would stop)'],
+  ['\\ then Enter', 'new line (Shift+Enter too, in terminals with the kitty keyboard protocol)'],
+  ['Up / Down', 'previous / next prompt (moves between lines of a multi-line text)'],
+  ['Esc', 'abort the current run'],
+  ['Ctrl+O', 'expand / collapse tool results'],
+  ['PageUp / PageDown', 'scroll the conversation'],
+  ['Ctrl+C twice', 'quit'],
+];
+
+export function helpText(): string {
+  const cmds = SLASH_COMMANDS.map((c) => `  /${`${c.name} ${c.args}`.trim().padEnd(22)} ${c.help}`);
+  const keys = KEY_HELP.map(([k, v]) => `  ${k.padEnd(23)} ${v}`);
+  return ['Commands:', ...cmds, 'Keys:', ...keys, '  (//text sends a prompt that starts with "/")'].join('\n');
+}
