@@ -439,24 +439,27 @@ export async function workspaceDiff(dir: string): Promise<Buffer> {
   }
 }
 
-/** The paths a patch touches (its new names), from `git apply --numstat -z`. */
-function patchedFiles(numstat: Buffer): string[] {
+/** The paths a patch leaves changed (new names of renames) and every path it touches, from `git apply --numstat -z`. */
+function patchedFiles(numstat: Buffer): { files: string[]; touched: string[] } {
   const fields = numstat.toString('utf8').split('\0');
   const files: string[] = [];
+  const touched: string[] = [];
   for (let i = 0; i < fields.length; i++) {
-    const f = fields[i] ?? '';
-    if (f === '') continue;
-    const m = /^[-\d]+\t[-\d]+\t(.*)$/s.exec(f);
+    const m = /^[-\d]+\t[-\d]+\t(.*)$/s.exec(fields[i] ?? '');
     if (!m) continue;
-    if (m[1] !== '') files.push(m[1] ?? '');
-    else {
+    if (m[1]) {
+      files.push(m[1]);
+      touched.push(m[1]);
+    } else {
       // A rename or copy: the old and the new path follow as their own fields.
-      const to = fields[i + 2];
-      if (to) files.push(to);
+      const from = fields[i + 1] ?? '';
+      const to = fields[i + 2] ?? '';
+      files.push(to);
+      touched.push(from, to);
       i += 2;
     }
   }
-  return [...new Set(files)];
+  return { files: [...new Set(files)], touched };
 }
 
 /**
@@ -481,7 +484,11 @@ export async function applyWorkspacePatch(dir: string, patch: Buffer): Promise<{
   try {
     const stat = await git([...applyArgs, '--numstat', '-z'], opts);
     if (stat.code !== 0) return { ok: false, error: `the workspace patch for ${abs} is not a valid patch: ${oneLine(stat.stderr)}` };
-    const files = patchedFiles(stat.stdout);
+    const { files, touched } = patchedFiles(stat.stdout);
+    // workspaceDiff never includes run state; a patch that does is not a workspace patch.
+    const stateName = ALWAYS_EXCLUDED[0] ?? '';
+    const intoState = touched.find((f) => f.split('/').includes(stateName));
+    if (intoState !== undefined) return { ok: false, error: `the workspace patch for ${abs} writes into ${intoState}: run state is never part of a workspace patch (nothing was changed)` };
     const check = await git([...applyArgs, '--check'], opts);
     if (check.code !== 0) {
       return { ok: false, error: `the workspace patch does not apply to ${abs} (nothing was changed; the folder changed meanwhile): ${oneLine(check.stderr)}` };

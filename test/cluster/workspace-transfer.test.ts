@@ -93,6 +93,7 @@ function makeBusyRepo(): string {
   write(repo, 'run.sh', '#!/bin/sh\necho hi\n');
   chmodSync(join(repo, 'run.sh'), 0o755);
   write(repo, 'docs/readme.md', '# docs\n');
+  write(repo, 'ünïcode dir/a b.txt', 'spaces and unicode\n');
   symlinkSync('docs/readme.md', join(repo, 'link.md'));
   write(repo, '.gitignore', 'build/\n');
   git(repo, 'add', '-A');
@@ -120,6 +121,10 @@ function agentEdits(dir: string): void {
   chmodSync(join(dir, 'docs/readme.md'), 0o755);
   symlinkSync('src/added.ts', join(dir, 'added-link.ts'));
   write(dir, '.orchestrate/runs/worker/state.json', '{"worker":true}\n');
+  write(dir, 'notes/with space ü.txt', 'unicode name\n');
+  // A symlink that becomes a file.
+  unlinkSync(join(dir, 'link.md'));
+  write(dir, 'link.md', 'now a file\n');
 }
 
 describe('workspace transfer of a git work tree', () => {
@@ -161,7 +166,7 @@ describe('workspace transfer of a git work tree', () => {
     const applied = await applyWorkspacePatch(repo, patch);
     expect(applied).toEqual({ ok: true, files: expect.any(Array) });
     if (!applied.ok) return;
-    expect(applied.files.sort()).toEqual(['a.txt', 'added-link.ts', 'b.txt', 'docs/readme.md', 'img.bin', 'pic.png', 'src/added.ts'].sort());
+    expect(applied.files.sort()).toEqual(['a.txt', 'added-link.ts', 'b.txt', 'docs/readme.md', 'img.bin', 'link.md', 'notes/with space ü.txt', 'pic.png', 'src/added.ts'].sort());
     expect(contents(repo, notIgnoredOrState)).toEqual(contents(copy, notIgnoredOrState));
     // The user's own run state and ignored files are left alone; nothing was staged.
     expect(readFileSync(join(repo, '.orchestrate/runs/r1/state.json'), 'utf8')).toBe('{"run":1}\n');
@@ -296,6 +301,7 @@ describe('workspace transfer of a plain folder', () => {
     write(dir, 'b.txt', 'b\n');
     write(dir, 'img.bin', binaryB);
     write(dir, 'docs/readme.md', '# docs\n');
+    write(dir, 'ünïcode dir/a b.txt', 'spaces and unicode\n');
     write(dir, 'run.sh', '#!/bin/sh\n');
     chmodSync(join(dir, 'run.sh'), 0o755);
     symlinkSync('docs/readme.md', join(dir, 'link.md'));
@@ -316,7 +322,7 @@ describe('workspace transfer of a plain folder', () => {
     const patch = await workspaceDiff(copy);
     expect(patch.toString('utf8')).not.toContain('.orchestrate');
     const applied = await applyWorkspacePatch(dir, patch);
-    expect(applied.ok && applied.files.sort()).toEqual(['a.txt', 'added-link.ts', 'b.txt', 'docs/readme.md', 'img.bin', 'pic.png', 'src/added.ts'].sort());
+    expect(applied.ok && applied.files.sort()).toEqual(['a.txt', 'added-link.ts', 'b.txt', 'docs/readme.md', 'img.bin', 'link.md', 'notes/with space ü.txt', 'pic.png', 'src/added.ts'].sort());
     expect(contents(dir, notIgnoredOrState)).toEqual(contents(copy, notIgnoredOrState));
     expect(existsSync(join(dir, '.git'))).toBe(false);
 
@@ -401,6 +407,32 @@ describe('workspace transfer errors', () => {
     await expect(workspaceDiff(freshDir('plain'))).rejects.toThrow(/not an unpacked workspace/);
     const applied = await applyWorkspacePatch(missing, Buffer.from('diff --git a/x b/x\n'));
     expect(applied.ok === false && applied.error).toContain('does not exist');
+  });
+
+  it('says so when git is not installed', async () => {
+    const dir = freshDir('plain');
+    write(dir, 'a.txt', 'a\n');
+    const path = process.env.PATH;
+    process.env.PATH = join(scratch, 'no-such-bin');
+    try {
+      const r = await packWorkspace(dir);
+      expect(r.ok === false && r.error).toContain('git is not installed or not on PATH');
+      const applied = await applyWorkspacePatch(dir, Buffer.from('diff --git a/a.txt b/a.txt\n'));
+      expect(applied.ok === false && applied.error).toContain('git is not installed or not on PATH');
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
+  it('refuses a patch that writes into run state or .git, changing nothing', async () => {
+    const dir = freshDir('plain');
+    const intoState = Buffer.from('diff --git a/.orchestrate/x b/.orchestrate/x\nnew file mode 100644\n--- /dev/null\n+++ b/.orchestrate/x\n@@ -0,0 +1 @@\n+x\n');
+    const r = await applyWorkspacePatch(dir, intoState);
+    expect(r.ok === false && r.error).toContain('run state');
+    const intoGit = Buffer.from(intoState.toString('utf8').replaceAll('.orchestrate', '.git/hooks'));
+    const g = await applyWorkspacePatch(dir, intoGit);
+    expect(g.ok === false && g.error).toContain('.git/hooks/x');
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('rejects bytes that are not a patch, changing nothing', async () => {
