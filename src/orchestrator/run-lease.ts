@@ -377,19 +377,27 @@ export class HeldRunLease {
   lostMessage: string | undefined;
   /** Told once when the lease is lost, before `lost` aborts. */
   onLost: ((message: string) => void) | undefined;
-  private readonly stopHeartbeat: () => void;
+  private readonly stopHeartbeats: (() => void)[];
   private readonly onExit = (): void => this.lease.releaseSync();
 
+  /**
+   * `also`: a second lease this process already holds on the same run (the Redis lease of a
+   * distributed run, which workers check); it is heartbeated too, and losing it stops the run like
+   * losing the file lease. It cannot be released on process.exit (async): its TTL, or on this host
+   * its dead pid, frees it.
+   */
   constructor(
     private readonly lease: FileRunLease,
     readonly runId: string,
     heartbeatMs: number = ORCHESTRATOR_DEFAULTS.leaseHeartbeatMs,
+    private readonly also?: RunLease,
   ) {
-    this.stopHeartbeat = keepLeaseAlive(lease, (r) => this.loseLease(r), heartbeatMs);
+    this.stopHeartbeats = [lease, ...(also ? [also] : [])].map((l) => keepLeaseAlive(l, (r) => this.loseLease(r), heartbeatMs));
     process.on('exit', this.onExit);
   }
 
   private loseLease(r: { why: string; holder?: LeaseHolder }): void {
+    if (this.lostMessage !== undefined) return; // both leases may notice
     this.lostMessage =
       `this coordinator lost the lease of run ${this.runId}: ${r.why}${r.holder ? ` (now ${describeHolder(r.holder)})` : ''}. ` +
       `It stopped at once and writes nothing more to the run; the run belongs to the other coordinator now (\`orchestrate runs\` shows it).`;
@@ -403,17 +411,23 @@ export class HeldRunLease {
     return { signal: join(opts.signal), killSignal: join(opts.killSignal) };
   }
 
-  release(): void {
-    this.stopHeartbeat();
+  /** Releases the file lease at once and the `also` lease (settles when that one is released too). */
+  release(): Promise<void> {
+    for (const stop of this.stopHeartbeats) stop();
     process.off('exit', this.onExit);
     this.lease.releaseSync();
+    return this.also ? this.also.release().catch(() => {}) : Promise.resolve();
   }
 }
 
 export type TakeRunLease = { ok: true; lease: HeldRunLease; tookOver?: { holder: LeaseHolder; why: string } } | { ok: false; message: string; holder?: LeaseHolder };
 
-/** Takes the lease of a run folder for this process (with heartbeat and release on exit), or says who has it. */
-export function takeRunLease(dir: string, runId: string): TakeRunLease {
+/**
+ * Takes the lease of a run folder for this process (with heartbeat and release on exit), or says
+ * who has it. `also`: a lease the caller already acquired on the same run, held together with the
+ * file lease (see HeldRunLease); the caller releases it when this returns `ok: false`.
+ */
+export function takeRunLease(dir: string, runId: string, also?: RunLease): TakeRunLease {
   const lease = new FileRunLease(dir);
   let got: LeaseAcquire;
   try {
@@ -422,5 +436,5 @@ export function takeRunLease(dir: string, runId: string): TakeRunLease {
     return { ok: false, message: `cannot take the lease of run ${runId} in ${dir}: ${(err as Error).message}. Check that the run folder can be written.` };
   }
   if (!got.ok) return { ok: false, message: liveRunMessage(runId, got.holder), holder: got.holder };
-  return { ok: true, lease: new HeldRunLease(lease, runId), ...(got.tookOver ? { tookOver: got.tookOver } : {}) };
+  return { ok: true, lease: new HeldRunLease(lease, runId, ORCHESTRATOR_DEFAULTS.leaseHeartbeatMs, also), ...(got.tookOver ? { tookOver: got.tookOver } : {}) };
 }
