@@ -142,12 +142,27 @@ function errorText(err: unknown): string {
 }
 
 function megabytes(bytes: number): string {
+  if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** Pathspecs leaving out every file or folder with one of these names, at any depth. */
 function excludePathspecs(names: string[]): string[] {
   return names.flatMap((n) => [`:(exclude,glob)**/${n}`, `:(exclude,glob)**/${n}/**`]);
+}
+
+/**
+ * Pathspecs leaving out untracked folders that are git repositories of their own (a clone inside
+ * the workspace): git cannot add their files one by one, so they neither travel nor come back.
+ */
+async function nestedRepoPathspecs(cwd: string, specs: string[], env?: Record<string, string>): Promise<string[]> {
+  const r = await git(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...specs], { cwd, env });
+  if (r.code !== 0) throw new CommandError(`git ls-files failed in ${cwd}: ${oneLine(r.stderr)}`);
+  return r.stdout
+    .toString('utf8')
+    .split('\0')
+    .filter((p) => p.endsWith('/'))
+    .map((p) => `:(exclude,literal)${p.slice(0, -1)}`);
 }
 
 function checkExcludeNames(names: string[]): string | undefined {
@@ -229,7 +244,9 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
     // A copy of the real index keeps git's stat cache: only changed files are read again.
     if (existsSync(index)) copyFileSync(index, tmpIndex);
     const env = { GIT_INDEX_FILE: tmpIndex, GIT_OBJECT_DIRECTORY: join(store, 'objects'), GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
-    await gitText(['add', '-A', '--', '.', ...excludePathspecs(exclude)], { cwd, env });
+    const specs = excludePathspecs(exclude);
+    specs.push(...(await nestedRepoPathspecs(cwd, specs, env)));
+    await gitText(['add', '-A', '--', '.', ...specs], { cwd, env });
     // Excluded names may also be tracked; they must not travel either.
     const dropSpecs = exclude.flatMap((n) => [`:(glob)**/${n}`, `:(glob)**/${n}/**`]);
     await gitText(['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', ...dropSpecs], { cwd, env });
@@ -282,7 +299,7 @@ async function packFolder(
     const present = listed.stdout
       .toString('utf8')
       .split('\0')
-      .filter((p) => p !== '' && existsOrIsLink(join(real, p)));
+      .filter((p) => p !== '' && !p.endsWith('/') && existsOrIsLink(join(real, p))); // 'x/': a nested repository
     input = Buffer.from(present.map((p) => `${p}\0`).join(''));
     tarArgs.push('--null', '--no-recursion', '-T', '-');
     ignore = await outsideIgnoreRules(repoTop, real);
@@ -401,7 +418,7 @@ async function unpackArchive(packed: PackedWorkspace, target: string): Promise<v
   await gitText(['init', '-q', '-b', 'workspace'], { cwd });
   writeIgnoreRules(target, packed);
   // Plumbing, not `git commit`: no hooks, no editor, no identity needed from the machine.
-  await gitText(['add', '-A'], { cwd });
+  await gitText(['add', '-A', '--', '.', ...(await nestedRepoPathspecs(cwd, []))], { cwd });
   const tree = await gitText(['write-tree'], { cwd });
   const commit = await gitText(['commit-tree', '--no-gpg-sign', tree, '-m', 'orchestrate: workspace baseline'], { cwd, env: IDENTITY_ENV });
   await gitText(['update-ref', 'HEAD', commit], { cwd });
@@ -429,7 +446,7 @@ export async function workspaceDiff(dir: string): Promise<Buffer> {
     if (existsSync(index)) copyFileSync(index, tmpIndex);
     const env = { GIT_INDEX_FILE: tmpIndex };
     const never = excludePathspecs(ALWAYS_EXCLUDED);
-    await gitText(['add', '-A', '--', '.', ...never], { cwd, env });
+    await gitText(['add', '-A', '--', '.', ...never, ...(await nestedRepoPathspecs(cwd, never, env))], { cwd, env });
     // Plumbing diff: no textconv, colour, prefixes or renames from the user's config.
     const d = await git(['diff-index', '--cached', '-p', '--binary', '--full-index', '--no-renames', baseCommit, '--', '.', ...never], { cwd, env });
     if (d.code !== 0) throw new Error(`git diff-index failed in ${cwd}: ${oneLine(d.stderr)}`);

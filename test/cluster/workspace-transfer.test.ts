@@ -271,8 +271,8 @@ describe('workspace transfer of a git work tree', () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error).toContain(repo);
-    expect(r.error).toMatch(/0\.1 MB/); // the limit
-    expect(r.error).toMatch(/0\.[23] MB/); // the size
+    expect(r.error).toContain('the limit is 98 KB');
+    expect(r.error).toMatch(/is (29\d|30\d) KB/); // the size
     expect(r.error).toContain('--max-workspace-mb');
     expect(r.error).toContain('.gitignore');
   });
@@ -361,6 +361,9 @@ describe('workspace transfer of a plain folder', () => {
     expect(r.error).toContain(dir);
     expect(r.error).toContain('--max-workspace-mb');
     expect(DEFAULT_MAX_WORKSPACE_BYTES).toBe(64 * 1024 * 1024);
+    // Far over the limit, packing stops early and gives a lower bound.
+    const far = await packWorkspace(dir, { maxBytes: 20_000 });
+    expect(far.ok === false && far.error).toMatch(/more than \d+ KB, the limit is 20 KB/);
   });
 
   it('a subfolder of a repository travels as a folder without ignored files, and its patch applies inside the subfolder', async () => {
@@ -389,6 +392,32 @@ describe('workspace transfer of a plain folder', () => {
     expect(applied.ok && applied.files).toEqual(['index.js']);
     expect(readFileSync(join(sub, 'index.js'), 'utf8')).toBe('module.exports = 2;\n');
     expect(existsSync(join(repo, 'index.js'))).toBe(false);
+  });
+});
+
+describe('nested repositories', () => {
+  it('a repository cloned or created inside the workspace is left out of the pack and the diff, without failing them', async () => {
+    const repo = freshDir('outer');
+    git(repo, 'init', '-q');
+    write(repo, 'a.txt', 'a\n');
+    const inner = join(repo, 'vendor/inner');
+    mkdirSync(inner, { recursive: true });
+    git(inner, 'init', '-q'); // no commit: git add would fail on it
+    write(inner, 'f.txt', 'inner\n');
+    const packed = await pack(repo);
+    const copy = freshPath('copy');
+    await unpackWorkspace(packed, copy);
+    expect(Object.keys(contents(copy))).toEqual(['a.txt']);
+
+    const agentClone = join(copy, 'deps/clone');
+    mkdirSync(agentClone, { recursive: true });
+    git(agentClone, 'init', '-q');
+    write(agentClone, 'x.txt', 'cloned\n');
+    write(copy, 'a.txt', 'b\n');
+    const patch = await workspaceDiff(copy);
+    expect(patch.toString('utf8')).not.toContain('deps/clone');
+    const applied = await applyWorkspacePatch(repo, patch);
+    expect(applied.ok && applied.files).toEqual(['a.txt']);
   });
 });
 
