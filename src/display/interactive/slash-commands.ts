@@ -2,10 +2,10 @@
 // "/". Parsing is separate from running so the table (and /help) is one list.
 
 export const SLASH_COMMANDS = [
-  { name: 'compact', args: '[instructions]', help: 'summarize the conversation so far to free context' },
+  { name: 'compact', args: '[text]', help: 'summarize the conversation to free context' },
   { name: 'model', args: '[id]', help: 'show the model, or switch to another one' },
-  { name: 'tree', args: '', help: 'rewind to an entry of the session tree (the branch left is summarized)' },
-  { name: 'fork', args: '', help: 'continue from an earlier prompt in a new session file' },
+  { name: 'tree', args: '', help: 'rewind to an entry (the branch left is summarized)' },
+  { name: 'fork', args: '', help: 'go on from an earlier prompt in a new session file' },
   { name: 'new', args: '', help: 'start a new session' },
   { name: 'session', args: '', help: 'session file, tokens and cost' },
   { name: 'help', args: '', help: 'commands and keys' },
@@ -39,9 +39,9 @@ export function parseInput(raw: string): ParsedInput {
 /** Keys of the interactive mode, for /help and the README. */
 export const KEY_HELP: readonly [string, string][] = [
   ['Enter', 'send; while the agent works: queue a steering message'],
-  ['Alt+Enter', 'while the agent works: queue a follow-up (sent when it would stop)'],
-  ['\\ then Enter', 'new line (Shift+Enter too, in terminals with the kitty keyboard protocol)'],
-  ['Up / Down', 'previous / next prompt (moves between lines of a multi-line text)'],
+  ['Alt+Enter', 'while the agent works: queue a follow-up'],
+  ['\\ then Enter', 'new line (Shift+Enter too, in kitty-protocol terminals)'],
+  ['Up / Down', 'previous / next prompt (or line of a multi-line text)'],
   ['Esc', 'abort the current run'],
   ['Ctrl+O', 'expand / collapse tool results'],
   ['PageUp / PageDown', 'scroll the conversation'],
@@ -49,7 +49,7 @@ export const KEY_HELP: readonly [string, string][] = [
 ];
 
 export function helpText(): string {
-  const cmds = SLASH_COMMANDS.map((c) => `  /${`${c.name} ${c.args}`.trim().padEnd(22)} ${c.help}`);
-  const keys = KEY_HELP.map(([k, v]) => `  ${k.padEnd(23)} ${v}`);
+  const cmds = SLASH_COMMANDS.map((c) => `  ${`/${c.name} ${c.args}`.trim().padEnd(21)} ${c.help}`);
+  const keys = KEY_HELP.map(([k, v]) => `  ${k.padEnd(21)} ${v}`);
   return ['Commands:', ...cmds, 'Keys:', ...keys, '  (//text sends a prompt that starts with "/")'].join('\n');
 }

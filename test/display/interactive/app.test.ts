@@ -1,0 +1,155 @@
+// The interactive app rendered by ink-testing-library around a real AgentSession on the scripted
+// provider: keys go in through its stdin, assertions read the rendered frame.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { render } from 'ink-testing-library';
+import React from 'react';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ScriptedTurn } from '../../../src/ai/scripted.js';
+import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
+import { makeTheme } from '../../../src/display/interactive/theme.js';
+import { createAgentSession, type AgentSession } from '../../../src/runtime/index.js';
+
+const KEYS = { enter: '\r', altEnter: '\x1b\r', esc: '\x1b', up: '\x1b[A', down: '\x1b[B', ctrlO: '\x0f', ctrlC: '\x03', backspace: '\x7f' };
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function start(turns: ScriptedTurn[], color = false) {
+  const cwd = mkdtempSync(join(tmpdir(), 'interactive-app-'));
+  writeFileSync(join(cwd, 'notes.txt'), Array.from({ length: 25 }, (_, i) => `note line ${i + 1}`).join('\n'));
+  const session: AgentSession = await createAgentSession({
+    cwd,
+    inMemory: true,
+    provider: 'scripted',
+    script: turns,
+    tools: ['read'],
+    systemPrompt: 'test',
+    defaultSkills: false,
+    contextFiles: false,
+    notify: () => {},
+  });
+  let exited = false;
+  const controller = new InteractiveController(session, { onExit: () => (exited = true) });
+  const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(color) }));
+  cleanups.push(() => app.unmount(), () => session.dispose());
+  const frame = () => app.lastFrame() ?? '';
+  /** Waits (bounded) until the frame satisfies `ok`; fails with the frame. */
+  const until = async (ok: (f: string) => boolean, what: string) => {
+    const t0 = Date.now();
+    while (!ok(frame())) {
+      if (Date.now() - t0 > 10_000) throw new Error(`timed out waiting for ${what}; frame:\n${frame()}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  /** Types text (waits until the editor shows it), or sends a key. */
+  const type = async (text: string) => {
+    app.stdin.write(text);
+    await until((f) => f.split('─'.repeat(10)).at(-1)!.includes(text), `"${text}" in the editor`);
+  };
+  const key = async (k: string) => {
+    app.stdin.write(k);
+    await new Promise((r) => setImmediate(r));
+  };
+  return { app, session, controller, frame, until, type, key, exited: () => exited };
+}
+
+describe('interactive app (ink-testing-library)', () => {
+  it('sends prompts, shows replies and the status line with model, context and cost', async () => {
+    const t = await start([{ text: 'First reply.' }, { text: 'Second reply.' }]);
+    await t.until((f) => /scripted · ctx 0\/200k \(0%\) · \$0\.0000\s+\/help/.test(f), 'the idle status line');
+    await t.type('hello');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('First reply.'), 'the first reply');
+    expect(t.frame()).toContain('› hello');
+    await t.type('again');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Second reply.'), 'the second reply');
+    expect(t.frame()).toMatch(/scripted · ctx [\d.]+k?\/200k \([\d.]+%\) · \$0\.0000/);
+    expect(t.session.messages).toHaveLength(4);
+  });
+
+  it('the editor continues a line after "\\", and Up brings back the last prompt', async () => {
+    const t = await start([{ text: 'Got two lines.' }, { text: 'ok' }]);
+    await t.type('line one\\');
+    await t.key(KEYS.enter);
+    await t.type('line two');
+    expect(t.frame()).toMatch(/> line one\n\s+line two/);
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Got two lines.'), 'the reply');
+    const user = t.session.messages[0]!;
+    expect(user.role === 'user' && user.content).toEqual([{ type: 'text', text: 'line one\nline two' }]);
+    await t.key(KEYS.up);
+    await t.until((f) => /> line one\n\s+line two/.test(f), 'the prompt back from history');
+  });
+
+  it('a tool call shows as name + arguments with a collapsed result; Ctrl+O expands it', async () => {
+    const t = await start([{ text: 'Reading.', tools: [{ name: 'read', args: { path: 'notes.txt' } }] }, { text: 'Read it.' }]);
+    await t.type('read the notes');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Read it.'), 'the final reply');
+    expect(t.frame()).toMatch(/✓ read notes\.txt\n\s+⎿ 25 lines: note line 1\n/);
+    expect(t.frame()).not.toContain('note line 2\n');
+    await t.key(KEYS.ctrlO);
+    await t.until((f) => f.includes('note line 12'), 'the expanded result');
+    await t.key(KEYS.ctrlO);
+    await t.until((f) => !f.includes('note line 12'), 'the result collapsed again');
+  });
+
+  it('Esc aborts a run; Enter while working queues a steering message; Alt+Enter a follow-up', async () => {
+    const t = await start([
+      { text: 'Slow reply.', delayMs: 600_000 },
+    ]);
+    await t.type('go slow');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('working · Esc aborts'), 'the working status');
+    await t.type('steer this');
+    await t.key(KEYS.enter);
+    await t.type('and then this');
+    await t.key(KEYS.altEnter);
+    await t.until((f) => f.includes('queued steering: steer this') && f.includes('queued follow-up: and then this') && f.includes('2 queued'), 'both queued');
+    expect(t.session.getState().pendingMessageCount).toBe(2);
+    await t.key(KEYS.esc);
+    await t.until((f) => f.includes('Aborted.') && /\/help\s*$/.test(f.trimEnd()), 'the abort notice and idle status');
+    expect(t.session.isStreaming).toBe(false);
+  });
+
+  it('Ctrl+C asks once, quits on the second press; /exit quits too', async () => {
+    const t = await start([{ text: 'x' }]);
+    await t.type('draft');
+    await t.key(KEYS.ctrlC);
+    await t.until((f) => f.includes('Ctrl+C again to quit') && !f.includes('> draft'), 'the confirmation, editor cleared');
+    await t.key(KEYS.ctrlC);
+    await t.until(() => t.exited(), 'the exit');
+    const u = await start([{ text: 'x' }]);
+    await u.type('/exit');
+    await u.key(KEYS.enter);
+    await u.until(() => u.exited(), 'the exit');
+  });
+
+  it('/help, /session and an unknown command answer in the conversation', async () => {
+    const t = await start([{ text: 'x' }]);
+    await t.type('/session');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('file:     (in memory)') && f.includes('cost:     $0.0000'), '/session');
+    await t.type('/nope');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Unknown command /nope'), 'the unknown command');
+    await t.type('/help');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Ctrl+C twice'), '/help');
+    expect(t.session.messages).toHaveLength(0);
+  });
+
+  it('without colour every role is unstyled (NO_COLOR); with colour roles have colours', () => {
+    const plain = makeTheme(false);
+    const coloured = makeTheme(true);
+    for (const role of ['user', 'tool', 'toolError', 'error', 'warn', 'status', 'border', 'selected'] as const) {
+      expect(plain.style(role)).toEqual({});
+      expect(Object.keys(coloured.style(role)).length).toBeGreaterThan(0);
+    }
+  });
+});
