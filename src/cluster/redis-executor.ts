@@ -1,0 +1,371 @@
+// The coordinator side of a distributed run: instead of a local worker thread, each agent attempt
+// ("launch") becomes a BullMQ job that some `orchestrate worker` process takes. The coordinator
+// keeps everything else: the DAG, the permit broker (so concurrency, rate limits, budgets and 429
+// pauses hold across every worker: each model call asks it for a permit over Redis), the message
+// router (send_message between agents on different workers), the run folder.
+//
+// AgentLaunch talks to its agent over a MessagePort as it always does; this executor carries that
+// port's messages over Redis streams (cluster-wire.ts), writes the session bytes the worker streams
+// back into the session file here as they come, keeps the worker's last workspace checkpoint
+// beside the session (so an agent taken over by another worker, or resumed by a new coordinator,
+// continues on the files its session describes), and applies the result's patch to the original
+// workspace.
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { MessagePort } from 'node:worker_threads';
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { ExternalExecutor } from '../orchestrator/instance-executor.js';
+import type { InstanceTask } from '../orchestrator/instance-task.js';
+import type { WorkerResult } from '../orchestrator/protocol.js';
+import { replaceFileSync } from '../tools/atomic-write.js';
+import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
+import { connectRedis, redactRedisUrl } from './redis-connection.js';
+import { StreamReader } from './stream-reader.js';
+import { DEFAULT_MAX_WORKSPACE_BYTES, applyWorkspacePatch, packWorkspace, type PackedWorkspace } from './workspace-transfer.js';
+
+export interface RedisExecutorOptions {
+  url: string;
+  /** Largest packed workspace that may travel (default DEFAULT_MAX_WORKSPACE_BYTES). */
+  maxWorkspaceBytes?: number;
+  /** The run lease token jobs carry, so workers drop the jobs of a coordinator that lost its run. */
+  leaseToken?: () => string | undefined;
+  /** Something went wrong that the run should log (Redis outages, recovered jobs). */
+  onWarning?: (text: string) => void;
+}
+
+/** Skill and extension files shipped with a job, at most this much in all. */
+const MAX_SHIPPED_BYTES = 4 * 1024 * 1024;
+
+interface Launch {
+  id: string;
+  runId: string;
+  task: InstanceTask;
+  port: MessagePort;
+  peerPort?: MessagePort;
+  queue: Queue;
+  data: JobData;
+  packed: PackedWorkspace;
+  incarnation?: string;
+  stream?: string;
+  worker?: string;
+  /** Messages for the agent before a worker took it. */
+  buffered: DownMessage[];
+  checkpointFile: string;
+  lastCheckpoint: string;
+  sessionFd?: number;
+  settled: boolean;
+  resolve(r: WorkerResult): void;
+  reject(err: Error): void;
+}
+
+export class RedisExecutor implements ExternalExecutor {
+  readonly description: string;
+  private readonly cmd: Redis;
+  private readonly agents: Queue;
+  private readonly partners: Queue;
+  private readonly events: QueueEvents[] = [];
+  private readonly readers = new Map<string, StreamReader>();
+  private readonly launches = new Map<string, Launch>();
+  /** Patches applied to one workspace folder go one at a time. */
+  private readonly patchLocks = new Map<string, Promise<unknown>>();
+  private wasReady = false;
+  private closed = false;
+
+  constructor(private readonly opts: RedisExecutorOptions) {
+    this.description = redactRedisUrl(opts.url);
+    this.cmd = connectRedis(opts.url, { name: 'coordinator', forBullmq: true });
+    const connection = connectRedis(opts.url, { name: 'coordinator-queue', forBullmq: true });
+    this.agents = new Queue(AGENTS_QUEUE, { connection, prefix: BULLMQ_PREFIX });
+    this.partners = new Queue(PARTNERS_QUEUE, { connection, prefix: BULLMQ_PREFIX });
+    for (const name of [AGENTS_QUEUE, PARTNERS_QUEUE]) {
+      const qe = new QueueEvents(name, { connection: connectRedis(opts.url, { name: 'coordinator-events', forBullmq: true }), prefix: BULLMQ_PREFIX });
+      qe.on('failed', ({ jobId, failedReason }) => this.jobFailed(jobId, failedReason));
+      qe.on('error', () => {});
+      this.events.push(qe);
+    }
+    this.agents.on('error', () => {});
+    this.partners.on('error', () => {});
+    // A Redis that came back may have lost its data (no persistence): re-queue what vanished.
+    this.cmd.on('ready', () => {
+      if (this.wasReady) void this.recover();
+      this.wasReady = true;
+    });
+  }
+
+  run(task: InstanceTask, options: { transferList: MessagePort[]; signal?: AbortSignal }): Promise<unknown> {
+    return new Promise<WorkerResult>((resolve, reject) => {
+      void this.start(task, options.signal, resolve, reject).catch((err: unknown) => {
+        task.port.close();
+        resolve(failed('crashed', `the distributed executor failed to queue the agent: ${err instanceof Error ? err.message : String(err)}`));
+      });
+    });
+  }
+
+  private async start(task: InstanceTask, signal: AbortSignal | undefined, resolve: (r: WorkerResult) => void, reject: (e: Error) => void): Promise<void> {
+    const packedR = await packWorkspace(task.cwd, { maxBytes: this.opts.maxWorkspaceBytes ?? DEFAULT_MAX_WORKSPACE_BYTES });
+    if (!packedR.ok) {
+      task.port.close();
+      resolve(failed('workspace', `the workspace of ${task.id} cannot travel to a worker: ${packedR.error}`));
+      return;
+    }
+    const packed = packedR.packed;
+    const id = randomUUID();
+    const checkpointFile = `${task.sessionFile}.workspace.diff`;
+    const data: JobData = {
+      runId: task.runId,
+      launchId: id,
+      ...(this.opts.leaseToken?.() ? { leaseToken: this.opts.leaseToken() } : {}),
+      task: portableTask(task),
+      workspace: { kind: packed.kind, ...(packed.base ? { base: packed.base } : {}), ...(packed.exclude ? { exclude: packed.exclude } : {}), ...(packed.ignore ? { ignore: packed.ignore } : {}), bytes: packed.data.length },
+      files: shippedFiles([...task.agent.skills, ...task.agent.extensions, ...(task.agent.script ? [task.agent.script] : [])]),
+      hasPeer: task.peerPort !== undefined,
+    };
+    const launch: Launch = {
+      id,
+      runId: task.runId,
+      task,
+      port: task.port,
+      ...(task.peerPort ? { peerPort: task.peerPort } : {}),
+      queue: task.role === 'pair-planner' ? this.partners : this.agents,
+      data,
+      packed,
+      buffered: [],
+      checkpointFile,
+      lastCheckpoint: existsSync(checkpointFile) ? readFileSync(checkpointFile).toString('base64') : '',
+      settled: false,
+      resolve,
+      reject,
+    };
+    this.launches.set(id, launch);
+    this.ensureReader(task.runId);
+    task.port.on('message', (m: unknown) => this.down(launch, { k: 'port', m }));
+    // A pair partner's messages arrive on our end of the pair's channel, wrapped by the other launch.
+    task.peerPort?.on('message', (w: { relay: unknown; sync?: string }) => this.down(launch, { k: 'peer', m: w.relay, ...(w.sync ? { sync: w.sync } : {}) }));
+    signal?.addEventListener('abort', () => this.hardStop(launch, signal.reason instanceof Error ? signal.reason.message : 'aborted'), { once: true });
+    await this.enqueue(launch);
+  }
+
+  private async enqueue(l: Launch): Promise<void> {
+    await this.cmd.set(clusterKeys.workspace(l.runId, l.id), l.packed.data);
+    await l.queue.add('agent', l.data, { jobId: l.id, attempts: 1, removeOnComplete: true, removeOnFail: true });
+  }
+
+  private ensureReader(runId: string): void {
+    if (this.readers.has(runId) || this.closed) return;
+    const conn = connectRedis(this.opts.url, { name: 'coordinator-up', forBullmq: true });
+    this.readers.set(runId, new StreamReader(conn, clusterKeys.up(runId), (e) => this.up(e)));
+  }
+
+  /** Sends a message to the launch's worker, or keeps it until a worker took the launch. */
+  private down(l: Launch, m: DownMessage): void {
+    if (l.settled) return;
+    if (!l.stream || !l.incarnation) {
+      l.buffered.push(m);
+      return;
+    }
+    void this.cmd.xadd(l.stream, '*', ...entryFields({ launch: l.id, incarnation: l.incarnation, body: JSON.stringify(m) })).catch(() => {});
+  }
+
+  private up(e: StreamEntry): void {
+    const l = this.launches.get(e.launch);
+    if (!l || l.settled) return;
+    let parsed;
+    try {
+      parsed = UpMessageSchema.safeParse(JSON.parse(e.body));
+    } catch {
+      return;
+    }
+    if (!parsed.success) return;
+    const m = parsed.data;
+    if (m.k === 'claimed') {
+      if (l.incarnation && l.incarnation !== e.incarnation && l.stream) {
+        // Taken over: the previous worker is presumed dead; if it is not, it stops now.
+        const old = { launch: l.id, incarnation: l.incarnation, body: JSON.stringify({ k: 'cancel', reason: 'another worker took this agent over' } satisfies DownMessage) };
+        void this.cmd.xadd(l.stream, '*', ...entryFields(old)).catch(() => {});
+      }
+      l.incarnation = e.incarnation;
+      l.stream = m.stream;
+      l.worker = m.worker;
+      const session = existsSync(l.task.sessionFile) ? readFileSync(l.task.sessionFile).toString('base64') : '';
+      this.down(l, { k: 'start', session, checkpoint: l.lastCheckpoint });
+      const queued = l.buffered.splice(0);
+      for (const q of queued) this.down(l, q);
+      return;
+    }
+    // Only the worker that holds the launch now is heard.
+    if (e.incarnation !== l.incarnation) return;
+    switch (m.k) {
+      case 'port': {
+        const msg = m.m as { type?: string };
+        l.port.postMessage(msg && msg.type === 'hello' ? { ...msg, worker: l.worker } : msg);
+        break;
+      }
+      case 'peer':
+        l.peerPort?.postMessage({ relay: m.m, ...(l.task.role === 'pair-worker' && l.lastCheckpoint ? { sync: l.lastCheckpoint } : {}) });
+        break;
+      case 'session':
+        this.writeSession(l, m.offset, unb64(m.data), m.reset === true);
+        break;
+      case 'checkpoint':
+        l.lastCheckpoint = m.patch;
+        try {
+          mkdirSync(dirname(l.checkpointFile), { recursive: true });
+          replaceFileSync(l.checkpointFile, unb64(m.patch));
+        } catch (err) {
+          this.opts.onWarning?.(`cannot keep the workspace checkpoint of ${l.task.id}: ${(err as Error).message}`);
+        }
+        break;
+      case 'result':
+        void this.finish(l, m.result, m.patch);
+        break;
+      case 'refused':
+        this.settle(l, failed(m.failure, m.error));
+        break;
+    }
+  }
+
+  private writeSession(l: Launch, offset: number, bytes: Buffer, reset: boolean): void {
+    try {
+      if (reset && l.sessionFd !== undefined) {
+        closeSync(l.sessionFd);
+        l.sessionFd = undefined;
+      }
+      if (l.sessionFd === undefined) {
+        mkdirSync(dirname(l.task.sessionFile), { recursive: true });
+        l.sessionFd = openSync(l.task.sessionFile, reset || !existsSync(l.task.sessionFile) ? 'w' : 'r+');
+      }
+      writeSync(l.sessionFd, bytes, 0, bytes.length, offset);
+    } catch (err) {
+      this.opts.onWarning?.(`cannot write the session of ${l.task.id}: ${(err as Error).message}`);
+    }
+  }
+
+  private async finish(l: Launch, raw: unknown, patchB64: string): Promise<void> {
+    let result = raw as WorkerResult;
+    const patch = unb64(patchB64);
+    // The planner of a pair reviews the worker's files; the worker's patch is the pair's change.
+    if (patch.length > 0 && l.task.role !== 'pair-planner') {
+      const applied = await this.withPatchLock(l.task.cwd, () => applyWorkspacePatch(l.task.cwd, patch));
+      if (!applied.ok) {
+        result = {
+          ok: false,
+          failure: 'patch_conflict',
+          error: `the changes ${l.task.id} made on worker ${l.worker ?? '?'} do not apply to ${l.task.cwd}: ${applied.error}`,
+          usage: result.usage,
+          ...(result.summary ? { summary: result.summary } : {}),
+        };
+      }
+    }
+    rmSync(l.checkpointFile, { force: true });
+    this.settle(l, result);
+  }
+
+  private withPatchLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.patchLocks.get(dir) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    this.patchLocks.set(dir, next.catch(() => undefined));
+    return next;
+  }
+
+  private settle(l: Launch, r: WorkerResult): void {
+    if (l.settled) return;
+    l.settled = true;
+    this.cleanup(l);
+    l.resolve(r);
+  }
+
+  private cleanup(l: Launch): void {
+    this.launches.delete(l.id);
+    if (l.sessionFd !== undefined) closeSync(l.sessionFd);
+    l.sessionFd = undefined;
+    l.port.close();
+    l.peerPort?.removeAllListeners('message');
+    void this.cmd.del(clusterKeys.workspace(l.runId, l.id)).catch(() => {});
+  }
+
+  /** A hard abort: the worker stops the agent at once; the launch ends now, as a terminated thread does. */
+  private hardStop(l: Launch, reason: string): void {
+    if (l.settled) return;
+    if (l.stream && l.incarnation) {
+      void this.cmd.xadd(l.stream, '*', ...entryFields({ launch: l.id, incarnation: l.incarnation, body: JSON.stringify({ k: 'cancel', reason } satisfies DownMessage) })).catch(() => {});
+    }
+    void l.queue.remove(l.id).catch(() => {});
+    l.settled = true;
+    this.cleanup(l);
+    l.reject(new Error(reason));
+  }
+
+  private jobFailed(jobId: string, reason: string): void {
+    const l = this.launches.get(jobId);
+    if (!l || l.settled) return;
+    this.settle(l, failed('crashed', `the worker running ${l.task.id} was lost: ${reason}`));
+  }
+
+  /** After Redis came back: launches whose job vanished (Redis lost its data) are queued again. */
+  private async recover(): Promise<void> {
+    for (const l of [...this.launches.values()]) {
+      if (l.settled) continue;
+      try {
+        const job = await l.queue.getJob(l.id);
+        if (job) continue;
+        this.opts.onWarning?.(`Redis lost the job of ${l.task.id} (restarted without its data?); queued it again`);
+        await this.enqueue(l);
+      } catch (err) {
+        this.opts.onWarning?.(`cannot check the job of ${l.task.id} after a Redis reconnect: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** Fails every launch still running (the run is over) and closes the connections. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const l of [...this.launches.values()]) this.hardStop(l, 'the coordinator closed');
+    await Promise.all([...this.readers.values()].map((r) => r.stop()));
+    await Promise.all(this.events.map((e) => e.close().catch(() => {})));
+    await this.agents.close().catch(() => {});
+    await this.partners.close().catch(() => {});
+    this.cmd.disconnect();
+  }
+}
+
+function failed(failure: string, error: string): WorkerResult {
+  return { ok: false, failure, error, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 } };
+}
+
+/**
+ * The task as plain JSON for a machine that shares nothing with this one: no ports, no API key
+ * (a worker uses its own), no secret holding the key, no paths to hide here.
+ */
+function portableTask(task: InstanceTask): Record<string, unknown> {
+  const { port: _port, peerPort: _peer, apiKey, ...rest } = task;
+  const secrets = (task.secrets ?? []).filter((s) => s.value !== apiKey && !/API_KEY$/.test(s.name));
+  const sandbox = task.sandbox ? { ...task.sandbox, hide: [] } : undefined;
+  // A parsed script holds RegExps, which JSON cannot carry: the worker parses the shipped file.
+  const { scriptData: _parsed, ...agent } = task.agent;
+  return JSON.parse(JSON.stringify({ ...rest, agent, secrets, ...(sandbox ? { sandbox } : {}) })) as Record<string, unknown>;
+}
+
+/** Skill and extension files (folders: every file in them), by their path here. */
+function shippedFiles(paths: string[]): { path: string; data: string }[] {
+  const out: { path: string; data: string }[] = [];
+  let total = 0;
+  const visit = (p: string): void => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      for (const name of readdirSync(p)) if (name !== 'node_modules' && name !== '.git') visit(join(p, name));
+      return;
+    }
+    if (!st.isFile() || total + st.size > MAX_SHIPPED_BYTES) return;
+    total += st.size;
+    out.push({ path: p, data: b64(readFileSync(p)) });
+  };
+  for (const p of paths) visit(p);
+  return out;
+}

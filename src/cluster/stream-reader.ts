@@ -1,0 +1,61 @@
+// Reads one Redis stream in order, for its only consumer (a coordinator reads its run's up
+// stream, a worker process its down stream), on a connection of its own since XREAD BLOCK holds
+// it. Read entries are trimmed away. Survives a Redis restart: a failed read is retried once the
+// connection is back; a restarted Redis starts the stream empty and new entry ids are later than
+// the last one read, so nothing new is skipped.
+import type { Redis } from 'ioredis';
+import { parseEntry, type StreamEntry } from './cluster-wire.js';
+
+const BLOCK_MS = 1_000;
+const BATCH = 200;
+const RETRY_MS = 200;
+
+export class StreamReader {
+  private lastId = '0-0';
+  private stopped = false;
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly key: string,
+    private readonly onEntry: (e: StreamEntry) => void,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {
+    this.done = this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const res = (await this.redis.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.key, this.lastId)) as [string, [string, string[]][]][] | null;
+        if (!res) continue;
+        for (const [, entries] of res) {
+          for (const [id, fields] of entries) {
+            this.lastId = id;
+            const e = parseEntry(fields);
+            if (e) this.onEntry(e);
+          }
+        }
+        // Read entries are never needed again (one consumer): keep the stream short.
+        if (!this.stopped) await this.redis.xtrim(this.key, 'MINID', bumpId(this.lastId));
+      } catch (err) {
+        if (this.stopped) break;
+        this.onError(err);
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+  }
+
+  /** Stops reading (the blocked XREAD is cut by closing the connection). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.redis.disconnect();
+    await this.done;
+  }
+}
+
+/** The id right after `id` (MINID keeps ids >= its argument). */
+function bumpId(id: string): string {
+  const [ms, seq] = id.split('-');
+  return `${ms}-${Number(seq ?? 0) + 1}`;
+}
