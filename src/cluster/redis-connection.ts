@@ -105,7 +105,7 @@ const MIN_REDIS = [5, 0, 0];
  * One connection attempt with a time limit, then disconnect: whether the CLI can use this Redis.
  * The error is a whole sentence for the user (URL redacted).
  */
-export async function checkRedis(url: string, timeoutMs: number): Promise<{ ok: true; version: string } | { ok: false; error: string }> {
+export async function checkRedis(url: string, timeoutMs: number): Promise<{ ok: true; version: string; /** Things to print but not to stop for. */ warnings: string[] } | { ok: false; error: string }> {
   const parsed = parseRedisUrl(url);
   if (!parsed.ok) return parsed;
   const shown = redactRedisUrl(parsed.url);
@@ -127,7 +127,7 @@ export async function checkRedis(url: string, timeoutMs: number): Promise<{ ok: 
   try {
     const probe = (async () => {
       await redis.connect();
-      return String(await redis.info('server'));
+      return `${String(await redis.info('server'))}\n${String(await redis.info('memory'))}`;
     })();
     probe.catch(() => {}); // settled after a timeout: nobody waits for it any more
     const info = await Promise.race([probe, timeout]);
@@ -140,7 +140,12 @@ export async function checkRedis(url: string, timeoutMs: number): Promise<{ ok: 
       return before && have < want;
     });
     if (tooOld) return { ok: false, error: `Redis at ${shown} is version ${version}; the distributed executor (BullMQ) needs Redis ${MIN_REDIS.join('.')} or newer.` };
-    return { ok: true, version };
+    const warnings: string[] = [];
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    if (policy && policy !== 'noeviction') {
+      warnings.push(`Redis at ${shown} may evict keys when its memory is full (maxmemory-policy ${policy}); queued jobs could vanish. Set maxmemory-policy noeviction (redis-cli config set maxmemory-policy noeviction).`);
+    }
+    return { ok: true, version, warnings };
   } catch (err) {
     return fail(reason(lastError ?? err));
   } finally {

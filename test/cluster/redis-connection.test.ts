@@ -83,10 +83,19 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
     await redis?.stop();
   });
 
-  it('checkRedis reports the server version', async () => {
+  it('checkRedis reports the server version, and warns when Redis may evict keys (BullMQ needs noeviction)', async () => {
     const r = await checkRedis(redis.url, 5_000);
-    expect(r).toMatchObject({ ok: true });
+    expect(r).toMatchObject({ ok: true, warnings: [] });
     if (r.ok) expect(r.version).toMatch(/^\d+\.\d+\.\d+/);
+    const admin = connectRedis(redis.url, { name: 'test-admin' });
+    try {
+      await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      const evicting = await checkRedis(redis.url, 5_000);
+      expect(evicting).toMatchObject({ ok: true, warnings: [expect.stringContaining('maxmemory-policy allkeys-lru')] });
+    } finally {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      admin.disconnect();
+    }
   });
 
   it('checkRedis fails fast on a port nobody listens on, with the fix in the message', async () => {
