@@ -94,16 +94,18 @@ export class WorkerLink implements PermitChannel {
     const requestId = this.nextId++;
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve({ ok: false, reason: 'aborted', budget: false });
-      this.permits.set(requestId, resolve);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          if (!this.permits.delete(requestId)) return;
-          this.abandoned.add(requestId);
-          resolve({ ok: false, reason: 'aborted', budget: false });
-        },
-        { once: true },
-      );
+      const onAbort = () => {
+        if (!this.permits.delete(requestId)) return;
+        this.abandoned.add(requestId);
+        resolve({ ok: false, reason: 'aborted', budget: false });
+      };
+      // An answered request drops its listener: the agent's signal lives for the whole agent, and
+      // one listener left per model call passed node's limit of 10 (a warning on the terminal).
+      this.permits.set(requestId, (answer) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(answer);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.post({ type: 'permit_request', requestId, model, kind });
     });
   }
