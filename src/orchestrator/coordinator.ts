@@ -39,6 +39,7 @@ import {
   agentFileToDisplay,
   displayPath,
   expressionScope,
+  isFailedOrCancelled,
   isTerminal,
   planInput,
   resultFile,
@@ -47,6 +48,9 @@ import {
   type TaskState,
 } from './run-state.js';
 import type { RunStore } from './run-store.js';
+import type { ControlAction, ControlReply, RunControl } from './run-control.js';
+import { RunControlServer } from './run-control-server.js';
+import { didYouMean } from './recipe/suggest.js';
 import { Scheduler, type Admission, type SchedulableInstance } from './scheduler.js';
 import { writeGlobs } from './write-scopes.js';
 
@@ -81,6 +85,14 @@ export interface CoordinatorOptions {
   signal?: AbortSignal;
   /** Aborting it terminates every worker thread at once (a second Ctrl-C). */
   killSignal?: AbortSignal;
+  /**
+   * Listen on the run's control socket (`<run>/control.sock`, owner-only) so `orchestrate watch`,
+   * `cancel` and `steer` can drive the run from another process (default true). Start the
+   * coordinator only while holding the run's lease: a socket file left there is removed as stale.
+   */
+  controlSocket?: boolean;
+  /** Called once the run starts with this run's in-process control (the run's own live view sends through it). */
+  onControl?: (control: RunControl) => void;
 }
 
 export interface RunOutcome {
@@ -141,6 +153,13 @@ export class Coordinator {
   private readonly startedAt = Date.now();
   private finish!: () => void;
   private readonly finished = new Promise<void>((r) => (this.finish = r));
+  /** Everything settled and finish() was called: the run ends now, nothing may be retried. */
+  private done = false;
+  /** Running instances a user cancelled, and by whom: their attempt ends `cancelled`, never retried. */
+  private readonly cancelRequests = new Map<string, string>();
+  private controlServer: RunControlServer | undefined;
+  /** This run's control in-process (what the control socket carries for other processes). */
+  readonly runControl: RunControl = { send: async (a) => this.control(a) };
 
   constructor(private readonly opts: CoordinatorOptions) {
     this.recipe = opts.recipe;
@@ -262,6 +281,8 @@ export class Coordinator {
     else this.opts.signal?.addEventListener('abort', onSignal, { once: true });
     this.opts.killSignal?.addEventListener('abort', onKill, { once: true });
     this.writePlan();
+    if (this.opts.controlSocket !== false) await this.listenForControl();
+    this.opts.onControl?.(this.runControl);
     this.advance();
     await this.finished;
     this.opts.signal?.removeEventListener('abort', onSignal);
@@ -358,7 +379,7 @@ export class Coordinator {
         id: r.id,
         task: r.task,
         index: 0,
-        status: r.status === 'done' ? 'done' : 'pending',
+        status: r.status === 'done' ? 'done' : r.status === 'cancelled' ? 'cancelled' : 'pending',
         attempt: r.attempt,
         usage: r.usage,
         modifiedFiles: r.modifiedFiles ?? [],
@@ -378,6 +399,8 @@ export class Coordinator {
         }
       } else if (r.error) {
         inst.error = r.error;
+        // A cancel is the user's decision: the resume keeps it (a retry through the control channel runs it again).
+        if (r.status === 'cancelled') inst.failure = 'cancelled';
       }
       if (r.attemptFailures?.length) inst.attemptFailures = [...r.attemptFailures];
       if (r.unchargedAttempts) inst.unchargedAttempts = r.unchargedAttempts;
@@ -443,11 +466,11 @@ export class Coordinator {
     }
     t.instances = exp.instances.map((s) => this.newInstance(t, s.id, s.index, s.item, s.key));
     if (t.task.forEach) this.emit({ type: 'task_expanded', task: t.task.id, keys: t.instances.map((i) => i.id) });
-    const toRun = t.instances.filter((i) => i.status !== 'done').map((i) => i.id);
+    const toRun = t.instances.filter((i) => i.status !== 'done' && i.status !== 'cancelled').map((i) => i.id);
     if (t.task.forEach && warmsCache(this.recipe.cacheWarmup, this.agentOf(t.task)?.provider ?? this.recipe.provider, toRun.length)) this.warmup.arm(t.task.id, toRun);
     this.ledgerLimits(t);
     for (const [n, inst] of t.instances.entries()) {
-      if (inst.status === 'done') continue;
+      if (inst.status === 'done' || inst.status === 'cancelled') continue;
       const r = resolveInstance(t.task, exp.instances[n]!, scope);
       if (!r.ok) {
         this.finalFail(inst, 'error', r.error);
@@ -570,6 +593,151 @@ export class Coordinator {
     this.checkDone();
   }
 
+  // ---- driving the live run (cancel / steer / retry; see run-control.ts) ----------------------------------
+
+  /** Listens on the control socket; a run whose socket cannot be made goes on without it (the log says why). */
+  private async listenForControl(): Promise<void> {
+    try {
+      this.controlServer = await RunControlServer.start({ runDir: this.store.dir, handle: (a) => this.control(a) });
+    } catch (err) {
+      this.emit({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'control_unavailable', error: err instanceof Error ? err.message : String(err) } });
+    }
+  }
+
+  /**
+   * Carries out one action on the live run (the socket server and the run's own live view call
+   * it). Every action, accepted or refused, is logged as a `control` event before its effects.
+   */
+  control(a: ControlAction): ControlReply {
+    const by = a.by?.trim() || 'unknown';
+    if (this.ending || this.done) {
+      const next = a.action === 'retry' ? `; failed instances run again with: orchestrate resume ${this.store.runId} (a cancelled one: orchestrate resume ${this.store.runId} --retry ${a.instance})` : '';
+      return { ok: false, error: `run ${this.store.runId} has ended${next}` };
+    }
+    const decided = this.decideControl(a, by);
+    this.emit({
+      type: 'control',
+      action: a.action,
+      ...(a.action !== 'cancel_run' ? { instance: a.instance } : {}),
+      by,
+      ...(a.action === 'steer' ? { text: a.text } : {}),
+      ok: decided.ok,
+      message: decided.ok ? decided.message : decided.error,
+    });
+    if (!decided.ok) return { ok: false, error: decided.error };
+    decided.apply();
+    return { ok: true, message: decided.message };
+  }
+
+  private decideControl(a: ControlAction, by: string): { ok: true; message: string; apply: () => void } | { ok: false; error: string } {
+    if (a.action === 'cancel_run') {
+      if (this.stopping === 'interrupted') return { ok: false, error: `run ${this.store.runId} is already being interrupted` };
+      return {
+        ok: true,
+        message: `interrupting run ${this.store.runId}: agents stop with their sessions kept; continue it with: orchestrate resume ${this.store.runId}`,
+        apply: () => this.interrupt(),
+      };
+    }
+    const found = this.controlTarget(a.instance);
+    if ('error' in found) return { ok: false, error: found.error };
+    const { inst, t } = found;
+    if (a.action === 'cancel') return this.decideCancel(t, inst, by);
+    if (a.action === 'steer') return this.decideSteer(t, inst, a.instance, a.text);
+    return this.decideRetry(t, inst);
+  }
+
+  /** The instance a key names (a pair member's key names its pair), or why there is none. */
+  private controlTarget(key: string): { inst: InstanceState; t: TaskState } | { error: string } {
+    const inst = this.instances.get(instanceOfKey(key));
+    if (inst) return { inst, t: this.tasks.get(inst.task)! };
+    const waiting = this.tasks.get(key);
+    if (waiting) return { error: `task ${key} has not started yet (it waits for ${waiting.task.needs.join(', ') || 'its turn'}); its instances are not known until it does` };
+    const known = [...this.instances.keys()];
+    const near = didYouMean(key, known);
+    const close = near ? [near] : known.filter((k) => k.includes(key) || key.includes(k));
+    const hint = close.length ? `did you mean ${close.slice(0, 5).map((k) => `"${k}"`).join(', ')}?` : known.length ? `instances: ${known.slice(0, 12).join(', ')}${known.length > 12 ? ', ...' : ''}` : 'no instance has started yet';
+    return { error: `run ${this.store.runId} has no instance "${key}"; ${hint}` };
+  }
+
+  private decideCancel(t: TaskState, inst: InstanceState, by: string): { ok: true; message: string; apply: () => void } | { ok: false; error: string } {
+    const id = inst.id;
+    switch (inst.status) {
+      case 'done':
+      case 'failed':
+      case 'cancelled':
+      case 'skipped':
+        return { ok: false, error: `${id} has already ended (${inst.status}); nothing to cancel` };
+      case 'interrupted':
+        return { ok: false, error: `${id} is stopping with the run (interrupted); nothing to cancel` };
+      case 'running':
+        // A shell step has no agent to ask, and its signal is the whole run's.
+        if (t.task.kind === 'run') return { ok: false, error: `${id} is a run: step; it cannot be cancelled on its own (cancel the whole run instead)` };
+        if (this.cancelRequests.has(id)) return { ok: false, error: `${id} is already being cancelled (by ${this.cancelRequests.get(id)})` };
+        return {
+          ok: true,
+          message: `cancelling ${id}: its agent is asked to stop; it ends cancelled with its session kept, and the run goes on`,
+          apply: () => {
+            this.cancelRequests.set(id, by);
+            this.abortLaunches(id, by);
+          },
+        };
+      case 'retrying':
+      case 'pending':
+        return {
+          ok: true,
+          message: `cancelled ${id} (${inst.status === 'retrying' ? 'waiting to retry' : 'not started'}); the run goes on`,
+          apply: () => {
+            const timer = this.retryTimers.get(id);
+            if (timer) clearTimeout(timer);
+            this.retryTimers.delete(id);
+            this.scheduler.cancelWaiting((x) => x.id === id);
+            this.finalFail(inst, 'cancelled', `cancelled by ${by}`, 'cancelled');
+            this.settle(t);
+            this.advance();
+          },
+        };
+    }
+  }
+
+  private abortLaunches(id: string, by: string): void {
+    for (const l of this.launches.get(id) ?? []) l.abort(`cancelled: by ${by}`);
+  }
+
+  private decideSteer(t: TaskState, inst: InstanceState, key: string, text: string): { ok: true; message: string; apply: () => void } | { ok: false; error: string } {
+    if (inst.status !== 'running') return { ok: false, error: `${inst.id} is not running (${inst.status}); only a running agent can be steered` };
+    if (t.task.kind === 'run') return { ok: false, error: `${inst.id} is a run: step, not an agent; it cannot be steered` };
+    // A pair is steered through its worker unless a member is named.
+    const target = key.includes('@') ? key : t.task.kind === 'pair' ? `${inst.id}@worker` : inst.id;
+    if (!this.router.runningIds.includes(target)) return { ok: false, error: `${target} has no running agent right now (starting, or between attempts); try again in a moment` };
+    return {
+      ok: true,
+      message: `delivered to ${target}: the agent reads it after its current step`,
+      apply: () => {
+        this.router.send('user', target, text);
+      },
+    };
+  }
+
+  private decideRetry(t: TaskState, inst: InstanceState): { ok: true; message: string; apply: () => void } | { ok: false; error: string } {
+    if (inst.status !== 'failed' && inst.status !== 'cancelled') return { ok: false, error: `${inst.id} is ${inst.status}; only a failed or cancelled instance can be retried` };
+    if (this.stopping) return { ok: false, error: `run ${this.store.runId} is stopping (${this.stopping}); nothing new starts. Once it has ended: orchestrate resume ${this.store.runId}` };
+    if (!inst.resolved) return { ok: false, error: `${inst.id} failed before it could start (${inst.error ?? 'unknown'}); fix the recipe, then: orchestrate resume ${this.store.runId}` };
+    return {
+      ok: true,
+      message: `retrying ${inst.id}: attempt ${inst.attempt + 1} continues from its session`,
+      apply: () => {
+        // Its task settles again when the new attempt ends; dependants already skipped stay skipped (a resume runs them).
+        t.status = 'active';
+        delete t.reason;
+        delete inst.failure;
+        delete inst.error;
+        this.cancelRequests.delete(inst.id);
+        this.anyTaskFailed = [...this.tasks.values()].some((x) => x.status === 'failed');
+        this.queue(t, inst);
+      },
+    };
+  }
+
   // ---- one instance --------------------------------------------------------------------------------------
 
   private agentOf(t: LoadedTask): LoadedAgent | undefined {
@@ -580,6 +748,7 @@ export class Coordinator {
   private async runInstance(t: TaskState, inst: InstanceState): Promise<void> {
     this.inflight++;
     try {
+      if (inst.status === 'cancelled') return;
       if (this.stopping) {
         if (this.stopping !== 'interrupted') this.skipInstance(inst, `not started: the run is stopping (${this.stopping})`);
         return;
@@ -608,7 +777,9 @@ export class Coordinator {
       else this.emit(start);
       let result: WorkerResult;
       try {
-        if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
+        const cancelledBy = this.cancelRequests.get(inst.id);
+        if (cancelledBy !== undefined) result = { ok: false, failure: 'cancelled', error: `cancelled by ${cancelledBy}`, usage: zeroUsage() };
+        else if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
         else result = await this.runner.run(t, inst);
       } finally {
         // No worker ever took it (the run stopped while it was queued): the start is logged all the same.
@@ -620,8 +791,11 @@ export class Coordinator {
       }
       inst.usage = addUsageSummary(inst.usage, result.usage);
       inst.durationMs += Date.now() - attemptStart;
-      if (result.ok) await this.complete(t, inst, result);
-      else this.failAttempt(t, inst, result);
+      // A cancel that came too late (the attempt had already succeeded) changes nothing.
+      if (result.ok) {
+        this.cancelRequests.delete(inst.id);
+        await this.complete(t, inst, result);
+      } else this.failAttempt(t, inst, result);
     } catch (err) {
       // A bug in the coordinator must not hang the run: the instance fails with the reason.
       this.finalFail(inst, 'error', `coordinator error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -672,6 +846,8 @@ export class Coordinator {
       onUsage: (ref, _model, tokens) => this.lastCallTokens.set(ref.key, tokens),
       onStarted: (ref, worker) => {
         this.threadsStarted = true;
+        // Cancelled before its agent was running: stop it now that it can hear.
+        if (this.cancelRequests.has(inst.id)) this.abortLaunches(inst.id, this.cancelRequests.get(inst.id)!);
         if (worker !== undefined) this.workerStarted(inst, ref.key, worker);
       },
       onBudgetDenied: (_ref, reason) => {
@@ -731,6 +907,12 @@ export class Coordinator {
 
   private failAttempt(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): void {
     const failure: FailureClass = isFailureClass(result.failure) ? result.failure : 'error';
+    const cancelledBy = this.cancelRequests.get(inst.id);
+    if (cancelledBy !== undefined) {
+      this.cancelRequests.delete(inst.id);
+      this.finalFail(inst, 'cancelled', `cancelled by ${cancelledBy}`, 'cancelled');
+      return;
+    }
     if (this.stopping === 'interrupted') {
       // Not a failure of the work: resume continues it from its session.
       inst.status = 'interrupted';
@@ -772,14 +954,14 @@ export class Coordinator {
     if (failure === 'budget' && /run budget/.test(result.error)) this.exhaustBudget(result.error.replace(/^Budget exhausted:\s*/, ''));
   }
 
-  private finalFail(inst: InstanceState, failure: FailureClass, error: string): void {
-    inst.status = 'failed';
+  private finalFail(inst: InstanceState, failure: FailureClass, error: string, status: 'failed' | 'cancelled' = 'failed'): void {
+    inst.status = status;
     inst.failure = failure;
     inst.error = error;
     recordAttemptFailure(inst, failure, error);
     this.emit({ type: 'instance_failed', task: inst.task, key: inst.id, attempt: Math.max(1, inst.attempt), parent: inst.task, failure, error, final: true, usage: inst.usage, durationMs: inst.durationMs });
     const t = this.tasks.get(inst.task)!;
-    const failed = t.instances.filter((i) => i.status === 'failed').length;
+    const failed = t.instances.filter((i) => isFailedOrCancelled(i.status)).length;
     // A fan-out past max_failed cancels its instances that have not started.
     if (t.task.maxFailed !== undefined && failed > t.task.maxFailed) {
       for (const s of this.scheduler.cancelWaiting((x) => x.task === t.task.id)) {
@@ -793,7 +975,7 @@ export class Coordinator {
   /** Marks a task done or failed once all its instances have settled. */
   private settle(t: TaskState): void {
     if (t.status !== 'active' || !t.instances.every((i) => isTerminal(i.status))) return;
-    const failed = t.instances.filter((i) => i.status === 'failed').length;
+    const failed = t.instances.filter((i) => isFailedOrCancelled(i.status)).length;
     const tolerated = t.task.maxFailed ?? 0;
     if (failed > tolerated) {
       t.status = 'failed';
@@ -809,17 +991,20 @@ export class Coordinator {
   private checkDone(): void {
     const allSettled = [...this.tasks.values()].every((t) => t.status === 'done' || t.status === 'failed' || t.status === 'skipped');
     const idle = this.inflight === 0 && this.launches.size === 0 && this.retryTimers.size === 0;
-    if (allSettled && idle) this.finish();
-    else if (this.stopping === 'interrupted' && idle) this.finish();
+    if ((allSettled && idle) || (this.stopping === 'interrupted' && idle)) {
+      this.done = true;
+      this.finish();
+    }
   }
 
   private async end(): Promise<RunOutcome> {
     this.ending = true;
+    await this.controlServer?.close().catch(() => undefined);
     let status: RunStatus = this.storageError
       ? 'failed'
       : this.stopping === 'interrupted'
         ? 'interrupted'
-        : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => i.status === 'failed') ? 'failed' : 'succeeded';
+        : this.stopping === 'budget' ? 'budget_exhausted' : this.anyTaskFailed || [...this.instances.values()].some((i) => isFailedOrCancelled(i.status)) ? 'failed' : 'succeeded';
     this.broker.close();
     if (this.ownsPool && 'destroy' in this.pool) await this.pool.destroy().catch(() => undefined);
     else this.opts.pool?.off('error', this.onWorkerError);

@@ -21,7 +21,7 @@ export interface RetryPolicy {
  * max_turns, compaction, not_approved and write_scope are retried only when `retries.on` lists them: the
  * default list leaves them out, since a retry of a deterministic loop pays for it again.)
  */
-const NEVER_RETRIED: ReadonlySet<FailureClass> = new Set(['budget', 'aborted']);
+const NEVER_RETRIED: ReadonlySet<FailureClass> = new Set(['budget', 'aborted', 'cancelled']);
 
 export function isFailureClass(s: string): s is FailureClass {
   return (FAILURE_CLASSES as readonly string[]).includes(s);

@@ -5,7 +5,8 @@
 // so the budget picks up where it was, calls of interrupted attempts included.
 import { addUsageSummary, zeroUsage, type FailureClass, type RunEvent, type UsageSummary } from './run-events.js';
 
-export type ReplayedStatus = 'queued' | 'running' | 'retrying' | 'done' | 'failed' | 'skipped';
+/** `cancelled`: ended by a user (instance_failed with failure `cancelled`); a resume does not run it again. */
+export type ReplayedStatus = 'queued' | 'running' | 'retrying' | 'done' | 'failed' | 'cancelled' | 'skipped';
 
 export interface ReplayedInstance {
   id: string;
@@ -87,9 +88,12 @@ export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): Rep
       case 'task_expanded':
         state.expanded.set(e.task, e.keys);
         break;
-      case 'instance_queued':
-        inst(e.task, e.key);
+      case 'instance_queued': {
+        const s = inst(e.task, e.key);
+        // Queued again after a cancel: a user retried it, so a resume runs it too.
+        if (s.status === 'cancelled') s.status = 'queued';
         break;
+      }
       case 'instance_start': {
         const s = inst(e.task, e.key);
         if (e.key !== s.id) break; // a pair member's own start line
@@ -138,7 +142,7 @@ export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): Rep
         s.failure = e.failure;
         s.error = e.error;
         s.durationMs = e.durationMs;
-        if (e.final) s.status = 'failed';
+        if (e.final) s.status = e.failure === 'cancelled' ? 'cancelled' : 'failed';
         noteAttemptFailure(s, e.attempt, e.failure, e.error);
         break;
       }

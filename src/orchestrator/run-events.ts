@@ -118,6 +118,20 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
+  /**
+   * A user drove the live run (run view, `orchestrate watch`, `cancel`, `steer`): accepted
+   * (`ok`) or refused, with the reply. `instance` is absent for cancel_run; `by` says who
+   * (e.g. "cancel (pid 4242, user ana)"); `text` is a steering message.
+   */
+  Base.extend({
+    type: z.literal('control'),
+    action: z.enum(['cancel', 'steer', 'retry', 'cancel_run']),
+    instance: z.string().optional(),
+    by: z.string(),
+    text: z.string().optional(),
+    ok: z.boolean(),
+    message: z.string().optional(),
+  }),
   Base.extend({
     type: z.literal('run_end'),
     status: z.enum(['succeeded', 'failed', 'interrupted', 'budget_exhausted']),

@@ -8,7 +8,8 @@ import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './m
 import { storedPath } from './run-paths.js';
 import type { FailureClass, UsageSummary } from './usage-summary.js';
 
-export type InstanceStatus = 'pending' | 'running' | 'retrying' | 'done' | 'failed' | 'skipped' | 'interrupted';
+/** `cancelled`: a user ended it (run view, watch, `orchestrate cancel`); final like `failed`, and a resume keeps it. */
+export type InstanceStatus = 'pending' | 'running' | 'retrying' | 'done' | 'failed' | 'cancelled' | 'skipped' | 'interrupted';
 export type RunStatus = 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
 
 export interface GitState {
@@ -74,8 +75,10 @@ export interface TaskState {
   reason?: string;
 }
 
-const TERMINAL: ReadonlySet<InstanceStatus> = new Set(['done', 'failed', 'skipped']);
+const TERMINAL: ReadonlySet<InstanceStatus> = new Set(['done', 'failed', 'cancelled', 'skipped']);
 export const isTerminal = (s: InstanceStatus): boolean => TERMINAL.has(s);
+/** Counts against its task like a failure (on_failure, max_failed): failed, or cancelled by a user. */
+export const isFailedOrCancelled = (s: InstanceStatus): boolean => s === 'failed' || s === 'cancelled';
 
 /**
  * A path as plan.md, result.json and the log show it: relative to the recipe folder, the run's
@@ -107,6 +110,7 @@ const PLAN_STATUS: Record<InstanceStatus, PlanInstanceStatus> = {
   interrupted: 'running',
   done: 'done',
   failed: 'failed',
+  cancelled: 'failed',
   skipped: 'skipped',
 };
 
@@ -231,6 +235,6 @@ export function resultFile(args: {
       if (i.attemptFailures?.length) r.attemptFailures = i.attemptFailures;
       return r;
     }),
-    errors: instances.filter((i) => i.status === 'failed' && i.failure).map((i) => ({ instance: i.id, failure: i.failure!, error: i.error ?? '' })),
+    errors: instances.filter((i) => isFailedOrCancelled(i.status) && i.failure).map((i) => ({ instance: i.id, failure: i.failure!, error: i.error ?? '' })),
   };
 }
