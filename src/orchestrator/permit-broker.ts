@@ -94,19 +94,25 @@ export class PermitBroker {
 
   private enqueue(req: PermitRequest): Promise<PermitOutcome> {
     return new Promise((resolve) => {
-      const w: Waiter = { req, since: this.now(), resolve };
       if (req.signal?.aborted) return resolve({ ok: false, reason: 'aborted', budget: false });
-      req.signal?.addEventListener(
-        'abort',
-        () => {
-          const i = this.waiters.indexOf(w);
-          if (i >= 0) {
-            this.waiters.splice(i, 1);
-            resolve({ ok: false, reason: 'aborted', budget: false });
-          }
+      const onAbort = () => {
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) {
+          this.waiters.splice(i, 1);
+          resolve({ ok: false, reason: 'aborted', budget: false });
+        }
+      };
+      // An answered waiter drops its listener: the signal lives as long as the agent, and one
+      // listener left per model call passed node's limit of 10 (a warning on the terminal).
+      const w: Waiter = {
+        req,
+        since: this.now(),
+        resolve: (o) => {
+          req.signal?.removeEventListener('abort', onAbort);
+          resolve(o);
         },
-        { once: true },
-      );
+      };
+      req.signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(w);
       this.pump();
     });
