@@ -159,7 +159,7 @@ export class RedisRunLease implements RunLease {
     this.genKey = keyFor.leaseGeneration(runId);
     this.host = options.host ?? hostname();
     this.pid = options.pid ?? process.pid;
-    this.staleMs = options.staleMs ?? ORCHESTRATOR_DEFAULTS.leaseStaleMs;
+    this.staleMs = Math.max(1, Math.round(options.staleMs ?? ORCHESTRATOR_DEFAULTS.leaseStaleMs)); // PX takes whole ms
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   }
 
