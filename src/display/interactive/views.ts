@@ -26,7 +26,7 @@ export function TranscriptItemView(props: { item: TranscriptItem; theme: Theme; 
   const { item, theme, expanded, width } = props;
   switch (item.kind) {
     case 'user':
-      return h(Box, { marginTop: 1 }, h(Text, { ...theme.style('user'), wrap: 'wrap' }, `› ${item.text}`));
+      return h(Box, { marginTop: 1, flexShrink: 0 }, h(Text, { ...theme.style('user'), wrap: 'wrap' }, `› ${item.text}`));
     case 'assistant': {
       const parts: React.ReactElement[] = [];
       if (item.thinking !== '') {
@@ -36,7 +36,7 @@ export function TranscriptItemView(props: { item: TranscriptItem; theme: Theme; 
       if (item.text !== '') parts.push(h(Text, { key: 'x', ...theme.style('assistant'), wrap: 'wrap' }, item.text));
       else if (item.streaming && item.thinking === '') parts.push(h(Text, { key: 'x', ...theme.style('status') }, '…'));
       if (item.error && item.stopReason === 'error') parts.push(h(Text, { key: 'e', ...theme.style('error'), wrap: 'wrap' }, `✗ ${item.error}`));
-      return h(Box, { flexDirection: 'column', marginTop: 1 }, ...parts);
+      return h(Box, { flexDirection: 'column', marginTop: 1, flexShrink: 0 }, ...parts);
     }
     case 'tool': {
       const head = truncateToWidth(`${TOOL_MARK[item.state]} ${toolCallText(item.name, item.args)}`, width);
@@ -49,21 +49,21 @@ export function TranscriptItemView(props: { item: TranscriptItem; theme: Theme; 
       } else {
         body.push(h(Text, { key: 'r', ...theme.style(item.state === 'error' ? 'toolError' : 'status'), wrap: 'truncate-end' }, truncateToWidth(`  ⎿ ${resultSummary(item.result)}`, width)));
       }
-      return h(Box, { flexDirection: 'column', marginTop: 1 }, h(Text, { ...theme.style(role), wrap: 'truncate-end' }, head), ...body);
+      return h(Box, { flexDirection: 'column', marginTop: 1, flexShrink: 0 }, h(Text, { ...theme.style(role), wrap: 'truncate-end' }, head), ...body);
     }
     case 'summary': {
       const lines = item.text.split('\n').filter((l) => l.trim() !== '');
       const shown = expanded ? lines : lines.slice(0, 2);
       return h(
         Box,
-        { flexDirection: 'column', marginTop: 1 },
+        { flexDirection: 'column', marginTop: 1, flexShrink: 0 },
         h(Text, { ...theme.style('summary') }, truncateToWidth(`── ${item.label} ──`, width)),
         ...shown.map((l, i) => h(Text, { key: i, ...theme.style('status'), wrap: expanded ? 'wrap' : 'truncate-end' }, l)),
         ...(expanded || lines.length <= 2 ? [] : [h(Text, { key: 'm', ...theme.style('status') }, `… ${lines.length - 2} more lines (Ctrl+O)`)]),
       );
     }
     case 'notice':
-      return h(Box, { marginTop: 1 }, h(Text, { ...theme.style(item.tone === 'info' ? 'notice' : item.tone), wrap: 'wrap' }, item.text));
+      return h(Box, { marginTop: 1, flexShrink: 0 }, h(Text, { ...theme.style(item.tone === 'info' ? 'notice' : item.tone), wrap: 'wrap' }, item.text));
   }
 }
 
@@ -147,13 +147,19 @@ export function Screen(props: ScreenProps): React.ReactElement {
     { flexDirection: 'column', height, width },
     h(
       Box,
-      { flexDirection: 'column', flexGrow: 1, flexShrink: 1, justifyContent: 'flex-end', overflow: 'hidden' },
+      // Basis 0: the conversation gets exactly the rows the rest leaves, and shows its tail.
+      { flexDirection: 'column', flexGrow: 1, flexShrink: 1, flexBasis: 0, justifyContent: 'flex-end', overflow: 'hidden' },
       ...visible.map((item) => h(Box, { key: item.key, flexShrink: 0, flexDirection: 'column' }, h(TranscriptItemView, { item, theme, expanded: state.expanded, width }))),
     ),
-    state.scroll > 0 ? h(Text, { ...theme.style('status') }, `↓ ${state.scroll} more below (PageDown)`) : null,
-    h(QueueView, { queued: state.queued, theme, width }),
-    h(Text, { ...theme.style('border') }, '─'.repeat(width)),
-    state.picker ? h(PickerView, { picker: state.picker, theme, width }) : h(EditorView, { editor: state.editor, theme, placeholder }),
-    h(StatusLineView, { state, theme, width }),
+    // Everything below the conversation keeps its height whatever the conversation holds.
+    h(
+      Box,
+      { flexDirection: 'column', flexShrink: 0 },
+      state.scroll > 0 ? h(Text, { ...theme.style('status') }, `↓ ${state.scroll} more below (PageDown)`) : null,
+      h(QueueView, { queued: state.queued, theme, width }),
+      h(Text, { ...theme.style('border') }, '─'.repeat(width)),
+      state.picker ? h(PickerView, { picker: state.picker, theme, width }) : h(EditorView, { editor: state.editor, theme, placeholder }),
+      h(StatusLineView, { state, theme, width }),
+    ),
   );
 }

@@ -72,6 +72,29 @@ describe('interactive app (ink-testing-library)', () => {
     expect(t.session.messages).toHaveLength(4);
   });
 
+  it('a conversation taller than the screen shows its tail; the editor and status line stay at the bottom', async () => {
+    const turns = Array.from({ length: 12 }, (_, i) => ({ text: `Reply number ${i + 1}.` }));
+    const t = await start(turns);
+    for (let i = 1; i <= 12; i++) {
+      await t.type(`prompt ${i}`);
+      await t.key(KEYS.enter);
+      await t.until((f) => f.includes(`Reply number ${i}.`), `reply ${i}`);
+    }
+    const lines = t.frame().split('\n');
+    expect(lines).toHaveLength(23); // one row short of the 24-row terminal
+    expect(lines.at(-1)).toMatch(/^scripted · ctx .* \/help$/);
+    expect(lines.at(-2)).toMatch(/^> /);
+    expect(lines.at(-3)).toBe('─'.repeat(100));
+    expect(lines.at(-4)).toBe('Reply number 12.');
+    expect(lines.at(-5)).toBe('');
+    expect(lines.at(-6)).toBe('› prompt 12');
+    expect(t.frame()).not.toContain('Reply number 1.');
+    // PageUp shows earlier items and says how many are below.
+    await t.key('\x1b[5~');
+    await t.until((f) => f.includes('5 more below'), 'the scrolled view');
+    expect(t.frame()).not.toContain('Reply number 12.');
+  });
+
   it('the editor continues a line after "\\", and Up brings back the last prompt', async () => {
     const t = await start([{ text: 'Got two lines.' }, { text: 'ok' }]);
     await t.type('line one\\');

@@ -1,0 +1,195 @@
+// `orchestrate agent` in interactive mode, end to end: the real CLI in a real pseudo-terminal
+// (tmux, 80x24) on the scripted provider. Keys go in with send-keys; every step waits on what
+// the screen shows (capture-pane polling with a generous limit), never on a fixed sleep.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { displayWidth } from '../../src/display/terminal-text.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const FIXTURES = join(ROOT, 'test/fixtures/agent');
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+if (!hasTmux) console.warn('agent-interactive: skipped because tmux is not installed (apt-get install tmux)');
+
+// A private tmux server (own socket) so the test never touches anyone else's sessions.
+const SOCKET = `orchestrate-interactive-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+const WAIT_MS = 30_000;
+
+/** The pane's rows (24), or with -e its text with the escape sequences as drawn. */
+const screen = (pane: string, escapes = false): string => tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', pane);
+
+async function waitFor(pane: string, ok: (s: string) => boolean, what: string): Promise<string> {
+  const t0 = Date.now();
+  for (;;) {
+    const s = screen(pane);
+    if (ok(s)) return s;
+    if (Date.now() - t0 > WAIT_MS) throw new Error(`timed out waiting for ${what}; screen:\n${s}`);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+const waitText = (pane: string, text: string | RegExp) => waitFor(pane, (s) => (typeof text === 'string' ? s.includes(text) : text.test(s)), String(text));
+
+/** What is below the editor's top border: the editor lines and the status line. */
+const editorArea = (s: string): string => s.split('─'.repeat(80)).at(-1) ?? '';
+
+/** Types text literally and waits until the editor shows it (keys are not sent ahead of the UI). */
+async function typeText(pane: string, text: string): Promise<void> {
+  tmux('send-keys', '-t', pane, '-l', text);
+  await waitFor(pane, (s) => editorArea(s).includes(text), `"${text}" in the editor`);
+}
+const key = (pane: string, ...keys: string[]) => tmux('send-keys', '-t', pane, ...keys);
+
+async function prompt(pane: string, text: string, reply: string): Promise<string> {
+  await typeText(pane, text);
+  key(pane, 'Enter');
+  return waitText(pane, reply);
+}
+
+/** Every line of a session file parses (nothing half-written). */
+function sessionLines(file: string): { type: string; [k: string]: unknown }[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { type: string });
+}
+
+describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-terminal (tmux, 80x24)', () => {
+  let home: string;
+  let work: string;
+  // The server exits with its last session: a session that outlives each test keeps the next
+  // test's new-session from reaching a server on its way out (see live-view-tty.test.ts).
+  beforeAll(() => {
+    home = mkdtempSync(join(tmpdir(), 'interactive-home-'));
+    tmux('new-session', '-d', '-s', 'keep-alive', 'sleep 600');
+  });
+  afterAll(() => {
+    spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+  });
+
+  /** Starts the CLI in a new 80x24 pane; the shell prints its exit code and stays. */
+  function launch(pane: string, args: string[], env: Record<string, string> = {}): void {
+    const vars = Object.entries({ ORCHESTRATE_HOME: home, ...env }).map(([k, v]) => `${k}='${v}'`);
+    // CI would make ink print only final frames; an API key must not matter offline.
+    const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ${vars.join(' ')} node --import tsx src/cli/main.ts agent ${args.join(' ')}`;
+    tmux('new-session', '-d', '-s', pane, '-x', '80', '-y', '24', '-c', ROOT, `sh -c "${cli}; echo exit=\\$?; sleep 600"`);
+  }
+
+  it('turns, Esc abort, a steering message, /exit, then --continue shows the conversation and goes on; Ctrl+C twice quits', async () => {
+    work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
+    const file = join(work, 'chat.jsonl');
+    const args = ['--script', join(FIXTURES, 'interactive.yaml'), '--session', file, '--cwd', work, '--tools', 'bash', '--sandbox', 'none'];
+    launch('chat', args, { NO_COLOR: '1' });
+    const first = await waitText('chat', /\/help\s*$/m);
+    expect(first).toMatch(/^scripted · ctx 0\/200k \(0%\) · \$0\.0000 +\/help$/m);
+
+    // Several turns; a reply with a thought shows the thought compactly above it.
+    await prompt('chat', 'hello', 'Hello! I am the scripted model.');
+    let s = await prompt('chat', 'second question', 'Here is the second answer.');
+    expect(s).toContain('thinking: A second question; answer briefly.');
+    expect(s).toMatch(/› second question\n\nthinking: .*\nHere is the second answer\./);
+
+    // Esc while a tool runs: the run stops, the tool call shows as aborted, the file stays whole.
+    await typeText('chat', 'slow');
+    key('chat', 'Enter');
+    s = await waitFor('chat', (x) => x.includes('▸ bash $ sleep 600') && x.includes('working · Esc aborts'), 'the running tool');
+    key('chat', 'Escape');
+    s = await waitText('chat', 'Aborted.');
+    expect(s).toMatch(/✗ bash \$ sleep 600\n\s+⎿ .*abort/i);
+    await waitText('chat', /\/help\s*$/m);
+    const afterAbort = sessionLines(file);
+    expect(afterAbort.filter((e) => e.type === 'message').length).toBeGreaterThanOrEqual(7);
+    await prompt('chat', 'after the abort', 'Back after the abort.');
+
+    // Enter while the agent works queues a steering message; it reaches the model after the tool.
+    await typeText('chat', 'open the gate');
+    key('chat', 'Enter');
+    await waitFor('chat', (x) => x.includes('▸ bash $ while [ ! -f gate ]') && x.includes('working · Esc aborts'), 'the gate tool running');
+    await typeText('chat', 'change course');
+    key('chat', 'Enter');
+    s = await waitFor('chat', (x) => x.includes('queued steering: change course') && x.includes('1 queued'), 'the queued steering message');
+    writeFileSync(join(work, 'gate'), '');
+    s = await waitText('chat', 'Steering received: I will change course.');
+    expect(s).toMatch(/✓ bash \$ while[^\n]*\n\s+⎿ gate open\n\n› change course\n\nSteering received: I will change course\./);
+    expect(s).not.toContain('queued steering');
+
+    // The screen is the terminal's: 24 rows, nothing wider than 80 columns, the status line last.
+    const rows = screen('chat').split('\n').slice(0, 24);
+    for (const row of rows) expect(displayWidth(row), row).toBeLessThanOrEqual(80);
+    expect(rows[rows.length - 2]).toMatch(/^scripted · ctx [\d.]+k\/200k \([\d.]+%\) · \$0\.0000 +\/help$/);
+    // NO_COLOR: no colour codes on screen (the cursor cell is inverse video, which is not a colour).
+    expect(screen('chat', true)).not.toMatch(/\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;|4[0-7]|10[0-7]|48;)[0-9;]*m/);
+
+    await typeText('chat', '/exit');
+    key('chat', 'Enter');
+    await waitText('chat', 'exit=0');
+    const steering = sessionLines(file).filter((e) => e.type === 'message' && (e.message as { role: string }).role === 'user');
+    expect(steering.map((e) => JSON.stringify((e.message as { content: unknown }).content))).toEqual(
+      ['hello', 'second question', 'slow', 'after the abort', 'open the gate', 'change course'].map((t) => JSON.stringify([{ type: 'text', text: t }])),
+    );
+
+    // --continue reopens the session in the UI: the conversation is on screen and goes on.
+    launch('again', [...args, '--continue'], { NO_COLOR: '1' });
+    s = await waitText('again', 'Steering received: I will change course.');
+    expect(s).toContain('› change course');
+    // Up recalls the prompts of the reopened session.
+    key('again', 'Up');
+    await waitFor('again', (x) => editorArea(x).includes('change course'), 'the last prompt recalled');
+    key('again', 'C-u');
+    await waitFor('again', (x) => !editorArea(x).includes('change course'), 'the editor cleared');
+    await prompt('again', 'one more', 'Continued in the reopened session.');
+    key('again', 'C-c');
+    await waitText('again', 'Ctrl+C again to quit');
+    key('again', 'C-c');
+    await waitText('again', 'exit=0');
+    expect(existsSync(file)).toBe(true);
+  }, 120_000);
+
+  it('/compact summarizes the conversation; /tree rewinds to before a prompt with a branch summary (in colour)', async () => {
+    work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
+    const file = join(work, 'tree.jsonl');
+    launch('tree', ['--script', join(FIXTURES, 'interactive-tree.yaml'), '--session', file, '--cwd', work, '--tools', 'none'], { TERM: 'xterm-256color' });
+    await waitText('tree', /\/help\s*$/m);
+    await prompt('tree', 'one', 'Answer one.');
+    await prompt('tree', 'two', 'Answer two.');
+    await prompt('tree', 'three', 'Answer three.');
+
+    await typeText('tree', '/compact');
+    key('tree', 'Enter');
+    let s = await waitText('tree', /Compacted [\d,]+ tokens of conversation into a summary/);
+    expect(s).toMatch(/── compacted \([\d,]+ tokens before\) ──\n## Goal/);
+    expect(sessionLines(file).some((e) => e.type === 'compaction')).toBe(true);
+
+    await typeText('tree', '/tree');
+    key('tree', 'Enter');
+    s = await waitText('tree', 'Rewind to');
+    // The current leaf (the compaction) is selected first; the path is marked with *.
+    expect(s).toMatch(/^>\* \[compaction\]/m);
+    expect(s).toMatch(/^ \* user: one$/m);
+    for (let i = 0; i < 10 && !/^>\* user: two$/m.test(screen('tree')); i++) {
+      const before = screen('tree');
+      key('tree', 'Up');
+      await waitFor('tree', (x) => x !== before, 'the selection to move');
+    }
+    await waitText('tree', /^>\* user: two$/m);
+    key('tree', 'Enter');
+    s = await waitText('tree', 'Rewound before that prompt');
+    expect(s).toContain('── summary of the branch left ──');
+    expect(s).not.toContain('Answer three.');
+    expect(editorArea(s)).toMatch(/^> two/m);
+    const entries = sessionLines(file);
+    expect(entries.some((e) => e.type === 'branch_summary')).toBe(true);
+
+    // The prompt handed back is sent again from the earlier point.
+    key('tree', 'Enter');
+    s = await waitFor('tree', (x) => (x.match(/Answer two\./g) ?? []).length === 1 && /› two\n\nAnswer two\./.test(x) && /\/help\s*$/m.test(x), 'the new answer');
+
+    // Colour is on without NO_COLOR (the prompt line is cyan).
+    expect(screen('tree', true)).toMatch(/\x1b\[[0-9;]*36m› two/);
+    await typeText('tree', '/exit');
+    key('tree', 'Enter');
+    await waitText('tree', 'exit=0');
+  }, 120_000);
+});
