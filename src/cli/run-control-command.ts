@@ -1,0 +1,55 @@
+// What `orchestrate cancel` and `orchestrate steer` share: find the run, carry one action to its
+// coordinator over the control socket, and turn the reply into an exit code. 0: the coordinator
+// accepted it; 1: it refused (the reason, e.g. an unknown instance with the close matches);
+// 2: the run is not live (it finished, or no coordinator holds it), or bad usage.
+import { userInfo } from 'node:os';
+import { basename, join } from 'node:path';
+import type { ControlAction } from '../orchestrator/run-control.js';
+import { connectRunControl } from '../orchestrator/run-control-client.js';
+import { describeHolder, liveLeaseHolder } from '../orchestrator/run-lease.js';
+import { readRunLog } from '../orchestrator/run-store.js';
+import { EXIT, type CliContext } from './cli-io.js';
+import type { CommandArgs } from './command.js';
+import { locateRunArg } from './locate-run.js';
+
+/** Who the control event names: the command, its pid and the user, e.g. "cancel (pid 4242, user ana)". */
+export function controlBy(command: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = env.USER ?? env.LOGNAME;
+  }
+  return `${command} (pid ${process.pid}${user ? `, user ${user}` : ''})`;
+}
+
+/** Why nobody answered for the run: it finished, or no coordinator holds it. */
+function notLiveMessage(runDir: string, verb: string, why: string): string {
+  const runId = basename(runDir);
+  const log = readRunLog(join(runDir, 'run.jsonl')).events;
+  const lastEnd = [...log].reverse().find((e) => e.type === 'run_end');
+  const lastStart = [...log].reverse().find((e) => e.type === 'run_start' || e.type === 'run_resume');
+  if (lastEnd && (!lastStart || lastEnd.ts >= lastStart.ts)) {
+    return `run ${runId} is not running (finished ${lastEnd.type === 'run_end' ? lastEnd.status : ''} at ${new Date(lastEnd.ts).toISOString()}); nothing to ${verb}`;
+  }
+  const holder = liveLeaseHolder(runDir);
+  if (holder) return `run ${runId} is held by ${describeHolder(holder)}, but its coordinator does not answer on its control socket (${why}); nothing to ${verb}`;
+  return `run ${runId} is not running: no coordinator holds it (it stopped without finishing; \`orchestrate resume ${runId}\` continues it); nothing to ${verb}`;
+}
+
+/** Sends `action` to the run named by args.run; prints the reply; returns the exit code. */
+export async function sendRunControl(args: CommandArgs, ctx: CliContext, verb: string, action: (by: string) => ControlAction): Promise<number> {
+  const runDir = locateRunArg(args, ctx);
+  if (runDir === undefined) return EXIT.usage;
+  const reply = await connectRunControl(runDir).send(action(controlBy(verb, ctx.env)));
+  if (reply.ok) {
+    ctx.stdout(`${reply.message}\n`);
+    return EXIT.ok;
+  }
+  if (/ is not live: |closed the connection without a reply/.test(reply.error)) {
+    ctx.stderr(`orchestrate: ${notLiveMessage(runDir, verb, reply.error)}\n`);
+    return EXIT.usage;
+  }
+  ctx.stderr(`orchestrate: ${reply.error}\n`);
+  return EXIT.taskFailed;
+}

@@ -1,0 +1,191 @@
+// `orchestrate cancel` and `orchestrate steer` from a second process against a run in a first one
+// (issue 21): real CLI processes, the scripted model, agents held in a bash call that waits for a
+// file the test creates. Exit codes: 0 accepted, 1 refused, 2 not live (or bad usage).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readRunLog } from '../../src/orchestrator/run-store.js';
+import type { RunEvent } from '../../src/orchestrator/run-events.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const made: string[] = [];
+const releases: string[] = [];
+afterAll(() => {
+  for (const r of releases) writeFileSync(r, 'x');
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+interface Done {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `orchestrate ...` as its own process; `dir` stands for the project (relative paths in args resolve there). */
+function cli(args: string[], dir: string): { done: Promise<Done> } {
+  const abs = args.map((a) => (a === 'runs' || a === 'recipe.yaml' ? join(dir, a) : a));
+  // tsx resolves from the working folder: run from the repository, every path absolute.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...abs], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return { done: new Promise((res, rej) => (child.on('error', rej), child.on('close', (code) => res({ code, stdout, stderr })))) };
+}
+
+async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function log(runDir: string): RunEvent[] {
+  return existsSync(join(runDir, 'run.jsonl')) ? readRunLog(join(runDir, 'run.jsonl')).events : [];
+}
+
+/** A project whose `slow` and `other` agents each wait in bash for their release file. */
+function project(): { dir: string; releaseSlow: string; releaseOther: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'orch-ctl-cli-'));
+  made.push(dir);
+  const releaseSlow = join(dir, 'release-slow');
+  const releaseOther = join(dir, 'release-other');
+  releases.push(releaseSlow, releaseOther);
+  const wait = (f: string) => JSON.stringify(`while [ ! -f '${f}' ]; do sleep 0.05; done; echo released`);
+  writeFileSync(
+    join(dir, 'recipe.yaml'),
+    `name: ctl-cli
+provider: scripted
+script: script.yaml
+concurrency: 3
+agents:
+  w: { tools: [bash] }
+tasks:
+  - id: slow
+    agent: w
+    prompt: "SLOW task"
+    on_failure: continue
+  - id: other
+    agent: w
+    prompt: "OTHER task"
+  - id: after
+    needs: [slow]
+    agent: w
+    prompt: "AFTER task"
+`,
+  );
+  writeFileSync(
+    join(dir, 'script.yaml'),
+    `conversations:
+  - match: "SLOW"
+    turns:
+      - tools: [{ name: bash, args: { command: ${wait(releaseSlow)} } }]
+      - text: "slow finished"
+  - match: "OTHER"
+    turns:
+      - tools: [{ name: bash, args: { command: ${wait(releaseOther)} } }]
+      - text: "other finished"
+  - match: "AFTER"
+    turns:
+      - text: "after finished"
+`,
+  );
+  return { dir, releaseSlow, releaseOther };
+}
+
+/** Starts `orchestrate recipe.yaml` and waits until both holding agents are inside their bash call. */
+async function startHeldRun(dir: string): Promise<{ run: Promise<Done>; runDir: string; runId: string }> {
+  const { done: run } = cli(['recipe.yaml', '--run-dir', 'runs'], dir);
+  const runsDir = join(dir, 'runs');
+  const runId = await until('the run folder', () => (existsSync(runsDir) ? readdirSync(runsDir)[0] : undefined));
+  const runDir = join(runsDir, runId);
+  for (const key of ['slow', 'other']) {
+    await until(`${key} inside its bash call`, () => log(runDir).some((e) => e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_start'));
+  }
+  return { run, runDir, runId };
+}
+
+describe('orchestrate cancel / steer from a second process', () => {
+  it('steers and cancels instances of a live run (exit 0), refuses with the reason (exit 1), and says a finished run is not live (exit 2)', async () => {
+    const { dir, releaseOther } = project();
+    const { run, runDir, runId } = await startHeldRun(dir);
+
+    const steer = await cli(['steer', runId, '--instance', 'slow', 'Also', 'mention PINEAPPLE.', '--run-dir', 'runs'], dir).done;
+    expect(steer.stderr).toBe('');
+    expect(steer.code).toBe(0);
+    expect(steer.stdout).toMatch(/^delivered to slow/);
+
+    const typo = await cli(['cancel', runId, '--instance', 'slwo', '--run-dir', 'runs'], dir).done;
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('no instance "slwo"; did you mean "slow"?');
+
+    const cancel = await cli(['cancel', runId.slice(0, 12), '--instance', 'slow', '--run-dir', 'runs'], dir).done;
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toMatch(/^cancelling slow/);
+    await until('slow cancelled', () => log(runDir).some((e) => e.type === 'instance_failed' && e.key === 'slow' && e.failure === 'cancelled'));
+
+    const late = await cli(['steer', runId, '--instance', 'slow', 'too late', '--run-dir', 'runs'], dir).done;
+    expect(late.code).toBe(1);
+    expect(late.stderr).toBe('orchestrate: slow is not running (cancelled); only a running agent can be steered\n');
+
+    // on_failure: continue: `after` still runs; `other` finishes once released.
+    await until('after done', () => log(runDir).some((e) => e.type === 'instance_done' && e.key === 'after'));
+    writeFileSync(releaseOther, 'go');
+    const ran = await run;
+    expect(ran.code).toBe(1); // a task ended cancelled: the run is failed
+
+    const events = log(runDir).filter((e): e is Extract<RunEvent, { type: 'control' }> => e.type === 'control');
+    expect(events.map((e) => [e.action, e.instance, e.ok])).toEqual([
+      ['steer', 'slow', true],
+      ['cancel', 'slwo', false],
+      ['cancel', 'slow', true],
+      ['steer', 'slow', false],
+    ]);
+    expect(events[0]!.by).toMatch(/^steer \(pid \d+(, user \S+)?\)$/);
+    expect(events[0]!.text).toBe('Also mention PINEAPPLE.');
+    expect(events[2]!.by).toMatch(/^cancel \(pid \d+(, user \S+)?\)$/);
+
+    const after = await cli(['cancel', runId, '--instance', 'other', '--run-dir', 'runs'], dir).done;
+    expect(after.code).toBe(2);
+    expect(after.stderr).toMatch(new RegExp(`^orchestrate: run ${runId} is not running \\(finished failed at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); nothing to cancel\\n$`));
+  }, 180_000);
+
+  it('cancel without --instance interrupts the whole run (its process exits 130, resumable)', async () => {
+    const { dir } = project();
+    const { run, runDir, runId } = await startHeldRun(dir);
+    const cancel = await cli(['cancel', runId, '--run-dir', 'runs'], dir).done;
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toContain(`orchestrate resume ${runId}`);
+    const ran = await run;
+    expect(ran.code).toBe(130);
+    const end = log(runDir).find((e) => e.type === 'run_end');
+    expect(end).toMatchObject({ status: 'interrupted' });
+    expect(existsSync(join(runDir, 'control.sock'))).toBe(false);
+  }, 180_000);
+
+  it('a run that no coordinator holds, an unknown run and an empty message are exit 2 with the reason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-ctl-cli-'));
+    made.push(dir);
+    const runDir = join(dir, 'runs', 'dead-run');
+    mkdirSync(runDir, { recursive: true });
+    const start = { v: 1, ts: Date.now(), runId: 'dead-run', type: 'run_start', recipe: 'recipe.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] };
+    writeFileSync(join(runDir, 'run.jsonl'), `${JSON.stringify(start)}\n`);
+    const dead = await cli(['cancel', 'dead-run', '--instance', 'a', '--run-dir', 'runs'], dir).done;
+    expect(dead.code).toBe(2);
+    expect(dead.stderr).toBe('orchestrate: run dead-run is not running: no coordinator holds it (it stopped without finishing; `orchestrate resume dead-run` continues it); nothing to cancel\n');
+    const unknown = await cli(['steer', 'nope', '--instance', 'a', 'hi', '--run-dir', 'runs'], dir).done;
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^orchestrate: .*nope/);
+    const empty = await cli(['steer', 'dead-run', '--instance', 'a', ' ', '--run-dir', 'runs'], dir).done;
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('the steering message is empty');
+    const noInstance = await cli(['steer', 'dead-run', 'hi', '--run-dir', 'runs'], dir).done;
+    expect(noInstance.code).toBe(2);
+    expect(noInstance.stderr).toMatch(/instance/);
+  }, 120_000);
+});
