@@ -42,10 +42,14 @@ async function typeText(pane: string, text: string): Promise<void> {
 }
 const key = (pane: string, ...keys: string[]) => tmux('send-keys', '-t', pane, ...keys);
 
+/** The status line says the agent is idle (its run, including the writes after it, is over). */
+const IDLE = /^scripted · ctx .* \/help$/m;
+
+/** Sends a prompt and waits for the reply and for the run to be over. */
 async function prompt(pane: string, text: string, reply: string): Promise<string> {
   await typeText(pane, text);
   key(pane, 'Enter');
-  return waitText(pane, reply);
+  return waitFor(pane, (s) => s.includes(reply) && IDLE.test(s), `"${reply}" and the idle status`);
 }
 
 /** Every line of a session file parses (nothing half-written). */
@@ -111,14 +115,14 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     key('chat', 'Enter');
     s = await waitFor('chat', (x) => x.includes('queued steering: change course') && x.includes('1 queued'), 'the queued steering message');
     writeFileSync(join(work, 'gate'), '');
-    s = await waitText('chat', 'Steering received: I will change course.');
+    s = await waitFor('chat', (x) => x.includes('Steering received: I will change course.') && IDLE.test(x), 'the reply to the steering message');
     expect(s).toMatch(/✓ bash \$ while[^\n]*\n\s+⎿ gate open\n\n› change course\n\nSteering received: I will change course\./);
     expect(s).not.toContain('queued steering');
 
     // The screen is the terminal's: 24 rows, nothing wider than 80 columns, the status line last.
     const rows = screen('chat').split('\n').slice(0, 24);
     for (const row of rows) expect(displayWidth(row), row).toBeLessThanOrEqual(80);
-    expect(rows[rows.length - 2]).toMatch(/^scripted · ctx [\d.]+k\/200k \([\d.]+%\) · \$0\.0000 +\/help$/);
+    expect(rows[rows.length - 2]).toMatch(/^scripted · ctx [\d.]+k?\/200k \([\d.]+%\) · \$0\.0000 +\/help$/);
     // NO_COLOR: no colour codes on screen (the cursor cell is inverse video, which is not a colour).
     expect(screen('chat', true)).not.toMatch(/\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;|4[0-7]|10[0-7]|48;)[0-9;]*m/);
 

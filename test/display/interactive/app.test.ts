@@ -50,11 +50,13 @@ async function start(turns: ScriptedTurn[], color = false) {
     app.stdin.write(text);
     await until((f) => f.split('─'.repeat(10)).at(-1)!.includes(text), `"${text}" in the editor`);
   };
+  /** The run is over (status line back to idle). */
+  const idle = (f: string) => /\/help\s*$/.test(f.trimEnd());
   const key = async (k: string) => {
     app.stdin.write(k);
     await new Promise((r) => setImmediate(r));
   };
-  return { app, session, controller, frame, until, type, key, exited: () => exited };
+  return { app, session, controller, frame, until, type, key, idle, exited: () => exited };
 }
 
 describe('interactive app (ink-testing-library)', () => {
@@ -63,11 +65,11 @@ describe('interactive app (ink-testing-library)', () => {
     await t.until((f) => /scripted · ctx 0\/200k \(0%\) · \$0\.0000\s+\/help/.test(f), 'the idle status line');
     await t.type('hello');
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('First reply.'), 'the first reply');
+    await t.until((f) => f.includes('First reply.') && t.idle(f), 'the first reply');
     expect(t.frame()).toContain('› hello');
     await t.type('again');
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('Second reply.'), 'the second reply');
+    await t.until((f) => f.includes('Second reply.') && t.idle(f), 'the second reply');
     expect(t.frame()).toMatch(/scripted · ctx [\d.]+k?\/200k \([\d.]+%\) · \$0\.0000/);
     expect(t.session.messages).toHaveLength(4);
   });
@@ -78,7 +80,7 @@ describe('interactive app (ink-testing-library)', () => {
     for (let i = 1; i <= 12; i++) {
       await t.type(`prompt ${i}`);
       await t.key(KEYS.enter);
-      await t.until((f) => f.includes(`Reply number ${i}.`), `reply ${i}`);
+      await t.until((f) => f.includes(`Reply number ${i}.`) && t.idle(f), `reply ${i}`);
     }
     const lines = t.frame().split('\n');
     expect(lines).toHaveLength(23); // one row short of the 24-row terminal
@@ -91,7 +93,7 @@ describe('interactive app (ink-testing-library)', () => {
     expect(t.frame()).not.toContain('Reply number 1.');
     // PageUp shows earlier items and says how many are below.
     await t.key('\x1b[5~');
-    await t.until((f) => f.includes('5 more below'), 'the scrolled view');
+    await t.until((f) => f.includes('5 more below') && t.idle(f), 'the scrolled view');
     expect(t.frame()).not.toContain('Reply number 12.');
   });
 
@@ -102,7 +104,7 @@ describe('interactive app (ink-testing-library)', () => {
     await t.type('line two');
     expect(t.frame()).toMatch(/> line one\n\s+line two/);
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('Got two lines.'), 'the reply');
+    await t.until((f) => f.includes('Got two lines.') && t.idle(f), 'the reply');
     const user = t.session.messages[0]!;
     expect(user.role === 'user' && user.content).toEqual([{ type: 'text', text: 'line one\nline two' }]);
     await t.key(KEYS.up);
@@ -113,11 +115,11 @@ describe('interactive app (ink-testing-library)', () => {
     const t = await start([{ text: 'Reading.', tools: [{ name: 'read', args: { path: 'notes.txt' } }] }, { text: 'Read it.' }]);
     await t.type('read the notes');
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('Read it.'), 'the final reply');
+    await t.until((f) => f.includes('Read it.') && t.idle(f), 'the final reply');
     expect(t.frame()).toMatch(/✓ read notes\.txt\n\s+⎿ 25 lines: note line 1\n/);
     expect(t.frame()).not.toContain('note line 2\n');
     await t.key(KEYS.ctrlO);
-    await t.until((f) => f.includes('note line 12'), 'the expanded result');
+    await t.until((f) => f.includes('note line 12') && t.idle(f), 'the expanded result');
     await t.key(KEYS.ctrlO);
     await t.until((f) => !f.includes('note line 12'), 'the result collapsed again');
   });
@@ -160,10 +162,10 @@ describe('interactive app (ink-testing-library)', () => {
     await t.until((f) => f.includes('file:     (in memory)') && f.includes('cost:     $0.0000'), '/session');
     await t.type('/nope');
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('Unknown command /nope'), 'the unknown command');
+    await t.until((f) => f.includes('Unknown command /nope') && t.idle(f), 'the unknown command');
     await t.type('/help');
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('Ctrl+C twice'), '/help');
+    await t.until((f) => f.includes('Ctrl+C twice') && t.idle(f), '/help');
     expect(t.session.messages).toHaveLength(0);
   });
 
