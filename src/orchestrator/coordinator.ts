@@ -93,6 +93,13 @@ export interface CoordinatorOptions {
   controlSocket?: boolean;
   /** Called once the run starts with this run's in-process control (the run's own live view sends through it). */
   onControl?: (control: RunControl) => void;
+  /**
+   * Resume only: cancelled instances to run again (`orchestrate resume --retry KEY`); a resume
+   * keeps every other cancelled instance cancelled. Each key is logged as a `control` retry.
+   */
+  retry?: readonly string[];
+  /** Who asked for `retry` (the control events' `by`). */
+  retryBy?: string;
 }
 
 export interface RunOutcome {
@@ -408,6 +415,25 @@ export class Coordinator {
       if (r.git?.baseTree && r.git.repoRoot) inst.git = { root: r.git.repoRoot, commit: r.git.baseCommit, tree: r.git.baseTree, worktree: r.git.worktree };
       this.instances.set(r.id, inst);
     }
+    for (const key of this.opts.retry ?? []) this.retryOnResume(key);
+  }
+
+  /** `resume --retry KEY`: a cancelled instance runs again with this resume (logged like a live retry). */
+  private retryOnResume(key: string): void {
+    const inst = this.instances.get(instanceOfKey(key));
+    const by = this.opts.retryBy ?? 'resume';
+    let error: string | undefined;
+    if (!inst) {
+      const near = didYouMean(key, [...this.instances.keys()]);
+      error = `run ${this.store.runId} has no instance "${key}" in its log${near ? `; did you mean "${near}"?` : ''}`;
+    } else if (inst.status !== 'cancelled') {
+      error = inst.status === 'done' ? `${inst.id} is done; nothing to retry` : `${inst.id} was not cancelled; a resume runs it again anyway`;
+    }
+    this.emit({ type: 'control', action: 'retry', instance: key, by, ok: error === undefined, message: error ?? `${inst!.id} runs again with this resume` });
+    if (error !== undefined || !inst) return;
+    inst.status = 'pending';
+    delete inst.failure;
+    delete inst.error;
   }
 
   /** Activates every waiting task whose needs have all settled; skips those a failure blocks. */

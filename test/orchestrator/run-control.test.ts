@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { connectRunControl } from '../../src/orchestrator/run-control-client.js';
 import { RunControlServer } from '../../src/orchestrator/run-control-server.js';
 import { CONTROL_PATH_NAME, controlSocketPath } from '../../src/orchestrator/run-control-socket.js';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
 import type { ResultFile } from '../../src/orchestrator/run-state.js';
 import { cleanupTempDirs, events, ofType, sessionLines, tempProject } from './helpers/run-fixtures.js';
@@ -249,6 +249,33 @@ tasks:
       ['hold2', 'done', 1],
     ]);
     expect(ofType(events(runDir), 'instance_start').filter((e) => e.key !== 'hold2').every((e) => e.attempt === 1 || e.resumedFromLeaf === true)).toBe(true);
+  }, 120_000);
+
+  it('a resume keeps a cancelled instance cancelled; resume with retry runs it again from its session', async () => {
+    const { dir, release } = holdingProject('continue');
+    const runsDir = join(dir, 'runs');
+    const { runDir, done } = startRun(dir, 'resume-cancelled');
+    await waitInTool(runDir, 'slow');
+    expect(await connectRunControl(runDir).send({ action: 'cancel', instance: 'slow', by: 't' })).toMatchObject({ ok: true });
+    expect((await done).status).toBe('failed');
+    const startsBefore = ofType(events(runDir), 'instance_start').length;
+    const again = await resumeRunDir(runDir, { runsDir });
+    if (!again.ok) throw new Error(JSON.stringify(again));
+    expect(again.outcome.status).toBe('failed');
+    expect(ofType(events(runDir), 'instance_start').length).toBe(startsBefore);
+    expect(result(runDir).instances.find((i) => i.id === 'slow')?.status).toBe('cancelled');
+    writeFileSync(release, 'go');
+    const retried = await resumeRunDir(runDir, { runsDir, retry: ['slow', 'after', 'nope'], retryBy: 'resume (test)' });
+    if (!retried.ok) throw new Error(JSON.stringify(retried));
+    expect(retried.outcome.status).toBe('succeeded');
+    const log = events(runDir);
+    expect(ofType(log, 'control').slice(-3).map((e) => [e.instance, e.ok, e.message])).toEqual([
+      ['slow', true, 'slow runs again with this resume'],
+      ['after', false, 'after is done; nothing to retry'],
+      ['nope', false, 'run resume-cancelled has no instance "nope" in its log'],
+    ]);
+    expect(ofType(log, 'instance_start').filter((e) => e.key === 'slow').at(-1)).toMatchObject({ attempt: 2, resumedFromLeaf: true });
+    expect(result(runDir).instances.find((i) => i.id === 'slow')).toMatchObject({ status: 'done', attempts: 2 });
   }, 120_000);
 
   it('cancel_run interrupts the run like Ctrl-C (sessions kept, resumable)', async () => {
