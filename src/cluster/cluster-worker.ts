@@ -210,34 +210,50 @@ export class ClusterWorker {
       transferList.push(peerChannel.port2);
     }
     const full: InstanceTask = { ...task, port: channel.port2, ...(peerChannel ? { peerPort: peerChannel.port2 } : {}) };
-    // Session bytes and workspace checkpoints stream back while the agent works.
-    const tail = new SessionTail(sessionFile, (offset, chunk, reset) => void send({ k: 'session', offset, data: b64(chunk), ...(reset ? { reset } : {}) }));
+    // Everything goes up through one ordered outbox: session bytes, checkpoints and port messages
+    // reach the coordinator in the order they happened. Session bytes that carry a tool result go
+    // after a checkpoint of the workspace, so whatever session the coordinator holds, it also holds
+    // the files that session describes (a takeover restores both).
+    let outbox: Promise<unknown> = Promise.resolve();
+    const enqueue = (step: () => Promise<unknown>): Promise<unknown> => (outbox = outbox.then(step).catch(() => undefined));
+    const tail = new SessionTail(sessionFile);
     let lastPatch = '';
-    let checkpointing: Promise<void> = Promise.resolve();
-    const checkpoint = (): Promise<void> =>
-      (checkpointing = checkpointing.then(async () => {
-        const patch = b64(await workspaceDiff(ws).catch(() => Buffer.alloc(0)));
-        if (patch !== lastPatch) {
-          lastPatch = patch;
-          await send({ k: 'checkpoint', patch });
-        }
-      }));
+    const checkpoint = async (): Promise<void> => {
+      const patch = b64(await workspaceDiff(ws).catch(() => Buffer.alloc(0)));
+      if (patch === lastPatch) return;
+      lastPatch = patch;
+      await send({ k: 'checkpoint', patch });
+    };
+    const flushSession = async (): Promise<void> => {
+      const chunk = tail.read();
+      if (!chunk) return;
+      if (chunk.bytes.includes('"toolResult"')) await checkpoint();
+      await send({ k: 'session', offset: chunk.offset, data: b64(chunk.bytes), ...(chunk.reset ? { reset: true } : {}) });
+    };
+    let flushing = false;
     const tick = setInterval(() => {
-      if (tail.poll()) void checkpoint();
+      if (flushing) return;
+      flushing = true;
+      void enqueue(flushSession).finally(() => (flushing = false));
     }, TAIL_MS);
     let portDone: () => void = () => {};
     const done = new Promise<void>((r) => (portDone = r));
     agentPort.on('message', (m: { type?: string }) => {
-      if (m?.type === 'done') portDone();
-      // The worker's writes reach the coordinator before the message that may make it read them.
-      tail.poll();
-      void send({ k: 'port', m });
+      // The session written so far goes first: a message may make the coordinator read it.
+      void enqueue(async () => {
+        await flushSession();
+        await send({ k: 'port', m });
+        if (m?.type === 'done') portDone();
+      });
     });
-    agentPort.once('close', () => portDone());
+    agentPort.once('close', () => void enqueue(async () => portDone()));
     peerPort?.on('message', (m: unknown) => {
-      tail.poll();
       // A pair worker's message to its planner goes after a fresh checkpoint (the planner syncs from it).
-      void checkpoint().then(() => send({ k: 'peer', m }));
+      void enqueue(async () => {
+        await flushSession();
+        await checkpoint();
+        await send({ k: 'peer', m });
+      });
     });
     for (const m of toAgent.splice(0)) deliver(m);
     const fence = data.leaseToken
@@ -268,8 +284,7 @@ export class ClusterWorker {
       if (fence) clearInterval(fence);
     }
     await Promise.all(pendingSync).catch(() => {});
-    tail.poll();
-    await checkpointing;
+    await enqueue(flushSession);
     const patch = await workspaceDiff(ws).catch(() => Buffer.alloc(0));
     await send({ k: 'result', result, patch: b64(patch) });
     agentPort.close();
@@ -347,13 +362,10 @@ async function applySync(ws: string, patch: Buffer): Promise<void> {
   await applyWorkspacePatch(ws, patch);
 }
 
-/** Follows a file that only grows (or is rewritten from the start), handing over new bytes. */
+/** Follows a file that only grows (or is rewritten from the start): the bytes written since the last read. */
 class SessionTail {
-  private offset = 0;
-  constructor(
-    private readonly file: string,
-    private readonly onChunk: (offset: number, chunk: Buffer, reset: boolean) => void,
-  ) {
+  private offset: number;
+  constructor(private readonly file: string) {
     try {
       this.offset = statSync(file).size;
     } catch {
@@ -361,30 +373,29 @@ class SessionTail {
     }
   }
 
-  /** Sends what was written since the last poll; true when there was something. */
-  poll(): boolean {
+  read(): { offset: number; bytes: Buffer; reset: boolean } | undefined {
     let size: number;
     try {
       size = statSync(this.file).size;
     } catch {
-      return false;
+      return undefined;
     }
     let reset = false;
     if (size < this.offset) {
       this.offset = 0;
       reset = true;
     }
-    if (size === this.offset) return false;
+    if (size === this.offset) return undefined;
     const fd = openSync(this.file, 'r');
     try {
       const buf = Buffer.alloc(size - this.offset);
       const n = readSync(fd, buf, 0, buf.length, this.offset);
-      this.onChunk(this.offset, buf.subarray(0, n), reset);
+      const at = this.offset;
       this.offset += n;
+      return { offset: at, bytes: buf.subarray(0, n), reset };
     } finally {
       closeSync(fd);
     }
-    return true;
   }
 }
 

@@ -1,0 +1,172 @@
+// Distributed runs with real parts: a redis-server of this test's own, several real
+// `orchestrate worker` processes whose workdirs are separate from the project, and the scripted
+// model. The coordinator runs in this process (runRecipeFile with a RedisExecutor) or, where it
+// gets killed, as its own `orchestrate <recipe> --redis` process.
+import { type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RedisExecutor } from '../../src/cluster/redis-executor.js';
+import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
+import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
+import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+
+const skip = skipWithoutRedis('distributed runs');
+let redis: RedisServerHandle;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  if (!skip) redis = await startRedis();
+});
+afterEach(async () => {
+  // Every worker of a test ends with it (drain), or is killed if it does not.
+  await Promise.all(children.splice(0).map((c) => stopChild(c)));
+});
+afterAll(async () => {
+  await redis?.stop();
+  cleanupTempDirs();
+});
+
+async function stopChild(c: ChildProcess): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) return;
+  const gone = new Promise<void>((r) => c.once('exit', () => r()));
+  c.kill('SIGTERM');
+  const t = setTimeout(() => c.kill('SIGKILL'), 20_000);
+  await gone;
+  clearTimeout(t);
+}
+
+interface WorkerProc {
+  child: ChildProcess;
+  name: string;
+  workdir: string;
+  stderr(): string;
+}
+
+/** Starts `orchestrate worker` and waits for its ready line. */
+async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}): Promise<WorkerProc> {
+  const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
+  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
+  children.push(child);
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout?.resume();
+  await until(() => err.includes(`worker ${name} ready`) || child.exitCode !== null, `worker ${name} to start`, 60_000);
+  if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${err}`);
+  return { child, name, workdir, stderr: () => err };
+}
+
+async function runHere(dir: string, extra: RunOptions = {}, executorOpts: Partial<ConstructorParameters<typeof RedisExecutor>[0]> = {}) {
+  const executor = new RedisExecutor({ url: redis.url, ...executorOpts });
+  try {
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), executor, ...extra });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    return r.outcome;
+  } finally {
+    await executor.close();
+  }
+}
+
+function fanOutProject(names: string[], opts: { concurrency?: number; delayMs?: number; extra?: string } = {}): string {
+  const files: Record<string, string> = {
+    'recipe.yaml': `name: fan
+provider: scripted
+script: script.yaml
+concurrency: ${opts.concurrency ?? 4}
+${opts.extra ?? ''}
+agents:
+  editor: { tools: [read, edit, write, bash] }
+tasks:
+  - id: rename
+    for_each: { glob: "svc/*" }
+    agent: editor
+    cwd: \${{ item }}
+    prompt: "Rename the service in \${{ item }}"
+`,
+    'script.yaml': `conversations:
+  - match: "Rename the service in svc/(\\\\w+)"
+    turns:
+      - tools: [{ name: edit, args: { path: config.txt, edits: [{ oldText: "name: old", newText: "name: {{match.1}}-renamed" }] } }]
+${opts.delayMs ? `        delay_ms: ${opts.delayMs}\n` : ''}      - tools: [{ name: write, args: { path: NOTES.md, content: "renamed {{match.1}}\\n" } }]
+${opts.delayMs ? `        delay_ms: ${opts.delayMs}\n` : ''}      - text: "Renamed {{match.1}}."
+`,
+  };
+  for (const n of names) files[`svc/${n}/config.txt`] = 'name: old\nport: 80\n';
+  return tempProject(files);
+}
+
+function expectRenamed(dir: string, names: string[]): void {
+  for (const n of names) {
+    expect(readFileSync(join(dir, 'svc', n, 'config.txt'), 'utf8')).toBe(`name: ${n}-renamed\nport: 80\n`);
+    expect(readFileSync(join(dir, 'svc', n, 'NOTES.md'), 'utf8')).toBe(`renamed ${n}\n`);
+  }
+}
+
+const workersOf = (log: RunEvent[]): Set<string | undefined> => new Set(ofType(log, 'instance_start').map((e) => e.worker));
+
+describe.skipIf(skip)('distributed runs: real worker processes through Redis', () => {
+  it('a fan-out spreads over two workers; the run folder is as complete as a local one', async () => {
+    const [a, b] = await Promise.all([startWorker('alpha-box'), startWorker('bravo-box')]);
+    const names = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7', 'n8'];
+    const dir = fanOutProject(names, { delayMs: 100 });
+    const out = await runHere(dir);
+    expect(out.status).toBe('succeeded');
+    expectRenamed(dir, names);
+    const log = events(out.dir);
+    expect(workersOf(log)).toEqual(new Set(['alpha-box', 'bravo-box']));
+    // Sessions streamed back: each one holds the whole conversation, as in a local run.
+    for (const n of names) {
+      const lines = readFileSync(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`), 'utf8').trim().split('\n');
+      expect(lines.length).toBeGreaterThan(5);
+      expect(lines.some((l) => l.includes(`Renamed ${n}.`))).toBe(true);
+    }
+    const result = JSON.parse(readFileSync(out.resultFile, 'utf8')) as { instances?: unknown[]; tasks?: unknown[] };
+    expect(JSON.stringify(result)).toContain('rename.svc-n8');
+    // Nothing of the project ever lands in a worker's workdir for good (removed when each agent ends).
+    for (const w of [a!, b!]) await until(() => readdirSync(w.workdir).flatMap((r) => readdirSync(join(w.workdir, r))).length === 0, `${w.name}'s workdir to be emptied`);
+  }, 120_000);
+
+  it('a workspace past the size limit fails its instance with a clear error, and the others still run', async () => {
+    await startWorker('solo-box');
+    const dir = fanOutProject(['small', 'big']);
+    writeFileSync(join(dir, 'svc', 'big', 'blob.bin'), Buffer.alloc(300 * 1024, 7));
+    const out = await runHere(dir, {}, { maxWorkspaceBytes: 100 * 1024 });
+    expect(out.status).toBe('failed');
+    const failed = ofType(events(out.dir), 'instance_failed').filter((e) => e.final);
+    expect(failed.map((e) => [e.key, e.failure])).toEqual([['rename.svc-big', 'workspace']]);
+    expect(failed[0]!.error).toMatch(/too large.*--max-workspace-mb/s);
+    expect(readFileSync(join(dir, 'svc', 'small', 'config.txt'), 'utf8')).toBe('name: small-renamed\nport: 80\n');
+    expect(readFileSync(join(dir, 'svc', 'big', 'config.txt'), 'utf8')).toBe('name: old\nport: 80\n');
+  }, 120_000);
+
+  it('a worker killed with kill -9 mid-run: another worker takes its agents over from their streamed sessions', async () => {
+    const victim = await startWorker('victim', 4);
+    const names = ['k1', 'k2', 'k3'];
+    const dir = fanOutProject(names, { delayMs: 1500, concurrency: 3 });
+    gitInit(dir);
+    const running = runHere(dir);
+    // Kill it once every agent made its first edit there (the edit is in the streamed session).
+    const runDir = () => join(dir, 'runs', readdirSync(join(dir, 'runs'))[0] ?? '');
+    await until(() => existsSync(join(dir, 'runs')) && readdirSync(join(dir, 'runs')).length > 0 && names.every((n) => {
+      const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+      return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+    }), 'every agent to have a tool result streamed back', 60_000);
+    victim.child.kill('SIGKILL');
+    await startWorker('rescuer', 4);
+    const out = await running;
+    expect(out.status).toBe('succeeded');
+    expectRenamed(dir, names);
+    const log = events(out.dir);
+    const takeovers = ofType(log, 'instance_worker').filter((e) => e.takeover);
+    expect(new Set(takeovers.map((e) => e.key))).toEqual(new Set(names.map((n) => `rename.svc-${n}`)));
+    expect(takeovers.every((e) => e.worker === 'rescuer')).toBe(true);
+    // The edit of the first turn was not made twice: the session continued, it did not start over.
+    for (const n of names) {
+      const session = readFileSync(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
+      expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
+    }
+  }, 180_000);
+});
