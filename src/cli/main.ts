@@ -27,6 +27,7 @@ export const COMMAND_MODULES: readonly { name: string; load: () => Promise<CliCo
   { name: 'cancel', load: async () => (await import('./commands/cancel.js')).cancelCommand },
   { name: 'steer', load: async () => (await import('./commands/steer.js')).steerCommand },
   { name: 'report', load: async () => (await import('./commands/report.js')).reportCommand },
+  { name: 'worker', load: async () => (await import('./commands/worker.js')).workerCommand },
   { name: 'doctor', load: async () => (await import('./commands/doctor.js')).doctorCommand },
 ];
 

@@ -5,7 +5,7 @@ import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
 import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from './recipe/index.js';
 import { replayRunLog } from './replay.js';
-import { takeRunLease, type HeldRunLease } from './run-lease.js';
+import { takeRunLease, type HeldRunLease, type TakeRunLease } from './run-lease.js';
 import { readRunLog, resolveRunDir, RunStore } from './run-store.js';
 import { runFolderWriteProblem, runsDirReadProblem, runsDirWriteProblem } from './run-dir-access.js';
 import { runRedactor } from './secrets.js';
@@ -19,7 +19,16 @@ export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' 
   runId?: string;
   /** Called with the store before the first event is written (subscribe for --json or a live view). */
   onStore?: (store: RunStore) => void;
+  /**
+   * Takes the run's lease (default: the run folder's file lease). A distributed run also holds
+   * one in Redis, which its workers check (cluster/redis-run-lease.ts).
+   */
+  takeLease?: (dir: string, runId: string) => Promise<TakeRunLease>;
 };
+
+function leaseOf(opts: RunOptions, dir: string, runId: string): Promise<TakeRunLease> {
+  return opts.takeLease ? opts.takeLease(dir, runId) : Promise.resolve(takeRunLease(dir, runId));
+}
 
 export type StartResult =
   | { ok: true; outcome: RunOutcome }
@@ -72,11 +81,12 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
   if (unwritable) return { ok: false, kind: 'usage', message: unwritable };
   const store = RunStore.create(runsDir, opts.runId, { redactor: runRedactor(recipe, env) });
   // One coordinator per run: the lease is taken before the first event is written.
-  const taken = takeRunLease(store.dir, store.runId);
+  const taken = await leaseOf(opts, store.dir, store.runId);
   if (!taken.ok) return { ok: false, kind: 'usage', message: taken.message };
   try {
     opts.onStore?.(store);
-    const coordinator = new Coordinator({ ...opts, ...taken.lease.signals(opts), env, recipe, store, overrides: overridesOf(load) });
+    const { takeLease: _take, ...coordinatorOpts } = opts;
+    const coordinator = new Coordinator({ ...coordinatorOpts, ...taken.lease.signals(opts), env, recipe, store, overrides: overridesOf(load) });
     return { ok: true, outcome: await whileLeased(taken.lease, store, () => coordinator.run()) };
   } finally {
     taken.lease.release();
@@ -113,7 +123,7 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
   const unwritable = runFolderWriteProblem(dir);
   if (unwritable) return { ok: false, kind: 'usage', message: unwritable };
   // One coordinator per run: nothing is read or written before this process holds the run's lease.
-  const taken = takeRunLease(dir, basename(dir));
+  const taken = await leaseOf(opts, dir, basename(dir));
   if (!taken.ok) return { ok: false, kind: 'usage', message: taken.message };
   try {
     return await resumeLeased(dir, cwd, taken.lease, opts);
@@ -145,6 +155,7 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
   if (missing) return { ok: false, kind: 'usage', message: missing };
   const store = RunStore.open(dir, { redactor: runRedactor(loaded.recipe, env) });
   opts.onStore?.(store);
-  const coordinator = new Coordinator({ ...opts, ...lease.signals(opts), env, recipe: loaded.recipe, store, replay, overrides: { ...recorded, ...opts.overrides } });
+  const { takeLease: _take, ...coordinatorOpts } = opts;
+  const coordinator = new Coordinator({ ...coordinatorOpts, ...lease.signals(opts), env, recipe: loaded.recipe, store, replay, overrides: { ...recorded, ...opts.overrides } });
   return { ok: true, outcome: await whileLeased(lease, store, () => coordinator.run()) };
 }

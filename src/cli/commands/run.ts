@@ -9,8 +9,12 @@ import type { RunOutcome } from '../../orchestrator/coordinator.js';
 import type { RunEvent } from '../../orchestrator/run-events.js';
 import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orchestrator/run-recipe.js';
 import { parseTokenCount } from '../../orchestrator/recipe/duration.js';
+import { connectRunControl } from '../../orchestrator/run-control-client.js';
 import { type CliContext, EXIT } from '../cli-io.js';
+import { controlActor } from '../control-actor.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
+import { redisOptions, redisUrlOf } from '../redis-options.js';
+import type { RedisRun } from '../redis-run.js';
 import { printProblems, printWarnings, problemsJson } from '../print-problems.js';
 import { renderDryRun } from '../render-dry-run.js';
 import { installedRecipeNote } from './init.js';
@@ -21,7 +25,7 @@ import { installedRecipeNote } from './init.js';
  * into NaN without complaint.
  */
 export function executionOptions(y: Argv, describe: { json: string; concurrency: string; budgetUsd: string; budgetTokens: string; runDir: string }): Argv<object> {
-  return y
+  return redisOptions(y)
     .option('json', { type: 'boolean', default: false, describe: describe.json })
     .option('concurrency', { type: 'number', describe: describe.concurrency })
     .option('budget-usd', { type: 'number', describe: describe.budgetUsd })
@@ -215,11 +219,23 @@ export async function executeRun(
       interrupt.abort();
     } else kill.abort();
   };
+  // --redis: the agents run on worker processes; Redis must answer before anything runs.
+  const redisUrl = redisUrlOf(args, ctx.env);
+  let redisRun: RedisRun | undefined;
+  if (redisUrl) {
+    const opened = await (await import('../redis-run.js')).openRedisRun(redisUrl, args, (text) => (display ? display.note(text) : out.stderr(text)));
+    if (!opened.ok) {
+      out.stderr(`orchestrate: ${opened.message}\n`);
+      return EXIT.usage;
+    }
+    redisRun = opened.run;
+  }
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let result: StartResult;
   try {
     result = await start({
+      ...(redisRun?.options ?? {}),
       env: ctx.env,
       signal: interrupt.signal,
       killSignal: kill.signal,
@@ -238,6 +254,11 @@ export async function executeRun(
           summaryColor: choice.summaryColor,
           ...(view.budgetUsd !== undefined ? { budgetUsd: view.budgetUsd } : {}),
           mode: json ? (args['full-events'] === true ? 'json-full' : 'json') : 'live',
+          // Keys drive the view when they come from a terminal too (run-view.ts); raw mode turns
+          // Ctrl-C into a key, so it is sent back to this process as the signal it was.
+          ...(live && !json && process.stdin.isTTY === true
+            ? { interactive: { input: process.stdin, control: connectRunControl(store.dir), by: controlActor('view', ctx.env), onInterrupt: () => process.kill(process.pid, 'SIGINT') } }
+            : {}),
         });
       },
     });
@@ -252,6 +273,7 @@ export async function executeRun(
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await redisRun?.close();
   }
   if (!result.ok) {
     if (result.kind === 'recipe') {

@@ -1,0 +1,51 @@
+// `--redis URL` (or ORCHESTRATE_REDIS_URL) on `orchestrate <recipe>` and `resume`: the run's
+// agents go to `orchestrate worker` processes through Redis instead of local threads. Checked
+// before anything runs (a Redis that cannot be reached is exit 2, not a hang), and the run holds
+// its lease in Redis too, so workers drop the jobs of a coordinator that lost the run.
+import type { Redis } from 'ioredis';
+import { checkRedis, connectRedis } from '../cluster/redis-connection.js';
+import { RedisExecutor } from '../cluster/redis-executor.js';
+import { takeRedisRunLease } from '../cluster/redis-run-lease.js';
+import type { RunOptions } from '../orchestrator/run-recipe.js';
+import type { CommandArgs } from './command.js';
+
+/** Time allowed for the first connection to Redis. */
+const CHECK_MS = 5_000;
+
+export interface RedisRun {
+  /** What the run options gain: the executor and the lease taker. */
+  options: Pick<RunOptions, 'executor' | 'takeLease'>;
+  close(): Promise<void>;
+}
+
+/** Connects (or says why it cannot), and builds the executor and the Redis lease for one run. */
+export async function openRedisRun(url: string, args: CommandArgs, warn: (text: string) => void): Promise<{ ok: true; run: RedisRun } | { ok: false; message: string }> {
+  const reachable = await checkRedis(url, CHECK_MS);
+  if (!reachable.ok) return { ok: false, message: reachable.error };
+  let token: string | undefined;
+  const mb = typeof args['max-workspace-mb'] === 'number' ? args['max-workspace-mb'] : undefined;
+  const executor = new RedisExecutor({
+    url,
+    ...(mb !== undefined ? { maxWorkspaceBytes: Math.floor(mb * 1024 * 1024) } : {}),
+    leaseToken: () => token,
+    onWarning: (text) => warn(`orchestrate: ${text}\n`),
+  });
+  let leaseRedis: Redis | undefined;
+  const run: RedisRun = {
+    options: {
+      executor,
+      takeLease: async (dir, runId) => {
+        leaseRedis ??= connectRedis(url, { name: 'coordinator-lease' });
+        const taken = await takeRedisRunLease(dir, runId, leaseRedis);
+        if (taken.ok) token = taken.redisLease.token;
+        return taken;
+      },
+    },
+    close: async () => {
+      await executor.close();
+      leaseRedis?.disconnect();
+    },
+  };
+  return { ok: true, run };
+}
+
