@@ -24,6 +24,7 @@ export const COMMAND_MODULES: readonly { name: string; load: () => Promise<CliCo
   { name: 'resume', load: async () => (await import('./commands/resume.js')).resumeCommand },
   { name: 'runs', load: async () => (await import('./commands/runs.js')).runsCommand },
   { name: 'show', load: async () => (await import('./commands/show.js')).showCommand },
+  { name: 'watch', load: async () => (await import('./commands/watch.js')).watchCommand },
   { name: 'cancel', load: async () => (await import('./commands/cancel.js')).cancelCommand },
   { name: 'steer', load: async () => (await import('./commands/steer.js')).steerCommand },
   { name: 'report', load: async () => (await import('./commands/report.js')).reportCommand },

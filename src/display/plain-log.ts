@@ -5,7 +5,7 @@
 import { type RunEvent } from '../orchestrator/run-events.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
-import { applyEvent, attemptUsage, createRunState, getInstance, instanceLabel, runUsage, type ControlRecord, type RunState } from './run-state.js';
+import { applyEvent, attemptUsage, createRunState, getInstance, instanceLabel, isControlEvent, runUsage, type ControlRecord, type RunState } from './run-state.js';
 import { clip, oneLine } from './terminal-text.js';
 
 export interface PlainLogOptions {
@@ -51,8 +51,10 @@ export class PlainLog {
 
   /** The line for one event, or undefined when the event changes nothing a reader cares about. */
   private describe(e: RunEvent): string | undefined {
-    const control = this.state.controls[this.state.controls.length - 1];
-    if ((e as { type: string }).type === 'control' && control) return controlLine(control);
+    if (isControlEvent(e)) {
+      const control = this.state.controls[this.state.controls.length - 1];
+      return control ? controlLine(control) : undefined;
+    }
     switch (e.type) {
       case 'run_start': {
         const n = e.plan.length;

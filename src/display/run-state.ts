@@ -268,6 +268,13 @@ export function controlsOf(state: RunState, inst: InstanceState): ControlRecord[
   return state.controls.filter((c) => c.instance !== undefined && (c.instance === inst.key || c.instance === inst.label));
 }
 
+type ControlEvent = Extract<RunEvent, { type: 'control' }>;
+
+/** A user's action on the run (no instance key of its own: `instance` names the target). */
+export function isControlEvent(e: RunEvent): e is ControlEvent {
+  return (e as { type: string }).type === 'control';
+}
+
 /** A `control` event read loosely: the log may hold it before this build knows its schema. */
 function controlRecord(e: { ts: number } & Record<string, unknown>): ControlRecord {
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -382,9 +389,8 @@ export function applyEvent(state: RunState, e: RunEvent): void {
   state.lastTs = Math.max(state.lastTs, e.ts);
   if (!state.runId) state.runId = e.runId;
   if (!state.startTs) state.startTs = e.ts;
-  const loose = e as unknown as { type: string; ts: number } & Record<string, unknown>;
-  if (loose.type === 'control') {
-    state.controls.push(controlRecord(loose));
+  if (isControlEvent(e)) {
+    state.controls.push(controlRecord(e as unknown as { ts: number } & Record<string, unknown>));
     return;
   }
   switch (e.type) {

@@ -22,8 +22,14 @@ export interface RunViewModel {
   selected?: InstanceState;
   /** First instance row shown (list mode); adjusted by the frame to keep the selection visible. */
   listTop: number;
-  /** Lines scrolled back from the end of the conversation (0: follow the end). */
-  scrollBack: number;
+  /**
+   * The conversation's first line shown once the user scrolled back; undefined: follow the end.
+   * Pinned to a line (not a distance from the end) so new turns do not move what is being read.
+   */
+  pinnedTop?: number;
+  /** Set by the last conversation frame: its body's length and the lines it had room for. */
+  bodyLines: number;
+  bodyRoom: number;
   /** The steer prompt while it is open. */
   input?: { instance: InstanceState; text: string };
   /** The last action's outcome, shown in the footer until the next key. */
@@ -51,14 +57,16 @@ function footer(model: RunViewModel, o: FrameOptions, position: string): string 
     while (displayWidth(text) > room) text = text.slice(1); // keep the end in view while typing
     return cut(`${p.paint('bold', head)}${text}_`, o);
   }
+  // The position stays whole at the right end; the text before it is cut to fit.
   const right = position ? `  ${position}` : '';
-  if (model.status) return cut(`${model.status}${right}`, o);
+  const left = (text: string) => truncateToWidth(text, Math.max(1, o.width - 1 - displayWidth(right))) + right;
+  if (model.status) return left(model.status);
   const keys =
     model.mode === 'list'
-      ? ['↑↓ select', 'Enter open', 's steer', 'c cancel', 'r retry', model.canQuit ? 'q quit' : 'Ctrl-C stop run']
+      ? ['↑↓ select', 'Enter open', 's steer', 'c cancel', 'r retry', model.canQuit ? 'q quit' : '^C stop run']
       : ['Esc back', '↑↓ scroll', 's steer', 'c cancel', 'r retry'];
   const text = model.readOnly ? `read-only: ${model.readOnly} · ${model.mode === 'list' ? `↑↓ Enter${model.canQuit ? ' · q quit' : ''}` : 'Esc back'}` : keys.join(' · ');
-  return cut(p.paint('dim', text) + right, o);
+  return left(p.paint('dim', text));
 }
 
 /** The list screen. Mutates `model.listTop` so the selected row stays within the window. */
@@ -121,7 +129,7 @@ function liveActivity(inst: InstanceState): string {
   return '';
 }
 
-/** The conversation screen. Mutates `model.scrollBack` to stay within the conversation. */
+/** The conversation screen. Records the body's size in the model and keeps `pinnedTop` within it. */
 export function conversationFrame(state: RunState, inst: InstanceState, conv: Conversation | undefined, model: RunViewModel, o: FrameOptions): string[] {
   const p = o.painter;
   const activity = liveActivity(inst);
@@ -129,10 +137,13 @@ export function conversationFrame(state: RunState, inst: InstanceState, conv: Co
   const body = conversationLines(conv, controlsOf(state, inst), o.width - 1);
   const usable = Math.max(3, o.height - DISPLAY_DEFAULTS.reservedRows);
   const room = usable - 2;
-  const maxBack = Math.max(0, body.length - room);
-  model.scrollBack = Math.max(0, Math.min(model.scrollBack, maxBack));
-  const end = body.length - model.scrollBack;
-  const shown = body.slice(Math.max(0, end - room), end).map((l) => cut(l, o));
-  const position = model.scrollBack > 0 ? `${model.scrollBack} lines below (End: follow)` : '';
+  const lastTop = Math.max(0, body.length - room);
+  model.bodyLines = body.length;
+  model.bodyRoom = room;
+  if (model.pinnedTop !== undefined && model.pinnedTop >= lastTop) model.pinnedTop = undefined;
+  const top = model.pinnedTop ?? lastTop;
+  const shown = body.slice(top, top + room).map((l) => cut(l, o));
+  const below = body.length - (top + shown.length);
+  const position = model.pinnedTop !== undefined && below > 0 ? `${below} more below` : '';
   return [title, ...shown, footer(model, o, position)];
 }

@@ -65,7 +65,7 @@ export class RunView extends LiveView {
     private readonly view: RunViewOptions,
   ) {
     super(out, view);
-    this.model = { mode: 'list', listTop: 0, scrollBack: 0, canQuit: view.onQuit !== undefined };
+    this.model = { mode: 'list', listTop: 0, bodyLines: 0, bodyRoom: 1, canQuit: view.onQuit !== undefined };
     if (!view.control || view.readOnly) this.model.readOnly = view.readOnly ?? 'no coordinator is running this run';
   }
 
@@ -186,22 +186,18 @@ export class RunView extends LiveView {
         this.stopPolling();
         return;
       case 'up':
-        this.model.scrollBack++;
-        return;
+        return this.scroll(-1);
       case 'down':
-        this.model.scrollBack = Math.max(0, this.model.scrollBack - 1);
-        return;
+        return this.scroll(1);
       case 'pageup':
-        this.model.scrollBack += this.pageSize();
-        return;
+        return this.scroll(-this.model.bodyRoom);
       case 'pagedown':
-        this.model.scrollBack = Math.max(0, this.model.scrollBack - this.pageSize());
-        return;
+        return this.scroll(this.model.bodyRoom);
       case 'home':
-        this.model.scrollBack = Number.MAX_SAFE_INTEGER;
+        this.model.pinnedTop = 0;
         return;
       case 'end':
-        this.model.scrollBack = 0;
+        this.model.pinnedTop = undefined;
         return;
       case 'char':
         if (key.ch === 'q') {
@@ -214,6 +210,12 @@ export class RunView extends LiveView {
       default:
         return;
     }
+  }
+
+  /** Moves the conversation by `lines`; reaching the end follows it again (the frame decides). */
+  private scroll(lines: number): void {
+    const lastTop = Math.max(0, this.model.bodyLines - this.model.bodyRoom);
+    this.model.pinnedTop = Math.max(0, Math.min(lastTop, (this.model.pinnedTop ?? lastTop) + lines));
   }
 
   private actionKey(ch: string, inst: InstanceState): void {
@@ -252,7 +254,7 @@ export class RunView extends LiveView {
 
   private openConversation(): void {
     this.model.mode = 'conversation';
-    this.model.scrollBack = 0;
+    this.model.pinnedTop = undefined;
     this.conversationCache = undefined;
     this.stopPolling();
     // Session entries arrive without a run event on every line: look at the file a few times a second.

@@ -1,0 +1,156 @@
+// The run view you can drive, in a real pseudo-terminal: tmux runs `orchestrate <recipe>` (the
+// scripted provider, instances that stay busy) in an 80x24 pane with NO_COLOR=1, and the test
+// types keys and waits on what the screen shows. Actions go through the run's real control socket.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { displayWidth } from '../../src/display/terminal-text.js';
+import { writeDriveRecipe } from './fixtures/drive-recipe.js';
+import { hasTmux, TmuxScreens } from './tmux-screen.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+if (!hasTmux) console.warn('run-view-tty: skipped because tmux is not installed (apt-get install tmux)');
+
+const screens = new TmuxScreens();
+const orchestrate = (args: string) => `env NO_COLOR=1 node --import tsx ${join(ROOT, 'src/cli/main.ts')} ${args}`;
+const user = (() => {
+  try {
+    return spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim();
+  } catch {
+    return '';
+  }
+})();
+
+function controlEvents(runsDir: string): { action: string; instance?: string; by: string; ok: boolean; text?: string }[] {
+  const [run] = readdirSync(runsDir);
+  if (!run) return [];
+  return readFileSync(join(runsDir, run, 'run.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"type":"control"'))
+    .map((l) => JSON.parse(l));
+}
+
+function expectFits(lines: string[], rows = 24): void {
+  expect(lines.length).toBeLessThanOrEqual(rows);
+  for (const l of lines) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
+}
+
+describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COLOR)', () => {
+  beforeAll(() => screens.open());
+  afterAll(() => screens.close());
+
+  it('open an instance and follow it live, steer it, cancel another, retry it; every action is a control event', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'run-view-'));
+    const recipe = writeDriveRecipe(join(dir, 'recipe'), { items: ['alpha', 'beta', 'gamma'] });
+    const runs = join(dir, 'runs');
+    const pane = 'drive';
+    screens.start(pane, `${orchestrate(`${recipe} --run-dir ${runs}`)}; echo exit=$?; sleep 600`, { cwd: ROOT });
+    try {
+      // All three at work; the first row is selected.
+      let s = await screens.waitFor(pane, (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3, 'three running rows');
+      expect(s.find((l) => l.startsWith('> '))).toMatch(/^> ▸ apply\.alpha/);
+      expect(s.some((l) => /↑↓ select · Enter open · s steer · c cancel · r retry/.test(l))).toBe(true);
+      expectFits(s);
+
+      // Enter on beta: its conversation, growing as the session file grows.
+      screens.keys(pane, 'Down', 'Enter');
+      s = await screens.waitForLine(pane, /^apply\.beta · running/);
+      s = await screens.waitForLine(pane, /→ ls\(\{"path":"\."\}\)/);
+      const tokensOf = (lines: string[]) => lines.filter((l) => /^assistant \(/.test(l)).join('|');
+      const before = tokensOf(s);
+      await screens.waitFor(pane, (l) => tokensOf(l) !== before && tokensOf(l) !== '', 'the conversation to move on live');
+      expectFits(screens.capture(pane));
+
+      // s: the prompt, typed text, Enter: the agent gets it (a message from the user in its
+      // session) and the conversation shows who steered.
+      screens.keys(pane, 's');
+      screens.text(pane, 'please focus on the tests');
+      await screens.waitForLine(pane, /^steer apply\.beta> please focus on the tests_$/);
+      screens.keys(pane, 'Enter');
+      await screens.waitForLine(pane, /^steer apply\.beta: delivered/);
+      expect(controlEvents(runs).find((c) => c.action === 'steer')).toMatchObject({ instance: 'apply.beta', text: 'please focus on the tests', ok: true, by: `view (${user})` });
+      // In the conversation: who steered (the control event) and the message the agent got. New
+      // turns keep coming, so page from the top (Home, PgDn: the page stays put while it grows).
+      screens.keys(pane, 'Home');
+      await screens.waitForLine(pane, /  \d+ more below$/);
+      const steerShown = (l: string[]) =>
+        l.some((x) => new RegExp(`^⚑ \\d\\d:\\d\\d:\\d\\d steer: "please focus on the tests" by view \\(${user}\\): ok`).test(x)) && l.some((x) => /^message from user$/.test(x));
+      for (let page = 0; page < 40 && !steerShown(screens.capture(pane)); page++) {
+        const top = screens.capture(pane)[1];
+        screens.keys(pane, 'PageDown');
+        await screens.waitFor(pane, (l) => l[1] !== top || steerShown(l), 'the next page');
+      }
+      s = screens.capture(pane);
+      expect(steerShown(s), s.join('\n')).toBe(true);
+      expect(s[s.indexOf('message from user') + 1]).toBe('  please focus on the tests');
+      expectFits(s);
+      screens.keys(pane, 'End');
+      await screens.waitFor(pane, (l) => !/more below/.test(l.at(-1) ?? ''), 'following the end again');
+
+      // Esc back; gamma; c: cancelled, the others keep running.
+      screens.keys(pane, 'Escape');
+      await screens.waitForLine(pane, /^> ▸ apply\.beta/);
+      screens.keys(pane, 'Down', 'c');
+      s = await screens.waitForLine(pane, /^> ⊘ apply\.gamma\s+cancelled/);
+      expect(s[1]).toMatch(/2 running · 1 queued · 1 cancelled/);
+      expect(s.filter((l) => /▸ apply\.(alpha|beta)/.test(l))).toHaveLength(2);
+      expectFits(s);
+
+      // r: gamma runs again (attempt 2, from its session).
+      screens.keys(pane, 'r');
+      s = await screens.waitForLine(pane, /^> ▸ apply\.gamma\s+#2 /);
+      expect(s.some((l) => /^retry apply\.gamma: /.test(l))).toBe(true);
+      // r on a running one is refused by the view itself, with the reason.
+      screens.keys(pane, 'r');
+      await screens.waitForLine(pane, /^retry: only a failed or cancelled instance; apply\.gamma is running/);
+
+      const actions = controlEvents(runs).map((c) => `${c.action} ${c.instance} ${c.by} ${c.ok}`);
+      expect(actions).toEqual([`steer apply.beta view (${user}) true`, `cancel apply.gamma view (${user}) true`, `retry apply.gamma view (${user}) true`]);
+
+      // Ctrl-C still interrupts the run (raw mode turns it into a key; the view sends SIGINT).
+      screens.keys(pane, 'C-c');
+      await screens.waitForLine(pane, /^exit=130$/, 60_000);
+      s = screens.capture(pane);
+      expect(s.join('\n')).toMatch(/interrupted/);
+    } finally {
+      screens.kill(pane);
+    }
+  }, 120_000);
+
+  it('a hundred instances: the list scrolls to keep the selection in view on 24 rows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'run-view-100-'));
+    const items = Array.from({ length: 100 }, (_, i) => `item-${String(i).padStart(3, '0')}`);
+    const recipe = writeDriveRecipe(join(dir, 'recipe'), { items, concurrency: 4 });
+    const runs = join(dir, 'runs');
+    const pane = 'hundred';
+    screens.start(pane, `${orchestrate(`${recipe} --run-dir ${runs}`)}; echo exit=$?; sleep 600`, { cwd: ROOT });
+    try {
+      let s = await screens.waitForLine(pane, /^> . apply\.item-000/);
+      expect(s.at(-1)).toMatch(/1\/101$/); // and the review task
+      expectFits(s);
+      screens.keys(pane, 'End');
+      s = await screens.waitForLine(pane, /^> . review/);
+      expect(s.at(-1)).toMatch(/101\/101$/);
+      expect(s.at(-3)).toMatch(/^  . apply\.item-099/);
+      expect(s.some((l) => /item-000/.test(l))).toBe(false);
+      expectFits(s);
+      screens.keys(pane, 'PageUp');
+      s = await screens.waitFor(pane, (l) => /\d+\/101$/.test(l.at(-1) ?? '') && !/101\/101$/.test(l.at(-1) ?? ''), 'a page up');
+      const at = Number(/(\d+)\/101$/.exec(s.at(-1)!)![1]);
+      expect(s.find((l) => l.startsWith('> '))).toContain(`item-${String(at - 1).padStart(3, '0')}`);
+      for (let i = 0; i < 5; i++) screens.keys(pane, 'Up');
+      s = await screens.waitForLine(pane, new RegExp(`${at - 5}/101$`));
+      expect(s.find((l) => l.startsWith('> '))).toContain(`item-${String(at - 6).padStart(3, '0')}`);
+      expectFits(s);
+      screens.keys(pane, 'Home');
+      s = await screens.waitForLine(pane, /^> . apply\.item-000/);
+      expect(s[3]).toMatch(/^> /); // first row under the header
+      screens.keys(pane, 'C-c');
+      await screens.waitForLine(pane, /^exit=130$/, 60_000);
+    } finally {
+      screens.kill(pane);
+    }
+  }, 120_000);
+});
