@@ -503,7 +503,10 @@ export class AgentSession {
       return true;
     }
     this.endRetry(last.stopReason === 'error' ? last.errorMessage : undefined);
-    return this.compactAfterRun(last);
+    if (await this.compactAfterRun(last)) return true;
+    // A steer/followUp that came after the loop's last look at its queues (a user pressing Enter
+    // as the reply ends) is still part of this prompt: go on instead of leaving it for the next.
+    return last.stopReason !== 'error' && !this.runAbort?.signal.aborted && this.agent.hasQueuedMessages();
   }
 
   /** Ends a retry sequence that did not succeed (success is reported at the reply's message_end). */
