@@ -100,7 +100,9 @@ function instancesTable(folder: RunFolder): string {
     const detail =
       inst.status === 'failed'
         ? `<span class="error">${escapeHtml(inst.failure ?? 'error')}: ${escapeHtml(inst.error ?? '')}</span>`
-        : inst.status === 'skipped'
+        : inst.status === 'cancelled'
+          ? `<span class="error">${escapeHtml(inst.error ?? 'cancelled')}</span>`
+          : inst.status === 'skipped'
           ? escapeHtml(inst.skipReason ?? '')
           : escapeHtml(outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars));
     return (

@@ -6,7 +6,8 @@ import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
 import { describeHolder } from '../orchestrator/run-lease.js';
 import type { RunFolder } from './run-folder.js';
-import { attemptUsage, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState } from './run-state.js';
+import { controlLine } from './plain-log.js';
+import { attemptUsage, controlsOf, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState, type RunState } from './run-state.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
 
 function usageLine(inst: InstanceState): string {
@@ -18,9 +19,9 @@ function usageLine(inst: InstanceState): string {
   );
 }
 
-function instanceBlock(inst: InstanceState, p: Painter): string[] {
+function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
   const out: string[] = [];
-  const colour = inst.status === 'done' ? 'green' : inst.status === 'failed' ? 'red' : 'yellow';
+  const colour = inst.status === 'done' ? 'green' : inst.status === 'failed' ? 'red' : inst.status === 'cancelled' ? 'magenta' : 'yellow';
   const dur = inst.durationMs !== undefined ? ` in ${formatDuration(inst.durationMs)}` : '';
   out.push(`  ${p.paint('bold', inst.label)}  ${p.paint(colour, inst.status)}${dur}`);
   out.push(`    usage: ${usageLine(inst)}`);
@@ -38,6 +39,9 @@ function instanceBlock(inst: InstanceState, p: Painter): string[] {
   }
   if (inst.status === 'failed') out.push(`    ${p.paint('red', `error (${inst.failure ?? 'error'})`)}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`);
   if (inst.status === 'skipped') out.push(`    skipped: ${oneLine(inst.skipReason ?? '')}`);
+  // Who cancelled it, steered it or retried it (the run's control events).
+  if (inst.status === 'cancelled') out.push(`    ${oneLine(inst.error ?? 'cancelled')}`);
+  for (const c of controlsOf(s, inst)) out.push(`    ${controlLine(c)}`);
   if (inst.output !== undefined || inst.text) out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);
   if (inst.modifiedFiles && inst.modifiedFiles.length > 0) out.push(`    modified: ${inst.modifiedFiles.join(', ')}`);
   if (inst.patchFile) out.push(`    patch: ${inst.patchFile}`);
@@ -60,7 +64,10 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   const cache = cacheText(u);
   if (cache) out.push(cache);
   const c = countStatuses(s);
-  out.push(`instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.skipped} skipped, ${c.running + c.queued} unfinished)`);
+  out.push(`instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.skipped} skipped, ${c.running + c.queued} unfinished)`);
+  // Run-wide actions, and those aimed at a key no instance has (refused).
+  const aimed = new Set(instancesInTaskOrder(s).flatMap((i) => controlsOf(s, i)));
+  for (const r of s.controls.filter((x) => !aimed.has(x))) out.push(controlLine(r));
   if (s.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${s.budgetExhausted}`));
   if (folder.skipped.length > 0) out.push(`note: ${folder.skipped.length} unreadable line(s) in run.jsonl were skipped (${folder.skipped.map((k) => `line ${k.line}: ${k.reason}`).join('; ')})`);
   out.push(`folder: ${folder.dir}`);
@@ -70,7 +77,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     out.push(`${p.paint('bold', `task ${task}`)}${needs}`);
     const list = instancesInTaskOrder(s).filter((i) => i.task === task);
     if (list.length === 0) out.push(`  ${t.dynamic ? 'not expanded' : 'no instances'}`);
-    for (const inst of list) out.push(...instanceBlock(inst, p));
+    for (const inst of list) out.push(...instanceBlock(s, inst, p));
   }
   out.push('');
   if (folder.planText !== undefined) {

@@ -150,6 +150,15 @@ describe('orchestrate cancel / steer from a second process', () => {
     expect(events[0]!.text).toBe('Also mention PINEAPPLE.');
     expect(events[2]!.by).toMatch(/^cancel \(pid \d+(, user \S+)?\)$/);
 
+    // `show` says who cancelled it and lists the actions on it.
+    const show = await cli(['show', runId, '--run-dir', 'runs', '--no-color'], dir).done;
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(/slow\s+cancelled/);
+    expect(show.stdout).toMatch(/\n\s+cancelled by cancel \(pid \d+/);
+    expect(show.stdout).toMatch(/control: steer slow "Also mention PINEAPPLE\." by steer \(pid \d+.*: ok/);
+    expect(show.stdout).toMatch(/control: cancel slwo by cancel \(pid \d+.*: refused, .*did you mean/);
+    expect(show.stdout).toContain('1 cancelled');
+
     const after = await cli(['cancel', runId, '--instance', 'other', '--run-dir', 'runs'], dir).done;
     expect(after.code).toBe(2);
     expect(after.stderr).toMatch(new RegExp(`^orchestrate: run ${runId} is not running \\(finished failed at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); nothing to cancel\\n$`));
