@@ -31,6 +31,8 @@ export interface FrameOptions {
   now: number;
   budgetUsd?: number;
   painter: Painter;
+  /** The run is over: an unfinished instance reads "interrupted" (or "never started"), not live. */
+  runEnded?: boolean;
 }
 
 const ICONS: Record<string, string> = { done: '✓', failed: '✗', cancelled: '⊘', skipped: '-', running: '▸', waiting: '…', retrying: '↻', queued: '·', pending: '·' } as const;
@@ -98,10 +100,12 @@ export function instanceRow(inst: InstanceState, o: FrameOptions): string {
   // Row = icon, space, label, space, activity, numbers; the activity column takes what is left.
   const fixed = 2 + DISPLAY_DEFAULTS.labelWidth + 1 + 9 + 12 + 9 + 7;
   const activityWidth = Math.max(8, o.width - 1 - fixed);
-  let activity = fitToWidth(activityText(inst), activityWidth);
+  const stopped = o.runEnded === true && !isFinished(inst);
+  const text = stopped ? (inst.attempts.some((a) => a.startTs !== undefined) ? 'interrupted' : 'never started') : activityText(inst);
+  let activity = fitToWidth(text, activityWidth);
   if (inst.status === 'failed') activity = p.paint('red', activity);
   else if (inst.status === 'waiting' || inst.status === 'retrying') activity = p.paint('yellow', activity);
-  return truncateToWidth(`${icon(inst, p)} ${p.paint('bold', label)} ${activity}${right}`, o.width - 1);
+  return truncateToWidth(`${stopped ? p.paint('dim', ICONS.queued!) : icon(inst, p)} ${p.paint('bold', label)} ${activity}${right}`, o.width - 1);
 }
 
 /** The three header lines: title, progress, money. */

@@ -10,7 +10,7 @@ import { DISPLAY_DEFAULTS } from './defaults.js';
 import { conversationItemText } from './conversation-text.js';
 import { formatClock } from './format-units.js';
 import { frameHeader, instanceRow, type FrameOptions } from './live-frame.js';
-import { controlsOf, currentToolText, instancesInTaskOrder, type ControlRecord, type InstanceState, type RunState } from './run-state.js';
+import { controlsOf, currentToolText, instancesInTaskOrder, isFinished, type ControlRecord, type InstanceState, type RunState } from './run-state.js';
 import type { Conversation } from './session-conversation.js';
 import { displayWidth, makePainter, oneLine, truncateToWidth, wrapToWidth } from './terminal-text.js';
 
@@ -83,7 +83,7 @@ export function listFrame(state: RunState, model: RunViewModel, o: FrameOptions)
   if (index < model.listTop) model.listTop = index;
   if (index >= model.listTop + room) model.listTop = index - room + 1;
   model.listTop = Math.max(0, Math.min(model.listTop, Math.max(0, all.length - room)));
-  const rowOptions: FrameOptions = { ...o, width: o.width - 2 };
+  const rowOptions: FrameOptions = { ...o, width: o.width - 2, runEnded: state.status !== 'running' };
   const rows = all.slice(model.listTop, model.listTop + room).map((inst) => {
     const row = instanceRow(inst, rowOptions);
     return inst === model.selected ? `${o.painter.paint('bold', '>')} ${o.painter.paint('inverse', row)}` : `  ${row}`;
@@ -132,8 +132,10 @@ function liveActivity(inst: InstanceState): string {
 /** The conversation screen. Records the body's size in the model and keeps `pinnedTop` within it. */
 export function conversationFrame(state: RunState, inst: InstanceState, conv: Conversation | undefined, model: RunViewModel, o: FrameOptions): string[] {
   const p = o.painter;
-  const activity = liveActivity(inst);
-  const title = cut(`${p.paint('bold', inst.label)} · ${inst.status}${activity ? ` · ${activity}` : ''} · run ${state.runId}`, o);
+  const stopped = state.status !== 'running' && !isFinished(inst);
+  const activity = stopped ? '' : liveActivity(inst);
+  const status = stopped ? 'interrupted' : inst.status;
+  const title = cut(`${p.paint('bold', inst.label)} · ${status}${activity ? ` · ${activity}` : ''} · run ${state.runId}`, o);
   const body = conversationLines(conv, controlsOf(state, inst), o.width - 1);
   const usable = Math.max(3, o.height - DISPLAY_DEFAULTS.reservedRows);
   const room = usable - 2;
