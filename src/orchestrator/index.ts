@@ -19,6 +19,10 @@ export {
 } from './run-events.js';
 export { FileRunLease, takeRunLease, readRunLease, liveLeaseHolder, leaseState, type RunLease, type LeaseHolder, type LeaseAcquire, type LeaseRenew } from './run-lease.js';
 export { replayRunLog, type ReplayState, type ReplayedInstance } from './replay.js';
+export { CONTROL_SOCKET_NAME, type ControlAction, type ControlReply, type RunControl } from './run-control.js';
+export { connectRunControl, type RunControlClientOptions } from './run-control-client.js';
+export { RunControlServer, parseControlRequest, type RunControlServerOptions } from './run-control-server.js';
+export { controlSocketPath, CONTROL_PATH_NAME } from './run-control-socket.js';
 export { renderPlan, renderNeedsContext, type PlanInput, type PlanTask, type PlanInstance } from './merge-summaries.js';
 export { createWorkerPool, threadsNeeded, siblingWorker, workerExecArgv, type WorkerPoolOptions } from './pool.js';
 export { backoffDelay, shouldRetry, classifyErrorText, describeThreadFailure, abortClass, type RetryPolicy } from './failure-policy.js';
