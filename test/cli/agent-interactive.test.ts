@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
 import { displayWidth } from '../../src/display/terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -59,6 +60,57 @@ function sessionLines(file: string): { type: string; [k: string]: unknown }[] {
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as { type: string });
 }
+
+/** Modules src/cli/main.ts loads by static imports (relative ones followed, packages listed). */
+function staticImports(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const todo = [entry];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = readFileSync(file, 'utf8');
+    // `import ... from 'x'` and `export ... from 'x'`, not `await import('x')` (loaded on demand).
+    for (const m of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'/gm)) {
+      const spec = (m[1] ?? m[2])!;
+      if (spec.startsWith('.')) todo.push(resolve(file, '..', spec.replace(/\.js$/, '.ts')));
+      else packages.add(spec.split('/')[0]!.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+    }
+  }
+  return { files, packages };
+}
+
+describe('orchestrate agent, choosing the interactive mode', () => {
+  it('--mode interactive without a terminal is a usage error that says what to do', async () => {
+    let stderr = '';
+    const code = await main(['agent', '--mode', 'interactive', '--script', join(FIXTURES, 'interactive.yaml')], {
+      stdout: () => undefined,
+      stderr: (t) => (stderr += t),
+      cwd: tmpdir(),
+      env: { PATH: process.env.PATH },
+      isTTY: false,
+    });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--mode interactive needs a terminal on stdin and stdout; give a prompt \(or pipe it\) for --mode text/);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('ink and React load only in the interactive mode (the agent command imports it on demand)', () => {
+    // main.ts loads each command on demand; the agent command's own graph is what text, json
+    // and rpc modes (and --help) load.
+    for (const entry of ['src/cli/main.ts', 'src/cli/commands/agent.ts']) {
+      const { files, packages } = staticImports(join(ROOT, entry));
+      expect([...files].filter((f) => f.includes('/display/interactive/')), entry).toEqual([]);
+      expect(packages.has('ink'), entry).toBe(false);
+      expect(packages.has('react'), entry).toBe(false);
+    }
+    const agent = staticImports(join(ROOT, 'src/cli/commands/agent.ts'));
+    expect(agent.files.has(join(ROOT, 'src/runtime/agent-session.ts'))).toBe(true); // the walker follows imports
+    expect(agent.packages.has('yargs')).toBe(true);
+    expect(staticImports(join(ROOT, 'src/display/interactive/run-interactive.ts')).packages.has('ink')).toBe(true);
+  });
+});
 
 describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-terminal (tmux, 80x24)', () => {
   let home: string;

@@ -18,22 +18,33 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function start(turns: ScriptedTurn[], color = false) {
+async function start(turns: ScriptedTurn[], color = false, sessionDir?: string) {
   const cwd = mkdtempSync(join(tmpdir(), 'interactive-app-'));
   writeFileSync(join(cwd, 'notes.txt'), Array.from({ length: 25 }, (_, i) => `note line ${i + 1}`).join('\n'));
-  const session: AgentSession = await createAgentSession({
-    cwd,
-    inMemory: true,
-    provider: 'scripted',
-    script: turns,
-    tools: ['read'],
-    systemPrompt: 'test',
-    defaultSkills: false,
-    contextFiles: false,
-    notify: () => {},
-  });
+  const open = () =>
+    createAgentSession({
+      cwd,
+      ...(sessionDir ? { sessionDir } : { inMemory: true }),
+      provider: 'scripted',
+      script: turns,
+      tools: ['read'],
+      systemPrompt: 'test',
+      defaultSkills: false,
+      contextFiles: false,
+      notify: () => {},
+    });
+  const session: AgentSession = await open();
   let exited = false;
-  const controller = new InteractiveController(session, { onExit: () => (exited = true) });
+  const opened: AgentSession[] = [];
+  const controller = new InteractiveController(session, {
+    onExit: () => (exited = true),
+    newSession: async () => {
+      const s = await open();
+      opened.push(s);
+      cleanups.push(() => s.dispose());
+      return s;
+    },
+  });
   const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(color) }));
   cleanups.push(() => app.unmount(), () => session.dispose());
   const frame = () => app.lastFrame() ?? '';
@@ -56,7 +67,7 @@ async function start(turns: ScriptedTurn[], color = false) {
     app.stdin.write(k);
     await new Promise((r) => setImmediate(r));
   };
-  return { app, session, controller, frame, until, type, key, idle, exited: () => exited };
+  return { app, session, controller, frame, until, type, key, idle, opened, exited: () => exited };
 }
 
 describe('interactive app (ink-testing-library)', () => {
@@ -167,6 +178,47 @@ describe('interactive app (ink-testing-library)', () => {
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('Ctrl+C twice') && t.idle(f), '/help');
     expect(t.session.messages).toHaveLength(0);
+  });
+
+  it('/model shows and switches the model; the status line follows', async () => {
+    const t = await start([{ text: 'x' }]);
+    await t.type('/model');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Model: scripted (scripted). Switch with /model ID.'), '/model');
+    await t.type('/model claude-haiku-4-5');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Model: claude-haiku-4-5 from the next prompt on.') && /^claude-haiku-4-5 · ctx/m.test(f), 'the switch');
+    expect(t.session.model.id).toBe('claude-haiku-4-5');
+  });
+
+  it('/fork continues from an earlier prompt in a new session file; /new starts an empty session', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'interactive-sessions-'));
+    const t = await start([{ text: 'Answer A.' }, { text: 'Answer B.' }], false, dir);
+    for (const [p, a] of [['prompt A', 'Answer A.'], ['prompt B', 'Answer B.']]) {
+      await t.type(p!);
+      await t.key(KEYS.enter);
+      await t.until((f) => f.includes(a!) && t.idle(f), a!);
+    }
+    const firstFile = t.session.sessionFile;
+    await t.type('/fork');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Fork from prompt') && /^>\* user: prompt B$/m.test(f), 'the fork picker on the last prompt');
+    await t.key(KEYS.up);
+    await t.until((f) => /^>\* user: prompt A$/m.test(f), 'prompt A selected');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Forked into a new session') && t.idle(f), 'the fork');
+    expect(t.session.sessionFile).not.toBe(firstFile);
+    expect(t.frame()).not.toContain('Answer A.');
+    expect(t.frame()).toMatch(/> prompt A/); // the prompt is back in the editor
+    // Clear the editor (Ctrl+U) and start a new session.
+    await t.key('\x15');
+    await t.until((f) => !f.includes('> prompt A'), 'the editor cleared');
+    await t.type('/new');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('New session:') && t.idle(f), '/new');
+    expect(t.opened).toHaveLength(1);
+    expect(t.controller.currentSession).toBe(t.opened[0]);
+    expect(t.controller.currentSession.messages).toHaveLength(0);
   });
 
   it('without colour every role is unstyled (NO_COLOR); with colour roles have colours', () => {
