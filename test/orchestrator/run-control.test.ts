@@ -278,6 +278,91 @@ tasks:
     expect(result(runDir).instances.find((i) => i.id === 'slow')).toMatchObject({ status: 'done', attempts: 2 });
   }, 120_000);
 
+  it('a queued instance is cancelled without ever starting', async () => {
+    const dir = tempProject({});
+    const ra = join(dir, 'release-a');
+    const rb = join(dir, 'release-b');
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      `name: queued
+provider: scripted
+script: script.yaml
+concurrency: 1
+agents:
+  w: { tools: [bash] }
+tasks:
+  - { id: a, agent: w, prompt: "HOLDA task", on_failure: continue }
+  - { id: b, agent: w, prompt: "HOLDB task", on_failure: continue }
+`,
+    );
+    writeFileSync(
+      join(dir, 'script.yaml'),
+      `conversations:
+  - match: "HOLDA"
+    turns:
+      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(ra))} } }]
+      - text: "a finished"
+  - match: "HOLDB"
+    turns:
+      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(rb))} } }]
+      - text: "b finished"
+`,
+    );
+    const { runDir, done } = startRun(dir, 'queued');
+    // concurrency 1: one of them runs, the other waits in the queue.
+    const first = await until('one agent in its bash call', () => ofType(logOf(runDir), 'agent_event').find((e) => e.event.type === 'tool_execution_start')?.key);
+    const waiting = first === 'a' ? 'b' : 'a';
+    const reply = await connectRunControl(runDir).send({ action: 'cancel', instance: waiting, by: 't' });
+    expect(reply).toEqual({ ok: true, message: `cancelled ${waiting} (not started); the run goes on` });
+    writeFileSync(ra, 'go');
+    writeFileSync(rb, 'go');
+    expect((await done).status).toBe('failed');
+    const log = events(runDir);
+    expect(ofType(log, 'instance_start').map((e) => e.key)).toEqual([first]);
+    expect(ofType(log, 'instance_failed')).toEqual([expect.objectContaining({ key: waiting, failure: 'cancelled', final: true })]);
+    expect(result(runDir).instances.find((i) => i.id === waiting)).toMatchObject({ status: 'cancelled', attempts: 0 });
+  }, 120_000);
+
+  it('a pair is steered through its worker and cancelled as a whole (both agents stop)', async () => {
+    const dir = tempProject({});
+    const release = join(dir, 'release-pair');
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      `name: pair
+provider: scripted
+script: script.yaml
+agents:
+  planner: { system: "You are the PLANNER of this pair.", tools: [read] }
+  worker: { system: "You are the WORKER of this pair.", tools: [bash] }
+tasks:
+  - id: build
+    pair: { planner: planner, worker: worker, max_rounds: 3 }
+    prompt: "Build it."
+`,
+    );
+    writeFileSync(
+      join(dir, 'script.yaml'),
+      `conversations:
+  - match: "You are the PLANNER"
+    turns:
+      - text: "APPROVED"
+  - match: "You are the WORKER"
+    turns:
+      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(release))} } }]
+      - text: "built"
+`,
+    );
+    const { runDir, done } = startRun(dir, 'pair');
+    await waitInTool(runDir, 'build@worker');
+    const control = connectRunControl(runDir);
+    expect(await control.send({ action: 'steer', instance: 'build', text: 'hurry', by: 't' })).toEqual({ ok: true, message: expect.stringContaining('delivered to build@worker') });
+    expect(await control.send({ action: 'cancel', instance: 'build', by: 't' })).toMatchObject({ ok: true });
+    const out = await done;
+    expect(out.status).toBe('failed');
+    expect(ofType(events(runDir), 'instance_failed')).toEqual([expect.objectContaining({ key: 'build', failure: 'cancelled', final: true })]);
+    expect(result(runDir).instances[0]).toMatchObject({ id: 'build', status: 'cancelled' });
+  }, 120_000);
+
   it('cancel_run interrupts the run like Ctrl-C (sessions kept, resumable)', async () => {
     const { dir } = holdingProject('fail');
     const { runDir, done } = startRun(dir, 'cancel-run');
