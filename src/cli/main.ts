@@ -64,6 +64,7 @@ const EXAMPLES: readonly [string, string][] = [
   ['orchestrate recipe.yaml --json=full', 'every run event as a JSON line, message deltas included'],
   ['orchestrate runs', 'list the runs recorded in this folder'],
   ['orchestrate resume <run>', 'continue an interrupted run'],
+  ['orchestrate cancel <run> --instance fix.alpha', 'end one instance of a live run (steer sends it a message)'],
   ['orchestrate agent "Summarize README.md"', 'one agent, its answer on stdout (needs ANTHROPIC_API_KEY)'],
   ['orchestrate completion >> ~/.bashrc', 'tab completion of commands and flags (bash; zsh: >> ~/.zshrc)'],
 ];
