@@ -5,7 +5,7 @@
 // ends; dependent tasks with `context: summaries` get the part about the tasks they need.
 import type { StructuredSummary } from '../session/parse-summary.js';
 
-export type PlanInstanceStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
+export type PlanInstanceStatus = 'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';
 
 export interface PlanInstance {
   /** Instance id (`task` or `task.key`). */
@@ -45,6 +45,7 @@ const STATUS_WORD: Record<PlanInstanceStatus, string> = {
   running: 'running',
   done: 'done',
   failed: 'failed',
+  cancelled: 'cancelled',
   skipped: 'skipped',
 };
 
@@ -159,6 +160,7 @@ export function renderPlan(input: PlanInput): string {
   for (const [f, o] of sorted(owners.modified)) if (o.length > 1) conflicts.push(`- ${f} was modified by ${o.join(' and ')}`);
   for (const i of all) for (const b of i.summary?.blocked ?? []) conflicts.push(`- Blocked in ${i.id}: ${oneLine(b)}`);
   for (const i of all) if (i.status === 'failed') conflicts.push(`- ${i.id} failed${i.failure ? ` (${i.failure})` : ''}${i.error ? `: ${oneLine(i.error, 200)}` : ''}`);
+  for (const i of all) if (i.status === 'cancelled') conflicts.push(`- ${i.id} was ${oneLine(i.error ?? 'cancelled', 200)}`);
   out.push('## Conflicts', '', ...(conflicts.length ? conflicts : ['(none)']), '');
 
   const next: string[] = [];

@@ -110,7 +110,7 @@ const PLAN_STATUS: Record<InstanceStatus, PlanInstanceStatus> = {
   interrupted: 'running',
   done: 'done',
   failed: 'failed',
-  cancelled: 'failed',
+  cancelled: 'cancelled',
   skipped: 'skipped',
 };
 

@@ -128,6 +128,9 @@ describe('driving a live run over its control socket', () => {
     expect(r.instances.find((i) => i.id === 'slow')).toMatchObject({ status: 'cancelled', failure: 'cancelled' });
     expect(r.instances.find((i) => i.id === 'after')?.status).toBe('done');
     expect(out.status).toBe('failed');
+    const plan = readFileSync(out.planFile, 'utf8');
+    expect(plan).toContain('#### slow — cancelled\n');
+    expect(plan).toContain('- slow was cancelled by test (pid 1)');
     // The socket goes with the run; a client then says the run is not live.
     expect(existsSync(socket)).toBe(false);
     const late = await control.send({ action: 'cancel', instance: 'after' });

@@ -169,7 +169,7 @@ export function printRunSummary(outcome: RunOutcome, ctx: CliContext): void {
       const u = i.usage;
       let line = `  ${i.status.padEnd(11)} ${i.id}`;
       if (u.totalTokens > 0) line += `  ${u.totalTokens} tokens ${money(u.cost)}`;
-      if (i.status === 'failed' || i.status === 'skipped') line += `  ${i.failure ? `[${i.failure}] ` : ''}${(i.error ?? '').split('\n')[0]}`;
+      if (i.status === 'failed' || i.status === 'cancelled' || i.status === 'skipped') line += `  ${i.failure ? `[${i.failure}] ` : ''}${(i.error ?? '').split('\n')[0]}`;
       else if (i.output !== undefined) {
         const out = typeof i.output === 'string' ? i.output : JSON.stringify(i.output);
         const flat = out.replace(/\s+/g, ' ').trim();
