@@ -3,6 +3,7 @@
 // public API (prompt, steer, followUp, abort, compact, navigate, fork, setModel, stats). The ink
 // component only renders `state` and forwards keys.
 import type { AgentSession } from '../../runtime/agent-session.js';
+import { isRunStoppedError } from '../../runtime/run-limits.js';
 import type { SessionStats } from '../../runtime/stats.js';
 import type { AgentSessionEvent } from '../../runtime/session-events.js';
 import { formatCost, formatTokens } from '../format-units.js';
@@ -233,6 +234,11 @@ export class InteractiveController {
       this.notice(`Unknown command /${parsed.name}. /help lists the commands; start with // to send a text that begins with "/".`, 'error');
       return;
     }
+    // Extension commands run at once, even mid-run (the session dispatches them).
+    if (parsed.kind === 'other-command' && this.state.activity !== 'idle') {
+      this.session.prompt(text).catch((err: unknown) => this.notice(err instanceof Error ? err.message : String(err), 'error'));
+      return;
+    }
     if (this.state.activity !== 'idle') {
       if (this.state.activity !== 'working') return this.notice('Wait until the compaction is over, or press Esc to cancel it.', 'warn');
       if (whileWorking === 'followUp') this.session.followUp(text);
@@ -249,7 +255,8 @@ export class InteractiveController {
     try {
       await work();
     } catch (err) {
-      this.notice(err instanceof Error ? err.message : String(err), 'error');
+      // A guard's stop was shown by its run_stopped event already.
+      if (!isRunStoppedError(err)) this.notice(err instanceof Error ? err.message : String(err), 'error');
     } finally {
       this.set({ activity: 'idle', stats: this.session.stats(), model: this.session.model.id });
     }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptedTurn } from '../../../src/ai/scripted.js';
 import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { makeTheme } from '../../../src/display/interactive/theme.js';
-import { createAgentSession, type AgentSession } from '../../../src/runtime/index.js';
+import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
 
 const KEYS = { enter: '\r', altEnter: '\x1b\r', esc: '\x1b', up: '\x1b[A', down: '\x1b[B', ctrlO: '\x0f', ctrlC: '\x03', backspace: '\x7f' };
 
@@ -18,7 +18,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function start(turns: ScriptedTurn[], color = false, sessionDir?: string) {
+async function start(turns: ScriptedTurn[], color = false, sessionDir?: string, extra: Partial<CreateAgentSessionOptions> = {}) {
   const cwd = mkdtempSync(join(tmpdir(), 'interactive-app-'));
   writeFileSync(join(cwd, 'notes.txt'), Array.from({ length: 25 }, (_, i) => `note line ${i + 1}`).join('\n'));
   const open = () =>
@@ -32,6 +32,7 @@ async function start(turns: ScriptedTurn[], color = false, sessionDir?: string) 
       defaultSkills: false,
       contextFiles: false,
       notify: () => {},
+      ...extra,
     });
   const session: AgentSession = await open();
   let exited = false;
@@ -122,6 +123,21 @@ describe('interactive app (ink-testing-library)', () => {
     await t.until((f) => /> line one\n\s+line two/.test(f), 'the prompt back from history');
   });
 
+  it('under the kitty keyboard protocol Shift+Enter adds a line and Alt+Enter is told apart from Enter', async () => {
+    const t = await start([{ text: 'Slow.', delayMs: 600_000 }]);
+    await t.type('top');
+    await t.key('\x1b[13;2u'); // Shift+Enter
+    await t.type('bottom');
+    expect(t.frame()).toMatch(/> top\n {2}bottom/);
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('working · Esc aborts'), 'the run');
+    await t.type('later');
+    await t.key('\x1b[13;3u'); // Alt+Enter
+    await t.until((f) => f.includes('queued follow-up: later'), 'the follow-up');
+    await t.key(KEYS.esc);
+    await t.until((f) => f.includes('Aborted.'), 'the abort');
+  });
+
   it('a tool call shows as name + arguments with a collapsed result; Ctrl+O expands it', async () => {
     const t = await start([{ text: 'Reading.', tools: [{ name: 'read', args: { path: 'notes.txt' } }] }, { text: 'Read it.' }]);
     await t.type('read the notes');
@@ -178,6 +194,16 @@ describe('interactive app (ink-testing-library)', () => {
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('Ctrl+C twice') && t.idle(f), '/help');
     expect(t.session.messages).toHaveLength(0);
+  });
+
+  it('a run stopped by a cap says so once', async () => {
+    const loop = { text: 'Reading again.', tools: [{ name: 'read', args: { path: 'notes.txt' } }] };
+    const t = await start([loop, loop, loop], false, undefined, { limits: { maxTurns: 2 } });
+    await t.type('read forever');
+    await t.key(KEYS.enter);
+    await t.until((f) => /max-turns/.test(f) && t.idle(f), 'the stop');
+    const stops = t.frame().match(/--max-turns/g) ?? [];
+    expect(stops).toHaveLength(1);
   });
 
   it('/model shows and switches the model; the status line follows', async () => {
