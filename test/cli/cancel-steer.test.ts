@@ -112,7 +112,7 @@ async function startHeldRun(dir: string): Promise<{ run: Promise<Done>; runDir: 
 
 describe('orchestrate cancel / steer from a second process', () => {
   it('steers and cancels instances of a live run (exit 0), refuses with the reason (exit 1), and says a finished run is not live (exit 2)', async () => {
-    const { dir, releaseOther } = project();
+    const { dir, releaseOther, releaseSlow } = project();
     const { run, runDir, runId } = await startHeldRun(dir);
 
     const steer = await cli(['steer', runId, '--instance', 'slow', 'Also', 'mention PINEAPPLE.', '--run-dir', 'runs'], dir).done;
@@ -162,6 +162,14 @@ describe('orchestrate cancel / steer from a second process', () => {
     const after = await cli(['cancel', runId, '--instance', 'other', '--run-dir', 'runs'], dir).done;
     expect(after.code).toBe(2);
     expect(after.stderr).toMatch(new RegExp(`^orchestrate: run ${runId} is not running \\(finished failed at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); nothing to cancel\\n$`));
+
+    // A resume keeps the cancel; `resume --retry slow` runs it again, and the run succeeds.
+    writeFileSync(releaseSlow, 'go');
+    const resumed = await cli(['resume', runId, '--retry', 'slow', '--run-dir', 'runs'], dir).done;
+    expect(resumed.stderr).not.toMatch(/error/i);
+    expect(resumed.code).toBe(0);
+    const retry = log(runDir).filter((e) => e.type === 'control').at(-1);
+    expect(retry).toMatchObject({ action: 'retry', instance: 'slow', ok: true, by: expect.stringMatching(/^resume \(pid \d+/) });
   }, 180_000);
 
   it('cancel without --instance interrupts the whole run (its process exits 130, resumable)', async () => {
