@@ -129,7 +129,7 @@ function liveActivity(inst: InstanceState): string {
   return '';
 }
 
-/** The conversation screen. Records the body's size in the model and keeps `pinnedTop` within it. */
+/** The conversation screen. Records the body's size in the model (the keys scroll within it). */
 export function conversationFrame(state: RunState, inst: InstanceState, conv: Conversation | undefined, model: RunViewModel, o: FrameOptions): string[] {
   const p = o.painter;
   const stopped = state.status !== 'running' && !isFinished(inst);
@@ -142,8 +142,9 @@ export function conversationFrame(state: RunState, inst: InstanceState, conv: Co
   const lastTop = Math.max(0, body.length - room);
   model.bodyLines = body.length;
   model.bodyRoom = room;
-  if (model.pinnedTop !== undefined && model.pinnedTop >= lastTop) model.pinnedTop = undefined;
-  const top = model.pinnedTop ?? lastTop;
+  // Never unpinned here: a conversation read while its file is being written can look short
+  // for a moment; only the keys (End, scrolling down to the end) go back to following.
+  const top = model.pinnedTop === undefined ? lastTop : Math.min(model.pinnedTop, lastTop);
   const shown = body.slice(top, top + room).map((l) => cut(l, o));
   const below = body.length - (top + shown.length);
   const position = model.pinnedTop !== undefined && below > 0 ? `${below} more below` : '';

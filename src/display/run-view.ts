@@ -215,7 +215,8 @@ export class RunView extends LiveView {
   /** Moves the conversation by `lines`; reaching the end follows it again (the frame decides). */
   private scroll(lines: number): void {
     const lastTop = Math.max(0, this.model.bodyLines - this.model.bodyRoom);
-    this.model.pinnedTop = Math.max(0, Math.min(lastTop, (this.model.pinnedTop ?? lastTop) + lines));
+    const top = Math.min(lastTop, this.model.pinnedTop ?? lastTop) + lines;
+    this.model.pinnedTop = lines > 0 && top >= lastTop ? undefined : Math.max(0, Math.min(lastTop, top));
   }
 
   private actionKey(ch: string, inst: InstanceState): void {
@@ -282,6 +283,8 @@ export class RunView extends LiveView {
     const c = this.conversationCache;
     if (c && c.file === file && c.size === size && c.mtimeMs === mtimeMs) return c.conv;
     const conv = readConversation(file);
+    // A line still being appended is no damage while the run is live: the next read has it whole.
+    conv.warnings = conv.warnings.filter((w) => !/ is incomplete \(/.test(w));
     this.conversationCache = { file, size, mtimeMs, conv };
     return conv;
   }
