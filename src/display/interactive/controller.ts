@@ -169,7 +169,7 @@ export class InteractiveController {
       return;
     }
     if (this.state.confirmExit) this.set({ confirmExit: false });
-    if (this.state.picker) return this.pickerKey(input, key);
+    if (this.state.picker) return this.pickerKey(key);
 
     const ed = this.state.editor;
     if (key.escape && !key.return) {
@@ -195,9 +195,10 @@ export class InteractiveController {
     if (key.rightArrow) return this.setEditor(moveRight(ed));
     if (key.home) return this.setEditor(lineStart(ed));
     if (key.end) return this.setEditor(lineEnd(ed));
-    // Terminals send Backspace as DEL, which ink reports as `delete`; a forward delete has no
-    // separate report in most terminals, so both erase before the cursor.
-    if (key.backspace || key.delete) return this.setEditor(key.delete && key.ctrl ? deleteForward(ed) : backspace(ed));
+    // Terminals send Backspace as DEL, which ink reports as `delete` like the Delete key itself:
+    // both erase before the cursor; Ctrl+D deletes the character under it (as in readline).
+    if (key.backspace || key.delete) return this.setEditor(backspace(ed));
+    if (key.ctrl && input === 'd') return this.setEditor(deleteForward(ed));
     if (key.ctrl || key.tab) return;
     if (input !== '') this.setEditor(insertText(ed, input));
   }
@@ -206,7 +207,7 @@ export class InteractiveController {
     this.set({ editor });
   }
 
-  private pickerKey(input: string, key: KeyPress): void {
+  private pickerKey(key: KeyPress): void {
     const p = this.state.picker!;
     if (key.escape) return this.set({ picker: undefined });
     if (key.upArrow) return this.set({ picker: { ...p, index: Math.max(0, p.index - 1) } });
@@ -218,7 +219,6 @@ export class InteractiveController {
       this.set({ picker: undefined });
       if (row) void (p.kind === 'tree' ? this.rewindTo(row) : this.forkFrom(row));
     }
-    void input;
   }
 
   // ---- actions -----------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ export function TranscriptItemView(props: { item: TranscriptItem; theme: Theme; 
     }
     case 'tool': {
       const head = truncateToWidth(`${TOOL_MARK[item.state]} ${toolCallText(item.name, item.args)}`, width);
-      const role = item.state === 'error' ? 'toolError' : item.state === 'done' ? 'tool' : 'tool';
+      const role = item.state === 'error' ? 'toolError' : 'tool';
       const body: React.ReactElement[] = [];
       if (item.state === 'running' || item.state === 'pending') {
         body.push(h(Text, { key: 'r', ...theme.style('status') }, `  ⎿ ${item.state === 'running' ? 'running…' : 'waiting…'}`));
