@@ -44,7 +44,7 @@ export const KEY_HELP: readonly [string, string][] = [
   ['Up / Down', 'previous / next prompt (or line of a multi-line text)'],
   ['Esc', 'abort the current run'],
   ['Ctrl+O', 'expand / collapse tool results and summaries'],
-  ['Ctrl+A/E/U/D', 'line start / line end / clear the editor / delete forward'],
+  ['Ctrl+A/E/U/D', 'line start / line end / clear editor / delete forward'],
   ['PageUp / PageDown', 'scroll the conversation'],
   ['Ctrl+C twice', 'quit'],
 ];
