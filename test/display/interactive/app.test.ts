@@ -182,6 +182,17 @@ describe('interactive app (ink-testing-library)', () => {
     await u.until(() => u.exited(), 'the exit');
   });
 
+  it('quitting while the agent works stops the run first', async () => {
+    const t = await start([{ text: 'Slow.', delayMs: 600_000 }]);
+    await t.type('go');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('working · Esc aborts'), 'the run');
+    await t.key(KEYS.ctrlC);
+    await t.key(KEYS.ctrlC);
+    await t.until(() => t.exited(), 'the exit');
+    expect(t.session.isStreaming).toBe(false);
+  });
+
   it('/help, /session and an unknown command answer in the conversation', async () => {
     const t = await start([{ text: 'x' }]);
     await t.type('/session');
