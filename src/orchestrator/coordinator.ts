@@ -164,6 +164,8 @@ export class Coordinator {
   private done = false;
   /** Running instances a user cancelled, and by whom: their attempt ends `cancelled`, never retried. */
   private readonly cancelRequests = new Map<string, string>();
+  /** The running `run:` steps' own stop switches (a cancel ends that step alone). */
+  private readonly shellCancels = new Map<string, AbortController>();
   private controlServer: RunControlServer | undefined;
   /** This run's control in-process (what the control socket carries for other processes). */
   readonly runControl: RunControl = { send: async (a) => this.control(a) };
@@ -199,6 +201,7 @@ export class Coordinator {
       fullEvents: opts.fullEvents ?? false,
       launches: this.launches,
       shellSignal: this.shellAbort.signal,
+      shellSignalFor: (inst) => this.shellSignalFor(inst),
       emit: (e) => this.emit(e),
       launchContext: (inst) => this.launchContext(inst),
       contextFor: (t) => this.contextFor(t),
@@ -696,15 +699,14 @@ export class Coordinator {
       case 'interrupted':
         return { ok: false, error: `${id} is stopping with the run (interrupted); nothing to cancel` };
       case 'running':
-        // A shell step has no agent to ask, and its signal is the whole run's.
-        if (t.task.kind === 'run') return { ok: false, error: `${id} is a run: step; it cannot be cancelled on its own (cancel the whole run instead)` };
         if (this.cancelRequests.has(id)) return { ok: false, error: `${id} is already being cancelled (by ${this.cancelRequests.get(id)})` };
         return {
           ok: true,
-          message: `cancelling ${id}: its agent is asked to stop; it ends cancelled with its session kept, and the run goes on`,
+          message: t.task.kind === 'run' ? `cancelling ${id}: its command is stopped; it ends cancelled, and the run goes on` : `cancelling ${id}: its agent is asked to stop; it ends cancelled with its session kept, and the run goes on`,
           apply: () => {
             this.cancelRequests.set(id, by);
             this.abortLaunches(id, by);
+            this.shellCancels.get(id)?.abort();
           },
         };
       case 'retrying':
@@ -723,6 +725,14 @@ export class Coordinator {
           },
         };
     }
+  }
+
+  /** A `run:` step's signal: the run's (interrupt) or its own (cancel); already aborted when cancelled before it began. */
+  private shellSignalFor(inst: InstanceState): AbortSignal {
+    const own = new AbortController();
+    this.shellCancels.set(inst.id, own);
+    if (this.cancelRequests.has(inst.id)) own.abort();
+    return AbortSignal.any([this.shellAbort.signal, own.signal]);
   }
 
   private abortLaunches(id: string, by: string): void {
@@ -826,6 +836,7 @@ export class Coordinator {
       // A bug in the coordinator must not hang the run: the instance fails with the reason.
       this.finalFail(inst, 'error', `coordinator error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     } finally {
+      this.shellCancels.delete(inst.id);
       this.inflight--;
       this.settle(t);
       this.advance();

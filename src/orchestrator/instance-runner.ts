@@ -32,6 +32,8 @@ export interface RunnerContext {
   /** Running agents per instance id (the coordinator aborts them on interrupt). */
   launches: Map<string, AgentLaunch[]>;
   shellSignal: AbortSignal;
+  /** The signal of one `run:` step's command (default shellSignal): lets a user cancel that step alone. */
+  shellSignalFor?(inst: InstanceState): AbortSignal;
   emit(e: RunEventInput): void;
   /** Where and how an agent of `inst` runs (its pool: shared threads, or a thread of its own). */
   launchContext(inst: InstanceState): LaunchContext;
@@ -263,7 +265,7 @@ export class InstanceRunner {
   async runShell(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
     const sandbox = this.sandboxFor(inst, this.ctx.recipe.sandbox, this.ctx.recipe.network);
     const cwd = inst.workCwd ?? inst.resolved!.cwd;
-    const r = await runCommand(inst.resolved!.run ?? '', { cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.ctx.shellSignal, sandbox });
+    const r = await runCommand(inst.resolved!.run ?? '', { cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.ctx.shellSignalFor?.(inst) ?? this.ctx.shellSignal, sandbox });
     this.ctx.emit({ type: 'agent_event', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, event: { type: 'command_end', command: r.command, exitCode: r.exitCode, output: r.output, durationMs: r.durationMs } });
     if (r.ok) return { ok: true, text: r.output, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 };
     const failure: FailureClass = r.timedOut ? 'timeout' : r.aborted ? 'aborted' : 'error';

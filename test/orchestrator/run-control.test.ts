@@ -366,6 +366,43 @@ tasks:
     expect(result(runDir).instances[0]).toMatchObject({ id: 'build', status: 'cancelled' });
   }, 120_000);
 
+  it('a running run: step is cancelled alone: its command stops, the run goes on', async () => {
+    const dir = tempProject({});
+    const started = join(dir, 'started');
+    const release = join(dir, 'release-step');
+    releases.push(release);
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      `name: step
+provider: scripted
+script: script.yaml
+agents:
+  w: {}
+tasks:
+  - id: step
+    run: "touch '${started}'; while [ ! -f '${release}' ]; do sleep 0.05; done"
+    on_failure: continue
+  - id: next
+    needs: [step]
+    agent: w
+    prompt: "NEXT task"
+`,
+    );
+    writeFileSync(join(dir, 'script.yaml'), 'turns:\n  - text: "next finished"\n');
+    const { runDir, done } = startRun(dir, 'step');
+    await until('the step running', () => existsSync(started));
+    const control = connectRunControl(runDir);
+    expect(await control.send({ action: 'steer', instance: 'step', text: 'hi', by: 't' })).toEqual({ ok: false, error: 'step is a run: step, not an agent; it cannot be steered' });
+    expect(await control.send({ action: 'cancel', instance: 'step', by: 't' })).toEqual({ ok: true, message: 'cancelling step: its command is stopped; it ends cancelled, and the run goes on' });
+    const out = await done;
+    expect(out.status).toBe('failed');
+    expect(ofType(events(runDir), 'instance_failed')).toEqual([expect.objectContaining({ key: 'step', failure: 'cancelled', error: 'cancelled by t' })]);
+    expect(result(runDir).instances.map((i) => [i.id, i.status])).toEqual([
+      ['step', 'cancelled'],
+      ['next', 'done'],
+    ]);
+  }, 120_000);
+
   it('cancel_run interrupts the run like Ctrl-C (sessions kept, resumable)', async () => {
     const { dir } = holdingProject('fail');
     const { runDir, done } = startRun(dir, 'cancel-run');
