@@ -203,6 +203,19 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     expect(existsSync(file)).toBe(true);
   }, 120_000);
 
+  it('on a terminal a prompt still means text mode; --mode interactive with a prompt sends it first', async () => {
+    work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
+    launch('text', ['--script', join(FIXTURES, 'hello.yaml'), '--no-session', '--cwd', work, 'Say', 'hello'], { NO_COLOR: '1' });
+    let s = await waitText('text', 'exit=0');
+    expect(s).toMatch(/^Hello from the scripted model\.\nexit=0$/m);
+    launch('first', ['--mode', 'interactive', '--script', join(FIXTURES, 'hello.yaml'), '--no-session', '--cwd', work, 'Say', 'hello'], { NO_COLOR: '1' });
+    s = await waitFor('first', (x) => x.includes('Hello from the scripted model.') && IDLE.test(x), 'the first reply in the UI');
+    expect(s).toMatch(/› Say hello\n\nHello from the scripted model\./);
+    await typeText('first', '/exit');
+    key('first', 'Enter');
+    await waitText('first', 'exit=0');
+  }, 60_000);
+
   it('/compact summarizes the conversation; /tree rewinds to before a prompt with a branch summary (in colour)', async () => {
     work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
     const file = join(work, 'tree.jsonl');
