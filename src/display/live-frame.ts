@@ -77,8 +77,11 @@ function activityText(inst: InstanceState): string {
       return 'done';
     case 'failed':
       return `${inst.failure ?? 'error'}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`;
-    case 'cancelled':
-      return `cancelled${inst.error ? `: ${oneLine(withoutClassPrefix(inst.failure, inst.error))}` : ''}`;
+    case 'cancelled': {
+      // The coordinator's text already says it ("cancelled by watch (pid 12, ana)").
+      const why = oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''));
+      return why.startsWith('cancelled') ? why : `cancelled${why ? `: ${why}` : ''}`;
+    }
     case 'skipped':
       return `skipped: ${oneLine(inst.skipReason ?? '')}`;
     case 'queued':
