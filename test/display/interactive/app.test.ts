@@ -53,7 +53,7 @@ async function start(turns: ScriptedTurn[], color = false, sessionDir?: string, 
   const until = async (ok: (f: string) => boolean, what: string) => {
     const t0 = Date.now();
     while (!ok(frame())) {
-      if (Date.now() - t0 > 10_000) throw new Error(`timed out waiting for ${what}; frame:\n${frame()}`);
+      if (Date.now() - t0 > 20_000) throw new Error(`timed out waiting for ${what}; frame:\n${frame()}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   };
