@@ -18,6 +18,7 @@ import { buildReportData } from './report/report-data.js';
 import { ERROR_TRAP, TIMELINE_SCRIPT } from './report/report-page-script.js';
 import { REPORT_CSS } from './report/report-style.js';
 import { barChartSvg, dagSvg } from './report/report-svg.js';
+import { controlLine } from './plain-log.js';
 import { loadRunFolder, sessionFileOf, type RunFolder } from './run-folder.js';
 import { instanceUsage, instancesInTaskOrder, type InstanceState } from './run-state.js';
 import { readConversation, type ConversationItem } from './session-conversation.js';
@@ -117,6 +118,14 @@ function instancesTable(folder: RunFolder): string {
   );
 }
 
+/** Who cancelled, steered or retried what while the run was live (its control events), when anyone did. */
+function controlsSection(folder: RunFolder): string {
+  const list = folder.state.controls;
+  if (list.length === 0) return '';
+  const items = list.map((c) => `<li><span class="muted">${escapeHtml(formatDateTime(c.ts))}</span> ${c.ok ? '' : '<span class="error">refused</span> '}${escapeHtml(controlLine(c))}</li>`);
+  return `<section><h2>Actions on the live run</h2><ul class="controls">${items.join('')}</ul></section>\n`;
+}
+
 export function buildHtmlReport(folder: RunFolder): string {
   const data = buildReportData(folder);
   const s = folder.state;
@@ -149,7 +158,7 @@ ${skippedNote}
 <section><h2>Task graph</h2><div class="scroll">${dagSvg(data.tasks)}</div></section>
 <section><h2>Usage per task</h2><div class="charts">${barChartSvg('Tokens per task', tokenItems, 'tokens')}${barChartSvg('Cost per task', costItems, 'cost')}</div></section>
 <section><h2>Instances</h2><div class="scroll">${instancesTable(folder)}</div></section>
-<section><h2>Conversations <button id="toggle-conversations" type="button">Expand all</button></h2>
+${controlsSection(folder)}<section><h2>Conversations <button id="toggle-conversations" type="button">Expand all</button></h2>
 ${conversations}
 </section>
 <section><h2>Merged plan</h2>${plan}</section>

@@ -2,7 +2,7 @@
 // (issue 21): real CLI processes, the scripted model, agents held in a bash call that waits for a
 // file the test creates. Exit codes: 0 accepted, 1 refused, 2 not live (or bad usage).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -158,6 +158,13 @@ describe('orchestrate cancel / steer from a second process', () => {
     expect(show.stdout).toMatch(/control: steer slow "Also mention PINEAPPLE\." by steer \(pid \d+.*: ok/);
     expect(show.stdout).toMatch(/control: cancel slwo by cancel \(pid \d+.*: refused, .*did you mean/);
     expect(show.stdout).toContain('1 cancelled');
+    // The HTML report names who cancelled it and lists every action.
+    const report = await cli(['report', runId, '--run-dir', 'runs'], dir).done;
+    expect(report.code).toBe(0);
+    const html = readFileSync(join(runDir, 'report.html'), 'utf8');
+    expect(html).toMatch(/cancelled by cancel \(pid \d+/);
+    expect(html).toContain('Actions on the live run');
+    expect(html).toMatch(/control: steer slow &quot;Also mention PINEAPPLE\.&quot; by steer \(pid \d+/);
 
     const after = await cli(['cancel', runId, '--instance', 'other', '--run-dir', 'runs'], dir).done;
     expect(after.code).toBe(2);
