@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import React from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AssistantMessageEventStream, emptyAssistantMessage } from '../../../src/ai/event-stream.js';
+import { scriptedModel } from '../../../src/ai/models.js';
 import type { ScriptedTurn } from '../../../src/ai/scripted.js';
+import type { StreamFunction } from '../../../src/ai/types.js';
 import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
@@ -84,6 +87,53 @@ describe('interactive app (ink-testing-library)', () => {
     await t.until((f) => f.includes('Second reply.') && t.idle(f), 'the second reply');
     expect(t.frame()).toMatch(/scripted · ctx [\d.]+k?\/200k \([\d.]+%\) · \$0\.0000/);
     expect(t.session.messages).toHaveLength(4);
+  });
+
+  it('a reply is drawn as it streams, before it is complete', async () => {
+    // A stream the test releases step by step (a release before the stream waits is kept).
+    let credits = 0;
+    let waiting: (() => void) | undefined;
+    const release = () => {
+      if (waiting) {
+        waiting();
+        waiting = undefined;
+      } else credits++;
+    };
+    const gate = () =>
+      new Promise<void>((r) => {
+        if (credits > 0) {
+          credits--;
+          r();
+        } else waiting = r;
+      });
+    const streamFn: StreamFunction = (model) => {
+      const stream = new AssistantMessageEventStream();
+      const out = emptyAssistantMessage(model);
+      void (async () => {
+        stream.push({ type: 'start', partial: out });
+        const block = { type: 'text' as const, text: '' };
+        out.content.push(block);
+        stream.push({ type: 'text_start', contentIndex: 0, partial: out });
+        for (const delta of ['The first half', ' and the second half.']) {
+          await gate();
+          block.text += delta;
+          stream.push({ type: 'text_delta', contentIndex: 0, delta, partial: out });
+        }
+        stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial: out });
+        out.stopReason = 'stop';
+        stream.push({ type: 'done', reason: 'stop', message: out });
+      })();
+      return stream;
+    };
+    const t = await start([], false, undefined, { provider: undefined, script: undefined, model: scriptedModel(), streamFn });
+    await t.type('stream please');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('working · Esc aborts'), 'the run');
+    release();
+    await t.until((f) => f.includes('The first half') && f.includes('working · Esc aborts'), 'the first half while it streams');
+    expect(t.frame()).not.toContain('second half');
+    release();
+    await t.until((f) => f.includes('The first half and the second half.') && t.idle(f), 'the whole reply');
   });
 
   it('a conversation taller than the screen shows its tail; the editor and status line stay at the bottom', async () => {
