@@ -168,7 +168,15 @@ export class Coordinator {
   private readonly shellCancels = new Map<string, AbortController>();
   private controlServer: RunControlServer | undefined;
   /** This run's control in-process (what the control socket carries for other processes). */
-  readonly runControl: RunControl = { send: async (a) => this.control(a) };
+  readonly runControl: RunControl = {
+    send: async (a) => {
+      try {
+        return this.control(a);
+      } catch (err) {
+        return { ok: false, error: `the coordinator could not carry out ${a.action}: ${err instanceof Error ? err.message : String(err)}` };
+      }
+    },
+  };
 
   constructor(private readonly opts: CoordinatorOptions) {
     this.recipe = opts.recipe;

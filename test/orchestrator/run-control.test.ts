@@ -11,6 +11,7 @@ import { connectRunControl } from '../../src/orchestrator/run-control-client.js'
 import { RunControlServer } from '../../src/orchestrator/run-control-server.js';
 import { CONTROL_PATH_NAME, controlSocketPath } from '../../src/orchestrator/run-control-socket.js';
 import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import type { RunControl } from '../../src/orchestrator/run-control.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
 import type { ResultFile } from '../../src/orchestrator/run-state.js';
 import { cleanupTempDirs, events, ofType, sessionLines, tempProject } from './helpers/run-fixtures.js';
@@ -401,6 +402,22 @@ tasks:
       ['step', 'cancelled'],
       ['next', 'done'],
     ]);
+  }, 120_000);
+
+  it('in-process control (onControl) works without a socket (controlSocket: false)', async () => {
+    const { dir } = holdingProject('continue');
+    const runsDir = join(dir, 'runs');
+    let control: RunControl | undefined;
+    const done = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir, runId: 'inproc', controlSocket: false, onControl: (c) => (control = c) });
+    const runDir = join(runsDir, 'inproc');
+    await waitInTool(runDir, 'slow');
+    expect(existsSync(join(runDir, 'control.sock'))).toBe(false);
+    expect(await control!.send({ action: 'cancel', instance: 'slow', by: 'view (t)' })).toMatchObject({ ok: true });
+    const r = await done;
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(ofType(events(runDir), 'control')).toEqual([expect.objectContaining({ action: 'cancel', by: 'view (t)', ok: true })]);
+    // Once the run has ended the same control refuses, and says how to go on.
+    expect(await control!.send({ action: 'retry', instance: 'slow' })).toEqual({ ok: false, error: 'run inproc has ended; failed instances run again with: orchestrate resume inproc (a cancelled one: orchestrate resume inproc --retry slow)' });
   }, 120_000);
 
   it('cancel_run interrupts the run like Ctrl-C (sessions kept, resumable)', async () => {
