@@ -144,6 +144,23 @@ export class LiveView {
     if (this.started) this.draw(true);
   }
 
+  /**
+   * Draws the whole frame afresh at the cursor, forgetting what is on screen (after the process
+   * was stopped and continued: the shell wrote below the old frame). Hides the cursor again.
+   */
+  protected redrawFromHere(): void {
+    if (!this.started || this.stopped) return;
+    this.out.write(HIDE_CURSOR);
+    this.cursorHidden = true;
+    this.previous = [];
+    this.draw(true);
+  }
+
+  /** Shows the cursor while the process is stopped (Ctrl-Z); redrawFromHere hides it again. */
+  protected showCursorWhileAway(): void {
+    this.restoreCursor();
+  }
+
   /** The lines the next draw would show (tests, and the final frame). */
   frame(): string[] {
     return buildFrame(this.state, this.frameOptions());

@@ -8,6 +8,10 @@
 //   c                       cancel it (it ends `cancelled`; the run goes on)
 //   r                       retry it (a failed or cancelled instance)
 //   q                       quit (watch only); Ctrl-C: the caller's interrupt (the run's Ctrl-C)
+//   Ctrl-Z                  suspend as usual (raw mode turns it into a key); fg continues
+//
+// A background job (`&`) shows the view without taking the keyboard (that would stop it) and
+// takes it once `fg` brings it to the foreground.
 //
 // Actions go through a RunControl (the run's control socket); the coordinator records each as a
 // `control` event, which comes back through the log and shows in the conversation and the log.
@@ -19,6 +23,7 @@ import { sessionFileOf } from './run-folder.js';
 import { conversationFrame, listFrame, listOrder, type RunViewModel } from './run-view-frame.js';
 import { isFinished, type InstanceState } from './run-state.js';
 import { readConversation, type Conversation } from './session-conversation.js';
+import { inForeground } from './terminal-foreground.js';
 import { parseKeys, type Key } from './terminal-keys.js';
 
 /** The keyboard: a TTY read stream (process.stdin). */
@@ -46,7 +51,12 @@ export interface RunViewOptions extends LiveViewOptions {
   onInterrupt: () => void;
   /** q: quit the view (watch). Absent: q does nothing (the run's own view ends with the run). */
   onQuit?: () => void;
+  /** Whether the process is its terminal's foreground job (default: asks the system; tests pass one). */
+  inForeground?: () => boolean;
 }
+
+/** How often a background job looks whether `fg` brought it to the foreground. */
+const FOREGROUND_POLL_MS = 300;
 
 /** How often an open conversation looks at its session file for new entries. */
 const SESSION_POLL_MS = 200;
@@ -54,6 +64,8 @@ const SESSION_POLL_MS = 200;
 export class RunView extends LiveView {
   readonly model: RunViewModel;
   private ended = false;
+  private inputTaken = false;
+  private foregroundPoll: NodeJS.Timeout | undefined;
   private conversationCache: { file: string; size: number; mtimeMs: number; conv: Conversation } | undefined;
   private poller: NodeJS.Timeout | undefined;
   private readonly onData = (chunk: string | Buffer) => {
@@ -71,6 +83,49 @@ export class RunView extends LiveView {
 
   override start(): void {
     super.start();
+    process.on('SIGCONT', this.onContinue);
+    // A background job (`orchestrate recipe.yaml &`) only shows: touching the keyboard would
+    // stop it (SIGTTOU). `fg` of a running job sends no signal, so look now and then.
+    this.takeInputWhenForeground();
+  }
+
+  private takeInputWhenForeground(): void {
+    if (this.foreground()) {
+      this.takeInput();
+      return;
+    }
+    if (this.foregroundPoll || this.ended) return;
+    this.foregroundPoll = setInterval(() => {
+      if (!this.foreground()) return;
+      this.stopForegroundPoll();
+      this.takeInput();
+    }, FOREGROUND_POLL_MS);
+    this.foregroundPoll.unref();
+  }
+
+  private stopForegroundPoll(): void {
+    if (this.foregroundPoll) clearInterval(this.foregroundPoll);
+    this.foregroundPoll = undefined;
+  }
+
+  override stop(): void {
+    if (!this.ended) {
+      // The last frame is the plain live frame: it stays on screen above the summary.
+      this.ended = true;
+      process.off('SIGCONT', this.onContinue);
+      this.stopForegroundPoll();
+      this.releaseInput();
+    }
+    super.stop();
+  }
+
+  private foreground(): boolean {
+    return (this.view.inForeground ?? inForeground)();
+  }
+
+  private takeInput(): void {
+    if (this.inputTaken || this.ended) return;
+    this.inputTaken = true;
     const input = this.view.input;
     input.setRawMode?.(true);
     input.setEncoding?.('utf8');
@@ -78,14 +133,18 @@ export class RunView extends LiveView {
     input.resume();
   }
 
-  override stop(): void {
-    if (!this.ended) {
-      // The last frame is the plain live frame: it stays on screen above the summary.
-      this.ended = true;
-      this.releaseInput();
-    }
-    super.stop();
+  /** Ctrl-Z: raw mode swallows it, so give the terminal back and stop as the shell expects. */
+  private suspend(): void {
+    this.releaseInput();
+    this.showCursorWhileAway();
+    process.kill(process.pid, 'SIGTSTP');
   }
+
+  private readonly onContinue = () => {
+    if (this.ended) return;
+    this.redrawFromHere();
+    this.takeInputWhenForeground();
+  };
 
   /**
    * Actions stop working (the run ended, its coordinator went away): say why, keep browsing.
@@ -111,6 +170,10 @@ export class RunView extends LiveView {
     if (this.ended) return;
     if (key.name === 'ctrl-c') {
       this.view.onInterrupt();
+      return;
+    }
+    if (key.name === 'ctrl-z') {
+      this.suspend();
       return;
     }
     if (this.model.input) this.typeInPrompt(key);
@@ -291,6 +354,8 @@ export class RunView extends LiveView {
 
   private releaseInput(): void {
     this.stopPolling();
+    if (!this.inputTaken) return;
+    this.inputTaken = false;
     const input = this.view.input;
     input.off('data', this.onData);
     input.setRawMode?.(false);

@@ -2,7 +2,7 @@
 // the run view needs arrows, page keys, Enter, Esc, Backspace, Ctrl-C and typed text. A lone ESC
 // byte in a chunk is the Esc key (a terminal sends an escape sequence in one write).
 
-export type KeyName = 'up' | 'down' | 'left' | 'right' | 'pageup' | 'pagedown' | 'home' | 'end' | 'enter' | 'escape' | 'backspace' | 'tab' | 'ctrl-c' | 'ctrl-d' | 'char';
+export type KeyName = 'up' | 'down' | 'left' | 'right' | 'pageup' | 'pagedown' | 'home' | 'end' | 'enter' | 'escape' | 'backspace' | 'tab' | 'ctrl-c' | 'ctrl-d' | 'ctrl-z' | 'char';
 
 export interface Key {
   name: KeyName;
@@ -64,6 +64,7 @@ export function parseKeys(chunk: string): Key[] {
     else if (ch === '\t') keys.push({ name: 'tab' });
     else if (ch === '\x03') keys.push({ name: 'ctrl-c' });
     else if (ch === '\x04') keys.push({ name: 'ctrl-d' });
+    else if (ch === '\x1a') keys.push({ name: 'ctrl-z' });
     else if (cp >= 0x20) keys.push({ name: 'char', ch });
     // Other control bytes mean nothing here.
   }

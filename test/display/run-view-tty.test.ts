@@ -2,7 +2,7 @@
 // scripted provider, instances that stay busy) in an 80x24 pane with NO_COLOR=1, and the test
 // types keys and waits on what the screen shows. Actions go through the run's real control socket.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +119,62 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
     }
   }, 120_000);
 
+  it('as a background job (&) it runs and shows without taking the keyboard; fg gives it the keys; Ctrl-Z suspends it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'run-view-jobs-'));
+    const recipe = writeDriveRecipe(join(dir, 'recipe'), { items: ['alpha', 'beta', 'gamma'] });
+    const runs = join(dir, 'runs');
+    const pidFile = join(dir, 'pid');
+    const pane = 'jobs';
+    screens.start(pane, "env PS1='$ ' bash --norc --noprofile -i", { cwd: ROOT });
+    const state = () => spawnSync('ps', ['-o', 'stat=', '-p', readFileSync(pidFile, 'utf8').trim()], { encoding: 'utf8' }).stdout.trim();
+    const eventsLogged = () => {
+      const [run] = existsSync(runs) ? readdirSync(runs) : [];
+      return run ? readFileSync(join(runs, run, 'run.jsonl'), 'utf8').split('\n').length : 0;
+    };
+    try {
+      await screens.waitForLine(pane, /^\$\s*$/);
+      screens.text(pane, `${orchestrate(`${recipe} --run-dir ${runs}`)} & echo $! > ${pidFile}`);
+      screens.keys(pane, 'Enter');
+      await screens.waitFor(pane, (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3, 'the view of the background job');
+      // It goes on working in the background: not stopped for touching the terminal.
+      const before = eventsLogged();
+      await waitUntil(() => eventsLogged() > before + 30, 'the background run to go on');
+      expect(state()).not.toMatch(/T/);
+
+      // fg: the keys drive it (fg of a running job sends no signal; the view notices in a moment,
+      // so press until the selection moves, waiting for the screen between presses).
+      // The label of the selected row of the newest frame (the lowest: older frames, drawn while
+      // the shell wrote its prompt and job lines, may still be above it).
+      const selected = () => /^> . (\S+)/.exec(screens.capture(pane).filter((x) => x.startsWith('> ')).at(-1) ?? '')?.[1] ?? '';
+      const pressUntilMoved = async (key: string, what: string) => {
+        const from = selected();
+        const start = Date.now();
+        while (selected() === from) {
+          if (Date.now() - start > 30_000) throw new Error(`timed out waiting for ${what}:\n${screens.capture(pane).join('\n')}`);
+          screens.keys(pane, key);
+          const pressed = Date.now();
+          while (selected() === from && Date.now() - pressed < 1_000) await new Promise((r) => setTimeout(r, 50));
+        }
+        return selected();
+      };
+      screens.text(pane, 'fg');
+      screens.keys(pane, 'Enter');
+      expect(await pressUntilMoved('Down', 'Down to move the selection after fg')).toMatch(/^(apply\.(beta|gamma)|review)$/);
+
+      screens.keys(pane, 'C-z');
+      await waitUntil(() => /T/.test(state()), 'Ctrl-Z to stop the job');
+      screens.text(pane, 'fg');
+      screens.keys(pane, 'Enter');
+      await waitUntil(() => !/T/.test(state()), 'fg to continue it');
+      await screens.waitFor(pane, (l) => l.some((x) => x.startsWith('> ')), 'the view drawn again');
+      expect(await pressUntilMoved('Up', 'Up to move the selection after Ctrl-Z and fg')).toMatch(/^apply\./);
+      screens.keys(pane, 'C-c');
+      await waitUntil(() => state() === '', 'the run to end on Ctrl-C');
+    } finally {
+      screens.kill(pane);
+    }
+  }, 120_000);
+
   it('a hundred instances: the list scrolls to keep the selection in view on 24 rows', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'run-view-100-'));
     const items = Array.from({ length: 100 }, (_, i) => `item-${String(i).padStart(3, '0')}`);
@@ -154,3 +210,11 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
     }
   }, 120_000);
 });
+
+async function waitUntil(test: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const start = Date.now();
+  while (!test()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -58,7 +58,7 @@ function fanOut(n: number): RunEvent[] {
   return events;
 }
 
-function makeView(opts: { control?: RunControl; quit?: () => void; rows?: number } = {}) {
+function makeView(opts: { control?: RunControl; quit?: () => void; rows?: number; foreground?: () => boolean } = {}) {
   const out = new FakeTty();
   if (opts.rows) out.rows = opts.rows;
   const keyboard = new FakeKeyboard();
@@ -76,6 +76,7 @@ function makeView(opts: { control?: RunControl; quit?: () => void; rows?: number
     by: 'view (test)',
     onInterrupt: () => interrupted++,
     ...(opts.quit ? { onQuit: opts.quit } : {}),
+    inForeground: opts.foreground ?? (() => true),
   });
   return { out, keyboard, view, runDir, interrupts: () => interrupted };
 }
@@ -197,5 +198,23 @@ describe('run view (no terminal)', () => {
     expect(keyboard.paused).toBe(true);
     expect(keyboard.listenerCount('data')).toBe(0);
     expect(view.frame().some((l) => l.startsWith('> '))).toBe(false);
+  });
+
+  it('a background job leaves the keyboard alone until it is continued in the foreground', () => {
+    let foreground = false;
+    const { view, keyboard } = makeView({ foreground: () => foreground });
+    for (const e of fanOut(2)) view.absorb(e);
+    view.start();
+    expect(keyboard.raw).toEqual([]);
+    expect(keyboard.listenerCount('data')).toBe(0);
+    process.emit('SIGCONT'); // `bg`: still in the background
+    expect(keyboard.raw).toEqual([]);
+    foreground = true;
+    process.emit('SIGCONT'); // `fg` of a stopped job (a running one is noticed by polling)
+    expect(keyboard.raw).toEqual([true]);
+    keyboard.type('\x1b[B');
+    expect(view.frame().find((l) => l.startsWith('> '))).toMatch(/item-001/);
+    view.stop();
+    expect(process.listenerCount('SIGCONT')).toBe(0);
   });
 });
