@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PlainLog } from '../../src/display/plain-log.js';
 import { RunView } from '../../src/display/run-view.js';
 import { parseKeys } from '../../src/display/terminal-keys.js';
 import { displayWidth, wrapToWidth } from '../../src/display/terminal-text.js';
@@ -216,5 +217,19 @@ describe('run view (no terminal)', () => {
     expect(view.frame().find((l) => l.startsWith('> '))).toMatch(/item-001/);
     view.stop();
     expect(process.listenerCount('SIGCONT')).toBe(0);
+  });
+});
+
+describe('control events in the plain log (no terminal: run and watch)', () => {
+  it('one line per action, naming who did it and what the coordinator said', () => {
+    const lines: string[] = [];
+    const log = new PlainLog({ write: (t: string) => (lines.push(t), true) });
+    for (const e of fanOut(1)) log.absorb(e);
+    log.handle(ev({ type: 'control', action: 'steer', instance: 'item-000', by: 'watch (pid 7, ana)', text: 'look at\nthe tests', ok: true, message: 'delivered' }));
+    log.handle(ev({ type: 'control', action: 'retry', instance: 'item-000', by: 'view (ana)', ok: false, message: 'apply/item-000 is running' }));
+    expect(lines.map((l) => l.replace(/^\d\d:\d\d:\d\d /, ''))).toEqual([
+      'control: steer item-000 "look at the tests" by watch (pid 7, ana): ok, delivered\n',
+      'control: retry item-000 by view (ana): refused, apply/item-000 is running\n',
+    ]);
   });
 });
