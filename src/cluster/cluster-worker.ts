@@ -38,6 +38,8 @@ export interface ClusterWorkerOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** A job whose worker stops renewing it (killed) is taken over after about this long (default 15 s). */
   lockMs?: number;
+  /** The queues served (default both): a worker can be kept for pair planners only, or for everything but them. */
+  queues?: ('agents' | 'partners')[];
   /** How often the queue looks for such jobs (default: a third of lockMs). */
   stalledIntervalMs?: number;
   log?: (line: string) => void;
@@ -64,6 +66,8 @@ export class ClusterWorker {
   private readonly reader: StreamReader;
   private readonly pool: Piscina;
   private readonly workers: Worker[] = [];
+  /** The queue workers' connections: BullMQ leaves a connection it was given open, so we close them. */
+  private readonly connections: Redis[] = [];
   private readonly running = new Map<string, Running>();
   private readonly log: (line: string) => void;
   private readonly env: Readonly<Record<string, string | undefined>>;
@@ -80,9 +84,11 @@ export class ClusterWorker {
     // Every agent on a thread of its own: a cancel terminates exactly that agent's thread.
     this.pool = createWorkerPool({ concurrency: opts.concurrency, pairSlots: opts.concurrency, agentsPerThread: 1, minThreads: 1, onError: (err) => this.log(`worker thread error: ${String(err)}`) });
     const lockDuration = opts.lockMs ?? 15_000;
-    for (const name of [AGENTS_QUEUE, PARTNERS_QUEUE]) {
+    for (const name of opts.queues ?? [AGENTS_QUEUE, PARTNERS_QUEUE]) {
+      const connection = connectRedis(opts.url, { name: `worker-${this.name}-${name}`, forBullmq: true });
+      this.connections.push(connection);
       const w = new Worker(name, (job: Job) => this.process(job), {
-        connection: connectRedis(opts.url, { name: `worker-${this.name}-${name}`, forBullmq: true }),
+        connection,
         prefix: BULLMQ_PREFIX,
         concurrency: opts.concurrency,
         lockDuration,
@@ -103,12 +109,9 @@ export class ClusterWorker {
     this.heartbeat.unref();
   }
 
-  private up(launch: string, incarnation: string, m: UpMessage): Promise<unknown> {
-    return this.cmd.xadd(clusterKeys.up(this.runOf.get(launch) ?? ''), '*', ...entryFields({ launch, incarnation, body: JSON.stringify(m) }));
+  private up(runId: string, launch: string, incarnation: string, m: UpMessage): Promise<unknown> {
+    return this.cmd.xadd(clusterKeys.up(runId), '*', ...entryFields({ launch, incarnation, body: JSON.stringify(m) }));
   }
-
-  /** launch id -> run id, for the up stream's key. */
-  private readonly runOf = new Map<string, string>();
 
   private onDown(e: StreamEntry): void {
     const r = this.running.get(`${e.launch}/${e.incarnation}`);
@@ -132,20 +135,23 @@ export class ClusterWorker {
       return 'orphaned';
     }
     const incarnation = randomUUID();
-    this.runOf.set(data.launchId, data.runId);
     const dir = join(this.opts.workdir, data.runId, `${String(data.task.id).replace(/[^\w.@-]/g, '_')}-${incarnation.slice(0, 8)}`);
     try {
-      return await this.runJob(data, incarnation, dir);
+      const outcome = await this.runJob(data, incarnation, dir);
+      this.log(`${String(data.task.id)} (job ${job.id ?? '?'}): ${outcome}`);
+      return outcome;
+    } catch (err) {
+      this.log(`${String(data.task.id)} (job ${job.id ?? '?'}) failed: ${(err as Error).message}`);
+      throw err;
     } finally {
       this.running.delete(`${data.launchId}/${incarnation}`);
-      this.runOf.delete(data.launchId);
       rmSync(dir, { recursive: true, force: true });
     }
   }
 
   private async runJob(data: JobData, incarnation: string, dir: string): Promise<string> {
     const launch = data.launchId;
-    const send = (m: UpMessage): Promise<unknown> => this.up(launch, incarnation, m);
+    const send = (m: UpMessage): Promise<unknown> => this.up(data.runId, launch, incarnation, m);
     const stop = new AbortController();
     let started: ((m: Extract<DownMessage, { k: 'start' }>) => void) | undefined;
     const start = new Promise<Extract<DownMessage, { k: 'start' }> | undefined>((resolve) => {
@@ -194,7 +200,8 @@ export class ClusterWorker {
         const restored = await applyWorkspacePatch(ws, unb64(go.checkpoint));
         if (!restored.ok) throw new Error(`the checkpoint of the previous worker does not apply: ${restored.error}`);
       }
-      writeFileSync(sessionFile, unb64(go.session));
+      // A fresh attempt has no session yet: the agent creates it (an empty file would read as a broken one).
+      if (go.session) writeFileSync(sessionFile, unb64(go.session));
     } catch (err) {
       await send({ k: 'refused', failure: 'workspace', error: `worker ${this.name} could not prepare the workspace: ${(err as Error).message}` });
       return 'refused';
@@ -332,6 +339,7 @@ export class ClusterWorker {
     await this.reader.stop();
     await this.pool.destroy().catch(() => {});
     this.cmd.disconnect();
+    for (const c of this.connections) c.disconnect();
   }
 
   /** Agents running now. */

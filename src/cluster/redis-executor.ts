@@ -54,6 +54,8 @@ interface Launch {
   buffered: DownMessage[];
   checkpointFile: string;
   lastCheckpoint: string;
+  /** Times queued (a job lost with Redis's data is queued again, under a new job id). */
+  enqueues: number;
   sessionFd?: number;
   settled: boolean;
   resolve(r: WorkerResult): void;
@@ -71,16 +73,21 @@ export class RedisExecutor implements ExternalExecutor {
   /** Patches applied to one workspace folder go one at a time. */
   private readonly patchLocks = new Map<string, Promise<unknown>>();
   private wasReady = false;
+  /** Connections handed to BullMQ, which leaves them open: closed by close(). */
+  private readonly connections: Redis[] = [];
   private closed = false;
 
   constructor(private readonly opts: RedisExecutorOptions) {
     this.description = redactRedisUrl(opts.url);
     this.cmd = connectRedis(opts.url, { name: 'coordinator', forBullmq: true });
     const connection = connectRedis(opts.url, { name: 'coordinator-queue', forBullmq: true });
+    this.connections.push(connection);
     this.agents = new Queue(AGENTS_QUEUE, { connection, prefix: BULLMQ_PREFIX });
     this.partners = new Queue(PARTNERS_QUEUE, { connection, prefix: BULLMQ_PREFIX });
     for (const name of [AGENTS_QUEUE, PARTNERS_QUEUE]) {
-      const qe = new QueueEvents(name, { connection: connectRedis(opts.url, { name: 'coordinator-events', forBullmq: true }), prefix: BULLMQ_PREFIX });
+      const eventsConnection = connectRedis(opts.url, { name: 'coordinator-events', forBullmq: true });
+      this.connections.push(eventsConnection);
+      const qe = new QueueEvents(name, { connection: eventsConnection, prefix: BULLMQ_PREFIX });
       qe.on('failed', ({ jobId, failedReason }) => this.jobFailed(jobId, failedReason));
       qe.on('error', () => {});
       this.events.push(qe);
@@ -135,6 +142,7 @@ export class RedisExecutor implements ExternalExecutor {
       checkpointFile,
       lastCheckpoint: existsSync(checkpointFile) ? readFileSync(checkpointFile).toString('base64') : '',
       settled: false,
+      enqueues: 0,
       resolve,
       reject,
     };
@@ -149,7 +157,9 @@ export class RedisExecutor implements ExternalExecutor {
 
   private async enqueue(l: Launch): Promise<void> {
     await this.cmd.set(clusterKeys.workspace(l.runId, l.id), l.packed.data);
-    await l.queue.add('agent', l.data, { jobId: l.id, attempts: 1, removeOnComplete: true, removeOnFail: true });
+    l.enqueues++;
+    // A new job id each time: a worker may still run the lost job under the old id (BullMQ keys its locks by id).
+    await l.queue.add('agent', l.data, { jobId: jobIdOf(l), attempts: 1, removeOnComplete: true, removeOnFail: true });
   }
 
   private ensureReader(runId: string): void {
@@ -291,15 +301,16 @@ export class RedisExecutor implements ExternalExecutor {
     if (l.stream && l.incarnation) {
       void this.cmd.xadd(l.stream, '*', ...entryFields({ launch: l.id, incarnation: l.incarnation, body: JSON.stringify({ k: 'cancel', reason } satisfies DownMessage) })).catch(() => {});
     }
-    void l.queue.remove(l.id).catch(() => {});
+    void l.queue.remove(jobIdOf(l)).catch(() => {});
     l.settled = true;
     this.cleanup(l);
     l.reject(new Error(reason));
   }
 
   private jobFailed(jobId: string, reason: string): void {
-    const l = this.launches.get(jobId);
-    if (!l || l.settled) return;
+    const l = this.launches.get(jobId.split('.')[0] ?? '');
+    // Only the launch's current job counts (an older one was replaced after a Redis restart).
+    if (!l || l.settled || jobIdOf(l) !== jobId) return;
     this.settle(l, failed('crashed', `the worker running ${l.task.id} was lost: ${reason}`));
   }
 
@@ -308,7 +319,7 @@ export class RedisExecutor implements ExternalExecutor {
     for (const l of [...this.launches.values()]) {
       if (l.settled) continue;
       try {
-        const job = await l.queue.getJob(l.id);
+        const job = await l.queue.getJob(jobIdOf(l));
         if (job) continue;
         this.opts.onWarning?.(`Redis lost the job of ${l.task.id} (restarted without its data?); queued it again`);
         await this.enqueue(l);
@@ -327,7 +338,12 @@ export class RedisExecutor implements ExternalExecutor {
     await this.agents.close().catch(() => {});
     await this.partners.close().catch(() => {});
     this.cmd.disconnect();
+    for (const c of this.connections) c.disconnect();
   }
+}
+
+function jobIdOf(l: Launch): string {
+  return `${l.id}.${l.enqueues}`;
 }
 
 function failed(failure: string, error: string): WorkerResult {

@@ -47,9 +47,9 @@ interface WorkerProc {
 }
 
 /** Starts `orchestrate worker` and waits for its ready line. */
-async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}): Promise<WorkerProc> {
+async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}, extra: string[] = []): Promise<WorkerProc> {
   const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
-  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
+  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
   children.push(child);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -168,5 +168,128 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
       const session = readFileSync(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
       expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
     }
+  }, 180_000);
+
+  it('SIGTERM drains a worker: its running agent finishes, then it exits 0', async () => {
+    const w = await startWorker('drainee', 2);
+    const dir = fanOutProject(['d1'], { delayMs: 1500 });
+    const running = runHere(dir);
+    const runDir = () => join(dir, 'runs', readdirSync(join(dir, 'runs'))[0] ?? '');
+    await until(() => existsSync(join(dir, 'runs')) && readdirSync(join(dir, 'runs')).length > 0 && existsSync(join(runDir(), 'sessions', 'rename.svc-d1.jsonl')), 'the agent to start', 60_000);
+    const exit = exited(w.child);
+    w.child.kill('SIGTERM');
+    const out = await running;
+    expect(out.status).toBe('succeeded');
+    expectRenamed(dir, ['d1']);
+    const e = await exit;
+    expect(e.code).toBe(0);
+    expect(w.stderr()).toMatch(/draining: no new agents; waiting for 1 running/);
+  }, 120_000);
+
+  it('a planner/worker pair split over two workers: the planner reviews the files the worker wrote elsewhere', async () => {
+    await Promise.all([startWorker('doer', 1, {}, ['--queues', 'agents']), startWorker('reviewer', 1, {}, ['--queues', 'partners'])]);
+    const dir = tempProject({
+      'recipe.yaml': `name: pair
+provider: scripted
+script: script.yaml
+agents:
+  planner: { system: "You are the PLANNER of this pair.", tools: [read] }
+  worker: { system: "You are the WORKER of this pair.", tools: [read, write, edit] }
+tasks:
+  - id: build
+    pair: { planner: planner, worker: worker, max_rounds: 3 }
+    prompt: "Write greeting.txt with a friendly greeting."
+`,
+      'script.yaml': `conversations:
+  - match: "You are the PLANNER"
+    turns:
+      - tools: [{ name: read, args: { path: greeting.txt } }]
+      - text: "Corrections: the greeting must be exactly 'hello, world'."
+      - text: "APPROVED"
+  - match: "You are the WORKER"
+    turns:
+      - tools: [{ name: write, args: { path: greeting.txt, content: "hello there" } }]
+      - text: "Wrote greeting.txt."
+      - tools: [{ name: edit, args: { path: greeting.txt, edits: [{ oldText: "hello there", newText: "hello, world" }] } }]
+      - text: "greeting.txt now says hello, world."
+`,
+    });
+    const out = await runHere(dir);
+    expect(out.status).toBe('succeeded');
+    expect(readFileSync(join(dir, 'greeting.txt'), 'utf8')).toBe('hello, world');
+    const log = events(out.dir);
+    const placed = new Map<string, string>();
+    for (const e of ofType(log, 'instance_start')) if (e.worker) placed.set('first', e.worker);
+    for (const e of ofType(log, 'instance_worker')) placed.set(e.agent, e.worker);
+    expect(new Set([...placed.values()])).toEqual(new Set(['doer', 'reviewer']));
+    // The planner, on the other machine, read what the worker wrote on its own.
+    const planner = readFileSync(join(out.dir, 'sessions', 'build@planner.jsonl'), 'utf8');
+    expect(planner).toContain('hello there');
+    expect(ofType(log, 'instance_done').find((e) => e.key === 'build')).toMatchObject({ rounds: 2, approved: true });
+  }, 120_000);
+
+  it('the recipe concurrency and rate limit hold across all workers together', async () => {
+    // One agent at a time each: both workers are needed for the recipe's 2.
+    await Promise.all([startWorker('left', 1), startWorker('right', 1)]);
+    const names = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
+    const dir = fanOutProject(names, { concurrency: 2, delayMs: 300, extra: 'rate_limit: 3' });
+    const out = await runHere(dir, { rateWindowMs: 2_000 });
+    expect(out.status).toBe('succeeded');
+    expectRenamed(dir, names);
+    const log = events(out.dir);
+    expect(workersOf(log)).toEqual(new Set(['left', 'right']));
+    // Never more than 2 instances between their start and their end, whichever worker ran them.
+    let running = 0;
+    let peak = 0;
+    for (const e of log) {
+      if (e.type === 'instance_start') peak = Math.max(peak, ++running);
+      if (e.type === 'instance_done' || e.type === 'instance_failed') running--;
+    }
+    expect(peak).toBe(2);
+    // 18 calls at 3 per 2 s window: calls waited for the shared rate limit.
+    expect(ofType(log, 'call_usage').length).toBeGreaterThanOrEqual(18);
+    expect(ofType(log, 'permit_wait').some((e) => /rate/i.test(e.reason))).toBe(true);
+  }, 120_000);
+
+  it('the coordinator killed with kill -9 mid-run: resume --redis picks the run up, the workers drop the old jobs', async () => {
+    const w = await startWorker('steady', 4);
+    const names = ['r1', 'r2', 'r3'];
+    const dir = fanOutProject(names, { delayMs: 1500, concurrency: 3 });
+    const runs = join(dir, 'runs');
+    // From the repository (tsx resolves from the working folder); the recipe's paths resolve from its own folder.
+    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--redis', redis.url, '--run-dir', runs], {});
+    const first = exited(coordinator);
+    const runDir = () => join(runs, readdirSync(runs)[0] ?? '');
+    await until(() => existsSync(runs) && readdirSync(runs).length > 0 && names.every((n) => {
+      const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+      return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+    }), 'every agent to have a tool result streamed back', 60_000);
+    coordinator.kill('SIGKILL');
+    await first;
+    const resumed = await exited(spawnCli(['resume', runDir(), '--redis', redis.url, '--run-dir', runs], {}));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expectRenamed(dir, names);
+    for (const n of names) {
+      const session = readFileSync(join(runDir(), 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
+      expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
+    }
+    await until(() => /dropped|no longer holds the run/.test(w.stderr()) || ofType(events(runDir()), 'run_end').length > 0, 'the worker to note the old jobs', 30_000);
+  }, 180_000);
+
+  it('Redis restarted mid-run (its data lost): coordinator and worker reconnect and the run completes', async () => {
+    await startWorker('survivor', 4);
+    const names = ['x1', 'x2'];
+    const dir = fanOutProject(names, { delayMs: 1500, concurrency: 2 });
+    const running = runHere(dir);
+    const runDir = () => join(dir, 'runs', readdirSync(join(dir, 'runs'))[0] ?? '');
+    await until(() => existsSync(join(dir, 'runs')) && readdirSync(join(dir, 'runs')).length > 0 && names.every((n) => {
+      const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+      return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+    }), 'both agents to be under way', 60_000);
+    await redis.restart();
+    const out = await running;
+    if (out.status !== 'succeeded') console.log(JSON.stringify(ofType(events(out.dir), 'instance_failed').map((e) => [e.key, e.failure, e.error])));
+    expect(out.status).toBe('succeeded');
+    expectRenamed(dir, names);
   }, 180_000);
 });

@@ -18,6 +18,7 @@ function options(y: Argv): Argv<object> {
     .option('concurrency', { type: 'number', default: 4, describe: 'Agents this worker runs at once (pair planners have as many slots again)' })
     .option('workdir', { type: 'string', describe: 'Where workspaces and sessions live while their agents run (default: a folder under the system temp dir)' })
     .option('name', { type: 'string', describe: 'Name shown in run events, show and the report (default: the host name)' })
+    .option('queues', { type: 'string', choices: ['all', 'agents', 'partners'], default: 'all', describe: 'What to take: all, agents (everything but pair planners) or partners (pair planners only)' })
     .check((a) => {
       const c = a.concurrency;
       if (!(typeof c === 'number' && Number.isInteger(c) && c >= 1)) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(c)})`);
@@ -49,7 +50,8 @@ async function work(args: CommandArgs, ctx: CliContext): Promise<number> {
     return EXIT.usage;
   }
   const concurrency = Number(args.concurrency);
-  const worker = new ClusterWorker({ url, name, concurrency, workdir, env: ctx.env, ...lockSettings(ctx.env), log: (line) => ctx.stderr(`worker ${name}: ${line}\n`) });
+  const queues = args.queues === 'agents' || args.queues === 'partners' ? { queues: [args.queues] as ('agents' | 'partners')[] } : {};
+  const worker = new ClusterWorker({ url, name, concurrency, workdir, env: ctx.env, ...queues, ...lockSettings(ctx.env), log: (line) => ctx.stderr(`worker ${name}: ${line}\n`) });
   ctx.stderr(`worker ${name} ready: ${concurrency} agents at once from ${redactRedisUrl(url)} (Redis ${reachable.version}); workdir ${workdir}. SIGTERM or Ctrl-C drains and exits.\n`);
   let signals = 0;
   const stopped = new Promise<number>((resolveStop) => {
