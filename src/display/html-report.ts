@@ -109,7 +109,7 @@ function instancesTable(folder: RunFolder): string {
     return (
       `<tr data-instance="${escapeHtml(inst.label)}"><td>${escapeHtml(inst.label)}</td><td><span class="status ${inst.status}">${inst.status}</span></td>` +
       `<td class="num">${attempts}</td><td class="num">${u.turns ?? 0}</td><td class="num">${formatTokens(u.totalTokens)}</td>` +
-      `<td class="num">${formatCost(u.cost)}</td><td class="num">${escapeHtml(cacheCell(u))}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}</td></tr>`
+      `<td class="num">${formatCost(u.cost)}</td><td class="num">${escapeHtml(cacheCell(u))}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}${inst.workers?.length ? ` <span class="muted">on ${escapeHtml(inst.workers.join(', '))}</span>` : ''}</td></tr>`
     );
   });
   return (

@@ -79,7 +79,9 @@ export class PlainLog {
       case 'instance_queued':
         return undefined;
       case 'instance_start':
-        return `${label}: started (attempt ${e.attempt}${e.resumedFromLeaf ? ', continuing its session' : ''})`;
+        return `${label}: started (attempt ${e.attempt}${e.resumedFromLeaf ? ', continuing its session' : ''})${e.worker ? ` on worker ${e.worker}` : ''}`;
+      case 'instance_worker':
+        return e.takeover ? `${label}: ${e.agent} taken over by worker ${e.worker}` : `${label}: ${e.agent} runs on worker ${e.worker}`;
       case 'permit_wait':
         this.waiting.add(id);
         return `${label}: waiting for a model permit (${e.reason})`;

@@ -41,6 +41,7 @@ function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
   if (inst.status === 'skipped') out.push(`    skipped: ${oneLine(inst.skipReason ?? '')}`);
   // Who cancelled it, steered it or retried it (the run's control events).
   if (inst.status === 'cancelled') out.push(`    ${oneLine(inst.error ?? 'cancelled')}`);
+  if (inst.workers?.length) out.push(`    worker${inst.workers.length > 1 ? 's' : ''}: ${inst.workers.join(', ')}`);
   for (const c of controlsOf(s, inst)) out.push(`    ${controlLine(c)}`);
   if (inst.output !== undefined || inst.text) out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);
   if (inst.modifiedFiles && inst.modifiedFiles.length > 0) out.push(`    modified: ${inst.modifiedFiles.join(', ')}`);

@@ -38,6 +38,11 @@ export interface AttemptRecord {
   turns: number;
 }
 
+function addWorker(inst: InstanceState, worker: string): void {
+  inst.workers ??= [];
+  if (!inst.workers.includes(worker)) inst.workers.push(worker);
+}
+
 export interface InstanceState {
   task: string;
   key: string;
@@ -64,6 +69,8 @@ export interface InstanceState {
   durationMs?: number;
   sessionFile?: string;
   cwd?: string;
+  /** Distributed runs: the worker processes its agents ran on, in the order they took them. */
+  workers?: string[];
   messages: { ts: number; from: string; to: string; text: string }[];
   verify: { ts: number; command: string; ok: boolean; output: string }[];
   firstTs: number;
@@ -472,6 +479,10 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.error = undefined;
       if (e.sessionFile) inst.sessionFile = e.sessionFile;
       if (e.cwd) inst.cwd = e.cwd;
+      if (e.worker) addWorker(inst, e.worker);
+      return;
+    case 'instance_worker':
+      addWorker(inst, e.worker);
       return;
     case 'permit_wait':
       rec.waits.push({ start: e.ts, reason: e.reason });

@@ -123,6 +123,15 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
       expect(lines.length).toBeGreaterThan(5);
       expect(lines.some((l) => l.includes(`Renamed ${n}.`))).toBe(true);
     }
+    // show and the report say which worker ran what.
+    const shown = await exited(spawnCli(['show', out.dir], {}));
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/rename\.svc-n1[\s\S]*?worker: (alpha|bravo)-box/);
+    const report = await exited(spawnCli(['report', out.dir], {}));
+    expect(report.code, report.stderr).toBe(0);
+    const html = readFileSync(join(out.dir, 'report.html'), 'utf8');
+    expect(html).toContain('on alpha-box');
+    expect(html).toContain('on bravo-box');
     const result = JSON.parse(readFileSync(out.resultFile, 'utf8')) as { instances?: unknown[]; tasks?: unknown[] };
     expect(JSON.stringify(result)).toContain('rename.svc-n8');
     // Nothing of the project ever lands in a worker's workdir for good (removed when each agent ends).
