@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
 import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
-import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationKey, conversationResponder, events, gitInit, isSummaryRequest, ofType, requestText, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 
@@ -301,4 +302,90 @@ tasks:
     expect(out.status).toBe('succeeded');
     expectRenamed(dir, names);
   }, 180_000);
+
+  it('send_message between agents on different workers, through the real SDK against a local API', async () => {
+    const server = await startFakeAnthropic({
+      respond: conversationResponder(
+        ['alice', 'bob'].map((me) => {
+          const other = me === 'alice' ? 'bob' : 'alice';
+          return {
+            match: new RegExp(`You are ${me}`),
+            turns: [
+              { tools: [{ name: 'send_message', args: { to: other, text: `hello ${other}, this is ${me}` } }] },
+              { tools: [{ name: 'bash', args: { command: 'sleep 1' } }] },
+              { text: `${me} is done` },
+            ],
+          };
+        }),
+      ),
+    });
+    try {
+      // Each worker uses its own key and API address (nothing of the coordinator's environment travels).
+      const api = { ANTHROPIC_API_KEY: 'sk-test-worker', ANTHROPIC_BASE_URL: server.url };
+      await Promise.all([startWorker('east', 1, api), startWorker('west', 1, api)]);
+      const dir = tempProject({
+        'recipe.yaml': `name: talk
+model: claude-haiku-4-5
+concurrency: 2
+agents:
+  talker: { tools: [send_message, bash] }
+tasks:
+  - id: alice
+    agent: talker
+    prompt: "You are alice. Say hello to bob."
+  - id: bob
+    agent: talker
+    prompt: "You are bob. Say hello to alice."
+`,
+      });
+      const out = await runHere(dir, { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test-coordinator', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+      expect(out.status).toBe('succeeded');
+      const log = events(out.dir);
+      expect(workersOf(log)).toEqual(new Set(['east', 'west']));
+      for (const me of ['alice', 'bob']) {
+        const other = me === 'alice' ? 'bob' : 'alice';
+        const mine = server.requests.filter((q) => !isSummaryRequest(q.body) && conversationKey(q.body).includes(`You are ${me}`));
+        expect(mine.some((q) => requestText(q.body).includes(`hello ${me}, this is ${other}`))).toBe(true);
+      }
+      expect(ofType(log, 'message').map((m) => `${m.from}->${m.to}`).sort()).toEqual(['alice->bob', 'bob->alice']);
+      // The workers' own key went on the wire, never the coordinator's.
+      expect(server.requests.every((q) => JSON.stringify(q.headers ?? {}).includes('sk-test-worker'))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+
+  it('a result patch that no longer applies to the original workspace fails its instance as patch_conflict', async () => {
+    await startWorker('clasher', 2);
+    const dir = tempProject({
+      'recipe.yaml': `name: clash
+provider: scripted
+script: script.yaml
+concurrency: 2
+agents:
+  editor: { tools: [edit] }
+tasks:
+  - id: set
+    for_each: [red, blue]
+    agent: editor
+    prompt: "Set the colour to \${{ item }}"
+`,
+      'script.yaml': `conversations:
+  - match: "Set the colour to (\\\\w+)"
+    turns:
+      - tools: [{ name: edit, args: { path: colour.txt, edits: [{ oldText: "colour: none", newText: "colour: {{match.1}}" }] } }]
+      - text: "Set {{match.1}}."
+`,
+      'colour.txt': 'colour: none\n',
+    });
+    const out = await runHere(dir);
+    const log = events(out.dir);
+    const done = ofType(log, 'instance_done').map((e) => e.key);
+    const failed = ofType(log, 'instance_failed').filter((e) => e.final);
+    // Both edited the same line of their own copies: the first result applies, the second cannot.
+    expect(done).toHaveLength(1);
+    expect(failed.map((e) => e.failure)).toEqual(['patch_conflict']);
+    expect(failed[0]!.error).toMatch(/do not apply to/);
+    expect(readFileSync(join(dir, 'colour.txt'), 'utf8')).toMatch(/^colour: (red|blue)\n$/);
+  }, 120_000);
 });
