@@ -388,4 +388,65 @@ tasks:
     expect(failed[0]!.error).toMatch(/do not apply to/);
     expect(readFileSync(join(dir, 'colour.txt'), 'utf8')).toMatch(/^colour: (red|blue)\n$/);
   }, 120_000);
+
+  it('a 429 seen by one worker pauses the calls of the agents on the other workers', async () => {
+    const arrivals: { t: number; status: number; item: string; turn: number }[] = [];
+    const responder = conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]);
+    let limited = false;
+    let runsDir = '';
+    // a and c get their first reply only once the coordinator has logged b's 429 (an event, not a delay).
+    const rateLimitLogged = async (): Promise<void> =>
+      until(() => {
+        if (!existsSync(runsDir)) return false;
+        const run = readdirSync(runsDir)[0];
+        return run !== undefined && existsSync(join(runsDir, run, 'run.jsonl')) && readFileSync(join(runsDir, run, 'run.jsonl'), 'utf8').includes('"rate_limited"');
+      }, 'the 429 to reach the coordinator', 60_000);
+    const server = await startFakeAnthropic({
+      respond: async (req) => {
+        const item = /Check item (\w)/.exec(conversationKey(req.body))?.[1] ?? '?';
+        const turn = (req.body.messages as unknown[]).length;
+        if (!limited && item === 'b') {
+          limited = true;
+          arrivals.push({ t: Date.now(), status: 429, item, turn });
+          return { kind: 'http-error', status: 429, headers: { 'retry-after-ms': '1500' } };
+        }
+        arrivals.push({ t: Date.now(), status: 200, item, turn });
+        if (turn === 1 && item !== 'b') await rateLimitLogged();
+        return responder(req);
+      },
+    });
+    try {
+      const api = { ANTHROPIC_API_KEY: 'sk-test-worker', ANTHROPIC_BASE_URL: server.url };
+      await Promise.all([startWorker('one', 1, api), startWorker('two', 1, api), startWorker('three', 1, api)]);
+      const dir = tempProject({
+        'recipe.yaml': `name: paused
+model: claude-haiku-4-5
+concurrency: 3
+agents:
+  checker: { tools: [ls] }
+tasks:
+  - id: check
+    for_each: [a, b, c]
+    agent: checker
+    prompt: "Check item \${{ item }}"
+`,
+      });
+      runsDir = join(dir, 'runs');
+      const out = await runHere(dir, { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test-coordinator' } });
+      expect(out.status).toBe('succeeded');
+      const log = events(out.dir);
+      expect(workersOf(log)).toEqual(new Set(['one', 'two', 'three']));
+      const rl = ofType(log, 'rate_limited');
+      expect(rl).toHaveLength(1);
+      expect(rl[0]).toMatchObject({ key: 'check.b', status: 429, delayMs: 1500 });
+      // a and c, on other workers, had their next call ready right after the 429 was known: it waited out the pause.
+      const limitedAt = arrivals.find((a) => a.status === 429)!.t;
+      const next = arrivals.filter((a) => a.item !== 'b' && a.turn > 1);
+      expect(next.length).toBeGreaterThanOrEqual(2);
+      for (const a of next) expect(a.t - limitedAt).toBeGreaterThanOrEqual(1400);
+      expect(ofType(log, 'permit_wait').some((e) => e.key !== 'check.b')).toBe(true);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });
