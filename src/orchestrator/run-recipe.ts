@@ -73,7 +73,8 @@ export async function runRecipeFile(path: string, load: LoadOptions = {}, opts: 
 /** Runs a recipe that is already loaded (the CLI loads it once for errors and dry runs). */
 export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = {}, opts: RunOptions = {}): Promise<StartResult> {
   const env = opts.env ?? load.env ?? process.env;
-  const missing = missingApiKey(recipe, env);
+  // A distributed run's agents call the model with their workers' keys, not this machine's.
+  const missing = opts.executor ? undefined : missingApiKey(recipe, env);
   if (missing) return { ok: false, kind: 'usage', message: missing };
   const cwd = load.cwd ?? process.cwd();
   const runsDir = opts.runsDir ? resolve(cwd, opts.runsDir) : defaultRunsDir(cwd);
@@ -151,7 +152,7 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
   const loaded = loadRecipe(start.recipe, load);
   if (!loaded.ok) return { ok: false, kind: 'recipe', problems: loaded.problems };
   const env = opts.env ?? process.env;
-  const missing = missingApiKey(loaded.recipe, env);
+  const missing = opts.executor ? undefined : missingApiKey(loaded.recipe, env);
   if (missing) return { ok: false, kind: 'usage', message: missing };
   const store = RunStore.open(dir, { redactor: runRedactor(loaded.recipe, env) });
   opts.onStore?.(store);

@@ -338,7 +338,8 @@ tasks:
     prompt: "You are bob. Say hello to alice."
 `,
       });
-      const out = await runHere(dir, { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test-coordinator', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+      // The coordinator needs no key of its own: its agents call the model from the workers.
+      const out = await runHere(dir, { env: { ...process.env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
       expect(out.status).toBe('succeeded');
       const log = events(out.dir);
       expect(workersOf(log)).toEqual(new Set(['east', 'west']));
@@ -348,7 +349,7 @@ tasks:
         expect(mine.some((q) => requestText(q.body).includes(`hello ${me}, this is ${other}`))).toBe(true);
       }
       expect(ofType(log, 'message').map((m) => `${m.from}->${m.to}`).sort()).toEqual(['alice->bob', 'bob->alice']);
-      // The workers' own key went on the wire, never the coordinator's.
+      // The workers' own key went on the wire.
       expect(server.requests.every((q) => JSON.stringify(q.headers ?? {}).includes('sk-test-worker'))).toBe(true);
     } finally {
       await server.close();
