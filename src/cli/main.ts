@@ -99,7 +99,8 @@ function mistypedCommand(argv: readonly string[], ctx: CliContext): string | und
 export function wantsWarmThreads(argv: readonly string[], commandNames: readonly string[]): boolean {
   const first = argv[0] ?? '';
   if (first !== 'run' && first !== 'resume' && (first.startsWith('-') || commandNames.includes(first))) return false;
-  return !argv.some((a) => /^(--dry-run|--help|-h|--version|--agents-per-thread)(=|$)/.test(a));
+  // A distributed run (--redis) runs its agents on worker processes, not on threads here.
+  return !argv.some((a) => /^(--dry-run|--help|-h|--version|--agents-per-thread|--redis)(=|$)/.test(a));
 }
 
 export interface MainOptions {
@@ -126,7 +127,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     ctx.stderr(`orchestrate: unknown command "${argv[0]}" (and no recipe file of that name)\n  hint: ${mistyped}\nRun "orchestrate --help" for usage.\n`);
     return EXIT.usage;
   }
-  const pool = options.warmStart && wantsWarmThreads(argv, ctx.commandNames) ? await import('../orchestrator/pool.js') : undefined;
+  const pool = options.warmStart && wantsWarmThreads(argv, ctx.commandNames) && !ctx.env.ORCHESTRATE_REDIS_URL ? await import('../orchestrator/pool.js') : undefined;
   pool?.startWarmPool();
   try {
     return await parseAndRun(argv, ctx);

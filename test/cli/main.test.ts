@@ -142,7 +142,7 @@ describe('warm start (worker threads start while the recipe machinery loads)', (
     expect(wantsWarmThreads(['recipe.yaml'], names)).toBe(true);
     expect(wantsWarmThreads(['run', 'recipe.yaml', '--json'], names)).toBe(true);
     expect(wantsWarmThreads(['resume', '20261202-1200'], names)).toBe(true);
-    for (const argv of [['recipe.yaml', '--dry-run'], ['recipe.yaml', '--agents-per-thread', '1'], ['recipe.yaml', '--agents-per-thread=2'], ['resume', 'r1', '--agents-per-thread', '1'], ['validate', 'recipe.yaml'], ['agent', 'hi'], ['--help'], ['--version'], ['runs']]) {
+    for (const argv of [['recipe.yaml', '--dry-run'], ['recipe.yaml', '--redis', 'redis://127.0.0.1:6379'], ['resume', 'r1', '--redis=redis://h:1'], ['worker', '--redis', 'redis://h:1'], ['recipe.yaml', '--agents-per-thread', '1'], ['recipe.yaml', '--agents-per-thread=2'], ['resume', 'r1', '--agents-per-thread', '1'], ['validate', 'recipe.yaml'], ['agent', 'hi'], ['--help'], ['--version'], ['runs']]) {
       expect(wantsWarmThreads(argv, names), argv.join(' ')).toBe(false);
     }
   });
