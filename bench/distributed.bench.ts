@@ -26,6 +26,8 @@
 // Flags: --instances N (200) --worker-concurrency C (4) --delay-ms D (200) --idle-seconds S (10)
 //        --calls K (2: K - 1 tool calls, then the answer)
 //        --no-local (skip the local pool runs) --source --keep (keep the run folders)
+//        --takeover (only: the time until a killed worker's agent continues on another worker;
+//        the lock is 15 s unless ORCHESTRATE_WORKER_LOCK_MS is set)
 //        --monitor FILE (every Redis command of the distributed runs, with its time and client:
 //        where an instance's time goes, without timing code in src/)
 // Run: node --import tsx bench/distributed.bench.ts
@@ -258,7 +260,7 @@ async function startWorker(redisUrl: string, name: string): Promise<WorkerProc> 
   const argv = BUILD ? [CLI] : ['--import', 'tsx', CLI];
   const child = spawn(process.execPath, [...argv, 'worker', '--redis', redisUrl, '--name', name, '--concurrency', String(C), '--workdir', workdir], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(process.env.ORCHESTRATE_WORKER_LOCK_MS ? { ORCHESTRATE_WORKER_LOCK_MS: process.env.ORCHESTRATE_WORKER_LOCK_MS } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -345,6 +347,59 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
   };
 }
 
+/**
+ * `--takeover`: one agent (4 scripted calls of 3 s) on one of two workers with the default lock
+ * (or ORCHESTRATE_WORKER_LOCK_MS); its worker is killed with SIGKILL 1 s after the agent started.
+ * Measured: kill -> the coordinator's instance_worker (takeover) event, and whether the run ends well.
+ */
+async function takeover(redisUrl: string): Promise<void> {
+  const dir = join(work, 'takeover');
+  mkdirSync(join(dir, 'item'), { recursive: true });
+  writeFileSync(join(dir, 'item', 'notes.txt'), 'notes\n');
+  writeFileSync(
+    join(dir, 'script.yaml'),
+    `turns:\n${[1, 2, 3].map((i) => `  - tools: [{ name: read, args: { path: notes.txt, limit: ${i} } }]\n    delay_ms: 3000\n`).join('')}  - text: "done"\n    delay_ms: 3000\n`,
+  );
+  writeFileSync(
+    join(dir, 'recipe.yaml'),
+    `name: takeover\nprovider: scripted\nscript: script.yaml\nagents:\n  reader: { tools: [read] }\ntasks:\n  - id: one\n    agent: reader\n    cwd: item\n    prompt: "Read the notes"\n`,
+  );
+  const workers = await Promise.all(['tk-a', 'tk-b'].map((n) => startWorker(redisUrl, n)));
+  const executor = new RedisExecutor({ url: redisUrl });
+  let killedAt = 0;
+  let victim: string | undefined;
+  let takenAt = 0;
+  let takenBy = '';
+  try {
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, {
+      runsDir: join(dir, 'runs'),
+      executor,
+      onStore: (store) =>
+        store.subscribe((e) => {
+          if (e.type === 'instance_start' && e.worker && !victim) {
+            victim = e.worker;
+            setTimeout(() => {
+              killedAt = Date.now();
+              workers.find((w) => w.name === victim)?.child.kill('SIGKILL');
+            }, 1000);
+          }
+          if (e.type === 'instance_worker' && e.takeover) {
+            takenAt = e.ts;
+            takenBy = e.worker;
+          }
+        }),
+    });
+    const status = r.ok ? r.outcome.status : 'not started';
+    console.log(
+      `\ntakeover: worker ${victim} killed (SIGKILL) 1 s into its agent; ${takenAt ? `${takenBy} took the agent over ${((takenAt - killedAt) / 1000).toFixed(1)} s after the kill` : 'no takeover seen'}; ` +
+        `run ${status} (lock ${process.env.ORCHESTRATE_WORKER_LOCK_MS ?? '15000 (default)'} ms)`,
+    );
+  } finally {
+    await executor.close();
+    await stopWorkers(workers);
+  }
+}
+
 /** Redis commands per second and per worker while `workers` wait with nothing to do. */
 async function idleLoad(stats: Redis, workers: number): Promise<{ perWorkerPerSec: number; top: string; clients: number }> {
   const clients = Number(parseInfo(await stats.info('clients')).get('connected_clients'));
@@ -421,8 +476,8 @@ if (monitor) {
   });
   process.on('exit', () => writeFileSync(file, `${lines.join('\n')}\n`, { flag: 'a' }));
 }
-let exitCode = 0;
-try {
+
+async function fanOuts(): Promise<void> {
   const runs: Measured[] = [];
   if (!args.includes('--no-local')) {
     runs.push(await localRun(C));
@@ -453,6 +508,12 @@ try {
   printRedis(d3);
   console.log(`\nidle workers: ${f1(idle.perWorkerPerSec)} Redis commands/s per worker (${IDLE_S} s with ${three.length} idle workers; top: ${idle.top})`);
   console.log(`Redis connections per worker process: ${f1((idle.clients - clientsAfter) / three.length)}`);
+}
+
+let exitCode = 0;
+try {
+  if (args.includes('--takeover')) await takeover(redis.url);
+  else await fanOuts();
 } catch (err) {
   console.error(err instanceof Error ? err.stack : String(err));
   exitCode = 1;
