@@ -3,7 +3,8 @@
 // before anything runs (a Redis that cannot be reached is exit 2, not a hang), and the run holds
 // its lease in Redis too, so workers drop the jobs of a coordinator that lost the run.
 import type { Redis } from 'ioredis';
-import { checkRedis, connectRedis } from '../cluster/redis-connection.js';
+import { clusterKeys } from '../cluster/cluster-wire.js';
+import { checkRedis, connectRedis, redactRedisUrl } from '../cluster/redis-connection.js';
 import { RedisExecutor } from '../cluster/redis-executor.js';
 import { takeRedisRunLease } from '../cluster/redis-run-lease.js';
 import type { RunOptions } from '../orchestrator/run-recipe.js';
@@ -22,6 +23,8 @@ export interface RedisRun {
 export async function openRedisRun(url: string, args: CommandArgs, warn: (text: string) => void): Promise<{ ok: true; run: RedisRun } | { ok: false; message: string }> {
   const reachable = await checkRedis(url, CHECK_MS);
   if (!reachable.ok) return { ok: false, message: reachable.error };
+  const idle = await noLiveWorkers(url);
+  if (idle) warn(`orchestrate: ${idle}\n`);
   let token: string | undefined;
   const mb = typeof args['max-workspace-mb'] === 'number' ? args['max-workspace-mb'] : undefined;
   const executor = new RedisExecutor({
@@ -49,3 +52,27 @@ export async function openRedisRun(url: string, args: CommandArgs, warn: (text: 
   return { ok: true, run };
 }
 
+/** Worker heartbeats older than this are of workers that are gone. */
+const WORKER_SEEN_MS = 15_000;
+
+/** A note when no worker serves this Redis now: the agents would wait in the queue with no sign why. */
+async function noLiveWorkers(url: string): Promise<string | undefined> {
+  const redis = connectRedis(url, { name: 'coordinator-check' });
+  try {
+    const all = await redis.hvals(clusterKeys.workers());
+    const now = Date.now();
+    const live = all.filter((v) => {
+      try {
+        return now - Number((JSON.parse(v) as { at?: number }).at ?? 0) < WORKER_SEEN_MS;
+      } catch {
+        return false;
+      }
+    });
+    if (live.length > 0) return undefined;
+    return `no orchestrate worker serves ${redactRedisUrl(url)} right now: the agents wait in the queue until one starts (orchestrate worker --redis ${redactRedisUrl(url)}).`;
+  } catch {
+    return undefined;
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -48,9 +48,9 @@ interface WorkerProc {
 }
 
 /** Starts `orchestrate worker` and waits for its ready line. */
-async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}, extra: string[] = []): Promise<WorkerProc> {
+async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}, extra: string[] = [], url = redis.url): Promise<WorkerProc> {
   const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
-  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
+  const child = spawnCli(['worker', '--redis', url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
   children.push(child);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -449,5 +449,26 @@ tasks:
     } finally {
       await server.close();
     }
+  }, 120_000);
+
+  it('the CLI: an unreachable Redis is exit 2 with the reason; with no worker yet, the run says its agents wait, and goes on once one starts', async () => {
+    const dir = fanOutProject(['q1']);
+    const runs = join(dir, 'runs');
+    const refused = await exited(spawnCli([join(dir, 'recipe.yaml'), '--redis', 'redis://127.0.0.1:1', '--run-dir', runs], {}));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1: connection refused/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(runs)).toBe(false);
+    // A database of its own: no heartbeat of an earlier test's worker in it.
+    const url = `${redis.url}/5`;
+    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], { ORCHESTRATE_REDIS_URL: url });
+    const done = exited(coordinator);
+    let err = '';
+    coordinator.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    await until(() => /no orchestrate worker serves/.test(err), 'the note that no worker serves this Redis', 60_000);
+    await startWorker('late', 1, {}, [], url);
+    const e = await done;
+    expect(e.code, e.stderr).toBe(0);
+    expectRenamed(dir, ['q1']);
   }, 120_000);
 });
