@@ -130,7 +130,10 @@ export class ClusterWorker {
     const parsed = JobDataSchema.safeParse(job.data);
     if (!parsed.success) return 'malformed job';
     const data = parsed.data;
-    if (data.leaseToken && (await readRunLeaseToken(this.cmd, data.runId)) !== data.leaseToken) {
+    // Another coordinator holds the run now: this job's coordinator is gone. (No lease at all is not
+    // that: a Redis that lost its data loses the lease too, until the holder's next heartbeat.)
+    const holder = data.leaseToken ? await readRunLeaseToken(this.cmd, data.runId) : undefined;
+    if (holder !== undefined && holder !== data.leaseToken) {
       this.log(`dropped ${String(data.task.id)} of run ${data.runId}: its coordinator no longer holds the run`);
       return 'orphaned';
     }
