@@ -237,7 +237,7 @@ export class ClusterWorker {
     const flushSession = async (): Promise<void> => {
       const chunk = tail.read();
       if (!chunk) return;
-      if (chunk.bytes.includes('"toolResult"')) await checkpoint();
+      if (mayHaveChangedFiles(chunk.bytes)) await checkpoint();
       await send({ k: 'session', offset: chunk.offset, data: b64(chunk.bytes), ...(chunk.reset ? { reset: true } : {}) });
     };
     let flushing = false;
@@ -349,6 +349,23 @@ export class ClusterWorker {
   get activeCount(): number {
     return this.running.size;
   }
+}
+
+/** Tools that never change the workspace: their results need no checkpoint before them. */
+const READ_ONLY_TOOLS = new Set(['read', 'ls', 'grep', 'find']);
+
+/**
+ * Whether session bytes carry a tool result that may have changed files (any tool but the
+ * read-only ones, or one whose name cannot be read): those go after a checkpoint.
+ */
+function mayHaveChangedFiles(bytes: Buffer): boolean {
+  const text = bytes.toString('utf8');
+  if (!text.includes('"role":"toolResult"')) return false;
+  const results = text.split('"role":"toolResult"').slice(1);
+  return results.some((r) => {
+    const name = /^,"toolCallId":"[^"]*","toolName":"([^"]+)"/.exec(r)?.[1];
+    return name === undefined || !READ_ONLY_TOOLS.has(name);
+  });
 }
 
 /** A scripted agent's script, parsed here once (as the coordinator does for local threads); a bad file is reported by the thread. */

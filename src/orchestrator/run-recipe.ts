@@ -90,7 +90,7 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
     const coordinator = new Coordinator({ ...coordinatorOpts, ...taken.lease.signals(opts), env, recipe, store, overrides: overridesOf(load) });
     return { ok: true, outcome: await whileLeased(taken.lease, store, () => coordinator.run()) };
   } finally {
-    taken.lease.release();
+    await taken.lease.release();
   }
 }
 
@@ -129,7 +129,7 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
   try {
     return await resumeLeased(dir, cwd, taken.lease, opts);
   } finally {
-    taken.lease.release();
+    await taken.lease.release();
   }
 }
 

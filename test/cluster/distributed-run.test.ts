@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RedisExecutor } from '../../src/cluster/redis-executor.js';
+import { openRedisRun } from '../../src/cli/redis-run.js';
 import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
 import { cleanupTempDirs, conversationKey, conversationResponder, events, gitInit, isSummaryRequest, ofType, requestText, tempProject } from '../orchestrator/helpers/run-fixtures.js';
@@ -60,14 +60,16 @@ async function startWorker(name: string, concurrency = 2, env: Record<string, st
   return { child, name, workdir, stderr: () => err };
 }
 
-async function runHere(dir: string, extra: RunOptions = {}, executorOpts: Partial<ConstructorParameters<typeof RedisExecutor>[0]> = {}) {
-  const executor = new RedisExecutor({ url: redis.url, ...executorOpts });
+/** The run with the CLI's own glue for --redis: the Redis executor and the run lease held in Redis too. */
+async function runHere(dir: string, extra: RunOptions = {}, flags: { maxWorkspaceMb?: number } = {}) {
+  const opened = await openRedisRun(redis.url, flags.maxWorkspaceMb !== undefined ? { 'max-workspace-mb': flags.maxWorkspaceMb } : {}, () => {});
+  if (!opened.ok) throw new Error(opened.message);
   try {
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), executor, ...extra });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...opened.run.options, ...extra });
     if (!r.ok) throw new Error(JSON.stringify(r));
     return r.outcome;
   } finally {
-    await executor.close();
+    await opened.run.close();
   }
 }
 
@@ -143,7 +145,7 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     await startWorker('solo-box');
     const dir = fanOutProject(['small', 'big']);
     writeFileSync(join(dir, 'svc', 'big', 'blob.bin'), Buffer.alloc(300 * 1024, 7));
-    const out = await runHere(dir, {}, { maxWorkspaceBytes: 100 * 1024 });
+    const out = await runHere(dir, {}, { maxWorkspaceMb: 0.1 });
     expect(out.status).toBe('failed');
     const failed = ofType(events(out.dir), 'instance_failed').filter((e) => e.final);
     expect(failed.map((e) => [e.key, e.failure])).toEqual([['rename.svc-big', 'workspace']]);
