@@ -24,8 +24,8 @@ export const clusterKeys = {
   up: (runId: string): string => `orchestrate:run:${runId}:up`,
   /** Coordinator -> one worker process. */
   down: (workerId: string): string => `orchestrate:worker:${workerId}:down`,
-  /** A launch's packed workspace (binary). */
-  workspace: (runId: string, launchId: string): string => `orchestrate:run:${runId}:ws:${launchId}`,
+  /** A packed workspace (binary), by the SHA-256 of its bytes: launches of the same folder share one copy. */
+  workspace: (runId: string, digest: string): string => `orchestrate:run:${runId}:ws:${digest}`,
   /** Live worker processes (a hash: worker id -> JSON with name, host, pid, concurrency, heartbeat). */
   workers: (): string => 'orchestrate:workers',
 };
@@ -37,6 +37,8 @@ export const WorkspaceMetaSchema = z.object({
   exclude: z.array(z.string()).optional(),
   ignore: z.string().optional(),
   bytes: z.number(),
+  /** The Redis key holding the bytes (clusterKeys.workspace). */
+  key: z.string(),
 });
 export type WorkspaceMeta = z.infer<typeof WorkspaceMetaSchema>;
 

@@ -196,7 +196,7 @@ export class ClusterWorker {
     const sessionFile = join(dir, 'session.jsonl');
     try {
       mkdirSync(dir, { recursive: true });
-      const bytes = await this.cmd.getBuffer(clusterKeys.workspace(data.runId, launch));
+      const bytes = await this.cmd.getBuffer(data.workspace.key);
       if (!bytes) throw new Error('its packed workspace is no longer in Redis');
       await unpackWorkspace({ ...data.workspace, data: bytes }, ws);
       if (go.checkpoint) {

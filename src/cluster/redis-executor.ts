@@ -10,7 +10,7 @@
 // beside the session (so an agent taken over by another worker, or resumed by a new coordinator,
 // continues on the files its session describes), and applies the result's patch to the original
 // workspace.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
@@ -34,6 +34,9 @@ export interface RedisExecutorOptions {
   /** Something went wrong that the run should log (Redis outages, recovered jobs). */
   onWarning?: (text: string) => void;
 }
+
+/** Workspaces packed at once (a wide fan-out would otherwise start a git or tar process per instance at the same moment). */
+const PACKING_AT_ONCE = 4;
 
 /** Skill and extension files shipped with a job, at most this much in all. */
 const MAX_SHIPPED_BYTES = 4 * 1024 * 1024;
@@ -70,6 +73,10 @@ export class RedisExecutor implements ExternalExecutor {
   private readonly events: QueueEvents[] = [];
   private readonly readers = new Map<string, StreamReader>();
   private readonly launches = new Map<string, Launch>();
+  /** Launches using each stored workspace (by Redis key): the bytes are deleted with the last one. */
+  private readonly workspaceUsers = new Map<string, number>();
+  private packing = 0;
+  private readonly packWaiters: (() => void)[] = [];
   /** Patches applied to one workspace folder go one at a time. */
   private readonly patchLocks = new Map<string, Promise<unknown>>();
   private wasReady = false;
@@ -111,7 +118,7 @@ export class RedisExecutor implements ExternalExecutor {
   }
 
   private async start(task: InstanceTask, signal: AbortSignal | undefined, resolve: (r: WorkerResult) => void, reject: (e: Error) => void): Promise<void> {
-    const packedR = await packWorkspace(task.cwd, { maxBytes: this.opts.maxWorkspaceBytes ?? DEFAULT_MAX_WORKSPACE_BYTES });
+    const packedR = await this.limitPacking(() => packWorkspace(task.cwd, { maxBytes: this.opts.maxWorkspaceBytes ?? DEFAULT_MAX_WORKSPACE_BYTES }));
     if (!packedR.ok) {
       task.port.close();
       resolve(failed('workspace', `the workspace of ${task.id} cannot travel to a worker: ${packedR.error}`));
@@ -125,7 +132,14 @@ export class RedisExecutor implements ExternalExecutor {
       launchId: id,
       ...(this.opts.leaseToken?.() ? { leaseToken: this.opts.leaseToken() } : {}),
       task: portableTask(task),
-      workspace: { kind: packed.kind, ...(packed.base ? { base: packed.base } : {}), ...(packed.exclude ? { exclude: packed.exclude } : {}), ...(packed.ignore ? { ignore: packed.ignore } : {}), bytes: packed.data.length },
+      workspace: {
+        kind: packed.kind,
+        ...(packed.base ? { base: packed.base } : {}),
+        ...(packed.exclude ? { exclude: packed.exclude } : {}),
+        ...(packed.ignore ? { ignore: packed.ignore } : {}),
+        bytes: packed.data.length,
+        key: clusterKeys.workspace(task.runId, createHash('sha256').update(packed.data).digest('hex')),
+      },
       files: shippedFiles([...task.agent.skills, ...task.agent.extensions, ...(task.agent.script ? [task.agent.script] : [])]),
       hasPeer: task.peerPort !== undefined,
     };
@@ -156,10 +170,24 @@ export class RedisExecutor implements ExternalExecutor {
   }
 
   private async enqueue(l: Launch): Promise<void> {
-    await this.cmd.set(clusterKeys.workspace(l.runId, l.id), l.packed.data);
+    const key = l.data.workspace.key;
+    if (l.enqueues === 0) this.workspaceUsers.set(key, (this.workspaceUsers.get(key) ?? 0) + 1);
+    // Stored once per content; a re-queue after Redis lost its data stores it again.
+    if (l.enqueues > 0 || this.workspaceUsers.get(key) === 1) await this.cmd.set(key, l.packed.data);
     l.enqueues++;
     // A new job id each time: a worker may still run the lost job under the old id (BullMQ keys its locks by id).
     await l.queue.add('agent', l.data, { jobId: jobIdOf(l), attempts: 1, removeOnComplete: true, removeOnFail: true });
+  }
+
+  private async limitPacking<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.packing >= PACKING_AT_ONCE) await new Promise<void>((r) => this.packWaiters.push(r));
+    this.packing++;
+    try {
+      return await fn();
+    } finally {
+      this.packing--;
+      this.packWaiters.shift()?.();
+    }
   }
 
   private ensureReader(runId: string): void {
@@ -292,7 +320,13 @@ export class RedisExecutor implements ExternalExecutor {
     l.sessionFd = undefined;
     l.port.close();
     l.peerPort?.removeAllListeners('message');
-    void this.cmd.del(clusterKeys.workspace(l.runId, l.id)).catch(() => {});
+    const key = l.data.workspace.key;
+    const users = (this.workspaceUsers.get(key) ?? 1) - 1;
+    if (users > 0) this.workspaceUsers.set(key, users);
+    else {
+      this.workspaceUsers.delete(key);
+      void this.cmd.del(key).catch(() => {});
+    }
   }
 
   /** A hard abort: the worker stops the agent at once; the launch ends now, as a terminated thread does. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openRedisRun } from '../../src/cli/redis-run.js';
+import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
 import { cleanupTempDirs, conversationKey, conversationResponder, events, gitInit, isSummaryRequest, ofType, requestText, tempProject } from '../orchestrator/helpers/run-fixtures.js';
@@ -390,6 +391,13 @@ tasks:
     expect(failed.map((e) => e.failure)).toEqual(['patch_conflict']);
     expect(failed[0]!.error).toMatch(/do not apply to/);
     expect(readFileSync(join(dir, 'colour.txt'), 'utf8')).toMatch(/^colour: (red|blue)\n$/);
+    // Both launches packed the same folder: one copy in Redis, deleted with the last of them.
+    const client = connectRedis(redis.url, { name: 'test' });
+    try {
+      expect(await client.keys('orchestrate:run:*:ws:*')).toEqual([]);
+    } finally {
+      client.disconnect();
+    }
   }, 120_000);
 
   it('a 429 seen by one worker pauses the calls of the agents on the other workers', async () => {
