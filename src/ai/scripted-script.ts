@@ -19,6 +19,8 @@
 //     after_blocks: 1                            # stream this many blocks of the turn first
 //   - delay_ms: 50                               # wait before replying (any turn)
 //     text: "slow"
+//   - stream_delay_ms: 100                       # wait before each streamed chunk (a reply written slowly)
+//     text: "written over a few seconds"
 //   stop_reason on a reply may be stop, length or toolUse.
 //
 // Strings may use {{match.1}} or {{match.name}}: capture groups of the conversation's regex.
@@ -43,6 +45,7 @@ const TurnFile = z
     stop_reason: z.enum(['stop', 'length', 'toolUse', 'error', 'aborted']).optional(),
     after_blocks: z.number().int().min(0).optional(),
     delay_ms: z.number().int().min(0).optional(),
+    stream_delay_ms: z.number().int().min(0).optional(),
   })
   .superRefine((t, ctx) => {
     if (t.text === undefined && t.thinking === undefined && t.tools === undefined && t.error === undefined) {
@@ -99,6 +102,7 @@ function toTurn(t: TurnFileT): ScriptedTurnSpec {
     thinking: t.thinking,
     tools: t.tools?.map((c) => ({ name: c.name, args: c.args ?? {}, id: c.id })),
     delayMs: t.delay_ms,
+    ...(t.stream_delay_ms !== undefined ? { chunkDelayMs: t.stream_delay_ms } : {}),
   };
   if (t.error !== undefined) {
     return { ...base, error: t.error, stopReason: t.stop_reason === 'aborted' ? 'aborted' : 'error', afterBlocks: t.after_blocks };

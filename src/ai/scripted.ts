@@ -34,6 +34,8 @@ export interface ScriptedReply {
   usage?: Partial<Pick<Usage, 'input' | 'output' | 'cacheRead' | 'cacheWrite'>>;
   /** Wait this long before replying (honours abort). */
   delayMs?: number;
+  /** Wait this long before each chunk of this turn (a reply written slowly); overrides the provider's chunkDelayMs. */
+  chunkDelayMs?: number;
 }
 
 /** A failure: streams the first `afterBlocks` blocks (default 0) of its content, then errors. */
@@ -270,6 +272,7 @@ interface Plan {
   emitBlocks: number;
   usage?: ScriptedReply['usage'];
   delayMs: number;
+  chunkDelayMs?: number;
 }
 
 function planOf(turn: ScriptedTurnSpec | AssistantMessage, replyIndex: number): Plan {
@@ -294,6 +297,7 @@ function planOf(turn: ScriptedTurnSpec | AssistantMessage, replyIndex: number): 
     });
   }
   const delayMs = turn.delayMs ?? 0;
+  const slow = turn.chunkDelayMs !== undefined ? { chunkDelayMs: turn.chunkDelayMs } : {};
   if ('error' in turn && typeof turn.error === 'string') {
     return {
       blocks,
@@ -302,11 +306,12 @@ function planOf(turn: ScriptedTurnSpec | AssistantMessage, replyIndex: number): 
       emitBlocks: Math.min(turn.afterBlocks ?? 0, blocks.length),
       usage: turn.usage,
       delayMs,
+      ...slow,
     };
   }
   const reply = turn as ScriptedReply;
   const hasTools = blocks.some((b) => b.type === 'toolCall');
-  return { blocks, stopReason: reply.stopReason ?? (hasTools ? 'toolUse' : 'stop'), emitBlocks: blocks.length, usage: reply.usage, delayMs };
+  return { blocks, stopReason: reply.stopReason ?? (hasTools ? 'toolUse' : 'stop'), emitBlocks: blocks.length, usage: reply.usage, delayMs, ...slow };
 }
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -505,7 +510,8 @@ async function play(
     stream.push({ type: 'error', reason: 'aborted', error: output });
     return true;
   };
-  const pause = (): Promise<void> | undefined => (chunkDelayMs > 0 ? sleep(chunkDelayMs, signal) : undefined);
+  const perChunk = plan.chunkDelayMs ?? chunkDelayMs;
+  const pause = (): Promise<void> | undefined => (perChunk > 0 ? sleep(perChunk, signal) : undefined);
 
   if (plan.delayMs > 0) {
     await sleep(plan.delayMs, signal);

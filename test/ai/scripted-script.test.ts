@@ -67,6 +67,20 @@ describe('script files', () => {
     expect(textOf(miss)).toBe('default reply');
   });
 
+  it('stream_delay_ms writes a reply slowly: each chunk waits that long', async () => {
+    const script = parseScript('- stream_delay_ms: 30\n  text: "abcdefgh"\n', 'slow.yaml');
+    expect(script.turns).toEqual([{ text: 'abcdefgh', thinking: undefined, tools: undefined, delayMs: undefined, chunkDelayMs: 30, stopReason: undefined }]);
+    const provider = createScriptedProvider(script, { chunkSize: 2 });
+    const started = Date.now();
+    const deltas: string[] = [];
+    for await (const e of provider(scriptedModel(), { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] })) {
+      if (e.type === 'text_delta') deltas.push(e.delta);
+    }
+    expect(deltas).toEqual(['ab', 'cd', 'ef', 'gh']);
+    // Four waits of 30 ms (a timer may fire up to 1 ms early).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 29);
+  });
+
   it('an error turn from a file fires once, then the next turn answers', async () => {
     const provider = createScriptedProvider(parseScript('- error: "rate_limit_error: slow down"\n- text: ok\n', 'inline.yaml'));
     const ctx = { messages: [{ role: 'user' as const, content: 'hi', timestamp: 1 }] };
