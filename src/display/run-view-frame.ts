@@ -5,7 +5,8 @@
 //                  so the selection stays in view, then the footer (keys, or the last action's
 //                  result, or the steer prompt) with the position "12/100".
 //   conversation:  the instance's title line, its conversation (session file + control actions,
-//                  in time order) following the end unless scrolled back, then the footer.
+//                  in time order, then the reply being written, if any) following the end unless
+//                  scrolled back, then the footer.
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { conversationItemText } from './conversation-text.js';
 import { formatClock } from './format-units.js';
@@ -98,12 +99,16 @@ function controlText(c: ControlRecord): string {
   return `⚑ ${formatClock(c.ts)} ${what} by ${c.by}: ${c.ok ? 'ok' : 'refused'}${c.message ? ` (${oneLine(c.message)})` : ''}`;
 }
 
+/** The heading of the reply the agent is writing now (not in the session file yet). */
+export const WRITING_HEADING = 'assistant (writing…)';
+
 /**
  * The conversation as wrapped lines: session items and the control actions on the instance,
- * merged by time. No colour in the body: a wrapped coloured line would lose its style on the
- * next line, and redraws rewrite single lines.
+ * merged by time, then `writing` (the reply being written, from a peek) last. No colour in the
+ * body: a wrapped coloured line would lose its style on the next line, and redraws rewrite
+ * single lines.
  */
-export function conversationLines(conv: Conversation | undefined, controls: readonly ControlRecord[], width: number): string[] {
+export function conversationLines(conv: Conversation | undefined, controls: readonly ControlRecord[], width: number, writing?: string): string[] {
   const plain = makePainter(false);
   const blocks: { ts: number; order: number; text: string }[] = [];
   (conv?.items ?? []).forEach((item, i) => {
@@ -119,6 +124,10 @@ export function conversationLines(conv: Conversation | undefined, controls: read
     if (lines.length > 0) lines.push('');
     lines.push(...wrapToWidth(b.text, width));
   }
+  if (writing) {
+    if (lines.length > 0) lines.push('');
+    lines.push(...wrapToWidth(`${WRITING_HEADING}\n${writing.split('\n').map((l) => `  ${l}`).join('\n')}`, width));
+  }
   return lines;
 }
 
@@ -129,14 +138,17 @@ function liveActivity(inst: InstanceState): string {
   return '';
 }
 
-/** The conversation screen. Records the body's size in the model (the keys scroll within it). */
-export function conversationFrame(state: RunState, inst: InstanceState, conv: Conversation | undefined, model: RunViewModel, o: FrameOptions): string[] {
+/**
+ * The conversation screen. Records the body's size in the model (the keys scroll within it).
+ * `writing`: the text the agent is writing now (shown under the last message).
+ */
+export function conversationFrame(state: RunState, inst: InstanceState, conv: Conversation | undefined, model: RunViewModel, o: FrameOptions, writing?: string): string[] {
   const p = o.painter;
   const stopped = state.status !== 'running' && !isFinished(inst);
   const activity = stopped ? '' : liveActivity(inst);
   const status = stopped ? 'interrupted' : inst.status;
   const title = cut(`${p.paint('bold', inst.label)} · ${status}${activity ? ` · ${activity}` : ''} · run ${state.runId}`, o);
-  const body = conversationLines(conv, controlsOf(state, inst), o.width - 1);
+  const body = conversationLines(conv, controlsOf(state, inst), o.width - 1, writing);
   const usable = Math.max(3, o.height - DISPLAY_DEFAULTS.reservedRows);
   const room = usable - 2;
   const lastTop = Math.max(0, body.length - room);

@@ -3,7 +3,8 @@
 // TTY and by `orchestrate watch`.
 //
 //   ↑ ↓ PgUp PgDn Home End  select an instance (the list scrolls to keep it in view)
-//   Enter                   open its conversation, following it live; Esc (or ←) back
+//   Enter                   open its conversation, following it live (the reply being written
+//                           too, peeked from the coordinator); Esc (or ←) back
 //   s                       steer it: type a message, Enter sends, Esc drops it
 //   c                       cancel it (it ends `cancelled`; the run goes on)
 //   r                       retry it (a failed or cancelled instance)
@@ -58,7 +59,7 @@ export interface RunViewOptions extends LiveViewOptions {
 /** How often a background job looks whether `fg` brought it to the foreground. */
 const FOREGROUND_POLL_MS = 300;
 
-/** How often an open conversation looks at its session file for new entries. */
+/** How often an open conversation looks at its session file for new entries (and peeks at the reply being written). */
 const SESSION_POLL_MS = 200;
 
 export class RunView extends LiveView {
@@ -68,6 +69,9 @@ export class RunView extends LiveView {
   private foregroundPoll: NodeJS.Timeout | undefined;
   private conversationCache: { file: string; size: number; mtimeMs: number; conv: Conversation } | undefined;
   private poller: NodeJS.Timeout | undefined;
+  /** The reply being written by the open conversation's agent (last peek), and the session items then. */
+  private writing: { key: string; text: string; items: number } | undefined;
+  private peeking = false;
   private readonly onData = (chunk: string | Buffer) => {
     for (const key of parseKeys(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))) this.press(key);
   };
@@ -161,7 +165,13 @@ export class RunView extends LiveView {
     if (this.ended) return super.frame();
     const o = this.frameOptions();
     const inst = this.model.selected;
-    if (this.model.mode === 'conversation' && inst) return conversationFrame(this.state, inst, this.conversationOf(inst), this.model, o);
+    if (this.model.mode === 'conversation' && inst) {
+      const conv = this.conversationOf(inst);
+      // Once the session file has more (the finished reply), the peeked text is stale.
+      const w = this.writing;
+      const writing = w && w.key === inst.key && conv.items.length <= w.items && !isFinished(inst) ? w.text : undefined;
+      return conversationFrame(this.state, inst, conv, this.model, o, writing);
+    }
     return listFrame(this.state, this.model, o);
   }
 
@@ -322,13 +332,47 @@ export class RunView extends LiveView {
     this.conversationCache = undefined;
     this.stopPolling();
     // Session entries arrive without a run event on every line: look at the file a few times a second.
-    this.poller = setInterval(() => this.schedule(), SESSION_POLL_MS);
+    this.poller = setInterval(() => {
+      this.peekWriting();
+      this.schedule();
+    }, SESSION_POLL_MS);
     this.poller.unref();
+    this.peekWriting();
   }
 
   private stopPolling(): void {
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
+    this.writing = undefined;
+  }
+
+  /**
+   * Asks the coordinator what the open conversation's agent is writing now (a `peek`: read only,
+   * not logged); one request at a time. Not for a read-only view or a finished instance.
+   */
+  private peekWriting(): void {
+    const control = this.view.control;
+    const inst = this.model.selected;
+    if (!control || this.model.readOnly || this.model.mode !== 'conversation' || !inst || isFinished(inst)) {
+      this.writing = undefined;
+      return;
+    }
+    if (this.peeking) return;
+    this.peeking = true;
+    const items = this.conversationOf(inst).items.length;
+    control.send({ action: 'peek', instance: inst.key }).then(
+      (reply) => {
+        this.peeking = false;
+        if (this.ended || this.model.mode !== 'conversation' || this.model.selected !== inst) return;
+        const text = reply.ok ? reply.message : '';
+        const before = this.writing?.text;
+        this.writing = text ? { key: inst.key, text, items } : undefined;
+        if (before !== text) this.schedule();
+      },
+      () => {
+        this.peeking = false;
+      },
+    );
   }
 
   /** The instance's conversation, read again only when its session file changed. */

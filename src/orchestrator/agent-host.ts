@@ -33,6 +33,14 @@ export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; erro
 const HANDOFF_FOCUS = 'This summary is a handoff to the coordinator of a multi-agent run: state what was done, what is left, what blocked you, and which files you changed.';
 /** Minimum gap between two "progress" heartbeats (the idle watchdog only needs a sign of life). */
 const PROGRESS_INTERVAL_MS = 1_000;
+/**
+ * Minimum gap between two `partial` messages while someone watches: a model streams tens of
+ * deltas a second and each message carries the whole text so far, so this caps the traffic (and
+ * Redis writes in a distributed run) at 10 a second; a viewer polls every ~200 ms anyway.
+ */
+const PARTIAL_INTERVAL_MS = 100;
+/** The most of the text being written that one `partial` carries (its end: what a screen shows). */
+export const PARTIAL_TAIL_CHARS = 16_000;
 
 function textOf(m: AgentMessage | undefined): string {
   if (!m || m.role !== 'assistant') return '';
@@ -84,6 +92,10 @@ export class AgentHost {
   private lastPost = 0;
   /** Peer messages that arrived mid-turn, waiting for the turn to end. */
   private readonly inbox: PeerMessage[] = [];
+  /** The assistant message being written now (from its latest delta), for a watcher. */
+  private writing: AssistantMessage | undefined;
+  private lastPartialPost = 0;
+  private partialTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly task: InstanceTask,
@@ -165,7 +177,44 @@ export class AgentHost {
       wrapUp: (text) => {
         if (this.session.isStreaming) this.session.steer(text);
       },
+      stream: (on) => {
+        this.clearPartialTimer();
+        if (on && this.writing) this.postPartial();
+      },
     });
+  }
+
+  /** The text being written, as a watcher sees it (its tail when long). */
+  private partialText(): string {
+    const text = this.writing ? textOf(this.writing) : '';
+    return text.length > PARTIAL_TAIL_CHARS ? `…${text.slice(-PARTIAL_TAIL_CHARS)}` : text;
+  }
+
+  private postPartial(): void {
+    this.clearPartialTimer();
+    this.lastPartialPost = Date.now();
+    this.link.post({ type: 'partial', text: this.partialText() });
+  }
+
+  private clearPartialTimer(): void {
+    if (this.partialTimer) clearTimeout(this.partialTimer);
+    this.partialTimer = undefined;
+  }
+
+  /** Streaming on: the text so far, at most every PARTIAL_INTERVAL_MS, the latest delta always sent last. */
+  private trackPartial(event: AgentSessionEvent): void {
+    if (event.type === 'message_update') this.writing = event.message;
+    else if (event.type === 'message_end' || event.type === 'agent_end') {
+      const was = this.writing;
+      this.writing = undefined;
+      // Complete: the session file has it now, the watcher shows it from there.
+      if (was && this.link.streaming) this.postPartial();
+      return;
+    } else return;
+    if (!this.link.streaming || this.partialTimer) return;
+    const wait = PARTIAL_INTERVAL_MS - (Date.now() - this.lastPartialPost);
+    if (wait <= 0) this.postPartial();
+    else this.partialTimer = setTimeout(() => this.postPartial(), wait);
   }
 
   private forward(event: AgentSessionEvent): void {
@@ -174,6 +223,7 @@ export class AgentHost {
     if (event.type === 'turn_end' || event.type === 'agent_end') this.flushInbox();
     // Counted like the runtime's cap: a failed call (retried by the session) is not a turn.
     if (event.type === 'turn_end' && event.message.stopReason !== 'error' && event.message.stopReason !== 'aborted') this.turnsUsed++;
+    this.trackPartial(event);
     const partial = event.type === 'message_update' || event.type === 'tool_execution_update';
     if (partial && !this.task.fullEvents) {
       this.progress();
@@ -315,6 +365,7 @@ export class AgentHost {
   }
 
   async close(): Promise<void> {
+    this.clearPartialTimer();
     try {
       await this.session.dispose();
     } catch {

@@ -75,6 +75,12 @@ const PERMIT_WAIT_LOG_MS = 20;
  */
 const PORT_DRAIN_LIMIT_MS = 10_000;
 
+/**
+ * How long the worker keeps streaming the text being written after the last peek: a viewer peeks
+ * every ~200 ms while the conversation is open, so this only ends it once nobody looks.
+ */
+export const STREAM_LINGER_MS = 3_000;
+
 /** The token fields of a usage summary (integers: compared exactly, unlike the float cost). */
 const TOKEN_FIELDS = ['input', 'output', 'cacheRead', 'cacheWrite', 'totalTokens'] as const;
 
@@ -106,6 +112,11 @@ export class AgentLaunch {
   private rejected = false;
   /** Settles the launch when its worker never started (see failUnstarted). */
   private settleUnstarted: (r: WorkerResult) => void = () => {};
+  /** The text the agent is writing now (while streaming is on; '' when not writing). Memory only. */
+  private partialText = '';
+  private partialAt = 0;
+  /** Set while streaming is on: turns it off once nobody peeked for STREAM_LINGER_MS. */
+  private streamOff: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ctx: LaunchContext,
@@ -173,6 +184,27 @@ export class AgentLaunch {
     this.rejected = true;
     this.settleUnstarted({ ok: false, failure: 'crashed', error, usage: zeroUsage() });
     return true;
+  }
+
+  /**
+   * A viewer looks at this agent: streaming goes on (and stays on while peeks keep coming); the
+   * text being written now, '' when none, and when it last changed.
+   */
+  peek(): { text: string; at: number } {
+    if (!this.finished) {
+      if (this.streamOff) clearTimeout(this.streamOff);
+      else this.post({ type: 'stream', on: true });
+      this.streamOff = setTimeout(() => this.stopStreaming(), STREAM_LINGER_MS);
+      this.streamOff.unref();
+    }
+    return { text: this.partialText, at: this.partialAt };
+  }
+
+  private stopStreaming(): void {
+    if (this.streamOff) clearTimeout(this.streamOff);
+    this.streamOff = undefined;
+    this.partialText = '';
+    this.post({ type: 'stream', on: false });
   }
 
   private post(m: CoordinatorMessage): void {
@@ -292,6 +324,9 @@ export class AgentLaunch {
 
   private async cleanup(): Promise<void> {
     for (const t of this.timers) clearTimeout(t);
+    if (this.streamOff) clearTimeout(this.streamOff);
+    this.streamOff = undefined;
+    this.partialText = '';
     this.finished = true;
     this.ctx.router.unregister(this.ref.key);
     if (this.threadId !== undefined) {
@@ -353,10 +388,17 @@ export class AgentLaunch {
       case 'progress':
         this.touch();
         break;
+      case 'partial':
+        this.touch();
+        this.partialText = m.text;
+        this.partialAt = Date.now();
+        break;
       case 'hello':
         // Another worker took this agent over (its first one died): calls granted to the old one never report back.
         if (this.threadId !== undefined) this.releaseSlots();
         this.threadId = m.threadId;
+        // A worker that took the agent over does not know someone is watching.
+        if (this.streamOff) this.post({ type: 'stream', on: true });
         this.ctx.onStarted?.(ref, m.worker);
         if (this.ctx.shareThreads && this.ctx.threadAgents) {
           const agents = this.ctx.threadAgents.get(m.threadId) ?? new Set<string>();

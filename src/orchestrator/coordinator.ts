@@ -646,6 +646,8 @@ export class Coordinator {
    * it). Every action, accepted or refused, is logged as a `control` event before its effects.
    */
   control(a: ControlAction): ControlReply {
+    // A read, not an action: nothing logged.
+    if (a.action === 'peek') return this.peek(a.instance);
     const by = a.by?.trim() || 'unknown';
     if (this.ending || this.done) {
       const next = a.action === 'retry' ? `; failed instances run again with: orchestrate resume ${this.store.runId} (a cancelled one: orchestrate resume ${this.store.runId} --retry ${a.instance})` : '';
@@ -666,7 +668,25 @@ export class Coordinator {
     return { ok: true, message: decided.message };
   }
 
-  private decideControl(a: ControlAction, by: string): { ok: true; message: string; apply: () => void } | { ok: false; error: string } {
+  /**
+   * The text an instance's agent is writing now ('' when none); keeps that agent streaming it
+   * for a while (AgentLaunch.peek). A pair's key: the member that wrote last; a member's key: it.
+   */
+  private peek(key: string): ControlReply {
+    if (this.ending || this.done) return { ok: false, error: `run ${this.store.runId} has ended` };
+    const found = this.controlTarget(key);
+    if ('error' in found) return { ok: false, error: found.error };
+    const member = key.includes('@') ? key : undefined;
+    let best = { text: '', at: -1 };
+    for (const l of this.launches.get(found.inst.id) ?? []) {
+      if (member !== undefined && l.ref.key !== member) continue;
+      const p = l.peek();
+      if (p.text !== '' && p.at > best.at) best = p;
+    }
+    return { ok: true, message: best.text };
+  }
+
+  private decideControl(a: Exclude<ControlAction, { action: 'peek' }>, by: string): { ok: true; message: string; apply: () => void } | { ok: false; error: string } {
     if (a.action === 'cancel_run') {
       if (this.stopping === 'interrupted') return { ok: false, error: `run ${this.store.runId} is already being interrupted` };
       return {

@@ -17,6 +17,8 @@ export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('permit_deny'), requestId: z.number(), reason: z.string(), budget: z.boolean() }),
   /** Answer to a `send` that carried a requestId: who got the message, or why nobody did. */
   z.object({ type: z.literal('send_result'), requestId: z.number(), delivered: z.array(z.string()), queued: z.array(z.string()), error: z.string().optional() }),
+  /** Someone watches this agent's conversation: send `partial` while it writes (until `on: false`). */
+  z.object({ type: z.literal('stream'), on: z.boolean() }),
 ]);
 export type CoordinatorMessage = z.infer<typeof CoordinatorMessageSchema>;
 
@@ -45,6 +47,11 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('hello'), threadId: z.number(), worker: z.string().optional() }),
   /** The agent is working (a streamed delta, tool output, a running verify): resets the idle watchdog; not logged. */
   z.object({ type: z.literal('progress') }),
+  /**
+   * While streaming is on (see `stream`): the text of the assistant message being written (its
+   * tail, throttled), '' once it is complete. Kept in memory by the coordinator, never logged.
+   */
+  z.object({ type: z.literal('partial'), text: z.string() }),
   /** The worker's last message on this port: everything it sent has arrived (exact usage accounting). */
   z.object({ type: z.literal('done') }),
   /** A verify command finished (the run log records each check). */

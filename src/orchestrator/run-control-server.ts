@@ -18,6 +18,7 @@ export const ControlActionSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('steer'), instance: Key, text: z.string().min(1, 'a steering message needs text').max(MAX_CONTROL_LINE_BYTES), by: By }).strict(),
   z.object({ action: z.literal('retry'), instance: Key, by: By }).strict(),
   z.object({ action: z.literal('cancel_run'), by: By }).strict(),
+  z.object({ action: z.literal('peek'), instance: Key }).strict(),
 ]);
 
 /** Private temp folders of fallback sockets start with this (a stale one is only removed when it does). */
@@ -41,9 +42,10 @@ export function parseControlRequest(line: string): { ok: true; action: ControlAc
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? ` (${issue.path.join('.')})` : '';
-    return { ok: false, reply: { ok: false, error: `malformed request${where}: ${issue?.message ?? 'invalid'}; expected {"action":"cancel"|"steer"|"retry"|"cancel_run", ...}` } };
+    return { ok: false, reply: { ok: false, error: `malformed request${where}: ${issue?.message ?? 'invalid'}; expected {"action":"cancel"|"steer"|"retry"|"cancel_run"|"peek", ...}` } };
   }
   const a = parsed.data;
+  if (a.action === 'peek') return { ok: true, action: { action: 'peek', instance: a.instance } };
   const action: ControlAction =
     a.action === 'cancel_run'
       ? { action: 'cancel_run', ...(a.by !== undefined ? { by: a.by } : {}) }

@@ -2,8 +2,8 @@
 // (cancel it, steer it with a message, retry it), shared by the run's own live view, `orchestrate
 // watch` from another terminal, and the `cancel` / `steer` commands. The coordinator listens on
 // a unix socket in the run folder (owner-only); a request is one JSON line, the reply one JSON line.
-// Every accepted action is written to run.jsonl as a `control` event, so the log and the report
-// show who did what.
+// Every action is written to run.jsonl as a `control` event, so the log and the report show who
+// did what; `peek` is a read, not an action, and is never logged.
 
 /** The socket's file name inside the run folder. */
 export const CONTROL_SOCKET_NAME = 'control.sock';
@@ -16,7 +16,13 @@ export type ControlAction =
   /** Run a failed or cancelled instance again (a new attempt, from its session). */
   | { action: 'retry'; instance: string; by?: string }
   /** Cancel the whole run (like Ctrl-C: sessions kept, resumable). */
-  | { action: 'cancel_run'; by?: string };
+  | { action: 'cancel_run'; by?: string }
+  /**
+   * Read only: the text the instance's agent is writing right now (the reply's message; '' when
+   * it is not writing). Streams that agent's text to the coordinator for a few seconds after.
+   * A pair's key answers with the member that is writing.
+   */
+  | { action: 'peek'; instance: string };
 
 export type ControlReply = { ok: true; message: string } | { ok: false; error: string };
 

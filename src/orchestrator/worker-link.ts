@@ -14,6 +14,7 @@ export interface WorkerLinkHandlers {
   deliver?: (from: string, text: string) => void;
   abort?: (reason: string) => void;
   wrapUp?: (text: string) => void;
+  stream?: (on: boolean) => void;
 }
 
 export class WorkerLink implements PermitChannel {
@@ -24,6 +25,8 @@ export class WorkerLink implements PermitChannel {
   private readonly abandoned = new Set<number>();
   private handlers: WorkerLinkHandlers = {};
   private closed = false;
+  /** The coordinator wants the text being written (a `stream` message; kept even before handlers are set). */
+  streaming = false;
   /** Messages the coordinator sent that did not validate (reported in the result, never thrown). */
   readonly protocolErrors: string[] = [];
 
@@ -84,6 +87,10 @@ export class WorkerLink implements PermitChannel {
         break;
       case 'wrap_up':
         this.handlers.wrapUp?.(m.text);
+        break;
+      case 'stream':
+        this.streaming = m.on;
+        this.handlers.stream?.(m.on);
         break;
     }
   }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { PlainLog } from '../../src/display/plain-log.js';
 import { RunView } from '../../src/display/run-view.js';
 import { parseKeys } from '../../src/display/terminal-keys.js';
+import { SessionStore } from '../../src/session/session-store.js';
 import { displayWidth, wrapToWidth } from '../../src/display/terminal-text.js';
 import type { ControlAction, ControlReply, RunControl } from '../../src/orchestrator/run-control.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
@@ -217,6 +218,78 @@ describe('run view (no terminal)', () => {
     expect(view.frame().find((l) => l.startsWith('> '))).toMatch(/item-001/);
     view.stop();
     expect(process.listenerCount('SIGCONT')).toBe(0);
+  });
+});
+
+/** Answers `peek` with `writing` (the reply being written); records which instances were peeked. */
+class PeekingControl implements RunControl {
+  writing = '';
+  peeks: string[] = [];
+  async send(action: ControlAction): Promise<ControlReply> {
+    if (action.action !== 'peek') return { ok: true, message: `${action.action} accepted` };
+    this.peeks.push(action.instance);
+    return { ok: true, message: this.writing };
+  }
+}
+
+/** Bounded wait for a condition the view's own timers bring about. */
+async function until(what: string, probe: () => boolean, limitMs = 10_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!probe()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('the reply being written (peek)', () => {
+  it('an open conversation of a running instance shows the text being written under the last message, until the session file has the message', async () => {
+    const control = new PeekingControl();
+    const { view, keyboard, runDir } = makeView({ control });
+    for (const e of fanOut(2)) view.absorb(e);
+    mkdirSync(join(runDir, 'sessions'));
+    const store = SessionStore.create(join(runDir, 'sessions', 'item-000.jsonl'));
+    store.appendMessage({ role: 'user', content: 'write a poem', timestamp: 1 });
+    store.flush();
+    view.start();
+    // The list peeks at nothing.
+    await flush();
+    expect(control.peeks).toEqual([]);
+    control.writing = 'Roses are red,\nviolets';
+    keyboard.type('\r');
+    await until('the partial text', () => view.frame().includes('  violets'));
+    let body = view.frame().slice(1, -1);
+    expect(body.slice(body.indexOf('assistant (writing…)'))).toEqual(['assistant (writing…)', '  Roses are red,', '  violets']);
+    expect(body.findIndex((l) => l.includes('write a poem'))).toBeLessThan(body.indexOf('assistant (writing…)'));
+    expect(control.peeks[0]).toBe('item-000');
+    // It grows with the next peeks.
+    control.writing = 'Roses are red,\nviolets are blue';
+    await until('the longer partial text', () => view.frame().includes('  violets are blue'));
+    // The finished reply reaches the session file: it replaces the text being written at once.
+    store.appendMessage({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Roses are red,\nviolets are blue.' }],
+      api: 'scripted',
+      provider: 'scripted',
+      model: 'scripted',
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: 'stop',
+      timestamp: 2,
+    });
+    store.flush();
+    body = view.frame().slice(1, -1);
+    expect(body).toContain('  violets are blue.');
+    expect(body).not.toContain('assistant (writing…)');
+    control.writing = '';
+    // Back in the list, nothing is peeked any more; a finished instance is never peeked.
+    keyboard.type('\x1b');
+    const count = control.peeks.length;
+    view.absorb(ev({ type: 'instance_done', task: 'apply', key: 'item-001', attempt: 1, durationMs: 5 }));
+    keyboard.type('\x1b[B');
+    keyboard.type('\r');
+    await new Promise((r) => setTimeout(r, 450)); // two poll periods: a peek would have been sent
+    expect(control.peeks.length).toBe(count);
+    view.stop();
+    store.close();
   });
 });
 
