@@ -286,7 +286,7 @@ describe('the reply being written (peek)', () => {
     view.absorb(ev({ type: 'instance_done', task: 'apply', key: 'item-001', attempt: 1, durationMs: 5 }));
     keyboard.type('\x1b[B');
     keyboard.type('\r');
-    await new Promise((r) => setTimeout(r, 450)); // two poll periods: a peek would have been sent
+    await flush(); // opening a conversation peeks at once when it peeks at all
     expect(control.peeks.length).toBe(count);
     view.stop();
     store.close();
