@@ -329,8 +329,9 @@ export class ClusterWorker {
       ...(key ? { apiKey: key } : {}),
       ...(baseUrl ? { baseUrl } : {}),
       secrets,
-      // Other agents' workspaces on this worker stay out of sight of this agent's commands.
-      ...(t.sandbox ? { sandbox: { ...t.sandbox, hide: [] } } : {}),
+      // The workdir (other agents' workspaces and every session here) is hidden from this agent's
+      // commands, as the run folder is in a local run; its own workspace, inside, stays reachable.
+      ...(t.sandbox ? { sandbox: { ...t.sandbox, hide: [this.opts.workdir] } } : {}),
     };
   }
 

@@ -3,7 +3,7 @@
 // model. The coordinator runs in this process (runRecipeFile with a RedisExecutor) or, where it
 // gets killed, as its own `orchestrate <recipe> --redis` process.
 import { type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -15,10 +15,12 @@ import { cleanupTempDirs, conversationKey, conversationResponder, events, gitIni
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { skipWithoutBwrap } from '../helpers/bwrap.js';
 
 const skip = skipWithoutRedis('distributed runs');
 let redis: RedisServerHandle;
 const children: ChildProcess[] = [];
+const workdirs: string[] = [];
 
 beforeAll(async () => {
   if (!skip) redis = await startRedis();
@@ -28,6 +30,7 @@ afterEach(async () => {
   await Promise.all(children.splice(0).map((c) => stopChild(c)));
 });
 afterAll(async () => {
+  for (const w of workdirs) rmSync(w, { recursive: true, force: true });
   await redis?.stop();
   cleanupTempDirs();
 });
@@ -49,8 +52,9 @@ interface WorkerProc {
 }
 
 /** Starts `orchestrate worker` and waits for its ready line. */
-async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}, extra: string[] = [], url = redis.url): Promise<WorkerProc> {
-  const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
+async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}, extra: string[] = [], url = redis.url, workdirBase = tmpdir()): Promise<WorkerProc> {
+  const workdir = mkdtempSync(join(workdirBase, `orch-worker-${name}-`));
+  workdirs.push(workdir);
   const child = spawnCli(['worker', '--redis', url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
   children.push(child);
   let err = '';
@@ -480,5 +484,43 @@ tasks:
     const e = await done;
     expect(e.code, e.stderr).toBe(0);
     expectRenamed(dir, ['q1']);
+  }, 120_000);
+
+  it.skipIf(skipWithoutBwrap('the worker sandbox test'))("a sandboxed command on a worker sees its own workspace, not the worker's other workspaces and sessions", async () => {
+    // Outside /tmp: commands get a private /tmp anyway, which would hide a workdir there by itself.
+    await startWorker('jail', 2, {}, [], redis.url, '/var/tmp');
+    const dir = tempProject({
+      'recipe.yaml': `name: peek
+provider: scripted
+script: script.yaml
+concurrency: 2
+agents:
+  looker: { tools: [bash] }
+tasks:
+  - id: look
+    for_each: [a, b]
+    agent: looker
+    cwd: \${{ item }}
+    prompt: "Look around from \${{ item }}"
+`,
+      'script.yaml': `conversations:
+  - match: "Look around from (\\\\w)"
+    turns:
+      - tools: [{ name: bash, args: { command: "echo here:; ls -a; echo parent:; ls -a ..; echo grandparent:; ls -a ../.." } }]
+        delay_ms: 300
+      - text: "Looked."
+`,
+      'a/mine-a.txt': 'a\n',
+      'b/mine-b.txt': 'b\n',
+    });
+    const out = await runHere(dir);
+    expect(out.status).toBe('succeeded');
+    for (const [me, other] of [['a', 'b'], ['b', 'a']] as const) {
+      const session = readFileSync(join(out.dir, 'sessions', `look.${me}.jsonl`), 'utf8');
+      const result = session.split('\n').find((l) => l.includes('"toolResult"')) ?? '';
+      expect(result).toContain(`mine-${me}.txt`);
+      expect(result).not.toContain(`mine-${other}.txt`);
+      expect(result).not.toContain('session.jsonl');
+    }
   }, 120_000);
 });
