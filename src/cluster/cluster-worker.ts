@@ -8,7 +8,9 @@
 // by the other workers) puts those jobs back in the queue after `lockMs`, and another worker
 // takes them: the coordinator sends it the session and workspace checkpoint streamed so far, and
 // the agent continues as a local resume would.
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { existsSync, mkdirSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,12 +21,15 @@ import type { Piscina } from 'piscina';
 import { loadScriptFile } from '../ai/scripted-script.js';
 import type { InstanceTask } from '../orchestrator/instance-task.js';
 import { createWorkerPool } from '../orchestrator/pool.js';
+import { zeroUsage } from '../orchestrator/usage-summary.js';
 import { WorkerResultSchema, type WorkerResult } from '../orchestrator/protocol.js';
 import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, DownMessageSchema, entryFields, JobDataSchema, PARTNERS_QUEUE, unb64, type DownMessage, type JobData, type StreamEntry, type UpMessage } from './cluster-wire.js';
 import { connectRedis } from './redis-connection.js';
 import { readRunLeaseToken } from './redis-run-lease.js';
 import { StreamReader } from './stream-reader.js';
-import { applyWorkspacePatch, unpackWorkspace, workspaceDiff } from './workspace-transfer.js';
+import { applyWorkspacePatch, unpackWorkspace, workspaceDiff, WORKSPACE_BASE_REF } from './workspace-transfer.js';
+
+const execFileAsync = promisify(execFile);
 
 export interface ClusterWorkerOptions {
   url: string;
@@ -381,10 +386,9 @@ function scripted(path: string): { script: string; scriptData?: ReturnType<typeo
 /** Applies a partner's workspace patch over the packed state: reset to the baseline, then apply. */
 async function applySync(ws: string, patch: Buffer): Promise<void> {
   if (!existsSync(ws)) return;
-  const { execFileSync } = await import('node:child_process');
   try {
-    execFileSync('git', ['checkout', '-q', '-f', 'refs/orchestrate/base', '--', '.'], { cwd: ws, stdio: 'ignore' });
-    execFileSync('git', ['clean', '-q', '-f', '-d'], { cwd: ws, stdio: 'ignore' });
+    await execFileAsync('git', ['checkout', '-q', '-f', WORKSPACE_BASE_REF, '--', '.'], { cwd: ws });
+    await execFileAsync('git', ['clean', '-q', '-f', '-d'], { cwd: ws });
   } catch {
     // best effort: the apply below says whether it fits
   }
@@ -426,8 +430,4 @@ class SessionTail {
       closeSync(fd);
     }
   }
-}
-
-function zeroUsage() {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
 }

@@ -19,6 +19,7 @@ import type { Redis } from 'ioredis';
 import type { ExternalExecutor } from '../orchestrator/instance-executor.js';
 import type { InstanceTask } from '../orchestrator/instance-task.js';
 import type { WorkerResult } from '../orchestrator/protocol.js';
+import { zeroUsage } from '../orchestrator/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
 import { connectRedis, redactRedisUrl } from './redis-connection.js';
@@ -220,8 +221,7 @@ export class RedisExecutor implements ExternalExecutor {
     if (m.k === 'claimed') {
       if (l.incarnation && l.incarnation !== e.incarnation && l.stream) {
         // Taken over: the previous worker is presumed dead; if it is not, it stops now.
-        const old = { launch: l.id, incarnation: l.incarnation, body: JSON.stringify({ k: 'cancel', reason: 'another worker took this agent over' } satisfies DownMessage) };
-        void this.cmd.xadd(l.stream, '*', ...entryFields(old)).catch(() => {});
+        this.cancelIncarnation(l, 'another worker took this agent over');
       }
       l.incarnation = e.incarnation;
       l.stream = m.stream;
@@ -329,12 +329,17 @@ export class RedisExecutor implements ExternalExecutor {
     }
   }
 
+  /** Tells the worker that holds the launch now (if any) to stop its agent at once. */
+  private cancelIncarnation(l: Launch, reason: string): void {
+    if (!l.stream || !l.incarnation) return;
+    const body = JSON.stringify({ k: 'cancel', reason } satisfies DownMessage);
+    void this.cmd.xadd(l.stream, '*', ...entryFields({ launch: l.id, incarnation: l.incarnation, body })).catch(() => {});
+  }
+
   /** A hard abort: the worker stops the agent at once; the launch ends now, as a terminated thread does. */
   private hardStop(l: Launch, reason: string): void {
     if (l.settled) return;
-    if (l.stream && l.incarnation) {
-      void this.cmd.xadd(l.stream, '*', ...entryFields({ launch: l.id, incarnation: l.incarnation, body: JSON.stringify({ k: 'cancel', reason } satisfies DownMessage) })).catch(() => {});
-    }
+    this.cancelIncarnation(l, reason);
     void l.queue.remove(jobIdOf(l)).catch(() => {});
     l.settled = true;
     this.cleanup(l);
@@ -381,7 +386,7 @@ function jobIdOf(l: Launch): string {
 }
 
 function failed(failure: string, error: string): WorkerResult {
-  return { ok: false, failure, error, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 } };
+  return { ok: false, failure, error, usage: zeroUsage() };
 }
 
 /**
