@@ -46,6 +46,8 @@ export interface RunDisplayResult {
   resultFile?: string;
   /** Path of report.html when the run wrote one. */
   reportFile?: string;
+  /** Another coordinator took the run over: no resume line. */
+  noResume?: boolean;
 }
 
 export interface RunDisplay {
@@ -113,6 +115,7 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
           resultFile: result.resultFile ?? inRun('result.json'),
           reportFile: result.reportFile,
           runDir: store.dir,
+          ...(result.noResume ? { noResume: true } : {}),
           painter: makePainter(options.summaryColor ?? (options.color && options.stdout.isTTY === true)),
           width: options.stdout.isTTY === true ? options.stdout.columns : undefined,
         }),

@@ -15,6 +15,8 @@ export interface FinalSummaryOptions {
   reportFile?: string;
   /** The run folder: an unfinished run gets an `orchestrate resume <folder>` line. */
   runDir?: string;
+  /** No resume line: another coordinator took the run over and runs it now. */
+  noResume?: boolean;
   painter?: Painter;
   /** Terminal width: lines are cut to it (omit for pipes and files, where nothing wraps). */
   width?: number;
@@ -105,7 +107,7 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;
   out.push(`report: ${options.reportFile ?? `orchestrate report ${target}`}`);
-  if (state.status !== 'succeeded') out.push(`resume: orchestrate resume ${target}`);
+  if (state.status !== 'succeeded' && !options.noResume) out.push(`resume: orchestrate resume ${target}`);
   const width = options.width;
   return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;
 }

@@ -113,6 +113,8 @@ export interface RunOutcome {
   tasks: TaskState[];
   /** Why the run stopped on its own files (a log or result that could not be written). */
   error?: string;
+  /** Another coordinator took the run over: it is running there, so this one must not suggest a resume. */
+  leaseLost?: boolean;
 }
 
 function retryPolicy(task: LoadedTask): RetryPolicy {

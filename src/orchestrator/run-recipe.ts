@@ -101,7 +101,7 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
 async function whileLeased(lease: HeldRunLease, store: RunStore, run: () => Promise<RunOutcome>): Promise<RunOutcome> {
   lease.onLost = (message) => store.fence(message);
   const outcome = await run();
-  return lease.lostMessage ? { ...outcome, status: 'interrupted', error: lease.lostMessage } : outcome;
+  return lease.lostMessage ? { ...outcome, status: 'interrupted', error: lease.lostMessage, leaseLost: true } : outcome;
 }
 
 export interface ResumeOptions extends RunOptions {

@@ -277,6 +277,8 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       expect(r.stderr).toContain('lost the lease of run');
       expect(r.stderr).toContain('another coordinator took the lease over (now pid 4242 on host build-7.example');
       noStack(r.stderr);
+      // The run goes on under the other coordinator: no resume hint that would be refused.
+      expect(r.stdout + r.stderr).not.toContain('orchestrate resume');
       expect(readFileSync(join(runDir, 'run.jsonl'), 'utf8')).toBe(logBefore);
       expect(existsSync(join(runDir, 'result.json'))).toBe(false);
       expect(readRunLease(runDir)?.holder.token).toBe('usurper');

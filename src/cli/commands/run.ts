@@ -180,7 +180,7 @@ export function printRunSummary(outcome: RunOutcome, ctx: CliContext): void {
   }
   lines.push(`usage: ${outcome.usage.input} input + ${outcome.usage.output} output tokens, ${money(outcome.usage.cost)}`);
   lines.push(`plan:    ${outcome.planFile}`, `result:  ${outcome.resultFile}`);
-  if (outcome.status === 'interrupted' || outcome.status === 'failed' || outcome.status === 'budget_exhausted') lines.push(`resume:  orchestrate resume ${outcome.dir}`);
+  if ((outcome.status === 'interrupted' || outcome.status === 'failed' || outcome.status === 'budget_exhausted') && !outcome.leaseLost) lines.push(`resume:  orchestrate resume ${outcome.dir}`);
   ctx.stdout(`${lines.join('\n')}\n`);
 }
 
@@ -282,7 +282,7 @@ export async function executeRun(
     } else out.stderr(`orchestrate: ${result.message}\n`);
     return EXIT.usage;
   }
-  if (display) display.finish({ planFile: result.outcome.planFile, resultFile: result.outcome.resultFile });
+  if (display) display.finish({ planFile: result.outcome.planFile, resultFile: result.outcome.resultFile, ...(result.outcome.leaseLost ? { noResume: true } : {}) });
   else if (!json) printRunSummary(result.outcome, out);
   // The run stopped on its own files (disk full, unwritable log): say which file and why.
   if (result.outcome.error) out.stderr(`orchestrate: ${result.outcome.error}\n`);
