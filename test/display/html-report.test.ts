@@ -8,6 +8,7 @@ import { REPORT_FILE, buildHtmlReport, writeHtmlReport } from '../../src/display
 import { markdownToHtml } from '../../src/display/report/markdown-html.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
 import { RunStore } from '../../src/orchestrator/run-store.js';
+import { takeRunLease } from '../../src/orchestrator/run-lease.js';
 import { writeSyntheticRun } from './fixtures/synthetic-run.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -98,6 +99,21 @@ describe('HTML report', () => {
     const html = readFileSync(file, 'utf8');
     expect(html).toContain('class="status interrupted"');
     expect(html).toContain('No plan.md in this run folder yet.');
+  });
+
+  it('a run still held by its coordinator (no run_end yet) reads running, not interrupted', async () => {
+    const store = RunStore.create(tmp(), 'still-going');
+    const taken = takeRunLease(store.dir, store.runId);
+    if (!taken.ok) throw new Error(taken.message);
+    try {
+      store.append({ type: 'run_start', recipe: 'r.yaml', name: 'r', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] });
+      store.append({ type: 'instance_start', task: 't', key: 't', attempt: 1 });
+      const html = readFileSync(writeHtmlReport(store.dir), 'utf8');
+      expect(html).toContain('class="status running"');
+      expect(html).not.toContain('class="status interrupted"');
+    } finally {
+      await taken.lease.release();
+    }
   });
 
   it.skipIf(!chromium)(

@@ -131,6 +131,7 @@ export function buildReportData(folder: RunFolder): ReportData {
     };
   });
   const usage = tasks.reduce((sum, t) => addUsageSummary(sum, t.usage), zeroUsage());
-  const status = s.status === 'running' ? 'interrupted' : s.status;
+  // No run_end yet: running while a coordinator holds the run's lease, interrupted otherwise.
+  const status = s.status === 'running' ? (folder.holder ? 'running' : 'interrupted') : s.status;
   return { runId: s.runId, name: s.name, recipe: s.recipe, status, startTs: t0, span: Math.max(1, tEnd - t0), rows, tasks, usage };
 }
