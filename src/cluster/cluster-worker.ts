@@ -346,6 +346,7 @@ export class ClusterWorker {
     clearInterval(this.heartbeat);
     await this.cmd.hdel(clusterKeys.workers(), this.id).catch(() => {});
     await this.reader.stop();
+    await this.cmd.del(this.stream).catch(() => 0);
     await this.pool.destroy().catch(() => {});
     this.cmd.disconnect();
     for (const c of this.connections) c.disconnect();

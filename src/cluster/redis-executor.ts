@@ -373,6 +373,8 @@ export class RedisExecutor implements ExternalExecutor {
     this.closed = true;
     for (const l of [...this.launches.values()]) this.hardStop(l, 'the coordinator closed');
     await Promise.all([...this.readers.values()].map((r) => r.stop()));
+    // What is left of the runs' up streams (entries read since the last trim) is never read again.
+    await Promise.all([...this.readers.keys()].map((runId) => this.cmd.del(clusterKeys.up(runId)).catch(() => 0)));
     await Promise.all(this.events.map((e) => e.close().catch(() => {})));
     await this.agents.close().catch(() => {});
     await this.partners.close().catch(() => {});

@@ -9,9 +9,13 @@ import { parseEntry, type StreamEntry } from './cluster-wire.js';
 const BLOCK_MS = 1_000;
 const BATCH = 200;
 const RETRY_MS = 200;
+/** Entries read between two trims of the stream. */
+const TRIM_EVERY = 100;
 
 export class StreamReader {
   private lastId = '0-0';
+  /** Entries read since the stream was last trimmed. */
+  private untrimmed = 0;
   private stopped = false;
   private readonly done: Promise<void>;
 
@@ -36,8 +40,13 @@ export class StreamReader {
             if (e) this.onEntry(e);
           }
         }
-        // Read entries are never needed again (one consumer): keep the stream short.
-        if (!this.stopped) await this.redis.xtrim(this.key, 'MINID', bumpId(this.lastId));
+        // Read entries are never needed again (one consumer): keep the stream short, with one
+        // XTRIM per TRIM_EVERY entries rather than one per read (a read often brings one entry).
+        this.untrimmed += res.reduce((n, [, entries]) => n + entries.length, 0);
+        if (!this.stopped && this.untrimmed >= TRIM_EVERY) {
+          await this.redis.xtrim(this.key, 'MINID', bumpId(this.lastId));
+          this.untrimmed = 0;
+        }
       } catch (err) {
         if (this.stopped) break;
         this.onError(err);

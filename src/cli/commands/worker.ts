@@ -11,6 +11,7 @@ import { ClusterWorker } from '../../cluster/cluster-worker.js';
 import { checkRedis, redactRedisUrl } from '../../cluster/redis-connection.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
+import { redisUrlOf } from '../redis-options.js';
 
 function options(y: Argv): Argv<object> {
   return y
@@ -31,7 +32,7 @@ function options(y: Argv): Argv<object> {
 }
 
 async function work(args: CommandArgs, ctx: CliContext): Promise<number> {
-  const url = (typeof args.redis === 'string' && args.redis.trim()) || ctx.env.ORCHESTRATE_REDIS_URL?.trim();
+  const url = redisUrlOf(args, ctx.env);
   if (!url) {
     ctx.stderr('orchestrate worker: no Redis given. Pass --redis redis://host:port (or set ORCHESTRATE_REDIS_URL) — the same Redis the coordinator uses.\n');
     return EXIT.usage;
