@@ -2,12 +2,13 @@
 // (issue 21): real CLI processes, the scripted model, agents held in a bash call that waits for a
 // file the test creates. Exit codes: 0 accepted, 1 refused, 2 not live (or bad usage).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readRunLog } from '../../src/orchestrator/run-store.js';
 import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import { runFolderName } from '../helpers/run-folder.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const made: string[] = [];
@@ -24,7 +25,7 @@ interface Done {
 }
 
 /** `orchestrate ...` as its own process; `dir` stands for the project (relative paths in args resolve there). */
-function cli(args: string[], dir: string): { done: Promise<Done> } {
+function cli(args: string[], dir: string): { done: Promise<Done>; output: () => string } {
   const abs = args.map((a) => (a === 'runs' || a === 'recipe.yaml' ? join(dir, a) : a));
   // tsx resolves from the working folder: run from the repository, every path absolute.
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...abs], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,7 +33,10 @@ function cli(args: string[], dir: string): { done: Promise<Done> } {
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return { done: new Promise((res, rej) => (child.on('error', rej), child.on('close', (code) => res({ code, stdout, stderr })))) };
+  return {
+    done: new Promise((res, rej) => (child.on('error', rej), child.on('close', (code) => res({ code, stdout, stderr })))),
+    output: () => `exit ${child.exitCode ?? 'not yet'}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+  };
 }
 
 async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
@@ -100,14 +104,18 @@ tasks:
 
 /** Starts `orchestrate recipe.yaml` and waits until both holding agents are inside their bash call. */
 async function startHeldRun(dir: string): Promise<{ run: Promise<Done>; runDir: string; runId: string }> {
-  const { done: run } = cli(['recipe.yaml', '--run-dir', 'runs'], dir);
+  const { done: run, output } = cli(['recipe.yaml', '--run-dir', 'runs'], dir);
   const runsDir = join(dir, 'runs');
   // Generous limits: a CLI start and two agents' first turns on a loaded 2-core machine (once
   // over 60 s with the whole distributed suite and two busy loops beside it).
-  const runId = await until('the run folder', () => (existsSync(runsDir) ? readdirSync(runsDir)[0] : undefined), 120_000);
+  const runId = await until('the run folder', () => runFolderName(runsDir), 120_000);
   const runDir = join(runsDir, runId);
   for (const key of ['slow', 'other']) {
-    await until(`${key} inside its bash call`, () => log(runDir).some((e) => e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_start'), 120_000);
+    await until(`${key} inside its bash call`, () => log(runDir).some((e) => e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_start'), 120_000).catch((err: Error) => {
+      // Say what the run did, so a failure on a CI machine can be understood from its output.
+      const seen = log(runDir).map((e) => (e.type === 'agent_event' ? `${e.key}:${e.event.type}` : 'key' in e ? `${e.type}:${String(e.key)}` : e.type));
+      throw new Error(`${err.message}\nrun process: ${output()}\nrun.jsonl events: ${seen.join(' ')}`);
+    });
   }
   return { run, runDir, runId };
 }

@@ -5,11 +5,12 @@
 // message; once it has, the message replaces it. Bash calls that wait for files the test creates
 // hold the agent where the test needs it. Every wait is on the screen or a file.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hasTmux, TmuxScreens } from '../display/tmux-screen.js';
+import { runFolderName } from '../helpers/run-folder.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = join(ROOT, 'src/cli/main.ts');
@@ -90,7 +91,7 @@ tasks:
     children.push(child);
     const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const runDir = await waitUntil(() => {
-      const id = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+      const id = runFolderName(runs);
       return id && existsSync(join(runs, id, 'control.sock')) ? join(runs, id) : undefined;
     }, 'the run to listen on its control socket');
     const session = join(runDir, 'sessions', 'poem.jsonl');

@@ -3,7 +3,7 @@
 // shows it, steers, cancels and retries its instances over the run's real control socket. A run
 // that has ended opens read-only; without a terminal watch prints the log lines until the end.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { displayWidth } from '../../src/display/terminal-text.js';
 import { writeDriveRecipe } from '../display/fixtures/drive-recipe.js';
 import { hasTmux, TmuxScreens } from '../display/tmux-screen.js';
 import { runCli } from './run-cli.js';
+import { runFolderName } from '../helpers/run-folder.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MAIN = join(ROOT, 'src/cli/main.ts');
@@ -42,7 +43,7 @@ async function waitUntil<T>(get: () => T | undefined | false, what: string, time
 /** The run folder once its coordinator listens on the control socket. */
 const liveRunDir = (runs: string) =>
   waitUntil(() => {
-    const id = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+    const id = runFolderName(runs);
     return id && existsSync(join(runs, id, 'control.sock')) ? join(runs, id) : undefined;
   }, 'the run to listen on its control socket');
 

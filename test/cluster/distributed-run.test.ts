@@ -16,6 +16,7 @@ import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 import { skipWithoutBwrap } from '../helpers/bwrap.js';
+import { runFolderName } from '../helpers/run-folder.js';
 
 const skip = skipWithoutRedis('distributed runs');
 let redis: RedisServerHandle;
@@ -166,8 +167,8 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     gitInit(dir);
     const running = runHere(dir);
     // Kill it once every agent made its first edit there (the edit is in the streamed session).
-    const runDir = () => join(dir, 'runs', readdirSync(join(dir, 'runs'))[0] ?? '');
-    await until(() => existsSync(join(dir, 'runs')) && readdirSync(join(dir, 'runs')).length > 0 && names.every((n) => {
+    const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
+    await until(() => runFolderName(join(dir, 'runs')) !== undefined && names.every((n) => {
       const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
       return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
     }), 'every agent to have a tool result streamed back', 60_000);
@@ -191,8 +192,8 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     const w = await startWorker('drainee', 2);
     const dir = fanOutProject(['d1'], { delayMs: 1500 });
     const running = runHere(dir);
-    const runDir = () => join(dir, 'runs', readdirSync(join(dir, 'runs'))[0] ?? '');
-    await until(() => existsSync(join(dir, 'runs')) && readdirSync(join(dir, 'runs')).length > 0 && existsSync(join(runDir(), 'sessions', 'rename.svc-d1.jsonl')), 'the agent to start', 60_000);
+    const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
+    await until(() => runFolderName(join(dir, 'runs')) !== undefined && existsSync(join(runDir(), 'sessions', 'rename.svc-d1.jsonl')), 'the agent to start', 60_000);
     const exit = exited(w.child);
     w.child.kill('SIGTERM');
     const out = await running;
@@ -276,8 +277,8 @@ tasks:
     // From the repository (tsx resolves from the working folder); the recipe's paths resolve from its own folder.
     const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--redis', redis.url, '--run-dir', runs], {});
     const first = exited(coordinator);
-    const runDir = () => join(runs, readdirSync(runs)[0] ?? '');
-    await until(() => existsSync(runs) && readdirSync(runs).length > 0 && names.every((n) => {
+    const runDir = () => join(runs, runFolderName(runs) ?? '');
+    await until(() => runFolderName(runs) !== undefined && names.every((n) => {
       const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
       return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
     }), 'every agent to have a tool result streamed back', 60_000);
@@ -298,8 +299,8 @@ tasks:
     const names = ['x1', 'x2'];
     const dir = fanOutProject(names, { delayMs: 1500, concurrency: 2 });
     const running = runHere(dir);
-    const runDir = () => join(dir, 'runs', readdirSync(join(dir, 'runs'))[0] ?? '');
-    await until(() => existsSync(join(dir, 'runs')) && readdirSync(join(dir, 'runs')).length > 0 && names.every((n) => {
+    const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
+    await until(() => runFolderName(join(dir, 'runs')) !== undefined && names.every((n) => {
       const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
       return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
     }), 'both agents to be under way', 60_000);
@@ -413,7 +414,7 @@ tasks:
     const rateLimitLogged = async (): Promise<void> =>
       until(() => {
         if (!existsSync(runsDir)) return false;
-        const run = readdirSync(runsDir)[0];
+        const run = runFolderName(runsDir);
         return run !== undefined && existsSync(join(runsDir, run, 'run.jsonl')) && readFileSync(join(runsDir, run, 'run.jsonl'), 'utf8').includes('"rate_limited"');
       }, 'the 429 to reach the coordinator', 60_000);
     const server = await startFakeAnthropic({

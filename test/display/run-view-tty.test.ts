@@ -2,13 +2,14 @@
 // scripted provider, instances that stay busy) in an 80x24 pane with NO_COLOR=1, and the test
 // types keys and waits on what the screen shows. Actions go through the run's real control socket.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displayWidth } from '../../src/display/terminal-text.js';
 import { writeDriveRecipe } from './fixtures/drive-recipe.js';
 import { hasTmux, TmuxScreens } from './tmux-screen.js';
+import { runFolderName } from '../helpers/run-folder.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 if (!hasTmux) console.warn('run-view-tty: skipped because tmux is not installed (apt-get install tmux)');
@@ -24,7 +25,7 @@ const user = (() => {
 })();
 
 function controlEvents(runsDir: string): { action: string; instance?: string; by: string; ok: boolean; text?: string }[] {
-  const [run] = readdirSync(runsDir);
+  const run = runFolderName(runsDir);
   if (!run) return [];
   return readFileSync(join(runsDir, run, 'run.jsonl'), 'utf8')
     .split('\n')
@@ -128,7 +129,7 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
     screens.start(pane, "env PS1='$ ' bash --norc --noprofile -i", { cwd: ROOT });
     const state = () => spawnSync('ps', ['-o', 'stat=', '-p', readFileSync(pidFile, 'utf8').trim()], { encoding: 'utf8' }).stdout.trim();
     const eventsLogged = () => {
-      const [run] = existsSync(runs) ? readdirSync(runs) : [];
+      const run = runFolderName(runs);
       return run ? readFileSync(join(runs, run, 'run.jsonl'), 'utf8').split('\n').length : 0;
     };
     try {

@@ -14,6 +14,7 @@ import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { isSummaryRequest } from '../helpers/summary-request.js';
 import { checkJsonl, type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
+import { runFolderName } from '../helpers/run-folder.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -72,7 +73,7 @@ const requestsOf = (server: FakeAnthropic, item: string): number => server.reque
 
 function runDirOf(runs: string): string | undefined {
   if (!existsSync(runs)) return undefined;
-  const name = readdirSync(runs)[0];
+  const name = runFolderName(runs);
   return name ? join(runs, name) : undefined;
 }
 

@@ -5,13 +5,14 @@
 // reads the config, renames with bash, and when it hears a call was interrupted it reads again
 // before redoing. After the last resume every repo is renamed (none left unfinished under a
 // `succeeded` run), no rename ran twice, and every request was one a strict endpoint accepts.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, turnOrderProblem, type FakeBlock, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationKey, events, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { checkJsonl, exited, printSummary, spawnCli, until, type Exited } from './helpers/reliability-fixtures.js';
+import { runFolderName } from '../helpers/run-folder.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -60,7 +61,10 @@ describe('6-repo rename, kill -9 of the coordinator at random moments, then resu
     const env = { ANTHROPIC_API_KEY: 'sk-ant-rename-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
     const dice = seededRandom(17);
     const runsDir = join(dir, 'runs');
-    const runDirNow = (): string | undefined => (existsSync(runsDir) ? readdirSync(runsDir).map((n) => join(runsDir, n))[0] : undefined);
+    const runDirNow = (): string | undefined => {
+      const name = runFolderName(runsDir);
+      return name === undefined ? undefined : join(runsDir, name);
+    };
     const logLines = (): number => {
       const d = runDirNow();
       return d ? checkJsonl(join(d, 'run.jsonl')).lines.length : 0;
