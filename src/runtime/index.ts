@@ -23,7 +23,7 @@ export {
 } from './create-agent-session.js';
 export type { AgentSessionEvent, AgentSessionEventType, AgentSessionListener, CompactionResult, CompactionReason } from './session-events.js';
 export { isRetryableError, retryDelay } from './retry-policy.js';
-export { planResume, interruptedCallText, READ_ONLY_TOOLS, type ResumePlan, type ResumePoint, type ResumeKind } from './session-resume.js';
+export { planResume, cutOffTurn, interruptedCallText, READ_ONLY_TOOLS, type CutOffTurn, type ResumePlan, type ResumePoint, type ResumeKind } from './session-resume.js';
 export { checkCompaction, extractiveSupplier, chainSuppliers, type CompactionCheck, type SummarySupplier } from './auto-compaction.js';
 export { buildExtractiveSummary, type ExtractiveSummary, type ExtractiveSummaryInput } from './extractive-summary.js';
 export { computeStats, type SessionStats, type TokenTotals } from './stats.js';

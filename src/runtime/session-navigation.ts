@@ -13,6 +13,8 @@ export interface NavigationRequest {
   summarize?: boolean;
   customInstructions?: string;
   label?: string;
+  /** Cancels the branch summary's model call; the navigation is then cancelled (the session is unchanged). */
+  signal?: AbortSignal;
 }
 
 export interface NavigationContext {
@@ -30,6 +32,7 @@ export function navigateOptions(c: NavigationContext, targetId: string, request:
   if (!request.summarize) return nav;
   if (c.summaries === 'model') {
     nav.summarize = { model: c.model, complete: c.complete, customInstructions: request.customInstructions, streamOptions: c.streamOptions };
+    if (request.signal) nav.summarize.signal = request.signal;
     return nav;
   }
   const { entries } = collectEntriesForBranchSummary(c.store, c.store.leafId, targetId);

@@ -120,3 +120,26 @@ export async function answerInterruptedCalls(
   };
   return (await executeToolCalls(reply, calls, context, config, signal, emit)).results;
 }
+
+/** A turn a kill cut off: what reopening the session should finish before anything new is sent. */
+export type CutOffTurn =
+  | { kind: 'dangling'; calls: ToolCall[] }
+  /** A prompt (or a steering message) with no reply after it. */
+  | { kind: 'unanswered' };
+
+/**
+ * The last turn when only a kill (or crash) can have left it so, else undefined. Narrower than
+ * planResume: a run that stopped normally (Esc, a cap, a failed reply, a compaction or rewind
+ * ending on a summary or tool results) is not cut off: its stop was shown when it happened, and
+ * the next prompt goes on from there as usual. Tool calls without results are left by nothing
+ * but an interruption; a user message with no reply (not even a failed one) by an interruption,
+ * or it is steering a stopped run kept unsent, which its sender still waits to have answered.
+ */
+export function cutOffTurn(messages: readonly AgentMessage[]): CutOffTurn | undefined {
+  const plan = planResume(messages);
+  if (plan.dropped.length > 0) return undefined;
+  if (plan.point.kind === 'dangling') return { kind: 'dangling', calls: plan.point.calls };
+  if (plan.point.kind !== 'pending') return undefined;
+  const last = plan.messages.findLast((m) => visible(m));
+  return last?.role === 'user' ? { kind: 'unanswered' } : undefined;
+}

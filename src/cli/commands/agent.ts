@@ -13,6 +13,8 @@ import {
   DEFAULT_LOOP_DETECTION,
   DEFAULT_RUN_LIMITS,
   createAgentSession,
+  cutOffTurn,
+  lastReply,
   runJsonMode,
   runPrintMode,
   runRpcMode,
@@ -231,6 +233,11 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   };
   if (mode !== 'rpc') process.once('SIGINT', onSigint);
   try {
+    if (mode === 'text') {
+      const finished = await finishCutOffTurn(session, ctx);
+      if (interrupted) return EXIT.interrupted;
+      if (!finished) return 1;
+    }
     const code =
       mode === 'rpc' ? await runRpcMode(session, process.stdin, out)
       : mode === 'json' ? await runJsonMode(session, [prompt], out)
@@ -240,6 +247,34 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
     process.removeListener('SIGINT', onSigint);
     await session.dispose();
   }
+}
+
+/**
+ * Print mode on a reopened session whose last turn a kill cut off (tool calls without results,
+ * a prompt without a reply): that turn is finished first through the kernel's resume path
+ * (AgentSession.resume: read-only calls run again, the others are answered as interrupted, then
+ * the loop goes on until the model stops), and only then is the new prompt sent, as its own turn.
+ * Not resume(prompt), which would fold the prompt into the cut-off turn: the user asked for
+ * that turn's work first. False when the turn could not be finished (the reason is on stderr).
+ */
+async function finishCutOffTurn(session: AgentSession, ctx: CliContext): Promise<boolean> {
+  const cut = cutOffTurn(session.messages);
+  if (!cut) return true;
+  const what = cut.kind === 'dangling' ? `its ${cut.calls.map((c) => c.name).join(', ')} call${cut.calls.length === 1 ? ' has' : 's have'} no result` : 'its last prompt has no reply';
+  ctx.stderr(`orchestrate agent: the last turn of this session was interrupted (${what}); finishing it before this prompt.\n`);
+  try {
+    await session.resume();
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    ctx.stderr(`orchestrate agent: the interrupted turn could not be finished, so the prompt was not sent: ${reason}\n`);
+    return false;
+  }
+  const last = lastReply(session);
+  if (last && (last.stopReason === 'error' || last.stopReason === 'aborted')) {
+    ctx.stderr(`orchestrate agent: the interrupted turn could not be finished, so the prompt was not sent: ${last.errorMessage ?? `request ${last.stopReason}`}\n`);
+    return false;
+  }
+  return true;
 }
 
 /**

@@ -4,6 +4,7 @@
 // component only renders `state` and forwards keys.
 import type { AgentSession } from '../../runtime/agent-session.js';
 import { isRunStoppedError } from '../../runtime/run-limits.js';
+import { cutOffTurn, type CutOffTurn } from '../../runtime/session-resume.js';
 import type { SessionStats } from '../../runtime/stats.js';
 import type { AgentSessionEvent } from '../../runtime/session-events.js';
 import { formatCost, formatTokens } from '../format-units.js';
@@ -90,6 +91,8 @@ export class InteractiveController {
   private unsubscribe: () => void;
   private readonly listeners = new Set<() => void>();
   private exited = false;
+  /** Cancels the /tree branch summary in flight (Esc). */
+  private summaryAbort: AbortController | undefined;
 
   constructor(
     session: AgentSession,
@@ -174,6 +177,7 @@ export class InteractiveController {
     const ed = this.state.editor;
     if (key.escape && !key.return) {
       if (this.state.activity === 'working' || this.state.activity === 'compacting') void this.abort();
+      else if (this.state.activity === 'summarizing') this.summaryAbort?.abort();
       return;
     }
     if (key.return) {
@@ -223,6 +227,23 @@ export class InteractiveController {
 
   // ---- actions -----------------------------------------------------------------------------------
 
+  /**
+   * Once the screen is up: a turn a kill cut off (tool calls without results, a prompt without a
+   * reply) is finished first, then `initialPrompt` is sent. Resumed at once rather than offered:
+   * reopening the session says "go on with it", and the kernel's resume (AgentSession.resume,
+   * session-resume.ts) is safe to start unasked: a cut-off call with side effects is never run
+   * again (the model is told it was interrupted), only read-only ones are; Esc stops it like any
+   * run. (`orchestrate resume` continues a run's agents through the same resume.)
+   */
+  async start(initialPrompt?: string): Promise<void> {
+    const cut = cutOffTurn(this.session.messages);
+    if (cut) {
+      this.notice(cutOffText(cut), 'warn');
+      await this.run('working', () => this.session.resume());
+    }
+    if (initialPrompt !== undefined && initialPrompt !== '' && !this.exited) this.submit(initialPrompt);
+  }
+
   /** Sends the editor's text: a prompt, a queued message while the agent works, or a command. */
   submit(raw: string, whileWorking: 'steer' | 'followUp' = 'steer'): void {
     const parsed = parseInput(raw);
@@ -240,6 +261,7 @@ export class InteractiveController {
       return;
     }
     if (this.state.activity !== 'idle') {
+      if (this.state.activity === 'summarizing') return this.notice('Wait until the branch summary is written, or press Esc to cancel the rewind.', 'warn');
       if (this.state.activity !== 'working') return this.notice('Wait until the compaction is over, or press Esc to cancel it.', 'warn');
       if (whileWorking === 'followUp') this.session.followUp(text);
       else this.session.steer(text);
@@ -328,9 +350,26 @@ export class InteractiveController {
     this.set({ picker: { kind, rows, index: leafAt === -1 ? rows.length - 1 : leafAt } });
   }
 
+  /**
+   * Rewinds with a summary of the branch left. Esc while the summary is written cancels the
+   * whole rewind (the session stays as it was): Esc means "stop what I asked for", and a rewind
+   * quietly done without its summary would lose what the abandoned branch tried. /tree again
+   * starts over.
+   */
   private async rewindTo(row: TreeRow): Promise<void> {
+    const cancel = new AbortController();
+    this.summaryAbort = cancel;
     await this.run('summarizing', async () => {
-      const r = await this.session.navigate(row.id, { summarize: true });
+      const r = await this.session
+        .navigate(row.id, { summarize: true, signal: cancel.signal })
+        .catch((err: unknown) => {
+          if (!cancel.signal.aborted) throw err;
+          return undefined;
+        })
+        .finally(() => {
+          if (this.summaryAbort === cancel) this.summaryAbort = undefined;
+        });
+      if (!r) return this.notice('Rewind cancelled while the branch summary was being written: the session is unchanged. /tree starts over.', 'warn');
       const editor = r.editorText !== undefined ? setText(this.state.editor, r.editorText) : this.state.editor;
       this.set({ transcript: transcriptFromMessages(this.session.messages), editor, queued: [] });
       const what = r.editorText !== undefined ? 'before that prompt (it is in the editor to change and send again)' : 'to that entry';
@@ -369,10 +408,20 @@ export class InteractiveController {
   quit(): void {
     if (this.exited) return;
     this.exited = true;
+    this.summaryAbort?.abort();
     this.unsubscribe();
     this.set({ confirmExit: false });
     void this.session.abort().finally(() => this.options.onExit());
   }
+}
+
+/** The line shown when a reopened session's last turn was cut off. */
+function cutOffText(cut: CutOffTurn): string {
+  const what =
+    cut.kind === 'dangling'
+      ? `its ${cut.calls.map((c) => c.name).join(', ')} call${cut.calls.length === 1 ? ' has' : 's have'} no result`
+      : 'the last prompt has no reply';
+  return `The last turn of this session was interrupted (${what}): finishing it now. Esc stops.`;
 }
 
 function promptHistory(session: AgentSession): string[] {

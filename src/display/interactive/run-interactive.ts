@@ -12,7 +12,7 @@ import { Screen } from './views.js';
 const h = React.createElement;
 
 export interface InteractiveOptions {
-  /** Sent as the first prompt once the screen is up. */
+  /** Sent as the first prompt once the screen is up (after finishing a turn a kill cut off). */
   initialPrompt?: string;
   /** Opens a fresh session for /new. */
   newSession?: () => Promise<AgentSession>;
@@ -61,7 +61,8 @@ export async function runInteractiveMode(session: AgentSession, options: Interac
     // terminals known to support it (kitty, WezTerm, ghostty) and leaves others alone.
     kittyKeyboard: { mode: 'auto' },
   });
-  if (options.initialPrompt) controller.submit(options.initialPrompt);
+  // A turn a kill cut off is finished before the initial prompt goes out.
+  void controller.start(options.initialPrompt);
   await exited;
   app.unmount();
   await app.waitUntilExit().catch(() => undefined);

@@ -42,7 +42,7 @@ export const KEY_HELP: readonly [string, string][] = [
   ['Alt+Enter', 'while the agent works: queue a follow-up'],
   ['\\ then Enter', 'new line (Shift+Enter too, in kitty-protocol terminals)'],
   ['Up / Down', 'previous / next prompt (or line of a multi-line text)'],
-  ['Esc', 'abort the current run'],
+  ['Esc', 'abort the run or /compact; cancel a /tree rewind'],
   ['Ctrl+O', 'expand / collapse tool results and summaries'],
   ['Ctrl+A/E/U/D', 'line start / line end / clear editor / delete forward'],
   ['PageUp / PageDown', 'scroll the conversation'],

@@ -31,7 +31,7 @@ export function statusParts(s: StatusInput): { left: string; right: string } {
   if (s.confirmExit) right = 'Ctrl+C again to quit';
   else if (s.activity === 'working') right = `working · Esc aborts${s.queued > 0 ? ` · ${s.queued} queued` : ''}`;
   else if (s.activity === 'compacting') right = 'compacting…';
-  else if (s.activity === 'summarizing') right = 'summarizing branch…';
+  else if (s.activity === 'summarizing') right = 'summarizing branch · Esc cancels';
   else right = '/help';
   return { left, right };
 }
