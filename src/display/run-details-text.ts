@@ -46,6 +46,8 @@ function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
   if (inst.output !== undefined || inst.text) out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);
   if (inst.modifiedFiles && inst.modifiedFiles.length > 0) out.push(`    modified: ${inst.modifiedFiles.join(', ')}`);
   if (inst.patchFile) out.push(`    patch: ${inst.patchFile}`);
+  if (inst.branch) out.push(`    branch: ${inst.branch}`);
+  if (inst.applied) out.push('    applied to the checkout');
   for (const v of inst.verify) out.push(`    verify \`${v.command}\`: ${v.ok ? 'passed' : `failed: ${clip(oneLine(v.output), DISPLAY_DEFAULTS.errorPreviewChars)}`}`);
   if (inst.messages.length > 0) out.push(`    messages: ${inst.messages.length} (${inst.messages.map((m) => `${m.from} -> ${m.to}`).join(', ')})`);
   return out;

@@ -24,6 +24,8 @@ function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
     ...(i.summary ? { summary: i.summary } : {}),
     ...(i.modifiedFiles?.length ? { modifiedFiles: i.modifiedFiles } : {}),
     ...(i.patchFile ? { patchFile: i.patchFile } : {}),
+    ...(i.branch ? { branch: i.branch } : {}),
+    ...(i.applied ? { applied: true } : {}),
     ...(i.finalUsage ? { usage: i.finalUsage } : {}),
     ...(i.durationMs !== undefined ? { durationMs: i.durationMs } : {}),
     sessionFile: sessionFileOf(dir, i),

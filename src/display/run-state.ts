@@ -63,6 +63,9 @@ export interface InstanceState {
   summary?: string;
   modifiedFiles?: string[];
   patchFile?: string;
+  /** merge: branch / apply: where the work of its worktree landed. */
+  branch?: string;
+  applied?: boolean;
   failure?: FailureClass;
   error?: string;
   skipReason?: string;
@@ -549,6 +552,8 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.summary = e.summary;
       inst.modifiedFiles = e.modifiedFiles;
       inst.patchFile = e.patchFile;
+      inst.branch = e.branch;
+      inst.applied = e.applied;
       inst.durationMs = e.durationMs;
       inst.failure = undefined;
       inst.error = undefined;

@@ -275,8 +275,11 @@ export class Coordinator {
       this.tasks.set(task.id, { task, level: pt.level, status: 'waiting', expanded: false, instances: [] });
     }
     const replay = this.opts.replay;
-    if (replay) this.restore(replay);
-    else {
+    if (replay) {
+      this.restore(replay);
+      // A kill between logging an instance done and removing its landed worktree left it behind.
+      for (const inst of this.instances.values()) if (inst.status === 'done') await this.runner.dropWorktree(this.tasks.get(inst.task)!, inst);
+    } else {
       this.emit({
         type: 'run_start',
         recipe: this.recipe.file,
@@ -412,6 +415,8 @@ export class Coordinator {
         inst.output = r.output;
         if (r.text !== undefined) inst.text = r.text;
         if (r.patchFile) inst.patchFile = r.patchFile;
+        if (r.branch) inst.branch = r.branch;
+        if (r.applied) inst.applied = true;
         if (r.summary) {
           inst.summaryText = r.summary;
           inst.summary = parseSummary(r.summary);
@@ -936,6 +941,7 @@ export class Coordinator {
     const modified = new Set<string>();
     for (const f of inst.summary?.modifiedFiles ?? []) modified.add(agentFileToDisplay(this.recipe.dir, inst, f));
     inst.readFiles = (inst.summary?.readFiles ?? []).map((f) => agentFileToDisplay(this.recipe.dir, inst, f));
+    let landed: { branch?: string; applied?: boolean } = {};
     if (inst.git) {
       const cwd = inst.workCwd ?? inst.resolved!.cwd;
       const d = await this.runner.withGitLock(inst.git.root, () => diffSince(cwd, inst.git!.tree));
@@ -948,6 +954,16 @@ export class Coordinator {
         }
         for (const f of d.files) modified.add(displayPath(this.recipe.dir, join(inst.git.root, f)));
       }
+      // isolation: worktree with merge: branch or apply: the work lands before the instance is done.
+      const land = await this.runner.landWork(t, inst, d?.patch, join(this.store.dir, `patches/${inst.id}.diff`), result.text);
+      if (!land.ok) {
+        this.failAttempt(t, inst, { ok: false, failure: 'patch_conflict', error: land.error, usage: zeroUsage() });
+        return;
+      }
+      if (land.branch) landed = { branch: land.branch };
+      else if (d?.patch.trim() && t.task.merge === 'apply' && inst.git.worktree) landed = { applied: true };
+      if (landed.branch) inst.branch = landed.branch;
+      if (landed.applied) inst.applied = true;
     }
     inst.modifiedFiles = [...modified].sort();
     inst.status = 'done';
@@ -965,11 +981,13 @@ export class Coordinator {
       ...(result.summary ? { summary: result.summary } : {}),
       ...(inst.modifiedFiles.length ? { modifiedFiles: inst.modifiedFiles } : {}),
       ...(inst.patchFile ? { patchFile: inst.patchFile } : {}),
+      ...landed,
       durationMs: inst.durationMs,
       ...(result.rounds !== undefined ? { rounds: result.rounds } : {}),
       ...(result.approved !== undefined ? { approved: result.approved } : {}),
     });
     this.schedulePlanWrite();
+    await this.runner.dropWorktree(t, inst);
   }
 
   private failAttempt(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): void {

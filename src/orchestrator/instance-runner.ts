@@ -10,7 +10,7 @@ import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { addWorktree, relinkWorktree, repoRoot, snapshot } from './git-workspace.js';
+import { addWorktree, relinkWorktree, removeWorktree, repoRoot, snapshot } from './git-workspace.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from './recipe/index.js';
@@ -21,6 +21,7 @@ import { runSecrets } from './secrets.js';
 import { runCommand } from './verify.js';
 import { enforceWriteScope } from './write-scope-check.js';
 import { writeGlobs } from './write-scopes.js';
+import { applyToCheckout, branchName, commitToBranch, type LandResult } from './worktree-merge.js';
 import { resolveSandboxMode, type SandboxMode } from '../tools/sandbox.js';
 
 /** What the runner needs from the coordinator. */
@@ -123,6 +124,39 @@ export class InstanceRunner {
     const next = prev.then(fn, fn);
     this.gitLocks.set(root, next.catch(() => undefined));
     return next;
+  }
+
+  /**
+   * Lands the work of a finished worktree instance as its task's `merge:` says (worktree-merge.ts):
+   * on a branch, or applied to the checkout. With `merge: patch`, or outside a worktree, nothing
+   * happens. The worktree stays until the instance is logged done (dropWorktree).
+   */
+  async landWork(t: TaskState, inst: InstanceState, patch: string | undefined, patchName: string, text: string): Promise<LandResult> {
+    const g = inst.git;
+    if (t.task.merge === 'patch' || !g?.worktree) return { ok: true };
+    const root = g.root;
+    let landed: LandResult = { ok: true };
+    if (patch?.trim()) {
+      if (t.task.merge === 'branch') {
+        if (!g.commit) return { ok: false, error: `cannot commit to a branch: the worktree of ${root} has no base commit` };
+        const headline = text.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? 'done';
+        const message = `${inst.id}: ${headline.length > 72 ? `${headline.slice(0, 69)}...` : headline}\n\nRun ${this.ctx.store.runId}, task ${t.task.id}, instance ${inst.id} (orchestrate).\n`;
+        landed = await this.withGitLock(root, () => commitToBranch(root, g.commit!, branchName(this.ctx.store.runId, inst.id), patch, message));
+      } else landed = await this.withGitLock(root, () => applyToCheckout(root, patch, patchName));
+    }
+    return landed;
+  }
+
+  /**
+   * Removes the worktree of a done instance whose work landed (merge: branch / apply): the branch
+   * or the checkout holds it now, and its patch. Called after instance_done is logged, so a kill
+   * in between leaves a worktree behind (removed by the next resume), never an instance whose
+   * worktree is gone but that is not done.
+   */
+  async dropWorktree(t: TaskState, inst: InstanceState): Promise<void> {
+    const g = inst.git;
+    if (t.task.merge === 'patch' || !g?.worktree || !existsSync(g.worktree)) return;
+    await this.withGitLock(g.root, () => removeWorktree(g.root, g.worktree!));
   }
 
   /** Snapshot (and worktree) on the first attempt; a later attempt reuses them. */

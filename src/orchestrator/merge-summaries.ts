@@ -20,6 +20,8 @@ export interface PlanInstance {
   modifiedFiles: string[];
   readFiles: string[];
   patchFile?: string;
+  branch?: string;
+  applied?: boolean;
   /** Short output (text or JSON) when there is no summary. */
   outputPreview?: string;
 }
@@ -91,7 +93,7 @@ function progressLines(i: PlanInstance): string[] {
   list('Blocked', s?.blocked);
   if (i.error) out.push(`- Error: ${oneLine(i.error)}`);
   if (!s && i.outputPreview) out.push(`- Output: ${oneLine(i.outputPreview)}`);
-  if (i.patchFile) out.push(`- Patch: ${i.patchFile}`);
+  if (i.patchFile) out.push(`- Patch: ${i.patchFile}${i.branch ? ` (on branch ${i.branch})` : i.applied ? ' (applied to the checkout)' : ''}`);
   return out;
 }
 

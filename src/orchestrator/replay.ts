@@ -21,6 +21,9 @@ export interface ReplayedInstance {
   usage: UsageSummary;
   modifiedFiles?: string[];
   patchFile?: string;
+  /** Where its worktree's work landed (merge: branch / apply). */
+  branch?: string;
+  applied?: boolean;
   failure?: FailureClass;
   error?: string;
   durationMs?: number;
@@ -132,6 +135,8 @@ export function replayRunLog(events: readonly RunEvent[], skippedLines = 0): Rep
         if (e.summary !== undefined) s.summary = e.summary;
         if (e.modifiedFiles) s.modifiedFiles = e.modifiedFiles;
         if (e.patchFile) s.patchFile = e.patchFile;
+        if (e.branch) s.branch = e.branch;
+        if (e.applied) s.applied = e.applied;
         s.durationMs = e.durationMs;
         delete s.failure;
         delete s.error;

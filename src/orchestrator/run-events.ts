@@ -103,6 +103,10 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     summary: z.string().optional(),
     modifiedFiles: z.array(z.string()).optional(),
     patchFile: z.string().optional(),
+    /** merge: branch: the branch holding the instance's work. */
+    branch: z.string().optional(),
+    /** merge: apply: its patch was applied to the checkout. */
+    applied: z.boolean().optional(),
     durationMs: z.number(),
     /** Planner/worker pairs: review rounds held, and whether the planner approved. */
     rounds: z.number().optional(),

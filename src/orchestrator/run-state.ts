@@ -43,6 +43,9 @@ export interface InstanceState {
   modifiedFiles: string[];
   readFiles: string[];
   patchFile?: string;
+  /** merge: branch: the branch holding its work; merge: apply: whether it was applied to the checkout. */
+  branch?: string;
+  applied?: boolean;
   startedAt?: number;
   durationMs: number;
   sessionFiles: string[];
@@ -138,6 +141,8 @@ export function planInput(recipe: LoadedRecipe, tasks: readonly TaskState[], sta
         modifiedFiles: i.modifiedFiles,
         readFiles: i.readFiles,
         patchFile: i.patchFile,
+        ...(i.branch ? { branch: i.branch } : {}),
+        ...(i.applied ? { applied: true } : {}),
         outputPreview: preview(i.output),
       })),
     })),
@@ -184,6 +189,10 @@ export interface ResultFile {
     failure?: FailureClass;
     error?: string;
     patch?: string;
+    /** merge: branch: the branch holding the instance's work. */
+    branch?: string;
+    /** merge: apply: its patch was applied to the checkout. */
+    applied?: boolean;
     modifiedFiles: string[];
     sessions: string[];
     durationMs: number;
@@ -232,6 +241,8 @@ export function resultFile(args: {
       if (i.failure) r.failure = i.failure;
       if (i.error) r.error = i.error;
       if (i.patchFile) r.patch = i.patchFile;
+      if (i.branch) r.branch = i.branch;
+      if (i.applied) r.applied = true;
       if (i.attemptFailures?.length) r.attemptFailures = i.attemptFailures;
       return r;
     }),

@@ -140,7 +140,7 @@ export function printProgress(e: RunEvent, ctx: CliContext): void {
       ctx.stderr(`  start   ${who}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}\n`);
       break;
     case 'instance_done':
-      ctx.stderr(`  done    ${who}${e.patchFile ? `  ${e.patchFile}` : ''}\n`);
+      ctx.stderr(`  done    ${who}${e.patchFile ? `  ${e.patchFile}` : ''}${e.branch ? ` on branch ${e.branch}` : e.applied ? ' (applied)' : ''}\n`);
       break;
     case 'instance_retry':
       ctx.stderr(`  retry   ${who} [${e.failure}] in ${(e.delayMs / 1000).toFixed(1)}s: ${e.error.split('\n')[0]}\n`);

@@ -96,6 +96,8 @@ export interface LoadedTask {
   /** Template relative to `dir`; undefined = the recipe folder. */
   cwd?: string;
   isolation: 'none' | 'worktree';
+  /** Where a worktree instance's work lands (worktree-merge.ts); only used with isolation: worktree. */
+  merge: 'patch' | 'branch' | 'apply';
   writes: string[];
   output: 'text' | 'json';
   outputSchema?: Record<string, unknown>;
@@ -308,6 +310,7 @@ function normalizeTask(t: TaskDocument, index: number, doc: RecipeDocument, agen
     needs: needsOf(t as Record<string, unknown>).map((n) => n.id).filter((id, i, all) => all.indexOf(id) === i),
     as: t.as ?? 'item',
     isolation: t.isolation ?? d.isolation ?? 'none',
+    merge: t.merge ?? d.merge ?? 'patch',
     writes: t.writes ?? [],
     output,
     context: t.context ?? d.context ?? 'fresh',

@@ -162,6 +162,10 @@ const taskSettings = {
   agent: name('agent').optional().describe('Name of the agent (from agents) that runs this task'),
   cwd: z.string().optional().describe('Working directory, relative to the recipe folder; may use ${{ item }}'),
   isolation: z.enum(['none', 'worktree']).optional().describe('none: work in cwd; worktree: a git worktree per instance'),
+  merge: z
+    .enum(['patch', 'branch', 'apply'])
+    .optional()
+    .describe('Where the work of an isolation: worktree instance lands: patch (patches/<key>.diff only, the default), branch (a commit on branch orchestrate/<run-id>/<key>) or apply (applied to the checkout; a conflict fails the instance patch_conflict)'),
   context: z.enum(['fresh', 'summaries']).optional().describe('fresh: only the prompt; summaries: also the merged summaries of needed tasks'),
   retries: retries.optional(),
   timeout: duration.optional().describe('Wall-clock limit per instance'),

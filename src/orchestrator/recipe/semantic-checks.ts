@@ -302,6 +302,11 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
         problem({ code: 'conflict', path: [...base, key], key: true, message: `${who} sets ${key}, which only an agent task can use`, hint: isPair ? `set ${key} on the pair's planner or worker agent` : `a run: step calls no model; remove ${key}` });
       }
     }
+    // merge: says where a worktree's work lands; without a worktree the agent edits the checkout itself.
+    const isolation = r.isolation ?? defaults.isolation;
+    if ((r.merge === 'branch' || r.merge === 'apply') && isolation !== 'worktree') {
+      problem({ code: 'conflict', path: [...base, 'merge'], key: true, message: `${who} sets merge: ${r.merge}, which needs isolation: worktree`, hint: 'add isolation: worktree (each instance works in a worktree of its own, and its work lands as merge says), or remove merge' });
+    }
     const fansOut = r.for_each !== undefined;
     if (!fansOut) {
       for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {

@@ -1,0 +1,112 @@
+// Where the work of an instance with `isolation: worktree` lands (the task's `merge:`):
+//   patch  - patches/<key>.diff only; the worktree stays in the run folder (the default).
+//   branch - a commit of exactly that patch on branch orchestrate/<run-id>/<key>, parented on the
+//            commit the worktree started from; the user's checkout, index and HEAD are untouched.
+//   apply  - the patch applied to the original checkout's files (not its index), all or nothing:
+//            a patch that does not apply changes nothing and fails the instance `patch_conflict`.
+// Both are idempotent, so a coordinator killed between landing the work and logging the instance
+// done lands it again on resume without harm: the branch is set to the same tree, and a patch
+// whose reverse applies is already in the checkout. Once landed, the worktree is removed.
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { git } from './git-workspace.js';
+
+export type MergeMode = 'patch' | 'branch' | 'apply';
+
+export type LandResult = { ok: true; branch?: string; commit?: string; alreadyApplied?: boolean } | { ok: false; error: string };
+
+/**
+ * The branch of an instance: orchestrate/<run-id>/<key>, the key made a valid ref name (git
+ * check-ref-format: no spaces, `..`, `~^:?*[\`, leading dots or `.lock` endings).
+ */
+export function branchName(runId: string, key: string): string {
+  const part = (s: string): string =>
+    s
+      .replace(/[^A-Za-z0-9._/-]+/g, '-')
+      .replace(/\.{2,}/g, '.')
+      .replace(/\/{2,}/g, '/')
+      .split('/')
+      .map((c) => c.replace(/^\.+/, '').replace(/\.lock$/i, '-lock').replace(/\.+$/, ''))
+      .filter((c) => c !== '')
+      .join('/') || 'instance';
+  return `orchestrate/${part(runId)}/${part(key)}`;
+}
+
+/** Writes `patch` to a temp file for git, runs `fn` with its path, removes it. */
+async function withPatchFile<T>(patch: string, fn: (file: string) => Promise<T>): Promise<T> {
+  const file = join(tmpdir(), `orchestrate-patch-${process.pid}-${randomBytes(4).toString('hex')}.diff`);
+  writeFileSync(file, patch);
+  try {
+    return await fn(file);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+/** Author and committer for commits of a repository without a configured identity (git refuses otherwise). */
+async function identityEnv(root: string): Promise<Record<string, string>> {
+  const [name, email] = await Promise.all([git(['config', 'user.name'], root), git(['config', 'user.email'], root)]);
+  const env: Record<string, string> = {};
+  if (!name.ok || name.stdout.trim() === '') Object.assign(env, { GIT_AUTHOR_NAME: 'orchestrate', GIT_COMMITTER_NAME: 'orchestrate' });
+  if (!email.ok || email.stdout.trim() === '') Object.assign(env, { GIT_AUTHOR_EMAIL: 'orchestrate@localhost', GIT_COMMITTER_EMAIL: 'orchestrate@localhost' });
+  return env;
+}
+
+/**
+ * Commits `patch` on top of `baseCommit` and points `branch` at it, through a temporary index: no
+ * checkout, index or HEAD of the repository (or of its worktrees) changes.
+ */
+export async function commitToBranch(root: string, baseCommit: string, branch: string, patch: string, message: string): Promise<LandResult> {
+  const index = join(tmpdir(), `orchestrate-merge-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const env = { GIT_INDEX_FILE: index };
+  try {
+    return await withPatchFile(patch, async (file) => {
+      const read = await git(['read-tree', baseCommit], root, env);
+      if (!read.ok) return { ok: false, error: `cannot read commit ${baseCommit.slice(0, 12)} of ${root}: ${read.stderr.trim()}` };
+      const applied = await git(['apply', '--cached', '--binary', '--whitespace=nowarn', file], root, env);
+      if (!applied.ok) return { ok: false, error: `the patch does not apply to commit ${baseCommit.slice(0, 12)}: ${firstLines(applied.stderr)}` };
+      const tree = await git(['write-tree'], root, env);
+      if (!tree.ok) return { ok: false, error: `git write-tree failed: ${tree.stderr.trim()}` };
+      const commit = await git(['commit-tree', tree.stdout.trim(), '-p', baseCommit, '-m', message], root, { ...env, ...(await identityEnv(root)) });
+      if (!commit.ok) return { ok: false, error: `git commit-tree failed: ${commit.stderr.trim()}` };
+      const sha = commit.stdout.trim();
+      const ref = await git(['update-ref', '-m', 'orchestrate: instance done', `refs/heads/${branch}`, sha], root);
+      if (!ref.ok) return { ok: false, error: `cannot set branch ${branch}: ${ref.stderr.trim()}` };
+      return { ok: true, branch, commit: sha };
+    });
+  } finally {
+    rmSync(index, { force: true });
+  }
+}
+
+/**
+ * Applies `patch` to the files of the checkout at `root` (binary and new files included; the index
+ * is left alone), or changes nothing and says which files conflict. A patch already in the files
+ * (its reverse applies) is not applied twice.
+ */
+export async function applyToCheckout(root: string, patch: string, patchName: string): Promise<LandResult> {
+  return withPatchFile(patch, async (file) => {
+    const reverse = await git(['apply', '--reverse', '--check', '--binary', '--whitespace=nowarn', file], root);
+    if (reverse.ok) return { ok: true, alreadyApplied: true };
+    const check = await git(['apply', '--check', '--binary', '--whitespace=nowarn', file], root);
+    if (!check.ok) {
+      return {
+        ok: false,
+        error: `its changes do not apply to ${root}, which changed under them: ${firstLines(check.stderr)}. Nothing was applied; the work is in ${patchName} (apply it by hand, or use merge: branch to keep each instance's work on a branch of its own)`,
+      };
+    }
+    const applied = await git(['apply', '--binary', '--whitespace=nowarn', file], root);
+    return applied.ok ? { ok: true } : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
+  });
+}
+
+/** git's error lines, joined, at most three. */
+function firstLines(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return lines.slice(0, 3).join('; ') + (lines.length > 3 ? `; and ${lines.length - 3} more` : '');
+}
