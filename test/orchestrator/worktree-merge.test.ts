@@ -8,6 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { applyToCheckout, branchName, commitToBranch } from '../../src/orchestrator/worktree-merge.js';
 import { loadRecipe } from '../../src/orchestrator/recipe/index.js';
+import { loadRunFolder } from '../../src/display/run-folder.js';
+import { formatRunDetails } from '../../src/display/run-details-text.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -97,6 +99,8 @@ describe('isolation: worktree, merge:', () => {
     const result = JSON.parse(readFileSync(join(out.dir, 'result.json'), 'utf8')) as { instances: { id: string; branch?: string }[] };
     expect(result.instances.find((i) => i.id === 'unit.a')!.branch).toBe(`orchestrate/${runId}/unit.a`);
     expect(readFileSync(out.planFile, 'utf8')).toContain(`(on branch orchestrate/${runId}/unit.a)`);
+    // orchestrate show names the branch.
+    expect(formatRunDetails(loadRunFolder(out.dir))).toContain(`branch: orchestrate/${runId}/unit.a`);
   });
 
   it('apply: the patches land in the checkout (new and binary files included, the index untouched); a patch that no longer applies fails its instance patch_conflict and changes nothing', async () => {
@@ -125,6 +129,7 @@ describe('isolation: worktree, merge:', () => {
     expect(readFileSync(join(repo, 'docs', 'new.md'), 'utf8')).toBe('# new\n');
     expect(readFileSync(join(repo, 'data.bin'))).toEqual(Buffer.from([0x62, 0x69, 0x6e, 0, 1, 0xff]));
     expect(git(repo, 'diff', '--cached', '--name-only')).toBe(''); // nothing staged
+    expect(formatRunDetails(loadRunFolder(out.dir))).toContain('applied to the checkout');
     // The loser's worktree is kept (its work is there and in its patch); the landed ones are gone.
     expect(readdirSync(join(out.dir, 'worktrees')).sort()).toEqual([`unit.${failed[0]!.key}`]);
   });
