@@ -6,7 +6,7 @@ import { RECIPE_DEFAULTS } from './defaults.js';
 import { referencePath, referencedTasks } from './expressions.js';
 import { type LoadedAgent, type LoadedRecipe, type LoadedTask } from './normalize.js';
 import { type InstanceSeed, type RecipePlan, resolveInstance, staticScope } from './plan.js';
-import { FALLBACK_PRICE, lookupModelPrice } from './prices.js';
+import { FALLBACK_PRICE, lookupModelPrice, type ModelPrice } from './prices.js';
 
 export interface Range {
   low: number;
@@ -54,6 +54,20 @@ function handoffCall(startContext: number, extraHighTurns: number): { input: Ran
     },
     output: { low: E.handoffSummaryTokens, high: E.handoffSummaryTokens },
   };
+}
+
+/**
+ * The lower cost of a run of n turns from context c growing by g per turn, with prompt caching as
+ * the runtime uses it (a breakpoint on the last message): the first turn writes its context to the
+ * cache, each later turn reads the previous context from it and writes only what is new; the
+ * handoff summary then reads the final context and sends its instructions uncached. Output is not
+ * cached. In dollars, per million-token prices.
+ */
+function cachedRunUsd(c: number, n: number, o: number, g: number, handoff: boolean, p: ModelPrice): number {
+  const read = (n - 1) * c + (g * (n - 1) * (n - 2)) / 2;
+  const written = c + (n - 1) * g;
+  const summary = handoff ? (c + g * (n - 1)) * p.cacheRead + E.summarizerPromptTokens * p.input + E.handoffSummaryTokens * p.output : 0;
+  return (read * p.cacheRead + written * p.cacheWrite + n * o * p.output + summary) / 1e6;
 }
 
 /** Tokens over n turns starting from context c, growing by g per turn: n*c + g*n(n-1)/2. */
@@ -133,14 +147,18 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
       const run = agentRun(start, extraTurns);
       const tokens = { input: scale(run.input, rounds), output: scale(run.output, rounds) };
       // The instance's summary (the worker's, for a pair) is written by the model; offline it is extractive.
-      if (i === 0 && provider !== 'scripted' && agent?.summaries !== 'extractive') {
+      const writesSummary = i === 0 && provider !== 'scripted' && agent?.summaries !== 'extractive';
+      if (writesSummary) {
         const handoff = handoffCall(start, extraTurns);
         tokens.input = add(tokens.input, handoff.input);
         tokens.output = add(tokens.output, handoff.output);
       }
       est.inputTokens = add(est.inputTokens, tokens.input);
       est.outputTokens = add(est.outputTokens, tokens.output);
-      usdSum = add(usdSum, usdOf(tokens, model, provider, recipe.models));
+      // Upper: every input token at the full price; lower: one round with prompt caching.
+      const price = lookupModelPrice(model, provider, recipe.models);
+      const lowTurns = { n: E.turns.low, o: E.outputTokensPerTurn.low, g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low };
+      usdSum = add(usdSum, { low: cachedRunUsd(start, lowTurns.n, lowTurns.o, lowTurns.g, writesSummary, price) * rounds.low, high: usdOf(tokens, model, provider, recipe.models).high });
       if (!lookupModelPrice(model, provider, recipe.models).known) {
         const note = `no price known for ${model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`;
         if (!est.notes.includes(note)) est.notes.push(note);
@@ -201,7 +219,7 @@ export function estimateRecipe(recipe: LoadedRecipe, plan: RecipePlan, opts: Est
     `and grows each turn by ${E.outputTokensPerTurn.low}-${E.outputTokensPerTurn.high} output tokens plus ${E.toolResultTokensPerTurn.low}-${E.toolResultTokensPerTurn.high} tokens of tool results`,
     `when an instance ends, the model writes its handoff summary: one more call over the final context (+${E.summarizerPromptTokens} tokens of instructions, ${E.handoffSummaryTokens} out)`,
     `a pair runs 1 to max_rounds rounds of worker + planner; fan-outs over task outputs assume ${E.dynamicFanOut.low}-${E.dynamicFanOut.high} instances unless the source output_schema gives maxItems`,
-    'prompt caching is ignored (real costs are usually lower); task-level retries are not included',
+    'the upper cost ignores prompt caching; the lower one assumes it as the runtime uses it (each turn reads the previous context from the cache at 0.1x the input price and writes what is new at 1.25x; the handoff summary reads the final context); task-level retries are not included',
     `an attempt that runs away is stopped at its max_turns (default ${DEFAULT_RUN_LIMITS.maxTurns} model calls) or by loop detection; that worst case is not in the figures`,
   ];
   return { tasks, total, heuristic, warnings };

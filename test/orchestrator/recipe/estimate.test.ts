@@ -37,7 +37,24 @@ describe('estimateRecipe', () => {
     expect(t!.inputTokens).toEqual({ low: low.input, high: high.input });
     expect(t!.outputTokens).toEqual({ low: low.output, high: high.output });
     const price = lookupModelPrice('claude-haiku-4-5', 'anthropic');
-    expect(t!.usd.low).toBeCloseTo((low.input * price.input + low.output * price.output) / 1e6, 10);
+    // Upper: every input token at the input price.
+    expect(t!.usd.high).toBeCloseTo((high.input * price.input + high.output * price.output) / 1e6, 10);
+    // Lower: with prompt caching. Turn 1 writes its context (start) to the cache; turn k (k >= 2)
+    // reads the context turn k-1 sent and writes the growth g; the summary reads the final context
+    // and sends its instructions uncached.
+    const n = E.turns.low;
+    const g = E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low;
+    let read = 0;
+    let written = start;
+    for (let k = 2; k <= n; k++) {
+      read += start + g * (k - 2);
+      written += g;
+    }
+    read += start + g * (n - 1); // the summary call
+    expect(read + written + E.summarizerPromptTokens).toBe(low.input); // every input token is priced once
+    expect(price).toMatchObject({ input: 1, cacheRead: 0.1, cacheWrite: 1.25, output: 5 });
+    expect(t!.usd.low).toBeCloseTo((read * 0.1 + written * 1.25 + E.summarizerPromptTokens * 1 + low.output * 5) / 1e6, 10);
+    expect(t!.usd.low).toBeLessThan((low.input * price.input + low.output * price.output) / 1e6);
     expect(e.total.usd).toEqual(t!.usd);
   });
 
@@ -100,9 +117,9 @@ describe('estimateRecipe', () => {
   });
 
   it('prices come from the ai model table; unknown models get a flagged fallback; scripted is free', () => {
-    expect(lookupModelPrice('some-future-model', 'anthropic')).toEqual({ input: 3, output: 15, known: false });
+    expect(lookupModelPrice('some-future-model', 'anthropic')).toEqual({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, known: false });
     expect(lookupModelPrice('claude-opus-4-1', 'anthropic')).toMatchObject({ input: 15, output: 75, known: true });
     expect(lookupModelPrice('anthropic/claude-haiku-4-5', 'anthropic')).toMatchObject({ input: 1, output: 5, known: true });
-    expect(lookupModelPrice('claude-opus-4-1', 'scripted')).toEqual({ input: 0, output: 0, known: true });
+    expect(lookupModelPrice('claude-opus-4-1', 'scripted')).toEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, known: true });
   });
 });

@@ -128,7 +128,7 @@ describe('inputs and overrides', () => {
     );
     expect(r.agents.v!.modelSpec).toEqual({ cost: { input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5 }, contextWindow: 1_000_000, maxTokens: 32_000 });
     expect(r.agents.w!.modelSpec).toEqual({ cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 3 }, contextWindow: 200_000, maxTokens: 64_000 });
-    expect(lookupModelPrice('claude-future-7', 'anthropic', r.models)).toEqual({ input: 2, output: 10, known: true });
+    expect(lookupModelPrice('claude-future-7', 'anthropic', r.models)).toMatchObject({ input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5, known: true });
     expect(lookupModelPrice('claude-future-7', 'anthropic')).toMatchObject({ known: false });
   });
 
