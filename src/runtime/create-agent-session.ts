@@ -315,6 +315,7 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
 
   const { prompt, skills, diagnostics } = assembleSystemPrompt({
     cwd,
+    ...(options.workspaceRoot !== undefined ? { workspaceRoot: resolve(cwd, options.workspaceRoot) } : {}),
     home,
     tools,
     systemPrompt: options.systemPrompt,

@@ -8,6 +8,8 @@ import { buildSystemPrompt } from '../tools/system-prompt.js';
 
 export interface AssembleSystemPromptOptions {
   cwd: string;
+  /** The tools' workspace root when wider than cwd; named in the per-session part of the prompt. */
+  workspaceRoot?: string;
   /** Settings home: user skills live in <home>/skills, a user-wide AGENTS.md in <home>. */
   home: string;
   tools: readonly AnyAgentTool[];
@@ -38,6 +40,7 @@ export function assembleSystemPrompt(o: AssembleSystemPromptOptions): AssembledS
   const contextFiles = o.contextFiles === false ? [] : loadContextFiles({ cwd: o.cwd, globalDir: o.home });
   const prompt = buildSystemPrompt({
     cwd: o.cwd,
+    ...(o.workspaceRoot !== undefined ? { workspaceRoot: o.workspaceRoot } : {}),
     tools: [...o.tools],
     customPrompt: o.systemPrompt,
     appendPrompt: o.appendSystemPrompt,

@@ -120,7 +120,9 @@ export function createBashTool(options: BashToolOptions): BashTool {
       `${formatSize(maxBytes)} are returned (whichever comes first) and the full output is saved to a file when cut. ` +
       'Use timeout (seconds) for commands that might hang.' +
       (confined
-        ? ` Commands run in a sandbox: only the working directory${workspace.root !== workspace.cwd ? ` (workspace ${workspace.root})` : ''} and $TMPDIR can be written, ` +
+        ? // The workspace's path is in the system prompt's per-session part, not here: tool texts open the
+          // prompt prefix that a fan-out's instances share in the cache, whatever their folders.
+          ` Commands run in a sandbox: only the working directory${workspace.root !== workspace.cwd ? ' and the rest of its workspace (the workspace root in the system prompt)' : ''} and $TMPDIR can be written, ` +
           `/tmp is fresh for every command (keep files across commands in $TMPDIR)${network ? '' : ', and there is no network'}.`
         : ''),
     promptSnippet: 'Execute bash commands (ls, grep, find, tests, builds, git)',

@@ -11,6 +11,8 @@ export type PromptTool = Pick<AgentTool, 'name' | 'description' | 'promptSnippet
 
 export interface BuildSystemPromptOptions {
   cwd: string;
+  /** The workspace the tools keep to, when it is wider than cwd (a repository root above it). */
+  workspaceRoot?: string;
   /** The active tools. */
   tools: PromptTool[];
   /** Replaces the default body (identity, tool list, guidelines); the rest is still appended. */
@@ -80,6 +82,8 @@ export function buildSystemPrompt(options: BuildSystemPromptOptions): string {
     for (const f of files) parts.push(`## ${f.path}\n\n${f.content.trim()}`);
     session.push(parts.join('\n\n'));
   }
-  session.push(`Current date: ${formatDate(options.date)}\nCurrent working directory: ${options.cwd.replace(/\\/g, '/')}`);
+  const root = options.workspaceRoot?.replace(/\\/g, '/');
+  const cwd = options.cwd.replace(/\\/g, '/');
+  session.push(`Current date: ${formatDate(options.date)}\nCurrent working directory: ${cwd}${root !== undefined && root !== cwd ? `\nWorkspace root: ${root}` : ''}`);
   return joinSystemPrompt(sections.join('\n\n'), session.join('\n\n'));
 }

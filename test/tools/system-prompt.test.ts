@@ -111,3 +111,24 @@ describe('buildSystemPrompt', () => {
     expect(buildSystemPrompt({ cwd, tools: [], date: new Date(2024, 1, 9) })).toContain('Current date: 2024-02-09');
   });
 });
+
+describe('a workspace wider than the working directory', () => {
+  it('is named in the per-session part of the prompt, so the bash description stays one text for every instance (their shared cache prefix)', async () => {
+    const { createBashTool } = await import('../../src/tools/bash.js');
+    const make = (root: string) => createBashTool({ cwd: join(root, 'pkg'), root, sandbox: { mode: 'workspace' } });
+    const [a, b] = [make('/repos/one'), make('/repos/two')];
+    try {
+      expect(a.description).toBe(b.description);
+      expect(a.description).not.toContain('/repos/');
+      const prompt = buildSystemPrompt({ cwd: '/repos/one/pkg', workspaceRoot: '/repos/one', tools: [a] });
+      const { shared, session } = splitSystemPrompt(prompt);
+      expect(session).toContain('Current working directory: /repos/one/pkg\nWorkspace root: /repos/one');
+      expect(shared).not.toContain('/repos/');
+      // The same folder: no second line.
+      expect(buildSystemPrompt({ cwd: '/repos/one', workspaceRoot: '/repos/one', tools: [] })).not.toContain('Workspace root');
+    } finally {
+      a.dispose();
+      b.dispose();
+    }
+  });
+});
