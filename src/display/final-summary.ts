@@ -103,6 +103,12 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   const cache = cacheText(u);
   if (cache) out.push(cache);
   if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
+  // Where worktree work landed (merge: branch / apply): what the user looks at next.
+  const branches = [...state.instances.values()].filter((i) => i.branch);
+  if (branches.length === 1) out.push(`branch: ${branches[0]!.branch}`);
+  else if (branches.length > 1) out.push(`branches: ${branches.length}, listed by git branch --list 'orchestrate/${state.runId}/*'`);
+  const applied = [...state.instances.values()].filter((i) => i.applied).length;
+  if (applied) out.push(`applied: the work of ${applied} instance${applied === 1 ? '' : 's'} is in the checkout (git diff shows it)`);
   if (options.planFile) out.push(`plan:   ${options.planFile}`);
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;

@@ -115,7 +115,8 @@ export class PlainLog {
         const inst = getInstance(this.state, e.task, e.key);
         const rec = inst?.attempts.find((a) => a.attempt === e.attempt);
         const turns = e.usage.turns ?? (rec ? attemptUsage(rec).turns : undefined) ?? 0;
-        return `${label}: done in ${formatDuration(e.durationMs)}, ${plural(turns, 'turn')}, ${plural(e.usage.totalTokens, 'token')}, ${formatCost(e.usage.cost)}`;
+        const landed = e.branch ? `; on branch ${e.branch}` : e.applied ? '; applied to the checkout' : '';
+        return `${label}: done in ${formatDuration(e.durationMs)}, ${plural(turns, 'turn')}, ${plural(e.usage.totalTokens, 'token')}, ${formatCost(e.usage.cost)}${landed}`;
       }
       case 'instance_failed': {
         this.failedAttempts.add(`${id}\u0000${e.attempt}`);

@@ -10,6 +10,7 @@ import { applyToCheckout, branchName, commitToBranch } from '../../src/orchestra
 import { loadRecipe } from '../../src/orchestrator/recipe/index.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
 import { formatRunDetails } from '../../src/display/run-details-text.js';
+import { formatFinalSummary } from '../../src/display/final-summary.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -101,6 +102,8 @@ describe('isolation: worktree, merge:', () => {
     expect(readFileSync(out.planFile, 'utf8')).toContain(`(on branch orchestrate/${runId}/unit.a)`);
     // orchestrate show names the branch.
     expect(formatRunDetails(loadRunFolder(out.dir))).toContain(`branch: orchestrate/${runId}/unit.a`);
+    // The summary printed at the end of the run says how to find them.
+    expect(formatFinalSummary(loadRunFolder(out.dir).state)).toContain(`branches: 2, listed by git branch --list 'orchestrate/${runId}/*'`);
   });
 
   it('apply: the patches land in the checkout (new and binary files included, the index untouched); a patch that no longer applies fails its instance patch_conflict and changes nothing', async () => {
@@ -130,6 +133,7 @@ describe('isolation: worktree, merge:', () => {
     expect(readFileSync(join(repo, 'data.bin'))).toEqual(Buffer.from([0x62, 0x69, 0x6e, 0, 1, 0xff]));
     expect(git(repo, 'diff', '--cached', '--name-only')).toBe(''); // nothing staged
     expect(formatRunDetails(loadRunFolder(out.dir))).toContain('applied to the checkout');
+    expect(formatFinalSummary(loadRunFolder(out.dir).state)).toContain('applied: the work of 2 instances is in the checkout (git diff shows it)');
     // The loser's worktree is kept (its work is there and in its patch); the landed ones are gone.
     expect(readdirSync(join(out.dir, 'worktrees')).sort()).toEqual([`unit.${failed[0]!.key}`]);
   });
