@@ -141,7 +141,8 @@ export class InstanceRunner {
         if (!g.commit) return { ok: false, error: `cannot commit to a branch: the worktree of ${root} has no base commit` };
         const headline = text.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? 'done';
         const message = `${inst.id}: ${headline.length > 72 ? `${headline.slice(0, 69)}...` : headline}\n\nRun ${this.ctx.store.runId}, task ${t.task.id}, instance ${inst.id} (orchestrate).\n`;
-        landed = await this.withGitLock(root, () => commitToBranch(root, g.commit!, branchName(this.ctx.store.runId, inst.id), patch, message));
+        // The reply's first line goes into the repository: secrets are replaced as in every file of the run.
+        landed = await this.withGitLock(root, () => commitToBranch(root, g.commit!, branchName(this.ctx.store.runId, inst.id), patch, this.ctx.store.redactText(message)));
       } else landed = await this.withGitLock(root, () => applyToCheckout(root, patch, patchName));
     }
     return landed;
