@@ -2,7 +2,7 @@
 // pair on two threads joined by a MessageChannel, or a shell command for `run:` steps. Also the
 // instance's workspace: a git snapshot (and a worktree with `isolation: worktree`) taken on the
 // first attempt, so every later attempt and the final patch are measured from the same state.
-import { existsSync } from 'node:fs';
+import { existsSync, rmdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { ScriptedScript } from '../ai/scripted.js';
@@ -158,6 +158,12 @@ export class InstanceRunner {
     const g = inst.git;
     if (t.task.merge === 'patch' || !g?.worktree || !existsSync(g.worktree)) return;
     await this.withGitLock(g.root, () => removeWorktree(g.root, g.worktree!));
+    // The run folder's worktrees/ goes with its last worktree (rmdir refuses while others remain).
+    try {
+      rmdirSync(dirname(g.worktree));
+    } catch {
+      // not empty, or already gone
+    }
   }
 
   /** Snapshot (and worktree) on the first attempt; a later attempt reuses them. */

@@ -92,8 +92,7 @@ describe('isolation: worktree, merge:', () => {
     expect(execFileSync('git', ['show', `orchestrate/${runId}/unit.b:data.bin`], { cwd: repo })).toEqual(Buffer.from([0x62, 0x69, 0x6e, 0, 1, 0xff]));
 
     // Worktrees of landed instances are gone, from the run folder and from git's list.
-    const wts = join(out.dir, 'worktrees');
-    expect(existsSync(wts) ? readdirSync(wts) : []).toEqual([]);
+    expect(existsSync(join(out.dir, 'worktrees'))).toBe(false);
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
 
     // result.json and plan.md say where the work is.
