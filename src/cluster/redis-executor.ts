@@ -22,6 +22,7 @@ import type { WorkerResult } from '../orchestrator/protocol.js';
 import { zeroUsage } from '../orchestrator/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
+import { moduleClosure } from './module-closure.js';
 import { connectRedis, redactRedisUrl } from './redis-connection.js';
 import { StreamReader } from './stream-reader.js';
 import { DEFAULT_MAX_WORKSPACE_BYTES, applyWorkspacePatch, packWorkspace, type PackedWorkspace } from './workspace-transfer.js';
@@ -39,8 +40,8 @@ export interface RedisExecutorOptions {
 /** Workspaces packed at once (a wide fan-out would otherwise start a git or tar process per instance at the same moment). */
 const PACKING_AT_ONCE = 4;
 
-/** Skill and extension files shipped with a job, at most this much in all. */
-const MAX_SHIPPED_BYTES = 4 * 1024 * 1024;
+/** Skill, extension and script files shipped with a job, at most this much in all (past it the instance fails). */
+export const MAX_SHIPPED_BYTES = 4 * 1024 * 1024;
 
 interface Launch {
   id: string;
@@ -119,6 +120,12 @@ export class RedisExecutor implements ExternalExecutor {
   }
 
   private async start(task: InstanceTask, signal: AbortSignal | undefined, resolve: (r: WorkerResult) => void, reject: (e: Error) => void): Promise<void> {
+    const shipped = shippedFiles(task.agent);
+    if (!shipped.ok) {
+      task.port.close();
+      resolve(failed('workspace', `the agent files of ${task.id} cannot travel to a worker: ${shipped.error}`));
+      return;
+    }
     const packedR = await this.limitPacking(() => packWorkspace(task.cwd, { maxBytes: this.opts.maxWorkspaceBytes ?? DEFAULT_MAX_WORKSPACE_BYTES }));
     if (!packedR.ok) {
       task.port.close();
@@ -141,7 +148,7 @@ export class RedisExecutor implements ExternalExecutor {
         bytes: packed.data.length,
         key: clusterKeys.workspace(task.runId, createHash('sha256').update(packed.data).digest('hex')),
       },
-      files: shippedFiles([...task.agent.skills, ...task.agent.extensions, ...(task.agent.script ? [task.agent.script] : [])]),
+      files: shipped.files,
       hasPeer: task.peerPort !== undefined,
     };
     const launch: Launch = {
@@ -404,25 +411,62 @@ function portableTask(task: InstanceTask): Record<string, unknown> {
   return JSON.parse(JSON.stringify({ ...rest, agent, secrets, ...(sandbox ? { sandbox } : {}) })) as Record<string, unknown>;
 }
 
-/** Skill and extension files (folders: every file in them), by their path here. */
-function shippedFiles(paths: string[]): { path: string; data: string }[] {
-  const out: { path: string; data: string }[] = [];
-  let total = 0;
-  const visit = (p: string): void => {
+type ShippedFile = { path: string; data: string };
+
+/**
+ * Skill folders (every file in them), extension modules with the local files they import (their
+ * relative layout kept, so the entry's imports resolve where the worker recreates them), and the
+ * script, by their path here. Past MAX_SHIPPED_BYTES: an error naming the largest files.
+ */
+function shippedFiles(agent: { skills: readonly string[]; extensions: readonly string[]; script?: string | undefined }): { ok: true; files: ShippedFile[] } | { ok: false; error: string } {
+  const sizes = new Map<string, number>();
+  const add = (p: string): void => {
     let st;
     try {
       st = statSync(p);
     } catch {
-      return;
+      return; // the worker reports the missing file as a local run would
     }
     if (st.isDirectory()) {
-      for (const name of readdirSync(p)) if (name !== 'node_modules' && name !== '.git') visit(join(p, name));
-      return;
-    }
-    if (!st.isFile() || total + st.size > MAX_SHIPPED_BYTES) return;
-    total += st.size;
-    out.push({ path: p, data: b64(readFileSync(p)) });
+      for (const name of readdirSync(p)) if (name !== 'node_modules' && name !== '.git') add(join(p, name));
+    } else if (st.isFile()) sizes.set(p, st.size);
   };
-  for (const p of paths) visit(p);
-  return out;
+  for (const p of agent.skills) add(p);
+  for (const p of agent.extensions) {
+    if (isDirectory(p)) add(p);
+    else for (const f of moduleClosure(p).files) add(f);
+  }
+  if (agent.script) add(agent.script);
+  const total = [...sizes.values()].reduce((a, b) => a + b, 0);
+  if (total > MAX_SHIPPED_BYTES) {
+    const largest = [...sizes].sort((a, b) => b[1] - a[1]);
+    const shown = largest.slice(0, 5).map(([p, n]) => `${p} (${sizeText(n)})`);
+    if (largest.length > shown.length) shown.push(`and ${largest.length - shown.length} more`);
+    return {
+      ok: false,
+      error: `its skill, extension and script files come to ${sizeText(total)} (${total} bytes), over the limit of ${sizeText(MAX_SHIPPED_BYTES)} (${MAX_SHIPPED_BYTES} bytes) for files shipped with an agent; the largest: ${shown.join(', ')}`,
+    };
+  }
+  const files: ShippedFile[] = [];
+  for (const p of sizes.keys()) {
+    try {
+      files.push({ path: p, data: b64(readFileSync(p)) });
+    } catch {
+      // gone since the stat: the worker reports it missing
+    }
+  }
+  return { ok: true, files };
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function sizeText(bytes: number): string {
+  if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
