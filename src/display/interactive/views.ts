@@ -2,11 +2,12 @@
 // so the build needs no JSX settings). Everything here is a function of the controller's state
 // and the terminal size: the conversation fills the space above the editor and shows its tail.
 import { Box, Text } from 'ink';
-import React from 'react';
+import React, { useMemo } from 'react';
 import { cursorPosition, type EditorState } from './editor-state.js';
 import type { InteractiveState, Picker, QueuedMessage } from './controller.js';
 import { statusParts } from './status-line.js';
 import type { Theme } from './theme.js';
+import { markdownLines } from './markdown-lines.js';
 import { expandedResult, resultSummary, toolCallText } from './tool-text.js';
 import type { TranscriptItem } from './transcript.js';
 import { oneLine, truncateToWidth } from '../terminal-text.js';
@@ -33,7 +34,7 @@ export function TranscriptItemView(props: { item: TranscriptItem; theme: Theme; 
         const thinking = expanded ? item.thinking : truncateToWidth(`thinking: ${oneLine(item.thinking)}`, width);
         parts.push(h(Text, { key: 't', ...theme.style('thinking'), wrap: expanded ? 'wrap' : 'truncate-end' }, thinking));
       }
-      if (item.text !== '') parts.push(h(Text, { key: 'x', ...theme.style('assistant'), wrap: 'wrap' }, item.text));
+      if (item.text !== '') parts.push(h(AssistantText, { key: 'x', text: item.text, streaming: item.streaming, theme, width }));
       else if (item.streaming && item.thinking === '') parts.push(h(Text, { key: 'x', ...theme.style('status') }, '…'));
       if (item.error && item.stopReason === 'error') parts.push(h(Text, { key: 'e', ...theme.style('error'), wrap: 'wrap' }, `✗ ${item.error}`));
       return h(Box, { flexDirection: 'column', marginTop: 1, flexShrink: 0 }, ...parts);
@@ -65,6 +66,17 @@ export function TranscriptItemView(props: { item: TranscriptItem; theme: Theme; 
     case 'notice':
       return h(Box, { marginTop: 1, flexShrink: 0 }, h(Text, { ...theme.style(item.tone === 'info' ? 'notice' : item.tone), wrap: 'wrap' }, item.text));
   }
+}
+
+/**
+ * The reply's text rendered from markdown (markdown-lines), its lines already fitted to the width
+ * (so ink's wrap changes nothing). Memoized: the screen redraws every visible item on each delta,
+ * but only the streaming one has changed.
+ */
+function AssistantText(props: { text: string; streaming: boolean; theme: Theme; width: number }): React.ReactElement {
+  const { text, streaming, theme, width } = props;
+  const lines = useMemo(() => markdownLines(text, { width, color: theme.color, streaming }), [text, streaming, theme.color, width]);
+  return h(Text, { ...theme.style('assistant'), wrap: 'wrap' }, lines.join('\n'));
 }
 
 /** The editor: "> " on the first line, the cursor as an inverted cell. */
