@@ -179,7 +179,8 @@ export class AgentHost {
       },
       stream: (on) => {
         this.clearPartialTimer();
-        if (on && this.writing) this.postPartial();
+        // Also when not writing (''): it replaces a partial of an earlier stream that arrived late.
+        if (on) this.postPartial();
       },
     });
   }

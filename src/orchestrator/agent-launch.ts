@@ -390,6 +390,9 @@ export class AgentLaunch {
         break;
       case 'partial':
         this.touch();
+        // One sent before the worker saw `stream off` may arrive after it: that text is stale (the
+        // message may end unseen), and would be shown at the next peek while nothing is written.
+        if (!this.streamOff) break;
         this.partialText = m.text;
         this.partialAt = Date.now();
         break;
