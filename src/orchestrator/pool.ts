@@ -115,10 +115,18 @@ export async function discardWarmPool(): Promise<void> {
   await takeWarmPool()?.destroy().catch(() => undefined);
 }
 
+/**
+ * The file each thread starts with: worker-entry.cjs (worker-entry.cts under tsx), a CommonJS file
+ * that imports the ES worker module; see there why piscina must not require() it directly.
+ */
+export function workerEntry(metaUrl: string = import.meta.url): { isTs: boolean; href: string } {
+  const { isTs } = siblingWorker(metaUrl, 'worker');
+  return { isTs, href: new URL(`./worker-entry${isTs ? '.cts' : '.cjs'}`, metaUrl).href };
+}
+
 function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' | 'onError'>, maxThreads: number, perThread: number, minThreads: number): Piscina {
-  const worker = siblingWorker(import.meta.url, 'worker');
-  const filename = opts.filename ?? worker.href;
-  const isTs = filename.endsWith('.ts');
+  const filename = opts.filename ?? workerEntry().href;
+  const isTs = /\.[cm]?ts$/.test(filename);
   const pool = new Piscina({
     filename,
     maxThreads,
