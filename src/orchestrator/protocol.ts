@@ -17,7 +17,7 @@ export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('permit_deny'), requestId: z.number(), reason: z.string(), budget: z.boolean() }),
   /** Answer to a `send` that carried a requestId: who got the message, or why nobody did. */
   z.object({ type: z.literal('send_result'), requestId: z.number(), delivered: z.array(z.string()), queued: z.array(z.string()), error: z.string().optional() }),
-  /** Someone watches this agent's conversation: send `partial` while it writes (until `on: false`). */
+  /** Someone watches this agent's conversation: send `partial` while it writes (until `on: false`); `on: true` is always answered with one `partial` (`''` when not writing). */
   z.object({ type: z.literal('stream'), on: z.boolean() }),
 ]);
 export type CoordinatorMessage = z.infer<typeof CoordinatorMessageSchema>;
