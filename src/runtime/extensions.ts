@@ -5,6 +5,7 @@
 // when the process runs under tsx (`node --import tsx`, `npm run dev`, vitest); otherwise they are
 // loaded through tsx's tsImport() if tsx is installed, and the error says how to fix it if not.
 // Relative paths resolve against the session's cwd.
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AfterToolCallResult, AgentContext, AgentToolResult, AnyAgentTool } from '../agent/types.js';
@@ -163,8 +164,10 @@ export async function loadExtensions(specs: readonly ExtensionSpec[], cwd: strin
       try {
         mod = await importModule(source);
       } catch (err) {
+        // Only a missing extension file is "does not exist"; a package or file it imports that cannot
+        // be found names itself in the message ("Cannot find package 'x' imported from <extension>").
         const code = (err as { code?: string }).code;
-        const why = code === 'ERR_MODULE_NOT_FOUND' && describeError(err).includes(source) ? 'the file does not exist' : describeError(err);
+        const why = !existsSync(source) ? 'the file does not exist' : code === 'ERR_MODULE_NOT_FOUND' ? `${describeError(err)} (install it where the extension can resolve it, or fix the import)` : describeError(err);
         throw new ExtensionLoadError(source, `Cannot load extension ${source}: ${why}`);
       }
       const candidate = mod.default;

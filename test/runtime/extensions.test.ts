@@ -134,6 +134,11 @@ export default function (api) {
     const cwd = tempDir();
     await expect(session(cwd, [], { extensions: ['nope.mjs'] })).rejects.toThrow(AgentSessionConfigError);
     await expect(session(cwd, [], { extensions: ['nope.mjs'] })).rejects.toThrow(/nope\.mjs: the file does not exist/);
+    // An import the extension cannot resolve is named as such, not as a missing extension file.
+    writeFileSync(join(cwd, 'needs-pkg.mjs'), "import 'orchestrate-no-such-package';\nexport default () => {};\n");
+    const err = await session(cwd, [], { extensions: ['needs-pkg.mjs'] }).then(() => undefined, (e: Error) => e);
+    expect(err?.message).toMatch(/needs-pkg\.mjs: Cannot find package 'orchestrate-no-such-package' imported from .*needs-pkg\.mjs \(install it where the extension can resolve it/);
+    expect(err?.message).not.toContain('does not exist');
     writeFileSync(join(cwd, 'bad.mjs'), 'export const x = 1;\n');
     await expect(loadExtensions(['bad.mjs'], cwd)).rejects.toThrow(/no default export function/);
   });
