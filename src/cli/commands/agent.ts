@@ -4,6 +4,7 @@
 // in src/runtime/modes and src/display/interactive; this file maps flags to createAgentSession
 // options and exit codes.
 import { type Argv } from 'yargs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
 import { DECLARED_MODEL_DEFAULTS, modelFromSpec, priceOf } from '../../ai/models.js';
@@ -43,7 +44,7 @@ export const AGENT_CLI_DEFAULTS = {
 
 function agentOptions(y: Argv): Argv<object> {
   return y
-    .positional('prompt', { type: 'string', array: true, describe: 'The prompt (words are joined); read from piped stdin when omitted' })
+    .positional('prompt', { type: 'string', array: true, describe: 'The prompt (words are joined); read from piped stdin when omitted. With --continue / --session FILE it may be left out to only finish a turn a kill cut off' })
     .option('mode', { type: 'string', choices: MODES, describe: 'text: print the final answer; json: every event as a JSON line; rpc: JSON commands on stdin; interactive: the terminal UI (default on a terminal when no prompt is given, else text)' })
     .option('session', { type: 'string', describe: 'Session file to open, or create when missing (--no-session: keep it in memory)' })
     .option('continue', { alias: 'c', type: 'boolean', default: false, describe: 'Reopen the --session file, or the most recent session of this folder' })
@@ -75,6 +76,7 @@ function agentOptions(y: Argv): Argv<object> {
       ['orchestrate agent --script hello.yaml "Say hello"', 'offline, the scripted model (orchestrate init agent copies hello.yaml here)'],
       ['orchestrate agent --session work.jsonl --continue "Now add a test"', 'continue a saved session'],
       ['orchestrate agent --continue', 'on a terminal: reopen the last session of this folder in the interactive UI'],
+      ['orchestrate agent --session work.jsonl --continue --mode json', 'finish the turn a kill cut off (streamed as JSON events), no new prompt'],
       ['orchestrate agent --extension guard.ts --skills ./skills "Fix the bug"', 'repeatable flags take one value each; the prompt stays the prompt'],
     ])
     .check((a) => {
@@ -206,7 +208,10 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   const mode = chooseMode(args, prompt, ctx);
   if (mode === 'interactive') return runInteractive(args, prompt, ctx);
   if (mode !== 'rpc' && prompt === '' && !process.stdin.isTTY) prompt = (await readStdin()).trim();
-  if (mode !== 'rpc' && prompt === '') {
+  // Without a prompt, only a reopened session can give the command something to do: finishing a
+  // turn a kill cut off. A --session file that does not exist yet is not opened (nor created).
+  const reopens = args.continue === true || (typeof args.session === 'string' && existsSync(resolve(ctx.cwd, args.session)));
+  if (mode !== 'rpc' && prompt === '' && !reopens) {
     ctx.stderr('orchestrate agent: give a prompt, e.g. orchestrate agent "Summarize README.md", or pipe it on stdin\nRun "orchestrate agent --help" for usage.\n');
     return EXIT.usage;
   }
@@ -222,6 +227,17 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
     throw err;
   }
 
+  if (mode !== 'rpc' && prompt === '' && !cutOffTurn(session.messages)) {
+    const file = session.sessionFile ?? 'this session';
+    ctx.stderr(
+      `orchestrate agent: the session ${file} has nothing to finish (${session.messages.length === 0 ? 'it is empty' : 'its last turn was not cut off'}), so a prompt is needed: give one, e.g. orchestrate agent --continue "Now add a test", or pipe it on stdin\nRun "orchestrate agent --help" for usage.\n`,
+    );
+    await session.dispose();
+    return EXIT.usage;
+  }
+  // No prompt: the command only finishes the cut-off turn (print mode prints its final answer).
+  const prompts = prompt === '' ? [] : [prompt];
+
   const out: ModeOutput = { stdout: ctx.stdout, stderr: ctx.stderr };
   // A guard or cap that ends a prompt (RunStoppedError) is reported by the modes: print and json
   // write its message (which names the flag that raises it) on stderr and exit 1, json also emits
@@ -233,15 +249,16 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   };
   if (mode !== 'rpc') process.once('SIGINT', onSigint);
   try {
+    // json mode finishes a cut-off turn itself, inside its event stream (runJsonMode).
     if (mode === 'text') {
-      const finished = await finishCutOffTurn(session, ctx);
+      const finished = await finishCutOffTurn(session, ctx, prompts.length > 0);
       if (interrupted) return EXIT.interrupted;
       if (!finished) return 1;
     }
     const code =
       mode === 'rpc' ? await runRpcMode(session, process.stdin, out)
-      : mode === 'json' ? await runJsonMode(session, [prompt], out)
-      : await runPrintMode(session, [prompt], out);
+      : mode === 'json' ? await runJsonMode(session, prompts, out)
+      : await runPrintMode(session, prompts, out);
     return interrupted ? EXIT.interrupted : code;
   } finally {
     process.removeListener('SIGINT', onSigint);
@@ -255,25 +272,25 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
  * (AgentSession.resume: read-only calls run again, the others are answered as interrupted, then
  * the loop goes on until the model stops), and only then is the new prompt sent, as its own turn.
  * Not resume(prompt), which would fold the prompt into the cut-off turn: the user asked for
- * that turn's work first. False when the turn could not be finished (the reason is on stderr).
+ * that turn's work first. Without a prompt, finishing the turn is the whole command. False when
+ * the turn could not be finished (the reason is on stderr).
  */
-async function finishCutOffTurn(session: AgentSession, ctx: CliContext): Promise<boolean> {
+async function finishCutOffTurn(session: AgentSession, ctx: CliContext, hasPrompt: boolean): Promise<boolean> {
   const cut = cutOffTurn(session.messages);
   if (!cut) return true;
   const what = cut.kind === 'dangling' ? `its ${cut.calls.map((c) => c.name).join(', ')} call${cut.calls.length === 1 ? ' has' : 's have'} no result` : 'its last prompt has no reply';
-  ctx.stderr(`orchestrate agent: the last turn of this session was interrupted (${what}); finishing it before this prompt.\n`);
+  ctx.stderr(`orchestrate agent: the last turn of this session was interrupted (${what}); finishing it${hasPrompt ? ' before this prompt' : ''}.\n`);
+  const notFinished = (reason: string): false => {
+    ctx.stderr(`orchestrate agent: the interrupted turn could not be finished${hasPrompt ? ', so the prompt was not sent' : ''}: ${reason}\n`);
+    return false;
+  };
   try {
     await session.resume();
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    ctx.stderr(`orchestrate agent: the interrupted turn could not be finished, so the prompt was not sent: ${reason}\n`);
-    return false;
+    return notFinished(err instanceof Error ? err.message : String(err));
   }
   const last = lastReply(session);
-  if (last && (last.stopReason === 'error' || last.stopReason === 'aborted')) {
-    ctx.stderr(`orchestrate agent: the interrupted turn could not be finished, so the prompt was not sent: ${last.errorMessage ?? `request ${last.stopReason}`}\n`);
-    return false;
-  }
+  if (last && (last.stopReason === 'error' || last.stopReason === 'aborted')) return notFinished(last.errorMessage ?? `request ${last.stopReason}`);
   return true;
 }
 
