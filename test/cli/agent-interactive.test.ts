@@ -190,6 +190,10 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     launch('again', [...args, '--continue'], { NO_COLOR: '1' });
     s = await waitText('again', 'Steering received: I will change course.');
     expect(s).toContain('› change course');
+    // The reopened history is printed once into the scrollback (the first prompt is above the screen).
+    const reopened = tmux('capture-pane', '-p', '-S', '-200', '-t', 'again');
+    expect(reopened.split('\n').filter((l) => l === '› hello')).toHaveLength(1);
+    expect(reopened.split('\n').filter((l) => l === 'Hello! I am the scripted model.')).toHaveLength(1);
     // Up recalls the prompts of the reopened session.
     key('again', 'Up');
     await waitFor('again', (x) => editorArea(x).includes('change course'), 'the last prompt recalled');
@@ -245,15 +249,17 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     await waitText('tree', /^>\* user: two$/m);
     key('tree', 'Enter');
     s = await waitText('tree', 'Rewound before that prompt');
-    expect(s).toContain('── summary of the branch left ──');
-    expect(s).not.toContain('Answer three.');
+    // The branch left stays in the scrollback above a separator; below it, only its summary.
+    const below = (x: string) => x.split('── rewound to before user: two ──')[1] ?? '';
+    expect(below(s)).toContain('── summary of the branch left ──');
+    expect(below(s)).not.toContain('Answer three.');
     expect(editorArea(s)).toMatch(/^> two/m);
     const entries = sessionLines(file);
     expect(entries.some((e) => e.type === 'branch_summary')).toBe(true);
 
     // The prompt handed back is sent again from the earlier point.
     key('tree', 'Enter');
-    s = await waitFor('tree', (x) => (x.match(/Answer two\./g) ?? []).length === 1 && /› two\n\nAnswer two\./.test(x) && /\/help\s*$/m.test(x), 'the new answer');
+    s = await waitFor('tree', (x) => (below(x).match(/Answer two\./g) ?? []).length === 1 && /› two\n\nAnswer two\./.test(below(x)) && /\/help\s*$/m.test(x), 'the new answer');
 
     // Colour is on without NO_COLOR (the prompt line is cyan).
     expect(screen('tree', true)).toMatch(/\x1b\[[0-9;]*36m› two/);

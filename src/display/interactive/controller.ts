@@ -2,6 +2,12 @@
 // the transcript and the pickers, maps keys to actions, and drives the AgentSession through its
 // public API (prompt, steer, followUp, abort, compact, navigate, fork, setModel, stats). The ink
 // component only renders `state` and forwards keys.
+//
+// The conversation goes to the terminal's own scrollback: an item is printed once (ink's Static)
+// as soon as it and every item before it are finished, and is never drawn again; only the rest
+// (the reply being streamed, running tools, what came after them) is redrawn below it with the
+// editor. What is printed cannot be taken back, so a rewind, fork or new session prints a
+// separator line and goes on below it.
 import type { AgentSession } from '../../runtime/agent-session.js';
 import { isRunStoppedError } from '../../runtime/run-limits.js';
 import { cutOffTurn, type CutOffTurn } from '../../runtime/session-resume.js';
@@ -26,7 +32,7 @@ import {
   type EditorState,
 } from './editor-state.js';
 import { helpText, parseInput } from './slash-commands.js';
-import { addNotice, applyEvent, transcriptFromMessages, type Transcript } from './transcript.js';
+import { addNotice, applyEvent, transcriptFromMessages, type Transcript, type TranscriptItem } from './transcript.js';
 import { treeRows, userRowsOnPath, type TreeRow } from './tree-entries.js';
 
 /** The keys the controller reads (ink's Key, narrowed to what is used). */
@@ -60,17 +66,33 @@ export interface Picker {
   index: number;
 }
 
+/** A line of the scrollback that is not part of the conversation (a rewind, a new session). */
+export interface SeparatorItem {
+  kind: 'separator';
+  key: string;
+  text: string;
+}
+
+/** What was printed into the scrollback, drawn as it was when printed (Ctrl+O then). */
+export interface PrintedEntry {
+  key: string;
+  item: TranscriptItem | SeparatorItem;
+  expanded: boolean;
+}
+
 export interface InteractiveState {
   transcript: Transcript;
+  /** Everything printed into the scrollback so far, in order; only ever appended to. */
+  printed: PrintedEntry[];
+  /** transcript.items before this index are printed (or were printed before a rewind); the rest is live. */
+  printedUpTo: number;
   editor: EditorState;
   activity: 'idle' | 'working' | 'compacting' | 'summarizing';
   queued: QueuedMessage[];
   stats: SessionStats;
   model: string;
-  /** Tool results shown in full (Ctrl+O). */
+  /** Tool results and summaries shown in full (Ctrl+O): the live part and what is printed from now on. */
   expanded: boolean;
-  /** Items hidden below the bottom of the view (PageUp scrolls back). */
-  scroll: number;
   confirmExit: boolean;
   picker?: Picker;
 }
@@ -82,8 +104,15 @@ export interface ControllerOptions {
   onExit: () => void;
 }
 
-/** Items one PageUp / PageDown moves. */
-const SCROLL_STEP = 5;
+/** Items of a reopened session printed at start; the earlier ones are counted in one line. */
+export const RESUMED_ITEMS_PRINTED = 100;
+
+/** Finished: drawn for the last time, so it can go to the scrollback. */
+function isFinished(item: TranscriptItem): boolean {
+  if (item.kind === 'assistant') return !item.streaming;
+  if (item.kind === 'tool') return item.state === 'done' || item.state === 'error';
+  return true;
+}
 
 export class InteractiveController {
   state: InteractiveState;
@@ -93,13 +122,17 @@ export class InteractiveController {
   private exited = false;
   /** Cancels the /tree branch summary in flight (Esc). */
   private summaryAbort: AbortController | undefined;
+  /** transcript.items[0, printedUpTo) as they were printed: a printed item that changes later is printed again. */
+  private printedItems: TranscriptItem[] = [];
+  private printedKeys = 0;
 
   constructor(
     session: AgentSession,
     private readonly options: ControllerOptions,
   ) {
     this.session = session;
-    this.state = this.freshState(session, emptyEditor(promptHistory(session)));
+    this.state = { ...this.freshState(session, emptyEditor(promptHistory(session))), printed: [], printedUpTo: 0 };
+    this.state = { ...this.state, ...this.printResumed(this.state.transcript) };
     this.unsubscribe = session.subscribe((e) => this.onEvent(e));
   }
 
@@ -114,7 +147,7 @@ export class InteractiveController {
   };
   getState = (): InteractiveState => this.state;
 
-  private freshState(session: AgentSession, editor: EditorState): InteractiveState {
+  private freshState(session: AgentSession, editor: EditorState): Omit<InteractiveState, 'printed' | 'printedUpTo'> {
     return {
       transcript: transcriptFromMessages(session.messages),
       editor,
@@ -123,13 +156,80 @@ export class InteractiveController {
       stats: session.stats(),
       model: session.model.id,
       expanded: false,
-      scroll: 0,
       confirmExit: false,
     };
   }
 
-  private set(change: Partial<InteractiveState>): void {
-    this.state = { ...this.state, ...change };
+  /**
+   * Applies `change`, then prints what became final. `flush` prints the live items too, finished
+   * or not (a run is over: a tool call that got no result will not get one from this run).
+   */
+  private set(change: Partial<InteractiveState>, flush = false): void {
+    const next = { ...this.state, ...change };
+    this.state = { ...next, ...this.printFinished(next, flush) };
+    for (const l of this.listeners) l();
+  }
+
+  private entry(item: TranscriptItem | SeparatorItem, expanded: boolean): PrintedEntry {
+    return { key: `p${this.printedKeys++}`, item, expanded };
+  }
+
+  private separator(text: string): SeparatorItem {
+    return { kind: 'separator', key: `sep${this.printedKeys}`, text };
+  }
+
+  /** The printed entries and boundary after `s`: a finished prefix of the live items is printed. */
+  private printFinished(s: InteractiveState, flush: boolean): Pick<InteractiveState, 'printed' | 'printedUpTo'> {
+    const items = s.transcript.items;
+    const add: PrintedEntry[] = [];
+    // A printed item that changed since (a tool call printed unanswered at the end of a run that
+    // got its result later) cannot be redrawn where it is: it is printed again, as it is now.
+    for (let i = 0; i < this.printedItems.length; i++) {
+      const now = items[i];
+      // (Events also replace items with equal copies: the tool result comes as tool_execution_end and message_end.)
+      if (now && now !== this.printedItems[i] && isFinished(now)) {
+        const changed = JSON.stringify(now) !== JSON.stringify(this.printedItems[i]);
+        this.printedItems[i] = now;
+        if (changed) add.push(this.entry(now, s.expanded));
+      }
+    }
+    let upTo = this.printedItems.length;
+    while (upTo < items.length && (flush || isFinished(items[upTo]!))) {
+      this.printedItems.push(items[upTo]!);
+      add.push(this.entry(items[upTo]!, s.expanded));
+      upTo++;
+    }
+    if (add.length === 0 && upTo === s.printedUpTo) return { printed: s.printed, printedUpTo: s.printedUpTo };
+    return { printed: add.length === 0 ? s.printed : [...s.printed, ...add], printedUpTo: upTo };
+  }
+
+  /**
+   * A reopened session's history, at most its last RESUMED_ITEMS_PRINTED items. The tool calls of
+   * a turn a kill cut off (after the last prompt) stay live: start() finishes them. An unanswered
+   * call further back never will be, and is printed as it is.
+   */
+  private printResumed(t: Transcript): Pick<InteractiveState, 'printed' | 'printedUpTo'> {
+    const lastPrompt = t.items.findLastIndex((i) => i.kind === 'user');
+    const unfinished = t.items.findIndex((i, at) => at > lastPrompt && !isFinished(i));
+    const upTo = unfinished === -1 ? t.items.length : unfinished;
+    const skipped = Math.max(0, upTo - RESUMED_ITEMS_PRINTED);
+    this.printedItems = t.items.slice(0, upTo);
+    const printed: PrintedEntry[] = [];
+    if (skipped > 0) printed.push(this.entry(this.separator(`… ${skipped} earlier items of this session not shown (/tree lists them)`), false));
+    for (const item of t.items.slice(skipped, upTo)) printed.push(this.entry(item, false));
+    return { printed, printedUpTo: upTo };
+  }
+
+  /**
+   * The conversation is replaced (rewind, fork, new session, compaction): what is still live is
+   * printed as it is, then `separator` and `shown` (items of the new transcript worth printing;
+   * the rest of it is already in the scrollback above), and the new transcript goes on from there.
+   */
+  private replaceTranscript(transcript: Transcript, separator: string | undefined, shown: TranscriptItem[], change: Partial<InteractiveState> = {}): void {
+    const flushed = { ...this.state, ...this.printFinished(this.state, true) };
+    const add = [...(separator === undefined ? [] : [this.separator(separator)]), ...shown].map((i) => this.entry(i, flushed.expanded));
+    this.printedItems = transcript.items.slice();
+    this.state = { ...flushed, ...change, transcript, printed: [...flushed.printed, ...add], printedUpTo: transcript.items.length };
     for (const l of this.listeners) l();
   }
 
@@ -142,7 +242,7 @@ export class InteractiveController {
   }
 
   private notice(text: string, tone: 'info' | 'warn' | 'error' = 'info'): void {
-    this.set({ transcript: addNotice(this.state.transcript, text, tone), scroll: 0 });
+    this.set({ transcript: addNotice(this.state.transcript, text, tone) });
   }
 
   private onEvent(e: AgentSessionEvent): void {
@@ -158,7 +258,6 @@ export class InteractiveController {
       change.stats = this.session.stats();
       change.model = this.session.model.id;
     }
-    if (e.type === 'message_start') change.scroll = 0;
     this.set(change);
   }
 
@@ -191,8 +290,6 @@ export class InteractiveController {
     if (key.ctrl && input === 'a') return this.setEditor(lineStart(ed));
     if (key.ctrl && input === 'e') return this.setEditor(lineEnd(ed));
     if (key.ctrl && input === 'u') return this.setEditor(setText(ed, ''));
-    if (key.pageUp) return this.set({ scroll: Math.min(this.state.scroll + SCROLL_STEP, Math.max(0, this.state.transcript.items.length - 1)) });
-    if (key.pageDown) return this.set({ scroll: Math.max(0, this.state.scroll - SCROLL_STEP) });
     if (key.upArrow) return this.setEditor(moveUp(ed));
     if (key.downArrow) return this.setEditor(moveDown(ed));
     if (key.leftArrow) return this.setEditor(moveLeft(ed));
@@ -247,7 +344,7 @@ export class InteractiveController {
   /** Sends the editor's text: a prompt, a queued message while the agent works, or a command. */
   submit(raw: string, whileWorking: 'steer' | 'followUp' = 'steer'): void {
     const parsed = parseInput(raw);
-    this.set({ editor: remember(this.state.editor, raw), scroll: 0 });
+    this.set({ editor: remember(this.state.editor, raw) });
     if (parsed.kind === 'empty') return;
     if (parsed.kind === 'command') return void this.command(parsed.name, parsed.args);
     const text = parsed.kind === 'prompt' ? parsed.text : raw.trim();
@@ -280,7 +377,7 @@ export class InteractiveController {
       // A guard's stop was shown by its run_stopped event already.
       if (!isRunStoppedError(err)) this.notice(err instanceof Error ? err.message : String(err), 'error');
     } finally {
-      this.set({ activity: 'idle', stats: this.session.stats(), model: this.session.model.id });
+      this.set({ activity: 'idle', stats: this.session.stats(), model: this.session.model.id }, true);
     }
   }
 
@@ -335,9 +432,13 @@ export class InteractiveController {
         all = true;
         return this.session.compact(custom, { keepRecentTokens: 0 });
       });
-      this.set({ transcript: transcriptFromMessages(this.session.messages) });
+      // The conversation kept is in the scrollback already: only the summary (first) is printed.
+      const transcript = transcriptFromMessages(this.session.messages);
+      const summary = transcript.items[0]?.kind === 'summary' ? [transcript.items[0]] : [];
+      this.replaceTranscript(transcript, undefined, summary);
       const whole = all ? ' (all of it: the session was shorter than the part normally kept)' : '';
-      this.notice(`Compacted ${formatTokens(r.tokensBefore)} tokens of conversation into a summary${whole}. Ctrl+O shows it in full.`);
+      const full = this.state.expanded ? '' : ' Ctrl+O prints summaries and tool results in full from now on.';
+      this.notice(`Compacted ${formatTokens(r.tokensBefore)} tokens of conversation into a summary${whole}.${full}`);
     });
   }
 
@@ -371,7 +472,12 @@ export class InteractiveController {
         });
       if (!r) return this.notice('Rewind cancelled while the branch summary was being written: the session is unchanged. /tree starts over.', 'warn');
       const editor = r.editorText !== undefined ? setText(this.state.editor, r.editorText) : this.state.editor;
-      this.set({ transcript: transcriptFromMessages(this.session.messages), editor, queued: [] });
+      // The path kept is printed above already; the branch summary (the last item) is new.
+      const transcript = transcriptFromMessages(this.session.messages);
+      const last = transcript.items.at(-1);
+      const summary = r.summaryEntryId && last?.kind === 'summary' ? [last] : [];
+      const before = r.editorText !== undefined ? 'before ' : '';
+      this.replaceTranscript(transcript, `── rewound to ${before}${row.text} ──`, summary, { editor, queued: [] });
       const what = r.editorText !== undefined ? 'before that prompt (it is in the editor to change and send again)' : 'to that entry';
       this.notice(`Rewound ${what}.${r.summaryEntryId ? ' The branch left behind is summarized above.' : ''}`);
     });
@@ -380,7 +486,7 @@ export class InteractiveController {
   private async forkFrom(row: TreeRow): Promise<void> {
     await this.run('working', async () => {
       const r = await this.session.fork(row.id);
-      this.set({ transcript: transcriptFromMessages(this.session.messages), editor: setText(this.state.editor, r.text), queued: [] });
+      this.replaceTranscript(transcriptFromMessages(this.session.messages), `── forked from ${row.text} ──`, [], { editor: setText(this.state.editor, r.text), queued: [] });
       this.notice(`Forked into a new session${r.sessionFile ? `: ${r.sessionFile}` : ''}. The prompt is in the editor.`);
     });
   }
@@ -398,7 +504,8 @@ export class InteractiveController {
     this.unsubscribe();
     this.session = next;
     this.unsubscribe = next.subscribe((e) => this.onEvent(e));
-    this.state = this.freshState(next, remember(this.state.editor, ''));
+    const fresh = this.freshState(next, remember(this.state.editor, ''));
+    this.replaceTranscript(fresh.transcript, '── new session ──', [], { ...fresh, expanded: this.state.expanded });
     this.onSessionChange?.(next);
     this.notice(`New session${next.sessionFile ? `: ${next.sessionFile}` : ''}.`);
     await old.dispose();

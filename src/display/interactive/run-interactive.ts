@@ -41,7 +41,8 @@ export function InteractiveApp(props: { controller: InteractiveController; theme
   const state = useSyncExternalStore(controller.subscribe, controller.getState);
   const { width, height } = useTerminalSize();
   useInput((input, key) => controller.handleKey(input, key));
-  // One row short of the terminal: a frame as tall as the screen makes ink redraw it whole.
+  // The live part stays shorter than the terminal: ink clears the screen and the scrollback to
+  // redraw a frame as tall as it.
   return h(Screen, { state, theme, width, height: Math.max(6, height - 1) });
 }
 

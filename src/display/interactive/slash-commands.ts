@@ -43,14 +43,21 @@ export const KEY_HELP: readonly [string, string][] = [
   ['\\ then Enter', 'new line (Shift+Enter too, in kitty-protocol terminals)'],
   ['Up / Down', 'previous / next prompt (or line of a multi-line text)'],
   ['Esc', 'abort the run or /compact; cancel a /tree rewind'],
-  ['Ctrl+O', 'expand / collapse tool results and summaries'],
+  ['Ctrl+O', 'expand / collapse tool results and summaries, on screen'],
+  ['', 'and in what is printed next (the scrollback stays as is)'],
   ['Ctrl+A/E/U/D', 'line start / line end / clear editor / delete forward'],
-  ['PageUp / PageDown', 'scroll the conversation'],
   ['Ctrl+C twice', 'quit'],
 ];
 
 export function helpText(): string {
   const cmds = SLASH_COMMANDS.map((c) => `  ${`/${c.name} ${c.args}`.trim().padEnd(21)} ${c.help}`);
   const keys = KEY_HELP.map(([k, v]) => `  ${k.padEnd(21)} ${v}`);
-  return ['Commands:', ...cmds, 'Keys:', ...keys, '  (//text sends a prompt that starts with "/")'].join('\n');
+  return [
+    'Commands:',
+    ...cmds,
+    'Keys:',
+    ...keys,
+    '  (//text sends a prompt that starts with "/")',
+    'The conversation is printed into the terminal: scroll, search, copy it there.',
+  ].join('\n');
 }

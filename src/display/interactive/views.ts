@@ -1,21 +1,23 @@
 // How the interactive mode looks, as ink components written with React.createElement (no JSX,
 // so the build needs no JSX settings). Everything here is a function of the controller's state
-// and the terminal size: the conversation fills the space above the editor and shows its tail.
-import { Box, Text } from 'ink';
-import React, { useMemo } from 'react';
+// and the terminal size. Finished conversation items are printed once into the terminal's
+// scrollback (ink's Static) and never redrawn; the live part below them (the reply being
+// streamed, running tools, queued messages, editor, status line) is redrawn and kept shorter than
+// the screen: ink clears the whole terminal, scrollback included, to redraw a frame as tall as it.
+// Each item is laid out here as rows already fitted to the width, so its height is known.
+import { Box, Static, Text } from 'ink';
+import React from 'react';
 import { cursorPosition, type EditorState } from './editor-state.js';
-import type { InteractiveState, Picker, QueuedMessage } from './controller.js';
+import type { InteractiveState, Picker, PrintedEntry, QueuedMessage, SeparatorItem } from './controller.js';
 import { statusParts } from './status-line.js';
-import type { Theme } from './theme.js';
+import type { Theme, ThemeRole } from './theme.js';
 import { markdownLines } from './markdown-lines.js';
 import { expandedResult, resultSummary, toolCallText } from './tool-text.js';
 import type { TranscriptItem } from './transcript.js';
-import { oneLine, truncateToWidth } from '../terminal-text.js';
+import { oneLine, truncateToWidth, wrapToWidth } from '../terminal-text.js';
 
 const h = React.createElement;
 
-/** The most items laid out at once: more than any screen shows, few enough to lay out fast. */
-export const RENDERED_ITEMS = 60;
 /** Lines of the editor shown (a longer text scrolls with the cursor). */
 export const EDITOR_LINES = 6;
 /** Rows of a picker shown. */
@@ -23,60 +25,85 @@ export const PICKER_ROWS = 10;
 
 const TOOL_MARK = { pending: '·', running: '▸', done: '✓', error: '✗' } as const;
 
-export function TranscriptItemView(props: { item: TranscriptItem; theme: Theme; expanded: boolean; width: number }): React.ReactElement {
-  const { item, theme, expanded, width } = props;
+/** One terminal row of an item: text at most `width` cells wide, '' for a blank row. */
+export interface Row {
+  text: string;
+  role?: ThemeRole;
+}
+
+/** Rows of one item, a blank row first (the space between items). */
+function layoutItem(item: TranscriptItem | SeparatorItem, expanded: boolean, width: number, color: boolean): Row[] {
+  const rows: Row[] = [{ text: '' }];
+  const wrapped = (text: string, role?: ThemeRole) => {
+    for (const text2 of wrapToWidth(text, width)) rows.push({ text: text2, role });
+  };
+  const cut = (text: string, role?: ThemeRole) => rows.push({ text: truncateToWidth(text, width), role });
   switch (item.kind) {
     case 'user':
-      return h(Box, { marginTop: 1, flexShrink: 0 }, h(Text, { ...theme.style('user'), wrap: 'wrap' }, `› ${item.text}`));
-    case 'assistant': {
-      const parts: React.ReactElement[] = [];
+      wrapped(`› ${item.text}`, 'user');
+      break;
+    case 'assistant':
       if (item.thinking !== '') {
-        const thinking = expanded ? item.thinking : truncateToWidth(`thinking: ${oneLine(item.thinking)}`, width);
-        parts.push(h(Text, { key: 't', ...theme.style('thinking'), wrap: expanded ? 'wrap' : 'truncate-end' }, thinking));
+        if (expanded) wrapped(item.thinking, 'thinking');
+        else cut(`thinking: ${oneLine(item.thinking)}`, 'thinking');
       }
-      if (item.text !== '') parts.push(h(AssistantText, { key: 'x', text: item.text, streaming: item.streaming, theme, width }));
-      else if (item.streaming && item.thinking === '') parts.push(h(Text, { key: 'x', ...theme.style('status') }, '…'));
-      if (item.error && item.stopReason === 'error') parts.push(h(Text, { key: 'e', ...theme.style('error'), wrap: 'wrap' }, `✗ ${item.error}`));
-      return h(Box, { flexDirection: 'column', marginTop: 1, flexShrink: 0 }, ...parts);
-    }
+      if (item.text !== '') for (const line of markdownLines(item.text, { width, color, streaming: item.streaming })) rows.push({ text: line, role: 'assistant' });
+      else if (item.streaming && item.thinking === '') rows.push({ text: '…', role: 'status' });
+      if (item.error && item.stopReason === 'error') wrapped(`✗ ${item.error}`, 'error');
+      break;
     case 'tool': {
-      const head = truncateToWidth(`${TOOL_MARK[item.state]} ${toolCallText(item.name, item.args)}`, width);
-      const role = item.state === 'error' ? 'toolError' : 'tool';
-      const body: React.ReactElement[] = [];
-      if (item.state === 'running' || item.state === 'pending') {
-        body.push(h(Text, { key: 'r', ...theme.style('status') }, `  ⎿ ${item.state === 'running' ? 'running…' : 'waiting…'}`));
-      } else if (expanded) {
-        expandedResult(item.result).forEach((l, i) => body.push(h(Text, { key: `r${i}`, ...theme.style(item.state === 'error' ? 'toolError' : 'status'), wrap: 'truncate-end' }, `  ${i === 0 ? '⎿' : ' '} ${l}`)));
-      } else {
-        body.push(h(Text, { key: 'r', ...theme.style(item.state === 'error' ? 'toolError' : 'status'), wrap: 'truncate-end' }, truncateToWidth(`  ⎿ ${resultSummary(item.result)}`, width)));
-      }
-      return h(Box, { flexDirection: 'column', marginTop: 1, flexShrink: 0 }, h(Text, { ...theme.style(role), wrap: 'truncate-end' }, head), ...body);
+      cut(`${TOOL_MARK[item.state]} ${toolCallText(item.name, item.args)}`, item.state === 'error' ? 'toolError' : 'tool');
+      const role = item.state === 'error' ? 'toolError' : 'status';
+      if (item.state === 'running' || item.state === 'pending') cut(`  ⎿ ${item.state === 'running' ? 'running…' : 'waiting…'}`, 'status');
+      else if (expanded) expandedResult(item.result).forEach((l, i) => cut(`  ${i === 0 ? '⎿' : ' '} ${l}`, role));
+      else cut(`  ⎿ ${resultSummary(item.result)}`, role);
+      break;
     }
     case 'summary': {
       const lines = item.text.split('\n').filter((l) => l.trim() !== '');
-      const shown = expanded ? lines : lines.slice(0, 2);
-      return h(
-        Box,
-        { flexDirection: 'column', marginTop: 1, flexShrink: 0 },
-        h(Text, { ...theme.style('summary') }, truncateToWidth(`── ${item.label} ──`, width)),
-        ...shown.map((l, i) => h(Text, { key: i, ...theme.style('status'), wrap: expanded ? 'wrap' : 'truncate-end' }, l)),
-        ...(expanded || lines.length <= 2 ? [] : [h(Text, { key: 'm', ...theme.style('status') }, `… ${lines.length - 2} more lines (Ctrl+O)`)]),
-      );
+      cut(`── ${item.label} ──`, 'summary');
+      for (const l of expanded ? lines : lines.slice(0, 2)) {
+        if (expanded) wrapped(l, 'status');
+        else cut(l, 'status');
+      }
+      if (!expanded && lines.length > 2) cut(`… ${lines.length - 2} more lines (Ctrl+O prints summaries in full from then on)`, 'status');
+      break;
     }
     case 'notice':
-      return h(Box, { marginTop: 1, flexShrink: 0 }, h(Text, { ...theme.style(item.tone === 'info' ? 'notice' : item.tone), wrap: 'wrap' }, item.text));
+      wrapped(item.text, item.tone === 'info' ? 'notice' : item.tone);
+      break;
+    case 'separator':
+      cut(item.text, 'border');
+      break;
   }
+  return rows;
 }
 
-/**
- * The reply's text rendered from markdown (markdown-lines), its lines already fitted to the width
- * (so ink's wrap changes nothing). Memoized: the screen redraws every visible item on each delta,
- * but only the streaming one has changed.
- */
-function AssistantText(props: { text: string; streaming: boolean; theme: Theme; width: number }): React.ReactElement {
-  const { text, streaming, theme, width } = props;
-  const lines = useMemo(() => markdownLines(text, { width, color: theme.color, streaming }), [text, streaming, theme.color, width]);
-  return h(Text, { ...theme.style('assistant'), wrap: 'wrap' }, lines.join('\n'));
+/** Layouts of live items by item object: the screen redraws on every delta and keystroke, and only the streamed item has changed. */
+const layoutCache = new WeakMap<object, { expanded: boolean; width: number; color: boolean; rows: Row[] }>();
+
+export function itemRows(item: TranscriptItem | SeparatorItem, expanded: boolean, width: number, color: boolean): Row[] {
+  const hit = layoutCache.get(item);
+  if (hit && hit.expanded === expanded && hit.width === width && hit.color === color) return hit.rows;
+  const rows = layoutItem(item, expanded, width, color);
+  layoutCache.set(item, { expanded, width, color, rows });
+  return rows;
+}
+
+function RowsView(props: { rows: Row[]; theme: Theme }): React.ReactElement {
+  const { rows, theme } = props;
+  return h(
+    Box,
+    { flexDirection: 'column', flexShrink: 0 },
+    // A Text with no text has no height: a blank row is an empty box one row tall.
+    ...rows.map((r, i) => (r.text === '' ? h(Box, { key: i, height: 1 }) : h(Text, { key: i, ...(r.role ? theme.style(r.role) : {}), wrap: 'truncate-end' }, r.text))),
+  );
+}
+
+/** One printed item, drawn once into the scrollback. */
+export function PrintedItemView(props: { entry: PrintedEntry; theme: Theme; width: number }): React.ReactElement {
+  const { entry, theme, width } = props;
+  return h(RowsView, { rows: itemRows(entry.item, entry.expanded, width, theme.color), theme });
 }
 
 /** The editor: "> " on the first line, the cursor as an inverted cell. */
@@ -144,34 +171,52 @@ export interface ScreenProps {
   state: InteractiveState;
   theme: Theme;
   width: number;
+  /** Rows the live part may take at most (less than the terminal's). */
   height: number;
 }
 
-/** The whole screen: conversation (its tail), queued messages, picker or editor, status line. */
+/** Rows the editor takes: its shown lines, each wrapped at the width. */
+function editorRows(editor: EditorState, placeholder: string, width: number): number {
+  const lines = editor.text.split('\n');
+  const { row } = cursorPosition(editor);
+  const first = Math.max(0, Math.min(row - EDITOR_LINES + 1, lines.length - EDITOR_LINES));
+  let rows = 0;
+  lines.slice(first, first + EDITOR_LINES).forEach((line, i) => {
+    const text = editor.text === '' ? `>  ${placeholder}` : `${first + i === 0 ? '> ' : '  '}${line} `;
+    rows += wrapToWidth(text, width).length;
+  });
+  return rows;
+}
+
+/**
+ * The screen: the printed conversation (Static: each entry is drawn once, when it is new), then
+ * the live part: the items not printed yet (their last rows, if they are taller than the room
+ * left), queued messages, picker or editor, status line.
+ */
 export function Screen(props: ScreenProps): React.ReactElement {
   const { state, theme, width, height } = props;
-  const items = state.transcript.items;
-  const end = Math.max(0, items.length - state.scroll);
-  const visible = items.slice(Math.max(0, end - RENDERED_ITEMS), end);
   const placeholder = state.activity === 'working' ? ' Enter: steer · Alt+Enter: follow-up · Esc: abort' : ' Type a prompt, or /help';
+  const below =
+    state.queued.length +
+    1 +
+    (state.picker ? 1 + Math.min(PICKER_ROWS, state.picker.rows.length) : editorRows(state.editor, placeholder, width)) +
+    1;
+  // One row to spare: the editor's rows are counted with our wrapping, ink wraps it with its own.
+  const room = Math.max(1, height - below - 1);
+  const live = state.transcript.items.slice(state.printedUpTo).flatMap((item) => itemRows(item, state.expanded, width, theme.color));
+  let shown = live;
+  if (live.length > room) {
+    const hidden = live.length - room + 1;
+    shown = [{ text: truncateToWidth(`… ${hidden} rows above (printed in full once finished)`, width), role: 'status' }, ...live.slice(hidden)];
+  }
   return h(
     Box,
-    { flexDirection: 'column', height, width },
-    h(
-      Box,
-      // Basis 0: the conversation gets exactly the rows the rest leaves, and shows its tail.
-      { flexDirection: 'column', flexGrow: 1, flexShrink: 1, flexBasis: 0, justifyContent: 'flex-end', overflow: 'hidden' },
-      ...visible.map((item) => h(Box, { key: item.key, flexShrink: 0, flexDirection: 'column' }, h(TranscriptItemView, { item, theme, expanded: state.expanded, width }))),
-    ),
-    // Everything below the conversation keeps its height whatever the conversation holds.
-    h(
-      Box,
-      { flexDirection: 'column', flexShrink: 0 },
-      state.scroll > 0 ? h(Text, { ...theme.style('status') }, `↓ ${state.scroll} more below (PageDown)`) : null,
-      h(QueueView, { queued: state.queued, theme, width }),
-      h(Text, { ...theme.style('border') }, '─'.repeat(width)),
-      state.picker ? h(PickerView, { picker: state.picker, theme, width }) : h(EditorView, { editor: state.editor, theme, placeholder }),
-      h(StatusLineView, { state, theme, width }),
-    ),
+    { flexDirection: 'column', width },
+    h(Static<PrintedEntry>, { items: state.printed, children: (entry: PrintedEntry) => h(PrintedItemView, { key: entry.key, entry, theme, width }) }),
+    h(RowsView, { rows: shown, theme }),
+    h(QueueView, { queued: state.queued, theme, width }),
+    h(Text, { ...theme.style('border') }, '─'.repeat(width)),
+    state.picker ? h(PickerView, { picker: state.picker, theme, width }) : h(EditorView, { editor: state.editor, theme, placeholder }),
+    h(StatusLineView, { state, theme, width }),
   );
 }

@@ -136,7 +136,76 @@ describe('interactive app (ink-testing-library)', () => {
     await t.until((f) => f.includes('The first half and the second half.') && t.idle(f), 'the whole reply');
   });
 
-  it('a conversation taller than the screen shows its tail; the editor and status line stay at the bottom', async () => {
+  it('while a reply streams, each frame is the printed conversation, unchanged, then the live part with the reply so far', async () => {
+    let credits = 0;
+    let waiting: (() => void) | undefined;
+    const release = () => {
+      if (waiting) {
+        waiting();
+        waiting = undefined;
+      } else credits++;
+    };
+    const gate = () =>
+      new Promise<void>((r) => {
+        if (credits > 0) {
+          credits--;
+          r();
+        } else waiting = r;
+      });
+    const deltas = Array.from({ length: 8 }, (_, i) => `${i === 0 ? '' : '\n'}streamed line ${i + 1}`);
+    const streamFn: StreamFunction = (model, context) => {
+      const stream = new AssistantMessageEventStream();
+      const out = emptyAssistantMessage(model);
+      const last = context.messages.at(-1);
+      const asked = last?.role === 'user' && Array.isArray(last.content) ? last.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : '';
+      void (async () => {
+        stream.push({ type: 'start', partial: out });
+        const block = { type: 'text' as const, text: '' };
+        out.content.push(block);
+        stream.push({ type: 'text_start', contentIndex: 0, partial: out });
+        for (const delta of asked === 'stream please' ? deltas : [`Quick reply to ${asked}.`]) {
+          if (asked === 'stream please') await gate();
+          block.text += delta;
+          stream.push({ type: 'text_delta', contentIndex: 0, delta, partial: out });
+        }
+        stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial: out });
+        out.stopReason = 'stop';
+        stream.push({ type: 'done', reason: 'stop', message: out });
+      })();
+      return stream;
+    };
+    const t = await start([], false, undefined, { provider: undefined, script: undefined, model: scriptedModel(), streamFn });
+    for (let i = 1; i <= 6; i++) {
+      await t.type(`question ${i}`);
+      await t.key(KEYS.enter);
+      await t.until((f) => f.includes(`Quick reply to question ${i}.`) && t.idle(f), `reply ${i}`);
+    }
+    await t.type('stream please');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('› stream please') && f.includes('working · Esc aborts'), 'the run');
+    // ink-testing-library draws in ink's debug mode: a frame is all Static output so far, then
+    // the live part. The printed part is the same text in every frame while the reply streams.
+    const printed = t.frame().slice(0, t.frame().indexOf('› stream please') + '› stream please\n'.length);
+    const from = t.app.frames.length;
+    for (let i = 1; i <= deltas.length; i++) {
+      release();
+      await t.until((f) => f.includes(`streamed line ${i}\n`), `line ${i}`);
+    }
+    await t.until((f) => t.idle(f), 'the end of the run');
+    const during = t.app.frames.slice(from, -1).filter((f) => f.includes('streamed line'));
+    expect(during.length).toBeGreaterThanOrEqual(deltas.length);
+    for (const f of during) {
+      expect(f.startsWith(printed)).toBe(true);
+      // Nothing printed is drawn a second time in the live part below it.
+      for (let i = 1; i <= 6; i++) expect(f.split(`Quick reply to question ${i}.`)).toHaveLength(2);
+    }
+    // The finished reply is printed once, whole.
+    const last = t.frame();
+    expect(last.split('streamed line 1\n')).toHaveLength(2);
+    expect(last).toContain(deltas.join(''));
+  });
+
+  it('a conversation taller than the screen is printed once, item by item, with the live part (editor, status line) below it', async () => {
     const turns = Array.from({ length: 12 }, (_, i) => ({ text: `Reply number ${i + 1}.` }));
     const t = await start(turns);
     for (let i = 1; i <= 12; i++) {
@@ -144,19 +213,30 @@ describe('interactive app (ink-testing-library)', () => {
       await t.key(KEYS.enter);
       await t.until((f) => f.includes(`Reply number ${i}.`) && t.idle(f), `reply ${i}`);
     }
-    const lines = t.frame().split('\n');
-    expect(lines).toHaveLength(23); // one row short of the 24-row terminal
+    // ink-testing-library draws in ink's debug mode: each frame is everything printed (Static)
+    // so far followed by the live part. Each item is in it once, in order: printed, not redrawn.
+    const f = t.frame();
+    for (let i = 1; i <= 12; i++) {
+      expect(f.match(new RegExp(`› prompt ${i}\\n`, 'g')), `prompt ${i}`).toHaveLength(1);
+      expect(f.match(new RegExp(`Reply number ${i}\\.`, 'g')), `reply ${i}`).toHaveLength(1);
+    }
+    expect(f.indexOf('Reply number 1.')).toBeLessThan(f.indexOf('› prompt 2'));
+    const lines = f.split('\n');
+    expect(lines.length).toBeGreaterThan(24); // taller than the screen: the rest is in the scrollback
     expect(lines.at(-1)).toMatch(/^scripted · ctx .* \/help$/);
     expect(lines.at(-2)).toMatch(/^> /);
     expect(lines.at(-3)).toBe('─'.repeat(100));
     expect(lines.at(-4)).toBe('Reply number 12.');
     expect(lines.at(-5)).toBe('');
     expect(lines.at(-6)).toBe('› prompt 12');
-    expect(t.frame()).not.toContain('Reply number 1.');
-    // PageUp shows earlier items and says how many are below.
+    // Everything is printed: nothing of the conversation is left in the live part.
+    expect(t.controller.state.printedUpTo).toBe(t.controller.state.transcript.items.length);
+    expect(t.controller.state.printed).toHaveLength(24);
+    // PageUp no longer scrolls anything (the terminal scrolls): the frame stays as it is.
     await t.key('\x1b[5~');
-    await t.until((f) => f.includes('5 more below') && t.idle(f), 'the scrolled view');
-    expect(t.frame()).not.toContain('Reply number 12.');
+    await t.type('still here');
+    expect(t.frame().split('\n').slice(0, -2)).toEqual(lines.slice(0, -2));
+    expect(t.frame()).not.toContain('more below');
   });
 
   it('the editor continues a line after "\\", and Up brings back the last prompt', async () => {
@@ -188,17 +268,34 @@ describe('interactive app (ink-testing-library)', () => {
     await t.until((f) => f.includes('Aborted.'), 'the abort');
   });
 
-  it('a tool call shows as name + arguments with a collapsed result; Ctrl+O expands it', async () => {
-    const t = await start([{ text: 'Reading.', tools: [{ name: 'read', args: { path: 'notes.txt' } }] }, { text: 'Read it.' }]);
+  it('a tool call shows as name + arguments with a collapsed result; Ctrl+O expands what is printed after it', async () => {
+    const read = { name: 'read', args: { path: 'notes.txt' } };
+    const t = await start([{ text: 'Reading.', tools: [read] }, { text: 'Read it.' }, { text: 'Again.', tools: [read] }, { text: 'Read again.' }, { text: 'Once more.', tools: [read] }, { text: 'Read once more.' }]);
     await t.type('read the notes');
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('Read it.') && t.idle(f), 'the final reply');
     expect(t.frame()).toMatch(/✓ read notes\.txt\n\s+⎿ 25 lines: note line 1\n/);
     expect(t.frame()).not.toContain('note line 2\n');
+    // Ctrl+O: what is printed from now on is expanded; the call printed above stays as printed.
     await t.key(KEYS.ctrlO);
-    await t.until((f) => f.includes('note line 12') && t.idle(f), 'the expanded result');
+    await t.until(() => t.controller.state.expanded, 'expanded on');
+    await t.type('again');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Read again.') && t.idle(f), 'the second reply');
+    const calls = t.frame().split('✓ read notes.txt');
+    expect(calls).toHaveLength(3);
+    expect(calls[1]).toMatch(/^\n\s+⎿ 25 lines: note line 1\n/);
+    expect(calls[2]).toMatch(/^\n\s+⎿ note line 1\n\s+note line 2\n/);
+    expect(calls[2]).toContain('note line 20\n');
+    expect(calls[2]).toContain('… 5 more lines');
+    // Off again: the next call is printed collapsed.
     await t.key(KEYS.ctrlO);
-    await t.until((f) => !f.includes('note line 12'), 'the result collapsed again');
+    await t.until(() => !t.controller.state.expanded, 'expanded off');
+    await t.type('once more');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Read once more.') && t.idle(f), 'the third reply');
+    expect(t.frame().split('✓ read notes.txt')[3]).toMatch(/^\n\s+⎿ 25 lines: note line 1\n/);
+    expect(t.frame().match(/note line 12/g)).toHaveLength(1);
   });
 
   it('Esc aborts a run; Enter while working queues a steering message; Alt+Enter a follow-up', async () => {
@@ -295,7 +392,13 @@ describe('interactive app (ink-testing-library)', () => {
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('Forked into a new session') && t.idle(f), 'the fork');
     expect(t.session.sessionFile).not.toBe(firstFile);
-    expect(t.frame()).not.toContain('Answer A.');
+    // What was printed stays in the scrollback; the fork goes on below a separator.
+    const below = t.frame().split('── forked from user: prompt A ──');
+    expect(below).toHaveLength(2);
+    expect(below[0]).toContain('Answer A.');
+    expect(below[1]).not.toContain('Answer A.');
+    expect(below[1]).toMatch(/^\n\nForked into a new session:/);
+    expect(below[1]!.replace(/\s+/g, ' ')).toContain('. The prompt is in the editor.');
     expect(t.frame()).toMatch(/> prompt A/); // the prompt is back in the editor
     // Clear the editor (Ctrl+U) and start a new session.
     await t.key('\x15');
@@ -303,6 +406,7 @@ describe('interactive app (ink-testing-library)', () => {
     await t.type('/new');
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('New session:') && t.idle(f), '/new');
+    expect(t.frame().split('── new session ──')[1]).toMatch(/^\n\nNew session:/);
     expect(t.opened).toHaveLength(1);
     expect(t.controller.currentSession).toBe(t.opened[0]);
     expect(t.controller.currentSession.messages).toHaveLength(0);

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../../../src/agent/types.js';
 import type { Context } from '../../../src/ai/types.js';
 import type { ScriptedScript, ScriptedTurn } from '../../../src/ai/scripted.js';
+import { RESUMED_ITEMS_PRINTED } from '../../../src/display/interactive/controller.js';
 import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { helpText } from '../../../src/display/interactive/slash-commands.js';
 import { makeTheme } from '../../../src/display/interactive/theme.js';
@@ -97,7 +98,10 @@ describe('interactive mode on a session whose last turn a kill cut off', () => {
     await t.until((f) => f.includes('The notes have two lines.') && t.idle(f), 'the finished turn');
     await t.started;
     expect(t.flat()).toContain('The last turn of this session was interrupted (its read call has no result): finishing it now. Esc stops.');
-    expect(t.frame()).toMatch(/✓ read notes\.txt/);
+    // The cut-off call is printed once, when it has its result (not first as waiting).
+    expect(t.frame().match(/read notes\.txt/g)).toEqual(['read notes.txt']);
+    expect(t.frame()).toMatch(/✓ read notes\.txt\n {2}⎿ 2 lines: note line 1/);
+    expect(t.frame()).not.toContain('waiting…');
     expect(session.messages.map(roleAndText)).toEqual(['user: read the notes', 'assistant: call:read', 'toolResult: note line 1\nnote line 2', 'assistant: The notes have two lines.']);
 
     await t.type('and now?');
@@ -137,7 +141,26 @@ describe('interactive mode on a session whose last turn a kill cut off', () => {
     await t.started;
     await t.until((f) => f.includes('Answer one.') && t.idle(f), 'the reopened conversation');
     expect(t.frame()).not.toContain('interrupted');
+    expect(t.frame().match(/Answer one\./g)).toHaveLength(1);
     expect(calls).toBe(0);
+  });
+
+  it('a long reopened session prints its last items once and says how many earlier ones it left out', async () => {
+    const cwd = workDir();
+    const file = join(cwd, 'long.jsonl');
+    const count = RESUMED_ITEMS_PRINTED / 2 + 5;
+    const turns: ScriptedTurn[] = Array.from({ length: count + 1 }, (_, i) => ({ text: `Answer ${i + 1}.` }));
+    const first = await open(cwd, file, turns);
+    for (let i = 1; i <= count; i++) await first.prompt(`question ${i}`);
+    await first.dispose();
+    const session = await open(cwd, file, turns, { continue: true });
+    const t = mount(session);
+    await t.started;
+    await t.until((f) => f.includes(`Answer ${count}.`) && t.idle(f), 'the reopened conversation');
+    // Two items per turn: the first five turns are left out, the rest printed once each, in order.
+    expect(t.frame()).toMatch(/^… 10 earlier items of this session not shown \(\/tree lists them\)\n\n› question 6\n\nAnswer 6\.\n/m);
+    expect(t.frame()).not.toMatch(/Answer 5\./);
+    for (const n of [6, 30, count]) expect(t.frame().match(new RegExp(`Answer ${n}\\.`, 'g'))).toHaveLength(1);
   });
 });
 
@@ -194,8 +217,12 @@ describe('Esc while /tree writes its branch summary', () => {
     // Not cancelled, the same rewind goes through with its summary.
     await pickTwo();
     await t.until((f) => f.includes('Rewound before that prompt') && t.idle(f), 'the rewind');
-    expect(t.frame()).toContain('The branch tried "two".');
-    expect(t.frame()).not.toContain('Answer two.');
+    // The scrollback keeps the branch left; below the separator the conversation goes on without it.
+    const below = t.frame().split('── rewound to before user: two ──');
+    expect(below).toHaveLength(2);
+    expect(below[0]).toContain('Answer two.');
+    expect(below[1]).toContain('The branch tried "two".');
+    expect(below[1]).not.toContain('Answer two.');
     expect(entryTypes(file)).toContain('branch_summary');
   });
 

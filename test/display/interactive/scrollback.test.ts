@@ -1,0 +1,186 @@
+// The interactive app drawn by ink as on a terminal (not ink's debug mode, which
+// ink-testing-library uses and which redraws everything every frame): a fake 80x24 TTY stdout
+// records every byte ink writes. Finished items are written once (Static) and never again, however
+// many frames the live part below them is redrawn; a streamed reply taller than the screen is
+// shown by its tail while it streams (ink would clear the terminal, scrollback included, to redraw
+// a frame as tall as the screen) and printed whole once finished; a resize changes the width of
+// what is printed next, not what is printed. Every wait is on the written output (bounded).
+import { EventEmitter } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { render } from 'ink';
+import React from 'react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AssistantMessageEventStream, emptyAssistantMessage } from '../../../src/ai/event-stream.js';
+import { scriptedModel } from '../../../src/ai/models.js';
+import type { StreamFunction } from '../../../src/ai/types.js';
+import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
+import { makeTheme } from '../../../src/display/interactive/theme.js';
+import { stripAnsi } from '../../../src/display/terminal-text.js';
+import { createAgentSession } from '../../../src/runtime/index.js';
+
+// ink in CI (CI=true) writes only Static output and the last frame: nothing here to observe.
+const inCi = ['CI', 'CONTINUOUS_INTEGRATION'].some((k) => k in process.env && process.env[k] !== '0' && process.env[k] !== 'false');
+if (inCi) console.warn('scrollback.test: skipped because CI is set (ink does not draw live frames in CI)');
+
+class FakeTty extends EventEmitter {
+  isTTY = true;
+  columns = 80;
+  rows = 24;
+  written = '';
+  write = (chunk: string): boolean => {
+    this.written += chunk;
+    return true;
+  };
+}
+
+/** Enough of a TTY stdin for ink's useInput (raw mode on, nothing typed). */
+class FakeStdin extends EventEmitter {
+  isTTY = true;
+  setEncoding(): void {}
+  setRawMode(): void {}
+  resume(): void {}
+  pause(): void {}
+  ref(): void {}
+  unref(): void {}
+  read(): null {
+    return null;
+  }
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Replies: `Reply number N.` for plain prompts; "tall" streams 40 lines, one delta each, each released by the test. */
+async function start() {
+  // A release before the stream waits is kept (credits), so none is lost.
+  let credits = 0;
+  let waiting: (() => void) | undefined;
+  const release = () => {
+    if (waiting) {
+      waiting();
+      waiting = undefined;
+    } else credits++;
+  };
+  const gate = () =>
+    new Promise<void>((r) => {
+      if (credits > 0) {
+        credits--;
+        r();
+      } else waiting = r;
+    });
+  const streamFn: StreamFunction = (model, context) => {
+    const stream = new AssistantMessageEventStream();
+    const out = emptyAssistantMessage(model);
+    const last = context.messages.at(-1);
+    const prompt = last && last.role === 'user' ? (typeof last.content === 'string' ? last.content : last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')) : '';
+    void (async () => {
+      stream.push({ type: 'start', partial: out });
+      const block = { type: 'text' as const, text: '' };
+      out.content.push(block);
+      stream.push({ type: 'text_start', contentIndex: 0, partial: out });
+      const deltas = prompt === 'tall' ? Array.from({ length: 40 }, (_, i) => `${i === 0 ? '' : '\n'}tall line ${i + 1}`) : [`Reply number ${prompt.replace('prompt ', '')}.`];
+      for (const delta of deltas) {
+        if (prompt === 'tall') await gate();
+        block.text += delta;
+        stream.push({ type: 'text_delta', contentIndex: 0, delta, partial: out });
+      }
+      stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial: out });
+      out.stopReason = 'stop';
+      stream.push({ type: 'done', reason: 'stop', message: out });
+    })();
+    return stream;
+  };
+  const session = await createAgentSession({
+    cwd: mkdtempSync(join(tmpdir(), 'interactive-scrollback-')),
+    inMemory: true,
+    model: scriptedModel(),
+    streamFn,
+    tools: [],
+    systemPrompt: 'test',
+    defaultSkills: false,
+    contextFiles: false,
+    notify: () => {},
+  });
+  const controller = new InteractiveController(session, { onExit: () => undefined });
+  const stdout = new FakeTty();
+  const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(false) }), {
+    stdout: stdout as unknown as NodeJS.WriteStream,
+    stdin: new FakeStdin() as unknown as NodeJS.ReadStream,
+    stderr: new FakeTty() as unknown as NodeJS.WriteStream,
+    debug: false,
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
+  cleanups.push(() => app.unmount(), () => session.dispose());
+  const text = () => stripAnsi(stdout.written);
+  const until = async (ok: () => boolean, what: string) => {
+    const t0 = Date.now();
+    while (!ok()) {
+      if (Date.now() - t0 > 20_000) throw new Error(`timed out waiting for ${what}; output:\n${text().slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  const idle = () => controller.state.activity === 'idle';
+  const count = (s: string) => text().split(s).length - 1;
+  return { controller, stdout, text, until, idle, count, release };
+}
+
+describe.skipIf(inCi)('the conversation in the terminal scrollback (ink on a fake 80x24 terminal)', () => {
+  it('prints each finished item once; later deltas redraw only the live part; a reply taller than the screen shows its tail, then is printed whole', async () => {
+    const t = await start();
+    for (let i = 1; i <= 8; i++) {
+      t.controller.submit(`prompt ${i}`);
+      await t.until(() => t.text().includes(`Reply number ${i}.`) && t.idle(), `reply ${i}`);
+    }
+    const written = t.stdout.written.length;
+    t.controller.submit('tall');
+    for (let i = 1; i <= 40; i++) {
+      t.release();
+      await t.until(() => t.stdout.written.slice(written).includes(`tall line ${i}\n`) || (i === 40 && t.idle()), `tall line ${i} drawn`);
+    }
+    await t.until(() => t.idle() && t.controller.state.printedUpTo === t.controller.state.transcript.items.length, 'the tall reply printed');
+    await t.until(() => /\/help\s*$/.test(t.text()), 'the idle status line');
+
+    // The live part was redrawn for every delta (the first line of the reply many times, while it
+    // was on screen), but nothing printed before it was written again: a prompt is printed at once
+    // and only once, a reply is drawn live while it streams and then printed once.
+    const later = stripAnsi(t.stdout.written.slice(written));
+    expect(later.split('tall line 1\n').length - 1).toBeGreaterThan(5);
+    for (let i = 1; i <= 8; i++) {
+      expect(t.count(`› prompt ${i}\n`), `prompt ${i}`).toBe(1);
+      expect(later, `prompt ${i}`).not.toContain(`› prompt ${i}\n`);
+      expect(later, `reply ${i}`).not.toContain(`Reply number ${i}.`);
+    }
+    expect(t.count('› tall\n')).toBe(1);
+    // While streaming, the reply showed its tail under a line saying how much is above it; the
+    // frame never filled the screen, so ink never cleared the terminal (and its scrollback).
+    expect(t.text()).toMatch(/… \d+ rows above \(printed in full once finished\)/);
+    expect(t.stdout.written).not.toContain('\x1b[2J');
+    expect(t.stdout.written).not.toContain('\x1b[3J');
+    // Once finished, the whole reply is printed, every line in order, once.
+    const whole = Array.from({ length: 40 }, (_, i) => `tall line ${i + 1}`).join('\n');
+    expect(t.text().split(whole)).toHaveLength(2);
+  });
+
+  it('after a resize what is printed next has the new width; what is printed stays as it was, not written again', async () => {
+    const t = await start();
+    const long = `prompt ${'x'.repeat(60)} end`;
+    t.controller.submit(long);
+    await t.until(() => t.idle() && t.controller.state.printedUpTo === 2, 'the first reply printed');
+    expect(t.count(`› ${long}\n`)).toBe(1); // 72 cells: one row at 80 columns
+    t.stdout.columns = 40;
+    t.stdout.emit('resize');
+    // The editor's top border, 40 wide, is the sign of a frame drawn at the new width.
+    await t.until(() => t.text().includes(`\n${'─'.repeat(40)}\n`), 'the live part redrawn at 40 columns');
+    t.controller.submit(long);
+    await t.until(() => t.idle() && t.controller.state.printedUpTo === 4, 'the second reply printed');
+    await t.until(() => /\/help\s*$/.test(t.text()), 'the idle status line');
+    // The first prompt was not printed again; the second is wrapped at 40 columns.
+    expect(t.count(`› ${long}\n`)).toBe(1);
+    expect(t.text()).toContain(`› prompt\n${'x'.repeat(40)}\n${'x'.repeat(20)} end\n`);
+  });
+});
