@@ -9,10 +9,11 @@
 // temporary index into a temporary object store that borrows the repository's objects as an
 // alternate, so the user's index, refs and objects stay as they were.
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
+import { copyGitIndex } from '../orchestrator/git-workspace.js';
 
 export interface PackedWorkspace {
   kind: 'git' | 'folder';
@@ -242,7 +243,7 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
     writeFileSync(join(store, 'objects', 'info', 'alternates'), `${objects}\n`);
     const tmpIndex = join(tmp, 'index');
     // A copy of the real index keeps git's stat cache: only changed files are read again.
-    if (existsSync(index)) copyFileSync(index, tmpIndex);
+    if (existsSync(index)) copyGitIndex(index, tmpIndex);
     const env = { GIT_INDEX_FILE: tmpIndex, GIT_OBJECT_DIRECTORY: join(store, 'objects'), GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
     const specs = excludePathspecs(exclude);
     specs.push(...(await nestedRepoPathspecs(cwd, specs, env)));
@@ -443,7 +444,7 @@ export async function workspaceDiff(dir: string): Promise<Buffer> {
   try {
     const tmpIndex = join(tmp, 'index');
     const index = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'index'], { cwd });
-    if (existsSync(index)) copyFileSync(index, tmpIndex);
+    if (existsSync(index)) copyGitIndex(index, tmpIndex);
     const env = { GIT_INDEX_FILE: tmpIndex };
     const never = excludePathspecs(ALWAYS_EXCLUDED);
     await gitText(['add', '-A', '--', '.', ...never, ...(await nestedRepoPathspecs(cwd, never, env))], { cwd, env });

@@ -5,7 +5,7 @@
 // working tree are never touched, and the patch shows exactly what this instance changed, even
 // when earlier tasks left uncommitted changes behind. Untracked files count (ignored ones don't).
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -57,12 +57,24 @@ export async function headCommit(dir: string): Promise<string | undefined> {
   return r.ok ? r.stdout.trim() : undefined;
 }
 
+/**
+ * Copies a git index for use as a throwaway one, keeping its modification time. git trusts an
+ * entry's cached stat only when the file changed before the index was written ("racy git"): a copy
+ * stamped later would make a same-size edit made in the index's last second look unchanged, and
+ * the snapshot or patch would miss it (seen with an agent that edited right after an unpack).
+ */
+export function copyGitIndex(from: string, to: string): void {
+  copyFileSync(from, to);
+  const st = statSync(from);
+  utimesSync(to, st.atime, st.mtime);
+}
+
 /** Runs `fn` with a throwaway index seeded from the repository's own (keeps git's stat cache warm). */
 async function withTempIndex<T>(dir: string, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
   const tmp = join(tmpdir(), `orchestrate-index-${process.pid}-${randomBytes(4).toString('hex')}`);
   const real = await git(['rev-parse', '--path-format=absolute', '--git-path', 'index'], dir);
   try {
-    if (real.ok && existsSync(real.stdout.trim())) copyFileSync(real.stdout.trim(), tmp);
+    if (real.ok && existsSync(real.stdout.trim())) copyGitIndex(real.stdout.trim(), tmp);
     return await fn({ GIT_INDEX_FILE: tmp });
   } finally {
     rmSync(tmp, { force: true });

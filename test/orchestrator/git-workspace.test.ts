@@ -21,6 +21,25 @@ function makeRepo(): string {
 }
 
 describe('git workspace', () => {
+  it('a same-size edit made in the second the index was written is in the patch (the throwaway index keeps the real one\'s time: racy git)', async () => {
+    const repo = makeRepo();
+    // The next full second, so that writing the index, the snapshot and the edit share one second.
+    const second = (): number => Math.floor(Date.now() / 1000);
+    const startSecond = second();
+    while (second() === startSecond) await new Promise((r) => setTimeout(r, 5));
+    const began = second();
+    writeFileSync(join(repo, 'root.txt'), 'ROOT\n');
+    execFileSync('git', ['add', 'root.txt'], { cwd: repo }); // the real index is written now
+    const snap = await snapshot(repo);
+    writeFileSync(join(repo, 'root.txt'), 'Root\n'); // same size, same second
+    const sameSecond = second() === began;
+    // The patch is taken in a later second, when a copy of the index stamped "now" would trust the stale stat.
+    while (second() === began) await new Promise((r) => setTimeout(r, 5));
+    const d = await diffSince(repo, snap!.tree);
+    expect(d!.files, `steps ${sameSecond ? 'within' : 'across'} one second`).toEqual(['root.txt']);
+    expect(d!.patch).toContain('+Root');
+  });
+
   it('the patch holds tracked edits and new files since the snapshot, not ignored files, and leaves the index alone', async () => {
     const repo = makeRepo();
     writeFileSync(join(repo, 'pkg', 'a.ts'), 'log("dirty before start");\n'); // uncommitted change from earlier work
