@@ -9,20 +9,27 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { render } from 'ink';
 import React from 'react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { AssistantMessageEventStream, emptyAssistantMessage } from '../../../src/ai/event-stream.js';
 import { scriptedModel } from '../../../src/ai/models.js';
 import type { StreamFunction } from '../../../src/ai/types.js';
-import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { stripAnsi } from '../../../src/display/terminal-text.js';
 import { createAgentSession } from '../../../src/runtime/index.js';
 
-// ink in CI (CI=true) writes only Static output and the last frame: nothing here to observe.
-const inCi = ['CI', 'CONTINUOUS_INTEGRATION'].some((k) => k in process.env && process.env[k] !== '0' && process.env[k] !== 'false');
-if (inCi) console.warn('scrollback.test: skipped because CI is set (ink does not draw live frames in CI)');
+// ink decides when it is imported whether it runs in CI (CI=true: it writes only Static output and
+// the last frame, nothing here to observe). This test is about a terminal, so the CI variables are
+// cleared before ink (and the app, which imports it) is loaded, and put back afterwards for the
+// test files that run later in this process (each file loads its own ink).
+const ciVars = ['CI', 'CONTINUOUS_INTEGRATION'] as const;
+const savedCi = ciVars.map((k) => [k, process.env[k]] as const);
+for (const k of ciVars) delete process.env[k];
+afterAll(() => {
+  for (const [k, v] of savedCi) if (v !== undefined) process.env[k] = v;
+});
+const { render } = await import('ink');
+const { InteractiveApp, InteractiveController } = await import('../../../src/display/interactive/run-interactive.js');
 
 class FakeTty extends EventEmitter {
   isTTY = true;
@@ -129,7 +136,7 @@ async function start() {
   return { controller, stdout, text, until, idle, count, release };
 }
 
-describe.skipIf(inCi)('the conversation in the terminal scrollback (ink on a fake 80x24 terminal)', () => {
+describe('the conversation in the terminal scrollback (ink on a fake 80x24 terminal)', () => {
   it('prints each finished item once; later deltas redraw only the live part; a reply taller than the screen shows its tail, then is printed whole', async () => {
     const t = await start();
     for (let i = 1; i <= 8; i++) {
