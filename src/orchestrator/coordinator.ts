@@ -961,9 +961,8 @@ export class Coordinator {
         return;
       }
       if (land.branch) landed = { branch: land.branch };
-      else if (d?.patch.trim() && t.task.merge === 'apply' && inst.git.worktree) landed = { applied: true };
-      if (landed.branch) inst.branch = landed.branch;
-      if (landed.applied) inst.applied = true;
+      else if (land.applied) landed = { applied: true };
+      Object.assign(inst, landed);
     }
     inst.modifiedFiles = [...modified].sort();
     inst.status = 'done';

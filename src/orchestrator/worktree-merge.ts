@@ -15,7 +15,8 @@ import { git } from './git-workspace.js';
 
 export type MergeMode = 'patch' | 'branch' | 'apply';
 
-export type LandResult = { ok: true; branch?: string; commit?: string; alreadyApplied?: boolean } | { ok: false; error: string };
+/** ok with `branch` (and its commit) or `applied` when work landed; ok alone when there was none to land. */
+export type LandResult = { ok: true; branch?: string; commit?: string; applied?: boolean; alreadyApplied?: boolean } | { ok: false; error: string };
 
 /**
  * The branch of an instance: orchestrate/<run-id>/<key>, the key made a valid ref name (git
@@ -89,7 +90,7 @@ export async function commitToBranch(root: string, baseCommit: string, branch: s
 export async function applyToCheckout(root: string, patch: string, patchName: string): Promise<LandResult> {
   return withPatchFile(patch, async (file) => {
     const reverse = await git(['apply', '--reverse', '--check', '--binary', '--whitespace=nowarn', file], root);
-    if (reverse.ok) return { ok: true, alreadyApplied: true };
+    if (reverse.ok) return { ok: true, applied: true, alreadyApplied: true };
     const check = await git(['apply', '--check', '--binary', '--whitespace=nowarn', file], root);
     if (!check.ok) {
       return {
@@ -98,7 +99,7 @@ export async function applyToCheckout(root: string, patch: string, patchName: st
       };
     }
     const applied = await git(['apply', '--binary', '--whitespace=nowarn', file], root);
-    return applied.ok ? { ok: true } : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
+    return applied.ok ? { ok: true, applied: true } : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
   });
 }
 

@@ -146,8 +146,8 @@ describe('isolation: worktree, merge:', () => {
     const patch = git(repo, 'diff', '--binary');
     git(repo, 'checkout', '--', 'a.txt');
 
-    expect(await applyToCheckout(repo, patch, 'p.diff')).toEqual({ ok: true });
-    expect(await applyToCheckout(repo, patch, 'p.diff')).toEqual({ ok: true, alreadyApplied: true });
+    expect(await applyToCheckout(repo, patch, 'p.diff')).toEqual({ ok: true, applied: true });
+    expect(await applyToCheckout(repo, patch, 'p.diff')).toEqual({ ok: true, applied: true, alreadyApplied: true });
     expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
 
     const first = await commitToBranch(repo, head, 'orchestrate/r/x', patch, 'x: once');
