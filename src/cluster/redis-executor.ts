@@ -25,7 +25,7 @@ import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QU
 import { moduleClosure } from './module-closure.js';
 import { connectRedis, redactRedisUrl } from './redis-connection.js';
 import { StreamReader } from './stream-reader.js';
-import { DEFAULT_MAX_WORKSPACE_BYTES, applyWorkspacePatch, packWorkspace, type PackedWorkspace } from './workspace-transfer.js';
+import { DEFAULT_MAX_WORKSPACE_BYTES, applyWorkspacePatch, megabytes, packWorkspace, type PackedWorkspace } from './workspace-transfer.js';
 
 export interface RedisExecutorOptions {
   url: string;
@@ -440,11 +440,11 @@ function shippedFiles(agent: { skills: readonly string[]; extensions: readonly s
   const total = [...sizes.values()].reduce((a, b) => a + b, 0);
   if (total > MAX_SHIPPED_BYTES) {
     const largest = [...sizes].sort((a, b) => b[1] - a[1]);
-    const shown = largest.slice(0, 5).map(([p, n]) => `${p} (${sizeText(n)})`);
+    const shown = largest.slice(0, 5).map(([p, n]) => `${p} (${megabytes(n)})`);
     if (largest.length > shown.length) shown.push(`and ${largest.length - shown.length} more`);
     return {
       ok: false,
-      error: `its skill, extension and script files come to ${sizeText(total)} (${total} bytes), over the limit of ${sizeText(MAX_SHIPPED_BYTES)} (${MAX_SHIPPED_BYTES} bytes) for files shipped with an agent; the largest: ${shown.join(', ')}`,
+      error: `its skill, extension and script files come to ${megabytes(total)} (${total} bytes), over the limit of ${megabytes(MAX_SHIPPED_BYTES)} (${MAX_SHIPPED_BYTES} bytes) for files shipped with an agent; the largest: ${shown.join(', ')}`,
     };
   }
   const files: ShippedFile[] = [];
@@ -464,9 +464,4 @@ function isDirectory(p: string): boolean {
   } catch {
     return false;
   }
-}
-
-function sizeText(bytes: number): string {
-  if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }

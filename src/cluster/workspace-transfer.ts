@@ -142,7 +142,8 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function megabytes(bytes: number): string {
+/** A size for messages: KB below a megabyte, else MB with one decimal. */
+export function megabytes(bytes: number): string {
   if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }

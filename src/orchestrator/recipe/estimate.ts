@@ -112,9 +112,9 @@ function dynamicInstances(recipe: LoadedRecipe, task: LoadedTask): { range: Rang
   return { range: { low, high: s.maxItems }, note: `instance count from ${source!.id}'s output_schema: ${low}-${s.maxItems}` };
 }
 
-function usdOf(tokens: { input: Range; output: Range }, model: string, provider: string, declared: LoadedRecipe['models']): Range {
-  const p = lookupModelPrice(model, provider, declared);
-  return { low: (tokens.input.low * p.input + tokens.output.low * p.output) / 1e6, high: (tokens.input.high * p.input + tokens.output.high * p.output) / 1e6 };
+/** The upper cost: every input token at the full input price. */
+function uncachedUsd(tokens: { input: Range; output: Range }, p: ModelPrice): number {
+  return (tokens.input.high * p.input + tokens.output.high * p.output) / 1e6;
 }
 
 function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSeed[], dynamic: boolean, env: Readonly<Record<string, string | undefined>>): TaskEstimate {
@@ -158,8 +158,8 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
       // Upper: every input token at the full price; lower: one round with prompt caching.
       const price = lookupModelPrice(model, provider, recipe.models);
       const lowTurns = { n: E.turns.low, o: E.outputTokensPerTurn.low, g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low };
-      usdSum = add(usdSum, { low: cachedRunUsd(start, lowTurns.n, lowTurns.o, lowTurns.g, writesSummary, price) * rounds.low, high: usdOf(tokens, model, provider, recipe.models).high });
-      if (!lookupModelPrice(model, provider, recipe.models).known) {
+      usdSum = add(usdSum, { low: cachedRunUsd(start, lowTurns.n, lowTurns.o, lowTurns.g, writesSummary, price) * rounds.low, high: uncachedUsd(tokens, price) });
+      if (!price.known) {
         const note = `no price known for ${model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`;
         if (!est.notes.includes(note)) est.notes.push(note);
       }
