@@ -5,7 +5,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
-import { didYouMean } from '../orchestrator/recipe/suggest.js';
+import { didYouMean } from '../recipe/suggest.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
 import { type KnownFlags, unknownFlagsMessage } from './unknown-flags.js';

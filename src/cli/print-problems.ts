@@ -1,5 +1,5 @@
 // Recipe problems on the terminal (file:line:col: message + hint) or as JSON.
-import { type RecipeProblem, formatProblem } from '../orchestrator/recipe/index.js';
+import { type RecipeProblem, formatProblem } from '../recipe/index.js';
 import { type CliContext } from './cli-io.js';
 
 export function printProblems(problems: readonly RecipeProblem[], ctx: CliContext): void {

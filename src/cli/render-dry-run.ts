@@ -1,5 +1,5 @@
 // The dry-run report as text: recipe header, the plan as a tree by level, and the estimate table.
-import { type DryRunReport, type PlanTask, type TaskEstimate } from '../orchestrator/recipe/index.js';
+import { type DryRunReport, type PlanTask, type TaskEstimate } from '../recipe/index.js';
 
 /** Instances listed under a fan-out before the rest are summarised. */
 const MAX_INSTANCES_SHOWN = 12;

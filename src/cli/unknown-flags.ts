@@ -1,7 +1,7 @@
 // Unknown flags with a "did you mean". yargs' strict mode names an unknown flag, but not the flag
 // that was meant, and a mistyped flag can also eat the next word as its value ("--dryrun
 // recipe.yaml" then reads as a missing recipe). Reading argv ourselves finds the real mistake.
-import { didYouMean } from '../orchestrator/recipe/suggest.js';
+import { didYouMean } from '../recipe/suggest.js';
 
 /** What the parser knows of the command that failed (yargs' getOptions(), the parts used here). */
 export interface KnownFlags {

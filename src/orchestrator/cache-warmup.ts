@@ -7,7 +7,7 @@
 // goes on when that request streams, fails, is refused or cancelled, when its permit ends in any
 // way, after maxWaitMs, or when the broker closes.
 import type { PermitGate, PermitOutcome, PermitRequest } from './permit-broker.js';
-import { RECIPE_DEFAULTS } from './recipe/defaults.js';
+import { RECIPE_DEFAULTS } from '../recipe/defaults.js';
 
 /** The first request normally streams within seconds; past this the wave stops waiting for it. */
 export const CACHE_WARMUP_MAX_WAIT_MS = 20_000;

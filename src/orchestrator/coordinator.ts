@@ -32,7 +32,7 @@ import { CacheWarmup, warmsCache } from './cache-warmup.js';
 import { PermitBroker } from './permit-broker.js';
 import { createWorkerPool, defaultAgentsPerThread, takeWarmPool, threadsNeeded } from './pool.js';
 import type { WorkerResult } from './protocol.js';
-import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from './recipe/index.js';
+import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from '../recipe/index.js';
 import { instanceOfKey, type ReplayState } from './replay.js';
 import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput, type UsageSummary } from './run-events.js';
 import {
@@ -50,7 +50,7 @@ import {
 import type { RunStore } from './run-store.js';
 import type { ControlAction, ControlReply, RunControl } from './run-control.js';
 import { RunControlServer } from './run-control-server.js';
-import { didYouMean } from './recipe/suggest.js';
+import { didYouMean } from '../recipe/suggest.js';
 import { Scheduler, type Admission, type SchedulableInstance } from './scheduler.js';
 import { writeGlobs } from './write-scopes.js';
 

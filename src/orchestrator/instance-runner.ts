@@ -13,7 +13,7 @@ import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { addWorktree, relinkWorktree, removeWorktree, repoRoot, snapshot } from './git-workspace.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
-import type { LoadedAgent, LoadedRecipe } from './recipe/index.js';
+import type { LoadedAgent, LoadedRecipe } from '../recipe/index.js';
 import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput } from './run-events.js';
 import type { InstanceState, TaskState } from './run-state.js';
 import type { RunStore } from './run-store.js';

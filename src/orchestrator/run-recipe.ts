@@ -3,7 +3,7 @@
 import { basename, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
-import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from './recipe/index.js';
+import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from '../recipe/index.js';
 import { replayRunLog } from './replay.js';
 import { takeRunLease, type HeldRunLease, type TakeRunLease } from './run-lease.js';
 import { readRunLog, resolveRunDir, RunStore } from './run-store.js';

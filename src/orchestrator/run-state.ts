@@ -1,8 +1,8 @@
 // The coordinator's picture of a run: one state per task and per instance, and the views built
 // from it (the merged plan's input, the expression scope of later tasks, result.json).
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import type { LoadedRecipe, LoadedTask, ResolvedInstance } from './recipe/index.js';
-import type { ExpressionScope, TaskResultView } from './recipe/expressions.js';
+import type { LoadedRecipe, LoadedTask, ResolvedInstance } from '../recipe/index.js';
+import type { ExpressionScope, TaskResultView } from '../recipe/expressions.js';
 import type { StructuredSummary } from '../session/parse-summary.js';
 import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
 import { storedPath } from './run-paths.js';

@@ -3,7 +3,7 @@
 // the run's records: the run store redacts its log and files, every agent's session store
 // redacts its entries, and the CLI redacts what it prints (see session/redact.ts).
 import { createRedactor, type Redactor, type SecretValue } from '../session/redact.js';
-import type { LoadedRecipe } from './recipe/index.js';
+import type { LoadedRecipe } from '../recipe/index.js';
 
 /** Named secret values of a run (unset variables are skipped). */
 export function runSecrets(recipe: Pick<LoadedRecipe, 'secrets'>, env: Readonly<Record<string, string | undefined>>): SecretValue[] {

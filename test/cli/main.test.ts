@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMAND_MODULES, loadCommands, main, wantsWarmThreads } from '../../src/cli/main.js';
 import { takeWarmPool } from '../../src/orchestrator/pool.js';
-import { recipeJsonSchema } from '../../src/orchestrator/recipe/index.js';
+import { recipeJsonSchema } from '../../src/recipe/index.js';
 import { hasStackTrace, runCli } from './run-cli.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

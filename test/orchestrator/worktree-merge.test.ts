@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { applyToCheckout, branchName, commitToBranch } from '../../src/orchestrator/worktree-merge.js';
-import { loadRecipe } from '../../src/orchestrator/recipe/index.js';
+import { loadRecipe } from '../../src/recipe/index.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
 import { formatRunDetails } from '../../src/display/run-details-text.js';
 import { formatFinalSummary } from '../../src/display/final-summary.js';

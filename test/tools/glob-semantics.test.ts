@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expandGlob as expandFanOut } from '../../src/orchestrator/recipe/glob.js';
+import { expandGlob as expandFanOut } from '../../src/recipe/glob.js';
 import { expandGlob as expandTools } from '../../src/tools/glob-expand.js';
 import { compileGlob, globError } from '../../src/tools/glob.js';
 

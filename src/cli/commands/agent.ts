@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
 import { DECLARED_MODEL_DEFAULTS, modelFromSpec, priceOf } from '../../ai/models.js';
-import { parseTokenCount } from '../../orchestrator/recipe/duration.js';
+import { parseTokenCount } from '../../recipe/duration.js';
 import {
   AgentSessionConfigError,
   DEFAULT_LOOP_DETECTION,

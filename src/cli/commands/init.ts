@@ -6,7 +6,7 @@ import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSyn
 import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Argv } from 'yargs';
-import { didYouMean } from '../../orchestrator/recipe/suggest.js';
+import { didYouMean } from '../../recipe/suggest.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 

@@ -1,5 +1,5 @@
 // `orchestrate schema`: the recipe JSON Schema, for editors (yaml-language-server) and CI.
-import { recipeJsonSchema } from '../../orchestrator/recipe/index.js';
+import { recipeJsonSchema } from '../../recipe/index.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 

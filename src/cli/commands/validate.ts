@@ -1,5 +1,5 @@
 // `orchestrate validate <recipe>`: every problem at once as file:line:col, exit 0 or 2.
-import { displayPath, loadRecipe } from '../../orchestrator/recipe/index.js';
+import { displayPath, loadRecipe } from '../../recipe/index.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { printProblems, printWarnings, problemsJson } from '../print-problems.js';

@@ -1,11 +1,11 @@
 // The dry-run estimate follows its documented heuristic: n turns re-sending a growing context.
 import { afterEach, describe, expect, it } from 'vitest';
-import { estimateTextTokens } from '../../../src/ai/token-estimate.js';
-import { RECIPE_DEFAULTS } from '../../../src/orchestrator/recipe/defaults.js';
-import { estimateRecipe } from '../../../src/orchestrator/recipe/estimate.js';
-import { loadRecipe } from '../../../src/orchestrator/recipe/load.js';
-import { buildPlan } from '../../../src/orchestrator/recipe/plan.js';
-import { lookupModelPrice } from '../../../src/orchestrator/recipe/prices.js';
+import { estimateTextTokens } from '../../src/ai/token-estimate.js';
+import { RECIPE_DEFAULTS } from '../../src/recipe/defaults.js';
+import { estimateRecipe } from '../../src/recipe/estimate.js';
+import { loadRecipe } from '../../src/recipe/load.js';
+import { buildPlan } from '../../src/recipe/plan.js';
+import { lookupModelPrice } from '../../src/recipe/prices.js';
 import { type TempRecipe, tempRecipe } from './recipe-files.js';
 
 let temp: TempRecipe | undefined;

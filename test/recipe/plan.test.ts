@@ -2,9 +2,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadRecipe } from '../../../src/orchestrator/recipe/load.js';
-import { type LoadedRecipe, type LoadedTask } from '../../../src/orchestrator/recipe/normalize.js';
-import { buildPlan, expandTask, resolveInstance, staticScope } from '../../../src/orchestrator/recipe/plan.js';
+import { loadRecipe } from '../../src/recipe/load.js';
+import { type LoadedRecipe, type LoadedTask } from '../../src/recipe/normalize.js';
+import { buildPlan, expandTask, resolveInstance, staticScope } from '../../src/recipe/plan.js';
 import { type TempRecipe, tempRecipe } from './recipe-files.js';
 
 let temp: TempRecipe | undefined;

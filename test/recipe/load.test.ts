@@ -2,9 +2,9 @@
 // paths absolute, agent files read), inputs from --set, and command-line overrides.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LoadOptions, loadRecipe } from '../../../src/orchestrator/recipe/load.js';
-import { RECIPE_DEFAULTS } from '../../../src/orchestrator/recipe/defaults.js';
-import { lookupModelPrice } from '../../../src/orchestrator/recipe/prices.js';
+import { type LoadOptions, loadRecipe } from '../../src/recipe/load.js';
+import { RECIPE_DEFAULTS } from '../../src/recipe/defaults.js';
+import { lookupModelPrice } from '../../src/recipe/prices.js';
 import { type TempRecipe, tempRecipe } from './recipe-files.js';
 
 let temp: TempRecipe | undefined;

@@ -1,7 +1,7 @@
 // Validation reports every problem at once, sorted, at the right line and column.
 import { describe, expect, it } from 'vitest';
-import { validateRecipeText } from '../../../src/orchestrator/recipe/validate.js';
-import { formatProblem } from '../../../src/orchestrator/recipe/problems.js';
+import { validateRecipeText } from '../../src/recipe/validate.js';
+import { formatProblem } from '../../src/recipe/problems.js';
 
 const check = (yaml: string) => {
   const r = validateRecipeText(yaml, '/work/r/recipe.yaml', { cwd: '/work/r' });

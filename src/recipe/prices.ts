@@ -1,5 +1,5 @@
 // Model prices for the dry-run estimate, behind one function, read from the ai layer's model table.
-import { getModel, type ModelSpec } from '../../ai/models.js';
+import { getModel, type ModelSpec } from '../ai/models.js';
 import { modelKey } from './normalize.js';
 
 export interface ModelPrice {

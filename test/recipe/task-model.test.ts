@@ -4,11 +4,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { estimateRecipe } from '../../../src/orchestrator/recipe/estimate.js';
-import { loadRecipe } from '../../../src/orchestrator/recipe/load.js';
-import { buildPlan } from '../../../src/orchestrator/recipe/plan.js';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { cleanupTempDirs, tempProject } from '../helpers/run-fixtures.js';
+import { estimateRecipe } from '../../src/recipe/estimate.js';
+import { loadRecipe } from '../../src/recipe/load.js';
+import { buildPlan } from '../../src/recipe/plan.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 

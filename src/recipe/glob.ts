@@ -3,7 +3,7 @@
 // entries match only a pattern segment that starts with '.'.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { compileGlob, globError, hasGlobSyntax } from '../../tools/glob.js';
+import { compileGlob, globError, hasGlobSyntax } from '../tools/glob.js';
 
 export type GlobEntryType = 'dir' | 'file' | 'any';
 

@@ -1,7 +1,7 @@
 // Pre-flight token and cost ranges for a dry run. No model is called: the figures come from
 // prompt sizes, model prices and the per-turn heuristic in RECIPE_DEFAULTS.estimate.
-import { DEFAULT_RUN_LIMITS } from '../../runtime/run-limits.js';
-import { estimateTextTokens as estimateTokens } from '../../ai/token-estimate.js';
+import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
+import { estimateTextTokens as estimateTokens } from '../ai/token-estimate.js';
 import { RECIPE_DEFAULTS } from './defaults.js';
 import { referencePath, referencedTasks } from './expressions.js';
 import { type LoadedAgent, type LoadedRecipe, type LoadedTask } from './normalize.js';

@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expandGlob, globToRegExp } from '../../../src/orchestrator/recipe/glob.js';
-import { type LoadedTask } from '../../../src/orchestrator/recipe/normalize.js';
-import { resolveInstance } from '../../../src/orchestrator/recipe/plan.js';
-import { validateRecipeText } from '../../../src/orchestrator/recipe/validate.js';
+import { expandGlob, globToRegExp } from '../../src/recipe/glob.js';
+import { type LoadedTask } from '../../src/recipe/normalize.js';
+import { resolveInstance } from '../../src/recipe/plan.js';
+import { validateRecipeText } from '../../src/recipe/validate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'orchestrate-glob-'));
 

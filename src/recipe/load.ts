@@ -1,6 +1,6 @@
 // The one entry point the CLI and the coordinator use: validate a recipe file, apply inputs and
 // command-line overrides, and return a LoadedRecipe or every problem found.
-import { getModel, listModels } from '../../ai/models.js';
+import { getModel, listModels } from '../ai/models.js';
 import { renderText } from './expressions.js';
 import { inputSpecs, resolveInputs } from './inputs.js';
 import { type LoadedRecipe, type RecipeOverrides, modelKey, normalizeRecipe } from './normalize.js';

@@ -1,7 +1,7 @@
 // Tunable numbers of the recipe layer, each with the reason for its value. The coordinator reads
 // the same object so a dry run and a real run agree on defaults.
 
-import { DEFAULT_MODEL_ID } from '../../ai/models.js';
+import { DEFAULT_MODEL_ID } from '../ai/models.js';
 
 export const RECIPE_DEFAULTS = {
   /** Model used when neither the CLI, the agent, the recipe nor ORCHESTRATE_MODEL names one (the ai layer's default). */

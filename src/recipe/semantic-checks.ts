@@ -3,8 +3,8 @@
 // the schema found problems elsewhere and the user sees every mistake in one pass.
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { ScriptFileError, parseScript } from '../../ai/scripted-script.js';
-import { getModel, listModels } from '../../ai/models.js';
+import { ScriptFileError, parseScript } from '../ai/scripted-script.js';
+import { getModel, listModels } from '../ai/models.js';
 import { type AgentFile, readAgentFile } from './agent-file.js';
 import { ALL_FILE_AGENT_TOOLS, classifyFileTool } from './agent-tools.js';
 import { templateGlobError } from './glob.js';

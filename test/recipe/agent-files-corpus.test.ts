@@ -7,10 +7,10 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { getModel } from '../../../src/ai/models.js';
-import { loadRecipe } from '../../../src/orchestrator/recipe/load.js';
+import { getModel } from '../../src/ai/models.js';
+import { loadRecipe } from '../../src/recipe/load.js';
 
-const FIXTURES = join(import.meta.dirname, '..', '..', 'fixtures', 'agent-files');
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'agent-files');
 const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-agent-files-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 

@@ -4,7 +4,7 @@
 // files) are checked in semantic-checks.ts, and normalize.ts turns the parsed document into the
 // clean LoadedRecipe the coordinator runs. Keys are a contract (design section 4): extend, never rename.
 import { z } from 'zod';
-import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../../runtime/run-limits.js';
+import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 
 /** Tools every agent may name without an extension providing them. */
 export const BUILTIN_TOOLS = ['read', 'bash', 'edit', 'write', 'ls', 'grep', 'find', 'send_message'] as const;

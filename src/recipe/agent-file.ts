@@ -4,7 +4,7 @@
 // written here; agent-tools.ts says what each means.
 import { readFileSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import { yamlQuoteHint } from '../../tools/frontmatter.js';
+import { yamlQuoteHint } from '../tools/frontmatter.js';
 import { type RecipeProblem } from './problems.js';
 
 export interface AgentFile {

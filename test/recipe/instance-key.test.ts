@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, instanceId, instanceKey, itemKey, slugify } from '../../../src/orchestrator/recipe/instance-key.js';
+import { canonicalJson, instanceId, instanceKey, itemKey, slugify } from '../../src/recipe/instance-key.js';
 
 describe('instance keys', () => {
   it('slugs are lower-case, file-name safe and never hidden or relative names', () => {

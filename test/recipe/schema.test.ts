@@ -5,9 +5,9 @@ import { join, resolve } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { RecipeSchema, recipeJsonSchema } from '../../../src/orchestrator/recipe/schema.js';
+import { RecipeSchema, recipeJsonSchema } from '../../src/recipe/schema.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
+const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLES = readdirSync(join(ROOT, 'recipes'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => join('recipes', d.name, 'recipe.yaml'))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, parseTokenCount } from '../../../src/orchestrator/recipe/duration.js';
+import { formatDuration, parseDuration, parseTokenCount } from '../../src/recipe/duration.js';
 
 describe('durations and token counts', () => {
   it('parses seconds, units and compound durations into ms', () => {

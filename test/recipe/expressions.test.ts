@@ -1,6 +1,6 @@
 // ${{ }} expressions: parsing, evaluation, and the load-time reference checks.
 import { describe, expect, it } from 'vitest';
-import { parseExpression, parseTemplate, hasExpression } from '../../../src/orchestrator/recipe/expression-parser.js';
+import { parseExpression, parseTemplate, hasExpression } from '../../src/recipe/expression-parser.js';
 import {
   type ExpressionScope,
   type ReferenceContext,
@@ -10,7 +10,7 @@ import {
   referencePath,
   renderTemplate,
   renderText,
-} from '../../../src/orchestrator/recipe/expressions.js';
+} from '../../src/recipe/expressions.js';
 
 const scope: ExpressionScope = {
   inputs: { repo: 'svc-a', count: 3, flags: ['x', 'y'], empty: '' },

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dryRun } from '../../../src/orchestrator/recipe/dry-run.js';
-import { loadRecipe } from '../../../src/orchestrator/recipe/load.js';
-import { seededRandom } from '../../helpers/seeded-random.js';
+import { dryRun } from '../../src/recipe/dry-run.js';
+import { loadRecipe } from '../../src/recipe/load.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
+const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLES = ['fan-out', 'planner-worker', 'batch-refactor'];
 
 const PALETTE: unknown[] = [null, 0, -1, 1.5, '', 'x', '${{ tasks.nope.output }}', '${{', '${{ item }}', [], [null], {}, { glob: 5 }, true, '10 minutes', { count: 'x' }, ['a', 'a'], { planner: 1 }, 'read'];

@@ -1,6 +1,6 @@
 // The needs graph: cycle paths, transitive needs, topological levels.
 import { describe, expect, it } from 'vitest';
-import { findCycles, topologicalLevels, transitiveNeeds } from '../../../src/orchestrator/recipe/task-graph.js';
+import { findCycles, topologicalLevels, transitiveNeeds } from '../../src/recipe/task-graph.js';
 
 const graph = (edges: Record<string, string[]>) => new Map(Object.entries(edges));
 

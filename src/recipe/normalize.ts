@@ -2,8 +2,8 @@
 // durations in ms, retries filled in, paths absolute, agent files read, models resolved.
 // Everything here is plain data (structured-clone safe) so it can cross to worker threads.
 import { resolve } from 'node:path';
-import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../../ai/models.js';
-import type { LoopDetectionSettings } from '../../runtime/run-limits.js';
+import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../ai/models.js';
+import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import { type AgentFile, readAgentFile } from './agent-file.js';
 import { fileAgentTools } from './agent-tools.js';
 import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';

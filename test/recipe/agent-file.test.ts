@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAgentFile } from '../../../src/orchestrator/recipe/agent-file.js';
+import { parseAgentFile } from '../../src/recipe/agent-file.js';
 
 describe('agent files', () => {
   it('reads name, description, tools (comma list or YAML list), model and the body', () => {

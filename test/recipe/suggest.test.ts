@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance, suggestionHint } from '../../../src/orchestrator/recipe/suggest.js';
+import { didYouMean, editDistance, suggestionHint } from '../../src/recipe/suggest.js';
 
 describe('did you mean', () => {
   it('counts a swap of neighbours as one edit', () => {
