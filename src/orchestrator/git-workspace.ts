@@ -4,11 +4,12 @@
 // The snapshot is a tree object written through a temporary index, so the user's index and
 // working tree are never touched, and the patch shows exactly what this instance changed, even
 // when earlier tasks left uncommitted changes behind. Untracked files count (ignored ones don't).
-import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join, relative, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
+//
+// Every git here runs through tools/product-git (sanitized environment, the repository's program
+// keys disabled, inside bubblewrap where it works): the repository is the model's to configure.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { productGit, productGitScript, withProductTemp, type ProductCommandOptions } from '../tools/product-git.js';
 
 /** The tree of an empty repository, for diffs in a repository without commits. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
@@ -19,15 +20,25 @@ export interface GitResult {
   stderr: string;
 }
 
-export function git(args: string[], cwd: string, env?: Record<string, string>): Promise<GitResult> {
-  return new Promise((resolvePromise) => {
-    execFile(
-      'git',
-      args,
-      { cwd, env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 256 * 1024 * 1024 },
-      (err, stdout, stderr) => resolvePromise({ ok: !err, stdout: String(stdout), stderr: String(stderr || (err ? err.message : '')) }),
-    );
-  });
+/**
+ * Runs one product git in `cwd`. `env` holds the caller's GIT_* variables; the folders of a
+ * GIT_INDEX_FILE or GIT_OBJECT_DIRECTORY it names are writable in the sandbox, as is `writable`.
+ */
+export async function git(args: string[], cwd: string, env?: Record<string, string>, more: Pick<ProductCommandOptions, 'input' | 'writable'> = {}): Promise<GitResult> {
+  try {
+    const r = await productGit(args, { cwd, env, input: more.input, writable: [...writableOf(env), ...(more.writable ?? [])] });
+    return { ok: r.code === 0, stdout: r.stdout.toString('utf8'), stderr: r.stderr || (r.code === 0 ? '' : `git ${args[0] ?? ''} exited with ${String(r.code)}`) };
+  } catch (err) {
+    return { ok: false, stdout: '', stderr: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** The folders the caller's GIT_INDEX_FILE / GIT_OBJECT_DIRECTORY live in (written by git). */
+function writableOf(env: Record<string, string> | undefined): string[] {
+  const out: string[] = [];
+  if (env?.GIT_INDEX_FILE) out.push(dirname(env.GIT_INDEX_FILE));
+  if (env?.GIT_OBJECT_DIRECTORY) out.push(env.GIT_OBJECT_DIRECTORY);
+  return out;
 }
 
 /**
@@ -69,18 +80,6 @@ export function copyGitIndex(from: string, to: string): void {
   utimesSync(to, st.atime, st.mtime);
 }
 
-/** Runs `fn` with a throwaway index seeded from the repository's own (keeps git's stat cache warm). */
-async function withTempIndex<T>(dir: string, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
-  const tmp = join(tmpdir(), `orchestrate-index-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const real = await git(['rev-parse', '--path-format=absolute', '--git-path', 'index'], dir);
-  try {
-    if (real.ok && existsSync(real.stdout.trim())) copyGitIndex(real.stdout.trim(), tmp);
-    return await fn({ GIT_INDEX_FILE: tmp });
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
 export interface Snapshot {
   /** Repository root. */
   root: string;
@@ -90,19 +89,48 @@ export interface Snapshot {
   tree: string;
 }
 
+/**
+ * Shell prelude of snapshot and diffSince (one sandboxed shell each): finds the repository root
+ * and its index, seeds the throwaway index ($GIT_INDEX_FILE) with a copy keeping its mtime (see
+ * copyGitIndex), and stages the instance's folder ($1) into it. Only that folder is re-read; the
+ * rest of the tree comes from the index as it is.
+ */
+const STAGE_SCOPE = `loc=$(unset GIT_INDEX_FILE; git rev-parse --show-toplevel --path-format=absolute --git-path index) || exit 3
+top=\${loc%%
+*}
+idx=\${loc#*
+}
+if [ -f "$idx" ]; then cp -p "$idx" "$GIT_INDEX_FILE" || exit 3; fi
+cd "$top" || exit 3
+git add -A -- "$1" || exit 4
+`;
+
+/** Runs a STAGE_SCOPE script for the folder `dir` with a throwaway index in a private temp folder. */
+async function inTempIndex(dir: string, script: string, extra: string[] = []): Promise<{ code: number | null; stdout: Buffer } | undefined> {
+  if (!existsSync(dir) || !mayBeInGitRepo(dir)) return undefined;
+  const real = realpathSync(dir);
+  return withProductTemp('orchestrate-index-', async (tmp) => {
+    try {
+      const r = await productGitScript(STAGE_SCOPE + script, [real, ...extra], { cwd: real, env: { GIT_INDEX_FILE: join(tmp, 'index') }, writable: [tmp] });
+      return { code: r.code, stdout: r.stdout };
+    } catch {
+      return undefined;
+    }
+  });
+}
+
 /** Records the current state of the work tree under `dir`; undefined outside git. */
 export async function snapshot(dir: string): Promise<Snapshot | undefined> {
-  const root = await repoRoot(dir);
-  if (!root) return undefined;
-  const commit = await headCommit(root);
-  // Only the instance's folder is re-read; the rest of the tree comes from the index as it is.
-  const scope = relative(root, resolve(dir)) || '.';
-  const tree = await withTempIndex(root, async (env) => {
-    if (!(await git(['add', '-A', '--', scope], root, env)).ok) return undefined;
-    const w = await git(['write-tree'], root, env);
-    return w.ok ? w.stdout.trim() : undefined;
-  });
-  return tree ? { root, commit, tree } : undefined;
+  const r = await inTempIndex(
+    dir,
+    `head=$(git rev-parse --verify -q HEAD) || head=
+tree=$(git write-tree) || exit 4
+printf '%s\\n%s\\n%s\\n' "$top" "$head" "$tree"
+`,
+  );
+  if (!r || r.code !== 0) return undefined;
+  const [root, commit, tree] = r.stdout.toString('utf8').split('\n');
+  return root && tree ? { root, commit: commit || undefined, tree } : undefined;
 }
 
 /**
@@ -110,18 +138,19 @@ export async function snapshot(dir: string): Promise<Snapshot | undefined> {
  * files included), plus the changed paths relative to the repository root.
  */
 export async function diffSince(dir: string, baseTree: string | undefined): Promise<{ patch: string; files: string[] } | undefined> {
-  const root = await repoRoot(dir);
-  if (!root) return undefined;
-  const scope = relative(root, resolve(dir)) || '.';
-  return withTempIndex(root, async (env) => {
-    if (!(await git(['add', '-A', '--', scope], root, env)).ok) return undefined;
-    const base = baseTree ?? EMPTY_TREE;
-    const d = await git(['diff', '--cached', '--binary', '--no-color', '--no-ext-diff', base, '--', scope], root, env);
-    if (!d.ok) return undefined;
-    const names = await git(['diff', '--cached', '--name-only', '--no-renames', base, '--', scope], root, env);
-    const files = names.ok ? names.stdout.split('\n').filter(Boolean) : [];
-    return { patch: d.stdout, files };
-  });
+  const r = await inTempIndex(
+    dir,
+    `git diff --cached --binary --no-color --no-ext-diff --no-textconv "$2" -- "$1" || exit 5
+printf '\\0'
+git diff --cached --name-only --no-renames --no-ext-diff --no-textconv "$2" -- "$1" || exit 5
+`,
+    [baseTree ?? EMPTY_TREE],
+  );
+  if (!r || r.code !== 0) return undefined;
+  const text = r.stdout.toString('utf8');
+  const cut = text.lastIndexOf('\0');
+  if (cut < 0) return undefined;
+  return { patch: text.slice(0, cut), files: text.slice(cut + 1).split('\n').filter(Boolean) };
 }
 
 /** Creates a detached worktree of `root` at `commit` in `dir` (reused if it is already there). */
@@ -129,7 +158,7 @@ export async function addWorktree(root: string, dir: string, commit: string | un
   if (existsSync(join(dir, '.git'))) return { ok: true };
   if (!commit) return { ok: false, error: `cannot make a worktree of ${root}: the repository has no commits yet` };
   mkdirSync(dirname(dir), { recursive: true });
-  const r = await git(['worktree', 'add', '--detach', dir, commit], root);
+  const r = await git(['worktree', 'add', '--detach', dir, commit], root, undefined, { writable: [dirname(dir)] });
   return r.ok ? { ok: true } : { ok: false, error: `git worktree add failed: ${r.stderr.trim()}` };
 }
 
@@ -157,5 +186,5 @@ export function relinkWorktree(root: string, wt: string): void {
 }
 
 export async function removeWorktree(root: string, dir: string): Promise<void> {
-  await git(['worktree', 'remove', '--force', dir], root);
+  await git(['worktree', 'remove', '--force', dir], root, undefined, { writable: [dirname(dir)] });
 }

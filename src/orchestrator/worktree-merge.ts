@@ -7,10 +7,11 @@
 // Both are idempotent, so a coordinator killed between landing the work and logging the instance
 // done lands it again on resume without harm: the branch is set to the same tree, and a patch
 // whose reverse applies is already in the checkout. Once landed, the worktree is removed.
-import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+//
+// git runs through git-workspace's git() (tools/product-git: sandboxed, the repository's program
+// keys disabled); patches go to `git apply` on its stdin, the throwaway index in a private folder.
 import { join } from 'node:path';
+import { withProductTemp } from '../tools/product-git.js';
 import { git } from './git-workspace.js';
 
 export type MergeMode = 'patch' | 'branch' | 'apply';
@@ -35,17 +36,6 @@ export function branchName(runId: string, key: string): string {
   return `orchestrate/${part(runId)}/${part(key)}`;
 }
 
-/** Writes `patch` to a temp file for git, runs `fn` with its path, removes it. */
-async function withPatchFile<T>(patch: string, fn: (file: string) => Promise<T>): Promise<T> {
-  const file = join(tmpdir(), `orchestrate-patch-${process.pid}-${randomBytes(4).toString('hex')}.diff`);
-  writeFileSync(file, patch);
-  try {
-    return await fn(file);
-  } finally {
-    rmSync(file, { force: true });
-  }
-}
-
 /** Author and committer for commits of a repository without a configured identity (git refuses otherwise). */
 async function identityEnv(root: string): Promise<Record<string, string>> {
   const [name, email] = await Promise.all([git(['config', 'user.name'], root), git(['config', 'user.email'], root)]);
@@ -60,26 +50,21 @@ async function identityEnv(root: string): Promise<Record<string, string>> {
  * checkout, index or HEAD of the repository (or of its worktrees) changes.
  */
 export async function commitToBranch(root: string, baseCommit: string, branch: string, patch: string, message: string): Promise<LandResult> {
-  const index = join(tmpdir(), `orchestrate-merge-index-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const env = { GIT_INDEX_FILE: index };
-  try {
-    return await withPatchFile(patch, async (file) => {
-      const read = await git(['read-tree', baseCommit], root, env);
-      if (!read.ok) return { ok: false, error: `cannot read commit ${baseCommit.slice(0, 12)} of ${root}: ${read.stderr.trim()}` };
-      const applied = await git(['apply', '--cached', '--binary', '--whitespace=nowarn', file], root, env);
-      if (!applied.ok) return { ok: false, error: `the patch does not apply to commit ${baseCommit.slice(0, 12)}: ${firstLines(applied.stderr)}` };
-      const tree = await git(['write-tree'], root, env);
-      if (!tree.ok) return { ok: false, error: `git write-tree failed: ${tree.stderr.trim()}` };
-      const commit = await git(['commit-tree', tree.stdout.trim(), '-p', baseCommit, '-m', message], root, { ...env, ...(await identityEnv(root)) });
-      if (!commit.ok) return { ok: false, error: `git commit-tree failed: ${commit.stderr.trim()}` };
-      const sha = commit.stdout.trim();
-      const ref = await git(['update-ref', '-m', 'orchestrate: instance done', `refs/heads/${branch}`, sha], root);
-      if (!ref.ok) return { ok: false, error: `cannot set branch ${branch}: ${ref.stderr.trim()}` };
-      return { ok: true, branch, commit: sha };
-    });
-  } finally {
-    rmSync(index, { force: true });
-  }
+  return withProductTemp('orchestrate-merge-', async (tmp) => {
+    const env = { GIT_INDEX_FILE: join(tmp, 'index') };
+    const read = await git(['read-tree', baseCommit], root, env);
+    if (!read.ok) return { ok: false, error: `cannot read commit ${baseCommit.slice(0, 12)} of ${root}: ${read.stderr.trim()}` };
+    const applied = await git(['apply', '--cached', '--binary', '--whitespace=nowarn'], root, env, { input: patch });
+    if (!applied.ok) return { ok: false, error: `the patch does not apply to commit ${baseCommit.slice(0, 12)}: ${firstLines(applied.stderr)}` };
+    const tree = await git(['write-tree'], root, env);
+    if (!tree.ok) return { ok: false, error: `git write-tree failed: ${tree.stderr.trim()}` };
+    const commit = await git(['commit-tree', '--no-gpg-sign', tree.stdout.trim(), '-p', baseCommit, '-m', message], root, { ...env, ...(await identityEnv(root)) });
+    if (!commit.ok) return { ok: false, error: `git commit-tree failed: ${commit.stderr.trim()}` };
+    const sha = commit.stdout.trim();
+    const ref = await git(['update-ref', '-m', 'orchestrate: instance done', `refs/heads/${branch}`, sha], root);
+    if (!ref.ok) return { ok: false, error: `cannot set branch ${branch}: ${ref.stderr.trim()}` };
+    return { ok: true, branch, commit: sha };
+  });
 }
 
 /**
@@ -88,19 +73,18 @@ export async function commitToBranch(root: string, baseCommit: string, branch: s
  * (its reverse applies) is not applied twice.
  */
 export async function applyToCheckout(root: string, patch: string, patchName: string): Promise<LandResult> {
-  return withPatchFile(patch, async (file) => {
-    const reverse = await git(['apply', '--reverse', '--check', '--binary', '--whitespace=nowarn', file], root);
-    if (reverse.ok) return { ok: true, applied: true, alreadyApplied: true };
-    const check = await git(['apply', '--check', '--binary', '--whitespace=nowarn', file], root);
-    if (!check.ok) {
-      return {
-        ok: false,
-        error: `its changes do not apply to ${root}, which changed under them: ${firstLines(check.stderr)}. Nothing was applied; the work is in ${patchName} (apply it by hand, or use merge: branch to keep each instance's work on a branch of its own)`,
-      };
-    }
-    const applied = await git(['apply', '--binary', '--whitespace=nowarn', file], root);
-    return applied.ok ? { ok: true, applied: true } : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
-  });
+  const input = { input: patch };
+  const reverse = await git(['apply', '--reverse', '--check', '--binary', '--whitespace=nowarn'], root, undefined, input);
+  if (reverse.ok) return { ok: true, applied: true, alreadyApplied: true };
+  const check = await git(['apply', '--check', '--binary', '--whitespace=nowarn'], root, undefined, input);
+  if (!check.ok) {
+    return {
+      ok: false,
+      error: `its changes do not apply to ${root}, which changed under them: ${firstLines(check.stderr)}. Nothing was applied; the work is in ${patchName} (apply it by hand, or use merge: branch to keep each instance's work on a branch of its own)`,
+    };
+  }
+  const applied = await git(['apply', '--binary', '--whitespace=nowarn'], root, undefined, input);
+  return applied.ok ? { ok: true, applied: true } : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
 }
 
 /** git's error lines, joined, at most three. */
