@@ -247,7 +247,10 @@ export function buildAnthropicRequest(model: Model, context: Context, options: S
     }));
     // Only when asked: a tool_choice other than the conversation's invalidates its cached
     // messages (tools and system stay cached).
-    if (options.toolChoice) params.tool_choice = { type: options.toolChoice };
+    const choice = options.toolChoice;
+    if (choice === 'auto' || choice === 'none') params.tool_choice = { type: choice };
+    else if (choice === 'required') params.tool_choice = { type: 'any' };
+    else if (choice) params.tool_choice = { type: 'tool', name: choice.name };
   }
 
   const betas: string[] = [anthropicBetas.fineGrainedToolStreaming];

@@ -109,8 +109,8 @@ function finish(stream: AssistantMessageEventStream, output: AssistantMessage, o
 }
 
 async function run(model: Model, context: Context, options: StreamOptions, stream: AssistantMessageEventStream, output: AssistantMessage): Promise<void> {
-  const apiKey = options.apiKey || process.env.ANTHROPIC_API_KEY;
-  if (!apiKey) return finish(stream, output, options, MISSING_API_KEY_MESSAGE);
+  const apiKey = options.apiKey || process.env[model.apiKeyEnv ?? 'ANTHROPIC_API_KEY'];
+  if (!apiKey) return finish(stream, output, options, model.apiKeyEnv ? `No API key for provider "${model.provider}": set ${model.apiKeyEnv}.` : MISSING_API_KEY_MESSAGE);
   if (options.signal?.aborted) return finish(stream, output, options);
 
   const sdk = await loadSdk();

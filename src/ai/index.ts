@@ -12,6 +12,17 @@ export { aiDefaults } from './defaults.js';
 export { retryDelayMs, serverRetryDelayMs, type AttemptFailure, type RetryPolicy } from './provider-retry.js';
 export { streamAnthropic, MISSING_API_KEY_MESSAGE } from './anthropic.js';
 export { buildAnthropicRequest, type AnthropicRequest } from './anthropic-request.js';
+export {
+  streamOpenAIChat,
+  streamOpenAIResponses,
+  OPENAI_CHAT_API,
+  OPENAI_RESPONSES_API,
+  OPENAI_DEFAULT_BASE_URL,
+  OPENAI_DEFAULT_KEY_ENV,
+} from './openai-compatible.js';
+export { buildChatRequest, buildResponsesRequest } from './openai-request.js';
+export { parseTextToolCalls, type TextToolCall } from './text-tool-calls.js';
+export * from './provider-config.js';
 export * from './scripted.js';
 export * from './scripted-script.js';
 export * from './providers.js';

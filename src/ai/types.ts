@@ -54,6 +54,11 @@ export interface Usage {
   cacheWrite: number;
   totalTokens: number;
   cost: Cost;
+  /**
+   * True when the server reported no usage and the counts are our estimate (chars/4 of the
+   * request and reply): costs built on them are approximate and say so.
+   */
+  estimated?: boolean;
 }
 
 /**
@@ -109,6 +114,26 @@ export interface Model {
   contextWindow: number;
   maxTokens: number;
   headers?: Record<string, string>;
+  /** Name of the environment variable holding this model's API key (read where the request is made). */
+  apiKeyEnv?: string;
+  /** Quirks of an OpenAI-compatible server (ignored by other providers). */
+  compat?: OpenAICompat;
+}
+
+/** What an OpenAI-compatible server does differently from api.openai.com. */
+export interface OpenAICompat {
+  /** Tool calls the model writes as JSON text in its reply are taken as calls (models served without a tool parser). */
+  textToolCalls?: boolean;
+  /**
+   * The tool_choice form for naming a tool: 'object' ({type:'function', function:{name}}, the
+   * OpenAI form) or 'string' ('required'). Unset: the object form, and a 400 on it switches to the
+   * string form for the rest of the process.
+   */
+  toolChoice?: 'object' | 'string';
+  /** Send stream_options.include_usage (default true; a few servers reject the field). */
+  streamUsage?: boolean;
+  /** The output budget field: 'max_tokens' (default, every server) or 'max_completion_tokens'. */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
 }
 
 /** JSON Schema of a tool's parameters, as the model sees it. */
@@ -171,10 +196,11 @@ export interface StreamOptions {
   cacheRetention?: CacheRetention;
   /**
    * Whether the model may call the tools it is given: 'auto' (the provider's default when unset)
-   * or 'none' (text only; the tools stay in the request). On Anthropic a tool_choice other than
+   * or 'none' (text only; the tools stay in the request), 'required' (some tool), { name } (that
+   * tool). On Anthropic a tool_choice other than
    * the conversation's invalidates its cached messages.
    */
-  toolChoice?: 'auto' | 'none';
+  toolChoice?: 'auto' | 'none' | 'required' | { name: string };
   headers?: Record<string, string>;
   /** Provider-level retries of 429/529/5xx/connection errors before any content streamed (default 3). */
   maxRetries?: number;

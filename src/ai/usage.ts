@@ -45,5 +45,6 @@ export function addUsage(a: Usage, b: Usage): Usage {
   a.cost.cacheRead += b.cost.cacheRead;
   a.cost.cacheWrite += b.cost.cacheWrite;
   a.cost.total += b.cost.total;
+  if (b.estimated) a.estimated = true;
   return a;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isContextOverflow } from '../../src/ai/overflow.js';
+import { isContextOverflow, overflowLimitFromError } from '../../src/ai/overflow.js';
 import type { AssistantMessage } from '../../src/ai/types.js';
 import { emptyUsage } from '../../src/ai/usage.js';
 
@@ -47,5 +47,22 @@ describe('isContextOverflow', () => {
     expect(isContextOverflow({ stopReason: 'stop', usage }, 250_000)).toBe(false);
     expect(isContextOverflow({ stopReason: 'stop', usage })).toBe(false);
     expect(isContextOverflow({ stopReason: 'toolUse', usage }, 200_000)).toBe(false);
+  });
+});
+
+describe('overflowLimitFromError', () => {
+  it('reads the window each server states', () => {
+    expect(overflowLimitFromError('400 invalid_request_error: prompt is too long: 60425 tokens > 55000 maximum')).toBe(55_000);
+    expect(overflowLimitFromError("400 This model's maximum context length is 55000 tokens. However, your messages resulted in 60425 tokens.")).toBe(55_000);
+    expect(overflowLimitFromError('400 The decoder prompt (length 60425) is longer than the maximum model length of 55000. Make sure that `max_model_len` is no smaller than the number of text tokens.')).toBe(55_000);
+    expect(overflowLimitFromError('400 exceed_context_size_error: the request exceeds the available context size, try increasing it (60425 tokens > 55000 maximum)')).toBe(55_000);
+    expect(overflowLimitFromError('400 exceed_context_size_error: the request exceeds the available context size, try increasing it (n_ctx 55000)')).toBe(55_000);
+    expect(overflowLimitFromError('400 Trying to keep the first 60425 tokens when context the overflows. However, the model is loaded with context length of only 55000 tokens, which is not enough.')).toBe(55_000);
+  });
+
+  it('is undefined for overflows without a figure and for other errors', () => {
+    expect(overflowLimitFromError('400 prompt is too long')).toBeUndefined();
+    expect(overflowLimitFromError('429 rate limit: 30000 tokens > 20000 maximum per minute')).toBeUndefined();
+    expect(overflowLimitFromError(undefined)).toBeUndefined();
   });
 });

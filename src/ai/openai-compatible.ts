@@ -1,0 +1,318 @@
+// OpenAI-compatible providers (Chat Completions "openai-chat", Responses API "openai-responses")
+// through the official `openai` SDK, for api.openai.com and every server that speaks its protocol
+// (Ollama, vLLM, LM Studio, llama.cpp server, OpenRouter, gateways). Same contract as the
+// Anthropic provider: the SDK is imported lazily, its own retries are off, our loop retries
+// 429/5xx/overloaded/connection failures before anything streamed (honouring retry-after), and
+// every failure ends as an assistant message whose text names the status, so rate limits, the
+// failure classes and overflow recovery above this layer work unchanged.
+import type OpenAI from 'openai';
+import { aiDefaults } from './defaults.js';
+import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
+import { ChatStreamReader } from './openai-chat-stream.js';
+import { buildChatRequest, buildResponsesRequest, hasObjectToolChoice, rememberStringToolChoice, withStringToolChoice } from './openai-request.js';
+import { ResponsesStreamReader } from './openai-responses-stream.js';
+import { type AttemptFailure, retryDelayMs, retryKindForStatus, retryPolicy, serverRetryDelayMs, sleepUnlessAborted } from './provider-retry.js';
+import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
+import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
+import { computeCost, emptyUsage } from './usage.js';
+
+export const OPENAI_CHAT_API = 'openai-chat';
+export const OPENAI_RESPONSES_API = 'openai-responses';
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+export const OPENAI_DEFAULT_KEY_ENV = 'OPENAI_API_KEY';
+
+type Sdk = typeof import('openai');
+
+let sdkPromise: Promise<Sdk> | undefined;
+function loadSdk(): Promise<Sdk> {
+  sdkPromise ??= import('openai');
+  return sdkPromise;
+}
+
+// One client per key and URL: clients hold connection pools worth reusing across turns.
+const clients = new Map<string, OpenAI>();
+function clientFor(sdk: Sdk, apiKey: string, baseURL: string): OpenAI {
+  const key = `${baseURL}\n${apiKey}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new sdk.default({ apiKey, baseURL, maxRetries: 0 });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/** True for a server on this machine or a private network: no key needed (Ollama, vLLM, LM Studio...). */
+function isLocalUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname;
+    return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host) || /^10\./.test(host) || /^192\.168\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host) || host.endsWith('.local');
+  } catch {
+    return false;
+  }
+}
+
+/** The key for a model: options.apiKey, else the model's key variable; local servers need none. */
+export function openAIKeyFor(model: Model, options: StreamOptions): { key?: string; missing?: string } {
+  if (options.apiKey) return { key: options.apiKey };
+  const env = model.apiKeyEnv ?? OPENAI_DEFAULT_KEY_ENV;
+  const fromEnv = process.env[env];
+  if (fromEnv) return { key: fromEnv };
+  const base = model.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
+  if (model.apiKeyEnv === undefined && isLocalUrl(base)) return { key: 'not-needed' };
+  return {
+    missing:
+      `No API key for provider "${model.provider}" (${base}): set ${env}. ` +
+      'A local server without keys: leave api_key_env out of the provider; to run offline, use --provider scripted --script FILE.',
+  };
+}
+
+/** Marks a failure our own code detected (idle stream, cut stream). */
+class StreamFailure extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const CONNECTION_ERROR_TEXT = /terminated|ECONNRESET|ECONNREFUSED|EPIPE|socket|other side closed|fetch failed|network/i;
+const OVERLOADED_TEXT = /overloaded|server is busy|capacity/i;
+
+/** Numbers some servers put next to the message (llama.cpp: n_ctx, n_prompt_tokens). */
+function contextFields(body: Record<string, unknown> | undefined): string {
+  if (!body) return '';
+  const nCtx = body.n_ctx;
+  const nPrompt = body.n_prompt_tokens;
+  if (typeof nCtx !== 'number') return '';
+  return typeof nPrompt === 'number' ? ` (${nPrompt} tokens > ${nCtx} maximum)` : ` (n_ctx ${nCtx})`;
+}
+
+/** Describes a thrown error for the retry loop and for the final errorMessage. */
+export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, 'provider'>): AttemptFailure {
+  const who = `the ${model.provider} API`;
+  if (err instanceof StreamFailure) return { message: err.message, kind: err.retryable ? 'connection' : undefined };
+  if (err instanceof sdk.APIConnectionError) {
+    const cause = (err as { cause?: unknown }).cause;
+    return { message: `Could not reach ${who}: ${err.message}${cause instanceof Error ? ` (${cause.message})` : ''}`, kind: 'connection' };
+  }
+  if (err instanceof sdk.APIError) {
+    const body = (err.error ?? undefined) as Record<string, unknown> | undefined;
+    const apiMessage = typeof body?.message === 'string' ? body.message : err.message;
+    const type = err.type ?? (typeof body?.type === 'string' ? body.type : undefined);
+    const status = typeof err.status === 'number' ? err.status : undefined;
+    const where = err.requestID ? ` (request ${err.requestID})` : '';
+    const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${contextFields(body)}${where}`;
+    let kind = status !== undefined ? retryKindForStatus(status) : undefined;
+    if (kind === 'server' && (status === 503 || OVERLOADED_TEXT.test(message))) kind = 'overloaded';
+    return { message, kind, status, serverDelayMs: serverRetryDelayMs(err.headers) };
+  }
+  const message = err instanceof Error ? err.message + (err.cause instanceof Error ? ` (${err.cause.message})` : '') : String(err);
+  if (CONNECTION_ERROR_TEXT.test(message)) return { message: `The connection to ${who} was lost: ${message}`, kind: 'connection' };
+  return { message };
+}
+
+/** A stream error reported inside an SSE body (no status): classified by its code and text. */
+function describeStreamError(e: { message: string; code?: string }): AttemptFailure {
+  const text = `${e.code ? `${e.code}: ` : ''}${e.message}`;
+  if (/rate.?limit/i.test(text)) return { message: text, kind: 'rate_limit' };
+  if (OVERLOADED_TEXT.test(text)) return { message: text, kind: 'overloaded' };
+  if (/server_error|internal/i.test(text)) return { message: text, kind: 'server' };
+  return { message: text };
+}
+
+/** Token counts when the server sent none: the request and reply at chars/4, marked estimated. */
+export function estimateUsage(model: Model, context: Context, output: AssistantMessage): void {
+  let input = context.systemPrompt ? estimateTextTokens(context.systemPrompt) : 0;
+  for (const m of context.messages) input += estimateMessageTokens(m);
+  for (const t of context.tools ?? []) input += estimateTextTokens(`${t.name}${t.description}${JSON.stringify(t.parameters)}`);
+  output.usage.input = input;
+  output.usage.cacheRead = 0;
+  output.usage.cacheWrite = 0;
+  output.usage.output = estimateMessageTokens(output);
+  output.usage.estimated = true;
+  computeCost(model, output.usage);
+}
+
+/** Streams one reply over Chat Completions. Returns at once; never throws. */
+export function streamOpenAIChat(model: Model, context: Context, options: StreamOptions = {}): AssistantMessageEventStream {
+  return start(model, context, options, 'chat');
+}
+
+/** Streams one reply over the Responses API. Returns at once; never throws. */
+export function streamOpenAIResponses(model: Model, context: Context, options: StreamOptions = {}): AssistantMessageEventStream {
+  return start(model, context, options, 'responses');
+}
+
+function start(model: Model, context: Context, options: StreamOptions, api: 'chat' | 'responses'): AssistantMessageEventStream {
+  const stream = new AssistantMessageEventStream(model);
+  const output = emptyAssistantMessage(model);
+  // The request is built now: the caller may change context.messages once we return.
+  let params: { tool_choice?: unknown };
+  try {
+    params = api === 'chat' ? buildChatRequest(model, context, options) : buildResponsesRequest(model, context, options);
+  } catch (err) {
+    finish(stream, output, options, `Could not build the request: ${err instanceof Error ? err.message : String(err)}`);
+    return stream;
+  }
+  const estimateContext: Context = { systemPrompt: context.systemPrompt, messages: [...context.messages], tools: context.tools };
+  run(model, estimateContext, params, options, api, stream, output).catch((err: unknown) => {
+    finish(stream, output, options, `${model.provider} provider failed: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  return stream;
+}
+
+function finish(stream: AssistantMessageEventStream, output: AssistantMessage, options: StreamOptions, errorMessage?: string): void {
+  if (options.signal?.aborted) {
+    output.stopReason = 'aborted';
+    output.errorMessage = errorMessage && !/abort/i.test(errorMessage) ? `Request was aborted (${errorMessage})` : 'Request was aborted';
+    stream.push({ type: 'error', reason: 'aborted', error: output });
+    return;
+  }
+  if (errorMessage !== undefined) {
+    output.stopReason = 'error';
+    output.errorMessage = errorMessage;
+    stream.push({ type: 'error', reason: 'error', error: output });
+    return;
+  }
+  const reason = output.stopReason;
+  if (reason === 'stop' || reason === 'length' || reason === 'toolUse') stream.push({ type: 'done', reason, message: output });
+}
+
+type Reader = ChatStreamReader | ResponsesStreamReader;
+
+async function run(
+  model: Model,
+  context: Context,
+  initialParams: { tool_choice?: unknown },
+  options: StreamOptions,
+  api: 'chat' | 'responses',
+  stream: AssistantMessageEventStream,
+  output: AssistantMessage,
+): Promise<void> {
+  const key = openAIKeyFor(model, options);
+  if (!key.key) return finish(stream, output, options, key.missing);
+  if (options.signal?.aborted) return finish(stream, output, options);
+
+  const sdk = await loadSdk();
+  const client = clientFor(sdk, key.key, model.baseUrl ?? OPENAI_DEFAULT_BASE_URL);
+  let params = initialParams;
+  if (options.onPayload) params = (options.onPayload(params, model) as typeof params | undefined) ?? params;
+  const headers: Record<string, string> = { ...model.headers, ...options.headers };
+  const toolNames = (context.tools ?? []).map((t) => t.name);
+
+  const policy = retryPolicy(options);
+  const idleMs = options.streamIdleTimeoutMs ?? aiDefaults.streamIdleTimeoutMs;
+  let started = false;
+  const emitStart = (): void => {
+    if (started) return;
+    started = true;
+    stream.push({ type: 'start', partial: output });
+  };
+  let toolChoiceRetried = false;
+
+  for (let attempt = 0; ; attempt++) {
+    const reader: Reader = api === 'chat' ? new ChatStreamReader(model, output, stream, emitStart, toolNames) : new ResponsesStreamReader(model, output, stream, emitStart);
+    if (options.beforeAttempt) {
+      try {
+        await options.beforeAttempt({ attempt: attempt + 1 });
+      } catch (err) {
+        return finish(stream, output, options, err instanceof Error ? err.message : String(err));
+      }
+      if (options.signal?.aborted) return finish(stream, output, options);
+    }
+    reader.onResponseStart = () => options.onAttemptEnd?.({ attempt: attempt + 1, started: true });
+    const failure = await attemptOnce(sdk, client, model, params, headers, options, idleMs, api, reader);
+    if (!reader.responseStarted) options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
+    if (!failure) {
+      if (options.signal?.aborted) return finish(stream, output, options);
+      if (!reader.sawUsage) estimateUsage(model, context, output);
+      return finish(stream, output, options, reader.stopError);
+    }
+    if (options.signal?.aborted) return finish(stream, output, options, failure.message);
+    // A server that rejects a named tool_choice object gets the string form, once, and keeps it.
+    if (failure.status === 400 && !toolChoiceRetried && !reader.contentStarted && hasObjectToolChoice(params) && /tool_choice/i.test(failure.message)) {
+      toolChoiceRetried = true;
+      rememberStringToolChoice(model);
+      params = withStringToolChoice(params);
+      continue;
+    }
+    const retryable = failure.kind !== undefined && !reader.contentStarted && attempt < policy.maxRetries;
+    if (!retryable) {
+      const suffix = attempt > 0 && failure.kind !== undefined && !reader.contentStarted ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
+      return finish(stream, output, options, failure.message + suffix);
+    }
+    const delayMs = retryDelayMs(attempt + 1, failure, policy);
+    options.onRetry?.({ attempt: attempt + 1, maxRetries: policy.maxRetries, delayMs, status: failure.status, kind: failure.kind!, errorMessage: failure.message });
+    if (!(await sleepUnlessAborted(delayMs, options.signal))) return finish(stream, output, options);
+    output.usage = emptyUsage();
+    output.stopReason = 'stop';
+    output.content = [];
+  }
+}
+
+/** One HTTP request and its stream. Resolves undefined on success, else the failure. */
+async function attemptOnce(
+  sdk: Sdk,
+  client: OpenAI,
+  model: Model,
+  params: { tool_choice?: unknown },
+  headers: Record<string, string>,
+  options: StreamOptions,
+  idleMs: number,
+  api: 'chat' | 'responses',
+  reader: Reader,
+): Promise<AttemptFailure | undefined> {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let idle = false;
+  const timer = setTimeout(() => {
+    idle = true;
+    controller.abort();
+  }, idleMs);
+  const who = `The ${model.provider} API`;
+  try {
+    const requestOptions = { signal: controller.signal, maxRetries: 0, headers };
+    if (api === 'chat' && reader instanceof ChatStreamReader) {
+      const chunks = await client.chat.completions.create(params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, requestOptions);
+      timer.refresh();
+      for await (const chunk of chunks) {
+        timer.refresh();
+        reader.handle(chunk);
+      }
+      if (idle) throw idleFailure(who, idleMs, reader.contentStarted);
+      if (options.signal?.aborted) return undefined;
+      if (!reader.finished) {
+        reader.end();
+        throw new StreamFailure(`${who} stream ended before the reply was complete (no finish_reason; connection closed mid-reply).`, !reader.contentStarted);
+      }
+      return undefined;
+    }
+    if (reader instanceof ResponsesStreamReader) {
+      const events = await client.responses.create(params as OpenAI.Responses.ResponseCreateParamsStreaming, requestOptions);
+      timer.refresh();
+      for await (const ev of events) {
+        timer.refresh();
+        reader.handle(ev);
+      }
+      if (idle) throw idleFailure(who, idleMs, reader.contentStarted);
+      if (options.signal?.aborted) return undefined;
+      if (reader.streamError) return describeStreamError(reader.streamError);
+      if (!reader.finished) throw new StreamFailure(`${who} stream ended before the response was complete (connection closed mid-reply).`, !reader.contentStarted);
+    }
+    return undefined;
+  } catch (err) {
+    if (idle) return describeOpenAIError(idleFailure(who, idleMs, reader.contentStarted), sdk, model);
+    if (reader instanceof ResponsesStreamReader && reader.streamError) return describeStreamError(reader.streamError);
+    return describeOpenAIError(err, sdk, model);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function idleFailure(who: string, idleMs: number, contentStarted: boolean): StreamFailure {
+  const what = contentStarted ? 'in the middle of the reply' : 'before the reply started';
+  return new StreamFailure(`${who} sent nothing for ${idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`, true);
+}
