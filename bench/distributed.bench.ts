@@ -39,7 +39,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import type * as ExecutorModule from '../src/cluster/redis-executor.js';
 import type * as RunRecipeModule from '../src/orchestrator/run-recipe.js';
-import { RUN_LOG } from '../src/orchestrator/run-store.js';
+import { RUN_LOG } from '../src/run/run-store.js';
 import { startRedis, type RedisServerHandle } from '../test/helpers/redis-server.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -161,7 +161,7 @@ async function processesSide(): Promise<{ ms: number; peakMb: number }> {
 
 // ---- message round trip ---------------------------------------------------------------------------
 
-const PAIR_URL = pathToFileURL(join(ROOT, 'dist/orchestrator/pair.js')).href;
+const PAIR_URL = pathToFileURL(join(ROOT, 'dist/orchestrator/worker/pair.js')).href;
 
 /** Worker body (CommonJS via eval): echo or ping over the transferred port, bare or through PairChannel. */
 const WORKER = `

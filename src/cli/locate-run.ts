@@ -2,7 +2,7 @@
 // looked up under --run-dir (default .orchestrate/runs). Prints why when nothing matches.
 import { resolve } from 'node:path';
 import { defaultRunsDir, findRun } from '../display/find-run.js';
-import { runsDirReadProblem } from '../orchestrator/run-dir-access.js';
+import { runsDirReadProblem } from '../run/run-dir-access.js';
 import { type CliContext } from './cli-io.js';
 import { type CommandArgs } from './command.js';
 

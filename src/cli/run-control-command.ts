@@ -4,10 +4,10 @@
 // 2: the run is not live (it finished, or no coordinator holds it), or bad usage.
 import { userInfo } from 'node:os';
 import { basename, join } from 'node:path';
-import type { ControlAction } from '../orchestrator/run-control.js';
-import { connectRunControl } from '../orchestrator/run-control-client.js';
-import { describeHolder, liveLeaseHolder } from '../orchestrator/run-lease.js';
-import { readRunLog } from '../orchestrator/run-store.js';
+import type { ControlAction } from '../run/run-control.js';
+import { connectRunControl } from '../run/run-control-client.js';
+import { describeHolder, liveLeaseHolder } from '../run/run-lease.js';
+import { readRunLog } from '../run/run-store.js';
 import { EXIT, type CliContext } from './cli-io.js';
 import type { CommandArgs } from './command.js';
 import { locateRunArg } from './locate-run.js';

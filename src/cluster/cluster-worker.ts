@@ -21,7 +21,7 @@ import type { Piscina } from 'piscina';
 import { loadScriptFile } from '../ai/scripted-script.js';
 import type { InstanceTask } from '../orchestrator/instance-task.js';
 import { createWorkerPool } from '../orchestrator/pool.js';
-import { zeroUsage } from '../orchestrator/usage-summary.js';
+import { zeroUsage } from '../run/usage-summary.js';
 import { WorkerResultSchema, type WorkerResult } from '../orchestrator/protocol.js';
 import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, DownMessageSchema, entryFields, JobDataSchema, PARTNERS_QUEUE, unb64, type DownMessage, type JobData, type StreamEntry, type UpMessage } from './cluster-wire.js';
 import { connectRedis } from './redis-connection.js';

@@ -19,7 +19,7 @@ import type { Redis } from 'ioredis';
 import type { ExternalExecutor } from '../orchestrator/instance-executor.js';
 import type { InstanceTask } from '../orchestrator/instance-task.js';
 import type { WorkerResult } from '../orchestrator/protocol.js';
-import { zeroUsage } from '../orchestrator/usage-summary.js';
+import { zeroUsage } from '../run/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
 import { moduleClosure } from './module-closure.js';

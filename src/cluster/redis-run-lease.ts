@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
-import { liveRunMessage, processAlive, takeRunLease, type HeldRunLease, type LeaseAcquire, type LeaseHolder, type LeaseRenew, type RunLease } from '../orchestrator/run-lease.js';
+import { liveRunMessage, processAlive, takeRunLease, type HeldRunLease, type LeaseAcquire, type LeaseHolder, type LeaseRenew, type RunLease } from '../run/run-lease.js';
 import { keyFor } from './redis-connection.js';
 
 /** A holder of a Redis run lease: the file lease's holder plus its generation (1, 2, ... per run). */

@@ -6,7 +6,7 @@
 // show what earlier attempts finished, but are not printed again.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunStore } from '../orchestrator/run-store.js';
+import type { RunStore } from '../run/run-store.js';
 import { formatFinalSummary } from './final-summary.js';
 import { attachJsonLines } from './json-lines.js';
 import { LiveView, type LiveOutput } from './live-view.js';

@@ -2,7 +2,7 @@
 // the report: how much of the input was read from the cache, how much was written to it, and
 // what that saved against uncached prices.
 import { formatCost, formatTokens } from './format-units.js';
-import type { UsageSummary } from '../orchestrator/usage-summary.js';
+import type { UsageSummary } from '../run/usage-summary.js';
 
 /** Share of all input tokens (uncached + cache reads + cache writes) read from the cache, 0..1. */
 export function cacheReadShare(u: Pick<UsageSummary, 'input' | 'cacheRead' | 'cacheWrite'>): number {

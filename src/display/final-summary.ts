@@ -4,7 +4,7 @@
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
-import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from './run-state.js';
+import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from '../run/run-fold.js';
 import { clip, fitToWidth, makePainter, oneLine, padStartToWidth, truncateToWidth, type Painter } from './terminal-text.js';
 
 export interface FinalSummaryOptions {

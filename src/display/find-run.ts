@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
-import { RUN_LOG, listRuns, resolveRunDir } from '../orchestrator/run-store.js';
+import { RUN_LOG, listRuns, resolveRunDir } from '../run/run-store.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDateTime } from './format-units.js';
 

@@ -1,5 +1,6 @@
 // How numbers read in every view: tokens with thousands separators, dollars with enough digits to
 // show a cheap call, durations that stay short, wall-clock times of events.
+export { formatDuration } from '../util/format-duration.js';
 
 /** 1234 -> "1,234" (fixed en-US grouping so output does not depend on the machine's locale). */
 export function formatTokens(n: number): string {
@@ -11,20 +12,6 @@ export function formatCost(usd: number): string {
   if (!Number.isFinite(usd)) return '$?';
   if (Math.abs(usd) >= 1) return `$${usd.toFixed(2)}`;
   return `$${usd.toFixed(4)}`;
-}
-
-/** 850 -> "850ms", 1234 -> "1.2s", 64000 -> "1m04s", 3720000 -> "1h02m". */
-export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return '?';
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  if (ms < 10_000) return `${(ms / 1_000).toFixed(1)}s`;
-  const totalS = Math.floor(ms / 1_000);
-  if (totalS < 60) return `${totalS}s`;
-  const m = Math.floor(totalS / 60);
-  const s = totalS % 60;
-  if (m < 60) return `${m}m${String(s).padStart(2, '0')}s`;
-  const h = Math.floor(m / 60);
-  return `${h}h${String(m % 60).padStart(2, '0')}m`;
 }
 
 /** Local wall-clock time "HH:MM:SS" of an epoch-ms timestamp. */

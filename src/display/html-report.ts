@@ -6,7 +6,7 @@
 // shaded, failures red), task DAG, tokens and cost per task, instances table, each instance's
 // conversation (collapsible; tool calls and results escaped and cut with a note), merged plan.
 import { join, relative } from 'node:path';
-import type { UsageSummary } from '../orchestrator/usage-summary.js';
+import type { UsageSummary } from '../run/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { cacheReadShare, cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
@@ -20,7 +20,7 @@ import { REPORT_CSS } from './report/report-style.js';
 import { barChartSvg, dagSvg } from './report/report-svg.js';
 import { controlLine } from './plain-log.js';
 import { loadRunFolder, sessionFileOf, type RunFolder } from './run-folder.js';
-import { instanceUsage, instancesInTaskOrder, type InstanceState } from './run-state.js';
+import { instanceUsage, instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
 import { readConversation, type ConversationItem } from './session-conversation.js';
 
 export const REPORT_FILE = 'report.html';

@@ -72,10 +72,10 @@
  * Compatibility: new event types and new optional fields may appear within version 1; a
  * consumer should ignore what it does not know. Removing or retyping a field bumps `v`.
  */
-import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent } from '../orchestrator/run-events.js';
-import type { RunStore } from '../orchestrator/run-store.js';
+import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent } from '../run/run-events.js';
+import type { RunStore } from '../run/run-store.js';
 
-export { FAILURE_CLASSES, RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventType } from '../orchestrator/run-events.js';
+export { FAILURE_CLASSES, RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventType } from '../run/run-events.js';
 
 export interface JsonLinesOptions {
   /** Include message_update token deltas (`--json=full`). */

@@ -22,7 +22,7 @@ import {
   runUsage,
   type InstanceState,
   type RunState,
-} from './run-state.js';
+} from '../run/run-fold.js';
 import { bar, fitToWidth, oneLine, padStartToWidth, truncateToWidth, type Painter } from './terminal-text.js';
 
 export interface FrameOptions {

@@ -11,10 +11,10 @@
 // The cursor is hidden while the view is live and shown again on stop(), on process exit and on
 // SIGINT/SIGTERM (when nothing else handles those signals the default action runs afterwards).
 import { clearLine, clearScreenDown, cursorTo, moveCursor } from 'node:readline';
-import type { RunEvent } from '../orchestrator/run-events.js';
+import type { RunEvent } from '../run/run-events.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { buildFrame, type FrameOptions } from './live-frame.js';
-import { applyEvent, createRunState, type RunState } from './run-state.js';
+import { applyEvent, createRunState, type RunState } from '../run/run-fold.js';
 import { makePainter, type Painter } from './terminal-text.js';
 
 const HIDE_CURSOR = '\x1b[?25l';

@@ -4,10 +4,10 @@ import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
-import { describeHolder } from '../orchestrator/run-lease.js';
+import { describeHolder } from '../run/run-lease.js';
 import type { RunFolder } from './run-folder.js';
 import { controlLine } from './plain-log.js';
-import { attemptUsage, controlsOf, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState, type RunState } from './run-state.js';
+import { attemptUsage, controlsOf, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState, type RunState } from '../run/run-fold.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
 
 function usageLine(inst: InstanceState): string {

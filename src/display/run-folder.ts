@@ -3,10 +3,10 @@
 // alike because everything comes from the append-only log, not from result.json.
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import type { RunEvent } from '../orchestrator/run-events.js';
-import { liveLeaseHolder, type LeaseHolder } from '../orchestrator/run-lease.js';
-import { RUN_LOG, readRunLog } from '../orchestrator/run-store.js';
-import { foldEvents, type InstanceState, type RunState } from './run-state.js';
+import type { RunEvent } from '../run/run-events.js';
+import { liveLeaseHolder, type LeaseHolder } from '../run/run-lease.js';
+import { RUN_LOG, readRunLog } from '../run/run-store.js';
+import { foldEvents, type InstanceState, type RunState } from '../run/run-fold.js';
 
 export interface RunFolder {
   dir: string;

@@ -4,7 +4,7 @@
 import type { Conversation } from './session-conversation.js';
 import type { RunFolder } from './run-folder.js';
 import { sessionFileOf } from './run-folder.js';
-import { instancesInTaskOrder, type InstanceState } from './run-state.js';
+import { instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
 
 function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
   return {

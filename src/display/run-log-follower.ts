@@ -4,8 +4,8 @@
 // are not run events are counted and skipped, as readRunLog does. Paths come back absolute.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { RunEventSchema, type RunEvent } from '../orchestrator/run-events.js';
-import { runRootOf, toAbsolutePaths } from '../orchestrator/run-paths.js';
+import { RunEventSchema, type RunEvent } from '../run/run-events.js';
+import { runRootOf, toAbsolutePaths } from '../run/run-paths.js';
 
 export class RunLogFollower {
   private offset = 0;

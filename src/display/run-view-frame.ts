@@ -11,7 +11,7 @@ import { DISPLAY_DEFAULTS } from './defaults.js';
 import { conversationItemText } from './conversation-text.js';
 import { formatClock } from './format-units.js';
 import { frameHeader, instanceRow, type FrameOptions } from './live-frame.js';
-import { controlsOf, currentToolText, instancesInTaskOrder, isFinished, type ControlRecord, type InstanceState, type RunState } from './run-state.js';
+import { controlsOf, currentToolText, instancesInTaskOrder, isFinished, type ControlRecord, type InstanceState, type RunState } from '../run/run-fold.js';
 import type { Conversation } from './session-conversation.js';
 import { displayWidth, makePainter, oneLine, truncateToWidth, wrapToWidth } from './terminal-text.js';
 

@@ -18,11 +18,11 @@
 // `control` event, which comes back through the log and shows in the conversation and the log.
 // Without a control (a finished run, no coordinator) the view is read-only and says why.
 import { statSync } from 'node:fs';
-import type { ControlAction, RunControl } from '../orchestrator/run-control.js';
+import type { ControlAction, RunControl } from '../run/run-control.js';
 import { LiveView, type LiveOutput, type LiveViewOptions } from './live-view.js';
 import { sessionFileOf } from './run-folder.js';
 import { conversationFrame, listFrame, listOrder, type RunViewModel } from './run-view-frame.js';
-import { isFinished, type InstanceState } from './run-state.js';
+import { isFinished, type InstanceState } from '../run/run-fold.js';
 import { readConversation, type Conversation } from './session-conversation.js';
 import { inForeground } from './terminal-foreground.js';
 import { parseKeys, type Key } from './terminal-keys.js';

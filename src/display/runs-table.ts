@@ -1,5 +1,5 @@
 // `orchestrate runs`: one row per recorded run, newest first.
-import type { RunListing } from '../orchestrator/run-store.js';
+import type { RunListing } from '../run/run-store.js';
 import { formatCost, formatDateTime } from './format-units.js';
 import { fitToWidth, makePainter, padStartToWidth, type Painter } from './terminal-text.js';
 

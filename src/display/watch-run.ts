@@ -5,13 +5,13 @@
 // history first, as they come, until the run ends or its coordinator goes away.
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { RunControl } from '../orchestrator/run-control.js';
-import { readRunLease } from '../orchestrator/run-lease.js';
-import { RUN_LOG } from '../orchestrator/run-store.js';
+import type { RunControl } from '../run/run-control.js';
+import { readRunLease } from '../run/run-lease.js';
+import { RUN_LOG } from '../run/run-store.js';
 import type { LiveOutput } from './live-view.js';
 import { PlainLog } from './plain-log.js';
 import { RunLogFollower } from './run-log-follower.js';
-import type { RunState } from './run-state.js';
+import type { RunState } from '../run/run-fold.js';
 import { RunView, type KeyInput } from './run-view.js';
 
 export interface WatchOptions {

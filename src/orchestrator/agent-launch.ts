@@ -20,8 +20,8 @@ import type { InstanceTask } from './instance-task.js';
 import type { MessageRouter } from './message-router.js';
 import type { PermitBroker } from './permit-broker.js';
 import { parseWorkerMessage, WorkerResultSchema, type CoordinatorMessage, type WorkerMessage, type WorkerResult } from './protocol.js';
-import type { RunEventInput } from './run-events.js';
-import { addUsageSummary, zeroUsage as zeroTotals, type UsageSummary } from './usage-summary.js';
+import type { RunEventInput } from '../run/run-events.js';
+import { addUsageSummary, zeroUsage as zeroTotals, type UsageSummary } from '../run/usage-summary.js';
 
 export interface LaunchRef {
   task: string;

@@ -25,7 +25,7 @@ import { BudgetLedger, type Spend } from './budget.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { backoffDelay, isFailureClass, shouldRetry, type RetryPolicy } from './failure-policy.js';
 import { diffSince } from './git-workspace.js';
-import { renderNeedsContext, renderPlan } from './merge-summaries.js';
+import { renderNeedsContext, renderPlan } from '../run/merge-summaries.js';
 import { MessageRouter } from './message-router.js';
 import { parseJsonOutput } from './output-json.js';
 import { CacheWarmup, warmsCache } from './cache-warmup.js';
@@ -33,11 +33,11 @@ import { PermitBroker } from './permit-broker.js';
 import { createWorkerPool, defaultAgentsPerThread, takeWarmPool, threadsNeeded } from './pool.js';
 import type { WorkerResult } from './protocol.js';
 import { buildPlan, expandTask, lookupModelPrice, resolveInstance, type LoadedAgent, type LoadedRecipe, type LoadedTask } from '../recipe/index.js';
-import { instanceOfKey, type ReplayState } from './replay.js';
-import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput, type UsageSummary } from './run-events.js';
+import { instanceOfKey, type ReplayState } from '../run/replay.js';
+import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput, type UsageSummary } from '../run/run-events.js';
 import {
   agentFileToDisplay,
-  displayPath,
+  pathFromRoot,
   expressionScope,
   isFailedOrCancelled,
   isTerminal,
@@ -46,9 +46,9 @@ import {
   type InstanceState,
   type RunStatus,
   type TaskState,
-} from './run-state.js';
-import type { RunStore } from './run-store.js';
-import type { ControlAction, ControlReply, RunControl } from './run-control.js';
+} from '../run/run-state.js';
+import type { RunStore } from '../run/run-store.js';
+import type { ControlAction, ControlReply, RunControl } from '../run/run-control.js';
 import { RunControlServer } from './run-control-server.js';
 import { didYouMean } from '../recipe/suggest.js';
 import { Scheduler, type Admission, type SchedulableInstance } from './scheduler.js';
@@ -952,7 +952,7 @@ export class Coordinator {
         } catch (err) {
           this.storageFailed(`cannot write ${join(this.store.dir, inst.patchFile)}: ${err instanceof Error ? err.message : String(err)}`);
         }
-        for (const f of d.files) modified.add(displayPath(this.recipe.dir, join(inst.git.root, f)));
+        for (const f of d.files) modified.add(pathFromRoot(this.recipe.dir, join(inst.git.root, f)));
       }
       // isolation: worktree with merge: branch or apply: the work lands before the instance is done.
       const land = await this.runner.landWork(t, inst, d?.patch, join(this.store.dir, `patches/${inst.id}.diff`), result.text);

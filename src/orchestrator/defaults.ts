@@ -1,14 +1,11 @@
 // Tunable numbers of the orchestrator (coordinator, workers, failure policy), each with the reason
 // for its value. Recipe-level defaults (concurrency, retries, pair rounds) live in
-// recipe/defaults.ts so a dry run and a real run agree; these are the run machinery's own.
+// recipe/defaults.ts so a dry run and a real run agree; these are the run machinery's own. The run
+// record's numbers (run folder names, lease timing) live in run/defaults.ts and are included here.
+import { RUN_DEFAULTS } from '../run/defaults.js';
 
 export const ORCHESTRATOR_DEFAULTS = {
-  /**
-   * Folder (under the current working folder, unless --run-dir) that holds `runs/<run-id>/`. Not
-   * beside the recipe: a recipe of an installed package would write into the package.
-   */
-  stateDirName: '.orchestrate',
-  runsDirName: 'runs',
+  ...RUN_DEFAULTS,
   /**
    * Worker thread heap cap. An agent holds one conversation and a few tool outputs (bounded by
    * truncation); 512 MB is generous for that and still stops a runaway tool from taking the
@@ -27,15 +24,6 @@ export const ORCHESTRATOR_DEFAULTS = {
   warmAgentsPerThreadMax: 1_000,
   /** Warm threads are kept this long between instances (re-creating one costs 23-110 ms). */
   workerIdleTimeoutMs: 60_000,
-  /**
-   * A run's lease (run-lease.ts) is stale, and another coordinator may take the run over, when its
-   * heartbeat is this old: six missed heartbeats, far beyond a busy event loop's stall, short
-   * enough that a run whose machine died can be resumed elsewhere within a minute. (On the
-   * holder's own host a lease whose process is gone is stale at once.)
-   */
-  leaseStaleMs: 30_000,
-  /** How often the coordinator renews its lease (and checks it still holds it). */
-  leaseHeartbeatMs: 5_000,
   /** plan.md is a view: rewritten at most this often while instances finish (and at the end). */
   planWriteIntervalMs: 200,
   /** After an abort message, how long a worker gets to stop cleanly before its thread is terminated. */

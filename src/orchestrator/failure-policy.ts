@@ -2,7 +2,7 @@
 // give up. Classes are decided from data the worker returns (errors lose their class across
 // threads, so the worker classifies what it can and the text decides the rest).
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { FAILURE_CLASSES, type FailureClass } from './usage-summary.js';
+import { FAILURE_CLASSES, type FailureClass } from '../run/usage-summary.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */

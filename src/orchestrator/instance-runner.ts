@@ -14,10 +14,10 @@ import { addWorktree, relinkWorktree, removeWorktree, repoRoot, snapshot } from 
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from '../recipe/index.js';
-import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput } from './run-events.js';
-import type { InstanceState, TaskState } from './run-state.js';
-import type { RunStore } from './run-store.js';
-import { runSecrets } from './secrets.js';
+import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput } from '../run/run-events.js';
+import type { InstanceState, TaskState } from '../run/run-state.js';
+import type { RunStore } from '../run/run-store.js';
+import { runSecrets } from '../run/secrets.js';
 import { runCommand } from './verify.js';
 import { enforceWriteScope } from './write-scope-check.js';
 import { writeGlobs } from './write-scopes.js';

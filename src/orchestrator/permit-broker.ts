@@ -5,7 +5,7 @@
 // request back before it queues (cache-warmup.ts: a fan-out's first call goes out alone).
 import { BudgetLedger, type Spend } from './budget.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
-import type { UsageSummary } from './usage-summary.js';
+import type { UsageSummary } from '../run/usage-summary.js';
 
 export interface PermitRequest {
   model: string;

@@ -34,7 +34,7 @@ export interface WorkerPoolOptions {
   pairSlots?: number;
   /** Heap limits per thread (default: 512 MB for one agent, 4 GB for a shared thread); exceeding them fails the instance as `crashed`, not the run. */
   resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
-  /** Worker module (default: worker.ts / worker.js beside this file). */
+  /** Worker module (default: the thread entry, worker/worker-entry.cjs under this file's folder; see workerEntry). */
   filename?: string;
   /** Threads created up front (default: all of them, so instances start on warm threads). */
   minThreads?: number;
@@ -116,12 +116,12 @@ export async function discardWarmPool(): Promise<void> {
 }
 
 /**
- * The file each thread starts with: worker-entry.cjs (worker-entry.cts under tsx), a CommonJS file
- * that imports the ES worker module; see there why piscina must not require() it directly.
+ * The file each thread starts with: worker/worker-entry.cjs (worker-entry.cts under tsx), a CommonJS
+ * file that imports the ES worker module; see there why piscina must not require() it directly.
  */
 export function workerEntry(metaUrl: string = import.meta.url): { isTs: boolean; href: string } {
   const { isTs } = siblingWorker(metaUrl, 'worker');
-  return { isTs, href: new URL(`./worker-entry${isTs ? '.cts' : '.cjs'}`, metaUrl).href };
+  return { isTs, href: new URL(`./worker/worker-entry${isTs ? '.cts' : '.cjs'}`, metaUrl).href };
 }
 
 function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' | 'onError'>, maxThreads: number, perThread: number, minThreads: number): Piscina {

@@ -3,7 +3,7 @@
 // Messages are validated at the boundary (parseWorkerMessage / parseCoordinatorMessage) because a
 // malformed message from a thread must become a clear failure, not a crash of the coordinator.
 import { z } from 'zod';
-import { UsageSummarySchema } from './usage-summary.js';
+import { UsageSummarySchema } from '../run/usage-summary.js';
 
 /** Coordinator -> worker. */
 export const CoordinatorMessageSchema = z.discriminatedUnion('type', [

@@ -7,8 +7,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { CONTROL_SOCKET_NAME, type ControlAction, type ControlReply } from './run-control.js';
-import { CONTROL_PATH_NAME, controlSocketPath, MAX_CONTROL_LINE_BYTES, socketPathFits } from './run-control-socket.js';
+import { CONTROL_SOCKET_NAME, type ControlAction, type ControlReply } from '../run/run-control.js';
+import { CONTROL_PATH_NAME, controlSocketPath, MAX_CONTROL_LINE_BYTES, socketPathFits } from '../run/run-control-socket.js';
 
 const By = z.string().max(500).optional();
 const Key = z.string().min(1).max(1000);

@@ -4,11 +4,11 @@ import { basename, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
 import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from '../recipe/index.js';
-import { replayRunLog } from './replay.js';
-import { takeRunLease, type HeldRunLease, type TakeRunLease } from './run-lease.js';
-import { readRunLog, resolveRunDir, RunStore } from './run-store.js';
-import { runFolderWriteProblem, runsDirReadProblem, runsDirWriteProblem } from './run-dir-access.js';
-import { runRedactor } from './secrets.js';
+import { replayRunLog } from '../run/replay.js';
+import { takeRunLease, type HeldRunLease, type TakeRunLease } from '../run/run-lease.js';
+import { readRunLog, resolveRunDir, RunStore } from '../run/run-store.js';
+import { runFolderWriteProblem, runsDirReadProblem, runsDirWriteProblem } from '../run/run-dir-access.js';
+import { runRedactor } from '../run/secrets.js';
 
 export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' | 'overrides'> & {
   /**

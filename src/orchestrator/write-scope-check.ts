@@ -14,8 +14,8 @@ import { isInside } from '../tools/workspace.js';
 import { compileGlob } from '../tools/glob.js';
 import { diffSince, git } from './git-workspace.js';
 import type { WorkerResult } from './protocol.js';
-import type { InstanceState, TaskState } from './run-state.js';
-import { zeroUsage } from './usage-summary.js';
+import type { InstanceState, TaskState } from '../run/run-state.js';
+import { zeroUsage } from '../run/usage-summary.js';
 import { writeGlobs } from './write-scopes.js';
 
 const toPosix = (p: string): string => p.split('\\').join('/');

@@ -24,13 +24,3 @@ export function parseTokenCount(value: number | string): number | undefined {
   const digits = factor === 1 ? text : text.slice(0, -1);
   return Math.round(Number(digits) * factor);
 }
-
-/** 600000 -> "10m", 5400000 -> "1h30m", 1500 -> "1.5s": for dry-run output. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60_000) return `${Number((ms / 1000).toFixed(1))}s`;
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = Math.round((ms % 60_000) / 1000);
-  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s ? `${s}s` : ''}` || '0s';
-}

@@ -2,7 +2,8 @@
 export { BUILTIN_TOOLS, FAILURE_CLASSES, PROVIDERS, RecipeSchema, recipeJsonSchema, type ProviderName, type RecipeDocument } from './schema.js';
 export { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
 export { RecipeError, formatProblem, sortProblems, type RecipeProblem, type RecipeProblemCode } from './problems.js';
-export { validateRecipeFile, validateRecipeText, displayPath, type ValidateResult, type ValidatedRecipe } from './validate.js';
+export { validateRecipeFile, validateRecipeText, type ValidateResult, type ValidatedRecipe } from './validate.js';
+export { displayPath } from '../util/display-path.js';
 export { loadRecipe, type LoadOptions, type LoadResult } from './load.js';
 export type { LoadedRecipe, LoadedTask, LoadedAgent, ForEachSpec, RetryPolicy, VerifyStep, Budget, RecipeOverrides } from './normalize.js';
 export { IMPLICIT_AGENT } from './normalize.js';
@@ -11,7 +12,7 @@ export { evaluateExpression, renderTemplate, renderText, checkTemplate, EXPRESSI
 export { parseExpression, parseTemplate, hasExpression } from './expression-parser.js';
 export { estimateRecipe, type RecipeEstimate, type TaskEstimate } from './estimate.js';
 export { dryRun, type DryRunReport, type DryRunResult } from './dry-run.js';
-export { parseDuration, parseTokenCount, formatDuration } from './duration.js';
+export { parseDuration, parseTokenCount } from './duration.js';
 export { expandGlob, globToRegExp } from './glob.js';
 export { lookupModelPrice, type ModelPrice } from './prices.js';
 export { coerceInput, type InputSpec } from './inputs.js';

@@ -1,13 +1,14 @@
 // Validation of a recipe file: YAML syntax, schema, then the whole-recipe checks, all reported at
 // once as file:line:col problems sorted by position. Nothing here throws for a user mistake.
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { type PendingProblem, type RecipeProblem, pathToString, sortProblems } from './problems.js';
 import { type RecipeDocument, RecipeSchema } from './schema.js';
 import { problemsFromZod } from './schema-issues.js';
 import { checkSemantics } from './semantic-checks.js';
 import { SourceMap } from './source-map.js';
+import { displayPath } from '../util/display-path.js';
 
 export interface ValidateOptions {
   /** Problems show file paths relative to this folder (default: process.cwd()). */
@@ -37,12 +38,6 @@ const YAML_HINTS: Partial<Record<string, string>> = {
   BLOCK_AS_IMPLICIT_KEY: 'a key must fit on one line; check for a missing colon above',
   MULTILINE_IMPLICIT_KEY: 'check for a missing colon or an unclosed bracket above',
 };
-
-/** `p` relative to `cwd` when it is inside it, else absolute. */
-export function displayPath(p: string, cwd: string): string {
-  const rel = relative(cwd, p);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : p;
-}
 
 /** Validates recipe text; `file` is its absolute path (relative paths resolve against its folder). */
 export function validateRecipeText(text: string, file: string, opts: ValidateOptions = {}): ValidateResult {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { replayRunLog } from '../../src/orchestrator/replay.js';
+import { replayRunLog } from '../../src/run/replay.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 

@@ -6,8 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readRunLog } from '../../src/orchestrator/run-store.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import { readRunLog } from '../../src/run/run-store.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { runFolderName } from '../helpers/run-folder.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -3,8 +3,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { showCommand } from '../../src/cli/commands/show.js';
-import { FileRunLease } from '../../src/orchestrator/run-lease.js';
-import { RunStore } from '../../src/orchestrator/run-store.js';
+import { FileRunLease } from '../../src/run/run-lease.js';
+import { RunStore } from '../../src/run/run-store.js';
 import { invoke } from '../display/fixtures/invoke-command.js';
 import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
-import { connectRunControl } from '../../src/orchestrator/run-control-client.js';
+import { connectRunControl } from '../../src/run/run-control-client.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';

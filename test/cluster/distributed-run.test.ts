@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openRedisRun } from '../../src/cli/redis-run.js';
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { cleanupTempDirs, conversationKey, conversationResponder, events, gitInit, isSummaryRequest, ofType, requestText, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, keyFor } from '../../src/cluster/redis-connection.js';
 import { RedisRunLease, readRedisRunLease, readRunLeaseToken, takeRedisRunLease } from '../../src/cluster/redis-run-lease.js';
-import { FileRunLease, HeldRunLease, readRunLease, type LeaseHolder } from '../../src/orchestrator/run-lease.js';
+import { FileRunLease, HeldRunLease, readRunLease, type LeaseHolder } from '../../src/run/run-lease.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 
 /** The pid of a process that was killed with SIGKILL and has been reaped (a coordinator after kill -9). */

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { REPORT_FILE, buildHtmlReport, writeHtmlReport } from '../../src/display/html-report.js';
 import { markdownToHtml } from '../../src/display/report/markdown-html.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
-import { RunStore } from '../../src/orchestrator/run-store.js';
-import { takeRunLease } from '../../src/orchestrator/run-lease.js';
+import { RunStore } from '../../src/run/run-store.js';
+import { takeRunLease } from '../../src/run/run-lease.js';
 import { writeSyntheticRun } from './fixtures/synthetic-run.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

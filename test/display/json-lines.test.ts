@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attachRunDisplay } from '../../src/display/attach-run-display.js';
 import { RUN_EVENT_VERSION, RunEventSchema, parseJsonLine } from '../../src/display/json-lines.js';
-import { RunStore } from '../../src/orchestrator/run-store.js';
+import { RunStore } from '../../src/run/run-store.js';
 import { syntheticSteps } from './fixtures/synthetic-run.js';
 
 function runJson(mode: 'json' | 'json-full') {

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DISPLAY_DEFAULTS } from '../../src/display/defaults.js';
 import { buildFrame, instanceRow } from '../../src/display/live-frame.js';
-import { applyEvent, createRunState, foldEvents, type RunState } from '../../src/display/run-state.js';
+import { applyEvent, createRunState, foldEvents, type RunState } from '../../src/run/run-fold.js';
 import { displayWidth, makePainter, stripAnsi } from '../../src/display/terminal-text.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { syntheticSteps, writeSyntheticRun } from './fixtures/synthetic-run.js';
 
 const frame = (s: RunState, width = 80, height = 30, color = false) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LiveView } from '../../src/display/live-view.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 
 class FakeTty {
   writes: string[] = [];

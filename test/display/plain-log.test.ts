@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attachRunDisplay } from '../../src/display/attach-run-display.js';
-import { RunStore } from '../../src/orchestrator/run-store.js';
+import { RunStore } from '../../src/run/run-store.js';
 import { syntheticSteps } from './fixtures/synthetic-run.js';
 
 class Capture {

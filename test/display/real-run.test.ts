@@ -11,8 +11,8 @@ import { RunEventSchema, parseJsonLine } from '../../src/display/json-lines.js';
 import { buildReportData } from '../../src/display/report/report-data.js';
 import { findInstance, loadRunFolder, sessionFileOf } from '../../src/display/run-folder.js';
 import { readConversation } from '../../src/display/session-conversation.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
-import { readRunLog } from '../../src/orchestrator/run-store.js';
+import type { RunEvent } from '../../src/run/run-events.js';
+import { readRunLog } from '../../src/run/run-store.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 
 const FIXTURE = resolve(import.meta.dirname, 'fixtures/scripted-fanout');

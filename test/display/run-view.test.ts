@@ -11,8 +11,8 @@ import { RunView } from '../../src/display/run-view.js';
 import { parseKeys } from '../../src/display/terminal-keys.js';
 import { SessionStore } from '../../src/session/session-store.js';
 import { displayWidth, wrapToWidth } from '../../src/display/terminal-text.js';
-import type { ControlAction, ControlReply, RunControl } from '../../src/orchestrator/run-control.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import type { ControlAction, ControlReply, RunControl } from '../../src/run/run-control.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 
 class FakeTty {
   writes: string[] = [];

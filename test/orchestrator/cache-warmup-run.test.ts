@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../src/ai/models.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import type { ResultFile } from '../../src/orchestrator/run-state.js';
+import type { ResultFile } from '../../src/run/run-state.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { isSummaryRequest } from '../helpers/summary-request.js';
 import { cleanupTempDirs, conversationResponder, tempProject } from './helpers/run-fixtures.js';

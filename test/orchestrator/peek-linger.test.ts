@@ -15,9 +15,9 @@ import { STREAM_LINGER_MS } from '../../src/orchestrator/agent-launch.js';
 import type { ExternalExecutor } from '../../src/orchestrator/instance-executor.js';
 import type { InstanceTask } from '../../src/orchestrator/instance-task.js';
 import { createWorkerPool } from '../../src/orchestrator/pool.js';
-import { connectRunControl } from '../../src/orchestrator/run-control-client.js';
-import type { RunControl } from '../../src/orchestrator/run-control.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import { connectRunControl } from '../../src/run/run-control-client.js';
+import type { RunControl } from '../../src/run/run-control.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
 

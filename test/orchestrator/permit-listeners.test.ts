@@ -7,7 +7,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { BudgetLedger } from '../../src/orchestrator/budget.js';
 import { PermitBroker } from '../../src/orchestrator/permit-broker.js';
-import { WorkerLink } from '../../src/orchestrator/worker-link.js';
+import { WorkerLink } from '../../src/orchestrator/worker/worker-link.js';
 
 describe('worker link permits', () => {
   it('twenty granted permits on one signal leave no abort listener behind', async () => {

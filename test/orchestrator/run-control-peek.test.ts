@@ -5,9 +5,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRunControl } from '../../src/orchestrator/run-control-client.js';
+import { connectRunControl } from '../../src/run/run-control-client.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
 
 const releases: string[] = [];

@@ -7,13 +7,13 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRunControl } from '../../src/orchestrator/run-control-client.js';
+import { connectRunControl } from '../../src/run/run-control-client.js';
 import { RunControlServer } from '../../src/orchestrator/run-control-server.js';
-import { CONTROL_PATH_NAME, controlSocketPath } from '../../src/orchestrator/run-control-socket.js';
+import { CONTROL_PATH_NAME, controlSocketPath } from '../../src/run/run-control-socket.js';
 import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import type { RunControl } from '../../src/orchestrator/run-control.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
-import type { ResultFile } from '../../src/orchestrator/run-state.js';
+import type { RunControl } from '../../src/run/run-control.js';
+import type { RunEvent } from '../../src/run/run-events.js';
+import type { ResultFile } from '../../src/run/run-state.js';
 import { cleanupTempDirs, events, ofType, sessionLines, tempProject } from './helpers/run-fixtures.js';
 
 const releases: string[] = [];

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../src/ai/models.js';
 import { computeCost, emptyUsage } from '../../src/ai/usage.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import type { ResultFile } from '../../src/orchestrator/run-state.js';
+import type { ResultFile } from '../../src/run/run-state.js';
 import { startFakeAnthropic, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationResponder, events, ofType, tempProject } from './helpers/run-fixtures.js';

@@ -9,7 +9,7 @@ import { BudgetLedger } from '../../src/orchestrator/budget.js';
 import { MessageRouter } from '../../src/orchestrator/message-router.js';
 import { PermitBroker } from '../../src/orchestrator/permit-broker.js';
 import { createWorkerPool } from '../../src/orchestrator/pool.js';
-import type { RunEventInput } from '../../src/orchestrator/run-events.js';
+import type { RunEventInput } from '../../src/run/run-events.js';
 import type { InstanceTask } from '../../src/orchestrator/instance-task.js';
 import { SENT, UNSENT } from './fixtures/usage-worker.js';
 

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { didYouMean, editDistance, suggestionHint } from '../../src/recipe/suggest.js';
+import { didYouMean, suggestionHint } from '../../src/recipe/suggest.js';
 
-describe('did you mean', () => {
-  it('counts a swap of neighbours as one edit', () => {
-    expect(editDistance('modle', 'model')).toBe(1);
-    expect(editDistance('kitten', 'sitting')).toBe(3);
-    expect(editDistance('abc', 'abc')).toBe(0);
-  });
-
+describe('did you mean, for recipe keys', () => {
   it('suggests close names and keys other tools use, and nothing for far ones', () => {
     const keys = ['needs', 'prompt', 'run', 'for_each', 'timeout', 'system_file'];
     expect(didYouMean('promt', keys)).toBe('prompt');
@@ -19,8 +13,8 @@ describe('did you mean', () => {
     expect(didYouMean('file', ['prompt'])).toBeUndefined();
   });
 
-  it('falls back to listing the valid names', () => {
+  it('hints with an alias, or lists the valid names', () => {
+    expect(suggestionHint('dependencies', ['needs'], 'keys')).toBe('did you mean "needs"?');
     expect(suggestionHint('zebra', ['a', 'b'], 'agents')).toBe('valid agents: a, b');
-    expect(suggestionHint('x', [], 'agents')).toBe('no agents is defined');
   });
 });

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { CLI, ROOT, exited, filesUnder, until } from './helpers/reliability-fixtures.js';
-import { readRunLog } from '../../src/orchestrator/run-store.js';
+import { readRunLog } from '../../src/run/run-store.js';
 
 const made: string[] = [];
 afterAll(() => {

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { type FakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec, startFakeAnthropic, turnOrderProblem } from '../helpers/fake-anthropic-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';

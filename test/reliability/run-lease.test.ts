@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { leaseFile, leaseState, readRunLease, type LeaseHolder } from '../../src/orchestrator/run-lease.js';
+import { leaseFile, leaseState, readRunLease, type LeaseHolder } from '../../src/run/run-lease.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { isSummaryRequest } from '../helpers/summary-request.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import type { ResultFile } from '../../src/orchestrator/run-state.js';
+import type { ResultFile } from '../../src/run/run-state.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { printSummary } from './helpers/reliability-fixtures.js';
 
@@ -96,7 +96,7 @@ tasks:
 
 describe('attempt failures across a resume', { timeout: 120_000 }, () => {
   it('are rebuilt from the log (instance_retry, instance_failed), one per attempt', async () => {
-    const { replayRunLog } = await import('../../src/orchestrator/replay.js');
+    const { replayRunLog } = await import('../../src/run/replay.js');
     const base = { v: 1 as const, ts: 0, runId: 'r' };
     const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
     const s = replayRunLog([

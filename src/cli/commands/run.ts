@@ -6,10 +6,10 @@ import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-disp
 import { runDisplayChoice } from '../../display/terminal-text.js';
 import { PROVIDERS, type ProviderName, displayPath, dryRun, loadRecipe, type LoadOptions } from '../../recipe/index.js';
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
-import type { RunEvent } from '../../orchestrator/run-events.js';
+import type { RunEvent } from '../../run/run-events.js';
 import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orchestrator/run-recipe.js';
 import { parseTokenCount } from '../../recipe/duration.js';
-import { connectRunControl } from '../../orchestrator/run-control-client.js';
+import { connectRunControl } from '../../run/run-control-client.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { controlActor } from '../control-actor.js';
 import { type CliCommand, type CommandArgs } from '../command.js';

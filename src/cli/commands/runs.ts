@@ -3,8 +3,8 @@ import { resolve } from 'node:path';
 import { defaultRunsDir } from '../../display/find-run.js';
 import { formatRunsTable } from '../../display/runs-table.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
-import { runsDirReadProblem } from '../../orchestrator/run-dir-access.js';
-import { listRuns } from '../../orchestrator/run-store.js';
+import { runsDirReadProblem } from '../../run/run-dir-access.js';
+import { listRuns } from '../../run/run-store.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 

@@ -4,7 +4,7 @@ import { formatConversation } from '../../display/conversation-text.js';
 import { findInstance, loadRunFolder, sessionFileOf } from '../../display/run-folder.js';
 import { formatRunDetails } from '../../display/run-details-text.js';
 import { conversationJson, runJson } from '../../display/run-json.js';
-import { instancesInTaskOrder } from '../../display/run-state.js';
+import { instancesInTaskOrder } from '../../run/run-fold.js';
 import { readConversation } from '../../display/session-conversation.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { EXIT } from '../cli-io.js';

@@ -3,7 +3,7 @@
 // one nobody holds, opens read-only. Without a terminal: the plain log lines until the run ends.
 import { shouldUseColor } from '../../display/terminal-text.js';
 import { watchRun } from '../../display/watch-run.js';
-import { connectRunControl } from '../../orchestrator/run-control-client.js';
+import { connectRunControl } from '../../run/run-control-client.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { controlActor } from '../control-actor.js';

@@ -1,10 +1,10 @@
 // What the HTML report shows, computed from a run folder: timeline rows (one bar per attempt,
 // with permit waits), the task DAG in levels, usage per task. Open attempts of an interrupted
 // run end at the last event in the log, marked "interrupted".
-import type { UsageSummary } from '../../orchestrator/run-events.js';
-import { addUsageSummary, zeroUsage } from '../../orchestrator/run-events.js';
+import type { UsageSummary } from '../../run/run-events.js';
+import { addUsageSummary, zeroUsage } from '../../run/run-events.js';
 import type { RunFolder } from '../run-folder.js';
-import { attemptUsage, instanceUsage, instancesInTaskOrder, pairOf, type InstanceState, type InstanceStatus, type RunState } from '../run-state.js';
+import { attemptUsage, instanceUsage, instancesInTaskOrder, pairOf, type InstanceState, type InstanceStatus, type RunState } from '../../run/run-fold.js';
 
 export interface TimelineBar {
   attempt: number;

@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FakeBlock, RespondInput, ResponseSpec } from '../../helpers/fake-anthropic-server.js';
-import { readRunLog } from '../../../src/orchestrator/run-store.js';
-import type { RunEvent } from '../../../src/orchestrator/run-events.js';
+import { readRunLog } from '../../../src/run/run-store.js';
+import type { RunEvent } from '../../../src/run/run-events.js';
 import { isSummaryRequest as isOwnSummaryRequest } from '../../helpers/summary-request.js';
 
 const made: string[] = [];

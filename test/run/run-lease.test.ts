@@ -19,7 +19,7 @@ import {
   readRunLease,
   takeRunLease,
   type LeaseHolder,
-} from '../../src/orchestrator/run-lease.js';
+} from '../../src/run/run-lease.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -193,7 +193,7 @@ describe('the lease race (real processes)', { timeout: 120_000 }, () => {
     let allReady!: () => void;
     const started = new Promise<void>((r) => (allReady = r));
     for (let i = 0; i < CONTENDERS; i++) {
-      const p = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/orchestrator/fixtures/lease-contender.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+      const p = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/run/fixtures/lease-contender.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
       procs.push(p);
       createInterface({ input: p.stdout! }).on('line', (line) => {
         if (line === 'ready') {

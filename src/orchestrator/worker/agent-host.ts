@@ -4,26 +4,26 @@
 // permit from the coordinator, its events forwarded, peer messages steered in. Also the checks
 // that run in the same session after the agent finishes (verify commands, JSON output) and the
 // handoff summary. Every outcome is data (a RunOutcome or a WorkerResult), never a throw.
-import type { AgentMessage, CustomMessage, PeerMessage } from '../agent/types.js';
-import { modelFromSpec, resolveModel, scriptedModel } from '../ai/models.js';
-import { registerBuiltInProviders } from '../ai/providers.js';
-import { stream as registryStream } from '../ai/registry.js';
-import { createScriptedProvider } from '../ai/scripted.js';
-import type { AssistantMessage, Model, StreamFunction } from '../ai/types.js';
-import type { AgentSession } from '../runtime/agent-session.js';
-import { createAgentSession } from '../runtime/create-agent-session.js';
-import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
-import { planResume } from '../runtime/session-resume.js';
-import { isRunStoppedError, type RunStoppedError } from '../runtime/run-limits.js';
-import type { AgentSessionEvent } from '../runtime/session-events.js';
-import { abortClass, classifyErrorText } from './failure-policy.js';
-import type { InstanceTask } from './instance-task.js';
-import { outputFixPrompt, parseJsonOutput } from './output-json.js';
+import type { AgentMessage, CustomMessage, PeerMessage } from '../../agent/types.js';
+import { modelFromSpec, resolveModel, scriptedModel } from '../../ai/models.js';
+import { registerBuiltInProviders } from '../../ai/providers.js';
+import { stream as registryStream } from '../../ai/registry.js';
+import { createScriptedProvider } from '../../ai/scripted.js';
+import type { AssistantMessage, Model, StreamFunction } from '../../ai/types.js';
+import type { AgentSession } from '../../runtime/agent-session.js';
+import { createAgentSession } from '../../runtime/create-agent-session.js';
+import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
+import { planResume } from '../../runtime/session-resume.js';
+import { isRunStoppedError, type RunStoppedError } from '../../runtime/run-limits.js';
+import type { AgentSessionEvent } from '../../runtime/session-events.js';
+import { abortClass, classifyErrorText } from '../failure-policy.js';
+import type { InstanceTask } from '../instance-task.js';
+import { outputFixPrompt, parseJsonOutput } from '../output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
-import type { WorkerResult } from './protocol.js';
-import { addUsageSummary, zeroUsage, type FailureClass, type UsageSummary } from './usage-summary.js';
+import type { WorkerResult } from '../protocol.js';
+import { addUsageSummary, zeroUsage, type FailureClass, type UsageSummary } from '../../run/usage-summary.js';
 import { createSendMessageTool } from './send-message-tool.js';
-import { runCommand, verifyFailurePrompt, type CommandResult } from './verify.js';
+import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
 import { WorkerLink } from './worker-link.js';
 
 /** What a finished prompt left behind. */
@@ -128,7 +128,7 @@ export class AgentHost {
       if (a.provider === 'scripted') {
         if (!a.script) return { error: `agent "${a.name}" uses the scripted provider but has no script` };
         // Parsed by the coordinator; loading it here (and the YAML parser with it) is the fallback.
-        const script = a.scriptData ?? (await import('../ai/scripted-script.js')).loadScriptFile(a.script);
+        const script = a.scriptData ?? (await import('../../ai/scripted-script.js')).loadScriptFile(a.script);
         base = createScriptedProvider(script, { record: false });
       } else {
         registerBuiltInProviders();

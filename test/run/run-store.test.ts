@@ -2,8 +2,8 @@ import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RunEventSchema } from '../../src/orchestrator/run-events.js';
-import { listRuns, readRunLog, resolveRunDir, RunStore } from '../../src/orchestrator/run-store.js';
+import { RunEventSchema } from '../../src/run/run-events.js';
+import { listRuns, readRunLog, resolveRunDir, RunStore } from '../../src/run/run-store.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'runstore-'));
 

@@ -87,7 +87,7 @@ export const isFailedOrCancelled = (s: InstanceStatus): boolean => s === 'failed
  * A path as plan.md, result.json and the log show it: relative to the recipe folder, the run's
  * root (`../repos/a/x.ts` outside it), so a copied project folder names its own files.
  */
-export function displayPath(recipeDir: string, abs: string): string {
+export function pathFromRoot(recipeDir: string, abs: string): string {
   const rel = storedPath(recipeDir, abs);
   return rel === '.' ? abs : rel;
 }
@@ -103,7 +103,7 @@ export function outOfWorktree(inst: InstanceState, abs: string): string {
 /** A file path from an agent's tool calls (relative to its cwd, or absolute), as displayed. */
 export function agentFileToDisplay(recipeDir: string, inst: InstanceState, file: string): string {
   const abs = resolve(inst.workCwd ?? inst.resolved?.cwd ?? recipeDir, file);
-  return displayPath(recipeDir, outOfWorktree(inst, abs));
+  return pathFromRoot(recipeDir, outOfWorktree(inst, abs));
 }
 
 const PLAN_STATUS: Record<InstanceStatus, PlanInstanceStatus> = {

@@ -4,8 +4,8 @@
 // deliveries, abort) arrive while the agent works.
 import type { MessagePort } from 'node:worker_threads';
 import type { PermitChannel, PermitKind } from './permitted-stream.js';
-import { parseCoordinatorMessage, type CoordinatorMessage, type WorkerMessage } from './protocol.js';
-import type { UsageSummary } from './usage-summary.js';
+import { parseCoordinatorMessage, type CoordinatorMessage, type WorkerMessage } from '../protocol.js';
+import type { UsageSummary } from '../../run/usage-summary.js';
 
 type PermitAnswer = { ok: true; slotId: number } | { ok: false; reason: string; budget: boolean };
 type SendAnswer = { delivered: string[]; queued: string[]; error?: string };

@@ -6,7 +6,7 @@
 // summaries included; the coordinator's own spend count), or, in a log without them, what its
 // assistant messages reported. The usage on instance_done / instance_failed (the instance's
 // total as the coordinator saw it) is used only for logs without call_usage events.
-import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from '../orchestrator/run-events.js';
+import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 
 export type InstanceStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'retrying' | 'done' | 'failed' | 'cancelled' | 'skipped';
 export type AttemptOutcome = 'running' | 'done' | 'failed' | 'retry' | 'interrupted';

@@ -7,15 +7,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { workerEntry } from '../../src/orchestrator/pool.js';
+import { workerEntry } from '../../../src/orchestrator/pool.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const DIST_ENTRY = join(ROOT, 'dist', 'orchestrator', 'worker-entry.cjs');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const DIST_ENTRY = join(ROOT, 'dist', 'orchestrator', 'worker', 'worker-entry.cjs');
 
 describe('the worker thread entry', () => {
-  it('is worker-entry.cjs beside the built pool, worker-entry.cts under tsx', () => {
-    expect(workerEntry('file:///app/dist/orchestrator/pool.js')).toEqual({ isTs: false, href: 'file:///app/dist/orchestrator/worker-entry.cjs' });
-    expect(fileURLToPath(workerEntry().href)).toBe(join(ROOT, 'src', 'orchestrator', 'worker-entry.cts'));
+  it('is worker/worker-entry.cjs under the built pool\'s folder, worker-entry.cts under tsx', () => {
+    expect(workerEntry('file:///app/dist/orchestrator/pool.js')).toEqual({ isTs: false, href: 'file:///app/dist/orchestrator/worker/worker-entry.cjs' });
+    expect(fileURLToPath(workerEntry().href)).toBe(join(ROOT, 'src', 'orchestrator', 'worker', 'worker-entry.cts'));
   });
 
   it.skipIf(!existsSync(DIST_ENTRY))('loads without require() of an ES module, and its handler reaches the worker module', () => {

@@ -29,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { RUN_DEFAULTS } from './defaults.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 
 /** Who holds (or held) a run's lease. */
@@ -67,7 +67,7 @@ export interface RunLease {
 export type LeaseState = { state: 'live' } | { state: 'released' } | { state: 'stale'; why: string };
 
 export interface LeaseClock {
-  /** Heartbeats older than this make a lease stale (default ORCHESTRATOR_DEFAULTS.leaseStaleMs). */
+  /** Heartbeats older than this make a lease stale (default RUN_DEFAULTS.leaseStaleMs). */
   staleMs?: number;
   /** This host's name (default os.hostname()). */
   host?: string;
@@ -90,7 +90,7 @@ export function leaseState(h: LeaseHolder, clock: LeaseClock = {}): LeaseState {
   if (h.releasedAt !== undefined) return { state: 'released' };
   const host = clock.host ?? hostname();
   if (h.host === host && !processAlive(h.pid)) return { state: 'stale', why: `its process (pid ${h.pid}) is gone` };
-  const staleMs = clock.staleMs ?? ORCHESTRATOR_DEFAULTS.leaseStaleMs;
+  const staleMs = clock.staleMs ?? RUN_DEFAULTS.leaseStaleMs;
   const age = (clock.now ?? Date.now)() - h.heartbeatAt;
   if (age >= staleMs) return { state: 'stale', why: `no heartbeat for ${Math.round(age / 1000)} s (the timeout is ${Math.round(staleMs / 1000)} s)` };
   return { state: 'live' };
@@ -295,7 +295,7 @@ export class FileRunLease implements RunLease {
       this.lastHeartbeatAt = at;
     } catch (err) {
       // A failed write (disk full) is retried next time, until others may consider the lease stale.
-      const staleMs = this.clock.staleMs ?? ORCHESTRATOR_DEFAULTS.leaseStaleMs;
+      const staleMs = this.clock.staleMs ?? RUN_DEFAULTS.leaseStaleMs;
       if (at - this.lastHeartbeatAt >= staleMs) {
         this.generation = undefined;
         return { ok: false, why: `its heartbeat could not be written for ${Math.round((at - this.lastHeartbeatAt) / 1000)} s (${(err as Error).message})` };
@@ -321,7 +321,7 @@ export class FileRunLease implements RunLease {
 }
 
 /** Calls `lease.renew()` every `everyMs` until stopped; `onLost` once when the lease was lost. Returns stop(). */
-export function keepLeaseAlive(lease: RunLease, onLost: (lost: { why: string; holder?: LeaseHolder }) => void, everyMs: number = ORCHESTRATOR_DEFAULTS.leaseHeartbeatMs): () => void {
+export function keepLeaseAlive(lease: RunLease, onLost: (lost: { why: string; holder?: LeaseHolder }) => void, everyMs: number = RUN_DEFAULTS.leaseHeartbeatMs): () => void {
   let stopped = false;
   let busy = false;
   const stop = (): void => {
@@ -355,7 +355,7 @@ export function describeHolder(h: LeaseHolder, now = Date.now()): string {
 }
 
 /** What a refused coordinator tells the user: who holds the run and what to do. */
-export function liveRunMessage(runId: string, h: LeaseHolder, staleMs: number = ORCHESTRATOR_DEFAULTS.leaseStaleMs): string {
+export function liveRunMessage(runId: string, h: LeaseHolder, staleMs: number = RUN_DEFAULTS.leaseStaleMs): string {
   const here = h.host === hostname();
   return (
     `run ${runId} is running: its coordinator is ${describeHolder(h)}. A run has one coordinator at a time; nothing was changed.\n` +
@@ -389,7 +389,7 @@ export class HeldRunLease {
   constructor(
     private readonly lease: FileRunLease,
     readonly runId: string,
-    heartbeatMs: number = ORCHESTRATOR_DEFAULTS.leaseHeartbeatMs,
+    heartbeatMs: number = RUN_DEFAULTS.leaseHeartbeatMs,
     private readonly also?: RunLease,
   ) {
     this.stopHeartbeats = [lease, ...(also ? [also] : [])].map((l) => keepLeaseAlive(l, (r) => this.loseLease(r), heartbeatMs));
@@ -436,5 +436,5 @@ export function takeRunLease(dir: string, runId: string, also?: RunLease): TakeR
     return { ok: false, message: `cannot take the lease of run ${runId} in ${dir}: ${(err as Error).message}. Check that the run folder can be written.` };
   }
   if (!got.ok) return { ok: false, message: liveRunMessage(runId, got.holder), holder: got.holder };
-  return { ok: true, lease: new HeldRunLease(lease, runId, ORCHESTRATOR_DEFAULTS.leaseHeartbeatMs, also), ...(got.tookOver ? { tookOver: got.tookOver } : {}) };
+  return { ok: true, lease: new HeldRunLease(lease, runId, RUN_DEFAULTS.leaseHeartbeatMs, also), ...(got.tookOver ? { tookOver: got.tookOver } : {}) };
 }

@@ -1,9 +1,9 @@
 // Worker side of permits: wraps a stream function so every provider request attempt first
 // takes a permit from the coordinator, reports when its response starts, and settles its usage.
 // The agent loop is unchanged; only its stream function is wrapped.
-import type { StreamFunction } from '../ai/types.js';
-import { cacheSavings } from '../ai/usage.js';
-import type { UsageSummary } from './usage-summary.js';
+import type { StreamFunction } from '../../ai/types.js';
+import { cacheSavings } from '../../ai/usage.js';
+import type { UsageSummary } from '../../run/usage-summary.js';
 
 export type PermitKind = 'turn' | 'summary' | 'compaction';
 

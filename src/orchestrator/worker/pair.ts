@@ -6,10 +6,10 @@
 // the agents say to each other goes through send_message like for every agent.
 import type { MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
-import { buildExtractiveSummary } from '../runtime/extractive-summary.js';
-import { extractJson } from './output-json.js';
-import type { WorkerResult } from './protocol.js';
-import type { FailureClass } from './usage-summary.js';
+import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
+import { extractJson } from '../output-json.js';
+import type { WorkerResult } from '../protocol.js';
+import type { FailureClass } from '../../run/usage-summary.js';
 import { checkWork, failedResult, succeededResult, type AgentHost } from './agent-host.js';
 
 const PairMessageSchema = z.discriminatedUnion('type', [

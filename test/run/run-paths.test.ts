@@ -5,9 +5,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readRunLog, RunStore } from '../../src/orchestrator/run-store.js';
-import { storedPath } from '../../src/orchestrator/run-paths.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import { readRunLog, RunStore } from '../../src/run/run-store.js';
+import { storedPath } from '../../src/run/run-paths.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 
 const made: string[] = [];
 afterAll(() => {

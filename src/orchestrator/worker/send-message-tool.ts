@@ -2,7 +2,7 @@
 // the message (see message-router.ts); the recipient gets it as a peer message between its tool
 // batches, or at the start of its next prompt when it is idle.
 import { z } from 'zod';
-import type { AgentTool } from '../agent/types.js';
+import type { AgentTool } from '../../agent/types.js';
 import type { WorkerLink } from './worker-link.js';
 
 const SendMessageParams = z.object({

@@ -2,11 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RunStore } from '../../src/orchestrator/run-store.js';
+import { RunStore } from '../../src/run/run-store.js';
 import { buildReportData } from '../../src/display/report/report-data.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
-import { applyEvent, countStatuses, createRunState, foldEvents, getInstance, instanceUsage, runUsage } from '../../src/display/run-state.js';
-import { KEYS, writeSyntheticRun } from './fixtures/synthetic-run.js';
+import { applyEvent, countStatuses, createRunState, foldEvents, getInstance, instanceUsage, runUsage } from '../../src/run/run-fold.js';
+import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'run-state-'));
 

@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
-import { RunStore } from '../../src/orchestrator/run-store.js';
-import { runRedactor, runSecrets } from '../../src/orchestrator/secrets.js';
+import type { RunEvent } from '../../src/run/run-events.js';
+import { RunStore } from '../../src/run/run-store.js';
+import { runRedactor, runSecrets } from '../../src/run/secrets.js';
 
 const dirs: string[] = [];
 afterAll(() => {

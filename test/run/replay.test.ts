@@ -5,10 +5,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { replayRunLog } from '../../src/orchestrator/replay.js';
-import type { RunEvent } from '../../src/orchestrator/run-events.js';
+import { replayRunLog } from '../../src/run/replay.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
-import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, tempProject, type Conversation } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, tempProject, type Conversation } from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 

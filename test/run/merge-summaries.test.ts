@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderNeedsContext, renderPlan, type PlanInput } from '../../src/orchestrator/merge-summaries.js';
+import { renderNeedsContext, renderPlan, type PlanInput } from '../../src/run/merge-summaries.js';
 import { parseSummary } from '../../src/session/parse-summary.js';
 
 const summaryA = parseSummary(`## Goal
