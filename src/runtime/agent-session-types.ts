@@ -45,6 +45,8 @@ export interface AgentSessionConfig {
   cwd: string;
   /** Where notices go (extension errors, warnings); default stderr. */
   notify?: (message: string) => void;
+  /** Run when the session is disposed, after the tools (MCP servers end here). */
+  disposers?: (() => void | Promise<void>)[];
 }
 
 export interface PromptOptions {

@@ -11,11 +11,12 @@
 import { Agent } from '../agent/agent.js';
 import type { AgentEvent, AgentMessage, AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { stream as registryStream } from '../ai/registry.js';
+import { learnContextWindow } from '../ai/learned-windows.js';
 import { estimateContextTokens } from '../ai/token-estimate.js';
-import type { AssistantMessage, ImageContent, Model, StreamFunction, StreamOptions, UserMessage } from '../ai/types.js';
+import type { AssistantMessage, ImageContent, Model, StreamFunction, StreamOptions, ToolResultMessage, UserMessage } from '../ai/types.js';
 import { navigateTree } from '../session/branch-summary.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../session/defaults.js';
-import { shouldCompact } from '../session/prepare-compaction.js';
+import { compactionThreshold, shouldCompact } from '../session/prepare-compaction.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
 import type { SessionHeader } from '../session/types.js';
@@ -83,6 +84,8 @@ export class AgentSession {
   /** Aborts retry waits and compactions of the current prompt. */
   private runAbort: AbortController | undefined;
   private compacting = false;
+  /** The result of the latest automatic compaction (the run guard judges how much it freed). */
+  private lastAutoCompaction: CompactionResult | undefined;
   private retryAttempt = 0;
   private disposed = false;
   /**
@@ -121,7 +124,7 @@ export class AgentSession {
       streamOptions: config.streamOptions,
       transformContext: this.hooks.transformContext,
       beforeTurn: this.hooks.beforeTurn,
-      shouldStop: async (ctx) => this.guardTurn(ctx.message, ctx.toolResults.length > 0) || ((await this.hooks.shouldStop?.(ctx)) ?? false),
+      shouldStop: async (ctx) => this.guardTurn(ctx.message, ctx.toolResults.length > 0, ctx.toolResults) || ((await this.hooks.shouldStop?.(ctx)) ?? false),
       ...composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: config.cwd, bus: this.bus }),
       steeringMode: config.steeringMode,
       followUpMode: config.followUpMode,
@@ -431,9 +434,9 @@ export class AgentSession {
    * (when `continues`). True stops the loop: a guard stopped the run, or the context passed the
    * compaction threshold (afterRun compacts, then continues the same run).
    */
-  private guardTurn(message: AssistantMessage, continues: boolean): boolean {
+  private guardTurn(message: AssistantMessage, continues: boolean, results: readonly ToolResultMessage[] = []): boolean {
     if (message.stopReason === 'error' || message.stopReason === 'aborted') return false;
-    const verdict = this.guard.afterTurn(message, continues);
+    const verdict = this.guard.afterTurn(message, continues, results);
     if (verdict.stop) {
       this.stopWith(verdict.stop);
       return true;
@@ -539,7 +542,8 @@ export class AgentSession {
   private async compactAfterRun(last: AssistantMessage): Promise<boolean> {
     const check = checkCompaction(this.checkInput(last, false));
     if (check.action === 'overflow') {
-      if (!(await this.guardedCompact('overflow'))) return false;
+      const learned = this.learnWindow(last);
+      if (!(await this.guardedCompact('overflow', learned))) return false;
       // The rebuilt context holds the failed reply again (it is in the file): drop it and re-run.
       this.dropTrailingError();
       return true;
@@ -557,16 +561,34 @@ export class AgentSession {
     return !this.stopError && !this.runAbort?.signal.aborted;
   }
 
+  /**
+   * An overflow error that states the server's window (smaller than the model's) makes it the
+   * model's window from now on: the compaction that follows and every threshold after it are
+   * sized for what the server accepts. Later sessions of this process start from it too.
+   */
+  private learnWindow(failed: AssistantMessage): boolean {
+    const window = learnContextWindow(this.model, failed.errorMessage);
+    if (window === undefined) return false;
+    const was = this.model.contextWindow;
+    this.agent.setModel({ ...this.model, contextWindow: window });
+    this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is ${window} tokens (not ${was}): compaction follows it from now on.`);
+    return true;
+  }
+
   /** An automatic compaction the run guard allows (or a stop when it would not help). */
-  private async guardedCompact(reason: 'threshold' | 'overflow'): Promise<boolean> {
-    const refused = this.guard.beforeCompaction(reason === 'overflow');
+  private async guardedCompact(reason: 'threshold' | 'overflow', windowShrank = false): Promise<boolean> {
+    const refused = this.guard.beforeCompaction(reason === 'overflow', windowShrank);
     if (refused) {
       this.stopWith(refused);
       this.emit({ type: 'auto_compaction_end', reason, aborted: false, willRetry: false, errorMessage: refused.message });
       return false;
     }
+    this.lastAutoCompaction = undefined;
     const ok = await this.autoCompact(reason);
-    if (ok) this.guard.compacted();
+    if (ok) {
+      const after = estimateContextTokens(this.agent.state.messages).tokens;
+      this.guard.compacted({ tokensBefore: this.lastAutoCompaction?.tokensBefore, tokensAfter: after, threshold: compactionThreshold(this.model.contextWindow, this.compactionSettings) });
+    }
     return ok;
   }
 
@@ -580,6 +602,7 @@ export class AgentSession {
     this.emit({ type: 'auto_compaction_start', reason });
     const outcome = await this.compactNow(undefined, this.runAbort?.signal);
     if (outcome.status === 'compacted') {
+      this.lastAutoCompaction = outcome.result;
       this.emit({ type: 'auto_compaction_end', reason, result: outcome.result, aborted: false, willRetry: reason === 'overflow' });
       return true;
     }
@@ -763,6 +786,7 @@ export class AgentSession {
     this.disposed = true;
     // Tools release what they hold (bash removes its temp folder with the full-output logs).
     for (const tool of this.tools) await Promise.resolve(tool.dispose?.()).catch(() => undefined);
+    for (const dispose of this.config.disposers ?? []) await Promise.resolve(dispose()).catch(() => undefined);
     this.unsubscribeAgent();
     this.unsubscribeWriteErrors();
     this.bus.clear();

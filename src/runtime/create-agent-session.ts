@@ -19,6 +19,9 @@ import { createRedactor, type SecretValue } from '../session/redact.js';
 import { SessionStore } from '../session/session-store.js';
 import type { BashPolicy } from '../tools/bash-policy.js';
 import { BUILTIN_TOOL_NAMES, createTool, DEFAULT_TOOL_NAMES, type CodingToolsOptions } from '../tools/coding-tools.js';
+import type { McpServerConfig } from '../tools/mcp/config.js';
+import { MCP_TOOL_PREFIX, serverOfToolName } from '../tools/mcp/names.js';
+import { McpToolSource, type McpToolSourceOptions } from '../tools/mcp/tool-source.js';
 import { AgentSession, type AgentSessionHooks } from './agent-session.js';
 import { RUNTIME_DEFAULTS, type RetrySettings } from './defaults.js';
 import { ExtensionLoadError, loadExtensions, type ExtensionSpec } from './extensions.js';
@@ -52,6 +55,16 @@ export interface CreateAgentSessionOptions {
   bashPolicy?: BashPolicy;
   /** Further built-in tool settings (output limits, shell, env). */
   toolOptions?: Pick<CodingToolsOptions, 'maxLines' | 'maxBytes' | 'bash'>;
+  /**
+   * MCP servers whose tools the agent gets as `mcp__<server>__<tool>` (tools/mcp). Entries of
+   * `tools` that start with mcp__ (`mcp__github__create_issue`, `mcp__github__*`) allow only
+   * those; without any, every tool of these servers. Servers end when the session is disposed.
+   */
+  mcp?: Pick<McpToolSourceOptions, 'runId' | 'hide' | 'writable' | 'authProviders' | 'bwrapPath' | 'baseEnv'> & {
+    servers: McpServerConfig[];
+    /** Tool patterns the agent may not use (win over the allowed ones). */
+    deny?: string[];
+  };
 
   // ---- system prompt
   /** Replaces the default prompt body (tool list and guidelines). Used as written. */
@@ -254,7 +267,8 @@ async function resolveModelAndStream(o: CreateAgentSessionOptions, store: Sessio
 function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: AnyAgentTool[]): AnyAgentTool[] {
   const custom = [...(o.customTools ?? []), ...extensionTools];
   const customNames = new Set(custom.map((t) => t.name));
-  const names = o.tools ?? DEFAULT_TOOL_NAMES;
+  // mcp__ names pick MCP tools (createMcpSource); they are not built-in or custom tools.
+  const names = (o.tools ?? DEFAULT_TOOL_NAMES).filter((n) => !n.startsWith(MCP_TOOL_PREFIX) || customNames.has(n));
   const unknown = names.filter((n) => !(BUILTIN_TOOL_NAMES as readonly string[]).includes(n) && !customNames.has(n));
   if (unknown.length > 0) {
     const valid = [...BUILTIN_TOOL_NAMES, ...customNames];
@@ -273,6 +287,56 @@ function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: A
   shared.bash = { ...shared.bash, env: { ANTHROPIC_API_KEY: undefined, ...shared.bash?.env } };
   const builtins = names.filter((n) => !customNames.has(n)).map((n) => createTool(n, shared));
   return [...builtins, ...custom];
+}
+
+/** The agent's MCP tool source, started as far as its eager servers go; undefined without servers. */
+async function createMcpSource(o: CreateAgentSessionOptions, cwd: string, notify: (m: string) => void): Promise<McpToolSource | undefined> {
+  const patterns = (o.tools ?? []).filter((n) => n.startsWith(MCP_TOOL_PREFIX) && !(o.customTools ?? []).some((t) => t.name === n));
+  const servers = o.mcp?.servers ?? [];
+  const known = new Set(servers.map((s) => s.name));
+  const missing = [...new Set(patterns.map(serverOfToolName).filter((s): s is string => s !== undefined && !known.has(s)))];
+  if (missing.length > 0) {
+    throw new AgentSessionConfigError(
+      `Tool${patterns.length > 1 ? 's' : ''} ${patterns.map((p) => `"${p}"`).join(', ')} name${patterns.length > 1 ? '' : 's'} the MCP server${missing.length > 1 ? 's' : ''} ${missing.map((m) => `"${m}"`).join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not configured. Configured: ${[...known].join(', ') || 'none'}.`,
+    );
+  }
+  if (servers.length === 0) return undefined;
+  const { servers: _servers, deny, ...rest } = o.mcp!;
+  const source = new McpToolSource({
+    ...rest,
+    servers,
+    allow: patterns,
+    ...(deny ? { deny } : {}),
+    cwd,
+    ...(o.workspaceRoot !== undefined && rest.writable === undefined ? { writable: [resolve(cwd, o.workspaceRoot)] } : {}),
+    notify,
+    ...(o.toolOptions?.maxLines !== undefined ? { maxLines: o.toolOptions.maxLines } : {}),
+    ...(o.toolOptions?.maxBytes !== undefined ? { maxBytes: o.toolOptions.maxBytes } : {}),
+  });
+  await source.start();
+  return source;
+}
+
+/**
+ * Before each model call: lazy servers start on the first, and a changed tool list (list_changed,
+ * a restart) replaces the MCP tools in the loop's own tool array, so the next call offers them.
+ */
+function withMcpTurns(hooks: AgentSessionHooks | undefined, source: McpToolSource, initial: AnyAgentTool[]): AgentSessionHooks {
+  let current = initial;
+  const user = hooks?.beforeTurn;
+  return {
+    ...hooks,
+    beforeTurn: async (context, model, signal) => {
+      const next = await source.prepareTurn();
+      if (next && next !== current) {
+        const old = new Set(current);
+        const kept = context.tools.filter((t) => !old.has(t));
+        context.tools.splice(0, context.tools.length, ...kept, ...next);
+        current = next;
+      }
+      return user?.(context, model, signal);
+    },
+  };
 }
 
 function restoredThinkingLevel(store: SessionStore): AgentThinkingLevel | undefined {
@@ -300,15 +364,25 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     if (err instanceof ExtensionLoadError) throw new AgentSessionConfigError(err.message);
     throw err;
   }
-  const tools = buildTools(options, cwd, extensions.tools);
+  const ownTools = buildTools(options, cwd, extensions.tools);
+  const mcp = await createMcpSource(options, cwd, notify);
+  const mcpTools = mcp ? mcp.listNow() : [];
+  const tools = [...ownTools, ...mcpTools];
 
-  const store = openStore(options, cwd);
+  let store: SessionStore;
   let resolved: ResolvedModel;
+  try {
+    store = openStore(options, cwd);
+  } catch (err) {
+    await mcp?.close();
+    throw err;
+  }
   try {
     resolved = await resolveModelAndStream(options, store, cwd);
   } catch (err) {
     // Nothing of a new session was written yet; release the file handle either way.
     if (!options.store) store.close();
+    await mcp?.close();
     throw err;
   }
   for (const w of store.warnings) notify(`warning: ${w}`);
@@ -317,7 +391,8 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     cwd,
     ...(options.workspaceRoot !== undefined ? { workspaceRoot: resolve(cwd, options.workspaceRoot) } : {}),
     home,
-    tools,
+    // MCP tools come and go with their servers: the tool definitions name them, the prompt does not.
+    tools: ownTools,
     systemPrompt: options.systemPrompt,
     appendSystemPrompt: options.appendSystemPrompt,
     skillsDirs: (options.skillsDirs ?? []).map((d) => resolve(cwd, d)),
@@ -355,12 +430,13 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     limits: options.limits,
     summaryRetry: options.summaryRetry,
     summaries: options.summaries ?? (model.api === SCRIPTED_API ? 'extractive' : 'model'),
-    hooks: options.hooks,
+    hooks: mcp ? withMcpTurns(options.hooks, mcp, mcpTools) : options.hooks,
     extensions,
     resolveModel: (id, provider) => toModel(id, provider ?? providerName),
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
     cwd,
     notify,
+    ...(mcp ? { disposers: [() => mcp.close()] } : {}),
   });
 }

@@ -1,0 +1,254 @@
+// One MCP server as an agent (or a run) uses it: an SDK Client over the server's transport,
+// started once (at agent start, or at the first model call), with startup_timeout on connecting
+// and listing, tool_timeout on each call (restarted by every progress notification), the tool
+// list re-read after notifications/tools/list_changed, and crash handling: a stdio server that
+// exits is started again once; when it exits a second time it is reported once, clearly, and
+// its tools fail with that text instead of hanging.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Progress,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { resolveSandboxMode, warnOnce, type SandboxPlan } from '../sandbox.js';
+import { MCP_DEFAULTS, type McpServerConfig } from './config.js';
+import { ServerStdioTransport } from './stdio-transport.js';
+
+export interface McpConnectionContext {
+  /** Working directory of stdio servers without a `cwd` (the agent's). */
+  cwd: string;
+  /** Folders a sandboxed server may write (default: [cwd]). */
+  writable?: string[];
+  /** Further paths hidden from sandboxed servers (the run folder). */
+  hide?: string[];
+  bwrapPath?: string;
+  /** Where crash reports and sandbox warnings go. */
+  notify: (message: string) => void;
+  /** OAuth for HTTP servers (the SDK's provider interface), by server name. */
+  authProviders?: Record<string, OAuthClientProvider>;
+  /** The environment the sandbox allowlist is taken from (default process.env). */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+export type McpConnectionStatus = 'idle' | 'starting' | 'ready' | 'failed' | 'closed';
+
+const CLIENT_INFO = { name: 'orchestrate', version: '1' };
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+export class McpConnection {
+  status: McpConnectionStatus = 'idle';
+  /** Why the server is unusable (status failed). */
+  failure: string | undefined;
+  /** The server's tools as last listed. */
+  tools: Tool[] = [];
+  /** Times the server was started again after a crash. */
+  restarts = 0;
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private starting: Promise<void> | undefined;
+  private toolsStale = false;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    readonly config: McpServerConfig,
+    private readonly ctx: McpConnectionContext,
+  ) {}
+
+  /** The stdio server's process id (bwrap's when sandboxed), while it runs. */
+  get pid(): number | undefined {
+    return this.transport instanceof ServerStdioTransport ? this.transport.pid : undefined;
+  }
+
+  /** Called when the tool list changed (list_changed, or a restart); re-read with refreshTools. */
+  onToolsChanged(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Connects and lists the tools; at most once at a time. Throws the reason it cannot. */
+  start(): Promise<void> {
+    if (this.status === 'ready') return Promise.resolve();
+    if (this.status === 'failed' || this.status === 'closed') return Promise.reject(new Error(this.failure ?? `MCP server "${this.config.name}" is closed`));
+    this.starting ??= this.connect().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  /** Re-lists the tools when the server said they changed; true when they were re-read. */
+  async refreshTools(): Promise<boolean> {
+    if (!this.toolsStale || this.status !== 'ready' || !this.client) return false;
+    this.toolsStale = false;
+    this.tools = await this.listAll(this.client);
+    return true;
+  }
+
+  /** Calls a tool. Timeouts, crashes and aborts throw errors whose message is meant for the model. */
+  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (p: Progress) => void): Promise<CallToolResult> {
+    await this.start();
+    const client = this.client!;
+    const timeout = this.config.toolTimeoutMs;
+    try {
+      const result = await client.callTool({ name, arguments: args }, undefined, {
+        signal,
+        timeout,
+        resetTimeoutOnProgress: true,
+        ...(onProgress ? { onprogress: onProgress } : {}),
+      });
+      return result as CallToolResult;
+    } catch (err) {
+      if (signal.aborted) throw new Error('Operation aborted');
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        throw new Error(`MCP tool "${name}" of server "${this.config.name}" timed out: no result and no progress for ${seconds(timeout)} (tool_timeout). The call may still be running on the server.`);
+      }
+      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+        throw new Error(`MCP server "${this.config.name}" exited during the call to "${name}"${this.status === 'failed' ? `: ${this.failure}` : '; it is being started again, so the call may be retried'}.`);
+      }
+      throw new Error(`MCP tool "${name}" of server "${this.config.name}" failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Ends the server (its process, or the HTTP session). */
+  async close(): Promise<void> {
+    if (this.status === 'closed') return;
+    this.status = 'closed';
+    this.failure ??= `MCP server "${this.config.name}" was closed`;
+    const client = this.client;
+    this.client = undefined;
+    const transport = this.transport;
+    this.transport = undefined;
+    await this.starting?.catch(() => undefined);
+    await (client ?? transport)?.close().catch(() => undefined);
+    if (transport && client) await transport.close().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const cfg = this.config;
+    this.status = 'starting';
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.toolsStale = true;
+      for (const l of this.listeners) l();
+    });
+    const transport = this.makeTransport();
+    this.client = client;
+    this.transport = transport;
+    client.onclose = () => this.closed(client);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`MCP server "${cfg.name}" did not start within ${seconds(cfg.startupTimeoutMs)} (startup_timeout)${this.stderrNote()}`)),
+        cfg.startupTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([
+        (async () => {
+          await client.connect(transport, { timeout: cfg.startupTimeoutMs });
+          this.tools = await this.listAll(client);
+        })(),
+        timedOut,
+      ]);
+      if ((this.status as McpConnectionStatus) !== 'starting') throw new Error(this.failure ?? `MCP server "${cfg.name}" was closed while starting`);
+      this.status = 'ready';
+    } catch (err) {
+      const text = err instanceof Error ? err.message : String(err);
+      const message = text.startsWith('MCP server') ? text : `MCP server "${cfg.name}" could not be started: ${text}${this.stderrNote()}`;
+      if ((this.status as McpConnectionStatus) !== 'closed') {
+        this.status = 'failed';
+        this.failure = message;
+      }
+      this.client = undefined;
+      this.transport = undefined;
+      await client.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+      throw new Error(message);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async listAll(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.config.startupTimeoutMs });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  }
+
+  private stderrNote(): string {
+    const t = this.transport instanceof ServerStdioTransport ? this.transport.stderr : '';
+    return t ? `. Its stderr ends with: ${t.slice(-500)}` : '';
+  }
+
+  /** The transport closed: a crash unless we closed it. */
+  private closed(client: Client): void {
+    if (this.client !== client || this.status === 'closed') return;
+    const transport = this.transport;
+    if (!(transport instanceof ServerStdioTransport)) {
+      if (this.status === 'ready') {
+        this.status = 'failed';
+        this.failure = `MCP server "${this.config.name}" closed the connection`;
+        this.ctx.notify(this.failure);
+      }
+      return;
+    }
+    const exit = transport.exit;
+    const how = exit ? (exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`) : 'closed its output';
+    const stderr = this.stderrNote();
+    this.client = undefined;
+    this.transport = undefined;
+    if (this.status === 'starting') return; // connect() reports it
+    if (this.restarts < MCP_DEFAULTS.restarts) {
+      this.restarts++;
+      this.status = 'idle';
+      this.toolsStale = false;
+      // Started again at once, so the next call finds it ready; its tools are re-read.
+      this.start().then(
+        () => {
+          for (const l of this.listeners) l();
+        },
+        () => undefined,
+      );
+      return;
+    }
+    this.status = 'failed';
+    this.failure = `MCP server "${this.config.name}" stopped (${how}) after it had already been restarted once; it is not started again and its tools are unavailable for the rest of this run${stderr}`;
+    this.ctx.notify(`error: ${this.failure}`);
+    for (const l of this.listeners) l();
+  }
+
+  private makeTransport(): Transport {
+    const cfg = this.config;
+    if (cfg.transport === 'stdio') {
+      const cwd = cfg.cwd ?? this.ctx.cwd;
+      let sandbox: { plan: SandboxPlan; bwrapPath?: string } | undefined;
+      if (cfg.sandbox !== 'none') {
+        const jail = resolveSandboxMode({ mode: 'workspace', ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}) });
+        if (jail.mode === 'workspace') {
+          const plan: SandboxPlan = { writable: this.ctx.writable ?? [this.ctx.cwd], network: cfg.network, cwd, ...(this.ctx.hide ? { hide: this.ctx.hide } : {}) };
+          sandbox = { plan, ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}) };
+        } else if (jail.warning) warnOnce(jail.warning, this.ctx.notify);
+      }
+      return new ServerStdioTransport({ command: cfg.command!, args: cfg.args, env: cfg.env, cwd, ...(sandbox ? { sandbox } : {}), ...(this.ctx.baseEnv ? { baseEnv: this.ctx.baseEnv } : {}) });
+    }
+    const url = new URL(cfg.url!);
+    const authProvider = this.ctx.authProviders?.[cfg.name];
+    const requestInit: RequestInit = { headers: cfg.headers };
+    if (cfg.transport === 'sse') return new SSEClientTransport(url, { requestInit, ...(authProvider ? { authProvider } : {}) });
+    return new StreamableHTTPClientTransport(url, { requestInit, ...(authProvider ? { authProvider } : {}) });
+  }
+}

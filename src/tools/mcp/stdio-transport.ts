@@ -1,0 +1,137 @@
+// The stdio transport of MCP servers, ours rather than the SDK's StdioClientTransport because a
+// server is a command run on a model's behalf like any other: it runs in the command sandbox by
+// default (bwrap with --die-with-parent and its own PID namespace), gets the sandbox's env
+// allowlist plus the env its config names (never a provider key), and must not outlive the
+// process that started it. Unconfined (`sandbox: none`) it runs in its own process group behind
+// the lifeline of process-lifeline.ts, so even kill -9 of the coordinator takes it down.
+// Messages are newline-delimited JSON-RPC, read and written with the SDK's own helpers.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { attachLifeline, withLifeline } from '../process-lifeline.js';
+import { sandboxedSpawn, sandboxEnv, type SandboxPlan } from '../sandbox.js';
+
+export interface StdioServerLaunch {
+  command: string;
+  args: string[];
+  /** The env the config names (added to the sandbox allowlist). */
+  env: Record<string, string>;
+  cwd: string;
+  /** Confinement: `plan` when sandboxed, undefined to run unconfined (with the lifeline). */
+  sandbox?: { plan: SandboxPlan; bwrapPath?: string };
+  /** The parent environment the allowlist is taken from (default process.env). */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+/** How much of the server's stderr is kept for reports. */
+const STDERR_TAIL = 2000;
+
+export class ServerStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private readonly buffer = new ReadBuffer();
+  private stderrTail = '';
+  private closing = false;
+  /** How the process ended (exit code or signal), once it has. */
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  constructor(private readonly launch: StdioServerLaunch) {}
+
+  /** The process id (of bwrap, when sandboxed); undefined before start. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** The last lines the server wrote to stderr. */
+  get stderr(): string {
+    return this.stderrTail.trim();
+  }
+
+  async start(): Promise<void> {
+    const l = this.launch;
+    const env = sandboxEnv(l.baseEnv ?? process.env, l.env);
+    let file: string;
+    let args: string[];
+    let stdio: ('pipe' | 'ignore')[];
+    if (l.sandbox) {
+      ({ file, args } = sandboxedSpawn(l.sandbox.bwrapPath, l.sandbox.plan, l.command, l.args, env));
+      stdio = ['pipe', 'pipe', 'pipe'];
+    } else {
+      // sh execs the server after handing fd 3 to the lifeline sentinel of this process group.
+      file = '/bin/sh';
+      args = ['-c', withLifeline('exec "$0" "$@"'), l.command, ...l.args];
+      stdio = ['pipe', 'pipe', 'pipe', 'pipe'];
+    }
+    const child = spawn(file, args, { cwd: l.cwd, env, stdio, detached: true });
+    this.child = child;
+    if (!l.sandbox) attachLifeline(child);
+    await new Promise<void>((resolveStart, reject) => {
+      child.once('error', reject);
+      child.once('spawn', () => {
+        child.off('error', reject);
+        resolveStart();
+      });
+    });
+    child.on('error', (err) => this.onerror?.(err));
+    child.stdin!.on('error', () => undefined); // EPIPE after the server died: 'exit' reports it
+    child.stdout!.on('data', (chunk: Buffer) => {
+      this.buffer.append(chunk);
+      for (;;) {
+        let message: JSONRPCMessage | null;
+        try {
+          message = this.buffer.readMessage();
+        } catch (err) {
+          this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+          continue;
+        }
+        if (message === null) break;
+        this.onmessage?.(message);
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    child.once('exit', (code, signal) => {
+      this.exit = { code, signal };
+      this.killGroup('SIGKILL');
+      this.child = undefined;
+      this.onclose?.();
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolveSend, reject) => {
+      const stdin = this.child?.stdin;
+      if (!stdin || stdin.destroyed) return reject(new Error('the MCP server is not running'));
+      if (stdin.write(serializeMessage(message))) resolveSend();
+      else stdin.once('drain', () => resolveSend());
+    });
+  }
+
+  /** Ends the server and everything it started (its process group / PID namespace). */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || this.closing) return;
+    this.closing = true;
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    child.stdin?.end();
+    this.killGroup('SIGTERM');
+    const timer = setTimeout(() => this.killGroup('SIGKILL'), 2000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private killGroup(signal: NodeJS.Signals): void {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // the group is gone already
+    }
+  }
+}

@@ -1,0 +1,194 @@
+// The MCP tools of one agent: its servers (its own, or shared with the other agents of the run
+// in this thread for `scope: run`), the allow and deny patterns that pick tools, and the exposed
+// names. `start` runs when the agent starts (eager servers) and `prepareTurn` before every model
+// call (lazy servers on the first, re-listing after list_changed or a restart), so a tool added
+// by the server is callable on the next turn. `close` ends the servers this agent owns; shared
+// ones stay for the other agents and end with the thread (or closeSharedMcpServers).
+import type { AnyAgentTool } from '../../agent/types.js';
+import { PrivateTempDir } from '../private-temp.js';
+import type { McpServerConfig } from './config.js';
+import { McpConnection, type McpConnectionContext } from './connection.js';
+import { matchesAny, MCP_TOOL_PREFIX, mcpToolName, normalizePattern } from './names.js';
+import { createMcpAgentTool } from './tool-adapter.js';
+
+export interface McpToolSourceOptions extends McpConnectionContext {
+  servers: McpServerConfig[];
+  /** Tool patterns the agent may use (`mcp__github__*`); empty or undefined: every tool of its servers. */
+  allow?: readonly string[];
+  /** Tool patterns it may not use (wins over allow). */
+  deny?: readonly string[];
+  /** Groups `scope: run` servers: agents with the same run id in this thread share one server. */
+  runId?: string;
+  maxLines?: number;
+  maxBytes?: number;
+}
+
+/** What a tool name maps back to. */
+export interface McpToolOrigin {
+  server: string;
+  tool: string;
+}
+
+interface Shared {
+  connection: McpConnection;
+  users: number;
+}
+/** Run-scoped servers of this thread, by run id, server name and configuration. */
+const shared = new Map<string, Shared>();
+
+/** Ends the run-scoped servers of `runId` (every run when omitted) in this thread. */
+export async function closeSharedMcpServers(runId?: string): Promise<void> {
+  const ends: Promise<void>[] = [];
+  for (const [key, s] of shared) {
+    if (runId !== undefined && !key.startsWith(`${runId}\0`)) continue;
+    shared.delete(key);
+    ends.push(s.connection.close());
+  }
+  await Promise.all(ends);
+}
+
+/** How many run-scoped servers this thread keeps (for tests and the bench). */
+export function sharedMcpServerCount(): number {
+  return shared.size;
+}
+
+export class McpToolSource {
+  /** The MCP tools the agent has now (replaced as a whole when they change). */
+  tools: AnyAgentTool[] = [];
+  readonly connections: McpConnection[] = [];
+  private readonly owned = new Set<McpConnection>();
+  private readonly origins = new Map<string, McpToolOrigin>();
+  private readonly temp = new PrivateTempDir(undefined, 'orchestrate-mcp-');
+  private readonly unsubscribe: (() => void)[] = [];
+  private changed = true;
+  private closed = false;
+  private readonly allow: string[];
+  private readonly deny: string[];
+
+  constructor(private readonly options: McpToolSourceOptions) {
+    this.allow = (options.allow ?? []).map(normalizePattern);
+    this.deny = (options.deny ?? []).map(normalizePattern);
+    for (const config of options.servers) {
+      let connection: McpConnection;
+      if (config.scope === 'run' && options.runId !== undefined) {
+        const key = `${options.runId}\0${config.name}\0${JSON.stringify(config)}`;
+        let s = shared.get(key);
+        if (!s || s.connection.status === 'closed') {
+          s = { connection: new McpConnection(config, options), users: 0 };
+          shared.set(key, s);
+        }
+        s.users++;
+        connection = s.connection;
+      } else {
+        connection = new McpConnection(config, options);
+        this.owned.add(connection);
+      }
+      this.connections.push(connection);
+      this.unsubscribe.push(
+        connection.onToolsChanged(() => {
+          this.changed = true;
+        }),
+      );
+    }
+  }
+
+  /** The server and tool behind an exposed name. */
+  originOf(name: string): McpToolOrigin | undefined {
+    return this.origins.get(name);
+  }
+
+  /** Starts the eager servers (all of them with `all`). Failures are reported, not thrown. */
+  async start(all = false): Promise<void> {
+    await this.startWhere((c) => all || c.config.startup === 'eager');
+  }
+
+  /**
+   * Before a model call: starts servers not started yet, re-lists changed ones. Returns the new
+   * tool list when it changed, else undefined.
+   */
+  async prepareTurn(): Promise<AnyAgentTool[] | undefined> {
+    if (this.closed) return undefined;
+    await this.startWhere(() => true);
+    await Promise.all(
+      this.connections.map((c) =>
+        c.refreshTools().then(
+          (did) => {
+            if (did) this.changed = true;
+          },
+          (err: unknown) => this.options.notify(`warning: MCP server "${c.config.name}": its tool list could not be re-read: ${err instanceof Error ? err.message : String(err)}`),
+        ),
+      ),
+    );
+    if (!this.changed) return undefined;
+    this.rebuild();
+    return this.tools;
+  }
+
+  /** The tools of the servers started so far (after start()). */
+  listNow(): AnyAgentTool[] {
+    if (this.changed) this.rebuild();
+    return this.tools;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const u of this.unsubscribe) u();
+    await Promise.all([...this.owned].map((c) => c.close()));
+    for (const c of this.connections) {
+      if (this.owned.has(c)) continue;
+      for (const [, s] of shared) if (s.connection === c) s.users--;
+    }
+    this.temp.remove();
+  }
+
+  private readonly reported = new Set<McpConnection>();
+
+  private async startWhere(pick: (c: McpConnection) => boolean): Promise<void> {
+    await Promise.all(
+      this.connections
+        .filter((c) => pick(c) && (c.status === 'idle' || c.status === 'starting'))
+        .map((c) =>
+          c.start().then(
+            () => {
+              this.changed = true;
+            },
+            (err: unknown) => {
+              this.changed = true;
+              // Once per server and agent: the model also gets no tools from it.
+              if (this.reported.has(c)) return;
+              this.reported.add(c);
+              this.options.notify(`error: ${err instanceof Error ? err.message : String(err)}`);
+            },
+          ),
+        ),
+    );
+  }
+
+  private rebuild(): void {
+    this.changed = false;
+    this.origins.clear();
+    const taken = new Set<string>();
+    const tools: AnyAgentTool[] = [];
+    for (const c of this.connections) {
+      if (c.status !== 'ready') continue;
+      const server = c.config.name;
+      for (const tool of c.tools) {
+        const written = `${MCP_TOOL_PREFIX}${server}__${tool.name}`;
+        const name = mcpToolName(server, tool.name, taken);
+        const names = [name, written];
+        if (this.allow.length > 0 && !matchesAny(this.allow, names)) {
+          taken.delete(name);
+          continue;
+        }
+        if (matchesAny(this.deny, names)) {
+          taken.delete(name);
+          continue;
+        }
+        this.origins.set(name, { server, tool: tool.name });
+        tools.push(createMcpAgentTool(name, tool, c, { temp: this.temp, ...(this.options.maxLines !== undefined ? { maxLines: this.options.maxLines } : {}), ...(this.options.maxBytes !== undefined ? { maxBytes: this.options.maxBytes } : {}) }));
+      }
+    }
+    this.tools = tools;
+  }
+}

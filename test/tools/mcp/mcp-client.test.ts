@@ -1,0 +1,267 @@
+// The MCP client end to end: a scripted agent (createAgentSession, the real runtime) uses the
+// tools of real MCP servers built on the SDK: the stdio fixture (in the bwrap sandbox) and the
+// Streamable HTTP / SSE fixture on 127.0.0.1.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolResultMessage } from '../../../src/ai/types.js';
+import type { ScriptedTurn } from '../../../src/ai/scripted.js';
+import type { AgentSession } from '../../../src/runtime/agent-session.js';
+import { createAgentSession } from '../../../src/runtime/create-agent-session.js';
+import type { McpServerConfig } from '../../../src/tools/mcp/config.js';
+// @ts-expect-error a plain ES module fixture without types
+import { startHttpFixture } from '../../fixtures/mcp/http-server.mjs';
+import { groupAlive, httpServer, stdioServer, until } from './helpers.js';
+
+interface HttpFixture {
+  url: string;
+  sseUrl: string;
+  seenHeaders: Record<string, string>[];
+  close(): Promise<void>;
+}
+
+const dirs: string[] = [];
+const sessions: AgentSession[] = [];
+let http: HttpFixture;
+
+beforeAll(async () => {
+  http = (await startHttpFixture({ name: 'beta', requiredHeaders: { authorization: 'Bearer tok-123' } })) as HttpFixture;
+});
+afterAll(async () => {
+  await http.close();
+});
+afterEach(async () => {
+  for (const s of sessions.splice(0)) await s.dispose();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'mcp-client-'));
+  dirs.push(d);
+  return d;
+}
+
+async function agent(servers: McpServerConfig[], script: ScriptedTurn[], extra: { tools?: string[]; notices?: string[]; deny?: string[] } = {}): Promise<AgentSession> {
+  const session = await createAgentSession({
+    cwd: tempDir(),
+    inMemory: true,
+    provider: 'scripted',
+    script,
+    tools: extra.tools ?? ['read'],
+    mcp: { servers, ...(extra.deny ? { deny: extra.deny } : {}) },
+    contextFiles: false,
+    defaultSkills: false,
+    notify: (m) => extra.notices?.push(m),
+  });
+  sessions.push(session);
+  return session;
+}
+
+function results(session: AgentSession): ToolResultMessage[] {
+  return session.messages.filter((m): m is ToolResultMessage => m.role === 'toolResult');
+}
+
+function textOf(r: ToolResultMessage): string {
+  return r.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('');
+}
+
+describe('MCP client', () => {
+  it('a scripted agent lists and calls the tools of a stdio and an HTTP server', async () => {
+    const offered: string[][] = [];
+    const session = await agent(
+      [stdioServer('alpha'), httpServer('beta', http.url, { headers: { Authorization: 'Bearer tok-123' } })],
+      [
+        (ctx) => {
+          offered.push((ctx.tools ?? []).map((t) => t.name));
+          return { tools: [{ name: 'mcp__alpha__echo', args: { text: 'hi' } }, { name: 'mcp__beta__add', args: { a: 2, b: 3 } }] };
+        },
+        { text: 'done' },
+      ],
+    );
+    await session.prompt('go');
+    expect(offered[0]).toEqual(expect.arrayContaining(['read', 'mcp__alpha__echo', 'mcp__alpha__slow', 'mcp__beta__echo', 'mcp__beta__add']));
+    const [echo, add] = results(session);
+    expect(echo!.isError).toBe(false);
+    expect(textOf(echo!)).toBe('alpha: hi');
+    expect(textOf(add!)).toBe('5');
+    expect((add!.details as { structuredContent?: unknown }).structuredContent).toEqual({ sum: 5 });
+    expect(http.seenHeaders.every((h) => h.authorization === 'Bearer tok-123')).toBe(true);
+  });
+
+  it('a slow tool that reports progress finishes past its timeout; a silent one fails with a timeout result', async () => {
+    const session = await agent(
+      [stdioServer('alpha', { toolTimeoutMs: 1500 })],
+      [{ tools: [{ name: 'mcp__alpha__slow', args: { steps: 5, ms: 400 } }, { name: 'mcp__alpha__silent', args: { ms: 15_000 } }] }, { text: 'done' }],
+    );
+    await session.prompt('go');
+    const [slow, silent] = results(session);
+    expect(slow!.isError).toBe(false);
+    expect(textOf(slow!)).toBe('done after 5 steps');
+    expect(silent!.isError).toBe(true);
+    expect(textOf(silent!)).toMatch(/timed out: no result and no progress for 1500ms \(tool_timeout\)/);
+  });
+
+  it('a tool the server adds (list_changed) is offered and callable in the next turn', async () => {
+    const offered: string[][] = [];
+    const session = await agent(
+      [stdioServer('alpha')],
+      [
+        { tools: [{ name: 'mcp__alpha__add_tool' }] },
+        (ctx) => {
+          offered.push((ctx.tools ?? []).map((t) => t.name));
+          return { tools: [{ name: 'mcp__alpha__late', args: { x: 'y' } }] };
+        },
+        { text: 'done' },
+      ],
+    );
+    await session.prompt('go');
+    expect(offered[0]).toContain('mcp__alpha__late');
+    const late = results(session)[1]!;
+    expect(late.isError).toBe(false);
+    expect(textOf(late)).toBe('late y');
+  });
+
+  it('a 70-character tool name is cut to 64 provider-safe characters that map back', async () => {
+    const long = `a.very.long.tool.name_${'x'.repeat(48)}`;
+    expect(long.length).toBe(70);
+    let offered: string[] = [];
+    const session = await agent(
+      [stdioServer('alpha', { env: { MCP_FIXTURE_LONG_TOOL: long } })],
+      [
+        (ctx) => {
+          offered = (ctx.tools ?? []).map((t) => t.name);
+          const name = offered.find((n) => n.startsWith('mcp__alpha__a_very'))!;
+          return { tools: [{ name }] };
+        },
+        { text: 'done' },
+      ],
+    );
+    await session.prompt('go');
+    const name = offered.find((n) => n.startsWith('mcp__alpha__a_very'))!;
+    expect(name.length).toBeLessThanOrEqual(64);
+    expect(name).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(new Set(offered).size).toBe(offered.length);
+    expect(textOf(results(session)[0]!)).toBe('long tool ran');
+  });
+
+  it('the server sees the env its config gives and not the provider key', async () => {
+    const before = process.env.ANTHROPIC_API_KEY;
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-test-not-for-servers';
+    try {
+      for (const sandbox of ['workspace', 'none'] as const) {
+        const session = await agent(
+          [stdioServer('alpha', { sandbox, env: { GREETING: 'hello' } })],
+          [{ tools: [{ name: 'mcp__alpha__env', args: { name: 'GREETING' } }, { name: 'mcp__alpha__env', args: { name: 'ANTHROPIC_API_KEY' } }] }, { text: 'done' }],
+        );
+        await session.prompt('go');
+        const [greeting, key] = results(session);
+        expect(textOf(greeting!)).toBe('GREETING=hello');
+        expect(textOf(key!)).toBe('(unset)');
+      }
+    } finally {
+      if (before === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = before;
+    }
+  });
+
+  it('results: isError and exceptions are error results, images pass, resources are described, long output is cut with the full text kept', async () => {
+    const session = await agent(
+      [stdioServer('alpha')],
+      [
+        {
+          tools: [
+            { name: 'mcp__alpha__fail' },
+            { name: 'mcp__alpha__throws' },
+            { name: 'mcp__alpha__image' },
+            { name: 'mcp__alpha__lines', args: { n: 3000 } },
+            { name: 'mcp__alpha__add', args: { a: 'two', b: 3 } },
+          ],
+        },
+        { text: 'done' },
+      ],
+    );
+    await session.prompt('go');
+    const [fail, thrown, image, lines, bad] = results(session);
+    expect(fail!.isError).toBe(true);
+    expect(textOf(fail!)).toContain('the widget is broken');
+    expect(thrown!.isError).toBe(true);
+    expect(textOf(thrown!)).toContain('handler exploded');
+    expect(image!.content.some((c) => c.type === 'image' && c.mimeType === 'image/png')).toBe(true);
+    expect(textOf(image!)).toContain('[resource file:///notes.txt (text/plain)]\nnote text');
+    expect(textOf(image!)).toContain('[resource link: big.bin file:///big.bin');
+    expect(textOf(lines!)).toMatch(/\[Output truncated: 2000 of 3000 lines.*Full output: (\S+)/);
+    const full = /Full output: (\S+)/.exec(textOf(lines!))![1]!;
+    expect(readFileSync(full, 'utf8').split('\n')).toHaveLength(3000);
+    expect(bad!.isError).toBe(true);
+    expect(textOf(bad!)).toMatch(/Invalid arguments for tool "mcp__alpha__add"/);
+  });
+
+  it('allow and deny lists pick tools; a pattern naming an unconfigured server is a configuration error', async () => {
+    let offered: string[] = [];
+    const session = await agent(
+      [stdioServer('alpha'), httpServer('beta', http.url, { headers: { Authorization: 'Bearer tok-123' } })],
+      [
+        (ctx) => {
+          offered = (ctx.tools ?? []).map((t) => t.name);
+          return { text: 'done' };
+        },
+      ],
+      { tools: ['read', 'mcp__alpha__*', 'mcp__beta__add'], deny: ['mcp__alpha__crash', 'mcp__alpha__s*'] },
+    );
+    await session.prompt('go');
+    expect(offered).toContain('mcp__alpha__echo');
+    expect(offered).toContain('mcp__beta__add');
+    expect(offered).not.toContain('mcp__beta__echo');
+    expect(offered).not.toContain('mcp__alpha__crash');
+    expect(offered).not.toContain('mcp__alpha__slow');
+    await expect(agent([stdioServer('alpha')], [], { tools: ['mcp__github__create_issue'] })).rejects.toThrow(/names the MCP server "github", which is not configured\. Configured: alpha/);
+  });
+
+  it('the older HTTP+SSE transport works with headers', async () => {
+    const session = await agent([httpServer('gamma', http.sseUrl, { transport: 'sse', headers: { Authorization: 'Bearer tok-123' } })], [{ tools: [{ name: 'mcp__gamma__echo', args: { text: 'old' } }] }, { text: 'done' }]);
+    await session.prompt('go');
+    expect(textOf(results(session)[0]!)).toBe('beta: old');
+  });
+
+  it('a crashed server is restarted once, then reported once, clearly; its tools then fail with the reason', async () => {
+    const notices: string[] = [];
+    const session = await agent(
+      [stdioServer('alpha', { sandbox: 'none' })],
+      [
+        { tools: [{ name: 'mcp__alpha__crash' }] },
+        { tools: [{ name: 'mcp__alpha__echo', args: { text: 'after restart' } }] },
+        { tools: [{ name: 'mcp__alpha__crash' }] },
+        { tools: [{ name: 'mcp__alpha__pid' }] },
+        { text: 'done' },
+      ],
+      { notices },
+    );
+    await session.prompt('go');
+    const r = results(session);
+    expect(r[0]!.isError).toBe(true);
+    expect(textOf(r[0]!)).toMatch(/exited during the call/);
+    expect(textOf(r[1]!)).toBe('alpha: after restart');
+    expect(r[2]!.isError).toBe(true);
+    // The tool list of the failed server is gone at the next turn: the call is an unknown tool.
+    expect(r[3]!.isError).toBe(true);
+    const reports = notices.filter((n) => n.includes('MCP server "alpha" stopped'));
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatch(/^error: MCP server "alpha" stopped \(exit code 3\) after it had already been restarted once; it is not started again/);
+  });
+
+  it('no server process is left once the session is disposed (sandboxed and unconfined)', async () => {
+    const pidFile = join(tempDir(), 'pids');
+    const session = await agent(
+      [stdioServer('alpha', { startup: 'eager' }), stdioServer('plain', { sandbox: 'none', startup: 'eager', env: { MCP_FIXTURE_PID_FILE: pidFile } })],
+      [{ text: 'done' }],
+    );
+    const groups = (session as unknown as { tools: { name: string }[] }).tools.length;
+    expect(groups).toBeGreaterThan(1);
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    expect(groupAlive(pid)).toBe(true);
+    await session.dispose();
+    await until(() => !groupAlive(pid), `server ${pid} to end`);
+  });
+
+});
