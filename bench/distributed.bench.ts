@@ -37,7 +37,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
 import type * as ExecutorModule from '../src/cluster/redis-executor.js';
+import type * as TrustModule from '../src/cluster/cluster-trust.js';
 import type * as RunRecipeModule from '../src/orchestrator/run-recipe.js';
 import { RUN_LOG } from '../src/run/run-store.js';
 import { startRedis, type RedisServerHandle } from '../test/helpers/redis-server.js';
@@ -80,6 +82,9 @@ const CODE = BUILD ? join(BUILD, 'dist') : join(ROOT, 'src');
 const EXT = BUILD ? 'js' : 'ts';
 const CLI = join(CODE, `cli/main.${EXT}`);
 const { RedisExecutor } = (await import(pathToFileURL(join(CODE, `cluster/redis-executor.${EXT}`)).href)) as typeof ExecutorModule;
+const { ClusterTrust } = (await import(pathToFileURL(join(CODE, `cluster/cluster-trust.${EXT}`)).href)) as typeof TrustModule;
+/** The cluster secret of this bench's coordinator and workers (jobs and results are sealed as in real use). */
+const SECRET = randomBytes(32).toString('hex');
 const { runRecipeFile } = (await import(pathToFileURL(join(CODE, `orchestrator/run-recipe.${EXT}`)).href)) as typeof RunRecipeModule;
 
 // ---- fixtures ------------------------------------------------------------------------------------
@@ -260,7 +265,7 @@ async function startWorker(redisUrl: string, name: string): Promise<WorkerProc> 
   const argv = BUILD ? [CLI] : ['--import', 'tsx', CLI];
   const child = spawn(process.execPath, [...argv, 'worker', '--redis', redisUrl, '--name', name, '--concurrency', String(C), '--workdir', workdir], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(process.env.ORCHESTRATE_WORKER_LOCK_MS ? { ORCHESTRATE_WORKER_LOCK_MS: process.env.ORCHESTRATE_WORKER_LOCK_MS } : {}) },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ORCHESTRATE_CLUSTER_SECRET: SECRET, ...(process.env.ORCHESTRATE_WORKER_LOCK_MS ? { ORCHESTRATE_WORKER_LOCK_MS: process.env.ORCHESTRATE_WORKER_LOCK_MS } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -289,7 +294,7 @@ async function stopWorkers(ws: WorkerProc[]): Promise<void> {
 async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: WorkerProc[]): Promise<Measured> {
   const parallelism = workers.length * C;
   const runsDir = join(work, `runs-redis-${workers.length}`);
-  const executor = new RedisExecutor({ url: redis.url });
+  const executor = new RedisExecutor({ url: redis.url, trust: ClusterTrust.withSecret(SECRET) });
   // Let the executor's connections settle before the counters start.
   await new Promise((r) => setTimeout(r, 500));
   await stats.config('RESETSTAT');
@@ -365,7 +370,7 @@ async function takeover(redisUrl: string): Promise<void> {
     `name: takeover\nprovider: scripted\nscript: script.yaml\nagents:\n  reader: { tools: [read] }\ntasks:\n  - id: one\n    agent: reader\n    cwd: item\n    prompt: "Read the notes"\n`,
   );
   const workers = await Promise.all(['tk-a', 'tk-b'].map((n) => startWorker(redisUrl, n)));
-  const executor = new RedisExecutor({ url: redisUrl });
+  const executor = new RedisExecutor({ url: redisUrl, trust: ClusterTrust.withSecret(SECRET) });
   let killedAt = 0;
   let victim: string | undefined;
   let takenAt = 0;

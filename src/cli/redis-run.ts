@@ -1,14 +1,16 @@
 // `--redis URL` (or ORCHESTRATE_REDIS_URL) on `orchestrate <recipe>` and `resume`: the run's
 // agents go to `orchestrate worker` processes through Redis instead of local threads. Checked
 // before anything runs (a Redis that cannot be reached is exit 2, not a hang), and the run holds
-// its lease in Redis too, so workers drop the jobs of a coordinator that lost the run.
+// its lease in Redis too, so workers drop the jobs of a coordinator that lost the run. The
+// cluster secret (redis-options.ts) seals the jobs and makes the lease token.
 import type { Redis } from 'ioredis';
 import { clusterKeys } from '../cluster/cluster-wire.js';
-import { checkRedis, connectRedis, redactRedisUrl } from '../cluster/redis-connection.js';
+import { checkRedis, connectRedis, redactRedisUrl, type RedisTarget } from '../cluster/redis-connection.js';
 import { RedisExecutor } from '../cluster/redis-executor.js';
 import { takeRedisRunLease } from '../cluster/redis-run-lease.js';
 import type { RunOptions } from '../orchestrator/run-recipe.js';
 import type { CommandArgs } from './command.js';
+import { redisAccessOf } from './redis-options.js';
 
 /** Time allowed for the first connection to Redis. */
 const CHECK_MS = 5_000;
@@ -20,15 +22,20 @@ export interface RedisRun {
 }
 
 /** Connects (or says why it cannot), and builds the executor and the Redis lease for one run. */
-export async function openRedisRun(url: string, args: CommandArgs, warn: (text: string) => void): Promise<{ ok: true; run: RedisRun } | { ok: false; message: string }> {
-  const reachable = await checkRedis(url, CHECK_MS);
+export async function openRedisRun(url: string, args: CommandArgs, warn: (text: string) => void, env: Readonly<Record<string, string | undefined>> = process.env): Promise<{ ok: true; run: RedisRun } | { ok: false; message: string }> {
+  const resolved = redisAccessOf(url, args, env);
+  if (!resolved.ok) return { ok: false, message: resolved.error };
+  const { endpoint, trust, warnings } = resolved.access;
+  for (const w of warnings) warn(`orchestrate: warning: ${w}\n`);
+  const reachable = await checkRedis(endpoint, CHECK_MS);
   if (!reachable.ok) return { ok: false, message: reachable.error };
-  const idle = await noLiveWorkers(url);
+  const idle = await noLiveWorkers(endpoint);
   if (idle) warn(`orchestrate: ${idle}\n`);
   let token: string | undefined;
   const mb = typeof args['max-workspace-mb'] === 'number' ? args['max-workspace-mb'] : undefined;
   const executor = new RedisExecutor({
-    url,
+    url: endpoint,
+    trust,
     ...(mb !== undefined ? { maxWorkspaceBytes: Math.floor(mb * 1024 * 1024) } : {}),
     leaseToken: () => token,
     onWarning: (text) => warn(`orchestrate: ${text}\n`),
@@ -38,8 +45,9 @@ export async function openRedisRun(url: string, args: CommandArgs, warn: (text: 
     options: {
       executor,
       takeLease: async (dir, runId) => {
-        leaseRedis ??= connectRedis(url, { name: 'coordinator-lease' });
-        const taken = await takeRedisRunLease(dir, runId, leaseRedis);
+        leaseRedis ??= connectRedis(endpoint, { name: 'coordinator-lease' });
+        // A token made with the cluster secret: nobody else can write a lease the workers believe.
+        const taken = await takeRedisRunLease(dir, runId, leaseRedis, { token: trust.leaseToken(runId) });
         if (taken.ok) token = taken.redisLease.token;
         return taken;
       },
@@ -56,8 +64,9 @@ export async function openRedisRun(url: string, args: CommandArgs, warn: (text: 
 const WORKER_SEEN_MS = 15_000;
 
 /** A note when no worker serves this Redis now: the agents would wait in the queue with no sign why. */
-async function noLiveWorkers(url: string): Promise<string | undefined> {
-  const redis = connectRedis(url, { name: 'coordinator-check' });
+async function noLiveWorkers(target: RedisTarget): Promise<string | undefined> {
+  const url = typeof target === 'string' ? target : target.url;
+  const redis = connectRedis(target, { name: 'coordinator-check' });
   try {
     const all = await redis.hvals(clusterKeys.workers());
     const now = Date.now();

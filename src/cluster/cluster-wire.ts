@@ -12,6 +12,9 @@
 //   and the last checkpoint, for an agent taken over), protocol messages, partner messages, and
 //   a cancel.
 // Binary parts (session bytes, patches) travel as base64 inside the JSON.
+// With a cluster secret (cluster-trust.ts) a job sits in the queue as a JobEnvelope (JobData
+// encrypted, MAC over everything) and each stream entry's body is encrypted and carries a MAC
+// (`m`); packed workspaces are encrypted too.
 import { z } from 'zod';
 
 /** Queue names (BullMQ adds its own `bull:` prefix; ours is in the prefix option). */
@@ -40,6 +43,11 @@ export const WorkspaceMetaSchema = z.object({
   /** The Redis key holding the bytes (clusterKeys.workspace). */
   key: z.string(),
 });
+
+/** The SHA-256 (hex) of a packed workspace's bytes, from its Redis key (clusterKeys.workspace). */
+export function workspaceDigestOf(key: string): string | undefined {
+  return /:ws:([0-9a-f]{64})$/.exec(key)?.[1];
+}
 export type WorkspaceMeta = z.infer<typeof WorkspaceMetaSchema>;
 
 export const ShippedFileSchema = z.object({ path: z.string(), data: z.string() });
@@ -52,7 +60,11 @@ export const JobDataSchema = z.object({
   /** The InstanceTask without its ports and API key (plain JSON). */
   task: z.record(z.string(), z.unknown()),
   workspace: WorkspaceMetaSchema,
-  /** Skill and extension files, by their path on the coordinator (base64), recreated on the worker. */
+  /**
+   * Skill and extension files (base64), recreated on the worker under its job folder: `path` is
+   * the file's absolute path on the coordinator without its leading `/` (the worker refuses an
+   * absolute path or one with a `..` part).
+   */
   files: z.array(ShippedFileSchema).default([]),
   /** The agent has a pair partner (its messages travel as `peer`). */
   hasPeer: z.boolean(),
@@ -86,16 +98,20 @@ export const DownMessageSchema = z.discriminatedUnion('k', [
 ]);
 export type DownMessage = z.infer<typeof DownMessageSchema>;
 
-/** One stream entry: its launch, the worker incarnation (up only) and the message as JSON. */
+/**
+ * One stream entry: its launch, the worker incarnation, the message (JSON; encrypted, base64, with
+ * a cluster secret) and its MAC ('' without a secret).
+ */
 export interface StreamEntry {
   launch: string;
   incarnation: string;
   body: string;
+  mac: string;
 }
 
 /** XADD field list for an entry. */
 export function entryFields(e: StreamEntry): string[] {
-  return ['l', e.launch, 'i', e.incarnation, 'b', e.body];
+  return ['l', e.launch, 'i', e.incarnation, 'b', e.body, 'm', e.mac];
 }
 
 /** Reads an XREAD entry's field list back. */
@@ -107,7 +123,7 @@ export function parseEntry(fields: string[]): StreamEntry | undefined {
   const launch = get('l');
   const body = get('b');
   if (launch === undefined || body === undefined) return undefined;
-  return { launch, incarnation: get('i') ?? '', body };
+  return { launch, incarnation: get('i') ?? '', body, mac: get('m') ?? '' };
 }
 
 export const b64 = (b: Buffer | Uint8Array): string => Buffer.from(b).toString('base64');

@@ -8,9 +8,12 @@
 // by the other workers) puts those jobs back in the queue after `lockMs`, and another worker
 // takes them: the coordinator sends it the session and workspace checkpoint streamed so far, and
 // the agent continues as a local resume would.
-import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
+//
+// Trust (cluster-trust.ts, worker-policy.ts): a job whose MAC does not verify with the cluster
+// secret is dropped unrun; down entries that do not verify are ignored; a verified job that asks
+// for what this worker's flags do not allow (another base URL, no sandbox, network, extensions)
+// fails its instance with the flag named; shipped files land only inside the job's folder.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,16 +26,21 @@ import type { InstanceTask } from '../orchestrator/instance-task.js';
 import { createWorkerPool } from '../orchestrator/pool.js';
 import { zeroUsage } from '../run/usage-summary.js';
 import { WorkerResultSchema, type WorkerResult } from '../orchestrator/protocol.js';
-import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, DownMessageSchema, entryFields, JobDataSchema, PARTNERS_QUEUE, unb64, type DownMessage, type JobData, type StreamEntry, type UpMessage } from './cluster-wire.js';
-import { connectRedis } from './redis-connection.js';
+import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, DownMessageSchema, entryFields, JobDataSchema, PARTNERS_QUEUE, unb64, workspaceDigestOf, type DownMessage, type JobData, type StreamEntry, type UpMessage } from './cluster-wire.js';
+import type { ClusterTrust } from './cluster-trust.js';
+import { connectRedis, type RedisTarget } from './redis-connection.js';
+import { policyRefusal, STRICT_POLICY, writeShippedFile, type WorkerPolicy } from './worker-policy.js';
 import { readRunLeaseToken } from './redis-run-lease.js';
 import { StreamReader } from './stream-reader.js';
-import { applyWorkspacePatch, unpackWorkspace, workspaceDiff, WORKSPACE_BASE_REF } from './workspace-transfer.js';
+import { applyWorkspacePatch, resetToBaseline, unpackWorkspace, workspaceDiff } from './workspace-transfer.js';
 
-const execFileAsync = promisify(execFile);
 
 export interface ClusterWorkerOptions {
-  url: string;
+  url: RedisTarget;
+  /** The cluster secret's keys (or ClusterTrust.insecure() with --insecure-no-secret). */
+  trust: ClusterTrust;
+  /** What this worker agrees to run (default: STRICT_POLICY, nothing extra allowed). */
+  policy?: WorkerPolicy;
   /** Shown in events, `show` and the report (default: the host name). */
   name?: string;
   /** Agents this worker runs at once (plus as many pair planners). */
@@ -58,6 +66,7 @@ const TAIL_MS = 100;
 const FENCE_MS = 2_000;
 
 interface Running {
+  runId: string;
   launch: string;
   incarnation: string;
   onDown(m: DownMessage): void;
@@ -115,15 +124,21 @@ export class ClusterWorker {
   }
 
   private up(runId: string, launch: string, incarnation: string, m: UpMessage): Promise<unknown> {
-    return this.cmd.xadd(clusterKeys.up(runId), '*', ...entryFields({ launch, incarnation, body: JSON.stringify(m) }));
+    const sealed = this.opts.trust.sealEntry('up', runId, launch, incarnation, JSON.stringify(m));
+    return this.cmd.xadd(clusterKeys.up(runId), '*', ...entryFields({ launch, incarnation, ...sealed }));
   }
 
   private onDown(e: StreamEntry): void {
     const r = this.running.get(`${e.launch}/${e.incarnation}`);
     if (!r) return;
+    const opened = this.opts.trust.openEntry('down', r.runId, e.launch, e.incarnation, e.body, e.mac);
+    if (!opened.ok) {
+      this.log(`ignored a message for launch ${e.launch}: ${opened.why}`);
+      return;
+    }
     let parsed;
     try {
-      parsed = DownMessageSchema.safeParse(JSON.parse(e.body));
+      parsed = DownMessageSchema.safeParse(JSON.parse(opened.value));
     } catch {
       return;
     }
@@ -132,12 +147,21 @@ export class ClusterWorker {
 
   /** One job: claim it, wait for the start, run the agent, stream everything back, send the result. */
   private async process(job: Job): Promise<string> {
-    const parsed = JobDataSchema.safeParse(job.data);
-    if (!parsed.success) return 'malformed job';
+    const opened = this.opts.trust.openJob(job.data);
+    if (!opened.ok) {
+      this.log(`dropped job ${job.id ?? '?'} unrun: it cannot be verified: ${opened.why}`);
+      return 'untrusted';
+    }
+    const parsed = JobDataSchema.safeParse(opened.value.job);
+    const envelope = opened.value.envelope;
+    if (!parsed.success || parsed.data.runId !== envelope.runId || parsed.data.launchId !== envelope.launchId) {
+      this.log(`dropped job ${job.id ?? '?'} unrun: its data is malformed`);
+      return 'malformed job';
+    }
     const data = parsed.data;
     // Another coordinator holds the run now: this job's coordinator is gone. (No lease at all is not
     // that: a Redis that lost its data loses the lease too, until the holder's next heartbeat.)
-    const holder = data.leaseToken ? await readRunLeaseToken(this.cmd, data.runId) : undefined;
+    const holder = data.leaseToken ? await this.leaseHolder(data.runId) : undefined;
     if (holder !== undefined && holder !== data.leaseToken) {
       this.log(`dropped ${String(data.task.id)} of run ${data.runId}: its coordinator no longer holds the run`);
       return 'orphaned';
@@ -172,6 +196,7 @@ export class ClusterWorker {
     const ws = join(dir, 'workspace');
     const pendingSync: Promise<unknown>[] = [];
     this.running.set(`${launch}/${incarnation}`, {
+      runId: data.runId,
       launch,
       incarnation,
       onDown: (m) => {
@@ -197,12 +222,26 @@ export class ClusterWorker {
       return 'no start';
     }
     if (stop.signal.aborted) return 'cancelled';
+    // What this worker's operator allows (a verified job still runs here, with this machine's key).
+    const refusal = policyRefusal(data.task, this.opts.policy ?? STRICT_POLICY, this.env.ANTHROPIC_BASE_URL);
+    if (refusal) {
+      this.log(`refused ${String(data.task.id)}: ${refusal}`);
+      await send({ k: 'refused', failure: 'error', error: `worker ${this.name} refused the job: ${refusal}` });
+      return 'refused';
+    }
     // The workspace as packed, then the changes of earlier workers of this launch.
     const sessionFile = join(dir, 'session.jsonl');
     try {
       mkdirSync(dir, { recursive: true });
-      const bytes = await this.cmd.getBuffer(data.workspace.key);
-      if (!bytes) throw new Error('its packed workspace is no longer in Redis');
+      const stored = await this.cmd.getBuffer(data.workspace.key);
+      if (!stored) throw new Error('its packed workspace is no longer in Redis');
+      let bytes: Buffer;
+      try {
+        bytes = this.opts.trust.openBytes(stored, data.workspace.key);
+      } catch {
+        throw new Error('its packed workspace in Redis does not decrypt with the cluster secret (replaced by someone else?)');
+      }
+      if (createHash('sha256').update(bytes).digest('hex') !== workspaceDigestOf(data.workspace.key)) throw new Error('its packed workspace in Redis is not the one the coordinator packed (its digest differs)');
       await unpackWorkspace({ ...data.workspace, data: bytes }, ws);
       if (go.checkpoint) {
         const restored = await applyWorkspacePatch(ws, unb64(go.checkpoint));
@@ -214,7 +253,14 @@ export class ClusterWorker {
       await send({ k: 'refused', failure: 'workspace', error: `worker ${this.name} could not prepare the workspace: ${(err as Error).message}` });
       return 'refused';
     }
-    const task = this.localTask(data, dir, ws, sessionFile);
+    let task: Omit<InstanceTask, 'port' | 'peerPort'>;
+    try {
+      task = this.localTask(data, dir, ws, sessionFile);
+    } catch (err) {
+      this.log(`refused ${String(data.task.id)}: ${(err as Error).message}`);
+      await send({ k: 'refused', failure: 'workspace', error: `worker ${this.name} could not place the agent's files: ${(err as Error).message}` });
+      return 'refused';
+    }
     const channel = new MessageChannel();
     agentPort = channel.port1;
     const transferList: MessagePort[] = [channel.port2];
@@ -273,7 +319,7 @@ export class ClusterWorker {
     for (const m of toAgent.splice(0)) deliver(m);
     const fence = data.leaseToken
       ? setInterval(() => {
-          void readRunLeaseToken(this.cmd, data.runId).then(
+          void this.leaseHolder(data.runId).then(
             (t) => {
               if (t !== undefined && t !== data.leaseToken) stop.abort(new Error('its coordinator no longer holds the run'));
             },
@@ -310,21 +356,18 @@ export class ClusterWorker {
   /** The job's task with this machine's paths, API key and shipped files. */
   private localTask(data: JobData, dir: string, ws: string, sessionFile: string): Omit<InstanceTask, 'port' | 'peerPort'> {
     const t = data.task as unknown as Omit<InstanceTask, 'port' | 'peerPort'>;
-    const moved = new Map<string, string>();
-    for (const f of data.files) {
-      const local = join(dir, 'files', f.path.replace(/^\/+/, ''));
-      mkdirSync(dirname(local), { recursive: true });
-      writeFileSync(local, unb64(f.data));
-      moved.set(f.path, local);
-    }
+    const filesRoot = join(dir, 'files');
+    mkdirSync(filesRoot, { recursive: true });
+    // Refuses absolute paths, `..` parts and folders that resolve outside filesRoot (worker-policy.ts).
+    for (const f of data.files) writeShippedFile(filesRoot, f.path, unb64(f.data));
     const relocate = (p: string): string => {
-      if (moved.has(p)) return moved.get(p)!;
-      // A shipped folder: its files are under the same relative path.
-      const local = join(dir, 'files', p.replace(/^\/+/, ''));
-      return existsSync(local) ? local : p;
+      // A shipped file or folder: under the coordinator's path without its leading '/'.
+      const local = join(filesRoot, p.replace(/^\/+/, ''));
+      return local.startsWith(filesRoot + '/') && existsSync(local) ? local : p;
     };
     const key = this.env.ANTHROPIC_API_KEY;
-    const baseUrl = this.env.ANTHROPIC_BASE_URL ?? t.baseUrl;
+    // The worker's own endpoint wins; the job's only with --allow-base-url (checked before this).
+    const baseUrl = this.env.ANTHROPIC_BASE_URL ?? ((this.opts.policy ?? STRICT_POLICY).allowBaseUrl ? t.baseUrl : undefined);
     const secrets = [...(t.secrets ?? []), ...(key ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [])];
     return {
       ...t,
@@ -338,6 +381,14 @@ export class ClusterWorker {
       // commands, as the run folder is in a local run; its own workspace, inside, stays reachable.
       ...(t.sandbox ? { sandbox: { ...t.sandbox, hide: [this.opts.workdir] } } : {}),
     };
+  }
+
+  /** The lease token of the run's holder now; a token not made with the cluster secret counts as no holder. */
+  private async leaseHolder(runId: string): Promise<string | undefined> {
+    const token = await readRunLeaseToken(this.cmd, runId);
+    if (token === undefined || this.opts.trust.leaseTokenValid(runId, token)) return token;
+    this.log(`ignored the lease of run ${runId} in Redis: its token was not made with the cluster secret`);
+    return undefined;
   }
 
   /** SIGTERM: takes no new jobs, lets the running agents finish, then closes everything. */
@@ -387,12 +438,8 @@ function scripted(path: string): { script: string; scriptData?: ReturnType<typeo
 /** Applies a partner's workspace patch over the packed state: reset to the baseline, then apply. */
 async function applySync(ws: string, patch: Buffer): Promise<void> {
   if (!existsSync(ws)) return;
-  try {
-    await execFileAsync('git', ['checkout', '-q', '-f', WORKSPACE_BASE_REF, '--', '.'], { cwd: ws });
-    await execFileAsync('git', ['clean', '-q', '-f', '-d'], { cwd: ws });
-  } catch {
-    // best effort: the apply below says whether it fits
-  }
+  // best effort: the apply below says whether it fits
+  await resetToBaseline(ws);
   await applyWorkspacePatch(ws, patch);
 }
 

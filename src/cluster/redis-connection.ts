@@ -1,8 +1,35 @@
 // Connections to the Redis of a distributed run (`--redis URL`, `ORCHESTRATE_REDIS_URL`): the URL
 // check, long-lived connections that ride out a Redis restart, a one-shot reachability check for
 // the CLI to fail fast, and the project's key names. URLs may carry a password: every message
-// that shows a URL shows it through `redactRedisUrl`.
+// that shows a URL shows it through `redactRedisUrl`. A RedisEndpoint adds what should not be in
+// the URL (visible in `ps`): the password (from env or a file), an ACL user, TLS files.
 import { Redis, type RedisOptions } from 'ioredis';
+
+/** Where Redis is and how to log in: the URL plus credentials and TLS material kept out of it. */
+export interface RedisEndpoint {
+  url: string;
+  /** ACL user (AUTH user password); the URL's user part if absent. */
+  username?: string;
+  /** AUTH password; the URL's password if absent. */
+  password?: string;
+  /** TLS (the URL must be rediss://): a CA to verify the server, a client certificate and key. */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+}
+
+/** A plain URL or an endpoint with credentials: what every connection function takes. */
+export type RedisTarget = string | RedisEndpoint;
+
+export const urlOf = (t: RedisTarget): string => (typeof t === 'string' ? t : t.url);
+
+/** ioredis options for the target's credentials and TLS (empty for a plain URL). */
+function endpointOptions(t: RedisTarget): RedisOptions {
+  if (typeof t === 'string') return {};
+  const o: RedisOptions = {};
+  if (t.username) o.username = t.username;
+  if (t.password) o.password = t.password;
+  if (t.tls) o.tls = { ...(t.tls.ca ? { ca: t.tls.ca } : {}), ...(t.tls.cert ? { cert: t.tls.cert } : {}), ...(t.tls.key ? { key: t.tls.key } : {}) };
+  return o;
+}
 
 /** The one prefix of every key this project writes to Redis. */
 const PREFIX = 'orchestrate:';
@@ -70,8 +97,9 @@ export interface ConnectRedisOptions {
  * Listen to 'error' if you care: an 'error' listener is attached so a lost connection is never an
  * unhandled event.
  */
-export function connectRedis(url: string, opts: ConnectRedisOptions = {}): Redis {
+export function connectRedis(target: RedisTarget, opts: ConnectRedisOptions = {}): Redis {
   const options: RedisOptions = {
+    ...endpointOptions(target),
     connectionName: `orchestrate:${(opts.name ?? 'client').replace(/\s+/g, '-')}`,
     retryStrategy: reconnectDelay,
     // Queued until connected: a command issued right after creation or during a short reconnect
@@ -80,7 +108,7 @@ export function connectRedis(url: string, opts: ConnectRedisOptions = {}): Redis
     maxRetriesPerRequest: opts.forBullmq ? null : 1,
     connectTimeout: 10_000,
   };
-  const redis = new Redis(url, options);
+  const redis = new Redis(urlOf(target), options);
   redis.on('error', () => {
     // Reconnecting is ioredis' job (retryStrategy); callers that need to know listen themselves.
   });
@@ -93,8 +121,9 @@ function reason(err: unknown): string {
   if (e?.code === 'ECONNREFUSED') return 'connection refused (nothing listens on that port)';
   if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'the host name does not resolve';
   if (e?.code === 'EHOSTUNREACH' || e?.code === 'ENETUNREACH') return 'the host is unreachable';
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(String(e?.code ?? ''))) return `the server's TLS certificate is not trusted (${String(e?.code)}); pass the CA that signed it with --redis-tls-ca or ORCHESTRATE_REDIS_TLS_CA`;
   const msg = String(e?.message ?? err);
-  if (/WRONGPASS|NOAUTH|invalid password|invalid username/i.test(msg)) return `authentication failed (${msg.split('\n')[0]}); check the user and password in the URL`;
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username/i.test(msg)) return `authentication failed (${msg.split('\n')[0]}); check the user and password (--redis-password-file, ORCHESTRATE_REDIS_PASSWORD, ORCHESTRATE_REDIS_USER or the URL)`;
   if (/Unknown RESP type|Protocol error/i.test(msg)) return 'what answers on that port does not speak the Redis protocol (is it a Redis server?)';
   return (msg.split('\n')[0] ?? msg).replace(/\.+$/, '');
 }
@@ -105,12 +134,13 @@ const MIN_REDIS = [5, 0, 0];
  * One connection attempt with a time limit, then disconnect: whether the CLI can use this Redis.
  * The error is a whole sentence for the user (URL redacted).
  */
-export async function checkRedis(url: string, timeoutMs: number): Promise<{ ok: true; version: string; /** Things to print but not to stop for. */ warnings: string[] } | { ok: false; error: string }> {
-  const parsed = parseRedisUrl(url);
+export async function checkRedis(target: RedisTarget, timeoutMs: number): Promise<{ ok: true; version: string; /** Things to print but not to stop for. */ warnings: string[] } | { ok: false; error: string }> {
+  const parsed = parseRedisUrl(urlOf(target));
   if (!parsed.ok) return parsed;
   const shown = redactRedisUrl(parsed.url);
   const fail = (why: string): { ok: false; error: string } => ({ ok: false, error: `cannot reach Redis at ${shown}: ${why}. Start redis-server or check --redis / ORCHESTRATE_REDIS_URL.` });
   const redis = new Redis(parsed.url, {
+    ...endpointOptions(target),
     lazyConnect: true,
     retryStrategy: () => null, // one attempt
     maxRetriesPerRequest: 0,

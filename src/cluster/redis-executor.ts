@@ -10,9 +10,13 @@
 // beside the session (so an agent taken over by another worker, or resumed by a new coordinator,
 // continues on the files its session describes), and applies the result's patch to the original
 // workspace.
+//
+// Trust (cluster-trust.ts): jobs are sealed and MACed with the cluster secret, every stream entry
+// too; an up entry for a live launch that does not verify fails that instance `untrusted` and
+// nothing of it (patch, session, checkpoint) is used.
 import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -22,13 +26,16 @@ import type { WorkerResult } from '../orchestrator/protocol.js';
 import { zeroUsage } from '../run/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
+import type { ClusterTrust, JobEnvelope } from './cluster-trust.js';
 import { moduleClosure } from './module-closure.js';
-import { connectRedis, redactRedisUrl } from './redis-connection.js';
+import { connectRedis, redactRedisUrl, urlOf, type RedisTarget } from './redis-connection.js';
 import { StreamReader } from './stream-reader.js';
 import { DEFAULT_MAX_WORKSPACE_BYTES, applyWorkspacePatch, megabytes, packWorkspace, type PackedWorkspace } from './workspace-transfer.js';
 
 export interface RedisExecutorOptions {
-  url: string;
+  url: RedisTarget;
+  /** The cluster secret's keys (or ClusterTrust.insecure() with --insecure-no-secret). */
+  trust: ClusterTrust;
   /** Largest packed workspace that may travel (default DEFAULT_MAX_WORKSPACE_BYTES). */
   maxWorkspaceBytes?: number;
   /** The run lease token jobs carry, so workers drop the jobs of a coordinator that lost its run. */
@@ -51,6 +58,8 @@ interface Launch {
   peerPort?: MessagePort;
   queue: Queue;
   data: JobData;
+  /** The job as queued: `data` sealed with the cluster secret. */
+  envelope: JobEnvelope;
   packed: PackedWorkspace;
   incarnation?: string;
   stream?: string;
@@ -87,7 +96,7 @@ export class RedisExecutor implements ExternalExecutor {
   private closed = false;
 
   constructor(private readonly opts: RedisExecutorOptions) {
-    this.description = redactRedisUrl(opts.url);
+    this.description = redactRedisUrl(urlOf(opts.url));
     this.cmd = connectRedis(opts.url, { name: 'coordinator', forBullmq: true });
     const connection = connectRedis(opts.url, { name: 'coordinator-queue', forBullmq: true });
     this.connections.push(connection);
@@ -151,6 +160,7 @@ export class RedisExecutor implements ExternalExecutor {
       files: shipped.files,
       hasPeer: task.peerPort !== undefined,
     };
+    const envelope = this.opts.trust.sealJob({ runId: task.runId, launchId: id, instance: task.id, attempt: task.attempt }, data);
     const launch: Launch = {
       id,
       runId: task.runId,
@@ -159,6 +169,7 @@ export class RedisExecutor implements ExternalExecutor {
       ...(task.peerPort ? { peerPort: task.peerPort } : {}),
       queue: task.role === 'pair-planner' ? this.partners : this.agents,
       data,
+      envelope,
       packed,
       buffered: [],
       checkpointFile,
@@ -181,10 +192,10 @@ export class RedisExecutor implements ExternalExecutor {
     const key = l.data.workspace.key;
     if (l.enqueues === 0) this.workspaceUsers.set(key, (this.workspaceUsers.get(key) ?? 0) + 1);
     // Stored once per content; a re-queue after Redis lost its data stores it again.
-    if (l.enqueues > 0 || this.workspaceUsers.get(key) === 1) await this.cmd.set(key, l.packed.data);
+    if (l.enqueues > 0 || this.workspaceUsers.get(key) === 1) await this.cmd.set(key, this.opts.trust.sealBytes(l.packed.data, key));
     l.enqueues++;
     // A new job id each time: a worker may still run the lost job under the old id (BullMQ keys its locks by id).
-    await l.queue.add('agent', l.data, { jobId: jobIdOf(l), attempts: 1, removeOnComplete: true, removeOnFail: true });
+    await l.queue.add('agent', l.envelope, { jobId: jobIdOf(l), attempts: 1, removeOnComplete: true, removeOnFail: true });
   }
 
   private async limitPacking<T>(fn: () => Promise<T>): Promise<T> {
@@ -211,15 +222,32 @@ export class RedisExecutor implements ExternalExecutor {
       l.buffered.push(m);
       return;
     }
-    void this.cmd.xadd(l.stream, '*', ...entryFields({ launch: l.id, incarnation: l.incarnation, body: JSON.stringify(m) })).catch(() => {});
+    this.send(l, l.incarnation, l.stream, m);
+  }
+
+  /** One down entry to a worker's stream, sealed for that launch and incarnation. */
+  private send(l: Launch, incarnation: string, stream: string, m: DownMessage): void {
+    const sealed = this.opts.trust.sealEntry('down', l.runId, l.id, incarnation, JSON.stringify(m));
+    void this.cmd.xadd(stream, '*', ...entryFields({ launch: l.id, incarnation, ...sealed })).catch(() => {});
   }
 
   private up(e: StreamEntry): void {
     const l = this.launches.get(e.launch);
     if (!l || l.settled) return;
+    const opened = this.opts.trust.openEntry('up', l.runId, e.launch, e.incarnation, e.body, e.mac);
+    if (!opened.ok) {
+      // Someone without the cluster secret speaks for this agent's worker (a forged result or
+      // patch): nothing of it is used, the real worker (if any) is stopped, the instance fails.
+      const why = `a message for ${l.task.id} in Redis cannot be trusted: ${opened.why}`;
+      this.opts.onWarning?.(`${why}; the instance fails untrusted and nothing it sent is applied`);
+      this.cancelIncarnation(l, 'its coordinator received a message it cannot trust for this agent');
+      void l.queue.remove(jobIdOf(l)).catch(() => {});
+      this.settle(l, failed('untrusted', `${why} (is every worker using the same cluster secret? Is something else writing to this Redis?); its result was not applied`));
+      return;
+    }
     let parsed;
     try {
-      parsed = UpMessageSchema.safeParse(JSON.parse(e.body));
+      parsed = UpMessageSchema.safeParse(JSON.parse(opened.value));
     } catch {
       return;
     }
@@ -339,8 +367,7 @@ export class RedisExecutor implements ExternalExecutor {
   /** Tells the worker that holds the launch now (if any) to stop its agent at once. */
   private cancelIncarnation(l: Launch, reason: string): void {
     if (!l.stream || !l.incarnation) return;
-    const body = JSON.stringify({ k: 'cancel', reason } satisfies DownMessage);
-    void this.cmd.xadd(l.stream, '*', ...entryFields({ launch: l.id, incarnation: l.incarnation, body })).catch(() => {});
+    this.send(l, l.incarnation, l.stream, { k: 'cancel', reason });
   }
 
   /** A hard abort: the worker stops the agent at once; the launch ends now, as a terminated thread does. */
@@ -450,7 +477,8 @@ function shippedFiles(agent: { skills: readonly string[]; extensions: readonly s
   const files: ShippedFile[] = [];
   for (const p of sizes.keys()) {
     try {
-      files.push({ path: p, data: b64(readFileSync(p)) });
+      // Relative on the wire (the worker refuses absolute paths): the coordinator's path without its leading '/'.
+      files.push({ path: resolvePath(p).replace(/^\/+/, ''), data: b64(readFileSync(p)) });
     } catch {
       // gone since the stat: the worker reports it missing
     }

@@ -43,6 +43,8 @@ export interface RedisRunLeaseOptions {
   callTimeoutMs?: number;
   /** A renew that could not reach Redis (it still reported the lease as held: see renew()). */
   onError?: (err: Error) => void;
+  /** The token to hold the lease with (default: random); a distributed run's is made with the cluster secret (ClusterTrust.leaseToken). */
+  token?: string;
   /** A renew found the key gone with nobody else holding the run (Redis restarted or lost data) and re-created it. */
   onRecreated?: () => void;
 }
@@ -139,8 +141,8 @@ const asError = (err: unknown): Error => (err instanceof Error ? err : new Error
 
 /** A run's lease held in Redis (see the top of this file). Shares the caller's connection; never closes it. */
 export class RedisRunLease implements RunLease {
-  /** Random, per lease object: what workers compare jobs against. */
-  readonly token = randomBytes(12).toString('hex');
+  /** Per lease object: what workers compare jobs against (options.token, else random). */
+  readonly token: string;
   private gen: number | undefined;
   private startedAt = 0;
   private readonly key: string;
@@ -155,6 +157,7 @@ export class RedisRunLease implements RunLease {
     readonly runId: string,
     private readonly options: RedisRunLeaseOptions = {},
   ) {
+    this.token = options.token ?? randomBytes(12).toString('hex');
     this.key = keyFor.lease(runId);
     this.genKey = keyFor.leaseGeneration(runId);
     this.host = options.host ?? hostname();

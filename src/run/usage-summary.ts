@@ -42,6 +42,9 @@ export const FAILURE_CLASSES = [
   'patch_conflict',
   // A user cancelled the instance (run view, watch, `orchestrate cancel`): never retried by itself.
   'cancelled',
+  // Distributed runs: a message for the instance in Redis did not verify with the cluster secret
+  // (a forged result or patch); nothing of it was applied. Not retried by default.
+  'untrusted',
 ] as const;
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;

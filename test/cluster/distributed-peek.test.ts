@@ -7,6 +7,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
+import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
+
+/** The cluster secret of the coordinator and its workers. */
+const trust = ClusterTrust.withSecret('test-cluster-secret-0123456789abcdef');
 import { connectRunControl } from '../../src/run/run-control-client.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
@@ -19,7 +23,7 @@ let worker: ClusterWorker | undefined;
 beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
-  worker = new ClusterWorker({ url: redis.url, name: 'w1', concurrency: 1, workdir: mkdtempSync(join(tmpdir(), 'orch-peek-w1-')) });
+  worker = new ClusterWorker({ url: redis.url, trust, name: 'w1', concurrency: 1, workdir: mkdtempSync(join(tmpdir(), 'orch-peek-w1-')) });
 });
 afterAll(async () => {
   await worker?.drain();
@@ -50,7 +54,7 @@ tasks:
     });
     const runsDir = join(dir, 'runs');
     const runDir = join(runsDir, 'peek-remote');
-    const executor = new RedisExecutor({ url: redis.url });
+    const executor = new RedisExecutor({ url: redis.url, trust });
     try {
       let ended = false;
       const done = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir, runId: 'peek-remote', executor }).finally(() => (ended = true));

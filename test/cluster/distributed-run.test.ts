@@ -19,6 +19,8 @@ import { skipWithoutBwrap } from '../helpers/bwrap.js';
 import { runFolderName } from '../helpers/run-folder.js';
 
 const skip = skipWithoutRedis('distributed runs');
+/** The cluster secret every worker and coordinator of these tests shares (through the environment, never a flag). */
+const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
 let redis: RedisServerHandle;
 const children: ChildProcess[] = [];
 const workdirs: string[] = [];
@@ -56,7 +58,7 @@ interface WorkerProc {
 async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}, extra: string[] = [], url = redis.url, workdirBase = tmpdir()): Promise<WorkerProc> {
   const workdir = mkdtempSync(join(workdirBase, `orch-worker-${name}-`));
   workdirs.push(workdir);
-  const child = spawnCli(['worker', '--redis', url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
+  const child = spawnCli(['worker', '--redis', url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...SECRET_ENV, ...env });
   children.push(child);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -68,7 +70,7 @@ async function startWorker(name: string, concurrency = 2, env: Record<string, st
 
 /** The run with the CLI's own glue for --redis: the Redis executor and the run lease held in Redis too. */
 async function runHere(dir: string, extra: RunOptions = {}, flags: { maxWorkspaceMb?: number } = {}) {
-  const opened = await openRedisRun(redis.url, flags.maxWorkspaceMb !== undefined ? { 'max-workspace-mb': flags.maxWorkspaceMb } : {}, () => {});
+  const opened = await openRedisRun(redis.url, flags.maxWorkspaceMb !== undefined ? { 'max-workspace-mb': flags.maxWorkspaceMb } : {}, () => {}, { ...process.env, ...SECRET_ENV });
   if (!opened.ok) throw new Error(opened.message);
   try {
     const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...opened.run.options, ...extra });
@@ -275,7 +277,7 @@ tasks:
     const dir = fanOutProject(names, { delayMs: 1500, concurrency: 3 });
     const runs = join(dir, 'runs');
     // From the repository (tsx resolves from the working folder); the recipe's paths resolve from its own folder.
-    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--redis', redis.url, '--run-dir', runs], {});
+    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--redis', redis.url, '--run-dir', runs], SECRET_ENV);
     const first = exited(coordinator);
     const runDir = () => join(runs, runFolderName(runs) ?? '');
     await until(() => runFolderName(runs) !== undefined && names.every((n) => {
@@ -284,7 +286,7 @@ tasks:
     }), 'every agent to have a tool result streamed back', 60_000);
     coordinator.kill('SIGKILL');
     await first;
-    const resumed = await exited(spawnCli(['resume', runDir(), '--redis', redis.url, '--run-dir', runs], {}));
+    const resumed = await exited(spawnCli(['resume', runDir(), '--redis', redis.url, '--run-dir', runs], SECRET_ENV));
     expect(resumed.code, resumed.stderr).toBe(0);
     expectRenamed(dir, names);
     for (const n of names) {
@@ -469,14 +471,14 @@ tasks:
   it('the CLI: an unreachable Redis is exit 2 with the reason; with no worker yet, the run says its agents wait, and goes on once one starts', async () => {
     const dir = fanOutProject(['q1']);
     const runs = join(dir, 'runs');
-    const refused = await exited(spawnCli([join(dir, 'recipe.yaml'), '--redis', 'redis://127.0.0.1:1', '--run-dir', runs], {}));
+    const refused = await exited(spawnCli([join(dir, 'recipe.yaml'), '--redis', 'redis://127.0.0.1:1', '--run-dir', runs], SECRET_ENV));
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1: connection refused/);
     expect(refused.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(existsSync(runs)).toBe(false);
     // A database of its own: no heartbeat of an earlier test's worker in it.
     const url = `${redis.url}/5`;
-    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], { ORCHESTRATE_REDIS_URL: url });
+    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], { ORCHESTRATE_REDIS_URL: url, ...SECRET_ENV });
     const done = exited(coordinator);
     let err = '';
     coordinator.stderr?.on('data', (d: Buffer) => (err += d.toString()));

@@ -6,6 +6,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
+import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
+
+/** The cluster secret of the coordinator and its workers. */
+const trust = ClusterTrust.withSecret('test-cluster-secret-0123456789abcdef');
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, sessionLines, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
@@ -17,7 +21,7 @@ const workers: ClusterWorker[] = [];
 beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
-  for (const name of ['w1', 'w2']) workers.push(new ClusterWorker({ url: redis.url, name, concurrency: 2, workdir: mkdtempSync(join(tmpdir(), `orch-${name}-`)) }));
+  for (const name of ['w1', 'w2']) workers.push(new ClusterWorker({ url: redis.url, trust, name, concurrency: 2, workdir: mkdtempSync(join(tmpdir(), `orch-${name}-`)) }));
 });
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.drain()));
@@ -52,7 +56,7 @@ tasks:
     };
     for (const n of names) files[`svc/${n}/config.txt`] = 'name: old\nport: 80\n';
     const dir = tempProject(files);
-    const executor = new RedisExecutor({ url: redis.url });
+    const executor = new RedisExecutor({ url: redis.url, trust });
     try {
       const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), executor });
       if (!r.ok) throw new Error(JSON.stringify(r));

@@ -16,6 +16,8 @@ import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js'
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 
 const skip = skipWithoutRedis('distributed runs');
+/** The cluster secret of the coordinator and its workers (through the environment, never a flag). */
+const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
 let redis: RedisServerHandle;
 const children: ChildProcess[] = [];
 const workdirs: string[] = [];
@@ -50,7 +52,7 @@ async function startWorker(name: string): Promise<{ workdir: string; stderr(): s
   const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
   workdirs.push(workdir);
   symlinkSync(REPO_NODE_MODULES, join(workdir, 'node_modules'));
-  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', '2', '--workdir', workdir], { ORCHESTRATE_WORKER_LOCK_MS: '2000' });
+  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', '2', '--workdir', workdir, '--allow-extensions'], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...SECRET_ENV });
   children.push(child);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -62,7 +64,7 @@ async function startWorker(name: string): Promise<{ workdir: string; stderr(): s
 
 /** The run with the CLI's own glue for --redis. */
 async function runHere(dir: string) {
-  const opened = await openRedisRun(redis.url, {}, () => {});
+  const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
   if (!opened.ok) throw new Error(opened.message);
   try {
     const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...opened.run.options });

@@ -223,7 +223,7 @@ export async function executeRun(
   const redisUrl = redisUrlOf(args, ctx.env);
   let redisRun: RedisRun | undefined;
   if (redisUrl) {
-    const opened = await (await import('../redis-run.js')).openRedisRun(redisUrl, args, (text) => (display ? display.note(text) : out.stderr(text)));
+    const opened = await (await import('../redis-run.js')).openRedisRun(redisUrl, args, (text) => (display ? display.note(text) : out.stderr(text)), ctx.env);
     if (!opened.ok) {
       out.stderr(`orchestrate: ${opened.message}\n`);
       return EXIT.usage;
