@@ -8,12 +8,16 @@
 // Packing never writes into the user's repository: the snapshot commit is written through a
 // temporary index into a temporary object store that borrows the repository's objects as an
 // alternate, so the user's index, refs and objects stay as they were.
-import { spawn } from 'node:child_process';
+//
+// Every git and tar here runs through tools/product-git: an allowlisted environment (no provider
+// key), the repository's program-valued config (fsmonitor, hooks, filters ...) disabled, inside
+// bubblewrap where it works. A shipped archive's top-level `.git` is never unpacked.
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
 import { copyGitIndex } from '../orchestrator/git-workspace.js';
+import { ProductCommandError, productGit, productGitScript, productTar, type ProductCommandOptions, type ProductCommandResult } from '../tools/product-git.js';
 
 export interface PackedWorkspace {
   kind: 'git' | 'folder';
@@ -52,75 +56,19 @@ const IDENTITY_ENV = {
   GIT_COMMITTER_EMAIL: 'orchestrate@localhost',
 };
 
-/** Config for every git call: no prompts, no signing, no hooks, no pager. */
-const GIT_CONFIG = ['-c', 'commit.gpgsign=false', '-c', 'core.hooksPath=/dev/null', '-c', 'core.splitIndex=false', '-c', 'advice.detachedHead=false'];
-
-/** Variables that would point git at another repository, index or object store than the one we mean. */
-const REPO_LOCATING_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_PREFIX', 'GIT_CEILING_DIRECTORIES'];
-
 /** How far past the limit a too-large pack is still measured, so the error can say how big it is. */
 const OVERSIZE_MEASURE_FACTOR = 4;
 
-interface CommandResult {
-  code: number | null;
-  stdout: Buffer;
-  stderr: string;
-  /** Bytes written to stdout (counted even after `keepBytes` stopped keeping them). */
-  stdoutBytes: number;
-  /** True when the command was stopped because stdout passed `stopAfterBytes`. */
-  stopped: boolean;
-}
+type CommandResult = ProductCommandResult;
+type CommandOptions = ProductCommandOptions;
+const CommandError = ProductCommandError;
 
-interface CommandOptions {
-  cwd: string;
-  env?: Record<string, string>;
-  input?: Buffer;
-  /** Keep at most this many stdout bytes (the rest is counted, not kept). */
-  keepBytes?: number;
-  /** Kill the command once stdout passes this many bytes. */
-  stopAfterBytes?: number;
-}
-
-class CommandError extends Error {}
-
-function runCommand(cmd: string, args: string[], opts: CommandOptions): Promise<CommandResult> {
-  return new Promise((resolvePromise, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env };
-    if (cmd === 'git') for (const k of REPO_LOCATING_ENV) delete env[k];
-    Object.assign(env, { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' }, opts.env);
-    const child = spawn(cmd, args, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let total = 0;
-    let stopped = false;
-    const errChunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => {
-      total += chunk.length;
-      if (opts.keepBytes === undefined || kept + chunk.length <= opts.keepBytes) {
-        chunks.push(chunk);
-        kept += chunk.length;
-      }
-      if (opts.stopAfterBytes !== undefined && total > opts.stopAfterBytes && !stopped) {
-        stopped = true;
-        child.kill('SIGKILL');
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => errChunks.push(chunk));
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') reject(new CommandError(`${cmd} is not installed or not on PATH: moving a workspace to another machine needs ${cmd}`));
-      else reject(new CommandError(`${cmd} could not be started in ${opts.cwd}: ${err.message}`));
-    });
-    // A command that exits without reading all its input (EPIPE) reports that through its exit code.
-    child.stdin.on('error', () => {});
-    child.stdin.end(opts.input ?? Buffer.alloc(0));
-    child.on('close', (code) => {
-      resolvePromise({ code, stdout: Buffer.concat(chunks), stderr: Buffer.concat(errChunks).toString('utf8'), stdoutBytes: total, stopped });
-    });
-  });
-}
-
+/**
+ * A product git (tools/product-git): the parent's GIT_DIR and friends never reach it, no config
+ * of the repository can name a program for it, and it runs sandboxed where bwrap works.
+ */
 function git(args: string[], opts: CommandOptions): Promise<CommandResult> {
-  return runCommand('git', [...GIT_CONFIG, ...args], opts);
+  return productGit(args, opts);
 }
 
 /** Runs git and returns its trimmed stdout; throws with git's own reason when it fails. */
@@ -157,8 +105,8 @@ function excludePathspecs(names: string[]): string[] {
  * Pathspecs leaving out untracked folders that are git repositories of their own (a clone inside
  * the workspace): git cannot add their files one by one, so they neither travel nor come back.
  */
-async function nestedRepoPathspecs(cwd: string, specs: string[], env?: Record<string, string>): Promise<string[]> {
-  const r = await git(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...specs], { cwd, env });
+async function nestedRepoPathspecs(cwd: string, specs: string[], env?: Record<string, string>, writable?: string[]): Promise<string[]> {
+  const r = await git(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...specs], { cwd, env, writable });
   if (r.code !== 0) throw new CommandError(`git ls-files failed in ${cwd}: ${oneLine(r.stderr)}`);
   return r.stdout
     .toString('utf8')
@@ -233,6 +181,8 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
   try {
     const cwd = root;
     const objects = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'objects'], { cwd });
+    // The temp store borrows the repository's objects: both must be visible in the sandbox.
+    const inTmp = { writable: [tmp, objects] };
     const index = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'index'], { cwd });
     const format = await gitText(['rev-parse', '--show-object-format'], { cwd });
     const headRun = await git(['rev-parse', '--verify', '-q', 'HEAD^{commit}'], { cwd });
@@ -240,19 +190,19 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
 
     // New objects go to a throwaway store that reads the repository's own as an alternate.
     const store = join(tmp, 'snapshot.git');
-    await gitText(['init', '-q', '--bare', `--object-format=${format}`, store], { cwd: tmp });
+    await gitText(['init', '-q', '--bare', `--object-format=${format}`, store], { cwd: tmp, ...inTmp });
     writeFileSync(join(store, 'objects', 'info', 'alternates'), `${objects}\n`);
     const tmpIndex = join(tmp, 'index');
     // A copy of the real index keeps git's stat cache: only changed files are read again.
     if (existsSync(index)) copyGitIndex(index, tmpIndex);
     const env = { GIT_INDEX_FILE: tmpIndex, GIT_OBJECT_DIRECTORY: join(store, 'objects'), GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
     const specs = excludePathspecs(exclude);
-    specs.push(...(await nestedRepoPathspecs(cwd, specs, env)));
-    await gitText(['add', '-A', '--', '.', ...specs], { cwd, env });
+    specs.push(...(await nestedRepoPathspecs(cwd, specs, env, [tmp])));
+    await gitText(['add', '-A', '--', '.', ...specs], { cwd, env, ...inTmp });
     // Excluded names may also be tracked; they must not travel either.
     const dropSpecs = exclude.flatMap((n) => [`:(glob)**/${n}`, `:(glob)**/${n}/**`]);
-    await gitText(['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', ...dropSpecs], { cwd, env });
-    const tree = await gitText(['write-tree'], { cwd, env });
+    await gitText(['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', ...dropSpecs], { cwd, env, ...inTmp });
+    const tree = await gitText(['write-tree'], { cwd, env, ...inTmp });
     const ignore = await outsideIgnoreRules(root, undefined);
 
     // With history when it fits (the agent can read the log); else the snapshot alone. A shallow
@@ -263,8 +213,8 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
     let failure = '';
     for (const parents of attempts) {
       const commitArgs = ['commit-tree', '--no-gpg-sign', tree, ...parents.flatMap((p) => ['-p', p]), '-m', 'orchestrate: workspace snapshot (HEAD plus uncommitted changes)'];
-      const commit = await gitText(commitArgs, { cwd, env: { ...env, ...IDENTITY_ENV } });
-      const storeOpts = { cwd: tmp, env: { GIT_DIR: store } };
+      const commit = await gitText(commitArgs, { cwd, env: { ...env, ...IDENTITY_ENV }, ...inTmp });
+      const storeOpts = { cwd: tmp, env: { GIT_DIR: store }, ...inTmp };
       await gitText(['update-ref', 'refs/heads/workspace', commit], storeOpts);
       await gitText(['symbolic-ref', 'HEAD', 'refs/heads/workspace'], storeOpts);
       last = await git(['bundle', 'create', '-q', '-', 'HEAD', 'refs/heads/workspace'], {
@@ -308,7 +258,7 @@ async function packFolder(
   } else {
     tarArgs.push('.');
   }
-  const r = await runCommand('tar', tarArgs, { cwd: real, input, keepBytes: maxBytes, stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR });
+  const r = await productTar(tarArgs, { cwd: real, input, keepBytes: maxBytes, stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR });
   if (r.stdoutBytes > maxBytes || r.stopped) {
     return { ok: false, error: tooLargeError(shown, r.stdoutBytes, !r.stopped, maxBytes, 'its archive', repoTop !== undefined) };
   }
@@ -342,7 +292,8 @@ async function outsideIgnoreRules(repoTop: string, subfolder: string | undefined
       if (anchoredOk || !/\//.test(t.replace(/^!/, '').replace(/^\*\*\//, '').replace(/\/$/, ''))) rules.push(t);
     }
   };
-  const global = await git(['config', '--path', '--get', 'core.excludesFile'], { cwd: repoTop });
+  // The global config's only: a repository's own core.excludesFile may name any file (a key, say), which would then travel.
+  const global = await git(['config', '--global', '--path', '--get', 'core.excludesFile'], { cwd: repoTop });
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
   const globalFile = global.code === 0 ? global.stdout.toString('utf8').trim() : join(xdg, 'git', 'ignore');
   add(readIfThere(globalFile), true);
@@ -402,7 +353,7 @@ async function unpackBundle(packed: PackedWorkspace, target: string): Promise<vo
     const bundle = join(tmp, 'workspace.bundle');
     writeFileSync(bundle, packed.data);
     // clone reads the bundle's object format; --no-checkout so info/exclude is in place first.
-    await gitText(['clone', '-q', '--no-checkout', bundle, target], { cwd: tmp });
+    await gitText(['clone', '-q', '--no-checkout', bundle, target], { cwd: tmp, writable: [tmp, target] });
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -414,7 +365,8 @@ async function unpackBundle(packed: PackedWorkspace, target: string): Promise<vo
 }
 
 async function unpackArchive(packed: PackedWorkspace, target: string): Promise<void> {
-  const r = await runCommand('tar', ['-x', '-f', '-', '--no-same-owner'], { cwd: target, input: packed.data });
+  // A `.git` at the top would make the `git init` below adopt its config (fsmonitor, filters ...): never unpacked.
+  const r = await productTar(['-x', '-f', '-', '--no-same-owner', '--anchored', '--exclude=./.git', '--exclude=.git'], { cwd: target, input: packed.data, writable: [target] });
   if (r.code !== 0) throw new CommandError(`tar could not extract the archive: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
   const cwd = target;
   await gitText(['init', '-q', '-b', 'workspace'], { cwd });
@@ -438,23 +390,53 @@ async function unpackArchive(packed: PackedWorkspace, target: string): Promise<v
  */
 export async function workspaceDiff(dir: string): Promise<Buffer> {
   const cwd = resolve(dir);
-  const base = await git(['rev-parse', '--verify', '-q', `${WORKSPACE_BASE_REF}^{commit}`], { cwd });
-  if (base.code !== 0) throw new Error(`${cwd} is not an unpacked workspace: it has no ${WORKSPACE_BASE_REF} (unpack it with unpackWorkspace first)`);
-  const baseCommit = base.stdout.toString('utf8').trim();
   const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-diff-'));
   try {
-    const tmpIndex = join(tmp, 'index');
-    const index = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'index'], { cwd });
-    if (existsSync(index)) copyGitIndex(index, tmpIndex);
-    const env = { GIT_INDEX_FILE: tmpIndex };
-    const never = excludePathspecs(ALWAYS_EXCLUDED);
-    await gitText(['add', '-A', '--', '.', ...never, ...(await nestedRepoPathspecs(cwd, never, env))], { cwd, env });
-    // Plumbing diff: no textconv, colour, prefixes or renames from the user's config.
-    const d = await git(['diff-index', '--cached', '-p', '--binary', '--full-index', '--no-renames', baseCommit, '--', '.', ...never], { cwd, env });
-    if (d.code !== 0) throw new Error(`git diff-index failed in ${cwd}: ${oneLine(d.stderr)}`);
-    return d.stdout;
+    // One sandboxed shell for the whole checkpoint (a sandbox start costs about as much as a git).
+    const r = await productGitScript(WORKSPACE_DIFF_SCRIPT, [`${WORKSPACE_BASE_REF}^{commit}`, ...excludePathspecs(ALWAYS_EXCLUDED)], {
+      cwd,
+      env: { GIT_INDEX_FILE: join(tmp, 'index') },
+      writable: [tmp],
+    });
+    if (r.code === 3) throw new Error(`${cwd} is not an unpacked workspace: it has no ${WORKSPACE_BASE_REF} (unpack it with unpackWorkspace first)`);
+    if (r.code !== 0) throw new Error(`git could not diff the workspace ${cwd}: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+    return r.stdout;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * workspaceDiff's git commands: $1 the baseline, $2 $3 the never-diffed pathspecs. The throwaway
+ * index starts as a copy of the real one keeping its mtime (see copyGitIndex); untracked folders
+ * that are repositories of their own (nestedRepoPathspecs) are left out of the add.
+ */
+const WORKSPACE_DIFF_SCRIPT = `base=$(git rev-parse --verify -q "$1") || exit 3
+idx=$(unset GIT_INDEX_FILE; git rev-parse --path-format=absolute --git-path index) || exit 4
+if [ -f "$idx" ]; then cp -p "$idx" "$GIT_INDEX_FILE" || exit 4; fi
+never1=$2
+never2=$3
+shift 3
+nested=$(git ls-files -z --others --exclude-standard -- . "$never1" "$never2" | tr '\\0' '\\n' | sed -n 's|/$||p') || exit 4
+while IFS= read -r p; do
+  if [ -n "$p" ]; then set -- "$@" ":(exclude,literal)$p"; fi
+done <<__NESTED__
+$nested
+__NESTED__
+git add -A -- . "$never1" "$never2" "$@" || exit 4
+# Plumbing diff: no textconv, colour, prefixes or renames from the user's config.
+exec git diff-index --cached -p --binary --full-index --no-renames --no-ext-diff --no-textconv "$base" -- . "$never1" "$never2"
+`;
+
+/**
+ * Puts an unpacked workspace back to its baseline (tracked files restored, untracked ones that
+ * are not ignored removed), in one product shell. Best effort: says nothing when it fails.
+ */
+export async function resetToBaseline(dir: string): Promise<void> {
+  try {
+    await productGitScript('git checkout -q -f "$1" -- . && exec git clean -q -f -d', [WORKSPACE_BASE_REF], { cwd: resolve(dir) });
+  } catch {
+    // the caller's next step (an apply) says whether the workspace is usable
   }
 }
 

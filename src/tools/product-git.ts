@@ -275,14 +275,31 @@ export function productSandbox(): { sandboxed: boolean; reason?: string } {
   return probe.ok ? { sandboxed: true } : { sandboxed: false, reason: probe.reason };
 }
 
-/** Runs `file args` with `env`, in the sandbox when it works, collecting output as asked. */
-function run(file: string, args: string[], env: Record<string, string>, opts: ProductCommandOptions, what: string): Promise<ProductCommandResult> {
+/** Whether `name` is an executable file in one of PATH's folders. */
+function onPath(name: string, path: string | undefined): boolean {
+  for (const d of (path ?? '').split(':')) {
+    try {
+      if (d && statSync(join(d, name)).isFile()) return true;
+    } catch {
+      // not in this folder
+    }
+  }
+  return false;
+}
+
+/**
+ * Runs `file args` with `env`, in the sandbox when it works, collecting output as asked. `program`
+ * is what the command needs (git or tar), checked on PATH first so a missing one is named. The
+ * sandbox may write `cwd`, `opts.writable` and, with `repoWritable`, the repository around `cwd`.
+ */
+function run(program: string, file: string, args: string[], env: Record<string, string>, opts: ProductCommandOptions, what: string, repoWritable: boolean): Promise<ProductCommandResult> {
+  if (!onPath(program, env.PATH)) return Promise.reject(new ProductCommandError(`${program} is not installed or not on PATH: ${what} needs it`));
   let cmd = file;
   let argv = args;
   const bwrap = defaultBwrapPath();
   if (probeSandbox(bwrap).ok) {
-    const repo = findRepository(opts.cwd);
-    const writable = [...(repo ? [repo.top, repo.gitDir, repo.commonDir] : []), ...(opts.writable ?? [])];
+    const repo = repoWritable ? findRepository(opts.cwd) : undefined;
+    const writable = [...(repo ? [repo.top, repo.gitDir, repo.commonDir] : []), opts.cwd, ...(opts.writable ?? [])];
     const h = gitHome();
     // The private home sits in the host's temp folder, which the sandbox replaces: bind it back, read-only.
     const mounts = bwrapArgs({ writable, network: false, cwd: opts.cwd }, process.env);
@@ -328,7 +345,7 @@ function run(file: string, args: string[], env: Record<string, string>, opts: Pr
  * shell's builtins (plus cp/cat/rm on the paths it was given).
  */
 export function productGitScript(script: string, args: readonly string[], opts: ProductCommandOptions): Promise<ProductCommandResult> {
-  return run('sh', ['-c', `${NEUTRALIZE_DRIVERS}${script}`, 'orchestrate-git', ...args], productGitEnv(opts.env), opts, 'the workspace snapshot');
+  return run('git', 'sh', ['-c', `${NEUTRALIZE_DRIVERS}${script}`, 'orchestrate-git', ...args], productGitEnv(opts.env), opts, 'git work on a workspace', true);
 }
 
 /** Runs one `git args` as productGitScript does. */
@@ -336,9 +353,12 @@ export function productGit(args: readonly string[], opts: ProductCommandOptions)
   return productGitScript('exec git "$@"', args, opts);
 }
 
-/** Runs tar with the sanitized environment (no TAR_OPTIONS, no keys), in the sandbox when it works. */
+/**
+ * Runs tar with the sanitized environment (no TAR_OPTIONS, no keys), in the sandbox when it
+ * works, where it may write `opts.writable` only (not the repository around `cwd`).
+ */
 export function productTar(args: readonly string[], opts: ProductCommandOptions): Promise<ProductCommandResult> {
-  return run('tar', [...args], productGitEnv(opts.env), opts, 'moving a workspace to another machine');
+  return run('tar', 'tar', [...args], productGitEnv(opts.env), opts, 'moving a workspace to another machine', false);
 }
 
 /** A private temp folder (mode 700) for one operation's files (a throwaway index, a bundle), removed after `fn`. */
