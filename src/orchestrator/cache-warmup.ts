@@ -5,7 +5,9 @@
 // the first instance's first request goes out alone; the wave's other first requests wait until
 // it starts streaming, and then read the prefix (0.1x). It must never hold the run up: the wave
 // goes on when that request streams, fails, is refused or cancelled, when its permit ends in any
-// way, after maxWaitMs, or when the broker closes.
+// way, after maxWaitMs, or when the broker closes. A wave's held requests wait in a paused p-queue
+// that opening the wave starts; a cancelled request leaves it at once.
+import PQueue from 'p-queue';
 import type { PermitGate, PermitOutcome, PermitRequest } from './permit-broker.js';
 import { RECIPE_DEFAULTS } from '../recipe/defaults.js';
 
@@ -19,8 +21,8 @@ interface Wave {
   leader?: string;
   leaderRequest?: PermitRequest;
   leaderSlot?: number;
-  opened: Promise<void>;
-  release: () => void;
+  /** The wave's other first requests, held until the wave opens (started then). */
+  held: PQueue;
   timer?: NodeJS.Timeout;
 }
 
@@ -47,8 +49,6 @@ function instanceOf(req: PermitRequest): string | undefined {
 
 export class CacheWarmup implements PermitGate {
   private readonly waves = new Map<string, Wave>();
-  /** Requests waiting for their wave to open. */
-  private held = 0;
   private readonly maxWaitMs: number;
 
   constructor(private readonly opts: CacheWarmupOptions = {}) {
@@ -57,9 +57,7 @@ export class CacheWarmup implements PermitGate {
 
   /** Warms the cache before `task`'s instances (a fan-out wave) call the model. */
   arm(task: string, instanceIds: readonly string[]): void {
-    let release!: () => void;
-    const opened = new Promise<void>((resolve) => (release = resolve));
-    this.waves.set(task, { members: new Set(instanceIds), open: false, opened, release });
+    this.waves.set(task, { members: new Set(instanceIds), open: false, held: new PQueue({ autoStart: false }) });
   }
 
   /** Whether `task` still holds its wave back (tests). */
@@ -85,19 +83,8 @@ export class CacheWarmup implements PermitGate {
     // A cancelled request stops waiting at once; the broker then refuses it as aborted.
     const signal = req.signal;
     if (signal?.aborted) return undefined;
-    this.held++;
-    return new Promise<void>((resolve) => {
-      let finished = false;
-      const done = (): void => {
-        if (finished) return;
-        finished = true;
-        signal?.removeEventListener('abort', done);
-        this.held--;
-        resolve();
-      };
-      signal?.addEventListener('abort', done, { once: true });
-      void wave.opened.then(done);
-    });
+    const settled = (): void => undefined;
+    return wave.held.add(() => undefined, { signal }).then(settled, settled);
   }
 
   outcome(req: PermitRequest, outcome: PermitOutcome): void {
@@ -119,7 +106,8 @@ export class CacheWarmup implements PermitGate {
   }
 
   holding(): boolean {
-    return this.held > 0;
+    for (const wave of this.waves.values()) if (!wave.open && wave.held.size > 0) return true;
+    return false;
   }
 
   private waveOf(instance: string): [string, Wave] | undefined {
@@ -132,7 +120,7 @@ export class CacheWarmup implements PermitGate {
     if (!wave || wave.open) return;
     wave.open = true;
     if (wave.timer) clearTimeout(wave.timer);
-    wave.release();
+    wave.held.start();
     this.opts.onOpen?.(task, reason);
   }
 }

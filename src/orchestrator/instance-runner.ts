@@ -11,6 +11,7 @@ import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { addWorktree, relinkWorktree, removeWorktree, repoRoot, snapshot } from './git-workspace.js';
+import { KeyedLock } from './keyed-lock.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from '../recipe/index.js';
@@ -88,7 +89,8 @@ function intoWorktree(inst: InstanceState, abs: string): string {
 }
 
 export class InstanceRunner {
-  private readonly gitLocks = new Map<string, Promise<unknown>>();
+  /** One git operation at a time per repository (keyed-lock.ts). */
+  private readonly gitLocks = new KeyedLock();
   /** Scripts of the scripted provider, parsed once per run (undefined: unreadable, the thread reports why). */
   private readonly scripts = new Map<string, ScriptedScript | undefined>();
 
@@ -119,11 +121,8 @@ export class InstanceRunner {
     return { mode, network: network ?? false, hide: [dirname(this.ctx.store.dir)] };
   }
 
-  async withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.gitLocks.get(root) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    this.gitLocks.set(root, next.catch(() => undefined));
-    return next;
+  withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+    return this.gitLocks.run(root, fn);
   }
 
   /**

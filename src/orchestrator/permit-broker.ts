@@ -3,6 +3,7 @@
 // budgets (BudgetLedger reservations), and pauses — not kills — everyone while a provider says
 // rate-limited. Waiting requests are served first-come first-served. An optional gate may hold a
 // request back before it queues (cache-warmup.ts: a fan-out's first call goes out alone).
+import PQueue from 'p-queue';
 import { BudgetLedger, type Spend } from './budget.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
 import type { UsageSummary } from '../run/usage-summary.js';
@@ -36,7 +37,8 @@ export interface PermitGate {
 interface Waiter {
   req: PermitRequest;
   since: number;
-  resolve: (o: PermitOutcome) => void;
+  /** Ends the request unanswered: its reason is the outcome (aborted, drained, over budget). */
+  refuse: AbortController;
 }
 
 interface Grant {
@@ -56,12 +58,23 @@ export interface PermitBrokerOptions {
   gate?: PermitGate;
 }
 
+/**
+ * Requests of one model are served first-come first-served by a p-queue of concurrency 1, one per
+ * model, so a rate-limited model never holds another model's requests up. The request at the head
+ * of a queue waits there until the model's limiter has a slot and no pause is on; the queue's own
+ * pause is the provider's "rate-limited, wait" (pause()). Budget is checked for every waiting
+ * request whenever spend changes: one that can no longer fit is refused at once, wherever it waits.
+ */
 export class PermitBroker {
   private readonly limiters = new Map<string, SlidingWindowLimiter>();
-  private readonly waiters: Waiter[] = [];
+  private readonly queues = new Map<string, PQueue>();
+  private readonly pauseTimers = new Map<string, { until: number; timer: NodeJS.Timeout }>();
+  /** Every request queued and not yet answered, in arrival order (budget sweeps, waiting count). */
+  private readonly waiters = new Set<Waiter>();
+  /** Wakes the requests at the heads of the queues to look again (a slot freed, a pause ended). */
+  private wakers = new Set<() => void>();
   private readonly grants = new Map<number, Grant>();
   private nextGrant = 1;
-  private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   readonly budget: BudgetLedger;
 
@@ -81,6 +94,15 @@ export class PermitBroker {
     return l;
   }
 
+  private queueFor(model: string): PQueue {
+    let q = this.queues.get(model);
+    if (!q) {
+      q = new PQueue({ concurrency: 1 });
+      this.queues.set(model, q);
+    }
+    return q;
+  }
+
   request(req: PermitRequest): Promise<PermitOutcome> {
     const gate = this.opts.gate;
     if (!gate) return this.enqueue(req);
@@ -92,41 +114,90 @@ export class PermitBroker {
     });
   }
 
-  private enqueue(req: PermitRequest): Promise<PermitOutcome> {
+  private async enqueue(req: PermitRequest): Promise<PermitOutcome> {
+    if (req.signal?.aborted) return ABORTED;
+    const w: Waiter = { req, since: this.now(), refuse: new AbortController() };
+    // Refused at once when it cannot fit the budget even now (as it would be at the head).
+    const verdict = this.budget.check(req.scopes, req.estimate);
+    if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: true };
+    // The agent's signal lives as long as the agent: its listener goes when the request is answered
+    // (one left per model call passed node's limit of 10, a warning on the terminal).
+    const onAbort = (): void => w.refuse.abort(ABORTED);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    this.waiters.add(w);
+    try {
+      return await this.queueFor(req.model).add(() => this.grantWhenFree(w), { signal: w.refuse.signal });
+    } catch (err) {
+      if (isOutcome(err)) return err;
+      throw err;
+    } finally {
+      req.signal?.removeEventListener('abort', onAbort);
+      this.waiters.delete(w);
+    }
+  }
+
+  /** Runs at the head of the model's queue: waits for a rate-limit slot, then grants. */
+  private async grantWhenFree(w: Waiter): Promise<PermitOutcome> {
+    const { req } = w;
+    const signal = w.refuse.signal;
+    for (;;) {
+      if (signal.aborted) return signal.reason as PermitOutcome;
+      const verdict = this.budget.check(req.scopes, req.estimate);
+      if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: true };
+      const limiter = this.limiterFor(req.model);
+      const wait = this.queueFor(req.model).isPaused ? Infinity : (limiter?.waitTime() ?? 0);
+      if (wait <= 0) {
+        const reservation = this.budget.reserve(req.scopes, req.estimate);
+        if (!reservation.ok) return { ok: false, reason: reservation.reason, budget: true };
+        const limiterSlot = limiter?.tryAcquire();
+        const slotId = this.nextGrant++;
+        this.grants.set(slotId, { model: req.model, scopes: req.scopes, limiterSlot, reservation: reservation.id });
+        // Answered: no sweep or drain may refuse it now. Its reservation may leave others over budget.
+        this.waiters.delete(w);
+        this.wake();
+        return { ok: true, slotId, waitedMs: this.now() - w.since };
+      }
+      // Infinity: until an in-flight response starts or the pause ends, which wake() signals.
+      await this.sleep(wait, signal);
+    }
+  }
+
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
-      if (req.signal?.aborted) return resolve({ ok: false, reason: 'aborted', budget: false });
-      const onAbort = () => {
-        const i = this.waiters.indexOf(w);
-        if (i >= 0) {
-          this.waiters.splice(i, 1);
-          resolve({ ok: false, reason: 'aborted', budget: false });
-        }
+      const done = (): void => {
+        if (timer) clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wakers.delete(done);
+        resolve();
       };
-      // An answered waiter drops its listener: the signal lives as long as the agent, and one
-      // listener left per model call passed node's limit of 10 (a warning on the terminal).
-      const w: Waiter = {
-        req,
-        since: this.now(),
-        resolve: (o) => {
-          req.signal?.removeEventListener('abort', onAbort);
-          resolve(o);
-        },
-      };
-      req.signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(w);
-      this.pump();
+      const timer = Number.isFinite(ms) ? setTimeout(done, Math.max(1, ms)) : undefined;
+      timer?.unref?.();
+      signal.addEventListener('abort', done, { once: true });
+      this.wakers.add(done);
     });
+  }
+
+  /** Something changed (a slot, a pause, the spend): heads look again, waiters over budget are refused. */
+  private wake(): void {
+    for (const w of this.waiters) {
+      if (w.refuse.signal.aborted) continue;
+      const verdict = this.budget.check(w.req.scopes, w.req.estimate);
+      if (!verdict.ok) w.refuse.abort({ ok: false, reason: verdict.reason, budget: true } satisfies PermitOutcome);
+    }
+    const wakers = this.wakers;
+    this.wakers = new Set();
+    for (const wake of wakers) wake();
   }
 
   /** Number of requests waiting for a permit. */
   get waiting(): number {
-    return this.waiters.length;
+    return this.waiters.size;
   }
 
   /** Why a request that was not granted at once is waiting (for permit_wait events). */
   waitReason(): string {
     if (this.opts.gate?.holding?.()) return 'the prompt cache is warmed by the fan-out\'s first request';
-    return this.waiters.length > 1 ? `${this.waiters.length} requests waiting for permits` : 'rate limit';
+    return this.waiters.size > 1 ? `${this.waiters.size} requests waiting for permits` : 'rate limit';
   }
 
   /** The permitted request's response started (or failed): date its rate-limit slot. */
@@ -134,7 +205,7 @@ export class PermitBroker {
     this.opts.gate?.settled(slotId, true);
     const g = this.grants.get(slotId);
     if (g?.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot, at);
-    this.pump();
+    this.wake();
   }
 
   /** Settles a permit with its real usage. */
@@ -147,7 +218,7 @@ export class PermitBroker {
     this.budget.charge(g.scopes, { usd: usage.cost, tokens: usage.totalTokens });
     // A request that never reported its start still frees its slot one window from now.
     if (g.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot);
-    this.pump();
+    this.wake();
   }
 
   /** Drops a permit without usage (the call failed before any response). */
@@ -158,71 +229,41 @@ export class PermitBroker {
     this.grants.delete(slotId);
     this.budget.release(g.reservation);
     if (g.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot);
-    this.pump();
+    this.wake();
   }
 
   /** A provider said rate-limited: hold every request for that model for delayMs. */
   pause(model: string, delayMs: number): void {
-    const l = this.limiterFor(model);
-    if (l) l.pause(delayMs);
-    else {
-      // No configured limit for this model: create one that only carries the pause.
-      const pausable = new SlidingWindowLimiter({ limit: Number.MAX_SAFE_INTEGER, now: this.now });
-      pausable.pause(delayMs);
-      this.limiters.set(model, pausable);
-    }
-    this.pump();
+    const queue = this.queueFor(model);
+    const until = this.now() + delayMs;
+    const current = this.pauseTimers.get(model);
+    if (current && current.until >= until) return;
+    if (current) clearTimeout(current.timer);
+    queue.pause();
+    const timer = setTimeout(() => {
+      this.pauseTimers.delete(model);
+      queue.start();
+      this.wake();
+    }, Math.max(0, delayMs));
+    timer.unref?.();
+    this.pauseTimers.set(model, { until, timer });
   }
 
   /** Refuses every waiting request (run stopping). */
   drain(reason: string): void {
     this.opts.gate?.close();
-    for (const w of this.waiters.splice(0)) w.resolve({ ok: false, reason, budget: false });
+    for (const w of this.waiters) w.refuse.abort({ ok: false, reason, budget: false } satisfies PermitOutcome);
   }
 
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    for (const { timer } of this.pauseTimers.values()) clearTimeout(timer);
+    this.pauseTimers.clear();
     this.drain('run stopped');
   }
+}
 
-  private pump(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-    let soonest = Infinity;
-    for (let i = 0; i < this.waiters.length; ) {
-      const w = this.waiters[i]!;
-      const verdict = this.budget.check(w.req.scopes, w.req.estimate);
-      if (!verdict.ok) {
-        this.waiters.splice(i, 1);
-        w.resolve({ ok: false, reason: verdict.reason, budget: true });
-        continue;
-      }
-      const limiter = this.limiterFor(w.req.model);
-      const wait = limiter ? limiter.waitTime() : 0;
-      if (wait > 0) {
-        soonest = Math.min(soonest, wait);
-        i++;
-        continue;
-      }
-      const reservation = this.budget.reserve(w.req.scopes, w.req.estimate);
-      if (!reservation.ok) {
-        this.waiters.splice(i, 1);
-        w.resolve({ ok: false, reason: reservation.reason, budget: true });
-        continue;
-      }
-      const limiterSlot = limiter?.tryAcquire();
-      const slotId = this.nextGrant++;
-      this.grants.set(slotId, { model: w.req.model, scopes: w.req.scopes, limiterSlot, reservation: reservation.id });
-      this.waiters.splice(i, 1);
-      w.resolve({ ok: true, slotId, waitedMs: this.now() - w.since });
-    }
-    // Infinity means "until an in-flight response starts", which calls pump() again.
-    if (this.waiters.length > 0 && Number.isFinite(soonest)) {
-      this.timer = setTimeout(() => this.pump(), Math.max(1, soonest));
-      this.timer.unref?.();
-    }
-  }
+const ABORTED: PermitOutcome = { ok: false, reason: 'aborted', budget: false };
+
+function isOutcome(x: unknown): x is PermitOutcome {
+  return typeof x === 'object' && x !== null && 'ok' in x && 'reason' in x;
 }

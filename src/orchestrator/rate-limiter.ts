@@ -5,6 +5,7 @@
 // held from the moment a permit is granted until `windowMs + marginMs` after the *later* of the
 // grant and the moment its response started. Whatever the jitter between grant and arrival
 // (bounded by when the response starts), no rolling window at the provider holds more than N.
+// A provider's "rate-limited, wait" pauses the model's permit queue instead (PermitBroker.pause).
 
 export interface RateLimiterOptions {
   /** Requests allowed per window. */
@@ -29,8 +30,6 @@ export class SlidingWindowLimiter {
   private readonly now: () => number;
   private readonly slots = new Map<number, Slot>();
   private nextId = 1;
-  /** While a provider says rate-limited, nobody is granted until this time. */
-  private pausedUntil = 0;
 
   constructor(opts: RateLimiterOptions) {
     if (!(opts.limit > 0)) throw new Error(`rate limit must be a positive number, got ${opts.limit}`);
@@ -48,11 +47,10 @@ export class SlidingWindowLimiter {
   waitTime(): number {
     const t = this.now();
     this.prune(t);
-    const pause = Math.max(0, this.pausedUntil - t);
-    if (this.slots.size < this.limit) return pause;
+    if (this.slots.size < this.limit) return 0;
     let earliest = Infinity;
     for (const s of this.slots.values()) earliest = Math.min(earliest, s.releaseAt);
-    return Math.max(pause, earliest - t);
+    return earliest - t;
   }
 
   /** Takes a slot if one is free now; returns its id, or undefined. */
@@ -69,11 +67,6 @@ export class SlidingWindowLimiter {
     // The first report dates the slot; later ones (usage after start) must not extend it.
     if (!s || s.releaseAt !== Infinity) return;
     s.releaseAt = Math.max(s.grantedAt, at) + this.windowMs + this.marginMs;
-  }
-
-  /** The provider refused with a rate limit: grant nothing for `ms`. */
-  pause(ms: number): void {
-    this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms);
   }
 
   get inUse(): number {

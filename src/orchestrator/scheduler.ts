@@ -2,7 +2,9 @@
 // `concurrency` run, its task is under `max_parallel`, no running instance has an overlapping
 // `writes` scope, and the admission check (budget) lets it in. Instances that cannot start yet
 // wait in arrival order (earlier tasks first), and are looked at again whenever something
-// finishes. (No queue library: a FIFO queue cannot skip a blocked instance to start the next.)
+// finishes. Hand-written on purpose, unlike the permit queues and the git lock (p-queue): an
+// instance blocked by its task's max_parallel or an overlapping writes scope must not hold up the
+// ready instances behind it, and a FIFO queue only ever starts its head.
 import { scopesOverlap } from './write-scopes.js';
 
 export interface SchedulableInstance {

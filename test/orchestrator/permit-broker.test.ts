@@ -45,6 +45,47 @@ describe('PermitBroker', () => {
     expect(other.ok).toBe(true);
   });
 
+  it('pause() also holds a rate-limited model with free slots, and its waiting requests keep their order', async () => {
+    const broker = new PermitBroker({ rateLimits: { m: 10 }, budget: new BudgetLedger() });
+    broker.pause('m', 40);
+    const t0 = Date.now();
+    const order: string[] = [];
+    const ask = (name: string) => broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } }).then((o) => (order.push(name), o));
+    const [a, b] = await Promise.all([ask('a'), ask('b')]);
+    expect(a.ok && b.ok).toBe(true);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(35);
+    expect(order).toEqual(['a', 'b']);
+    broker.close();
+  });
+
+  it('a waiter that no longer fits the budget is refused while it waits, not when its turn comes', async () => {
+    let t = 0;
+    const budget = new BudgetLedger({ usd: 1 });
+    const broker = new PermitBroker({ rateLimits: { m: 1 }, budget, windowMs: 60_000, marginMs: 0, now: () => t });
+    const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });
+    expect(a.ok).toBe(true);
+    const b = broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });
+    await new Promise((r) => setTimeout(r, 5));
+    expect(broker.waiting).toBe(1);
+    if (a.ok) broker.usage(a.slotId, usage(0.95)); // the slot stays held for a window: b cannot go yet
+    expect(await b).toMatchObject({ ok: false, budget: true });
+    expect(broker.waiting).toBe(0);
+    broker.close();
+  });
+
+  it('drain() refuses every waiting request', async () => {
+    const broker = new PermitBroker({ rateLimits: { m: 1 }, budget: new BudgetLedger() });
+    await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
+    const waiting = [1, 2].map(() => broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } }));
+    await new Promise((r) => setTimeout(r, 5));
+    broker.drain('the run was interrupted');
+    expect(await Promise.all(waiting)).toEqual([
+      { ok: false, reason: 'the run was interrupted', budget: false },
+      { ok: false, reason: 'the run was interrupted', budget: false },
+    ]);
+    expect(broker.waiting).toBe(0);
+  });
+
   it('an aborted waiter is removed from the queue', async () => {
     const broker = new PermitBroker({ rateLimits: { m: 1 }, budget: new BudgetLedger() });
     await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });

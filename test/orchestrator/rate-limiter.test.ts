@@ -39,15 +39,6 @@ describe('SlidingWindowLimiter', () => {
     expect(l.waitTime()).toBe(1250);
   });
 
-  it('pause() refuses everyone for the given time', () => {
-    const c = clock();
-    const l = new SlidingWindowLimiter({ limit: 10, windowMs: 1000, now: c.now });
-    l.pause(400);
-    expect(l.tryAcquire()).toBeUndefined();
-    c.advance(400);
-    expect(l.tryAcquire()).toBeDefined();
-  });
-
   it('no rolling window of arrivals ever holds more than the limit, whatever the jitter', () => {
     const c = clock();
     const limit = 5;
