@@ -14,4 +14,9 @@ export interface CliCommand {
   builder: (yargs: Argv) => Argv<object>;
   /** Does the work and returns the exit code; never throws for a user mistake. */
   run: (args: CommandArgs, ctx: CliContext) => Promise<number>;
+  /**
+   * Commands below this one (`orchestrate mcp serve`, `orchestrate mcp list`): main.ts registers
+   * them inside this command's builder, and one of them must be named; `run` is then not called.
+   */
+  subcommands?: readonly CliCommand[];
 }

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import yargs from 'yargs';
+import yargs, { type Argv } from 'yargs';
 import { didYouMean } from '../recipe/suggest.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
@@ -30,6 +30,7 @@ export const COMMAND_MODULES: readonly { name: string; load: () => Promise<CliCo
   { name: 'report', load: async () => (await import('./commands/report.js')).reportCommand },
   { name: 'worker', load: async () => (await import('./commands/worker.js')).workerCommand },
   { name: 'doctor', load: async () => (await import('./commands/doctor.js')).doctorCommand },
+  { name: 'mcp', load: async () => (await import('./commands/mcp.js')).mcpCommand },
 ];
 
 /** Every command module, loaded (help lists them all). */
@@ -148,17 +149,23 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     .wrap(null);
   // Top-level help only: a command's --help shows that command's own examples.
   if (!COMMAND_MODULES.some((m) => m.name === argv[0])) parser.example(EXAMPLES);
-  for (const cmd of await commandsFor(argv)) {
-    parser.command(cmd.command as string | string[], cmd.describe, cmd.builder, async (args: Record<string, unknown>) => {
-      try {
-        code = await cmd.run(args, ctx);
-      } catch (e) {
-        // A bug, not a user mistake: say so plainly, keep the stack for the report.
-        ctx.stderr(`orchestrate: internal error: ${(e as Error).stack ?? String(e)}\n`);
-        code = EXIT.taskFailed;
-      }
-    });
-  }
+  // A command with subcommands (`mcp serve`) registers them in its builder and needs one named.
+  const register = (y: Argv, cmd: CliCommand): Argv =>
+    y.command(
+      cmd.command as string | string[],
+      cmd.describe,
+      cmd.subcommands ? (sub: Argv) => cmd.subcommands!.reduce(register, cmd.builder(sub) as Argv).demandCommand(1, `Give a subcommand: ${cmd.subcommands!.map((c) => [c.command].flat()[0]!.split(' ')[0]).join(', ')}.`) : cmd.builder,
+      async (args: Record<string, unknown>) => {
+        try {
+          code = await cmd.run(args, ctx);
+        } catch (e) {
+          // A bug, not a user mistake: say so plainly, keep the stack for the report.
+          ctx.stderr(`orchestrate: internal error: ${(e as Error).stack ?? String(e)}\n`);
+          code = EXIT.taskFailed;
+        }
+      },
+    );
+  for (const cmd of await commandsFor(argv)) register(parser, cmd);
   parser
     .completion(COMPLETION_COMMAND, 'Print a shell completion script: orchestrate completion >> ~/.bashrc (or ~/.zshrc)')
     .recommendCommands()

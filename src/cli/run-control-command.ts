@@ -37,19 +37,28 @@ function notLiveMessage(runDir: string, verb: string, why: string): string {
   return `run ${runId} is not running: no coordinator holds it (it stopped without finishing; \`orchestrate resume ${runId}\` continues it); nothing to ${verb}`;
 }
 
+export type ControlOutcome = { ok: true; message: string } | { ok: false; notLive: boolean; message: string };
+
+/**
+ * Carries `action` to the coordinator of the run in `runDir`: its reply, or (notLive) why nobody
+ * answered. Shared with the MCP server's cancel and steer tools.
+ */
+export async function deliverRunControl(runDir: string, verb: string, action: ControlAction): Promise<ControlOutcome> {
+  const reply = await connectRunControl(runDir).send(action);
+  if (reply.ok) return reply;
+  if (/ is not live: |closed the connection without a reply/.test(reply.error)) return { ok: false, notLive: true, message: notLiveMessage(runDir, verb, reply.error) };
+  return { ok: false, notLive: false, message: reply.error };
+}
+
 /** Sends `action` to the run named by args.run; prints the reply; returns the exit code. */
 export async function sendRunControl(args: CommandArgs, ctx: CliContext, verb: string, action: (by: string) => ControlAction): Promise<number> {
   const runDir = locateRunArg(args, ctx);
   if (runDir === undefined) return EXIT.usage;
-  const reply = await connectRunControl(runDir).send(action(controlBy(verb, ctx.env)));
-  if (reply.ok) {
-    ctx.stdout(`${reply.message}\n`);
+  const outcome = await deliverRunControl(runDir, verb, action(controlBy(verb, ctx.env)));
+  if (outcome.ok) {
+    ctx.stdout(`${outcome.message}\n`);
     return EXIT.ok;
   }
-  if (/ is not live: |closed the connection without a reply/.test(reply.error)) {
-    ctx.stderr(`orchestrate: ${notLiveMessage(runDir, verb, reply.error)}\n`);
-    return EXIT.usage;
-  }
-  ctx.stderr(`orchestrate: ${reply.error}\n`);
-  return EXIT.taskFailed;
+  ctx.stderr(`orchestrate: ${outcome.message}\n`);
+  return outcome.notLive ? EXIT.usage : EXIT.taskFailed;
 }

@@ -1,0 +1,38 @@
+// `orchestrate mcp serve [--http PORT]`: orchestrate as an MCP server, on stdin/stdout (the way
+// Claude Code, Codex and Cursor start servers) or as Streamable HTTP on 127.0.0.1. The server
+// itself lives in ../mcp-server/ and is loaded only when this command runs (it brings the SDK).
+import { type CliCommand } from '../command.js';
+import { MCP_SERVER_DEFAULTS } from '../mcp-server/defaults.js';
+
+export const mcpServeCommand: CliCommand = {
+  command: 'serve',
+  describe: 'Serve orchestrate as an MCP server (stdio; --http PORT: Streamable HTTP on 127.0.0.1): validate, dry-run, start, watch, cancel, steer and resume runs',
+  builder: (y) =>
+    y
+      .option('http', { type: 'number', describe: 'Serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed on stderr)' })
+      .option('run-dir', { type: 'string', describe: 'Folder holding run records, for tools that are not given run_dir (default .orchestrate/runs in the current folder)' })
+      .option('progress-ms', { type: 'number', default: MCP_SERVER_DEFAULTS.progressMs, describe: 'While a tool waits for a run: a progress notification at least this often (keeps clients with short request timeouts waiting)' })
+      .check((a) => {
+        const port = a.http;
+        if (port !== undefined && !(typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535)) throw new Error(`--http must be a port number from 0 to 65535 (got ${String(port)})`);
+        const every = a['progress-ms'];
+        if (!(typeof every === 'number' && Number.isInteger(every) && every >= 50)) throw new Error(`--progress-ms must be a whole number of milliseconds, at least 50 (got ${String(every)})`);
+        if (Array.isArray(a['run-dir'])) throw new Error('--run-dir was given more than once');
+        return true;
+      })
+      .example([
+        ['orchestrate mcp serve', 'stdio: what `claude mcp add orchestrate -- orchestrate mcp serve` starts'],
+        ['orchestrate mcp serve --http 8765', 'Streamable HTTP on http://127.0.0.1:8765/mcp'],
+      ]),
+  run: async (args, ctx) => {
+    const { serveMcp } = await import('../mcp-server/serve.js');
+    return serveMcp(
+      {
+        ...(typeof args.http === 'number' ? { httpPort: args.http } : {}),
+        ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
+        progressMs: typeof args['progress-ms'] === 'number' ? args['progress-ms'] : MCP_SERVER_DEFAULTS.progressMs,
+      },
+      ctx,
+    );
+  },
+};

@@ -1,0 +1,50 @@
+// cancel and steer: the actions `orchestrate cancel` / `orchestrate steer` take on a live run,
+// over the same control socket (run-control-command.ts), so the run's log records them as
+// `control` events naming this server and its client, and a run nobody holds is told apart from a
+// refused action (an unknown instance comes back with the close matches).
+import { z } from 'zod';
+import { controlBy, deliverRunControl } from '../run-control-command.js';
+import { instanceArg, locateRun, runArg, runDirArg } from './tool-args.js';
+import { defineTool, ToolError, type ServerContext } from './tool-table.js';
+
+/** Who the control event names: "mcp claude-code (pid 4242, user ana)". */
+function byOf(ctx: ServerContext): string {
+  const client = ctx.clientName();
+  return controlBy(client ? `mcp ${client}` : 'mcp', ctx.env);
+}
+
+export const cancelTool = defineTool({
+  name: 'cancel',
+  title: 'Cancel an instance or a run',
+  description:
+    'With instance: end that instance of a live run as cancelled (its session is kept); the run goes on and its dependants follow on_failure. ' +
+    'Without instance: interrupt the whole run like Ctrl-C (sessions kept; the resume tool continues it).',
+  input: { run: runArg, instance: instanceArg.optional().describe('Instance key as run_status lists it; leave it out to cancel the whole run'), run_dir: runDirArg },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  handler: async (args, _call, ctx) => {
+    const runDir = locateRun(ctx, args.run, args.run_dir);
+    const by = byOf(ctx);
+    const outcome = await deliverRunControl(runDir, 'cancel', args.instance !== undefined ? { action: 'cancel', instance: args.instance, by } : { action: 'cancel_run', by });
+    if (!outcome.ok) throw new ToolError(outcome.message);
+    return { text: outcome.message };
+  },
+});
+
+export const steerTool = defineTool({
+  name: 'steer',
+  title: 'Steer an instance',
+  description: 'Send a message into the running agent of one instance of a live run; it reads it after its current step (a pair: its worker, unless the key names a member, e.g. build@planner).',
+  input: {
+    run: runArg,
+    instance: instanceArg,
+    message: z.string().trim().min(1, 'the steering message is empty: give its text').describe('What the agent should know or do, e.g. "only touch src/"'),
+    run_dir: runDirArg,
+  },
+  annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  handler: async (args, _call, ctx) => {
+    const runDir = locateRun(ctx, args.run, args.run_dir);
+    const outcome = await deliverRunControl(runDir, 'steer', { action: 'steer', instance: args.instance, text: args.message, by: byOf(ctx) });
+    if (!outcome.ok) throw new ToolError(outcome.message);
+    return { text: outcome.message };
+  },
+});

@@ -1,0 +1,47 @@
+// validate_recipe and dry_run: what `orchestrate validate` and `orchestrate <recipe> --dry-run`
+// do, as tools. Neither calls a model nor writes anything.
+import { displayPath, dryRun, formatProblem, loadRecipe } from '../../recipe/index.js';
+import { problemsJson } from '../print-problems.js';
+import { renderDryRun } from '../render-dry-run.js';
+import { loadOptionsOf, overrideArgs, problemsText, recipeArgs } from './tool-args.js';
+import { defineTool, ToolError } from './tool-table.js';
+
+export const validateRecipeTool = defineTool({
+  name: 'validate_recipe',
+  title: 'Validate a recipe',
+  description:
+    'Check an orchestrate recipe file and report every problem as file:line:col with a hint (no model calls, nothing written). ' +
+    'Required inputs are not checked here (run_recipe and dry_run check them with the inputs you give).',
+  input: { recipe: recipeArgs.recipe },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  handler: async (args, _call, ctx) => {
+    const result = loadRecipe(args.recipe, { cwd: ctx.cwd, env: ctx.env, allowMissingInputs: true });
+    if (!result.ok) {
+      // The answer to "is it valid?" is no: a result, not a failure of the tool.
+      return { text: `${problemsText(result.problems)}\nFix them and validate again.`, data: { file: result.problems[0]?.file ?? args.recipe, ok: false, problems: problemsJson(result.problems) } };
+    }
+    const file = displayPath(result.recipe.file, ctx.cwd);
+    const tasks = result.recipe.tasks.length;
+    const agents = Object.values(result.recipe.agents).filter((a) => !a.implicit).length;
+    const warnings = result.warnings.map((p) => `\n${formatProblem(p)}`).join('');
+    return {
+      text: `${file}: ok (${tasks} task${tasks === 1 ? '' : 's'}, ${agents} agent${agents === 1 ? '' : 's'})${warnings}`,
+      data: { file, ok: true, tasks, agents, ...(result.warnings.length ? { warnings: problemsJson(result.warnings) } : {}) },
+    };
+  },
+});
+
+export const dryRunTool = defineTool({
+  name: 'dry_run',
+  title: 'Dry-run a recipe',
+  description: 'Validate a recipe with its inputs and overrides, expand its task DAG (fan-outs included) and estimate its cost; no model calls, nothing written. The text is the plan as a tree; the structured content has every field.',
+  input: { ...recipeArgs, ...overrideArgs },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  handler: async (args, _call, ctx) => {
+    const loaded = loadRecipe(args.recipe, loadOptionsOf(args, ctx));
+    if (!loaded.ok) throw new ToolError(problemsText(loaded.problems));
+    const result = dryRun(loaded.recipe, { env: ctx.env, displayFile: displayPath(loaded.recipe.file, ctx.cwd) });
+    if (!result.ok) throw new ToolError(problemsText(result.problems));
+    return { text: renderDryRun(result.report), data: { ok: true, dryRun: true, ...result.report } };
+  },
+});

@@ -1,0 +1,145 @@
+// `orchestrate mcp serve`: the server on stdio (one client: the process that started it) or on
+// Streamable HTTP bound to 127.0.0.1 (one McpServer per session, so several clients at once). On
+// stdio, stdout carries only the protocol: everything else goes to stderr. The server ends when
+// its client closes stdin (stdio) or on SIGINT / SIGTERM (HTTP); the runs it started go on.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { EXIT, type CliContext } from '../cli-io.js';
+import { RunLauncher } from './run-launcher.js';
+import { createOrchestrateServer } from './server.js';
+import type { ServerContext } from './tool-table.js';
+
+export interface ServeOptions {
+  /** Serve Streamable HTTP on 127.0.0.1:PORT (0: a free port) instead of stdio. */
+  httpPort?: number;
+  runsDir?: string;
+  progressMs: number;
+}
+
+function packageVersion(): string {
+  try {
+    // src/cli/mcp-server/ and dist/cli/mcp-server/ are both three levels below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Serves until the client goes away (stdio) or the process is told to stop (HTTP); returns the exit code. */
+export async function serveMcp(opts: ServeOptions, cli: CliContext): Promise<number> {
+  const ctx: Omit<ServerContext, 'clientName'> = {
+    cwd: cli.cwd,
+    env: cli.env,
+    ...(opts.runsDir !== undefined ? { runsDir: resolve(cli.cwd, opts.runsDir) } : {}),
+    progressMs: opts.progressMs,
+    launcher: new RunLauncher(),
+    log: (line) => cli.stderr(`orchestrate mcp: ${line}\n`),
+  };
+  return opts.httpPort === undefined ? serveStdio(ctx) : serveHttp(opts.httpPort, ctx);
+}
+
+async function serveStdio(ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
+  const server = createOrchestrateServer(ctx, packageVersion());
+  const closed = new Promise<void>((done) => {
+    server.server.onclose = done;
+  });
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  // The SDK's stdio transport does not notice its client closing our stdin; a client that
+  // exits (or restarts us) must not leave this process behind.
+  const stop = (): void => void server.close();
+  process.stdin.once('end', stop);
+  process.stdin.once('close', stop);
+  ctx.log(`serving on stdio (working folder ${ctx.cwd})`);
+  await closed;
+  return EXIT.ok;
+}
+
+/** Only this machine's own names for the server: a web page cannot reach it through DNS rebinding. */
+function hostAllowed(req: IncomingMessage, port: number): boolean {
+  const allowed = [`127.0.0.1:${port}`, `localhost:${port}`];
+  if (!allowed.includes(req.headers.host ?? '')) return false;
+  const origin = req.headers.origin;
+  return origin === undefined || allowed.some((h) => origin === `http://${h}`);
+}
+
+function reject(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+async function serveHttp(requestedPort: number, ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
+  const version = packageVersion();
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let port = requestedPort;
+  const http = createServer((req, res) => {
+    void handle(req, res).catch((e: unknown) => {
+      ctx.log(`HTTP request failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      if (!res.headersSent) reject(res, 500, 'internal error (see the server log)');
+    });
+  });
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!hostAllowed(req, port)) return reject(res, 403, `forbidden: this server answers only to http://127.0.0.1:${port} and http://localhost:${port}`);
+    if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') return reject(res, 404, `not found: the MCP endpoint is http://127.0.0.1:${port}/mcp`);
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const transport = sessions.get(sessionId);
+      if (!transport) return reject(res, 404, `session ${sessionId} not found (the server restarted, or the session was closed): initialize a new one`);
+      return transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return reject(res, 400, 'no mcp-session-id: start a session with an initialize request (POST)');
+    let body: unknown;
+    try {
+      body = await readJson(req);
+    } catch {
+      return reject(res, 400, 'the request body is not JSON');
+    }
+    if (!isInitializeRequest(body)) return reject(res, 400, 'no mcp-session-id: the first request of a session must be initialize');
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await createOrchestrateServer(ctx, version).connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+  const listening = await new Promise<{ ok: true } | { ok: false; message: string }>((done) => {
+    http.once('error', (e: NodeJS.ErrnoException) =>
+      done({ ok: false, message: e.code === 'EADDRINUSE' ? `port ${requestedPort} on 127.0.0.1 is in use: choose another with --http PORT (0 picks a free one)` : `cannot listen on 127.0.0.1:${requestedPort}: ${e.message}` }),
+    );
+    http.listen(requestedPort, '127.0.0.1', () => done({ ok: true }));
+  });
+  if (!listening.ok) {
+    ctx.log(listening.message);
+    return EXIT.usage;
+  }
+  const address = http.address();
+  port = typeof address === 'object' && address ? address.port : requestedPort;
+  ctx.log(`serving Streamable HTTP on http://127.0.0.1:${port}/mcp (working folder ${ctx.cwd})`);
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  for (const t of sessions.values()) await t.close().catch(() => undefined);
+  http.closeAllConnections();
+  await new Promise<void>((done) => http.close(() => done()));
+  return EXIT.ok;
+}

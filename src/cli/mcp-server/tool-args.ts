@@ -1,0 +1,82 @@
+// What several tools share: their common arguments (zod, so every tool describes them alike),
+// where a run is looked up, and how recipe arguments become the CLI's load options and flags.
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { defaultRunsDir, findRun } from '../../display/find-run.js';
+import { formatProblem, PROVIDERS, type LoadOptions, type ProviderName, type RecipeProblem } from '../../recipe/index.js';
+import { runsDirReadProblem } from '../../run/run-dir-access.js';
+import { ToolError, type ServerContext } from './tool-table.js';
+
+export const runArg = z.string().min(1).describe('The run: its id (as run_recipe returned it), a unique prefix of one, or the path of its run folder');
+export const runDirArg = z.string().min(1).optional().describe("Folder holding run records (default: the server's --run-dir, else .orchestrate/runs in the server's working folder)");
+export const instanceArg = z.string().min(1).describe('Instance key as run_status lists it (e.g. fix.alpha, or build@planner for a member of a pair)');
+
+export const recipeArgs = {
+  recipe: z.string().min(1).describe("Path of the recipe YAML file (relative to the server's working folder, or absolute)"),
+  inputs: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
+    .optional()
+    .describe('Values of the recipe\'s inputs, e.g. {"feature": "a titleCase function"} (the CLI\'s --set key=value)'),
+};
+
+export const overrideArgs = {
+  model: z.string().min(1).optional().describe('Model for every agent (overrides the recipe)'),
+  provider: z.enum(PROVIDERS).optional().describe('anthropic, or scripted (offline: every agent replays its script file)'),
+  concurrency: z.number().int().min(1).optional().describe('Task instances running at once'),
+  budget_usd: z.number().min(0).optional().describe("Run budget in US dollars (replaces the recipe's budget.usd)"),
+  budget_tokens: z.number().int().min(0).optional().describe("Run budget in tokens, input + output (replaces the recipe's budget.tokens)"),
+};
+
+type Inputs = Record<string, string | number | boolean | string[]> | undefined;
+type Overrides = { model?: string; provider?: ProviderName; concurrency?: number; budget_usd?: number; budget_tokens?: number };
+
+/** Inputs as the CLI's `--set key=value` assignments (a list as JSON, which a list input accepts). */
+export function setAssignments(inputs: Inputs): string[] {
+  return Object.entries(inputs ?? {}).map(([k, v]) => `${k}=${Array.isArray(v) ? JSON.stringify(v) : String(v)}`);
+}
+
+export function loadOptionsOf(args: { inputs?: Inputs } & Overrides, ctx: ServerContext): LoadOptions {
+  return {
+    cwd: ctx.cwd,
+    env: ctx.env,
+    set: setAssignments(args.inputs),
+    ...(args.model !== undefined ? { model: args.model } : {}),
+    ...(args.provider !== undefined ? { provider: args.provider } : {}),
+    ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),
+    ...(args.budget_usd !== undefined ? { budgetUsd: args.budget_usd } : {}),
+    ...(args.budget_tokens !== undefined ? { budgetTokens: args.budget_tokens } : {}),
+  };
+}
+
+/** The same choices as command-line flags of `orchestrate run` / `resume`. */
+export function overrideFlags(args: Overrides): string[] {
+  const flags: string[] = [];
+  if (args.model !== undefined) flags.push('--model', args.model);
+  if (args.provider !== undefined) flags.push('--provider', args.provider);
+  if (args.concurrency !== undefined) flags.push('--concurrency', String(args.concurrency));
+  if (args.budget_usd !== undefined) flags.push('--budget-usd', String(args.budget_usd));
+  if (args.budget_tokens !== undefined) flags.push('--budget-tokens', String(args.budget_tokens));
+  return flags;
+}
+
+/** The runs folder a tool works in (absolute). */
+export function runsDirOf(ctx: ServerContext, runDir: string | undefined): string {
+  if (runDir !== undefined) return resolve(ctx.cwd, runDir);
+  return ctx.runsDir ?? defaultRunsDir(ctx.cwd);
+}
+
+/** The run folder a tool argument names; a ToolError that lists recent runs when none matches. */
+export function locateRun(ctx: ServerContext, run: string, runDir: string | undefined): string {
+  const runsDir = runsDirOf(ctx, runDir);
+  const unreadable = runsDirReadProblem(runsDir);
+  if (unreadable) throw new ToolError(unreadable);
+  const found = findRun(runsDir, run, ctx.cwd);
+  if (!found.ok) throw new ToolError(`${found.message.replace(/`orchestrate runs` lists them all/, 'list_runs lists them all')}`);
+  return found.dir;
+}
+
+/** Recipe problems as the CLI prints them: file:line:col: message, with hints. */
+export function problemsText(problems: readonly RecipeProblem[]): string {
+  const errors = problems.filter((p) => p.severity !== 'warning').length;
+  return `${problems.map((p) => formatProblem(p)).join('\n')}\n${errors === 1 ? '1 problem' : `${errors} problems`} found.`;
+}
