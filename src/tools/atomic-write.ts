@@ -15,7 +15,8 @@
 // A failure that we see (disk full, read-only folder) removes its temp file at once.
 //
 // One module for the whole project: the write and edit tools, and the run folder's plan.md,
-// result.json, patches and report.html. Sync and async forms do the same steps.
+// result.json, patches and report.html. Sync and async forms do the same steps. The file tools
+// use replaceEntry, which follows no link (their folder is held open by confined-path.ts).
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -154,12 +155,42 @@ interface Replacement {
   owner?: { uid: number; gid: number };
 }
 
+/**
+ * Atomically replaces (or creates) entry `name` of `folder` without following any link: the
+ * folder is typically reached through an open descriptor (confined-path.ts) and the caller has
+ * already followed the links it allows. A symlink swapped in at `name` meanwhile is replaced by
+ * the new file, never written through.
+ */
+export async function replaceEntry(folder: string, name: string, data: string | Uint8Array, options: ReplaceFileOptions = {}): Promise<void> {
+  const plan = planIn(folder, name, options, false);
+  const handle = await open(plan.temp, 'wx', 0o600);
+  try {
+    try {
+      await handle.writeFile(data);
+      if (plan.owner) await handle.chown(plan.owner.uid, plan.owner.gid).catch(ignoreNotPermitted);
+      await handle.chmod(plan.mode);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(plan.temp, plan.target);
+  } catch (err) {
+    await rm(plan.temp, { force: true }).catch(() => undefined);
+    throw err;
+  }
+  syncFolder(plan.folder);
+}
+
 function planReplacement(path: string, options: ReplaceFileOptions): Replacement {
   const target = finalTarget(path);
-  const folder = dirname(target);
-  const existing = existingFile(target, options);
-  removeLeftovers(folder, basename(target));
-  const temp = join(folder, `.${basename(target)}.${TEMP_MARK}-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  return planIn(dirname(target), basename(target), options, true);
+}
+
+function planIn(folder: string, name: string, options: ReplaceFileOptions, follow: boolean): Replacement {
+  const target = join(folder, name);
+  const existing = existingFile(target, options, follow);
+  removeLeftovers(folder, name);
+  const temp = join(folder, `.${name}.${TEMP_MARK}-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
   const plan: Replacement = { target, folder, temp, mode: existing ? existing.mode & 0o7777 : 0o666 & ~process.umask() };
   const uid = process.getuid?.();
   const gid = process.getgid?.();
@@ -188,14 +219,15 @@ function finalTarget(path: string, hops = 0): string {
   return finalTarget(resolve(realpathSync(dirname(abs)), readlinkSync(abs)), hops + 1);
 }
 
-function existingFile(target: string, options: ReplaceFileOptions): Stats | undefined {
+function existingFile(target: string, options: ReplaceFileOptions, follow: boolean): Stats | undefined {
   let st: Stats;
   try {
-    st = statSync(target);
+    st = follow ? statSync(target) : lstatSync(target);
   } catch (err) {
     if (isMissing(err)) return undefined;
     throw err;
   }
+  if (!follow && st.isSymbolicLink()) return undefined; // swapped in after the walk: replaced, not followed
   if (!st.isFile()) {
     throw Object.assign(new Error(`${target} is ${st.isDirectory() ? 'a folder' : 'not a regular file'}; only regular files can be written`), {
       code: st.isDirectory() ? 'EISDIR' : 'EINVAL',

@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
 import { TOOL_DEFAULTS } from './defaults.js';
-import { walkTree } from './file-walk.js';
+import { hiddenFilter, walkTree } from './file-walk.js';
 import { compileGlob } from './glob.js';
 import { statOrNotFound, textResult, throwIfAborted } from './tool-result.js';
 import { type TruncationResult } from './truncate.js';
@@ -51,7 +51,7 @@ export function createFindTool(options: FindToolOptions): AgentTool<typeof findP
       const results: string[] = [];
       let limitReached = false;
       const inherit = isInside(workspace.root, abs) ? workspace.root : undefined;
-      for await (const entry of walkTree(abs, { inheritIgnoreFrom: inherit, signal })) {
+      for await (const entry of walkTree(abs, { inheritIgnoreFrom: inherit, signal, exclude: hiddenFilter(workspace, abs) })) {
         if (!re.test(byName ? basename(entry.rel) : entry.rel)) continue;
         if (results.length >= limit) {
           limitReached = true;

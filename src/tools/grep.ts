@@ -5,7 +5,8 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
 import { TOOL_DEFAULTS } from './defaults.js';
-import { walkTree } from './file-walk.js';
+import { READ_NOFOLLOW } from './confined-path.js';
+import { hiddenFilter, walkTree } from './file-walk.js';
 import { compileGlob } from './glob.js';
 import { errorMessage, statOrNotFound, textResult, throwIfAborted } from './tool-result.js';
 import { truncateLine, type TruncationResult } from './truncate.js';
@@ -92,7 +93,7 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
       const searchFile = async (path: string, shown: string): Promise<void> => {
         let buf: Buffer;
         try {
-          buf = await readFile(path);
+          buf = await readFile(path, { flag: READ_NOFOLLOW });
         } catch {
           return; // unreadable files are skipped
         }
@@ -126,13 +127,18 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
 
       if (info.isDirectory()) {
         const inherit = isInside(workspace.root, abs) ? workspace.root : undefined;
-        for await (const entry of walkTree(abs, { inheritIgnoreFrom: inherit, signal })) {
+        for await (const entry of walkTree(abs, { inheritIgnoreFrom: inherit, signal, exclude: hiddenFilter(workspace, abs) })) {
           if (entry.isDir || entry.isSymlink || !accepts(entry.rel)) continue;
-          await searchFile(entry.path, entry.rel);
+          await searchFile(entry.openPath, entry.rel);
           if (matches >= limit) break;
         }
       } else {
-        await searchFile(abs, basename(abs));
+        const entry = workspace.locate(params.path ?? '.', 'read');
+        try {
+          await searchFile(entry.path, basename(abs));
+        } finally {
+          entry.close();
+        }
       }
       throwIfAborted(signal);
       if (out.length === 0) return textResult('No matches found');

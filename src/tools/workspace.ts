@@ -4,6 +4,7 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { ConfinementError, locateConfined, type ConfinedEntry } from './confined-path.js';
 import { compileGlob } from './glob.js';
 
 /** The options every tool factory takes. */
@@ -16,6 +17,11 @@ export interface WorkspaceOptions {
   allowOutside?: boolean;
   /** Globs relative to root; when set, edit and write refuse any other path. */
   writeScope?: string[];
+  /**
+   * Folders no file tool may read or write, wherever they lie (the runs folder: other agents'
+   * conversations, run.jsonl). The sandbox hides the same folders from commands.
+   */
+  hidden?: string[];
 }
 
 export type PathAccess = 'read' | 'write';
@@ -84,6 +90,7 @@ export class Workspace {
   private readonly allowOutside: boolean;
   private readonly writeScope: string[] | undefined;
   private readonly writeMatchers: RegExp[];
+  private readonly hidden: string[];
 
   constructor(options: WorkspaceOptions) {
     this.cwd = resolve(options.cwd);
@@ -92,6 +99,54 @@ export class Workspace {
     this.allowOutside = options.allowOutside ?? false;
     this.writeScope = options.writeScope;
     this.writeMatchers = (options.writeScope ?? []).map((g) => compileGlob(g));
+    this.hidden = (options.hidden ?? []).map((p) => realpathOfNearest(resolve(p)));
+  }
+
+  /** Throws when `real` lies in a hidden folder (unless the workspace itself is in it and `real` is in the workspace). */
+  checkNotHidden(real: string, input: string): void {
+    for (const h of this.hidden) {
+      if (!isInside(h, real)) continue;
+      if (isInside(h, this.realRoot) && isInside(this.realRoot, real)) continue; // a worktree inside the runs folder
+      throw new ConfinementError(
+        `Path "${input}" is inside ${h}, which holds the runs' logs, sessions and patches and is out of reach of every tool (read, write, edit, ls, grep, find and bash alike). Work on files of the workspace instead.`,
+      );
+    }
+  }
+
+  /** Whether a real path is readable by the tools (inside the workspace, not hidden); for walkers. */
+  allowsReal(real: string): boolean {
+    if (!this.allowOutside && !isInside(this.realRoot, real)) return false;
+    try {
+      this.checkNotHidden(real, real);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Like resolve, then walks to the entry race-free (confined-path.ts): the returned entry's folder
+   * is held open, so later operations through `entry.path` cannot be redirected by a swapped
+   * folder. Symlinks are followed while they stay inside. Close the entry when done.
+   */
+  locate(input: string, access: PathAccess = 'read', options: { createParents?: boolean } = {}): ConfinedEntry {
+    const abs = this.resolve(input, access);
+    const check = (real: string): void => this.checkNotHidden(real, input);
+    if (this.allowOutside) {
+      // No confinement asked for: only the hidden folders are refused (by the real path of the nearest folder).
+      return locateConfined(realpathOfNearest(abs), { root: '/', createParents: options.createParents, check, shown: input, errorPath: abs });
+    }
+    const real = join(this.realRoot, relative(this.root, abs));
+    const entry = locateConfined(real, { root: this.realRoot, createParents: options.createParents, check, shown: input, errorPath: abs });
+    if (access === 'write' && this.writeScope) {
+      try {
+        this.checkWriteScope(input, abs, entry.real); // where the walk really arrived
+      } catch (err) {
+        entry.close();
+        throw err;
+      }
+    }
+    return entry;
   }
 
   /**
@@ -113,6 +168,7 @@ export class Workspace {
         );
       }
     }
+    if (this.hidden.length > 0) this.checkNotHidden(realpathOfNearest(abs), input);
     if (access === 'write' && this.writeScope) this.checkWriteScope(input, abs);
     return abs;
   }
@@ -122,10 +178,10 @@ export class Workspace {
     return toPosix(relative(this.root, abs));
   }
 
-  private checkWriteScope(input: string, abs: string): void {
+  private checkWriteScope(input: string, abs: string, realPath = realpathOfNearest(abs)): void {
     const inScope = (rel: string): boolean => this.writeMatchers.some((re) => re.test(rel));
     // Both the path as written and where it really leads (through links) must be in scope.
-    const real = toPosix(relative(this.realRoot, realpathOfNearest(abs)));
+    const real = toPosix(relative(this.realRoot, realPath));
     if (inScope(this.relativeToRoot(abs)) && inScope(real)) return;
     const allowed = (this.writeScope ?? []).map((g) => `"${g}"`).join(', ');
     throw new Error(

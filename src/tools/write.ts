@@ -1,9 +1,7 @@
 // write: create or overwrite a file, creating parent folders as needed.
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { type AgentTool } from '../agent/types.js';
-import { replaceFailure, replaceFile } from './atomic-write.js';
+import { replaceEntry, replaceFailure } from './atomic-write.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
 
@@ -28,13 +26,16 @@ export function createWriteTool(options: WriteToolOptions): AgentTool<typeof wri
     argumentAliases: { file_path: 'path', filePath: 'path', file: 'path', text: 'content' },
     async execute(_id, params, signal) {
       throwIfAborted(signal);
-      const abs = workspace.resolve(params.path, 'write');
-      await mkdir(dirname(abs), { recursive: true });
-      throwIfAborted(signal);
+      // The folder is walked and held open race-free (confined-path.ts), missing folders made on the way.
+      const entry = workspace.locate(params.path, 'write', { createParents: true });
       try {
-        await replaceFile(abs, params.content, { refuseHardLinks: true });
+        throwIfAborted(signal);
+        if (entry.name === '') throw Object.assign(new Error('it is a folder'), { code: 'EISDIR' });
+        await replaceEntry(entry.dir, entry.name, params.content, { refuseHardLinks: true });
       } catch (err) {
         throw replaceFailure(params.path, err);
+      } finally {
+        entry.close();
       }
       return textResult(`Successfully wrote ${Buffer.byteLength(params.content, 'utf8')} bytes to ${params.path}`);
     },
