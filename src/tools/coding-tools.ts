@@ -32,6 +32,8 @@ export function isBuiltinToolName(name: string): name is BuiltinToolName {
 /** One built-in tool by name. Throws for an unknown name, listing the known ones. */
 export function createTool(name: string, options: CodingToolsOptions): AnyAgentTool {
   const { maxLines, maxBytes, bash, ...workspace } = options;
+  // What the sandbox hides from commands (the runs folder) is out of reach of the file tools too.
+  if (workspace.hidden === undefined && bash?.sandbox?.hide) workspace.hidden = bash.sandbox.hide;
   switch (name) {
     case 'read':
       return createReadTool({ ...workspace, maxLines, maxBytes });
