@@ -1,5 +1,6 @@
 // The built package, imported by its name from outside the repository: every layer is usable
-// alone through its `exports` subpath (orchestrate-agents/ai, /agent, /session, /tools, and the root).
+// alone through its `exports` subpath (orchestrate-agents/ai, /agent, /session, /tools, /run,
+// /orchestrator, and the root).
 // The build goes to a temp copy of the package (package.json + dist) so it never races other
 // builds of dist/; its node_modules link to the repository's dependencies.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -86,7 +87,7 @@ console.log(JSON.stringify(out));
 describe('the built package', () => {
   it('imports every layer by package name and runs the loop with one tool, with none, and the SDK factory', () => {
     const pkgDist = join(root, 'node_modules', NAME, 'dist');
-    for (const layer of ['index.js', 'ai/index.js', 'agent/index.js', 'session/index.js', 'tools/index.js', 'runtime/index.js']) {
+    for (const layer of ['index.js', 'ai/index.js', 'agent/index.js', 'session/index.js', 'tools/index.js', 'runtime/index.js', 'run/index.js', 'orchestrator/index.js', 'orchestrator/worker/worker-entry.cjs']) {
       expect(existsSync(join(pkgDist, layer)), `dist/${layer} missing after the build:\n${buildLog}`).toBe(true);
     }
     const work = join(root, 'work');
@@ -110,6 +111,29 @@ describe('the built package', () => {
       namespace: 'function',
     });
     expect(existsSync(join(work, '.env'))).toBe(false);
+  });
+
+  it('orchestrate-agents/orchestrator runs a recipe and orchestrate-agents/run reads its record back', () => {
+    const work = mkdtempSync(join(root, 'run-'));
+    writeFileSync(join(work, 'script.yaml'), 'turns:\n  - text: "done"\n');
+    writeFileSync(join(work, 'recipe.yaml'), 'name: record\nprovider: scripted\nscript: script.yaml\ntasks:\n  - id: hi\n    for_each: [a, b]\n    prompt: "Say done"\n');
+    writeFileSync(
+      join(root, 'run-check.mjs'),
+      `
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runRecipeFile } from 'orchestrate-agents/orchestrator';
+import { RunEventSchema, RUN_LOG, readRunLog, foldEvents } from 'orchestrate-agents/run';
+const started = await runRecipeFile(process.argv[2], {}, { runsDir: process.argv[3] });
+if (!started.ok) throw new Error(JSON.stringify(started));
+const lines = readFileSync(join(started.outcome.dir, RUN_LOG), 'utf8').trim().split('\\n');
+const valid = lines.every((l) => RunEventSchema.safeParse(JSON.parse(l)).success);
+const state = foldEvents(readRunLog(join(started.outcome.dir, RUN_LOG)).events);
+console.log(JSON.stringify({ status: started.outcome.status, valid, folded: state.status, instances: state.instances.size }));
+`,
+    );
+    const stdout = execFileSync(process.execPath, [join(root, 'run-check.mjs'), join(work, 'recipe.yaml'), join(work, 'runs')], { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ status: 'succeeded', valid: true, folded: 'succeeded', instances: 2 });
   });
 
   it('the built CLI runs a recipe on its worker threads, also when node is started with V8 flags', () => {
