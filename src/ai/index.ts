@@ -23,6 +23,7 @@ export {
 export { buildChatRequest, buildResponsesRequest } from './openai-request.js';
 export { parseTextToolCalls, type TextToolCall } from './text-tool-calls.js';
 export * from './provider-config.js';
+export * from './learned-windows.js';
 export * from './scripted.js';
 export * from './scripted-script.js';
 export * from './providers.js';

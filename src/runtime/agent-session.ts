@@ -12,7 +12,7 @@ import { Agent } from '../agent/agent.js';
 import type { AgentEvent, AgentMessage, AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { stream as registryStream } from '../ai/registry.js';
 import { learnContextWindow } from '../ai/learned-windows.js';
-import { estimateContextTokens } from '../ai/token-estimate.js';
+import { estimateContextTokens, estimateMessageTokens, estimateTextTokens } from '../ai/token-estimate.js';
 import type { AssistantMessage, ImageContent, Model, StreamFunction, StreamOptions, ToolResultMessage, UserMessage } from '../ai/types.js';
 import { navigateTree } from '../session/branch-summary.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../session/defaults.js';
@@ -84,8 +84,6 @@ export class AgentSession {
   /** Aborts retry waits and compactions of the current prompt. */
   private runAbort: AbortController | undefined;
   private compacting = false;
-  /** The result of the latest automatic compaction (the run guard judges how much it freed). */
-  private lastAutoCompaction: CompactionResult | undefined;
   private retryAttempt = 0;
   private disposed = false;
   /**
@@ -570,6 +568,11 @@ export class AgentSession {
     const window = learnContextWindow(this.model, failed.errorMessage);
     if (window === undefined) return false;
     const was = this.model.contextWindow;
+    if (window <= 2 * this.compactionSettings.reserveTokens) {
+      // Too small to leave room for a reply and a summary: compacting for it would only thrash.
+      this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is only ${window} tokens: too small for an agent (raise the server's context size, e.g. llama.cpp -c / Ollama num_ctx).`);
+      return false;
+    }
     this.agent.setModel({ ...this.model, contextWindow: window });
     this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is ${window} tokens (not ${was}): compaction follows it from now on.`);
     return true;
@@ -583,11 +586,11 @@ export class AgentSession {
       this.emit({ type: 'auto_compaction_end', reason, aborted: false, willRetry: false, errorMessage: refused.message });
       return false;
     }
-    this.lastAutoCompaction = undefined;
     const ok = await this.autoCompact(reason);
     if (ok) {
-      const after = estimateContextTokens(this.agent.state.messages).tokens;
-      this.guard.compacted({ tokensBefore: this.lastAutoCompaction?.tokensBefore, tokensAfter: after, threshold: compactionThreshold(this.model.contextWindow, this.compactionSettings) });
+      // Counted from the messages themselves: a kept reply's usage describes the context before.
+      const after = this.agent.state.messages.reduce((n, m) => n + estimateMessageTokens(m), estimateTextTokens(this.systemPrompt));
+      this.guard.compacted({ tokensAfter: after, threshold: compactionThreshold(this.model.contextWindow, this.compactionSettings) });
     }
     return ok;
   }
@@ -602,7 +605,6 @@ export class AgentSession {
     this.emit({ type: 'auto_compaction_start', reason });
     const outcome = await this.compactNow(undefined, this.runAbort?.signal);
     if (outcome.status === 'compacted') {
-      this.lastAutoCompaction = outcome.result;
       this.emit({ type: 'auto_compaction_end', reason, result: outcome.result, aborted: false, willRetry: reason === 'overflow' });
       return true;
     }

@@ -10,7 +10,10 @@ import { join, resolve } from 'node:path';
 import type { AgentStreamOptions, QueueMode } from '../agent/agent.js';
 import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { MISSING_API_KEY_MESSAGE } from '../ai/anthropic.js';
-import { ANTHROPIC_API, DEFAULT_MODEL_ID, resolveModel, SCRIPTED_API } from '../ai/models.js';
+import { ANTHROPIC_API, DEFAULT_MODEL_ID, resolveModel, SCRIPTED_API, type ModelSpec } from '../ai/models.js';
+import { withLearnedWindow } from '../ai/learned-windows.js';
+import { OPENAI_CHAT_API, OPENAI_RESPONSES_API, openAIKeyFor } from '../ai/openai-compatible.js';
+import { modelForProvider, type ProviderConfig } from '../ai/provider-config.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
 import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurn } from '../ai/scripted.js';
 import type { Model, StreamFunction } from '../ai/types.js';
@@ -83,8 +86,12 @@ export interface CreateAgentSessionOptions {
   model?: Model | string;
   /** Used when neither `model` nor the session names one (default claude-sonnet-4-5; the CLI passes ORCHESTRATE_MODEL). */
   defaultModel?: string;
-  /** "anthropic" (default) or "scripted". */
+  /** "anthropic" (default), "scripted", or the name of one of `providers`. */
   provider?: string;
+  /** Named providers (a recipe's `providers:`, e.g. a local OpenAI-compatible server): `provider` may name one. */
+  providers?: ProviderConfig[];
+  /** Limits and prices of models the table does not know (a recipe's `models:`), by model id. */
+  models?: Record<string, ModelSpec>;
   /** For provider "scripted": a script file path (YAML/JSON), or turns in process. */
   script?: string | ScriptedTurn[] | ScriptedScript;
   scriptOptions?: ScriptedProviderOptions;
@@ -184,7 +191,20 @@ export function textOrFile(value: string, cwd: string): string {
 /** The secrets of a session: the caller's, plus the API key in use. */
 function sessionSecrets(o: CreateAgentSessionOptions): SecretValue[] {
   const key = o.apiKey || process.env.ANTHROPIC_API_KEY;
-  return [...(o.secrets ?? []), ...(key ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [])];
+  const providerKeys: SecretValue[] = [];
+  for (const name of providerKeyVariables(o)) {
+    const value = process.env[name];
+    if (value && name !== 'ANTHROPIC_API_KEY') providerKeys.push({ name, value });
+  }
+  return [...(o.secrets ?? []), ...(key ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : []), ...providerKeys];
+}
+
+/** Environment variables holding provider keys: never in a session file, never in the model's shell. */
+function providerKeyVariables(o: Pick<CreateAgentSessionOptions, 'providers' | 'model'>): string[] {
+  const names = new Set(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY']);
+  for (const p of o.providers ?? []) if (p.apiKeyEnv) names.add(p.apiKeyEnv);
+  if (typeof o.model === 'object' && o.model.apiKeyEnv) names.add(o.model.apiKeyEnv);
+  return [...names];
 }
 
 function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
@@ -209,9 +229,11 @@ function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
   return SessionStore.create(dir, opts);
 }
 
-function toModel(id: string, provider: string): Model {
+function toModel(id: string, provider: string, o?: Pick<CreateAgentSessionOptions, 'providers' | 'models'>): Model {
   try {
-    return resolveModel(id, provider);
+    const config = o?.providers?.find((p) => p.name === provider);
+    if (config) return withLearnedWindow(modelForProvider(config, id, o?.models?.[id]));
+    return withLearnedWindow(resolveModel(id, provider));
   } catch (err) {
     throw new AgentSessionConfigError(err instanceof Error ? err.message : String(err));
   }
@@ -226,17 +248,17 @@ async function resolveModelAndStream(o: CreateAgentSessionOptions, store: Sessio
   const provider = o.provider ?? (typeof o.model === 'object' ? o.model.provider : 'anthropic');
   const restored = store.buildContext().model;
   const pick = (fallback: string): Model => {
-    if (typeof o.model === 'object') return o.model;
-    if (o.model !== undefined) return toModel(o.model, provider);
+    if (typeof o.model === 'object') return withLearnedWindow(o.model);
+    if (o.model !== undefined) return toModel(o.model, provider, o);
     // A continued session keeps its model when it belongs to the same provider.
     if (restored && restored.provider === provider) {
       try {
-        return resolveModel(restored.modelId, provider);
+        return toModel(restored.modelId, provider, o);
       } catch {
         // the model is no longer known: use the default
       }
     }
-    return toModel(fallback, provider);
+    return toModel(fallback, provider, o);
   };
 
   const fallback = o.defaultModel || DEFAULT_MODEL_ID;
@@ -257,10 +279,20 @@ async function resolveModelAndStream(o: CreateAgentSessionOptions, store: Sessio
     } else script = o.script;
     return { model: pick(o.defaultModel || 'scripted'), streamFn: createScriptedProvider(script, o.scriptOptions) };
   }
-  if (provider !== 'anthropic') throw new AgentSessionConfigError(`Unknown provider "${provider}". Known providers: anthropic, scripted.`);
+  const configured = o.providers?.some((p) => p.name === provider) === true;
+  if (provider !== 'anthropic' && !configured && typeof o.model !== 'object') {
+    const names = ['anthropic', 'scripted', ...(o.providers ?? []).map((p) => p.name)];
+    throw new AgentSessionConfigError(`Unknown provider "${provider}". Known providers: ${names.join(', ')}. Declare others under providers: in the recipe (or pass providers in the SDK options).`);
+  }
   registerBuiltInProviders();
   const model = pick(fallback);
-  if (model.api === ANTHROPIC_API && !o.apiKey && !process.env.ANTHROPIC_API_KEY) throw new AgentSessionConfigError(MISSING_API_KEY_MESSAGE);
+  if (model.api === ANTHROPIC_API && !o.apiKey && !process.env[model.apiKeyEnv ?? 'ANTHROPIC_API_KEY']) {
+    throw new AgentSessionConfigError(model.apiKeyEnv ? `No API key for provider "${model.provider}": set ${model.apiKeyEnv}.` : MISSING_API_KEY_MESSAGE);
+  }
+  if (model.api === OPENAI_CHAT_API || model.api === OPENAI_RESPONSES_API) {
+    const key = openAIKeyFor(model, o.apiKey ? { apiKey: o.apiKey } : {});
+    if (key.missing) throw new AgentSessionConfigError(key.missing);
+  }
   return { model };
 }
 
@@ -284,7 +316,9 @@ function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: A
   if (secrets.length > 0) shared.bash = { ...shared.bash, secrets };
   // The model's shell commands do not get the provider key the session itself uses (a prompt-
   // injected `curl ... $ANTHROPIC_API_KEY` has nothing to send); set it in the bash env to pass it.
-  shared.bash = { ...shared.bash, env: { ANTHROPIC_API_KEY: undefined, ...shared.bash?.env } };
+  const hidden: Record<string, undefined> = {};
+  for (const name of providerKeyVariables(o)) hidden[name] = undefined;
+  shared.bash = { ...shared.bash, env: { ...hidden, ...shared.bash?.env } };
   const builtins = names.filter((n) => !customNames.has(n)).map((n) => createTool(n, shared));
   return [...builtins, ...custom];
 }
@@ -432,7 +466,7 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     summaries: options.summaries ?? (model.api === SCRIPTED_API ? 'extractive' : 'model'),
     hooks: mcp ? withMcpTurns(options.hooks, mcp, mcpTools) : options.hooks,
     extensions,
-    resolveModel: (id, provider) => toModel(id, provider ?? providerName),
+    resolveModel: (id, provider) => toModel(id, provider ?? providerName, options),
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
     cwd,

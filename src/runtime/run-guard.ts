@@ -2,7 +2,8 @@
 // compactions of the current prompt, spend of the session object, the loop detector, and the
 // progress judge for compactions. AgentSession asks it at every turn boundary and before every
 // compaction; it answers with a warning, a stop, or nothing. Pure state, no I/O.
-import type { AssistantMessage, Usage } from '../ai/types.js';
+import { createHash } from 'node:crypto';
+import type { AssistantMessage, ToolResultMessage, Usage } from '../ai/types.js';
 import { LoopDetector, toolCallSignature, type LoopFinding } from './loop-detector.js';
 import { RunStoppedError, type LoopDetectionSettings, type RunLimits } from './run-limits.js';
 
@@ -27,10 +28,14 @@ export class RunGuard {
   private compactions = 0;
   private warnedAtTurn: number | undefined;
   private readonly detector: LoopDetector;
-  /** Tool calls made in this prompt before the latest compaction (the point the conversation reached). */
-  private readonly callsSeen = new Set<string>();
-  private newCallSinceCompaction = true;
+  /** Every tool call of this prompt, with a digest of its latest result. */
+  private readonly lastResult = new Map<string, string>();
+  /** Calls made since the latest compaction. */
+  private readonly callsSinceCompaction = new Set<string>();
+  private progressSinceCompaction = true;
   private callAfterCompaction = false;
+  /** The latest compaction left the context this close to the threshold (share, 0..1+). */
+  private lastCompactionFill: number | undefined;
   private spentUsd = 0;
   private spentTokens = 0;
 
@@ -57,9 +62,11 @@ export class RunGuard {
     this.compactions = 0;
     this.warnedAtTurn = undefined;
     this.detector.reset();
-    this.callsSeen.clear();
-    this.newCallSinceCompaction = true;
+    this.lastResult.clear();
+    this.callsSinceCompaction.clear();
+    this.progressSinceCompaction = true;
     this.callAfterCompaction = false;
+    this.lastCompactionFill = undefined;
   }
 
   /** Every model call's usage (turns, retries, summaries). */
@@ -80,15 +87,26 @@ export class RunGuard {
     return undefined;
   }
 
-  /** After a successful reply (its tool calls done): may the loop make another call? */
-  afterTurn(message: AssistantMessage, continues: boolean): TurnVerdict {
+  /**
+   * After a successful reply (its tool calls done): may the loop make another call? A call is
+   * progress when it is new, when its result differs from the last time, or when it is a look-up
+   * (read, grep, find, ls) repeated for the first time since a compaction (re-reading a file whose
+   * content was summarized away is what a model has to do). Redoing a write, or repeating a call
+   * since the compaction with an unchanged result, is not.
+   */
+  afterTurn(message: AssistantMessage, continues: boolean, results: readonly ToolResultMessage[] = []): TurnVerdict {
     this.turns++;
     this.callAfterCompaction = false;
     for (const b of message.content) {
       if (b.type !== 'toolCall') continue;
       const sig = toolCallSignature(b);
-      if (!this.callsSeen.has(sig)) this.newCallSinceCompaction = true;
-      this.callsSeen.add(sig);
+      const result = results.find((r) => r.toolCallId === b.id);
+      const digest = result ? resultDigest(result) : '';
+      const before = this.lastResult.get(sig);
+      const reread = LOOKUP_TOOLS.has(b.name) && !this.callsSinceCompaction.has(sig);
+      if (before === undefined || before !== digest || reread) this.progressSinceCompaction = true;
+      this.lastResult.set(sig, digest);
+      this.callsSinceCompaction.add(sig);
     }
     const finding = this.detector.observe(message);
     // A reply that ends the run needs no guard: nothing more will be spent on this prompt.
@@ -114,23 +132,48 @@ export class RunGuard {
    * Before an automatic compaction: refuse one that cannot help. `overflow` = the provider said
    * the context is too long.
    */
-  beforeCompaction(overflow: boolean): RunStoppedError | undefined {
-    if (overflow && this.callAfterCompaction) {
+  beforeCompaction(overflow: boolean, windowShrank = false): RunStoppedError | undefined {
+    // An overflow that taught a smaller window is not a sign compaction cannot help: the last
+    // one was sized for the larger window.
+    if (overflow && this.callAfterCompaction && !windowShrank) {
       return new RunStoppedError('compaction', 'Stopped: the context was still too long for the model right after a compaction. Start a new session, or give the task in smaller parts.');
     }
     const max = this.limitsValue.maxCompactionsPerPrompt;
     if (this.compactions >= max) {
       return new RunStoppedError('compaction', `Stopped: ${max} compactions in one prompt (the compaction cap); the task does not fit the context window. Split it, or use a model with a larger window.`);
     }
-    if (this.compactions > 0 && !this.newCallSinceCompaction) {
-      return new RunStoppedError('compaction', 'Stopped: no progress since the last compaction (the model only repeated calls it had made before it). Compacting again would loop; split the task or use a model with a larger window.');
+    if (this.compactions > 0 && !this.progressSinceCompaction && !windowShrank) {
+      return new RunStoppedError('compaction', 'Stopped: no progress since the last compaction (the model only repeated calls whose results had not changed). Compacting again would loop; split the task or use a model with a larger window.');
+    }
+    if (this.compactions > 0 && !windowShrank && this.lastCompactionFill !== undefined && this.lastCompactionFill > COMPACTION_MAX_FILL) {
+      const pct = Math.round(this.lastCompactionFill * 100);
+      return new RunStoppedError('compaction', `Stopped: the last compaction freed too little (the context was still at ${pct} % of the compaction threshold after it). Compacting again would loop; split the task or use a model with a larger window.`);
     }
     return this.budgetStop();
   }
 
-  compacted(): void {
+  /** A compaction happened; `freed` tells how full it left the context (tokens against the threshold). */
+  compacted(freed?: { tokensAfter: number; threshold: number }): void {
     this.compactions++;
-    this.newCallSinceCompaction = false;
+    this.progressSinceCompaction = false;
     this.callAfterCompaction = true;
+    this.callsSinceCompaction.clear();
+    this.lastCompactionFill = freed && freed.threshold > 0 ? freed.tokensAfter / freed.threshold : undefined;
   }
+}
+
+/** Tools that only look things up: repeating one after a compaction recovers what the summary dropped. */
+export const LOOKUP_TOOLS: ReadonlySet<string> = new Set(['read', 'grep', 'find', 'ls']);
+
+/**
+ * A compaction that leaves the context above this share of the threshold frees too little: the
+ * next turn or two would need another one.
+ */
+export const COMPACTION_MAX_FILL = 0.85;
+
+function resultDigest(result: ToolResultMessage): string {
+  const h = createHash('sha256');
+  h.update(result.isError ? 'error\n' : 'ok\n');
+  for (const c of result.content) h.update(c.type === 'text' ? c.text : `[image ${c.data.length}]`);
+  return h.digest('base64url');
 }

@@ -1,0 +1,42 @@
+// Context windows learned from the server. A gateway, a proxy or a local server often serves a
+// model with a smaller window than the model table (or a recipe's models:) says; its overflow
+// error states the real one ("60425 tokens > 55000 maximum"). Once seen, that figure is the
+// model's window for every later session of this process (per provider, endpoint and model), so
+// compaction thresholds and kept tails are sized for what the server accepts.
+import { overflowLimitFromError } from './overflow.js';
+import type { Model } from './types.js';
+
+const learned = new Map<string, number>();
+
+function keyOf(model: Pick<Model, 'provider' | 'id' | 'baseUrl'>): string {
+  return `${model.provider}\n${model.baseUrl ?? ''}\n${model.id}`;
+}
+
+/** The window learned for this model, if any. */
+export function learnedContextWindow(model: Pick<Model, 'provider' | 'id' | 'baseUrl'>): number | undefined {
+  return learned.get(keyOf(model));
+}
+
+/** The model with its learned window applied (the same object when nothing smaller was learned). */
+export function withLearnedWindow(model: Model): Model {
+  const window = learnedContextWindow(model);
+  return window !== undefined && window < model.contextWindow ? { ...model, contextWindow: window } : model;
+}
+
+/**
+ * Records the window an overflow error states. Returns the new window when it is smaller than
+ * the model's current one (the caller then switches to it), else undefined.
+ */
+export function learnContextWindow(model: Model, errorMessage: string | undefined): number | undefined {
+  const limit = overflowLimitFromError(errorMessage);
+  if (limit === undefined) return undefined;
+  const key = keyOf(model);
+  const known = learned.get(key);
+  if (known === undefined || limit < known) learned.set(key, limit);
+  return limit < model.contextWindow ? limit : undefined;
+}
+
+/** Forgets every learned window (tests; a server restarted with a larger window). */
+export function forgetLearnedWindows(): void {
+  learned.clear();
+}
