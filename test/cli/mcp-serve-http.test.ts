@@ -1,6 +1,7 @@
 // `orchestrate mcp serve --http 0`: the same tools over Streamable HTTP on 127.0.0.1, driven by
 // the SDK's StreamableHTTPClientTransport: a run that waits sends its progress on the request's
-// SSE stream; a request naming another host is refused (DNS rebinding); SIGTERM stops the server.
+// SSE stream; a request naming another host is refused (DNS rebinding), and so is one without the
+// bearer token ORCHESTRATE_MCP_TOKEN names; SIGTERM stops the server.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 const TSX = import.meta.resolve('tsx');
 const dir = mkdtempSync(join(tmpdir(), 'orch-mcp-http-'));
+const TOKEN = 'test-token-for-mcp-http';
 let server: ChildProcess | undefined;
 
 afterAll(() => {
@@ -23,7 +25,7 @@ afterAll(() => {
 
 /** Starts the server on a free port; resolves with its URL once it says where it listens. */
 function startServer(): Promise<{ url: URL; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--http', '0'], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--http', '0'], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ORCHESTRATE_MCP_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
   server = child;
   let stderr = '';
   let stdout = '';
@@ -40,9 +42,9 @@ function startServer(): Promise<{ url: URL; stderr: () => string; exited: Promis
 }
 
 /** A raw request with a Host header of our choosing (what a DNS-rebinding page would send). */
-function rawPost(url: URL, host: string): Promise<number> {
+function rawPost(url: URL, host: string, authorization?: string): Promise<number> {
   return new Promise((res, rej) => {
-    const req = request({ host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (r) => {
+    const req = request({ host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) } }, (r) => {
       r.resume();
       res(r.statusCode ?? 0);
     });
@@ -58,7 +60,7 @@ describe('orchestrate mcp serve --http', () => {
     const { url, stderr, exited } = await startServer();
 
     const client = new Client({ name: 'mcp-http-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(url));
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['validate_recipe', 'run_recipe', 'run_events', 'cancel']));
 
@@ -74,8 +76,10 @@ describe('orchestrate mcp serve --http', () => {
     expect(status.structuredContent?.instances).toMatchObject([{ key: 'quick', status: 'done' }]);
     await client.close();
 
-    expect(await rawPost(url, 'attacker.example')).toBe(403);
-    expect(await rawPost(url, `localhost:${url.port}`)).toBe(200);
+    expect(await rawPost(url, 'attacker.example', `Bearer ${TOKEN}`)).toBe(403);
+    expect(await rawPost(url, `localhost:${url.port}`)).toBe(401);
+    expect(await rawPost(url, `localhost:${url.port}`, 'Bearer wrong-token-of-same-size!!')).toBe(401);
+    expect(await rawPost(url, `localhost:${url.port}`, `Bearer ${TOKEN}`)).toBe(200);
 
     server!.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -9,7 +9,7 @@ export const mcpServeCommand: CliCommand = {
   describe: 'Serve orchestrate as an MCP server (stdio; --http PORT: Streamable HTTP on 127.0.0.1): validate, dry-run, start, watch, cancel, steer and resume runs',
   builder: (y) =>
     y
-      .option('http', { type: 'number', describe: 'Serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed on stderr)' })
+      .option('http', { type: 'number', describe: 'Serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed on stderr); with ORCHESTRATE_MCP_TOKEN set, clients must send Authorization: Bearer <token>' })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records, for tools that are not given run_dir (default .orchestrate/runs in the current folder)' })
       .option('progress-ms', { type: 'number', default: MCP_SERVER_DEFAULTS.progressMs, describe: 'While a tool waits for a run: a progress notification at least this often (keeps clients with short request timeouts waiting)' })
       .check((a) => {

@@ -2,7 +2,7 @@
 // Streamable HTTP bound to 127.0.0.1 (one McpServer per session, so several clients at once). On
 // stdio, stdout carries only the protocol: everything else goes to stderr. The server ends when
 // its client closes stdin (stdio) or on SIGINT / SIGTERM (HTTP); the runs it started go on.
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
@@ -33,15 +33,17 @@ function packageVersion(): string {
 
 /** Serves until the client goes away (stdio) or the process is told to stop (HTTP); returns the exit code. */
 export async function serveMcp(opts: ServeOptions, cli: CliContext): Promise<number> {
+  // The token is the server's alone: runs and their agents never see it.
+  const { [TOKEN_ENV]: token, ...env } = cli.env;
   const ctx: Omit<ServerContext, 'clientName'> = {
     cwd: cli.cwd,
-    env: cli.env,
+    env,
     ...(opts.runsDir !== undefined ? { runsDir: resolve(cli.cwd, opts.runsDir) } : {}),
     progressMs: opts.progressMs,
     launcher: new RunLauncher(),
     log: (line) => cli.stderr(`orchestrate mcp: ${line}\n`),
   };
-  return opts.httpPort === undefined ? serveStdio(ctx) : serveHttp(opts.httpPort, ctx);
+  return opts.httpPort === undefined ? serveStdio(ctx) : serveHttp(opts.httpPort, token || undefined, ctx);
 }
 
 async function serveStdio(ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
@@ -69,6 +71,15 @@ function hostAllowed(req: IncomingMessage, port: number): boolean {
   return origin === undefined || allowed.some((h) => origin === `http://${h}`);
 }
 
+/** The env variable whose value HTTP clients must send as `Authorization: Bearer <token>`. */
+export const TOKEN_ENV = 'ORCHESTRATE_MCP_TOKEN';
+
+function tokenMatches(req: IncomingMessage, token: string): boolean {
+  const given = Buffer.from(req.headers.authorization ?? '');
+  const wanted = Buffer.from(`Bearer ${token}`);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
 function reject(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
@@ -79,7 +90,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
-async function serveHttp(requestedPort: number, ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
+async function serveHttp(requestedPort: number, token: string | undefined, ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
   const version = packageVersion();
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let port = requestedPort;
@@ -91,6 +102,8 @@ async function serveHttp(requestedPort: number, ctx: Omit<ServerContext, 'client
   });
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!hostAllowed(req, port)) return reject(res, 403, `forbidden: this server answers only to http://127.0.0.1:${port} and http://localhost:${port}`);
+    // Other users of this machine can reach 127.0.0.1 too: with a token set, only its holders get in.
+    if (token !== undefined && !tokenMatches(req, token)) return reject(res, 401, `unauthorized: send the header "Authorization: Bearer <the server's ${TOKEN_ENV}>"`);
     if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') return reject(res, 404, `not found: the MCP endpoint is http://127.0.0.1:${port}/mcp`);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
@@ -128,7 +141,7 @@ async function serveHttp(requestedPort: number, ctx: Omit<ServerContext, 'client
   }
   const address = http.address();
   port = typeof address === 'object' && address ? address.port : requestedPort;
-  ctx.log(`serving Streamable HTTP on http://127.0.0.1:${port}/mcp (working folder ${ctx.cwd})`);
+  ctx.log(`serving Streamable HTTP on http://127.0.0.1:${port}/mcp (working folder ${ctx.cwd}; ${token ? `clients must send the ${TOKEN_ENV} as a bearer token` : `no ${TOKEN_ENV}: any process of this machine may use it`})`);
   await new Promise<void>((done) => {
     const stop = (): void => {
       process.off('SIGINT', stop);
