@@ -25,7 +25,15 @@ afterAll(() => {
 
 /** Starts the server on a free port; resolves with its URL once it says where it listens. */
 function startServer(): Promise<{ url: URL; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--http', '0'], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ORCHESTRATE_MCP_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', TSX, join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--http', '0'],
+    {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ORCHESTRATE_MCP_TOKEN: TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   server = child;
   let stderr = '';
   let stdout = '';
@@ -37,42 +45,82 @@ function startServer(): Promise<{ url: URL; stderr: () => string; exited: Promis
       const m = /serving Streamable HTTP on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
       if (m) res({ url: new URL(m[1]!), stderr: () => stderr, exited });
     });
-    child.on('exit', (code) => rej(new Error(`the server exited (${String(code)}) before listening:\n${stderr}\nstdout: ${stdout}`)));
+    child.on('exit', (code) =>
+      rej(new Error(`the server exited (${String(code)}) before listening:\n${stderr}\nstdout: ${stdout}`)),
+    );
   });
 }
 
 /** A raw request with a Host header of our choosing (what a DNS-rebinding page would send). */
 function rawPost(url: URL, host: string, authorization?: string): Promise<number> {
   return new Promise((res, rej) => {
-    const req = request({ host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) } }, (r) => {
-      r.resume();
-      res(r.statusCode ?? 0);
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: {
+          host,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization ? { authorization } : {}),
+        },
+      },
+      (r) => {
+        r.resume();
+        res(r.statusCode ?? 0);
+      },
+    );
     req.on('error', rej);
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }));
+    req.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+    );
   });
 }
 
 describe('orchestrate mcp serve --http', () => {
   it('serves the tools on 127.0.0.1; a waiting run_recipe streams progress; other hosts are refused; SIGTERM stops it', async () => {
-    writeFileSync(join(dir, 'quick.yaml'), 'name: quick\nprovider: scripted\nscript: script.yaml\ntasks:\n  - id: quick\n    prompt: "QUICK task"\n');
-    writeFileSync(join(dir, 'script.yaml'), 'conversations:\n  - match: "QUICK"\n    turns:\n      - text: "quick finished"\n');
+    writeFileSync(
+      join(dir, 'quick.yaml'),
+      'name: quick\nprovider: scripted\nscript: script.yaml\ntasks:\n  - id: quick\n    prompt: "QUICK task"\n',
+    );
+    writeFileSync(
+      join(dir, 'script.yaml'),
+      'conversations:\n  - match: "QUICK"\n    turns:\n      - text: "quick finished"\n',
+    );
     const { url, stderr, exited } = await startServer();
 
     const client = new Client({ name: 'mcp-http-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
+    );
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['validate_recipe', 'run_recipe', 'run_events', 'cancel']));
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['validate_recipe', 'run_recipe', 'run_events', 'cancel']),
+    );
 
     const progress: string[] = [];
-    const r = (await client.callTool({ name: 'run_recipe', arguments: { recipe: 'quick.yaml', wait: true } }, undefined, {
-      timeout: 120_000,
-      onprogress: (p) => void progress.push(p.message ?? ''),
-    })) as CallToolResult & { structuredContent?: { runId: string; status: string } };
+    const r = (await client.callTool(
+      { name: 'run_recipe', arguments: { recipe: 'quick.yaml', wait: true } },
+      undefined,
+      {
+        timeout: 120_000,
+        onprogress: (p) => void progress.push(p.message ?? ''),
+      },
+    )) as CallToolResult & { structuredContent?: { runId: string; status: string } };
     expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
     expect(r.structuredContent?.status).toBe('succeeded');
     expect(progress.length).toBeGreaterThan(0);
-    const status = (await client.callTool({ name: 'run_status', arguments: { run: r.structuredContent!.runId } })) as CallToolResult & { structuredContent?: { instances: { key: string; status: string }[] } };
+    const status = (await client.callTool({
+      name: 'run_status',
+      arguments: { run: r.structuredContent!.runId },
+    })) as CallToolResult & { structuredContent?: { instances: { key: string; status: string }[] } };
     expect(status.structuredContent?.instances).toMatchObject([{ key: 'quick', status: 'done' }]);
     await client.close();
 

@@ -138,7 +138,13 @@ async function call(s: Served, name: string, args: Record<string, unknown>): Pro
 const textOf = (r: ToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 
 /** Pages through run_events from `cursor` until `done` holds for what was read; returns the events and the cursor. */
-async function eventsUntil(s: Served, runId: string, cursor: string, done: (seen: RunEvent[]) => boolean, extra: Record<string, unknown> = {}): Promise<{ events: RunEvent[]; cursor: string }> {
+async function eventsUntil(
+  s: Served,
+  runId: string,
+  cursor: string,
+  done: (seen: RunEvent[]) => boolean,
+  extra: Record<string, unknown> = {},
+): Promise<{ events: RunEvent[]; cursor: string }> {
   const seen: RunEvent[] = [];
   const end = Date.now() + 120_000;
   for (;;) {
@@ -149,13 +155,17 @@ async function eventsUntil(s: Served, runId: string, cursor: string, done: (seen
     seen.push(...page.events);
     cursor = page.next_cursor;
     if (done(seen)) return { events: seen, cursor };
-    if (Date.now() > end) throw new Error(`run_events never showed what was waited for; seen: ${seen.map((e) => e.type).join(' ')}\nserver stderr: ${s.stderr()}`);
+    if (Date.now() > end)
+      throw new Error(
+        `run_events never showed what was waited for; seen: ${seen.map((e) => e.type).join(' ')}\nserver stderr: ${s.stderr()}`,
+      );
     if (!page.more) await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 const runLog = (runDir: string): RunEvent[] => readRunLog(join(runDir, 'run.jsonl')).events;
-const isToolStart = (key: string) => (e: RunEvent) => e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_start';
+const isToolStart = (key: string) => (e: RunEvent) =>
+  e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_start';
 
 describe('orchestrate mcp serve over stdio', () => {
   let second: Served;
@@ -166,10 +176,23 @@ describe('orchestrate mcp serve over stdio', () => {
     const first = await serve();
     const { tools } = await first.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(ORCHESTRATE_TOOLS.map((t) => t.name));
-    for (const name of ['validate_recipe', 'dry_run', 'run_recipe', 'run_status', 'run_events', 'cancel', 'steer', 'resume', 'show_instance']) expect(tools.map((t) => t.name)).toContain(name);
+    for (const name of [
+      'validate_recipe',
+      'dry_run',
+      'run_recipe',
+      'run_status',
+      'run_events',
+      'cancel',
+      'steer',
+      'resume',
+      'show_instance',
+    ])
+      expect(tools.map((t) => t.name)).toContain(name);
     const runTool = tools.find((t) => t.name === 'run_recipe')!;
     expect(runTool.inputSchema.required).toEqual(['recipe']);
-    expect(Object.keys(runTool.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['recipe', 'inputs', 'provider', 'wait', 'run_dir']));
+    expect(Object.keys(runTool.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['recipe', 'inputs', 'provider', 'wait', 'run_dir']),
+    );
 
     const valid = await call(first, 'validate_recipe', { recipe: 'recipe.yaml' });
     expect(textOf(valid)).toBe('recipe.yaml: ok (3 tasks, 1 agent)');
@@ -210,22 +233,32 @@ describe('orchestrate mcp serve over stdio', () => {
   it('a second server follows the run by cursor, steers and cancels one instance; the rest finish', async () => {
     second = await serve(['--progress-ms', '250']);
     // The held agents are inside their bash calls: agent events are asked for by type.
-    const { cursor } = await eventsUntil(second, runId, '0', (seen) => seen.some(isToolStart('slow')), { types: ['agent_event', 'instance_start'] });
+    const { cursor } = await eventsUntil(second, runId, '0', (seen) => seen.some(isToolStart('slow')), {
+      types: ['agent_event', 'instance_start'],
+    });
     expect(Number(cursor)).toBeGreaterThan(0);
 
     const typo = await call(second, 'cancel', { run: runId, instance: 'slwo' });
     expect(typo.isError).toBe(true);
     expect(textOf(typo)).toContain('no instance "slwo"; did you mean "slow"?');
-    const steer = await call(second, 'steer', { run: runId.slice(0, 15), instance: 'slow', message: 'Also mention PINEAPPLE.' });
+    const steer = await call(second, 'steer', {
+      run: runId.slice(0, 15),
+      instance: 'slow',
+      message: 'Also mention PINEAPPLE.',
+    });
     expect(textOf(steer)).toMatch(/^delivered to slow/);
     const cancel = await call(second, 'cancel', { run: runId, instance: 'slow' });
     expect(cancel.isError, textOf(cancel)).toBeFalsy();
     expect(textOf(cancel)).toMatch(/^cancelling slow/);
 
     // Small pages from the start: every event once, in log order, the agents' streams left out.
-    const { events } = await eventsUntil(second, runId, '0', (seen) => seen.some((e) => e.type === 'run_end'), { limit: 4 });
+    const { events } = await eventsUntil(second, runId, '0', (seen) => seen.some((e) => e.type === 'run_end'), {
+      limit: 4,
+    });
     const expected = runLog(runDir).filter((e) => !NOISY_EVENT_TYPES.includes(e.type));
-    expect(events.map((e) => [e.type, e.ts, 'key' in e ? e.key : ''])).toEqual(expected.map((e) => [e.type, e.ts, 'key' in e ? e.key : '']));
+    expect(events.map((e) => [e.type, e.ts, 'key' in e ? e.key : ''])).toEqual(
+      expected.map((e) => [e.type, e.ts, 'key' in e ? e.key : '']),
+    );
     const controls = events.filter((e): e is Extract<RunEvent, { type: 'control' }> => e.type === 'control');
     expect(controls.map((e) => [e.action, e.instance, e.ok])).toEqual([
       ['cancel', 'slwo', false],
@@ -236,16 +269,26 @@ describe('orchestrate mcp serve over stdio', () => {
     expect(controls[1]!.text).toBe('Also mention PINEAPPLE.');
 
     const status = await call(second, 'run_status', { run: runId });
-    const s = status.structuredContent as { status: string; instances: { key: string; status: string }[]; counts: Record<string, number> };
+    const s = status.structuredContent as {
+      status: string;
+      instances: { key: string; status: string }[];
+      counts: Record<string, number>;
+    };
     expect(s.status).toBe('failed'); // an instance ended cancelled
-    expect(Object.fromEntries(s.instances.map((i) => [i.key, i.status]))).toEqual({ slow: 'cancelled', quick: 'done', after: 'done' });
+    expect(Object.fromEntries(s.instances.map((i) => [i.key, i.status]))).toEqual({
+      slow: 'cancelled',
+      quick: 'done',
+      after: 'done',
+    });
     expect(s.counts).toMatchObject({ total: 3, done: 2, cancelled: 1, running: 0 });
 
     const quick = await call(second, 'show_instance', { run: runId, instance: 'quick' });
     expect(JSON.stringify(quick.structuredContent)).toContain('quick finished');
     const late = await call(second, 'cancel', { run: runId, instance: 'quick' });
     expect(late.isError).toBe(true);
-    expect(textOf(late)).toMatch(new RegExp(`^run ${runId} is not running \\(finished failed at .*\\); nothing to cancel$`));
+    expect(textOf(late)).toMatch(
+      new RegExp(`^run ${runId} is not running \\(finished failed at .*\\); nothing to cancel$`),
+    );
     const listed = await call(second, 'list_runs', {});
     expect((listed.structuredContent as { runs: { runId: string }[] }).runs.map((r) => r.runId)).toEqual([runId]);
   }, 300_000);
@@ -253,13 +296,20 @@ describe('orchestrate mcp serve over stdio', () => {
   it('resume with retry runs the cancelled instance again and waits for the end', async () => {
     writeFileSync(release('slow'), 'go');
     const progress: string[] = [];
-    const r = (await second.client.callTool({ name: 'resume', arguments: { run: runId, retry: ['slow'], wait: true } }, undefined, {
-      timeout: 120_000,
-      onprogress: (p) => void progress.push(p.message ?? ''),
-    })) as ToolResult;
+    const r = (await second.client.callTool(
+      { name: 'resume', arguments: { run: runId, retry: ['slow'], wait: true } },
+      undefined,
+      {
+        timeout: 120_000,
+        onprogress: (p) => void progress.push(p.message ?? ''),
+      },
+    )) as ToolResult;
     expect(r.isError, textOf(r)).toBeFalsy();
     expect(textOf(r)).toMatch(new RegExp(`^run ${runId}: succeeded`));
-    expect((r.structuredContent as { instances: { key: string; status: string }[] }).instances.find((i) => i.key === 'slow')?.status).toBe('done');
+    expect(
+      (r.structuredContent as { instances: { key: string; status: string }[] }).instances.find((i) => i.key === 'slow')
+        ?.status,
+    ).toBe('done');
     expect(progress.length).toBeGreaterThan(0);
     expect(existsSync(join(runDir, 'mcp-launch.log'))).toBe(true);
     const again = await call(second, 'resume', { run: runId });
@@ -270,15 +320,19 @@ describe('orchestrate mcp serve over stdio', () => {
   it('run_recipe with wait outlasts a 2 s request timeout because progress keeps resetting it', async () => {
     const t0 = Date.now();
     const progress: { at: number; message: string }[] = [];
-    const r = (await second.client.callTool({ name: 'run_recipe', arguments: { recipe: 'hold.yaml', wait: true } }, undefined, {
-      timeout: 2_000,
-      resetTimeoutOnProgress: true,
-      onprogress: (p) => {
-        progress.push({ at: Date.now() - t0, message: p.message ?? '' });
-        // The held agent is let go only once the call has lasted well past its timeout.
-        if (Date.now() - t0 > 3_000 && !existsSync(release('hold'))) writeFileSync(release('hold'), 'go');
+    const r = (await second.client.callTool(
+      { name: 'run_recipe', arguments: { recipe: 'hold.yaml', wait: true } },
+      undefined,
+      {
+        timeout: 2_000,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => {
+          progress.push({ at: Date.now() - t0, message: p.message ?? '' });
+          // The held agent is let go only once the call has lasted well past its timeout.
+          if (Date.now() - t0 > 3_000 && !existsSync(release('hold'))) writeFileSync(release('hold'), 'go');
+        },
       },
-    })) as ToolResult;
+    )) as ToolResult;
     const elapsed = Date.now() - t0;
     expect(r.isError, textOf(r)).toBeFalsy();
     const s = r.structuredContent as { runId: string; status: string; instances: { key: string; status: string }[] };

@@ -6,17 +6,33 @@ import { MCP_SERVER_DEFAULTS } from '../mcp-server/defaults.js';
 
 export const mcpServeCommand: CliCommand = {
   command: 'serve',
-  describe: 'Serve orchestrate as an MCP server (stdio; --http PORT: Streamable HTTP on 127.0.0.1): validate, dry-run, start, watch, cancel, steer and resume runs',
+  describe:
+    'Serve orchestrate as an MCP server (stdio; --http PORT: Streamable HTTP on 127.0.0.1): validate, dry-run, start, watch, cancel, steer and resume runs',
   builder: (y) =>
     y
-      .option('http', { type: 'number', describe: 'Serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed on stderr); with ORCHESTRATE_MCP_TOKEN set, clients must send Authorization: Bearer <token>' })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records, for tools that are not given run_dir (default .orchestrate/runs in the current folder)' })
-      .option('progress-ms', { type: 'number', default: MCP_SERVER_DEFAULTS.progressMs, describe: 'While a tool waits for a run: a progress notification at least this often (keeps clients with short request timeouts waiting)' })
+      .option('http', {
+        type: 'number',
+        describe:
+          'Serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed on stderr); with ORCHESTRATE_MCP_TOKEN set, clients must send Authorization: Bearer <token>',
+      })
+      .option('run-dir', {
+        type: 'string',
+        describe:
+          'Folder holding run records, for tools that are not given run_dir (default .orchestrate/runs in the current folder)',
+      })
+      .option('progress-ms', {
+        type: 'number',
+        default: MCP_SERVER_DEFAULTS.progressMs,
+        describe:
+          'While a tool waits for a run: a progress notification at least this often (keeps clients with short request timeouts waiting)',
+      })
       .check((a) => {
         const port = a.http;
-        if (port !== undefined && !(typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535)) throw new Error(`--http must be a port number from 0 to 65535 (got ${String(port)})`);
+        if (port !== undefined && !(typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535))
+          throw new Error(`--http must be a port number from 0 to 65535 (got ${String(port)})`);
         const every = a['progress-ms'];
-        if (!(typeof every === 'number' && Number.isInteger(every) && every >= 50)) throw new Error(`--progress-ms must be a whole number of milliseconds, at least 50 (got ${String(every)})`);
+        if (!(typeof every === 'number' && Number.isInteger(every) && every >= 50))
+          throw new Error(`--progress-ms must be a whole number of milliseconds, at least 50 (got ${String(every)})`);
         if (Array.isArray(a['run-dir'])) throw new Error('--run-dir was given more than once');
         return true;
       })

@@ -8,7 +8,13 @@ import { mcpServeCommand } from './mcp-serve.js';
 export const mcpCommand: CliCommand = {
   command: 'mcp',
   describe: 'MCP: serve orchestrate to other agents as an MCP server (mcp serve)',
-  builder: (y) => y.example([['orchestrate mcp serve', 'an MCP server on stdin/stdout: add it to Claude Code, Codex or Cursor (see README, MCP)']]),
+  builder: (y) =>
+    y.example([
+      [
+        'orchestrate mcp serve',
+        'an MCP server on stdin/stdout: add it to Claude Code, Codex or Cursor (see README, MCP)',
+      ],
+    ]),
   subcommands: [mcpServeCommand],
   // Not reached: yargs runs the named subcommand, and refuses `orchestrate mcp` alone.
   run: async () => EXIT.usage,

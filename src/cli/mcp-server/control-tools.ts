@@ -19,12 +19,22 @@ export const cancelTool = defineTool({
   description:
     'With instance: end that instance of a live run as cancelled (its session is kept); the run goes on and its dependants follow on_failure. ' +
     'Without instance: interrupt the whole run like Ctrl-C (sessions kept; the resume tool continues it).',
-  input: { run: runArg, instance: instanceArg.optional().describe('Instance key as run_status lists it; leave it out to cancel the whole run'), run_dir: runDirArg },
+  input: {
+    run: runArg,
+    instance: instanceArg
+      .optional()
+      .describe('Instance key as run_status lists it; leave it out to cancel the whole run'),
+    run_dir: runDirArg,
+  },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   handler: async (args, _call, ctx) => {
     const runDir = locateRun(ctx, args.run, args.run_dir);
     const by = byOf(ctx);
-    const outcome = await deliverRunControl(runDir, 'cancel', args.instance !== undefined ? { action: 'cancel', instance: args.instance, by } : { action: 'cancel_run', by });
+    const outcome = await deliverRunControl(
+      runDir,
+      'cancel',
+      args.instance !== undefined ? { action: 'cancel', instance: args.instance, by } : { action: 'cancel_run', by },
+    );
     if (!outcome.ok) throw new ToolError(outcome.message);
     return { text: outcome.message };
   },
@@ -33,17 +43,27 @@ export const cancelTool = defineTool({
 export const steerTool = defineTool({
   name: 'steer',
   title: 'Steer an instance',
-  description: 'Send a message into the running agent of one instance of a live run; it reads it after its current step (a pair: its worker, unless the key names a member, e.g. build@planner).',
+  description:
+    'Send a message into the running agent of one instance of a live run; it reads it after its current step (a pair: its worker, unless the key names a member, e.g. build@planner).',
   input: {
     run: runArg,
     instance: instanceArg,
-    message: z.string().trim().min(1, 'the steering message is empty: give its text').describe('What the agent should know or do, e.g. "only touch src/"'),
+    message: z
+      .string()
+      .trim()
+      .min(1, 'the steering message is empty: give its text')
+      .describe('What the agent should know or do, e.g. "only touch src/"'),
     run_dir: runDirArg,
   },
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
   handler: async (args, _call, ctx) => {
     const runDir = locateRun(ctx, args.run, args.run_dir);
-    const outcome = await deliverRunControl(runDir, 'steer', { action: 'steer', instance: args.instance, text: args.message, by: byOf(ctx) });
+    const outcome = await deliverRunControl(runDir, 'steer', {
+      action: 'steer',
+      instance: args.instance,
+      text: args.message,
+      by: byOf(ctx),
+    });
     if (!outcome.ok) throw new ToolError(outcome.message);
     return { text: outcome.message };
   },

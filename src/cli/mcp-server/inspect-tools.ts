@@ -35,15 +35,28 @@ export const runEventsTool = defineTool({
   name: 'run_events',
   title: 'Events of a run',
   description:
-    "A run's event log (run.jsonl) from a cursor: call with cursor \"0\" (or none) first, then with the next_cursor each answer returns to get only what happened since. " +
+    'A run\'s event log (run.jsonl) from a cursor: call with cursor "0" (or none) first, then with the next_cursor each answer returns to get only what happened since. ' +
     `By default the agents' own streams (${NOISY_EVENT_TYPES.join(', ')}) are left out; types names the event types to return instead. ` +
     '`running` says whether the run is still going; more: true means call again at once.',
   input: {
     run: runArg,
     run_dir: runDirArg,
-    cursor: z.string().regex(/^\d+$/, 'a cursor is the next_cursor an earlier run_events call returned (digits), or "0"').optional().describe('next_cursor of the previous call; "0" or absent: from the start'),
-    limit: z.number().int().min(1).max(MCP_SERVER_DEFAULTS.eventsPageMax).optional().describe(`Most events to return (default ${MCP_SERVER_DEFAULTS.eventsPageSize})`),
-    types: z.array(z.string().min(1)).optional().describe(`Only these event types: ${EVENT_TYPES.join(', ')}`),
+    cursor: z
+      .string()
+      .regex(/^\d+$/, 'a cursor is the next_cursor an earlier run_events call returned (digits), or "0"')
+      .optional()
+      .describe('next_cursor of the previous call; "0" or absent: from the start'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MCP_SERVER_DEFAULTS.eventsPageMax)
+      .optional()
+      .describe(`Most events to return (default ${MCP_SERVER_DEFAULTS.eventsPageSize})`),
+    types: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(`Only these event types: ${EVENT_TYPES.join(', ')}`),
   },
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {
@@ -51,12 +64,17 @@ export const runEventsTool = defineTool({
     for (const t of args.types ?? []) {
       if (!EVENT_TYPES.includes(t)) {
         const guess = didYouMean(t, EVENT_TYPES);
-        throw new ToolError(`unknown event type "${t}"${guess ? `; did you mean "${guess}"?` : ''} Event types: ${EVENT_TYPES.join(', ')}`);
+        throw new ToolError(
+          `unknown event type "${t}"${guess ? `; did you mean "${guess}"?` : ''} Event types: ${EVENT_TYPES.join(', ')}`,
+        );
       }
     }
     const cursor = Number(args.cursor ?? '0');
     const size = runLogSize(runDir);
-    if (cursor > size) throw new ToolError(`cursor ${cursor} is past the end of the log of run ${runDir.split('/').pop()} (${size} bytes): pass a next_cursor that run_events returned for this run, or "0" to start over`);
+    if (cursor > size)
+      throw new ToolError(
+        `cursor ${cursor} is past the end of the log of run ${runDir.split('/').pop()} (${size} bytes): pass a next_cursor that run_events returned for this run, or "0" to start over`,
+      );
     const types = args.types;
     const page = readEventsPage(runDir, cursor, {
       limit: args.limit ?? MCP_SERVER_DEFAULTS.eventsPageSize,
@@ -78,12 +96,18 @@ export const runEventsTool = defineTool({
 export const showInstanceTool = defineTool({
   name: 'show_instance',
   title: "An instance's conversation",
-  description: "One instance of a run: its status, attempts, output and summary, and its agent's conversation from its session file (the latest items; as `orchestrate show <run> --instance KEY --json`).",
+  description:
+    "One instance of a run: its status, attempts, output and summary, and its agent's conversation from its session file (the latest items; as `orchestrate show <run> --instance KEY --json`).",
   input: {
     run: runArg,
     instance: instanceArg.describe('Instance key (or task/key, or a unique prefix) as run_status lists it'),
     run_dir: runDirArg,
-    last: z.number().int().min(1).optional().describe(`Conversation items to return, the latest (default ${MCP_SERVER_DEFAULTS.conversationItems})`),
+    last: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Conversation items to return, the latest (default ${MCP_SERVER_DEFAULTS.conversationItems})`),
   },
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {
@@ -91,7 +115,10 @@ export const showInstanceTool = defineTool({
     const { found: inst, candidates } = findInstance(folder.state, args.instance);
     if (!inst) {
       const all = instancesInTaskOrder(folder.state).map((i) => i.label);
-      const why = candidates.length > 1 ? `"${args.instance}" matches ${candidates.length} instances: ${candidates.map((c) => c.label).join(', ')}` : `no instance "${args.instance}" in run ${folder.state.runId}`;
+      const why =
+        candidates.length > 1
+          ? `"${args.instance}" matches ${candidates.length} instances: ${candidates.map((c) => c.label).join(', ')}`
+          : `no instance "${args.instance}" in run ${folder.state.runId}`;
       throw new ToolError(`${why}; instances: ${all.join(', ') || '(none yet)'}`);
     }
     const conv = readConversation(sessionFileOf(folder.dir, inst));
@@ -105,8 +132,12 @@ export const showInstanceTool = defineTool({
 export const listRunsTool = defineTool({
   name: 'list_runs',
   title: 'List runs',
-  description: 'The runs recorded in a runs folder, newest first: id, recipe, name, start, status (running while a coordinator holds it) and cost.',
-  input: { run_dir: runDirArg, limit: z.number().int().min(1).optional().describe('Most runs to list (default 20, the newest)') },
+  description:
+    'The runs recorded in a runs folder, newest first: id, recipe, name, start, status (running while a coordinator holds it) and cost.',
+  input: {
+    run_dir: runDirArg,
+    limit: z.number().int().min(1).optional().describe('Most runs to list (default 20, the newest)'),
+  },
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {
     const runsDir = runsDirOf(ctx, args.run_dir);
@@ -114,6 +145,12 @@ export const listRunsTool = defineTool({
     if (unreadable) throw new ToolError(unreadable);
     const runs = listRuns(runsDir);
     const limit = args.limit ?? 20;
-    return dataReply({ runsDir, runs: runs.slice(0, limit).map(({ holder: _h, ...r }) => ({ ...r, startedAt: new Date(r.startedAt).toISOString() })), ...(runs.length > limit ? { more: runs.length - limit } : {}) });
+    return dataReply({
+      runsDir,
+      runs: runs
+        .slice(0, limit)
+        .map(({ holder: _h, ...r }) => ({ ...r, startedAt: new Date(r.startedAt).toISOString() })),
+      ...(runs.length > limit ? { more: runs.length - limit } : {}),
+    });
   },
 });

@@ -18,7 +18,10 @@ export const validateRecipeTool = defineTool({
     const result = loadRecipe(args.recipe, { cwd: ctx.cwd, env: ctx.env, allowMissingInputs: true });
     if (!result.ok) {
       // The answer to "is it valid?" is no: a result, not a failure of the tool.
-      return { text: `${problemsText(result.problems)}\nFix them and validate again.`, data: { file: result.problems[0]?.file ?? args.recipe, ok: false, problems: problemsJson(result.problems) } };
+      return {
+        text: `${problemsText(result.problems)}\nFix them and validate again.`,
+        data: { file: result.problems[0]?.file ?? args.recipe, ok: false, problems: problemsJson(result.problems) },
+      };
     }
     const file = displayPath(result.recipe.file, ctx.cwd);
     const tasks = result.recipe.tasks.length;
@@ -26,7 +29,13 @@ export const validateRecipeTool = defineTool({
     const warnings = result.warnings.map((p) => `\n${formatProblem(p)}`).join('');
     return {
       text: `${file}: ok (${tasks} task${tasks === 1 ? '' : 's'}, ${agents} agent${agents === 1 ? '' : 's'})${warnings}`,
-      data: { file, ok: true, tasks, agents, ...(result.warnings.length ? { warnings: problemsJson(result.warnings) } : {}) },
+      data: {
+        file,
+        ok: true,
+        tasks,
+        agents,
+        ...(result.warnings.length ? { warnings: problemsJson(result.warnings) } : {}),
+      },
     };
   },
 });
@@ -34,7 +43,8 @@ export const validateRecipeTool = defineTool({
 export const dryRunTool = defineTool({
   name: 'dry_run',
   title: 'Dry-run a recipe',
-  description: 'Validate a recipe with its inputs and overrides, expand its task DAG (fan-outs included) and estimate its cost; no model calls, nothing written. The text is the plan as a tree; the structured content has every field.',
+  description:
+    'Validate a recipe with its inputs and overrides, expand its task DAG (fan-outs included) and estimate its cost; no model calls, nothing written. The text is the plan as a tree; the structured content has every field.',
   input: { ...recipeArgs, ...overrideArgs },
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {

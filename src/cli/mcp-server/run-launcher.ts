@@ -52,7 +52,12 @@ export function cliCommand(): { node: string; args: string[] } {
   // From the sources: tsx loads the TypeScript. Named by absolute URL, since `--import tsx`
   // resolves from the working folder, which is the user's project here.
   const tsx = import.meta.resolve('tsx');
-  const others = process.execArgv.filter((a, i, all) => !(a === '--import' && /tsx/.test(all[i + 1] ?? '')) && !(/tsx/.test(a) && all[i - 1] === '--import') && !/^--import=.*tsx/.test(a));
+  const others = process.execArgv.filter(
+    (a, i, all) =>
+      !(a === '--import' && /tsx/.test(all[i + 1] ?? '')) &&
+      !(/tsx/.test(a) && all[i - 1] === '--import') &&
+      !/^--import=.*tsx/.test(a),
+  );
   return { node: process.execPath, args: [...others, '--import', tsx, main] };
 }
 
@@ -94,7 +99,9 @@ export class RunLauncher {
     if (!target) throw new Error('launch needs runsDir or runDir');
     mkdirSync(target, { recursive: true });
     // A new run's output waits beside the run folders until the run folder exists.
-    const logFile = spec.runDir ? join(spec.runDir, LAUNCH_LOG) : join(target, `.mcp-launch-${process.pid}-${++this.seq}.log`);
+    const logFile = spec.runDir
+      ? join(spec.runDir, LAUNCH_LOG)
+      : join(target, `.mcp-launch-${process.pid}-${++this.seq}.log`);
     const before = new Set(spec.runDir ? [] : readdirSync(target));
     const sizeBefore = spec.runDir ? runLogSize(spec.runDir) : 0;
     const out = openSync(logFile, 'a');
@@ -102,7 +109,12 @@ export class RunLauncher {
     try {
       // detached: its own process group, so a Ctrl-C or hang-up of the client's terminal does
       // not reach it; stdin closed, output to the file (a pipe would break when the server exits).
-      child = spawn(node, [...args, ...spec.args], { cwd: spec.cwd, env: { ...spec.env, NO_COLOR: '1' }, detached: true, stdio: ['ignore', out, out] });
+      child = spawn(node, [...args, ...spec.args], {
+        cwd: spec.cwd,
+        env: { ...spec.env, NO_COLOR: '1' },
+        detached: true,
+        stdio: ['ignore', out, out],
+      });
     } finally {
       closeSync(out);
     }
@@ -121,14 +133,24 @@ export class RunLauncher {
     const found = (): string | undefined => {
       // A resume has its folder once it holds the lease and has written to the log (run_resume):
       // a resume refused after taking the lease (nothing left to do) writes nothing.
-      if (spec.runDir) return readRunLease(spec.runDir)?.holder.pid === pid && runLogSize(spec.runDir) > sizeBefore ? spec.runDir : undefined;
+      if (spec.runDir)
+        return readRunLease(spec.runDir)?.holder.pid === pid && runLogSize(spec.runDir) > sizeBefore
+          ? spec.runDir
+          : undefined;
       return newRunFolderOf(target, before, pid);
     };
     for (;;) {
       const runDir = found();
       if (runDir) {
         if (!spec.runDir) moveLog(logFile, join(runDir, LAUNCH_LOG));
-        const run: LaunchedRun = { runDir, runId: basename(runDir), pid, exited, hasExited: () => exitCode !== undefined, exitCode: () => exitCode };
+        const run: LaunchedRun = {
+          runDir,
+          runId: basename(runDir),
+          pid,
+          exited,
+          hasExited: () => exitCode !== undefined,
+          exitCode: () => exitCode,
+        };
         this.running.set(runDir, run);
         void exited.then(() => this.running.get(runDir) === run && this.running.delete(runDir));
         return { ok: true, run };
@@ -139,17 +161,25 @@ export class RunLauncher {
         if (late) continue;
         const output = readLog(logFile);
         if (!spec.runDir) rmSync(logFile, { force: true });
-        return { ok: false, message: output || `the run process exited with code ${String(exitCode)} and printed nothing` };
+        return {
+          ok: false,
+          message: output || `the run process exited with code ${String(exitCode)} and printed nothing`,
+        };
       }
       if (spec.signal?.aborted || Date.now() - start > MCP_SERVER_DEFAULTS.startTimeoutMs) {
-        const why = spec.signal?.aborted ? 'the request was cancelled' : `it did not take a run folder within ${MCP_SERVER_DEFAULTS.startTimeoutMs / 1000}s`;
+        const why = spec.signal?.aborted
+          ? 'the request was cancelled'
+          : `it did not take a run folder within ${MCP_SERVER_DEFAULTS.startTimeoutMs / 1000}s`;
         // Nothing was started that anyone could find: do not leave it running.
         try {
           process.kill(-pid, 'SIGTERM');
         } catch {
           // already gone
         }
-        return { ok: false, message: `the run process (pid ${pid}) was stopped: ${why}. Its output so far: ${readLog(logFile) || '(none)'}` };
+        return {
+          ok: false,
+          message: `the run process (pid ${pid}) was stopped: ${why}. Its output so far: ${readLog(logFile) || '(none)'}`,
+        };
       }
       spec.onWait?.(Date.now() - start);
       await new Promise((r) => setTimeout(r, MCP_SERVER_DEFAULTS.pollMs));

@@ -14,13 +14,26 @@ import { countStatuses } from '../../run/run-fold.js';
 import { describeHolder, liveLeaseHolder } from '../../run/run-lease.js';
 import { LAUNCH_LOG, type LaunchedRun } from './run-launcher.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
-import { loadOptionsOf, locateRun, overrideArgs, overrideFlags, problemsText, recipeArgs, runArg, runDirArg, runsDirOf, setAssignments } from './tool-args.js';
+import {
+  loadOptionsOf,
+  locateRun,
+  overrideArgs,
+  overrideFlags,
+  problemsText,
+  recipeArgs,
+  runArg,
+  runDirArg,
+  runsDirOf,
+  setAssignments,
+} from './tool-args.js';
 import { defineTool, ToolError, type ServerContext, type ToolCall, type ToolReply } from './tool-table.js';
 
 const waitArg = z
   .boolean()
   .default(false)
-  .describe('false (default): return as soon as the run has started, with its id. true: return when the run ends, with its final status; progress notifications go out meanwhile (at least one a second), so keep the request timeout reset on progress');
+  .describe(
+    'false (default): return as soon as the run has started, with its id. true: return when the run ends, with its final status; progress notifications go out meanwhile (at least one a second), so keep the request timeout reset on progress',
+  );
 
 /** The run as run_status reports it: `orchestrate show --json` plus instance counts. */
 export function runStatus(runDir: string): Record<string, unknown> {
@@ -42,13 +55,26 @@ function startedReply(run: LaunchedRun, verb: string): ToolReply {
     status: 'running',
     next: 'run_events (from cursor "0") and run_status follow it; cancel and steer drive its instances; it keeps running if this server stops',
   };
-  return { text: `run ${run.runId} ${verb} (process ${run.pid}, folder ${run.runDir}).\n${JSON.stringify(data, null, 2)}`, data };
+  return {
+    text: `run ${run.runId} ${verb} (process ${run.pid}, folder ${run.runDir}).\n${JSON.stringify(data, null, 2)}`,
+    data,
+  };
 }
 
-async function waitAndReport(run: LaunchedRun, sinceTs: number, progress: ProgressSender, call: ToolCall, ctx: ServerContext): Promise<ToolReply> {
+async function waitAndReport(
+  run: LaunchedRun,
+  sinceTs: number,
+  progress: ProgressSender,
+  call: ToolCall,
+  ctx: ServerContext,
+): Promise<ToolReply> {
   const end: WaitEnd = await waitForRun(run, sinceTs, progress, ctx.progressMs, call.signal);
   const status = runStatus(run.runDir);
-  if (end === 'cancelled') return { text: `stopped waiting (the request was cancelled); run ${run.runId} goes on: ${headline(status)}`, data: status };
+  if (end === 'cancelled')
+    return {
+      text: `stopped waiting (the request was cancelled); run ${run.runId} goes on: ${headline(status)}`,
+      data: status,
+    };
   if (end === 'process_exited') {
     throw new ToolError(
       `the process of run ${run.runId} (pid ${run.pid}) exited with ${run.exitCode() === null ? 'a signal' : `code ${String(run.exitCode())}`} before the run ended; ` +
@@ -72,13 +98,29 @@ export const runRecipeTool = defineTool({
     const loaded = loadRecipe(args.recipe, loadOptionsOf(args, ctx));
     if (!loaded.ok) throw new ToolError(problemsText(loaded.problems));
     const missing = missingApiKey(loaded.recipe, ctx.env);
-    if (missing) throw new ToolError(missing.replace('--provider scripted', 'provider: "scripted"').replace('export ANTHROPIC_API_KEY=sk-ant-...', "set ANTHROPIC_API_KEY in this MCP server's environment (the env of its entry in your client's MCP config)"));
+    if (missing)
+      throw new ToolError(
+        missing
+          .replace('--provider scripted', 'provider: "scripted"')
+          .replace(
+            'export ANTHROPIC_API_KEY=sk-ant-...',
+            "set ANTHROPIC_API_KEY in this MCP server's environment (the env of its entry in your client's MCP config)",
+          ),
+      );
     const unwritable = runsDirWriteProblem(runsDir);
     if (unwritable) throw new ToolError(unwritable);
     const progress = new ProgressSender(call);
     const sinceTs = Date.now();
     const launched = await ctx.launcher.launch({
-      args: ['run', loaded.recipe.file, '--run-dir', runsDir, '--no-color', ...setAssignments(args.inputs).flatMap((s) => ['--set', s]), ...overrideFlags(args)],
+      args: [
+        'run',
+        loaded.recipe.file,
+        '--run-dir',
+        runsDir,
+        '--no-color',
+        ...setAssignments(args.inputs).flatMap((s) => ['--set', s]),
+        ...overrideFlags(args),
+      ],
       cwd: ctx.cwd,
       env: ctx.env,
       runsDir,
@@ -102,24 +144,43 @@ export const resumeTool = defineTool({
     run: runArg,
     run_dir: runDirArg,
     concurrency: overrideArgs.concurrency,
-    budget_usd: overrideArgs.budget_usd.describe("Replaces the run's budget with this total in US dollars; the spend so far counts against it (raise it to finish a budget-exhausted run)"),
-    budget_tokens: overrideArgs.budget_tokens.describe("Replaces the run's token budget with this total; the tokens used so far count against it"),
-    retry: z.array(z.string().min(1)).optional().describe('Cancelled instances to run again (keys as run_status lists them)'),
+    budget_usd: overrideArgs.budget_usd.describe(
+      "Replaces the run's budget with this total in US dollars; the spend so far counts against it (raise it to finish a budget-exhausted run)",
+    ),
+    budget_tokens: overrideArgs.budget_tokens.describe(
+      "Replaces the run's token budget with this total; the tokens used so far count against it",
+    ),
+    retry: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Cancelled instances to run again (keys as run_status lists them)'),
     wait: waitArg,
   },
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   handler: async (args, call, ctx) => {
     const runDir = locateRun(ctx, args.run, args.run_dir);
     const holder = liveLeaseHolder(runDir);
-    if (holder) throw new ToolError(`run ${runDir.split('/').pop()} is running (held by ${describeHolder(holder)}); there is nothing to resume. run_status and run_events follow it.`);
+    if (holder)
+      throw new ToolError(
+        `run ${runDir.split('/').pop()} is running (held by ${describeHolder(holder)}); there is nothing to resume. run_status and run_events follow it.`,
+      );
     const unwritable = runFolderWriteProblem(runDir);
     if (unwritable) throw new ToolError(unwritable);
     const before = runStatus(runDir);
-    if (before.status === 'succeeded') throw new ToolError(`run ${String(before.runId)} already succeeded; there is nothing to resume. run_status shows its results.`);
+    if (before.status === 'succeeded')
+      throw new ToolError(
+        `run ${String(before.runId)} already succeeded; there is nothing to resume. run_status shows its results.`,
+      );
     const progress = new ProgressSender(call);
     const sinceTs = Date.now();
     const launched = await ctx.launcher.launch({
-      args: ['resume', runDir, '--no-color', ...overrideFlags(args), ...(args.retry ?? []).flatMap((k) => ['--retry', k])],
+      args: [
+        'resume',
+        runDir,
+        '--no-color',
+        ...overrideFlags(args),
+        ...(args.retry ?? []).flatMap((k) => ['--retry', k]),
+      ],
       cwd: ctx.cwd,
       env: ctx.env,
       runDir,
@@ -132,4 +193,3 @@ export const resumeTool = defineTool({
     return waitAndReport(launched.run, sinceTs, progress, call, ctx);
   },
 });
-

@@ -22,16 +22,20 @@ export class ProgressSender {
     return this.call._meta?.progressToken !== undefined;
   }
 
-
   send(message: string): void {
     const token = this.call._meta?.progressToken;
     if (token === undefined) return;
     this.count++;
     this.lastSent = Date.now();
     // progress must grow with every notification (MCP spec); the run's own numbers are in the message.
-    this.call.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: this.count, message } }).catch(() => {
-      // The client went away: the wait notices through the request's abort signal.
-    });
+    this.call
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: this.count, message },
+      })
+      .catch(() => {
+        // The client went away: the wait notices through the request's abort signal.
+      });
   }
 
   /** A notification when none went out for `everyMs` (a heartbeat while nothing happens). */
@@ -44,19 +48,40 @@ export class ProgressSender {
 export function progressText(state: RunState): string {
   const c = countStatuses(state);
   const finished = c.done + c.failed + c.cancelled + c.skipped;
-  const notes = [c.failed && `${c.failed} failed`, c.cancelled && `${c.cancelled} cancelled`, c.skipped && `${c.skipped} skipped`].filter(Boolean).join(', ');
-  const running = instancesInTaskOrder(state).filter((i) => i.status === 'running' || i.status === 'waiting' || i.status === 'retrying').map((i) => i.label);
+  const notes = [
+    c.failed && `${c.failed} failed`,
+    c.cancelled && `${c.cancelled} cancelled`,
+    c.skipped && `${c.skipped} skipped`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const running = instancesInTaskOrder(state)
+    .filter((i) => i.status === 'running' || i.status === 'waiting' || i.status === 'retrying')
+    .map((i) => i.label);
   const total = c.unexpandedTasks ? `${c.total}+` : String(c.total);
   return `run ${state.runId}: ${finished}/${total} instances finished${notes ? ` (${notes})` : ''}${running.length ? `; running: ${running.slice(0, 5).join(', ')}${running.length > 5 ? ` +${running.length - 5}` : ''}` : ''}`;
 }
 
-const MILESTONES = new Set(['instance_start', 'instance_done', 'instance_failed', 'instance_skipped', 'task_expanded', 'budget_exhausted']);
+const MILESTONES = new Set([
+  'instance_start',
+  'instance_done',
+  'instance_failed',
+  'instance_skipped',
+  'task_expanded',
+  'budget_exhausted',
+]);
 
 /**
  * Follows `run` until it ends. `sinceTs`: when this session of the run was launched (a resumed
  * run's log already holds the run_end of the session it continues, written before then).
  */
-export async function waitForRun(run: LaunchedRun, sinceTs: number, progress: ProgressSender, progressMs: number, signal: AbortSignal): Promise<WaitEnd> {
+export async function waitForRun(
+  run: LaunchedRun,
+  sinceTs: number,
+  progress: ProgressSender,
+  progressMs: number,
+  signal: AbortSignal,
+): Promise<WaitEnd> {
   const state = createRunState();
   let cursor = 0;
   const readNew = (): boolean => {

@@ -24,7 +24,9 @@ export interface ServeOptions {
 function packageVersion(): string {
   try {
     // src/cli/mcp-server/ and dist/cli/mcp-server/ are both three levels below package.json.
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';
@@ -81,7 +83,9 @@ function tokenMatches(req: IncomingMessage, token: string): boolean {
 }
 
 function reject(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  res
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -90,7 +94,11 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
-async function serveHttp(requestedPort: number, token: string | undefined, ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
+async function serveHttp(
+  requestedPort: number,
+  token: string | undefined,
+  ctx: Omit<ServerContext, 'clientName'>,
+): Promise<number> {
   const version = packageVersion();
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let port = requestedPort;
@@ -101,24 +109,38 @@ async function serveHttp(requestedPort: number, token: string | undefined, ctx: 
     });
   });
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!hostAllowed(req, port)) return reject(res, 403, `forbidden: this server answers only to http://127.0.0.1:${port} and http://localhost:${port}`);
+    if (!hostAllowed(req, port))
+      return reject(
+        res,
+        403,
+        `forbidden: this server answers only to http://127.0.0.1:${port} and http://localhost:${port}`,
+      );
     // Other users of this machine can reach 127.0.0.1 too: with a token set, only its holders get in.
-    if (token !== undefined && !tokenMatches(req, token)) return reject(res, 401, `unauthorized: send the header "Authorization: Bearer <the server's ${TOKEN_ENV}>"`);
-    if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') return reject(res, 404, `not found: the MCP endpoint is http://127.0.0.1:${port}/mcp`);
+    if (token !== undefined && !tokenMatches(req, token))
+      return reject(res, 401, `unauthorized: send the header "Authorization: Bearer <the server's ${TOKEN_ENV}>"`);
+    if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp')
+      return reject(res, 404, `not found: the MCP endpoint is http://127.0.0.1:${port}/mcp`);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const transport = sessions.get(sessionId);
-      if (!transport) return reject(res, 404, `session ${sessionId} not found (the server restarted, or the session was closed): initialize a new one`);
+      if (!transport)
+        return reject(
+          res,
+          404,
+          `session ${sessionId} not found (the server restarted, or the session was closed): initialize a new one`,
+        );
       return transport.handleRequest(req, res);
     }
-    if (req.method !== 'POST') return reject(res, 400, 'no mcp-session-id: start a session with an initialize request (POST)');
+    if (req.method !== 'POST')
+      return reject(res, 400, 'no mcp-session-id: start a session with an initialize request (POST)');
     let body: unknown;
     try {
       body = await readJson(req);
     } catch {
       return reject(res, 400, 'the request body is not JSON');
     }
-    if (!isInitializeRequest(body)) return reject(res, 400, 'no mcp-session-id: the first request of a session must be initialize');
+    if (!isInitializeRequest(body))
+      return reject(res, 400, 'no mcp-session-id: the first request of a session must be initialize');
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, transport),
@@ -131,7 +153,13 @@ async function serveHttp(requestedPort: number, token: string | undefined, ctx: 
   }
   const listening = await new Promise<{ ok: true } | { ok: false; message: string }>((done) => {
     http.once('error', (e: NodeJS.ErrnoException) =>
-      done({ ok: false, message: e.code === 'EADDRINUSE' ? `port ${requestedPort} on 127.0.0.1 is in use: choose another with --http PORT (0 picks a free one)` : `cannot listen on 127.0.0.1:${requestedPort}: ${e.message}` }),
+      done({
+        ok: false,
+        message:
+          e.code === 'EADDRINUSE'
+            ? `port ${requestedPort} on 127.0.0.1 is in use: choose another with --http PORT (0 picks a free one)`
+            : `cannot listen on 127.0.0.1:${requestedPort}: ${e.message}`,
+      }),
     );
     http.listen(requestedPort, '127.0.0.1', () => done({ ok: true }));
   });
@@ -141,7 +169,9 @@ async function serveHttp(requestedPort: number, token: string | undefined, ctx: 
   }
   const address = http.address();
   port = typeof address === 'object' && address ? address.port : requestedPort;
-  ctx.log(`serving Streamable HTTP on http://127.0.0.1:${port}/mcp (working folder ${ctx.cwd}; ${token ? `clients must send the ${TOKEN_ENV} as a bearer token` : `no ${TOKEN_ENV}: any process of this machine may use it`})`);
+  ctx.log(
+    `serving Streamable HTTP on http://127.0.0.1:${port}/mcp (working folder ${ctx.cwd}; ${token ? `clients must send the ${TOKEN_ENV} as a bearer token` : `no ${TOKEN_ENV}: any process of this machine may use it`})`,
+  );
   await new Promise<void>((done) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

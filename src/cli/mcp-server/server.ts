@@ -12,7 +12,10 @@ progress notifications meanwhile. A run is a process of its own: it keeps going 
 an interrupted or failed run. Relative paths resolve against the server's working folder.`;
 
 export function createOrchestrateServer(ctx: Omit<ServerContext, 'clientName'>, version: string): McpServer {
-  const server = new McpServer({ name: 'orchestrate', title: 'orchestrate', version }, { instructions: INSTRUCTIONS, capabilities: { tools: {} } });
+  const server = new McpServer(
+    { name: 'orchestrate', title: 'orchestrate', version },
+    { instructions: INSTRUCTIONS, capabilities: { tools: {} } },
+  );
   registerTools(server, ORCHESTRATE_TOOLS, { ...ctx, clientName: () => server.server.getClientVersion()?.name });
   return server;
 }

@@ -3,16 +3,37 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { defaultRunsDir, findRun } from '../../display/find-run.js';
-import { formatProblem, PROVIDERS, type LoadOptions, type ProviderName, type RecipeProblem } from '../../recipe/index.js';
+import {
+  formatProblem,
+  PROVIDERS,
+  type LoadOptions,
+  type ProviderName,
+  type RecipeProblem,
+} from '../../recipe/index.js';
 import { runsDirReadProblem } from '../../run/run-dir-access.js';
 import { ToolError, type ServerContext } from './tool-table.js';
 
-export const runArg = z.string().min(1).describe('The run: its id (as run_recipe returned it), a unique prefix of one, or the path of its run folder');
-export const runDirArg = z.string().min(1).optional().describe("Folder holding run records (default: the server's --run-dir, else .orchestrate/runs in the server's working folder)");
-export const instanceArg = z.string().min(1).describe('Instance key as run_status lists it (e.g. fix.alpha, or build@planner for a member of a pair)');
+export const runArg = z
+  .string()
+  .min(1)
+  .describe('The run: its id (as run_recipe returned it), a unique prefix of one, or the path of its run folder');
+export const runDirArg = z
+  .string()
+  .min(1)
+  .optional()
+  .describe(
+    "Folder holding run records (default: the server's --run-dir, else .orchestrate/runs in the server's working folder)",
+  );
+export const instanceArg = z
+  .string()
+  .min(1)
+  .describe('Instance key as run_status lists it (e.g. fix.alpha, or build@planner for a member of a pair)');
 
 export const recipeArgs = {
-  recipe: z.string().min(1).describe("Path of the recipe YAML file (relative to the server's working folder, or absolute)"),
+  recipe: z
+    .string()
+    .min(1)
+    .describe("Path of the recipe YAML file (relative to the server's working folder, or absolute)"),
   inputs: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
     .optional()
@@ -21,14 +42,28 @@ export const recipeArgs = {
 
 export const overrideArgs = {
   model: z.string().min(1).optional().describe('Model for every agent (overrides the recipe)'),
-  provider: z.enum(PROVIDERS).optional().describe('anthropic, or scripted (offline: every agent replays its script file)'),
+  provider: z
+    .enum(PROVIDERS)
+    .optional()
+    .describe('anthropic, or scripted (offline: every agent replays its script file)'),
   concurrency: z.number().int().min(1).optional().describe('Task instances running at once'),
   budget_usd: z.number().min(0).optional().describe("Run budget in US dollars (replaces the recipe's budget.usd)"),
-  budget_tokens: z.number().int().min(0).optional().describe("Run budget in tokens, input + output (replaces the recipe's budget.tokens)"),
+  budget_tokens: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Run budget in tokens, input + output (replaces the recipe's budget.tokens)"),
 };
 
 type Inputs = Record<string, string | number | boolean | string[]> | undefined;
-type Overrides = { model?: string; provider?: ProviderName; concurrency?: number; budget_usd?: number; budget_tokens?: number };
+type Overrides = {
+  model?: string;
+  provider?: ProviderName;
+  concurrency?: number;
+  budget_usd?: number;
+  budget_tokens?: number;
+};
 
 /** Inputs as the CLI's `--set key=value` assignments (a list as JSON, which a list input accepts). */
 export function setAssignments(inputs: Inputs): string[] {
@@ -71,7 +106,8 @@ export function locateRun(ctx: ServerContext, run: string, runDir: string | unde
   const unreadable = runsDirReadProblem(runsDir);
   if (unreadable) throw new ToolError(unreadable);
   const found = findRun(runsDir, run, ctx.cwd);
-  if (!found.ok) throw new ToolError(`${found.message.replace(/`orchestrate runs` lists them all/, 'list_runs lists them all')}`);
+  if (!found.ok)
+    throw new ToolError(`${found.message.replace(/`orchestrate runs` lists them all/, 'list_runs lists them all')}`);
   return found.dir;
 }
 

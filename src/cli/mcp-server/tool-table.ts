@@ -5,7 +5,12 @@
 // tool error (isError) the calling agent can act on, so the server never crashes on a call.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+  ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RunLauncher } from './run-launcher.js';
 
@@ -91,7 +96,12 @@ export function registerTools(server: McpServer, tools: readonly OrchestrateTool
   for (const tool of tools) {
     server.registerTool(
       tool.name,
-      { title: tool.title, description: tool.description, inputSchema: tool.input, ...(tool.annotations ? { annotations: tool.annotations } : {}) },
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      },
       async (args: unknown, call: ToolCall) => {
         try {
           return toResult(await tool.handler(args, call, ctx));
@@ -100,7 +110,9 @@ export function registerTools(server: McpServer, tools: readonly OrchestrateTool
           if (e instanceof z.ZodError) return errorResult(`invalid arguments for ${tool.name}: ${z.prettifyError(e)}`);
           // A bug: the caller gets a short text, the server's log the stack.
           ctx.log(`internal error in ${tool.name}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-          return errorResult(`internal error in ${tool.name}: ${e instanceof Error ? e.message : String(e)} (the server's stderr has the details; please report it)`);
+          return errorResult(
+            `internal error in ${tool.name}: ${e instanceof Error ? e.message : String(e)} (the server's stderr has the details; please report it)`,
+          );
         }
       },
     );
