@@ -29,7 +29,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { bwrapArgs, defaultBwrapPath, probeSandbox } from './sandbox.js';
+import { defaultBwrapPath, probeSandbox, sandboxedSpawn } from './sandbox.js';
 
 export interface ProductCommandOptions {
   cwd: string;
@@ -301,10 +301,12 @@ function run(program: string, file: string, args: string[], env: Record<string, 
     const repo = repoWritable ? findRepository(opts.cwd) : undefined;
     const writable = [...(repo ? [repo.top, repo.gitDir, repo.commonDir] : []), opts.cwd, ...(opts.writable ?? [])];
     const h = gitHome();
-    // The private home sits in the host's temp folder, which the sandbox replaces: bind it back, read-only.
-    const mounts = bwrapArgs({ writable, network: false, cwd: opts.cwd }, process.env);
-    cmd = bwrap;
-    argv = [...mounts, '--ro-bind', h.dir, h.dir, '--', file, ...args];
+    const boxed = sandboxedSpawn(bwrap, { writable, network: false, cwd: opts.cwd }, file, args, process.env);
+    // The private home sits in the host's temp folder, which the sandbox replaces: bound back
+    // read-only, after the sandbox's own mounts (just before its `-- file args`).
+    const at = boxed.args.length - args.length - 2;
+    cmd = boxed.file;
+    argv = [...boxed.args.slice(0, at), '--ro-bind', h.dir, h.dir, ...boxed.args.slice(at)];
   }
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, argv, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
