@@ -13,7 +13,7 @@ import { OutputCapture, type OutputSnapshot } from './output-capture.js';
 import { StreamRedactor, type ToolSecret } from './stream-redactor.js';
 import { PrivateTempDir } from './private-temp.js';
 import { attachLifeline, LIFELINE_STDIO, releaseLifeline, withLifeline } from './process-lifeline.js';
-import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, warnOnce, type SandboxOptions } from './sandbox.js';
+import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, sandboxTmpBytes, tmpfsFullHint, warnOnce, type SandboxOptions } from './sandbox.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { formatSize, type TruncationResult } from './truncate.js';
 import { incompleteUtf8TailLength } from './utf8.js';
@@ -107,6 +107,7 @@ export function createBashTool(options: BashToolOptions): BashTool {
   const sandbox = resolveSandboxMode(options.sandbox);
   const confined = sandbox.mode === 'workspace';
   const network = options.sandbox?.network ?? false;
+  const tmpBytes = sandboxTmpBytes(options.sandbox?.tmpBytes);
   const maxLines = options.maxLines ?? TOOL_DEFAULTS.maxLines;
   const maxBytes = options.maxBytes ?? TOOL_DEFAULTS.maxBytes;
   const interval = options.updateIntervalMs ?? TOOL_DEFAULTS.bashUpdateIntervalMs;
@@ -123,7 +124,8 @@ export function createBashTool(options: BashToolOptions): BashTool {
         ? // The workspace's path is in the system prompt's per-session part, not here: tool texts open the
           // prompt prefix that a fan-out's instances share in the cache, whatever their folders.
           ` Commands run in a sandbox: only the working directory${workspace.root !== workspace.cwd ? ' and the rest of its workspace (the workspace root in the system prompt)' : ''} and $TMPDIR can be written, ` +
-          `/tmp is fresh for every command (keep files across commands in $TMPDIR)${network ? '' : ', and there is no network'}.`
+          `/tmp is fresh for every command and holds at most ${Math.round(tmpBytes / 1048576)} MiB (keep files across commands in $TMPDIR), ` +
+          `$HOME is an empty private folder${network ? '' : ', and there is no network'}.`
         : ''),
     promptSnippet: 'Execute bash commands (ls, grep, find, tests, builds, git)',
     parameters: bashParameters,
@@ -146,7 +148,7 @@ export function createBashTool(options: BashToolOptions): BashTool {
       const redactor = newRedactor?.();
       const tempDir = options.tempDir ?? privateTemp.path;
       const capture = new OutputCapture({ maxLines, maxBytes, tempDir, ...(redactor ? { redactor } : {}) });
-      const jail = confined ? { root: workspace.root, tempDir: privateTemp.path, network } : undefined;
+      const jail = confined ? { root: workspace.root, tempDir: privateTemp.path, network, tmpBytes } : undefined;
       const outcome = await run(command, cwd, params.timeout, signal, capture, onUpdate, interval, options, jail);
       const saveError = await capture.close();
       const snap = capture.snapshot();
@@ -157,7 +159,9 @@ export function createBashTool(options: BashToolOptions): BashTool {
       if (outcome.kind === 'timeout') throw new Error(withOutput(`Command timed out after ${params.timeout} seconds`));
       if (outcome.kind === 'spawn-error') throw new Error(withOutput(`Could not start the shell: ${outcome.message}`));
       if (outcome.signal) throw new Error(withOutput(`Command was killed by signal ${outcome.signal}`));
-      if (outcome.code !== 0) throw new Error(withOutput(`Command exited with code ${outcome.code}`));
+      // A capped tmpfs (/tmp, /dev/shm, the home) that filled up: say which cap, and what to do.
+      const full = confined && outcome.code !== 0 && /No space left on device/.test(snap.text) ? `\n${tmpfsFullHint(tmpBytes)}` : '';
+      if (outcome.code !== 0) throw new Error(withOutput(`Command exited with code ${outcome.code}${full}`));
       return textResult(text, detailsOf(snap, outcome.code, options.tempDir !== undefined));
     },
     dispose: () => privateTemp.remove(),
@@ -169,6 +173,8 @@ interface Jail {
   root: string;
   tempDir: string;
   network: boolean;
+  /** Size cap of the sandbox's /tmp. */
+  tmpBytes: number;
 }
 
 type RunOutcome =
@@ -197,7 +203,8 @@ function run(
     let args = /(^|\/)bash$/.test(shell) ? ['--norc', '-c', withLifeline(command)] : ['-c', withLifeline(command)];
     let env: Record<string, string | undefined> = { ...process.env, ...options.env };
     if (jail) {
-      ({ file, args } = sandboxedSpawn(options.sandbox?.bwrapPath, { writable: [jail.root, jail.tempDir], hide: options.sandbox?.hide, network: jail.network, cwd }, shell, args));
+      const plan = { writable: [jail.root, jail.tempDir], hide: options.sandbox?.hide, readOnly: options.sandbox?.readOnly, network: jail.network, cwd, tmpBytes: jail.tmpBytes };
+      ({ file, args } = sandboxedSpawn(options.sandbox?.bwrapPath, plan, shell, args));
       env = sandboxEnv(process.env, { ...options.env, TMPDIR: jail.tempDir });
     }
     const child = spawn(file, args, {

@@ -1,18 +1,24 @@
 // The sandbox of every command run on a model's behalf or from a recipe (the bash tool, `verify`,
 // `run:` steps): bubblewrap (`bwrap`) on Linux. Inside, the workspace is read-write and the rest
 // of the file system read-only, with the places that hold secrets hidden (the run folder,
-// ORCHESTRATE_HOME, ~/.ssh, ~/.aws ...); /tmp is private; the command gets a PID namespace of
-// its own (the parent's /proc is not visible, and every process it started dies when it ends or
-// when the process that started it dies); the network is off unless asked for; capabilities are
-// dropped (root inside could otherwise remount / read-write); and the environment is built from
-// an allowlist, never holding the provider keys.
+// ORCHESTRATE_HOME, ~/.ssh, ~/.aws ...); the home folder is an allowlist: an empty private home
+// holding only a .gitconfig with the user's git identity, the toolchains on PATH and the
+// read-only paths a caller adds; /run and /var/run (host sockets) are hidden when the network is
+// off; /tmp, /dev/shm and the home are size-capped tmpfs (a full one says "No space left on
+// device", it never fills host memory); the command gets a PID namespace of its own (the parent's
+// /proc is not visible, and every process it started dies when it ends or when the process that
+// started it dies); the network is off unless asked for; capabilities are dropped (root inside
+// could otherwise remount / read-write); and the environment is built from an allowlist, never
+// holding the provider keys.
 //
 // Where bwrap is missing or cannot create namespaces (probed once per process by running it),
 // commands run unconfined as before and the caller warns once.
 import { spawnSync } from 'node:child_process';
-import { realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { PrivateTempDir } from './private-temp.js';
+import { isInside } from './workspace.js';
 
 /** `workspace`: confine to the workspace (the default); `none`: run unconfined. */
 export type SandboxMode = 'workspace' | 'none';
@@ -24,8 +30,12 @@ export interface SandboxOptions {
   mode?: SandboxMode;
   /** Let the command reach the network (default false). */
   network?: boolean;
-  /** Further folders or files to hide (the run folder, for example). */
+  /** Further folders or files to hide (the run folder, for example); the file tools refuse them too. */
   hide?: string[];
+  /** Paths made visible read-only inside the private home (or anywhere hidden), e.g. a tool's config. */
+  readOnly?: string[];
+  /** Size cap of the sandbox's /tmp in bytes (default ORCHESTRATE_SANDBOX_TMP_MB, else 512 MiB); /dev/shm and the home get at most this too. */
+  tmpBytes?: number;
   /** The bwrap binary (default: ORCHESTRATE_BWRAP, else `bwrap` on PATH); tests point it at a missing file. */
   bwrapPath?: string;
   /** Told once per process when the sandbox was asked for but cannot work here. */
@@ -37,8 +47,12 @@ export interface SandboxPlan {
   /** Folders the command may write (the workspace, the session's temp folder). */
   writable: string[];
   hide?: string[];
+  /** Read-only paths added to the allowlisted home (SandboxOptions.readOnly). */
+  readOnly?: string[];
   network?: boolean;
   cwd: string;
+  /** Size cap of /tmp in bytes (see SandboxOptions.tmpBytes). */
+  tmpBytes?: number;
 }
 
 export interface SandboxProbe {
@@ -47,6 +61,8 @@ export interface SandboxProbe {
   bwrap: string;
   /** Why the sandbox cannot work here (when not ok). */
   reason?: string;
+  /** Whether this bwrap caps tmpfs sizes (--size, bubblewrap 0.8+): without it /tmp and the home are uncapped. */
+  sizeCap?: boolean;
 }
 
 /** Variables passed into a sandbox from the parent environment (plus LC_*). */
@@ -61,18 +77,35 @@ export const PROVIDER_KEY_NAMES: readonly string[] = [
 ];
 
 /** Files and folders under the home folder that hold credentials; hidden when they exist. */
+// The home folder itself is replaced by a private one (an allowlist); this list still matters for
+// what the allowlist lets through (a toolchain folder on PATH) and where the home cannot be
+// replaced (it is the workspace or lies inside it).
 const HOME_SECRETS = [
   '.ssh', '.aws', '.azure', '.gnupg', '.docker', '.kube', '.config/gcloud', '.config/gh', '.password-store',
   '.netrc', '.git-credentials', '.npmrc', '.pypirc', '.cargo/credentials', '.cargo/credentials.toml',
+  '.config/anthropic', '.claude', '.claude.json', '.bash_history', '.zsh_history', '.gitconfig', '.config/git',
+  '.local/share/keyrings', '.orchestrate',
 ];
 /** Sockets that hand out more than the sandbox allows (a Docker socket is root on the host). */
 const SYSTEM_SECRETS = ['/run/user', '/run/docker.sock', '/var/run/docker.sock', '/run/containerd', '/run/podman'];
+/** Folders of host sockets (D-Bus, systemd, databases ...), hidden whole when the network is off. */
+const SOCKET_FOLDERS = ['/run', '/var/run', '/var/lock'];
+
+const MIB = 1024 * 1024;
+const DEFAULT_TMP_BYTES = 512 * MIB;
+const SHM_BYTES = 64 * MIB;
+const HOME_BYTES = 256 * MIB;
 
 const INSTALL_HINT =
   'install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)';
 
+/** `--size N` before a --tmpfs where this bwrap has it. */
+function sized(bytes: number, sizeCap: boolean): string[] {
+  return sizeCap ? ['--size', String(Math.max(4096, Math.floor(bytes)))] : [];
+}
+
 /** The flags every sandboxed command gets, before its mounts. */
-function baseArgs(network: boolean): string[] {
+function baseArgs(network: boolean, sizeCap: boolean, tmpBytes = DEFAULT_TMP_BYTES): string[] {
   return [
     '--die-with-parent',
     '--unshare-pid',
@@ -82,9 +115,17 @@ function baseArgs(network: boolean): string[] {
     '--cap-drop', 'ALL',
     '--ro-bind', '/', '/',
     '--dev', '/dev',
+    ...sized(Math.min(SHM_BYTES, tmpBytes), sizeCap), '--tmpfs', '/dev/shm',
     '--proc', '/proc',
-    '--tmpfs', '/tmp',
+    ...sized(tmpBytes, sizeCap), '--tmpfs', '/tmp',
   ];
+}
+
+/** The /tmp cap in bytes: the caller's, else ORCHESTRATE_SANDBOX_TMP_MB, else 512 MiB. */
+export function sandboxTmpBytes(requested: number | undefined, env: Readonly<Record<string, string | undefined>> = process.env): number {
+  if (requested !== undefined && requested > 0) return requested;
+  const mb = Number(env.ORCHESTRATE_SANDBOX_TMP_MB);
+  return Number.isFinite(mb) && mb > 0 ? mb * MIB : DEFAULT_TMP_BYTES;
 }
 
 const probes = new Map<string, SandboxProbe>();
@@ -106,7 +147,15 @@ export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
     probes.set(bwrapPath, probe);
     return probe;
   }
-  const r = spawnSync(bwrapPath, [...baseArgs(false), '--', 'true'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'ignore', 'pipe'] });
+  const attempt = (sizeCap: boolean) =>
+    spawnSync(bwrapPath, [...baseArgs(false, sizeCap), '--', 'true'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Tried with size caps first; a bwrap without --size (before 0.8) is still a sandbox, uncapped.
+  let r = attempt(true);
+  let sizeCap = true;
+  if (!r.error && r.status !== 0 && /--size|Unknown option/i.test(r.stderr ?? '')) {
+    r = attempt(false);
+    sizeCap = false;
+  }
   let probe: SandboxProbe;
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
@@ -125,7 +174,7 @@ export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
         'It needs user namespaces (sysctl kernel.unprivileged_userns_clone=1, or user.max_user_namespaces > 0) or a setuid bwrap; ' +
         'in a container, run it with --privileged or a seccomp/AppArmor profile that allows unshare and mount',
     };
-  } else probe = { ok: true, bwrap: bwrapPath };
+  } else probe = { ok: true, bwrap: bwrapPath, sizeCap };
   probes.set(bwrapPath, probe);
   return probe;
 }
@@ -192,39 +241,140 @@ export function defaultHiddenPaths(env: Readonly<Record<string, string | undefin
   return [...HOME_SECRETS.map((p) => join(home, p)), orchestrateHome, ...SYSTEM_SECRETS];
 }
 
+/** The home folder whose contents the sandbox replaces: HOME, else the user's. */
+function homeOf(env: Readonly<Record<string, string | undefined>>): string {
+  return env.HOME || homedir();
+}
+
+/**
+ * Toolchains installed in the home folder and on PATH (~/.local/bin, ~/.cargo/bin, a node under
+ * ~/.nvm ...): made visible read-only, with the folder above a `bin` (its lib/ and share/).
+ */
+function toolchainPaths(home: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  const out: string[] = [];
+  for (const dir of (env.PATH ?? '').split(':')) {
+    if (!dir || !isAbsolute(dir) || !isInside(home, dir) || resolve(dir) === resolve(home)) continue;
+    out.push(basename(dir) === 'bin' && dirname(dir) !== resolve(home) ? dirname(dir) : dir);
+  }
+  return out;
+}
+
+type Mount = { path: string; kind: 'hide' | 'home' | 'ro' | 'bind' };
+const ORDER: Record<Mount['kind'], number> = { hide: 0, home: 0, ro: 1, bind: 2 };
+
 /**
  * The bwrap arguments that run a command under `plan` (append `--` and the command). Mounts go
  * from the outermost path in, so a workspace inside a hidden folder (a worktree in the run
- * folder) is still reachable and a secret inside the workspace (~/.ssh when the workspace is
- * the home folder) is still hidden.
+ * folder) or inside the private home is still reachable and a secret inside the workspace
+ * (~/.ssh when the workspace is the home folder) is still hidden. Hidden folders become empty
+ * read-only tmpfs (nothing to fill); the private home is a size-capped tmpfs.
  */
-export function bwrapArgs(plan: SandboxPlan, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  const mounts: { path: string; kind: 'hide' | 'bind' }[] = [];
+export function bwrapArgs(plan: SandboxPlan, env: Readonly<Record<string, string | undefined>> = process.env, sizeCap = true): string[] {
+  const mounts: Mount[] = [];
   const seen = new Set<string>();
-  for (const p of [...defaultHiddenPaths(env), ...(plan.hide ?? [])]) {
+  const writable = plan.writable.map((p) => existing(resolve(p))).filter((p): p is string => p !== undefined && p !== '/');
+  const add = (p: string, kind: Mount['kind']): void => {
     const real = existing(resolve(p));
-    if (!real || real === '/' || seen.has(real)) continue;
-    seen.add(real);
-    mounts.push({ path: real, kind: 'hide' });
-  }
-  for (const p of plan.writable) {
+    if (!real || real === '/' || seen.has(`${kind}:${real}`)) return;
+    seen.add(`${kind}:${real}`);
+    mounts.push({ path: real, kind });
+  };
+  // The home is replaced unless a writable folder is the home or holds it (then only the secrets are hidden).
+  const home = existing(homeOf(env));
+  const privateHome = home !== undefined && home !== '/' && !writable.some((w) => isInside(w, home));
+  const readOnly = [...(privateHome ? toolchainPaths(home, env) : []), ...(plan.readOnly ?? [])];
+  const visibleInHome = [...readOnly.map((p) => existing(resolve(p)) ?? p), ...writable];
+  const hidden = [...defaultHiddenPaths(env), ...(plan.hide ?? []), ...(plan.network ? [] : SOCKET_FOLDERS)];
+  for (const p of hidden) {
+    // Inside the private home a secret exists only where a visible folder brings it in.
     const real = existing(resolve(p));
-    if (!real || real === '/') continue;
-    mounts.push({ path: real, kind: 'bind' });
+    if (privateHome && real && isInside(home, real) && !visibleInHome.some((v) => isInside(v, real))) continue;
+    add(p, 'hide');
   }
-  // Outer paths first; at the same path the workspace wins (it is bound after the hiding).
-  mounts.sort((a, b) => depth(a.path) - depth(b.path) || (a.kind === b.kind ? 0 : a.kind === 'hide' ? -1 : 1));
-  const args = baseArgs(plan.network ?? false);
+  if (privateHome) add(home, 'home');
+  for (const p of readOnly) add(p, 'ro');
+  for (const p of writable) add(p, 'bind');
+  // A hidden or read-only path inside another of its kind adds nothing, unless something visible lies between.
+  const visible = mounts.filter((m) => m.kind === 'bind' || m.kind === 'ro' || m.kind === 'home').map((m) => m.path);
+  const redundant = (m: Mount): boolean =>
+    (m.kind === 'hide' || m.kind === 'ro') &&
+    mounts.some((o) => o.kind === m.kind && o.path !== m.path && isInside(o.path, m.path) && !visible.some((v) => v !== o.path && v !== m.path && isInside(o.path, v) && isInside(v, m.path)));
+  const kept = mounts.filter((m) => !redundant(m));
+  mounts.length = 0;
+  mounts.push(...kept);
+  // Outer paths first; at the same path: hiding, then read-only views, then the workspace.
+  mounts.sort((a, b) => depth(a.path) - depth(b.path) || ORDER[a.kind] - ORDER[b.kind]);
+  const tmpBytes = plan.tmpBytes ?? DEFAULT_TMP_BYTES;
+  const args = baseArgs(plan.network ?? false, sizeCap, tmpBytes);
+  const readOnlyLater: string[] = ['/dev'];
   for (const m of mounts) {
     if (m.kind === 'bind') args.push('--bind', m.path, m.path);
-    else if (statSync(m.path).isDirectory()) args.push('--tmpfs', m.path);
-    else args.push('--ro-bind', '/dev/null', m.path);
+    else if (m.kind === 'ro') args.push('--ro-bind', m.path, m.path);
+    else if (m.kind === 'home') {
+      args.push(...sized(Math.min(HOME_BYTES, tmpBytes), sizeCap), '--tmpfs', m.path);
+      args.push('--ro-bind', sandboxGitConfig(env), join(m.path, '.gitconfig'));
+    } else if (statSync(m.path).isDirectory()) {
+      args.push(...sized(4096, sizeCap), '--tmpfs', m.path);
+      readOnlyLater.push(m.path);
+    } else args.push('--ro-bind', '/dev/null', m.path);
   }
+  // After every mount inside them: the hidden folders and /dev cannot be written (nor filled).
+  for (const p of readOnlyLater) args.push('--remount-ro', p);
   args.push('--chdir', existing(plan.cwd) ?? plan.cwd);
   return args;
 }
 
+const gitConfigs = new Map<string, string>();
+const configDir = new PrivateTempDir(undefined, 'orchestrate-sandbox-');
+
+/**
+ * The private home's .gitconfig: only the user's git identity (user.name, user.email from the
+ * global config), so commits inside the sandbox work; nothing else of the user's config (tokens,
+ * credential helpers, aliases, include paths) comes in. Made once per process and home.
+ */
+export function sandboxGitConfig(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const home = homeOf(env);
+  const cached = gitConfigs.get(home);
+  if (cached && existsSync(cached)) return cached;
+  const lines: string[] = ['# Made by orchestrate for its sandbox: your git identity only.'];
+  const identity = ['name', 'email']
+    .map((key) => [key, gitGlobal(`user.${key}`, home)] as const)
+    .filter((kv): kv is readonly [string, string] => kv[1] !== undefined);
+  if (identity.length > 0) lines.push('[user]', ...identity.map(([k, v]) => `\t${k} = ${quoteGitValue(v)}`));
+  const file = join(configDir.path, `gitconfig-${gitConfigs.size}`);
+  writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o644 });
+  gitConfigs.set(home, file);
+  return file;
+}
+
+/** One value of the user's global git config (the config is only read: git config runs no program). */
+function gitGlobal(key: string, home: string): string | undefined {
+  const r = spawnSync('git', ['config', '--global', '--get', key], {
+    cwd: '/',
+    encoding: 'utf8',
+    timeout: 5000,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1' },
+  });
+  const value = r.status === 0 ? r.stdout.replace(/\n$/, '') : '';
+  return value && !/[\n\0]/.test(value) ? value : undefined;
+}
+
+function quoteGitValue(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** What a command that ran out of room in a capped tmpfs is told, added to its own error. */
+export function tmpfsFullHint(tmpBytes: number): string {
+  const mb = Math.round(tmpBytes / MIB);
+  return (
+    `The command ran out of space. In the sandbox /tmp holds at most ${mb} MiB, /dev/shm ${Math.min(mb, SHM_BYTES / MIB)} MiB and the home folder ${Math.min(mb, HOME_BYTES / MIB)} MiB ` +
+    '(they live in memory); write large files into the working directory instead, or raise the cap with ORCHESTRATE_SANDBOX_TMP_MB.'
+  );
+}
+
 /** The program and arguments that run `file args` inside the sandbox. */
 export function sandboxedSpawn(bwrapPath: string | undefined, plan: SandboxPlan, file: string, args: string[], env?: Readonly<Record<string, string | undefined>>): { file: string; args: string[] } {
-  return { file: bwrapPath ?? defaultBwrapPath(), args: [...bwrapArgs(plan, env), '--', file, ...args] };
+  const bwrap = bwrapPath ?? defaultBwrapPath();
+  const sizeCap = probeSandbox(bwrap).sizeCap ?? false;
+  return { file: bwrap, args: [...bwrapArgs({ ...plan, tmpBytes: sandboxTmpBytes(plan.tmpBytes, env) }, env, sizeCap), '--', file, ...args] };
 }
