@@ -76,7 +76,7 @@ tasks:
             : type === 'hash' ? JSON.stringify(await scan.hgetall(key))
             : type === 'stream' ? JSON.stringify(await scan.xrange(key, '-', '+'))
             : type === 'list' ? JSON.stringify(await scan.lrange(key, 0, -1))
-            : type === 'zset' ? JSON.stringify(await scan.zrange(key, 0, -1))
+            : type === 'zset' ? JSON.stringify(await scan.zrange(key, '0', '-1'))
             : type === 'set' ? JSON.stringify(await scan.smembers(key))
             : '';
           for (const decoy of [DECOY_SECRET, DECOY_PROMPT, SECRET]) expect(value, key).not.toContain(decoy);
