@@ -55,9 +55,25 @@ function paragraphs(m: AgentMessage, toolResultChars: number): string[] {
   }
 }
 
-/** Labelled paragraphs separated by blank lines; images omitted, tool results cut to a few KB. */
-export function serializeConversation(messages: readonly AgentMessage[], toolResultChars: number = SESSION_DEFAULTS.compaction.toolResultChars): string {
+/**
+ * Labelled paragraphs separated by blank lines; images omitted, tool results cut to a few KB.
+ * With `maxChars`, the longest paragraphs are cut to one common length (each keeps its start)
+ * until the text fits: a summary request must fit the window it summarizes for.
+ */
+export function serializeConversation(messages: readonly AgentMessage[], toolResultChars: number = SESSION_DEFAULTS.compaction.toolResultChars, maxChars?: number): string {
   const out: string[] = [];
   for (const m of messages) out.push(...paragraphs(m, toolResultChars));
-  return out.join('\n\n');
+  const total = out.reduce((n, p) => n + p.length + 2, 0);
+  if (maxChars === undefined || total <= maxChars) return out.join('\n\n');
+  // The largest cap with sum(min(len, cap) + marker) <= maxChars, by binary search.
+  const marker = 60;
+  const fits = (cap: number): boolean => out.reduce((n, p) => n + Math.min(p.length, cap + marker) + 2, 0) <= maxChars;
+  let lo = 0;
+  let hi = Math.max(...out.map((p) => p.length));
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return out.map((p) => truncate(p, Math.max(lo, 200))).join('\n\n');
 }

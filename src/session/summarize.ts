@@ -234,17 +234,27 @@ async function askModel(context: Context, streamOptions: StreamOptions, options:
   return done({ ok: true, value: text });
 }
 
+/**
+ * Characters a transcript may take so the summary request fits the model's window with its reply:
+ * at 4 characters per token, with a fifth kept back because servers count tokens their own way
+ * (a conversation that overflowed the window is summarized inside that window).
+ */
+export function transcriptChars(model: Pick<Model, 'contextWindow'>, replyTokens: number): number {
+  return Math.max(8_000, Math.floor((model.contextWindow - replyTokens - 1_000) * 4 * 0.8));
+}
+
 /** The user prompt of a history summary request. */
-export function buildSummaryPrompt(messages: readonly AgentMessage[], previousSummary?: string, customInstructions?: string): string {
-  let prompt = `<conversation>\n${serializeConversation(messages)}\n</conversation>\n\n`;
+export function buildSummaryPrompt(messages: readonly AgentMessage[], previousSummary?: string, customInstructions?: string, maxChars?: number): string {
+  const room = maxChars === undefined ? undefined : Math.max(0, maxChars - (previousSummary?.length ?? 0) - 4000);
+  let prompt = `<conversation>\n${serializeConversation(messages, undefined, room)}\n</conversation>\n\n`;
   if (previousSummary) prompt += `<previous-summary>\n${previousSummary}\n</previous-summary>\n\n`;
   prompt += previousSummary ? UPDATE_INSTRUCTIONS : INITIAL_INSTRUCTIONS;
   if (customInstructions?.trim()) prompt += `\n\nAdditional focus: ${customInstructions.trim()}`;
   return prompt;
 }
 
-export function buildTurnPrefixPrompt(messages: readonly AgentMessage[]): string {
-  return `<conversation>\n${serializeConversation(messages)}\n</conversation>\n\n${TURN_PREFIX_INSTRUCTIONS}`;
+export function buildTurnPrefixPrompt(messages: readonly AgentMessage[], maxChars?: number): string {
+  return `<conversation>\n${serializeConversation(messages, undefined, maxChars === undefined ? undefined : Math.max(0, maxChars - 2000))}\n</conversation>\n\n${TURN_PREFIX_INSTRUCTIONS}`;
 }
 
 /** The instruction appended to the conversation for an in-conversation summary. */
@@ -284,7 +294,7 @@ export async function generateSummary(
     // Too long after all (the estimate was low): the transcript cuts tool results and fits.
     if (outcome.ok || !isOverflowErrorText(outcome.error)) return outcome;
   }
-  return callSummarizer(buildSummaryPrompt(messages, previousSummary, options.customInstructions), maxTokens, true, options);
+  return callSummarizer(buildSummaryPrompt(messages, previousSummary, options.customInstructions, transcriptChars(options.model, maxTokens)), maxTokens, true, options);
 }
 
 /**
@@ -300,7 +310,7 @@ export async function compact(preparation: CompactionPreparation, options: Summa
   const prefix: Promise<SummaryOutcome<string> | undefined> =
     preparation.isSplitTurn && preparation.turnPrefixMessages.length > 0
       ? callSummarizer(
-          buildTurnPrefixPrompt(preparation.turnPrefixMessages),
+          buildTurnPrefixPrompt(preparation.turnPrefixMessages, transcriptChars(options.model, summaryMaxTokens(options.model, reserve, SESSION_DEFAULTS.compaction.turnPrefixMaxTokensShare))),
           summaryMaxTokens(options.model, reserve, SESSION_DEFAULTS.compaction.turnPrefixMaxTokensShare),
           false,
           options,
