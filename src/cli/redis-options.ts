@@ -105,7 +105,7 @@ export function redisAccessOf(url: string, args: CommandArgs, env: Env): { ok: t
   if (!loaded.ok) return loaded;
   const insecure = args['insecure-no-secret'] === true;
   if (loaded.secret !== undefined && insecure) return { ok: false, error: `--insecure-no-secret is given, and so is a cluster secret (${loaded.from}); drop one of them.` };
-  if (loaded.secret === undefined && !insecure) return { ok: false, error: `no cluster secret is set for this distributed run. ${SECRET_HELP}` };
+  if (loaded.secret === undefined && !insecure) return { ok: false, error: `no cluster secret is set. ${SECRET_HELP}` };
   if (insecure) warnings.push('running without a cluster secret (--insecure-no-secret): anyone who can write to this Redis can queue jobs the workers run and return results this run applies.');
   return { ok: true, access: { endpoint, trust: loaded.secret !== undefined ? ClusterTrust.withSecret(loaded.secret) : ClusterTrust.insecure(), warnings } };
 }
