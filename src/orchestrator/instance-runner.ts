@@ -77,6 +77,8 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
   if (a.thinking) spec.thinking = a.thinking;
   if (a.summaries) spec.summaries = a.summaries;
   if (a.loop) spec.loop = a.loop;
+  if (a.mcpServers) spec.mcpServers = a.mcpServers;
+  if (a.disallowedTools) spec.disallowedTools = a.disallowedTools;
   return spec;
 }
 

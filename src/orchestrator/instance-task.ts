@@ -5,6 +5,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { ModelSpec } from '../ai/models.js';
 import type { ScriptedScript } from '../ai/scripted.js';
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
+import type { McpServerSpec } from '../tools/mcp/config.js';
 
 export interface AgentSpec {
   name: string;
@@ -35,6 +36,10 @@ export interface AgentSpec {
   skills: string[];
   /** Absolute extension module paths. */
   extensions: string[];
+  /** MCP servers of the agent, unexpanded: the thread expands ${VAR}s with its own environment. */
+  mcpServers?: McpServerSpec[];
+  /** Tool patterns the agent may not use (MCP tools). */
+  disallowedTools?: string[];
 }
 
 export type InstanceRole = 'solo' | 'pair-worker' | 'pair-planner';

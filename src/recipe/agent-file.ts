@@ -22,6 +22,11 @@ export interface AgentFile {
   modelPosition?: { line: number; col: number };
   /** `strict_tools: true`: tools that are not available here are errors, not warnings. */
   strictTools?: boolean;
+  /**
+   * `mcpServers:` (Claude Code): servers by name (defined in the recipe or a .mcp.json), and
+   * servers defined inline, each with its position.
+   */
+  mcpServers?: { name: string; entry?: unknown; line: number; col: number }[];
 }
 
 export type AgentFileResult = { ok: true; agent: AgentFile } | { ok: false; problems: RecipeProblem[] };
@@ -71,6 +76,23 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
       if (!isScalar(value) || typeof value.value !== 'string') problem(offset, `frontmatter "${key}" must be text`, key === 'model' ? 'write a model id or alias (sonnet, opus, haiku), or inherit' : undefined);
       else agent[key] = value.value;
       if (key === 'model') agent.modelPosition = pos(offset);
+    } else if (key === 'mcpServers' || key === 'mcp_servers') {
+      // A list of names and/or {name: config} maps, or one map of name to config.
+      const servers: NonNullable<AgentFile['mcpServers']> = [];
+      const inline = (name: string, node: unknown, at: number) => servers.push({ name, entry: (node as { toJSON?: () => unknown })?.toJSON?.() ?? node, ...pos(at) });
+      const rangeOf = (node: unknown) => (node as { range?: number[] } | null)?.range?.[0] ?? offset;
+      if (isSeq(value)) {
+        for (const item of value.items) {
+          if (isScalar(item) && typeof item.value === 'string') servers.push({ name: item.value, ...pos(rangeOf(item)) });
+          else if (isMap(item)) for (const p of item.items) inline(isScalar(p.key) ? String(p.key.value) : '', p.value, rangeOf(p.key));
+          else problem(rangeOf(item), 'frontmatter "mcpServers" entries must be server names or {name: {command, args} | {type, url}}');
+        }
+      } else if (isMap(value)) {
+        for (const p of value.items) inline(isScalar(p.key) ? String(p.key.value) : '', p.value, rangeOf(p.key));
+      } else if (!(isScalar(value) && value.value === null)) {
+        problem(offset, 'frontmatter "mcpServers" must be a list of server names or a map of server name to its configuration');
+      }
+      agent.mcpServers = servers;
     } else if (key === 'strict_tools') {
       if (!isScalar(value) || typeof value.value !== 'boolean') problem(offset, 'frontmatter "strict_tools" must be true or false');
       else agent.strictTools = value.value;

@@ -1,5 +1,6 @@
 // Tool names as agent files write them (Claude Code's Read, Grep, Glob, MultiEdit, WebFetch,
-// mcp__server__tool ...; pi's read, grep ...) mapped onto the built-in tools. Names are
+// mcp__server__tool ...; pi's read, grep ...) mapped onto the built-in tools (mcp__ names are kept:
+// they pick tools of the agent's MCP servers). Names are
 // case-insensitive. Claude Code tools with no counterpart here are dropped with a warning, or
 // are errors when the agent sets `strict_tools: true`.
 
@@ -32,6 +33,8 @@ export type ToolVerdict =
   | { kind: 'builtin'; tool: string; note?: string }
   /** A Claude Code tool this runtime does not have. */
   | { kind: 'unavailable'; reason: string }
+  /** A tool of an MCP server (`mcp__<server>__<tool>`, or a pattern such as mcp__github__*), kept as written. */
+  | { kind: 'mcp'; tool: string }
   /** Not a tool name known here (maybe an extension's tool). */
   | { kind: 'unknown' };
 
@@ -41,7 +44,7 @@ export function classifyFileTool(written: string, builtins: readonly string[]): 
   // Claude Code permission rules: Bash(git diff:*) names the tool and a command filter.
   const rule = /^([A-Za-z_]+)\((.*)\)$/.exec(trimmed);
   const name = (rule ? rule[1]! : trimmed).toLowerCase();
-  if (name.startsWith('mcp__')) return { kind: 'unavailable', reason: 'MCP servers are not supported here' };
+  if (name.startsWith('mcp__')) return { kind: 'mcp', tool: trimmed };
   const tool = RENAMED[name] ?? name;
   if (builtins.includes(tool)) {
     if (rule) return { kind: 'builtin', tool, note: `the (${rule[2]}) limit is not applied; limit bash commands with the agent's bash: { allow: [...] } in the recipe` };
@@ -60,7 +63,7 @@ export function fileAgentTools(written: readonly string[] | undefined, builtins:
   const out: string[] = [];
   for (const w of written) {
     const v = classifyFileTool(w, builtins);
-    const tool = v.kind === 'builtin' ? v.tool : v.kind === 'unknown' ? w.trim() : undefined;
+    const tool = v.kind === 'builtin' || v.kind === 'mcp' ? v.tool : v.kind === 'unknown' ? w.trim() : undefined;
     if (tool !== undefined && !out.includes(tool)) out.push(tool);
   }
   return out;

@@ -6,6 +6,9 @@ import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../ai/models.j
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import { type AgentFile, readAgentFile } from './agent-file.js';
 import { fileAgentTools } from './agent-tools.js';
+import type { McpServerSpec } from '../tools/mcp/config.js';
+import { matchesAny, serverOfToolName } from '../tools/mcp/names.js';
+import { agentServerSpecs, recipeMcpServers, type RecipeMcpServers } from './mcp-servers.js';
 import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
 import { parseDuration, parseTokenCount } from './duration.js';
 import { referencedTasks } from './expressions.js';
@@ -52,6 +55,10 @@ export interface LoadedAgent {
   network?: boolean;
   skills: string[];
   extensions: string[];
+  /** MCP servers whose tools it gets (unexpanded: the thread that starts them expands ${VAR}s). */
+  mcpServers?: McpServerSpec[];
+  /** Tool patterns it may not use (`disallowed_tools:`). */
+  disallowedTools?: string[];
   /** True for the built-in agent used when a recipe defines none. */
   implicit: boolean;
   /** A task's own model/thinking on this agent (`agent@task`): the recipe path of that task. */
@@ -250,6 +257,16 @@ function fileModel(file: AgentFile | undefined): string | undefined {
   return m === undefined || m === '' || m.toLowerCase() === 'inherit' ? undefined : m;
 }
 
+const mcpOfContext = new WeakMap<NormalizeContext, RecipeMcpServers>();
+function mcpServersOf(doc: RecipeDocument, ctx: NormalizeContext): RecipeMcpServers {
+  let servers = mcpOfContext.get(ctx);
+  if (!servers) {
+    servers = recipeMcpServers(doc, ctx.dir, ctx.file, ctx.env);
+    mcpOfContext.set(ctx, servers);
+  }
+  return servers;
+}
+
 function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, models: LoadedRecipe['models'], ctx: NormalizeContext): LoadedAgent {
   const fileAgent = a.system_file ? readAgentFile(resolve(ctx.dir, a.system_file)) : undefined;
   const fromFile = fileAgent?.ok ? fileAgent.agent : undefined;
@@ -288,6 +305,18 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
   if (a.max_turns !== undefined) agent.maxTurns = a.max_turns;
   const loop = loopOf(a.loop);
   if (loop) agent.loop = loop;
+  const mcpServers = agentServerSpecs(a, fromFile, agent.systemFile ? resolve(agent.systemFile, '..') : ctx.dir, agent.systemFile ?? ctx.file, mcpServersOf(doc, ctx));
+  if (mcpServers.length > 0) agent.mcpServers = mcpServers;
+  // mcp__ tools of servers the agent does not get were warned about (an imported file's): drop them.
+  const served = new Set(mcpServers.map((m) => m.name));
+  agent.tools = agent.tools.filter((t) => {
+    const server = serverOfToolName(t.trim());
+    return !t.startsWith('mcp__') || (server !== undefined && served.has(server)) || (server === undefined && served.size > 0);
+  });
+  if (a.disallowed_tools?.length) {
+    agent.disallowedTools = [...a.disallowed_tools];
+    agent.tools = agent.tools.filter((t) => t.startsWith('mcp__') || !matchesAny(a.disallowed_tools!, [t]));
+  }
   return agent;
 }
 

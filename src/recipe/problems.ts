@@ -26,6 +26,8 @@ export type RecipeProblemCode =
   | 'unknown_agent'
   | 'task_kind'
   | 'unknown_tool'
+  | 'unknown_mcp_server'
+  | 'bad_mcp_server'
   | 'missing_file'
   | 'agent_file'
   | 'bad_script'

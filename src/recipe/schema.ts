@@ -5,6 +5,7 @@
 // clean LoadedRecipe the coordinator runs. Keys are a contract (design section 4): extend, never rename.
 import { z } from 'zod';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
+import { McpServerEntrySchema } from '../tools/mcp/config.js';
 
 /** Tools every agent may name without an extension providing them. */
 export const BUILTIN_TOOLS = ['read', 'bash', 'edit', 'write', 'ls', 'grep', 'find', 'send_message'] as const;
@@ -256,6 +257,11 @@ export const AgentSchema = z
     network: network.optional(),
     skills: z.array(z.string()).optional().describe('Skill folders or files, relative to the recipe folder'),
     extensions: z.array(z.string()).optional().describe('Extension modules, relative to the recipe folder'),
+    mcp_servers: z
+      .array(name('MCP server name'))
+      .optional()
+      .describe('MCP servers (from mcp_servers: or a .mcp.json) whose tools this agent gets as mcp__<server>__<tool>; default: those its mcp__ tools name, else all of the recipe\'s when tools: is not given'),
+    disallowed_tools: z.array(z.string()).optional().describe('Tools this agent may not use, e.g. mcp__github__delete_* (patterns with *)'),
   })
   .describe('A reusable agent definition');
 
@@ -294,6 +300,10 @@ export const RecipeSchema = z
       .describe(
         "Before a fan-out of at least this many instances calls the model, its first call goes out alone, so the others read the shared prompt prefix from the cache instead of all writing it (default 4; true: the default, false: never; anthropic provider only)",
       ),
+    mcp_servers: z
+      .record(name('MCP server name'), McpServerEntrySchema)
+      .optional()
+      .describe('MCP servers agents may use, as in a .mcp.json: {command, args, env, cwd} or {type: http | sse, url, headers}; ${VAR} and ${VAR:-default} expand from the environment'),
     agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),
     tasks: z.array(TaskSchema).min(1, coded('no_tasks', 'a recipe needs at least one task')).describe('The steps, connected by needs'),
   })

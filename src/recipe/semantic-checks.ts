@@ -11,6 +11,7 @@ import { templateGlobError } from './glob.js';
 import { type ReferenceContext, type TaskRefInfo, checkTemplate } from './expressions.js';
 import { hasExpression } from './expression-parser.js';
 import { type PendingProblem } from './problems.js';
+import { agentServerNames, checkAgentMcp, checkMcpEntries, recipeMcpServers } from './mcp-servers.js';
 import { BUILTIN_TOOLS } from './schema.js';
 import { describePath } from './schema-issues.js';
 import { type SourcePosition } from './source-map.js';
@@ -30,6 +31,10 @@ export interface SemanticContext {
   locate: (path: Path) => SourcePosition;
   /** How to show another file's path in problems (relative to the user's cwd). */
   displayPath: (absolute: string) => string;
+  /** The recipe file (MCP servers defined in it are reported at their key). */
+  file?: string;
+  /** The environment MCP server entries expand against (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 interface TaskEntry {
@@ -103,6 +108,7 @@ function checkAgentFile(name: string, a: Obj, file: AgentFile, shownFile: string
     }
     for (const t of file.toolPositions) {
       const v = classifyFileTool(t.name, BUILTIN_TOOLS);
+      if (v.kind === 'mcp') continue; // checked with the agent's MCP servers (mcp-servers.ts)
       if (v.kind === 'unknown') checkTool(t.name, undefined, at(t));
       else if (v.kind === 'builtin' && v.note) problem({ code: 'agent_file', severity: 'warning', path: base, at: at(t), message: `agent "${name}" tool ${t.name}: ${v.note}` });
       else if (v.kind === 'unavailable') {
@@ -190,7 +196,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const base: Path = ['agents', name];
     const hasExtensions = Array.isArray(a.extensions) && a.extensions.length > 0;
     const checkTool = (tool: string, path: Path | undefined, at?: PendingProblem['at']) => {
-      if (hasExtensions || (BUILTIN_TOOLS as readonly string[]).includes(tool)) return;
+      if (hasExtensions || (BUILTIN_TOOLS as readonly string[]).includes(tool) || tool.trim().startsWith('mcp__')) return;
       problem({ code: 'unknown_tool', path: path ?? base, at, message: `agent "${name}" uses unknown tool "${tool}"`, hint: suggestionHint(tool, BUILTIN_TOOLS, 'tools') });
     };
     if (a.system !== undefined && a.system_file !== undefined) {
@@ -218,6 +224,25 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       if (Array.isArray(list)) list.forEach((p, i) => typeof p === 'string' && !fileExists(p) && problem({ code: 'missing_file', path: [...base, listKey, i], message: `${listKey === 'skills' ? 'skill' : 'extension'} not found: ${p}`, hint: 'paths are relative to the recipe folder' }));
     }
   }
+
+  // ---- MCP servers: names agents use, entries that cannot start (bad URL, missing ${VAR}) ----
+  const recipeEnv = isObj(raw.env) ? Object.fromEntries(Object.entries(raw.env).filter(([, v]) => typeof v !== 'object').map(([k, v]) => [k, String(v)])) : {};
+  const mcpEnv = { ...(ctx.env ?? process.env), ...recipeEnv };
+  const recipeFile = ctx.file ?? resolve(ctx.dir, 'recipe.yaml');
+  const mcp = recipeMcpServers(raw, ctx.dir, recipeFile, mcpEnv);
+  const usedServers = new Set<string>();
+  for (const name of agentNames) {
+    const a = agents[name];
+    if (!isObj(a)) continue;
+    const systemFile = str(a.system_file);
+    const abs = systemFile !== undefined ? resolve(ctx.dir, systemFile) : undefined;
+    const parsed = abs !== undefined && existsSync(abs) ? readAgentFile(abs, ctx.displayPath(abs)) : undefined;
+    const file = parsed?.ok ? { agent: parsed.agent, shown: ctx.displayPath(abs!) } : undefined;
+    checkAgentMcp(name, a, file, mcp, problem);
+    for (const s of agentServerNames(a, file?.agent, mcp).names) usedServers.add(s);
+  }
+  if (agentNames.length === 0) for (const s of mcp.defaults) usedServers.add(s);
+  checkMcpEntries(mcp, mcpEnv, recipeFile, usedServers, problem);
 
   // ---- task ids ----
   const tasks: TaskEntry[] = [];

@@ -13,6 +13,8 @@ import { displayPath } from '../util/display-path.js';
 export interface ValidateOptions {
   /** Problems show file paths relative to this folder (default: process.cwd()). */
   cwd?: string;
+  /** The environment ${VAR}s of MCP server entries expand against (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A recipe that passed every check, with what later stages need to point back into it. */
@@ -90,6 +92,8 @@ export function validateRecipeText(text: string, file: string, opts: ValidateOpt
   pending.push(
     ...checkSemantics(raw, {
       dir,
+      file,
+      ...(opts.env ? { env: opts.env } : {}),
       locate: (path) => sourceMap.locate(path),
       displayPath: (abs) => displayPath(abs, cwd),
     }),

@@ -53,7 +53,7 @@ const EXPECTED: Record<string, Expected> = {
   'github-triager.md': {
     tools: 'read,grep',
     model: 'claude-haiku-4-5',
-    warnings: [ignored('4:20', 'mcp__github__list_issues', 'MCP servers are not supported here'), ignored('4:46', 'mcp__github__add_labels', 'MCP servers are not supported here')],
+    warnings: [ignored('4:20', 'mcp__github__list_issues', 'MCP server "github" is not defined'), ignored('4:46', 'mcp__github__add_labels', 'MCP server "github" is not defined')],
   },
   'lowercase-mixed.md': { tools: 'bash,read', model: 'claude-sonnet-4-5', warnings: [ignored('4:20', 'webfetch', WEB)] },
   'model-capitalized.md': { tools: 'read,write', model: 'claude-sonnet-4-6' },

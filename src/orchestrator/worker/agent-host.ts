@@ -11,7 +11,8 @@ import { stream as registryStream } from '../../ai/registry.js';
 import { createScriptedProvider } from '../../ai/scripted.js';
 import type { AssistantMessage, Model, StreamFunction } from '../../ai/types.js';
 import type { AgentSession } from '../../runtime/agent-session.js';
-import { createAgentSession } from '../../runtime/create-agent-session.js';
+import { createAgentSession, type CreateAgentSessionOptions } from '../../runtime/create-agent-session.js';
+import { resolveMcpServer, type McpServerConfig } from '../../tools/mcp/config.js';
 import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
 import { planResume } from '../../runtime/session-resume.js';
 import { isRunStoppedError, type RunStoppedError } from '../../runtime/run-limits.js';
@@ -21,13 +22,13 @@ import type { InstanceTask } from '../instance-task.js';
 import { outputFixPrompt, parseJsonOutput } from '../output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
 import type { WorkerResult } from '../protocol.js';
-import { addUsageSummary, zeroUsage, type FailureClass, type UsageSummary } from '../../run/usage-summary.js';
+import { addUsageSummary, zeroUsage, type BudgetScope, type FailureClass, type UsageSummary } from '../../run/usage-summary.js';
 import { createSendMessageTool } from './send-message-tool.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
 import { WorkerLink } from './worker-link.js';
 
 /** What a finished prompt left behind. */
-export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; error: string };
+export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; error: string; budgetScope?: BudgetScope };
 
 /** The focus given to the end-of-instance compaction: a handoff, not a continuation. */
 const HANDOFF_FOCUS = 'This summary is a handoff to the coordinator of a multi-agent run: state what was done, what is left, what blocked you, and which files you changed.';
@@ -89,6 +90,8 @@ export class AgentHost {
   turnsUsed = 0;
   /** Set by an abort message (timeout, stall, interrupt) or a budget refusal. */
   stopReason: string | undefined;
+  /** Whose budget refused the permit that stopped the agent (reported with the `budget` failure). */
+  private budgetScope: BudgetScope | undefined;
   private lastPost = 0;
   /** Peer messages that arrived mid-turn, waiting for the turn to end. */
   private readonly inbox: PeerMessage[] = [];
@@ -110,7 +113,10 @@ export class AgentHost {
       request: async (model, kind, signal) => {
         const r = await link.request(model, kind, signal);
         // A refused permit stops the agent at once: waiting for a retry would only be refused again.
-        if (!r.ok && r.reason !== 'aborted' && host && !host.stopReason) host.stop(r.budget ? `budget: ${r.reason}` : `aborted: ${r.reason}`);
+        if (!r.ok && r.reason !== 'aborted' && host && !host.stopReason) {
+          host.budgetScope = r.budget;
+          host.stop(r.budget ? `budget: ${r.reason}` : `aborted: ${r.reason}`);
+        }
         return r;
       },
       started: (slot, at) => link.started(slot, at),
@@ -136,6 +142,9 @@ export class AgentHost {
         const resolved = a.modelSpec ? modelFromSpec(a.model.replace(/^anthropic\//, ''), a.modelSpec) : resolveModel(a.model, 'anthropic');
         model = task.baseUrl ? { ...resolved, baseUrl: task.baseUrl } : resolved;
       }
+      // MCP servers: ${VAR}s expand here, with this thread's environment and the task's env.
+      const mcp = mcpOptionsFor(task);
+      if ('error' in mcp) return { error: mcp.error };
       const session = await createAgentSession({
         cwd: task.cwd,
         writeScope: task.writeScope,
@@ -150,7 +159,8 @@ export class AgentHost {
         provider: a.provider,
         streamFn: withPermits(base, metered),
         apiKey: task.apiKey,
-        ...(task.secrets ? { secrets: task.secrets } : {}),
+        ...(task.secrets || mcp.secrets.length ? { secrets: [...(task.secrets ?? []), ...mcp.secrets] } : {}),
+        ...(mcp.options ? { mcp: mcp.options } : {}),
         ...(task.retryBaseDelayMs !== undefined ? { retry: { baseDelayMs: task.retryBaseDelayMs }, streamOptions: { retryBaseDelayMs: task.retryBaseDelayMs } } : {}),
         thinkingLevel: a.thinking,
         ...(a.summaries ? { summaries: a.summaries } : {}),
@@ -265,7 +275,8 @@ export class AgentHost {
   private stopped(): RunOutcome {
     const reason = this.stopReason ?? 'aborted';
     const failure = abortClass(reason);
-    return { ok: false, failure, error: failure === 'budget' ? `Budget exhausted: ${reason.replace(/^budget:\s*/, '')}` : reason };
+    if (failure !== 'budget') return { ok: false, failure, error: reason };
+    return { ok: false, failure, error: `Budget exhausted: ${reason.replace(/^budget:\s*/, '')}`, ...(this.budgetScope ? { budgetScope: this.budgetScope } : {}) };
   }
 
   /**
@@ -435,3 +446,21 @@ export async function succeededResult(host: AgentHost, verifyAttempts: number, e
   return r;
 }
 
+/** The MCP servers of an instance's agent, expanded; `scope: run` servers are shared per run in this thread. */
+function mcpOptionsFor(task: InstanceTask): { options?: CreateAgentSessionOptions['mcp']; secrets: { name: string; value: string }[] } | { error: string } {
+  const specs = task.agent.mcpServers ?? [];
+  if (specs.length === 0) return { secrets: [] };
+  const env = { ...process.env, ...task.env };
+  const servers: McpServerConfig[] = [];
+  const secrets: { name: string; value: string }[] = [];
+  for (const spec of specs) {
+    const r = resolveMcpServer(spec, env);
+    if (!r.config) return { error: r.problems.map((p) => p.message).join('; ') };
+    servers.push(r.config);
+    secrets.push(...r.secrets);
+  }
+  return {
+    options: { servers, runId: task.runId, ...(task.sandbox?.hide ? { hide: task.sandbox.hide } : {}), ...(task.agent.disallowedTools ? { deny: task.agent.disallowedTools } : {}) },
+    secrets,
+  };
+}
