@@ -294,10 +294,11 @@ export function bwrapArgs(plan: SandboxPlan, env: Readonly<Record<string, string
   if (privateHome) add(home, 'home');
   for (const p of readOnly) add(p, 'ro');
   for (const p of writable) add(p, 'bind');
-  // A hidden or read-only path inside another of its kind adds nothing, unless something visible lies between.
+  // A read-only view inside another adds nothing, unless something else visible lies between.
+  // (Nested hidden folders stay: each shows as an empty folder, as commands have seen them so far.)
   const visible = mounts.filter((m) => m.kind === 'bind' || m.kind === 'ro' || m.kind === 'home').map((m) => m.path);
   const redundant = (m: Mount): boolean =>
-    (m.kind === 'hide' || m.kind === 'ro') &&
+    m.kind === 'ro' &&
     mounts.some((o) => o.kind === m.kind && o.path !== m.path && isInside(o.path, m.path) && !visible.some((v) => v !== o.path && v !== m.path && isInside(o.path, v) && isInside(v, m.path)));
   const kept = mounts.filter((m) => !redundant(m));
   mounts.length = 0;
@@ -377,4 +378,50 @@ export function sandboxedSpawn(bwrapPath: string | undefined, plan: SandboxPlan,
   const bwrap = bwrapPath ?? defaultBwrapPath();
   const sizeCap = probeSandbox(bwrap).sizeCap ?? false;
   return { file: bwrap, args: [...bwrapArgs({ ...plan, tmpBytes: sandboxTmpBytes(plan.tmpBytes, env) }, env, sizeCap), '--', file, ...args] };
+}
+
+/** What `orchestrate doctor` reports of the sandbox's hardening, measured by running a command in it. */
+export interface SandboxHardening {
+  /** The home folder inside is the private one (only these entries are in it). */
+  privateHome: boolean;
+  homeEntries: string[];
+  /** /run has no entries with the network off. */
+  runHidden: boolean;
+  /** Size of the sandbox's /tmp in bytes (undefined: could not be read). */
+  tmpBytes?: number;
+  /** The hidden folder given (the runs folder) shows nothing and cannot be written. */
+  hiddenSealed: boolean;
+  /** Why the measurement failed, when it did. */
+  error?: string;
+}
+
+/**
+ * Runs one command in the sandbox as a bash call would (network off, `hide` hidden) and reports
+ * what it saw: the home's entries, /run, the size of /tmp, whether `hide` can be read or written.
+ */
+export function measureSandboxHardening(bwrapPath: string, hide: string, env: Readonly<Record<string, string | undefined>> = process.env): SandboxHardening {
+  const script = [
+    'echo "home=$(ls -A "$HOME" | tr "\\n" " ")"',
+    'echo "run=$(ls -A /run 2>/dev/null | wc -l)"',
+    'echo "tmp=$(df -k /tmp | tail -1 | awk "{print \\$2}")"',
+    `if [ -z "$(ls -A ${JSON.stringify(hide)} 2>/dev/null)" ] && ! touch ${JSON.stringify(`${hide}/.doctor`)} 2>/dev/null; then echo sealed=1; else echo sealed=0; fi`,
+  ].join('\n');
+  const cwd = existing(tmpdirOf(env)) ?? '/';
+  const { file, args } = sandboxedSpawn(bwrapPath, { writable: [], hide: [hide], network: false, cwd }, '/bin/sh', ['-c', script], env);
+  const r = spawnSync(file, args, { encoding: 'utf8', timeout: 15_000, env: sandboxEnv(env) });
+  if (r.error || r.status !== 0) return { privateHome: false, homeEntries: [], runHidden: false, hiddenSealed: false, error: r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`) };
+  const value = (key: string): string => new RegExp(`^${key}=(.*)$`, 'm').exec(r.stdout)?.[1]?.trim() ?? '';
+  const homeEntries = value('home').split(' ').filter(Boolean);
+  const tmpKb = Number(value('tmp'));
+  return {
+    privateHome: homeEntries.includes('.gitconfig') && !homeEntries.some((e) => e !== '.gitconfig' && HOME_SECRETS.includes(e)) && !homeEntries.includes('.orchestrate-doctor-home-probe'),
+    homeEntries,
+    runHidden: value('run') === '0',
+    ...(Number.isFinite(tmpKb) && tmpKb > 0 ? { tmpBytes: tmpKb * 1024 } : {}),
+    hiddenSealed: value('sealed') === '1',
+  };
+}
+
+function tmpdirOf(env: Readonly<Record<string, string | undefined>>): string {
+  return env.TMPDIR || '/tmp';
 }

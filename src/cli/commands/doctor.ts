@@ -3,10 +3,11 @@
 // (0 all pass, 1 otherwise); the sandbox and the API key are reported with how to fix them, since
 // runs still work without them (unconfined commands with a warning; offline scripted recipes).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { defaultRunsDir } from '../../display/find-run.js';
-import { defaultBwrapPath, probeSandbox } from '../../tools/sandbox.js';
+import { descriptorPathsWork } from '../../tools/confined-path.js';
+import { defaultBwrapPath, measureSandboxHardening, probeSandbox } from '../../tools/sandbox.js';
 import { EXIT, type CliContext } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 
@@ -83,8 +84,77 @@ function runDirCheck(runsDir: string): DoctorCheck {
   }
 }
 
+/**
+ * What the sandbox's hardening amounts to on this machine, measured by a real sandboxed command:
+ * the private home, /run hidden with the network off, the /tmp size cap, the runs folder sealed;
+ * plus the file tools' race-free path walk (it needs /proc/self/fd).
+ */
+function hardeningChecks(env: Record<string, string | undefined>, runsDir: string): DoctorCheck[] {
+  const bwrap = defaultBwrapPath(env);
+  const raceFree = descriptorPathsWork();
+  const fileTools: DoctorCheck = {
+    name: 'file tools',
+    ok: raceFree,
+    essential: false,
+    message: raceFree
+      ? `file tools resolve paths race-free (folders opened through /proc/self/fd) and refuse the runs folder ${runsDir}`
+      : 'file tools cannot resolve paths race-free here (no /proc/self/fd): a folder swapped for a symlink during an edit could redirect it; they still refuse the runs folder',
+  };
+  if (!probeSandbox(bwrap).ok) return [fileTools];
+  // A folder made where the runs folder lies stands in for it (the runs folder may not exist yet).
+  let parent = runsDir;
+  while (!existsSync(parent) && dirname(parent) !== parent) parent = dirname(parent);
+  let hide: string;
+  try {
+    hide = mkdtempSync(join(parent, '.orchestrate-doctor-'));
+    writeFileSync(join(hide, 'run.jsonl'), '');
+  } catch (err) {
+    return [fileTools, { name: 'sandbox hardening', ok: false, essential: false, message: `could not measure the sandbox's hardening: ${err instanceof Error ? err.message : String(err)}` }];
+  }
+  let m;
+  try {
+    m = measureSandboxHardening(bwrap, hide, { ...process.env, ...env });
+  } finally {
+    rmSync(hide, { recursive: true, force: true });
+  }
+  if (m.error) return [fileTools, { name: 'sandbox hardening', ok: false, essential: false, message: `could not measure the sandbox's hardening: ${m.error}` }];
+  const mb = (b: number): string => `${Math.round(b / 1048576)} MiB`;
+  const capped = probeSandbox(bwrap).sizeCap === true && m.tmpBytes !== undefined;
+  return [
+    fileTools,
+    {
+      name: 'sandbox home',
+      ok: m.privateHome,
+      essential: false,
+      message: m.privateHome
+        ? `sandbox home is private: commands see only ${m.homeEntries.join(', ')} in it (your git identity, toolchains on PATH)`
+        : `sandbox home is NOT private (commands see ${m.homeEntries.join(', ') || 'nothing'}): the workspace is the home folder or holds it, so only the known secret files are hidden; use a workspace below the home folder`,
+    },
+    {
+      name: 'sandbox /run',
+      ok: m.runHidden,
+      essential: false,
+      message: m.runHidden ? 'host sockets in /run and /var/run are hidden from commands without network' : 'host sockets in /run are visible to commands without network',
+    },
+    {
+      name: 'sandbox tmpfs cap',
+      ok: capped,
+      essential: false,
+      message: capped
+        ? `sandbox /tmp is capped at ${mb(m.tmpBytes!)} (/dev/shm and the home too; ORCHESTRATE_SANDBOX_TMP_MB changes it): a command cannot fill host memory through them`
+        : 'sandbox /tmp, /dev/shm and home are NOT size-capped (this bubblewrap has no --size; 0.8 or later has): one command can fill host memory',
+    },
+    {
+      name: 'sandbox runs folder',
+      ok: m.hiddenSealed,
+      essential: false,
+      message: m.hiddenSealed ? `the runs folder ${runsDir} is hidden from commands and cannot be written from them` : `the runs folder ${runsDir} is reachable from sandboxed commands`,
+    },
+  ];
+}
+
 export function doctorChecks(ctx: Pick<CliContext, 'env'>, runsDir: string): DoctorCheck[] {
-  return [nodeCheck(), gitCheck(ctx.env), sandboxCheck(ctx.env), apiKeyCheck(ctx.env), runDirCheck(runsDir)];
+  return [nodeCheck(), gitCheck(ctx.env), sandboxCheck(ctx.env), ...hardeningChecks(ctx.env, runsDir), apiKeyCheck(ctx.env), runDirCheck(runsDir)];
 }
 
 export const doctorCommand: CliCommand = {
