@@ -157,8 +157,10 @@ git diff --cached --name-only --no-renames --no-ext-diff --no-textconv "$2" -- "
 export async function addWorktree(root: string, dir: string, commit: string | undefined): Promise<{ ok: true } | { ok: false; error: string }> {
   if (existsSync(join(dir, '.git'))) return { ok: true };
   if (!commit) return { ok: false, error: `cannot make a worktree of ${root}: the repository has no commits yet` };
-  mkdirSync(dirname(dir), { recursive: true });
-  const r = await git(['worktree', 'add', '--detach', dir, commit], root, undefined, { writable: [dirname(dir)] });
+  // The (empty) folder itself is made and bound into the sandbox: its parent may be removed
+  // meanwhile by another instance dropping the last worktree there (rmdir fails once it holds one).
+  mkdirSync(dir, { recursive: true });
+  const r = await git(['worktree', 'add', '--detach', dir, commit], root, undefined, { writable: [dir] });
   return r.ok ? { ok: true } : { ok: false, error: `git worktree add failed: ${r.stderr.trim()}` };
 }
 
