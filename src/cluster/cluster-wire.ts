@@ -16,11 +16,14 @@
 // encrypted, MAC over everything) and each stream entry's body is encrypted and carries a MAC
 // (`m`); packed workspaces are encrypted too.
 import { z } from 'zod';
+import { FailureClassSchema } from '../run/usage-summary.js';
 
 /** Queue names (BullMQ adds its own `bull:` prefix; ours is in the prefix option). */
 export const AGENTS_QUEUE = 'agents';
 export const PARTNERS_QUEUE = 'partners';
 export const BULLMQ_PREFIX = 'orchestrate:bull';
+/** How the failed reason of a job that a worker cannot verify starts (the coordinator tells it from a crash). */
+export const UNVERIFIED_JOB = 'cannot verify this job';
 
 export const clusterKeys = {
   /** Worker -> coordinator messages of one run. */
@@ -83,7 +86,7 @@ export const UpMessageSchema = z.discriminatedUnion('k', [
   /** The attempt ended: its result (protocol.ts WorkerResult) and the patch of its workspace. */
   z.object({ k: z.literal('result'), result: z.unknown(), patch: z.string() }),
   /** The worker could not run the job at all (unpack failed, the start never came). */
-  z.object({ k: z.literal('refused'), failure: z.string(), error: z.string() }),
+  z.object({ k: z.literal('refused'), failure: FailureClassSchema, error: z.string() }),
 ]);
 export type UpMessage = z.infer<typeof UpMessageSchema>;
 

@@ -23,9 +23,9 @@ import type { Redis } from 'ioredis';
 import type { ExternalExecutor } from '../orchestrator/instance-executor.js';
 import type { InstanceTask } from '../orchestrator/instance-task.js';
 import type { WorkerResult } from '../orchestrator/protocol.js';
-import { zeroUsage } from '../run/usage-summary.js';
+import { zeroUsage, type FailureClass } from '../run/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
-import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
+import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UNVERIFIED_JOB, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
 import type { ClusterTrust, JobEnvelope } from './cluster-trust.js';
 import { moduleClosure } from './module-closure.js';
 import { connectRedis, redactRedisUrl, urlOf, type RedisTarget } from './redis-connection.js';
@@ -384,6 +384,11 @@ export class RedisExecutor implements ExternalExecutor {
     const l = this.launches.get(jobId.split('.')[0] ?? '');
     // Only the launch's current job counts (an older one was replaced after a Redis restart).
     if (!l || l.settled || jobIdOf(l) !== jobId) return;
+    // A worker with another cluster secret (or none): the reason says which; not a crash, not retried.
+    if (reason.startsWith(UNVERIFIED_JOB)) {
+      this.settle(l, failed('error', `a worker could not verify the job of ${l.task.id} (${reason}); give the coordinator and every worker the same cluster secret`));
+      return;
+    }
     this.settle(l, failed('crashed', `the worker running ${l.task.id} was lost: ${reason}`));
   }
 
@@ -421,7 +426,7 @@ function jobIdOf(l: Launch): string {
   return `${l.id}.${l.enqueues}`;
 }
 
-function failed(failure: string, error: string): WorkerResult {
+function failed(failure: FailureClass, error: string): WorkerResult {
   return { ok: false, failure, error, usage: zeroUsage() };
 }
 

@@ -21,7 +21,7 @@ import type { MessageRouter } from './message-router.js';
 import type { PermitBroker } from './permit-broker.js';
 import { parseWorkerMessage, WorkerResultSchema, type CoordinatorMessage, type WorkerMessage, type WorkerResult } from './protocol.js';
 import type { RunEventInput } from '../run/run-events.js';
-import { addUsageSummary, zeroUsage as zeroTotals, type UsageSummary } from '../run/usage-summary.js';
+import { addUsageSummary, zeroUsage as zeroTotals, type BudgetScope, type UsageSummary } from '../run/usage-summary.js';
 
 export interface LaunchRef {
   task: string;
@@ -55,8 +55,8 @@ export interface LaunchContext {
   estimate(ref: LaunchRef, model: string): Spend;
   /** Real usage of one call arrived. */
   onUsage(ref: LaunchRef, model: string, tokens: number): void;
-  /** A permit was refused because a budget is spent. */
-  onBudgetDenied(ref: LaunchRef, reason: string): void;
+  /** A permit was refused because a budget is spent; `scope`: whose (the run's ends the run). */
+  onBudgetDenied(ref: LaunchRef, reason: string, scope: BudgetScope): void;
   /** A worker thread runs this agent (its first message arrived): the worker module loads. `worker`: the worker process of a distributed run. */
   onStarted?(ref: LaunchRef, worker?: string): void;
 }
@@ -145,7 +145,7 @@ export class AgentLaunch {
     const ran = this.ctx.pool
       .run(full, ctx.shareThreads ? { transferList } : { transferList, signal: this.hardAbort.signal })
       .then(
-        (raw: unknown) => {
+        (raw: unknown): WorkerResult => {
           const parsed = WorkerResultSchema.safeParse(raw);
           if (parsed.success) return parsed.data;
           return { ok: false as const, failure: 'crashed', error: `the worker returned a malformed result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, usage: zeroUsage() };
@@ -450,7 +450,7 @@ export class AgentLaunch {
           this.post({ type: 'permit_grant', requestId, slotId: o.slotId });
         } else {
           if (o.reason !== 'aborted') this.ctx.emit({ type: 'permit_deny', ...base, model, reason: o.reason });
-          if (o.budget) this.ctx.onBudgetDenied(this.ref, o.reason);
+          if (o.budget) this.ctx.onBudgetDenied(this.ref, o.reason, o.budget);
           this.post({ type: 'permit_deny', requestId, reason: o.reason, budget: o.budget });
         }
       });

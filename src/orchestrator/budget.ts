@@ -3,6 +3,9 @@
 // Spend reported after the fact is not enough to hold a cap when many agents call at once:
 // every granted model call reserves an estimate first, and the estimate is settled against the
 // real usage when it arrives. A call is refused when spent + reserved would pass the cap.
+// Scopes are "run", "task:<id>" and "instance:<id>"; a refusal names its kind (BudgetScope), so no
+// one has to read it back out of the message.
+import type { BudgetScope } from '../run/usage-summary.js';
 
 export interface BudgetLimits {
   usd?: number;
@@ -20,7 +23,12 @@ interface Reservation {
   tokens: number;
 }
 
-export type BudgetVerdict = { ok: true } | { ok: false; reason: string };
+export type BudgetVerdict = { ok: true } | { ok: false; reason: string; scope: BudgetScope };
+
+/** The kind of a ledger scope: "run", "task:<id>" or "instance:<id>". */
+export function budgetScopeOf(scope: string): BudgetScope {
+  return scope.startsWith('task:') ? 'task' : scope.startsWith('instance:') ? 'instance' : 'run';
+}
 
 export class BudgetLedger {
   private readonly spent = new Map<string, Spend>();
@@ -64,15 +72,15 @@ export class BudgetLedger {
       const r = this.reserved(scope);
       const label = scope === 'run' ? 'run budget' : `budget of ${scope}`;
       if (lim.usd !== undefined && s.usd + r.usd + estimate.usd > lim.usd + 1e-12)
-        return { ok: false, reason: `${label} of $${lim.usd} is spent ($${s.usd.toFixed(4)} used, $${r.usd.toFixed(4)} reserved)` };
+        return { ok: false, reason: `${label} of $${lim.usd} is spent ($${s.usd.toFixed(4)} used, $${r.usd.toFixed(4)} reserved)`, scope: budgetScopeOf(scope) };
       if (lim.tokens !== undefined && s.tokens + r.tokens + estimate.tokens > lim.tokens)
-        return { ok: false, reason: `${label} of ${lim.tokens} tokens is spent (${s.tokens} used, ${r.tokens} reserved)` };
+        return { ok: false, reason: `${label} of ${lim.tokens} tokens is spent (${s.tokens} used, ${r.tokens} reserved)`, scope: budgetScopeOf(scope) };
     }
     return { ok: true };
   }
 
   /** Reserves `estimate` in every scope if it fits; returns a reservation id. */
-  reserve(scopes: string[], estimate: Spend): { ok: true; id: number } | { ok: false; reason: string } {
+  reserve(scopes: string[], estimate: Spend): { ok: true; id: number } | { ok: false; reason: string; scope: BudgetScope } {
     const v = this.check(scopes, estimate);
     if (!v.ok) return v;
     const id = this.nextId++;

@@ -6,7 +6,7 @@
 import PQueue from 'p-queue';
 import { BudgetLedger, type Spend } from './budget.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
-import type { UsageSummary } from '../run/usage-summary.js';
+import type { BudgetScope, UsageSummary } from '../run/usage-summary.js';
 
 export interface PermitRequest {
   model: string;
@@ -17,9 +17,10 @@ export interface PermitRequest {
   signal?: AbortSignal;
 }
 
+/** A refusal names the budget that refused (`budget`), or has none when it was not the budget (aborted, drained). */
 export type PermitOutcome =
   | { ok: true; slotId: number; waitedMs: number }
-  | { ok: false; reason: string; budget: boolean };
+  | { ok: false; reason: string; budget?: BudgetScope };
 
 /** Holds requests back before they queue, and hears how permits go (see cache-warmup.ts). */
 export interface PermitGate {
@@ -119,7 +120,7 @@ export class PermitBroker {
     const w: Waiter = { req, since: this.now(), refuse: new AbortController() };
     // Refused at once when it cannot fit the budget even now (as it would be at the head).
     const verdict = this.budget.check(req.scopes, req.estimate);
-    if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: true };
+    if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: verdict.scope };
     // The agent's signal lives as long as the agent: its listener goes when the request is answered
     // (one left per model call passed node's limit of 10, a warning on the terminal).
     const onAbort = (): void => w.refuse.abort(ABORTED);
@@ -143,12 +144,12 @@ export class PermitBroker {
     for (;;) {
       if (signal.aborted) return signal.reason as PermitOutcome;
       const verdict = this.budget.check(req.scopes, req.estimate);
-      if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: true };
+      if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: verdict.scope };
       const limiter = this.limiterFor(req.model);
       const wait = this.queueFor(req.model).isPaused ? Infinity : (limiter?.waitTime() ?? 0);
       if (wait <= 0) {
         const reservation = this.budget.reserve(req.scopes, req.estimate);
-        if (!reservation.ok) return { ok: false, reason: reservation.reason, budget: true };
+        if (!reservation.ok) return { ok: false, reason: reservation.reason, budget: reservation.scope };
         const limiterSlot = limiter?.tryAcquire();
         const slotId = this.nextGrant++;
         this.grants.set(slotId, { model: req.model, scopes: req.scopes, limiterSlot, reservation: reservation.id });
@@ -182,7 +183,7 @@ export class PermitBroker {
     for (const w of this.waiters) {
       if (w.refuse.signal.aborted) continue;
       const verdict = this.budget.check(w.req.scopes, w.req.estimate);
-      if (!verdict.ok) w.refuse.abort({ ok: false, reason: verdict.reason, budget: true } satisfies PermitOutcome);
+      if (!verdict.ok) w.refuse.abort({ ok: false, reason: verdict.reason, budget: verdict.scope } satisfies PermitOutcome);
     }
     const wakers = this.wakers;
     this.wakers = new Set();
@@ -252,7 +253,7 @@ export class PermitBroker {
   /** Refuses every waiting request (run stopping). */
   drain(reason: string): void {
     this.opts.gate?.close();
-    for (const w of this.waiters) w.refuse.abort({ ok: false, reason, budget: false } satisfies PermitOutcome);
+    for (const w of this.waiters) w.refuse.abort({ ok: false, reason } satisfies PermitOutcome);
   }
 
   close(): void {
@@ -262,7 +263,7 @@ export class PermitBroker {
   }
 }
 
-const ABORTED: PermitOutcome = { ok: false, reason: 'aborted', budget: false };
+const ABORTED: PermitOutcome = { ok: false, reason: 'aborted' };
 
 function isOutcome(x: unknown): x is PermitOutcome {
   return typeof x === 'object' && x !== null && 'ok' in x && 'reason' in x;

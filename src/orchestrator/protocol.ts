@@ -3,7 +3,7 @@
 // Messages are validated at the boundary (parseWorkerMessage / parseCoordinatorMessage) because a
 // malformed message from a thread must become a clear failure, not a crash of the coordinator.
 import { z } from 'zod';
-import { UsageSummarySchema } from '../run/usage-summary.js';
+import { BudgetScopeSchema, FailureClassSchema, UsageSummarySchema } from '../run/usage-summary.js';
 
 /** Coordinator -> worker. */
 export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
@@ -14,7 +14,8 @@ export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
   /** Idle watchdog: ask the agent to finish up. */
   z.object({ type: z.literal('wrap_up'), text: z.string() }),
   z.object({ type: z.literal('permit_grant'), requestId: z.number(), slotId: z.number() }),
-  z.object({ type: z.literal('permit_deny'), requestId: z.number(), reason: z.string(), budget: z.boolean() }),
+  /** `budget`: whose budget refused; absent when the refusal was not the budget's. */
+  z.object({ type: z.literal('permit_deny'), requestId: z.number(), reason: z.string(), budget: BudgetScopeSchema.optional() }),
   /** Answer to a `send` that carried a requestId: who got the message, or why nobody did. */
   z.object({ type: z.literal('send_result'), requestId: z.number(), delivered: z.array(z.string()), queued: z.array(z.string()), error: z.string().optional() }),
   /** Someone watches this agent's conversation: send `partial` while it writes (until `on: false`); `on: true` is always answered with one `partial` (`''` when not writing). */
@@ -75,8 +76,10 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
   }),
   z.object({
     ok: z.literal(false),
-    failure: z.string(),
+    failure: FailureClassSchema,
     error: z.string(),
+    /** A `budget` failure: whose budget ran out (the run's ends the run; a task's or instance's only the instance). */
+    budgetScope: BudgetScopeSchema.optional(),
     /** The agent did nothing wrong: its shared thread was stopped for another agent (always retried). */
     collateral: z.boolean().optional(),
     /**

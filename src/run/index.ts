@@ -23,7 +23,6 @@ export {
 } from './run-events.js';
 export { RunStore, readRunLog, listRuns, resolveRunDir, newRunId, RUN_LOG, type RunListing, type ReadLog } from './run-store.js';
 export { createRunState, applyEvent, foldEvents, type RunState } from './run-fold.js';
-export { replayRunLog, type ReplayState } from './replay.js';
 export { readRunLease, liveLeaseHolder, leaseState, type LeaseHolder } from './run-lease.js';
 export { connectRunControl, type RunControlClientOptions } from './run-control-client.js';
 export { CONTROL_SOCKET_NAME, type ControlAction, type ControlReply, type RunControl } from './run-control.js';

@@ -49,6 +49,11 @@ export const FAILURE_CLASSES = [
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;
 
+/** Whose budget refused a model call: the run's, the task's, or one instance's (a task budget per instance). */
+export const BUDGET_SCOPES = ['run', 'task', 'instance'] as const;
+export const BudgetScopeSchema = z.enum(BUDGET_SCOPES);
+export type BudgetScope = z.infer<typeof BudgetScopeSchema>;
+
 export function zeroUsage(): UsageSummary {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0, turns: 0 };
 }

@@ -91,7 +91,7 @@ describe('cache warm-up before a fan-out wave', () => {
     await settle();
     expect(gone.done()).toBe(false);
     ac.abort();
-    expect(await gone.outcome).toEqual({ ok: false, reason: 'aborted', budget: false });
+    expect(await gone.outcome).toEqual({ ok: false, reason: 'aborted' });
     expect(cancelled.warmup.isWarming('apply')).toBe(true); // the wave itself still waits for its leader
     cancelled.broker.close();
   });

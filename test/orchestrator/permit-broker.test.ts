@@ -23,15 +23,18 @@ describe('PermitBroker', () => {
     broker.close();
   });
 
-  it('refuses with budget=true once the run budget is spent, and pending requests are refused too', async () => {
+  it('refuses naming the run budget once it is spent, and a task budget as the task\'s', async () => {
     const budget = new BudgetLedger({ usd: 1 });
     const broker = new PermitBroker({ budget });
     const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });
     expect(a.ok).toBe(true);
     if (a.ok) broker.usage(a.slotId, usage(0.95));
     const b = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });
-    expect(b).toMatchObject({ ok: false, budget: true });
+    expect(b).toMatchObject({ ok: false, budget: 'run' });
     if (!b.ok) expect(b.reason).toMatch(/run budget/);
+    budget.setLimits('task:t', { tokens: 10 });
+    const c = await broker.request({ model: 'm', scopes: ['run', 'task:t'], estimate: { usd: 0, tokens: 20 } });
+    expect(c).toMatchObject({ ok: false, budget: 'task' });
   });
 
   it('pause() holds every request for the model until the delay has passed', async () => {
@@ -68,7 +71,7 @@ describe('PermitBroker', () => {
     await new Promise((r) => setTimeout(r, 5));
     expect(broker.waiting).toBe(1);
     if (a.ok) broker.usage(a.slotId, usage(0.95)); // the slot stays held for a window: b cannot go yet
-    expect(await b).toMatchObject({ ok: false, budget: true });
+    expect(await b).toMatchObject({ ok: false, budget: 'run' });
     expect(broker.waiting).toBe(0);
     broker.close();
   });
@@ -80,8 +83,8 @@ describe('PermitBroker', () => {
     await new Promise((r) => setTimeout(r, 5));
     broker.drain('the run was interrupted');
     expect(await Promise.all(waiting)).toEqual([
-      { ok: false, reason: 'the run was interrupted', budget: false },
-      { ok: false, reason: 'the run was interrupted', budget: false },
+      { ok: false, reason: 'the run was interrupted' },
+      { ok: false, reason: 'the run was interrupted' },
     ]);
     expect(broker.waiting).toBe(0);
   });

@@ -33,7 +33,7 @@ describe('worker link permits', () => {
     const agent = new AbortController();
     const pending = link.request('m', 'turn', agent.signal);
     agent.abort();
-    expect(await pending).toEqual({ ok: false, reason: 'aborted', budget: false });
+    expect(await pending).toEqual({ ok: false, reason: 'aborted' });
     port1.close();
     port2.close();
   });

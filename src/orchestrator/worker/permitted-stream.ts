@@ -3,22 +3,22 @@
 // The agent loop is unchanged; only its stream function is wrapped.
 import type { StreamFunction } from '../../ai/types.js';
 import { cacheSavings } from '../../ai/usage.js';
-import type { UsageSummary } from '../../run/usage-summary.js';
+import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
 
 export type PermitKind = 'turn' | 'summary' | 'compaction';
 
 export interface PermitChannel {
-  request(model: string, kind: PermitKind, signal?: AbortSignal): Promise<{ ok: true; slotId: number } | { ok: false; reason: string; budget: boolean }>;
+  request(model: string, kind: PermitKind, signal?: AbortSignal): Promise<{ ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope }>;
   started(slotId: number, at: number): void;
   usage(slotId: number, model: string, usage: UsageSummary): void;
   rateLimited(model: string, delayMs: number, status?: number): void;
 }
 
-/** Thrown from beforeAttempt when the coordinator refuses; the provider turns it into an error message. */
+/** Thrown from beforeAttempt when the coordinator refuses; the provider turns it into an error message. `budget`: whose budget refused. */
 export class PermitDenied extends Error {
   constructor(
     reason: string,
-    readonly budget: boolean,
+    readonly budget?: BudgetScope,
   ) {
     super(budget ? `Budget exhausted: ${reason}` : `Permit refused: ${reason}`);
   }

@@ -5,9 +5,9 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { PermitChannel, PermitKind } from './permitted-stream.js';
 import { parseCoordinatorMessage, type CoordinatorMessage, type WorkerMessage } from '../protocol.js';
-import type { UsageSummary } from '../../run/usage-summary.js';
+import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
 
-type PermitAnswer = { ok: true; slotId: number } | { ok: false; reason: string; budget: boolean };
+type PermitAnswer = { ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope };
 type SendAnswer = { delivered: string[]; queued: string[]; error?: string };
 
 export interface WorkerLinkHandlers {
@@ -100,11 +100,11 @@ export class WorkerLink implements PermitChannel {
   request(model: string, kind: PermitKind, signal?: AbortSignal): Promise<PermitAnswer> {
     const requestId = this.nextId++;
     return new Promise((resolve) => {
-      if (signal?.aborted) return resolve({ ok: false, reason: 'aborted', budget: false });
+      if (signal?.aborted) return resolve({ ok: false, reason: 'aborted' });
       const onAbort = () => {
         if (!this.permits.delete(requestId)) return;
         this.abandoned.add(requestId);
-        resolve({ ok: false, reason: 'aborted', budget: false });
+        resolve({ ok: false, reason: 'aborted' });
       };
       // An answered request drops its listener: the agent's signal lives for the whole agent, and
       // one listener left per model call passed node's limit of 10 (a warning on the terminal).
@@ -155,7 +155,7 @@ export class WorkerLink implements PermitChannel {
     if (this.closed) return;
     this.post({ type: 'done' });
     this.closed = true;
-    for (const resolve of this.permits.values()) resolve({ ok: false, reason: 'instance ended', budget: false });
+    for (const resolve of this.permits.values()) resolve({ ok: false, reason: 'instance ended' });
     this.permits.clear();
     for (const resolve of this.sends.values()) resolve({ delivered: [], queued: [], error: 'instance ended' });
     this.sends.clear();
