@@ -3,11 +3,12 @@
 // listed here; main.ts registers them under `mcp`.
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
+import { mcpListCommand } from './mcp-list.js';
 import { mcpServeCommand } from './mcp-serve.js';
 
 export const mcpCommand: CliCommand = {
   command: 'mcp',
-  describe: 'MCP: serve orchestrate to other agents as an MCP server (mcp serve)',
+  describe: 'MCP: serve orchestrate to other agents as an MCP server (mcp serve); list the MCP servers agents get (mcp list)',
   builder: (y) =>
     y.example([
       [
@@ -15,7 +16,7 @@ export const mcpCommand: CliCommand = {
         'an MCP server on stdin/stdout: add it to Claude Code, Codex or Cursor (see README, MCP)',
       ],
     ]),
-  subcommands: [mcpServeCommand],
+  subcommands: [mcpServeCommand, mcpListCommand],
   // Not reached: yargs runs the named subcommand, and refuses `orchestrate mcp` alone.
   run: async () => EXIT.usage,
 };

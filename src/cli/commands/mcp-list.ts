@@ -1,0 +1,118 @@
+// `orchestrate mcp list [recipe]`: each MCP server a recipe (or, without one, the .mcp.json of
+// ~/.orchestrate and of the current folder) configures, which agents get it, whether it starts,
+// and its tools under the names agents see (mcp__<server>__<tool>). Servers are started for real
+// (in the sandbox, as in a run) and closed again; --no-start only lists the configuration.
+import { resolve } from 'node:path';
+import { displayPath, loadRecipe } from '../../recipe/index.js';
+import { orchestrateHome } from '../../runtime/create-agent-session.js';
+import { readMcpJson, resolveMcpServer, userMcpJsonPaths, type McpServerSpec } from '../../tools/mcp/config.js';
+import { McpConnection } from '../../tools/mcp/connection.js';
+import { mcpToolName } from '../../tools/mcp/names.js';
+import { EXIT, type CliContext } from '../cli-io.js';
+import { type CliCommand } from '../command.js';
+import { printProblems } from '../print-problems.js';
+
+interface ServerRow {
+  name: string;
+  source: string;
+  transport?: string;
+  target?: string;
+  agents: string[];
+  started?: boolean;
+  error?: string;
+  tools?: { name: string; tool: string; description?: string }[];
+}
+
+/** The servers to list: a recipe's (with the agents that get each), or the user's .mcp.json files. */
+function serversToList(recipe: string | undefined, ctx: CliContext): { specs: Map<string, { spec: McpServerSpec; agents: string[] }> } | { code: number } {
+  const specs = new Map<string, { spec: McpServerSpec; agents: string[] }>();
+  if (recipe !== undefined) {
+    const loaded = loadRecipe(recipe, { cwd: ctx.cwd, env: ctx.env, allowMissingInputs: true });
+    if (!loaded.ok) {
+      printProblems(loaded.problems, ctx);
+      return { code: EXIT.usage };
+    }
+    for (const agent of Object.values(loaded.recipe.agents)) {
+      for (const spec of agent.mcpServers ?? []) {
+        const row = specs.get(spec.name) ?? { spec, agents: [] };
+        row.agents.push(agent.name);
+        specs.set(spec.name, row);
+      }
+    }
+    return { specs };
+  }
+  for (const file of userMcpJsonPaths(orchestrateHome(ctx.env), ctx.cwd)) {
+    const read = readMcpJson(file);
+    for (const p of read?.problems ?? []) ctx.stderr(`orchestrate: ${p.message}\n`);
+    for (const spec of read?.specs ?? []) specs.set(spec.name, { spec, agents: [] });
+  }
+  return { specs };
+}
+
+async function describeServer(spec: McpServerSpec, agents: string[], start: boolean, ctx: CliContext): Promise<ServerRow> {
+  const row: ServerRow = { name: spec.name, source: displayPath(spec.source, ctx.cwd), agents };
+  const resolved = resolveMcpServer(spec, ctx.env);
+  if (!resolved.config) {
+    row.started = false;
+    row.error = resolved.problems.map((p) => p.message).join('; ');
+    return row;
+  }
+  const c = resolved.config;
+  row.transport = c.transport;
+  // The URL without its query (tokens sometimes travel there); commands as written.
+  row.target = c.transport === 'stdio' ? [c.command, ...c.args].join(' ') : c.url!.replace(/\?.*$/, '');
+  if (!start) return row;
+  const notes: string[] = [];
+  const connection = new McpConnection(c, { cwd: ctx.cwd, notify: (m) => notes.push(m), baseEnv: ctx.env });
+  try {
+    await connection.start();
+    row.started = true;
+    const taken = new Set<string>();
+    row.tools = connection.tools.map((t) => ({ name: mcpToolName(c.name, t.name, taken), tool: t.name, ...(t.description ? { description: t.description } : {}) }));
+  } catch (err) {
+    row.started = false;
+    row.error = err instanceof Error ? err.message : String(err);
+  } finally {
+    await connection.close();
+  }
+  return row;
+}
+
+function firstLine(text: string | undefined, max = 70): string {
+  const line = (text ?? '').split('\n')[0]!.trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export const mcpListCommand: CliCommand = {
+  command: 'list [recipe]',
+  describe: 'List the MCP servers a recipe configures (or ~/.orchestrate/.mcp.json and ./.mcp.json), whether each starts, and its tools',
+  builder: (y) =>
+    y
+      .positional('recipe', { type: 'string', describe: 'Recipe YAML file (default: the .mcp.json files of ~/.orchestrate and the current folder)' })
+      .option('start', { type: 'boolean', default: true, describe: 'Start each server to list its tools (--no-start: configuration only)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON on stdout' }),
+  run: async (args, ctx) => {
+    const recipe = typeof args.recipe === 'string' ? resolve(ctx.cwd, args.recipe) : undefined;
+    const found = serversToList(recipe, ctx);
+    if ('code' in found) return found.code;
+    const start = args.start !== false;
+    const rows = await Promise.all([...found.specs.values()].map(({ spec, agents }) => describeServer(spec, agents, start, ctx)));
+    if (args.json) {
+      ctx.stdout(`${JSON.stringify({ servers: rows }, null, 2)}\n`);
+    } else if (rows.length === 0) {
+      ctx.stdout(recipe ? 'No agent of this recipe gets an MCP server (mcp_servers: in the recipe, or a .mcp.json next to it).\n' : 'No MCP servers configured (~/.orchestrate/.mcp.json, ./.mcp.json).\n');
+    } else {
+      for (const r of rows) {
+        ctx.stdout(`${r.name}  ${r.transport ?? '?'}  ${r.target ?? ''}\n`);
+        ctx.stdout(`  defined in ${r.source}${r.agents.length ? `; agents: ${r.agents.join(', ')}` : ''}\n`);
+        if (r.started === undefined) ctx.stdout('  not started (--no-start)\n');
+        else if (!r.started) ctx.stdout(`  does not start: ${r.error}\n`);
+        else {
+          ctx.stdout(`  starts: ${r.tools!.length} tool${r.tools!.length === 1 ? '' : 's'}\n`);
+          for (const t of r.tools!) ctx.stdout(`    ${t.name}${t.description ? `  ${firstLine(t.description)}` : ''}\n`);
+        }
+      }
+    }
+    return rows.some((r) => r.started === false) ? EXIT.taskFailed : EXIT.ok;
+  },
+};

@@ -1,0 +1,35 @@
+// `orchestrate mcp list [recipe]`: the servers a recipe's agents get, started for real to list
+// their tools under the names agents see; a server that cannot start is said so (exit 1).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/run-cli.js';
+import { CALLS, env, removeDirs, setup } from './run-setup.js';
+
+afterEach(removeDirs);
+
+describe('orchestrate mcp list', () => {
+  it('lists each server of a recipe, the agents that get it, and its tools; --json; a server that does not start', async () => {
+    const s = setup(CALLS);
+    const recipe = join(s.dir, 'recipe.yaml');
+    const r = await runCli(['mcp', 'list', recipe], { cwd: s.dir, env: env(s.dir) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^alpha {2}stdio {2}\S+node\S* \S+stdio-server\.mjs alpha/m);
+    expect(r.stdout).toMatch(/defined in recipe\.yaml; agents: helper/);
+    expect(r.stdout).toMatch(/defined in helper\.md; agents: helper/);
+    expect(r.stdout).toMatch(/^ {4}mcp__alpha__echo {2}Echoes the text back/m);
+    expect(r.stdout).toMatch(/^ {4}mcp__plain__slow /m);
+
+    const json = await runCli(['mcp', 'list', recipe, '--json', '--no-start'], { cwd: s.dir, env: env(s.dir) });
+    const parsed = JSON.parse(json.stdout) as { servers: { name: string; started?: boolean; tools?: unknown[] }[] };
+    expect(parsed.servers.map((x) => x.name).sort()).toEqual(['alpha', 'plain']);
+    expect(parsed.servers.every((x) => x.started === undefined && x.tools === undefined)).toBe(true);
+
+    // A .mcp.json in the current folder, listed without a recipe: a server that exits at start.
+    writeFileSync(join(s.dir, '.mcp.json'), JSON.stringify({ mcpServers: { broken: { command: process.execPath, args: ['-e', 'process.exit(5)'], sandbox: 'none', startup_timeout: 20 } } }));
+    const broken = await runCli(['mcp', 'list'], { cwd: s.dir, env: env(s.dir) });
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toMatch(/^broken {2}stdio/m);
+    expect(broken.stdout).toMatch(/does not start: MCP server "broken" could not be started: /);
+  }, 60_000);
+});
