@@ -20,6 +20,24 @@ export interface ProviderConfig {
   headers?: Record<string, string>;
 }
 
+/**
+ * Providers known by name without any configuration (a recipe's `providers:` may redefine them):
+ * `--provider ollama --model qwen2.5-coder:32b` works on a machine running Ollama.
+ */
+export const BUILTIN_PROVIDERS: readonly ProviderConfig[] = [
+  { name: 'openai', type: 'openai-compatible', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY' },
+  { name: 'openrouter', type: 'openai-compatible', baseUrl: 'https://openrouter.ai/api/v1', apiKeyEnv: 'OPENROUTER_API_KEY' },
+  { name: 'ollama', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' },
+  { name: 'lmstudio', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1' },
+  { name: 'vllm', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:8000/v1' },
+  { name: 'llamacpp', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1' },
+];
+
+/** The provider of this name: a configured one first, else a built-in preset. */
+export function findProvider(name: string, configured: readonly ProviderConfig[] = []): ProviderConfig | undefined {
+  return configured.find((p) => p.name === name) ?? BUILTIN_PROVIDERS.find((p) => p.name === name);
+}
+
 /** What an unknown model of an OpenAI-compatible server is assumed to have: a modest window, no price. */
 export const UNDECLARED_OPENAI_MODEL: ModelSpec = {
   contextWindow: 128_000,

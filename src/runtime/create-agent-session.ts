@@ -13,7 +13,7 @@ import { MISSING_API_KEY_MESSAGE } from '../ai/anthropic.js';
 import { ANTHROPIC_API, DEFAULT_MODEL_ID, resolveModel, SCRIPTED_API, type ModelSpec } from '../ai/models.js';
 import { withLearnedWindow } from '../ai/learned-windows.js';
 import { OPENAI_CHAT_API, OPENAI_RESPONSES_API, openAIKeyFor } from '../ai/openai-compatible.js';
-import { modelForProvider, type ProviderConfig } from '../ai/provider-config.js';
+import { BUILTIN_PROVIDERS, findProvider, modelForProvider, type ProviderConfig } from '../ai/provider-config.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
 import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurn } from '../ai/scripted.js';
 import type { Model, StreamFunction } from '../ai/types.js';
@@ -231,7 +231,7 @@ function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
 
 function toModel(id: string, provider: string, o?: Pick<CreateAgentSessionOptions, 'providers' | 'models'>): Model {
   try {
-    const config = o?.providers?.find((p) => p.name === provider);
+    const config = provider === 'anthropic' && !o?.providers?.some((p) => p.name === 'anthropic') ? undefined : findProvider(provider, o?.providers);
     if (config) return withLearnedWindow(modelForProvider(config, id, o?.models?.[id]));
     return withLearnedWindow(resolveModel(id, provider));
   } catch (err) {
@@ -279,9 +279,9 @@ async function resolveModelAndStream(o: CreateAgentSessionOptions, store: Sessio
     } else script = o.script;
     return { model: pick(o.defaultModel || 'scripted'), streamFn: createScriptedProvider(script, o.scriptOptions) };
   }
-  const configured = o.providers?.some((p) => p.name === provider) === true;
+  const configured = findProvider(provider, o.providers) !== undefined;
   if (provider !== 'anthropic' && !configured && typeof o.model !== 'object') {
-    const names = ['anthropic', 'scripted', ...(o.providers ?? []).map((p) => p.name)];
+    const names = [...new Set(['anthropic', 'scripted', ...(o.providers ?? []).map((p) => p.name), ...BUILTIN_PROVIDERS.map((p) => p.name)])];
     throw new AgentSessionConfigError(`Unknown provider "${provider}". Known providers: ${names.join(', ')}. Declare others under providers: in the recipe (or pass providers in the SDK options).`);
   }
   registerBuiltInProviders();

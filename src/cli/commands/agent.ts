@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
 import { DECLARED_MODEL_DEFAULTS, modelFromSpec, priceOf } from '../../ai/models.js';
+import { findProvider } from '../../ai/provider-config.js';
 import { parseTokenCount } from '../../recipe/duration.js';
 import {
   AgentSessionConfigError,
@@ -55,7 +56,8 @@ function agentOptions(y: Argv): Argv<object> {
     .option('model-price', { type: 'string', describe: 'IN/OUT: $ per million input/output tokens. Declares --model when it is not in the built-in list (a newer model), e.g. --model claude-opus-5-5 --model-price 4/20' })
     .option('context-window', { type: 'string', describe: `With --model-price: input tokens the model accepts (default ${DECLARED_MODEL_DEFAULTS.contextWindow / 1000}k; 1M, 400k ...)` })
     .option('max-output', { type: 'string', describe: `With --model-price: output tokens per reply (default ${DECLARED_MODEL_DEFAULTS.maxTokens / 1000}k)` })
-    .option('provider', { type: 'string', choices: ['anthropic', 'scripted'], describe: 'anthropic (needs ANTHROPIC_API_KEY), or scripted (offline, with --script)' })
+    .option('provider', { type: 'string', describe: 'anthropic (needs ANTHROPIC_API_KEY), scripted (offline, with --script), or an OpenAI-compatible one: openai, openrouter, ollama, lmstudio, vllm, llamacpp (README "Providers")' })
+    .option('base-url', { type: 'string', describe: 'Endpoint of an OpenAI-compatible --provider (e.g. http://gpu-box:8000/v1); with another name it declares that provider' })
     .option('script', { type: 'string', describe: 'Script file (YAML/JSON turns) for the scripted provider; implies --provider scripted' })
     .option('system', { type: 'string', describe: 'System prompt (text, or a file to read) replacing the default body' })
     .option('append-system', { type: 'string', describe: 'Text (or a file) appended to the system prompt' })
@@ -120,12 +122,21 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   if (typeof args.script === 'string') o.script = resolve(ctx.cwd, args.script);
   const provider = typeof args.provider === 'string' ? args.provider : o.script !== undefined ? 'scripted' : undefined;
   if (provider) o.provider = provider;
+  if (typeof args['base-url'] === 'string') {
+    if (!provider || provider === 'anthropic' || provider === 'scripted') throw new AgentSessionConfigError('--base-url needs --provider NAME of an OpenAI-compatible server (e.g. --provider vllm --base-url http://gpu-box:8000/v1).');
+    const preset = findProvider(provider);
+    o.providers = [{ ...(preset ?? { type: 'openai-compatible' as const }), name: provider, baseUrl: args['base-url'] }];
+  }
   if (provider === 'scripted' && o.script === undefined) {
     throw new AgentSessionConfigError('--provider scripted needs --script FILE (a YAML or JSON list of turns).');
   }
   const declared = declaredModel(args);
   if (declared && provider === 'scripted') throw new AgentSessionConfigError('--model-price declares a model of the anthropic provider; the scripted provider has no price.');
-  if (declared) o.model = declared;
+  if (declared && typeof declared === 'object' && provider && provider !== 'anthropic') {
+    // A model of an OpenAI-compatible server: its limits and price, under its id on that provider.
+    o.models = { [declared.id]: { contextWindow: declared.contextWindow, maxTokens: declared.maxTokens, cost: declared.cost } };
+    o.model = declared.id;
+  } else if (declared) o.model = declared;
   if (typeof args.system === 'string') o.systemPrompt = textOrFile(args.system, ctx.cwd);
   if (typeof args['append-system'] === 'string') o.appendSystemPrompt = textOrFile(args['append-system'], ctx.cwd);
   const skills = list(args.skills);
