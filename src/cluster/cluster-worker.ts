@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, openSync, readSync, closeSync, rmSync, statSync,
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Piscina } from 'piscina';
 import { loadScriptFile } from '../ai/scripted-script.js';
@@ -26,7 +26,7 @@ import type { InstanceTask } from '../orchestrator/instance-task.js';
 import { createWorkerPool } from '../orchestrator/pool.js';
 import { zeroUsage } from '../run/usage-summary.js';
 import { WorkerResultSchema, type WorkerResult } from '../orchestrator/protocol.js';
-import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, DownMessageSchema, entryFields, JobDataSchema, PARTNERS_QUEUE, unb64, workspaceDigestOf, type DownMessage, type JobData, type StreamEntry, type UpMessage } from './cluster-wire.js';
+import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, DownMessageSchema, entryFields, JobDataSchema, PARTNERS_QUEUE, unb64, UNVERIFIED_JOB, workspaceDigestOf, type DownMessage, type JobData, type StreamEntry, type UpMessage } from './cluster-wire.js';
 import type { ClusterTrust } from './cluster-trust.js';
 import { connectRedis, type RedisTarget } from './redis-connection.js';
 import { policyRefusal, STRICT_POLICY, writeShippedFile, type WorkerPolicy } from './worker-policy.js';
@@ -150,7 +150,8 @@ export class ClusterWorker {
     const opened = this.opts.trust.openJob(job.data);
     if (!opened.ok) {
       this.log(`dropped job ${job.id ?? '?'} unrun: it cannot be verified: ${opened.why}`);
-      return 'untrusted';
+      // Failed, not completed: a real coordinator whose secret differs from ours learns why (jobFailed).
+      throw new UnrecoverableError(`${UNVERIFIED_JOB} on worker ${this.name}: ${opened.why}`);
     }
     const parsed = JobDataSchema.safeParse(opened.value.job);
     const envelope = opened.value.envelope;

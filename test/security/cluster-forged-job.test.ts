@@ -14,7 +14,8 @@ import { AGENTS_QUEUE, BULLMQ_PREFIX, clusterKeys } from '../../src/cluster/clus
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 import { until } from '../reliability/helpers/reliability-fixtures.js';
-import { SECRET, trust } from './cluster-fixtures.js';
+import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { runDistributed, SECRET, trust } from './cluster-fixtures.js';
 
 const skip = skipWithoutRedis('forged job');
 let redis: RedisServerHandle;
@@ -49,6 +50,7 @@ afterAll(async () => {
   await worker?.drain();
   listener?.close();
   await redis?.stop();
+  cleanupTempDirs();
 });
 
 /** A job as the attacker would write it: the task of a real run, pointed at the attacker's listener. */
@@ -111,5 +113,16 @@ describe.skipIf(skip)('a job queued by a Redis client without the cluster secret
       attacker.disconnect();
       admin.disconnect();
     }
+  }, 60_000);
+
+  it('a coordinator with another secret is told why its instance failed (the worker does not swallow the job)', async () => {
+    const dir = tempProject({
+      'recipe.yaml': 'name: other\nprovider: scripted\nscript: script.yaml\nagents:\n  a: { tools: [read] }\ntasks:\n  - id: hello\n    agent: a\n    prompt: "Hello"\n',
+      'script.yaml': 'conversations:\n  - match: "Hello"\n    turns:\n      - text: "Hi."\n',
+    });
+    const { outcome } = await runDistributed(redis.url, dir, { ...process.env, ORCHESTRATE_CLUSTER_SECRET: 'a-different-cluster-secret-0000' });
+    const failed = ofType(events(outcome.dir), 'instance_failed');
+    expect(failed.map((e) => e.failure)).toEqual(['error']);
+    expect(failed[0]!.error).toMatch(/could not verify the job of hello .*MAC does not verify.*same cluster secret/);
   }, 60_000);
 });
