@@ -49,16 +49,9 @@ export function cliCommand(): { node: string; args: string[] } {
   const ext = extname(self);
   const main = join(self, '..', '..', `main${ext}`);
   if (ext !== '.ts') return { node: process.execPath, args: [...process.execArgv, main] };
-  // From the sources: tsx loads the TypeScript. Named by absolute URL, since `--import tsx`
-  // resolves from the working folder, which is the user's project here.
-  const tsx = import.meta.resolve('tsx');
-  const others = process.execArgv.filter(
-    (a, i, all) =>
-      !(a === '--import' && /tsx/.test(all[i + 1] ?? '')) &&
-      !(/tsx/.test(a) && all[i - 1] === '--import') &&
-      !/^--import=.*tsx/.test(a),
-  );
-  return { node: process.execPath, args: [...others, '--import', tsx, main] };
+  // From the sources (a checkout, the tests): tsx loads the TypeScript, named by absolute URL
+  // since `--import tsx` would resolve from the working folder, which is the user's project here.
+  return { node: process.execPath, args: ['--import', import.meta.resolve('tsx'), main] };
 }
 
 /** The run folder under `runsDir`, not among `before`, whose lease names `pid`. */
