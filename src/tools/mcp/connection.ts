@@ -98,9 +98,15 @@ export class McpConnection {
     await this.start();
     const client = this.client!;
     const timeout = this.config.toolTimeoutMs;
+    // The SDK leaves its abort listener on the signal it is given; the session's signal lives for
+    // a whole prompt, so each call gets its own (Node warned after 10 calls of one prompt).
+    const call = new AbortController();
+    const onAbort = () => call.abort(signal.reason);
+    if (signal.aborted) call.abort(signal.reason);
+    else signal.addEventListener('abort', onAbort, { once: true });
     try {
       const result = await client.callTool({ name, arguments: args }, undefined, {
-        signal,
+        signal: call.signal,
         timeout,
         resetTimeoutOnProgress: true,
         ...(onProgress ? { onprogress: onProgress } : {}),
@@ -115,6 +121,8 @@ export class McpConnection {
         throw new Error(`MCP server "${this.config.name}" exited during the call to "${name}"${this.status === 'failed' ? `: ${this.failure}` : '; it is being started again, so the call may be retried'}.`);
       }
       throw new Error(`MCP tool "${name}" of server "${this.config.name}" failed: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
   }
 

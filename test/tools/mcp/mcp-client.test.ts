@@ -218,6 +218,22 @@ describe('MCP client', () => {
     await expect(agent([stdioServer('alpha')], [], { tools: ['mcp__github__create_issue'] })).rejects.toThrow(/names the MCP server "github", which is not configured\. Configured: alpha/);
   });
 
+  it('many calls in one prompt leave no listeners on its abort signal (no MaxListeners warning)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const turns: ScriptedTurn[] = Array.from({ length: 12 }, (_, i) => ({ tools: [{ name: 'mcp__alpha__echo', args: { text: `n${i}` } }] }));
+      const session = await agent([stdioServer('alpha', { sandbox: 'none' })], [...turns, { text: 'done' }]);
+      await session.prompt('go');
+      expect(results(session)).toHaveLength(12);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('the older HTTP+SSE transport works with headers', async () => {
     const session = await agent([httpServer('gamma', http.sseUrl, { transport: 'sse', headers: { Authorization: 'Bearer tok-123' } })], [{ tools: [{ name: 'mcp__gamma__echo', args: { text: 'old' } }] }, { text: 'done' }]);
     await session.prompt('go');
