@@ -51,6 +51,8 @@ export function coerceInput(spec: InputSpec, text: string): { ok: true; value: u
       if (text.trim().startsWith('[')) {
         try {
           const v: unknown = JSON.parse(text);
+          // A NUL byte (JSON \u0000) cannot be part of a path or a file name an input may become.
+          if (Array.isArray(v) && v.some((x) => typeof x === 'string' && x.includes('\0'))) return { ok: false, message: 'has an item with a NUL byte (\\u0000), which no path or file name can hold' };
           if (Array.isArray(v)) return { ok: true, value: v };
         } catch {
           // fall through to the message below

@@ -17,6 +17,7 @@ export type RecipeProblemCode =
   | 'bad_verify'
   | 'bad_for_each'
   | 'bad_glob'
+  | 'bad_path'
   | 'bad_rate_limit'
   | 'bad_env_name'
   | 'no_tasks'

@@ -10,6 +10,7 @@ import { ALL_FILE_AGENT_TOOLS, classifyFileTool } from './agent-tools.js';
 import { templateGlobError } from './glob.js';
 import { type ReferenceContext, type TaskRefInfo, checkTemplate } from './expressions.js';
 import { hasExpression } from './expression-parser.js';
+import { checkImpossiblePaths } from './path-checks.js';
 import { type PendingProblem } from './problems.js';
 import { agentServerNames, checkAgentMcp, checkMcpEntries, recipeMcpServers } from './mcp-servers.js';
 import { BUILTIN_TOOLS } from './schema.js';
@@ -145,6 +146,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const agentNames = Object.keys(agents);
   const defaults = isObj(raw.defaults) ? raw.defaults : {};
   const rawTasks = Array.isArray(raw.tasks) ? raw.tasks : [];
+  out.push(...checkImpossiblePaths(raw)); // NUL bytes and overlong paths (path-checks.ts)
 
   // ---- inputs ----
   for (const [name, def] of Object.entries(inputs)) {
