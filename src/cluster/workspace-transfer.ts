@@ -17,7 +17,7 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
 import { copyGitIndex } from '../orchestrator/git-workspace.js';
-import { ProductCommandError, productGit, productGitScript, productTar, type ProductCommandOptions, type ProductCommandResult } from '../tools/product-git.js';
+import { ProductCommandError, findRepository, productGit, productGitScript, productTar, type ProductCommandOptions, type ProductCommandResult } from '../tools/product-git.js';
 
 export interface PackedWorkspace {
   kind: 'git' | 'folder';
@@ -392,10 +392,15 @@ export async function workspaceDiff(dir: string): Promise<Buffer> {
   const cwd = resolve(dir);
   const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-diff-'));
   try {
+    // An unpacked workspace is a plain repository of ours: its index is .git/index. The copy keeps
+    // git's stat cache warm (only changed files are read again).
+    const tmpIndex = join(tmp, 'index');
+    const repo = findRepository(cwd);
+    if (repo && existsSync(join(repo.gitDir, 'index'))) copyGitIndex(join(repo.gitDir, 'index'), tmpIndex);
     // One sandboxed shell for the whole checkpoint (a sandbox start costs about as much as a git).
     const r = await productGitScript(WORKSPACE_DIFF_SCRIPT, [`${WORKSPACE_BASE_REF}^{commit}`, ...excludePathspecs(ALWAYS_EXCLUDED)], {
       cwd,
-      env: { GIT_INDEX_FILE: join(tmp, 'index') },
+      env: { GIT_INDEX_FILE: tmpIndex },
       writable: [tmp],
     });
     if (r.code === 3) throw new Error(`${cwd} is not an unpacked workspace: it has no ${WORKSPACE_BASE_REF} (unpack it with unpackWorkspace first)`);
@@ -407,13 +412,11 @@ export async function workspaceDiff(dir: string): Promise<Buffer> {
 }
 
 /**
- * workspaceDiff's git commands: $1 the baseline, $2 $3 the never-diffed pathspecs. The throwaway
- * index starts as a copy of the real one keeping its mtime (see copyGitIndex); untracked folders
- * that are repositories of their own (nestedRepoPathspecs) are left out of the add.
+ * workspaceDiff's git commands: $1 the baseline, $2 $3 the never-diffed pathspecs, with the
+ * throwaway index in place. Untracked folders that are repositories of their own
+ * (nestedRepoPathspecs) are left out of the add.
  */
 const WORKSPACE_DIFF_SCRIPT = `base=$(git rev-parse --verify -q "$1") || exit 3
-idx=$(unset GIT_INDEX_FILE; git rev-parse --path-format=absolute --git-path index) || exit 4
-if [ -f "$idx" ]; then cp -p "$idx" "$GIT_INDEX_FILE" || exit 4; fi
 never1=$2
 never2=$3
 shift 3
