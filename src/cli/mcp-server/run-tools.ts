@@ -32,7 +32,7 @@ const waitArg = z
   .boolean()
   .default(false)
   .describe(
-    'false (default): return as soon as the run has started, with its id. true: return when the run ends, with its final status; progress notifications go out meanwhile (at least one a second), so keep the request timeout reset on progress',
+    'false (default): return as soon as the run has started, with its id. true: return when the run ends, with its final status; progress notifications go out meanwhile (at least one a second by default), so keep the request timeout reset on progress',
   );
 
 /** The run as run_status reports it: `orchestrate show --json` plus instance counts. */

@@ -18,10 +18,6 @@ export class ProgressSender {
   private lastSent = 0;
   constructor(private readonly call: ToolCall) {}
 
-  get wanted(): boolean {
-    return this.call._meta?.progressToken !== undefined;
-  }
-
   send(message: string): void {
     const token = this.call._meta?.progressToken;
     if (token === undefined) return;
@@ -46,6 +42,7 @@ export class ProgressSender {
 
 /** "2/3 instances finished (1 cancelled); running: slow" */
 export function progressText(state: RunState): string {
+  if (!state.runId) return 'the run is starting';
   const c = countStatuses(state);
   const finished = c.done + c.failed + c.cancelled + c.skipped;
   const notes = [
