@@ -99,6 +99,10 @@ export function renderDryRun(report: DryRunReport): string {
   lines.push(`  model ${r.model}, provider ${r.provider}, concurrency ${r.concurrency}, budget ${budget || 'none'}`);
   const inputs = Object.entries(r.inputs);
   if (inputs.length) lines.push(`  inputs: ${inputs.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')}`);
+  // MCP servers are not started by a dry run (they are programs of their own): say so.
+  const withMcp = r.agents.filter((a) => a.mcpServers?.length);
+  for (const a of withMcp) lines.push(`  MCP: agent ${a.name} gets ${a.mcpServers!.join(', ')} (tools as mcp__<server>__<tool>)`);
+  if (withMcp.length) lines.push(`  MCP servers were not started, so their tools are not listed: orchestrate mcp list ${r.file} starts them and lists them`);
   lines.push('', ...renderPlan(report), '', ...renderEstimate(report));
   if (report.warnings.length) lines.push('', ...report.warnings.map((w) => `warning: ${w}`));
   return `${lines.join('\n')}\n`;

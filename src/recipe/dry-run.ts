@@ -15,7 +15,8 @@ export interface DryRunReport {
     concurrency: number;
     budget: Budget;
     inputs: Record<string, unknown>;
-    agents: { name: string; model: string; provider: string; tools: string[]; implicit: boolean }[];
+    /** `mcpServers`: the MCP servers each agent gets (not started by a dry run). */
+    agents: { name: string; model: string; provider: string; tools: string[]; implicit: boolean; mcpServers?: string[] }[];
     taskCount: number;
   };
   plan: RecipePlan;
@@ -45,7 +46,14 @@ export function dryRun(recipe: LoadedRecipe, opts: DryRunOptions = {}): DryRunRe
       concurrency: recipe.concurrency,
       budget: recipe.budget,
       inputs: recipe.inputValues,
-      agents: Object.values(recipe.agents).map((a) => ({ name: a.name, model: a.model, provider: a.provider, tools: a.tools, implicit: a.implicit })),
+      agents: Object.values(recipe.agents).map((a) => ({
+        name: a.name,
+        model: a.model,
+        provider: a.provider,
+        tools: a.tools,
+        implicit: a.implicit,
+        ...(a.mcpServers?.length ? { mcpServers: a.mcpServers.map((m) => m.name) } : {}),
+      })),
       taskCount: recipe.tasks.length,
     },
     plan: planned.plan,

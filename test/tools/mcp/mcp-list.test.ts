@@ -9,7 +9,7 @@ import { CALLS, env, removeDirs, setup } from './run-setup.js';
 afterEach(removeDirs);
 
 describe('orchestrate mcp list', () => {
-  it('lists each server of a recipe, the agents that get it, and its tools; --json; a server that does not start', async () => {
+  it('lists each server of a recipe, the agents that get it, and its tools; --json; the dry run names servers; a server that does not start', async () => {
     const s = setup(CALLS);
     const recipe = join(s.dir, 'recipe.yaml');
     const r = await runCli(['mcp', 'list', recipe], { cwd: s.dir, env: env(s.dir) });
@@ -24,6 +24,12 @@ describe('orchestrate mcp list', () => {
     const parsed = JSON.parse(json.stdout) as { servers: { name: string; started?: boolean; tools?: unknown[] }[] };
     expect(parsed.servers.map((x) => x.name).sort()).toEqual(['alpha', 'plain']);
     expect(parsed.servers.every((x) => x.started === undefined && x.tools === undefined)).toBe(true);
+
+    // The dry run names each agent's servers and says it did not start them.
+    const dry = await runCli(['run', recipe, '--dry-run'], { cwd: s.dir, env: env(s.dir) });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('MCP: agent helper gets alpha, plain');
+    expect(dry.stdout).toContain('MCP servers were not started, so their tools are not listed: orchestrate mcp list recipe.yaml starts them');
 
     // A .mcp.json in the current folder, listed without a recipe: a server that exits at start.
     writeFileSync(join(s.dir, '.mcp.json'), JSON.stringify({ mcpServers: { broken: { command: process.execPath, args: ['-e', 'process.exit(5)'], sandbox: 'none', startup_timeout: 20 } } }));
