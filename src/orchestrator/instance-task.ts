@@ -3,6 +3,7 @@
 // clone. Types only: the coordinator imports this without loading the runtime.
 import type { MessagePort } from 'node:worker_threads';
 import type { ModelSpec } from '../ai/models.js';
+import type { ProviderConfig } from '../ai/provider-config.js';
 import type { ScriptedScript } from '../ai/scripted.js';
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import type { McpServerSpec } from '../tools/mcp/config.js';
@@ -13,7 +14,10 @@ export interface AgentSpec {
   model: string;
   /** Limits and price of a model the recipe declares (`models:`); the worker builds it from these. */
   modelSpec?: ModelSpec;
-  provider: 'anthropic' | 'scripted';
+  /** anthropic, scripted, or an OpenAI-compatible provider's name (its endpoint in agent.providerConfig). */
+  provider: string;
+  /** The endpoint of an OpenAI-compatible (or re-pointed Anthropic) provider; its key is read in the worker. */
+  providerConfig?: ProviderConfig;
   /** Absolute path of the script for the scripted provider. */
   script?: string;
   /**

@@ -3,6 +3,7 @@
 // Everything here is plain data (structured-clone safe) so it can cross to worker threads.
 import { resolve } from 'node:path';
 import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../ai/models.js';
+import { findProvider, type ProviderConfig } from '../ai/provider-config.js';
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import { type AgentFile, readAgentFile } from './agent-file.js';
 import { fileAgentTools } from './agent-tools.js';
@@ -39,6 +40,8 @@ export interface LoadedAgent {
   /** Limits and price of `model` when the recipe declares it under `models:`. */
   modelSpec?: ModelSpec;
   provider: ProviderName;
+  /** The endpoint when `provider` is neither anthropic nor scripted (declared, or a preset). */
+  providerConfig?: ProviderConfig;
   /** Absolute path of the scripted-provider script (agent's own, else the recipe's). */
   script?: string;
   thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
@@ -137,6 +140,8 @@ export interface LoadedRecipe {
   model: string;
   /** The recipe's `models:`, keyed by modelKey(id). */
   models: Record<string, ModelSpec>;
+  /** The recipe's `providers:`, as the ai layer takes them. */
+  providers: ProviderConfig[];
   provider: ProviderName;
   script?: string;
   concurrency: number;
@@ -267,6 +272,25 @@ function mcpServersOf(doc: RecipeDocument, ctx: NormalizeContext): RecipeMcpServ
   return servers;
 }
 
+/** The recipe's `providers:` in the ai layer's shape (snake_case keys to camelCase). */
+export function providerConfigs(doc: Pick<RecipeDocument, 'providers'>): ProviderConfig[] {
+  return Object.entries(doc.providers ?? {}).map(([name, p]) => {
+    const c: ProviderConfig = { name, type: p.type };
+    if (p.base_url !== undefined) c.baseUrl = p.base_url;
+    if (p.api_key_env !== undefined) c.apiKeyEnv = p.api_key_env;
+    if (p.api !== undefined) c.api = p.api;
+    if (p.headers !== undefined) c.headers = { ...p.headers };
+    if (p.compat) {
+      c.compat = {};
+      if (p.compat.text_tool_calls !== undefined) c.compat.textToolCalls = p.compat.text_tool_calls;
+      if (p.compat.tool_choice !== undefined) c.compat.toolChoice = p.compat.tool_choice;
+      if (p.compat.stream_usage !== undefined) c.compat.streamUsage = p.compat.stream_usage;
+      if (p.compat.max_tokens_field !== undefined) c.compat.maxTokensField = p.compat.max_tokens_field;
+    }
+    return c;
+  });
+}
+
 function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, models: LoadedRecipe['models'], ctx: NormalizeContext): LoadedAgent {
   const fileAgent = a.system_file ? readAgentFile(resolve(ctx.dir, a.system_file)) : undefined;
   const fromFile = fileAgent?.ok ? fileAgent.agent : undefined;
@@ -300,6 +324,8 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
   if (script !== undefined) agent.script = resolve(ctx.dir, script);
   const spec = models[modelKey(agent.model)];
   if (spec) agent.modelSpec = spec;
+  const endpoint = provider === 'anthropic' || provider === 'scripted' ? undefined : findProvider(provider, providerConfigs(doc));
+  if (endpoint) agent.providerConfig = endpoint;
   if (a.thinking !== undefined) agent.thinking = a.thinking;
   if (a.summaries !== undefined) agent.summaries = a.summaries;
   if (a.max_turns !== undefined) agent.maxTurns = a.max_turns;
@@ -389,7 +415,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
   doc.tasks.forEach((t, i) => {
     const task = tasks[i]!;
     const base = task.agent === undefined ? undefined : agents[task.agent];
-    if (!base || (t.model === undefined && t.thinking === undefined)) return;
+    if (!base || (t.model === undefined && t.thinking === undefined && t.provider === undefined)) return;
     const name = `${base.name}@${task.id}`;
     const derived: LoadedAgent = { ...base, name, taskOverride: ['tasks', i] };
     if (t.model !== undefined) {
@@ -399,6 +425,12 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
       else delete derived.modelSpec;
     }
     if (t.thinking !== undefined) derived.thinking = t.thinking;
+    if (t.provider !== undefined && ctx.overrides.provider === undefined) {
+      derived.provider = t.provider;
+      const endpoint = t.provider === 'anthropic' || t.provider === 'scripted' ? undefined : findProvider(t.provider, providerConfigs(doc));
+      if (endpoint) derived.providerConfig = endpoint;
+      else delete derived.providerConfig;
+    }
     agents[name] = derived;
     task.agent = name;
   });
@@ -409,6 +441,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     name: doc.name,
     model: ctx.overrides.model ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
     models,
+    providers: providerConfigs(doc),
     provider: ctx.overrides.provider ?? doc.provider ?? RECIPE_DEFAULTS.provider,
     concurrency: ctx.overrides.concurrency ?? doc.concurrency ?? RECIPE_DEFAULTS.concurrency,
     rateLimit: typeof rl === 'number' ? { default: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },

@@ -33,6 +33,7 @@ export type RecipeProblemCode =
   | 'agent_file'
   | 'bad_script'
   | 'unknown_model'
+  | 'unknown_provider'
   | 'expression_syntax'
   | 'expression_reference'
   | 'expression_here'

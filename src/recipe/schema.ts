@@ -19,7 +19,8 @@ export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
 export const FAILURE_CLASSES = ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed', 'verify_failed', 'error', 'loop', 'max_turns', 'compaction', 'not_approved', 'write_scope'] as const;
 
 export const PROVIDERS = ['anthropic', 'scripted'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
+/** A built-in provider, or any name the recipe declares under providers: (or a preset). */
+export type ProviderName = (typeof PROVIDERS)[number] | (string & {});
 
 export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
@@ -106,7 +107,33 @@ const loop = z
   )
   .describe('Loop detection: the agent is warned once, then stopped (failure class loop). false turns it off; a map changes the thresholds');
 
-const provider = z.enum(PROVIDERS).describe('anthropic (real model) or scripted (offline, replays a script file)');
+const provider = z
+  .string()
+  .min(1)
+  .describe('anthropic, scripted (offline), an OpenAI-compatible preset (openai, openrouter, ollama, lmstudio, vllm, llamacpp), or a name declared under providers:');
+
+const providerDeclaration = z
+  .strictObject({
+    type: z.enum(['anthropic', 'openai-compatible']).describe('The protocol the endpoint speaks'),
+    base_url: z.string().url(coded('bad_url', 'base_url must be a URL, e.g. http://127.0.0.1:11434/v1')).optional().describe('Endpoint (OpenAI-compatible: up to /v1)'),
+    api_key_env: z
+      .string()
+      .regex(ENV_NAME_PATTERN, coded('bad_env_name', 'api_key_env is the NAME of an environment variable, not the key'))
+      .optional()
+      .describe('Environment variable holding the key, read where the agent runs (a local server needs none)'),
+    api: z.enum(['chat', 'responses']).optional().describe('OpenAI-compatible: Chat Completions (default) or the Responses API'),
+    compat: z
+      .strictObject({
+        text_tool_calls: z.boolean().optional().describe('Take tool calls the model writes as JSON text (servers without a tool-call parser)'),
+        tool_choice: z.enum(['object', 'string']).optional().describe('The tool_choice form the server accepts (default: learned from a 400)'),
+        stream_usage: z.boolean().optional().describe('Send stream_options.include_usage (default true)'),
+        max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
+      })
+      .optional()
+      .describe('What this server does differently from api.openai.com'),
+    headers: z.record(z.string(), z.string()).optional().describe('Extra HTTP headers on every request (no secrets: use api_key_env)'),
+  })
+  .describe('A model endpoint');
 
 const backoff = z
   .strictObject({
@@ -195,6 +222,7 @@ export const TaskSchema = z
     output_schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema the JSON output must match'),
     max_turns: maxTurns.optional().describe(`Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); over the agent's max_turns; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`),
     model: z.string().optional().describe("This task's model instead of its agent's (--model still wins); agent tasks only"),
+    provider: provider.optional().describe("This task's provider instead of its agent's (--provider still wins); agent tasks only"),
     thinking: z.enum(THINKING_LEVELS).optional().describe("This task's reasoning effort instead of its agent's; agent tasks only"),
     pair: z
       .strictObject({
@@ -272,6 +300,7 @@ export const RecipeSchema = z
     version: z.union([z.string(), z.number()]).optional().describe('Version of this recipe'),
     model: z.string().optional().describe('Default model for every agent'),
     provider: provider.optional(),
+    providers: z.record(z.string().min(1), providerDeclaration).optional().describe('Model endpoints by name: {name: {type, base_url, api_key_env, api, compat, headers}}'),
     models: z
       .record(z.string().min(1), modelDeclaration)
       .optional()

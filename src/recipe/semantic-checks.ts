@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ScriptFileError, parseScript } from '../ai/scripted-script.js';
 import { getModel, listModels } from '../ai/models.js';
+import { BUILTIN_PROVIDERS, findProvider } from '../ai/provider-config.js';
 import { type AgentFile, readAgentFile } from './agent-file.js';
 import { ALL_FILE_AGENT_TOOLS, classifyFileTool } from './agent-tools.js';
 import { templateGlobError } from './glob.js';
@@ -161,6 +162,18 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       problem({ code: 'conflict', path: ['inputs', name, 'required'], key: true, message: `input "${name}" is required but has a default`, hint: 'remove the default, or remove required: true' });
     }
   }
+
+  // ---- providers: every provider named must be built in, a preset, or declared ----
+  const declaredProviders = isObj(raw.providers) ? Object.keys(raw.providers) : [];
+  const checkProvider = (value: unknown, path: Path): void => {
+    const p = str(value);
+    if (p === undefined || p === 'anthropic' || p === 'scripted' || declaredProviders.includes(p) || findProvider(p)) return;
+    const known = ['anthropic', 'scripted', ...BUILTIN_PROVIDERS.map((b) => b.name), ...declaredProviders];
+    problem({ code: 'unknown_provider', path, message: `unknown provider "${p}"`, hint: `use one of ${known.join(', ')}, or declare it under providers: {${p}: {type: openai-compatible, base_url: ...}}` });
+  };
+  checkProvider(raw.provider, ['provider']);
+  if (isObj(raw.agents)) for (const [n, a] of Object.entries(raw.agents)) if (isObj(a)) checkProvider(a.provider, ['agents', n, 'provider']);
+  if (isObj(raw.tasks)) for (const [n, t] of Object.entries(raw.tasks)) if (isObj(t)) checkProvider(t.provider, ['tasks', n, 'provider']);
 
   // ---- run-level files and provider ----
   // Script files are parsed now so a broken offline script fails validation, not the run.

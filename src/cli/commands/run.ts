@@ -59,7 +59,7 @@ export function runOptions(y: Argv): Argv<object> {
     .option('dry-run', { type: 'boolean', default: false, describe: 'Validate, print the expanded task DAG and a cost estimate; no model calls' })
     .option('set', { type: 'string', describe: 'Set an input: --set key=value (repeatable)' })
     .option('model', { type: 'string', describe: 'Model for every agent (overrides the recipe)' })
-    .option('provider', { type: 'string', choices: PROVIDERS, describe: 'anthropic, or scripted (offline)' });
+    .option('provider', { type: 'string', describe: `${PROVIDERS.join(', ')} (offline), an OpenAI-compatible preset (openai, openrouter, ollama, lmstudio, vllm, llamacpp), or a name under the recipe's providers:` });
   return executionOptions(flags, {
     json: 'JSON on stdout: every run event as a JSON line; --json=full adds message deltas (with --dry-run: the expanded plan)',
     concurrency: 'Task instances running at once',

@@ -6,6 +6,7 @@
 // handoff summary. Every outcome is data (a RunOutcome or a WorkerResult), never a throw.
 import type { AgentMessage, CustomMessage, PeerMessage } from '../../agent/types.js';
 import { modelFromSpec, resolveModel, scriptedModel } from '../../ai/models.js';
+import { modelForProvider } from '../../ai/provider-config.js';
 import { registerBuiltInProviders } from '../../ai/providers.js';
 import { stream as registryStream } from '../../ai/registry.js';
 import { createScriptedProvider } from '../../ai/scripted.js';
@@ -139,8 +140,13 @@ export class AgentHost {
       } else {
         registerBuiltInProviders();
         base = registryStream;
-        const resolved = a.modelSpec ? modelFromSpec(a.model.replace(/^anthropic\//, ''), a.modelSpec) : resolveModel(a.model, 'anthropic');
-        model = task.baseUrl ? { ...resolved, baseUrl: task.baseUrl } : resolved;
+        const resolved = a.providerConfig
+          ? modelForProvider(a.providerConfig, a.model, a.modelSpec)
+          : a.modelSpec
+            ? modelFromSpec(a.model.replace(/^anthropic\//, ''), a.modelSpec)
+            : resolveModel(a.model, 'anthropic');
+        // ANTHROPIC_BASE_URL re-points the anthropic provider only; a declared endpoint keeps its own.
+        model = task.baseUrl && !a.providerConfig ? { ...resolved, baseUrl: task.baseUrl } : resolved;
       }
       // MCP servers: ${VAR}s expand here, with this thread's environment and the task's env.
       const mcp = mcpOptionsFor(task);
@@ -158,7 +164,9 @@ export class AgentHost {
         model,
         provider: a.provider,
         streamFn: withPermits(base, metered),
-        apiKey: task.apiKey,
+        // A declared provider's key is read from this machine's environment (api_key_env), so a
+        // distributed worker uses its own; the coordinator's ANTHROPIC_API_KEY is not sent to it.
+        ...(a.providerConfig ? {} : { apiKey: task.apiKey }),
         ...(task.secrets || mcp.secrets.length ? { secrets: [...(task.secrets ?? []), ...mcp.secrets] } : {}),
         ...(mcp.options ? { mcp: mcp.options } : {}),
         ...(task.retryBaseDelayMs !== undefined ? { retry: { baseDelayMs: task.retryBaseDelayMs }, streamOptions: { retryBaseDelayMs: task.retryBaseDelayMs } } : {}),
