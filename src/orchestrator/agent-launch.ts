@@ -11,7 +11,6 @@
 // second line, the worker's own total (result.usage) is compared with what arrived: a shortfall is
 // charged and logged as one more call_usage, so run totals and budgets never undercount.
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import type { Piscina } from 'piscina';
 import type { InstanceExecutor } from './instance-executor.js';
 import type { Spend } from './budget.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
@@ -34,8 +33,8 @@ export interface LaunchRef {
 }
 
 export interface LaunchContext {
-  /** The local thread pool, or an executor that runs agents elsewhere (distributed runs; never shared threads). */
-  pool: Piscina | InstanceExecutor;
+  /** Where the agent runs: the local thread pool (thread-pool-executor.ts) or an executor elsewhere (distributed runs; never shared threads). */
+  pool: InstanceExecutor;
   /**
    * Agents may share worker threads. Piscina runs one abortable task per thread, so shared
    * tasks get no abort signal: a hard abort terminates the agent's own thread instead (its
@@ -269,11 +268,10 @@ export class AgentLaunch {
   private terminateThread(): void {
     if (this.finished || this.threadId === undefined) return;
     const id = this.threadId;
-    const pool = this.ctx.pool;
-    const worker = 'threads' in pool ? pool.threads.find((t) => t.threadId === id) : undefined;
-    if (!worker) return;
+    // The executor's own thread (the local thread pool's; executors elsewhere have none to end).
+    // The culprit is noted first: the agents that shared the thread read it when it exits.
     this.ctx.terminatedThreads?.set(id, this.ref.key);
-    void worker.terminate();
+    if (!this.ctx.pool.terminateThread?.(id)) this.ctx.terminatedThreads?.delete(id);
   }
 
   /** Terminates the thread now (Ctrl-C after the grace period, or shutdown). */

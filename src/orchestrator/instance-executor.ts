@@ -9,6 +9,11 @@ import type { InstanceTask } from './instance-task.js';
 
 export interface InstanceExecutor {
   run(task: InstanceTask, options: { transferList: MessagePort[]; signal?: AbortSignal }): Promise<unknown>;
+  /**
+   * Executors whose agents share threads (the local pool, thread-pool-executor.ts): ends thread
+   * `threadId` (a hard abort of one of its agents; the pool replaces it). False when there is none.
+   */
+  terminateThread?(threadId: number): boolean;
 }
 
 /** An executor the caller owns and hands to the coordinator (it is not closed by the run). */

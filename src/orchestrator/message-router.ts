@@ -3,6 +3,8 @@
 // message goes to the run log, for the user), or "*" (every other running agent). Messages for
 // an instance that has not started yet wait in a mailbox and are delivered when it starts, so
 // start order never loses a message.
+import { instanceOfKey } from '../run/run-fold.js';
+import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { CoordinatorMessage } from './protocol.js';
 
 export interface Endpoint {
@@ -25,6 +27,22 @@ export interface RouterDirectory {
   hasInstance(id: string): boolean;
   /** Whether the instance has ended for good (a message to it can no longer be read). */
   isFinished(id: string): boolean;
+}
+
+/** The directory of a run's tasks and instances (a pair's agents are `<id>@worker` and `<id>@planner`). */
+export function runDirectory(tasks: ReadonlyMap<string, TaskState>, instances: ReadonlyMap<string, InstanceState>): RouterDirectory {
+  return {
+    instancesOf: (task) => {
+      const t = tasks.get(task);
+      if (!t) return undefined;
+      return t.task.kind === 'pair' ? t.instances.flatMap((i) => [`${i.id}@worker`, `${i.id}@planner`]) : t.instances.map((i) => i.id);
+    },
+    hasInstance: (id) => instances.has(instanceOfKey(id)),
+    isFinished: (id) => {
+      const s = instances.get(instanceOfKey(id))?.status;
+      return s !== undefined && isTerminal(s);
+    },
+  };
 }
 
 interface Mail {

@@ -4,7 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
 import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from '../recipe/index.js';
-import { replayRunLog } from '../run/replay.js';
+import { foldEvents } from '../run/run-fold.js';
 import { takeRunLease, type HeldRunLease, type TakeRunLease } from '../run/run-lease.js';
 import { readRunLog, resolveRunDir, RunStore } from '../run/run-store.js';
 import { runFolderWriteProblem, runsDirReadProblem, runsDirWriteProblem } from '../run/run-dir-access.js';
@@ -136,10 +136,10 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
 /** The resume itself, once this process holds the run's lease. */
 async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts: ResumeOptions): Promise<StartResult> {
   const log = readRunLog(join(dir, 'run.jsonl'));
-  const replay = replayRunLog(log.events, log.skipped.length);
+  const replay = foldEvents(log.events);
   const start = replay.start;
   if (!start) return { ok: false, kind: 'usage', message: `${dir} has no run_start event; it cannot be resumed.` };
-  if (replay.lastStatus === 'succeeded') return { ok: false, kind: 'usage', message: `run ${start.runId} already succeeded; there is nothing to resume.` };
+  if (replay.lastEndStatus === 'succeeded') return { ok: false, kind: 'usage', message: `run ${start.runId} already succeeded; there is nothing to resume.` };
   // The overrides of the last session (a budget raised on an earlier resume stays raised).
   const recorded = (replay.overrides ?? start.overrides ?? {}) as LoadOptions;
   const load: LoadOptions = {

@@ -1,15 +1,23 @@
-// The state of a run as every view sees it, folded from run events one at a time. The live view
-// folds events as they arrive; `show` and the HTML report fold a whole run.jsonl. One fold for
-// all of them means a finished run reads exactly as it looked live.
+// The one fold of run.jsonl: the state of a run, folded from its events one at a time. Every
+// reader uses it: the live view folds events as they arrive; `show`, `watch` and the HTML report
+// fold a whole run.jsonl; resume folds the log to know what is finished and what it spent. An
+// instance's status changes only in applyInstanceEvent (instance-record.ts), which the live
+// coordinator applies to each event it records too, so a finished run reads exactly as it looked
+// live and as the coordinator saw it.
 //
 // Usage accounting: an attempt's spend is the sum of its call_usage events (one per model call,
 // summaries included; the coordinator's own spend count), or, in a log without them, what its
 // assistant messages reported. The usage on instance_done / instance_failed (the instance's
 // total as the coordinator saw it) is used only for logs without call_usage events.
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
+import { applyChildEvent, type ChildEvent } from './agent-activity.js';
+import { applyInstanceEvent, instanceOfKey, isLifecycleEvent, reopenInstance, type InstanceRecord, type InstanceStatus, type RunEndStatus } from './instance-record.js';
 
-export type InstanceStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'retrying' | 'done' | 'failed' | 'cancelled' | 'skipped';
+export * from './instance-record.js';
+export { toolHint } from './agent-activity.js';
+
 export type AttemptOutcome = 'running' | 'done' | 'failed' | 'retry' | 'interrupted';
+type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
 
 export interface WaitSpan {
   start: number;
@@ -43,13 +51,13 @@ function addWorker(inst: InstanceState, worker: string): void {
   if (!inst.workers.includes(worker)) inst.workers.push(worker);
 }
 
-export interface InstanceState {
+/** An instance as the views see it: its record, plus every attempt and what it is doing now. */
+export interface InstanceState extends InstanceRecord {
   task: string;
   key: string;
   /** "task/key", or just the key when it already names the task. */
   label: string;
   parent?: string;
-  status: InstanceStatus;
   attempts: AttemptRecord[];
   /** Tools running now, by call id (parallel calls show as "+N"). */
   runningTools: Map<string, string>;
@@ -58,18 +66,8 @@ export interface InstanceState {
   /** What the instance is doing besides a tool: responding, waiting for a permit, compacting... */
   activity?: string;
   toolCalls: number;
-  output?: unknown;
-  text?: string;
-  summary?: string;
-  modifiedFiles?: string[];
-  patchFile?: string;
-  /** merge: branch / apply: where the work of its worktree landed. */
-  branch?: string;
-  applied?: boolean;
-  failure?: FailureClass;
-  error?: string;
-  skipReason?: string;
-  durationMs?: number;
+  /** Every call_usage of the instance and of its pair members (what resume charges to its budget). */
+  spend: UsageSummary;
   sessionFile?: string;
   cwd?: string;
   /** Distributed runs: the worker processes its agents ran on, in the order they took them. */
@@ -104,9 +102,20 @@ export interface ControlRecord {
   message?: string;
 }
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
+export type RunStatus = 'running' | RunEndStatus;
 
 export interface RunState {
+  /** The first run_start (resume reloads the recipe from it). */
+  start?: EventOf<'run_start'>;
+  /** Status of the last run_end, or undefined when no session wrote one (killed). */
+  lastEndStatus?: RunEndStatus;
+  /**
+   * Command-line overrides in force at the end of the log: run_start's, replaced by each
+   * run_resume that records its own (a budget raised on one resume holds on the next).
+   */
+  overrides?: Record<string, unknown>;
+  /** Every call's usage, summed (pair members included once: their calls are theirs). */
+  spend: UsageSummary;
   runId: string;
   name: string;
   recipe: string;
@@ -137,6 +146,7 @@ export function createRunState(): RunState {
     lastTs: 0,
     status: 'running',
     resumed: false,
+    spend: zeroUsage(),
     tasks: new Map(),
     instances: new Map(),
     controls: [],
@@ -163,9 +173,11 @@ function ensureInstance(state: RunState, task: string, key: string, ts: number, 
       key,
       label: instanceLabel(task, key),
       status: 'pending',
+      attempt: 0,
       attempts: [],
       runningTools: new Map(),
       toolCalls: 0,
+      spend: zeroUsage(),
       messages: [],
       verify: [],
       firstTs: ts,
@@ -298,91 +310,6 @@ function controlRecord(e: { ts: number } & Record<string, unknown>): ControlReco
   return rec;
 }
 
-/** A loosely typed child event: the runtime's AgentSessionEvent, forwarded as-is through the log. */
-type ChildEvent = { type: string } & Record<string, unknown>;
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
-}
-
-/** The usage of an assistant message as a run-level summary (cost is the message's cost.total). */
-function messageUsage(message: unknown): UsageSummary | undefined {
-  if (!message || typeof message !== 'object') return undefined;
-  const m = message as { role?: unknown; usage?: Record<string, unknown> };
-  if (m.role !== 'assistant' || !m.usage || typeof m.usage !== 'object') return undefined;
-  const u = m.usage;
-  const cost = u.cost && typeof u.cost === 'object' ? num((u.cost as Record<string, unknown>).total) : num(u.cost);
-  return {
-    input: num(u.input),
-    output: num(u.output),
-    cacheRead: num(u.cacheRead),
-    cacheWrite: num(u.cacheWrite),
-    totalTokens: num(u.totalTokens) || num(u.input) + num(u.output) + num(u.cacheRead) + num(u.cacheWrite),
-    cost,
-    turns: 0,
-  };
-}
-
-/** A short hint of what a tool call works on: its path, command or pattern argument. */
-export function toolHint(toolName: string, args: unknown): string {
-  if (!args || typeof args !== 'object') return toolName;
-  const a = args as Record<string, unknown>;
-  for (const k of ['path', 'file_path', 'command', 'pattern', 'query', 'url', 'to']) {
-    const v = a[k];
-    if (typeof v === 'string' && v !== '') return `${toolName} ${v.replace(/\s+/g, ' ')}`;
-  }
-  return toolName;
-}
-
-function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: ChildEvent): void {
-  switch (ev.type) {
-    case 'turn_start':
-      inst.activity = undefined;
-      break;
-    case 'turn_end':
-      rec.turns++;
-      break;
-    case 'message_start':
-      // The coordinator slims an assistant message_start to {type, role}.
-      if (ev.role === 'assistant' || (ev.message as { role?: unknown } | undefined)?.role === 'assistant') inst.activity = 'responding';
-      break;
-    case 'message_end': {
-      const u = messageUsage(ev.message);
-      if (u) {
-        rec.messageUsage = addUsageSummary(rec.messageUsage, u);
-        if (inst.activity === 'responding') inst.activity = undefined;
-      }
-      break;
-    }
-    case 'tool_execution_start': {
-      const id = typeof ev.toolCallId === 'string' ? ev.toolCallId : String(inst.runningTools.size);
-      inst.runningTools.set(id, toolHint(String(ev.toolName ?? 'tool'), ev.args));
-      inst.activity = undefined;
-      break;
-    }
-    case 'tool_execution_end':
-      if (typeof ev.toolCallId === 'string') inst.runningTools.delete(ev.toolCallId);
-      else inst.runningTools.clear();
-      inst.toolCalls++;
-      break;
-    case 'auto_compaction_start':
-    case 'compaction_start':
-      inst.activity = 'compacting';
-      break;
-    case 'auto_compaction_end':
-    case 'compaction_end':
-    case 'auto_retry_end':
-      inst.activity = undefined;
-      break;
-    case 'auto_retry_start':
-      inst.activity = `model retry ${num(ev.attempt)}/${num(ev.maxAttempts)} in ${Math.round(num(ev.delayMs) / 100) / 10}s`;
-      break;
-    default:
-      break;
-  }
-}
-
-/** Folds one event into the state. */
 /** A pair's end is its members' end. */
 function settleMembers(state: RunState, inst: InstanceState, ts: number, status: InstanceStatus, outcome: AttemptOutcome): void {
   for (const m of membersOf(state, inst)) {
@@ -400,11 +327,18 @@ export function applyEvent(state: RunState, e: RunEvent): void {
   if (!state.runId) state.runId = e.runId;
   if (!state.startTs) state.startTs = e.ts;
   if (isControlEvent(e)) {
-    state.controls.push(controlRecord(e as unknown as { ts: number } & Record<string, unknown>));
+    const c = controlRecord(e as unknown as { ts: number } & Record<string, unknown>);
+    state.controls.push(c);
+    if (c.action === 'retry' && c.ok && c.instance !== undefined) {
+      const id = instanceOfKey(c.instance);
+      for (const inst of state.instances.values()) if (inst.key === id) reopenInstance(inst);
+    }
     return;
   }
   switch (e.type) {
     case 'run_start':
+      state.start ??= e;
+      if (e.overrides && state.overrides === undefined) state.overrides = e.overrides;
       state.runId = e.runId;
       state.name = e.name;
       state.recipe = e.recipe;
@@ -420,6 +354,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       }
       return;
     case 'run_resume':
+      if (e.overrides) state.overrides = e.overrides;
       if (e.budget?.usd !== undefined) state.budgetUsd = e.budget.usd;
       // An exhausted budget belongs to the previous session; this one says again if it runs out.
       delete state.budgetExhausted;
@@ -440,6 +375,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       return;
     case 'run_end':
       state.status = e.status;
+      state.lastEndStatus = e.status;
       state.endTs = e.ts;
       state.endUsage = e.usage;
       state.durationMs = e.durationMs;
@@ -462,11 +398,11 @@ export function applyEvent(state: RunState, e: RunEvent): void {
   if (!state.tasks.has(e.task)) state.tasks.set(e.task, { task: e.task, needs: [], keys: [e.key], dynamic: false, expanded: true });
   else if (!state.tasks.get(e.task)!.keys.includes(e.key)) state.tasks.get(e.task)!.keys.push(e.key);
   const rec = ensureAttempt(inst, e.attempt);
+  if (isLifecycleEvent(e)) applyInstanceEvent(inst, e);
 
   switch (e.type) {
     case 'instance_queued':
       rec.queuedTs = e.ts;
-      if (!isFinished(inst) || e.attempt > 1) inst.status = 'queued';
       return;
     case 'instance_start':
       // An earlier attempt still open was cut short (a resume restarts it).
@@ -474,7 +410,6 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       rec.startTs = e.ts;
       rec.endTs = undefined;
       rec.outcome = 'running';
-      inst.status = 'running';
       inst.finalUsage = undefined;
       inst.activity = undefined;
       inst.runningTools.clear();
@@ -519,9 +454,15 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       }
       applyChildEvent(inst, rec, e.event as ChildEvent);
       return;
-    case 'call_usage':
+    case 'call_usage': {
       rec.callUsage = addUsageSummary(rec.callUsage ?? zeroUsage(), { ...e.usage, turns: 0 });
+      const u = { ...e.usage, turns: e.usage.turns ?? 1 };
+      state.spend = addUsageSummary(state.spend, u);
+      // A pair member's calls count for its instance too (resume charges them to its budget).
+      const owner = ensureInstance(state, e.task, instanceOfKey(e.key), e.ts);
+      owner.spend = addUsageSummary(owner.spend, u);
       return;
+    }
     case 'message':
       inst.messages.push({ ts: e.ts, from: e.from, to: e.to, text: e.text });
       return;
@@ -535,9 +476,6 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       rec.failure = e.failure;
       rec.error = e.error;
       rec.retryDelayMs = e.delayMs;
-      inst.status = 'retrying';
-      inst.failure = e.failure;
-      inst.error = e.error;
       inst.runningTools.clear();
       inst.activity = `retry in ${Math.round(e.delayMs / 100) / 10}s`;
       return;
@@ -546,17 +484,6 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       closeAttempt(rec, e.ts, 'done');
       rec.outcome = 'done';
       inst.finalUsage = e.usage;
-      inst.status = 'done';
-      inst.output = e.output;
-      inst.text = e.text;
-      inst.summary = e.summary;
-      inst.modifiedFiles = e.modifiedFiles;
-      inst.patchFile = e.patchFile;
-      inst.branch = e.branch;
-      inst.applied = e.applied;
-      inst.durationMs = e.durationMs;
-      inst.failure = undefined;
-      inst.error = undefined;
       inst.runningTools.clear();
       inst.activity = undefined;
       return;
@@ -567,23 +494,21 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       rec.failure = e.failure;
       rec.error = e.error;
       if (e.usage) inst.finalUsage = e.usage;
-      // A user's cancel ends the instance as failure class 'cancelled': shown as its own status.
-      inst.status = e.final ? (String(e.failure) === 'cancelled' ? 'cancelled' : 'failed') : 'retrying';
-      inst.failure = e.failure;
-      inst.error = e.error;
-      inst.durationMs = e.durationMs;
       inst.runningTools.clear();
       inst.activity = undefined;
       return;
     case 'instance_skipped':
-      inst.status = 'skipped';
-      inst.skipReason = e.reason;
       // Nothing ran: drop the placeholder attempt so the timeline shows no bar.
       if (rec.startTs === undefined && rec.queuedTs === undefined) inst.attempts = inst.attempts.filter((a) => a !== rec);
       return;
     default:
       return;
   }
+}
+
+/** The instances a resume continues or keeps: every instance but pair members (theirs is their pair's record). */
+export function resumableInstances(state: RunState): InstanceState[] {
+  return [...state.instances.values()].filter((i) => instanceOfKey(i.key) === i.key);
 }
 
 export function foldEvents(events: readonly RunEvent[]): RunState {

@@ -1,69 +1,39 @@
 // The coordinator's picture of a run: one state per task and per instance, and the views built
-// from it (the merged plan's input, the expression scope of later tasks, result.json).
+// from it (the merged plan's input, the expression scope of later tasks, result.json). What the
+// log says about an instance is its InstanceRecord (instance-record.ts), changed only by the
+// fold's applyInstanceEvent; the rest here is what the live run needs besides (resolved inputs,
+// where the agent works, its parsed handoff, its session files).
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { LoadedRecipe, LoadedTask, ResolvedInstance } from '../recipe/index.js';
 import type { ExpressionScope, TaskResultView } from '../recipe/expressions.js';
 import type { StructuredSummary } from '../session/parse-summary.js';
 import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
+import type { AttemptFailure, InstanceRecord, InstanceStatus, RunEndStatus } from './instance-record.js';
 import { storedPath } from './run-paths.js';
 import type { FailureClass, UsageSummary } from './usage-summary.js';
 
-/** `cancelled`: a user ended it (run view, watch, `orchestrate cancel`); final like `failed`, and a resume keeps it. */
-export type InstanceStatus = 'pending' | 'running' | 'retrying' | 'done' | 'failed' | 'cancelled' | 'skipped' | 'interrupted';
-export type RunStatus = 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
+export type { InstanceStatus, AttemptFailure, GitState } from './instance-record.js';
+/** How a run ends (run_end, result.json). */
+export type RunStatus = RunEndStatus;
 
-export interface GitState {
-  root: string;
-  commit?: string;
-  tree: string;
-  /** Worktree folder when the task runs isolated. */
-  worktree?: string;
-}
-
-export interface InstanceState {
+export interface InstanceState extends InstanceRecord {
   id: string;
   task: string;
   key?: string;
   item?: unknown;
   index: number;
-  status: InstanceStatus;
-  /** Attempts started so far. */
-  attempt: number;
   resolved?: ResolvedInstance;
   /** Where the agent works: the resolved cwd, or its place inside the worktree. */
   workCwd?: string;
-  git?: GitState;
-  output?: unknown;
-  text?: string;
-  summaryText?: string;
-  summary?: StructuredSummary;
+  /** The handoff summary parsed (record.summary is its text). */
+  handoff?: StructuredSummary;
+  /** What the instance spent over its attempts, as its workers reported it (resume: its call_usage in the log). */
   usage: UsageSummary;
-  failure?: FailureClass;
-  error?: string;
-  modifiedFiles: string[];
   readFiles: string[];
-  patchFile?: string;
-  /** merge: branch: the branch holding its work; merge: apply: whether it was applied to the checkout. */
-  branch?: string;
-  applied?: boolean;
   startedAt?: number;
-  durationMs: number;
   sessionFiles: string[];
   /** True when this instance was finished before a resume (its result came from the log). */
   restored?: boolean;
-  /** Why each failed attempt failed, in order (retried ones and the final one). */
-  attemptFailures?: AttemptFailure[];
-  /** Attempts that failed through no fault of the instance's own; the retry policy does not count them. */
-  unchargedAttempts?: number;
-  /** Run on a worker thread of its own (set after its shared thread crashed). */
-  isolated?: boolean;
-}
-
-/** One failed attempt of an instance, as result.json reports it. */
-export interface AttemptFailure {
-  attempt: number;
-  failure: FailureClass;
-  error: string;
 }
 
 export type TaskStatus = 'waiting' | 'active' | 'done' | 'failed' | 'skipped';
@@ -108,7 +78,9 @@ export function agentFileToDisplay(recipeDir: string, inst: InstanceState, file:
 
 const PLAN_STATUS: Record<InstanceStatus, PlanInstanceStatus> = {
   pending: 'pending',
+  queued: 'pending',
   running: 'running',
+  waiting: 'running',
   retrying: 'running',
   interrupted: 'running',
   done: 'done',
@@ -135,10 +107,10 @@ export function planInput(recipe: LoadedRecipe, tasks: readonly TaskState[], sta
         id: i.id,
         status: PLAN_STATUS[i.status],
         attempt: i.attempt,
-        summary: i.summary,
+        summary: i.handoff,
         failure: i.failure ?? (i.status === 'skipped' ? 'skipped' : undefined),
-        error: i.error,
-        modifiedFiles: i.modifiedFiles,
+        error: errorOf(i),
+        modifiedFiles: i.modifiedFiles ?? [],
         readFiles: i.readFiles,
         patchFile: i.patchFile,
         ...(i.branch ? { branch: i.branch } : {}),
@@ -162,6 +134,16 @@ export function expressionScope(recipe: LoadedRecipe, tasks: ReadonlyMap<string,
     views[t.task.id] = view;
   }
   return { inputs: recipe.inputValues, env: { ...env, ...recipe.env }, tasks: views };
+}
+
+/** An instance's error as plan.md and result.json show it: a skipped one's is why it was skipped. */
+function errorOf(i: InstanceState): string | undefined {
+  return i.status === 'skipped' ? (i.skipReason ?? i.error) : i.error;
+}
+
+/** result.json's status of an instance (written before `queued` and `waiting` existed: they read as pending and running). */
+function resultStatus(s: InstanceStatus): InstanceStatus {
+  return s === 'queued' ? 'pending' : s === 'waiting' ? 'running' : s;
 }
 
 export interface ResultFile {
@@ -229,23 +211,24 @@ export function resultFile(args: {
       const r: ResultFile['instances'][number] = {
         id: i.id,
         task: i.task,
-        status: i.status,
+        status: resultStatus(i.status),
         attempts: i.attempt,
         usage: i.usage,
         cost: i.usage.cost,
-        modifiedFiles: i.modifiedFiles,
+        modifiedFiles: i.modifiedFiles ?? [],
         sessions: i.sessionFiles.map((f) => relative(args.runDir, f)),
-        durationMs: i.durationMs,
+        durationMs: i.durationMs ?? 0,
       };
       if (i.output !== undefined) r.output = i.output;
       if (i.failure) r.failure = i.failure;
-      if (i.error) r.error = i.error;
+      const error = errorOf(i);
+      if (error) r.error = error;
       if (i.patchFile) r.patch = i.patchFile;
       if (i.branch) r.branch = i.branch;
       if (i.applied) r.applied = true;
       if (i.attemptFailures?.length) r.attemptFailures = i.attemptFailures;
       return r;
     }),
-    errors: instances.filter((i) => isFailedOrCancelled(i.status) && i.failure).map((i) => ({ instance: i.id, failure: i.failure!, error: i.error ?? '' })),
+    errors: instances.filter((i) => isFailedOrCancelled(i.status) && i.failure).map((i) => ({ instance: i.id, failure: i.failure!, error: errorOf(i) ?? '' })),
   };
 }

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { replayRunLog } from '../../src/run/replay.js';
+import { foldEvents } from '../../src/run/run-fold.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
@@ -97,7 +97,7 @@ describe('budgets at the edges', () => {
     expect(result.status).toBe('succeeded');
     // Each resume records the overrides in force, so a later resume keeps the raised budget.
     expect(ofType(log, 'run_resume').map((e) => e.overrides?.budgetTokens)).toEqual([600, 1_000_000]);
-    expect(replayRunLog(log).overrides).toMatchObject({ budgetTokens: 1_000_000 });
+    expect(foldEvents(log).overrides).toMatchObject({ budgetTokens: 1_000_000 });
   });
 
   it('--budget-tokens takes short forms and refuses nonsense with exit 2', async () => {

@@ -96,17 +96,17 @@ tasks:
 
 describe('attempt failures across a resume', { timeout: 120_000 }, () => {
   it('are rebuilt from the log (instance_retry, instance_failed), one per attempt', async () => {
-    const { replayRunLog } = await import('../../src/run/replay.js');
+    const { foldEvents, getInstance } = await import('../../src/run/run-fold.js');
     const base = { v: 1 as const, ts: 0, runId: 'r' };
     const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
-    const s = replayRunLog([
+    const s = foldEvents([
       { ...base, type: 'run_start', recipe: '/r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [] },
       { ...base, type: 'instance_start', task: 't', key: 't', attempt: 1 },
       { ...base, type: 'instance_retry', task: 't', key: 't', attempt: 1, failure: 'crashed', error: 'worker thread exited', delayMs: 1 },
       { ...base, type: 'instance_start', task: 't', key: 't', attempt: 2 },
       { ...base, type: 'instance_failed', task: 't', key: 't', attempt: 2, failure: 'timeout', error: 'timeout: 3s', final: true, usage, durationMs: 1 },
     ]);
-    expect(s.instances.get('t')!.attemptFailures).toEqual([
+    expect(getInstance(s, 't', 't')!.attemptFailures).toEqual([
       { attempt: 1, failure: 'crashed', error: 'worker thread exited' },
       { attempt: 2, failure: 'timeout', error: 'timeout: 3s' },
     ]);

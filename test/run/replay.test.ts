@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { replayRunLog } from '../../src/run/replay.js';
+import { foldEvents, getInstance, resumableInstances } from '../../src/run/run-fold.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, tempProject, type Conversation } from '../orchestrator/helpers/run-fixtures.js';
@@ -71,7 +71,7 @@ tasks:
     prompt: "Check item \${{ item }}"
 `;
 
-describe('replayRunLog', () => {
+describe('the run fold as resume reads it', () => {
   it('keeps finished instances, continues started ones, re-reads fan-outs and sums spend', () => {
     const base = { v: 1 as const, ts: 0, runId: 'r' };
     const usage = (n: number) => ({ input: n, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: n, cost: n / 1000 });
@@ -84,13 +84,15 @@ describe('replayRunLog', () => {
       { ...base, type: 'instance_start', task: 'fan', key: 'fan.b', attempt: 1 },
       { ...base, type: 'call_usage', task: 'fan', key: 'fan.b@worker', attempt: 1, parent: 'fan.b', model: 'm', usage: usage(50) },
     ];
-    const s = replayRunLog(log);
+    const s = foldEvents(log);
     expect(s.start?.recipe).toBe('/r.yaml');
-    expect(s.lastStatus).toBeUndefined();
-    expect(s.expanded.get('fan')).toEqual(['fan.a', 'fan.b']);
-    expect(s.instances.get('fan.a')).toMatchObject({ status: 'done', output: { ok: 1 }, git: { baseTree: 't1', repoRoot: '/repo' } });
-    expect(s.instances.get('fan.b')).toMatchObject({ status: 'running', attempt: 1 });
-    expect(s.instances.get('fan.b')!.usage.totalTokens).toBe(50);
+    expect(s.lastEndStatus).toBeUndefined();
+    expect(s.tasks.get('fan')?.keys.slice(0, 2)).toEqual(['fan.a', 'fan.b']);
+    expect(getInstance(s, 'fan', 'fan.a')).toMatchObject({ status: 'done', output: { ok: 1 }, git: { tree: 't1', root: '/repo' } });
+    expect(getInstance(s, 'fan', 'fan.b')).toMatchObject({ status: 'running', attempt: 1 });
+    // A pair member's calls count for its instance; the member itself is no instance of a resume.
+    expect(getInstance(s, 'fan', 'fan.b')!.spend.totalTokens).toBe(50);
+    expect(resumableInstances(s).map((i) => i.key)).toEqual(['fan.a', 'fan.b']);
     expect(s.spend.totalTokens).toBe(150);
   });
 });

@@ -1,0 +1,140 @@
+// Where a user's actions on the live run arrive (the control socket for `orchestrate watch`,
+// `cancel`, `steer`, and the run's own live view in-process) and are carried out: each action is
+// decided by control-decisions.ts, logged as a `control` event (accepted or refused) before its
+// effects, then done through the run's hands (RunHands). `peek` is a read: nothing is logged.
+// Also the cancel bookkeeping of running instances: who asked, and each `run:` step's own stop switch.
+import type { ControlAction, ControlReply, RunControl } from '../run/run-control.js';
+import type { RunEventInput } from '../run/run-events.js';
+import type { InstanceState, TaskState } from '../run/run-state.js';
+import type { AgentLaunch } from './agent-launch.js';
+import { controlTarget, decideControl, endedRunError, type ControlEffect, type StopReason } from './control-decisions.js';
+import type { MessageRouter } from './message-router.js';
+import { RunControlServer } from './run-control-server.js';
+
+/** What the desk reads of the run, and what it asks the coordinator to do. */
+export interface RunHands {
+  runId: string;
+  runDir: string;
+  instances: ReadonlyMap<string, InstanceState>;
+  tasks: ReadonlyMap<string, TaskState>;
+  launches: ReadonlyMap<string, AgentLaunch[]>;
+  router: MessageRouter;
+  stopping(): StopReason | undefined;
+  /** The run has ended (or is ending): actions are refused. */
+  ended(): boolean;
+  record(e: RunEventInput): void;
+  interrupt(): void;
+  /** Runs a failed or cancelled instance again (its control retry is logged already). */
+  retry(inst: InstanceState, t: TaskState): void;
+  /** Ends an instance that is not running as cancelled. */
+  cancelWaiting(inst: InstanceState, t: TaskState, by: string): void;
+}
+
+export class ControlDesk {
+  /** Running instances a user cancelled, and by whom: their attempt ends `cancelled`, never retried. */
+  private readonly cancelRequests = new Map<string, string>();
+  /** The running `run:` steps' own stop switches (a cancel ends that step alone). */
+  private readonly shellCancels = new Map<string, AbortController>();
+  private server: RunControlServer | undefined;
+  /** This run's control in-process (what the control socket carries for other processes). */
+  readonly runControl: RunControl = {
+    send: async (a) => {
+      try {
+        return this.handle(a);
+      } catch (err) {
+        return { ok: false, error: `the coordinator could not carry out ${a.action}: ${err instanceof Error ? err.message : String(err)}` };
+      }
+    },
+  };
+
+  constructor(private readonly run: RunHands) {}
+
+  /** Listens on the control socket; a run whose socket cannot be made goes on without it (the log says why). */
+  async listen(): Promise<void> {
+    try {
+      this.server = await RunControlServer.start({ runDir: this.run.runDir, handle: (a) => this.handle(a) });
+    } catch (err) {
+      this.run.record({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'control_unavailable', error: err instanceof Error ? err.message : String(err) } });
+    }
+  }
+
+  close(): Promise<void> {
+    return this.server?.close().catch(() => undefined) ?? Promise.resolve();
+  }
+
+  /** Carries out one action on the live run. */
+  handle(a: ControlAction): ControlReply {
+    if (a.action === 'peek') return this.peek(a.instance);
+    const by = a.by?.trim() || 'unknown';
+    if (this.run.ended()) return { ok: false, error: endedRunError(this.run.runId, a) };
+    const d = decideControl(this.view(), a, by);
+    const target = a.action !== 'cancel_run' ? { instance: a.instance } : {};
+    this.run.record({ type: 'control', action: a.action, ...target, by, ...(a.action === 'steer' ? { text: a.text } : {}), ok: d.ok, message: d.ok ? d.message : d.error });
+    if (!d.ok) return { ok: false, error: d.error };
+    this.carryOut(d.effect);
+    return { ok: true, message: d.message };
+  }
+
+  /** Who asked to cancel a running instance (its attempt then ends cancelled), if someone did. */
+  cancelledBy(id: string): string | undefined {
+    return this.cancelRequests.get(id);
+  }
+
+  /** The attempt ended: a cancel request is used up (or came too late). */
+  forget(id: string): void {
+    this.cancelRequests.delete(id);
+    this.shellCancels.delete(id);
+  }
+
+  /** An agent of the instance started: one cancelled before it was running is stopped now that it can hear. */
+  started(id: string): void {
+    const by = this.cancelRequests.get(id);
+    if (by !== undefined) this.abortLaunches(id, by);
+  }
+
+  /** A `run:` step's signal: the run's (interrupt) or its own (cancel); already aborted when cancelled before it began. */
+  shellSignal(inst: InstanceState, runSignal: AbortSignal): AbortSignal {
+    const own = new AbortController();
+    this.shellCancels.set(inst.id, own);
+    if (this.cancelRequests.has(inst.id)) own.abort();
+    return AbortSignal.any([runSignal, own.signal]);
+  }
+
+  private view() {
+    const run = this.run;
+    return { runId: run.runId, stopping: run.stopping(), instances: run.instances, tasks: run.tasks, runningAgents: run.router.runningIds, cancelledBy: (id: string) => this.cancelRequests.get(id) };
+  }
+
+  private carryOut(e: ControlEffect): void {
+    if (e.kind === 'interrupt') return this.run.interrupt();
+    if (e.kind === 'steer') return void this.run.router.send('user', e.target, e.text);
+    const inst = this.run.instances.get(e.id)!;
+    const t = this.run.tasks.get(inst.task)!;
+    if (e.kind === 'cancel_running') {
+      this.cancelRequests.set(e.id, e.by);
+      this.abortLaunches(e.id, e.by);
+      this.shellCancels.get(e.id)?.abort();
+    } else if (e.kind === 'retry') {
+      this.cancelRequests.delete(e.id);
+      this.run.retry(inst, t);
+    } else this.run.cancelWaiting(inst, t, e.by);
+  }
+
+  /** The text an instance's agent is writing now ('' when none); a pair's key: the member that wrote last (AgentLaunch.peek). */
+  private peek(key: string): ControlReply {
+    if (this.run.ended()) return { ok: false, error: `run ${this.run.runId} has ended` };
+    const found = controlTarget(this.view(), key);
+    if ('error' in found) return { ok: false, error: found.error };
+    let best = { text: '', at: -1 };
+    for (const l of this.run.launches.get(found.inst.id) ?? []) {
+      if (key.includes('@') && l.ref.key !== key) continue;
+      const p = l.peek();
+      if (p.text !== '' && p.at > best.at) best = p;
+    }
+    return { ok: true, message: best.text };
+  }
+
+  private abortLaunches(id: string, by: string): void {
+    for (const l of this.run.launches.get(id) ?? []) l.abort(`cancelled: by ${by}`);
+  }
+}

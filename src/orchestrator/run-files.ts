@@ -1,0 +1,67 @@
+// The run's files besides its log: plan.md (the merged summaries, a view rewritten as instances
+// finish) and result.json (written once at the end). plan.md is rewritten at most every
+// planWriteIntervalMs (a wide fan-out would otherwise render the whole plan once per instance:
+// quadratic), and at once when the run ends.
+import { join } from 'node:path';
+import type { LoadedRecipe } from '../recipe/index.js';
+import { renderPlan } from '../run/merge-summaries.js';
+import { planInput, resultFile, type RunStatus, type TaskState } from '../run/run-state.js';
+import type { RunStore } from '../run/run-store.js';
+import type { UsageSummary } from '../run/run-events.js';
+import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+
+export interface RunFilesContext {
+  recipe: LoadedRecipe;
+  store: RunStore;
+  /** Tasks in plan order. */
+  tasks(): TaskState[];
+  /** The status line of a running run ("running", "stopping (budget)"). */
+  liveStatus(): string;
+}
+
+export class RunFiles {
+  private planTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly ctx: RunFilesContext) {}
+
+  /** plan.md is due: written within planWriteIntervalMs. */
+  planChanged(): void {
+    if (this.planTimer || this.closed) return;
+    this.planTimer = setTimeout(() => {
+      this.planTimer = undefined;
+      if (!this.closed) this.writePlan();
+    }, ORCHESTRATOR_DEFAULTS.planWriteIntervalMs);
+  }
+
+  /** Writes plan.md now (`status`: the run's final status; default the live one). */
+  writePlan(status?: string): void {
+    if (this.planTimer) clearTimeout(this.planTimer);
+    this.planTimer = undefined;
+    try {
+      this.ctx.store.writeFile('plan.md', renderPlan(planInput(this.ctx.recipe, this.ctx.tasks(), status ?? this.ctx.liveStatus())));
+    } catch {
+      // plan.md is a view; the log holds the truth and the next instance rewrites it
+    }
+  }
+
+  /** The run ends: no timed rewrite any more; plan.md and result.json are written. Returns why result.json could not be. */
+  finish(args: { status: RunStatus; startedAt: number; endedAt: number; usage: UsageSummary }): { resultPath: string; error?: string } {
+    this.closed = true;
+    this.writePlan(args.status);
+    const { store, recipe } = this.ctx;
+    const result = resultFile({ runId: store.runId, recipe, ...args, tasks: this.ctx.tasks(), runDir: store.dir });
+    const resultPath = join(store.dir, 'result.json');
+    try {
+      store.writeFile('result.json', `${JSON.stringify(result, null, 2)}\n`);
+      return { resultPath };
+    } catch (err) {
+      return { resultPath, error: `cannot write ${resultPath}: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+
+  /** end() began: timed rewrites stop (the final write comes from finish()). */
+  close(): void {
+    this.closed = true;
+  }
+}
