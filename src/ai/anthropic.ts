@@ -7,6 +7,7 @@ import { AnthropicStreamReader } from './anthropic-stream.js';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import {
+  failureFields,
   type AttemptFailure,
   retryDelayMs,
   retryKindForErrorType,
@@ -150,6 +151,7 @@ async function run(model: Model, context: Context, options: StreamOptions, strea
     const retryable = failure.kind !== undefined && !reader.contentStarted && attempt < policy.maxRetries;
     if (!retryable) {
       const suffix = attempt > 0 && failure.kind !== undefined && !reader.contentStarted ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
+      Object.assign(output, failureFields(failure));
       return finish(stream, output, options, failure.message + suffix);
     }
     const delayMs = retryDelayMs(attempt + 1, failure, policy);

@@ -11,7 +11,7 @@ import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stre
 import { ChatStreamReader } from './openai-chat-stream.js';
 import { buildChatRequest, buildResponsesRequest, hasObjectToolChoice, rememberStringToolChoice, withStringToolChoice } from './openai-request.js';
 import { ResponsesStreamReader } from './openai-responses-stream.js';
-import { type AttemptFailure, retryDelayMs, retryKindForStatus, retryPolicy, serverRetryDelayMs, sleepUnlessAborted } from './provider-retry.js';
+import { type AttemptFailure, failureFields, retryDelayMs, retryKindForStatus, retryPolicy, serverRetryDelayMs, sleepUnlessAborted } from './provider-retry.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
 import { computeCost, emptyUsage } from './usage.js';
@@ -240,6 +240,7 @@ async function run(
     const retryable = failure.kind !== undefined && !reader.contentStarted && attempt < policy.maxRetries;
     if (!retryable) {
       const suffix = attempt > 0 && failure.kind !== undefined && !reader.contentStarted ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
+      Object.assign(output, failureFields(failure));
       return finish(stream, output, options, failure.message + suffix);
     }
     const delayMs = retryDelayMs(attempt + 1, failure, policy);

@@ -31,6 +31,14 @@ export function retryPolicy(options: StreamOptions = {}): RetryPolicy {
   };
 }
 
+/**
+ * What a final failure tells the caller beyond its text (AssistantMessage errorStatus / errorKind),
+ * so a caller classifies it by the status the provider saw, not by words in the message.
+ */
+export function failureFields(f: Pick<AttemptFailure, 'status' | 'kind'>): { errorStatus?: number; errorKind?: RetryInfo['kind'] } {
+  return { ...(f.status !== undefined ? { errorStatus: f.status } : {}), ...(f.kind !== undefined ? { errorKind: f.kind } : {}) };
+}
+
 /** Retry kind for an HTTP status: 429, 529, other 5xx; anything else is final. */
 export function retryKindForStatus(status: number): RetryInfo['kind'] | undefined {
   if (status === 429) return 'rate_limit';

@@ -74,6 +74,10 @@ export interface AssistantMessage {
   usage: Usage;
   stopReason: StopReason;
   errorMessage?: string;
+  /** stopReason "error" from a provider request: its HTTP status, when the server answered with one. */
+  errorStatus?: number;
+  /** stopReason "error": the kind of failure where the provider knows it (from the status or the error body's type). */
+  errorKind?: RetryInfo['kind'];
   timestamp: number;
 }
 

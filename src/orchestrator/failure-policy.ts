@@ -28,6 +28,23 @@ export function isFailureClass(s: string): s is FailureClass {
 }
 
 /**
+ * Failure class of a model reply that ended in an error. Where the provider knows what happened
+ * (a 429 or 529, an `overloaded_error`, a request the server refused with another 4xx) the class is
+ * that, whatever words the message holds (a 400 that quotes "rate limit" from the prompt is an
+ * error); otherwise, and for server and connection failures whose text says more (a timeout, an
+ * overloaded 503), the text decides (classifyErrorText).
+ */
+export function classifyReplyError(reply: { errorMessage?: string; errorStatus?: number; errorKind?: 'rate_limit' | 'overloaded' | 'server' | 'connection' }): FailureClass {
+  const text = reply.errorMessage ?? '';
+  if (/^Budget exhausted\b/.test(text)) return 'budget';
+  if (reply.errorKind === 'rate_limit') return 'rate_limit';
+  if (reply.errorKind === 'overloaded') return 'overloaded';
+  if (reply.errorStatus === 408) return 'timeout';
+  if (reply.errorStatus !== undefined && reply.errorStatus >= 400 && reply.errorStatus < 500) return 'error';
+  return classifyErrorText(text);
+}
+
+/**
  * Failure class of an agent's final error text. Budget first: a refused permit mentions the
  * budget, never a status code.
  */

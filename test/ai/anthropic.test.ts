@@ -306,6 +306,8 @@ describe('anthropic provider: failures and retries', () => {
     expect(result.stopReason).toBe('error');
     expect(result.errorMessage).toMatch(/^529 overloaded_error: Overloaded/);
     expect(result.errorMessage).toMatch(/gave up after 2 retries/);
+    // What the status said travels as data, for callers that classify the failure.
+    expect({ status: result.errorStatus, kind: result.errorKind }).toEqual({ status: 529, kind: 'overloaded' });
   });
 
   it('does not retry a 400 "prompt is too long", which isContextOverflow recognises', async () => {
@@ -314,6 +316,7 @@ describe('anthropic provider: failures and retries', () => {
     expect(server!.requests).toHaveLength(1);
     expect(result.errorMessage).toContain('400 invalid_request_error: prompt is too long');
     expect(isContextOverflow(result)).toBe(true);
+    expect({ status: result.errorStatus, kind: result.errorKind }).toEqual({ status: 400, kind: undefined });
   });
 
   it('turns a stream cut mid-message into an error that keeps the partial content', async () => {

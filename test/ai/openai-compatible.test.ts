@@ -194,6 +194,7 @@ describe('OpenAI-compatible chat completions', () => {
     const { message } = await run(model, context(), { maxRetries: 2 });
     expect(message.stopReason).toBe('error');
     expect(message.errorMessage).toMatch(/^429 .*Rate limit reached.*gave up after 2 retries/);
+    expect({ status: message.errorStatus, kind: message.errorKind }).toEqual({ status: 429, kind: 'rate_limit' });
     expect(server.requests).toHaveLength(3);
   });
 

@@ -18,7 +18,7 @@ import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
 import { planResume } from '../../runtime/session-resume.js';
 import { isRunStoppedError, type RunStoppedError } from '../../runtime/run-limits.js';
 import type { AgentSessionEvent } from '../../runtime/session-events.js';
-import { abortClass, classifyErrorText } from '../failure-policy.js';
+import { abortClass, classifyReplyError } from '../failure-policy.js';
 import type { InstanceTask } from '../instance-task.js';
 import { outputFixPrompt, parseJsonOutput } from '../output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
@@ -312,7 +312,7 @@ export class AgentHost {
     if (!last || last.role !== 'assistant') return { ok: false, failure: 'error', error: 'the agent produced no reply' };
     if (last.stopReason === 'error') {
       const error = last.errorMessage ?? 'model call failed';
-      return { ok: false, failure: classifyErrorText(error), error };
+      return { ok: false, failure: classifyReplyError(last), error };
     }
     if (last.stopReason === 'aborted') return { ok: false, failure: 'aborted', error: last.errorMessage ?? 'aborted' };
     return { ok: true };
