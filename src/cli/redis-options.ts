@@ -85,7 +85,8 @@ export function redisAccessOf(url: string, args: CommandArgs, env: Env): { ok: t
   } else if (env.ORCHESTRATE_REDIS_PASSWORD) endpoint.password = env.ORCHESTRATE_REDIS_PASSWORD;
   // A password in a URL given as a flag is in this process's command line, which every user of the machine can read.
   if (typeof args.redis === 'string' && /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]+@/i.test(args.redis.trim())) {
-    warnings.push('the Redis password is part of --redis, so anyone on this machine can read it in ps; pass it with ORCHESTRATE_REDIS_PASSWORD or --redis-password-file instead.');
+    warnings.push('the Redis password is part of --redis, so anyone on this machine could read it in ps (it is masked from this process\'s command line now that it started); pass it with ORCHESTRATE_REDIS_PASSWORD or --redis-password-file instead.');
+    maskPasswordsInCommandLine();
   }
   const tls: NonNullable<RedisEndpoint['tls']> = {};
   for (const [part, flag, name] of [['ca', 'redis-tls-ca', 'ORCHESTRATE_REDIS_TLS_CA'], ['cert', 'redis-tls-cert', 'ORCHESTRATE_REDIS_TLS_CERT'], ['key', 'redis-tls-key', 'ORCHESTRATE_REDIS_TLS_KEY']] as const) {
@@ -108,4 +109,17 @@ export function redisAccessOf(url: string, args: CommandArgs, env: Env): { ok: t
   if (loaded.secret === undefined && !insecure) return { ok: false, error: `no cluster secret is set. ${SECRET_HELP}` };
   if (insecure) warnings.push('running without a cluster secret (--insecure-no-secret): anyone who can write to this Redis can queue jobs the workers run and return results this run applies.');
   return { ok: true, access: { endpoint, trust: loaded.secret !== undefined ? ClusterTrust.withSecret(loaded.secret) : ClusterTrust.insecure(), warnings } };
+}
+
+/**
+ * Overwrites this process's command line as `ps` and /proc/<pid>/cmdline show it, with every
+ * password in a Redis URL masked (libuv writes process.title over the original argv memory on
+ * Linux). The password was visible from the start until now; this shortens that window.
+ */
+function maskPasswordsInCommandLine(): void {
+  try {
+    process.title = process.argv.map((a) => a.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@\s]*):[^/@\s]+@/i, '$1:***@')).join(' ');
+  } catch {
+    // not supported here: the warning stands
+  }
 }

@@ -97,6 +97,19 @@ tasks:
     expect(readFileSync(join(project, 'note.txt'), 'utf8')).toBe('over tls\n');
   }, 120_000);
 
+  it('a password given inside --redis works, is warned about, and is masked from ps once the worker started', async () => {
+    const inUrl = await startCliWorker(`rediss://orch:${PASSWORD}@127.0.0.1:${port}`, 'url-pw-box', ['--redis-tls-ca', join(dir, 'cert.pem')], SECRET_ENV);
+    try {
+      expect(inUrl.stderr()).toMatch(/password is part of --redis.*ps/);
+      expect(inUrl.stderr()).not.toContain(PASSWORD);
+      const cmdline = readFileSync(`/proc/${inUrl.child.pid}/cmdline`, 'utf8');
+      expect(cmdline).toContain('rediss://orch:***@127.0.0.1');
+      expect(cmdline).not.toContain(PASSWORD);
+    } finally {
+      await inUrl.stop();
+    }
+  }, 120_000);
+
   it('says what to do when the CA is missing or the password is wrong, without showing the password', async () => {
     const url = `rediss://127.0.0.1:${port}`;
     const noCa = await checkRedis({ url, username: 'orch', password: PASSWORD }, 5_000);
