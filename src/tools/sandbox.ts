@@ -385,7 +385,7 @@ export interface SandboxHardening {
   /** The home folder inside is the private one (only these entries are in it). */
   privateHome: boolean;
   homeEntries: string[];
-  /** /run has no entries with the network off. */
+  /** Nothing but empty folders under /run and /var/run (no socket, no file) with the network off. */
   runHidden: boolean;
   /** Size of the sandbox's /tmp in bytes (undefined: could not be read). */
   tmpBytes?: number;
@@ -402,7 +402,7 @@ export interface SandboxHardening {
 export function measureSandboxHardening(bwrapPath: string, hide: string, env: Readonly<Record<string, string | undefined>> = process.env): SandboxHardening {
   const script = [
     'echo "home=$(ls -A "$HOME" | tr "\\n" " ")"',
-    'echo "run=$(ls -A /run 2>/dev/null | wc -l)"',
+    'echo "run=$(find /run/ /var/run/ -mindepth 1 ! -type d 2>/dev/null | wc -l)"',
     'echo "tmp=$(df -k /tmp | tail -1 | awk "{print \\$2}")"',
     `if [ -z "$(ls -A ${JSON.stringify(hide)} 2>/dev/null)" ] && ! touch ${JSON.stringify(`${hide}/.doctor`)} 2>/dev/null; then echo sealed=1; else echo sealed=0; fi`,
   ].join('\n');
