@@ -29,7 +29,20 @@ const median = (xs: number[]): number => {
 };
 
 function server(scope: 'agent' | 'run', sandbox: 'workspace' | 'none'): McpServerConfig {
-  return { name: 'bench', transport: 'stdio', command: process.execPath, args: [FIXTURE, 'bench'], env: {}, headers: {}, startup: 'eager', scope, startupTimeoutMs: 60_000, toolTimeoutMs: 60_000, network: false, sandbox };
+  return {
+    name: 'bench',
+    transport: 'stdio',
+    command: process.execPath,
+    args: [FIXTURE, 'bench'],
+    env: {},
+    headers: {},
+    startup: 'eager',
+    scope,
+    startupTimeoutMs: 60_000,
+    toolTimeoutMs: 60_000,
+    network: false,
+    sandbox,
+  };
 }
 
 /** Resident memory (kB) of a process and all its descendants. */
@@ -40,7 +53,8 @@ function treeRssKb(pid: number): number {
     const p = stack.pop()!;
     try {
       total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-      for (const task of readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) stack.push(Number(task));
+      for (const task of readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean))
+        stack.push(Number(task));
     } catch {
       // ended meanwhile
     }
@@ -80,9 +94,21 @@ async function callOverhead(dir: string, sandbox: 'workspace' | 'none'): Promise
   return { builtin: median(builtin), mcp: median(mcp) };
 }
 
-async function fanOutMemory(dir: string, scope: 'agent' | 'run'): Promise<{ kb: number; processes: number; startMs: number }> {
+async function fanOutMemory(
+  dir: string,
+  scope: 'agent' | 'run',
+): Promise<{ kb: number; processes: number; startMs: number }> {
   const t0 = performance.now();
-  const sources = Array.from({ length: AGENTS }, () => new McpToolSource({ servers: [server(scope, 'none')], cwd: dir, runId: 'bench-run', notify: (m) => console.error(m) }));
+  const sources = Array.from(
+    { length: AGENTS },
+    () =>
+      new McpToolSource({
+        servers: [server(scope, 'none')],
+        cwd: dir,
+        runId: 'bench-run',
+        notify: (m) => console.error(m),
+      }),
+  );
   await Promise.all(sources.map((s) => s.start()));
   const startMs = performance.now() - t0;
   const pids = new Set(sources.map((s) => s.connections[0]!.pid!));
@@ -97,25 +123,40 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-bench-'));
   try {
     writeFileSync(join(dir, 'small.txt'), 'hello\n'.repeat(20));
-    console.log(`mcp bench: node ${process.version}, ${CALLS} calls each (echo over stdio vs read of a 20-line file), ${AGENTS}-agent fan-out`);
+    console.log(
+      `mcp bench: node ${process.version}, ${CALLS} calls each (echo over stdio vs read of a 20-line file), ${AGENTS}-agent fan-out`,
+    );
     const plain = await callOverhead(dir, 'none');
-    console.log(`built-in read: median ${plain.builtin.toFixed(2)} ms; MCP echo (stdio, unconfined): median ${plain.mcp.toFixed(2)} ms`);
+    console.log(
+      `built-in read: median ${plain.builtin.toFixed(2)} ms; MCP echo (stdio, unconfined): median ${plain.mcp.toFixed(2)} ms`,
+    );
     let boxed: { builtin: number; mcp: number } | undefined;
     if (probeSandbox().ok) {
       boxed = await callOverhead(dir, 'workspace');
-      console.log(`built-in read: median ${boxed.builtin.toFixed(2)} ms; MCP echo (stdio, sandboxed): median ${boxed.mcp.toFixed(2)} ms`);
+      console.log(
+        `built-in read: median ${boxed.builtin.toFixed(2)} ms; MCP echo (stdio, sandboxed): median ${boxed.mcp.toFixed(2)} ms`,
+      );
     }
     const shared = await fanOutMemory(dir, 'run');
     const own = await fanOutMemory(dir, 'agent');
     const mb = (kb: number) => (kb / 1024).toFixed(1);
-    console.log(`${AGENTS} agents, scope: run: ${shared.processes} server process(es), ${mb(shared.kb)} MB resident, started in ${shared.startMs.toFixed(0)} ms`);
-    console.log(`${AGENTS} agents, scope: agent: ${own.processes} server processes, ${mb(own.kb)} MB resident, started in ${own.startMs.toFixed(0)} ms`);
+    console.log(
+      `${AGENTS} agents, scope: run: ${shared.processes} server process(es), ${mb(shared.kb)} MB resident, started in ${shared.startMs.toFixed(0)} ms`,
+    );
+    console.log(
+      `${AGENTS} agents, scope: agent: ${own.processes} server processes, ${mb(own.kb)} MB resident, started in ${own.startMs.toFixed(0)} ms`,
+    );
     console.log('--- goals ---');
     const overhead = plain.mcp - plain.builtin;
-    console.log(`${overhead <= 5 ? 'PASS' : 'MISS'} MCP tool call overhead over a built-in one (stdio, unconfined): median ${overhead.toFixed(2)} ms (goal <= 5 ms)`);
-    if (boxed) console.log(`INFO MCP tool call overhead, sandboxed server: median ${(boxed.mcp - boxed.builtin).toFixed(2)} ms`);
+    console.log(
+      `${overhead <= 5 ? 'PASS' : 'MISS'} MCP tool call overhead over a built-in one (stdio, unconfined): median ${overhead.toFixed(2)} ms (goal <= 5 ms)`,
+    );
+    if (boxed)
+      console.log(`INFO MCP tool call overhead, sandboxed server: median ${(boxed.mcp - boxed.builtin).toFixed(2)} ms`);
     const ratio = shared.kb / own.kb;
-    console.log(`${ratio <= 0.1 ? 'PASS' : 'MISS'} memory of a ${AGENTS}-agent fan-out: one shared server is ${(ratio * 100).toFixed(1)}% of one server per agent (${mb(shared.kb)} vs ${mb(own.kb)} MB; goal <= 10%)`);
+    console.log(
+      `${ratio <= 0.1 ? 'PASS' : 'MISS'} memory of a ${AGENTS}-agent fan-out: one shared server is ${(ratio * 100).toFixed(1)}% of one server per agent (${mb(shared.kb)} vs ${mb(own.kb)} MB; goal <= 10%)`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

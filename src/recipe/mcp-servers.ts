@@ -6,7 +6,13 @@
 // else, when its tools are not given at all, the recipe's and the recipe folder's servers.
 import { readFileSync } from 'node:fs';
 import { orchestrateHome } from '../runtime/create-agent-session.js';
-import { readMcpJson, resolveMcpServer, userMcpJsonPaths, type McpServerSpec, McpServerEntryLooseSchema } from '../tools/mcp/config.js';
+import {
+  readMcpJson,
+  resolveMcpServer,
+  userMcpJsonPaths,
+  type McpServerSpec,
+  McpServerEntryLooseSchema,
+} from '../tools/mcp/config.js';
 import { serverOfToolName } from '../tools/mcp/names.js';
 import type { AgentFile } from './agent-file.js';
 import type { PendingProblem } from './problems.js';
@@ -37,7 +43,12 @@ function jsonKeyPosition(path: string, name: string): { line: number; col: numbe
 }
 
 /** The servers a recipe (raw YAML data) can give its agents. */
-export function recipeMcpServers(raw: unknown, dir: string, recipeFile: string, env: Readonly<Record<string, string | undefined>>): RecipeMcpServers {
+export function recipeMcpServers(
+  raw: unknown,
+  dir: string,
+  recipeFile: string,
+  env: Readonly<Record<string, string | undefined>>,
+): RecipeMcpServers {
   const byName = new Map<string, McpServerSpec>();
   const defaults: string[] = [];
   const fileProblems: RecipeMcpServers['fileProblems'] = [];
@@ -47,7 +58,11 @@ export function recipeMcpServers(raw: unknown, dir: string, recipeFile: string, 
     if (!read) continue;
     for (const p of read.problems) {
       const name = /mcpServers\.([^:]+):/.exec(p.message)?.[1];
-      fileProblems.push({ file, ...(name ? jsonKeyPosition(file, name) : { line: 1, col: 1 }), message: p.message.replace(`${file}: `, '') });
+      fileProblems.push({
+        file,
+        ...(name ? jsonKeyPosition(file, name) : { line: 1, col: 1 }),
+        message: p.message.replace(`${file}: `, ''),
+      });
     }
     for (const spec of read.specs) {
       byName.set(spec.name, spec);
@@ -65,8 +80,13 @@ export function recipeMcpServers(raw: unknown, dir: string, recipeFile: string, 
 }
 
 /** The servers an agent gets, by name, and where each name came from (for problems). */
-export function agentServerNames(a: Obj, file: AgentFile | undefined, servers: RecipeMcpServers): { names: string[]; explicit: boolean } {
-  if (Array.isArray(a.mcp_servers)) return { names: a.mcp_servers.filter((n): n is string => typeof n === 'string'), explicit: true };
+export function agentServerNames(
+  a: Obj,
+  file: AgentFile | undefined,
+  servers: RecipeMcpServers,
+): { names: string[]; explicit: boolean } {
+  if (Array.isArray(a.mcp_servers))
+    return { names: a.mcp_servers.filter((n): n is string => typeof n === 'string'), explicit: true };
   const named = new Set<string>();
   for (const s of file?.mcpServers ?? []) named.add(s.name);
   const tools: unknown[] = Array.isArray(a.tools) ? a.tools : a.tools === undefined && file?.tools ? file.tools : [];
@@ -74,13 +94,25 @@ export function agentServerNames(a: Obj, file: AgentFile | undefined, servers: R
     const server = typeof t === 'string' ? serverOfToolName(t.trim()) : undefined;
     if (server) named.add(server);
   }
-  if (named.size > 0) return { names: [...named].filter((n) => servers.byName.has(n) || file?.mcpServers?.some((s) => s.name === n && s.entry !== undefined)), explicit: true };
+  if (named.size > 0)
+    return {
+      names: [...named].filter(
+        (n) => servers.byName.has(n) || file?.mcpServers?.some((s) => s.name === n && s.entry !== undefined),
+      ),
+      explicit: true,
+    };
   const toolsGiven = a.tools !== undefined || file?.tools !== undefined;
   return { names: toolsGiven ? [] : [...servers.defaults], explicit: false };
 }
 
 /** The specs of an agent's servers: its file's inline ones first, then the recipe's. */
-export function agentServerSpecs(a: Obj, file: AgentFile | undefined, fileDir: string, filePath: string, servers: RecipeMcpServers): McpServerSpec[] {
+export function agentServerSpecs(
+  a: Obj,
+  file: AgentFile | undefined,
+  fileDir: string,
+  filePath: string,
+  servers: RecipeMcpServers,
+): McpServerSpec[] {
   const inline = new Map<string, McpServerSpec>();
   for (const s of file?.mcpServers ?? []) {
     if (s.entry === undefined) continue;
@@ -108,20 +140,35 @@ export function checkAgentMcp(
   problem: (p: PendingProblem) => void,
 ): void {
   const base = ['agents', name];
-  const known = new Set([...servers.byName.keys(), ...(file?.agent.mcpServers ?? []).filter((s) => s.entry !== undefined).map((s) => s.name)]);
+  const known = new Set([
+    ...servers.byName.keys(),
+    ...(file?.agent.mcpServers ?? []).filter((s) => s.entry !== undefined).map((s) => s.name),
+  ]);
   const hint = (server: string) =>
     known.size > 0
       ? `servers defined: ${[...known].join(', ')}; define "${server}" under mcp_servers: in the recipe or in a .mcp.json next to it`
       : `define it under mcp_servers: in the recipe ({command, args} or {type: http, url}) or in a .mcp.json next to it`;
   if (Array.isArray(a.mcp_servers)) {
     a.mcp_servers.forEach((s, i) => {
-      if (typeof s === 'string' && !known.has(s)) problem({ code: 'unknown_mcp_server', path: [...base, 'mcp_servers', i], message: `agent "${name}" names MCP server "${s}", which is not defined`, hint: hint(s) });
+      if (typeof s === 'string' && !known.has(s))
+        problem({
+          code: 'unknown_mcp_server',
+          path: [...base, 'mcp_servers', i],
+          message: `agent "${name}" names MCP server "${s}", which is not defined`,
+          hint: hint(s),
+        });
     });
   }
   if (Array.isArray(a.tools)) {
     a.tools.forEach((t, i) => {
       const server = typeof t === 'string' ? serverOfToolName(t.trim()) : undefined;
-      if (server && !known.has(server)) problem({ code: 'unknown_mcp_server', path: [...base, 'tools', i], message: `agent "${name}" tool "${String(t)}" names MCP server "${server}", which is not defined`, hint: hint(server) });
+      if (server && !known.has(server))
+        problem({
+          code: 'unknown_mcp_server',
+          path: [...base, 'tools', i],
+          message: `agent "${name}" tool "${String(t)}" names MCP server "${server}", which is not defined`,
+          hint: hint(server),
+        });
     });
   }
   if (!file) return;
@@ -131,13 +178,34 @@ export function checkAgentMcp(
   const strict = a.strict_tools === true || file.agent.strictTools === true;
   const missing = (p: { line: number; col: number }, what: string, server: string) => {
     const reason = `MCP server "${server}" is not defined`;
-    if (strict) problem({ code: 'unknown_mcp_server', path: base, at: at(p), message: `agent "${name}" uses ${what}, which is not available here (${reason})`, hint: hint(server) });
-    else problem({ code: 'unknown_mcp_server', severity: 'warning', path: base, at: at(p), message: `agent "${name}" ${what} is not available here and is ignored (${reason})`, hint: hint(server) });
+    if (strict)
+      problem({
+        code: 'unknown_mcp_server',
+        path: base,
+        at: at(p),
+        message: `agent "${name}" uses ${what}, which is not available here (${reason})`,
+        hint: hint(server),
+      });
+    else
+      problem({
+        code: 'unknown_mcp_server',
+        severity: 'warning',
+        path: base,
+        at: at(p),
+        message: `agent "${name}" ${what} is not available here and is ignored (${reason})`,
+        hint: hint(server),
+      });
   };
   for (const s of file.agent.mcpServers ?? []) {
     if (s.entry !== undefined) {
       const parsed = McpServerEntryLooseSchema.safeParse(s.entry);
-      if (!parsed.success) problem({ code: 'agent_file', path: base, at: at(s), message: `mcpServers.${s.name}: ${parsed.error.issues[0]?.message ?? 'not a server configuration'}` });
+      if (!parsed.success)
+        problem({
+          code: 'agent_file',
+          path: base,
+          at: at(s),
+          message: `mcpServers.${s.name}: ${parsed.error.issues[0]?.message ?? 'not a server configuration'}`,
+        });
     } else if (!known.has(s.name)) missing(s, `MCP server "${s.name}"`, s.name);
   }
   if (a.tools === undefined) {
@@ -149,14 +217,34 @@ export function checkAgentMcp(
 }
 
 /** Problems of server entries once expanded against `env`: bad URLs, missing ${VAR}s. */
-export function checkMcpEntries(servers: RecipeMcpServers, env: Readonly<Record<string, string | undefined>>, recipeFile: string, used: ReadonlySet<string>, problem: (p: PendingProblem) => void): void {
-  for (const p of servers.fileProblems) problem({ code: 'bad_mcp_server', path: [], at: { file: p.file, line: p.line, col: p.col }, message: p.message });
+export function checkMcpEntries(
+  servers: RecipeMcpServers,
+  env: Readonly<Record<string, string | undefined>>,
+  recipeFile: string,
+  used: ReadonlySet<string>,
+  problem: (p: PendingProblem) => void,
+): void {
+  for (const p of servers.fileProblems)
+    problem({ code: 'bad_mcp_server', path: [], at: { file: p.file, line: p.line, col: p.col }, message: p.message });
   for (const [name, spec] of servers.byName) {
     // Servers of a home .mcp.json that no agent uses are not this recipe's concern.
     if (spec.source !== recipeFile && !used.has(name)) continue;
     for (const p of resolveMcpServer(spec, env).problems) {
-      if (spec.source === recipeFile) problem({ code: 'bad_mcp_server', path: ['mcp_servers', name, ...p.path], message: p.message, ...(p.hint ? { hint: p.hint } : {}) });
-      else problem({ code: 'bad_mcp_server', path: [], at: { file: spec.source, ...jsonKeyPosition(spec.source, name) }, message: p.message, ...(p.hint ? { hint: p.hint } : {}) });
+      if (spec.source === recipeFile)
+        problem({
+          code: 'bad_mcp_server',
+          path: ['mcp_servers', name, ...p.path],
+          message: p.message,
+          ...(p.hint ? { hint: p.hint } : {}),
+        });
+      else
+        problem({
+          code: 'bad_mcp_server',
+          path: [],
+          at: { file: spec.source, ...jsonKeyPosition(spec.source, name) },
+          message: p.message,
+          ...(p.hint ? { hint: p.hint } : {}),
+        });
     }
   }
 }

@@ -24,7 +24,10 @@ interface ServerRow {
 }
 
 /** The servers to list: a recipe's (with the agents that get each), or the user's .mcp.json files. */
-function serversToList(recipe: string | undefined, ctx: CliContext): { specs: Map<string, { spec: McpServerSpec; agents: string[] }> } | { code: number } {
+function serversToList(
+  recipe: string | undefined,
+  ctx: CliContext,
+): { specs: Map<string, { spec: McpServerSpec; agents: string[] }> } | { code: number } {
   const specs = new Map<string, { spec: McpServerSpec; agents: string[] }>();
   if (recipe !== undefined) {
     const loaded = loadRecipe(recipe, { cwd: ctx.cwd, env: ctx.env, allowMissingInputs: true });
@@ -49,7 +52,12 @@ function serversToList(recipe: string | undefined, ctx: CliContext): { specs: Ma
   return { specs };
 }
 
-async function describeServer(spec: McpServerSpec, agents: string[], start: boolean, ctx: CliContext): Promise<ServerRow> {
+async function describeServer(
+  spec: McpServerSpec,
+  agents: string[],
+  start: boolean,
+  ctx: CliContext,
+): Promise<ServerRow> {
   const row: ServerRow = { name: spec.name, source: displayPath(spec.source, ctx.cwd), agents };
   const resolved = resolveMcpServer(spec, ctx.env);
   if (!resolved.config) {
@@ -68,7 +76,11 @@ async function describeServer(spec: McpServerSpec, agents: string[], start: bool
     await connection.start();
     row.started = true;
     const taken = new Set<string>();
-    row.tools = connection.tools.map((t) => ({ name: mcpToolName(c.name, t.name, taken), tool: t.name, ...(t.description ? { description: t.description } : {}) }));
+    row.tools = connection.tools.map((t) => ({
+      name: mcpToolName(c.name, t.name, taken),
+      tool: t.name,
+      ...(t.description ? { description: t.description } : {}),
+    }));
   } catch (err) {
     row.started = false;
     row.error = err instanceof Error ? err.message : String(err);
@@ -85,22 +97,36 @@ function firstLine(text: string | undefined, max = 70): string {
 
 export const mcpListCommand: CliCommand = {
   command: 'list [recipe]',
-  describe: 'List the MCP servers a recipe configures (or ~/.orchestrate/.mcp.json and ./.mcp.json), whether each starts, and its tools',
+  describe:
+    'List the MCP servers a recipe configures (or ~/.orchestrate/.mcp.json and ./.mcp.json), whether each starts, and its tools',
   builder: (y) =>
     y
-      .positional('recipe', { type: 'string', describe: 'Recipe YAML file (default: the .mcp.json files of ~/.orchestrate and the current folder)' })
-      .option('start', { type: 'boolean', default: true, describe: 'Start each server to list its tools (--no-start: configuration only)' })
+      .positional('recipe', {
+        type: 'string',
+        describe: 'Recipe YAML file (default: the .mcp.json files of ~/.orchestrate and the current folder)',
+      })
+      .option('start', {
+        type: 'boolean',
+        default: true,
+        describe: 'Start each server to list its tools (--no-start: configuration only)',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON on stdout' }),
   run: async (args, ctx) => {
     const recipe = typeof args.recipe === 'string' ? resolve(ctx.cwd, args.recipe) : undefined;
     const found = serversToList(recipe, ctx);
     if ('code' in found) return found.code;
     const start = args.start !== false;
-    const rows = await Promise.all([...found.specs.values()].map(({ spec, agents }) => describeServer(spec, agents, start, ctx)));
+    const rows = await Promise.all(
+      [...found.specs.values()].map(({ spec, agents }) => describeServer(spec, agents, start, ctx)),
+    );
     if (args.json) {
       ctx.stdout(`${JSON.stringify({ servers: rows }, null, 2)}\n`);
     } else if (rows.length === 0) {
-      ctx.stdout(recipe ? 'No agent of this recipe gets an MCP server (mcp_servers: in the recipe, or a .mcp.json next to it).\n' : 'No MCP servers configured (~/.orchestrate/.mcp.json, ./.mcp.json).\n');
+      ctx.stdout(
+        recipe
+          ? 'No agent of this recipe gets an MCP server (mcp_servers: in the recipe, or a .mcp.json next to it).\n'
+          : 'No MCP servers configured (~/.orchestrate/.mcp.json, ./.mcp.json).\n',
+      );
     } else {
       for (const r of rows) {
         ctx.stdout(`${r.name}  ${r.transport ?? '?'}  ${r.target ?? ''}\n`);
@@ -109,7 +135,8 @@ export const mcpListCommand: CliCommand = {
         else if (!r.started) ctx.stdout(`  does not start: ${r.error}\n`);
         else {
           ctx.stdout(`  starts: ${r.tools!.length} tool${r.tools!.length === 1 ? '' : 's'}\n`);
-          for (const t of r.tools!) ctx.stdout(`    ${t.name}${t.description ? `  ${firstLine(t.description)}` : ''}\n`);
+          for (const t of r.tools!)
+            ctx.stdout(`    ${t.name}${t.description ? `  ${firstLine(t.description)}` : ''}\n`);
         }
       }
     }

@@ -26,17 +26,33 @@ export const MCP_DEFAULTS = {
 };
 
 const duration = z
-  .union([z.number().positive(), z.string().regex(/^\d+(?:\.\d+)?(?:ms|s|m)?$/, 'a duration such as 30s, 500ms, 2m or a number of seconds')])
+  .union([
+    z.number().positive(),
+    z.string().regex(/^\d+(?:\.\d+)?(?:ms|s|m)?$/, 'a duration such as 30s, 500ms, 2m or a number of seconds'),
+  ])
   .describe('A number of seconds, or 30s, 500ms, 2m');
 
 /** Keys orchestrate adds to every server entry. */
 const ourKeys = {
-  startup: z.enum(['lazy', 'eager']).optional().describe('lazy (default): started at the agent\'s first model call; eager: when the agent starts'),
+  startup: z
+    .enum(['lazy', 'eager'])
+    .optional()
+    .describe("lazy (default): started at the agent's first model call; eager: when the agent starts"),
   startup_timeout: duration.optional().describe('Connecting and listing tools must finish within this (default 30s)'),
-  tool_timeout: duration.optional().describe('A tool call fails after this long without a result; each progress notification restarts the clock (default 120s)'),
-  scope: z.enum(['agent', 'run']).optional().describe('agent (default): one server per agent; run: one per run and worker thread, shared by its agents'),
+  tool_timeout: duration
+    .optional()
+    .describe(
+      'A tool call fails after this long without a result; each progress notification restarts the clock (default 120s)',
+    ),
+  scope: z
+    .enum(['agent', 'run'])
+    .optional()
+    .describe('agent (default): one server per agent; run: one per run and worker thread, shared by its agents'),
   network: z.boolean().optional().describe('stdio servers: may reach the network inside the sandbox (default false)'),
-  sandbox: z.enum(['workspace', 'none']).optional().describe('stdio servers: workspace (default) runs the server in the command sandbox; none runs it unconfined'),
+  sandbox: z
+    .enum(['workspace', 'none'])
+    .optional()
+    .describe('stdio servers: workspace (default) runs the server in the command sandbox; none runs it unconfined'),
 };
 
 const stringMap = z.record(z.string(), z.string());
@@ -47,21 +63,29 @@ function serverShapes(strict: boolean) {
     type: z.literal('stdio').optional(),
     command: z.string().min(1).describe('The program that speaks MCP on stdin/stdout'),
     args: z.array(z.string()).optional(),
-    env: stringMap.optional().describe('Environment of the server (besides the sandbox allowlist); values may use ${VAR}'),
-    cwd: z.string().optional().describe('Working directory (default: the agent\'s)'),
+    env: stringMap
+      .optional()
+      .describe('Environment of the server (besides the sandbox allowlist); values may use ${VAR}'),
+    cwd: z.string().optional().describe("Working directory (default: the agent's)"),
     ...ourKeys,
   });
   const remote = obj({
-    type: z.enum(['http', 'sse', 'streamable-http']).describe('http: Streamable HTTP; sse: the older HTTP+SSE transport'),
-    url: z.string().describe('The server\'s endpoint; may use ${VAR}'),
+    type: z
+      .enum(['http', 'sse', 'streamable-http'])
+      .describe('http: Streamable HTTP; sse: the older HTTP+SSE transport'),
+    url: z.string().describe("The server's endpoint; may use ${VAR}"),
     headers: stringMap.optional().describe('Request headers, e.g. Authorization: Bearer ${TOKEN}'),
     ...ourKeys,
   });
-  return z.union([stdio, remote], { error: 'an MCP server is {command, args, env, cwd} (stdio) or {type: http | sse, url, headers}' });
+  return z.union([stdio, remote], {
+    error: 'an MCP server is {command, args, env, cwd} (stdio) or {type: http | sse, url, headers}',
+  });
 }
 
 /** One server entry as a recipe writes it (unknown keys are errors). */
-export const McpServerEntrySchema = serverShapes(true).describe('An MCP server: {command, args, env, cwd} or {type: http | sse, url, headers}, plus startup, startup_timeout, tool_timeout, scope, network, sandbox');
+export const McpServerEntrySchema = serverShapes(true).describe(
+  'An MCP server: {command, args, env, cwd} or {type: http | sse, url, headers}, plus startup, startup_timeout, tool_timeout, scope, network, sandbox',
+);
 /** One server entry in a .mcp.json or an agent file (keys other tools add are ignored). */
 export const McpServerEntryLooseSchema = serverShapes(false);
 export type McpServerEntry = z.output<typeof McpServerEntryLooseSchema>;
@@ -104,7 +128,10 @@ export interface McpConfigProblem {
 const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /** Expands ${VAR} and ${VAR:-default}; names missing variables (without a default). */
-export function expandVars(text: string, env: Readonly<Record<string, string | undefined>>): { value: string; missing: string[]; used: string[] } {
+export function expandVars(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+): { value: string; missing: string[]; used: string[] } {
   const missing: string[] = [];
   const used: string[] = [];
   const value = text.replace(VAR, (_m, name: string, fallback: string | undefined) => {
@@ -138,14 +165,21 @@ export interface ResolvedMcpServer {
 }
 
 /** Expands one entry against `env`; problems say which key and variable is wrong. */
-export function resolveMcpServer(spec: McpServerSpec, env: Readonly<Record<string, string | undefined>>): ResolvedMcpServer {
+export function resolveMcpServer(
+  spec: McpServerSpec,
+  env: Readonly<Record<string, string | undefined>>,
+): ResolvedMcpServer {
   const problems: McpConfigProblem[] = [];
   const secrets: { name: string; value: string }[] = [];
   const e = spec.entry;
   const expand = (text: string, path: (string | number)[]): string => {
     const r = expandVars(text, env);
     for (const name of r.missing) {
-      problems.push({ path, message: `MCP server "${spec.name}": environment variable ${name} is not set`, hint: `export ${name}=..., or write \${${name}:-default}` });
+      problems.push({
+        path,
+        message: `MCP server "${spec.name}": environment variable ${name} is not set`,
+        hint: `export ${name}=..., or write \${${name}:-default}`,
+      });
     }
     for (const name of r.used) {
       const value = env[name];
@@ -186,10 +220,21 @@ export function resolveMcpServer(spec: McpServerSpec, env: Readonly<Record<strin
         parsed = undefined;
       }
       if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-        problems.push({ path: ['url'], message: `MCP server "${spec.name}": "${remote.url}" is not an http(s) URL`, hint: 'write the full endpoint, e.g. https://example.com/mcp' });
+        problems.push({
+          path: ['url'],
+          message: `MCP server "${spec.name}": "${remote.url}" is not an http(s) URL`,
+          hint: 'write the full endpoint, e.g. https://example.com/mcp',
+        });
       }
     }
-    config = { ...base, transport: remote.type === 'sse' ? 'sse' : 'http', url, args: [], env: {}, headers: expandMap(remote.headers, 'headers') };
+    config = {
+      ...base,
+      transport: remote.type === 'sse' ? 'sse' : 'http',
+      url,
+      args: [],
+      env: {},
+      headers: expandMap(remote.headers, 'headers'),
+    };
   }
   return problems.length ? { problems, secrets } : { config, problems, secrets };
 }
@@ -201,19 +246,32 @@ export function readMcpJson(path: string): { specs: McpServerSpec[]; problems: {
   try {
     doc = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    return { specs: [], problems: [{ message: `${path}: not valid JSON: ${err instanceof Error ? err.message : String(err)}` }] };
+    return {
+      specs: [],
+      problems: [{ message: `${path}: not valid JSON: ${err instanceof Error ? err.message : String(err)}` }],
+    };
   }
   const servers = (doc as { mcpServers?: unknown } | null)?.mcpServers;
   if (servers === undefined) return { specs: [], problems: [] };
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
-    return { specs: [], problems: [{ message: `${path}: "mcpServers" must be a map of server name to {command, args, env} or {type, url, headers}` }] };
+    return {
+      specs: [],
+      problems: [
+        {
+          message: `${path}: "mcpServers" must be a map of server name to {command, args, env} or {type, url, headers}`,
+        },
+      ],
+    };
   }
   const specs: McpServerSpec[] = [];
   const problems: { message: string }[] = [];
   const dir = resolve(path, '..');
   for (const [name, raw] of Object.entries(servers)) {
     const parsed = McpServerEntryLooseSchema.safeParse(raw);
-    if (!parsed.success) problems.push({ message: `${path}: mcpServers.${name}: ${parsed.error.issues[0]?.message ?? 'invalid server entry'}` });
+    if (!parsed.success)
+      problems.push({
+        message: `${path}: mcpServers.${name}: ${parsed.error.issues[0]?.message ?? 'invalid server entry'}`,
+      });
     else specs.push({ name, entry: parsed.data, baseDir: dir, source: path });
   }
   return { specs, problems };

@@ -78,7 +78,8 @@ export class McpConnection {
   /** Connects and lists the tools; at most once at a time. Throws the reason it cannot. */
   start(): Promise<void> {
     if (this.status === 'ready') return Promise.resolve();
-    if (this.status === 'failed' || this.status === 'closed') return Promise.reject(new Error(this.failure ?? `MCP server "${this.config.name}" is closed`));
+    if (this.status === 'failed' || this.status === 'closed')
+      return Promise.reject(new Error(this.failure ?? `MCP server "${this.config.name}" is closed`));
     this.starting ??= this.connect().finally(() => {
       this.starting = undefined;
     });
@@ -94,7 +95,12 @@ export class McpConnection {
   }
 
   /** Calls a tool. Timeouts, crashes and aborts throw errors whose message is meant for the model. */
-  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (p: Progress) => void): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (p: Progress) => void,
+  ): Promise<CallToolResult> {
     await this.start();
     const client = this.client!;
     const timeout = this.config.toolTimeoutMs;
@@ -115,12 +121,18 @@ export class McpConnection {
     } catch (err) {
       if (signal.aborted) throw new Error('Operation aborted');
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-        throw new Error(`MCP tool "${name}" of server "${this.config.name}" timed out: no result and no progress for ${seconds(timeout)} (tool_timeout). The call may still be running on the server.`);
+        throw new Error(
+          `MCP tool "${name}" of server "${this.config.name}" timed out: no result and no progress for ${seconds(timeout)} (tool_timeout). The call may still be running on the server.`,
+        );
       }
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
-        throw new Error(`MCP server "${this.config.name}" exited during the call to "${name}"${this.status === 'failed' ? `: ${this.failure}` : '; it is being started again, so the call may be retried'}.`);
+        throw new Error(
+          `MCP server "${this.config.name}" exited during the call to "${name}"${this.status === 'failed' ? `: ${this.failure}` : '; it is being started again, so the call may be retried'}.`,
+        );
       }
-      throw new Error(`MCP tool "${name}" of server "${this.config.name}" failed: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(
+        `MCP tool "${name}" of server "${this.config.name}" failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
@@ -155,7 +167,12 @@ export class McpConnection {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`MCP server "${cfg.name}" did not start within ${seconds(cfg.startupTimeoutMs)} (startup_timeout)${this.stderrNote()}`)),
+        () =>
+          reject(
+            new Error(
+              `MCP server "${cfg.name}" did not start within ${seconds(cfg.startupTimeoutMs)} (startup_timeout)${this.stderrNote()}`,
+            ),
+          ),
         cfg.startupTimeoutMs,
       );
     });
@@ -167,11 +184,14 @@ export class McpConnection {
         })(),
         timedOut,
       ]);
-      if ((this.status as McpConnectionStatus) !== 'starting') throw new Error(this.failure ?? `MCP server "${cfg.name}" was closed while starting`);
+      if ((this.status as McpConnectionStatus) !== 'starting')
+        throw new Error(this.failure ?? `MCP server "${cfg.name}" was closed while starting`);
       this.status = 'ready';
     } catch (err) {
       const text = err instanceof Error ? err.message : String(err);
-      const message = text.startsWith('MCP server') ? text : `MCP server "${cfg.name}" could not be started: ${text}${this.stderrNote()}`;
+      const message = text.startsWith('MCP server')
+        ? text
+        : `MCP server "${cfg.name}" could not be started: ${text}${this.stderrNote()}`;
       if ((this.status as McpConnectionStatus) !== 'closed') {
         this.status = 'failed';
         this.failure = message;
@@ -245,18 +265,34 @@ export class McpConnection {
       const cwd = cfg.cwd ?? this.ctx.cwd;
       let sandbox: { plan: SandboxPlan; bwrapPath?: string } | undefined;
       if (cfg.sandbox !== 'none') {
-        const jail = resolveSandboxMode({ mode: 'workspace', ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}) });
+        const jail = resolveSandboxMode({
+          mode: 'workspace',
+          ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}),
+        });
         if (jail.mode === 'workspace') {
-          const plan: SandboxPlan = { writable: this.ctx.writable ?? [this.ctx.cwd], network: cfg.network, cwd, ...(this.ctx.hide ? { hide: this.ctx.hide } : {}) };
+          const plan: SandboxPlan = {
+            writable: this.ctx.writable ?? [this.ctx.cwd],
+            network: cfg.network,
+            cwd,
+            ...(this.ctx.hide ? { hide: this.ctx.hide } : {}),
+          };
           sandbox = { plan, ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}) };
         } else if (jail.warning) warnOnce(jail.warning, this.ctx.notify);
       }
-      return new ServerStdioTransport({ command: cfg.command!, args: cfg.args, env: cfg.env, cwd, ...(sandbox ? { sandbox } : {}), ...(this.ctx.baseEnv ? { baseEnv: this.ctx.baseEnv } : {}) });
+      return new ServerStdioTransport({
+        command: cfg.command!,
+        args: cfg.args,
+        env: cfg.env,
+        cwd,
+        ...(sandbox ? { sandbox } : {}),
+        ...(this.ctx.baseEnv ? { baseEnv: this.ctx.baseEnv } : {}),
+      });
     }
     const url = new URL(cfg.url!);
     const authProvider = this.ctx.authProviders?.[cfg.name];
     const requestInit: RequestInit = { headers: cfg.headers };
-    if (cfg.transport === 'sse') return new SSEClientTransport(url, { requestInit, ...(authProvider ? { authProvider } : {}) });
+    if (cfg.transport === 'sse')
+      return new SSEClientTransport(url, { requestInit, ...(authProvider ? { authProvider } : {}) });
     return new StreamableHTTPClientTransport(url, { requestInit, ...(authProvider ? { authProvider } : {}) });
   }
 }

@@ -4,4 +4,10 @@ export { McpConnection, type McpConnectionContext, type McpConnectionStatus } fr
 export { MCP_TOOL_PREFIX, matchesAny, mcpToolName, normalizePattern, serverOfToolName } from './names.js';
 export { ServerStdioTransport, type StdioServerLaunch } from './stdio-transport.js';
 export { convertResult, createMcpAgentTool, parametersFromJsonSchema, type McpToolDetails } from './tool-adapter.js';
-export { closeSharedMcpServers, McpToolSource, sharedMcpServerCount, type McpToolOrigin, type McpToolSourceOptions } from './tool-source.js';
+export {
+  closeSharedMcpServers,
+  McpToolSource,
+  sharedMcpServerCount,
+  type McpToolOrigin,
+  type McpToolSourceOptions,
+} from './tool-source.js';

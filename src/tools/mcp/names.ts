@@ -20,7 +20,12 @@ function hashOf(text: string, salt: number): string {
  * The provider-safe name of `tool` on `server`, unique among `taken` (which it is added to).
  * A name that fits and is free is used as is; otherwise it is cut to leave room for `_<hash>`.
  */
-export function mcpToolName(server: string, tool: string, taken: Set<string>, max: number = MCP_DEFAULTS.maxToolNameLength): string {
+export function mcpToolName(
+  server: string,
+  tool: string,
+  taken: Set<string>,
+  max: number = MCP_DEFAULTS.maxToolNameLength,
+): string {
   const full = `${MCP_TOOL_PREFIX}${clean(server)}__${clean(tool)}`;
   let name = full;
   for (let salt = 0; name.length > max || taken.has(name); salt++) {
@@ -41,7 +46,12 @@ export function serverOfToolName(name: string): string | undefined {
 }
 
 function patternRegex(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }
 
 /** Whether a tool (by its exposed or its unshortened name) matches any of the patterns. */

@@ -52,7 +52,11 @@ export function parametersFromJsonSchema(inputSchema: Tool['inputSchema']): z.Zo
   return schema;
 }
 
-function describeBlock(block: CallToolResult['content'][number], out: (TextContent | ImageContent)[], texts: string[]): void {
+function describeBlock(
+  block: CallToolResult['content'][number],
+  out: (TextContent | ImageContent)[],
+  texts: string[],
+): void {
   switch (block.type) {
     case 'text':
       texts.push(block.text);
@@ -61,16 +65,24 @@ function describeBlock(block: CallToolResult['content'][number], out: (TextConte
       out.push({ type: 'image', data: block.data, mimeType: block.mimeType });
       return;
     case 'audio':
-      texts.push(`[audio (${block.mimeType}, ${formatSize(Math.floor((block.data.length * 3) / 4))}) not shown: this model takes no audio]`);
+      texts.push(
+        `[audio (${block.mimeType}, ${formatSize(Math.floor((block.data.length * 3) / 4))}) not shown: this model takes no audio]`,
+      );
       return;
     case 'resource': {
       const r = block.resource;
-      if ('text' in r && typeof r.text === 'string') texts.push(`[resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}]\n${r.text}`);
-      else texts.push(`[binary resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}, ${formatSize(Math.floor(((r as { blob: string }).blob.length * 3) / 4))}, not shown]`);
+      if ('text' in r && typeof r.text === 'string')
+        texts.push(`[resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}]\n${r.text}`);
+      else
+        texts.push(
+          `[binary resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}, ${formatSize(Math.floor(((r as { blob: string }).blob.length * 3) / 4))}, not shown]`,
+        );
       return;
     }
     case 'resource_link':
-      texts.push(`[resource link: ${block.name} ${block.uri}${block.mimeType ? ` (${block.mimeType})` : ''}${block.description ? ` - ${block.description}` : ''}]`);
+      texts.push(
+        `[resource link: ${block.name} ${block.uri}${block.mimeType ? ` (${block.mimeType})` : ''}${block.description ? ` - ${block.description}` : ''}]`,
+      );
       return;
     default:
       texts.push(`[content of type "${(block as { type: string }).type}" not shown]`);
@@ -78,7 +90,12 @@ function describeBlock(block: CallToolResult['content'][number], out: (TextConte
 }
 
 /** A CallToolResult as the model and the session see it. Throws (an error result) when isError. */
-export function convertResult(server: string, tool: string, result: CallToolResult, options: McpToolOptions): AgentToolResult<McpToolDetails> {
+export function convertResult(
+  server: string,
+  tool: string,
+  result: CallToolResult,
+  options: McpToolOptions,
+): AgentToolResult<McpToolDetails> {
   const images: (TextContent | ImageContent)[] = [];
   const texts: string[] = [];
   for (const block of result.content ?? []) describeBlock(block, images, texts);
@@ -88,7 +105,8 @@ export function convertResult(server: string, tool: string, result: CallToolResu
     if (texts.length === 0) texts.push(JSON.stringify(result.structuredContent, null, 2));
   }
   let text = texts.join('\n');
-  if (result.isError) throw new Error(text || `MCP tool "${tool}" of server "${server}" reported an error without text`);
+  if (result.isError)
+    throw new Error(text || `MCP tool "${tool}" of server "${server}" reported an error without text`);
   const maxLines = options.maxLines ?? TOOL_DEFAULTS.maxLines;
   const maxBytes = options.maxBytes ?? TOOL_DEFAULTS.maxBytes;
   const cut = truncateHead(text, { maxLines, maxBytes });
@@ -112,7 +130,12 @@ export function convertResult(server: string, tool: string, result: CallToolResu
 }
 
 /** The agent tool `exposedName` for `tool` of the server behind `connection`. */
-export function createMcpAgentTool(exposedName: string, tool: Tool, connection: McpConnection, options: McpToolOptions): AnyAgentTool {
+export function createMcpAgentTool(
+  exposedName: string,
+  tool: Tool,
+  connection: McpConnection,
+  options: McpToolOptions,
+): AnyAgentTool {
   const server = connection.config.name;
   const description = [tool.description?.trim() || `Tool "${tool.name}"`, `(MCP server "${server}")`].join(' ');
   return {
@@ -123,7 +146,10 @@ export function createMcpAgentTool(exposedName: string, tool: Tool, connection: 
     async execute(_id, params: Record<string, unknown>, signal, onUpdate) {
       const result = await connection.callTool(tool.name, params ?? {}, signal, (p) => {
         const figure = p.total !== undefined ? `${p.progress}/${p.total}` : `${p.progress}`;
-        onUpdate({ content: [{ type: 'text', text: `progress ${figure}${p.message ? `: ${p.message}` : ''}` }], details: { server, tool: tool.name } });
+        onUpdate({
+          content: [{ type: 'text', text: `progress ${figure}${p.message ? `: ${p.message}` : ''}` }],
+          details: { server, tool: tool.name },
+        });
       });
       return convertResult(server, tool.name, result, options);
     },

@@ -115,7 +115,10 @@ export class McpToolSource {
           (did) => {
             if (did) this.changed = true;
           },
-          (err: unknown) => this.options.notify(`warning: MCP server "${c.config.name}": its tool list could not be re-read: ${err instanceof Error ? err.message : String(err)}`),
+          (err: unknown) =>
+            this.options.notify(
+              `warning: MCP server "${c.config.name}": its tool list could not be re-read: ${err instanceof Error ? err.message : String(err)}`,
+            ),
         ),
       ),
     );
@@ -186,7 +189,13 @@ export class McpToolSource {
           continue;
         }
         this.origins.set(name, { server, tool: tool.name });
-        tools.push(createMcpAgentTool(name, tool, c, { temp: this.temp, ...(this.options.maxLines !== undefined ? { maxLines: this.options.maxLines } : {}), ...(this.options.maxBytes !== undefined ? { maxBytes: this.options.maxBytes } : {}) }));
+        tools.push(
+          createMcpAgentTool(name, tool, c, {
+            temp: this.temp,
+            ...(this.options.maxLines !== undefined ? { maxLines: this.options.maxLines } : {}),
+            ...(this.options.maxBytes !== undefined ? { maxBytes: this.options.maxBytes } : {}),
+          }),
+        );
       }
     }
     this.tools = tools;

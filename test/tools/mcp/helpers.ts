@@ -25,7 +25,21 @@ export function stdioServer(name: string, extra: Partial<McpServerConfig> = {}):
 }
 
 export function httpServer(name: string, url: string, extra: Partial<McpServerConfig> = {}): McpServerConfig {
-  return { name, transport: 'http', url, args: [], env: {}, headers: {}, startup: 'lazy', scope: 'agent', startupTimeoutMs: 20_000, toolTimeoutMs: 20_000, network: false, sandbox: 'workspace', ...extra };
+  return {
+    name,
+    transport: 'http',
+    url,
+    args: [],
+    env: {},
+    headers: {},
+    startup: 'lazy',
+    scope: 'agent',
+    startupTimeoutMs: 20_000,
+    toolTimeoutMs: 20_000,
+    network: false,
+    sandbox: 'workspace',
+    ...extra,
+  };
 }
 
 /** Whether any process of the group led by `pgid` is still alive. */

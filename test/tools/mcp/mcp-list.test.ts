@@ -29,10 +29,19 @@ describe('orchestrate mcp list', () => {
     const dry = await runCli(['run', recipe, '--dry-run'], { cwd: s.dir, env: env(s.dir) });
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('MCP: agent helper gets alpha, plain');
-    expect(dry.stdout).toContain('MCP servers were not started, so their tools are not listed: orchestrate mcp list recipe.yaml starts them');
+    expect(dry.stdout).toContain(
+      'MCP servers were not started, so their tools are not listed: orchestrate mcp list recipe.yaml starts them',
+    );
 
     // A .mcp.json in the current folder, listed without a recipe: a server that exits at start.
-    writeFileSync(join(s.dir, '.mcp.json'), JSON.stringify({ mcpServers: { broken: { command: process.execPath, args: ['-e', 'process.exit(5)'], sandbox: 'none', startup_timeout: 20 } } }));
+    writeFileSync(
+      join(s.dir, '.mcp.json'),
+      JSON.stringify({
+        mcpServers: {
+          broken: { command: process.execPath, args: ['-e', 'process.exit(5)'], sandbox: 'none', startup_timeout: 20 },
+        },
+      }),
+    );
     const broken = await runCli(['mcp', 'list'], { cwd: s.dir, env: env(s.dir) });
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(/^broken {2}stdio/m);

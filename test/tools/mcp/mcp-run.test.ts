@@ -72,6 +72,8 @@ describe('MCP servers in recipe runs', () => {
     expect(out).toMatch(/recipe\.yaml:5:\d+: .*"not a url" is not an http\(s\) URL/);
     expect(out).toMatch(/recipe\.yaml:9:\d+: .*environment variable MCP_TEST_SURELY_UNSET_TOKEN is not set/);
     expect(out).toMatch(/recipe\.yaml:12:\d+: agent "a" names MCP server "nope", which is not defined/);
-    expect(out).toMatch(/recipe\.yaml:13:\d+: agent "a" tool "mcp__github__create_issue" names MCP server "github", which is not defined/);
+    expect(out).toMatch(
+      /recipe\.yaml:13:\d+: agent "a" tool "mcp__github__create_issue" names MCP server "github", which is not defined/,
+    );
   });
 });

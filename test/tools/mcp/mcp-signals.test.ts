@@ -20,17 +20,30 @@ function commandLine(pid: number): string {
 describe('MCP servers end with the run', () => {
   for (const signal of ['SIGINT', 'SIGKILL'] as const) {
     it(`no server process is left after ${signal === 'SIGINT' ? 'Ctrl-C' : 'kill -9'} of the CLI`, async () => {
-      const s = setup(`turns:\n  - tools:\n      - { name: mcp__alpha__echo, args: { text: started } }\n      - { name: mcp__plain__slow, args: { steps: 600, ms: 100 } }\n  - text: done\n`);
-      const child = spawn(process.execPath, ['--import', TSX, MAIN, 'run', join(s.dir, 'recipe.yaml')], { cwd: s.dir, env: { ...env(s.dir), NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const s = setup(
+        `turns:\n  - tools:\n      - { name: mcp__alpha__echo, args: { text: started } }\n      - { name: mcp__plain__slow, args: { steps: 600, ms: 100 } }\n  - text: done\n`,
+      );
+      const child = spawn(process.execPath, ['--import', TSX, MAIN, 'run', join(s.dir, 'recipe.yaml')], {
+        cwd: s.dir,
+        env: { ...env(s.dir), NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.stdout.resume();
       const exited = new Promise<void>((done) => child.once('exit', () => done()));
       // Both servers run (the sandboxed alpha and the unconfined plain one) once plain has started.
-      await until(() => existsSync(s.pidFile) && processesWith(s.marker).length >= 2, `both servers to start (${stderr})`, 60_000);
+      await until(
+        () => existsSync(s.pidFile) && processesWith(s.marker).length >= 2,
+        `both servers to start (${stderr})`,
+        60_000,
+      );
       child.kill(signal);
       await exited;
-      await until(() => processesWith(s.marker).length === 0, `servers to end after ${signal}: ${processesWith(s.marker).map(commandLine).join(' | ')}`);
+      await until(
+        () => processesWith(s.marker).length === 0,
+        `servers to end after ${signal}: ${processesWith(s.marker).map(commandLine).join(' | ')}`,
+      );
     }, 120_000);
   }
 });

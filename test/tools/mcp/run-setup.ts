@@ -102,5 +102,8 @@ export const CALLS = `turns:
   - text: done
 `;
 
-export const env = (dir: string) => ({ PATH: process.env.PATH, HOME: process.env.HOME, ORCHESTRATE_HOME: join(dir, 'home') });
-
+export const env = (dir: string) => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  ORCHESTRATE_HOME: join(dir, 'home'),
+});
