@@ -72,7 +72,7 @@ export function createLsTool(options: LsToolOptions): AgentTool<typeof lsParamet
           names = await readdir(dir);
         } catch (err) {
           throw new Error(`Cannot read directory: ${errorMessage(withShownPath(err, shown))}`);
-      }
+        }
         names.sort((a, b) => {
           const x = a.toLowerCase();
           const y = b.toLowerCase();

@@ -113,13 +113,13 @@ export function createReadTool(options: ReadToolOptions): AgentTool<typeof readP
           const data = await readAll(handle, info.size);
           throwIfAborted(signal);
           return { content: [{ type: 'text', text: `Read image file [${mime}]` }, { type: 'image', data: data.toString('base64'), mimeType: mime }] };
-      }
+        }
         if (head.includes(0) || !isValidUtf8Prefix(head)) {
           throw new Error(
             `"${params.path}" looks like a binary file (NUL bytes or invalid UTF-8 in its first ${formatSize(TOOL_DEFAULTS.binarySniffBytes)}), so it is not shown as text. ` +
               `Inspect it with bash instead (for example: file, xxd | head, strings).`,
           );
-      }
+        }
 
         let buf = await readAll(handle, info.size);
         throwIfAborted(signal);
@@ -131,7 +131,7 @@ export function createReadTool(options: ReadToolOptions): AgentTool<typeof readP
         if (totalLines === 0) {
           if (startLine > 1) throw new Error(`Offset ${startLine} is beyond the end of the file (0 lines)`);
           return textResult('(empty file)');
-      }
+        }
         if (startLine > totalLines) throw new Error(`Offset ${startLine} is beyond the end of the file (${totalLines} lines)`);
 
         const startByte = lineStartByte(buf, startLine);
@@ -149,17 +149,17 @@ export function createReadTool(options: ReadToolOptions): AgentTool<typeof readP
             `[Line ${startLine} is ${formatSize(lineBytes)}, exceeds the ${formatSize(maxBytes)} limit. ` +
             `Use bash: sed -n '${startLine}p' ${shellQuote(params.path)} | head -c ${maxBytes}]`;
           return textResult(text, { truncation });
-      }
+        }
         if (truncation.truncated) {
           const endLine = startLine + truncation.outputLines - 1;
           const limitNote = truncation.truncatedBy === 'bytes' ? ` (${formatSize(maxBytes)} limit)` : '';
           const text = `${truncation.content}\n\n[Showing lines ${startLine}-${endLine} of ${totalLines}${limitNote}. Use offset=${endLine + 1} to continue.]`;
           return textResult(text, { truncation });
-      }
+        }
         if (lastShown < totalLines) {
           const text = `${truncation.content}\n\n[${totalLines - lastShown} more lines in file. Use offset=${lastShown + 1} to continue.]`;
           return textResult(text);
-      }
+        }
         return textResult(truncation.content);
       }
     },
