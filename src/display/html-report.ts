@@ -109,7 +109,7 @@ function instancesTable(folder: RunFolder): string {
     return (
       `<tr data-instance="${escapeHtml(inst.label)}"><td>${escapeHtml(inst.label)}</td><td><span class="status ${inst.status}">${inst.status}</span></td>` +
       `<td class="num">${attempts}</td><td class="num">${u.turns ?? 0}</td><td class="num">${formatTokens(u.totalTokens)}</td>` +
-      `<td class="num">${formatCost(u.cost)}</td><td class="num">${escapeHtml(cacheCell(u))}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}${inst.workers?.length ? ` <span class="muted">on ${escapeHtml(inst.workers.join(', '))}</span>` : ''}</td></tr>`
+      `<td class="num">${formatCost(u.cost)}${u.estimated ? ' (est.)' : ''}</td><td class="num">${escapeHtml(cacheCell(u))}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}${inst.workers?.length ? ` <span class="muted">on ${escapeHtml(inst.workers.join(', '))}</span>` : ''}</td></tr>`
     );
   });
   return (
@@ -148,7 +148,7 @@ export function buildHtmlReport(folder: RunFolder): string {
 <header>
 <h1>${escapeHtml(data.name || 'run')} <span class="status ${escapeHtml(data.status)}">${escapeHtml(data.status.replace('_', ' '))}</span></h1>
 <p class="meta">run <code>${escapeHtml(data.runId)}</code> · recipe <code>${escapeHtml(data.recipe)}</code> · started ${escapeHtml(formatDateTime(data.startTs))} ·
-${escapeHtml(formatDuration(s.durationMs ?? data.span))} · ${formatTokens(data.usage.totalTokens)} tokens · ${formatCost(data.usage.cost)}${cacheText(data.usage) ? ` · ${escapeHtml(cacheText(data.usage)!)}` : ''}${s.budgetExhausted ? ` · <span class="error">budget exhausted: ${escapeHtml(s.budgetExhausted)}</span>` : ''}</p>
+${escapeHtml(formatDuration(s.durationMs ?? data.span))} · ${formatTokens(data.usage.totalTokens)} tokens · ${formatCost(data.usage.cost)}${data.usage.estimated ? ' (estimated: a server reported no token counts)' : ''}${cacheText(data.usage) ? ` · ${escapeHtml(cacheText(data.usage)!)}` : ''}${s.budgetExhausted ? ` · <span class="error">budget exhausted: ${escapeHtml(s.budgetExhausted)}</span>` : ''}</p>
 ${skippedNote}
 </header>
 <main>

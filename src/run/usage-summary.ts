@@ -13,6 +13,8 @@ export const UsageSummarySchema = z.object({
   turns: z.number().optional(),
   /** $ prompt caching saved against uncached prices (ai/usage.ts cacheSavings); absent when nothing was cached. */
   cacheSaved: z.number().optional(),
+  /** Some calls' token counts are estimates (the server reported none): the cost is approximate. */
+  estimated: z.boolean().optional(),
 });
 export type UsageSummary = z.infer<typeof UsageSummarySchema>;
 
@@ -68,5 +70,6 @@ export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary 
     cost: a.cost + b.cost,
     turns: (a.turns ?? 0) + (b.turns ?? 0),
     ...(a.cacheSaved !== undefined || b.cacheSaved !== undefined ? { cacheSaved: (a.cacheSaved ?? 0) + (b.cacheSaved ?? 0) } : {}),
+    ...(a.estimated || b.estimated ? { estimated: true } : {}),
   };
 }

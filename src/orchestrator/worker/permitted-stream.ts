@@ -60,6 +60,7 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
         totalTokens: u.totalTokens,
         cost: u.cost.total,
         ...(u.cacheRead + u.cacheWrite > 0 ? { cacheSaved: cacheSavings(model, u) } : {}),
+        ...(u.estimated ? { estimated: true } : {}),
       });
       slot = undefined;
     });
