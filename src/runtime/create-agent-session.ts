@@ -24,11 +24,13 @@ import type { BashPolicy } from '../tools/bash-policy.js';
 import { BUILTIN_TOOL_NAMES, createTool, DEFAULT_TOOL_NAMES, type CodingToolsOptions } from '../tools/coding-tools.js';
 import type { McpServerConfig } from '../tools/mcp/config.js';
 import { MCP_TOOL_PREFIX, serverOfToolName } from '../tools/mcp/names.js';
-import { McpToolSource, type McpToolSourceOptions } from '../tools/mcp/tool-source.js';
+import type { McpToolSource, McpToolSourceOptions } from '../tools/mcp/tool-source.js';
 import { AgentSession, type AgentSessionHooks } from './agent-session.js';
 import { RUNTIME_DEFAULTS, type RetrySettings } from './defaults.js';
 import { ExtensionLoadError, loadExtensions, type ExtensionSpec } from './extensions.js';
 import { assembleSystemPrompt } from './system-prompt.js';
+import { hasHooks, type HooksConfig } from './command-hooks.js';
+import { hookSandbox } from './hook-sandbox.js';
 import type { LoopDetectionSettings, RunLimits } from './run-limits.js';
 
 /** A configuration the session cannot start with; `message` says how to fix it. */
@@ -138,6 +140,12 @@ export interface CreateAgentSessionOptions {
 
   // ---- hooks and extensions
   hooks?: AgentSessionHooks;
+  /**
+   * Command hooks in Claude Code's format (parseHooksConfig / loadHookSources in
+   * command-hooks.ts). They run in the bash tool's sandbox (toolOptions.bash.sandbox) with the
+   * workspace root writable and CLAUDE_PROJECT_DIR set to it.
+   */
+  commandHooks?: HooksConfig;
   /** Module paths (relative to cwd), paths with options, or in-process factories. */
   extensions?: ExtensionSpec[];
   /** Where warnings and extension errors are reported (default: stderr). */
@@ -336,6 +344,8 @@ async function createMcpSource(o: CreateAgentSessionOptions, cwd: string, notify
   }
   if (servers.length === 0) return undefined;
   const { servers: _servers, deny, ...rest } = o.mcp!;
+  // Loaded only here: the MCP SDK takes a second or more to import, which sessions without MCP never pay.
+  const { McpToolSource } = await import('../tools/mcp/tool-source.js');
   const source = new McpToolSource({
     ...rest,
     servers,
@@ -465,6 +475,7 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     summaryRetry: options.summaryRetry,
     summaries: options.summaries ?? (model.api === SCRIPTED_API ? 'extractive' : 'model'),
     hooks: mcp ? withMcpTurns(options.hooks, mcp, mcpTools) : options.hooks,
+    ...(hasHooks(options.commandHooks) ? { commandHooks: hookSandbox(options.commandHooks!, resolve(cwd, options.workspaceRoot ?? '.'), options.toolOptions?.bash?.sandbox, notify) } : {}),
     extensions,
     resolveModel: (id, provider) => toModel(id, provider ?? providerName, options),
     steeringMode: options.steeringMode,

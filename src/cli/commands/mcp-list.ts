@@ -6,7 +6,6 @@ import { resolve } from 'node:path';
 import { displayPath, loadRecipe } from '../../recipe/index.js';
 import { orchestrateHome } from '../../runtime/create-agent-session.js';
 import { readMcpJson, resolveMcpServer, userMcpJsonPaths, type McpServerSpec } from '../../tools/mcp/config.js';
-import { McpConnection } from '../../tools/mcp/connection.js';
 import { mcpToolName } from '../../tools/mcp/names.js';
 import { EXIT, type CliContext } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
@@ -71,6 +70,8 @@ async function describeServer(
   row.target = c.transport === 'stdio' ? [c.command, ...c.args].join(' ') : c.url!.replace(/\?.*$/, '');
   if (!start) return row;
   const notes: string[] = [];
+  // Loaded here: the MCP SDK takes a second or more to import, which other commands never pay.
+  const { McpConnection } = await import('../../tools/mcp/connection.js');
   const connection = new McpConnection(c, { cwd: ctx.cwd, notify: (m) => notes.push(m), baseEnv: ctx.env });
   try {
     await connection.start();
