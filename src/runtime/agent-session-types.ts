@@ -10,6 +10,8 @@ import type { RetrySettings } from './defaults.js';
 import type { LoadedExtensions } from './extensions.js';
 import type { LoopDetectionSettings, RunLimits } from './run-limits.js';
 import type { AgentSessionHooks } from './session-hooks.js';
+import type { HooksConfig } from './command-hooks.js';
+import type { HookSandbox } from './hook-runner.js';
 
 export interface AgentSessionConfig {
   store: SessionStore;
@@ -37,6 +39,8 @@ export interface AgentSessionConfig {
   /** "model" asks the model for summaries; "extractive" builds them from the conversation (scripted runs). */
   summaries?: 'model' | 'extractive';
   hooks?: AgentSessionHooks;
+  /** Command hooks in Claude Code's format and where they run (hook-session.ts). */
+  commandHooks?: { config: HooksConfig; projectDir: string; sandbox: HookSandbox };
   extensions?: LoadedExtensions;
   /** Resolves a model id (and provider) for setModel. */
   resolveModel?: (modelId: string, provider?: string) => Model;

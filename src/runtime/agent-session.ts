@@ -32,6 +32,7 @@ import { compactSession, summaryConversation, type SessionCompactionOutcome } fr
 import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
 import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
+import { HookSession, PromptBlockedError, withCommandToolHooks } from './hook-session.js';
 import { forkStore, navigateOptions, type NavigationContext, type NavigationRequest } from './session-navigation.js';
 import { computeStats, type SessionStats } from './stats.js';
 
@@ -67,6 +68,11 @@ export class AgentSession {
   private readonly bus: SessionEventBus;
   private readonly extensions: LoadedExtensions;
   private readonly hooks: AgentSessionHooks;
+  /** Command hooks in Claude Code's format (hook-session.ts), when configured. */
+  private readonly commandHooks: HookSession | undefined;
+  /** A Stop hook already sent the agent back to work in this prompt (Claude Code's stop_hook_active). */
+  private stopHookActive = false;
+  private sessionStartRan = false;
   private compactionSettings: CompactionSettings;
   private retrySettings: RetrySettings;
   /** Loop detection and the caps on turns, spend and compactions (run-guard.ts). */
@@ -104,6 +110,20 @@ export class AgentSession {
     this.summaries = config.summaries ?? 'model';
     const notify = config.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
     this.bus = new SessionEventBus(this.hooks.onEvent, this.extensions.handlers.event, notify);
+    if (config.commandHooks) {
+      const c = config.commandHooks;
+      this.commandHooks = new HookSession({
+        config: c.config,
+        cwd: config.cwd,
+        projectDir: c.projectDir,
+        sandbox: c.sandbox,
+        sessionId: () => this.sessionId,
+        transcriptPath: () => this.sessionFile,
+        emit: (event) => this.emit(event),
+        notify: (m) => this.bus.notify(m),
+      });
+      this.hooks = withCommandToolHooks(this.hooks, this.commandHooks);
+    }
     // Every call (turns, retries, summaries) is metered: the spend caps count what was paid.
     const turnStream = this.metered(config.streamFn ?? registryStream);
     const summaryStream = config.summaryStreamFn ? this.metered(config.summaryStreamFn) : turnStream;
@@ -291,14 +311,58 @@ export class AgentSession {
       throw new Error('The agent is already running: use steer() or followUp() (RPC: steer / follow_up, or prompt with streamingBehavior) to queue this message, or wait for the run to finish.');
     }
     const expanded = text.startsWith('/skill:') ? expandSkillCommand(text, this.config.skills ?? []) : undefined;
-    const message = userMessage(expanded ?? text, options.images);
     return this.runExclusive(async () => {
       this.beginPrompt();
+      const message = await this.promptMessage(expanded ?? text, options.images);
       await this.compactBeforePrompt();
       if (!this.stopError) await this.drive(() => this.agent.prompt(message));
       if (this.storageError) throw this.storageError;
       if (this.stopError) throw this.stopError;
     });
+  }
+
+  /**
+   * The user message of a prompt: SessionStart hooks (first prompt of this object) and
+   * UserPromptSubmit hooks may add context; a UserPromptSubmit block rejects the prompt.
+   */
+  private async promptMessage(text: string, images?: ImageContent[]): Promise<UserMessage> {
+    const hooks = this.commandHooks;
+    const contexts: string[] = [];
+    if (hooks && !this.sessionStartRan) {
+      this.sessionStartRan = true;
+      if (hooks.has('SessionStart')) {
+        const verdict = await hooks.sessionStart(this.agent.state.messages.length > 0 ? 'resume' : 'startup', this.runAbort?.signal);
+        if (verdict.context) contexts.push(verdict.context);
+      }
+    }
+    if (hooks?.has('UserPromptSubmit')) {
+      const verdict = await hooks.userPromptSubmit(text, this.runAbort?.signal);
+      if (verdict.blocked) throw new PromptBlockedError(verdict.reason ?? 'no reason given');
+      if (verdict.context) contexts.push(verdict.context);
+    }
+    const message = userMessage(text, images);
+    if (contexts.length > 0) message.content.splice(1, 0, { type: 'text', text: `Hook context:\n${contexts.join('\n')}` });
+    return message;
+  }
+
+  /**
+   * The agent is about to stop: Stop hooks may send it back to work once, with their reason as a
+   * message (true = continue). A second block in the same prompt is a warning, not another turn.
+   */
+  private async stopHooksContinue(): Promise<boolean> {
+    const hooks = this.commandHooks;
+    if (!hooks?.has('Stop') || this.stopError || this.storageError || this.runAbort?.signal.aborted) return false;
+    const last = lastAssistant(this.agent.state.messages);
+    if (!last || last.stopReason === 'error' || last.stopReason === 'aborted') return false;
+    const verdict = await hooks.stop(this.stopHookActive, this.lastAssistantText() ?? undefined, this.runAbort?.signal);
+    if (!verdict.blocked) return false;
+    if (this.stopHookActive) {
+      this.bus.notify(`warning: a Stop hook blocked the stop again after the agent went on once; the agent stops here. It said: ${verdict.reason ?? ''}`);
+      return false;
+    }
+    this.stopHookActive = true;
+    this.agent.followUp(userMessage(`Stop hook feedback:\n${verdict.reason ?? ''}`));
+    return true;
   }
 
   /**
@@ -401,6 +465,7 @@ export class AgentSession {
   /** Per-prompt guard state starts over; a spent budget stops before any call. */
   private beginPrompt(): void {
     this.retryAttempt = 0;
+    this.stopHookActive = false;
     this.stopError = undefined;
     this.compactPending = false;
     this.guard.beginPrompt();
@@ -455,7 +520,7 @@ export class AgentSession {
     await start();
     for (;;) {
       await this.bus.idle();
-      if (!(await this.afterRun())) return;
+      if (!(await this.afterRun()) && !(await this.stopHooksContinue())) return;
       const budget = this.guard.budgetStop();
       if (budget) {
         this.stopWith(budget);

@@ -3,6 +3,7 @@
 // RPC modes and the orchestrator's workers consume this one union; it is JSON-serializable.
 import type { AgentEvent, AgentThinkingLevel } from '../agent/types.js';
 import type { FileLists } from '../session/types.js';
+import type { HookRunEvent } from './hook-session.js';
 
 /** What a finished compaction produced (also the data of the RPC `compact` response). */
 export interface CompactionResult {
@@ -48,6 +49,8 @@ export type AgentSessionEvent =
   | { type: 'run_stopped'; kind: 'loop' | 'max_turns' | 'budget' | 'compaction'; message: string }
   /** The loop detector saw the model repeat itself and told it so (a steering message follows). */
   | { type: 'loop_warning'; pattern: 'identical_calls' | 'cycle' | 'repeated_text'; detail: string }
+  /** A command hook ran (hook-session.ts): its event, exit code, duration, and whether it blocked. */
+  | HookRunEvent
   /** An extension handler threw; the session went on. */
   | { type: 'extension_error'; extensionPath: string; event: string; error: string };
 

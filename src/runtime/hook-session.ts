@@ -1,0 +1,237 @@
+// What command hooks do in a session, event by event, with Claude Code's semantics:
+//   exit 0   passes; stdout JSON may decide (decision/reason, hookSpecificOutput.permissionDecision,
+//            additionalContext, continue/stopReason); plain stdout is context for
+//            UserPromptSubmit and SessionStart
+//   exit 2   blocks, stderr is the reason the model sees: PreToolUse - the tool does not run;
+//            PostToolUse - the reason is added to the result; UserPromptSubmit - the prompt is not
+//            sent; Stop - the agent goes on once more with the reason as a message
+//   other    a warning (reported, the agent goes on); so is a timeout (the hook's group is killed)
+// Every run is reported as a `hook_run` session event (the JSON mode shows it).
+import type { HookEventName, HooksConfig, CommandHook } from './command-hooks.js';
+import { DEFAULT_HOOK_TIMEOUT_SEC, hooksFor } from './command-hooks.js';
+import { runHookCommand, type HookRunResult, type HookSandbox } from './hook-runner.js';
+import type { AgentSessionHooks } from './session-hooks.js';
+
+/** One hook's run, as a session event. */
+export interface HookRunEvent {
+  type: 'hook_run';
+  hookEvent: HookEventName;
+  command: string;
+  /** The settings file (or recipe) the hook came from. */
+  source?: string;
+  toolName?: string;
+  toolCallId?: string;
+  exitCode: number | null;
+  durationMs: number;
+  /** passed: exit 0 · blocked: exit 2 or a blocking decision · warning: another code, a timeout or a failure to start. */
+  outcome: 'passed' | 'blocked' | 'warning';
+  blocked: boolean;
+  timedOut: boolean;
+  /** The reason (blocked) or the warning text. */
+  message?: string;
+}
+
+export interface HookSessionOptions {
+  config: HooksConfig;
+  /** Where hooks run (the session's cwd). */
+  cwd: string;
+  /** CLAUDE_PROJECT_DIR: the workspace root. */
+  projectDir: string;
+  sandbox: HookSandbox;
+  sessionId: () => string;
+  transcriptPath: () => string | undefined;
+  emit: (event: HookRunEvent) => void;
+  notify: (message: string) => void;
+}
+
+/** The combined verdict of the hooks of one event. */
+export interface HookVerdict {
+  blocked: boolean;
+  /** The reasons of the blocking hooks, joined. */
+  reason?: string;
+  /** additionalContext (and plain stdout where Claude Code uses it as context). */
+  context?: string;
+}
+
+interface HookOutput {
+  decision?: unknown;
+  reason?: unknown;
+  continue?: unknown;
+  stopReason?: unknown;
+  hookSpecificOutput?: { permissionDecision?: unknown; permissionDecisionReason?: unknown; additionalContext?: unknown };
+}
+
+function parseOutput(stdout: string): HookOutput | undefined {
+  const text = stdout.trim();
+  if (!text.startsWith('{')) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as HookOutput) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
+
+/** Claude Code's tool_input names files `file_path`; ours say `path`. Both are sent. */
+function toolInput(args: unknown): Record<string, unknown> {
+  const input = typeof args === 'object' && args !== null ? { ...(args as Record<string, unknown>) } : {};
+  if (typeof input.path === 'string' && input.file_path === undefined) input.file_path = input.path;
+  return input;
+}
+
+export class HookSession {
+  constructor(private readonly o: HookSessionOptions) {}
+
+  has(event: HookEventName): boolean {
+    return (this.o.config[event] ?? []).some((g) => g.hooks.length > 0);
+  }
+
+  async preToolUse(toolName: string, toolCallId: string, args: unknown, signal?: AbortSignal): Promise<HookVerdict> {
+    return this.run('PreToolUse', { tool_name: toolName, tool_input: toolInput(args), tool_use_id: toolCallId }, signal, { toolName, toolCallId });
+  }
+
+  async postToolUse(toolName: string, toolCallId: string, args: unknown, resultText: string, isError: boolean, signal?: AbortSignal): Promise<HookVerdict> {
+    const input = { tool_name: toolName, tool_input: toolInput(args), tool_response: { content: resultText, is_error: isError }, tool_use_id: toolCallId };
+    return this.run('PostToolUse', input, signal, { toolName, toolCallId });
+  }
+
+  userPromptSubmit(prompt: string, signal?: AbortSignal): Promise<HookVerdict> {
+    return this.run('UserPromptSubmit', { prompt }, signal);
+  }
+
+  stop(stopHookActive: boolean, lastAssistantMessage: string | undefined, signal?: AbortSignal): Promise<HookVerdict> {
+    return this.run('Stop', { stop_hook_active: stopHookActive, ...(lastAssistantMessage !== undefined ? { last_assistant_message: lastAssistantMessage } : {}) }, signal);
+  }
+
+  sessionStart(source: 'startup' | 'resume', signal?: AbortSignal): Promise<HookVerdict> {
+    return this.run('SessionStart', { source }, signal);
+  }
+
+  /** Runs the event's matching hooks one after the other (all of them: every block reason counts). */
+  private async run(event: HookEventName, fields: Record<string, unknown>, signal: AbortSignal | undefined, tool?: { toolName: string; toolCallId: string }): Promise<HookVerdict> {
+    const hooks = hooksFor(this.o.config, event, tool?.toolName);
+    const reasons: string[] = [];
+    const contexts: string[] = [];
+    for (const hook of hooks) {
+      const input = {
+        session_id: this.o.sessionId(),
+        transcript_path: this.o.transcriptPath() ?? null,
+        cwd: this.o.cwd,
+        permission_mode: 'bypassPermissions',
+        hook_event_name: event,
+        ...fields,
+      };
+      const result = await runHookCommand({
+        command: hook.command,
+        input,
+        timeoutSec: hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SEC,
+        cwd: this.o.cwd,
+        projectDir: this.o.projectDir,
+        sandbox: this.o.sandbox,
+        ...(signal ? { signal } : {}),
+      });
+      const verdict = this.interpret(event, hook, result);
+      if (verdict.context) contexts.push(verdict.context);
+      if (verdict.blocked) reasons.push(verdict.reason ?? `Blocked by a ${event} hook.`);
+      this.o.emit({
+        type: 'hook_run',
+        hookEvent: event,
+        command: hook.command,
+        ...(hook.source ? { source: hook.source } : {}),
+        ...(tool ?? {}),
+        exitCode: result.exitCode,
+        durationMs: result.durationMs,
+        outcome: verdict.blocked ? 'blocked' : verdict.warning ? 'warning' : 'passed',
+        blocked: verdict.blocked,
+        timedOut: result.timedOut,
+        ...(verdict.blocked && verdict.reason ? { message: verdict.reason } : verdict.warning ? { message: verdict.warning } : {}),
+      });
+      if (verdict.warning) this.o.notify(`warning: ${verdict.warning}`);
+      if (result.aborted) break;
+    }
+    return {
+      blocked: reasons.length > 0,
+      ...(reasons.length > 0 ? { reason: reasons.join('\n') } : {}),
+      ...(contexts.length > 0 ? { context: contexts.join('\n') } : {}),
+    };
+  }
+
+  private interpret(event: HookEventName, hook: CommandHook, r: HookRunResult): HookVerdict & { warning?: string } {
+    const what = `${event} hook \`${hook.command}\``;
+    if (r.spawnError) return { blocked: false, warning: `${what} could not start: ${r.spawnError}` };
+    if (r.timedOut) return { blocked: false, warning: `${what} did not finish within ${hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SEC} s and was killed; the agent went on.` };
+    if (r.aborted) return { blocked: false, warning: `${what} was stopped: the run was aborted.` };
+    if (r.exitCode === 2) return { blocked: true, reason: r.stderr.trim() || `Blocked by ${what} (exit 2, no message).` };
+    if (r.exitCode !== 0) {
+      const said = r.stderr.trim().split('\n').slice(-3).join(' ');
+      return { blocked: false, warning: `${what} exited with ${r.exitCode}${said ? `: ${said}` : ''}; the agent went on.` };
+    }
+    const json = parseOutput(r.stdout);
+    if (!json) {
+      // Claude Code adds plain stdout as context for these two events only.
+      const text = r.stdout.trim();
+      return { blocked: false, ...((event === 'UserPromptSubmit' || event === 'SessionStart') && text ? { context: text } : {}) };
+    }
+    const specific = json.hookSpecificOutput ?? {};
+    const context = str(specific.additionalContext);
+    const base = context ? { context } : {};
+    if (json.continue === false) return { ...base, blocked: true, reason: str(json.stopReason) ?? `Stopped by ${what} (continue: false).` };
+    if (event === 'PreToolUse') {
+      const decision = specific.permissionDecision;
+      const reason = str(specific.permissionDecisionReason) ?? str(json.reason);
+      if (decision === 'deny') return { ...base, blocked: true, reason: reason ?? `Denied by ${what}.` };
+      // No one to ask here: "ask" is a refusal the model is told about.
+      if (decision === 'ask') return { ...base, blocked: true, reason: `${reason ?? `${what} asked for approval`} (this agent runs unattended, so the call was not made).` };
+      if (json.decision === 'block') return { ...base, blocked: true, reason: reason ?? `Blocked by ${what}.` };
+      return { ...base, blocked: false };
+    }
+    if (json.decision === 'block') return { ...base, blocked: true, reason: str(json.reason) ?? `Blocked by ${what}.` };
+    return { ...base, blocked: false };
+  }
+}
+
+/** The blocked prompt of a UserPromptSubmit hook; prompt() rejects with it and nothing is sent. */
+export class PromptBlockedError extends Error {
+  constructor(readonly reason: string) {
+    super(`The prompt was blocked by a UserPromptSubmit hook: ${reason}`);
+    this.name = 'PromptBlockedError';
+  }
+}
+
+function resultText(content: readonly { type: string; text?: string }[]): string {
+  return content.map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join('');
+}
+
+/**
+ * The session's tool hooks with PreToolUse / PostToolUse command hooks added after the host's
+ * own: a host block wins; a hook block becomes the error result the model sees; a PostToolUse
+ * block or context is appended to the result.
+ */
+export function withCommandToolHooks(hooks: AgentSessionHooks, session: HookSession): AgentSessionHooks {
+  if (!session.has('PreToolUse') && !session.has('PostToolUse')) return hooks;
+  return {
+    ...hooks,
+    beforeToolCall: async (ctx, signal) => {
+      const host = await hooks.beforeToolCall?.(ctx, signal);
+      if (host?.block) return host;
+      if (!session.has('PreToolUse')) return host;
+      const verdict = await session.preToolUse(ctx.toolCall.name, ctx.toolCall.id, ctx.args, signal);
+      if (verdict.blocked) return { block: true, reason: `Blocked by a PreToolUse hook: ${verdict.reason}` };
+      return host;
+    },
+    afterToolCall: async (ctx, signal) => {
+      const host = await hooks.afterToolCall?.(ctx, signal);
+      if (!session.has('PostToolUse')) return host;
+      const content = host?.content ?? ctx.result.content;
+      const isError = host?.isError ?? ctx.isError;
+      const verdict = await session.postToolUse(ctx.toolCall.name, ctx.toolCall.id, ctx.args, resultText(content), isError, signal);
+      const notes: string[] = [];
+      if (verdict.blocked) notes.push(`PostToolUse hook: ${verdict.reason}`);
+      if (verdict.context) notes.push(`PostToolUse hook context: ${verdict.context}`);
+      if (notes.length === 0) return host;
+      return { ...host, content: [...content, { type: 'text', text: notes.join('\n') }] };
+    },
+  };
+}

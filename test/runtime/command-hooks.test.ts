@@ -1,0 +1,272 @@
+// Command hooks in Claude Code's format, end to end: an AgentSession on the scripted model with the
+// real bash/edit tools, hooks run as real processes in the command sandbox (bubblewrap).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { scriptedModel } from '../../src/ai/models.js';
+import { createScriptedProvider, type ScriptedTurn } from '../../src/ai/scripted.js';
+import type { Context } from '../../src/ai/types.js';
+import type { AgentSession } from '../../src/runtime/agent-session.js';
+import { parseHooksConfig, type HooksConfig } from '../../src/runtime/command-hooks.js';
+import { createAgentSession } from '../../src/runtime/create-agent-session.js';
+import { PromptBlockedError, type HookRunEvent } from '../../src/runtime/hook-session.js';
+import type { AgentSessionEvent } from '../../src/runtime/session-events.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'orch-hooks-')));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+interface Harness {
+  session: AgentSession;
+  cwd: string;
+  hookRuns: HookRunEvent[];
+  calls: Context[];
+  notices: string[];
+}
+
+async function harness(turns: ScriptedTurn[], hooks: unknown, cwd = tempDir()): Promise<Harness> {
+  const provider = createScriptedProvider(turns);
+  const notices: string[] = [];
+  const session = await createAgentSession({
+    cwd,
+    inMemory: true,
+    tools: ['bash', 'edit', 'read'],
+    systemPrompt: 'You are a test agent.',
+    defaultSkills: false,
+    contextFiles: false,
+    model: scriptedModel(),
+    streamFn: provider,
+    summaries: 'extractive',
+    notify: (m) => notices.push(m),
+    toolOptions: { bash: { sandbox: { mode: 'workspace' } } },
+    commandHooks: parseHooksConfig(hooks, 'test settings'),
+  });
+  const hookRuns: HookRunEvent[] = [];
+  session.subscribe((e: AgentSessionEvent) => {
+    if (e.type === 'hook_run') hookRuns.push(e);
+  });
+  return { session, cwd, hookRuns, calls: provider.calls, notices };
+}
+
+function toolResultTexts(ctx: Context): string[] {
+  return ctx.messages.filter((m) => m.role === 'toolResult').map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+}
+function userTexts(ctx: Context): string[] {
+  return ctx.messages.filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')));
+}
+
+// A guard written the way Claude Code users write them: read the JSON, refuse rm -rf with exit 2.
+const BLOCK_RM = `input=$(cat); case "$input" in *'rm -rf'*) echo "rm -rf is not allowed here; delete single files" >&2; exit 2;; esac; exit 0`;
+
+describe('PreToolUse', () => {
+  it('exit 2 blocks rm -rf: the file survives and the model reads the reason in the tool result', async () => {
+    const h = await harness(
+      [{ tools: [{ name: 'bash', args: { command: 'rm -rf keep' } }] }, { text: 'ok' }],
+      { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: BLOCK_RM }] }] },
+    );
+    mkdirSync(join(h.cwd, 'keep'));
+    writeFileSync(join(h.cwd, 'keep', 'file.txt'), 'precious');
+    await h.session.prompt('clean up');
+    expect(readFileSync(join(h.cwd, 'keep', 'file.txt'), 'utf8')).toBe('precious');
+    const results = toolResultTexts(h.calls[1]!);
+    expect(results[0]).toContain('rm -rf is not allowed here; delete single files');
+    const result = h.calls[1]!.messages.find((m) => m.role === 'toolResult');
+    expect(result?.role === 'toolResult' && result.isError).toBe(true);
+    expect(h.hookRuns).toMatchObject([{ hookEvent: 'PreToolUse', toolName: 'bash', exitCode: 2, blocked: true, outcome: 'blocked', source: 'test settings' }]);
+    await h.session.dispose();
+  });
+
+  it('runs only where the matcher selects the tool, and lets an allowed command through', async () => {
+    const h = await harness(
+      [{ tools: [{ name: 'bash', args: { command: 'echo made > made.txt' } }, { name: 'read', args: { path: 'made.txt' } }] }, { text: 'ok' }],
+      { PreToolUse: [{ matcher: 'bash|Edit', hooks: [{ type: 'command', command: BLOCK_RM }] }] },
+    );
+    await h.session.prompt('make a file');
+    expect(readFileSync(join(h.cwd, 'made.txt'), 'utf8')).toBe('made\n');
+    expect(h.hookRuns.map((r) => [r.toolName, r.outcome])).toEqual([['bash', 'passed']]);
+    await h.session.dispose();
+  });
+
+  it('a JSON deny on exit 0 blocks with its reason; the hook sees the session JSON on stdin', async () => {
+    const h = await harness(
+      [{ tools: [{ name: 'bash', args: { command: 'echo hi > out.txt' } }] }, { text: 'ok' }],
+      {
+        PreToolUse: [
+          {
+            matcher: '*',
+            hooks: [
+              {
+                type: 'command',
+                command: `cat > "$CLAUDE_PROJECT_DIR/stdin.json"; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no writes today"}}'`,
+              },
+            ],
+          },
+        ],
+      },
+    );
+    await h.session.prompt('write');
+    expect(existsSync(join(h.cwd, 'out.txt'))).toBe(false);
+    expect(toolResultTexts(h.calls[1]!)[0]).toContain('no writes today');
+    const stdin = JSON.parse(readFileSync(join(h.cwd, 'stdin.json'), 'utf8'));
+    expect(stdin).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'bash', tool_input: { command: 'echo hi > out.txt' }, cwd: h.cwd, session_id: h.session.sessionId });
+    expect(typeof stdin.tool_use_id).toBe('string');
+    await h.session.dispose();
+  });
+
+  it('exit 1 only warns: the tool runs and the warning is reported', async () => {
+    const h = await harness(
+      [{ tools: [{ name: 'bash', args: { command: 'echo ran > ran.txt' } }] }, { text: 'ok' }],
+      { PreToolUse: [{ hooks: [{ type: 'command', command: 'echo "lint config missing" >&2; exit 1' }] }] },
+    );
+    await h.session.prompt('go');
+    expect(readFileSync(join(h.cwd, 'ran.txt'), 'utf8')).toBe('ran\n');
+    expect(h.hookRuns).toMatchObject([{ exitCode: 1, blocked: false, outcome: 'warning' }]);
+    expect(h.notices.some((n) => n.includes('exited with 1: lint config missing'))).toBe(true);
+    expect(toolResultTexts(h.calls[1]!)[0]).not.toContain('lint config missing');
+    await h.session.dispose();
+  });
+
+  it('a hanging hook is killed at its timeout and the agent goes on', async () => {
+    const cwd = tempDir();
+    execFileSync('mkfifo', [join(cwd, 'never')]);
+    // Opening a fifo nobody writes blocks forever.
+    const h = await harness(
+      [{ tools: [{ name: 'bash', args: { command: 'echo after > after.txt' } }] }, { text: 'ok' }],
+      { PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: 'read line < "$CLAUDE_PROJECT_DIR/never"', timeout: 1 }] }] },
+      cwd,
+    );
+    await h.session.prompt('go');
+    expect(readFileSync(join(cwd, 'after.txt'), 'utf8')).toBe('after\n');
+    expect(h.hookRuns).toMatchObject([{ timedOut: true, exitCode: null, blocked: false, outcome: 'warning' }]);
+    expect(h.hookRuns[0]!.durationMs).toBeGreaterThanOrEqual(1000);
+    expect(h.notices.some((n) => n.includes('did not finish within 1 s and was killed'))).toBe(true);
+    expect(h.calls).toHaveLength(2);
+    await h.session.dispose();
+  });
+});
+
+describe('PostToolUse', () => {
+  it('a formatter rewrites the edited file (the workspace is writable inside the sandbox)', async () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'code.txt'), 'let x = 1\n');
+    // The formatter takes tool_input.file_path from the JSON, as Claude Code hooks do.
+    const formatter = `f=$(sed -n 's/.*"file_path":"\\([^"]*\\)".*/\\1/p'); sed -i 's/let /const /' "$f"`;
+    const h = await harness(
+      [{ tools: [{ name: 'edit', args: { path: 'code.txt', oldText: 'x = 1', newText: 'x = 2' } }] }, { text: 'ok' }],
+      { PostToolUse: [{ matcher: 'Edit|Write', hooks: [{ type: 'command', command: formatter }] }] },
+      cwd,
+    );
+    await h.session.prompt('edit');
+    expect(readFileSync(join(cwd, 'code.txt'), 'utf8')).toBe('const x = 2\n');
+    expect(h.hookRuns).toMatchObject([{ hookEvent: 'PostToolUse', toolName: 'edit', exitCode: 0, outcome: 'passed' }]);
+    await h.session.dispose();
+  });
+
+  it('runs in the sandbox: the workspace is writable, a folder outside it is not', async () => {
+    const outside = tempDir();
+    const h = await harness(
+      [{ tools: [{ name: 'bash', args: { command: 'true' } }] }, { text: 'ok' }],
+      { PostToolUse: [{ hooks: [{ type: 'command', command: `touch inside.txt; touch "${outside}/escaped.txt"; exit 0` }] }] },
+    );
+    await h.session.prompt('go');
+    expect(existsSync(join(h.cwd, 'inside.txt'))).toBe(true);
+    expect(existsSync(join(outside, 'escaped.txt'))).toBe(false);
+    await h.session.dispose();
+  });
+
+  it('exit 2 adds the reason to the tool result', async () => {
+    const h = await harness(
+      [{ tools: [{ name: 'bash', args: { command: 'echo built' } }] }, { text: 'ok' }],
+      { PostToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: 'echo "tests fail now: fix test_a" >&2; exit 2' }] }] },
+    );
+    await h.session.prompt('build');
+    const text = toolResultTexts(h.calls[1]!)[0]!;
+    expect(text).toContain('built');
+    expect(text).toContain('PostToolUse hook: tests fail now: fix test_a');
+    await h.session.dispose();
+  });
+});
+
+describe('Stop', () => {
+  it('exit 2 makes the agent continue once with the message; stop_hook_active is true on the next stop', async () => {
+    const hook = `input=$(cat); case "$input" in *'"stop_hook_active":true'*) exit 0;; esac; echo "run the tests before stopping" >&2; exit 2`;
+    const h = await harness([{ text: 'done' }, { text: 'tests pass' }], { Stop: [{ hooks: [{ type: 'command', command: hook }] }] });
+    await h.session.prompt('work');
+    expect(h.calls).toHaveLength(2);
+    expect(userTexts(h.calls[1]!).at(-1)).toBe('Stop hook feedback:\nrun the tests before stopping');
+    expect(h.hookRuns.map((r) => [r.hookEvent, r.exitCode, r.blocked])).toEqual([
+      ['Stop', 2, true],
+      ['Stop', 0, false],
+    ]);
+    expect(h.session.lastAssistantText()).toBe('tests pass');
+    await h.session.dispose();
+  });
+
+  it('a Stop hook that always blocks sends the agent back only once per prompt', async () => {
+    const h = await harness([{ text: 'one' }, { text: 'two' }, { text: 'three' }], { Stop: [{ hooks: [{ type: 'command', command: 'echo never done >&2; exit 2' }] }] });
+    await h.session.prompt('work');
+    expect(h.calls).toHaveLength(2);
+    expect(h.hookRuns).toHaveLength(2);
+    expect(h.notices.some((n) => n.includes('blocked the stop again'))).toBe(true);
+    await h.session.dispose();
+  });
+});
+
+describe('UserPromptSubmit and SessionStart', () => {
+  it('exit 2 blocks the prompt: nothing is sent to the model', async () => {
+    const h = await harness([{ text: 'never' }], { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'grep -q password && { echo "no secrets in prompts" >&2; exit 2; }; exit 0' }] }] });
+    await expect(h.session.prompt('my password is hunter2')).rejects.toThrow(PromptBlockedError);
+    await expect(h.session.prompt('my password is hunter2')).rejects.toThrow(/no secrets in prompts/);
+    expect(h.calls).toHaveLength(0);
+    await h.session.prompt('hello');
+    expect(h.calls).toHaveLength(1);
+    await h.session.dispose();
+  });
+
+  it('plain stdout adds context; hooks get CLAUDE_PROJECT_DIR and never a provider key', async () => {
+    const saved = process.env.ANTHROPIC_API_KEY;
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-hook-test-secret';
+    try {
+      const h = await harness([{ text: 'hi' }], {
+        SessionStart: [{ hooks: [{ type: 'command', command: 'env > "$CLAUDE_PROJECT_DIR/env.txt"; echo "branch: main"' }] }],
+        UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo "ticket ORC-7"' }] }],
+      });
+      await h.session.prompt('hello');
+      const sent = userTexts(h.calls[0]!).at(-1)!;
+      expect(sent).toBe('hello\nHook context:\nbranch: main\nticket ORC-7');
+      const env = readFileSync(join(h.cwd, 'env.txt'), 'utf8');
+      expect(env).toContain(`CLAUDE_PROJECT_DIR=${h.cwd}`);
+      expect(env).not.toContain('sk-ant-hook-test-secret');
+      await h.session.dispose();
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
+    }
+  });
+});
+
+describe('hook config', () => {
+  it('names the file and the key of a mistake', () => {
+    const bad = (v: unknown) => () => parseHooksConfig(v, '/p/.claude/settings.json');
+    expect(bad({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command' }] }] })).toThrow('/p/.claude/settings.json: hooks.PreToolUse[0].hooks[0].command: must be a non-empty shell command');
+    expect(bad({ PreTool: [] })).toThrow('hooks.PreTool: unknown hook event');
+    expect(bad({ Stop: [{ hooks: [{ type: 'command', command: 'x', timeout: -1 }] }] })).toThrow('hooks.Stop[0].hooks[0].timeout: must be a positive number');
+    expect(bad({ PreToolUse: [{ matcher: '(', hooks: [] }] })).toThrow('hooks.PreToolUse[0].matcher: is not a valid regular expression');
+    expect(bad({ PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'x' }] }] })).toThrow('hooks.PreToolUse[0].hooks[0].prompt: unknown key');
+  });
+
+  it('drops Claude Code events orchestrate does not fire, with a warning', () => {
+    const warnings: string[] = [];
+    const config: HooksConfig = parseHooksConfig({ Notification: [{ hooks: [{ type: 'command', command: 'x' }] }], Stop: [] }, 'f', (w) => warnings.push(w));
+    expect(config).toEqual({ Stop: [] });
+    expect(warnings[0]).toContain('hooks.Notification: this event is not fired by orchestrate');
+  });
+});
