@@ -8,7 +8,10 @@ import { dirname, join, resolve } from 'node:path';
 import { defaultRunsDir } from '../../display/find-run.js';
 import { descriptorPathsWork } from '../../tools/confined-path.js';
 import { defaultBwrapPath, measureSandboxHardening, probeSandbox } from '../../tools/sandbox.js';
+import { loadRecipe } from '../../recipe/load.js';
+import { formatProblem } from '../../recipe/problems.js';
 import { EXIT, type CliContext } from '../cli-io.js';
+import { endpointChecks } from '../endpoint-checks.js';
 import { type CliCommand } from '../command.js';
 
 const MIN_NODE = [20, 19] as const;
@@ -160,10 +163,19 @@ export function doctorChecks(ctx: Pick<CliContext, 'env'>, runsDir: string): Doc
 export const doctorCommand: CliCommand = {
   command: 'doctor',
   describe: 'Check this machine: node, git, the command sandbox (bubblewrap), the API key, a writable run folder',
-  builder: (y) => y.option('run-dir', { type: 'string', describe: 'Run folder to check (default .orchestrate/runs)' }),
+  builder: (y) =>
+    y
+      .option('run-dir', { type: 'string', describe: 'Run folder to check (default .orchestrate/runs)' })
+      .option('recipe', { type: 'string', describe: "Also check the model endpoints of this recipe's providers: (reachable, model listed)" })
+      .option('probe', { type: 'boolean', default: false, describe: 'With --recipe: send each endpoint a one-token request' }),
   run: async (args, ctx) => {
     const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
     const checks = doctorChecks(ctx, runsDir);
+    if (typeof args.recipe === 'string') {
+      const loaded = loadRecipe(resolve(ctx.cwd, args.recipe), { cwd: ctx.cwd });
+      if (!loaded.ok) checks.push({ name: 'recipe', ok: false, essential: true, message: `the recipe does not load: ${loaded.problems.map((p) => formatProblem(p)).join('; ')}` });
+      else checks.push(...(await endpointChecks(loaded.recipe, args.probe === true)));
+    }
     for (const c of checks) ctx.stdout(`${c.ok ? 'ok  ' : c.essential ? 'FAIL' : 'warn'}  ${c.message}\n`);
     const failed = checks.filter((c) => !c.ok && c.essential);
     if (failed.length > 0) {
