@@ -294,11 +294,14 @@ export function bwrapArgs(plan: SandboxPlan, env: Readonly<Record<string, string
   if (privateHome) add(home, 'home');
   for (const p of readOnly) add(p, 'ro');
   for (const p of writable) add(p, 'bind');
-  // A read-only view inside another adds nothing, unless something else visible lies between.
-  // (Nested hidden folders stay: each shows as an empty folder, as commands have seen them so far.)
+  // A read-only view or hidden folder inside another of its kind adds nothing, unless something
+  // else visible lies between.
   const visible = mounts.filter((m) => m.kind === 'bind' || m.kind === 'ro' || m.kind === 'home').map((m) => m.path);
+  // The default hidden places (/run/user inside a hidden /run, ~/.ssh inside a hidden home) are
+  // dropped the same way; the caller's (the runs folder) stay, as empty folders.
+  const callers = new Set((plan.hide ?? []).map((p) => existing(resolve(p))));
   const redundant = (m: Mount): boolean =>
-    m.kind === 'ro' &&
+    (m.kind === 'ro' || (m.kind === 'hide' && !callers.has(m.path))) &&
     mounts.some((o) => o.kind === m.kind && o.path !== m.path && isInside(o.path, m.path) && !visible.some((v) => v !== o.path && v !== m.path && isInside(o.path, v) && isInside(v, m.path)));
   const kept = mounts.filter((m) => !redundant(m));
   mounts.length = 0;
