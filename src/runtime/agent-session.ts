@@ -12,6 +12,7 @@ import { Agent } from '../agent/agent.js';
 import type { AgentEvent, AgentMessage, AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { stream as registryStream } from '../ai/registry.js';
 import { learnContextWindow } from '../ai/learned-windows.js';
+import { overflowLimitFromError } from '../ai/overflow.js';
 import { estimateContextTokens, estimateMessageTokens, estimateTextTokens } from '../ai/token-estimate.js';
 import type { AssistantMessage, ImageContent, Model, StreamFunction, StreamOptions, ToolResultMessage, UserMessage } from '../ai/types.js';
 import { navigateTree } from '../session/branch-summary.js';
@@ -340,9 +341,9 @@ export class AgentSession {
       if (verdict.blocked) throw new PromptBlockedError(verdict.reason ?? 'no reason given');
       if (verdict.context) contexts.push(verdict.context);
     }
-    const message = userMessage(text, images);
-    if (contexts.length > 0) message.content.splice(1, 0, { type: 'text', text: `Hook context:\n${contexts.join('\n')}` });
-    return message;
+    if (contexts.length === 0) return userMessage(text, images);
+    const context = { type: 'text' as const, text: `Hook context:\n${contexts.join('\n')}` };
+    return { role: 'user', content: [{ type: 'text', text }, context, ...(images ?? [])], timestamp: Date.now() };
   }
 
   /**
@@ -630,14 +631,16 @@ export class AgentSession {
    * sized for what the server accepts. Later sessions of this process start from it too.
    */
   private learnWindow(failed: AssistantMessage): boolean {
-    const window = learnContextWindow(this.model, failed.errorMessage);
-    if (window === undefined) return false;
-    const was = this.model.contextWindow;
-    if (window <= 2 * this.compactionSettings.reserveTokens) {
+    const minWindow = 2 * this.compactionSettings.reserveTokens + 1;
+    const stated = overflowLimitFromError(failed.errorMessage);
+    if (stated !== undefined && stated < minWindow && stated < this.model.contextWindow) {
       // Too small to leave room for a reply and a summary: compacting for it would only thrash.
-      this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is only ${window} tokens: too small for an agent (raise the server's context size, e.g. llama.cpp -c / Ollama num_ctx).`);
+      this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is only ${stated} tokens: too small for an agent (raise the server's context size, e.g. llama.cpp -c / Ollama num_ctx).`);
       return false;
     }
+    const window = learnContextWindow(this.model, failed.errorMessage, minWindow);
+    if (window === undefined) return false;
+    const was = this.model.contextWindow;
     this.agent.setModel({ ...this.model, contextWindow: window });
     this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is ${window} tokens (not ${was}): compaction follows it from now on.`);
     return true;

@@ -21,6 +21,22 @@ export {
   textOrFile,
   type CreateAgentSessionOptions,
 } from './create-agent-session.js';
+export {
+  DEFAULT_HOOK_TIMEOUT_SEC,
+  HOOK_EVENTS,
+  HooksConfigError,
+  hasHooks,
+  hookSettingsFiles,
+  loadHookSources,
+  loadHooksFile,
+  mergeHooksConfigs,
+  parseHooksConfig,
+  type CommandHook,
+  type HookEventName,
+  type HookMatcherGroup,
+  type HooksConfig,
+} from './command-hooks.js';
+export { PromptBlockedError, type HookRunEvent } from './hook-session.js';
 export type { AgentSessionEvent, AgentSessionEventType, AgentSessionListener, CompactionResult, CompactionReason } from './session-events.js';
 export { isRetryableError, retryDelay } from './retry-policy.js';
 export { planResume, cutOffTurn, interruptedCallText, READ_ONLY_TOOLS, type CutOffTurn, type ResumePlan, type ResumePoint, type ResumeKind } from './session-resume.js';

@@ -5,7 +5,8 @@
 // options and exit codes.
 import { type Argv } from 'yargs';
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
 import { DECLARED_MODEL_DEFAULTS, modelFromSpec, priceOf } from '../../ai/models.js';
 import { findProvider } from '../../ai/provider-config.js';
@@ -13,6 +14,10 @@ import { parseTokenCount } from '../../recipe/duration.js';
 import {
   AgentSessionConfigError,
   DEFAULT_LOOP_DETECTION,
+  HooksConfigError,
+  hasHooks,
+  loadHookSources,
+  orchestrateHome,
   DEFAULT_RUN_LIMITS,
   createAgentSession,
   cutOffTurn,
@@ -67,6 +72,7 @@ function agentOptions(y: Argv): Argv<object> {
     .option('thinking', { type: 'string', choices: THINKING, describe: 'Reasoning effort (default medium; off for models without reasoning)' })
     .option('extension', { type: 'string', array: true, nargs: 1, describe: 'Extension module (.js, or .ts under tsx), repeatable: --extension a.ts --extension b.ts' })
     .option('sandbox', { type: 'string', choices: ['workspace', 'none'], describe: 'bash commands: workspace (default where bubblewrap works: only --cwd writable, secrets hidden, no network) or none (unconfined)' })
+    .option('hooks', { type: 'string', array: true, nargs: 1, describe: 'Command hooks file in Claude Code\'s settings.json shape ({"hooks": {"PreToolUse": [...]}}), repeatable; added to the hooks of ~/.orchestrate/settings.json, ~/.claude/settings.json and the project\'s .orchestrate/settings.json, .claude/settings.json, .claude/settings.local.json (README "Hooks")' })
     .option('network', { type: 'boolean', describe: 'Let sandboxed bash commands reach the network (default off)' })
     .option('max-turns', { type: 'string', describe: `Model calls one prompt may make before the agent is stopped (default ${DEFAULT_RUN_LIMITS.maxTurns}; 0 = no cap)` })
     .option('budget-usd', { type: 'string', describe: `Stop the agent once this session has spent this many US dollars (default ${AGENT_CLI_DEFAULTS.budgetUsd}; "none" = no cap)` })
@@ -148,6 +154,21 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   // bash runs in the sandbox by default; its one warning (no bwrap here) goes where notices go.
   const sandbox = { mode: args.sandbox === 'none' ? ('none' as const) : ('workspace' as const), network: args.network === true, warn: o.notify! };
   o.toolOptions = { ...o.toolOptions, bash: { ...o.toolOptions?.bash, sandbox } };
+  // Command hooks: the user's settings, the project's (the single agent works in the user's own
+  // project), then --hooks files. They run in the same sandbox as bash.
+  try {
+    const hooks = loadHookSources({
+      cwd,
+      home: orchestrateHome(ctx.env),
+      claudeHome: join(ctx.env.HOME || homedir(), '.claude'),
+      files: list(args.hooks).map((f) => resolve(ctx.cwd, f)),
+      warn: o.notify!,
+    });
+    if (hasHooks(hooks)) o.commandHooks = hooks;
+  } catch (err) {
+    if (err instanceof HooksConfigError) throw new AgentSessionConfigError(err.message);
+    throw err;
+  }
   const bounds = runBoundsFromArgs(args);
   o.limits = bounds.limits;
   o.loopDetection = bounds.loopDetection;
