@@ -24,12 +24,13 @@ export function withLearnedWindow(model: Model): Model {
 }
 
 /**
- * Records the window an overflow error states. Returns the new window when it is smaller than
+ * Records the window an overflow error states (when at least `minWindow`). Returns the new window when it is smaller than
  * the model's current one (the caller then switches to it), else undefined.
  */
-export function learnContextWindow(model: Model, errorMessage: string | undefined): number | undefined {
+export function learnContextWindow(model: Model, errorMessage: string | undefined, minWindow = 0): number | undefined {
   const limit = overflowLimitFromError(errorMessage);
-  if (limit === undefined) return undefined;
+  // A window too small to work in is not recorded: later sessions would only thrash in it.
+  if (limit === undefined || limit < minWindow) return undefined;
   const key = keyOf(model);
   const known = learned.get(key);
   if (known === undefined || limit < known) learned.set(key, limit);
