@@ -81,7 +81,11 @@ export function parseHooksConfig(value: unknown, where: string, warn: (message: 
         if (problem) fail(`${gkey}.matcher`, `is not a valid regular expression: ${problem}`);
       }
       if (!Array.isArray(g.hooks)) fail(`${gkey}.hooks`, `must be a list of {type: "command", command, timeout}, got ${kind(g.hooks)}`);
-      const hooks = (g.hooks as unknown[]).map((h, j) => parseCommandHook(h, `${gkey}.hooks[${j}]`, where, fail));
+      const hooks: CommandHook[] = [];
+      (g.hooks as unknown[]).forEach((h, j) => {
+        const hook = parseCommandHook(h, `${gkey}.hooks[${j}]`, where, fail, warn);
+        if (hook) hooks.push(hook);
+      });
       parsed.push({ ...(matcher !== undefined ? { matcher } : {}), hooks });
     });
     out[event as HookEventName] = parsed;
@@ -89,13 +93,29 @@ export function parseHooksConfig(value: unknown, where: string, warn: (message: 
   return out;
 }
 
-function parseCommandHook(value: unknown, key: string, where: string, fail: (key: string, problem: string) => never): CommandHook {
+/** Claude Code hook types orchestrate does not run: skipped with a warning, so a real settings file still loads. */
+const OTHER_HOOK_TYPES = ['prompt', 'agent', 'http', 'mcp_tool'];
+/** Keys of newer Claude Code command hooks that have no effect here: ignored with a warning. */
+const IGNORED_HOOK_KEYS = ['async', 'statusMessage', 'once', 'shell'];
+
+function parseCommandHook(
+  value: unknown,
+  key: string,
+  where: string,
+  fail: (key: string, problem: string) => never,
+  warn: (message: string) => void,
+): CommandHook | undefined {
   if (!isRecord(value)) fail(key, `must be an object {type: "command", command}, got ${kind(value)}`);
   const h = value as Record<string, unknown>;
-  for (const k of Object.keys(h)) {
-    if (!['type', 'command', 'timeout'].includes(k)) fail(`${key}.${k}`, 'unknown key; a hook has "type", "command" and "timeout"');
+  if (typeof h.type === 'string' && OTHER_HOOK_TYPES.includes(h.type)) {
+    warn(`warning: ${where}: ${key}: hooks of type "${h.type}" are not run by orchestrate (only "command"); skipped.`);
+    return undefined;
   }
   if (h.type !== 'command') fail(`${key}.type`, `must be "command" (the only hook type orchestrate runs), got ${JSON.stringify(h.type)}`);
+  for (const k of Object.keys(h)) {
+    if (IGNORED_HOOK_KEYS.includes(k)) warn(`warning: ${where}: ${key}.${k}: not supported by orchestrate; ignored.`);
+    else if (!['type', 'command', 'timeout'].includes(k)) fail(`${key}.${k}`, 'unknown key; a hook has "type", "command" and "timeout"');
+  }
   if (typeof h.command !== 'string' || h.command.trim() === '') fail(`${key}.command`, 'must be a non-empty shell command');
   if (h.timeout !== undefined && (typeof h.timeout !== 'number' || !Number.isFinite(h.timeout) || h.timeout <= 0)) {
     fail(`${key}.timeout`, `must be a positive number of seconds, got ${JSON.stringify(h.timeout)}`);

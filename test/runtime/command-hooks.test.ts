@@ -260,7 +260,22 @@ describe('hook config', () => {
     expect(bad({ PreTool: [] })).toThrow('hooks.PreTool: unknown hook event');
     expect(bad({ Stop: [{ hooks: [{ type: 'command', command: 'x', timeout: -1 }] }] })).toThrow('hooks.Stop[0].hooks[0].timeout: must be a positive number');
     expect(bad({ PreToolUse: [{ matcher: '(', hooks: [] }] })).toThrow('hooks.PreToolUse[0].matcher: is not a valid regular expression');
-    expect(bad({ PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'x' }] }] })).toThrow('hooks.PreToolUse[0].hooks[0].prompt: unknown key');
+    expect(bad({ PreToolUse: [{ hooks: [{ type: 'command', command: 'x', comand: 'y' }] }] })).toThrow('hooks.PreToolUse[0].hooks[0].comand: unknown key');
+    expect(bad({ PreToolUse: [{ hooks: [{ type: 'script', command: 'x' }] }] })).toThrow('hooks.PreToolUse[0].hooks[0].type: must be "command"');
+  });
+
+  it("skips Claude Code's other hook types and newer keys with a warning, so a real settings file loads", () => {
+    const warnings: string[] = [];
+    const config = parseHooksConfig(
+      { Stop: [{ hooks: [{ type: 'prompt', prompt: 'Is the task done?' }, { type: 'command', command: 'npm test', async: true }] }] },
+      '~/.claude/settings.json',
+      (w) => warnings.push(w),
+    );
+    expect(config.Stop?.[0]?.hooks).toEqual([{ type: 'command', command: 'npm test', source: '~/.claude/settings.json' }]);
+    expect(warnings).toEqual([
+      'warning: ~/.claude/settings.json: hooks.Stop[0].hooks[0]: hooks of type "prompt" are not run by orchestrate (only "command"); skipped.',
+      'warning: ~/.claude/settings.json: hooks.Stop[0].hooks[1].async: not supported by orchestrate; ignored.',
+    ]);
   });
 
   it('drops Claude Code events orchestrate does not fire, with a warning', () => {
