@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { AgentTool } from '../../src/agent/types.js';
+import { forgetLearnedWindows } from '../../src/ai/learned-windows.js';
 import { scriptedModel } from '../../src/ai/models.js';
 import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedTurn } from '../../src/ai/scripted.js';
 import type { Context } from '../../src/ai/types.js';
@@ -19,6 +20,9 @@ function tempDir(): string {
 }
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  // A scripted overflow states a limit, and the process remembers it as the model's window
+  // (learned-windows): forget it so one test's overflow does not shrink the next test's window.
+  forgetLearnedWindows();
 });
 
 interface Harness {
