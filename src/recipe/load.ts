@@ -1,6 +1,7 @@
 // The one entry point the CLI and the coordinator use: validate a recipe file, apply inputs and
 // command-line overrides, and return a LoadedRecipe or every problem found.
 import { getModel, listModels } from '../ai/models.js';
+import { BUILTIN_PROVIDERS, findProvider } from '../ai/provider-config.js';
 import { renderText } from './expressions.js';
 import { inputSpecs, resolveInputs } from './inputs.js';
 import { type LoadedRecipe, type RecipeOverrides, modelKey, normalizeRecipe } from './normalize.js';
@@ -53,6 +54,16 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   if (opts.budgetTokens !== undefined) overrides.budgetTokens = opts.budgetTokens;
   const recipe = normalizeRecipe(doc, { file, dir, env, overrides, inputs: specs, inputValues: values, renderedEnv, locate: (p) => sourceMap.locate(p) });
 
+  // --provider NAME must name a provider that exists: built in, a preset, or under the recipe's providers:.
+  if (opts.provider !== undefined && opts.provider !== 'anthropic' && opts.provider !== 'scripted' && !findProvider(opts.provider) && !Object.hasOwn(doc.providers ?? {}, opts.provider)) {
+    const known = ['anthropic', 'scripted', ...BUILTIN_PROVIDERS.map((b) => b.name), ...Object.keys(doc.providers ?? {})];
+    problems.push({
+      code: 'unknown_provider',
+      ...at([]),
+      message: `--provider ${opts.provider}: unknown provider`,
+      hint: `use one of ${known.join(', ')}, or declare it under the recipe's providers: {${opts.provider}: {type: openai-compatible, base_url: ...}}`,
+    });
+  }
   // --provider scripted turns every agent offline; each needs a script to replay.
   if (opts.provider === 'scripted') {
     for (const agent of Object.values(recipe.agents)) {

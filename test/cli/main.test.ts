@@ -91,7 +91,7 @@ describe('usage', () => {
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '-2'], '--concurrency must be a whole number'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '1.5'], '--concurrency must be a whole number'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--budget-usd', 'lots'], '--budget-usd must be a number'],
-    [['recipes/fan-out/recipe.yaml', '--dry-run', '--provider', 'openai'], 'Invalid values'],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--provider', 'openia'], 'unknown provider'],
   ])('%j is a usage error: exit 2 with a hint and nothing on stdout', async (argv, message) => {
     const r = await run(argv);
     expect(r.code).toBe(2);
