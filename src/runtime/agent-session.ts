@@ -8,60 +8,44 @@
 // (so the file order is the event order however slow a subscriber is), then the event bus calls
 // listeners and queues async hooks in order (event-bus.ts). The hook chain is awaited before
 // each tool call and before prompt() returns, so hooks always see a finished picture.
+//
+// The concepts live in their own files; this class holds the state and wires them together:
+//   session-run-loop.ts     after each run: retries, automatic compactions, Stop hooks, guard stops
+//   prompt-message.ts       the user message of a prompt (SessionStart / UserPromptSubmit hooks)
+//   session-persistence.ts  messages -> session entries, and the error a failed write becomes
+//   session-compaction.ts   one compaction job;  session-navigation.ts  navigate / rewind / fork
+//   session-resume.ts       resume();  session-settings.ts  model and thinking-level changes
 import { Agent } from '../agent/agent.js';
 import type { AgentEvent, AgentMessage, AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { stream as registryStream } from '../ai/registry.js';
-import { learnContextWindow } from '../ai/learned-windows.js';
-import { overflowLimitFromError } from '../ai/overflow.js';
-import { estimateContextTokens, estimateMessageTokens, estimateTextTokens } from '../ai/token-estimate.js';
-import type { AssistantMessage, ImageContent, Model, StreamFunction, StreamOptions, ToolResultMessage, UserMessage } from '../ai/types.js';
-import { navigateTree } from '../session/branch-summary.js';
+import type { ImageContent, Model, StreamFunction, StreamOptions, UserMessage } from '../ai/types.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../session/defaults.js';
-import { compactionThreshold, shouldCompact } from '../session/prepare-compaction.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
 import type { SessionHeader } from '../session/types.js';
 import { expandSkillCommand } from '../tools/skills.js';
-import { checkCompaction, predatesLatestCompaction, type CompactionCheckInput } from './auto-compaction.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
 import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
-import { RunGuard, loopWarningText } from './run-guard.js';
-import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits, type RunStoppedError } from './run-limits.js';
-import { isRetryableError, retryDelay, sleepUnlessAborted } from './retry-policy.js';
-import { compactSession, summaryConversation, type SessionCompactionOutcome } from './session-compaction.js';
+import { RunGuard } from './run-guard.js';
+import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits } from './run-limits.js';
+import { compactSession, summaryConversation, type CompactOptions, type SessionCompactionOutcome } from './session-compaction.js';
 import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
 import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
-import { HookSession, PromptBlockedError, withCommandToolHooks } from './hook-session.js';
-import { forkStore, navigateOptions, type NavigationContext, type NavigationRequest } from './session-navigation.js';
+import { HookSession, withCommandToolHooks } from './hook-session.js';
+import { forkReport, forkStore, moveLeaf, type NavigationContext, type NavigationRequest } from './session-navigation.js';
 import { computeStats, type SessionStats } from './stats.js';
+import { lastAssistantText, promptMessage, userMessage } from './prompt-message.js';
+import { SessionRunLoop } from './session-run-loop.js';
+import { persistMessage, storageError } from './session-persistence.js';
+import { changeModel, changeThinkingLevel, type SettingsContext } from './session-settings.js';
 
 import type { AgentSessionConfig, ForkResult, NavigateResult, PromptOptions, SessionState } from './agent-session-types.js';
 
 export type { AgentSessionHooks } from './session-hooks.js';
+export type { CompactOptions } from './session-compaction.js';
 export type { AgentSessionConfig, ForkResult, NavigateResult, PromptOptions, SessionState } from './agent-session-types.js';
-
-function userMessage(text: string, images?: ImageContent[]): UserMessage {
-  return { role: 'user', content: [{ type: 'text', text }, ...(images ?? [])], timestamp: Date.now() };
-}
-
-function lastAssistant(messages: readonly AgentMessage[]): AssistantMessage | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role === 'assistant') return m;
-  }
-  return undefined;
-}
-
-/** Options of a manual compaction. */
-export interface CompactOptions {
-  /**
-   * Keep this many recent tokens instead of the configured amount; 0 summarizes everything up
-   * to the last message (a handoff summary of a whole short session).
-   */
-  keepRecentTokens?: number;
-}
 
 export class AgentSession {
   readonly agent: Agent;
@@ -71,17 +55,13 @@ export class AgentSession {
   private readonly hooks: AgentSessionHooks;
   /** Command hooks in Claude Code's format (hook-session.ts), when configured. */
   private readonly commandHooks: HookSession | undefined;
-  /** A Stop hook already sent the agent back to work in this prompt (Claude Code's stop_hook_active). */
-  private stopHookActive = false;
   private sessionStartRan = false;
   private compactionSettings: CompactionSettings;
   private retrySettings: RetrySettings;
   /** Loop detection and the caps on turns, spend and compactions (run-guard.ts). */
   private readonly guard: RunGuard;
-  /** Set when a guard ended the current prompt; prompt() rejects with it. */
-  private stopError: RunStoppedError | undefined;
-  /** The context passed the threshold at a turn boundary: compact, then continue the run. */
-  private compactPending = false;
+  /** Retries, automatic compactions, Stop hooks and guard stops of a prompt (session-run-loop.ts). */
+  private readonly runLoop: SessionRunLoop;
   private readonly summaries: 'model' | 'extractive';
   private readonly completeFn: CompleteFunction;
   private readonly unsubscribeAgent: () => void;
@@ -91,7 +71,6 @@ export class AgentSession {
   /** Aborts retry waits and compactions of the current prompt. */
   private runAbort: AbortController | undefined;
   private compacting = false;
-  private retryAttempt = 0;
   private disposed = false;
   /**
    * Set when the session file could not be written. The run stops at once and no further prompt
@@ -143,11 +122,24 @@ export class AgentSession {
       streamOptions: config.streamOptions,
       transformContext: this.hooks.transformContext,
       beforeTurn: this.hooks.beforeTurn,
-      shouldStop: async (ctx) => this.guardTurn(ctx.message, ctx.toolResults.length > 0, ctx.toolResults) || ((await this.hooks.shouldStop?.(ctx)) ?? false),
+      shouldStop: async (ctx) => this.runLoop.guardTurn(ctx.message, ctx.toolResults.length > 0, ctx.toolResults) || ((await this.hooks.shouldStop?.(ctx)) ?? false),
       ...composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: config.cwd, bus: this.bus }),
       steeringMode: config.steeringMode,
       followUpMode: config.followUpMode,
       onListenerError: (err, event) => notify(`A session listener threw on ${event.type}: ${errorText(err)}`),
+    });
+    this.runLoop = new SessionRunLoop({
+      agent: this.agent,
+      bus: this.bus,
+      guard: this.guard,
+      commandHooks: this.commandHooks,
+      compactionSettings: () => this.compactionSettings,
+      retrySettings: () => this.retrySettings,
+      store: () => this.storeValue,
+      runSignal: () => this.runAbort?.signal,
+      storageError: () => this.storageError,
+      emit: (event) => this.emit(event),
+      compactNow: (signal) => this.compactNow(undefined, signal),
     });
     this.unsubscribeAgent = this.agent.subscribe((event) => this.onAgentEvent(event));
     this.unsubscribeWriteErrors = this.storeValue.onWriteError((err) => this.storageFailed(err));
@@ -218,17 +210,7 @@ export class AgentSession {
 
   /** Text of the last assistant reply that has any, or null. */
   lastAssistantText(): string | null {
-    const messages = this.messages;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i]!;
-      if (m.role !== 'assistant') continue;
-      const text = m.content
-        .filter((b) => b.type === 'text')
-        .map((b) => (b.type === 'text' ? b.text : ''))
-        .join('');
-      if (text.trim() !== '') return text;
-    }
-    return null;
+    return lastAssistantText(this.messages);
   }
 
   stats(): SessionStats {
@@ -250,29 +232,13 @@ export class AgentSession {
     if (event.type === 'message_start' && event.message.role === 'user') this.queued.delete(event.message);
     if (event.type === 'message_end') this.persist(event.message);
     this.emit(event);
-    if (event.type === 'message_end' && event.message.role === 'assistant') {
-      const failed = event.message.stopReason === 'error' || event.message.stopReason === 'aborted';
-      if (!failed && this.retryAttempt > 0) {
-        this.emit({ type: 'auto_retry_end', success: true, attempt: this.retryAttempt });
-        this.retryAttempt = 0;
-      }
-    }
+    if (event.type === 'message_end' && event.message.role === 'assistant') this.runLoop.replyEnded(event.message);
   }
 
-  /**
-   * message_end -> session entry. A new session's first write happens with its first reply. A
-   * reply is written before this returns: its tool calls run next, and a run's last reply ends
-   * it. Other entries go out with the store's next batch, within the same event-loop turn.
-   */
+  /** message_end -> session entry (session-persistence.ts). */
   private persist(message: AgentMessage): void {
     try {
-      if (message.role === 'custom') {
-        this.storeValue.appendCustomMessage(message.customType, message.content, message.display, message.details);
-      } else if (message.role !== 'compactionSummary' && message.role !== 'branchSummary') {
-        // Summaries come from session entries (compaction, branch_summary) and are never stored twice.
-        this.storeValue.appendMessage(message);
-      }
-      if (message.role === 'assistant') this.storeValue.persist();
+      persistMessage(this.storeValue, message);
     } catch (err) {
       this.storageFailed(err);
     }
@@ -281,10 +247,7 @@ export class AgentSession {
   /** The session file cannot be written: stop the run and refuse further work. */
   private storageFailed(err: unknown): void {
     if (this.storageError) return;
-    const text = errorText(err);
-    // The storage's message names the file already; say so only when it does not.
-    const file = this.sessionFile ?? '(memory)';
-    this.storageError = new Error(text.includes(file) ? text : `Could not write to the session file ${file}: ${text}`);
+    this.storageError = storageError(err, this.sessionFile);
     this.bus.notify(`${this.storageError.message} The run was stopped; the session file holds everything up to the last entry that was written.`);
     this.runAbort?.abort();
     this.agent.abort();
@@ -313,57 +276,23 @@ export class AgentSession {
     }
     const expanded = text.startsWith('/skill:') ? expandSkillCommand(text, this.config.skills ?? []) : undefined;
     return this.runExclusive(async () => {
-      this.beginPrompt();
+      this.runLoop.beginPrompt();
       const message = await this.promptMessage(expanded ?? text, options.images);
-      await this.compactBeforePrompt();
-      if (!this.stopError) await this.drive(() => this.agent.prompt(message));
+      await this.runLoop.compactBeforePrompt();
+      if (!this.runLoop.stopError) await this.runLoop.drive(() => this.agent.prompt(message));
       if (this.storageError) throw this.storageError;
-      if (this.stopError) throw this.stopError;
+      if (this.runLoop.stopError) throw this.runLoop.stopError;
     });
   }
 
-  /**
-   * The user message of a prompt: SessionStart hooks (first prompt of this object) and
-   * UserPromptSubmit hooks may add context; a UserPromptSubmit block rejects the prompt.
-   */
-  private async promptMessage(text: string, images?: ImageContent[]): Promise<UserMessage> {
-    const hooks = this.commandHooks;
-    const contexts: string[] = [];
-    if (hooks && !this.sessionStartRan) {
-      this.sessionStartRan = true;
-      if (hooks.has('SessionStart')) {
-        const verdict = await hooks.sessionStart(this.agent.state.messages.length > 0 ? 'resume' : 'startup', this.runAbort?.signal);
-        if (verdict.context) contexts.push(verdict.context);
-      }
-    }
-    if (hooks?.has('UserPromptSubmit')) {
-      const verdict = await hooks.userPromptSubmit(text, this.runAbort?.signal);
-      if (verdict.blocked) throw new PromptBlockedError(verdict.reason ?? 'no reason given');
-      if (verdict.context) contexts.push(verdict.context);
-    }
-    if (contexts.length === 0) return userMessage(text, images);
-    const context = { type: 'text' as const, text: `Hook context:\n${contexts.join('\n')}` };
-    return { role: 'user', content: [{ type: 'text', text }, context, ...(images ?? [])], timestamp: Date.now() };
-  }
-
-  /**
-   * The agent is about to stop: Stop hooks may send it back to work once, with their reason as a
-   * message (true = continue). A second block in the same prompt is a warning, not another turn.
-   */
-  private async stopHooksContinue(): Promise<boolean> {
-    const hooks = this.commandHooks;
-    if (!hooks?.has('Stop') || this.stopError || this.storageError || this.runAbort?.signal.aborted) return false;
-    const last = lastAssistant(this.agent.state.messages);
-    if (!last || last.stopReason === 'error' || last.stopReason === 'aborted') return false;
-    const verdict = await hooks.stop(this.stopHookActive, this.lastAssistantText() ?? undefined, this.runAbort?.signal);
-    if (!verdict.blocked) return false;
-    if (this.stopHookActive) {
-      this.bus.notify(`warning: a Stop hook blocked the stop again after the agent went on once; the agent stops here. It said: ${verdict.reason ?? ''}`);
-      return false;
-    }
-    this.stopHookActive = true;
-    this.agent.followUp(userMessage(`Stop hook feedback:\n${verdict.reason ?? ''}`));
-    return true;
+  /** The user message of a prompt, with what SessionStart / UserPromptSubmit hooks add (prompt-message.ts). */
+  private promptMessage(text: string, images?: ImageContent[]): Promise<UserMessage> {
+    return promptMessage(text, images, {
+      hooks: this.commandHooks,
+      claimSessionStart: () => !this.sessionStartRan && (this.sessionStartRan = true),
+      resuming: this.agent.state.messages.length > 0,
+      signal: this.runAbort?.signal,
+    });
   }
 
   /**
@@ -382,9 +311,9 @@ export class AgentSession {
     const point = plan.point;
     if (note === undefined && (point.kind === 'finished' || point.kind === 'empty')) return point.kind;
     await this.runExclusive(async () => {
-      this.beginPrompt();
+      this.runLoop.beginPrompt();
       const signal = this.runAbort?.signal ?? new AbortController().signal;
-      if (point.kind === 'dangling' && !this.stopError) {
+      if (point.kind === 'dangling' && !this.runLoop.stopError) {
         const hooks = composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: this.config.cwd, bus: this.bus });
         const context = { systemPrompt: this.systemPrompt, messages: this.agent.state.messages.slice(), tools: this.agent.state.tools };
         await answerInterruptedCalls(point.reply, point.calls, context, hooks, signal, (event) => {
@@ -392,12 +321,12 @@ export class AgentSession {
           this.onAgentEvent(event);
         });
       }
-      await this.compactBeforePrompt();
+      await this.runLoop.compactBeforePrompt();
       // A compaction rebuilds the context from the file, failed replies included: drop them again.
       this.agent.replaceMessages(planResume(this.agent.state.messages).messages);
-      if (!this.stopError && !signal.aborted) await this.drive(() => (note === undefined ? this.agent.continue() : this.agent.prompt(userMessage(note))));
+      if (!this.runLoop.stopError && !signal.aborted) await this.runLoop.drive(() => (note === undefined ? this.agent.continue() : this.agent.prompt(userMessage(note))));
       if (this.storageError) throw this.storageError;
-      if (this.stopError) throw this.stopError;
+      if (this.runLoop.stopError) throw this.runLoop.stopError;
     });
     return point.kind;
   }
@@ -463,24 +392,6 @@ export class AgentSession {
     if (this.storageError) throw this.storageError;
   }
 
-  /** Per-prompt guard state starts over; a spent budget stops before any call. */
-  private beginPrompt(): void {
-    this.retryAttempt = 0;
-    this.stopHookActive = false;
-    this.stopError = undefined;
-    this.compactPending = false;
-    this.guard.beginPrompt();
-    const budget = this.guard.budgetStop();
-    if (budget) this.stopWith(budget);
-  }
-
-  /** A guard ended the prompt: say so once; prompt() rejects with it when the run is over. */
-  private stopWith(error: RunStoppedError): void {
-    if (this.stopError) return;
-    this.stopError = error;
-    this.emit({ type: 'run_stopped', kind: error.kind, message: error.message });
-  }
-
   /** Wraps a stream function so every call's final usage counts against the spend caps. */
   private metered(fn: StreamFunction): StreamFunction {
     return (model, context, options) => {
@@ -491,195 +402,6 @@ export class AgentSession {
       );
       return events;
     };
-  }
-
-  /**
-   * A turn boundary: the reply's tool calls are done and the loop would call the model again
-   * (when `continues`). True stops the loop: a guard stopped the run, or the context passed the
-   * compaction threshold (afterRun compacts, then continues the same run).
-   */
-  private guardTurn(message: AssistantMessage, continues: boolean, results: readonly ToolResultMessage[] = []): boolean {
-    if (message.stopReason === 'error' || message.stopReason === 'aborted') return false;
-    const verdict = this.guard.afterTurn(message, continues, results);
-    if (verdict.stop) {
-      this.stopWith(verdict.stop);
-      return true;
-    }
-    if (verdict.warn) {
-      this.emit({ type: 'loop_warning', pattern: verdict.warn.pattern, detail: verdict.warn.detail });
-      this.agent.steer({ role: 'custom', customType: 'loop-warning', content: loopWarningText(verdict.warn), display: true, timestamp: Date.now() });
-    }
-    if (!continues || !this.compactionSettings.enabled) return false;
-    const tokens = estimateContextTokens(this.agent.state.messages).tokens;
-    if (!shouldCompact(tokens, this.model.contextWindow, this.compactionSettings)) return false;
-    this.compactPending = true;
-    return true;
-  }
-
-  /** Runs the agent, then retries / compacts / continues until the prompt is settled. */
-  private async drive(start: () => Promise<void>): Promise<void> {
-    await start();
-    for (;;) {
-      await this.bus.idle();
-      if (!(await this.afterRun()) && !(await this.stopHooksContinue())) return;
-      const budget = this.guard.budgetStop();
-      if (budget) {
-        this.stopWith(budget);
-        return;
-      }
-      try {
-        await this.agent.continue();
-      } catch (err) {
-        // Nothing left to continue from (e.g. the queue was taken meanwhile): the prompt is settled.
-        this.bus.notify(`Could not continue the run: ${errorText(err)}`);
-        return;
-      }
-    }
-  }
-
-  /** Decides what follows a run; true = continue the agent. Retry takes precedence over compaction. */
-  private async afterRun(): Promise<boolean> {
-    const signal = this.runAbort?.signal;
-    const last = lastAssistant(this.agent.state.messages);
-    if (this.stopError) {
-      this.endRetry(this.stopError.message);
-      return false;
-    }
-    if (this.compactPending) {
-      this.compactPending = false;
-      return this.compactAtTurnBoundary();
-    }
-    if (!last || signal?.aborted || last.stopReason === 'aborted') {
-      this.endRetry(last?.stopReason === 'aborted' || signal?.aborted ? 'Retry cancelled: the run was aborted.' : undefined);
-      return false;
-    }
-    if (last.stopReason === 'error' && this.retrySettings.enabled && isRetryableError(last)) {
-      if (this.retryAttempt >= this.retrySettings.maxRetries) {
-        this.endRetry(last.errorMessage);
-        return false;
-      }
-      this.retryAttempt++;
-      const delayMs = retryDelay(this.retryAttempt, this.retrySettings);
-      this.emit({ type: 'auto_retry_start', attempt: this.retryAttempt, maxAttempts: this.retrySettings.maxRetries, delayMs, errorMessage: last.errorMessage ?? 'unknown error' });
-      if (!(await sleepUnlessAborted(delayMs, signal ?? new AbortController().signal))) {
-        this.endRetry('Retry cancelled: the run was aborted.');
-        return false;
-      }
-      // Dropped only now, so an abort during the wait leaves the error as the run's last word.
-      this.dropTrailingError();
-      return true;
-    }
-    this.endRetry(last.stopReason === 'error' ? last.errorMessage : undefined);
-    if (await this.compactAfterRun(last)) return true;
-    // A steer/followUp that came after the loop's last look at its queues (a user pressing Enter
-    // as the reply ends) is still part of this prompt: go on instead of leaving it for the next.
-    return last.stopReason !== 'error' && !this.runAbort?.signal.aborted && this.agent.hasQueuedMessages();
-  }
-
-  /** Ends a retry sequence that did not succeed (success is reported at the reply's message_end). */
-  private endRetry(finalError: string | undefined): void {
-    if (this.retryAttempt === 0) return;
-    this.emit({ type: 'auto_retry_end', success: false, attempt: this.retryAttempt, finalError: finalError ?? 'unknown error' });
-    this.retryAttempt = 0;
-  }
-
-  /** Removes a trailing error reply from the agent's state; the session file keeps it. */
-  private dropTrailingError(): void {
-    const messages = this.agent.state.messages;
-    const last = messages[messages.length - 1];
-    if (last?.role === 'assistant' && (last.stopReason === 'error' || last.stopReason === 'aborted')) {
-      this.agent.replaceMessages(messages.slice(0, -1));
-    }
-  }
-
-  private checkInput(message: AssistantMessage, beforePrompt: boolean): CompactionCheckInput {
-    return {
-      message,
-      model: this.model,
-      settings: this.compactionSettings,
-      messages: this.agent.state.messages,
-      isStale: (m: AssistantMessage) => predatesLatestCompaction(this.storeValue.currentPath(), m),
-      beforePrompt,
-    };
-  }
-
-  private async compactAfterRun(last: AssistantMessage): Promise<boolean> {
-    const check = checkCompaction(this.checkInput(last, false));
-    if (check.action === 'overflow') {
-      const learned = this.learnWindow(last);
-      if (!(await this.guardedCompact('overflow', learned))) return false;
-      // The rebuilt context holds the failed reply again (it is in the file): drop it and re-run.
-      this.dropTrailingError();
-      return true;
-    }
-    if (check.action === 'threshold') return (await this.guardedCompact('threshold')) && this.agent.hasQueuedMessages();
-    return false;
-  }
-
-  /**
-   * The run stopped at a turn boundary past the threshold: compact, then continue it. A failed
-   * compaction does not end the task: the run goes on (an overflow would be handled as one).
-   */
-  private async compactAtTurnBoundary(): Promise<boolean> {
-    await this.guardedCompact('threshold');
-    return !this.stopError && !this.runAbort?.signal.aborted;
-  }
-
-  /**
-   * An overflow error that states the server's window (smaller than the model's) makes it the
-   * model's window from now on: the compaction that follows and every threshold after it are
-   * sized for what the server accepts. Later sessions of this process start from it too.
-   */
-  private learnWindow(failed: AssistantMessage): boolean {
-    const minWindow = 2 * this.compactionSettings.reserveTokens + 1;
-    const stated = overflowLimitFromError(failed.errorMessage);
-    if (stated !== undefined && stated < minWindow && stated < this.model.contextWindow) {
-      // Too small to leave room for a reply and a summary: compacting for it would only thrash.
-      this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is only ${stated} tokens: too small for an agent (raise the server's context size, e.g. llama.cpp -c / Ollama num_ctx).`);
-      return false;
-    }
-    const window = learnContextWindow(this.model, failed.errorMessage, minWindow);
-    if (window === undefined) return false;
-    const was = this.model.contextWindow;
-    this.agent.setModel({ ...this.model, contextWindow: window });
-    this.bus.notify(`The server's context window for ${this.model.provider}/${this.model.id} is ${window} tokens (not ${was}): compaction follows it from now on.`);
-    return true;
-  }
-
-  /** An automatic compaction the run guard allows (or a stop when it would not help). */
-  private async guardedCompact(reason: 'threshold' | 'overflow', windowShrank = false): Promise<boolean> {
-    const refused = this.guard.beforeCompaction(reason === 'overflow', windowShrank);
-    if (refused) {
-      this.stopWith(refused);
-      this.emit({ type: 'auto_compaction_end', reason, aborted: false, willRetry: false, errorMessage: refused.message });
-      return false;
-    }
-    const ok = await this.autoCompact(reason);
-    if (ok) {
-      // Counted from the messages themselves: a kept reply's usage describes the context before.
-      const after = this.agent.state.messages.reduce((n, m) => n + estimateMessageTokens(m), estimateTextTokens(this.systemPrompt));
-      this.guard.compacted({ tokensAfter: after, threshold: compactionThreshold(this.model.contextWindow, this.compactionSettings) });
-    }
-    return ok;
-  }
-
-  private async compactBeforePrompt(): Promise<void> {
-    const last = lastAssistant(this.agent.state.messages);
-    if (!last) return;
-    if (checkCompaction(this.checkInput(last, true)).action === 'threshold') await this.autoCompact('threshold');
-  }
-
-  private async autoCompact(reason: 'threshold' | 'overflow'): Promise<boolean> {
-    this.emit({ type: 'auto_compaction_start', reason });
-    const outcome = await this.compactNow(undefined, this.runAbort?.signal);
-    if (outcome.status === 'compacted') {
-      this.emit({ type: 'auto_compaction_end', reason, result: outcome.result, aborted: false, willRetry: reason === 'overflow' });
-      return true;
-    }
-    const aborted = outcome.status === 'aborted';
-    const prefix = aborted ? '' : reason === 'overflow' ? 'Context overflow recovery failed: ' : 'Auto-compaction failed: ';
-    this.emit({ type: 'auto_compaction_end', reason, aborted, willRetry: false, errorMessage: prefix + outcome.message });
-    return false;
   }
 
   // ---- compaction ---------------------------------------------------------------------------------
@@ -758,17 +480,9 @@ export class AgentSession {
   async navigate(targetId: string, request: NavigationRequest = {}): Promise<NavigateResult> {
     this.assertUsable();
     if (this.isStreaming) await this.abort();
-    const fromLeafId = this.storeValue.leafId;
-    const outcome = await navigateTree(this.storeValue, targetId, navigateOptions(this.navigationContext(), targetId, request));
-    if (outcome.status === 'failed' || outcome.status === 'aborted') throw new Error(outcome.message);
-    const result: NavigateResult = { leafId: outcome.leafId };
-    if (outcome.status === 'moved') {
-      if (outcome.editorText !== undefined) result.editorText = outcome.editorText;
-      if (outcome.summaryEntryId !== undefined) result.summaryEntryId = outcome.summaryEntryId;
+    const { result, event } = await moveLeaf(this.navigationContext(), targetId, request);
+    if (event) {
       this.agent.replaceMessages(this.storeValue.buildContext().messages);
-      const event: AgentSessionEvent = { type: 'session_navigate', fromLeafId, toLeafId: outcome.leafId };
-      if (result.summaryEntryId) event.summaryEntryId = result.summaryEntryId;
-      if (result.editorText !== undefined) event.editorText = result.editorText;
       this.emit(event);
     }
     return result;
@@ -791,11 +505,7 @@ export class AgentSession {
     old.close();
     this.storeValue = next;
     this.agent.replaceMessages(next.buildContext().messages);
-    const result: ForkResult = { text, sessionId: next.id };
-    if (next.path !== undefined) result.sessionFile = next.path;
-    const event: AgentSessionEvent = { type: 'session_fork', sessionId: next.id };
-    if (old.path !== undefined) event.fromSessionFile = old.path;
-    if (next.path !== undefined) event.sessionFile = next.path;
+    const { result, event } = forkReport(old, next, text);
     this.emit(event);
     return result;
   }
@@ -805,15 +515,7 @@ export class AgentSession {
   /** Switches the model from the next run on (an id is resolved for the current provider). */
   setModel(model: Model | string, provider?: string): Model {
     this.assertUsable();
-    let next: Model;
-    if (typeof model === 'string') {
-      if (!this.config.resolveModel) throw new Error('This session cannot resolve model ids; pass a Model object.');
-      next = this.config.resolveModel(model, provider ?? this.model.provider);
-    } else next = model;
-    const previous = { provider: this.model.provider, modelId: this.model.id };
-    this.agent.setModel(next);
-    this.storeValue.appendModelChange(next.provider, next.id);
-    this.emit({ type: 'model_change', provider: next.provider, modelId: next.id, previous });
+    const next = changeModel(this.settingsContext(), model, provider);
     if (!next.reasoning && this.thinkingLevel !== 'off') this.setThinkingLevel('off');
     return next;
   }
@@ -821,13 +523,13 @@ export class AgentSession {
   /** Sets the reasoning effort ("off" for models without reasoning); recorded when it changes. */
   setThinkingLevel(level: AgentThinkingLevel): AgentThinkingLevel {
     this.assertUsable();
-    const effective = this.model.reasoning ? level : 'off';
-    if (effective !== this.thinkingLevel) {
-      this.agent.setThinkingLevel(effective);
-      this.storeValue.appendThinkingLevelChange(effective);
-      this.emit({ type: 'thinking_level_change', thinkingLevel: effective });
-    }
-    return effective;
+    return changeThinkingLevel(this.settingsContext(), level);
+  }
+
+  private settingsContext(): SettingsContext {
+    const c: SettingsContext = { agent: this.agent, store: this.storeValue, emit: (event) => this.emit(event) };
+    if (this.config.resolveModel) c.resolveModel = this.config.resolveModel;
+    return c;
   }
 
   /** Changes the caps from the next model call on (e.g. the turns an orchestrated attempt has left). */

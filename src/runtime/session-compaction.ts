@@ -17,6 +17,15 @@ import { errorText, type SessionEventBus } from './event-bus.js';
 import type { LoadedExtensions } from './extensions.js';
 import type { CompactionResult } from './session-events.js';
 
+/** Options of a manual compaction. */
+export interface CompactOptions {
+  /**
+   * Keep this many recent tokens instead of the configured amount; 0 summarizes everything up
+   * to the last message (a handoff summary of a whole short session).
+   */
+  keepRecentTokens?: number;
+}
+
 export interface SessionCompactionContext {
   store: SessionStore;
   model: Model;
