@@ -345,7 +345,12 @@ async function createMcpSource(o: CreateAgentSessionOptions, cwd: string, notify
   if (servers.length === 0) return undefined;
   const { servers: _servers, deny, ...rest } = o.mcp!;
   // Loaded only here: the MCP SDK takes a second or more to import, which sessions without MCP never pay.
-  const { McpToolSource } = await import('../tools/mcp/tool-source.js');
+  // Under tsx in a worker thread (tests, `npm run dev`) this module runs compiled to CommonJS, where a
+  // native import() cannot resolve .ts files (see worker-entry.cts); require() there goes through tsx.
+  // Built (ES modules), require is not defined and import() loads the .js file.
+  const { McpToolSource } = (
+    typeof require === 'function' ? require('../tools/mcp/tool-source.js') : await import('../tools/mcp/tool-source.js')
+  ) as typeof import('../tools/mcp/tool-source.js');
   const source = new McpToolSource({
     ...rest,
     servers,
