@@ -38,7 +38,7 @@ describe('recipe JSON Schema', () => {
     const validate = validator();
     const cases: unknown[] = [
       { name: 'x', tasks: [{ id: 'a', prompt: 'p', colour: 'red' }] },
-      { name: 'x', provider: 'openai', tasks: [{ id: 'a', prompt: 'p' }] },
+      { name: 'x', provider: 7, tasks: [{ id: 'a', prompt: 'p' }] },
       { name: 'x', tasks: [{ id: 'a', prompt: 'p', timeout: '10 minutes' }] },
       { name: 'x', tasks: [] },
       { tasks: [{ id: 'a', prompt: 'p' }] },
