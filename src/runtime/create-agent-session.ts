@@ -346,11 +346,16 @@ async function createMcpSource(o: CreateAgentSessionOptions, cwd: string, notify
   const { servers: _servers, deny, ...rest } = o.mcp!;
   // Loaded only here: the MCP SDK takes a second or more to import, which sessions without MCP never pay.
   // Under tsx in a worker thread (tests, `npm run dev`) this module runs compiled to CommonJS, where a
-  // native import() cannot resolve .ts files (see worker-entry.cts); require() there goes through tsx.
-  // Built (ES modules), require is not defined and import() loads the .js file.
-  const { McpToolSource } = (
-    typeof require === 'function' ? require('../tools/mcp/tool-source.js') : await import('../tools/mcp/tool-source.js')
-  ) as typeof import('../tools/mcp/tool-source.js');
+  // native import() cannot resolve .ts files (see worker-entry.cts): there require() goes through tsx.
+  // Everywhere else (built ES modules, vitest) import() finds it.
+  let mcp: typeof import('../tools/mcp/tool-source.js');
+  try {
+    mcp = await import('../tools/mcp/tool-source.js');
+  } catch (err) {
+    if (typeof require !== 'function') throw err;
+    mcp = require('../tools/mcp/tool-source.js') as typeof import('../tools/mcp/tool-source.js');
+  }
+  const { McpToolSource } = mcp;
   const source = new McpToolSource({
     ...rest,
     servers,
