@@ -1,9 +1,19 @@
 // Shared pieces of the MCP client tests: server configs for the fixture servers and a scripted
 // agent session that uses them.
+import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { McpServerConfig } from '../../../src/tools/mcp/config.js';
 
 export const STDIO_FIXTURE = fileURLToPath(new URL('../../fixtures/mcp/stdio-server.mjs', import.meta.url));
+
+/**
+ * How the fixture servers are confined: in the sandbox, unless this checkout lies under the temp
+ * folder (a CI clone in /tmp), which the sandbox replaces with a private one, so a sandboxed server
+ * could not see its own script or node_modules there. The unconfined path still gets the env allowlist.
+ */
+export const FIXTURE_SANDBOX: 'workspace' | 'none' = realpathSync(STDIO_FIXTURE).startsWith(realpathSync(tmpdir()) + sep) ? 'none' : 'workspace';
 
 /** The stdio fixture server named `name` (sandboxed, lazy, agent scope unless changed). */
 export function stdioServer(name: string, extra: Partial<McpServerConfig> = {}): McpServerConfig {
@@ -19,7 +29,7 @@ export function stdioServer(name: string, extra: Partial<McpServerConfig> = {}):
     startupTimeoutMs: 20_000,
     toolTimeoutMs: 20_000,
     network: false,
-    sandbox: 'workspace',
+    sandbox: FIXTURE_SANDBOX,
     ...extra,
   };
 }

@@ -12,7 +12,7 @@ import { createAgentSession } from '../../../src/runtime/create-agent-session.js
 import type { McpServerConfig } from '../../../src/tools/mcp/config.js';
 // @ts-expect-error a plain ES module fixture without types
 import { startHttpFixture } from '../../fixtures/mcp/http-server.mjs';
-import { groupAlive, httpServer, stdioServer, until } from './helpers.js';
+import { FIXTURE_SANDBOX, groupAlive, httpServer, stdioServer, until } from './helpers.js';
 
 interface HttpFixture {
   url: string;
@@ -130,7 +130,7 @@ describe('MCP client', () => {
     const before = process.env.ANTHROPIC_API_KEY;
     process.env.ANTHROPIC_API_KEY = 'sk-ant-test-not-for-servers';
     try {
-      for (const sandbox of ['workspace', 'none'] as const) {
+      for (const sandbox of [...new Set([FIXTURE_SANDBOX, 'none'] as const)]) {
         const session = await agent(
           [stdioServer('alpha', { sandbox, env: { GREETING: 'hello' } })],
           [
