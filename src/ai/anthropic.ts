@@ -1,6 +1,7 @@
 // The Anthropic Messages provider through the official SDK. The SDK is imported lazily (it costs
 // ~250 ms), its own retries are off (maxRetries: 0) and our loop retries 429/529/5xx/connection
 // failures while nothing has streamed yet. Every failure ends as an assistant message.
+import { finishStream } from './finish-stream.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import { buildAnthropicRequest, effectiveBaseUrl } from './anthropic-request.js';
 import { AnthropicStreamReader } from './anthropic-stream.js';
@@ -92,22 +93,7 @@ export function streamAnthropic(model: Model, context: Context, options: StreamO
   return stream;
 }
 
-function finish(stream: AssistantMessageEventStream, output: AssistantMessage, options: StreamOptions, errorMessage?: string): void {
-  if (options.signal?.aborted) {
-    output.stopReason = 'aborted';
-    output.errorMessage = errorMessage && !/abort/i.test(errorMessage) ? `Request was aborted (${errorMessage})` : 'Request was aborted';
-    stream.push({ type: 'error', reason: 'aborted', error: output });
-    return;
-  }
-  if (errorMessage !== undefined) {
-    output.stopReason = 'error';
-    output.errorMessage = errorMessage;
-    stream.push({ type: 'error', reason: 'error', error: output });
-    return;
-  }
-  const reason = output.stopReason;
-  if (reason === 'stop' || reason === 'length' || reason === 'toolUse') stream.push({ type: 'done', reason, message: output });
-}
+const finish = finishStream;
 
 async function run(model: Model, context: Context, options: StreamOptions, stream: AssistantMessageEventStream, output: AssistantMessage): Promise<void> {
   const apiKey = options.apiKey || process.env[model.apiKeyEnv ?? 'ANTHROPIC_API_KEY'];

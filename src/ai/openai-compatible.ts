@@ -5,6 +5,7 @@
 // 429/5xx/overloaded/connection failures before anything streamed (honouring retry-after), and
 // every failure ends as an assistant message whose text names the status, so rate limits, the
 // failure classes and overflow recovery above this layer work unchanged.
+import { finishStream } from './finish-stream.js';
 import type OpenAI from 'openai';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
@@ -162,22 +163,7 @@ function start(model: Model, context: Context, options: StreamOptions, api: 'cha
   return stream;
 }
 
-function finish(stream: AssistantMessageEventStream, output: AssistantMessage, options: StreamOptions, errorMessage?: string): void {
-  if (options.signal?.aborted) {
-    output.stopReason = 'aborted';
-    output.errorMessage = errorMessage && !/abort/i.test(errorMessage) ? `Request was aborted (${errorMessage})` : 'Request was aborted';
-    stream.push({ type: 'error', reason: 'aborted', error: output });
-    return;
-  }
-  if (errorMessage !== undefined) {
-    output.stopReason = 'error';
-    output.errorMessage = errorMessage;
-    stream.push({ type: 'error', reason: 'error', error: output });
-    return;
-  }
-  const reason = output.stopReason;
-  if (reason === 'stop' || reason === 'length' || reason === 'toolUse') stream.push({ type: 'done', reason, message: output });
-}
+const finish = finishStream;
 
 type Reader = ChatStreamReader | ResponsesStreamReader;
 
