@@ -40,7 +40,9 @@ const noop: AnyAgentTool = {
 function reply(i: number, toolCall: boolean): AssistantMessage {
   return {
     role: 'assistant',
-    content: toolCall ? [{ type: 'toolCall', id: `c${i}`, name: 'noop', arguments: { n: i } }] : [{ type: 'text', text: 'done' }],
+    content: toolCall
+      ? [{ type: 'toolCall', id: `c${i}`, name: 'noop', arguments: { n: i } }]
+      : [{ type: 'text', text: 'done' }],
     api: model.api,
     provider: model.provider,
     model: model.id,
@@ -85,7 +87,10 @@ async function measureLoop(turns: number): Promise<Measurement> {
 async function measureAgent(turns: number): Promise<Measurement> {
   const marks = new Float64Array(turns);
   let turn = 0;
-  const agent = new Agent({ initialState: { model, systemPrompt: 'bench', tools: [noop] }, streamFn: instantModel(turns) });
+  const agent = new Agent({
+    initialState: { model, systemPrompt: 'bench', tools: [noop] },
+    streamFn: instantModel(turns),
+  });
   agent.subscribe((e) => {
     if (e.type === 'turn_end' && turn < turns) marks[turn++] = performance.now() - t0;
   });
@@ -152,7 +157,9 @@ async function measure(run: (turns: number) => Promise<Measurement>, turns: numb
 }
 
 async function main(): Promise<void> {
-  console.log(`agent-loop: overhead per turn, one trivial tool call per turn, instant model (median of ${REPEATS} runs)`);
+  console.log(
+    `agent-loop: overhead per turn, one trivial tool call per turn, instant model (median of ${REPEATS} runs)`,
+  );
   // Warm-up so the JIT has optimised the hot paths and the young generation has grown to its
   // working size before anything is timed (otherwise the first runs measure the JIT, not the loop).
   for (let i = 0; i < 3; i++) {

@@ -15,7 +15,8 @@ import { createBashTool, type BashToolDetails } from '../src/tools/bash.js';
 const MB = 1024 * 1024;
 
 /** Mixed ASCII/CJK/emoji lines, exactly `bytes` bytes. */
-const producer = (bytes: number): string => `yes 'build step 0042: compiled module 中文テスト 😀 ok' | head -c ${bytes}`;
+const producer = (bytes: number): string =>
+  `yes 'build step 0042: compiled module 中文テスト 😀 ok' | head -c ${bytes}`;
 
 interface CaseResult {
   baselineMs: number;
@@ -68,14 +69,18 @@ async function measure(sizeMb: number): Promise<void> {
 
 function runCase(sizeMb: number): CaseResult {
   const self = fileURLToPath(import.meta.url);
-  const child = spawnSync(process.execPath, [...process.execArgv, self, '--case', String(sizeMb)], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [...process.execArgv, self, '--case', String(sizeMb)], {
+    encoding: 'utf8',
+  });
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`case ${sizeMb} MB failed: ${child.stderr}`);
   return JSON.parse(line) as CaseResult;
 }
 
 function main(): void {
-  console.log(`bash output bench: node ${process.version}, command: ${producer(0).replace(/ \| head -c 0$/, '')} | head -c <N>`);
+  console.log(
+    `bash output bench: node ${process.version}, command: ${producer(0).replace(/ \| head -c 0$/, '')} | head -c <N>`,
+  );
   const results = new Map<number, CaseResult>();
   for (const sizeMb of [10, 100]) {
     const r = runCase(sizeMb);
@@ -92,12 +97,16 @@ function main(): void {
   const ratio = big.toolMs / small.toolMs;
   console.log('--- goals ---');
   const memOk = big.peakRssGrowth < 64 * MB && small.peakRssGrowth < 64 * MB;
-  console.log(`${memOk ? 'PASS' : 'MISS'} peak RSS growth: 10 MB +${(small.peakRssGrowth / MB).toFixed(1)} MB, 100 MB +${(big.peakRssGrowth / MB).toFixed(1)} MB (goal < 64 MB)`);
+  console.log(
+    `${memOk ? 'PASS' : 'MISS'} peak RSS growth: 10 MB +${(small.peakRssGrowth / MB).toFixed(1)} MB, 100 MB +${(big.peakRssGrowth / MB).toFixed(1)} MB (goal < 64 MB)`,
+  );
   // Linear: 10x the output should cost about 10x the time (fixed costs make the small case relatively slower).
   const linOk = ratio <= 13;
   console.log(`${linOk ? 'PASS' : 'MISS'} time 100 MB / 10 MB = x${ratio.toFixed(1)} (linear would be about x10)`);
   const complete = big.fullOutputBytes === 100 * MB && small.fullOutputBytes === 10 * MB;
-  console.log(`${complete ? 'PASS' : 'MISS'} temp files hold the full output (${big.fullOutputBytes} and ${small.fullOutputBytes} bytes)`);
+  console.log(
+    `${complete ? 'PASS' : 'MISS'} temp files hold the full output (${big.fullOutputBytes} and ${small.fullOutputBytes} bytes)`,
+  );
 }
 
 const argv = process.argv.slice(2);

@@ -37,7 +37,13 @@ import { withPermits, type PermitChannel } from '../src/orchestrator/worker/perm
 import { runRecipeFile } from '../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../src/run/run-state.js';
 import { createAgentSession } from '../src/runtime/create-agent-session.js';
-import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type RespondInput, type ResponseSpec } from '../test/helpers/fake-anthropic-server.js';
+import {
+  startFakeAnthropic,
+  type FakeAnthropic,
+  type RecordedRequest,
+  type RespondInput,
+  type ResponseSpec,
+} from '../test/helpers/fake-anthropic-server.js';
 import { isSummaryRequest } from '../test/helpers/summary-request.js';
 
 const MODEL_ID = 'claude-sonnet-4-5';
@@ -53,18 +59,42 @@ const MIN_CACHE_TOKENS = 1024;
 // The agent's own instructions, like a recipe's `system:` for a worker (about 900 tokens).
 const AGENT_TEXT = [
   'You are a careful refactoring agent working in one repository of a larger change.',
-  ...Array.from({ length: 24 }, (_, i) => `Rule ${i + 1}: keep every public function signature, match the surrounding style, and explain each change you make in one sentence (${'keep the diff small and reviewable; '.repeat(2)}).`),
+  ...Array.from(
+    { length: 24 },
+    (_, i) =>
+      `Rule ${i + 1}: keep every public function signature, match the surrounding style, and explain each change you make in one sentence (${'keep the diff small and reviewable; '.repeat(2)}).`,
+  ),
 ].join('\n');
 
 const SUMMARY = [
-  '## Goal', 'Rename log() to logger.info() in this repository.', '', '## Constraints & Preferences', '- Keep signatures', '', '## Progress', '### Done',
-  '- [x] Found every call in src/', '### In Progress', '- [ ] Rename the calls', '### Blocked', '- (none)', '', '## Key Decisions',
-  '- **Rename in place**: no wrapper needed', '', '## Next Steps', '1. Edit src/a.ts and src/b.ts', '', '## Critical Context', '- (none)',
+  '## Goal',
+  'Rename log() to logger.info() in this repository.',
+  '',
+  '## Constraints & Preferences',
+  '- Keep signatures',
+  '',
+  '## Progress',
+  '### Done',
+  '- [x] Found every call in src/',
+  '### In Progress',
+  '- [ ] Rename the calls',
+  '### Blocked',
+  '- (none)',
+  '',
+  '## Key Decisions',
+  '- **Rename in place**: no wrapper needed',
+  '',
+  '## Next Steps',
+  '1. Edit src/a.ts and src/b.ts',
+  '',
+  '## Critical Context',
+  '- (none)',
 ].join('\n');
 
 /** Six turns: five tool calls, then the answer; summary requests get the sectioned summary. */
 function respond({ body, index }: RespondInput): ResponseSpec {
-  if (isSummaryRequest(body)) return { kind: 'message', content: [{ type: 'text', text: SUMMARY }], usage: { output_tokens: 1 } };
+  if (isSummaryRequest(body))
+    return { kind: 'message', content: [{ type: 'text', text: SUMMARY }], usage: { output_tokens: 1 } };
   const turn = (body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length;
   const calls: [string, Record<string, unknown>][] = [
     ['ls', { path: '.' }],
@@ -74,15 +104,31 @@ function respond({ body, index }: RespondInput): ResponseSpec {
     ['find', { pattern: '*.ts' }],
   ];
   const call = calls[turn];
-  if (!call) return { kind: 'message', content: [{ type: 'text', text: 'Found 120 calls of log() in src/a.ts and src/b.ts; they can be renamed in place.' }] };
-  return { kind: 'message', content: [{ type: 'text', text: `Next I look at ${JSON.stringify(call[1])}.` }, { type: 'tool_use', id: `toolu_${index}`, name: call[0], input: call[1] }] };
+  if (!call)
+    return {
+      kind: 'message',
+      content: [
+        { type: 'text', text: 'Found 120 calls of log() in src/a.ts and src/b.ts; they can be renamed in place.' },
+      ],
+    };
+  return {
+    kind: 'message',
+    content: [
+      { type: 'text', text: `Next I look at ${JSON.stringify(call[1])}.` },
+      { type: 'tool_use', id: `toolu_${index}`, name: call[0], input: call[1] },
+    ],
+  };
 }
 
 function makeRepo(root: string, name: string): string {
   const dir = join(root, name);
   mkdirSync(join(dir, 'src'), { recursive: true });
   for (const f of ['a', 'b']) {
-    const lines = Array.from({ length: 60 }, (_, i) => `export function step${i}(x: number): number {\n  log("${name} ${f} step ${i}", x);\n  return x + ${i};\n}`);
+    const lines = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `export function step${i}(x: number): number {\n  log("${name} ${f} step ${i}", x);\n  return x + ${i};\n}`,
+    );
     writeFileSync(join(dir, 'src', `${f}.ts`), `${lines.join('\n')}\n`);
   }
   writeFileSync(join(dir, 'README.md'), `# ${name}\n`);
@@ -96,7 +142,11 @@ interface Shares {
 }
 
 function shares(requests: RecordedRequest[]): Shares {
-  const out: Shares = { turns: { read: 0, write: 0, input: 0 }, summaries: { read: 0, write: 0, input: 0 }, requests: requests.length };
+  const out: Shares = {
+    turns: { read: 0, write: 0, input: 0 },
+    summaries: { read: 0, write: 0, input: 0 },
+    requests: requests.length,
+  };
   for (const r of requests) {
     const bucket = isSummaryRequest(r.body) ? out.summaries : out.turns;
     bucket.read += r.cache?.read ?? 0;
@@ -110,26 +160,41 @@ const all = (b: { read: number; write: number; input: number }): number => b.rea
 const pct = (n: number, d: number): string => `${d > 0 ? ((100 * n) / d).toFixed(1) : '0.0'} %`;
 
 /** Input cost in $ at the model's prices, and what the same tokens cost uncached. */
-function inputCost(model: Model, b: { read: number; write: number; input: number }): { paid: number; uncached: number } {
+function inputCost(
+  model: Model,
+  b: { read: number; write: number; input: number },
+): { paid: number; uncached: number } {
   const c = model.cost;
-  return { paid: (b.input * c.input + b.read * c.cacheRead + b.write * c.cacheWrite) / 1e6, uncached: (all(b) * c.input) / 1e6 };
+  return {
+    paid: (b.input * c.input + b.read * c.cacheRead + b.write * c.cacheWrite) / 1e6,
+    uncached: (all(b) * c.input) / 1e6,
+  };
 }
 
 /** The old wire shape (see the top of this file), rebuilt from the new one. */
 function legacyPayload(payload: unknown): unknown {
-  const p = payload as { system?: { type: 'text'; text: string; cache_control?: unknown }[]; messages: { role: string; content: unknown }[] };
+  const p = payload as {
+    system?: { type: 'text'; text: string; cache_control?: unknown }[];
+    messages: { role: string; content: unknown }[];
+  };
   const cache = { type: 'ephemeral' };
-  if (p.system?.length) p.system = [{ type: 'text', text: p.system.map((b) => b.text).join('\n\n'), cache_control: cache }];
-  for (const m of p.messages) if (Array.isArray(m.content)) for (const b of m.content as { cache_control?: unknown }[]) delete b.cache_control;
+  if (p.system?.length)
+    p.system = [{ type: 'text', text: p.system.map((b) => b.text).join('\n\n'), cache_control: cache }];
+  for (const m of p.messages)
+    if (Array.isArray(m.content)) for (const b of m.content as { cache_control?: unknown }[]) delete b.cache_control;
   const last = p.messages[p.messages.length - 1];
-  if (last?.role === 'user' && Array.isArray(last.content)) (last.content[last.content.length - 1] as { cache_control?: unknown }).cache_control = cache;
+  if (last?.role === 'user' && Array.isArray(last.content))
+    (last.content[last.content.length - 1] as { cache_control?: unknown }).cache_control = cache;
   return p;
 }
 
 /** One fan-out of `n` sessions started together: the old shape, or the new one with or without the warm-up. */
 async function fanOut(n: number, mode: 'before' | 'after' | 'after-no-warmup'): Promise<Shares> {
   const before = mode === 'before';
-  const server = await startFakeAnthropic({ respond, promptCache: { firstByteDelayMs: FIRST_BYTE_MS, minTokens: MIN_CACHE_TOKENS } });
+  const server = await startFakeAnthropic({
+    respond,
+    promptCache: { firstByteDelayMs: FIRST_BYTE_MS, minTokens: MIN_CACHE_TOKENS },
+  });
   const root = mkdtempSync(join(tmpdir(), 'orch-cache-bench-'));
   registerBuiltInProviders();
   const model: Model = { ...resolveModel(MODEL_ID, 'anthropic'), baseUrl: server.url };
@@ -142,7 +207,13 @@ async function fanOut(n: number, mode: 'before' | 'after' | 'after-no-warmup'): 
     await Promise.all(
       ids.map(async (id) => {
         const channel: PermitChannel = {
-          request: (m, _kind, signal) => broker.request({ model: m, scopes: ['run', `instance:${id}`], estimate: { usd: 0, tokens: 0 }, ...(signal ? { signal } : {}) }),
+          request: (m, _kind, signal) =>
+            broker.request({
+              model: m,
+              scopes: ['run', `instance:${id}`],
+              estimate: { usd: 0, tokens: 0 },
+              ...(signal ? { signal } : {}),
+            }),
           started: (slot, at) => broker.started(slot, at),
           usage: (slot, _m, usage) => broker.usage(slot, usage),
           rateLimited: () => {},
@@ -160,11 +231,17 @@ async function fanOut(n: number, mode: 'before' | 'after' | 'after-no-warmup'): 
           thinkingLevel: 'off',
           streamFn,
           // Before: summaries through another stream function take the transcript path.
-          ...(before ? { summaryStreamFn: withPermits(registryStream, channel), streamOptions: { onPayload: legacyPayload } } : {}),
+          ...(before
+            ? { summaryStreamFn: withPermits(registryStream, channel), streamOptions: { onPayload: legacyPayload } }
+            : {}),
           notify: () => {},
         });
-        await session.prompt('Find every call of log() in this repository and say how to rename them to logger.info().');
-        await session.compact('This summary is a handoff to the coordinator of a multi-agent run.', { keepRecentTokens: 0 });
+        await session.prompt(
+          'Find every call of log() in this repository and say how to rename them to logger.info().',
+        );
+        await session.compact('This summary is a handoff to the coordinator of a multi-agent run.', {
+          keepRecentTokens: 0,
+        });
         await session.dispose();
       }),
     );
@@ -178,7 +255,10 @@ async function fanOut(n: number, mode: 'before' | 'after' | 'after-no-warmup'): 
 
 /** The same fan-out through the real orchestrator: result.json's cache figures. */
 async function orchestrated(n: number): Promise<{ result: ResultFile; shares: Shares }> {
-  const server = await startFakeAnthropic({ respond, promptCache: { firstByteDelayMs: FIRST_BYTE_MS, minTokens: MIN_CACHE_TOKENS } });
+  const server = await startFakeAnthropic({
+    respond,
+    promptCache: { firstByteDelayMs: FIRST_BYTE_MS, minTokens: MIN_CACHE_TOKENS },
+  });
   const root = mkdtempSync(join(tmpdir(), 'orch-cache-bench-run-'));
   const repos = Array.from({ length: n }, (_, i) => `repo-${i + 1}`);
   for (const r of repos) makeRepo(join(root, 'repos'), r);
@@ -200,7 +280,14 @@ tasks:
 `,
   );
   try {
-    const r = await runRecipeFile(join(root, 'recipe.yaml'), { cwd: root }, { runsDir: join(root, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: server.url } });
+    const r = await runRecipeFile(
+      join(root, 'recipe.yaml'),
+      { cwd: root },
+      {
+        runsDir: join(root, 'runs'),
+        env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: server.url },
+      },
+    );
     if (!r.ok) throw new Error(`the run did not start: ${JSON.stringify(r)}`);
     if (r.outcome.status !== 'succeeded') throw new Error(`the run ended ${r.outcome.status}`);
     const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
@@ -213,7 +300,11 @@ tasks:
 
 const model = resolveModel(MODEL_ID, 'anthropic');
 function report(label: string, s: Shares): { turnShare: number; summaryShare: number; paid: number; uncached: number } {
-  const both = { read: s.turns.read + s.summaries.read, write: s.turns.write + s.summaries.write, input: s.turns.input + s.summaries.input };
+  const both = {
+    read: s.turns.read + s.summaries.read,
+    write: s.turns.write + s.summaries.write,
+    input: s.turns.input + s.summaries.input,
+  };
   const cost = inputCost(model, both);
   const turnShare = s.turns.read / Math.max(1, all(s.turns));
   const summaryShare = s.summaries.read / Math.max(1, all(s.summaries));
@@ -225,7 +316,9 @@ function report(label: string, s: Shares): { turnShare: number; summaryShare: nu
   return { turnShare, summaryShare, paid: cost.paid, uncached: cost.uncached };
 }
 
-console.log(`model ${MODEL_ID}: input $${model.cost.input}/M, cache read $${model.cost.cacheRead}/M, cache write $${model.cost.cacheWrite}/M; replies start after ${FIRST_BYTE_MS} ms\n`);
+console.log(
+  `model ${MODEL_ID}: input $${model.cost.input}/M, cache read $${model.cost.cacheRead}/M, cache write $${model.cost.cacheWrite}/M; replies start after ${FIRST_BYTE_MS} ms\n`,
+);
 const results: Record<string, ReturnType<typeof report>> = {};
 for (const n of [REPOS, WIDE]) {
   results[`before ${n}`] = report(`before: ${n} repos`, await fanOut(n, 'before'));

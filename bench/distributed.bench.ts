@@ -32,7 +32,16 @@
 //        where an instance's time goes, without timing code in src/)
 // Run: node --import tsx bench/distributed.bench.ts
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -64,9 +73,14 @@ const FROM_SOURCE = args.includes('--source');
 function build(): string {
   const out = mkdtempSync(join(tmpdir(), 'orch-dist-bench-build-'));
   const t0 = Date.now();
-  const b = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', join(out, 'dist')], { cwd: ROOT, encoding: 'utf8' });
+  const b = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', join(out, 'dist')],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   // Type errors elsewhere in a tree being edited still emit JavaScript; only a missing CLI is fatal.
-  if (b.status !== 0) console.log(`(tsc exited ${b.status}; using what it emitted)\n${b.stdout.split('\n').slice(0, 5).join('\n')}`);
+  if (b.status !== 0)
+    console.log(`(tsc exited ${b.status}; using what it emitted)\n${b.stdout.split('\n').slice(0, 5).join('\n')}`);
   copyFileSync(join(ROOT, 'package.json'), join(out, 'package.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(out, 'node_modules'));
   if (!existsSync(join(out, 'dist/cli/main.js'))) {
@@ -81,11 +95,17 @@ const BUILD = FROM_SOURCE ? undefined : build();
 const CODE = BUILD ? join(BUILD, 'dist') : join(ROOT, 'src');
 const EXT = BUILD ? 'js' : 'ts';
 const CLI = join(CODE, `cli/main.${EXT}`);
-const { RedisExecutor } = (await import(pathToFileURL(join(CODE, `cluster/redis-executor.${EXT}`)).href)) as typeof ExecutorModule;
-const { ClusterTrust } = (await import(pathToFileURL(join(CODE, `cluster/cluster-trust.${EXT}`)).href)) as typeof TrustModule;
+const { RedisExecutor } = (await import(
+  pathToFileURL(join(CODE, `cluster/redis-executor.${EXT}`)).href
+)) as typeof ExecutorModule;
+const { ClusterTrust } = (await import(
+  pathToFileURL(join(CODE, `cluster/cluster-trust.${EXT}`)).href
+)) as typeof TrustModule;
 /** The cluster secret of this bench's coordinator and workers (jobs and results are sealed as in real use). */
 const SECRET = randomBytes(32).toString('hex');
-const { runRecipeFile } = (await import(pathToFileURL(join(CODE, `orchestrator/run-recipe.${EXT}`)).href)) as typeof RunRecipeModule;
+const { runRecipeFile } = (await import(
+  pathToFileURL(join(CODE, `orchestrator/run-recipe.${EXT}`)).href
+)) as typeof RunRecipeModule;
 
 // ---- fixtures ------------------------------------------------------------------------------------
 
@@ -170,7 +190,8 @@ function readLog(runDir: string): RunLog[] {
 
 function logFigures(runDir: string, parallelism: number): { serviceMs: number; firstStartMs: number } {
   const log = readLog(runDir);
-  const at = (type: string): Map<string, number> => new Map(log.filter((e) => e.type === type && e.key).map((e) => [e.key!, e.ts]));
+  const at = (type: string): Map<string, number> =>
+    new Map(log.filter((e) => e.type === type && e.key).map((e) => [e.key!, e.ts]));
   const queued = at('instance_queued');
   const started = at('instance_start');
   const done = at('instance_done');
@@ -250,7 +271,14 @@ async function localRun(concurrency: number): Promise<Measured> {
   const cpuMs = procCpuMs('self') - cpu0;
   const machineBusy = busyShare(machine0);
   if (!r.ok || r.outcome.status !== 'succeeded') throw new Error(`local run failed: ${failureText(r)}`);
-  return { label: `local pool, concurrency ${concurrency}`, machineBusy, parallelism: concurrency, ms, ...logFigures(r.outcome.dir, concurrency), coordinatorCpuMs: cpuMs };
+  return {
+    label: `local pool, concurrency ${concurrency}`,
+    machineBusy,
+    parallelism: concurrency,
+    ms,
+    ...logFigures(r.outcome.dir, concurrency),
+    coordinatorCpuMs: cpuMs,
+  };
 }
 
 interface WorkerProc {
@@ -263,11 +291,22 @@ async function startWorker(redisUrl: string, name: string): Promise<WorkerProc> 
   const workdir = join(work, 'workers', name);
   mkdirSync(workdir, { recursive: true });
   const argv = BUILD ? [CLI] : ['--import', 'tsx', CLI];
-  const child = spawn(process.execPath, [...argv, 'worker', '--redis', redisUrl, '--name', name, '--concurrency', String(C), '--workdir', workdir], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ORCHESTRATE_CLUSTER_SECRET: SECRET, ...(process.env.ORCHESTRATE_WORKER_LOCK_MS ? { ORCHESTRATE_WORKER_LOCK_MS: process.env.ORCHESTRATE_WORKER_LOCK_MS } : {}) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...argv, 'worker', '--redis', redisUrl, '--name', name, '--concurrency', String(C), '--workdir', workdir],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        ORCHESTRATE_CLUSTER_SECRET: SECRET,
+        ...(process.env.ORCHESTRATE_WORKER_LOCK_MS
+          ? { ORCHESTRATE_WORKER_LOCK_MS: process.env.ORCHESTRATE_WORKER_LOCK_MS }
+          : {}),
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let err = '';
   await new Promise<void>((resolveReady, rejectReady) => {
@@ -302,7 +341,10 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
   const baseMemory = Number(parseInfo(await stats.info('memory')).get('used_memory'));
   let peakMemory = baseMemory;
   const memTimer = setInterval(() => {
-    void stats.info('memory').then((t) => (peakMemory = Math.max(peakMemory, Number(parseInfo(t).get('used_memory')))), () => {});
+    void stats.info('memory').then(
+      (t) => (peakMemory = Math.max(peakMemory, Number(parseInfo(t).get('used_memory')))),
+      () => {},
+    );
   }, 250);
   const wcpu0 = workers.map((w) => procCpuMs(w.child.pid!));
   const wchild0 = workers.map((w) => procCpuMs(w.child.pid!, 'children'));
@@ -335,7 +377,9 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
     cpuMs: (await redisCpuMs(stats)) - redisCpu0,
     upEntries: await streamEntriesAdded(stats, `orchestrate:run:${r.outcome.runId}:up`),
     // Fresh worker processes for each configuration: their down streams hold this run only.
-    downEntries: (await Promise.all(workers.map((w) => streamEntriesAdded(stats, `orchestrate:worker:${w.name}-*:down`)))).reduce((a, b) => a + b, 0),
+    downEntries: (
+      await Promise.all(workers.map((w) => streamEntriesAdded(stats, `orchestrate:worker:${w.name}-*:down`)))
+    ).reduce((a, b) => a + b, 0),
     peakMemory,
     baseMemory,
   };
@@ -376,24 +420,28 @@ async function takeover(redisUrl: string): Promise<void> {
   let takenAt = 0;
   let takenBy = '';
   try {
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, {
-      runsDir: join(dir, 'runs'),
-      executor,
-      onStore: (store) =>
-        store.subscribe((e) => {
-          if (e.type === 'instance_start' && e.worker && !victim) {
-            victim = e.worker;
-            setTimeout(() => {
-              killedAt = Date.now();
-              workers.find((w) => w.name === victim)?.child.kill('SIGKILL');
-            }, 1000);
-          }
-          if (e.type === 'instance_worker' && e.takeover) {
-            takenAt = e.ts;
-            takenBy = e.worker;
-          }
-        }),
-    });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      {
+        runsDir: join(dir, 'runs'),
+        executor,
+        onStore: (store) =>
+          store.subscribe((e) => {
+            if (e.type === 'instance_start' && e.worker && !victim) {
+              victim = e.worker;
+              setTimeout(() => {
+                killedAt = Date.now();
+                workers.find((w) => w.name === victim)?.child.kill('SIGKILL');
+              }, 1000);
+            }
+            if (e.type === 'instance_worker' && e.takeover) {
+              takenAt = e.ts;
+              takenBy = e.worker;
+            }
+          }),
+      },
+    );
     const status = r.ok ? r.outcome.status : 'not started';
     console.log(
       `\ntakeover: worker ${victim} killed (SIGKILL) 1 s into its agent; ${takenAt ? `${takenBy} took the agent over ${((takenAt - killedAt) / 1000).toFixed(1)} s after the kill` : 'no takeover seen'}; ` +
@@ -406,7 +454,10 @@ async function takeover(redisUrl: string): Promise<void> {
 }
 
 /** Redis commands per second and per worker while `workers` wait with nothing to do. */
-async function idleLoad(stats: Redis, workers: number): Promise<{ perWorkerPerSec: number; top: string; clients: number }> {
+async function idleLoad(
+  stats: Redis,
+  workers: number,
+): Promise<{ perWorkerPerSec: number; top: string; clients: number }> {
   const clients = Number(parseInfo(await stats.info('clients')).get('connected_clients'));
   await stats.config('RESETSTAT');
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
@@ -421,7 +472,10 @@ async function idleLoad(stats: Redis, workers: number): Promise<{ perWorkerPerSe
   return {
     clients,
     perWorkerPerSec: total / IDLE_S / workers,
-    top: commands.slice(0, 6).map(([n, c]) => `${n} ${(c / IDLE_S / workers).toFixed(2)}`).join(', '),
+    top: commands
+      .slice(0, 6)
+      .map(([n, c]) => `${n} ${(c / IDLE_S / workers).toFixed(2)}`)
+      .join(', '),
   };
 }
 
@@ -438,8 +492,13 @@ function printRun(m: Measured): void {
       `overhead/instance ${f1(overhead).padStart(6)} ms   median start->done ${m.serviceMs} ms (ideal ${CALLS * DELAY_MS})   ` +
       `median queued->start of the first ${m.parallelism}: ${m.firstStartMs} ms`,
   );
-  const workers = m.workerCpuMs === undefined ? '' : `, worker processes ${f1(m.workerCpuMs / INSTANCES)} ms (${f1((m.workerChildCpuMs ?? 0) / INSTANCES)} ms of it in git/tar)`;
-  console.log(`${''.padEnd(38)} CPU per instance (with child processes: git, tar): this process (coordinator${m.workerCpuMs === undefined ? ' + agent threads' : ''}) ${f1(m.coordinatorCpuMs / INSTANCES)} ms${workers}; cores busy ${(m.machineBusy * 100).toFixed(0)}%`);
+  const workers =
+    m.workerCpuMs === undefined
+      ? ''
+      : `, worker processes ${f1(m.workerCpuMs / INSTANCES)} ms (${f1((m.workerChildCpuMs ?? 0) / INSTANCES)} ms of it in git/tar)`;
+  console.log(
+    `${''.padEnd(38)} CPU per instance (with child processes: git, tar): this process (coordinator${m.workerCpuMs === undefined ? ' + agent threads' : ''}) ${f1(m.coordinatorCpuMs / INSTANCES)} ms${workers}; cores busy ${(m.machineBusy * 100).toFixed(0)}%`,
+  );
 }
 
 function printRedis(m: Measured): void {
@@ -449,12 +508,23 @@ function printRedis(m: Measured): void {
   const total = counted.reduce((s, [, n]) => s + n, 0);
   console.log(`\n${m.label}: per instance (${INSTANCES} instances, ${CALLS} model calls each)`);
   console.log(`  Redis commands      ${f1(total / INSTANCES)} (the bench's own INFO/CONFIG/KEYS/XINFO left out)`);
-  console.log(`    by command        ${counted.slice(0, 14).map(([n, c]) => `${n} ${f1(c / INSTANCES)}`).join(', ')}`);
-  console.log(`  network bytes       in ${kb(r.netIn / INSTANCES)}, out ${kb(r.netOut / INSTANCES)} (incl. the bench's INFO polls)`);
+  console.log(
+    `    by command        ${counted
+      .slice(0, 14)
+      .map(([n, c]) => `${n} ${f1(c / INSTANCES)}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `  network bytes       in ${kb(r.netIn / INSTANCES)}, out ${kb(r.netOut / INSTANCES)} (incl. the bench's INFO polls)`,
+  );
   console.log(`  stream entries      up ${f1(r.upEntries / INSTANCES)}, down ${f1(r.downEntries / INSTANCES)}`);
   console.log(`  redis-server CPU    ${f1(r.cpuMs / INSTANCES)} ms`);
-  console.log(`  Redis memory        peak ${kb(r.peakMemory - r.baseMemory)} above the start (${f1((r.peakMemory - r.baseMemory) / 1024 / 1024)} MB for the run)`);
-  console.log(`  rates               ${f1(total / (m.ms / 1000))} Redis commands/s, ${f1((r.upEntries / (m.ms / 1000)) / m.parallelism)} up entries/s per running agent`);
+  console.log(
+    `  Redis memory        peak ${kb(r.peakMemory - r.baseMemory)} above the start (${f1((r.peakMemory - r.baseMemory) / 1024 / 1024)} MB for the run)`,
+  );
+  console.log(
+    `  rates               ${f1(total / (m.ms / 1000))} Redis commands/s, ${f1(r.upEntries / (m.ms / 1000) / m.parallelism)} up entries/s per running agent`,
+  );
 }
 
 // ---- main ----------------------------------------------------------------------------------------
@@ -476,7 +546,9 @@ if (monitor) {
   const file = resolve(args[monitorAt + 1]!);
   const lines: string[] = [];
   monitor.on('monitor', (time: string, cmd: string[], source: string) => {
-    lines.push(`${time} ${source} ${cmd.map((a) => (a.length > 80 ? `${a.slice(0, 80)}…(${a.length})` : a)).join(' ')}`);
+    lines.push(
+      `${time} ${source} ${cmd.map((a) => (a.length > 80 ? `${a.slice(0, 80)}…(${a.length})` : a)).join(' ')}`,
+    );
     if (lines.length >= 1000) writeFileSync(file, `${lines.splice(0).join('\n')}\n`, { flag: 'a' });
   });
   process.on('exit', () => writeFileSync(file, `${lines.join('\n')}\n`, { flag: 'a' }));
@@ -508,10 +580,13 @@ async function fanOuts(): Promise<void> {
   const l3 = byLabel(`local pool, concurrency ${3 * C}`);
   console.log(`\nspeedup of 3 workers over 1: ${(d1.ms / d3.ms).toFixed(2)}x (ideal 3.00x)`);
   if (l1) console.log(`redis 1 worker / local pool concurrency ${C}: ${(d1.ms / l1.ms).toFixed(2)}x the wall time`);
-  if (l3) console.log(`redis 3 workers / local pool concurrency ${3 * C}: ${(d3.ms / l3.ms).toFixed(2)}x the wall time`);
+  if (l3)
+    console.log(`redis 3 workers / local pool concurrency ${3 * C}: ${(d3.ms / l3.ms).toFixed(2)}x the wall time`);
   printRedis(d1);
   printRedis(d3);
-  console.log(`\nidle workers: ${f1(idle.perWorkerPerSec)} Redis commands/s per worker (${IDLE_S} s with ${three.length} idle workers; top: ${idle.top})`);
+  console.log(
+    `\nidle workers: ${f1(idle.perWorkerPerSec)} Redis commands/s per worker (${IDLE_S} s with ${three.length} idle workers; top: ${idle.top})`,
+  );
   console.log(`Redis connections per worker process: ${f1((idle.clients - clientsAfter) / three.length)}`);
 }
 

@@ -42,9 +42,14 @@ const ROUNDS = flag('rounds', 3);
 
 if (!args.includes('--no-build')) {
   const t0 = Date.now();
-  const b = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json')], { cwd: ROOT, encoding: 'utf8' });
+  const b = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json')],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   // Type errors elsewhere still emit JavaScript; only a missing CLI is fatal.
-  if (b.status !== 0) console.log(`(tsc exited ${b.status}; using what it emitted)\n${b.stdout.split('\n').slice(0, 5).join('\n')}`);
+  if (b.status !== 0)
+    console.log(`(tsc exited ${b.status}; using what it emitted)\n${b.stdout.split('\n').slice(0, 5).join('\n')}`);
   console.log(`build: ${Date.now() - t0} ms`);
 }
 if (!existsSync(CLI)) {
@@ -145,7 +150,21 @@ async function processesSide(): Promise<{ ms: number; peakMb: number }> {
     for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
       const c = spawn(
         process.execPath,
-        [CLI, 'agent', '--provider', 'scripted', '--script', join(work, 'script.yaml'), '--tools', 'read,ls', '--cwd', join(work, 'agents', n), '--session', join(work, 'proc-sessions', `${n}.jsonl`), 'Read the notes'],
+        [
+          CLI,
+          'agent',
+          '--provider',
+          'scripted',
+          '--script',
+          join(work, 'script.yaml'),
+          '--tools',
+          'read,ls',
+          '--cwd',
+          join(work, 'agents', n),
+          '--session',
+          join(work, 'proc-sessions', `${n}.jsonl`),
+          'Read the notes',
+        ],
         { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] },
       );
       live.add(c);
@@ -220,23 +239,34 @@ const median = (xs: number[]): number => {
 // ---- run ---------------------------------------------------------------------------------------------
 
 try {
-  console.log(`fan-out: ${AGENTS} agents x (3 tool turns + answer), instant scripted model, concurrency ${CONCURRENCY} on both sides; median of ${ROUNDS} alternating rounds`);
+  console.log(
+    `fan-out: ${AGENTS} agents x (3 tool turns + answer), instant scripted model, concurrency ${CONCURRENCY} on both sides; median of ${ROUNDS} alternating rounds`,
+  );
   // One warm-up of each side so file caches are equally hot; then the sides alternate, so a burst
   // of load elsewhere on a shared machine hits both alike, and each reports its median.
   await threadsSide();
   await processesSide();
-  const runs: Record<'threads' | 'isolated' | 'procs', { ms: number; peakMb: number }[]> = { threads: [], isolated: [], procs: [] };
+  const runs: Record<'threads' | 'isolated' | 'procs', { ms: number; peakMb: number }[]> = {
+    threads: [],
+    isolated: [],
+    procs: [],
+  };
   for (let round = 0; round < ROUNDS; round++) {
     runs.threads.push(await threadsSide());
     runs.isolated.push(await threadsSide(1));
     runs.procs.push(await processesSide());
   }
-  const mid = (xs: { ms: number; peakMb: number }[]) => ({ ms: median(xs.map((x) => x.ms)), peakMb: median(xs.map((x) => x.peakMb)) });
+  const mid = (xs: { ms: number; peakMb: number }[]) => ({
+    ms: median(xs.map((x) => x.ms)),
+    peakMb: median(xs.map((x) => x.peakMb)),
+  });
   const threads = mid(runs.threads);
   const isolated = mid(runs.isolated);
   const procs = mid(runs.procs);
   const row = (label: string, r: { ms: number; peakMb: number }, all: { ms: number }[]) =>
-    console.log(`  ${label.padEnd(44)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB   (runs: ${all.map((x) => x.ms.toFixed(0)).join(', ')} ms)`);
+    console.log(
+      `  ${label.padEnd(44)} ${r.ms.toFixed(0).padStart(6)} ms   peak RSS ${r.peakMb.toFixed(0).padStart(5)} MB   (runs: ${all.map((x) => x.ms.toFixed(0)).join(', ')} ms)`,
+    );
   row(`worker threads (default: ${defaultThreadCount()} on ${availableParallelism()} cores)`, threads, runs.threads);
   row('worker threads (--agents-per-thread 1)', isolated, runs.isolated);
   row('process per agent (CLI agent)', procs, runs.procs);
@@ -244,7 +274,9 @@ try {
     ['default threads', threads],
     ['a thread per agent', isolated],
   ] as const) {
-    console.log(`  ${label}: ${(procs.ms / r.ms).toFixed(1)}x faster (goal >= 10x), ${((r.peakMb / procs.peakMb) * 100).toFixed(0)}% of the memory (goal <= 20%)`);
+    console.log(
+      `  ${label}: ${(procs.ms / r.ms).toFixed(1)}x faster (goal >= 10x), ${((r.peakMb / procs.peakMb) * 100).toFixed(0)}% of the memory (goal <= 20%)`,
+    );
   }
 
   const bareRuns: number[] = [];
@@ -255,9 +287,13 @@ try {
   }
   const bare = median(bareRuns);
   const pair = median(pairRuns);
-  console.log(`message round trip between two worker threads (median of ${ROUND_TRIPS} per round, after warm-up; median of ${ROUNDS} alternating rounds):`);
+  console.log(
+    `message round trip between two worker threads (median of ${ROUND_TRIPS} per round, after warm-up; median of ${ROUNDS} alternating rounds):`,
+  );
   console.log(`  bare MessageChannel ping-pong  ${bare.toFixed(1)} µs`);
-  console.log(`  pair channel (validated)       ${pair.toFixed(1)} µs   = ${(pair / bare).toFixed(2)}x bare (goal <= 1.5x)`);
+  console.log(
+    `  pair channel (validated)       ${pair.toFixed(1)} µs   = ${(pair / bare).toFixed(2)}x bare (goal <= 1.5x)`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

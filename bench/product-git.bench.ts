@@ -35,7 +35,11 @@ const median = (xs: number[]): number => {
 
 /** git as the product ran it before: the parent's whole environment, no sandbox. */
 async function oldGit(args: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
-  const r = await run('git', args, { cwd, env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 256 * 1024 * 1024 });
+  const r = await run('git', args, {
+    cwd,
+    env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' },
+    maxBuffer: 256 * 1024 * 1024,
+  });
   return r.stdout;
 }
 
@@ -72,7 +76,11 @@ async function oldWorkspaceDiff(ws: string): Promise<string> {
     const env = { GIT_INDEX_FILE: idx };
     await oldGit(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...never], ws, env);
     await oldGit(['add', '-A', '--', '.', ...never], ws, env);
-    return await oldGit(['diff-index', '--cached', '-p', '--binary', '--full-index', '--no-renames', base, '--', '.', ...never], ws, env);
+    return await oldGit(
+      ['diff-index', '--cached', '-p', '--binary', '--full-index', '--no-renames', base, '--', '.', ...never],
+      ws,
+      env,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -90,7 +98,12 @@ function touch(dir: string, round: number): void {
 }
 
 /** Runs the old and new variants alternately; returns the medians and the overhead. */
-async function compare(label: string, dir: string, oldFn: () => Promise<unknown>, newFn: () => Promise<unknown>): Promise<{ before: number; after: number }> {
+async function compare(
+  label: string,
+  dir: string,
+  oldFn: () => Promise<unknown>,
+  newFn: () => Promise<unknown>,
+): Promise<{ before: number; after: number }> {
   const time = async (fn: () => Promise<unknown>): Promise<number> => {
     const t0 = performance.now();
     await fn();
@@ -127,25 +140,52 @@ async function main(): Promise<void> {
     fill(repo);
     await oldGit(['init', '-q'], repo);
     await oldGit(['add', '-A'], repo);
-    await oldGit(['-c', 'user.name=b', '-c', 'user.email=b@b', '-c', 'commit.gpgSign=false', 'commit', '-qm', 'init'], repo);
+    await oldGit(
+      ['-c', 'user.name=b', '-c', 'user.email=b@b', '-c', 'commit.gpgSign=false', 'commit', '-qm', 'init'],
+      repo,
+    );
     const packed = await packWorkspace(repo);
     if (!packed.ok) throw new Error(packed.error);
     const ws = join(root, 'ws');
     await unpackWorkspace(packed.packed, ws);
 
-    console.log(`product git bench: node ${process.version}, ${FILES} files, 5 changed per round, ${ROUNDS} rounds; sandbox: ${sandbox.sandboxed ? 'bubblewrap' : `none (${sandbox.reason ?? ''})`}`);
-    const snap = await compare('snapshot', repo, () => oldSnapshot(repo), () => snapshot(repo));
-    const diff = await compare('worker diff', ws, () => oldWorkspaceDiff(ws), () => workspaceDiff(ws));
+    console.log(
+      `product git bench: node ${process.version}, ${FILES} files, 5 changed per round, ${ROUNDS} rounds; sandbox: ${sandbox.sandboxed ? 'bubblewrap' : `none (${sandbox.reason ?? ''})`}`,
+    );
+    const snap = await compare(
+      'snapshot',
+      repo,
+      () => oldSnapshot(repo),
+      () => snapshot(repo),
+    );
+    const diff = await compare(
+      'worker diff',
+      ws,
+      () => oldWorkspaceDiff(ws),
+      () => workspaceDiff(ws),
+    );
     process.env.ORCHESTRATE_BWRAP = join(root, 'no-bwrap');
-    const snapBare = await compare('snapshot, bwrap unavailable', repo, () => oldSnapshot(repo), () => snapshot(repo));
+    const snapBare = await compare(
+      'snapshot, bwrap unavailable',
+      repo,
+      () => oldSnapshot(repo),
+      () => snapshot(repo),
+    );
     delete process.env.ORCHESTRATE_BWRAP;
 
     console.log('--- goals ---');
-    for (const [name, r] of [['snapshot', snap], ['worker diff', diff]] as const) {
+    for (const [name, r] of [
+      ['snapshot', snap],
+      ['worker diff', diff],
+    ] as const) {
       const over = r.after - r.before;
-      console.log(`${sandbox.sandboxed && over <= 15 ? 'PASS' : 'MISS'} sandboxed git overhead per checkpoint (${name}): median ${over.toFixed(1)} ms, ratio ${(r.after / r.before).toFixed(2)} (goal <= 15 ms)`);
+      console.log(
+        `${sandbox.sandboxed && over <= 15 ? 'PASS' : 'MISS'} sandboxed git overhead per checkpoint (${name}): median ${over.toFixed(1)} ms, ratio ${(r.after / r.before).toFixed(2)} (goal <= 15 ms)`,
+      );
     }
-    console.log(`info: without bubblewrap (env and config overrides alone) a snapshot costs ${(snapBare.after - snapBare.before).toFixed(1)} ms more, ratio ${(snapBare.after / snapBare.before).toFixed(2)}`);
+    console.log(
+      `info: without bubblewrap (env and config overrides alone) a snapshot costs ${(snapBare.after - snapBare.before).toFixed(1)} ms more, ratio ${(snapBare.after / snapBare.before).toFixed(2)}`,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

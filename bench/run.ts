@@ -23,7 +23,10 @@ let failed = 0;
 for (const file of files) {
   console.log(`\n=== ${file} ===`);
   const started = Date.now();
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, file)], { cwd: repoRoot, stdio: 'inherit' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(benchDir, file)], {
+    cwd: repoRoot,
+    stdio: 'inherit',
+  });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (run.status !== 0) {
     failed++;

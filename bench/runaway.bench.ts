@@ -25,12 +25,28 @@ const call = (name: string, input: Record<string, unknown>, index: number): Resp
   usage: { input_tokens: 2_000, output_tokens: 40 },
 });
 
-const scenarios: { name: string; respond: Respond; loopDetection?: Partial<LoopDetectionSettings>; limits?: Partial<RunLimits>; baseline?: boolean }[] = [
+const scenarios: {
+  name: string;
+  respond: Respond;
+  loopDetection?: Partial<LoopDetectionSettings>;
+  limits?: Partial<RunLimits>;
+  baseline?: boolean;
+}[] = [
   { name: 'the same call forever', respond: (i) => call('read', { path: 'a.txt' }, i) },
   { name: 'a cycle of two calls', respond: (i) => call('read', { path: i % 2 ? 'b.txt' : 'a.txt' }, i) },
   { name: 'a cycle of three calls', respond: (i) => call('read', { path: ['a.txt', 'b.txt', 'c.txt'][i % 3]! }, i) },
-  { name: 'new calls forever (turn cap 50)', respond: (i) => call('write', { path: `f${i}.txt`, content: String(i) }, i), limits: { maxTurns: 50 } },
-  { name: 'baseline: same call, guards off', respond: (i) => call('read', { path: 'a.txt' }, i), loopDetection: { enabled: false }, limits: { maxTurns: 0 }, baseline: true },
+  {
+    name: 'new calls forever (turn cap 50)',
+    respond: (i) => call('write', { path: `f${i}.txt`, content: String(i) }, i),
+    limits: { maxTurns: 50 },
+  },
+  {
+    name: 'baseline: same call, guards off',
+    respond: (i) => call('read', { path: 'a.txt' }, i),
+    loopDetection: { enabled: false },
+    limits: { maxTurns: 0 },
+    baseline: true,
+  },
 ];
 
 async function runScenario(s: (typeof scenarios)[number]): Promise<{ requests: number; ms: number; outcome: string }> {
@@ -74,7 +90,11 @@ for (const s of scenarios) {
   const r = await runScenario(s);
   if (s.baseline) baselineRequests = r.requests;
   else if (!s.limits) worst = Math.max(worst, r.requests);
-  console.log(`${s.name.padEnd(34)} ${String(r.requests).padStart(5)} requests  ${r.ms.toFixed(0).padStart(6)} ms  ${r.outcome}`);
+  console.log(
+    `${s.name.padEnd(34)} ${String(r.requests).padStart(5)} requests  ${r.ms.toFixed(0).padStart(6)} ms  ${r.outcome}`,
+  );
 }
-console.log(`\nlooping agent: stopped after at most ${worst} requests (goal <= ${GOAL_REQUESTS}); unguarded baseline: ${baselineRequests} requests in ${BASELINE_MS / 1000} s and still going`);
+console.log(
+  `\nlooping agent: stopped after at most ${worst} requests (goal <= ${GOAL_REQUESTS}); unguarded baseline: ${baselineRequests} requests in ${BASELINE_MS / 1000} s and still going`,
+);
 console.log(worst <= GOAL_REQUESTS ? 'verdict: goal met' : 'verdict: goal MISSED');

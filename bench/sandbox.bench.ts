@@ -59,9 +59,13 @@ async function main(): Promise<void> {
     plain.dispose();
     const overhead = median(inBox) - median(bare);
     console.log(`sandbox bench: node ${process.version}, ${CALLS} calls each of \`${COMMAND}\` through the bash tool`);
-    console.log(`unsandboxed: median ${median(bare).toFixed(1)} ms; sandboxed (bwrap): median ${median(inBox).toFixed(1)} ms`);
+    console.log(
+      `unsandboxed: median ${median(bare).toFixed(1)} ms; sandboxed (bwrap): median ${median(inBox).toFixed(1)} ms`,
+    );
     console.log('--- goals ---');
-    console.log(`${overhead <= 15 ? 'PASS' : 'MISS'} sandbox overhead per bash call: median ${overhead.toFixed(1)} ms (goal <= 15 ms)`);
+    console.log(
+      `${overhead <= 15 ? 'PASS' : 'MISS'} sandbox overhead per bash call: median ${overhead.toFixed(1)} ms (goal <= 15 ms)`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

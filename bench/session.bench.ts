@@ -28,7 +28,18 @@
 // "A plain store" is the issue's other yardstick (14 µs there): a Map index and one write(2) per
 // entry.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,7 +91,10 @@ function* workload(count: number): Generator<AgentMessage> {
     u.totalTokens = u.input + u.output;
     return u;
   };
-  const assistant = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason']): AssistantMessage => ({
+  const assistant = (
+    content: AssistantMessage['content'],
+    stopReason: AssistantMessage['stopReason'],
+  ): AssistantMessage => ({
     role: 'assistant',
     content,
     api: 'anthropic-messages',
@@ -92,11 +106,25 @@ function* workload(count: number): Generator<AgentMessage> {
   });
   for (let i = 0; i < count; ) {
     const k = i % 6;
-    if (k === 0) yield { role: 'user', content: [{ type: 'text', text: prose(rand, 800 + rand() * 900) }], timestamp: (t += 1000) };
+    if (k === 0)
+      yield {
+        role: 'user',
+        content: [{ type: 'text', text: prose(rand, 800 + rand() * 900) }],
+        timestamp: (t += 1000),
+      };
     else if (k === 1 || k === 3) {
       const id = `toolu_${i.toString(36)}`;
-      const args = rand() < 0.5 ? { path: `src/module${Math.floor(rand() * 300)}/file${i}.ts` } : { command: `npm test -- --grep "${prose(rand, 40).trim()}"` };
-      yield assistant([{ type: 'text', text: prose(rand, 600 + rand() * 700) }, { type: 'toolCall', id, name: 'path' in args ? 'read' : 'bash', arguments: args }], 'toolUse');
+      const args =
+        rand() < 0.5
+          ? { path: `src/module${Math.floor(rand() * 300)}/file${i}.ts` }
+          : { command: `npm test -- --grep "${prose(rand, 40).trim()}"` };
+      yield assistant(
+        [
+          { type: 'text', text: prose(rand, 600 + rand() * 700) },
+          { type: 'toolCall', id, name: 'path' in args ? 'read' : 'bash', arguments: args },
+        ],
+        'toolUse',
+      );
     } else if (k === 2 || k === 4) {
       yield {
         role: 'toolResult',
@@ -182,7 +210,16 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
       // The write primitive alone, same lines: an fd kept open vs open/append/close per line.
       const path = join(dir, `${name}.jsonl`);
       const lines: string[] = [];
-      for (const m of workload(Math.min(N, 20_000))) lines.push(JSON.stringify({ type: 'message', id: 'abcdef01', parentId: 'abcdef00', timestamp: new Date().toISOString(), message: m }) + '\n');
+      for (const m of workload(Math.min(N, 20_000)))
+        lines.push(
+          JSON.stringify({
+            type: 'message',
+            id: 'abcdef01',
+            parentId: 'abcdef00',
+            timestamp: new Date().toISOString(),
+            message: m,
+          }) + '\n',
+        );
       const t0 = performance.now();
       if (name === 'raw-writeSync') {
         const fd = openSync(path, 'a');
@@ -197,8 +234,14 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
     case 'append-ours-compacted': {
       const kind = name === 'append-ours' ? 'plain' : name.replace('append-ours-', '');
       // -redact: as the runtime runs with an API key, every line passes the secret redactor.
-      const redact = name.endsWith('redact') ? createRedactor([{ name: 'ANTHROPIC_API_KEY', value: `sk-ant-api03-${'k'.repeat(95)}` }]) : undefined;
-      const s = SessionStore.create(ours(kind), { cwd: '/bench', writeMode: name.endsWith('immediate') ? 'immediate' : 'batched', ...(redact ? { redact } : {}) });
+      const redact = name.endsWith('redact')
+        ? createRedactor([{ name: 'ANTHROPIC_API_KEY', value: `sk-ant-api03-${'k'.repeat(95)}` }])
+        : undefined;
+      const s = SessionStore.create(ours(kind), {
+        cwd: '/bench',
+        writeMode: name.endsWith('immediate') ? 'immediate' : 'batched',
+        ...(redact ? { redact } : {}),
+      });
       let compacted = !name.endsWith('compacted');
       let appendMs = timeAppends(
         (m) => s.appendMessage(m),
@@ -230,7 +273,10 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
         close: () => undefined,
       };
       const s = SessionStore.fromStorage(discard, { cwd: '/bench' });
-      let appendMs = timeAppends((m) => s.appendMessage(m), () => undefined);
+      let appendMs = timeAppends(
+        (m) => s.appendMessage(m),
+        () => undefined,
+      );
       const t0 = performance.now();
       s.close();
       appendMs += performance.now() - t0;
@@ -242,11 +288,20 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
       // built on JSON.stringify pays (the reference included).
       const kept: unknown[] = [];
       let chars = 0;
-      const ms = timeAppends((m) => {
-        const e = { type: 'message', id: 'abcdef01', parentId: 'abcdef00', timestamp: '2026-01-01T00:00:00.000Z', message: m };
-        kept.push(e);
-        chars += JSON.stringify(e).length;
-      }, () => undefined);
+      const ms = timeAppends(
+        (m) => {
+          const e = {
+            type: 'message',
+            id: 'abcdef01',
+            parentId: 'abcdef00',
+            timestamp: '2026-01-01T00:00:00.000Z',
+            message: m,
+          };
+          kept.push(e);
+          chars += JSON.stringify(e).length;
+        },
+        () => undefined,
+      );
       if (scratch) rmSync(scratch, { recursive: true, force: true });
       return { usPerEntry: (ms * 1000) / N, chars };
     }
@@ -257,12 +312,21 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
       const byId = new Map<string, unknown>();
       let parentId: string | null = null;
       let n = 0;
-      let ms = timeAppends((m) => {
-        const e = { type: 'message', id: (n++).toString(16).padStart(8, '0'), parentId, timestamp: new Date().toISOString(), message: m };
-        byId.set(e.id, e);
-        parentId = e.id;
-        writeSync(fd, JSON.stringify(e) + '\n');
-      }, () => undefined);
+      let ms = timeAppends(
+        (m) => {
+          const e = {
+            type: 'message',
+            id: (n++).toString(16).padStart(8, '0'),
+            parentId,
+            timestamp: new Date().toISOString(),
+            message: m,
+          };
+          byId.set(e.id, e);
+          parentId = e.id;
+          writeSync(fd, JSON.stringify(e) + '\n');
+        },
+        () => undefined,
+      );
       const t0 = performance.now();
       closeSync(fd);
       ms += performance.now() - t0;
@@ -357,27 +421,45 @@ function runChild(name: string, dir: string): (PhaseResult & { peakRssMB: number
     env: { ...process.env },
   });
   const last = r.stdout.trim().split('\n').pop() ?? '';
-  if (r.status !== 0 || !last.startsWith('{')) return { error: (r.stderr || r.stdout).trim().split('\n').slice(-5).join(' | ') };
+  if (r.status !== 0 || !last.startsWith('{'))
+    return { error: (r.stderr || r.stdout).trim().split('\n').slice(-5).join(' | ') };
   return JSON.parse(last) as PhaseResult & { peakRssMB: number };
 }
 
 function ensureReference(): string | undefined {
   if (existsSync(join(benchDir, 'node_modules', ...REF_PACKAGE.split('/')))) return undefined;
   console.log(`Installing the reference (${REF_PACKAGE}) into bench/node_modules for this benchmark only...`);
-  const r = spawnSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: benchDir, encoding: 'utf8' });
-  if (r.status !== 0) return `npm ci in bench/ failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`;
+  const r = spawnSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], {
+    cwd: benchDir,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0)
+    return `npm ci in bench/ failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`;
   return undefined;
 }
 
-const fmt = (v: number | undefined, digits = 1): string => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
+const fmt = (v: number | undefined, digits = 1): string =>
+  v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits);
 
 async function main(): Promise<void> {
   const refProblem = ensureReference();
   if (refProblem) console.log(`Reference unavailable (${refProblem}); printing our numbers only.`);
   const dir = mkdtempSync(join(tmpdir(), 'session-bench-'));
-  console.log(`session bench: ${N.toLocaleString('en-US')} entries, every phase the median of ${ROUNDS} alternating rounds; files in ${dir}`);
+  console.log(
+    `session bench: ${N.toLocaleString('en-US')} entries, every phase the median of ${ROUNDS} alternating rounds; files in ${dir}`,
+  );
   const results: Record<string, ReturnType<typeof runChild>> = {};
-  const once = ['baseline', 'append-ours', 'append-ours-immediate', 'append-ours-redact', 'append-ours-compacted', ...(refProblem ? [] : ['append-ref', 'append-ref-compacted']), 'append-ours-nowrite', 'stringify-keep', 'append-plain'];
+  const once = [
+    'baseline',
+    'append-ours',
+    'append-ours-immediate',
+    'append-ours-redact',
+    'append-ours-compacted',
+    ...(refProblem ? [] : ['append-ref', 'append-ref-compacted']),
+    'append-ours-nowrite',
+    'stringify-keep',
+    'append-plain',
+  ];
   const samples: Record<string, (PhaseResult & { peakRssMB: number })[]> = {};
   const sample = (name: string, r: ReturnType<typeof runChild>): void => {
     if ('error' in r) results[name] = r;
@@ -388,7 +470,15 @@ async function main(): Promise<void> {
   // The machine may be shared: ours and the reference alternate, ROUNDS times, and each phase
   // reports its median, so a burst of load elsewhere hits both sides alike.
   const repeated = ['open', 'open-compacted', 'fork'];
-  const appends = ['append-ours', 'append-ours-immediate', 'append-ours-redact', ...(refProblem ? [] : ['append-ref']), 'append-ours-nowrite', 'stringify-keep', 'append-plain'];
+  const appends = [
+    'append-ours',
+    'append-ours-immediate',
+    'append-ours-redact',
+    ...(refProblem ? [] : ['append-ref']),
+    'append-ours-nowrite',
+    'stringify-keep',
+    'append-plain',
+  ];
   for (let round = 0; round < ROUNDS; round++) {
     if (round > 0) for (const name of appends) sample(name, runChild(`${name}:scratch`, dir));
     for (const name of ['raw-writeSync', 'raw-appendFileSync']) sample(name, runChild(name, dir));
@@ -415,32 +505,55 @@ async function main(): Promise<void> {
   };
   const base = get('baseline')?.peakRssMB ?? 0;
   console.log(`\nbaseline process (node + tsx, nothing loaded): peak RSS ${fmt(base, 0)} MB`);
-  console.log(`write primitive, 1-2 KB lines: fd kept open + writeSync ${fmt(get('raw-writeSync')?.usPerEntry, 2)} µs/line, appendFileSync ${fmt(get('raw-appendFileSync')?.usPerEntry, 2)} µs/line`);
+  console.log(
+    `write primitive, 1-2 KB lines: fd kept open + writeSync ${fmt(get('raw-writeSync')?.usPerEntry, 2)} µs/line, appendFileSync ${fmt(get('raw-appendFileSync')?.usPerEntry, 2)} µs/line`,
+  );
   const rows: [string, string, string, string, string][] = [['phase', 'ours', 'reference', 'ratio (ref/ours)', 'goal']];
   const row = (label: string, o: number | undefined, r: number | undefined, goal: string, digits = 1): void => {
     rows.push([label, fmt(o, digits), fmt(r, digits), o && r ? `${(r / o).toFixed(2)}x` : '-', goal]);
   };
   row('append µs/entry', get('append-ours')?.usPerEntry, get('append-ref')?.usPerEntry, '<= 10 µs', 2);
   row('  durable on return µs/entry', get('append-ours-immediate')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
-  row('  with the secret redactor µs/entry', get('append-ours-redact')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
+  row(
+    '  with the secret redactor µs/entry',
+    get('append-ours-redact')?.usPerEntry,
+    get('append-ref')?.usPerEntry,
+    '',
+    2,
+  );
   row('  no write (lines dropped) µs/entry', get('append-ours-nowrite')?.usPerEntry, undefined, '', 2);
   row('  JSON.stringify + keep, no store', get('stringify-keep')?.usPerEntry, undefined, '', 2);
   row('  a plain store (write per entry)', get('append-plain')?.usPerEntry, get('append-ref')?.usPerEntry, '', 2);
   row('open + rebuild ms', get('open-ours')?.totalMs, get('open-ref')?.totalMs, '>= 3x faster');
   row('  of which rebuild ms', get('open-ours')?.rebuildMs, get('open-ref')?.rebuildMs, '', 2);
   row('open + rebuild peak RSS MB', get('open-ours')?.peakRssMB, get('open-ref')?.peakRssMB, '<= 60 % of ref', 0);
-  row('open + rebuild, compacted ms', get('open-ours-compacted')?.totalMs, get('open-ref-compacted')?.totalMs, '>= 3x faster');
-  row('  compacted peak RSS MB', get('open-ours-compacted')?.peakRssMB, get('open-ref-compacted')?.peakRssMB, '<= 60 % of ref', 0);
+  row(
+    'open + rebuild, compacted ms',
+    get('open-ours-compacted')?.totalMs,
+    get('open-ref-compacted')?.totalMs,
+    '>= 3x faster',
+  );
+  row(
+    '  compacted peak RSS MB',
+    get('open-ours-compacted')?.peakRssMB,
+    get('open-ref-compacted')?.peakRssMB,
+    '<= 60 % of ref',
+    0,
+  );
   row('rewind + 3 + rebuild, first ms', get('fork-ours')?.firstMs, get('fork-ref')?.firstMs, '', 3);
   row('rewind + 3 + rebuild, median ms', get('fork-ours')?.medianMs, get('fork-ref')?.medianMs, '<= 1 ms', 3);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
   const ours = get('open-ours');
   const ref = get('open-ref');
-  if (ours && ref) console.log(`\nmemory: ours uses ${((ours.peakRssMB / ref.peakRssMB) * 100).toFixed(0)} % of the reference's peak RSS (open + rebuild).`);
+  if (ours && ref)
+    console.log(
+      `\nmemory: ours uses ${((ours.peakRssMB / ref.peakRssMB) * 100).toFixed(0)} % of the reference's peak RSS (open + rebuild).`,
+    );
   // Verdicts. The append goal (10 µs) was set against the reference measured at 19.6 µs on this
   // machine kind; machines drift, so it is also judged as that ratio to the reference in this run.
-  const verdict = (label: string, ok: boolean | undefined): void => console.log(`  ${ok === undefined ? 'n/a ' : ok ? 'met ' : 'MISS'}  ${label}`);
+  const verdict = (label: string, ok: boolean | undefined): void =>
+    console.log(`  ${ok === undefined ? 'n/a ' : ok ? 'met ' : 'MISS'}  ${label}`);
   const ratio = (o: string, r: string, key: string): number | undefined => {
     const a = get(o)?.[key];
     const b = get(r)?.[key];
@@ -449,16 +562,36 @@ async function main(): Promise<void> {
   const ISSUE_REF_APPEND_US = 19.6;
   const appendRatio = ratio('append-ours', 'append-ref', 'usPerEntry');
   console.log('\ngoals:');
-  verdict(`append <= 10 µs/entry (here: ${fmt(get('append-ours')?.usPerEntry, 2)} µs)`, get('append-ours')?.usPerEntry === undefined ? undefined : get('append-ours')!.usPerEntry! <= 10);
-  verdict(`append >= ${(ISSUE_REF_APPEND_US / 10).toFixed(2)}x faster than the reference in this run (10 µs against its 19.6 µs in the issue; here: ${appendRatio?.toFixed(2) ?? '-'}x)`, appendRatio === undefined ? undefined : appendRatio >= ISSUE_REF_APPEND_US / 10);
+  verdict(
+    `append <= 10 µs/entry (here: ${fmt(get('append-ours')?.usPerEntry, 2)} µs)`,
+    get('append-ours')?.usPerEntry === undefined ? undefined : get('append-ours')!.usPerEntry! <= 10,
+  );
+  verdict(
+    `append >= ${(ISSUE_REF_APPEND_US / 10).toFixed(2)}x faster than the reference in this run (10 µs against its 19.6 µs in the issue; here: ${appendRatio?.toFixed(2) ?? '-'}x)`,
+    appendRatio === undefined ? undefined : appendRatio >= ISSUE_REF_APPEND_US / 10,
+  );
   for (const kind of ['', '-compacted']) {
     const r = ratio(`open-ours${kind}`, `open-ref${kind}`, 'totalMs');
     const m = ratio(`open-ref${kind}`, `open-ours${kind}`, 'peakRssMB');
-    verdict(`open + rebuild${kind ? ', compacted,' : ''} >= 3x faster (here: ${r?.toFixed(2) ?? '-'}x)`, r === undefined ? undefined : r >= 3);
-    verdict(`open + rebuild${kind ? ', compacted,' : ''} peak RSS <= 60 % of the reference (here: ${m === undefined ? '-' : (m * 100).toFixed(0)} %)`, m === undefined ? undefined : m <= 0.6);
+    verdict(
+      `open + rebuild${kind ? ', compacted,' : ''} >= 3x faster (here: ${r?.toFixed(2) ?? '-'}x)`,
+      r === undefined ? undefined : r >= 3,
+    );
+    verdict(
+      `open + rebuild${kind ? ', compacted,' : ''} peak RSS <= 60 % of the reference (here: ${m === undefined ? '-' : (m * 100).toFixed(0)} %)`,
+      m === undefined ? undefined : m <= 0.6,
+    );
   }
-  verdict(`rewind + append 3 + rebuild <= 1 ms (median here: ${fmt(get('fork-ours')?.medianMs, 3)} ms)`, get('fork-ours')?.medianMs === undefined ? undefined : get('fork-ours')!.medianMs! <= 1);
-  const check = [get('open-ours')?.messages, get('open-ref')?.messages, get('open-ours-compacted')?.messages, get('open-ref-compacted')?.messages];
+  verdict(
+    `rewind + append 3 + rebuild <= 1 ms (median here: ${fmt(get('fork-ours')?.medianMs, 3)} ms)`,
+    get('fork-ours')?.medianMs === undefined ? undefined : get('fork-ours')!.medianMs! <= 1,
+  );
+  const check = [
+    get('open-ours')?.messages,
+    get('open-ref')?.messages,
+    get('open-ours-compacted')?.messages,
+    get('open-ref-compacted')?.messages,
+  ];
   console.log(`context sizes (ours/ref plain, ours/ref compacted): ${check.map((c) => c ?? '-').join(' / ')} messages`);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -22,7 +22,15 @@ type Kind = 'string' | 'buffer';
 
 /** Deterministic mixed lines: ASCII words, CJK runs, emoji, 5-200 characters each. */
 function makeInput(bytes: number): string {
-  const pieces = ['lorem ipsum dolor ', 'function x() { return 42; } ', '漢字かなカナ한글 ', '中文测试内容 ', '😀🎉🚀 ', 'naïve café ', '\t'];
+  const pieces = [
+    'lorem ipsum dolor ',
+    'function x() { return 42; } ',
+    '漢字かなカナ한글 ',
+    '中文测试内容 ',
+    '😀🎉🚀 ',
+    'naïve café ',
+    '\t',
+  ];
   let seed = 7;
   const rand = (n: number): number => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -73,7 +81,10 @@ function measure(impl: Impl, mode: Mode, kind: Kind, sizeMb: number): void {
   const run = (x: string | Buffer): { outputLines: number; totalLines: number; totalBytes: number } =>
     impl === 'naive'
       ? naive(typeof x === 'string' ? x : x.toString('utf8'), mode)
-      : (mode === 'head' ? truncateHead : truncateTail)(x, { maxLines: MAX_LINES, maxBytes: MAX_BYTES }) as TruncationResult;
+      : ((mode === 'head' ? truncateHead : truncateTail)(x, {
+          maxLines: MAX_LINES,
+          maxBytes: MAX_BYTES,
+        }) as TruncationResult);
   run(kind === 'buffer' ? Buffer.from(warm) : warm); // JIT warm-up on a small input
   const times: number[] = [];
   let rssDelta = 0;
@@ -92,7 +103,17 @@ function measure(impl: Impl, mode: Mode, kind: Kind, sizeMb: number): void {
   }
   times.sort((a, b) => a - b);
   const { outputLines, totalLines, totalBytes } = result;
-  console.log(JSON.stringify({ ms: times[Math.floor(RUNS / 2)], minMs: times[0], rssDelta, heapDelta, outputLines, totalLines, totalBytes }));
+  console.log(
+    JSON.stringify({
+      ms: times[Math.floor(RUNS / 2)],
+      minMs: times[0],
+      rssDelta,
+      heapDelta,
+      outputLines,
+      totalLines,
+      totalBytes,
+    }),
+  );
 }
 
 interface CaseResult {
@@ -112,21 +133,28 @@ function runCase(impl: Impl, mode: Mode, kind: Kind, sizeMb: number): CaseResult
     maxBuffer: 16 * MB,
   });
   const line = child.stdout.trim().split('\n').pop() ?? '';
-  if (child.status !== 0 || !line.startsWith('{')) throw new Error(`case ${impl} ${mode} ${kind} ${sizeMb}MB failed: ${child.stderr}`);
+  if (child.status !== 0 || !line.startsWith('{'))
+    throw new Error(`case ${impl} ${mode} ${kind} ${sizeMb}MB failed: ${child.stderr}`);
   return JSON.parse(line) as CaseResult;
 }
 
 const fmtMb = (b: number): string => `${(b / MB).toFixed(1)} MB`;
 
 function main(): void {
-  console.log(`truncation bench: ${RUNS} runs per case (median ms), limits ${MAX_LINES} lines / ${MAX_BYTES} bytes, node ${process.version}`);
+  console.log(
+    `truncation bench: ${RUNS} runs per case (median ms), limits ${MAX_LINES} lines / ${MAX_BYTES} bytes, node ${process.version}`,
+  );
   const verdicts: string[] = [];
   for (const sizeMb of [10, 100]) {
     for (const kind of ['string', 'buffer'] as Kind[]) {
       for (const mode of ['head', 'tail'] as Mode[]) {
         const ours = runCase('ours', mode, kind, sizeMb);
         const base = runCase('naive', mode, kind, sizeMb);
-        if (ours.totalLines !== base.totalLines || ours.outputLines !== base.outputLines || ours.totalBytes !== base.totalBytes) {
+        if (
+          ours.totalLines !== base.totalLines ||
+          ours.outputLines !== base.outputLines ||
+          ours.totalBytes !== base.totalBytes
+        ) {
           throw new Error(`results differ: ours ${JSON.stringify(ours)} naive ${JSON.stringify(base)}`);
         }
         const label = `truncate${mode === 'head' ? 'Head' : 'Tail'} ${kind.padEnd(6)} ${String(sizeMb).padStart(3)} MB`;
@@ -138,7 +166,9 @@ function main(): void {
         if (sizeMb === 100) {
           const extra = Math.max(ours.rssDelta, ours.heapDelta);
           const ok = ours.ms <= 100 && extra <= 8 * MB;
-          verdicts.push(`${ok ? 'PASS' : 'MISS'} ${label}: ${ours.ms.toFixed(1)} ms (goal <= 100), +${fmtMb(extra)} (goal <= 8 MB)`);
+          verdicts.push(
+            `${ok ? 'PASS' : 'MISS'} ${label}: ${ours.ms.toFixed(1)} ms (goal <= 100), +${fmtMb(extra)} (goal <= 8 MB)`,
+          );
         }
       }
     }

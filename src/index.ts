@@ -37,18 +37,46 @@ export type {
   Usage,
   UserMessage,
 } from './ai/types.js';
-export { getModel, listModels, modelFromSpec, priceOf, resolveModel, scriptedModel, DEFAULT_MODEL_ID, type ModelSpec } from './ai/models.js';
+export {
+  getModel,
+  listModels,
+  modelFromSpec,
+  priceOf,
+  resolveModel,
+  scriptedModel,
+  DEFAULT_MODEL_ID,
+  type ModelSpec,
+} from './ai/models.js';
 export { stream, complete, registerProvider } from './ai/registry.js';
 export { registerBuiltInProviders } from './ai/providers.js';
-export { createScriptedProvider, type ScriptedProvider, type ScriptedTurn, type ScriptedScript } from './ai/scripted.js';
+export {
+  createScriptedProvider,
+  type ScriptedProvider,
+  type ScriptedTurn,
+  type ScriptedScript,
+} from './ai/scripted.js';
 export { loadScriptFile, parseScript } from './ai/scripted-script.js';
 
 // ---- layer 1: the loop and its tools
-export type { AgentEvent, AgentMessage, AgentThinkingLevel, AgentTool, AgentToolResult, AnyAgentTool, AgentLoopConfig } from './agent/types.js';
+export type {
+  AgentEvent,
+  AgentMessage,
+  AgentThinkingLevel,
+  AgentTool,
+  AgentToolResult,
+  AnyAgentTool,
+  AgentLoopConfig,
+} from './agent/types.js';
 export { Agent } from './agent/agent.js';
 
 // ---- layer 2: built-in tools and sessions
-export { createCodingTools, createTool, BUILTIN_TOOL_NAMES, DEFAULT_TOOL_NAMES, READ_ONLY_TOOL_NAMES } from './tools/coding-tools.js';
+export {
+  createCodingTools,
+  createTool,
+  BUILTIN_TOOL_NAMES,
+  DEFAULT_TOOL_NAMES,
+  READ_ONLY_TOOL_NAMES,
+} from './tools/coding-tools.js';
 export type { BashPolicy } from './tools/bash-policy.js';
 export { SessionStore } from './session/session-store.js';
 export { parseSummary, renderSummary, type StructuredSummary } from './session/parse-summary.js';

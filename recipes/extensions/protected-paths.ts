@@ -21,7 +21,9 @@ function stringList(value: unknown): string[] | undefined {
 }
 
 export default function protectedPaths(api: ExtensionAPI): void {
-  const fromEnv = process.env.ORCHESTRATE_PROTECTED_PATHS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const fromEnv = process.env.ORCHESTRATE_PROTECTED_PATHS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const patterns = stringList(api.options.patterns) ?? (fromEnv?.length ? fromEnv : DEFAULT_PROTECTED);
   const tools = new Set(stringList(api.options.tools) ?? ['edit', 'write']);
 

@@ -229,7 +229,9 @@ export class Agent {
 
   private assertIdle(): void {
     if (this._state.isStreaming) {
-      throw new Error('The agent is already running: use steer() or followUp() to queue a message, or wait for it to finish.');
+      throw new Error(
+        'The agent is already running: use steer() or followUp() to queue a message, or wait for it to finish.',
+      );
     }
   }
 
@@ -258,9 +260,17 @@ export class Agent {
     return running;
   }
 
-  private async drive(prompts: AgentMessage[] | null, runOptions: AgentRunOptions | undefined, controller: AbortController): Promise<void> {
+  private async drive(
+    prompts: AgentMessage[] | null,
+    runOptions: AgentRunOptions | undefined,
+    controller: AbortController,
+  ): Promise<void> {
     const state = this._state;
-    const context: AgentContext = { systemPrompt: state.systemPrompt, messages: state.messages.slice(), tools: state.tools };
+    const context: AgentContext = {
+      systemPrompt: state.systemPrompt,
+      messages: state.messages.slice(),
+      tools: state.tools,
+    };
     const config = this.loopConfig();
     const emit = (event: AgentEvent): void => this.handle(event);
     try {
@@ -269,7 +279,11 @@ export class Agent {
     } catch (err) {
       // The loop reports failures as messages; this is the last line of defence.
       if (state.isStreaming) {
-        const message = errorAssistantMessage(state.model, thrownText(err), controller.signal.aborted ? 'aborted' : 'error');
+        const message = errorAssistantMessage(
+          state.model,
+          thrownText(err),
+          controller.signal.aborted ? 'aborted' : 'error',
+        );
         message.content = [{ type: 'text', text: '' }];
         state.messages.push(message);
         state.error = message.errorMessage;
@@ -344,5 +358,7 @@ function defaultListenerError(error: unknown, event: AgentEvent): void {
 }
 
 function toMessage(message: AgentMessage | string): AgentMessage {
-  return typeof message === 'string' ? { role: 'user', content: [{ type: 'text', text: message }], timestamp: Date.now() } : message;
+  return typeof message === 'string'
+    ? { role: 'user', content: [{ type: 'text', text: message }], timestamp: Date.now() }
+    : message;
 }

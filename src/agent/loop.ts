@@ -135,7 +135,8 @@ class LoopRun {
     this.ctx = { systemPrompt: context.systemPrompt, messages: context.messages.slice(), tools: context.tools };
     this.signal = signal ?? new AbortController().signal;
     this.model = config.model;
-    this.incrementalConvert = !config.transformContext && (!config.convertToLlm || config.convertToLlm === defaultConvertToLlm);
+    this.incrementalConvert =
+      !config.transformContext && (!config.convertToLlm || config.convertToLlm === defaultConvertToLlm);
     // Only provider options go to the provider; loop hooks stay here.
     const {
       model: _model,
@@ -211,7 +212,9 @@ class LoopRun {
         let terminate = false;
         if (hasMoreToolCalls) {
           // Tool calls decide, not the stop reason: a `length` reply with tool calls runs them.
-          const batch = await executeToolCalls(assistant, toolCalls, this.ctx, config, this.signal, (e) => this.emit(e));
+          const batch = await executeToolCalls(assistant, toolCalls, this.ctx, config, this.signal, (e) =>
+            this.emit(e),
+          );
           results = batch.results;
           this.append(results);
           steering = batch.steering;
@@ -260,7 +263,9 @@ class LoopRun {
       stage = config.transformContext ? 'transformContext' : 'convertToLlm';
       const messages = await this.llmMessages();
       stage = 'getApiKey';
-      const apiKey = config.getApiKey ? ((await config.getApiKey(this.model.provider)) ?? config.apiKey) : config.apiKey;
+      const apiKey = config.getApiKey
+        ? ((await config.getApiKey(this.model.provider)) ?? config.apiKey)
+        : config.apiKey;
       stage = 'tool schema generation';
       const tools = this.ctx.tools.length > 0 ? toLlmTools(this.ctx.tools) : undefined;
       stage = 'provider stream';
@@ -293,7 +298,11 @@ class LoopRun {
         }
       }
     } catch (err) {
-      const failed = errorAssistantMessage(this.model, `provider stream failed: ${thrownText(err)}`, this.signal.aborted ? 'aborted' : 'error');
+      const failed = errorAssistantMessage(
+        this.model,
+        `provider stream failed: ${thrownText(err)}`,
+        this.signal.aborted ? 'aborted' : 'error',
+      );
       if (started) messages.pop();
       messages.push(failed);
       if (!started) this.emit({ type: 'message_start', message: { ...failed } });

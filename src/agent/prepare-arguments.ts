@@ -221,7 +221,8 @@ function resolveRef(schemaIn: unknown, root: JsonSchema): JsonSchema | undefined
     if (ref === '#') schema = root;
     else if (ref.startsWith('#/')) {
       let node: unknown = root;
-      for (const part of ref.slice(2).split('/')) node = isPlainObject(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+      for (const part of ref.slice(2).split('/'))
+        node = isPlainObject(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
       schema = isPlainObject(node) ? node : undefined;
     } else return undefined;
   }

@@ -20,7 +20,8 @@ export function invalidArgumentsText(
   maxReceivedChars: number = agentDefaults.maxReceivedArgumentsChars,
 ): string {
   const lines = [`Invalid arguments for tool "${toolName}":`];
-  for (const issue of issues) lines.push(`- ${formatPath(issue.path)}: ${describeIssue(issue, valueAt(validated, issue.path))}`);
+  for (const issue of issues)
+    lines.push(`- ${formatPath(issue.path)}: ${describeIssue(issue, valueAt(validated, issue.path))}`);
   lines.push(
     '',
     `Call "${toolName}" again with arguments that match its parameter schema: fix the fields listed above and keep the rest.`,

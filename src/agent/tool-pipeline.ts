@@ -136,13 +136,20 @@ class BatchRun {
   /** Stages 1-3. Returns a ready call, or the outcome that ends the call here. */
   private async prepare(call: ToolCall): Promise<Outcome | ReadyCall> {
     const tool = findTool(this.context.tools, call.name);
-    if (!tool) return errorOutcome(unknownToolText(call.name, this.context.tools.map((t) => t.name)));
+    if (!tool)
+      return errorOutcome(
+        unknownToolText(
+          call.name,
+          this.context.tools.map((t) => t.name),
+        ),
+      );
 
     let args: unknown;
     try {
       const prepared = prepareArguments(tool, call.arguments);
       const parsed = tool.parameters.safeParse(prepared.args);
-      if (!parsed.success) return errorOutcome(invalidArgumentsText(tool.name, parsed.error.issues, prepared.args, call.arguments));
+      if (!parsed.success)
+        return errorOutcome(invalidArgumentsText(tool.name, parsed.error.issues, prepared.args, call.arguments));
       args = parsed.data;
     } catch (err) {
       // A refinement or transform in the schema threw: report it like any validation failure.
@@ -171,7 +178,13 @@ class BatchRun {
     const onUpdate = (partialResult: AgentToolResult): void => {
       // Updates after the call finished would arrive after its end event; drop them.
       if (settled) return;
-      this.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, args: call.arguments, partialResult });
+      this.emit({
+        type: 'tool_execution_update',
+        toolCallId: call.id,
+        toolName: call.name,
+        args: call.arguments,
+        partialResult,
+      });
     };
     let outcome: Outcome;
     try {

@@ -19,10 +19,11 @@ const listCache = new WeakMap<readonly AnyAgentTool[], { tools: AnyAgentTool[]; 
 export function toolJsonSchema(schema: z.ZodType): ToolParametersSchema {
   let json = schemaCache.get(schema);
   if (!json) {
-    const generated = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as Record<
-      string,
-      unknown
-    >;
+    const generated = z.toJSONSchema(schema, {
+      io: 'input',
+      target: 'draft-2020-12',
+      unrepresentable: 'any',
+    }) as Record<string, unknown>;
     delete generated.$schema;
     json = generated as ToolParametersSchema;
     schemaCache.set(schema, json);

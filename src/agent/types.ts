@@ -133,7 +133,13 @@ export type AgentEvent =
   | { type: 'message_update'; message: AssistantMessage; assistantMessageEvent: AssistantMessageEvent }
   | { type: 'message_end'; message: AgentMessage }
   | { type: 'tool_execution_start'; toolCallId: string; toolName: string; args: unknown }
-  | { type: 'tool_execution_update'; toolCallId: string; toolName: string; args: unknown; partialResult: AgentToolResult }
+  | {
+      type: 'tool_execution_update';
+      toolCallId: string;
+      toolName: string;
+      args: unknown;
+      partialResult: AgentToolResult;
+    }
   | {
       type: 'tool_execution_end';
       toolCallId: string;
@@ -202,11 +208,21 @@ export interface AgentLoopConfig extends Omit<StreamOptions, 'signal' | 'apiKey'
   getSteeringMessages?: () => AgentMessage[] | Promise<AgentMessage[]>;
   getFollowUpMessages?: () => AgentMessage[] | Promise<AgentMessage[]>;
   /** Before each model call: may swap the model, the system prompt or the context. */
-  beforeTurn?: (context: AgentContext, model: Model, signal: AbortSignal) => Promise<BeforeTurnResult | void> | BeforeTurnResult | void;
+  beforeTurn?: (
+    context: AgentContext,
+    model: Model,
+    signal: AbortSignal,
+  ) => Promise<BeforeTurnResult | void> | BeforeTurnResult | void;
   /** After each turn: returning true ends the run (budgets, external stop). */
   shouldStop?: (ctx: StopHookContext) => boolean | Promise<boolean>;
-  beforeToolCall?: (ctx: BeforeToolCallContext, signal: AbortSignal) => Promise<BeforeToolCallResult | void> | BeforeToolCallResult | void;
-  afterToolCall?: (ctx: AfterToolCallContext, signal: AbortSignal) => Promise<AfterToolCallResult | void> | AfterToolCallResult | void;
+  beforeToolCall?: (
+    ctx: BeforeToolCallContext,
+    signal: AbortSignal,
+  ) => Promise<BeforeToolCallResult | void> | BeforeToolCallResult | void;
+  afterToolCall?: (
+    ctx: AfterToolCallContext,
+    signal: AbortSignal,
+  ) => Promise<AfterToolCallResult | void> | AfterToolCallResult | void;
   /** Overrides the provider dispatch (tests, proxies). */
   streamFn?: StreamFunction;
 }

@@ -6,7 +6,16 @@ import { aiDefaults, anthropicBetas } from './defaults.js';
 import { sanitizeSurrogates } from './sanitize.js';
 import { plainSystemPrompt, splitSystemPrompt } from './system-prompt-parts.js';
 import { normalizeAnthropicToolCallId, transformMessages } from './transform-messages.js';
-import type { CacheRetention, Context, ImageContent, Message, Model, StreamOptions, TextContent, ToolResultMessage } from './types.js';
+import type {
+  CacheRetention,
+  Context,
+  ImageContent,
+  Message,
+  Model,
+  StreamOptions,
+  TextContent,
+  ToolResultMessage,
+} from './types.js';
 
 // temperature is missing from this SDK's param types but the API takes it; sent only when asked.
 type Params = Anthropic.MessageCreateParamsStreaming & { temperature?: number };
@@ -31,7 +40,8 @@ export function usesAdaptiveThinking(modelId: string): boolean {
 function cacheControlFor(retention: CacheRetention, model: Model): CacheControl | undefined {
   if (retention === 'none') return undefined;
   // The 1h TTL is an api.anthropic.com feature; proxies may reject the field.
-  if (retention === 'long' && effectiveBaseUrl(model).includes('api.anthropic.com')) return { type: 'ephemeral', ttl: '1h' };
+  if (retention === 'long' && effectiveBaseUrl(model).includes('api.anthropic.com'))
+    return { type: 'ephemeral', ttl: '1h' };
   return { type: 'ephemeral' };
 }
 
@@ -39,7 +49,10 @@ function imageBlock(img: ImageContent): Anthropic.ImageBlockParam {
   return { type: 'image', source: { type: 'base64', media_type: img.mimeType as ImageMediaType, data: img.data } };
 }
 
-function userContent(content: string | (TextContent | ImageContent)[], model: Model): BlockParam[] | string | undefined {
+function userContent(
+  content: string | (TextContent | ImageContent)[],
+  model: Model,
+): BlockParam[] | string | undefined {
   if (typeof content === 'string') return content.trim() === '' ? undefined : sanitizeSurrogates(content);
   const blocks: BlockParam[] = [];
   for (const b of content) {
@@ -119,7 +132,10 @@ function blockCount(content: BlockParam[] | string): number {
  * Converts transformed messages to Messages API params: consecutive tool results (and any user
  * text after them) become one user turn. `places[i]` is where message i's last block went.
  */
-function convertWithPlaces(messages: readonly Message[], model: Model): { turns: MessageParam[]; places: (BlockPlace | undefined)[] } {
+function convertWithPlaces(
+  messages: readonly Message[],
+  model: Model,
+): { turns: MessageParam[]; places: (BlockPlace | undefined)[] } {
   const out: MessageParam[] = [];
   const places: (BlockPlace | undefined)[] = new Array<BlockPlace | undefined>(messages.length).fill(undefined);
   const placeLast = (i: number): void => {
@@ -182,7 +198,8 @@ function markBlock(turns: MessageParam[], place: BlockPlace, cache: CacheControl
     return;
   }
   const block = turn.content[place.block];
-  if (block && (block.type === 'text' || block.type === 'image' || block.type === 'tool_result')) block.cache_control = cache;
+  if (block && (block.type === 'text' || block.type === 'image' || block.type === 'tool_result'))
+    block.cache_control = cache;
 }
 
 /**
@@ -221,12 +238,22 @@ export function buildAnthropicRequest(model: Model, context: Context, options: S
   let maxTokens = options.maxTokens ?? Math.floor(model.maxTokens / aiDefaults.maxTokensDivisor);
   const params: Params = { model: model.id, max_tokens: maxTokens, messages, stream: true };
 
-  if (context.systemPrompt && context.systemPrompt.trim() !== '') params.system = systemBlocks(context.systemPrompt, cache);
+  if (context.systemPrompt && context.systemPrompt.trim() !== '')
+    params.system = systemBlocks(context.systemPrompt, cache);
   if (thinkingOn && options.reasoning) {
     if (adaptive) {
       params.thinking = { type: 'adaptive' };
       const level = options.reasoning;
-      const effort = level === 'minimal' || level === 'low' ? 'low' : level === 'medium' ? 'medium' : level === 'high' ? 'high' : model.id.includes('opus') ? 'max' : 'high';
+      const effort =
+        level === 'minimal' || level === 'low'
+          ? 'low'
+          : level === 'medium'
+            ? 'medium'
+            : level === 'high'
+              ? 'high'
+              : model.id.includes('opus')
+                ? 'max'
+                : 'high';
       params.output_config = { effort };
     } else {
       let budget: number = aiDefaults.thinkingBudgets[options.reasoning];
@@ -243,7 +270,11 @@ export function buildAnthropicRequest(model: Model, context: Context, options: S
     params.tools = context.tools.map((t) => ({
       name: t.name,
       description: t.description,
-      input_schema: { type: 'object', properties: t.parameters.properties ?? {}, required: t.parameters.required ?? [] },
+      input_schema: {
+        type: 'object',
+        properties: t.parameters.properties ?? {},
+        required: t.parameters.required ?? [],
+      },
     }));
     // Only when asked: a tool_choice other than the conversation's invalidates its cached
     // messages (tools and system stay cached).

@@ -26,7 +26,10 @@ export function mapStopReason(reason: string | null | undefined): { stopReason: 
     case 'sensitive':
       return { stopReason: 'error', error: 'The reply was withheld by a content filter (stop_reason "sensitive").' };
     case 'model_context_window_exceeded':
-      return { stopReason: 'error', error: 'model_context_window_exceeded: the conversation no longer fits the context window.' };
+      return {
+        stopReason: 'error',
+        error: 'model_context_window_exceeded: the conversation no longer fits the context window.',
+      };
     default:
       return { stopReason: 'error', error: `Unhandled stop reason: ${reason}` };
   }
@@ -78,8 +81,10 @@ export class AnthropicStreamReader {
         const b = ev.content_block;
         let block: AssistantMessage['content'][number];
         if (b.type === 'text') block = { type: 'text', text: b.text ?? '' };
-        else if (b.type === 'thinking') block = { type: 'thinking', thinking: b.thinking ?? '', thinkingSignature: b.signature || undefined };
-        else if (b.type === 'redacted_thinking') block = { type: 'thinking', thinking: REDACTED_THINKING_TEXT, thinkingSignature: b.data, redacted: true };
+        else if (b.type === 'thinking')
+          block = { type: 'thinking', thinking: b.thinking ?? '', thinkingSignature: b.signature || undefined };
+        else if (b.type === 'redacted_thinking')
+          block = { type: 'thinking', thinking: REDACTED_THINKING_TEXT, thinkingSignature: b.data, redacted: true };
         else if (b.type === 'tool_use') {
           const input = b.input !== null && typeof b.input === 'object' ? (b.input as Record<string, unknown>) : {};
           block = { type: 'toolCall', id: b.id, name: b.name, arguments: input };
@@ -87,8 +92,12 @@ export class AnthropicStreamReader {
         this.contentStarted = true;
         out.content.push(block);
         const contentIndex = out.content.length - 1;
-        this.open.set(ev.index, { contentIndex, json: block.type === 'toolCall' ? new StreamedToolArguments() : undefined });
-        const kind = block.type === 'text' ? 'text_start' : block.type === 'thinking' ? 'thinking_start' : 'toolcall_start';
+        this.open.set(ev.index, {
+          contentIndex,
+          json: block.type === 'toolCall' ? new StreamedToolArguments() : undefined,
+        });
+        const kind =
+          block.type === 'text' ? 'text_start' : block.type === 'thinking' ? 'thinking_start' : 'toolcall_start';
         this.stream.push({ type: kind, contentIndex, partial: out });
         return;
       }
@@ -108,7 +117,12 @@ export class AnthropicStreamReader {
         } else if (d.type === 'input_json_delta' && block.type === 'toolCall') {
           ob.json ??= new StreamedToolArguments();
           block.arguments = ob.json.push(d.partial_json);
-          this.stream.push({ type: 'toolcall_delta', contentIndex: ob.contentIndex, delta: d.partial_json, partial: out });
+          this.stream.push({
+            type: 'toolcall_delta',
+            contentIndex: ob.contentIndex,
+            delta: d.partial_json,
+            partial: out,
+          });
         }
         return;
       }
@@ -117,8 +131,15 @@ export class AnthropicStreamReader {
         if (!ob) return;
         this.open.delete(ev.index);
         const block = out.content[ob.contentIndex]!;
-        if (block.type === 'text') this.stream.push({ type: 'text_end', contentIndex: ob.contentIndex, content: block.text, partial: out });
-        else if (block.type === 'thinking') this.stream.push({ type: 'thinking_end', contentIndex: ob.contentIndex, content: block.thinking, partial: out });
+        if (block.type === 'text')
+          this.stream.push({ type: 'text_end', contentIndex: ob.contentIndex, content: block.text, partial: out });
+        else if (block.type === 'thinking')
+          this.stream.push({
+            type: 'thinking_end',
+            contentIndex: ob.contentIndex,
+            content: block.thinking,
+            partial: out,
+          });
         else {
           if (ob.json?.json) block.arguments = ob.json.final();
           const toolCall: ToolCall = block;

@@ -73,7 +73,8 @@ export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
     return { message, kind, status, serverDelayMs: serverRetryDelayMs(err.headers) };
   }
   const message = (err instanceof Error ? err.message : String(err)) + causeText(err);
-  if (CONNECTION_ERROR_TEXT.test(message)) return { message: `The connection to the Anthropic API was lost: ${message}`, kind: 'connection' };
+  if (CONNECTION_ERROR_TEXT.test(message))
+    return { message: `The connection to the Anthropic API was lost: ${message}`, kind: 'connection' };
   return { message };
 }
 
@@ -83,7 +84,11 @@ function causeText(err: unknown): string {
 }
 
 /** Streams one reply from the Messages API. Returns at once; never throws. */
-export function streamAnthropic(model: Model, context: Context, options: StreamOptions = {}): AssistantMessageEventStream {
+export function streamAnthropic(
+  model: Model,
+  context: Context,
+  options: StreamOptions = {},
+): AssistantMessageEventStream {
   const stream = new AssistantMessageEventStream(model);
   const output = emptyAssistantMessage(model);
   run(model, context, options, stream, output).catch((err: unknown) => {
@@ -95,9 +100,23 @@ export function streamAnthropic(model: Model, context: Context, options: StreamO
 
 const finish = finishStream;
 
-async function run(model: Model, context: Context, options: StreamOptions, stream: AssistantMessageEventStream, output: AssistantMessage): Promise<void> {
+async function run(
+  model: Model,
+  context: Context,
+  options: StreamOptions,
+  stream: AssistantMessageEventStream,
+  output: AssistantMessage,
+): Promise<void> {
   const apiKey = options.apiKey || process.env[model.apiKeyEnv ?? 'ANTHROPIC_API_KEY'];
-  if (!apiKey) return finish(stream, output, options, model.apiKeyEnv ? `No API key for provider "${model.provider}": set ${model.apiKeyEnv}.` : MISSING_API_KEY_MESSAGE);
+  if (!apiKey)
+    return finish(
+      stream,
+      output,
+      options,
+      model.apiKeyEnv
+        ? `No API key for provider "${model.provider}": set ${model.apiKeyEnv}.`
+        : MISSING_API_KEY_MESSAGE,
+    );
   if (options.signal?.aborted) return finish(stream, output, options);
 
   const sdk = await loadSdk();
@@ -128,7 +147,8 @@ async function run(model: Model, context: Context, options: StreamOptions, strea
     }
     reader.onResponseStart = () => options.onAttemptEnd?.({ attempt: attempt + 1, started: true });
     const failure = await attemptOnce(sdk, client, params, request.headers, options, idleMs, reader);
-    if (!reader.responseStarted) options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
+    if (!reader.responseStarted)
+      options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
     if (!failure) {
       if (options.signal?.aborted) return finish(stream, output, options);
       return finish(stream, output, options, reader.stopError);
@@ -136,7 +156,10 @@ async function run(model: Model, context: Context, options: StreamOptions, strea
     if (options.signal?.aborted) return finish(stream, output, options, failure.message);
     const retryable = failure.kind !== undefined && !reader.contentStarted && attempt < policy.maxRetries;
     if (!retryable) {
-      const suffix = attempt > 0 && failure.kind !== undefined && !reader.contentStarted ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
+      const suffix =
+        attempt > 0 && failure.kind !== undefined && !reader.contentStarted
+          ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})`
+          : '';
       Object.assign(output, failureFields(failure));
       return finish(stream, output, options, failure.message + suffix);
     }
@@ -185,7 +208,10 @@ async function attemptOnce(
     if (idle) throw idleFailure(idleMs, reader);
     if (options.signal?.aborted) return undefined;
     if (!reader.sawMessageStop) {
-      throw new StreamFailure('The Anthropic stream ended before the message was complete (connection closed mid-reply).', true);
+      throw new StreamFailure(
+        'The Anthropic stream ended before the message was complete (connection closed mid-reply).',
+        true,
+      );
     }
     return undefined;
   } catch (err) {

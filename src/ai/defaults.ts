@@ -19,7 +19,10 @@ export const aiDefaults = {
   /** Base output budget before thinking is added (kernel-spec 2.5). */
   baseMaxTokensCap: 32_000,
   /** Thinking budgets per level; xhigh clamps to high for budget-based models (kernel-spec 2.5). */
-  thinkingBudgets: { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 16384 } satisfies Record<ThinkingLevel, number>,
+  thinkingBudgets: { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 16384 } satisfies Record<
+    ThinkingLevel,
+    number
+  >,
   /** The API rejects thinking budgets below this. */
   minThinkingBudget: 1024,
   /** Anthropic tool_use ids must match [A-Za-z0-9_-]{1,64}. */

@@ -3,10 +3,16 @@
 import type { AssistantMessageEventStream } from './event-stream.js';
 import type { AssistantMessage, StreamOptions } from './types.js';
 
-export function finishStream(stream: AssistantMessageEventStream, output: AssistantMessage, options: StreamOptions, errorMessage?: string): void {
+export function finishStream(
+  stream: AssistantMessageEventStream,
+  output: AssistantMessage,
+  options: StreamOptions,
+  errorMessage?: string,
+): void {
   if (options.signal?.aborted) {
     output.stopReason = 'aborted';
-    output.errorMessage = errorMessage && !/abort/i.test(errorMessage) ? `Request was aborted (${errorMessage})` : 'Request was aborted';
+    output.errorMessage =
+      errorMessage && !/abort/i.test(errorMessage) ? `Request was aborted (${errorMessage})` : 'Request was aborted';
     stream.push({ type: 'error', reason: 'aborted', error: output });
     return;
   }
@@ -17,5 +23,6 @@ export function finishStream(stream: AssistantMessageEventStream, output: Assist
     return;
   }
   const reason = output.stopReason;
-  if (reason === 'stop' || reason === 'length' || reason === 'toolUse') stream.push({ type: 'done', reason, message: output });
+  if (reason === 'stop' || reason === 'length' || reason === 'toolUse')
+    stream.push({ type: 'done', reason, message: output });
 }

@@ -30,14 +30,70 @@ export function priceOf(input: number, output: number): ModelCost {
 }
 
 const ENTRIES: Entry[] = [
-  { id: 'claude-opus-4-6', name: 'Claude Opus 4.6', aliases: ['opus'], cost: priceOf(5, 25), contextWindow: 200_000, maxTokens: 128_000 },
-  { id: 'claude-sonnet-4-6', name: 'Claude Sonnet 4.6', aliases: ['sonnet'], cost: priceOf(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-opus-4-5', name: 'Claude Opus 4.5', aliases: ['claude-opus-4-5-20251101'], cost: priceOf(5, 25), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-sonnet-4-5', name: 'Claude Sonnet 4.5', aliases: ['claude-sonnet-4-5-20250929'], cost: priceOf(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-haiku-4-5', name: 'Claude Haiku 4.5', aliases: ['haiku', 'claude-haiku-4-5-20251001'], cost: priceOf(1, 5), contextWindow: 200_000, maxTokens: 64_000 },
-  { id: 'claude-opus-4-1', name: 'Claude Opus 4.1', aliases: ['claude-opus-4-1-20250805'], cost: priceOf(15, 75), contextWindow: 200_000, maxTokens: 32_000 },
-  { id: 'claude-opus-4-0', name: 'Claude Opus 4', aliases: ['claude-opus-4', 'claude-opus-4-20250514'], cost: priceOf(15, 75), contextWindow: 200_000, maxTokens: 32_000 },
-  { id: 'claude-sonnet-4-0', name: 'Claude Sonnet 4', aliases: ['claude-sonnet-4', 'claude-sonnet-4-20250514'], cost: priceOf(3, 15), contextWindow: 200_000, maxTokens: 64_000 },
+  {
+    id: 'claude-opus-4-6',
+    name: 'Claude Opus 4.6',
+    aliases: ['opus'],
+    cost: priceOf(5, 25),
+    contextWindow: 200_000,
+    maxTokens: 128_000,
+  },
+  {
+    id: 'claude-sonnet-4-6',
+    name: 'Claude Sonnet 4.6',
+    aliases: ['sonnet'],
+    cost: priceOf(3, 15),
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+  },
+  {
+    id: 'claude-opus-4-5',
+    name: 'Claude Opus 4.5',
+    aliases: ['claude-opus-4-5-20251101'],
+    cost: priceOf(5, 25),
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+  },
+  {
+    id: 'claude-sonnet-4-5',
+    name: 'Claude Sonnet 4.5',
+    aliases: ['claude-sonnet-4-5-20250929'],
+    cost: priceOf(3, 15),
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+  },
+  {
+    id: 'claude-haiku-4-5',
+    name: 'Claude Haiku 4.5',
+    aliases: ['haiku', 'claude-haiku-4-5-20251001'],
+    cost: priceOf(1, 5),
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+  },
+  {
+    id: 'claude-opus-4-1',
+    name: 'Claude Opus 4.1',
+    aliases: ['claude-opus-4-1-20250805'],
+    cost: priceOf(15, 75),
+    contextWindow: 200_000,
+    maxTokens: 32_000,
+  },
+  {
+    id: 'claude-opus-4-0',
+    name: 'Claude Opus 4',
+    aliases: ['claude-opus-4', 'claude-opus-4-20250514'],
+    cost: priceOf(15, 75),
+    contextWindow: 200_000,
+    maxTokens: 32_000,
+  },
+  {
+    id: 'claude-sonnet-4-0',
+    name: 'Claude Sonnet 4',
+    aliases: ['claude-sonnet-4', 'claude-sonnet-4-20250514'],
+    cost: priceOf(3, 15),
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+  },
 ];
 
 function anthropicModel(id: string, name: string, spec: ModelSpec): Model {
@@ -112,7 +168,9 @@ export function resolveModel(idOrAlias: string, provider = 'anthropic'): Model {
   if (provider === 'scripted') {
     const id = idOrAlias.trim() || 'scripted';
     return scriptedModel(
-      known ? { id, name: `${known.name} (scripted)`, contextWindow: known.contextWindow, maxTokens: known.maxTokens } : { id },
+      known
+        ? { id, name: `${known.name} (scripted)`, contextWindow: known.contextWindow, maxTokens: known.maxTokens }
+        : { id },
     );
   }
   if (provider !== 'anthropic') {

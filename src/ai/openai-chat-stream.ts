@@ -30,7 +30,10 @@ export function mapFinishReason(reason: string | null | undefined): { stopReason
     case 'function_call':
       return { stopReason: 'toolUse' };
     case 'content_filter':
-      return { stopReason: 'error', error: 'The reply was withheld by a content filter (finish_reason "content_filter").' };
+      return {
+        stopReason: 'error',
+        error: 'The reply was withheld by a content filter (finish_reason "content_filter").',
+      };
     default:
       return { stopReason: 'error', error: `Unhandled finish reason: ${reason}` };
   }
@@ -55,7 +58,10 @@ interface CallSlot {
   ended: boolean;
 }
 
-type DeltaWithReasoning = Chunk['choices'][number]['delta'] & { reasoning_content?: string | null; reasoning?: string | null };
+type DeltaWithReasoning = Chunk['choices'][number]['delta'] & {
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+};
 
 export class ChatStreamReader {
   /** True once content streamed: from then on the attempt may not be retried. */
@@ -150,14 +156,21 @@ export class ChatStreamReader {
   private closeText(): void {
     if (this.textIndex === undefined) return;
     const block = this.output.content[this.textIndex]!;
-    if (block.type === 'text') this.stream.push({ type: 'text_end', contentIndex: this.textIndex, content: block.text, partial: this.output });
+    if (block.type === 'text')
+      this.stream.push({ type: 'text_end', contentIndex: this.textIndex, content: block.text, partial: this.output });
     this.textIndex = undefined;
   }
 
   private closeThinking(): void {
     if (this.thinkingIndex === undefined) return;
     const block = this.output.content[this.thinkingIndex]!;
-    if (block.type === 'thinking') this.stream.push({ type: 'thinking_end', contentIndex: this.thinkingIndex, content: block.thinking, partial: this.output });
+    if (block.type === 'thinking')
+      this.stream.push({
+        type: 'thinking_end',
+        contentIndex: this.thinkingIndex,
+        content: block.thinking,
+        partial: this.output,
+      });
     this.thinkingIndex = undefined;
   }
 
@@ -187,7 +200,13 @@ export class ChatStreamReader {
       const index = typeof tc.index === 'number' ? tc.index : this.slots.length;
       const call: ToolCall = { type: 'toolCall', id: tc.id ?? '', name: tc.function?.name ?? '', arguments: {} };
       out.content.push(call);
-      slot = { contentIndex: out.content.length - 1, id: tc.id ?? '', index, args: new StreamedToolArguments(), ended: false };
+      slot = {
+        contentIndex: out.content.length - 1,
+        id: tc.id ?? '',
+        index,
+        args: new StreamedToolArguments(),
+        ended: false,
+      };
       this.slots.push(slot);
       this.byIndex.set(index, slot);
       this.contentStarted = true;

@@ -10,9 +10,23 @@ import type OpenAI from 'openai';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { ChatStreamReader } from './openai-chat-stream.js';
-import { buildChatRequest, buildResponsesRequest, hasObjectToolChoice, rememberStringToolChoice, withStringToolChoice } from './openai-request.js';
+import {
+  buildChatRequest,
+  buildResponsesRequest,
+  hasObjectToolChoice,
+  rememberStringToolChoice,
+  withStringToolChoice,
+} from './openai-request.js';
 import { ResponsesStreamReader } from './openai-responses-stream.js';
-import { type AttemptFailure, failureFields, retryDelayMs, retryKindForStatus, retryPolicy, serverRetryDelayMs, sleepUnlessAborted } from './provider-retry.js';
+import {
+  type AttemptFailure,
+  failureFields,
+  retryDelayMs,
+  retryKindForStatus,
+  retryPolicy,
+  serverRetryDelayMs,
+  sleepUnlessAborted,
+} from './provider-retry.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
 import { computeCost, emptyUsage } from './usage.js';
@@ -46,7 +60,16 @@ function clientFor(sdk: Sdk, apiKey: string, baseURL: string): OpenAI {
 function isLocalUrl(url: string): boolean {
   try {
     const host = new URL(url).hostname;
-    return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host) || /^10\./.test(host) || /^192\.168\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host) || host.endsWith('.local');
+    return (
+      host === 'localhost' ||
+      host === '::1' ||
+      host === '[::1]' ||
+      /^127\./.test(host) ||
+      /^10\./.test(host) ||
+      /^192\.168\./.test(host) ||
+      /^172\.(1[6-9]|2\d|3[01])\./.test(host) ||
+      host.endsWith('.local')
+    );
   } catch {
     return false;
   }
@@ -95,7 +118,10 @@ export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, '
   if (err instanceof StreamFailure) return { message: err.message, kind: err.retryable ? 'connection' : undefined };
   if (err instanceof sdk.APIConnectionError) {
     const cause = (err as { cause?: unknown }).cause;
-    return { message: `Could not reach ${who}: ${err.message}${cause instanceof Error ? ` (${cause.message})` : ''}`, kind: 'connection' };
+    return {
+      message: `Could not reach ${who}: ${err.message}${cause instanceof Error ? ` (${cause.message})` : ''}`,
+      kind: 'connection',
+    };
   }
   if (err instanceof sdk.APIError) {
     const body = (err.error ?? undefined) as Record<string, unknown> | undefined;
@@ -108,8 +134,10 @@ export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, '
     if (kind === 'server' && (status === 503 || OVERLOADED_TEXT.test(message))) kind = 'overloaded';
     return { message, kind, status, serverDelayMs: serverRetryDelayMs(err.headers) };
   }
-  const message = err instanceof Error ? err.message + (err.cause instanceof Error ? ` (${err.cause.message})` : '') : String(err);
-  if (CONNECTION_ERROR_TEXT.test(message)) return { message: `The connection to ${who} was lost: ${message}`, kind: 'connection' };
+  const message =
+    err instanceof Error ? err.message + (err.cause instanceof Error ? ` (${err.cause.message})` : '') : String(err);
+  if (CONNECTION_ERROR_TEXT.test(message))
+    return { message: `The connection to ${who} was lost: ${message}`, kind: 'connection' };
   return { message };
 }
 
@@ -126,7 +154,8 @@ function describeStreamError(e: { message: string; code?: string }): AttemptFail
 export function estimateUsage(model: Model, context: Context, output: AssistantMessage): void {
   let input = context.systemPrompt ? estimateTextTokens(context.systemPrompt) : 0;
   for (const m of context.messages) input += estimateMessageTokens(m);
-  for (const t of context.tools ?? []) input += estimateTextTokens(`${t.name}${t.description}${JSON.stringify(t.parameters)}`);
+  for (const t of context.tools ?? [])
+    input += estimateTextTokens(`${t.name}${t.description}${JSON.stringify(t.parameters)}`);
   output.usage.input = input;
   output.usage.cacheRead = 0;
   output.usage.cacheWrite = 0;
@@ -136,29 +165,52 @@ export function estimateUsage(model: Model, context: Context, output: AssistantM
 }
 
 /** Streams one reply over Chat Completions. Returns at once; never throws. */
-export function streamOpenAIChat(model: Model, context: Context, options: StreamOptions = {}): AssistantMessageEventStream {
+export function streamOpenAIChat(
+  model: Model,
+  context: Context,
+  options: StreamOptions = {},
+): AssistantMessageEventStream {
   return start(model, context, options, 'chat');
 }
 
 /** Streams one reply over the Responses API. Returns at once; never throws. */
-export function streamOpenAIResponses(model: Model, context: Context, options: StreamOptions = {}): AssistantMessageEventStream {
+export function streamOpenAIResponses(
+  model: Model,
+  context: Context,
+  options: StreamOptions = {},
+): AssistantMessageEventStream {
   return start(model, context, options, 'responses');
 }
 
-function start(model: Model, context: Context, options: StreamOptions, api: 'chat' | 'responses'): AssistantMessageEventStream {
+function start(
+  model: Model,
+  context: Context,
+  options: StreamOptions,
+  api: 'chat' | 'responses',
+): AssistantMessageEventStream {
   const stream = new AssistantMessageEventStream(model);
   const output = emptyAssistantMessage(model);
   // The request is built now: the caller may change context.messages once we return.
   let params: { tool_choice?: unknown };
   try {
-    params = api === 'chat' ? buildChatRequest(model, context, options) : buildResponsesRequest(model, context, options);
+    params =
+      api === 'chat' ? buildChatRequest(model, context, options) : buildResponsesRequest(model, context, options);
   } catch (err) {
     finish(stream, output, options, `Could not build the request: ${err instanceof Error ? err.message : String(err)}`);
     return stream;
   }
-  const estimateContext: Context = { systemPrompt: context.systemPrompt, messages: [...context.messages], tools: context.tools };
+  const estimateContext: Context = {
+    systemPrompt: context.systemPrompt,
+    messages: [...context.messages],
+    tools: context.tools,
+  };
   run(model, estimateContext, params, options, api, stream, output).catch((err: unknown) => {
-    finish(stream, output, options, `${model.provider} provider failed: ${err instanceof Error ? err.message : String(err)}`);
+    finish(
+      stream,
+      output,
+      options,
+      `${model.provider} provider failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
   });
   return stream;
 }
@@ -198,7 +250,10 @@ async function run(
   let toolChoiceRetried = false;
 
   for (let attempt = 0; ; attempt++) {
-    const reader: Reader = api === 'chat' ? new ChatStreamReader(model, output, stream, emitStart, toolNames) : new ResponsesStreamReader(model, output, stream, emitStart);
+    const reader: Reader =
+      api === 'chat'
+        ? new ChatStreamReader(model, output, stream, emitStart, toolNames)
+        : new ResponsesStreamReader(model, output, stream, emitStart);
     if (options.beforeAttempt) {
       try {
         await options.beforeAttempt({ attempt: attempt + 1 });
@@ -209,7 +264,8 @@ async function run(
     }
     reader.onResponseStart = () => options.onAttemptEnd?.({ attempt: attempt + 1, started: true });
     const failure = await attemptOnce(sdk, client, model, params, headers, options, idleMs, api, reader);
-    if (!reader.responseStarted) options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
+    if (!reader.responseStarted)
+      options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
     if (!failure) {
       if (options.signal?.aborted) return finish(stream, output, options);
       if (!reader.sawUsage) estimateUsage(model, context, output);
@@ -217,7 +273,13 @@ async function run(
     }
     if (options.signal?.aborted) return finish(stream, output, options, failure.message);
     // A server that rejects a named tool_choice object gets the string form, once, and keeps it.
-    if (failure.status === 400 && !toolChoiceRetried && !reader.contentStarted && hasObjectToolChoice(params) && /tool_choice/i.test(failure.message)) {
+    if (
+      failure.status === 400 &&
+      !toolChoiceRetried &&
+      !reader.contentStarted &&
+      hasObjectToolChoice(params) &&
+      /tool_choice/i.test(failure.message)
+    ) {
       toolChoiceRetried = true;
       rememberStringToolChoice(model);
       params = withStringToolChoice(params);
@@ -225,12 +287,22 @@ async function run(
     }
     const retryable = failure.kind !== undefined && !reader.contentStarted && attempt < policy.maxRetries;
     if (!retryable) {
-      const suffix = attempt > 0 && failure.kind !== undefined && !reader.contentStarted ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
+      const suffix =
+        attempt > 0 && failure.kind !== undefined && !reader.contentStarted
+          ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})`
+          : '';
       Object.assign(output, failureFields(failure));
       return finish(stream, output, options, failure.message + suffix);
     }
     const delayMs = retryDelayMs(attempt + 1, failure, policy);
-    options.onRetry?.({ attempt: attempt + 1, maxRetries: policy.maxRetries, delayMs, status: failure.status, kind: failure.kind!, errorMessage: failure.message });
+    options.onRetry?.({
+      attempt: attempt + 1,
+      maxRetries: policy.maxRetries,
+      delayMs,
+      status: failure.status,
+      kind: failure.kind!,
+      errorMessage: failure.message,
+    });
     if (!(await sleepUnlessAborted(delayMs, options.signal))) return finish(stream, output, options);
     output.usage = emptyUsage();
     output.stopReason = 'stop';
@@ -262,7 +334,10 @@ async function attemptOnce(
   try {
     const requestOptions = { signal: controller.signal, maxRetries: 0, headers };
     if (api === 'chat' && reader instanceof ChatStreamReader) {
-      const chunks = await client.chat.completions.create(params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, requestOptions);
+      const chunks = await client.chat.completions.create(
+        params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
+        requestOptions,
+      );
       timer.refresh();
       for await (const chunk of chunks) {
         timer.refresh();
@@ -272,12 +347,18 @@ async function attemptOnce(
       if (options.signal?.aborted) return undefined;
       if (!reader.finished) {
         reader.end();
-        throw new StreamFailure(`${who} stream ended before the reply was complete (no finish_reason; connection closed mid-reply).`, !reader.contentStarted);
+        throw new StreamFailure(
+          `${who} stream ended before the reply was complete (no finish_reason; connection closed mid-reply).`,
+          !reader.contentStarted,
+        );
       }
       return undefined;
     }
     if (reader instanceof ResponsesStreamReader) {
-      const events = await client.responses.create(params as OpenAI.Responses.ResponseCreateParamsStreaming, requestOptions);
+      const events = await client.responses.create(
+        params as OpenAI.Responses.ResponseCreateParamsStreaming,
+        requestOptions,
+      );
       timer.refresh();
       for await (const ev of events) {
         timer.refresh();
@@ -286,7 +367,11 @@ async function attemptOnce(
       if (idle) throw idleFailure(who, idleMs, reader.contentStarted);
       if (options.signal?.aborted) return undefined;
       if (reader.streamError) return describeStreamError(reader.streamError);
-      if (!reader.finished) throw new StreamFailure(`${who} stream ended before the response was complete (connection closed mid-reply).`, !reader.contentStarted);
+      if (!reader.finished)
+        throw new StreamFailure(
+          `${who} stream ended before the response was complete (connection closed mid-reply).`,
+          !reader.contentStarted,
+        );
     }
     return undefined;
   } catch (err) {
@@ -301,5 +386,8 @@ async function attemptOnce(
 
 function idleFailure(who: string, idleMs: number, contentStarted: boolean): StreamFailure {
   const what = contentStarted ? 'in the middle of the reply' : 'before the reply started';
-  return new StreamFailure(`${who} sent nothing for ${idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`, true);
+  return new StreamFailure(
+    `${who} sent nothing for ${idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`,
+    true,
+  );
 }

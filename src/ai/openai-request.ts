@@ -23,7 +23,12 @@ const dataUrl = (image: ImageContent): string => `data:${image.mimeType};base64,
 
 function text(blocks: readonly (TextContent | ImageContent)[] | string): string {
   if (typeof blocks === 'string') return sanitizeSurrogates(blocks);
-  return sanitizeSurrogates(blocks.filter((b): b is TextContent => b.type === 'text').map((b) => b.text).join('\n'));
+  return sanitizeSurrogates(
+    blocks
+      .filter((b): b is TextContent => b.type === 'text')
+      .map((b) => b.text)
+      .join('\n'),
+  );
 }
 
 function images(blocks: readonly (TextContent | ImageContent)[] | string): ImageContent[] {
@@ -46,12 +51,16 @@ export function outputBudget(model: Model, options: StreamOptions): number {
 /** Chat Completions messages. Images of tool results follow as a user message (tool messages are text only). */
 export function toChatMessages(model: Model, context: Context): ChatMessage[] {
   const out: ChatMessage[] = [];
-  if (context.systemPrompt && context.systemPrompt.trim() !== '') out.push({ role: 'system', content: sanitizeSurrogates(plainSystemPrompt(context.systemPrompt)) });
+  if (context.systemPrompt && context.systemPrompt.trim() !== '')
+    out.push({ role: 'system', content: sanitizeSurrogates(plainSystemPrompt(context.systemPrompt)) });
   const messages = transformMessages(context.messages, model, normalizeOpenAIToolCallId);
   let pendingImages: ImageContent[] = [];
   const flushImages = (): void => {
     if (pendingImages.length === 0) return;
-    out.push({ role: 'user', content: pendingImages.map((i) => ({ type: 'image_url' as const, image_url: { url: dataUrl(i) } })) });
+    out.push({
+      role: 'user',
+      content: pendingImages.map((i) => ({ type: 'image_url' as const, image_url: { url: dataUrl(i) } })),
+    });
     pendingImages = [];
   };
   for (const m of messages) {
@@ -74,9 +83,16 @@ export function toChatMessages(model: Model, context: Context): ChatMessage[] {
         .join('');
       const calls = m.content.filter((b) => b.type === 'toolCall');
       if (said === '' && calls.length === 0) continue; // nothing a server would accept
-      const msg: OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam = { role: 'assistant', content: said === '' ? null : said };
+      const msg: OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam = {
+        role: 'assistant',
+        content: said === '' ? null : said,
+      };
       if (calls.length > 0) {
-        msg.tool_calls = calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+        msg.tool_calls = calls.map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+        }));
       }
       out.push(msg);
     } else {
@@ -115,11 +131,18 @@ export function buildChatRequest(model: Model, context: Context, options: Stream
   if (context.tools?.length) {
     params.tools = context.tools.map((t) => ({
       type: 'function' as const,
-      function: { name: t.name, description: t.description, parameters: { ...t.parameters, properties: t.parameters.properties ?? {} } },
+      function: {
+        name: t.name,
+        description: t.description,
+        parameters: { ...t.parameters, properties: t.parameters.properties ?? {} },
+      },
     }));
     const choice = options.toolChoice;
     if (typeof choice === 'string') params.tool_choice = choice;
-    else if (choice) params.tool_choice = usesStringToolChoice(model) ? 'required' : { type: 'function', function: { name: choice.name } };
+    else if (choice)
+      params.tool_choice = usesStringToolChoice(model)
+        ? 'required'
+        : { type: 'function', function: { name: choice.name } };
   }
   return params;
 }
@@ -147,20 +170,32 @@ export function toResponsesInput(model: Model, context: Context): ResponsesInput
         .join('');
       if (said !== '') out.push({ role: 'assistant', content: said });
       for (const c of m.content) {
-        if (c.type === 'toolCall') out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) });
+        if (c.type === 'toolCall')
+          out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) });
       }
     } else {
       out.push({ type: 'function_call_output', call_id: m.toolCallId, output: resultText(m) });
       const imgs = images(m.content);
-      if (imgs.length > 0) out.push({ role: 'user', content: imgs.map((i) => ({ type: 'input_image' as const, image_url: dataUrl(i), detail: 'auto' as const })) });
+      if (imgs.length > 0)
+        out.push({
+          role: 'user',
+          content: imgs.map((i) => ({ type: 'input_image' as const, image_url: dataUrl(i), detail: 'auto' as const })),
+        });
     }
   }
   return out;
 }
 
 export function buildResponsesRequest(model: Model, context: Context, options: StreamOptions = {}): ResponsesParams {
-  const params: ResponsesParams = { model: model.id, input: toResponsesInput(model, context), stream: true, store: false, max_output_tokens: outputBudget(model, options) };
-  if (context.systemPrompt && context.systemPrompt.trim() !== '') params.instructions = sanitizeSurrogates(plainSystemPrompt(context.systemPrompt));
+  const params: ResponsesParams = {
+    model: model.id,
+    input: toResponsesInput(model, context),
+    stream: true,
+    store: false,
+    max_output_tokens: outputBudget(model, options),
+  };
+  if (context.systemPrompt && context.systemPrompt.trim() !== '')
+    params.instructions = sanitizeSurrogates(plainSystemPrompt(context.systemPrompt));
   if (options.temperature !== undefined) params.temperature = options.temperature;
   if (context.tools?.length) {
     params.tools = context.tools.map((t) => ({
@@ -172,7 +207,8 @@ export function buildResponsesRequest(model: Model, context: Context, options: S
     }));
     const choice = options.toolChoice;
     if (typeof choice === 'string') params.tool_choice = choice;
-    else if (choice) params.tool_choice = usesStringToolChoice(model) ? 'required' : { type: 'function', name: choice.name };
+    else if (choice)
+      params.tool_choice = usesStringToolChoice(model) ? 'required' : { type: 'function', name: choice.name };
   }
   return params;
 }

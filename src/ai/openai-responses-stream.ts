@@ -64,7 +64,8 @@ export class ResponsesStreamReader {
         return;
       case 'response.function_call_arguments.done': {
         const item = this.items.get(ev.output_index);
-        if (item?.kind === 'call') (out.content[item.contentIndex] as ToolCall).arguments = parseToolArguments(ev.arguments);
+        if (item?.kind === 'call')
+          (out.content[item.contentIndex] as ToolCall).arguments = parseToolArguments(ev.arguments);
         return;
       }
       case 'response.output_item.done': {
@@ -122,7 +123,12 @@ export class ResponsesStreamReader {
   private open(index: number, kind: Item['kind'], block: AssistantMessage['content'][number]): Item {
     const out = this.output;
     out.content.push(block);
-    const item: Item = { contentIndex: out.content.length - 1, kind, ended: false, args: kind === 'call' ? new StreamedToolArguments() : undefined };
+    const item: Item = {
+      contentIndex: out.content.length - 1,
+      kind,
+      ended: false,
+      args: kind === 'call' ? new StreamedToolArguments() : undefined,
+    };
     this.items.set(index, item);
     this.contentStarted = true;
     const type = kind === 'text' ? 'text_start' : kind === 'thinking' ? 'thinking_start' : 'toolcall_start';
@@ -133,11 +139,17 @@ export class ResponsesStreamReader {
   private textDelta(index: number, kind: 'text' | 'thinking', delta: string): void {
     const out = this.output;
     let item = this.items.get(index);
-    if (!item || item.kind !== kind) item = this.open(index, kind, kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '' });
+    if (!item || item.kind !== kind)
+      item = this.open(index, kind, kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '' });
     const block = out.content[item.contentIndex]!;
     if (block.type === 'text') block.text += delta;
     else if (block.type === 'thinking') block.thinking += delta;
-    this.stream.push({ type: kind === 'text' ? 'text_delta' : 'thinking_delta', contentIndex: item.contentIndex, delta, partial: out });
+    this.stream.push({
+      type: kind === 'text' ? 'text_delta' : 'thinking_delta',
+      contentIndex: item.contentIndex,
+      delta,
+      partial: out,
+    });
   }
 
   private argsDelta(index: number, delta: string): void {
@@ -154,8 +166,15 @@ export class ResponsesStreamReader {
     item.ended = true;
     const out = this.output;
     const block = out.content[item.contentIndex]!;
-    if (block.type === 'text') this.stream.push({ type: 'text_end', contentIndex: item.contentIndex, content: block.text, partial: out });
-    else if (block.type === 'thinking') this.stream.push({ type: 'thinking_end', contentIndex: item.contentIndex, content: block.thinking, partial: out });
+    if (block.type === 'text')
+      this.stream.push({ type: 'text_end', contentIndex: item.contentIndex, content: block.text, partial: out });
+    else if (block.type === 'thinking')
+      this.stream.push({
+        type: 'thinking_end',
+        contentIndex: item.contentIndex,
+        content: block.thinking,
+        partial: out,
+      });
     else this.stream.push({ type: 'toolcall_end', contentIndex: item.contentIndex, toolCall: block, partial: out });
   }
 }

@@ -69,7 +69,8 @@ export function isContextOverflow(
   message: Pick<AssistantMessage, 'stopReason' | 'errorMessage' | 'usage'>,
   contextWindow?: number,
 ): boolean {
-  if (message.stopReason === 'error') return message.errorMessage !== undefined && isOverflowErrorText(message.errorMessage);
+  if (message.stopReason === 'error')
+    return message.errorMessage !== undefined && isOverflowErrorText(message.errorMessage);
   if (contextWindow !== undefined && contextWindow > 0 && message.stopReason === 'stop') {
     return message.usage.input + message.usage.cacheRead > contextWindow;
   }

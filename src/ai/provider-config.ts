@@ -26,7 +26,12 @@ export interface ProviderConfig {
  */
 export const BUILTIN_PROVIDERS: readonly ProviderConfig[] = [
   { name: 'openai', type: 'openai-compatible', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY' },
-  { name: 'openrouter', type: 'openai-compatible', baseUrl: 'https://openrouter.ai/api/v1', apiKeyEnv: 'OPENROUTER_API_KEY' },
+  {
+    name: 'openrouter',
+    type: 'openai-compatible',
+    baseUrl: 'https://openrouter.ai/api/v1',
+    apiKeyEnv: 'OPENROUTER_API_KEY',
+  },
   { name: 'ollama', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' },
   { name: 'lmstudio', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1' },
   { name: 'vllm', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:8000/v1' },
@@ -53,8 +58,16 @@ export const UNDECLARED_OPENAI_MODEL: ModelSpec = {
 export function modelForProvider(config: ProviderConfig, id: string, spec?: ModelSpec): Model {
   if (config.type === 'anthropic') {
     const known = spec ? undefined : getModel(id);
-    const base = known ?? modelFromSpec(id, spec ?? { ...DECLARED_MODEL_DEFAULTS, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } });
-    if (!known && !spec) throw new Error(`Unknown model "${id}" for provider ${config.name}: declare it under models: (context_window, max_output, prices).`);
+    const base =
+      known ??
+      modelFromSpec(
+        id,
+        spec ?? { ...DECLARED_MODEL_DEFAULTS, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } },
+      );
+    if (!known && !spec)
+      throw new Error(
+        `Unknown model "${id}" for provider ${config.name}: declare it under models: (context_window, max_output, prices).`,
+      );
     const model: Model = { ...base, provider: config.name };
     if (config.baseUrl) model.baseUrl = config.baseUrl;
     if (config.apiKeyEnv) model.apiKeyEnv = config.apiKeyEnv;

@@ -35,8 +35,14 @@ export function retryPolicy(options: StreamOptions = {}): RetryPolicy {
  * What a final failure tells the caller beyond its text (AssistantMessage errorStatus / errorKind),
  * so a caller classifies it by the status the provider saw, not by words in the message.
  */
-export function failureFields(f: Pick<AttemptFailure, 'status' | 'kind'>): { errorStatus?: number; errorKind?: RetryInfo['kind'] } {
-  return { ...(f.status !== undefined ? { errorStatus: f.status } : {}), ...(f.kind !== undefined ? { errorKind: f.kind } : {}) };
+export function failureFields(f: Pick<AttemptFailure, 'status' | 'kind'>): {
+  errorStatus?: number;
+  errorKind?: RetryInfo['kind'];
+} {
+  return {
+    ...(f.status !== undefined ? { errorStatus: f.status } : {}),
+    ...(f.kind !== undefined ? { errorKind: f.kind } : {}),
+  };
 }
 
 /** Retry kind for an HTTP status: 429, 529, other 5xx; anything else is final. */
@@ -76,7 +82,12 @@ export function serverRetryDelayMs(headers: HeaderSource | undefined | null, now
  * Delay before retry number `attempt` (1-based). A server-requested delay is honoured, clamped to
  * maxRetryDelayMs (0 = no cap); otherwise exponential backoff from baseDelayMs with jitter.
  */
-export function retryDelayMs(attempt: number, failure: AttemptFailure, policy: RetryPolicy, random = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  failure: AttemptFailure,
+  policy: RetryPolicy,
+  random = Math.random,
+): number {
   const cap = policy.maxRetryDelayMs > 0 ? policy.maxRetryDelayMs : Number.POSITIVE_INFINITY;
   if (failure.serverDelayMs !== undefined) return Math.round(Math.min(failure.serverDelayMs, cap));
   const exp = policy.baseDelayMs * 2 ** (attempt - 1);

@@ -4,7 +4,13 @@ import { streamAnthropic } from './anthropic.js';
 import { ANTHROPIC_API, SCRIPTED_API } from './models.js';
 import { OPENAI_CHAT_API, OPENAI_RESPONSES_API, streamOpenAIChat, streamOpenAIResponses } from './openai-compatible.js';
 import { getProvider, registerProvider } from './registry.js';
-import { createScriptedProvider, type ScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurn } from './scripted.js';
+import {
+  createScriptedProvider,
+  type ScriptedProvider,
+  type ScriptedProviderOptions,
+  type ScriptedScript,
+  type ScriptedTurn,
+} from './scripted.js';
 
 /**
  * Registers "anthropic-messages", "openai-chat" and "openai-responses" (idempotent; each SDK is
@@ -13,7 +19,8 @@ import { createScriptedProvider, type ScriptedProvider, type ScriptedProviderOpt
 export function registerBuiltInProviders(): void {
   if (getProvider(ANTHROPIC_API) !== streamAnthropic) registerProvider(ANTHROPIC_API, streamAnthropic);
   if (getProvider(OPENAI_CHAT_API) !== streamOpenAIChat) registerProvider(OPENAI_CHAT_API, streamOpenAIChat);
-  if (getProvider(OPENAI_RESPONSES_API) !== streamOpenAIResponses) registerProvider(OPENAI_RESPONSES_API, streamOpenAIResponses);
+  if (getProvider(OPENAI_RESPONSES_API) !== streamOpenAIResponses)
+    registerProvider(OPENAI_RESPONSES_API, streamOpenAIResponses);
 }
 
 /**

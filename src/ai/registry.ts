@@ -36,7 +36,11 @@ export function stream(model: Model, context: Context, options?: StreamOptions):
   try {
     return fn(model, context, options);
   } catch (err) {
-    return failedStream(model, err instanceof Error ? err.message : String(err), options?.signal?.aborted ? 'aborted' : 'error');
+    return failedStream(
+      model,
+      err instanceof Error ? err.message : String(err),
+      options?.signal?.aborted ? 'aborted' : 'error',
+    );
   }
 }
 

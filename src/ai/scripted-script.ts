@@ -28,7 +28,13 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
-import { createScriptedProvider, type ScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurnSpec } from './scripted.js';
+import {
+  createScriptedProvider,
+  type ScriptedProvider,
+  type ScriptedProviderOptions,
+  type ScriptedScript,
+  type ScriptedTurnSpec,
+} from './scripted.js';
 
 const ToolCallFile = z.strictObject({
   name: z.string().min(1, 'a tool call needs a name'),
@@ -53,10 +59,18 @@ const TurnFile = z
     }
     const failing = t.stop_reason === 'error' || t.stop_reason === 'aborted';
     if (t.error === undefined && failing) {
-      ctx.addIssue({ code: 'custom', path: ['stop_reason'], message: `stop_reason "${t.stop_reason}" needs an error text (error: "...")` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stop_reason'],
+        message: `stop_reason "${t.stop_reason}" needs an error text (error: "...")`,
+      });
     }
     if (t.error !== undefined && t.stop_reason !== undefined && !failing) {
-      ctx.addIssue({ code: 'custom', path: ['stop_reason'], message: 'an error turn ends with stop_reason error or aborted' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stop_reason'],
+        message: 'an error turn ends with stop_reason error or aborted',
+      });
     }
     if (t.error === undefined && t.after_blocks !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['after_blocks'], message: 'after_blocks only applies to error turns' });
@@ -68,14 +82,21 @@ const TurnsFile = z.array(TurnFile);
 const ConversationFile = z
   .strictObject({
     match: z.string().min(1),
-    flags: z.string().regex(/^[imsu]*$/, 'flags may only contain i, m, s, u').optional(),
+    flags: z
+      .string()
+      .regex(/^[imsu]*$/, 'flags may only contain i, m, s, u')
+      .optional(),
     turns: TurnsFile,
   })
   .superRefine((c, ctx) => {
     try {
       new RegExp(c.match, c.flags);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', path: ['match'], message: `invalid regular expression: ${(err as Error).message}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['match'],
+        message: `invalid regular expression: ${(err as Error).message}`,
+      });
     }
   });
 
@@ -105,9 +126,15 @@ function toTurn(t: TurnFileT): ScriptedTurnSpec {
     ...(t.stream_delay_ms !== undefined ? { chunkDelayMs: t.stream_delay_ms } : {}),
   };
   if (t.error !== undefined) {
-    return { ...base, error: t.error, stopReason: t.stop_reason === 'aborted' ? 'aborted' : 'error', afterBlocks: t.after_blocks };
+    return {
+      ...base,
+      error: t.error,
+      stopReason: t.stop_reason === 'aborted' ? 'aborted' : 'error',
+      afterBlocks: t.after_blocks,
+    };
   }
-  const stopReason = t.stop_reason === 'stop' || t.stop_reason === 'length' || t.stop_reason === 'toolUse' ? t.stop_reason : undefined;
+  const stopReason =
+    t.stop_reason === 'stop' || t.stop_reason === 'length' || t.stop_reason === 'toolUse' ? t.stop_reason : undefined;
   return { ...base, stopReason };
 }
 
@@ -161,18 +188,24 @@ export function parseScript(source: string, file = '<script>'): ScriptedScript {
   if (doc.errors.length) {
     throw new ScriptFileError(
       file,
-      doc.errors.map((e) => `${file}:${e.linePos?.[0]?.line ?? 1}:${e.linePos?.[0]?.col ?? 1}: ${e.code}: ${e.message.split('\n')[0]}`),
+      doc.errors.map(
+        (e) =>
+          `${file}:${e.linePos?.[0]?.line ?? 1}:${e.linePos?.[0]?.col ?? 1}: ${e.code}: ${e.message.split('\n')[0]}`,
+      ),
     );
   }
   const data: unknown = doc.toJS();
-  if (data === null || data === undefined) throw new ScriptFileError(file, [`${file}: the script is empty; write a list of turns or a map with turns:`]);
+  if (data === null || data === undefined)
+    throw new ScriptFileError(file, [`${file}: the script is empty; write a list of turns or a map with turns:`]);
   const parsed = Array.isArray(data) ? TurnsFile.safeParse(data) : ScriptMapFile.safeParse(data);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
       const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
       const where = locate(doc, lc, issue.path, keys[0]);
       const path = describePath(issue.path);
-      const message = keys.length ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+      const message = keys.length
+        ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`
+        : issue.message;
       return `${file}:${where}: ${path ? `${path}: ` : ''}${message}`;
     });
     throw new ScriptFileError(file, problems);

@@ -11,7 +11,17 @@ import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { StreamedToolArguments } from './partial-json.js';
 import { transformMessages } from './transform-messages.js';
-import type { AssistantMessage, Context, Message, Model, StopReason, StreamFunction, StreamOptions, ToolCall, Usage } from './types.js';
+import type {
+  AssistantMessage,
+  Context,
+  Message,
+  Model,
+  StopReason,
+  StreamFunction,
+  StreamOptions,
+  ToolCall,
+  Usage,
+} from './types.js';
 import { computeCost } from './usage.js';
 
 export interface ScriptedToolCall {
@@ -123,7 +133,8 @@ function indexTurns(turns: readonly ScriptedTurn[]): TurnIndex {
   return { replyAt, groupStart };
 }
 
-const isReply = (m: Message): boolean => m.role === 'assistant' && m.stopReason !== 'error' && m.stopReason !== 'aborted';
+const isReply = (m: Message): boolean =>
+  m.role === 'assistant' && m.stopReason !== 'error' && m.stopReason !== 'aborted';
 
 function firstUserText(messages: readonly Message[]): string {
   for (const m of messages) {
@@ -290,7 +301,12 @@ function planOf(turn: ScriptedTurnSpec | AssistantMessage, replyIndex: number): 
   if (turn.content) blocks = turn.content;
   else {
     blocks = [];
-    if (turn.thinking !== undefined) blocks.push({ type: 'thinking', thinking: turn.thinking, thinkingSignature: turn.thinkingSignature ?? `scripted-signature-${replyIndex}` });
+    if (turn.thinking !== undefined)
+      blocks.push({
+        type: 'thinking',
+        thinking: turn.thinking,
+        thinkingSignature: turn.thinkingSignature ?? `scripted-signature-${replyIndex}`,
+      });
     if (turn.text !== undefined) blocks.push({ type: 'text', text: turn.text });
     turn.tools?.forEach((t, i) => {
       blocks.push({ type: 'toolCall', id: t.id ?? `call_${replyIndex}_${i}`, name: t.name, arguments: t.args ?? {} });
@@ -311,7 +327,14 @@ function planOf(turn: ScriptedTurnSpec | AssistantMessage, replyIndex: number): 
   }
   const reply = turn as ScriptedReply;
   const hasTools = blocks.some((b) => b.type === 'toolCall');
-  return { blocks, stopReason: reply.stopReason ?? (hasTools ? 'toolUse' : 'stop'), emitBlocks: blocks.length, usage: reply.usage, delayMs, ...slow };
+  return {
+    blocks,
+    stopReason: reply.stopReason ?? (hasTools ? 'toolUse' : 'stop'),
+    emitBlocks: blocks.length,
+    usage: reply.usage,
+    delayMs,
+    ...slow,
+  };
 }
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -326,7 +349,10 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   });
 
 /** Accepts a list of turns or a full script. */
-export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, options: ScriptedProviderOptions = {}): ScriptedProvider {
+export function createScriptedProvider(
+  script: ScriptedTurn[] | ScriptedScript,
+  options: ScriptedProviderOptions = {},
+): ScriptedProvider {
   const normalized: ScriptedScript = Array.isArray(script) ? { turns: script } : script;
   const chunkSize = Math.max(1, options.chunkSize ?? aiDefaults.scriptedChunkSize);
   const chunkDelayMs = options.chunkDelayMs ?? 0;
@@ -341,9 +367,16 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
   const calls: Context[] = [];
   let callCount = 0;
   // The conversation choice depends only on the first user message and system prompt.
-  let lastPick: { first: Message | undefined; system: string | undefined; conv: number; match?: RegExpExecArray } | undefined;
+  let lastPick:
+    | { first: Message | undefined; system: string | undefined; conv: number; match?: RegExpExecArray }
+    | undefined;
 
-  function pickConversation(context: Context): { conv: number; turns: ScriptedTurn[]; match?: RegExpExecArray; label: string } {
+  function pickConversation(context: Context): {
+    conv: number;
+    turns: ScriptedTurn[];
+    match?: RegExpExecArray;
+    label: string;
+  } {
     const convs = normalized.conversations ?? [];
     if (convs.length === 0) return { conv: -1, turns: normalized.turns, label: 'default' };
     const first = context.messages.find((m) => m.role === 'user');
@@ -365,7 +398,12 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
     }
     const c = lastPick.conv >= 0 ? convs[lastPick.conv] : undefined;
     return c
-      ? { conv: lastPick.conv, turns: c.turns, match: lastPick.match, label: `conversation matching /${c.match.source}/` }
+      ? {
+          conv: lastPick.conv,
+          turns: c.turns,
+          match: lastPick.match,
+          label: `conversation matching /${c.match.source}/`,
+        }
       : { conv: -1, turns: normalized.turns, label: 'default' };
   }
 
@@ -390,7 +428,11 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
     return idx.replyAt[k];
   }
 
-  const provider = ((model: Model, context: Context, streamOptions: StreamOptions = {}): AssistantMessageEventStream => {
+  const provider = ((
+    model: Model,
+    context: Context,
+    streamOptions: StreamOptions = {},
+  ): AssistantMessageEventStream => {
     const stream = new AssistantMessageEventStream(model);
     const callIndex = callCount++;
     // A snapshot: the caller may keep appending to its array after this call (StreamFunction
@@ -411,21 +453,30 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
       const signal = streamOptions.signal;
       if (signal?.aborted) return fail(ABORTED_TEXT, 'aborted');
       const tally = tallyMessages(snapshot, tallies);
-      output.usage.input = Math.ceil((tally.chars + (context.systemPrompt?.length ?? 0) + charsOfTools(context.tools)) / aiDefaults.charsPerToken);
+      output.usage.input = Math.ceil(
+        (tally.chars + (context.systemPrompt?.length ?? 0) + charsOfTools(context.tools)) / aiDefaults.charsPerToken,
+      );
       if (options.contextWindow !== undefined && output.usage.input > options.contextWindow) {
         computeCost(model, output.usage);
-        return fail(`prompt is too long: ${output.usage.input} tokens > ${options.contextWindow} maximum (scripted provider overflow mode)`);
+        return fail(
+          `prompt is too long: ${output.usage.input} tokens > ${options.contextWindow} maximum (scripted provider overflow mode)`,
+        );
       }
       const { conv, turns, match, label } = pickConversation(context);
       // Reply number k: the turn slot, and the base of deterministic tool-call ids (unique per
       // conversation). A compaction in the middle of a run replaces replies with a summary: the
       // conversation goes on after the last reply served, not from the count left in view.
       const inView = tally.replies;
-      const k = byCalls ? callIndex : holdsCompactionSummary(snapshot) ? Math.max(inView, (served.get(conv) ?? -1) + 1) : inView;
+      const k = byCalls
+        ? callIndex
+        : holdsCompactionSummary(snapshot)
+          ? Math.max(inView, (served.get(conv) ?? -1) + 1)
+          : inView;
       if (!byCalls) {
         stream.result().then(
           (m) => {
-            if (m.stopReason !== 'error' && m.stopReason !== 'aborted') served.set(conv, Math.max(served.get(conv) ?? -1, k));
+            if (m.stopReason !== 'error' && m.stopReason !== 'aborted')
+              served.set(conv, Math.max(served.get(conv) ?? -1, k));
           },
           () => undefined,
         );
@@ -434,7 +485,9 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
       const turn = at === undefined ? undefined : turns[at];
       if (turn === undefined && turns.length === 0 && normalized.conversations?.length) {
         const first = firstUserText(snapshot).slice(0, 80);
-        return fail(`scripted provider: no conversation matches the first user message "${first}" and the script has no default turns.`);
+        return fail(
+          `scripted provider: no conversation matches the first user message "${first}" and the script has no default turns.`,
+        );
       }
       if (turn === undefined) {
         const where = label === 'default' ? '' : ` (${label})`;
@@ -469,7 +522,9 @@ export function createScriptedProvider(script: ScriptedTurn[] | ScriptedScript, 
         });
     } catch (err) {
       // A throwing turn function is a script bug: report it as data, like any provider failure.
-      return fail(`scripted provider: turn ${callIndex + 1} failed: ${err instanceof Error ? err.message : String(err)}`);
+      return fail(
+        `scripted provider: turn ${callIndex + 1} failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     return stream;
   }) as ScriptedProvider;
@@ -559,7 +614,8 @@ async function play(
       }
     }
     // Like the real API, the signature arrives once the thinking is complete.
-    if (block.type === 'thinking' && src.type === 'thinking' && src.thinkingSignature) block.thinkingSignature = src.thinkingSignature;
+    if (block.type === 'thinking' && src.type === 'thinking' && src.thinkingSignature)
+      block.thinkingSignature = src.thinkingSignature;
     if (block.type === 'text') stream.push({ type: 'text_end', contentIndex, content: block.text, partial: output });
     else stream.push({ type: 'thinking_end', contentIndex, content: block.thinking, partial: output });
   }

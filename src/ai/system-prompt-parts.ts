@@ -20,7 +20,10 @@ export function splitSystemPrompt(prompt: string): { shared: string; session: st
   const at = prompt.indexOf(SYSTEM_PROMPT_SESSION_MARKER);
   if (at === -1) return { shared: prompt, session: '' };
   // A prompt put together from several marked prompts keeps only its first split.
-  const session = prompt.slice(at + SYSTEM_PROMPT_SESSION_MARKER.length).split(SYSTEM_PROMPT_SESSION_MARKER).join('\n\n');
+  const session = prompt
+    .slice(at + SYSTEM_PROMPT_SESSION_MARKER.length)
+    .split(SYSTEM_PROMPT_SESSION_MARKER)
+    .join('\n\n');
   return { shared: prompt.slice(0, at), session };
 }
 

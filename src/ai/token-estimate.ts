@@ -63,7 +63,8 @@ function contentUnits(content: unknown): number {
         units += IMAGE_UNITS;
         break;
       case 'toolCall':
-        units += (typeof raw.name === 'string' ? textUnits(raw.name) : 0) + textUnits(JSON.stringify(raw.arguments ?? {}));
+        units +=
+          (typeof raw.name === 'string' ? textUnits(raw.name) : 0) + textUnits(JSON.stringify(raw.arguments ?? {}));
         break;
       default:
         units += textUnits(JSON.stringify(raw));

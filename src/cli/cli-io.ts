@@ -46,7 +46,10 @@ export function exitQuietlyOnClosedPipe(): void {
 
 /** Bad flags or arguments: printed with a usage hint, exit code 2. */
 export class UsageError extends Error {
-  constructor(message: string, readonly hint?: string) {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
     super(message);
     this.name = 'UsageError';
   }

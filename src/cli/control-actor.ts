@@ -12,6 +12,10 @@ function userName(env: Record<string, string | undefined>): string {
 }
 
 /** "view (ana)" for the run's own view, "watch (pid 12, ana)" for a watch in another terminal. */
-export function controlActor(kind: 'view' | 'watch', env: Record<string, string | undefined> = process.env, pid: number = process.pid): string {
+export function controlActor(
+  kind: 'view' | 'watch',
+  env: Record<string, string | undefined> = process.env,
+  pid: number = process.pid,
+): string {
   return kind === 'view' ? `view (${userName(env)})` : `${kind} (pid ${pid}, ${userName(env)})`;
 }

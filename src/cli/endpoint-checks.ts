@@ -22,13 +22,17 @@ function endpointsOf(recipe: LoadedRecipe): { config: ProviderConfig; model: Mod
   for (const a of Object.values(recipe.agents)) {
     if (!a.providerConfig || a.providerConfig.type !== 'openai-compatible') continue;
     const key = `${a.providerConfig.name}\n${a.model}`;
-    if (!seen.has(key)) seen.set(key, { config: a.providerConfig, model: modelForProvider(a.providerConfig, a.model, a.modelSpec) });
+    if (!seen.has(key))
+      seen.set(key, { config: a.providerConfig, model: modelForProvider(a.providerConfig, a.model, a.modelSpec) });
   }
   return [...seen.values()];
 }
 
 async function listedModels(model: Model, key: string, timeoutMs: number): Promise<string[]> {
-  const res = await fetch(`${model.baseUrl!.replace(/\/+$/, '')}/models`, { headers: { authorization: `Bearer ${key}`, ...model.headers }, signal: AbortSignal.timeout(timeoutMs) });
+  const res = await fetch(`${model.baseUrl!.replace(/\/+$/, '')}/models`, {
+    headers: { authorization: `Bearer ${key}`, ...model.headers },
+    signal: AbortSignal.timeout(timeoutMs),
+  });
   if (!res.ok) throw new Error(`GET /models answered ${res.status}`);
   const body = (await res.json()) as { data?: { id?: unknown }[] };
   return (body.data ?? []).map((m) => String(m.id));
@@ -51,17 +55,35 @@ export async function endpointChecks(recipe: LoadedRecipe, probe: boolean, timeo
         name,
         ok: listed,
         essential: false,
-        message: listed ? `${where} is reachable and serves ${model.id}` : `${where} is reachable but does not list ${model.id} (it lists: ${ids.slice(0, 8).join(', ') || 'nothing'}); pull or load the model, or fix model:`,
+        message: listed
+          ? `${where} is reachable and serves ${model.id}`
+          : `${where} is reachable but does not list ${model.id} (it lists: ${ids.slice(0, 8).join(', ') || 'nothing'}); pull or load the model, or fix model:`,
       });
     } catch (err) {
-      checks.push({ name, ok: false, essential: false, message: `${where} is not reachable: ${err instanceof Error ? err.message : String(err)}; start the server or fix base_url` });
+      checks.push({
+        name,
+        ok: false,
+        essential: false,
+        message: `${where} is not reachable: ${err instanceof Error ? err.message : String(err)}; start the server or fix base_url`,
+      });
       continue;
     }
     if (probe) {
       registerBuiltInProviders();
-      const reply = await complete(model, { messages: [{ role: 'user', content: 'Reply with OK.', timestamp: Date.now() }] }, { maxTokens: 1, maxRetries: 0, streamIdleTimeoutMs: timeoutMs * 4 });
+      const reply = await complete(
+        model,
+        { messages: [{ role: 'user', content: 'Reply with OK.', timestamp: Date.now() }] },
+        { maxTokens: 1, maxRetries: 0, streamIdleTimeoutMs: timeoutMs * 4 },
+      );
       const ok = reply.stopReason !== 'error' && reply.stopReason !== 'aborted';
-      checks.push({ name: `${name} probe`, ok, essential: false, message: ok ? `${where} answered a one-token request with ${model.id}` : `${where} failed a one-token request with ${model.id}: ${reply.errorMessage}` });
+      checks.push({
+        name: `${name} probe`,
+        ok,
+        essential: false,
+        message: ok
+          ? `${where} answered a one-token request with ${model.id}`
+          : `${where} failed a one-token request with ${model.id}: ${reply.errorMessage}`,
+      });
     }
   }
   return checks;

@@ -73,7 +73,9 @@ const EXAMPLES: readonly [string, string][] = [
 function version(): string {
   try {
     // src/cli/main.ts and dist/cli/main.js are both two levels below package.json.
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';
@@ -90,7 +92,9 @@ function mistypedCommand(argv: readonly string[], ctx: CliContext): string | und
   if (!/^[a-z][a-z-]*$/.test(first) || ctx.commandNames.includes(first)) return undefined;
   if (existsSync(resolve(ctx.cwd, first))) return undefined;
   const guess = didYouMean(first, ctx.commandNames);
-  return guess ? `did you mean "orchestrate ${guess}"?` : `commands: ${ctx.commandNames.join(', ')}; or give the path of a recipe file`;
+  return guess
+    ? `did you mean "orchestrate ${guess}"?`
+    : `commands: ${ctx.commandNames.join(', ')}; or give the path of a recipe file`;
 }
 
 /**
@@ -120,15 +124,22 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     commandNames: [...COMMAND_MODULES.map((m) => m.name), COMPLETION_COMMAND],
   };
   if (argv.length === 0) {
-    ctx.stderr('orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\n  hint: no recipe yet? `orchestrate init` copies an example here that runs offline\nRun "orchestrate --help" for usage.\n');
+    ctx.stderr(
+      'orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\n  hint: no recipe yet? `orchestrate init` copies an example here that runs offline\nRun "orchestrate --help" for usage.\n',
+    );
     return EXIT.usage;
   }
   const mistyped = mistypedCommand(argv, ctx);
   if (mistyped !== undefined) {
-    ctx.stderr(`orchestrate: unknown command "${argv[0]}" (and no recipe file of that name)\n  hint: ${mistyped}\nRun "orchestrate --help" for usage.\n`);
+    ctx.stderr(
+      `orchestrate: unknown command "${argv[0]}" (and no recipe file of that name)\n  hint: ${mistyped}\nRun "orchestrate --help" for usage.\n`,
+    );
     return EXIT.usage;
   }
-  const pool = options.warmStart && wantsWarmThreads(argv, ctx.commandNames) && !ctx.env.ORCHESTRATE_REDIS_URL ? await import('../orchestrator/pool.js') : undefined;
+  const pool =
+    options.warmStart && wantsWarmThreads(argv, ctx.commandNames) && !ctx.env.ORCHESTRATE_REDIS_URL
+      ? await import('../orchestrator/pool.js')
+      : undefined;
   pool?.startWarmPool();
   try {
     return await parseAndRun(argv, ctx);
@@ -154,7 +165,15 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     y.command(
       cmd.command as string | string[],
       cmd.describe,
-      cmd.subcommands ? (sub: Argv) => cmd.subcommands!.reduce(register, cmd.builder(sub) as Argv).demandCommand(1, `Give a subcommand: ${cmd.subcommands!.map((c) => [c.command].flat()[0]!.split(' ')[0]).join(', ')}.`) : cmd.builder,
+      cmd.subcommands
+        ? (sub: Argv) =>
+            cmd
+              .subcommands!.reduce(register, cmd.builder(sub) as Argv)
+              .demandCommand(
+                1,
+                `Give a subcommand: ${cmd.subcommands!.map((c) => [c.command].flat()[0]!.split(' ')[0]).join(', ')}.`,
+              )
+        : cmd.builder,
       async (args: Record<string, unknown>) => {
         try {
           code = await cmd.run(args, ctx);
@@ -167,7 +186,10 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     );
   for (const cmd of await commandsFor(argv)) register(parser, cmd);
   parser
-    .completion(COMPLETION_COMMAND, 'Print a shell completion script: orchestrate completion >> ~/.bashrc (or ~/.zshrc)')
+    .completion(
+      COMPLETION_COMMAND,
+      'Print a shell completion script: orchestrate completion >> ~/.bashrc (or ~/.zshrc)',
+    )
     .recommendCommands()
     .strict()
     .demandCommand(1, 'Give a recipe file or a command.')

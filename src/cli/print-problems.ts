@@ -7,7 +7,9 @@ export function printProblems(problems: readonly RecipeProblem[], ctx: CliContex
   const errors = problems.filter((p) => p.severity !== 'warning').length;
   const warnings = problems.length - errors;
   const count = errors === 1 ? '1 problem' : `${errors} problems`;
-  ctx.stderr(`${text}\n${count}${warnings ? ` and ${warnings === 1 ? '1 warning' : `${warnings} warnings`}` : ''} found.\n`);
+  ctx.stderr(
+    `${text}\n${count}${warnings ? ` and ${warnings === 1 ? '1 warning' : `${warnings} warnings`}` : ''} found.\n`,
+  );
 }
 
 /** Warnings of a valid recipe, one per line, on stderr. */
@@ -16,5 +18,14 @@ export function printWarnings(warnings: readonly RecipeProblem[], ctx: CliContex
 }
 
 export function problemsJson(problems: readonly RecipeProblem[]): object[] {
-  return problems.map((p) => ({ file: p.file, line: p.line, col: p.col, code: p.code, message: p.message, ...(p.hint ? { hint: p.hint } : {}), ...(p.path ? { path: p.path } : {}), ...(p.severity ? { severity: p.severity } : {}) }));
+  return problems.map((p) => ({
+    file: p.file,
+    line: p.line,
+    col: p.col,
+    code: p.code,
+    message: p.message,
+    ...(p.hint ? { hint: p.hint } : {}),
+    ...(p.path ? { path: p.path } : {}),
+    ...(p.severity ? { severity: p.severity } : {}),
+  }));
 }

@@ -22,7 +22,12 @@ export interface RedisRun {
 }
 
 /** Connects (or says why it cannot), and builds the executor and the Redis lease for one run. */
-export async function openRedisRun(url: string, args: CommandArgs, warn: (text: string) => void, env: Readonly<Record<string, string | undefined>> = process.env): Promise<{ ok: true; run: RedisRun } | { ok: false; message: string }> {
+export async function openRedisRun(
+  url: string,
+  args: CommandArgs,
+  warn: (text: string) => void,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<{ ok: true; run: RedisRun } | { ok: false; message: string }> {
   const resolved = redisAccessOf(url, args, env);
   if (!resolved.ok) return { ok: false, message: resolved.error };
   const { endpoint, trust, warnings } = resolved.access;

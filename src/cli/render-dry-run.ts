@@ -12,10 +12,11 @@ export function formatCount(n: number): string {
 }
 
 const usd = (n: number) => `$${n.toFixed(2)}`;
-const range = (low: number, high: number, fmt: (n: number) => string) => (fmt(low) === fmt(high) ? fmt(low) : `${fmt(low)}-${fmt(high)}`);
+const range = (low: number, high: number, fmt: (n: number) => string) =>
+  fmt(low) === fmt(high) ? fmt(low) : `${fmt(low)}-${fmt(high)}`;
 
 function describeItem(item: unknown): string {
-  const text = typeof item === 'string' ? JSON.stringify(item) : JSON.stringify(item) ?? String(item);
+  const text = typeof item === 'string' ? JSON.stringify(item) : (JSON.stringify(item) ?? String(item));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
@@ -23,7 +24,8 @@ function taskLine(t: PlanTask, report: DryRunReport): string {
   const model = (name: string) => report.recipe.agents.find((a) => a.name === name)?.model ?? report.recipe.model;
   let what: string;
   if (t.kind === 'run') what = 'shell step';
-  else if (t.kind === 'pair') what = `pair: planner ${t.agents[0]} (${model(t.agents[0]!)}) + worker ${t.agents[1]} (${model(t.agents[1]!)})`;
+  else if (t.kind === 'pair')
+    what = `pair: planner ${t.agents[0]} (${model(t.agents[0]!)}) + worker ${t.agents[1]} (${model(t.agents[1]!)})`;
   else what = `agent ${t.agents[0]} (${model(t.agents[0]!)})`;
   const needs = t.needs.length ? `  needs: ${t.needs.join(', ')}` : '';
   return `${t.id}  ${what}${needs}`;
@@ -34,11 +36,17 @@ function renderPlan(report: DryRunReport): string[] {
   const lines: string[] = [];
   const dynamicCount = plan.tasks.filter((t) => t.fanOut === 'dynamic').length;
   const known = `${plan.instanceCount} instance${plan.instanceCount === 1 ? '' : 's'}`;
-  lines.push(`Plan: ${plan.tasks.length} task${plan.tasks.length === 1 ? '' : 's'} in ${plan.levels.length} level${plan.levels.length === 1 ? '' : 's'}, ${known}${dynamicCount ? ` + ${dynamicCount} fan-out${dynamicCount === 1 ? '' : 's'} expanded during the run` : ''}`);
+  lines.push(
+    `Plan: ${plan.tasks.length} task${plan.tasks.length === 1 ? '' : 's'} in ${plan.levels.length} level${plan.levels.length === 1 ? '' : 's'}, ${known}${dynamicCount ? ` + ${dynamicCount} fan-out${dynamicCount === 1 ? '' : 's'} expanded during the run` : ''}`,
+  );
   lines.push('(a level runs after the levels above it; its tasks and instances can run in parallel)');
   for (const level of plan.levels) {
     const count = `${level.instances} instance${level.instances === 1 ? '' : 's'}`;
-    const width = level.dynamic ? (level.instances ? `${count} + a fan-out expanded during the run` : 'known during the run') : count;
+    const width = level.dynamic
+      ? level.instances
+        ? `${count} + a fan-out expanded during the run`
+        : 'known during the run'
+      : count;
     lines.push(`level ${level.level}  width: ${width}`);
     level.tasks.forEach((id, i) => {
       const t = plan.tasks.find((p) => p.id === id)!;
@@ -46,7 +54,9 @@ function renderPlan(report: DryRunReport): string[] {
       lines.push(`${lastTask ? '└─' : '├─'} ${taskLine(t, report)}`);
       const pad = lastTask ? '   ' : '│  ';
       if (t.fanOut === 'dynamic') {
-        lines.push(`${pad}└─ for_each ${t.dynamic!.expression}: expanded when ${t.dynamic!.sources.join(', ')} finish${t.dynamic!.sources.length === 1 ? 'es' : ''}`);
+        lines.push(
+          `${pad}└─ for_each ${t.dynamic!.expression}: expanded when ${t.dynamic!.sources.join(', ')} finish${t.dynamic!.sources.length === 1 ? 'es' : ''}`,
+        );
       } else if (t.fanOut === 'static') {
         const shown = t.instances.slice(0, MAX_INSTANCES_SHOWN);
         lines.push(`${pad}for_each: ${t.instances.length} instance${t.instances.length === 1 ? '' : 's'}`);
@@ -54,7 +64,8 @@ function renderPlan(report: DryRunReport): string[] {
           const last = j === shown.length - 1 && t.instances.length <= MAX_INSTANCES_SHOWN;
           lines.push(`${pad}${last ? '└─' : '├─'} ${inst.id}  item ${describeItem(inst.item)}`);
         });
-        if (t.instances.length > MAX_INSTANCES_SHOWN) lines.push(`${pad}└─ ... and ${t.instances.length - MAX_INSTANCES_SHOWN} more`);
+        if (t.instances.length > MAX_INSTANCES_SHOWN)
+          lines.push(`${pad}└─ ... and ${t.instances.length - MAX_INSTANCES_SHOWN} more`);
       }
     });
   }
@@ -63,7 +74,12 @@ function renderPlan(report: DryRunReport): string[] {
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 function estimateRow(t: TaskEstimate): string[] {
@@ -80,9 +96,19 @@ function estimateRow(t: TaskEstimate): string[] {
 
 function renderEstimate(report: DryRunReport): string[] {
   const { estimate } = report;
-  const rows = [['task', 'model', 'instances', 'input tokens', 'output tokens', 'cost (USD)'], ...estimate.tasks.map(estimateRow)];
+  const rows = [
+    ['task', 'model', 'instances', 'input tokens', 'output tokens', 'cost (USD)'],
+    ...estimate.tasks.map(estimateRow),
+  ];
   const t = estimate.total;
-  rows.push(['total', '', '', range(t.inputTokens.low, t.inputTokens.high, formatCount), range(t.outputTokens.low, t.outputTokens.high, formatCount), range(t.usd.low, t.usd.high, usd)]);
+  rows.push([
+    'total',
+    '',
+    '',
+    range(t.inputTokens.low, t.inputTokens.high, formatCount),
+    range(t.outputTokens.low, t.outputTokens.high, formatCount),
+    range(t.usd.low, t.usd.high, usd),
+  ]);
   const lines = ['Estimate (no model was called):', ...table(rows).map((l) => `  ${l}`)];
   const notes = estimate.tasks.flatMap((e) => e.notes.map((n) => `  ${e.taskId}: ${n}`));
   if (notes.length) lines.push('Notes:', ...notes);
@@ -93,16 +119,28 @@ function renderEstimate(report: DryRunReport): string[] {
 /** The whole dry-run report as text, ending with a newline. */
 export function renderDryRun(report: DryRunReport): string {
   const r = report.recipe;
-  const budget = [r.budget.usd !== undefined ? `$${r.budget.usd}` : '', r.budget.tokens !== undefined ? `${formatCount(r.budget.tokens)} tokens` : ''].filter(Boolean).join(', ');
+  const budget = [
+    r.budget.usd !== undefined ? `$${r.budget.usd}` : '',
+    r.budget.tokens !== undefined ? `${formatCount(r.budget.tokens)} tokens` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   const lines = [`Recipe ${r.name}  (${r.file})`];
   if (r.description) lines.push(`  ${r.description.trim().split('\n')[0]}`);
   lines.push(`  model ${r.model}, provider ${r.provider}, concurrency ${r.concurrency}, budget ${budget || 'none'}`);
   const inputs = Object.entries(r.inputs);
-  if (inputs.length) lines.push(`  inputs: ${inputs.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')}`);
+  if (inputs.length)
+    lines.push(
+      `  inputs: ${inputs.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')}`,
+    );
   // MCP servers are not started by a dry run (they are programs of their own): say so.
   const withMcp = r.agents.filter((a) => a.mcpServers?.length);
-  for (const a of withMcp) lines.push(`  MCP: agent ${a.name} gets ${a.mcpServers!.join(', ')} (tools as mcp__<server>__<tool>)`);
-  if (withMcp.length) lines.push(`  MCP servers were not started, so their tools are not listed: orchestrate mcp list ${r.file} starts them and lists them`);
+  for (const a of withMcp)
+    lines.push(`  MCP: agent ${a.name} gets ${a.mcpServers!.join(', ')} (tools as mcp__<server>__<tool>)`);
+  if (withMcp.length)
+    lines.push(
+      `  MCP servers were not started, so their tools are not listed: orchestrate mcp list ${r.file} starts them and lists them`,
+    );
   lines.push('', ...renderPlan(report), '', ...renderEstimate(report));
   if (report.warnings.length) lines.push('', ...report.warnings.map((w) => `warning: ${w}`));
   return `${lines.join('\n')}\n`;

@@ -33,7 +33,8 @@ function notLiveMessage(runDir: string, verb: string, why: string): string {
     return `run ${runId} is not running (finished ${lastEnd.type === 'run_end' ? lastEnd.status : ''} at ${new Date(lastEnd.ts).toISOString()}); nothing to ${verb}`;
   }
   const holder = liveLeaseHolder(runDir);
-  if (holder) return `run ${runId} is held by ${describeHolder(holder)}, but its coordinator does not answer on its control socket (${why}); nothing to ${verb}`;
+  if (holder)
+    return `run ${runId} is held by ${describeHolder(holder)}, but its coordinator does not answer on its control socket (${why}); nothing to ${verb}`;
   return `run ${runId} is not running: no coordinator holds it (it stopped without finishing; \`orchestrate resume ${runId}\` continues it); nothing to ${verb}`;
 }
 
@@ -46,12 +47,18 @@ export type ControlOutcome = { ok: true; message: string } | { ok: false; notLiv
 export async function deliverRunControl(runDir: string, verb: string, action: ControlAction): Promise<ControlOutcome> {
   const reply = await connectRunControl(runDir).send(action);
   if (reply.ok) return reply;
-  if (/ is not live: |closed the connection without a reply/.test(reply.error)) return { ok: false, notLive: true, message: notLiveMessage(runDir, verb, reply.error) };
+  if (/ is not live: |closed the connection without a reply/.test(reply.error))
+    return { ok: false, notLive: true, message: notLiveMessage(runDir, verb, reply.error) };
   return { ok: false, notLive: false, message: reply.error };
 }
 
 /** Sends `action` to the run named by args.run; prints the reply; returns the exit code. */
-export async function sendRunControl(args: CommandArgs, ctx: CliContext, verb: string, action: (by: string) => ControlAction): Promise<number> {
+export async function sendRunControl(
+  args: CommandArgs,
+  ctx: CliContext,
+  verb: string,
+  action: (by: string) => ControlAction,
+): Promise<number> {
   const runDir = locateRunArg(args, ctx);
   if (runDir === undefined) return EXIT.usage;
   const outcome = await deliverRunControl(runDir, verb, action(controlBy(verb, ctx.env)));

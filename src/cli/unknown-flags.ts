@@ -18,7 +18,8 @@ export function unknownFlags(argv: readonly string[], known: KnownFlags): string
   const names = new Set<string>();
   for (const [k, aliases] of Object.entries(known.alias)) for (const a of [k, ...aliases]) names.add(a);
   for (const k of Object.keys(known.key)) names.add(k);
-  const isKnown = (name: string): boolean => names.has(name) || names.has(camel(name)) || (name.startsWith('no-') && names.has(name.slice(3)));
+  const isKnown = (name: string): boolean =>
+    names.has(name) || names.has(camel(name)) || (name.startsWith('no-') && names.has(name.slice(3)));
   const unknown: string[] = [];
   for (const arg of argv) {
     if (arg === '--') break;

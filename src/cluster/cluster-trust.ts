@@ -30,7 +30,10 @@ export type SecretSource = { ok: true; secret: string | undefined; from: string 
  * The cluster secret: --secret-file, else ORCHESTRATE_CLUSTER_SECRET_FILE, else
  * ORCHESTRATE_CLUSTER_SECRET. `secret` undefined: none configured. The error never shows the secret.
  */
-export function loadClusterSecret(secretFile: string | undefined, env: Readonly<Record<string, string | undefined>>): SecretSource {
+export function loadClusterSecret(
+  secretFile: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): SecretSource {
   const file = secretFile?.trim() || env.ORCHESTRATE_CLUSTER_SECRET_FILE?.trim();
   let secret: string | undefined;
   let from: string;
@@ -39,14 +42,20 @@ export function loadClusterSecret(secretFile: string | undefined, env: Readonly<
     try {
       secret = readFileSync(file, 'utf8').trim();
     } catch (err) {
-      return { ok: false, error: `cannot read the cluster secret from ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}. Check the path given with --secret-file / ORCHESTRATE_CLUSTER_SECRET_FILE.` };
+      return {
+        ok: false,
+        error: `cannot read the cluster secret from ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}. Check the path given with --secret-file / ORCHESTRATE_CLUSTER_SECRET_FILE.`,
+      };
     }
   } else {
     from = 'ORCHESTRATE_CLUSTER_SECRET';
     secret = env.ORCHESTRATE_CLUSTER_SECRET?.trim() || undefined;
   }
   if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) {
-    return { ok: false, error: `the cluster secret from ${from} is ${secret.length} characters long; it needs at least ${MIN_SECRET_LENGTH} (make one with: openssl rand -hex 32).` };
+    return {
+      ok: false,
+      error: `the cluster secret from ${from} is ${secret.length} characters long; it needs at least ${MIN_SECRET_LENGTH} (make one with: openssl rand -hex 32).`,
+    };
   }
   return { ok: true, secret, from };
 }
@@ -136,13 +145,27 @@ export class ClusterTrust {
   /** The job's data (JSON value) after checking its MAC and decrypting it; `why` says what failed (no secrets in it). */
   openJob(raw: unknown): Opened<{ envelope: JobEnvelope; job: unknown }> {
     const e = raw as Partial<JobEnvelope> | null;
-    if (typeof e !== 'object' || e === null || e.v !== 1 || typeof e.runId !== 'string' || typeof e.launchId !== 'string' || typeof e.instance !== 'string' || typeof e.attempt !== 'number' || typeof e.body !== 'string' || typeof e.mac !== 'string') {
+    if (
+      typeof e !== 'object' ||
+      e === null ||
+      e.v !== 1 ||
+      typeof e.runId !== 'string' ||
+      typeof e.launchId !== 'string' ||
+      typeof e.instance !== 'string' ||
+      typeof e.attempt !== 'number' ||
+      typeof e.body !== 'string' ||
+      typeof e.mac !== 'string'
+    ) {
       return { ok: false, why: 'it is not a job envelope of this version (no run id, launch, attempt, body and MAC)' };
     }
     const env = e as JobEnvelope;
     const head = ['orchestrate-job/1', env.runId, env.launchId, env.instance, env.attempt] as const;
     if (!this.secured) {
-      if (env.mac !== '') return { ok: false, why: 'it is sealed with a cluster secret and this worker has none (set ORCHESTRATE_CLUSTER_SECRET or --secret-file)' };
+      if (env.mac !== '')
+        return {
+          ok: false,
+          why: 'it is sealed with a cluster secret and this worker has none (set ORCHESTRATE_CLUSTER_SECRET or --secret-file)',
+        };
       try {
         return { ok: true, value: { envelope: env, job: JSON.parse(env.body) } };
       } catch {
@@ -150,16 +173,29 @@ export class ClusterTrust {
       }
     }
     if (env.mac === '') return { ok: false, why: 'it carries no MAC (queued without the cluster secret)' };
-    if (!/^[0-9a-f]{64}$/.test(env.mac) || !this.macOk([...head, env.body], env.mac)) return { ok: false, why: 'its MAC does not verify (forged, altered, or queued with another cluster secret)' };
+    if (!/^[0-9a-f]{64}$/.test(env.mac) || !this.macOk([...head, env.body], env.mac))
+      return { ok: false, why: 'its MAC does not verify (forged, altered, or queued with another cluster secret)' };
     try {
-      return { ok: true, value: { envelope: env, job: JSON.parse(this.openBytes(Buffer.from(env.body, 'base64'), JSON.stringify(head)).toString('utf8')) } };
+      return {
+        ok: true,
+        value: {
+          envelope: env,
+          job: JSON.parse(this.openBytes(Buffer.from(env.body, 'base64'), JSON.stringify(head)).toString('utf8')),
+        },
+      };
     } catch {
       return { ok: false, why: 'its body does not decrypt with the cluster secret' };
     }
   }
 
   /** The stream entry's body as it travels (encrypted when secured) and its MAC. */
-  sealEntry(dir: Direction, runId: string, launch: string, incarnation: string, body: string): { body: string; mac: string } {
+  sealEntry(
+    dir: Direction,
+    runId: string,
+    launch: string,
+    incarnation: string,
+    body: string,
+  ): { body: string; mac: string } {
     if (!this.secured) return { body, mac: '' };
     const head = [`orchestrate-${dir}/1`, runId, launch, incarnation] as const;
     const sealed = this.sealBytes(Buffer.from(body, 'utf8'), JSON.stringify(head)).toString('base64');
@@ -167,14 +203,22 @@ export class ClusterTrust {
   }
 
   /** The entry's body in clear, or why it cannot be trusted. */
-  openEntry(dir: Direction, runId: string, launch: string, incarnation: string, body: string, mac: string): Opened<string> {
+  openEntry(
+    dir: Direction,
+    runId: string,
+    launch: string,
+    incarnation: string,
+    body: string,
+    mac: string,
+  ): Opened<string> {
     if (!this.secured) {
       if (mac !== '') return { ok: false, why: 'it is sealed with a cluster secret and this process has none' };
       return { ok: true, value: body };
     }
     if (mac === '') return { ok: false, why: 'it carries no MAC (sent without the cluster secret)' };
     const head = [`orchestrate-${dir}/1`, runId, launch, incarnation] as const;
-    if (!/^[0-9a-f]{64}$/.test(mac) || !this.macOk([...head, body], mac)) return { ok: false, why: 'its MAC does not verify (forged, altered, or sent with another cluster secret)' };
+    if (!/^[0-9a-f]{64}$/.test(mac) || !this.macOk([...head, body], mac))
+      return { ok: false, why: 'its MAC does not verify (forged, altered, or sent with another cluster secret)' };
     try {
       return { ok: true, value: this.openBytes(Buffer.from(body, 'base64'), JSON.stringify(head)).toString('utf8') };
     } catch {

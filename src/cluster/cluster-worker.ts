@@ -26,14 +26,29 @@ import type { InstanceTask } from '../orchestrator/instance-task.js';
 import { createWorkerPool } from '../orchestrator/pool.js';
 import { zeroUsage } from '../run/usage-summary.js';
 import { WorkerResultSchema, type WorkerResult } from '../orchestrator/protocol.js';
-import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, DownMessageSchema, entryFields, JobDataSchema, PARTNERS_QUEUE, unb64, UNVERIFIED_JOB, workspaceDigestOf, type DownMessage, type JobData, type StreamEntry, type UpMessage } from './cluster-wire.js';
+import {
+  AGENTS_QUEUE,
+  b64,
+  BULLMQ_PREFIX,
+  clusterKeys,
+  DownMessageSchema,
+  entryFields,
+  JobDataSchema,
+  PARTNERS_QUEUE,
+  unb64,
+  UNVERIFIED_JOB,
+  workspaceDigestOf,
+  type DownMessage,
+  type JobData,
+  type StreamEntry,
+  type UpMessage,
+} from './cluster-wire.js';
 import type { ClusterTrust } from './cluster-trust.js';
 import { connectRedis, type RedisTarget } from './redis-connection.js';
 import { policyRefusal, STRICT_POLICY, writeShippedFile, type WorkerPolicy } from './worker-policy.js';
 import { readRunLeaseToken } from './redis-run-lease.js';
 import { StreamReader } from './stream-reader.js';
 import { applyWorkspacePatch, resetToBaseline, unpackWorkspace, workspaceDiff } from './workspace-transfer.js';
-
 
 export interface ClusterWorkerOptions {
   url: RedisTarget;
@@ -94,9 +109,19 @@ export class ClusterWorker {
     this.log = opts.log ?? (() => {});
     this.env = opts.env ?? process.env;
     this.cmd = connectRedis(opts.url, { name: `worker-${this.name}`, forBullmq: true });
-    this.reader = new StreamReader(connectRedis(opts.url, { name: `worker-${this.name}-down`, forBullmq: true }), this.stream, (e) => this.onDown(e));
+    this.reader = new StreamReader(
+      connectRedis(opts.url, { name: `worker-${this.name}-down`, forBullmq: true }),
+      this.stream,
+      (e) => this.onDown(e),
+    );
     // Every agent on a thread of its own: a cancel terminates exactly that agent's thread.
-    this.pool = createWorkerPool({ concurrency: opts.concurrency, pairSlots: opts.concurrency, agentsPerThread: 1, minThreads: 1, onError: (err) => this.log(`worker thread error: ${String(err)}`) });
+    this.pool = createWorkerPool({
+      concurrency: opts.concurrency,
+      pairSlots: opts.concurrency,
+      agentsPerThread: 1,
+      minThreads: 1,
+      onError: (err) => this.log(`worker thread error: ${String(err)}`),
+    });
     const lockDuration = opts.lockMs ?? 15_000;
     for (const name of opts.queues ?? [AGENTS_QUEUE, PARTNERS_QUEUE]) {
       const connection = connectRedis(opts.url, { name: `worker-${this.name}-${name}`, forBullmq: true });
@@ -115,7 +140,18 @@ export class ClusterWorker {
     }
     const beat = (): void => {
       void this.cmd
-        .hset(clusterKeys.workers(), this.id, JSON.stringify({ name: this.name, host: hostname(), pid: process.pid, concurrency: opts.concurrency, at: Date.now(), running: this.running.size }))
+        .hset(
+          clusterKeys.workers(),
+          this.id,
+          JSON.stringify({
+            name: this.name,
+            host: hostname(),
+            pid: process.pid,
+            concurrency: opts.concurrency,
+            at: Date.now(),
+            running: this.running.size,
+          }),
+        )
         .catch(() => {});
     };
     beat();
@@ -168,7 +204,11 @@ export class ClusterWorker {
       return 'orphaned';
     }
     const incarnation = randomUUID();
-    const dir = join(this.opts.workdir, data.runId, `${String(data.task.id).replace(/[^\w.@-]/g, '_')}-${incarnation.slice(0, 8)}`);
+    const dir = join(
+      this.opts.workdir,
+      data.runId,
+      `${String(data.task.id).replace(/[^\w.@-]/g, '_')}-${incarnation.slice(0, 8)}`,
+    );
     try {
       const outcome = await this.runJob(data, incarnation, dir);
       this.log(`${String(data.task.id)} (job ${job.id ?? '?'}): ${outcome}`);
@@ -240,9 +280,12 @@ export class ClusterWorker {
       try {
         bytes = this.opts.trust.openBytes(stored, data.workspace.key);
       } catch {
-        throw new Error('its packed workspace in Redis does not decrypt with the cluster secret (replaced by someone else?)');
+        throw new Error(
+          'its packed workspace in Redis does not decrypt with the cluster secret (replaced by someone else?)',
+        );
       }
-      if (createHash('sha256').update(bytes).digest('hex') !== workspaceDigestOf(data.workspace.key)) throw new Error('its packed workspace in Redis is not the one the coordinator packed (its digest differs)');
+      if (createHash('sha256').update(bytes).digest('hex') !== workspaceDigestOf(data.workspace.key))
+        throw new Error('its packed workspace in Redis is not the one the coordinator packed (its digest differs)');
       await unpackWorkspace({ ...data.workspace, data: bytes }, ws);
       if (go.checkpoint) {
         const restored = await applyWorkspacePatch(ws, unb64(go.checkpoint));
@@ -251,7 +294,11 @@ export class ClusterWorker {
       // A fresh attempt has no session yet: the agent creates it (an empty file would read as a broken one).
       if (go.session) writeFileSync(sessionFile, unb64(go.session));
     } catch (err) {
-      await send({ k: 'refused', failure: 'workspace', error: `worker ${this.name} could not prepare the workspace: ${(err as Error).message}` });
+      await send({
+        k: 'refused',
+        failure: 'workspace',
+        error: `worker ${this.name} could not prepare the workspace: ${(err as Error).message}`,
+      });
       return 'refused';
     }
     let task: Omit<InstanceTask, 'port' | 'peerPort'>;
@@ -259,7 +306,11 @@ export class ClusterWorker {
       task = this.localTask(data, dir, ws, sessionFile);
     } catch (err) {
       this.log(`refused ${String(data.task.id)}: ${(err as Error).message}`);
-      await send({ k: 'refused', failure: 'workspace', error: `worker ${this.name} could not place the agent's files: ${(err as Error).message}` });
+      await send({
+        k: 'refused',
+        failure: 'workspace',
+        error: `worker ${this.name} could not place the agent's files: ${(err as Error).message}`,
+      });
       return 'refused';
     }
     const channel = new MessageChannel();
@@ -271,13 +322,18 @@ export class ClusterWorker {
       peerPort = peerChannel.port1;
       transferList.push(peerChannel.port2);
     }
-    const full: InstanceTask = { ...task, port: channel.port2, ...(peerChannel ? { peerPort: peerChannel.port2 } : {}) };
+    const full: InstanceTask = {
+      ...task,
+      port: channel.port2,
+      ...(peerChannel ? { peerPort: peerChannel.port2 } : {}),
+    };
     // Everything goes up through one ordered outbox: session bytes, checkpoints and port messages
     // reach the coordinator in the order they happened. Session bytes that carry a tool result go
     // after a checkpoint of the workspace, so whatever session the coordinator holds, it also holds
     // the files that session describes (a takeover restores both).
     let outbox: Promise<unknown> = Promise.resolve();
-    const enqueue = (step: () => Promise<unknown>): Promise<unknown> => (outbox = outbox.then(step).catch(() => undefined));
+    const enqueue = (step: () => Promise<unknown>): Promise<unknown> =>
+      (outbox = outbox.then(step).catch(() => undefined));
     const tail = new SessionTail(sessionFile);
     let lastPatch = '';
     const checkpoint = async (): Promise<void> => {
@@ -290,7 +346,12 @@ export class ClusterWorker {
       const chunk = tail.read();
       if (!chunk) return;
       if (mayHaveChangedFiles(chunk.bytes)) await checkpoint();
-      await send({ k: 'session', offset: chunk.offset, data: b64(chunk.bytes), ...(chunk.reset ? { reset: true } : {}) });
+      await send({
+        k: 'session',
+        offset: chunk.offset,
+        data: b64(chunk.bytes),
+        ...(chunk.reset ? { reset: true } : {}),
+      });
     };
     let flushing = false;
     const tick = setInterval(() => {
@@ -322,7 +383,8 @@ export class ClusterWorker {
       ? setInterval(() => {
           void this.leaseHolder(data.runId).then(
             (t) => {
-              if (t !== undefined && t !== data.leaseToken) stop.abort(new Error('its coordinator no longer holds the run'));
+              if (t !== undefined && t !== data.leaseToken)
+                stop.abort(new Error('its coordinator no longer holds the run'));
             },
             () => {},
           );
@@ -332,7 +394,9 @@ export class ClusterWorker {
     try {
       const raw = await this.pool.run(full, { transferList, signal: stop.signal });
       const r = WorkerResultSchema.safeParse(raw);
-      result = r.success ? r.data : { ok: false, failure: 'crashed', error: 'the worker returned a malformed result', usage: zeroUsage() };
+      result = r.success
+        ? r.data
+        : { ok: false, failure: 'crashed', error: 'the worker returned a malformed result', usage: zeroUsage() };
       await Promise.race([done, new Promise((r2) => setTimeout(r2, 10_000).unref())]);
     } catch (err) {
       if (stop.signal.aborted) {
@@ -340,7 +404,12 @@ export class ClusterWorker {
         if (fence) clearInterval(fence);
         return 'cancelled';
       }
-      result = { ok: false, failure: 'crashed', error: `its worker thread on ${this.name} died: ${(err as Error).message}`, usage: zeroUsage() };
+      result = {
+        ok: false,
+        failure: 'crashed',
+        error: `its worker thread on ${this.name} died: ${(err as Error).message}`,
+        usage: zeroUsage(),
+      };
     } finally {
       clearInterval(tick);
       if (fence) clearInterval(fence);
@@ -355,7 +424,12 @@ export class ClusterWorker {
   }
 
   /** The job's task with this machine's paths, API key and shipped files. */
-  private localTask(data: JobData, dir: string, ws: string, sessionFile: string): Omit<InstanceTask, 'port' | 'peerPort'> {
+  private localTask(
+    data: JobData,
+    dir: string,
+    ws: string,
+    sessionFile: string,
+  ): Omit<InstanceTask, 'port' | 'peerPort'> {
     const t = data.task as unknown as Omit<InstanceTask, 'port' | 'peerPort'>;
     const filesRoot = join(dir, 'files');
     mkdirSync(filesRoot, { recursive: true });
@@ -368,13 +442,19 @@ export class ClusterWorker {
     };
     const key = this.env.ANTHROPIC_API_KEY;
     // The worker's own endpoint wins; the job's only with --allow-base-url (checked before this).
-    const baseUrl = this.env.ANTHROPIC_BASE_URL ?? ((this.opts.policy ?? STRICT_POLICY).allowBaseUrl ? t.baseUrl : undefined);
+    const baseUrl =
+      this.env.ANTHROPIC_BASE_URL ?? ((this.opts.policy ?? STRICT_POLICY).allowBaseUrl ? t.baseUrl : undefined);
     const secrets = [...(t.secrets ?? []), ...(key ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [])];
     return {
       ...t,
       cwd: ws,
       sessionFile,
-      agent: { ...t.agent, skills: t.agent.skills.map(relocate), extensions: t.agent.extensions.map(relocate), ...(t.agent.script ? scripted(relocate(t.agent.script)) : {}) },
+      agent: {
+        ...t.agent,
+        skills: t.agent.skills.map(relocate),
+        extensions: t.agent.extensions.map(relocate),
+        ...(t.agent.script ? scripted(relocate(t.agent.script)) : {}),
+      },
       ...(key ? { apiKey: key } : {}),
       ...(baseUrl ? { baseUrl } : {}),
       secrets,

@@ -28,13 +28,33 @@ export interface ModuleClosure {
 const APPENDED_EXTENSIONS = ['.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs', '.mts', '.cts', '.json'];
 
 /** A `.js` specifier may name a TypeScript file (TypeScript's NodeNext convention, which tsx follows). */
-const TS_TWINS: Record<string, string[]> = { '.js': ['.ts', '.tsx'], '.jsx': ['.tsx'], '.mjs': ['.mts'], '.cjs': ['.cts'] };
+const TS_TWINS: Record<string, string[]> = {
+  '.js': ['.ts', '.tsx'],
+  '.jsx': ['.tsx'],
+  '.mjs': ['.mts'],
+  '.cjs': ['.cts'],
+};
 
 /** Files whose text is scanned for further imports (a .json or other asset imports nothing). */
 const SCANNED = /\.(?:[cm]?[jt]sx?)$/;
 
 /** Words after which a `/` starts a regex literal rather than a division. */
-const KEYWORDS_BEFORE_REGEX = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
+const KEYWORDS_BEFORE_REGEX = new Set([
+  'return',
+  'typeof',
+  'instanceof',
+  'in',
+  'of',
+  'new',
+  'delete',
+  'void',
+  'throw',
+  'case',
+  'do',
+  'else',
+  'yield',
+  'await',
+]);
 const PUNCTUATION_BEFORE_REGEX = '(,=:[!&|?{};+-*%<>~^';
 
 /**
@@ -133,7 +153,10 @@ export function maskSource(src: string): { code: string; strings: string[] } {
         enterTemplate(false);
         continue;
       }
-    } else if (c === '/' && (lastChar === '' || PUNCTUATION_BEFORE_REGEX.includes(lastChar) || KEYWORDS_BEFORE_REGEX.has(lastWord))) {
+    } else if (
+      c === '/' &&
+      (lastChar === '' || PUNCTUATION_BEFORE_REGEX.includes(lastChar) || KEYWORDS_BEFORE_REGEX.has(lastWord))
+    ) {
       // A regex literal: skip to its closing slash (a `/` inside [...] does not close it).
       let j = i + 1;
       let inClass = false;
@@ -182,7 +205,8 @@ export function importSpecifiers(src: string): string[] {
   const { code, strings } = maskSource(src);
   const found: { at: number; specifier: string }[] = [];
   for (const pattern of STATIC_IMPORT_PATTERNS) {
-    for (const m of code.matchAll(pattern)) found.push({ at: m.index + m[0].length, specifier: strings[Number(m[1])]! });
+    for (const m of code.matchAll(pattern))
+      found.push({ at: m.index + m[0].length, specifier: strings[Number(m[1])]! });
   }
   found.sort((a, b) => a.at - b.at);
   return [...new Set(found.map((f) => f.specifier))];

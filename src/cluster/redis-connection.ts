@@ -27,7 +27,12 @@ function endpointOptions(t: RedisTarget): RedisOptions {
   const o: RedisOptions = {};
   if (t.username) o.username = t.username;
   if (t.password) o.password = t.password;
-  if (t.tls) o.tls = { ...(t.tls.ca ? { ca: t.tls.ca } : {}), ...(t.tls.cert ? { cert: t.tls.cert } : {}), ...(t.tls.key ? { key: t.tls.key } : {}) };
+  if (t.tls)
+    o.tls = {
+      ...(t.tls.ca ? { ca: t.tls.ca } : {}),
+      ...(t.tls.cert ? { cert: t.tls.cert } : {}),
+      ...(t.tls.key ? { key: t.tls.key } : {}),
+    };
   return o;
 }
 
@@ -56,16 +61,21 @@ export function redactRedisUrl(url: string): string {
 /** Checks the shape of a Redis URL; the error says what is wrong and the expected form. */
 export function parseRedisUrl(url: string): { ok: true; url: string } | { ok: false; error: string } {
   const text = url.trim();
-  const bad = (why: string): { ok: false; error: string } => ({ ok: false, error: `invalid Redis URL "${redactRedisUrl(text)}": ${why}. Expected ${EXPECTED_FORM}.` });
+  const bad = (why: string): { ok: false; error: string } => ({
+    ok: false,
+    error: `invalid Redis URL "${redactRedisUrl(text)}": ${why}. Expected ${EXPECTED_FORM}.`,
+  });
   if (text === '') return bad('it is empty');
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return bad(`it has no scheme (did you mean ${redactRedisUrl(`redis://${text}`)}?)`);
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text))
+    return bad(`it has no scheme (did you mean ${redactRedisUrl(`redis://${text}`)}?)`);
   let u: URL;
   try {
     u = new URL(text);
   } catch {
     return bad('it does not parse as a URL');
   }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') return bad(`the scheme is "${u.protocol.replace(/:$/, '')}", not redis or rediss`);
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+    return bad(`the scheme is "${u.protocol.replace(/:$/, '')}", not redis or rediss`);
   if (!u.hostname) return bad('it names no host');
   const db = u.pathname.replace(/^\//, '');
   if (db !== '' && !/^\d+$/.test(db)) return bad(`the path "/${db}" is not a database number`);
@@ -121,10 +131,13 @@ function reason(err: unknown): string {
   if (e?.code === 'ECONNREFUSED') return 'connection refused (nothing listens on that port)';
   if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'the host name does not resolve';
   if (e?.code === 'EHOSTUNREACH' || e?.code === 'ENETUNREACH') return 'the host is unreachable';
-  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(String(e?.code ?? ''))) return `the server's TLS certificate is not trusted (${String(e?.code)}); pass the CA that signed it with --redis-tls-ca or ORCHESTRATE_REDIS_TLS_CA`;
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(String(e?.code ?? '')))
+    return `the server's TLS certificate is not trusted (${String(e?.code)}); pass the CA that signed it with --redis-tls-ca or ORCHESTRATE_REDIS_TLS_CA`;
   const msg = String(e?.message ?? err);
-  if (/WRONGPASS|NOAUTH|invalid password|invalid username/i.test(msg)) return `authentication failed (${msg.split('\n')[0]}); check the user and password (--redis-password-file, ORCHESTRATE_REDIS_PASSWORD, ORCHESTRATE_REDIS_USER or the URL)`;
-  if (/Unknown RESP type|Protocol error/i.test(msg)) return 'what answers on that port does not speak the Redis protocol (is it a Redis server?)';
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username/i.test(msg))
+    return `authentication failed (${msg.split('\n')[0]}); check the user and password (--redis-password-file, ORCHESTRATE_REDIS_PASSWORD, ORCHESTRATE_REDIS_USER or the URL)`;
+  if (/Unknown RESP type|Protocol error/i.test(msg))
+    return 'what answers on that port does not speak the Redis protocol (is it a Redis server?)';
   return (msg.split('\n')[0] ?? msg).replace(/\.+$/, '');
 }
 
@@ -134,11 +147,20 @@ const MIN_REDIS = [5, 0, 0];
  * One connection attempt with a time limit, then disconnect: whether the CLI can use this Redis.
  * The error is a whole sentence for the user (URL redacted).
  */
-export async function checkRedis(target: RedisTarget, timeoutMs: number): Promise<{ ok: true; version: string; /** Things to print but not to stop for. */ warnings: string[] } | { ok: false; error: string }> {
+export async function checkRedis(
+  target: RedisTarget,
+  timeoutMs: number,
+): Promise<
+  | { ok: true; version: string /** Things to print but not to stop for. */; warnings: string[] }
+  | { ok: false; error: string }
+> {
   const parsed = parseRedisUrl(urlOf(target));
   if (!parsed.ok) return parsed;
   const shown = redactRedisUrl(parsed.url);
-  const fail = (why: string): { ok: false; error: string } => ({ ok: false, error: `cannot reach Redis at ${shown}: ${why}. Start redis-server or check --redis / ORCHESTRATE_REDIS_URL.` });
+  const fail = (why: string): { ok: false; error: string } => ({
+    ok: false,
+    error: `cannot reach Redis at ${shown}: ${why}. Start redis-server or check --redis / ORCHESTRATE_REDIS_URL.`,
+  });
   const redis = new Redis(parsed.url, {
     ...endpointOptions(target),
     lazyConnect: true,
@@ -164,16 +186,24 @@ export async function checkRedis(target: RedisTarget, timeoutMs: number): Promis
     if (info === 'timeout') return fail(`no answer within ${timeoutMs} ms`);
     const version = /^redis_version:(\S+)/m.exec(info)?.[1] ?? 'unknown';
     const parts = version.split('.').map(Number);
-    const tooOld = version !== 'unknown' && MIN_REDIS.some((want, i) => {
-      const have = parts[i] ?? 0;
-      const before = MIN_REDIS.slice(0, i).every((w, j) => (parts[j] ?? 0) === w);
-      return before && have < want;
-    });
-    if (tooOld) return { ok: false, error: `Redis at ${shown} is version ${version}; the distributed executor (BullMQ) needs Redis ${MIN_REDIS.join('.')} or newer.` };
+    const tooOld =
+      version !== 'unknown' &&
+      MIN_REDIS.some((want, i) => {
+        const have = parts[i] ?? 0;
+        const before = MIN_REDIS.slice(0, i).every((w, j) => (parts[j] ?? 0) === w);
+        return before && have < want;
+      });
+    if (tooOld)
+      return {
+        ok: false,
+        error: `Redis at ${shown} is version ${version}; the distributed executor (BullMQ) needs Redis ${MIN_REDIS.join('.')} or newer.`,
+      };
     const warnings: string[] = [];
     const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
     if (policy && policy !== 'noeviction') {
-      warnings.push(`Redis at ${shown} may evict keys when its memory is full (maxmemory-policy ${policy}); queued jobs could vanish. Set maxmemory-policy noeviction (redis-cli config set maxmemory-policy noeviction).`);
+      warnings.push(
+        `Redis at ${shown} may evict keys when its memory is full (maxmemory-policy ${policy}); queued jobs could vanish. Set maxmemory-policy noeviction (redis-cli config set maxmemory-policy noeviction).`,
+      );
     }
     return { ok: true, version, warnings };
   } catch (err) {

@@ -15,7 +15,17 @@
 // too; an up entry for a live launch that does not verify fails that instance `untrusted` and
 // nothing of it (patch, session, checkpoint) is used.
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { Queue, QueueEvents } from 'bullmq';
@@ -25,12 +35,31 @@ import type { InstanceTask } from '../orchestrator/instance-task.js';
 import type { WorkerResult } from '../orchestrator/protocol.js';
 import { zeroUsage, type FailureClass } from '../run/usage-summary.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
-import { AGENTS_QUEUE, b64, BULLMQ_PREFIX, clusterKeys, entryFields, PARTNERS_QUEUE, unb64, UNVERIFIED_JOB, UpMessageSchema, type DownMessage, type JobData, type StreamEntry } from './cluster-wire.js';
+import {
+  AGENTS_QUEUE,
+  b64,
+  BULLMQ_PREFIX,
+  clusterKeys,
+  entryFields,
+  PARTNERS_QUEUE,
+  unb64,
+  UNVERIFIED_JOB,
+  UpMessageSchema,
+  type DownMessage,
+  type JobData,
+  type StreamEntry,
+} from './cluster-wire.js';
 import type { ClusterTrust, JobEnvelope } from './cluster-trust.js';
 import { moduleClosure } from './module-closure.js';
 import { connectRedis, redactRedisUrl, urlOf, type RedisTarget } from './redis-connection.js';
 import { StreamReader } from './stream-reader.js';
-import { DEFAULT_MAX_WORKSPACE_BYTES, applyWorkspacePatch, megabytes, packWorkspace, type PackedWorkspace } from './workspace-transfer.js';
+import {
+  DEFAULT_MAX_WORKSPACE_BYTES,
+  applyWorkspacePatch,
+  megabytes,
+  packWorkspace,
+  type PackedWorkspace,
+} from './workspace-transfer.js';
 
 export interface RedisExecutorOptions {
   url: RedisTarget;
@@ -123,19 +152,31 @@ export class RedisExecutor implements ExternalExecutor {
     return new Promise<WorkerResult>((resolve, reject) => {
       void this.start(task, options.signal, resolve, reject).catch((err: unknown) => {
         task.port.close();
-        resolve(failed('crashed', `the distributed executor failed to queue the agent: ${err instanceof Error ? err.message : String(err)}`));
+        resolve(
+          failed(
+            'crashed',
+            `the distributed executor failed to queue the agent: ${err instanceof Error ? err.message : String(err)}`,
+          ),
+        );
       });
     });
   }
 
-  private async start(task: InstanceTask, signal: AbortSignal | undefined, resolve: (r: WorkerResult) => void, reject: (e: Error) => void): Promise<void> {
+  private async start(
+    task: InstanceTask,
+    signal: AbortSignal | undefined,
+    resolve: (r: WorkerResult) => void,
+    reject: (e: Error) => void,
+  ): Promise<void> {
     const shipped = shippedFiles(task.agent);
     if (!shipped.ok) {
       task.port.close();
       resolve(failed('workspace', `the agent files of ${task.id} cannot travel to a worker: ${shipped.error}`));
       return;
     }
-    const packedR = await this.limitPacking(() => packWorkspace(task.cwd, { maxBytes: this.opts.maxWorkspaceBytes ?? DEFAULT_MAX_WORKSPACE_BYTES }));
+    const packedR = await this.limitPacking(() =>
+      packWorkspace(task.cwd, { maxBytes: this.opts.maxWorkspaceBytes ?? DEFAULT_MAX_WORKSPACE_BYTES }),
+    );
     if (!packedR.ok) {
       task.port.close();
       resolve(failed('workspace', `the workspace of ${task.id} cannot travel to a worker: ${packedR.error}`));
@@ -160,7 +201,10 @@ export class RedisExecutor implements ExternalExecutor {
       files: shipped.files,
       hasPeer: task.peerPort !== undefined,
     };
-    const envelope = this.opts.trust.sealJob({ runId: task.runId, launchId: id, instance: task.id, attempt: task.attempt }, data);
+    const envelope = this.opts.trust.sealJob(
+      { runId: task.runId, launchId: id, instance: task.id, attempt: task.attempt },
+      data,
+    );
     const launch: Launch = {
       id,
       runId: task.runId,
@@ -183,8 +227,14 @@ export class RedisExecutor implements ExternalExecutor {
     this.ensureReader(task.runId);
     task.port.on('message', (m: unknown) => this.down(launch, { k: 'port', m }));
     // A pair partner's messages arrive on our end of the pair's channel, wrapped by the other launch.
-    task.peerPort?.on('message', (w: { relay: unknown; sync?: string }) => this.down(launch, { k: 'peer', m: w.relay, ...(w.sync ? { sync: w.sync } : {}) }));
-    signal?.addEventListener('abort', () => this.hardStop(launch, signal.reason instanceof Error ? signal.reason.message : 'aborted'), { once: true });
+    task.peerPort?.on('message', (w: { relay: unknown; sync?: string }) =>
+      this.down(launch, { k: 'peer', m: w.relay, ...(w.sync ? { sync: w.sync } : {}) }),
+    );
+    signal?.addEventListener(
+      'abort',
+      () => this.hardStop(launch, signal.reason instanceof Error ? signal.reason.message : 'aborted'),
+      { once: true },
+    );
     await this.enqueue(launch);
   }
 
@@ -192,10 +242,16 @@ export class RedisExecutor implements ExternalExecutor {
     const key = l.data.workspace.key;
     if (l.enqueues === 0) this.workspaceUsers.set(key, (this.workspaceUsers.get(key) ?? 0) + 1);
     // Stored once per content; a re-queue after Redis lost its data stores it again.
-    if (l.enqueues > 0 || this.workspaceUsers.get(key) === 1) await this.cmd.set(key, this.opts.trust.sealBytes(l.packed.data, key));
+    if (l.enqueues > 0 || this.workspaceUsers.get(key) === 1)
+      await this.cmd.set(key, this.opts.trust.sealBytes(l.packed.data, key));
     l.enqueues++;
     // A new job id each time: a worker may still run the lost job under the old id (BullMQ keys its locks by id).
-    await l.queue.add('agent', l.envelope, { jobId: jobIdOf(l), attempts: 1, removeOnComplete: true, removeOnFail: true });
+    await l.queue.add('agent', l.envelope, {
+      jobId: jobIdOf(l),
+      attempts: 1,
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
   }
 
   private async limitPacking<T>(fn: () => Promise<T>): Promise<T> {
@@ -242,7 +298,13 @@ export class RedisExecutor implements ExternalExecutor {
       this.opts.onWarning?.(`${why}; the instance fails untrusted and nothing it sent is applied`);
       this.cancelIncarnation(l, 'its coordinator received a message it cannot trust for this agent');
       void l.queue.remove(jobIdOf(l)).catch(() => {});
-      this.settle(l, failed('untrusted', `${why} (is every worker using the same cluster secret? Is something else writing to this Redis?); its result was not applied`));
+      this.settle(
+        l,
+        failed(
+          'untrusted',
+          `${why} (is every worker using the same cluster secret? Is something else writing to this Redis?); its result was not applied`,
+        ),
+      );
       return;
     }
     let parsed;
@@ -276,7 +338,10 @@ export class RedisExecutor implements ExternalExecutor {
         break;
       }
       case 'peer':
-        l.peerPort?.postMessage({ relay: m.m, ...(l.task.role === 'pair-worker' && l.lastCheckpoint ? { sync: l.lastCheckpoint } : {}) });
+        l.peerPort?.postMessage({
+          relay: m.m,
+          ...(l.task.role === 'pair-worker' && l.lastCheckpoint ? { sync: l.lastCheckpoint } : {}),
+        });
         break;
       case 'session':
         this.writeSession(l, m.offset, unb64(m.data), m.reset === true);
@@ -338,7 +403,10 @@ export class RedisExecutor implements ExternalExecutor {
   private withPatchLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.patchLocks.get(dir) ?? Promise.resolve();
     const next = prev.then(fn, fn);
-    this.patchLocks.set(dir, next.catch(() => undefined));
+    this.patchLocks.set(
+      dir,
+      next.catch(() => undefined),
+    );
     return next;
   }
 
@@ -386,7 +454,13 @@ export class RedisExecutor implements ExternalExecutor {
     if (!l || l.settled || jobIdOf(l) !== jobId) return;
     // A worker with another cluster secret (or none): the reason says which; not a crash, not retried.
     if (reason.startsWith(UNVERIFIED_JOB)) {
-      this.settle(l, failed('error', `a worker could not verify the job of ${l.task.id} (${reason}); give the coordinator and every worker the same cluster secret`));
+      this.settle(
+        l,
+        failed(
+          'error',
+          `a worker could not verify the job of ${l.task.id} (${reason}); give the coordinator and every worker the same cluster secret`,
+        ),
+      );
       return;
     }
     this.settle(l, failed('crashed', `the worker running ${l.task.id} was lost: ${reason}`));
@@ -402,7 +476,9 @@ export class RedisExecutor implements ExternalExecutor {
         this.opts.onWarning?.(`Redis lost the job of ${l.task.id} (restarted without its data?); queued it again`);
         await this.enqueue(l);
       } catch (err) {
-        this.opts.onWarning?.(`cannot check the job of ${l.task.id} after a Redis reconnect: ${(err as Error).message}`);
+        this.opts.onWarning?.(
+          `cannot check the job of ${l.task.id} after a Redis reconnect: ${(err as Error).message}`,
+        );
       }
     }
   }
@@ -440,7 +516,10 @@ function portableTask(task: InstanceTask): Record<string, unknown> {
   const sandbox = task.sandbox ? { ...task.sandbox, hide: [] } : undefined;
   // A parsed script holds RegExps, which JSON cannot carry: the worker parses the shipped file.
   const { scriptData: _parsed, ...agent } = task.agent;
-  return JSON.parse(JSON.stringify({ ...rest, agent, secrets, ...(sandbox ? { sandbox } : {}) })) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify({ ...rest, agent, secrets, ...(sandbox ? { sandbox } : {}) })) as Record<
+    string,
+    unknown
+  >;
 }
 
 type ShippedFile = { path: string; data: string };
@@ -450,7 +529,11 @@ type ShippedFile = { path: string; data: string };
  * relative layout kept, so the entry's imports resolve where the worker recreates them), and the
  * script, by their path here. Past MAX_SHIPPED_BYTES: an error naming the largest files.
  */
-function shippedFiles(agent: { skills: readonly string[]; extensions: readonly string[]; script?: string | undefined }): { ok: true; files: ShippedFile[] } | { ok: false; error: string } {
+function shippedFiles(agent: {
+  skills: readonly string[];
+  extensions: readonly string[];
+  script?: string | undefined;
+}): { ok: true; files: ShippedFile[] } | { ok: false; error: string } {
   const sizes = new Map<string, number>();
   const add = (p: string): void => {
     let st;

@@ -23,7 +23,16 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
-import { liveRunMessage, processAlive, takeRunLease, type HeldRunLease, type LeaseAcquire, type LeaseHolder, type LeaseRenew, type RunLease } from '../run/run-lease.js';
+import {
+  liveRunMessage,
+  processAlive,
+  takeRunLease,
+  type HeldRunLease,
+  type LeaseAcquire,
+  type LeaseHolder,
+  type LeaseRenew,
+  type RunLease,
+} from '../run/run-lease.js';
 import { keyFor } from './redis-connection.js';
 
 /** A holder of a Redis run lease: the file lease's holder plus its generation (1, 2, ... per run). */
@@ -95,7 +104,15 @@ return 0`;
 
 function isHolder(v: unknown): v is RedisLeaseHolder {
   const h = v as Partial<RedisLeaseHolder> | null;
-  return typeof h === 'object' && h !== null && typeof h.pid === 'number' && typeof h.host === 'string' && typeof h.token === 'string' && typeof h.startedAt === 'number' && typeof h.heartbeatAt === 'number';
+  return (
+    typeof h === 'object' &&
+    h !== null &&
+    typeof h.pid === 'number' &&
+    typeof h.host === 'string' &&
+    typeof h.token === 'string' &&
+    typeof h.startedAt === 'number' &&
+    typeof h.heartbeatAt === 'number'
+  );
 }
 
 /**
@@ -109,7 +126,14 @@ export function parseLeaseValue(value: string): RedisLeaseHolder {
   } catch {
     // below
   }
-  return { pid: 0, host: '(unknown: unreadable lease value in Redis)', token: '', startedAt: 0, heartbeatAt: 0, generation: 0 };
+  return {
+    pid: 0,
+    host: '(unknown: unreadable lease value in Redis)',
+    token: '',
+    startedAt: 0,
+    heartbeatAt: 0,
+    generation: 0,
+  };
 }
 
 /** The holder of a run's Redis lease as stored (live or not), or undefined when there is none. */
@@ -207,7 +231,12 @@ export class RedisRunLease implements RunLease {
         }
         this.startedAt = this.now();
         const prefix = `${JSON.stringify(this.record(this.startedAt)).slice(0, -1)},"generation":`;
-        const r = (await this.call(ACQUIRE, [this.key, this.genKey], [prefix, current ?? '', this.staleMs], 'taking the lease')) as [number, string];
+        const r = (await this.call(
+          ACQUIRE,
+          [this.key, this.genKey],
+          [prefix, current ?? '', this.staleMs],
+          'taking the lease',
+        )) as [number, string];
         if (r[0] === 1) {
           this.gen = parseLeaseValue(r[1]).generation;
           return tookOver ? { ok: true, tookOver } : { ok: true };
@@ -223,7 +252,9 @@ export class RedisRunLease implements RunLease {
     }
     const last = await readRedisRunLease(this.redis, this.runId);
     if (last) return { ok: false, holder: last };
-    throw new Error(`could not take the lease of run ${this.runId} in Redis after ${ACQUIRE_ROUNDS} tries (the lease keeps changing)`);
+    throw new Error(
+      `could not take the lease of run ${this.runId} in Redis after ${ACQUIRE_ROUNDS} tries (the lease keeps changing)`,
+    );
   }
 
   /**
@@ -240,7 +271,12 @@ export class RedisRunLease implements RunLease {
     const value = JSON.stringify({ ...this.record(this.now()), generation: gen });
     let r: [number, string?];
     try {
-      r = (await this.call(RENEW, [this.key, this.genKey], [this.token, value, this.staleMs, gen], 'renewing the lease')) as [number, string?];
+      r = (await this.call(
+        RENEW,
+        [this.key, this.genKey],
+        [this.token, value, this.staleMs, gen],
+        'renewing the lease',
+      )) as [number, string?];
     } catch (err) {
       this.options.onError?.(asError(err));
       return { ok: true };
@@ -252,8 +288,12 @@ export class RedisRunLease implements RunLease {
       return { ok: true };
     }
     this.gen = undefined;
-    if (r[0] === 0 && r[1] !== undefined) return { ok: false, why: 'another coordinator took the lease over', holder: parseLeaseValue(r[1]) };
-    return { ok: false, why: `another coordinator took the lease over (generation ${r[1] ?? '?'}, this one held ${gen}) and has released it since` };
+    if (r[0] === 0 && r[1] !== undefined)
+      return { ok: false, why: 'another coordinator took the lease over', holder: parseLeaseValue(r[1]) };
+    return {
+      ok: false,
+      why: `another coordinator took the lease over (generation ${r[1] ?? '?'}, this one held ${gen}) and has released it since`,
+    };
   }
 
   /** Gives the lease up: deletes the key if it still carries our token. Never throws (the TTL frees it anyway). */
@@ -283,13 +323,21 @@ export type TakeRedisRunLease =
  * file lease, held together by one HeldRunLease (one heartbeat each, either's loss stops the run,
  * release gives both up). `redisLease.token` is what the coordinator stamps on its jobs.
  */
-export async function takeRedisRunLease(dir: string, runId: string, redis: Redis, options: RedisRunLeaseOptions = {}): Promise<TakeRedisRunLease> {
+export async function takeRedisRunLease(
+  dir: string,
+  runId: string,
+  redis: Redis,
+  options: RedisRunLeaseOptions = {},
+): Promise<TakeRedisRunLease> {
   const redisLease = new RedisRunLease(redis, runId, options);
   let got: LeaseAcquire;
   try {
     got = await redisLease.acquire();
   } catch (err) {
-    return { ok: false, message: `cannot take the lease of run ${runId} in Redis: ${(err as Error).message}. Check that Redis is reachable (--redis / ORCHESTRATE_REDIS_URL).` };
+    return {
+      ok: false,
+      message: `cannot take the lease of run ${runId} in Redis: ${(err as Error).message}. Check that Redis is reachable (--redis / ORCHESTRATE_REDIS_URL).`,
+    };
   }
   if (!got.ok) return { ok: false, message: liveRunMessage(runId, got.holder, options.staleMs), holder: got.holder };
   const taken = takeRunLease(dir, runId, redisLease);

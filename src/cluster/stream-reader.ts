@@ -31,7 +31,9 @@ export class StreamReader {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       try {
-        const res = (await this.redis.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.key, this.lastId)) as [string, [string, string[]][]][] | null;
+        const res = (await this.redis.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.key, this.lastId)) as
+          | [string, [string, string[]][]][]
+          | null;
         if (!res) continue;
         for (const [, entries] of res) {
           for (const [id, fields] of entries) {

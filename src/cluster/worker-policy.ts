@@ -21,7 +21,12 @@ export interface WorkerPolicy {
   allowExtensions: boolean;
 }
 
-export const STRICT_POLICY: WorkerPolicy = { allowBaseUrl: false, allowUnsandboxed: false, allowNetwork: false, allowExtensions: false };
+export const STRICT_POLICY: WorkerPolicy = {
+  allowBaseUrl: false,
+  allowUnsandboxed: false,
+  allowNetwork: false,
+  allowExtensions: false,
+};
 
 /** The part of a task the policy looks at. */
 export interface PolicyTask {
@@ -34,13 +39,18 @@ export interface PolicyTask {
  * Why this worker refuses the task (a sentence naming the flag that would allow it), or undefined.
  * `ownBaseUrl`: the worker's own ANTHROPIC_BASE_URL, which wins over the job's (no refusal then).
  */
-export function policyRefusal(task: PolicyTask, policy: WorkerPolicy, ownBaseUrl: string | undefined): string | undefined {
+export function policyRefusal(
+  task: PolicyTask,
+  policy: WorkerPolicy,
+  ownBaseUrl: string | undefined,
+): string | undefined {
   if (typeof task.baseUrl === 'string' && task.baseUrl !== '' && !ownBaseUrl && !policy.allowBaseUrl) {
     return `the job asks for the model API at ${originOf(task.baseUrl)}, and this worker sends its API key only to its own endpoint; start the worker with --allow-base-url to accept base URLs from the coordinator (or set ANTHROPIC_BASE_URL on the worker)`;
   }
   const sandbox = task.sandbox;
   if (!sandbox || sandbox.mode !== 'workspace') {
-    if (!policy.allowUnsandboxed) return `the job runs its commands unconfined (sandbox: ${String(sandbox?.mode ?? 'none')}); start the worker with --allow-unsandboxed to allow that`;
+    if (!policy.allowUnsandboxed)
+      return `the job runs its commands unconfined (sandbox: ${String(sandbox?.mode ?? 'none')}); start the worker with --allow-unsandboxed to allow that`;
   } else if (sandbox.network === true && !policy.allowNetwork) {
     return 'the job lets its commands reach the network (network: true); start the worker with --allow-network to allow that';
   }
@@ -81,8 +91,13 @@ export function writeShippedFile(root: string, rel: string, data: Buffer): strin
   const folder = join(realRoot, ...parts.slice(0, -1));
   mkdirSync(folder, { recursive: true });
   const realFolder = realpathSync(folder);
-  if (realFolder !== realRoot && !realFolder.startsWith(realRoot + sep)) throw new Error(`refused the shipped file "${rel}": it resolves outside the worker's folder for this job`);
-  const fd = openSync(join(realFolder, parts[parts.length - 1] ?? ''), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  if (realFolder !== realRoot && !realFolder.startsWith(realRoot + sep))
+    throw new Error(`refused the shipped file "${rel}": it resolves outside the worker's folder for this job`);
+  const fd = openSync(
+    join(realFolder, parts[parts.length - 1] ?? ''),
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
   try {
     writeSync(fd, data);
   } finally {

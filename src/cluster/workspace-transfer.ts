@@ -12,12 +12,31 @@
 // Every git and tar here runs through tools/product-git: an allowlisted environment (no provider
 // key), the repository's program-valued config (fsmonitor, hooks, filters ...) disabled, inside
 // bubblewrap where it works. A shipped archive's top-level `.git` is never unpacked.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
 import { copyGitIndex } from '../orchestrator/git-workspace.js';
-import { ProductCommandError, findRepository, productGit, productGitScript, productTar, type ProductCommandOptions, type ProductCommandResult } from '../tools/product-git.js';
+import {
+  ProductCommandError,
+  findRepository,
+  productGit,
+  productGitScript,
+  productTar,
+  type ProductCommandOptions,
+  type ProductCommandResult,
+} from '../tools/product-git.js';
 
 export interface PackedWorkspace {
   kind: 'git' | 'folder';
@@ -74,7 +93,10 @@ function git(args: string[], opts: CommandOptions): Promise<CommandResult> {
 /** Runs git and returns its trimmed stdout; throws with git's own reason when it fails. */
 async function gitText(args: string[], opts: CommandOptions): Promise<string> {
   const r = await git(args, opts);
-  if (r.code !== 0) throw new CommandError(`git ${args[0] ?? ''} failed in ${opts.cwd}: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+  if (r.code !== 0)
+    throw new CommandError(
+      `git ${args[0] ?? ''} failed in ${opts.cwd}: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`,
+    );
   return r.stdout.toString('utf8').trim();
 }
 
@@ -105,8 +127,17 @@ function excludePathspecs(names: string[]): string[] {
  * Pathspecs leaving out untracked folders that are git repositories of their own (a clone inside
  * the workspace): git cannot add their files one by one, so they neither travel nor come back.
  */
-async function nestedRepoPathspecs(cwd: string, specs: string[], env?: Record<string, string>, writable?: string[]): Promise<string[]> {
-  const r = await git(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...specs], { cwd, env, writable });
+async function nestedRepoPathspecs(
+  cwd: string,
+  specs: string[],
+  env?: Record<string, string>,
+  writable?: string[],
+): Promise<string[]> {
+  const r = await git(['ls-files', '-z', '--others', '--exclude-standard', '--', '.', ...specs], {
+    cwd,
+    env,
+    writable,
+  });
   if (r.code !== 0) throw new CommandError(`git ls-files failed in ${cwd}: ${oneLine(r.stderr)}`);
   return r.stdout
     .toString('utf8')
@@ -116,8 +147,12 @@ async function nestedRepoPathspecs(cwd: string, specs: string[], env?: Record<st
 }
 
 function checkExcludeNames(names: string[]): string | undefined {
-  const bad = names.find((n) => n.trim() === '' || n.includes('/') || n.includes('\\') || n === '.' || n === '..' || n.startsWith(':'));
-  return bad === undefined ? undefined : `exclude entry "${bad}" is not a file or folder name: give names such as "node_modules" or "*.log", not paths`;
+  const bad = names.find(
+    (n) => n.trim() === '' || n.includes('/') || n.includes('\\') || n === '.' || n === '..' || n.startsWith(':'),
+  );
+  return bad === undefined
+    ? undefined
+    : `exclude entry "${bad}" is not a file or folder name: give names such as "node_modules" or "*.log", not paths`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,7 +170,11 @@ export async function packWorkspace(
   opts: { maxBytes?: number; exclude?: string[] } = {},
 ): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_WORKSPACE_BYTES;
-  if (!Number.isFinite(maxBytes) || maxBytes <= 0) return { ok: false, error: `the workspace size limit must be a positive number of bytes (got ${String(maxBytes)})` };
+  if (!Number.isFinite(maxBytes) || maxBytes <= 0)
+    return {
+      ok: false,
+      error: `the workspace size limit must be a positive number of bytes (got ${String(maxBytes)})`,
+    };
   const exclude = [...new Set([...ALWAYS_EXCLUDED, ...(opts.exclude ?? [])])];
   const badName = checkExcludeNames(exclude);
   if (badName) return { ok: false, error: badName };
@@ -165,7 +204,14 @@ async function workTreeTop(dir: string): Promise<string | undefined> {
   throw new CommandError(`git cannot tell whether it is a repository: ${oneLine(r.stderr)}`);
 }
 
-function tooLargeError(shown: string, bytes: number, measuredAll: boolean, maxBytes: number, what: string, gitHint: boolean): string {
+function tooLargeError(
+  shown: string,
+  bytes: number,
+  measuredAll: boolean,
+  maxBytes: number,
+  what: string,
+  gitHint: boolean,
+): string {
   const size = measuredAll ? megabytes(bytes) : `more than ${megabytes(bytes)}`;
   const fix = gitHint
     ? 'remove build output or large files from it, or add them to .gitignore (ignored files do not travel)'
@@ -176,7 +222,12 @@ function tooLargeError(shown: string, bytes: number, measuredAll: boolean, maxBy
   );
 }
 
-async function packGitWorkTree(root: string, shown: string, exclude: string[], maxBytes: number): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
+async function packGitWorkTree(
+  root: string,
+  shown: string,
+  exclude: string[],
+  maxBytes: number,
+): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
   const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-pack-'));
   try {
     const cwd = root;
@@ -195,7 +246,11 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
     const tmpIndex = join(tmp, 'index');
     // A copy of the real index keeps git's stat cache: only changed files are read again.
     if (existsSync(index)) copyGitIndex(index, tmpIndex);
-    const env = { GIT_INDEX_FILE: tmpIndex, GIT_OBJECT_DIRECTORY: join(store, 'objects'), GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
+    const env = {
+      GIT_INDEX_FILE: tmpIndex,
+      GIT_OBJECT_DIRECTORY: join(store, 'objects'),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: objects,
+    };
     const specs = excludePathspecs(exclude);
     specs.push(...(await nestedRepoPathspecs(cwd, specs, env, [tmp])));
     await gitText(['add', '-A', '--', '.', ...specs], { cwd, env, ...inTmp });
@@ -212,7 +267,14 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
     let last: CommandResult | undefined;
     let failure = '';
     for (const parents of attempts) {
-      const commitArgs = ['commit-tree', '--no-gpg-sign', tree, ...parents.flatMap((p) => ['-p', p]), '-m', 'orchestrate: workspace snapshot (HEAD plus uncommitted changes)'];
+      const commitArgs = [
+        'commit-tree',
+        '--no-gpg-sign',
+        tree,
+        ...parents.flatMap((p) => ['-p', p]),
+        '-m',
+        'orchestrate: workspace snapshot (HEAD plus uncommitted changes)',
+      ];
       const commit = await gitText(commitArgs, { cwd, env: { ...env, ...IDENTITY_ENV }, ...inTmp });
       const storeOpts = { cwd: tmp, env: { GIT_DIR: store }, ...inTmp };
       await gitText(['update-ref', 'refs/heads/workspace', commit], storeOpts);
@@ -223,12 +285,26 @@ async function packGitWorkTree(root: string, shown: string, exclude: string[], m
         stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR,
       });
       if (last.stopped || last.stdoutBytes > maxBytes) continue;
-      if (last.code === 0) return { ok: true, packed: { kind: 'git', data: last.stdout, base: commit, exclude, ...(ignore ? { ignore } : {}) } };
+      if (last.code === 0)
+        return {
+          ok: true,
+          packed: { kind: 'git', data: last.stdout, base: commit, exclude, ...(ignore ? { ignore } : {}) },
+        };
       failure = `git bundle create failed: ${oneLine(last.stderr) || `exit code ${String(last.code)}`}`;
     }
     if (last && !last.stopped && last.stdoutBytes <= maxBytes) throw new CommandError(failure);
     const size = last?.stdoutBytes ?? 0;
-    return { ok: false, error: tooLargeError(shown, size, !last?.stopped, maxBytes, 'its snapshot (committed files plus uncommitted changes, without history)', true) };
+    return {
+      ok: false,
+      error: tooLargeError(
+        shown,
+        size,
+        !last?.stopped,
+        maxBytes,
+        'its snapshot (committed files plus uncommitted changes, without history)',
+        true,
+      ),
+    };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -246,7 +322,20 @@ async function packFolder(
   let ignore: string | undefined;
   if (repoTop !== undefined) {
     // A subfolder of a repository: the files git sees (tracked, or untracked and not ignored).
-    const listed = await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--deduplicate', '--', '.', ...excludePathspecs(exclude)], { cwd: real });
+    const listed = await git(
+      [
+        'ls-files',
+        '-z',
+        '--cached',
+        '--others',
+        '--exclude-standard',
+        '--deduplicate',
+        '--',
+        '.',
+        ...excludePathspecs(exclude),
+      ],
+      { cwd: real },
+    );
     if (listed.code !== 0) throw new CommandError(`git ls-files failed in ${real}: ${oneLine(listed.stderr)}`);
     const present = listed.stdout
       .toString('utf8')
@@ -258,12 +347,21 @@ async function packFolder(
   } else {
     tarArgs.push('.');
   }
-  const r = await productTar(tarArgs, { cwd: real, input, keepBytes: maxBytes, stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR });
+  const r = await productTar(tarArgs, {
+    cwd: real,
+    input,
+    keepBytes: maxBytes,
+    stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR,
+  });
   if (r.stdoutBytes > maxBytes || r.stopped) {
-    return { ok: false, error: tooLargeError(shown, r.stdoutBytes, !r.stopped, maxBytes, 'its archive', repoTop !== undefined) };
+    return {
+      ok: false,
+      error: tooLargeError(shown, r.stdoutBytes, !r.stopped, maxBytes, 'its archive', repoTop !== undefined),
+    };
   }
   // GNU tar exits 1 when a file changed while it was read: the archive is still whole.
-  if (r.code !== 0 && r.code !== 1) throw new CommandError(`tar failed: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+  if (r.code !== 0 && r.code !== 1)
+    throw new CommandError(`tar failed: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
   return { ok: true, packed: { kind: 'folder', data: r.stdout, exclude, ...(ignore ? { ignore } : {}) } };
 }
 
@@ -289,7 +387,16 @@ async function outsideIgnoreRules(repoTop: string, subfolder: string | undefined
     for (const line of text.split('\n')) {
       const t = line.trimEnd();
       if (t === '' || t.startsWith('#')) continue;
-      if (anchoredOk || !/\//.test(t.replace(/^!/, '').replace(/^\*\*\//, '').replace(/\/$/, ''))) rules.push(t);
+      if (
+        anchoredOk ||
+        !/\//.test(
+          t
+            .replace(/^!/, '')
+            .replace(/^\*\*\//, '')
+            .replace(/\/$/, ''),
+        )
+      )
+        rules.push(t);
     }
   };
   // The global config's only: a repository's own core.excludesFile may name any file (a key, say), which would then travel.
@@ -297,7 +404,9 @@ async function outsideIgnoreRules(repoTop: string, subfolder: string | undefined
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
   const globalFile = global.code === 0 ? global.stdout.toString('utf8').trim() : join(xdg, 'git', 'ignore');
   add(readIfThere(globalFile), true);
-  const infoExclude = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'info/exclude'], { cwd: repoTop });
+  const infoExclude = await gitText(['rev-parse', '--path-format=absolute', '--git-path', 'info/exclude'], {
+    cwd: repoTop,
+  });
   add(readIfThere(infoExclude), keepAnchored);
   if (subfolder !== undefined) {
     const top = realpathSync(repoTop);
@@ -326,8 +435,10 @@ function readIfThere(path: string): string {
 export async function unpackWorkspace(packed: PackedWorkspace, into: string): Promise<void> {
   const target = resolve(into);
   if (existsSync(target)) {
-    if (!statSync(target).isDirectory()) throw new Error(`cannot unpack a workspace into ${target}: it is not a folder`);
-    if (readdirSync(target).length > 0) throw new Error(`cannot unpack a workspace into ${target}: the folder is not empty`);
+    if (!statSync(target).isDirectory())
+      throw new Error(`cannot unpack a workspace into ${target}: it is not a folder`);
+    if (readdirSync(target).length > 0)
+      throw new Error(`cannot unpack a workspace into ${target}: the folder is not empty`);
   }
   mkdirSync(target, { recursive: true });
   try {
@@ -366,15 +477,23 @@ async function unpackBundle(packed: PackedWorkspace, target: string): Promise<vo
 
 async function unpackArchive(packed: PackedWorkspace, target: string): Promise<void> {
   // A `.git` at the top would make the `git init` below adopt its config (fsmonitor, filters ...): never unpacked.
-  const r = await productTar(['-x', '-f', '-', '--no-same-owner', '--anchored', '--exclude=./.git', '--exclude=.git'], { cwd: target, input: packed.data, writable: [target] });
-  if (r.code !== 0) throw new CommandError(`tar could not extract the archive: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+  const r = await productTar(['-x', '-f', '-', '--no-same-owner', '--anchored', '--exclude=./.git', '--exclude=.git'], {
+    cwd: target,
+    input: packed.data,
+    writable: [target],
+  });
+  if (r.code !== 0)
+    throw new CommandError(`tar could not extract the archive: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
   const cwd = target;
   await gitText(['init', '-q', '-b', 'workspace'], { cwd });
   writeIgnoreRules(target, packed);
   // Plumbing, not `git commit`: no hooks, no editor, no identity needed from the machine.
   await gitText(['add', '-A', '--', '.', ...(await nestedRepoPathspecs(cwd, []))], { cwd });
   const tree = await gitText(['write-tree'], { cwd });
-  const commit = await gitText(['commit-tree', '--no-gpg-sign', tree, '-m', 'orchestrate: workspace baseline'], { cwd, env: IDENTITY_ENV });
+  const commit = await gitText(['commit-tree', '--no-gpg-sign', tree, '-m', 'orchestrate: workspace baseline'], {
+    cwd,
+    env: IDENTITY_ENV,
+  });
   await gitText(['update-ref', 'HEAD', commit], { cwd });
   await gitText(['update-ref', WORKSPACE_BASE_REF, commit], { cwd });
 }
@@ -398,13 +517,21 @@ export async function workspaceDiff(dir: string): Promise<Buffer> {
     const repo = findRepository(cwd);
     if (repo && existsSync(join(repo.gitDir, 'index'))) copyGitIndex(join(repo.gitDir, 'index'), tmpIndex);
     // One sandboxed shell for the whole checkpoint (a sandbox start costs about as much as a git).
-    const r = await productGitScript(WORKSPACE_DIFF_SCRIPT, [`${WORKSPACE_BASE_REF}^{commit}`, ...excludePathspecs(ALWAYS_EXCLUDED)], {
-      cwd,
-      env: { GIT_INDEX_FILE: tmpIndex },
-      writable: [tmp],
-    });
-    if (r.code === 3) throw new Error(`${cwd} is not an unpacked workspace: it has no ${WORKSPACE_BASE_REF} (unpack it with unpackWorkspace first)`);
-    if (r.code !== 0) throw new Error(`git could not diff the workspace ${cwd}: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+    const r = await productGitScript(
+      WORKSPACE_DIFF_SCRIPT,
+      [`${WORKSPACE_BASE_REF}^{commit}`, ...excludePathspecs(ALWAYS_EXCLUDED)],
+      {
+        cwd,
+        env: { GIT_INDEX_FILE: tmpIndex },
+        writable: [tmp],
+      },
+    );
+    if (r.code === 3)
+      throw new Error(
+        `${cwd} is not an unpacked workspace: it has no ${WORKSPACE_BASE_REF} (unpack it with unpackWorkspace first)`,
+      );
+    if (r.code !== 0)
+      throw new Error(`git could not diff the workspace ${cwd}: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
     return r.stdout;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -437,7 +564,9 @@ exec git diff-index --cached -p --binary --full-index --no-renames --no-ext-diff
  */
 export async function resetToBaseline(dir: string): Promise<void> {
   try {
-    await productGitScript('git checkout -q -f "$1" -- . && exec git clean -q -f -d', [WORKSPACE_BASE_REF], { cwd: resolve(dir) });
+    await productGitScript('git checkout -q -f "$1" -- . && exec git clean -q -f -d', [WORKSPACE_BASE_REF], {
+      cwd: resolve(dir),
+    });
   } catch {
     // the caller's next step (an apply) says whether the workspace is usable
   }
@@ -471,13 +600,17 @@ function patchedFiles(numstat: Buffer): { files: string[]; touched: string[] } {
  * checked first: a patch that does not apply changes nothing. Applied to the files only, never to
  * the user's index. Returns the files it changed, relative to `dir`.
  */
-export async function applyWorkspacePatch(dir: string, patch: Buffer): Promise<{ ok: true; files: string[] } | { ok: false; error: string }> {
+export async function applyWorkspacePatch(
+  dir: string,
+  patch: Buffer,
+): Promise<{ ok: true; files: string[] } | { ok: false; error: string }> {
   if (patch.toString('utf8').trim() === '') return { ok: true, files: [] };
   const abs = resolve(dir);
   let real: string;
   try {
     real = realpathSync(abs);
-    if (!statSync(real).isDirectory()) return { ok: false, error: `cannot apply the workspace patch: ${abs} is not a folder` };
+    if (!statSync(real).isDirectory())
+      return { ok: false, error: `cannot apply the workspace patch: ${abs} is not a folder` };
   } catch {
     return { ok: false, error: `cannot apply the workspace patch: the folder ${abs} does not exist` };
   }
@@ -487,18 +620,30 @@ export async function applyWorkspacePatch(dir: string, patch: Buffer): Promise<{
   const applyArgs = ['apply', '--whitespace=nowarn', '-p1'];
   try {
     const stat = await git([...applyArgs, '--numstat', '-z'], opts);
-    if (stat.code !== 0) return { ok: false, error: `the workspace patch for ${abs} is not a valid patch: ${oneLine(stat.stderr)}` };
+    if (stat.code !== 0)
+      return { ok: false, error: `the workspace patch for ${abs} is not a valid patch: ${oneLine(stat.stderr)}` };
     const { files, touched } = patchedFiles(stat.stdout);
     // workspaceDiff never includes run state; a patch that does is not a workspace patch.
     const stateName = ALWAYS_EXCLUDED[0] ?? '';
     const intoState = touched.find((f) => f.split('/').includes(stateName));
-    if (intoState !== undefined) return { ok: false, error: `the workspace patch for ${abs} writes into ${intoState}: run state is never part of a workspace patch (nothing was changed)` };
+    if (intoState !== undefined)
+      return {
+        ok: false,
+        error: `the workspace patch for ${abs} writes into ${intoState}: run state is never part of a workspace patch (nothing was changed)`,
+      };
     const check = await git([...applyArgs, '--check'], opts);
     if (check.code !== 0) {
-      return { ok: false, error: `the workspace patch does not apply to ${abs} (nothing was changed; the folder changed meanwhile): ${oneLine(check.stderr)}` };
+      return {
+        ok: false,
+        error: `the workspace patch does not apply to ${abs} (nothing was changed; the folder changed meanwhile): ${oneLine(check.stderr)}`,
+      };
     }
     const applied = await git(applyArgs, opts);
-    if (applied.code !== 0) return { ok: false, error: `applying the workspace patch to ${abs} failed after its check passed (files may be partly changed): ${oneLine(applied.stderr)}` };
+    if (applied.code !== 0)
+      return {
+        ok: false,
+        error: `applying the workspace patch to ${abs} failed after its check passed (files may be partly changed): ${oneLine(applied.stderr)}`,
+      };
     return { ok: true, files };
   } catch (err) {
     return { ok: false, error: `cannot apply the workspace patch to ${abs}: ${errorText(err)}` };

@@ -37,7 +37,10 @@ export interface RunDisplayOptions {
 }
 
 /** What the driveable view needs besides the live view's own options. */
-export type InteractiveOptions = Pick<RunViewOptions, 'input' | 'control' | 'readOnly' | 'by' | 'onInterrupt' | 'onQuit'>;
+export type InteractiveOptions = Pick<
+  RunViewOptions,
+  'input' | 'control' | 'readOnly' | 'by' | 'onInterrupt' | 'onQuit'
+>;
 
 export interface RunDisplayResult {
   /** Defaults to plan.md in the run folder when it exists. */
@@ -81,14 +84,24 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
   const view =
     mode === 'live'
       ? options.interactive
-        ? new RunView(options.stream, { color: options.color, budgetUsd: options.budgetUsd, runDir: store.dir, ...options.interactive })
+        ? new RunView(options.stream, {
+            color: options.color,
+            budgetUsd: options.budgetUsd,
+            runDir: store.dir,
+            ...options.interactive,
+          })
         : new LiveView(options.stream, { color: options.color, budgetUsd: options.budgetUsd })
       : new PlainLog(options.stream, { budgetUsd: options.budgetUsd });
   for (const e of history) view.absorb(e);
   const detach = store.subscribe((e) => {
     view.handle(e);
     // A run-wide warning (e.g. commands running without the sandbox) is shown once, as it comes.
-    if (e.type === 'agent_event' && e.event.type === 'notice' && typeof e.event.text === 'string' && e.event.text.startsWith('warning: ')) {
+    if (
+      e.type === 'agent_event' &&
+      e.event.type === 'notice' &&
+      typeof e.event.text === 'string' &&
+      e.event.text.startsWith('warning: ')
+    ) {
       const text = `${e.key}: ${e.event.text}`;
       if (view instanceof LiveView) view.note(text);
       else options.stream.write(`${text}\n`);

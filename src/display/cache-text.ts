@@ -13,6 +13,11 @@ export function cacheReadShare(u: Pick<UsageSummary, 'input' | 'cacheRead' | 'ca
 /** "cache: 78% of input read (120k), 30k written, saved $0.3141", or undefined when nothing was cached. */
 export function cacheText(u: UsageSummary): string | undefined {
   if (u.cacheRead + u.cacheWrite === 0) return undefined;
-  const saved = u.cacheSaved === undefined ? '' : u.cacheSaved >= 0 ? `, saved ${formatCost(u.cacheSaved)}` : `, cost ${formatCost(-u.cacheSaved)} more than uncached`;
+  const saved =
+    u.cacheSaved === undefined
+      ? ''
+      : u.cacheSaved >= 0
+        ? `, saved ${formatCost(u.cacheSaved)}`
+        : `, cost ${formatCost(-u.cacheSaved)} more than uncached`;
   return `cache: ${Math.round(cacheReadShare(u) * 100)}% of input read (${formatTokens(u.cacheRead)}), ${formatTokens(u.cacheWrite)} written${saved}`;
 }

@@ -37,14 +37,20 @@ export function conversationItemText(i: ConversationItem, p: Painter): string {
       return `${p.paint(['bold', 'blue'], 'user')}\n${indent(i.text)}${i.images ? `\n  [${i.images} image(s)]` : ''}`;
     case 'assistant': {
       const parts: string[] = [];
-      const meta = [i.model, i.tokens !== undefined ? `${formatTokens(i.tokens)} tokens` : '', i.cost !== undefined ? formatCost(i.cost) : '']
+      const meta = [
+        i.model,
+        i.tokens !== undefined ? `${formatTokens(i.tokens)} tokens` : '',
+        i.cost !== undefined ? formatCost(i.cost) : '',
+      ]
         .filter(Boolean)
         .join(', ');
       parts.push(`${p.paint(['bold', 'green'], 'assistant')}${meta ? p.paint('dim', ` (${meta})`) : ''}`);
-      if (i.thinking) parts.push(p.paint('dim', indent(abbreviate(i.thinking, DISPLAY_DEFAULTS.toolResultChars), '  thinking: ')));
+      if (i.thinking)
+        parts.push(p.paint('dim', indent(abbreviate(i.thinking, DISPLAY_DEFAULTS.toolResultChars), '  thinking: ')));
       if (i.text) parts.push(indent(i.text));
       for (const c of i.toolCalls) parts.push(`  ${p.paint('cyan', '→')} ${c.name}(${argsText(c.args)})`);
-      if (i.stopReason === 'error' || i.stopReason === 'aborted') parts.push(p.paint('red', `  [${i.stopReason}] ${oneLine(i.error ?? '')}`));
+      if (i.stopReason === 'error' || i.stopReason === 'aborted')
+        parts.push(p.paint('red', `  [${i.stopReason}] ${oneLine(i.error ?? '')}`));
       return parts.join('\n');
     }
     case 'toolResult': {

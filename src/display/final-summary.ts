@@ -5,7 +5,15 @@ import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
 import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from '../run/run-fold.js';
-import { clip, fitToWidth, makePainter, oneLine, padStartToWidth, truncateToWidth, type Painter } from './terminal-text.js';
+import {
+  clip,
+  fitToWidth,
+  makePainter,
+  oneLine,
+  padStartToWidth,
+  truncateToWidth,
+  type Painter,
+} from './terminal-text.js';
 
 export interface FinalSummaryOptions {
   budgetUsd?: number;
@@ -43,9 +51,14 @@ function statusWord(inst: InstanceState, p: Painter): string {
 
 function detail(inst: InstanceState): string {
   if (inst.status === 'done') return outputPreview(inst.output ?? inst.text);
-  if (inst.status === 'failed') return `${inst.failure ?? 'error'}: ${clip(oneLine(withoutClassPrefix(inst.failure, inst.error ?? '')), DISPLAY_DEFAULTS.errorPreviewChars)}`;
+  if (inst.status === 'failed')
+    return `${inst.failure ?? 'error'}: ${clip(oneLine(withoutClassPrefix(inst.failure, inst.error ?? '')), DISPLAY_DEFAULTS.errorPreviewChars)}`;
   if (inst.status === 'skipped') return clip(oneLine(inst.skipReason ?? ''), DISPLAY_DEFAULTS.errorPreviewChars);
-  if (inst.status === 'cancelled') return clip(oneLine(withoutClassPrefix(inst.failure, inst.error ?? 'cancelled')), DISPLAY_DEFAULTS.errorPreviewChars);
+  if (inst.status === 'cancelled')
+    return clip(
+      oneLine(withoutClassPrefix(inst.failure, inst.error ?? 'cancelled')),
+      DISPLAY_DEFAULTS.errorPreviewChars,
+    );
   if (inst.status === 'retrying') return `interrupted while retrying after ${inst.failure ?? 'a failure'}`;
   return inst.status === 'queued' || inst.status === 'pending' ? 'never started' : 'interrupted';
 }
@@ -64,7 +77,9 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   const dur = state.durationMs ?? (state.endTs ?? state.lastTs) - state.startTs;
   const status = state.status === 'running' ? 'interrupted' : state.status.replace('_', ' ');
   const colour = state.status === 'succeeded' ? 'green' : 'red';
-  out.push(`run ${state.runId} (${state.name || 'run'}): ${p.paint(['bold', colour], status)} in ${formatDuration(Math.max(0, dur))}`);
+  out.push(
+    `run ${state.runId} (${state.name || 'run'}): ${p.paint(['bold', colour], status)} in ${formatDuration(Math.max(0, dur))}`,
+  );
 
   const byTask = new Map<string, InstanceState[]>();
   for (const t of state.tasks.keys()) byTask.set(t, []);
@@ -76,7 +91,9 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   for (const [task, list] of byTask) {
     const t = state.tasks.get(task);
     if (list.length === 0) {
-      out.push(`  ${fitToWidth(task, DISPLAY_DEFAULTS.labelWidth)} ${p.paint('dim', t?.dynamic ? 'not expanded (its input never arrived)' : 'no instances')}`);
+      out.push(
+        `  ${fitToWidth(task, DISPLAY_DEFAULTS.labelWidth)} ${p.paint('dim', t?.dynamic ? 'not expanded (its input never arrived)' : 'no instances')}`,
+      );
       continue;
     }
     if (list.length > MAX_ROWS_PER_TASK) {
@@ -91,7 +108,8 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   }
 
   const c = countStatuses(state);
-  const u = state.endUsage && state.endUsage.totalTokens >= runUsage(state).totalTokens ? state.endUsage : runUsage(state);
+  const u =
+    state.endUsage && state.endUsage.totalTokens >= runUsage(state).totalTokens ? state.endUsage : runUsage(state);
   const parts = [`${c.done} done`];
   if (c.failed) parts.push(`${c.failed} failed`);
   if (c.cancelled) parts.push(`${c.cancelled} cancelled`);
@@ -99,16 +117,22 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (c.running + c.queued) parts.push(`${c.running + c.queued} unfinished`);
   const budget = options.budgetUsd ?? state.budgetUsd;
   const money = budget ? `${formatCost(u.cost)} of ${formatCost(budget)} budget` : formatCost(u.cost);
-  out.push(`${parts.join(', ')} · ${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out, ${formatTokens(u.cacheRead)} cache read) · ${money}`);
+  out.push(
+    `${parts.join(', ')} · ${formatTokens(u.totalTokens)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out, ${formatTokens(u.cacheRead)} cache read) · ${money}`,
+  );
   const cache = cacheText(u);
   if (cache) out.push(cache);
   if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
   // Where worktree work landed (merge: branch / apply): what the user looks at next.
   const branches = [...state.instances.values()].filter((i) => i.branch);
   if (branches.length === 1) out.push(`branch: ${branches[0]!.branch}`);
-  else if (branches.length > 1) out.push(`branches: ${branches.length}, listed by git branch --list 'orchestrate/${state.runId}/*'`);
+  else if (branches.length > 1)
+    out.push(`branches: ${branches.length}, listed by git branch --list 'orchestrate/${state.runId}/*'`);
   const applied = [...state.instances.values()].filter((i) => i.applied).length;
-  if (applied) out.push(`applied: the work of ${applied} instance${applied === 1 ? '' : 's'} is in the checkout (git diff shows it)`);
+  if (applied)
+    out.push(
+      `applied: the work of ${applied} instance${applied === 1 ? '' : 's'} is in the checkout (git diff shows it)`,
+    );
   if (options.planFile) out.push(`plan:   ${options.planFile}`);
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;

@@ -23,7 +23,10 @@ export function findRun(runsDir: string, query: string, cwd: string = process.cw
   const runs = listRuns(runsDir);
   const lines = [`no run "${query}" in ${runsDir}`];
   const ambiguous = runs.filter((r) => r.runId.startsWith(query));
-  if (ambiguous.length > 1) lines.push(`  "${query}" matches ${ambiguous.length} runs; give more of the id: ${ambiguous.map((r) => r.runId).join(', ')}`);
+  if (ambiguous.length > 1)
+    lines.push(
+      `  "${query}" matches ${ambiguous.length} runs; give more of the id: ${ambiguous.map((r) => r.runId).join(', ')}`,
+    );
   if (runs.length === 0) {
     lines.push('  there are no runs there yet; pass --run-dir DIR to look elsewhere, or the path of a run folder');
   } else {

@@ -35,6 +35,7 @@ export function plural(n: number, word: string, pluralWord = `${word}s`): string
 
 /** An error as shown after its class: "timeout: timeout: ran too long" reads "timeout: ran too long". */
 export function withoutClassPrefix(failure: string | undefined, error: string): string {
-  if (failure && error.toLowerCase().startsWith(`${failure.toLowerCase()}:`)) return error.slice(failure.length + 1).trimStart();
+  if (failure && error.toLowerCase().startsWith(`${failure.toLowerCase()}:`))
+    return error.slice(failure.length + 1).trimStart();
   return error;
 }

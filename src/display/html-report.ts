@@ -43,16 +43,24 @@ function itemHtml(i: ConversationItem, where: string): string {
     case 'user':
       return `<div class="msg user"><div class="role">user</div>${pre(i.text, where)}${i.images ? `<div class="note">${i.images} image(s) omitted</div>` : ''}</div>`;
     case 'assistant': {
-      const meta = [i.model, i.tokens !== undefined ? `${formatTokens(i.tokens)} tokens` : '', i.cost !== undefined ? formatCost(i.cost) : '']
+      const meta = [
+        i.model,
+        i.tokens !== undefined ? `${formatTokens(i.tokens)} tokens` : '',
+        i.cost !== undefined ? formatCost(i.cost) : '',
+      ]
         .filter(Boolean)
         .join(' · ');
       const parts = [`<div class="role">assistant <span class="muted">${escapeHtml(meta)}</span></div>`];
-      if (i.thinking) parts.push(`<details class="thinking"><summary>thinking</summary>${pre(i.thinking, where)}</details>`);
+      if (i.thinking)
+        parts.push(`<details class="thinking"><summary>thinking</summary>${pre(i.thinking, where)}</details>`);
       if (i.text) parts.push(pre(i.text, where));
       for (const c of i.toolCalls) {
-        parts.push(`<div class="tool-call"><span class="tool-name">→ ${escapeHtml(c.name)}</span>${pre(argsJson(c.args), where, 'args')}</div>`);
+        parts.push(
+          `<div class="tool-call"><span class="tool-name">→ ${escapeHtml(c.name)}</span>${pre(argsJson(c.args), where, 'args')}</div>`,
+        );
       }
-      if (i.stopReason === 'error' || i.stopReason === 'aborted') parts.push(`<div class="error">[${escapeHtml(i.stopReason)}] ${escapeHtml(i.error ?? '')}</div>`);
+      if (i.stopReason === 'error' || i.stopReason === 'aborted')
+        parts.push(`<div class="error">[${escapeHtml(i.stopReason)}] ${escapeHtml(i.error ?? '')}</div>`);
       return `<div class="msg assistant">${parts.join('')}</div>`;
     }
     case 'toolResult':
@@ -82,7 +90,8 @@ function conversationHtml(folder: RunFolder, inst: InstanceState): string {
     `<summary><span class="status ${inst.status}">${escapeHtml(inst.status)}</span> <strong>${escapeHtml(inst.label)}</strong> ` +
     `<span class="muted">${plural(conv.items.length, 'item')} · ${plural(u.turns ?? 0, 'turn')} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}</span></summary>`;
   const body: string[] = [`<div class="muted small">session: ${escapeHtml(where)}</div>`];
-  if (!conv.exists) body.push('<p class="muted">No session file: the instance never reached its first model reply.</p>');
+  if (!conv.exists)
+    body.push('<p class="muted">No session file: the instance never reached its first model reply.</p>');
   for (const w of conv.warnings) body.push(`<div class="note">warning: ${escapeHtml(w)}</div>`);
   for (const item of conv.items) body.push(itemHtml(item, where));
   return `<details class="conversation" data-instance="${escapeHtml(inst.label)}">${head}${body.join('\n')}</details>`;
@@ -104,8 +113,8 @@ function instancesTable(folder: RunFolder): string {
         : inst.status === 'cancelled'
           ? `<span class="error">${escapeHtml(inst.error ?? 'cancelled')}</span>`
           : inst.status === 'skipped'
-          ? escapeHtml(inst.skipReason ?? '')
-          : escapeHtml(outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars));
+            ? escapeHtml(inst.skipReason ?? '')
+            : escapeHtml(outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars));
     return (
       `<tr data-instance="${escapeHtml(inst.label)}"><td>${escapeHtml(inst.label)}</td><td><span class="status ${inst.status}">${inst.status}</span></td>` +
       `<td class="num">${attempts}</td><td class="num">${u.turns ?? 0}</td><td class="num">${formatTokens(u.totalTokens)}</td>` +
@@ -122,7 +131,10 @@ function instancesTable(folder: RunFolder): string {
 function controlsSection(folder: RunFolder): string {
   const list = folder.state.controls;
   if (list.length === 0) return '';
-  const items = list.map((c) => `<li><span class="muted">${escapeHtml(formatDateTime(c.ts))}</span> ${c.ok ? '' : '<span class="error">refused</span> '}${escapeHtml(controlLine(c))}</li>`);
+  const items = list.map(
+    (c) =>
+      `<li><span class="muted">${escapeHtml(formatDateTime(c.ts))}</span> ${c.ok ? '' : '<span class="error">refused</span> '}${escapeHtml(controlLine(c))}</li>`,
+  );
   return `<section><h2>Actions on the live run</h2><ul class="controls">${items.join('')}</ul></section>\n`;
 }
 
@@ -130,11 +142,23 @@ export function buildHtmlReport(folder: RunFolder): string {
   const data = buildReportData(folder);
   const s = folder.state;
   const title = `${data.name || 'run'} · ${data.runId}`;
-  const tokenItems = data.tasks.map((t) => ({ label: t.task, value: t.usage.totalTokens, text: `${formatTokens(t.usage.totalTokens)} tokens` }));
+  const tokenItems = data.tasks.map((t) => ({
+    label: t.task,
+    value: t.usage.totalTokens,
+    text: `${formatTokens(t.usage.totalTokens)} tokens`,
+  }));
   const costItems = data.tasks.map((t) => ({ label: t.task, value: t.usage.cost, text: formatCost(t.usage.cost) }));
-  const skippedNote = folder.skipped.length > 0 ? `<p class="note">${folder.skipped.length} unreadable line(s) in run.jsonl were skipped.</p>` : '';
-  const plan = folder.planText !== undefined ? `<div class="plan">${markdownToHtml(folder.planText)}</div>` : '<p class="muted">No plan.md in this run folder yet.</p>';
-  const conversations = instancesInTaskOrder(s).map((i) => conversationHtml(folder, i)).join('\n');
+  const skippedNote =
+    folder.skipped.length > 0
+      ? `<p class="note">${folder.skipped.length} unreadable line(s) in run.jsonl were skipped.</p>`
+      : '';
+  const plan =
+    folder.planText !== undefined
+      ? `<div class="plan">${markdownToHtml(folder.planText)}</div>`
+      : '<p class="muted">No plan.md in this run folder yet.</p>';
+  const conversations = instancesInTaskOrder(s)
+    .map((i) => conversationHtml(folder, i))
+    .join('\n');
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -75,7 +75,13 @@
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent } from '../run/run-events.js';
 import type { RunStore } from '../run/run-store.js';
 
-export { FAILURE_CLASSES, RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventType } from '../run/run-events.js';
+export {
+  FAILURE_CLASSES,
+  RUN_EVENT_VERSION,
+  RunEventSchema,
+  type RunEvent,
+  type RunEventType,
+} from '../run/run-events.js';
 
 export interface JsonLinesOptions {
   /** Include message_update token deltas (`--json=full`). */
@@ -108,7 +114,11 @@ export function parseJsonLine(line: string): RunEvent | undefined {
  * in the log (a resumed run's history) are not repeated: the stream describes this invocation.
  * Returns the unsubscribe function.
  */
-export function attachJsonLines(store: RunStore, out: Pick<NodeJS.WritableStream, 'write'>, options: JsonLinesOptions): () => void {
+export function attachJsonLines(
+  store: RunStore,
+  out: Pick<NodeJS.WritableStream, 'write'>,
+  options: JsonLinesOptions,
+): () => void {
   return store.subscribe((e) => {
     if (!options.full && isMessageDelta(e)) return;
     out.write(formatJsonLine(e));

@@ -35,7 +35,17 @@ export interface FrameOptions {
   runEnded?: boolean;
 }
 
-const ICONS: Record<string, string> = { done: '✓', failed: '✗', cancelled: '⊘', skipped: '-', running: '▸', waiting: '…', retrying: '↻', queued: '·', pending: '·' } as const;
+const ICONS: Record<string, string> = {
+  done: '✓',
+  failed: '✗',
+  cancelled: '⊘',
+  skipped: '-',
+  running: '▸',
+  waiting: '…',
+  retrying: '↻',
+  queued: '·',
+  pending: '·',
+} as const;
 
 function icon(inst: InstanceState, p: Painter): string {
   // A status this build does not know yet (a newer log) shows its first letter.
@@ -62,7 +72,9 @@ function numbers(inst: InstanceState, now: number, p: Painter): string {
   const u = instanceUsage(inst);
   const rec = currentAttempt(inst);
   let elapsed: number | undefined;
-  if (isFinished(inst)) elapsed = inst.durationMs ?? (rec?.startTs !== undefined && rec.endTs !== undefined ? rec.endTs - rec.startTs : undefined);
+  if (isFinished(inst))
+    elapsed =
+      inst.durationMs ?? (rec?.startTs !== undefined && rec.endTs !== undefined ? rec.endTs - rec.startTs : undefined);
   else if (rec?.startTs !== undefined) elapsed = (rec.endTs ?? now) - rec.startTs;
   const turns = padStartToWidth(`${u.turns ?? 0} turn${u.turns === 1 ? ' ' : 's'}`, 9);
   const tokens = padStartToWidth(`${formatTokens(u.totalTokens)} tok`, 12);
@@ -104,11 +116,18 @@ export function instanceRow(inst: InstanceState, o: FrameOptions): string {
   const fixed = 2 + DISPLAY_DEFAULTS.labelWidth + 1 + 9 + 12 + 9 + 7;
   const activityWidth = Math.max(8, o.width - 1 - fixed);
   const stopped = o.runEnded === true && !isFinished(inst);
-  const text = stopped ? (inst.attempts.some((a) => a.startTs !== undefined) ? 'interrupted' : 'never started') : activityText(inst);
+  const text = stopped
+    ? inst.attempts.some((a) => a.startTs !== undefined)
+      ? 'interrupted'
+      : 'never started'
+    : activityText(inst);
   let activity = fitToWidth(text, activityWidth);
   if (inst.status === 'failed') activity = p.paint('red', activity);
   else if (inst.status === 'waiting' || inst.status === 'retrying') activity = p.paint('yellow', activity);
-  return truncateToWidth(`${stopped ? p.paint('dim', ICONS.queued!) : icon(inst, p)} ${p.paint('bold', label)} ${activity}${right}`, o.width - 1);
+  return truncateToWidth(
+    `${stopped ? p.paint('dim', ICONS.queued!) : icon(inst, p)} ${p.paint('bold', label)} ${activity}${right}`,
+    o.width - 1,
+  );
 }
 
 /** The three header lines: title, progress, money. */
@@ -157,7 +176,12 @@ export function buildFrame(state: RunState, o: FrameOptions): string[] {
 
   const queuedLine =
     queued.length > 0
-      ? [truncateToWidth(p.paint('dim', `· ${queued.length} queued: ${queued.map((q) => q.label).join(', ')}`), o.width - 1)]
+      ? [
+          truncateToWidth(
+            p.paint('dim', `· ${queued.length} queued: ${queued.map((q) => q.label).join(', ')}`),
+            o.width - 1,
+          ),
+        ]
       : [];
   let activeRows = active.map((i) => instanceRow(i, o));
   let finishedRows: string[];
@@ -180,12 +204,16 @@ export function buildFrame(state: RunState, o: FrameOptions): string[] {
     ];
   }
   // Too tall for the terminal: collapse finished rows to one line, then cut the running rows.
-  if (finishedRows.length + activeRows.length + queuedLine.length > budget && finished.length > 0) finishedRows = [countLine()];
+  if (finishedRows.length + activeRows.length + queuedLine.length > budget && finished.length > 0)
+    finishedRows = [countLine()];
   const room = budget - finishedRows.length - queuedLine.length;
   if (activeRows.length > room) {
     const keep = Math.max(0, room - 1);
     const hidden = activeRows.length - keep;
-    activeRows = [...activeRows.slice(0, keep), truncateToWidth(p.paint('dim', `… ${hidden} more running`), o.width - 1)];
+    activeRows = [
+      ...activeRows.slice(0, keep),
+      truncateToWidth(p.paint('dim', `… ${hidden} more running`), o.width - 1),
+    ];
   }
   const body = [...finishedRows, ...activeRows, ...queuedLine];
   return [...lines, ...body].slice(0, Math.max(1, o.height - DISPLAY_DEFAULTS.reservedRows));

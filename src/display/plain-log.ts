@@ -5,7 +5,17 @@
 import { type RunEvent } from '../run/run-events.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
-import { applyEvent, attemptUsage, createRunState, getInstance, instanceLabel, isControlEvent, runUsage, type ControlRecord, type RunState } from '../run/run-fold.js';
+import {
+  applyEvent,
+  attemptUsage,
+  createRunState,
+  getInstance,
+  instanceLabel,
+  isControlEvent,
+  runUsage,
+  type ControlRecord,
+  type RunState,
+} from '../run/run-fold.js';
 import { clip, oneLine } from './terminal-text.js';
 
 export interface PlainLogOptions {
@@ -81,7 +91,9 @@ export class PlainLog {
       case 'instance_start':
         return `${label}: started (attempt ${e.attempt}${e.resumedFromLeaf ? ', continuing its session' : ''})${e.worker ? ` on worker ${e.worker}` : ''}`;
       case 'instance_worker':
-        return e.takeover ? `${label}: ${e.agent} taken over by worker ${e.worker}` : `${label}: ${e.agent} runs on worker ${e.worker}`;
+        return e.takeover
+          ? `${label}: ${e.agent} taken over by worker ${e.worker}`
+          : `${label}: ${e.agent} runs on worker ${e.worker}`;
       case 'permit_wait':
         this.waiting.add(id);
         return `${label}: waiting for a model permit (${e.reason})`;
@@ -98,10 +110,13 @@ export class PlainLog {
         if (ev.type === 'auto_retry_start') {
           return `${label}: model call failed (${err(String(ev.errorMessage ?? 'error'))}), retry ${String(ev.attempt)}/${String(ev.maxAttempts)} in ${seconds(Number(ev.delayMs) || 0)}`;
         }
-        if (ev.type === 'auto_compaction_start') return `${label}: compacting its context (${String(ev.reason ?? 'threshold')})`;
-        if (ev.type === 'auto_compaction_end' && ev.errorMessage) return `${label}: compaction failed: ${err(String(ev.errorMessage))}`;
+        if (ev.type === 'auto_compaction_start')
+          return `${label}: compacting its context (${String(ev.reason ?? 'threshold')})`;
+        if (ev.type === 'auto_compaction_end' && ev.errorMessage)
+          return `${label}: compaction failed: ${err(String(ev.errorMessage))}`;
         // The runaway guards: a warning the model may still heed, then the stop (its failure follows).
-        if (ev.type === 'loop_warning') return `${label}: loop warning (${err(String(ev.detail ?? ev.pattern ?? 'repeating'))}); it is stopped if it goes on`;
+        if (ev.type === 'loop_warning')
+          return `${label}: loop warning (${err(String(ev.detail ?? ev.pattern ?? 'repeating'))}); it is stopped if it goes on`;
         return undefined;
       }
       case 'message':
@@ -109,7 +124,8 @@ export class PlainLog {
       case 'verify':
         return `${label}: verify \`${clip(oneLine(e.command), 60)}\` ${e.ok ? 'passed' : `failed: ${err(e.output)}`}`;
       case 'instance_retry':
-        if (this.failedAttempts.has(`${id}\u0000${e.attempt}`)) return `${label}: retrying in ${seconds(e.delayMs)} (attempt ${e.attempt + 1})`;
+        if (this.failedAttempts.has(`${id}\u0000${e.attempt}`))
+          return `${label}: retrying in ${seconds(e.delayMs)} (attempt ${e.attempt + 1})`;
         return `${label}: attempt ${e.attempt} failed (${e.failure}): ${err(withoutClassPrefix(e.failure, e.error))}; retrying in ${seconds(e.delayMs)}`;
       case 'instance_done': {
         const inst = getInstance(this.state, e.task, e.key);
@@ -139,7 +155,9 @@ export class PlainLog {
     let crossed: number | undefined;
     while (this.milestone < marks.length && spent >= budget * marks[this.milestone]!) crossed = marks[this.milestone++];
     if (crossed !== undefined) {
-      this.out.write(`${formatClock(ts)} budget: ${formatCost(spent)} of ${formatCost(budget)} spent (${Math.round((spent / budget) * 100)}%)\n`);
+      this.out.write(
+        `${formatClock(ts)} budget: ${formatCost(spent)} of ${formatCost(budget)} spent (${Math.round((spent / budget) * 100)}%)\n`,
+      );
     }
   }
 }

@@ -3,11 +3,27 @@
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
-import { formatCost, formatDateTime, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
+import {
+  formatCost,
+  formatDateTime,
+  formatDuration,
+  formatTokens,
+  plural,
+  withoutClassPrefix,
+} from './format-units.js';
 import { describeHolder } from '../run/run-lease.js';
 import type { RunFolder } from './run-folder.js';
 import { controlLine } from './plain-log.js';
-import { attemptUsage, controlsOf, countStatuses, instanceUsage, instancesInTaskOrder, runUsage, type InstanceState, type RunState } from '../run/run-fold.js';
+import {
+  attemptUsage,
+  controlsOf,
+  countStatuses,
+  instanceUsage,
+  instancesInTaskOrder,
+  runUsage,
+  type InstanceState,
+  type RunState,
+} from '../run/run-fold.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
 
 function usageLine(inst: InstanceState): string {
@@ -21,7 +37,14 @@ function usageLine(inst: InstanceState): string {
 
 function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
   const out: string[] = [];
-  const colour = inst.status === 'done' ? 'green' : inst.status === 'failed' ? 'red' : inst.status === 'cancelled' ? 'magenta' : 'yellow';
+  const colour =
+    inst.status === 'done'
+      ? 'green'
+      : inst.status === 'failed'
+        ? 'red'
+        : inst.status === 'cancelled'
+          ? 'magenta'
+          : 'yellow';
   const dur = inst.durationMs !== undefined ? ` in ${formatDuration(inst.durationMs)}` : '';
   out.push(`  ${p.paint('bold', inst.label)}  ${p.paint(colour, inst.status)}${dur}`);
   out.push(`    usage: ${usageLine(inst)}`);
@@ -30,26 +53,38 @@ function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
     for (const a of started) {
       const u = attemptUsage(a);
       const len = a.endTs !== undefined && a.startTs !== undefined ? formatDuration(a.endTs - a.startTs) : 'open';
-      const why = a.failure ? ` ${a.failure}: ${clip(oneLine(withoutClassPrefix(a.failure, a.error ?? '')), DISPLAY_DEFAULTS.errorPreviewChars)}` : '';
+      const why = a.failure
+        ? ` ${a.failure}: ${clip(oneLine(withoutClassPrefix(a.failure, a.error ?? '')), DISPLAY_DEFAULTS.errorPreviewChars)}`
+        : '';
       const next = a.retryDelayMs !== undefined ? ` (retried after ${formatDuration(a.retryDelayMs)})` : '';
       const waited = a.waits.reduce((s, w) => s + ((w.end ?? w.start) - w.start), 0);
       const waits = waited > 0 ? `, waited ${formatDuration(waited)} for permits` : '';
-      out.push(`    attempt ${a.attempt}: ${a.outcome} after ${len}, ${formatTokens(u.totalTokens)} tokens, ${formatCost(u.cost)}${waits}${why}${next}`);
+      out.push(
+        `    attempt ${a.attempt}: ${a.outcome} after ${len}, ${formatTokens(u.totalTokens)} tokens, ${formatCost(u.cost)}${waits}${why}${next}`,
+      );
     }
   }
-  if (inst.status === 'failed') out.push(`    ${p.paint('red', `error (${inst.failure ?? 'error'})`)}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`);
+  if (inst.status === 'failed')
+    out.push(
+      `    ${p.paint('red', `error (${inst.failure ?? 'error'})`)}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`,
+    );
   if (inst.status === 'skipped') out.push(`    skipped: ${oneLine(inst.skipReason ?? '')}`);
   // Who cancelled it, steered it or retried it (the run's control events).
   if (inst.status === 'cancelled') out.push(`    ${oneLine(inst.error ?? 'cancelled')}`);
   if (inst.workers?.length) out.push(`    worker${inst.workers.length > 1 ? 's' : ''}: ${inst.workers.join(', ')}`);
   for (const c of controlsOf(s, inst)) out.push(`    ${controlLine(c)}`);
-  if (inst.output !== undefined || inst.text) out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);
+  if (inst.output !== undefined || inst.text)
+    out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);
   if (inst.modifiedFiles && inst.modifiedFiles.length > 0) out.push(`    modified: ${inst.modifiedFiles.join(', ')}`);
   if (inst.patchFile) out.push(`    patch: ${inst.patchFile}`);
   if (inst.branch) out.push(`    branch: ${inst.branch}`);
   if (inst.applied) out.push('    applied to the checkout');
-  for (const v of inst.verify) out.push(`    verify \`${v.command}\`: ${v.ok ? 'passed' : `failed: ${clip(oneLine(v.output), DISPLAY_DEFAULTS.errorPreviewChars)}`}`);
-  if (inst.messages.length > 0) out.push(`    messages: ${inst.messages.length} (${inst.messages.map((m) => `${m.from} -> ${m.to}`).join(', ')})`);
+  for (const v of inst.verify)
+    out.push(
+      `    verify \`${v.command}\`: ${v.ok ? 'passed' : `failed: ${clip(oneLine(v.output), DISPLAY_DEFAULTS.errorPreviewChars)}`}`,
+    );
+  if (inst.messages.length > 0)
+    out.push(`    messages: ${inst.messages.length} (${inst.messages.map((m) => `${m.from} -> ${m.to}`).join(', ')})`);
   return out;
 }
 
@@ -62,17 +97,26 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   const dur = s.durationMs ?? s.lastTs - s.startTs;
   const status = folder.holder
     ? `running (coordinator ${describeHolder(folder.holder)})`
-    : s.status === 'running' ? 'interrupted (no run_end in the log)' : s.status.replace('_', ' ');
-  out.push(`status: ${status} · started ${formatDateTime(s.startTs)} · ${formatDuration(Math.max(0, dur))} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}`);
+    : s.status === 'running'
+      ? 'interrupted (no run_end in the log)'
+      : s.status.replace('_', ' ');
+  out.push(
+    `status: ${status} · started ${formatDateTime(s.startTs)} · ${formatDuration(Math.max(0, dur))} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}`,
+  );
   const cache = cacheText(u);
   if (cache) out.push(cache);
   const c = countStatuses(s);
-  out.push(`instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.skipped} skipped, ${c.running + c.queued} unfinished)`);
+  out.push(
+    `instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.skipped} skipped, ${c.running + c.queued} unfinished)`,
+  );
   // Run-wide actions, and those aimed at a key no instance has (refused).
   const aimed = new Set(instancesInTaskOrder(s).flatMap((i) => controlsOf(s, i)));
   for (const r of s.controls.filter((x) => !aimed.has(x))) out.push(controlLine(r));
   if (s.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${s.budgetExhausted}`));
-  if (folder.skipped.length > 0) out.push(`note: ${folder.skipped.length} unreadable line(s) in run.jsonl were skipped (${folder.skipped.map((k) => `line ${k.line}: ${k.reason}`).join('; ')})`);
+  if (folder.skipped.length > 0)
+    out.push(
+      `note: ${folder.skipped.length} unreadable line(s) in run.jsonl were skipped (${folder.skipped.map((k) => `line ${k.line}: ${k.reason}`).join('; ')})`,
+    );
   out.push(`folder: ${folder.dir}`);
   out.push('');
   for (const [task, t] of s.tasks) {

@@ -41,7 +41,16 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     recipe: s.recipe,
     // A log without run_end is a live run only while a coordinator holds its lease.
     status: folder.holder ? 'running' : s.status === 'running' ? 'interrupted' : s.status,
-    ...(folder.holder ? { coordinator: { pid: folder.holder.pid, host: folder.holder.host, startedAt: new Date(folder.holder.startedAt).toISOString(), heartbeatAt: new Date(folder.holder.heartbeatAt).toISOString() } } : {}),
+    ...(folder.holder
+      ? {
+          coordinator: {
+            pid: folder.holder.pid,
+            host: folder.holder.host,
+            startedAt: new Date(folder.holder.startedAt).toISOString(),
+            heartbeatAt: new Date(folder.holder.heartbeatAt).toISOString(),
+          },
+        }
+      : {}),
     resumed: s.resumed,
     startedAt: new Date(s.startTs).toISOString(),
     ...(s.endTs !== undefined ? { endedAt: new Date(s.endTs).toISOString() } : {}),
@@ -58,5 +67,10 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
 
 /** One instance's conversation (`show <run> --instance KEY --json`). */
 export function conversationJson(folder: RunFolder, inst: InstanceState, conv: Conversation): Record<string, unknown> {
-  return { runId: folder.state.runId, ...instanceJson(folder.dir, inst), conversation: conv.items, ...(conv.warnings.length ? { warnings: conv.warnings } : {}) };
+  return {
+    runId: folder.state.runId,
+    ...instanceJson(folder.dir, inst),
+    conversation: conv.items,
+    ...(conv.warnings.length ? { warnings: conv.warnings } : {}),
+  };
 }

@@ -11,7 +11,15 @@ import { DISPLAY_DEFAULTS } from './defaults.js';
 import { conversationItemText } from './conversation-text.js';
 import { formatClock } from './format-units.js';
 import { frameHeader, instanceRow, type FrameOptions } from './live-frame.js';
-import { controlsOf, currentToolText, instancesInTaskOrder, isFinished, type ControlRecord, type InstanceState, type RunState } from '../run/run-fold.js';
+import {
+  controlsOf,
+  currentToolText,
+  instancesInTaskOrder,
+  isFinished,
+  type ControlRecord,
+  type InstanceState,
+  type RunState,
+} from '../run/run-fold.js';
 import type { Conversation } from './session-conversation.js';
 import { displayWidth, makePainter, oneLine, truncateToWidth, wrapToWidth } from './terminal-text.js';
 
@@ -66,7 +74,9 @@ function footer(model: RunViewModel, o: FrameOptions, position: string): string 
     model.mode === 'list'
       ? ['↑↓ select', 'Enter open', 's steer', 'c cancel', 'r retry', model.canQuit ? 'q quit' : '^C stop run']
       : ['Esc back', '↑↓ scroll', 's steer', 'c cancel', 'r retry'];
-  const text = model.readOnly ? `read-only: ${model.readOnly} · ${model.mode === 'list' ? `↑↓ Enter${model.canQuit ? ' · q quit' : ''}` : 'Esc back'}` : keys.join(' · ');
+  const text = model.readOnly
+    ? `read-only: ${model.readOnly} · ${model.mode === 'list' ? `↑↓ Enter${model.canQuit ? ' · q quit' : ''}` : 'Esc back'}`
+    : keys.join(' · ');
   return left(p.paint('dim', text));
 }
 
@@ -108,7 +118,12 @@ export const WRITING_HEADING = 'assistant (writing…)';
  * body: a wrapped coloured line would lose its style on the next line, and redraws rewrite
  * single lines.
  */
-export function conversationLines(conv: Conversation | undefined, controls: readonly ControlRecord[], width: number, writing?: string): string[] {
+export function conversationLines(
+  conv: Conversation | undefined,
+  controls: readonly ControlRecord[],
+  width: number,
+  writing?: string,
+): string[] {
   const plain = makePainter(false);
   const blocks: { ts: number; order: number; text: string }[] = [];
   (conv?.items ?? []).forEach((item, i) => {
@@ -126,15 +141,25 @@ export function conversationLines(conv: Conversation | undefined, controls: read
   }
   if (writing) {
     if (lines.length > 0) lines.push('');
-    lines.push(...wrapToWidth(`${WRITING_HEADING}\n${writing.split('\n').map((l) => `  ${l}`).join('\n')}`, width));
+    lines.push(
+      ...wrapToWidth(
+        `${WRITING_HEADING}\n${writing
+          .split('\n')
+          .map((l) => `  ${l}`)
+          .join('\n')}`,
+        width,
+      ),
+    );
   }
   return lines;
 }
 
 /** What the instance is doing now, for the title line. */
 function liveActivity(inst: InstanceState): string {
-  if (inst.status === 'running' || inst.status === 'waiting') return currentToolText(inst) ?? inst.activity ?? 'working';
-  if (inst.status === 'failed' || inst.status === 'cancelled') return `${inst.failure ?? inst.status}: ${oneLine(inst.error ?? '')}`;
+  if (inst.status === 'running' || inst.status === 'waiting')
+    return currentToolText(inst) ?? inst.activity ?? 'working';
+  if (inst.status === 'failed' || inst.status === 'cancelled')
+    return `${inst.failure ?? inst.status}: ${oneLine(inst.error ?? '')}`;
   return '';
 }
 
@@ -142,12 +167,22 @@ function liveActivity(inst: InstanceState): string {
  * The conversation screen. Records the body's size in the model (the keys scroll within it).
  * `writing`: the text the agent is writing now (shown under the last message).
  */
-export function conversationFrame(state: RunState, inst: InstanceState, conv: Conversation | undefined, model: RunViewModel, o: FrameOptions, writing?: string): string[] {
+export function conversationFrame(
+  state: RunState,
+  inst: InstanceState,
+  conv: Conversation | undefined,
+  model: RunViewModel,
+  o: FrameOptions,
+  writing?: string,
+): string[] {
   const p = o.painter;
   const stopped = state.status !== 'running' && !isFinished(inst);
   const activity = stopped ? '' : liveActivity(inst);
   const status = stopped ? 'interrupted' : inst.status;
-  const title = cut(`${p.paint('bold', inst.label)} · ${status}${activity ? ` · ${activity}` : ''} · run ${state.runId}`, o);
+  const title = cut(
+    `${p.paint('bold', inst.label)} · ${status}${activity ? ` · ${activity}` : ''} · run ${state.runId}`,
+    o,
+  );
   const body = conversationLines(conv, controlsOf(state, inst), o.width - 1, writing);
   const usable = Math.max(3, o.height - DISPLAY_DEFAULTS.reservedRows);
   const room = usable - 2;

@@ -317,7 +317,9 @@ export class RunView extends LiveView {
     let text: string;
     try {
       const reply = await control.send(action);
-      text = reply.ok ? `${action.action} ${inst.label}: ${reply.message}` : `${action.action} ${inst.label} refused: ${reply.error}`;
+      text = reply.ok
+        ? `${action.action} ${inst.label}: ${reply.message}`
+        : `${action.action} ${inst.label} refused: ${reply.error}`;
     } catch (e) {
       text = `${action.action} ${inst.label} failed: ${e instanceof Error ? e.message : String(e)}`;
     }

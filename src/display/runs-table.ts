@@ -3,7 +3,13 @@ import type { RunListing } from '../run/run-store.js';
 import { formatCost, formatDateTime } from './format-units.js';
 import { fitToWidth, makePainter, padStartToWidth, type Painter } from './terminal-text.js';
 
-const COLOURS: Record<string, 'green' | 'red' | 'yellow' | 'cyan'> = { succeeded: 'green', failed: 'red', budget_exhausted: 'red', interrupted: 'yellow', running: 'cyan' };
+const COLOURS: Record<string, 'green' | 'red' | 'yellow' | 'cyan'> = {
+  succeeded: 'green',
+  failed: 'red',
+  budget_exhausted: 'red',
+  interrupted: 'yellow',
+  running: 'cyan',
+};
 
 /** "running (pid 4242 on build-1)" for a run whose coordinator holds its lease; the status otherwise. */
 function statusText(r: RunListing): string {

@@ -29,7 +29,15 @@ export type ConversationItem =
       tokens?: number;
       cost?: number;
     }
-  | { kind: 'toolResult'; ts: string; toolCallId: string; toolName: string; text: string; isError: boolean; images: number }
+  | {
+      kind: 'toolResult';
+      ts: string;
+      toolCallId: string;
+      toolName: string;
+      text: string;
+      isError: boolean;
+      images: number;
+    }
   | { kind: 'peer'; ts: string; from: string; text: string }
   | { kind: 'context'; ts: string; label: string; text: string }
   | { kind: 'summary'; ts: string; label: string; text: string }
@@ -81,7 +89,15 @@ function messageItem(m: AgentMessage, ts: string): ConversationItem | undefined 
     }
     case 'toolResult': {
       const { text, images } = textOf(m.content);
-      return { kind: 'toolResult', ts, toolCallId: m.toolCallId, toolName: m.toolName, text, isError: m.isError, images };
+      return {
+        kind: 'toolResult',
+        ts,
+        toolCallId: m.toolCallId,
+        toolName: m.toolName,
+        text,
+        isError: m.isError,
+        images,
+      };
     }
     case 'peer':
       return { kind: 'peer', ts, from: m.from, text: m.text };
@@ -103,7 +119,12 @@ function entryItem(e: SessionEntry): ConversationItem | undefined {
     case 'message':
       return messageItem(e.message, e.timestamp);
     case 'compaction':
-      return { kind: 'summary', ts: e.timestamp, label: `compacted (${e.tokensBefore} tokens before)`, text: e.summary };
+      return {
+        kind: 'summary',
+        ts: e.timestamp,
+        label: `compacted (${e.tokensBefore} tokens before)`,
+        text: e.summary,
+      };
     case 'branch_summary':
       return { kind: 'summary', ts: e.timestamp, label: 'branch summary', text: e.summary };
     case 'custom_message':

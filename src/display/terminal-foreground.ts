@@ -15,7 +15,9 @@ function processGroups(): { pgrp: number; tpgid: number } | undefined {
     // No /proc (macOS, the BSDs): ps knows both.
     const ps = spawnSync('ps', ['-o', 'pgid=,tpgid=', '-p', String(process.pid)], { encoding: 'utf8' });
     const [pgrp, tpgid] = (ps.stdout ?? '').trim().split(/\s+/).map(Number);
-    return pgrp !== undefined && tpgid !== undefined && Number.isFinite(pgrp) && Number.isFinite(tpgid) ? { pgrp, tpgid } : undefined;
+    return pgrp !== undefined && tpgid !== undefined && Number.isFinite(pgrp) && Number.isFinite(tpgid)
+      ? { pgrp, tpgid }
+      : undefined;
   }
 }
 

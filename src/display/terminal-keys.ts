@@ -2,7 +2,23 @@
 // the run view needs arrows, page keys, Enter, Esc, Backspace, Ctrl-C and typed text. A lone ESC
 // byte in a chunk is the Esc key (a terminal sends an escape sequence in one write).
 
-export type KeyName = 'up' | 'down' | 'left' | 'right' | 'pageup' | 'pagedown' | 'home' | 'end' | 'enter' | 'escape' | 'backspace' | 'tab' | 'ctrl-c' | 'ctrl-d' | 'ctrl-z' | 'char';
+export type KeyName =
+  | 'up'
+  | 'down'
+  | 'left'
+  | 'right'
+  | 'pageup'
+  | 'pagedown'
+  | 'home'
+  | 'end'
+  | 'enter'
+  | 'escape'
+  | 'backspace'
+  | 'tab'
+  | 'ctrl-c'
+  | 'ctrl-d'
+  | 'ctrl-z'
+  | 'char';
 
 export interface Key {
   name: KeyName;

@@ -30,7 +30,12 @@ export function shouldUseColor(opts: { isTTY: boolean; noColorFlag?: boolean; en
  * How `run` shows progress: the live view draws on stderr, so it needs only stderr to be a
  * terminal (stdout may go to a file: the summary is written there without colour).
  */
-export function runDisplayChoice(opts: { stdoutIsTTY: boolean; stderrIsTTY: boolean; noColorFlag?: boolean; env?: NodeJS.ProcessEnv }): { live: boolean; color: boolean; summaryColor: boolean } {
+export function runDisplayChoice(opts: {
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  noColorFlag?: boolean;
+  env?: NodeJS.ProcessEnv;
+}): { live: boolean; color: boolean; summaryColor: boolean } {
   const live = opts.stderrIsTTY;
   return {
     live,
@@ -64,7 +69,8 @@ export function displayWidth(s: string): number {
 function* cells(s: string): Generator<{ text: string; width: number; ansi: boolean }> {
   let plain = '';
   const flush = function* () {
-    for (const { segment } of graphemes.segment(plain)) yield { text: segment, width: stringWidth(segment), ansi: false };
+    for (const { segment } of graphemes.segment(plain))
+      yield { text: segment, width: stringWidth(segment), ansi: false };
     plain = '';
   };
   for (let i = 0; i < s.length; ) {

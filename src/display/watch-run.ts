@@ -33,9 +33,11 @@ export interface WatchOptions {
 
 /** Why actions cannot work now, or undefined when a coordinator on this host holds the run. */
 export function readOnlyReason(runDir: string, state: RunState): string | undefined {
-  if (state.status !== 'running' && state.eventCount > 0) return `the run has ended (${state.status.replace('_', ' ')})`;
+  if (state.status !== 'running' && state.eventCount > 0)
+    return `the run has ended (${state.status.replace('_', ' ')})`;
   const lease = readRunLease(runDir);
-  if (!lease || lease.state.state !== 'live') return 'no coordinator holds the run (it stopped; `orchestrate resume` continues it)';
+  if (!lease || lease.state.state !== 'live')
+    return 'no coordinator holds the run (it stopped; `orchestrate resume` continues it)';
   if (lease.holder.host !== hostname()) return `its coordinator runs on ${lease.holder.host}; watch from there to act`;
   return undefined;
 }

@@ -56,10 +56,18 @@ export class Admission {
     const recipe = this.opts.recipe;
     const agent = agentOf(recipe, task);
     const last = key ? this.lastCallTokens.get(key) : undefined;
-    let tokens = last !== undefined ? Math.ceil(last * ORCHESTRATOR_DEFAULTS.callEstimateGrowth) : ORCHESTRATOR_DEFAULTS.callEstimateTokens;
+    let tokens =
+      last !== undefined
+        ? Math.ceil(last * ORCHESTRATOR_DEFAULTS.callEstimateGrowth)
+        : ORCHESTRATOR_DEFAULTS.callEstimateTokens;
     // A first call never reserves more than a small share of the run's token budget.
-    if (last === undefined && recipe.budget.tokens !== undefined) tokens = Math.min(tokens, Math.max(1, Math.floor(recipe.budget.tokens / 20)));
-    const price = lookupModelPrice(model ?? agent?.model ?? recipe.model, agent?.provider ?? recipe.provider, recipe.models);
+    if (last === undefined && recipe.budget.tokens !== undefined)
+      tokens = Math.min(tokens, Math.max(1, Math.floor(recipe.budget.tokens / 20)));
+    const price = lookupModelPrice(
+      model ?? agent?.model ?? recipe.model,
+      agent?.provider ?? recipe.provider,
+      recipe.models,
+    );
     return { tokens, usd: (tokens * price.input) / 1e6 };
   }
 
@@ -70,7 +78,8 @@ export class Admission {
 
   /** What an instance of `t` may spend: its task's budget, or one first call. */
   private sliceOf(t: LoadedTask): Spend {
-    if (t.budget.usd !== undefined || t.budget.tokens !== undefined) return { usd: t.budget.usd ?? 0, tokens: t.budget.tokens ?? 0 };
+    if (t.budget.usd !== undefined || t.budget.tokens !== undefined)
+      return { usd: t.budget.usd ?? 0, tokens: t.budget.tokens ?? 0 };
     return this.callEstimate(undefined, t);
   }
 }

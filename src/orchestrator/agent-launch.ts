@@ -18,7 +18,13 @@ import { abortClass, describeThreadFailure } from './failure-policy.js';
 import type { InstanceTask } from './instance-task.js';
 import type { MessageRouter } from './message-router.js';
 import type { PermitBroker } from './permit-broker.js';
-import { parseWorkerMessage, WorkerResultSchema, type CoordinatorMessage, type WorkerMessage, type WorkerResult } from './protocol.js';
+import {
+  parseWorkerMessage,
+  WorkerResultSchema,
+  type CoordinatorMessage,
+  type WorkerMessage,
+  type WorkerResult,
+} from './protocol.js';
 import type { RunEventInput } from '../run/run-events.js';
 import { addUsageSummary, zeroUsage as zeroTotals, type BudgetScope, type UsageSummary } from '../run/usage-summary.js';
 
@@ -133,7 +139,12 @@ export class AgentLaunch {
     ctx.router.register({ id: ref.key, task: ref.task, post: (m) => this.post(m) });
     if (limits.timeoutMs) {
       const ms = limits.timeoutMs;
-      this.timers.push(setTimeout(() => this.abort(`timeout: the instance ran longer than its timeout (${Math.round(ms / 1000)}s)`), ms));
+      this.timers.push(
+        setTimeout(
+          () => this.abort(`timeout: the instance ran longer than its timeout (${Math.round(ms / 1000)}s)`),
+          ms,
+        ),
+      );
     }
     if (limits.idleTimeoutMs) this.watchIdle(limits.idleTimeoutMs);
     const full: InstanceTask = { ...task, port: port2 };
@@ -147,18 +158,36 @@ export class AgentLaunch {
         (raw: unknown): WorkerResult => {
           const parsed = WorkerResultSchema.safeParse(raw);
           if (parsed.success) return parsed.data;
-          return { ok: false as const, failure: 'crashed', error: `the worker returned a malformed result: ${parsed.error.issues[0]?.message ?? 'invalid'}`, usage: zeroUsage() };
+          return {
+            ok: false as const,
+            failure: 'crashed',
+            error: `the worker returned a malformed result: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+            usage: zeroUsage(),
+          };
         },
         (err: unknown): WorkerResult => {
           this.rejected = true;
-          if (this.abortReason) return { ok: false, failure: abortClass(this.abortReason), error: this.abortReason, usage: zeroUsage() };
+          if (this.abortReason)
+            return { ok: false, failure: abortClass(this.abortReason), error: this.abortReason, usage: zeroUsage() };
           const culprit = this.threadId !== undefined ? ctx.terminatedThreads?.get(this.threadId) : undefined;
           if (culprit !== undefined && culprit !== ref.key) {
-            return { ok: false, failure: 'crashed', collateral: true, error: `its worker thread was stopped because ${culprit}, which shared it, did not stop when aborted`, usage: zeroUsage() };
+            return {
+              ok: false,
+              failure: 'crashed',
+              collateral: true,
+              error: `its worker thread was stopped because ${culprit}, which shared it, did not stop when aborted`,
+              usage: zeroUsage(),
+            };
           }
           const d = describeThreadFailure(err);
           if (this.crashedShared()) {
-            return { ok: false, failure: d.failure, sharedCrash: true, error: `${d.error} (its worker thread also ran other agents, so which one caused it is unknown: retried on a thread of its own, not counted as a retry)`, usage: zeroUsage() };
+            return {
+              ok: false,
+              failure: d.failure,
+              sharedCrash: true,
+              error: `${d.error} (its worker thread also ran other agents, so which one caused it is unknown: retried on a thread of its own, not counted as a retry)`,
+              usage: zeroUsage(),
+            };
           }
           return { ok: false, failure: d.failure, error: d.error, usage: zeroUsage() };
         },
@@ -168,7 +197,8 @@ export class AgentLaunch {
       this.reconcile(r);
       await this.cleanup();
       // A thread that was stopped by our abort reports why, whatever the agent made of it.
-      if (!r.ok && this.abortReason && (r.failure === 'aborted' || r.failure === 'error')) return { ...r, failure: abortClass(this.abortReason), error: this.abortReason };
+      if (!r.ok && this.abortReason && (r.failure === 'aborted' || r.failure === 'error'))
+        return { ...r, failure: abortClass(this.abortReason), error: this.abortReason };
       return r;
     });
   }
@@ -235,10 +265,17 @@ export class AgentLaunch {
           this.wrapUpSentAt = now;
           const text = ORCHESTRATOR_DEFAULTS.wrapUpNote.replace('{seconds}', String(Math.round(idleMs / 1000)));
           this.post({ type: 'wrap_up', text });
-          this.ctx.emit({ type: 'agent_event', ...this.refFields(), event: { type: 'wrap_up_requested', idleMs: now - this.lastActivity, graceMs: grace } });
+          this.ctx.emit({
+            type: 'agent_event',
+            ...this.refFields(),
+            event: { type: 'wrap_up_requested', idleMs: now - this.lastActivity, graceMs: grace },
+          });
           return;
         }
-        if (now - this.wrapUpSentAt >= grace) this.abort(`stalled: no progress for ${Math.round((now - this.lastActivity) / 1000)}s, even after a wrap-up request`);
+        if (now - this.wrapUpSentAt >= grace)
+          this.abort(
+            `stalled: no progress for ${Math.round((now - this.lastActivity) / 1000)}s, even after a wrap-up request`,
+          );
       }, tick),
     );
   }
@@ -377,7 +414,13 @@ export class AgentLaunch {
         break;
       case 'rate_limited':
         this.ctx.broker.pause(m.model, m.delayMs);
-        this.ctx.emit({ type: 'rate_limited', ...base, model: m.model, delayMs: m.delayMs, ...(m.status !== undefined ? { status: m.status } : {}) });
+        this.ctx.emit({
+          type: 'rate_limited',
+          ...base,
+          model: m.model,
+          delayMs: m.delayMs,
+          ...(m.status !== undefined ? { status: m.status } : {}),
+        });
         break;
       case 'event':
         this.touch();
@@ -412,7 +455,14 @@ export class AgentLaunch {
       case 'send': {
         const r = this.ctx.router.send(ref.key, m.to, m.text);
         this.ctx.emit({ type: 'message', ...base, from: ref.key, to: m.to, text: m.text });
-        if (m.requestId !== undefined) this.post({ type: 'send_result', requestId: m.requestId, delivered: r.delivered, queued: r.queued, ...(r.error ? { error: r.error } : {}) });
+        if (m.requestId !== undefined)
+          this.post({
+            type: 'send_result',
+            requestId: m.requestId,
+            delivered: r.delivered,
+            queued: r.queued,
+            ...(r.error ? { error: r.error } : {}),
+          });
         break;
       }
       case 'done':
@@ -425,7 +475,11 @@ export class AgentLaunch {
     }
   }
 
-  private requestPermit(requestId: number, model: string, base: { task: string; key: string; attempt: number; parent?: string }): void {
+  private requestPermit(
+    requestId: number,
+    model: string,
+    base: { task: string; key: string; attempt: number; parent?: string },
+  ): void {
     this.pendingPermits++;
     let logged = false;
     const waitLog = setTimeout(() => {
@@ -433,7 +487,12 @@ export class AgentLaunch {
       this.ctx.emit({ type: 'permit_wait', ...base, model, reason: this.ctx.broker.waitReason() });
     }, PERMIT_WAIT_LOG_MS);
     void this.ctx.broker
-      .request({ model, scopes: this.ref.scopes, estimate: this.ctx.estimate(this.ref, model), signal: this.permitAbort.signal })
+      .request({
+        model,
+        scopes: this.ref.scopes,
+        estimate: this.ctx.estimate(this.ref, model),
+        signal: this.permitAbort.signal,
+      })
       .then((o) => {
         clearTimeout(waitLog);
         this.pendingPermits--;

@@ -40,7 +40,14 @@ export type FailureVerdict =
 
 export function retryPolicy(task: LoadedTask): RetryPolicy {
   const r = task.retries;
-  return { count: r.count, initialMs: r.backoff.initialMs, maxMs: r.backoff.maxMs, factor: r.backoff.factor, on: r.on.filter(isFailureClass), jitter: ORCHESTRATOR_DEFAULTS.retryJitter };
+  return {
+    count: r.count,
+    initialMs: r.backoff.initialMs,
+    maxMs: r.backoff.maxMs,
+    factor: r.backoff.factor,
+    on: r.on.filter(isFailureClass),
+    jitter: ORCHESTRATOR_DEFAULTS.retryJitter,
+  };
 }
 
 /** What a finished attempt's text means as the instance's output: parsed JSON (`output: json`), a command's trimmed output, or the reply. */
@@ -52,7 +59,12 @@ export function outputOf(task: LoadedTask, text: string): unknown {
   return task.kind === 'run' ? text.trimEnd() : text;
 }
 
-const ref = (inst: InstanceState) => ({ task: inst.task, key: inst.id, attempt: Math.max(1, inst.attempt), parent: inst.task });
+const ref = (inst: InstanceState) => ({
+  task: inst.task,
+  key: inst.id,
+  attempt: Math.max(1, inst.attempt),
+  parent: inst.task,
+});
 
 export function queuedEvent(inst: InstanceState): EventOf<'instance_queued'> {
   return { type: 'instance_queued', task: inst.task, key: inst.id, attempt: inst.attempt + 1, parent: inst.task };
@@ -67,7 +79,14 @@ export function startEvent(inst: InstanceState, resumedFromLeaf: boolean): Event
     cwd: inst.workCwd ?? inst.resolved!.cwd,
     ...(inst.sessionFiles[0] ? { sessionFile: inst.sessionFiles[0] } : {}),
     ...(resumedFromLeaf ? { resumedFromLeaf } : {}),
-    ...(g ? { baseTree: g.tree, repoRoot: g.root, ...(g.commit ? { baseCommit: g.commit } : {}), ...(g.worktree ? { worktree: g.worktree } : {}) } : {}),
+    ...(g
+      ? {
+          baseTree: g.tree,
+          repoRoot: g.root,
+          ...(g.commit ? { baseCommit: g.commit } : {}),
+          ...(g.worktree ? { worktree: g.worktree } : {}),
+        }
+      : {}),
   };
 }
 
@@ -100,7 +119,15 @@ export function skippedEvent(inst: InstanceState, reason: string): EventOf<'inst
 
 /** The final failure of an instance (failure `cancelled`: a user ended it). */
 export function failedEvent(inst: InstanceState, failure: FailureClass, error: string): FailedEvent {
-  return { type: 'instance_failed', ...ref(inst), failure, error, final: true, usage: inst.usage, durationMs: inst.durationMs ?? 0 };
+  return {
+    type: 'instance_failed',
+    ...ref(inst),
+    failure,
+    error,
+    final: true,
+    usage: inst.usage,
+    durationMs: inst.durationMs ?? 0,
+  };
 }
 
 /**
@@ -118,7 +145,8 @@ export function judgeFailedAttempt(args: {
   random?: () => number;
 }): FailureVerdict {
   const { inst, result } = args;
-  if (args.cancelledBy !== undefined) return { kind: 'cancelled', event: failedEvent(inst, 'cancelled', `cancelled by ${args.cancelledBy}`) };
+  if (args.cancelledBy !== undefined)
+    return { kind: 'cancelled', event: failedEvent(inst, 'cancelled', `cancelled by ${args.cancelledBy}`) };
   if (args.stopping === 'interrupted') return { kind: 'interrupted' };
   const failure: FailureClass = isFailureClass(result.failure) ? result.failure : 'error';
   const policy = retryPolicy(args.task);
@@ -141,7 +169,8 @@ export function judgeFailedAttempt(args: {
     };
   }
   const event = failedEvent(inst, failure, result.error);
-  if (failure === 'budget' && result.budgetScope === 'run') return { kind: 'failed', event, runBudgetSpent: result.error.replace(/^Budget exhausted:\s*/, '') };
+  if (failure === 'budget' && result.budgetScope === 'run')
+    return { kind: 'failed', event, runBudgetSpent: result.error.replace(/^Budget exhausted:\s*/, '') };
   return { kind: 'failed', event };
 }
 

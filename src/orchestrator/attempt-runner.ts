@@ -13,7 +13,15 @@ import { agentFileToDisplay, type InstanceState, type TaskState } from '../run/r
 import { parseSummary } from '../session/parse-summary.js';
 import type { Admission } from './admission.js';
 import type { LaunchContext } from './agent-launch.js';
-import { doneEvent, interrupted, judgeFailedAttempt, outputOf, skippedEvent, startEvent, type FailedEvent } from './attempt-lifecycle.js';
+import {
+  doneEvent,
+  interrupted,
+  judgeFailedAttempt,
+  outputOf,
+  skippedEvent,
+  startEvent,
+  type FailedEvent,
+} from './attempt-lifecycle.js';
 import type { ControlDesk } from './control-desk.js';
 import type { StopReason } from './control-decisions.js';
 import type { ExternalExecutor } from './instance-executor.js';
@@ -67,18 +75,28 @@ export class AttemptRunner {
       return;
     }
     // The attempt begins now; its start is logged once the workspace is ready (distributed: once a worker takes it).
-    applyInstanceEvent(inst, { type: 'instance_start', task: inst.task, key: inst.id, parent: inst.task, attempt: inst.attempt + 1 });
+    applyInstanceEvent(inst, {
+      type: 'instance_start',
+      task: inst.task,
+      key: inst.id,
+      parent: inst.task,
+      attempt: inst.attempt + 1,
+    });
     inst.startedAt ??= Date.now();
     const attemptStart = Date.now();
     const prepError = await c.runner.prepareWorkspace(t, inst);
     inst.sessionFiles = t.task.kind === 'run' ? [] : c.runner.sessionFilesOf(t, inst);
-    const start = startEvent(inst, inst.sessionFiles.some((f) => existsSync(f)));
+    const start = startEvent(
+      inst,
+      inst.sessionFiles.some((f) => existsSync(f)),
+    );
     if (c.executor !== undefined && t.task.kind !== 'run' && !prepError) this.remoteStarts.defer(start);
     else c.record(start);
     let result: WorkerResult;
     try {
       const cancelledBy = c.desk.cancelledBy(inst.id);
-      if (cancelledBy !== undefined) result = { ok: false, failure: 'cancelled', error: `cancelled by ${cancelledBy}`, usage: zeroUsage() };
+      if (cancelledBy !== undefined)
+        result = { ok: false, failure: 'cancelled', error: `cancelled by ${cancelledBy}`, usage: zeroUsage() };
       else if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
       else result = await c.runner.run(t, inst);
     } finally {
@@ -109,7 +127,8 @@ export class AttemptRunner {
       onStarted: (ref, worker) => {
         c.threads()?.started();
         c.desk.started(inst.id);
-        if (worker !== undefined) this.remoteStarts.workerTook({ task: inst.task, key: inst.id, attempt: inst.attempt }, ref.key, worker);
+        if (worker !== undefined)
+          this.remoteStarts.workerTook({ task: inst.task, key: inst.id, attempt: inst.attempt }, ref.key, worker);
       },
       onBudgetDenied: (_ref, reason, scope) => {
         if (scope === 'run') c.exhaustBudget(reason);
@@ -117,7 +136,11 @@ export class AttemptRunner {
     };
   }
 
-  private async complete(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: true }>): Promise<void> {
+  private async complete(
+    t: TaskState,
+    inst: InstanceState,
+    result: Extract<WorkerResult, { ok: true }>,
+  ): Promise<void> {
     const { recipe, landing } = this.ctx;
     inst.text = result.text;
     inst.output = outputOf(t.task, result.text);
@@ -127,7 +150,8 @@ export class AttemptRunner {
     inst.readFiles = (inst.handoff?.readFiles ?? []).map((f) => agentFileToDisplay(recipe.dir, inst, f));
     const land = await landing.land(t, inst, result.text);
     if (land.patchFile) inst.patchFile = land.patchFile;
-    if (!land.ok) return this.failed(t, inst, { ok: false, failure: 'patch_conflict', error: land.error, usage: zeroUsage() });
+    if (!land.ok)
+      return this.failed(t, inst, { ok: false, failure: 'patch_conflict', error: land.error, usage: zeroUsage() });
     for (const f of land.files) modified.add(f);
     this.ctx.record(doneEvent(inst, result, [...modified].sort(), land));
     this.ctx.planChanged();

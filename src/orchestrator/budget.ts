@@ -72,15 +72,26 @@ export class BudgetLedger {
       const r = this.reserved(scope);
       const label = scope === 'run' ? 'run budget' : `budget of ${scope}`;
       if (lim.usd !== undefined && s.usd + r.usd + estimate.usd > lim.usd + 1e-12)
-        return { ok: false, reason: `${label} of $${lim.usd} is spent ($${s.usd.toFixed(4)} used, $${r.usd.toFixed(4)} reserved)`, scope: budgetScopeOf(scope) };
+        return {
+          ok: false,
+          reason: `${label} of $${lim.usd} is spent ($${s.usd.toFixed(4)} used, $${r.usd.toFixed(4)} reserved)`,
+          scope: budgetScopeOf(scope),
+        };
       if (lim.tokens !== undefined && s.tokens + r.tokens + estimate.tokens > lim.tokens)
-        return { ok: false, reason: `${label} of ${lim.tokens} tokens is spent (${s.tokens} used, ${r.tokens} reserved)`, scope: budgetScopeOf(scope) };
+        return {
+          ok: false,
+          reason: `${label} of ${lim.tokens} tokens is spent (${s.tokens} used, ${r.tokens} reserved)`,
+          scope: budgetScopeOf(scope),
+        };
     }
     return { ok: true };
   }
 
   /** Reserves `estimate` in every scope if it fits; returns a reservation id. */
-  reserve(scopes: string[], estimate: Spend): { ok: true; id: number } | { ok: false; reason: string; scope: BudgetScope } {
+  reserve(
+    scopes: string[],
+    estimate: Spend,
+  ): { ok: true; id: number } | { ok: false; reason: string; scope: BudgetScope } {
     const v = this.check(scopes, estimate);
     if (!v.ok) return v;
     const id = this.nextId++;

@@ -75,7 +75,10 @@ export class CacheWarmup implements PermitGate {
     if (wave.leader === undefined) {
       wave.leader = instance;
       wave.leaderRequest = req;
-      wave.timer = setTimeout(() => this.open(task, `the first request did not start within ${this.maxWaitMs} ms`), this.maxWaitMs);
+      wave.timer = setTimeout(
+        () => this.open(task, `the first request did not start within ${this.maxWaitMs} ms`),
+        this.maxWaitMs,
+      );
       wave.timer.unref?.();
       return undefined;
     }
@@ -97,7 +100,8 @@ export class CacheWarmup implements PermitGate {
 
   settled(slotId: number, started: boolean): void {
     for (const [task, wave] of this.waves) {
-      if (!wave.open && wave.leaderSlot === slotId) this.open(task, started ? 'the first request started streaming' : 'the first request ended without a response');
+      if (!wave.open && wave.leaderSlot === slotId)
+        this.open(task, started ? 'the first request started streaming' : 'the first request ended without a response');
     }
   }
 

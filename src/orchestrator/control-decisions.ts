@@ -38,7 +38,10 @@ type Action = Exclude<ControlAction, { action: 'peek' }>;
 
 /** The answer to an action on a run that has ended (with how to go on when there is a way). */
 export function endedRunError(runId: string, a: ControlAction): string {
-  const next = a.action === 'retry' ? `; failed instances run again with: orchestrate resume ${runId} (a cancelled one: orchestrate resume ${runId} --retry ${a.instance})` : '';
+  const next =
+    a.action === 'retry'
+      ? `; failed instances run again with: orchestrate resume ${runId} (a cancelled one: orchestrate resume ${runId} --retry ${a.instance})`
+      : '';
   return `run ${runId} has ended${next}`;
 }
 
@@ -60,11 +63,17 @@ export function decideControl(view: ControlView, a: Action, by: string): Control
 }
 
 /** The instance a key names (a pair member's key names its pair), or why there is none. */
-export function controlTarget(view: ControlView, key: string): { inst: InstanceState; t: TaskState } | { error: string } {
+export function controlTarget(
+  view: ControlView,
+  key: string,
+): { inst: InstanceState; t: TaskState } | { error: string } {
   const inst = view.instances.get(instanceOfKey(key));
   if (inst) return { inst, t: view.tasks.get(inst.task)! };
   const waiting = view.tasks.get(key);
-  if (waiting) return { error: `task ${key} has not started yet (it waits for ${waiting.task.needs.join(', ') || 'its turn'}); its instances are not known until it does` };
+  if (waiting)
+    return {
+      error: `task ${key} has not started yet (it waits for ${waiting.task.needs.join(', ') || 'its turn'}); its instances are not known until it does`,
+    };
   const known = [...view.instances.keys()];
   const near = didYouMean(key, known);
   const close = near ? [near] : known.filter((k) => k.includes(key) || key.includes(k));
@@ -114,28 +123,65 @@ function decideCancel(view: ControlView, t: TaskState, inst: InstanceState, by: 
 }
 
 function decideSteer(view: ControlView, t: TaskState, inst: InstanceState, key: string, text: string): ControlDecision {
-  if (inst.status !== 'running' && inst.status !== 'waiting') return { ok: false, error: `${inst.id} is not running (${inst.status}); only a running agent can be steered` };
-  if (t.task.kind === 'run') return { ok: false, error: `${inst.id} is a run: step, not an agent; it cannot be steered` };
+  if (inst.status !== 'running' && inst.status !== 'waiting')
+    return { ok: false, error: `${inst.id} is not running (${inst.status}); only a running agent can be steered` };
+  if (t.task.kind === 'run')
+    return { ok: false, error: `${inst.id} is a run: step, not an agent; it cannot be steered` };
   // A pair is steered through its worker unless a member is named.
   const target = key.includes('@') ? key : t.task.kind === 'pair' ? `${inst.id}@worker` : inst.id;
-  if (!view.runningAgents.includes(target)) return { ok: false, error: `${target} has no running agent right now (starting, or between attempts); try again in a moment` };
-  return { ok: true, message: `delivered to ${target}: the agent reads it after its current step`, effect: { kind: 'steer', target, text } };
+  if (!view.runningAgents.includes(target))
+    return {
+      ok: false,
+      error: `${target} has no running agent right now (starting, or between attempts); try again in a moment`,
+    };
+  return {
+    ok: true,
+    message: `delivered to ${target}: the agent reads it after its current step`,
+    effect: { kind: 'steer', target, text },
+  };
 }
 
 function decideRetry(view: ControlView, inst: InstanceState): ControlDecision {
-  if (inst.status !== 'failed' && inst.status !== 'cancelled') return { ok: false, error: `${inst.id} is ${inst.status}; only a failed or cancelled instance can be retried` };
-  if (view.stopping) return { ok: false, error: `run ${view.runId} is stopping (${view.stopping}); nothing new starts. Once it has ended: orchestrate resume ${view.runId}` };
-  if (!inst.resolved) return { ok: false, error: `${inst.id} failed before it could start (${inst.error ?? 'unknown'}); fix the recipe, then: orchestrate resume ${view.runId}` };
-  return { ok: true, message: `retrying ${inst.id}: attempt ${inst.attempt + 1} continues from its session`, effect: { kind: 'retry', id: inst.id } };
+  if (inst.status !== 'failed' && inst.status !== 'cancelled')
+    return { ok: false, error: `${inst.id} is ${inst.status}; only a failed or cancelled instance can be retried` };
+  if (view.stopping)
+    return {
+      ok: false,
+      error: `run ${view.runId} is stopping (${view.stopping}); nothing new starts. Once it has ended: orchestrate resume ${view.runId}`,
+    };
+  if (!inst.resolved)
+    return {
+      ok: false,
+      error: `${inst.id} failed before it could start (${inst.error ?? 'unknown'}); fix the recipe, then: orchestrate resume ${view.runId}`,
+    };
+  return {
+    ok: true,
+    message: `retrying ${inst.id}: attempt ${inst.attempt + 1} continues from its session`,
+    effect: { kind: 'retry', id: inst.id },
+  };
 }
 
 /** `resume --retry KEY`: whether a cancelled instance of the log runs again with this resume, and the reply logged for it. */
-export function decideResumeRetry(runId: string, instances: ReadonlyMap<string, InstanceState>, key: string): { ok: true; id: string; message: string } | { ok: false; error: string } {
+export function decideResumeRetry(
+  runId: string,
+  instances: ReadonlyMap<string, InstanceState>,
+  key: string,
+): { ok: true; id: string; message: string } | { ok: false; error: string } {
   const inst = instances.get(instanceOfKey(key));
   if (!inst) {
     const near = didYouMean(key, [...instances.keys()]);
-    return { ok: false, error: `run ${runId} has no instance "${key}" in its log${near ? `; did you mean "${near}"?` : ''}` };
+    return {
+      ok: false,
+      error: `run ${runId} has no instance "${key}" in its log${near ? `; did you mean "${near}"?` : ''}`,
+    };
   }
-  if (inst.status !== 'cancelled') return { ok: false, error: inst.status === 'done' ? `${inst.id} is done; nothing to retry` : `${inst.id} was not cancelled; a resume runs it again anyway` };
+  if (inst.status !== 'cancelled')
+    return {
+      ok: false,
+      error:
+        inst.status === 'done'
+          ? `${inst.id} is done; nothing to retry`
+          : `${inst.id} was not cancelled; a resume runs it again anyway`,
+    };
   return { ok: true, id: inst.id, message: `${inst.id} runs again with this resume` };
 }

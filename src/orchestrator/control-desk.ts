@@ -7,7 +7,13 @@ import type { ControlAction, ControlReply, RunControl } from '../run/run-control
 import type { RunEventInput } from '../run/run-events.js';
 import type { InstanceState, TaskState } from '../run/run-state.js';
 import type { AgentLaunch } from './agent-launch.js';
-import { controlTarget, decideControl, endedRunError, type ControlEffect, type StopReason } from './control-decisions.js';
+import {
+  controlTarget,
+  decideControl,
+  endedRunError,
+  type ControlEffect,
+  type StopReason,
+} from './control-decisions.js';
 import type { MessageRouter } from './message-router.js';
 import { RunControlServer } from './run-control-server.js';
 
@@ -42,7 +48,10 @@ export class ControlDesk {
       try {
         return this.handle(a);
       } catch (err) {
-        return { ok: false, error: `the coordinator could not carry out ${a.action}: ${err instanceof Error ? err.message : String(err)}` };
+        return {
+          ok: false,
+          error: `the coordinator could not carry out ${a.action}: ${err instanceof Error ? err.message : String(err)}`,
+        };
       }
     },
   };
@@ -54,7 +63,13 @@ export class ControlDesk {
     try {
       this.server = await RunControlServer.start({ runDir: this.run.runDir, handle: (a) => this.handle(a) });
     } catch (err) {
-      this.run.record({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'control_unavailable', error: err instanceof Error ? err.message : String(err) } });
+      this.run.record({
+        type: 'agent_event',
+        task: '*',
+        key: '*',
+        attempt: 1,
+        event: { type: 'control_unavailable', error: err instanceof Error ? err.message : String(err) },
+      });
     }
   }
 
@@ -69,7 +84,15 @@ export class ControlDesk {
     if (this.run.ended()) return { ok: false, error: endedRunError(this.run.runId, a) };
     const d = decideControl(this.view(), a, by);
     const target = a.action !== 'cancel_run' ? { instance: a.instance } : {};
-    this.run.record({ type: 'control', action: a.action, ...target, by, ...(a.action === 'steer' ? { text: a.text } : {}), ok: d.ok, message: d.ok ? d.message : d.error });
+    this.run.record({
+      type: 'control',
+      action: a.action,
+      ...target,
+      by,
+      ...(a.action === 'steer' ? { text: a.text } : {}),
+      ok: d.ok,
+      message: d.ok ? d.message : d.error,
+    });
     if (!d.ok) return { ok: false, error: d.error };
     this.carryOut(d.effect);
     return { ok: true, message: d.message };
@@ -102,7 +125,14 @@ export class ControlDesk {
 
   private view() {
     const run = this.run;
-    return { runId: run.runId, stopping: run.stopping(), instances: run.instances, tasks: run.tasks, runningAgents: run.router.runningIds, cancelledBy: (id: string) => this.cancelRequests.get(id) };
+    return {
+      runId: run.runId,
+      stopping: run.stopping(),
+      instances: run.instances,
+      tasks: run.tasks,
+      runningAgents: run.router.runningIds,
+      cancelledBy: (id: string) => this.cancelRequests.get(id),
+    };
   }
 
   private carryOut(e: ControlEffect): void {

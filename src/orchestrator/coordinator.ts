@@ -91,7 +91,12 @@ export class Coordinator {
     };
     this.env = opts.env ?? process.env;
     this.ledger = new BudgetLedger(this.recipe.budget);
-    this.admission = new Admission({ recipe: this.recipe, ledger: this.ledger, taskOf: (id) => this.tasks.get(id)!.task, stopping: () => this.stopping });
+    this.admission = new Admission({
+      recipe: this.recipe,
+      ledger: this.ledger,
+      taskOf: (id) => this.tasks.get(id)!.task,
+      stopping: () => this.stopping,
+    });
     const rateLimits: Record<string, number> = { ...this.recipe.rateLimit.perModel };
     if (this.recipe.rateLimit.default !== undefined) rateLimits['*'] = this.recipe.rateLimit.default;
     this.broker = new PermitBroker({ rateLimits, budget: this.ledger, windowMs: opts.rateWindowMs, gate: this.warmup });
@@ -106,11 +111,23 @@ export class Coordinator {
       shellSignalFor: (inst) => this.desk.shellSignal(inst, this.shellAbort.signal),
       emit: (e) => this.record(e),
       launchContext: (inst) => this.attempts.launchContext(inst),
-      contextFor: (t) => (t.task.context === 'summaries' && t.task.needs.length > 0 ? renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs) || undefined : undefined),
+      contextFor: (t) =>
+        t.task.context === 'summaries' && t.task.needs.length > 0
+          ? renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs) || undefined
+          : undefined,
       siblings: () => [...this.instances.values()].map((inst) => ({ task: this.tasks.get(inst.task)!, inst })),
     });
-    this.scheduler = new Scheduler({ concurrency: this.recipe.concurrency, admit: (i, running) => this.admission.admit(i, running), onRefused: (i, reason) => this.refuse(i, reason) });
-    this.files = new RunFiles({ recipe: this.recipe, store: this.store, tasks: () => this.ordered(), liveStatus: () => (this.stopping ? `stopping (${this.stopping})` : 'running') });
+    this.scheduler = new Scheduler({
+      concurrency: this.recipe.concurrency,
+      admit: (i, running) => this.admission.admit(i, running),
+      onRefused: (i, reason) => this.refuse(i, reason),
+    });
+    this.files = new RunFiles({
+      recipe: this.recipe,
+      store: this.store,
+      tasks: () => this.ordered(),
+      liveStatus: () => (this.stopping ? `stopping (${this.stopping})` : 'running'),
+    });
     this.desk = new ControlDesk({
       runId: this.store.runId,
       runDir: this.store.dir,
@@ -147,7 +164,15 @@ export class Coordinator {
       fail: (e) => this.fail(e),
       expanded: (t) => {
         const toRun = t.instances.filter((i) => i.status !== 'done' && i.status !== 'cancelled').map((i) => i.id);
-        if (t.task.forEach && warmsCache(this.recipe.cacheWarmup, agentOf(this.recipe, t.task)?.provider ?? this.recipe.provider, toRun.length)) this.warmup.arm(t.task.id, toRun);
+        if (
+          t.task.forEach &&
+          warmsCache(
+            this.recipe.cacheWarmup,
+            agentOf(this.recipe, t.task)?.provider ?? this.recipe.provider,
+            toRun.length,
+          )
+        )
+          this.warmup.arm(t.task.id, toRun);
         for (const i of t.instances) this.ledger.setLimits(`instance:${i.id}`, t.task.budget);
       },
       queue: (t, inst) => this.queue(t, inst),
@@ -158,9 +183,23 @@ export class Coordinator {
       },
       planChanged: () => this.files.planChanged(),
     });
-    this.landing = new WorkspaceLanding({ recipeDir: this.recipe.dir, store: this.store, runner: this.runner, storageFailed: (m) => this.storageFailed(m) });
+    this.landing = new WorkspaceLanding({
+      recipeDir: this.recipe.dir,
+      store: this.store,
+      runner: this.runner,
+      storageFailed: (m) => this.storageFailed(m),
+    });
     this.attempts = new AttemptRunner({
-      ...{ recipe: this.recipe, tasks: this.tasks, runner: this.runner, landing: this.landing, desk: this.desk, admission: this.admission, broker: this.broker, router: this.router },
+      ...{
+        recipe: this.recipe,
+        tasks: this.tasks,
+        runner: this.runner,
+        landing: this.landing,
+        desk: this.desk,
+        admission: this.admission,
+        broker: this.broker,
+        router: this.router,
+      },
       threads: () => this.threads,
       ...(opts.executor ? { executor: opts.executor } : {}),
       stopping: () => this.stopping,
@@ -216,7 +255,8 @@ export class Coordinator {
     if (this.opts.replay) {
       this.restore(this.opts.replay);
       // A kill between logging an instance done and removing its landed worktree left it behind.
-      for (const inst of this.instances.values()) if (inst.status === 'done') await this.landing.drop(this.tasks.get(inst.task)!, inst);
+      for (const inst of this.instances.values())
+        if (inst.status === 'done') await this.landing.drop(this.tasks.get(inst.task)!, inst);
     } else this.record(runStartEvent(this.recipe, plan.plan, this.opts.overrides));
     if (!this.opts.executor) {
       this.threads = new ThreadPoolExecutor({
@@ -226,7 +266,14 @@ export class Coordinator {
         ...(this.opts.pool ? { pool: this.opts.pool } : {}),
         agentsPerThread: this.opts.agentsPerThread,
         resourceLimits: this.opts.resourceLimits,
-        onThreadError: (err) => this.record({ type: 'agent_event', task: '*', key: '*', attempt: 1, event: { type: 'worker_error', error: String(err) } }),
+        onThreadError: (err) =>
+          this.record({
+            type: 'agent_event',
+            task: '*',
+            key: '*',
+            attempt: 1,
+            event: { type: 'worker_error', error: String(err) },
+          }),
         onThreadsCannotStart: (reason) => this.threadsCannotStart(reason),
       });
     }
@@ -257,7 +304,14 @@ export class Coordinator {
     }
     for (const key of this.opts.retry ?? []) {
       const d = decideResumeRetry(this.store.runId, this.instances, key);
-      this.record({ type: 'control', action: 'retry', instance: key, by: this.opts.retryBy ?? 'resume', ok: d.ok, message: d.ok ? d.message : d.error });
+      this.record({
+        type: 'control',
+        action: 'retry',
+        instance: key,
+        by: this.opts.retryBy ?? 'resume',
+        ok: d.ok,
+        message: d.ok ? d.message : d.error,
+      });
     }
   }
 
@@ -279,7 +333,8 @@ export class Coordinator {
   private queue(t: TaskState, inst: InstanceState): void {
     // A stop (budget, fail-fast) can come while a fan-out is being queued (its first instance
     // refused); the scheduler takes nothing any more, so the rest would wait forever.
-    if (this.stopping && this.stopping !== 'interrupted') return this.record(skippedEvent(inst, `not started: the run is stopping (${this.stopping})`));
+    if (this.stopping && this.stopping !== 'interrupted')
+      return this.record(skippedEvent(inst, `not started: the run is stopping (${this.stopping})`));
     this.record(queuedEvent(inst));
     this.scheduler.submit(schedulable(t, inst), () => this.runInstance(t, inst));
   }
@@ -321,7 +376,8 @@ export class Coordinator {
       clearTimeout(timer);
       this.retryTimers.delete(id);
       const inst = this.instances.get(id);
-      if (inst && !isTerminal(inst.status)) this.fail(failedEvent(inst, inst.failure ?? 'error', `${inst.error ?? 'failed'} (not retried: ${reason})`));
+      if (inst && !isTerminal(inst.status))
+        this.fail(failedEvent(inst, inst.failure ?? 'error', `${inst.error ?? 'failed'} (not retried: ${reason})`));
     }
     for (const t of this.tasks.values()) this.walk.settle(t);
     this.advance();
@@ -356,7 +412,13 @@ export class Coordinator {
       await this.attempts.run(t, inst);
     } catch (err) {
       // A bug in the coordinator must not hang the run: the instance fails with the reason.
-      this.fail(failedEvent(inst, 'error', `coordinator error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`));
+      this.fail(
+        failedEvent(
+          inst,
+          'error',
+          `coordinator error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+        ),
+      );
     } finally {
       this.desk.forget(inst.id);
       this.inflight--;
@@ -393,7 +455,21 @@ export class Coordinator {
     // A record that could not be completed fails the run, whatever the agents did.
     if (this.storageError) status = 'failed';
     const dir = this.store.dir;
-    const error = this.storageError ? { error: `${this.storageError}. The run was stopped; what was written before is intact. Fix the disk, then: orchestrate resume ${dir}` } : {};
-    return { status, runId: this.store.runId, dir, usage: this.runUsage, durationMs: endedAt - this.startedAt, planFile: join(dir, 'plan.md'), resultFile: written.resultPath, tasks: this.ordered(), ...error };
+    const error = this.storageError
+      ? {
+          error: `${this.storageError}. The run was stopped; what was written before is intact. Fix the disk, then: orchestrate resume ${dir}`,
+        }
+      : {};
+    return {
+      status,
+      runId: this.store.runId,
+      dir,
+      usage: this.runUsage,
+      durationMs: endedAt - this.startedAt,
+      planFile: join(dir, 'plan.md'),
+      resultFile: written.resultPath,
+      tasks: this.ordered(),
+      ...error,
+    };
   }
 }

@@ -34,7 +34,11 @@ export function isFailureClass(s: string): s is FailureClass {
  * error); otherwise, and for server and connection failures whose text says more (a timeout, an
  * overloaded 503), the text decides (classifyErrorText).
  */
-export function classifyReplyError(reply: { errorMessage?: string; errorStatus?: number; errorKind?: 'rate_limit' | 'overloaded' | 'server' | 'connection' }): FailureClass {
+export function classifyReplyError(reply: {
+  errorMessage?: string;
+  errorStatus?: number;
+  errorKind?: 'rate_limit' | 'overloaded' | 'server' | 'connection';
+}): FailureClass {
   const text = reply.errorMessage ?? '';
   if (/^Budget exhausted\b/.test(text)) return 'budget';
   if (reply.errorKind === 'rate_limit') return 'rate_limit';
@@ -66,9 +70,13 @@ export function describeThreadFailure(err: unknown): { failure: FailureClass; er
   const e = err as { code?: string; message?: string; name?: string } | undefined;
   const message = e?.message ?? String(err);
   if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY' || /out of memory|memory limit/i.test(message)) {
-    return { failure: 'crashed', error: `worker thread ran out of memory: ${message}. Raise the worker memory limit or reduce what the agent holds (large tool outputs).` };
+    return {
+      failure: 'crashed',
+      error: `worker thread ran out of memory: ${message}. Raise the worker memory limit or reduce what the agent holds (large tool outputs).`,
+    };
   }
-  if (/worker exited with code/i.test(message)) return { failure: 'crashed', error: `worker thread exited: ${message}` };
+  if (/worker exited with code/i.test(message))
+    return { failure: 'crashed', error: `worker thread exited: ${message}` };
   return { failure: 'crashed', error: `worker thread failed: ${message}` };
 }
 

@@ -7,7 +7,16 @@
 //
 // Every git here runs through tools/product-git (sanitized environment, the repository's program
 // keys disabled, inside bubblewrap where it works): the repository is the model's to configure.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { productGit, productGitScript, withProductTemp, type ProductCommandOptions } from '../tools/product-git.js';
 
@@ -24,10 +33,24 @@ export interface GitResult {
  * Runs one product git in `cwd`. `env` holds the caller's GIT_* variables; the folders of a
  * GIT_INDEX_FILE or GIT_OBJECT_DIRECTORY it names are writable in the sandbox, as is `writable`.
  */
-export async function git(args: string[], cwd: string, env?: Record<string, string>, more: Pick<ProductCommandOptions, 'input' | 'writable'> = {}): Promise<GitResult> {
+export async function git(
+  args: string[],
+  cwd: string,
+  env?: Record<string, string>,
+  more: Pick<ProductCommandOptions, 'input' | 'writable'> = {},
+): Promise<GitResult> {
   try {
-    const r = await productGit(args, { cwd, env, input: more.input, writable: [...writableOf(env), ...(more.writable ?? [])] });
-    return { ok: r.code === 0, stdout: r.stdout.toString('utf8'), stderr: r.stderr || (r.code === 0 ? '' : `git ${args[0] ?? ''} exited with ${String(r.code)}`) };
+    const r = await productGit(args, {
+      cwd,
+      env,
+      input: more.input,
+      writable: [...writableOf(env), ...(more.writable ?? [])],
+    });
+    return {
+      ok: r.code === 0,
+      stdout: r.stdout.toString('utf8'),
+      stderr: r.stderr || (r.code === 0 ? '' : `git ${args[0] ?? ''} exited with ${String(r.code)}`),
+    };
   } catch (err) {
     return { ok: false, stdout: '', stderr: err instanceof Error ? err.message : String(err) };
   }
@@ -106,12 +129,20 @@ git add -A -- "$1" || exit 4
 `;
 
 /** Runs a STAGE_SCOPE script for the folder `dir` with a throwaway index in a private temp folder. */
-async function inTempIndex(dir: string, script: string, extra: string[] = []): Promise<{ code: number | null; stdout: Buffer } | undefined> {
+async function inTempIndex(
+  dir: string,
+  script: string,
+  extra: string[] = [],
+): Promise<{ code: number | null; stdout: Buffer } | undefined> {
   if (!existsSync(dir) || !mayBeInGitRepo(dir)) return undefined;
   const real = realpathSync(dir);
   return withProductTemp('orchestrate-index-', async (tmp) => {
     try {
-      const r = await productGitScript(STAGE_SCOPE + script, [real, ...extra], { cwd: real, env: { GIT_INDEX_FILE: join(tmp, 'index') }, writable: [tmp] });
+      const r = await productGitScript(STAGE_SCOPE + script, [real, ...extra], {
+        cwd: real,
+        env: { GIT_INDEX_FILE: join(tmp, 'index') },
+        writable: [tmp],
+      });
       return { code: r.code, stdout: r.stdout };
     } catch {
       return undefined;
@@ -137,7 +168,10 @@ printf '%s\\n%s\\n%s\\n' "$top" "$head" "$tree"
  * The patch of everything that changed under `dir` since `baseTree` (binary-safe, untracked
  * files included), plus the changed paths relative to the repository root.
  */
-export async function diffSince(dir: string, baseTree: string | undefined): Promise<{ patch: string; files: string[] } | undefined> {
+export async function diffSince(
+  dir: string,
+  baseTree: string | undefined,
+): Promise<{ patch: string; files: string[] } | undefined> {
   const r = await inTempIndex(
     dir,
     `git diff --cached --binary --no-color --no-ext-diff --no-textconv "$2" -- "$1" || exit 5
@@ -150,11 +184,21 @@ git diff --cached --name-only --no-renames --no-ext-diff --no-textconv "$2" -- "
   const text = r.stdout.toString('utf8');
   const cut = text.lastIndexOf('\0');
   if (cut < 0) return undefined;
-  return { patch: text.slice(0, cut), files: text.slice(cut + 1).split('\n').filter(Boolean) };
+  return {
+    patch: text.slice(0, cut),
+    files: text
+      .slice(cut + 1)
+      .split('\n')
+      .filter(Boolean),
+  };
 }
 
 /** Creates a detached worktree of `root` at `commit` in `dir` (reused if it is already there). */
-export async function addWorktree(root: string, dir: string, commit: string | undefined): Promise<{ ok: true } | { ok: false; error: string }> {
+export async function addWorktree(
+  root: string,
+  dir: string,
+  commit: string | undefined,
+): Promise<{ ok: true } | { ok: false; error: string }> {
   if (existsSync(join(dir, '.git'))) return { ok: true };
   if (!commit) return { ok: false, error: `cannot make a worktree of ${root}: the repository has no commits yet` };
   // The (empty) folder itself is made and bound into the sandbox: its parent may be removed

@@ -6,6 +6,15 @@
 //   import { runRecipeFile } from 'orchestrate-agents/orchestrator';
 //   const started = await runRecipeFile('plan.yaml');
 //   if (started.ok) console.log(started.outcome.status, started.outcome.resultFile);
-export { runRecipeFile, runLoadedRecipe, resumeRunDir, defaultRunsDir, missingApiKey, type RunOptions, type ResumeOptions, type StartResult } from './run-recipe.js';
+export {
+  runRecipeFile,
+  runLoadedRecipe,
+  resumeRunDir,
+  defaultRunsDir,
+  missingApiKey,
+  type RunOptions,
+  type ResumeOptions,
+  type StartResult,
+} from './run-recipe.js';
 export type { RunOutcome } from './coordinator.js';
 export { ORCHESTRATOR_DEFAULTS } from './defaults.js';

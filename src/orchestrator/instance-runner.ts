@@ -104,8 +104,15 @@ export class InstanceRunner {
    * the task's `writes:` (made by bash, verify or a `run:` step) are reverted and fail the attempt.
    */
   async run(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
-    const result = t.task.kind === 'run' ? await this.runShell(t, inst) : t.task.kind === 'pair' ? await this.runPair(t, inst) : await this.runAgent(t, inst);
-    return enforceWriteScope(t, inst, result, this.ctx.siblings?.() ?? [], (root, fn) => this.withGitLock(root, fn), [dirname(this.ctx.store.dir)]);
+    const result =
+      t.task.kind === 'run'
+        ? await this.runShell(t, inst)
+        : t.task.kind === 'pair'
+          ? await this.runPair(t, inst)
+          : await this.runAgent(t, inst);
+    return enforceWriteScope(t, inst, result, this.ctx.siblings?.() ?? [], (root, fn) => this.withGitLock(root, fn), [
+      dirname(this.ctx.store.dir),
+    ]);
   }
 
   private sandboxWarned = false;
@@ -114,11 +121,22 @@ export class InstanceRunner {
    * The confinement of an instance's commands: the mode asked for, unless bwrap cannot work
    * here (probed once per process); then commands run unconfined and the run warns once.
    */
-  sandboxFor(inst: InstanceState, requested: SandboxMode | undefined, network: boolean | undefined): NonNullable<InstanceTask['sandbox']> {
+  sandboxFor(
+    inst: InstanceState,
+    requested: SandboxMode | undefined,
+    network: boolean | undefined,
+  ): NonNullable<InstanceTask['sandbox']> {
     const { mode, warning } = resolveSandboxMode({ mode: requested ?? 'workspace' });
     if (warning && !this.sandboxWarned) {
       this.sandboxWarned = true;
-      this.ctx.emit({ type: 'agent_event', task: inst.task, key: inst.id, attempt: inst.attempt, parent: inst.task, event: { type: 'notice', text: warning } });
+      this.ctx.emit({
+        type: 'agent_event',
+        task: inst.task,
+        key: inst.id,
+        attempt: inst.attempt,
+        parent: inst.task,
+        event: { type: 'notice', text: warning },
+      });
     }
     // The runs folder (this run's and the others'): logs, sessions and patches are not the agent's to read or change.
     return { mode, network: network ?? false, hide: [dirname(this.ctx.store.dir)] };
@@ -133,18 +151,37 @@ export class InstanceRunner {
    * on a branch, or applied to the checkout. With `merge: patch`, or outside a worktree, nothing
    * happens. The worktree stays until the instance is logged done (dropWorktree).
    */
-  async landWork(t: TaskState, inst: InstanceState, patch: string | undefined, patchName: string, text: string): Promise<LandResult> {
+  async landWork(
+    t: TaskState,
+    inst: InstanceState,
+    patch: string | undefined,
+    patchName: string,
+    text: string,
+  ): Promise<LandResult> {
     const g = inst.git;
     if (t.task.merge === 'patch' || !g?.worktree) return { ok: true };
     const root = g.root;
     let landed: LandResult = { ok: true };
     if (patch?.trim()) {
       if (t.task.merge === 'branch') {
-        if (!g.commit) return { ok: false, error: `cannot commit to a branch: the worktree of ${root} has no base commit` };
-        const headline = text.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? 'done';
+        if (!g.commit)
+          return { ok: false, error: `cannot commit to a branch: the worktree of ${root} has no base commit` };
+        const headline =
+          text
+            .split('\n')
+            .map((l) => l.trim())
+            .find((l) => l !== '') ?? 'done';
         const message = `${inst.id}: ${headline.length > 72 ? `${headline.slice(0, 69)}...` : headline}\n\nRun ${this.ctx.store.runId}, task ${t.task.id}, instance ${inst.id} (orchestrate).\n`;
         // The reply's first line goes into the repository: secrets are replaced as in every file of the run.
-        landed = await this.withGitLock(root, () => commitToBranch(root, g.commit!, branchName(this.ctx.store.runId, inst.id), patch, this.ctx.store.redactText(message)));
+        landed = await this.withGitLock(root, () =>
+          commitToBranch(
+            root,
+            g.commit!,
+            branchName(this.ctx.store.runId, inst.id),
+            patch,
+            this.ctx.store.redactText(message),
+          ),
+        );
       } else landed = await this.withGitLock(root, () => applyToCheckout(root, patch, patchName));
     }
     return landed;
@@ -174,7 +211,8 @@ export class InstanceRunner {
     inst.workCwd = cwd;
     // A resumed run whose recorded repository no longer holds the cwd (the project moved while
     // the repository stayed where it was): the repository is the one the cwd is in now.
-    if (inst.git && relative(inst.git.root, cwd).startsWith('..')) inst.git.root = (await repoRoot(cwd)) ?? inst.git.root;
+    if (inst.git && relative(inst.git.root, cwd).startsWith('..'))
+      inst.git.root = (await repoRoot(cwd)) ?? inst.git.root;
     if (inst.git?.worktree) {
       const wt = inst.git.worktree;
       if (!existsSync(join(wt, '.git'))) {
@@ -217,11 +255,16 @@ export class InstanceRunner {
   }
 
   sessionFilesOf(t: TaskState, inst: InstanceState): string[] {
-    if (t.task.kind === 'pair') return [this.ctx.store.sessionFile(`${inst.id}@worker`), this.ctx.store.sessionFile(`${inst.id}@planner`)];
+    if (t.task.kind === 'pair')
+      return [this.ctx.store.sessionFile(`${inst.id}@worker`), this.ctx.store.sessionFile(`${inst.id}@planner`)];
     return [this.ctx.store.sessionFile(inst.id)];
   }
 
-  baseTask(t: TaskState, inst: InstanceState, agent: LoadedAgent): Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> {
+  baseTask(
+    t: TaskState,
+    inst: InstanceState,
+    agent: LoadedAgent,
+  ): Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> {
     const cwd = inst.workCwd ?? inst.resolved!.cwd;
     const writes = writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []);
     const base: Omit<InstanceTask, 'port' | 'id' | 'role' | 'sessionFile' | 'summarize'> = {
@@ -243,7 +286,11 @@ export class InstanceRunner {
     };
     if (inst.attemptFailures?.some((f) => f.attempt === inst.attempt - 1)) base.afterFailure = true;
     if (writes.length) base.writeScope = writes.map((w) => relative(cwd, intoWorktree(inst, w)));
-    base.sandbox = this.sandboxFor(inst, agent.sandbox ?? this.ctx.recipe.sandbox, agent.network ?? this.ctx.recipe.network);
+    base.sandbox = this.sandboxFor(
+      inst,
+      agent.sandbox ?? this.ctx.recipe.sandbox,
+      agent.network ?? this.ctx.recipe.network,
+    );
     if (t.task.outputSchema) base.outputSchema = t.task.outputSchema;
     const context = this.ctx.contextFor(t);
     if (context) base.contextMessage = context;
@@ -261,10 +308,31 @@ export class InstanceRunner {
 
   async runAgent(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
     const agent = this.ctx.recipe.agents[t.task.agent ?? ''];
-    if (!agent) return { ok: false, failure: 'error', error: `task ${t.task.id} names agent "${t.task.agent}", which the recipe does not define`, usage: zeroUsage() };
-    const ref: LaunchRef = { task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, scopes: ['run', `instance:${inst.id}`] };
-    const task = { ...this.baseTask(t, inst, agent), id: inst.id, role: 'solo' as const, sessionFile: this.ctx.store.sessionFile(inst.id), summarize: true };
-    const launch = new AgentLaunch(this.ctx.launchContext(inst), ref, task, { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs });
+    if (!agent)
+      return {
+        ok: false,
+        failure: 'error',
+        error: `task ${t.task.id} names agent "${t.task.agent}", which the recipe does not define`,
+        usage: zeroUsage(),
+      };
+    const ref: LaunchRef = {
+      task: t.task.id,
+      key: inst.id,
+      attempt: inst.attempt,
+      parent: t.task.id,
+      scopes: ['run', `instance:${inst.id}`],
+    };
+    const task = {
+      ...this.baseTask(t, inst, agent),
+      id: inst.id,
+      role: 'solo' as const,
+      sessionFile: this.ctx.store.sessionFile(inst.id),
+      summarize: true,
+    };
+    const launch = new AgentLaunch(this.ctx.launchContext(inst), ref, task, {
+      timeoutMs: t.task.timeoutMs,
+      idleTimeoutMs: t.task.idleTimeoutMs,
+    });
     this.ctx.launches.set(inst.id, [launch]);
     try {
       return await launch.result;
@@ -277,14 +345,30 @@ export class InstanceRunner {
     const pair = t.task.pair!;
     const planner = this.ctx.recipe.agents[pair.planner];
     const worker = this.ctx.recipe.agents[pair.worker];
-    if (!planner || !worker) return { ok: false, failure: 'error', error: `pair of task ${t.task.id} names an agent the recipe does not define`, usage: zeroUsage() };
+    if (!planner || !worker)
+      return {
+        ok: false,
+        failure: 'error',
+        error: `pair of task ${t.task.id} names an agent the recipe does not define`,
+        usage: zeroUsage(),
+      };
     const channel = new MessageChannel();
     const limits = { timeoutMs: t.task.timeoutMs, idleTimeoutMs: t.task.idleTimeoutMs };
     const scopes = ['run', `instance:${inst.id}`];
     const member = (role: 'worker' | 'planner', agent: LoadedAgent, port: MessagePort) => {
       const key = `${inst.id}@${role}`;
       const ref: LaunchRef = { task: t.task.id, key, attempt: inst.attempt, parent: inst.id, scopes };
-      const task = { ...this.baseTask(t, inst, agent), id: key, parent: inst.id, role: `pair-${role}` as const, sessionFile: this.ctx.store.sessionFile(key), summarize: role === 'worker', maxRounds: pair.maxRounds, onMaxRounds: pair.onMaxRounds, peerPort: port };
+      const task = {
+        ...this.baseTask(t, inst, agent),
+        id: key,
+        parent: inst.id,
+        role: `pair-${role}` as const,
+        sessionFile: this.ctx.store.sessionFile(key),
+        summarize: role === 'worker',
+        maxRounds: pair.maxRounds,
+        onMaxRounds: pair.onMaxRounds,
+        peerPort: port,
+      };
       // The planner only reviews: verify and JSON output apply to the worker's result.
       if (role === 'planner') Object.assign(task, { verify: [], output: 'text' as const });
       return new AgentLaunch(this.ctx.launchContext(inst), ref, task, limits);
@@ -296,7 +380,14 @@ export class InstanceRunner {
       const usage = addUsageSummary(w!.usage, p!.usage);
       if (w!.ok && p!.ok) return { ...w!, usage };
       // The member that failed first is the cause; the other one usually only lost its partner.
-      const primary = !p!.ok && ['crashed', 'timeout', 'stalled', 'budget', 'rate_limit', 'overloaded'].includes(p!.failure) && (w!.ok || !['crashed', 'timeout', 'stalled', 'budget'].includes(w!.failure)) ? p! : w!.ok ? p! : w!;
+      const primary =
+        !p!.ok &&
+        ['crashed', 'timeout', 'stalled', 'budget', 'rate_limit', 'overloaded'].includes(p!.failure) &&
+        (w!.ok || !['crashed', 'timeout', 'stalled', 'budget'].includes(w!.failure))
+          ? p!
+          : w!.ok
+            ? p!
+            : w!;
       if (primary.ok) return { ...primary, usage };
       const who = primary === p ? 'planner' : 'worker';
       return { ...primary, error: `${who}: ${primary.error}`, usage };
@@ -308,11 +399,36 @@ export class InstanceRunner {
   async runShell(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
     const sandbox = this.sandboxFor(inst, this.ctx.recipe.sandbox, this.ctx.recipe.network);
     const cwd = inst.workCwd ?? inst.resolved!.cwd;
-    const r = await runCommand(inst.resolved!.run ?? '', { cwd, env: inst.resolved!.env, timeoutMs: t.task.timeoutMs, signal: this.ctx.shellSignalFor?.(inst) ?? this.ctx.shellSignal, sandbox });
-    this.ctx.emit({ type: 'agent_event', task: t.task.id, key: inst.id, attempt: inst.attempt, parent: t.task.id, event: { type: 'command_end', command: r.command, exitCode: r.exitCode, output: r.output, durationMs: r.durationMs } });
-    if (r.ok) return { ok: true, text: r.output, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 };
+    const r = await runCommand(inst.resolved!.run ?? '', {
+      cwd,
+      env: inst.resolved!.env,
+      timeoutMs: t.task.timeoutMs,
+      signal: this.ctx.shellSignalFor?.(inst) ?? this.ctx.shellSignal,
+      sandbox,
+    });
+    this.ctx.emit({
+      type: 'agent_event',
+      task: t.task.id,
+      key: inst.id,
+      attempt: inst.attempt,
+      parent: t.task.id,
+      event: {
+        type: 'command_end',
+        command: r.command,
+        exitCode: r.exitCode,
+        output: r.output,
+        durationMs: r.durationMs,
+      },
+    });
+    if (r.ok)
+      return { ok: true, text: r.output, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 };
     const failure: FailureClass = r.timedOut ? 'timeout' : r.aborted ? 'aborted' : 'error';
     const tail = r.output.trim().split('\n').slice(-5).join(' | ');
-    return { ok: false, failure, error: `\`${r.command}\` ${r.timedOut ? 'timed out' : `exited with ${r.exitCode ?? r.signal}`}${tail ? `: ${tail}` : ''}`, usage: zeroUsage() };
+    return {
+      ok: false,
+      failure,
+      error: `\`${r.command}\` ${r.timedOut ? 'timed out' : `exited with ${r.exitCode ?? r.signal}`}${tail ? `: ${tail}` : ''}`,
+      usage: zeroUsage(),
+    };
   }
 }

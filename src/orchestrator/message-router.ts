@@ -30,12 +30,17 @@ export interface RouterDirectory {
 }
 
 /** The directory of a run's tasks and instances (a pair's agents are `<id>@worker` and `<id>@planner`). */
-export function runDirectory(tasks: ReadonlyMap<string, TaskState>, instances: ReadonlyMap<string, InstanceState>): RouterDirectory {
+export function runDirectory(
+  tasks: ReadonlyMap<string, TaskState>,
+  instances: ReadonlyMap<string, InstanceState>,
+): RouterDirectory {
   return {
     instancesOf: (task) => {
       const t = tasks.get(task);
       if (!t) return undefined;
-      return t.task.kind === 'pair' ? t.instances.flatMap((i) => [`${i.id}@worker`, `${i.id}@planner`]) : t.instances.map((i) => i.id);
+      return t.task.kind === 'pair'
+        ? t.instances.flatMap((i) => [`${i.id}@worker`, `${i.id}@planner`])
+        : t.instances.map((i) => i.id);
     },
     hasInstance: (id) => instances.has(instanceOfKey(id)),
     isFinished: (id) => {
@@ -115,13 +120,17 @@ export class MessageRouter {
     }
     if (this.directory.hasInstance(target)) {
       if (target === from) return { ...out, error: 'an agent cannot send a message to itself' };
-      if (this.directory.isFinished(target)) return { ...out, error: `${target} has already finished; it cannot read messages any more` };
+      if (this.directory.isFinished(target))
+        return { ...out, error: `${target} has already finished; it cannot read messages any more` };
       this.toInstance(target, mail, out);
       return out;
     }
     const ids = this.directory.instancesOf(target);
     if (ids === undefined) {
-      return { ...out, error: `no task or agent is called "${target}". Use a task id, an instance id (task.key), "parent" or "*".` };
+      return {
+        ...out,
+        error: `no task or agent is called "${target}". Use a task id, an instance id (task.key), "parent" or "*".`,
+      };
     }
     if (ids.length === 0) {
       const box = this.taskMail.get(target) ?? [];
@@ -131,7 +140,8 @@ export class MessageRouter {
       return out;
     }
     for (const id of ids) if (id !== from) this.toInstance(id, mail, out);
-    if (out.delivered.length === 0 && out.queued.length === 0) out.error = `every instance of ${target} has already finished`;
+    if (out.delivered.length === 0 && out.queued.length === 0)
+      out.error = `every instance of ${target} has already finished`;
     return out;
   }
 }

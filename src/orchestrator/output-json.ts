@@ -33,7 +33,10 @@ export function extractJson(text: string): OutputCheck {
       if (span.ok) return span;
     }
   }
-  return { ok: false, error: `the final answer is not valid JSON (it starts with ${JSON.stringify(trimmed.slice(0, 60))})` };
+  return {
+    ok: false,
+    error: `the final answer is not valid JSON (it starts with ${JSON.stringify(trimmed.slice(0, 60))})`,
+  };
 }
 
 const schemaCache = new WeakMap<object, z.ZodType>();
@@ -52,7 +55,9 @@ export function checkJsonSchema(value: unknown, schema: Record<string, unknown>)
   }
   const r = zodSchema.safeParse(value);
   if (r.success) return { ok: true, value };
-  const problems = r.error.issues.slice(0, 8).map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  const problems = r.error.issues
+    .slice(0, 8)
+    .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
   const more = r.error.issues.length > 8 ? ` (and ${r.error.issues.length - 8} more)` : '';
   return { ok: false, error: `the JSON does not match output_schema: ${problems.join('; ')}${more}` };
 }

@@ -89,7 +89,12 @@ export class PermitBroker {
     if (!l) {
       const limit = this.opts.rateLimits?.[model] ?? this.opts.rateLimits?.['*'];
       if (!limit) return undefined;
-      l = new SlidingWindowLimiter({ limit, windowMs: this.opts.windowMs, marginMs: this.opts.marginMs, now: this.now });
+      l = new SlidingWindowLimiter({
+        limit,
+        windowMs: this.opts.windowMs,
+        marginMs: this.opts.marginMs,
+        now: this.now,
+      });
       this.limiters.set(model, l);
     }
     return l;
@@ -183,7 +188,8 @@ export class PermitBroker {
     for (const w of this.waiters) {
       if (w.refuse.signal.aborted) continue;
       const verdict = this.budget.check(w.req.scopes, w.req.estimate);
-      if (!verdict.ok) w.refuse.abort({ ok: false, reason: verdict.reason, budget: verdict.scope } satisfies PermitOutcome);
+      if (!verdict.ok)
+        w.refuse.abort({ ok: false, reason: verdict.reason, budget: verdict.scope } satisfies PermitOutcome);
     }
     const wakers = this.wakers;
     this.wakers = new Set();
@@ -197,7 +203,7 @@ export class PermitBroker {
 
   /** Why a request that was not granted at once is waiting (for permit_wait events). */
   waitReason(): string {
-    if (this.opts.gate?.holding?.()) return 'the prompt cache is warmed by the fan-out\'s first request';
+    if (this.opts.gate?.holding?.()) return "the prompt cache is warmed by the fan-out's first request";
     return this.waiters.size > 1 ? `${this.waiters.size} requests waiting for permits` : 'rate limit';
   }
 
@@ -241,11 +247,14 @@ export class PermitBroker {
     if (current && current.until >= until) return;
     if (current) clearTimeout(current.timer);
     queue.pause();
-    const timer = setTimeout(() => {
-      this.pauseTimers.delete(model);
-      queue.start();
-      this.wake();
-    }, Math.max(0, delayMs));
+    const timer = setTimeout(
+      () => {
+        this.pauseTimers.delete(model);
+        queue.start();
+        this.wake();
+      },
+      Math.max(0, delayMs),
+    );
     timer.unref?.();
     this.pauseTimers.set(model, { until, timer });
   }

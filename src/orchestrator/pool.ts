@@ -112,7 +112,9 @@ export function takeWarmPool(): Piscina | undefined {
 
 /** Ends a warm pool that no run adopted (a recipe error, a missing API key). */
 export async function discardWarmPool(): Promise<void> {
-  await takeWarmPool()?.destroy().catch(() => undefined);
+  await takeWarmPool()
+    ?.destroy()
+    .catch(() => undefined);
 }
 
 /**
@@ -124,7 +126,12 @@ export function workerEntry(metaUrl: string = import.meta.url): { isTs: boolean;
   return { isTs, href: new URL(`./worker/worker-entry${isTs ? '.cts' : '.cjs'}`, metaUrl).href };
 }
 
-function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' | 'onError'>, maxThreads: number, perThread: number, minThreads: number): Piscina {
+function newPiscina(
+  opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' | 'onError'>,
+  maxThreads: number,
+  perThread: number,
+  minThreads: number,
+): Piscina {
   const filename = opts.filename ?? workerEntry().href;
   const isTs = /\.[cm]?ts$/.test(filename);
   const pool = new Piscina({
@@ -133,7 +140,9 @@ function newPiscina(opts: Pick<WorkerPoolOptions, 'filename' | 'resourceLimits' 
     concurrentTasksPerWorker: perThread,
     minThreads,
     idleTimeout: ORCHESTRATOR_DEFAULTS.workerIdleTimeoutMs,
-    resourceLimits: opts.resourceLimits ?? (perThread > 1 ? ORCHESTRATOR_DEFAULTS.sharedWorkerResourceLimits : ORCHESTRATOR_DEFAULTS.workerResourceLimits),
+    resourceLimits:
+      opts.resourceLimits ??
+      (perThread > 1 ? ORCHESTRATOR_DEFAULTS.sharedWorkerResourceLimits : ORCHESTRATOR_DEFAULTS.workerResourceLimits),
     ...(isTs ? { execArgv: workerExecArgv(isTs) } : {}),
     // The coordinator ends threads itself (abort, destroy); a long close would hang Ctrl-C.
     closeTimeout: ORCHESTRATOR_DEFAULTS.abortGraceMs,

@@ -15,9 +15,20 @@ export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('wrap_up'), text: z.string() }),
   z.object({ type: z.literal('permit_grant'), requestId: z.number(), slotId: z.number() }),
   /** `budget`: whose budget refused; absent when the refusal was not the budget's. */
-  z.object({ type: z.literal('permit_deny'), requestId: z.number(), reason: z.string(), budget: BudgetScopeSchema.optional() }),
+  z.object({
+    type: z.literal('permit_deny'),
+    requestId: z.number(),
+    reason: z.string(),
+    budget: BudgetScopeSchema.optional(),
+  }),
   /** Answer to a `send` that carried a requestId: who got the message, or why nobody did. */
-  z.object({ type: z.literal('send_result'), requestId: z.number(), delivered: z.array(z.string()), queued: z.array(z.string()), error: z.string().optional() }),
+  z.object({
+    type: z.literal('send_result'),
+    requestId: z.number(),
+    delivered: z.array(z.string()),
+    queued: z.array(z.string()),
+    error: z.string().optional(),
+  }),
   /** Someone watches this agent's conversation: send `partial` while it writes (until `on: false`); `on: true` is always answered with one `partial` (`''` when not writing). */
   z.object({ type: z.literal('stream'), on: z.boolean() }),
 ]);
@@ -96,11 +107,19 @@ export type WorkerResult = z.infer<typeof WorkerResultSchema>;
 export function parseWorkerMessage(raw: unknown): { ok: true; message: WorkerMessage } | { ok: false; error: string } {
   const r = WorkerMessageSchema.safeParse(raw);
   if (r.success) return { ok: true, message: r.data };
-  return { ok: false, error: `malformed worker message: ${r.error.issues.map((i) => `${i.path.join('.') || 'root'}: ${i.message}`).join('; ')}` };
+  return {
+    ok: false,
+    error: `malformed worker message: ${r.error.issues.map((i) => `${i.path.join('.') || 'root'}: ${i.message}`).join('; ')}`,
+  };
 }
 
-export function parseCoordinatorMessage(raw: unknown): { ok: true; message: CoordinatorMessage } | { ok: false; error: string } {
+export function parseCoordinatorMessage(
+  raw: unknown,
+): { ok: true; message: CoordinatorMessage } | { ok: false; error: string } {
   const r = CoordinatorMessageSchema.safeParse(raw);
   if (r.success) return { ok: true, message: r.data };
-  return { ok: false, error: `malformed coordinator message: ${r.error.issues.map((i) => `${i.path.join('.') || 'root'}: ${i.message}`).join('; ')}` };
+  return {
+    ok: false,
+    error: `malformed coordinator message: ${r.error.issues.map((i) => `${i.path.join('.') || 'root'}: ${i.message}`).join('; ')}`,
+  };
 }

@@ -28,7 +28,16 @@ export class RemoteStarts {
       this.log({ ...start, worker });
       return;
     }
-    this.log({ type: 'instance_worker', task: ref.task, key: ref.key, attempt: ref.attempt, parent: ref.task, agent, worker, ...(previous !== undefined ? { takeover: true } : {}) });
+    this.log({
+      type: 'instance_worker',
+      task: ref.task,
+      key: ref.key,
+      attempt: ref.attempt,
+      parent: ref.task,
+      agent,
+      worker,
+      ...(previous !== undefined ? { takeover: true } : {}),
+    });
   }
 
   /** The attempt ended: a start no worker ever took (the run stopped while it was queued) is logged all the same. */

@@ -8,14 +8,26 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { CONTROL_SOCKET_NAME, type ControlAction, type ControlReply } from '../run/run-control.js';
-import { CONTROL_PATH_NAME, controlSocketPath, MAX_CONTROL_LINE_BYTES, socketPathFits } from '../run/run-control-socket.js';
+import {
+  CONTROL_PATH_NAME,
+  controlSocketPath,
+  MAX_CONTROL_LINE_BYTES,
+  socketPathFits,
+} from '../run/run-control-socket.js';
 
 const By = z.string().max(500).optional();
 const Key = z.string().min(1).max(1000);
 
 export const ControlActionSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('cancel'), instance: Key, by: By }).strict(),
-  z.object({ action: z.literal('steer'), instance: Key, text: z.string().min(1, 'a steering message needs text').max(MAX_CONTROL_LINE_BYTES), by: By }).strict(),
+  z
+    .object({
+      action: z.literal('steer'),
+      instance: Key,
+      text: z.string().min(1, 'a steering message needs text').max(MAX_CONTROL_LINE_BYTES),
+      by: By,
+    })
+    .strict(),
   z.object({ action: z.literal('retry'), instance: Key, by: By }).strict(),
   z.object({ action: z.literal('cancel_run'), by: By }).strict(),
   z.object({ action: z.literal('peek'), instance: Key }).strict(),
@@ -31,7 +43,9 @@ export interface RunControlServerOptions {
 }
 
 /** Parses one request line: the action, or the reply that says what is wrong with it. */
-export function parseControlRequest(line: string): { ok: true; action: ControlAction } | { ok: false; reply: ControlReply } {
+export function parseControlRequest(
+  line: string,
+): { ok: true; action: ControlAction } | { ok: false; reply: ControlReply } {
   let raw: unknown;
   try {
     raw = JSON.parse(line);
@@ -42,7 +56,13 @@ export function parseControlRequest(line: string): { ok: true; action: ControlAc
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? ` (${issue.path.join('.')})` : '';
-    return { ok: false, reply: { ok: false, error: `malformed request${where}: ${issue?.message ?? 'invalid'}; expected {"action":"cancel"|"steer"|"retry"|"cancel_run"|"peek", ...}` } };
+    return {
+      ok: false,
+      reply: {
+        ok: false,
+        error: `malformed request${where}: ${issue?.message ?? 'invalid'}; expected {"action":"cancel"|"steer"|"retry"|"cancel_run"|"peek", ...}`,
+      },
+    };
   }
   const a = parsed.data;
   if (a.action === 'peek') return { ok: true, action: { action: 'peek', instance: a.instance } };
@@ -140,7 +160,10 @@ export class RunControlServer {
     socket.on('data', (chunk: string) => {
       buffer += chunk;
       if (Buffer.byteLength(buffer) > MAX_CONTROL_LINE_BYTES + 1024 && !buffer.includes('\n')) {
-        this.reply(socket, { ok: false, error: `malformed request: a line longer than ${MAX_CONTROL_LINE_BYTES} bytes` });
+        this.reply(socket, {
+          ok: false,
+          error: `malformed request: a line longer than ${MAX_CONTROL_LINE_BYTES} bytes`,
+        });
         socket.end();
         buffer = '';
         return;
@@ -164,7 +187,10 @@ export class RunControlServer {
     try {
       reply = await this.handle(parsed.action);
     } catch (err) {
-      reply = { ok: false, error: `the coordinator could not carry out ${parsed.action.action}: ${err instanceof Error ? err.message : String(err)}` };
+      reply = {
+        ok: false,
+        error: `the coordinator could not carry out ${parsed.action.action}: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
     this.reply(socket, reply);
   }

@@ -39,14 +39,20 @@ export class RunFiles {
     if (this.planTimer) clearTimeout(this.planTimer);
     this.planTimer = undefined;
     try {
-      this.ctx.store.writeFile('plan.md', renderPlan(planInput(this.ctx.recipe, this.ctx.tasks(), status ?? this.ctx.liveStatus())));
+      this.ctx.store.writeFile(
+        'plan.md',
+        renderPlan(planInput(this.ctx.recipe, this.ctx.tasks(), status ?? this.ctx.liveStatus())),
+      );
     } catch {
       // plan.md is a view; the log holds the truth and the next instance rewrites it
     }
   }
 
   /** The run ends: no timed rewrite any more; plan.md and result.json are written. Returns why result.json could not be. */
-  finish(args: { status: RunStatus; startedAt: number; endedAt: number; usage: UsageSummary }): { resultPath: string; error?: string } {
+  finish(args: { status: RunStatus; startedAt: number; endedAt: number; usage: UsageSummary }): {
+    resultPath: string;
+    error?: string;
+  } {
     this.closed = true;
     this.writePlan(args.status);
     const { store, recipe } = this.ctx;

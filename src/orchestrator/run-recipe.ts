@@ -41,7 +41,10 @@ export function defaultRunsDir(cwd: string): string {
 }
 
 /** Text for a recipe whose agents need the Anthropic API when no key is set; undefined when fine. */
-export function missingApiKey(recipe: LoadedRecipe, env: Readonly<Record<string, string | undefined>>): string | undefined {
+export function missingApiKey(
+  recipe: LoadedRecipe,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
   if (env.ANTHROPIC_API_KEY) return undefined;
   const needing = Object.values(recipe.agents).filter((a) => a.provider === 'anthropic');
   if (needing.length === 0) return undefined;
@@ -71,7 +74,11 @@ export async function runRecipeFile(path: string, load: LoadOptions = {}, opts: 
 }
 
 /** Runs a recipe that is already loaded (the CLI loads it once for errors and dry runs). */
-export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = {}, opts: RunOptions = {}): Promise<StartResult> {
+export async function runLoadedRecipe(
+  recipe: LoadedRecipe,
+  load: LoadOptions = {},
+  opts: RunOptions = {},
+): Promise<StartResult> {
   const env = opts.env ?? load.env ?? process.env;
   // A distributed run's agents call the model with their workers' keys, not this machine's.
   const missing = opts.executor ? undefined : missingApiKey(recipe, env);
@@ -87,7 +94,14 @@ export async function runLoadedRecipe(recipe: LoadedRecipe, load: LoadOptions = 
   try {
     opts.onStore?.(store);
     const { takeLease: _take, ...coordinatorOpts } = opts;
-    const coordinator = new Coordinator({ ...coordinatorOpts, ...taken.lease.signals(opts), env, recipe, store, overrides: overridesOf(load) });
+    const coordinator = new Coordinator({
+      ...coordinatorOpts,
+      ...taken.lease.signals(opts),
+      env,
+      recipe,
+      store,
+      overrides: overridesOf(load),
+    });
     return { ok: true, outcome: await whileLeased(taken.lease, store, () => coordinator.run()) };
   } finally {
     await taken.lease.release();
@@ -120,7 +134,12 @@ export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Pr
   const unreadable = runsDirReadProblem(runsDir);
   if (unreadable) return { ok: false, kind: 'usage', message: unreadable };
   const dir = resolveRunDir(runsDir, resolve(cwd, runRef)) ?? resolveRunDir(runsDir, runRef);
-  if (!dir) return { ok: false, kind: 'usage', message: `no run "${runRef}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).` };
+  if (!dir)
+    return {
+      ok: false,
+      kind: 'usage',
+      message: `no run "${runRef}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).`,
+    };
   const unwritable = runFolderWriteProblem(dir);
   if (unwritable) return { ok: false, kind: 'usage', message: unwritable };
   // One coordinator per run: nothing is read or written before this process holds the run's lease.
@@ -139,7 +158,8 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
   const replay = foldEvents(log.events);
   const start = replay.start;
   if (!start) return { ok: false, kind: 'usage', message: `${dir} has no run_start event; it cannot be resumed.` };
-  if (replay.lastEndStatus === 'succeeded') return { ok: false, kind: 'usage', message: `run ${start.runId} already succeeded; there is nothing to resume.` };
+  if (replay.lastEndStatus === 'succeeded')
+    return { ok: false, kind: 'usage', message: `run ${start.runId} already succeeded; there is nothing to resume.` };
   // The overrides of the last session (a budget raised on an earlier resume stays raised).
   const recorded = (replay.overrides ?? start.overrides ?? {}) as LoadOptions;
   const load: LoadOptions = {
@@ -157,6 +177,14 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
   const store = RunStore.open(dir, { redactor: runRedactor(loaded.recipe, env) });
   opts.onStore?.(store);
   const { takeLease: _take, ...coordinatorOpts } = opts;
-  const coordinator = new Coordinator({ ...coordinatorOpts, ...lease.signals(opts), env, recipe: loaded.recipe, store, replay, overrides: { ...recorded, ...opts.overrides } });
+  const coordinator = new Coordinator({
+    ...coordinatorOpts,
+    ...lease.signals(opts),
+    env,
+    recipe: loaded.recipe,
+    store,
+    replay,
+    overrides: { ...recorded, ...opts.overrides },
+  });
   return { ok: true, outcome: await whileLeased(lease, store, () => coordinator.run()) };
 }

@@ -18,7 +18,10 @@ type EventOf<T extends RunEventInput['type']> = Extract<RunEventInput, { type: T
 /** The first 16 hex digits of the recipe file's sha256 (a resume notes a changed recipe). */
 export function recipeHash(file: string): string {
   try {
-    return createHash('sha256').update(readFileSync(resolve(file))).digest('hex').slice(0, 16);
+    return createHash('sha256')
+      .update(readFileSync(resolve(file)))
+      .digest('hex')
+      .slice(0, 16);
   } catch {
     return 'unknown';
   }
@@ -28,25 +31,41 @@ export function recipeHash(file: string): string {
 function budgetField(recipe: LoadedRecipe): { budget?: { usd?: number; tokens?: number } } {
   const b = recipe.budget;
   if (b.usd === undefined && b.tokens === undefined) return {};
-  return { budget: { ...(b.usd !== undefined ? { usd: b.usd } : {}), ...(b.tokens !== undefined ? { tokens: b.tokens } : {}) } };
+  return {
+    budget: { ...(b.usd !== undefined ? { usd: b.usd } : {}), ...(b.tokens !== undefined ? { tokens: b.tokens } : {}) },
+  };
 }
 
-const overridesField = (overrides: Record<string, unknown> | undefined) => (overrides && Object.keys(overrides).length ? { overrides } : {});
+const overridesField = (overrides: Record<string, unknown> | undefined) =>
+  overrides && Object.keys(overrides).length ? { overrides } : {};
 
-export function runStartEvent(recipe: LoadedRecipe, plan: RecipePlan, overrides?: Record<string, unknown>): EventOf<'run_start'> {
+export function runStartEvent(
+  recipe: LoadedRecipe,
+  plan: RecipePlan,
+  overrides?: Record<string, unknown>,
+): EventOf<'run_start'> {
   return {
     type: 'run_start',
     recipe: recipe.file,
     name: recipe.name,
     recipeHash: recipeHash(recipe.file),
     inputs: recipe.inputValues,
-    plan: plan.tasks.map((t) => ({ task: t.id, keys: t.instances.map((i) => i.id), needs: t.needs, dynamic: t.fanOut === 'dynamic' })),
+    plan: plan.tasks.map((t) => ({
+      task: t.id,
+      keys: t.instances.map((i) => i.id),
+      needs: t.needs,
+      dynamic: t.fanOut === 'dynamic',
+    })),
     ...overridesField(overrides),
     ...budgetField(recipe),
   };
 }
 
-export function runResumeEvent(recipe: LoadedRecipe, fold: RunState, overrides?: Record<string, unknown>): EventOf<'run_resume'> {
+export function runResumeEvent(
+  recipe: LoadedRecipe,
+  fold: RunState,
+  overrides?: Record<string, unknown>,
+): EventOf<'run_resume'> {
   const changed = fold.start !== undefined && fold.start.recipeHash !== recipeHash(recipe.file);
   return {
     type: 'run_resume',
@@ -59,7 +78,15 @@ export function runResumeEvent(recipe: LoadedRecipe, fold: RunState, overrides?:
 
 /** The coordinator's state of an instance the log knows. */
 export function restoredInstance(r: FoldedInstance): InstanceState {
-  const inst: InstanceState = { ...recordOf(r), id: r.key, task: r.task, index: 0, usage: r.spend, readFiles: [], sessionFiles: [] };
+  const inst: InstanceState = {
+    ...recordOf(r),
+    id: r.key,
+    task: r.task,
+    index: 0,
+    usage: r.spend,
+    readFiles: [],
+    sessionFiles: [],
+  };
   inst.modifiedFiles ??= [];
   inst.durationMs ??= 0;
   if (inst.status === 'done') {

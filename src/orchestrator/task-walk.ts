@@ -5,7 +5,14 @@
 // instances, and hands each instance ready to run to the coordinator (queue).
 import { expandTask, resolveInstance, type LoadedRecipe } from '../recipe/index.js';
 import { zeroUsage } from '../run/run-events.js';
-import { expressionScope, isFailedOrCancelled, isTerminal, type InstanceState, type RunStatus, type TaskState } from '../run/run-state.js';
+import {
+  expressionScope,
+  isFailedOrCancelled,
+  isTerminal,
+  type InstanceState,
+  type RunStatus,
+  type TaskState,
+} from '../run/run-state.js';
 import { failedEvent, skippedEvent, type FailedEvent } from './attempt-lifecycle.js';
 import type { StopReason } from './control-decisions.js';
 import type { SchedulableInstance } from './scheduler.js';
@@ -25,7 +32,10 @@ export function inPlanOrder(tasks: Iterable<TaskState>): TaskState[] {
  * Waiting tasks whose needs have all settled: each starts, or is skipped when a need was
  * skipped, failed with on_failure: fail, or the run is stopping.
  */
-export function* readyTasks(tasks: ReadonlyMap<string, TaskState>, stopping: () => StopReason | undefined): Generator<TaskStep> {
+export function* readyTasks(
+  tasks: ReadonlyMap<string, TaskState>,
+  stopping: () => StopReason | undefined,
+): Generator<TaskStep> {
   // Decided one task at a time: a task started here may settle at once (all its instances done
   // before a resume) and so make the next one ready in the same walk.
   for (const t of inPlanOrder(tasks.values())) {
@@ -35,7 +45,8 @@ export function* readyTasks(tasks: ReadonlyMap<string, TaskState>, stopping: () 
     const blocker = needs.find((n) => n.status === 'skipped' || (n.status === 'failed' && n.task.onFailure === 'fail'));
     const stop = stopping();
     if (stop) yield { t, skip: `not started: the run is stopping (${stop})` };
-    else if (blocker) yield { t, skip: `${blocker.task.id} ${blocker.status === 'skipped' ? 'was skipped' : 'failed'}` };
+    else if (blocker)
+      yield { t, skip: `${blocker.task.id} ${blocker.status === 'skipped' ? 'was skipped' : 'failed'}` };
     else yield { t, start: true };
   }
 }
@@ -56,7 +67,13 @@ export function pastMaxFailed(t: TaskState): string | undefined {
 
 /** What the scheduler knows of an instance: its write scope, its task's max_parallel, its level, its threads (a pair: 2). */
 export function schedulable(t: TaskState, inst: InstanceState): SchedulableInstance {
-  const s: SchedulableInstance = { id: inst.id, task: t.task.id, writes: writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []), order: t.level, threads: t.task.kind === 'pair' ? 2 : 1 };
+  const s: SchedulableInstance = {
+    id: inst.id,
+    task: t.task.id,
+    writes: writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []),
+    order: t.level,
+    threads: t.task.kind === 'pair' ? 2 : 1,
+  };
   if (t.task.maxParallel !== undefined) s.maxParallel = t.task.maxParallel;
   return s;
 }
@@ -66,11 +83,17 @@ export function allSettled(tasks: ReadonlyMap<string, TaskState>): boolean {
 }
 
 /** How a run that stopped ends. */
-export function runEndStatus(tasks: ReadonlyMap<string, TaskState>, instances: Iterable<InstanceState>, stopping: StopReason | undefined, storageError: boolean): RunStatus {
+export function runEndStatus(
+  tasks: ReadonlyMap<string, TaskState>,
+  instances: Iterable<InstanceState>,
+  stopping: StopReason | undefined,
+  storageError: boolean,
+): RunStatus {
   if (storageError) return 'failed';
   if (stopping === 'interrupted') return 'interrupted';
   if (stopping === 'budget') return 'budget_exhausted';
-  const failed = [...tasks.values()].some((t) => t.status === 'failed') || [...instances].some((i) => isFailedOrCancelled(i.status));
+  const failed =
+    [...tasks.values()].some((t) => t.status === 'failed') || [...instances].some((i) => isFailedOrCancelled(i.status));
   return failed ? 'failed' : 'succeeded';
 }
 
@@ -125,7 +148,18 @@ export class TaskWalk {
 
   /** The instance `id` of task `t` (one restored from the log keeps its state). */
   private instance(t: TaskState, id: string, index: number, item?: unknown, key?: string): InstanceState {
-    const inst: InstanceState = this.ctx.instances.get(id) ?? { id, task: t.task.id, index, status: 'pending', attempt: 0, usage: zeroUsage(), modifiedFiles: [], readFiles: [], durationMs: 0, sessionFiles: [] };
+    const inst: InstanceState = this.ctx.instances.get(id) ?? {
+      id,
+      task: t.task.id,
+      index,
+      status: 'pending',
+      attempt: 0,
+      usage: zeroUsage(),
+      modifiedFiles: [],
+      readFiles: [],
+      durationMs: 0,
+      sessionFiles: [],
+    };
     inst.index = index;
     if (item !== undefined) inst.item = item;
     if (key !== undefined) inst.key = key;

@@ -86,13 +86,19 @@ export class ThreadPoolExecutor implements InstanceExecutor {
       this.shareThreads = true;
       return;
     }
-    const perThread = Math.max(1, Math.floor(opts.agentsPerThread ?? defaultAgentsPerThread(opts.concurrency, opts.pairSlots)));
+    const perThread = Math.max(
+      1,
+      Math.floor(opts.agentsPerThread ?? defaultAgentsPerThread(opts.concurrency, opts.pairSlots)),
+    );
     this.shareThreads = perThread > 1;
     this.shared = new PoolExecutor(
       createWorkerPool({
         concurrency: opts.concurrency,
         pairSlots: opts.pairSlots,
-        minThreads: Math.max(1, Math.min(threadsNeeded(opts.concurrency, opts.pairSlots, perThread), opts.instanceCount || 1)),
+        minThreads: Math.max(
+          1,
+          Math.min(threadsNeeded(opts.concurrency, opts.pairSlots, perThread), opts.instanceCount || 1),
+        ),
         agentsPerThread: perThread,
         resourceLimits: opts.resourceLimits,
         onError: this.onError,
@@ -111,7 +117,11 @@ export class ThreadPoolExecutor implements InstanceExecutor {
 
   /** Where an agent of an instance runs: the shared pool, or a thread of its own once its shared thread crashed. */
   placement(isolated: boolean | undefined): Placement {
-    const book = { terminatedThreads: this.terminatedThreads, threadAgents: this.threadAgents, sharedCrashes: this.sharedCrashes };
+    const book = {
+      terminatedThreads: this.terminatedThreads,
+      threadAgents: this.threadAgents,
+      sharedCrashes: this.sharedCrashes,
+    };
     if (!this.shareThreads || !isolated) return { pool: this.shared, shareThreads: this.shareThreads, ...book };
     this.isolatedPool ??= new PoolExecutor(
       createWorkerPool({

@@ -5,7 +5,14 @@
 // wrote, so they get the workspace, no provider key, and no network unless the recipe asks.
 import { spawn } from 'node:child_process';
 import { attachLifeline, LIFELINE_STDIO, releaseLifeline, withLifeline } from '../tools/process-lifeline.js';
-import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, unconfinedEnv, warnOnce, type SandboxOptions } from '../tools/sandbox.js';
+import {
+  resolveSandboxMode,
+  sandboxedSpawn,
+  sandboxEnv,
+  unconfinedEnv,
+  warnOnce,
+  type SandboxOptions,
+} from '../tools/sandbox.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 
 export interface CommandResult {
@@ -85,7 +92,12 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
       let args = ['-c', withLifeline(command)];
       let env: Record<string, string | undefined>;
       if (jail.mode === 'workspace') {
-        const plan = { writable: opts.sandbox?.writable ?? [opts.cwd], hide: opts.sandbox?.hide, network: opts.sandbox?.network ?? false, cwd: opts.cwd };
+        const plan = {
+          writable: opts.sandbox?.writable ?? [opts.cwd],
+          hide: opts.sandbox?.hide,
+          network: opts.sandbox?.network ?? false,
+          cwd: opts.cwd,
+        };
         ({ file, args } = sandboxedSpawn(opts.sandbox?.bwrapPath, plan, file, args));
         env = sandboxEnv(process.env, opts.env);
       } else env = unconfinedEnv(process.env, opts.env);
@@ -127,7 +139,11 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
 
 /** The follow-up an agent gets when a verify command failed: what ran, how it ended, its output. */
 export function verifyFailurePrompt(result: CommandResult, attempt: number, maxAttempts: number): string {
-  const how = result.timedOut ? 'timed out' : result.exitCode !== null ? `exited with code ${result.exitCode}` : `was killed (${result.signal ?? 'unknown signal'})`;
+  const how = result.timedOut
+    ? 'timed out'
+    : result.exitCode !== null
+      ? `exited with code ${result.exitCode}`
+      : `was killed (${result.signal ?? 'unknown signal'})`;
   return [
     `The verification command \`${result.command}\` ${how} (check ${attempt} of ${maxAttempts}). Its output:`,
     '```',

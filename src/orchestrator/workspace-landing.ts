@@ -10,7 +10,9 @@ import { diffSince } from './git-workspace.js';
 import type { InstanceRunner } from './instance-runner.js';
 
 /** `patchFile` is set whenever a patch was written, also when the work then failed to land. */
-export type Landing = { ok: true; patchFile?: string; files: string[]; branch?: string; applied?: boolean } | { ok: false; error: string; patchFile?: string };
+export type Landing =
+  | { ok: true; patchFile?: string; files: string[]; branch?: string; applied?: boolean }
+  | { ok: false; error: string; patchFile?: string };
 
 export interface LandingContext {
   recipeDir: string;
@@ -37,14 +39,21 @@ export class WorkspaceLanding {
       try {
         store.writeFile(patchFile, d.patch);
       } catch (err) {
-        this.ctx.storageFailed(`cannot write ${join(store.dir, patchFile)}: ${err instanceof Error ? err.message : String(err)}`);
+        this.ctx.storageFailed(
+          `cannot write ${join(store.dir, patchFile)}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
       for (const f of d.files) files.push(pathFromRoot(this.ctx.recipeDir, join(g.root, f)));
     }
     // isolation: worktree with merge: branch or apply: the work lands before the instance is done.
     const land = await this.ctx.runner.landWork(t, inst, d?.patch, join(store.dir, `patches/${inst.id}.diff`), text);
     if (!land.ok) return { ok: false, error: land.error, ...(patchFile ? { patchFile } : {}) };
-    return { ok: true, files, ...(patchFile ? { patchFile } : {}), ...(land.branch ? { branch: land.branch } : land.applied ? { applied: true } : {}) };
+    return {
+      ok: true,
+      files,
+      ...(patchFile ? { patchFile } : {}),
+      ...(land.branch ? { branch: land.branch } : land.applied ? { applied: true } : {}),
+    };
   }
 
   /** Removes a done instance's worktree once its work landed (after instance_done is logged). */

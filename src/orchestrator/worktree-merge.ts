@@ -17,7 +17,9 @@ import { git } from './git-workspace.js';
 export type MergeMode = 'patch' | 'branch' | 'apply';
 
 /** ok with `branch` (and its commit) or `applied` when work landed; ok alone when there was none to land. */
-export type LandResult = { ok: true; branch?: string; commit?: string; applied?: boolean; alreadyApplied?: boolean } | { ok: false; error: string };
+export type LandResult =
+  | { ok: true; branch?: string; commit?: string; applied?: boolean; alreadyApplied?: boolean }
+  | { ok: false; error: string };
 
 /**
  * The branch of an instance: orchestrate/<run-id>/<key>, the key made a valid ref name (git
@@ -30,7 +32,12 @@ export function branchName(runId: string, key: string): string {
       .replace(/\.{2,}/g, '.')
       .replace(/\/{2,}/g, '/')
       .split('/')
-      .map((c) => c.replace(/^\.+/, '').replace(/\.lock$/i, '-lock').replace(/\.+$/, ''))
+      .map((c) =>
+        c
+          .replace(/^\.+/, '')
+          .replace(/\.lock$/i, '-lock')
+          .replace(/\.+$/, ''),
+      )
       .filter((c) => c !== '')
       .join('/') || 'instance';
   return `orchestrate/${part(runId)}/${part(key)}`;
@@ -40,8 +47,10 @@ export function branchName(runId: string, key: string): string {
 async function identityEnv(root: string): Promise<Record<string, string>> {
   const [name, email] = await Promise.all([git(['config', 'user.name'], root), git(['config', 'user.email'], root)]);
   const env: Record<string, string> = {};
-  if (!name.ok || name.stdout.trim() === '') Object.assign(env, { GIT_AUTHOR_NAME: 'orchestrate', GIT_COMMITTER_NAME: 'orchestrate' });
-  if (!email.ok || email.stdout.trim() === '') Object.assign(env, { GIT_AUTHOR_EMAIL: 'orchestrate@localhost', GIT_COMMITTER_EMAIL: 'orchestrate@localhost' });
+  if (!name.ok || name.stdout.trim() === '')
+    Object.assign(env, { GIT_AUTHOR_NAME: 'orchestrate', GIT_COMMITTER_NAME: 'orchestrate' });
+  if (!email.ok || email.stdout.trim() === '')
+    Object.assign(env, { GIT_AUTHOR_EMAIL: 'orchestrate@localhost', GIT_COMMITTER_EMAIL: 'orchestrate@localhost' });
   return env;
 }
 
@@ -49,16 +58,31 @@ async function identityEnv(root: string): Promise<Record<string, string>> {
  * Commits `patch` on top of `baseCommit` and points `branch` at it, through a temporary index: no
  * checkout, index or HEAD of the repository (or of its worktrees) changes.
  */
-export async function commitToBranch(root: string, baseCommit: string, branch: string, patch: string, message: string): Promise<LandResult> {
+export async function commitToBranch(
+  root: string,
+  baseCommit: string,
+  branch: string,
+  patch: string,
+  message: string,
+): Promise<LandResult> {
   return withProductTemp('orchestrate-merge-', async (tmp) => {
     const env = { GIT_INDEX_FILE: join(tmp, 'index') };
     const read = await git(['read-tree', baseCommit], root, env);
-    if (!read.ok) return { ok: false, error: `cannot read commit ${baseCommit.slice(0, 12)} of ${root}: ${read.stderr.trim()}` };
+    if (!read.ok)
+      return { ok: false, error: `cannot read commit ${baseCommit.slice(0, 12)} of ${root}: ${read.stderr.trim()}` };
     const applied = await git(['apply', '--cached', '--binary', '--whitespace=nowarn'], root, env, { input: patch });
-    if (!applied.ok) return { ok: false, error: `the patch does not apply to commit ${baseCommit.slice(0, 12)}: ${firstLines(applied.stderr)}` };
+    if (!applied.ok)
+      return {
+        ok: false,
+        error: `the patch does not apply to commit ${baseCommit.slice(0, 12)}: ${firstLines(applied.stderr)}`,
+      };
     const tree = await git(['write-tree'], root, env);
     if (!tree.ok) return { ok: false, error: `git write-tree failed: ${tree.stderr.trim()}` };
-    const commit = await git(['commit-tree', '--no-gpg-sign', tree.stdout.trim(), '-p', baseCommit, '-m', message], root, { ...env, ...(await identityEnv(root)) });
+    const commit = await git(
+      ['commit-tree', '--no-gpg-sign', tree.stdout.trim(), '-p', baseCommit, '-m', message],
+      root,
+      { ...env, ...(await identityEnv(root)) },
+    );
     if (!commit.ok) return { ok: false, error: `git commit-tree failed: ${commit.stderr.trim()}` };
     const sha = commit.stdout.trim();
     const ref = await git(['update-ref', '-m', 'orchestrate: instance done', `refs/heads/${branch}`, sha], root);
@@ -74,7 +98,12 @@ export async function commitToBranch(root: string, baseCommit: string, branch: s
  */
 export async function applyToCheckout(root: string, patch: string, patchName: string): Promise<LandResult> {
   const input = { input: patch };
-  const reverse = await git(['apply', '--reverse', '--check', '--binary', '--whitespace=nowarn'], root, undefined, input);
+  const reverse = await git(
+    ['apply', '--reverse', '--check', '--binary', '--whitespace=nowarn'],
+    root,
+    undefined,
+    input,
+  );
   if (reverse.ok) return { ok: true, applied: true, alreadyApplied: true };
   const check = await git(['apply', '--check', '--binary', '--whitespace=nowarn'], root, undefined, input);
   if (!check.ok) {
@@ -84,7 +113,9 @@ export async function applyToCheckout(root: string, patch: string, patchName: st
     };
   }
   const applied = await git(['apply', '--binary', '--whitespace=nowarn'], root, undefined, input);
-  return applied.ok ? { ok: true, applied: true } : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
+  return applied.ok
+    ? { ok: true, applied: true }
+    : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
 }
 
 /** git's error lines, joined, at most three. */

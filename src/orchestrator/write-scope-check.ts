@@ -69,7 +69,13 @@ export interface WriteScopeViolation {
  * The changes under `cwd` since `baseTree` that no glob of `allowed` matches, put back as they
  * were. `root` is the root of the repository (or worktree) that holds `cwd`.
  */
-export async function revertOutsideScope(cwd: string, root: string, baseTree: string, allowed: string[], tolerated: string[] = []): Promise<WriteScopeViolation | undefined> {
+export async function revertOutsideScope(
+  cwd: string,
+  root: string,
+  baseTree: string,
+  allowed: string[],
+  tolerated: string[] = [],
+): Promise<WriteScopeViolation | undefined> {
   const d = await diffSince(cwd, baseTree);
   if (!d || d.files.length === 0) return undefined;
   d.files = d.files.map(unquoteGitPath);
@@ -81,13 +87,19 @@ export async function revertOutsideScope(cwd: string, root: string, baseTree: st
   });
   if (outside.length === 0) return undefined;
   // Which of them the snapshot holds: those are restored, the others are new and removed.
-  const listed = await git(['ls-tree', '-r', '--name-only', '-z', baseTree, '--', ...outside.map((f) => `:(literal)${f}`)], root);
+  const listed = await git(
+    ['ls-tree', '-r', '--name-only', '-z', baseTree, '--', ...outside.map((f) => `:(literal)${f}`)],
+    root,
+  );
   const inBase = new Set(listed.ok ? listed.stdout.split('\0').filter(Boolean) : []);
   const notReverted: string[] = [];
   const restore = outside.filter((f) => inBase.has(f));
   if (restore.length > 0) {
     // The working tree only: the user's index is not touched.
-    const r = await git(['restore', `--source=${baseTree}`, '--worktree', '--', ...restore.map((f) => `:(literal)${f}`)], root);
+    const r = await git(
+      ['restore', `--source=${baseTree}`, '--worktree', '--', ...restore.map((f) => `:(literal)${f}`)],
+      root,
+    );
     if (!r.ok) notReverted.push(...restore.map((f) => `${f} (${r.stderr.trim().split('\n')[0]})`));
   }
   for (const f of outside.filter((x) => !inBase.has(x))) {
@@ -125,7 +137,9 @@ export async function enforceWriteScope(
   const scope = scopeOf(task, inst);
   const root = g.worktree ?? g.root;
   // A worktree lives in the run folder: the exemption covers the run's files, not the worktree's.
-  const tolerated: string[] = exempt.filter((d) => !isInside(resolve(d), resolve(root))).map((d) => `${toPosix(d).replace(/\/+$/, '')}/**`);
+  const tolerated: string[] = exempt
+    .filter((d) => !isInside(resolve(d), resolve(root)))
+    .map((d) => `${toPosix(d).replace(/\/+$/, '')}/**`);
   if (!g.worktree) {
     for (const s of siblings) {
       if (s.inst === inst || s.inst.git?.worktree || !s.inst.git || s.inst.git.root !== g.root) continue;

@@ -48,7 +48,8 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
     return { line: p.line + source.slice(0, yamlStart).split('\n').length - 1, col: p.col };
   };
   const problems: RecipeProblem[] = [];
-  const problem = (offset: number, message: string, hint?: string) => problems.push({ code: 'agent_file', file, ...pos(offset), message, hint });
+  const problem = (offset: number, message: string, hint?: string) =>
+    problems.push({ code: 'agent_file', file, ...pos(offset), message, hint });
   // One problem per line: YAML often reports a bad line twice.
   const badLines = new Set<number>();
   for (const err of doc.errors) {
@@ -56,7 +57,11 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
     if (badLines.has(line)) continue;
     badLines.add(line);
     const hint = err.code === 'TAB_AS_INDENT' ? 'indent with spaces, not tabs' : yamlQuoteHint(yamlText, line);
-    problem(err.pos[0], `frontmatter: invalid YAML: ${(err.message.split('\n')[0] ?? err.code).replace(/ at line \d+, column \d+:?$/, '')}`, hint);
+    problem(
+      err.pos[0],
+      `frontmatter: invalid YAML: ${(err.message.split('\n')[0] ?? err.code).replace(/ at line \d+, column \d+:?$/, '')}`,
+      hint,
+    );
   }
   if (problems.length) return { ok: false, problems };
 
@@ -70,31 +75,48 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
   for (const pair of doc.contents.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '';
     const value = pair.value;
-    const offset = (value as { range?: number[] } | null)?.range?.[0] ?? (pair.key as { range?: number[] }).range?.[0] ?? 0;
+    const offset =
+      (value as { range?: number[] } | null)?.range?.[0] ?? (pair.key as { range?: number[] }).range?.[0] ?? 0;
     if (key === 'name' || key === 'description' || key === 'model') {
       if (isScalar(value) && value.value === null) continue; // "model:" with nothing after it
-      if (!isScalar(value) || typeof value.value !== 'string') problem(offset, `frontmatter "${key}" must be text`, key === 'model' ? 'write a model id or alias (sonnet, opus, haiku), or inherit' : undefined);
+      if (!isScalar(value) || typeof value.value !== 'string')
+        problem(
+          offset,
+          `frontmatter "${key}" must be text`,
+          key === 'model' ? 'write a model id or alias (sonnet, opus, haiku), or inherit' : undefined,
+        );
       else agent[key] = value.value;
       if (key === 'model') agent.modelPosition = pos(offset);
     } else if (key === 'mcpServers' || key === 'mcp_servers') {
       // A list of names and/or {name: config} maps, or one map of name to config.
       const servers: NonNullable<AgentFile['mcpServers']> = [];
-      const inline = (name: string, node: unknown, at: number) => servers.push({ name, entry: (node as { toJSON?: () => unknown })?.toJSON?.() ?? node, ...pos(at) });
+      const inline = (name: string, node: unknown, at: number) =>
+        servers.push({ name, entry: (node as { toJSON?: () => unknown })?.toJSON?.() ?? node, ...pos(at) });
       const rangeOf = (node: unknown) => (node as { range?: number[] } | null)?.range?.[0] ?? offset;
       if (isSeq(value)) {
         for (const item of value.items) {
-          if (isScalar(item) && typeof item.value === 'string') servers.push({ name: item.value, ...pos(rangeOf(item)) });
-          else if (isMap(item)) for (const p of item.items) inline(isScalar(p.key) ? String(p.key.value) : '', p.value, rangeOf(p.key));
-          else problem(rangeOf(item), 'frontmatter "mcpServers" entries must be server names or {name: {command, args} | {type, url}}');
+          if (isScalar(item) && typeof item.value === 'string')
+            servers.push({ name: item.value, ...pos(rangeOf(item)) });
+          else if (isMap(item))
+            for (const p of item.items) inline(isScalar(p.key) ? String(p.key.value) : '', p.value, rangeOf(p.key));
+          else
+            problem(
+              rangeOf(item),
+              'frontmatter "mcpServers" entries must be server names or {name: {command, args} | {type, url}}',
+            );
         }
       } else if (isMap(value)) {
         for (const p of value.items) inline(isScalar(p.key) ? String(p.key.value) : '', p.value, rangeOf(p.key));
       } else if (!(isScalar(value) && value.value === null)) {
-        problem(offset, 'frontmatter "mcpServers" must be a list of server names or a map of server name to its configuration');
+        problem(
+          offset,
+          'frontmatter "mcpServers" must be a list of server names or a map of server name to its configuration',
+        );
       }
       agent.mcpServers = servers;
     } else if (key === 'strict_tools') {
-      if (!isScalar(value) || typeof value.value !== 'boolean') problem(offset, 'frontmatter "strict_tools" must be true or false');
+      if (!isScalar(value) || typeof value.value !== 'boolean')
+        problem(offset, 'frontmatter "strict_tools" must be true or false');
       else agent.strictTools = value.value;
     } else if (key === 'tools') {
       if (value === null || (isScalar(value) && (value.value === null || value.value === ''))) continue; // no tools given
@@ -110,8 +132,13 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
         }
       } else if (isSeq(value)) {
         for (const item of value.items) {
-          if (isScalar(item) && typeof item.value === 'string') items.push({ name: item.value, offset: item.range?.[0] ?? offset });
-          else problem((item as { range?: number[] }).range?.[0] ?? offset, 'frontmatter "tools" entries must be tool names');
+          if (isScalar(item) && typeof item.value === 'string')
+            items.push({ name: item.value, offset: item.range?.[0] ?? offset });
+          else
+            problem(
+              (item as { range?: number[] }).range?.[0] ?? offset,
+              'frontmatter "tools" entries must be tool names',
+            );
         }
       } else {
         problem(offset, 'frontmatter "tools" must be a comma-separated list or a YAML list');
@@ -129,7 +156,18 @@ export function readAgentFile(path: string, displayFile: string = path): AgentFi
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    return { ok: false, problems: [{ code: 'missing_file', file: displayFile, line: 1, col: 1, message: `cannot read agent file: ${(e as Error).message}` }] };
+    return {
+      ok: false,
+      problems: [
+        {
+          code: 'missing_file',
+          file: displayFile,
+          line: 1,
+          col: 1,
+          message: `cannot read agent file: ${(e as Error).message}`,
+        },
+      ],
+    };
   }
   return parseAgentFile(text, displayFile);
 }

@@ -25,7 +25,7 @@ const UNAVAILABLE: Record<string, string> = {
   killshell: 'bash commands end with their call',
   killbash: 'bash commands end with their call',
   slashcommand: 'no slash commands here',
-  skill: 'skills are listed under the agent\'s skills: in the recipe',
+  skill: "skills are listed under the agent's skills: in the recipe",
 };
 
 export type ToolVerdict =
@@ -47,7 +47,12 @@ export function classifyFileTool(written: string, builtins: readonly string[]): 
   if (name.startsWith('mcp__')) return { kind: 'mcp', tool: trimmed };
   const tool = RENAMED[name] ?? name;
   if (builtins.includes(tool)) {
-    if (rule) return { kind: 'builtin', tool, note: `the (${rule[2]}) limit is not applied; limit bash commands with the agent's bash: { allow: [...] } in the recipe` };
+    if (rule)
+      return {
+        kind: 'builtin',
+        tool,
+        note: `the (${rule[2]}) limit is not applied; limit bash commands with the agent's bash: { allow: [...] } in the recipe`,
+      };
     return { kind: 'builtin', tool };
   }
   const reason = UNAVAILABLE[name];

@@ -65,4 +65,16 @@ export const RECIPE_DEFAULTS = {
   },
 } as const;
 
-export type RetryFailureClass = 'rate_limit' | 'overloaded' | 'timeout' | 'stalled' | 'crashed' | 'verify_failed' | 'error' | 'loop' | 'max_turns' | 'compaction' | 'not_approved' | 'write_scope';
+export type RetryFailureClass =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'timeout'
+  | 'stalled'
+  | 'crashed'
+  | 'verify_failed'
+  | 'error'
+  | 'loop'
+  | 'max_turns'
+  | 'compaction'
+  | 'not_approved'
+  | 'write_scope';

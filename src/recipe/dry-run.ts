@@ -16,7 +16,14 @@ export interface DryRunReport {
     budget: Budget;
     inputs: Record<string, unknown>;
     /** `mcpServers`: the MCP servers each agent gets (not started by a dry run). */
-    agents: { name: string; model: string; provider: string; tools: string[]; implicit: boolean; mcpServers?: string[] }[];
+    agents: {
+      name: string;
+      model: string;
+      provider: string;
+      tools: string[];
+      implicit: boolean;
+      mcpServers?: string[];
+    }[];
     taskCount: number;
   };
   plan: RecipePlan;

@@ -66,15 +66,25 @@ function handoffCall(startContext: number, extraHighTurns: number): { input: Ran
 function cachedRunUsd(c: number, n: number, o: number, g: number, handoff: boolean, p: ModelPrice): number {
   const read = (n - 1) * c + (g * (n - 1) * (n - 2)) / 2;
   const written = c + (n - 1) * g;
-  const summary = handoff ? (c + g * (n - 1)) * p.cacheRead + E.summarizerPromptTokens * p.input + E.handoffSummaryTokens * p.output : 0;
+  const summary = handoff
+    ? (c + g * (n - 1)) * p.cacheRead + E.summarizerPromptTokens * p.input + E.handoffSummaryTokens * p.output
+    : 0;
   return (read * p.cacheRead + written * p.cacheWrite + n * o * p.output + summary) / 1e6;
 }
 
 /** Tokens over n turns starting from context c, growing by g per turn: n*c + g*n(n-1)/2. */
 function agentRun(startContext: number, extraHighTurns: number): { input: Range; output: Range } {
   type Turns = { n: number; o: number; g: number };
-  const low: Turns = { n: E.turns.low, o: E.outputTokensPerTurn.low, g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low };
-  const high: Turns = { n: E.turns.high + extraHighTurns, o: E.outputTokensPerTurn.high, g: E.outputTokensPerTurn.high + E.toolResultTokensPerTurn.high };
+  const low: Turns = {
+    n: E.turns.low,
+    o: E.outputTokensPerTurn.low,
+    g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low,
+  };
+  const high: Turns = {
+    n: E.turns.high + extraHighTurns,
+    o: E.outputTokensPerTurn.high,
+    g: E.outputTokensPerTurn.high + E.toolResultTokensPerTurn.high,
+  };
   const input = (t: Turns) => t.n * startContext + (t.g * t.n * (t.n - 1)) / 2;
   return { input: { low: input(low), high: input(high) }, output: { low: low.n * low.o, high: high.n * high.o } };
 }
@@ -85,7 +95,12 @@ function systemTokens(agent: LoadedAgent | undefined): number {
 }
 
 /** Prompt size of one instance: rendered when possible, else the template plus a guess per unknown output. */
-function promptTokens(recipe: LoadedRecipe, task: LoadedTask, seed: InstanceSeed | undefined, env: Readonly<Record<string, string | undefined>>): number {
+function promptTokens(
+  recipe: LoadedRecipe,
+  task: LoadedTask,
+  seed: InstanceSeed | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): number {
   const template = task.prompt ?? '';
   if (seed) {
     const r = resolveInstance(task, seed, staticScope(recipe, env));
@@ -96,10 +111,14 @@ function promptTokens(recipe: LoadedRecipe, task: LoadedTask, seed: InstanceSeed
 
 /** Instance count of a dynamic fan-out, from the source task's output_schema (minItems/maxItems). */
 function dynamicInstances(recipe: LoadedRecipe, task: LoadedTask): { range: Range; note: string } {
-  const fallback = { range: { low: E.dynamicFanOut.low, high: E.dynamicFanOut.high }, note: `instance count unknown until the run; assumed ${E.dynamicFanOut.low}-${E.dynamicFanOut.high}` };
+  const fallback = {
+    range: { low: E.dynamicFanOut.low, high: E.dynamicFanOut.high },
+    note: `instance count unknown until the run; assumed ${E.dynamicFanOut.low}-${E.dynamicFanOut.high}`,
+  };
   if (task.forEach?.kind !== 'expression') return fallback;
   const ref = referencePath(task.forEach.expression);
-  if (!ref || ref.root !== 'tasks' || typeof ref.segments[0] !== 'string' || ref.segments[1] !== 'output') return fallback;
+  if (!ref || ref.root !== 'tasks' || typeof ref.segments[0] !== 'string' || ref.segments[1] !== 'output')
+    return fallback;
   const source = recipe.tasks.find((t) => t.id === ref.segments[0]);
   let schema: unknown = source?.outputSchema;
   for (const seg of ref.segments.slice(2)) {
@@ -109,7 +128,10 @@ function dynamicInstances(recipe: LoadedRecipe, task: LoadedTask): { range: Rang
   const s = schema as { maxItems?: unknown; minItems?: unknown } | undefined;
   if (typeof s?.maxItems !== 'number') return fallback;
   const low = typeof s.minItems === 'number' ? s.minItems : Math.min(E.dynamicFanOut.low, s.maxItems);
-  return { range: { low, high: s.maxItems }, note: `instance count from ${source!.id}'s output_schema: ${low}-${s.maxItems}` };
+  return {
+    range: { low, high: s.maxItems },
+    note: `instance count from ${source!.id}'s output_schema: ${low}-${s.maxItems}`,
+  };
 }
 
 /** The upper cost: every input token at the full input price. */
@@ -117,8 +139,24 @@ function uncachedUsd(tokens: { input: Range; output: Range }, p: ModelPrice): nu
   return (tokens.input.high * p.input + tokens.output.high * p.output) / 1e6;
 }
 
-function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSeed[], dynamic: boolean, env: Readonly<Record<string, string | undefined>>): TaskEstimate {
-  const est: TaskEstimate = { taskId: task.id, kind: task.kind, models: [], instances: { low: seeds.length, high: seeds.length }, instancesKnown: !dynamic, inputTokens: zero(), outputTokens: zero(), usd: zero(), notes: [] };
+function estimateTask(
+  recipe: LoadedRecipe,
+  task: LoadedTask,
+  seeds: InstanceSeed[],
+  dynamic: boolean,
+  env: Readonly<Record<string, string | undefined>>,
+): TaskEstimate {
+  const est: TaskEstimate = {
+    taskId: task.id,
+    kind: task.kind,
+    models: [],
+    instances: { low: seeds.length, high: seeds.length },
+    instancesKnown: !dynamic,
+    inputTokens: zero(),
+    outputTokens: zero(),
+    usd: zero(),
+    notes: [],
+  };
   let perInstanceSeeds: (InstanceSeed | undefined)[] = seeds;
   if (dynamic) {
     const d = dynamicInstances(recipe, task);
@@ -157,13 +195,21 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
       est.outputTokens = add(est.outputTokens, tokens.output);
       // Upper: every input token at the full price; lower: one round with prompt caching.
       const price = lookupModelPrice(model, provider, recipe.models);
-      const lowTurns = { n: E.turns.low, o: E.outputTokensPerTurn.low, g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low };
-      usdSum = add(usdSum, { low: cachedRunUsd(start, lowTurns.n, lowTurns.o, lowTurns.g, writesSummary, price) * rounds.low, high: uncachedUsd(tokens, price) });
+      const lowTurns = {
+        n: E.turns.low,
+        o: E.outputTokensPerTurn.low,
+        g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low,
+      };
+      usdSum = add(usdSum, {
+        low: cachedRunUsd(start, lowTurns.n, lowTurns.o, lowTurns.g, writesSummary, price) * rounds.low,
+        high: uncachedUsd(tokens, price),
+      });
       if (!price.known) {
         const note = `no price known for ${model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`;
         if (!est.notes.includes(note)) est.notes.push(note);
       }
-      if (provider === 'scripted' && !est.notes.includes('scripted provider: offline, no cost')) est.notes.push('scripted provider: offline, no cost');
+      if (provider === 'scripted' && !est.notes.includes('scripted provider: offline, no cost'))
+        est.notes.push('scripted provider: offline, no cost');
     }
   }
   if (dynamic) {
@@ -180,11 +226,16 @@ function estimateTask(recipe: LoadedRecipe, task: LoadedTask, seeds: InstanceSee
     est.usd.low = Math.min(est.usd.low, est.usd.high);
     est.notes.push(`upper cost capped by the task budget of $${cap} per instance`);
   }
-  if (task.verify.length && task.verifyRetries) est.notes.push(`upper figure includes ${task.verifyRetries} verify fix round(s) of ${E.verifyFixTurns} turns`);
+  if (task.verify.length && task.verifyRetries)
+    est.notes.push(`upper figure includes ${task.verifyRetries} verify fix round(s) of ${E.verifyFixTurns} turns`);
   // The recipe's own caps (the default one is in the heuristic lines).
   if (task.maxTurns !== undefined || roles.some((r) => recipe.agents[r]?.maxTurns !== undefined)) {
-    const caps = [...new Set(roles.map((r) => task.maxTurns ?? recipe.agents[r]?.maxTurns ?? DEFAULT_RUN_LIMITS.maxTurns))];
-    est.notes.push(`a runaway attempt stops after ${caps.map((c) => (c === 0 ? 'no cap' : `${c} turns`)).join(' / ')} (max_turns)`);
+    const caps = [
+      ...new Set(roles.map((r) => task.maxTurns ?? recipe.agents[r]?.maxTurns ?? DEFAULT_RUN_LIMITS.maxTurns)),
+    ];
+    est.notes.push(
+      `a runaway attempt stops after ${caps.map((c) => (c === 0 ? 'no cap' : `${c} turns`)).join(' / ')} (max_turns)`,
+    );
   }
   return est;
 }
@@ -197,7 +248,9 @@ export interface EstimateOptions {
 export function estimateRecipe(recipe: LoadedRecipe, plan: RecipePlan, opts: EstimateOptions = {}): RecipeEstimate {
   const env = opts.env ?? process.env;
   const byId = new Map(recipe.tasks.map((t) => [t.id, t]));
-  const tasks = plan.tasks.map((pt) => estimateTask(recipe, byId.get(pt.id)!, pt.instances, pt.fanOut === 'dynamic', env));
+  const tasks = plan.tasks.map((pt) =>
+    estimateTask(recipe, byId.get(pt.id)!, pt.instances, pt.fanOut === 'dynamic', env),
+  );
   const total = { inputTokens: zero(), outputTokens: zero(), usd: zero() };
   for (const t of tasks) {
     total.inputTokens = add(total.inputTokens, t.inputTokens);
@@ -207,7 +260,9 @@ export function estimateRecipe(recipe: LoadedRecipe, plan: RecipePlan, opts: Est
   const warnings: string[] = [];
   const { usd, tokens } = recipe.budget;
   if (usd !== undefined && total.usd.high > usd) {
-    warnings.push(`${total.usd.low > usd ? 'even the lower' : 'the upper'} estimate ($${total.usd[total.usd.low > usd ? 'low' : 'high'].toFixed(2)}) exceeds the budget of $${usd}; the run stops admitting model calls once the budget is spent`);
+    warnings.push(
+      `${total.usd.low > usd ? 'even the lower' : 'the upper'} estimate ($${total.usd[total.usd.low > usd ? 'low' : 'high'].toFixed(2)}) exceeds the budget of $${usd}; the run stops admitting model calls once the budget is spent`,
+    );
   }
   const allTokens = total.inputTokens.high + total.outputTokens.high;
   if (tokens !== undefined && allTokens > tokens) {

@@ -42,7 +42,11 @@ export interface ExpressionSyntaxIssue {
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: ExpressionSyntaxIssue };
 
 class SyntaxFailure extends Error {
-  constructor(message: string, readonly offset: number, readonly hint?: string) {
+  constructor(
+    message: string,
+    readonly offset: number,
+    readonly hint?: string,
+  ) {
     super(message);
   }
 }
@@ -120,7 +124,8 @@ class Parser {
 
   parseAll(): Expr {
     const first = this.peek();
-    if (first.type === 'end') throw new SyntaxFailure('empty expression', first.pos, 'write something between ${{ and }}');
+    if (first.type === 'end')
+      throw new SyntaxFailure('empty expression', first.pos, 'write something between ${{ and }}');
     const expr = this.or();
     const rest = this.peek();
     if (rest.type !== 'end') throw new SyntaxFailure(`unexpected ${describe(rest)} after the expression`, rest.pos);
@@ -139,7 +144,8 @@ class Parser {
   }
   private expectPunct(value: string): Token {
     const t = this.next();
-    if (t.type !== 'punct' || t.value !== value) throw new SyntaxFailure(`expected "${value}" but found ${describe(t)}`, t.pos);
+    if (t.type !== 'punct' || t.value !== value)
+      throw new SyntaxFailure(`expected "${value}" but found ${describe(t)}`, t.pos);
     return t;
   }
 
@@ -180,7 +186,8 @@ class Parser {
       if (this.isPunct('.')) {
         this.next();
         const t = this.next();
-        if (t.type !== 'name') throw new SyntaxFailure(`expected a property name after "." but found ${describe(t)}`, t.pos);
+        if (t.type !== 'name')
+          throw new SyntaxFailure(`expected a property name after "." but found ${describe(t)}`, t.pos);
         expr = { kind: 'member', object: expr, property: t.value, pos: t.pos };
       } else if (this.isPunct('[')) {
         const open = this.next();
@@ -199,7 +206,8 @@ class Parser {
       case 'number':
         return { kind: 'literal', value: t.value, pos: t.pos };
       case 'name': {
-        if (t.value === 'true' || t.value === 'false') return { kind: 'literal', value: t.value === 'true', pos: t.pos };
+        if (t.value === 'true' || t.value === 'false')
+          return { kind: 'literal', value: t.value === 'true', pos: t.pos };
         if (t.value === 'null') return { kind: 'literal', value: null, pos: t.pos };
         if (this.isPunct('(')) {
           this.next();
@@ -302,10 +310,20 @@ export function parseTemplate(text: string): ParseResult<ParsedTemplate> {
     literal += text.slice(i, open);
     const { close, openQuote } = findClose(text, open + 3);
     if (openQuote !== undefined) {
-      return { ok: false, error: { message: 'unterminated string literal', offset: openQuote, hint: `close it with ${text[openQuote]}` } };
+      return {
+        ok: false,
+        error: { message: 'unterminated string literal', offset: openQuote, hint: `close it with ${text[openQuote]}` },
+      };
     }
     if (close < 0) {
-      return { ok: false, error: { message: 'unterminated expression: "${{" without a closing "}}"', offset: open, hint: 'close it with }}, or write $${{ for a literal ${{' } };
+      return {
+        ok: false,
+        error: {
+          message: 'unterminated expression: "${{" without a closing "}}"',
+          offset: open,
+          hint: 'close it with }}, or write $${{ for a literal ${{',
+        },
+      };
     }
     const source = text.slice(open + 3, close);
     const parsed = parseExpression(source, open + 3);

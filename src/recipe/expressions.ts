@@ -106,7 +106,8 @@ export function stringify(v: unknown): string {
 
 function looseEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if ((typeof a === 'number' && typeof b === 'string') || (typeof a === 'string' && typeof b === 'number')) return String(a) === String(b);
+  if ((typeof a === 'number' && typeof b === 'string') || (typeof a === 'string' && typeof b === 'number'))
+    return String(a) === String(b);
   if (a && b && typeof a === 'object' && typeof b === 'object') return JSON.stringify(a) === JSON.stringify(b);
   return false;
 }
@@ -143,13 +144,15 @@ function lookupRoot(name: string, scope: ExpressionScope): unknown {
 }
 
 function readProperty(object: unknown, key: string | number, e: Expr & { object: Expr }): unknown {
-  if (object === null || object === undefined) throw new EvaluationError(`cannot read ${JSON.stringify(key)} of ${exprText(e.object)}: it is ${kindOf(object)}`);
+  if (object === null || object === undefined)
+    throw new EvaluationError(`cannot read ${JSON.stringify(key)} of ${exprText(e.object)}: it is ${kindOf(object)}`);
   if (Array.isArray(object)) {
     if (typeof key === 'number') return Number.isInteger(key) ? object[key < 0 ? object.length + key : key] : undefined;
     if (key === 'length') return object.length;
     throw new EvaluationError(`${exprText(e.object)} is a list; index it with [0] rather than .${key}`);
   }
-  if (typeof object === 'object') return Object.hasOwn(object, String(key)) ? (object as Record<string, unknown>)[String(key)] : undefined;
+  if (typeof object === 'object')
+    return Object.hasOwn(object, String(key)) ? (object as Record<string, unknown>)[String(key)] : undefined;
   if (typeof object === 'string' && key === 'length') return object.length;
   throw new EvaluationError(`cannot read ${JSON.stringify(key)} of ${exprText(e.object)}: it is ${kindOf(object)}`);
 }
@@ -165,7 +168,8 @@ export function evaluateExpression(e: Expr, scope: ExpressionScope): unknown {
     case 'index': {
       const object = evaluateExpression(e.object, scope);
       const index = evaluateExpression(e.index, scope);
-      if (typeof index !== 'string' && typeof index !== 'number') throw new EvaluationError(`index ${exprText(e.index)} must be a number or text, got ${kindOf(index)}`);
+      if (typeof index !== 'string' && typeof index !== 'number')
+        throw new EvaluationError(`index ${exprText(e.index)} must be a number or text, got ${kindOf(index)}`);
       return readProperty(object, index, e);
     }
     case 'call': {
@@ -198,7 +202,8 @@ export function evaluateTemplate(template: ParsedTemplate, scope: ExpressionScop
     if (part.kind === 'text') out += part.text;
     else {
       const v = evaluateExpression(part.expr, scope);
-      if (v === undefined) throw new EvaluationError(`\${{ ${part.source} }} is undefined; use ${part.source} || '' if it may be missing`);
+      if (v === undefined)
+        throw new EvaluationError(`\${{ ${part.source} }} is undefined; use ${part.source} || '' if it may be missing`);
       out += stringify(v);
     }
   }
@@ -270,7 +275,13 @@ function chainOf(e: Expr): { root: Extract<Expr, { kind: 'name' }>; segments: Se
       cur = cur.object;
     } else if (cur.kind === 'index') {
       const idx = cur.index;
-      segments.unshift({ key: idx.kind === 'literal' && (typeof idx.value === 'string' || typeof idx.value === 'number') ? idx.value : undefined, pos: idx.pos });
+      segments.unshift({
+        key:
+          idx.kind === 'literal' && (typeof idx.value === 'string' || typeof idx.value === 'number')
+            ? idx.value
+            : undefined,
+        pos: idx.pos,
+      });
       cur = cur.object;
     } else if (cur.kind === 'name') {
       return { root: cur, segments };
@@ -284,12 +295,17 @@ function checkChain(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): v
   const chain = chainOf(e);
   if (!chain) return;
   const { root, segments } = chain;
-  const issue = (message: string, offset: number, hint?: string) => issues.push({ message, hint, offset, code: 'expression_reference' });
+  const issue = (message: string, offset: number, hint?: string) =>
+    issues.push({ message, hint, offset, code: 'expression_reference' });
   const itemNames = ctx.itemNames ?? [];
   if (root.name === 'inputs') {
     const key = segments[0]?.key;
     if (typeof key === 'string' && !ctx.inputs.includes(key)) {
-      issue(`unknown input "${key}"`, segments[0]!.pos, ctx.inputs.length ? suggestionHint(key, ctx.inputs, 'inputs') : 'declare it under inputs:');
+      issue(
+        `unknown input "${key}"`,
+        segments[0]!.pos,
+        ctx.inputs.length ? suggestionHint(key, ctx.inputs, 'inputs') : 'declare it under inputs:',
+      );
     }
     return;
   }
@@ -301,7 +317,12 @@ function checkChain(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): v
   if (root.name === 'item' || itemNames.includes(root.name)) {
     if (!ctx.itemNames) {
       if (ctx.itemUnavailable) issue(`"${root.name}" is not available here: ${ctx.itemUnavailable}`, root.pos);
-      else issue(`"${root.name}" is only available in tasks with for_each`, root.pos, 'add for_each to this task, or refer to a task output with tasks.<id>.output');
+      else
+        issue(
+          `"${root.name}" is only available in tasks with for_each`,
+          root.pos,
+          'add for_each to this task, or refer to a task output with tasks.<id>.output',
+        );
     }
     return;
   }
@@ -319,30 +340,48 @@ function checkChain(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): v
     if (!ctx.reachable.has(id.key)) {
       const self = id.key === ctx.taskId;
       issue(
-        self ? `a task cannot read its own output (tasks.${id.key})` : `reads tasks.${id.key}, but "${id.key}" is not in needs`,
+        self
+          ? `a task cannot read its own output (tasks.${id.key})`
+          : `reads tasks.${id.key}, but "${id.key}" is not in needs`,
         id.pos,
-        self ? 'split the work into two tasks connected by needs' : `add ${id.key} to needs (directly or through a task it needs)`,
+        self
+          ? 'split the work into two tasks connected by needs'
+          : `add ${id.key} to needs (directly or through a task it needs)`,
       );
       return;
     }
     const field = segments[1];
     if (!field || (field.key !== 'output' && field.key !== 'summary')) {
-      issue(`tasks.${id.key} has only .output and .summary`, field?.pos ?? id.pos, field && typeof field.key === 'string' ? suggestionHint(field.key, ['output', 'summary'], 'fields') : undefined);
+      issue(
+        `tasks.${id.key} has only .output and .summary`,
+        field?.pos ?? id.pos,
+        field && typeof field.key === 'string' ? suggestionHint(field.key, ['output', 'summary'], 'fields') : undefined,
+      );
       return;
     }
     const next = segments[2];
     if (field.key === 'summary' && next) issue(`tasks.${id.key}.summary is text and has no fields`, next.pos);
     if (field.key === 'output' && next) {
       if (info.output === 'text' && !info.fansOut) {
-        issue(`tasks.${id.key}.output is text, so it has no fields`, next.pos, `set output: json on task "${id.key}" to read fields of its answer`);
+        issue(
+          `tasks.${id.key}.output is text, so it has no fields`,
+          next.pos,
+          `set output: json on task "${id.key}" to read fields of its answer`,
+        );
       } else if (info.fansOut && typeof next.key === 'string' && next.key !== 'length') {
-        issue(`tasks.${id.key} fans out, so tasks.${id.key}.output is a list with one entry per instance`, next.pos, `index it (tasks.${id.key}.output[0]) or pass it whole to json() or join()`);
+        issue(
+          `tasks.${id.key} fans out, so tasks.${id.key}.output is a list with one entry per instance`,
+          next.pos,
+          `index it (tasks.${id.key}.output[0]) or pass it whole to json() or join()`,
+        );
       }
     }
     return;
   }
   const roots = ['inputs', 'env', 'tasks', ...(ctx.itemNames ? itemNames : [])];
-  const hint = EXPRESSION_FUNCTIONS[root.name] ? `${root.name} is a function: ${EXPRESSION_FUNCTIONS[root.name]!.usage}` : suggestionHint(root.name, roots, 'names');
+  const hint = EXPRESSION_FUNCTIONS[root.name]
+    ? `${root.name} is a function: ${EXPRESSION_FUNCTIONS[root.name]!.usage}`
+    : suggestionHint(root.name, roots, 'names');
   issue(`unknown name "${root.name}"`, root.pos, hint);
 }
 
@@ -367,9 +406,19 @@ function walk(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): void {
     case 'call': {
       const fn = EXPRESSION_FUNCTIONS[e.callee];
       if (!fn) {
-        issues.push({ code: 'expression_reference', message: `unknown function ${e.callee}()`, offset: e.pos, hint: suggestionHint(e.callee, Object.keys(EXPRESSION_FUNCTIONS), 'functions') });
+        issues.push({
+          code: 'expression_reference',
+          message: `unknown function ${e.callee}()`,
+          offset: e.pos,
+          hint: suggestionHint(e.callee, Object.keys(EXPRESSION_FUNCTIONS), 'functions'),
+        });
       } else if (e.args.length < fn.min || e.args.length > fn.max) {
-        issues.push({ code: 'expression_reference', message: `${e.callee}() takes ${fn.min === fn.max ? fn.min : `${fn.min} or ${fn.max}`} argument${fn.max === 1 ? '' : 's'}, got ${e.args.length}`, offset: e.pos, hint: `usage: ${fn.usage}` });
+        issues.push({
+          code: 'expression_reference',
+          message: `${e.callee}() takes ${fn.min === fn.max ? fn.min : `${fn.min} or ${fn.max}`} argument${fn.max === 1 ? '' : 's'}, got ${e.args.length}`,
+          offset: e.pos,
+          hint: `usage: ${fn.usage}`,
+        });
       }
       for (const a of e.args) walk(a, ctx, issues);
       return;
@@ -387,7 +436,15 @@ function walk(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): void {
 /** Every syntax and reference problem in a text field, with offsets into that text. */
 export function checkTemplate(text: string, ctx: ReferenceContext): ReferenceIssue[] {
   const parsed = parseTemplate(text);
-  if (!parsed.ok) return [{ code: 'expression_syntax', message: parsed.error.message, hint: parsed.error.hint, offset: parsed.error.offset }];
+  if (!parsed.ok)
+    return [
+      {
+        code: 'expression_syntax',
+        message: parsed.error.message,
+        hint: parsed.error.hint,
+        offset: parsed.error.offset,
+      },
+    ];
   const issues: ReferenceIssue[] = [];
   for (const part of parsed.value.parts) if (part.kind === 'expr') walk(part.expr, ctx, issues);
   return issues;

@@ -48,7 +48,8 @@ export function expandGlob(baseDir: string, pattern: string, type: GlobEntryType
       const childAbs = join(dir, entry.name);
       const isDir = entry.isDirectory() || (entry.isSymbolicLink() && isDirectory(childAbs));
       if (regex.test(childRel) && (type === 'any' || (type === 'dir') === isDir)) results.push(childRel);
-      if (isDir && depth + 1 < maxDepth && !(deep && entry.name.startsWith('.') && !namesHidden)) walk(childAbs, childRel, depth + 1);
+      if (isDir && depth + 1 < maxDepth && !(deep && entry.name.startsWith('.') && !namesHidden))
+        walk(childAbs, childRel, depth + 1);
     }
   };
   walk(join(baseDir, ...prefix), '', 0);

@@ -23,7 +23,13 @@ export interface InputIssue {
 export function inputSpecs(doc: RecipeDocument): Record<string, InputSpec> {
   const out: Record<string, InputSpec> = {};
   for (const [name, def] of Object.entries(doc.inputs ?? {})) {
-    const inferred: InputType = Array.isArray(def.default) ? 'list' : typeof def.default === 'number' ? 'number' : typeof def.default === 'boolean' ? 'boolean' : 'string';
+    const inferred: InputType = Array.isArray(def.default)
+      ? 'list'
+      : typeof def.default === 'number'
+        ? 'number'
+        : typeof def.default === 'boolean'
+          ? 'boolean'
+          : 'string';
     const spec: InputSpec = { type: def.type ?? inferred, required: def.required ?? false };
     if (def.default !== undefined) spec.default = def.default;
     if (def.description !== undefined) spec.description = def.description;
@@ -33,13 +39,18 @@ export function inputSpecs(doc: RecipeDocument): Record<string, InputSpec> {
 }
 
 /** Converts command-line text to the input's type: "3" -> 3, "yes" -> true, "a,b" or JSON -> list. */
-export function coerceInput(spec: InputSpec, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+export function coerceInput(
+  spec: InputSpec,
+  text: string,
+): { ok: true; value: unknown } | { ok: false; message: string } {
   switch (spec.type) {
     case 'string':
       return { ok: true, value: text };
     case 'number': {
       const n = Number(text);
-      return text.trim() !== '' && Number.isFinite(n) ? { ok: true, value: n } : { ok: false, message: `expects a number, got "${text}"` };
+      return text.trim() !== '' && Number.isFinite(n)
+        ? { ok: true, value: n }
+        : { ok: false, message: `expects a number, got "${text}"` };
     }
     case 'boolean': {
       const t = text.trim().toLowerCase();
@@ -52,20 +63,30 @@ export function coerceInput(spec: InputSpec, text: string): { ok: true; value: u
         try {
           const v: unknown = JSON.parse(text);
           // A NUL byte (JSON \u0000) cannot be part of a path or a file name an input may become.
-          if (Array.isArray(v) && v.some((x) => typeof x === 'string' && x.includes('\0'))) return { ok: false, message: 'has an item with a NUL byte (\\u0000), which no path or file name can hold' };
+          if (Array.isArray(v) && v.some((x) => typeof x === 'string' && x.includes('\0')))
+            return { ok: false, message: 'has an item with a NUL byte (\\u0000), which no path or file name can hold' };
           if (Array.isArray(v)) return { ok: true, value: v };
         } catch {
           // fall through to the message below
         }
         return { ok: false, message: `expects a list: a,b,c or a JSON array, got "${text}"` };
       }
-      return { ok: true, value: text.split(',').map((s) => s.trim()).filter((s) => s !== '') };
+      return {
+        ok: true,
+        value: text
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      };
     }
   }
 }
 
 /** Input values: defaults, then each `key=value` of --set in order (the last one wins). */
-export function resolveInputs(specs: Record<string, InputSpec>, sets: readonly string[]): { values: Record<string, unknown>; issues: InputIssue[] } {
+export function resolveInputs(
+  specs: Record<string, InputSpec>,
+  sets: readonly string[],
+): { values: Record<string, unknown>; issues: InputIssue[] } {
   const values: Record<string, unknown> = {};
   const issues: InputIssue[] = [];
   for (const [name, spec] of Object.entries(specs)) if (spec.default !== undefined) values[name] = spec.default;
@@ -73,14 +94,20 @@ export function resolveInputs(specs: Record<string, InputSpec>, sets: readonly s
   for (const assignment of sets) {
     const eq = assignment.indexOf('=');
     if (eq <= 0) {
-      issues.push({ message: `--set ${assignment}: expected key=value`, hint: names.length ? `inputs: ${names.join(', ')}` : undefined });
+      issues.push({
+        message: `--set ${assignment}: expected key=value`,
+        hint: names.length ? `inputs: ${names.join(', ')}` : undefined,
+      });
       continue;
     }
     const name = assignment.slice(0, eq).trim();
     const text = assignment.slice(eq + 1);
     const spec = specs[name];
     if (!spec) {
-      issues.push({ message: `--set ${name}: the recipe has no input "${name}"`, hint: names.length ? suggestionHint(name, names, 'inputs') : 'this recipe declares no inputs' });
+      issues.push({
+        message: `--set ${name}: the recipe has no input "${name}"`,
+        hint: names.length ? suggestionHint(name, names, 'inputs') : 'this recipe declares no inputs',
+      });
       continue;
     }
     const v = coerceInput(spec, text);
@@ -89,7 +116,12 @@ export function resolveInputs(specs: Record<string, InputSpec>, sets: readonly s
   }
   for (const [name, spec] of Object.entries(specs)) {
     if (spec.required && values[name] === undefined) {
-      issues.push({ name, missing: true, message: `input "${name}" is required`, hint: `pass --set ${name}=<${spec.type}>${spec.description ? ` (${spec.description})` : ''}` });
+      issues.push({
+        name,
+        missing: true,
+        message: `input "${name}" is required`,
+        hint: `pass --set ${name}=<${spec.type}>${spec.description ? ` (${spec.description})` : ''}`,
+      });
     }
   }
   return { values, issues };

@@ -21,7 +21,9 @@ export interface LoadOptions extends RecipeOverrides {
 }
 
 /** `warnings` do not stop the run (an agent file's ignored tool, ...); show them to the user. */
-export type LoadResult = { ok: true; recipe: LoadedRecipe; warnings: RecipeProblem[] } | { ok: false; problems: RecipeProblem[] };
+export type LoadResult =
+  | { ok: true; recipe: LoadedRecipe; warnings: RecipeProblem[] }
+  | { ok: false; problems: RecipeProblem[] };
 
 export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   const validated = validateRecipeFile(path, { cwd: opts.cwd });
@@ -35,7 +37,12 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   const { values, issues } = resolveInputs(specs, opts.set ?? []);
   for (const issue of issues) {
     if (opts.allowMissingInputs && issue.missing) continue;
-    problems.push({ code: 'input', ...at(issue.name ? ['inputs', issue.name] : doc.inputs ? ['inputs'] : []), message: issue.message, ...(issue.hint ? { hint: issue.hint } : {}) });
+    problems.push({
+      code: 'input',
+      ...at(issue.name ? ['inputs', issue.name] : doc.inputs ? ['inputs'] : []),
+      message: issue.message,
+      ...(issue.hint ? { hint: issue.hint } : {}),
+    });
   }
 
   // Recipe env may use inputs and the process env; rendered once for the whole run.
@@ -43,7 +50,8 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   for (const [k, v] of Object.entries(doc.env ?? {})) {
     const r = renderText(String(v), { inputs: values, env, tasks: {} });
     if (r.ok) renderedEnv[k] = String(r.value);
-    else if (!opts.allowMissingInputs) problems.push({ code: 'expression_reference', ...at(['env', k]), message: `env.${k}: ${r.error}` });
+    else if (!opts.allowMissingInputs)
+      problems.push({ code: 'expression_reference', ...at(['env', k]), message: `env.${k}: ${r.error}` });
   }
 
   const overrides: RecipeOverrides = {};
@@ -52,11 +60,31 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   if (opts.concurrency !== undefined) overrides.concurrency = opts.concurrency;
   if (opts.budgetUsd !== undefined) overrides.budgetUsd = opts.budgetUsd;
   if (opts.budgetTokens !== undefined) overrides.budgetTokens = opts.budgetTokens;
-  const recipe = normalizeRecipe(doc, { file, dir, env, overrides, inputs: specs, inputValues: values, renderedEnv, locate: (p) => sourceMap.locate(p) });
+  const recipe = normalizeRecipe(doc, {
+    file,
+    dir,
+    env,
+    overrides,
+    inputs: specs,
+    inputValues: values,
+    renderedEnv,
+    locate: (p) => sourceMap.locate(p),
+  });
 
   // --provider NAME must name a provider that exists: built in, a preset, or under the recipe's providers:.
-  if (opts.provider !== undefined && opts.provider !== 'anthropic' && opts.provider !== 'scripted' && !findProvider(opts.provider) && !Object.hasOwn(doc.providers ?? {}, opts.provider)) {
-    const known = ['anthropic', 'scripted', ...BUILTIN_PROVIDERS.map((b) => b.name), ...Object.keys(doc.providers ?? {})];
+  if (
+    opts.provider !== undefined &&
+    opts.provider !== 'anthropic' &&
+    opts.provider !== 'scripted' &&
+    !findProvider(opts.provider) &&
+    !Object.hasOwn(doc.providers ?? {}, opts.provider)
+  ) {
+    const known = [
+      'anthropic',
+      'scripted',
+      ...BUILTIN_PROVIDERS.map((b) => b.name),
+      ...Object.keys(doc.providers ?? {}),
+    ];
     problems.push({
       code: 'unknown_provider',
       ...at([]),
@@ -80,9 +108,17 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   // A declared model needs room to answer in: limits of 0 would fail every call.
   for (const id of Object.keys(doc.models ?? {})) {
     const spec = recipe.models[modelKey(id)]!;
-    for (const [key, n, least] of [['context_window', spec.contextWindow, 1_000], ['max_tokens', spec.maxTokens, 1]] as const) {
+    for (const [key, n, least] of [
+      ['context_window', spec.contextWindow, 1_000],
+      ['max_tokens', spec.maxTokens, 1],
+    ] as const) {
       if (n < least) {
-        problems.push({ code: 'bad_token_count', ...at(['models', id, key]), message: `models.${id}.${key} must be at least ${least}`, hint: `give the model's real ${key.replace('_', ' ')} from its documentation, or leave it out for the default` });
+        problems.push({
+          code: 'bad_token_count',
+          ...at(['models', id, key]),
+          message: `models.${id}.${key} must be at least ${least}`,
+          hint: `give the model's real ${key.replace('_', ' ')} from its documentation, or leave it out for the default`,
+        });
       }
     }
   }
@@ -90,21 +126,51 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
   // recipe declares under `models:` are taken as given.
   const reported = new Set<string>();
   for (const agent of Object.values(recipe.agents)) {
-    if (agent.provider !== 'anthropic' || agent.modelSpec || getModel(agent.model.replace(/^anthropic\//, ''))) continue;
+    if (agent.provider !== 'anthropic' || agent.modelSpec || getModel(agent.model.replace(/^anthropic\//, '')))
+      continue;
     // A task's own model (`model:` on the task) is reported there.
-    if (agent.taskOverride && opts.model === undefined && doc.tasks[agent.taskOverride[1] as number]?.model !== undefined) {
-      problems.push({ code: 'unknown_model', ...at([...agent.taskOverride, 'model']), message: `unknown model "${agent.model}"`, hint: `${suggestionHint(agent.model, listModels().map((m) => m.id), 'models')} (or declare it under models: with its price)` });
+    if (
+      agent.taskOverride &&
+      opts.model === undefined &&
+      doc.tasks[agent.taskOverride[1] as number]?.model !== undefined
+    ) {
+      problems.push({
+        code: 'unknown_model',
+        ...at([...agent.taskOverride, 'model']),
+        message: `unknown model "${agent.model}"`,
+        hint: `${suggestionHint(
+          agent.model,
+          listModels().map((m) => m.id),
+          'models',
+        )} (or declare it under models: with its price)`,
+      });
       continue;
     }
     const own = doc.agents?.[agent.name]?.model !== undefined;
     const fromFile = !own && agent.systemFile !== undefined && agent.model !== (doc.model ?? env.ORCHESTRATE_MODEL);
     const source =
-      opts.model !== undefined ? '--model' : own ? `agents.${agent.name}.model` : fromFile ? `agents.${agent.name}.system_file` : doc.model !== undefined ? 'model' : 'ORCHESTRATE_MODEL';
+      opts.model !== undefined
+        ? '--model'
+        : own
+          ? `agents.${agent.name}.model`
+          : fromFile
+            ? `agents.${agent.name}.system_file`
+            : doc.model !== undefined
+              ? 'model'
+              : 'ORCHESTRATE_MODEL';
     if (reported.has(source)) continue;
     reported.add(source);
     const path = source === '--model' || source === 'ORCHESTRATE_MODEL' ? [] : source.split('.');
-    const hint = suggestionHint(agent.model, listModels().map((m) => m.id), 'models');
-    const message = fromFile ? `agent file of "${agent.name}" names unknown model "${agent.model}"` : path.length ? `unknown model "${agent.model}"` : `${source} names unknown model "${agent.model}"`;
+    const hint = suggestionHint(
+      agent.model,
+      listModels().map((m) => m.id),
+      'models',
+    );
+    const message = fromFile
+      ? `agent file of "${agent.name}" names unknown model "${agent.model}"`
+      : path.length
+        ? `unknown model "${agent.model}"`
+        : `${source} names unknown model "${agent.model}"`;
     problems.push({
       code: 'unknown_model',
       ...at(path),
@@ -112,5 +178,7 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
       hint: `${hint} (or use --provider scripted to run offline). A model newer than this list can be declared with its price in $ per million tokens: models: { ${agent.model}: { price: { input: N, output: N } } }`,
     });
   }
-  return problems.length ? { ok: false, problems: sortProblems([...problems, ...validated.recipe.warnings]) } : { ok: true, recipe, warnings: validated.recipe.warnings };
+  return problems.length
+    ? { ok: false, problems: sortProblems([...problems, ...validated.recipe.warnings]) }
+    : { ok: true, recipe, warnings: validated.recipe.warnings };
 }

@@ -15,7 +15,13 @@ import { parseDuration, parseTokenCount } from './duration.js';
 import { referencedTasks } from './expressions.js';
 import { type InputSpec } from './inputs.js';
 import { needsOf } from './semantic-checks.js';
-import { type AgentDocument, BUILTIN_TOOLS, type ProviderName, type RecipeDocument, type TaskDocument } from './schema.js';
+import {
+  type AgentDocument,
+  BUILTIN_TOOLS,
+  type ProviderName,
+  type RecipeDocument,
+  type TaskDocument,
+} from './schema.js';
 
 export interface Budget {
   usd?: number;
@@ -193,7 +199,10 @@ const IMPLICIT_TOOLS = ['read', 'bash', 'edit', 'write'];
 
 /** How a model id is looked up: case-insensitive, without an "anthropic/" prefix. */
 export function modelKey(id: string): string {
-  return id.trim().toLowerCase().replace(/^anthropic\//, '');
+  return id
+    .trim()
+    .toLowerCase()
+    .replace(/^anthropic\//, '');
 }
 
 function modelsOf(declared: RecipeDocument['models']): Record<string, ModelSpec> {
@@ -204,8 +213,11 @@ function modelsOf(declared: RecipeDocument['models']): Record<string, ModelSpec>
     if (m.price.cache_write !== undefined) cost.cacheWrite = m.price.cache_write;
     out[modelKey(id)] = {
       cost,
-      contextWindow: (m.context_window !== undefined ? parseTokenCount(m.context_window) : undefined) ?? DECLARED_MODEL_DEFAULTS.contextWindow,
-      maxTokens: (m.max_tokens !== undefined ? parseTokenCount(m.max_tokens) : undefined) ?? DECLARED_MODEL_DEFAULTS.maxTokens,
+      contextWindow:
+        (m.context_window !== undefined ? parseTokenCount(m.context_window) : undefined) ??
+        DECLARED_MODEL_DEFAULTS.contextWindow,
+      maxTokens:
+        (m.max_tokens !== undefined ? parseTokenCount(m.max_tokens) : undefined) ?? DECLARED_MODEL_DEFAULTS.maxTokens,
     };
   }
   return out;
@@ -227,7 +239,10 @@ function retriesOf(r: TaskDocument['retries']): RetryPolicy {
   return {
     count: r.count ?? (r.on || r.backoff ? 1 : d.count),
     backoff: {
-      initialMs: r.backoff?.initial !== undefined ? (parseDuration(r.backoff.initial) ?? d.backoff.initialMs) : d.backoff.initialMs,
+      initialMs:
+        r.backoff?.initial !== undefined
+          ? (parseDuration(r.backoff.initial) ?? d.backoff.initialMs)
+          : d.backoff.initialMs,
       maxMs: r.backoff?.max !== undefined ? (parseDuration(r.backoff.max) ?? d.backoff.maxMs) : d.backoff.maxMs,
       factor: r.backoff?.factor ?? d.backoff.factor,
     },
@@ -250,7 +265,9 @@ function loopOf(l: AgentDocument['loop']): Partial<LoopDetectionSettings> | unde
 function verifyOf(v: TaskDocument['verify']): VerifyStep[] {
   if (v === undefined) return [];
   const list = typeof v === 'string' ? [v] : v;
-  return list.map((s) => (typeof s === 'string' ? { run: s } : s.name !== undefined ? { name: s.name, run: s.run } : { run: s.run }));
+  return list.map((s) =>
+    typeof s === 'string' ? { run: s } : s.name !== undefined ? { name: s.name, run: s.run } : { run: s.run },
+  );
 }
 
 const envOf = (e: Record<string, string | number | boolean> | undefined): Record<string, string> =>
@@ -291,7 +308,13 @@ export function providerConfigs(doc: Pick<RecipeDocument, 'providers'>): Provide
   });
 }
 
-function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, models: LoadedRecipe['models'], ctx: NormalizeContext): LoadedAgent {
+function normalizeAgent(
+  name: string,
+  a: AgentDocument,
+  doc: RecipeDocument,
+  models: LoadedRecipe['models'],
+  ctx: NormalizeContext,
+): LoadedAgent {
   const fileAgent = a.system_file ? readAgentFile(resolve(ctx.dir, a.system_file)) : undefined;
   const fromFile = fileAgent?.ok ? fileAgent.agent : undefined;
   const comp = a.compaction;
@@ -302,12 +325,19 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
     name,
     // An agent file's tools as Claude Code means them (Read, Glob, ...; none given = all of them).
     tools: a.tools ?? (fromFile ? fileAgentTools(fromFile.tools, BUILTIN_TOOLS) : IMPLICIT_TOOLS),
-    model: ctx.overrides.model ?? a.model ?? fileModel(fromFile) ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
+    model:
+      ctx.overrides.model ??
+      a.model ??
+      fileModel(fromFile) ??
+      doc.model ??
+      ctx.env.ORCHESTRATE_MODEL ??
+      RECIPE_DEFAULTS.model,
     provider,
     compaction: {
       enabled: typeof comp === 'boolean' ? comp : (comp?.enabled ?? compDefaults.enabled),
       reserveTokens: (typeof comp === 'object' ? comp.reserve_tokens : undefined) ?? compDefaults.reserveTokens,
-      keepRecentTokens: (typeof comp === 'object' ? comp.keep_recent_tokens : undefined) ?? compDefaults.keepRecentTokens,
+      keepRecentTokens:
+        (typeof comp === 'object' ? comp.keep_recent_tokens : undefined) ?? compDefaults.keepRecentTokens,
     },
     bash: { allow: a.bash?.allow ?? [], deny: a.bash?.deny ?? [] },
     sandbox: a.sandbox ?? doc.sandbox ?? 'workspace',
@@ -324,20 +354,31 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
   if (script !== undefined) agent.script = resolve(ctx.dir, script);
   const spec = models[modelKey(agent.model)];
   if (spec) agent.modelSpec = spec;
-  const endpoint = provider === 'anthropic' || provider === 'scripted' ? undefined : findProvider(provider, providerConfigs(doc));
+  const endpoint =
+    provider === 'anthropic' || provider === 'scripted' ? undefined : findProvider(provider, providerConfigs(doc));
   if (endpoint) agent.providerConfig = endpoint;
   if (a.thinking !== undefined) agent.thinking = a.thinking;
   if (a.summaries !== undefined) agent.summaries = a.summaries;
   if (a.max_turns !== undefined) agent.maxTurns = a.max_turns;
   const loop = loopOf(a.loop);
   if (loop) agent.loop = loop;
-  const mcpServers = agentServerSpecs(a, fromFile, agent.systemFile ? resolve(agent.systemFile, '..') : ctx.dir, agent.systemFile ?? ctx.file, mcpServersOf(doc, ctx));
+  const mcpServers = agentServerSpecs(
+    a,
+    fromFile,
+    agent.systemFile ? resolve(agent.systemFile, '..') : ctx.dir,
+    agent.systemFile ?? ctx.file,
+    mcpServersOf(doc, ctx),
+  );
   if (mcpServers.length > 0) agent.mcpServers = mcpServers;
   // mcp__ tools of servers the agent does not get were warned about (an imported file's): drop them.
   const served = new Set(mcpServers.map((m) => m.name));
   agent.tools = agent.tools.filter((t) => {
     const server = serverOfToolName(t.trim());
-    return !t.startsWith('mcp__') || (server !== undefined && served.has(server)) || (server === undefined && served.size > 0);
+    return (
+      !t.startsWith('mcp__') ||
+      (server !== undefined && served.has(server)) ||
+      (server === undefined && served.size > 0)
+    );
   });
   if (a.disallowed_tools?.length) {
     agent.disallowedTools = [...a.disallowed_tools];
@@ -346,7 +387,13 @@ function normalizeAgent(name: string, a: AgentDocument, doc: RecipeDocument, mod
   return agent;
 }
 
-function normalizeTask(t: TaskDocument, index: number, doc: RecipeDocument, agents: Record<string, LoadedAgent>, ctx: NormalizeContext): LoadedTask {
+function normalizeTask(
+  t: TaskDocument,
+  index: number,
+  doc: RecipeDocument,
+  agents: Record<string, LoadedAgent>,
+  ctx: NormalizeContext,
+): LoadedTask {
   const d = doc.defaults ?? {};
   const kind: LoadedTask['kind'] = t.run !== undefined ? 'run' : t.pair ? 'pair' : 'agent';
   const agentNames = Object.keys(agents);
@@ -362,7 +409,9 @@ function normalizeTask(t: TaskDocument, index: number, doc: RecipeDocument, agen
   const task: LoadedTask = {
     id: t.id,
     kind,
-    needs: needsOf(t as Record<string, unknown>).map((n) => n.id).filter((id, i, all) => all.indexOf(id) === i),
+    needs: needsOf(t as Record<string, unknown>)
+      .map((n) => n.id)
+      .filter((id, i, all) => all.indexOf(id) === i),
     as: t.as ?? 'item',
     isolation: t.isolation ?? d.isolation ?? 'none',
     merge: t.merge ?? d.merge ?? 'patch',
@@ -379,7 +428,13 @@ function normalizeTask(t: TaskDocument, index: number, doc: RecipeDocument, agen
     location: ctx.locate(['tasks', index]),
   };
   if (kind === 'agent') task.agent = t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0] : IMPLICIT_AGENT);
-  if (t.pair) task.pair = { planner: t.pair.planner, worker: t.pair.worker, maxRounds: t.pair.max_rounds ?? RECIPE_DEFAULTS.pairMaxRounds, onMaxRounds: t.pair.on_max_rounds ?? RECIPE_DEFAULTS.pairOnMaxRounds };
+  if (t.pair)
+    task.pair = {
+      planner: t.pair.planner,
+      worker: t.pair.worker,
+      maxRounds: t.pair.max_rounds ?? RECIPE_DEFAULTS.pairMaxRounds,
+      onMaxRounds: t.pair.on_max_rounds ?? RECIPE_DEFAULTS.pairOnMaxRounds,
+    };
   if (t.max_turns !== undefined) task.maxTurns = t.max_turns;
   if (t.description !== undefined) task.description = t.description;
   if (t.prompt !== undefined) task.prompt = t.prompt;
@@ -427,7 +482,10 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     if (t.thinking !== undefined) derived.thinking = t.thinking;
     if (t.provider !== undefined && ctx.overrides.provider === undefined) {
       derived.provider = t.provider;
-      const endpoint = t.provider === 'anthropic' || t.provider === 'scripted' ? undefined : findProvider(t.provider, providerConfigs(doc));
+      const endpoint =
+        t.provider === 'anthropic' || t.provider === 'scripted'
+          ? undefined
+          : findProvider(t.provider, providerConfigs(doc));
       if (endpoint) derived.providerConfig = endpoint;
       else delete derived.providerConfig;
     }
@@ -452,7 +510,12 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     env: ctx.renderedEnv,
     sandbox: doc.sandbox ?? 'workspace',
     network: doc.network ?? false,
-    cacheWarmup: typeof doc.cache_warmup === 'number' ? doc.cache_warmup : doc.cache_warmup === false ? false : RECIPE_DEFAULTS.cacheWarmupMinInstances,
+    cacheWarmup:
+      typeof doc.cache_warmup === 'number'
+        ? doc.cache_warmup
+        : doc.cache_warmup === false
+          ? false
+          : RECIPE_DEFAULTS.cacheWarmupMinInstances,
     agents,
     tasks,
   };

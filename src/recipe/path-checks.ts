@@ -20,10 +20,15 @@ export function impossiblePath(value: string, isPath: boolean): { why: string; o
   const nul = value.indexOf('\0');
   if (nul >= 0) return { why: 'contains a NUL byte (\\0), which no file name can hold', offset: nul };
   if (!isPath) return undefined;
-  if (Buffer.byteLength(value) > PATH_MAX) return { why: `is ${Buffer.byteLength(value)} bytes long, more than a path can be (${PATH_MAX})`, offset: 0 };
+  if (Buffer.byteLength(value) > PATH_MAX)
+    return { why: `is ${Buffer.byteLength(value)} bytes long, more than a path can be (${PATH_MAX})`, offset: 0 };
   let at = 0;
   for (const part of value.split('/')) {
-    if (Buffer.byteLength(part) > NAME_MAX) return { why: `has a folder or file name of ${Buffer.byteLength(part)} bytes, more than a name can be (${NAME_MAX})`, offset: at };
+    if (Buffer.byteLength(part) > NAME_MAX)
+      return {
+        why: `has a folder or file name of ${Buffer.byteLength(part)} bytes, more than a name can be (${NAME_MAX})`,
+        offset: at,
+      };
     at += part.length + 1;
   }
   return undefined;
@@ -48,7 +53,8 @@ export function checkImpossiblePaths(raw: Record<string, unknown>): PendingProbl
     for (const [name, def] of Object.entries(raw.inputs)) {
       if (!isObj(def)) continue;
       const path: Path = ['inputs', name, 'default'];
-      if (Array.isArray(def.default)) def.default.forEach((v, i) => check(v, [...path, i], `the default of input "${name}"`, false));
+      if (Array.isArray(def.default))
+        def.default.forEach((v, i) => check(v, [...path, i], `the default of input "${name}"`, false));
       else check(def.default, path, `the default of input "${name}"`, false);
     }
   }
@@ -57,10 +63,13 @@ export function checkImpossiblePaths(raw: Record<string, unknown>): PendingProbl
       if (!isObj(t)) return;
       const who = typeof t.id === 'string' ? `task "${t.id}"` : `tasks[${index}]`;
       check(t.cwd, ['tasks', index, 'cwd'], `${who} cwd`, true);
-      if (Array.isArray(t.writes)) t.writes.forEach((w, i) => check(w, ['tasks', index, 'writes', i], `${who} writes[${i}]`, false));
-      if (Array.isArray(t.for_each)) t.for_each.forEach((item, i) => check(item, ['tasks', index, 'for_each', i], `${who} for_each item ${i + 1}`, false));
+      if (Array.isArray(t.writes))
+        t.writes.forEach((w, i) => check(w, ['tasks', index, 'writes', i], `${who} writes[${i}]`, false));
+      if (Array.isArray(t.for_each))
+        t.for_each.forEach((item, i) =>
+          check(item, ['tasks', index, 'for_each', i], `${who} for_each item ${i + 1}`, false),
+        );
     });
   }
   return out;
 }
-

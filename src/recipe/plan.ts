@@ -35,7 +35,10 @@ export interface ResolvedInstance extends InstanceSeed {
 
 export type ResolveResult = { ok: true; instance: ResolvedInstance } | { ok: false; error: string };
 
-function itemsOf(task: LoadedTask, scope: ExpressionScope): { ok: true; items: unknown[] } | { ok: false; error: string } {
+function itemsOf(
+  task: LoadedTask,
+  scope: ExpressionScope,
+): { ok: true; items: unknown[] } | { ok: false; error: string } {
   const fe = task.forEach;
   if (!fe) return { ok: true, items: [] };
   if (fe.kind === 'list') return { ok: true, items: fe.items };
@@ -49,7 +52,14 @@ function itemsOf(task: LoadedTask, scope: ExpressionScope): { ok: true; items: u
   const value = renderTemplate(fe.expression, scope);
   if (!value.ok) return { ok: false, error: `for_each: ${value.error}` };
   if (!Array.isArray(value.value)) {
-    const got = value.value === null || value.value === undefined ? String(value.value) : Array.isArray(value.value) ? 'a list' : typeof value.value === 'object' ? 'an object' : `${typeof value.value} ${JSON.stringify(value.value)}`;
+    const got =
+      value.value === null || value.value === undefined
+        ? String(value.value)
+        : Array.isArray(value.value)
+          ? 'a list'
+          : typeof value.value === 'object'
+            ? 'an object'
+            : `${typeof value.value} ${JSON.stringify(value.value)}`;
     return { ok: false, error: `for_each ${fe.expression.trim()} gave ${got}, not a list` };
   }
   return { ok: true, items: value.value };
@@ -70,7 +80,8 @@ export function expandTask(task: LoadedTask, scope: ExpressionScope): ExpandResu
     if (task.key !== undefined) {
       const r = renderTemplate(task.key, { ...scope, item, itemName: task.as });
       if (!r.ok) return { ok: false, error: `task "${task.id}": key for item ${index}: ${r.error}` };
-      if (r.value === undefined || r.value === null || r.value === '') return { ok: false, error: `task "${task.id}": key for item ${index} is empty` };
+      if (r.value === undefined || r.value === null || r.value === '')
+        return { ok: false, error: `task "${task.id}": key for item ${index} is empty` };
       key = itemKey(typeof r.value === 'object' ? r.value : stringify(r.value));
     } else {
       key = itemKey(item);
@@ -83,18 +94,36 @@ export function expandTask(task: LoadedTask, scope: ExpressionScope): ExpandResu
     if (group.length < 2) continue;
     const distinct = new Set(group.map((g) => canonicalJson(g.item)));
     if (distinct.size < group.length) {
-      return { ok: false, error: `task "${task.id}": for_each has ${group.length} items with the key "${key}"; items must be distinct, or set key: to an expression unique per item` };
+      return {
+        ok: false,
+        error: `task "${task.id}": for_each has ${group.length} items with the key "${key}"; items must be distinct, or set key: to an expression unique per item`,
+      };
     }
     for (const g of group) g.key = `${key}-${shortHash(canonicalJson(g.item))}`;
   }
-  return { ok: true, instances: keyed.map((k) => ({ id: instanceId(task.id, k.key), taskId: task.id, key: k.key, item: k.item, index: k.index })) };
+  return {
+    ok: true,
+    instances: keyed.map((k) => ({
+      id: instanceId(task.id, k.key),
+      taskId: task.id,
+      key: k.key,
+      item: k.item,
+      index: k.index,
+    })),
+  };
 }
 
 /** Renders an instance's prompt, command, cwd, writes, verify and env; errors name the field. */
 export function resolveInstance(task: LoadedTask, seed: InstanceSeed, scope: ExpressionScope): ResolveResult {
   const s: ExpressionScope = task.forEach ? { ...scope, item: seed.item, itemName: task.as } : scope;
-  const fail = (field: string, error: string): ResolveResult => ({ ok: false, error: `task "${task.id}" (${seed.id}) ${field}: ${error}` });
-  const text = (field: string, template: string): { ok: true; value: string } | { ok: false; result: ResolveResult } => {
+  const fail = (field: string, error: string): ResolveResult => ({
+    ok: false,
+    error: `task "${task.id}" (${seed.id}) ${field}: ${error}`,
+  });
+  const text = (
+    field: string,
+    template: string,
+  ): { ok: true; value: string } | { ok: false; result: ResolveResult } => {
     const r = renderText(template, s);
     return r.ok ? { ok: true, value: String(r.value) } : { ok: false, result: fail(field, r.error) };
   };
@@ -178,7 +207,10 @@ export interface PlanOptions {
 }
 
 /** The scope static expressions see: inputs and env, no task outputs yet. */
-export function staticScope(recipe: LoadedRecipe, env: Readonly<Record<string, string | undefined>> = process.env): ExpressionScope {
+export function staticScope(
+  recipe: LoadedRecipe,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ExpressionScope {
   return { inputs: recipe.inputValues, env: { ...env, ...recipe.env }, tasks: {} };
 }
 
@@ -199,7 +231,15 @@ export function buildPlan(recipe: LoadedRecipe, opts: PlanOptions = {}): PlanRes
     for (const id of sorted) {
       const task = byId.get(id)!;
       const agents = task.pair ? [task.pair.planner, task.pair.worker] : task.agent ? [task.agent] : [];
-      const pt: PlanTask = { id, kind: task.kind, level, needs: task.needs, agents, fanOut: task.forEach ? 'static' : 'none', instances: [] };
+      const pt: PlanTask = {
+        id,
+        kind: task.kind,
+        level,
+        needs: task.needs,
+        agents,
+        fanOut: task.forEach ? 'static' : 'none',
+        instances: [],
+      };
       if (task.forEach?.kind === 'expression' && task.forEach.sources.length > 0) {
         pt.fanOut = 'dynamic';
         pt.dynamic = { expression: task.forEach.expression.trim(), sources: task.forEach.sources };
@@ -208,10 +248,17 @@ export function buildPlan(recipe: LoadedRecipe, opts: PlanOptions = {}): PlanRes
         const expanded = expandTask(task, scope);
         if (expanded.ok) {
           pt.instances = expanded.instances;
-          if (task.forEach && expanded.instances.length === 0) warnings.push(`task "${id}": for_each produced no items, so it will have no instances`);
+          if (task.forEach && expanded.instances.length === 0)
+            warnings.push(`task "${id}": for_each produced no items, so it will have no instances`);
         } else {
           const loc = task.location.forEach ?? task.location;
-          problems.push({ code: 'bad_for_each', file: opts.displayFile ?? recipe.file, line: loc.line, col: loc.col, message: expanded.error });
+          problems.push({
+            code: 'bad_for_each',
+            file: opts.displayFile ?? recipe.file,
+            line: loc.line,
+            col: loc.col,
+            message: expanded.error,
+          });
         }
       }
       planLevel.instances += pt.instances.length;
@@ -220,5 +267,13 @@ export function buildPlan(recipe: LoadedRecipe, opts: PlanOptions = {}): PlanRes
     planLevels.push(planLevel);
   });
   if (problems.length) return { ok: false, problems };
-  return { ok: true, plan: { tasks: planTasks, levels: planLevels, instanceCount: planTasks.reduce((n, t) => n + t.instances.length, 0), warnings } };
+  return {
+    ok: true,
+    plan: {
+      tasks: planTasks,
+      levels: planLevels,
+      instanceCount: planTasks.reduce((n, t) => n + t.instances.length, 0),
+      warnings,
+    },
+  };
 }

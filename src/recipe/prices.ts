@@ -21,7 +21,11 @@ export const FALLBACK_PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite
  * The price of `model` as served by `provider`: the recipe's own declaration (`models:`) first,
  * then the built-in table; the scripted provider is free.
  */
-export function lookupModelPrice(model: string, provider: string, declared: Readonly<Record<string, ModelSpec>> = {}): ModelPrice {
+export function lookupModelPrice(
+  model: string,
+  provider: string,
+  declared: Readonly<Record<string, ModelSpec>> = {},
+): ModelPrice {
   if (provider === 'scripted') return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, known: true };
   const spec = declared[modelKey(model)] ?? getModel(model.replace(/^anthropic\//, ''));
   if (!spec) return { ...FALLBACK_PRICE, known: false };

@@ -119,14 +119,20 @@ function fromIssue(issue: Issue, prefix: Path, raw: unknown, out: PendingProblem
           path: [...path, key],
           key: true,
           message: `unknown key "${key}" in ${path.length ? where : 'the recipe'}`,
-          hint: suggestion ? `did you mean "${suggestion}"?` : known.length ? `allowed here: ${known.join(', ')}` : undefined,
+          hint: suggestion
+            ? `did you mean "${suggestion}"?`
+            : known.length
+              ? `allowed here: ${known.join(', ')}`
+              : undefined,
         });
       }
       return;
     }
     case 'invalid_union': {
       // Keep the branches whose top-level type matched; their issues say what is really wrong.
-      const matching = issue.errors.filter((branch) => !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+      const matching = issue.errors.filter(
+        (branch) => !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+      );
       if (matching.length > 0 && !coded) {
         const best = matching.reduce((a, b) => (b.length < a.length ? b : a));
         for (const i of best) fromIssue(i, path, raw, out);
@@ -137,7 +143,11 @@ function fromIssue(issue: Issue, prefix: Path, raw: unknown, out: PendingProblem
         return;
       }
       const code = (coded ?? 'schema') as RecipeProblemCode;
-      push({ code, message: `${where}: ${codedMessage === 'Invalid input' ? 'has the wrong form' : codedMessage} (got ${showValue(value)})`, hint: CODE_HINTS[code] });
+      push({
+        code,
+        message: `${where}: ${codedMessage === 'Invalid input' ? 'has the wrong form' : codedMessage} (got ${showValue(value)})`,
+        hint: CODE_HINTS[code],
+      });
       return;
     }
     case 'invalid_type': {
@@ -145,7 +155,11 @@ function fromIssue(issue: Issue, prefix: Path, raw: unknown, out: PendingProblem
         const parent = path.slice(0, -1);
         const key = path.at(-1);
         const owner = parent.length ? describePath(parent, raw) : 'the recipe';
-        const p: PendingProblem = { code: 'missing_key', path: parent, message: `${owner} is missing the required key "${String(key)}"` };
+        const p: PendingProblem = {
+          code: 'missing_key',
+          path: parent,
+          message: `${owner} is missing the required key "${String(key)}"`,
+        };
         if (key === 'id' && parent[0] === 'tasks') p.hint = 'every task needs an id, e.g. id: build';
         out.push(p);
         return;
@@ -167,20 +181,29 @@ function fromIssue(issue: Issue, prefix: Path, raw: unknown, out: PendingProblem
     case 'too_small':
     case 'too_big': {
       if (coded) {
-        push({ code: coded as RecipeProblemCode, message: `${where}: ${codedMessage}`, hint: CODE_HINTS[coded as RecipeProblemCode] });
+        push({
+          code: coded as RecipeProblemCode,
+          message: `${where}: ${codedMessage}`,
+          hint: CODE_HINTS[coded as RecipeProblemCode],
+        });
         return;
       }
       const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
       const inclusive = issue.inclusive !== false;
-      const word = issue.code === 'too_small' ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
+      const word =
+        issue.code === 'too_small' ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
       const unit = issue.origin === 'array' ? ' items' : issue.origin === 'string' ? ' characters' : '';
-      push({ code: 'schema', message: `${where} must be ${word} ${String(bound)}${unit} (got ${issue.origin === 'array' ? `${Array.isArray(value) ? value.length : 0} items` : showValue(value)})` });
+      push({
+        code: 'schema',
+        message: `${where} must be ${word} ${String(bound)}${unit} (got ${issue.origin === 'array' ? `${Array.isArray(value) ? value.length : 0} items` : showValue(value)})`,
+      });
       return;
     }
     case 'invalid_format': {
       const code = (coded ?? 'schema') as RecipeProblemCode;
       // Durations and token counts read best as `bad duration "10 minutes"`; others say what was given.
-      const shown = code === 'bad_duration' || code === 'bad_token_count' ? showValue(value) : `(got ${showValue(value)})`;
+      const shown =
+        code === 'bad_duration' || code === 'bad_token_count' ? showValue(value) : `(got ${showValue(value)})`;
       push({ code, message: `${where}: ${codedMessage} ${shown}`, hint: CODE_HINTS[code] });
       return;
     }
@@ -188,7 +211,13 @@ function fromIssue(issue: Issue, prefix: Path, raw: unknown, out: PendingProblem
       for (const inner of issue.issues) {
         const split = splitCodedMessage(inner.message);
         const code = (split.code ?? 'schema') as RecipeProblemCode;
-        out.push({ code, path, key: true, message: `${describePath(path.slice(0, -1), raw)}: ${split.message} (got ${showValue(path.at(-1))})`, hint: CODE_HINTS[code] });
+        out.push({
+          code,
+          path,
+          key: true,
+          message: `${describePath(path.slice(0, -1), raw)}: ${split.message} (got ${showValue(path.at(-1))})`,
+          hint: CODE_HINTS[code],
+        });
       }
       return;
     }
@@ -205,4 +234,3 @@ export function problemsFromZod(issues: readonly Issue[], raw: unknown): Pending
   for (const issue of issues) fromIssue(issue, [], raw, out);
   return out;
 }
-

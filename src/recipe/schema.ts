@@ -16,7 +16,20 @@ export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
  * are never retried; loop, max_turns, compaction, not_approved and write_scope only when listed
  * here (a retry of a deterministic loop pays for it again).
  */
-export const FAILURE_CLASSES = ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed', 'verify_failed', 'error', 'loop', 'max_turns', 'compaction', 'not_approved', 'write_scope'] as const;
+export const FAILURE_CLASSES = [
+  'rate_limit',
+  'overloaded',
+  'timeout',
+  'stalled',
+  'crashed',
+  'verify_failed',
+  'error',
+  'loop',
+  'max_turns',
+  'compaction',
+  'not_approved',
+  'write_scope',
+] as const;
 
 export const PROVIDERS = ['anthropic', 'scripted'] as const;
 /** A built-in provider, or any name the recipe declares under providers: (or a preset). */
@@ -26,7 +39,9 @@ export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhig
 
 const sandbox = z
   .enum(['workspace', 'none'])
-  .describe('workspace (default): bash, verify and run: commands see the workspace read-write, the rest read-only, secrets hidden, no network; none: unconfined');
+  .describe(
+    'workspace (default): bash, verify and run: commands see the workspace read-write, the rest read-only, secrets hidden, no network; none: unconfined',
+  );
 const network = z.boolean().describe('Let sandboxed commands reach the network (default false)');
 
 /**
@@ -45,7 +60,12 @@ export const TOKEN_COUNT_PATTERN = /^\d+(?:\.\d+)?[kKmM]?$/;
 const WHOLE_EXPRESSION_PATTERN = /^\s*\$\{\{[\s\S]*\}\}\s*$/;
 
 const name = (what: string) =>
-  z.string().regex(NAME_PATTERN, coded('bad_name', `${what} must start with a letter or _ and contain only letters, digits, _ and -`));
+  z
+    .string()
+    .regex(
+      NAME_PATTERN,
+      coded('bad_name', `${what} must start with a letter or _ and contain only letters, digits, _ and -`),
+    );
 
 const duration = z
   .union([
@@ -64,7 +84,9 @@ const tokenCount = z
 const budget = z
   .strictObject({
     usd: z.number().nonnegative().optional().describe('Stop admitting model calls once this many US dollars are spent'),
-    tokens: tokenCount.optional().describe('Stop admitting model calls once this many tokens (input + output) are used'),
+    tokens: tokenCount
+      .optional()
+      .describe('Stop admitting model calls once this many tokens (input + output) are used'),
   })
   .describe('Spending limit enforced by the coordinator before each model call');
 
@@ -78,7 +100,9 @@ const modelPrice = z.strictObject({
 const modelDeclaration = z
   .strictObject({
     price: modelPrice.describe('What it costs, for budgets, usage and dry-run estimates'),
-    context_window: tokenCount.optional().describe('Input tokens it accepts (default 200k; compaction starts below it)'),
+    context_window: tokenCount
+      .optional()
+      .describe('Input tokens it accepts (default 200k; compaction starts below it)'),
     max_tokens: tokenCount.optional().describe('Output tokens it can write in one reply (default 32k)'),
   })
   .describe('A model this version of orchestrate does not list (or new limits and prices for one it does)');
@@ -90,48 +114,92 @@ const maxTurns = z
   .nonnegative(coded('bad_max_turns', 'max_turns must be 0 (no cap) or more'));
 
 const loopThreshold = (least: number, what: string) =>
-  z.number().int(coded('bad_loop', `${what} must be a whole number`)).min(least, coded('bad_loop', `${what} must be at least ${least}`));
+  z
+    .number()
+    .int(coded('bad_loop', `${what} must be a whole number`))
+    .min(least, coded('bad_loop', `${what} must be at least ${least}`));
 
 const loop = z
   .union(
     [
       z.boolean(),
       z.strictObject({
-        identical_calls: loopThreshold(2, 'identical_calls').optional().describe(`The same tool call (name and arguments) this many times in a row is a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls})`),
-        cycle_repeats: loopThreshold(2, 'cycle_repeats').optional().describe(`A cycle of 2 or 3 calls repeated this many times in a row is a loop (default ${DEFAULT_LOOP_DETECTION.cycleRepeats})`),
-        repeated_text: loopThreshold(2, 'repeated_text').optional().describe(`The same answer text this many replies in a row is a loop (default ${DEFAULT_LOOP_DETECTION.repeatedText})`),
-        grace_turns: loopThreshold(0, 'grace_turns').optional().describe(`Turns the model gets after the warning to break the pattern (default ${DEFAULT_LOOP_DETECTION.graceTurns})`),
+        identical_calls: loopThreshold(2, 'identical_calls')
+          .optional()
+          .describe(
+            `The same tool call (name and arguments) this many times in a row is a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls})`,
+          ),
+        cycle_repeats: loopThreshold(2, 'cycle_repeats')
+          .optional()
+          .describe(
+            `A cycle of 2 or 3 calls repeated this many times in a row is a loop (default ${DEFAULT_LOOP_DETECTION.cycleRepeats})`,
+          ),
+        repeated_text: loopThreshold(2, 'repeated_text')
+          .optional()
+          .describe(
+            `The same answer text this many replies in a row is a loop (default ${DEFAULT_LOOP_DETECTION.repeatedText})`,
+          ),
+        grace_turns: loopThreshold(0, 'grace_turns')
+          .optional()
+          .describe(
+            `Turns the model gets after the warning to break the pattern (default ${DEFAULT_LOOP_DETECTION.graceTurns})`,
+          ),
       }),
     ],
-    { error: coded('bad_loop', 'loop must be false (no loop detection), true, or {identical_calls, cycle_repeats, repeated_text, grace_turns}') },
+    {
+      error: coded(
+        'bad_loop',
+        'loop must be false (no loop detection), true, or {identical_calls, cycle_repeats, repeated_text, grace_turns}',
+      ),
+    },
   )
-  .describe('Loop detection: the agent is warned once, then stopped (failure class loop). false turns it off; a map changes the thresholds');
+  .describe(
+    'Loop detection: the agent is warned once, then stopped (failure class loop). false turns it off; a map changes the thresholds',
+  );
 
 const provider = z
   .string()
   .min(1)
-  .describe('anthropic, scripted (offline), an OpenAI-compatible preset (openai, openrouter, ollama, lmstudio, vllm, llamacpp), or a name declared under providers:');
+  .describe(
+    'anthropic, scripted (offline), an OpenAI-compatible preset (openai, openrouter, ollama, lmstudio, vllm, llamacpp), or a name declared under providers:',
+  );
 
 const providerDeclaration = z
   .strictObject({
     type: z.enum(['anthropic', 'openai-compatible']).describe('The protocol the endpoint speaks'),
-    base_url: z.string().url(coded('bad_url', 'base_url must be a URL, e.g. http://127.0.0.1:11434/v1')).optional().describe('Endpoint (OpenAI-compatible: up to /v1)'),
+    base_url: z
+      .string()
+      .url(coded('bad_url', 'base_url must be a URL, e.g. http://127.0.0.1:11434/v1'))
+      .optional()
+      .describe('Endpoint (OpenAI-compatible: up to /v1)'),
     api_key_env: z
       .string()
       .regex(ENV_NAME_PATTERN, coded('bad_env_name', 'api_key_env is the NAME of an environment variable, not the key'))
       .optional()
       .describe('Environment variable holding the key, read where the agent runs (a local server needs none)'),
-    api: z.enum(['chat', 'responses']).optional().describe('OpenAI-compatible: Chat Completions (default) or the Responses API'),
+    api: z
+      .enum(['chat', 'responses'])
+      .optional()
+      .describe('OpenAI-compatible: Chat Completions (default) or the Responses API'),
     compat: z
       .strictObject({
-        text_tool_calls: z.boolean().optional().describe('Take tool calls the model writes as JSON text (servers without a tool-call parser)'),
-        tool_choice: z.enum(['object', 'string']).optional().describe('The tool_choice form the server accepts (default: learned from a 400)'),
+        text_tool_calls: z
+          .boolean()
+          .optional()
+          .describe('Take tool calls the model writes as JSON text (servers without a tool-call parser)'),
+        tool_choice: z
+          .enum(['object', 'string'])
+          .optional()
+          .describe('The tool_choice form the server accepts (default: learned from a 400)'),
         stream_usage: z.boolean().optional().describe('Send stream_options.include_usage (default true)'),
         max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
       })
       .optional()
       .describe('What this server does differently from api.openai.com'),
-    headers: z.record(z.string(), z.string()).optional().describe('Extra HTTP headers on every request (no secrets: use api_key_env)'),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Extra HTTP headers on every request (no secrets: use api_key_env)'),
   })
   .describe('A model endpoint');
 
@@ -150,12 +218,17 @@ const retries = z
       z.strictObject({
         count: z.number().int().nonnegative().optional().describe('How many times a failed instance is tried again'),
         backoff: backoff.optional(),
-        on: z.array(z.enum(FAILURE_CLASSES)).optional().describe('Failure classes that are retried (default: rate_limit, overloaded, timeout, stalled, crashed)'),
+        on: z
+          .array(z.enum(FAILURE_CLASSES))
+          .optional()
+          .describe('Failure classes that are retried (default: rate_limit, overloaded, timeout, stalled, crashed)'),
       }),
     ],
     { error: coded('bad_retries', 'retries must be a number or {count, backoff, on}') },
   )
-  .describe('Retries of a failed task instance: a count, or {count, backoff: {initial, max, factor}, on: [failure classes]}');
+  .describe(
+    'Retries of a failed task instance: a count, or {count, backoff: {initial, max, factor}, on: [failure classes]}',
+  );
 
 const verifyStep = z.union([
   z.string(),
@@ -168,7 +241,10 @@ const verify = z
   .describe('Shell commands that must all exit 0 for the task to succeed (run in the task cwd)');
 
 const envMap = z
-  .record(z.string().regex(ENV_NAME_PATTERN, coded('bad_env_name', 'environment variable names use letters, digits and _')), z.union([z.string(), z.number(), z.boolean()]))
+  .record(
+    z.string().regex(ENV_NAME_PATTERN, coded('bad_env_name', 'environment variable names use letters, digits and _')),
+    z.union([z.string(), z.number(), z.boolean()]),
+  )
   .describe('Environment variables; values may use ${{ inputs.x }}');
 
 const forEach = z
@@ -179,7 +255,12 @@ const forEach = z
         glob: z.string().describe('Pattern relative to the recipe folder, e.g. repos/*; each item is a matched path'),
         type: z.enum(['dir', 'file', 'any']).optional().describe('What the glob matches (default: dir)'),
       }),
-      z.string().regex(WHOLE_EXPRESSION_PATTERN, coded('bad_for_each', 'for_each must be a list, {glob: "..."} or a ${{ expression }}')),
+      z
+        .string()
+        .regex(
+          WHOLE_EXPRESSION_PATTERN,
+          coded('bad_for_each', 'for_each must be a list, {glob: "..."} or a ${{ expression }}'),
+        ),
     ],
     { error: coded('bad_for_each', 'for_each must be a list, {glob: "..."} or a ${{ expression }}') },
   )
@@ -189,21 +270,42 @@ const forEach = z
 const taskSettings = {
   agent: name('agent').optional().describe('Name of the agent (from agents) that runs this task'),
   cwd: z.string().optional().describe('Working directory, relative to the recipe folder; may use ${{ item }}'),
-  isolation: z.enum(['none', 'worktree']).optional().describe('none: work in cwd; worktree: a git worktree per instance'),
+  isolation: z
+    .enum(['none', 'worktree'])
+    .optional()
+    .describe('none: work in cwd; worktree: a git worktree per instance'),
   merge: z
     .enum(['patch', 'branch', 'apply'])
     .optional()
-    .describe('Where the work of an isolation: worktree instance lands: patch (patches/<key>.diff only, the default), branch (a commit on branch orchestrate/<run-id>/<key>) or apply (applied to the checkout; a conflict fails the instance patch_conflict)'),
-  context: z.enum(['fresh', 'summaries']).optional().describe('fresh: only the prompt; summaries: also the merged summaries of needed tasks'),
+    .describe(
+      'Where the work of an isolation: worktree instance lands: patch (patches/<key>.diff only, the default), branch (a commit on branch orchestrate/<run-id>/<key>) or apply (applied to the checkout; a conflict fails the instance patch_conflict)',
+    ),
+  context: z
+    .enum(['fresh', 'summaries'])
+    .optional()
+    .describe('fresh: only the prompt; summaries: also the merged summaries of needed tasks'),
   retries: retries.optional(),
   timeout: duration.optional().describe('Wall-clock limit per instance'),
   idle_timeout: duration.optional().describe('Limit on time without model or tool progress (a stall)'),
   budget: budget.optional(),
   verify: verify.optional(),
-  verify_retries: z.number().int().nonnegative().optional().describe('Times a failed verify is sent back to the same agent to fix'),
-  on_failure: z.enum(['fail', 'continue']).optional().describe('fail: stop dependants and fail the run; continue: dependants still run'),
+  verify_retries: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Times a failed verify is sent back to the same agent to fix'),
+  on_failure: z
+    .enum(['fail', 'continue'])
+    .optional()
+    .describe('fail: stop dependants and fail the run; continue: dependants still run'),
   max_parallel: z.number().int().positive().optional().describe('Instances of this fan-out running at once'),
-  max_failed: z.number().int().nonnegative().optional().describe('Failed instances tolerated before the rest of the fan-out is cancelled'),
+  max_failed: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Failed instances tolerated before the rest of the fan-out is cancelled'),
   env: envMap.optional(),
 };
 
@@ -213,17 +315,38 @@ export const TaskSchema = z
     description: z.string().optional(),
     prompt: z.string().optional().describe('What the agent is asked to do; may use ${{ }} expressions'),
     run: z.string().optional().describe('A plain shell step instead of an agent'),
-    needs: z.union([name('task id'), z.array(name('task id'))]).optional().describe('Tasks that must finish first'),
+    needs: z
+      .union([name('task id'), z.array(name('task id'))])
+      .optional()
+      .describe('Tasks that must finish first'),
     for_each: forEach.optional(),
     as: name('the item variable').optional().describe('Name of the item variable in expressions (default: item)'),
-    key: z.string().optional().describe('Expression giving each instance a stable key (default: derived from the item)'),
-    writes: z.array(z.string()).optional().describe('Globs of files this task may modify, relative to its cwd; overlapping writers never run together'),
+    key: z
+      .string()
+      .optional()
+      .describe('Expression giving each instance a stable key (default: derived from the item)'),
+    writes: z
+      .array(z.string())
+      .optional()
+      .describe('Globs of files this task may modify, relative to its cwd; overlapping writers never run together'),
     output: z.enum(['text', 'json']).optional().describe('text (default) or json: the final answer is parsed as JSON'),
     output_schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema the JSON output must match'),
-    max_turns: maxTurns.optional().describe(`Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); over the agent's max_turns; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`),
-    model: z.string().optional().describe("This task's model instead of its agent's (--model still wins); agent tasks only"),
-    provider: provider.optional().describe("This task's provider instead of its agent's (--provider still wins); agent tasks only"),
-    thinking: z.enum(THINKING_LEVELS).optional().describe("This task's reasoning effort instead of its agent's; agent tasks only"),
+    max_turns: maxTurns
+      .optional()
+      .describe(
+        `Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); over the agent's max_turns; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`,
+      ),
+    model: z
+      .string()
+      .optional()
+      .describe("This task's model instead of its agent's (--model still wins); agent tasks only"),
+    provider: provider
+      .optional()
+      .describe("This task's provider instead of its agent's (--provider still wins); agent tasks only"),
+    thinking: z
+      .enum(THINKING_LEVELS)
+      .optional()
+      .describe("This task's reasoning effort instead of its agent's; agent tasks only"),
     pair: z
       .strictObject({
         planner: name('agent').describe('Agent that reviews and corrects'),
@@ -232,7 +355,9 @@ export const TaskSchema = z
         on_max_rounds: z
           .enum(['fail', 'accept'])
           .optional()
-          .describe('When max_rounds pass without approval: fail (the default: the instance fails with class not_approved) or accept (the last work counts as done)'),
+          .describe(
+            'When max_rounds pass without approval: fail (the default: the instance fails with class not_approved) or accept (the last work counts as done)',
+          ),
       })
       .optional()
       .describe('Run a planner and a worker connected by a direct channel'),
@@ -241,7 +366,10 @@ export const TaskSchema = z
   .describe('One step of the recipe: an agent prompt, a planner/worker pair, or a shell step');
 
 const inputDef = z.strictObject({
-  type: z.enum(['string', 'number', 'boolean', 'list']).optional().describe('Value type (default: from the default value, else string)'),
+  type: z
+    .enum(['string', 'number', 'boolean', 'list'])
+    .optional()
+    .describe('Value type (default: from the default value, else string)'),
   default: z.union([z.string(), z.number(), z.boolean(), z.array(z.unknown())]).optional(),
   required: z.boolean().optional().describe('The run refuses to start unless the value is given with --set'),
   description: z.string().optional(),
@@ -251,19 +379,36 @@ export const AgentSchema = z
   .strictObject({
     description: z.string().optional(),
     system: z.string().optional().describe('System prompt text'),
-    system_file: z.string().optional().describe('Markdown agent file (frontmatter name/description/tools/model; the body is the system prompt)'),
-    tools: z.array(z.string()).optional().describe(`Tools the agent may use (built-in: ${BUILTIN_TOOLS.join(', ')})`),
-    strict_tools: z.boolean().optional().describe('Tools its system_file names that are not available here (WebFetch, Task, mcp__...) are errors instead of being ignored with a warning'),
+    system_file: z
+      .string()
+      .optional()
+      .describe('Markdown agent file (frontmatter name/description/tools/model; the body is the system prompt)'),
+    tools: z
+      .array(z.string())
+      .optional()
+      .describe(`Tools the agent may use (built-in: ${BUILTIN_TOOLS.join(', ')})`),
+    strict_tools: z
+      .boolean()
+      .optional()
+      .describe(
+        'Tools its system_file names that are not available here (WebFetch, Task, mcp__...) are errors instead of being ignored with a warning',
+      ),
     model: z.string().optional(),
     provider: provider.optional(),
     script: z.string().optional().describe('Script file for the scripted provider'),
     thinking: z.enum(THINKING_LEVELS).optional(),
-    max_turns: maxTurns.optional().describe(`Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); a task's max_turns wins; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`),
+    max_turns: maxTurns
+      .optional()
+      .describe(
+        `Model calls one attempt of an instance may make across its prompts (task, verify and output fix-ups); a task's max_turns wins; 0 = no cap (default ${DEFAULT_RUN_LIMITS.maxTurns})`,
+      ),
     loop: loop.optional(),
     summaries: z
       .enum(['model', 'extractive'])
       .optional()
-      .describe('How its handoff and compaction summaries are written: model (the default with a real model; one more call when an instance ends) or extractive (built from the conversation, no call)'),
+      .describe(
+        'How its handoff and compaction summaries are written: model (the default with a real model; one more call when an instance ends) or extractive (built from the conversation, no call)',
+      ),
     compaction: z
       .union([
         z.boolean(),
@@ -281,15 +426,22 @@ export const AgentSchema = z
         deny: z.array(z.string()).optional().describe('Command patterns refused'),
       })
       .optional(),
-    sandbox: sandbox.optional().describe("Confinement of this agent's bash and its tasks' verify commands (default: the recipe's)"),
+    sandbox: sandbox
+      .optional()
+      .describe("Confinement of this agent's bash and its tasks' verify commands (default: the recipe's)"),
     network: network.optional(),
     skills: z.array(z.string()).optional().describe('Skill folders or files, relative to the recipe folder'),
     extensions: z.array(z.string()).optional().describe('Extension modules, relative to the recipe folder'),
     mcp_servers: z
       .array(name('MCP server name'))
       .optional()
-      .describe('MCP servers (from mcp_servers: or a .mcp.json) whose tools this agent gets as mcp__<server>__<tool>; default: those its mcp__ tools name, else all of the recipe\'s when tools: is not given'),
-    disallowed_tools: z.array(z.string()).optional().describe('Tools this agent may not use, e.g. mcp__github__delete_* (patterns with *)'),
+      .describe(
+        "MCP servers (from mcp_servers: or a .mcp.json) whose tools this agent gets as mcp__<server>__<tool>; default: those its mcp__ tools name, else all of the recipe's when tools: is not given",
+      ),
+    disallowed_tools: z
+      .array(z.string())
+      .optional()
+      .describe('Tools this agent may not use, e.g. mcp__github__delete_* (patterns with *)'),
   })
   .describe('A reusable agent definition');
 
@@ -300,16 +452,24 @@ export const RecipeSchema = z
     version: z.union([z.string(), z.number()]).optional().describe('Version of this recipe'),
     model: z.string().optional().describe('Default model for every agent'),
     provider: provider.optional(),
-    providers: z.record(z.string().min(1), providerDeclaration).optional().describe('Model endpoints by name: {name: {type, base_url, api_key_env, api, compat, headers}}'),
+    providers: z
+      .record(z.string().min(1), providerDeclaration)
+      .optional()
+      .describe('Model endpoints by name: {name: {type, base_url, api_key_env, api, compat, headers}}'),
     models: z
       .record(z.string().min(1), modelDeclaration)
       .optional()
-      .describe('Models to use beyond the built-in list, by the id Anthropic serves them under: {id: {price, context_window, max_tokens}}'),
+      .describe(
+        'Models to use beyond the built-in list, by the id Anthropic serves them under: {id: {price, context_window, max_tokens}}',
+      ),
     script: z.string().optional().describe('Script file for the scripted provider (offline runs)'),
     concurrency: z.number().int().positive().optional().describe('Task instances running at once (default 4)'),
     rate_limit: z
       .union([z.number().positive(), z.record(z.string(), z.number().positive())], {
-        error: coded('bad_rate_limit', 'rate_limit must be requests per minute, or a map of model name to requests per minute'),
+        error: coded(
+          'bad_rate_limit',
+          'rate_limit must be requests per minute, or a map of model name to requests per minute',
+        ),
       })
       .optional()
       .describe('Model requests per minute, per model: one number for all, or {model: rpm}'),
@@ -327,14 +487,19 @@ export const RecipeSchema = z
       .union([z.boolean(), z.number().int().min(2)])
       .optional()
       .describe(
-        "Before a fan-out of at least this many instances calls the model, its first call goes out alone, so the others read the shared prompt prefix from the cache instead of all writing it (default 4; true: the default, false: never; anthropic provider only)",
+        'Before a fan-out of at least this many instances calls the model, its first call goes out alone, so the others read the shared prompt prefix from the cache instead of all writing it (default 4; true: the default, false: never; anthropic provider only)',
       ),
     mcp_servers: z
       .record(name('MCP server name'), McpServerEntrySchema)
       .optional()
-      .describe('MCP servers agents may use, as in a .mcp.json: {command, args, env, cwd} or {type: http | sse, url, headers}; ${VAR} and ${VAR:-default} expand from the environment'),
+      .describe(
+        'MCP servers agents may use, as in a .mcp.json: {command, args, env, cwd} or {type: http | sse, url, headers}; ${VAR} and ${VAR:-default} expand from the environment',
+      ),
     agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),
-    tasks: z.array(TaskSchema).min(1, coded('no_tasks', 'a recipe needs at least one task')).describe('The steps, connected by needs'),
+    tasks: z
+      .array(TaskSchema)
+      .min(1, coded('no_tasks', 'a recipe needs at least one task'))
+      .describe('The steps, connected by needs'),
   })
   .describe('An orchestrate recipe: agents and a DAG of tasks');
 

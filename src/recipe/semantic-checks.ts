@@ -63,8 +63,10 @@ function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
   for (const key of ['prompt', 'run', 'cwd']) if (typeof raw[key] === 'string') out.push({ path: [key], scope: item });
   if (typeof raw.key === 'string') out.push({ path: ['key'], scope: 'task-item' });
   if (typeof raw.for_each === 'string') out.push({ path: ['for_each'], scope: 'for_each' });
-  if (isObj(raw.for_each) && typeof raw.for_each.glob === 'string') out.push({ path: ['for_each', 'glob'], scope: 'static' });
-  if (Array.isArray(raw.writes)) raw.writes.forEach((w, i) => typeof w === 'string' && out.push({ path: ['writes', i], scope: item }));
+  if (isObj(raw.for_each) && typeof raw.for_each.glob === 'string')
+    out.push({ path: ['for_each', 'glob'], scope: 'static' });
+  if (Array.isArray(raw.writes))
+    raw.writes.forEach((w, i) => typeof w === 'string' && out.push({ path: ['writes', i], scope: item }));
   if (typeof raw.verify === 'string') out.push({ path: ['verify'], scope: item });
   if (Array.isArray(raw.verify)) {
     raw.verify.forEach((v, i) => {
@@ -72,12 +74,20 @@ function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
       else if (isObj(v) && typeof v.run === 'string') out.push({ path: ['verify', i, 'run'], scope: item });
     });
   }
-  if (isObj(raw.env)) for (const k of Object.keys(raw.env)) if (typeof raw.env[k] === 'string') out.push({ path: ['env', k], scope: item });
+  if (isObj(raw.env))
+    for (const k of Object.keys(raw.env))
+      if (typeof raw.env[k] === 'string') out.push({ path: ['env', k], scope: item });
   return out;
 }
 
 /** Finds strings with `${{` where nothing evaluates them (agent fields, output_schema, ...). */
-function misplacedExpressions(value: unknown, path: Path, allowed: Set<string>, out: PendingProblem[], raw: unknown): void {
+function misplacedExpressions(
+  value: unknown,
+  path: Path,
+  allowed: Set<string>,
+  out: PendingProblem[],
+  raw: unknown,
+): void {
   if (typeof value === 'string') {
     if (hasExpression(value) && !allowed.has(JSON.stringify(path))) {
       out.push({
@@ -100,22 +110,59 @@ function misplacedExpressions(value: unknown, path: Path, allowed: Set<string>, 
  * tool names (case-insensitive; Glob is find; Claude Code tools missing here are warnings unless
  * strict_tools), a missing tools: line (every tool, with a note), and its model.
  */
-function checkAgentFile(name: string, a: Obj, file: AgentFile, shownFile: string, raw: Obj, checkTool: (tool: string, path: Path | undefined, at?: PendingProblem['at']) => void, problem: (p: PendingProblem) => void): void {
+function checkAgentFile(
+  name: string,
+  a: Obj,
+  file: AgentFile,
+  shownFile: string,
+  raw: Obj,
+  checkTool: (tool: string, path: Path | undefined, at?: PendingProblem['at']) => void,
+  problem: (p: PendingProblem) => void,
+): void {
   const base: Path = ['agents', name];
   const at = (p: { line: number; col: number }) => ({ file: shownFile, line: p.line, col: p.col });
   if (a.tools === undefined) {
     const strict = a.strict_tools === true || file.strictTools === true;
     if (file.tools === undefined) {
-      problem({ code: 'agent_file', severity: 'warning', path: base, at: at({ line: 1, col: 1 }), message: `agent file of "${name}" has no tools: line, so the agent gets every built-in tool (${ALL_FILE_AGENT_TOOLS.join(', ')}), as in Claude Code`, hint: 'to limit it, add a line such as tools: Read, Grep, Glob to the frontmatter, or tools: [...] to the agent in the recipe' });
+      problem({
+        code: 'agent_file',
+        severity: 'warning',
+        path: base,
+        at: at({ line: 1, col: 1 }),
+        message: `agent file of "${name}" has no tools: line, so the agent gets every built-in tool (${ALL_FILE_AGENT_TOOLS.join(', ')}), as in Claude Code`,
+        hint: 'to limit it, add a line such as tools: Read, Grep, Glob to the frontmatter, or tools: [...] to the agent in the recipe',
+      });
     }
     for (const t of file.toolPositions) {
       const v = classifyFileTool(t.name, BUILTIN_TOOLS);
       if (v.kind === 'mcp') continue; // checked with the agent's MCP servers (mcp-servers.ts)
       if (v.kind === 'unknown') checkTool(t.name, undefined, at(t));
-      else if (v.kind === 'builtin' && v.note) problem({ code: 'agent_file', severity: 'warning', path: base, at: at(t), message: `agent "${name}" tool ${t.name}: ${v.note}` });
+      else if (v.kind === 'builtin' && v.note)
+        problem({
+          code: 'agent_file',
+          severity: 'warning',
+          path: base,
+          at: at(t),
+          message: `agent "${name}" tool ${t.name}: ${v.note}`,
+        });
       else if (v.kind === 'unavailable') {
-        if (strict) problem({ code: 'unknown_tool', path: base, at: at(t), message: `agent "${name}" uses tool "${t.name}", which is not available here (${v.reason})`, hint: 'remove it from the agent file, or drop strict_tools so it is ignored with a warning' });
-        else problem({ code: 'unknown_tool', severity: 'warning', path: base, at: at(t), message: `agent "${name}" tool "${t.name}" is not available here and is ignored (${v.reason})`, hint: 'remove it from tools:, or set strict_tools: true to make this an error' });
+        if (strict)
+          problem({
+            code: 'unknown_tool',
+            path: base,
+            at: at(t),
+            message: `agent "${name}" uses tool "${t.name}", which is not available here (${v.reason})`,
+            hint: 'remove it from the agent file, or drop strict_tools so it is ignored with a warning',
+          });
+        else
+          problem({
+            code: 'unknown_tool',
+            severity: 'warning',
+            path: base,
+            at: at(t),
+            message: `agent "${name}" tool "${t.name}" is not available here and is ignored (${v.reason})`,
+            hint: 'remove it from tools:, or set strict_tools: true to make this an error',
+          });
       }
     }
   }
@@ -124,14 +171,26 @@ function checkAgentFile(name: string, a: Obj, file: AgentFile, shownFile: string
   if (a.model !== undefined || model === undefined || model === '' || model.toLowerCase() === 'inherit') return;
   const provider = str(a.provider) ?? str(raw.provider) ?? 'anthropic';
   const key = model.toLowerCase().replace(/^anthropic\//, '');
-  const declared = isObj(raw.models) && Object.keys(raw.models).some((id) => id.trim().toLowerCase().replace(/^anthropic\//, '') === key);
+  const declared =
+    isObj(raw.models) &&
+    Object.keys(raw.models).some(
+      (id) =>
+        id
+          .trim()
+          .toLowerCase()
+          .replace(/^anthropic\//, '') === key,
+    );
   if (provider !== 'anthropic' || declared || getModel(key)) return;
   problem({
     code: 'unknown_model',
     path: base,
     at: at(file.modelPosition ?? { line: 1, col: 1 }),
     message: `agent file of "${name}" names unknown model "${model}"`,
-    hint: `${suggestionHint(model, listModels().map((m) => m.id), 'models')}; or write model: inherit (the recipe's model), or an alias: sonnet, opus, haiku`,
+    hint: `${suggestionHint(
+      model,
+      listModels().map((m) => m.id),
+      'models',
+    )}; or write model: inherit (the recipe's model), or an alias: sonnet, opus, haiku`,
   });
 }
 
@@ -155,11 +214,24 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const type = str(def.type);
     const dflt = def.default;
     if (type && dflt !== undefined) {
-      const ok = type === 'list' ? Array.isArray(dflt) : type === 'string' ? typeof dflt === 'string' : typeof dflt === type;
-      if (!ok) problem({ code: 'input', path: ['inputs', name, 'default'], message: `input "${name}" is of type ${type} but its default is not`, hint: type === 'list' ? 'write the default as a list: [a, b]' : `give a ${type} default, or change type` });
+      const ok =
+        type === 'list' ? Array.isArray(dflt) : type === 'string' ? typeof dflt === 'string' : typeof dflt === type;
+      if (!ok)
+        problem({
+          code: 'input',
+          path: ['inputs', name, 'default'],
+          message: `input "${name}" is of type ${type} but its default is not`,
+          hint: type === 'list' ? 'write the default as a list: [a, b]' : `give a ${type} default, or change type`,
+        });
     }
     if (def.required === true && dflt !== undefined) {
-      problem({ code: 'conflict', path: ['inputs', name, 'required'], key: true, message: `input "${name}" is required but has a default`, hint: 'remove the default, or remove required: true' });
+      problem({
+        code: 'conflict',
+        path: ['inputs', name, 'required'],
+        key: true,
+        message: `input "${name}" is required but has a default`,
+        hint: 'remove the default, or remove required: true',
+      });
     }
   }
 
@@ -167,20 +239,33 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const declaredProviders = isObj(raw.providers) ? Object.keys(raw.providers) : [];
   const checkProvider = (value: unknown, path: Path): void => {
     const p = str(value);
-    if (p === undefined || p === 'anthropic' || p === 'scripted' || declaredProviders.includes(p) || findProvider(p)) return;
+    if (p === undefined || p === 'anthropic' || p === 'scripted' || declaredProviders.includes(p) || findProvider(p))
+      return;
     const known = ['anthropic', 'scripted', ...BUILTIN_PROVIDERS.map((b) => b.name), ...declaredProviders];
-    problem({ code: 'unknown_provider', path, message: `unknown provider "${p}"`, hint: `use one of ${known.join(', ')}, or declare it under providers: {${p}: {type: openai-compatible, base_url: ...}}` });
+    problem({
+      code: 'unknown_provider',
+      path,
+      message: `unknown provider "${p}"`,
+      hint: `use one of ${known.join(', ')}, or declare it under providers: {${p}: {type: openai-compatible, base_url: ...}}`,
+    });
   };
   checkProvider(raw.provider, ['provider']);
-  if (isObj(raw.agents)) for (const [n, a] of Object.entries(raw.agents)) if (isObj(a)) checkProvider(a.provider, ['agents', n, 'provider']);
-  if (isObj(raw.tasks)) for (const [n, t] of Object.entries(raw.tasks)) if (isObj(t)) checkProvider(t.provider, ['tasks', n, 'provider']);
+  if (isObj(raw.agents))
+    for (const [n, a] of Object.entries(raw.agents)) if (isObj(a)) checkProvider(a.provider, ['agents', n, 'provider']);
+  if (isObj(raw.tasks))
+    for (const [n, t] of Object.entries(raw.tasks)) if (isObj(t)) checkProvider(t.provider, ['tasks', n, 'provider']);
 
   // ---- run-level files and provider ----
   // Script files are parsed now so a broken offline script fails validation, not the run.
   const checkScript = (rel: string, path: Path) => {
     const abs = resolve(ctx.dir, rel);
     if (!existsSync(abs)) {
-      problem({ code: 'missing_file', path, message: `script file not found: ${rel}`, hint: `looked for ${ctx.displayPath(abs)}; paths are relative to the recipe folder` });
+      problem({
+        code: 'missing_file',
+        path,
+        message: `script file not found: ${rel}`,
+        hint: `looked for ${ctx.displayPath(abs)}; paths are relative to the recipe folder`,
+      });
       return;
     }
     try {
@@ -190,7 +275,13 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       for (const line of lines) {
         const m = /^(.*?):(\d+):(\d+): ([\s\S]*)$/.exec(line);
         const at = m ? { file: m[1]!, line: Number(m[2]), col: Number(m[3]) } : undefined;
-        problem({ code: 'bad_script', path, at, message: `script: ${m ? m[4] : line.replace(/^[^:]*: /, '')}`, hint: 'see the script format in src/ai/scripted-script.ts' });
+        problem({
+          code: 'bad_script',
+          path,
+          at,
+          message: `script: ${m ? m[4] : line.replace(/^[^:]*: /, '')}`,
+          hint: 'see the script format in src/ai/scripted-script.ts',
+        });
       }
     }
   };
@@ -198,9 +289,19 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   if (runScript !== undefined) checkScript(runScript, ['script']);
   // provider: scripted replays a script file; an agent without one (here or run-level) could not run.
   if (str(raw.provider) === 'scripted' && runScript === undefined) {
-    const withoutScript = agentNames.filter((n) => isObj(agents[n]) && str((agents[n] as Obj).provider) === undefined && str((agents[n] as Obj).script) === undefined);
+    const withoutScript = agentNames.filter(
+      (n) =>
+        isObj(agents[n]) &&
+        str((agents[n] as Obj).provider) === undefined &&
+        str((agents[n] as Obj).script) === undefined,
+    );
     if (agentNames.length === 0 || withoutScript.length > 0) {
-      problem({ code: 'missing_key', path: ['provider'], message: 'provider: scripted needs a script file', hint: 'add script: script.yaml (a list of scripted model turns), here or on each agent' });
+      problem({
+        code: 'missing_key',
+        path: ['provider'],
+        message: 'provider: scripted needs a script file',
+        hint: 'add script: script.yaml (a list of scripted model turns), here or on each agent',
+      });
     }
   }
 
@@ -211,20 +312,46 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const base: Path = ['agents', name];
     const hasExtensions = Array.isArray(a.extensions) && a.extensions.length > 0;
     const checkTool = (tool: string, path: Path | undefined, at?: PendingProblem['at']) => {
-      if (hasExtensions || (BUILTIN_TOOLS as readonly string[]).includes(tool) || tool.trim().startsWith('mcp__')) return;
-      problem({ code: 'unknown_tool', path: path ?? base, at, message: `agent "${name}" uses unknown tool "${tool}"`, hint: suggestionHint(tool, BUILTIN_TOOLS, 'tools') });
+      if (hasExtensions || (BUILTIN_TOOLS as readonly string[]).includes(tool) || tool.trim().startsWith('mcp__'))
+        return;
+      problem({
+        code: 'unknown_tool',
+        path: path ?? base,
+        at,
+        message: `agent "${name}" uses unknown tool "${tool}"`,
+        hint: suggestionHint(tool, BUILTIN_TOOLS, 'tools'),
+      });
     };
     if (a.system !== undefined && a.system_file !== undefined) {
-      problem({ code: 'conflict', path: [...base, 'system_file'], key: true, message: `agent "${name}" has both system and system_file`, hint: 'keep one: inline text (system) or a markdown file (system_file)' });
+      problem({
+        code: 'conflict',
+        path: [...base, 'system_file'],
+        key: true,
+        message: `agent "${name}" has both system and system_file`,
+        hint: 'keep one: inline text (system) or a markdown file (system_file)',
+      });
     }
     const systemFile = str(a.system_file);
     if (systemFile !== undefined) {
       const abs = resolve(ctx.dir, systemFile);
       if (!existsSync(abs)) {
-        problem({ code: 'missing_file', path: [...base, 'system_file'], message: `agent file not found: ${systemFile}`, hint: `looked for ${ctx.displayPath(abs)}; paths are relative to the recipe folder` });
+        problem({
+          code: 'missing_file',
+          path: [...base, 'system_file'],
+          message: `agent file not found: ${systemFile}`,
+          hint: `looked for ${ctx.displayPath(abs)}; paths are relative to the recipe folder`,
+        });
       } else {
         const parsed = readAgentFile(abs, ctx.displayPath(abs));
-        if (!parsed.ok) for (const p of parsed.problems) problem({ code: p.code, path: base, message: p.message, hint: p.hint, at: { file: p.file, line: p.line, col: p.col } });
+        if (!parsed.ok)
+          for (const p of parsed.problems)
+            problem({
+              code: p.code,
+              path: base,
+              message: p.message,
+              hint: p.hint,
+              at: { file: p.file, line: p.line, col: p.col },
+            });
         else checkAgentFile(name, a, parsed.agent, ctx.displayPath(abs), raw, checkTool, problem);
       }
     }
@@ -232,16 +359,38 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const agentScript = str(a.script);
     if (agentScript !== undefined) checkScript(agentScript, [...base, 'script']);
     if (str(a.provider) === 'scripted' && agentScript === undefined && runScript === undefined) {
-      problem({ code: 'missing_key', path: [...base, 'provider'], message: `agent "${name}" uses provider: scripted but has no script`, hint: 'add script: <file> to the agent or to the recipe' });
+      problem({
+        code: 'missing_key',
+        path: [...base, 'provider'],
+        message: `agent "${name}" uses provider: scripted but has no script`,
+        hint: 'add script: <file> to the agent or to the recipe',
+      });
     }
     for (const listKey of ['skills', 'extensions'] as const) {
       const list = a[listKey];
-      if (Array.isArray(list)) list.forEach((p, i) => typeof p === 'string' && !fileExists(p) && problem({ code: 'missing_file', path: [...base, listKey, i], message: `${listKey === 'skills' ? 'skill' : 'extension'} not found: ${p}`, hint: 'paths are relative to the recipe folder' }));
+      if (Array.isArray(list))
+        list.forEach(
+          (p, i) =>
+            typeof p === 'string' &&
+            !fileExists(p) &&
+            problem({
+              code: 'missing_file',
+              path: [...base, listKey, i],
+              message: `${listKey === 'skills' ? 'skill' : 'extension'} not found: ${p}`,
+              hint: 'paths are relative to the recipe folder',
+            }),
+        );
     }
   }
 
   // ---- MCP servers: names agents use, entries that cannot start (bad URL, missing ${VAR}) ----
-  const recipeEnv = isObj(raw.env) ? Object.fromEntries(Object.entries(raw.env).filter(([, v]) => typeof v !== 'object').map(([k, v]) => [k, String(v)])) : {};
+  const recipeEnv = isObj(raw.env)
+    ? Object.fromEntries(
+        Object.entries(raw.env)
+          .filter(([, v]) => typeof v !== 'object')
+          .map(([k, v]) => [k, String(v)]),
+      )
+    : {};
   const mcpEnv = { ...(ctx.env ?? process.env), ...recipeEnv };
   const recipeFile = ctx.file ?? resolve(ctx.dir, 'recipe.yaml');
   const mcp = recipeMcpServers(raw, ctx.dir, recipeFile, mcpEnv);
@@ -269,7 +418,12 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const prev = firstIndex.get(id);
     if (prev !== undefined) {
       const at = ctx.locate(['tasks', prev, 'id']);
-      problem({ code: 'duplicate_task', path: ['tasks', index, 'id'], message: `duplicate task id "${id}"`, hint: `the first "${id}" is on line ${at.line}; task ids must be unique` });
+      problem({
+        code: 'duplicate_task',
+        path: ['tasks', index, 'id'],
+        message: `duplicate task id "${id}"`,
+        hint: `the first "${id}" is on line ${at.line}; task ids must be unique`,
+      });
       return;
     }
     firstIndex.set(id, index);
@@ -283,9 +437,19 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const valid: string[] = [];
     for (const n of t.needs) {
       if (n.id === t.id) {
-        problem({ code: 'cycle', path: ['tasks', t.index, ...n.path], message: `task "${t.id}" needs itself`, hint: 'remove it from needs' });
+        problem({
+          code: 'cycle',
+          path: ['tasks', t.index, ...n.path],
+          message: `task "${t.id}" needs itself`,
+          hint: 'remove it from needs',
+        });
       } else if (!firstIndex.has(n.id)) {
-        problem({ code: 'unknown_task', path: ['tasks', t.index, ...n.path], message: `task "${t.id}" needs unknown task "${n.id}"`, hint: suggestionHint(n.id, taskIds, 'task ids') });
+        problem({
+          code: 'unknown_task',
+          path: ['tasks', t.index, ...n.path],
+          message: `task "${t.id}" needs unknown task "${n.id}"`,
+          hint: suggestionHint(n.id, taskIds, 'task ids'),
+        });
       } else if (!valid.includes(n.id)) {
         valid.push(n.id);
       }
@@ -295,18 +459,29 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   for (const cycle of findCycles(graph)) {
     const from = tasks.find((t) => t.id === cycle[0])!;
     const edge = from.needs.find((n) => n.id === cycle[1]);
-    problem({ code: 'cycle', path: ['tasks', from.index, ...(edge?.path ?? ['needs'])], message: `needs form a cycle: ${cycle.join(' -> ')}`, hint: 'remove one of these needs so the tasks can run in order' });
+    problem({
+      code: 'cycle',
+      path: ['tasks', from.index, ...(edge?.path ?? ['needs'])],
+      message: `needs form a cycle: ${cycle.join(' -> ')}`,
+      hint: 'remove one of these needs so the tasks can run in order',
+    });
   }
 
   // ---- per-task checks ----
   const refInfo = new Map<string, TaskRefInfo>();
   for (const t of tasks) {
-    const output = str(t.raw.output) === 'json' || (t.raw.output === undefined && isObj(t.raw.output_schema)) ? 'json' : 'text';
+    const output =
+      str(t.raw.output) === 'json' || (t.raw.output === undefined && isObj(t.raw.output_schema)) ? 'json' : 'text';
     refInfo.set(t.id, { output, fansOut: t.raw.for_each !== undefined });
   }
   const defaultAgent = str(defaults.agent);
   if (defaultAgent !== undefined && !agentNames.includes(defaultAgent)) {
-    problem({ code: 'unknown_agent', path: ['defaults', 'agent'], message: `defaults name unknown agent "${defaultAgent}"`, hint: suggestionHint(defaultAgent, agentNames, 'agents') });
+    problem({
+      code: 'unknown_agent',
+      path: ['defaults', 'agent'],
+      message: `defaults name unknown agent "${defaultAgent}"`,
+      hint: suggestionHint(defaultAgent, agentNames, 'agents'),
+    });
   }
   for (const t of tasks) {
     const r = t.raw;
@@ -314,47 +489,128 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const who = `task "${t.id}"`;
     const isPair = r.pair !== undefined;
     if (r.prompt === undefined && r.run === undefined) {
-      problem({ code: 'task_kind', path: base, message: `${who} has neither prompt nor run`, hint: 'add prompt: (an agent task) or run: (a shell step)' });
+      problem({
+        code: 'task_kind',
+        path: base,
+        message: `${who} has neither prompt nor run`,
+        hint: 'add prompt: (an agent task) or run: (a shell step)',
+      });
     }
-    if (r.prompt !== undefined && r.run !== undefined) problem({ code: 'task_kind', path: [...base, 'run'], key: true, message: `${who} has both prompt and run`, hint: 'a task is either an agent (prompt) or a shell step (run); split it into two tasks' });
-    if (r.run !== undefined && r.agent !== undefined) problem({ code: 'task_kind', path: [...base, 'agent'], key: true, message: `${who} is a run: shell step and cannot have an agent`, hint: 'remove agent, or replace run with prompt' });
-    if (r.run !== undefined && isPair) problem({ code: 'task_kind', path: [...base, 'pair'], key: true, message: `${who} is a run: shell step and cannot have a pair`, hint: 'remove pair, or replace run with prompt' });
-    if (isPair && r.agent !== undefined) problem({ code: 'task_kind', path: [...base, 'agent'], key: true, message: `${who} has both agent and pair`, hint: 'a pair names its own agents; remove agent' });
+    if (r.prompt !== undefined && r.run !== undefined)
+      problem({
+        code: 'task_kind',
+        path: [...base, 'run'],
+        key: true,
+        message: `${who} has both prompt and run`,
+        hint: 'a task is either an agent (prompt) or a shell step (run); split it into two tasks',
+      });
+    if (r.run !== undefined && r.agent !== undefined)
+      problem({
+        code: 'task_kind',
+        path: [...base, 'agent'],
+        key: true,
+        message: `${who} is a run: shell step and cannot have an agent`,
+        hint: 'remove agent, or replace run with prompt',
+      });
+    if (r.run !== undefined && isPair)
+      problem({
+        code: 'task_kind',
+        path: [...base, 'pair'],
+        key: true,
+        message: `${who} is a run: shell step and cannot have a pair`,
+        hint: 'remove pair, or replace run with prompt',
+      });
+    if (isPair && r.agent !== undefined)
+      problem({
+        code: 'task_kind',
+        path: [...base, 'agent'],
+        key: true,
+        message: `${who} has both agent and pair`,
+        hint: 'a pair names its own agents; remove agent',
+      });
 
     const agent = str(r.agent);
     if (agent !== undefined && !agentNames.includes(agent)) {
-      problem({ code: 'unknown_agent', path: [...base, 'agent'], message: `${who} uses unknown agent "${agent}"`, hint: suggestionHint(agent, agentNames, 'agents') });
+      problem({
+        code: 'unknown_agent',
+        path: [...base, 'agent'],
+        message: `${who} uses unknown agent "${agent}"`,
+        hint: suggestionHint(agent, agentNames, 'agents'),
+      });
     }
     if (isObj(r.pair)) {
       for (const role of ['planner', 'worker'] as const) {
         const name = str(r.pair[role]);
         if (name !== undefined && !agentNames.includes(name)) {
-          problem({ code: 'unknown_agent', path: [...base, 'pair', role], message: `${who} pair ${role} is unknown agent "${name}"`, hint: suggestionHint(name, agentNames, 'agents') });
+          problem({
+            code: 'unknown_agent',
+            path: [...base, 'pair', role],
+            message: `${who} pair ${role} is unknown agent "${name}"`,
+            hint: suggestionHint(name, agentNames, 'agents'),
+          });
         }
       }
     }
-    if (r.prompt !== undefined && !isPair && r.run === undefined && agent === undefined && defaultAgent === undefined && agentNames.length > 1) {
-      problem({ code: 'unknown_agent', path: base, message: `${who} does not say which agent runs it`, hint: `add agent: one of ${agentNames.join(', ')} (or set defaults.agent)` });
+    if (
+      r.prompt !== undefined &&
+      !isPair &&
+      r.run === undefined &&
+      agent === undefined &&
+      defaultAgent === undefined &&
+      agentNames.length > 1
+    ) {
+      problem({
+        code: 'unknown_agent',
+        path: base,
+        message: `${who} does not say which agent runs it`,
+        hint: `add agent: one of ${agentNames.join(', ')} (or set defaults.agent)`,
+      });
     }
 
     for (const key of ['model', 'thinking'] as const) {
       if (r[key] !== undefined && (isPair || r.run !== undefined)) {
-        problem({ code: 'conflict', path: [...base, key], key: true, message: `${who} sets ${key}, which only an agent task can use`, hint: isPair ? `set ${key} on the pair's planner or worker agent` : `a run: step calls no model; remove ${key}` });
+        problem({
+          code: 'conflict',
+          path: [...base, key],
+          key: true,
+          message: `${who} sets ${key}, which only an agent task can use`,
+          hint: isPair
+            ? `set ${key} on the pair's planner or worker agent`
+            : `a run: step calls no model; remove ${key}`,
+        });
       }
     }
     // merge: says where a worktree's work lands; without a worktree the agent edits the checkout itself.
     const isolation = r.isolation ?? defaults.isolation;
     if ((r.merge === 'branch' || r.merge === 'apply') && isolation !== 'worktree') {
-      problem({ code: 'conflict', path: [...base, 'merge'], key: true, message: `${who} sets merge: ${r.merge}, which needs isolation: worktree`, hint: 'add isolation: worktree (each instance works in a worktree of its own, and its work lands as merge says), or remove merge' });
+      problem({
+        code: 'conflict',
+        path: [...base, 'merge'],
+        key: true,
+        message: `${who} sets merge: ${r.merge}, which needs isolation: worktree`,
+        hint: 'add isolation: worktree (each instance works in a worktree of its own, and its work lands as merge says), or remove merge',
+      });
     }
     const fansOut = r.for_each !== undefined;
     if (!fansOut) {
       for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {
-        if (r[key] !== undefined) problem({ code: 'conflict', path: [...base, key], key: true, message: `${who} sets ${key} but has no for_each`, hint: `${key} only applies to a fan-out; add for_each or remove ${key}` });
+        if (r[key] !== undefined)
+          problem({
+            code: 'conflict',
+            path: [...base, key],
+            key: true,
+            message: `${who} sets ${key} but has no for_each`,
+            hint: `${key} only applies to a fan-out; add for_each or remove ${key}`,
+          });
       }
     }
     if (typeof r.as === 'string' && ['inputs', 'env', 'tasks'].includes(r.as)) {
-      problem({ code: 'bad_name', path: [...base, 'as'], message: `${who} cannot name its item "${r.as}"`, hint: 'that name is taken by expressions; pick another, e.g. repo' });
+      problem({
+        code: 'bad_name',
+        path: [...base, 'as'],
+        message: `${who} cannot name its item "${r.as}"`,
+        hint: 'that name is taken by expressions; pick another, e.g. repo',
+      });
     }
     // Globs are compiled now so a malformed one fails validation, not the run after tokens were spent.
     const globFields: Path[] = [];
@@ -363,7 +619,13 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     for (const path of globFields) {
       const pattern = path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], r) as string;
       const bad = templateGlobError(pattern);
-      if (bad) problem({ code: 'bad_glob', path: [...base, ...path], message: `${who} ${path.join('.').replace(/\.(\d+)/, '[$1]')}: ${JSON.stringify(pattern)} is not a valid glob: ${bad}`, hint: 'globs: * ? [abc] [!x] [a-z] [[:alpha:]] {a,b} ** @(a|b) !(x); escape a special character with \\ to match it literally' });
+      if (bad)
+        problem({
+          code: 'bad_glob',
+          path: [...base, ...path],
+          message: `${who} ${path.join('.').replace(/\.(\d+)/, '[$1]')}: ${JSON.stringify(pattern)} is not a valid glob: ${bad}`,
+          hint: 'globs: * ? [abc] [!x] [a-z] [[:alpha:]] {a,b} ** @(a|b) !(x); escape a special character with \\ to match it literally',
+        });
     }
     // writes: globs are relative to the task's cwd: one that repeats the cwd (written when they were
     // relative to the recipe) would look for cwd/cwd/... and refuse every write in the task's files.
@@ -372,18 +634,47 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       r.writes.forEach((w, i) => {
         if (typeof w !== 'string' || !(w === cwd || w.startsWith(`${cwd}/`))) return;
         const fixed = w.slice(cwd.length + 1) || '**';
-        problem({ code: 'bad_glob', severity: 'warning', path: [...base, 'writes', i], message: `${who} writes[${i}] ${JSON.stringify(w)} starts with its cwd, but writes globs are relative to the task's cwd, so it stands for ${cwd}/${w} and refuses writes to the task's own files`, hint: `drop the cwd from the glob: ${JSON.stringify(fixed)}` });
+        problem({
+          code: 'bad_glob',
+          severity: 'warning',
+          path: [...base, 'writes', i],
+          message: `${who} writes[${i}] ${JSON.stringify(w)} starts with its cwd, but writes globs are relative to the task's cwd, so it stands for ${cwd}/${w} and refuses writes to the task's own files`,
+          hint: `drop the cwd from the glob: ${JSON.stringify(fixed)}`,
+        });
       });
     }
-    if (Array.isArray(r.for_each) && r.for_each.length === 0) problem({ code: 'bad_for_each', path: [...base, 'for_each'], message: `${who} fans out over an empty list`, hint: 'add items, or remove for_each' });
+    if (Array.isArray(r.for_each) && r.for_each.length === 0)
+      problem({
+        code: 'bad_for_each',
+        path: [...base, 'for_each'],
+        message: `${who} fans out over an empty list`,
+        hint: 'add items, or remove for_each',
+      });
     if (r.output === 'text' && r.output_schema !== undefined) {
-      problem({ code: 'conflict', path: [...base, 'output_schema'], key: true, message: `${who} has output_schema but output: text`, hint: 'set output: json (or remove output_schema)' });
+      problem({
+        code: 'conflict',
+        path: [...base, 'output_schema'],
+        key: true,
+        message: `${who} has output_schema but output: text`,
+        hint: 'set output: json (or remove output_schema)',
+      });
     }
     if (r.verify_retries !== undefined && r.verify === undefined && defaults.verify === undefined) {
-      problem({ code: 'conflict', path: [...base, 'verify_retries'], key: true, message: `${who} sets verify_retries but has no verify`, hint: 'add verify: [<shell command>]' });
+      problem({
+        code: 'conflict',
+        path: [...base, 'verify_retries'],
+        key: true,
+        message: `${who} sets verify_retries but has no verify`,
+        hint: 'add verify: [<shell command>]',
+      });
     }
     if ((r.context ?? defaults.context) === 'summaries' && t.needs.length === 0 && r.context !== undefined) {
-      problem({ code: 'conflict', path: [...base, 'context'], message: `${who} uses context: summaries but needs no task`, hint: 'add needs, or use context: fresh' });
+      problem({
+        code: 'conflict',
+        path: [...base, 'context'],
+        message: `${who} uses context: summaries but needs no task`,
+        hint: 'add needs, or use context: fresh',
+      });
     }
 
     // Expressions: each field sees inputs, env, the tasks it (transitively) needs, and the item.
@@ -401,13 +692,24 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       if (field.scope === 'static') refCtx.staticOnly = 'a glob is expanded before any task runs';
       if (field.scope === 'for_each') refCtx.itemUnavailable = 'for_each cannot use the items it produces';
       for (const issue of checkTemplate(text, refCtx)) {
-        problem({ code: issue.code, path: [...base, ...field.path], offset: issue.offset, message: `${who} ${field.path.join('.')}: ${issue.message}`, hint: issue.hint });
+        problem({
+          code: issue.code,
+          path: [...base, ...field.path],
+          offset: issue.offset,
+          message: `${who} ${field.path.join('.')}: ${issue.message}`,
+          hint: issue.hint,
+        });
       }
     }
   }
 
   // ---- run-level and defaults templates (inputs and env only) ----
-  const staticCtx: ReferenceContext = { inputs: inputNames, tasks: refInfo, reachable: new Set(), staticOnly: 'run-level env and defaults are set before any task runs' };
+  const staticCtx: ReferenceContext = {
+    inputs: inputNames,
+    tasks: refInfo,
+    reachable: new Set(),
+    staticOnly: 'run-level env and defaults are set before any task runs',
+  };
   const allowed = new Set<string>();
   const staticFields: Path[] = [];
   if (isObj(raw.env)) for (const k of Object.keys(raw.env)) staticFields.push(['env', k]);
@@ -416,18 +718,35 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   for (const f of templateFields(defaults)) if (f.path[0] === 'verify') staticFields.push(['defaults', ...f.path]);
   for (const path of staticFields) {
     allowed.add(JSON.stringify(path));
-    const text = path.reduce<unknown>((v, k) => (isObj(v) || Array.isArray(v) ? (v as Record<string | number, unknown>)[k] : undefined), raw);
+    const text = path.reduce<unknown>(
+      (v, k) => (isObj(v) || Array.isArray(v) ? (v as Record<string | number, unknown>)[k] : undefined),
+      raw,
+    );
     if (typeof text !== 'string') continue;
-    for (const issue of checkTemplate(text, staticCtx)) problem({ code: issue.code, path, offset: issue.offset, message: `${path.join('.')}: ${issue.message}`, hint: issue.hint });
+    for (const issue of checkTemplate(text, staticCtx))
+      problem({
+        code: issue.code,
+        path,
+        offset: issue.offset,
+        message: `${path.join('.')}: ${issue.message}`,
+        hint: issue.hint,
+      });
   }
-  for (const t of tasks) for (const f of templateFields(t.raw)) allowed.add(JSON.stringify(['tasks', t.index, ...f.path]));
+  for (const t of tasks)
+    for (const f of templateFields(t.raw)) allowed.add(JSON.stringify(['tasks', t.index, ...f.path]));
   misplacedExpressions(raw, [], allowed, out, raw);
 
   // ---- secrets ----
   if (Array.isArray(raw.secrets) && isObj(raw.env)) {
     raw.secrets.forEach((s) => {
       if (typeof s === 'string' && isObj(raw.env) && raw.env[s] !== undefined && !hasExpression(String(raw.env[s]))) {
-        problem({ code: 'conflict', path: ['env', s], key: true, message: `secret ${s} has a value written in the recipe`, hint: 'secrets come from the environment at run time; remove it from env' });
+        problem({
+          code: 'conflict',
+          path: ['env', s],
+          key: true,
+          message: `secret ${s} has a value written in the recipe`,
+          hint: 'secrets come from the environment at run time; remove it from env',
+        });
       }
     });
   }

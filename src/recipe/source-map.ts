@@ -67,7 +67,13 @@ export class SourceMap {
     const { node, keyNode, exact } = this.walk(path);
     if (exact && opts.key && keyNode) return this.at(rangeStart(keyNode) ?? 0);
     // An empty value (`prompt:` and nothing after it) has no useful position of its own.
-    if (exact && isScalar(node) && (node.value === null || node.value === '') && keyNode && node.range?.[0] === node.range?.[1]) {
+    if (
+      exact &&
+      isScalar(node) &&
+      (node.value === null || node.value === '') &&
+      keyNode &&
+      node.range?.[0] === node.range?.[1]
+    ) {
       return this.at(rangeStart(keyNode) ?? 0);
     }
     const start = rangeStart(node);

@@ -70,7 +70,13 @@ export function validateRecipeText(text: string, file: string, opts: ValidateOpt
     // A small alias budget: recipes have no reason for deep alias fan-out ("billion laughs").
     raw = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
-    problems.push({ code: 'yaml_syntax', file: displayFile, line: 1, col: 1, message: `YAML: ${(e as Error).message}` });
+    problems.push({
+      code: 'yaml_syntax',
+      file: displayFile,
+      line: 1,
+      col: 1,
+      message: `YAML: ${(e as Error).message}`,
+    });
     return { ok: false, problems: sortProblems(problems) };
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -79,7 +85,10 @@ export function validateRecipeText(text: string, file: string, opts: ValidateOpt
       file: displayFile,
       line: 1,
       col: 1,
-      message: raw === null || raw === undefined ? 'the recipe is empty' : 'the recipe must be a map of keys, not a list or a value',
+      message:
+        raw === null || raw === undefined
+          ? 'the recipe is empty'
+          : 'the recipe must be a map of keys, not a list or a value',
       hint: 'start with: name: my-recipe, then tasks: [...]',
     });
     return { ok: false, problems: sortProblems(problems) };
@@ -113,7 +122,10 @@ export function validateRecipeText(text: string, file: string, opts: ValidateOpt
   // Warnings are reported with the errors, so one pass shows everything about the recipe.
   const warnings = problems.filter((p) => p.severity === 'warning');
   if (problems.length > warnings.length || !parsed.success) return { ok: false, problems: sortProblems(problems) };
-  return { ok: true, recipe: { file, dir, displayFile, document: parsed.data, sourceMap, warnings: sortProblems(warnings) } };
+  return {
+    ok: true,
+    recipe: { file, dir, displayFile, document: parsed.data, sourceMap, warnings: sortProblems(warnings) },
+  };
 }
 
 /** Reads and validates a recipe file. A missing or unreadable file is a problem, not a throw. */
@@ -125,9 +137,24 @@ export function validateRecipeFile(path: string, opts: ValidateOptions = {}): Va
     text = readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const message = code === 'ENOENT' ? 'recipe file not found' : code === 'EISDIR' ? 'this is a folder, not a recipe file' : `cannot read the recipe: ${(e as Error).message}`;
-    const hint = code === 'EISDIR' ? `pass the YAML file inside it, e.g. ${path.replace(/\/$/, '')}/recipe.yaml` : code === 'ENOENT' ? 'check the path; it is relative to the current folder' : undefined;
-    return { ok: false, problems: [{ code: 'file_not_found', file: displayPath(file, cwd), line: 1, col: 1, message, ...(hint ? { hint } : {}) }] };
+    const message =
+      code === 'ENOENT'
+        ? 'recipe file not found'
+        : code === 'EISDIR'
+          ? 'this is a folder, not a recipe file'
+          : `cannot read the recipe: ${(e as Error).message}`;
+    const hint =
+      code === 'EISDIR'
+        ? `pass the YAML file inside it, e.g. ${path.replace(/\/$/, '')}/recipe.yaml`
+        : code === 'ENOENT'
+          ? 'check the path; it is relative to the current folder'
+          : undefined;
+    return {
+      ok: false,
+      problems: [
+        { code: 'file_not_found', file: displayPath(file, cwd), line: 1, col: 1, message, ...(hint ? { hint } : {}) },
+      ],
+    };
   }
   return validateRecipeText(text, file, opts);
 }

@@ -51,7 +51,8 @@ export function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: Chi
       break;
     case 'message_start':
       // The coordinator slims an assistant message_start to {type, role}.
-      if (ev.role === 'assistant' || (ev.message as { role?: unknown } | undefined)?.role === 'assistant') inst.activity = 'responding';
+      if (ev.role === 'assistant' || (ev.message as { role?: unknown } | undefined)?.role === 'assistant')
+        inst.activity = 'responding';
       break;
     case 'message_end': {
       const u = messageUsage(ev.message);
@@ -88,4 +89,3 @@ export function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: Chi
       break;
   }
 }
-

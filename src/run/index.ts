@@ -21,7 +21,16 @@ export {
   type FailureClass,
   type UsageSummary,
 } from './run-events.js';
-export { RunStore, readRunLog, listRuns, resolveRunDir, newRunId, RUN_LOG, type RunListing, type ReadLog } from './run-store.js';
+export {
+  RunStore,
+  readRunLog,
+  listRuns,
+  resolveRunDir,
+  newRunId,
+  RUN_LOG,
+  type RunListing,
+  type ReadLog,
+} from './run-store.js';
 export { createRunState, applyEvent, foldEvents, type RunState } from './run-fold.js';
 export { readRunLease, liveLeaseHolder, leaseState, type LeaseHolder } from './run-lease.js';
 export { connectRunControl, type RunControlClientOptions } from './run-control-client.js';

@@ -11,7 +11,17 @@ import type { FailureClass, RunEvent } from './run-events.js';
  * logged: the log shows the attempt unfinished, which is what resume reads); `cancelled`: a user
  * ended it (final like `failed`; a resume keeps it).
  */
-export type InstanceStatus = 'pending' | 'queued' | 'running' | 'waiting' | 'retrying' | 'interrupted' | 'done' | 'failed' | 'cancelled' | 'skipped';
+export type InstanceStatus =
+  | 'pending'
+  | 'queued'
+  | 'running'
+  | 'waiting'
+  | 'retrying'
+  | 'interrupted'
+  | 'done'
+  | 'failed'
+  | 'cancelled'
+  | 'skipped';
 /** How a run ended (run_end). */
 export type RunEndStatus = 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
 
@@ -63,11 +73,24 @@ export interface InstanceRecord {
 
 type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
 /** The events that change an instance's record, without the stamp the log adds. */
-export type LifecycleEvent = { [T in 'instance_queued' | 'instance_start' | 'instance_retry' | 'instance_done' | 'instance_failed' | 'instance_skipped']: Omit<EventOf<T>, 'v' | 'ts' | 'runId'> }[
-  'instance_queued' | 'instance_start' | 'instance_retry' | 'instance_done' | 'instance_failed' | 'instance_skipped'
-];
+export type LifecycleEvent = {
+  [T in
+    | 'instance_queued'
+    | 'instance_start'
+    | 'instance_retry'
+    | 'instance_done'
+    | 'instance_failed'
+    | 'instance_skipped']: Omit<EventOf<T>, 'v' | 'ts' | 'runId'>;
+}['instance_queued' | 'instance_start' | 'instance_retry' | 'instance_done' | 'instance_failed' | 'instance_skipped'];
 
-const LIFECYCLE: ReadonlySet<string> = new Set(['instance_queued', 'instance_start', 'instance_retry', 'instance_done', 'instance_failed', 'instance_skipped']);
+const LIFECYCLE: ReadonlySet<string> = new Set([
+  'instance_queued',
+  'instance_start',
+  'instance_retry',
+  'instance_done',
+  'instance_failed',
+  'instance_skipped',
+]);
 export function isLifecycleEvent(e: { type: string }): e is LifecycleEvent {
   return LIFECYCLE.has(e.type);
 }
@@ -96,7 +119,13 @@ export function applyInstanceEvent(rec: InstanceRecord, e: LifecycleEvent): void
     case 'instance_start':
       rec.status = 'running';
       rec.attempt = Math.max(rec.attempt, e.attempt);
-      if (e.baseTree && e.repoRoot) rec.git = { root: e.repoRoot, tree: e.baseTree, ...(e.baseCommit ? { commit: e.baseCommit } : {}), ...(e.worktree ? { worktree: e.worktree } : {}) };
+      if (e.baseTree && e.repoRoot)
+        rec.git = {
+          root: e.repoRoot,
+          tree: e.baseTree,
+          ...(e.baseCommit ? { commit: e.baseCommit } : {}),
+          ...(e.worktree ? { worktree: e.worktree } : {}),
+        };
       return;
     case 'instance_retry':
       rec.status = 'retrying';
@@ -142,7 +171,6 @@ export function reopenInstance(rec: InstanceRecord): void {
   delete rec.error;
 }
 
-
 /** The fields of an InstanceRecord, so a record can be taken from a larger state (resume: the fold's instance). */
 const RECORD_FIELDS = [
   'status',
@@ -167,6 +195,7 @@ const RECORD_FIELDS = [
 /** A copy of the record part of `from` (lists copied, so the two never share state). */
 export function recordOf(from: InstanceRecord): InstanceRecord {
   const rec: Record<string, unknown> = {};
-  for (const k of RECORD_FIELDS) if (from[k] !== undefined) rec[k] = Array.isArray(from[k]) ? [...(from[k] as unknown[])] : from[k];
+  for (const k of RECORD_FIELDS)
+    if (from[k] !== undefined) rec[k] = Array.isArray(from[k]) ? [...(from[k] as unknown[])] : from[k];
   return rec as unknown as InstanceRecord;
 }

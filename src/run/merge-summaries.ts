@@ -93,7 +93,10 @@ function progressLines(i: PlanInstance): string[] {
   list('Blocked', s?.blocked);
   if (i.error) out.push(`- Error: ${oneLine(i.error)}`);
   if (!s && i.outputPreview) out.push(`- Output: ${oneLine(i.outputPreview)}`);
-  if (i.patchFile) out.push(`- Patch: ${i.patchFile}${i.branch ? ` (on branch ${i.branch})` : i.applied ? ' (applied to the checkout)' : ''}`);
+  if (i.patchFile)
+    out.push(
+      `- Patch: ${i.patchFile}${i.branch ? ` (on branch ${i.branch})` : i.applied ? ' (applied to the checkout)' : ''}`,
+    );
   return out;
 }
 
@@ -139,34 +142,53 @@ export function renderPlan(input: PlanInput): string {
   const all = input.tasks.flatMap((t) => t.instances);
   const out: string[] = [`# Plan: ${input.name}`, ''];
   if (input.description) out.push(input.description.trim(), '');
-  out.push(`Status: ${input.status ?? 'running'} — ${countBy(all)} across ${input.tasks.length} task${input.tasks.length === 1 ? '' : 's'}`, '');
+  out.push(
+    `Status: ${input.status ?? 'running'} — ${countBy(all)} across ${input.tasks.length} task${input.tasks.length === 1 ? '' : 's'}`,
+    '',
+  );
 
   out.push('## Goal', '');
-  const goals = all.filter((i) => i.summary?.goal && goalText(i.summary.goal)).map((i) => `- ${i.id}: ${oneLine(goalText(i.summary!.goal), 200)}`);
+  const goals = all
+    .filter((i) => i.summary?.goal && goalText(i.summary.goal))
+    .map((i) => `- ${i.id}: ${oneLine(goalText(i.summary!.goal), 200)}`);
   out.push(input.description ? oneLine(input.description) : input.name);
   if (goals.length) out.push('', ...goals);
 
   out.push('', '## Tasks', '');
   for (const t of input.tasks) out.push(...taskSection(t), '');
 
-  const decisions = all.flatMap((i) => (i.summary?.keyDecisions ?? []).map((d) => `- **${oneLine(d.decision, 150)}**${d.rationale ? `: ${oneLine(d.rationale)}` : ''} _(${i.id})_`));
+  const decisions = all.flatMap((i) =>
+    (i.summary?.keyDecisions ?? []).map(
+      (d) => `- **${oneLine(d.decision, 150)}**${d.rationale ? `: ${oneLine(d.rationale)}` : ''} _(${i.id})_`,
+    ),
+  );
   out.push('## Key Decisions', '', ...(decisions.length ? decisions : ['(none)']), '');
 
   const owners = fileOwners(input.tasks);
   out.push('## Files', '', '### Modified', '');
-  out.push(...(owners.modified.size ? sorted(owners.modified).map(([f, o]) => `- ${f} — ${o.join(', ')}`) : ['(none)']));
+  out.push(
+    ...(owners.modified.size ? sorted(owners.modified).map(([f, o]) => `- ${f} — ${o.join(', ')}`) : ['(none)']),
+  );
   out.push('', '### Read', '');
   out.push(...(owners.read.size ? sorted(owners.read).map(([f, o]) => `- ${f} — ${o.join(', ')}`) : ['(none)']), '');
 
   const conflicts: string[] = [];
-  for (const [f, o] of sorted(owners.modified)) if (o.length > 1) conflicts.push(`- ${f} was modified by ${o.join(' and ')}`);
+  for (const [f, o] of sorted(owners.modified))
+    if (o.length > 1) conflicts.push(`- ${f} was modified by ${o.join(' and ')}`);
   for (const i of all) for (const b of i.summary?.blocked ?? []) conflicts.push(`- Blocked in ${i.id}: ${oneLine(b)}`);
-  for (const i of all) if (i.status === 'failed') conflicts.push(`- ${i.id} failed${i.failure ? ` (${i.failure})` : ''}${i.error ? `: ${oneLine(i.error, 200)}` : ''}`);
-  for (const i of all) if (i.status === 'cancelled') conflicts.push(`- ${i.id} was ${oneLine(i.error ?? 'cancelled', 200)}`);
+  for (const i of all)
+    if (i.status === 'failed')
+      conflicts.push(
+        `- ${i.id} failed${i.failure ? ` (${i.failure})` : ''}${i.error ? `: ${oneLine(i.error, 200)}` : ''}`,
+      );
+  for (const i of all)
+    if (i.status === 'cancelled') conflicts.push(`- ${i.id} was ${oneLine(i.error ?? 'cancelled', 200)}`);
   out.push('## Conflicts', '', ...(conflicts.length ? conflicts : ['(none)']), '');
 
   const next: string[] = [];
-  for (const i of all) for (const s of i.summary?.nextSteps ?? []) if (!BOILERPLATE_STEP.test(s)) next.push(`${next.length + 1}. (${i.id}) ${oneLine(s)}`);
+  for (const i of all)
+    for (const s of i.summary?.nextSteps ?? [])
+      if (!BOILERPLATE_STEP.test(s)) next.push(`${next.length + 1}. (${i.id}) ${oneLine(s)}`);
   out.push('## Next Steps', '', ...(next.length ? next : ['(none)']), '');
   return out.join('\n');
 }
@@ -178,7 +200,12 @@ export function renderPlan(input: PlanInput): string {
 export function renderNeedsContext(input: PlanInput, needs: readonly string[]): string {
   const tasks = input.tasks.filter((t) => needs.includes(t.id));
   if (tasks.length === 0) return '';
-  const plan = renderPlan({ name: input.name, description: input.description, status: 'context for the next task', tasks });
+  const plan = renderPlan({
+    name: input.name,
+    description: input.description,
+    status: 'context for the next task',
+    tasks,
+  });
   // The title and status line are for the file, not for the agent.
   const body = plan.slice(plan.indexOf('## Goal')).trim();
   return `<merged-plan tasks="${needs.join(',')}">\nWhat the tasks this one depends on did (merged from their summaries):\n\n${body}\n</merged-plan>`;

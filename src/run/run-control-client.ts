@@ -15,7 +15,10 @@ export interface RunControlClientOptions {
 
 export const CONTROL_REPLY_TIMEOUT_MS = 10_000;
 
-const ReplySchema = z.union([z.object({ ok: z.literal(true), message: z.string() }), z.object({ ok: z.literal(false), error: z.string() })]);
+const ReplySchema = z.union([
+  z.object({ ok: z.literal(true), message: z.string() }),
+  z.object({ ok: z.literal(false), error: z.string() }),
+]);
 
 /** Errors that mean nobody listens: the run ended, or its coordinator died. */
 const NOT_LIVE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK']);
@@ -38,7 +41,11 @@ export function connectRunControl(runDir: string, opts: RunControlClientOptions 
           resolve(reply);
         };
         const timer = setTimeout(
-          () => settle({ ok: false, error: `run ${runId} did not answer within ${Math.round(timeoutMs / 1000)}s (its coordinator at ${path} may be stuck)` }),
+          () =>
+            settle({
+              ok: false,
+              error: `run ${runId} did not answer within ${Math.round(timeoutMs / 1000)}s (its coordinator at ${path} may be stuck)`,
+            }),
           timeoutMs,
         );
         socket.setEncoding('utf8');
@@ -47,7 +54,8 @@ export function connectRunControl(runDir: string, opts: RunControlClientOptions 
           buffer += chunk;
           const nl = buffer.indexOf('\n');
           if (nl < 0) {
-            if (buffer.length > MAX_CONTROL_LINE_BYTES) settle({ ok: false, error: `run ${runId} sent a reply longer than ${MAX_CONTROL_LINE_BYTES} bytes` });
+            if (buffer.length > MAX_CONTROL_LINE_BYTES)
+              settle({ ok: false, error: `run ${runId} sent a reply longer than ${MAX_CONTROL_LINE_BYTES} bytes` });
             return;
           }
           let raw: unknown;
@@ -57,13 +65,23 @@ export function connectRunControl(runDir: string, opts: RunControlClientOptions 
             raw = undefined;
           }
           const parsed = ReplySchema.safeParse(raw);
-          settle(parsed.success ? parsed.data : { ok: false, error: `run ${runId} sent a malformed reply: ${buffer.slice(0, Math.min(nl, 200))}` });
+          settle(
+            parsed.success
+              ? parsed.data
+              : { ok: false, error: `run ${runId} sent a malformed reply: ${buffer.slice(0, Math.min(nl, 200))}` },
+          );
         });
         socket.on('error', (err: NodeJS.ErrnoException) => {
-          if (err.code && NOT_LIVE.has(err.code)) settle({ ok: false, error: `run ${runId} is not live: no coordinator listens on ${path} (${err.code})` });
+          if (err.code && NOT_LIVE.has(err.code))
+            settle({ ok: false, error: `run ${runId} is not live: no coordinator listens on ${path} (${err.code})` });
           else settle({ ok: false, error: `cannot reach the coordinator of run ${runId} at ${path}: ${err.message}` });
         });
-        socket.on('close', () => settle({ ok: false, error: `run ${runId} closed the connection without a reply (its run is probably ending)` }));
+        socket.on('close', () =>
+          settle({
+            ok: false,
+            error: `run ${runId} closed the connection without a reply (its run is probably ending)`,
+          }),
+        );
       }),
   };
 }

@@ -54,7 +54,11 @@ export function runsDirWriteProblem(dir: string): string | undefined {
 
 /** Why the run folder `dir` of an existing run cannot be written (resume), or undefined. */
 export function runFolderWriteProblem(dir: string): string | undefined {
-  return folderWriteProblem(dir, 'cannot continue the run in', 'make the run folder writable, or copy the whole project folder somewhere writable and resume the copy');
+  return folderWriteProblem(
+    dir,
+    'cannot continue the run in',
+    'make the run folder writable, or copy the whole project folder somewhere writable and resume the copy',
+  );
 }
 
 function folderWriteProblem(dir: string, what: string, hint: string): string | undefined {
@@ -85,7 +89,8 @@ function folderWriteProblem(dir: string, what: string, hint: string): string | u
 export function runsDirReadProblem(dir: string): string | undefined {
   const abs = resolve(dir);
   const inTheWay = fileInTheWay(abs);
-  if (inTheWay) return `cannot look for runs in ${abs}: ${inTheWay}.\n  hint: pass --run-dir with the folder that holds the run folders (default .orchestrate/runs)`;
+  if (inTheWay)
+    return `cannot look for runs in ${abs}: ${inTheWay}.\n  hint: pass --run-dir with the folder that holds the run folders (default .orchestrate/runs)`;
   const found = nearestExisting(abs);
   if (found?.path !== abs) return undefined;
   try {

@@ -24,7 +24,15 @@ const InstanceRef = Base.extend({
 
 // Usage and failure classes live in usage-summary.ts: worker threads need them without this
 // module's schemas (building every event schema cost each thread start-up time).
-export { UsageSummarySchema, FAILURE_CLASSES, FailureClassSchema, zeroUsage, addUsageSummary, type UsageSummary, type FailureClass } from './usage-summary.js';
+export {
+  UsageSummarySchema,
+  FAILURE_CLASSES,
+  FailureClassSchema,
+  zeroUsage,
+  addUsageSummary,
+  type UsageSummary,
+  type FailureClass,
+} from './usage-summary.js';
 
 export const RunEventSchema = z.discriminatedUnion('type', [
   Base.extend({
@@ -37,7 +45,9 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     recipeHash: z.string(),
     inputs: z.record(z.string(), z.unknown()),
     /** Task ids in topological order with their static instance keys. */
-    plan: z.array(z.object({ task: z.string(), keys: z.array(z.string()), needs: z.array(z.string()), dynamic: z.boolean() })),
+    plan: z.array(
+      z.object({ task: z.string(), keys: z.array(z.string()), needs: z.array(z.string()), dynamic: z.boolean() }),
+    ),
     resumed: z.boolean().optional(),
     /** Command-line overrides (model, provider, concurrency, budgetUsd) so a resume runs the same way. */
     overrides: z.record(z.string(), z.unknown()).optional(),
@@ -74,13 +84,23 @@ export const RunEventSchema = z.discriminatedUnion('type', [
    * Distributed runs: an agent of the instance runs on `worker` besides the one instance_start
    * named: the other member of a pair, or a worker that took the agent over from a dead one.
    */
-  InstanceRef.extend({ type: z.literal('instance_worker'), agent: z.string(), worker: z.string(), takeover: z.boolean().optional() }),
+  InstanceRef.extend({
+    type: z.literal('instance_worker'),
+    agent: z.string(),
+    worker: z.string(),
+    takeover: z.boolean().optional(),
+  }),
   InstanceRef.extend({ type: z.literal('permit_wait'), model: z.string(), reason: z.string() }),
   InstanceRef.extend({ type: z.literal('permit_grant'), model: z.string(), waitedMs: z.number() }),
   InstanceRef.extend({ type: z.literal('permit_deny'), model: z.string(), reason: z.string() }),
   /** One model call's real usage (every call, summaries included): rebuilds spend on resume. */
   InstanceRef.extend({ type: z.literal('call_usage'), model: z.string(), usage: UsageSummarySchema }),
-  InstanceRef.extend({ type: z.literal('rate_limited'), model: z.string(), delayMs: z.number(), status: z.number().optional() }),
+  InstanceRef.extend({
+    type: z.literal('rate_limited'),
+    model: z.string(),
+    delayMs: z.number(),
+    status: z.number().optional(),
+  }),
   /** A child agent's own event (AgentSession event), forwarded as-is. */
   InstanceRef.extend({ type: z.literal('agent_event'), event: z.object({ type: z.string() }).passthrough() }),
   InstanceRef.extend({ type: z.literal('message'), from: z.string(), to: z.string(), text: z.string() }),

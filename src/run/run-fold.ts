@@ -11,7 +11,15 @@
 // total as the coordinator saw it) is used only for logs without call_usage events.
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
-import { applyInstanceEvent, instanceOfKey, isLifecycleEvent, reopenInstance, type InstanceRecord, type InstanceStatus, type RunEndStatus } from './instance-record.js';
+import {
+  applyInstanceEvent,
+  instanceOfKey,
+  isLifecycleEvent,
+  reopenInstance,
+  type InstanceRecord,
+  type InstanceStatus,
+  type RunEndStatus,
+} from './instance-record.js';
 
 export * from './instance-record.js';
 export { toolHint } from './agent-activity.js';
@@ -155,7 +163,9 @@ export function createRunState(): RunState {
 }
 
 export function instanceLabel(task: string, key: string): string {
-  return key === task || key.startsWith(`${task}/`) || key.startsWith(`${task}[`) || key.startsWith(`${task}.`) ? key : `${task}/${key}`;
+  return key === task || key.startsWith(`${task}/`) || key.startsWith(`${task}[`) || key.startsWith(`${task}.`)
+    ? key
+    : `${task}/${key}`;
 }
 
 const idOf = (task: string, key: string) => `${task}\u0000${key}`;
@@ -245,7 +255,8 @@ function membersOf(state: RunState, inst: InstanceState): InstanceState[] {
 /** Run total: pair members are left out, their spend is already in their pair's total. */
 export function runUsage(state: RunState): UsageSummary {
   let sum = zeroUsage();
-  for (const inst of state.instances.values()) if (!pairOf(state, inst)) sum = addUsageSummary(sum, instanceUsage(inst));
+  for (const inst of state.instances.values())
+    if (!pairOf(state, inst)) sum = addUsageSummary(sum, instanceUsage(inst));
   return sum;
 }
 
@@ -266,7 +277,16 @@ export interface StatusCounts {
 }
 
 export function countStatuses(state: RunState): StatusCounts {
-  const c: StatusCounts = { total: 0, done: 0, failed: 0, cancelled: 0, skipped: 0, running: 0, queued: 0, unexpandedTasks: 0 };
+  const c: StatusCounts = {
+    total: 0,
+    done: 0,
+    failed: 0,
+    cancelled: 0,
+    skipped: 0,
+    running: 0,
+    queued: 0,
+    unexpandedTasks: 0,
+  };
   for (const inst of state.instances.values()) {
     if (pairOf(state, inst)) continue; // a pair counts once, as its instance
     c.total++;
@@ -287,7 +307,9 @@ export function isFinished(inst: InstanceState): boolean {
 
 /** The control actions aimed at this instance (by key or label), oldest first. */
 export function controlsOf(state: RunState, inst: InstanceState): ControlRecord[] {
-  return state.controls.filter((c) => c.instance !== undefined && (c.instance === inst.key || c.instance === inst.label));
+  return state.controls.filter(
+    (c) => c.instance !== undefined && (c.instance === inst.key || c.instance === inst.label),
+  );
 }
 
 type ControlEvent = Extract<RunEvent, { type: 'control' }>;
@@ -300,7 +322,12 @@ export function isControlEvent(e: RunEvent): e is ControlEvent {
 /** A `control` event read loosely: the log may hold it before this build knows its schema. */
 function controlRecord(e: { ts: number } & Record<string, unknown>): ControlRecord {
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const rec: ControlRecord = { ts: e.ts, action: str(e.action) ?? 'unknown', by: str(e.by) ?? 'unknown', ok: e.ok !== false };
+  const rec: ControlRecord = {
+    ts: e.ts,
+    action: str(e.action) ?? 'unknown',
+    by: str(e.by) ?? 'unknown',
+    ok: e.ok !== false,
+  };
   const instance = str(e.instance);
   if (instance !== undefined) rec.instance = instance;
   const text = str(e.text);
@@ -311,7 +338,13 @@ function controlRecord(e: { ts: number } & Record<string, unknown>): ControlReco
 }
 
 /** A pair's end is its members' end. */
-function settleMembers(state: RunState, inst: InstanceState, ts: number, status: InstanceStatus, outcome: AttemptOutcome): void {
+function settleMembers(
+  state: RunState,
+  inst: InstanceState,
+  ts: number,
+  status: InstanceStatus,
+  outcome: AttemptOutcome,
+): void {
   for (const m of membersOf(state, inst)) {
     m.status = status;
     m.runningTools.clear();
@@ -349,7 +382,13 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       if (e.budget?.usd !== undefined) state.budgetUsd = e.budget.usd;
       else if (typeof e.overrides?.budgetUsd === 'number') state.budgetUsd = e.overrides.budgetUsd;
       for (const t of e.plan) {
-        state.tasks.set(t.task, { task: t.task, needs: t.needs, keys: [...t.keys], dynamic: t.dynamic, expanded: !t.dynamic });
+        state.tasks.set(t.task, {
+          task: t.task,
+          needs: t.needs,
+          keys: [...t.keys],
+          dynamic: t.dynamic,
+          expanded: !t.dynamic,
+        });
         for (const k of t.keys) ensureInstance(state, t.task, k, e.ts);
       }
       return;
@@ -395,7 +434,8 @@ export function applyEvent(state: RunState, e: RunEvent): void {
   if (e.key === '*') return;
   const inst = ensureInstance(state, e.task, e.key, e.ts, e.parent);
   inst.lastTs = Math.max(inst.lastTs, e.ts);
-  if (!state.tasks.has(e.task)) state.tasks.set(e.task, { task: e.task, needs: [], keys: [e.key], dynamic: false, expanded: true });
+  if (!state.tasks.has(e.task))
+    state.tasks.set(e.task, { task: e.task, needs: [], keys: [e.key], dynamic: false, expanded: true });
   else if (!state.tasks.get(e.task)!.keys.includes(e.key)) state.tasks.get(e.task)!.keys.push(e.key);
   const rec = ensureAttempt(inst, e.attempt);
   if (isLifecycleEvent(e)) applyInstanceEvent(inst, e);
@@ -406,7 +446,8 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       return;
     case 'instance_start':
       // An earlier attempt still open was cut short (a resume restarts it).
-      for (const a of inst.attempts) if (a !== rec && a.outcome === 'running' && a.startTs !== undefined) closeAttempt(a, e.ts, 'interrupted');
+      for (const a of inst.attempts)
+        if (a !== rec && a.outcome === 'running' && a.startTs !== undefined) closeAttempt(a, e.ts, 'interrupted');
       rec.startTs = e.ts;
       rec.endTs = undefined;
       rec.outcome = 'running';
@@ -488,7 +529,13 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.activity = undefined;
       return;
     case 'instance_failed':
-      settleMembers(state, inst, e.ts, e.final ? (String(e.failure) === 'cancelled' ? 'cancelled' : 'failed') : 'retrying', e.final ? 'failed' : 'retry');
+      settleMembers(
+        state,
+        inst,
+        e.ts,
+        e.final ? (String(e.failure) === 'cancelled' ? 'cancelled' : 'failed') : 'retrying',
+        e.final ? 'failed' : 'retry',
+      );
       closeAttempt(rec, e.ts, e.final ? 'failed' : 'retry');
       if (rec.outcome !== 'retry') rec.outcome = e.final ? 'failed' : 'retry';
       rec.failure = e.failure;
@@ -499,7 +546,8 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       return;
     case 'instance_skipped':
       // Nothing ran: drop the placeholder attempt so the timeline shows no bar.
-      if (rec.startTs === undefined && rec.queuedTs === undefined) inst.attempts = inst.attempts.filter((a) => a !== rec);
+      if (rec.startTs === undefined && rec.queuedTs === undefined)
+        inst.attempts = inst.attempts.filter((a) => a !== rec);
       return;
     default:
       return;

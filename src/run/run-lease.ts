@@ -47,8 +47,11 @@ export interface LeaseHolder {
 }
 
 export type LeaseAcquire =
-  | { ok: true; /** The stale holder this acquisition replaced, and why it was stale. */ tookOver?: { holder: LeaseHolder; why: string } }
-  | { ok: false; /** The live holder. */ holder: LeaseHolder };
+  | {
+      ok: true /** The stale holder this acquisition replaced, and why it was stale. */;
+      tookOver?: { holder: LeaseHolder; why: string };
+    }
+  | { ok: false /** The live holder. */; holder: LeaseHolder };
 
 export type LeaseRenew = { ok: true } | { ok: false; why: string; holder?: LeaseHolder };
 
@@ -92,7 +95,11 @@ export function leaseState(h: LeaseHolder, clock: LeaseClock = {}): LeaseState {
   if (h.host === host && !processAlive(h.pid)) return { state: 'stale', why: `its process (pid ${h.pid}) is gone` };
   const staleMs = clock.staleMs ?? RUN_DEFAULTS.leaseStaleMs;
   const age = (clock.now ?? Date.now)() - h.heartbeatAt;
-  if (age >= staleMs) return { state: 'stale', why: `no heartbeat for ${Math.round(age / 1000)} s (the timeout is ${Math.round(staleMs / 1000)} s)` };
+  if (age >= staleMs)
+    return {
+      state: 'stale',
+      why: `no heartbeat for ${Math.round(age / 1000)} s (the timeout is ${Math.round(staleMs / 1000)} s)`,
+    };
   return { state: 'live' };
 }
 
@@ -111,15 +118,25 @@ function generations(dir: string): number[] {
   } catch {
     return [];
   }
-  return names.flatMap((n) => {
-    const m = LEASE_FILE.exec(n);
-    return m ? [Number(m[1])] : [];
-  }).sort((a, b) => b - a);
+  return names
+    .flatMap((n) => {
+      const m = LEASE_FILE.exec(n);
+      return m ? [Number(m[1])] : [];
+    })
+    .sort((a, b) => b - a);
 }
 
 function isHolder(v: unknown): v is LeaseHolder {
   const h = v as Partial<LeaseHolder> | null;
-  return typeof h === 'object' && h !== null && typeof h.pid === 'number' && typeof h.host === 'string' && typeof h.token === 'string' && typeof h.heartbeatAt === 'number' && typeof h.startedAt === 'number';
+  return (
+    typeof h === 'object' &&
+    h !== null &&
+    typeof h.pid === 'number' &&
+    typeof h.host === 'string' &&
+    typeof h.token === 'string' &&
+    typeof h.heartbeatAt === 'number' &&
+    typeof h.startedAt === 'number'
+  );
 }
 
 /**
@@ -149,7 +166,10 @@ function readHolder(file: string): LeaseHolder | undefined {
 }
 
 /** The lease of a run folder as it is now: its current holder and whether it is live. */
-export function readRunLease(dir: string, clock: LeaseClock = {}): { holder: LeaseHolder; state: LeaseState } | undefined {
+export function readRunLease(
+  dir: string,
+  clock: LeaseClock = {},
+): { holder: LeaseHolder; state: LeaseState } | undefined {
   for (const gen of generations(dir)) {
     const holder = readHolder(leaseFile(dir, gen));
     if (holder) return { holder, state: leaseState(holder, clock) };
@@ -162,7 +182,6 @@ export function liveLeaseHolder(dir: string, clock: LeaseClock = {}): LeaseHolde
   const lease = readRunLease(dir, clock);
   return lease?.state.state === 'live' ? lease.holder : undefined;
 }
-
 
 /** Rewrites a lease this process holds (heartbeat, release) with the project's atomic replace. */
 function replaceLease(file: string, holder: LeaseHolder): void {
@@ -229,7 +248,14 @@ export class FileRunLease implements RunLease {
   }
 
   private record(extra: Partial<LeaseHolder> = {}): LeaseHolder {
-    return { pid: this.pid, host: this.host, token: this.token, startedAt: this.startedAt, heartbeatAt: this.lastHeartbeatAt, ...extra };
+    return {
+      pid: this.pid,
+      host: this.host,
+      token: this.token,
+      startedAt: this.startedAt,
+      heartbeatAt: this.lastHeartbeatAt,
+      ...extra,
+    };
   }
 
   async acquire(): Promise<LeaseAcquire> {
@@ -276,7 +302,9 @@ export class FileRunLease implements RunLease {
     }
     const last = readRunLease(this.dir, this.clock);
     if (last) return { ok: false, holder: last.holder };
-    throw new Error(`could not take the lease of ${this.dir} after ${ACQUIRE_ROUNDS} tries (lease files keep changing)`);
+    throw new Error(
+      `could not take the lease of ${this.dir} after ${ACQUIRE_ROUNDS} tries (lease files keep changing)`,
+    );
   }
 
   renewSync(): LeaseRenew {
@@ -287,7 +315,9 @@ export class FileRunLease implements RunLease {
     if (!mine || mine.token !== this.token) {
       this.generation = undefined;
       const now = readRunLease(this.dir, this.clock);
-      return now ? { ok: false, why: 'another coordinator took the lease over', holder: now.holder } : { ok: false, why: `the lease file ${leaseFile(this.dir, gen)} was removed` };
+      return now
+        ? { ok: false, why: 'another coordinator took the lease over', holder: now.holder }
+        : { ok: false, why: `the lease file ${leaseFile(this.dir, gen)} was removed` };
     }
     const at = this.now();
     try {
@@ -298,7 +328,10 @@ export class FileRunLease implements RunLease {
       const staleMs = this.clock.staleMs ?? RUN_DEFAULTS.leaseStaleMs;
       if (at - this.lastHeartbeatAt >= staleMs) {
         this.generation = undefined;
-        return { ok: false, why: `its heartbeat could not be written for ${Math.round((at - this.lastHeartbeatAt) / 1000)} s (${(err as Error).message})` };
+        return {
+          ok: false,
+          why: `its heartbeat could not be written for ${Math.round((at - this.lastHeartbeatAt) / 1000)} s (${(err as Error).message})`,
+        };
       }
     }
     return { ok: true };
@@ -321,7 +354,11 @@ export class FileRunLease implements RunLease {
 }
 
 /** Calls `lease.renew()` every `everyMs` until stopped; `onLost` once when the lease was lost. Returns stop(). */
-export function keepLeaseAlive(lease: RunLease, onLost: (lost: { why: string; holder?: LeaseHolder }) => void, everyMs: number = RUN_DEFAULTS.leaseHeartbeatMs): () => void {
+export function keepLeaseAlive(
+  lease: RunLease,
+  onLost: (lost: { why: string; holder?: LeaseHolder }) => void,
+  everyMs: number = RUN_DEFAULTS.leaseHeartbeatMs,
+): () => void {
   let stopped = false;
   let busy = false;
   const stop = (): void => {
@@ -392,7 +429,9 @@ export class HeldRunLease {
     heartbeatMs: number = RUN_DEFAULTS.leaseHeartbeatMs,
     private readonly also?: RunLease,
   ) {
-    this.stopHeartbeats = [lease, ...(also ? [also] : [])].map((l) => keepLeaseAlive(l, (r) => this.loseLease(r), heartbeatMs));
+    this.stopHeartbeats = [lease, ...(also ? [also] : [])].map((l) =>
+      keepLeaseAlive(l, (r) => this.loseLease(r), heartbeatMs),
+    );
     process.on('exit', this.onExit);
   }
 
@@ -420,7 +459,9 @@ export class HeldRunLease {
   }
 }
 
-export type TakeRunLease = { ok: true; lease: HeldRunLease; tookOver?: { holder: LeaseHolder; why: string } } | { ok: false; message: string; holder?: LeaseHolder };
+export type TakeRunLease =
+  | { ok: true; lease: HeldRunLease; tookOver?: { holder: LeaseHolder; why: string } }
+  | { ok: false; message: string; holder?: LeaseHolder };
 
 /**
  * Takes the lease of a run folder for this process (with heartbeat and release on exit), or says
@@ -433,8 +474,15 @@ export function takeRunLease(dir: string, runId: string, also?: RunLease): TakeR
   try {
     got = lease.acquireSync();
   } catch (err) {
-    return { ok: false, message: `cannot take the lease of run ${runId} in ${dir}: ${(err as Error).message}. Check that the run folder can be written.` };
+    return {
+      ok: false,
+      message: `cannot take the lease of run ${runId} in ${dir}: ${(err as Error).message}. Check that the run folder can be written.`,
+    };
   }
   if (!got.ok) return { ok: false, message: liveRunMessage(runId, got.holder), holder: got.holder };
-  return { ok: true, lease: new HeldRunLease(lease, runId, RUN_DEFAULTS.leaseHeartbeatMs, also), ...(got.tookOver ? { tookOver: got.tookOver } : {}) };
+  return {
+    ok: true,
+    lease: new HeldRunLease(lease, runId, RUN_DEFAULTS.leaseHeartbeatMs, also),
+    ...(got.tookOver ? { tookOver: got.tookOver } : {}),
+  };
 }

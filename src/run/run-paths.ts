@@ -35,7 +35,11 @@ export function runRootOf(runDir: string, start: { root?: string; recipe: string
 /** The path fields of instance_start, each mapped by the base it is stored against. */
 type InstancePaths = { cwd?: string; repoRoot?: string; sessionFile?: string; worktree?: string };
 
-function mapInstancePaths<T extends InstancePaths>(e: T, underRoot: (p: string) => string, underRun: (p: string) => string): T {
+function mapInstancePaths<T extends InstancePaths>(
+  e: T,
+  underRoot: (p: string) => string,
+  underRun: (p: string) => string,
+): T {
   const out = { ...e };
   if (out.cwd !== undefined) out.cwd = underRoot(out.cwd);
   if (out.repoRoot !== undefined) out.repoRoot = underRoot(out.repoRoot);
@@ -55,7 +59,11 @@ export function toStoredPaths(e: RunEventInput, runDir: string, root: string | u
     return { ...e, root: storedPath(runDir, r), recipe: storedPath(r, e.recipe) };
   }
   if (e.type !== 'instance_start') return e;
-  return mapInstancePaths(e, (p) => (root === undefined ? p : storedPath(root, p)), (p) => storedPath(runDir, p));
+  return mapInstancePaths(
+    e,
+    (p) => (root === undefined ? p : storedPath(root, p)),
+    (p) => storedPath(runDir, p),
+  );
 }
 
 /** A stored event with every path absolute again (`root`: from this run's run_start). */
@@ -65,5 +73,9 @@ export function toAbsolutePaths(e: RunEvent, runDir: string, root: string | unde
     return r === undefined ? e : { ...e, root: r, recipe: absolutePath(r, e.recipe) };
   }
   if (e.type !== 'instance_start') return e;
-  return mapInstancePaths(e, (p) => (root === undefined ? p : absolutePath(root, p)), (p) => absolutePath(runDir, p));
+  return mapInstancePaths(
+    e,
+    (p) => (root === undefined ? p : absolutePath(root, p)),
+    (p) => absolutePath(runDir, p),
+  );
 }

@@ -122,7 +122,11 @@ export function planInput(recipe: LoadedRecipe, tasks: readonly TaskState[], sta
 }
 
 /** What `${{ tasks.<id>.output }}` and `.summary` mean: one output, or a list for a fan-out. */
-export function expressionScope(recipe: LoadedRecipe, tasks: ReadonlyMap<string, TaskState>, env: Readonly<Record<string, string | undefined>>): ExpressionScope {
+export function expressionScope(
+  recipe: LoadedRecipe,
+  tasks: ReadonlyMap<string, TaskState>,
+  env: Readonly<Record<string, string | undefined>>,
+): ExpressionScope {
   const views: Record<string, TaskResultView> = {};
   const all = [...tasks.values()];
   for (const t of all) {
@@ -229,6 +233,8 @@ export function resultFile(args: {
       if (i.attemptFailures?.length) r.attemptFailures = i.attemptFailures;
       return r;
     }),
-    errors: instances.filter((i) => isFailedOrCancelled(i.status) && i.failure).map((i) => ({ instance: i.id, failure: i.failure!, error: errorOf(i) ?? '' })),
+    errors: instances
+      .filter((i) => isFailedOrCancelled(i.status) && i.failure)
+      .map((i) => ({ instance: i.id, failure: i.failure!, error: errorOf(i) ?? '' })),
   };
 }

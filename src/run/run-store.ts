@@ -57,7 +57,10 @@ export function readRunLog(file: string): ReadLog {
     else skipped.push({ line: i + 1, reason: 'not a run event' });
   });
   const runDir = dirname(resolve(file));
-  const root = runRootOf(runDir, events.find((e) => e.type === 'run_start'));
+  const root = runRootOf(
+    runDir,
+    events.find((e) => e.type === 'run_start'),
+  );
   return { events: events.map((e) => toAbsolutePaths(e, runDir, root)), skipped };
 }
 
@@ -127,8 +130,15 @@ export class RunStore {
   /** Stamps and appends one event; returns it. A write failure is kept in `writeError`, not thrown. */
   append(input: RunEventInput): RunEvent {
     if (input.type === 'run_start' && input.recipe) this.root = dirname(resolve(input.recipe));
-    const raw = { v: RUN_EVENT_VERSION, ts: Date.now(), runId: this.runId, ...toStoredPaths(input, this.dir, this.root) } as RunEvent;
-    const { value: event, json } = this.redactor ? this.redactor.serialize(raw) : { value: raw, json: JSON.stringify(raw) };
+    const raw = {
+      v: RUN_EVENT_VERSION,
+      ts: Date.now(),
+      runId: this.runId,
+      ...toStoredPaths(input, this.dir, this.root),
+    } as RunEvent;
+    const { value: event, json } = this.redactor
+      ? this.redactor.serialize(raw)
+      : { value: raw, json: JSON.stringify(raw) };
     if (!this.writeError) {
       this.pending += json + '\n';
       if (DISPLAY_EVENTS.has(event.type)) this.scheduleFlush();
@@ -196,7 +206,8 @@ function firstRunStart(text: string): { root?: string; recipe: string } | undefi
   for (const line of text.split('\n', 20)) {
     try {
       const e = JSON.parse(line) as { type?: unknown; root?: unknown; recipe?: unknown };
-      if (e.type === 'run_start' && typeof e.recipe === 'string') return { recipe: e.recipe, ...(typeof e.root === 'string' ? { root: e.root } : {}) };
+      if (e.type === 'run_start' && typeof e.recipe === 'string')
+        return { recipe: e.recipe, ...(typeof e.root === 'string' ? { root: e.root } : {}) };
     } catch {
       // a torn or foreign line: look at the next one
     }
@@ -250,7 +261,9 @@ export function listRuns(runsDir: string): RunListing[] {
     let cost = 0;
     let calls = 0;
     for (const e of events) if (e.type === 'call_usage') (cost += e.usage.cost), calls++;
-    if (calls === 0) for (const e of events) if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
+    if (calls === 0)
+      for (const e of events)
+        if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
     out.push({
       runId: start.runId,
       dir,

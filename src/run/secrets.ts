@@ -6,7 +6,10 @@ import { createRedactor, type Redactor, type SecretValue } from '../session/reda
 import type { LoadedRecipe } from '../recipe/index.js';
 
 /** Named secret values of a run (unset variables are skipped). */
-export function runSecrets(recipe: Pick<LoadedRecipe, 'secrets'>, env: Readonly<Record<string, string | undefined>>): SecretValue[] {
+export function runSecrets(
+  recipe: Pick<LoadedRecipe, 'secrets'>,
+  env: Readonly<Record<string, string | undefined>>,
+): SecretValue[] {
   const out: SecretValue[] = [];
   for (const name of recipe.secrets) {
     const value = env[name];
@@ -18,6 +21,9 @@ export function runSecrets(recipe: Pick<LoadedRecipe, 'secrets'>, env: Readonly<
 }
 
 /** The redactor of a run, or undefined when it has no secrets. */
-export function runRedactor(recipe: Pick<LoadedRecipe, 'secrets'>, env: Readonly<Record<string, string | undefined>>): Redactor | undefined {
+export function runRedactor(
+  recipe: Pick<LoadedRecipe, 'secrets'>,
+  env: Readonly<Record<string, string | undefined>>,
+): Redactor | undefined {
   return createRedactor(runSecrets(recipe, env));
 }

@@ -69,7 +69,9 @@ export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary 
     totalTokens: a.totalTokens + b.totalTokens,
     cost: a.cost + b.cost,
     turns: (a.turns ?? 0) + (b.turns ?? 0),
-    ...(a.cacheSaved !== undefined || b.cacheSaved !== undefined ? { cacheSaved: (a.cacheSaved ?? 0) + (b.cacheSaved ?? 0) } : {}),
+    ...(a.cacheSaved !== undefined || b.cacheSaved !== undefined
+      ? { cacheSaved: (a.cacheSaved ?? 0) + (b.cacheSaved ?? 0) }
+      : {}),
     ...(a.estimated || b.estimated ? { estimated: true } : {}),
   };
 }

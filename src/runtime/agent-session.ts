@@ -29,23 +29,46 @@ import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
 import { RunGuard } from './run-guard.js';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits } from './run-limits.js';
-import { compactSession, summaryConversation, type CompactOptions, type SessionCompactionOutcome } from './session-compaction.js';
+import {
+  compactSession,
+  summaryConversation,
+  type CompactOptions,
+  type SessionCompactionOutcome,
+} from './session-compaction.js';
 import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
 import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
 import { HookSession, withCommandToolHooks } from './hook-session.js';
-import { forkReport, forkStore, moveLeaf, type NavigationContext, type NavigationRequest } from './session-navigation.js';
+import {
+  forkReport,
+  forkStore,
+  moveLeaf,
+  type NavigationContext,
+  type NavigationRequest,
+} from './session-navigation.js';
 import { computeStats, type SessionStats } from './stats.js';
 import { lastAssistantText, promptMessage, userMessage } from './prompt-message.js';
 import { SessionRunLoop } from './session-run-loop.js';
 import { persistMessage, storageError } from './session-persistence.js';
 import { changeModel, changeThinkingLevel, type SettingsContext } from './session-settings.js';
 
-import type { AgentSessionConfig, ForkResult, NavigateResult, PromptOptions, SessionState } from './agent-session-types.js';
+import type {
+  AgentSessionConfig,
+  ForkResult,
+  NavigateResult,
+  PromptOptions,
+  SessionState,
+} from './agent-session-types.js';
 
 export type { AgentSessionHooks } from './session-hooks.js';
 export type { CompactOptions } from './session-compaction.js';
-export type { AgentSessionConfig, ForkResult, NavigateResult, PromptOptions, SessionState } from './agent-session-types.js';
+export type {
+  AgentSessionConfig,
+  ForkResult,
+  NavigateResult,
+  PromptOptions,
+  SessionState,
+} from './agent-session-types.js';
 
 export class AgentSession {
   readonly agent: Agent;
@@ -86,7 +109,10 @@ export class AgentSession {
     this.hooks = config.hooks ?? {};
     this.compactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, ...config.compaction };
     this.retrySettings = { ...DEFAULT_RETRY_SETTINGS, ...config.retry };
-    this.guard = new RunGuard({ ...DEFAULT_LOOP_DETECTION, ...config.loopDetection }, { ...DEFAULT_RUN_LIMITS, ...config.limits });
+    this.guard = new RunGuard(
+      { ...DEFAULT_LOOP_DETECTION, ...config.loopDetection },
+      { ...DEFAULT_RUN_LIMITS, ...config.limits },
+    );
     this.summaries = config.summaries ?? 'model';
     const notify = config.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
     this.bus = new SessionEventBus(this.hooks.onEvent, this.extensions.handlers.event, notify);
@@ -107,7 +133,8 @@ export class AgentSession {
     // Every call (turns, retries, summaries) is metered: the spend caps count what was paid.
     const turnStream = this.metered(config.streamFn ?? registryStream);
     const summaryStream = config.summaryStreamFn ? this.metered(config.summaryStreamFn) : turnStream;
-    this.completeFn = (model, context, options) => Promise.resolve(summaryStream(model, context, options)).then((s) => s.result());
+    this.completeFn = (model, context, options) =>
+      Promise.resolve(summaryStream(model, context, options)).then((s) => s.result());
 
     this.agent = new Agent({
       initialState: {
@@ -122,7 +149,9 @@ export class AgentSession {
       streamOptions: config.streamOptions,
       transformContext: this.hooks.transformContext,
       beforeTurn: this.hooks.beforeTurn,
-      shouldStop: async (ctx) => this.runLoop.guardTurn(ctx.message, ctx.toolResults.length > 0, ctx.toolResults) || ((await this.hooks.shouldStop?.(ctx)) ?? false),
+      shouldStop: async (ctx) =>
+        this.runLoop.guardTurn(ctx.message, ctx.toolResults.length > 0, ctx.toolResults) ||
+        ((await this.hooks.shouldStop?.(ctx)) ?? false),
       ...composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: config.cwd, bus: this.bus }),
       steeringMode: config.steeringMode,
       followUpMode: config.followUpMode,
@@ -214,7 +243,10 @@ export class AgentSession {
   }
 
   stats(): SessionStats {
-    return computeStats(this.storeValue.entries, this.messages, this.model, { id: this.sessionId, file: this.sessionFile });
+    return computeStats(this.storeValue.entries, this.messages, this.model, {
+      id: this.sessionId,
+      file: this.sessionFile,
+    });
   }
 
   // ---- events -------------------------------------------------------------------------------------
@@ -248,7 +280,9 @@ export class AgentSession {
   private storageFailed(err: unknown): void {
     if (this.storageError) return;
     this.storageError = storageError(err, this.sessionFile);
-    this.bus.notify(`${this.storageError.message} The run was stopped; the session file holds everything up to the last entry that was written.`);
+    this.bus.notify(
+      `${this.storageError.message} The run was stopped; the session file holds everything up to the last entry that was written.`,
+    );
     this.runAbort?.abort();
     this.agent.abort();
   }
@@ -272,7 +306,9 @@ export class AgentSession {
     if (this.isStreaming) {
       if (options.streamingBehavior === 'steer') return this.steer(text, options.images);
       if (options.streamingBehavior === 'followUp') return this.followUp(text, options.images);
-      throw new Error('The agent is already running: use steer() or followUp() (RPC: steer / follow_up, or prompt with streamingBehavior) to queue this message, or wait for the run to finish.');
+      throw new Error(
+        'The agent is already running: use steer() or followUp() (RPC: steer / follow_up, or prompt with streamingBehavior) to queue this message, or wait for the run to finish.',
+      );
     }
     const expanded = text.startsWith('/skill:') ? expandSkillCommand(text, this.config.skills ?? []) : undefined;
     return this.runExclusive(async () => {
@@ -314,8 +350,17 @@ export class AgentSession {
       this.runLoop.beginPrompt();
       const signal = this.runAbort?.signal ?? new AbortController().signal;
       if (point.kind === 'dangling' && !this.runLoop.stopError) {
-        const hooks = composeToolHooks({ hooks: this.hooks, extensions: this.extensions, cwd: this.config.cwd, bus: this.bus });
-        const context = { systemPrompt: this.systemPrompt, messages: this.agent.state.messages.slice(), tools: this.agent.state.tools };
+        const hooks = composeToolHooks({
+          hooks: this.hooks,
+          extensions: this.extensions,
+          cwd: this.config.cwd,
+          bus: this.bus,
+        });
+        const context = {
+          systemPrompt: this.systemPrompt,
+          messages: this.agent.state.messages.slice(),
+          tools: this.agent.state.tools,
+        };
         await answerInterruptedCalls(point.reply, point.calls, context, hooks, signal, (event) => {
           if (event.type === 'message_end') this.agent.appendMessage(event.message);
           this.onAgentEvent(event);
@@ -324,7 +369,10 @@ export class AgentSession {
       await this.runLoop.compactBeforePrompt();
       // A compaction rebuilds the context from the file, failed replies included: drop them again.
       this.agent.replaceMessages(planResume(this.agent.state.messages).messages);
-      if (!this.runLoop.stopError && !signal.aborted) await this.runLoop.drive(() => (note === undefined ? this.agent.continue() : this.agent.prompt(userMessage(note))));
+      if (!this.runLoop.stopError && !signal.aborted)
+        await this.runLoop.drive(() =>
+          note === undefined ? this.agent.continue() : this.agent.prompt(userMessage(note)),
+        );
       if (this.storageError) throw this.storageError;
       if (this.runLoop.stopError) throw this.runLoop.stopError;
     });
@@ -363,7 +411,8 @@ export class AgentSession {
 
   private assertUsable(): void {
     if (this.disposed) throw new Error('This session was disposed; create a new one.');
-    if (this.storageError) throw new Error(`${this.storageError.message} This session cannot go on; fix the problem and reopen it.`);
+    if (this.storageError)
+      throw new Error(`${this.storageError.message} This session cannot go on; fix the problem and reopen it.`);
   }
 
   private async runExclusive(work: () => Promise<void>): Promise<void> {
@@ -417,8 +466,15 @@ export class AgentSession {
     await this.runExclusive(async () => {
       this.emit({ type: 'compaction_start', reason: 'manual' });
       outcome = await this.compactNow(customInstructions, this.runAbort?.signal, options);
-      if (outcome.status === 'compacted') this.emit({ type: 'compaction_end', reason: 'manual', result: outcome.result, aborted: false });
-      else this.emit({ type: 'compaction_end', reason: 'manual', aborted: outcome.status === 'aborted', errorMessage: outcome.message });
+      if (outcome.status === 'compacted')
+        this.emit({ type: 'compaction_end', reason: 'manual', result: outcome.result, aborted: false });
+      else
+        this.emit({
+          type: 'compaction_end',
+          reason: 'manual',
+          aborted: outcome.status === 'aborted',
+          errorMessage: outcome.message,
+        });
     });
     if (outcome?.status !== 'compacted') throw new Error(outcome?.message ?? 'Compaction failed.');
     return outcome.result;
@@ -431,7 +487,11 @@ export class AgentSession {
   }
 
   /** One compaction job; on success the agent continues from the rebuilt context. */
-  private async compactNow(customInstructions: string | undefined, signal: AbortSignal | undefined, options: CompactOptions = {}): Promise<SessionCompactionOutcome> {
+  private async compactNow(
+    customInstructions: string | undefined,
+    signal: AbortSignal | undefined,
+    options: CompactOptions = {},
+  ): Promise<SessionCompactionOutcome> {
     this.compacting = true;
     try {
       const outcome = await compactSession(
@@ -440,7 +500,10 @@ export class AgentSession {
           model: this.model,
           complete: this.completeFn,
           streamOptions: this.summaryStreamOptions(),
-          settings: options.keepRecentTokens === undefined ? this.compactionSettings : { ...this.compactionSettings, keepRecentTokens: options.keepRecentTokens },
+          settings:
+            options.keepRecentTokens === undefined
+              ? this.compactionSettings
+              : { ...this.compactionSettings, keepRecentTokens: options.keepRecentTokens },
           summaryRetry: this.config.summaryRetry,
           summaries: this.summaries,
           beforeCompact: this.hooks.beforeCompact,
@@ -469,7 +532,13 @@ export class AgentSession {
   // ---- moving around the tree -----------------------------------------------------------------------
 
   private navigationContext(): NavigationContext {
-    return { store: this.storeValue, model: this.model, complete: this.completeFn, streamOptions: this.summaryStreamOptions(), summaries: this.summaries };
+    return {
+      store: this.storeValue,
+      model: this.model,
+      complete: this.completeFn,
+      streamOptions: this.summaryStreamOptions(),
+      summaries: this.summaries,
+    };
   }
 
   /**

@@ -9,11 +9,25 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** The events a session runs hooks for (SubagentStop is accepted here; orchestrated runs fire it). */
-export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SubagentStop', 'SessionStart'] as const;
+export const HOOK_EVENTS = [
+  'PreToolUse',
+  'PostToolUse',
+  'UserPromptSubmit',
+  'Stop',
+  'SubagentStop',
+  'SessionStart',
+] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
 
 /** Claude Code events this runtime does not fire: accepted in a settings file, with a warning. */
-const IGNORED_EVENTS = ['Notification', 'PreCompact', 'SessionEnd', 'PermissionRequest', 'PermissionDenied', 'PostToolUseFailure'];
+const IGNORED_EVENTS = [
+  'Notification',
+  'PreCompact',
+  'SessionEnd',
+  'PermissionRequest',
+  'PermissionDenied',
+  'PostToolUseFailure',
+];
 
 /** Only these events filter by tool name; Claude Code ignores `matcher` elsewhere, so do we. */
 const TOOL_EVENTS: readonly HookEventName[] = ['PreToolUse', 'PostToolUse'];
@@ -46,14 +60,26 @@ export class HooksConfigError extends Error {
 }
 
 /** Our tool names and the Claude Code names that mean the same tool. */
-const CLAUDE_CODE_NAMES: Record<string, string> = { bash: 'Bash', edit: 'Edit', write: 'Write', read: 'Read', find: 'Glob', grep: 'Grep', ls: 'LS' };
+const CLAUDE_CODE_NAMES: Record<string, string> = {
+  bash: 'Bash',
+  edit: 'Edit',
+  write: 'Write',
+  read: 'Read',
+  find: 'Glob',
+  grep: 'Grep',
+  ls: 'LS',
+};
 
 /**
  * Checks a parsed `hooks` object (the value of a settings file's `hooks` key, a recipe's or an
  * agent file's `hooks:`). `where` names its origin in errors ("~/.claude/settings.json").
  * Unsupported Claude Code events are dropped with a warning through `warn`.
  */
-export function parseHooksConfig(value: unknown, where: string, warn: (message: string) => void = () => {}): HooksConfig {
+export function parseHooksConfig(
+  value: unknown,
+  where: string,
+  warn: (message: string) => void = () => {},
+): HooksConfig {
   const fail = (key: string, problem: string): never => {
     throw new HooksConfigError(`${where}: ${key}: ${problem}`);
   };
@@ -62,25 +88,31 @@ export function parseHooksConfig(value: unknown, where: string, warn: (message: 
   for (const [event, groups] of Object.entries(value as Record<string, unknown>)) {
     const key = `hooks.${event}`;
     if (IGNORED_EVENTS.includes(event)) {
-      warn(`warning: ${where}: ${key}: this event is not fired by orchestrate; its hooks are ignored (supported: ${HOOK_EVENTS.join(', ')}).`);
+      warn(
+        `warning: ${where}: ${key}: this event is not fired by orchestrate; its hooks are ignored (supported: ${HOOK_EVENTS.join(', ')}).`,
+      );
       continue;
     }
-    if (!(HOOK_EVENTS as readonly string[]).includes(event)) fail(key, `unknown hook event; use one of ${HOOK_EVENTS.join(', ')}`);
+    if (!(HOOK_EVENTS as readonly string[]).includes(event))
+      fail(key, `unknown hook event; use one of ${HOOK_EVENTS.join(', ')}`);
     if (!Array.isArray(groups)) fail(key, `must be a list of {matcher, hooks} entries, got ${kind(groups)}`);
     const parsed: HookMatcherGroup[] = [];
     (groups as unknown[]).forEach((group, i) => {
       const gkey = `${key}[${i}]`;
       if (!isRecord(group)) fail(gkey, `must be an object {matcher, hooks: [...]}, got ${kind(group)}`);
       const g = group as Record<string, unknown>;
-      for (const k of Object.keys(g)) if (k !== 'matcher' && k !== 'hooks') fail(`${gkey}.${k}`, 'unknown key; an entry has "matcher" and "hooks"');
+      for (const k of Object.keys(g))
+        if (k !== 'matcher' && k !== 'hooks') fail(`${gkey}.${k}`, 'unknown key; an entry has "matcher" and "hooks"');
       let matcher: string | undefined;
       if (g.matcher !== undefined) {
-        if (typeof g.matcher !== 'string') fail(`${gkey}.matcher`, `must be a string (a regex on tool names), got ${kind(g.matcher)}`);
+        if (typeof g.matcher !== 'string')
+          fail(`${gkey}.matcher`, `must be a string (a regex on tool names), got ${kind(g.matcher)}`);
         matcher = g.matcher as string;
         const problem = matcherProblem(matcher);
         if (problem) fail(`${gkey}.matcher`, `is not a valid regular expression: ${problem}`);
       }
-      if (!Array.isArray(g.hooks)) fail(`${gkey}.hooks`, `must be a list of {type: "command", command, timeout}, got ${kind(g.hooks)}`);
+      if (!Array.isArray(g.hooks))
+        fail(`${gkey}.hooks`, `must be a list of {type: "command", command, timeout}, got ${kind(g.hooks)}`);
       const hooks: CommandHook[] = [];
       (g.hooks as unknown[]).forEach((h, j) => {
         const hook = parseCommandHook(h, `${gkey}.hooks[${j}]`, where, fail, warn);
@@ -111,16 +143,24 @@ function parseCommandHook(
     warn(`warning: ${where}: ${key}: hooks of type "${h.type}" are not run by orchestrate (only "command"); skipped.`);
     return undefined;
   }
-  if (h.type !== 'command') fail(`${key}.type`, `must be "command" (the only hook type orchestrate runs), got ${JSON.stringify(h.type)}`);
+  if (h.type !== 'command')
+    fail(`${key}.type`, `must be "command" (the only hook type orchestrate runs), got ${JSON.stringify(h.type)}`);
   for (const k of Object.keys(h)) {
     if (IGNORED_HOOK_KEYS.includes(k)) warn(`warning: ${where}: ${key}.${k}: not supported by orchestrate; ignored.`);
-    else if (!['type', 'command', 'timeout'].includes(k)) fail(`${key}.${k}`, 'unknown key; a hook has "type", "command" and "timeout"');
+    else if (!['type', 'command', 'timeout'].includes(k))
+      fail(`${key}.${k}`, 'unknown key; a hook has "type", "command" and "timeout"');
   }
-  if (typeof h.command !== 'string' || h.command.trim() === '') fail(`${key}.command`, 'must be a non-empty shell command');
+  if (typeof h.command !== 'string' || h.command.trim() === '')
+    fail(`${key}.command`, 'must be a non-empty shell command');
   if (h.timeout !== undefined && (typeof h.timeout !== 'number' || !Number.isFinite(h.timeout) || h.timeout <= 0)) {
     fail(`${key}.timeout`, `must be a positive number of seconds, got ${JSON.stringify(h.timeout)}`);
   }
-  return { type: 'command', command: h.command as string, ...(h.timeout !== undefined ? { timeout: h.timeout as number } : {}), source: where };
+  return {
+    type: 'command',
+    command: h.command as string,
+    ...(h.timeout !== undefined ? { timeout: h.timeout as number } : {}),
+    source: where,
+  };
 }
 
 /** All sources' hooks together, in source order (every matching hook runs). */
@@ -186,7 +226,10 @@ export function loadHooksFile(path: string, warn?: (message: string) => void): H
   } catch (err) {
     throw new HooksConfigError(`${path}: not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (!isRecord(data)) throw new HooksConfigError(`${path}: must hold a JSON object (a settings file with a "hooks" key), got ${kind(data)}`);
+  if (!isRecord(data))
+    throw new HooksConfigError(
+      `${path}: must hold a JSON object (a settings file with a "hooks" key), got ${kind(data)}`,
+    );
   const hooks = (data as Record<string, unknown>).hooks;
   if (hooks === undefined) return undefined;
   return parseHooksConfig(hooks, path, warn);
@@ -231,7 +274,10 @@ export function loadHookSources(o: HookSourceOptions): HooksConfig {
     const file = resolve(o.cwd, f);
     if (!existsSync(file)) throw new HooksConfigError(`--hooks ${f}: the file ${file} does not exist.`);
     const c = loadHooksFile(file, o.warn);
-    if (!c) throw new HooksConfigError(`${file}: has no "hooks" key; write {"hooks": {"PreToolUse": [...]}} as in Claude Code's settings.json.`);
+    if (!c)
+      throw new HooksConfigError(
+        `${file}: has no "hooks" key; write {"hooks": {"PreToolUse": [...]}} as in Claude Code's settings.json.`,
+      );
     configs.push(c);
   }
   return mergeHooksConfigs(configs);

@@ -15,7 +15,12 @@ import { withLearnedWindow } from '../ai/learned-windows.js';
 import { OPENAI_CHAT_API, OPENAI_RESPONSES_API, openAIKeyFor } from '../ai/openai-compatible.js';
 import { BUILTIN_PROVIDERS, findProvider, modelForProvider, type ProviderConfig } from '../ai/provider-config.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
-import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedScript, type ScriptedTurn } from '../ai/scripted.js';
+import {
+  createScriptedProvider,
+  type ScriptedProviderOptions,
+  type ScriptedScript,
+  type ScriptedTurn,
+} from '../ai/scripted.js';
 import type { Model, StreamFunction } from '../ai/types.js';
 import type { CompactionSettings } from '../session/defaults.js';
 import { createRedactor, type SecretValue } from '../session/redact.js';
@@ -159,7 +164,9 @@ export function orchestrateHome(env: Record<string, string | undefined> = proces
 
 /** Default folder of the sessions started in `cwd`. */
 export function defaultSessionDir(cwd: string, home: string = orchestrateHome()): string {
-  const encoded = `--${resolve(cwd).replace(/^[/\\]+/, '').replace(/[/\\:]/g, '-')}--`;
+  const encoded = `--${resolve(cwd)
+    .replace(/^[/\\]+/, '')
+    .replace(/[/\\:]/g, '-')}--`;
   return join(home, RUNTIME_DEFAULTS.sessionsDirName, encoded);
 }
 
@@ -225,12 +232,17 @@ function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
     if (o.sessionFile) {
       const file = resolve(cwd, o.sessionFile);
       if (!existsSync(file)) {
-        throw new AgentSessionConfigError(`Cannot continue: the session file ${file} does not exist. Check the path, or drop --continue to start a new session there.`);
+        throw new AgentSessionConfigError(
+          `Cannot continue: the session file ${file} does not exist. Check the path, or drop --continue to start a new session there.`,
+        );
       }
       return SessionStore.open(file, opts);
     }
     const recent = mostRecentSession(dir);
-    if (!recent) throw new AgentSessionConfigError(`Cannot continue: there is no session in ${dir}. Start one first, or pass --session FILE.`);
+    if (!recent)
+      throw new AgentSessionConfigError(
+        `Cannot continue: there is no session in ${dir}. Start one first, or pass --session FILE.`,
+      );
     return SessionStore.open(recent, opts);
   }
   if (o.sessionFile) return SessionStore.open(resolve(cwd, o.sessionFile), opts);
@@ -239,7 +251,10 @@ function openStore(o: CreateAgentSessionOptions, cwd: string): SessionStore {
 
 function toModel(id: string, provider: string, o?: Pick<CreateAgentSessionOptions, 'providers' | 'models'>): Model {
   try {
-    const config = provider === 'anthropic' && !o?.providers?.some((p) => p.name === 'anthropic') ? undefined : findProvider(provider, o?.providers);
+    const config =
+      provider === 'anthropic' && !o?.providers?.some((p) => p.name === 'anthropic')
+        ? undefined
+        : findProvider(provider, o?.providers);
     if (config) return withLearnedWindow(modelForProvider(config, id, o?.models?.[id]));
     return withLearnedWindow(resolveModel(id, provider));
   } catch (err) {
@@ -252,7 +267,11 @@ interface ResolvedModel {
   streamFn?: StreamFunction;
 }
 
-async function resolveModelAndStream(o: CreateAgentSessionOptions, store: SessionStore, cwd: string): Promise<ResolvedModel> {
+async function resolveModelAndStream(
+  o: CreateAgentSessionOptions,
+  store: SessionStore,
+  cwd: string,
+): Promise<ResolvedModel> {
   const provider = o.provider ?? (typeof o.model === 'object' ? o.model.provider : 'anthropic');
   const restored = store.buildContext().model;
   const pick = (fallback: string): Model => {
@@ -273,7 +292,9 @@ async function resolveModelAndStream(o: CreateAgentSessionOptions, store: Sessio
   if (o.streamFn) return { model: pick(fallback), streamFn: o.streamFn };
   if (provider === 'scripted') {
     if (o.script === undefined) {
-      throw new AgentSessionConfigError('The scripted provider needs a script: pass --script FILE (YAML or JSON turns), or `script` in the SDK options.');
+      throw new AgentSessionConfigError(
+        'The scripted provider needs a script: pass --script FILE (YAML or JSON turns), or `script` in the SDK options.',
+      );
     }
     let script: ScriptedTurn[] | ScriptedScript;
     if (typeof o.script === 'string') {
@@ -282,20 +303,35 @@ async function resolveModelAndStream(o: CreateAgentSessionOptions, store: Sessio
       try {
         script = loadScriptFile(resolve(cwd, o.script));
       } catch (err) {
-        throw new AgentSessionConfigError(err instanceof ScriptFileError || err instanceof Error ? err.message : String(err));
+        throw new AgentSessionConfigError(
+          err instanceof ScriptFileError || err instanceof Error ? err.message : String(err),
+        );
       }
     } else script = o.script;
     return { model: pick(o.defaultModel || 'scripted'), streamFn: createScriptedProvider(script, o.scriptOptions) };
   }
   const configured = findProvider(provider, o.providers) !== undefined;
   if (provider !== 'anthropic' && !configured && typeof o.model !== 'object') {
-    const names = [...new Set(['anthropic', 'scripted', ...(o.providers ?? []).map((p) => p.name), ...BUILTIN_PROVIDERS.map((p) => p.name)])];
-    throw new AgentSessionConfigError(`Unknown provider "${provider}". Known providers: ${names.join(', ')}. Declare others under providers: in the recipe (or pass providers in the SDK options).`);
+    const names = [
+      ...new Set([
+        'anthropic',
+        'scripted',
+        ...(o.providers ?? []).map((p) => p.name),
+        ...BUILTIN_PROVIDERS.map((p) => p.name),
+      ]),
+    ];
+    throw new AgentSessionConfigError(
+      `Unknown provider "${provider}". Known providers: ${names.join(', ')}. Declare others under providers: in the recipe (or pass providers in the SDK options).`,
+    );
   }
   registerBuiltInProviders();
   const model = pick(fallback);
   if (model.api === ANTHROPIC_API && !o.apiKey && !process.env[model.apiKeyEnv ?? 'ANTHROPIC_API_KEY']) {
-    throw new AgentSessionConfigError(model.apiKeyEnv ? `No API key for provider "${model.provider}": set ${model.apiKeyEnv}.` : MISSING_API_KEY_MESSAGE);
+    throw new AgentSessionConfigError(
+      model.apiKeyEnv
+        ? `No API key for provider "${model.provider}": set ${model.apiKeyEnv}.`
+        : MISSING_API_KEY_MESSAGE,
+    );
   }
   if (model.api === OPENAI_CHAT_API || model.api === OPENAI_RESPONSES_API) {
     const key = openAIKeyFor(model, o.apiKey ? { apiKey: o.apiKey } : {});
@@ -312,7 +348,9 @@ function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: A
   const unknown = names.filter((n) => !(BUILTIN_TOOL_NAMES as readonly string[]).includes(n) && !customNames.has(n));
   if (unknown.length > 0) {
     const valid = [...BUILTIN_TOOL_NAMES, ...customNames];
-    throw new AgentSessionConfigError(`Unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}. Valid tools: ${valid.join(', ')}.`);
+    throw new AgentSessionConfigError(
+      `Unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}. Valid tools: ${valid.join(', ')}.`,
+    );
   }
   const shared: CodingToolsOptions = { cwd, ...o.toolOptions };
   if (o.workspaceRoot !== undefined) shared.root = resolve(cwd, o.workspaceRoot);
@@ -332,11 +370,19 @@ function buildTools(o: CreateAgentSessionOptions, cwd: string, extensionTools: A
 }
 
 /** The agent's MCP tool source, started as far as its eager servers go; undefined without servers. */
-async function createMcpSource(o: CreateAgentSessionOptions, cwd: string, notify: (m: string) => void): Promise<McpToolSource | undefined> {
-  const patterns = (o.tools ?? []).filter((n) => n.startsWith(MCP_TOOL_PREFIX) && !(o.customTools ?? []).some((t) => t.name === n));
+async function createMcpSource(
+  o: CreateAgentSessionOptions,
+  cwd: string,
+  notify: (m: string) => void,
+): Promise<McpToolSource | undefined> {
+  const patterns = (o.tools ?? []).filter(
+    (n) => n.startsWith(MCP_TOOL_PREFIX) && !(o.customTools ?? []).some((t) => t.name === n),
+  );
   const servers = o.mcp?.servers ?? [];
   const known = new Set(servers.map((s) => s.name));
-  const missing = [...new Set(patterns.map(serverOfToolName).filter((s): s is string => s !== undefined && !known.has(s)))];
+  const missing = [
+    ...new Set(patterns.map(serverOfToolName).filter((s): s is string => s !== undefined && !known.has(s))),
+  ];
   if (missing.length > 0) {
     throw new AgentSessionConfigError(
       `Tool${patterns.length > 1 ? 's' : ''} ${patterns.map((p) => `"${p}"`).join(', ')} name${patterns.length > 1 ? '' : 's'} the MCP server${missing.length > 1 ? 's' : ''} ${missing.map((m) => `"${m}"`).join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not configured. Configured: ${[...known].join(', ') || 'none'}.`,
@@ -362,7 +408,9 @@ async function createMcpSource(o: CreateAgentSessionOptions, cwd: string, notify
     allow: patterns,
     ...(deny ? { deny } : {}),
     cwd,
-    ...(o.workspaceRoot !== undefined && rest.writable === undefined ? { writable: [resolve(cwd, o.workspaceRoot)] } : {}),
+    ...(o.workspaceRoot !== undefined && rest.writable === undefined
+      ? { writable: [resolve(cwd, o.workspaceRoot)] }
+      : {}),
     notify,
     ...(o.toolOptions?.maxLines !== undefined ? { maxLines: o.toolOptions.maxLines } : {}),
     ...(o.toolOptions?.maxBytes !== undefined ? { maxBytes: o.toolOptions.maxBytes } : {}),
@@ -375,7 +423,11 @@ async function createMcpSource(o: CreateAgentSessionOptions, cwd: string, notify
  * Before each model call: lazy servers start on the first, and a changed tool list (list_changed,
  * a restart) replaces the MCP tools in the loop's own tool array, so the next call offers them.
  */
-function withMcpTurns(hooks: AgentSessionHooks | undefined, source: McpToolSource, initial: AnyAgentTool[]): AgentSessionHooks {
+function withMcpTurns(
+  hooks: AgentSessionHooks | undefined,
+  source: McpToolSource,
+  initial: AnyAgentTool[],
+): AgentSessionHooks {
   let current = initial;
   const user = hooks?.beforeTurn;
   return {
@@ -485,7 +537,16 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
     summaryRetry: options.summaryRetry,
     summaries: options.summaries ?? (model.api === SCRIPTED_API ? 'extractive' : 'model'),
     hooks: mcp ? withMcpTurns(options.hooks, mcp, mcpTools) : options.hooks,
-    ...(hasHooks(options.commandHooks) ? { commandHooks: hookSandbox(options.commandHooks!, resolve(cwd, options.workspaceRoot ?? '.'), options.toolOptions?.bash?.sandbox, notify) } : {}),
+    ...(hasHooks(options.commandHooks)
+      ? {
+          commandHooks: hookSandbox(
+            options.commandHooks!,
+            resolve(cwd, options.workspaceRoot ?? '.'),
+            options.toolOptions?.bash?.sandbox,
+            notify,
+          ),
+        }
+      : {}),
     extensions,
     resolveModel: (id, provider) => toModel(id, provider ?? providerName, options),
     steeringMode: options.steeringMode,

@@ -35,11 +35,16 @@ export interface ToolResultEvent extends ToolCallEvent {
 
 export interface ExtensionHandlers {
   /** Return `{block: true, reason}` to refuse the call; the first block wins. A throw blocks too. */
-  before_tool_call: (event: ToolCallEvent) => { block?: boolean; reason?: string } | void | Promise<{ block?: boolean; reason?: string } | void>;
+  before_tool_call: (
+    event: ToolCallEvent,
+  ) => { block?: boolean; reason?: string } | void | Promise<{ block?: boolean; reason?: string } | void>;
   /** Return fields to replace in the result; handlers are chained in load order. */
   after_tool_call: (event: ToolResultEvent) => AfterToolCallResult | void | Promise<AfterToolCallResult | void>;
   /** Cancel the compaction, or supply its summary; the first cancel wins, else the last summary. */
-  before_compact: (event: { preparation: CompactionPreparation; signal?: AbortSignal }) => CompactionHookDecision | void | Promise<CompactionHookDecision | void>;
+  before_compact: (event: {
+    preparation: CompactionPreparation;
+    signal?: AbortSignal;
+  }) => CompactionHookDecision | void | Promise<CompactionHookDecision | void>;
   /** Every session event, in order; awaited before the next tool call and before prompt() returns. */
   event: (event: AgentSessionEvent) => void | Promise<void>;
 }
@@ -79,7 +84,10 @@ export interface ExtensionAPI {
 export type ExtensionFactory = (api: ExtensionAPI) => void | Promise<void>;
 
 /** A module path, a path with options, or an in-process factory. */
-export type ExtensionSpec = string | { path: string; options?: Record<string, unknown> } | { factory: ExtensionFactory; name?: string; options?: Record<string, unknown> };
+export type ExtensionSpec =
+  | string
+  | { path: string; options?: Record<string, unknown> }
+  | { factory: ExtensionFactory; name?: string; options?: Record<string, unknown> };
 
 export interface RegisteredHandler<E extends ExtensionEventName> {
   source: string;
@@ -106,7 +114,12 @@ export class ExtensionLoadError extends Error {
 }
 
 export function emptyExtensions(): LoadedExtensions {
-  return { sources: [], tools: [], commands: new Map(), handlers: { before_tool_call: [], after_tool_call: [], before_compact: [], event: [] } };
+  return {
+    sources: [],
+    tools: [],
+    commands: new Map(),
+    handlers: { before_tool_call: [], after_tool_call: [], before_compact: [], event: [] },
+  };
 }
 
 const globCache = new Map<string, RegExp>();
@@ -167,12 +180,19 @@ export async function loadExtensions(specs: readonly ExtensionSpec[], cwd: strin
         // Only a missing extension file is "does not exist"; a package or file it imports that cannot
         // be found names itself in the message ("Cannot find package 'x' imported from <extension>").
         const code = (err as { code?: string }).code;
-        const why = !existsSync(source) ? 'the file does not exist' : code === 'ERR_MODULE_NOT_FOUND' ? `${describeError(err)} (install it where the extension can resolve it, or fix the import)` : describeError(err);
+        const why = !existsSync(source)
+          ? 'the file does not exist'
+          : code === 'ERR_MODULE_NOT_FOUND'
+            ? `${describeError(err)} (install it where the extension can resolve it, or fix the import)`
+            : describeError(err);
         throw new ExtensionLoadError(source, `Cannot load extension ${source}: ${why}`);
       }
       const candidate = mod.default;
       if (typeof candidate !== 'function') {
-        throw new ExtensionLoadError(source, `Extension ${source} has no default export function; write \`export default function (api) { ... }\`.`);
+        throw new ExtensionLoadError(
+          source,
+          `Extension ${source} has no default export function; write \`export default function (api) { ... }\`.`,
+        );
       }
       factory = candidate as ExtensionFactory;
     } else {
@@ -192,12 +212,16 @@ export async function loadExtensions(specs: readonly ExtensionSpec[], cwd: strin
       },
       registerCommand(name, command) {
         const clean = name.replace(/^\//, '');
-        if (!/^[a-z0-9][a-z0-9:_-]*$/i.test(clean)) throw new Error(`Invalid command name "${name}": use letters, digits, -, _ or :`);
+        if (!/^[a-z0-9][a-z0-9:_-]*$/i.test(clean))
+          throw new Error(`Invalid command name "${name}": use letters, digits, -, _ or :`);
         loaded.commands.set(clean, { ...command, source });
       },
       on(event, handler) {
         const list = loaded.handlers[event] as RegisteredHandler<typeof event>[] | undefined;
-        if (!list) throw new Error(`Unknown extension event "${String(event)}". Known events: ${Object.keys(loaded.handlers).join(', ')}.`);
+        if (!list)
+          throw new Error(
+            `Unknown extension event "${String(event)}". Known events: ${Object.keys(loaded.handlers).join(', ')}.`,
+          );
         list.push({ source, handler });
       },
       matchesGlob,

@@ -9,7 +9,12 @@
 // Read and modified files come from the tool calls, accumulated across compactions.
 import type { AgentMessage } from '../agent/types.js';
 import type { TextContent, ToolCall } from '../ai/types.js';
-import { collectFileOperations, createFileOperations, fileListsOf, type FileOperations } from '../session/file-operations.js';
+import {
+  collectFileOperations,
+  createFileOperations,
+  fileListsOf,
+  type FileOperations,
+} from '../session/file-operations.js';
 import { parseSummary, renderSummary, type StructuredSummary } from '../session/parse-summary.js';
 import type { FileLists } from '../session/types.js';
 import { RUNTIME_DEFAULTS } from './defaults.js';
@@ -32,7 +37,6 @@ export interface ExtractiveSummary {
   details: FileLists;
 }
 
-
 /** One line, at most `max` characters. */
 function quote(text: string, max: number = RUNTIME_DEFAULTS.extractiveQuoteChars): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -54,7 +58,18 @@ function pushUnique(list: string[], item: string): void {
 }
 
 function emptySummary(): StructuredSummary {
-  return { goal: '', constraints: [], done: [], inProgress: [], blocked: [], keyDecisions: [], nextSteps: [], criticalContext: [], readFiles: [], modifiedFiles: [] };
+  return {
+    goal: '',
+    constraints: [],
+    done: [],
+    inProgress: [],
+    blocked: [],
+    keyDecisions: [],
+    nextSteps: [],
+    criticalContext: [],
+    readFiles: [],
+    modifiedFiles: [],
+  };
 }
 
 /** Builds the summary. Pure: the same input gives the same text. */
@@ -64,7 +79,8 @@ export function buildExtractiveSummary(input: ExtractiveSummaryInput): Extractiv
 
   // Tool results by call id, to tell done from failed.
   const results = new Map<string, { isError: boolean; text: string }>();
-  for (const m of input.messages) if (m.role === 'toolResult') results.set(m.toolCallId, { isError: m.isError, text: contentText(m.content) });
+  for (const m of input.messages)
+    if (m.role === 'toolResult') results.set(m.toolCallId, { isError: m.isError, text: contentText(m.content) });
 
   const requests: string[] = [];
   let lastText: string | undefined;
@@ -95,10 +111,14 @@ export function buildExtractiveSummary(input: ExtractiveSummaryInput): Extractiv
 
   if (!s.goal && requests.length > 0) s.goal = requests.shift()!;
   for (const r of requests) pushUnique(s.inProgress, `Later request: ${r}`);
-  if (input.customInstructions?.trim()) pushUnique(s.constraints, `Focus of this summary: ${quote(input.customInstructions)}`);
+  if (input.customInstructions?.trim())
+    pushUnique(s.constraints, `Focus of this summary: ${quote(input.customInstructions)}`);
   if (pendingCalls > 0) pushUnique(s.inProgress, `${pendingCalls} tool call(s) had no result yet when this part ended`);
   if (lastText) s.criticalContext = [quote(lastText, RUNTIME_DEFAULTS.extractiveQuoteChars * 2)];
-  if (s.nextSteps.length === 0) s.nextSteps = ['Continue from the most recent messages (if any follow this summary); do not redo what is listed under Done.'];
+  if (s.nextSteps.length === 0)
+    s.nextSteps = [
+      'Continue from the most recent messages (if any follow this summary); do not redo what is listed under Done.',
+    ];
   // Keep the newest items when lists grow past the cap (the oldest are the most settled).
   s.done = s.done.slice(-maxItems);
   s.blocked = s.blocked.slice(-maxItems);

@@ -136,11 +136,12 @@ export function runHookCommand(req: HookRunRequest): Promise<HookRunResult> {
       releaseLifeline(child);
       exit = code;
       if (open === 0) finish();
-      else drain = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish();
-      }, EXIT_DRAIN_MS);
+      else
+        drain = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish();
+        }, EXIT_DRAIN_MS);
     });
   });
 }

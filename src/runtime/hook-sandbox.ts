@@ -17,7 +17,8 @@ export function hookSandbox(
   if (resolved.warning) warnOnce(resolved.warning, sandbox?.warn ?? notify);
   const hookDirs = new Set<string>();
   for (const event of HOOK_EVENTS) {
-    for (const group of config[event] ?? []) for (const h of group.hooks) if (h.source?.endsWith('.json')) hookDirs.add(join(dirname(h.source), 'hooks'));
+    for (const group of config[event] ?? [])
+      for (const h of group.hooks) if (h.source?.endsWith('.json')) hookDirs.add(join(dirname(h.source), 'hooks'));
   }
   return {
     config,

@@ -58,7 +58,11 @@ interface HookOutput {
   reason?: unknown;
   continue?: unknown;
   stopReason?: unknown;
-  hookSpecificOutput?: { permissionDecision?: unknown; permissionDecisionReason?: unknown; additionalContext?: unknown };
+  hookSpecificOutput?: {
+    permissionDecision?: unknown;
+    permissionDecisionReason?: unknown;
+    additionalContext?: unknown;
+  };
 }
 
 function parseOutput(stdout: string): HookOutput | undefined {
@@ -89,11 +93,28 @@ export class HookSession {
   }
 
   async preToolUse(toolName: string, toolCallId: string, args: unknown, signal?: AbortSignal): Promise<HookVerdict> {
-    return this.run('PreToolUse', { tool_name: toolName, tool_input: toolInput(args), tool_use_id: toolCallId }, signal, { toolName, toolCallId });
+    return this.run(
+      'PreToolUse',
+      { tool_name: toolName, tool_input: toolInput(args), tool_use_id: toolCallId },
+      signal,
+      { toolName, toolCallId },
+    );
   }
 
-  async postToolUse(toolName: string, toolCallId: string, args: unknown, resultText: string, isError: boolean, signal?: AbortSignal): Promise<HookVerdict> {
-    const input = { tool_name: toolName, tool_input: toolInput(args), tool_response: { content: resultText, is_error: isError }, tool_use_id: toolCallId };
+  async postToolUse(
+    toolName: string,
+    toolCallId: string,
+    args: unknown,
+    resultText: string,
+    isError: boolean,
+    signal?: AbortSignal,
+  ): Promise<HookVerdict> {
+    const input = {
+      tool_name: toolName,
+      tool_input: toolInput(args),
+      tool_response: { content: resultText, is_error: isError },
+      tool_use_id: toolCallId,
+    };
     return this.run('PostToolUse', input, signal, { toolName, toolCallId });
   }
 
@@ -102,7 +123,14 @@ export class HookSession {
   }
 
   stop(stopHookActive: boolean, lastAssistantMessage: string | undefined, signal?: AbortSignal): Promise<HookVerdict> {
-    return this.run('Stop', { stop_hook_active: stopHookActive, ...(lastAssistantMessage !== undefined ? { last_assistant_message: lastAssistantMessage } : {}) }, signal);
+    return this.run(
+      'Stop',
+      {
+        stop_hook_active: stopHookActive,
+        ...(lastAssistantMessage !== undefined ? { last_assistant_message: lastAssistantMessage } : {}),
+      },
+      signal,
+    );
   }
 
   sessionStart(source: 'startup' | 'resume', signal?: AbortSignal): Promise<HookVerdict> {
@@ -110,7 +138,12 @@ export class HookSession {
   }
 
   /** Runs the event's matching hooks one after the other (all of them: every block reason counts). */
-  private async run(event: HookEventName, fields: Record<string, unknown>, signal: AbortSignal | undefined, tool?: { toolName: string; toolCallId: string }): Promise<HookVerdict> {
+  private async run(
+    event: HookEventName,
+    fields: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    tool?: { toolName: string; toolCallId: string },
+  ): Promise<HookVerdict> {
     const hooks = hooksFor(this.o.config, event, tool?.toolName);
     const reasons: string[] = [];
     const contexts: string[] = [];
@@ -146,7 +179,11 @@ export class HookSession {
         outcome: verdict.blocked ? 'blocked' : verdict.warning ? 'warning' : 'passed',
         blocked: verdict.blocked,
         timedOut: result.timedOut,
-        ...(verdict.blocked && verdict.reason ? { message: verdict.reason } : verdict.warning ? { message: verdict.warning } : {}),
+        ...(verdict.blocked && verdict.reason
+          ? { message: verdict.reason }
+          : verdict.warning
+            ? { message: verdict.warning }
+            : {}),
       });
       if (verdict.warning) this.o.notify(`warning: ${verdict.warning}`);
       if (result.aborted) break;
@@ -161,29 +198,46 @@ export class HookSession {
   private interpret(event: HookEventName, hook: CommandHook, r: HookRunResult): HookVerdict & { warning?: string } {
     const what = `${event} hook \`${hook.command}\``;
     if (r.spawnError) return { blocked: false, warning: `${what} could not start: ${r.spawnError}` };
-    if (r.timedOut) return { blocked: false, warning: `${what} did not finish within ${hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SEC} s and was killed; the agent went on.` };
+    if (r.timedOut)
+      return {
+        blocked: false,
+        warning: `${what} did not finish within ${hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SEC} s and was killed; the agent went on.`,
+      };
     if (r.aborted) return { blocked: false, warning: `${what} was stopped: the run was aborted.` };
-    if (r.exitCode === 2) return { blocked: true, reason: r.stderr.trim() || `Blocked by ${what} (exit 2, no message).` };
+    if (r.exitCode === 2)
+      return { blocked: true, reason: r.stderr.trim() || `Blocked by ${what} (exit 2, no message).` };
     if (r.exitCode !== 0) {
       const said = r.stderr.trim().split('\n').slice(-3).join(' ');
-      return { blocked: false, warning: `${what} exited with ${r.exitCode}${said ? `: ${said}` : ''}; the agent went on.` };
+      return {
+        blocked: false,
+        warning: `${what} exited with ${r.exitCode}${said ? `: ${said}` : ''}; the agent went on.`,
+      };
     }
     const json = parseOutput(r.stdout);
     if (!json) {
       // Claude Code adds plain stdout as context for these two events only.
       const text = r.stdout.trim();
-      return { blocked: false, ...((event === 'UserPromptSubmit' || event === 'SessionStart') && text ? { context: text } : {}) };
+      return {
+        blocked: false,
+        ...((event === 'UserPromptSubmit' || event === 'SessionStart') && text ? { context: text } : {}),
+      };
     }
     const specific = json.hookSpecificOutput ?? {};
     const context = str(specific.additionalContext);
     const base = context ? { context } : {};
-    if (json.continue === false) return { ...base, blocked: true, reason: str(json.stopReason) ?? `Stopped by ${what} (continue: false).` };
+    if (json.continue === false)
+      return { ...base, blocked: true, reason: str(json.stopReason) ?? `Stopped by ${what} (continue: false).` };
     if (event === 'PreToolUse') {
       const decision = specific.permissionDecision;
       const reason = str(specific.permissionDecisionReason) ?? str(json.reason);
       if (decision === 'deny') return { ...base, blocked: true, reason: reason ?? `Denied by ${what}.` };
       // No one to ask here: "ask" is a refusal the model is told about.
-      if (decision === 'ask') return { ...base, blocked: true, reason: `${reason ?? `${what} asked for approval`} (this agent runs unattended, so the call was not made).` };
+      if (decision === 'ask')
+        return {
+          ...base,
+          blocked: true,
+          reason: `${reason ?? `${what} asked for approval`} (this agent runs unattended, so the call was not made).`,
+        };
       if (json.decision === 'block') return { ...base, blocked: true, reason: reason ?? `Blocked by ${what}.` };
       return { ...base, blocked: false };
     }
@@ -226,7 +280,14 @@ export function withCommandToolHooks(hooks: AgentSessionHooks, session: HookSess
       if (!session.has('PostToolUse')) return host;
       const content = host?.content ?? ctx.result.content;
       const isError = host?.isError ?? ctx.isError;
-      const verdict = await session.postToolUse(ctx.toolCall.name, ctx.toolCall.id, ctx.args, resultText(content), isError, signal);
+      const verdict = await session.postToolUse(
+        ctx.toolCall.name,
+        ctx.toolCall.id,
+        ctx.args,
+        resultText(content),
+        isError,
+        signal,
+      );
       const notes: string[] = [];
       if (verdict.blocked) notes.push(`PostToolUse hook: ${verdict.reason}`);
       if (verdict.context) notes.push(`PostToolUse hook context: ${verdict.context}`);

@@ -1,6 +1,14 @@
 // Public surface of layer 3 (runtime): AgentSession, the createAgentSession factory, the
 // delivery modes (print, json, rpc) and extensions.
-export { RunStoppedError, isRunStoppedError, DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunStopKind, type LoopDetectionSettings, type RunLimits } from './run-limits.js';
+export {
+  RunStoppedError,
+  isRunStoppedError,
+  DEFAULT_LOOP_DETECTION,
+  DEFAULT_RUN_LIMITS,
+  type RunStopKind,
+  type LoopDetectionSettings,
+  type RunLimits,
+} from './run-limits.js';
 export { RUNTIME_DEFAULTS, DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
 export {
   AgentSession,
@@ -37,10 +45,31 @@ export {
   type HooksConfig,
 } from './command-hooks.js';
 export { PromptBlockedError, type HookRunEvent } from './hook-session.js';
-export type { AgentSessionEvent, AgentSessionEventType, AgentSessionListener, CompactionResult, CompactionReason } from './session-events.js';
+export type {
+  AgentSessionEvent,
+  AgentSessionEventType,
+  AgentSessionListener,
+  CompactionResult,
+  CompactionReason,
+} from './session-events.js';
 export { isRetryableError, retryDelay } from './retry-policy.js';
-export { planResume, cutOffTurn, interruptedCallText, READ_ONLY_TOOLS, type CutOffTurn, type ResumePlan, type ResumePoint, type ResumeKind } from './session-resume.js';
-export { checkCompaction, extractiveSupplier, chainSuppliers, type CompactionCheck, type SummarySupplier } from './auto-compaction.js';
+export {
+  planResume,
+  cutOffTurn,
+  interruptedCallText,
+  READ_ONLY_TOOLS,
+  type CutOffTurn,
+  type ResumePlan,
+  type ResumePoint,
+  type ResumeKind,
+} from './session-resume.js';
+export {
+  checkCompaction,
+  extractiveSupplier,
+  chainSuppliers,
+  type CompactionCheck,
+  type SummarySupplier,
+} from './auto-compaction.js';
 export { buildExtractiveSummary, type ExtractiveSummary, type ExtractiveSummaryInput } from './extractive-summary.js';
 export { computeStats, type SessionStats, type TokenTotals } from './stats.js';
 export { assembleSystemPrompt, type AssembleSystemPromptOptions, type AssembledSystemPrompt } from './system-prompt.js';
@@ -61,5 +90,13 @@ export {
 } from './extensions.js';
 export { runPrintMode, lastReply, type ModeOutput } from './modes/print.js';
 export { runJsonMode } from './modes/json.js';
-export { runRpcMode, RpcServer, RPC_COMMANDS, RPC_COMMAND_TYPES, salvageIdAndType, type RpcCommandType, type RpcResponse } from './modes/rpc.js';
+export {
+  runRpcMode,
+  RpcServer,
+  RPC_COMMANDS,
+  RPC_COMMAND_TYPES,
+  salvageIdAndType,
+  type RpcCommandType,
+  type RpcResponse,
+} from './modes/rpc.js';
 export { readJsonLines, jsonLine, eventLine, eventLineWriter } from './modes/jsonl.js';

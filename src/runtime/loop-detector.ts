@@ -93,7 +93,10 @@ export class LoopDetector {
   private identical(): LoopFinding | undefined {
     const n = this.settings.identicalCalls;
     if (!LoopDetector.sameTail(this.calls, n)) return undefined;
-    return { pattern: 'identical_calls', detail: `${shown(this.calls[this.calls.length - 1]!)} ${n} times in a row with the same arguments` };
+    return {
+      pattern: 'identical_calls',
+      detail: `${shown(this.calls[this.calls.length - 1]!)} ${n} times in a row with the same arguments`,
+    };
   }
 
   /** A period of 2 or 3 different calls, repeated cycleRepeats times without anything else between. */
@@ -110,7 +113,10 @@ export class LoopDetector {
       const one = tail.slice(0, period);
       // A period made of one call repeated is the identical-calls pattern, not a cycle.
       if (!periodic || new Set(one).size < 2) continue;
-      return { pattern: 'cycle', detail: `the same ${period} calls (${one.map(shown).join(', ')}) ${repeats} times over` };
+      return {
+        pattern: 'cycle',
+        detail: `the same ${period} calls (${one.map(shown).join(', ')}) ${repeats} times over`,
+      };
     }
     return undefined;
   }
@@ -118,6 +124,9 @@ export class LoopDetector {
   private repeatedText(): LoopFinding | undefined {
     const n = this.settings.repeatedText;
     if (!LoopDetector.sameTail(this.texts, n)) return undefined;
-    return { pattern: 'repeated_text', detail: `the same text ${n} times in a row: "${shown(this.texts[this.texts.length - 1]!)}"` };
+    return {
+      pattern: 'repeated_text',
+      detail: `the same text ${n} times in a row: "${shown(this.texts[this.texts.length - 1]!)}"`,
+    };
   }
 }

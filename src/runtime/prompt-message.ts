@@ -44,7 +44,11 @@ export interface PromptMessageContext {
  * The user message of a prompt: SessionStart hooks (first prompt of the session object) and
  * UserPromptSubmit hooks may add context; a UserPromptSubmit block rejects the prompt.
  */
-export async function promptMessage(text: string, images: ImageContent[] | undefined, ctx: PromptMessageContext): Promise<UserMessage> {
+export async function promptMessage(
+  text: string,
+  images: ImageContent[] | undefined,
+  ctx: PromptMessageContext,
+): Promise<UserMessage> {
   const hooks = ctx.hooks;
   const contexts: string[] = [];
   if (hooks && ctx.claimSessionStart()) {

@@ -79,10 +79,16 @@ export class RunGuard {
   budgetStop(): RunStoppedError | undefined {
     const { budgetUsd, budgetTokens } = this.limitsValue;
     if (budgetUsd !== undefined && this.spentUsd >= budgetUsd) {
-      return new RunStoppedError('budget', `Stopped: the budget of $${budgetUsd} is spent ($${this.spentUsd.toFixed(4)} so far). Raise it with --budget-usd (orchestrate agent) or limits.budgetUsd (SDK).`);
+      return new RunStoppedError(
+        'budget',
+        `Stopped: the budget of $${budgetUsd} is spent ($${this.spentUsd.toFixed(4)} so far). Raise it with --budget-usd (orchestrate agent) or limits.budgetUsd (SDK).`,
+      );
     }
     if (budgetTokens !== undefined && this.spentTokens >= budgetTokens) {
-      return new RunStoppedError('budget', `Stopped: the budget of ${budgetTokens} tokens is spent (${this.spentTokens} so far). Raise it with --budget-tokens (orchestrate agent) or limits.budgetTokens (SDK).`);
+      return new RunStoppedError(
+        'budget',
+        `Stopped: the budget of ${budgetTokens} tokens is spent (${this.spentTokens} so far). Raise it with --budget-tokens (orchestrate agent) or limits.budgetTokens (SDK).`,
+      );
     }
     return undefined;
   }
@@ -113,16 +119,27 @@ export class RunGuard {
     if (!continues) return {};
     if (finding) {
       if (this.warnedAtTurn !== undefined) {
-        return { stop: new RunStoppedError('loop', `Stopped: the model kept repeating itself after a warning (${finding.detail}). Loop detection settings: recipe \`loop:\`, orchestrate agent --loop-detection / --max-identical-calls.`) };
+        return {
+          stop: new RunStoppedError(
+            'loop',
+            `Stopped: the model kept repeating itself after a warning (${finding.detail}). Loop detection settings: recipe \`loop:\`, orchestrate agent --loop-detection / --max-identical-calls.`,
+          ),
+        };
       }
       this.warnedAtTurn = this.turns;
       return { warn: finding };
     }
     // Past the grace turns without a repeat, a later, different loop gets its own warning.
-    if (this.warnedAtTurn !== undefined && this.turns - this.warnedAtTurn > this.loop.graceTurns) this.warnedAtTurn = undefined;
+    if (this.warnedAtTurn !== undefined && this.turns - this.warnedAtTurn > this.loop.graceTurns)
+      this.warnedAtTurn = undefined;
     const max = this.limitsValue.maxTurns;
     if (max > 0 && this.turns >= max) {
-      return { stop: new RunStoppedError('max_turns', `Stopped: ${max} turns in one prompt (the max-turns cap). Raise it with --max-turns N (orchestrate agent) or max_turns (recipe).`) };
+      return {
+        stop: new RunStoppedError(
+          'max_turns',
+          `Stopped: ${max} turns in one prompt (the max-turns cap). Raise it with --max-turns N (orchestrate agent) or max_turns (recipe).`,
+        ),
+      };
     }
     const budget = this.budgetStop();
     return budget ? { stop: budget } : {};
@@ -136,18 +153,35 @@ export class RunGuard {
     // An overflow that taught a smaller window is not a sign compaction cannot help: the last
     // one was sized for the larger window.
     if (overflow && this.callAfterCompaction && !windowShrank) {
-      return new RunStoppedError('compaction', 'Stopped: the context was still too long for the model right after a compaction. Start a new session, or give the task in smaller parts.');
+      return new RunStoppedError(
+        'compaction',
+        'Stopped: the context was still too long for the model right after a compaction. Start a new session, or give the task in smaller parts.',
+      );
     }
     const max = this.limitsValue.maxCompactionsPerPrompt;
     if (this.compactions >= max) {
-      return new RunStoppedError('compaction', `Stopped: ${max} compactions in one prompt (the compaction cap); the task does not fit the context window. Split it, or use a model with a larger window.`);
+      return new RunStoppedError(
+        'compaction',
+        `Stopped: ${max} compactions in one prompt (the compaction cap); the task does not fit the context window. Split it, or use a model with a larger window.`,
+      );
     }
     if (this.compactions > 0 && !this.progressSinceCompaction && !windowShrank) {
-      return new RunStoppedError('compaction', 'Stopped: no progress since the last compaction (the model only repeated calls whose results had not changed). Compacting again would loop; split the task or use a model with a larger window.');
+      return new RunStoppedError(
+        'compaction',
+        'Stopped: no progress since the last compaction (the model only repeated calls whose results had not changed). Compacting again would loop; split the task or use a model with a larger window.',
+      );
     }
-    if (this.compactions > 0 && !windowShrank && this.lastCompactionFill !== undefined && this.lastCompactionFill > COMPACTION_MAX_FILL) {
+    if (
+      this.compactions > 0 &&
+      !windowShrank &&
+      this.lastCompactionFill !== undefined &&
+      this.lastCompactionFill > COMPACTION_MAX_FILL
+    ) {
       const pct = Math.round(this.lastCompactionFill * 100);
-      return new RunStoppedError('compaction', `Stopped: the last compaction freed too little (the context was still at ${pct} % of the compaction threshold after it). Compacting again would loop; split the task or use a model with a larger window.`);
+      return new RunStoppedError(
+        'compaction',
+        `Stopped: the last compaction freed too little (the context was still at ${pct} % of the compaction threshold after it). Compacting again would loop; split the task or use a model with a larger window.`,
+      );
     }
     return this.budgetStop();
   }

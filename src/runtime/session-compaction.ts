@@ -59,7 +59,8 @@ export interface SummaryConversationInput {
  * request can repeat the loop's requests exactly (default message conversion, same stream).
  */
 export function summaryConversation(o: SummaryConversationInput): SummaryConversation | undefined {
-  if (o.model.api !== ANTHROPIC_API || o.cacheRetention === 'none' || o.transformsContext || o.separateSummaryStream) return undefined;
+  if (o.model.api !== ANTHROPIC_API || o.cacheRetention === 'none' || o.transformsContext || o.separateSummaryStream)
+    return undefined;
   const conversation: SummaryConversation = { systemPrompt: o.systemPrompt, convertToLlm };
   if (o.tools.length > 0) conversation.tools = toLlmTools(o.tools);
   if (o.thinkingLevel !== 'off') conversation.reasoning = o.thinkingLevel;
@@ -89,19 +90,22 @@ function extensionSupplier(extensions: LoadedExtensions, bus: SessionEventBus): 
   };
 }
 
-export async function compactSession(c: SessionCompactionContext, customInstructions: string | undefined, signal: AbortSignal | undefined): Promise<SessionCompactionOutcome> {
+export async function compactSession(
+  c: SessionCompactionContext,
+  customInstructions: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<SessionCompactionOutcome> {
   let source: CompactionResult['source'] = 'model';
-  const mark =
-    (label: 'extractive' | 'hook', supply: SummarySupplier | undefined): SummarySupplier[] =>
-      supply
-        ? [
-            async (preparation, s) => {
-              const decision = await supply(preparation, s);
-              if (decision) source = label;
-              return decision;
-            },
-          ]
-        : [];
+  const mark = (label: 'extractive' | 'hook', supply: SummarySupplier | undefined): SummarySupplier[] =>
+    supply
+      ? [
+          async (preparation, s) => {
+            const decision = await supply(preparation, s);
+            if (decision) source = label;
+            return decision;
+          },
+        ]
+      : [];
   const suppliers = [
     ...mark('hook', c.beforeCompact),
     ...mark('hook', extensionSupplier(c.extensions, c.bus)),
@@ -124,5 +128,8 @@ export async function compactSession(c: SessionCompactionContext, customInstruct
     return { status: 'failed', message: errorText(err) };
   }
   if (outcome.status !== 'compacted') return { status: outcome.status, message: outcome.message };
-  return { status: 'compacted', result: { ...outcome.result, entryId: outcome.entryId, source: outcome.fromHook ? source : 'model' } };
+  return {
+    status: 'compacted',
+    result: { ...outcome.result, entryId: outcome.entryId, source: outcome.fromHook ? source : 'model' },
+  };
 }

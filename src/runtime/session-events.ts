@@ -40,7 +40,13 @@ export type AgentSessionEvent =
   | { type: 'auto_retry_start'; attempt: number; maxAttempts: number; delayMs: number; errorMessage: string }
   | { type: 'auto_retry_end'; success: boolean; attempt: number; finalError?: string }
   /** The leaf moved (rewind, navigate); with a branch summary when one was written. */
-  | { type: 'session_navigate'; fromLeafId: string | null; toLeafId: string | null; summaryEntryId?: string; editorText?: string }
+  | {
+      type: 'session_navigate';
+      fromLeafId: string | null;
+      toLeafId: string | null;
+      summaryEntryId?: string;
+      editorText?: string;
+    }
   /** fork(): the session continues in a new file holding the path up to the fork point. */
   | { type: 'session_fork'; fromSessionFile?: string; sessionFile?: string; sessionId: string }
   | { type: 'model_change'; provider: string; modelId: string; previous: { provider: string; modelId: string } }

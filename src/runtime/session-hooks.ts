@@ -36,7 +36,9 @@ export interface ToolHookContext {
   bus: SessionEventBus;
 }
 
-export function composeToolHooks(c: ToolHookContext): Required<Pick<AgentLoopConfig, 'beforeToolCall' | 'afterToolCall'>> {
+export function composeToolHooks(
+  c: ToolHookContext,
+): Required<Pick<AgentLoopConfig, 'beforeToolCall' | 'afterToolCall'>> {
   const eventOf = (ctx: BeforeToolCallContext) => ({
     toolName: ctx.toolCall.name,
     toolCallId: ctx.toolCall.id,
@@ -47,7 +49,10 @@ export function composeToolHooks(c: ToolHookContext): Required<Pick<AgentLoopCon
     cwd: c.cwd,
   });
 
-  const beforeToolCall = async (ctx: BeforeToolCallContext, signal: AbortSignal): Promise<BeforeToolCallResult | void> => {
+  const beforeToolCall = async (
+    ctx: BeforeToolCallContext,
+    signal: AbortSignal,
+  ): Promise<BeforeToolCallResult | void> => {
     // Observers have seen (and the file holds) the assistant message before any tool runs.
     await c.bus.idle();
     if (c.hooks.beforeToolCall) {
@@ -60,7 +65,10 @@ export function composeToolHooks(c: ToolHookContext): Required<Pick<AgentLoopCon
         if (r?.block) return { block: true, reason: r.reason ?? `Blocked by extension ${h.source}` };
       } catch (err) {
         c.bus.reportExtensionError(h.source, 'before_tool_call', err);
-        return { block: true, reason: `Blocked: extension ${h.source} failed while checking this call: ${errorText(err)}` };
+        return {
+          block: true,
+          reason: `Blocked: extension ${h.source} failed while checking this call: ${errorText(err)}`,
+        };
       }
     }
     return undefined;
@@ -74,7 +82,11 @@ export function composeToolHooks(c: ToolHookContext): Required<Pick<AgentLoopCon
       merged = { ...merged, ...r };
       current = {
         ...current,
-        result: { ...current.result, ...(r.content ? { content: r.content } : {}), ...(r.details !== undefined ? { details: r.details } : {}) },
+        result: {
+          ...current.result,
+          ...(r.content ? { content: r.content } : {}),
+          ...(r.details !== undefined ? { details: r.details } : {}),
+        },
         isError: r.isError ?? current.isError,
       };
     };

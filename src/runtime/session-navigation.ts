@@ -4,7 +4,13 @@
 // AgentSession.navigate / fork report (their results and session_navigate / session_fork events).
 import { dirname } from 'node:path';
 import type { Model, StreamOptions } from '../ai/types.js';
-import { BRANCH_SUMMARY_PREAMBLE, collectEntriesForBranchSummary, navigateTree, prepareBranchEntries, type NavigateOptions } from '../session/branch-summary.js';
+import {
+  BRANCH_SUMMARY_PREAMBLE,
+  collectEntriesForBranchSummary,
+  navigateTree,
+  prepareBranchEntries,
+  type NavigateOptions,
+} from '../session/branch-summary.js';
 import { SESSION_DEFAULTS } from '../session/defaults.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
@@ -34,7 +40,12 @@ export function navigateOptions(c: NavigationContext, targetId: string, request:
   if (request.label !== undefined) nav.label = request.label;
   if (!request.summarize) return nav;
   if (c.summaries === 'model') {
-    nav.summarize = { model: c.model, complete: c.complete, customInstructions: request.customInstructions, streamOptions: c.streamOptions };
+    nav.summarize = {
+      model: c.model,
+      complete: c.complete,
+      customInstructions: request.customInstructions,
+      streamOptions: c.streamOptions,
+    };
     if (request.signal) nav.summarize.signal = request.signal;
     return nav;
   }
@@ -42,7 +53,11 @@ export function navigateOptions(c: NavigationContext, targetId: string, request:
   const d = SESSION_DEFAULTS.branchSummary;
   const prepared = prepareBranchEntries(entries, (c.model.contextWindow || d.fallbackContextWindow) - d.reserveTokens);
   if (prepared.messages.length > 0) {
-    const s = buildExtractiveSummary({ messages: prepared.messages, fileOps: prepared.fileOps, customInstructions: request.customInstructions });
+    const s = buildExtractiveSummary({
+      messages: prepared.messages,
+      fileOps: prepared.fileOps,
+      customInstructions: request.customInstructions,
+    });
     nav.providedSummary = { summary: BRANCH_SUMMARY_PREAMBLE + s.summary, details: s.details };
   }
   return nav;
@@ -57,7 +72,9 @@ export function forkStore(store: SessionStore, entryId: string): { next: Session
   if (!entry) throw new Error(`Cannot fork from ${entryId}: no such entry in this session.`);
   if (entry.type !== 'message' || entry.message.role !== 'user') {
     const what = entry.type === 'message' ? `${entry.message.role} message` : `${entry.type} entry`;
-    throw new Error(`Cannot fork from ${entryId}: it is a ${what}; fork from a user message (use navigate to move within this session).`);
+    throw new Error(
+      `Cannot fork from ${entryId}: it is a ${what}; fork from a user message (use navigate to move within this session).`,
+    );
   }
   const content = entry.message.content;
   const text = typeof content === 'string' ? content : content.map((b) => (b.type === 'text' ? b.text : '')).join('');
@@ -69,7 +86,11 @@ export function forkStore(store: SessionStore, entryId: string): { next: Session
  * Moves the store's leaf to `targetId` (rewind / branch). Returns the result, and the
  * session_navigate event when the leaf moved (the agent's context must then be rebuilt).
  */
-export async function moveLeaf(c: NavigationContext, targetId: string, request: NavigationRequest): Promise<{ result: NavigateResult; event?: AgentSessionEvent }> {
+export async function moveLeaf(
+  c: NavigationContext,
+  targetId: string,
+  request: NavigationRequest,
+): Promise<{ result: NavigateResult; event?: AgentSessionEvent }> {
   const fromLeafId = c.store.leafId;
   const outcome = await navigateTree(c.store, targetId, navigateOptions(c, targetId, request));
   if (outcome.status === 'failed' || outcome.status === 'aborted') throw new Error(outcome.message);
@@ -84,7 +105,11 @@ export async function moveLeaf(c: NavigationContext, targetId: string, request: 
 }
 
 /** The result and the session_fork event of a fork from `old` into `next`. */
-export function forkReport(old: SessionStore, next: SessionStore, text: string): { result: ForkResult; event: AgentSessionEvent } {
+export function forkReport(
+  old: SessionStore,
+  next: SessionStore,
+  text: string,
+): { result: ForkResult; event: AgentSessionEvent } {
   const result: ForkResult = { text, sessionId: next.id };
   if (next.path !== undefined) result.sessionFile = next.path;
   const event: AgentSessionEvent = { type: 'session_fork', sessionId: next.id };

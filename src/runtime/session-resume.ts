@@ -113,7 +113,8 @@ export async function answerInterruptedCalls(
 ): Promise<ToolResultMessage[]> {
   const config: ToolPipelineConfig = {
     beforeToolCall: async (ctx, s) => {
-      if (!READ_ONLY_TOOLS.has(ctx.toolCall.name)) return { block: true, reason: interruptedCallText(ctx.toolCall.name) };
+      if (!READ_ONLY_TOOLS.has(ctx.toolCall.name))
+        return { block: true, reason: interruptedCallText(ctx.toolCall.name) };
       return hooks.beforeToolCall?.(ctx, s);
     },
     afterToolCall: hooks.afterToolCall,

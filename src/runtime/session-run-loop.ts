@@ -100,7 +100,13 @@ export class SessionRunLoop {
     }
     if (verdict.warn) {
       this.host.emit({ type: 'loop_warning', pattern: verdict.warn.pattern, detail: verdict.warn.detail });
-      agent.steer({ role: 'custom', customType: 'loop-warning', content: loopWarningText(verdict.warn), display: true, timestamp: Date.now() });
+      agent.steer({
+        role: 'custom',
+        customType: 'loop-warning',
+        content: loopWarningText(verdict.warn),
+        display: true,
+        timestamp: Date.now(),
+      });
     }
     const settings = this.host.compactionSettings();
     if (!continues || !settings.enabled) return false;
@@ -144,7 +150,9 @@ export class SessionRunLoop {
       return this.compactAtTurnBoundary();
     }
     if (!last || signal?.aborted || last.stopReason === 'aborted') {
-      this.endRetry(last?.stopReason === 'aborted' || signal?.aborted ? 'Retry cancelled: the run was aborted.' : undefined);
+      this.endRetry(
+        last?.stopReason === 'aborted' || signal?.aborted ? 'Retry cancelled: the run was aborted.' : undefined,
+      );
       return false;
     }
     const retry = this.host.retrySettings();
@@ -155,7 +163,13 @@ export class SessionRunLoop {
       }
       this.retryAttempt++;
       const delayMs = retryDelay(this.retryAttempt, retry);
-      this.host.emit({ type: 'auto_retry_start', attempt: this.retryAttempt, maxAttempts: retry.maxRetries, delayMs, errorMessage: last.errorMessage ?? 'unknown error' });
+      this.host.emit({
+        type: 'auto_retry_start',
+        attempt: this.retryAttempt,
+        maxAttempts: retry.maxRetries,
+        delayMs,
+        errorMessage: last.errorMessage ?? 'unknown error',
+      });
       if (!(await sleepUnlessAborted(delayMs, signal ?? new AbortController().signal))) {
         this.endRetry('Retry cancelled: the run was aborted.');
         return false;
@@ -174,7 +188,12 @@ export class SessionRunLoop {
   /** Ends a retry sequence that did not succeed (success is reported at the reply's message_end). */
   private endRetry(finalError: string | undefined): void {
     if (this.retryAttempt === 0) return;
-    this.host.emit({ type: 'auto_retry_end', success: false, attempt: this.retryAttempt, finalError: finalError ?? 'unknown error' });
+    this.host.emit({
+      type: 'auto_retry_end',
+      success: false,
+      attempt: this.retryAttempt,
+      finalError: finalError ?? 'unknown error',
+    });
     this.retryAttempt = 0;
   }
 
@@ -193,14 +212,21 @@ export class SessionRunLoop {
    */
   private async stopHooksContinue(): Promise<boolean> {
     const hooks = this.host.commandHooks;
-    if (!hooks?.has('Stop') || this.stopErrorValue || this.host.storageError() || this.host.runSignal()?.aborted) return false;
+    if (!hooks?.has('Stop') || this.stopErrorValue || this.host.storageError() || this.host.runSignal()?.aborted)
+      return false;
     const messages = this.host.agent.state.messages;
     const last = lastAssistant(messages);
     if (!last || last.stopReason === 'error' || last.stopReason === 'aborted') return false;
-    const verdict = await hooks.stop(this.stopHookActive, lastAssistantText(messages) ?? undefined, this.host.runSignal());
+    const verdict = await hooks.stop(
+      this.stopHookActive,
+      lastAssistantText(messages) ?? undefined,
+      this.host.runSignal(),
+    );
     if (!verdict.blocked) return false;
     if (this.stopHookActive) {
-      this.host.bus.notify(`warning: a Stop hook blocked the stop again after the agent went on once; the agent stops here. It said: ${verdict.reason ?? ''}`);
+      this.host.bus.notify(
+        `warning: a Stop hook blocked the stop again after the agent went on once; the agent stops here. It said: ${verdict.reason ?? ''}`,
+      );
       return false;
     }
     this.stopHookActive = true;
@@ -230,7 +256,8 @@ export class SessionRunLoop {
       this.dropTrailingError();
       return true;
     }
-    if (check.action === 'threshold') return (await this.guardedCompact('threshold')) && this.host.agent.hasQueuedMessages();
+    if (check.action === 'threshold')
+      return (await this.guardedCompact('threshold')) && this.host.agent.hasQueuedMessages();
     return false;
   }
 
@@ -255,14 +282,18 @@ export class SessionRunLoop {
     const model = agent.state.model;
     if (stated !== undefined && stated < minWindow && stated < model.contextWindow) {
       // Too small to leave room for a reply and a summary: compacting for it would only thrash.
-      bus.notify(`The server's context window for ${model.provider}/${model.id} is only ${stated} tokens: too small for an agent (raise the server's context size, e.g. llama.cpp -c / Ollama num_ctx).`);
+      bus.notify(
+        `The server's context window for ${model.provider}/${model.id} is only ${stated} tokens: too small for an agent (raise the server's context size, e.g. llama.cpp -c / Ollama num_ctx).`,
+      );
       return false;
     }
     const window = learnContextWindow(model, failed.errorMessage, minWindow);
     if (window === undefined) return false;
     const was = model.contextWindow;
     agent.setModel({ ...model, contextWindow: window });
-    bus.notify(`The server's context window for ${agent.state.model.provider}/${agent.state.model.id} is ${window} tokens (not ${was}): compaction follows it from now on.`);
+    bus.notify(
+      `The server's context window for ${agent.state.model.provider}/${agent.state.model.id} is ${window} tokens (not ${was}): compaction follows it from now on.`,
+    );
     return true;
   }
 
@@ -271,15 +302,27 @@ export class SessionRunLoop {
     const refused = this.host.guard.beforeCompaction(reason === 'overflow', windowShrank);
     if (refused) {
       this.stopWith(refused);
-      this.host.emit({ type: 'auto_compaction_end', reason, aborted: false, willRetry: false, errorMessage: refused.message });
+      this.host.emit({
+        type: 'auto_compaction_end',
+        reason,
+        aborted: false,
+        willRetry: false,
+        errorMessage: refused.message,
+      });
       return false;
     }
     const ok = await this.autoCompact(reason);
     if (ok) {
       // Counted from the messages themselves: a kept reply's usage describes the context before.
       const { state } = this.host.agent;
-      const after = state.messages.reduce((n, m) => n + estimateMessageTokens(m), estimateTextTokens(state.systemPrompt));
-      this.host.guard.compacted({ tokensAfter: after, threshold: compactionThreshold(state.model.contextWindow, this.host.compactionSettings()) });
+      const after = state.messages.reduce(
+        (n, m) => n + estimateMessageTokens(m),
+        estimateTextTokens(state.systemPrompt),
+      );
+      this.host.guard.compacted({
+        tokensAfter: after,
+        threshold: compactionThreshold(state.model.contextWindow, this.host.compactionSettings()),
+      });
     }
     return ok;
   }
@@ -295,12 +338,28 @@ export class SessionRunLoop {
     this.host.emit({ type: 'auto_compaction_start', reason });
     const outcome = await this.host.compactNow(this.host.runSignal());
     if (outcome.status === 'compacted') {
-      this.host.emit({ type: 'auto_compaction_end', reason, result: outcome.result, aborted: false, willRetry: reason === 'overflow' });
+      this.host.emit({
+        type: 'auto_compaction_end',
+        reason,
+        result: outcome.result,
+        aborted: false,
+        willRetry: reason === 'overflow',
+      });
       return true;
     }
     const aborted = outcome.status === 'aborted';
-    const prefix = aborted ? '' : reason === 'overflow' ? 'Context overflow recovery failed: ' : 'Auto-compaction failed: ';
-    this.host.emit({ type: 'auto_compaction_end', reason, aborted, willRetry: false, errorMessage: prefix + outcome.message });
+    const prefix = aborted
+      ? ''
+      : reason === 'overflow'
+        ? 'Context overflow recovery failed: '
+        : 'Auto-compaction failed: ';
+    this.host.emit({
+      type: 'auto_compaction_end',
+      reason,
+      aborted,
+      willRetry: false,
+      errorMessage: prefix + outcome.message,
+    });
     return false;
   }
 }

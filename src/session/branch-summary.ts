@@ -5,7 +5,13 @@ import { estimateMessageTokens } from '../ai/token-estimate.js';
 import type { AgentMessage } from '../agent/types.js';
 import { compactionSummaryMessage, entryToMessage } from './build-context.js';
 import { SESSION_DEFAULTS } from './defaults.js';
-import { collectFileOperations, createFileOperations, fileListsOf, formatFileLists, type FileOperations } from './file-operations.js';
+import {
+  collectFileOperations,
+  createFileOperations,
+  fileListsOf,
+  formatFileLists,
+  type FileOperations,
+} from './file-operations.js';
 import type { SessionStore } from './session-store.js';
 import { serializeConversation } from './serialize-conversation.js';
 import { summaryMaxTokens, type SummarizeOptions, type SummaryOutcome } from './summarize.js';
@@ -20,7 +26,8 @@ export interface BranchSummaryOptions extends SummarizeOptions {
   replaceInstructions?: boolean;
 }
 
-export const BRANCH_SUMMARY_PREAMBLE = 'The user explored a different branch of this conversation and came back to this point.\nSummary of that branch:\n\n';
+export const BRANCH_SUMMARY_PREAMBLE =
+  'The user explored a different branch of this conversation and came back to this point.\nSummary of that branch:\n\n';
 
 const BRANCH_INSTRUCTIONS = `Summarize the conversation above: it is a branch the user has just left. Another assistant continues from an earlier point and needs to know what was tried here.
 
@@ -72,7 +79,10 @@ function branchMessage(entry: SessionEntry): AgentMessage | undefined {
  * Newest-first selection under `budgetTokens`: messages are taken while they fit; a summary
  * entry that does not fit is still taken while under 90 % of the budget (it is dense); then stop.
  */
-export function prepareBranchEntries(entries: readonly SessionEntry[], budgetTokens: number): { messages: AgentMessage[]; fileOps: FileOperations; totalTokens: number } {
+export function prepareBranchEntries(
+  entries: readonly SessionEntry[],
+  budgetTokens: number,
+): { messages: AgentMessage[]; fileOps: FileOperations; totalTokens: number } {
   const fileOps = createFileOperations();
   for (const e of entries) {
     if (e.type === 'branch_summary' && !e.fromHook && e.details) {
@@ -115,23 +125,57 @@ export async function generateBranchSummary(
   if (messages.length === 0) return { ok: false, error: 'No content to summarize.', retryable: false, aborted: false };
 
   const custom = options.customInstructions?.trim();
-  const instructions = custom && options.replaceInstructions ? custom : custom ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}` : BRANCH_INSTRUCTIONS;
+  const instructions =
+    custom && options.replaceInstructions
+      ? custom
+      : custom
+        ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}`
+        : BRANCH_INSTRUCTIONS;
   const context: Context = {
     systemPrompt: 'You summarize conversations between a user and an AI coding assistant. Reply with the summary only.',
-    messages: [{ role: 'user', content: [{ type: 'text', text: `<conversation>\n${serializeConversation(messages)}\n</conversation>\n\n${instructions}` }], timestamp: Date.now() }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'text',
+            text: `<conversation>\n${serializeConversation(messages)}\n</conversation>\n\n${instructions}`,
+          },
+        ],
+        timestamp: Date.now(),
+      },
+    ],
   };
-  const streamOptions: StreamOptions = { ...options.streamOptions, maxTokens: summaryMaxTokens(options.model, d.maxTokens, 1) };
+  const streamOptions: StreamOptions = {
+    ...options.streamOptions,
+    maxTokens: summaryMaxTokens(options.model, d.maxTokens, 1),
+  };
   if (options.signal) streamOptions.signal = options.signal;
   let reply: AssistantMessage;
   try {
     reply = await (options.complete ?? registryComplete)(options.model, context, streamOptions);
   } catch (err) {
     const aborted = options.signal?.aborted === true;
-    return { ok: false, error: `Branch summary failed: ${err instanceof Error ? err.message : String(err)}`, retryable: !aborted, aborted };
+    return {
+      ok: false,
+      error: `Branch summary failed: ${err instanceof Error ? err.message : String(err)}`,
+      retryable: !aborted,
+      aborted,
+    };
   }
-  if (reply.stopReason === 'aborted' || options.signal?.aborted) return { ok: false, error: 'Branch summary was aborted.', retryable: false, aborted: true };
-  if (reply.stopReason === 'error') return { ok: false, error: `Branch summary failed: ${reply.errorMessage ?? 'unknown provider error'}`, retryable: true, aborted: false };
-  const text = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim();
+  if (reply.stopReason === 'aborted' || options.signal?.aborted)
+    return { ok: false, error: 'Branch summary was aborted.', retryable: false, aborted: true };
+  if (reply.stopReason === 'error')
+    return {
+      ok: false,
+      error: `Branch summary failed: ${reply.errorMessage ?? 'unknown provider error'}`,
+      retryable: true,
+      aborted: false,
+    };
+  const text = reply.content
+    .map((b) => (b.type === 'text' ? b.text : ''))
+    .join('')
+    .trim();
   const details = fileListsOf(fileOps);
   return { ok: true, value: { summary: BRANCH_SUMMARY_PREAMBLE + text + formatFileLists(details), details } };
 }
@@ -153,7 +197,11 @@ export type NavigateOutcome =
 
 function textOfMessage(entry: SessionEntry): string | undefined {
   const content =
-    entry.type === 'message' && entry.message.role === 'user' ? entry.message.content : entry.type === 'custom_message' ? entry.content : undefined;
+    entry.type === 'message' && entry.message.role === 'user'
+      ? entry.message.content
+      : entry.type === 'custom_message'
+        ? entry.content
+        : undefined;
   if (content === undefined) return undefined;
   if (typeof content === 'string') return content;
   return content.map((b) => (b.type === 'text' ? b.text : '')).join('');
@@ -165,7 +213,11 @@ function textOfMessage(entry: SessionEntry): string | undefined {
  * a child of the new leaf (and becomes the leaf) in the same append. Aborting or failing the
  * summary leaves the session untouched.
  */
-export async function navigateTree(store: SessionStore, targetId: string, options: NavigateOptions = {}): Promise<NavigateOutcome> {
+export async function navigateTree(
+  store: SessionStore,
+  targetId: string,
+  options: NavigateOptions = {},
+): Promise<NavigateOutcome> {
   const oldLeafId = store.leafId;
   if (targetId === oldLeafId) return { status: 'noop', leafId: oldLeafId };
   const target = store.getEntry(targetId);
@@ -179,15 +231,25 @@ export async function navigateTree(store: SessionStore, targetId: string, option
     const { entries } = collectEntriesForBranchSummary(store, oldLeafId, targetId);
     if (entries.length > 0) {
       const r = await generateBranchSummary(entries, options.summarize);
-      if (!r.ok && r.aborted) return { status: 'aborted', message: 'Navigation cancelled: the branch summary was aborted. The session is unchanged.' };
-      if (!r.ok) return { status: 'failed', message: `${r.error} The session is unchanged; navigate again without a summary to skip it.` };
+      if (!r.ok && r.aborted)
+        return {
+          status: 'aborted',
+          message: 'Navigation cancelled: the branch summary was aborted. The session is unchanged.',
+        };
+      if (!r.ok)
+        return {
+          status: 'failed',
+          message: `${r.error} The session is unchanged; navigate again without a summary to skip it.`,
+        };
       summary = { ...r.value, fromHook: false };
     }
   }
-  if (store.leafId !== oldLeafId) return { status: 'failed', message: 'The session changed while summarizing; navigation was cancelled.' };
+  if (store.leafId !== oldLeafId)
+    return { status: 'failed', message: 'The session changed while summarizing; navigation was cancelled.' };
 
   let summaryEntryId: string | undefined;
-  if (summary) summaryEntryId = store.branchWithSummary(newLeafId, oldLeafId, summary.summary, summary.details, summary.fromHook);
+  if (summary)
+    summaryEntryId = store.branchWithSummary(newLeafId, oldLeafId, summary.summary, summary.details, summary.fromHook);
   else store.moveLeaf(newLeafId);
   if (options.label !== undefined) store.appendLabel(summaryEntryId ?? targetId, options.label);
 

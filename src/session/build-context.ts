@@ -22,7 +22,12 @@ export function entryToMessage(entry: SessionEntry): AgentMessage | undefined {
     }
     case 'branch_summary':
       return entry.summary
-        ? { role: 'branchSummary', summary: entry.summary, fromId: entry.fromId, timestamp: Date.parse(entry.timestamp) }
+        ? {
+            role: 'branchSummary',
+            summary: entry.summary,
+            fromId: entry.fromId,
+            timestamp: Date.parse(entry.timestamp),
+          }
         : undefined;
     default:
       return undefined;
@@ -30,7 +35,12 @@ export function entryToMessage(entry: SessionEntry): AgentMessage | undefined {
 }
 
 export function compactionSummaryMessage(entry: CompactionEntry): AgentMessage {
-  return { role: 'compactionSummary', summary: entry.summary, tokensBefore: entry.tokensBefore, timestamp: Date.parse(entry.timestamp) };
+  return {
+    role: 'compactionSummary',
+    summary: entry.summary,
+    tokensBefore: entry.tokensBefore,
+    timestamp: Date.parse(entry.timestamp),
+  };
 }
 
 function pushMessages(path: readonly SessionEntry[], from: number, to: number, out: AgentMessage[]): void {
@@ -103,7 +113,11 @@ export function buildSessionContext(entries: readonly SessionEntry[], leafId?: s
   leaf ??= entries[entries.length - 1]!;
   const path: SessionEntry[] = [];
   const seen = new Set<string>();
-  for (let e: SessionEntry | undefined = leaf; e && !seen.has(e.id); e = e.parentId === null ? undefined : byId.get(e.parentId)) {
+  for (
+    let e: SessionEntry | undefined = leaf;
+    e && !seen.has(e.id);
+    e = e.parentId === null ? undefined : byId.get(e.parentId)
+  ) {
     seen.add(e.id);
     path.push(e);
   }

@@ -9,8 +9,17 @@
 // notes which unfinished one it replaces. Run it between agent runs, never during one.
 import { randomBytes } from 'node:crypto';
 import { latestCompactionIndex } from './build-context.js';
-import { DEFAULT_COMPACTION_SETTINGS, SESSION_DEFAULTS, type CompactionSettings, type RetrySettings } from './defaults.js';
-import { prepareCompactionOrReason, type CompactionPreparation, type NoCompactionReason } from './prepare-compaction.js';
+import {
+  DEFAULT_COMPACTION_SETTINGS,
+  SESSION_DEFAULTS,
+  type CompactionSettings,
+  type RetrySettings,
+} from './defaults.js';
+import {
+  prepareCompactionOrReason,
+  type CompactionPreparation,
+  type NoCompactionReason,
+} from './prepare-compaction.js';
 import type { CompactionJobFields, SessionStore } from './session-store.js';
 import { compact, type CompactionResult, type SummarizeOptions } from './summarize.js';
 import { KEPT_NOTHING, type CompactionJobEntry, type FileLists, type SessionEntry } from './types.js';
@@ -28,7 +37,14 @@ export interface RunCompactionOptions extends SummarizeOptions {
 }
 
 export type CompactionOutcome =
-  | { status: 'compacted'; jobId: string; entryId: string; result: CompactionResult; attempts: number; fromHook: boolean }
+  | {
+      status: 'compacted';
+      jobId: string;
+      entryId: string;
+      result: CompactionResult;
+      attempts: number;
+      fromHook: boolean;
+    }
   | { status: 'skipped'; reason: NoCompactionReason; message: string }
   | { status: 'cancelled'; message: string }
   | { status: 'aborted'; jobId?: string; message: string }
@@ -40,7 +56,9 @@ const SKIP_MESSAGES: Record<NoCompactionReason, string> = {
 };
 
 /** The latest job on the path that has neither a compaction entry nor a give-up. */
-export function findIncompleteCompactionJob(path: readonly SessionEntry[]): { jobId: string; entries: CompactionJobEntry[] } | undefined {
+export function findIncompleteCompactionJob(
+  path: readonly SessionEntry[],
+): { jobId: string; entries: CompactionJobEntry[] } | undefined {
   const stop = latestCompactionIndex(path);
   const finished = new Set<string>();
   let found: { jobId: string; entries: CompactionJobEntry[] } | undefined;
@@ -82,7 +100,8 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
   const retry: RetrySettings = { ...SESSION_DEFAULTS.summaryRetry, ...options.retry };
   const path = store.currentPath();
   const prepared = prepareCompactionOrReason(path, settings, { contextWindow: options.model.contextWindow });
-  if ('reason' in prepared) return { status: 'skipped', reason: prepared.reason, message: SKIP_MESSAGES[prepared.reason] };
+  if ('reason' in prepared)
+    return { status: 'skipped', reason: prepared.reason, message: SKIP_MESSAGES[prepared.reason] };
   const preparation = prepared.preparation;
   const unfinished = findIncompleteCompactionJob(path);
 
@@ -92,10 +111,15 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
       decision = await options.beforeCompact(preparation, options.signal);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      return { status: 'failed', attempts: 0, message: `Compaction hook failed: ${why}. Nothing was recorded; fix the hook or compact without it.` };
+      return {
+        status: 'failed',
+        attempts: 0,
+        message: `Compaction hook failed: ${why}. Nothing was recorded; fix the hook or compact without it.`,
+      };
     }
   }
-  if (decision && 'cancel' in decision) return { status: 'cancelled', message: decision.reason ?? 'Compaction cancelled by a hook.' };
+  if (decision && 'cancel' in decision)
+    return { status: 'cancelled', message: decision.reason ?? 'Compaction cancelled by a hook.' };
 
   const jobId = randomBytes(4).toString('hex');
   let expectedLeaf = store.leafId;
@@ -110,7 +134,8 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
     status: 'failed',
     jobId,
     attempts,
-    message: 'The session changed while compacting (its leaf moved); the compaction was dropped and the context is unchanged.',
+    message:
+      'The session changed while compacting (its leaf moved); the compaction was dropped and the context is unchanged.',
   });
 
   const cutPoint: CompactionJobFields = {
@@ -127,25 +152,55 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
 
   if (decision && 'summary' in decision) {
     const { summary, details } = decision;
-    const entryId = record(() => store.appendCompaction(summary, preparation.firstKeptEntryId, preparation.tokensBefore, details, true, jobId));
+    const entryId = record(() =>
+      store.appendCompaction(summary, preparation.firstKeptEntryId, preparation.tokensBefore, details, true, jobId),
+    );
     if (entryId === undefined) return changed(0);
-    const result = keptIdResolved({ summary, firstKeptEntryId: preparation.firstKeptEntryId, tokensBefore: preparation.tokensBefore, details: details ?? { readFiles: [], modifiedFiles: [] } }, entryId);
+    const result = keptIdResolved(
+      {
+        summary,
+        firstKeptEntryId: preparation.firstKeptEntryId,
+        tokensBefore: preparation.tokensBefore,
+        details: details ?? { readFiles: [], modifiedFiles: [] },
+      },
+      entryId,
+    );
     return { status: 'compacted', jobId, entryId, result, attempts: 0, fromHook: true };
   }
 
   for (let attempt = 1; ; attempt++) {
-    if (job({ type: 'compaction_job', jobId, stage: 'summary_requested', attempt, provider: options.model.provider, modelId: options.model.id }) === undefined) {
+    if (
+      job({
+        type: 'compaction_job',
+        jobId,
+        stage: 'summary_requested',
+        attempt,
+        provider: options.model.provider,
+        modelId: options.model.id,
+      }) === undefined
+    ) {
       return changed(attempt - 1);
     }
     const outcome = await compact(preparation, options);
     if (outcome.ok) {
       const r = outcome.value;
-      const entryId = record(() => store.appendCompaction(r.summary, r.firstKeptEntryId, r.tokensBefore, r.details, false, jobId));
+      const entryId = record(() =>
+        store.appendCompaction(r.summary, r.firstKeptEntryId, r.tokensBefore, r.details, false, jobId),
+      );
       if (entryId === undefined) return changed(attempt);
-      return { status: 'compacted', jobId, entryId, result: keptIdResolved(r, entryId), attempts: attempt, fromHook: false };
+      return {
+        status: 'compacted',
+        jobId,
+        entryId,
+        result: keptIdResolved(r, entryId),
+        attempts: attempt,
+        fromHook: false,
+      };
     }
     const giveUp = (reason: string): CompactionOutcome | undefined =>
-      job({ type: 'compaction_job', jobId, stage: 'gave_up', attempts: attempt, reason }) === undefined ? changed(attempt) : undefined;
+      job({ type: 'compaction_job', jobId, stage: 'gave_up', attempts: attempt, reason }) === undefined
+        ? changed(attempt)
+        : undefined;
     if (outcome.aborted) {
       const message = 'Compaction was aborted; the context is unchanged.';
       return giveUp(message) ?? { status: 'aborted', jobId, message };
@@ -153,12 +208,24 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
     if (!outcome.retryable || attempt >= retry.maxAttempts) {
       const message =
         `Compaction gave up after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${outcome.error} ` +
-        (outcome.retryable ? 'The provider kept failing; try again later.' : 'Retrying would not help; check the model, key and settings.') +
+        (outcome.retryable
+          ? 'The provider kept failing; try again later.'
+          : 'Retrying would not help; check the model, key and settings.') +
         ' The context is unchanged.';
       return giveUp(message) ?? { status: 'failed', jobId, attempts: attempt, message };
     }
     const delay = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
-    if (job({ type: 'compaction_job', jobId, stage: 'attempt_failed', attempt, error: outcome.error, retryInMs: delay }) === undefined) return changed(attempt);
+    if (
+      job({
+        type: 'compaction_job',
+        jobId,
+        stage: 'attempt_failed',
+        attempt,
+        error: outcome.error,
+        retryInMs: delay,
+      }) === undefined
+    )
+      return changed(attempt);
     if (!(await sleep(delay, options.signal))) {
       const message = 'Compaction was aborted while waiting to retry; the context is unchanged.';
       return giveUp(message) ?? { status: 'aborted', jobId, message };

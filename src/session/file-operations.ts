@@ -52,7 +52,8 @@ export function fileListsOf(ops: FileOperations): FileLists {
 export function formatFileLists(lists: FileLists): string {
   let out = '';
   if (lists.readFiles.length > 0) out += `\n\n<read-files>\n${lists.readFiles.join('\n')}\n</read-files>`;
-  if (lists.modifiedFiles.length > 0) out += `\n\n<modified-files>\n${lists.modifiedFiles.join('\n')}\n</modified-files>`;
+  if (lists.modifiedFiles.length > 0)
+    out += `\n\n<modified-files>\n${lists.modifiedFiles.join('\n')}\n</modified-files>`;
   return out;
 }
 

@@ -13,7 +13,15 @@ export interface CutPoint {
   isSplitTurn: boolean;
 }
 
-const CUT_ROLES: ReadonlySet<string> = new Set(['user', 'assistant', 'bashExecution', 'custom', 'branchSummary', 'compactionSummary', 'peer']);
+const CUT_ROLES: ReadonlySet<string> = new Set([
+  'user',
+  'assistant',
+  'bashExecution',
+  'custom',
+  'branchSummary',
+  'compactionSummary',
+  'peer',
+]);
 const TURN_START_ROLES: ReadonlySet<string> = new Set(['user', 'bashExecution', 'peer']);
 
 export function isValidCutPoint(entry: SessionEntry): boolean {
@@ -35,7 +43,12 @@ function isTurnStart(entry: SessionEntry): boolean {
  * when the newest messages alone pass the budget and no cut point follows them, the last one.
  * keepRecentTokens <= 0 keeps nothing: the cut is `end`.
  */
-export function findCutPoint(entries: readonly SessionEntry[], start: number, end: number, keepRecentTokens: number): CutPoint {
+export function findCutPoint(
+  entries: readonly SessionEntry[],
+  start: number,
+  end: number,
+  keepRecentTokens: number,
+): CutPoint {
   // Keep nothing: everything in [start, end) is history, and no turn is split.
   if (keepRecentTokens <= 0) return { firstKeptIndex: end, turnStartIndex: -1, isSplitTurn: false };
   const cuts: number[] = [];
@@ -63,7 +76,8 @@ export function findCutPoint(entries: readonly SessionEntry[], start: number, en
     if (prev.type === 'message' || prev.type === 'compaction' || isValidCutPoint(prev)) break;
     cut--;
   }
-  if (anchor.type === 'message' && anchor.message.role === 'user') return { firstKeptIndex: cut, turnStartIndex: -1, isSplitTurn: false };
+  if (anchor.type === 'message' && anchor.message.role === 'user')
+    return { firstKeptIndex: cut, turnStartIndex: -1, isSplitTurn: false };
   if (isTurnStart(anchor)) return { firstKeptIndex: cut, turnStartIndex: -1, isSplitTurn: false };
   for (let i = cut - 1; i >= start; i--) {
     if (isTurnStart(entries[i]!)) return { firstKeptIndex: cut, turnStartIndex: i, isSplitTurn: true };

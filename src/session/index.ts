@@ -1,6 +1,11 @@
 // Public API of the session layer: the append-only session tree, context rebuild, compaction
 // and branch summaries.
-export { SESSION_DEFAULTS, DEFAULT_COMPACTION_SETTINGS, type CompactionSettings, type RetrySettings } from './defaults.js';
+export {
+  SESSION_DEFAULTS,
+  DEFAULT_COMPACTION_SETTINGS,
+  type CompactionSettings,
+  type RetrySettings,
+} from './defaults.js';
 export type {
   SessionHeader,
   SessionEntry,
@@ -54,7 +59,14 @@ export {
   type SummaryOutcome,
 } from './summarize.js';
 export { serializeConversation } from './serialize-conversation.js';
-export { collectFileOperations, createFileOperations, fileListsOf, formatFileLists, stripFileLists, type FileOperations } from './file-operations.js';
+export {
+  collectFileOperations,
+  createFileOperations,
+  fileListsOf,
+  formatFileLists,
+  stripFileLists,
+  type FileOperations,
+} from './file-operations.js';
 export {
   runCompaction,
   findIncompleteCompactionJob,

@@ -5,7 +5,17 @@
 // Durability: when append() returns, the bytes are in the kernel's page cache, so the entry
 // survives the process being killed at any later point. It survives power loss or an OS crash
 // only with `fsync: true` (one fsync per append, ~1000x slower on most disks).
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { SESSION_DEFAULTS } from './defaults.js';
 import type { LineHandler, ReadSummary, SessionStorage } from './storage.js';

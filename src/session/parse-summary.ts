@@ -23,7 +23,16 @@ export interface StructuredSummary {
   turnContext?: string;
 }
 
-type Section = 'goal' | 'constraints' | 'progress' | 'done' | 'inProgress' | 'blocked' | 'keyDecisions' | 'nextSteps' | 'criticalContext';
+type Section =
+  | 'goal'
+  | 'constraints'
+  | 'progress'
+  | 'done'
+  | 'inProgress'
+  | 'blocked'
+  | 'keyDecisions'
+  | 'nextSteps'
+  | 'criticalContext';
 
 const HEADINGS: Record<string, Section> = {
   goal: 'goal',
@@ -49,7 +58,11 @@ const NONE = /^\(?none\)?\.?$/i;
 function lastTagBlock(text: string, tag: string): { items: string[]; rest: string } {
   const re = new RegExp(`\\n*<${tag}>\\n?([\\s\\S]*?)\\n?</${tag}>`, 'g');
   let items: string[] = [];
-  for (const m of text.matchAll(re)) items = (m[1] ?? '').split('\n').map((s) => s.trim()).filter(Boolean);
+  for (const m of text.matchAll(re))
+    items = (m[1] ?? '')
+      .split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean);
   return { items, rest: text.replace(re, '') };
 }
 
@@ -138,7 +151,9 @@ function bullets(items: readonly string[], prefix: (i: number) => string): strin
 
 /** Canonical text of a summary (the format the summarizer is asked for). */
 export function renderSummary(s: StructuredSummary): string {
-  const decisions = s.keyDecisions.map((d) => (d.rationale ? `**${d.decision}**: ${d.rationale}` : `**${d.decision}**`));
+  const decisions = s.keyDecisions.map((d) =>
+    d.rationale ? `**${d.decision}**: ${d.rationale}` : `**${d.decision}**`,
+  );
   let text = [
     '## Goal',
     s.goal || '(none)',

@@ -70,7 +70,8 @@ export class PathContext {
     if (d === undefined) return null;
     const e = this.path[d]!;
     if (e.type === 'model_change') return { provider: e.provider, modelId: e.modelId };
-    if (e.type === 'message' && e.message.role === 'assistant') return { provider: e.message.provider, modelId: e.message.model };
+    if (e.type === 'message' && e.message.role === 'assistant')
+      return { provider: e.message.provider, modelId: e.message.model };
     return null;
   }
 

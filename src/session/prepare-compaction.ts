@@ -37,17 +37,26 @@ export interface PrepareOptions {
 }
 
 /** Tokens above which a context should be compacted. */
-export function compactionThreshold(contextWindow: number, settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS): number {
+export function compactionThreshold(
+  contextWindow: number,
+  settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
+): number {
   return contextWindow - settings.reserveTokens;
 }
 
-export function shouldCompact(tokens: number, contextWindow: number, settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS): boolean {
+export function shouldCompact(
+  tokens: number,
+  contextWindow: number,
+  settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
+): boolean {
   return settings.enabled && tokens > compactionThreshold(contextWindow, settings);
 }
 
 /** The most a kept tail may hold: a share of the threshold (the rest is room for new turns). */
 function maxKeptTokens(settings: CompactionSettings, contextWindow: number): number {
-  return Math.floor(Math.max(0, compactionThreshold(contextWindow, settings)) * SESSION_DEFAULTS.compaction.maxKeepShareOfThreshold);
+  return Math.floor(
+    Math.max(0, compactionThreshold(contextWindow, settings)) * SESSION_DEFAULTS.compaction.maxKeepShareOfThreshold,
+  );
 }
 
 /**
@@ -72,7 +81,14 @@ function tokensFrom(path: readonly SessionEntry[], from: number): number {
 }
 
 // Entries that neither add context nor change what a compaction would summarize.
-const PASSIVE: ReadonlySet<string> = new Set(['label', 'session_info', 'custom', 'compaction_job', 'model_change', 'thinking_level_change']);
+const PASSIVE: ReadonlySet<string> = new Set([
+  'label',
+  'session_info',
+  'custom',
+  'compaction_job',
+  'model_change',
+  'thinking_level_change',
+]);
 
 export function prepareCompactionOrReason(
   path: readonly SessionEntry[],
@@ -91,11 +107,18 @@ export function prepareCompactionOrReason(
     const kept = firstKeptIndex(path, prev);
     start = kept !== -1 ? kept : prev + 1;
   }
-  const effective: CompactionSettings = { ...settings, keepRecentTokens: effectiveKeepRecentTokens(settings, options.contextWindow) };
+  const effective: CompactionSettings = {
+    ...settings,
+    keepRecentTokens: effectiveKeepRecentTokens(settings, options.contextWindow),
+  };
   let cut = findCutPoint(path, start, path.length, effective.keepRecentTokens);
   // A tail that cannot be cut small enough (a huge last tool result) would leave no room for a
   // useful turn after the compaction: keep nothing, the summary alone carries the work.
-  if (options.contextWindow !== undefined && effective.keepRecentTokens > 0 && tokensFrom(path, cut.firstKeptIndex) > maxKeptTokens(settings, options.contextWindow)) {
+  if (
+    options.contextWindow !== undefined &&
+    effective.keepRecentTokens > 0 &&
+    tokensFrom(path, cut.firstKeptIndex) > maxKeptTokens(settings, options.contextWindow)
+  ) {
     effective.keepRecentTokens = 0;
     cut = findCutPoint(path, start, path.length, 0);
   }

@@ -46,7 +46,10 @@ function escapeRegExp(s: string): string {
  * matched in its JSON-escaped form (a secret with a quote inside, quoted again in a tool's JSON
  * output).
  */
-export function createRedactor(secrets: readonly SecretValue[], minChars: number = SESSION_DEFAULTS.redactMinChars): Redactor | undefined {
+export function createRedactor(
+  secrets: readonly SecretValue[],
+  minChars: number = SESSION_DEFAULTS.redactMinChars,
+): Redactor | undefined {
   const forms = new Map<string, string>();
   // How the strings value() would change look once serialized: a string holding a form F shows
   // as JSON-escaped F. (Escaping maps each character on its own, so an F inside a string

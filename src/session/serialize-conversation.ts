@@ -22,9 +22,13 @@ function paragraphs(m: AgentMessage, toolResultChars: number): string[] {
     }
     case 'assistant': {
       const out: string[] = [];
-      const thinking = m.content.filter((b) => b.type === 'thinking' && !b.redacted).map((b) => (b.type === 'thinking' ? b.thinking : ''));
+      const thinking = m.content
+        .filter((b) => b.type === 'thinking' && !b.redacted)
+        .map((b) => (b.type === 'thinking' ? b.thinking : ''));
       const text = m.content.filter((b) => b.type === 'text').map((b) => (b.type === 'text' ? b.text : ''));
-      const calls = m.content.filter((b) => b.type === 'toolCall').map((b) => (b.type === 'toolCall' ? `${b.name}(${formatArgs(b.arguments)})` : ''));
+      const calls = m.content
+        .filter((b) => b.type === 'toolCall')
+        .map((b) => (b.type === 'toolCall' ? `${b.name}(${formatArgs(b.arguments)})` : ''));
       if (thinking.length > 0) out.push(`[Assistant thinking]: ${thinking.join('\n')}`);
       if (text.length > 0) out.push(`[Assistant]: ${text.join('\n')}`);
       if (calls.length > 0) out.push(`[Assistant tool calls]: ${calls.join('; ')}`);
@@ -41,7 +45,11 @@ function paragraphs(m: AgentMessage, toolResultChars: number): string[] {
     }
     case 'bashExecution': {
       if (m.excludeFromContext) return [];
-      const exit = m.cancelled ? ' (cancelled)' : m.exitCode !== null && m.exitCode !== 0 ? ` (exit code ${m.exitCode})` : '';
+      const exit = m.cancelled
+        ? ' (cancelled)'
+        : m.exitCode !== null && m.exitCode !== 0
+          ? ` (exit code ${m.exitCode})`
+          : '';
       return [`[User ran a shell command${exit}]: $ ${m.command}\n${truncate(m.output, toolResultChars)}`];
     }
     case 'compactionSummary':
@@ -60,7 +68,11 @@ function paragraphs(m: AgentMessage, toolResultChars: number): string[] {
  * With `maxChars`, the longest paragraphs are cut to one common length (each keeps its start)
  * until the text fits: a summary request must fit the window it summarizes for.
  */
-export function serializeConversation(messages: readonly AgentMessage[], toolResultChars: number = SESSION_DEFAULTS.compaction.toolResultChars, maxChars?: number): string {
+export function serializeConversation(
+  messages: readonly AgentMessage[],
+  toolResultChars: number = SESSION_DEFAULTS.compaction.toolResultChars,
+  maxChars?: number,
+): string {
   const out: string[] = [];
   for (const m of messages) out.push(...paragraphs(m, toolResultChars));
   const total = out.reduce((n, p) => n + p.length + 2, 0);

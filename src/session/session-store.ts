@@ -212,10 +212,15 @@ export class SessionStore {
       const from = loaded.migration.fromVersion;
       const backup = storage.backup(`.v${from}.bak`);
       storage.replaceAll(SessionStore.serialize(header, entries, loaded.leafTarget));
-      warnings.push(`${where} was migrated from format v${from} to v${header.version}` + (backup ? ` (original kept at ${basename(backup)}).` : '.'));
+      warnings.push(
+        `${where} was migrated from format v${from} to v${header.version}` +
+          (backup ? ` (original kept at ${basename(backup)}).` : '.'),
+      );
     }
     if (header.version > SESSION_DEFAULTS.formatVersion) {
-      warnings.push(`${where} has format v${header.version}, newer than this program (v${SESSION_DEFAULTS.formatVersion}); unknown entries are kept but ignored.`);
+      warnings.push(
+        `${where} has format v${header.version}, newer than this program (v${SESSION_DEFAULTS.formatVersion}); unknown entries are kept but ignored.`,
+      );
     }
 
     const tree = SessionTree.build(entries, warnings);
@@ -242,7 +247,11 @@ export class SessionStore {
   }
 
   /** Whole-file text for a rewrite; a saved leaf move is carried over as the last line. */
-  private static serialize(header: SessionHeader, entries: readonly SessionEntry[], leafTarget?: string | null): string {
+  private static serialize(
+    header: SessionHeader,
+    entries: readonly SessionEntry[],
+    leafTarget?: string | null,
+  ): string {
     let text = JSON.stringify(header) + '\n';
     for (const e of entries) text += stringifyJson(e) + '\n';
     if (leafTarget !== undefined) {
@@ -418,7 +427,13 @@ export class SessionStore {
 
   appendMessage(message: AgentMessage): string {
     // The hot path: built as one literal (same keys and order as makeEntry gives).
-    const entry: MessageEntry = { type: 'message', id: this.newId(), parentId: this.tree.leafId, timestamp: isoNow(), message };
+    const entry: MessageEntry = {
+      type: 'message',
+      id: this.newId(),
+      parentId: this.tree.leafId,
+      timestamp: isoNow(),
+      message,
+    };
     const entries = [entry];
     this.commit(entries, entries, message.role === 'assistant');
     return entry.id;
@@ -434,11 +449,18 @@ export class SessionStore {
 
   /** Application state that never enters the model's context. */
   appendCustom(customType: string, data?: unknown): string {
-    return this.appendEntry<CustomEntry>(data === undefined ? { type: 'custom', customType } : { type: 'custom', customType, data });
+    return this.appendEntry<CustomEntry>(
+      data === undefined ? { type: 'custom', customType } : { type: 'custom', customType, data },
+    );
   }
 
   /** Application content that enters the model's context (as a `custom` message). */
-  appendCustomMessage(customType: string, content: string | (TextContent | ImageContent)[], display = true, details?: unknown): string {
+  appendCustomMessage(
+    customType: string,
+    content: string | (TextContent | ImageContent)[],
+    display = true,
+    details?: unknown,
+  ): string {
     const fields: NewEntry<CustomMessageEntry> = { type: 'custom_message', customType, content, display };
     if (details !== undefined) fields.details = details;
     return this.appendEntry<CustomMessageEntry>(fields);
@@ -447,7 +469,9 @@ export class SessionStore {
   /** Sets (or, with undefined, clears) a label on an entry. Throws for an unknown target. */
   appendLabel(targetId: string, label: string | undefined): string {
     if (!this.tree.has(targetId)) throw new Error(`Cannot label ${targetId}: no such entry in the session.`);
-    return this.appendEntry<LabelEntry>(label === undefined ? { type: 'label', targetId } : { type: 'label', targetId, label });
+    return this.appendEntry<LabelEntry>(
+      label === undefined ? { type: 'label', targetId } : { type: 'label', targetId, label },
+    );
   }
 
   appendSessionInfo(name: string): string {
@@ -455,7 +479,14 @@ export class SessionStore {
   }
 
   /** A compaction at the leaf; firstKeptEntryId KEPT_NOTHING becomes its own id (it kept nothing). */
-  appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: FileLists, fromHook?: boolean, jobId?: string): string {
+  appendCompaction(
+    summary: string,
+    firstKeptEntryId: string,
+    tokensBefore: number,
+    details?: FileLists,
+    fromHook?: boolean,
+    jobId?: string,
+  ): string {
     const fields: NewEntry<CompactionEntry> = { type: 'compaction', summary, firstKeptEntryId, tokensBefore };
     if (details) fields.details = details;
     if (fromHook) fields.fromHook = true;
@@ -476,7 +507,12 @@ export class SessionStore {
     return this.appendEntry<CompactionJobEntry>(fields);
   }
 
-  private branchSummaryFields(fromId: string | null, summary: string, details?: FileLists, fromHook?: boolean): NewEntry<BranchSummaryEntry> {
+  private branchSummaryFields(
+    fromId: string | null,
+    summary: string,
+    details?: FileLists,
+    fromHook?: boolean,
+  ): NewEntry<BranchSummaryEntry> {
     const fields: NewEntry<BranchSummaryEntry> = { type: 'branch_summary', fromId: fromId ?? 'root', summary };
     if (details) fields.details = details;
     if (fromHook) fields.fromHook = true;
@@ -487,9 +523,19 @@ export class SessionStore {
    * Moves the leaf to `newLeafId` and attaches a branch summary there, as one append: the summary
    * is a child of the new leaf and becomes the leaf. `fromId` names the branch that was left.
    */
-  branchWithSummary(newLeafId: string | null, fromId: string | null, summary: string, details?: FileLists, fromHook?: boolean): string {
-    if (newLeafId !== null && !this.tree.has(newLeafId)) throw new Error(`Cannot branch from ${newLeafId}: no such entry in the session.`);
-    const entry = this.makeEntry<BranchSummaryEntry>(this.branchSummaryFields(fromId, summary, details, fromHook), newLeafId);
+  branchWithSummary(
+    newLeafId: string | null,
+    fromId: string | null,
+    summary: string,
+    details?: FileLists,
+    fromHook?: boolean,
+  ): string {
+    if (newLeafId !== null && !this.tree.has(newLeafId))
+      throw new Error(`Cannot branch from ${newLeafId}: no such entry in the session.`);
+    const entry = this.makeEntry<BranchSummaryEntry>(
+      this.branchSummaryFields(fromId, summary, details, fromHook),
+      newLeafId,
+    );
     this.commit([entry], [entry], false);
     return entry.id;
   }
@@ -501,7 +547,8 @@ export class SessionStore {
    */
   moveLeaf(id: string | null): void {
     if (id === this.tree.leafId) return;
-    if (id !== null && !this.tree.has(id)) throw new Error(`Cannot move the leaf to ${id}: no such entry in the session.`);
+    if (id !== null && !this.tree.has(id))
+      throw new Error(`Cannot move the leaf to ${id}: no such entry in the session.`);
     const line: LeafLine = { type: 'leaf', targetId: id, timestamp: new Date().toISOString() };
     this.commit([line], [], false);
     this.tree.setLeaf(id);

@@ -81,7 +81,10 @@ export class SessionTree {
       if (tree.index.has(entry.id)) duplicates++;
       else tree.register(entry);
     }
-    if (duplicates > 0) warnings.push(`${duplicates} entr${duplicates === 1 ? 'y repeats an id' : 'ies repeat ids'} already used earlier in the file; the later copies were skipped.`);
+    if (duplicates > 0)
+      warnings.push(
+        `${duplicates} entr${duplicates === 1 ? 'y repeats an id' : 'ies repeat ids'} already used earlier in the file; the later copies were skipped.`,
+      );
     const count = tree.entries.length;
     let orphans = 0;
     for (let n = 0; n < count; n++) {
@@ -91,7 +94,10 @@ export class SessionTree {
       if (p !== undefined && p !== n) tree.parent[n] = p;
       else orphans++;
     }
-    if (orphans > 0) warnings.push(`${orphans} entr${orphans === 1 ? 'y refers' : 'ies refer'} to a parent that is not in the file; treated as roots.`);
+    if (orphans > 0)
+      warnings.push(
+        `${orphans} entr${orphans === 1 ? 'y refers' : 'ies refer'} to a parent that is not in the file; treated as roots.`,
+      );
     let cycles = 0;
     for (let n = 0; n < count; n++) cycles += tree.computeDepth(n);
     if (cycles > 0) warnings.push(`${cycles} parent cycle(s) found; each was cut at one entry, which became a root.`);
@@ -164,7 +170,12 @@ export class SessionTree {
   /** Adds an entry whose parent is already indexed (or null); it becomes the leaf. */
   add(entry: SessionEntry): void {
     // Usually the parent is the leaf: no lookup then.
-    const p = entry.parentId === null ? NONE : this.leaf !== NONE && this.entries[this.leaf]!.id === entry.parentId ? this.leaf : this.index.get(entry.parentId);
+    const p =
+      entry.parentId === null
+        ? NONE
+        : this.leaf !== NONE && this.entries[this.leaf]!.id === entry.parentId
+          ? this.leaf
+          : this.index.get(entry.parentId);
     if (p === undefined) throw new Error(`Parent ${entry.parentId} of new entry ${entry.id} is not in the session.`);
     if (p !== this.leaf) this.setLeaf(entry.parentId);
     const n = this.register(entry);

@@ -55,10 +55,19 @@ function createEngine(): Engine | undefined {
     const escape = instance.exports.escape as EscapeFunction;
     const table = new Uint8Array(memory.buffer);
     for (let c = 0; c < 0x20; c++) table[ESCAPE_TABLE + c] = 0x75; // \u00XX
-    const short: Record<number, string> = { 0x08: 'b', 0x09: 't', 0x0a: 'n', 0x0c: 'f', 0x0d: 'r', [QUOTE]: '"', [BACKSLASH]: '\\' };
+    const short: Record<number, string> = {
+      0x08: 'b',
+      0x09: 't',
+      0x0a: 'n',
+      0x0c: 'f',
+      0x0d: 'r',
+      [QUOTE]: '"',
+      [BACKSLASH]: '\\',
+    };
     for (const [c, letter] of Object.entries(short)) table[ESCAPE_TABLE + Number(c)] = letter.charCodeAt(0);
     for (let d = 0; d < 16; d++) table[HEX_DIGITS + d] = '0123456789abcdef'.charCodeAt(d);
-    if (memory.buffer.byteLength < OUTPUT + PAGE) memory.grow(Math.ceil((OUTPUT + PAGE - memory.buffer.byteLength) / PAGE));
+    if (memory.buffer.byteLength < OUTPUT + PAGE)
+      memory.grow(Math.ceil((OUTPUT + PAGE - memory.buffer.byteLength) / PAGE));
     return { memory, escape };
   } catch {
     return undefined; // WebAssembly refused (a locked-down host): JSON.stringify does it all
@@ -212,4 +221,3 @@ function writeWithJsonStringify(s: string): void {
   if (n !== json.length) ascii = false;
   pos += n;
 }
-

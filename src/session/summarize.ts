@@ -58,7 +58,9 @@ export interface CompactionResult {
 }
 
 /** Failures are values: `retryable` says whether trying again later may help. */
-export type SummaryOutcome<T> = { ok: true; value: T } | { ok: false; error: string; retryable: boolean; aborted: boolean };
+export type SummaryOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: string; retryable: boolean; aborted: boolean };
 
 export const SUMMARY_SECTIONS = [
   '## Goal',
@@ -133,7 +135,8 @@ What the user asked for in this turn.
 Be brief. Keep exact file paths, names and error messages.`;
 
 /** How the instruction of an in-conversation summary request begins (tests and proxies recognize it by this). */
-export const IN_CONVERSATION_SUMMARY_OPENING = 'Stop working now: do not call any tool and do not continue the task. Reply with text only.';
+export const IN_CONVERSATION_SUMMARY_OPENING =
+  'Stop working now: do not call any tool and do not continue the task. Reply with text only.';
 const STOP_AND_SUMMARIZE = IN_CONVERSATION_SUMMARY_OPENING;
 
 const IN_CONVERSATION_INITIAL = `${STOP_AND_SUMMARIZE}
@@ -157,7 +160,8 @@ export const NO_PRIOR_HISTORY = 'No prior history.';
 
 // Errors that a later attempt will not fix: bad credentials, a request the API rejects, a
 // conversation too large for the summarizer itself.
-const PERMANENT = /\b(401|403|invalid.?api.?key|authentication|unauthori[sz]ed|permission|invalid_request|prompt is too long|context.?(length|window)|too many tokens|maximum context)\b/i;
+const PERMANENT =
+  /\b(401|403|invalid.?api.?key|authentication|unauthori[sz]ed|permission|invalid_request|prompt is too long|context.?(length|window)|too many tokens|maximum context)\b/i;
 
 /** Whether a failed summary call is worth retrying (rate limits, overload, 5xx, network...). */
 export function isRetryableSummaryError(message: string): boolean {
@@ -193,7 +197,10 @@ async function callInConversation(
 ): Promise<SummaryOutcome<string>> {
   const context: Context = {
     systemPrompt: conversation.systemPrompt,
-    messages: [...conversation.convertToLlm(messages), { role: 'user', content: [{ type: 'text', text: instructions }], timestamp: Date.now() }],
+    messages: [
+      ...conversation.convertToLlm(messages),
+      { role: 'user', content: [{ type: 'text', text: instructions }], timestamp: Date.now() },
+    ],
   };
   if (conversation.tools?.length) context.tools = conversation.tools;
   const streamOptions: StreamOptions = { ...options.streamOptions, maxTokens };
@@ -205,22 +212,40 @@ async function callInConversation(
 }
 
 /** One summary call; `calledTool` says the reply called a tool instead of writing the summary. */
-async function askModel(context: Context, streamOptions: StreamOptions, options: SummarizeOptions): Promise<{ result: SummaryOutcome<string>; calledTool: boolean }> {
+async function askModel(
+  context: Context,
+  streamOptions: StreamOptions,
+  options: SummarizeOptions,
+): Promise<{ result: SummaryOutcome<string>; calledTool: boolean }> {
   const complete = options.complete ?? registryComplete;
   if (options.signal) streamOptions.signal = options.signal;
-  const done = (result: SummaryOutcome<string>, calledTool = false): { result: SummaryOutcome<string>; calledTool: boolean } => ({ result, calledTool });
+  const done = (
+    result: SummaryOutcome<string>,
+    calledTool = false,
+  ): { result: SummaryOutcome<string>; calledTool: boolean } => ({ result, calledTool });
   let reply: AssistantMessage;
   try {
     reply = await complete(options.model, context, streamOptions);
   } catch (err) {
     const aborted = options.signal?.aborted === true;
     const message = err instanceof Error ? err.message : String(err);
-    return done({ ok: false, error: `Summarization failed: ${message}`, retryable: !aborted && isRetryableSummaryError(message), aborted });
+    return done({
+      ok: false,
+      error: `Summarization failed: ${message}`,
+      retryable: !aborted && isRetryableSummaryError(message),
+      aborted,
+    });
   }
-  if (reply.stopReason === 'aborted' || options.signal?.aborted) return done({ ok: false, error: 'Summarization was aborted.', retryable: false, aborted: true });
+  if (reply.stopReason === 'aborted' || options.signal?.aborted)
+    return done({ ok: false, error: 'Summarization was aborted.', retryable: false, aborted: true });
   if (reply.stopReason === 'error') {
     const message = reply.errorMessage ?? 'unknown provider error';
-    return done({ ok: false, error: `Summarization failed: ${message}`, retryable: isRetryableSummaryError(message), aborted: false });
+    return done({
+      ok: false,
+      error: `Summarization failed: ${message}`,
+      retryable: isRetryableSummaryError(message),
+      aborted: false,
+    });
   }
   const calledTool = reply.content.some((b) => b.type === 'toolCall');
   const text = reply.content
@@ -229,8 +254,23 @@ async function askModel(context: Context, streamOptions: StreamOptions, options:
     .join('\n')
     .trim();
   // A reply that calls a tool is a summary only if it wrote one before the call.
-  if (calledTool && !/^#+\s*Goal\b/m.test(text)) return done({ ok: false, error: 'Summarization failed: the model called a tool instead of writing the summary.', retryable: true, aborted: false }, true);
-  if (!text) return done({ ok: false, error: 'Summarization failed: the model returned no text.', retryable: true, aborted: false });
+  if (calledTool && !/^#+\s*Goal\b/m.test(text))
+    return done(
+      {
+        ok: false,
+        error: 'Summarization failed: the model called a tool instead of writing the summary.',
+        retryable: true,
+        aborted: false,
+      },
+      true,
+    );
+  if (!text)
+    return done({
+      ok: false,
+      error: 'Summarization failed: the model returned no text.',
+      retryable: true,
+      aborted: false,
+    });
   return done({ ok: true, value: text });
 }
 
@@ -244,7 +284,12 @@ export function transcriptChars(model: Pick<Model, 'contextWindow'>, replyTokens
 }
 
 /** The user prompt of a history summary request. */
-export function buildSummaryPrompt(messages: readonly AgentMessage[], previousSummary?: string, customInstructions?: string, maxChars?: number): string {
+export function buildSummaryPrompt(
+  messages: readonly AgentMessage[],
+  previousSummary?: string,
+  customInstructions?: string,
+  maxChars?: number,
+): string {
   const room = maxChars === undefined ? undefined : Math.max(0, maxChars - (previousSummary?.length ?? 0) - 4000);
   let prompt = `<conversation>\n${serializeConversation(messages, undefined, room)}\n</conversation>\n\n`;
   if (previousSummary) prompt += `<previous-summary>\n${previousSummary}\n</previous-summary>\n\n`;
@@ -290,27 +335,58 @@ export async function generateSummary(
   const fits = contextTokens === undefined || contextTokens + maxTokens <= options.model.contextWindow;
   if (conversation && fits) {
     const instructions = buildInConversationInstructions(previousSummary, options.customInstructions);
-    const outcome = await callInConversation(conversationMessages(messages, previousSummary), instructions, maxTokens, conversation, options);
+    const outcome = await callInConversation(
+      conversationMessages(messages, previousSummary),
+      instructions,
+      maxTokens,
+      conversation,
+      options,
+    );
     // Too long after all (the estimate was low): the transcript cuts tool results and fits.
     if (outcome.ok || !isOverflowErrorText(outcome.error)) return outcome;
   }
-  return callSummarizer(buildSummaryPrompt(messages, previousSummary, options.customInstructions, transcriptChars(options.model, maxTokens)), maxTokens, true, options);
+  return callSummarizer(
+    buildSummaryPrompt(
+      messages,
+      previousSummary,
+      options.customInstructions,
+      transcriptChars(options.model, maxTokens),
+    ),
+    maxTokens,
+    true,
+    options,
+  );
 }
 
 /**
  * Produces the compaction summary. History and turn prefix (split turn) are requested in
  * parallel; file lists are appended as tagged blocks.
  */
-export async function compact(preparation: CompactionPreparation, options: SummarizeOptions): Promise<SummaryOutcome<CompactionResult>> {
+export async function compact(
+  preparation: CompactionPreparation,
+  options: SummarizeOptions,
+): Promise<SummaryOutcome<CompactionResult>> {
   const reserve = preparation.settings.reserveTokens;
   const history: Promise<SummaryOutcome<string>> =
     preparation.messagesToSummarize.length > 0
-      ? generateSummary(preparation.messagesToSummarize, reserve, options, preparation.previousSummary, preparation.tokensBefore)
+      ? generateSummary(
+          preparation.messagesToSummarize,
+          reserve,
+          options,
+          preparation.previousSummary,
+          preparation.tokensBefore,
+        )
       : Promise.resolve({ ok: true, value: preparation.previousSummary ?? NO_PRIOR_HISTORY });
   const prefix: Promise<SummaryOutcome<string> | undefined> =
     preparation.isSplitTurn && preparation.turnPrefixMessages.length > 0
       ? callSummarizer(
-          buildTurnPrefixPrompt(preparation.turnPrefixMessages, transcriptChars(options.model, summaryMaxTokens(options.model, reserve, SESSION_DEFAULTS.compaction.turnPrefixMaxTokensShare))),
+          buildTurnPrefixPrompt(
+            preparation.turnPrefixMessages,
+            transcriptChars(
+              options.model,
+              summaryMaxTokens(options.model, reserve, SESSION_DEFAULTS.compaction.turnPrefixMaxTokensShare),
+            ),
+          ),
           summaryMaxTokens(options.model, reserve, SESSION_DEFAULTS.compaction.turnPrefixMaxTokensShare),
           false,
           options,

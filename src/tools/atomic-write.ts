@@ -88,7 +88,11 @@ export function replaceFailure(name: string, err: unknown): Error {
 }
 
 /** Atomically and durably replaces (or creates) `path` with `data`. The parent folder must exist. */
-export async function replaceFile(path: string, data: string | Uint8Array, options: ReplaceFileOptions = {}): Promise<void> {
+export async function replaceFile(
+  path: string,
+  data: string | Uint8Array,
+  options: ReplaceFileOptions = {},
+): Promise<void> {
   const plan = planReplacement(path, options);
   const handle = await open(plan.temp, 'wx', 0o600);
   try {
@@ -161,7 +165,12 @@ interface Replacement {
  * already followed the links it allows. A symlink swapped in at `name` meanwhile is replaced by
  * the new file, never written through.
  */
-export async function replaceEntry(folder: string, name: string, data: string | Uint8Array, options: ReplaceFileOptions = {}): Promise<void> {
+export async function replaceEntry(
+  folder: string,
+  name: string,
+  data: string | Uint8Array,
+  options: ReplaceFileOptions = {},
+): Promise<void> {
   const plan = planIn(folder, name, options, false);
   const handle = await open(plan.temp, 'wx', 0o600);
   try {
@@ -191,10 +200,16 @@ function planIn(folder: string, name: string, options: ReplaceFileOptions, follo
   const existing = existingFile(target, options, follow);
   removeLeftovers(folder, name);
   const temp = join(folder, `.${name}.${TEMP_MARK}-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
-  const plan: Replacement = { target, folder, temp, mode: existing ? existing.mode & 0o7777 : 0o666 & ~process.umask() };
+  const plan: Replacement = {
+    target,
+    folder,
+    temp,
+    mode: existing ? existing.mode & 0o7777 : 0o666 & ~process.umask(),
+  };
   const uid = process.getuid?.();
   const gid = process.getgid?.();
-  if (existing && uid !== undefined && (existing.uid !== uid || existing.gid !== gid)) plan.owner = { uid: existing.uid, gid: existing.gid };
+  if (existing && uid !== undefined && (existing.uid !== uid || existing.gid !== gid))
+    plan.owner = { uid: existing.uid, gid: existing.gid };
   return plan;
 }
 
@@ -229,9 +244,14 @@ function existingFile(target: string, options: ReplaceFileOptions, follow: boole
   }
   if (!follow && st.isSymbolicLink()) return undefined; // swapped in after the walk: replaced, not followed
   if (!st.isFile()) {
-    throw Object.assign(new Error(`${target} is ${st.isDirectory() ? 'a folder' : 'not a regular file'}; only regular files can be written`), {
-      code: st.isDirectory() ? 'EISDIR' : 'EINVAL',
-    });
+    throw Object.assign(
+      new Error(
+        `${target} is ${st.isDirectory() ? 'a folder' : 'not a regular file'}; only regular files can be written`,
+      ),
+      {
+        code: st.isDirectory() ? 'EISDIR' : 'EINVAL',
+      },
+    );
   }
   if (options.refuseHardLinks && st.nlink > 1) throw new HardLinkedFileError(target, st.nlink);
   return st;

@@ -112,7 +112,22 @@ export function splitShellCommands(line: string): string[] {
 /** Shell words that open or close a compound command; they are not the command itself. */
 const RESERVED = new Set(['{', '}', '!', 'if', 'then', 'elif', 'else', 'fi', 'do', 'done', 'while', 'until', 'time']);
 /** Commands that run their arguments as a command (their options are skipped too). */
-const WRAPPERS = new Set(['sudo', 'doas', 'env', 'command', 'builtin', 'exec', 'nohup', 'nice', 'ionice', 'stdbuf', 'xargs', 'timeout', 'setsid', 'time']);
+const WRAPPERS = new Set([
+  'sudo',
+  'doas',
+  'env',
+  'command',
+  'builtin',
+  'exec',
+  'nohup',
+  'nice',
+  'ionice',
+  'stdbuf',
+  'xargs',
+  'timeout',
+  'setsid',
+  'time',
+]);
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh']);
 /** How deep `bash -c "..."` inside `sh -c '...'` is followed. */
 const MAX_NESTING = 4;
@@ -161,7 +176,13 @@ function denyCandidates(part: string, depth = 0): string[] {
     if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(head)) words = words.slice(1);
     else if (WRAPPERS.has(head.split('/').pop()!)) {
       let i = 1;
-      while (i < words.length && (words[i]!.startsWith('-') || (head === 'env' && words[i]!.includes('=')) || (head === 'timeout' && /^\d/.test(words[i]!)))) i++;
+      while (
+        i < words.length &&
+        (words[i]!.startsWith('-') ||
+          (head === 'env' && words[i]!.includes('=')) ||
+          (head === 'timeout' && /^\d/.test(words[i]!)))
+      )
+        i++;
       words = words.slice(i);
     } else break;
     if (words.length > 0) out.add(words.join(' '));

@@ -13,7 +13,15 @@ import { OutputCapture, type OutputSnapshot } from './output-capture.js';
 import { StreamRedactor, type ToolSecret } from './stream-redactor.js';
 import { PrivateTempDir } from './private-temp.js';
 import { attachLifeline, LIFELINE_STDIO, releaseLifeline, withLifeline } from './process-lifeline.js';
-import { resolveSandboxMode, sandboxedSpawn, sandboxEnv, sandboxTmpBytes, tmpfsFullHint, warnOnce, type SandboxOptions } from './sandbox.js';
+import {
+  resolveSandboxMode,
+  sandboxedSpawn,
+  sandboxEnv,
+  sandboxTmpBytes,
+  tmpfsFullHint,
+  warnOnce,
+  type SandboxOptions,
+} from './sandbox.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { formatSize, type TruncationResult } from './truncate.js';
 import { incompleteUtf8TailLength } from './utf8.js';
@@ -76,7 +84,9 @@ function renderOutput(snap: OutputSnapshot, maxBytes: number, saveError?: Error)
   if (snap.totalBytes === 0) return '(no output)';
   const t = snap.truncation;
   if (!t) return snap.text;
-  const where = saveError ? `Full output could not be saved: ${saveError.message}` : `Full output: ${snap.fullOutputPath}`;
+  const where = saveError
+    ? `Full output could not be saved: ${saveError.message}`
+    : `Full output: ${snap.fullOutputPath}`;
   const end = snap.totalLines;
   if (t.lastLinePartial) {
     return `${snap.text}\n\n[Showing last ${formatSize(t.outputBytes)} of line ${end} (line is ${formatSize(snap.lastLineBytes)}). ${where}]`;
@@ -143,7 +153,8 @@ export function createBashTool(options: BashToolOptions): BashTool {
       }
       if (!isDir) throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
 
-      if (sandbox.warning) warnOnce(sandbox.warning, options.sandbox?.warn ?? ((m) => void process.stderr.write(`${m}\n`)));
+      if (sandbox.warning)
+        warnOnce(sandbox.warning, options.sandbox?.warn ?? ((m) => void process.stderr.write(`${m}\n`)));
       const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
       const redactor = newRedactor?.();
       const tempDir = options.tempDir ?? privateTemp.path;
@@ -160,7 +171,10 @@ export function createBashTool(options: BashToolOptions): BashTool {
       if (outcome.kind === 'spawn-error') throw new Error(withOutput(`Could not start the shell: ${outcome.message}`));
       if (outcome.signal) throw new Error(withOutput(`Command was killed by signal ${outcome.signal}`));
       // A capped tmpfs (/tmp, /dev/shm, the home) that filled up: say which cap, and what to do.
-      const full = confined && outcome.code !== 0 && /No space left on device/.test(snap.text) ? `\n${tmpfsFullHint(tmpBytes)}` : '';
+      const full =
+        confined && outcome.code !== 0 && /No space left on device/.test(snap.text)
+          ? `\n${tmpfsFullHint(tmpBytes)}`
+          : '';
       if (outcome.code !== 0) throw new Error(withOutput(`Command exited with code ${outcome.code}${full}`));
       return textResult(text, detailsOf(snap, outcome.code, options.tempDir !== undefined));
     },
@@ -203,7 +217,14 @@ function run(
     let args = /(^|\/)bash$/.test(shell) ? ['--norc', '-c', withLifeline(command)] : ['-c', withLifeline(command)];
     let env: Record<string, string | undefined> = { ...process.env, ...options.env };
     if (jail) {
-      const plan = { writable: [jail.root, jail.tempDir], hide: options.sandbox?.hide, readOnly: options.sandbox?.readOnly, network: jail.network, cwd, tmpBytes: jail.tmpBytes };
+      const plan = {
+        writable: [jail.root, jail.tempDir],
+        hide: options.sandbox?.hide,
+        readOnly: options.sandbox?.readOnly,
+        network: jail.network,
+        cwd,
+        tmpBytes: jail.tmpBytes,
+      };
       ({ file, args } = sandboxedSpawn(options.sandbox?.bwrapPath, plan, shell, args));
       env = sandboxEnv(process.env, { ...options.env, TMPDIR: jail.tempDir });
     }

@@ -55,6 +55,9 @@ export function createTool(name: string, options: CodingToolsOptions): AnyAgentT
 }
 
 /** The named built-in tools (default: read, bash, edit, write), all sharing one workspace. */
-export function createCodingTools(options: CodingToolsOptions, names: readonly string[] = DEFAULT_TOOL_NAMES): AnyAgentTool[] {
+export function createCodingTools(
+  options: CodingToolsOptions,
+  names: readonly string[] = DEFAULT_TOOL_NAMES,
+): AnyAgentTool[] {
   return names.map((name) => createTool(name, options));
 }

@@ -156,7 +156,8 @@ function walk(abs: string, options: LocateOptions, hops: number): ConfinedEntry 
 }
 
 function follow(target: string, options: LocateOptions, hops: number): ConfinedEntry {
-  if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`Too many levels of symbolic links in "${options.shown}"`), { code: 'ELOOP' });
+  if (hops >= MAX_LINK_HOPS)
+    throw Object.assign(new Error(`Too many levels of symbolic links in "${options.shown}"`), { code: 'ELOOP' });
   if (!isInside(options.root, target)) throw outside(options.shown, target, options.root);
   return walk(target, options, hops + 1);
 }
@@ -209,7 +210,8 @@ function fallback(abs: string, options: LocateOptions, hops = 0): ConfinedEntry 
   const name = abs === root ? '' : basename(abs);
   const path = name === '' ? root : join(dir, name);
   if (name !== '' && isLink(path)) {
-    if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`Too many levels of symbolic links in "${options.shown}"`), { code: 'ELOOP' });
+    if (hops >= MAX_LINK_HOPS)
+      throw Object.assign(new Error(`Too many levels of symbolic links in "${options.shown}"`), { code: 'ELOOP' });
     const target = resolve(dir, readlinkSync(path));
     if (!isInside(root, target)) throw outside(options.shown, target, root);
     return fallback(target, options, hops + 1);

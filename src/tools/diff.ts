@@ -32,7 +32,10 @@ function myers(a: string[], b: string[], maxD: number): ('=' | '-' | '+')[] | un
     // Keep only the diagonals round d reads: [-d-1, d+1].
     trace.push(v.slice(off - d - 1, off + d + 2));
     for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && (v[off + k - 1] ?? 0) < (v[off + k + 1] ?? 0)) ? (v[off + k + 1] ?? 0) : (v[off + k - 1] ?? 0) + 1;
+      let x =
+        k === -d || (k !== d && (v[off + k - 1] ?? 0) < (v[off + k + 1] ?? 0))
+          ? (v[off + k + 1] ?? 0)
+          : (v[off + k - 1] ?? 0) + 1;
       let y = x - k;
       while (x < n && y < m && a[x] === b[y]) {
         x++;
@@ -84,7 +87,12 @@ export function unifiedDiff(oldText: string, newText: string, options: DiffOptio
   let prefix = 0;
   while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix++;
   let suffix = 0;
-  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
+  while (
+    suffix < a.length - prefix &&
+    suffix < b.length - prefix &&
+    a[a.length - 1 - suffix] === b[b.length - 1 - suffix]
+  )
+    suffix++;
   if (prefix === a.length && prefix === b.length) return { diff: '', firstChangedLine: undefined };
 
   const midA = a.slice(prefix, a.length - suffix);
@@ -96,7 +104,8 @@ export function unifiedDiff(oldText: string, newText: string, options: DiffOptio
 
   // Ops with 1-based line numbers; only `context` lines of the common prefix/suffix are kept.
   const ops: Op[] = [];
-  for (let i = Math.max(0, prefix - context); i < prefix; i++) ops.push({ t: '=', text: a[i] ?? '', oldLine: i + 1, newLine: i + 1 });
+  for (let i = Math.max(0, prefix - context); i < prefix; i++)
+    ops.push({ t: '=', text: a[i] ?? '', oldLine: i + 1, newLine: i + 1 });
   let ia = prefix;
   let ib = prefix;
   for (const t of script) {
@@ -104,7 +113,8 @@ export function unifiedDiff(oldText: string, newText: string, options: DiffOptio
     else if (t === '-') ops.push({ t, text: a[ia] ?? '', oldLine: ++ia, newLine: ib });
     else ops.push({ t, text: b[ib] ?? '', oldLine: ia, newLine: ++ib });
   }
-  for (let i = 0; i < Math.min(context, suffix); i++) ops.push({ t: '=', text: a[ia] ?? '', oldLine: ++ia, newLine: ++ib });
+  for (let i = 0; i < Math.min(context, suffix); i++)
+    ops.push({ t: '=', text: a[ia] ?? '', oldLine: ++ia, newLine: ++ib });
 
   const changes = ops.map((op, i) => (op.t === '=' ? -1 : i)).filter((i) => i >= 0);
   const first = ops[changes[0] ?? 0] as Op;

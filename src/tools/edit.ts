@@ -28,7 +28,12 @@ function liftSinglePair(input: unknown): unknown {
   const newText = input.newText ?? input.new_text ?? input.new_string ?? input.newString;
   if (oldText === undefined && newText === undefined) return input;
   const rest = Object.fromEntries(
-    Object.entries(input).filter(([k]) => !['oldText', 'old_text', 'old_string', 'oldString', 'newText', 'new_text', 'new_string', 'newString'].includes(k)),
+    Object.entries(input).filter(
+      ([k]) =>
+        !['oldText', 'old_text', 'old_string', 'oldString', 'newText', 'new_text', 'new_string', 'newString'].includes(
+          k,
+        ),
+    ),
   );
   return { ...rest, edits: [{ oldText, newText }] };
 }
@@ -37,10 +42,7 @@ export const editParameters = z.preprocess(
   liftSinglePair,
   z.object({
     path: z.string().describe('Path of the file to edit'),
-    edits: z
-      .array(editItem)
-      .min(1)
-      .describe('Replacements, each located in the original file; they must not overlap'),
+    edits: z.array(editItem).min(1).describe('Replacements, each located in the original file; they must not overlap'),
   }),
 );
 
@@ -84,7 +86,8 @@ export function createEditTool(options: EditToolOptions): AgentTool<typeof editP
       try {
         entry = workspace.locate(path, 'write');
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`File not found: ${path} (${errorMessage(err)}). Use write to create a new file.`);
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+          throw new Error(`File not found: ${path} (${errorMessage(err)}). Use write to create a new file.`);
         throw err;
       }
       try {
@@ -141,7 +144,9 @@ async function editEntry(
       );
     }
     if (edit.oldText === edit.newText) {
-      throw new Error(`oldText and newText of ${label(index, total)} are identical, so nothing would change in ${path}. Give the text as it should read afterwards.`);
+      throw new Error(
+        `oldText and newText of ${label(index, total)} are identical, so nothing would change in ${path}. Give the text as it should read afterwards.`,
+      );
     }
     const match = locate(content, edit.oldText, getNormalized);
     if (match.kind === 'none') {
@@ -186,7 +191,9 @@ async function editEntry(
   }
   updated += content.slice(pos);
   if (updated === content) {
-    throw new Error(`No changes made to ${path}: the replacement produced identical content. Check that newText differs from the file's text.`);
+    throw new Error(
+      `No changes made to ${path}: the replacement produced identical content. Check that newText differs from the file's text.`,
+    );
   }
 
   throwIfAborted(signal);

@@ -84,7 +84,13 @@ export async function* walkTree(root: string, options: WalkOptions = {}): AsyncG
   // Each folder is opened through its parent's descriptor without following links (confined-path.ts),
   // so a folder swapped for a symlink during the walk is not entered; `dir` reaches it by descriptor.
   const byFd = descriptorPathsWork();
-  async function* visit(shownDir: string, dirRel: string, depth: number, ignores: IgnoreFile[], openDir: string): AsyncGenerator<WalkEntry> {
+  async function* visit(
+    shownDir: string,
+    dirRel: string,
+    depth: number,
+    ignores: IgnoreFile[],
+    openDir: string,
+  ): AsyncGenerator<WalkEntry> {
     if (options.signal?.aborted) throw new Error('Operation aborted');
     let fd: number | undefined;
     try {
@@ -99,7 +105,13 @@ export async function* walkTree(root: string, options: WalkOptions = {}): AsyncG
     }
   }
 
-  async function* list(shownDir: string, dirRel: string, depth: number, ignores: IgnoreFile[], dir: string): AsyncGenerator<WalkEntry> {
+  async function* list(
+    shownDir: string,
+    dirRel: string,
+    depth: number,
+    ignores: IgnoreFile[],
+    dir: string,
+  ): AsyncGenerator<WalkEntry> {
     let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -144,7 +156,10 @@ export async function* walkTree(root: string, options: WalkOptions = {}): AsyncG
  * An `exclude` for walks of the file tools: entries whose real place the workspace refuses (the
  * hidden runs folder) are neither listed nor entered.
  */
-export function hiddenFilter(workspace: { allowsReal(real: string): boolean }, start: string): (entry: WalkEntry) => boolean {
+export function hiddenFilter(
+  workspace: { allowsReal(real: string): boolean },
+  start: string,
+): (entry: WalkEntry) => boolean {
   let realStart: string;
   try {
     realStart = realpathSync(start);

@@ -12,7 +12,9 @@ import { Workspace, isInside, type WorkspaceOptions } from './workspace.js';
 import { listingResult } from './listing-result.js';
 
 export const findParameters = z.object({
-  pattern: z.string().describe("Glob for file names, e.g. '*.ts'; with a '/', matched against the path, e.g. 'src/**/*.test.ts'"),
+  pattern: z
+    .string()
+    .describe("Glob for file names, e.g. '*.ts'; with a '/', matched against the path, e.g. 'src/**/*.test.ts'"),
   path: z.string().optional().describe('Folder to search (default: the working directory)'),
   limit: z.number().int().min(1).optional().describe('Maximum number of results (default 1000)'),
 });
@@ -42,7 +44,8 @@ export function createFindTool(options: FindToolOptions): AgentTool<typeof findP
       throwIfAborted(signal);
       const abs = workspace.resolve(params.path ?? '.', 'read');
       const info = await statOrNotFound(abs, params.path ?? '.');
-      if (!info.isDirectory()) throw new Error(`Not a directory: ${params.path}. find searches folders; use read for a file.`);
+      if (!info.isDirectory())
+        throw new Error(`Not a directory: ${params.path}. find searches folders; use read for a file.`);
       const limit = params.limit ?? TOOL_DEFAULTS.findLimit;
       const pattern = params.pattern.replace(/^\.\//, '');
       const re = compileGlob(pattern);
@@ -51,7 +54,11 @@ export function createFindTool(options: FindToolOptions): AgentTool<typeof findP
       const results: string[] = [];
       let limitReached = false;
       const inherit = isInside(workspace.root, abs) ? workspace.root : undefined;
-      for await (const entry of walkTree(abs, { inheritIgnoreFrom: inherit, signal, exclude: hiddenFilter(workspace, abs) })) {
+      for await (const entry of walkTree(abs, {
+        inheritIgnoreFrom: inherit,
+        signal,
+        exclude: hiddenFilter(workspace, abs),
+      })) {
         if (!re.test(byName ? basename(entry.rel) : entry.rel)) continue;
         if (results.length >= limit) {
           limitReached = true;

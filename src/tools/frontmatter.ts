@@ -60,9 +60,14 @@ export function parseFrontmatter(source: string): Frontmatter {
     const at = /at line (\d+), column (\d+):?$/.exec(first);
     const where = at ? ` (line ${Number(at[1]) + 1}, column ${at[2]})` : '';
     const hint = at ? yamlQuoteHint(yamlText, Number(at[1])) : undefined;
-    return { data: {}, body, error: `invalid YAML in frontmatter${where}: ${first.replace(/ at line \d+, column \d+:?$/, '')}${hint ? `; ${hint}` : ''}` };
+    return {
+      data: {},
+      body,
+      error: `invalid YAML in frontmatter${where}: ${first.replace(/ at line \d+, column \d+:?$/, '')}${hint ? `; ${hint}` : ''}`,
+    };
   }
   if (data === null || data === undefined) return { data: {}, body };
-  if (typeof data !== 'object' || Array.isArray(data)) return { data: {}, body, error: 'frontmatter must be a YAML mapping (key: value lines)' };
+  if (typeof data !== 'object' || Array.isArray(data))
+    return { data: {}, body, error: 'frontmatter must be a YAML mapping (key: value lines)' };
   return { data: data as Record<string, unknown>, body };
 }

@@ -115,7 +115,8 @@ export function locate(content: string, oldText: string, normalized: () => Norma
   }
   for (const candidate of candidates) {
     const hits = findAll(content, candidate);
-    if (hits.length === 1) return { kind: 'unique', start: hits[0] ?? 0, end: (hits[0] ?? 0) + candidate.length, fuzzy: false };
+    if (hits.length === 1)
+      return { kind: 'unique', start: hits[0] ?? 0, end: (hits[0] ?? 0) + candidate.length, fuzzy: false };
     if (hits.length > 1) return { kind: 'ambiguous', starts: hits, fuzzy: false };
   }
   const needle = normalizeText(oldText);
@@ -165,8 +166,15 @@ export function similarity(a: string, b: string): number {
 }
 
 /** The file line most similar to the first non-blank line of `oldText`, if reasonably close. */
-export function closestLine(content: string, oldText: string, maxLines: number): { line: number; text: string } | undefined {
-  const target = oldText.split('\n').find((l) => l.trim() !== '')?.trim();
+export function closestLine(
+  content: string,
+  oldText: string,
+  maxLines: number,
+): { line: number; text: string } | undefined {
+  const target = oldText
+    .split('\n')
+    .find((l) => l.trim() !== '')
+    ?.trim();
   if (!target) return undefined;
   const lines = content.split('\n', maxLines + 1);
   if (lines.length > maxLines) return undefined;

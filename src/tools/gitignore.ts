@@ -76,7 +76,9 @@ export function isIgnored(files: readonly IgnoreFile[], relFromWalkRoot: string,
 /** An ignore file in `dirRel` (a folder below the walk root, "" for the root itself). */
 export function ignoreFileAt(dirRel: string, text: string): IgnoreFile {
   const prefix = dirRel === '' ? '' : `${dirRel}/`;
-  return new IgnoreFile(parseIgnoreRules(text), (rel) => (rel.startsWith(prefix) ? rel.slice(prefix.length) : undefined));
+  return new IgnoreFile(parseIgnoreRules(text), (rel) =>
+    rel.startsWith(prefix) ? rel.slice(prefix.length) : undefined,
+  );
 }
 
 /** An ignore file in a folder above the walk root; `rootFromThere` is the root relative to it. */

@@ -27,7 +27,22 @@ export class GlobSyntaxError extends Error {
   }
 }
 
-const POSIX_CLASSES = ['alnum', 'alpha', 'ascii', 'blank', 'cntrl', 'digit', 'graph', 'lower', 'print', 'punct', 'space', 'upper', 'word', 'xdigit'];
+const POSIX_CLASSES = [
+  'alnum',
+  'alpha',
+  'ascii',
+  'blank',
+  'cntrl',
+  'digit',
+  'graph',
+  'lower',
+  'print',
+  'punct',
+  'space',
+  'upper',
+  'word',
+  'xdigit',
+];
 const EXTGLOB_PREFIX = '@!?+*';
 
 /**
@@ -82,7 +97,8 @@ function classEnd(pattern: string, start: number): number {
 function precheck(pattern: string): string | undefined {
   if (/(^|[^\\])(\\\\)*\\$/.test(pattern)) return 'it ends with a lone backslash; write \\\\ for a literal backslash';
   for (const m of pattern.matchAll(/\[:([a-zA-Z]*):\]/g)) {
-    if (!POSIX_CLASSES.includes(m[1]!)) return `unknown character class [:${m[1]}:]; known ones: ${POSIX_CLASSES.map((c) => `[:${c}:]`).join(' ')}`;
+    if (!POSIX_CLASSES.includes(m[1]!))
+      return `unknown character class [:${m[1]}:]; known ones: ${POSIX_CLASSES.map((c) => `[:${c}:]`).join(' ')}`;
   }
   return undefined;
 }
@@ -123,7 +139,13 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): RegExp 
   const source = literalParens(pattern.endsWith('/**') && !pattern.endsWith('\\/**') ? `${pattern}/*` : pattern);
   let re: RegExp;
   try {
-    re = picomatch.makeRe(source, { dot, nocase: options.nocase === true, posix: true, strictBrackets: true, debug: true });
+    re = picomatch.makeRe(source, {
+      dot,
+      nocase: options.nocase === true,
+      posix: true,
+      strictBrackets: true,
+      debug: true,
+    });
   } catch (err) {
     throw new GlobSyntaxError(pattern, reasonOf(err, pattern));
   }

@@ -16,7 +16,10 @@ import { listingResult } from './listing-result.js';
 export const grepParameters = z.object({
   pattern: z.string().describe('Regular expression (JavaScript syntax) or, with literal=true, plain text'),
   path: z.string().optional().describe('File or folder to search (default: the working directory)'),
-  glob: z.string().optional().describe("Only search files matching this glob, e.g. '*.ts' or 'src/**/*.ts' ('!' prefix excludes)"),
+  glob: z
+    .string()
+    .optional()
+    .describe("Only search files matching this glob, e.g. '*.ts' or 'src/**/*.ts' ('!' prefix excludes)"),
   ignoreCase: z.boolean().optional().describe('Case-insensitive search'),
   literal: z.boolean().optional().describe('Treat the pattern as plain text'),
   context: z.number().int().min(0).optional().describe('Lines of context before and after each match'),
@@ -42,7 +45,9 @@ function buildRegex(pattern: string, literal: boolean, ignoreCase: boolean): Reg
     try {
       return new RegExp(source, flags); // some everyday escapes are only legal without the u flag
     } catch (err) {
-      throw new Error(`Invalid regular expression ${JSON.stringify(pattern)}: ${errorMessage(err)}. Fix it, or pass literal=true to search for the text as written.`);
+      throw new Error(
+        `Invalid regular expression ${JSON.stringify(pattern)}: ${errorMessage(err)}. Fix it, or pass literal=true to search for the text as written.`,
+      );
     }
   }
 }
@@ -70,7 +75,13 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
       `lines longer than ${maxLineLength} characters are cut.`,
     promptSnippet: 'Search file contents by regex (respects .gitignore)',
     parameters: grepParameters,
-    argumentAliases: { query: 'pattern', regex: 'pattern', dir: 'path', include: 'glob', case_insensitive: 'ignoreCase' },
+    argumentAliases: {
+      query: 'pattern',
+      regex: 'pattern',
+      dir: 'path',
+      include: 'glob',
+      case_insensitive: 'ignoreCase',
+    },
     async execute(_id, params, signal) {
       throwIfAborted(signal);
       const abs = workspace.resolve(params.path ?? '.', 'read');
@@ -127,7 +138,11 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
 
       if (info.isDirectory()) {
         const inherit = isInside(workspace.root, abs) ? workspace.root : undefined;
-        for await (const entry of walkTree(abs, { inheritIgnoreFrom: inherit, signal, exclude: hiddenFilter(workspace, abs) })) {
+        for await (const entry of walkTree(abs, {
+          inheritIgnoreFrom: inherit,
+          signal,
+          exclude: hiddenFilter(workspace, abs),
+        })) {
           if (entry.isDir || entry.isSymlink || !accepts(entry.rel)) continue;
           await searchFile(entry.openPath, entry.rel);
           if (matches >= limit) break;
@@ -146,8 +161,18 @@ export function createGrepTool(options: GrepToolOptions): AgentTool<typeof grepP
       return listingResult<GrepToolDetails>(
         out,
         maxBytes,
-        { hit: limitReached, text: `${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`, details: { matchLimitReached: limit } },
-        [{ hit: linesTruncated, text: `Some lines truncated to ${maxLineLength} chars. Use read tool to see full lines`, details: { linesTruncated: true } }],
+        {
+          hit: limitReached,
+          text: `${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`,
+          details: { matchLimitReached: limit },
+        },
+        [
+          {
+            hit: linesTruncated,
+            text: `Some lines truncated to ${maxLineLength} chars. Use read tool to see full lines`,
+            details: { linesTruncated: true },
+          },
+        ],
       );
     },
   };

@@ -23,14 +23,37 @@ export { createLsTool, lsParameters, type LsToolDetails, type LsToolOptions } fr
 export { createGrepTool, grepParameters, type GrepToolDetails, type GrepToolOptions } from './grep.js';
 export { createFindTool, findParameters, type FindToolDetails, type FindToolOptions } from './find.js';
 
-export { countNewlines, formatSize, truncateHead, truncateLine, truncateTail, type TruncationOptions, type TruncationResult } from './truncate.js';
+export {
+  countNewlines,
+  formatSize,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+  type TruncationOptions,
+  type TruncationResult,
+} from './truncate.js';
 export { unifiedDiff, type DiffOptions, type DiffResult } from './diff.js';
 export { locate, normalizeForMatch, type MatchResult, type NormalizedText } from './fuzzy-match.js';
-export { GlobSyntaxError, compileGlob, globError, globStaticBase, hasGlobSyntax, matchGlob, type GlobOptions } from './glob.js';
+export {
+  GlobSyntaxError,
+  compileGlob,
+  globError,
+  globStaticBase,
+  hasGlobSyntax,
+  matchGlob,
+  type GlobOptions,
+} from './glob.js';
 export { expandGlob, type ExpandGlobOptions } from './glob-expand.js';
 export { parseIgnoreRules, ignoreFileAt, isIgnored, type IgnoreRule } from './gitignore.js';
 export { walkTree, type WalkEntry, type WalkOptions } from './file-walk.js';
-export { Workspace, expandPath, isInside, realpathOfNearest, type PathAccess, type WorkspaceOptions } from './workspace.js';
+export {
+  Workspace,
+  expandPath,
+  isInside,
+  realpathOfNearest,
+  type PathAccess,
+  type WorkspaceOptions,
+} from './workspace.js';
 export { detectImageMime } from './image-sniff.js';
 
 export { parseFrontmatter, type Frontmatter } from './frontmatter.js';

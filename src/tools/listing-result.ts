@@ -20,7 +20,11 @@ export function listingResult<TDetails extends { truncation?: TruncationResult }
   after: ListingNotice<TDetails>[] = [],
 ): AgentToolResult<TDetails> {
   const truncation = truncateHead(lines.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
-  const size: ListingNotice<TDetails> = { hit: truncation.truncated, text: `${formatSize(maxBytes)} limit reached`, details: { truncation } as Partial<TDetails> };
+  const size: ListingNotice<TDetails> = {
+    hit: truncation.truncated,
+    text: `${formatSize(maxBytes)} limit reached`,
+    details: { truncation } as Partial<TDetails>,
+  };
   const details: Partial<TDetails> = {};
   const notices: string[] = [];
   for (const n of [limit, size, ...after]) {

@@ -87,7 +87,7 @@ export function createLsTool(options: LsToolOptions): AgentTool<typeof lsParamet
           } catch {
             // a dangling link or a file removed meanwhile: skipped
           }
-      }
+        }
         throwIfAborted(signal);
         if (entries.length === 0) return textResult('(empty directory)');
 

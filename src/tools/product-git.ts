@@ -116,7 +116,17 @@ unset __n __k __v
 const ENV_ALLOWLIST = ['PATH', 'TZ', 'USER', 'LOGNAME', 'TMPDIR'];
 
 /** Keys of the user's global config carried into the product's one: none of them names a program. */
-const CARRIED_GLOBAL_KEYS = new Set(['user.name', 'user.email', 'core.autocrlf', 'core.eol', 'core.safecrlf', 'core.quotepath', 'core.precomposeunicode', 'init.defaultbranch', 'safe.directory']);
+const CARRIED_GLOBAL_KEYS = new Set([
+  'user.name',
+  'user.email',
+  'core.autocrlf',
+  'core.eol',
+  'core.safecrlf',
+  'core.quotepath',
+  'core.precomposeunicode',
+  'init.defaultbranch',
+  'safe.directory',
+]);
 
 interface PrivateGitHome {
   /** The folder holding everything below (read-only inside the sandbox). */
@@ -145,8 +155,14 @@ function expandHome(path: string): string {
  */
 function userGlobalConfig(): { keys: [string, string][]; excludesFile?: string; attributesFile?: string } {
   const env: Record<string, string | undefined> = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C' };
-  for (const k of Object.keys(env)) if (k.startsWith('GIT_') && k !== 'GIT_CONFIG_GLOBAL' && k !== 'GIT_CONFIG_NOSYSTEM') delete env[k];
-  const r = spawnSync('git', ['config', '--global', '--list', '-z'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], cwd: tmpdir() });
+  for (const k of Object.keys(env))
+    if (k.startsWith('GIT_') && k !== 'GIT_CONFIG_GLOBAL' && k !== 'GIT_CONFIG_NOSYSTEM') delete env[k];
+  const r = spawnSync('git', ['config', '--global', '--list', '-z'], {
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    cwd: tmpdir(),
+  });
   const keys: [string, string][] = [];
   let excludesFile: string | undefined;
   let attributesFile: string | undefined;
@@ -159,7 +175,11 @@ function userGlobalConfig(): { keys: [string, string][]; excludesFile?: string; 
     else if (CARRIED_GLOBAL_KEYS.has(key)) keys.push([key, value]);
   }
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
-  return { keys, excludesFile: excludesFile ?? join(xdg, 'git', 'ignore'), attributesFile: attributesFile ?? join(xdg, 'git', 'attributes') };
+  return {
+    keys,
+    excludesFile: excludesFile ?? join(xdg, 'git', 'ignore'),
+    attributesFile: attributesFile ?? join(xdg, 'git', 'attributes'),
+  };
 }
 
 function readIfThere(path: string | undefined): string | undefined {
@@ -198,7 +218,8 @@ function gitHome(): PrivateGitHome {
   const globalConfig = join(dir, 'gitconfig');
   writeFileSync(globalConfig, `${lines.join('\n')}\n`);
   const made = { dir, home, globalConfig };
-  if (!privateHome) process.once('exit', () => privateHome && rmSync(privateHome.dir, { recursive: true, force: true }));
+  if (!privateHome)
+    process.once('exit', () => privateHome && rmSync(privateHome.dir, { recursive: true, force: true }));
   else rmSync(privateHome.dir, { recursive: true, force: true });
   privateHome = made;
   return made;
@@ -208,7 +229,10 @@ function gitHome(): PrivateGitHome {
  * The whole environment of a product git: the allowlist, the private home and global config, the
  * overrides of PROGRAM_KEY_OVERRIDES, then `extra` (the caller's GIT_INDEX_FILE ...).
  */
-export function productGitEnv(extra: Readonly<Record<string, string>> = {}, parent: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
+export function productGitEnv(
+  extra: Readonly<Record<string, string>> = {},
+  parent: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
   const h = gitHome();
   const env: Record<string, string> = {};
   for (const k of ENV_ALLOWLIST) {
@@ -292,8 +316,17 @@ function onPath(name: string, path: string | undefined): boolean {
  * is what the command needs (git or tar), checked on PATH first so a missing one is named. The
  * sandbox may write `cwd`, `opts.writable` and, with `repoWritable`, the repository around `cwd`.
  */
-function run(program: string, file: string, args: string[], env: Record<string, string>, opts: ProductCommandOptions, what: string, repoWritable: boolean): Promise<ProductCommandResult> {
-  if (!onPath(program, env.PATH)) return Promise.reject(new ProductCommandError(`${program} is not installed or not on PATH: ${what} needs it`));
+function run(
+  program: string,
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  opts: ProductCommandOptions,
+  what: string,
+  repoWritable: boolean,
+): Promise<ProductCommandResult> {
+  if (!onPath(program, env.PATH))
+    return Promise.reject(new ProductCommandError(`${program} is not installed or not on PATH: ${what} needs it`));
   let cmd = file;
   let argv = args;
   const bwrap = defaultBwrapPath();
@@ -328,14 +361,21 @@ function run(program: string, file: string, args: string[], env: Record<string, 
     });
     child.stderr.on('data', (chunk: Buffer) => errChunks.push(chunk));
     child.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') reject(new ProductCommandError(`${cmd} is not installed or not on PATH: ${what} needs it`));
+      if (err.code === 'ENOENT')
+        reject(new ProductCommandError(`${cmd} is not installed or not on PATH: ${what} needs it`));
       else reject(new ProductCommandError(`${cmd} could not be started in ${opts.cwd}: ${err.message}`));
     });
     // A command that exits without reading all its input (EPIPE) reports that through its exit code.
     child.stdin.on('error', () => {});
     child.stdin.end(opts.input ?? Buffer.alloc(0));
     child.on('close', (code) => {
-      resolvePromise({ code, stdout: Buffer.concat(chunks), stderr: Buffer.concat(errChunks).toString('utf8'), stdoutBytes: total, stopped });
+      resolvePromise({
+        code,
+        stdout: Buffer.concat(chunks),
+        stderr: Buffer.concat(errChunks).toString('utf8'),
+        stdoutBytes: total,
+        stopped,
+      });
     });
   });
 }
@@ -346,8 +386,20 @@ function run(program: string, file: string, args: string[], env: Record<string, 
  * commands for the price of one sandbox start. The script must call nothing but git and the
  * shell's builtins (plus cp/cat/rm on the paths it was given).
  */
-export function productGitScript(script: string, args: readonly string[], opts: ProductCommandOptions): Promise<ProductCommandResult> {
-  return run('git', 'sh', ['-c', `${NEUTRALIZE_DRIVERS}${script}`, 'orchestrate-git', ...args], productGitEnv(opts.env), opts, 'git work on a workspace', true);
+export function productGitScript(
+  script: string,
+  args: readonly string[],
+  opts: ProductCommandOptions,
+): Promise<ProductCommandResult> {
+  return run(
+    'git',
+    'sh',
+    ['-c', `${NEUTRALIZE_DRIVERS}${script}`, 'orchestrate-git', ...args],
+    productGitEnv(opts.env),
+    opts,
+    'git work on a workspace',
+    true,
+  );
 }
 
 /** Runs one `git args` as productGitScript does. */

@@ -82,13 +82,16 @@ export function createReadTool(options: ReadToolOptions): AgentTool<typeof readP
       try {
         const entry = workspace.locate(params.path, 'read');
         try {
-          handle = await open(entry.path, READ_NOFOLLOW).catch((err: unknown) => Promise.reject(withShownPath(err, abs)));
+          handle = await open(entry.path, READ_NOFOLLOW).catch((err: unknown) =>
+            Promise.reject(withShownPath(err, abs)),
+          );
         } finally {
           entry.close();
         }
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') throw new Error(`${errorMessage(err)} (path "${params.path}"). Check the name with ls or find.`);
+        if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES')
+          throw new Error(`${errorMessage(err)} (path "${params.path}"). Check the name with ls or find.`);
         throw err;
       }
       try {
@@ -112,7 +115,12 @@ export function createReadTool(options: ReadToolOptions): AgentTool<typeof readP
           }
           const data = await readAll(handle, info.size);
           throwIfAborted(signal);
-          return { content: [{ type: 'text', text: `Read image file [${mime}]` }, { type: 'image', data: data.toString('base64'), mimeType: mime }] };
+          return {
+            content: [
+              { type: 'text', text: `Read image file [${mime}]` },
+              { type: 'image', data: data.toString('base64'), mimeType: mime },
+            ],
+          };
         }
         if (head.includes(0) || !isValidUtf8Prefix(head)) {
           throw new Error(
@@ -132,7 +140,8 @@ export function createReadTool(options: ReadToolOptions): AgentTool<typeof readP
           if (startLine > 1) throw new Error(`Offset ${startLine} is beyond the end of the file (0 lines)`);
           return textResult('(empty file)');
         }
-        if (startLine > totalLines) throw new Error(`Offset ${startLine} is beyond the end of the file (${totalLines} lines)`);
+        if (startLine > totalLines)
+          throw new Error(`Offset ${startLine} is beyond the end of the file (${totalLines} lines)`);
 
         const startByte = lineStartByte(buf, startLine);
         const selectedLines = Math.min(params.limit ?? Infinity, totalLines - startLine + 1);

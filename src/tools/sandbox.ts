@@ -67,13 +67,31 @@ export interface SandboxProbe {
 
 /** Variables passed into a sandbox from the parent environment (plus LC_*). */
 export const SANDBOX_ENV_ALLOWLIST: readonly string[] = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'NO_COLOR', 'CI',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TERM',
+  'COLORTERM',
+  'TZ',
+  'NO_COLOR',
+  'CI',
 ];
 
 /** Provider credentials: never inside a sandbox, whatever a recipe's env says. */
 export const PROVIDER_KEY_NAMES: readonly string[] = [
-  'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY',
-  'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AZURE_OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'OPENAI_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AZURE_OPENAI_API_KEY',
 ];
 
 /** Files and folders under the home folder that hold credentials; hidden when they exist. */
@@ -81,10 +99,30 @@ export const PROVIDER_KEY_NAMES: readonly string[] = [
 // what the allowlist lets through (a toolchain folder on PATH) and where the home cannot be
 // replaced (it is the workspace or lies inside it).
 const HOME_SECRETS = [
-  '.ssh', '.aws', '.azure', '.gnupg', '.docker', '.kube', '.config/gcloud', '.config/gh', '.password-store',
-  '.netrc', '.git-credentials', '.npmrc', '.pypirc', '.cargo/credentials', '.cargo/credentials.toml',
-  '.config/anthropic', '.claude', '.claude.json', '.bash_history', '.zsh_history', '.gitconfig', '.config/git',
-  '.local/share/keyrings', '.orchestrate',
+  '.ssh',
+  '.aws',
+  '.azure',
+  '.gnupg',
+  '.docker',
+  '.kube',
+  '.config/gcloud',
+  '.config/gh',
+  '.password-store',
+  '.netrc',
+  '.git-credentials',
+  '.npmrc',
+  '.pypirc',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.config/anthropic',
+  '.claude',
+  '.claude.json',
+  '.bash_history',
+  '.zsh_history',
+  '.gitconfig',
+  '.config/git',
+  '.local/share/keyrings',
+  '.orchestrate',
 ];
 /** Sockets that hand out more than the sandbox allows (a Docker socket is root on the host). */
 const SYSTEM_SECRETS = ['/run/user', '/run/docker.sock', '/var/run/docker.sock', '/run/containerd', '/run/podman'];
@@ -112,17 +150,29 @@ function baseArgs(network: boolean, sizeCap: boolean, tmpBytes = DEFAULT_TMP_BYT
     '--unshare-ipc',
     '--unshare-uts',
     ...(network ? [] : ['--unshare-net']),
-    '--cap-drop', 'ALL',
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    ...sized(Math.min(SHM_BYTES, tmpBytes), sizeCap), '--tmpfs', '/dev/shm',
-    '--proc', '/proc',
-    ...sized(tmpBytes, sizeCap), '--tmpfs', '/tmp',
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    ...sized(Math.min(SHM_BYTES, tmpBytes), sizeCap),
+    '--tmpfs',
+    '/dev/shm',
+    '--proc',
+    '/proc',
+    ...sized(tmpBytes, sizeCap),
+    '--tmpfs',
+    '/tmp',
   ];
 }
 
 /** The /tmp cap in bytes: the caller's, else ORCHESTRATE_SANDBOX_TMP_MB, else 512 MiB. */
-export function sandboxTmpBytes(requested: number | undefined, env: Readonly<Record<string, string | undefined>> = process.env): number {
+export function sandboxTmpBytes(
+  requested: number | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): number {
   if (requested !== undefined && requested > 0) return requested;
   const mb = Number(env.ORCHESTRATE_SANDBOX_TMP_MB);
   return Number.isFinite(mb) && mb > 0 ? mb * MIB : DEFAULT_TMP_BYTES;
@@ -143,12 +193,20 @@ export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
   const cached = probes.get(bwrapPath);
   if (cached) return cached;
   if (process.platform !== 'linux') {
-    const probe = { ok: false, bwrap: bwrapPath, reason: `the sandbox uses Linux namespaces (bubblewrap), which ${process.platform} does not have` };
+    const probe = {
+      ok: false,
+      bwrap: bwrapPath,
+      reason: `the sandbox uses Linux namespaces (bubblewrap), which ${process.platform} does not have`,
+    };
     probes.set(bwrapPath, probe);
     return probe;
   }
   const attempt = (sizeCap: boolean) =>
-    spawnSync(bwrapPath, [...baseArgs(false, sizeCap), '--', 'true'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'ignore', 'pipe'] });
+    spawnSync(bwrapPath, [...baseArgs(false, sizeCap), '--', 'true'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   // Tried with size caps first; a bwrap without --size (before 0.8) is still a sandbox, uncapped.
   let r = attempt(true);
   let sizeCap = true;
@@ -162,7 +220,10 @@ export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
     probe = {
       ok: false,
       bwrap: bwrapPath,
-      reason: code === 'ENOENT' ? `bubblewrap (${bwrapPath}) is not installed; ${INSTALL_HINT}` : `${bwrapPath} could not be started: ${r.error.message}`,
+      reason:
+        code === 'ENOENT'
+          ? `bubblewrap (${bwrapPath}) is not installed; ${INSTALL_HINT}`
+          : `${bwrapPath} could not be started: ${r.error.message}`,
     };
   } else if (r.status !== 0) {
     const said = (r.stderr ?? '').trim().split('\n').slice(-2).join(' ');
@@ -200,7 +261,10 @@ export function warnOnce(message: string, warn: (message: string) => void): void
 }
 
 /** The environment inside a sandbox: the allowlist from `base`, then `extra`, never a provider key. */
-export function sandboxEnv(base: Readonly<Record<string, string | undefined>>, extra: Readonly<Record<string, string | undefined>> = {}): Record<string, string> {
+export function sandboxEnv(
+  base: Readonly<Record<string, string | undefined>>,
+  extra: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
     if (v !== undefined && (SANDBOX_ENV_ALLOWLIST.includes(k) || k.startsWith('LC_'))) out[k] = v;
@@ -215,7 +279,10 @@ export function sandboxEnv(base: Readonly<Record<string, string | undefined>>, e
 }
 
 /** The environment of an unconfined command: everything but the provider keys, unless `extra` sets one. */
-export function unconfinedEnv(base: Readonly<Record<string, string | undefined>>, extra: Readonly<Record<string, string | undefined>> = {}): Record<string, string | undefined> {
+export function unconfinedEnv(
+  base: Readonly<Record<string, string | undefined>>,
+  extra: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { ...base };
   for (const k of PROVIDER_KEY_NAMES) delete out[k];
   return { ...out, ...extra };
@@ -269,10 +336,16 @@ const ORDER: Record<Mount['kind'], number> = { hide: 0, home: 0, ro: 1, bind: 2 
  * (~/.ssh when the workspace is the home folder) is still hidden. Hidden folders become empty
  * read-only tmpfs (nothing to fill); the private home is a size-capped tmpfs.
  */
-export function bwrapArgs(plan: SandboxPlan, env: Readonly<Record<string, string | undefined>> = process.env, sizeCap = true): string[] {
+export function bwrapArgs(
+  plan: SandboxPlan,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  sizeCap = true,
+): string[] {
   const mounts: Mount[] = [];
   const seen = new Set<string>();
-  const writable = plan.writable.map((p) => existing(resolve(p))).filter((p): p is string => p !== undefined && p !== '/');
+  const writable = plan.writable
+    .map((p) => existing(resolve(p)))
+    .filter((p): p is string => p !== undefined && p !== '/');
   const add = (p: string, kind: Mount['kind']): void => {
     const real = existing(resolve(p));
     if (!real || real === '/' || seen.has(`${kind}:${real}`)) return;
@@ -302,7 +375,13 @@ export function bwrapArgs(plan: SandboxPlan, env: Readonly<Record<string, string
   const callers = new Set((plan.hide ?? []).map((p) => existing(resolve(p))));
   const redundant = (m: Mount): boolean =>
     (m.kind === 'ro' || (m.kind === 'hide' && !callers.has(m.path))) &&
-    mounts.some((o) => o.kind === m.kind && o.path !== m.path && isInside(o.path, m.path) && !visible.some((v) => v !== o.path && v !== m.path && isInside(o.path, v) && isInside(v, m.path)));
+    mounts.some(
+      (o) =>
+        o.kind === m.kind &&
+        o.path !== m.path &&
+        isInside(o.path, m.path) &&
+        !visible.some((v) => v !== o.path && v !== m.path && isInside(o.path, v) && isInside(v, m.path)),
+    );
   const kept = mounts.filter((m) => !redundant(m));
   mounts.length = 0;
   mounts.push(...kept);
@@ -377,10 +456,19 @@ export function tmpfsFullHint(tmpBytes: number): string {
 }
 
 /** The program and arguments that run `file args` inside the sandbox. */
-export function sandboxedSpawn(bwrapPath: string | undefined, plan: SandboxPlan, file: string, args: string[], env?: Readonly<Record<string, string | undefined>>): { file: string; args: string[] } {
+export function sandboxedSpawn(
+  bwrapPath: string | undefined,
+  plan: SandboxPlan,
+  file: string,
+  args: string[],
+  env?: Readonly<Record<string, string | undefined>>,
+): { file: string; args: string[] } {
   const bwrap = bwrapPath ?? defaultBwrapPath();
   const sizeCap = probeSandbox(bwrap).sizeCap ?? false;
-  return { file: bwrap, args: [...bwrapArgs({ ...plan, tmpBytes: sandboxTmpBytes(plan.tmpBytes, env) }, env, sizeCap), '--', file, ...args] };
+  return {
+    file: bwrap,
+    args: [...bwrapArgs({ ...plan, tmpBytes: sandboxTmpBytes(plan.tmpBytes, env) }, env, sizeCap), '--', file, ...args],
+  };
 }
 
 /** What `orchestrate doctor` reports of the sandbox's hardening, measured by running a command in it. */
@@ -402,7 +490,11 @@ export interface SandboxHardening {
  * Runs one command in the sandbox as a bash call would (network off, `hide` hidden) and reports
  * what it saw: the home's entries, /run, the size of /tmp, whether `hide` can be read or written.
  */
-export function measureSandboxHardening(bwrapPath: string, hide: string, env: Readonly<Record<string, string | undefined>> = process.env): SandboxHardening {
+export function measureSandboxHardening(
+  bwrapPath: string,
+  hide: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): SandboxHardening {
   const script = [
     'echo "home=$(ls -A "$HOME" | tr "\\n" " ")"',
     'echo "run=$(find /run/ /var/run/ -mindepth 1 ! -type d 2>/dev/null | wc -l)"',
@@ -410,14 +502,30 @@ export function measureSandboxHardening(bwrapPath: string, hide: string, env: Re
     `if [ -z "$(ls -A ${JSON.stringify(hide)} 2>/dev/null)" ] && ! touch ${JSON.stringify(`${hide}/.doctor`)} 2>/dev/null; then echo sealed=1; else echo sealed=0; fi`,
   ].join('\n');
   const cwd = existing(tmpdirOf(env)) ?? '/';
-  const { file, args } = sandboxedSpawn(bwrapPath, { writable: [], hide: [hide], network: false, cwd }, '/bin/sh', ['-c', script], env);
+  const { file, args } = sandboxedSpawn(
+    bwrapPath,
+    { writable: [], hide: [hide], network: false, cwd },
+    '/bin/sh',
+    ['-c', script],
+    env,
+  );
   const r = spawnSync(file, args, { encoding: 'utf8', timeout: 15_000, env: sandboxEnv(env) });
-  if (r.error || r.status !== 0) return { privateHome: false, homeEntries: [], runHidden: false, hiddenSealed: false, error: r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`) };
+  if (r.error || r.status !== 0)
+    return {
+      privateHome: false,
+      homeEntries: [],
+      runHidden: false,
+      hiddenSealed: false,
+      error: r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`),
+    };
   const value = (key: string): string => new RegExp(`^${key}=(.*)$`, 'm').exec(r.stdout)?.[1]?.trim() ?? '';
   const homeEntries = value('home').split(' ').filter(Boolean);
   const tmpKb = Number(value('tmp'));
   return {
-    privateHome: homeEntries.includes('.gitconfig') && !homeEntries.some((e) => e !== '.gitconfig' && HOME_SECRETS.includes(e)) && !homeEntries.includes('.orchestrate-doctor-home-probe'),
+    privateHome:
+      homeEntries.includes('.gitconfig') &&
+      !homeEntries.some((e) => e !== '.gitconfig' && HOME_SECRETS.includes(e)) &&
+      !homeEntries.includes('.orchestrate-doctor-home-probe'),
     homeEntries,
     runHidden: value('run') === '0',
     ...(Number.isFinite(tmpKb) && tmpKb > 0 ? { tmpBytes: tmpKb * 1024 } : {}),

@@ -89,7 +89,8 @@ function validateName(name: string, file: string, diagnostics: SkillDiagnostic[]
   if (basename(file) === TOOL_DEFAULTS.skillFileName && name !== basename(dirname(file))) {
     warn(`skill name "${name}" differs from its folder name "${basename(dirname(file))}"`);
   }
-  if (name.length > TOOL_DEFAULTS.skillNameMaxLength) warn(`skill name "${name}" is longer than ${TOOL_DEFAULTS.skillNameMaxLength} characters`);
+  if (name.length > TOOL_DEFAULTS.skillNameMaxLength)
+    warn(`skill name "${name}" is longer than ${TOOL_DEFAULTS.skillNameMaxLength} characters`);
   if (!/^[a-z0-9-]+$/.test(name)) warn(`skill name "${name}" should use only lowercase letters, digits and hyphens`);
   if (/^-|-$|--/.test(name)) warn(`skill name "${name}" should not start or end with a hyphen or contain "--"`);
 }
@@ -99,7 +100,11 @@ function loadSkillFile(file: string, source: string, diagnostics: SkillDiagnosti
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    diagnostics.push({ level: 'error', path: file, message: `cannot read skill file: ${err instanceof Error ? err.message : String(err)}` });
+    diagnostics.push({
+      level: 'error',
+      path: file,
+      message: `cannot read skill file: ${err instanceof Error ? err.message : String(err)}`,
+    });
     return undefined;
   }
   const fm = parseFrontmatter(text);
@@ -109,7 +114,11 @@ function loadSkillFile(file: string, source: string, diagnostics: SkillDiagnosti
   }
   const rawDescription = fm.data.description;
   if (typeof rawDescription !== 'string' || rawDescription.trim() === '') {
-    diagnostics.push({ level: 'error', path: file, message: 'skill not loaded: its frontmatter has no description (add "description: when to use this skill")' });
+    diagnostics.push({
+      level: 'error',
+      path: file,
+      message: 'skill not loaded: its frontmatter has no description (add "description: when to use this skill")',
+    });
     return undefined;
   }
   const description = rawDescription.trim().replace(/\s+/g, ' ');
@@ -117,7 +126,11 @@ function loadSkillFile(file: string, source: string, diagnostics: SkillDiagnosti
   const name = typeof fm.data.name === 'string' && fm.data.name.trim() !== '' ? fm.data.name.trim() : fallbackName;
   validateName(name, file, diagnostics);
   if (description.length > TOOL_DEFAULTS.skillDescriptionMaxLength) {
-    diagnostics.push({ level: 'warning', path: file, message: `skill description is longer than ${TOOL_DEFAULTS.skillDescriptionMaxLength} characters` });
+    diagnostics.push({
+      level: 'warning',
+      path: file,
+      message: `skill description is longer than ${TOOL_DEFAULTS.skillDescriptionMaxLength} characters`,
+    });
   }
   return {
     name,
@@ -162,7 +175,11 @@ export function loadSkills(roots: SkillRoot[]): LoadSkillsResult {
       if (!skill) continue;
       const existing = byName.get(skill.name);
       if (existing) {
-        diagnostics.push({ level: 'warning', path: file, message: `skill "${skill.name}" is already defined by ${existing.filePath}; this one is ignored` });
+        diagnostics.push({
+          level: 'warning',
+          path: file,
+          message: `skill "${skill.name}" is already defined by ${existing.filePath}; this one is ignored`,
+        });
         continue;
       }
       byName.set(skill.name, skill);
@@ -173,7 +190,12 @@ export function loadSkills(roots: SkillRoot[]): LoadSkillsResult {
 }
 
 function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 }
 
 /** The system prompt block listing skills (empty when none is model-invocable). */

@@ -42,7 +42,11 @@ export class StreamRedactor {
     const placeholders = new Map(usable.map((s) => [s.value, `[REDACTED:${s.name}]`] as const));
     // Longest first, so a secret that contains another one is replaced whole.
     const values = [...placeholders.keys()].sort((a, b) => b.length - a.length);
-    const compiled: SecretPattern = { pattern: new RegExp(values.map(escapeRegExp).join('|'), 'g'), placeholders, holdBack: (values[0]?.length ?? 1) - 1 };
+    const compiled: SecretPattern = {
+      pattern: new RegExp(values.map(escapeRegExp).join('|'), 'g'),
+      placeholders,
+      holdBack: (values[0]?.length ?? 1) - 1,
+    };
     return () => new StreamRedactor(compiled);
   }
 

@@ -39,12 +39,23 @@ function guidelines(tools: PromptTool[]): string[] {
   const out: string[] = [];
   const explorers = ['grep', 'find', 'ls'].filter(has);
   if (has('bash') && explorers.length === 0) out.push('Use bash for exploring files (ls, grep, find).');
-  if (explorers.length > 0) out.push(`Prefer ${explorers.join('/')} over bash for exploring files: they are faster and respect .gitignore.`);
+  if (explorers.length > 0)
+    out.push(`Prefer ${explorers.join('/')} over bash for exploring files: they are faster and respect .gitignore.`);
   if (has('read') && has('edit')) out.push('Read a file before editing it. Use read to look at files, not cat or sed.');
-  if (has('edit')) out.push("edit's oldText must match the file exactly, including whitespace; include enough surrounding lines to make it unique.");
+  if (has('edit'))
+    out.push(
+      "edit's oldText must match the file exactly, including whitespace; include enough surrounding lines to make it unique.",
+    );
   if (has('write')) out.push('Use write only for new files or complete rewrites.');
-  if (has('edit') || has('write')) out.push('When you summarize your work, describe the changes in plain text; do not print files with cat to show them.');
-  const extra = [...tools.flatMap((t) => t.promptGuidelines ?? []), 'Be concise in your responses.', 'Show file paths clearly when you work with files.'];
+  if (has('edit') || has('write'))
+    out.push(
+      'When you summarize your work, describe the changes in plain text; do not print files with cat to show them.',
+    );
+  const extra = [
+    ...tools.flatMap((t) => t.promptGuidelines ?? []),
+    'Be concise in your responses.',
+    'Show file paths clearly when you work with files.',
+  ];
   for (const g of extra) if (!out.includes(g)) out.push(g);
   return out;
 }
@@ -84,6 +95,8 @@ export function buildSystemPrompt(options: BuildSystemPromptOptions): string {
   }
   const root = options.workspaceRoot?.replace(/\\/g, '/');
   const cwd = options.cwd.replace(/\\/g, '/');
-  session.push(`Current date: ${formatDate(options.date)}\nCurrent working directory: ${cwd}${root !== undefined && root !== cwd ? `\nWorkspace root: ${root}` : ''}`);
+  session.push(
+    `Current date: ${formatDate(options.date)}\nCurrent working directory: ${cwd}${root !== undefined && root !== cwd ? `\nWorkspace root: ${root}` : ''}`,
+  );
   return joinSystemPrompt(sections.join('\n\n'), session.join('\n\n'));
 }

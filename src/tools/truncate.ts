@@ -115,7 +115,15 @@ export function truncateHead(input: string | Uint8Array, options?: TruncationOpt
   const base = { totalLines, totalBytes, maxLines, maxBytes, lastLinePartial: false };
   if (totalLines <= maxLines && totalBytes <= maxBytes) {
     const content = src.text(0, src.length);
-    return { ...base, content, truncated: false, truncatedBy: null, outputLines: totalLines, outputBytes: totalBytes, firstLineExceedsLimit: false };
+    return {
+      ...base,
+      content,
+      truncated: false,
+      truncatedBy: null,
+      outputLines: totalLines,
+      outputBytes: totalBytes,
+      firstLineExceedsLimit: false,
+    };
   }
 
   let lines = 0;
@@ -160,7 +168,15 @@ export function truncateTail(input: string | Uint8Array, options?: TruncationOpt
   const base = { totalLines, totalBytes, maxLines, maxBytes, firstLineExceedsLimit: false };
   if (totalLines <= maxLines && totalBytes <= maxBytes) {
     const content = src.text(0, src.length);
-    return { ...base, content, truncated: false, truncatedBy: null, outputLines: totalLines, outputBytes: totalBytes, lastLinePartial: false };
+    return {
+      ...base,
+      content,
+      truncated: false,
+      truncatedBy: null,
+      outputLines: totalLines,
+      outputBytes: totalBytes,
+      lastLinePartial: false,
+    };
   }
 
   let lines = 0;
@@ -211,7 +227,10 @@ export function truncateTail(input: string | Uint8Array, options?: TruncationOpt
 }
 
 /** Caps one line at `maxChars` characters (grep output), never splitting a surrogate pair. */
-export function truncateLine(line: string, maxChars: number = TOOL_DEFAULTS.grepMaxLineLength): { text: string; wasTruncated: boolean } {
+export function truncateLine(
+  line: string,
+  maxChars: number = TOOL_DEFAULTS.grepMaxLineLength,
+): { text: string; wasTruncated: boolean } {
   if (line.length <= maxChars) return { text: line, wasTruncated: false };
   let cut = maxChars;
   const last = line.charCodeAt(cut - 1);

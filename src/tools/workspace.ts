@@ -134,10 +134,22 @@ export class Workspace {
     const check = (real: string): void => this.checkNotHidden(real, input);
     if (this.allowOutside) {
       // No confinement asked for: only the hidden folders are refused (by the real path of the nearest folder).
-      return locateConfined(realpathOfNearest(abs), { root: '/', createParents: options.createParents, check, shown: input, errorPath: abs });
+      return locateConfined(realpathOfNearest(abs), {
+        root: '/',
+        createParents: options.createParents,
+        check,
+        shown: input,
+        errorPath: abs,
+      });
     }
     const real = join(this.realRoot, relative(this.root, abs));
-    const entry = locateConfined(real, { root: this.realRoot, createParents: options.createParents, check, shown: input, errorPath: abs });
+    const entry = locateConfined(real, {
+      root: this.realRoot,
+      createParents: options.createParents,
+      check,
+      shown: input,
+      errorPath: abs,
+    });
     if (access === 'write' && this.writeScope) {
       try {
         this.checkWriteScope(input, abs, entry.real); // where the walk really arrived

@@ -32,7 +32,11 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
  * The closest candidate to `word`, if one is close enough to be a likely typo. `aliases` maps
  * names used elsewhere to ours; an alias wins when its target is a candidate.
  */
-export function didYouMean(word: string, candidates: readonly string[], aliases: Readonly<Record<string, string>> = {}): string | undefined {
+export function didYouMean(
+  word: string,
+  candidates: readonly string[],
+  aliases: Readonly<Record<string, string>> = {},
+): string | undefined {
   const alias = Object.hasOwn(aliases, word) ? aliases[word] : undefined;
   if (alias && candidates.includes(alias)) return alias;
   const lower = word.toLowerCase();
@@ -49,13 +53,21 @@ export function didYouMean(word: string, candidates: readonly string[], aliases:
   }
   if (best === undefined) {
     // A prefix or containment often means a truncated or decorated name (timeout_sec -> timeout).
-    best = candidates.find((c) => c.length >= 3 && (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower)) && lower.length >= 3);
+    best = candidates.find(
+      (c) =>
+        c.length >= 3 && (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower)) && lower.length >= 3,
+    );
   }
   return best;
 }
 
 /** A hint line: "did you mean X?" when a candidate is close, else the list of valid names. */
-export function suggestionHint(word: string, candidates: readonly string[], what: string, aliases: Readonly<Record<string, string>> = {}): string {
+export function suggestionHint(
+  word: string,
+  candidates: readonly string[],
+  what: string,
+  aliases: Readonly<Record<string, string>> = {},
+): string {
   const best = didYouMean(word, candidates, aliases);
   if (best) return `did you mean "${best}"?`;
   if (candidates.length === 0) return `no ${what} is defined`;

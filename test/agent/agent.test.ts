@@ -15,14 +15,26 @@ const echo: AnyAgentTool = {
 
 function makeAgent(script: ScriptStep[], options: Partial<AgentOptions> = {}) {
   const fake = fakeModel(script);
-  const agent = new Agent({ initialState: { model: testModel, systemPrompt: 'sys', tools: [echo] }, streamFn: fake.streamFn, ...options });
+  const agent = new Agent({
+    initialState: { model: testModel, systemPrompt: 'sys', tools: [echo] },
+    streamFn: fake.streamFn,
+    ...options,
+  });
   const events: AgentEvent[] = [];
   agent.subscribe((e) => events.push(e));
   return { agent, fake, events };
 }
 
 const lastUserTexts = (messages: AgentMessage[]) =>
-  messages.filter((m) => m.role === 'user').map((m) => (m.role === 'user' && typeof m.content === 'string' ? m.content : m.role === 'user' ? (m.content[0] as { text: string }).text : ''));
+  messages
+    .filter((m) => m.role === 'user')
+    .map((m) =>
+      m.role === 'user' && typeof m.content === 'string'
+        ? m.content
+        : m.role === 'user'
+          ? (m.content[0] as { text: string }).text
+          : '',
+    );
 
 describe('Agent', () => {
   it('keeps its state from the loop events', async () => {
@@ -31,7 +43,8 @@ describe('Agent', () => {
     const seenStreaming: boolean[] = [];
     agent.subscribe((e) => {
       if (e.type === 'tool_execution_start') seenPending.push(agent.state.pendingToolCalls.size);
-      if (e.type === 'message_update') seenStreaming.push(agent.state.streamMessage !== null && agent.state.isStreaming);
+      if (e.type === 'message_update')
+        seenStreaming.push(agent.state.streamMessage !== null && agent.state.isStreaming);
     });
     await agent.prompt('hello');
     expect(agent.state.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
@@ -83,7 +96,10 @@ describe('Agent', () => {
   });
 
   it('passes stream options and the api key through to the provider', async () => {
-    const { agent, fake } = makeAgent([{ text: 'a' }], { streamOptions: { maxTokens: 77, sessionId: 's1' }, getApiKey: () => 'k' });
+    const { agent, fake } = makeAgent([{ text: 'a' }], {
+      streamOptions: { maxTokens: 77, sessionId: 's1' },
+      getApiKey: () => 'k',
+    });
     await agent.prompt('x');
     expect(fake.calls[0]!.options).toMatchObject({ maxTokens: 77, sessionId: 's1', apiKey: 'k' });
   });
@@ -105,7 +121,9 @@ describe('Agent', () => {
 
   it('delivers all queued follow-ups at once in "all" mode', async () => {
     const gate = deferred();
-    const { agent, fake } = makeAgent([{ text: 'first', gate: gate.promise }, { text: 'second' }], { followUpMode: 'all' });
+    const { agent, fake } = makeAgent([{ text: 'first', gate: gate.promise }, { text: 'second' }], {
+      followUpMode: 'all',
+    });
     const run = agent.prompt('start');
     agent.followUp('f1');
     agent.followUp('f2');
@@ -117,7 +135,10 @@ describe('Agent', () => {
 
   it('steering during a run reaches the next model call', async () => {
     const gate = deferred();
-    const { agent, fake } = makeAgent([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }], gate: gate.promise }, { text: 'ok' }]);
+    const { agent, fake } = makeAgent([
+      { toolCalls: [{ name: 'echo', args: { text: 'a' } }], gate: gate.promise },
+      { text: 'ok' },
+    ]);
     const run = agent.prompt('go');
     agent.steer('actually, stop');
     gate.resolve();
@@ -175,7 +196,11 @@ describe('Agent', () => {
     await agent.waitForIdle();
     expect(agent.state.isStreaming).toBe(false);
     expect(fake.calls).toHaveLength(1);
-    expect(agent.state.messages.at(-1)).toMatchObject({ role: 'toolResult', isError: true, content: [{ type: 'text', text: 'Operation aborted' }] });
+    expect(agent.state.messages.at(-1)).toMatchObject({
+      role: 'toolResult',
+      isError: true,
+      content: [{ type: 'text', text: 'Operation aborted' }],
+    });
   });
 
   it('subscribe() calls listeners in order; unsubscribe stops delivery; a throwing listener does not break the run', async () => {

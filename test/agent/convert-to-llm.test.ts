@@ -3,12 +3,21 @@ import { convertToLlm } from '../../src/agent/convert-to-llm.js';
 import type { AgentMessage } from '../../src/agent/types.js';
 
 const textOf = (m: { content: unknown }): string =>
-  typeof m.content === 'string' ? m.content : (m.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('');
+  typeof m.content === 'string'
+    ? m.content
+    : (m.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('');
 
 describe('convertToLlm', () => {
   it('passes user, assistant and tool results through unchanged (same objects)', () => {
     const user: AgentMessage = { role: 'user', content: 'hi', timestamp: 1 };
-    const result: AgentMessage = { role: 'toolResult', toolCallId: 'c', toolName: 't', content: [], isError: false, timestamp: 2 };
+    const result: AgentMessage = {
+      role: 'toolResult',
+      toolCallId: 'c',
+      toolName: 't',
+      content: [],
+      isError: false,
+      timestamp: 2,
+    };
     const out = convertToLlm([user, result]);
     expect(out[0]).toBe(user);
     expect(out[1]).toBe(result);
@@ -20,8 +29,12 @@ describe('convertToLlm', () => {
       { role: 'branchSummary', summary: 'tried X', fromId: 'abc', timestamp: 2 },
     ]);
     expect(compaction!.role).toBe('user');
-    expect(textOf(compaction!)).toMatch(/^Earlier history of this conversation was compacted.*\n\n<summary>\n## Goal\nship it\n<\/summary>$/);
-    expect(textOf(branch!)).toMatch(/summary of a branch this conversation came back from:\n\n<summary>\ntried X\n<\/summary>$/);
+    expect(textOf(compaction!)).toMatch(
+      /^Earlier history of this conversation was compacted.*\n\n<summary>\n## Goal\nship it\n<\/summary>$/,
+    );
+    expect(textOf(branch!)).toMatch(
+      /summary of a branch this conversation came back from:\n\n<summary>\ntried X\n<\/summary>$/,
+    );
   });
 
   it('custom messages become user messages with their content; peer messages are wrapped and attributed', () => {
@@ -30,7 +43,9 @@ describe('convertToLlm', () => {
       { role: 'peer', from: 'planner "A"', text: 'do step 2', timestamp: 2 },
     ]);
     expect(custom).toEqual({ role: 'user', content: 'the plan', timestamp: 1 });
-    expect(textOf(peer!)).toBe('<peer-message from="planner &quot;A&quot;">\nMessage from planner "A":\n\ndo step 2\n</peer-message>');
+    expect(textOf(peer!)).toBe(
+      '<peer-message from="planner &quot;A&quot;">\nMessage from planner "A":\n\ndo step 2\n</peer-message>',
+    );
   });
 
   it('renders shell runs with output, exit code and cancellation, and drops excluded ones', () => {

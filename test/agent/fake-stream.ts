@@ -72,14 +72,23 @@ export function fakeModel(script: ScriptStep[]): FakeModel {
   return { streamFn, calls };
 }
 
-async function play(out: AssistantMessageEventStream, model: Model, reply: ScriptedReply, signal?: AbortSignal): Promise<void> {
+async function play(
+  out: AssistantMessageEventStream,
+  model: Model,
+  reply: ScriptedReply,
+  signal?: AbortSignal,
+): Promise<void> {
   await Promise.resolve();
   if (reply.gate) await reply.gate;
   const partial: AssistantMessage = emptyAssistantMessage(model);
   const snap = (): AssistantMessage => ({ ...partial, content: partial.content.slice() });
   out.push({ type: 'start', partial: snap() });
   if (signal?.aborted) {
-    out.push({ type: 'error', reason: 'aborted', error: { ...snap(), stopReason: 'aborted', errorMessage: 'Request was aborted' } });
+    out.push({
+      type: 'error',
+      reason: 'aborted',
+      error: { ...snap(), stopReason: 'aborted', errorMessage: 'Request was aborted' },
+    });
     return;
   }
   if (reply.text !== undefined) {

@@ -9,7 +9,11 @@ import { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue } from
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AnyAgentTool } from '../../src/agent/types.js';
 import { deferred, fakeModel, testModel, userMessage, type ScriptStep } from './fake-stream.js';
 
-function tool(name: string, run?: (args: { text: string }, signal: AbortSignal) => Promise<unknown> | unknown, extra?: Partial<AnyAgentTool>): AnyAgentTool {
+function tool(
+  name: string,
+  run?: (args: { text: string }, signal: AbortSignal) => Promise<unknown> | unknown,
+  extra?: Partial<AnyAgentTool>,
+): AnyAgentTool {
   return {
     name,
     description: `${name} tool`,
@@ -126,7 +130,14 @@ describe('agentLoopContinue', () => {
       api: 'fake',
       provider: 'fake',
       model: 'fake-1',
-      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
       stopReason: 'stop',
       timestamp: 0,
     });
@@ -220,7 +231,9 @@ describe('parallel tools', () => {
     const s = setup([{ toolCalls: [call('slow', 'a', 'c1'), call('fast', 'b', 'c2')] }, { text: 'ok' }], [slow, fast]);
     await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(log).toEqual(['slow start', 'fast start', 'fast end', 'slow end']);
-    const ends = s.events.filter((e) => e.type === 'tool_execution_end').map((e) => e.type === 'tool_execution_end' && e.toolCallId);
+    const ends = s.events
+      .filter((e) => e.type === 'tool_execution_end')
+      .map((e) => e.type === 'tool_execution_end' && e.toolCallId);
     expect(ends).toEqual(['c1', 'c2']);
   });
 
@@ -241,7 +254,12 @@ describe('parallel tools', () => {
     const s = setup(
       [
         {
-          toolCalls: [call('first', 'a', 'c1'), call('nope', 'a', 'c2'), call('second', 'b', 'c3'), { name: 'first', args: { text: 5 }, id: 'c4' }],
+          toolCalls: [
+            call('first', 'a', 'c1'),
+            call('nope', 'a', 'c2'),
+            call('second', 'b', 'c3'),
+            { name: 'first', args: { text: 5 }, id: 'c4' },
+          ],
         },
         { text: 'ok' },
       ],
@@ -257,7 +275,9 @@ describe('parallel tools', () => {
       ['c3', false],
       ['c4', true],
     ]);
-    const endOrder = s.events.filter((e) => e.type === 'tool_execution_end').map((e) => e.type === 'tool_execution_end' && e.toolCallId);
+    const endOrder = s.events
+      .filter((e) => e.type === 'tool_execution_end')
+      .map((e) => e.type === 'tool_execution_end' && e.toolCallId);
     expect(endOrder).toEqual(['c1', 'c2', 'c3', 'c4']);
   });
 });
@@ -280,7 +300,9 @@ describe('steering', () => {
     await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(executed).toEqual(['1']);
     const ends = s.events.filter((e) => e.type === 'tool_execution_end');
-    expect(ends.map((e) => e.type === 'tool_execution_end' && [e.isError, (e.result.content[0] as { text: string }).text])).toEqual([
+    expect(
+      ends.map((e) => e.type === 'tool_execution_end' && [e.isError, (e.result.content[0] as { text: string }).text]),
+    ).toEqual([
       [false, 'seq:1'],
       [true, 'Skipped due to queued user message.'],
       [true, 'Skipped due to queued user message.'],
@@ -301,15 +323,21 @@ describe('steering', () => {
     const queue: AgentMessage[] = [];
     const executed: string[] = [];
     const par = tool('par', (p) => void executed.push(p.text));
-    const s = setup([{ toolCalls: [call('par', '1', 'a'), call('par', '2', 'b'), call('par', '3', 'c')] }, { text: 'ok' }], [par], {
-      getSteeringMessages: () => queue.splice(0),
-      beforeToolCall: ({ toolCall }) => {
-        if (toolCall.id === 'a') queue.push(userMessage('wait'));
+    const s = setup(
+      [{ toolCalls: [call('par', '1', 'a'), call('par', '2', 'b'), call('par', '3', 'c')] }, { text: 'ok' }],
+      [par],
+      {
+        getSteeringMessages: () => queue.splice(0),
+        beforeToolCall: ({ toolCall }) => {
+          if (toolCall.id === 'a') queue.push(userMessage('wait'));
+        },
       },
-    });
+    );
     await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(executed).toEqual([]);
-    const starts = s.events.filter((e) => e.type === 'tool_execution_start').map((e) => e.type === 'tool_execution_start' && e.toolCallId);
+    const starts = s.events
+      .filter((e) => e.type === 'tool_execution_start')
+      .map((e) => e.type === 'tool_execution_start' && e.toolCallId);
     expect(starts).toEqual(['a', 'b', 'c']);
     const ends = s.events.filter((e) => e.type === 'tool_execution_end');
     expect(ends.every((e) => e.type === 'tool_execution_end' && e.isError)).toBe(true);
@@ -349,12 +377,16 @@ describe('stopping', () => {
   it('an error reply is a hard stop: no tools run and follow-ups are not consulted', async () => {
     let ran = false;
     let followUpPolls = 0;
-    const s = setup([{ toolCalls: [call('t')], stopReason: 'error', errorMessage: 'overloaded' }], [tool('t', () => void (ran = true))], {
-      getFollowUpMessages: () => {
-        followUpPolls++;
-        return [userMessage('later')];
+    const s = setup(
+      [{ toolCalls: [call('t')], stopReason: 'error', errorMessage: 'overloaded' }],
+      [tool('t', () => void (ran = true))],
+      {
+        getFollowUpMessages: () => {
+          followUpPolls++;
+          return [userMessage('later')];
+        },
       },
-    });
+    );
     const result = await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(ran).toBe(false);
     expect(followUpPolls).toBe(0);
@@ -363,7 +395,9 @@ describe('stopping', () => {
   });
 
   it('an aborted reply is a hard stop as well', async () => {
-    const s = setup([{ toolCalls: [call('t')], stopReason: 'aborted' }], [tool('t')], { getFollowUpMessages: () => [userMessage('x')] });
+    const s = setup([{ toolCalls: [call('t')], stopReason: 'aborted' }], [tool('t')], {
+      getFollowUpMessages: () => [userMessage('x')],
+    });
     const result = await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(s.events.some((e) => e.type === 'tool_execution_start')).toBe(false);
     expect(s.fake.calls).toHaveLength(1);
@@ -372,7 +406,10 @@ describe('stopping', () => {
 
   it('a `length` reply that holds tool calls still runs them', async () => {
     let ran = false;
-    const s = setup([{ toolCalls: [call('t')], stopReason: 'length' }, { text: 'ok' }], [tool('t', () => void (ran = true))]);
+    const s = setup(
+      [{ toolCalls: [call('t')], stopReason: 'length' }, { text: 'ok' }],
+      [tool('t', () => void (ran = true))],
+    );
     await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(ran).toBe(true);
     expect(s.fake.calls).toHaveLength(2);
@@ -439,7 +476,9 @@ describe('hooks and failures around the model call', () => {
 
   it('resolves the API key before every call and passes it to the provider', async () => {
     let n = 0;
-    const s = setup([{ toolCalls: [call('t')] }, { text: 'x' }], [tool('t')], { getApiKey: (provider) => `${provider}-key-${++n}` });
+    const s = setup([{ toolCalls: [call('t')] }, { text: 'x' }], [tool('t')], {
+      getApiKey: (provider) => `${provider}-key-${++n}`,
+    });
     await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(s.fake.calls.map((c) => c.options?.apiKey)).toEqual(['fake-key-1', 'fake-key-2']);
   });
@@ -452,7 +491,12 @@ describe('hooks and failures around the model call', () => {
     const result = await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(result.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'error' });
     expect((result.at(-1) as { errorMessage: string }).errorMessage).toContain('socket exploded');
-    expect(sequence(s.events).slice(-4)).toEqual(['message_start(assistant)', 'message_end(assistant)', 'turn_end', 'agent_end']);
+    expect(sequence(s.events).slice(-4)).toEqual([
+      'message_start(assistant)',
+      'message_end(assistant)',
+      'turn_end',
+      'agent_end',
+    ]);
   });
 
   it('a getApiKey that throws becomes an error message and agent_end', async () => {
@@ -484,7 +528,10 @@ describe('through the provider registry', () => {
   afterEach(() => unregisterProvider(api));
 
   it('without a streamFn the loop dispatches on model.api (here: the real scripted provider)', async () => {
-    const provider = registerScriptedProvider([{ tools: [{ name: 't', args: { text: 'hi' } }] }, { text: 'all done' }], api);
+    const provider = registerScriptedProvider(
+      [{ tools: [{ name: 't', args: { text: 'hi' } }] }, { text: 'all done' }],
+      api,
+    );
     const context: AgentContext = { systemPrompt: 'sys', messages: [], tools: [tool('t')] };
     const result = await runAgentLoop([userMessage('go')], context, { model: scriptedModel({ api }) }, () => {});
     expect(result.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
@@ -494,7 +541,12 @@ describe('through the provider registry', () => {
   });
 
   it('an unregistered api becomes an error reply and a clean end', async () => {
-    const result = await runAgentLoop([userMessage('go')], { messages: [], tools: [] }, { model: scriptedModel({ api: 'nobody-serves-this' }) }, () => {});
+    const result = await runAgentLoop(
+      [userMessage('go')],
+      { messages: [], tools: [] },
+      { model: scriptedModel({ api: 'nobody-serves-this' }) },
+      () => {},
+    );
     expect(result.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'error' });
     expect((result.at(-1) as { errorMessage: string }).errorMessage).toMatch(/No provider is registered/);
   });

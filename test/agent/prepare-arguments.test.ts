@@ -38,7 +38,9 @@ describe('prepareArguments', () => {
   });
 
   it('converts numeric and boolean strings only where the schema wants them', () => {
-    const tool = toolWith(z.object({ n: z.number(), i: z.number().int(), b: z.boolean(), s: z.string(), bad: z.number() }));
+    const tool = toolWith(
+      z.object({ n: z.number(), i: z.number().int(), b: z.boolean(), s: z.string(), bad: z.number() }),
+    );
     const out = prepareArguments(tool, { n: '-1.5e2', i: ' 7 ', b: 'FALSE', s: 'true', bad: '12abc' });
     expect(out.args).toEqual({ n: -150, i: 7, b: false, s: 'true', bad: '12abc' });
   });
@@ -57,7 +59,9 @@ describe('prepareArguments', () => {
   });
 
   it('wraps a single value where an array is expected, and repairs the element', () => {
-    const tool = toolWith(z.object({ items: z.array(z.object({ k: z.number() })), nums: z.array(z.number()), tags: z.array(z.string()) }));
+    const tool = toolWith(
+      z.object({ items: z.array(z.object({ k: z.number() })), nums: z.array(z.number()), tags: z.array(z.string()) }),
+    );
     const out = prepareArguments(tool, { items: { k: '1' }, nums: '3', tags: 'only' });
     expect(out.args).toEqual({ items: [{ k: 1 }], nums: [3], tags: ['only'] });
   });
@@ -68,7 +72,10 @@ describe('prepareArguments', () => {
   });
 
   it('follows recursive schemas ($ref)', () => {
-    const out = prepareArguments(toolWith(Node), { name: 'root', children: [{ name: 'kid', size: '3', children: '[]' }] });
+    const out = prepareArguments(toolWith(Node), {
+      name: 'root',
+      children: [{ name: 'kid', size: '3', children: '[]' }],
+    });
     expect(out.args).toEqual({ name: 'root', children: [{ name: 'kid', size: 3, children: [] }] });
   });
 

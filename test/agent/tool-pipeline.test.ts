@@ -5,7 +5,10 @@ import type { ToolCall } from '../../src/ai/types.js';
 import { executeToolCalls, type ToolPipelineConfig } from '../../src/agent/tool-pipeline.js';
 import type { AgentEvent, AgentToolResult, AnyAgentTool } from '../../src/agent/types.js';
 
-const assistant = { ...errorAssistantMessage({ api: 'fake', provider: 'fake', id: 'm' }, ''), stopReason: 'toolUse' as const };
+const assistant = {
+  ...errorAssistantMessage({ api: 'fake', provider: 'fake', id: 'm' }, ''),
+  stopReason: 'toolUse' as const,
+};
 
 const editParams = z.object({
   path: z.string(),
@@ -47,8 +50,13 @@ const toolCall = (name: string, args: unknown, id = 'call-1'): ToolCall => ({
 
 async function runOne(tools: AnyAgentTool[], call: ToolCall, config: ToolPipelineConfig = {}) {
   const events: AgentEvent[] = [];
-  const batch = await executeToolCalls(assistant, [call], { messages: [], tools }, config, new AbortController().signal, (e) =>
-    events.push(e),
+  const batch = await executeToolCalls(
+    assistant,
+    [call],
+    { messages: [], tools },
+    config,
+    new AbortController().signal,
+    (e) => events.push(e),
   );
   const result = batch.results[0]!;
   const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
@@ -81,7 +89,9 @@ describe('stage failures become one error result with actionable text', () => {
   });
 
   it('a blocking before-hook gives its reason, or the default text', async () => {
-    const blocked = await runOne([okTool('rm')], toolCall('rm', {}), { beforeToolCall: () => ({ block: true, reason: 'rm is not allowed here' }) });
+    const blocked = await runOne([okTool('rm')], toolCall('rm', {}), {
+      beforeToolCall: () => ({ block: true, reason: 'rm is not allowed here' }),
+    });
     expect([blocked.result.isError, blocked.text]).toEqual([true, 'rm is not allowed here']);
     const silent = await runOne([okTool('rm')], toolCall('rm', {}), { beforeToolCall: () => ({ block: true }) });
     expect([silent.result.isError, silent.text]).toEqual([true, 'Tool execution was blocked']);
@@ -142,7 +152,10 @@ describe('stage failures become one error result with actionable text', () => {
 describe('argument repair before validation', () => {
   it('coerces "5" to 5 and "true" to true', async () => {
     const seen: unknown[] = [];
-    const { result } = await runOne([editTool(seen)], toolCall('edit', { path: 'a', edits: [], count: '5', dryRun: 'true' }));
+    const { result } = await runOne(
+      [editTool(seen)],
+      toolCall('edit', { path: 'a', edits: [], count: '5', dryRun: 'true' }),
+    );
     expect(result.isError).toBe(false);
     expect(seen[0]).toEqual({ path: 'a', edits: [], count: 5, dryRun: true });
   });
@@ -157,7 +170,10 @@ describe('argument repair before validation', () => {
 
   it('renames a known alias and wraps a single object into the expected array', async () => {
     const seen: unknown[] = [];
-    const { result } = await runOne([editTool(seen)], toolCall('edit', { file_path: 'a', edits: { oldText: 'x', newText: 'y' } }));
+    const { result } = await runOne(
+      [editTool(seen)],
+      toolCall('edit', { file_path: 'a', edits: { oldText: 'x', newText: 'y' } }),
+    );
     expect(result.isError).toBe(false);
     expect(seen[0]).toEqual({ path: 'a', edits: [{ oldText: 'x', newText: 'y' }] });
   });
@@ -213,7 +229,13 @@ describe('batches', () => {
     late!({ content: [{ type: 'text', text: 'too late' }] });
     const updates = events.filter((e) => e.type === 'tool_execution_update');
     expect(updates).toEqual([
-      { type: 'tool_execution_update', toolCallId: 'call-1', toolName: 'p', args: { n: '1' }, partialResult: { content: [{ type: 'text', text: '50%' }] } },
+      {
+        type: 'tool_execution_update',
+        toolCallId: 'call-1',
+        toolName: 'p',
+        args: { n: '1' },
+        partialResult: { content: [{ type: 'text', text: '50%' }] },
+      },
     ]);
   });
 
@@ -230,7 +252,10 @@ describe('batches', () => {
       () => {},
     );
     expect(ran).toBe(false);
-    expect(batch.results[0]).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/aborted/) }] });
+    expect(batch.results[0]).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: expect.stringMatching(/aborted/) }],
+    });
   });
 });
 

@@ -27,7 +27,12 @@ describe('tool JSON Schema', () => {
   });
 
   it('toLlmTools maps tools and reuses the result for the same list', () => {
-    const tool: AnyAgentTool = { name: 'read', description: 'Read a file', parameters: params, execute: async () => ({ content: [] }) };
+    const tool: AnyAgentTool = {
+      name: 'read',
+      description: 'Read a file',
+      parameters: params,
+      execute: async () => ({ content: [] }),
+    };
     const list = [tool];
     const llm = toLlmTools(list);
     expect(llm).toEqual([{ name: 'read', description: 'Read a file', parameters: toolJsonSchema(params) }]);

@@ -3,7 +3,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MISSING_API_KEY_MESSAGE, streamAnthropic } from '../../src/ai/anthropic.js';
 import { getModel } from '../../src/ai/models.js';
 import { isContextOverflow } from '../../src/ai/overflow.js';
-import type { AssistantMessage, AssistantMessageEvent, Context, Message, Model, RetryInfo, StreamOptions } from '../../src/ai/types.js';
+import type {
+  AssistantMessage,
+  AssistantMessageEvent,
+  Context,
+  Message,
+  Model,
+  RetryInfo,
+  StreamOptions,
+} from '../../src/ai/types.js';
 import { emptyUsage } from '../../src/ai/usage.js';
 import { type FakeAnthropic, type ResponseSpec, startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 
@@ -20,7 +28,10 @@ async function serve(...responses: ResponseSpec[]): Promise<Model> {
 
 const fast: StreamOptions = { apiKey: 'sk-test', retryBaseDelayMs: 1, streamIdleTimeoutMs: 5000 };
 const user = (text: string): Message => ({ role: 'user', content: text, timestamp: 1 });
-const ctx = (...messages: Message[]): Context => ({ systemPrompt: 'You are terse.', messages: messages.length ? messages : [user('hi')] });
+const ctx = (...messages: Message[]): Context => ({
+  systemPrompt: 'You are terse.',
+  messages: messages.length ? messages : [user('hi')],
+});
 
 async function collect(model: Model, context: Context, options: StreamOptions = fast) {
   const s = streamAnthropic(model, context, options);
@@ -45,9 +56,22 @@ function assistant(content: AssistantMessage['content'], extra: Partial<Assistan
 
 describe('anthropic provider: streaming', () => {
   it('streams text as start, text_start, text_delta*, text_end, done with the full text', async () => {
-    const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'Hello there, world!' }], chunkSize: 6 });
+    const model = await serve({
+      kind: 'message',
+      content: [{ type: 'text', text: 'Hello there, world!' }],
+      chunkSize: 6,
+    });
     const { events, result } = await collect(model, ctx());
-    expect(events.map((e) => e.type)).toEqual(['start', 'text_start', 'text_delta', 'text_delta', 'text_delta', 'text_delta', 'text_end', 'done']);
+    expect(events.map((e) => e.type)).toEqual([
+      'start',
+      'text_start',
+      'text_delta',
+      'text_delta',
+      'text_delta',
+      'text_delta',
+      'text_end',
+      'done',
+    ]);
     const deltas = events.flatMap((e) => (e.type === 'text_delta' ? [e.delta] : []));
     expect(deltas.join('')).toBe('Hello there, world!');
     const end = events.find((e) => e.type === 'text_end');
@@ -68,7 +92,11 @@ describe('anthropic provider: streaming', () => {
     });
     const { events, result } = await collect(model, ctx(), { ...fast, reasoning: 'low' });
     expect(events.filter((e) => e.type === 'thinking_start')).toHaveLength(2);
-    expect(result.content[0]).toEqual({ type: 'thinking', thinking: 'Let me consider this.', thinkingSignature: 'sig-abc' });
+    expect(result.content[0]).toEqual({
+      type: 'thinking',
+      thinking: 'Let me consider this.',
+      thinkingSignature: 'sig-abc',
+    });
     expect(result.content[1]).toMatchObject({ type: 'thinking', redacted: true, thinkingSignature: 'ENCRYPTED' });
     const body = server!.requests[0]!.body;
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
@@ -77,7 +105,14 @@ describe('anthropic provider: streaming', () => {
 
   it('streams tool arguments as toolcall_delta with re-parsed partial arguments and ends with the parsed call', async () => {
     const args = { path: 'src/a.ts', edits: [{ oldText: 'x', newText: 'y' }] };
-    const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'Editing.' }, { type: 'tool_use', id: 'toolu_1', name: 'edit', input: args }], chunkSize: 7 });
+    const model = await serve({
+      kind: 'message',
+      content: [
+        { type: 'text', text: 'Editing.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'edit', input: args },
+      ],
+      chunkSize: 7,
+    });
     const partials: unknown[] = [];
     const s = streamAnthropic(model, ctx(), fast);
     const types: string[] = [];
@@ -101,11 +136,22 @@ describe('anthropic provider: streaming', () => {
     const model = await serve({
       kind: 'message',
       content: [{ type: 'text', text: 'ok' }],
-      usage: { input_tokens: 1000, output_tokens: 1, cache_read_input_tokens: 20_000, cache_creation_input_tokens: 3000 },
+      usage: {
+        input_tokens: 1000,
+        output_tokens: 1,
+        cache_read_input_tokens: 20_000,
+        cache_creation_input_tokens: 3000,
+      },
       deltaUsage: { output_tokens: 500, input_tokens: null },
     });
     const { result } = await collect(model, ctx());
-    expect(result.usage).toMatchObject({ input: 1000, output: 500, cacheRead: 20_000, cacheWrite: 3000, totalTokens: 24_500 });
+    expect(result.usage).toMatchObject({
+      input: 1000,
+      output: 500,
+      cacheRead: 20_000,
+      cacheWrite: 3000,
+      totalTokens: 24_500,
+    });
     // Sonnet 4.5: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million tokens.
     expect(result.usage.cost.input).toBeCloseTo(0.003, 10);
     expect(result.usage.cost.output).toBeCloseTo(0.0075, 10);
@@ -134,28 +180,74 @@ describe('anthropic provider: request body', () => {
       { type: 'toolCall', id: 'toolu_a', name: 'read', arguments: { path: 'a' } },
       { type: 'toolCall', id: 'toolu_b', name: 'read', arguments: { path: 'b' } },
     ]);
-    await collect(model, ctx(
-      user('read both'),
-      a,
-      { role: 'toolResult', toolCallId: 'toolu_a', toolName: 'read', content: [{ type: 'text', text: 'A1' }, { type: 'text', text: 'A2' }], isError: false, timestamp: 3 },
-      { role: 'toolResult', toolCallId: 'toolu_b', toolName: 'read', content: [{ type: 'text', text: 'missing' }], isError: true, timestamp: 4 },
-    ));
+    await collect(
+      model,
+      ctx(
+        user('read both'),
+        a,
+        {
+          role: 'toolResult',
+          toolCallId: 'toolu_a',
+          toolName: 'read',
+          content: [
+            { type: 'text', text: 'A1' },
+            { type: 'text', text: 'A2' },
+          ],
+          isError: false,
+          timestamp: 3,
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 'toolu_b',
+          toolName: 'read',
+          content: [{ type: 'text', text: 'missing' }],
+          isError: true,
+          timestamp: 4,
+        },
+      ),
+    );
     const messages = server!.requests[0]!.body.messages;
     expect(messages).toHaveLength(3);
     expect(messages[2].role).toBe('user');
     expect(messages[2].content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_a', content: 'A1\nA2', is_error: false },
-      { type: 'tool_result', tool_use_id: 'toolu_b', content: 'missing', is_error: true, cache_control: { type: 'ephemeral' } },
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_b',
+        content: 'missing',
+        is_error: true,
+        cache_control: { type: 'ephemeral' },
+      },
     ]);
   });
 
-  it('puts cache_control on the system block, the last block of the last user message and the previous request\'s tail', async () => {
-    const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'ok' }] }, { kind: 'message', content: [{ type: 'text', text: 'ok' }] });
-    await collect(model, ctx(
-      { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }], timestamp: 1 },
-      assistant([{ type: 'text', text: 'answer' }]),
-      { role: 'user', content: [{ type: 'text', text: 'third' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }], timestamp: 3 },
-    ));
+  it("puts cache_control on the system block, the last block of the last user message and the previous request's tail", async () => {
+    const model = await serve(
+      { kind: 'message', content: [{ type: 'text', text: 'ok' }] },
+      { kind: 'message', content: [{ type: 'text', text: 'ok' }] },
+    );
+    await collect(
+      model,
+      ctx(
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'first' },
+            { type: 'text', text: 'second' },
+          ],
+          timestamp: 1,
+        },
+        assistant([{ type: 'text', text: 'answer' }]),
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'third' },
+            { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+          ],
+          timestamp: 3,
+        },
+      ),
+    );
     const body = server!.requests[0]!.body;
     expect(body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
     const marked = JSON.stringify(body.messages).split('cache_control').length - 1;
@@ -180,13 +272,16 @@ describe('anthropic provider: request body', () => {
 
   it('never replays errored or aborted replies and repairs orphan tool calls with a "No result provided" error result', async () => {
     const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'ok' }] });
-    await collect(model, ctx(
-      user('one'),
-      assistant([{ type: 'text', text: 'half a thought' }], { stopReason: 'error', errorMessage: 'overloaded' }),
-      assistant([{ type: 'text', text: 'interrupted' }], { stopReason: 'aborted' }),
-      assistant([{ type: 'toolCall', id: 'toolu_orphan', name: 'bash', arguments: { command: 'ls' } }]),
-      user('two'),
-    ));
+    await collect(
+      model,
+      ctx(
+        user('one'),
+        assistant([{ type: 'text', text: 'half a thought' }], { stopReason: 'error', errorMessage: 'overloaded' }),
+        assistant([{ type: 'text', text: 'interrupted' }], { stopReason: 'aborted' }),
+        assistant([{ type: 'toolCall', id: 'toolu_orphan', name: 'bash', arguments: { command: 'ls' } }]),
+        user('two'),
+      ),
+    );
     const messages = server!.requests[0]!.body.messages;
     const text = JSON.stringify(messages);
     expect(text).not.toContain('half a thought');
@@ -202,18 +297,35 @@ describe('anthropic provider: request body', () => {
 
   it('merges consecutive same-role messages into one turn (a prompt after a dropped failed reply, a note after tool results)', async () => {
     const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'ok' }] });
-    await collect(model, ctx(
-      user('first try'),
-      assistant([{ type: 'text', text: 'cut' }], { stopReason: 'aborted' }),
-      user('note'),
-      assistant([{ type: 'toolCall', id: 'toolu_a', name: 'bash', arguments: { command: 'ls' } }]),
-      { role: 'toolResult', toolCallId: 'toolu_a', toolName: 'bash', content: [{ type: 'text', text: 'a.txt' }], isError: false, timestamp: 1 },
-      user('go on'),
-    ), { ...fast, cacheRetention: 'none' });
+    await collect(
+      model,
+      ctx(
+        user('first try'),
+        assistant([{ type: 'text', text: 'cut' }], { stopReason: 'aborted' }),
+        user('note'),
+        assistant([{ type: 'toolCall', id: 'toolu_a', name: 'bash', arguments: { command: 'ls' } }]),
+        {
+          role: 'toolResult',
+          toolCallId: 'toolu_a',
+          toolName: 'bash',
+          content: [{ type: 'text', text: 'a.txt' }],
+          isError: false,
+          timestamp: 1,
+        },
+        user('go on'),
+      ),
+      { ...fast, cacheRetention: 'none' },
+    );
     const messages = server!.requests[0]!.body.messages;
     expect(messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user']);
-    expect(messages[0].content).toEqual([{ type: 'text', text: 'first try' }, { type: 'text', text: 'note' }]);
-    expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_a', content: 'a.txt', is_error: false }, { type: 'text', text: 'go on' }]);
+    expect(messages[0].content).toEqual([
+      { type: 'text', text: 'first try' },
+      { type: 'text', text: 'note' },
+    ]);
+    expect(messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_a', content: 'a.txt', is_error: false },
+      { type: 'text', text: 'go on' },
+    ]);
   });
 
   it('downgrades unsigned thinking to text and normalises foreign tool-call ids with their results', async () => {
@@ -225,21 +337,37 @@ describe('anthropic provider: request body', () => {
       ],
       { provider: 'openai', api: 'openai-responses', model: 'gpt-x' },
     );
-    const own = assistant([{ type: 'thinking', thinking: 'aborted reasoning' }, { type: 'text', text: 'see' }]);
-    await collect(model, ctx(
-      user('go'),
-      foreign,
-      { role: 'toolResult', toolCallId: 'call|abc.123', toolName: 'read', content: [{ type: 'text', text: 'data' }], isError: false, timestamp: 3 },
-      own,
-      user('next'),
-    ));
+    const own = assistant([
+      { type: 'thinking', thinking: 'aborted reasoning' },
+      { type: 'text', text: 'see' },
+    ]);
+    await collect(
+      model,
+      ctx(
+        user('go'),
+        foreign,
+        {
+          role: 'toolResult',
+          toolCallId: 'call|abc.123',
+          toolName: 'read',
+          content: [{ type: 'text', text: 'data' }],
+          isError: false,
+          timestamp: 3,
+        },
+        own,
+        user('next'),
+      ),
+    );
     const messages = server!.requests[0]!.body.messages;
     expect(messages[1].content).toEqual([
       { type: 'text', text: 'foreign reasoning' },
       { type: 'tool_use', id: 'call_abc_123', name: 'read', input: { path: 'x' } },
     ]);
     expect(messages[2].content[0].tool_use_id).toBe('call_abc_123');
-    expect(messages[3].content).toEqual([{ type: 'text', text: 'aborted reasoning' }, { type: 'text', text: 'see' }]);
+    expect(messages[3].content).toEqual([
+      { type: 'text', text: 'aborted reasoning' },
+      { type: 'text', text: 'see' },
+    ]);
   });
 
   it('lets onPayload replace the request body', async () => {
@@ -261,7 +389,16 @@ describe('anthropic provider: failures and retries', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(35);
     expect(result.stopReason).toBe('stop');
     expect(result.content).toEqual([{ type: 'text', text: 'finally' }]);
-    expect(retries).toEqual([{ attempt: 1, maxRetries: 3, delayMs: 40, status: 429, kind: 'rate_limit', errorMessage: expect.stringContaining('slow down') }]);
+    expect(retries).toEqual([
+      {
+        attempt: 1,
+        maxRetries: 3,
+        delayMs: 40,
+        status: 429,
+        kind: 'rate_limit',
+        errorMessage: expect.stringContaining('slow down'),
+      },
+    ]);
     expect(server!.requests).toHaveLength(2);
   });
 
@@ -311,7 +448,11 @@ describe('anthropic provider: failures and retries', () => {
   });
 
   it('does not retry a 400 "prompt is too long", which isContextOverflow recognises', async () => {
-    const model = await serve({ kind: 'http-error', status: 400, message: 'prompt is too long: 210000 tokens > 200000 maximum' });
+    const model = await serve({
+      kind: 'http-error',
+      status: 400,
+      message: 'prompt is too long: 210000 tokens > 200000 maximum',
+    });
     const { result } = await collect(model, ctx());
     expect(server!.requests).toHaveLength(1);
     expect(result.errorMessage).toContain('400 invalid_request_error: prompt is too long');
@@ -320,7 +461,12 @@ describe('anthropic provider: failures and retries', () => {
   });
 
   it('turns a stream cut mid-message into an error that keeps the partial content', async () => {
-    const model = await serve({ kind: 'cut', afterEvents: 4, content: [{ type: 'text', text: 'The answer is forty-two.' }], chunkSize: 5 });
+    const model = await serve({
+      kind: 'cut',
+      afterEvents: 4,
+      content: [{ type: 'text', text: 'The answer is forty-two.' }],
+      chunkSize: 5,
+    });
     const { events, result } = await collect(model, ctx());
     expect(events.at(-1)?.type).toBe('error');
     expect(result.stopReason).toBe('error');
@@ -343,7 +489,14 @@ describe('anthropic provider: failures and retries', () => {
   });
 
   it('turns an SSE error event into an error message with the partial content', async () => {
-    const model = await serve({ kind: 'sse-error', afterEvents: 3, content: [{ type: 'text', text: 'Working on it' }], chunkSize: 4, errorType: 'overloaded_error', message: 'Overloaded' });
+    const model = await serve({
+      kind: 'sse-error',
+      afterEvents: 3,
+      content: [{ type: 'text', text: 'Working on it' }],
+      chunkSize: 4,
+      errorType: 'overloaded_error',
+      message: 'Overloaded',
+    });
     const { result } = await collect(model, ctx());
     expect(result.stopReason).toBe('error');
     expect(result.errorMessage).toMatch(/overloaded_error: Overloaded/);
@@ -365,13 +518,22 @@ describe('anthropic provider: failures and retries', () => {
   it('stops waiting for a retry when the signal aborts', async () => {
     const model = await serve({ kind: 'http-error', status: 429, headers: { 'retry-after-ms': '20000' } });
     const controller = new AbortController();
-    const { result } = await collect(model, ctx(), { ...fast, signal: controller.signal, onRetry: () => controller.abort() });
+    const { result } = await collect(model, ctx(), {
+      ...fast,
+      signal: controller.signal,
+      onRetry: () => controller.abort(),
+    });
     expect(result.stopReason).toBe('aborted');
     expect(server!.requests).toHaveLength(1);
   });
 
   it('ends an abort mid-stream as "aborted", keeping what streamed', async () => {
-    const model = await serve({ kind: 'message', content: [{ type: 'text', text: 'a b c d e f g h i j k l m n o p' }], chunkSize: 2, delayMs: 15 });
+    const model = await serve({
+      kind: 'message',
+      content: [{ type: 'text', text: 'a b c d e f g h i j k l m n o p' }],
+      chunkSize: 2,
+      delayMs: 15,
+    });
     const controller = new AbortController();
     const s = streamAnthropic(model, ctx(), { ...fast, signal: controller.signal });
     const types: string[] = [];
@@ -430,7 +592,10 @@ describe('anthropic provider: failures and retries', () => {
       expect(result.content).toEqual([{ type: 'text', text: 'env' }]);
       expect(server!.requests[0]!.headers.authorization).toBe('Bearer sk-from-env');
     } finally {
-      for (const [k, v] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_BASE_URL', saved.url]] as const) {
+      for (const [k, v] of [
+        ['ANTHROPIC_API_KEY', saved.key],
+        ['ANTHROPIC_BASE_URL', saved.url],
+      ] as const) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }
@@ -441,7 +606,13 @@ describe('anthropic provider: failures and retries', () => {
 describe('anthropic provider: permit hooks', () => {
   it('awaits beforeAttempt before every request, retries included, and reports each attempt end', async () => {
     const model = await serve(
-      { kind: 'http-error', status: 429, errorType: 'rate_limit_error', message: 'slow down', headers: { 'retry-after-ms': '5' } },
+      {
+        kind: 'http-error',
+        status: 429,
+        errorType: 'rate_limit_error',
+        message: 'slow down',
+        headers: { 'retry-after-ms': '5' },
+      },
       { kind: 'message', content: [{ type: 'text', text: 'ok' }] },
     );
     const log: string[] = [];
@@ -450,7 +621,8 @@ describe('anthropic provider: permit hooks', () => {
       beforeAttempt: async ({ attempt }) => {
         log.push(`before ${attempt} (requests so far: ${server!.requests.length})`);
       },
-      onAttemptEnd: ({ attempt, started, status }) => log.push(`end ${attempt} started=${started}${status ? ` status=${status}` : ''}`),
+      onAttemptEnd: ({ attempt, started, status }) =>
+        log.push(`end ${attempt} started=${started}${status ? ` status=${status}` : ''}`),
     });
     expect(result.stopReason).toBe('stop');
     expect(log).toEqual([

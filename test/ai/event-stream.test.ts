@@ -42,7 +42,13 @@ describe('contentText', () => {
   it('joins text blocks with newlines and leaves images out', async () => {
     const { contentText } = await import('../../src/ai/content-text.js');
     expect(contentText('plain')).toBe('plain');
-    expect(contentText([{ type: 'text', text: 'a' }, { type: 'image', data: 'x', mimeType: 'image/png' }, { type: 'text', text: 'b' }])).toBe('a\nb');
+    expect(
+      contentText([
+        { type: 'text', text: 'a' },
+        { type: 'image', data: 'x', mimeType: 'image/png' },
+        { type: 'text', text: 'b' },
+      ]),
+    ).toBe('a\nb');
     expect(contentText([])).toBe('');
   });
 });

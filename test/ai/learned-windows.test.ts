@@ -2,7 +2,12 @@
 // a larger one never grows it back, and one below the caller's minimum is not recorded (a later
 // session in that process would only thrash in it).
 import { beforeEach, describe, expect, it } from 'vitest';
-import { forgetLearnedWindows, learnContextWindow, learnedContextWindow, withLearnedWindow } from '../../src/ai/learned-windows.js';
+import {
+  forgetLearnedWindows,
+  learnContextWindow,
+  learnedContextWindow,
+  withLearnedWindow,
+} from '../../src/ai/learned-windows.js';
 import { getModel } from '../../src/ai/models.js';
 
 beforeEach(() => forgetLearnedWindows());

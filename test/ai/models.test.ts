@@ -4,7 +4,15 @@ import { getModel, listModels, resolveModel, scriptedModel } from '../../src/ai/
 describe('model table', () => {
   it('lists current Claude models with limits and prices', () => {
     const ids = listModels().map((m) => m.id);
-    expect(ids).toEqual(expect.arrayContaining(['claude-opus-4-5', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4-0']));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'claude-opus-4-5',
+        'claude-sonnet-4-5',
+        'claude-haiku-4-5',
+        'claude-opus-4-1',
+        'claude-sonnet-4-0',
+      ]),
+    );
     for (const m of listModels()) {
       expect(m.api).toBe('anthropic-messages');
       expect(m.contextWindow).toBeGreaterThan(0);

@@ -6,7 +6,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isContextOverflow } from '../../src/ai/overflow.js';
 import { modelForProvider, type ProviderConfig } from '../../src/ai/provider-config.js';
 import { streamOpenAIChat, streamOpenAIResponses } from '../../src/ai/openai-compatible.js';
-import type { AssistantMessage, AssistantMessageEvent, Context, Model, RetryInfo, StreamOptions, Tool, ToolCall } from '../../src/ai/types.js';
+import type {
+  AssistantMessage,
+  AssistantMessageEvent,
+  Context,
+  Model,
+  RetryInfo,
+  StreamOptions,
+  Tool,
+  ToolCall,
+} from '../../src/ai/types.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../helpers/fake-openai-server.js';
 
 const servers: FakeOpenAI[] = [];
@@ -15,39 +24,79 @@ afterAll(async () => {
 });
 
 const TOOLS: Tool[] = [
-  { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-  { name: 'write', description: 'Write a file', parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] } },
+  {
+    name: 'read',
+    description: 'Read a file',
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+  {
+    name: 'write',
+    description: 'Write a file',
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string' }, content: { type: 'string' } },
+      required: ['path', 'content'],
+    },
+  },
 ];
 
-async function setup(options: FakeOpenAIOptions, config: Partial<ProviderConfig> = {}): Promise<{ server: FakeOpenAI; model: Model }> {
+async function setup(
+  options: FakeOpenAIOptions,
+  config: Partial<ProviderConfig> = {},
+): Promise<{ server: FakeOpenAI; model: Model }> {
   const server = await startFakeOpenAI(options);
   servers.push(server);
-  const model = modelForProvider({ name: 'local', type: 'openai-compatible', baseUrl: server.url, ...config }, 'fake-model', {
-    contextWindow: 32_000,
-    maxTokens: 4_000,
-    cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
-  });
+  const model = modelForProvider(
+    { name: 'local', type: 'openai-compatible', baseUrl: server.url, ...config },
+    'fake-model',
+    {
+      contextWindow: 32_000,
+      maxTokens: 4_000,
+      cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
+    },
+  );
   return { server, model };
 }
 
 function context(): Context {
-  return { systemPrompt: 'You edit files.', messages: [{ role: 'user', content: 'Fix a.ts and b.ts', timestamp: 1 }], tools: TOOLS };
+  return {
+    systemPrompt: 'You edit files.',
+    messages: [{ role: 'user', content: 'Fix a.ts and b.ts', timestamp: 1 }],
+    tools: TOOLS,
+  };
 }
 
-async function run(model: Model, ctx: Context, options: StreamOptions = {}, api: 'chat' | 'responses' = 'chat'): Promise<{ message: AssistantMessage; events: AssistantMessageEvent[] }> {
-  const s = (api === 'chat' ? streamOpenAIChat : streamOpenAIResponses)(model, ctx, { apiKey: 'sk-test', retryBaseDelayMs: 1, ...options });
+async function run(
+  model: Model,
+  ctx: Context,
+  options: StreamOptions = {},
+  api: 'chat' | 'responses' = 'chat',
+): Promise<{ message: AssistantMessage; events: AssistantMessageEvent[] }> {
+  const s = (api === 'chat' ? streamOpenAIChat : streamOpenAIResponses)(model, ctx, {
+    apiKey: 'sk-test',
+    retryBaseDelayMs: 1,
+    ...options,
+  });
   const events: AssistantMessageEvent[] = [];
   for await (const e of s) events.push(e);
   return { message: await s.result(), events };
 }
 
-const calls = (m: AssistantMessage): Pick<ToolCall, 'name' | 'arguments'>[] => m.content.filter((b): b is ToolCall => b.type === 'toolCall').map((c) => ({ name: c.name, arguments: c.arguments }));
+const calls = (m: AssistantMessage): Pick<ToolCall, 'name' | 'arguments'>[] =>
+  m.content.filter((b): b is ToolCall => b.type === 'toolCall').map((c) => ({ name: c.name, arguments: c.arguments }));
 
 /** The reply and its tool results appended, as the agent loop does. */
 function answer(ctx: Context, reply: AssistantMessage): Context {
   const results = reply.content
     .filter((b): b is ToolCall => b.type === 'toolCall')
-    .map((c) => ({ role: 'toolResult' as const, toolCallId: c.id, toolName: c.name, content: [{ type: 'text' as const, text: `ok ${c.name}` }], isError: false, timestamp: 2 }));
+    .map((c) => ({
+      role: 'toolResult' as const,
+      toolCallId: c.id,
+      toolName: c.name,
+      content: [{ type: 'text' as const, text: `ok ${c.name}` }],
+      isError: false,
+      timestamp: 2,
+    }));
   return { ...ctx, messages: [...ctx.messages, reply, ...results] };
 }
 
@@ -87,7 +136,9 @@ describe('OpenAI-compatible chat completions', () => {
     expect(second.message.content).toEqual([{ type: 'text', text: 'Done.' }]);
     expect(server.rejected).toEqual([]);
     const sent = server.requests[1]!.body.messages;
-    expect(sent.filter((m: { role: string }) => m.role === 'tool').map((m: { tool_call_id: string }) => m.tool_call_id)).toEqual(['call_fake0_0', 'call_fake0_1']);
+    expect(
+      sent.filter((m: { role: string }) => m.role === 'tool').map((m: { tool_call_id: string }) => m.tool_call_id),
+    ).toEqual(['call_fake0_0', 'call_fake0_1']);
   });
 
   it('every call at index 0 and no usage chunk: three separate calls, usage estimated and flagged', async () => {
@@ -122,7 +173,16 @@ describe('OpenAI-compatible chat completions', () => {
 
   it('a duplicated finish_reason does not duplicate calls', async () => {
     const { model } = await setup({
-      responses: [{ kind: 'chat', doubleFinish: true, toolCalls: [{ name: 'read', arguments: { path: 'a.ts' } }, { name: 'read', arguments: { path: 'b.ts' } }] }],
+      responses: [
+        {
+          kind: 'chat',
+          doubleFinish: true,
+          toolCalls: [
+            { name: 'read', arguments: { path: 'a.ts' } },
+            { name: 'read', arguments: { path: 'b.ts' } },
+          ],
+        },
+      ],
     });
     const { message, events } = await run(model, context());
     expect(calls(message)).toEqual([
@@ -135,10 +195,14 @@ describe('OpenAI-compatible chat completions', () => {
 
   it('tool calls written as JSON text become calls with compat.text_tool_calls, and stay text without it', async () => {
     const tagged = 'I will read it.\n<tool_call>\n{"name": "read", "arguments": {"path": "a.ts"}}\n</tool_call>';
-    const list = '```json\n[{"name": "read", "arguments": {"path": "a.ts"}}, {"name": "write", "arguments": {"path": "b.ts", "content": "y"}}]\n```';
+    const list =
+      '```json\n[{"name": "read", "arguments": {"path": "a.ts"}}, {"name": "write", "arguments": {"path": "b.ts", "content": "y"}}]\n```';
     const notACall = '{"name": "rm", "arguments": {"path": "/"}}';
     const replies = [tagged, list, notACall, tagged];
-    const { server, model } = await setup({ respond: ({ index }) => ({ kind: 'chat', text: replies[index]! }) }, { compat: { textToolCalls: true } });
+    const { server, model } = await setup(
+      { respond: ({ index }) => ({ kind: 'chat', text: replies[index]! }) },
+      { compat: { textToolCalls: true } },
+    );
     const one = await run(model, context());
     expect(one.message.stopReason).toBe('toolUse');
     expect(one.message.content[0]).toEqual({ type: 'text', text: 'I will read it.' });
@@ -161,19 +225,35 @@ describe('OpenAI-compatible chat completions', () => {
   });
 
   it('a 400 on the object tool_choice is retried once in string form, and the string form is remembered', async () => {
-    const { server, model } = await setup({ stringToolChoiceOnly: true, respond: () => ({ kind: 'chat', toolCalls: [{ name: 'read', arguments: { path: 'a.ts' } }] }) });
+    const { server, model } = await setup({
+      stringToolChoiceOnly: true,
+      respond: () => ({ kind: 'chat', toolCalls: [{ name: 'read', arguments: { path: 'a.ts' } }] }),
+    });
     const first = await run(model, context(), { toolChoice: { name: 'read' } });
     expect(calls(first.message)).toEqual([{ name: 'read', arguments: { path: 'a.ts' } }]);
-    expect(server.requests.map((r) => r.body.tool_choice)).toEqual([{ type: 'function', function: { name: 'read' } }, 'required']);
+    expect(server.requests.map((r) => r.body.tool_choice)).toEqual([
+      { type: 'function', function: { name: 'read' } },
+      'required',
+    ]);
     await run(model, context(), { toolChoice: { name: 'read' } });
-    expect(server.requests.map((r) => r.body.tool_choice)).toEqual([{ type: 'function', function: { name: 'read' } }, 'required', 'required']);
+    expect(server.requests.map((r) => r.body.tool_choice)).toEqual([
+      { type: 'function', function: { name: 'read' } },
+      'required',
+      'required',
+    ]);
     expect(server.rejected).toHaveLength(1);
   });
 
   it('a 429 with retry-after is retried after the delay the server asked for', async () => {
     const { server, model } = await setup({
       responses: [
-        { kind: 'http-error', status: 429, type: 'rate_limit_exceeded', message: 'Rate limit reached for requests', headers: { 'retry-after-ms': '30' } },
+        {
+          kind: 'http-error',
+          status: 429,
+          type: 'rate_limit_exceeded',
+          message: 'Rate limit reached for requests',
+          headers: { 'retry-after-ms': '30' },
+        },
         { kind: 'http-error', status: 503, type: 'server_error', message: 'The server is overloaded' },
         { kind: 'chat', text: 'ok' },
       ],
@@ -190,7 +270,14 @@ describe('OpenAI-compatible chat completions', () => {
   });
 
   it('a server that keeps answering 429 ends in an error naming the status (no endless retries)', async () => {
-    const { server, model } = await setup({ respond: () => ({ kind: 'http-error', status: 429, message: 'Rate limit reached', headers: { 'retry-after': '0' } }) });
+    const { server, model } = await setup({
+      respond: () => ({
+        kind: 'http-error',
+        status: 429,
+        message: 'Rate limit reached',
+        headers: { 'retry-after': '0' },
+      }),
+    });
     const { message } = await run(model, context(), { maxRetries: 2 });
     expect(message.stopReason).toBe('error');
     expect(message.errorMessage).toMatch(/^429 .*Rate limit reached.*gave up after 2 retries/);
@@ -220,7 +307,15 @@ describe('OpenAI-compatible chat completions', () => {
   });
 
   it('no key for a remote server is an actionable error naming the variable', async () => {
-    const model = modelForProvider({ name: 'openrouter', type: 'openai-compatible', baseUrl: 'https://openrouter.ai/api/v1', apiKeyEnv: 'ORCH_TEST_UNSET_KEY' }, 'x/y');
+    const model = modelForProvider(
+      {
+        name: 'openrouter',
+        type: 'openai-compatible',
+        baseUrl: 'https://openrouter.ai/api/v1',
+        apiKeyEnv: 'ORCH_TEST_UNSET_KEY',
+      },
+      'x/y',
+    );
     const s = streamOpenAIChat(model, context());
     const m = await s.result();
     expect(m.errorMessage).toMatch(/set ORCH_TEST_UNSET_KEY/);

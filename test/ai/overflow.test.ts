@@ -3,7 +3,11 @@ import { isContextOverflow, overflowLimitFromError } from '../../src/ai/overflow
 import type { AssistantMessage } from '../../src/ai/types.js';
 import { emptyUsage } from '../../src/ai/usage.js';
 
-const failed = (errorMessage: string): Pick<AssistantMessage, 'stopReason' | 'errorMessage' | 'usage'> => ({ stopReason: 'error', errorMessage, usage: emptyUsage() });
+const failed = (errorMessage: string): Pick<AssistantMessage, 'stopReason' | 'errorMessage' | 'usage'> => ({
+  stopReason: 'error',
+  errorMessage,
+  usage: emptyUsage(),
+});
 
 describe('isContextOverflow', () => {
   const overflowTexts = [
@@ -37,7 +41,9 @@ describe('isContextOverflow', () => {
     expect(isContextOverflow(failed('429 rate_limit_error: slow down'))).toBe(false);
     expect(isContextOverflow(failed('500 (no body) from upstream'))).toBe(false);
     expect(isContextOverflow(failed('overloaded: 400 status code (no body)'))).toBe(false);
-    expect(isContextOverflow({ stopReason: 'stop', errorMessage: 'prompt is too long', usage: emptyUsage() })).toBe(false);
+    expect(isContextOverflow({ stopReason: 'stop', errorMessage: 'prompt is too long', usage: emptyUsage() })).toBe(
+      false,
+    );
     expect(isContextOverflow({ stopReason: 'error', usage: emptyUsage() })).toBe(false);
   });
 
@@ -52,12 +58,34 @@ describe('isContextOverflow', () => {
 
 describe('overflowLimitFromError', () => {
   it('reads the window each server states', () => {
-    expect(overflowLimitFromError('400 invalid_request_error: prompt is too long: 60425 tokens > 55000 maximum')).toBe(55_000);
-    expect(overflowLimitFromError("400 This model's maximum context length is 55000 tokens. However, your messages resulted in 60425 tokens.")).toBe(55_000);
-    expect(overflowLimitFromError('400 The decoder prompt (length 60425) is longer than the maximum model length of 55000. Make sure that `max_model_len` is no smaller than the number of text tokens.')).toBe(55_000);
-    expect(overflowLimitFromError('400 exceed_context_size_error: the request exceeds the available context size, try increasing it (60425 tokens > 55000 maximum)')).toBe(55_000);
-    expect(overflowLimitFromError('400 exceed_context_size_error: the request exceeds the available context size, try increasing it (n_ctx 55000)')).toBe(55_000);
-    expect(overflowLimitFromError('400 Trying to keep the first 60425 tokens when context the overflows. However, the model is loaded with context length of only 55000 tokens, which is not enough.')).toBe(55_000);
+    expect(overflowLimitFromError('400 invalid_request_error: prompt is too long: 60425 tokens > 55000 maximum')).toBe(
+      55_000,
+    );
+    expect(
+      overflowLimitFromError(
+        "400 This model's maximum context length is 55000 tokens. However, your messages resulted in 60425 tokens.",
+      ),
+    ).toBe(55_000);
+    expect(
+      overflowLimitFromError(
+        '400 The decoder prompt (length 60425) is longer than the maximum model length of 55000. Make sure that `max_model_len` is no smaller than the number of text tokens.',
+      ),
+    ).toBe(55_000);
+    expect(
+      overflowLimitFromError(
+        '400 exceed_context_size_error: the request exceeds the available context size, try increasing it (60425 tokens > 55000 maximum)',
+      ),
+    ).toBe(55_000);
+    expect(
+      overflowLimitFromError(
+        '400 exceed_context_size_error: the request exceeds the available context size, try increasing it (n_ctx 55000)',
+      ),
+    ).toBe(55_000);
+    expect(
+      overflowLimitFromError(
+        '400 Trying to keep the first 60425 tokens when context the overflows. However, the model is loaded with context length of only 55000 tokens, which is not enough.',
+      ),
+    ).toBe(55_000);
   });
 
   it('is undefined for overflows without a figure and for other errors', () => {

@@ -3,7 +3,11 @@ import { parsePartialJson, parseToolArguments, StreamedToolArguments } from '../
 
 describe('parseToolArguments', () => {
   it('parses complete JSON exactly', () => {
-    expect(parseToolArguments('{"a":1,"b":[true,null,"x"],"c":{"d":-2.5e3}}')).toEqual({ a: 1, b: [true, null, 'x'], c: { d: -2500 } });
+    expect(parseToolArguments('{"a":1,"b":[true,null,"x"],"c":{"d":-2.5e3}}')).toEqual({
+      a: 1,
+      b: [true, null, 'x'],
+      c: { d: -2500 },
+    });
   });
 
   it('returns what is complete at every prefix of a streamed document', () => {

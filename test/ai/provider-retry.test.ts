@@ -1,11 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelayMs, retryKindForStatus, retryPolicy, serverRetryDelayMs, sleepUnlessAborted } from '../../src/ai/provider-retry.js';
+import {
+  retryDelayMs,
+  retryKindForStatus,
+  retryPolicy,
+  serverRetryDelayMs,
+  sleepUnlessAborted,
+} from '../../src/ai/provider-retry.js';
 
 const headers = (h: Record<string, string>) => new Headers(h);
 
 describe('provider retry policy', () => {
   it('classifies 429, 529 and other 5xx as retryable and 4xx as final', () => {
-    expect([429, 529, 500, 503, 400, 401, 413].map(retryKindForStatus)).toEqual(['rate_limit', 'overloaded', 'server', 'server', undefined, undefined, undefined]);
+    expect([429, 529, 500, 503, 400, 401, 413].map(retryKindForStatus)).toEqual([
+      'rate_limit',
+      'overloaded',
+      'server',
+      'server',
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('reads retry-after-ms, then retry-after as seconds or an HTTP date', () => {

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/ai/models.js';
 import { createScriptedProvider } from '../../src/ai/scripted.js';
-import { loadScriptFile, parseScript, ScriptFileError, scriptedProviderFromFile } from '../../src/ai/scripted-script.js';
+import {
+  loadScriptFile,
+  parseScript,
+  ScriptFileError,
+  scriptedProviderFromFile,
+} from '../../src/ai/scripted-script.js';
 import type { AssistantMessage } from '../../src/ai/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'scripted-script-'));
@@ -46,8 +51,22 @@ describe('script files', () => {
       ),
     );
     expect(script.turns).toEqual([
-      { thinking: 'consider', text: 'Let me edit.', tools: [{ name: 'edit', args: { path: 'a.txt', edits: [{ oldText: 'x', newText: 'y' }] }, id: undefined }], delayMs: undefined, stopReason: undefined },
-      { text: undefined, thinking: undefined, tools: undefined, delayMs: undefined, error: 'overloaded_error: Overloaded', stopReason: 'error', afterBlocks: undefined },
+      {
+        thinking: 'consider',
+        text: 'Let me edit.',
+        tools: [{ name: 'edit', args: { path: 'a.txt', edits: [{ oldText: 'x', newText: 'y' }] }, id: undefined }],
+        delayMs: undefined,
+        stopReason: undefined,
+      },
+      {
+        text: undefined,
+        thinking: undefined,
+        tools: undefined,
+        delayMs: undefined,
+        error: 'overloaded_error: Overloaded',
+        stopReason: 'error',
+        afterBlocks: undefined,
+      },
       { text: 'final answer', thinking: undefined, tools: undefined, delayMs: 5, stopReason: 'length' },
     ]);
   });
@@ -61,15 +80,28 @@ describe('script files', () => {
       }),
     );
     const provider = scriptedProviderFromFile(path, { chunkSize: 4 });
-    const hit = await provider(scriptedModel(), { messages: [{ role: 'user', content: 'Rename logger please', timestamp: 1 }] }).result();
-    const miss = await provider(scriptedModel(), { messages: [{ role: 'user', content: 'hello', timestamp: 1 }] }).result();
+    const hit = await provider(scriptedModel(), {
+      messages: [{ role: 'user', content: 'Rename logger please', timestamp: 1 }],
+    }).result();
+    const miss = await provider(scriptedModel(), {
+      messages: [{ role: 'user', content: 'hello', timestamp: 1 }],
+    }).result();
     expect(textOf(hit)).toBe('renaming logger');
     expect(textOf(miss)).toBe('default reply');
   });
 
   it('stream_delay_ms writes a reply slowly: each chunk waits that long', async () => {
     const script = parseScript('- stream_delay_ms: 30\n  text: "abcdefgh"\n', 'slow.yaml');
-    expect(script.turns).toEqual([{ text: 'abcdefgh', thinking: undefined, tools: undefined, delayMs: undefined, chunkDelayMs: 30, stopReason: undefined }]);
+    expect(script.turns).toEqual([
+      {
+        text: 'abcdefgh',
+        thinking: undefined,
+        tools: undefined,
+        delayMs: undefined,
+        chunkDelayMs: 30,
+        stopReason: undefined,
+      },
+    ]);
     const provider = createScriptedProvider(script, { chunkSize: 2 });
     const started = Date.now();
     const deltas: string[] = [];
@@ -82,7 +114,9 @@ describe('script files', () => {
   });
 
   it('an error turn from a file fires once, then the next turn answers', async () => {
-    const provider = createScriptedProvider(parseScript('- error: "rate_limit_error: slow down"\n- text: ok\n', 'inline.yaml'));
+    const provider = createScriptedProvider(
+      parseScript('- error: "rate_limit_error: slow down"\n- text: ok\n', 'inline.yaml'),
+    );
     const ctx = { messages: [{ role: 'user' as const, content: 'hi', timestamp: 1 }] };
     expect((await provider(scriptedModel(), ctx).result()).errorMessage).toBe('rate_limit_error: slow down');
     expect(textOf(await provider(scriptedModel(), ctx).result())).toBe('ok');
@@ -106,7 +140,11 @@ describe('script files', () => {
 `,
     );
     const msg = problemsOf(() => loadScriptFile(path));
-    expect(msg).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6:\\d+: conversations\\[0\\] turn 1: tools\\[0\\]\\.name: `));
+    expect(msg).toMatch(
+      new RegExp(
+        `${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6:\\d+: conversations\\[0\\] turn 1: tools\\[0\\]\\.name: `,
+      ),
+    );
   });
 
   it('rejects an empty turn, a bad regex and an error stop reason without error text', () => {

@@ -3,7 +3,12 @@ import { scriptedModel } from '../../src/ai/models.js';
 import { isContextOverflow } from '../../src/ai/overflow.js';
 import { registerBuiltInProviders, registerScriptedProvider } from '../../src/ai/providers.js';
 import { complete, getProvider, unregisterProvider } from '../../src/ai/registry.js';
-import { createScriptedProvider, scriptedInputTokens, type ScriptedProvider, type ScriptedTurn } from '../../src/ai/scripted.js';
+import {
+  createScriptedProvider,
+  scriptedInputTokens,
+  type ScriptedProvider,
+  type ScriptedTurn,
+} from '../../src/ai/scripted.js';
 import { streamAnthropic } from '../../src/ai/anthropic.js';
 import type { AssistantMessage, AssistantMessageEvent, Context, Message, StreamOptions } from '../../src/ai/types.js';
 import { emptyUsage } from '../../src/ai/usage.js';
@@ -33,8 +38,20 @@ describe('scripted provider: protocol', () => {
   it('streams text in chunks of the configured size', async () => {
     const p = createScriptedProvider([{ text: 'abcdefghijklmnopqrstuvwxy' }], { chunkSize: 10 });
     const { events, result } = await run(p, { messages: [user('hi')] });
-    expect(events.map((e) => e.type)).toEqual(['start', 'text_start', 'text_delta', 'text_delta', 'text_delta', 'text_end', 'done']);
-    expect(events.flatMap((e) => (e.type === 'text_delta' ? [e.delta] : []))).toEqual(['abcdefghij', 'klmnopqrst', 'uvwxy']);
+    expect(events.map((e) => e.type)).toEqual([
+      'start',
+      'text_start',
+      'text_delta',
+      'text_delta',
+      'text_delta',
+      'text_end',
+      'done',
+    ]);
+    expect(events.flatMap((e) => (e.type === 'text_delta' ? [e.delta] : []))).toEqual([
+      'abcdefghij',
+      'klmnopqrst',
+      'uvwxy',
+    ]);
     expect(result.stopReason).toBe('stop');
     expect(textOf(result)).toBe('abcdefghijklmnopqrstuvwxy');
   });
@@ -42,7 +59,10 @@ describe('scripted provider: protocol', () => {
   it('streams thinking, text and tool calls in order, re-parsing partial tool arguments', async () => {
     const args = { path: 'a.txt', edits: [{ oldText: 'x', newText: 'y' }] };
     // A chunk delay lets the consumer look at the live partial before the next chunk lands.
-    const p = createScriptedProvider([{ thinking: 'plan it', text: 'Editing.', tools: [{ name: 'edit', args }] }], { chunkSize: 8, chunkDelayMs: 1 });
+    const p = createScriptedProvider([{ thinking: 'plan it', text: 'Editing.', tools: [{ name: 'edit', args }] }], {
+      chunkSize: 8,
+      chunkDelayMs: 1,
+    });
     const partialArgs: unknown[] = [];
     const s = p(model, { messages: [user('go')] });
     const types: string[] = [];
@@ -57,12 +77,28 @@ describe('scripted provider: protocol', () => {
     }
     const result = await s.result();
     const compact = types.filter((t, i) => t !== types[i - 1]);
-    expect(compact).toEqual(['start', 'thinking_start', 'thinking_delta', 'thinking_end', 'text_start', 'text_delta', 'text_end', 'toolcall_start', 'toolcall_delta', 'toolcall_end', 'done']);
+    expect(compact).toEqual([
+      'start',
+      'thinking_start',
+      'thinking_delta',
+      'thinking_end',
+      'text_start',
+      'text_delta',
+      'text_end',
+      'toolcall_start',
+      'toolcall_delta',
+      'toolcall_end',
+      'done',
+    ]);
     expect(partialArgs).toContainEqual({ path: 'a.txt' });
     expect(partialArgs.at(-1)).toEqual(args);
     expect(JSON.parse(json)).toEqual(args);
     expect(result.stopReason).toBe('toolUse');
-    expect(result.content[0]).toMatchObject({ type: 'thinking', thinking: 'plan it', thinkingSignature: expect.any(String) });
+    expect(result.content[0]).toMatchObject({
+      type: 'thinking',
+      thinking: 'plan it',
+      thinkingSignature: expect.any(String),
+    });
     const call = result.content[2];
     expect(call).toEqual({ type: 'toolCall', id: 'call_0_0', name: 'edit', arguments: args });
     expect(call?.type === 'toolCall' && call.arguments).not.toBe(args); // a fresh object each time
@@ -105,9 +141,16 @@ describe('scripted provider: usage', () => {
     const context: Context = {
       systemPrompt: 'Be brief.',
       messages: [user('What is the answer?')],
-      tools: [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'read',
+          description: 'Read a file',
+          parameters: { type: 'object', properties: { path: { type: 'string' } } },
+        },
+      ],
     };
-    const chars = 'Be brief.'.length + JSON.stringify(context.messages[0]).length + JSON.stringify(context.tools).length;
+    const chars =
+      'Be brief.'.length + JSON.stringify(context.messages[0]).length + JSON.stringify(context.tools).length;
     const a = await p(priced, context).result();
     const b = await p(priced, { ...context, messages: [...context.messages] }).result();
     expect(a.usage.input).toBe(Math.ceil(chars / 4));
@@ -118,7 +161,10 @@ describe('scripted provider: usage', () => {
   });
 
   it('keeps input counts exact as a conversation grows, is rewritten, or is appended in place', async () => {
-    const p = createScriptedProvider(Array.from({ length: 10 }, () => ({ text: 'r' })), { turnSelection: 'calls' });
+    const p = createScriptedProvider(
+      Array.from({ length: 10 }, () => ({ text: 'r' })),
+      { turnSelection: 'calls' },
+    );
     const first = user('start');
     const grown: Message[] = [first];
     const expectExact = async (messages: Message[]) => {
@@ -161,7 +207,11 @@ describe('scripted provider: recorded calls', () => {
     expect(p.calls).toHaveLength(1);
     expect(p.calls[0]!.systemPrompt).toBe('sys');
     expect(p.calls[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'user']);
-    expect(p.calls[0]!.messages[2]).toMatchObject({ toolCallId: 'c1', isError: true, content: [{ type: 'text', text: 'No result provided' }] });
+    expect(p.calls[0]!.messages[2]).toMatchObject({
+      toolCallId: 'c1',
+      isError: true,
+      content: [{ type: 'text', text: 'No result provided' }],
+    });
   });
 
   it('reset() forgets calls and fired error turns', async () => {
@@ -181,17 +231,33 @@ describe('scripted provider: turn selection', () => {
     const agentA = await run(p, { messages: [user('a')] });
     const agentB = await run(p, { messages: [user('b')] });
     const agentA2 = await run(p, { messages: [user('a'), agentA.result, user('more')] });
-    expect([textOf(agentA.result), textOf(agentB.result), textOf(agentA2.result)]).toEqual(['first', 'first', 'second']);
+    expect([textOf(agentA.result), textOf(agentB.result), textOf(agentA2.result)]).toEqual([
+      'first',
+      'first',
+      'second',
+    ]);
   });
 
   it('ignores errored and aborted replies when counting, and resumes a conversation on a fresh provider', async () => {
-    const resumed: Message[] = [user('a'), reply('first'), user('b'), reply('oops', 'error'), reply('cut', 'aborted'), reply('second'), user('c')];
+    const resumed: Message[] = [
+      user('a'),
+      reply('first'),
+      user('b'),
+      reply('oops', 'error'),
+      reply('cut', 'aborted'),
+      reply('second'),
+      user('c'),
+    ];
     const { result } = await run(createScriptedProvider(script), { messages: resumed });
     expect(textOf(result)).toBe('third');
   });
 
   it('fires an error turn once, so the retry gets the following turn', async () => {
-    const p = createScriptedProvider([{ text: 'hello' }, { error: 'overloaded_error: Overloaded' }, { text: 'after retry' }]);
+    const p = createScriptedProvider([
+      { text: 'hello' },
+      { error: 'overloaded_error: Overloaded' },
+      { text: 'after retry' },
+    ]);
     const first = await run(p, { messages: [user('a')] });
     const context: Context = { messages: [user('a'), first.result, user('b')] };
     const failed = await run(p, context);
@@ -202,7 +268,9 @@ describe('scripted provider: turn selection', () => {
   });
 
   it('streams afterBlocks blocks of an error turn before failing', async () => {
-    const p = createScriptedProvider([{ error: 'connection reset', text: 'partial answer', tools: [{ name: 'x' }], afterBlocks: 1 }]);
+    const p = createScriptedProvider([
+      { error: 'connection reset', text: 'partial answer', tools: [{ name: 'x' }], afterBlocks: 1 },
+    ]);
     const { events, result } = await run(p, { messages: [user('a')] });
     expect(events.map((e) => e.type)).toEqual(['start', 'text_start', 'text_delta', 'text_end', 'error']);
     expect(result.content).toEqual([{ type: 'text', text: 'partial answer' }]);
@@ -214,7 +282,9 @@ describe('scripted provider: turn selection', () => {
     const first = await run(p, { messages: [user('a')] });
     const { result } = await run(p, { messages: [user('a'), first.result, user('b')] });
     expect(result.stopReason).toBe('error');
-    expect(result.errorMessage).toMatch(/^scripted provider: script has 1 turns, call 2 \(reply 2 of this conversation\) has none/);
+    expect(result.errorMessage).toMatch(
+      /^scripted provider: script has 1 turns, call 2 \(reply 2 of this conversation\) has none/,
+    );
   });
 
   it('calls function turns with the context and the call index', async () => {
@@ -257,7 +327,17 @@ describe('scripted provider: turn selection', () => {
   it('picks a conversation by a regex on the first user message and fills {{match.N}}', async () => {
     const p = createScriptedProvider({
       turns: [{ text: 'default' }],
-      conversations: [{ match: /Rename (\w+) in (?<dir>\S+)/, turns: [{ text: 'Renaming {{match.1}} under {{match.dir}}', tools: [{ name: 'edit', args: { path: '{{match.2}}/x.ts' } }] }] }],
+      conversations: [
+        {
+          match: /Rename (\w+) in (?<dir>\S+)/,
+          turns: [
+            {
+              text: 'Renaming {{match.1}} under {{match.dir}}',
+              tools: [{ name: 'edit', args: { path: '{{match.2}}/x.ts' } }],
+            },
+          ],
+        },
+      ],
     });
     const hit = await run(p, { messages: [user('Rename log in src/app')] });
     const miss = await run(p, { messages: [user('Something else')] });
@@ -267,9 +347,14 @@ describe('scripted provider: turn selection', () => {
   });
 
   it('matches a conversation on the system prompt too', async () => {
-    const p = createScriptedProvider({ turns: [], conversations: [{ match: /role: reviewer/, turns: [{ text: 'LGTM' }] }] });
+    const p = createScriptedProvider({
+      turns: [],
+      conversations: [{ match: /role: reviewer/, turns: [{ text: 'LGTM' }] }],
+    });
     expect(textOf((await run(p, { systemPrompt: 'role: reviewer', messages: [user('check')] })).result)).toBe('LGTM');
-    expect((await run(p, { messages: [user('check')] })).result.errorMessage).toMatch(/no conversation matches the first user message "check"/);
+    expect((await run(p, { messages: [user('check')] })).result.errorMessage).toMatch(
+      /no conversation matches the first user message "check"/,
+    );
   });
 });
 
@@ -311,10 +396,14 @@ describe('scripted provider: permit hooks', () => {
     let released!: () => void;
     const gate = new Promise<void>((r) => (released = r));
     const ended: boolean[] = [];
-    const s = p(sm(), { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] }, {
-      beforeAttempt: () => gate,
-      onAttemptEnd: ({ started }) => ended.push(started),
-    });
+    const s = p(
+      sm(),
+      { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] },
+      {
+        beforeAttempt: () => gate,
+        onAttemptEnd: ({ started }) => ended.push(started),
+      },
+    );
     let settled = false;
     void s.result().then(() => (settled = true));
     await new Promise((r) => setTimeout(r, 10));
@@ -322,11 +411,15 @@ describe('scripted provider: permit hooks', () => {
     released();
     expect((await s.result()).stopReason).toBe('stop');
     expect(ended).toEqual([true]);
-    const denied = p(sm(), { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] }, {
-      beforeAttempt: async () => {
-        throw new Error('Budget exhausted: x');
+    const denied = p(
+      sm(),
+      { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] },
+      {
+        beforeAttempt: async () => {
+          throw new Error('Budget exhausted: x');
+        },
       },
-    });
+    );
     const r = await denied.result();
     expect(r.stopReason).toBe('error');
     expect(r.errorMessage).toBe('Budget exhausted: x');

@@ -1,13 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import type { AssistantMessage } from '../../src/ai/types.js';
-import { calculateContextTokens, estimateContextTokens, estimateMessageTokens, estimateTextTokens } from '../../src/ai/token-estimate.js';
+import {
+  calculateContextTokens,
+  estimateContextTokens,
+  estimateMessageTokens,
+  estimateTextTokens,
+} from '../../src/ai/token-estimate.js';
 import { emptyUsage } from '../../src/ai/usage.js';
 
 function reply(totalTokens: number, stopReason: AssistantMessage['stopReason'] = 'stop'): AssistantMessage {
   const usage = emptyUsage();
   usage.input = totalTokens;
   usage.totalTokens = totalTokens;
-  return { role: 'assistant', content: [{ type: 'text', text: 'abcd' }], api: 'x', provider: 'p', model: 'm', usage, stopReason, timestamp: 0 };
+  return {
+    role: 'assistant',
+    content: [{ type: 'text', text: 'abcd' }],
+    api: 'x',
+    provider: 'p',
+    model: 'm',
+    usage,
+    stopReason,
+    timestamp: 0,
+  };
 }
 
 describe('estimateTextTokens', () => {
@@ -43,10 +57,21 @@ describe('estimateMessageTokens', () => {
       ],
     };
     expect(estimateMessageTokens(a)).toBe(Math.ceil((4 + 4 + 4 + JSON.stringify({ path: 'a' }).length) / 4));
-    const image = { role: 'toolResult', toolCallId: '1', toolName: 'read', content: [{ type: 'image', data: 'x', mimeType: 'image/png' }], isError: false, timestamp: 0 };
+    const image = {
+      role: 'toolResult',
+      toolCallId: '1',
+      toolName: 'read',
+      content: [{ type: 'image', data: 'x', mimeType: 'image/png' }],
+      isError: false,
+      timestamp: 0,
+    };
     expect(estimateMessageTokens(image)).toBe(1200);
-    expect(estimateMessageTokens({ role: 'compactionSummary', summary: 'abcdabcd', tokensBefore: 1, timestamp: 0 } as never)).toBe(2);
-    expect(estimateMessageTokens({ role: 'bashExecution', command: 'ls', output: 'ab', excludeFromContext: true } as never)).toBe(0);
+    expect(
+      estimateMessageTokens({ role: 'compactionSummary', summary: 'abcdabcd', tokensBefore: 1, timestamp: 0 } as never),
+    ).toBe(2);
+    expect(
+      estimateMessageTokens({ role: 'bashExecution', command: 'ls', output: 'ab', excludeFromContext: true } as never),
+    ).toBe(0);
     expect(estimateMessageTokens({ role: 'bashExecution', command: 'ls', output: 'ab' } as never)).toBe(1);
     expect(estimateMessageTokens({ role: 'somethingNew', payload: 'x'.repeat(100) } as never)).toBeGreaterThan(25);
   });
@@ -54,7 +79,12 @@ describe('estimateMessageTokens', () => {
 
 describe('estimateContextTokens', () => {
   it('uses the last successful reply usage plus estimates of what follows', () => {
-    const msgs = [reply(100), { role: 'user', content: 'abcd'.repeat(10), timestamp: 0 }, reply(999, 'error'), reply(0, 'aborted')];
+    const msgs = [
+      reply(100),
+      { role: 'user', content: 'abcd'.repeat(10), timestamp: 0 },
+      reply(999, 'error'),
+      reply(0, 'aborted'),
+    ];
     const r = estimateContextTokens(msgs);
     expect(r.lastUsageIndex).toBe(0);
     expect(r.usageTokens).toBe(100);
@@ -63,7 +93,10 @@ describe('estimateContextTokens', () => {
   });
 
   it('sums estimates when no reply reported usage', () => {
-    expect(estimateContextTokens([{ role: 'user', content: 'abcd', timestamp: 0 } as never, reply(0)])).toMatchObject({ tokens: 2, lastUsageIndex: -1 });
+    expect(estimateContextTokens([{ role: 'user', content: 'abcd', timestamp: 0 } as never, reply(0)])).toMatchObject({
+      tokens: 2,
+      lastUsageIndex: -1,
+    });
   });
 
   it('falls back from totalTokens to the sum of the parts', () => {

@@ -16,12 +16,27 @@ const asst = (content: AssistantMessage['content'], extra: Partial<AssistantMess
   timestamp: 5,
   ...extra,
 });
-const result = (id: string, text = 'out'): ToolResultMessage => ({ role: 'toolResult', toolCallId: id, toolName: 't', content: [{ type: 'text', text }], isError: false, timestamp: 6 });
+const result = (id: string, text = 'out'): ToolResultMessage => ({
+  role: 'toolResult',
+  toolCallId: id,
+  toolName: 't',
+  content: [{ type: 'text', text }],
+  isError: false,
+  timestamp: 6,
+});
 const foreign = { api: 'openai-responses', provider: 'openai', model: 'gpt-x' };
 
 describe('transformMessages', () => {
   it('drops errored and aborted assistant replies', () => {
-    const out = transformMessages([user('a'), asst([{ type: 'text', text: 'x' }], { stopReason: 'error' }), asst([{ type: 'text', text: 'y' }], { stopReason: 'aborted' }), user('b')], target);
+    const out = transformMessages(
+      [
+        user('a'),
+        asst([{ type: 'text', text: 'x' }], { stopReason: 'error' }),
+        asst([{ type: 'text', text: 'y' }], { stopReason: 'aborted' }),
+        user('b'),
+      ],
+      target,
+    );
     expect(out.map((m) => m.role)).toEqual(['user', 'user']);
   });
 
@@ -30,14 +45,33 @@ describe('transformMessages', () => {
       { type: 'toolCall', id: 'c1', name: 'read', arguments: {} },
       { type: 'toolCall', id: 'c2', name: 'bash', arguments: {} },
     ]);
-    const out = transformMessages([user('a'), calls, result('c2'), user('b'), asst([{ type: 'toolCall', id: 'c3', name: 'ls', arguments: {} }])], target);
-    expect(out.map((m) => (m.role === 'toolResult' ? `${m.toolCallId}:${m.isError}` : m.role))).toEqual(['user', 'assistant', 'c2:false', 'c1:true', 'user', 'assistant', 'c3:true']);
+    const out = transformMessages(
+      [user('a'), calls, result('c2'), user('b'), asst([{ type: 'toolCall', id: 'c3', name: 'ls', arguments: {} }])],
+      target,
+    );
+    expect(out.map((m) => (m.role === 'toolResult' ? `${m.toolCallId}:${m.isError}` : m.role))).toEqual([
+      'user',
+      'assistant',
+      'c2:false',
+      'c1:true',
+      'user',
+      'assistant',
+      'c3:true',
+    ]);
     const synthetic = out[3] as ToolResultMessage;
     expect(synthetic).toMatchObject({ toolName: 'read', content: [{ type: 'text', text: 'No result provided' }] });
   });
 
   it('drops results whose call is not in the preceding reply (e.g. of a dropped errored reply)', () => {
-    const out = transformMessages([user('a'), asst([{ type: 'toolCall', id: 'c1', name: 'x', arguments: {} }], { stopReason: 'error' }), result('c1'), user('b')], target);
+    const out = transformMessages(
+      [
+        user('a'),
+        asst([{ type: 'toolCall', id: 'c1', name: 'x', arguments: {} }], { stopReason: 'error' }),
+        result('c1'),
+        user('b'),
+      ],
+      target,
+    );
     expect(out.map((m) => m.role)).toEqual(['user', 'user']);
   });
 
@@ -59,11 +93,17 @@ describe('transformMessages', () => {
     );
     const [a, b] = transformMessages([own, other], target) as AssistantMessage[];
     expect(a!.content).toEqual(own.content.slice(0, 3));
-    expect(b!.content).toEqual([{ type: 'text', text: 'their idea' }, { type: 'text', text: 'answer' }]);
+    expect(b!.content).toEqual([
+      { type: 'text', text: 'their idea' },
+      { type: 'text', text: 'answer' },
+    ]);
   });
 
   it('normalises foreign tool-call ids and remaps their results, leaving inputs untouched', () => {
-    const other = asst([{ type: 'toolCall', id: 'fc_1|item/2', name: 'read', arguments: { p: 1 } }], { ...foreign, stopReason: 'toolUse' });
+    const other = asst([{ type: 'toolCall', id: 'fc_1|item/2', name: 'read', arguments: { p: 1 } }], {
+      ...foreign,
+      stopReason: 'toolUse',
+    });
     const input: Message[] = [user('a'), other, result('fc_1|item/2')];
     const out = transformMessages(input, target, normalizeAnthropicToolCallId);
     expect((out[1] as AssistantMessage).content[0]).toMatchObject({ id: 'fc_1_item_2' });

@@ -6,7 +6,18 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const RANK: Record<string, number> = {
-  util: -1, ai: 0, agent: 1, tools: 2, session: 2, runtime: 3, recipe: 4, run: 5, orchestrator: 6, cluster: 7, display: 7, cli: 8,
+  util: -1,
+  ai: 0,
+  agent: 1,
+  tools: 2,
+  session: 2,
+  runtime: 3,
+  recipe: 4,
+  run: 5,
+  orchestrator: 6,
+  cluster: 7,
+  display: 7,
+  cli: 8,
 };
 const SRC = resolve(import.meta.dirname, '../../src');
 
@@ -31,7 +42,8 @@ export function upwardImports(srcRoot: string): string[] {
       const spec = m[1] ?? m[2] ?? '';
       const to = layerOf(resolve(dirname(file), spec));
       if (to === from || !(to in RANK)) continue;
-      if ((RANK[to] ?? 0) >= (RANK[from] ?? 0)) bad.push(`${relative(srcRoot, file)} imports ${spec} (${from} -> ${to})`);
+      if ((RANK[to] ?? 0) >= (RANK[from] ?? 0))
+        bad.push(`${relative(srcRoot, file)} imports ${spec} (${from} -> ${to})`);
     }
   }
   return bad;
@@ -46,7 +58,8 @@ describe('layering', () => {
     const eager: string[] = [];
     for (const file of sourceFiles(SRC)) {
       const text = readFileSync(file, 'utf8');
-      if (/^import\s+(?!type\b)[^;]*from\s+['"](@anthropic-ai\/sdk|openai)(\/[^'"]*)?['"]/m.test(text)) eager.push(relative(SRC, file));
+      if (/^import\s+(?!type\b)[^;]*from\s+['"](@anthropic-ai\/sdk|openai)(\/[^'"]*)?['"]/m.test(text))
+        eager.push(relative(SRC, file));
     }
     expect(eager).toEqual([]);
   });

@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { respondLikeScript, startFakeAnthropic, type FakeAnthropic, type FakeTurn } from '../helpers/fake-anthropic-server.js';
+import {
+  respondLikeScript,
+  startFakeAnthropic,
+  type FakeAnthropic,
+  type FakeTurn,
+} from '../helpers/fake-anthropic-server.js';
 import { runAgentCli, startAgentRpc, type JsonLine } from '../runtime/helpers/agent-cli.js';
 
 let home: string;
@@ -19,7 +24,15 @@ afterAll(async () => {
 async function fake(turns: FakeTurn[]): Promise<{ server: FakeAnthropic; env: Record<string, string | undefined> }> {
   const server = await startFakeAnthropic({ respond: respondLikeScript(turns) });
   servers.push(server);
-  return { server, env: { ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: 'sk-test-key', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_MODEL: undefined } };
+  return {
+    server,
+    env: {
+      ORCHESTRATE_HOME: home,
+      ANTHROPIC_API_KEY: 'sk-test-key',
+      ANTHROPIC_BASE_URL: server.url,
+      ORCHESTRATE_MODEL: undefined,
+    },
+  };
 }
 
 describe('orchestrate agent through the Anthropic provider', () => {
@@ -30,7 +43,13 @@ describe('orchestrate agent through the Anthropic provider', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('Paris is the capital of France.\n');
     expect(server.requests).toHaveLength(1);
-    const body = server.requests[0]!.body as { model: string; stream: boolean; messages: { role: string }[]; system: unknown; tools?: unknown };
+    const body = server.requests[0]!.body as {
+      model: string;
+      stream: boolean;
+      messages: { role: string }[];
+      system: unknown;
+      tools?: unknown;
+    };
     expect(body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true });
     expect(body.messages.map((m) => m.role)).toEqual(['user']);
     expect(JSON.stringify(body.system)).toContain('Current working directory');
@@ -40,14 +59,34 @@ describe('orchestrate agent through the Anthropic provider', () => {
 
   it('--model-price declares a model the built-in list does not have: requests carry its id within its output limit, and usage is priced by it', async () => {
     const { server, env } = await fake([{ text: 'done', usage: { input_tokens: 1_000_000, output_tokens: 100_000 } }]);
-    const args = ['--mode', 'json', '--no-session', '--tools', 'none', '--cwd', home, '--model', 'claude-future-7', '--model-price', '2/10', '--max-output', '20k', 'Go'];
+    const args = [
+      '--mode',
+      'json',
+      '--no-session',
+      '--tools',
+      'none',
+      '--cwd',
+      home,
+      '--model',
+      'claude-future-7',
+      '--model-price',
+      '2/10',
+      '--max-output',
+      '20k',
+      'Go',
+    ];
     const r = await runAgentCli(args, { env });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const body = server.requests[0]!.body as { model: string; max_tokens: number };
     expect(body.model).toBe('claude-future-7');
     expect(body.max_tokens).toBeLessThanOrEqual(20_000);
-    const end = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonLine).filter((l) => l.type === 'message_end').at(-1)!;
+    const end = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as JsonLine)
+      .filter((l) => l.type === 'message_end')
+      .at(-1)!;
     const usage = (end.message as { usage: { input: number; output: number; cost: { total: number } } }).usage;
     expect(usage.cost.total).toBeCloseTo((usage.input * 2 + usage.output * 10) / 1e6, 9);
     expect(usage.cost.total).toBeGreaterThan(2); // 1M input at $2 and 100k output at $10
@@ -58,7 +97,10 @@ describe('orchestrate agent through the Anthropic provider', () => {
     const unknown = await runAgentCli(['--no-session', '--cwd', home, '--model', 'claude-future-7', 'Go'], { env });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown model "claude-future-7"');
-    const bad = await runAgentCli(['--no-session', '--cwd', home, '--model', 'claude-future-7', '--model-price', 'cheap', 'Go'], { env });
+    const bad = await runAgentCli(
+      ['--no-session', '--cwd', home, '--model', 'claude-future-7', '--model-price', 'cheap', 'Go'],
+      { env },
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--model-price "cheap" is not IN/OUT');
     const orphan = await runAgentCli(['--no-session', '--cwd', home, '--context-window', '1M', 'Go'], { env });
@@ -68,15 +110,40 @@ describe('orchestrate agent through the Anthropic provider', () => {
   });
 
   it('json mode streams a tool round: the second request carries the tool result', async () => {
-    const { server, env } = await fake([{ text: 'Let me look.', tools: [{ name: 'bash', args: { command: 'echo from-bash' }, id: 'toolu_1' }] }, { text: 'It printed from-bash.' }]);
-    const r = await runAgentCli(['--mode', 'json', '--no-session', '--tools', 'bash', '--model', 'haiku', '--thinking', 'off', '--cwd', home, 'Run echo'], { env });
+    const { server, env } = await fake([
+      { text: 'Let me look.', tools: [{ name: 'bash', args: { command: 'echo from-bash' }, id: 'toolu_1' }] },
+      { text: 'It printed from-bash.' },
+    ]);
+    const r = await runAgentCli(
+      [
+        '--mode',
+        'json',
+        '--no-session',
+        '--tools',
+        'bash',
+        '--model',
+        'haiku',
+        '--thinking',
+        'off',
+        '--cwd',
+        home,
+        'Run echo',
+      ],
+      { env },
+    );
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonLine);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as JsonLine);
     expect(lines[0]).toMatchObject({ type: 'session' });
     const ends = lines.filter((l) => l.type === 'message_end').map((l) => (l.message as { role: string }).role);
     expect(ends).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     expect(lines.filter((l) => l.type === 'message_update').length).toBeGreaterThan(1);
-    const second = server.requests[1]!.body as { model: string; messages: { role: string; content: { type: string; tool_use_id?: string; content?: string }[] }[] };
+    const second = server.requests[1]!.body as {
+      model: string;
+      messages: { role: string; content: { type: string; tool_use_id?: string; content?: string }[] }[];
+    };
     expect(second.model).toBe('claude-haiku-4-5');
     const toolResult = second.messages[2]!.content.find((b) => b.type === 'tool_result')!;
     expect(toolResult).toMatchObject({ tool_use_id: 'toolu_1' });

@@ -19,19 +19,28 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-const env = (): Record<string, string | undefined> => ({ ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined, ORCHESTRATE_MODEL: undefined });
+const env = (): Record<string, string | undefined> => ({
+  ORCHESTRATE_HOME: home,
+  ANTHROPIC_API_KEY: undefined,
+  ORCHESTRATE_MODEL: undefined,
+});
 
 interface Entry {
   type: string;
   message?: AgentMessage;
 }
-const fileLines = (file: string): string[] => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+const fileLines = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 const messages = (file: string): AgentMessage[] =>
   fileLines(file)
     .map((l) => JSON.parse(l) as Entry)
     .flatMap((e) => (e.type === 'message' && e.message ? [e.message] : []));
 const textOf = (m: AgentMessage): string =>
-  'content' in m && Array.isArray(m.content) ? m.content.map((b) => ('text' in b ? b.text : b.type === 'toolCall' ? `call:${b.name}` : '')).join('') : '';
+  'content' in m && Array.isArray(m.content)
+    ? m.content.map((b) => ('text' in b ? b.text : b.type === 'toolCall' ? `call:${b.name}` : '')).join('')
+    : '';
 const transcript = (file: string): string[] => messages(file).map((m) => `${m.role}: ${textOf(m)}`);
 
 const jsonLines = (stdout: string): JsonLine[] =>
@@ -41,10 +50,12 @@ const jsonLines = (stdout: string): JsonLine[] =>
     .map((l) => JSON.parse(l) as JsonLine);
 /** "role: text" of every message_end line, in stream order. */
 const streamedMessages = (lines: JsonLine[]): string[] =>
-  lines.filter((l) => l.type === 'message_end').map((l) => {
-    const m = l.message as AgentMessage;
-    return `${m.role}: ${textOf(m)}`;
-  });
+  lines
+    .filter((l) => l.type === 'message_end')
+    .map((l) => {
+      const m = l.message as AgentMessage;
+      return `${m.role}: ${textOf(m)}`;
+    });
 
 async function waitUntil(ok: () => boolean, what: string): Promise<void> {
   const t0 = Date.now();
@@ -79,7 +90,13 @@ async function killedDuringTool(w: Workspace, args: string[]): Promise<void> {
   });
   const closed = new Promise<void>((r) => child.on('close', () => r()));
   try {
-    await waitUntil(() => existsSync(join(w.work, 'runs.txt')) && existsSync(w.file) && messages(w.file).some((m) => m.role === 'assistant'), 'the tool to run');
+    await waitUntil(
+      () =>
+        existsSync(join(w.work, 'runs.txt')) &&
+        existsSync(w.file) &&
+        messages(w.file).some((m) => m.role === 'assistant'),
+      'the tool to run',
+    );
     child.kill('SIGKILL');
     await closed;
   } finally {
@@ -98,15 +115,23 @@ async function killedBeforeReply(w: Workspace, args: string[]): Promise<void> {
   expect(cutOffTurn(messages(w.file))).toEqual({ kind: 'unanswered' });
 }
 
-const HOLDING_BASH = '- tools: [{ name: bash, id: call-1, args: { command: "echo run >> runs.txt; while [ ! -f release ]; do sleep 0.05; done" } }]';
+const HOLDING_BASH =
+  '- tools: [{ name: bash, id: call-1, args: { command: "echo run >> runs.txt; while [ ! -f release ]; do sleep 0.05; done" } }]';
 
 describe('orchestrate agent --mode json --continue on a session a kill cut off', () => {
-  it('kill -9 during a tool call: the cut_off_turn_resume line, the finished turn\'s events, then the prompt\'s', async () => {
-    const w = workspace('json-dangling', [HOLDING_BASH, '- text: "Finished the interrupted turn."', '- text: "Answer to the new prompt."']);
+  it("kill -9 during a tool call: the cut_off_turn_resume line, the finished turn's events, then the prompt's", async () => {
+    const w = workspace('json-dangling', [
+      HOLDING_BASH,
+      '- text: "Finished the interrupted turn."',
+      '- text: "Answer to the new prompt."',
+    ]);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'bash', '--sandbox', 'none'];
     await killedDuringTool(w, args);
 
-    const r = await runAgentCli([...args, '--mode', 'json', '--continue', 'now', 'the', 'next', 'step'], { env: env(), timeoutMs: 60_000 });
+    const r = await runAgentCli([...args, '--mode', 'json', '--continue', 'now', 'the', 'next', 'step'], {
+      env: env(),
+      timeoutMs: 60_000,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = jsonLines(r.stdout);
@@ -115,11 +140,16 @@ describe('orchestrate agent --mode json --continue on a session a kill cut off',
       type: 'cut_off_turn_resume',
       kind: 'dangling',
       toolCalls: [{ id: 'call-1', name: 'bash' }],
-      message: 'The last turn of this session was interrupted (its bash call has no result); finishing it before the prompt.',
+      message:
+        'The last turn of this session was interrupted (its bash call has no result); finishing it before the prompt.',
     });
     expect(lines.filter((l) => l.type === 'cut_off_turn_resume')).toHaveLength(1);
     // The cut-off call is answered as interrupted (in the stream), and not run again.
-    expect(lines.find((l) => l.type === 'tool_execution_end')).toMatchObject({ toolCallId: 'call-1', toolName: 'bash', isError: true });
+    expect(lines.find((l) => l.type === 'tool_execution_end')).toMatchObject({
+      toolCallId: 'call-1',
+      toolName: 'bash',
+      isError: true,
+    });
     expect(streamedMessages(lines)).toEqual([
       `toolResult: ${interruptedCallText('bash')}`,
       'assistant: Finished the interrupted turn.',
@@ -144,7 +174,11 @@ describe('orchestrate agent --mode json --continue on a session a kill cut off',
   }, 120_000);
 
   it('no prompt: only the cut-off turn is finished and streamed, exit 0', async () => {
-    const w = workspace('json-no-prompt', ['- text: "Answer one."', '- text: "Answer two."', '- text: "Answer three."']);
+    const w = workspace('json-no-prompt', [
+      '- text: "Answer one."',
+      '- text: "Answer two."',
+      '- text: "Answer three."',
+    ]);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
     await killedBeforeReply(w, args);
 
@@ -169,14 +203,21 @@ describe('orchestrate agent --mode json --continue on a session a kill cut off',
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
     await killedBeforeReply(w, args);
     // Now the model refuses the reply the cut-off turn needs (not a transient error: no retry).
-    writeFileSync(w.script, ['- text: "Answer one."', '- error: "invalid request: the model refuses"', '- text: "Answer three."'].join('\n'));
+    writeFileSync(
+      w.script,
+      ['- text: "Answer one."', '- error: "invalid request: the model refuses"', '- text: "Answer three."'].join('\n'),
+    );
 
     const r = await runAgentCli([...args, '--mode', 'json', '--continue', 'three'], { env: env() });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('The interrupted turn could not be finished, so the prompt was not sent: invalid request: the model refuses\n');
+    expect(r.stderr).toBe(
+      'The interrupted turn could not be finished, so the prompt was not sent: invalid request: the model refuses\n',
+    );
     const lines = jsonLines(r.stdout);
     expect(lines[1]).toMatchObject({ type: 'cut_off_turn_resume', kind: 'unanswered' });
-    expect(lines.find((l) => l.type === 'message_end')).toMatchObject({ message: { role: 'assistant', stopReason: 'error' } });
+    expect(lines.find((l) => l.type === 'message_end')).toMatchObject({
+      message: { role: 'assistant', stopReason: 'error' },
+    });
     expect(streamedMessages(lines).some((m) => m.startsWith('user:'))).toBe(false);
     expect(transcript(w.file).filter((m) => m.startsWith('user:'))).toEqual(['user: one', 'user: two']);
   }, 60_000);
@@ -200,10 +241,17 @@ describe('orchestrate agent --continue without a prompt (text mode)', () => {
     await killedDuringTool(w, args);
 
     const r = await runAgentCli([...args, '--continue'], { env: env(), timeoutMs: 60_000 });
-    expect(r.stderr).toBe('orchestrate agent: the last turn of this session was interrupted (its bash call has no result); finishing it.\n');
+    expect(r.stderr).toBe(
+      'orchestrate agent: the last turn of this session was interrupted (its bash call has no result); finishing it.\n',
+    );
     expect(r.stdout).toBe('Finished the interrupted turn.\n');
     expect(r.code).toBe(0);
-    expect(transcript(w.file)).toEqual(['user: start the work', 'assistant: call:bash', `toolResult: ${interruptedCallText('bash')}`, 'assistant: Finished the interrupted turn.']);
+    expect(transcript(w.file)).toEqual([
+      'user: start the work',
+      'assistant: call:bash',
+      `toolResult: ${interruptedCallText('bash')}`,
+      'assistant: Finished the interrupted turn.',
+    ]);
     expect(readFileSync(join(w.work, 'runs.txt'), 'utf8')).toBe('run\n');
   }, 120_000);
 
@@ -212,7 +260,12 @@ describe('orchestrate agent --continue without a prompt (text mode)', () => {
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
     await killedBeforeReply(w, args);
     const r = await runAgentCli(args, { env: env() });
-    expect(r).toMatchObject({ code: 0, stdout: 'Answer two.\n', stderr: 'orchestrate agent: the last turn of this session was interrupted (its last prompt has no reply); finishing it.\n' });
+    expect(r).toMatchObject({
+      code: 0,
+      stdout: 'Answer two.\n',
+      stderr:
+        'orchestrate agent: the last turn of this session was interrupted (its last prompt has no reply); finishing it.\n',
+    });
   }, 60_000);
 });
 
@@ -235,7 +288,10 @@ describe('orchestrate agent --continue without a prompt on a session with nothin
 
   it('a --session file that does not exist: the plain "give a prompt" usage error, and no file is created', async () => {
     const w = workspace('missing', ['- text: "Answer one."']);
-    const r = await runAgentCli(['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none', '--mode', 'json'], { env: env() });
+    const r = await runAgentCli(
+      ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none', '--mode', 'json'],
+      { env: env() },
+    );
     expect(r).toMatchObject({ code: 2, stdout: '' });
     expect(r.stderr).toMatch(/^orchestrate agent: give a prompt, e\.g\. /);
     expect(existsSync(w.file)).toBe(false);

@@ -20,7 +20,11 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-const env = (): Record<string, string | undefined> => ({ ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined, ORCHESTRATE_MODEL: undefined });
+const env = (): Record<string, string | undefined> => ({
+  ORCHESTRATE_HOME: home,
+  ANTHROPIC_API_KEY: undefined,
+  ORCHESTRATE_MODEL: undefined,
+});
 
 interface Entry {
   type: string;
@@ -31,9 +35,12 @@ const entries = (file: string): Entry[] =>
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Entry);
-const messages = (file: string): AgentMessage[] => entries(file).flatMap((e) => (e.type === 'message' && e.message ? [e.message] : []));
+const messages = (file: string): AgentMessage[] =>
+  entries(file).flatMap((e) => (e.type === 'message' && e.message ? [e.message] : []));
 const textOf = (m: AgentMessage): string =>
-  'content' in m && Array.isArray(m.content) ? m.content.map((b) => ('text' in b ? b.text : b.type === 'toolCall' ? `call:${b.name}` : '')).join('') : '';
+  'content' in m && Array.isArray(m.content)
+    ? m.content.map((b) => ('text' in b ? b.text : b.type === 'toolCall' ? `call:${b.name}` : '')).join('')
+    : '';
 
 async function waitUntil(ok: () => boolean, what: string): Promise<void> {
   const t0 = Date.now();
@@ -67,7 +74,11 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
     const closed = new Promise<void>((r) => child.on('close', () => r()));
     try {
       // The reply with the call is on disk before the tool runs; runs.txt says the tool is running.
-      await waitUntil(() => existsSync(join(work, 'runs.txt')) && existsSync(file) && messages(file).some((m) => m.role === 'assistant'), 'the tool to run');
+      await waitUntil(
+        () =>
+          existsSync(join(work, 'runs.txt')) && existsSync(file) && messages(file).some((m) => m.role === 'assistant'),
+        'the tool to run',
+      );
       child.kill('SIGKILL');
       await closed;
     } finally {
@@ -77,8 +88,13 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
     expect(cut.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(cutOffTurn(cut)).toMatchObject({ kind: 'dangling', calls: [{ id: 'call-1', name: 'bash' }] });
 
-    const r = await runAgentCli([...args, '--continue', 'now', 'the', 'next', 'step'], { env: env(), timeoutMs: 60_000 });
-    expect(r.stderr).toBe('orchestrate agent: the last turn of this session was interrupted (its bash call has no result); finishing it before this prompt.\n');
+    const r = await runAgentCli([...args, '--continue', 'now', 'the', 'next', 'step'], {
+      env: env(),
+      timeoutMs: 60_000,
+    });
+    expect(r.stderr).toBe(
+      'orchestrate agent: the last turn of this session was interrupted (its bash call has no result); finishing it before this prompt.\n',
+    );
     expect(r.stdout).toBe('Answer to the new prompt.\n');
     expect(r.code).toBe(0);
 
@@ -105,13 +121,17 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
     expect((await runAgentCli([...args, 'one'], { env: env() })).stdout).toBe('Answer one.\n');
     expect((await runAgentCli([...args, '--continue', 'two'], { env: env() })).stdout).toBe('Answer two.\n');
     // A kill while "two" was being answered: the file ends with the prompt.
-    const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     expect((JSON.parse(lines.at(-1)!) as Entry).message?.role).toBe('assistant');
     writeFileSync(file, `${lines.slice(0, -1).join('\n')}\n`);
     expect(cutOffTurn(messages(file))).toEqual({ kind: 'unanswered' });
 
     const r = await runAgentCli([...args, '--continue', 'three'], { env: env() });
-    expect(r.stderr).toBe('orchestrate agent: the last turn of this session was interrupted (its last prompt has no reply); finishing it before this prompt.\n');
+    expect(r.stderr).toBe(
+      'orchestrate agent: the last turn of this session was interrupted (its last prompt has no reply); finishing it before this prompt.\n',
+    );
     expect(r.stdout).toBe('Answer three.\n');
     expect(r.code).toBe(0);
     expect(messages(file).map((m) => `${m.role}: ${textOf(m)}`)).toEqual([
@@ -138,10 +158,20 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
 
 describe('cutOffTurn: only what a kill leaves counts as cut off', () => {
   const m = scriptedModel();
-  const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const usage = {
+    input: 1,
+    output: 1,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 2,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
   const user = (text: string): AgentMessage => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 1 });
   const call = (id: string): ToolCall => ({ type: 'toolCall', id, name: 'bash', arguments: { command: 'ls' } });
-  const reply = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'] = 'stop'): AgentMessage => ({
+  const reply = (
+    content: AssistantMessage['content'],
+    stopReason: AssistantMessage['stopReason'] = 'stop',
+  ): AgentMessage => ({
     role: 'assistant',
     content,
     api: m.api,
@@ -151,11 +181,24 @@ describe('cutOffTurn: only what a kill leaves counts as cut off', () => {
     stopReason,
     timestamp: 2,
   });
-  const result = (id: string, isError = false): AgentMessage => ({ role: 'toolResult', toolCallId: id, toolName: 'bash', content: [{ type: 'text', text: 'out' }], isError, timestamp: 3 });
+  const result = (id: string, isError = false): AgentMessage => ({
+    role: 'toolResult',
+    toolCallId: id,
+    toolName: 'bash',
+    content: [{ type: 'text', text: 'out' }],
+    isError,
+    timestamp: 3,
+  });
 
   it('cut off: calls without results (all or part of a batch), a prompt without a reply', () => {
-    expect(cutOffTurn([user('a'), reply([call('1'), call('2')], 'toolUse')])).toMatchObject({ kind: 'dangling', calls: [{ id: '1' }, { id: '2' }] });
-    expect(cutOffTurn([user('a'), reply([call('1'), call('2')], 'toolUse'), result('1')])).toMatchObject({ kind: 'dangling', calls: [{ id: '2' }] });
+    expect(cutOffTurn([user('a'), reply([call('1'), call('2')], 'toolUse')])).toMatchObject({
+      kind: 'dangling',
+      calls: [{ id: '1' }, { id: '2' }],
+    });
+    expect(cutOffTurn([user('a'), reply([call('1'), call('2')], 'toolUse'), result('1')])).toMatchObject({
+      kind: 'dangling',
+      calls: [{ id: '2' }],
+    });
     expect(cutOffTurn([user('a'), reply([{ type: 'text', text: 'x' }]), user('b')])).toEqual({ kind: 'unanswered' });
   });
 
@@ -165,6 +208,12 @@ describe('cutOffTurn: only what a kill leaves counts as cut off', () => {
     expect(cutOffTurn([user('a'), reply([], 'aborted')])).toBeUndefined();
     expect(cutOffTurn([user('a'), reply([], 'error')])).toBeUndefined();
     expect(cutOffTurn([user('a'), reply([call('1')], 'toolUse'), result('1', true)])).toBeUndefined();
-    expect(cutOffTurn([user('a'), reply([{ type: 'text', text: 'x' }]), { role: 'branchSummary', summary: 's', fromId: 'e1', timestamp: 4 }])).toBeUndefined();
+    expect(
+      cutOffTurn([
+        user('a'),
+        reply([{ type: 'text', text: 'x' }]),
+        { role: 'branchSummary', summary: 's', fromId: 'e1', timestamp: 4 },
+      ]),
+    ).toBeUndefined();
   });
 });

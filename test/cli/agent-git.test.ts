@@ -29,14 +29,26 @@ interface Entry {
 }
 
 function readSession(file: string): Entry[] {
-  return readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Entry);
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Entry);
 }
 
 describe('orchestrate agent on a git repository', () => {
   it('fixes a file with read/edit/bash, commits it, and --continue resumes the same session', async () => {
     const session = join(root, 'session.jsonl');
     const env = { ORCHESTRATE_HOME: join(root, 'home') };
-    const common = ['--script', join(FIXTURES, 'git-fix.yaml'), '--cwd', repo, '--tools', 'read,edit,bash', '--session', session];
+    const common = [
+      '--script',
+      join(FIXTURES, 'git-fix.yaml'),
+      '--cwd',
+      repo,
+      '--tools',
+      'read,edit,bash',
+      '--session',
+      session,
+    ];
 
     const first = await runAgentCli([...common, 'Fix the typo in README.md and commit it'], { env });
     expect(first.stderr).toBe('');
@@ -53,7 +65,16 @@ describe('orchestrate agent on a git repository', () => {
     const entries = readSession(session);
     expect(entries[0]!.type).toBe('session');
     const messages = entries.filter((e) => e.type === 'message').map((e) => e.message!);
-    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'toolResult', 'assistant', 'toolResult', 'assistant']);
+    expect(messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'toolResult',
+      'assistant',
+      'toolResult',
+      'assistant',
+      'toolResult',
+      'assistant',
+    ]);
     expect(messages.filter((m) => m.role === 'toolResult').map((m) => [m.toolName, m.isError])).toEqual([
       ['read', false],
       ['edit', false],
@@ -66,14 +87,31 @@ describe('orchestrate agent on a git repository', () => {
     // if all four earlier replies were sent again.
     const again = await runAgentCli([...common, '--continue', '--mode', 'json', 'What did you change?'], { env });
     expect(again.code).toBe(0);
-    const lines = again.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; id?: string; message?: { role: string; content: { type: string; text?: string }[] } });
+    const lines = again.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            type: string;
+            id?: string;
+            message?: { role: string; content: { type: string; text?: string }[] };
+          },
+      );
     expect(lines[0]!.id).toBe((entries[0] as unknown as { id: string }).id);
     const answer = lines.filter((l) => l.type === 'message_end' && l.message?.role === 'assistant').pop()!;
-    expect(answer.message!.content[0]!.text).toBe("Earlier I fixed the typo 'wrold' in README.md and committed the change.");
+    expect(answer.message!.content[0]!.text).toBe(
+      "Earlier I fixed the typo 'wrold' in README.md and committed the change.",
+    );
 
     const after = readSession(session);
     expect(after.filter((e) => e.type === 'session')).toHaveLength(1);
-    expect(after.filter((e) => e.type === 'message').map((e) => e.message!.role).slice(-2)).toEqual(['user', 'assistant']);
+    expect(
+      after
+        .filter((e) => e.type === 'message')
+        .map((e) => e.message!.role)
+        .slice(-2),
+    ).toEqual(['user', 'assistant']);
     expect(after.filter((e) => e.type === 'message')).toHaveLength(10);
   });
 });

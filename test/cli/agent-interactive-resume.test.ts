@@ -59,17 +59,39 @@ describe.skipIf(!hasTmux)('orchestrate agent --continue, interactive, on a cut-o
     const args = ['--script', script, '--session', file, '--cwd', work, '--tools', 'bash', '--sandbox', 'none'];
     // The real CLI writes the whole turn; the file cut after the reply with the call is what a
     // kill -9 while the tool ran leaves (that reply is written before the tool starts).
-    const first = await runAgentCli([...args, 'start the work'], { env: { ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined, ORCHESTRATE_MODEL: undefined } });
+    const first = await runAgentCli([...args, 'start the work'], {
+      env: { ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined, ORCHESTRATE_MODEL: undefined },
+    });
     expect(first).toMatchObject({ code: 0, stdout: 'Finished the interrupted turn.\n' });
-    const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const callAt = lines.findIndex((l) => l.includes('"toolCall"'));
     writeFileSync(file, `${lines.slice(0, callAt + 1).join('\n')}\n`);
     expect(readFileSync(join(work, 'runs.txt'), 'utf8')).toBe('run\n');
 
     const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ORCHESTRATE_HOME='${home}' NO_COLOR=1 node --import tsx src/cli/main.ts agent ${[...args, '--continue'].join(' ')}`;
-    tmux('new-session', '-d', '-s', 'again', '-x', '80', '-y', '24', '-c', ROOT, `sh -c "${cli}; echo exit=\\$?; sleep 600"`);
-    const s = await waitFor('again', (x) => x.includes('Finished the interrupted turn.') && IDLE.test(x), 'the finished turn');
-    expect(flat(s)).toContain('The last turn of this session was interrupted (its bash call has no result): finishing it now. Esc stops.');
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'again',
+      '-x',
+      '80',
+      '-y',
+      '24',
+      '-c',
+      ROOT,
+      `sh -c "${cli}; echo exit=\\$?; sleep 600"`,
+    );
+    const s = await waitFor(
+      'again',
+      (x) => x.includes('Finished the interrupted turn.') && IDLE.test(x),
+      'the finished turn',
+    );
+    expect(flat(s)).toContain(
+      'The last turn of this session was interrupted (its bash call has no result): finishing it now. Esc stops.',
+    );
     expect(s).toMatch(/› start the work/);
     expect(s).toMatch(/✗ bash \$ echo run >> runs\.txt\n\s+⎿ This bash call was interrupted/);
     // Not run a second time.
@@ -78,7 +100,11 @@ describe.skipIf(!hasTmux)('orchestrate agent --continue, interactive, on a cut-o
     tmux('send-keys', '-t', 'again', '-l', 'next');
     await waitFor('again', (x) => editorArea(x).includes('next'), '"next" in the editor');
     tmux('send-keys', '-t', 'again', 'Enter');
-    await waitFor('again', (x) => x.includes('Answer to the next prompt.') && IDLE.test(x), 'the answer to the next prompt');
+    await waitFor(
+      'again',
+      (x) => x.includes('Answer to the next prompt.') && IDLE.test(x),
+      'the answer to the next prompt',
+    );
     tmux('send-keys', '-t', 'again', '-l', '/exit');
     await waitFor('again', (x) => editorArea(x).includes('/exit'), '"/exit" in the editor');
     tmux('send-keys', '-t', 'again', 'Enter');

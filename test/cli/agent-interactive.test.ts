@@ -20,7 +20,8 @@ const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args]
 const WAIT_MS = 30_000;
 
 /** The pane's rows (24), or with -e its text with the escape sequences as drawn. */
-const screen = (pane: string, escapes = false): string => tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', pane);
+const screen = (pane: string, escapes = false): string =>
+  tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', pane);
 
 async function waitFor(pane: string, ok: (s: string) => boolean, what: string): Promise<string> {
   const t0 = Date.now();
@@ -31,7 +32,8 @@ async function waitFor(pane: string, ok: (s: string) => boolean, what: string): 
     await new Promise((r) => setTimeout(r, 30));
   }
 }
-const waitText = (pane: string, text: string | RegExp) => waitFor(pane, (s) => (typeof text === 'string' ? s.includes(text) : text.test(s)), String(text));
+const waitText = (pane: string, text: string | RegExp) =>
+  waitFor(pane, (s) => (typeof text === 'string' ? s.includes(text) : text.test(s)), String(text));
 
 /** What is below the editor's top border: the editor lines and the status line. */
 const editorArea = (s: string): string => s.split('─'.repeat(80)).at(-1) ?? '';
@@ -75,7 +77,8 @@ function staticImports(entry: string): { files: Set<string>; packages: Set<strin
     for (const m of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'/gm)) {
       const spec = (m[1] ?? m[2])!;
       if (spec.startsWith('.')) todo.push(resolve(file, '..', spec.replace(/\.js$/, '.ts')));
-      else packages.add(spec.split('/')[0]!.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+      else
+        packages.add(spec.split('/')[0]!.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
     }
   }
   return { files, packages };
@@ -92,7 +95,9 @@ describe('orchestrate agent, choosing the interactive mode', () => {
       isTTY: false,
     });
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--mode interactive needs a terminal on stdin and stdout; give a prompt \(or pipe it\) for --mode text/);
+    expect(stderr).toMatch(
+      /--mode interactive needs a terminal on stdin and stdout; give a prompt \(or pipe it\) for --mode text/,
+    );
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -101,7 +106,10 @@ describe('orchestrate agent, choosing the interactive mode', () => {
     // and rpc modes (and --help) load.
     for (const entry of ['src/cli/main.ts', 'src/cli/commands/agent.ts']) {
       const { files, packages } = staticImports(join(ROOT, entry));
-      expect([...files].filter((f) => f.includes('/display/interactive/')), entry).toEqual([]);
+      expect(
+        [...files].filter((f) => f.includes('/display/interactive/')),
+        entry,
+      ).toEqual([]);
       expect(packages.has('ink'), entry).toBe(false);
       expect(packages.has('react'), entry).toBe(false);
     }
@@ -130,13 +138,36 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     const vars = Object.entries({ ORCHESTRATE_HOME: home, ...env }).map(([k, v]) => `${k}='${v}'`);
     // CI would make ink print only final frames; an API key must not matter offline.
     const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ${vars.join(' ')} node --import tsx src/cli/main.ts agent ${args.join(' ')}`;
-    tmux('new-session', '-d', '-s', pane, '-x', '80', '-y', '24', '-c', ROOT, `sh -c "${cli}; echo exit=\\$?; sleep 600"`);
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      pane,
+      '-x',
+      '80',
+      '-y',
+      '24',
+      '-c',
+      ROOT,
+      `sh -c "${cli}; echo exit=\\$?; sleep 600"`,
+    );
   }
 
   it('turns, Esc abort, a steering message, /exit, then --continue shows the conversation and goes on; Ctrl+C twice quits', async () => {
     work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
     const file = join(work, 'chat.jsonl');
-    const args = ['--script', join(FIXTURES, 'interactive.yaml'), '--session', file, '--cwd', work, '--tools', 'bash', '--sandbox', 'none'];
+    const args = [
+      '--script',
+      join(FIXTURES, 'interactive.yaml'),
+      '--session',
+      file,
+      '--cwd',
+      work,
+      '--tools',
+      'bash',
+      '--sandbox',
+      'none',
+    ];
     launch('chat', args, { NO_COLOR: '1' });
     const first = await waitText('chat', /\/help\s*$/m);
     expect(first).toMatch(/^scripted · ctx 0\/200k \(0%\) · \$0\.0000 +\/help$/m);
@@ -150,7 +181,11 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     // Esc while a tool runs: the run stops, the tool call shows as aborted, the file stays whole.
     await typeText('chat', 'slow');
     key('chat', 'Enter');
-    s = await waitFor('chat', (x) => x.includes('▸ bash $ sleep 600') && x.includes('working · Esc aborts'), 'the running tool');
+    s = await waitFor(
+      'chat',
+      (x) => x.includes('▸ bash $ sleep 600') && x.includes('working · Esc aborts'),
+      'the running tool',
+    );
     key('chat', 'Escape');
     s = await waitText('chat', 'Aborted.');
     expect(s).toMatch(/✗ bash \$ sleep 600\n\s+⎿ .*abort/i);
@@ -162,13 +197,27 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     // Enter while the agent works queues a steering message; it reaches the model after the tool.
     await typeText('chat', 'open the gate');
     key('chat', 'Enter');
-    await waitFor('chat', (x) => x.includes('▸ bash $ while [ ! -f gate ]') && x.includes('working · Esc aborts'), 'the gate tool running');
+    await waitFor(
+      'chat',
+      (x) => x.includes('▸ bash $ while [ ! -f gate ]') && x.includes('working · Esc aborts'),
+      'the gate tool running',
+    );
     await typeText('chat', 'change course');
     key('chat', 'Enter');
-    s = await waitFor('chat', (x) => x.includes('queued steering: change course') && x.includes('1 queued'), 'the queued steering message');
+    s = await waitFor(
+      'chat',
+      (x) => x.includes('queued steering: change course') && x.includes('1 queued'),
+      'the queued steering message',
+    );
     writeFileSync(join(work, 'gate'), '');
-    s = await waitFor('chat', (x) => x.includes('Steering received: I will change course.') && IDLE.test(x), 'the reply to the steering message');
-    expect(s).toMatch(/✓ bash \$ while[^\n]*\n\s+⎿ gate open\n\n› change course\n\nSteering received: I will change course\./);
+    s = await waitFor(
+      'chat',
+      (x) => x.includes('Steering received: I will change course.') && IDLE.test(x),
+      'the reply to the steering message',
+    );
+    expect(s).toMatch(
+      /✓ bash \$ while[^\n]*\n\s+⎿ gate open\n\n› change course\n\nSteering received: I will change course\./,
+    );
     expect(s).not.toContain('queued steering');
 
     // The screen is the terminal's: 24 rows, nothing wider than 80 columns, the status line last.
@@ -181,9 +230,13 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     await typeText('chat', '/exit');
     key('chat', 'Enter');
     await waitText('chat', 'exit=0');
-    const steering = sessionLines(file).filter((e) => e.type === 'message' && (e.message as { role: string }).role === 'user');
+    const steering = sessionLines(file).filter(
+      (e) => e.type === 'message' && (e.message as { role: string }).role === 'user',
+    );
     expect(steering.map((e) => JSON.stringify((e.message as { content: unknown }).content))).toEqual(
-      ['hello', 'second question', 'slow', 'after the abort', 'open the gate', 'change course'].map((t) => JSON.stringify([{ type: 'text', text: t }])),
+      ['hello', 'second question', 'slow', 'after the abort', 'open the gate', 'change course'].map((t) =>
+        JSON.stringify([{ type: 'text', text: t }]),
+      ),
     );
 
     // --continue reopens the session in the UI: the conversation is on screen and goes on.
@@ -209,11 +262,31 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
 
   it('on a terminal a prompt still means text mode; --mode interactive with a prompt sends it first', async () => {
     work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
-    launch('text', ['--script', join(FIXTURES, 'hello.yaml'), '--no-session', '--cwd', work, 'Say', 'hello'], { NO_COLOR: '1' });
+    launch('text', ['--script', join(FIXTURES, 'hello.yaml'), '--no-session', '--cwd', work, 'Say', 'hello'], {
+      NO_COLOR: '1',
+    });
     let s = await waitText('text', 'exit=0');
     expect(s).toMatch(/^Hello from the scripted model\.\nexit=0$/m);
-    launch('first', ['--mode', 'interactive', '--script', join(FIXTURES, 'hello.yaml'), '--no-session', '--cwd', work, 'Say', 'hello'], { NO_COLOR: '1' });
-    s = await waitFor('first', (x) => x.includes('Hello from the scripted model.') && IDLE.test(x), 'the first reply in the UI');
+    launch(
+      'first',
+      [
+        '--mode',
+        'interactive',
+        '--script',
+        join(FIXTURES, 'hello.yaml'),
+        '--no-session',
+        '--cwd',
+        work,
+        'Say',
+        'hello',
+      ],
+      { NO_COLOR: '1' },
+    );
+    s = await waitFor(
+      'first',
+      (x) => x.includes('Hello from the scripted model.') && IDLE.test(x),
+      'the first reply in the UI',
+    );
     expect(s).toMatch(/› Say hello\n\nHello from the scripted model\./);
     await typeText('first', '/exit');
     key('first', 'Enter');
@@ -223,7 +296,11 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
   it('/compact summarizes the conversation; /tree rewinds to before a prompt with a branch summary (in colour)', async () => {
     work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
     const file = join(work, 'tree.jsonl');
-    launch('tree', ['--script', join(FIXTURES, 'interactive-tree.yaml'), '--session', file, '--cwd', work, '--tools', 'none'], { TERM: 'xterm-256color' });
+    launch(
+      'tree',
+      ['--script', join(FIXTURES, 'interactive-tree.yaml'), '--session', file, '--cwd', work, '--tools', 'none'],
+      { TERM: 'xterm-256color' },
+    );
     await waitText('tree', /\/help\s*$/m);
     await prompt('tree', 'one', 'Answer one.');
     await prompt('tree', 'two', 'Answer two.');
@@ -259,7 +336,14 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
 
     // The prompt handed back is sent again from the earlier point.
     key('tree', 'Enter');
-    s = await waitFor('tree', (x) => (below(x).match(/Answer two\./g) ?? []).length === 1 && /› two\n\nAnswer two\./.test(below(x)) && /\/help\s*$/m.test(x), 'the new answer');
+    s = await waitFor(
+      'tree',
+      (x) =>
+        (below(x).match(/Answer two\./g) ?? []).length === 1 &&
+        /› two\n\nAnswer two\./.test(below(x)) &&
+        /\/help\s*$/m.test(x),
+      'the new answer',
+    );
 
     // Colour is on without NO_COLOR (the prompt line is cyan).
     expect(screen('tree', true)).toMatch(/\x1b\[[0-9;]*36m› two/);

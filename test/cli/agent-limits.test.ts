@@ -16,10 +16,16 @@ beforeAll(() => {
   for (let i = 0; i < 30; i++) writeFileSync(join(home, `f${i}.txt`), `file ${i}\n`);
   // A different file every turn (never a loop), far more turns than any cap in these tests.
   endless = join(home, 'endless.yaml');
-  writeFileSync(endless, `${Array.from({ length: 30 }, (_, i) => `- tools: [{ name: read, args: { path: f${i}.txt } }]`).join('\n')}\n- text: "finally done"\n`);
+  writeFileSync(
+    endless,
+    `${Array.from({ length: 30 }, (_, i) => `- tools: [{ name: read, args: { path: f${i}.txt } }]`).join('\n')}\n- text: "finally done"\n`,
+  );
   // The same call again and again.
   stuck = join(home, 'stuck.yaml');
-  writeFileSync(stuck, `${Array.from({ length: 30 }, () => '- tools: [{ name: read, args: { path: f0.txt } }]').join('\n')}\n- text: "done"\n`);
+  writeFileSync(
+    stuck,
+    `${Array.from({ length: 30 }, () => '- tools: [{ name: read, args: { path: f0.txt } }]').join('\n')}\n- text: "done"\n`,
+  );
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
@@ -36,9 +42,14 @@ describe('orchestrate agent caps', () => {
   });
 
   it('json mode emits the run_stopped event line, then exits 1', async () => {
-    const r = await runAgentCli(['--mode', 'json', ...base(endless), '--max-turns', '2', 'Read every file'], { env: env() });
+    const r = await runAgentCli(['--mode', 'json', ...base(endless), '--max-turns', '2', 'Read every file'], {
+      env: env(),
+    });
     expect(r.code).toBe(1);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonLine);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as JsonLine);
     expect(lines.filter((l) => l.type === 'turn_end')).toHaveLength(2);
     expect(lines.find((l) => l.type === 'run_stopped')).toMatchObject({ kind: 'max_turns' });
   });
@@ -58,11 +69,15 @@ describe('orchestrate agent caps', () => {
     expect(looped.code).toBe(1);
     expect(looped.stderr).toMatch(/repeat/i);
     expect(looped.stderr).toContain('--loop-detection');
-    const off = await runAgentCli([...base(stuck), '--loop-detection', 'off', '--max-turns', '8', 'Read f0'], { env: env() });
+    const off = await runAgentCli([...base(stuck), '--loop-detection', 'off', '--max-turns', '8', 'Read f0'], {
+      env: env(),
+    });
     expect(off.code).toBe(1);
     expect(off.stderr).toMatch(/8 turns/);
     // A higher threshold lets the same repetition through until the turn cap.
-    const lenient = await runAgentCli([...base(stuck), '--max-identical-calls', '20', '--max-turns', '8', 'Read f0'], { env: env() });
+    const lenient = await runAgentCli([...base(stuck), '--max-identical-calls', '20', '--max-turns', '8', 'Read f0'], {
+      env: env(),
+    });
     expect(lenient.code).toBe(1);
     expect(lenient.stderr).toMatch(/8 turns/);
   });
@@ -83,7 +98,12 @@ describe('orchestrate agent caps', () => {
     ];
     for (const [flags, message] of cases) {
       let stderr = '';
-      const code = await main(['agent', ...base(endless), ...flags, 'hi'], { stdout: () => undefined, stderr: (t) => (stderr += t), cwd: home, env: env() });
+      const code = await main(['agent', ...base(endless), ...flags, 'hi'], {
+        stdout: () => undefined,
+        stderr: (t) => (stderr += t),
+        cwd: home,
+        env: env(),
+      });
       expect(code, flags.join(' ')).toBe(2);
       expect(stderr).toMatch(message);
     }

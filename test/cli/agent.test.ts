@@ -16,10 +16,18 @@ const env = (): Record<string, string | undefined> => ({ ORCHESTRATE_HOME: home,
 const script = (name: string): string => join(FIXTURES, name);
 
 /** main() in process (no child): for flag errors that never reach a model or stdin. */
-async function inProcess(argv: string[], extraEnv: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function inProcess(
+  argv: string[],
+  extraEnv: Record<string, string | undefined> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: home, env: { ...env(), ...extraEnv } });
+  const code = await main(argv, {
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+    cwd: home,
+    env: { ...env(), ...extraEnv },
+  });
   return { code, stdout, stderr };
 }
 
@@ -32,7 +40,10 @@ describe('orchestrate agent, print mode', () => {
   });
 
   it('a failed run prints the error on stderr and exits 1; the prompt may come from stdin', async () => {
-    const r = await runAgentCli(['--script', script('failing.yaml'), '--cwd', home, '--no-session'], { env: env(), input: 'Do the thing\n' });
+    const r = await runAgentCli(['--script', script('failing.yaml'), '--cwd', home, '--no-session'], {
+      env: env(),
+      input: 'Do the thing\n',
+    });
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('400 invalid_request_error: the request was rejected');
     expect(r.code).toBe(1);
@@ -42,12 +53,33 @@ describe('orchestrate agent, print mode', () => {
 describe('orchestrate agent, json mode', () => {
   it('prints the session header, then every event as one JSON line in order', async () => {
     const sessionFile = join(home, 'json.jsonl');
-    const r = await runAgentCli(['--mode', 'json', '--script', script('tool-round.yaml'), '--cwd', home, '--tools', 'bash', '--session', sessionFile, 'List files'], { env: env() });
+    const r = await runAgentCli(
+      [
+        '--mode',
+        'json',
+        '--script',
+        script('tool-round.yaml'),
+        '--cwd',
+        home,
+        '--tools',
+        'bash',
+        '--session',
+        sessionFile,
+        'List files',
+      ],
+      { env: env() },
+    );
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonLine);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as JsonLine);
     expect(lines[0]).toMatchObject({ type: 'session', version: 3, cwd: home });
     // Streaming updates vary with chunking; everything else is fixed.
-    const types = lines.slice(1).map((l) => l.type).filter((t) => t !== 'message_update' && t !== 'tool_execution_update');
+    const types = lines
+      .slice(1)
+      .map((l) => l.type)
+      .filter((t) => t !== 'message_update' && t !== 'tool_execution_update');
     expect(types).toEqual([
       'agent_start',
       'turn_start',
@@ -66,7 +98,10 @@ describe('orchestrate agent, json mode', () => {
       'turn_end',
       'agent_end',
     ]);
-    const toolEnd = lines.find((l) => l.type === 'tool_execution_end') as { result: { content: { text: string }[] }; isError: boolean };
+    const toolEnd = lines.find((l) => l.type === 'tool_execution_end') as {
+      result: { content: { text: string }[] };
+      isError: boolean;
+    };
     expect(toolEnd.isError).toBe(false);
     expect(toolEnd.result.content[0]!.text).toContain('listed');
     expect(lines.some((l) => l.type === 'message_update')).toBe(true);
@@ -83,24 +118,44 @@ describe('orchestrate agent, rpc mode', () => {
       return (r.data ?? {}) as JsonLine;
     };
 
-    expect(ok(await rpc.send({ id: 's0', type: 'get_state' }), 'get_state')).toMatchObject({ isStreaming: false, messageCount: 0, model: { provider: 'scripted' } });
+    expect(ok(await rpc.send({ id: 's0', type: 'get_state' }), 'get_state')).toMatchObject({
+      isStreaming: false,
+      messageCount: 0,
+      model: { provider: 'scripted' },
+    });
     ok(await rpc.send({ id: 'p1', type: 'prompt', message: 'first question' }), 'prompt');
     await rpc.waitFor((l) => l.type === 'agent_end');
-    expect(ok(await rpc.send({ id: 't1', type: 'get_last_assistant_text' }), 'get_last_assistant_text')).toEqual({ text: 'first answer' });
+    expect(ok(await rpc.send({ id: 't1', type: 'get_last_assistant_text' }), 'get_last_assistant_text')).toEqual({
+      text: 'first answer',
+    });
 
     // A follow-up queued while idle is delivered with the next prompt's run.
     ok(await rpc.send({ id: 'f1', type: 'follow_up', message: 'and a follow-up' }), 'follow_up');
     ok(await rpc.send({ id: 'st1', type: 'steer', message: 'steer too' }), 'steer');
     ok(await rpc.send({ id: 'p2', type: 'prompt', message: 'second question' }), 'prompt');
     await rpc.waitFor((l) => l.type === 'agent_end' && rpc.lines.filter((x) => x.type === 'agent_end').length === 2);
-    const messages = ok(await rpc.send({ id: 'm1', type: 'get_messages' }), 'get_messages').messages as { role: string }[];
-    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'user', 'assistant', 'user', 'assistant']);
+    const messages = ok(await rpc.send({ id: 'm1', type: 'get_messages' }), 'get_messages').messages as {
+      role: string;
+    }[];
+    expect(messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
 
     const stats = ok(await rpc.send({ id: 'g1', type: 'get_stats' }), 'get_stats');
     expect(stats).toMatchObject({ userMessages: 4, assistantMessages: 3, turns: 3 });
 
-    expect(ok(await rpc.send({ id: 'th', type: 'set_thinking_level', level: 'high' }), 'set_thinking_level')).toEqual({ level: 'high' });
-    expect(ok(await rpc.send({ id: 'sm', type: 'set_model', modelId: 'claude-haiku-4-5' }), 'set_model')).toMatchObject({ id: 'claude-haiku-4-5', provider: 'scripted' });
+    expect(ok(await rpc.send({ id: 'th', type: 'set_thinking_level', level: 'high' }), 'set_thinking_level')).toEqual({
+      level: 'high',
+    });
+    expect(ok(await rpc.send({ id: 'sm', type: 'set_model', modelId: 'claude-haiku-4-5' }), 'set_model')).toMatchObject(
+      { id: 'claude-haiku-4-5', provider: 'scripted' },
+    );
     expect(ok(await rpc.send({ id: 'gc', type: 'get_commands' }), 'get_commands')).toEqual({ commands: [] });
 
     // compact fails here (everything fits in the kept part): an error response with the id.
@@ -108,10 +163,18 @@ describe('orchestrate agent, rpc mode', () => {
     expect(compact).toMatchObject({ id: 'c1', type: 'response', command: 'compact', success: false });
     expect(String(compact.error)).toMatch(/Nothing to compact/);
 
-    const entries = ok(await rpc.send({ id: 'e1', type: 'get_entries' }), 'get_entries').entries as { id: string; role?: string; preview?: string }[];
+    const entries = ok(await rpc.send({ id: 'e1', type: 'get_entries' }), 'get_entries').entries as {
+      id: string;
+      role?: string;
+      preview?: string;
+    }[];
     const second = entries.find((e) => e.role === 'user' && e.preview === 'second question')!;
-    expect(ok(await rpc.send({ id: 'n1', type: 'navigate', targetId: second.id }), 'navigate')).toMatchObject({ editorText: 'second question' });
-    expect((ok(await rpc.send({ id: 's1', type: 'get_state' }), 'get_state') as { messageCount: number }).messageCount).toBe(2);
+    expect(ok(await rpc.send({ id: 'n1', type: 'navigate', targetId: second.id }), 'navigate')).toMatchObject({
+      editorText: 'second question',
+    });
+    expect(
+      (ok(await rpc.send({ id: 's1', type: 'get_state' }), 'get_state') as { messageCount: number }).messageCount,
+    ).toBe(2);
     const first = entries.find((e) => e.role === 'user' && e.preview === 'first question')!;
     const forked = ok(await rpc.send({ id: 'k1', type: 'fork', entryId: first.id }), 'fork');
     expect(forked).toMatchObject({ text: 'first question' });
@@ -120,7 +183,11 @@ describe('orchestrate agent, rpc mode', () => {
     expect(missing).toMatchObject({ id: 'n2', command: 'navigate', success: false });
     rpc.write('{"id":"bad1","type":"get_state",');
     await rpc.waitFor((l) => l.id === 'bad1');
-    expect(rpc.lines.find((l) => l.id === 'bad1')).toMatchObject({ type: 'response', command: 'get_state', success: false });
+    expect(rpc.lines.find((l) => l.id === 'bad1')).toMatchObject({
+      type: 'response',
+      command: 'get_state',
+      success: false,
+    });
     const unknown = await rpc.send({ id: 'u1', type: 'teleport' });
     expect(unknown).toMatchObject({ id: 'u1', success: false });
     expect(String(unknown.error)).toContain('Valid commands: prompt, steer, follow_up, abort, compact, get_state');
@@ -156,7 +223,15 @@ describe('orchestrate agent, bad input', () => {
   });
 
   it('--continue with a missing session file says so, exit 2', async () => {
-    const r = await inProcess(['agent', '--script', script('hello.yaml'), '--session', 'missing.jsonl', '--continue', 'hi']);
+    const r = await inProcess([
+      'agent',
+      '--script',
+      script('hello.yaml'),
+      '--session',
+      'missing.jsonl',
+      '--continue',
+      'hi',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/session file .*missing\.jsonl does not exist/);
   });

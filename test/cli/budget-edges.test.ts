@@ -11,7 +11,11 @@ import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/he
 
 afterAll(() => cleanupTempDirs());
 
-async function cli(argv: string[], cwd: string, env: Record<string, string | undefined> = { PATH: process.env.PATH }): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string | undefined> = { PATH: process.env.PATH },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd, env });
@@ -44,10 +48,16 @@ tasks:
 describe('budgets at the edges', () => {
   it('--budget-usd 0 on a priced model: nothing starts, and the run ends (run_end, summary, exit 1)', async () => {
     // No request is expected; the fake server is there so a bug cannot reach a real API.
-    const server = await startFakeAnthropic({ respond: () => ({ kind: 'message', content: [{ type: 'text', text: 'should not be asked' }] }) });
+    const server = await startFakeAnthropic({
+      respond: () => ({ kind: 'message', content: [{ type: 'text', text: 'should not be asked' }] }),
+    });
     try {
       const dir = tempProject({ 'recipe.yaml': FAN_OUT('model: claude-haiku-4-5') });
-      const r = await cli([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs'), '--budget-usd', '0'], dir, { PATH: process.env.PATH, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url });
+      const r = await cli([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs'), '--budget-usd', '0'], dir, {
+        PATH: process.env.PATH,
+        ANTHROPIC_API_KEY: 'sk-test',
+        ANTHROPIC_BASE_URL: server.url,
+      });
       expect(r.code).toBe(1);
       expect(server.requests).toHaveLength(0);
       expect(r.stdout).toMatch(/budget exhausted/);
@@ -56,7 +66,11 @@ describe('budgets at the edges', () => {
       expect(log.at(-1)).toMatchObject({ type: 'run_end', status: 'budget_exhausted' });
       // Every instance is accounted for: the refused one failed, the rest were skipped.
       expect(ofType(log, 'instance_failed').map((e) => [e.key, e.failure])).toEqual([['look.a', 'budget']]);
-      expect(ofType(log, 'instance_skipped').map((e) => e.key).sort()).toEqual(['after', 'look.b', 'look.c']);
+      expect(
+        ofType(log, 'instance_skipped')
+          .map((e) => e.key)
+          .sort(),
+      ).toEqual(['after', 'look.b', 'look.c']);
     } finally {
       await server.close();
     }
@@ -101,7 +115,10 @@ describe('budgets at the edges', () => {
   });
 
   it('--budget-tokens takes short forms and refuses nonsense with exit 2', async () => {
-    const dir = tempProject({ 'recipe.yaml': FAN_OUT('provider: scripted\nscript: script.yaml'), 'script.yaml': 'turns:\n  - text: "x"\n' });
+    const dir = tempProject({
+      'recipe.yaml': FAN_OUT('provider: scripted\nscript: script.yaml'),
+      'script.yaml': 'turns:\n  - text: "x"\n',
+    });
     const bad = await cli([join(dir, 'recipe.yaml'), '--budget-tokens', 'lots'], dir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--budget-tokens must be a token count');

@@ -28,13 +28,19 @@ interface Done {
 function cli(args: string[], dir: string): { done: Promise<Done>; output: () => string } {
   const abs = args.map((a) => (a === 'runs' || a === 'recipe.yaml' ? join(dir, a) : a));
   // tsx resolves from the working folder: run from the repository, every path absolute.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...abs], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...abs], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   return {
-    done: new Promise((res, rej) => (child.on('error', rej), child.on('close', (code) => res({ code, stdout, stderr })))),
+    done: new Promise(
+      (res, rej) => (child.on('error', rej), child.on('close', (code) => res({ code, stdout, stderr }))),
+    ),
     output: () => `exit ${child.exitCode ?? 'not yet'}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
   };
 }
@@ -111,9 +117,16 @@ async function startHeldRun(dir: string): Promise<{ run: Promise<Done>; runDir: 
   const runId = await until('the run folder', () => runFolderName(runsDir), 120_000);
   const runDir = join(runsDir, runId);
   for (const key of ['slow', 'other']) {
-    await until(`${key} inside its bash call`, () => log(runDir).some((e) => e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_start'), 120_000).catch((err: Error) => {
+    await until(
+      `${key} inside its bash call`,
+      () =>
+        log(runDir).some((e) => e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_start'),
+      120_000,
+    ).catch((err: Error) => {
       // Say what the run did, so a failure on a CI machine can be understood from its output.
-      const seen = log(runDir).map((e) => (e.type === 'agent_event' ? `${e.key}:${e.event.type}` : 'key' in e ? `${e.type}:${String(e.key)}` : e.type));
+      const seen = log(runDir).map((e) =>
+        e.type === 'agent_event' ? `${e.key}:${e.event.type}` : 'key' in e ? `${e.type}:${String(e.key)}` : e.type,
+      );
       throw new Error(`${err.message}\nrun process: ${output()}\nrun.jsonl events: ${seen.join(' ')}`);
     });
   }
@@ -125,7 +138,10 @@ describe('orchestrate cancel / steer from a second process', () => {
     const { dir, releaseOther, releaseSlow } = project();
     const { run, runDir, runId } = await startHeldRun(dir);
 
-    const steer = await cli(['steer', runId, '--instance', 'slow', 'Also', 'mention PINEAPPLE.', '--run-dir', 'runs'], dir).done;
+    const steer = await cli(
+      ['steer', runId, '--instance', 'slow', 'Also', 'mention PINEAPPLE.', '--run-dir', 'runs'],
+      dir,
+    ).done;
     expect(steer.stderr).toBe('');
     expect(steer.code).toBe(0);
     expect(steer.stdout).toMatch(/^delivered to slow/);
@@ -137,7 +153,9 @@ describe('orchestrate cancel / steer from a second process', () => {
     const cancel = await cli(['cancel', runId.slice(0, 12), '--instance', 'slow', '--run-dir', 'runs'], dir).done;
     expect(cancel.code).toBe(0);
     expect(cancel.stdout).toMatch(/^cancelling slow/);
-    await until('slow cancelled', () => log(runDir).some((e) => e.type === 'instance_failed' && e.key === 'slow' && e.failure === 'cancelled'));
+    await until('slow cancelled', () =>
+      log(runDir).some((e) => e.type === 'instance_failed' && e.key === 'slow' && e.failure === 'cancelled'),
+    );
 
     const late = await cli(['steer', runId, '--instance', 'slow', 'too late', '--run-dir', 'runs'], dir).done;
     expect(late.code).toBe(1);
@@ -178,15 +196,26 @@ describe('orchestrate cancel / steer from a second process', () => {
 
     const after = await cli(['cancel', runId, '--instance', 'other', '--run-dir', 'runs'], dir).done;
     expect(after.code).toBe(2);
-    expect(after.stderr).toMatch(new RegExp(`^orchestrate: run ${runId} is not running \\(finished failed at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); nothing to cancel\\n$`));
+    expect(after.stderr).toMatch(
+      new RegExp(
+        `^orchestrate: run ${runId} is not running \\(finished failed at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); nothing to cancel\\n$`,
+      ),
+    );
 
     // A resume keeps the cancel; `resume --retry slow` runs it again, and the run succeeds.
     writeFileSync(releaseSlow, 'go');
     const resumed = await cli(['resume', runId, '--retry', 'slow', '--run-dir', 'runs'], dir).done;
     expect(resumed.stderr).not.toMatch(/error/i);
     expect(resumed.code).toBe(0);
-    const retry = log(runDir).filter((e) => e.type === 'control').at(-1);
-    expect(retry).toMatchObject({ action: 'retry', instance: 'slow', ok: true, by: expect.stringMatching(/^resume \(pid \d+/) });
+    const retry = log(runDir)
+      .filter((e) => e.type === 'control')
+      .at(-1);
+    expect(retry).toMatchObject({
+      action: 'retry',
+      instance: 'slow',
+      ok: true,
+      by: expect.stringMatching(/^resume \(pid \d+/),
+    });
   }, 240_000);
 
   it('cancel without --instance interrupts the whole run (its process exits 130, resumable)', async () => {
@@ -207,11 +236,23 @@ describe('orchestrate cancel / steer from a second process', () => {
     made.push(dir);
     const runDir = join(dir, 'runs', 'dead-run');
     mkdirSync(runDir, { recursive: true });
-    const start = { v: 1, ts: Date.now(), runId: 'dead-run', type: 'run_start', recipe: 'recipe.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] };
+    const start = {
+      v: 1,
+      ts: Date.now(),
+      runId: 'dead-run',
+      type: 'run_start',
+      recipe: 'recipe.yaml',
+      name: 'x',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [],
+    };
     writeFileSync(join(runDir, 'run.jsonl'), `${JSON.stringify(start)}\n`);
     const dead = await cli(['cancel', 'dead-run', '--instance', 'a', '--run-dir', 'runs'], dir).done;
     expect(dead.code).toBe(2);
-    expect(dead.stderr).toBe('orchestrate: run dead-run is not running: no coordinator holds it (it stopped without finishing; `orchestrate resume dead-run` continues it); nothing to cancel\n');
+    expect(dead.stderr).toBe(
+      'orchestrate: run dead-run is not running: no coordinator holds it (it stopped without finishing; `orchestrate resume dead-run` continues it); nothing to cancel\n',
+    );
     const unknown = await cli(['steer', 'nope', '--instance', 'a', 'hi', '--run-dir', 'runs'], dir).done;
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/^orchestrate: .*nope/);

@@ -7,10 +7,26 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 describe('closed stdout pipe', () => {
   it('an RPC session whose reader closes after one line exits without an unhandled EPIPE error', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'agent', '--mode', 'rpc', '--no-session', '--provider', 'scripted', '--script', join(ROOT, 'test/fixtures/agent/hello.yaml')], {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/main.ts'),
+        'agent',
+        '--mode',
+        'rpc',
+        '--no-session',
+        '--provider',
+        'scripted',
+        '--script',
+        join(ROOT, 'test/fixtures/agent/hello.yaml'),
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

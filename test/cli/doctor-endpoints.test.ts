@@ -21,13 +21,19 @@ afterAll(async () => {
 
 function recipe(baseUrl: string, model: string): string {
   const file = join(dir, `r-${Math.random().toString(36).slice(2)}.yaml`);
-  writeFileSync(file, `name: doc\nproviders:\n  local: { type: openai-compatible, base_url: "${baseUrl}" }\nmodels:\n  ${model}: { price: { input: 0, output: 0 } }\nagents:\n  w: { provider: local, model: ${model}, tools: [] }\ntasks:\n  - { id: t, agent: w, prompt: hi }\n`);
+  writeFileSync(
+    file,
+    `name: doc\nproviders:\n  local: { type: openai-compatible, base_url: "${baseUrl}" }\nmodels:\n  ${model}: { price: { input: 0, output: 0 } }\nagents:\n  w: { provider: local, model: ${model}, tools: [] }\ntasks:\n  - { id: t, agent: w, prompt: hi }\n`,
+  );
   return file;
 }
 
 describe('orchestrate doctor --recipe', () => {
   it('a reachable endpoint serving the model passes; --probe sends one one-token request', async () => {
-    const r = await runCli(['doctor', '--recipe', recipe(server.url, 'qwen-coder'), '--probe'], { cwd: dir, env: { PATH: process.env.PATH } });
+    const r = await runCli(['doctor', '--recipe', recipe(server.url, 'qwen-coder'), '--probe'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+    });
     expect(r.stdout).toContain(`ok    local (${server.url}) is reachable and serves qwen-coder`);
     expect(r.stdout).toContain(`ok    local (${server.url}) answered a one-token request with qwen-coder`);
     expect(server.requests).toHaveLength(1);
@@ -35,9 +41,19 @@ describe('orchestrate doctor --recipe', () => {
   });
 
   it('a model the server does not list, and an endpoint that is down, are warnings with a fix', async () => {
-    const missing = await runCli(['doctor', '--recipe', recipe(server.url, 'llama-9')], { cwd: dir, env: { PATH: process.env.PATH } });
-    expect(missing.stdout).toMatch(/^warn {2}local .* does not list llama-9 \(it lists: qwen-coder\); pull or load the model/m);
-    const down = await runCli(['doctor', '--recipe', recipe('http://127.0.0.1:9/v1', 'qwen-coder')], { cwd: dir, env: { PATH: process.env.PATH } });
-    expect(down.stdout).toMatch(/^warn {2}local \(http:\/\/127\.0\.0\.1:9\/v1\) is not reachable: .*start the server or fix base_url/m);
+    const missing = await runCli(['doctor', '--recipe', recipe(server.url, 'llama-9')], {
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+    });
+    expect(missing.stdout).toMatch(
+      /^warn {2}local .* does not list llama-9 \(it lists: qwen-coder\); pull or load the model/m,
+    );
+    const down = await runCli(['doctor', '--recipe', recipe('http://127.0.0.1:9/v1', 'qwen-coder')], {
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+    });
+    expect(down.stdout).toMatch(
+      /^warn {2}local \(http:\/\/127\.0\.0\.1:9\/v1\) is not reachable: .*start the server or fix base_url/m,
+    );
   });
 });

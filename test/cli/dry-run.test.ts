@@ -23,8 +23,12 @@ describe('dry run of recipes/fan-out', () => {
     const out = r.stdout;
     expect(out).toContain('Recipe fan-out  (recipes/fan-out/recipe.yaml)');
     expect(out).toContain('Plan: 2 tasks in 2 levels, 4 instances');
-    expect(out).toMatch(/level 0 {2}width: 3 instances\n└─ survey {2}agent surveyor \(claude-haiku-4-5\)\n {3}for_each: 3 instances\n {3}├─ survey\.projects-alpha {2}item "projects\/alpha"\n {3}├─ survey\.projects-beta {2}item "projects\/beta"\n {3}└─ survey\.projects-gamma {2}item "projects\/gamma"/);
-    expect(out).toMatch(/level 1 {2}width: 1 instance\n└─ overview {2}agent editor \(claude-haiku-4-5\) {2}needs: survey/);
+    expect(out).toMatch(
+      /level 0 {2}width: 3 instances\n└─ survey {2}agent surveyor \(claude-haiku-4-5\)\n {3}for_each: 3 instances\n {3}├─ survey\.projects-alpha {2}item "projects\/alpha"\n {3}├─ survey\.projects-beta {2}item "projects\/beta"\n {3}└─ survey\.projects-gamma {2}item "projects\/gamma"/,
+    );
+    expect(out).toMatch(
+      /level 1 {2}width: 1 instance\n└─ overview {2}agent editor \(claude-haiku-4-5\) {2}needs: survey/,
+    );
     expect(out).toContain('Estimate (no model was called):');
     expect(out).toMatch(/\n {2}total\s+\S+\s+\S+\s+\$0\.00\n/);
     expect(out).toContain('survey: scripted provider: offline, no cost');
@@ -34,7 +38,10 @@ describe('dry run of recipes/fan-out', () => {
   it('--json holds the same plan as data', async () => {
     const report = await json(['recipes/fan-out/recipe.yaml']);
     expect(report.ok).toBe(true);
-    expect(report.plan.levels.map((l) => [l.tasks, l.instances])).toEqual([[['survey'], 3], [['overview'], 1]]);
+    expect(report.plan.levels.map((l) => [l.tasks, l.instances])).toEqual([
+      [['survey'], 3],
+      [['overview'], 1],
+    ]);
     const survey = report.plan.tasks.find((t) => t.id === 'survey')!;
     expect(survey.fanOut).toBe('static');
     expect(survey.instances.map((i) => [i.id, i.key, i.item])).toEqual([
@@ -42,7 +49,10 @@ describe('dry run of recipes/fan-out', () => {
       ['survey.projects-beta', 'projects-beta', 'projects/beta'],
       ['survey.projects-gamma', 'projects-gamma', 'projects/gamma'],
     ]);
-    expect(report.estimate.tasks.map((t) => t.instances)).toEqual([{ low: 3, high: 3 }, { low: 1, high: 1 }]);
+    expect(report.estimate.tasks.map((t) => t.instances)).toEqual([
+      { low: 3, high: 3 },
+      { low: 1, high: 1 },
+    ]);
     expect(report.estimate.total.usd).toEqual({ low: 0, high: 0 });
     expect(report.estimate.total.inputTokens.high).toBeGreaterThan(report.estimate.total.inputTokens.low);
   });
@@ -72,13 +82,21 @@ describe('dry run of recipes/planner-worker', () => {
     const r = await run(['recipes/planner-worker/recipe.yaml', '--dry-run']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('└─ workspace  shell step');
-    expect(r.stdout).toContain('└─ build  pair: planner planner (claude-sonnet-4-5) + worker worker (claude-sonnet-4-5)  needs: workspace');
+    expect(r.stdout).toContain(
+      '└─ build  pair: planner planner (claude-sonnet-4-5) + worker worker (claude-sonnet-4-5)  needs: workspace',
+    );
     expect(r.stdout).toContain('upper figure includes 2 verify fix round(s)');
   });
 
   it('--set changes an input, and the instance prompt sizes follow', async () => {
     const short = await json(['recipes/planner-worker/recipe.yaml', '--provider', 'anthropic', '--set', 'feature=x']);
-    const long = await json(['recipes/planner-worker/recipe.yaml', '--provider', 'anthropic', '--set', `feature=${'a very long feature description '.repeat(100)}`]);
+    const long = await json([
+      'recipes/planner-worker/recipe.yaml',
+      '--provider',
+      'anthropic',
+      '--set',
+      `feature=${'a very long feature description '.repeat(100)}`,
+    ]);
     expect(short.recipe.inputs).toEqual({ feature: 'x' });
     const tokens = (r: DryRunReport) => r.estimate.tasks.find((t) => t.taskId === 'build')!.inputTokens.low;
     expect(tokens(long)).toBeGreaterThan(tokens(short) + 500);
@@ -90,7 +108,9 @@ describe('dry run of recipes/batch-refactor', () => {
   it('shows the fan-out over the scout output as expanded later, sized by its output_schema', async () => {
     const r = await run(['recipes/batch-refactor/recipe.yaml', '--dry-run']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('└─ refactor  agent worker (claude-sonnet-4-5)  needs: inventory\n   └─ for_each ${{ tasks.inventory.output.repos }}: expanded when inventory finishes');
+    expect(r.stdout).toContain(
+      '└─ refactor  agent worker (claude-sonnet-4-5)  needs: inventory\n   └─ for_each ${{ tasks.inventory.output.repos }}: expanded when inventory finishes',
+    );
     expect(r.stdout).toContain("refactor: instance count from inventory's output_schema: 1-10");
     expect(r.stdout).toContain('inputs: old_call=log, new_call=logger.info');
   });
@@ -114,7 +134,10 @@ describe('dry run of recipes/batch-refactor', () => {
     expect(refactor).toMatchObject({ fanOut: 'dynamic', instances: [], dynamic: { sources: ['inventory'] }, level: 2 });
     expect(report.plan.levels.map((l) => l.tasks)).toEqual([['setup'], ['inventory'], ['refactor'], ['review']]);
     expect(report.recipe.inputs).toEqual({ old_call: 'log', new_call: 'logger.debug' });
-    expect(report.estimate.tasks.find((t) => t.taskId === 'refactor')).toMatchObject({ instances: { low: 1, high: 10 }, instancesKnown: false });
+    expect(report.estimate.tasks.find((t) => t.taskId === 'refactor')).toMatchObject({
+      instances: { low: 1, high: 10 },
+      instancesKnown: false,
+    });
   });
 
   it('a problem found while planning is reported like a recipe problem', async () => {

@@ -22,14 +22,22 @@ describe('repeatable --extension and --skills take one value each: the prompt af
   const env = () => ({ ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined });
 
   it('--extension x.ts "prompt"', { timeout: 30_000 }, async () => {
-    const r = await runAgentCli([...hello, '--extension', 'recipes/extensions/protected-paths.ts', 'Say hello'], { env: env(), timeoutMs: 25_000 });
+    const r = await runAgentCli([...hello, '--extension', 'recipes/extensions/protected-paths.ts', 'Say hello'], {
+      env: env(),
+      timeoutMs: 25_000,
+    });
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('Hello from the scripted model.\n');
     expect(r.code).toBe(0);
   });
 
-  it('--extension a --extension b "prompt": both are extensions (the second, missing, is named), the prompt is not', { timeout: 30_000 }, async () => {
-    const r = await runAgentCli([...hello, '--extension', 'recipes/extensions/protected-paths.ts', '--extension', 'missing-ext.ts', 'Say hello'], { env: env(), timeoutMs: 25_000 });
+  it('--extension a --extension b "prompt": both are extensions (the second, missing, is named), the prompt is not', {
+    timeout: 30_000,
+  }, async () => {
+    const r = await runAgentCli(
+      [...hello, '--extension', 'recipes/extensions/protected-paths.ts', '--extension', 'missing-ext.ts', 'Say hello'],
+      { env: env(), timeoutMs: 25_000 },
+    );
     expect(r.stderr).toContain('Cannot load extension');
     expect(r.stderr).toContain('missing-ext.ts');
     expect(r.stderr).not.toContain('Say hello');
@@ -38,7 +46,10 @@ describe('repeatable --extension and --skills take one value each: the prompt af
 
   it('--skills A --skills B "prompt"', { timeout: 30_000 }, async () => {
     for (const d of ['s1', 's2']) mkdirSync(join(home, d), { recursive: true });
-    const r = await runAgentCli([...hello, '--skills', join(home, 's1'), '--skills', join(home, 's2'), 'Say hello'], { env: env(), timeoutMs: 25_000 });
+    const r = await runAgentCli([...hello, '--skills', join(home, 's1'), '--skills', join(home, 's2'), 'Say hello'], {
+      env: env(),
+      timeoutMs: 25_000,
+    });
     expect(r.stdout).toBe('Hello from the scripted model.\n');
     expect(r.code).toBe(0);
   });
@@ -86,10 +97,11 @@ describe('shell completion', () => {
     expect(r.stderr).toBe('');
   });
 
-  it('the completions offer every command, and a command\'s flags', async () => {
+  it("the completions offer every command, and a command's flags", async () => {
     const commands = await run(['--get-yargs-completions', 'orchestrate', '']);
     expect(commands.code).toBe(0);
-    for (const c of ['run', 'init', 'validate', 'agent', 'resume', 'runs', 'show', 'report', 'doctor', 'completion']) expect(commands.stdout.split('\n')).toContain(c);
+    for (const c of ['run', 'init', 'validate', 'agent', 'resume', 'runs', 'show', 'report', 'doctor', 'completion'])
+      expect(commands.stdout.split('\n')).toContain(c);
     const flags = await run(['--get-yargs-completions', 'orchestrate', 'agent', '--ext']);
     expect(flags.stdout.split('\n')).toContain('--extension');
   });

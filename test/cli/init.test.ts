@@ -38,14 +38,26 @@ function filesUnder(dir: string, under = ''): string[] {
 const env = (cwd: string) => ({ PATH: process.env.PATH, ORCHESTRATE_HOME: join(cwd, '.home') });
 
 describe('orchestrate init', () => {
-  it('copies the fan-out example here; the printed command runs it offline with its run folder in this folder', { timeout: 60_000 }, async () => {
+  it('copies the fan-out example here; the printed command runs it offline with its run folder in this folder', {
+    timeout: 60_000,
+  }, async () => {
     const cwd = emptyDir();
     const init = await runCli(['init'], { cwd, env: env(cwd) });
     expect(init.stderr).toBe('');
     expect(init.code).toBe(0);
-    for (const f of ['recipe.yaml', 'script.yaml', 'agents/surveyor.md', 'agents/editor.md', 'projects/alpha/index.js', 'recipe.schema.json']) expect(existsSync(join(cwd, f)), f).toBe(true);
+    for (const f of [
+      'recipe.yaml',
+      'script.yaml',
+      'agents/surveyor.md',
+      'agents/editor.md',
+      'projects/alpha/index.js',
+      'recipe.schema.json',
+    ])
+      expect(existsSync(join(cwd, f)), f).toBe(true);
     // The editor modeline points at the copied schema, not at ../recipe.schema.json.
-    expect(readFileSync(join(cwd, 'recipe.yaml'), 'utf8')).toMatch(/^# yaml-language-server: \$schema=recipe\.schema\.json$/m);
+    expect(readFileSync(join(cwd, 'recipe.yaml'), 'utf8')).toMatch(
+      /^# yaml-language-server: \$schema=recipe\.schema\.json$/m,
+    );
     const argv = printedCommand(init.stdout);
     expect(argv).toEqual(['recipe.yaml']);
 
@@ -63,7 +75,9 @@ describe('orchestrate init', () => {
     expect((await runCli(['show', runs[0]!], { cwd, env: env(cwd) })).code).toBe(0);
   });
 
-  it('a recipe in another folder (as in an installed package) records its run in the current folder, not beside the recipe', { timeout: 60_000 }, async () => {
+  it('a recipe in another folder (as in an installed package) records its run in the current folder, not beside the recipe', {
+    timeout: 60_000,
+  }, async () => {
     const pkg = emptyDir();
     const cwd = emptyDir();
     expect((await runCli(['init'], { cwd: pkg, env: env(pkg) })).code).toBe(0);
@@ -79,7 +93,9 @@ describe('orchestrate init', () => {
     expect(missing.stderr).toContain(`no run "nope" in ${join(cwd, '.orchestrate', 'runs')}`);
   });
 
-  it('a recipe inside an installed package gets a note saying how to copy it here (and still runs, recorded here)', { timeout: 60_000 }, async () => {
+  it('a recipe inside an installed package gets a note saying how to copy it here (and still runs, recorded here)', {
+    timeout: 60_000,
+  }, async () => {
     const root = emptyDir();
     const pkg = join(root, 'lib', 'node_modules', 'orchestrate-agents', 'recipes', 'fan-out');
     mkdirSync(pkg, { recursive: true });
@@ -105,15 +121,18 @@ describe('orchestrate init', () => {
     expect(r.code).toBe(0);
   });
 
-  it.each(INIT_EXAMPLES.filter((e) => existsSync(join(RECIPES, e.name, 'recipe.yaml'))).map((e) => e.name))('the %s copy is a valid recipe where it was copied', async (name) => {
-    const cwd = emptyDir();
-    expect((await runCli(['init', name], { cwd, env: env(cwd) })).code).toBe(0);
-    const v = await runCli(['validate', 'recipe.yaml'], { cwd, env: env(cwd) });
-    expect(v.stdout).toMatch(/^recipe\.yaml: ok/);
-    expect(v.code).toBe(0);
-    // Leftovers of runs in the repository are never part of a copy.
-    expect(filesUnder(cwd).filter((f) => /(^|\/)(\.orchestrate|work)\//.test(f))).toEqual([]);
-  });
+  it.each(INIT_EXAMPLES.filter((e) => existsSync(join(RECIPES, e.name, 'recipe.yaml'))).map((e) => e.name))(
+    'the %s copy is a valid recipe where it was copied',
+    async (name) => {
+      const cwd = emptyDir();
+      expect((await runCli(['init', name], { cwd, env: env(cwd) })).code).toBe(0);
+      const v = await runCli(['validate', 'recipe.yaml'], { cwd, env: env(cwd) });
+      expect(v.stdout).toMatch(/^recipe\.yaml: ok/);
+      expect(v.code).toBe(0);
+      // Leftovers of runs in the repository are never part of a copy.
+      expect(filesUnder(cwd).filter((f) => /(^|\/)(\.orchestrate|work)\//.test(f))).toEqual([]);
+    },
+  );
 
   it('refuses to overwrite: exit 2 naming the files, nothing copied, the existing file untouched', async () => {
     const cwd = emptyDir();

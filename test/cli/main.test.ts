@@ -52,7 +52,9 @@ describe('schema', () => {
     const schema = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(schema).toEqual(recipeJsonSchema());
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
-    expect(Object.keys(schema.properties as object)).toEqual(expect.arrayContaining(['name', 'agents', 'tasks', 'inputs', 'budget']));
+    expect(Object.keys(schema.properties as object)).toEqual(
+      expect.arrayContaining(['name', 'agents', 'tasks', 'inputs', 'budget']),
+    );
   });
 });
 
@@ -70,9 +72,16 @@ describe('usage', () => {
 
   it('commands come from one list, and help shows each of them', async () => {
     const commands = await loadCommands();
-    expect(commands.slice(0, 4).map((c) => c.command)).toEqual([['$0 <recipe>', 'run <recipe>'], 'init [example]', 'validate <recipe>', 'schema']);
+    expect(commands.slice(0, 4).map((c) => c.command)).toEqual([
+      ['$0 <recipe>', 'run <recipe>'],
+      'init [example]',
+      'validate <recipe>',
+      'schema',
+    ]);
     // Each entry's name is the first word of the command it loads (what "did you mean" and lazy loading go by).
-    expect(commands.map((c) => (typeof c.command === 'string' ? c.command : c.command[1]!).split(' ')[0])).toEqual(COMMAND_MODULES.map((m) => m.name));
+    expect(commands.map((c) => (typeof c.command === 'string' ? c.command : c.command[1]!).split(' ')[0])).toEqual(
+      COMMAND_MODULES.map((m) => m.name),
+    );
     const help = (await run(['--help'])).stdout;
     for (const c of commands) {
       const spec = typeof c.command === 'string' ? c.command : c.command[1]!;
@@ -87,7 +96,10 @@ describe('usage', () => {
     [['schema', 'extra'], 'Unknown argument: extra'],
     [['valdiate', 'recipes/fan-out/recipe.yaml'], 'did you mean "orchestrate validate"?'],
     [['frobnicate'], 'unknown command "frobnicate"'],
-    [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', 'abc'], '--concurrency must be a whole number of at least 1 (got NaN)'],
+    [
+      ['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', 'abc'],
+      '--concurrency must be a whole number of at least 1 (got NaN)',
+    ],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '-2'], '--concurrency must be a whole number'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '1.5'], '--concurrency must be a whole number'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--budget-usd', 'lots'], '--budget-usd must be a number'],
@@ -121,9 +133,17 @@ describe('the real entry point', () => {
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('node --import tsx src/cli/main.ts runs main and sets the exit code', async () => {
-    const ok = await exec(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'recipes/batch-refactor/recipe.yaml'], { cwd: ROOT });
+    const ok = await exec(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'recipes/batch-refactor/recipe.yaml'],
+      { cwd: ROOT },
+    );
     expect(ok.stdout).toBe('recipes/batch-refactor/recipe.yaml: ok (4 tasks, 3 agents)\n');
-    const bad = await exec(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'test/fixtures/recipes/bad/11-cycle.yaml'], { cwd: ROOT }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await exec(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'test/fixtures/recipes/bad/11-cycle.yaml'],
+      { cwd: ROOT },
+    ).catch((e: { code: number; stderr: string }) => e);
     expect('code' in bad && bad.code).toBe(2);
     expect((bad as { stderr: string }).stderr).toContain('11-cycle.yaml:4:13: needs form a cycle: a -> c -> b -> a');
   });
@@ -142,16 +162,37 @@ describe('warm start (worker threads start while the recipe machinery loads)', (
     expect(wantsWarmThreads(['recipe.yaml'], names)).toBe(true);
     expect(wantsWarmThreads(['run', 'recipe.yaml', '--json'], names)).toBe(true);
     expect(wantsWarmThreads(['resume', '20261202-1200'], names)).toBe(true);
-    for (const argv of [['recipe.yaml', '--dry-run'], ['recipe.yaml', '--redis', 'redis://127.0.0.1:6379'], ['resume', 'r1', '--redis=redis://h:1'], ['worker', '--redis', 'redis://h:1'], ['recipe.yaml', '--agents-per-thread', '1'], ['recipe.yaml', '--agents-per-thread=2'], ['resume', 'r1', '--agents-per-thread', '1'], ['validate', 'recipe.yaml'], ['agent', 'hi'], ['--help'], ['--version'], ['runs']]) {
+    for (const argv of [
+      ['recipe.yaml', '--dry-run'],
+      ['recipe.yaml', '--redis', 'redis://127.0.0.1:6379'],
+      ['resume', 'r1', '--redis=redis://h:1'],
+      ['worker', '--redis', 'redis://h:1'],
+      ['recipe.yaml', '--agents-per-thread', '1'],
+      ['recipe.yaml', '--agents-per-thread=2'],
+      ['resume', 'r1', '--agents-per-thread', '1'],
+      ['validate', 'recipe.yaml'],
+      ['agent', 'hi'],
+      ['--help'],
+      ['--version'],
+      ['runs'],
+    ]) {
       expect(wantsWarmThreads(argv, names), argv.join(' ')).toBe(false);
     }
   });
 
   it('a run adopts the warm threads; a recipe error discards them; neither leaves a pool behind', async () => {
-    const io = { stdout: () => undefined, stderr: () => undefined, cwd: ROOT, env: { PATH: process.env.PATH }, isTTY: false };
+    const io = {
+      stdout: () => undefined,
+      stderr: () => undefined,
+      cwd: ROOT,
+      env: { PATH: process.env.PATH },
+      isTTY: false,
+    };
     const runs = mkdtempSync(join(tmpdir(), 'orch-warm-'));
     try {
-      const ok = await main(['recipes/fan-out/recipe.yaml', '--provider', 'scripted', '--run-dir', runs], io, { warmStart: true });
+      const ok = await main(['recipes/fan-out/recipe.yaml', '--provider', 'scripted', '--run-dir', runs], io, {
+        warmStart: true,
+      });
       expect(ok).toBe(0);
       expect(takeWarmPool()).toBeUndefined();
       const bad = await main(['recipes/nope.yaml', '--run-dir', runs], io, { warmStart: true });

@@ -25,13 +25,33 @@ describe('package.json', () => {
 
 // Packing reads dist/; without a build there is nothing to list (`npm run build` makes it).
 describe.skipIf(!existsSync(join(ROOT, 'dist', 'cli', 'main.js')))('npm pack --dry-run', () => {
-  it('lists the entry point, the examples init copies, README and LICENSE, and no run leftovers', { timeout: 60_000 }, () => {
+  it('lists the entry point, the examples init copies, README and LICENSE, and no run leftovers', {
+    timeout: 60_000,
+  }, () => {
     const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const files = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
-    for (const f of ['dist/cli/main.js', 'dist/cli/commands/init.js', 'dist/index.js', 'README.md', 'LICENSE', 'recipes/recipe.schema.json']) expect(files, f).toContain(f);
-    for (const e of INIT_EXAMPLES) expect(files.some((f) => f.startsWith(`recipes/${e.name}/`)), e.name).toBe(true);
-    for (const f of ['recipes/fan-out/recipe.yaml', 'recipes/fan-out/script.yaml', 'recipes/agent/hello.yaml', 'recipes/agent/tool-round.yaml']) expect(files, f).toContain(f);
+    for (const f of [
+      'dist/cli/main.js',
+      'dist/cli/commands/init.js',
+      'dist/index.js',
+      'README.md',
+      'LICENSE',
+      'recipes/recipe.schema.json',
+    ])
+      expect(files, f).toContain(f);
+    for (const e of INIT_EXAMPLES)
+      expect(
+        files.some((f) => f.startsWith(`recipes/${e.name}/`)),
+        e.name,
+      ).toBe(true);
+    for (const f of [
+      'recipes/fan-out/recipe.yaml',
+      'recipes/fan-out/script.yaml',
+      'recipes/agent/hello.yaml',
+      'recipes/agent/tool-round.yaml',
+    ])
+      expect(files, f).toContain(f);
     // The sources and tests stay home; a run's folder or workspace made in the repository too.
     expect(files.filter((f) => /^(src|test)\//.test(f) || /(^|\/)(\.orchestrate|work)\//.test(f))).toEqual([]);
   });

@@ -7,7 +7,10 @@ export interface CliRun {
   stderr: string;
 }
 
-export async function runCli(argv: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliRun> {
+export async function runCli(
+  argv: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
+): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {

@@ -60,10 +60,13 @@ describe('--run-dir that cannot hold runs', { timeout: 60_000 }, () => {
     }
   }
 
-  it.skipIf(!sysfs)('run --run-dir <a folder that cannot be created>: exit 2 naming the path, nothing recorded', async () => {
-    await expectUsageError(['recipe.yaml'], '/sys/orchestrate-test-runs', /cannot be created/);
-    expect(existsSync('/sys/orchestrate-test-runs')).toBe(false);
-  });
+  it.skipIf(!sysfs)(
+    'run --run-dir <a folder that cannot be created>: exit 2 naming the path, nothing recorded',
+    async () => {
+      await expectUsageError(['recipe.yaml'], '/sys/orchestrate-test-runs', /cannot be created/);
+      expect(existsSync('/sys/orchestrate-test-runs')).toBe(false);
+    },
+  );
 
   it.skipIf(!sysfs)('run --run-dir <a folder that cannot be written>: exit 2 naming the path', async () => {
     await expectUsageError(['recipe.yaml'], '/sys', /cannot be written/);

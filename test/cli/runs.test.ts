@@ -19,8 +19,12 @@ describe('orchestrate runs', () => {
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^RUN\s+RECIPE\s+STARTED\s+STATUS\s+COST$/);
-    expect(lines[1]).toMatch(/^20260102-090000-bbbb\s+other \(other\.yaml\)\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+interrupted\s+\$0\.0000$/);
-    expect(lines[2]).toMatch(/^20260101-120000-aaaa\s+rename-logger \(recipes\/rename-logger\.yaml\)\s+.*failed\s+\$0\.\d{4}$/);
+    expect(lines[1]).toMatch(
+      /^20260102-090000-bbbb\s+other \(other\.yaml\)\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+interrupted\s+\$0\.0000$/,
+    );
+    expect(lines[2]).toMatch(
+      /^20260101-120000-aaaa\s+rename-logger \(recipes\/rename-logger\.yaml\)\s+.*failed\s+\$0\.\d{4}$/,
+    );
     expect(r.out).not.toMatch(/\x1b/);
   });
 
@@ -47,7 +51,9 @@ describe('orchestrate runs', () => {
     expect(lease.acquireSync().ok).toBe(true);
     const live = await invoke(runsCommand, ['runs'], { cwd });
     expect(live.out).toMatch(new RegExp(`^r-4 .* running \\(pid ${process.pid} on ${hostname()}\\)\\s+\\$`, 'm'));
-    expect(JSON.parse((await invoke(runsCommand, ['runs', '--json'], { cwd })).out)).toMatchObject([{ status: 'running', holder: { pid: process.pid, host: hostname() } }]);
+    expect(JSON.parse((await invoke(runsCommand, ['runs', '--json'], { cwd })).out)).toMatchObject([
+      { status: 'running', holder: { pid: process.pid, host: hostname() } },
+    ]);
     lease.releaseSync();
     expect((await invoke(runsCommand, ['runs'], { cwd })).out).toMatch(/^r-4 .* failed\s+\$/m);
   });

@@ -52,14 +52,20 @@ describe('orchestrate doctor', () => {
   });
 
   it('says why the sandbox does not work and how to install it (bwrap missing); that alone is not fatal', async () => {
-    const r = await runCli(['doctor'], { cwd: home, env: { PATH: process.env.PATH, ORCHESTRATE_BWRAP: '/nonexistent/bwrap' } });
+    const r = await runCli(['doctor'], {
+      cwd: home,
+      env: { PATH: process.env.PATH, ORCHESTRATE_BWRAP: '/nonexistent/bwrap' },
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^warn {2}sandbox does not work here.*not installed.*apt-get install -y bubblewrap/m);
     expect(r.stdout).toMatch(/^warn {2}ANTHROPIC_API_KEY is not set/m);
   });
 
   it('exits 1 when an essential check fails (a run folder that cannot be written)', async () => {
-    const r = await runCli(['doctor', '--run-dir', '/proc/no-such-run-dir'], { cwd: home, env: { PATH: process.env.PATH } });
+    const r = await runCli(['doctor', '--run-dir', '/proc/no-such-run-dir'], {
+      cwd: home,
+      env: { PATH: process.env.PATH },
+    });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL {2}run folder \/proc\/no-such-run-dir is not writable/m);
     expect(r.stdout).toMatch(/1 essential check failed: run folder/);
@@ -68,19 +74,32 @@ describe('orchestrate doctor', () => {
 });
 
 describe('orchestrate agent --sandbox', () => {
-  const env = (extra: Record<string, string | undefined> = {}) => ({ ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined, ...extra });
-
-  it.skipIf(skipWithoutBwrap('orchestrate agent sandbox test'))('by default the model\'s bash can write in --cwd only', async () => {
-    const cwd = mkdtempSync(join(home, 'ws-'));
-    const r = await runAgentCli(['--script', escapeScript(), '--cwd', cwd, '--tools', 'bash', '--no-session', 'Go'], { env: env(), timeoutMs: 60_000 });
-    expect(r.code).toBe(0);
-    expect(existsSync(join(cwd, 'inside.txt'))).toBe(true);
-    expect(existsSync(join(outside, 'escaped.txt'))).toBe(false);
+  const env = (extra: Record<string, string | undefined> = {}) => ({
+    ORCHESTRATE_HOME: home,
+    ANTHROPIC_API_KEY: undefined,
+    ...extra,
   });
+
+  it.skipIf(skipWithoutBwrap('orchestrate agent sandbox test'))(
+    "by default the model's bash can write in --cwd only",
+    async () => {
+      const cwd = mkdtempSync(join(home, 'ws-'));
+      const r = await runAgentCli(['--script', escapeScript(), '--cwd', cwd, '--tools', 'bash', '--no-session', 'Go'], {
+        env: env(),
+        timeoutMs: 60_000,
+      });
+      expect(r.code).toBe(0);
+      expect(existsSync(join(cwd, 'inside.txt'))).toBe(true);
+      expect(existsSync(join(outside, 'escaped.txt'))).toBe(false);
+    },
+  );
 
   it('--sandbox none lets it write outside, without a warning', async () => {
     const cwd = mkdtempSync(join(home, 'ws-'));
-    const r = await runAgentCli(['--script', escapeScript(), '--cwd', cwd, '--tools', 'bash', '--no-session', '--sandbox', 'none', 'Go'], { env: env(), timeoutMs: 60_000 });
+    const r = await runAgentCli(
+      ['--script', escapeScript(), '--cwd', cwd, '--tools', 'bash', '--no-session', '--sandbox', 'none', 'Go'],
+      { env: env(), timeoutMs: 60_000 },
+    );
     expect(r.code).toBe(0);
     expect(existsSync(join(outside, 'escaped.txt'))).toBe(true);
     expect(r.stderr).not.toMatch(/sandbox/i);
@@ -109,11 +128,18 @@ describe('orchestrate agent --sandbox', () => {
 });
 
 /** `orchestrate <recipe>` in a child process (the coordinator probes bwrap with its own environment). */
-function runRecipeCli(recipe: string, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runRecipeCli(
+  recipe: string,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const repo = resolve(import.meta.dirname, '../..');
   const dir = resolve(recipe, '..');
   const args = ['--import', 'tsx', join(repo, 'src/cli/main.ts'), recipe, '--run-dir', join(dir, 'runs')];
-  const child = spawn(process.execPath, args, { cwd: repo, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: repo,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -161,25 +187,32 @@ tasks:
 }
 
 describe('orchestrate <recipe> and the sandbox', () => {
-  it.skipIf(skipWithoutBwrap('orchestrate run sandbox test'))('bash, verify and run: steps write in their folder only', async () => {
-    const dir = escapeRecipe();
-    const r = await runRecipeCli(join(dir, 'recipe.yaml'), { ANTHROPIC_API_KEY: undefined, ORCHESTRATE_HOME: home });
-    expect(r.code).toBe(0);
-    for (const item of ['a', 'b', 'c']) {
-      expect(existsSync(join(dir, 'work', `${item}.txt`))).toBe(true);
-      expect(existsSync(join(dir, 'work', `verified-${item}.txt`))).toBe(true);
-      expect(existsSync(join(outside, `escaped-${item}.txt`))).toBe(false);
-      // The runs folder (run.jsonl, sessions) is hidden: an empty folder in its place.
-      expect(readFileSync(join(dir, 'work', `runs-seen-${item}.txt`), 'utf8')).toBe('');
-    }
-    expect(existsSync(join(dir, 'work', 'step.txt'))).toBe(true);
-    expect(existsSync(join(outside, 'step-escaped.txt'))).toBe(false);
-    expect(r.stderr).not.toMatch(/WITHOUT a sandbox/);
-  });
+  it.skipIf(skipWithoutBwrap('orchestrate run sandbox test'))(
+    'bash, verify and run: steps write in their folder only',
+    async () => {
+      const dir = escapeRecipe();
+      const r = await runRecipeCli(join(dir, 'recipe.yaml'), { ANTHROPIC_API_KEY: undefined, ORCHESTRATE_HOME: home });
+      expect(r.code).toBe(0);
+      for (const item of ['a', 'b', 'c']) {
+        expect(existsSync(join(dir, 'work', `${item}.txt`))).toBe(true);
+        expect(existsSync(join(dir, 'work', `verified-${item}.txt`))).toBe(true);
+        expect(existsSync(join(outside, `escaped-${item}.txt`))).toBe(false);
+        // The runs folder (run.jsonl, sessions) is hidden: an empty folder in its place.
+        expect(readFileSync(join(dir, 'work', `runs-seen-${item}.txt`), 'utf8')).toBe('');
+      }
+      expect(existsSync(join(dir, 'work', 'step.txt'))).toBe(true);
+      expect(existsSync(join(outside, 'step-escaped.txt'))).toBe(false);
+      expect(r.stderr).not.toMatch(/WITHOUT a sandbox/);
+    },
+  );
 
   it('with bwrap missing the run works unconfined and warns exactly once', async () => {
     const dir = escapeRecipe();
-    const r = await runRecipeCli(join(dir, 'recipe.yaml'), { ANTHROPIC_API_KEY: undefined, ORCHESTRATE_HOME: home, ORCHESTRATE_BWRAP: '/nonexistent/bwrap' });
+    const r = await runRecipeCli(join(dir, 'recipe.yaml'), {
+      ANTHROPIC_API_KEY: undefined,
+      ORCHESTRATE_HOME: home,
+      ORCHESTRATE_BWRAP: '/nonexistent/bwrap',
+    });
     expect(r.code).toBe(0);
     expect(existsSync(join(outside, 'escaped-a.txt'))).toBe(true);
     // Unconfined, the run's own folder is in plain sight (so the hidden check above can fail).

@@ -87,7 +87,11 @@ tasks:
 `,
     );
     const runs = join(dir, 'runs');
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, join(project, 'recipe.yaml'), '--run-dir', runs], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, join(project, 'recipe.yaml'), '--run-dir', runs], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: 'ignore',
+    });
     children.push(child);
     const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const runDir = await waitUntil(() => {
@@ -98,7 +102,9 @@ tasks:
     const sessionHasText = () => existsSync(session) && readFileSync(session, 'utf8').includes(TEXT);
 
     const pane = 'writing';
-    screens.start(pane, `env NO_COLOR=1 node --import tsx ${MAIN} watch ${runDir}; echo exit=$?; sleep 600`, { cwd: ROOT });
+    screens.start(pane, `env NO_COLOR=1 node --import tsx ${MAIN} watch ${runDir}; echo exit=$?; sleep 600`, {
+      cwd: ROOT,
+    });
     try {
       await screens.waitForLine(pane, /^> ▸ poem/);
       screens.keys(pane, 'Enter');
@@ -120,13 +126,21 @@ tasks:
 
       // Complete: the message from the session file takes its place.
       await waitUntil(sessionHasText, 'the message in the session file');
-      const done = await screens.waitFor(pane, (l) => writingOn(l) === undefined && l.some((x) => x.includes('word59')), 'the finished message');
+      const done = await screens.waitFor(
+        pane,
+        (l) => writingOn(l) === undefined && l.some((x) => x.includes('word59')),
+        'the finished message',
+      );
       expect(done.filter((l) => /^assistant \(/.test(l)).length).toBeGreaterThan(0);
       expect(done.some((l) => l.includes('writing…'))).toBe(false);
 
       writeFileSync(finish, 'x');
       expect(await exit).toBe(0);
-      await screens.waitFor(pane, (l) => l.some((x) => /read-only/.test(x)), 'watch to go read-only once the run ended');
+      await screens.waitFor(
+        pane,
+        (l) => l.some((x) => /read-only/.test(x)),
+        'watch to go read-only once the run ended',
+      );
       screens.keys(pane, 'Escape');
       await screens.waitForLine(pane, /^> ✓ poem/);
       screens.keys(pane, 'q');

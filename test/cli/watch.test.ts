@@ -21,7 +21,11 @@ const children: ChildProcess[] = [];
 
 /** `orchestrate <args>` as a child process without a terminal. */
 function orchestrate(args: string[]): { child: ChildProcess; out: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
@@ -73,7 +77,11 @@ describe.skipIf(!hasTmux)('orchestrate watch in a second terminal (tmux, 80x24, 
     const watch = `env NO_COLOR=1 node --import tsx ${MAIN} watch ${runId.slice(0, 17)} --run-dir ${runs}; echo exit=$?; sleep 600`;
     screens.start(pane, watch, { cwd: ROOT });
     try {
-      let s = await screens.waitFor(pane, (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3, 'three running rows');
+      let s = await screens.waitFor(
+        pane,
+        (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3,
+        'three running rows',
+      );
       expect(s[0]).toContain(`run ${runId}`);
       expect(s.at(-1)).toMatch(/↑↓ select · Enter open · s steer · c cancel · r retry · q quit/);
       for (const l of s) expect(displayWidth(l)).toBeLessThanOrEqual(80);
@@ -91,7 +99,13 @@ describe.skipIf(!hasTmux)('orchestrate watch in a second terminal (tmux, 80x24, 
       expect(steer).toMatchObject({ instance: 'apply.beta', text: 'from the other terminal', ok: true });
       expect(steer!.by).toMatch(new RegExp(`^watch \\(pid \\d+, ${user}\\)$`));
       // The agent got it: a message from the user in its session.
-      await waitUntil(() => readFileSync(join(runDir, 'sessions', 'apply.beta.jsonl'), 'utf8').includes('"from":"user","text":"from the other terminal"'), 'the steer in the session');
+      await waitUntil(
+        () =>
+          readFileSync(join(runDir, 'sessions', 'apply.beta.jsonl'), 'utf8').includes(
+            '"from":"user","text":"from the other terminal"',
+          ),
+        'the steer in the session',
+      );
 
       // Back, gamma, cancel: the run's own log says cancelled, and watch shows it.
       screens.keys(pane, 'Escape');
@@ -101,7 +115,11 @@ describe.skipIf(!hasTmux)('orchestrate watch in a second terminal (tmux, 80x24, 
       expect(s[1]).toMatch(/1 cancelled/);
       screens.keys(pane, 'r');
       await screens.waitForLine(pane, /^> ▸ apply\.gamma\s+#2 /);
-      expect(controls(runDir).map((c) => `${c.action} ${c.instance} ${c.ok}`)).toEqual(['steer apply.beta true', 'cancel apply.gamma true', 'retry apply.gamma true']);
+      expect(controls(runDir).map((c) => `${c.action} ${c.instance} ${c.ok}`)).toEqual([
+        'steer apply.beta true',
+        'cancel apply.gamma true',
+        'retry apply.gamma true',
+      ]);
       expect(new Set(controls(runDir).map((c) => c.by)).size).toBe(1);
 
       screens.keys(pane, 'q');
@@ -118,7 +136,11 @@ describe.skipIf(!hasTmux)('orchestrate watch in a second terminal (tmux, 80x24, 
       let s = await screens.waitForLine(pane, /^read-only: the run has ended \(interrupted\)/);
       expect(s[0]).toMatch(/· interrupted$/);
       screens.keys(pane, 'c');
-      s = await screens.waitFor(pane, (l) => /^read-only: the run has ended \(interrupted\)$/.test(l.at(-1) ?? ''), 'the refusal');
+      s = await screens.waitFor(
+        pane,
+        (l) => /^read-only: the run has ended \(interrupted\)$/.test(l.at(-1) ?? ''),
+        'the refusal',
+      );
       expect(s.find((l) => l.startsWith('> '))).toMatch(/^> · apply\.alpha\s+interrupted/);
       expect(s.find((l) => /review/.test(l))).toMatch(/never started/);
       screens.keys(pane, 'Enter');

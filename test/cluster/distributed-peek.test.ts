@@ -23,7 +23,13 @@ let worker: ClusterWorker | undefined;
 beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
-  worker = new ClusterWorker({ url: redis.url, trust, name: 'w1', concurrency: 1, workdir: mkdtempSync(join(tmpdir(), 'orch-peek-w1-')) });
+  worker = new ClusterWorker({
+    url: redis.url,
+    trust,
+    name: 'w1',
+    concurrency: 1,
+    workdir: mkdtempSync(join(tmpdir(), 'orch-peek-w1-')),
+  });
 });
 afterAll(async () => {
   await worker?.drain();
@@ -57,7 +63,11 @@ tasks:
     const executor = new RedisExecutor({ url: redis.url, trust });
     try {
       let ended = false;
-      const done = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir, runId: 'peek-remote', executor }).finally(() => (ended = true));
+      const done = runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        { runsDir, runId: 'peek-remote', executor },
+      ).finally(() => (ended = true));
       const control = connectRunControl(runDir, { timeoutMs: 30_000 });
       const seen: string[] = [];
       while (!ended) {

@@ -11,7 +11,17 @@ import { openRedisRun } from '../../src/cli/redis-run.js';
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
 import type { RunEvent } from '../../src/run/run-events.js';
-import { cleanupTempDirs, conversationKey, conversationResponder, events, gitInit, isSummaryRequest, ofType, requestText, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import {
+  cleanupTempDirs,
+  conversationKey,
+  conversationResponder,
+  events,
+  gitInit,
+  isSummaryRequest,
+  ofType,
+  requestText,
+  tempProject,
+} from '../orchestrator/helpers/run-fixtures.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
@@ -55,10 +65,20 @@ interface WorkerProc {
 }
 
 /** Starts `orchestrate worker` and waits for its ready line. */
-async function startWorker(name: string, concurrency = 2, env: Record<string, string> = {}, extra: string[] = [], url = redis.url, workdirBase = tmpdir()): Promise<WorkerProc> {
+async function startWorker(
+  name: string,
+  concurrency = 2,
+  env: Record<string, string> = {},
+  extra: string[] = [],
+  url = redis.url,
+  workdirBase = tmpdir(),
+): Promise<WorkerProc> {
   const workdir = mkdtempSync(join(workdirBase, `orch-worker-${name}-`));
   workdirs.push(workdir);
-  const child = spawnCli(['worker', '--redis', url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...SECRET_ENV, ...env });
+  const child = spawnCli(
+    ['worker', '--redis', url, '--name', name, '--concurrency', String(concurrency), '--workdir', workdir, ...extra],
+    { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...SECRET_ENV, ...env },
+  );
   children.push(child);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -70,10 +90,19 @@ async function startWorker(name: string, concurrency = 2, env: Record<string, st
 
 /** The run with the CLI's own glue for --redis: the Redis executor and the run lease held in Redis too. */
 async function runHere(dir: string, extra: RunOptions = {}, flags: { maxWorkspaceMb?: number } = {}) {
-  const opened = await openRedisRun(redis.url, flags.maxWorkspaceMb !== undefined ? { 'max-workspace-mb': flags.maxWorkspaceMb } : {}, () => {}, { ...process.env, ...SECRET_ENV });
+  const opened = await openRedisRun(
+    redis.url,
+    flags.maxWorkspaceMb !== undefined ? { 'max-workspace-mb': flags.maxWorkspaceMb } : {},
+    () => {},
+    { ...process.env, ...SECRET_ENV },
+  );
   if (!opened.ok) throw new Error(opened.message);
   try {
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...opened.run.options, ...extra });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...opened.run.options, ...extra },
+    );
     if (!r.ok) throw new Error(JSON.stringify(r));
     return r.outcome;
   } finally {
@@ -116,7 +145,8 @@ function expectRenamed(dir: string, names: string[]): void {
   }
 }
 
-const workersOf = (log: RunEvent[]): Set<string | undefined> => new Set(ofType(log, 'instance_start').map((e) => e.worker));
+const workersOf = (log: RunEvent[]): Set<string | undefined> =>
+  new Set(ofType(log, 'instance_start').map((e) => e.worker));
 
 describe.skipIf(skip)('distributed runs: real worker processes through Redis', () => {
   it('a fan-out spreads over two workers; the run folder is as complete as a local one', async () => {
@@ -130,7 +160,9 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     expect(workersOf(log)).toEqual(new Set(['alpha-box', 'bravo-box']));
     // Sessions streamed back: each one holds the whole conversation, as in a local run.
     for (const n of names) {
-      const lines = readFileSync(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`), 'utf8').trim().split('\n');
+      const lines = readFileSync(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`), 'utf8')
+        .trim()
+        .split('\n');
       expect(lines.length).toBeGreaterThan(5);
       expect(lines.some((l) => l.includes(`Renamed ${n}.`))).toBe(true);
     }
@@ -146,7 +178,11 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     const result = JSON.parse(readFileSync(out.resultFile, 'utf8')) as { instances?: unknown[]; tasks?: unknown[] };
     expect(JSON.stringify(result)).toContain('rename.svc-n8');
     // Nothing of the project ever lands in a worker's workdir for good (removed when each agent ends).
-    for (const w of [a!, b!]) await until(() => readdirSync(w.workdir).flatMap((r) => readdirSync(join(w.workdir, r))).length === 0, `${w.name}'s workdir to be emptied`);
+    for (const w of [a!, b!])
+      await until(
+        () => readdirSync(w.workdir).flatMap((r) => readdirSync(join(w.workdir, r))).length === 0,
+        `${w.name}'s workdir to be emptied`,
+      );
   }, 120_000);
 
   it('a workspace past the size limit fails its instance with a clear error, and the others still run', async () => {
@@ -170,10 +206,16 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     const running = runHere(dir);
     // Kill it once every agent made its first edit there (the edit is in the streamed session).
     const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
-    await until(() => runFolderName(join(dir, 'runs')) !== undefined && names.every((n) => {
-      const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
-      return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
-    }), 'every agent to have a tool result streamed back', 60_000);
+    await until(
+      () =>
+        runFolderName(join(dir, 'runs')) !== undefined &&
+        names.every((n) => {
+          const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+          return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+        }),
+      'every agent to have a tool result streamed back',
+      60_000,
+    );
     victim.child.kill('SIGKILL');
     await startWorker('rescuer', 4);
     const out = await running;
@@ -195,7 +237,12 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     const dir = fanOutProject(['d1'], { delayMs: 1500 });
     const running = runHere(dir);
     const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
-    await until(() => runFolderName(join(dir, 'runs')) !== undefined && existsSync(join(runDir(), 'sessions', 'rename.svc-d1.jsonl')), 'the agent to start', 60_000);
+    await until(
+      () =>
+        runFolderName(join(dir, 'runs')) !== undefined && existsSync(join(runDir(), 'sessions', 'rename.svc-d1.jsonl')),
+      'the agent to start',
+      60_000,
+    );
     const exit = exited(w.child);
     w.child.kill('SIGTERM');
     const out = await running;
@@ -207,7 +254,10 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
   }, 120_000);
 
   it('a planner/worker pair split over two workers: the planner reviews the files the worker wrote elsewhere', async () => {
-    await Promise.all([startWorker('doer', 1, {}, ['--queues', 'agents']), startWorker('reviewer', 1, {}, ['--queues', 'partners'])]);
+    await Promise.all([
+      startWorker('doer', 1, {}, ['--queues', 'agents']),
+      startWorker('reviewer', 1, {}, ['--queues', 'partners']),
+    ]);
     const dir = tempProject({
       'recipe.yaml': `name: pair
 provider: scripted
@@ -280,10 +330,16 @@ tasks:
     const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--redis', redis.url, '--run-dir', runs], SECRET_ENV);
     const first = exited(coordinator);
     const runDir = () => join(runs, runFolderName(runs) ?? '');
-    await until(() => runFolderName(runs) !== undefined && names.every((n) => {
-      const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
-      return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
-    }), 'every agent to have a tool result streamed back', 60_000);
+    await until(
+      () =>
+        runFolderName(runs) !== undefined &&
+        names.every((n) => {
+          const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+          return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+        }),
+      'every agent to have a tool result streamed back',
+      60_000,
+    );
     coordinator.kill('SIGKILL');
     await first;
     const resumed = await exited(spawnCli(['resume', runDir(), '--redis', redis.url, '--run-dir', runs], SECRET_ENV));
@@ -293,7 +349,11 @@ tasks:
       const session = readFileSync(join(runDir(), 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
       expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
     }
-    await until(() => /dropped|no longer holds the run/.test(w.stderr()) || ofType(events(runDir()), 'run_end').length > 0, 'the worker to note the old jobs', 30_000);
+    await until(
+      () => /dropped|no longer holds the run/.test(w.stderr()) || ofType(events(runDir()), 'run_end').length > 0,
+      'the worker to note the old jobs',
+      30_000,
+    );
   }, 180_000);
 
   it('Redis restarted mid-run (its data lost): coordinator and worker reconnect and the run completes', async () => {
@@ -302,13 +362,20 @@ tasks:
     const dir = fanOutProject(names, { delayMs: 1500, concurrency: 2 });
     const running = runHere(dir);
     const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
-    await until(() => runFolderName(join(dir, 'runs')) !== undefined && names.every((n) => {
-      const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
-      return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
-    }), 'both agents to be under way', 60_000);
+    await until(
+      () =>
+        runFolderName(join(dir, 'runs')) !== undefined &&
+        names.every((n) => {
+          const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+          return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+        }),
+      'both agents to be under way',
+      60_000,
+    );
     await redis.restart();
     const out = await running;
-    if (out.status !== 'succeeded') console.log(JSON.stringify(ofType(events(out.dir), 'instance_failed').map((e) => [e.key, e.failure, e.error])));
+    if (out.status !== 'succeeded')
+      console.log(JSON.stringify(ofType(events(out.dir), 'instance_failed').map((e) => [e.key, e.failure, e.error])));
     expect(out.status).toBe('succeeded');
     expectRenamed(dir, names);
   }, 180_000);
@@ -349,16 +416,24 @@ tasks:
 `,
       });
       // The coordinator needs no key of its own: its agents call the model from the workers.
-      const out = await runHere(dir, { env: { ...process.env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+      const out = await runHere(dir, {
+        env: { ...process.env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+      });
       expect(out.status).toBe('succeeded');
       const log = events(out.dir);
       expect(workersOf(log)).toEqual(new Set(['east', 'west']));
       for (const me of ['alice', 'bob']) {
         const other = me === 'alice' ? 'bob' : 'alice';
-        const mine = server.requests.filter((q) => !isSummaryRequest(q.body) && conversationKey(q.body).includes(`You are ${me}`));
+        const mine = server.requests.filter(
+          (q) => !isSummaryRequest(q.body) && conversationKey(q.body).includes(`You are ${me}`),
+        );
         expect(mine.some((q) => requestText(q.body).includes(`hello ${me}, this is ${other}`))).toBe(true);
       }
-      expect(ofType(log, 'message').map((m) => `${m.from}->${m.to}`).sort()).toEqual(['alice->bob', 'bob->alice']);
+      expect(
+        ofType(log, 'message')
+          .map((m) => `${m.from}->${m.to}`)
+          .sort(),
+      ).toEqual(['alice->bob', 'bob->alice']);
       // The workers' own key went on the wire.
       expect(server.requests.every((q) => JSON.stringify(q.headers ?? {}).includes('sk-test-worker'))).toBe(true);
     } finally {
@@ -409,16 +484,26 @@ tasks:
 
   it('a 429 seen by one worker pauses the calls of the agents on the other workers', async () => {
     const arrivals: { t: number; status: number; item: string; turn: number }[] = [];
-    const responder = conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]);
+    const responder = conversationResponder([
+      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
+    ]);
     let limited = false;
     let runsDir = '';
     // a and c get their first reply only once the coordinator has logged b's 429 (an event, not a delay).
     const rateLimitLogged = async (): Promise<void> =>
-      until(() => {
-        if (!existsSync(runsDir)) return false;
-        const run = runFolderName(runsDir);
-        return run !== undefined && existsSync(join(runsDir, run, 'run.jsonl')) && readFileSync(join(runsDir, run, 'run.jsonl'), 'utf8').includes('"rate_limited"');
-      }, 'the 429 to reach the coordinator', 60_000);
+      until(
+        () => {
+          if (!existsSync(runsDir)) return false;
+          const run = runFolderName(runsDir);
+          return (
+            run !== undefined &&
+            existsSync(join(runsDir, run, 'run.jsonl')) &&
+            readFileSync(join(runsDir, run, 'run.jsonl'), 'utf8').includes('"rate_limited"')
+          );
+        },
+        'the 429 to reach the coordinator',
+        60_000,
+      );
     const server = await startFakeAnthropic({
       respond: async (req) => {
         const item = /Check item (\w)/.exec(conversationKey(req.body))?.[1] ?? '?';
@@ -471,14 +556,19 @@ tasks:
   it('the CLI: an unreachable Redis is exit 2 with the reason; with no worker yet, the run says its agents wait, and goes on once one starts', async () => {
     const dir = fanOutProject(['q1']);
     const runs = join(dir, 'runs');
-    const refused = await exited(spawnCli([join(dir, 'recipe.yaml'), '--redis', 'redis://127.0.0.1:1', '--run-dir', runs], SECRET_ENV));
+    const refused = await exited(
+      spawnCli([join(dir, 'recipe.yaml'), '--redis', 'redis://127.0.0.1:1', '--run-dir', runs], SECRET_ENV),
+    );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1: connection refused/);
     expect(refused.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(existsSync(runs)).toBe(false);
     // A database of its own: no heartbeat of an earlier test's worker in it.
     const url = `${redis.url}/5`;
-    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], { ORCHESTRATE_REDIS_URL: url, ...SECRET_ENV });
+    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], {
+      ORCHESTRATE_REDIS_URL: url,
+      ...SECRET_ENV,
+    });
     const done = exited(coordinator);
     let err = '';
     coordinator.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -489,11 +579,13 @@ tasks:
     expectRenamed(dir, ['q1']);
   }, 120_000);
 
-  it.skipIf(skipWithoutBwrap('the worker sandbox test'))("a sandboxed command on a worker sees its own workspace, not the worker's other workspaces and sessions", async () => {
-    // Outside /tmp: commands get a private /tmp anyway, which would hide a workdir there by itself.
-    await startWorker('jail', 2, {}, [], redis.url, '/var/tmp');
-    const dir = tempProject({
-      'recipe.yaml': `name: peek
+  it.skipIf(skipWithoutBwrap('the worker sandbox test'))(
+    "a sandboxed command on a worker sees its own workspace, not the worker's other workspaces and sessions",
+    async () => {
+      // Outside /tmp: commands get a private /tmp anyway, which would hide a workdir there by itself.
+      await startWorker('jail', 2, {}, [], redis.url, '/var/tmp');
+      const dir = tempProject({
+        'recipe.yaml': `name: peek
 provider: scripted
 script: script.yaml
 concurrency: 2
@@ -506,24 +598,29 @@ tasks:
     cwd: \${{ item }}
     prompt: "Look around from \${{ item }}"
 `,
-      'script.yaml': `conversations:
+        'script.yaml': `conversations:
   - match: "Look around from (\\\\w)"
     turns:
       - tools: [{ name: bash, args: { command: "echo here:; ls -a; echo parent:; ls -a ..; echo grandparent:; ls -a ../.." } }]
         delay_ms: 300
       - text: "Looked."
 `,
-      'a/mine-a.txt': 'a\n',
-      'b/mine-b.txt': 'b\n',
-    });
-    const out = await runHere(dir);
-    expect(out.status).toBe('succeeded');
-    for (const [me, other] of [['a', 'b'], ['b', 'a']] as const) {
-      const session = readFileSync(join(out.dir, 'sessions', `look.${me}.jsonl`), 'utf8');
-      const result = session.split('\n').find((l) => l.includes('"toolResult"')) ?? '';
-      expect(result).toContain(`mine-${me}.txt`);
-      expect(result).not.toContain(`mine-${other}.txt`);
-      expect(result).not.toContain('session.jsonl');
-    }
-  }, 120_000);
+        'a/mine-a.txt': 'a\n',
+        'b/mine-b.txt': 'b\n',
+      });
+      const out = await runHere(dir);
+      expect(out.status).toBe('succeeded');
+      for (const [me, other] of [
+        ['a', 'b'],
+        ['b', 'a'],
+      ] as const) {
+        const session = readFileSync(join(out.dir, 'sessions', `look.${me}.jsonl`), 'utf8');
+        const result = session.split('\n').find((l) => l.includes('"toolResult"')) ?? '';
+        expect(result).toContain(`mine-${me}.txt`);
+        expect(result).not.toContain(`mine-${other}.txt`);
+        expect(result).not.toContain('session.jsonl');
+      }
+    },
+    120_000,
+  );
 });

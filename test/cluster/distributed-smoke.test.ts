@@ -21,7 +21,16 @@ const workers: ClusterWorker[] = [];
 beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
-  for (const name of ['w1', 'w2']) workers.push(new ClusterWorker({ url: redis.url, trust, name, concurrency: 2, workdir: mkdtempSync(join(tmpdir(), `orch-${name}-`)) }));
+  for (const name of ['w1', 'w2'])
+    workers.push(
+      new ClusterWorker({
+        url: redis.url,
+        trust,
+        name,
+        concurrency: 2,
+        workdir: mkdtempSync(join(tmpdir(), `orch-${name}-`)),
+      }),
+    );
 });
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.drain()));
@@ -61,7 +70,8 @@ tasks:
       const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), executor });
       if (!r.ok) throw new Error(JSON.stringify(r));
       const out = r.outcome;
-      if (out.status !== 'succeeded') console.log(JSON.stringify(ofType(events(out.dir), 'instance_failed').map((e) => e.error)));
+      if (out.status !== 'succeeded')
+        console.log(JSON.stringify(ofType(events(out.dir), 'instance_failed').map((e) => e.error)));
       expect(out.status).toBe('succeeded');
       for (const n of names) {
         expect(readFileSync(join(dir, 'svc', n, 'config.txt'), 'utf8')).toBe(`name: ${n}-renamed\nport: 80\n`);
@@ -70,7 +80,8 @@ tasks:
       const log = events(out.dir);
       const starts = ofType(log, 'instance_start');
       expect(new Set(starts.map((e) => e.worker))).toEqual(new Set(['w1', 'w2']));
-      for (const n of names) expect(sessionLines(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`)).length).toBeGreaterThan(4);
+      for (const n of names)
+        expect(sessionLines(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`)).length).toBeGreaterThan(4);
     } finally {
       await executor.close();
     }

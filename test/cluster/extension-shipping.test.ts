@@ -52,7 +52,10 @@ async function startWorker(name: string): Promise<{ workdir: string; stderr(): s
   const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
   workdirs.push(workdir);
   symlinkSync(REPO_NODE_MODULES, join(workdir, 'node_modules'));
-  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', '2', '--workdir', workdir, '--allow-extensions'], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...SECRET_ENV });
+  const child = spawnCli(
+    ['worker', '--redis', redis.url, '--name', name, '--concurrency', '2', '--workdir', workdir, '--allow-extensions'],
+    { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...SECRET_ENV },
+  );
   children.push(child);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -67,7 +70,11 @@ async function runHere(dir: string) {
   const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
   if (!opened.ok) throw new Error(opened.message);
   try {
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...opened.run.options });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...opened.run.options },
+    );
     if (!r.ok) throw new Error(JSON.stringify(r));
     return r.outcome;
   } finally {
@@ -168,7 +175,10 @@ describe.skipIf(skip)('distributed runs: extension modules with local imports', 
   it('extension files past the shipping limit fail that instance with a workspace error naming them; the others run', async () => {
     await startWorker('limit-box');
     const big = 'export const padding = "' + 'x'.repeat(MAX_SHIPPED_BYTES) + '";\n';
-    const dir = project({ 'ext/helpers.ts': `import { shout } from '../shared/util.ts';\nimport { padding } from './big-table.js';\nexport const decorate = (s: string): string => '[' + shout(s) + padding.slice(0, 0) + ']';\n`, 'ext/big-table.js': big });
+    const dir = project({
+      'ext/helpers.ts': `import { shout } from '../shared/util.ts';\nimport { padding } from './big-table.js';\nexport const decorate = (s: string): string => '[' + shout(s) + padding.slice(0, 0) + ']';\n`,
+      'ext/big-table.js': big,
+    });
     const out = await runHere(dir);
     expect(out.status).toBe('failed');
     const failed = ofType(events(out.dir), 'instance_failed').filter((e) => e.final);

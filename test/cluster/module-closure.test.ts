@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importSpecifiers, maskSource, moduleClosure, resolveRelativeImport } from '../../src/cluster/module-closure.js';
+import {
+  importSpecifiers,
+  maskSource,
+  moduleClosure,
+  resolveRelativeImport,
+} from '../../src/cluster/module-closure.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'module-closure-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -41,7 +46,22 @@ import zod from 'zod';
 import { x } from 'node:path';
 `;
     expect(importSpecifiers(src)).toEqual([
-      './a.js', './b', '../lib/c.ts', './types.js', './d.mjs', './side-effect.js', './star.js', './ns.js', './f.js', './g.cjs', './h.js', './i.js', './j.cjs', './k', 'zod', 'node:path',
+      './a.js',
+      './b',
+      '../lib/c.ts',
+      './types.js',
+      './d.mjs',
+      './side-effect.js',
+      './star.js',
+      './ns.js',
+      './f.js',
+      './g.cjs',
+      './h.js',
+      './i.js',
+      './j.cjs',
+      './k',
+      'zod',
+      'node:path',
     ]);
   });
 
@@ -116,7 +136,16 @@ describe('moduleClosure', () => {
     const c = moduleClosure(join(root, 'ext', 'main.ts'));
     expect(c.files[0]).toBe(join(root, 'ext', 'main.ts'));
     // Each file's package scope travels with it (it decides ES module or CommonJS).
-    expect(rel(root, c.files)).toEqual(['ext/deep/more.cjs', 'ext/helpers.ts', 'ext/late.mjs', 'ext/main.ts', 'ext/reexport/index.ts', 'lib/package.json', 'lib/util.ts', 'package.json']);
+    expect(rel(root, c.files)).toEqual([
+      'ext/deep/more.cjs',
+      'ext/helpers.ts',
+      'ext/late.mjs',
+      'ext/main.ts',
+      'ext/reexport/index.ts',
+      'lib/package.json',
+      'lib/util.ts',
+      'package.json',
+    ]);
     expect(c.missing).toEqual([{ from: join(root, 'lib', 'util.ts'), specifier: './gone.js' }]);
   });
 
@@ -139,7 +168,10 @@ describe('moduleClosure', () => {
       copyFileSync(f, dest);
     }
     const script = `import(${JSON.stringify(pathToFileURL(join(moved, entry)).href)}).then(async (m) => console.log(await m.default(), m.extra))`;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: process.cwd() });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      encoding: 'utf8',
+      cwd: process.cwd(),
+    });
     expect(out.trim()).toBe('base-greet-util-late x');
   });
 });

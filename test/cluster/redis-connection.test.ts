@@ -3,12 +3,26 @@
 // not Redis at all), and a long-lived connection that finds a restarted Redis again.
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkRedis, connectRedis, keyFor, parseRedisUrl, reconnectDelay, redactRedisUrl } from '../../src/cluster/redis-connection.js';
+import {
+  checkRedis,
+  connectRedis,
+  keyFor,
+  parseRedisUrl,
+  reconnectDelay,
+  redactRedisUrl,
+} from '../../src/cluster/redis-connection.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 
 describe('parseRedisUrl', () => {
   it('accepts redis:// and rediss:// URLs, with or without auth, port and db', () => {
-    for (const url of ['redis://127.0.0.1:6379', 'redis://localhost', 'rediss://cache.example.com:6380/2', 'redis://:pw@h:1', 'redis://user:pw@h/0', ' redis://h:1 ']) {
+    for (const url of [
+      'redis://127.0.0.1:6379',
+      'redis://localhost',
+      'rediss://cache.example.com:6380/2',
+      'redis://:pw@h:1',
+      'redis://user:pw@h/0',
+      ' redis://h:1 ',
+    ]) {
       expect(parseRedisUrl(url)).toEqual({ ok: true, url: url.trim() });
     }
   });
@@ -113,7 +127,10 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
       const started = Date.now();
       const r = await checkRedis(`redis://127.0.0.1:${port(silent)}`, 300);
       expect(r.ok).toBe(false);
-      if (!r.ok) expect(r.error).toMatch(/^cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: .*Start redis-server or check --redis \/ ORCHESTRATE_REDIS_URL\.$/);
+      if (!r.ok)
+        expect(r.error).toMatch(
+          /^cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: .*Start redis-server or check --redis \/ ORCHESTRATE_REDIS_URL\.$/,
+        );
       expect(Date.now() - started).toBeLessThan(10_000); // bounded, not a hang
     } finally {
       silent.close();

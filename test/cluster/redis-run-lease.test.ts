@@ -12,7 +12,12 @@ import { createInterface } from 'node:readline';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, keyFor } from '../../src/cluster/redis-connection.js';
-import { RedisRunLease, readRedisRunLease, readRunLeaseToken, takeRedisRunLease } from '../../src/cluster/redis-run-lease.js';
+import {
+  RedisRunLease,
+  readRedisRunLease,
+  readRunLeaseToken,
+  takeRedisRunLease,
+} from '../../src/cluster/redis-run-lease.js';
 import { FileRunLease, HeldRunLease, readRunLease, type LeaseHolder } from '../../src/run/run-lease.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 
@@ -41,7 +46,15 @@ async function until(f: () => Promise<boolean> | boolean, limitMs = 15_000): Pro
 
 function holderValue(over: Partial<LeaseHolder> & { generation?: number }): string {
   const now = Date.now();
-  return JSON.stringify({ pid: process.pid, host: hostname(), token: 'hand-written', startedAt: now, heartbeatAt: now, generation: 1, ...over });
+  return JSON.stringify({
+    pid: process.pid,
+    host: hostname(),
+    token: 'hand-written',
+    startedAt: now,
+    heartbeatAt: now,
+    generation: 1,
+    ...over,
+  });
 }
 
 let runCounter = 0;
@@ -132,7 +145,11 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
     await redis.del(keyFor.lease(run)); // a's key expired while it was frozen...
     expect((await b.acquire()).ok).toBe(true); // ...and b took the run
     const lost = await a.renew();
-    expect(lost).toMatchObject({ ok: false, why: 'another coordinator took the lease over', holder: { token: b.token, generation: 2 } });
+    expect(lost).toMatchObject({
+      ok: false,
+      why: 'another coordinator took the lease over',
+      holder: { token: b.token, generation: 2 },
+    });
     expect(a.held).toBe(false);
     await a.release();
     expect(await readRunLeaseToken(redis, run)).toBe(b.token);
@@ -149,7 +166,10 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
     expect((await b.acquire()).ok).toBe(true);
     await b.release(); // b finished with the run
     const lost = await a.renew();
-    expect(lost).toEqual({ ok: false, why: 'another coordinator took the lease over (generation 2, this one held 1) and has released it since' });
+    expect(lost).toEqual({
+      ok: false,
+      why: 'another coordinator took the lease over (generation 2, this one held 1) and has released it since',
+    });
     expect(await redis.exists(keyFor.lease(run))).toBe(0); // not re-created
   });
 
@@ -161,7 +181,10 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
     const next = new RedisRunLease(redis, run);
     expect(await next.holder()).toBeUndefined(); // stale for this host
     const got = await next.acquire();
-    expect(got).toMatchObject({ ok: true, tookOver: { holder: { pid: dead, token: crashed.token }, why: `its process (pid ${dead}) is gone` } });
+    expect(got).toMatchObject({
+      ok: true,
+      tookOver: { holder: { pid: dead, token: crashed.token }, why: `its process (pid ${dead}) is gone` },
+    });
     expect(next.generation).toBe(2);
     expect(await readRunLeaseToken(redis, run)).toBe(next.token);
     // The crashed holder, should it come back, has lost it.
@@ -170,7 +193,10 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
 
     const run2 = newRunId();
     await redis.set(keyFor.lease(run2), holderValue({ pid: dead, host: 'elsewhere', token: 'remote' }), 'PX', 60_000);
-    expect(await new RedisRunLease(redis, run2).acquire()).toMatchObject({ ok: false, holder: { token: 'remote', host: 'elsewhere' } });
+    expect(await new RedisRunLease(redis, run2).acquire()).toMatchObject({
+      ok: false,
+      holder: { token: 'remote', host: 'elsewhere' },
+    });
   });
 
   it('a dead holder is replaced only if the key still holds exactly that holder (a live one that got in first stays)', async () => {
@@ -202,7 +228,10 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
   it('an unreadable value in the key is an unknown holder that is refused until the key expires', async () => {
     const run = newRunId();
     await redis.set(keyFor.lease(run), 'not json', 'PX', 60_000);
-    expect(await new RedisRunLease(redis, run).acquire()).toMatchObject({ ok: false, holder: { pid: 0, host: '(unknown: unreadable lease value in Redis)' } });
+    expect(await new RedisRunLease(redis, run).acquire()).toMatchObject({
+      ok: false,
+      holder: { pid: 0, host: '(unknown: unreadable lease value in Redis)' },
+    });
     expect(await readRunLeaseToken(redis, run)).toBeUndefined();
   });
 
@@ -220,14 +249,20 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
       const run = newRunId();
       let recreated = 0;
       const errors: Error[] = [];
-      const a = new RedisRunLease(conn, run, { staleMs: 60_000, onRecreated: () => recreated++, onError: (e) => errors.push(e) });
+      const a = new RedisRunLease(conn, run, {
+        staleMs: 60_000,
+        onRecreated: () => recreated++,
+        onError: (e) => errors.push(e),
+      });
       expect((await a.acquire()).ok).toBe(true);
       await own.restart();
       // Renews during the reconnect report an error (not a loss); the first that reaches Redis re-creates the key.
-      expect(await until(async () => {
-        expect(await a.renew()).toEqual({ ok: true });
-        return recreated > 0;
-      })).toBe(true);
+      expect(
+        await until(async () => {
+          expect(await a.renew()).toEqual({ ok: true });
+          return recreated > 0;
+        }),
+      ).toBe(true);
       expect(recreated).toBe(1);
       expect(a.held).toBe(true);
       expect((await readRedisRunLease(conn, run))?.token).toBe(a.token);
@@ -255,7 +290,9 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
       expect(errors.length).toBeGreaterThan(0);
       expect(a.held).toBe(true);
       await own.restart();
-      expect(await until(async () => (await a.renew()).ok && (await readRunLeaseToken(conn, run)) === a.token)).toBe(true);
+      expect(await until(async () => (await a.renew()).ok && (await readRunLeaseToken(conn, run)) === a.token)).toBe(
+        true,
+      );
       await a.release();
     });
 
@@ -298,7 +335,9 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
       expect(taken).toBe(true);
       await lost;
       expect(told).toHaveLength(1);
-      expect(told[0]).toContain(`this coordinator lost the lease of run ${run}: another coordinator took the lease over (now pid ${process.pid} on host ${hostname()}`);
+      expect(told[0]).toContain(
+        `this coordinator lost the lease of run ${run}: another coordinator took the lease over (now pid ${process.pid} on host ${hostname()}`,
+      );
       await held.release();
       expect(readRunLease(dir)?.state).toEqual({ state: 'released' });
       expect(await readRunLeaseToken(redis, run)).toBe(thief.token); // the thief's lease is untouched
@@ -325,7 +364,9 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
       const refused = await takeRedisRunLease(tmp(), run, redis);
       expect(refused.ok).toBe(false);
       if (!refused.ok) {
-        expect(refused.message).toContain(`run ${run} is running: its coordinator is pid ${process.pid} on host build-7`);
+        expect(refused.message).toContain(
+          `run ${run} is running: its coordinator is pid ${process.pid} on host build-7`,
+        );
         expect(refused.holder?.token).toBe(other.token);
       }
       await other.release();
@@ -347,7 +388,10 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
         own.kill9();
         const r = await takeRedisRunLease(tmp(), newRunId(), conn, { callTimeoutMs: 2_000 });
         expect(r.ok).toBe(false);
-        if (!r.ok) expect(r.message).toMatch(/^cannot take the lease of run run-\S+ in Redis: .+\. Check that Redis is reachable \(--redis \/ ORCHESTRATE_REDIS_URL\)\.$/);
+        if (!r.ok)
+          expect(r.message).toMatch(
+            /^cannot take the lease of run run-\S+ in Redis: .+\. Check that Redis is reachable \(--redis \/ ORCHESTRATE_REDIS_URL\)\.$/,
+          );
       } finally {
         conn.disconnect();
         await own.stop();
@@ -364,13 +408,20 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
 
     it('contenders in separate processes at the same instant: exactly one wins, every loser names the winner', async () => {
       const root = resolve(import.meta.dirname, '../..');
-      const replies = new Map<string, { ok: boolean; token: string; holder?: string; error?: string; generation?: number }[]>();
+      const replies = new Map<
+        string,
+        { ok: boolean; token: string; holder?: string; error?: string; generation?: number }[]
+      >();
       const waiting = new Map<string, () => void>();
       let ready = 0;
       let allReady!: () => void;
       const started = new Promise<void>((r) => (allReady = r));
       for (let i = 0; i < CONTENDERS; i++) {
-        const p = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/cluster/fixtures/redis-lease-contender.ts'), server.url], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+        const p = spawn(
+          process.execPath,
+          ['--import', 'tsx', join(root, 'test/cluster/fixtures/redis-lease-contender.ts'), server.url],
+          { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
+        );
         procs.push(p);
         createInterface({ input: p.stdout! }).on('line', (line) => {
           if (line === 'ready') {
@@ -388,7 +439,8 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
       const dead = await deadPid();
       const setups: Record<string, (run: string) => Promise<unknown>> = {
         'no lease yet': async () => undefined,
-        'holder killed': (run) => redis.set(keyFor.lease(run), holderValue({ pid: dead, token: 'crashed' }), 'PX', 60_000),
+        'holder killed': (run) =>
+          redis.set(keyFor.lease(run), holderValue({ pid: dead, token: 'crashed' }), 'PX', 60_000),
         released: async (run) => {
           const l = new RedisRunLease(redis, run);
           await l.acquire();
@@ -404,10 +456,16 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
         for (const p of procs) p.stdin!.write(`acquire ${run} ${startAt}\n`);
         await done;
         const got = replies.get(run)!;
-        expect(got.filter((g) => g.error), name).toEqual([]);
+        expect(
+          got.filter((g) => g.error),
+          name,
+        ).toEqual([]);
         const winners = got.filter((g) => g.ok);
         expect(winners, `${name}: winners`).toHaveLength(1);
-        expect(got.filter((g) => !g.ok).map((g) => g.holder), name).toEqual(Array(CONTENDERS - 1).fill(winners[0]!.token));
+        expect(
+          got.filter((g) => !g.ok).map((g) => g.holder),
+          name,
+        ).toEqual(Array(CONTENDERS - 1).fill(winners[0]!.token));
         expect(await readRunLeaseToken(redis, run), name).toBe(winners[0]!.token);
         expect(winners[0]!.generation, name).toBe(name === 'released' ? 2 : 1);
       }

@@ -1,6 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,7 +41,11 @@ function freshPath(name: string): string {
 
 const IDENTITY = ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false'];
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', [...IDENTITY, ...args], { cwd, encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(cwd) } });
+  return execFileSync('git', [...IDENTITY, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(cwd) },
+  });
 }
 function write(root: string, rel: string, content: string | Buffer): void {
   mkdirSync(dirname(join(root, rel)), { recursive: true });
@@ -51,14 +68,22 @@ function contents(root: string, skip: (rel: string) => boolean = () => false): R
       const st = lstatSync(join(root, r));
       if (st.isSymbolicLink()) out[r] = { type: 'link', target: readlinkSync(join(root, r)) };
       else if (st.isDirectory()) walk(r);
-      else out[r] = { type: 'file', exec: (st.mode & 0o100) !== 0, sha: createHash('sha1').update(readFileSync(join(root, r))).digest('hex') };
+      else
+        out[r] = {
+          type: 'file',
+          exec: (st.mode & 0o100) !== 0,
+          sha: createHash('sha1')
+            .update(readFileSync(join(root, r)))
+            .digest('hex'),
+        };
     }
   };
   walk('');
   return out;
 }
 /** Skips what never travels: run state (`.orchestrate` at any depth) and the ignored `build/`. */
-const notIgnoredOrState = (r: string): boolean => r.split('/').includes('.orchestrate') || r === 'build' || r.startsWith('build/');
+const notIgnoredOrState = (r: string): boolean =>
+  r.split('/').includes('.orchestrate') || r === 'build' || r.startsWith('build/');
 
 /** Everything a user could notice about a repository's state. */
 function repoState(repo: string): Record<string, string> {
@@ -67,7 +92,9 @@ function repoState(repo: string): Record<string, string> {
     refs: git(repo, 'for-each-ref'),
     status: git(repo, 'status', '--porcelain=v1', '--untracked-files=all'),
     staged: git(repo, 'diff', '--cached', '--binary'),
-    index: createHash('sha1').update(readFileSync(join(repo, '.git', 'index'))).digest('hex'),
+    index: createHash('sha1')
+      .update(readFileSync(join(repo, '.git', 'index')))
+      .digest('hex'),
     objects: git(repo, 'count-objects', '-v').replace(/^size-garbage.*$/m, ''),
   };
 }
@@ -166,7 +193,19 @@ describe('workspace transfer of a git work tree', () => {
     const applied = await applyWorkspacePatch(repo, patch);
     expect(applied).toEqual({ ok: true, files: expect.any(Array) });
     if (!applied.ok) return;
-    expect(applied.files.sort()).toEqual(['a.txt', 'added-link.ts', 'b.txt', 'docs/readme.md', 'img.bin', 'link.md', 'notes/with space ü.txt', 'pic.png', 'src/added.ts'].sort());
+    expect(applied.files.sort()).toEqual(
+      [
+        'a.txt',
+        'added-link.ts',
+        'b.txt',
+        'docs/readme.md',
+        'img.bin',
+        'link.md',
+        'notes/with space ü.txt',
+        'pic.png',
+        'src/added.ts',
+      ].sort(),
+    );
     expect(contents(repo, notIgnoredOrState)).toEqual(contents(copy, notIgnoredOrState));
     // The user's own run state and ignored files are left alone; nothing was staged.
     expect(readFileSync(join(repo, '.orchestrate/runs/r1/state.json'), 'utf8')).toBe('{"run":1}\n');
@@ -322,7 +361,19 @@ describe('workspace transfer of a plain folder', () => {
     const patch = await workspaceDiff(copy);
     expect(patch.toString('utf8')).not.toContain('.orchestrate');
     const applied = await applyWorkspacePatch(dir, patch);
-    expect(applied.ok && applied.files.sort()).toEqual(['a.txt', 'added-link.ts', 'b.txt', 'docs/readme.md', 'img.bin', 'link.md', 'notes/with space ü.txt', 'pic.png', 'src/added.ts'].sort());
+    expect(applied.ok && applied.files.sort()).toEqual(
+      [
+        'a.txt',
+        'added-link.ts',
+        'b.txt',
+        'docs/readme.md',
+        'img.bin',
+        'link.md',
+        'notes/with space ü.txt',
+        'pic.png',
+        'src/added.ts',
+      ].sort(),
+    );
     expect(contents(dir, notIgnoredOrState)).toEqual(contents(copy, notIgnoredOrState));
     expect(existsSync(join(dir, '.git'))).toBe(false);
 
@@ -455,7 +506,9 @@ describe('workspace transfer errors', () => {
 
   it('refuses a patch that writes into run state or .git, changing nothing', async () => {
     const dir = freshDir('plain');
-    const intoState = Buffer.from('diff --git a/.orchestrate/x b/.orchestrate/x\nnew file mode 100644\n--- /dev/null\n+++ b/.orchestrate/x\n@@ -0,0 +1 @@\n+x\n');
+    const intoState = Buffer.from(
+      'diff --git a/.orchestrate/x b/.orchestrate/x\nnew file mode 100644\n--- /dev/null\n+++ b/.orchestrate/x\n@@ -0,0 +1 @@\n+x\n',
+    );
     const r = await applyWorkspacePatch(dir, intoState);
     expect(r.ok === false && r.error).toContain('run state');
     const intoGit = Buffer.from(intoState.toString('utf8').replaceAll('.orchestrate', '.git/hooks'));

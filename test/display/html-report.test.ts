@@ -12,8 +12,11 @@ import { takeRunLease } from '../../src/run/run-lease.js';
 import { writeSyntheticRun } from './fixtures/synthetic-run.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync(c, ['--version']).status === 0);
-if (!chromium) console.warn('html-report: browser checks skipped because no chromium is installed (apt-get install chromium)');
+const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find(
+  (c) => spawnSync(c, ['--version']).status === 0,
+);
+if (!chromium)
+  console.warn('html-report: browser checks skipped because no chromium is installed (apt-get install chromium)');
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'html-report-'));
 
@@ -73,7 +76,9 @@ describe('HTML report', () => {
   });
 
   it('keeps agent-written markdown inert: raw HTML as text, links and images as their text only', () => {
-    const html = markdownToHtml('see <script>alert(1)</script> [docs](https://x.example) ![pic](https://x.example/p.png) https://auto.example\n\n<img src=x onerror=alert(1)>');
+    const html = markdownToHtml(
+      'see <script>alert(1)</script> [docs](https://x.example) ![pic](https://x.example/p.png) https://auto.example\n\n<img src=x onerror=alert(1)>',
+    );
     expect(html).not.toMatch(/<(script|a|img)\b/);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('docs pic https://auto.example');
@@ -92,7 +97,14 @@ describe('HTML report', () => {
 
   it('works for an interrupted run with no run_end and no plan', () => {
     const store = RunStore.create(tmp(), 'cut-short');
-    store.append({ type: 'run_start', recipe: 'r.yaml', name: 'r', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] });
+    store.append({
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'r',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
+    });
     store.append({ type: 'instance_start', task: 't', key: 't', attempt: 1 });
     const file = writeHtmlReport(store.dir);
     expect(file).toBe(join(store.dir, REPORT_FILE));
@@ -106,7 +118,14 @@ describe('HTML report', () => {
     const taken = takeRunLease(store.dir, store.runId);
     if (!taken.ok) throw new Error(taken.message);
     try {
-      store.append({ type: 'run_start', recipe: 'r.yaml', name: 'r', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] });
+      store.append({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'r',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
+      });
       store.append({ type: 'instance_start', task: 't', key: 't', attempt: 1 });
       const html = readFileSync(writeHtmlReport(store.dir), 'utf8');
       expect(html).toContain('class="status running"');
@@ -128,8 +147,12 @@ describe('HTML report', () => {
       expect(dom).toMatch(/<body[^>]*data-rendered="1"/);
       expect(stderr).not.toMatch(/Uncaught/);
       // Attempts that started: one bar each (repo-b has two: the retried one and the one that finished).
-      const starts = events.filter((e) => e.type === 'instance_start').map((e) => e.type === 'instance_start' && `${e.key}#${e.attempt}`);
-      const bars = [...dom.matchAll(/<rect[^>]*class="bar outcome-([a-z]+)"[^>]*data-attempt="(\d+)" data-instance="([^"]+)"/g)];
+      const starts = events
+        .filter((e) => e.type === 'instance_start')
+        .map((e) => e.type === 'instance_start' && `${e.key}#${e.attempt}`);
+      const bars = [
+        ...dom.matchAll(/<rect[^>]*class="bar outcome-([a-z]+)"[^>]*data-attempt="(\d+)" data-instance="([^"]+)"/g),
+      ];
       expect(bars.map((m) => `${m[3]}#${m[2]}`).sort()).toEqual([...starts].sort());
       expect(bars.filter((m) => m[3] === 'apply.repo-b').map((m) => m[1])).toEqual(['retry', 'done']);
       expect(bars.find((m) => m[3] === 'apply.repo-c')?.[1]).toBe('failed');
@@ -148,7 +171,10 @@ describe('HTML report', () => {
       const { store } = writeSyntheticRun(tmp());
       const folder = loadRunFolder(store.dir);
       // Break the embedded data: the page script must report the failure, not render silently.
-      const html = buildHtmlReport(folder).replace(/(<script type="application\/json" id="report-data">)[\s\S]*?(<\/script>)/, '$1{not json$2');
+      const html = buildHtmlReport(folder).replace(
+        /(<script type="application\/json" id="report-data">)[\s\S]*?(<\/script>)/,
+        '$1{not json$2',
+      );
       const file = join(store.dir, 'broken.html');
       RunStore.open(store.dir).writeFile('broken.html', html);
       const { dom } = headless(file, ['--dump-dom']);

@@ -55,8 +55,12 @@ describe('--json event stream', () => {
   it('--json=full also carries the message deltas', () => {
     const { inputs, lines } = runJson('json-full');
     expect(lines).toHaveLength(inputs.length);
-    const deltas = lines.map((l) => parseJsonLine(l)!).filter((e) => e.type === 'agent_event' && e.event.type === 'message_update');
-    expect(deltas.length).toBe(inputs.filter((e) => e.type === 'agent_event' && e.event.type === 'message_update').length);
+    const deltas = lines
+      .map((l) => parseJsonLine(l)!)
+      .filter((e) => e.type === 'agent_event' && e.event.type === 'message_update');
+    expect(deltas.length).toBe(
+      inputs.filter((e) => e.type === 'agent_event' && e.event.type === 'message_update').length,
+    );
     expect(deltas.length).toBeGreaterThan(0);
   });
 

@@ -65,7 +65,14 @@ describe('live frame layout', () => {
     const s = createRunState();
     let ts = 1;
     const add = (e: Record<string, unknown>) => applyEvent(s, { v: 1, runId: 'r', ts: ts++, ...e } as RunEvent);
-    add({ type: 'run_start', recipe: 'r.yaml', name: 'wide', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: [], needs: [], dynamic: true }] });
+    add({
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'wide',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [{ task: 't', keys: [], needs: [], dynamic: true }],
+    });
     for (let i = 0; i < 40; i++) add({ type: 'instance_start', task: 't', key: `t.k${i}`, attempt: 1 });
     const lines = frame(s, 80, 12);
     expect(lines.length).toBe(12 - DISPLAY_DEFAULTS.reservedRows);
@@ -76,20 +83,54 @@ describe('live frame layout', () => {
 
   it('takes the budget from run_start when the caller gives none, and says when there is no budget', () => {
     const s = createRunState();
-    applyEvent(s, { v: 1, runId: 'r', ts: 1, type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [], budget: { usd: 2 } });
-    expect(buildFrame(s, { width: 80, height: 30, now: 2, painter: makePainter(false) })[2]).toMatch(/^budget \[░+\] \$0\.0000 of \$2\.00 \(0%\)/);
+    applyEvent(s, {
+      v: 1,
+      runId: 'r',
+      ts: 1,
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'n',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [],
+      budget: { usd: 2 },
+    });
+    expect(buildFrame(s, { width: 80, height: 30, now: 2, painter: makePainter(false) })[2]).toMatch(
+      /^budget \[░+\] \$0\.0000 of \$2\.00 \(0%\)/,
+    );
     const none = createRunState();
-    applyEvent(none, { v: 1, runId: 'r', ts: 1, type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [] });
-    expect(buildFrame(none, { width: 80, height: 30, now: 2, painter: makePainter(false) })[2]).toMatch(/^spent \$0\.0000 \(no budget set\)/);
+    applyEvent(none, {
+      v: 1,
+      runId: 'r',
+      ts: 1,
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'n',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [],
+    });
+    expect(buildFrame(none, { width: 80, height: 30, now: 2, painter: makePainter(false) })[2]).toMatch(
+      /^spent \$0\.0000 \(no budget set\)/,
+    );
   });
 
   it('rows with emoji (❤️ ⚡ skin tones, ZWJ families) keep the columns aligned and never reach the width', () => {
     const state = stateAt('fanout-running');
     const inst = [...state.instances.values()].find((i) => i.status === 'running')!;
-    const texts = ['plain activity text', 'fixing ❤️ the ⚡ loader', 'thumbs 👍🏽👍🏿 and 👨‍👩‍👧‍👦 family', '中文 and 🇯🇵 flags', 'e\u0301 combining'];
+    const texts = [
+      'plain activity text',
+      'fixing ❤️ the ⚡ loader',
+      'thumbs 👍🏽👍🏿 and 👨‍👩‍👧‍👦 family',
+      '中文 and 🇯🇵 flags',
+      'e\u0301 combining',
+    ];
     for (const width of [80, 60]) {
       const widths = texts.map((activity) => {
-        const row = instanceRow({ ...inst, label: 'apply.❤️-team', activity }, { width, height: 30, now: state.lastTs + 1_000, budgetUsd: 0.05, painter: makePainter(true) });
+        const row = instanceRow(
+          { ...inst, label: 'apply.❤️-team', activity },
+          { width, height: 30, now: state.lastTs + 1_000, budgetUsd: 0.05, painter: makePainter(true) },
+        );
         expect(stripAnsi(row)).toContain(activity.slice(0, 1));
         return displayWidth(row);
       });

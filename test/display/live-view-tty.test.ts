@@ -19,7 +19,8 @@ const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args]
 async function waitForFile(path: string, timeoutMs = 20_000): Promise<void> {
   const start = Date.now();
   while (!existsSync(path)) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${path}; pane:\n${tmux('capture-pane', '-p', '-t', SESSION)}`);
+    if (Date.now() - start > timeoutMs)
+      throw new Error(`timed out waiting for ${path}; pane:\n${tmux('capture-pane', '-p', '-t', SESSION)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -66,7 +67,11 @@ describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () 
     const a = shots['fanout-running']!;
     expect(a[1]).toMatch(/9\/13 · 9 done · 3 running · 1 queued/);
     expect(a[3]).toMatch(/^✓ 9 done \(rows collapsed\)/);
-    expect(a.slice(4, 7).map((l) => l.slice(0, 16))).toEqual(['▸ apply.repo-a  ', '▸ apply.repo-b  ', '▸ apply.repo-c  ']);
+    expect(a.slice(4, 7).map((l) => l.slice(0, 16))).toEqual([
+      '▸ apply.repo-a  ',
+      '▸ apply.repo-b  ',
+      '▸ apply.repo-c  ',
+    ]);
     expect(a[7]).toBe('· 1 queued: review');
     expect(a).toHaveLength(8); // exactly one frame on screen: earlier frames were overwritten, not scrolled
 
@@ -98,12 +103,25 @@ describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () 
     // lets it survive the Ctrl-C (a trapped signal is reset to default in the child, so node
     // still gets a plain SIGINT).
     const demo = `node --import tsx test/display/fixtures/live-demo.ts ${runs} ${sync}`;
-    tmux('new-session', '-d', '-s', name, '-x', '80', '-y', '30', '-c', ROOT, `sh -c "trap true INT; ${demo}; echo exit=\\$?; sleep 60"`);
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      '80',
+      '-y',
+      '30',
+      '-c',
+      ROOT,
+      `sh -c "trap true INT; ${demo}; echo exit=\\$?; sleep 60"`,
+    );
     await waitForFile(join(sync, 'phase-fanout-running'));
     expect(tmux('display-message', '-p', '-t', name, '#{cursor_flag}').trim()).toBe('0');
     tmux('send-keys', '-t', name, 'C-c');
     const start = Date.now();
-    while (!/exit=\d+/.test(tmux('capture-pane', '-p', '-t', name)) && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 25));
+    while (!/exit=\d+/.test(tmux('capture-pane', '-p', '-t', name)) && Date.now() - start < 10_000)
+      await new Promise((r) => setTimeout(r, 25));
     expect(tmux('capture-pane', '-p', '-t', name)).toMatch(/exit=130/);
     expect(tmux('display-message', '-p', '-t', name, '#{cursor_flag}').trim()).toBe('1');
     spawnSync('tmux', ['-L', SOCKET, 'kill-session', '-t', name]);

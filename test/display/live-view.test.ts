@@ -18,7 +18,13 @@ const ev = (e: Record<string, unknown>) => ({ v: 1, runId: 'r', ts: ts++, ...e }
 
 function view(out: FakeTty) {
   // Huge intervals: nothing draws on a timer during the test, so every write is accounted for.
-  return new LiveView(out, { color: false, now: () => 5_000, restoreOnExit: false, frameIntervalMs: 60_000, tickIntervalMs: 60_000 });
+  return new LiveView(out, {
+    color: false,
+    now: () => 5_000,
+    restoreOnExit: false,
+    frameIntervalMs: 60_000,
+    tickIntervalMs: 60_000,
+  });
 }
 
 describe('live view drawing', () => {
@@ -34,14 +40,31 @@ describe('live view drawing', () => {
   it('a redraw moves up over the previous frame and rewrites only the lines that changed, in one write', () => {
     const out = new FakeTty();
     const v = view(out);
-    v.absorb(ev({ type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t.a', 't.b'], needs: [], dynamic: false }] }));
+    v.absorb(
+      ev({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'n',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 't', keys: ['t.a', 't.b'], needs: [], dynamic: false }],
+      }),
+    );
     v.absorb(ev({ type: 'instance_start', task: 't', key: 't.a', attempt: 1 }));
     v.absorb(ev({ type: 'instance_start', task: 't', key: 't.b', attempt: 1 }));
     v.start();
     const first = v.frame();
     const writesBefore = out.writes.length;
     // One tool starts on t.b: only its row changes.
-    v.handle(ev({ type: 'agent_event', task: 't', key: 't.b', attempt: 1, event: { type: 'tool_execution_start', toolCallId: 'c', toolName: 'grep', args: { pattern: 'log' } } }));
+    v.handle(
+      ev({
+        type: 'agent_event',
+        task: 't',
+        key: 't.b',
+        attempt: 1,
+        event: { type: 'tool_execution_start', toolCallId: 'c', toolName: 'grep', args: { pattern: 'log' } },
+      }),
+    );
     v.stop(); // draws the pending frame now
     const redraw = out.writes[writesBefore]!;
     expect(out.writes.length).toBe(writesBefore + 2); // the frame, then show-cursor
@@ -54,11 +77,21 @@ describe('live view drawing', () => {
   it('coalesces bursts of events into one frame per interval', () => {
     const out = new FakeTty();
     const v = view(out);
-    v.absorb(ev({ type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] }));
+    v.absorb(
+      ev({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'n',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
+      }),
+    );
     v.absorb(ev({ type: 'instance_start', task: 't', key: 't', attempt: 1 }));
     v.start();
     const after = out.writes.length;
-    for (let i = 0; i < 200; i++) v.handle(ev({ type: 'agent_event', task: 't', key: 't', attempt: 1, event: { type: 'turn_end' } }));
+    for (let i = 0; i < 200; i++)
+      v.handle(ev({ type: 'agent_event', task: 't', key: 't', attempt: 1, event: { type: 'turn_end' } }));
     expect(out.writes.length).toBe(after); // nothing drawn synchronously per event
     v.stop();
     expect(out.writes.length).toBe(after + 2);
@@ -68,7 +101,16 @@ describe('live view drawing', () => {
   it('a shorter frame clears the leftover lines of the taller one below it', () => {
     const out = new FakeTty();
     const v = view(out);
-    v.absorb(ev({ type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] }));
+    v.absorb(
+      ev({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'n',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
+      }),
+    );
     v.absorb(ev({ type: 'instance_queued', task: 't', key: 't', attempt: 1 }));
     v.start();
     const n = out.writes.length;
@@ -78,13 +120,29 @@ describe('live view drawing', () => {
     expect(out.writes[n]).not.toContain('\x1b[0J');
     const out2 = new FakeTty();
     const w = view(out2);
-    w.absorb(ev({ type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] }));
+    w.absorb(
+      ev({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'n',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
+      }),
+    );
     w.absorb(ev({ type: 'instance_queued', task: 't', key: 't', attempt: 1 }));
     out2.columns = 80;
     w.start();
     const m = out2.writes.length;
     w.handle(ev({ type: 'instance_skipped', task: 't', key: 't', attempt: 1, reason: 'x' }));
-    w.handle(ev({ type: 'run_end', status: 'failed', durationMs: 1, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 } }));
+    w.handle(
+      ev({
+        type: 'run_end',
+        status: 'failed',
+        durationMs: 1,
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 },
+      }),
+    );
     out2.rows = 4; // a smaller terminal: the frame shrinks to fit, old lines are cleared
     w.stop();
     expect(out2.writes[m]).toContain('\x1b[0J');
@@ -93,7 +151,16 @@ describe('live view drawing', () => {
   it('a note is printed above the frame: the frame is cleared, the text written, the frame drawn again below it', () => {
     const out = new FakeTty();
     const v = view(out);
-    v.absorb(ev({ type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] }));
+    v.absorb(
+      ev({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'n',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
+      }),
+    );
     v.start();
     const height = v.frame().length;
     const n = out.writes.length;
@@ -105,4 +172,3 @@ describe('live view drawing', () => {
     v.stop();
   });
 });
-

@@ -39,7 +39,9 @@ describe('plain log (non-TTY progress)', () => {
   });
 
   it('reports starts, completions with turns/tokens/cost, retries with delay, final failures with class, rate limits and skips', () => {
-    const text = replay('plain', false).lines.map((l) => l.slice(9)).join('\n');
+    const text = replay('plain', false)
+      .lines.map((l) => l.slice(9))
+      .join('\n');
     expect(text).toContain('plan: started (attempt 1)');
     expect(text).toMatch(/plan: done in 900ms, 2 turns, 2,300 tokens, \$0\.0022/);
     expect(text).toContain('apply.repo-a: rate limited by scripted-1 (429), retrying in 2.0s');
@@ -53,14 +55,34 @@ describe('plain log (non-TTY progress)', () => {
   it('a failure reported by instance_failed (not final) and then instance_retry is said once', () => {
     const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-2');
     const err = new Capture();
-    const display = attachRunDisplay(store, { stream: err, stdout: new Capture(), isTTY: false, color: false, mode: 'plain' });
+    const display = attachRunDisplay(store, {
+      stream: err,
+      stdout: new Capture(),
+      isTTY: false,
+      color: false,
+      mode: 'plain',
+    });
     const ref = { task: 't', key: 't', attempt: 1 };
     store.append({ type: 'instance_start', ...ref });
-    store.append({ type: 'instance_failed', ...ref, failure: 'crashed', error: 'worker exited', final: false, durationMs: 10 });
+    store.append({
+      type: 'instance_failed',
+      ...ref,
+      failure: 'crashed',
+      error: 'worker exited',
+      final: false,
+      durationMs: 10,
+    });
     store.append({ type: 'instance_retry', ...ref, failure: 'crashed', error: 'worker exited', delayMs: 1500 });
     display.finish();
-    const lines = err.text.trimEnd().split('\n').map((l) => l.slice(9));
-    expect(lines).toEqual(['t: started (attempt 1)', 't: attempt 1 failed (crashed) after 10ms: worker exited', 't: retrying in 1.5s (attempt 2)']);
+    const lines = err.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.slice(9));
+    expect(lines).toEqual([
+      't: started (attempt 1)',
+      't: attempt 1 failed (crashed) after 10ms: worker exited',
+      't: retrying in 1.5s (attempt 2)',
+    ]);
   });
 
   it('notes the budget as spending crosses milestones', () => {

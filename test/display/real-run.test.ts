@@ -27,17 +27,33 @@ beforeAll(async () => {
   const project = mkdtempSync(join(tmpdir(), 'display-e2e-'));
   cpSync(FIXTURE, project, { recursive: true });
   const displays: RunDisplay[] = [];
-  const result = await runRecipeFile(join(project, 'recipe.yaml'), { cwd: project, env: {} }, {
-    env: {},
-    runsDir: join(project, 'runs'),
-    onStore: (store) => {
-      runDir = store.dir;
-      displays.push(
-        attachRunDisplay(store, { stream: { write: (s) => ((plain += s), true) }, stdout: { write: (s) => ((summary += s), true) }, isTTY: false, color: false, mode: 'live' }),
-        attachRunDisplay(store, { stream: { write: () => true }, stdout: { write: (s) => ((json += s), true) }, isTTY: false, color: false, mode: 'json' }),
-      );
+  const result = await runRecipeFile(
+    join(project, 'recipe.yaml'),
+    { cwd: project, env: {} },
+    {
+      env: {},
+      runsDir: join(project, 'runs'),
+      onStore: (store) => {
+        runDir = store.dir;
+        displays.push(
+          attachRunDisplay(store, {
+            stream: { write: (s) => ((plain += s), true) },
+            stdout: { write: (s) => ((summary += s), true) },
+            isTTY: false,
+            color: false,
+            mode: 'live',
+          }),
+          attachRunDisplay(store, {
+            stream: { write: () => true },
+            stdout: { write: (s) => ((json += s), true) },
+            isTTY: false,
+            color: false,
+            mode: 'json',
+          }),
+        );
+      },
     },
-  });
+  );
   for (const d of displays) d.finish();
   expect(result.ok).toBe(true);
   logged = readRunLog(join(runDir, 'run.jsonl')).events;
@@ -82,7 +98,12 @@ describe('display over a real scripted run (fan-out, retry, failure)', () => {
     const starts = logged.filter((e) => e.type === 'instance_start').length;
     expect(data.rows.reduce((n, r) => n + r.bars.length, 0)).toBe(starts);
     expect(data.rows.find((r) => r.label === 'apply.slow')!.bars.map((b) => b.outcome)).toEqual(['retry', 'failed']);
-    expect(data.tasks.find((t) => t.task === 'apply')).toMatchObject({ instances: 3, done: 2, failed: 1, status: 'failed' });
+    expect(data.tasks.find((t) => t.task === 'apply')).toMatchObject({
+      instances: 3,
+      done: 2,
+      failed: 1,
+      status: 'failed',
+    });
   });
 
   it("show --instance reads the planner's real session: the ls call and its result", () => {

@@ -24,7 +24,9 @@ const user = (() => {
   }
 })();
 
-function controlEvents(runsDir: string): { action: string; instance?: string; by: string; ok: boolean; text?: string }[] {
+function controlEvents(
+  runsDir: string,
+): { action: string; instance?: string; by: string; ok: boolean; text?: string }[] {
   const run = runFolderName(runsDir);
   if (!run) return [];
   return readFileSync(join(runsDir, run, 'run.jsonl'), 'utf8')
@@ -50,7 +52,11 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
     screens.start(pane, `${orchestrate(`${recipe} --run-dir ${runs}`)}; echo exit=$?; sleep 600`, { cwd: ROOT });
     try {
       // All three at work; the first row is selected.
-      let s = await screens.waitFor(pane, (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3, 'three running rows');
+      let s = await screens.waitFor(
+        pane,
+        (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3,
+        'three running rows',
+      );
       expect(s.find((l) => l.startsWith('> '))).toMatch(/^> ▸ apply\.alpha/);
       expect(s.some((l) => /↑↓ select · Enter open · s steer · c cancel · r retry/.test(l))).toBe(true);
       expectFits(s);
@@ -61,7 +67,11 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       s = await screens.waitForLine(pane, /→ ls\(\{"path":"\."\}\)/);
       const tokensOf = (lines: string[]) => lines.filter((l) => /^assistant \(/.test(l)).join('|');
       const before = tokensOf(s);
-      await screens.waitFor(pane, (l) => tokensOf(l) !== before && tokensOf(l) !== '', 'the conversation to move on live');
+      await screens.waitFor(
+        pane,
+        (l) => tokensOf(l) !== before && tokensOf(l) !== '',
+        'the conversation to move on live',
+      );
       expectFits(screens.capture(pane));
 
       // s: the prompt, typed text, Enter: the agent gets it (a message from the user in its
@@ -71,13 +81,20 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       await screens.waitForLine(pane, /^steer apply\.beta> please focus on the tests_$/);
       screens.keys(pane, 'Enter');
       await screens.waitForLine(pane, /^steer apply\.beta: delivered/);
-      expect(controlEvents(runs).find((c) => c.action === 'steer')).toMatchObject({ instance: 'apply.beta', text: 'please focus on the tests', ok: true, by: `view (${user})` });
+      expect(controlEvents(runs).find((c) => c.action === 'steer')).toMatchObject({
+        instance: 'apply.beta',
+        text: 'please focus on the tests',
+        ok: true,
+        by: `view (${user})`,
+      });
       // In the conversation: who steered (the control event) and the message the agent got. New
       // turns keep coming, so page from the top (Home, PgDn: the page stays put while it grows).
       screens.keys(pane, 'Home');
       await screens.waitForLine(pane, /  \d+ more below$/);
       const steerShown = (l: string[]) =>
-        l.some((x) => new RegExp(`^⚑ \\d\\d:\\d\\d:\\d\\d steer: "please focus on the tests" by view \\(${user}\\): ok`).test(x)) && l.some((x) => /^message from user$/.test(x));
+        l.some((x) =>
+          new RegExp(`^⚑ \\d\\d:\\d\\d:\\d\\d steer: "please focus on the tests" by view \\(${user}\\): ok`).test(x),
+        ) && l.some((x) => /^message from user$/.test(x));
       for (let page = 0; page < 40 && !steerShown(screens.capture(pane)); page++) {
         const top = screens.capture(pane)[1];
         screens.keys(pane, 'PageDown');
@@ -108,7 +125,11 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       await screens.waitForLine(pane, /^retry: only a failed or cancelled instance; apply\.gamma is running/);
 
       const actions = controlEvents(runs).map((c) => `${c.action} ${c.instance} ${c.by} ${c.ok}`);
-      expect(actions).toEqual([`steer apply.beta view (${user}) true`, `cancel apply.gamma view (${user}) true`, `retry apply.gamma view (${user}) true`]);
+      expect(actions).toEqual([
+        `steer apply.beta view (${user}) true`,
+        `cancel apply.gamma view (${user}) true`,
+        `retry apply.gamma view (${user}) true`,
+      ]);
 
       // Ctrl-C still interrupts the run (raw mode turns it into a key; the view sends SIGINT).
       screens.keys(pane, 'C-c');
@@ -127,7 +148,8 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
     const pidFile = join(dir, 'pid');
     const pane = 'jobs';
     screens.start(pane, "env PS1='$ ' bash --norc --noprofile -i", { cwd: ROOT });
-    const state = () => spawnSync('ps', ['-o', 'stat=', '-p', readFileSync(pidFile, 'utf8').trim()], { encoding: 'utf8' }).stdout.trim();
+    const state = () =>
+      spawnSync('ps', ['-o', 'stat=', '-p', readFileSync(pidFile, 'utf8').trim()], { encoding: 'utf8' }).stdout.trim();
     const eventsLogged = () => {
       const run = runFolderName(runs);
       return run ? readFileSync(join(runs, run, 'run.jsonl'), 'utf8').split('\n').length : 0;
@@ -136,7 +158,11 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       await screens.waitForLine(pane, /^\$\s*$/);
       screens.text(pane, `${orchestrate(`${recipe} --run-dir ${runs}`)} & echo $! > ${pidFile}`);
       screens.keys(pane, 'Enter');
-      await screens.waitFor(pane, (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3, 'the view of the background job');
+      await screens.waitFor(
+        pane,
+        (l) => l.filter((x) => /▸ apply\.(alpha|beta|gamma)/.test(x)).length === 3,
+        'the view of the background job',
+      );
       // It goes on working in the background: not stopped for touching the terminal.
       const before = eventsLogged();
       await waitUntil(() => eventsLogged() > before + 30, 'the background run to go on');
@@ -146,12 +172,19 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       // so press until the selection moves, waiting for the screen between presses).
       // The label of the selected row of the newest frame (the lowest: older frames, drawn while
       // the shell wrote its prompt and job lines, may still be above it).
-      const selected = () => /^> . (\S+)/.exec(screens.capture(pane).filter((x) => x.startsWith('> ')).at(-1) ?? '')?.[1] ?? '';
+      const selected = () =>
+        /^> . (\S+)/.exec(
+          screens
+            .capture(pane)
+            .filter((x) => x.startsWith('> '))
+            .at(-1) ?? '',
+        )?.[1] ?? '';
       const pressUntilMoved = async (key: string, what: string) => {
         const from = selected();
         const start = Date.now();
         while (selected() === from) {
-          if (Date.now() - start > 30_000) throw new Error(`timed out waiting for ${what}:\n${screens.capture(pane).join('\n')}`);
+          if (Date.now() - start > 30_000)
+            throw new Error(`timed out waiting for ${what}:\n${screens.capture(pane).join('\n')}`);
           screens.keys(pane, key);
           const pressed = Date.now();
           while (selected() === from && Date.now() - pressed < 1_000) await new Promise((r) => setTimeout(r, 50));
@@ -160,7 +193,9 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       };
       screens.text(pane, 'fg');
       screens.keys(pane, 'Enter');
-      expect(await pressUntilMoved('Down', 'Down to move the selection after fg')).toMatch(/^(apply\.(beta|gamma)|review)$/);
+      expect(await pressUntilMoved('Down', 'Down to move the selection after fg')).toMatch(
+        /^(apply\.(beta|gamma)|review)$/,
+      );
 
       screens.keys(pane, 'C-z');
       await waitUntil(() => /T/.test(state()), 'Ctrl-Z to stop the job');
@@ -194,7 +229,11 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       expect(s.some((l) => /item-000/.test(l))).toBe(false);
       expectFits(s);
       screens.keys(pane, 'PageUp');
-      s = await screens.waitFor(pane, (l) => /\d+\/101$/.test(l.at(-1) ?? '') && !/101\/101$/.test(l.at(-1) ?? ''), 'a page up');
+      s = await screens.waitFor(
+        pane,
+        (l) => /\d+\/101$/.test(l.at(-1) ?? '') && !/101\/101$/.test(l.at(-1) ?? ''),
+        'a page up',
+      );
       const at = Number(/(\d+)\/101$/.exec(s.at(-1)!)![1]);
       expect(s.find((l) => l.startsWith('> '))).toContain(`item-${String(at - 1).padStart(3, '0')}`);
       for (let i = 0; i < 5; i++) screens.keys(pane, 'Up');

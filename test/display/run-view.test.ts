@@ -46,7 +46,9 @@ class RecordingControl implements RunControl {
   sent: ControlAction[] = [];
   async send(action: ControlAction): Promise<ControlReply> {
     this.sent.push(action);
-    return action.action === 'retry' ? { ok: false, error: 'not in this test' } : { ok: true, message: `${action.action} accepted` };
+    return action.action === 'retry'
+      ? { ok: false, error: 'not in this test' }
+      : { ok: true, message: `${action.action} accepted` };
   }
 }
 
@@ -55,7 +57,16 @@ const ev = (e: Record<string, unknown>) => ({ v: 1, runId: 'r1', ts: ts++, ...e 
 
 function fanOut(n: number): RunEvent[] {
   const keys = Array.from({ length: n }, (_, i) => `item-${String(i).padStart(3, '0')}`);
-  const events = [ev({ type: 'run_start', recipe: 'r.yaml', name: 'fan', recipeHash: 'h', inputs: {}, plan: [{ task: 'apply', keys, needs: [], dynamic: false }] })];
+  const events = [
+    ev({
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'fan',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [{ task: 'apply', keys, needs: [], dynamic: false }],
+    }),
+  ];
   for (const k of keys) events.push(ev({ type: 'instance_start', task: 'apply', key: k, attempt: 1 }));
   return events;
 }
@@ -87,14 +98,27 @@ const flush = () => new Promise((r) => setImmediate(r));
 
 describe('run view keys', () => {
   it('parses arrows, page keys, Enter, Esc, Backspace, Ctrl-C and text from raw chunks', () => {
-    expect(parseKeys('\x1b[A\x1b[B\x1b[5~\x1b[6~\r\x1b\x7f\x03hé').map((k) => k.ch ?? k.name)).toEqual(['up', 'down', 'pageup', 'pagedown', 'enter', 'escape', 'backspace', 'ctrl-c', 'h', 'é']);
+    expect(parseKeys('\x1b[A\x1b[B\x1b[5~\x1b[6~\r\x1b\x7f\x03hé').map((k) => k.ch ?? k.name)).toEqual([
+      'up',
+      'down',
+      'pageup',
+      'pagedown',
+      'enter',
+      'escape',
+      'backspace',
+      'ctrl-c',
+      'h',
+      'é',
+    ]);
     expect(parseKeys('\x1b[1;5A x').map((k) => k.ch ?? k.name)).toEqual([' ', 'x']); // unknown CSI swallowed
   });
 
   it('wraps plain text to a width at spaces, never wider', () => {
     const lines = wrapToWidth('the quick brown fox jumps over the lazy dog, twice over and again', 20);
     expect(lines.every((l) => displayWidth(l) <= 20)).toBe(true);
-    expect(lines.join(' ').replace(/\s+/g, ' ')).toBe('the quick brown fox jumps over the lazy dog, twice over and again');
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toBe(
+      'the quick brown fox jumps over the lazy dog, twice over and again',
+    );
   });
 });
 
@@ -150,9 +174,29 @@ describe('run view (no terminal)', () => {
     const control = new RecordingControl();
     const { view, keyboard, runDir } = makeView({ control });
     for (const e of fanOut(2)) view.absorb(e);
-    view.absorb(ev({ type: 'control', action: 'steer', instance: 'item-000', by: 'watch (pid 7, ana)', text: 'stop early', ok: true }));
+    view.absorb(
+      ev({
+        type: 'control',
+        action: 'steer',
+        instance: 'item-000',
+        by: 'watch (pid 7, ana)',
+        text: 'stop early',
+        ok: true,
+      }),
+    );
     view.absorb(ev({ type: 'control', action: 'cancel', instance: 'item-000', by: 'watch (pid 7, ana)', ok: true }));
-    view.absorb(ev({ type: 'instance_failed', task: 'apply', key: 'item-000', attempt: 1, failure: 'cancelled', error: 'cancelled by watch (pid 7, ana)', final: true, durationMs: 10 }));
+    view.absorb(
+      ev({
+        type: 'instance_failed',
+        task: 'apply',
+        key: 'item-000',
+        attempt: 1,
+        failure: 'cancelled',
+        error: 'cancelled by watch (pid 7, ana)',
+        final: true,
+        durationMs: 10,
+      }),
+    );
     mkdirSync(join(runDir, 'sessions'));
     writeFileSync(join(runDir, 'sessions', 'item-000.jsonl'), '');
     view.start();
@@ -174,7 +218,7 @@ describe('run view (no terminal)', () => {
     view.stop();
   });
 
-  it('without a control every action key says read-only; q quits only when the caller allows it; Ctrl-C is the caller\'s', () => {
+  it("without a control every action key says read-only; q quits only when the caller allows it; Ctrl-C is the caller's", () => {
     let quits = 0;
     const { view, keyboard, interrupts } = makeView({ quit: () => quits++ });
     for (const e of fanOut(2)) view.absorb(e);
@@ -258,7 +302,11 @@ describe('the reply being written (peek)', () => {
     keyboard.type('\r');
     await until('the partial text', () => view.frame().includes('  violets'));
     let body = view.frame().slice(1, -1);
-    expect(body.slice(body.indexOf('assistant (writing…)'))).toEqual(['assistant (writing…)', '  Roses are red,', '  violets']);
+    expect(body.slice(body.indexOf('assistant (writing…)'))).toEqual([
+      'assistant (writing…)',
+      '  Roses are red,',
+      '  violets',
+    ]);
     expect(body.findIndex((l) => l.includes('write a poem'))).toBeLessThan(body.indexOf('assistant (writing…)'));
     expect(control.peeks[0]).toBe('item-000');
     // It grows with the next peeks.
@@ -271,7 +319,14 @@ describe('the reply being written (peek)', () => {
       api: 'scripted',
       provider: 'scripted',
       model: 'scripted',
-      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      usage: {
+        input: 1,
+        output: 1,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 2,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
       stopReason: 'stop',
       timestamp: 2,
     });
@@ -298,8 +353,27 @@ describe('control events in the plain log (no terminal: run and watch)', () => {
     const lines: string[] = [];
     const log = new PlainLog({ write: (t: string) => (lines.push(t), true) });
     for (const e of fanOut(1)) log.absorb(e);
-    log.handle(ev({ type: 'control', action: 'steer', instance: 'item-000', by: 'watch (pid 7, ana)', text: 'look at\nthe tests', ok: true, message: 'delivered' }));
-    log.handle(ev({ type: 'control', action: 'retry', instance: 'item-000', by: 'view (ana)', ok: false, message: 'apply/item-000 is running' }));
+    log.handle(
+      ev({
+        type: 'control',
+        action: 'steer',
+        instance: 'item-000',
+        by: 'watch (pid 7, ana)',
+        text: 'look at\nthe tests',
+        ok: true,
+        message: 'delivered',
+      }),
+    );
+    log.handle(
+      ev({
+        type: 'control',
+        action: 'retry',
+        instance: 'item-000',
+        by: 'view (ana)',
+        ok: false,
+        message: 'apply/item-000 is running',
+      }),
+    );
     expect(lines.map((l) => l.replace(/^\d\d:\d\d:\d\d /, ''))).toEqual([
       'control: steer item-000 "look at the tests" by watch (pid 7, ana): ok, delivered\n',
       'control: retry item-000 by view (ana): refused, apply/item-000 is running\n',

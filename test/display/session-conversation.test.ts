@@ -13,7 +13,9 @@ describe('reading a conversation from a session file', () => {
     expect(conv.exists).toBe(true);
     expect(conv.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     const call = conv.items[1]!;
-    expect(call.kind === 'assistant' && call.toolCalls).toEqual([{ id: `call-${KEYS.b}`, name: 'read', args: { path: 'repos/repo-b/src/log.ts' } }]);
+    expect(call.kind === 'assistant' && call.toolCalls).toEqual([
+      { id: `call-${KEYS.b}`, name: 'read', args: { path: 'repos/repo-b/src/log.ts' } },
+    ]);
     expect(conv.items[3]).toMatchObject({ kind: 'assistant', text: 'Renamed 2 calls in repo-b.' });
   });
 

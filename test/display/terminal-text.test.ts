@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { clip, displayWidth, fitToWidth, makePainter, padStartToWidth, runDisplayChoice, shouldUseColor, stripAnsi, truncateToWidth } from '../../src/display/terminal-text.js';
+import {
+  clip,
+  displayWidth,
+  fitToWidth,
+  makePainter,
+  padStartToWidth,
+  runDisplayChoice,
+  shouldUseColor,
+  stripAnsi,
+  truncateToWidth,
+} from '../../src/display/terminal-text.js';
 
 /** No lone surrogate (half of an emoji) in the text. */
 const wellFormed = (s: string): boolean => !/\p{Cs}/u.test(s);
@@ -40,9 +50,21 @@ describe('terminal text', () => {
   });
 
   it('the live view runs when stderr alone is a terminal (stdout redirected to a file)', () => {
-    expect(runDisplayChoice({ stdoutIsTTY: false, stderrIsTTY: true, env: {} })).toEqual({ live: true, color: true, summaryColor: false });
-    expect(runDisplayChoice({ stdoutIsTTY: true, stderrIsTTY: false, env: {} })).toEqual({ live: false, color: false, summaryColor: true });
-    expect(runDisplayChoice({ stdoutIsTTY: false, stderrIsTTY: false, env: { FORCE_COLOR: '1' } })).toEqual({ live: false, color: true, summaryColor: true });
+    expect(runDisplayChoice({ stdoutIsTTY: false, stderrIsTTY: true, env: {} })).toEqual({
+      live: true,
+      color: true,
+      summaryColor: false,
+    });
+    expect(runDisplayChoice({ stdoutIsTTY: true, stderrIsTTY: false, env: {} })).toEqual({
+      live: false,
+      color: false,
+      summaryColor: true,
+    });
+    expect(runDisplayChoice({ stdoutIsTTY: false, stderrIsTTY: false, env: { FORCE_COLOR: '1' } })).toEqual({
+      live: false,
+      color: true,
+      summaryColor: true,
+    });
   });
 
   it.each([

@@ -23,7 +23,19 @@ export class TmuxScreens {
 
   /** A pane of `cols` x `rows` running `command` (a shell command line) in `cwd`. */
   start(name: string, command: string, opts: { cwd: string; cols?: number; rows?: number }): void {
-    this.tmux('new-session', '-d', '-s', name, '-x', String(opts.cols ?? 80), '-y', String(opts.rows ?? 24), '-c', opts.cwd, command);
+    this.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      String(opts.cols ?? 80),
+      '-y',
+      String(opts.rows ?? 24),
+      '-c',
+      opts.cwd,
+      command,
+    );
   }
 
   kill(name: string): void {
@@ -57,7 +69,8 @@ export class TmuxScreens {
         lines = ['(pane gone)'];
       }
       if (test(lines)) return lines;
-      if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}; screen:\n${lines.join('\n')}`);
+      if (Date.now() - start > timeoutMs)
+        throw new Error(`timed out waiting for ${what}; screen:\n${lines.join('\n')}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -8,6 +8,8 @@ export const BWRAP_INSTALLED = !spawnSync('bwrap', ['--version']).error;
 /** Prints the loud skip line once per test file when bwrap is missing; returns whether to skip. */
 export function skipWithoutBwrap(what: string): boolean {
   if (BWRAP_INSTALLED) return false;
-  process.stderr.write(`\n!!!!! SKIPPED: ${what}: bubblewrap (bwrap) is not installed here; install it (apt-get install -y bubblewrap) to run the sandbox tests !!!!!\n\n`);
+  process.stderr.write(
+    `\n!!!!! SKIPPED: ${what}: bubblewrap (bwrap) is not installed here; install it (apt-get install -y bubblewrap) to run the sandbox tests !!!!!\n\n`,
+  );
   return true;
 }

@@ -142,7 +142,11 @@ export function cacheBlocks(body: any): CacheBlock[] {
 }
 
 /** What one request reads, writes and pays uncached against the remembered prefixes; `publish` remembers its own. */
-export function simulateCache(blocks: CacheBlock[], remembered: ReadonlySet<string>, minTokens = 0): CacheUsage & { publish: string[] } {
+export function simulateCache(
+  blocks: CacheBlock[],
+  remembered: ReadonlySet<string>,
+  minTokens = 0,
+): CacheUsage & { publish: string[] } {
   const prefixTokens: number[] = [];
   let total = 0;
   for (const b of blocks) prefixTokens.push((total += b.tokens));
@@ -159,7 +163,12 @@ export function simulateCache(blocks: CacheBlock[], remembered: ReadonlySet<stri
   const last = breakpoints.length ? breakpoints[breakpoints.length - 1]! : -1;
   const read = hit >= 0 ? prefixTokens[hit]! : 0;
   const write = last > hit ? prefixTokens[last]! - read : 0;
-  return { read, write, input: total - read - write, publish: breakpoints.filter((i) => i > hit).map((i) => blocks[i]!.key) };
+  return {
+    read,
+    write,
+    input: total - read - write,
+    publish: breakpoints.filter((i) => i > hit).map((i) => blocks[i]!.key),
+  };
 }
 
 /**
@@ -174,16 +183,20 @@ export function turnOrderProblem(messages: unknown): string | undefined {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as { role?: string; content?: unknown };
     const want = i % 2 === 0 ? 'user' : 'assistant';
-    if (m.role !== want) return `messages.${i}: roles must alternate between "user" and "assistant" (got "${m.role}" after "${(messages[i - 1] as { role?: string } | undefined)?.role ?? 'nothing'}")`;
+    if (m.role !== want)
+      return `messages.${i}: roles must alternate between "user" and "assistant" (got "${m.role}" after "${(messages[i - 1] as { role?: string } | undefined)?.role ?? 'nothing'}")`;
     if (m.role !== 'assistant') continue;
-    const uses = blocks(m).filter((b) => b.type === 'tool_use').map((b) => b.id);
+    const uses = blocks(m)
+      .filter((b) => b.type === 'tool_use')
+      .map((b) => b.id);
     if (uses.length === 0) continue;
     const next = messages[i + 1] as { content?: unknown } | undefined;
     const nextBlocks = next ? blocks(next) : [];
     const firstOther = nextBlocks.findIndex((b) => b.type !== 'tool_result');
     const leading = firstOther === -1 ? nextBlocks : nextBlocks.slice(0, firstOther);
     for (const id of uses) {
-      if (!leading.some((b) => b.tool_use_id === id)) return `messages.${i + 1}: tool_use ids were found without tool_result blocks immediately after: ${id}`;
+      if (!leading.some((b) => b.tool_use_id === id))
+        return `messages.${i + 1}: tool_use ids were found without tool_result blocks immediately after: ${id}`;
     }
   }
   return undefined;
@@ -196,7 +209,15 @@ export function turnOrderProblem(messages: unknown): string | undefined {
  */
 export type FaultKind = 'rate_limit' | 'overloaded' | 'server_error' | 'cut' | 'truncated' | 'slow' | 'prompt_too_long';
 
-export const FAULT_KINDS: readonly FaultKind[] = ['rate_limit', 'overloaded', 'server_error', 'cut', 'truncated', 'slow', 'prompt_too_long'];
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'rate_limit',
+  'overloaded',
+  'server_error',
+  'cut',
+  'truncated',
+  'slow',
+  'prompt_too_long',
+];
 
 export interface FaultOptions {
   /** Share of eligible requests that get a fault, 0..1: one in every round(1 / rate), at a seeded position. */
@@ -231,9 +252,16 @@ export interface FakeAnthropic {
 }
 
 /** The response a fault turns `spec` into; undefined when the kind does not apply (e.g. cut of an error). */
-export function applyFault(kind: FaultKind, spec: ResponseSpec, options: Pick<FaultOptions, 'retryAfterMs' | 'slowDelayMs'> = {}): ResponseSpec | undefined {
+export function applyFault(
+  kind: FaultKind,
+  spec: ResponseSpec,
+  options: Pick<FaultOptions, 'retryAfterMs' | 'slowDelayMs'> = {},
+): ResponseSpec | undefined {
   const afterMs = options.retryAfterMs ?? 50;
-  const retryHeaders = { 'retry-after-ms': String(afterMs), 'retry-after': String(Math.max(1, Math.ceil(afterMs / 1000))) };
+  const retryHeaders = {
+    'retry-after-ms': String(afterMs),
+    'retry-after': String(Math.max(1, Math.ceil(afterMs / 1000))),
+  };
   switch (kind) {
     case 'rate_limit':
       return { kind: 'http-error', status: 429, message: 'fake-anthropic: injected rate limit', headers: retryHeaders };
@@ -242,7 +270,12 @@ export function applyFault(kind: FaultKind, spec: ResponseSpec, options: Pick<Fa
     case 'server_error':
       return { kind: 'http-error', status: 500, message: 'fake-anthropic: injected internal server error' };
     case 'prompt_too_long':
-      return { kind: 'http-error', status: 400, errorType: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' };
+      return {
+        kind: 'http-error',
+        status: 400,
+        errorType: 'invalid_request_error',
+        message: 'prompt is too long: 215000 tokens > 200000 maximum',
+      };
     case 'cut':
     case 'truncated':
     case 'slow': {
@@ -301,7 +334,10 @@ export function messageEvents(spec: MessageSpec, index = 0): SseEvent[] {
   });
   content.forEach((b, i) => {
     const start = (block: Record<string, unknown>): void => {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: i, content_block: block } });
+      events.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index: i, content_block: block },
+      });
     };
     if (b.type === 'text') {
       start({ type: 'text', text: '' });
@@ -344,7 +380,14 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function sendJsonError(res: ServerResponse, status: number, type: string, message: string, requestId: string, headers: Record<string, string> = {}): void {
+function sendJsonError(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
   res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, ...headers });
   res.end(body);
@@ -366,7 +409,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const requests: RecordedRequest[] = [];
   const faults: FaultRecord[] = [];
   const dice = options.faults ? seededRandom(options.faults.seed) : undefined;
-  const cacheOptions: PromptCacheOptions | undefined = options.promptCache === true ? {} : options.promptCache || undefined;
+  const cacheOptions: PromptCacheOptions | undefined =
+    options.promptCache === true ? {} : options.promptCache || undefined;
   const remembered = new Set<string>();
   let closed = false;
   // Delays between events end at close(), so a test with a very slow stream never waits for it.
@@ -438,7 +482,13 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     requests.push({ index, method: req.method ?? 'GET', path, headers: req.headers, body, rawBody });
 
     if (req.method !== 'POST' || !path.startsWith('/v1/messages')) {
-      return sendJsonError(res, 404, 'not_found_error', `fake-anthropic: no route for ${req.method} ${path}`, requestId);
+      return sendJsonError(
+        res,
+        404,
+        'not_found_error',
+        `fake-anthropic: no route for ${req.method} ${path}`,
+        requestId,
+      );
     }
     // SDK 1.x sends the key as Bearer; older clients use x-api-key. Either is fine, none is not.
     if (!req.headers.authorization?.startsWith('Bearer ') && !req.headers['x-api-key']) {
@@ -449,13 +499,28 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       if (problem) return sendJsonError(res, 400, 'invalid_request_error', problem, requestId);
     }
     const input: RespondInput = { index, body, headers: req.headers };
-    const planned: ResponseSpec | undefined = options.respond ? await options.respond(input) : options.responses?.[index];
+    const planned: ResponseSpec | undefined = options.respond
+      ? await options.respond(input)
+      : options.responses?.[index];
     const spec = planned ? maybeFault(input, planned) : undefined;
     if (!spec) {
-      return sendJsonError(res, 500, 'api_error', `fake-anthropic: no response scripted for request ${index}`, requestId);
+      return sendJsonError(
+        res,
+        500,
+        'api_error',
+        `fake-anthropic: no response scripted for request ${index}`,
+        requestId,
+      );
     }
     if (spec.kind === 'http-error') {
-      return sendJsonError(res, spec.status, spec.errorType ?? DEFAULT_ERROR_TYPE[spec.status] ?? 'api_error', spec.message ?? `HTTP ${spec.status}`, requestId, spec.headers);
+      return sendJsonError(
+        res,
+        spec.status,
+        spec.errorType ?? DEFAULT_ERROR_TYPE[spec.status] ?? 'api_error',
+        spec.message ?? `HTTP ${spec.status}`,
+        requestId,
+        spec.headers,
+      );
     }
     let publish: string[] = [];
     let reply = spec;
@@ -463,7 +528,15 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       const sim = simulateCache(cacheBlocks(body), remembered, cacheOptions.minTokens);
       requests[index]!.cache = { read: sim.read, write: sim.write, input: sim.input };
       publish = sim.publish;
-      reply = { ...spec, usage: { ...spec.usage, input_tokens: sim.input, cache_read_input_tokens: sim.read, cache_creation_input_tokens: sim.write } };
+      reply = {
+        ...spec,
+        usage: {
+          ...spec.usage,
+          input_tokens: sim.input,
+          cache_read_input_tokens: sim.read,
+          cache_creation_input_tokens: sim.write,
+        },
+      };
     }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -476,7 +549,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
     if (reply.kind === 'hang') return;
     const events = messageEvents(reply, index);
-    const limit = spec.kind === 'cut' || spec.kind === 'truncate' ? spec.afterEvents : spec.kind === 'sse-error' ? (spec.afterEvents ?? events.length - 2) : events.length;
+    const limit =
+      spec.kind === 'cut' || spec.kind === 'truncate'
+        ? spec.afterEvents
+        : spec.kind === 'sse-error'
+          ? (spec.afterEvents ?? events.length - 2)
+          : events.length;
     if (cacheOptions?.firstByteDelayMs) await pause(cacheOptions.firstByteDelayMs);
     // Resolves once the bytes are handed to the socket, so a cut never swallows earlier events.
     const write = (e: SseEvent): Promise<void> =>
@@ -495,7 +573,13 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       return;
     }
     if (spec.kind === 'sse-error') {
-      await write({ event: 'error', data: { type: 'error', error: { type: spec.errorType ?? 'overloaded_error', message: spec.message ?? 'Overloaded' } } });
+      await write({
+        event: 'error',
+        data: {
+          type: 'error',
+          error: { type: spec.errorType ?? 'overloaded_error', message: spec.message ?? 'Overloaded' },
+        },
+      });
     }
     res.end();
   }
@@ -535,10 +619,16 @@ export interface FakeTurn {
 export function respondLikeScript(turns: FakeTurn[]): (req: RespondInput) => ResponseSpec {
   return ({ index }) => {
     const t = turns[index];
-    if (!t) return { kind: 'http-error', status: 500, message: `fake-anthropic: script has ${turns.length} turns, request ${index} has none` };
+    if (!t)
+      return {
+        kind: 'http-error',
+        status: 500,
+        message: `fake-anthropic: script has ${turns.length} turns, request ${index} has none`,
+      };
     if (t.error) return { kind: 'http-error', ...t.error };
     const content: FakeBlock[] = [];
-    if (t.thinking !== undefined) content.push({ type: 'thinking', thinking: t.thinking, signature: t.signature ?? `sig_${index}` });
+    if (t.thinking !== undefined)
+      content.push({ type: 'thinking', thinking: t.thinking, signature: t.signature ?? `sig_${index}` });
     if (t.text !== undefined) content.push({ type: 'text', text: t.text });
     for (const [i, tool] of (t.tools ?? []).entries()) {
       content.push({ type: 'tool_use', id: tool.id ?? `toolu_${index}_${i}`, name: tool.name, input: tool.args ?? {} });

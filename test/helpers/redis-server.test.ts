@@ -80,7 +80,10 @@ describe.skipIf(skipWithoutRedis('test redis-server helper'))('startRedis', () =
   it('a test process killed with SIGKILL leaves no redis-server behind', async () => {
     const root = resolve(import.meta.dirname, '../..');
     const script = `import { startRedis } from './test/helpers/redis-server.ts'; const r = await startRedis(); console.log(r.pid); setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const pid = await new Promise<number>((done, fail) => {
       createInterface({ input: child.stdout! }).once('line', (l) => done(Number(l)));
       child.once('exit', () => fail(new Error('the child exited before starting redis')));

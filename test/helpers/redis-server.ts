@@ -38,7 +38,9 @@ export function redisAvailable(): boolean {
 /** Prints the loud skip line once per test file when redis-server is missing; returns whether to skip. */
 export function skipWithoutRedis(what: string): boolean {
   if (redisAvailable()) return false;
-  process.stderr.write(`\n!!!!! SKIPPED: ${what}: redis-server is not installed here; install it (apt-get install -y redis-server) to run the distributed tests !!!!!\n\n`);
+  process.stderr.write(
+    `\n!!!!! SKIPPED: ${what}: redis-server is not installed here; install it (apt-get install -y redis-server) to run the distributed tests !!!!!\n\n`,
+  );
   return true;
 }
 
@@ -111,14 +113,31 @@ function pingOnce(port: number): Promise<boolean> {
 
 async function launch(port: number, dir: string): Promise<Running> {
   installExitHook();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--dir', dir, '--logfile', join(dir, 'redis.log')];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--protected-mode',
+    'no',
+    '--dir',
+    dir,
+    '--logfile',
+    join(dir, 'redis.log'),
+  ];
   const guard = spawn('sh', ['-c', GUARD, 'sh', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   guard.stdin?.on('error', () => {}); // EPIPE once the guard is gone
   let gone = false;
-  const exited = new Promise<void>((resolve) => guard.on('exit', () => {
-    gone = true;
-    resolve();
-  }));
+  const exited = new Promise<void>((resolve) =>
+    guard.on('exit', () => {
+      gone = true;
+      resolve();
+    }),
+  );
   const pid = await new Promise<number>((resolve, reject) => {
     let out = '';
     guard.stdout?.on('data', (d) => {

@@ -16,5 +16,8 @@ function lastMessageText(body: { messages?: unknown }): string {
 export function isSummaryRequest(body: { system?: unknown; messages?: unknown } | undefined): boolean {
   if (!body) return false;
   const system = typeof body.system === 'string' ? body.system : JSON.stringify(body.system ?? '');
-  return system.includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60)) || lastMessageText(body).includes(IN_CONVERSATION_SUMMARY_OPENING);
+  return (
+    system.includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60)) ||
+    lastMessageText(body).includes(IN_CONVERSATION_SUMMARY_OPENING)
+  );
 }

@@ -30,7 +30,10 @@ tasks:
     max_failed: 1
 `;
 
-const steps = (run: ReturnType<typeof testRun>, stopping?: StopReason) => [...readyTasks(run.tasks, () => stopping)].map((s) => ('skip' in s ? `${s.t.task.id}: skip (${s.skip})` : `${s.t.task.id}: start`));
+const steps = (run: ReturnType<typeof testRun>, stopping?: StopReason) =>
+  [...readyTasks(run.tasks, () => stopping)].map((s) =>
+    'skip' in s ? `${s.t.task.id}: skip (${s.skip})` : `${s.t.task.id}: start`,
+  );
 
 describe('the DAG walk', () => {
   it('starts the tasks whose needs have settled, in plan order, and skips the ones a failure blocks', () => {
@@ -45,7 +48,10 @@ describe('the DAG walk', () => {
     run.tasks.get('a')!.status = 'failed';
     run.tasks.get('b')!.status = 'waiting';
     expect(steps(run)).toEqual(['b: skip (a failed)', 'fan: start']);
-    expect(steps(run, 'budget')).toEqual(['b: skip (not started: the run is stopping (budget))', 'fan: skip (not started: the run is stopping (budget))']);
+    expect(steps(run, 'budget')).toEqual([
+      'b: skip (not started: the run is stopping (budget))',
+      'fan: skip (not started: the run is stopping (budget))',
+    ]);
   });
 
   it('decides one task at a time, so a task that settles while the walk goes on frees the next', () => {
@@ -109,7 +115,13 @@ function admissionOf(yaml: string, stopping: () => StopReason | undefined = () =
   return { run, ledger, admission };
 }
 
-const sched = (id: string, task: string, over: Partial<SchedulableInstance> = {}): SchedulableInstance => ({ id, task, writes: [], order: 0, ...over });
+const sched = (id: string, task: string, over: Partial<SchedulableInstance> = {}): SchedulableInstance => ({
+  id,
+  task,
+  writes: [],
+  order: 0,
+  ...over,
+});
 
 describe('budget admission', () => {
   it('reserves what running instances may still spend of their slices; refuses only when nothing runs', () => {
@@ -117,12 +129,16 @@ describe('budget admission', () => {
     expect(admission.admit(sched('big', 'big'), [])).toBeUndefined();
     // big may still spend 6000 of 10000: a small one (3000) fits beside it, a second big one does not.
     expect(admission.admit(sched('small.a', 'small'), [sched('big', 'big')])).toBeUndefined();
-    expect(admission.admit(sched('big2', 'big'), [sched('big', 'big')])).toEqual({ wait: expect.stringMatching(/^budget reserved by running instances: run budget of 10000 tokens is spent/) });
+    expect(admission.admit(sched('big2', 'big'), [sched('big', 'big')])).toEqual({
+      wait: expect.stringMatching(/^budget reserved by running instances: run budget of 10000 tokens is spent/),
+    });
     // What big already spent counts once: its slice left is 6000 - 5000.
     ledger.charge(['run', 'instance:big'], { usd: 0, tokens: 5000 });
     expect(admission.admit(sched('small.a', 'small'), [sched('big', 'big')])).toBeUndefined();
     ledger.charge(['run'], { usd: 0, tokens: 4500 });
-    expect(admission.admit(sched('small.b', 'small'), [])).toEqual({ refuse: expect.stringMatching(/^run budget of 10000 tokens is spent \(9500 used/) });
+    expect(admission.admit(sched('small.b', 'small'), [])).toEqual({
+      refuse: expect.stringMatching(/^run budget of 10000 tokens is spent \(9500 used/),
+    });
   });
 
   it('lets everything in without a run budget, and nothing while the run stops', () => {
@@ -134,7 +150,7 @@ describe('budget admission', () => {
     expect(admission.admit(sched('big', 'big'), [])).toEqual({ wait: 'the run is stopping (fail-fast)' });
   });
 
-  it('estimates a call from the agent\'s last one, and a first call as a share of the run\'s tokens', () => {
+  it("estimates a call from the agent's last one, and a first call as a share of the run's tokens", () => {
     const { admission, run } = admissionOf(BUDGETED);
     const open = run.tasks.get('open')!.task;
     // First call: capped to a twentieth of the 10000-token run budget.

@@ -5,16 +5,31 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
-import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, requestText, tempProject } from './helpers/run-fixtures.js';
+import {
+  cleanupTempDirs,
+  conversationKey,
+  conversationResponder,
+  events,
+  isSummaryRequest,
+  ofType,
+  requestText,
+  tempProject,
+} from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
 type RunOutcome = Extract<Awaited<ReturnType<typeof runRecipeFile>>, { ok: true }>['outcome'];
 
 /** Agent `checker` (defined by `agent`) checks items a and b against the fake API: ls, then an answer. */
-async function runCheckers(name: string, agent: string, check: (server: FakeAnthropic, outcome: RunOutcome) => void): Promise<void> {
+async function runCheckers(
+  name: string,
+  agent: string,
+  check: (server: FakeAnthropic, outcome: RunOutcome) => void,
+): Promise<void> {
   const server = await startFakeAnthropic({
-    respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]),
+    respond: conversationResponder([
+      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
+    ]),
   });
   try {
     const dir = tempProject({
@@ -29,7 +44,14 @@ tasks:
     prompt: "Check item \${{ item }}"
 `,
     });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      {
+        runsDir: join(dir, 'runs'),
+        env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+      },
+    );
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
     check(server, r.outcome);
@@ -71,12 +93,21 @@ tasks:
     prompt: "You are bob. Say hello to alice."
 `,
       });
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+        },
+      );
       if (!r.ok) throw new Error(JSON.stringify(r));
       expect(r.outcome.status).toBe('succeeded');
       for (const me of ['alice', 'bob']) {
         const other = me === 'alice' ? 'bob' : 'alice';
-        const mine = server.requests.filter((q) => !isSummaryRequest(q.body) && conversationKey(q.body).includes(`You are ${me}`));
+        const mine = server.requests.filter(
+          (q) => !isSummaryRequest(q.body) && conversationKey(q.body).includes(`You are ${me}`),
+        );
         expect(mine).toHaveLength(3);
         const heard = mine.map((q) => requestText(q.body).includes(`hello ${me}, this is ${other}`));
         // Once the peer message arrived it stays in context: it is first seen in some request and in every later one.
@@ -93,7 +124,11 @@ tasks:
   });
 
   it('a model declared under models: is called by its id within its output limit, and its usage is priced by the declaration', async () => {
-    const server = await startFakeAnthropic({ respond: conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]) });
+    const server = await startFakeAnthropic({
+      respond: conversationResponder([
+        { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
+      ]),
+    });
     try {
       const dir = tempProject({
         'recipe.yaml': `name: future-model
@@ -108,7 +143,14 @@ tasks:
     prompt: "Check item a"
 `,
       });
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+        },
+      );
       if (!r.ok) throw new Error(JSON.stringify(r));
       expect(r.outcome.status).toBe('succeeded');
       expect(server.requests.length).toBeGreaterThanOrEqual(3); // two turns and the handoff summary
@@ -154,14 +196,19 @@ tasks:
       const r = await runRecipeFile(
         join(dir, 'recipe.yaml'),
         { cwd: dir },
-        { runsDir: join(dir, 'runs'), rateWindowMs: windowMs, env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } },
+        {
+          runsDir: join(dir, 'runs'),
+          rateWindowMs: windowMs,
+          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+        },
       );
       if (!r.ok) throw new Error(JSON.stringify(r));
       expect(r.outcome.status).toBe('succeeded');
       // 2 turns per agent, and each agent's handoff summary: those take permits like every call.
       expect(arrivals).toHaveLength(12);
       // In any window of windowMs starting at an arrival, at most 3 requests arrived.
-      for (const t of arrivals) expect(arrivals.filter((u) => u >= t && u < t + windowMs).length).toBeLessThanOrEqual(3);
+      for (const t of arrivals)
+        expect(arrivals.filter((u) => u >= t && u < t + windowMs).length).toBeLessThanOrEqual(3);
       // And the limit did make requests wait (12 requests at 3 per window need four windows).
       expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeGreaterThanOrEqual(3 * windowMs);
       expect(ofType(events(r.outcome.dir), 'permit_wait').length).toBeGreaterThan(0);
@@ -172,7 +219,9 @@ tasks:
 
   it('a 429 from the API pauses every agent on that model (pause, not kill) for the delay the server asked', async () => {
     const arrivals: { t: number; status: number }[] = [];
-    const responder = conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]);
+    const responder = conversationResponder([
+      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
+    ]);
     let limited = false;
     let released!: () => void;
     const limitSent = new Promise<void>((r) => (released = r));
@@ -208,7 +257,14 @@ tasks:
     prompt: "Check item \${{ item }}"
 `,
       });
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+        },
+      );
       if (!r.ok) throw new Error(JSON.stringify(r));
       expect(r.outcome.status).toBe('succeeded');
       const limitedAt = arrivals.find((a) => a.status === 429)!.t;
@@ -225,7 +281,7 @@ tasks:
     }
   });
 
-  it('with a real model each instance\'s handoff summary is written by the model, and its key decisions reach plan.md with their source', async () => {
+  it("with a real model each instance's handoff summary is written by the model, and its key decisions reach plan.md with their source", async () => {
     await runCheckers('summaries', '{ tools: [ls] }', (server, outcome) => {
       // One summary request per instance, holding that instance's whole conversation.
       const asked = server.requests.filter((q) => isSummaryRequest(q.body));
@@ -250,7 +306,12 @@ tasks:
     const { main } = await import('../../src/cli/main.js');
     const dir = tempProject({ 'recipe.yaml': 'name: keyless\ntasks:\n  - id: t\n    prompt: hi\n' });
     let err = '';
-    const code = await main([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], { stdout: () => undefined, stderr: (t) => (err += t), cwd: dir, env: { PATH: process.env.PATH } });
+    const code = await main([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], {
+      stdout: () => undefined,
+      stderr: (t) => (err += t),
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+    });
     expect(code).toBe(2);
     expect(err).toContain('ANTHROPIC_API_KEY');
     expect(err).toContain('--provider scripted');

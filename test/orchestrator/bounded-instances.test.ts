@@ -19,22 +19,38 @@ interface ResultInstance {
 }
 
 /** Runs `orchestrate <recipe> --run-dir runs` in-process; the exit code, stdout and the run folder. */
-async function orchestrate(dir: string, ...extra: string[]): Promise<{ code: number; stdout: string; stderr: string; runDir: string }> {
+async function orchestrate(
+  dir: string,
+  ...extra: string[]
+): Promise<{ code: number; stdout: string; stderr: string; runDir: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await main([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs'), ...extra], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: dir, env: { PATH: process.env.PATH } });
+  const code = await main([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs'), ...extra], {
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+    cwd: dir,
+    env: { PATH: process.env.PATH },
+  });
   const runId = /run (\d{8}-\d{6}-[0-9a-f]+)/.exec(stdout + stderr)?.[1];
   if (!runId) throw new Error(`no run id in the output:\n${stdout}\n${stderr}`);
   return { code, stdout, stderr, runDir: join(dir, 'runs', runId) };
 }
 
 function resultOf(runDir: string): { status: string; instances: ResultInstance[] } {
-  return JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string; instances: ResultInstance[] };
+  return JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as {
+    status: string;
+    instances: ResultInstance[];
+  };
 }
 
 async function show(runDir: string): Promise<string> {
   let stdout = '';
-  const code = await main(['show', runDir], { stdout: (t) => (stdout += t), stderr: () => undefined, cwd: runDir, env: { PATH: process.env.PATH } });
+  const code = await main(['show', runDir], {
+    stdout: (t) => (stdout += t),
+    stderr: () => undefined,
+    cwd: runDir,
+    env: { PATH: process.env.PATH },
+  });
   expect(code).toBe(0);
   return stdout;
 }
@@ -75,7 +91,9 @@ tasks:
     const log = events(r.runDir);
     expect(ofType(log, 'instance_retry')).toHaveLength(0);
     expect(ofType(log, 'instance_failed').at(-1)).toMatchObject({ key: 'look', failure: 'max_turns', final: true });
-    expect(ofType(log, 'agent_event').some((e) => e.event.type === 'run_stopped' && e.event.kind === 'max_turns')).toBe(true);
+    expect(ofType(log, 'agent_event').some((e) => e.event.type === 'run_stopped' && e.event.kind === 'max_turns')).toBe(
+      true,
+    );
     // Three model calls were made, not one more.
     expect(ofType(log, 'agent_event').filter((e) => e.event.type === 'turn_end')).toHaveLength(3);
     expect(await show(r.runDir)).toMatch(/error \(max_turns\): Stopped: 3 turns \(max_turns 3/);
@@ -100,7 +118,11 @@ tasks:
     const r = await orchestrate(dir);
     expect(r.code).toBe(0);
     const look = resultOf(r.runDir).instances.find((i) => i.id === 'look')!;
-    expect(look).toMatchObject({ status: 'done', attempts: 2, attemptFailures: [{ attempt: 1, failure: 'max_turns' }] });
+    expect(look).toMatchObject({
+      status: 'done',
+      attempts: 2,
+      attemptFailures: [{ attempt: 1, failure: 'max_turns' }],
+    });
     expect(ofType(events(r.runDir), 'instance_done')[0]).toMatchObject({ key: 'look', text: 'finally done' });
   });
 
@@ -148,7 +170,9 @@ ${task('five', 5)}${task('four', 4)}${task('three', 3)}`,
     // With 3, the first prompt used them all: the fix-up is not even sent.
     expect(byId.get('three')).toMatchObject({ status: 'failed', failure: 'max_turns' });
     expect(byId.get('three')!.error).toMatch(/all 3 turns of max_turns were used before this fix-up prompt/);
-    expect(ofType(events(r.runDir), 'agent_event').filter((e) => e.key === 'three' && e.event.type === 'turn_end')).toHaveLength(3);
+    expect(
+      ofType(events(r.runDir), 'agent_event').filter((e) => e.key === 'three' && e.event.type === 'turn_end'),
+    ).toHaveLength(3);
   });
 
   it('loop detection warns, then stops a model that repeats one call (class loop); loop: false leaves it to max_turns', async () => {
@@ -181,15 +205,21 @@ tasks:
     expect(byId.get('guarded')).toMatchObject({ status: 'failed', failure: 'loop', attempts: 1 });
     expect(byId.get('unguarded')).toMatchObject({ status: 'failed', failure: 'max_turns' });
     const log = events(r.runDir).filter((e) => e.type === 'agent_event');
-    const guarded = log.filter((e) => 'key' in e && e.key === 'guarded').map((e) => (e.type === 'agent_event' ? e.event.type : ''));
+    const guarded = log
+      .filter((e) => 'key' in e && e.key === 'guarded')
+      .map((e) => (e.type === 'agent_event' ? e.event.type : ''));
     expect(guarded).toContain('loop_warning');
     expect(guarded.indexOf('loop_warning')).toBeLessThan(guarded.indexOf('run_stopped'));
     // Stopped long before the script runs out (4 identical calls, then 2 grace turns).
     expect(guarded.filter((t) => t === 'turn_end').length).toBeLessThan(12);
-    const unguarded = log.filter((e) => 'key' in e && e.key === 'unguarded').map((e) => (e.type === 'agent_event' ? e.event.type : ''));
+    const unguarded = log
+      .filter((e) => 'key' in e && e.key === 'unguarded')
+      .map((e) => (e.type === 'agent_event' ? e.event.type : ''));
     expect(unguarded).not.toContain('loop_warning');
     // The progress log says it too, before the failure line.
-    expect(r.stderr).toMatch(/guarded: loop warning \(.+\); it is stopped if it goes on[\s\S]*guarded: failed \(loop\)/);
+    expect(r.stderr).toMatch(
+      /guarded: loop warning \(.+\); it is stopped if it goes on[\s\S]*guarded: failed \(loop\)/,
+    );
     expect(unguarded.filter((t) => t === 'turn_end')).toHaveLength(8);
   });
 
@@ -233,6 +263,10 @@ tasks:
     const r = await orchestrate(tempProject(pairRecipe(', on_max_rounds: accept')));
     expect(r.code).toBe(0);
     expect(resultOf(r.runDir).instances.find((i) => i.id === 'build')).toMatchObject({ status: 'done' });
-    expect(ofType(events(r.runDir), 'instance_done').find((e) => e.key === 'build')).toMatchObject({ rounds: 2, approved: false, output: 'Hello again.' });
+    expect(ofType(events(r.runDir), 'instance_done').find((e) => e.key === 'build')).toMatchObject({
+      rounds: 2,
+      approved: false,
+      output: 'Hello again.',
+    });
   });
 });

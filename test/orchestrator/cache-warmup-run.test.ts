@@ -18,7 +18,9 @@ const ITEMS = ['a', 'b', 'c', 'd', 'e', 'f'];
 
 describe('cache warm-up in a fan-out run', { timeout: 120_000 }, () => {
   it('sends the first request alone; the other first requests read the prefix it wrote', async () => {
-    const respond = conversationResponder([{ match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] }]);
+    const respond = conversationResponder([
+      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
+    ]);
     // Replies take a while to start, so without the warm-up the six first requests would overlap and all write.
     const server = await startFakeAnthropic({ respond, promptCache: { firstByteDelayMs: 30 } });
     try {
@@ -35,7 +37,14 @@ tasks:
     prompt: "Check item \${{ item }}"
 `,
       });
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+        },
+      );
       if (!r.ok) throw new Error(JSON.stringify(r));
       expect(r.outcome.status).toBe('succeeded');
       const firsts = server.requests.filter((q) => q.body?.messages?.length === 1 && !isSummaryRequest(q.body));
@@ -49,9 +58,12 @@ tasks:
       // Every handoff summary is asked for inside its conversation: it reads what the last turn wrote.
       const summaries = server.requests.filter((q) => isSummaryRequest(q.body));
       expect(summaries).toHaveLength(ITEMS.length);
-      const firstUser = (q: (typeof summaries)[number]): string => JSON.stringify(q.body.messages[0], (k, v: unknown) => (k === 'cache_control' ? undefined : v));
+      const firstUser = (q: (typeof summaries)[number]): string =>
+        JSON.stringify(q.body.messages[0], (k, v: unknown) => (k === 'cache_control' ? undefined : v));
       for (const q of summaries) {
-        const last = server.requests.filter((t) => t.index < q.index && !isSummaryRequest(t.body) && firstUser(t) === firstUser(q)).pop()!;
+        const last = server.requests
+          .filter((t) => t.index < q.index && !isSummaryRequest(t.body) && firstUser(t) === firstUser(q))
+          .pop()!;
         expect(q.cache!.read).toBe(last.cache!.read + last.cache!.write);
       }
       // result.json: cache reads and writes per instance and for the run, and what they saved.
@@ -69,8 +81,17 @@ tasks:
       // `orchestrate show` prints the run's and every instance's cache figures.
       const { main } = await import('../../src/cli/main.js');
       let shown = '';
-      expect(await main(['show', r.outcome.dir, '--no-color'], { stdout: (t) => (shown += t), stderr: () => undefined, cwd: dir, env: { PATH: process.env.PATH } })).toBe(0);
-      const share = Math.round((100 * read) / server.requests.reduce((n, q) => n + q.cache!.read + q.cache!.write + q.cache!.input, 0));
+      expect(
+        await main(['show', r.outcome.dir, '--no-color'], {
+          stdout: (t) => (shown += t),
+          stderr: () => undefined,
+          cwd: dir,
+          env: { PATH: process.env.PATH },
+        }),
+      ).toBe(0);
+      const share = Math.round(
+        (100 * read) / server.requests.reduce((n, q) => n + q.cache!.read + q.cache!.write + q.cache!.input, 0),
+      );
       expect(shown).toContain(`cache: ${share}% of input read`);
       expect(shown.match(/usage: .* · cache: \d+% of input read/g)).toHaveLength(ITEMS.length);
     } finally {

@@ -9,7 +9,12 @@ import { PermitBroker, type PermitOutcome } from '../../src/orchestrator/permit-
 
 const zero = { usd: 0, tokens: 0 };
 const ask = (broker: PermitBroker, instance: string, signal?: AbortSignal, usd = 0) =>
-  broker.request({ model: 'm', scopes: ['run', `instance:${instance}`], estimate: { usd, tokens: 0 }, ...(signal ? { signal } : {}) });
+  broker.request({
+    model: 'm',
+    scopes: ['run', `instance:${instance}`],
+    estimate: { usd, tokens: 0 },
+    ...(signal ? { signal } : {}),
+  });
 
 /** Lets every settled promise callback run (no timers involved). */
 const settle = () => new Promise((r) => setImmediate(r));
@@ -22,7 +27,10 @@ function tracked(p: Promise<PermitOutcome>): { done: () => boolean; outcome: Pro
 
 function setup(opts: { maxWaitMs?: number; budget?: BudgetLedger } = {}) {
   const opened: string[] = [];
-  const warmup = new CacheWarmup({ maxWaitMs: opts.maxWaitMs ?? 60_000, onOpen: (_task, reason) => opened.push(reason) });
+  const warmup = new CacheWarmup({
+    maxWaitMs: opts.maxWaitMs ?? 60_000,
+    onOpen: (_task, reason) => opened.push(reason),
+  });
   const broker = new PermitBroker({ budget: opts.budget ?? new BudgetLedger(), gate: warmup });
   warmup.arm('apply', ['apply-a', 'apply-b', 'apply-c']);
   return { warmup, broker, opened };

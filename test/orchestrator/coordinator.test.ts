@@ -45,9 +45,14 @@ tasks:
     const dir = tempProject(files);
     const out = await run(dir);
     expect(out.status).toBe('succeeded');
-    for (const n of names) expect(readFileSync(join(dir, 'svc', n, 'config.txt'), 'utf8')).toBe(`name: ${n}-renamed\nport: 80\n`);
+    for (const n of names)
+      expect(readFileSync(join(dir, 'svc', n, 'config.txt'), 'utf8')).toBe(`name: ${n}-renamed\nport: 80\n`);
     const log = events(out.dir);
-    expect(ofType(log, 'instance_done').map((e) => e.key).sort()).toEqual(names.map((n) => `rename.svc-${n}`).sort());
+    expect(
+      ofType(log, 'instance_done')
+        .map((e) => e.key)
+        .sort(),
+    ).toEqual(names.map((n) => `rename.svc-${n}`).sort());
     // Replay start/end order: at no point more than 3 instances were running.
     let running = 0;
     let peak = 0;
@@ -57,7 +62,8 @@ tasks:
     }
     expect(peak).toBeGreaterThan(1);
     expect(peak).toBeLessThanOrEqual(3);
-    for (const n of names) expect(sessionLines(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`)).length).toBeGreaterThan(2);
+    for (const n of names)
+      expect(sessionLines(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`)).length).toBeGreaterThan(2);
     const plan = readFileSync(out.planFile, 'utf8');
     expect(plan).toMatch(/svc\/alpha\/config\.txt — rename\.svc-alpha/);
   });
@@ -153,9 +159,13 @@ tasks:
       expect(patch).toContain("+logger.info('stop');");
     }
     const log = events(out.dir);
-    const verifyC = ofType(log, 'verify').filter((e) => e.key === 'refactor.repos-c').map((e) => e.ok);
+    const verifyC = ofType(log, 'verify')
+      .filter((e) => e.key === 'refactor.repos-c')
+      .map((e) => e.ok);
     expect(verifyC).toEqual([false, true]);
-    expect(JSON.stringify(sessionLines(join(out.dir, 'sessions', 'refactor.repos-c.jsonl')))).toContain('The verification command');
+    expect(JSON.stringify(sessionLines(join(out.dir, 'sessions', 'refactor.repos-c.jsonl')))).toContain(
+      'The verification command',
+    );
     const plan = readFileSync(out.planFile, 'utf8');
     for (const r of ['a', 'b', 'c']) expect(plan).toContain(`repos/${r}/src/app.js — refactor.repos-${r}`);
     expect(plan).toMatch(/## Conflicts\n\n\(none\)/);
@@ -189,13 +199,25 @@ tasks:
     };
     const dir = tempProject(files);
     const lines: string[] = [];
-    const code = await main([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs'), '--json'], { stdout: (t) => lines.push(t), stderr: () => undefined, cwd: dir });
+    const code = await main([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs'), '--json'], {
+      stdout: (t) => lines.push(t),
+      stderr: () => undefined,
+      cwd: dir,
+    });
     expect(code).toBe(1);
-    const parsed = lines.join('').trim().split('\n').map((l) => JSON.parse(l) as { type: string; status?: string; runId: string });
+    const parsed = lines
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; status?: string; runId: string });
     expect(parsed.at(-1)).toMatchObject({ type: 'run_end', status: 'budget_exhausted' });
     expect(parsed.some((e) => e.type === 'budget_exhausted')).toBe(true);
     const runDir = join(dir, 'runs', parsed[0]!.runId);
-    const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string; usage: { totalTokens: number }; instances: { status: string; failure?: string }[] };
+    const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as {
+      status: string;
+      usage: { totalTokens: number };
+      instances: { status: string; failure?: string }[];
+    };
     expect(result.status).toBe('budget_exhausted');
     expect(result.instances.some((i) => i.failure === 'budget')).toBe(true);
     // The budget held: spend never passed it by more than one in-flight call per running agent.
@@ -230,7 +252,10 @@ tasks:
 `,
     });
     // One thread per agent: each crash is its own (shared-thread crashes: shared-threads.test.ts).
-    const out = await run(dir, { agentsPerThread: 1, resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 } });
+    const out = await run(dir, {
+      agentsPerThread: 1,
+      resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 },
+    });
     expect(out.status).toBe('succeeded');
     const log = events(out.dir);
     const retries = ofType(log, 'instance_retry');

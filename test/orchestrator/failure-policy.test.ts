@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, classifyErrorText, classifyReplyError, describeThreadFailure, retryPolicyOf, shouldRetry } from '../../src/orchestrator/failure-policy.js';
+import {
+  backoffDelay,
+  classifyErrorText,
+  classifyReplyError,
+  describeThreadFailure,
+  retryPolicyOf,
+  shouldRetry,
+} from '../../src/orchestrator/failure-policy.js';
 
-const defaults = { count: 0, initialMs: 1000, maxMs: 8000, factor: 2, on: ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed'] };
+const defaults = {
+  count: 0,
+  initialMs: 1000,
+  maxMs: 8000,
+  factor: 2,
+  on: ['rate_limit', 'overloaded', 'timeout', 'stalled', 'crashed'],
+};
 
 describe('failure policy', () => {
   it('classifies provider error texts by what they say', () => {
@@ -15,7 +28,9 @@ describe('failure policy', () => {
 
   it('treats thread exits and memory exhaustion as crashed, with a hint for memory', () => {
     expect(describeThreadFailure(new Error('worker exited with code: 3'))).toMatchObject({ failure: 'crashed' });
-    const oom = Object.assign(new Error('Worker terminated due to reaching memory limit: JS heap out of memory'), { code: 'ERR_WORKER_OUT_OF_MEMORY' });
+    const oom = Object.assign(new Error('Worker terminated due to reaching memory limit: JS heap out of memory'), {
+      code: 'ERR_WORKER_OUT_OF_MEMORY',
+    });
     const d = describeThreadFailure(oom);
     expect(d.failure).toBe('crashed');
     expect(d.error).toMatch(/memory limit/);
@@ -47,16 +62,34 @@ describe('failure policy', () => {
 
 describe('classifyReplyError', () => {
   it('takes the class from the status the provider saw, and reads the text only where that says nothing', () => {
-    expect(classifyReplyError({ errorMessage: '429 rate_limit_error: slow down', errorStatus: 429, errorKind: 'rate_limit' })).toBe('rate_limit');
+    expect(
+      classifyReplyError({
+        errorMessage: '429 rate_limit_error: slow down',
+        errorStatus: 429,
+        errorKind: 'rate_limit',
+      }),
+    ).toBe('rate_limit');
     expect(classifyReplyError({ errorMessage: 'Overloaded', errorKind: 'overloaded' })).toBe('overloaded');
     // A refused request whose message quotes words of other classes is still an error.
-    expect(classifyReplyError({ errorMessage: '400 invalid_request_error: the prompt mentions a rate limit and a timeout', errorStatus: 400 })).toBe('error');
+    expect(
+      classifyReplyError({
+        errorMessage: '400 invalid_request_error: the prompt mentions a rate limit and a timeout',
+        errorStatus: 400,
+      }),
+    ).toBe('error');
     expect(classifyReplyError({ errorMessage: '408 request timeout', errorStatus: 408 })).toBe('timeout');
     // Server and connection failures: the text says more (an overloaded 503, a timeout).
-    expect(classifyReplyError({ errorMessage: '503 service unavailable: overloaded', errorStatus: 503, errorKind: 'server' })).toBe('overloaded');
-    expect(classifyReplyError({ errorMessage: 'stream idle timeout after 120 s', errorKind: 'connection' })).toBe('timeout');
+    expect(
+      classifyReplyError({
+        errorMessage: '503 service unavailable: overloaded',
+        errorStatus: 503,
+        errorKind: 'server',
+      }),
+    ).toBe('overloaded');
+    expect(classifyReplyError({ errorMessage: 'stream idle timeout after 120 s', errorKind: 'connection' })).toBe(
+      'timeout',
+    );
     expect(classifyReplyError({ errorMessage: 'Budget exhausted: run budget of $1 is spent' })).toBe('budget');
     expect(classifyReplyError({ errorMessage: '429 Too Many Requests' })).toBe('rate_limit');
   });
 });
-

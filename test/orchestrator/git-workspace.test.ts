@@ -3,7 +3,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addWorktree, diffSince, headCommit, mayBeInGitRepo, removeWorktree, repoRoot, snapshot } from '../../src/orchestrator/git-workspace.js';
+import {
+  addWorktree,
+  diffSince,
+  headCommit,
+  mayBeInGitRepo,
+  removeWorktree,
+  repoRoot,
+  snapshot,
+} from '../../src/orchestrator/git-workspace.js';
 
 function makeRepo(): string {
   const dir = mkdtempSync(join(tmpdir(), 'orch-git-'));
@@ -21,7 +29,7 @@ function makeRepo(): string {
 }
 
 describe('git workspace', () => {
-  it('a same-size edit made in the second the index was written is in the patch (the throwaway index keeps the real one\'s time: racy git)', async () => {
+  it("a same-size edit made in the second the index was written is in the patch (the throwaway index keeps the real one's time: racy git)", async () => {
     const repo = makeRepo();
     // The next full second, so that writing the index, the snapshot and the edit share one second.
     const second = (): number => Math.floor(Date.now() / 1000);
@@ -89,7 +97,9 @@ describe('git workspace', () => {
     const repo = makeRepo();
     mkdirSync(join(repo, 'pkg', 'deep', 'er'), { recursive: true });
     expect(mayBeInGitRepo(join(repo, 'pkg', 'deep', 'er'), {})).toBe(true);
-    expect(await repoRoot(join(repo, 'pkg', 'deep', 'er'))).toBe(execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: repo, encoding: 'utf8' }).trim());
+    expect(await repoRoot(join(repo, 'pkg', 'deep', 'er'))).toBe(
+      execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: repo, encoding: 'utf8' }).trim(),
+    );
     const wt = join(mkdtempSync(join(tmpdir(), 'orch-wt-')), 'w0');
     await addWorktree(repo, wt, await headCommit(repo));
     expect(mayBeInGitRepo(join(wt, 'pkg'), {})).toBe(true);

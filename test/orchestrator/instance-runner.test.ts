@@ -18,7 +18,8 @@ async function run(files: Record<string, string>, before?: (dir: string) => void
   return { dir, out: r.outcome, log: events(r.outcome.dir) };
 }
 
-const statuses = (out: { tasks: { instances: { id: string; status: string }[] }[] }) => Object.fromEntries(out.tasks.flatMap((t) => t.instances.map((i) => [i.id, i.status])));
+const statuses = (out: { tasks: { instances: { id: string; status: string }[] }[] }) =>
+  Object.fromEntries(out.tasks.flatMap((t) => t.instances.map((i) => [i.id, i.status])));
 
 describe('instance failures and policies', () => {
   it('a timeout aborts the instance (class timeout), is retried per policy, then fails for good', async () => {
@@ -62,7 +63,9 @@ tasks:
 `,
     });
     expect(out.status).toBe('failed');
-    const kinds = log.filter((e) => e.type === 'agent_event' || e.type === 'instance_failed').map((e) => (e.type === 'agent_event' ? e.event.type : e.type));
+    const kinds = log
+      .filter((e) => e.type === 'agent_event' || e.type === 'instance_failed')
+      .map((e) => (e.type === 'agent_event' ? e.event.type : e.type));
     expect(kinds.indexOf('wrap_up_requested')).toBeGreaterThan(-1);
     expect(kinds.indexOf('wrap_up_requested')).toBeLessThan(kinds.indexOf('instance_failed'));
     expect(ofType(log, 'instance_failed')[0]).toMatchObject({ failure: 'stalled', final: true });
@@ -135,7 +138,13 @@ tasks:
 `,
     });
     expect(out.status).toBe('failed');
-    expect(statuses(out)).toEqual({ 'each.one': 'failed', 'each.two': 'failed', 'each.three': 'skipped', 'each.four': 'skipped', after: 'done' });
+    expect(statuses(out)).toEqual({
+      'each.one': 'failed',
+      'each.two': 'failed',
+      'each.three': 'skipped',
+      'each.four': 'skipped',
+      after: 'done',
+    });
     expect(ofType(log, 'instance_skipped').find((e) => e.key === 'each.three')!.reason).toMatch(/max_failed 1/);
     expect(ofType(log, 'instance_done').find((e) => e.key === 'after')!.output).toBe('summarized 0');
   });

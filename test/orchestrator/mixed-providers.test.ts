@@ -21,17 +21,36 @@ const ITEMS = ['alpha', 'beta', 'gamma'];
 describe('a run with the planner on Anthropic and workers on an OpenAI-compatible server', { timeout: 120_000 }, () => {
   it('routes each agent to its endpoint and prices every call by its own model', async () => {
     const anthropic = await startFakeAnthropic({
-      respond: conversationResponder([{ match: /List the items/, turns: [{ text: JSON.stringify({ items: ITEMS }) }] }]),
+      respond: conversationResponder([
+        { match: /List the items/, turns: [{ text: JSON.stringify({ items: ITEMS }) }] },
+      ]),
     });
     const local = await startFakeOpenAI({
       respond: ({ body }) => {
         const messages = body.messages as { role: string; content: unknown }[];
-        if (typeof messages[0]?.content === 'string' && messages[0].content.startsWith(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60))) return { kind: 'chat', text: '## Goal\nCount an item.', usage: { prompt_tokens: 300, completion_tokens: 20 } };
+        if (
+          typeof messages[0]?.content === 'string' &&
+          messages[0].content.startsWith(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60))
+        )
+          return {
+            kind: 'chat',
+            text: '## Goal\nCount an item.',
+            usage: { prompt_tokens: 300, completion_tokens: 20 },
+          };
         const asked = JSON.stringify(messages);
         const item = ITEMS.find((i) => asked.includes(`Count item ${i}`)) ?? 'none';
         const replies = messages.filter((m) => m.role === 'assistant').length;
-        if (replies === 0) return { kind: 'chat', toolCalls: [{ name: 'ls', arguments: { path: '.' } }], usage: { prompt_tokens: 1000, completion_tokens: 30, cached_tokens: 400 } };
-        return { kind: 'chat', text: `counted ${item}`, usage: { prompt_tokens: 1200, completion_tokens: 10, cached_tokens: 1000 } };
+        if (replies === 0)
+          return {
+            kind: 'chat',
+            toolCalls: [{ name: 'ls', arguments: { path: '.' } }],
+            usage: { prompt_tokens: 1000, completion_tokens: 30, cached_tokens: 400 },
+          };
+        return {
+          kind: 'chat',
+          text: `counted ${item}`,
+          usage: { prompt_tokens: 1200, completion_tokens: 10, cached_tokens: 1000 },
+        };
       },
     });
     try {
@@ -62,7 +81,19 @@ tasks:
     prompt: "Count item \${{ item }}"
 `,
       });
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: anthropic.url, OPENAI_API_KEY: undefined } });
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          env: {
+            ...process.env,
+            ANTHROPIC_API_KEY: 'sk-test',
+            ANTHROPIC_BASE_URL: anthropic.url,
+            OPENAI_API_KEY: undefined,
+          },
+        },
+      );
       if (!r.ok) throw new Error(JSON.stringify(r));
       expect(r.outcome.status).toBe('succeeded');
       // Each endpoint got only its own agents' requests.
@@ -78,10 +109,21 @@ tasks:
       let localCost = 0;
       for (const q of local.requests) {
         const messages = q.body.messages as { role: string; content: unknown }[];
-        const summary = typeof messages[0]?.content === 'string' && messages[0].content.startsWith(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60));
+        const summary =
+          typeof messages[0]?.content === 'string' &&
+          messages[0].content.startsWith(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60));
         const replies = messages.filter((m) => m.role === 'assistant').length;
-        const u = summary ? { prompt: 300, out: 20, cached: 0 } : replies === 0 ? { prompt: 1000, out: 30, cached: 400 } : { prompt: 1200, out: 10, cached: 1000 };
-        localCost += computeCost(worker, { ...emptyUsage(), input: u.prompt - u.cached, output: u.out, cacheRead: u.cached }).cost.total;
+        const u = summary
+          ? { prompt: 300, out: 20, cached: 0 }
+          : replies === 0
+            ? { prompt: 1000, out: 30, cached: 400 }
+            : { prompt: 1200, out: 10, cached: 1000 };
+        localCost += computeCost(worker, {
+          ...emptyUsage(),
+          input: u.prompt - u.cached,
+          output: u.out,
+          cacheRead: u.cached,
+        }).cost.total;
       }
       const counts = result.instances.filter((i) => i.task === 'count');
       expect(counts).toHaveLength(ITEMS.length);

@@ -4,7 +4,12 @@ import { extractJson, outputFixPrompt, parseJsonOutput } from '../../src/orchest
 const schema = {
   type: 'object',
   required: ['subtasks'],
-  properties: { subtasks: { type: 'array', items: { type: 'object', required: ['repo'], properties: { repo: { type: 'string' } } } } },
+  properties: {
+    subtasks: {
+      type: 'array',
+      items: { type: 'object', required: ['repo'], properties: { repo: { type: 'string' } } },
+    },
+  },
 };
 
 describe('JSON output', () => {
@@ -22,7 +27,10 @@ describe('JSON output', () => {
   });
 
   it('validates against output_schema and names the failing path', () => {
-    expect(parseJsonOutput('{"subtasks":[{"repo":"a"}]}', schema)).toEqual({ ok: true, value: { subtasks: [{ repo: 'a' }] } });
+    expect(parseJsonOutput('{"subtasks":[{"repo":"a"}]}', schema)).toEqual({
+      ok: true,
+      value: { subtasks: [{ repo: 'a' }] },
+    });
     const bad = parseJsonOutput('{"subtasks":[{"name":"a"}]}', schema);
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.error).toMatch(/subtasks\.0\.repo/);

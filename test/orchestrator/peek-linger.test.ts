@@ -29,7 +29,11 @@ afterAll(async () => {
   cleanupTempDirs();
 });
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, limitMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  limitMs = 60_000,
+): Promise<T> {
   const end = Date.now() + limitMs;
   for (;;) {
     const v = await probe();
@@ -93,7 +97,10 @@ class RelayExecutor implements ExternalExecutor {
     });
     outer.once('close', () => inner.port1.close());
     const transferList: MessagePort[] = [inner.port2, ...(task.peerPort ? [task.peerPort] : [])];
-    const result: unknown = await this.pool.run({ ...task, port: inner.port2 }, { transferList, ...(options.signal ? { signal: options.signal } : {}) });
+    const result: unknown = await this.pool.run(
+      { ...task, port: inner.port2 },
+      { transferList, ...(options.signal ? { signal: options.signal } : {}) },
+    );
     // The result travels apart from the port: hand it over only once every message has passed.
     await finished;
     return result;
@@ -123,11 +130,14 @@ class RelayExecutor implements ExternalExecutor {
   }
 
   partials(key: string, from: number, to = this.log.length): string[] {
-    return this.log.slice(from, to).flatMap((r) => (r.key === key && r.dir === 'up' && r.m.type === 'partial' ? [String(r.m.text)] : []));
+    return this.log
+      .slice(from, to)
+      .flatMap((r) => (r.key === key && r.dir === 'up' && r.m.type === 'partial' ? [String(r.m.text)] : []));
   }
 }
 
-const isStream = (key: string, on: boolean) => (r: Relayed) => r.key === key && r.dir === 'down' && r.m.type === 'stream' && r.m.on === on;
+const isStream = (key: string, on: boolean) => (r: Relayed) =>
+  r.key === key && r.dir === 'down' && r.m.type === 'stream' && r.m.on === on;
 const isUp = (key: string, type: string) => (r: Relayed) => r.key === key && r.dir === 'up' && r.m.type === type;
 
 function logOf(runDir: string): RunEvent[] {
@@ -142,7 +152,11 @@ async function peekText(control: RunControl, instance: string): Promise<string |
 function startRun(dir: string, runId: string, executor?: RelayExecutor) {
   const runsDir = join(dir, 'runs');
   const runDir = join(runsDir, runId);
-  const done = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir, runId, ...(executor ? { executor } : {}) }).then((r) => {
+  const done = runRecipeFile(
+    join(dir, 'recipe.yaml'),
+    { cwd: dir },
+    { runsDir, runId, ...(executor ? { executor } : {}) },
+  ).then((r) => {
     if (!r.ok) throw new Error(JSON.stringify(r));
     return r.outcome;
   });
@@ -203,7 +217,8 @@ tasks:
     const lingered = relay.partials('writer', afterLastPeek, off);
     expect(lingered.length).toBeGreaterThanOrEqual(2);
     for (const p of lingered) expect(reply.startsWith(p)).toBe(true);
-    for (let i = 1; i < lingered.length; i++) expect(lingered[i]!.length).toBeGreaterThanOrEqual(lingered[i - 1]!.length);
+    for (let i = 1; i < lingered.length; i++)
+      expect(lingered[i]!.length).toBeGreaterThanOrEqual(lingered[i - 1]!.length);
     expect(lingered[lingered.length - 1]!.length).toBeGreaterThan(lingered[0]!.length);
     const lastBeforeOff = relay.partials('writer', 0, off).pop()!;
 
@@ -214,7 +229,10 @@ tasks:
       const b = a >= 0 ? relay.find(a + 1, isUp('writer', 'progress')) : -1;
       return b >= 0 ? b : undefined;
     });
-    await until('three more heartbeats', () => relay.log.slice(settled + 1).filter(isUp('writer', 'progress')).length >= 3);
+    await until(
+      'three more heartbeats',
+      () => relay.log.slice(settled + 1).filter(isUp('writer', 'progress')).length >= 3,
+    );
     const quiet = relay.log.length;
     expect(relay.partials('writer', settled, quiet)).toEqual([]);
     expect(relay.find(off + 1, isStream('writer', true))).toBe(-1);
@@ -241,7 +259,9 @@ tasks:
     expect(out.status).toBe('interrupted');
     // The text being written stays in memory; only the message the interrupt ended is logged (its message_end).
     const log = events(runDir);
-    const ended = ofType(log, 'agent_event').flatMap((e) => (e.event.type === 'message_end' ? [JSON.stringify(e.event)] : []));
+    const ended = ofType(log, 'agent_event').flatMap((e) =>
+      e.event.type === 'message_end' ? [JSON.stringify(e.event)] : [],
+    );
     const raw = readFileSync(join(runDir, 'run.jsonl'), 'utf8');
     for (const s of relay.partials('writer', 0).filter((p) => p !== '')) {
       if (!ended.some((m) => m.includes(JSON.stringify(s)))) expect(raw).not.toContain(JSON.stringify(s));
@@ -284,19 +304,29 @@ tasks:
     await until('a first partial', async () => (await peekText(control, 'writer')) || undefined);
     // The link turns slow: the agent's messages wait in the relay while streaming lingers and goes off.
     relay.hold('writer');
-    await until('a partial to be held', () => relay.heldOf('writer').some((m) => m.type === 'partial' && m.text !== ''));
+    await until('a partial to be held', () =>
+      relay.heldOf('writer').some((m) => m.type === 'partial' && m.text !== ''),
+    );
     await until('stream off', () => relay.find(0, isStream('writer', false)) >= 0);
     // The reply is complete (its message_end sent) while streaming is off.
     const held = await until('the reply to end', () => {
       const h = relay.heldOf('writer');
-      return h.some((m) => m.type === 'event' && (m.event as { type: string; message?: { role?: string } }).message?.role === 'assistant') ? h : undefined;
+      return h.some(
+        (m) =>
+          m.type === 'event' &&
+          (m.event as { type: string; message?: { role?: string } }).message?.role === 'assistant',
+      )
+        ? h
+        : undefined;
     });
     const heldPartials = held.filter((m) => m.type === 'partial').map((m) => String(m.text));
     // The case under test: the last partial sent is text, not the '' that ends a message while streaming is on.
     expect(heldPartials[heldPartials.length - 1]).not.toBe('');
     relay.release('writer');
     // The agent goes on into its bash call, where it writes nothing.
-    await until('the bash call to start', () => ofType(logOf(runDir), 'agent_event').some((e) => e.key === 'writer' && e.event.type === 'tool_execution_start'));
+    await until('the bash call to start', () =>
+      ofType(logOf(runDir), 'agent_event').some((e) => e.key === 'writer' && e.event.type === 'tool_execution_start'),
+    );
 
     // Nothing is being written: peek shows nothing, now and once streaming is on again.
     const off = relay.find(0, isStream('writer', false));
@@ -341,14 +371,22 @@ tasks:
 
     await until('a first partial', async () => (await peekText(control, 'writer')) || undefined);
     relay.hold('writer');
-    await until('a partial to be held', () => relay.heldOf('writer').some((m) => m.type === 'partial' && m.text !== ''));
+    await until('a partial to be held', () =>
+      relay.heldOf('writer').some((m) => m.type === 'partial' && m.text !== ''),
+    );
     const off = await until('stream off', () => {
       const i = relay.find(0, isStream('writer', false));
       return i >= 0 ? i : undefined;
     });
     const held = await until('the reply to end', () => {
       const h = relay.heldOf('writer');
-      return h.some((m) => m.type === 'event' && (m.event as { type: string; message?: { role?: string } }).message?.role === 'assistant') ? h : undefined;
+      return h.some(
+        (m) =>
+          m.type === 'event' &&
+          (m.event as { type: string; message?: { role?: string } }).message?.role === 'assistant',
+      )
+        ? h
+        : undefined;
     });
     // As above: the last partial held is text (the message ended while streaming was off).
     expect(held.filter((m) => m.type === 'partial').pop()?.text).not.toBe('');
@@ -360,13 +398,19 @@ tasks:
     });
     relay.release('writer');
     // The worker answers the new stream-on with what it writes now (nothing: it is in its bash call).
-    await until("the worker's answer ('') after the held partials", () => relay.partials('writer', on + 1).includes(''), 30_000);
+    await until(
+      "the worker's answer ('') after the held partials",
+      () => relay.partials('writer', on + 1).includes(''),
+      30_000,
+    );
     expect(await control.send({ action: 'peek', instance: 'writer' })).toEqual({ ok: true, message: '' });
 
     writeFileSync(release, 'x');
     const out = await done;
     expect(out.status).toBe('succeeded');
-    expect(ofType(events(runDir), 'agent_event').some((e) => e.key === 'writer' && e.event.type === 'tool_execution_start')).toBe(true);
+    expect(
+      ofType(events(runDir), 'agent_event').some((e) => e.key === 'writer' && e.event.type === 'tool_execution_start'),
+    ).toBe(true);
   }, 180_000);
 });
 
@@ -409,12 +453,20 @@ tasks:
     const seen: { whole: string; worker: string | undefined; planner: string | undefined }[] = [];
     while (!ended) {
       const whole = await peekText(control, 'build');
-      if (whole) seen.push({ whole, worker: await peekText(control, 'build@worker'), planner: await peekText(control, 'build@planner') });
+      if (whole)
+        seen.push({
+          whole,
+          worker: await peekText(control, 'build@worker'),
+          planner: await peekText(control, 'build@planner'),
+        });
       await new Promise((r) => setTimeout(r, 20));
     }
     const out = await done;
     expect(out.status, JSON.stringify(ofType(events(runDir), 'instance_failed'))).toBe('succeeded');
-    expect(ofType(events(runDir), 'instance_done').find((e) => e.key === 'build')).toMatchObject({ approved: true, output: report });
+    expect(ofType(events(runDir), 'instance_done').find((e) => e.key === 'build')).toMatchObject({
+      approved: true,
+      output: report,
+    });
 
     const fromWorker = seen.filter((s) => report.startsWith(s.whole)).map((s) => s.whole);
     const fromPlanner = seen.filter((s) => review.startsWith(s.whole)).map((s) => s.whole);
@@ -440,6 +492,7 @@ tasks:
     expect(ofType(log, 'control')).toEqual([]);
     expect(log.filter((e) => e.type === 'agent_event' && e.event.type === 'message_update')).toEqual([]);
     const raw = readFileSync(join(runDir, 'run.jsonl'), 'utf8');
-    for (const s of seen.map((x) => x.whole).filter((t) => t !== report && t !== review)) expect(raw).not.toContain(JSON.stringify(s));
+    for (const s of seen.map((x) => x.whole).filter((t) => t !== report && t !== review))
+      expect(raw).not.toContain(JSON.stringify(s));
   }, 180_000);
 });

@@ -2,17 +2,32 @@ import { describe, expect, it } from 'vitest';
 import { BudgetLedger } from '../../src/orchestrator/budget.js';
 import { PermitBroker } from '../../src/orchestrator/permit-broker.js';
 
-const usage = (cost: number, tokens = 0) => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: tokens, cost });
+const usage = (cost: number, tokens = 0) => ({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: tokens,
+  cost,
+});
 
 describe('PermitBroker', () => {
   it('grants in arrival order and makes later requests wait for a rate-limit slot', async () => {
     let t = 0;
-    const broker = new PermitBroker({ rateLimits: { m: 2 }, budget: new BudgetLedger(), windowMs: 50, marginMs: 0, now: () => t });
+    const broker = new PermitBroker({
+      rateLimits: { m: 2 },
+      budget: new BudgetLedger(),
+      windowMs: 50,
+      marginMs: 0,
+      now: () => t,
+    });
     const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
     const b = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
     expect(a.ok && b.ok).toBe(true);
     let cGranted = false;
-    const c = broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } }).then((o) => ((cGranted = o.ok), o));
+    const c = broker
+      .request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } })
+      .then((o) => ((cGranted = o.ok), o));
     await new Promise((r) => setTimeout(r, 5));
     expect(cGranted).toBe(false);
     expect(broker.waiting).toBe(1);
@@ -23,7 +38,7 @@ describe('PermitBroker', () => {
     broker.close();
   });
 
-  it('refuses naming the run budget once it is spent, and a task budget as the task\'s', async () => {
+  it("refuses naming the run budget once it is spent, and a task budget as the task's", async () => {
     const budget = new BudgetLedger({ usd: 1 });
     const broker = new PermitBroker({ budget });
     const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });
@@ -53,7 +68,10 @@ describe('PermitBroker', () => {
     broker.pause('m', 40);
     const t0 = Date.now();
     const order: string[] = [];
-    const ask = (name: string) => broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } }).then((o) => (order.push(name), o));
+    const ask = (name: string) =>
+      broker
+        .request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } })
+        .then((o) => (order.push(name), o));
     const [a, b] = await Promise.all([ask('a'), ask('b')]);
     expect(a.ok && b.ok).toBe(true);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(35);

@@ -15,7 +15,8 @@ describe('worker link permits', () => {
     const link = new WorkerLink(port1);
     // The coordinator's end: grant every request.
     port2.on('message', (m: { type: string; requestId?: number }) => {
-      if (m.type === 'permit_request') port2.postMessage({ type: 'permit_grant', requestId: m.requestId, slotId: m.requestId });
+      if (m.type === 'permit_request')
+        port2.postMessage({ type: 'permit_grant', requestId: m.requestId, slotId: m.requestId });
     });
     const agent = new AbortController();
     for (let i = 0; i < 20; i++) {
@@ -44,7 +45,12 @@ describe('permit broker listeners', () => {
     const broker = new PermitBroker({ budget: new BudgetLedger() });
     const agent = new AbortController();
     for (let i = 0; i < 20; i++) {
-      const o = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 }, signal: agent.signal });
+      const o = await broker.request({
+        model: 'm',
+        scopes: ['run'],
+        estimate: { usd: 0, tokens: 0 },
+        signal: agent.signal,
+      });
       expect(o.ok).toBe(true);
       if (o.ok) broker.usage(o.slotId, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 });
     }

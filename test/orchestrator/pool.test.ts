@@ -4,7 +4,14 @@
 // piscina runs only one such task per thread, so the pool needs a thread per running agent).
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createWorkerPool, defaultAgentsPerThread, defaultThreadCount, startWarmPool, takeWarmPool, threadsNeeded } from '../../src/orchestrator/pool.js';
+import {
+  createWorkerPool,
+  defaultAgentsPerThread,
+  defaultThreadCount,
+  startWarmPool,
+  takeWarmPool,
+  threadsNeeded,
+} from '../../src/orchestrator/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, startedBeforeFirstDone, tempProject } from './helpers/run-fixtures.js';
 
@@ -20,7 +27,14 @@ describe('worker pool sizing', () => {
     expect(defaultAgentsPerThread(4, 0, 8)).toBe(1); // enough cores: every agent isolated
     expect(defaultAgentsPerThread(5, 0, 3)).toBe(3);
     expect(defaultAgentsPerThread(4, 4, 3)).toBe(4); // a pair slot per agent slot: 8 agents
-    for (const [conc, pairs, cores] of [[32, 0, 2], [5, 0, 3], [4, 4, 3], [7, 7, 4], [1, 0, 64], [100, 0, 64]] as const) {
+    for (const [conc, pairs, cores] of [
+      [32, 0, 2],
+      [5, 0, 3],
+      [4, 4, 3],
+      [7, 7, 4],
+      [1, 0, 64],
+      [100, 0, 64],
+    ] as const) {
       const per = defaultAgentsPerThread(conc, pairs, cores);
       const threads = threadsNeeded(conc, pairs, per);
       expect(threads).toBeLessThanOrEqual(defaultThreadCount(cores));
@@ -55,7 +69,11 @@ tasks:
       - text: "waited"
 `,
     });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...(agentsPerThread ? { agentsPerThread } : {}) });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...(agentsPerThread ? { agentsPerThread } : {}) },
+    );
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
     // Agents that started before the first one finished were running together.
@@ -68,7 +86,12 @@ describe('worker heap limits', () => {
   it('a thread of one agent gets 512 MB; a shared thread (and the warm threads) room for many agents', async () => {
     const isolated = createWorkerPool({ concurrency: 2, agentsPerThread: 1, minThreads: 0 });
     const shared = createWorkerPool({ concurrency: 8, agentsPerThread: 4, minThreads: 0 });
-    const given = createWorkerPool({ concurrency: 8, agentsPerThread: 4, minThreads: 0, resourceLimits: { maxOldGenerationSizeMb: 96 } });
+    const given = createWorkerPool({
+      concurrency: 8,
+      agentsPerThread: 4,
+      minThreads: 0,
+      resourceLimits: { maxOldGenerationSizeMb: 96 },
+    });
     startWarmPool(2);
     const warm = takeWarmPool()!;
     try {

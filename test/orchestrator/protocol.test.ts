@@ -7,15 +7,32 @@ const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0
 
 describe('worker protocol', () => {
   it('a failed result names a failure class, and a budget failure whose budget ran out', () => {
-    const ok = WorkerResultSchema.safeParse({ ok: false, failure: 'budget', budgetScope: 'task', error: 'Budget exhausted: budget of task:t of 10 tokens is spent', usage });
+    const ok = WorkerResultSchema.safeParse({
+      ok: false,
+      failure: 'budget',
+      budgetScope: 'task',
+      error: 'Budget exhausted: budget of task:t of 10 tokens is spent',
+      usage,
+    });
     expect(ok.success && !ok.data.ok && ok.data.budgetScope).toBe('task');
     expect(WorkerResultSchema.safeParse({ ok: false, failure: 'out of luck', error: 'x', usage }).success).toBe(false);
-    expect(WorkerResultSchema.safeParse({ ok: false, failure: 'budget', budgetScope: 'everyone', error: 'x', usage }).success).toBe(false);
+    expect(
+      WorkerResultSchema.safeParse({ ok: false, failure: 'budget', budgetScope: 'everyone', error: 'x', usage })
+        .success,
+    ).toBe(false);
   });
 
   it('a permit refusal carries the budget scope, or none when it was not the budget', () => {
-    const denied = parseCoordinatorMessage({ type: 'permit_deny', requestId: 1, reason: 'run budget of $1 is spent', budget: 'run' });
-    expect(denied).toEqual({ ok: true, message: { type: 'permit_deny', requestId: 1, reason: 'run budget of $1 is spent', budget: 'run' } });
+    const denied = parseCoordinatorMessage({
+      type: 'permit_deny',
+      requestId: 1,
+      reason: 'run budget of $1 is spent',
+      budget: 'run',
+    });
+    expect(denied).toEqual({
+      ok: true,
+      message: { type: 'permit_deny', requestId: 1, reason: 'run budget of $1 is spent', budget: 'run' },
+    });
     expect(parseCoordinatorMessage({ type: 'permit_deny', requestId: 2, reason: 'run stopped' }).ok).toBe(true);
     expect(parseCoordinatorMessage({ type: 'permit_deny', requestId: 3, reason: 'x', budget: true }).ok).toBe(false);
   });

@@ -13,8 +13,15 @@ const RECIPES = resolve(import.meta.dirname, '../../recipes');
 
 async function runShipped(name: string) {
   const dir = join(tempProject({}), name);
-  cpSync(join(RECIPES, name), dir, { recursive: true, filter: (src) => !/[\\/](\.orchestrate|work)([\\/]|$)/.test(src.slice(RECIPES.length)) });
-  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir, env: { ...process.env, ANTHROPIC_API_KEY: '' } }, { runsDir: join(dir, 'runs') });
+  cpSync(join(RECIPES, name), dir, {
+    recursive: true,
+    filter: (src) => !/[\\/](\.orchestrate|work)([\\/]|$)/.test(src.slice(RECIPES.length)),
+  });
+  const r = await runRecipeFile(
+    join(dir, 'recipe.yaml'),
+    { cwd: dir, env: { ...process.env, ANTHROPIC_API_KEY: '' } },
+    { runsDir: join(dir, 'runs') },
+  );
   if (!r.ok) throw new Error(JSON.stringify(r));
   return { dir, out: r.outcome, log: events(r.outcome.dir) };
 }
@@ -25,7 +32,9 @@ describe('example recipes run as shipped (offline)', () => {
     expect(out.status).toBe('succeeded');
     const surveys = ofType(log, 'instance_done').filter((e) => e.task === 'survey');
     expect(surveys.map((e) => (e.output as { name: string }).name).sort()).toEqual(['alpha', 'beta', 'gamma']);
-    expect(String(ofType(log, 'instance_done').find((e) => e.task === 'overview')!.output)).toMatch(/Issues, most urgent first/);
+    expect(String(ofType(log, 'instance_done').find((e) => e.task === 'overview')!.output)).toMatch(
+      /Issues, most urgent first/,
+    );
   });
 
   it('planner-worker: the pair builds slugify and its tests pass', async () => {
@@ -39,9 +48,14 @@ describe('example recipes run as shipped (offline)', () => {
   it('batch-refactor: one patch per changed repository, each gated by verify, and a review', async () => {
     const { dir, out, log } = await runShipped('batch-refactor');
     expect(out.status).toBe('succeeded');
-    expect(ofType(log, 'task_expanded').find((e) => e.task === 'refactor')!.keys).toEqual(['refactor.work-repo-a', 'refactor.work-repo-b']);
+    expect(ofType(log, 'task_expanded').find((e) => e.task === 'refactor')!.keys).toEqual([
+      'refactor.work-repo-a',
+      'refactor.work-repo-b',
+    ]);
     for (const repo of ['a', 'b']) {
-      expect(readFileSync(join(out.dir, 'patches', `refactor.work-repo-${repo}.diff`), 'utf8')).toContain('+import { logger }');
+      expect(readFileSync(join(out.dir, 'patches', `refactor.work-repo-${repo}.diff`), 'utf8')).toContain(
+        '+import { logger }',
+      );
       execFileSync(process.execPath, ['test.js'], { cwd: join(dir, 'work', `repo-${repo}`), stdio: 'pipe' });
     }
     expect(ofType(log, 'verify').every((v) => v.ok)).toBe(true);

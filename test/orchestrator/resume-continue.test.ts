@@ -11,13 +11,20 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import { startFakeAnthropic, turnOrderProblem, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
+import {
+  startFakeAnthropic,
+  turnOrderProblem,
+  type RespondInput,
+  type ResponseSpec,
+} from '../helpers/fake-anthropic-server.js';
 import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 import { cleanupTempDirs, conversationKey, events, ofType, sessionLines, tempProject } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
-type Body = { messages: { role: string; content: { type: string; content?: string; is_error?: boolean }[] | string }[] };
+type Body = {
+  messages: { role: string; content: { type: string; content?: string; is_error?: boolean }[] | string }[];
+};
 
 describe('orchestrate resume continues the loop of each instance', { timeout: 120_000 }, () => {
   it('a cut-off write-like call is reported, not re-run, and the task finishes; a finished answer is not asked again', async () => {
@@ -27,7 +34,16 @@ describe('orchestrate resume continues the loop of each instance', { timeout: 12
       const history = JSON.stringify(body.messages);
       if (item === 'b') return { kind: 'message', content: [{ type: 'text', text: 'done b' }] };
       if (history.includes('"tool_result"')) return { kind: 'message', content: [{ type: 'text', text: 'done a' }] };
-      return { kind: 'message', content: [{ type: 'tool_use', name: 'bash', input: { command: `echo started >> a.log; sleep ${sleep}; echo finished >> a.log` } }] };
+      return {
+        kind: 'message',
+        content: [
+          {
+            type: 'tool_use',
+            name: 'bash',
+            input: { command: `echo started >> a.log; sleep ${sleep}; echo finished >> a.log` },
+          },
+        ],
+      };
     };
     const server = await startFakeAnthropic({ respond, strictTurns: true });
     const dir = tempProject({
@@ -45,13 +61,21 @@ tasks:
     verify: "test -f go || (touch verifying-\${{ item }}; sleep ${sleep})"
 `,
     });
-    const env = { ANTHROPIC_API_KEY: 'sk-ant-resume-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
-    const requestsOf = (item: string) => server.requests.filter((q) => new RegExp(`Do job ${item}\\b`).test(conversationKey(q.body)));
+    const env = {
+      ANTHROPIC_API_KEY: 'sk-ant-resume-test',
+      ANTHROPIC_BASE_URL: server.url,
+      ORCHESTRATE_RETRY_BASE_MS: '20',
+    };
+    const requestsOf = (item: string) =>
+      server.requests.filter((q) => new RegExp(`Do job ${item}\\b`).test(conversationKey(q.body)));
     try {
       const child = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], env);
       const done = exited(child);
       // a is inside its bash call, b has answered and is inside its verify command.
-      await until(() => existsSync(join(dir, 'a.log')) && existsSync(join(dir, 'verifying-b')), 'a in its tool, b in its verify');
+      await until(
+        () => existsSync(join(dir, 'a.log')) && existsSync(join(dir, 'verifying-b')),
+        'a in its tool, b in its verify',
+      );
       child.kill('SIGKILL');
       expect((await done).signal).toBe('SIGKILL');
       expect(requestsOf('a')).toHaveLength(1);
@@ -61,9 +85,15 @@ tasks:
       const runDir = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
       const r = await exited(spawnCli(['resume', runDir], env));
       expect(r.code, r.stderr + r.stdout).toBe(0);
-      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string; instances: { id: string; status: string; output: unknown }[] };
+      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as {
+        status: string;
+        instances: { id: string; status: string; output: unknown }[];
+      };
       expect(result.status).toBe('succeeded');
-      expect(result.instances.map((i) => [i.id, i.status, i.output])).toEqual([['job.a', 'done', 'done a'], ['job.b', 'done', 'done b']]);
+      expect(result.instances.map((i) => [i.id, i.status, i.output])).toEqual([
+        ['job.a', 'done', 'done a'],
+        ['job.b', 'done', 'done b'],
+      ]);
 
       // b: its answer was there, so resume made no request for it; its verify ran again.
       expect(requestsOf('b')).toHaveLength(1);
@@ -91,8 +121,14 @@ tasks:
       const key = conversationKey(body);
       const history = JSON.stringify(body.messages);
       if (/You review the work/.test(key)) {
-        if (history.includes('"tool_result"')) return { kind: 'message', content: [{ type: 'text', text: 'APPROVED' }] };
-        return { kind: 'message', content: [{ type: 'tool_use', name: 'bash', input: { command: `echo started >> review.log; sleep ${sleep}` } }] };
+        if (history.includes('"tool_result"'))
+          return { kind: 'message', content: [{ type: 'text', text: 'APPROVED' }] };
+        return {
+          kind: 'message',
+          content: [
+            { type: 'tool_use', name: 'bash', input: { command: `echo started >> review.log; sleep ${sleep}` } },
+          ],
+        };
       }
       return { kind: 'message', content: [{ type: 'text', text: 'Wrote the greeting.' }] };
     };
@@ -110,7 +146,11 @@ tasks:
     prompt: "Write the greeting."
 `,
     });
-    const env = { ANTHROPIC_API_KEY: 'sk-ant-resume-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
+    const env = {
+      ANTHROPIC_API_KEY: 'sk-ant-resume-test',
+      ANTHROPIC_BASE_URL: server.url,
+      ORCHESTRATE_RETRY_BASE_MS: '20',
+    };
     const planner = () => server.requests.filter((q) => /You review the work/.test(conversationKey(q.body)));
     const worker = () => server.requests.filter((q) => !/You review the work/.test(conversationKey(q.body)));
     try {
@@ -166,16 +206,28 @@ tasks:
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
     expect(readFileSync(join(dir, 'ok.txt'), 'utf8')).toBe('ok');
-    expect(ofType(events(r.outcome.dir), 'instance_done').map((e) => [e.key, e.attempt, e.output])).toEqual([['make', 2, 'Now ok.txt exists.']]);
-    const messages = sessionLines(join(r.outcome.dir, 'sessions', 'make.jsonl')).flatMap((e) => ((e as { type: string }).type === 'message' ? [(e as { message: { role: string; content: unknown } }).message] : []));
+    expect(ofType(events(r.outcome.dir), 'instance_done').map((e) => [e.key, e.attempt, e.output])).toEqual([
+      ['make', 2, 'Now ok.txt exists.'],
+    ]);
+    const messages = sessionLines(join(r.outcome.dir, 'sessions', 'make.jsonl')).flatMap((e) =>
+      (e as { type: string }).type === 'message'
+        ? [(e as { message: { role: string; content: unknown } }).message]
+        : [],
+    );
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'toolResult', 'assistant']);
-    expect(JSON.stringify(messages[2]!.content)).toMatch(/previous attempt at this task stopped before it was finished \(verify/);
+    expect(JSON.stringify(messages[2]!.content)).toMatch(
+      /previous attempt at this task stopped before it was finished \(verify/,
+    );
   });
 
   it('killed after the handoff summary but before instance_done was written: resume finishes the instance with no request', async () => {
     const respond = ({ body }: RespondInput): ResponseSpec => {
       // A summary request: by the summarizer's system prompt, or asked at the end of the conversation.
-      if (/You write handoff summaries|Summarize the conversation/.test(JSON.stringify([body.system, body.messages]))) return { kind: 'message', content: [{ type: 'text', text: '## Goal\nSay done.\n\n## Progress\n### Done\n- [x] said it' }] };
+      if (/You write handoff summaries|Summarize the conversation/.test(JSON.stringify([body.system, body.messages])))
+        return {
+          kind: 'message',
+          content: [{ type: 'text', text: '## Goal\nSay done.\n\n## Progress\n### Done\n- [x] said it' }],
+        };
       return { kind: 'message', content: [{ type: 'text', text: 'done' }], usage: { input_tokens: 3_000 } };
     };
     const server = await startFakeAnthropic({ respond, strictTurns: true });
@@ -191,7 +243,11 @@ tasks:
     prompt: "Say done"
 `,
     });
-    const env = { ANTHROPIC_API_KEY: 'sk-ant-resume-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
+    const env = {
+      ANTHROPIC_API_KEY: 'sk-ant-resume-test',
+      ANTHROPIC_BASE_URL: server.url,
+      ORCHESTRATE_RETRY_BASE_MS: '20',
+    };
     try {
       const first = await exited(spawnCli([join(dir, 'recipe.yaml'), '--run-dir', join(dir, 'runs')], env));
       expect(first.code, first.stderr).toBe(0);

@@ -16,7 +16,11 @@ afterAll(() => {
   cleanupTempDirs();
 });
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, limitMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  limitMs = 60_000,
+): Promise<T> {
   const end = Date.now() + limitMs;
   for (;;) {
     const v = await probe();
@@ -75,7 +79,9 @@ tasks:
       return r.outcome;
     });
     const control = connectRunControl(runDir);
-    const sessionHasReply = () => existsSync(join(runDir, 'sessions', 'writer.jsonl')) && readFileSync(join(runDir, 'sessions', 'writer.jsonl'), 'utf8').includes(REPLY);
+    const sessionHasReply = () =>
+      existsSync(join(runDir, 'sessions', 'writer.jsonl')) &&
+      readFileSync(join(runDir, 'sessions', 'writer.jsonl'), 'utf8').includes(REPLY);
 
     // Peek until the reply is complete in the session file: every partial seen is a prefix of it.
     const seen: string[] = [];
@@ -96,9 +102,14 @@ tasks:
     });
 
     // An agent that is not writing (inside a tool call) has nothing to show.
-    await until('held to be in its tool', () => ofType(logOf(runDir), 'agent_event').some((e) => e.key === 'held' && e.event.type === 'tool_execution_start'));
+    await until('held to be in its tool', () =>
+      ofType(logOf(runDir), 'agent_event').some((e) => e.key === 'held' && e.event.type === 'tool_execution_start'),
+    );
     expect(await control.send({ action: 'peek', instance: 'held' })).toEqual({ ok: true, message: '' });
-    expect(await control.send({ action: 'peek', instance: 'hled' })).toEqual({ ok: false, error: expect.stringContaining('no instance "hled"; did you mean "held"?') });
+    expect(await control.send({ action: 'peek', instance: 'hled' })).toEqual({
+      ok: false,
+      error: expect.stringContaining('no instance "hled"; did you mean "held"?'),
+    });
     writeFileSync(release, 'x');
     const out = await done;
     expect(out.status).toBe('succeeded');

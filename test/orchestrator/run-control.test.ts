@@ -44,8 +44,15 @@ function logOf(runDir: string): RunEvent[] {
 }
 
 /** Waits for an event of `type` about `key` (and passing `extra`). */
-function waitEvent<T extends RunEvent['type']>(runDir: string, type: T, key: string, extra: (e: Extract<RunEvent, { type: T }>) => boolean = () => true) {
-  return until(`${type} of ${key}`, () => ofType(logOf(runDir), type).find((e) => 'key' in e && e.key === key && extra(e)));
+function waitEvent<T extends RunEvent['type']>(
+  runDir: string,
+  type: T,
+  key: string,
+  extra: (e: Extract<RunEvent, { type: T }>) => boolean = () => true,
+) {
+  return until(`${type} of ${key}`, () =>
+    ofType(logOf(runDir), type).find((e) => 'key' in e && e.key === key && extra(e)),
+  );
 }
 
 /** Waits until `key`'s agent is inside its (holding) bash call. */
@@ -118,9 +125,13 @@ describe('driving a live run over its control socket', () => {
     const out = await done;
     const log = events(runDir);
     const ctl = ofType(log, 'control');
-    expect(ctl).toEqual([expect.objectContaining({ action: 'cancel', instance: 'slow', by: 'test (pid 1)', ok: true })]);
+    expect(ctl).toEqual([
+      expect.objectContaining({ action: 'cancel', instance: 'slow', by: 'test (pid 1)', ok: true }),
+    ]);
     const failed = ofType(log, 'instance_failed').filter((e) => e.key === 'slow');
-    expect(failed).toEqual([expect.objectContaining({ failure: 'cancelled', final: true, error: 'cancelled by test (pid 1)' })]);
+    expect(failed).toEqual([
+      expect.objectContaining({ failure: 'cancelled', final: true, error: 'cancelled by test (pid 1)' }),
+    ]);
     // Never retried, and the control event comes before its effect.
     expect(ofType(log, 'instance_retry')).toEqual([]);
     expect(log.indexOf(ctl[0]!)).toBeLessThan(log.indexOf(failed[0]!));
@@ -135,7 +146,12 @@ describe('driving a live run over its control socket', () => {
     // The socket goes with the run; a client then says the run is not live.
     expect(existsSync(socket)).toBe(false);
     const late = await control.send({ action: 'cancel', instance: 'after' });
-    expect(late).toEqual({ ok: false, error: expect.stringMatching(/^run cancel-continue is not live: no coordinator listens on .*control\.sock \(ENOENT\)/) });
+    expect(late).toEqual({
+      ok: false,
+      error: expect.stringMatching(
+        /^run cancel-continue is not live: no coordinator listens on .*control\.sock \(ENOENT\)/,
+      ),
+    });
   }, 120_000);
 
   it('under on_failure: fail a cancelled instance skips its dependant; refused actions are logged too', async () => {
@@ -146,7 +162,10 @@ describe('driving a live run over its control socket', () => {
     const unknown = await control.send({ action: 'cancel', instance: 'slwo', by: 't' });
     expect(unknown).toEqual({ ok: false, error: expect.stringContaining('no instance "slwo"; did you mean "slow"?') });
     const notRunning = await control.send({ action: 'retry', instance: 'slow', by: 't' });
-    expect(notRunning).toEqual({ ok: false, error: 'slow is running; only a failed or cancelled instance can be retried' });
+    expect(notRunning).toEqual({
+      ok: false,
+      error: 'slow is running; only a failed or cancelled instance can be retried',
+    });
     const waiting = await control.send({ action: 'steer', instance: 'after', text: 'hi', by: 't' });
     expect(waiting).toEqual({ ok: false, error: expect.stringContaining('task after has not started yet') });
     expect(await control.send({ action: 'cancel', instance: 'slow', by: 't' })).toMatchObject({ ok: true });
@@ -167,20 +186,38 @@ describe('driving a live run over its control socket', () => {
     const { runDir, done } = startRun(dir, 'steer');
     await waitInTool(runDir, 'slow');
     const control = connectRunControl(runDir);
-    const reply = await control.send({ action: 'steer', instance: 'slow', text: 'Also mention PINEAPPLE.', by: 'steer (pid 2, user t)' });
+    const reply = await control.send({
+      action: 'steer',
+      instance: 'slow',
+      text: 'Also mention PINEAPPLE.',
+      by: 'steer (pid 2, user t)',
+    });
     expect(reply).toEqual({ ok: true, message: expect.stringContaining('delivered to slow') });
     writeFileSync(release, 'go');
     const out = await done;
     expect(out.status).toBe('succeeded');
-    const lines = sessionLines(join(runDir, 'sessions', 'slow.jsonl')) as { type?: string; message?: { role?: string; from?: string; text?: string; content?: unknown } }[];
+    const lines = sessionLines(join(runDir, 'sessions', 'slow.jsonl')) as {
+      type?: string;
+      message?: { role?: string; from?: string; text?: string; content?: unknown };
+    }[];
     const peerAt = lines.findIndex((l) => l.message?.role === 'peer' && l.message.text === 'Also mention PINEAPPLE.');
     expect(peerAt).toBeGreaterThan(0);
     expect(lines[peerAt]!.message!.from).toBe('user');
     // The steering message came after the tool result and before the final reply.
-    const finalAt = lines.findIndex((l) => l.message?.role === 'assistant' && JSON.stringify(l.message.content).includes('slow finished'));
+    const finalAt = lines.findIndex(
+      (l) => l.message?.role === 'assistant' && JSON.stringify(l.message.content).includes('slow finished'),
+    );
     expect(finalAt).toBeGreaterThan(peerAt);
     const ctl = ofType(events(runDir), 'control');
-    expect(ctl).toEqual([expect.objectContaining({ action: 'steer', instance: 'slow', text: 'Also mention PINEAPPLE.', by: 'steer (pid 2, user t)', ok: true })]);
+    expect(ctl).toEqual([
+      expect.objectContaining({
+        action: 'steer',
+        instance: 'slow',
+        text: 'Also mention PINEAPPLE.',
+        by: 'steer (pid 2, user t)',
+        ok: true,
+      }),
+    ]);
   }, 120_000);
 
   it('retry runs a failed and a cancelled instance again from their sessions; the run then succeeds', async () => {
@@ -231,14 +268,20 @@ tasks:
     const control = connectRunControl(runDir);
     // flaky uses up its one turn on a tool call and fails (max_turns is not retried by itself).
     await waitEvent(runDir, 'instance_failed', 'flaky', (e) => e.final && e.failure === 'max_turns');
-    expect(await control.send({ action: 'retry', instance: 'flaky', by: 't' })).toEqual({ ok: true, message: 'retrying flaky: attempt 2 continues from its session' });
+    expect(await control.send({ action: 'retry', instance: 'flaky', by: 't' })).toEqual({
+      ok: true,
+      message: 'retrying flaky: attempt 2 continues from its session',
+    });
     const flakyDone = await waitEvent(runDir, 'instance_done', 'flaky');
     expect(flakyDone.attempt).toBe(2);
     // hold1: cancelled inside its bash call, then retried; it continues from its session.
     await waitInTool(runDir, 'hold1');
     expect(await control.send({ action: 'cancel', instance: 'hold1', by: 't' })).toMatchObject({ ok: true });
     await waitEvent(runDir, 'instance_failed', 'hold1', (e) => e.failure === 'cancelled');
-    expect(await control.send({ action: 'cancel', instance: 'hold1', by: 't' })).toEqual({ ok: false, error: 'hold1 has already ended (cancelled); nothing to cancel' });
+    expect(await control.send({ action: 'cancel', instance: 'hold1', by: 't' })).toEqual({
+      ok: false,
+      error: 'hold1 has already ended (cancelled); nothing to cancel',
+    });
     expect(await control.send({ action: 'retry', instance: 'hold1', by: 't' })).toMatchObject({ ok: true });
     writeFileSync(r1, 'go');
     const hold1Done = await waitEvent(runDir, 'instance_done', 'hold1');
@@ -252,7 +295,11 @@ tasks:
       ['hold1', 'done', 2],
       ['hold2', 'done', 1],
     ]);
-    expect(ofType(events(runDir), 'instance_start').filter((e) => e.key !== 'hold2').every((e) => e.attempt === 1 || e.resumedFromLeaf === true)).toBe(true);
+    expect(
+      ofType(events(runDir), 'instance_start')
+        .filter((e) => e.key !== 'hold2')
+        .every((e) => e.attempt === 1 || e.resumedFromLeaf === true),
+    ).toBe(true);
   }, 120_000);
 
   it('a resume keeps a cancelled instance cancelled; resume with retry runs it again from its session', async () => {
@@ -260,7 +307,9 @@ tasks:
     const runsDir = join(dir, 'runs');
     const { runDir, done } = startRun(dir, 'resume-cancelled');
     await waitInTool(runDir, 'slow');
-    expect(await connectRunControl(runDir).send({ action: 'cancel', instance: 'slow', by: 't' })).toMatchObject({ ok: true });
+    expect(await connectRunControl(runDir).send({ action: 'cancel', instance: 'slow', by: 't' })).toMatchObject({
+      ok: true,
+    });
     expect((await done).status).toBe('failed');
     const startsBefore = ofType(events(runDir), 'instance_start').length;
     const again = await resumeRunDir(runDir, { runsDir });
@@ -273,12 +322,20 @@ tasks:
     if (!retried.ok) throw new Error(JSON.stringify(retried));
     expect(retried.outcome.status).toBe('succeeded');
     const log = events(runDir);
-    expect(ofType(log, 'control').slice(-3).map((e) => [e.instance, e.ok, e.message])).toEqual([
+    expect(
+      ofType(log, 'control')
+        .slice(-3)
+        .map((e) => [e.instance, e.ok, e.message]),
+    ).toEqual([
       ['slow', true, 'slow runs again with this resume'],
       ['after', false, 'after is done; nothing to retry'],
       ['nope', false, 'run resume-cancelled has no instance "nope" in its log'],
     ]);
-    expect(ofType(log, 'instance_start').filter((e) => e.key === 'slow').at(-1)).toMatchObject({ attempt: 2, resumedFromLeaf: true });
+    expect(
+      ofType(log, 'instance_start')
+        .filter((e) => e.key === 'slow')
+        .at(-1),
+    ).toMatchObject({ attempt: 2, resumedFromLeaf: true });
     expect(result(runDir).instances.find((i) => i.id === 'slow')).toMatchObject({ status: 'done', attempts: 2 });
   }, 120_000);
 
@@ -314,7 +371,10 @@ tasks:
     );
     const { runDir, done } = startRun(dir, 'queued');
     // concurrency 1: one of them runs, the other waits in the queue.
-    const first = await until('one agent in its bash call', () => ofType(logOf(runDir), 'agent_event').find((e) => e.event.type === 'tool_execution_start')?.key);
+    const first = await until(
+      'one agent in its bash call',
+      () => ofType(logOf(runDir), 'agent_event').find((e) => e.event.type === 'tool_execution_start')?.key,
+    );
     const waiting = first === 'a' ? 'b' : 'a';
     const reply = await connectRunControl(runDir).send({ action: 'cancel', instance: waiting, by: 't' });
     expect(reply).toEqual({ ok: true, message: `cancelled ${waiting} (not started); the run goes on` });
@@ -323,7 +383,9 @@ tasks:
     expect((await done).status).toBe('failed');
     const log = events(runDir);
     expect(ofType(log, 'instance_start').map((e) => e.key)).toEqual([first]);
-    expect(ofType(log, 'instance_failed')).toEqual([expect.objectContaining({ key: waiting, failure: 'cancelled', final: true })]);
+    expect(ofType(log, 'instance_failed')).toEqual([
+      expect.objectContaining({ key: waiting, failure: 'cancelled', final: true }),
+    ]);
     expect(result(runDir).instances.find((i) => i.id === waiting)).toMatchObject({ status: 'cancelled', attempts: 0 });
   }, 120_000);
 
@@ -359,11 +421,16 @@ tasks:
     const { runDir, done } = startRun(dir, 'pair');
     await waitInTool(runDir, 'build@worker');
     const control = connectRunControl(runDir);
-    expect(await control.send({ action: 'steer', instance: 'build', text: 'hurry', by: 't' })).toEqual({ ok: true, message: expect.stringContaining('delivered to build@worker') });
+    expect(await control.send({ action: 'steer', instance: 'build', text: 'hurry', by: 't' })).toEqual({
+      ok: true,
+      message: expect.stringContaining('delivered to build@worker'),
+    });
     expect(await control.send({ action: 'cancel', instance: 'build', by: 't' })).toMatchObject({ ok: true });
     const out = await done;
     expect(out.status).toBe('failed');
-    expect(ofType(events(runDir), 'instance_failed')).toEqual([expect.objectContaining({ key: 'build', failure: 'cancelled', final: true })]);
+    expect(ofType(events(runDir), 'instance_failed')).toEqual([
+      expect.objectContaining({ key: 'build', failure: 'cancelled', final: true }),
+    ]);
     expect(result(runDir).instances[0]).toMatchObject({ id: 'build', status: 'cancelled' });
   }, 120_000);
 
@@ -393,11 +460,19 @@ tasks:
     const { runDir, done } = startRun(dir, 'step');
     await until('the step running', () => existsSync(started));
     const control = connectRunControl(runDir);
-    expect(await control.send({ action: 'steer', instance: 'step', text: 'hi', by: 't' })).toEqual({ ok: false, error: 'step is a run: step, not an agent; it cannot be steered' });
-    expect(await control.send({ action: 'cancel', instance: 'step', by: 't' })).toEqual({ ok: true, message: 'cancelling step: its command is stopped; it ends cancelled, and the run goes on' });
+    expect(await control.send({ action: 'steer', instance: 'step', text: 'hi', by: 't' })).toEqual({
+      ok: false,
+      error: 'step is a run: step, not an agent; it cannot be steered',
+    });
+    expect(await control.send({ action: 'cancel', instance: 'step', by: 't' })).toEqual({
+      ok: true,
+      message: 'cancelling step: its command is stopped; it ends cancelled, and the run goes on',
+    });
     const out = await done;
     expect(out.status).toBe('failed');
-    expect(ofType(events(runDir), 'instance_failed')).toEqual([expect.objectContaining({ key: 'step', failure: 'cancelled', error: 'cancelled by t' })]);
+    expect(ofType(events(runDir), 'instance_failed')).toEqual([
+      expect.objectContaining({ key: 'step', failure: 'cancelled', error: 'cancelled by t' }),
+    ]);
     expect(result(runDir).instances.map((i) => [i.id, i.status])).toEqual([
       ['step', 'cancelled'],
       ['next', 'done'],
@@ -408,16 +483,26 @@ tasks:
     const { dir } = holdingProject('continue');
     const runsDir = join(dir, 'runs');
     let control: RunControl | undefined;
-    const done = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir, runId: 'inproc', controlSocket: false, onControl: (c) => (control = c) });
+    const done = runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir, runId: 'inproc', controlSocket: false, onControl: (c) => (control = c) },
+    );
     const runDir = join(runsDir, 'inproc');
     await waitInTool(runDir, 'slow');
     expect(existsSync(join(runDir, 'control.sock'))).toBe(false);
     expect(await control!.send({ action: 'cancel', instance: 'slow', by: 'view (t)' })).toMatchObject({ ok: true });
     const r = await done;
     if (!r.ok) throw new Error(JSON.stringify(r));
-    expect(ofType(events(runDir), 'control')).toEqual([expect.objectContaining({ action: 'cancel', by: 'view (t)', ok: true })]);
+    expect(ofType(events(runDir), 'control')).toEqual([
+      expect.objectContaining({ action: 'cancel', by: 'view (t)', ok: true }),
+    ]);
     // Once the run has ended the same control refuses, and says how to go on.
-    expect(await control!.send({ action: 'retry', instance: 'slow' })).toEqual({ ok: false, error: 'run inproc has ended; failed instances run again with: orchestrate resume inproc (a cancelled one: orchestrate resume inproc --retry slow)' });
+    expect(await control!.send({ action: 'retry', instance: 'slow' })).toEqual({
+      ok: false,
+      error:
+        'run inproc has ended; failed instances run again with: orchestrate resume inproc (a cancelled one: orchestrate resume inproc --retry slow)',
+    });
   }, 120_000);
 
   it('cancel_run interrupts the run like Ctrl-C (sessions kept, resumable)', async () => {
@@ -428,7 +513,9 @@ tasks:
     expect(reply).toEqual({ ok: true, message: expect.stringContaining('orchestrate resume cancel-run') });
     const out = await done;
     expect(out.status).toBe('interrupted');
-    expect(ofType(events(runDir), 'control')).toEqual([expect.objectContaining({ action: 'cancel_run', ok: true, by: 't' })]);
+    expect(ofType(events(runDir), 'control')).toEqual([
+      expect.objectContaining({ action: 'cancel_run', ok: true, by: 't' }),
+    ]);
     expect(ofType(events(runDir), 'control')[0]).not.toHaveProperty('instance');
   }, 120_000);
 
@@ -441,7 +528,9 @@ tasks:
       let buf = '';
       s.setEncoding('utf8');
       s.on('error', reject);
-      s.on('connect', () => s.write('not json\n{"action":"explode","instance":"slow"}\n{"action":"steer","instance":"slow"}\n'));
+      s.on('connect', () =>
+        s.write('not json\n{"action":"explode","instance":"slow"}\n{"action":"steer","instance":"slow"}\n'),
+      );
       s.on('data', (c: string) => {
         buf += c;
         const lines = buf.split('\n').filter(Boolean);
@@ -457,7 +546,9 @@ tasks:
     expect(parsed[1]!.error).toMatch(/^malformed request \(action\)/);
     expect(parsed[2]!.error).toMatch(/^malformed request \(text\)/);
     // Still live and answering.
-    expect(await connectRunControl(runDir).send({ action: 'steer', instance: 'slow', text: 'still there?' })).toMatchObject({ ok: true });
+    expect(
+      await connectRunControl(runDir).send({ action: 'steer', instance: 'slow', text: 'still there?' }),
+    ).toMatchObject({ ok: true });
     writeFileSync(release, 'go');
     expect((await done).status).toBe('succeeded');
   }, 120_000);
@@ -474,7 +565,9 @@ tasks:
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(path, '..')).mode & 0o777).toBe(0o700);
     expect(statSync(join(runDir, CONTROL_PATH_NAME)).mode & 0o077).toBe(0);
-    expect(await connectRunControl(runDir).send({ action: 'steer', instance: 'slow', text: 'hello' })).toMatchObject({ ok: true });
+    expect(await connectRunControl(runDir).send({ action: 'steer', instance: 'slow', text: 'hello' })).toMatchObject({
+      ok: true,
+    });
     writeFileSync(release, 'go');
     await done;
     expect(existsSync(join(runDir, CONTROL_PATH_NAME))).toBe(false);
@@ -498,7 +591,10 @@ describe('the control server on its own', () => {
     });
     try {
       expect(statSync(join(runDir, 'control.sock')).isSocket()).toBe(true);
-      expect(await connectRunControl(runDir).send({ action: 'retry', instance: 'a' })).toEqual({ ok: true, message: 'did retry' });
+      expect(await connectRunControl(runDir).send({ action: 'retry', instance: 'a' })).toEqual({
+        ok: true,
+        message: 'did retry',
+      });
       const slow = await connectRunControl(runDir, { timeoutMs: 200 }).send({ action: 'cancel_run' });
       expect(slow).toEqual({ ok: false, error: expect.stringMatching(/^run run-x did not answer within 0s/) });
     } finally {

@@ -26,7 +26,13 @@ function gate(): Gate {
   };
 }
 
-const inst = (id: string, over: Partial<SchedulableInstance> = {}): SchedulableInstance => ({ id, task: id.split('.')[0]!, writes: [], order: 0, ...over });
+const inst = (id: string, over: Partial<SchedulableInstance> = {}): SchedulableInstance => ({
+  id,
+  task: id.split('.')[0]!,
+  writes: [],
+  order: 0,
+  ...over,
+});
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('Scheduler', () => {
@@ -116,4 +122,3 @@ describe('Scheduler', () => {
     g.finish();
   });
 });
-

@@ -12,7 +12,11 @@ afterAll(() => cleanupTempDirs());
 
 /** Runs the recipe in `dir` with `agentsPerThread` agents to a thread; the outcome and its run log. */
 async function runSharing(dir: string, agentsPerThread: number) {
-  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread });
+  const r = await runRecipeFile(
+    join(dir, 'recipe.yaml'),
+    { cwd: dir },
+    { runsDir: join(dir, 'runs'), agentsPerThread },
+  );
   if (!r.ok) throw new Error(JSON.stringify(r));
   return { outcome: r.outcome, log: events(r.outcome.dir) };
 }
@@ -114,9 +118,16 @@ tasks:
     ]);
     expect(retries[0]!.error).toMatch(/also ran other agents/);
     // With `retries: { count: 0 }` the patient agent still finishes: the shared crash was not its retry.
-    expect(ofType(log, 'instance_done').find((e) => e.key === 'patient')).toMatchObject({ attempt: 2, text: 'finished patiently' });
+    expect(ofType(log, 'instance_done').find((e) => e.key === 'patient')).toMatchObject({
+      attempt: 2,
+      text: 'finished patiently',
+    });
     // Alone on its thread, the crasher's next crash is its own, and with no retries left it fails.
-    expect(ofType(log, 'instance_failed').find((e) => e.key === 'crasher')).toMatchObject({ attempt: 2, failure: 'crashed', final: true });
+    expect(ofType(log, 'instance_failed').find((e) => e.key === 'crasher')).toMatchObject({
+      attempt: 2,
+      failure: 'crashed',
+      final: true,
+    });
     expect(outcome.status).toBe('failed'); // the crasher's own failure, after the patient agent finished
   });
 });

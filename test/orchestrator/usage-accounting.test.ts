@@ -32,7 +32,14 @@ interface Totals {
 const zero = (): Totals => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 });
 
 function add(a: Totals, b: Totals): Totals {
-  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite, totalTokens: a.totalTokens + b.totalTokens, cost: a.cost + b.cost };
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    totalTokens: a.totalTokens + b.totalTokens,
+    cost: a.cost + b.cost,
+  };
 }
 
 /** Tokens must match exactly; the cost is a float summed in another order, so equal to 1e-12 $. */
@@ -44,7 +51,13 @@ function expectSameTotals(actual: Totals, expected: Totals, what: string): void 
 }
 
 function pick(t: Omit<Totals, 'cost'>): Omit<Totals, 'cost'> {
-  return { input: t.input, output: t.output, cacheRead: t.cacheRead, cacheWrite: t.cacheWrite, totalTokens: t.totalTokens };
+  return {
+    input: t.input,
+    output: t.output,
+    cacheRead: t.cacheRead,
+    cacheWrite: t.cacheWrite,
+    totalTokens: t.totalTokens,
+  };
 }
 
 describe('usage accounting (real SDK, fake Anthropic API)', { timeout: 480_000 }, () => {
@@ -67,8 +80,24 @@ describe('usage accounting (real SDK, fake Anthropic API)', { timeout: 480_000 }
       const cacheRead = int(0, 3000);
       const cacheWrite = int(0, 700);
       const u = computeCost(price, { ...emptyUsage(), input, output, cacheRead, cacheWrite });
-      returned = add(returned, { input, output, cacheRead, cacheWrite, totalTokens: u.totalTokens, cost: u.cost.total });
-      return { ...spec, usage: { input_tokens: input, output_tokens: 1, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite }, deltaUsage: { output_tokens: output } };
+      returned = add(returned, {
+        input,
+        output,
+        cacheRead,
+        cacheWrite,
+        totalTokens: u.totalTokens,
+        cost: u.cost.total,
+      });
+      return {
+        ...spec,
+        usage: {
+          input_tokens: input,
+          output_tokens: 1,
+          cache_read_input_tokens: cacheRead,
+          cache_creation_input_tokens: cacheWrite,
+        },
+        deltaUsage: { output_tokens: output },
+      };
     };
     const server = await startFakeAnthropic({ respond });
     try {
@@ -95,15 +124,30 @@ tasks:
         // A thread per agent, started as the fan-out launches, and every delta forwarded: the
         // coordinator is busy while results and usage messages cross (the old code lost the last
         // usage message of an instance in most runs of this shape).
-        const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread: 1, fullEvents: true, env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url } });
+        const r = await runRecipeFile(
+          join(dir, 'recipe.yaml'),
+          { cwd: dir },
+          {
+            runsDir: join(dir, 'runs'),
+            agentsPerThread: 1,
+            fullEvents: true,
+            env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
+          },
+        );
         if (!r.ok) throw new Error(JSON.stringify(r));
         expect(r.outcome.status).toBe('succeeded');
         const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
         expect(result.instances).toHaveLength(INSTANCES + 1);
         expectSameTotals(result.usage, returned, `run ${run}: result.json usage`);
-        expectSameTotals(result.instances.map((i) => i.usage).reduce(add, zero()), returned, `run ${run}: sum over instances`);
+        expectSameTotals(
+          result.instances.map((i) => i.usage).reduce(add, zero()),
+          returned,
+          `run ${run}: sum over instances`,
+        );
         // The log the budget is rebuilt from on resume (and `orchestrate runs` prices) has every call.
-        const logged = ofType(events(r.outcome.dir), 'call_usage').map((e) => e.usage).reduce(add, zero());
+        const logged = ofType(events(r.outcome.dir), 'call_usage')
+          .map((e) => e.usage)
+          .reduce(add, zero());
         expectSameTotals(logged, returned, `run ${run}: call_usage events`);
       }
     } finally {

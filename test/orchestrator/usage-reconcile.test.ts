@@ -13,7 +13,10 @@ import type { RunEventInput } from '../../src/run/run-events.js';
 import type { InstanceTask } from '../../src/orchestrator/instance-task.js';
 import { SENT, UNSENT } from './fixtures/usage-worker.js';
 
-const pool = createWorkerPool({ concurrency: 1, filename: pathToFileURL(join(import.meta.dirname, 'fixtures/usage-worker.ts')).href });
+const pool = createWorkerPool({
+  concurrency: 1,
+  filename: pathToFileURL(join(import.meta.dirname, 'fixtures/usage-worker.ts')).href,
+});
 afterAll(() => pool.destroy());
 
 describe('usage reconciliation', () => {
@@ -39,7 +42,13 @@ describe('usage reconciliation', () => {
     const calls = emitted.flatMap((e) => (e.type === 'call_usage' ? [e.usage] : []));
     expect(calls).toHaveLength(2);
     expect(calls[0]).toMatchObject(SENT);
-    expect(calls[1]).toMatchObject({ input: UNSENT.input, output: UNSENT.output, cacheRead: UNSENT.cacheRead, cacheWrite: UNSENT.cacheWrite, totalTokens: UNSENT.totalTokens });
+    expect(calls[1]).toMatchObject({
+      input: UNSENT.input,
+      output: UNSENT.output,
+      cacheRead: UNSENT.cacheRead,
+      cacheWrite: UNSENT.cacheWrite,
+      totalTokens: UNSENT.totalTokens,
+    });
     expect(calls[1]!.cost).toBeCloseTo(UNSENT.cost, 12);
     // The budget was charged for both calls.
     expect(ledger.spend('instance:t').tokens).toBe(SENT.totalTokens + UNSENT.totalTokens);

@@ -10,7 +10,9 @@ import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixt
 afterAll(() => cleanupTempDirs());
 
 describe('worker threads that cannot start', () => {
-  it('every waiting instance fails as crashed, retries stop, what is left is skipped, and the run ends failed', { timeout: 60_000 }, async () => {
+  it('every waiting instance fails as crashed, retries stop, what is left is skipped, and the run ends failed', {
+    timeout: 60_000,
+  }, async () => {
     const dir = tempProject({
       'recipe.yaml': `name: broken-threads
 provider: scripted
@@ -32,7 +34,11 @@ tasks:
       'script.yaml': 'turns:\n  - text: hi\n',
     });
     const errors: unknown[] = [];
-    const pool = createWorkerPool({ concurrency: 2, filename: pathToFileURL(join(import.meta.dirname, 'fixtures/broken-worker.ts')).href, onError: (e) => errors.push(e) });
+    const pool = createWorkerPool({
+      concurrency: 2,
+      filename: pathToFileURL(join(import.meta.dirname, 'fixtures/broken-worker.ts')).href,
+      onError: (e) => errors.push(e),
+    });
     try {
       const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), pool });
       if (!r.ok) throw new Error(JSON.stringify(r));

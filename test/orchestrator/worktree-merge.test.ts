@@ -15,7 +15,8 @@ import { cleanupTempDirs, events, gitInit, ofType, tempProject } from './helpers
 
 afterAll(() => cleanupTempDirs());
 
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
 /** Three instances in one repository: `a` edits hello.txt, `b` adds a new file and a binary one, `c` changes nothing. */
 function fanOut(merge: 'branch' | 'apply', extra = ''): Record<string, string> {
@@ -89,20 +90,26 @@ describe('isolation: worktree, merge:', () => {
       expect(git(repo, 'log', '-1', '--format=%s', branch)).toMatch(new RegExp(`^unit\\.${key}: ${key}: `));
     }
     expect(git(repo, 'show', `orchestrate/${runId}/unit.a:hello.txt`)).toBe('goodbye\nworld\n');
-    expect(execFileSync('git', ['show', `orchestrate/${runId}/unit.b:data.bin`], { cwd: repo })).toEqual(Buffer.from([0x62, 0x69, 0x6e, 0, 1, 0xff]));
+    expect(execFileSync('git', ['show', `orchestrate/${runId}/unit.b:data.bin`], { cwd: repo })).toEqual(
+      Buffer.from([0x62, 0x69, 0x6e, 0, 1, 0xff]),
+    );
 
     // Worktrees of landed instances are gone, from the run folder and from git's list.
     expect(existsSync(join(out.dir, 'worktrees'))).toBe(false);
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
 
     // result.json and plan.md say where the work is.
-    const result = JSON.parse(readFileSync(join(out.dir, 'result.json'), 'utf8')) as { instances: { id: string; branch?: string }[] };
+    const result = JSON.parse(readFileSync(join(out.dir, 'result.json'), 'utf8')) as {
+      instances: { id: string; branch?: string }[];
+    };
     expect(result.instances.find((i) => i.id === 'unit.a')!.branch).toBe(`orchestrate/${runId}/unit.a`);
     expect(readFileSync(out.planFile, 'utf8')).toContain(`(on branch orchestrate/${runId}/unit.a)`);
     // orchestrate show names the branch.
     expect(formatRunDetails(loadRunFolder(out.dir))).toContain(`branch: orchestrate/${runId}/unit.a`);
     // The summary printed at the end of the run says how to find them.
-    expect(formatFinalSummary(loadRunFolder(out.dir).state)).toContain(`branches: 2, listed by git branch --list 'orchestrate/${runId}/*'`);
+    expect(formatFinalSummary(loadRunFolder(out.dir).state)).toContain(
+      `branches: 2, listed by git branch --list 'orchestrate/${runId}/*'`,
+    );
   });
 
   it('apply: the patches land in the checkout (new and binary files included, the index untouched); a patch that no longer applies fails its instance patch_conflict and changes nothing', async () => {
@@ -132,7 +139,9 @@ describe('isolation: worktree, merge:', () => {
     expect(readFileSync(join(repo, 'data.bin'))).toEqual(Buffer.from([0x62, 0x69, 0x6e, 0, 1, 0xff]));
     expect(git(repo, 'diff', '--cached', '--name-only')).toBe(''); // nothing staged
     expect(formatRunDetails(loadRunFolder(out.dir))).toContain('applied to the checkout');
-    expect(formatFinalSummary(loadRunFolder(out.dir).state)).toContain('applied: the work of 2 instances is in the checkout (git diff shows it)');
+    expect(formatFinalSummary(loadRunFolder(out.dir).state)).toContain(
+      'applied: the work of 2 instances is in the checkout (git diff shows it)',
+    );
     // The loser's worktree is kept (its work is there and in its patch); the landed ones are gone.
     expect(readdirSync(join(out.dir, 'worktrees')).sort()).toEqual([`unit.${failed[0]!.key}`]);
   });
@@ -153,7 +162,9 @@ describe('isolation: worktree, merge:', () => {
     const first = await commitToBranch(repo, head, 'orchestrate/r/x', patch, 'x: once');
     const second = await commitToBranch(repo, head, 'orchestrate/r/x', patch, 'x: twice');
     expect(first.ok && second.ok).toBe(true);
-    expect(git(repo, 'rev-parse', 'orchestrate/r/x^{tree}').trim()).toBe(git(repo, 'rev-parse', `${first.ok ? first.commit : ''}^{tree}`).trim());
+    expect(git(repo, 'rev-parse', 'orchestrate/r/x^{tree}').trim()).toBe(
+      git(repo, 'rev-parse', `${first.ok ? first.commit : ''}^{tree}`).trim(),
+    );
     expect(git(repo, 'rev-parse', 'orchestrate/r/x^').trim()).toBe(head);
   });
 
@@ -161,7 +172,10 @@ describe('isolation: worktree, merge:', () => {
     expect(branchName('20261203-134506-532e', 'svc-a')).toBe('orchestrate/20261203-134506-532e/svc-a');
     for (const key of ['a b', '../x', 'x.lock', '.hidden', 'a..b', 'what?*[', 'ü~^:']) {
       const name = branchName('run', key);
-      expect(() => execFileSync('git', ['check-ref-format', '--branch', name], { stdio: 'pipe' }), `${key} -> ${name}`).not.toThrow();
+      expect(
+        () => execFileSync('git', ['check-ref-format', '--branch', name], { stdio: 'pipe' }),
+        `${key} -> ${name}`,
+      ).not.toThrow();
     }
   });
 
@@ -178,6 +192,8 @@ tasks:
     const loaded = loadRecipe(join(dir, 'recipe.yaml'));
     expect(loaded.ok).toBe(false);
     const problems = loaded.ok ? [] : loaded.problems;
-    expect(problems.map((p) => `${p.line}:${p.col} ${p.message}`)).toContain('6:5 task "t" sets merge: apply, which needs isolation: worktree');
+    expect(problems.map((p) => `${p.line}:${p.col} ${p.message}`)).toContain(
+      '6:5 task "t" sets merge: apply, which needs isolation: worktree',
+    );
   });
 });

@@ -59,7 +59,11 @@ tasks:
     expect(existsSync(join(dir, 'outside.txt'))).toBe(false);
     const log = events(r.outcome.dir);
     for (const key of ['apply.repos-a', 'apply.repos-b']) {
-      const ends = log.flatMap((e) => (e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_end' ? [e.event as unknown as ToolEnd] : []));
+      const ends = log.flatMap((e) =>
+        e.type === 'agent_event' && e.key === key && e.event.type === 'tool_execution_end'
+          ? [e.event as unknown as ToolEnd]
+          : [],
+      );
       expect(ends.map((e) => e.isError)).toEqual([false, false, true, true]);
       // The refusal names the glob as written in the recipe, so the model (and the user) can tell why.
       expect(ends[2]!.result.content[0]!.text).toMatch(/outside this agent's write scope.*"src\/\*\*"/s);

@@ -3,7 +3,10 @@ import { parseAgentFile } from '../../src/recipe/agent-file.js';
 
 describe('agent files', () => {
   it('reads name, description, tools (comma list or YAML list), model and the body', () => {
-    const r = parseAgentFile('---\nname: w\ndescription: works\ntools: read, bash\nmodel: claude-haiku-4-5\ncolor: blue\n---\n\nYou work.\n', 'w.md');
+    const r = parseAgentFile(
+      '---\nname: w\ndescription: works\ntools: read, bash\nmodel: claude-haiku-4-5\ncolor: blue\n---\n\nYou work.\n',
+      'w.md',
+    );
     expect(r).toEqual({
       ok: true,
       agent: {
@@ -27,13 +30,21 @@ describe('agent files', () => {
   });
 
   it('a file without frontmatter is all body', () => {
-    expect(parseAgentFile('Just a prompt.\n', 'p.md')).toEqual({ ok: true, agent: { body: 'Just a prompt.', toolPositions: [] } });
+    expect(parseAgentFile('Just a prompt.\n', 'p.md')).toEqual({
+      ok: true,
+      agent: { body: 'Just a prompt.', toolPositions: [] },
+    });
   });
 
   it('frontmatter problems point into the markdown file', () => {
     const r = parseAgentFile('---\nname: [oops\n---\nbody', 'bad.md');
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.problems[0]).toMatchObject({ file: 'bad.md', code: 'agent_file', message: expect.stringContaining('frontmatter: invalid YAML') });
+    if (!r.ok)
+      expect(r.problems[0]).toMatchObject({
+        file: 'bad.md',
+        code: 'agent_file',
+        message: expect.stringContaining('frontmatter: invalid YAML'),
+      });
     const typed = parseAgentFile('---\nname: 5\ntools: { a: 1 }\n---\nbody', 'typed.md');
     expect(typed.ok ? [] : typed.problems.map((p) => `${p.line}:${p.col} ${p.message}`)).toEqual([
       '2:7 frontmatter "name" must be text',

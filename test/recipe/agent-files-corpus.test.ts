@@ -15,10 +15,13 @@ const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-agent-files-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const ALL = 'read,bash,edit,write,ls,grep,find';
-const NO_TOOLS = '1:1 warning agent file of "a" has no tools: line, so the agent gets every built-in tool (read, bash, edit, write, ls, grep, find), as in Claude Code';
-const ignored = (at: string, tool: string, why: string) => `${at} warning agent "a" tool "${tool}" is not available here and is ignored (${why})`;
+const NO_TOOLS =
+  '1:1 warning agent file of "a" has no tools: line, so the agent gets every built-in tool (read, bash, edit, write, ls, grep, find), as in Claude Code';
+const ignored = (at: string, tool: string, why: string) =>
+  `${at} warning agent "a" tool "${tool}" is not available here and is ignored (${why})`;
 const WEB = 'no web tool here; fetch with bash (curl) if the agent has network: true';
-const QUOTE = "quote the value of description: write description: '...' (double any ' inside), or put the text on indented lines after description: > ; a plain value cannot hold \": \" or start with a quote, `, @, [, { or *";
+const QUOTE =
+  "quote the value of description: write description: '...' (double any ' inside), or put the text on indented lines after description: > ; a plain value cannot hold \": \" or start with a quote, `, @, [, { or *";
 
 type Expected =
   /** Loads: the agent's tools, the model id it resolves to, and the warnings (line:col message). */
@@ -53,13 +56,24 @@ const EXPECTED: Record<string, Expected> = {
   'github-triager.md': {
     tools: 'read,grep',
     model: 'claude-haiku-4-5',
-    warnings: [ignored('4:20', 'mcp__github__list_issues', 'MCP server "github" is not defined'), ignored('4:46', 'mcp__github__add_labels', 'MCP server "github" is not defined')],
+    warnings: [
+      ignored('4:20', 'mcp__github__list_issues', 'MCP server "github" is not defined'),
+      ignored('4:46', 'mcp__github__add_labels', 'MCP server "github" is not defined'),
+    ],
   },
-  'lowercase-mixed.md': { tools: 'bash,read', model: 'claude-sonnet-4-5', warnings: [ignored('4:20', 'webfetch', WEB)] },
+  'lowercase-mixed.md': {
+    tools: 'bash,read',
+    model: 'claude-sonnet-4-5',
+    warnings: [ignored('4:20', 'webfetch', WEB)],
+  },
   'model-capitalized.md': { tools: 'read,write', model: 'claude-sonnet-4-6' },
   'model-inherit-only.md': { tools: ALL, model: 'claude-sonnet-4-5', warnings: [NO_TOOLS] },
   'no-frontmatter.md': { tools: ALL, model: 'claude-sonnet-4-5', warnings: [NO_TOOLS] },
-  'notebook-analyst.md': { tools: 'read,bash', model: 'claude-sonnet-4-6', warnings: [ignored('4:14', 'NotebookEdit', 'no notebook tool here; edit and write change .ipynb files as JSON')] },
+  'notebook-analyst.md': {
+    tools: 'read,bash',
+    model: 'claude-sonnet-4-6',
+    warnings: [ignored('4:14', 'NotebookEdit', 'no notebook tool here; edit and write change .ipynb files as JSON')],
+  },
   'performance-engineer.md': { tools: 'read,grep,find,bash', model: 'claude-sonnet-4-5' },
   'pi-planner.md': { tools: 'read,grep,find,ls', model: 'claude-sonnet-4-5' },
   'pi-scout.md': { tools: 'read,grep,find,ls,bash', model: 'claude-haiku-4-5' },
@@ -72,38 +86,91 @@ const EXPECTED: Record<string, Expected> = {
   'task-orchestrator.md': {
     tools: 'read,grep,find',
     model: 'claude-opus-4-6',
-    warnings: [ignored('4:8', 'Task', 'sub-agents are recipe tasks here (needs:, for_each:), not a tool'), ignored('4:32', 'TodoWrite', 'no to-do tool here')],
+    warnings: [
+      ignored('4:8', 'Task', 'sub-agents are recipe tasks here (needs:, for_each:), not a tool'),
+      ignored('4:32', 'TodoWrite', 'no to-do tool here'),
+    ],
   },
   'test-runner.md': { tools: 'bash,read,edit', model: 'claude-haiku-4-5' },
-  'web-researcher.md': { tools: 'read,write', model: 'claude-sonnet-4-6', warnings: [ignored('4:8', 'WebSearch', 'no web search tool here'), ignored('4:19', 'WebFetch', WEB)] },
+  'web-researcher.md': {
+    tools: 'read,write',
+    model: 'claude-sonnet-4-6',
+    warnings: [ignored('4:8', 'WebSearch', 'no web search tool here'), ignored('4:19', 'WebFetch', WEB)],
+  },
 
   'strict-web.md': {
-    problems: [`4:14 agent "a" uses tool "WebFetch", which is not available here (${WEB})`, '4:24 agent "a" uses tool "WebSearch", which is not available here (no web search tool here)'],
+    problems: [
+      `4:14 agent "a" uses tool "WebFetch", which is not available here (${WEB})`,
+      '4:24 agent "a" uses tool "WebSearch", which is not available here (no web search tool here)',
+    ],
     hint: 'remove it from the agent file, or drop strict_tools so it is ignored with a warning',
   },
   'unknown-tool.md': { problems: ['4:14 agent "a" uses unknown tool "Serach"'] },
   'unknown-model.md': { problems: ['5:8 agent file of "a" names unknown model "gpt-4o"'] },
-  'tool-and-model.md': { problems: ['4:14 agent "a" uses unknown tool "Deploy"', '5:8 agent file of "a" names unknown model "claude-3-5-sonnet-20241022"'] },
+  'tool-and-model.md': {
+    problems: [
+      '4:14 agent "a" uses unknown tool "Deploy"',
+      '5:8 agent file of "a" names unknown model "claude-3-5-sonnet-20241022"',
+    ],
+  },
 
-  'yaml-at-sign.md': { problems: ['3:14 frontmatter: invalid YAML: Plain value cannot start with reserved character @'], hint: QUOTE },
-  'yaml-backtick.md': { problems: ['3:14 frontmatter: invalid YAML: Plain value cannot start with reserved character `'], hint: QUOTE },
+  'yaml-at-sign.md': {
+    problems: ['3:14 frontmatter: invalid YAML: Plain value cannot start with reserved character @'],
+    hint: QUOTE,
+  },
+  'yaml-backtick.md': {
+    problems: ['3:14 frontmatter: invalid YAML: Plain value cannot start with reserved character `'],
+    hint: QUOTE,
+  },
   'yaml-bracket-start.md': { problems: ['3:21 frontmatter: invalid YAML: Unexpected scalar at node end'], hint: QUOTE },
-  'yaml-colon-in-description.md': { problems: ['3:14 frontmatter: invalid YAML: Nested mappings are not allowed in compact mappings'], hint: QUOTE },
-  'yaml-examples-inline.md': { problems: ['3:14 frontmatter: invalid YAML: Nested mappings are not allowed in compact mappings'], hint: QUOTE },
-  'yaml-multiline-examples.md': { problems: ['3:14 frontmatter: invalid YAML: Nested mappings are not allowed in compact mappings'], hint: QUOTE },
-  'yaml-quote-then-text.md': { problems: ['3:25 frontmatter: invalid YAML: Unexpected scalar at node end'], hint: QUOTE },
-  'yaml-tab-indent.md': { problems: ['5:1 frontmatter: invalid YAML: Tabs are not allowed as indentation', '6:1 frontmatter: invalid YAML: Tabs are not allowed as indentation'], hint: 'indent with spaces, not tabs' },
+  'yaml-colon-in-description.md': {
+    problems: ['3:14 frontmatter: invalid YAML: Nested mappings are not allowed in compact mappings'],
+    hint: QUOTE,
+  },
+  'yaml-examples-inline.md': {
+    problems: ['3:14 frontmatter: invalid YAML: Nested mappings are not allowed in compact mappings'],
+    hint: QUOTE,
+  },
+  'yaml-multiline-examples.md': {
+    problems: ['3:14 frontmatter: invalid YAML: Nested mappings are not allowed in compact mappings'],
+    hint: QUOTE,
+  },
+  'yaml-quote-then-text.md': {
+    problems: ['3:25 frontmatter: invalid YAML: Unexpected scalar at node end'],
+    hint: QUOTE,
+  },
+  'yaml-tab-indent.md': {
+    problems: [
+      '5:1 frontmatter: invalid YAML: Tabs are not allowed as indentation',
+      '6:1 frontmatter: invalid YAML: Tabs are not allowed as indentation',
+    ],
+    hint: 'indent with spaces, not tabs',
+  },
 };
 
 function load(file: string) {
   const recipe = join(tmp, `${file}.yaml`);
-  writeFileSync(recipe, ['name: corpus', 'model: claude-sonnet-4-5', 'agents:', `  a: { system_file: ${JSON.stringify(join(FIXTURES, file))} }`, 'tasks:', '  - id: t', '    prompt: go', ''].join('\n'));
+  writeFileSync(
+    recipe,
+    [
+      'name: corpus',
+      'model: claude-sonnet-4-5',
+      'agents:',
+      `  a: { system_file: ${JSON.stringify(join(FIXTURES, file))} }`,
+      'tasks:',
+      '  - id: t',
+      '    prompt: go',
+      '',
+    ].join('\n'),
+  );
   return loadRecipe(recipe, { cwd: FIXTURES, env: {} });
 }
 
 describe('agent files from public collections load as they are', () => {
   it('the corpus has at least 40 files and every one has an expected outcome', () => {
-    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.md')).sort();
+    const files = readdirSync(FIXTURES)
+      .filter((f) => f.endsWith('.md'))
+      .sort();
     expect(files.length).toBeGreaterThanOrEqual(40);
     expect(files).toEqual(Object.keys(EXPECTED).sort());
   });
@@ -114,11 +181,16 @@ describe('agent files from public collections load as they are', () => {
       expect(r.ok, 'expected the recipe to be invalid').toBe(false);
       if (r.ok) return;
       expect(r.problems.every((p) => p.file === file)).toBe(true); // positions point into the agent file
-      expect(r.problems.map((p) => `${p.line}:${p.col} ${p.severity === 'warning' ? 'warning ' : ''}${p.message}`)).toEqual(expected.problems);
+      expect(
+        r.problems.map((p) => `${p.line}:${p.col} ${p.severity === 'warning' ? 'warning ' : ''}${p.message}`),
+      ).toEqual(expected.problems);
       if (expected.hint !== undefined) expect(r.problems[0]!.hint).toBe(expected.hint);
       return;
     }
-    if (!r.ok) throw new Error(`expected ${file} to load, got:\n${r.problems.map((p) => `${p.line}:${p.col} ${p.message}`).join('\n')}`);
+    if (!r.ok)
+      throw new Error(
+        `expected ${file} to load, got:\n${r.problems.map((p) => `${p.line}:${p.col} ${p.message}`).join('\n')}`,
+      );
     const agent = r.recipe.agents.a!;
     expect(agent.tools.join(',')).toBe(expected.tools);
     expect(getModel(agent.model)?.id).toBe(expected.model);
@@ -129,23 +201,67 @@ describe('agent files from public collections load as they are', () => {
 
   it('the recipe can still choose: its own tools and model win over the file', () => {
     const recipe = join(tmp, 'override.yaml');
-    writeFileSync(recipe, ['name: o', 'agents:', `  a: { system_file: ${JSON.stringify(join(FIXTURES, 'tool-and-model.md'))}, tools: [read], model: claude-haiku-4-5 }`, 'tasks:', '  - id: t', '    prompt: go', ''].join('\n'));
+    writeFileSync(
+      recipe,
+      [
+        'name: o',
+        'agents:',
+        `  a: { system_file: ${JSON.stringify(join(FIXTURES, 'tool-and-model.md'))}, tools: [read], model: claude-haiku-4-5 }`,
+        'tasks:',
+        '  - id: t',
+        '    prompt: go',
+        '',
+      ].join('\n'),
+    );
     const r = loadRecipe(recipe, { cwd: FIXTURES, env: {} });
-    expect(r.ok && { tools: r.recipe.agents.a!.tools, model: r.recipe.agents.a!.model, warnings: r.warnings }).toEqual({ tools: ['read'], model: 'claude-haiku-4-5', warnings: [] });
+    expect(r.ok && { tools: r.recipe.agents.a!.tools, model: r.recipe.agents.a!.model, warnings: r.warnings }).toEqual({
+      tools: ['read'],
+      model: 'claude-haiku-4-5',
+      warnings: [],
+    });
   });
 
   it('warnings are reported together with errors when a recipe is invalid', () => {
     const recipe = join(tmp, 'both.yaml');
-    writeFileSync(recipe, ['name: b', 'agents:', `  a: { system_file: ${JSON.stringify(join(FIXTURES, 'prompt-engineer.md'))} }`, `  b: { system_file: ${JSON.stringify(join(FIXTURES, 'unknown-tool.md'))} }`, 'tasks:', '  - id: t', '    agent: a', '    prompt: go', ''].join('\n'));
+    writeFileSync(
+      recipe,
+      [
+        'name: b',
+        'agents:',
+        `  a: { system_file: ${JSON.stringify(join(FIXTURES, 'prompt-engineer.md'))} }`,
+        `  b: { system_file: ${JSON.stringify(join(FIXTURES, 'unknown-tool.md'))} }`,
+        'tasks:',
+        '  - id: t',
+        '    agent: a',
+        '    prompt: go',
+        '',
+      ].join('\n'),
+    );
     const r = loadRecipe(recipe, { cwd: FIXTURES, env: {} });
-    expect(r.ok ? [] : r.problems.map((p) => `${p.file} ${p.severity ?? 'error'}`)).toEqual(['prompt-engineer.md warning', 'unknown-tool.md error']);
+    expect(r.ok ? [] : r.problems.map((p) => `${p.file} ${p.severity ?? 'error'}`)).toEqual([
+      'prompt-engineer.md warning',
+      'unknown-tool.md error',
+    ]);
   });
 
   it('strict_tools: true on the recipe agent makes the unavailable tools errors', () => {
     const recipe = join(tmp, 'strict.yaml');
-    writeFileSync(recipe, ['name: s', 'agents:', `  a: { system_file: ${JSON.stringify(join(FIXTURES, 'web-researcher.md'))}, strict_tools: true }`, 'tasks:', '  - id: t', '    prompt: go', ''].join('\n'));
+    writeFileSync(
+      recipe,
+      [
+        'name: s',
+        'agents:',
+        `  a: { system_file: ${JSON.stringify(join(FIXTURES, 'web-researcher.md'))}, strict_tools: true }`,
+        'tasks:',
+        '  - id: t',
+        '    prompt: go',
+        '',
+      ].join('\n'),
+    );
     const r = loadRecipe(recipe, { cwd: FIXTURES, env: {} });
-    expect(r.ok ? [] : r.problems.map((p) => `${p.file}:${p.line}:${p.col} ${p.severity ?? 'error'} ${p.message}`)).toEqual([
+    expect(
+      r.ok ? [] : r.problems.map((p) => `${p.file}:${p.line}:${p.col} ${p.severity ?? 'error'} ${p.message}`),
+    ).toEqual([
       'web-researcher.md:4:8 error agent "a" uses tool "WebSearch", which is not available here (no web search tool here)',
       `web-researcher.md:4:19 error agent "a" uses tool "WebFetch", which is not available here (${WEB})`,
     ]);

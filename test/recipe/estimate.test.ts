@@ -24,8 +24,14 @@ function estimate(yaml: string) {
 describe('estimateRecipe', () => {
   it('one agent task: input = n*C + g*n(n-1)/2 and output = n*o at both ends, plus the handoff summary call, priced by the model', () => {
     const prompt = 'Summarise the repository.';
-    const { estimate: e } = estimate(`name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { system: "You summarise.", tools: [read, ls] }\ntasks:\n  - id: a\n    prompt: "${prompt}"\n`);
-    const start = E.runtimeSystemTokens + estimateTextTokens('You summarise.') + 2 * E.toolSchemaTokens + estimateTextTokens(prompt);
+    const { estimate: e } = estimate(
+      `name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { system: "You summarise.", tools: [read, ls] }\ntasks:\n  - id: a\n    prompt: "${prompt}"\n`,
+    );
+    const start =
+      E.runtimeSystemTokens +
+      estimateTextTokens('You summarise.') +
+      2 * E.toolSchemaTokens +
+      estimateTextTokens(prompt);
     // n turns, then one summary call over the final context (start + n-1 turns of growth) and the summarizer's instructions.
     const turns = (n: number, o: number, r: number) => ({
       input: n * start + ((o + r) * n * (n - 1)) / 2 + (start + (o + r) * (n - 1) + E.summarizerPromptTokens),
@@ -53,13 +59,16 @@ describe('estimateRecipe', () => {
     read += start + g * (n - 1); // the summary call
     expect(read + written + E.summarizerPromptTokens).toBe(low.input); // every input token is priced once
     expect(price).toMatchObject({ input: 1, cacheRead: 0.1, cacheWrite: 1.25, output: 5 });
-    expect(t!.usd.low).toBeCloseTo((read * 0.1 + written * 1.25 + E.summarizerPromptTokens * 1 + low.output * 5) / 1e6, 10);
+    expect(t!.usd.low).toBeCloseTo(
+      (read * 0.1 + written * 1.25 + E.summarizerPromptTokens * 1 + low.output * 5) / 1e6,
+      10,
+    );
     expect(t!.usd.low).toBeLessThan((low.input * price.input + low.output * price.output) / 1e6);
     expect(e.total.usd).toEqual(t!.usd);
   });
 
   it('an agent with summaries: extractive is estimated without the handoff summary call', () => {
-    const base = 'name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { system: w'
+    const base = 'name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { system: w';
     const tail = ' }\ntasks:\n  - id: a\n    agent: w\n    prompt: go\n';
     const model = estimate(`${base}${tail}`).estimate.tasks[0]!;
     const extractive = estimate(`${base}, summaries: extractive${tail}`).estimate.tasks[0]!;
@@ -68,11 +77,17 @@ describe('estimateRecipe', () => {
   });
 
   it('static fan-outs are summed per instance; shell steps cost nothing', () => {
-    const { estimate: e } = estimate('name: r\ntasks:\n  - id: one\n    prompt: "x"\n  - id: three\n    for_each: [a, b, c]\n    prompt: "${{ item }}"\n  - id: sh\n    run: echo hi\n');
+    const { estimate: e } = estimate(
+      'name: r\ntasks:\n  - id: one\n    prompt: "x"\n  - id: three\n    for_each: [a, b, c]\n    prompt: "${{ item }}"\n  - id: sh\n    run: echo hi\n',
+    );
     const [one, three, sh] = e.tasks;
     expect(three!.instances).toEqual({ low: 3, high: 3 });
     expect(three!.inputTokens.low).toBe(3 * one!.inputTokens.low);
-    expect(sh).toMatchObject({ usd: { low: 0, high: 0 }, inputTokens: { low: 0, high: 0 }, notes: ['shell step: no model calls'] });
+    expect(sh).toMatchObject({
+      usd: { low: 0, high: 0 },
+      inputTokens: { low: 0, high: 0 },
+      notes: ['shell step: no model calls'],
+    });
   });
 
   it('a dynamic fan-out takes its instance range from the source output_schema', () => {
@@ -86,11 +101,15 @@ describe('estimateRecipe', () => {
   it('verify retries raise only the upper figure; pair rounds multiply it', () => {
     const base = 'name: r\nagents:\n  p: { system: p }\n  w: { system: w }\ntasks:\n';
     const plain = estimate(`${base}  - id: a\n    agent: w\n    prompt: go\n`).estimate.tasks[0]!;
-    const verified = estimate(`${base}  - id: a\n    agent: w\n    prompt: go\n    verify: [make test]\n    verify_retries: 2\n`).estimate.tasks[0]!;
+    const verified = estimate(
+      `${base}  - id: a\n    agent: w\n    prompt: go\n    verify: [make test]\n    verify_retries: 2\n`,
+    ).estimate.tasks[0]!;
     expect(verified.inputTokens.low).toBe(plain.inputTokens.low);
     expect(verified.inputTokens.high).toBeGreaterThan(plain.inputTokens.high);
-    const one = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 1 }\n    prompt: go\n`).estimate.tasks[0]!;
-    const three = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 3 }\n    prompt: go\n`).estimate.tasks[0]!;
+    const one = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 1 }\n    prompt: go\n`)
+      .estimate.tasks[0]!;
+    const three = estimate(`${base}  - id: a\n    pair: { planner: p, worker: w, max_rounds: 3 }\n    prompt: go\n`)
+      .estimate.tasks[0]!;
     // Rounds multiply the turns; the worker's one handoff summary comes once, at the end.
     expect(three.outputTokens.high - E.handoffSummaryTokens).toBe(3 * (one.outputTokens.high - E.handoffSummaryTokens));
     expect(three.outputTokens.low).toBe(one.outputTokens.low);
@@ -101,7 +120,9 @@ describe('estimateRecipe', () => {
     expect(over.warnings).toHaveLength(2);
     expect(over.warnings[0]).toMatch(/estimate \(\$\d+\.\d\d\) exceeds the budget of \$0\.01/);
     expect(over.warnings[1]).toContain('exceeds the token budget of 1000');
-    const capped = estimate('name: r\ntasks:\n  - id: a\n    for_each: [x, y]\n    prompt: "${{ item }}"\n    budget: { usd: 0.05 }\n').estimate.tasks[0]!;
+    const capped = estimate(
+      'name: r\ntasks:\n  - id: a\n    for_each: [x, y]\n    prompt: "${{ item }}"\n    budget: { usd: 0.05 }\n',
+    ).estimate.tasks[0]!;
     expect(capped.usd.high).toBeCloseTo(0.1, 10);
     expect(capped.notes).toContain('upper cost capped by the task budget of $0.05 per instance');
   });
@@ -109,17 +130,37 @@ describe('estimateRecipe', () => {
   it('a model declared under models: is priced by its declaration, with no fallback note', () => {
     const body = 'tasks:\n  - id: a\n    prompt: "Summarise the repository."\n';
     const haiku = estimate(`name: r\nmodel: claude-haiku-4-5\n${body}`).estimate.tasks[0]!;
-    const declared = estimate(`name: r\nmodel: claude-future-7\nmodels:\n  claude-future-7: { price: { input: 1, output: 5 } }\n${body}`).estimate.tasks[0]!;
-    const dearer = estimate(`name: r\nmodel: claude-future-7\nmodels:\n  claude-future-7: { price: { input: 2, output: 10 } }\n${body}`).estimate.tasks[0]!;
+    const declared = estimate(
+      `name: r\nmodel: claude-future-7\nmodels:\n  claude-future-7: { price: { input: 1, output: 5 } }\n${body}`,
+    ).estimate.tasks[0]!;
+    const dearer = estimate(
+      `name: r\nmodel: claude-future-7\nmodels:\n  claude-future-7: { price: { input: 2, output: 10 } }\n${body}`,
+    ).estimate.tasks[0]!;
     expect(declared.usd).toEqual(haiku.usd);
     expect(dearer.usd.high).toBeCloseTo(haiku.usd.high * 2, 10);
     expect(declared.notes.join('\n')).not.toContain('no price known');
   });
 
   it('prices come from the ai model table; unknown models get a flagged fallback; scripted is free', () => {
-    expect(lookupModelPrice('some-future-model', 'anthropic')).toEqual({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, known: false });
+    expect(lookupModelPrice('some-future-model', 'anthropic')).toEqual({
+      input: 3,
+      output: 15,
+      cacheRead: 0.3,
+      cacheWrite: 3.75,
+      known: false,
+    });
     expect(lookupModelPrice('claude-opus-4-1', 'anthropic')).toMatchObject({ input: 15, output: 75, known: true });
-    expect(lookupModelPrice('anthropic/claude-haiku-4-5', 'anthropic')).toMatchObject({ input: 1, output: 5, known: true });
-    expect(lookupModelPrice('claude-opus-4-1', 'scripted')).toEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, known: true });
+    expect(lookupModelPrice('anthropic/claude-haiku-4-5', 'anthropic')).toMatchObject({
+      input: 1,
+      output: 5,
+      known: true,
+    });
+    expect(lookupModelPrice('claude-opus-4-1', 'scripted')).toEqual({
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      known: true,
+    });
   });
 });

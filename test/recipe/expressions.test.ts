@@ -39,7 +39,7 @@ describe('evaluation', () => {
   });
 
   it('reads members, [0] indexes, quoted keys, env and the item under its `as` name', () => {
-    expect(value("${{ tasks.plan.output.subtasks[1].repo }}")).toBe('b');
+    expect(value('${{ tasks.plan.output.subtasks[1].repo }}')).toBe('b');
     expect(value("${{ tasks.plan.output['title'] }}")).toBe('Plan');
     expect(value('${{ tasks.plan.summary }}')).toBe('planned two');
     expect(value('${{ env.HOME }}/x')).toBe('/home/u/x');
@@ -51,10 +51,10 @@ describe('evaluation', () => {
 
   it('== != && || ! and literals follow GitHub Actions semantics', () => {
     expect(value("${{ inputs.repo == 'svc-a' }}")).toBe(true);
-    expect(value("${{ inputs.repo != \"svc-a\" }}")).toBe(false);
+    expect(value('${{ inputs.repo != "svc-a" }}')).toBe(false);
     expect(value("${{ inputs.count == '3' }}")).toBe(true);
     expect(value("${{ inputs.empty || 'fallback' }}")).toBe('fallback');
-    expect(value("${{ inputs.repo && inputs.count }}")).toBe(3);
+    expect(value('${{ inputs.repo && inputs.count }}')).toBe(3);
     expect(value('${{ !inputs.empty }}')).toBe(true);
     expect(value('${{ !(inputs.count == 3) || null }}')).toBe(null);
     expect(value("${{ 'it''s' }}")).toBe("it's");
@@ -80,7 +80,9 @@ describe('evaluation', () => {
   it('missing data fails loudly instead of rendering an empty prompt', () => {
     expect(error('Fix ${{ tasks.plan.output.nothing }}')).toContain('is undefined');
     expect(value("Fix ${{ tasks.plan.output.nothing || 'all' }}")).toBe('Fix all');
-    expect(error('${{ tasks.plan.output.nothing.deeper }}')).toContain('cannot read "deeper" of tasks.plan.output.nothing');
+    expect(error('${{ tasks.plan.output.nothing.deeper }}')).toContain(
+      'cannot read "deeper" of tasks.plan.output.nothing',
+    );
     expect(error('${{ tasks.plan.output.subtasks.repo }}')).toContain('is a list; index it with [0]');
     expect(error('${{ item }}')).toContain('only available in tasks with for_each');
     expect(error('${{ join(inputs.repo) }}')).toContain('join() needs a list');
@@ -134,11 +136,21 @@ describe('reference checks at load time', () => {
     ['later', { output: 'text', fansOut: false }],
     ['apply', { output: 'text', fansOut: false }],
   ]);
-  const ctx = (extra: Partial<ReferenceContext> = {}): ReferenceContext => ({ inputs: ['repo', 'count'], tasks, reachable: new Set(['plan', 'notes', 'each']), taskId: 'apply', ...extra });
+  const ctx = (extra: Partial<ReferenceContext> = {}): ReferenceContext => ({
+    inputs: ['repo', 'count'],
+    tasks,
+    reachable: new Set(['plan', 'notes', 'each']),
+    taskId: 'apply',
+    ...extra,
+  });
   const messages = (text: string, c = ctx()) => checkTemplate(text, c).map((i) => i.message);
 
   it('accepts what the task may see', () => {
-    expect(messages("${{ inputs.repo }} ${{ tasks.plan.output.a[0].b }} ${{ tasks.notes.summary }} ${{ join(tasks.each.output, ',') }} ${{ env.ANY }}")).toEqual([]);
+    expect(
+      messages(
+        "${{ inputs.repo }} ${{ tasks.plan.output.a[0].b }} ${{ tasks.notes.summary }} ${{ join(tasks.each.output, ',') }} ${{ env.ANY }}",
+      ),
+    ).toEqual([]);
     expect(messages('${{ item.path }} ${{ pkg }}', ctx({ itemNames: ['item', 'pkg'] }))).toEqual([]);
   });
 
@@ -165,18 +177,30 @@ describe('reference checks at load time', () => {
 
   it('knows the shape of outputs: text has no fields, a fan-out output is a list', () => {
     expect(messages('${{ tasks.notes.output.x }}')).toEqual(['tasks.notes.output is text, so it has no fields']);
-    expect(messages('${{ tasks.each.output.result }}')).toEqual(['tasks.each fans out, so tasks.each.output is a list with one entry per instance']);
+    expect(messages('${{ tasks.each.output.result }}')).toEqual([
+      'tasks.each fans out, so tasks.each.output is a list with one entry per instance',
+    ]);
     expect(messages('${{ tasks.each.output[1].result }}')).toEqual([]);
   });
 
   it('checks references inside function arguments, operators and computed indexes', () => {
-    expect(messages('${{ length(tasks.nope.output) == inputs.nope || !item }}')).toEqual(['unknown task "nope"', 'unknown input "nope"', '"item" is only available in tasks with for_each']);
+    expect(messages('${{ length(tasks.nope.output) == inputs.nope || !item }}')).toEqual([
+      'unknown task "nope"',
+      'unknown input "nope"',
+      '"item" is only available in tasks with for_each',
+    ]);
     expect(messages('${{ tasks.plan.output.list[inputs.nope] }}')).toEqual(['unknown input "nope"']);
   });
 
   it('lists the tasks a text reads, and the path of a whole reference', () => {
-    expect(referencedTasks('${{ tasks.b.output }} and ${{ join(tasks.a.output.x, tasks.b.summary) }}')).toEqual(['b', 'a']);
-    expect(referencePath('${{ tasks.plan.output.items[0].x }}')).toEqual({ root: 'tasks', segments: ['plan', 'output', 'items', 0, 'x'] });
+    expect(referencedTasks('${{ tasks.b.output }} and ${{ join(tasks.a.output.x, tasks.b.summary) }}')).toEqual([
+      'b',
+      'a',
+    ]);
+    expect(referencePath('${{ tasks.plan.output.items[0].x }}')).toEqual({
+      root: 'tasks',
+      segments: ['plan', 'output', 'items', 0, 'x'],
+    });
     expect(referencePath('a ${{ tasks.plan.output }}')).toBeUndefined();
   });
 });

@@ -11,7 +11,14 @@ const dir = mkdtempSync(join(tmpdir(), 'orchestrate-glob-'));
 
 describe('glob', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  for (const f of ['repos/api/a.ts', 'repos/web/b.ts', 'repos/web/deep/c.ts', 'repos/.cache/x.ts', 'repos/README.md', 'other/z.ts']) {
+  for (const f of [
+    'repos/api/a.ts',
+    'repos/web/b.ts',
+    'repos/web/deep/c.ts',
+    'repos/.cache/x.ts',
+    'repos/README.md',
+    'other/z.ts',
+  ]) {
     mkdirSync(join(dir, f, '..'), { recursive: true });
     writeFileSync(join(dir, f), '');
   }
@@ -29,7 +36,11 @@ describe('glob', () => {
   it('matches folders by default, files when asked, skipping hidden entries', () => {
     expect(expandGlob(dir, 'repos/*')).toEqual(['repos/api', 'repos/web']);
     expect(expandGlob(dir, 'repos/*', 'file')).toEqual(['repos/README.md']);
-    expect(expandGlob(dir, 'repos/**/*.ts', 'file')).toEqual(['repos/api/a.ts', 'repos/web/b.ts', 'repos/web/deep/c.ts']);
+    expect(expandGlob(dir, 'repos/**/*.ts', 'file')).toEqual([
+      'repos/api/a.ts',
+      'repos/web/b.ts',
+      'repos/web/deep/c.ts',
+    ]);
     expect(expandGlob(dir, 'repos/.*')).toEqual(['repos/.cache']);
     expect(expandGlob(dir, './repos/w*/')).toEqual(['repos/web']);
     expect(expandGlob(dir, 'missing/*')).toEqual([]);
@@ -38,7 +49,14 @@ describe('glob', () => {
 
 describe('malformed globs in a recipe', () => {
   it('are validate errors at file:line:col, for for_each globs and writes, before anything runs', () => {
-    const yaml = ['name: g', 'tasks:', '  - id: each', '    for_each: { glob: "projects/[z-a]*" }', '    writes: ["ok/**", "[z-a]/**", "${{ item }}/{a,b"]', '    prompt: p'].join('\n');
+    const yaml = [
+      'name: g',
+      'tasks:',
+      '  - id: each',
+      '    for_each: { glob: "projects/[z-a]*" }',
+      '    writes: ["ok/**", "[z-a]/**", "${{ item }}/{a,b"]',
+      '    prompt: p',
+    ].join('\n');
     const r = validateRecipeText(yaml, '/work/r/recipe.yaml', { cwd: '/work/r' });
     expect(r.ok).toBe(false);
     if (r.ok) return;
@@ -50,8 +68,24 @@ describe('malformed globs in a recipe', () => {
   });
 
   it('rendered from an item, fail the instance with a message instead of crashing the run', () => {
-    const task = { id: 't', dir, writes: ['${{ item }}/**'], verify: [], env: {}, forEach: { kind: 'list', items: ['[z-a]'] }, as: 'item' } as unknown as LoadedTask;
-    const r = resolveInstance(task, { id: 't.x', taskId: 't', key: 'x', item: '[z-a]', index: 0 }, { inputs: {}, env: {}, tasks: {} });
-    expect(r).toEqual({ ok: false, error: 'task "t" (t.x) writes[0]: "[z-a]/**" is not a valid glob: a character range goes backwards (z-a); write the lower character first, e.g. [a-z]' });
+    const task = {
+      id: 't',
+      dir,
+      writes: ['${{ item }}/**'],
+      verify: [],
+      env: {},
+      forEach: { kind: 'list', items: ['[z-a]'] },
+      as: 'item',
+    } as unknown as LoadedTask;
+    const r = resolveInstance(
+      task,
+      { id: 't.x', taskId: 't', key: 'x', item: '[z-a]', index: 0 },
+      { inputs: {}, env: {}, tasks: {} },
+    );
+    expect(r).toEqual({
+      ok: false,
+      error:
+        'task "t" (t.x) writes[0]: "[z-a]/**" is not a valid glob: a character range goes backwards (z-a); write the lower character first, e.g. [a-z]',
+    });
   });
 });

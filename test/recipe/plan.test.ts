@@ -21,15 +21,26 @@ const task = (recipe: LoadedRecipe, id: string): LoadedTask => recipe.tasks.find
 describe('expandTask', () => {
   it('a plain task has one instance named after the task', () => {
     const recipe = load('name: r\ntasks:\n  - id: solo\n    prompt: hi\n');
-    expect(expandTask(task(recipe, 'solo'), staticScope(recipe, {}))).toEqual({ ok: true, instances: [{ id: 'solo', taskId: 'solo', index: 0 }] });
+    expect(expandTask(task(recipe, 'solo'), staticScope(recipe, {}))).toEqual({
+      ok: true,
+      instances: [{ id: 'solo', taskId: 'solo', index: 0 }],
+    });
   });
 
   it('a literal list gives one instance per item with a key derived from the item', () => {
-    const recipe = load('name: r\ntasks:\n  - id: t\n    for_each: ["Svc A", svc-b, 3, {name: Ünïcode}, {x: 1}]\n    prompt: "do ${{ item }}"\n');
+    const recipe = load(
+      'name: r\ntasks:\n  - id: t\n    for_each: ["Svc A", svc-b, 3, {name: Ünïcode}, {x: 1}]\n    prompt: "do ${{ item }}"\n',
+    );
     const r = expandTask(task(recipe, 't'), staticScope(recipe, {}));
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.instances.map((i) => i.id)).toEqual(['t.svc-a', 't.svc-b', 't.3', 't.unicode', expect.stringMatching(/^t\.[0-9a-f]{8}$/)]);
+    expect(r.instances.map((i) => i.id)).toEqual([
+      't.svc-a',
+      't.svc-b',
+      't.3',
+      't.unicode',
+      expect.stringMatching(/^t\.[0-9a-f]{8}$/),
+    ]);
     expect(r.instances.map((i) => i.item)).toEqual(['Svc A', 'svc-b', 3, { name: 'Ünïcode' }, { x: 1 }]);
   });
 
@@ -59,12 +70,15 @@ describe('expandTask', () => {
   });
 
   it('a glob can ask for files, use ** and take inputs', () => {
-    const recipe = load('name: r\ninputs:\n  root: { default: src }\ntasks:\n  - id: t\n    for_each: { glob: "${{ inputs.root }}/**/*.ts", type: file }\n    prompt: "${{ item }}"\n', {
-      'src/a.ts': '',
-      'src/deep/b.ts': '',
-      'src/deep/c.js': '',
-      'src/node_modules/x.ts': '',
-    });
+    const recipe = load(
+      'name: r\ninputs:\n  root: { default: src }\ntasks:\n  - id: t\n    for_each: { glob: "${{ inputs.root }}/**/*.ts", type: file }\n    prompt: "${{ item }}"\n',
+      {
+        'src/a.ts': '',
+        'src/deep/b.ts': '',
+        'src/deep/c.js': '',
+        'src/node_modules/x.ts': '',
+      },
+    );
     const r = expandTask(task(recipe, 't'), staticScope(recipe, {}));
     expect(r.ok && r.instances.map((i) => i.item)).toEqual(['src/a.ts', 'src/deep/b.ts']);
   });
@@ -74,11 +88,30 @@ describe('expandTask', () => {
       'name: r\ntasks:\n  - id: plan\n    prompt: p\n    output: json\n  - id: apply\n    needs: [plan]\n    for_each: ${{ tasks.plan.output.subtasks }}\n    as: sub\n    key: ${{ sub.repo }}\n    prompt: "fix ${{ sub.repo }}"\n',
     );
     const apply = task(recipe, 'apply');
-    expect(apply.forEach).toEqual({ kind: 'expression', expression: '${{ tasks.plan.output.subtasks }}', sources: ['plan'] });
-    const scope = { ...staticScope(recipe, {}), tasks: { plan: { output: { subtasks: [{ repo: 'svc/api', files: 3 }, { repo: 'svc/web', files: 1 }] } } } };
+    expect(apply.forEach).toEqual({
+      kind: 'expression',
+      expression: '${{ tasks.plan.output.subtasks }}',
+      sources: ['plan'],
+    });
+    const scope = {
+      ...staticScope(recipe, {}),
+      tasks: {
+        plan: {
+          output: {
+            subtasks: [
+              { repo: 'svc/api', files: 3 },
+              { repo: 'svc/web', files: 1 },
+            ],
+          },
+        },
+      },
+    };
     const r = expandTask(apply, scope);
     expect(r.ok && r.instances.map((i) => i.id)).toEqual(['apply.svc-api', 'apply.svc-web']);
-    expect(expandTask(apply, { ...scope, tasks: { plan: { output: { subtasks: 'oops' } } } })).toEqual({ ok: false, error: 'task "apply": for_each ${{ tasks.plan.output.subtasks }} gave string "oops", not a list' });
+    expect(expandTask(apply, { ...scope, tasks: { plan: { output: { subtasks: 'oops' } } } })).toEqual({
+      ok: false,
+      error: 'task "apply": for_each ${{ tasks.plan.output.subtasks }} gave string "oops", not a list',
+    });
     expect(expandTask(apply, { ...scope, tasks: {} })).toMatchObject({ ok: false });
   });
 
@@ -93,12 +126,17 @@ describe('expandTask', () => {
     }
     temp?.cleanup();
     const dup = load('name: r\ntasks:\n  - id: t\n    for_each: [x, y, x]\n    prompt: "${{ item }}"\n');
-    expect(expandTask(task(dup, 't'), staticScope(dup, {}))).toMatchObject({ ok: false, error: expect.stringContaining('2 items with the key "x"') });
+    expect(expandTask(task(dup, 't'), staticScope(dup, {}))).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('2 items with the key "x"'),
+    });
   });
 
   it('long keys are cut and hashed so session file names stay short and distinct', () => {
     const long = 'x'.repeat(200);
-    const recipe = load(`name: r\ntasks:\n  - id: t\n    for_each: ["${long}a", "${long}b"]\n    prompt: "\${{ item }}"\n`);
+    const recipe = load(
+      `name: r\ntasks:\n  - id: t\n    for_each: ["${long}a", "${long}b"]\n    prompt: "\${{ item }}"\n`,
+    );
     const r = expandTask(task(recipe, 't'), staticScope(recipe, {}));
     expect(r.ok).toBe(true);
     if (r.ok) {
@@ -139,10 +177,20 @@ describe('resolveInstance', () => {
   });
 
   it('a missing upstream output is an error that names the task, instance and field', () => {
-    const recipe = load('name: r\ntasks:\n  - id: a\n    prompt: p\n    output: json\n  - id: b\n    needs: [a]\n    prompt: "use ${{ tasks.a.output.value }}"\n');
+    const recipe = load(
+      'name: r\ntasks:\n  - id: a\n    prompt: p\n    output: json\n  - id: b\n    needs: [a]\n    prompt: "use ${{ tasks.a.output.value }}"\n',
+    );
     const b = task(recipe, 'b');
-    const r = resolveInstance(b, { id: 'b', taskId: 'b', index: 0 }, { ...staticScope(recipe, {}), tasks: { a: { output: {} } } });
-    expect(r).toEqual({ ok: false, error: "task \"b\" (b) prompt: ${{ tasks.a.output.value }} is undefined; use tasks.a.output.value || '' if it may be missing" });
+    const r = resolveInstance(
+      b,
+      { id: 'b', taskId: 'b', index: 0 },
+      { ...staticScope(recipe, {}), tasks: { a: { output: {} } } },
+    );
+    expect(r).toEqual({
+      ok: false,
+      error:
+        'task "b" (b) prompt: ${{ tasks.a.output.value }} is undefined; use tasks.a.output.value || \'\' if it may be missing',
+    });
   });
 });
 
@@ -169,7 +217,11 @@ describe('buildPlan', () => {
   });
 
   it('--set values reach static fan-outs', () => {
-    const recipe = load('name: r\ninputs:\n  targets: { type: list, default: [x] }\ntasks:\n  - id: scan\n    for_each: ${{ inputs.targets }}\n    prompt: "scan ${{ item }}"\n', {}, ['targets=a,b,c']);
+    const recipe = load(
+      'name: r\ninputs:\n  targets: { type: list, default: [x] }\ntasks:\n  - id: scan\n    for_each: ${{ inputs.targets }}\n    prompt: "scan ${{ item }}"\n',
+      {},
+      ['targets=a,b,c'],
+    );
     const r = buildPlan(recipe, { env: {} });
     expect(r.ok && r.plan.tasks[0]!.instances.map((i) => i.item)).toEqual(['a', 'b', 'c']);
   });
@@ -182,8 +234,21 @@ describe('buildPlan', () => {
   });
 
   it('a static expansion error points at the for_each', () => {
-    const recipe = load('name: r\ninputs:\n  one: { default: solo }\ntasks:\n  - id: t\n    for_each: ${{ inputs.one }}\n    prompt: "${{ item }}"\n');
+    const recipe = load(
+      'name: r\ninputs:\n  one: { default: solo }\ntasks:\n  - id: t\n    for_each: ${{ inputs.one }}\n    prompt: "${{ item }}"\n',
+    );
     const r = buildPlan(recipe, { env: {}, displayFile: 'recipe.yaml' });
-    expect(r).toEqual({ ok: false, problems: [{ code: 'bad_for_each', file: 'recipe.yaml', line: 6, col: 15, message: 'task "t": for_each ${{ inputs.one }} gave string "solo", not a list' }] });
+    expect(r).toEqual({
+      ok: false,
+      problems: [
+        {
+          code: 'bad_for_each',
+          file: 'recipe.yaml',
+          line: 6,
+          col: 15,
+          message: 'task "t": for_each ${{ inputs.one }} gave string "solo", not a list',
+        },
+      ],
+    });
   });
 });

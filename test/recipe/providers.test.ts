@@ -38,7 +38,9 @@ describe('recipe providers', () => {
     const r = loadRecipe(join(dir, 'recipe.yaml'));
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.problems).toEqual([expect.objectContaining({ code: 'unknown_provider', line: 13, col: 34, message: 'unknown provider "lokal"' })]);
+    expect(r.problems).toEqual([
+      expect.objectContaining({ code: 'unknown_provider', line: 13, col: 34, message: 'unknown provider "lokal"' }),
+    ]);
     expect(r.problems[0]!.hint).toContain('local');
     expect(r.problems[0]!.hint).toContain('ollama');
   });
@@ -58,7 +60,11 @@ describe('recipe providers', () => {
       if (!r.ok) throw new Error(JSON.stringify(r.problems));
       const worker = r.recipe.agents.worker!;
       expect(worker.provider).toBe(provider);
-      expect(worker.providerConfig).toMatchObject({ name: provider, type: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' });
+      expect(worker.providerConfig).toMatchObject({
+        name: provider,
+        type: 'openai-compatible',
+        baseUrl: 'http://127.0.0.1:11434/v1',
+      });
       expect(worker.modelSpec?.contextWindow).toBe(32_000);
       const planned = buildPlan(r.recipe);
       if (!planned.ok) throw new Error(JSON.stringify(planned.problems));

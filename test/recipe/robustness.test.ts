@@ -12,7 +12,27 @@ import { seededRandom } from '../helpers/seeded-random.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLES = ['fan-out', 'planner-worker', 'batch-refactor'];
 
-const PALETTE: unknown[] = [null, 0, -1, 1.5, '', 'x', '${{ tasks.nope.output }}', '${{', '${{ item }}', [], [null], {}, { glob: 5 }, true, '10 minutes', { count: 'x' }, ['a', 'a'], { planner: 1 }, 'read'];
+const PALETTE: unknown[] = [
+  null,
+  0,
+  -1,
+  1.5,
+  '',
+  'x',
+  '${{ tasks.nope.output }}',
+  '${{',
+  '${{ item }}',
+  [],
+  [null],
+  {},
+  { glob: 5 },
+  true,
+  '10 minutes',
+  { count: 'x' },
+  ['a', 'a'],
+  { planner: 1 },
+  'read',
+];
 
 type Node = Record<string, unknown> | unknown[];
 function containers(value: unknown, out: Node[] = []): Node[] {
@@ -31,8 +51,12 @@ function mutate(doc: unknown, random: () => number): unknown {
     const keys = Object.keys(target);
     const action = random();
     if (keys.length && action < 0.6) (target as Record<string, unknown>)[pick(keys)] = structuredClone(pick(PALETTE));
-    else if (keys.length && action < 0.8 && !Array.isArray(target)) delete (target as Record<string, unknown>)[pick(keys)];
-    else if (!Array.isArray(target)) target[pick(['needs', 'for_each', 'agent', 'bogus', 'pair', 'verify', 'tools', 'as', 'key'])] = structuredClone(pick(PALETTE));
+    else if (keys.length && action < 0.8 && !Array.isArray(target))
+      delete (target as Record<string, unknown>)[pick(keys)];
+    else if (!Array.isArray(target))
+      target[pick(['needs', 'for_each', 'agent', 'bogus', 'pair', 'verify', 'tools', 'as', 'key'])] = structuredClone(
+        pick(PALETTE),
+      );
   }
   return copy;
 }

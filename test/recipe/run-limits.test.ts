@@ -46,7 +46,12 @@ tasks:
 `);
     const [a, b, c] = r.tasks;
     expect(a!.maxTurns).toBe(0);
-    expect(b!.pair).toEqual({ planner: 'p', worker: 'w', maxRounds: RECIPE_DEFAULTS.pairMaxRounds, onMaxRounds: 'fail' });
+    expect(b!.pair).toEqual({
+      planner: 'p',
+      worker: 'w',
+      maxRounds: RECIPE_DEFAULTS.pairMaxRounds,
+      onMaxRounds: 'fail',
+    });
     expect(c!.pair!.onMaxRounds).toBe('accept');
   });
 
@@ -56,7 +61,8 @@ tasks:
   - { id: a, prompt: p, retries: 2 }
   - { id: b, prompt: p, retries: { count: 1, on: [max_turns, loop, not_approved, write_scope] } }
 `);
-    for (const c of ['loop', 'max_turns', 'compaction', 'not_approved', 'write_scope']) expect(r.tasks[0]!.retries.on).not.toContain(c);
+    for (const c of ['loop', 'max_turns', 'compaction', 'not_approved', 'write_scope'])
+      expect(r.tasks[0]!.retries.on).not.toContain(c);
     expect(r.tasks[1]!.retries.on).toEqual(['max_turns', 'loop', 'not_approved', 'write_scope']);
   });
 });

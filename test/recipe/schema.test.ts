@@ -47,16 +47,24 @@ describe('recipe JSON Schema', () => {
       expect(validate(c), JSON.stringify(c)).toBe(false);
       expect(RecipeSchema.safeParse(c).success).toBe(false);
     }
-    expect(validate({ name: 'x', tasks: [{ id: 'a', prompt: 'p', timeout: '1h30m', retries: { count: 2, on: ['timeout'] } }] })).toBe(true);
+    expect(
+      validate({
+        name: 'x',
+        tasks: [{ id: 'a', prompt: 'p', timeout: '1h30m', retries: { count: 2, on: ['timeout'] } }],
+      }),
+    ).toBe(true);
   });
 
   it('recipes/recipe.schema.json is the current generated schema', () => {
     const committed: unknown = JSON.parse(readFileSync(join(ROOT, 'recipes/recipe.schema.json'), 'utf8'));
-    expect(committed, 'regenerate with: npx tsx src/cli/main.ts schema > recipes/recipe.schema.json').toEqual(recipeJsonSchema());
+    expect(committed, 'regenerate with: npx tsx src/cli/main.ts schema > recipes/recipe.schema.json').toEqual(
+      recipeJsonSchema(),
+    );
   });
 
   it('fields carry descriptions for editor tooltips', () => {
     const schema = recipeJsonSchema() as { properties: Record<string, { description?: string }> };
-    for (const key of ['model', 'concurrency', 'budget', 'inputs', 'agents', 'tasks']) expect(schema.properties[key]?.description, key).toBeTruthy();
+    for (const key of ['model', 'concurrency', 'budget', 'inputs', 'agents', 'tasks'])
+      expect(schema.properties[key]?.description, key).toBeTruthy();
   });
 });

@@ -12,7 +12,10 @@ describe('task graph', () => {
 
   it('finds separate cycles once each and none in a DAG', () => {
     const cycles = findCycles(graph({ a: ['b'], b: ['a'], c: ['d'], d: ['c'], e: ['a'] }));
-    expect(cycles).toEqual([['a', 'b', 'a'], ['c', 'd', 'c']]);
+    expect(cycles).toEqual([
+      ['a', 'b', 'a'],
+      ['c', 'd', 'c'],
+    ]);
     expect(findCycles(graph({ a: [], b: ['a'], c: ['a', 'b'] }))).toEqual([]);
   });
 
@@ -23,10 +26,8 @@ describe('task graph', () => {
   });
 
   it('levels put each task one below the deepest task it needs', () => {
-    expect(topologicalLevels(graph({ plan: [], lint: [], apply: ['plan'], review: ['apply', 'lint'], notify: ['plan'] }))).toEqual([
-      ['plan', 'lint'],
-      ['apply', 'notify'],
-      ['review'],
-    ]);
+    expect(
+      topologicalLevels(graph({ plan: [], lint: [], apply: ['plan'], review: ['apply', 'lint'], notify: ['plan'] })),
+    ).toEqual([['plan', 'lint'], ['apply', 'notify'], ['review']]);
   });
 });

@@ -28,8 +28,11 @@ tasks:
 ${extra}`;
 
 describe('a task with its own model', () => {
-  it('runs on that model while the other tasks of the same agent keep the agent\'s', async () => {
-    const dir = tempProject({ 'recipe.yaml': recipe('    model: claude-haiku-4-5\n    thinking: off\n'), 'script.yaml': 'turns:\n  - text: done\n' });
+  it("runs on that model while the other tasks of the same agent keep the agent's", async () => {
+    const dir = tempProject({
+      'recipe.yaml': recipe('    model: claude-haiku-4-5\n    thinking: off\n'),
+      'script.yaml': 'turns:\n  - text: done\n',
+    });
     const loaded = loadRecipe(join(dir, 'recipe.yaml'));
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
     const small = loaded.recipe.tasks.find((t) => t.id === 'small')!;
@@ -53,7 +56,10 @@ describe('a task with its own model', () => {
   });
 
   it('the dry run prices the task by its own model', () => {
-    const dir = tempProject({ 'recipe.yaml': recipe('    model: claude-haiku-4-5\n').replace('provider: scripted\nscript: script.yaml\n', ''), 'script.yaml': '' });
+    const dir = tempProject({
+      'recipe.yaml': recipe('    model: claude-haiku-4-5\n').replace('provider: scripted\nscript: script.yaml\n', ''),
+      'script.yaml': '',
+    });
     const loaded = loadRecipe(join(dir, 'recipe.yaml'));
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
     const planned = buildPlan(loaded.recipe);
@@ -66,11 +72,21 @@ describe('a task with its own model', () => {
   });
 
   it('an unknown task model is an error at its position; a pair or run: task cannot set one', () => {
-    const dir = tempProject({ 'recipe.yaml': recipe('    model: claude-haiku-4-55\n').replace('provider: scripted\nscript: script.yaml\n', ''), 'script.yaml': '' });
+    const dir = tempProject({
+      'recipe.yaml': recipe('    model: claude-haiku-4-55\n').replace('provider: scripted\nscript: script.yaml\n', ''),
+      'script.yaml': '',
+    });
     const bad = loadRecipe(join(dir, 'recipe.yaml'));
     expect(bad.ok).toBe(false);
     if (bad.ok) return;
-    expect(bad.problems).toEqual([expect.objectContaining({ code: 'unknown_model', line: 12, col: 12, message: 'unknown model "claude-haiku-4-55"' })]);
+    expect(bad.problems).toEqual([
+      expect.objectContaining({
+        code: 'unknown_model',
+        line: 12,
+        col: 12,
+        message: 'unknown model "claude-haiku-4-55"',
+      }),
+    ]);
 
     const pair = tempProject({
       'recipe.yaml': `name: p

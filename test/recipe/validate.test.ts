@@ -36,9 +36,13 @@ describe('validateRecipeText', () => {
     ]);
   });
 
-  it('an agent\'s summaries is model or extractive', () => {
-    expect(check('name: r\nagents:\n  w: { summaries: extractive }\ntasks:\n  - id: a\n    agent: w\n    prompt: p\n')).toEqual([]);
-    const problems = check('name: r\nagents:\n  w: { summaries: cheap }\ntasks:\n  - id: a\n    agent: w\n    prompt: p\n');
+  it("an agent's summaries is model or extractive", () => {
+    expect(
+      check('name: r\nagents:\n  w: { summaries: extractive }\ntasks:\n  - id: a\n    agent: w\n    prompt: p\n'),
+    ).toEqual([]);
+    const problems = check(
+      'name: r\nagents:\n  w: { summaries: cheap }\ntasks:\n  - id: a\n    agent: w\n    prompt: p\n',
+    );
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^3:19 .*summaries.*(model|extractive)/);
   });
@@ -49,12 +53,15 @@ describe('validateRecipeText', () => {
   });
 
   it('points inside block scalars at the expression', () => {
-    const yaml = 'name: r\ntasks:\n  - id: a\n    prompt: |\n      First line.\n      Then ${{ tasks.nope.output }} here.\n';
+    const yaml =
+      'name: r\ntasks:\n  - id: a\n    prompt: |\n      First line.\n      Then ${{ tasks.nope.output }} here.\n';
     expect(check(yaml)).toEqual(['6:22 task "a" prompt: unknown task "nope"']);
   });
 
   it('an expression where nothing evaluates it is reported at the string', () => {
-    expect(check('name: r\ndescription: "${{ inputs.x }}"\ntasks:\n  - id: a\n    prompt: p\n')).toEqual(['2:15 description: expressions are not evaluated here']);
+    expect(check('name: r\ndescription: "${{ inputs.x }}"\ntasks:\n  - id: a\n    prompt: p\n')).toEqual([
+      '2:15 description: expressions are not evaluated here',
+    ]);
   });
 
   it('fields evaluated before tasks run may not read tasks or items', () => {
@@ -90,8 +97,16 @@ describe('validateRecipeText', () => {
   });
 
   it('aliases are resolved but alias bombs are refused', () => {
-    expect(check('name: r\nx: &p hi\ntasks:\n  - id: a\n    prompt: *p\n')).toEqual(['2:1 unknown key "x" in the recipe']);
-    const bomb = ['name: r', 'a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'tasks: []'].join('\n');
+    expect(check('name: r\nx: &p hi\ntasks:\n  - id: a\n    prompt: *p\n')).toEqual([
+      '2:1 unknown key "x" in the recipe',
+    ]);
+    const bomb = [
+      'name: r',
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'tasks: []',
+    ].join('\n');
     expect(check(bomb)[0]).toMatch(/^1:1 YAML: .*alias/i);
   });
 
@@ -100,7 +115,9 @@ describe('validateRecipeText', () => {
     expect(r.ok).toBe(false);
     if (!r.ok) {
       const unknown = r.problems.find((p) => p.code === 'unknown_key')!;
-      expect(formatProblem(unknown)).toBe('r/recipe.yaml:4:5: unknown key "promt" in task "a"\n  hint: did you mean "prompt"?');
+      expect(formatProblem(unknown)).toBe(
+        'r/recipe.yaml:4:5: unknown key "promt" in task "a"\n  hint: did you mean "prompt"?',
+      );
       expect(unknown.path).toBe('tasks[0].promt');
     }
   });

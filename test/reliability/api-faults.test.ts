@@ -9,7 +9,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
-import { cleanupTempDirs, conversationResponder, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import {
+  cleanupTempDirs,
+  conversationResponder,
+  events,
+  ofType,
+  tempProject,
+} from '../orchestrator/helpers/run-fixtures.js';
 import { checkJsonl, printSummary } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -40,17 +46,31 @@ describe('model API faults (fake Anthropic, seeded 20 % fault rate)', { timeout:
       respond: conversationResponder([
         {
           match: /Write the marker for dirs\/(f\d\d)\b/,
-          turns: [{ tools: [{ name: 'bash', args: { command: 'printf "marker-%s\\n" "$(basename "$PWD")" >> written.txt' } }] }, { text: 'marker written' }],
+          turns: [
+            {
+              tools: [{ name: 'bash', args: { command: 'printf "marker-%s\\n" "$(basename "$PWD")" >> written.txt' } }],
+            },
+            { text: 'marker written' },
+          ],
         },
       ]),
       faults: { rate: 0.2, seed: Number(process.env.FAULT_SEED ?? 20240607), retryAfterMs: 30, slowDelayMs: 15 },
     });
     try {
       const t0 = Date.now();
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, {
-        runsDir: join(dir, 'runs'),
-        env: { ANTHROPIC_API_KEY: 'sk-ant-fault-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20', PATH: process.env.PATH },
-      });
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          env: {
+            ANTHROPIC_API_KEY: 'sk-ant-fault-test',
+            ANTHROPIC_BASE_URL: server.url,
+            ORCHESTRATE_RETRY_BASE_MS: '20',
+            PATH: process.env.PATH,
+          },
+        },
+      );
       if (!r.ok) throw new Error(JSON.stringify(r));
       const out = r.outcome;
       const log = events(out.dir);
@@ -60,7 +80,10 @@ describe('model API faults (fake Anthropic, seeded 20 % fault rate)', { timeout:
 
       // Every task correct: one file per folder, exactly one line, the right marker.
       for (const n of NAMES) expect(readFileSync(join(dir, 'dirs', n, 'written.txt'), 'utf8'), n).toBe(`marker-${n}\n`);
-      const result = JSON.parse(readFileSync(join(out.dir, 'result.json'), 'utf8')) as { status: string; instances: { id: string; status: string; output: unknown }[] };
+      const result = JSON.parse(readFileSync(join(out.dir, 'result.json'), 'utf8')) as {
+        status: string;
+        instances: { id: string; status: string; output: unknown }[];
+      };
       expect(result.instances.map((i) => [i.status, i.output])).toEqual(NAMES.map(() => ['done', 'marker written']));
 
       // Each session holds exactly one execution of the bash call, and every line parses.
@@ -69,7 +92,9 @@ describe('model API faults (fake Anthropic, seeded 20 % fault rate)', { timeout:
         const s = checkJsonl(join(out.dir, 'sessions', `write.dirs-${n}.jsonl`));
         expect(s.bad).toEqual([]);
         expect(s.torn).toBeUndefined();
-        const results = s.lines.map((l) => JSON.parse(l) as { type: string; message?: { role: string } }).filter((e) => e.type === 'message' && e.message?.role === 'toolResult');
+        const results = s.lines
+          .map((l) => JSON.parse(l) as { type: string; message?: { role: string } })
+          .filter((e) => e.type === 'message' && e.message?.role === 'toolResult');
         expect(results, n).toHaveLength(1);
         toolResults += results.length;
       }

@@ -31,7 +31,13 @@ const hasStack = (text: string) => /\n\s+at .+[:(]\d+/.test(text);
 async function cli(argv: string[], cwd: string): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await main(argv, { stdout: (t) => (out += t), stderr: (t) => (err += t), cwd, env: { PATH: process.env.PATH, ORCHESTRATE_HOME: join(cwd, '.home') }, isTTY: false });
+  const code = await main(argv, {
+    stdout: (t) => (out += t),
+    stderr: (t) => (err += t),
+    cwd,
+    env: { PATH: process.env.PATH, ORCHESTRATE_HOME: join(cwd, '.home') },
+    isTTY: false,
+  });
   return { code, out, err };
 }
 
@@ -39,7 +45,30 @@ async function cli(argv: string[], cwd: string): Promise<{ code: number; out: st
 function mutateText(text: string, random: () => number): string {
   const lines = text.split('\n');
   const at = (n: number) => Math.floor(random() * n);
-  const junk = [':', '- ', '{', '}', '[', '"', "'", '\t', '  ', '${{', '}}', '&x', '*x', '!!int', '#', '\u0000', '\uFEFF', 'é', '\r', '|', '>', '%'];
+  const junk = [
+    ':',
+    '- ',
+    '{',
+    '}',
+    '[',
+    '"',
+    "'",
+    '\t',
+    '  ',
+    '${{',
+    '}}',
+    '&x',
+    '*x',
+    '!!int',
+    '#',
+    '\u0000',
+    '\uFEFF',
+    'é',
+    '\r',
+    '|',
+    '>',
+    '%',
+  ];
   switch (at(6)) {
     case 0:
       return text.slice(0, at(text.length));
@@ -69,13 +98,19 @@ function mutateText(text: string, random: () => number): string {
 
 describe('bad recipes through the CLI', { timeout: 120_000 }, () => {
   it('the corpus and 200 seeded mutations of every recipe: exit 0 or 2 with a message, never a stack trace', async () => {
-    const corpus = readdirSync(BAD).filter((f) => f.endsWith('.yaml')).sort();
+    const corpus = readdirSync(BAD)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     expect(corpus.length).toBeGreaterThanOrEqual(50);
     let corpusRuns = 0;
     for (const file of corpus) {
       // A case may name its own command line (default: validate <file>), as in test/cli/bad-recipes.
-      const argsLine = readFileSync(join(BAD, file.replace(/\.yaml$/, '.expected')), 'utf8').split('\n').find((l) => l.startsWith('args: '));
-      const argv = (argsLine ? argsLine.slice(6) : 'validate {file}').split(' ').map((a) => (a === '{file}' ? file : a));
+      const argsLine = readFileSync(join(BAD, file.replace(/\.yaml$/, '.expected')), 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('args: '));
+      const argv = (argsLine ? argsLine.slice(6) : 'validate {file}')
+        .split(' ')
+        .map((a) => (a === '{file}' ? file : a));
       const r = await cli(argv, BAD);
       expect(r.code, file).toBe(2);
       expect(hasStack(r.err), `${file}\n${r.err}`).toBe(false);
@@ -85,7 +120,8 @@ describe('bad recipes through the CLI', { timeout: 120_000 }, () => {
 
     // Mutations of the shipped examples (with their script and agent files) and of the corpus.
     const work = tempDir();
-    for (const ex of ['fan-out', 'planner-worker', 'batch-refactor']) cpSync(join(ROOT, 'recipes', ex), join(work, ex), { recursive: true });
+    for (const ex of ['fan-out', 'planner-worker', 'batch-refactor'])
+      cpSync(join(ROOT, 'recipes', ex), join(work, ex), { recursive: true });
     const sources = [
       ...['fan-out', 'planner-worker', 'batch-refactor'].map((ex) => join(work, ex, 'recipe.yaml')),
       ...corpus.slice(0, 20).map((f) => join(BAD, f)),
@@ -113,14 +149,24 @@ describe('bad recipes through the CLI', { timeout: 120_000 }, () => {
       expect(r.code).toBe(2);
       expect(hasStack(r.stderr)).toBe(false);
     }
-    printSummary('bad-input/recipes', { corpus: corpusRuns, mutations: 200, exit0: codes[0] ?? 0, exit2: codes[2] ?? 0, crashes: 0, real_process_runs: 2 });
+    printSummary('bad-input/recipes', {
+      corpus: corpusRuns,
+      mutations: 200,
+      exit0: codes[0] ?? 0,
+      exit2: codes[2] ?? 0,
+      crashes: 0,
+      real_process_runs: 2,
+    });
   });
 });
 
 describe('malformed RPC input (real process)', { timeout: 120_000 }, () => {
   it('every bad line gets one error response with the id it could read, and the process keeps serving', async () => {
     const random = seededRandom(99);
-    const bytes = (n: number) => Array.from({ length: n }, () => String.fromCharCode(1 + Math.floor(random() * 0x2fff))).join('').replace(/\n/g, ' ');
+    const bytes = (n: number) =>
+      Array.from({ length: n }, () => String.fromCharCode(1 + Math.floor(random() * 0x2fff)))
+        .join('')
+        .replace(/\n/g, ' ');
     const bad: string[] = [
       'garbage',
       '{',
@@ -151,11 +197,29 @@ describe('malformed RPC input (real process)', { timeout: 120_000 }, () => {
       ...Array.from({ length: 10 }, () => bytes(200)),
     ];
     const dir = tempDir();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'agent', '--mode', 'rpc', '--no-session', '--provider', 'scripted', '--script', join(ROOT, 'test/fixtures/agent/rpc.yaml'), '--cwd', dir], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, ORCHESTRATE_HOME: join(dir, '.home') },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/main.ts'),
+        'agent',
+        '--mode',
+        'rpc',
+        '--no-session',
+        '--provider',
+        'scripted',
+        '--script',
+        join(ROOT, 'test/fixtures/agent/rpc.yaml'),
+        '--cwd',
+        dir,
+      ],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, ORCHESTRATE_HOME: join(dir, '.home') },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     const done = exited(child);
     child.stdin!.on('error', () => undefined); // a crashed server shows in the exit code, not as EPIPE here
     for (const line of bad) child.stdin!.write(`${line}\n`);
@@ -174,20 +238,42 @@ describe('malformed RPC input (real process)', { timeout: 120_000 }, () => {
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
     expect(hasStack(r.stderr)).toBe(false);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; id?: unknown; success?: boolean; error?: string; data?: unknown; command?: string });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            type: string;
+            id?: unknown;
+            success?: boolean;
+            error?: string;
+            data?: unknown;
+            command?: string;
+          },
+      );
     const responses = lines.filter((l) => l.type === 'response');
     const errors = responses.filter((l) => l.success === false);
     // One error per bad line (the "dup" line's last type wins and is unknown), nothing else failed.
     expect(errors).toHaveLength(bad.length);
     for (const e of errors) expect(String(e.error).length, JSON.stringify(e).slice(0, 200)).toBeGreaterThan(10);
-    for (const id of ['p1', 'p2', 'p3', 'u1', 'big', 'dup']) expect(errors.some((e) => e.id === id), id).toBe(true);
+    for (const id of ['p1', 'p2', 'p3', 'u1', 'big', 'dup'])
+      expect(
+        errors.some((e) => e.id === id),
+        id,
+      ).toBe(true);
     expect(String(errors.find((e) => e.id === 'p3')?.error)).toMatch(/message/);
     expect(String(errors.find((e) => e.id === 'u1')?.error)).toMatch(/Valid commands/);
     expect(responses.find((l) => l.id === 'deep')).toMatchObject({ success: true });
     expect(responses.find((l) => l.id === 'ok1')).toMatchObject({ success: true });
     expect(responses.find((l) => l.id === 'ok2')).toMatchObject({ success: true, data: { text: 'first answer' } });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    printSummary('bad-input/rpc', { bad_lines: bad.length, error_responses: errors.length, crashes: 0, served_after: 2 });
+    printSummary('bad-input/rpc', {
+      bad_lines: bad.length,
+      error_responses: errors.length,
+      crashes: 0,
+      served_after: 2,
+    });
   });
 });
 
@@ -213,10 +299,42 @@ describe('malformed tool arguments from the model', { timeout: 120_000 }, () => 
       ['write', { path: 'big.txt', content: 'z'.repeat(2_000_000) }],
     ];
     const script = join(dir, 'script.json');
-    writeFileSync(script, JSON.stringify({ turns: [...calls.map(([name, args]) => ({ tools: [{ name, args }] })), { text: 'survived' }] }));
-    const r = await cli(['agent', '--mode', 'json', '--no-session', '--provider', 'scripted', '--script', script, '--cwd', dir, '--tools', 'read,bash,edit,write,ls,grep,find', 'go'], dir);
+    writeFileSync(
+      script,
+      JSON.stringify({ turns: [...calls.map(([name, args]) => ({ tools: [{ name, args }] })), { text: 'survived' }] }),
+    );
+    const r = await cli(
+      [
+        'agent',
+        '--mode',
+        'json',
+        '--no-session',
+        '--provider',
+        'scripted',
+        '--script',
+        script,
+        '--cwd',
+        dir,
+        '--tools',
+        'read,bash,edit,write,ls,grep,find',
+        'go',
+      ],
+      dir,
+    );
     expect(r.code, r.err).toBe(0);
-    const events = r.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; toolName?: string; isError?: boolean; result?: { content: { text?: string }[] }; message?: { role: string; content: { type: string; text?: string }[] } });
+    const events = r.out
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            type: string;
+            toolName?: string;
+            isError?: boolean;
+            result?: { content: { text?: string }[] };
+            message?: { role: string; content: { type: string; text?: string }[] };
+          },
+      );
     const ends = events.filter((e) => e.type === 'tool_execution_end');
     expect(ends).toHaveLength(calls.length);
     const texts = ends.map((e) => (e.result?.content ?? []).map((c) => c.text ?? '').join(''));
@@ -242,7 +360,13 @@ describe('malformed tool arguments from the model', { timeout: 120_000 }, () => 
     expect(ends[14]!.isError).toBe(false);
     const last = events.filter((e) => e.type === 'message_end' && e.message?.role === 'assistant').at(-1);
     expect(last?.message?.content.map((c) => c.text ?? '').join('')).toBe('survived');
-    printSummary('bad-input/tool-args', { bad_calls: calls.length, error_results: errorsWithFix, repaired: calls.length - errorsWithFix, runs_continued: 1, crashes: 0 });
+    printSummary('bad-input/tool-args', {
+      bad_calls: calls.length,
+      error_results: errorsWithFix,
+      repaired: calls.length - errorsWithFix,
+      runs_continued: 1,
+      crashes: 0,
+    });
   });
 });
 
@@ -250,13 +374,50 @@ describe('a session file with garbage lines', { timeout: 120_000 }, () => {
   it('opens and continues with warnings; lines already there are kept as they were', async () => {
     const dir = tempDir();
     const file = join(dir, 's.jsonl');
-    const first = await cli(['agent', '--provider', 'scripted', '--script', join(ROOT, 'test/fixtures/agent/rpc.yaml'), '--cwd', dir, '--session', file, 'first question'], dir);
+    const first = await cli(
+      [
+        'agent',
+        '--provider',
+        'scripted',
+        '--script',
+        join(ROOT, 'test/fixtures/agent/rpc.yaml'),
+        '--cwd',
+        dir,
+        '--session',
+        file,
+        'first question',
+      ],
+      dir,
+    );
     expect(first.code, first.err).toBe(0);
     const good = readFileSync(file, 'utf8').split('\n').filter(Boolean);
     // Garbage between the entries, a line of binary junk, and a torn last line.
-    const damaged = [good[0], 'not json at all', ...good.slice(1, 2), '{"type":"message","id":', '\u0000\u0001\u0002', ...good.slice(2)].join('\n') + '\n{"type":"message","id":"torn';
+    const damaged =
+      [
+        good[0],
+        'not json at all',
+        ...good.slice(1, 2),
+        '{"type":"message","id":',
+        '\u0000\u0001\u0002',
+        ...good.slice(2),
+      ].join('\n') + '\n{"type":"message","id":"torn';
     writeFileSync(file, damaged);
-    const r = await cli(['agent', '--provider', 'scripted', '--script', join(ROOT, 'test/fixtures/agent/rpc.yaml'), '--cwd', dir, '--session', file, '--continue', 'second question'], dir);
+    const r = await cli(
+      [
+        'agent',
+        '--provider',
+        'scripted',
+        '--script',
+        join(ROOT, 'test/fixtures/agent/rpc.yaml'),
+        '--cwd',
+        dir,
+        '--session',
+        file,
+        '--continue',
+        'second question',
+      ],
+      dir,
+    );
     expect(r.code, r.err).toBe(0);
     expect(hasStack(r.err)).toBe(false);
     expect(r.err).toMatch(/line/i);
@@ -265,9 +426,30 @@ describe('a session file with garbage lines', { timeout: 120_000 }, () => {
     expect(after.startsWith(damaged)).toBe(true);
     // Once more: still opens, still continues.
     appendFileSync(file, 'trailing junk\n');
-    const again = await cli(['agent', '--provider', 'scripted', '--script', join(ROOT, 'test/fixtures/agent/rpc.yaml'), '--cwd', dir, '--session', file, '--continue', 'third question'], dir);
+    const again = await cli(
+      [
+        'agent',
+        '--provider',
+        'scripted',
+        '--script',
+        join(ROOT, 'test/fixtures/agent/rpc.yaml'),
+        '--cwd',
+        dir,
+        '--session',
+        file,
+        '--continue',
+        'third question',
+      ],
+      dir,
+    );
     expect(again.code, again.err).toBe(0);
     expect(again.out).toBe('third answer\n');
-    printSummary('bad-input/session', { garbage_lines: 5, opened: 2, continued: 2, warnings: r.err.split('\n').filter(Boolean).length, entries_lost: 0 });
+    printSummary('bad-input/session', {
+      garbage_lines: 5,
+      opened: 2,
+      continued: 2,
+      warnings: r.err.split('\n').filter(Boolean).length,
+      entries_lost: 0,
+    });
   });
 });

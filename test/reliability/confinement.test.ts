@@ -35,7 +35,14 @@ async function call(tool: AnyAgentTool, args: Record<string, unknown>): Promise<
 
 /** A workspace next to an "outside" folder, with every kind of link out of it. */
 function world() {
-  const base = realpathSync(tempProject({ 'outside/secret.txt': `${SECRET}\n`, 'outside/dir/x.txt': `${SECRET} in a folder\n`, 'ws/inside.txt': 'hello inside\n', 'ws/sub/deep.txt': 'deep\n' }));
+  const base = realpathSync(
+    tempProject({
+      'outside/secret.txt': `${SECRET}\n`,
+      'outside/dir/x.txt': `${SECRET} in a folder\n`,
+      'ws/inside.txt': 'hello inside\n',
+      'ws/sub/deep.txt': 'deep\n',
+    }),
+  );
   const ws = join(base, 'ws');
   const outside = join(base, 'outside');
   symlinkSync(join(outside, 'secret.txt'), join(ws, 'link-file'));
@@ -46,7 +53,10 @@ function world() {
 }
 
 function outsideSnapshot(outside: string): string {
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [`${join(d, e.name)}=${readFileSync(join(d, e.name), 'utf8')}`]));
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(d, e.name)) : [`${join(d, e.name)}=${readFileSync(join(d, e.name), 'utf8')}`],
+    );
   return walk(outside).sort().join('\n');
 }
 
@@ -72,7 +82,9 @@ describe('path escapes against every file tool', { timeout: 120_000 }, () => {
       '..',
       '/',
     ];
-    const tools = ['read', 'write', 'edit', 'ls', 'grep', 'find'].map((name) => [name, createTool(name, { cwd: ws })] as const);
+    const tools = ['read', 'write', 'edit', 'ls', 'grep', 'find'].map(
+      (name) => [name, createTool(name, { cwd: ws })] as const,
+    );
     const argsFor = (tool: string, path: string): Record<string, unknown> => {
       switch (tool) {
         case 'write':
@@ -107,7 +119,7 @@ describe('path escapes against every file tool', { timeout: 120_000 }, () => {
       ['grep', { pattern: 'SECRET', path: '.' }],
       ['grep', { pattern: 'SECRET' }],
       ['find', { pattern: '**/*.txt' }],
-      ['find', { pattern: '*' , path: 'sub' }],
+      ['find', { pattern: '*', path: 'sub' }],
       ['ls', { path: '.' }],
     ];
     for (const [name, args] of searches) {
@@ -117,8 +129,23 @@ describe('path escapes against every file tool', { timeout: 120_000 }, () => {
     }
     // Inside paths still work.
     expect((await call(createTool('read', { cwd: ws }), { path: 'inside.txt' })).text).toBe('hello inside');
-    expect((await call(createTool('edit', { cwd: ws }), { path: 'sub/deep.txt', edits: [{ oldText: 'deep', newText: 'deeper' }] })).isError).toBe(false);
-    printSummary('confinement/paths', { escapes: escapes.length, tools: tools.length, attempts: refused, refused, leaks: leaks.length, outside_changed: 0, searches_checked: searches.length });
+    expect(
+      (
+        await call(createTool('edit', { cwd: ws }), {
+          path: 'sub/deep.txt',
+          edits: [{ oldText: 'deep', newText: 'deeper' }],
+        })
+      ).isError,
+    ).toBe(false);
+    printSummary('confinement/paths', {
+      escapes: escapes.length,
+      tools: tools.length,
+      attempts: refused,
+      refused,
+      leaks: leaks.length,
+      outside_changed: 0,
+      searches_checked: searches.length,
+    });
   });
 
   it('an agent in a git worktree cannot reach the main checkout through .. , an absolute path, or a committed link', async () => {
@@ -134,11 +161,23 @@ describe('path escapes against every file tool', { timeout: 120_000 }, () => {
     // The agent works in the worktree's src folder (a task cwd inside the repository).
     const cwd = join(wt, 'src');
     const tools = ['read', 'write', 'edit', 'ls'].map((n) => [n, createTool(n, { cwd })] as const);
-    const tries = ['../../repo/notes.txt', `${repo}/notes.txt`, '../notes.txt', 'notes-link', `${repo}/src/app.txt`, '../.git'];
+    const tries = [
+      '../../repo/notes.txt',
+      `${repo}/notes.txt`,
+      '../notes.txt',
+      'notes-link',
+      `${repo}/src/app.txt`,
+      '../.git',
+    ];
     let refused = 0;
     for (const path of tries) {
       for (const [name, tool] of tools) {
-        const args = name === 'write' ? { path, content: 'x' } : name === 'edit' ? { path, edits: [{ oldText: 'main', newText: 'x' }] } : { path };
+        const args =
+          name === 'write'
+            ? { path, content: 'x' }
+            : name === 'edit'
+              ? { path, edits: [{ oldText: 'main', newText: 'x' }] }
+              : { path };
         const r = await call(tool, args);
         expect(r.isError, `${name} ${path}: ${r.text.slice(0, 160)}`).toBe(true);
         expect(r.text).not.toContain(SECRET);
@@ -195,8 +234,14 @@ describe('the bash deny list', { timeout: 120_000 }, () => {
       writeFileSync(join(dir, 'keep.txt'), 'keep\n');
     }
     expect(missed).toEqual([]);
-    for (const cmd of allowed) expect((await call(bash, { command: cmd })).text, cmd).not.toMatch(/refused by the bash policy/);
-    printSummary('confinement/bash-deny', { denied_forms: denied.length, refused, missed: missed.length, allowed_forms: allowed.length });
+    for (const cmd of allowed)
+      expect((await call(bash, { command: cmd })).text, cmd).not.toMatch(/refused by the bash policy/);
+    printSummary('confinement/bash-deny', {
+      denied_forms: denied.length,
+      refused,
+      missed: missed.length,
+      allowed_forms: allowed.length,
+    });
   });
 });
 
@@ -237,11 +282,21 @@ tasks:
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('readme\n');
     expect(existsSync(join(dir, 'src/new.js'))).toBe(false);
     expect(existsSync(join(dir, 'src/x.js'))).toBe(false);
-    const ends = events(r.outcome.dir).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'tool_execution_end' ? [e.event as unknown as { isError: boolean; result: { content: { text: string }[] } }] : []));
+    const ends = events(r.outcome.dir).flatMap((e) =>
+      e.type === 'agent_event' && e.event.type === 'tool_execution_end'
+        ? [e.event as unknown as { isError: boolean; result: { content: { text: string }[] } }]
+        : [],
+    );
     expect(ends.map((e) => e.isError)).toEqual([false, true, true, true, true, true]);
-    for (const e of ends.slice(1)) expect(e.result.content[0]!.text).toMatch(/outside this agent's write scope|outside the workspace|symbolic link/);
+    for (const e of ends.slice(1))
+      expect(e.result.content[0]!.text).toMatch(/outside this agent's write scope|outside the workspace|symbolic link/);
     expect(ends[1]!.result.content[0]!.text).toMatch(/"docs\/\*\*"/);
     expect(ofType(events(r.outcome.dir), 'instance_done')).toHaveLength(1);
-    printSummary('confinement/writes-scope', { writes_attempted: 6, in_scope: 1, refused: 5, files_changed_outside: 0 });
+    printSummary('confinement/writes-scope', {
+      writes_attempted: 6,
+      in_scope: 1,
+      refused: 5,
+      files_changed_outside: 0,
+    });
   });
 });

@@ -74,7 +74,11 @@ const SCRIPT = `conversations:
 /** The CLI run from `cwd` (the project folder: its runs live in `.orchestrate/runs` there). */
 function cliIn(cwd: string, args: string[], env: Record<string, string>): ChildProcess {
   const tsx = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-  return spawn(process.execPath, ['--import', tsx, CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', tsx, CLI, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Every file under `dir` with its bytes, by path relative to `dir`. */
@@ -85,12 +89,20 @@ function cliIn(cwd: string, args: string[], env: Record<string, string>): ChildP
 const notSocket = (p: string): boolean => !lstatSync(p).isSocket();
 
 function snapshotTree(dir: string): Map<string, string> {
-  return new Map(filesUnder(dir).filter(notSocket).map((f) => [relative(dir, f), readFileSync(f).toString('base64')]));
+  return new Map(
+    filesUnder(dir)
+      .filter(notSocket)
+      .map((f) => [relative(dir, f), readFileSync(f).toString('base64')]),
+  );
 }
 
 describe('resuming a copied project folder', { timeout: 180_000 }, () => {
-  it('changes the copy\'s files, never the original\'s, and works with the original deleted', async () => {
-    const project = tempProject({ 'recipes/copied/recipe.yaml': RECIPE, 'recipes/copied/script.yaml': SCRIPT, 'repo/config.txt': 'a: old\nb: old\nc: old\n' });
+  it("changes the copy's files, never the original's, and works with the original deleted", async () => {
+    const project = tempProject({
+      'recipes/copied/recipe.yaml': RECIPE,
+      'recipes/copied/script.yaml': SCRIPT,
+      'repo/config.txt': 'a: old\nb: old\nc: old\n',
+    });
     gitInit(join(project, 'repo'));
     const sync = tempDir('orch-copy-sync-');
     const env = { SYNC_DIR: sync };
@@ -103,7 +115,10 @@ describe('resuming a copied project folder', { timeout: 180_000 }, () => {
     await done;
     writeFileSync(join(sync, 'go'), ''); // lets the orphaned tool call end; it writes nothing
     const runsDir = join(project, '.orchestrate', 'runs');
-    const runId = ofType(readRunLog(join(filesUnder(runsDir).find((f) => f.endsWith('run.jsonl'))!)).events, 'run_start')[0]!.runId;
+    const runId = ofType(
+      readRunLog(join(filesUnder(runsDir).find((f) => f.endsWith('run.jsonl'))!)).events,
+      'run_start',
+    )[0]!.runId;
     const runDir = join(runsDir, runId);
     expect(readFileSync(join(project, 'repo/config.txt'), 'utf8')).toBe('a: new\nb: old\nc: old\n');
 
@@ -127,7 +142,11 @@ describe('resuming a copied project folder', { timeout: 180_000 }, () => {
     expect(readFileSync(join(copyA, 'repo/config.txt'), 'utf8')).toBe('a: new\nb: old\nc: new\n');
     const copyRun = join(copyA, '.orchestrate', 'runs', runId);
     expect(readFileSync(join(copyRun, 'patches', 'second.diff'), 'utf8')).toMatch(/\+b: new/);
-    const result = JSON.parse(readFileSync(join(copyRun, 'result.json'), 'utf8')) as { recipe: string; root: string; instances: { status: string }[] };
+    const result = JSON.parse(readFileSync(join(copyRun, 'result.json'), 'utf8')) as {
+      recipe: string;
+      root: string;
+      instances: { status: string }[];
+    };
     expect(result.instances.map((i) => i.status)).toEqual(['done', 'done', 'done']);
     expect(result.recipe).toBe('recipe.yaml');
     expect(result.root).toBe('../../../recipes/copied');
@@ -139,6 +158,8 @@ describe('resuming a copied project folder', { timeout: 180_000 }, () => {
     const b = await exited(cliIn(copyB, ['resume', runId], env));
     expect(b.code, b.stderr).toBe(0);
     expect(readFileSync(join(copyB, 'repo/config.txt'), 'utf8')).toBe('a: new\nb: old\nc: new\n');
-    expect(readFileSync(join(copyB, '.orchestrate', 'runs', runId, 'patches', 'second.diff'), 'utf8')).toMatch(/\+b: new/);
+    expect(readFileSync(join(copyB, '.orchestrate', 'runs', runId, 'patches', 'second.diff'), 'utf8')).toMatch(
+      /\+b: new/,
+    );
   });
 });

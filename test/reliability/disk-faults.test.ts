@@ -7,7 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
+import {
+  startFakeAnthropic,
+  type FakeBlock,
+  type RespondInput,
+  type ResponseSpec,
+} from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, ofType, tempProject, events } from '../orchestrator/helpers/run-fixtures.js';
 import { isSummaryRequest } from '../helpers/summary-request.js';
 import { checkJsonl, exited, filesUnder, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
@@ -15,11 +20,21 @@ import { checkJsonl, exited, filesUnder, printSummary, spawnCli, until } from '.
 afterAll(() => cleanupTempDirs());
 
 /** Writer agents: a bash call, then an answer `pad` characters long, slowed by `delay(item)` ms per event. */
-function responder(opts: { delay?: (item: string, turn: number) => number; pad?: number } = {}): (req: RespondInput) => ResponseSpec {
+function responder(
+  opts: { delay?: (item: string, turn: number) => number; pad?: number } = {},
+): (req: RespondInput) => ResponseSpec {
   return ({ body }) => {
     const item = /Write the marker for (\w+)/.exec(conversationKey(body))?.[1] ?? '?';
     if (isSummaryRequest(body)) {
-      return { kind: 'message', content: [{ type: 'text', text: `## Goal\nWrite the marker for ${item}.\n\n## Progress\n### Done\n- [x] wrote the marker` }] };
+      return {
+        kind: 'message',
+        content: [
+          {
+            type: 'text',
+            text: `## Goal\nWrite the marker for ${item}.\n\n## Progress\n### Done\n- [x] wrote the marker`,
+          },
+        ],
+      };
     }
     const wrote = JSON.stringify(body.messages).includes('"tool_result"');
     const content: FakeBlock[] = wrote
@@ -52,7 +67,10 @@ function runDirOf(runs: string): string | undefined {
  * Every JSONL file under `dir`: complete lines all parse, except lines that were a torn last
  * line at an earlier check (a later writer starts a fresh line after them; readers skip them).
  */
-function readableLines(dir: string, tornBefore: ReadonlySet<string> = new Set()): { files: number; lines: number; torn: Set<string> } {
+function readableLines(
+  dir: string,
+  tornBefore: ReadonlySet<string> = new Set(),
+): { files: number; lines: number; torn: Set<string> } {
   let lines = 0;
   const torn = new Set<string>();
   const files = filesUnder(dir).filter((f) => f.endsWith('.jsonl') || f.endsWith('.jsonl.before'));
@@ -71,14 +89,19 @@ const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+[:(]\d+/);
 describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
   it('a run log that cannot be written stops the run with the file and the OS error; fixed, it resumes', async () => {
     let slow = true;
-    const server = await startFakeAnthropic({ respond: responder({ delay: (_i, turn) => (slow && turn === 1 ? 300 : 0) }) });
+    const server = await startFakeAnthropic({
+      respond: responder({ delay: (_i, turn) => (slow && turn === 1 ? 300 : 0) }),
+    });
     try {
       const dir = tempProject({ 'recipe.yaml': recipe(['a', 'b']) });
       const runs = join(dir, 'runs');
       const env = { ANTHROPIC_API_KEY: 'sk-ant-disk', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
       const child = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], env);
       const done = exited(child);
-      await until(() => server.requests.filter((q) => JSON.stringify(q.body.messages).includes('"tool_result"')).length >= 2, 'both agents in their slow answer');
+      await until(
+        () => server.requests.filter((q) => JSON.stringify(q.body.messages).includes('"tool_result"')).length >= 2,
+        'both agents in their slow answer',
+      );
       const runDir = runDirOf(runs)!;
       const log = join(runDir, 'run.jsonl');
       // Swap the log for a folder: the next append fails with EISDIR, for root too.
@@ -100,22 +123,42 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
       slow = false;
       const again = await exited(spawnCli(['resume', runDir], env));
       expect(again.code, again.stderr).toBe(0);
-      expect(ofType(events(runDir), 'instance_done').map((e) => e.key).sort()).toEqual(['write.a', 'write.b']);
-      printSummary('disk-faults/run-log', { faults_injected: 1, exit_code: r.code ?? -1, stop_ms: stopMs, files_checked: intact.files, lines_intact: intact.lines, entries_lost: 0, resumed: 1 });
+      expect(
+        ofType(events(runDir), 'instance_done')
+          .map((e) => e.key)
+          .sort(),
+      ).toEqual(['write.a', 'write.b']);
+      printSummary('disk-faults/run-log', {
+        faults_injected: 1,
+        exit_code: r.code ?? -1,
+        stop_ms: stopMs,
+        files_checked: intact.files,
+        lines_intact: intact.lines,
+        entries_lost: 0,
+        resumed: 1,
+      });
     } finally {
       await server.close();
     }
   });
 
   it('a session file that cannot be written fails its instance naming the file; the others and every log stay intact', async () => {
-    const server = await startFakeAnthropic({ respond: responder({ delay: (item, turn) => (item === 'b' && turn === 0 ? 600 : 0) }) });
+    const server = await startFakeAnthropic({
+      respond: responder({ delay: (item, turn) => (item === 'b' && turn === 0 ? 600 : 0) }),
+    });
     try {
       const dir = tempProject({ 'recipe.yaml': recipe(['a', 'b']) });
       const runs = join(dir, 'runs');
-      const child = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], { ANTHROPIC_API_KEY: 'sk-ant-disk', ANTHROPIC_BASE_URL: server.url });
+      const child = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs], {
+        ANTHROPIC_API_KEY: 'sk-ant-disk',
+        ANTHROPIC_BASE_URL: server.url,
+      });
       const done = exited(child);
       // b's session is open (its first request is out) but not written: that happens when the slow reply is complete.
-      await until(() => server.requests.some((q) => /marker for b\b/.test(conversationKey(q.body))), "b's first request");
+      await until(
+        () => server.requests.some((q) => /marker for b\b/.test(conversationKey(q.body))),
+        "b's first request",
+      );
       const session = join(runDirOf(runs)!, 'sessions', 'write.b.jsonl');
       mkdirSync(session);
       const r = await done;
@@ -131,7 +174,14 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
       // b's tool call was never recorded, so it never ran.
       expect(existsSync(join(dir, 'b.txt'))).toBe(false);
       const intact = readableLines(runDir);
-      printSummary('disk-faults/session', { faults_injected: 1, exit_code: r.code ?? -1, files_checked: intact.files, lines_intact: intact.lines, unrecorded_tool_runs: 0, entries_lost: 0 });
+      printSummary('disk-faults/session', {
+        faults_injected: 1,
+        exit_code: r.code ?? -1,
+        files_checked: intact.files,
+        lines_intact: intact.lines,
+        unrecorded_tool_runs: 0,
+        entries_lost: 0,
+      });
     } finally {
       await server.close();
     }
@@ -143,7 +193,9 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
     mkdirSync(mnt);
     const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mnt]);
     if (mounted.status !== 0) {
-      console.log(`[reliability] disk-faults/full-disk: skipped (cannot mount a tmpfs here: ${mounted.stderr.toString().trim() || 'not permitted'})`);
+      console.log(
+        `[reliability] disk-faults/full-disk: skipped (cannot mount a tmpfs here: ${mounted.stderr.toString().trim() || 'not permitted'})`,
+      );
       ctx.skip();
       return;
     }
@@ -163,9 +215,21 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
       expect(spawnSync('mount', ['-o', 'remount,size=8m', mnt]).status).toBe(0);
       const again = await exited(spawnCli(['resume', runDir], env));
       expect(again.code, again.stderr).toBe(0);
-      expect(ofType(events(runDir), 'instance_done').map((e) => e.key).sort()).toEqual(['write.a', 'write.b', 'write.c', 'write.d']);
+      expect(
+        ofType(events(runDir), 'instance_done')
+          .map((e) => e.key)
+          .sort(),
+      ).toEqual(['write.a', 'write.b', 'write.c', 'write.d']);
       readableLines(runDir, intact.torn);
-      printSummary('disk-faults/full-disk', { faults_injected: 1, exit_code: r.code ?? -1, files_checked: intact.files, lines_intact: intact.lines, torn_lines: intact.torn.size, entries_lost: 0, resumed: 1 });
+      printSummary('disk-faults/full-disk', {
+        faults_injected: 1,
+        exit_code: r.code ?? -1,
+        files_checked: intact.files,
+        lines_intact: intact.lines,
+        torn_lines: intact.torn.size,
+        entries_lost: 0,
+        resumed: 1,
+      });
     } finally {
       await server.close();
       spawnSync('umount', ['-l', mnt]);

@@ -8,7 +8,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, turnOrderProblem, type FakeBlock, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
+import {
+  startFakeAnthropic,
+  turnOrderProblem,
+  type FakeBlock,
+  type RespondInput,
+  type ResponseSpec,
+} from '../helpers/fake-anthropic-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationKey, events, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { checkJsonl, exited, printSummary, spawnCli, until, type Exited } from './helpers/reliability-fixtures.js';
@@ -26,15 +32,25 @@ function renamer({ body }: RespondInput): ResponseSpec {
   const repo = /Rename the service in (r\d)/.exec(conversationKey(body))?.[1] ?? '?';
   const messages = body.messages as WireMessage[];
   const blocks = (m: WireMessage | undefined): WireBlock[] => (m && Array.isArray(m.content) ? m.content : []);
-  const lastCall = blocks([...messages].reverse().find((m) => m.role === 'assistant')).find((b) => b.type === 'tool_use');
+  const lastCall = blocks([...messages].reverse().find((m) => m.role === 'assistant')).find(
+    (b) => b.type === 'tool_use',
+  );
   const lastResult = blocks(messages[messages.length - 1]).find((b) => b.type === 'tool_result');
-  const resultText = typeof lastResult?.content === 'string' ? lastResult.content : JSON.stringify(lastResult?.content ?? '');
+  const resultText =
+    typeof lastResult?.content === 'string' ? lastResult.content : JSON.stringify(lastResult?.content ?? '');
   const read: FakeBlock = { type: 'tool_use', name: 'read', input: { path: `${repo}/config.txt` } };
-  const rename: FakeBlock = { type: 'tool_use', name: 'bash', input: { command: `sleep 1; sed -i 's/^name: old$/name: new-${repo}/' ${repo}/config.txt && echo ${repo} >> renames.log` } };
+  const rename: FakeBlock = {
+    type: 'tool_use',
+    name: 'bash',
+    input: {
+      command: `sleep 1; sed -i 's/^name: old$/name: new-${repo}/' ${repo}/config.txt && echo ${repo} >> renames.log`,
+    },
+  };
   const say = (text: string): ResponseSpec => ({ kind: 'message', content: [{ type: 'text', text }] });
   if (!lastCall || !lastResult) return { kind: 'message', content: [read] };
   if (lastResult.is_error) return { kind: 'message', content: [read] }; // interrupted (or failed): look before redoing
-  if (lastCall.name === 'read') return resultText.includes(`name: new-${repo}`) ? say(`renamed ${repo}`) : { kind: 'message', content: [rename] };
+  if (lastCall.name === 'read')
+    return resultText.includes(`name: new-${repo}`) ? say(`renamed ${repo}`) : { kind: 'message', content: [rename] };
   return say(`renamed ${repo}`);
 }
 
@@ -52,13 +68,19 @@ tasks:
     verify: "grep -qx 'name: new-\${{ item }}' \${{ item }}/config.txt"
 `;
 
-describe('6-repo rename, kill -9 of the coordinator at random moments, then resume (real SDK, strict API)', { timeout: 240_000 }, () => {
+describe('6-repo rename, kill -9 of the coordinator at random moments, then resume (real SDK, strict API)', {
+  timeout: 240_000,
+}, () => {
   it('every repo ends renamed exactly once, and no request breaks role alternation', async () => {
     const server = await startFakeAnthropic({ respond: renamer, strictTurns: true });
     const files: Record<string, string> = { 'recipe.yaml': recipe };
     for (const r of REPOS) files[`${r}/config.txt`] = 'name: old\nport: 80\n';
     const dir = tempProject(files);
-    const env = { ANTHROPIC_API_KEY: 'sk-ant-rename-test', ANTHROPIC_BASE_URL: server.url, ORCHESTRATE_RETRY_BASE_MS: '20' };
+    const env = {
+      ANTHROPIC_API_KEY: 'sk-ant-rename-test',
+      ANTHROPIC_BASE_URL: server.url,
+      ORCHESTRATE_RETRY_BASE_MS: '20',
+    };
     const dice = seededRandom(17);
     const runsDir = join(dir, 'runs');
     const runDirNow = (): string | undefined => {
@@ -107,16 +129,29 @@ describe('6-repo rename, kill -9 of the coordinator at random moments, then resu
       finished ??= await exited(spawnCli(['resume', runDirNow()!], env));
       expect(finished.code, finished.stderr + finished.stdout).toBe(0);
       const runDir = runDirNow()!;
-      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string; instances: { id: string; status: string }[] };
+      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as {
+        status: string;
+        instances: { id: string; status: string }[];
+      };
       expect(result.status).toBe('succeeded');
       expect(result.instances.map((i) => [i.id, i.status])).toEqual(REPOS.map((r) => [`rename.${r}`, 'done']));
       // Nothing left unfinished: every repo renamed (the verify says so too), none renamed twice.
-      for (const r of REPOS) expect(readFileSync(join(dir, r, 'config.txt'), 'utf8'), r).toBe(`name: new-${r}\nport: 80\n`);
-      const renames = existsSync(join(dir, 'renames.log')) ? readFileSync(join(dir, 'renames.log'), 'utf8').split('\n').filter(Boolean) : [];
-      for (const r of REPOS) expect(renames.filter((x) => x === r).length, `${r} renamed more than once`).toBeLessThanOrEqual(1);
+      for (const r of REPOS)
+        expect(readFileSync(join(dir, r, 'config.txt'), 'utf8'), r).toBe(`name: new-${r}\nport: 80\n`);
+      const renames = existsSync(join(dir, 'renames.log'))
+        ? readFileSync(join(dir, 'renames.log'), 'utf8').split('\n').filter(Boolean)
+        : [];
+      for (const r of REPOS)
+        expect(renames.filter((x) => x === r).length, `${r} renamed more than once`).toBeLessThanOrEqual(1);
       for (const q of server.requests) expect(turnOrderProblem(q.body?.messages), `request ${q.index}`).toBeUndefined();
       expect(kills).toBeGreaterThan(0);
-      printSummary('resume-rename', { kills, kills_in_tool: killsInTool, requests: server.requests.length, clean_run_requests: REPOS.length * 3, renamed: REPOS.length });
+      printSummary('resume-rename', {
+        kills,
+        kills_in_tool: killsInTool,
+        requests: server.requests.length,
+        clean_run_requests: REPOS.length * 3,
+        renamed: REPOS.length,
+      });
     } finally {
       await server.close();
     }

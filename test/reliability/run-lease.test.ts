@@ -10,7 +10,13 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { leaseFile, leaseState, readRunLease, type LeaseHolder } from '../../src/run/run-lease.js';
-import { startFakeAnthropic, type FakeAnthropic, type FakeBlock, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
+import {
+  startFakeAnthropic,
+  type FakeAnthropic,
+  type FakeBlock,
+  type RespondInput,
+  type ResponseSpec,
+} from '../helpers/fake-anthropic-server.js';
 import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { isSummaryRequest } from '../helpers/summary-request.js';
 import { exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
@@ -30,10 +36,12 @@ tasks:
     prompt: "Write the marker for \${{ item }}"
 `;
 
-const itemOf = (body: unknown): string => /Write the marker for (\w+)/.exec(conversationKey(body as Parameters<typeof conversationKey>[0]))?.[1] ?? '?';
+const itemOf = (body: unknown): string =>
+  /Write the marker for (\w+)/.exec(conversationKey(body as Parameters<typeof conversationKey>[0]))?.[1] ?? '?';
 const isSummary = (body: Parameters<typeof isSummaryRequest>[0]): boolean => isSummaryRequest(body);
 /** A first turn: the history has no tool result yet (the agent has not run its bash call). */
-const isFirstTurn = (body: { system?: unknown; messages?: unknown }): boolean => !isSummary(body) && !JSON.stringify(body.messages).includes('"tool_result"');
+const isFirstTurn = (body: { system?: unknown; messages?: unknown }): boolean =>
+  !isSummary(body) && !JSON.stringify(body.messages).includes('"tool_result"');
 
 /** A fake model whose first-turn replies for the gated items wait until the gate opens. */
 interface Model {
@@ -50,7 +58,16 @@ async function gatedModel(gated: (item: string) => boolean): Promise<Model> {
   const gate = (): Promise<void> => (isOpen ? Promise.resolve() : new Promise((r) => waiting.push(r)));
   const respond = async ({ body }: RespondInput): Promise<ResponseSpec> => {
     const item = itemOf(body);
-    if (isSummary(body)) return { kind: 'message', content: [{ type: 'text', text: `## Goal\nWrite the marker for ${item}.\n\n## Progress\n### Done\n- [x] wrote the marker` }] };
+    if (isSummary(body))
+      return {
+        kind: 'message',
+        content: [
+          {
+            type: 'text',
+            text: `## Goal\nWrite the marker for ${item}.\n\n## Progress\n### Done\n- [x] wrote the marker`,
+          },
+        ],
+      };
     if (isFirstTurn(body) && gated(item)) await gate();
     const content: FakeBlock[] = isFirstTurn(body)
       ? [{ type: 'tool_use', name: 'bash', input: { command: `printf 'marker-${item}\\n' >> ${item}.txt` } }]
@@ -81,7 +98,15 @@ interface Project {
 
 function project(model: Model, items: string[]): Project {
   const dir = tempProject({ 'recipe.yaml': recipe(items) });
-  return { dir, runs: join(dir, 'runs'), env: { ANTHROPIC_API_KEY: 'sk-ant-lease-test', ANTHROPIC_BASE_URL: model.server.url, ORCHESTRATE_RETRY_BASE_MS: '20' } };
+  return {
+    dir,
+    runs: join(dir, 'runs'),
+    env: {
+      ANTHROPIC_API_KEY: 'sk-ant-lease-test',
+      ANTHROPIC_BASE_URL: model.server.url,
+      ORCHESTRATE_RETRY_BASE_MS: '20',
+    },
+  };
 }
 
 function runDirOf(runs: string): string | undefined {
@@ -91,8 +116,15 @@ function runDirOf(runs: string): string | undefined {
 }
 
 const noStack = (text: string): void => expect(text).not.toMatch(/\n\s+at .+[:(]\d+/);
-const markerOf = (p: Project, item: string): string => (existsSync(join(p.dir, `${item}.txt`)) ? readFileSync(join(p.dir, `${item}.txt`), 'utf8') : '');
-const topLeaseGeneration = (runDir: string): number => Math.max(0, ...readdirSync(runDir).flatMap((n) => /^lease\.(\d+)\.json$/.exec(n)?.[1] ?? []).map(Number));
+const markerOf = (p: Project, item: string): string =>
+  existsSync(join(p.dir, `${item}.txt`)) ? readFileSync(join(p.dir, `${item}.txt`), 'utf8') : '';
+const topLeaseGeneration = (runDir: string): number =>
+  Math.max(
+    0,
+    ...readdirSync(runDir)
+      .flatMap((n) => /^lease\.(\d+)\.json$/.exec(n)?.[1] ?? [])
+      .map(Number),
+  );
 
 /** Starts a run whose first turns all wait at the gate, and kills it with SIGKILL once every item is waiting. */
 async function killedRun(model: Model, p: Project, items: string[]): Promise<string> {
@@ -124,7 +156,9 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
 
       const refused = await exited(spawnCli(['resume', runDir], p.env));
       expect(refused.code, refused.stderr).toBe(2);
-      expect(refused.stderr).toContain(`run ${runId} is running: its coordinator is pid ${live.pid} on host ${hostname()}, since `);
+      expect(refused.stderr).toContain(
+        `run ${runId} is running: its coordinator is pid ${live.pid} on host ${hostname()}, since `,
+      );
       expect(refused.stderr).toMatch(/Wait for it to end .*or stop it first \(Ctrl-C in its terminal, or kill \d+/);
       noStack(refused.stderr);
       // The refused resume wrote nothing: no run_resume, and the log is still the live run's.
@@ -134,11 +168,17 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const runs = await exited(spawnCli(['runs', '--run-dir', p.runs, '--no-color'], p.env));
       expect(runs.code).toBe(0);
       expect(runs.stdout).toContain(`running (pid ${live.pid} on ${hostname()})`);
-      const runsJson = JSON.parse((await exited(spawnCli(['runs', '--run-dir', p.runs, '--json'], p.env))).stdout) as { status: string; holder?: LeaseHolder }[];
+      const runsJson = JSON.parse((await exited(spawnCli(['runs', '--run-dir', p.runs, '--json'], p.env))).stdout) as {
+        status: string;
+        holder?: LeaseHolder;
+      }[];
       expect(runsJson[0]).toMatchObject({ status: 'running', holder: { pid: live.pid, host: hostname() } });
       const show = await exited(spawnCli(['show', runDir, '--no-color'], p.env));
       expect(show.stdout).toMatch(new RegExp(`status: running \\(coordinator pid ${live.pid} on host `));
-      const showJson = JSON.parse((await exited(spawnCli(['show', runDir, '--json'], p.env))).stdout) as { status: string; coordinator?: { pid: number } };
+      const showJson = JSON.parse((await exited(spawnCli(['show', runDir, '--json'], p.env))).stdout) as {
+        status: string;
+        coordinator?: { pid: number };
+      };
       expect(showJson).toMatchObject({ status: 'running', coordinator: { pid: live.pid } });
 
       model.open();
@@ -155,7 +195,12 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       expect(readRunLease(runDir)?.state).toEqual({ state: 'released' });
       const after = await exited(spawnCli(['runs', '--run-dir', p.runs, '--no-color'], p.env));
       expect(after.stdout).toMatch(/succeeded/);
-      printSummary('run-lease/live-resume', { refused_exit: refused.code ?? -1, live_exit: r.code ?? -1, run_resume_events: 0, double_runs: 0 });
+      printSummary('run-lease/live-resume', {
+        refused_exit: refused.code ?? -1,
+        live_exit: r.code ?? -1,
+        run_resume_events: 0,
+        double_runs: 0,
+      });
     } finally {
       await model.close();
     }
@@ -189,14 +234,25 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const log = events(runDir);
       expect(ofType(log, 'run_resume')).toHaveLength(1);
       expect(ofType(log, 'run_end').map((e) => e.status)).toEqual(['succeeded']);
-      expect(ofType(log, 'instance_done').map((e) => e.key).sort()).toEqual(items.map((i) => `write.${i}`));
+      expect(
+        ofType(log, 'instance_done')
+          .map((e) => e.key)
+          .sort(),
+      ).toEqual(items.map((i) => `write.${i}`));
       // Each instance: the killed attempt's request, then the winner's; its bash call ran once.
       for (const i of items) {
         expect(model.firstTurns(i), i).toBe(2);
         expect(markerOf(p, i), i).toBe(`marker-${i}\n`);
       }
       expect(ofType(log, 'instance_start').filter((e) => e.attempt === 2)).toHaveLength(items.length);
-      printSummary('run-lease/two-resumes', { resumes: 2, proceeded: 1, refused: 1, run_resume_events: 1, instances: items.length, requests_per_instance: 2 });
+      printSummary('run-lease/two-resumes', {
+        resumes: 2,
+        proceeded: 1,
+        refused: 1,
+        run_resume_events: 1,
+        instances: items.length,
+        requests_per_instance: 2,
+      });
     } finally {
       await model.close();
     }
@@ -210,7 +266,13 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const p = project(gated, ['a']);
       const runDir = await killedRun(gated, p, ['a']);
       const gen = topLeaseGeneration(runDir) + 1;
-      const foreign = (heartbeatAt: number): LeaseHolder => ({ pid: 4242, host: 'build-7.example', token: 'far-away', startedAt: heartbeatAt - 60_000, heartbeatAt });
+      const foreign = (heartbeatAt: number): LeaseHolder => ({
+        pid: 4242,
+        host: 'build-7.example',
+        token: 'far-away',
+        startedAt: heartbeatAt - 60_000,
+        heartbeatAt,
+      });
       writeFileSync(leaseFile(runDir, gen), JSON.stringify(foreign(Date.now())));
       const env = { ...p.env, ANTHROPIC_BASE_URL: model.server.url };
       const refused = await exited(spawnCli(['resume', runDir], env));
@@ -269,7 +331,16 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const runDir = runDirOf(p.runs)!;
       // Another coordinator took the run over (as if this one had been frozen past the timeout).
       const now = Date.now();
-      writeFileSync(leaseFile(runDir, topLeaseGeneration(runDir) + 1), JSON.stringify({ pid: 4242, host: 'build-7.example', token: 'usurper', startedAt: now, heartbeatAt: now + 10 * 60_000 }));
+      writeFileSync(
+        leaseFile(runDir, topLeaseGeneration(runDir) + 1),
+        JSON.stringify({
+          pid: 4242,
+          host: 'build-7.example',
+          token: 'usurper',
+          startedAt: now,
+          heartbeatAt: now + 10 * 60_000,
+        }),
+      );
       const logBefore = readFileSync(join(runDir, 'run.jsonl'), 'utf8');
       // Its next heartbeat notices.
       const r = await done;

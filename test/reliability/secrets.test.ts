@@ -23,22 +23,39 @@ function leakyModel(): (req: RespondInput) => ResponseSpec {
     const all = JSON.stringify(body);
     const seen = /tok_live_[0-9a-f]+/.exec(all)?.[0] ?? 'nothing';
     if (isSummaryRequest(body)) {
-      return { kind: 'message', content: [{ type: 'text', text: `## Goal\nFind the token.\n\n## Progress\n### Done\n- [x] found ${seen}\n\n## Critical Context\n- the token is ${seen}` }] };
+      return {
+        kind: 'message',
+        content: [
+          {
+            type: 'text',
+            text: `## Goal\nFind the token.\n\n## Progress\n### Done\n- [x] found ${seen}\n\n## Critical Context\n- the token is ${seen}`,
+          },
+        ],
+      };
     }
     const key = conversationKey(body);
-    if (/item three/.test(key)) return { kind: 'http-error', status: 400, message: `key ${API_KEY} may not use token ${TOKEN}` };
+    if (/item three/.test(key))
+      return { kind: 'http-error', status: 400, message: `key ${API_KEY} may not use token ${TOKEN}` };
     const wrote = all.includes('"tool_result"');
     if (!wrote) {
       return {
         kind: 'message',
         content: [
           { type: 'tool_use', name: 'read', input: { path: 'notes.txt' } },
-          { type: 'tool_use', name: 'bash', input: { command: 'echo "env has $DEPLOY_TOKEN"; echo "and stderr $DEPLOY_TOKEN" >&2; exit 3' } },
+          {
+            type: 'tool_use',
+            name: 'bash',
+            input: { command: 'echo "env has $DEPLOY_TOKEN"; echo "and stderr $DEPLOY_TOKEN" >&2; exit 3' },
+          },
         ],
         usage: { input_tokens: 3_000 },
       };
     }
-    return { kind: 'message', content: [{ type: 'text', text: `The token is ${seen}. Key: ${API_KEY}.` }], usage: { input_tokens: 3_000 } };
+    return {
+      kind: 'message',
+      content: [{ type: 'text', text: `The token is ${seen}. Key: ${API_KEY}.` }],
+      usage: { input_tokens: 3_000 },
+    };
   };
 }
 
@@ -67,7 +84,13 @@ describe('secrets stay out of every record', { timeout: 120_000 }, () => {
     try {
       const dir = tempProject({ 'recipe.yaml': RECIPE, 'notes.txt': `deploy with ${TOKEN}\n` });
       const runs = join(dir, 'runs');
-      const env = { ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: server.url, DEPLOY_TOKEN: TOKEN, ORCHESTRATE_RETRY_BASE_MS: '10', ORCHESTRATE_HOME: join(dir, '.home') };
+      const env = {
+        ANTHROPIC_API_KEY: API_KEY,
+        ANTHROPIC_BASE_URL: server.url,
+        DEPLOY_TOKEN: TOKEN,
+        ORCHESTRATE_RETRY_BASE_MS: '10',
+        ORCHESTRATE_HOME: join(dir, '.home'),
+      };
       const outputs: { what: string; text: string }[] = [];
       const run = async (what: string, args: string[]) => {
         const r = await exited(spawnCli(args, env));
@@ -96,9 +119,18 @@ describe('secrets stay out of every record', { timeout: 120_000 }, () => {
       const hits: string[] = [];
       for (const f of files) {
         const text = readFileSync(f, 'latin1');
-        for (const [name, secret] of [['API key', API_KEY], ['DEPLOY_TOKEN', TOKEN]] as const) if (text.includes(secret)) hits.push(`${name} in ${f}`);
+        for (const [name, secret] of [
+          ['API key', API_KEY],
+          ['DEPLOY_TOKEN', TOKEN],
+        ] as const)
+          if (text.includes(secret)) hits.push(`${name} in ${f}`);
       }
-      for (const o of outputs) for (const [name, secret] of [['API key', API_KEY], ['DEPLOY_TOKEN', TOKEN]] as const) if (o.text.includes(secret)) hits.push(`${name} in ${o.what}`);
+      for (const o of outputs)
+        for (const [name, secret] of [
+          ['API key', API_KEY],
+          ['DEPLOY_TOKEN', TOKEN],
+        ] as const)
+          if (o.text.includes(secret)) hits.push(`${name} in ${o.what}`);
       expect(hits).toEqual([]);
 
       // What stands in their place says which secret it was.
@@ -111,7 +143,8 @@ describe('secrets stay out of every record', { timeout: 120_000 }, () => {
       printSummary('secrets', {
         commands: outputs.length / 2,
         files_checked: files.length,
-        bytes_checked: files.reduce((n, f) => n + readFileSync(f).length, 0) + outputs.reduce((n, o) => n + o.text.length, 0),
+        bytes_checked:
+          files.reduce((n, f) => n + readFileSync(f).length, 0) + outputs.reduce((n, o) => n + o.text.length, 0),
         requests_with_secret: server.requests.filter((q) => q.rawBody.includes(TOKEN)).length,
         hits: hits.length,
       });

@@ -18,7 +18,10 @@ const EXT = join(import.meta.dirname, 'fixtures', 'fault-extension.ts');
 describe('worker faults (real threads, scripted model)', { timeout: 120_000 }, () => {
   it('hung tools, throws, exits and out-of-memory: the run survives, retries per policy, and result.json names each attempt failure', async () => {
     const sleep = `40.${process.pid}${Date.now() % 1000}`;
-    const sleeping = () => spawnSync('pgrep', ['-f', `sleep ${sleep}`]).stdout.toString().trim() !== '';
+    const sleeping = () =>
+      spawnSync('pgrep', ['-f', `sleep ${sleep}`])
+        .stdout.toString()
+        .trim() !== '';
     const dir = tempProject({
       'recipe.yaml': `name: worker-faults
 provider: scripted
@@ -52,7 +55,15 @@ tasks:
     });
     const t0 = Date.now();
     try {
-      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), agentsPerThread: 1, resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 } });
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          agentsPerThread: 1,
+          resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 },
+        },
+      );
       if (!r.ok) throw new Error(JSON.stringify(r));
       const out = r.outcome;
       expect(out.status).toBe('succeeded');
@@ -64,7 +75,12 @@ tasks:
 
       const result = JSON.parse(readFileSync(out.resultFile, 'utf8')) as ResultFile;
       const byId = Object.fromEntries(result.instances.map((i) => [i.id.replace(/^(crash|hang)\./, ''), i]));
-      const classes = Object.fromEntries(Object.entries(byId).map(([k, i]) => [k, [i.status, i.attempts, (i.attemptFailures ?? []).map((a) => `${a.attempt}:${a.failure}`)]]));
+      const classes = Object.fromEntries(
+        Object.entries(byId).map(([k, i]) => [
+          k,
+          [i.status, i.attempts, (i.attemptFailures ?? []).map((a) => `${a.attempt}:${a.failure}`)],
+        ]),
+      );
       expect(classes).toEqual({
         throw: ['done', 2, ['1:crashed']],
         exit: ['done', 2, ['1:crashed']],
@@ -102,9 +118,29 @@ describe('attempt failures across a resume', { timeout: 120_000 }, () => {
     const s = foldEvents([
       { ...base, type: 'run_start', recipe: '/r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [] },
       { ...base, type: 'instance_start', task: 't', key: 't', attempt: 1 },
-      { ...base, type: 'instance_retry', task: 't', key: 't', attempt: 1, failure: 'crashed', error: 'worker thread exited', delayMs: 1 },
+      {
+        ...base,
+        type: 'instance_retry',
+        task: 't',
+        key: 't',
+        attempt: 1,
+        failure: 'crashed',
+        error: 'worker thread exited',
+        delayMs: 1,
+      },
       { ...base, type: 'instance_start', task: 't', key: 't', attempt: 2 },
-      { ...base, type: 'instance_failed', task: 't', key: 't', attempt: 2, failure: 'timeout', error: 'timeout: 3s', final: true, usage, durationMs: 1 },
+      {
+        ...base,
+        type: 'instance_failed',
+        task: 't',
+        key: 't',
+        attempt: 2,
+        failure: 'timeout',
+        error: 'timeout: 3s',
+        final: true,
+        usage,
+        durationMs: 1,
+      },
     ]);
     expect(getInstance(s, 't', 't')!.attemptFailures).toEqual([
       { attempt: 1, failure: 'crashed', error: 'worker thread exited' },

@@ -47,16 +47,24 @@ tasks:
 const lines = (file: string): number => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').length - 1 : 0);
 
 /** Starts `args`, kills it with SIGKILL once the run log has `killAt` lines (or lets it end first). */
-async function runAndKill(args: string[], runs: string, killAt: number | undefined): Promise<{ killed: boolean; exit: Exited }> {
+async function runAndKill(
+  args: string[],
+  runs: string,
+  killAt: number | undefined,
+): Promise<{ killed: boolean; exit: Exited }> {
   const child = spawnCli(args, {});
   const done = exited(child);
   let ended = false;
   void done.then(() => (ended = true));
   if (killAt !== undefined) {
-    await until(() => {
-      const name = runFolderName(runs);
-      return ended || (name !== undefined && lines(join(runs, name, 'run.jsonl')) >= killAt);
-    }, `the run log to reach ${killAt} lines`, 120_000);
+    await until(
+      () => {
+        const name = runFolderName(runs);
+        return ended || (name !== undefined && lines(join(runs, name, 'run.jsonl')) >= killAt);
+      },
+      `the run log to reach ${killAt} lines`,
+      120_000,
+    );
     if (!ended) child.kill('SIGKILL');
   }
   const exit = await done;
@@ -78,22 +86,38 @@ describe('merge: apply under kill -9 of the coordinator', () => {
       const runDir = join(runs, runId);
       if (first.killed) kills++;
       const logged = lines(join(runDir, 'run.jsonl'));
-      const second = first.killed ? await runAndKill(['resume', runDir], runs, logged + 2 + Math.floor(rand() * 30)) : undefined;
+      const second = first.killed
+        ? await runAndKill(['resume', runDir], runs, logged + 2 + Math.floor(rand() * 30))
+        : undefined;
       if (second?.killed) kills++;
       let last = second?.exit ?? first.exit;
-      if (second?.killed || (!second && first.killed)) last = (await runAndKill(['resume', runDir], runs, undefined)).exit;
+      if (second?.killed || (!second && first.killed))
+        last = (await runAndKill(['resume', runDir], runs, undefined)).exit;
       expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
 
       const log = events(runDir);
-      expect(log.filter((e) => e.type === 'instance_failed'), `trial ${trial}`).toEqual([]);
+      expect(
+        log.filter((e) => e.type === 'instance_failed'),
+        `trial ${trial}`,
+      ).toEqual([]);
       for (const i of ITEMS) {
-        const story = log.filter((e) => ('key' in e && e.key === `land.${i}`) || e.type === 'run_resume').map((e) => (e.type === 'agent_event' ? e.event.type : e.type));
-        expect(readFileSync(join(repo, `${i}.txt`), 'utf8'), `trial ${trial}: ${i}: ${story.join(' ')}`).toBe(`base\nline-${i}\n`);
+        const story = log
+          .filter((e) => ('key' in e && e.key === `land.${i}`) || e.type === 'run_resume')
+          .map((e) => (e.type === 'agent_event' ? e.event.type : e.type));
+        expect(readFileSync(join(repo, `${i}.txt`), 'utf8'), `trial ${trial}: ${i}: ${story.join(' ')}`).toBe(
+          `base\nline-${i}\n`,
+        );
       }
-      expect(execFileSync('git', ['status', '--porcelain'], { cwd: repo }).toString().split('\n').filter(Boolean).sort()).toEqual(ITEMS.map((i) => ` M ${i}.txt`));
+      expect(
+        execFileSync('git', ['status', '--porcelain'], { cwd: repo }).toString().split('\n').filter(Boolean).sort(),
+      ).toEqual(ITEMS.map((i) => ` M ${i}.txt`));
       const wts = join(runDir, 'worktrees');
       expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
-      expect(execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo }).toString().match(/^worktree /gm)).toHaveLength(1);
+      expect(
+        execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
+          .toString()
+          .match(/^worktree /gm),
+      ).toHaveLength(1);
     }
     printSummary('worktree-merge-kill', { trials: 4, kills });
     expect(kills).toBeGreaterThan(0);
@@ -109,7 +133,11 @@ describe('merge: apply under kill -9 of the coordinator', () => {
     let ended = false;
     void done.then(() => (ended = true));
     const worktreeFile = (): string => join(runs, runFolderName(runs) ?? '-', 'worktrees', 'land.f1', 'f1.txt');
-    await until(() => ended || (existsSync(worktreeFile()) && readFileSync(worktreeFile(), 'utf8') === 'base\nline-f1\n'), "f1's change in its worktree", 120_000);
+    await until(
+      () => ended || (existsSync(worktreeFile()) && readFileSync(worktreeFile(), 'utf8') === 'base\nline-f1\n'),
+      "f1's change in its worktree",
+      120_000,
+    );
     expect(ended, 'the run ended before f1 edited its worktree').toBe(false);
     child.kill('SIGKILL');
     await done;

@@ -10,18 +10,58 @@ import { applyInstanceEvent, foldEvents, getInstance, recordOf, type InstanceRec
 const base = { v: 1 as const, ts: 0, runId: 'r' };
 const usage = (n: number) => ({ input: n, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: n, cost: n / 1000 });
 const ref = (key: string, attempt = 1) => ({ ...base, task: 't', key, attempt, parent: 't' });
-const start: RunEvent = { ...base, type: 'run_start', recipe: 'r.yaml', name: 'n', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t.a', 't.b', 't.c', 't.d'], needs: [], dynamic: false }], overrides: { budgetUsd: 1 } };
+const start: RunEvent = {
+  ...base,
+  type: 'run_start',
+  recipe: 'r.yaml',
+  name: 'n',
+  recipeHash: 'h',
+  inputs: {},
+  plan: [{ task: 't', keys: ['t.a', 't.b', 't.c', 't.d'], needs: [], dynamic: false }],
+  overrides: { budgetUsd: 1 },
+};
 
 describe('applyInstanceEvent', () => {
   it('moves an instance through its lifecycle and keeps one note per failed attempt', () => {
     const rec: InstanceRecord = { status: 'pending', attempt: 0 };
     applyInstanceEvent(rec, { type: 'instance_queued', ...ref('t.a') });
     expect(rec.status).toBe('queued');
-    applyInstanceEvent(rec, { type: 'instance_start', ...ref('t.a'), baseTree: 'tree1', repoRoot: '/repo', worktree: '/wt' });
-    expect(rec).toMatchObject({ status: 'running', attempt: 1, git: { root: '/repo', tree: 'tree1', worktree: '/wt' } });
-    applyInstanceEvent(rec, { type: 'instance_retry', ...ref('t.a'), failure: 'crashed', error: 'exited', delayMs: 5, uncharged: true });
-    applyInstanceEvent(rec, { type: 'instance_failed', ...ref('t.a', 2), failure: 'timeout', error: 'slow', final: true, durationMs: 9 });
-    applyInstanceEvent(rec, { type: 'instance_failed', ...ref('t.a', 2), failure: 'timeout', error: 'slow (not retried)', final: true, durationMs: 9 });
+    applyInstanceEvent(rec, {
+      type: 'instance_start',
+      ...ref('t.a'),
+      baseTree: 'tree1',
+      repoRoot: '/repo',
+      worktree: '/wt',
+    });
+    expect(rec).toMatchObject({
+      status: 'running',
+      attempt: 1,
+      git: { root: '/repo', tree: 'tree1', worktree: '/wt' },
+    });
+    applyInstanceEvent(rec, {
+      type: 'instance_retry',
+      ...ref('t.a'),
+      failure: 'crashed',
+      error: 'exited',
+      delayMs: 5,
+      uncharged: true,
+    });
+    applyInstanceEvent(rec, {
+      type: 'instance_failed',
+      ...ref('t.a', 2),
+      failure: 'timeout',
+      error: 'slow',
+      final: true,
+      durationMs: 9,
+    });
+    applyInstanceEvent(rec, {
+      type: 'instance_failed',
+      ...ref('t.a', 2),
+      failure: 'timeout',
+      error: 'slow (not retried)',
+      final: true,
+      durationMs: 9,
+    });
     expect(rec).toMatchObject({ status: 'failed', failure: 'timeout', unchargedAttempts: 1, durationMs: 9 });
     expect(rec.attemptFailures).toEqual([
       { attempt: 1, failure: 'crashed', error: 'exited' },
@@ -40,15 +80,38 @@ describe('a folded log, as resume reads it', () => {
     start,
     { type: 'instance_start', ...ref('t.a') },
     { type: 'call_usage', ...ref('t.a'), model: 'm', usage: usage(100) },
-    { type: 'instance_done', ...ref('t.a'), output: 'A', text: 'A', summary: '## Goal\nx', usage: usage(100), durationMs: 5 },
+    {
+      type: 'instance_done',
+      ...ref('t.a'),
+      output: 'A',
+      text: 'A',
+      summary: '## Goal\nx',
+      usage: usage(100),
+      durationMs: 5,
+    },
     { type: 'instance_start', ...ref('t.b') },
     { type: 'call_usage', ...ref('t.b@worker'), model: 'm', usage: usage(30) },
     { type: 'call_usage', ...ref('t.b@planner'), model: 'm', usage: usage(20) },
     { type: 'instance_start', ...ref('t.c') },
-    { type: 'instance_failed', ...ref('t.c'), failure: 'cancelled', error: 'cancelled by ana', final: true, durationMs: 1 },
+    {
+      type: 'instance_failed',
+      ...ref('t.c'),
+      failure: 'cancelled',
+      error: 'cancelled by ana',
+      final: true,
+      durationMs: 1,
+    },
     { ...base, type: 'run_end', status: 'failed', usage: usage(150), durationMs: 10 },
     { ...base, type: 'run_resume', previousStatus: 'failed', overrides: { budgetUsd: 5 } },
-    { ...base, type: 'control', action: 'retry', instance: 't.c', by: 'resume', ok: true, message: 't.c runs again with this resume' },
+    {
+      ...base,
+      type: 'control',
+      action: 'retry',
+      instance: 't.c',
+      by: 'resume',
+      ok: true,
+      message: 't.c runs again with this resume',
+    },
   ];
 
   it('knows the run: its start, how it last ended, the overrides in force and every call spent', () => {
@@ -73,10 +136,15 @@ describe('a folded log, as resume reads it', () => {
     expect(restored.get('t.b')).toMatchObject({ status: 'pending', attempt: 1, usage: { totalTokens: 50 } });
     expect(restored.get('t.c')).toMatchObject({ status: 'pending' });
     const cancelled = restoredInstances(foldEvents(log.slice(0, 9)))[2]!;
-    expect(cancelled).toMatchObject({ id: 't.c', status: 'cancelled', failure: 'cancelled', error: 'cancelled by ana' });
+    expect(cancelled).toMatchObject({
+      id: 't.c',
+      status: 'cancelled',
+      failure: 'cancelled',
+      error: 'cancelled by ana',
+    });
   });
 
-  it('recordOf copies the record apart from the views\' state', () => {
+  it("recordOf copies the record apart from the views' state", () => {
     const inst = getInstance(foldEvents(log), 't', 't.c')!;
     const rec = recordOf(inst);
     expect(rec).not.toHaveProperty('attempts');

@@ -29,13 +29,39 @@ function input(): PlanInput {
     name: 'rename-logger',
     description: 'Rename log() to logger.info() everywhere.',
     tasks: [
-      { id: 'plan', needs: [], instances: [{ id: 'plan', status: 'done', modifiedFiles: [], readFiles: ['repos/alpha/src/index.ts'], outputPreview: '{"subtasks":[]}' }] },
+      {
+        id: 'plan',
+        needs: [],
+        instances: [
+          {
+            id: 'plan',
+            status: 'done',
+            modifiedFiles: [],
+            readFiles: ['repos/alpha/src/index.ts'],
+            outputPreview: '{"subtasks":[]}',
+          },
+        ],
+      },
       {
         id: 'apply',
         needs: ['plan'],
         instances: [
-          { id: 'apply.alpha', status: 'done', summary: summaryA, modifiedFiles: summaryA.modifiedFiles, readFiles: [], patchFile: 'patches/apply.alpha.diff' },
-          { id: 'apply.beta', status: 'failed', failure: 'verify_failed', error: 'npm test exited 1', modifiedFiles: ['repos/shared/util.ts'], readFiles: [] },
+          {
+            id: 'apply.alpha',
+            status: 'done',
+            summary: summaryA,
+            modifiedFiles: summaryA.modifiedFiles,
+            readFiles: [],
+            patchFile: 'patches/apply.alpha.diff',
+          },
+          {
+            id: 'apply.beta',
+            status: 'failed',
+            failure: 'verify_failed',
+            error: 'npm test exited 1',
+            modifiedFiles: ['repos/shared/util.ts'],
+            readFiles: [],
+          },
           { id: 'apply.gamma', status: 'pending', modifiedFiles: [], readFiles: [] },
         ],
       },
@@ -52,7 +78,9 @@ describe('merged plan', () => {
     expect(md).toMatch(/#### apply\.beta — failed \[verify_failed\]\n- Error: npm test exited 1/);
     expect(md).not.toMatch(/apply\.gamma —/);
     expect(md).toMatch(/- \*\*Keep log as alias\*\*: other packages import it _\(apply\.alpha\)_/);
-    expect(md).toMatch(/### Modified\n\n- repos\/alpha\/src\/index\.ts — apply\.alpha\n- repos\/shared\/util\.ts — apply\.alpha, apply\.beta/);
+    expect(md).toMatch(
+      /### Modified\n\n- repos\/alpha\/src\/index\.ts — apply\.alpha\n- repos\/shared\/util\.ts — apply\.alpha, apply\.beta/,
+    );
     expect(md).toMatch(/1\. \(apply\.alpha\) Add the fixture/);
   });
 

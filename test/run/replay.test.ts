@@ -8,7 +8,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { foldEvents, getInstance, resumableInstances } from '../../src/run/run-fold.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
-import { cleanupTempDirs, conversationKey, conversationResponder, events, isSummaryRequest, ofType, tempProject, type Conversation } from '../orchestrator/helpers/run-fixtures.js';
+import {
+  cleanupTempDirs,
+  conversationKey,
+  conversationResponder,
+  events,
+  isSummaryRequest,
+  ofType,
+  tempProject,
+  type Conversation,
+} from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -46,16 +55,22 @@ function runDirOf(runs: string): string | undefined {
 
 /** Handoff summary requests of an item (the whole conversation is in the request). */
 function summaries(server: FakeAnthropic, item: string): number {
-  return server.requests.filter((q) => isSummaryRequest(q.body) && new RegExp(`Check item ${item}\\b`).test(JSON.stringify(q.body.messages))).length;
+  return server.requests.filter(
+    (q) => isSummaryRequest(q.body) && new RegExp(`Check item ${item}\\b`).test(JSON.stringify(q.body.messages)),
+  ).length;
 }
 
-const logOf = (runDir: string | undefined): RunEvent[] => (runDir && existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : []);
+const logOf = (runDir: string | undefined): RunEvent[] =>
+  runDir && existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : [];
 
 /** Turn requests per item, and per (item, reply index); handoff summary requests are counted by summaries(). */
 function calls(server: FakeAnthropic, item: string, reply?: number): number {
   return server.requests.filter((q) => {
     if (isSummaryRequest(q.body) || !new RegExp(`Check item ${item}\\b`).test(conversationKey(q.body))) return false;
-    return reply === undefined || (q.body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length === reply;
+    return (
+      reply === undefined ||
+      (q.body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length === reply
+    );
   }).length;
 }
 
@@ -80,15 +95,38 @@ describe('the run fold as resume reads it', () => {
       { ...base, type: 'task_expanded', task: 'fan', keys: ['fan.a', 'fan.b'] },
       { ...base, type: 'instance_start', task: 'fan', key: 'fan.a', attempt: 1, baseTree: 't1', repoRoot: '/repo' },
       { ...base, type: 'call_usage', task: 'fan', key: 'fan.a', attempt: 1, model: 'm', usage: usage(100) },
-      { ...base, type: 'instance_done', task: 'fan', key: 'fan.a', attempt: 1, output: { ok: 1 }, usage: usage(100), durationMs: 5, summary: '## Goal\nx' },
+      {
+        ...base,
+        type: 'instance_done',
+        task: 'fan',
+        key: 'fan.a',
+        attempt: 1,
+        output: { ok: 1 },
+        usage: usage(100),
+        durationMs: 5,
+        summary: '## Goal\nx',
+      },
       { ...base, type: 'instance_start', task: 'fan', key: 'fan.b', attempt: 1 },
-      { ...base, type: 'call_usage', task: 'fan', key: 'fan.b@worker', attempt: 1, parent: 'fan.b', model: 'm', usage: usage(50) },
+      {
+        ...base,
+        type: 'call_usage',
+        task: 'fan',
+        key: 'fan.b@worker',
+        attempt: 1,
+        parent: 'fan.b',
+        model: 'm',
+        usage: usage(50),
+      },
     ];
     const s = foldEvents(log);
     expect(s.start?.recipe).toBe('/r.yaml');
     expect(s.lastEndStatus).toBeUndefined();
     expect(s.tasks.get('fan')?.keys.slice(0, 2)).toEqual(['fan.a', 'fan.b']);
-    expect(getInstance(s, 'fan', 'fan.a')).toMatchObject({ status: 'done', output: { ok: 1 }, git: { tree: 't1', root: '/repo' } });
+    expect(getInstance(s, 'fan', 'fan.a')).toMatchObject({
+      status: 'done',
+      output: { ok: 1 },
+      git: { tree: 't1', root: '/repo' },
+    });
     expect(getInstance(s, 'fan', 'fan.b')).toMatchObject({ status: 'running', attempt: 1 });
     // A pair member's calls count for its instance; the member itself is no instance of a resume.
     expect(getInstance(s, 'fan', 'fan.b')!.spend.totalTokens).toBe(50);
@@ -102,7 +140,13 @@ describe('resume after the coordinator died (real CLI)', () => {
     let slow = true;
     const convs = (): Conversation[] => [
       { match: /Check item [ab]\b/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'fast done' }] },
-      { match: /Check item [cd]\b/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'slow done', ...(slow ? { delayMs: 2_000 } : {}) }] },
+      {
+        match: /Check item [cd]\b/,
+        turns: [
+          { tools: [{ name: 'ls', args: { path: '.' } }] },
+          { text: 'slow done', ...(slow ? { delayMs: 2_000 } : {}) },
+        ],
+      },
     ];
     const server = await startFakeAnthropic({ respond: (req) => conversationResponder(convs())(req) });
     try {
@@ -111,19 +155,35 @@ describe('resume after the coordinator died (real CLI)', () => {
       const child = cli([join(dir, 'recipe.yaml'), '--run-dir', runs], server);
       const done = exited(child);
       // Kill once a and b finished and c and d are inside their second (slow) model call.
-      await until(() => ofType(logOf(runDirOf(runs)), 'instance_done').length === 2 && calls(server, 'c', 1) === 1 && calls(server, 'd', 1) === 1, 'a, b done and c, d mid-call');
+      await until(
+        () =>
+          ofType(logOf(runDirOf(runs)), 'instance_done').length === 2 &&
+          calls(server, 'c', 1) === 1 &&
+          calls(server, 'd', 1) === 1,
+        'a, b done and c, d mid-call',
+      );
       child.kill('SIGKILL');
       expect((await done).signal).toBe('SIGKILL');
       const runDir = runDirOf(runs)!;
       expect(ofType(logOf(runDir), 'run_end')).toHaveLength(0);
-      const before = { a: calls(server, 'a'), b: calls(server, 'b'), summaryA: summaries(server, 'a'), summaryB: summaries(server, 'b') };
+      const before = {
+        a: calls(server, 'a'),
+        b: calls(server, 'b'),
+        summaryA: summaries(server, 'a'),
+        summaryB: summaries(server, 'b'),
+      };
       expect(before).toEqual({ a: 2, b: 2, summaryA: 1, summaryB: 1 });
 
       slow = false;
       const resumed = await exited(cli(['resume', runDir], server));
       expect(resumed.code, resumed.out).toBe(0);
       // Finished instances were not paid for twice, their handoff summaries neither.
-      expect({ a: calls(server, 'a'), b: calls(server, 'b'), summaryA: summaries(server, 'a'), summaryB: summaries(server, 'b') }).toEqual(before);
+      expect({
+        a: calls(server, 'a'),
+        b: calls(server, 'b'),
+        summaryA: summaries(server, 'a'),
+        summaryB: summaries(server, 'b'),
+      }).toEqual(before);
       for (const item of ['c', 'd']) expect(summaries(server, item)).toBe(1);
       // Interrupted ones kept their first reply and only redid the call that was cut.
       for (const item of ['c', 'd']) {
@@ -132,11 +192,19 @@ describe('resume after the coordinator died (real CLI)', () => {
       }
       const log = logOf(runDir);
       expect(ofType(log, 'run_resume')).toHaveLength(1);
-      expect(ofType(log, 'instance_start').filter((e) => e.attempt === 2).map((e) => [e.key, e.resumedFromLeaf]).sort()).toEqual([
+      expect(
+        ofType(log, 'instance_start')
+          .filter((e) => e.attempt === 2)
+          .map((e) => [e.key, e.resumedFromLeaf])
+          .sort(),
+      ).toEqual([
         ['check.c', true],
         ['check.d', true],
       ]);
-      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string; instances: { id: string; status: string; output: string }[] };
+      const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as {
+        status: string;
+        instances: { id: string; status: string; output: string }[];
+      };
       expect(result.status).toBe('succeeded');
       expect(result.instances.map((i) => [i.id, i.status, i.output])).toEqual([
         ['check.a', 'done', 'fast done'],
@@ -154,7 +222,13 @@ describe('resume after the coordinator died (real CLI)', () => {
     let slow = true;
     const convs = (): Conversation[] => [
       { match: /Check item [ab]\b/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'fast done' }] },
-      { match: /Check item [cd]\b/, turns: [{ tools: [{ name: 'bash', args: { command: slow ? `sleep ${marker}` : 'true' } }] }, { text: 'slow done' }] },
+      {
+        match: /Check item [cd]\b/,
+        turns: [
+          { tools: [{ name: 'bash', args: { command: slow ? `sleep ${marker}` : 'true' } }] },
+          { text: 'slow done' },
+        ],
+      },
     ];
     const server = await startFakeAnthropic({ respond: (req) => conversationResponder(convs())(req) });
     try {
@@ -162,8 +236,14 @@ describe('resume after the coordinator died (real CLI)', () => {
       const runs = join(dir, 'runs');
       const child = cli([join(dir, 'recipe.yaml'), '--run-dir', runs], server);
       const done = exited(child);
-      const sleeping = () => spawnSync('pgrep', ['-f', `sleep ${marker}`]).stdout.toString().trim() !== '';
-      await until(() => ofType(logOf(runDirOf(runs)), 'instance_done').length === 2 && sleeping(), 'a, b done and c, d running a shell command');
+      const sleeping = () =>
+        spawnSync('pgrep', ['-f', `sleep ${marker}`])
+          .stdout.toString()
+          .trim() !== '';
+      await until(
+        () => ofType(logOf(runDirOf(runs)), 'instance_done').length === 2 && sleeping(),
+        'a, b done and c, d running a shell command',
+      );
       const t0 = Date.now();
       child.kill('SIGINT');
       const r = await done;

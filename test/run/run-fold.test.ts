@@ -5,7 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { RunStore } from '../../src/run/run-store.js';
 import { buildReportData } from '../../src/display/report/report-data.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
-import { applyEvent, countStatuses, createRunState, foldEvents, getInstance, instanceUsage, runUsage } from '../../src/run/run-fold.js';
+import {
+  applyEvent,
+  countStatuses,
+  createRunState,
+  foldEvents,
+  getInstance,
+  instanceUsage,
+  runUsage,
+} from '../../src/run/run-fold.js';
 import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'run-state-'));
@@ -54,10 +62,25 @@ describe('run state fold', () => {
     expect(getInstance(s, 't', 't')!.status).toBe('waiting');
     ev({ type: 'permit_grant', model: 'm', waitedMs: 1 });
     expect(getInstance(s, 't', 't')!.status).toBe('running');
-    ev({ type: 'agent_event', event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'npm  test' } } });
+    ev({
+      type: 'agent_event',
+      event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'npm  test' } },
+    });
     expect([...getInstance(s, 't', 't')!.runningTools.values()]).toEqual(['bash npm test']);
-    ev({ type: 'agent_event', event: { type: 'tool_execution_end', toolCallId: 'c1', toolName: 'bash', result: {}, isError: false } });
-    ev({ type: 'agent_event', event: { type: 'message_end', message: { role: 'assistant', usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { total: 0.5 } } } } });
+    ev({
+      type: 'agent_event',
+      event: { type: 'tool_execution_end', toolCallId: 'c1', toolName: 'bash', result: {}, isError: false },
+    });
+    ev({
+      type: 'agent_event',
+      event: {
+        type: 'message_end',
+        message: {
+          role: 'assistant',
+          usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { total: 0.5 } },
+        },
+      },
+    });
     ev({ type: 'agent_event', event: { type: 'turn_end' } });
     const inst = getInstance(s, 't', 't')!;
     expect(inst.runningTools.size).toBe(0);
@@ -68,7 +91,14 @@ describe('run state fold', () => {
   it('an interrupted run (no run_end) ends its open bars at the last event, marked interrupted', () => {
     const runs = tmp();
     const store = RunStore.create(runs, 'cut');
-    store.append({ type: 'run_start', recipe: 'r.yaml', name: 'r', recipeHash: 'h', inputs: {}, plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }] });
+    store.append({
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'r',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
+    });
     store.append({ type: 'instance_start', task: 't', key: 't', attempt: 1 });
     store.append({ type: 'agent_event', task: 't', key: 't', attempt: 1, event: { type: 'turn_start' } });
     const data = buildReportData(loadRunFolder(store.dir));
@@ -83,7 +113,17 @@ describe('planner/worker pairs', () => {
     const base = { v: 1 as const, runId: 'r', task: 'build', attempt: 1, parent: 'build' };
     const u = (t: number) => ({ input: t, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: t, cost: t / 1000 });
     const s = foldEvents([
-      { v: 1, ts: 1, runId: 'r', type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [{ task: 'build', keys: ['build'], needs: [], dynamic: false }] },
+      {
+        v: 1,
+        ts: 1,
+        runId: 'r',
+        type: 'run_start',
+        recipe: 'x.yaml',
+        name: 'x',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 'build', keys: ['build'], needs: [], dynamic: false }],
+      },
       { ...base, ts: 2, type: 'instance_queued', key: 'build' },
       { ...base, ts: 3, type: 'instance_start', key: 'build' },
       { ...base, ts: 4, type: 'agent_event', key: 'build@worker', event: { type: 'agent_start' } },

@@ -91,7 +91,10 @@ describe('FileRunLease', () => {
 
     writeLease(dir, 1, holderRecord({ host: 'elsewhere', heartbeatAt: Date.now() - staleMs - 60_000 }));
     const lease = new FileRunLease(dir);
-    expect(lease.acquireSync()).toMatchObject({ ok: true, tookOver: { holder: { host: 'elsewhere' }, why: expect.stringMatching(/no heartbeat for \d+ s/) } });
+    expect(lease.acquireSync()).toMatchObject({
+      ok: true,
+      tookOver: { holder: { host: 'elsewhere' }, why: expect.stringMatching(/no heartbeat for \d+ s/) },
+    });
     expect(readRunLease(dir)).toMatchObject({ holder: { token: lease.token }, state: { state: 'live' } });
   });
 
@@ -120,7 +123,11 @@ describe('FileRunLease', () => {
     const b = new FileRunLease(dir, { now: () => now + ORCHESTRATOR_DEFAULTS.leaseStaleMs + 1_000 });
     expect(b.acquireSync()).toMatchObject({ ok: true, tookOver: { holder: { token: a.token } } });
     const lost = a.renewSync();
-    expect(lost).toMatchObject({ ok: false, why: 'another coordinator took the lease over', holder: { token: b.token } });
+    expect(lost).toMatchObject({
+      ok: false,
+      why: 'another coordinator took the lease over',
+      holder: { token: b.token },
+    });
     // Having lost it, a never writes over b's lease, not even on release.
     a.releaseSync();
     expect(readRunLease(dir, { now: () => now })?.holder).toMatchObject({ token: b.token });
@@ -142,10 +149,14 @@ describe('FileRunLease', () => {
     const b = new FileRunLease(dir, { staleMs: 0 });
     let calls = 0;
     const lost = new Promise<{ why: string; holder?: LeaseHolder }>((r) =>
-      keepLeaseAlive(a, (x) => {
-        calls++;
-        r(x);
-      }, 5),
+      keepLeaseAlive(
+        a,
+        (x) => {
+          calls++;
+          r(x);
+        },
+        5,
+      ),
     );
     expect(b.acquireSync().ok).toBe(true);
     const why = await lost;
@@ -160,14 +171,20 @@ describe('FileRunLease', () => {
     const second = takeRunLease(dir, 'run-1');
     expect(second.ok).toBe(false);
     if (!second.ok) {
-      expect(second.message).toContain(`run run-1 is running: its coordinator is pid ${process.pid} on host ${hostname()}, since `);
+      expect(second.message).toContain(
+        `run run-1 is running: its coordinator is pid ${process.pid} on host ${hostname()}, since `,
+      );
       expect(second.message).toContain(`kill ${process.pid}`);
-      expect(second.message).toContain('If that coordinator died (kill -9, a crash, its machine), resume works at once.');
+      expect(second.message).toContain(
+        'If that coordinator died (kill -9, a crash, its machine), resume works at once.',
+      );
     }
     if (first.ok) first.lease.release();
     expect(readRunLease(dir)?.state.state).toBe('released');
     expect(liveRunMessage('r', holderRecord({ host: 'far' }))).toContain('Ctrl-C in its terminal on far');
-    expect(liveRunMessage('r', holderRecord({ host: 'far' }))).toContain('resume works once its last heartbeat is 30 s old.');
+    expect(liveRunMessage('r', holderRecord({ host: 'far' }))).toContain(
+      'resume works once its last heartbeat is 30 s old.',
+    );
   });
 
   it('a folder where the lease cannot be written gives a message, not an exception', () => {
@@ -193,7 +210,10 @@ describe('the lease race (real processes)', { timeout: 120_000 }, () => {
     let allReady!: () => void;
     const started = new Promise<void>((r) => (allReady = r));
     for (let i = 0; i < CONTENDERS; i++) {
-      const p = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/run/fixtures/lease-contender.ts')], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+      const p = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/run/fixtures/lease-contender.ts')], {
+        cwd: root,
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
       procs.push(p);
       createInterface({ input: p.stdout! }).on('line', (line) => {
         if (line === 'ready') {
@@ -213,7 +233,8 @@ describe('the lease race (real processes)', { timeout: 120_000 }, () => {
     const setups: Record<string, (dir: string) => void> = {
       'no lease yet': () => undefined,
       'holder killed': (dir) => writeLease(dir, 7, holderRecord({ pid: dead })),
-      'old heartbeat from another host': (dir) => writeLease(dir, 2, holderRecord({ host: 'elsewhere', heartbeatAt: old })),
+      'old heartbeat from another host': (dir) =>
+        writeLease(dir, 2, holderRecord({ host: 'elsewhere', heartbeatAt: old })),
       released: (dir) => writeLease(dir, 5, holderRecord({ releasedAt: Date.now() })),
     };
     const rounds = Object.keys(setups).flatMap((name) => [1, 2, 3, 4, 5].map(() => name));
@@ -226,18 +247,33 @@ describe('the lease race (real processes)', { timeout: 120_000 }, () => {
       for (const p of procs) p.stdin!.write(`acquire ${dir} ${startAt}\n`);
       await done;
       const got = replies.get(dir) as { ok: boolean; token: string; holder?: string; error?: string }[];
-      expect(got.filter((g) => g.error), name).toEqual([]);
+      expect(
+        got.filter((g) => g.error),
+        name,
+      ).toEqual([]);
       const winners = got.filter((g) => g.ok);
       expect(winners, `${name}: winners`).toHaveLength(1);
       const winner = winners[0]!.token;
       // Every loser saw the winner's lease (not a lease of its own, not the stale one).
-      expect(got.filter((g) => !g.ok).map((g) => g.holder), name).toEqual(Array(CONTENDERS - 1).fill(winner));
+      expect(
+        got.filter((g) => !g.ok).map((g) => g.holder),
+        name,
+      ).toEqual(Array(CONTENDERS - 1).fill(winner));
       expect(readRunLease(dir), name).toMatchObject({ holder: { token: winner }, state: { state: 'live' } });
       // One lease file is left: the winner's (losers removed theirs, the winner removed the old one).
-      expect(readdirSync(dir).filter((n) => n.startsWith('lease.')), name).toHaveLength(1);
-      expect(JSON.parse(readFileSync(join(dir, readdirSync(dir).find((n) => n.startsWith('lease.'))!), 'utf8')).token).toBe(winner);
+      expect(
+        readdirSync(dir).filter((n) => n.startsWith('lease.')),
+        name,
+      ).toHaveLength(1);
+      expect(
+        JSON.parse(readFileSync(join(dir, readdirSync(dir).find((n) => n.startsWith('lease.'))!), 'utf8')).token,
+      ).toBe(winner);
       wins[name] = (wins[name] ?? 0) + 1;
     }
-    console.log(`[lease-race] contenders=${CONTENDERS} rounds=${rounds.length} ${Object.entries(wins).map(([k, v]) => `${k.replace(/ /g, '_')}=${v}`).join(' ')} double_winners=0`);
+    console.log(
+      `[lease-race] contenders=${CONTENDERS} rounds=${rounds.length} ${Object.entries(wins)
+        .map(([k, v]) => `${k.replace(/ /g, '_')}=${v}`)
+        .join(' ')} double_winners=0`,
+    );
   });
 });

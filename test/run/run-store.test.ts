@@ -33,9 +33,13 @@ describe('RunStore', () => {
     expect(skipped).toHaveLength(1);
   });
 
-  it('writes state events before append returns, and the agents\' display events by the end of the turn, in order', async () => {
+  it("writes state events before append returns, and the agents' display events by the end of the turn, in order", async () => {
     const store = RunStore.create(tmp(), 'r4');
-    const lines = () => readFileSync(store.logFile, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+    const lines = () =>
+      readFileSync(store.logFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { type: string }).type);
     store.append({ type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] });
     store.append({ type: 'agent_event', task: 't', key: 't', attempt: 1, event: { type: 'turn_start' } });
     expect(lines()).toEqual(['run_start']); // the display event waits for the end of the turn
@@ -74,14 +78,27 @@ describe('RunStore', () => {
     const a = RunStore.create(runs, '20260101-000000-aaaa');
     a.append({ type: 'run_start', recipe: 'a.yaml', name: 'a', recipeHash: 'h', inputs: {}, plan: [] });
     a.append({
-      type: 'instance_done', task: 't', key: 't', attempt: 1, output: 'ok', durationMs: 1,
+      type: 'instance_done',
+      task: 't',
+      key: 't',
+      attempt: 1,
+      output: 'ok',
+      durationMs: 1,
       usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: 0.25 },
     });
-    a.append({ type: 'run_end', status: 'succeeded', durationMs: 5, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: 0.25 } });
+    a.append({
+      type: 'run_end',
+      status: 'succeeded',
+      durationMs: 5,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: 0.25 },
+    });
     const b = RunStore.create(runs, '20260102-000000-bbbb');
     b.append({ type: 'run_start', recipe: 'b.yaml', name: 'b', recipeHash: 'h', inputs: {}, plan: [] });
     const list = listRuns(runs);
-    expect(list.map((r) => [r.name, r.status])).toEqual([['b', 'interrupted'], ['a', 'succeeded']]);
+    expect(list.map((r) => [r.name, r.status])).toEqual([
+      ['b', 'interrupted'],
+      ['a', 'succeeded'],
+    ]);
     expect(list.find((r) => r.name === 'a')?.cost).toBeCloseTo(0.25);
     expect(resolveRunDir(runs, '20260101')).toBe(a.dir);
     expect(resolveRunDir(runs, b.dir)).toBe(b.dir);

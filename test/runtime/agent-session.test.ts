@@ -32,7 +32,11 @@ interface Harness {
 }
 
 /** A session on the scripted provider with no built-in tools and a tiny system prompt. */
-async function harness(turns: ScriptedTurn[], options: CreateAgentSessionOptions = {}, providerOptions: ScriptedProviderOptions = {}): Promise<Harness> {
+async function harness(
+  turns: ScriptedTurn[],
+  options: CreateAgentSessionOptions = {},
+  providerOptions: ScriptedProviderOptions = {},
+): Promise<Harness> {
   const provider = createScriptedProvider(turns, providerOptions);
   const session = await createAgentSession({
     cwd: tempDir(),
@@ -53,10 +57,15 @@ async function harness(turns: ScriptedTurn[], options: CreateAgentSessionOptions
   return { session, events, calls: provider.calls };
 }
 
-const types = (events: AgentSessionEvent[], prefix: string): AgentSessionEvent[] => events.filter((e) => e.type.startsWith(prefix));
+const types = (events: AgentSessionEvent[], prefix: string): AgentSessionEvent[] =>
+  events.filter((e) => e.type.startsWith(prefix));
 
 function userTexts(ctx: Context): string[] {
-  return ctx.messages.filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join('')));
+  return ctx.messages
+    .filter((m) => m.role === 'user')
+    .map((m) =>
+      typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''),
+    );
 }
 
 describe('AgentSession persistence', () => {
@@ -70,7 +79,10 @@ describe('AgentSession persistence', () => {
     });
     await session.prompt('hello');
     expect(existedAtUserMessage).toBe(false);
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
     expect(lines[0]!.type).toBe('session');
     expect(lines.filter((l) => l.type === 'message').map((l) => l.message!.role)).toEqual(['user', 'assistant']);
     expect(lines.map((l) => l.type)).toContain('model_change');
@@ -86,7 +98,13 @@ describe('AgentSession retries', () => {
     expect(h.session.lastAssistantText()).toBe('ok now');
     const retry = types(h.events, 'auto_retry');
     expect(retry).toEqual([
-      { type: 'auto_retry_start', attempt: 1, maxAttempts: 3, delayMs: 1, errorMessage: '503 service unavailable: overloaded' },
+      {
+        type: 'auto_retry_start',
+        attempt: 1,
+        maxAttempts: 3,
+        delayMs: 1,
+        errorMessage: '503 service unavailable: overloaded',
+      },
       { type: 'auto_retry_end', success: true, attempt: 1 },
     ]);
     // The failed reply stays in the file but not in the context.
@@ -95,9 +113,17 @@ describe('AgentSession retries', () => {
   });
 
   it('gives up after maxRetries retries (maxRetries + 1 calls) and reports the final error', async () => {
-    const h = await harness([{ error: 'overloaded_error: Overloaded' }, { error: 'overloaded_error: Overloaded' }, { error: 'overloaded_error: still' }, { text: 'never' }], {
-      retry: { maxRetries: 2, baseDelayMs: 1 },
-    });
+    const h = await harness(
+      [
+        { error: 'overloaded_error: Overloaded' },
+        { error: 'overloaded_error: Overloaded' },
+        { error: 'overloaded_error: still' },
+        { text: 'never' },
+      ],
+      {
+        retry: { maxRetries: 2, baseDelayMs: 1 },
+      },
+    );
     await h.session.prompt('go');
     expect(h.calls).toHaveLength(3);
     const retry = types(h.events, 'auto_retry');
@@ -121,7 +147,11 @@ describe('AgentSession compaction', () => {
   const next = `next: ${'z'.repeat(400)}`;
 
   it('compacts once and re-runs the turn after a context overflow', async () => {
-    const h = await harness([{ text: long }, { error: 'prompt is too long: 2100 tokens > 1500 maximum' }, { text: 'recovered' }], { compaction: { keepRecentTokens: 50 } }, { turnSelection: 'calls' });
+    const h = await harness(
+      [{ text: long }, { error: 'prompt is too long: 2100 tokens > 1500 maximum' }, { text: 'recovered' }],
+      { compaction: { keepRecentTokens: 50 } },
+      { turnSelection: 'calls' },
+    );
     await h.session.prompt('write a lot');
     await h.session.prompt(next);
     expect(h.calls).toHaveLength(3);
@@ -138,22 +168,34 @@ describe('AgentSession compaction', () => {
 
   it('an overflow right after the recovery compaction stops the prompt, never loops on it', async () => {
     const tooLong = { error: 'prompt is too long: 9999 tokens > 1500 maximum' };
-    const h = await harness([{ text: long }, tooLong, tooLong, tooLong, { text: 'never' }], { compaction: { keepRecentTokens: 50 } }, { turnSelection: 'calls' });
+    const h = await harness(
+      [{ text: long }, tooLong, tooLong, tooLong, { text: 'never' }],
+      { compaction: { keepRecentTokens: 50 } },
+      { turnSelection: 'calls' },
+    );
     await h.session.prompt('write a lot');
     await expect(h.session.prompt(next)).rejects.toMatchObject({ name: 'RunStoppedError', kind: 'compaction' });
     expect(h.calls).toHaveLength(3);
     const ends = h.events.filter((e) => e.type === 'auto_compaction_end');
     expect(ends).toHaveLength(2);
-    expect(ends[1]).toMatchObject({ reason: 'overflow', willRetry: false, errorMessage: expect.stringContaining('still too long') });
+    expect(ends[1]).toMatchObject({
+      reason: 'overflow',
+      willRetry: false,
+      errorMessage: expect.stringContaining('still too long'),
+    });
     expect(h.events.filter((e) => e.type === 'run_stopped')).toEqual([expect.objectContaining({ kind: 'compaction' })]);
     expect(h.session.store.entries.filter((e) => e.type === 'compaction')).toHaveLength(1);
   });
 
   it('compacts after a run whose context passed contextWindow - reserveTokens', async () => {
-    const h = await harness([{ text: 'y'.repeat(14000) }, { text: 'z'.repeat(14000) }, { text: 'after' }], {
-      model: scriptedModel({ contextWindow: 8000 }),
-      compaction: { reserveTokens: 1000, keepRecentTokens: 100 },
-    }, { turnSelection: 'calls' });
+    const h = await harness(
+      [{ text: 'y'.repeat(14000) }, { text: 'z'.repeat(14000) }, { text: 'after' }],
+      {
+        model: scriptedModel({ contextWindow: 8000 }),
+        compaction: { reserveTokens: 1000, keepRecentTokens: 100 },
+      },
+      { turnSelection: 'calls' },
+    );
     await h.session.prompt('one');
     expect(types(h.events, 'auto_compaction')).toEqual([]);
     await h.session.prompt('two');
@@ -171,7 +213,9 @@ describe('AgentSession compaction', () => {
   });
 
   it('manual compact reports "already compacted" and "nothing to compact" as errors', async () => {
-    const h = await harness([{ text: 'a'.repeat(400) }, { text: 'b'.repeat(400) }], { compaction: { keepRecentTokens: 20 } });
+    const h = await harness([{ text: 'a'.repeat(400) }, { text: 'b'.repeat(400) }], {
+      compaction: { keepRecentTokens: 20 },
+    });
     await expect(h.session.compact()).rejects.toThrow(/Nothing to compact/);
     await h.session.prompt('one');
     await h.session.prompt('two');
@@ -214,7 +258,10 @@ describe('AgentSession control', () => {
     await h.session.abort();
     await run;
     expect(h.session.isStreaming).toBe(false);
-    expect(h.session.messages[h.session.messages.length - 1]).toMatchObject({ role: 'assistant', stopReason: 'aborted' });
+    expect(h.session.messages[h.session.messages.length - 1]).toMatchObject({
+      role: 'assistant',
+      stopReason: 'aborted',
+    });
   });
 
   it('abort during a retry wait ends the prompt without another call', async () => {
@@ -240,7 +287,10 @@ describe('AgentSession control', () => {
         return { content: [{ type: 'text', text: 'waited' }] };
       },
     };
-    const h = await harness([{ tools: [{ name: 'wait' }] }, { text: 'done' }], { customTools: [waitTool], tools: ['wait'] });
+    const h = await harness([{ tools: [{ name: 'wait' }] }, { text: 'done' }], {
+      customTools: [waitTool],
+      tools: ['wait'],
+    });
     h.session.subscribe((e) => {
       if (e.type === 'tool_execution_start') {
         h.session.steer('also check the logs');
@@ -284,10 +334,21 @@ describe('AgentSession stats and settings', () => {
       execute: async (_id, p) => ({ content: [{ type: 'text', text: p.text }] }),
     };
     const model = scriptedModel({ cost: { input: 3, output: 15, cacheRead: 0, cacheWrite: 0 } });
-    const h = await harness([{ tools: [{ name: 'echo', args: { text: 'hi' } }] }, { text: 'done' }], { customTools: [echo], tools: ['echo'], model });
+    const h = await harness([{ tools: [{ name: 'echo', args: { text: 'hi' } }] }, { text: 'done' }], {
+      customTools: [echo],
+      tools: ['echo'],
+      model,
+    });
     await h.session.prompt('go');
     const stats = h.session.stats();
-    expect(stats).toMatchObject({ userMessages: 1, assistantMessages: 2, toolCalls: 1, toolResults: 1, turns: 2, failedReplies: 0 });
+    expect(stats).toMatchObject({
+      userMessages: 1,
+      assistantMessages: 2,
+      toolCalls: 1,
+      toolResults: 1,
+      turns: 2,
+      failedReplies: 0,
+    });
     const replies = h.session.messages.filter((m) => m.role === 'assistant');
     const input = replies.reduce((n, m) => n + (m.role === 'assistant' ? m.usage.input : 0), 0);
     expect(stats.tokens.input).toBe(input);
@@ -314,7 +375,9 @@ describe('AgentSession navigation', () => {
     const h = await harness([{ text: 'A' }, { text: 'B' }, { text: 'C' }]);
     await h.session.prompt('one');
     await h.session.prompt('two');
-    const two = h.session.store.entries.find((e) => e.type === 'message' && e.message.role === 'user' && JSON.stringify(e.message.content).includes('two'))!;
+    const two = h.session.store.entries.find(
+      (e) => e.type === 'message' && e.message.role === 'user' && JSON.stringify(e.message.content).includes('two'),
+    )!;
     const result = await h.session.navigate(two.id);
     expect(result.editorText).toBe('two');
     expect(h.session.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
@@ -340,7 +403,9 @@ describe('AgentSession navigation', () => {
     await h.session.prompt('one');
     await h.session.prompt('two');
     const oldFile = h.session.sessionFile!;
-    const two = h.session.store.entries.find((e) => e.type === 'message' && e.message.role === 'user' && JSON.stringify(e.message.content).includes('two'))!;
+    const two = h.session.store.entries.find(
+      (e) => e.type === 'message' && e.message.role === 'user' && JSON.stringify(e.message.content).includes('two'),
+    )!;
     const forked = await h.session.fork(two.id);
     expect(forked.text).toBe('two');
     expect(forked.sessionFile).not.toBe(oldFile);
@@ -348,6 +413,8 @@ describe('AgentSession navigation', () => {
     await h.session.prompt('two, again');
     const lines = readFileSync(forked.sessionFile!, 'utf8').trim().split('\n');
     expect(JSON.parse(lines[0]!)).toMatchObject({ type: 'session', parentSession: oldFile });
-    await expect(h.session.fork(h.session.store.entries.find((e) => e.type === 'message' && e.message.role === 'assistant')!.id)).rejects.toThrow(/fork from a user message/);
+    await expect(
+      h.session.fork(h.session.store.entries.find((e) => e.type === 'message' && e.message.role === 'assistant')!.id),
+    ).rejects.toThrow(/fork from a user message/);
   });
 });

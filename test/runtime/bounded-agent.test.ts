@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/ai/models.js';
-import { createScriptedProvider, type ScriptedProviderOptions, type ScriptedTurn, type ScriptedTurnSpec } from '../../src/ai/scripted.js';
+import {
+  createScriptedProvider,
+  type ScriptedProviderOptions,
+  type ScriptedTurn,
+  type ScriptedTurnSpec,
+} from '../../src/ai/scripted.js';
 import type { Context } from '../../src/ai/types.js';
 import type { AgentSession } from '../../src/runtime/agent-session.js';
 import { createAgentSession, type CreateAgentSessionOptions } from '../../src/runtime/create-agent-session.js';
@@ -31,7 +36,11 @@ interface Harness {
   cwd: string;
 }
 
-async function harness(turns: ScriptedTurn[], options: CreateAgentSessionOptions = {}, providerOptions: ScriptedProviderOptions = {}): Promise<Harness> {
+async function harness(
+  turns: ScriptedTurn[],
+  options: CreateAgentSessionOptions = {},
+  providerOptions: ScriptedProviderOptions = {},
+): Promise<Harness> {
   const cwd = tempDir();
   writeFileSync(join(cwd, 'a.txt'), 'alpha\n');
   writeFileSync(join(cwd, 'b.txt'), 'beta\n');
@@ -60,7 +69,8 @@ async function stopped(p: Promise<void>): Promise<RunStoppedError> {
     () => undefined,
     (e: unknown) => e,
   );
-  if (!isRunStoppedError(err)) throw new Error(`expected a RunStoppedError, got ${err === undefined ? 'a resolved prompt' : String(err)}`);
+  if (!isRunStoppedError(err))
+    throw new Error(`expected a RunStoppedError, got ${err === undefined ? 'a resolved prompt' : String(err)}`);
   return err;
 }
 
@@ -81,7 +91,9 @@ describe('loop detection', () => {
     expect(err.message).toContain('read(');
     // 4 identical calls, the warning, one more repeat, stop.
     expect(h.calls).toHaveLength(5);
-    expect(h.events.filter((e) => e.type === 'loop_warning')).toEqual([expect.objectContaining({ pattern: 'identical_calls' })]);
+    expect(h.events.filter((e) => e.type === 'loop_warning')).toEqual([
+      expect.objectContaining({ pattern: 'identical_calls' }),
+    ]);
     expect(h.events.filter((e) => e.type === 'run_stopped')).toEqual([expect.objectContaining({ kind: 'loop' })]);
     // The model saw the warning before its last call.
     expect(allText(h.calls[4]!)).toContain('You are repeating yourself');
@@ -93,7 +105,9 @@ describe('loop detection', () => {
 
   it('a model that heeds the warning finishes normally', async () => {
     const h = await harness([
-      ...forever((ctx) => (allText(ctx).includes('You are repeating yourself') ? { text: 'I was stuck: a.txt says alpha. Done.' } : readA)),
+      ...forever((ctx) =>
+        allText(ctx).includes('You are repeating yourself') ? { text: 'I was stuck: a.txt says alpha. Done.' } : readA,
+      ),
     ]);
     await h.session.prompt('Read a.txt');
     expect(h.calls).toHaveLength(5);
@@ -120,7 +134,10 @@ describe('loop detection', () => {
 
 describe('caps', () => {
   it('max turns: a model that keeps making progress-looking calls stops at the cap with a message naming it', async () => {
-    const h = await harness([...forever((_c, i) => ({ tools: [{ name: 'write', args: { path: `f${i}.txt`, content: String(i) } }] }))], { limits: { maxTurns: 6 } });
+    const h = await harness(
+      [...forever((_c, i) => ({ tools: [{ name: 'write', args: { path: `f${i}.txt`, content: String(i) } }] }))],
+      { limits: { maxTurns: 6 } },
+    );
     const err = await stopped(h.session.prompt('Write files'));
     expect(err.kind).toBe('max_turns');
     expect(err.message).toMatch(/6 turns.*--max-turns/);
@@ -132,7 +149,10 @@ describe('caps', () => {
   });
 
   it('a token budget stops the run at the first turn boundary past it, and a spent budget makes no call at all', async () => {
-    const h = await harness([...forever((_c, i) => ({ tools: [{ name: 'write', args: { path: `f${i}.txt`, content: 'x'.repeat(400) } }] }))], { limits: { budgetTokens: 2_000 } });
+    const h = await harness(
+      [...forever((_c, i) => ({ tools: [{ name: 'write', args: { path: `f${i}.txt`, content: 'x'.repeat(400) } }] }))],
+      { limits: { budgetTokens: 2_000 } },
+    );
     const err = await stopped(h.session.prompt('Write files'));
     expect(err.kind).toBe('budget');
     expect(err.message).toContain('--budget-tokens');
@@ -146,7 +166,10 @@ describe('caps', () => {
 
   it('a USD budget counts every call at the model price', async () => {
     const model = scriptedModel({ cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } });
-    const h = await harness([...forever((_c, i) => ({ tools: [{ name: 'write', args: { path: `f${i}.txt`, content: 'y'.repeat(4000) } }] }))], { model, limits: { budgetUsd: 0.01 } });
+    const h = await harness(
+      [...forever((_c, i) => ({ tools: [{ name: 'write', args: { path: `f${i}.txt`, content: 'y'.repeat(4000) } }] }))],
+      { model, limits: { budgetUsd: 0.01 } },
+    );
     const err = await stopped(h.session.prompt('Write files'));
     expect(err.kind).toBe('budget');
     expect(h.session.runLimits.spent.usd).toBeGreaterThanOrEqual(0.01);
@@ -171,7 +194,10 @@ function chattyWorker(honest: boolean): ScriptedTurn[] {
   return forever((ctx) => {
     const k = nextStep(ctx, honest);
     if (k > STEPS) return { text: 'All steps are done.' };
-    return { text: `Working on step ${k}. ${'Let me think about this carefully. '.repeat(120)}`, tools: [{ name: 'write', args: { path: `step-${k}.txt`, content: `step ${k}\n${'data '.repeat(1200)}` } }] };
+    return {
+      text: `Working on step ${k}. ${'Let me think about this carefully. '.repeat(120)}`,
+      tools: [{ name: 'write', args: { path: `step-${k}.txt`, content: `step ${k}\n${'data '.repeat(1200)}` } }],
+    };
   });
 }
 const smallWindow = { model: scriptedModel({ contextWindow: 20_000 }), compaction: { reserveTokens: 4_000 } };
@@ -199,7 +225,11 @@ describe('compaction that cannot thrash', () => {
       // The scripted provider's overflow mode would have failed any request past the window.
       expect(chars / 4).toBeLessThan(20_000);
     }
-    expect(h.events.filter((e) => e.type === 'auto_compaction_start').every((e) => e.type === 'auto_compaction_start' && e.reason === 'threshold')).toBe(true);
+    expect(
+      h.events
+        .filter((e) => e.type === 'auto_compaction_start')
+        .every((e) => e.type === 'auto_compaction_start' && e.reason === 'threshold'),
+    ).toBe(true);
   });
 
   it('a model that ignores its summary and redoes finished work is stopped instead of compacting forever', async () => {
@@ -211,7 +241,11 @@ describe('compaction that cannot thrash', () => {
   });
 
   it('the compaction cap per prompt stops a task that does not fit', async () => {
-    const h = await harness([...chattyWorker(true)], { ...smallWindow, limits: { maxCompactionsPerPrompt: 1 } }, { contextWindow: 20_000 });
+    const h = await harness(
+      [...chattyWorker(true)],
+      { ...smallWindow, limits: { maxCompactionsPerPrompt: 1 } },
+      { contextWindow: 20_000 },
+    );
     const err = await stopped(h.session.prompt('Do the steps.'));
     expect(err.kind).toBe('compaction');
     expect(err.message).toContain('1 compactions');
@@ -224,8 +258,14 @@ describe('the scripted model across a compaction inside a run', () => {
   it('a plain list script goes on after the last reply served, not from the replies left in view', async () => {
     // Three big writes push the context past the threshold at a turn boundary; the compaction
     // summarizes them away, and the script must still continue with its fourth turn.
-    const big = (n: number): ScriptedTurnSpec => ({ tools: [{ name: 'write', args: { path: `big-${n}.txt`, content: 'q'.repeat(30_000) } }] });
-    const h = await harness([big(1), big(2), big(3), { tools: [{ name: 'read', args: { path: 'a.txt' } }] }, { text: 'finished' }], { ...smallWindow }, { turnSelection: 'replies' });
+    const big = (n: number): ScriptedTurnSpec => ({
+      tools: [{ name: 'write', args: { path: `big-${n}.txt`, content: 'q'.repeat(30_000) } }],
+    });
+    const h = await harness(
+      [big(1), big(2), big(3), { tools: [{ name: 'read', args: { path: 'a.txt' } }] }, { text: 'finished' }],
+      { ...smallWindow },
+      { turnSelection: 'replies' },
+    );
     await h.session.prompt('write three big files, then read a.txt');
     expect(h.session.lastAssistantText()).toBe('finished');
     expect(h.calls).toHaveLength(5);

@@ -22,7 +22,10 @@ function setup(): { project: string; env: Record<string, string>; script: string
   const project = tempDir();
   const home = tempDir();
   const script = join(project, 'script.yaml');
-  writeFileSync(script, '- tools:\n    - name: bash\n      args: { command: "rm -rf data" }\n- text: "could not delete"\n');
+  writeFileSync(
+    script,
+    '- tools:\n    - name: bash\n      args: { command: "rm -rf data" }\n- text: "could not delete"\n',
+  );
   mkdirSync(join(project, 'data'));
   writeFileSync(join(project, 'data', 'keep.txt'), 'precious');
   return { project, script, env: { HOME: home, ORCHESTRATE_HOME: join(home, '.orchestrate') } };
@@ -32,16 +35,40 @@ describe('orchestrate agent hooks', () => {
   it("reads the project's .claude/settings.json: a PreToolUse hook blocks rm -rf and --mode json shows the run", async () => {
     const { project, env, script } = setup();
     mkdirSync(join(project, '.claude'));
-    const hook = { type: 'command', command: `grep -q 'rm -rf' && { echo "no recursive deletes" >&2; exit 2; }; exit 0` };
-    writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: [] }, hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } }));
-    const r = await runAgentCli(['--mode', 'json', '--cwd', project, '--script', script, '--no-session', 'clean up'], { env, timeoutMs: 60_000 });
+    const hook = {
+      type: 'command',
+      command: `grep -q 'rm -rf' && { echo "no recursive deletes" >&2; exit 2; }; exit 0`,
+    };
+    writeFileSync(
+      join(project, '.claude', 'settings.json'),
+      JSON.stringify({ permissions: { allow: [] }, hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } }),
+    );
+    const r = await runAgentCli(['--mode', 'json', '--cwd', project, '--script', script, '--no-session', 'clean up'], {
+      env,
+      timeoutMs: 60_000,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(readFileSync(join(project, 'data', 'keep.txt'), 'utf8')).toBe('precious');
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const runs = events.filter((e) => e.type === 'hook_run');
-    expect(runs).toMatchObject([{ hookEvent: 'PreToolUse', toolName: 'bash', exitCode: 2, blocked: true, message: 'no recursive deletes', source: join(project, '.claude', 'settings.json') }]);
-    const end = events.find((e) => e.type === 'tool_execution_end') as { isError: boolean; result: { content: { text: string }[] } };
+    expect(runs).toMatchObject([
+      {
+        hookEvent: 'PreToolUse',
+        toolName: 'bash',
+        exitCode: 2,
+        blocked: true,
+        message: 'no recursive deletes',
+        source: join(project, '.claude', 'settings.json'),
+      },
+    ]);
+    const end = events.find((e) => e.type === 'tool_execution_end') as {
+      isError: boolean;
+      result: { content: { text: string }[] };
+    };
     expect(end.isError).toBe(true);
     expect(end.result.content[0]!.text).toContain('no recursive deletes');
   });
@@ -49,16 +76,34 @@ describe('orchestrate agent hooks', () => {
   it('--hooks FILE adds hooks; a mistake in it is a usage error naming the file and the key', async () => {
     const { project, env, script } = setup();
     const good = join(project, 'hooks.json');
-    writeFileSync(good, JSON.stringify({ hooks: { PostToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: 'touch hook-ran' }] }] } }));
-    const ok = await runAgentCli(['--cwd', project, '--script', script, '--no-session', '--hooks', good, 'go'], { env, timeoutMs: 60_000 });
+    writeFileSync(
+      good,
+      JSON.stringify({
+        hooks: { PostToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: 'touch hook-ran' }] }] },
+      }),
+    );
+    const ok = await runAgentCli(['--cwd', project, '--script', script, '--no-session', '--hooks', good, 'go'], {
+      env,
+      timeoutMs: 60_000,
+    });
     expect(ok.code).toBe(0);
     expect(readFileSync(join(project, 'hook-ran'), 'utf8')).toBe('');
 
     const bad = join(project, 'bad.json');
-    writeFileSync(bad, JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'x', timeout: '10s' }] }] } }));
-    const r = await runAgentCli(['--cwd', project, '--script', script, '--no-session', '--hooks', bad, 'go'], { env, timeoutMs: 60_000 });
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'x', timeout: '10s' }] }] },
+      }),
+    );
+    const r = await runAgentCli(['--cwd', project, '--script', script, '--no-session', '--hooks', bad, 'go'], {
+      env,
+      timeoutMs: 60_000,
+    });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${bad}: hooks.PreToolUse[0].hooks[0].timeout: must be a positive number of seconds, got "10s"`);
+    expect(r.stderr).toContain(
+      `${bad}: hooks.PreToolUse[0].hooks[0].timeout: must be a positive number of seconds, got "10s"`,
+    );
     expect(r.stderr).not.toContain('    at ');
   });
 });

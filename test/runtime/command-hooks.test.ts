@@ -57,10 +57,16 @@ async function harness(turns: ScriptedTurn[], hooks: unknown, cwd = tempDir()): 
 }
 
 function toolResultTexts(ctx: Context): string[] {
-  return ctx.messages.filter((m) => m.role === 'toolResult').map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+  return ctx.messages
+    .filter((m) => m.role === 'toolResult')
+    .map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
 }
 function userTexts(ctx: Context): string[] {
-  return ctx.messages.filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')));
+  return ctx.messages
+    .filter((m) => m.role === 'user')
+    .map((m) =>
+      typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'),
+    );
 }
 
 // A guard written the way Claude Code users write them: read the JSON, refuse rm -rf with exit 2.
@@ -68,10 +74,9 @@ const BLOCK_RM = `input=$(cat); case "$input" in *'rm -rf'*) echo "rm -rf is not
 
 describe('PreToolUse', () => {
   it('exit 2 blocks rm -rf: the file survives and the model reads the reason in the tool result', async () => {
-    const h = await harness(
-      [{ tools: [{ name: 'bash', args: { command: 'rm -rf keep' } }] }, { text: 'ok' }],
-      { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: BLOCK_RM }] }] },
-    );
+    const h = await harness([{ tools: [{ name: 'bash', args: { command: 'rm -rf keep' } }] }, { text: 'ok' }], {
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: BLOCK_RM }] }],
+    });
     mkdirSync(join(h.cwd, 'keep'));
     writeFileSync(join(h.cwd, 'keep', 'file.txt'), 'precious');
     await h.session.prompt('clean up');
@@ -80,13 +85,30 @@ describe('PreToolUse', () => {
     expect(results[0]).toContain('rm -rf is not allowed here; delete single files');
     const result = h.calls[1]!.messages.find((m) => m.role === 'toolResult');
     expect(result?.role === 'toolResult' && result.isError).toBe(true);
-    expect(h.hookRuns).toMatchObject([{ hookEvent: 'PreToolUse', toolName: 'bash', exitCode: 2, blocked: true, outcome: 'blocked', source: 'test settings' }]);
+    expect(h.hookRuns).toMatchObject([
+      {
+        hookEvent: 'PreToolUse',
+        toolName: 'bash',
+        exitCode: 2,
+        blocked: true,
+        outcome: 'blocked',
+        source: 'test settings',
+      },
+    ]);
     await h.session.dispose();
   });
 
   it('runs only where the matcher selects the tool, and lets an allowed command through', async () => {
     const h = await harness(
-      [{ tools: [{ name: 'bash', args: { command: 'echo made > made.txt' } }, { name: 'read', args: { path: 'made.txt' } }] }, { text: 'ok' }],
+      [
+        {
+          tools: [
+            { name: 'bash', args: { command: 'echo made > made.txt' } },
+            { name: 'read', args: { path: 'made.txt' } },
+          ],
+        },
+        { text: 'ok' },
+      ],
       { PreToolUse: [{ matcher: 'bash|Edit', hooks: [{ type: 'command', command: BLOCK_RM }] }] },
     );
     await h.session.prompt('make a file');
@@ -96,36 +118,38 @@ describe('PreToolUse', () => {
   });
 
   it('a JSON deny on exit 0 blocks with its reason; the hook sees the session JSON on stdin', async () => {
-    const h = await harness(
-      [{ tools: [{ name: 'bash', args: { command: 'echo hi > out.txt' } }] }, { text: 'ok' }],
-      {
-        PreToolUse: [
-          {
-            matcher: '*',
-            hooks: [
-              {
-                type: 'command',
-                command: `cat > "$CLAUDE_PROJECT_DIR/stdin.json"; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no writes today"}}'`,
-              },
-            ],
-          },
-        ],
-      },
-    );
+    const h = await harness([{ tools: [{ name: 'bash', args: { command: 'echo hi > out.txt' } }] }, { text: 'ok' }], {
+      PreToolUse: [
+        {
+          matcher: '*',
+          hooks: [
+            {
+              type: 'command',
+              command: `cat > "$CLAUDE_PROJECT_DIR/stdin.json"; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no writes today"}}'`,
+            },
+          ],
+        },
+      ],
+    });
     await h.session.prompt('write');
     expect(existsSync(join(h.cwd, 'out.txt'))).toBe(false);
     expect(toolResultTexts(h.calls[1]!)[0]).toContain('no writes today');
     const stdin = JSON.parse(readFileSync(join(h.cwd, 'stdin.json'), 'utf8'));
-    expect(stdin).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'bash', tool_input: { command: 'echo hi > out.txt' }, cwd: h.cwd, session_id: h.session.sessionId });
+    expect(stdin).toMatchObject({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'bash',
+      tool_input: { command: 'echo hi > out.txt' },
+      cwd: h.cwd,
+      session_id: h.session.sessionId,
+    });
     expect(typeof stdin.tool_use_id).toBe('string');
     await h.session.dispose();
   });
 
   it('exit 1 only warns: the tool runs and the warning is reported', async () => {
-    const h = await harness(
-      [{ tools: [{ name: 'bash', args: { command: 'echo ran > ran.txt' } }] }, { text: 'ok' }],
-      { PreToolUse: [{ hooks: [{ type: 'command', command: 'echo "lint config missing" >&2; exit 1' }] }] },
-    );
+    const h = await harness([{ tools: [{ name: 'bash', args: { command: 'echo ran > ran.txt' } }] }, { text: 'ok' }], {
+      PreToolUse: [{ hooks: [{ type: 'command', command: 'echo "lint config missing" >&2; exit 1' }] }],
+    });
     await h.session.prompt('go');
     expect(readFileSync(join(h.cwd, 'ran.txt'), 'utf8')).toBe('ran\n');
     expect(h.hookRuns).toMatchObject([{ exitCode: 1, blocked: false, outcome: 'warning' }]);
@@ -140,7 +164,14 @@ describe('PreToolUse', () => {
     // Opening a fifo nobody writes blocks forever.
     const h = await harness(
       [{ tools: [{ name: 'bash', args: { command: 'echo after > after.txt' } }] }, { text: 'ok' }],
-      { PreToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: 'read line < "$CLAUDE_PROJECT_DIR/never"', timeout: 1 }] }] },
+      {
+        PreToolUse: [
+          {
+            matcher: 'bash',
+            hooks: [{ type: 'command', command: 'read line < "$CLAUDE_PROJECT_DIR/never"', timeout: 1 }],
+          },
+        ],
+      },
       cwd,
     );
     await h.session.prompt('go');
@@ -172,10 +203,11 @@ describe('PostToolUse', () => {
 
   it('runs in the sandbox: the workspace is writable, a folder outside it is not', async () => {
     const outside = tempDir();
-    const h = await harness(
-      [{ tools: [{ name: 'bash', args: { command: 'true' } }] }, { text: 'ok' }],
-      { PostToolUse: [{ hooks: [{ type: 'command', command: `touch inside.txt; touch "${outside}/escaped.txt"; exit 0` }] }] },
-    );
+    const h = await harness([{ tools: [{ name: 'bash', args: { command: 'true' } }] }, { text: 'ok' }], {
+      PostToolUse: [
+        { hooks: [{ type: 'command', command: `touch inside.txt; touch "${outside}/escaped.txt"; exit 0` }] },
+      ],
+    });
     await h.session.prompt('go');
     expect(existsSync(join(h.cwd, 'inside.txt'))).toBe(true);
     expect(existsSync(join(outside, 'escaped.txt'))).toBe(false);
@@ -183,10 +215,11 @@ describe('PostToolUse', () => {
   });
 
   it('exit 2 adds the reason to the tool result', async () => {
-    const h = await harness(
-      [{ tools: [{ name: 'bash', args: { command: 'echo built' } }] }, { text: 'ok' }],
-      { PostToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: 'echo "tests fail now: fix test_a" >&2; exit 2' }] }] },
-    );
+    const h = await harness([{ tools: [{ name: 'bash', args: { command: 'echo built' } }] }, { text: 'ok' }], {
+      PostToolUse: [
+        { matcher: 'bash', hooks: [{ type: 'command', command: 'echo "tests fail now: fix test_a" >&2; exit 2' }] },
+      ],
+    });
     await h.session.prompt('build');
     const text = toolResultTexts(h.calls[1]!)[0]!;
     expect(text).toContain('built');
@@ -198,7 +231,9 @@ describe('PostToolUse', () => {
 describe('Stop', () => {
   it('exit 2 makes the agent continue once with the message; stop_hook_active is true on the next stop', async () => {
     const hook = `input=$(cat); case "$input" in *'"stop_hook_active":true'*) exit 0;; esac; echo "run the tests before stopping" >&2; exit 2`;
-    const h = await harness([{ text: 'done' }, { text: 'tests pass' }], { Stop: [{ hooks: [{ type: 'command', command: hook }] }] });
+    const h = await harness([{ text: 'done' }, { text: 'tests pass' }], {
+      Stop: [{ hooks: [{ type: 'command', command: hook }] }],
+    });
     await h.session.prompt('work');
     expect(h.calls).toHaveLength(2);
     expect(userTexts(h.calls[1]!).at(-1)).toBe('Stop hook feedback:\nrun the tests before stopping');
@@ -211,7 +246,9 @@ describe('Stop', () => {
   });
 
   it('a Stop hook that always blocks sends the agent back only once per prompt', async () => {
-    const h = await harness([{ text: 'one' }, { text: 'two' }, { text: 'three' }], { Stop: [{ hooks: [{ type: 'command', command: 'echo never done >&2; exit 2' }] }] });
+    const h = await harness([{ text: 'one' }, { text: 'two' }, { text: 'three' }], {
+      Stop: [{ hooks: [{ type: 'command', command: 'echo never done >&2; exit 2' }] }],
+    });
     await h.session.prompt('work');
     expect(h.calls).toHaveLength(2);
     expect(h.hookRuns).toHaveLength(2);
@@ -222,7 +259,15 @@ describe('Stop', () => {
 
 describe('UserPromptSubmit and SessionStart', () => {
   it('exit 2 blocks the prompt: nothing is sent to the model', async () => {
-    const h = await harness([{ text: 'never' }], { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'grep -q password && { echo "no secrets in prompts" >&2; exit 2; }; exit 0' }] }] });
+    const h = await harness([{ text: 'never' }], {
+      UserPromptSubmit: [
+        {
+          hooks: [
+            { type: 'command', command: 'grep -q password && { echo "no secrets in prompts" >&2; exit 2; }; exit 0' },
+          ],
+        },
+      ],
+    });
     await expect(h.session.prompt('my password is hunter2')).rejects.toThrow(PromptBlockedError);
     await expect(h.session.prompt('my password is hunter2')).rejects.toThrow(/no secrets in prompts/);
     expect(h.calls).toHaveLength(0);
@@ -236,7 +281,9 @@ describe('UserPromptSubmit and SessionStart', () => {
     process.env.ANTHROPIC_API_KEY = 'sk-ant-hook-test-secret';
     try {
       const h = await harness([{ text: 'hi' }], {
-        SessionStart: [{ hooks: [{ type: 'command', command: 'env > "$CLAUDE_PROJECT_DIR/env.txt"; echo "branch: main"' }] }],
+        SessionStart: [
+          { hooks: [{ type: 'command', command: 'env > "$CLAUDE_PROJECT_DIR/env.txt"; echo "branch: main"' }] },
+        ],
         UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo "ticket ORC-7"' }] }],
       });
       await h.session.prompt('hello');
@@ -256,22 +303,43 @@ describe('UserPromptSubmit and SessionStart', () => {
 describe('hook config', () => {
   it('names the file and the key of a mistake', () => {
     const bad = (v: unknown) => () => parseHooksConfig(v, '/p/.claude/settings.json');
-    expect(bad({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command' }] }] })).toThrow('/p/.claude/settings.json: hooks.PreToolUse[0].hooks[0].command: must be a non-empty shell command');
+    expect(bad({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command' }] }] })).toThrow(
+      '/p/.claude/settings.json: hooks.PreToolUse[0].hooks[0].command: must be a non-empty shell command',
+    );
     expect(bad({ PreTool: [] })).toThrow('hooks.PreTool: unknown hook event');
-    expect(bad({ Stop: [{ hooks: [{ type: 'command', command: 'x', timeout: -1 }] }] })).toThrow('hooks.Stop[0].hooks[0].timeout: must be a positive number');
-    expect(bad({ PreToolUse: [{ matcher: '(', hooks: [] }] })).toThrow('hooks.PreToolUse[0].matcher: is not a valid regular expression');
-    expect(bad({ PreToolUse: [{ hooks: [{ type: 'command', command: 'x', comand: 'y' }] }] })).toThrow('hooks.PreToolUse[0].hooks[0].comand: unknown key');
-    expect(bad({ PreToolUse: [{ hooks: [{ type: 'script', command: 'x' }] }] })).toThrow('hooks.PreToolUse[0].hooks[0].type: must be "command"');
+    expect(bad({ Stop: [{ hooks: [{ type: 'command', command: 'x', timeout: -1 }] }] })).toThrow(
+      'hooks.Stop[0].hooks[0].timeout: must be a positive number',
+    );
+    expect(bad({ PreToolUse: [{ matcher: '(', hooks: [] }] })).toThrow(
+      'hooks.PreToolUse[0].matcher: is not a valid regular expression',
+    );
+    expect(bad({ PreToolUse: [{ hooks: [{ type: 'command', command: 'x', comand: 'y' }] }] })).toThrow(
+      'hooks.PreToolUse[0].hooks[0].comand: unknown key',
+    );
+    expect(bad({ PreToolUse: [{ hooks: [{ type: 'script', command: 'x' }] }] })).toThrow(
+      'hooks.PreToolUse[0].hooks[0].type: must be "command"',
+    );
   });
 
   it("skips Claude Code's other hook types and newer keys with a warning, so a real settings file loads", () => {
     const warnings: string[] = [];
     const config = parseHooksConfig(
-      { Stop: [{ hooks: [{ type: 'prompt', prompt: 'Is the task done?' }, { type: 'command', command: 'npm test', async: true }] }] },
+      {
+        Stop: [
+          {
+            hooks: [
+              { type: 'prompt', prompt: 'Is the task done?' },
+              { type: 'command', command: 'npm test', async: true },
+            ],
+          },
+        ],
+      },
       '~/.claude/settings.json',
       (w) => warnings.push(w),
     );
-    expect(config.Stop?.[0]?.hooks).toEqual([{ type: 'command', command: 'npm test', source: '~/.claude/settings.json' }]);
+    expect(config.Stop?.[0]?.hooks).toEqual([
+      { type: 'command', command: 'npm test', source: '~/.claude/settings.json' },
+    ]);
     expect(warnings).toEqual([
       'warning: ~/.claude/settings.json: hooks.Stop[0].hooks[0]: hooks of type "prompt" are not run by orchestrate (only "command"); skipped.',
       'warning: ~/.claude/settings.json: hooks.Stop[0].hooks[1].async: not supported by orchestrate; ignored.',
@@ -280,7 +348,11 @@ describe('hook config', () => {
 
   it('drops Claude Code events orchestrate does not fire, with a warning', () => {
     const warnings: string[] = [];
-    const config: HooksConfig = parseHooksConfig({ Notification: [{ hooks: [{ type: 'command', command: 'x' }] }], Stop: [] }, 'f', (w) => warnings.push(w));
+    const config: HooksConfig = parseHooksConfig(
+      { Notification: [{ hooks: [{ type: 'command', command: 'x' }] }], Stop: [] },
+      'f',
+      (w) => warnings.push(w),
+    );
     expect(config).toEqual({ Stop: [] });
     expect(warnings[0]).toContain('hooks.Notification: this event is not fired by orchestrate');
   });

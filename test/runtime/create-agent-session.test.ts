@@ -6,7 +6,13 @@ import { z } from 'zod';
 import type { AgentTool } from '../../src/agent/types.js';
 import { createScriptedProvider } from '../../src/ai/scripted.js';
 import { scriptedModel } from '../../src/ai/models.js';
-import { AgentSessionConfigError, createAgentSession, defaultSessionDir, mostRecentSession, textOrFile } from '../../src/runtime/create-agent-session.js';
+import {
+  AgentSessionConfigError,
+  createAgentSession,
+  defaultSessionDir,
+  mostRecentSession,
+  textOrFile,
+} from '../../src/runtime/create-agent-session.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -35,25 +41,54 @@ describe('createAgentSession configuration errors', () => {
   });
 
   it('lists the valid tools for an unknown tool name', async () => {
-    await expect(createAgentSession({ ...quiet, cwd: tempDir(), inMemory: true, provider: 'scripted', script: [], tools: ['read', 'sed'] })).rejects.toThrow(
-      'Unknown tool "sed". Valid tools: read, bash, edit, write, grep, find, ls.',
-    );
+    await expect(
+      createAgentSession({
+        ...quiet,
+        cwd: tempDir(),
+        inMemory: true,
+        provider: 'scripted',
+        script: [],
+        tools: ['read', 'sed'],
+      }),
+    ).rejects.toThrow('Unknown tool "sed". Valid tools: read, bash, edit, write, grep, find, ls.');
   });
 
   it('reports an unknown model, a missing script and a missing session to continue', async () => {
     const cwd = tempDir();
-    await expect(createAgentSession({ ...quiet, cwd, inMemory: true, apiKey: 'k', model: 'gpt-nope' })).rejects.toThrow(/Unknown model "gpt-nope"/);
-    await expect(createAgentSession({ ...quiet, cwd, inMemory: true, provider: 'scripted' })).rejects.toThrow(/needs a script/);
-    await expect(createAgentSession({ ...quiet, cwd, provider: 'scripted', script: [], sessionFile: 'gone.jsonl', continue: true })).rejects.toThrow(
-      /session file .*gone\.jsonl does not exist/,
+    await expect(createAgentSession({ ...quiet, cwd, inMemory: true, apiKey: 'k', model: 'gpt-nope' })).rejects.toThrow(
+      /Unknown model "gpt-nope"/,
     );
-    await expect(createAgentSession({ ...quiet, cwd, provider: 'scripted', script: [], sessionDir: join(cwd, 'none'), continue: true })).rejects.toThrow(/no session in/);
+    await expect(createAgentSession({ ...quiet, cwd, inMemory: true, provider: 'scripted' })).rejects.toThrow(
+      /needs a script/,
+    );
+    await expect(
+      createAgentSession({
+        ...quiet,
+        cwd,
+        provider: 'scripted',
+        script: [],
+        sessionFile: 'gone.jsonl',
+        continue: true,
+      }),
+    ).rejects.toThrow(/session file .*gone\.jsonl does not exist/);
+    await expect(
+      createAgentSession({
+        ...quiet,
+        cwd,
+        provider: 'scripted',
+        script: [],
+        sessionDir: join(cwd, 'none'),
+        continue: true,
+      }),
+    ).rejects.toThrow(/no session in/);
   });
 
   it('a bad script file is a config error with file:line:col', async () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, 's.yaml'), '- txt: hello\n');
-    await expect(createAgentSession({ ...quiet, cwd, inMemory: true, provider: 'scripted', script: 's.yaml' })).rejects.toThrow(/s\.yaml:1:3/);
+    await expect(
+      createAgentSession({ ...quiet, cwd, inMemory: true, provider: 'scripted', script: 's.yaml' }),
+    ).rejects.toThrow(/s\.yaml:1:3/);
   });
 });
 
@@ -61,14 +96,30 @@ describe('createAgentSession storage', () => {
   it('continue reopens the most recent session of the folder with its model and history', async () => {
     const cwd = tempDir();
     const sessionDir = join(cwd, 'sessions');
-    const first = await createAgentSession({ ...quiet, cwd, sessionDir, provider: 'scripted', model: 'claude-haiku-4-5', script: [{ text: 'first reply' }, { text: 'second reply' }], thinkingLevel: 'low' });
+    const first = await createAgentSession({
+      ...quiet,
+      cwd,
+      sessionDir,
+      provider: 'scripted',
+      model: 'claude-haiku-4-5',
+      script: [{ text: 'first reply' }, { text: 'second reply' }],
+      thinkingLevel: 'low',
+    });
     await first.prompt('hello');
     await first.dispose();
     expect(mostRecentSession(sessionDir)).toBe(first.sessionFile);
 
     const provider = createScriptedProvider([{ text: 'first reply' }, { text: 'second reply' }]);
     // defaultModel (ORCHESTRATE_MODEL in the CLI) does not override the continued session's model.
-    const again = await createAgentSession({ ...quiet, cwd, sessionDir, continue: true, streamFn: provider, provider: 'scripted', defaultModel: 'claude-opus-4-6' });
+    const again = await createAgentSession({
+      ...quiet,
+      cwd,
+      sessionDir,
+      continue: true,
+      streamFn: provider,
+      provider: 'scripted',
+      defaultModel: 'claude-opus-4-6',
+    });
     expect(again.sessionFile).toBe(first.sessionFile);
     expect(again.model.id).toBe('claude-haiku-4-5');
     expect(again.thinkingLevel).toBe('low');
@@ -78,7 +129,10 @@ describe('createAgentSession storage', () => {
     expect(sent).toEqual(['user', 'assistant', 'user']);
     await again.dispose();
     // One header, entries of both runs, no model change appended on reopen.
-    const lines = readFileSync(first.sessionFile!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    const lines = readFileSync(first.sessionFile!, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     expect(lines.filter((l) => l.type === 'session')).toHaveLength(1);
     expect(lines.filter((l) => l.type === 'model_change')).toHaveLength(1);
     expect(lines.filter((l) => l.type === 'message')).toHaveLength(4);
@@ -94,7 +148,14 @@ describe('createAgentSession storage', () => {
   });
 
   it('a new session uses defaultModel when no model is given', async () => {
-    const s = await createAgentSession({ ...quiet, cwd: tempDir(), inMemory: true, provider: 'scripted', script: [], defaultModel: 'claude-opus-4-6' });
+    const s = await createAgentSession({
+      ...quiet,
+      cwd: tempDir(),
+      inMemory: true,
+      provider: 'scripted',
+      script: [],
+      defaultModel: 'claude-opus-4-6',
+    });
     expect(s.model.id).toBe('claude-opus-4-6');
   });
 
@@ -117,9 +178,15 @@ describe('createAgentSession prompt and tools', () => {
       name: 'add',
       description: 'Adds two numbers',
       parameters: z.object({ a: z.number(), b: z.number() }),
-      execute: async (_id, p) => ({ content: [{ type: 'text', text: String(p.a + p.b) }], details: { sum: p.a + p.b } }),
+      execute: async (_id, p) => ({
+        content: [{ type: 'text', text: String(p.a + p.b) }],
+        details: { sum: p.a + p.b },
+      }),
     };
-    const provider = createScriptedProvider([{ tools: [{ name: 'add', args: { a: '2', b: 3 } }] }, { text: 'The sum is 5.' }]);
+    const provider = createScriptedProvider([
+      { tools: [{ name: 'add', args: { a: '2', b: 3 } }] },
+      { text: 'The sum is 5.' },
+    ]);
     const s = await createAgentSession({
       ...quiet,
       cwd: tempDir(),
@@ -145,9 +212,21 @@ describe('createAgentSession prompt and tools', () => {
     writeFileSync(join(cwd, 'AGENTS.md'), 'Always run the linter.\n');
     const skills = join(cwd, 'skills', 'deploy');
     mkdirSync(skills, { recursive: true });
-    writeFileSync(join(skills, 'SKILL.md'), '---\nname: deploy\ndescription: How to deploy the app\n---\nRun make deploy.\n');
+    writeFileSync(
+      join(skills, 'SKILL.md'),
+      '---\nname: deploy\ndescription: How to deploy the app\n---\nRun make deploy.\n',
+    );
     const provider = createScriptedProvider([{ text: 'ok' }]);
-    const s = await createAgentSession({ notify: () => {}, cwd, inMemory: true, model: scriptedModel(), streamFn: provider, skillsDirs: ['skills'], tools: ['read'], home: join(cwd, 'home') });
+    const s = await createAgentSession({
+      notify: () => {},
+      cwd,
+      inMemory: true,
+      model: scriptedModel(),
+      streamFn: provider,
+      skillsDirs: ['skills'],
+      tools: ['read'],
+      home: join(cwd, 'home'),
+    });
     expect(s.systemPrompt).toContain('Always run the linter.');
     expect(s.systemPrompt).toContain('<name>deploy</name>');
     await s.prompt('/skill:deploy now');

@@ -6,7 +6,11 @@ import { z } from 'zod';
 import type { ToolResultMessage } from '../../src/ai/types.js';
 import { scriptedModel } from '../../src/ai/models.js';
 import { createScriptedProvider, type ScriptedTurn } from '../../src/ai/scripted.js';
-import { AgentSessionConfigError, createAgentSession, type CreateAgentSessionOptions } from '../../src/runtime/create-agent-session.js';
+import {
+  AgentSessionConfigError,
+  createAgentSession,
+  type CreateAgentSessionOptions,
+} from '../../src/runtime/create-agent-session.js';
 import { loadExtensions, type ExtensionAPI } from '../../src/runtime/extensions.js';
 import type { AgentSessionEvent } from '../../src/runtime/session-events.js';
 
@@ -71,11 +75,15 @@ describe('protected-paths example extension', () => {
   it('takes its patterns from options and offers a /protected command', async () => {
     const cwd = tempDir();
     const notices: string[] = [];
-    const s = await session(cwd, [{ tools: [{ name: 'write', args: { path: 'sub/a.key2', content: 'x' } }] }, { text: 'ok' }], {
-      tools: ['write'],
-      extensions: [{ path: PROTECTED, options: { patterns: ['sub/**'] } }],
-      notify: (m) => notices.push(m),
-    });
+    const s = await session(
+      cwd,
+      [{ tools: [{ name: 'write', args: { path: 'sub/a.key2', content: 'x' } }] }, { text: 'ok' }],
+      {
+        tools: ['write'],
+        extensions: [{ path: PROTECTED, options: { patterns: ['sub/**'] } }],
+        notify: (m) => notices.push(m),
+      },
+    );
     await s.prompt('/protected');
     expect(notices).toEqual(['Protected paths: sub/**']);
     expect(s.messages).toEqual([]); // a command is not a prompt
@@ -101,8 +109,18 @@ export default function (api) {
 `,
     );
     // zod must resolve from the temp folder: point the module at the repo's copy.
-    writeFileSync(file, readFileSync(file, 'utf8').replace("from 'zod'", `from '${resolve(import.meta.dirname, '../../node_modules/zod/index.js')}'`));
-    const s = await session(cwd, [{ tools: [{ name: 'shout', args: { text: 'hi' } }] }, { text: 'done' }], { tools: ['shout'], extensions: [file], systemPrompt: undefined });
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        "from 'zod'",
+        `from '${resolve(import.meta.dirname, '../../node_modules/zod/index.js')}'`,
+      ),
+    );
+    const s = await session(cwd, [{ tools: [{ name: 'shout', args: { text: 'hi' } }] }, { text: 'done' }], {
+      tools: ['shout'],
+      extensions: [file],
+      systemPrompt: undefined,
+    });
     expect(s.tools.map((t) => t.name)).toEqual(['shout']);
     expect(s.systemPrompt).toContain('shout');
     await s.prompt('go');
@@ -122,12 +140,20 @@ export default function (api) {
         if (e.type === 'agent_end') throw new Error('handler bug');
       });
     };
-    const s = await session(tempDir(), [{ text: 'a'.repeat(300) }, { text: 'b' }], { tools: [], extensions: [{ factory, name: 'veto' }], compaction: { keepRecentTokens: 10 } });
+    const s = await session(tempDir(), [{ text: 'a'.repeat(300) }, { text: 'b' }], {
+      tools: [],
+      extensions: [{ factory, name: 'veto' }],
+      compaction: { keepRecentTokens: 10 },
+    });
     s.subscribe((e) => events.push(e));
     await s.prompt('one');
     await s.prompt('two');
     await expect(s.compact()).rejects.toThrow('not now');
-    expect(events.find((e) => e.type === 'extension_error')).toMatchObject({ extensionPath: 'veto', event: 'event', error: 'handler bug' });
+    expect(events.find((e) => e.type === 'extension_error')).toMatchObject({
+      extensionPath: 'veto',
+      event: 'event',
+      error: 'handler bug',
+    });
   });
 
   it('reports a missing module and a module without a default export as config errors', async () => {
@@ -136,8 +162,13 @@ export default function (api) {
     await expect(session(cwd, [], { extensions: ['nope.mjs'] })).rejects.toThrow(/nope\.mjs: the file does not exist/);
     // An import the extension cannot resolve is named as such, not as a missing extension file.
     writeFileSync(join(cwd, 'needs-pkg.mjs'), "import 'orchestrate-no-such-package';\nexport default () => {};\n");
-    const err = await session(cwd, [], { extensions: ['needs-pkg.mjs'] }).then(() => undefined, (e: Error) => e);
-    expect(err?.message).toMatch(/needs-pkg\.mjs: Cannot find package 'orchestrate-no-such-package' imported from .*needs-pkg\.mjs \(install it where the extension can resolve it/);
+    const err = await session(cwd, [], { extensions: ['needs-pkg.mjs'] }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(
+      /needs-pkg\.mjs: Cannot find package 'orchestrate-no-such-package' imported from .*needs-pkg\.mjs \(install it where the extension can resolve it/,
+    );
     expect(err?.message).not.toContain('does not exist');
     writeFileSync(join(cwd, 'bad.mjs'), 'export const x = 1;\n');
     await expect(loadExtensions(['bad.mjs'], cwd)).rejects.toThrow(/no default export function/);
@@ -148,9 +179,17 @@ export default function (api) {
       api.on('before_tool_call', () => {
         throw new Error('policy service down');
       });
-      api.registerTool({ name: 'noop', description: 'nothing', parameters: z.object({}), execute: async () => ({ content: [{ type: 'text', text: 'ran' }] }) });
+      api.registerTool({
+        name: 'noop',
+        description: 'nothing',
+        parameters: z.object({}),
+        execute: async () => ({ content: [{ type: 'text', text: 'ran' }] }),
+      });
     };
-    const s = await session(tempDir(), [{ tools: [{ name: 'noop' }] }, { text: 'ok' }], { tools: ['noop'], extensions: [{ factory }] });
+    const s = await session(tempDir(), [{ tools: [{ name: 'noop' }] }, { text: 'ok' }], {
+      tools: ['noop'],
+      extensions: [{ factory }],
+    });
     await s.prompt('go');
     const r = toolResults(s.messages)[0]!;
     expect(r.isError).toBe(true);

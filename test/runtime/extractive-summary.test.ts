@@ -6,10 +6,26 @@ import { buildExtractiveSummary } from '../../src/runtime/extractive-summary.js'
 import { parseSummary } from '../../src/session/parse-summary.js';
 
 function assistant(content: AssistantMessage['content']): AssistantMessage {
-  return { role: 'assistant', content, api: 'scripted', provider: 'scripted', model: 'scripted', usage: emptyUsage(), stopReason: 'stop', timestamp: 1 };
+  return {
+    role: 'assistant',
+    content,
+    api: 'scripted',
+    provider: 'scripted',
+    model: 'scripted',
+    usage: emptyUsage(),
+    stopReason: 'stop',
+    timestamp: 1,
+  };
 }
 const user = (text: string): AgentMessage => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 1 });
-const result = (id: string, text: string, isError = false): AgentMessage => ({ role: 'toolResult', toolCallId: id, toolName: 't', content: [{ type: 'text', text }], isError, timestamp: 1 });
+const result = (id: string, text: string, isError = false): AgentMessage => ({
+  role: 'toolResult',
+  toolCallId: id,
+  toolName: 't',
+  content: [{ type: 'text', text }],
+  isError,
+  timestamp: 1,
+});
 
 const conversation: AgentMessage[] = [
   user('Rename log() to logger.info() in src/'),
@@ -33,7 +49,16 @@ describe('buildExtractiveSummary', () => {
     expect(s.blocked).toEqual(['bash: npm test: Error: 2 tests failed']);
     expect(s.criticalContext).toEqual(['Renamed 3 calls in src/app.ts.']);
     expect(details).toEqual({ readFiles: [], modifiedFiles: ['src/app.ts'] });
-    for (const heading of ['## Goal', '## Constraints & Preferences', '### Done', '### In Progress', '### Blocked', '## Key Decisions', '## Next Steps', '## Critical Context']) {
+    for (const heading of [
+      '## Goal',
+      '## Constraints & Preferences',
+      '### Done',
+      '### In Progress',
+      '### Blocked',
+      '## Key Decisions',
+      '## Next Steps',
+      '## Critical Context',
+    ]) {
       expect(summary).toContain(heading);
     }
   });
@@ -42,7 +67,11 @@ describe('buildExtractiveSummary', () => {
     const first = buildExtractiveSummary({ messages: conversation });
     const next = buildExtractiveSummary({
       previousSummary: first.summary,
-      messages: [user('now update the docs'), assistant([{ type: 'toolCall', id: 'd', name: 'read', arguments: { path: 'README.md' } }]), result('d', 'docs')],
+      messages: [
+        user('now update the docs'),
+        assistant([{ type: 'toolCall', id: 'd', name: 'read', arguments: { path: 'README.md' } }]),
+        result('d', 'docs'),
+      ],
     });
     const s = parseSummary(next.summary);
     expect(s.goal).toBe('Rename log() to logger.info() in src/');

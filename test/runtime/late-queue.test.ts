@@ -37,7 +37,13 @@ describe('a message queued as the run ends', () => {
         }
       });
       await s.prompt('hello');
-      const texts = s.messages.map((m) => (m.role === 'user' ? `user: ${JSON.stringify(m.content)}` : m.role === 'assistant' ? `assistant: ${m.content.map((b) => (b.type === 'text' ? b.text : '')).join('')}` : m.role));
+      const texts = s.messages.map((m) =>
+        m.role === 'user'
+          ? `user: ${JSON.stringify(m.content)}`
+          : m.role === 'assistant'
+            ? `assistant: ${m.content.map((b) => (b.type === 'text' ? b.text : '')).join('')}`
+            : m.role,
+      );
       expect(texts).toEqual([
         'user: [{"type":"text","text":"hello"}]',
         'assistant: first answer',

@@ -19,8 +19,13 @@ import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai-server.
 
 const WINDOW = 55_000;
 const FILES = ['f1.ts', 'f2.ts', 'f3.ts', 'f4.ts', 'f5.ts', 'f6.ts'];
-const CHATTY = `Let me think this through step by step before I touch the file. ${'I am considering every caller, every edge case and the tests. '.repeat(640)}`.slice(0, 40_000);
-const SUMMARY = '## Goal\nUpdate six files (f1.ts to f6.ts): replace TODO with DONE.\n\n## Progress\nSee the modified files list.';
+const CHATTY =
+  `Let me think this through step by step before I touch the file. ${'I am considering every caller, every edge case and the tests. '.repeat(640)}`.slice(
+    0,
+    40_000,
+  );
+const SUMMARY =
+  '## Goal\nUpdate six files (f1.ts to f6.ts): replace TODO with DONE.\n\n## Progress\nSee the modified files list.';
 
 const closers: (() => Promise<void>)[] = [];
 const dirs: string[] = [];
@@ -48,7 +53,10 @@ function nextAction(cwd: string, lastToolResultText: string): Action {
   const todo = FILES.find((f) => readFileSync(join(cwd, f), 'utf8').includes('TODO'));
   if (!todo) return { text: 'All six files are updated.' };
   if (lastToolResultText.includes(`// ${todo}`)) {
-    return { text: `Now I change ${todo}. ${CHATTY}`, tool: { name: 'edit', args: { path: todo, oldText: "'TODO'", newText: "'DONE'" } } };
+    return {
+      text: `Now I change ${todo}. ${CHATTY}`,
+      tool: { name: 'edit', args: { path: todo, oldText: "'TODO'", newText: "'DONE'" } },
+    };
   }
   return { text: `First I read ${todo}. ${CHATTY}`, tool: { name: 'read', args: { path: todo } } };
 }
@@ -60,7 +68,17 @@ interface Outcome {
 }
 
 async function runTask(model: Model, cwd: string, apiKey: string): Promise<Outcome> {
-  const session = await createAgentSession({ cwd, inMemory: true, model, apiKey, tools: ['read', 'edit'], thinkingLevel: 'off', defaultSkills: false, contextFiles: false, notify: () => {} });
+  const session = await createAgentSession({
+    cwd,
+    inMemory: true,
+    model,
+    apiKey,
+    tools: ['read', 'edit'],
+    thinkingLevel: 'off',
+    defaultSkills: false,
+    contextFiles: false,
+    notify: () => {},
+  });
   const events: AgentSessionEvent[] = [];
   session.subscribe((e) => events.push(e));
   let error: unknown;
@@ -93,15 +111,26 @@ describe('a window learned from the server (55k served, 200k in the table)', () 
         const tokens = Math.ceil(JSON.stringify([body.system, body.messages, body.tools]).length / 4);
         if (tokens > WINDOW) {
           overflows++;
-          return { kind: 'http-error', status: 400, errorType: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${WINDOW} maximum` };
+          return {
+            kind: 'http-error',
+            status: 400,
+            errorType: 'invalid_request_error',
+            message: `prompt is too long: ${tokens} tokens > ${WINDOW} maximum`,
+          };
         }
         const usage = { input_tokens: tokens, output_tokens: 10 };
         if (isSummaryRequest(body)) return { kind: 'message', content: [{ type: 'text', text: SUMMARY }], usage };
         const messages = body.messages as { role: string; content: unknown }[];
         const last = messages[messages.length - 1]!;
-        const resultText = last.role === 'user' && Array.isArray(last.content) ? JSON.stringify(last.content.filter((b: { type: string }) => b.type === 'tool_result')) : '';
+        const resultText =
+          last.role === 'user' && Array.isArray(last.content)
+            ? JSON.stringify(last.content.filter((b: { type: string }) => b.type === 'tool_result'))
+            : '';
         const a = nextAction(cwd, resultText);
-        const content: ({ type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown> })[] = [{ type: 'text', text: a.text }];
+        const content: (
+          | { type: 'text'; text: string }
+          | { type: 'tool_use'; name: string; input: Record<string, unknown> }
+        )[] = [{ type: 'text', text: a.text }];
         if (a.tool) content.push({ type: 'tool_use', name: a.tool.name, input: a.tool.args });
         return { kind: 'message', content, usage, chunkSize: 4000 };
       },
@@ -121,10 +150,19 @@ describe('a window learned from the server (55k served, 200k in the table)', () 
       contextWindow: WINDOW,
       respond: ({ body }) => {
         const messages = body.messages as { role: string; content: unknown }[];
-        if (typeof messages[0]?.content === 'string' && messages[0].content.startsWith(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60))) return { kind: 'chat', text: SUMMARY, chunkSize: 4000 };
+        if (
+          typeof messages[0]?.content === 'string' &&
+          messages[0].content.startsWith(SUMMARIZER_SYSTEM_PROMPT.slice(0, 60))
+        )
+          return { kind: 'chat', text: SUMMARY, chunkSize: 4000 };
         const last = messages[messages.length - 1]!;
         const a = nextAction(cwd, last.role === 'tool' ? String(last.content) : '');
-        return { kind: 'chat', text: a.text, toolCalls: a.tool ? [{ name: a.tool.name, arguments: a.tool.args }] : [], chunkSize: 4000 };
+        return {
+          kind: 'chat',
+          text: a.text,
+          toolCalls: a.tool ? [{ name: a.tool.name, arguments: a.tool.args }] : [],
+          chunkSize: 4000,
+        };
       },
     });
     closers.push(() => server.close());

@@ -27,13 +27,24 @@ function firstFinding(replies: AssistantMessage[], settings = DEFAULT_LOOP_DETEC
 
 describe('LoopDetector', () => {
   it('canonical arguments: key order does not matter, values do', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(canonicalJson({ a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 }));
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(
+      canonicalJson({ a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 }),
+    );
     expect(canonicalJson({ a: 1 })).not.toBe(canonicalJson({ a: '1' }));
   });
 
   it('the same call N times in a row (arguments in any key order) is a loop at the Nth call', () => {
-    const replies = [read('a', { limit: 5, offset: 1 }), read('a', { offset: 1, limit: 5 }), read('a', { limit: 5, offset: 1 }), read('a', { offset: 1, limit: 5 })];
-    expect(firstFinding(replies)).toMatchObject({ at: 4, pattern: 'identical_calls', detail: expect.stringContaining('read(') });
+    const replies = [
+      read('a', { limit: 5, offset: 1 }),
+      read('a', { offset: 1, limit: 5 }),
+      read('a', { limit: 5, offset: 1 }),
+      read('a', { offset: 1, limit: 5 }),
+    ];
+    expect(firstFinding(replies)).toMatchObject({
+      at: 4,
+      pattern: 'identical_calls',
+      detail: expect.stringContaining('read('),
+    });
     expect(firstFinding(replies.slice(0, 3))).toBeUndefined();
   });
 
@@ -42,9 +53,16 @@ describe('LoopDetector', () => {
   });
 
   it('a cycle of two or three calls repeated cycleRepeats times is a loop; progress is not', () => {
-    expect(firstFinding([read('a'), read('b'), read('a'), read('b'), read('a'), read('b')])).toMatchObject({ at: 6, pattern: 'cycle' });
+    expect(firstFinding([read('a'), read('b'), read('a'), read('b'), read('a'), read('b')])).toMatchObject({
+      at: 6,
+      pattern: 'cycle',
+    });
     const abc = [read('a'), read('b'), read('c')];
-    expect(firstFinding([...abc, ...abc, ...abc])).toMatchObject({ at: 9, pattern: 'cycle', detail: expect.stringContaining('3 calls') });
+    expect(firstFinding([...abc, ...abc, ...abc])).toMatchObject({
+      at: 9,
+      pattern: 'cycle',
+      detail: expect.stringContaining('3 calls'),
+    });
     // Reading one file after another, each once, never looks like a loop.
     expect(firstFinding(Array.from({ length: 30 }, (_, i) => read(`f${i}`)))).toBeUndefined();
   });
@@ -52,12 +70,25 @@ describe('LoopDetector', () => {
   it('the same long text N replies in a row is a loop; short phrases are not', () => {
     const long = 'I will now look at the configuration again to find where the retry delay is set up.';
     expect(long.length).toBeGreaterThanOrEqual(MIN_REPEATED_TEXT_CHARS);
-    expect(firstFinding([reply([['read', { path: 'a' }]], long), reply([['read', { path: 'b' }]], long), reply([['read', { path: 'c' }]], long)])).toMatchObject({ at: 3, pattern: 'repeated_text' });
+    expect(
+      firstFinding([
+        reply([['read', { path: 'a' }]], long),
+        reply([['read', { path: 'b' }]], long),
+        reply([['read', { path: 'c' }]], long),
+      ]),
+    ).toMatchObject({ at: 3, pattern: 'repeated_text' });
     const short = 'Let me check the next file.';
-    expect(firstFinding(Array.from({ length: 10 }, (_, i) => reply([['read', { path: `f${i}` }]], short)))).toBeUndefined();
+    expect(
+      firstFinding(Array.from({ length: 10 }, (_, i) => reply([['read', { path: `f${i}` }]], short))),
+    ).toBeUndefined();
   });
 
   it('disabled: never a finding', () => {
-    expect(firstFinding(Array.from({ length: 20 }, () => read('a')), { ...DEFAULT_LOOP_DETECTION, enabled: false })).toBeUndefined();
+    expect(
+      firstFinding(
+        Array.from({ length: 20 }, () => read('a')),
+        { ...DEFAULT_LOOP_DETECTION, enabled: false },
+      ),
+    ).toBeUndefined();
   });
 });

@@ -4,7 +4,16 @@
 // The build goes to a temp copy of the package (package.json + dist) so it never races other
 // builds of dist/; its node_modules link to the repository's dependencies.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,10 +35,25 @@ beforeAll(() => {
   // The package's own build (tsc -p tsconfig.json) into the temp copy. Type checking is the
   // typecheck step's job and declarations are not needed to import, so both are skipped: the
   // emitted JavaScript is the same and the build takes ~2 s instead of ~10 s.
-  const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.json'), '--outDir', join(pkg, 'dist'), '--declaration', 'false', '--sourceMap', 'false', '--noCheck'], {
-    cwd: REPO,
-    encoding: 'utf8',
-  });
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(REPO, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      join(REPO, 'tsconfig.json'),
+      '--outDir',
+      join(pkg, 'dist'),
+      '--declaration',
+      'false',
+      '--sourceMap',
+      'false',
+      '--noCheck',
+    ],
+    {
+      cwd: REPO,
+      encoding: 'utf8',
+    },
+  );
   buildLog = `${tsc.stdout}${tsc.stderr}`;
 }, 60_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -87,14 +111,28 @@ console.log(JSON.stringify(out));
 describe('the built package', () => {
   it('imports every layer by package name and runs the loop with one tool, with none, and the SDK factory', () => {
     const pkgDist = join(root, 'node_modules', NAME, 'dist');
-    for (const layer of ['index.js', 'ai/index.js', 'agent/index.js', 'session/index.js', 'tools/index.js', 'runtime/index.js', 'run/index.js', 'orchestrator/index.js', 'orchestrator/worker/worker-entry.cjs']) {
+    for (const layer of [
+      'index.js',
+      'ai/index.js',
+      'agent/index.js',
+      'session/index.js',
+      'tools/index.js',
+      'runtime/index.js',
+      'run/index.js',
+      'orchestrator/index.js',
+      'orchestrator/worker/worker-entry.cjs',
+    ]) {
       expect(existsSync(join(pkgDist, layer)), `dist/${layer} missing after the build:\n${buildLog}`).toBe(true);
     }
     const work = join(root, 'work');
     mkdirSync(work);
     writeFileSync(join(root, 'check.mjs'), CHECK);
     const extension = join(root, 'node_modules', NAME, 'recipes', 'extensions', 'protected-paths.ts');
-    const stdout = execFileSync(process.execPath, [join(root, 'check.mjs'), extension], { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+    const stdout = execFileSync(process.execPath, [join(root, 'check.mjs'), extension], {
+      cwd: work,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     const out = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
     expect(out).toEqual({
       toolResult: 'SHOUT',
@@ -116,7 +154,10 @@ describe('the built package', () => {
   it('orchestrate-agents/orchestrator runs a recipe and orchestrate-agents/run reads its record back', () => {
     const work = mkdtempSync(join(root, 'run-'));
     writeFileSync(join(work, 'script.yaml'), 'turns:\n  - text: "done"\n');
-    writeFileSync(join(work, 'recipe.yaml'), 'name: record\nprovider: scripted\nscript: script.yaml\ntasks:\n  - id: hi\n    for_each: [a, b]\n    prompt: "Say done"\n');
+    writeFileSync(
+      join(work, 'recipe.yaml'),
+      'name: record\nprovider: scripted\nscript: script.yaml\ntasks:\n  - id: hi\n    for_each: [a, b]\n    prompt: "Say done"\n',
+    );
     writeFileSync(
       join(root, 'run-check.mjs'),
       `
@@ -132,8 +173,17 @@ const state = foldEvents(readRunLog(join(started.outcome.dir, RUN_LOG)).events);
 console.log(JSON.stringify({ status: started.outcome.status, valid, folded: state.status, instances: state.instances.size }));
 `,
     );
-    const stdout = execFileSync(process.execPath, [join(root, 'run-check.mjs'), join(work, 'recipe.yaml'), join(work, 'runs')], { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
-    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ status: 'succeeded', valid: true, folded: 'succeeded', instances: 2 });
+    const stdout = execFileSync(
+      process.execPath,
+      [join(root, 'run-check.mjs'), join(work, 'recipe.yaml'), join(work, 'runs')],
+      { cwd: work, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+    );
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({
+      status: 'succeeded',
+      valid: true,
+      folded: 'succeeded',
+      instances: 2,
+    });
   });
 
   it('the built CLI runs a recipe on its worker threads, also when node is started with V8 flags', () => {
@@ -145,11 +195,22 @@ console.log(JSON.stringify({ status: started.outcome.status, valid, folded: stat
     );
     const cli = join(root, 'node_modules', NAME, 'dist', 'cli', 'main.js');
     // V8 flags are per process: a worker given them explicitly refuses to start (ERR_WORKER_INVALID_EXEC_ARGV).
-    const r = spawnSync(process.execPath, ['--max-old-space-size=1024', '--stack-size=2000', cli, join(work, 'recipe.yaml'), '--run-dir', join(work, 'runs')], {
-      cwd: work,
-      encoding: 'utf8',
-      env: { ...process.env, NODE_OPTIONS: '' },
-    });
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--max-old-space-size=1024',
+        '--stack-size=2000',
+        cli,
+        join(work, 'recipe.yaml'),
+        '--run-dir',
+        join(work, 'runs'),
+      ],
+      {
+        cwd: work,
+        encoding: 'utf8',
+        env: { ...process.env, NODE_OPTIONS: '' },
+      },
+    );
     expect(r.stderr).not.toMatch(/ERR_WORKER_INVALID_EXEC_ARGV|internal error/);
     expect(r.status, r.stderr).toBe(0);
   });

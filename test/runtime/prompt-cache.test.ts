@@ -10,7 +10,13 @@ import type { Model } from '../../src/ai/types.js';
 import { createAgentSession, type CreateAgentSessionOptions } from '../../src/index.js';
 import { parseSummary } from '../../src/session/parse-summary.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../src/session/summarize.js';
-import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
+import {
+  startFakeAnthropic,
+  type FakeAnthropic,
+  type RecordedRequest,
+  type RespondInput,
+  type ResponseSpec,
+} from '../helpers/fake-anthropic-server.js';
 
 const servers: FakeAnthropic[] = [];
 const dirs: string[] = [];
@@ -20,9 +26,28 @@ afterAll(async () => {
 });
 
 const SUMMARY = [
-  '## Goal', 'Rename log() to logger.info()', '', '## Constraints & Preferences', '- (none)', '', '## Progress', '### Done', '- [x] Renamed in src/a.ts',
-  '### In Progress', '- (none)', '### Blocked', '- (none)', '', '## Key Decisions', '- **Keep the import**: other files use it', '', '## Next Steps', '1. Run the tests',
-  '', '## Critical Context', '- (none)',
+  '## Goal',
+  'Rename log() to logger.info()',
+  '',
+  '## Constraints & Preferences',
+  '- (none)',
+  '',
+  '## Progress',
+  '### Done',
+  '- [x] Renamed in src/a.ts',
+  '### In Progress',
+  '- (none)',
+  '### Blocked',
+  '- (none)',
+  '',
+  '## Key Decisions',
+  '- **Keep the import**: other files use it',
+  '',
+  '## Next Steps',
+  '1. Run the tests',
+  '',
+  '## Critical Context',
+  '- (none)',
 ].join('\n');
 
 function tempRepo(name: string, agentsMd?: string): string {
@@ -36,19 +61,35 @@ function tempRepo(name: string, agentsMd?: string): string {
 }
 
 /** A worker that reads a file twice, answers, then writes the summary when asked for one. */
-function worker(opts: { toolCallOnSummary?: boolean; summaryTooLong?: boolean } = {}): (req: RespondInput) => ResponseSpec {
+function worker(
+  opts: { toolCallOnSummary?: boolean; summaryTooLong?: boolean } = {},
+): (req: RespondInput) => ResponseSpec {
   let summaryCalls = 0;
   return ({ body }) => {
     const messages = body.messages as { role: string; content: unknown }[];
     const last = JSON.stringify(messages[messages.length - 1]);
-    if (last.includes('Summarize the conversation above') || JSON.stringify(body.system ?? '').includes('handoff summaries')) {
+    if (
+      last.includes('Summarize the conversation above') ||
+      JSON.stringify(body.system ?? '').includes('handoff summaries')
+    ) {
       summaryCalls++;
-      if (opts.summaryTooLong && summaryCalls === 1) return { kind: 'http-error', status: 400, errorType: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' };
-      if (opts.toolCallOnSummary && summaryCalls === 1) return { kind: 'message', content: [{ type: 'tool_use', name: 'read', input: { path: 'a.ts' } }] };
+      if (opts.summaryTooLong && summaryCalls === 1)
+        return {
+          kind: 'http-error',
+          status: 400,
+          errorType: 'invalid_request_error',
+          message: 'prompt is too long: 210000 tokens > 200000 maximum',
+        };
+      if (opts.toolCallOnSummary && summaryCalls === 1)
+        return { kind: 'message', content: [{ type: 'tool_use', name: 'read', input: { path: 'a.ts' } }] };
       return { kind: 'message', content: [{ type: 'text', text: SUMMARY }] };
     }
     const turn = messages.filter((m) => m.role === 'assistant').length;
-    if (turn < 2) return { kind: 'message', content: [{ type: 'tool_use', id: `toolu_${turn}`, name: 'read', input: { path: 'a.ts' } }] };
+    if (turn < 2)
+      return {
+        kind: 'message',
+        content: [{ type: 'tool_use', id: `toolu_${turn}`, name: 'read', input: { path: 'a.ts' } }],
+      };
     return { kind: 'message', content: [{ type: 'text', text: 'Renamed every call.' }] };
   };
 }
@@ -59,7 +100,11 @@ async function serve(respond: (req: RespondInput) => ResponseSpec): Promise<{ se
   return { server, model: { ...getModel('claude-sonnet-4-5')!, baseUrl: server.url } };
 }
 
-function sessionOptions(model: Model, cwd: string, extra: Partial<CreateAgentSessionOptions> = {}): CreateAgentSessionOptions {
+function sessionOptions(
+  model: Model,
+  cwd: string,
+  extra: Partial<CreateAgentSessionOptions> = {},
+): CreateAgentSessionOptions {
   return {
     cwd,
     inMemory: true,
@@ -111,7 +156,8 @@ describe('prompt caching (fake API with its cache simulation)', () => {
     for (const repo of ['repo-a', 'repo-b']) {
       const own = server.requests.filter((r) => r.body.system[1].text.includes(repo));
       expect(own).toHaveLength(3);
-      for (let i = 1; i < own.length; i++) expect(own[i]!.cache!.read).toBe(own[i - 1]!.cache!.read + own[i - 1]!.cache!.write);
+      for (let i = 1; i < own.length; i++)
+        expect(own[i]!.cache!.read).toBe(own[i - 1]!.cache!.read + own[i - 1]!.cache!.write);
     }
     await a.dispose();
     await b.dispose();
@@ -171,7 +217,9 @@ describe('prompt caching (fake API with its cache simulation)', () => {
     await session.dispose();
 
     const plain = await serve(worker());
-    const uncached = await createAgentSession(sessionOptions(plain.model, tempRepo('repo-n'), { streamOptions: { maxRetries: 0, cacheRetention: 'none' } }));
+    const uncached = await createAgentSession(
+      sessionOptions(plain.model, tempRepo('repo-n'), { streamOptions: { maxRetries: 0, cacheRetention: 'none' } }),
+    );
     await uncached.prompt('Rename log() in this repo');
     const n = plain.server.requests.length;
     await uncached.compact(undefined, { keepRecentTokens: 0 });

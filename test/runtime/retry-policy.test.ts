@@ -14,12 +14,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-const reply = { content: [{ type: 'text' as const, text: 'a reply that is long enough to be cut in the middle' }], chunkSize: 4 };
+const reply = {
+  content: [{ type: 'text' as const, text: 'a reply that is long enough to be cut in the middle' }],
+  chunkSize: 4,
+};
 
 async function failedReply(spec: ResponseSpec, options: StreamOptions = {}): Promise<AssistantMessage> {
   server = await startFakeAnthropic({ responses: [spec, spec, spec] });
   const model = { ...getModel('claude-haiku-4-5')!, baseUrl: server.url };
-  const s = streamAnthropic(model, { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] }, { apiKey: 'sk-test', maxRetries: 0, streamIdleTimeoutMs: 2_000, ...options });
+  const s = streamAnthropic(
+    model,
+    { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] },
+    { apiKey: 'sk-test', maxRetries: 0, streamIdleTimeoutMs: 2_000, ...options },
+  );
   const result = await s.result();
   expect(result.stopReason, result.errorMessage).toBe('error');
   return result;
@@ -29,7 +36,11 @@ describe('session retry policy on real provider errors', () => {
   it.each<[string, ResponseSpec, StreamOptions?]>([
     ['a stream whose socket is destroyed mid-reply', { kind: 'cut', afterEvents: 4, ...reply }],
     ['a stream that ends cleanly before message_stop', { kind: 'truncate', afterEvents: 4, ...reply }],
-    ['a stream that goes silent mid-reply (idle timeout)', { kind: 'message', ...reply, delayMs: 400 }, { streamIdleTimeoutMs: 150 }],
+    [
+      'a stream that goes silent mid-reply (idle timeout)',
+      { kind: 'message', ...reply, delayMs: 400 },
+      { streamIdleTimeoutMs: 150 },
+    ],
     ['a 529 overload', { kind: 'http-error', status: 529 }],
     ['a 429 rate limit', { kind: 'http-error', status: 429 }],
     ['a 500 server error', { kind: 'http-error', status: 500 }],
@@ -40,7 +51,10 @@ describe('session retry policy on real provider errors', () => {
   });
 
   it.each<[string, ResponseSpec]>([
-    ['a prompt that is too long (compaction handles it, not a retry)', { kind: 'http-error', status: 400, message: 'prompt is too long: 215000 tokens > 200000 maximum' }],
+    [
+      'a prompt that is too long (compaction handles it, not a retry)',
+      { kind: 'http-error', status: 400, message: 'prompt is too long: 215000 tokens > 200000 maximum' },
+    ],
     ['a bad request', { kind: 'http-error', status: 400, message: 'messages: field required' }],
     ['a bad key', { kind: 'http-error', status: 401 }],
   ])('does not retry %s', async (_what, spec) => {

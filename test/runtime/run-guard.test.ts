@@ -10,12 +10,29 @@ import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../../src/runtime/ru
 let n = 0;
 function turn(guard: RunGuard, name: string, args: Record<string, unknown>, result: string): void {
   const id = `c${++n}`;
-  const message: AssistantMessage = { role: 'assistant', content: [{ type: 'toolCall', id, name, arguments: args }], api: 'x', provider: 'x', model: 'x', usage: emptyUsage(), stopReason: 'toolUse', timestamp: n };
-  const r: ToolResultMessage = { role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text: result }], isError: false, timestamp: n };
+  const message: AssistantMessage = {
+    role: 'assistant',
+    content: [{ type: 'toolCall', id, name, arguments: args }],
+    api: 'x',
+    provider: 'x',
+    model: 'x',
+    usage: emptyUsage(),
+    stopReason: 'toolUse',
+    timestamp: n,
+  };
+  const r: ToolResultMessage = {
+    role: 'toolResult',
+    toolCallId: id,
+    toolName: name,
+    content: [{ type: 'text', text: result }],
+    isError: false,
+    timestamp: n,
+  };
   guard.afterTurn(message, true, [r]);
 }
 
-const guard = (): RunGuard => new RunGuard({ ...DEFAULT_LOOP_DETECTION, enabled: false }, { ...DEFAULT_RUN_LIMITS, maxCompactionsPerPrompt: 10 });
+const guard = (): RunGuard =>
+  new RunGuard({ ...DEFAULT_LOOP_DETECTION, enabled: false }, { ...DEFAULT_RUN_LIMITS, maxCompactionsPerPrompt: 10 });
 const roomy = { tokensAfter: 1000, threshold: 10_000 };
 
 describe('RunGuard compaction progress', () => {

@@ -10,7 +10,12 @@ import { getModel } from '../../src/ai/models.js';
 import type { Model } from '../../src/ai/types.js';
 import { createAgentSession } from '../../src/index.js';
 import type { AgentSessionEvent } from '../../src/runtime/session-events.js';
-import { respondLikeScript, startFakeAnthropic, type FakeAnthropic, type FakeTurn } from '../helpers/fake-anthropic-server.js';
+import {
+  respondLikeScript,
+  startFakeAnthropic,
+  type FakeAnthropic,
+  type FakeTurn,
+} from '../helpers/fake-anthropic-server.js';
 
 const servers: FakeAnthropic[] = [];
 const dirs: string[] = [];
@@ -60,23 +65,41 @@ describe('createAgentSession with the Anthropic provider', () => {
     await session.prompt('Weather in Lyon?');
     expect(session.lastAssistantText()).toBe('It is 21°C and sunny in Lyon.');
     expect(server.requests).toHaveLength(3);
-    const tools = (server.requests[1]!.body as { tools: { name: string; input_schema: { properties: object } }[] }).tools;
+    const tools = (server.requests[1]!.body as { tools: { name: string; input_schema: { properties: object } }[] })
+      .tools;
     expect(tools.map((t) => t.name)).toEqual(['get_weather']);
     expect(tools[0]!.input_schema.properties).toHaveProperty('city');
     expect(JSON.stringify(server.requests[2]!.body)).toContain('Lyon: 21°C, sunny');
-    expect(events.filter((e) => e.type.startsWith('auto_retry')).map((e) => e.type)).toEqual(['auto_retry_start', 'auto_retry_end']);
+    expect(events.filter((e) => e.type.startsWith('auto_retry')).map((e) => e.type)).toEqual([
+      'auto_retry_start',
+      'auto_retry_end',
+    ]);
   });
 
   it('asks the model for the compaction summary (summaries: "model")', async () => {
     const summary = '## Goal\nAnswer questions\n\n## Critical Context\n- the user likes short answers';
     const { server, model, cwd } = await setup([{ text: 'a'.repeat(2000) }, { text: 'b' }, { text: summary }]);
-    const session = await createAgentSession({ cwd, inMemory: true, model, apiKey: 'sk-test', tools: [], thinkingLevel: 'off', compaction: { keepRecentTokens: 10 }, defaultSkills: false, contextFiles: false, notify: () => {} });
+    const session = await createAgentSession({
+      cwd,
+      inMemory: true,
+      model,
+      apiKey: 'sk-test',
+      tools: [],
+      thinkingLevel: 'off',
+      compaction: { keepRecentTokens: 10 },
+      defaultSkills: false,
+      contextFiles: false,
+      notify: () => {},
+    });
     await session.prompt('one');
     await session.prompt('two');
     const result = await session.compact();
     expect(result.source).toBe('model');
     expect(result.summary).toContain('the user likes short answers');
-    const request = server.requests[2]!.body as { system: { text: string }[]; messages: { content: { text: string }[] }[] };
+    const request = server.requests[2]!.body as {
+      system: { text: string }[];
+      messages: { content: { text: string }[] }[];
+    };
     expect(JSON.stringify(request.system)).toContain('summaries');
     expect(request.messages[0]!.content[0]!.text).toContain('<conversation>');
     expect(session.messages[0]).toMatchObject({ role: 'compactionSummary' });

@@ -11,13 +11,26 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../../src/agent/types.js';
 import { getModel, scriptedModel } from '../../src/ai/models.js';
 import { createScriptedProvider, type ScriptedProvider } from '../../src/ai/scripted.js';
-import type { AssistantMessage, Model, StopReason, ToolCall, ToolResultMessage, UserMessage } from '../../src/ai/types.js';
+import type {
+  AssistantMessage,
+  Model,
+  StopReason,
+  ToolCall,
+  ToolResultMessage,
+  UserMessage,
+} from '../../src/ai/types.js';
 import type { AgentSession } from '../../src/runtime/agent-session.js';
 import { createAgentSession } from '../../src/runtime/create-agent-session.js';
 import type { AgentSessionEvent } from '../../src/runtime/session-events.js';
 import { interruptedCallText, planResume } from '../../src/runtime/session-resume.js';
 import { SessionStore } from '../../src/session/session-store.js';
-import { respondLikeScript, startFakeAnthropic, turnOrderProblem, type FakeAnthropic, type FakeTurn } from '../helpers/fake-anthropic-server.js';
+import {
+  respondLikeScript,
+  startFakeAnthropic,
+  turnOrderProblem,
+  type FakeAnthropic,
+  type FakeTurn,
+} from '../helpers/fake-anthropic-server.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -32,14 +45,43 @@ afterEach(() => {
 // ---- messages as a session file holds them ---------------------------------------------------
 
 let model: Pick<Model, 'api' | 'provider' | 'id'> = scriptedModel();
-const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const usage = {
+  input: 10,
+  output: 5,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 15,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 const user = (text: string): UserMessage => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 1 });
-const call = (id: string, name: string, args: Record<string, unknown>): ToolCall => ({ type: 'toolCall', id, name, arguments: args });
+const call = (id: string, name: string, args: Record<string, unknown>): ToolCall => ({
+  type: 'toolCall',
+  id,
+  name,
+  arguments: args,
+});
 function reply(content: AssistantMessage['content'], stopReason?: StopReason): AssistantMessage {
   const stop = stopReason ?? (content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop');
-  return { role: 'assistant', content, api: model.api, provider: model.provider, model: model.id, usage, stopReason: stop, ...(stop === 'error' || stop === 'aborted' ? { errorMessage: `the call ended: ${stop}` } : {}), timestamp: 2 };
+  return {
+    role: 'assistant',
+    content,
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage,
+    stopReason: stop,
+    ...(stop === 'error' || stop === 'aborted' ? { errorMessage: `the call ended: ${stop}` } : {}),
+    timestamp: 2,
+  };
 }
-const result = (id: string, name: string, text: string): ToolResultMessage => ({ role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text }], isError: false, timestamp: 3 });
+const result = (id: string, name: string, text: string): ToolResultMessage => ({
+  role: 'toolResult',
+  toolCallId: id,
+  toolName: name,
+  content: [{ type: 'text', text }],
+  isError: false,
+  timestamp: 3,
+});
 
 /** A session file left by a killed run: these entries, written, nothing else. */
 function sessionFile(cwd: string, build: (store: SessionStore) => void): string {
@@ -49,11 +91,20 @@ function sessionFile(cwd: string, build: (store: SessionStore) => void): string 
   store.close();
   return file;
 }
-const append = (...messages: AgentMessage[]) => (store: SessionStore) => {
-  for (const m of messages) store.appendMessage(m);
-};
-const lines = (file: string): unknown[] => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
-const messageEntries = (file: string) => lines(file).filter((e): e is { type: 'message'; message: AgentMessage } => (e as { type: string }).type === 'message');
+const append =
+  (...messages: AgentMessage[]) =>
+  (store: SessionStore) => {
+    for (const m of messages) store.appendMessage(m);
+  };
+const lines = (file: string): unknown[] =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as unknown);
+const messageEntries = (file: string) =>
+  lines(file).filter(
+    (e): e is { type: 'message'; message: AgentMessage } => (e as { type: string }).type === 'message',
+  );
 
 interface Opened {
   session: AgentSession;
@@ -63,7 +114,9 @@ interface Opened {
 
 /** Reopens the file like a resumed worker does, on a recording scripted model that always answers `answer`. */
 async function reopen(cwd: string, file: string, answer = 'Finished the task.'): Promise<Opened> {
-  const provider = createScriptedProvider([{ text: answer }, { text: answer }, { text: answer }], { turnSelection: 'calls' });
+  const provider = createScriptedProvider([{ text: answer }, { text: answer }, { text: answer }], {
+    turnSelection: 'calls',
+  });
   const session = await createAgentSession({
     cwd,
     sessionFile: file,
@@ -82,7 +135,10 @@ async function reopen(cwd: string, file: string, answer = 'Finished the task.'):
 }
 
 const roles = (messages: readonly { role: string }[]) => messages.map((m) => m.role);
-const textOf = (m: { content: unknown } | undefined): string => (Array.isArray(m?.content) ? (m.content as { type: string; text?: string }[]).map((b) => b.text ?? '').join('') : String(m?.content ?? ''));
+const textOf = (m: { content: unknown } | undefined): string =>
+  Array.isArray(m?.content)
+    ? (m.content as { type: string; text?: string }[]).map((b) => b.text ?? '').join('')
+    : String(m?.content ?? '');
 
 describe('planResume: where an interrupted session stands', () => {
   it('tells finished, pending, dangling and empty apart, dropping failed replies at the end', () => {
@@ -99,12 +155,20 @@ describe('planResume: where an interrupted session stands', () => {
     const partial = planResume([ask, reply([read, write]), result('r1', 'read', 'A')]).point;
     expect(partial.kind === 'dangling' && partial.calls.map((c) => c.id)).toEqual(['w1']);
     // Failed replies at the end are dropped; what is below them decides.
-    const failed = planResume([ask, reply([read]), result('r1', 'read', 'A'), reply([], 'error'), reply([{ type: 'text', text: 'half' }], 'aborted')]);
+    const failed = planResume([
+      ask,
+      reply([read]),
+      result('r1', 'read', 'A'),
+      reply([], 'error'),
+      reply([{ type: 'text', text: 'half' }], 'aborted'),
+    ]);
     expect(failed.point.kind).toBe('pending');
     expect(failed.dropped.map((m) => m.stopReason)).toEqual(['error', 'aborted']);
     expect(roles(failed.messages)).toEqual(['user', 'assistant', 'toolResult']);
     // A compaction summary (or any internal note) is a user-side turn.
-    expect(planResume([{ role: 'compactionSummary', summary: 'S', tokensBefore: 10, timestamp: 1 }]).point.kind).toBe('pending');
+    expect(planResume([{ role: 'compactionSummary', summary: 'S', tokensBefore: 10, timestamp: 1 }]).point.kind).toBe(
+      'pending',
+    );
   });
 });
 
@@ -123,7 +187,10 @@ describe('AgentSession.resume (scripted model, real session files and tools)', (
 
   it('tool results at the end: the next model call, with no new user message', async () => {
     const cwd = tempDir();
-    const file = sessionFile(cwd, append(user('List files'), reply([call('l1', 'ls', {})]), result('l1', 'ls', 'a.txt')));
+    const file = sessionFile(
+      cwd,
+      append(user('List files'), reply([call('l1', 'ls', {})]), result('l1', 'ls', 'a.txt')),
+    );
     const { session, provider } = await reopen(cwd, file);
     expect(await session.resume()).toBe('pending');
     expect(provider.calls).toHaveLength(1);
@@ -135,7 +202,16 @@ describe('AgentSession.resume (scripted model, real session files and tools)', (
   it('cut-off tool calls: the read-only one runs again, the write is reported as interrupted and not run, then the loop goes on', async () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, 'notes.txt'), 'port: 8080\n');
-    const file = sessionFile(cwd, append(user('Copy the port'), reply([call('r1', 'read', { path: 'notes.txt' }), call('w1', 'write', { path: 'out.txt', content: 'port: 8080\n' })])));
+    const file = sessionFile(
+      cwd,
+      append(
+        user('Copy the port'),
+        reply([
+          call('r1', 'read', { path: 'notes.txt' }),
+          call('w1', 'write', { path: 'out.txt', content: 'port: 8080\n' }),
+        ]),
+      ),
+    );
     const { session, provider, events } = await reopen(cwd, file);
     expect(await session.resume()).toBe('dangling');
     expect(existsSync(join(cwd, 'out.txt'))).toBe(false);
@@ -149,27 +225,50 @@ describe('AgentSession.resume (scripted model, real session files and tools)', (
     expect(textOf(writeResult)).toBe(interruptedCallText('write'));
     expect(textOf(writeResult)).toMatch(/interrupted.*may or may not have taken effect/s);
     // Shown like any tool run, and written to the file before the model call.
-    expect(events.filter((e) => e.type === 'tool_execution_end').map((e) => (e as { toolName: string }).toolName)).toEqual(['read', 'write']);
+    expect(
+      events.filter((e) => e.type === 'tool_execution_end').map((e) => (e as { toolName: string }).toolName),
+    ).toEqual(['read', 'write']);
     await session.dispose();
-    expect(roles(messageEntries(file).map((e) => e.message))).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
+    expect(roles(messageEntries(file).map((e) => e.message))).toEqual([
+      'user',
+      'assistant',
+      'toolResult',
+      'toolResult',
+      'assistant',
+    ]);
   });
 
   it('a batch cut part-way: only the calls without a result get one', async () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, 'a.txt'), 'A\n');
-    const file = sessionFile(cwd, append(user('Run both'), reply([call('r1', 'read', { path: 'a.txt' }), call('b1', 'bash', { command: 'echo ran >> bash.log' })]), result('r1', 'read', 'A')));
+    const file = sessionFile(
+      cwd,
+      append(
+        user('Run both'),
+        reply([call('r1', 'read', { path: 'a.txt' }), call('b1', 'bash', { command: 'echo ran >> bash.log' })]),
+        result('r1', 'read', 'A'),
+      ),
+    );
     const { session, provider } = await reopen(cwd, file);
     expect(await session.resume()).toBe('dangling');
     expect(existsSync(join(cwd, 'bash.log'))).toBe(false);
     const sent = provider.calls[0]!.messages;
-    expect(sent.filter((m) => m.role === 'toolResult').map((m) => (m as ToolResultMessage).toolCallId)).toEqual(['r1', 'b1']);
+    expect(sent.filter((m) => m.role === 'toolResult').map((m) => (m as ToolResultMessage).toolCallId)).toEqual([
+      'r1',
+      'b1',
+    ]);
     expect(textOf(sent[sent.length - 1] as ToolResultMessage)).toBe(interruptedCallText('bash'));
     await session.dispose();
   });
 
   it('an error reply at the end is dropped (the file keeps it); a note then joins the pending turn', async () => {
     const cwd = tempDir();
-    const build = append(user('List files'), reply([call('l1', 'ls', {})]), result('l1', 'ls', 'a.txt'), reply([], 'error'));
+    const build = append(
+      user('List files'),
+      reply([call('l1', 'ls', {})]),
+      result('l1', 'ls', 'a.txt'),
+      reply([], 'error'),
+    );
     const plain = await reopen(cwd, sessionFile(cwd, build));
     expect(await plain.session.resume()).toBe('pending');
     expect(plain.provider.calls).toHaveLength(1);
@@ -185,7 +284,9 @@ describe('AgentSession.resume (scripted model, real session files and tools)', (
     expect(roles(sent)).toEqual(['user', 'assistant', 'toolResult', 'user']);
     expect(textOf(sent[3])).toBe('The previous attempt was interrupted. Continue.');
     await noted.session.dispose();
-    expect(messageEntries(file).map((e) => (e.message.role === 'assistant' ? e.message.stopReason : e.message.role))).toEqual(['user', 'toolUse', 'toolResult', 'error', 'user', 'stop']);
+    expect(
+      messageEntries(file).map((e) => (e.message.role === 'assistant' ? e.message.stopReason : e.message.role)),
+    ).toEqual(['user', 'toolUse', 'toolResult', 'error', 'user', 'stop']);
   });
 
   it('a note after a finished answer starts the next turn (one request)', async () => {
@@ -203,8 +304,23 @@ describe('AgentSession.resume (scripted model, real session files and tools)', (
     const cwd = tempDir();
     const done = sessionFile(cwd, (store) => {
       append(user('Say hi'), reply([{ type: 'text', text: 'Hi.' }]))(store);
-      store.appendCompactionJob({ type: 'compaction_job', jobId: 'j1', stage: 'cut_point', firstKeptEntryId: store.leafId!, tokensBefore: 15, isSplitTurn: false, summarizeCount: 1 });
-      store.appendCompactionJob({ type: 'compaction_job', jobId: 'j1', stage: 'summary_requested', attempt: 1, provider: 'scripted', modelId: 'scripted' });
+      store.appendCompactionJob({
+        type: 'compaction_job',
+        jobId: 'j1',
+        stage: 'cut_point',
+        firstKeptEntryId: store.leafId!,
+        tokensBefore: 15,
+        isSplitTurn: false,
+        summarizeCount: 1,
+      });
+      store.appendCompactionJob({
+        type: 'compaction_job',
+        jobId: 'j1',
+        stage: 'summary_requested',
+        attempt: 1,
+        provider: 'scripted',
+        modelId: 'scripted',
+      });
     });
     const a = await reopen(cwd, done);
     expect(await a.session.resume()).toBe('finished');
@@ -215,7 +331,15 @@ describe('AgentSession.resume (scripted model, real session files and tools)', (
     const cwd2 = tempDir();
     const mid = sessionFile(cwd2, (store) => {
       append(user('List files'), reply([call('l1', 'ls', {})]), result('l1', 'ls', 'a.txt'))(store);
-      store.appendCompactionJob({ type: 'compaction_job', jobId: 'j2', stage: 'cut_point', firstKeptEntryId: store.leafId!, tokensBefore: 15, isSplitTurn: false, summarizeCount: 2 });
+      store.appendCompactionJob({
+        type: 'compaction_job',
+        jobId: 'j2',
+        stage: 'cut_point',
+        firstKeptEntryId: store.leafId!,
+        tokensBefore: 15,
+        isSplitTurn: false,
+        summarizeCount: 2,
+      });
     });
     const b = await reopen(cwd2, mid);
     expect(await b.session.resume()).toBe('pending');
@@ -256,12 +380,25 @@ describe('AgentSession.resume on the wire (Anthropic SDK, strict role alternatio
     writeFileSync(join(cwd, 'notes.txt'), 'port: 8080\n');
     const file = sessionFile(cwd, build);
     model = scriptedModel(); // the builders stamp replies with the Anthropic model
-    const session = await createAgentSession({ cwd, sessionFile: file, model: anthropic, apiKey: 'sk-test', tools: ['read', 'write'], thinkingLevel: 'off', streamOptions: { maxRetries: 0 }, retry: { enabled: false }, defaultSkills: false, contextFiles: false, notify: () => {} });
+    const session = await createAgentSession({
+      cwd,
+      sessionFile: file,
+      model: anthropic,
+      apiKey: 'sk-test',
+      tools: ['read', 'write'],
+      thinkingLevel: 'off',
+      streamOptions: { maxRetries: 0 },
+      retry: { enabled: false },
+      defaultSkills: false,
+      contextFiles: false,
+      notify: () => {},
+    });
     const kind = await session.resume(note);
     const last = session.messages[session.messages.length - 1];
     await session.dispose();
     // Every request the resume made was one a strict endpoint accepts.
-    for (const q of server.requests) expect(turnOrderProblem(q.body?.messages), JSON.stringify(q.body?.messages)).toBeUndefined();
+    for (const q of server.requests)
+      expect(turnOrderProblem(q.body?.messages), JSON.stringify(q.body?.messages)).toBeUndefined();
     return { kind, server, last };
   }
 
@@ -276,7 +413,14 @@ describe('AgentSession.resume on the wire (Anthropic SDK, strict role alternatio
     const res = await fetch(`${server.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
-      body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] }),
+      body: JSON.stringify({
+        model: 'm',
+        max_tokens: 10,
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+        ],
+      }),
     });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/roles must alternate/);
@@ -284,7 +428,12 @@ describe('AgentSession.resume on the wire (Anthropic SDK, strict role alternatio
 
   it('tool results + an aborted reply + a note: one user turn, one request', async () => {
     const { kind, server, last } = await resumeOverHttp(
-      anthropicBuild(() => [user('Read the notes'), reply([call('toolu_r1', 'read', { path: 'notes.txt' })]), result('toolu_r1', 'read', 'port: 8080'), reply([{ type: 'text', text: 'half' }], 'aborted')]),
+      anthropicBuild(() => [
+        user('Read the notes'),
+        reply([call('toolu_r1', 'read', { path: 'notes.txt' })]),
+        result('toolu_r1', 'read', 'port: 8080'),
+        reply([{ type: 'text', text: 'half' }], 'aborted'),
+      ]),
       [{ text: 'The port is 8080.' }],
       'The previous attempt was interrupted. Continue.',
     );
@@ -298,30 +447,53 @@ describe('AgentSession.resume on the wire (Anthropic SDK, strict role alternatio
 
   it('cut-off read + write calls: results first, then one request', async () => {
     const { kind, server, last } = await resumeOverHttp(
-      anthropicBuild(() => [user('Copy the port'), reply([call('toolu_r1', 'read', { path: 'notes.txt' }), call('toolu_w1', 'write', { path: 'out.txt', content: 'x' })])]),
+      anthropicBuild(() => [
+        user('Copy the port'),
+        reply([
+          call('toolu_r1', 'read', { path: 'notes.txt' }),
+          call('toolu_w1', 'write', { path: 'out.txt', content: 'x' }),
+        ]),
+      ]),
       [{ text: 'Copied.' }],
     );
     expect(kind).toBe('dangling');
     expect(server.requests).toHaveLength(1);
     expect(last).toMatchObject({ stopReason: 'stop' });
-    const results = server.requests[0]!.body.messages[2].content as { tool_use_id: string; content: string; is_error: boolean }[];
-    expect(results.map((r) => [r.tool_use_id, r.is_error])).toEqual([['toolu_r1', false], ['toolu_w1', true]]);
+    const results = server.requests[0]!.body.messages[2].content as {
+      tool_use_id: string;
+      content: string;
+      is_error: boolean;
+    }[];
+    expect(results.map((r) => [r.tool_use_id, r.is_error])).toEqual([
+      ['toolu_r1', false],
+      ['toolu_w1', true],
+    ]);
     expect(results[1]!.content).toMatch(/interrupted/);
   });
 
   it('a session an older resume left (tool call, then its note): the synthetic result and the note are one user turn', async () => {
     const { kind, server, last } = await resumeOverHttp(
-      anthropicBuild(() => [user('Copy the port'), reply([call('toolu_w1', 'write', { path: 'out.txt', content: 'x' })]), user('The previous attempt was interrupted. Continue.')]),
+      anthropicBuild(() => [
+        user('Copy the port'),
+        reply([call('toolu_w1', 'write', { path: 'out.txt', content: 'x' })]),
+        user('The previous attempt was interrupted. Continue.'),
+      ]),
       [{ text: 'Done.' }],
     );
     expect(kind).toBe('pending');
     expect(server.requests).toHaveLength(1);
     expect(last).toMatchObject({ stopReason: 'stop' });
-    expect(server.requests[0]!.body.messages[2].content.map((b: { type: string }) => b.type)).toEqual(['tool_result', 'text']);
+    expect(server.requests[0]!.body.messages[2].content.map((b: { type: string }) => b.type)).toEqual([
+      'tool_result',
+      'text',
+    ]);
   });
 
   it('a finished answer makes no request at all', async () => {
-    const { kind, server } = await resumeOverHttp(anthropicBuild(() => [user('Say hi'), reply([{ type: 'text', text: 'Hi.' }])]), []);
+    const { kind, server } = await resumeOverHttp(
+      anthropicBuild(() => [user('Say hi'), reply([{ type: 'text', text: 'Hi.' }])]),
+      [],
+    );
     expect(kind).toBe('finished');
     expect(server.requests).toHaveLength(0);
   });

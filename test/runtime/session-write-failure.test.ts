@@ -21,7 +21,15 @@ afterEach(() => {
 
 /** An offline session without skills, context files or notices: the options each test varies come on top. */
 function offlineSession(options: CreateAgentSessionOptions) {
-  return createAgentSession({ systemPrompt: 'test', defaultSkills: false, contextFiles: false, model: scriptedModel(), summaries: 'extractive', notify: () => undefined, ...options });
+  return createAgentSession({
+    systemPrompt: 'test',
+    defaultSkills: false,
+    contextFiles: false,
+    model: scriptedModel(),
+    summaries: 'extractive',
+    notify: () => undefined,
+    ...options,
+  });
 }
 
 function counterTool(): AgentTool<z.ZodObject<{ n: z.ZodNumber }>> & { runs: number } {
@@ -45,7 +53,11 @@ async function session(file: string, tool: ReturnType<typeof counterTool>) {
     store: SessionStore.open(file),
     tools: [],
     customTools: [tool],
-    streamFn: createScriptedProvider([{ tools: [{ name: 'count', args: { n: 1 } }] }, { tools: [{ name: 'count', args: { n: 2 } }] }, { text: 'done' }]),
+    streamFn: createScriptedProvider([
+      { tools: [{ name: 'count', args: { n: 1 } }] },
+      { tools: [{ name: 'count', args: { n: 2 } }] },
+      { text: 'done' },
+    ]),
     notify: (m) => notes.push(m),
   });
   return { s, notes };
@@ -93,7 +105,10 @@ describe('a session file that cannot be written', () => {
     await expect(s.prompt('count twice')).rejects.toThrow(/EISDIR/);
     // Nothing runs after the failure: the second tool call never happens.
     expect(tool.runs).toBe(1);
-    const lines = kept.trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
+    const lines = kept
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
     expect(lines.filter((l) => l.message?.role === 'assistant')).toHaveLength(1);
     await s.dispose();
   });
@@ -119,7 +134,10 @@ describe('when a session file is written', () => {
     await s.prompt('count twice');
     const lastReply = readFileSync(file, 'utf8').trim().split('\n').at(-1)!;
     expect(seenByTool).toEqual([true, true]);
-    expect(JSON.parse(lastReply)).toMatchObject({ type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'done' }] } });
+    expect(JSON.parse(lastReply)).toMatchObject({
+      type: 'message',
+      message: { role: 'assistant', content: [{ type: 'text', text: 'done' }] },
+    });
     await s.dispose();
   });
 });
@@ -184,18 +202,30 @@ describe('the provider key and the shell', () => {
           sessionFile: join(dir, `s-${n++}.jsonl`),
           tools: ['bash'],
           toolOptions: { bash: { ...(env ? { env } : {}), sandbox: { mode: sandbox, warn: () => {} } } },
-          streamFn: createScriptedProvider([{ tools: [{ name: 'bash', args: { command: 'echo "key=[${ANTHROPIC_API_KEY-unset}] home=[${HOME:+set}]"' } }] }, { text: 'done' }]),
+          streamFn: createScriptedProvider([
+            {
+              tools: [
+                { name: 'bash', args: { command: 'echo "key=[${ANTHROPIC_API_KEY-unset}] home=[${HOME:+set}]"' } },
+              ],
+            },
+            { text: 'done' },
+          ]),
         });
         await s.prompt('print it');
         const result = s.messages.find((m) => m.role === 'toolResult');
         await s.dispose();
-        return result?.role === 'toolResult' ? result.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : '';
+        return result?.role === 'toolResult'
+          ? result.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+          : '';
       };
       expect(await run()).toBe('key=[unset] home=[set]'); // the rest of the environment is there
       expect(await run(undefined, 'none')).toBe('key=[unset] home=[set]');
       // Unconfined, a task's env may pass it on purpose; the sandbox never lets a provider key in.
-      expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' }, 'none')).toContain('key=[sk-ant-given-on-purpose]');
-      if (probeSandbox().ok) expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' })).toBe('key=[unset] home=[set]');
+      expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' }, 'none')).toContain(
+        'key=[sk-ant-given-on-purpose]',
+      );
+      if (probeSandbox().ok)
+        expect(await run({ ANTHROPIC_API_KEY: 'sk-ant-given-on-purpose' })).toBe('key=[unset] home=[set]');
     } finally {
       if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
       else process.env.ANTHROPIC_API_KEY = saved;

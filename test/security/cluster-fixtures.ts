@@ -28,10 +28,19 @@ export interface CliWorker {
 const workdirs: string[] = [];
 
 /** Starts `orchestrate worker` with these flags and env and waits for its ready line. */
-export async function startCliWorker(redisUrl: string, name: string, flags: string[] = [], env: Record<string, string> = SECRET_ENV, workdirBase = tmpdir()): Promise<CliWorker> {
+export async function startCliWorker(
+  redisUrl: string,
+  name: string,
+  flags: string[] = [],
+  env: Record<string, string> = SECRET_ENV,
+  workdirBase = tmpdir(),
+): Promise<CliWorker> {
   const workdir = mkdtempSync(join(workdirBase, `orch-sec-${name}-`));
   workdirs.push(workdir);
-  const child = spawnCli(['worker', '--redis', redisUrl, '--name', name, '--concurrency', '2', '--workdir', workdir, ...flags], { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env });
+  const child = spawnCli(
+    ['worker', '--redis', redisUrl, '--name', name, '--concurrency', '2', '--workdir', workdir, ...flags],
+    { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...env },
+  );
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   child.stdout?.resume();
@@ -53,12 +62,21 @@ export function removeWorkdirs(): void {
 }
 
 /** A distributed run of `dir/recipe.yaml` with the CLI's --redis glue; `env` is the coordinator's environment. */
-export async function runDistributed(redisUrl: string, dir: string, env: Record<string, string | undefined> = { ...process.env, ...SECRET_ENV }, args: CommandArgs = {}) {
+export async function runDistributed(
+  redisUrl: string,
+  dir: string,
+  env: Record<string, string | undefined> = { ...process.env, ...SECRET_ENV },
+  args: CommandArgs = {},
+) {
   const warnings: string[] = [];
   const opened = await openRedisRun(redisUrl, args, (t) => warnings.push(t), env);
   if (!opened.ok) throw new Error(opened.message);
   try {
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), ...opened.run.options, env });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...opened.run.options, env },
+    );
     if (!r.ok) throw new Error(JSON.stringify(r));
     return { outcome: r.outcome, warnings };
   } finally {

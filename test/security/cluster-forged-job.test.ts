@@ -68,7 +68,16 @@ function attackJob(runId: string, launchId: string): Record<string, unknown> {
       cwd: '/tmp',
       prompt: 'hello',
       continueNote: 'go on',
-      agent: { name: 'a', model: 'claude-haiku-4-5', provider: 'anthropic', tools: ['bash'], compaction: { enabled: false, reserveTokens: 0, keepRecentTokens: 0 }, bash: { allow: [], deny: [] }, skills: [], extensions: [] },
+      agent: {
+        name: 'a',
+        model: 'claude-haiku-4-5',
+        provider: 'anthropic',
+        tools: ['bash'],
+        compaction: { enabled: false, reserveTokens: 0, keepRecentTokens: 0 },
+        bash: { allow: [], deny: [] },
+        skills: [],
+        extensions: [],
+      },
       baseUrl: listenerUrl,
       sandbox: { mode: 'none', network: true, hide: [] },
       output: 'text',
@@ -96,13 +105,30 @@ describe.skipIf(skip)('a job queued by a Redis client without the cluster secret
         // The shape jobs had before they were authenticated.
         ['plain', attackJob('run-plain', 'launch-plain')],
         // An envelope with no MAC (what an insecure coordinator queues).
-        ['no-mac', ClusterTrust.insecure().sealJob({ runId: 'run-nomac', launchId: 'launch-nomac', instance: 'steal', attempt: 1 }, attackJob('run-nomac', 'launch-nomac'))],
+        [
+          'no-mac',
+          ClusterTrust.insecure().sealJob(
+            { runId: 'run-nomac', launchId: 'launch-nomac', instance: 'steal', attempt: 1 },
+            attackJob('run-nomac', 'launch-nomac'),
+          ),
+        ],
         // Sealed with a guessed secret.
-        ['wrong-secret', ClusterTrust.withSecret('a-guess-at-the-cluster-secret').sealJob({ runId: 'run-wrong', launchId: 'launch-wrong', instance: 'steal', attempt: 1 }, attackJob('run-wrong', 'launch-wrong'))],
+        [
+          'wrong-secret',
+          ClusterTrust.withSecret('a-guess-at-the-cluster-secret').sealJob(
+            { runId: 'run-wrong', launchId: 'launch-wrong', instance: 'steal', attempt: 1 },
+            attackJob('run-wrong', 'launch-wrong'),
+          ),
+        ],
       ];
-      for (const [id, data] of cases) await queue.add('agent', data, { jobId: id, removeOnComplete: true, removeOnFail: true });
+      for (const [id, data] of cases)
+        await queue.add('agent', data, { jobId: id, removeOnComplete: true, removeOnFail: true });
       // Each one is dropped (an event: the worker's log line), not claimed.
-      await until(() => cases.every(([id]) => log.some((l) => l.startsWith(`dropped job ${id} unrun: it cannot be verified`))), 'the worker to drop the three jobs', 30_000);
+      await until(
+        () => cases.every(([id]) => log.some((l) => l.startsWith(`dropped job ${id} unrun: it cannot be verified`))),
+        'the worker to drop the three jobs',
+        30_000,
+      );
       expect(log.find((l) => l.startsWith('dropped job no-mac'))).toMatch(/carries no MAC/);
       expect(log.find((l) => l.startsWith('dropped job wrong-secret'))).toMatch(/MAC does not verify/);
       for (const run of ['run-plain', 'run-nomac', 'run-wrong']) expect(await admin.xlen(clusterKeys.up(run))).toBe(0);
@@ -117,10 +143,14 @@ describe.skipIf(skip)('a job queued by a Redis client without the cluster secret
 
   it('a coordinator with another secret is told why its instance failed (the worker does not swallow the job)', async () => {
     const dir = tempProject({
-      'recipe.yaml': 'name: other\nprovider: scripted\nscript: script.yaml\nagents:\n  a: { tools: [read] }\ntasks:\n  - id: hello\n    agent: a\n    prompt: "Hello"\n',
+      'recipe.yaml':
+        'name: other\nprovider: scripted\nscript: script.yaml\nagents:\n  a: { tools: [read] }\ntasks:\n  - id: hello\n    agent: a\n    prompt: "Hello"\n',
       'script.yaml': 'conversations:\n  - match: "Hello"\n    turns:\n      - text: "Hi."\n',
     });
-    const { outcome } = await runDistributed(redis.url, dir, { ...process.env, ORCHESTRATE_CLUSTER_SECRET: 'a-different-cluster-secret-0000' });
+    const { outcome } = await runDistributed(redis.url, dir, {
+      ...process.env,
+      ORCHESTRATE_CLUSTER_SECRET: 'a-different-cluster-secret-0000',
+    });
     const failed = ofType(events(outcome.dir), 'instance_failed');
     expect(failed.map((e) => e.failure)).toEqual(['error']);
     expect(failed[0]!.error).toMatch(/could not verify the job of hello .*MAC does not verify.*same cluster secret/);

@@ -13,11 +13,23 @@ import { redisAccessOf } from '../../src/cli/redis-options.js';
 import { checkRedis, connectRedis, type RedisEndpoint } from '../../src/cluster/redis-connection.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { redisAvailable, skipWithoutRedis } from '../helpers/redis-server.js';
-import { removeWorkdirs, runDistributed, SECRET, SECRET_ENV, startCliWorker, type CliWorker } from './cluster-fixtures.js';
+import {
+  removeWorkdirs,
+  runDistributed,
+  SECRET,
+  SECRET_ENV,
+  startCliWorker,
+  type CliWorker,
+} from './cluster-fixtures.js';
 
 /** Whether this redis-server was built with TLS (linked against OpenSSL). */
-const tlsBuilt = redisAvailable() && /libssl/.test(spawnSync('sh', ['-c', 'ldd "$(command -v redis-server)" 2>/dev/null'], { encoding: 'utf8' }).stdout ?? '');
-if (redisAvailable() && !tlsBuilt) process.stderr.write('\n!!!!! SKIPPED: Redis TLS: this redis-server is built without TLS !!!!!\n\n');
+const tlsBuilt =
+  redisAvailable() &&
+  /libssl/.test(
+    spawnSync('sh', ['-c', 'ldd "$(command -v redis-server)" 2>/dev/null'], { encoding: 'utf8' }).stdout ?? '',
+  );
+if (redisAvailable() && !tlsBuilt)
+  process.stderr.write('\n!!!!! SKIPPED: Redis TLS: this redis-server is built without TLS !!!!!\n\n');
 const skip = skipWithoutRedis('Redis TLS and ACL');
 const PASSWORD = 'acl-user-password-3d9f1b';
 let dir = '';
@@ -38,10 +50,55 @@ async function freePort(): Promise<number> {
 beforeAll(async () => {
   if (skip || !tlsBuilt) return;
   dir = mkdtempSync(join(tmpdir(), 'orch-redis-tls-'));
-  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { encoding: 'utf8' });
+  const made = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { encoding: 'utf8' },
+  );
   if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
   port = await freePort();
-  server = spawn('redis-server', ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', join(dir, 'cert.pem'), '--tls-key-file', join(dir, 'key.pem'), '--tls-ca-cert-file', join(dir, 'cert.pem'), '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  server = spawn(
+    'redis-server',
+    [
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--tls-cert-file',
+      join(dir, 'cert.pem'),
+      '--tls-key-file',
+      join(dir, 'key.pem'),
+      '--tls-ca-cert-file',
+      join(dir, 'cert.pem'),
+      '--tls-auth-clients',
+      'no',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
+    { stdio: 'ignore' },
+  );
   process.on('exit', () => server?.kill('SIGKILL'));
   const admin: RedisEndpoint = { url: `rediss://127.0.0.1:${port}`, tls: { ca: readFileSync(join(dir, 'cert.pem')) } };
   // Until it answers over TLS (or has exited: then the ACL calls below fail and say so).
@@ -92,13 +149,23 @@ tasks:
       - text: "Written."
 `,
     });
-    const { outcome } = await runDistributed(url, project, { ...process.env, ...access }, { 'redis-tls-ca': join(dir, 'cert.pem') });
+    const { outcome } = await runDistributed(
+      url,
+      project,
+      { ...process.env, ...access },
+      { 'redis-tls-ca': join(dir, 'cert.pem') },
+    );
     expect(outcome.status).toBe('succeeded');
     expect(readFileSync(join(project, 'note.txt'), 'utf8')).toBe('over tls\n');
   }, 120_000);
 
   it('a password given inside --redis works, is warned about, and is masked from ps once the worker started', async () => {
-    const inUrl = await startCliWorker(`rediss://orch:${PASSWORD}@127.0.0.1:${port}`, 'url-pw-box', ['--redis-tls-ca', join(dir, 'cert.pem')], SECRET_ENV);
+    const inUrl = await startCliWorker(
+      `rediss://orch:${PASSWORD}@127.0.0.1:${port}`,
+      'url-pw-box',
+      ['--redis-tls-ca', join(dir, 'cert.pem')],
+      SECRET_ENV,
+    );
     try {
       expect(inUrl.stderr()).toMatch(/password is part of --redis.*ps/);
       expect(inUrl.stderr()).not.toContain(PASSWORD);
@@ -115,7 +182,10 @@ tasks:
     const noCa = await checkRedis({ url, username: 'orch', password: PASSWORD }, 5_000);
     expect(noCa.ok).toBe(false);
     expect(!noCa.ok && noCa.error).toMatch(/--redis-tls-ca/);
-    const wrong = await checkRedis({ url, username: 'orch', password: 'not-the-password', tls: { ca: readFileSync(join(dir, 'cert.pem')) } }, 5_000);
+    const wrong = await checkRedis(
+      { url, username: 'orch', password: 'not-the-password', tls: { ca: readFileSync(join(dir, 'cert.pem')) } },
+      5_000,
+    );
     expect(wrong.ok).toBe(false);
     expect(!wrong.ok && wrong.error).toMatch(/authentication failed/);
     expect(!wrong.ok && wrong.error).not.toContain('not-the-password');
@@ -125,7 +195,11 @@ tasks:
 describe('redisAccessOf', () => {
   const env = { ORCHESTRATE_CLUSTER_SECRET: SECRET };
   it('warns that a password in --redis is visible in ps, and takes one from a file instead', () => {
-    const r = redisAccessOf('redis://:hunter2hunter2@127.0.0.1:6379', { redis: 'redis://:hunter2hunter2@127.0.0.1:6379' }, env);
+    const r = redisAccessOf(
+      'redis://:hunter2hunter2@127.0.0.1:6379',
+      { redis: 'redis://:hunter2hunter2@127.0.0.1:6379' },
+      env,
+    );
     expect(r.ok && r.access.warnings.join(' ')).toMatch(/visible|ps/);
     expect(r.ok && r.access.warnings.join(' ')).not.toContain('hunter2');
     const pwDir = mkdtempSync(join(tmpdir(), 'orch-pw-'));

@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
-import { removeWorkdirs, runDistributed, SECRET, SECRET_ENV, startCliWorker, type CliWorker } from './cluster-fixtures.js';
+import {
+  removeWorkdirs,
+  runDistributed,
+  SECRET,
+  SECRET_ENV,
+  startCliWorker,
+  type CliWorker,
+} from './cluster-fixtures.js';
 
 const skip = skipWithoutRedis('secrets at rest');
 let redis: RedisServerHandle;
@@ -56,7 +63,11 @@ tasks:
 `,
     });
     try {
-      const { outcome } = await runDistributed(redis.url, dir, { ...process.env, ...SECRET_ENV, DECOY_TOKEN: DECOY_SECRET });
+      const { outcome } = await runDistributed(redis.url, dir, {
+        ...process.env,
+        ...SECRET_ENV,
+        DECOY_TOKEN: DECOY_SECRET,
+      });
       expect(outcome.status, JSON.stringify(ofType(events(outcome.dir), 'instance_failed'))).toBe('succeeded');
       expect(readFileSync(join(dir, 'note.txt'), 'utf8')).toBe('noted\n');
       // The prompt did travel (the streamed-back session holds it).
@@ -72,13 +83,19 @@ tasks:
         for (const key of await scan.keys('*')) {
           const type = await scan.type(key);
           const value =
-            type === 'string' ? await scan.getBuffer(key).then((b) => b?.toString('latin1') ?? '')
-            : type === 'hash' ? JSON.stringify(await scan.hgetall(key))
-            : type === 'stream' ? JSON.stringify(await scan.xrange(key, '-', '+'))
-            : type === 'list' ? JSON.stringify(await scan.lrange(key, 0, -1))
-            : type === 'zset' ? JSON.stringify(await scan.zrange(key, '0', '-1'))
-            : type === 'set' ? JSON.stringify(await scan.smembers(key))
-            : '';
+            type === 'string'
+              ? await scan.getBuffer(key).then((b) => b?.toString('latin1') ?? '')
+              : type === 'hash'
+                ? JSON.stringify(await scan.hgetall(key))
+                : type === 'stream'
+                  ? JSON.stringify(await scan.xrange(key, '-', '+'))
+                  : type === 'list'
+                    ? JSON.stringify(await scan.lrange(key, 0, -1))
+                    : type === 'zset'
+                      ? JSON.stringify(await scan.zrange(key, '0', '-1'))
+                      : type === 'set'
+                        ? JSON.stringify(await scan.smembers(key))
+                        : '';
           for (const decoy of [DECOY_SECRET, DECOY_PROMPT, SECRET]) expect(value, key).not.toContain(decoy);
         }
       } finally {

@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
-import { AGENTS_QUEUE, BULLMQ_PREFIX, clusterKeys, entryFields, parseEntry, UpMessageSchema, type JobData } from '../../src/cluster/cluster-wire.js';
+import {
+  AGENTS_QUEUE,
+  BULLMQ_PREFIX,
+  clusterKeys,
+  entryFields,
+  parseEntry,
+  UpMessageSchema,
+  type JobData,
+} from '../../src/cluster/cluster-wire.js';
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { packWorkspace } from '../../src/cluster/workspace-transfer.js';
 import { shippedPathProblem, writeShippedFile } from '../../src/cluster/worker-policy.js';
@@ -26,7 +34,14 @@ beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
   workdir = mkdtempSync(join(tmpdir(), 'orch-shipped-'));
-  worker = new ClusterWorker({ url: redis.url, trust, name: 'target', concurrency: 1, workdir: join(workdir, 'w'), log: (l) => log.push(l) });
+  worker = new ClusterWorker({
+    url: redis.url,
+    trust,
+    name: 'target',
+    concurrency: 1,
+    workdir: join(workdir, 'w'),
+    log: (l) => log.push(l),
+  });
 });
 afterAll(async () => {
   await worker?.drain();
@@ -55,18 +70,54 @@ async function offer(files: { path: string; data: string }[]): Promise<{ k: stri
       runId,
       launchId,
       task: {
-        runId, task: 'skillful', id: 'skillful', attempt: 1, role: 'solo', sessionFile: '/x.jsonl', cwd: wsDir, prompt: 'hi', continueNote: 'go on',
-        agent: { name: 'a', model: 'm', provider: 'scripted', tools: [], compaction: { enabled: false, reserveTokens: 0, keepRecentTokens: 0 }, bash: { allow: [], deny: [] }, skills: files.map((f) => `/${f.path}`), extensions: [] },
-        sandbox: { mode: 'workspace', network: false, hide: [] }, output: 'text', outputRetries: 0, verify: [], verifyRetries: 0, env: {}, fullEvents: false, maxTurns: 1, summarize: false,
+        runId,
+        task: 'skillful',
+        id: 'skillful',
+        attempt: 1,
+        role: 'solo',
+        sessionFile: '/x.jsonl',
+        cwd: wsDir,
+        prompt: 'hi',
+        continueNote: 'go on',
+        agent: {
+          name: 'a',
+          model: 'm',
+          provider: 'scripted',
+          tools: [],
+          compaction: { enabled: false, reserveTokens: 0, keepRecentTokens: 0 },
+          bash: { allow: [], deny: [] },
+          skills: files.map((f) => `/${f.path}`),
+          extensions: [],
+        },
+        sandbox: { mode: 'workspace', network: false, hide: [] },
+        output: 'text',
+        outputRetries: 0,
+        verify: [],
+        verifyRetries: 0,
+        env: {},
+        fullEvents: false,
+        maxTurns: 1,
+        summarize: false,
       },
-      workspace: { kind: packed.packed.kind, ...(packed.packed.base ? { base: packed.packed.base } : {}), bytes: packed.packed.data.length, key },
+      workspace: {
+        kind: packed.packed.kind,
+        ...(packed.packed.base ? { base: packed.packed.base } : {}),
+        bytes: packed.packed.data.length,
+        key,
+      },
       files,
       hasPeer: false,
     };
-    await queue.add('agent', trust.sealJob({ runId, launchId, instance: 'skillful', attempt: 1 }, data), { jobId: launchId, removeOnComplete: true, removeOnFail: true });
+    await queue.add('agent', trust.sealJob({ runId, launchId, instance: 'skillful', attempt: 1 }, data), {
+      jobId: launchId,
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
     let last = '0-0';
     for (;;) {
-      const res = (await cmd.xread('BLOCK', 5_000, 'STREAMS', clusterKeys.up(runId), last)) as [string, [string, string[]][]][] | null;
+      const res = (await cmd.xread('BLOCK', 5_000, 'STREAMS', clusterKeys.up(runId), last)) as
+        | [string, [string, string[]][]][]
+        | null;
       for (const [, entries] of res ?? []) {
         for (const [id, fields] of entries) {
           last = id;
@@ -75,7 +126,13 @@ async function offer(files: { path: string; data: string }[]): Promise<{ k: stri
           if (!opened.ok) throw new Error(opened.why);
           const m = UpMessageSchema.parse(JSON.parse(opened.value));
           if (m.k === 'claimed') {
-            const start = trust.sealEntry('down', runId, launchId, e.incarnation, JSON.stringify({ k: 'start', session: '', checkpoint: '' }));
+            const start = trust.sealEntry(
+              'down',
+              runId,
+              launchId,
+              e.incarnation,
+              JSON.stringify({ k: 'start', session: '', checkpoint: '' }),
+            );
             await cmd.xadd(m.stream, '*', ...entryFields({ launch: launchId, incarnation: e.incarnation, ...start }));
           } else return m.k === 'refused' ? { k: m.k, error: m.error } : { k: m.k };
         }
@@ -108,7 +165,9 @@ describe.skipIf(skip)('files shipped with a job', () => {
   }, 60_000);
 
   it('a plain relative path is written inside the job folder and the job runs', async () => {
-    const answer = await offer([{ path: 'home/me/skills/tidy/SKILL.md', data: Buffer.from('# tidy\n').toString('base64') }]);
+    const answer = await offer([
+      { path: 'home/me/skills/tidy/SKILL.md', data: Buffer.from('# tidy\n').toString('base64') },
+    ]);
     expect(answer.k).not.toBe('refused');
   }, 60_000);
 });

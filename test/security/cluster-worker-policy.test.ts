@@ -28,7 +28,9 @@ const workers: CliWorker[] = [];
 beforeAll(async () => {
   if (skip) return;
   redis = await startRedis();
-  api = await startFakeAnthropic({ respond: () => ({ kind: 'message', content: [{ type: 'text', text: 'Answered.' }] }) });
+  api = await startFakeAnthropic({
+    respond: () => ({ kind: 'message', content: [{ type: 'text', text: 'Answered.' }] }),
+  });
   net = createServer((sock) => sock.on('data', (d) => netData.push(d.toString())));
   await new Promise<void>((r) => net.listen(0, '127.0.0.1', () => r()));
   const addr = net.address();
@@ -48,7 +50,12 @@ afterAll(async () => {
 /** The worker's environment: its own key, no base URL of its own. */
 const workerEnv = { ...SECRET_ENV, ANTHROPIC_API_KEY: WORKER_KEY };
 /** A coordinator that points the model API at `baseUrl` (undefined: none). */
-const coordinatorEnv = (baseUrl: string | undefined) => ({ ...process.env, ...SECRET_ENV, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: baseUrl });
+const coordinatorEnv = (baseUrl: string | undefined) => ({
+  ...process.env,
+  ...SECRET_ENV,
+  ANTHROPIC_API_KEY: undefined,
+  ANTHROPIC_BASE_URL: baseUrl,
+});
 
 const askProject = (): string =>
   tempProject({
@@ -154,7 +161,9 @@ describe('policyRefusal', () => {
     expect(policyRefusal(ext, { ...STRICT_POLICY, allowExtensions: true }, undefined)).toBeUndefined();
   });
   it("lets the worker's own ANTHROPIC_BASE_URL win over the job's without refusing", () => {
-    expect(policyRefusal({ ...sandboxed, baseUrl: 'http://evil.example' }, STRICT_POLICY, 'https://api.anthropic.com')).toBeUndefined();
+    expect(
+      policyRefusal({ ...sandboxed, baseUrl: 'http://evil.example' }, STRICT_POLICY, 'https://api.anthropic.com'),
+    ).toBeUndefined();
   });
   it('treats a job with no sandbox at all as unconfined', () => {
     expect(policyRefusal({ agent: { extensions: [] } }, STRICT_POLICY, undefined)).toMatch(/--allow-unsandboxed/);

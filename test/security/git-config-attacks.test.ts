@@ -10,7 +10,19 @@ import { addWorktree, diffSince, removeWorktree, snapshot } from '../../src/orch
 import { applyToCheckout, commitToBranch } from '../../src/orchestrator/worktree-merge.js';
 import { revertOutsideScope } from '../../src/orchestrator/write-scope-check.js';
 import { productGitScript } from '../../src/tools/product-git.js';
-import { DECOY_KEY, SANDBOX_MODES, cleanup, dumpEnvTo, filesHoldingDecoy, git, repoWith, setBwrap, tempDir, withDecoyKey, write } from './git-fixtures.js';
+import {
+  DECOY_KEY,
+  SANDBOX_MODES,
+  cleanup,
+  dumpEnvTo,
+  filesHoldingDecoy,
+  git,
+  repoWith,
+  setBwrap,
+  tempDir,
+  withDecoyKey,
+  write,
+} from './git-fixtures.js';
 
 afterAll(() => cleanup());
 
@@ -47,7 +59,11 @@ describe.each(SANDBOX_MODES)('the product git $name', { timeout: 60_000 }, (mode
     const base = await withDecoyKey(() => snapshot(repo));
     expect(base).toBeDefined();
     // What the write tool can do: the workspace's .git/config is an ordinary file in it.
-    write(repo, '.git/config', `${readFileSync(join(repo, '.git/config'), 'utf8')}[core]\n\tfsmonitor = ${dumpEnvTo(repo, marker)}\n`);
+    write(
+      repo,
+      '.git/config',
+      `${readFileSync(join(repo, '.git/config'), 'utf8')}[core]\n\tfsmonitor = ${dumpEnvTo(repo, marker)}\n`,
+    );
     write(repo, 'src/a.txt', 'two\n');
     write(repo, 'src/new.txt', 'new\n');
     const snap = await withDecoyKey(() => snapshot(repo));
@@ -90,7 +106,15 @@ describe.each(SANDBOX_MODES)('the product git $name', { timeout: 60_000 }, (mode
   it('hooks the model wrote (post-checkout, reference-transaction, post-index-change ...) never run for a worktree, a snapshot, a branch commit or an apply', async () => {
     const repo = repoWith(tempDir(), { 'hello.txt': 'hello\n' });
     const marker = join(tempDir('git-marker-'), 'hook-ran');
-    for (const hook of ['post-checkout', 'reference-transaction', 'post-index-change', 'pre-auto-gc', 'post-commit', 'pre-commit', 'post-applypatch']) {
+    for (const hook of [
+      'post-checkout',
+      'reference-transaction',
+      'post-index-change',
+      'pre-auto-gc',
+      'post-commit',
+      'pre-commit',
+      'post-applypatch',
+    ]) {
       write(repo, `.git/hooks/${hook}`, `#!/bin/sh\nenv > "${marker}"\n`);
       chmodSync(join(repo, '.git/hooks', hook), 0o755);
     }
@@ -120,7 +144,11 @@ describe.each(SANDBOX_MODES)('the product git $name', { timeout: 60_000 }, (mode
     write(hooks, 'post-index-change', `#!/bin/sh\nenv > "${marker}"\n`, 0o755);
     const base = await snapshot(repo);
     const cfg = readFileSync(join(repo, '.git/config'), 'utf8');
-    write(repo, '.git/config', `${cfg}[core]\n\thooksPath = ${hooks}\n\tpager = ${dumpEnvTo(repo, marker)}\n[diff]\n\texternal = ${dumpEnvTo(repo, marker)}\n[credential]\n\thelper = !${dumpEnvTo(repo, marker)}\n`);
+    write(
+      repo,
+      '.git/config',
+      `${cfg}[core]\n\thooksPath = ${hooks}\n\tpager = ${dumpEnvTo(repo, marker)}\n[diff]\n\texternal = ${dumpEnvTo(repo, marker)}\n[credential]\n\thelper = !${dumpEnvTo(repo, marker)}\n`,
+    );
     write(repo, 'a.txt', 'b\n');
     const d = await withDecoyKey(() => diffSince(repo, base!.tree));
     expect(d?.patch).toContain('+b');
@@ -128,7 +156,11 @@ describe.each(SANDBOX_MODES)('the product git $name', { timeout: 60_000 }, (mode
   });
 
   it('a repository whose own .gitattributes marks files binary or sets eol still gives the right patch, which applies to a clean clone', async () => {
-    const repo = repoWith(tempDir(), { '.gitattributes': '*.dat binary\n*.txt text eol=lf\n', 'notes.dat': 'plain text kept as binary\n', 'a.txt': 'one\n' });
+    const repo = repoWith(tempDir(), {
+      '.gitattributes': '*.dat binary\n*.txt text eol=lf\n',
+      'notes.dat': 'plain text kept as binary\n',
+      'a.txt': 'one\n',
+    });
     const base = await snapshot(repo);
     write(repo, 'notes.dat', 'plain text changed\n');
     write(repo, 'a.txt', 'one\r\ntwo\r\n');

@@ -29,7 +29,11 @@ export function write(dir: string, rel: string, text: string | Buffer, mode?: nu
 
 /** Plain git for the test's own setup (never the product's). */
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } }).toString();
+  return execFileSync('git', args, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  }).toString();
 }
 
 /** A repository in `dir` with the given files committed. */
@@ -37,7 +41,18 @@ export function repoWith(dir: string, files: Record<string, string>): string {
   for (const [rel, text] of Object.entries(files)) write(dir, rel, text);
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'add', '-A');
-  git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgSign=false', 'commit', '-qm', 'init');
+  git(
+    dir,
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    '-c',
+    'commit.gpgSign=false',
+    'commit',
+    '-qm',
+    'init',
+  );
   return dir;
 }
 

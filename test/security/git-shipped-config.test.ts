@@ -7,15 +7,34 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { packWorkspace, unpackWorkspace, workspaceDiff, type PackedWorkspace } from '../../src/cluster/workspace-transfer.js';
-import { SANDBOX_MODES, cleanup, dumpEnvTo, filesHoldingDecoy, repoWith, setBwrap, tempDir, withDecoyKey, write } from './git-fixtures.js';
+import {
+  packWorkspace,
+  unpackWorkspace,
+  workspaceDiff,
+  type PackedWorkspace,
+} from '../../src/cluster/workspace-transfer.js';
+import {
+  SANDBOX_MODES,
+  cleanup,
+  dumpEnvTo,
+  filesHoldingDecoy,
+  repoWith,
+  setBwrap,
+  tempDir,
+  withDecoyKey,
+  write,
+} from './git-fixtures.js';
 
 afterAll(() => cleanup());
 
 /** A `.git/config` naming the marker command for fsmonitor and a filter on every file. */
 function plantConfig(dir: string, marker: string): void {
   const cmd = dumpEnvTo(dir, marker);
-  write(dir, '.git/config', `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = ${cmd}\n[filter "x"]\n\tclean = ${cmd}\n\tsmudge = ${cmd}\n`);
+  write(
+    dir,
+    '.git/config',
+    `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = ${cmd}\n[filter "x"]\n\tclean = ${cmd}\n\tsmudge = ${cmd}\n`,
+  );
   write(dir, '.gitattributes', '* filter=x\n');
   write(dir, '.git/hooks/post-checkout', `#!/bin/sh\nenv > "${marker}"\n`);
   chmodSync(join(dir, '.git/hooks/post-checkout'), 0o755);

@@ -62,7 +62,9 @@ tasks:
       - text: "done"
 `,
     );
-    const r = await withDecoyKey(() => runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') }));
+    const r = await withDecoyKey(() =>
+      runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') }),
+    );
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
     // The agent did write the config: the attack was really made.

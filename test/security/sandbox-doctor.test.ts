@@ -10,7 +10,10 @@ import { tempDir } from '../tools/harness.js';
 describe.skipIf(skipWithoutBwrap('doctor hardening'))('orchestrate doctor on the sandbox hardening', () => {
   it('reports each measure as it holds here', async () => {
     const cwd = tempDir('doctor-');
-    const r = await runCli(['doctor'], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ORCHESTRATE_SANDBOX_TMP_MB: '8' } });
+    const r = await runCli(['doctor'], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ORCHESTRATE_SANDBOX_TMP_MB: '8' },
+    });
     expect(r.stdout).toMatch(/^ok {4}file tools resolve paths race-free/m);
     expect(r.stdout).toMatch(/^ok {4}sandbox home is private: commands see only .*\.gitconfig/m);
     expect(r.stdout).toMatch(/^ok {4}host sockets in \/run and \/var\/run are hidden/m);

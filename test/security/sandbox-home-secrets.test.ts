@@ -34,7 +34,10 @@ describe.skipIf(skipWithoutBwrap('home secrets'))('the sandbox home is an allowl
     home = mkdtempSync('/var/tmp/orchestrate-fake-home-');
     mkdirSync(join(home, '.config', 'anthropic'), { recursive: true });
     writeFileSync(join(home, '.config', 'anthropic', 'api_key'), `${DECOYS[0]}\n`);
-    writeFileSync(join(home, '.gitconfig'), `[user]\n\tname = Test User\n\temail = test@example.invalid\n[http]\n\textraheader = Authorization: token ${DECOYS[1]}\n[credential]\n\thelper = store\n`);
+    writeFileSync(
+      join(home, '.gitconfig'),
+      `[user]\n\tname = Test User\n\temail = test@example.invalid\n[http]\n\textraheader = Authorization: token ${DECOYS[1]}\n[credential]\n\thelper = store\n`,
+    );
     writeFileSync(join(home, '.bash_history'), `export TOKEN=${DECOYS[2]}\n`);
     mkdirSync(join(home, '.claude'));
     writeFileSync(join(home, '.claude', '.credentials.json'), `{"token":"${DECOYS[3]}"}\n`);
@@ -60,7 +63,8 @@ describe.skipIf(skipWithoutBwrap('home secrets'))('the sandbox home is an allowl
 
         const out = textOf(
           await runTool(bash, {
-            command: 'echo two >> a.txt && git status --short && git diff --stat && git commit -qam second && git log --format=%an:%s',
+            command:
+              'echo two >> a.txt && git status --short && git diff --stat && git commit -qam second && git log --format=%an:%s',
           }),
         );
         expect(out).toContain(' M a.txt');

@@ -15,7 +15,9 @@ function runWritable(): boolean {
     accessSync('/run', constants.W_OK);
     return true;
   } catch {
-    process.stderr.write('\n!!!!! SKIPPED: /run socket: /run is not writable for this user, so no socket can be put there !!!!!\n\n');
+    process.stderr.write(
+      '\n!!!!! SKIPPED: /run socket: /run is not writable for this user, so no socket can be put there !!!!!\n\n',
+    );
     return false;
   }
 }

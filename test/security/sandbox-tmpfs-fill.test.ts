@@ -48,7 +48,9 @@ describe.skipIf(skipWithoutBwrap('tmpfs fill'))('the sandbox in-memory folders',
   it('still let a command write that much into the workspace', async () => {
     const bash = createBashTool({ cwd: tempDir('fill-'), sandbox: { tmpBytes: CAP } });
     try {
-      expect(textOf(await runTool(bash, { command: `head -c ${TOO_MUCH} /dev/zero > big && wc -c < big` }))).toBe(String(TOO_MUCH));
+      expect(textOf(await runTool(bash, { command: `head -c ${TOO_MUCH} /dev/zero > big && wc -c < big` }))).toBe(
+        String(TOO_MUCH),
+      );
     } finally {
       bash.dispose();
     }

@@ -20,7 +20,14 @@ function setUp(): { ws: string; runs: string; tools: Record<string, AnyAgentTool
   writeFileSync(join(runs, 'r1', 'run.jsonl'), RUN_LOG);
   writeFileSync(join(runs, 'r1', 'sessions', 'a.jsonl'), 'conversation of agent a: needle\n');
   writeFileSync(join(ws, 'src.txt'), 'needle in the workspace\n');
-  const list = createCodingTools({ cwd: ws, bash: { sandbox: { hide: [runs] } } }, ['read', 'write', 'edit', 'ls', 'grep', 'find']);
+  const list = createCodingTools({ cwd: ws, bash: { sandbox: { hide: [runs] } } }, [
+    'read',
+    'write',
+    'edit',
+    'ls',
+    'grep',
+    'find',
+  ]);
   return { ws, runs, tools: Object.fromEntries(list.map((t) => [t.name, t])) };
 }
 
@@ -30,9 +37,15 @@ describe('the runs folder through the file tools', () => {
     const log = '.orchestrate/runs/r1/run.jsonl';
     expect(await errorOf(tools.read!, { path: log })).toMatch(REFUSED);
     expect(await errorOf(tools.read!, { path: '.orchestrate/runs/r1/sessions/a.jsonl' })).toMatch(REFUSED);
-    expect(await errorOf(tools.write!, { path: log, content: '{"type":"run_end","status":"succeeded"}\n' })).toMatch(REFUSED);
-    expect(await errorOf(tools.write!, { path: '.orchestrate/runs/r2/run.jsonl', content: 'forged\n' })).toMatch(REFUSED);
-    expect(await errorOf(tools.edit!, { path: log, edits: [{ oldText: 'run_start', newText: 'run_end' }] })).toMatch(REFUSED);
+    expect(await errorOf(tools.write!, { path: log, content: '{"type":"run_end","status":"succeeded"}\n' })).toMatch(
+      REFUSED,
+    );
+    expect(await errorOf(tools.write!, { path: '.orchestrate/runs/r2/run.jsonl', content: 'forged\n' })).toMatch(
+      REFUSED,
+    );
+    expect(await errorOf(tools.edit!, { path: log, edits: [{ oldText: 'run_start', newText: 'run_end' }] })).toMatch(
+      REFUSED,
+    );
     expect(await errorOf(tools.ls!, { path: '.orchestrate/runs' })).toMatch(REFUSED);
     expect(await errorOf(tools.grep!, { pattern: 'needle', path: '.orchestrate/runs' })).toMatch(REFUSED);
     expect(await errorOf(tools.find!, { pattern: '*.jsonl', path: '.orchestrate/runs/r1' })).toMatch(REFUSED);

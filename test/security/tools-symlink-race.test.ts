@@ -58,7 +58,9 @@ describe('file tools against a folder swapped for a symlink', () => {
     const edit = createEditTool({ cwd: ws });
     const write = createWriteTool({ cwd: ws });
 
-    const toggler = spawn(process.execPath, ['-e', TOGGLER, ws, String(ROUNDS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const toggler = spawn(process.execPath, ['-e', TOGGLER, ws, String(ROUNDS)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = new Promise<number | null>((resolve) => toggler.once('exit', (code) => resolve(code)));
     await new Promise<void>((resolve) => toggler.stdout.once('data', () => resolve()));
     let running = true;
@@ -71,7 +73,10 @@ describe('file tools against a folder swapped for a symlink', () => {
     while (running) {
       attempts++;
       // Alternate edit (read, splice, replace) and write; errors (d missing, link refused) are expected.
-      const call = attempts % 2 ? runTool(edit, { path: 'd/f.txt', edits: [{ oldText: 'marker\n', newText: 'marker\nedited\n' }] }) : runTool(write, { path: 'd/f.txt', content: BODY });
+      const call =
+        attempts % 2
+          ? runTool(edit, { path: 'd/f.txt', edits: [{ oldText: 'marker\n', newText: 'marker\nedited\n' }] })
+          : runTool(write, { path: 'd/f.txt', content: BODY });
       await call.then(
         () => succeeded++,
         () => undefined,
@@ -111,7 +116,9 @@ describe('file tools against a folder swapped for a symlink', () => {
     writeFileSync(join(base, 'out', 'f.txt'), 'secret\n');
     symlinkSync('../out', join(base, 'ws', 'd'));
     const write = createWriteTool({ cwd: join(base, 'ws') });
-    await expect(runTool(write, { path: 'd/f.txt', content: 'x' })).rejects.toThrow(/symbolic link.*outside the workspace/);
+    await expect(runTool(write, { path: 'd/f.txt', content: 'x' })).rejects.toThrow(
+      /symbolic link.*outside the workspace/,
+    );
     expect(readFileSync(join(base, 'out', 'f.txt'), 'utf8')).toBe('secret\n');
   });
 });

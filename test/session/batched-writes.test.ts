@@ -15,7 +15,8 @@ import { assistant, endOfStretch, tempDir, user } from './message-builders.js';
 const REPO = resolve(import.meta.dirname, '../..');
 const STORE_MODULE = join(REPO, 'src/session/session-store.ts');
 
-const lineCount = (path: string): number => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0);
+const lineCount = (path: string): number =>
+  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0;
 const messageText = (e: SessionEntry): string => {
   if (e.type !== 'message' || (e.message.role !== 'user' && e.message.role !== 'assistant')) return '';
   const content = e.message.content;
@@ -32,7 +33,11 @@ function startedSession(path: string): SessionStore {
 }
 
 /** Runs a TypeScript snippet in a child process (with `SessionStore` imported); resolves when it ends. */
-function runChild(body: string, dir: string, onStdout?: (text: string, kill: () => void) => void): Promise<{ code: number | null; stderr: string }> {
+function runChild(
+  body: string,
+  dir: string,
+  onStdout?: (text: string, kill: () => void) => void,
+): Promise<{ code: number | null; stderr: string }> {
   const script = join(dir, 'child.mts');
   writeFileSync(script, `import { SessionStore } from ${JSON.stringify(STORE_MODULE)};\n${body}\n`);
   const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });

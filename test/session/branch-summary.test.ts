@@ -1,12 +1,21 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../../src/agent/types.js';
-import { BRANCH_SUMMARY_PREAMBLE, collectEntriesForBranchSummary, navigateTree, prepareBranchEntries } from '../../src/session/branch-summary.js';
+import {
+  BRANCH_SUMMARY_PREAMBLE,
+  collectEntriesForBranchSummary,
+  navigateTree,
+  prepareBranchEntries,
+} from '../../src/session/branch-summary.js';
 import { SessionStore } from '../../src/session/session-store.js';
 import { assistant, scriptedSummarizer, tempDir, testModel, toolResult, user } from './message-builders.js';
 
 const text = (m: AgentMessage): string =>
-  m.role === 'user' || m.role === 'assistant' ? (typeof m.content === 'string' ? m.content : m.content.map((b) => ('text' in b ? b.text : '')).join('')) : m.role;
+  m.role === 'user' || m.role === 'assistant'
+    ? typeof m.content === 'string'
+      ? m.content
+      : m.content.map((b) => ('text' in b ? b.text : '')).join('')
+    : m.role;
 
 /** root: u1 a1, then branch A: u2 a2(edit) r2 a2b, and branch B from a1: u3 a3. Leaf on B. */
 function tree(path?: string) {
@@ -36,7 +45,14 @@ describe('navigateTree', () => {
     const { s, a2 } = tree();
     const out = await navigateTree(s, a2);
     expect(out).toEqual({ status: 'moved', leafId: a2 });
-    expect(s.buildContext().messages.map(text)).toEqual(['start', 'ok', 'try plan A', 'editing', 'toolResult', 'plan A done']);
+    expect(s.buildContext().messages.map(text)).toEqual([
+      'start',
+      'ok',
+      'try plan A',
+      'editing',
+      'toolResult',
+      'plan A done',
+    ]);
   });
 
   it('to the current leaf is a no-op that writes nothing', async () => {
@@ -70,7 +86,11 @@ describe('navigateTree', () => {
     expect(calls[0]!.prompt).not.toContain('[User]: start');
     expect(calls[0]!.options?.maxTokens).toBe(2048);
     const ctx = s.buildContext().messages;
-    expect(ctx.at(-1)).toMatchObject({ role: 'branchSummary', fromId: a3, summary: `${BRANCH_SUMMARY_PREAMBLE}## Goal\nPlan B` });
+    expect(ctx.at(-1)).toMatchObject({
+      role: 'branchSummary',
+      fromId: a3,
+      summary: `${BRANCH_SUMMARY_PREAMBLE}## Goal\nPlan B`,
+    });
     expect(SessionStore.open(path).buildContext().messages).toEqual(ctx);
   });
 
@@ -79,7 +99,9 @@ describe('navigateTree', () => {
     const ac = new AbortController();
     ac.abort();
     const writes = s.storage.appendCount;
-    const out = await navigateTree(s, a2, { summarize: { model: testModel(), complete: scriptedSummarizer().complete, signal: ac.signal } });
+    const out = await navigateTree(s, a2, {
+      summarize: { model: testModel(), complete: scriptedSummarizer().complete, signal: ac.signal },
+    });
     expect(out.status).toBe('aborted');
     expect(s.leafId).toBe(a3);
     expect(s.storage.appendCount).toBe(writes);

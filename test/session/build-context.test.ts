@@ -79,18 +79,30 @@ describe('buildSessionContext', () => {
   });
 
   it('a compaction keeping from the first entry keeps everything', () => {
-    const entries = chain([{ id: 'first000', type: 'message', message: user('u1') }, assistant('a1'), { type: 'compaction', summary: 'S', firstKeptEntryId: 'first000', tokensBefore: 1 }]);
+    const entries = chain([
+      { id: 'first000', type: 'message', message: user('u1') },
+      assistant('a1'),
+      { type: 'compaction', summary: 'S', firstKeptEntryId: 'first000', tokensBefore: 1 },
+    ]);
     expect(texts(buildSessionContext(entries).messages)).toEqual(['[compactionSummary] S', 'u1', 'a1']);
   });
 
   it('follows the leaf path across branches and includes branch summaries', () => {
     const base = chain([user('u1'), assistant('a1')]);
-    const [b1, b2] = [chain([user('left')]), chain([{ type: 'branch_summary', fromId: 'x', summary: 'went left' }, user('right')])];
+    const [b1, b2] = [
+      chain([user('left')]),
+      chain([{ type: 'branch_summary', fromId: 'x', summary: 'went left' }, user('right')]),
+    ];
     b1[0] = { ...b1[0]!, parentId: base[1]!.id };
     b2[0] = { ...b2[0]!, parentId: base[1]!.id };
     const all = [...base, ...b1, ...b2];
     expect(texts(buildSessionContext(all, b1[0]!.id).messages)).toEqual(['u1', 'a1', 'left']);
-    expect(texts(buildSessionContext(all, b2[1]!.id).messages)).toEqual(['u1', 'a1', '[branchSummary] went left', 'right']);
+    expect(texts(buildSessionContext(all, b2[1]!.id).messages)).toEqual([
+      'u1',
+      'a1',
+      '[branchSummary] went left',
+      'right',
+    ]);
   });
 
   it('null leaf gives an empty context; an unknown leaf falls back to the last entry', () => {
@@ -108,7 +120,19 @@ describe('buildSessionContext', () => {
   });
 
   it('compaction job entries never enter context', () => {
-    const entries = chain([user('u1'), { type: 'compaction_job', jobId: 'j', stage: 'cut_point', firstKeptEntryId: 'x', tokensBefore: 1, isSplitTurn: false, summarizeCount: 1 }, assistant('a1')]);
+    const entries = chain([
+      user('u1'),
+      {
+        type: 'compaction_job',
+        jobId: 'j',
+        stage: 'cut_point',
+        firstKeptEntryId: 'x',
+        tokensBefore: 1,
+        isSplitTurn: false,
+        summarizeCount: 1,
+      },
+      assistant('a1'),
+    ]);
     expect(texts(buildSessionContext(entries).messages)).toEqual(['u1', 'a1']);
   });
 });

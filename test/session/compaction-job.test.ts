@@ -14,7 +14,9 @@ const fastRetry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
 let marker = 0;
 function turn(s: SessionStore, size = 100): void {
   s.appendMessage(user(`M${++marker}M ${words(size)}`));
-  s.appendMessage(assistant(`M${++marker}M`, { toolCalls: [{ id: `c${marker}`, name: 'read', args: { path: `f${marker}.ts` } }] }));
+  s.appendMessage(
+    assistant(`M${++marker}M`, { toolCalls: [{ id: `c${marker}`, name: 'read', args: { path: `f${marker}.ts` } }] }),
+  );
   s.appendMessage(toolResult(`c${marker}`, `M${++marker}M ${words(size)}`));
   s.appendMessage(assistant(`M${++marker}M ${words(size)}`));
 }
@@ -61,15 +63,26 @@ describe('runCompaction', () => {
     for (let i = 0; i < 5; i++) turn(s);
     const before = s.buildContext();
     const { complete, calls } = scriptedSummarizer([{ error: 'rate limit exceeded (429)' }]);
-    const out = await runCompaction(s, { model: testModel(), complete, settings, retry: { ...fastRetry, maxAttempts: 2 } });
+    const out = await runCompaction(s, {
+      model: testModel(),
+      complete,
+      settings,
+      retry: { ...fastRetry, maxAttempts: 2 },
+    });
     expect(out.status).toBe('failed');
     expect(calls).toHaveLength(2);
     const gaveUp = s.getLeafEntry();
     expect(gaveUp).toMatchObject({ type: 'compaction_job', stage: 'gave_up', attempts: 2 });
-    expect((gaveUp as { reason: string }).reason).toMatch(/gave up after 2 attempts: Summarization failed: rate limit exceeded/);
+    expect((gaveUp as { reason: string }).reason).toMatch(
+      /gave up after 2 attempts: Summarization failed: rate limit exceeded/,
+    );
     expect(s.buildContext()).toEqual(before);
     // A later compaction is possible and notes nothing unfinished (the give-up closed the job).
-    const again = await runCompaction(s, { model: testModel(), complete: scriptedSummarizer(['ok']).complete, settings });
+    const again = await runCompaction(s, {
+      model: testModel(),
+      complete: scriptedSummarizer(['ok']).complete,
+      settings,
+    });
     expect(again.status).toBe('compacted');
   });
 
@@ -97,10 +110,20 @@ describe('runCompaction', () => {
     const s = SessionStore.inMemory();
     for (let i = 0; i < 5; i++) turn(s);
     const { complete, calls } = scriptedSummarizer();
-    const vetoed = await runCompaction(s, { model: testModel(), complete, settings, beforeCompact: () => ({ cancel: true, reason: 'busy' }) });
+    const vetoed = await runCompaction(s, {
+      model: testModel(),
+      complete,
+      settings,
+      beforeCompact: () => ({ cancel: true, reason: 'busy' }),
+    });
     expect(vetoed).toEqual({ status: 'cancelled', message: 'busy' });
     expect(jobStages(s)).toEqual([]);
-    const supplied = await runCompaction(s, { model: testModel(), complete, settings, beforeCompact: () => ({ summary: 'from the host' }) });
+    const supplied = await runCompaction(s, {
+      model: testModel(),
+      complete,
+      settings,
+      beforeCompact: () => ({ summary: 'from the host' }),
+    });
     expect(supplied).toMatchObject({ status: 'compacted', fromHook: true });
     expect(calls).toHaveLength(0);
     expect(s.getLeafEntry()).toMatchObject({ type: 'compaction', summary: 'from the host', fromHook: true });
@@ -111,7 +134,10 @@ describe('runCompaction', () => {
     for (let i = 0; i < 5; i++) turn(s);
     const { complete } = scriptedSummarizer();
     await runCompaction(s, { model: testModel(), complete, settings });
-    expect(await runCompaction(s, { model: testModel(), complete, settings })).toMatchObject({ status: 'skipped', reason: 'already_compacted' });
+    expect(await runCompaction(s, { model: testModel(), complete, settings })).toMatchObject({
+      status: 'skipped',
+      reason: 'already_compacted',
+    });
   });
 
   it('a file cut in the middle of a compaction job reopens with the pre-compaction context, and a new job restarts it', async () => {
@@ -131,7 +157,11 @@ describe('runCompaction', () => {
     expect(r.buildContext().messages).toEqual(before.messages);
     const unfinished = findIncompleteCompactionJob(r.getPath());
     expect(unfinished?.entries.map((e) => e.stage)).toEqual(['cut_point']);
-    const out = await runCompaction(r, { model: testModel(), complete: scriptedSummarizer(['## Goal\nG2']).complete, settings });
+    const out = await runCompaction(r, {
+      model: testModel(),
+      complete: scriptedSummarizer(['## Goal\nG2']).complete,
+      settings,
+    });
     expect(out.status).toBe('compacted');
     const cut = r.entries.filter((e) => e.type === 'compaction_job' && e.stage === 'cut_point');
     expect(cut[1]).toMatchObject({ restartsJobId: unfinished!.jobId });
@@ -166,7 +196,12 @@ describe('a compaction that keeps nothing (keepRecentTokens 0: a whole session s
     const first = marker + 1;
     turn(s); // one turn: with any keep budget above 0 its end would be kept and the turn split
     const { complete, calls } = scriptedSummarizer(['## Goal\nAll of it']);
-    const out = await runCompaction(s, { model: testModel(), complete, settings: { ...settings, keepRecentTokens: 0 }, retry: fastRetry });
+    const out = await runCompaction(s, {
+      model: testModel(),
+      complete,
+      settings: { ...settings, keepRecentTokens: 0 },
+      retry: fastRetry,
+    });
     if (out.status !== 'compacted') throw new Error(JSON.stringify(out));
     expect(calls).toHaveLength(1); // no turn-prefix summary
     expect(markersIn(JSON.stringify(calls[0]))).toEqual([0, 1, 2, 3].map((i) => String(first + i)));

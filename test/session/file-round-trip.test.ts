@@ -36,7 +36,10 @@ function randomOperation(s: SessionStore, rand: (k: number) => number, step: num
   else if (r === 2) s.moveLeaf(null);
   else if (r === 3 && s.currentPath().length > 2) {
     const path = s.currentPath();
-    s.appendCompaction(`summary ${step}`, path[rand(path.length)]!.id, 1000 + step, { readFiles: [`r${step}.ts`], modifiedFiles: [] });
+    s.appendCompaction(`summary ${step}`, path[rand(path.length)]!.id, 1000 + step, {
+      readFiles: [`r${step}.ts`],
+      modifiedFiles: [],
+    });
   } else if (r === 4) s.appendBranchSummary(ids.length > 0 ? anyId() : null, `branch ${step}`);
   else if (r === 5 && ids.length > 0) s.branchWithSummary(anyId(), s.leafId, `left ${step}`);
   else if (r === 6) s.appendModelChange('p', `m${step}`);
@@ -47,7 +50,12 @@ function randomOperation(s: SessionStore, rand: (k: number) => number, step: num
   else if (r === 11) s.appendSessionInfo(`name ${step}`);
   else if (r < 16) {
     const call = `call_${step}`;
-    s.appendMessage(assistant(`reply ${step} ✓ 日本語`, rand(2) ? { toolCalls: [{ id: call, name: 'read', args: { path: `f${step}.ts` } }] } : {}));
+    s.appendMessage(
+      assistant(
+        `reply ${step} ✓ 日本語`,
+        rand(2) ? { toolCalls: [{ id: call, name: 'read', args: { path: `f${step}.ts` } }] } : {},
+      ),
+    );
     if (rand(2)) s.appendMessage(toolResult(call, `line 1\nline "2"\t${step}`));
   } else s.appendMessage(user(`ask ${step}\n\u0001 control and \\ backslash`));
 }

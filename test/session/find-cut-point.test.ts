@@ -11,7 +11,14 @@ function turns(count: number, size: number): SessionEntry[] {
   const s = SessionStore.inMemory();
   for (let t = 0; t < count; t++) {
     s.appendMessage(user(words(size)));
-    s.appendMessage(assistant(words(size), { toolCalls: [{ id: `c${t}a`, name: 'read', args: { path: `f${t}` } }, { id: `c${t}b`, name: 'read', args: { path: `g${t}` } }] }));
+    s.appendMessage(
+      assistant(words(size), {
+        toolCalls: [
+          { id: `c${t}a`, name: 'read', args: { path: `f${t}` } },
+          { id: `c${t}b`, name: 'read', args: { path: `g${t}` } },
+        ],
+      }),
+    );
     s.appendMessage(toolResult(`c${t}a`, words(size)));
     s.appendMessage(toolResult(`c${t}b`, words(size)));
     s.appendMessage(assistant(words(size)));
@@ -30,7 +37,8 @@ describe('findCutPoint', () => {
       const keptCalls = new Set<string>();
       for (const e of entries.slice(cut.firstKeptIndex)) {
         if (e.type !== 'message') continue;
-        if (e.message.role === 'assistant') for (const b of e.message.content) if (b.type === 'toolCall') keptCalls.add(b.id);
+        if (e.message.role === 'assistant')
+          for (const b of e.message.content) if (b.type === 'toolCall') keptCalls.add(b.id);
         if (e.message.role === 'toolResult') expect(keptCalls.has(e.message.toolCallId)).toBe(true);
       }
     }

@@ -35,7 +35,13 @@ describe('IdIndex', () => {
     index.set('abcdef012', 4);
     index.set('0x123456', 5);
     index.set('123e4567-e89b-12d3-a456-426614174000', 6);
-    expect([index.get('abcdef01'), index.get('ABCDEF01'), index.get('abcdef0'), index.get('abcdef012'), index.get('0x123456')]).toEqual([1, 2, 3, 4, 5]);
+    expect([
+      index.get('abcdef01'),
+      index.get('ABCDEF01'),
+      index.get('abcdef0'),
+      index.get('abcdef012'),
+      index.get('0x123456'),
+    ]).toEqual([1, 2, 3, 4, 5]);
     expect(index.get('123e4567-e89b-12d3-a456-426614174000')).toBe(6);
     expect(index.get('abcdeg01')).toBeUndefined();
     expect(index.size).toBe(6);

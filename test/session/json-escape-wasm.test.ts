@@ -30,7 +30,9 @@ describe('escapeModuleBytes', () => {
     const dst = src + 1000;
     memory.set(input, src);
     const end = escape(src, input.length, dst);
-    expect(Buffer.from(memory.subarray(dst, end)).toString('utf8')).toBe('plain text of 20+ b\\n\\"quoted\\"\\u0001 and é after');
+    expect(Buffer.from(memory.subarray(dst, end)).toString('utf8')).toBe(
+      'plain text of 20+ b\\n\\"quoted\\"\\u0001 and é after',
+    );
     expect(escape(src, 0, dst)).toBe(dst);
   });
 });

@@ -86,7 +86,9 @@ describe('JsonlFileStorage errors', () => {
   it('a session path that cannot be read is named in the error, with the OS reason', () => {
     const path = join(tempDir(), 'f.jsonl');
     mkdirSync(path);
-    expect(() => readAll(new JsonlFileStorage(path))).toThrow(new RegExp(`Could not read session file ${path}: EISDIR`));
+    expect(() => readAll(new JsonlFileStorage(path))).toThrow(
+      new RegExp(`Could not read session file ${path}: EISDIR`),
+    );
   });
 
   it('a session path that cannot be opened for appending is named in the error, with the OS reason', () => {

@@ -3,7 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import type { AssistantMessage, Context, Model, StreamOptions, ToolResultMessage, UserMessage } from '../../src/ai/types.js';
+import type {
+  AssistantMessage,
+  Context,
+  Model,
+  StreamOptions,
+  ToolResultMessage,
+  UserMessage,
+} from '../../src/ai/types.js';
 import { emptyUsage } from '../../src/ai/usage.js';
 
 let clock = 1_700_000_000_000;
@@ -30,7 +37,13 @@ export function user(text: string): UserMessage {
 
 export function assistant(
   text: string,
-  opts: { toolCalls?: { id: string; name: string; args: Record<string, unknown> }[]; provider?: string; model?: string; totalTokens?: number; stopReason?: AssistantMessage['stopReason'] } = {},
+  opts: {
+    toolCalls?: { id: string; name: string; args: Record<string, unknown> }[];
+    provider?: string;
+    model?: string;
+    totalTokens?: number;
+    stopReason?: AssistantMessage['stopReason'];
+  } = {},
 ): AssistantMessage {
   const usage = emptyUsage();
   usage.input = opts.totalTokens ?? 0;
@@ -51,7 +64,14 @@ export function assistant(
 }
 
 export function toolResult(toolCallId: string, text: string, toolName = 'read'): ToolResultMessage {
-  return { role: 'toolResult', toolCallId, toolName, content: [{ type: 'text', text }], isError: false, timestamp: tick() };
+  return {
+    role: 'toolResult',
+    toolCallId,
+    toolName,
+    content: [{ type: 'text', text }],
+    isError: false,
+    timestamp: tick(),
+  };
 }
 
 export function testModel(overrides: Partial<Model> = {}): Model {
@@ -69,7 +89,11 @@ export function testModel(overrides: Partial<Model> = {}): Model {
   };
 }
 
-export function reply(text: string, stopReason: AssistantMessage['stopReason'] = 'stop', errorMessage?: string): AssistantMessage {
+export function reply(
+  text: string,
+  stopReason: AssistantMessage['stopReason'] = 'stop',
+  errorMessage?: string,
+): AssistantMessage {
   const m = assistant(text, { stopReason, provider: 'test-provider', model: 'summarizer-1' });
   if (errorMessage) m.errorMessage = errorMessage;
   return m;
@@ -88,7 +112,10 @@ export function scriptedSummarizer(script: (string | { error: string } | ((promp
   const calls: SummarizerCall[] = [];
   const complete = async (_model: Model, context: Context, options?: StreamOptions): Promise<AssistantMessage> => {
     const first = context.messages[0];
-    const prompt = first && first.role === 'user' && Array.isArray(first.content) && first.content[0]?.type === 'text' ? first.content[0].text : '';
+    const prompt =
+      first && first.role === 'user' && Array.isArray(first.content) && first.content[0]?.type === 'text'
+        ? first.content[0].text
+        : '';
     calls.push({ prompt, options });
     if (options?.signal?.aborted) return reply('', 'aborted', 'aborted');
     const step = script.length > 0 ? script[Math.min(calls.length - 1, script.length - 1)] : undefined;

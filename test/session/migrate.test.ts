@@ -17,7 +17,10 @@ describe('format migration', () => {
     expect(existsSync(`${path}.v1.bak`)).toBe(true);
     expect(readFileSync(`${path}.v1.bak`, 'utf8')).toBe(readFileSync(fixture, 'utf8'));
 
-    const objs = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const objs = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(objs[0]).toMatchObject({ type: 'session', version: 3, cwd: '/home/dev/app' });
     const entries = objs.slice(1);
     expect(entries.every((e) => typeof e.id === 'string' && /^[0-9a-f]{8}$/.test(e.id as string))).toBe(true);
@@ -36,15 +39,23 @@ describe('format migration', () => {
   it("counts the header as index 0, as pi's v1 files do: the kept turn starts with its user message", () => {
     // The fixture's compaction says firstKeptEntryIndex 5: file line 5 (0-based, header = 0) is
     // the user message "now add tests" that opened the kept turn.
-    const line5 = JSON.parse(readFileSync(fixture, 'utf8').split('\n')[5]!) as { message: { content: { text: string }[] } };
+    const line5 = JSON.parse(readFileSync(fixture, 'utf8').split('\n')[5]!) as {
+      message: { content: { text: string }[] };
+    };
     expect(line5.message.content[0]!.text).toBe('now add tests');
     const path = join(tempDir(), 'old.jsonl');
     copyFileSync(fixture, path);
     const ctx = SessionStore.open(path).buildContext();
-    const texts = ctx.messages.map((m) => ('content' in m && Array.isArray(m.content) ? (m.content[0] as { text?: string } | undefined)?.text : undefined));
+    const texts = ctx.messages.map((m) =>
+      'content' in m && Array.isArray(m.content) ? (m.content[0] as { text?: string } | undefined)?.text : undefined,
+    );
     expect(texts.slice(1)).toEqual(['now add tests', 'Tests added.', 'thanks']);
 
-    const entries: Record<string, unknown>[] = [{ type: 'message', message: { role: 'user' } }, { type: 'message', message: { role: 'assistant' } }, { type: 'compaction', firstKeptEntryIndex: 0 }];
+    const entries: Record<string, unknown>[] = [
+      { type: 'message', message: { role: 'user' } },
+      { type: 'message', message: { role: 'assistant' } },
+      { type: 'compaction', firstKeptEntryIndex: 0 },
+    ];
     migrateEntries(entries, 1);
     expect(entries[2]!.firstKeptEntryId).toBe(entries[0]!.id); // the header: everything is kept
   });

@@ -7,7 +7,10 @@ const full: StructuredSummary = {
   done: ['Renamed calls in src/a.ts', 'Updated tests'],
   inProgress: ['src/b.ts still uses log()'],
   blocked: ['CI fails: `TypeError: logger is undefined`'],
-  keyDecisions: [{ decision: 'Use a shared logger module', rationale: 'one place to configure' }, { decision: 'No shim', rationale: '' }],
+  keyDecisions: [
+    { decision: 'Use a shared logger module', rationale: 'one place to configure' },
+    { decision: 'No shim', rationale: '' },
+  ],
   nextSteps: ['Fix src/b.ts', 'Run the tests'],
   criticalContext: ['Logger lives in src/logger.ts'],
   readFiles: ['README.md', 'src/b.ts'],
@@ -24,7 +27,17 @@ describe('parseSummary', () => {
   it('renders the fixed headings in order', () => {
     const text = renderSummary(full);
     const headings = text.split('\n').filter((l) => l.startsWith('#'));
-    expect(headings).toEqual(['## Goal', '## Constraints & Preferences', '## Progress', '### Done', '### In Progress', '### Blocked', '## Key Decisions', '## Next Steps', '## Critical Context']);
+    expect(headings).toEqual([
+      '## Goal',
+      '## Constraints & Preferences',
+      '## Progress',
+      '### Done',
+      '### In Progress',
+      '### Blocked',
+      '## Key Decisions',
+      '## Next Steps',
+      '## Critical Context',
+    ]);
     expect(text).toContain('- [x] Updated tests');
     expect(text).toContain('1. Fix src/b.ts\n2. Run the tests');
     expect(text).toContain('- **Use a shared logger module**: one place to configure');

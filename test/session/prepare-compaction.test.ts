@@ -12,7 +12,11 @@ import { KEPT_NOTHING } from '../../src/session/types.js';
 import { assistant, toolResult, user } from './message-builders.js';
 
 const words = (tokens: number): string => 'abcd'.repeat(tokens);
-const settings = (keepRecentTokens: number): CompactionSettings => ({ enabled: true, reserveTokens: 1000, keepRecentTokens });
+const settings = (keepRecentTokens: number): CompactionSettings => ({
+  enabled: true,
+  reserveTokens: 1000,
+  keepRecentTokens,
+});
 
 function turn(s: SessionStore, t: number, size = 100, tool?: { name: string; path: string }): void {
   s.appendMessage(user(`u${t} ${words(size)}`));

@@ -18,7 +18,9 @@ describe('createRedactor', () => {
   ])!;
 
   it('replaces every occurrence, the longest secret first', () => {
-    expect(r.text('a sk-ant-123456 b sk-ant-123456-and-more c sk-ant-123456')).toBe('a [REDACTED:KEY] b [REDACTED:LONG] c [REDACTED:KEY]');
+    expect(r.text('a sk-ant-123456 b sk-ant-123456-and-more c sk-ant-123456')).toBe(
+      'a [REDACTED:KEY] b [REDACTED:LONG] c [REDACTED:KEY]',
+    );
   });
 
   it('also finds a secret in its JSON-escaped form', () => {
@@ -61,7 +63,17 @@ describe('createRedactor', () => {
       { name: 'N', value: 'nfoo-secret' },
     ];
     const red = createRedactor(secrets)!;
-    const pieces = [...secrets.flatMap((s) => [s.value, JSON.stringify(s.value).slice(1, -1), s.value.slice(0, 5), s.value.slice(4)]), '\\', '"', '\n', 'n', ' ', 'x', '\u0001', 'é'];
+    const pieces = [
+      ...secrets.flatMap((s) => [s.value, JSON.stringify(s.value).slice(1, -1), s.value.slice(0, 5), s.value.slice(4)]),
+      '\\',
+      '"',
+      '\n',
+      'n',
+      ' ',
+      'x',
+      '\u0001',
+      'é',
+    ];
     const rand = seededInt(5);
     const text = (): string => Array.from({ length: 1 + rand(6) }, () => pieces[rand(pieces.length)]!).join('');
     let redacted = 0;
@@ -98,7 +110,23 @@ describe('SessionStore redact hook', () => {
     const redact = createRedactor([{ name: 'TOKEN', value: 'tok_live_abcdef' }])!;
     const store = SessionStore.create(file, { cwd: '/w', redact });
     store.appendMessage({ role: 'user', content: 'use tok_live_abcdef', timestamp: 1 });
-    store.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'ok tok_live_abcdef' }], api: 'a', provider: 'p', model: 'm', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: 2 });
+    store.appendMessage({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'ok tok_live_abcdef' }],
+      api: 'a',
+      provider: 'p',
+      model: 'm',
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: 'stop',
+      timestamp: 2,
+    });
     store.persist();
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain('tok_live_abcdef');

@@ -6,7 +6,16 @@ import { emptyUsage } from '../../src/ai/usage.js';
 import { serializeConversation } from '../../src/session/serialize-conversation.js';
 import { transcriptChars } from '../../src/session/summarize.js';
 
-const reply = (text: string): AgentMessage => ({ role: 'assistant', content: [{ type: 'text', text }], api: 'x', provider: 'x', model: 'x', usage: emptyUsage(), stopReason: 'stop', timestamp: 0 });
+const reply = (text: string): AgentMessage => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  api: 'x',
+  provider: 'x',
+  model: 'x',
+  usage: emptyUsage(),
+  stopReason: 'stop',
+  timestamp: 0,
+});
 const messages: AgentMessage[] = [
   { role: 'user', content: 'Change f1.ts', timestamp: 0 },
   reply(`Start of a long answer. ${'x'.repeat(40_000)}`),
@@ -31,6 +40,8 @@ describe('serializeConversation with a budget', () => {
 
   it('the transcript budget follows the window', () => {
     expect(transcriptChars({ contextWindow: 55_000 }, 13_000)).toBe(Math.floor((55_000 - 13_000 - 1_000) * 4 * 0.8));
-    expect(transcriptChars({ contextWindow: 200_000 }, 13_000)).toBeGreaterThan(transcriptChars({ contextWindow: 55_000 }, 13_000));
+    expect(transcriptChars({ contextWindow: 200_000 }, 13_000)).toBeGreaterThan(
+      transcriptChars({ contextWindow: 55_000 }, 13_000),
+    );
   });
 });

@@ -5,7 +5,8 @@ import { SessionStore } from '../../src/session/session-store.js';
 import { assistant, endOfStretch, tempDir, toolResult, user } from './message-builders.js';
 
 const lines = (path: string): string[] => readFileSync(path, 'utf8').split('\n').filter(Boolean);
-const parsed = (path: string): Record<string, unknown>[] => lines(path).map((l) => JSON.parse(l) as Record<string, unknown>);
+const parsed = (path: string): Record<string, unknown>[] =>
+  lines(path).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('persistence rule', () => {
   it('writes nothing before the first assistant message, then header and all entries in one append', async () => {
@@ -81,10 +82,9 @@ describe('persistence rule', () => {
 
     const reopened = SessionStore.open(path);
     expect(reopened.warnings).toEqual([]);
-    expect(reopened.buildContext().messages.map((m) => (m.role === 'user' || m.role === 'assistant' ? m.content : null))).toEqual([
-      [{ type: 'text', text: 'first, edited' }],
-      [{ type: 'text', text: 'two' }],
-    ]);
+    expect(
+      reopened.buildContext().messages.map((m) => (m.role === 'user' || m.role === 'assistant' ? m.content : null)),
+    ).toEqual([[{ type: 'text', text: 'first, edited' }], [{ type: 'text', text: 'two' }]]);
   });
 
   it('a branched copy to a new file keeps the path, its ids, labels and a parentSession link', () => {
@@ -121,7 +121,10 @@ describe('opening damaged files', () => {
     session(path);
     const full = readFileSync(path, 'utf8');
     // Simulate a process killed in the middle of writing one more entry.
-    appendFileSync(path, '{"type":"message","id":"deadbeef","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"us');
+    appendFileSync(
+      path,
+      '{"type":"message","id":"deadbeef","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"us',
+    );
     const s = SessionStore.open(path);
     expect(s.warnings).toHaveLength(1);
     expect(s.warnings[0]).toMatch(/line 5 is incomplete/);
@@ -222,7 +225,11 @@ describe('tree', () => {
     expect(r.getBranches()).toHaveLength(2);
     r.close();
     expect(SessionStore.open(path).leafId).toBe(u2);
-    expect(SessionStore.open(path).getPath().map((e) => e.id)).toEqual([u1, a1, u2]);
+    expect(
+      SessionStore.open(path)
+        .getPath()
+        .map((e) => e.id),
+    ).toEqual([u1, a1, u2]);
   });
 
   it('moving the leaf to where it already is writes nothing', () => {
@@ -268,7 +275,13 @@ describe('tree', () => {
     s.appendSessionInfo('  my session ');
     const msgs = s.buildContext().messages;
     expect(msgs).toHaveLength(2);
-    expect(msgs[1]).toMatchObject({ role: 'custom', customType: 'orchestrator.plan', content: 'merged plan', display: false, details: { v: 1 } });
+    expect(msgs[1]).toMatchObject({
+      role: 'custom',
+      customType: 'orchestrator.plan',
+      content: 'merged plan',
+      display: false,
+      details: { v: 1 },
+    });
     expect(s.sessionName).toBe('my session');
   });
 
@@ -287,7 +300,11 @@ describe('tree', () => {
     s.appendMessage(assistant('', { toolCalls: [{ id: 't1', name: 'read', args: { path: 'a.ts' } }] }));
     s.appendMessage(toolResult('t1', 'content'));
     s.close();
-    expect(SessionStore.open(path).buildContext().messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult']);
+    expect(
+      SessionStore.open(path)
+        .buildContext()
+        .messages.map((m) => m.role),
+    ).toEqual(['user', 'assistant', 'toolResult']);
   });
 
   it('a missing file opened with open() becomes a new session at that path', () => {

@@ -11,12 +11,21 @@ import { seededInt } from '../helpers/seeded-random.js';
 function expectSame(value: unknown): void {
   const expected = JSON.stringify(value);
   expect(stringifyJson(value)).toBe(expected);
-  if (value !== null && typeof value === 'object') expect(Buffer.from(jsonBytes(value)).toString('utf8')).toBe(expected);
+  if (value !== null && typeof value === 'object')
+    expect(Buffer.from(jsonBytes(value)).toString('utf8')).toBe(expected);
 }
 
 describe('stringifyJson', () => {
   it('escapes every character JSON escapes, at every position of the 8-byte steps, in long and short strings', () => {
-    const specials = [...Array.from({ length: 0x20 }, (_, c) => String.fromCharCode(c)), '"', '\\', '\u007f', 'é', '日', '😀'];
+    const specials = [
+      ...Array.from({ length: 0x20 }, (_, c) => String.fromCharCode(c)),
+      '"',
+      '\\',
+      '\u007f',
+      'é',
+      '日',
+      '😀',
+    ];
     for (const special of specials) {
       for (const length of [1, 7, 8, 9, 31, 32, 33, 40, 41, 47, 48, 49, 64]) {
         for (let at = 0; at < length; at++) {
@@ -29,14 +38,53 @@ describe('stringifyJson', () => {
 
   it('matches JSON.stringify on random values (random keys, strings of every kind, numbers, nesting, left-out values)', () => {
     const rand = seededInt(7);
-    const alphabet = ['a', 'Z', ' ', '\n', '\t', '\r', '"', '\\', '/', '\u0000', '\u001f', '\u007f', '\u0080', 'é', 'ß', '日本', '😀', '\ud800', '\udfff', '\u2028', '{', '}', ':'];
+    const alphabet = [
+      'a',
+      'Z',
+      ' ',
+      '\n',
+      '\t',
+      '\r',
+      '"',
+      '\\',
+      '/',
+      '\u0000',
+      '\u001f',
+      '\u007f',
+      '\u0080',
+      'é',
+      'ß',
+      '日本',
+      '😀',
+      '\ud800',
+      '\udfff',
+      '\u2028',
+      '{',
+      '}',
+      ':',
+    ];
     const text = (): string => {
       const pieces = rand(4) === 0 ? 40 + rand(400) : rand(12);
       let s = '';
       for (let i = 0; i < pieces; i++) s += rand(3) === 0 ? alphabet[rand(alphabet.length)]! : 'plain text ';
       return s;
     };
-    const numbers = [0, -0, 1, -1, 42, 1.5, -2.25e-7, 1e21, 123456789012345680000, Number.MAX_SAFE_INTEGER, Number.MIN_VALUE, NaN, Infinity, -Infinity];
+    const numbers = [
+      0,
+      -0,
+      1,
+      -1,
+      42,
+      1.5,
+      -2.25e-7,
+      1e21,
+      123456789012345680000,
+      Number.MAX_SAFE_INTEGER,
+      Number.MIN_VALUE,
+      NaN,
+      Infinity,
+      -Infinity,
+    ];
     const value = (depth: number): unknown => {
       switch (rand(depth > 3 ? 6 : 9)) {
         case 0:
@@ -73,8 +121,16 @@ describe('stringifyJson', () => {
   });
 
   it('keeps text that is not ASCII, and escapes a lone surrogate as JSON.stringify does', () => {
-    expectSame({ cjk: '日本語のテキスト'.repeat(20), emoji: `${'ok 😀 '.repeat(20)}`, mixed: `é\n${'x'.repeat(40)}"日"` });
-    expectSame({ lone: `${'x'.repeat(40)}\ud83d tail`, low: `\ude00${'y'.repeat(40)}`, pair: `${'z'.repeat(40)}\ud83d\ude00` });
+    expectSame({
+      cjk: '日本語のテキスト'.repeat(20),
+      emoji: `${'ok 😀 '.repeat(20)}`,
+      mixed: `é\n${'x'.repeat(40)}"日"`,
+    });
+    expectSame({
+      lone: `${'x'.repeat(40)}\ud83d tail`,
+      low: `\ude00${'y'.repeat(40)}`,
+      pair: `${'z'.repeat(40)}\ud83d\ude00`,
+    });
   });
 
   it('long strings beyond the WebAssembly input area and lines beyond its memory cap come out the same', () => {

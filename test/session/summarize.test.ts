@@ -10,7 +10,11 @@ import { assistant, reply, scriptedSummarizer, testModel, toolResult, user } fro
 function preparation(overrides: Partial<CompactionPreparation> = {}): CompactionPreparation {
   return {
     firstKeptEntryId: 'abcd0123',
-    messagesToSummarize: [user('please fix src/a.ts'), assistant('looking', { toolCalls: [{ id: 't1', name: 'read', args: { path: 'src/a.ts', offset: 3 } }] }), toolResult('t1', 'x'.repeat(2500))],
+    messagesToSummarize: [
+      user('please fix src/a.ts'),
+      assistant('looking', { toolCalls: [{ id: 't1', name: 'read', args: { path: 'src/a.ts', offset: 3 } }] }),
+      toolResult('t1', 'x'.repeat(2500)),
+    ],
     turnPrefixMessages: [],
     isSplitTurn: false,
     tokensBefore: 1234,
@@ -35,7 +39,11 @@ describe('serializeConversation', () => {
 describe('compact', () => {
   it('asks for the fixed sections with the conversation, budget and reasoning', async () => {
     const { complete, calls } = scriptedSummarizer(['## Goal\nFix a']);
-    const out = await compact(preparation(), { model: testModel({ reasoning: true }), complete, customInstructions: 'focus on tests' });
+    const out = await compact(preparation(), {
+      model: testModel({ reasoning: true }),
+      complete,
+      customInstructions: 'focus on tests',
+    });
     expect(out.ok).toBe(true);
     const prompt = calls[0]!.prompt;
     expect(prompt.startsWith('<conversation>\n[User]: please fix src/a.ts')).toBe(true);
@@ -75,7 +83,9 @@ describe('compact', () => {
     expect(order.slice(0, 2).every((s) => s.startsWith('start'))).toBe(true);
     expect(order).toContain('start prefix 8192');
     if (!out.ok) throw new Error(out.error);
-    expect(out.value.summary).toBe('## Goal\nhistory\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\nrefactor');
+    expect(out.value.summary).toBe(
+      '## Goal\nhistory\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\nrefactor',
+    );
   });
 
   it('appends sorted file lists, read minus modified', async () => {
@@ -84,13 +94,18 @@ describe('compact', () => {
     const { complete } = scriptedSummarizer(['## Goal\nG\n\n<read-files>\nstale.ts\n</read-files>']);
     const out = await compact(preparation({ fileOps }), { model: testModel(), complete });
     if (!out.ok) throw new Error(out.error);
-    expect(out.value.summary).toBe('## Goal\nG\n\n<read-files>\nz.ts\n</read-files>\n\n<modified-files>\nb.ts\nnew.ts\n</modified-files>');
+    expect(out.value.summary).toBe(
+      '## Goal\nG\n\n<read-files>\nz.ts\n</read-files>\n\n<modified-files>\nb.ts\nnew.ts\n</modified-files>',
+    );
     expect(out.value.details).toEqual({ readFiles: ['z.ts'], modifiedFiles: ['b.ts', 'new.ts'] });
     expect(out.value).toMatchObject({ firstKeptEntryId: 'abcd0123', tokensBefore: 1234 });
   });
 
   it('reports provider errors as values with a retry hint', async () => {
-    const out = await compact(preparation(), { model: testModel(), complete: scriptedSummarizer([{ error: 'Overloaded' }]).complete });
+    const out = await compact(preparation(), {
+      model: testModel(),
+      complete: scriptedSummarizer([{ error: 'Overloaded' }]).complete,
+    });
     expect(out).toEqual({ ok: false, error: 'Summarization failed: Overloaded', retryable: true, aborted: false });
     const thrown = await compact(preparation(), {
       model: testModel(),

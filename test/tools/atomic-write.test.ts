@@ -35,7 +35,10 @@ function deadPid(): number {
 
 const FORMS = [
   ['replaceFile', (path: string, data: string, opts?: { refuseHardLinks?: boolean }) => replaceFile(path, data, opts)],
-  ['replaceFileSync', async (path: string, data: string, opts?: { refuseHardLinks?: boolean }) => replaceFileSync(path, data, opts)],
+  [
+    'replaceFileSync',
+    async (path: string, data: string, opts?: { refuseHardLinks?: boolean }) => replaceFileSync(path, data, opts),
+  ],
 ] as const;
 
 describe.each(FORMS)('%s', (_name, replace) => {
@@ -166,12 +169,17 @@ describe('kill -9 at random instants', () => {
   const MARK_A = 'version: A';
   const MARK_B = 'version: B, a little longer';
 
-  it(`edit and write leave the whole old or the whole new file, never a mix or an empty file (${TRIALS} kills)`, { timeout: 240_000 }, async () => {
+  it(`edit and write leave the whole old or the whole new file, never a mix or an empty file (${TRIALS} kills)`, {
+    timeout: 240_000,
+  }, async () => {
     const dir = tempDir();
     const name = 'big.txt';
     const file = join(dir, name);
     // ~3.4 MB, so a write (with its fsync) takes long enough to be hit in the middle.
-    const body = Array.from({ length: 60_000 }, (_, i) => `line ${String(i).padStart(6, '0')} the quick brown fox jumps over the lazy dog\n`).join('');
+    const body = Array.from(
+      { length: 60_000 },
+      (_, i) => `line ${String(i).padStart(6, '0')} the quick brown fox jumps over the lazy dog\n`,
+    ).join('');
     const contentA = `${MARK_A}\n${body}`;
     const contentB = `${MARK_B}\n${body}`;
     writeFileSync(file, contentA);
@@ -198,13 +206,18 @@ describe('kill -9 at random instants', () => {
 
       const now = readFileSync(file, 'utf8');
       if (now !== contentA && now !== contentB) {
-        throw new Error(`trial ${trial} (${how}): the file is neither the old nor the new content (${now.length} chars, starts ${JSON.stringify(now.slice(0, 40))})`);
+        throw new Error(
+          `trial ${trial} (${how}): the file is neither the old nor the new content (${now.length} chars, starts ${JSON.stringify(now.slice(0, 40))})`,
+        );
       }
       if (now === contentA) seen.content_a++;
       else seen.content_b++;
       expect(modeOf(file)).toBe(0o640);
       const left = othersThan(dir, name);
-      expect(left.filter((n) => !isReplacementTemp(n)), `trial ${trial}: files that are not ours`).toEqual([]);
+      expect(
+        left.filter((n) => !isReplacementTemp(n)),
+        `trial ${trial}: files that are not ours`,
+      ).toEqual([]);
       if (left.length > 0) seen.kills_with_temp_left++;
     }
 
@@ -212,6 +225,8 @@ describe('kill -9 at random instants', () => {
     await replaceFile(file, contentA);
     expect(readFileSync(file, 'utf8')).toBe(contentA);
     expect(othersThan(dir, name)).toEqual([]);
-    console.log(`[reliability] tools/atomic-write: trials=${TRIALS} seed=${SEED} content_a=${seen.content_a} content_b=${seen.content_b} kills_with_temp_left=${seen.kills_with_temp_left} torn_files=0`);
+    console.log(
+      `[reliability] tools/atomic-write: trials=${TRIALS} seed=${SEED} content_a=${seen.content_a} content_b=${seen.content_b} kills_with_temp_left=${seen.kills_with_temp_left} torn_files=0`,
+    );
   });
 });

@@ -27,7 +27,9 @@ describe('bash rules', () => {
   });
 
   it('checks deny rules against the whole line and each command in it', () => {
-    expect(checkBashPolicy('cd repo && git  push origin', { deny: ['git push*'] })).toMatch(/"git push origin" matches the deny rule "git push\*"/);
+    expect(checkBashPolicy('cd repo && git  push origin', { deny: ['git push*'] })).toMatch(
+      /"git push origin" matches the deny rule "git push\*"/,
+    );
   });
 });
 

@@ -102,7 +102,9 @@ describe('bash', () => {
     const secret = 'tok_live_7f3a9c1e5b2d4f6a';
     const { tool } = setup({ secrets: [{ name: 'DEPLOY_TOKEN', value: secret }] });
     // 3000 lines, each with the token, printed in pieces so it also arrives split across chunks.
-    const r = await runTool(tool, { command: `for i in $(seq 1 3000); do printf 'line %s tok_live_7f3a'  "$i"; printf '9c1e5b2d4f6a end\\n'; done` });
+    const r = await runTool(tool, {
+      command: `for i in $(seq 1 3000); do printf 'line %s tok_live_7f3a'  "$i"; printf '9c1e5b2d4f6a end\\n'; done`,
+    });
     const details = r.details as BashToolDetails;
     const full = readFileSync(details.fullOutputPath as string, 'utf8');
     expect(full).not.toContain('tok_live');
@@ -115,7 +117,9 @@ describe('bash', () => {
     // 3000 lines of 100 bytes: 512 fit in 50 KB.
     const r = await runTool(tool, { command: `for i in $(seq 1 3000); do printf '%099d\\n' $i; done` });
     const details = r.details as BashToolDetails;
-    expect(textOf(r)).toContain(`[Showing lines 2489-3000 of 3000 (50.0KB limit). Full output: ${details.fullOutputPath}]`);
+    expect(textOf(r)).toContain(
+      `[Showing lines 2489-3000 of 3000 (50.0KB limit). Full output: ${details.fullOutputPath}]`,
+    );
     expect(readFileSync(details.fullOutputPath as string).length).toBe(300000);
   });
 
@@ -162,7 +166,9 @@ describe('bash', () => {
   it('fails clearly when the working directory does not exist', async () => {
     const dir = tempDir();
     const tool = createBashTool({ cwd: join(dir, 'missing') });
-    expect(await errorOf(tool, { command: 'echo hi' })).toBe(`Working directory does not exist: ${join(dir, 'missing')}\nCannot execute bash commands.`);
+    expect(await errorOf(tool, { command: 'echo hi' })).toBe(
+      `Working directory does not exist: ${join(dir, 'missing')}\nCannot execute bash commands.`,
+    );
   });
 
   it('runs the command prefix before the command', async () => {
@@ -190,7 +196,9 @@ describe('bash policy', () => {
   it('with allow rules, every command in the line must match one', async () => {
     const { tool } = setup({ policy: { allow: ['echo *', 'pwd'] } });
     expect(textOf(await runTool(tool, { command: 'echo a; pwd | echo b' }))).toBe('a\nb');
-    expect(await errorOf(tool, { command: 'echo a && touch x' })).toMatch(/"touch x" matches none of the allow rules \("echo \*", "pwd"\)/);
+    expect(await errorOf(tool, { command: 'echo a && touch x' })).toMatch(
+      /"touch x" matches none of the allow rules \("echo \*", "pwd"\)/,
+    );
     expect(await errorOf(tool, { command: 'echo $(touch y)' })).toMatch(/"touch y" matches none/);
   });
 });

@@ -1,16 +1,28 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_TOOL_NAMES, createCodingTools, createTool, READ_ONLY_TOOL_NAMES } from '../../src/tools/coding-tools.js';
+import {
+  BUILTIN_TOOL_NAMES,
+  createCodingTools,
+  createTool,
+  READ_ONLY_TOOL_NAMES,
+} from '../../src/tools/coding-tools.js';
 import { errorOf, runTool, tempDir, textOf } from './harness.js';
 
 describe('createCodingTools', () => {
   it('returns read, bash, edit, write by default and the read-only set on request', () => {
     expect(createCodingTools({ cwd: '/tmp' }).map((t) => t.name)).toEqual(['read', 'bash', 'edit', 'write']);
-    expect(createCodingTools({ cwd: '/tmp' }, READ_ONLY_TOOL_NAMES).map((t) => t.name)).toEqual(['read', 'grep', 'find', 'ls']);
+    expect(createCodingTools({ cwd: '/tmp' }, READ_ONLY_TOOL_NAMES).map((t) => t.name)).toEqual([
+      'read',
+      'grep',
+      'find',
+      'ls',
+    ]);
   });
 
   it('refuses an unknown tool name, listing the built-ins', () => {
-    expect(() => createTool('rm', { cwd: '/tmp' })).toThrow('Unknown tool "rm". Built-in tools: read, bash, edit, write, grep, find, ls.');
+    expect(() => createTool('rm', { cwd: '/tmp' })).toThrow(
+      'Unknown tool "rm". Built-in tools: read, bash, edit, write, grep, find, ls.',
+    );
   });
 
   it('gives every tool a JSON Schema the model can use', () => {

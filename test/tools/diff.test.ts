@@ -28,7 +28,6 @@ function applyPatch(old: string, diff: string): string {
   return out.join('\n');
 }
 
-
 describe('unifiedDiff', () => {
   it('returns no diff for equal texts', () => {
     expect(unifiedDiff('a\nb\n', 'a\nb\n')).toEqual({ diff: '', firstChangedLine: undefined });

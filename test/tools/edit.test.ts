@@ -1,4 +1,13 @@
-import { chmodSync, linkSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEditTool, type EditToolDetails } from '../../src/tools/edit.js';
@@ -8,7 +17,13 @@ function setup(content: string | Buffer) {
   const dir = tempDir();
   const file = join(dir, 'f.txt');
   writeFileSync(file, content);
-  return { dir, file, tool: createEditTool({ cwd: dir }), read: () => readFileSync(file, 'utf8'), bytes: () => readFileSync(file) };
+  return {
+    dir,
+    file,
+    tool: createEditTool({ cwd: dir }),
+    read: () => readFileSync(file, 'utf8'),
+    bytes: () => readFileSync(file),
+  };
 }
 
 describe('edit: locating the text', () => {
@@ -45,17 +60,27 @@ describe('edit: locating the text', () => {
   it('refuses duplicates that only appear after normalization', async () => {
     const { tool } = setup('say “hi”  \nsay "hi"\t\n');
     const msg = await errorOf(tool, { path: 'f.txt', edits: [{ oldText: 'say "hi"\n', newText: 'x' }] });
-    expect(msg).toMatch(/Found 2 occurrences .* \(after normalizing whitespace, quotes and line endings\) at lines 1, 2\./);
+    expect(msg).toMatch(
+      /Found 2 occurrences .* \(after normalizing whitespace, quotes and line endings\) at lines 1, 2\./,
+    );
   });
 
   it('refuses duplicates that only appear after CRLF normalization', async () => {
     const { tool } = setup('a\r\nb\r\na\r\nb\r\n');
-    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: 'a\nb', newText: 'c' }] })).toMatch(/Found 2 occurrences .* at lines 1, 3\./);
+    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: 'a\nb', newText: 'c' }] })).toMatch(
+      /Found 2 occurrences .* at lines 1, 3\./,
+    );
   });
 
   it.each([
-    ['trailing whitespace', 'const a = 1;   \nconst b = 2;\n', 'const a = 1;\nconst b = 2;', 'const a = 10;\nconst b = 20;', 'const a = 10;\nconst b = 20;\n'],
-    ['smart single quotes', "it’s ‘here’\n", "it's 'here'", 'gone', 'gone\n'],
+    [
+      'trailing whitespace',
+      'const a = 1;   \nconst b = 2;\n',
+      'const a = 1;\nconst b = 2;',
+      'const a = 10;\nconst b = 20;',
+      'const a = 10;\nconst b = 20;\n',
+    ],
+    ['smart single quotes', 'it’s ‘here’\n', "it's 'here'", 'gone', 'gone\n'],
     ['smart double quotes', 'say “hello”\n', 'say "hello"', 'said', 'said\n'],
     ['dashes', 'range 1–5 and 6—9 and −1\n', 'range 1-5 and 6-9 and -1', 'ok', 'ok\n'],
     ['NBSP and special spaces', 'a\u00a0b\u2003c\u3000d\n', 'a b c d', 'abcd', 'abcd\n'],
@@ -101,17 +126,23 @@ describe('edit: preserving the file format', () => {
 describe('edit: refusals and multiple edits', () => {
   it('rejects an identical replacement', async () => {
     const { tool } = setup('abc');
-    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: 'b', newText: 'b' }] })).toMatch(/are identical, so nothing would change in f\.txt/);
+    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: 'b', newText: 'b' }] })).toMatch(
+      /are identical, so nothing would change in f\.txt/,
+    );
   });
 
   it('rejects a fuzzy replacement that produces identical content', async () => {
     const { tool } = setup('it’s\n');
-    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: "it's", newText: 'it’s' }] })).toMatch(/^No changes made to f\.txt/);
+    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: "it's", newText: 'it’s' }] })).toMatch(
+      /^No changes made to f\.txt/,
+    );
   });
 
   it('rejects an empty oldText', async () => {
     const { tool } = setup('abc');
-    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: '', newText: 'x' }] })).toMatch(/oldText of the edit is empty/);
+    expect(await errorOf(tool, { path: 'f.txt', edits: [{ oldText: '', newText: 'x' }] })).toMatch(
+      /oldText of the edit is empty/,
+    );
   });
 
   it('applies several edits located in the original file', async () => {
@@ -130,21 +161,35 @@ describe('edit: refusals and multiple edits', () => {
 
   it('rejects overlapping edits and leaves the file alone', async () => {
     const { tool, read } = setup('one two three');
-    const msg = await errorOf(tool, { path: 'f.txt', edits: [{ oldText: 'one two', newText: 'x' }, { oldText: 'two three', newText: 'y' }] });
+    const msg = await errorOf(tool, {
+      path: 'f.txt',
+      edits: [
+        { oldText: 'one two', newText: 'x' },
+        { oldText: 'two three', newText: 'y' },
+      ],
+    });
     expect(msg).toMatch(/^Edits 1 and 2 overlap in f\.txt/);
     expect(read()).toBe('one two three');
   });
 
   it('names which edit failed when one of several is not found', async () => {
     const { tool, read } = setup('abc\n');
-    const msg = await errorOf(tool, { path: 'f.txt', edits: [{ oldText: 'abc', newText: 'x' }, { oldText: 'zzz', newText: 'y' }] });
+    const msg = await errorOf(tool, {
+      path: 'f.txt',
+      edits: [
+        { oldText: 'abc', newText: 'x' },
+        { oldText: 'zzz', newText: 'y' },
+      ],
+    });
     expect(msg).toMatch(/oldText of edit 2 of 2/);
     expect(read()).toBe('abc\n');
   });
 
   it('reports a missing file with a hint to use write', async () => {
     const { tool } = setup('');
-    expect(await errorOf(tool, { path: 'nope.txt', edits: [{ oldText: 'a', newText: 'b' }] })).toMatch(/^File not found: nope\.txt .*Use write/);
+    expect(await errorOf(tool, { path: 'nope.txt', edits: [{ oldText: 'a', newText: 'b' }] })).toMatch(
+      /^File not found: nope\.txt .*Use write/,
+    );
   });
 });
 
@@ -173,7 +218,9 @@ describe('edit: replacing the file safely', () => {
     const { dir, tool } = setup('unused');
     linkSync(outside, join(dir, 'linked.txt'));
     const msg = await errorOf(tool, { path: 'linked.txt', edits: [{ oldText: 'token=1', newText: 'token=2' }] });
-    expect(msg).toMatch(/^Refused to change linked\.txt: it has 2 hard links, and another link may be a file outside the workspace/);
+    expect(msg).toMatch(
+      /^Refused to change linked\.txt: it has 2 hard links, and another link may be a file outside the workspace/,
+    );
     expect(msg).toContain('cp linked.txt linked.txt.copy && mv linked.txt.copy linked.txt');
     expect(readFileSync(outside, 'utf8')).toBe('token=1\n');
     expect(readFileSync(join(dir, 'linked.txt'), 'utf8')).toBe('token=1\n');
@@ -185,8 +232,13 @@ describe('edit: replacing the file safely', () => {
     if (!folder) return ctx.skip();
     writeFileSync(join(folder.dir, 'f.txt'), 'alpha\n');
     folder.makeReadOnly();
-    const msg = await errorOf(createEditTool({ cwd: folder.dir }), { path: 'f.txt', edits: [{ oldText: 'alpha', newText: 'beta' }] });
-    expect(msg).toMatch(/^Could not write f\.txt: (EROFS|EACCES).*\. The file is unchanged\. Files are replaced through a temporary file in the same folder/);
+    const msg = await errorOf(createEditTool({ cwd: folder.dir }), {
+      path: 'f.txt',
+      edits: [{ oldText: 'alpha', newText: 'beta' }],
+    });
+    expect(msg).toMatch(
+      /^Could not write f\.txt: (EROFS|EACCES).*\. The file is unchanged\. Files are replaced through a temporary file in the same folder/,
+    );
     expect(readFileSync(join(folder.dir, 'f.txt'), 'utf8')).toBe('alpha\n');
     expect(readdirSync(folder.dir)).toEqual(['f.txt']);
   });

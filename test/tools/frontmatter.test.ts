@@ -3,7 +3,10 @@ import { parseFrontmatter, yamlQuoteHint } from '../../src/tools/frontmatter.js'
 
 describe('frontmatter', () => {
   it('reads the YAML block and the body, with or without a BOM and CRLF', () => {
-    expect(parseFrontmatter('\uFEFF---\r\nname: x\r\ndescription: "a: b"\r\n---\r\nbody\r\n')).toEqual({ data: { name: 'x', description: 'a: b' }, body: 'body\n' });
+    expect(parseFrontmatter('\uFEFF---\r\nname: x\r\ndescription: "a: b"\r\n---\r\nbody\r\n')).toEqual({
+      data: { name: 'x', description: 'a: b' },
+      body: 'body\n',
+    });
     expect(parseFrontmatter('no frontmatter')).toEqual({ data: {}, body: 'no frontmatter' });
   });
 
@@ -16,7 +19,9 @@ describe('frontmatter', () => {
   });
 
   it('finds the key of a continuation line', () => {
-    expect(yamlQuoteHint('name: a\ndescription: first line\n  second line\n  "quoted" then', 4)).toMatch(/^quote the value of description:/);
+    expect(yamlQuoteHint('name: a\ndescription: first line\n  second line\n  "quoted" then', 4)).toMatch(
+      /^quote the value of description:/,
+    );
     expect(yamlQuoteHint('- just a list', 1)).toBeUndefined();
   });
 });

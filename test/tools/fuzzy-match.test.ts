@@ -30,7 +30,12 @@ describe('locate', () => {
 
   it('finds CRLF text given with LF without the fuzzy pass', () => {
     const content = 'a\r\nb\r\nc';
-    expect(locate(content, 'a\nb', () => normalizeForMatch(content))).toEqual({ kind: 'unique', start: 0, end: 4, fuzzy: false });
+    expect(locate(content, 'a\nb', () => normalizeForMatch(content))).toEqual({
+      kind: 'unique',
+      start: 0,
+      end: 4,
+      fuzzy: false,
+    });
   });
 });
 

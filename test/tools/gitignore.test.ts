@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ignoreFileAt, isIgnored } from '../../src/tools/gitignore.js';
 
-const check = (rules: string, path: string, isDir = false, base = ''): boolean => isIgnored([ignoreFileAt(base, rules)], path, isDir);
+const check = (rules: string, path: string, isDir = false, base = ''): boolean =>
+  isIgnored([ignoreFileAt(base, rules)], path, isDir);
 
 describe('gitignore rules', () => {
   it('matches a bare name at any depth', () => {

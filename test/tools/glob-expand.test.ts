@@ -11,7 +11,13 @@ describe('expandGlob', () => {
   });
 
   it('expands ** across depths, skipping node_modules and .git', async () => {
-    const root = makeTree({ 'a.ts': '', 'src/b.ts': '', 'src/deep/c.ts': '', 'node_modules/m/d.ts': '', '.git/e.ts': '' });
+    const root = makeTree({
+      'a.ts': '',
+      'src/b.ts': '',
+      'src/deep/c.ts': '',
+      'node_modules/m/d.ts': '',
+      '.git/e.ts': '',
+    });
     expect(await expandGlob('**/*.ts', { cwd: root })).toEqual(['a.ts', 'src/b.ts', 'src/deep/c.ts']);
   });
 

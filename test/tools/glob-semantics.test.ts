@@ -10,7 +10,29 @@ import { expandGlob as expandFanOut } from '../../src/recipe/glob.js';
 import { expandGlob as expandTools } from '../../src/tools/glob-expand.js';
 import { compileGlob, globError } from '../../src/tools/glob.js';
 
-const FILES = ['a.txt', 'b.txt', 'c.txt', 'axb', 'ayb', 'a-b', 'lit*star', 'notes (copy).md', 'A1', '9z', 'README.md', 'f1.log', 'f2.log', 'f5.log', '.env', 'src/a.ts', 'src/b.js', 'src/x/y/c.ts', 'src/x/d.md', 'docs/r.md', '.hidden/h.ts'];
+const FILES = [
+  'a.txt',
+  'b.txt',
+  'c.txt',
+  'axb',
+  'ayb',
+  'a-b',
+  'lit*star',
+  'notes (copy).md',
+  'A1',
+  '9z',
+  'README.md',
+  'f1.log',
+  'f2.log',
+  'f5.log',
+  '.env',
+  'src/a.ts',
+  'src/b.js',
+  'src/x/y/c.ts',
+  'src/x/d.md',
+  'docs/r.md',
+  '.hidden/h.ts',
+];
 
 const dir = mkdtempSync(join(tmpdir(), 'orchestrate-glob-semantics-'));
 for (const f of FILES) {
@@ -55,9 +77,12 @@ describe('glob semantics match bash', () => {
     expect(expandFanOut(dir, ours, 'any')).toEqual(bash(theirs, false));
   });
 
-  it.each(PATTERNS.filter(([p]) => p !== '.*'))('%s (tools: hidden names included, like dotglob)', async (ours, theirs) => {
-    expect(await expandTools(ours, { cwd: dir })).toEqual(bash(theirs, true));
-  });
+  it.each(PATTERNS.filter(([p]) => p !== '.*'))(
+    '%s (tools: hidden names included, like dotglob)',
+    async (ours, theirs) => {
+      expect(await expandTools(ours, { cwd: dir })).toEqual(bash(theirs, true));
+    },
+  );
 });
 
 describe('malformed globs are errors, not silent no-matches', () => {
@@ -75,7 +100,8 @@ describe('malformed globs are errors, not silent no-matches', () => {
   });
 
   it('accepts what bash accepts', () => {
-    for (const p of ['*', 'a/**', '{a,{b,c}}', '\\*', '[]]', '!(x)', '[[:alpha:]]*', 'notes (copy).md', 'a|b']) expect(globError(p)).toBeUndefined();
+    for (const p of ['*', 'a/**', '{a,{b,c}}', '\\*', '[]]', '!(x)', '[[:alpha:]]*', 'notes (copy).md', 'a|b'])
+      expect(globError(p)).toBeUndefined();
   });
 
   it('"dir/**" names what is inside dir, as in git', () => {

@@ -50,7 +50,8 @@ export function folderMadeReadOnly(): { dir: string; makeReadOnly: () => void } 
   return {
     dir,
     makeReadOnly: () => {
-      if (spawnSync('mount', ['-o', 'remount,ro', dir]).status !== 0) throw new Error(`could not remount ${dir} read-only`);
+      if (spawnSync('mount', ['-o', 'remount,ro', dir]).status !== 0)
+        throw new Error(`could not remount ${dir} read-only`);
     },
   };
 }

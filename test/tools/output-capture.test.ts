@@ -16,7 +16,12 @@ describe('OutputCapture', () => {
 
   it('starts the temp file at the first byte even when one huge chunk arrives after small ones', async () => {
     const cap = new OutputCapture({ tempDir: tempDir(), maxBytes: 100, rollingBytes: 200 });
-    const parts = [Buffer.from('first line\n'), Buffer.from('second\n'), Buffer.from(`${'x'.repeat(1000)}\n`), Buffer.from('last')];
+    const parts = [
+      Buffer.from('first line\n'),
+      Buffer.from('second\n'),
+      Buffer.from(`${'x'.repeat(1000)}\n`),
+      Buffer.from('last'),
+    ];
     for (const p of parts) cap.push(p);
     const snap = cap.snapshot();
     expect(await cap.close()).toBeUndefined();

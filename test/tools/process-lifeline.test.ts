@@ -35,7 +35,9 @@ describe('bash commands are tied to the life of their process', () => {
     const dir = tempDir();
     const cmd = 'echo $$ > shell.pid; sleep 30 & echo $! > child.pid; sleep 30; echo late > marker';
     // Unconfined (the pids must be this namespace's); sandbox.test.ts covers the sandboxed case.
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, cmd, 'none'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, cmd, 'none'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     expect(await until(() => out.includes('running') && existsSync(join(dir, 'child.pid')), 15_000)).toBe(true);
@@ -54,14 +56,22 @@ describe('bash commands are tied to the life of their process', () => {
     const tool = createBashTool({ cwd: dir, sandbox: { mode: 'none' } });
     // `wait` waits for every background job of the shell: the lifeline's sentinel is not one.
     expect(text(await runTool(tool, { command: 'sleep 0.1 & wait; echo waited', timeout: 10 }))).toBe('waited');
-    expect(text(await runTool(tool, { command: 'sleep 20 >/dev/null 2>&1 & echo $! > bg.pid; echo started' }))).toBe('started');
+    expect(text(await runTool(tool, { command: 'sleep 20 >/dev/null 2>&1 & echo $! > bg.pid; echo started' }))).toBe(
+      'started',
+    );
     const bg = Number(readFileSync(join(dir, 'bg.pid'), 'utf8'));
     expect(alive(bg)).toBe(true);
     process.kill(bg, 'SIGKILL');
     // A job that only acts after its command has ended shows it was not killed then. (Node
     // destroys a child's stdin before its exit event, so a lifeline on stdin killed every such job.)
     for (let i = 0; i < 5; i++) {
-      expect(text(await runTool(tool, { command: `(while [ ! -e go-${i} ]; do sleep 0.05; done; echo outlived > after-${i}) >/dev/null 2>&1 & echo started` }))).toBe('started');
+      expect(
+        text(
+          await runTool(tool, {
+            command: `(while [ ! -e go-${i} ]; do sleep 0.05; done; echo outlived > after-${i}) >/dev/null 2>&1 & echo started`,
+          }),
+        ),
+      ).toBe('started');
       writeFileSync(join(dir, `go-${i}`), '');
       expect(await until(() => existsSync(join(dir, `after-${i}`)), 15_000)).toBe(true);
     }

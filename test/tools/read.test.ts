@@ -47,7 +47,9 @@ describe('read', () => {
 
   it('refuses an offset beyond the end of the file', async () => {
     const { tool } = setup({ 'a.txt': numbered(100) });
-    expect(await errorOf(tool, { path: 'a.txt', offset: 200 })).toBe('Offset 200 is beyond the end of the file (100 lines)');
+    expect(await errorOf(tool, { path: 'a.txt', offset: 200 })).toBe(
+      'Offset 200 is beyond the end of the file (100 lines)',
+    );
   });
 
   it('applies offset and limit and says how many lines remain', async () => {
@@ -75,7 +77,10 @@ describe('read', () => {
   });
 
   it('refuses binary files (NUL bytes or invalid UTF-8)', async () => {
-    const { tool } = setup({ 'a.bin': Buffer.from([0x41, 0x00, 0x42]), 'b.bin': Buffer.from([0x41, 0xff, 0xfe, 0x42]) });
+    const { tool } = setup({
+      'a.bin': Buffer.from([0x41, 0x00, 0x42]),
+      'b.bin': Buffer.from([0x41, 0xff, 0xfe, 0x42]),
+    });
     expect(await errorOf(tool, { path: 'a.bin' })).toMatch(/looks like a binary file/);
     expect(await errorOf(tool, { path: 'b.bin' })).toMatch(/looks like a binary file/);
   });

@@ -10,7 +10,10 @@ const skill = (name: string, description?: string, extra = ''): string =>
 
 describe('parseFrontmatter', () => {
   it('reads the YAML block and the body, tolerating a BOM and CRLF', () => {
-    expect(parseFrontmatter('\uFEFF---\r\nname: x\r\nlist: [1, 2]\r\n---\r\nbody\r\n')).toEqual({ data: { name: 'x', list: [1, 2] }, body: 'body\n' });
+    expect(parseFrontmatter('\uFEFF---\r\nname: x\r\nlist: [1, 2]\r\n---\r\nbody\r\n')).toEqual({
+      data: { name: 'x', list: [1, 2] },
+      body: 'body\n',
+    });
   });
 
   it('returns the whole text as body without frontmatter', () => {
@@ -37,7 +40,12 @@ describe('loadSkills', () => {
     const { skills, diagnostics } = loadSkills([{ path: root, source: 'project' }]);
     expect(skills.map((s) => s.name).sort()).toEqual(['deploy', 'pdf-tools', 'quick']);
     const pdf = skills.find((s) => s.name === 'pdf-tools');
-    expect(pdf).toMatchObject({ description: 'Work with PDF files', filePath: join(root, 'pdf-tools/SKILL.md'), baseDir: join(root, 'pdf-tools'), source: 'project' });
+    expect(pdf).toMatchObject({
+      description: 'Work with PDF files',
+      filePath: join(root, 'pdf-tools/SKILL.md'),
+      baseDir: join(root, 'pdf-tools'),
+      source: 'project',
+    });
     expect(diagnostics).toEqual([]);
   });
 
@@ -45,11 +53,17 @@ describe('loadSkills', () => {
     const root = makeTree({ 'nodesc/SKILL.md': skill('nodesc') });
     const { skills, diagnostics } = loadSkills([{ path: root, source: 'user' }]);
     expect(skills).toEqual([]);
-    expect(diagnostics).toEqual([{ level: 'error', path: join(root, 'nodesc/SKILL.md'), message: expect.stringMatching(/no description/) }]);
+    expect(diagnostics).toEqual([
+      { level: 'error', path: join(root, 'nodesc/SKILL.md'), message: expect.stringMatching(/no description/) },
+    ]);
   });
 
   it('warns about names that break the naming rules but still loads them', () => {
-    const root = makeTree({ 'Bad_Name/SKILL.md': skill('Bad_Name', 'ok'), 'other/SKILL.md': skill('-x--y-', 'ok'), 'long/SKILL.md': skill('a'.repeat(70), 'ok') });
+    const root = makeTree({
+      'Bad_Name/SKILL.md': skill('Bad_Name', 'ok'),
+      'other/SKILL.md': skill('-x--y-', 'ok'),
+      'long/SKILL.md': skill('a'.repeat(70), 'ok'),
+    });
     const { skills, diagnostics } = loadSkills([{ path: root, source: 'user' }]);
     expect(skills).toHaveLength(3);
     const messages = diagnostics.map((d) => `${d.level}: ${d.message}`);
@@ -89,7 +103,9 @@ describe('skills in prompts', () => {
     });
     const { skills } = loadSkills([{ path: root, source: 'user' }]);
     const block = formatSkillsForPrompt(skills);
-    expect(block).toContain(`<skill>\n    <name>a</name>\n    <description>Use &lt;this&gt; &amp; &quot;that&quot; across lines</description>\n    <location>${join(root, 'a/SKILL.md')}</location>\n  </skill>`);
+    expect(block).toContain(
+      `<skill>\n    <name>a</name>\n    <description>Use &lt;this&gt; &amp; &quot;that&quot; across lines</description>\n    <location>${join(root, 'a/SKILL.md')}</location>\n  </skill>`,
+    );
     expect(block).not.toContain('hidden one');
     expect(block).not.toContain('Body of a');
     expect(formatSkillsForPrompt(skills.filter((s) => s.name === 'b'))).toBe('');

@@ -6,8 +6,10 @@ const SECRETS = [
   { name: 'KEY', value: 'sk-ant-api03-abcdefgh' },
   { name: 'INNER', value: 'api03-abcd' }, // inside KEY: KEY wins where both match
 ];
-const TEXT = 'start tok_live_7f3a9c1e middle sk-ant-api03-abcdefgh and api03-abcd, tok_live_7f3a9c1etok_live_7f3a9c1e end tok_live';
-const EXPECTED = 'start [REDACTED:TOKEN] middle [REDACTED:KEY] and [REDACTED:INNER], [REDACTED:TOKEN][REDACTED:TOKEN] end tok_live';
+const TEXT =
+  'start tok_live_7f3a9c1e middle sk-ant-api03-abcdefgh and api03-abcd, tok_live_7f3a9c1etok_live_7f3a9c1e end tok_live';
+const EXPECTED =
+  'start [REDACTED:TOKEN] middle [REDACTED:KEY] and [REDACTED:INNER], [REDACTED:TOKEN][REDACTED:TOKEN] end tok_live';
 
 function through(r: StreamRedactor, pieces: string[]): string {
   return pieces.map((p) => r.push(p)).join('') + r.end();

@@ -1,14 +1,25 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { plainSystemPrompt, splitSystemPrompt, SYSTEM_PROMPT_SESSION_MARKER } from '../../src/ai/system-prompt-parts.js';
+import {
+  plainSystemPrompt,
+  splitSystemPrompt,
+  SYSTEM_PROMPT_SESSION_MARKER,
+} from '../../src/ai/system-prompt-parts.js';
 import { createCodingTools, READ_ONLY_TOOL_NAMES } from '../../src/tools/coding-tools.js';
 import { loadContextFiles } from '../../src/tools/context-files.js';
 import { type Skill } from '../../src/tools/skills.js';
 import { buildSystemPrompt } from '../../src/tools/system-prompt.js';
 import { tempDir } from './harness.js';
 
-const skill: Skill = { name: 'deploy', description: 'Deploy the app', filePath: '/s/deploy/SKILL.md', baseDir: '/s/deploy', source: 'user', disableModelInvocation: false };
+const skill: Skill = {
+  name: 'deploy',
+  description: 'Deploy the app',
+  filePath: '/s/deploy/SKILL.md',
+  baseDir: '/s/deploy',
+  source: 'user',
+  disableModelInvocation: false,
+};
 
 describe('loadContextFiles', () => {
   it('walks from cwd up, outermost first, preferring AGENTS.md over CLAUDE.md', () => {
@@ -44,7 +55,9 @@ describe('buildSystemPrompt', () => {
   it('lists the active tools with guidelines that depend on them, then date and cwd', () => {
     const tools = createCodingTools({ cwd });
     const prompt = buildSystemPrompt({ cwd, tools, date: '2025-01-02' });
-    expect(prompt).toContain('Available tools:\n- read: Read file contents (text, or images as attachments)\n- bash: Execute bash commands');
+    expect(prompt).toContain(
+      'Available tools:\n- read: Read file contents (text, or images as attachments)\n- bash: Execute bash commands',
+    );
     expect(prompt).toContain('- Use bash for exploring files (ls, grep, find).');
     expect(prompt).toContain('- Read a file before editing it.');
     expect(prompt).toContain("- edit's oldText must match the file exactly");
@@ -53,7 +66,14 @@ describe('buildSystemPrompt', () => {
   });
 
   it('adapts guidelines to a read-only set and adds tool-contributed ones once', () => {
-    const tools = [...createCodingTools({ cwd }, READ_ONLY_TOOL_NAMES), { name: 'deploy', description: 'Deploy now\nmore text', promptGuidelines: ['Deploy only from main.', 'Be concise in your responses.'] }];
+    const tools = [
+      ...createCodingTools({ cwd }, READ_ONLY_TOOL_NAMES),
+      {
+        name: 'deploy',
+        description: 'Deploy now\nmore text',
+        promptGuidelines: ['Deploy only from main.', 'Be concise in your responses.'],
+      },
+    ];
     const prompt = buildSystemPrompt({ cwd, tools });
     expect(prompt).toContain('- Prefer grep/find/ls over bash for exploring files');
     expect(prompt).not.toContain('Read a file before editing it');
@@ -65,8 +85,15 @@ describe('buildSystemPrompt', () => {
 
   it('adds context files under Project Context and skills only when read is active', () => {
     const contextFiles = [{ path: '/work/AGENTS.md', content: 'Use tabs.' }];
-    const withRead = buildSystemPrompt({ cwd, tools: createCodingTools({ cwd }, ['read']), contextFiles, skills: [skill] });
-    expect(withRead).toContain('# Project Context\n\nProject-specific instructions and guidelines:\n\n## /work/AGENTS.md\n\nUse tabs.');
+    const withRead = buildSystemPrompt({
+      cwd,
+      tools: createCodingTools({ cwd }, ['read']),
+      contextFiles,
+      skills: [skill],
+    });
+    expect(withRead).toContain(
+      '# Project Context\n\nProject-specific instructions and guidelines:\n\n## /work/AGENTS.md\n\nUse tabs.',
+    );
     expect(withRead).toContain('<location>/s/deploy/SKILL.md</location>');
     // Skills belong to the agent (shared part), context files to the folder (per-session part).
     expect(withRead.indexOf('<available_skills>')).toBeLessThan(withRead.indexOf(SYSTEM_PROMPT_SESSION_MARKER));
@@ -95,16 +122,33 @@ describe('buildSystemPrompt', () => {
 
   it('puts what differs per session (context files, date, cwd) after the marker: sessions of one agent share the first part byte for byte', () => {
     const tools = createCodingTools({ cwd });
-    const a = buildSystemPrompt({ cwd: '/repos/a', tools, appendPrompt: 'You rename loggers.', skills: [skill], contextFiles: [{ path: '/repos/a/AGENTS.md', content: 'A rules' }], date: '2025-01-01' });
-    const b = buildSystemPrompt({ cwd: '/repos/b', tools, appendPrompt: 'You rename loggers.', skills: [skill], date: '2025-01-02' });
+    const a = buildSystemPrompt({
+      cwd: '/repos/a',
+      tools,
+      appendPrompt: 'You rename loggers.',
+      skills: [skill],
+      contextFiles: [{ path: '/repos/a/AGENTS.md', content: 'A rules' }],
+      date: '2025-01-01',
+    });
+    const b = buildSystemPrompt({
+      cwd: '/repos/b',
+      tools,
+      appendPrompt: 'You rename loggers.',
+      skills: [skill],
+      date: '2025-01-02',
+    });
     expect(a).not.toBe(b);
     expect(splitSystemPrompt(a).shared).toBe(splitSystemPrompt(b).shared);
     expect(splitSystemPrompt(a).shared).toContain('You rename loggers.');
     expect(splitSystemPrompt(a).shared).not.toMatch(/repos|2025/);
-    expect(splitSystemPrompt(a).session).toBe('# Project Context\n\nProject-specific instructions and guidelines:\n\n## /repos/a/AGENTS.md\n\nA rules\n\nCurrent date: 2025-01-01\nCurrent working directory: /repos/a');
+    expect(splitSystemPrompt(a).session).toBe(
+      '# Project Context\n\nProject-specific instructions and guidelines:\n\n## /repos/a/AGENTS.md\n\nA rules\n\nCurrent date: 2025-01-01\nCurrent working directory: /repos/a',
+    );
     // The model never reads the marker: providers send the parts as blocks or as plain text.
     expect(plainSystemPrompt(b)).not.toContain('orchestrate: per-session');
-    expect(plainSystemPrompt(b)).toMatch(/You rename loggers\.\n\n[\s\S]*\n\nCurrent date: 2025-01-02\nCurrent working directory: \/repos\/b$/);
+    expect(plainSystemPrompt(b)).toMatch(
+      /You rename loggers\.\n\n[\s\S]*\n\nCurrent date: 2025-01-02\nCurrent working directory: \/repos\/b$/,
+    );
   });
 
   it('formats a Date as YYYY-MM-DD', () => {
@@ -125,7 +169,9 @@ describe('a workspace wider than the working directory', () => {
       expect(session).toContain('Current working directory: /repos/one/pkg\nWorkspace root: /repos/one');
       expect(shared).not.toContain('/repos/');
       // The same folder: no second line.
-      expect(buildSystemPrompt({ cwd: '/repos/one', workspaceRoot: '/repos/one', tools: [] })).not.toContain('Workspace root');
+      expect(buildSystemPrompt({ cwd: '/repos/one', workspaceRoot: '/repos/one', tools: [] })).not.toContain(
+        'Workspace root',
+      );
     } finally {
       a.dispose();
       b.dispose();

@@ -14,7 +14,14 @@ function expectCleanUtf8(text: string): void {
 describe('truncateHead', () => {
   it('returns the input unchanged when both limits hold', () => {
     const r = truncateHead('a\nb\nc');
-    expect(r).toMatchObject({ content: 'a\nb\nc', truncated: false, truncatedBy: null, totalLines: 3, outputLines: 3, totalBytes: 5 });
+    expect(r).toMatchObject({
+      content: 'a\nb\nc',
+      truncated: false,
+      truncatedBy: null,
+      totalLines: 3,
+      outputLines: 3,
+      totalBytes: 5,
+    });
   });
 
   it('counts a trailing newline as a final empty line', () => {
@@ -108,7 +115,13 @@ describe('truncateTail', () => {
 
 describe('CJK and emoji at every head boundary', () => {
   it('never produces replacement characters or split pairs', () => {
-    const text = lines(30, (i) => Array.from('😀中文ab🎉テ').slice(0, 1 + (i % 7)).join('') + '字'.repeat(i % 5));
+    const text = lines(
+      30,
+      (i) =>
+        Array.from('😀中文ab🎉テ')
+          .slice(0, 1 + (i % 7))
+          .join('') + '字'.repeat(i % 5),
+    );
     for (let maxBytes = 1; maxBytes <= 200; maxBytes += 3) {
       for (const input of [text, Buffer.from(text)]) {
         const h = truncateHead(input, { maxBytes });

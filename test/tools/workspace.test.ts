@@ -29,7 +29,9 @@ describe('workspace confinement', () => {
 
   it('refuses an absolute path outside, such as /etc/passwd', async () => {
     const { root } = setup();
-    expect(await errorOf(createReadTool({ cwd: root }), { path: '/etc/passwd' })).toMatch(/^Path "\/etc\/passwd" is outside the workspace/);
+    expect(await errorOf(createReadTool({ cwd: root }), { path: '/etc/passwd' })).toMatch(
+      /^Path "\/etc\/passwd" is outside the workspace/,
+    );
   });
 
   it('refuses a symlink that points outside', async () => {
@@ -50,7 +52,9 @@ describe('workspace confinement', () => {
   it('refuses writing through a dangling symlink whose target is outside', async () => {
     const { root, outside } = setup();
     symlinkSync(join(outside, 'created-by-write.txt'), join(root, 'dangling'));
-    expect(await errorOf(createWriteTool({ cwd: root }), { path: 'dangling', content: 'x' })).toMatch(/outside the workspace/);
+    expect(await errorOf(createWriteTool({ cwd: root }), { path: 'dangling', content: 'x' })).toMatch(
+      /outside the workspace/,
+    );
     expect(existsSync(join(outside, 'created-by-write.txt'))).toBe(false);
   });
 
@@ -76,13 +80,17 @@ describe('workspace confinement', () => {
     const { root } = setup();
     const opts = { cwd: root, writeScope: ['docs/**', '*.md'] };
     const write = createWriteTool(opts);
-    expect(textOf(await runTool(write, { path: 'docs/a/b.txt', content: 'ok' }))).toBe('Successfully wrote 2 bytes to docs/a/b.txt');
+    expect(textOf(await runTool(write, { path: 'docs/a/b.txt', content: 'ok' }))).toBe(
+      'Successfully wrote 2 bytes to docs/a/b.txt',
+    );
     expect(textOf(await runTool(write, { path: 'README.md', content: 'ok' }))).toMatch(/^Successfully wrote/);
     const msg = await errorOf(write, { path: 'src/x.ts', content: 'no' });
     expect(msg).toBe(
       `Path "src/x.ts" is outside this agent's write scope; it may only write files matching "docs/**", "*.md" (relative to ${root}). Choose a path inside the scope, or report that the change is needed elsewhere.`,
     );
-    expect(await errorOf(createEditTool(opts), { path: 'top.txt', oldText: 'top', newText: 'x' })).toMatch(/outside this agent's write scope/);
+    expect(await errorOf(createEditTool(opts), { path: 'top.txt', oldText: 'top', newText: 'x' })).toMatch(
+      /outside this agent's write scope/,
+    );
     expect(readFileSync(join(root, 'top.txt'), 'utf8')).toBe('top');
     // A link inside the scope that leads out of it does not widen the scope.
     symlinkSync(join(root, 'top.txt'), join(root, 'docs', 'link.txt'));

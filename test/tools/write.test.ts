@@ -1,4 +1,14 @@
-import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createWriteTool } from '../../src/tools/write.js';
@@ -64,6 +74,8 @@ describe('write: replacing a file safely', () => {
   it('refuses a path that is a folder with a clear error', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'sub'));
-    expect(await errorOf(createWriteTool({ cwd: dir }), { path: 'sub', content: 'x' })).toBe('Could not write sub: it is a folder. Give the path of a file.');
+    expect(await errorOf(createWriteTool({ cwd: dir }), { path: 'sub', content: 'x' })).toBe(
+      'Could not write sub: it is a folder. Give the path of a file.',
+    );
   });
 });

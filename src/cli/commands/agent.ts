@@ -49,51 +49,183 @@ export const AGENT_CLI_DEFAULTS = {
 } as const;
 
 function agentOptions(y: Argv): Argv<object> {
-  return y
-    .positional('prompt', { type: 'string', array: true, describe: 'The prompt (words are joined); read from piped stdin when omitted. With --continue / --session FILE it may be left out to only finish a turn a kill cut off' })
-    .option('mode', { type: 'string', choices: MODES, describe: 'text: print the final answer; json: every event as a JSON line; rpc: JSON commands on stdin; interactive: the terminal UI (default on a terminal when no prompt is given, else text)' })
-    .option('session', { type: 'string', describe: 'Session file to open, or create when missing (--no-session: keep it in memory)' })
-    .option('continue', { alias: 'c', type: 'boolean', default: false, describe: 'Reopen the --session file, or the most recent session of this folder' })
-    .option('session-dir', { type: 'string', describe: 'Folder for new sessions (default ~/.orchestrate/sessions/--<cwd>--)' })
-    .option('cwd', { type: 'string', describe: 'Working directory of the agent and its tools' })
-    .option('tools', { type: 'string', describe: `Comma-separated tools (default read,bash,edit,write; "none" for none). Built-in: ${BUILTIN_TOOL_NAMES.join(', ')}` })
-    .option('model', { type: 'string', describe: 'Model id or alias (default: the continued session\'s, else ORCHESTRATE_MODEL, else claude-sonnet-4-5)' })
-    .option('model-price', { type: 'string', describe: 'IN/OUT: $ per million input/output tokens. Declares --model when it is not in the built-in list (a newer model), e.g. --model claude-opus-5-5 --model-price 4/20' })
-    .option('context-window', { type: 'string', describe: `With --model-price: input tokens the model accepts (default ${DECLARED_MODEL_DEFAULTS.contextWindow / 1000}k; 1M, 400k ...)` })
-    .option('max-output', { type: 'string', describe: `With --model-price: output tokens per reply (default ${DECLARED_MODEL_DEFAULTS.maxTokens / 1000}k)` })
-    .option('provider', { type: 'string', describe: 'anthropic (needs ANTHROPIC_API_KEY), scripted (offline, with --script), or an OpenAI-compatible one: openai, openrouter, ollama, lmstudio, vllm, llamacpp (README "Providers")' })
-    .option('base-url', { type: 'string', describe: 'Endpoint of an OpenAI-compatible --provider (e.g. http://gpu-box:8000/v1); with another name it declares that provider' })
-    .option('script', { type: 'string', describe: 'Script file (YAML/JSON turns) for the scripted provider; implies --provider scripted' })
-    .option('system', { type: 'string', describe: 'System prompt (text, or a file to read) replacing the default body' })
-    .option('append-system', { type: 'string', describe: 'Text (or a file) appended to the system prompt' })
-    // nargs 1: a repeatable flag takes exactly one value, so the prompt after it stays the prompt.
-    .option('skills', { type: 'string', array: true, nargs: 1, describe: 'Skill folder (repeatable: --skills a --skills b)' })
-    .option('context-files', { type: 'boolean', default: true, describe: 'Include AGENTS.md / CLAUDE.md files (--no-context-files to skip)' })
-    .option('thinking', { type: 'string', choices: THINKING, describe: 'Reasoning effort (default medium; off for models without reasoning)' })
-    .option('extension', { type: 'string', array: true, nargs: 1, describe: 'Extension module (.js, or .ts under tsx), repeatable: --extension a.ts --extension b.ts' })
-    .option('sandbox', { type: 'string', choices: ['workspace', 'none'], describe: 'bash commands: workspace (default where bubblewrap works: only --cwd writable, secrets hidden, no network) or none (unconfined)' })
-    .option('hooks', { type: 'string', array: true, nargs: 1, describe: 'Command hooks file in Claude Code\'s settings.json shape ({"hooks": {"PreToolUse": [...]}}), repeatable; added to the hooks of ~/.orchestrate/settings.json, ~/.claude/settings.json and the project\'s .orchestrate/settings.json, .claude/settings.json, .claude/settings.local.json (README "Hooks")' })
-    .option('network', { type: 'boolean', describe: 'Let sandboxed bash commands reach the network (default off)' })
-    .option('max-turns', { type: 'string', describe: `Model calls one prompt may make before the agent is stopped (default ${DEFAULT_RUN_LIMITS.maxTurns}; 0 = no cap)` })
-    .option('budget-usd', { type: 'string', describe: `Stop the agent once this session has spent this many US dollars (default ${AGENT_CLI_DEFAULTS.budgetUsd}; "none" = no cap)` })
-    .option('budget-tokens', { type: 'string', describe: 'Stop the agent once this session has used this many tokens, input + output + cache (500000, 400k, 3M; default: no cap)' })
-    .option('loop-detection', { type: 'string', choices: ['on', 'off'], default: 'on', describe: 'Warn, then stop an agent that repeats the same tool call, cycle of calls or answer (off: never)' })
-    .option('max-identical-calls', { type: 'string', describe: `The same tool call this many times in a row counts as a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls}; at least 2)` })
-    .example([
-      ['orchestrate agent "Summarize README.md"', 'the final answer on stdout (needs ANTHROPIC_API_KEY)'],
-      ['orchestrate agent --script hello.yaml "Say hello"', 'offline, the scripted model (orchestrate init agent copies hello.yaml here)'],
-      ['orchestrate agent --session work.jsonl --continue "Now add a test"', 'continue a saved session'],
-      ['orchestrate agent --continue', 'on a terminal: reopen the last session of this folder in the interactive UI'],
-      ['orchestrate agent --session work.jsonl --continue --mode json', 'finish the turn a kill cut off (streamed as JSON events), no new prompt'],
-      ['orchestrate agent --extension guard.ts --skills ./skills "Fix the bug"', 'repeatable flags take one value each; the prompt stays the prompt'],
-    ])
-    .check((a) => {
-      for (const key of ['mode', 'session', 'session-dir', 'cwd', 'tools', 'model', 'model-price', 'context-window', 'max-output', 'provider', 'script', 'system', 'append-system', 'thinking', 'max-turns', 'budget-usd', 'budget-tokens', 'loop-detection', 'max-identical-calls', 'sandbox']) {
-        if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
-      }
-      if (a.mode === 'rpc' && Array.isArray(a.prompt) && a.prompt.length > 0) throw new Error('--mode rpc takes its prompts as commands on stdin, not as arguments');
-      return true;
-    });
+  return (
+    y
+      .positional('prompt', {
+        type: 'string',
+        array: true,
+        describe:
+          'The prompt (words are joined); read from piped stdin when omitted. With --continue / --session FILE it may be left out to only finish a turn a kill cut off',
+      })
+      .option('mode', {
+        type: 'string',
+        choices: MODES,
+        describe:
+          'text: print the final answer; json: every event as a JSON line; rpc: JSON commands on stdin; interactive: the terminal UI (default on a terminal when no prompt is given, else text)',
+      })
+      .option('session', {
+        type: 'string',
+        describe: 'Session file to open, or create when missing (--no-session: keep it in memory)',
+      })
+      .option('continue', {
+        alias: 'c',
+        type: 'boolean',
+        default: false,
+        describe: 'Reopen the --session file, or the most recent session of this folder',
+      })
+      .option('session-dir', {
+        type: 'string',
+        describe: 'Folder for new sessions (default ~/.orchestrate/sessions/--<cwd>--)',
+      })
+      .option('cwd', { type: 'string', describe: 'Working directory of the agent and its tools' })
+      .option('tools', {
+        type: 'string',
+        describe: `Comma-separated tools (default read,bash,edit,write; "none" for none). Built-in: ${BUILTIN_TOOL_NAMES.join(', ')}`,
+      })
+      .option('model', {
+        type: 'string',
+        describe:
+          "Model id or alias (default: the continued session's, else ORCHESTRATE_MODEL, else claude-sonnet-4-5)",
+      })
+      .option('model-price', {
+        type: 'string',
+        describe:
+          'IN/OUT: $ per million input/output tokens. Declares --model when it is not in the built-in list (a newer model), e.g. --model claude-opus-5-5 --model-price 4/20',
+      })
+      .option('context-window', {
+        type: 'string',
+        describe: `With --model-price: input tokens the model accepts (default ${DECLARED_MODEL_DEFAULTS.contextWindow / 1000}k; 1M, 400k ...)`,
+      })
+      .option('max-output', {
+        type: 'string',
+        describe: `With --model-price: output tokens per reply (default ${DECLARED_MODEL_DEFAULTS.maxTokens / 1000}k)`,
+      })
+      .option('provider', {
+        type: 'string',
+        describe:
+          'anthropic (needs ANTHROPIC_API_KEY), scripted (offline, with --script), or an OpenAI-compatible one: openai, openrouter, ollama, lmstudio, vllm, llamacpp (README "Providers")',
+      })
+      .option('base-url', {
+        type: 'string',
+        describe:
+          'Endpoint of an OpenAI-compatible --provider (e.g. http://gpu-box:8000/v1); with another name it declares that provider',
+      })
+      .option('script', {
+        type: 'string',
+        describe: 'Script file (YAML/JSON turns) for the scripted provider; implies --provider scripted',
+      })
+      .option('system', {
+        type: 'string',
+        describe: 'System prompt (text, or a file to read) replacing the default body',
+      })
+      .option('append-system', { type: 'string', describe: 'Text (or a file) appended to the system prompt' })
+      // nargs 1: a repeatable flag takes exactly one value, so the prompt after it stays the prompt.
+      .option('skills', {
+        type: 'string',
+        array: true,
+        nargs: 1,
+        describe: 'Skill folder (repeatable: --skills a --skills b)',
+      })
+      .option('context-files', {
+        type: 'boolean',
+        default: true,
+        describe: 'Include AGENTS.md / CLAUDE.md files (--no-context-files to skip)',
+      })
+      .option('thinking', {
+        type: 'string',
+        choices: THINKING,
+        describe: 'Reasoning effort (default medium; off for models without reasoning)',
+      })
+      .option('extension', {
+        type: 'string',
+        array: true,
+        nargs: 1,
+        describe: 'Extension module (.js, or .ts under tsx), repeatable: --extension a.ts --extension b.ts',
+      })
+      .option('sandbox', {
+        type: 'string',
+        choices: ['workspace', 'none'],
+        describe:
+          'bash commands: workspace (default where bubblewrap works: only --cwd writable, secrets hidden, no network) or none (unconfined)',
+      })
+      .option('hooks', {
+        type: 'string',
+        array: true,
+        nargs: 1,
+        describe:
+          'Command hooks file in Claude Code\'s settings.json shape ({"hooks": {"PreToolUse": [...]}}), repeatable; added to the hooks of ~/.orchestrate/settings.json, ~/.claude/settings.json and the project\'s .orchestrate/settings.json, .claude/settings.json, .claude/settings.local.json (README "Hooks")',
+      })
+      .option('network', { type: 'boolean', describe: 'Let sandboxed bash commands reach the network (default off)' })
+      .option('max-turns', {
+        type: 'string',
+        describe: `Model calls one prompt may make before the agent is stopped (default ${DEFAULT_RUN_LIMITS.maxTurns}; 0 = no cap)`,
+      })
+      .option('budget-usd', {
+        type: 'string',
+        describe: `Stop the agent once this session has spent this many US dollars (default ${AGENT_CLI_DEFAULTS.budgetUsd}; "none" = no cap)`,
+      })
+      .option('budget-tokens', {
+        type: 'string',
+        describe:
+          'Stop the agent once this session has used this many tokens, input + output + cache (500000, 400k, 3M; default: no cap)',
+      })
+      .option('loop-detection', {
+        type: 'string',
+        choices: ['on', 'off'],
+        default: 'on',
+        describe: 'Warn, then stop an agent that repeats the same tool call, cycle of calls or answer (off: never)',
+      })
+      .option('max-identical-calls', {
+        type: 'string',
+        describe: `The same tool call this many times in a row counts as a loop (default ${DEFAULT_LOOP_DETECTION.identicalCalls}; at least 2)`,
+      })
+      .example([
+        ['orchestrate agent "Summarize README.md"', 'the final answer on stdout (needs ANTHROPIC_API_KEY)'],
+        [
+          'orchestrate agent --script hello.yaml "Say hello"',
+          'offline, the scripted model (orchestrate init agent copies hello.yaml here)',
+        ],
+        ['orchestrate agent --session work.jsonl --continue "Now add a test"', 'continue a saved session'],
+        ['orchestrate agent --continue', 'on a terminal: reopen the last session of this folder in the interactive UI'],
+        [
+          'orchestrate agent --session work.jsonl --continue --mode json',
+          'finish the turn a kill cut off (streamed as JSON events), no new prompt',
+        ],
+        [
+          'orchestrate agent --extension guard.ts --skills ./skills "Fix the bug"',
+          'repeatable flags take one value each; the prompt stays the prompt',
+        ],
+      ])
+      .check((a) => {
+        for (const key of [
+          'mode',
+          'session',
+          'session-dir',
+          'cwd',
+          'tools',
+          'model',
+          'model-price',
+          'context-window',
+          'max-output',
+          'provider',
+          'script',
+          'system',
+          'append-system',
+          'thinking',
+          'max-turns',
+          'budget-usd',
+          'budget-tokens',
+          'loop-detection',
+          'max-identical-calls',
+          'sandbox',
+        ]) {
+          if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
+        }
+        if (a.mode === 'rpc' && Array.isArray(a.prompt) && a.prompt.length > 0)
+          throw new Error('--mode rpc takes its prompts as commands on stdin, not as arguments');
+        return true;
+      })
+  );
 }
 
 function list(v: unknown): string[] {
@@ -103,7 +235,8 @@ function list(v: unknown): string[] {
 
 async function readStdin(): Promise<string> {
   const parts: Buffer[] = [];
-  for await (const chunk of process.stdin) parts.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of process.stdin)
+    parts.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(parts).toString('utf8');
 }
 
@@ -114,13 +247,17 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   if (args.session === false) o.inMemory = true;
   else if (typeof args.session === 'string') o.sessionFile = resolve(ctx.cwd, args.session);
   if (args.continue === true) {
-    if (o.inMemory) throw new AgentSessionConfigError('--continue needs a session file; it cannot be used with --no-session.');
+    if (o.inMemory)
+      throw new AgentSessionConfigError('--continue needs a session file; it cannot be used with --no-session.');
     o.continue = true;
   }
   if (typeof args['session-dir'] === 'string') o.sessionDir = resolve(ctx.cwd, args['session-dir']);
   if (ctx.env.ORCHESTRATE_HOME) o.home = ctx.env.ORCHESTRATE_HOME;
   if (typeof args.tools === 'string') {
-    const names = args.tools.split(',').map((s) => s.trim()).filter(Boolean);
+    const names = args.tools
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     o.tools = names.length === 1 && names[0] === 'none' ? [] : names;
   }
   if (typeof args.model === 'string') o.model = args.model;
@@ -129,18 +266,28 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   const provider = typeof args.provider === 'string' ? args.provider : o.script !== undefined ? 'scripted' : undefined;
   if (provider) o.provider = provider;
   if (typeof args['base-url'] === 'string') {
-    if (!provider || provider === 'anthropic' || provider === 'scripted') throw new AgentSessionConfigError('--base-url needs --provider NAME of an OpenAI-compatible server (e.g. --provider vllm --base-url http://gpu-box:8000/v1).');
+    if (!provider || provider === 'anthropic' || provider === 'scripted')
+      throw new AgentSessionConfigError(
+        '--base-url needs --provider NAME of an OpenAI-compatible server (e.g. --provider vllm --base-url http://gpu-box:8000/v1).',
+      );
     const preset = findProvider(provider);
-    o.providers = [{ ...(preset ?? { type: 'openai-compatible' as const }), name: provider, baseUrl: args['base-url'] }];
+    o.providers = [
+      { ...(preset ?? { type: 'openai-compatible' as const }), name: provider, baseUrl: args['base-url'] },
+    ];
   }
   if (provider === 'scripted' && o.script === undefined) {
     throw new AgentSessionConfigError('--provider scripted needs --script FILE (a YAML or JSON list of turns).');
   }
   const declared = declaredModel(args);
-  if (declared && provider === 'scripted') throw new AgentSessionConfigError('--model-price declares a model of the anthropic provider; the scripted provider has no price.');
+  if (declared && provider === 'scripted')
+    throw new AgentSessionConfigError(
+      '--model-price declares a model of the anthropic provider; the scripted provider has no price.',
+    );
   if (declared && typeof declared === 'object' && provider && provider !== 'anthropic') {
     // A model of an OpenAI-compatible server: its limits and price, under its id on that provider.
-    o.models = { [declared.id]: { contextWindow: declared.contextWindow, maxTokens: declared.maxTokens, cost: declared.cost } };
+    o.models = {
+      [declared.id]: { contextWindow: declared.contextWindow, maxTokens: declared.maxTokens, cost: declared.cost },
+    };
     o.model = declared.id;
   } else if (declared) o.model = declared;
   if (typeof args.system === 'string') o.systemPrompt = textOrFile(args.system, ctx.cwd);
@@ -152,7 +299,11 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   const extensions = list(args.extension);
   if (extensions.length > 0) o.extensions = extensions.map((p) => resolve(ctx.cwd, p));
   // bash runs in the sandbox by default; its one warning (no bwrap here) goes where notices go.
-  const sandbox = { mode: args.sandbox === 'none' ? ('none' as const) : ('workspace' as const), network: args.network === true, warn: o.notify! };
+  const sandbox = {
+    mode: args.sandbox === 'none' ? ('none' as const) : ('workspace' as const),
+    network: args.network === true,
+    warn: o.notify!,
+  };
   o.toolOptions = { ...o.toolOptions, bash: { ...o.toolOptions?.bash, sandbox } };
   // Command hooks: the user's settings, the project's (the single agent works in the user's own
   // project), then --hooks files. They run in the same sandbox as bash.
@@ -180,27 +331,42 @@ function wholeFlag(args: CommandArgs, flag: string, least: number, example: stri
   const raw = args[flag];
   if (raw === undefined) return undefined;
   const text = String(raw).trim();
-  if (!/^\d+$/.test(text) || Number(text) < least) throw new AgentSessionConfigError(`--${flag} "${String(raw)}" is not a whole number of at least ${least}: give e.g. --${flag} ${example}.`);
+  if (!/^\d+$/.test(text) || Number(text) < least)
+    throw new AgentSessionConfigError(
+      `--${flag} "${String(raw)}" is not a whole number of at least ${least}: give e.g. --${flag} ${example}.`,
+    );
   return Number(text);
 }
 
 /** --max-turns, --budget-usd, --budget-tokens, --loop-detection, --max-identical-calls -> the session's caps and loop detector. */
-export function runBoundsFromArgs(args: CommandArgs): Required<Pick<CreateAgentSessionOptions, 'limits' | 'loopDetection'>> {
-  const limits: NonNullable<CreateAgentSessionOptions['limits']> = { maxTurns: wholeFlag(args, 'max-turns', 0, '50') ?? DEFAULT_RUN_LIMITS.maxTurns };
+export function runBoundsFromArgs(
+  args: CommandArgs,
+): Required<Pick<CreateAgentSessionOptions, 'limits' | 'loopDetection'>> {
+  const limits: NonNullable<CreateAgentSessionOptions['limits']> = {
+    maxTurns: wholeFlag(args, 'max-turns', 0, '50') ?? DEFAULT_RUN_LIMITS.maxTurns,
+  };
   const usd = args['budget-usd'];
   if (usd === undefined) limits.budgetUsd = AGENT_CLI_DEFAULTS.budgetUsd;
   else if (String(usd).trim() !== 'none') {
     const n = Number(String(usd).trim());
-    if (String(usd).trim() === '' || !Number.isFinite(n) || n <= 0) throw new AgentSessionConfigError(`--budget-usd "${String(usd)}" is not an amount of US dollars above 0: give e.g. --budget-usd 20, or --budget-usd none for no cap.`);
+    if (String(usd).trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new AgentSessionConfigError(
+        `--budget-usd "${String(usd)}" is not an amount of US dollars above 0: give e.g. --budget-usd 20, or --budget-usd none for no cap.`,
+      );
     limits.budgetUsd = n;
   }
   if (args['budget-tokens'] !== undefined) {
     const n = parseTokenCount(String(args['budget-tokens']));
-    if (n === undefined || n < 1) throw new AgentSessionConfigError(`--budget-tokens "${String(args['budget-tokens'])}" is not a token count of at least 1: give e.g. 500000, 400k or 3M.`);
+    if (n === undefined || n < 1)
+      throw new AgentSessionConfigError(
+        `--budget-tokens "${String(args['budget-tokens'])}" is not a token count of at least 1: give e.g. 500000, 400k or 3M.`,
+      );
     limits.budgetTokens = n;
   }
   const identical = wholeFlag(args, 'max-identical-calls', 2, '8');
-  const loopDetection: NonNullable<CreateAgentSessionOptions['loopDetection']> = { enabled: args['loop-detection'] !== 'off' };
+  const loopDetection: NonNullable<CreateAgentSessionOptions['loopDetection']> = {
+    enabled: args['loop-detection'] !== 'off',
+  };
   if (identical !== undefined) loopDetection.identicalCalls = identical;
   return { limits, loopDetection };
 }
@@ -210,23 +376,37 @@ function declaredModel(args: CommandArgs): CreateAgentSessionOptions['model'] {
   const price = args['model-price'];
   if (typeof price !== 'string') {
     for (const flag of ['context-window', 'max-output']) {
-      if (args[flag] !== undefined) throw new AgentSessionConfigError(`--${flag} only goes with --model-price (a model the built-in list does not have).`);
+      if (args[flag] !== undefined)
+        throw new AgentSessionConfigError(
+          `--${flag} only goes with --model-price (a model the built-in list does not have).`,
+        );
     }
     return undefined;
   }
-  if (typeof args.model !== 'string') throw new AgentSessionConfigError('--model-price needs --model ID: the id the API serves the model under.');
+  if (typeof args.model !== 'string')
+    throw new AgentSessionConfigError('--model-price needs --model ID: the id the API serves the model under.');
   const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(price);
-  if (!m) throw new AgentSessionConfigError(`--model-price "${price}" is not IN/OUT: give $ per million input and output tokens, e.g. --model-price 3/15.`);
+  if (!m)
+    throw new AgentSessionConfigError(
+      `--model-price "${price}" is not IN/OUT: give $ per million input and output tokens, e.g. --model-price 3/15.`,
+    );
   const limit = (flag: string, least: number, fallback: number): number => {
     const raw = args[flag];
     if (raw === undefined) return fallback;
     const n = parseTokenCount(String(raw));
-    if (n === undefined || n < least) throw new AgentSessionConfigError(`--${flag} "${String(raw)}" is not a token count of at least ${least}: give e.g. 200000, 400k or 1M.`);
+    if (n === undefined || n < least)
+      throw new AgentSessionConfigError(
+        `--${flag} "${String(raw)}" is not a token count of at least ${least}: give e.g. 200000, 400k or 1M.`,
+      );
     return n;
   };
   const contextWindow = limit('context-window', 1_000, DECLARED_MODEL_DEFAULTS.contextWindow);
   const maxTokens = limit('max-output', 1, DECLARED_MODEL_DEFAULTS.maxTokens);
-  return modelFromSpec(args.model.replace(/^anthropic\//, ''), { cost: priceOf(Number(m[1]), Number(m[2])), contextWindow, maxTokens });
+  return modelFromSpec(args.model.replace(/^anthropic\//, ''), {
+    cost: priceOf(Number(m[1]), Number(m[2])),
+    contextWindow,
+    maxTokens,
+  });
 }
 
 /** Interactive when asked, or by default on a terminal (stdin and stdout) without a prompt. */
@@ -242,9 +422,12 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   if (mode !== 'rpc' && prompt === '' && !process.stdin.isTTY) prompt = (await readStdin()).trim();
   // Without a prompt, only a reopened session can give the command something to do: finishing a
   // turn a kill cut off. A --session file that does not exist yet is not opened (nor created).
-  const reopens = args.continue === true || (typeof args.session === 'string' && existsSync(resolve(ctx.cwd, args.session)));
+  const reopens =
+    args.continue === true || (typeof args.session === 'string' && existsSync(resolve(ctx.cwd, args.session)));
   if (mode !== 'rpc' && prompt === '' && !reopens) {
-    ctx.stderr('orchestrate agent: give a prompt, e.g. orchestrate agent "Summarize README.md", or pipe it on stdin\nRun "orchestrate agent --help" for usage.\n');
+    ctx.stderr(
+      'orchestrate agent: give a prompt, e.g. orchestrate agent "Summarize README.md", or pipe it on stdin\nRun "orchestrate agent --help" for usage.\n',
+    );
     return EXIT.usage;
   }
 
@@ -288,9 +471,11 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
       if (!finished) return 1;
     }
     const code =
-      mode === 'rpc' ? await runRpcMode(session, process.stdin, out)
-      : mode === 'json' ? await runJsonMode(session, prompts, out)
-      : await runPrintMode(session, prompts, out);
+      mode === 'rpc'
+        ? await runRpcMode(session, process.stdin, out)
+        : mode === 'json'
+          ? await runJsonMode(session, prompts, out)
+          : await runPrintMode(session, prompts, out);
     return interrupted ? EXIT.interrupted : code;
   } finally {
     process.removeListener('SIGINT', onSigint);
@@ -310,10 +495,17 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
 async function finishCutOffTurn(session: AgentSession, ctx: CliContext, hasPrompt: boolean): Promise<boolean> {
   const cut = cutOffTurn(session.messages);
   if (!cut) return true;
-  const what = cut.kind === 'dangling' ? `its ${cut.calls.map((c) => c.name).join(', ')} call${cut.calls.length === 1 ? ' has' : 's have'} no result` : 'its last prompt has no reply';
-  ctx.stderr(`orchestrate agent: the last turn of this session was interrupted (${what}); finishing it${hasPrompt ? ' before this prompt' : ''}.\n`);
+  const what =
+    cut.kind === 'dangling'
+      ? `its ${cut.calls.map((c) => c.name).join(', ')} call${cut.calls.length === 1 ? ' has' : 's have'} no result`
+      : 'its last prompt has no reply';
+  ctx.stderr(
+    `orchestrate agent: the last turn of this session was interrupted (${what}); finishing it${hasPrompt ? ' before this prompt' : ''}.\n`,
+  );
   const notFinished = (reason: string): false => {
-    ctx.stderr(`orchestrate agent: the interrupted turn could not be finished${hasPrompt ? ', so the prompt was not sent' : ''}: ${reason}\n`);
+    ctx.stderr(
+      `orchestrate agent: the interrupted turn could not be finished${hasPrompt ? ', so the prompt was not sent' : ''}: ${reason}\n`,
+    );
     return false;
   };
   try {
@@ -322,7 +514,8 @@ async function finishCutOffTurn(session: AgentSession, ctx: CliContext, hasPromp
     return notFinished(err instanceof Error ? err.message : String(err));
   }
   const last = lastReply(session);
-  if (last && (last.stopReason === 'error' || last.stopReason === 'aborted')) return notFinished(last.errorMessage ?? `request ${last.stopReason}`);
+  if (last && (last.stopReason === 'error' || last.stopReason === 'aborted'))
+    return notFinished(last.errorMessage ?? `request ${last.stopReason}`);
   return true;
 }
 
@@ -332,7 +525,9 @@ async function finishCutOffTurn(session: AgentSession, ctx: CliContext, hasPromp
  */
 async function runInteractive(args: CommandArgs, prompt: string, ctx: CliContext): Promise<number> {
   if (!ctx.isTTY || process.stdin.isTTY !== true) {
-    ctx.stderr('orchestrate agent: --mode interactive needs a terminal on stdin and stdout; give a prompt (or pipe it) for --mode text.\nRun "orchestrate agent --help" for usage.\n');
+    ctx.stderr(
+      'orchestrate agent: --mode interactive needs a terminal on stdin and stdout; give a prompt (or pipe it) for --mode text.\nRun "orchestrate agent --help" for usage.\n',
+    );
     return EXIT.usage;
   }
   let toUi: ((text: string) => void) | undefined;

@@ -9,11 +9,22 @@ export const cancelCommand: CliCommand = {
   describe: 'Cancel an instance of a live run (--instance KEY), or the whole run (resumable, like Ctrl-C)',
   builder: (y) =>
     y
-      .positional('run', { type: 'string', describe: 'Run id, unique prefix of one, or run folder path', demandOption: true })
-      .option('instance', { type: 'string', describe: 'Instance key (as in run.jsonl `key`, e.g. fix.alpha); without it the whole run is cancelled' })
+      .positional('run', {
+        type: 'string',
+        describe: 'Run id, unique prefix of one, or run folder path',
+        demandOption: true,
+      })
+      .option('instance', {
+        type: 'string',
+        describe: 'Instance key (as in run.jsonl `key`, e.g. fix.alpha); without it the whole run is cancelled',
+      })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
       .example('orchestrate cancel 20260101-1200-ab12 --instance fix.alpha', 'end one instance; the run goes on')
       .example('orchestrate cancel 20260101-1200-ab12', 'interrupt the run; `orchestrate resume` continues it'),
   run: (args, ctx) =>
-    sendRunControl(args, ctx, 'cancel', (by) => (typeof args.instance === 'string' ? { action: 'cancel', instance: args.instance, by } : { action: 'cancel_run', by })),
+    sendRunControl(args, ctx, 'cancel', (by) =>
+      typeof args.instance === 'string'
+        ? { action: 'cancel', instance: args.instance, by }
+        : { action: 'cancel_run', by },
+    ),
 };

@@ -31,7 +31,9 @@ function nodeCheck(): DoctorCheck {
     name: 'node',
     ok,
     essential: true,
-    message: ok ? `node ${process.versions.node} (>= ${MIN_NODE.join('.')})` : `node ${process.versions.node} is too old: orchestrate needs >= ${MIN_NODE.join('.')} (install a current Node.js LTS, e.g. with nvm or your package manager)`,
+    message: ok
+      ? `node ${process.versions.node} (>= ${MIN_NODE.join('.')})`
+      : `node ${process.versions.node} is too old: orchestrate needs >= ${MIN_NODE.join('.')} (install a current Node.js LTS, e.g. with nvm or your package manager)`,
   };
 }
 
@@ -42,7 +44,9 @@ function gitCheck(env: Record<string, string | undefined>): DoctorCheck {
     name: 'git',
     ok,
     essential: true,
-    message: ok ? r.stdout.trim() : 'git was not found on PATH: install git (apt-get install -y git); writes:, isolation: worktree and patches need it',
+    message: ok
+      ? r.stdout.trim()
+      : 'git was not found on PATH: install git (apt-get install -y git); writes:, isolation: worktree and patches need it',
   };
 }
 
@@ -52,7 +56,12 @@ function sandboxCheck(env: Record<string, string | undefined>): DoctorCheck {
   if (probe.ok) {
     const v = spawnSync(bwrap, ['--version'], { encoding: 'utf8' });
     const version = v.status === 0 ? v.stdout.trim() : bwrap;
-    return { name: 'sandbox', ok: true, essential: false, message: `sandbox works here (${version}): bash, verify and run: commands are confined to their workspace` };
+    return {
+      name: 'sandbox',
+      ok: true,
+      essential: false,
+      message: `sandbox works here (${version}): bash, verify and run: commands are confined to their workspace`,
+    };
   }
   return {
     name: 'sandbox',
@@ -69,7 +78,9 @@ function apiKeyCheck(env: Record<string, string | undefined>): DoctorCheck {
     name: 'api key',
     ok: set,
     essential: false,
-    message: set ? 'ANTHROPIC_API_KEY is set' : 'ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... to use a real model (offline recipes with --provider scripted work without it)',
+    message: set
+      ? 'ANTHROPIC_API_KEY is set'
+      : 'ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... to use a real model (offline recipes with --provider scripted work without it)',
   };
 }
 
@@ -83,7 +94,12 @@ function runDirCheck(runsDir: string): DoctorCheck {
     return { name: 'run folder', ok: true, essential: true, message: `run folder ${runsDir} is writable` };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return { name: 'run folder', ok: false, essential: true, message: `run folder ${runsDir} is not writable (${why}): fix its permissions, or pass --run-dir DIR (orchestrate <recipe> --run-dir DIR)` };
+    return {
+      name: 'run folder',
+      ok: false,
+      essential: true,
+      message: `run folder ${runsDir} is not writable (${why}): fix its permissions, or pass --run-dir DIR (orchestrate <recipe> --run-dir DIR)`,
+    };
   }
 }
 
@@ -112,7 +128,15 @@ function hardeningChecks(env: Record<string, string | undefined>, runsDir: strin
     hide = mkdtempSync(join(parent, '.orchestrate-doctor-'));
     writeFileSync(join(hide, 'run.jsonl'), '');
   } catch (err) {
-    return [fileTools, { name: 'sandbox hardening', ok: false, essential: false, message: `could not measure the sandbox's hardening: ${err instanceof Error ? err.message : String(err)}` }];
+    return [
+      fileTools,
+      {
+        name: 'sandbox hardening',
+        ok: false,
+        essential: false,
+        message: `could not measure the sandbox's hardening: ${err instanceof Error ? err.message : String(err)}`,
+      },
+    ];
   }
   let m;
   try {
@@ -120,7 +144,16 @@ function hardeningChecks(env: Record<string, string | undefined>, runsDir: strin
   } finally {
     rmSync(hide, { recursive: true, force: true });
   }
-  if (m.error) return [fileTools, { name: 'sandbox hardening', ok: false, essential: false, message: `could not measure the sandbox's hardening: ${m.error}` }];
+  if (m.error)
+    return [
+      fileTools,
+      {
+        name: 'sandbox hardening',
+        ok: false,
+        essential: false,
+        message: `could not measure the sandbox's hardening: ${m.error}`,
+      },
+    ];
   const mb = (b: number): string => `${Math.round(b / 1048576)} MiB`;
   const capped = probeSandbox(bwrap).sizeCap === true && m.tmpBytes !== undefined;
   return [
@@ -137,7 +170,9 @@ function hardeningChecks(env: Record<string, string | undefined>, runsDir: strin
       name: 'sandbox /run',
       ok: m.runHidden,
       essential: false,
-      message: m.runHidden ? 'host sockets in /run and /var/run are hidden from commands without network' : 'host sockets in /run are visible to commands without network',
+      message: m.runHidden
+        ? 'host sockets in /run and /var/run are hidden from commands without network'
+        : 'host sockets in /run are visible to commands without network',
     },
     {
       name: 'sandbox tmpfs cap',
@@ -151,13 +186,22 @@ function hardeningChecks(env: Record<string, string | undefined>, runsDir: strin
       name: 'sandbox runs folder',
       ok: m.hiddenSealed,
       essential: false,
-      message: m.hiddenSealed ? `the runs folder ${runsDir} is hidden from commands and cannot be written from them` : `the runs folder ${runsDir} is reachable from sandboxed commands`,
+      message: m.hiddenSealed
+        ? `the runs folder ${runsDir} is hidden from commands and cannot be written from them`
+        : `the runs folder ${runsDir} is reachable from sandboxed commands`,
     },
   ];
 }
 
 export function doctorChecks(ctx: Pick<CliContext, 'env'>, runsDir: string): DoctorCheck[] {
-  return [nodeCheck(), gitCheck(ctx.env), sandboxCheck(ctx.env), ...hardeningChecks(ctx.env, runsDir), apiKeyCheck(ctx.env), runDirCheck(runsDir)];
+  return [
+    nodeCheck(),
+    gitCheck(ctx.env),
+    sandboxCheck(ctx.env),
+    ...hardeningChecks(ctx.env, runsDir),
+    apiKeyCheck(ctx.env),
+    runDirCheck(runsDir),
+  ];
 }
 
 export const doctorCommand: CliCommand = {
@@ -166,20 +210,35 @@ export const doctorCommand: CliCommand = {
   builder: (y) =>
     y
       .option('run-dir', { type: 'string', describe: 'Run folder to check (default .orchestrate/runs)' })
-      .option('recipe', { type: 'string', describe: "Also check the model endpoints of this recipe's providers: (reachable, model listed)" })
-      .option('probe', { type: 'boolean', default: false, describe: 'With --recipe: send each endpoint a one-token request' }),
+      .option('recipe', {
+        type: 'string',
+        describe: "Also check the model endpoints of this recipe's providers: (reachable, model listed)",
+      })
+      .option('probe', {
+        type: 'boolean',
+        default: false,
+        describe: 'With --recipe: send each endpoint a one-token request',
+      }),
   run: async (args, ctx) => {
     const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
     const checks = doctorChecks(ctx, runsDir);
     if (typeof args.recipe === 'string') {
       const loaded = loadRecipe(resolve(ctx.cwd, args.recipe), { cwd: ctx.cwd });
-      if (!loaded.ok) checks.push({ name: 'recipe', ok: false, essential: true, message: `the recipe does not load: ${loaded.problems.map((p) => formatProblem(p)).join('; ')}` });
+      if (!loaded.ok)
+        checks.push({
+          name: 'recipe',
+          ok: false,
+          essential: true,
+          message: `the recipe does not load: ${loaded.problems.map((p) => formatProblem(p)).join('; ')}`,
+        });
       else checks.push(...(await endpointChecks(loaded.recipe, args.probe === true)));
     }
     for (const c of checks) ctx.stdout(`${c.ok ? 'ok  ' : c.essential ? 'FAIL' : 'warn'}  ${c.message}\n`);
     const failed = checks.filter((c) => !c.ok && c.essential);
     if (failed.length > 0) {
-      ctx.stdout(`${failed.length} essential check${failed.length > 1 ? 's' : ''} failed: ${failed.map((c) => c.name).join(', ')}\n`);
+      ctx.stdout(
+        `${failed.length} essential check${failed.length > 1 ? 's' : ''} failed: ${failed.map((c) => c.name).join(', ')}\n`,
+      );
       return EXIT.taskFailed;
     }
     const warned = checks.filter((c) => !c.ok).length;

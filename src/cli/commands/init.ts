@@ -2,7 +2,16 @@
 // script and sample inputs, or the scripts of `orchestrate agent`) into the current folder and
 // prints the command that runs it. A recipe run from an installed package would write its
 // workspace inside the package; a copy runs where the user is. Nothing is ever overwritten.
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Argv } from 'yargs';
@@ -23,10 +32,26 @@ export interface InitExample {
 
 /** The examples, the default first. Each runs offline as copied (the scripted model). */
 export const INIT_EXAMPLES: readonly InitExample[] = [
-  { name: 'fan-out', describe: 'one read-only agent per sample project in parallel, then a merge', next: 'orchestrate recipe.yaml' },
-  { name: 'planner-worker', describe: 'a planner/worker pair building a small feature behind a test gate', next: 'orchestrate recipe.yaml' },
-  { name: 'batch-refactor', describe: 'a refactor across several git repositories, one patch each, then a review', next: 'orchestrate recipe.yaml' },
-  { name: 'agent', describe: 'scripts for one offline agent (orchestrate agent --script)', next: 'orchestrate agent --script hello.yaml "Say hello"' },
+  {
+    name: 'fan-out',
+    describe: 'one read-only agent per sample project in parallel, then a merge',
+    next: 'orchestrate recipe.yaml',
+  },
+  {
+    name: 'planner-worker',
+    describe: 'a planner/worker pair building a small feature behind a test gate',
+    next: 'orchestrate recipe.yaml',
+  },
+  {
+    name: 'batch-refactor',
+    describe: 'a refactor across several git repositories, one patch each, then a review',
+    next: 'orchestrate recipe.yaml',
+  },
+  {
+    name: 'agent',
+    describe: 'scripts for one offline agent (orchestrate agent --script)',
+    next: 'orchestrate agent --script hello.yaml "Say hello"',
+  },
 ];
 
 /** The recipe JSON Schema, copied beside a recipe so the editor modeline in it keeps working. */
@@ -62,15 +87,22 @@ function summarize(files: readonly string[]): string {
     const top = f.includes('/') ? `${f.slice(0, f.indexOf('/'))}/` : f;
     groups.set(top, (groups.get(top) ?? 0) + 1);
   }
-  return [...groups].map(([name, n]) => (name.endsWith('/') ? `${name} (${n} file${n > 1 ? 's' : ''})` : name)).join(', ');
+  return [...groups]
+    .map(([name, n]) => (name.endsWith('/') ? `${name} (${n} file${n > 1 ? 's' : ''})` : name))
+    .join(', ');
 }
 
 export async function runInit(args: CommandArgs, ctx: CliContext): Promise<number> {
   const name = typeof args.example === 'string' ? args.example : INIT_EXAMPLES[0]!.name;
   const example = INIT_EXAMPLES.find((e) => e.name === name);
   if (!example) {
-    const guess = didYouMean(name, INIT_EXAMPLES.map((e) => e.name));
-    ctx.stderr(`orchestrate init: no example "${name}"\n${guess ? `  hint: did you mean "orchestrate init ${guess}"?\n` : ''}  examples: ${INIT_EXAMPLES.map((e) => e.name).join(', ')}\n`);
+    const guess = didYouMean(
+      name,
+      INIT_EXAMPLES.map((e) => e.name),
+    );
+    ctx.stderr(
+      `orchestrate init: no example "${name}"\n${guess ? `  hint: did you mean "orchestrate init ${guess}"?\n` : ''}  examples: ${INIT_EXAMPLES.map((e) => e.name).join(', ')}\n`,
+    );
     return EXIT.usage;
   }
   const source = join(RECIPES_DIR, example.name);
@@ -132,15 +164,22 @@ function initOptions(y: Argv): Argv<object> {
       describe: `Which example (default ${INIT_EXAMPLES[0]!.name}): ${INIT_EXAMPLES.map((e) => `${e.name}: ${e.describe}`).join('; ')}`,
     })
     .example([
-      ['orchestrate init', `copy the ${INIT_EXAMPLES[0]!.name} example here, then run it with: ${INIT_EXAMPLES[0]!.next}`],
+      [
+        'orchestrate init',
+        `copy the ${INIT_EXAMPLES[0]!.name} example here, then run it with: ${INIT_EXAMPLES[0]!.next}`,
+      ],
       ['mkdir pair && cd pair && orchestrate init planner-worker', 'another example, in a folder of its own'],
-      ['orchestrate init agent', `scripts for one offline agent: ${INIT_EXAMPLES.find((e) => e.name === 'agent')!.next}`],
+      [
+        'orchestrate init agent',
+        `scripts for one offline agent: ${INIT_EXAMPLES.find((e) => e.name === 'agent')!.next}`,
+      ],
     ]);
 }
 
 export const initCommand: CliCommand = {
   command: 'init [example]',
-  describe: 'Copy an example recipe (agents, script, sample inputs) into this folder and print the command that runs it',
+  describe:
+    'Copy an example recipe (agents, script, sample inputs) into this folder and print the command that runs it',
   builder: initOptions,
   run: runInit,
 };

@@ -8,7 +8,8 @@ import { mcpServeCommand } from './mcp-serve.js';
 
 export const mcpCommand: CliCommand = {
   command: 'mcp',
-  describe: 'MCP: serve orchestrate to other agents as an MCP server (mcp serve); list the MCP servers agents get (mcp list)',
+  describe:
+    'MCP: serve orchestrate to other agents as an MCP server (mcp serve); list the MCP servers agents get (mcp list)',
   builder: (y) =>
     y.example([
       [

@@ -10,7 +10,11 @@ export const reportCommand: CliCommand = {
   describe: 'Write report.html (timeline, task graph, usage, conversations, plan) into the run folder',
   builder: (y) =>
     y
-      .positional('run', { type: 'string', describe: 'Run id, unique prefix of one, or run folder path', demandOption: true })
+      .positional('run', {
+        type: 'string',
+        describe: 'Run id, unique prefix of one, or run folder path',
+        demandOption: true,
+      })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' }),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
@@ -19,7 +23,9 @@ export const reportCommand: CliCommand = {
     try {
       file = writeHtmlReport(runDir);
     } catch (e) {
-      ctx.stderr(`orchestrate: could not write the report into ${runDir}: ${(e as Error).message}\n  hint: check that the run folder is writable\n`);
+      ctx.stderr(
+        `orchestrate: could not write the report into ${runDir}: ${(e as Error).message}\n  hint: check that the run folder is writable\n`,
+      );
       return EXIT.taskFailed;
     }
     ctx.stdout(`${file}\n`);

@@ -8,31 +8,56 @@ import { controlBy } from '../run-control-command.js';
 import { budgetTokensOf, executeRun, executionOptions } from './run.js';
 
 function options(y: Argv): Argv<object> {
-  return executionOptions(y.positional('run', { type: 'string', describe: 'Run id, a unique prefix of one, or the path of a run folder', demandOption: true }), {
-    json: 'JSON on stdout: every run event as a JSON line; --json=full adds message deltas',
-    concurrency: 'Task instances running at once (overrides the recorded value)',
-    budgetUsd: 'Run budget in US dollars: replaces the run\'s budget with this total, and the spend so far counts against it (raise it to finish a budget-exhausted run)',
-    budgetTokens: 'Run budget in tokens (input + output; 500000, 400k, 3M): replaces the run\'s token budget with this total, and the tokens used so far count against it',
-    runDir: 'Folder holding run records (default .orchestrate/runs in the current folder)',
-  })
-    .option('retry', { type: 'string', array: true, describe: 'Run this cancelled instance again (repeatable; a resume keeps cancelled instances cancelled otherwise, and reruns failed ones anyway)' })
+  return executionOptions(
+    y.positional('run', {
+      type: 'string',
+      describe: 'Run id, a unique prefix of one, or the path of a run folder',
+      demandOption: true,
+    }),
+    {
+      json: 'JSON on stdout: every run event as a JSON line; --json=full adds message deltas',
+      concurrency: 'Task instances running at once (overrides the recorded value)',
+      budgetUsd:
+        "Run budget in US dollars: replaces the run's budget with this total, and the spend so far counts against it (raise it to finish a budget-exhausted run)",
+      budgetTokens:
+        "Run budget in tokens (input + output; 500000, 400k, 3M): replaces the run's token budget with this total, and the tokens used so far count against it",
+      runDir: 'Folder holding run records (default .orchestrate/runs in the current folder)',
+    },
+  )
+    .option('retry', {
+      type: 'string',
+      array: true,
+      describe:
+        'Run this cancelled instance again (repeatable; a resume keeps cancelled instances cancelled otherwise, and reruns failed ones anyway)',
+    })
     .example([
-    ['orchestrate resume 20261203', 'the run whose id starts with 20261203 (orchestrate runs lists them)'],
-    ['orchestrate resume .orchestrate/runs/<id> --budget-usd 10', 'a budget-exhausted run with a higher total budget'],
-    ['orchestrate resume 20261203 --retry fix.alpha', 'also run again fix.alpha, which a user cancelled'],
-  ]);
+      ['orchestrate resume 20261203', 'the run whose id starts with 20261203 (orchestrate runs lists them)'],
+      [
+        'orchestrate resume .orchestrate/runs/<id> --budget-usd 10',
+        'a budget-exhausted run with a higher total budget',
+      ],
+      ['orchestrate resume 20261203 --retry fix.alpha', 'also run again fix.alpha, which a user cancelled'],
+    ]);
 }
 
 async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {
   const overrides = {
     ...(typeof args.concurrency === 'number' ? { concurrency: args.concurrency } : {}),
     ...(typeof args['budget-usd'] === 'number' ? { budgetUsd: args['budget-usd'] } : {}),
-    ...(budgetTokensOf(args['budget-tokens']) !== undefined ? { budgetTokens: budgetTokensOf(args['budget-tokens']) } : {}),
+    ...(budgetTokensOf(args['budget-tokens']) !== undefined
+      ? { budgetTokens: budgetTokensOf(args['budget-tokens']) }
+      : {}),
   };
   const retry = Array.isArray(args.retry) ? args.retry.map(String).filter((k) => k.trim() !== '') : [];
   const retryOpts = retry.length ? { retry, retryBy: controlBy('resume', ctx.env) } : {};
   return executeRun(args, ctx, (opts) =>
-    resumeRunDir(String(args.run), { ...opts, ...retryOpts, cwd: ctx.cwd, overrides, ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}) }),
+    resumeRunDir(String(args.run), {
+      ...opts,
+      ...retryOpts,
+      cwd: ctx.cwd,
+      overrides,
+      ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
+    }),
   );
 }
 

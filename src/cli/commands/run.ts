@@ -24,25 +24,48 @@ import { installedRecipeNote } from './init.js';
  * overrides that resume can change too. Numbers are checked here: yargs turns "--concurrency abc"
  * into NaN without complaint.
  */
-export function executionOptions(y: Argv, describe: { json: string; concurrency: string; budgetUsd: string; budgetTokens: string; runDir: string }): Argv<object> {
+export function executionOptions(
+  y: Argv,
+  describe: { json: string; concurrency: string; budgetUsd: string; budgetTokens: string; runDir: string },
+): Argv<object> {
   return redisOptions(y)
     .option('json', { type: 'boolean', default: false, describe: describe.json })
     .option('concurrency', { type: 'number', describe: describe.concurrency })
     .option('budget-usd', { type: 'number', describe: describe.budgetUsd })
     .option('budget-tokens', { type: 'string', describe: describe.budgetTokens })
     .option('run-dir', { type: 'string', describe: describe.runDir })
-    .option('full-events', { type: 'boolean', default: false, describe: 'Also log streaming deltas of every agent (run.jsonl and --json)' })
-    .option('color', { type: 'boolean', default: true, describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)' })
-    .option('agents-per-thread', { type: 'number', describe: 'Agents sharing one worker thread (default: the agents that run at once spread over one thread per CPU core but one; 1 isolates each agent on a thread of its own)' })
+    .option('full-events', {
+      type: 'boolean',
+      default: false,
+      describe: 'Also log streaming deltas of every agent (run.jsonl and --json)',
+    })
+    .option('color', {
+      type: 'boolean',
+      default: true,
+      describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)',
+    })
+    .option('agents-per-thread', {
+      type: 'number',
+      describe:
+        'Agents sharing one worker thread (default: the agents that run at once spread over one thread per CPU core but one; 1 isolates each agent on a thread of its own)',
+    })
     .check((a) => {
-      const wholeAtLeastOne = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 1);
-      if (!wholeAtLeastOne(a['agents-per-thread'])) throw new Error(`--agents-per-thread must be a whole number of at least 1 (got ${String(a['agents-per-thread'])})`);
-      if (!wholeAtLeastOne(a.concurrency)) throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(a.concurrency)})`);
+      const wholeAtLeastOne = (v: unknown) =>
+        v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 1);
+      if (!wholeAtLeastOne(a['agents-per-thread']))
+        throw new Error(
+          `--agents-per-thread must be a whole number of at least 1 (got ${String(a['agents-per-thread'])})`,
+        );
+      if (!wholeAtLeastOne(a.concurrency))
+        throw new Error(`--concurrency must be a whole number of at least 1 (got ${String(a.concurrency)})`);
       const b = a['budget-usd'];
-      if (b !== undefined && !(typeof b === 'number' && Number.isFinite(b) && b >= 0)) throw new Error(`--budget-usd must be a number of dollars, 0 or more (got ${String(b)})`);
-      for (const key of ['budget-usd', 'budget-tokens']) if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
+      if (b !== undefined && !(typeof b === 'number' && Number.isFinite(b) && b >= 0))
+        throw new Error(`--budget-usd must be a number of dollars, 0 or more (got ${String(b)})`);
+      for (const key of ['budget-usd', 'budget-tokens'])
+        if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       const t = a['budget-tokens'];
-      if (t !== undefined && budgetTokensOf(t) === undefined) throw new Error(`--budget-tokens must be a token count, 0 or more, e.g. 500000, 400k or 3M (got ${String(t)})`);
+      if (t !== undefined && budgetTokensOf(t) === undefined)
+        throw new Error(`--budget-tokens must be a token count, 0 or more, e.g. 500000, 400k or 3M (got ${String(t)})`);
       return true;
     });
 }
@@ -56,29 +79,39 @@ export function budgetTokensOf(v: unknown): number | undefined {
 export function runOptions(y: Argv): Argv<object> {
   const flags = y
     .positional('recipe', { type: 'string', describe: 'Recipe YAML file', demandOption: true })
-    .option('dry-run', { type: 'boolean', default: false, describe: 'Validate, print the expanded task DAG and a cost estimate; no model calls' })
+    .option('dry-run', {
+      type: 'boolean',
+      default: false,
+      describe: 'Validate, print the expanded task DAG and a cost estimate; no model calls',
+    })
     .option('set', { type: 'string', describe: 'Set an input: --set key=value (repeatable)' })
     .option('model', { type: 'string', describe: 'Model for every agent (overrides the recipe)' })
-    .option('provider', { type: 'string', describe: `${PROVIDERS.join(', ')} (offline), an OpenAI-compatible preset (openai, openrouter, ollama, lmstudio, vllm, llamacpp), or a name under the recipe's providers:` });
+    .option('provider', {
+      type: 'string',
+      describe: `${PROVIDERS.join(', ')} (offline), an OpenAI-compatible preset (openai, openrouter, ollama, lmstudio, vllm, llamacpp), or a name under the recipe's providers:`,
+    });
   return executionOptions(flags, {
     json: 'JSON on stdout: every run event as a JSON line; --json=full adds message deltas (with --dry-run: the expanded plan)',
     concurrency: 'Task instances running at once',
-    budgetUsd: 'Run budget in US dollars (replaces the recipe\'s budget.usd)',
-    budgetTokens: 'Run budget in tokens, input + output (replaces the recipe\'s budget.tokens; 500000, 400k, 3M)',
+    budgetUsd: "Run budget in US dollars (replaces the recipe's budget.usd)",
+    budgetTokens: "Run budget in tokens, input + output (replaces the recipe's budget.tokens; 500000, 400k, 3M)",
     runDir: 'Folder holding run records (default .orchestrate/runs in the current folder)',
   })
     .example([
       ['orchestrate recipe.yaml', 'run a recipe; its run folder goes to ./.orchestrate/runs'],
       ['orchestrate recipe.yaml --dry-run', 'validate, print the task DAG and a cost estimate; no model calls'],
       ['orchestrate recipe.yaml --set feature="a titleCase function" --budget-usd 2', 'set an input, cap the spend'],
-      ['orchestrate recipe.yaml --provider anthropic --json=full', 'a real model; every event (deltas too) as JSON lines'],
+      [
+        'orchestrate recipe.yaml --provider anthropic --json=full',
+        'a real model; every event (deltas too) as JSON lines',
+      ],
     ])
     .check((a) => {
-    for (const key of ['model', 'run-dir', 'recipe']) {
-      if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
-    }
-    return true;
-  });
+      for (const key of ['model', 'run-dir', 'recipe']) {
+        if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
+      }
+      return true;
+    });
 }
 
 function setList(v: unknown): string[] {
@@ -97,7 +130,9 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     ...(typeof args.provider === 'string' ? { provider: args.provider as ProviderName } : {}),
     ...(typeof args.concurrency === 'number' ? { concurrency: args.concurrency } : {}),
     ...(typeof args['budget-usd'] === 'number' ? { budgetUsd: args['budget-usd'] } : {}),
-    ...(budgetTokensOf(args['budget-tokens']) !== undefined ? { budgetTokens: budgetTokensOf(args['budget-tokens']) } : {}),
+    ...(budgetTokensOf(args['budget-tokens']) !== undefined
+      ? { budgetTokens: budgetTokensOf(args['budget-tokens']) }
+      : {}),
   };
   const loaded = loadRecipe(path, loadOptions);
   if (!loaded.ok) {
@@ -124,7 +159,11 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
   return executeRun(
     args,
     ctx,
-    (runOpts) => runLoadedRecipe(recipe, loadOptions, { ...runOpts, ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}) }),
+    (runOpts) =>
+      runLoadedRecipe(recipe, loadOptions, {
+        ...runOpts,
+        ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
+      }),
     { budgetUsd: recipe.budget.usd },
   );
 }
@@ -140,7 +179,9 @@ export function printProgress(e: RunEvent, ctx: CliContext): void {
       ctx.stderr(`  start   ${who}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}\n`);
       break;
     case 'instance_done':
-      ctx.stderr(`  done    ${who}${e.patchFile ? `  ${e.patchFile}` : ''}${e.branch ? ` on branch ${e.branch}` : e.applied ? ' (applied)' : ''}\n`);
+      ctx.stderr(
+        `  done    ${who}${e.patchFile ? `  ${e.patchFile}` : ''}${e.branch ? ` on branch ${e.branch}` : e.applied ? ' (applied)' : ''}\n`,
+      );
       break;
     case 'instance_retry':
       ctx.stderr(`  retry   ${who} [${e.failure}] in ${(e.delayMs / 1000).toFixed(1)}s: ${e.error.split('\n')[0]}\n`);
@@ -169,7 +210,8 @@ export function printRunSummary(outcome: RunOutcome, ctx: CliContext): void {
       const u = i.usage;
       let line = `  ${i.status.padEnd(11)} ${i.id}`;
       if (u.totalTokens > 0) line += `  ${u.totalTokens} tokens ${money(u.cost)}`;
-      if (i.status === 'failed' || i.status === 'cancelled' || i.status === 'skipped') line += `  ${i.failure ? `[${i.failure}] ` : ''}${(i.error ?? '').split('\n')[0]}`;
+      if (i.status === 'failed' || i.status === 'cancelled' || i.status === 'skipped')
+        line += `  ${i.failure ? `[${i.failure}] ` : ''}${(i.error ?? '').split('\n')[0]}`;
       else if (i.output !== undefined) {
         const out = typeof i.output === 'string' ? i.output : JSON.stringify(i.output);
         const flat = out.replace(/\s+/g, ' ').trim();
@@ -178,9 +220,15 @@ export function printRunSummary(outcome: RunOutcome, ctx: CliContext): void {
       lines.push(line);
     }
   }
-  lines.push(`usage: ${outcome.usage.input} input + ${outcome.usage.output} output tokens, ${money(outcome.usage.cost)}`);
+  lines.push(
+    `usage: ${outcome.usage.input} input + ${outcome.usage.output} output tokens, ${money(outcome.usage.cost)}`,
+  );
   lines.push(`plan:    ${outcome.planFile}`, `result:  ${outcome.resultFile}`);
-  if ((outcome.status === 'interrupted' || outcome.status === 'failed' || outcome.status === 'budget_exhausted') && !outcome.leaseLost) lines.push(`resume:  orchestrate resume ${outcome.dir}`);
+  if (
+    (outcome.status === 'interrupted' || outcome.status === 'failed' || outcome.status === 'budget_exhausted') &&
+    !outcome.leaseLost
+  )
+    lines.push(`resume:  orchestrate resume ${outcome.dir}`);
   ctx.stdout(`${lines.join('\n')}\n`);
 }
 
@@ -205,7 +253,11 @@ export async function executeRun(
   // Everything printed goes through the run's redactor once the store exists (recipe `secrets:`
   // and the API key). --json lines are built from events the store already redacted field by field.
   let redact = (s: string): string => s;
-  const out: CliContext = { ...ctx, stdout: (s) => ctx.stdout(json ? s : redact(s)), stderr: (s) => ctx.stderr(redact(s)) };
+  const out: CliContext = {
+    ...ctx,
+    stdout: (s) => ctx.stdout(json ? s : redact(s)),
+    stderr: (s) => ctx.stderr(redact(s)),
+  };
   const interrupt = new AbortController();
   const kill = new AbortController();
   let signals = 0;
@@ -213,7 +265,8 @@ export async function executeRun(
   const onSignal = (): void => {
     signals++;
     if (signals === 1) {
-      const text = 'orchestrate: interrupting: every agent is asked to stop (sessions are kept; Ctrl-C again to terminate them now)\n';
+      const text =
+        'orchestrate: interrupting: every agent is asked to stop (sessions are kept; Ctrl-C again to terminate them now)\n';
       if (display) display.note(text);
       else out.stderr(`\n${text}`);
       interrupt.abort();
@@ -223,7 +276,12 @@ export async function executeRun(
   const redisUrl = redisUrlOf(args, ctx.env);
   let redisRun: RedisRun | undefined;
   if (redisUrl) {
-    const opened = await (await import('../redis-run.js')).openRedisRun(redisUrl, args, (text) => (display ? display.note(text) : out.stderr(text)), ctx.env);
+    const opened = await (await import('../redis-run.js')).openRedisRun(
+      redisUrl,
+      args,
+      (text) => (display ? display.note(text) : out.stderr(text)),
+      ctx.env,
+    );
     if (!opened.ok) {
       out.stderr(`orchestrate: ${opened.message}\n`);
       return EXIT.usage;
@@ -244,7 +302,12 @@ export async function executeRun(
       onStore: (store) => {
         redact = (s) => store.redactText(s);
         // The live view draws on the real stderr whenever it is a terminal (stdout may be a file).
-        const choice = runDisplayChoice({ stdoutIsTTY: ctx.isTTY, stderrIsTTY: process.stderr.isTTY === true, noColorFlag: args.color === false, env: ctx.env });
+        const choice = runDisplayChoice({
+          stdoutIsTTY: ctx.isTTY,
+          stderrIsTTY: process.stderr.isTTY === true,
+          noColorFlag: args.color === false,
+          env: ctx.env,
+        });
         const live = choice.live;
         display = attachRunDisplay(store, {
           stream: live ? process.stderr : { write: (s: string) => (out.stderr(s), true) },
@@ -257,7 +320,14 @@ export async function executeRun(
           // Keys drive the view when they come from a terminal too (run-view.ts); raw mode turns
           // Ctrl-C into a key, so it is sent back to this process as the signal it was.
           ...(live && !json && process.stdin.isTTY === true
-            ? { interactive: { input: process.stdin, control: connectRunControl(store.dir), by: controlActor('view', ctx.env), onInterrupt: () => process.kill(process.pid, 'SIGINT') } }
+            ? {
+                interactive: {
+                  input: process.stdin,
+                  control: connectRunControl(store.dir),
+                  by: controlActor('view', ctx.env),
+                  onInterrupt: () => process.kill(process.pid, 'SIGINT'),
+                },
+              }
             : {}),
         });
       },
@@ -282,7 +352,12 @@ export async function executeRun(
     } else out.stderr(`orchestrate: ${result.message}\n`);
     return EXIT.usage;
   }
-  if (display) display.finish({ planFile: result.outcome.planFile, resultFile: result.outcome.resultFile, ...(result.outcome.leaseLost ? { noResume: true } : {}) });
+  if (display)
+    display.finish({
+      planFile: result.outcome.planFile,
+      resultFile: result.outcome.resultFile,
+      ...(result.outcome.leaseLost ? { noResume: true } : {}),
+    });
   else if (!json) printRunSummary(result.outcome, out);
   // The run stopped on its own files (disk full, unwritable log): say which file and why.
   if (result.outcome.error) out.stderr(`orchestrate: ${result.outcome.error}\n`);

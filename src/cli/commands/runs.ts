@@ -15,7 +15,11 @@ export const runsCommand: CliCommand = {
     y
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the list as JSON on stdout' })
-      .option('color', { type: 'boolean', default: true, describe: 'Colour the table (--no-color, or NO_COLOR=1, turns it off)' }),
+      .option('color', {
+        type: 'boolean',
+        default: true,
+        describe: 'Colour the table (--no-color, or NO_COLOR=1, turns it off)',
+      }),
   run: async (args, ctx) => {
     const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
     const unreadable = runsDirReadProblem(runsDir);
@@ -29,7 +33,9 @@ export const runsCommand: CliCommand = {
       return EXIT.ok;
     }
     if (runs.length === 0) {
-      ctx.stdout(`no runs in ${runsDir}\n  hint: runs are recorded where \`orchestrate <recipe.yaml>\` ran; pass --run-dir DIR to look elsewhere\n`);
+      ctx.stdout(
+        `no runs in ${runsDir}\n  hint: runs are recorded where \`orchestrate <recipe.yaml>\` ran; pass --run-dir DIR to look elsewhere\n`,
+      );
       return EXIT.ok;
     }
     const painter = makePainter(shouldUseColor({ isTTY: ctx.isTTY, noColorFlag: args.color === false, env: ctx.env }));

@@ -16,11 +16,27 @@ export const showCommand: CliCommand = {
   describe: "Show a run's instances, outputs, errors, usage and plan (--instance KEY: one agent's conversation)",
   builder: (y) =>
     y
-      .positional('run', { type: 'string', describe: 'Run id, unique prefix of one, or run folder path', demandOption: true })
-      .option('instance', { type: 'string', describe: 'Instance key (or task/key, or a unique prefix): print its conversation' })
+      .positional('run', {
+        type: 'string',
+        describe: 'Run id, unique prefix of one, or run folder path',
+        demandOption: true,
+      })
+      .option('instance', {
+        type: 'string',
+        describe: 'Instance key (or task/key, or a unique prefix): print its conversation',
+      })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
-      .option('json', { type: 'boolean', default: false, describe: 'Print it as JSON on stdout (the run with its instances, or with --instance that agent\'s conversation)' })
-      .option('color', { type: 'boolean', default: true, describe: 'Colour the output (--no-color, or NO_COLOR=1, turns it off)' }),
+      .option('json', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "Print it as JSON on stdout (the run with its instances, or with --instance that agent's conversation)",
+      })
+      .option('color', {
+        type: 'boolean',
+        default: true,
+        describe: 'Colour the output (--no-color, or NO_COLOR=1, turns it off)',
+      }),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;
@@ -34,7 +50,10 @@ export const showCommand: CliCommand = {
     const { found: inst, candidates } = findInstance(folder.state, args.instance);
     if (!inst) {
       const all = instancesInTaskOrder(folder.state).map((i) => i.label);
-      const why = candidates.length > 1 ? `"${args.instance}" matches ${candidates.length} instances: ${candidates.map((c) => c.label).join(', ')}` : `no instance "${args.instance}" in run ${folder.state.runId}`;
+      const why =
+        candidates.length > 1
+          ? `"${args.instance}" matches ${candidates.length} instances: ${candidates.map((c) => c.label).join(', ')}`
+          : `no instance "${args.instance}" in run ${folder.state.runId}`;
       ctx.stderr(`orchestrate: ${why}\n  instances: ${all.join(', ') || '(none)'}\n`);
       return EXIT.usage;
     }

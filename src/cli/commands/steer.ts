@@ -9,16 +9,35 @@ export const steerCommand: CliCommand = {
   describe: 'Send a steering message to a running instance of a live run',
   builder: (y) =>
     y
-      .positional('run', { type: 'string', describe: 'Run id, unique prefix of one, or run folder path', demandOption: true })
-      .positional('message', { type: 'string', array: true, describe: 'The message (quote it, or its words are joined with spaces)', demandOption: true })
-      .option('instance', { type: 'string', demandOption: true, describe: 'Instance key (as in run.jsonl `key`, e.g. fix.alpha, or build@planner for a pair member)' })
+      .positional('run', {
+        type: 'string',
+        describe: 'Run id, unique prefix of one, or run folder path',
+        demandOption: true,
+      })
+      .positional('message', {
+        type: 'string',
+        array: true,
+        describe: 'The message (quote it, or its words are joined with spaces)',
+        demandOption: true,
+      })
+      .option('instance', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Instance key (as in run.jsonl `key`, e.g. fix.alpha, or build@planner for a pair member)',
+      })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
       .check((a) => {
         const words = Array.isArray(a.message) ? a.message.map(String) : [String(a.message ?? '')];
-        if (words.join(' ').trim() === '') throw new Error('the steering message is empty: give its text, e.g. orchestrate steer <run> --instance fix.alpha "stop and summarise"');
+        if (words.join(' ').trim() === '')
+          throw new Error(
+            'the steering message is empty: give its text, e.g. orchestrate steer <run> --instance fix.alpha "stop and summarise"',
+          );
         return true;
       })
-      .example('orchestrate steer 20260101-1200-ab12 --instance fix.alpha "only touch src/"', 'the agent reads it after its current step'),
+      .example(
+        'orchestrate steer 20260101-1200-ab12 --instance fix.alpha "only touch src/"',
+        'the agent reads it after its current step',
+      ),
   run: (args, ctx) => {
     const text = (Array.isArray(args.message) ? args.message.map(String) : [String(args.message)]).join(' ');
     return sendRunControl(args, ctx, 'steer', (by) => ({ action: 'steer', instance: String(args.instance), text, by }));

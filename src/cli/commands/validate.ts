@@ -17,15 +17,20 @@ export const validateCommand: CliCommand = {
     const result = loadRecipe(path, { cwd: ctx.cwd, env: ctx.env, allowMissingInputs: true });
     const file = result.ok ? displayPath(result.recipe.file, ctx.cwd) : (result.problems[0]?.file ?? path);
     if (!result.ok) {
-      if (args.json) ctx.stdout(`${JSON.stringify({ file, ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
+      if (args.json)
+        ctx.stdout(`${JSON.stringify({ file, ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
       else printProblems(result.problems, ctx);
       return EXIT.usage;
     }
     const tasks = result.recipe.tasks.length;
     const agents = Object.values(result.recipe.agents).filter((a) => !a.implicit).length;
-    if (args.json) ctx.stdout(`${JSON.stringify({ file, ok: true, tasks, agents, ...(result.warnings.length ? { warnings: problemsJson(result.warnings) } : {}) }, null, 2)}\n`);
+    if (args.json)
+      ctx.stdout(
+        `${JSON.stringify({ file, ok: true, tasks, agents, ...(result.warnings.length ? { warnings: problemsJson(result.warnings) } : {}) }, null, 2)}\n`,
+      );
     else printWarnings(result.warnings, ctx);
-    if (!args.json) ctx.stdout(`${file}: ok (${tasks} task${tasks === 1 ? '' : 's'}, ${agents} agent${agents === 1 ? '' : 's'})\n`);
+    if (!args.json)
+      ctx.stdout(`${file}: ok (${tasks} task${tasks === 1 ? '' : 's'}, ${agents} agent${agents === 1 ? '' : 's'})\n`);
     return EXIT.ok;
   },
 };

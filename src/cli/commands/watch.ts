@@ -14,11 +14,22 @@ export const watchCommand: CliCommand = {
   describe: 'Watch a run from any terminal: its live view, and (while it runs) steer, cancel and retry its instances',
   builder: (y) =>
     y
-      .positional('run', { type: 'string', describe: 'Run id, unique prefix of one, or run folder path', demandOption: true })
+      .positional('run', {
+        type: 'string',
+        describe: 'Run id, unique prefix of one, or run folder path',
+        demandOption: true,
+      })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
-      .option('color', { type: 'boolean', default: true, describe: 'Colour the view (--no-color, or NO_COLOR=1, turns it off)' })
+      .option('color', {
+        type: 'boolean',
+        default: true,
+        describe: 'Colour the view (--no-color, or NO_COLOR=1, turns it off)',
+      })
       .example([
-        ['orchestrate watch 20261203', 'the run whose id starts with 20261203: ↑↓ select, Enter open, s steer, c cancel, r retry, q quit'],
+        [
+          'orchestrate watch 20261203',
+          'the run whose id starts with 20261203: ↑↓ select, Enter open, s steer, c cancel, r retry, q quit',
+        ],
         ['orchestrate watch <run> | cat', 'no terminal: the log lines of the run as they come, until it ends'],
       ]),
   run: async (args, ctx) => {

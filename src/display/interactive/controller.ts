@@ -215,7 +215,10 @@ export class InteractiveController {
     const skipped = Math.max(0, upTo - RESUMED_ITEMS_PRINTED);
     this.printedItems = t.items.slice(0, upTo);
     const printed: PrintedEntry[] = [];
-    if (skipped > 0) printed.push(this.entry(this.separator(`… ${skipped} earlier items of this session not shown (/tree lists them)`), false));
+    if (skipped > 0)
+      printed.push(
+        this.entry(this.separator(`… ${skipped} earlier items of this session not shown (/tree lists them)`), false),
+      );
     for (const item of t.items.slice(skipped, upTo)) printed.push(this.entry(item, false));
     return { printed, printedUpTo: upTo };
   }
@@ -225,11 +228,24 @@ export class InteractiveController {
    * printed as it is, then `separator` and `shown` (items of the new transcript worth printing;
    * the rest of it is already in the scrollback above), and the new transcript goes on from there.
    */
-  private replaceTranscript(transcript: Transcript, separator: string | undefined, shown: TranscriptItem[], change: Partial<InteractiveState> = {}): void {
+  private replaceTranscript(
+    transcript: Transcript,
+    separator: string | undefined,
+    shown: TranscriptItem[],
+    change: Partial<InteractiveState> = {},
+  ): void {
     const flushed = { ...this.state, ...this.printFinished(this.state, true) };
-    const add = [...(separator === undefined ? [] : [this.separator(separator)]), ...shown].map((i) => this.entry(i, flushed.expanded));
+    const add = [...(separator === undefined ? [] : [this.separator(separator)]), ...shown].map((i) =>
+      this.entry(i, flushed.expanded),
+    );
     this.printedItems = transcript.items.slice();
-    this.state = { ...flushed, ...change, transcript, printed: [...flushed.printed, ...add], printedUpTo: transcript.items.length };
+    this.state = {
+      ...flushed,
+      ...change,
+      transcript,
+      printed: [...flushed.printed, ...add],
+      printedUpTo: transcript.items.length,
+    };
     for (const l of this.listeners) l();
   }
 
@@ -250,11 +266,18 @@ export class InteractiveController {
     if (e.type === 'message_start' && e.message.role === 'user' && this.state.queued.length > 0) {
       // A queued message entered the context: it is no longer waiting.
       const content = e.message.content;
-      const text = typeof content === 'string' ? content : content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+      const text =
+        typeof content === 'string' ? content : content.map((b) => (b.type === 'text' ? b.text : '')).join('');
       const at = this.state.queued.findIndex((q) => q.text === text);
       if (at !== -1) change.queued = this.state.queued.filter((_, i) => i !== at);
     }
-    if (e.type === 'message_end' || e.type === 'agent_end' || e.type === 'compaction_end' || e.type === 'auto_compaction_end' || e.type === 'model_change') {
+    if (
+      e.type === 'message_end' ||
+      e.type === 'agent_end' ||
+      e.type === 'compaction_end' ||
+      e.type === 'auto_compaction_end' ||
+      e.type === 'model_change'
+    ) {
       change.stats = this.session.stats();
       change.model = this.session.model.id;
     }
@@ -267,7 +290,10 @@ export class InteractiveController {
     const ctrlC = key.ctrl === true && input === 'c';
     if (ctrlC) {
       if (this.state.confirmExit) return void this.quit();
-      this.set({ confirmExit: true, editor: this.state.editor.text === '' ? this.state.editor : setText(this.state.editor, '') });
+      this.set({
+        confirmExit: true,
+        editor: this.state.editor.text === '' ? this.state.editor : setText(this.state.editor, ''),
+      });
       return;
     }
     if (this.state.confirmExit) this.set({ confirmExit: false });
@@ -348,18 +374,29 @@ export class InteractiveController {
     if (parsed.kind === 'empty') return;
     if (parsed.kind === 'command') return void this.command(parsed.name, parsed.args);
     const text = parsed.kind === 'prompt' ? parsed.text : raw.trim();
-    if (parsed.kind === 'other-command' && !this.session.commands.some((c) => c.name === parsed.name) && !parsed.name.startsWith('skill:')) {
-      this.notice(`Unknown command /${parsed.name}. /help lists the commands; start with // to send a text that begins with "/".`, 'error');
+    if (
+      parsed.kind === 'other-command' &&
+      !this.session.commands.some((c) => c.name === parsed.name) &&
+      !parsed.name.startsWith('skill:')
+    ) {
+      this.notice(
+        `Unknown command /${parsed.name}. /help lists the commands; start with // to send a text that begins with "/".`,
+        'error',
+      );
       return;
     }
     // Extension commands run at once, even mid-run (the session dispatches them).
     if (parsed.kind === 'other-command' && this.state.activity !== 'idle') {
-      this.session.prompt(text).catch((err: unknown) => this.notice(err instanceof Error ? err.message : String(err), 'error'));
+      this.session
+        .prompt(text)
+        .catch((err: unknown) => this.notice(err instanceof Error ? err.message : String(err), 'error'));
       return;
     }
     if (this.state.activity !== 'idle') {
-      if (this.state.activity === 'summarizing') return this.notice('Wait until the branch summary is written, or press Esc to cancel the rewind.', 'warn');
-      if (this.state.activity !== 'working') return this.notice('Wait until the compaction is over, or press Esc to cancel it.', 'warn');
+      if (this.state.activity === 'summarizing')
+        return this.notice('Wait until the branch summary is written, or press Esc to cancel the rewind.', 'warn');
+      if (this.state.activity !== 'working')
+        return this.notice('Wait until the compaction is over, or press Esc to cancel it.', 'warn');
       if (whileWorking === 'followUp') this.session.followUp(text);
       else this.session.steer(text);
       this.set({ queued: [...this.state.queued, { kind: whileWorking, text }] });
@@ -410,8 +447,10 @@ export class InteractiveController {
   }
 
   private model(id: string): void {
-    if (id === '') return this.notice(`Model: ${this.session.model.id} (${this.session.model.provider}). Switch with /model ID.`);
-    if (this.state.activity !== 'idle') return this.notice('The model can be changed while the agent is idle: press Esc first, or wait.', 'warn');
+    if (id === '')
+      return this.notice(`Model: ${this.session.model.id} (${this.session.model.provider}). Switch with /model ID.`);
+    if (this.state.activity !== 'idle')
+      return this.notice('The model can be changed while the agent is idle: press Esc first, or wait.', 'warn');
     try {
       const m = this.session.setModel(id);
       this.set({ model: m.id, stats: this.session.stats() });
@@ -443,10 +482,12 @@ export class InteractiveController {
   }
 
   private openPicker(kind: 'tree' | 'fork'): void {
-    if (this.state.activity !== 'idle') return this.notice(`/${kind} works while the agent is idle: press Esc first, or wait.`, 'warn');
+    if (this.state.activity !== 'idle')
+      return this.notice(`/${kind} works while the agent is idle: press Esc first, or wait.`, 'warn');
     const store = this.session.store;
     const rows = kind === 'tree' ? treeRows(store) : userRowsOnPath(store);
-    if (rows.length === 0) return this.notice(kind === 'tree' ? 'The session has no entries yet.' : 'No prompt to fork from yet.', 'warn');
+    if (rows.length === 0)
+      return this.notice(kind === 'tree' ? 'The session has no entries yet.' : 'No prompt to fork from yet.', 'warn');
     const leafAt = rows.findIndex((r) => r.isLeaf);
     this.set({ picker: { kind, rows, index: leafAt === -1 ? rows.length - 1 : leafAt } });
   }
@@ -470,7 +511,11 @@ export class InteractiveController {
         .finally(() => {
           if (this.summaryAbort === cancel) this.summaryAbort = undefined;
         });
-      if (!r) return this.notice('Rewind cancelled while the branch summary was being written: the session is unchanged. /tree starts over.', 'warn');
+      if (!r)
+        return this.notice(
+          'Rewind cancelled while the branch summary was being written: the session is unchanged. /tree starts over.',
+          'warn',
+        );
       const editor = r.editorText !== undefined ? setText(this.state.editor, r.editorText) : this.state.editor;
       // The path kept is printed above already; the branch summary (the last item) is new.
       const transcript = transcriptFromMessages(this.session.messages);
@@ -478,7 +523,10 @@ export class InteractiveController {
       const summary = r.summaryEntryId && last?.kind === 'summary' ? [last] : [];
       const before = r.editorText !== undefined ? 'before ' : '';
       this.replaceTranscript(transcript, `── rewound to ${before}${row.text} ──`, summary, { editor, queued: [] });
-      const what = r.editorText !== undefined ? 'before that prompt (it is in the editor to change and send again)' : 'to that entry';
+      const what =
+        r.editorText !== undefined
+          ? 'before that prompt (it is in the editor to change and send again)'
+          : 'to that entry';
       this.notice(`Rewound ${what}.${r.summaryEntryId ? ' The branch left behind is summarized above.' : ''}`);
     });
   }
@@ -486,8 +534,13 @@ export class InteractiveController {
   private async forkFrom(row: TreeRow): Promise<void> {
     await this.run('working', async () => {
       const r = await this.session.fork(row.id);
-      this.replaceTranscript(transcriptFromMessages(this.session.messages), `── forked from ${row.text} ──`, [], { editor: setText(this.state.editor, r.text), queued: [] });
-      this.notice(`Forked into a new session${r.sessionFile ? `: ${r.sessionFile}` : ''}. The prompt is in the editor.`);
+      this.replaceTranscript(transcriptFromMessages(this.session.messages), `── forked from ${row.text} ──`, [], {
+        editor: setText(this.state.editor, r.text),
+        queued: [],
+      });
+      this.notice(
+        `Forked into a new session${r.sessionFile ? `: ${r.sessionFile}` : ''}. The prompt is in the editor.`,
+      );
     });
   }
 
@@ -534,7 +587,9 @@ function cutOffText(cut: CutOffTurn): string {
 function promptHistory(session: AgentSession): string[] {
   return session.messages.flatMap((m) => {
     if (m.role !== 'user') return [];
-    return [typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join('')];
+    return [
+      typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''),
+    ];
   });
 }
 

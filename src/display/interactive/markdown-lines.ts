@@ -101,7 +101,10 @@ function block(token: Token, width: number, ctx: Context): string[] {
     case 'html':
       return paint(wrapSpans([{ text: (token as Tokens.HTML).text.replace(/\n+$/, ''), formats: [] }], width), p);
     default:
-      return paint(wrapSpans([{ text: ('raw' in token ? String(token.raw) : '').replace(/\n+$/, ''), formats: [] }], width), p);
+      return paint(
+        wrapSpans([{ text: ('raw' in token ? String(token.raw) : '').replace(/\n+$/, ''), formats: [] }], width),
+        p,
+      );
   }
 }
 
@@ -114,7 +117,10 @@ function codeBlock(t: Tokens.Code, width: number, p: Painter): string[] {
   const lang = (t.lang ?? '').trim().split(/\s+/)[0] ?? '';
   const out = [truncateToWidth(`${p.paint('dim', '┌')}${lang ? ` ${p.paint('dim', lang)}` : ''}`, width)];
   const body = t.text === '' && !t.raw.includes('\n') ? [] : t.text.split('\n');
-  for (const line of body) out.push(`${p.paint('dim', '│')} ${truncateToWidth(line.replace(/\t/g, '    '), Math.max(1, width - 2))}`.trimEnd());
+  for (const line of body)
+    out.push(
+      `${p.paint('dim', '│')} ${truncateToWidth(line.replace(/\t/g, '    '), Math.max(1, width - 2))}`.trimEnd(),
+    );
   if (isClosedFence(t.raw)) out.push(p.paint('dim', '└'));
   return out;
 }
@@ -171,7 +177,11 @@ function table(t: Tokens.Table, width: number, ctx: Context): string[] {
       .map((c, i) => {
         const pad = ' '.repeat(columns[i]! - plainWidth(c));
         const text = paintLine(c, p);
-        return t.align[i] === 'right' ? pad + text : t.align[i] === 'center' ? pad.slice(0, pad.length >> 1) + text + pad.slice(pad.length >> 1) : text + pad;
+        return t.align[i] === 'right'
+          ? pad + text
+          : t.align[i] === 'center'
+            ? pad.slice(0, pad.length >> 1) + text + pad.slice(pad.length >> 1)
+            : text + pad;
       })
       .join(sep)
       .trimEnd();
@@ -282,7 +292,9 @@ function wrapSpans(spans: readonly Span[], width: number): Span[][] {
 /** First line after `marker`, the next ones indented under the text (headings). */
 function hanging(marker: string, spans: Span[], width: number, p: Painter, markerFormats: readonly Format[]): string[] {
   const indent = displayWidth(marker);
-  return paint(wrapSpans(spans, Math.max(1, width - indent)), p).map((l, i) => (i === 0 ? paintRun(marker, markerFormats, p) : ' '.repeat(indent)) + l);
+  return paint(wrapSpans(spans, Math.max(1, width - indent)), p).map(
+    (l, i) => (i === 0 ? paintRun(marker, markerFormats, p) : ' '.repeat(indent)) + l,
+  );
 }
 
 function paint(lines: Span[][], p: Painter): string[] {

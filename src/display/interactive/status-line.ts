@@ -4,7 +4,9 @@ import { formatCost } from '../format-units.js';
 
 export interface StatusInput {
   model: string;
-  stats: Pick<SessionStats, 'cost'> & { context: Pick<SessionStats['context'], 'tokens' | 'contextWindow' | 'percent'> };
+  stats: Pick<SessionStats, 'cost'> & {
+    context: Pick<SessionStats['context'], 'tokens' | 'contextWindow' | 'percent'>;
+  };
   /** 'idle', 'working' (a run), 'compacting', 'summarizing' (a /tree branch summary). */
   activity: 'idle' | 'working' | 'compacting' | 'summarizing';
   /** Steering / follow-up messages waiting for the agent. */

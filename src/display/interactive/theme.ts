@@ -1,6 +1,19 @@
 // Colours of the interactive mode, or none: with NO_COLOR (or FORCE_COLOR=0) every role maps to
 // no style at all, so ink writes plain text. The decision is terminal-text's shouldUseColor.
-export type ThemeRole = 'user' | 'assistant' | 'thinking' | 'tool' | 'toolError' | 'toolOk' | 'notice' | 'warn' | 'error' | 'status' | 'border' | 'summary' | 'selected';
+export type ThemeRole =
+  | 'user'
+  | 'assistant'
+  | 'thinking'
+  | 'tool'
+  | 'toolError'
+  | 'toolOk'
+  | 'notice'
+  | 'warn'
+  | 'error'
+  | 'status'
+  | 'border'
+  | 'summary'
+  | 'selected';
 
 /** Props for ink's <Text> per role. */
 export type TextStyle = { color?: string; bold?: boolean; dimColor?: boolean; inverse?: boolean };

@@ -9,8 +9,24 @@ import { formatTokens } from '../format-units.js';
 
 export type TranscriptItem =
   | { kind: 'user'; key: string; text: string }
-  | { kind: 'assistant'; key: string; text: string; thinking: string; streaming: boolean; stopReason?: string; error?: string }
-  | { kind: 'tool'; key: string; callId: string; name: string; args: unknown; state: 'pending' | 'running' | 'done' | 'error'; result: string }
+  | {
+      kind: 'assistant';
+      key: string;
+      text: string;
+      thinking: string;
+      streaming: boolean;
+      stopReason?: string;
+      error?: string;
+    }
+  | {
+      kind: 'tool';
+      key: string;
+      callId: string;
+      name: string;
+      args: unknown;
+      state: 'pending' | 'running' | 'done' | 'error';
+      result: string;
+    }
   | { kind: 'summary'; key: string; label: string; text: string }
   | { kind: 'notice'; key: string; text: string; tone: 'info' | 'warn' | 'error' };
 
@@ -50,8 +66,15 @@ export function addNotice(t: Transcript, text: string, tone: 'info' | 'warn' | '
 
 function assistantItem(m: AssistantMessage, streaming: boolean): DistributiveOmit<TranscriptItem, 'key'> {
   const { text, thinking } = assistantParts(m);
-  const item: DistributiveOmit<TranscriptItem, 'key'> = { kind: 'assistant', text, thinking, streaming, stopReason: m.stopReason };
-  if (!streaming && (m.stopReason === 'error' || m.stopReason === 'aborted') && m.errorMessage) item.error = m.errorMessage;
+  const item: DistributiveOmit<TranscriptItem, 'key'> = {
+    kind: 'assistant',
+    text,
+    thinking,
+    streaming,
+    stopReason: m.stopReason,
+  };
+  if (!streaming && (m.stopReason === 'error' || m.stopReason === 'aborted') && m.errorMessage)
+    item.error = m.errorMessage;
   return item;
 }
 
@@ -63,16 +86,27 @@ export function addMessage(t: Transcript, m: AgentMessage): Transcript {
     case 'assistant': {
       let next = t;
       const parts = assistantParts(m);
-      if (parts.text !== '' || parts.thinking !== '' || m.stopReason === 'error' || m.stopReason === 'aborted') next = push(next, assistantItem(m, false));
+      if (parts.text !== '' || parts.thinking !== '' || m.stopReason === 'error' || m.stopReason === 'aborted')
+        next = push(next, assistantItem(m, false));
       return addToolCalls(next, m);
     }
     case 'toolResult':
       return setToolResult(t, m.toolCallId, m.toolName, textOf(m.content), m.isError);
     case 'compactionSummary':
-      return push(t, { kind: 'summary', label: `compacted (${formatTokens(m.tokensBefore)} tokens before)`, text: m.summary });
+      return push(t, {
+        kind: 'summary',
+        label: `compacted (${formatTokens(m.tokensBefore)} tokens before)`,
+        text: m.summary,
+      });
     case 'branchSummary':
       // The preamble is addressed to the model; the screen shows the summary itself.
-      return push(t, { kind: 'summary', label: 'summary of the branch left', text: m.summary.startsWith(BRANCH_SUMMARY_PREAMBLE) ? m.summary.slice(BRANCH_SUMMARY_PREAMBLE.length) : m.summary });
+      return push(t, {
+        kind: 'summary',
+        label: 'summary of the branch left',
+        text: m.summary.startsWith(BRANCH_SUMMARY_PREAMBLE)
+          ? m.summary.slice(BRANCH_SUMMARY_PREAMBLE.length)
+          : m.summary,
+      });
     case 'custom':
       return m.display ? push(t, { kind: 'notice', text: `[${m.customType}] ${textOf(m.content)}`, tone: 'info' }) : t;
     case 'peer':
@@ -99,7 +133,11 @@ function addToolCalls(t: Transcript, m: AssistantMessage): Transcript {
   return next;
 }
 
-function updateTool(t: Transcript, callId: string, change: (i: Extract<TranscriptItem, { kind: 'tool' }>) => TranscriptItem): Transcript | undefined {
+function updateTool(
+  t: Transcript,
+  callId: string,
+  change: (i: Extract<TranscriptItem, { kind: 'tool' }>) => TranscriptItem,
+): Transcript | undefined {
   const at = t.items.findLastIndex((i) => i.kind === 'tool' && i.callId === callId);
   if (at === -1) return undefined;
   const items = t.items.slice();
@@ -109,7 +147,10 @@ function updateTool(t: Transcript, callId: string, change: (i: Extract<Transcrip
 
 function setToolResult(t: Transcript, callId: string, name: string, result: string, isError: boolean): Transcript {
   const state = isError ? ('error' as const) : ('done' as const);
-  return updateTool(t, callId, (i) => ({ ...i, state, result })) ?? push(t, { kind: 'tool', callId, name, args: {}, state, result });
+  return (
+    updateTool(t, callId, (i) => ({ ...i, state, result })) ??
+    push(t, { kind: 'tool', callId, name, args: {}, state, result })
+  );
 }
 
 /** Replaces the last assistant item that is still streaming, or adds one. */
@@ -118,7 +159,12 @@ function setStreaming(t: Transcript, m: AssistantMessage, streaming: boolean): T
   if (last?.kind === 'assistant' && last.streaming) {
     const items = t.items.slice(0, -1);
     const parts = assistantParts(m);
-    const drop = !streaming && parts.text === '' && parts.thinking === '' && m.stopReason !== 'error' && m.stopReason !== 'aborted';
+    const drop =
+      !streaming &&
+      parts.text === '' &&
+      parts.thinking === '' &&
+      m.stopReason !== 'error' &&
+      m.stopReason !== 'aborted';
     if (drop) return { ...t, items };
     items.push({ ...assistantItem(m, streaming), key: last.key } as TranscriptItem);
     return { ...t, items };
@@ -139,23 +185,38 @@ export function applyEvent(t: Transcript, e: AgentSessionEvent): Transcript {
       if (e.message.role === 'assistant') {
         return addToolCalls(setStreaming(t, e.message, false), e.message);
       }
-      if (e.message.role === 'toolResult') return setToolResult(t, e.message.toolCallId, e.message.toolName, textOf(e.message.content), e.message.isError);
+      if (e.message.role === 'toolResult')
+        return setToolResult(t, e.message.toolCallId, e.message.toolName, textOf(e.message.content), e.message.isError);
       return t;
     case 'tool_execution_start':
-      return updateTool(t, e.toolCallId, (i) => ({ ...i, state: 'running' })) ?? push(t, { kind: 'tool', callId: e.toolCallId, name: e.toolName, args: e.args, state: 'running', result: '' });
+      return (
+        updateTool(t, e.toolCallId, (i) => ({ ...i, state: 'running' })) ??
+        push(t, { kind: 'tool', callId: e.toolCallId, name: e.toolName, args: e.args, state: 'running', result: '' })
+      );
     case 'tool_execution_update':
       return updateTool(t, e.toolCallId, (i) => ({ ...i, result: textOf(e.partialResult.content) })) ?? t;
     case 'tool_execution_end':
       return setToolResult(t, e.toolCallId, e.toolName, textOf(e.result.content), e.isError);
     case 'auto_compaction_start':
-      return addNotice(t, e.reason === 'overflow' ? 'Context overflow: compacting, then retrying…' : 'Context is getting full: compacting…');
+      return addNotice(
+        t,
+        e.reason === 'overflow'
+          ? 'Context overflow: compacting, then retrying…'
+          : 'Context is getting full: compacting…',
+      );
     case 'auto_compaction_end':
       if (e.errorMessage) return addNotice(t, e.errorMessage, e.aborted ? 'warn' : 'error');
       return e.result ? addNotice(t, `Compacted ${formatTokens(e.result.tokensBefore)} tokens into a summary.`) : t;
     case 'auto_retry_start':
-      return addNotice(t, `Provider error (${e.errorMessage}); retry ${e.attempt}/${e.maxAttempts} in ${(e.delayMs / 1000).toFixed(1)}s`, 'warn');
+      return addNotice(
+        t,
+        `Provider error (${e.errorMessage}); retry ${e.attempt}/${e.maxAttempts} in ${(e.delayMs / 1000).toFixed(1)}s`,
+        'warn',
+      );
     case 'auto_retry_end':
-      return e.success ? t : addNotice(t, `Gave up after ${e.attempt} retries: ${e.finalError ?? 'unknown error'}`, 'error');
+      return e.success
+        ? t
+        : addNotice(t, `Gave up after ${e.attempt} retries: ${e.finalError ?? 'unknown error'}`, 'error');
     case 'run_stopped':
       return addNotice(t, e.message, 'error');
     case 'loop_warning':

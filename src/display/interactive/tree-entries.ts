@@ -22,13 +22,22 @@ function describe(e: SessionEntry): { text: string; isUser: boolean } | undefine
   if (e.type !== 'message') return undefined;
   const m = e.message;
   if (m.role === 'user') {
-    const text = typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('');
+    const text =
+      typeof m.content === 'string'
+        ? m.content
+        : m.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join('');
     return { text: `user: ${oneLine(text)}`, isUser: true };
   }
   if (m.role === 'assistant') {
     const text = m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
     const tools = m.content.flatMap((b) => (b.type === 'toolCall' ? [b.name] : []));
-    const body = oneLine(text) || (tools.length > 0 ? `→ ${tools.join(', ')}` : m.errorMessage ? `(${m.stopReason}) ${oneLine(m.errorMessage)}` : '');
+    const body =
+      oneLine(text) ||
+      (tools.length > 0
+        ? `→ ${tools.join(', ')}`
+        : m.errorMessage
+          ? `(${m.stopReason}) ${oneLine(m.errorMessage)}`
+          : '');
     return { text: `assistant: ${body}`, isUser: false };
   }
   return undefined;

@@ -47,14 +47,20 @@ function layoutItem(item: TranscriptItem | SeparatorItem, expanded: boolean, wid
         if (expanded) wrapped(item.thinking, 'thinking');
         else cut(`thinking: ${oneLine(item.thinking)}`, 'thinking');
       }
-      if (item.text !== '') for (const line of markdownLines(item.text, { width, color, streaming: item.streaming })) rows.push({ text: line, role: 'assistant' });
+      if (item.text !== '')
+        for (const line of markdownLines(item.text, { width, color, streaming: item.streaming }))
+          rows.push({ text: line, role: 'assistant' });
       else if (item.streaming && item.thinking === '') rows.push({ text: '…', role: 'status' });
       if (item.error && item.stopReason === 'error') wrapped(`✗ ${item.error}`, 'error');
       break;
     case 'tool': {
-      cut(`${TOOL_MARK[item.state]} ${toolCallText(item.name, item.args)}`, item.state === 'error' ? 'toolError' : 'tool');
+      cut(
+        `${TOOL_MARK[item.state]} ${toolCallText(item.name, item.args)}`,
+        item.state === 'error' ? 'toolError' : 'tool',
+      );
       const role = item.state === 'error' ? 'toolError' : 'status';
-      if (item.state === 'running' || item.state === 'pending') cut(`  ⎿ ${item.state === 'running' ? 'running…' : 'waiting…'}`, 'status');
+      if (item.state === 'running' || item.state === 'pending')
+        cut(`  ⎿ ${item.state === 'running' ? 'running…' : 'waiting…'}`, 'status');
       else if (expanded) expandedResult(item.result).forEach((l, i) => cut(`  ${i === 0 ? '⎿' : ' '} ${l}`, role));
       else cut(`  ⎿ ${resultSummary(item.result)}`, role);
       break;
@@ -66,7 +72,8 @@ function layoutItem(item: TranscriptItem | SeparatorItem, expanded: boolean, wid
         if (expanded) wrapped(l, 'status');
         else cut(l, 'status');
       }
-      if (!expanded && lines.length > 2) cut(`… ${lines.length - 2} more lines (Ctrl+O prints summaries in full from then on)`, 'status');
+      if (!expanded && lines.length > 2)
+        cut(`… ${lines.length - 2} more lines (Ctrl+O prints summaries in full from then on)`, 'status');
       break;
     }
     case 'notice':
@@ -82,7 +89,12 @@ function layoutItem(item: TranscriptItem | SeparatorItem, expanded: boolean, wid
 /** Layouts of live items by item object: the screen redraws on every delta and keystroke, and only the streamed item has changed. */
 const layoutCache = new WeakMap<object, { expanded: boolean; width: number; color: boolean; rows: Row[] }>();
 
-export function itemRows(item: TranscriptItem | SeparatorItem, expanded: boolean, width: number, color: boolean): Row[] {
+export function itemRows(
+  item: TranscriptItem | SeparatorItem,
+  expanded: boolean,
+  width: number,
+  color: boolean,
+): Row[] {
   const hit = layoutCache.get(item);
   if (hit && hit.expanded === expanded && hit.width === width && hit.color === color) return hit.rows;
   const rows = layoutItem(item, expanded, width, color);
@@ -96,7 +108,11 @@ function RowsView(props: { rows: Row[]; theme: Theme }): React.ReactElement {
     Box,
     { flexDirection: 'column', flexShrink: 0 },
     // A Text with no text has no height: a blank row is an empty box one row tall.
-    ...rows.map((r, i) => (r.text === '' ? h(Box, { key: i, height: 1 }) : h(Text, { key: i, ...(r.role ? theme.style(r.role) : {}), wrap: 'truncate-end' }, r.text))),
+    ...rows.map((r, i) =>
+      r.text === ''
+        ? h(Box, { key: i, height: 1 })
+        : h(Text, { key: i, ...(r.role ? theme.style(r.role) : {}), wrap: 'truncate-end' }, r.text),
+    ),
   );
 }
 
@@ -120,11 +136,23 @@ export function EditorView(props: { editor: EditorState; theme: Theme; placehold
       const at = first + i;
       const prefix = at === 0 ? '> ' : '  ';
       if (editor.text === '' && at === 0) {
-        return h(Text, { key: at }, prefix, h(Text, { inverse: true }, ' '), h(Text, { ...theme.style('status') }, props.placeholder));
+        return h(
+          Text,
+          { key: at },
+          prefix,
+          h(Text, { inverse: true }, ' '),
+          h(Text, { ...theme.style('status') }, props.placeholder),
+        );
       }
       if (at !== row) return h(Text, { key: at, wrap: 'wrap' }, prefix + line);
       const under = line[col] ?? ' ';
-      return h(Text, { key: at, wrap: 'wrap' }, prefix + line.slice(0, col), h(Text, { inverse: true }, under), line.slice(col + 1));
+      return h(
+        Text,
+        { key: at, wrap: 'wrap' },
+        prefix + line.slice(0, col),
+        h(Text, { inverse: true }, under),
+        line.slice(col + 1),
+      );
     }),
   );
 }
@@ -135,7 +163,14 @@ export function QueueView(props: { queued: QueuedMessage[]; theme: Theme; width:
     Box,
     { flexDirection: 'column' },
     ...props.queued.map((q, i) =>
-      h(Text, { key: i, ...props.theme.style('warn'), wrap: 'truncate-end' }, truncateToWidth(`${q.kind === 'steer' ? 'queued steering' : 'queued follow-up'}: ${oneLine(q.text)}`, props.width)),
+      h(
+        Text,
+        { key: i, ...props.theme.style('warn'), wrap: 'truncate-end' },
+        truncateToWidth(
+          `${q.kind === 'steer' ? 'queued steering' : 'queued follow-up'}: ${oneLine(q.text)}`,
+          props.width,
+        ),
+      ),
     ),
   );
 }
@@ -144,7 +179,10 @@ export function PickerView(props: { picker: Picker; theme: Theme; width: number 
   const { picker, theme, width } = props;
   const start = Math.max(0, Math.min(picker.index - Math.floor(PICKER_ROWS / 2), picker.rows.length - PICKER_ROWS));
   const rows = picker.rows.slice(start, start + PICKER_ROWS);
-  const title = picker.kind === 'tree' ? 'Rewind to (↑/↓, Enter; Esc cancels; * = current path):' : 'Fork from prompt (↑/↓, Enter; Esc cancels):';
+  const title =
+    picker.kind === 'tree'
+      ? 'Rewind to (↑/↓, Enter; Esc cancels; * = current path):'
+      : 'Fork from prompt (↑/↓, Enter; Esc cancels):';
   return h(
     Box,
     { flexDirection: 'column' },
@@ -160,11 +198,21 @@ export function PickerView(props: { picker: Picker; theme: Theme; width: number 
 
 export function StatusLineView(props: { state: InteractiveState; theme: Theme; width: number }): React.ReactElement {
   const s = props.state;
-  const { left, right } = statusParts({ model: s.model, stats: s.stats, activity: s.activity, queued: s.queued.length, confirmExit: s.confirmExit });
+  const { left, right } = statusParts({
+    model: s.model,
+    stats: s.stats,
+    activity: s.activity,
+    queued: s.queued.length,
+    confirmExit: s.confirmExit,
+  });
   const room = props.width - right.length - 1;
   const l = truncateToWidth(left, Math.max(0, room));
   const gap = Math.max(1, props.width - l.length - right.length);
-  return h(Text, { ...props.theme.style('status'), wrap: 'truncate-end' }, truncateToWidth(`${l}${' '.repeat(gap)}${right}`, props.width));
+  return h(
+    Text,
+    { ...props.theme.style('status'), wrap: 'truncate-end' },
+    truncateToWidth(`${l}${' '.repeat(gap)}${right}`, props.width),
+  );
 }
 
 export interface ScreenProps {
@@ -195,28 +243,41 @@ function editorRows(editor: EditorState, placeholder: string, width: number): nu
  */
 export function Screen(props: ScreenProps): React.ReactElement {
   const { state, theme, width, height } = props;
-  const placeholder = state.activity === 'working' ? ' Enter: steer · Alt+Enter: follow-up · Esc: abort' : ' Type a prompt, or /help';
+  const placeholder =
+    state.activity === 'working' ? ' Enter: steer · Alt+Enter: follow-up · Esc: abort' : ' Type a prompt, or /help';
   const below =
     state.queued.length +
     1 +
-    (state.picker ? 1 + Math.min(PICKER_ROWS, state.picker.rows.length) : editorRows(state.editor, placeholder, width)) +
+    (state.picker
+      ? 1 + Math.min(PICKER_ROWS, state.picker.rows.length)
+      : editorRows(state.editor, placeholder, width)) +
     1;
   // One row to spare: the editor's rows are counted with our wrapping, ink wraps it with its own.
   const room = Math.max(1, height - below - 1);
-  const live = state.transcript.items.slice(state.printedUpTo).flatMap((item) => itemRows(item, state.expanded, width, theme.color));
+  const live = state.transcript.items
+    .slice(state.printedUpTo)
+    .flatMap((item) => itemRows(item, state.expanded, width, theme.color));
   let shown = live;
   if (live.length > room) {
     const hidden = live.length - room + 1;
-    shown = [{ text: truncateToWidth(`… ${hidden} rows above (printed in full once finished)`, width), role: 'status' }, ...live.slice(hidden)];
+    shown = [
+      { text: truncateToWidth(`… ${hidden} rows above (printed in full once finished)`, width), role: 'status' },
+      ...live.slice(hidden),
+    ];
   }
   return h(
     Box,
     { flexDirection: 'column', width },
-    h(Static<PrintedEntry>, { items: state.printed, children: (entry: PrintedEntry) => h(PrintedItemView, { key: entry.key, entry, theme, width }) }),
+    h(Static<PrintedEntry>, {
+      items: state.printed,
+      children: (entry: PrintedEntry) => h(PrintedItemView, { key: entry.key, entry, theme, width }),
+    }),
     h(RowsView, { rows: shown, theme }),
     h(QueueView, { queued: state.queued, theme, width }),
     h(Text, { ...theme.style('border') }, '─'.repeat(width)),
-    state.picker ? h(PickerView, { picker: state.picker, theme, width }) : h(EditorView, { editor: state.editor, theme, placeholder }),
+    state.picker
+      ? h(PickerView, { picker: state.picker, theme, width })
+      : h(EditorView, { editor: state.editor, theme, placeholder }),
     h(StatusLineView, { state, theme, width }),
   );
 }

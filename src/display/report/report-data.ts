@@ -4,7 +4,15 @@
 import type { UsageSummary } from '../../run/run-events.js';
 import { addUsageSummary, zeroUsage } from '../../run/run-events.js';
 import type { RunFolder } from '../run-folder.js';
-import { attemptUsage, instanceUsage, instancesInTaskOrder, pairOf, type InstanceState, type InstanceStatus, type RunState } from '../../run/run-fold.js';
+import {
+  attemptUsage,
+  instanceUsage,
+  instancesInTaskOrder,
+  pairOf,
+  type InstanceState,
+  type InstanceStatus,
+  type RunState,
+} from '../../run/run-fold.js';
 
 export interface TimelineBar {
   attempt: number;
@@ -89,11 +97,22 @@ function rowOf(inst: InstanceState, t0: number, tEnd: number): TimelineRow {
       error: a.error,
       tokens: u.totalTokens,
       cost: u.cost,
-      waits: a.waits.map((w) => ({ start: w.start - t0, end: (w.end ?? end) - t0, reason: w.reason, denied: w.denied === true })),
+      waits: a.waits.map((w) => ({
+        start: w.start - t0,
+        end: (w.end ?? end) - t0,
+        reason: w.reason,
+        denied: w.denied === true,
+      })),
     });
   }
   const firstQueued = inst.attempts.find((a) => a.queuedTs !== undefined)?.queuedTs;
-  return { label: inst.label, task: inst.task, status: inst.status, queued: firstQueued !== undefined ? firstQueued - t0 : undefined, bars };
+  return {
+    label: inst.label,
+    task: inst.task,
+    status: inst.status,
+    queued: firstQueued !== undefined ? firstQueued - t0 : undefined,
+    bars,
+  };
 }
 
 function taskStatus(list: InstanceState[]): TaskSummary['status'] {
@@ -133,5 +152,15 @@ export function buildReportData(folder: RunFolder): ReportData {
   const usage = tasks.reduce((sum, t) => addUsageSummary(sum, t.usage), zeroUsage());
   // No run_end yet: running while a coordinator holds the run's lease, interrupted otherwise.
   const status = s.status === 'running' ? (folder.holder ? 'running' : 'interrupted') : s.status;
-  return { runId: s.runId, name: s.name, recipe: s.recipe, status, startTs: t0, span: Math.max(1, tEnd - t0), rows, tasks, usage };
+  return {
+    runId: s.runId,
+    name: s.name,
+    recipe: s.recipe,
+    status,
+    startTs: t0,
+    span: Math.max(1, tEnd - t0),
+    rows,
+    tasks,
+    usage,
+  };
 }

@@ -38,12 +38,15 @@ export function dagSvg(tasks: TaskSummary[]): string {
       const x2 = to.x - 4;
       const y2 = to.y + NODE_H / 2;
       const mid = (x1 + x2) / 2;
-      edges.push(`<path class="edge" data-edge="${escapeHtml(n)}->${escapeHtml(t.task)}" d="M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}" marker-end="url(#arrow)"/>`);
+      edges.push(
+        `<path class="edge" data-edge="${escapeHtml(n)}->${escapeHtml(t.task)}" d="M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}" marker-end="url(#arrow)"/>`,
+      );
     }
   }
   const nodes = tasks.map((t) => {
     const p = pos.get(t.task)!;
-    const counts = t.instances === 1 ? t.status : `${t.done}/${t.instances} done${t.failed ? `, ${t.failed} failed` : ''}`;
+    const counts =
+      t.instances === 1 ? t.status : `${t.done}/${t.instances} done${t.failed ? `, ${t.failed} failed` : ''}`;
     return (
       `<g class="node ${t.status}" data-task="${escapeHtml(t.task)}" transform="translate(${p.x},${p.y})">` +
       `<title>${escapeHtml(`${t.task}: ${counts}, ${formatTokens(t.usage.totalTokens)} tokens, ${formatCost(t.usage.cost)}`)}</title>` +
@@ -63,7 +66,11 @@ export function dagSvg(tasks: TaskSummary[]): string {
 }
 
 /** A horizontal bar chart: one bar per item, value printed after the bar. */
-export function barChartSvg(title: string, items: { label: string; value: number; text: string }[], cssClass: string): string {
+export function barChartSvg(
+  title: string,
+  items: { label: string; value: number; text: string }[],
+  cssClass: string,
+): string {
   if (items.length === 0) return '';
   const labelW = 170;
   const barW = 360;

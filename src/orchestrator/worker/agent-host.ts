@@ -23,7 +23,13 @@ import type { InstanceTask } from '../instance-task.js';
 import { outputFixPrompt, parseJsonOutput } from '../output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
 import type { WorkerResult } from '../protocol.js';
-import { addUsageSummary, zeroUsage, type BudgetScope, type FailureClass, type UsageSummary } from '../../run/usage-summary.js';
+import {
+  addUsageSummary,
+  zeroUsage,
+  type BudgetScope,
+  type FailureClass,
+  type UsageSummary,
+} from '../../run/usage-summary.js';
 import { createSendMessageTool } from './send-message-tool.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
 import { WorkerLink } from './worker-link.js';
@@ -32,7 +38,8 @@ import { WorkerLink } from './worker-link.js';
 export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; error: string; budgetScope?: BudgetScope };
 
 /** The focus given to the end-of-instance compaction: a handoff, not a continuation. */
-const HANDOFF_FOCUS = 'This summary is a handoff to the coordinator of a multi-agent run: state what was done, what is left, what blocked you, and which files you changed.';
+const HANDOFF_FOCUS =
+  'This summary is a handoff to the coordinator of a multi-agent run: state what was done, what is left, what blocked you, and which files you changed.';
 /** Minimum gap between two "progress" heartbeats (the idle watchdog only needs a sign of life). */
 const PROGRESS_INTERVAL_MS = 1_000;
 /**
@@ -53,17 +60,32 @@ function textOf(m: AgentMessage | undefined): string {
 export function slimEvent(event: AgentSessionEvent): Record<string, unknown> & { type: string } {
   switch (event.type) {
     case 'message_update': {
-      const { partial: _partial, ...rest } = event.assistantMessageEvent as { partial?: unknown } & Record<string, unknown>;
+      const { partial: _partial, ...rest } = event.assistantMessageEvent as { partial?: unknown } & Record<
+        string,
+        unknown
+      >;
       return { type: event.type, assistantMessageEvent: rest };
     }
     case 'message_start':
-      return event.message.role === 'assistant' ? { type: event.type, role: 'assistant' } : { type: event.type, message: event.message };
+      return event.message.role === 'assistant'
+        ? { type: event.type, role: 'assistant' }
+        : { type: event.type, message: event.message };
     case 'agent_end':
       return { type: event.type, messageCount: event.messages.length };
     case 'turn_end':
-      return { type: event.type, stopReason: event.message.stopReason, usage: event.message.usage, toolResults: event.toolResults.length };
+      return {
+        type: event.type,
+        stopReason: event.message.stopReason,
+        usage: event.message.usage,
+        toolResults: event.toolResults.length,
+      };
     case 'tool_execution_update':
-      return { type: event.type, toolCallId: event.toolCallId, toolName: event.toolName, partialResult: event.partialResult };
+      return {
+        type: event.type,
+        toolCallId: event.toolCallId,
+        toolName: event.toolName,
+        partialResult: event.partialResult,
+      };
     default:
       return event as unknown as Record<string, unknown> & { type: string };
   }
@@ -131,7 +153,10 @@ export class AgentHost {
       const a = task.agent;
       let base: StreamFunction;
       // A model the recipe declares (models:) brings its own limits, offline too.
-      let model: Model | string = a.modelSpec && a.provider === 'scripted' ? scriptedModel({ id: a.model, contextWindow: a.modelSpec.contextWindow, maxTokens: a.modelSpec.maxTokens }) : a.model;
+      let model: Model | string =
+        a.modelSpec && a.provider === 'scripted'
+          ? scriptedModel({ id: a.model, contextWindow: a.modelSpec.contextWindow, maxTokens: a.modelSpec.maxTokens })
+          : a.model;
       if (a.provider === 'scripted') {
         if (!a.script) return { error: `agent "${a.name}" uses the scripted provider but has no script` };
         // Parsed by the coordinator; loading it here (and the YAML parser with it) is the fallback.
@@ -169,7 +194,12 @@ export class AgentHost {
         ...(a.providerConfig ? {} : { apiKey: task.apiKey }),
         ...(task.secrets || mcp.secrets.length ? { secrets: [...(task.secrets ?? []), ...mcp.secrets] } : {}),
         ...(mcp.options ? { mcp: mcp.options } : {}),
-        ...(task.retryBaseDelayMs !== undefined ? { retry: { baseDelayMs: task.retryBaseDelayMs }, streamOptions: { retryBaseDelayMs: task.retryBaseDelayMs } } : {}),
+        ...(task.retryBaseDelayMs !== undefined
+          ? {
+              retry: { baseDelayMs: task.retryBaseDelayMs },
+              streamOptions: { retryBaseDelayMs: task.retryBaseDelayMs },
+            }
+          : {}),
         thinkingLevel: a.thinking,
         ...(a.summaries ? { summaries: a.summaries } : {}),
         compaction: a.compaction,
@@ -241,7 +271,8 @@ export class AgentHost {
     // not cancel tool calls of the same batch.
     if (event.type === 'turn_end' || event.type === 'agent_end') this.flushInbox();
     // Counted like the runtime's cap: a failed call (retried by the session) is not a turn.
-    if (event.type === 'turn_end' && event.message.stopReason !== 'error' && event.message.stopReason !== 'aborted') this.turnsUsed++;
+    if (event.type === 'turn_end' && event.message.stopReason !== 'error' && event.message.stopReason !== 'aborted')
+      this.turnsUsed++;
     this.trackPartial(event);
     const partial = event.type === 'message_update' || event.type === 'tool_execution_update';
     if (partial && !this.task.fullEvents) {
@@ -284,7 +315,12 @@ export class AgentHost {
     const reason = this.stopReason ?? 'aborted';
     const failure = abortClass(reason);
     if (failure !== 'budget') return { ok: false, failure, error: reason };
-    return { ok: false, failure, error: `Budget exhausted: ${reason.replace(/^budget:\s*/, '')}`, ...(this.budgetScope ? { budgetScope: this.budgetScope } : {}) };
+    return {
+      ok: false,
+      failure,
+      error: `Budget exhausted: ${reason.replace(/^budget:\s*/, '')}`,
+      ...(this.budgetScope ? { budgetScope: this.budgetScope } : {}),
+    };
   }
 
   /**
@@ -296,7 +332,12 @@ export class AgentHost {
     const cap = this.task.maxTurns;
     if (cap > 0) {
       const remaining = cap - this.turnsUsed;
-      if (remaining <= 0) return { ok: false, failure: 'max_turns', error: `Stopped: all ${cap} turns of max_turns were used before this fix-up prompt (verify or output) could run. Raise max_turns on the task or its agent if the work needs more.` };
+      if (remaining <= 0)
+        return {
+          ok: false,
+          failure: 'max_turns',
+          error: `Stopped: all ${cap} turns of max_turns were used before this fix-up prompt (verify or output) could run. Raise max_turns on the task or its agent if the work needs more.`,
+        };
       this.session.setLimits({ maxTurns: remaining });
     }
     try {
@@ -309,7 +350,8 @@ export class AgentHost {
     }
     if (this.stopReason) return this.stopped();
     const last = [...this.session.messages].reverse().find((m) => m.role === 'assistant');
-    if (!last || last.role !== 'assistant') return { ok: false, failure: 'error', error: 'the agent produced no reply' };
+    if (!last || last.role !== 'assistant')
+      return { ok: false, failure: 'error', error: 'the agent produced no reply' };
     if (last.stopReason === 'error') {
       const error = last.errorMessage ?? 'model call failed';
       return { ok: false, failure: classifyReplyError(last), error };
@@ -336,14 +378,23 @@ export class AgentHost {
     }
     if (this.session.messages.length === 0 && this.task.contextMessage) {
       // Steering queued before the run is taken right after the prompt, before the first model call.
-      const note: CustomMessage = { role: 'custom', customType: 'merged-plan', content: this.task.contextMessage, display: true, timestamp: Date.now() };
+      const note: CustomMessage = {
+        role: 'custom',
+        customType: 'merged-plan',
+        content: this.task.contextMessage,
+        display: true,
+        timestamp: Date.now(),
+      };
       this.session.agent.steer(note);
     }
     return this.run(prompt);
   }
 
   lastText(): string {
-    return this.session.lastAssistantText() ?? textOf([...this.session.messages].reverse().find((m) => m.role === 'assistant') ?? this.answerBeforeCompaction());
+    return (
+      this.session.lastAssistantText() ??
+      textOf([...this.session.messages].reverse().find((m) => m.role === 'assistant') ?? this.answerBeforeCompaction())
+    );
   }
 
   /**
@@ -359,7 +410,10 @@ export class AgentHost {
     while (i >= 0 && path[i]!.type !== 'compaction') i--;
     for (i--; i >= 0; i--) {
       const e = path[i]!;
-      if (e.type === 'message') return e.message.role === 'assistant' && planResume([e.message]).point.kind === 'finished' ? e.message : undefined;
+      if (e.type === 'message')
+        return e.message.role === 'assistant' && planResume([e.message]).point.kind === 'finished'
+          ? e.message
+          : undefined;
       if (e.type === 'custom_message' || e.type === 'branch_summary' || e.type === 'compaction') return undefined;
     }
     return undefined;
@@ -401,7 +455,12 @@ async function verifyOnce(host: AgentHost): Promise<CommandResult | undefined> {
     const beat = setInterval(() => host.progress(), 2 * PROGRESS_INTERVAL_MS);
     let r: CommandResult;
     try {
-      r = await runCommand(step.run, { cwd: t.cwd, env: t.env, timeoutMs: t.verifyTimeoutMs, ...(t.sandbox ? { sandbox: t.sandbox } : {}) });
+      r = await runCommand(step.run, {
+        cwd: t.cwd,
+        env: t.env,
+        timeoutMs: t.verifyTimeoutMs,
+        ...(t.sandbox ? { sandbox: t.sandbox } : {}),
+      });
     } finally {
       clearInterval(beat);
     }
@@ -422,7 +481,12 @@ export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyA
       if (!failed) break;
       if (round >= t.verifyRetries) {
         const how = failed.timedOut ? 'timed out' : `exited with ${failed.exitCode ?? failed.signal}`;
-        return { ok: false, failure: 'verify_failed', error: `verify \`${failed.command}\` ${how} after ${round + 1} check${round ? 's' : ''}: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`, verifyAttempts };
+        return {
+          ok: false,
+          failure: 'verify_failed',
+          error: `verify \`${failed.command}\` ${how} after ${round + 1} check${round ? 's' : ''}: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`,
+          verifyAttempts,
+        };
       }
       const r = await host.run(verifyFailurePrompt(failed, round + 1, t.verifyRetries + 1));
       if (!r.ok) return { ...r, verifyAttempts };
@@ -440,22 +504,45 @@ export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyA
   return { ok: true, verifyAttempts };
 }
 
-export function failedResult(host: AgentHost | undefined, outcome: { failure: FailureClass; error: string }, summary?: string): WorkerResult {
-  const r: WorkerResult = { ok: false, failure: outcome.failure, error: outcome.error, usage: host?.usage ?? zeroUsage() };
+export function failedResult(
+  host: AgentHost | undefined,
+  outcome: { failure: FailureClass; error: string },
+  summary?: string,
+): WorkerResult {
+  const r: WorkerResult = {
+    ok: false,
+    failure: outcome.failure,
+    error: outcome.error,
+    usage: host?.usage ?? zeroUsage(),
+  };
   if (summary !== undefined) r.summary = summary;
   return r;
 }
 
-export async function succeededResult(host: AgentHost, verifyAttempts: number, extra: Partial<Extract<WorkerResult, { ok: true }>> = {}): Promise<WorkerResult> {
+export async function succeededResult(
+  host: AgentHost,
+  verifyAttempts: number,
+  extra: Partial<Extract<WorkerResult, { ok: true }>> = {},
+): Promise<WorkerResult> {
   const text = host.lastText();
   const summary = host.task.summarize ? await host.handoffSummary() : undefined;
-  const r: WorkerResult = { ok: true, text, usage: host.usage, modifiedFiles: [], readFiles: [], verifyAttempts, ...extra };
+  const r: WorkerResult = {
+    ok: true,
+    text,
+    usage: host.usage,
+    modifiedFiles: [],
+    readFiles: [],
+    verifyAttempts,
+    ...extra,
+  };
   if (summary !== undefined) r.summary = summary;
   return r;
 }
 
 /** The MCP servers of an instance's agent, expanded; `scope: run` servers are shared per run in this thread. */
-function mcpOptionsFor(task: InstanceTask): { options?: CreateAgentSessionOptions['mcp']; secrets: { name: string; value: string }[] } | { error: string } {
+function mcpOptionsFor(
+  task: InstanceTask,
+): { options?: CreateAgentSessionOptions['mcp']; secrets: { name: string; value: string }[] } | { error: string } {
   const specs = task.agent.mcpServers ?? [];
   if (specs.length === 0) return { secrets: [] };
   const env = { ...process.env, ...task.env };
@@ -468,7 +555,12 @@ function mcpOptionsFor(task: InstanceTask): { options?: CreateAgentSessionOption
     secrets.push(...r.secrets);
   }
   return {
-    options: { servers, runId: task.runId, ...(task.sandbox?.hide ? { hide: task.sandbox.hide } : {}), ...(task.agent.disallowedTools ? { deny: task.agent.disallowedTools } : {}) },
+    options: {
+      servers,
+      runId: task.runId,
+      ...(task.sandbox?.hide ? { hide: task.sandbox.hide } : {}),
+      ...(task.agent.disallowedTools ? { deny: task.agent.disallowedTools } : {}),
+    },
     secrets,
   };
 }

@@ -29,7 +29,11 @@ export class PairChannel {
   constructor(private readonly port: MessagePort) {
     port.on('message', (raw: unknown) => {
       const parsed = PairMessageSchema.safeParse(raw);
-      this.push(parsed.success ? parsed.data : { type: 'end', reason: `malformed pair message: ${parsed.error.issues[0]?.message ?? 'invalid'}` });
+      this.push(
+        parsed.success
+          ? parsed.data
+          : { type: 'end', reason: `malformed pair message: ${parsed.error.issues[0]?.message ?? 'invalid'}` },
+      );
     });
     port.on('close', () => this.push({ type: 'end', reason: 'the other agent of the pair stopped' }));
   }
@@ -75,7 +79,11 @@ export function parseVerdict(text: string): boolean {
   return /\bAPPROVED\b/.test(text);
 }
 
-export function reviewPrompt(taskPrompt: string, report: Extract<PairMessage, { type: 'report' }>, maxRounds: number): string {
+export function reviewPrompt(
+  taskPrompt: string,
+  report: Extract<PairMessage, { type: 'report' }>,
+  maxRounds: number,
+): string {
   return [
     'You review the work of another agent (the worker) on this task:',
     '<task>',
@@ -90,7 +98,12 @@ export function reviewPrompt(taskPrompt: string, report: Extract<PairMessage, { 
 }
 
 function reportBlock(report: Extract<PairMessage, { type: 'report' }>, maxRounds: number): string {
-  const lines = [`The worker's report (round ${report.round} of at most ${maxRounds}):`, '<report>', report.text.trim() || '(no text)', '</report>'];
+  const lines = [
+    `The worker's report (round ${report.round} of at most ${maxRounds}):`,
+    '<report>',
+    report.text.trim() || '(no text)',
+    '</report>',
+  ];
   if (report.summary) lines.push('<worker-summary>', report.summary.trim(), '</worker-summary>');
   return lines.join('\n');
 }
@@ -126,7 +139,10 @@ async function runWorker(host: AgentHost, channel: PairChannel, maxRounds: numbe
     const reply = await channel.next();
     if (reply.type === 'end') {
       if (reply.reason === 'done') break;
-      return failedResult(host, { failure: 'error', error: `the planner of the pair stopped before approving: ${reply.reason}` });
+      return failedResult(host, {
+        failure: 'error',
+        error: `the planner of the pair stopped before approving: ${reply.reason}`,
+      });
     }
     if (reply.type !== 'verdict') continue;
     lastVerdict = reply.text;
@@ -140,7 +156,8 @@ async function runWorker(host: AgentHost, channel: PairChannel, maxRounds: numbe
     if (!out.ok) return giveUp(out);
   }
   channel.send({ type: 'end', reason: 'done' });
-  if (!approved && host.task.onMaxRounds !== 'accept') return failedResult(host, { failure: 'not_approved', error: notApprovedText(round, maxRounds, lastVerdict) });
+  if (!approved && host.task.onMaxRounds !== 'accept')
+    return failedResult(host, { failure: 'not_approved', error: notApprovedText(round, maxRounds, lastVerdict) });
   return succeededResult(host, verifyAttempts, { rounds: round, approved });
 }
 
@@ -159,7 +176,12 @@ async function runPlanner(host: AgentHost, channel: PairChannel, maxRounds: numb
     // A resumed planner already holds the task: its loop goes on where it stopped, the continue
     // note and the new report joining its pending turn (or following its last answer).
     const fresh = host.session.messages.length === 0;
-    const prompt = round === 1 && fresh ? review : round === 1 ? { resume: `${host.task.continueNote}\n\n${reportBlock(msg, maxRounds)}` } : reportBlock(msg, maxRounds);
+    const prompt =
+      round === 1 && fresh
+        ? review
+        : round === 1
+          ? { resume: `${host.task.continueNote}\n\n${reportBlock(msg, maxRounds)}` }
+          : reportBlock(msg, maxRounds);
     const out = await host.run(prompt);
     if (!out.ok) {
       channel.send({ type: 'end', reason: out.error });
@@ -175,11 +197,14 @@ async function runPlanner(host: AgentHost, channel: PairChannel, maxRounds: numb
 /** A pair member's whole attempt. */
 export async function runPairMember(host: AgentHost): Promise<WorkerResult> {
   const t = host.task;
-  if (!t.peerPort) return failedResult(host, { failure: 'error', error: 'a pair member needs a channel to its partner (peerPort)' });
+  if (!t.peerPort)
+    return failedResult(host, { failure: 'error', error: 'a pair member needs a channel to its partner (peerPort)' });
   const channel = new PairChannel(t.peerPort);
   const maxRounds = Math.max(1, t.maxRounds ?? 3);
   try {
-    return t.role === 'pair-worker' ? await runWorker(host, channel, maxRounds) : await runPlanner(host, channel, maxRounds);
+    return t.role === 'pair-worker'
+      ? await runWorker(host, channel, maxRounds)
+      : await runPlanner(host, channel, maxRounds);
   } finally {
     channel.close();
   }

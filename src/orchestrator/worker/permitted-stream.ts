@@ -8,7 +8,11 @@ import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
 export type PermitKind = 'turn' | 'summary' | 'compaction';
 
 export interface PermitChannel {
-  request(model: string, kind: PermitKind, signal?: AbortSignal): Promise<{ ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope }>;
+  request(
+    model: string,
+    kind: PermitKind,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope }>;
   started(slotId: number, at: number): void;
   usage(slotId: number, model: string, usage: UsageSummary): void;
   rateLimited(model: string, delayMs: number, status?: number): void;
@@ -46,7 +50,8 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
       },
       onRetry: (info) => {
         options.onRetry?.(info);
-        if (info.kind === 'rate_limit' || info.kind === 'overloaded') channel.rateLimited(model.id, info.delayMs, info.status);
+        if (info.kind === 'rate_limit' || info.kind === 'overloaded')
+          channel.rateLimited(model.id, info.delayMs, info.status);
       },
     });
     void stream.result().then((msg) => {

@@ -37,7 +37,10 @@ export async function runInstance(task: InstanceTask): Promise<WorkerResult> {
     return await runPairMember(host);
   } catch (err) {
     // A bug here must still come back as data: the coordinator classifies and maybe retries.
-    return failedResult(host, { failure: 'error', error: `worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` });
+    return failedResult(host, {
+      failure: 'error',
+      error: `worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    });
   } finally {
     await host.close();
     link.close();

@@ -9,7 +9,9 @@ const SendMessageParams = z.object({
   to: z
     .string()
     .min(1)
-    .describe('Who gets the message: a task id (every instance of it), an instance id like "apply.alpha", "parent" (the person running the orchestration) or "*" (every other running agent)'),
+    .describe(
+      'Who gets the message: a task id (every instance of it), an instance id like "apply.alpha", "parent" (the person running the orchestration) or "*" (every other running agent)',
+    ),
   text: z.string().min(1).describe('The message. Be specific: what you found, decided or need.'),
 });
 
@@ -27,7 +29,10 @@ export function createSendMessageTool(link: WorkerLink, self: string): AgentTool
       if (r.error && r.delivered.length === 0 && r.queued.length === 0) throw new Error(`Message not sent: ${r.error}`);
       const parts: string[] = [];
       if (r.delivered.length) parts.push(`delivered to ${r.delivered.join(', ')}`);
-      if (r.queued.length) parts.push(`queued for ${r.queued.join(', ')} (delivered when ${r.queued.length === 1 ? 'it starts' : 'they start'})`);
+      if (r.queued.length)
+        parts.push(
+          `queued for ${r.queued.join(', ')} (delivered when ${r.queued.length === 1 ? 'it starts' : 'they start'})`,
+        );
       return { content: [{ type: 'text', text: `Message from ${self} ${parts.join('; ')}.` }], details: r };
     },
   };

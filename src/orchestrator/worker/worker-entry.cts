@@ -12,7 +12,9 @@ type WorkerModule = { default: (task: InstanceTask) => Promise<WorkerResult> };
 // Started as the thread starts, so a warm thread has its modules loaded before its first agent.
 // Under tsx (tests, npm run dev) this file is worker-entry.cts: tsx compiles worker.ts to CommonJS
 // when it is required (no ES module instantiation there), and its import() would not find .ts files.
-const worker: Promise<WorkerModule> = __filename.endsWith('.cts') ? Promise.resolve().then(() => require('./worker.ts') as WorkerModule) : import('./worker.js');
+const worker: Promise<WorkerModule> = __filename.endsWith('.cts')
+  ? Promise.resolve().then(() => require('./worker.ts') as WorkerModule)
+  : import('./worker.js');
 // Nothing may wait on a failed load but the first task, which reports it.
 worker.catch(() => undefined);
 

@@ -44,7 +44,8 @@ export class WorkerLink implements PermitChannel {
       this.port.postMessage(message);
     } catch (err) {
       // An event that cannot be cloned must not kill the agent; report it as text instead.
-      if (message.type === 'event') this.port.postMessage({ type: 'event', event: { type: message.event.type, unclonable: String(err) } });
+      if (message.type === 'event')
+        this.port.postMessage({ type: 'event', event: { type: message.event.type, unclonable: String(err) } });
     }
   }
 
@@ -62,7 +63,12 @@ export class WorkerLink implements PermitChannel {
           this.permits.delete(m.requestId);
           resolve({ ok: true, slotId: m.slotId });
         } else if (this.abandoned.delete(m.requestId)) {
-          this.post({ type: 'usage', slotId: m.slotId, model: '', usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 } });
+          this.post({
+            type: 'usage',
+            slotId: m.slotId,
+            model: '',
+            usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 },
+          });
         }
         break;
       }
@@ -126,7 +132,11 @@ export class WorkerLink implements PermitChannel {
   }
 
   rateLimited(model: string, delayMs: number, status?: number): void {
-    this.post(status === undefined ? { type: 'rate_limited', model, delayMs } : { type: 'rate_limited', model, delayMs, status });
+    this.post(
+      status === undefined
+        ? { type: 'rate_limited', model, delayMs }
+        : { type: 'rate_limited', model, delayMs, status },
+    );
   }
 
   // ---- messages -----------------------------------------------------------------------------------
@@ -136,7 +146,8 @@ export class WorkerLink implements PermitChannel {
     const requestId = this.nextId++;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        if (this.sends.delete(requestId)) resolve({ delivered: [], queued: [], error: 'the coordinator did not answer in time' });
+        if (this.sends.delete(requestId))
+          resolve({ delivered: [], queued: [], error: 'the coordinator did not answer in time' });
       }, timeoutMs);
       this.sends.set(requestId, (a) => {
         clearTimeout(timer);

@@ -49,7 +49,9 @@ export async function runJsonMode(session: AgentSession, prompts: readonly strin
     if (cut) {
       out.stdout(jsonLine(cutOffTurnResumeLine(cut, prompts.length > 0)));
       const notFinished = (reason: string): number => {
-        out.stderr(`The interrupted turn could not be finished${prompts.length > 0 ? ', so the prompt was not sent' : ''}: ${reason}\n`);
+        out.stderr(
+          `The interrupted turn could not be finished${prompts.length > 0 ? ', so the prompt was not sent' : ''}: ${reason}\n`,
+        );
         return 1;
       };
       try {
@@ -58,7 +60,8 @@ export async function runJsonMode(session: AgentSession, prompts: readonly strin
         return notFinished(err instanceof Error ? err.message : String(err));
       }
       const last = lastReply(session);
-      if (last && (last.stopReason === 'error' || last.stopReason === 'aborted')) return notFinished(last.errorMessage ?? `Request ${last.stopReason}`);
+      if (last && (last.stopReason === 'error' || last.stopReason === 'aborted'))
+        return notFinished(last.errorMessage ?? `Request ${last.stopReason}`);
     }
     if (!(await sendPrompts(session, prompts, out))) return 1;
     await session.waitForIdle();

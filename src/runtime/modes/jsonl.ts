@@ -73,7 +73,9 @@ export function jsonLine(value: unknown): string {
  */
 export function eventLine(event: AgentSessionEvent): string {
   if (event.type === 'message_update') {
-    const { partial: _partial, ...rest } = event.assistantMessageEvent as typeof event.assistantMessageEvent & { partial?: unknown };
+    const { partial: _partial, ...rest } = event.assistantMessageEvent as typeof event.assistantMessageEvent & {
+      partial?: unknown;
+    };
     return jsonLine({ ...event, assistantMessageEvent: rest });
   }
   return jsonLine(event);
@@ -99,7 +101,9 @@ export function eventLineWriter(
       const e = event.assistantMessageEvent as { delta?: unknown };
       streamed += typeof e.delta === 'string' ? e.delta.length : 0;
       if (streamed > eagerChars && streamed < snapshotAt * growth) {
-        const { partial: _partial, ...rest } = event.assistantMessageEvent as typeof event.assistantMessageEvent & { partial?: unknown };
+        const { partial: _partial, ...rest } = event.assistantMessageEvent as typeof event.assistantMessageEvent & {
+          partial?: unknown;
+        };
         return jsonLine({ type: event.type, assistantMessageEvent: rest });
       }
       snapshotAt = streamed;

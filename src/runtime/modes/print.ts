@@ -30,7 +30,11 @@ export function outcomeCode(session: AgentSession, out: ModeOutput): number {
 }
 
 /** Sends each prompt and awaits it; a prompt that cannot be sent at all is reported and ends the mode. */
-export async function sendPrompts(session: AgentSession, prompts: readonly string[], out: ModeOutput): Promise<boolean> {
+export async function sendPrompts(
+  session: AgentSession,
+  prompts: readonly string[],
+  out: ModeOutput,
+): Promise<boolean> {
   for (const p of prompts) {
     try {
       await session.prompt(p);
@@ -44,11 +48,17 @@ export async function sendPrompts(session: AgentSession, prompts: readonly strin
   return true;
 }
 
-export async function runPrintMode(session: AgentSession, prompts: readonly string[], out: ModeOutput): Promise<number> {
+export async function runPrintMode(
+  session: AgentSession,
+  prompts: readonly string[],
+  out: ModeOutput,
+): Promise<number> {
   if (!(await sendPrompts(session, prompts, out))) return 1;
   const code = outcomeCode(session, out);
   if (code !== 0) return code;
   const last = lastReply(session);
-  for (const block of last?.content ?? []) if (block.type === 'text' && block.text !== '') out.stdout(block.text.endsWith('\n') ? block.text : `${block.text}\n`);
+  for (const block of last?.content ?? [])
+    if (block.type === 'text' && block.text !== '')
+      out.stdout(block.text.endsWith('\n') ? block.text : `${block.text}\n`);
   return 0;
 }

@@ -35,7 +35,11 @@ export const RPC_COMMANDS = {
   set_model: z.object({ modelId: text('modelId'), provider: z.string().optional() }),
   set_thinking_level: z.object({ level: z.enum(['off', 'minimal', 'low', 'medium', 'high', 'xhigh']) }),
   fork: z.object({ entryId: text('entryId') }),
-  navigate: z.object({ targetId: text('targetId'), summarize: z.boolean().optional(), customInstructions: z.string().optional() }),
+  navigate: z.object({
+    targetId: text('targetId'),
+    summarize: z.boolean().optional(),
+    customInstructions: z.string().optional(),
+  }),
 } as const;
 
 export type RpcCommandType = keyof typeof RPC_COMMANDS;
@@ -65,12 +69,18 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function entryPreview(entry: { type: string; message?: { role: string; content?: unknown } }): { role?: string; preview?: string } {
+function entryPreview(entry: { type: string; message?: { role: string; content?: unknown } }): {
+  role?: string;
+  preview?: string;
+} {
   if (entry.type !== 'message' || !entry.message) return {};
   const content = entry.message.content;
   let textValue = '';
   if (typeof content === 'string') textValue = content;
-  else if (Array.isArray(content)) textValue = content.map((b: { type?: string; text?: string }) => (b.type === 'text' ? (b.text ?? '') : '')).join('');
+  else if (Array.isArray(content))
+    textValue = content
+      .map((b: { type?: string; text?: string }) => (b.type === 'text' ? (b.text ?? '') : ''))
+      .join('');
   return { role: entry.message.role, preview: textValue.slice(0, 200) };
 }
 
@@ -82,12 +92,22 @@ export class RpcServer {
     private readonly out: ModeOutput,
   ) {}
 
-  private respond(id: string | number | undefined, command: string, result: { data?: unknown } | { error: string }): void {
+  private respond(
+    id: string | number | undefined,
+    command: string,
+    result: { data?: unknown } | { error: string },
+  ): void {
     const base = id === undefined ? {} : { id };
     const response: RpcResponse =
       'error' in result
         ? { ...base, type: 'response', command, success: false, error: result.error }
-        : { ...base, type: 'response', command, success: true, ...(result.data !== undefined ? { data: result.data } : {}) };
+        : {
+            ...base,
+            type: 'response',
+            command,
+            success: true,
+            ...(result.data !== undefined ? { data: result.data } : {}),
+          };
     this.out.stdout(jsonLine(response));
   }
 
@@ -104,7 +124,9 @@ export class RpcServer {
       return;
     }
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      this.respond(undefined, 'parse', { error: 'A command must be a JSON object with a "type", e.g. {"id":"1","type":"get_state"}.' });
+      this.respond(undefined, 'parse', {
+        error: 'A command must be a JSON object with a "type", e.g. {"id":"1","type":"get_state"}.',
+      });
       return;
     }
     const obj = raw as Record<string, unknown>;
@@ -123,18 +145,26 @@ export class RpcServer {
     }
     const parsed = RPC_COMMANDS[type as RpcCommandType].safeParse(obj);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+      const problems = parsed.error.issues
+        .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+        .join('; ');
       this.respond(id, type, { error: `Invalid ${type} command: ${problems}.` });
       return;
     }
-    const work = this.execute(type as RpcCommandType, parsed.data as Record<string, unknown>, id).catch((err: unknown) => {
-      this.respond(id, type, { error: errorText(err) });
-    });
+    const work = this.execute(type as RpcCommandType, parsed.data as Record<string, unknown>, id).catch(
+      (err: unknown) => {
+        this.respond(id, type, { error: errorText(err) });
+      },
+    );
     this.pending.add(work);
     void work.finally(() => this.pending.delete(work));
   }
 
-  private async execute(type: RpcCommandType, cmd: Record<string, unknown>, id: string | number | undefined): Promise<void> {
+  private async execute(
+    type: RpcCommandType,
+    cmd: Record<string, unknown>,
+    id: string | number | undefined,
+  ): Promise<void> {
     const s = this.session;
     const ok = (data?: unknown): void => this.respond(id, type, { data });
     switch (type) {
@@ -143,7 +173,10 @@ export class RpcServer {
         const behavior = cmd.streamingBehavior as 'steer' | 'followUp' | undefined;
         const queued = s.isStreaming;
         if (queued && !behavior) {
-          this.respond(id, type, { error: 'The agent is already running: send steer / follow_up, or prompt with "streamingBehavior": "steer" | "followUp".' });
+          this.respond(id, type, {
+            error:
+              'The agent is already running: send steer / follow_up, or prompt with "streamingBehavior": "steer" | "followUp".',
+          });
           return;
         }
         ok();
@@ -154,7 +187,8 @@ export class RpcServer {
           return;
         }
         const last = lastReply(s);
-        if (!queued && last?.stopReason === 'error') this.respond(id, type, { error: last.errorMessage ?? 'The run failed.' });
+        if (!queued && last?.stopReason === 'error')
+          this.respond(id, type, { error: last.errorMessage ?? 'The run failed.' });
         return;
       }
       case 'steer':
@@ -179,7 +213,15 @@ export class RpcServer {
       case 'get_entries':
         return ok({
           leafId: s.store.leafId,
-          entries: s.store.getPath().map((e) => ({ id: e.id, parentId: e.parentId, type: e.type, timestamp: e.timestamp, ...entryPreview(e as never) })),
+          entries: s.store
+            .getPath()
+            .map((e) => ({
+              id: e.id,
+              parentId: e.parentId,
+              type: e.type,
+              timestamp: e.timestamp,
+              ...entryPreview(e as never),
+            })),
         });
       case 'get_commands':
         return ok({ commands: s.commands });
@@ -214,7 +256,15 @@ export async function runRpcMode(session: AgentSession, input: Readable, out: Mo
   try {
     await readJsonLines(input, (line) => server.handleLine(line), {
       maxBytes: RUNTIME_DEFAULTS.rpcMaxLineBytes,
-      onOversize: (bytes) => out.stdout(jsonLine({ type: 'response', command: 'parse', success: false, error: `Command line too long (${bytes} bytes); the limit is ${RUNTIME_DEFAULTS.rpcMaxLineBytes}.` })),
+      onOversize: (bytes) =>
+        out.stdout(
+          jsonLine({
+            type: 'response',
+            command: 'parse',
+            success: false,
+            error: `Command line too long (${bytes} bytes); the limit is ${RUNTIME_DEFAULTS.rpcMaxLineBytes}.`,
+          }),
+        ),
     });
     await server.settled();
     await session.waitForIdle();

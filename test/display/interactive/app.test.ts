@@ -14,14 +14,28 @@ import { InteractiveApp, InteractiveController } from '../../../src/display/inte
 import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
 
-const KEYS = { enter: '\r', altEnter: '\x1b\r', esc: '\x1b', up: '\x1b[A', down: '\x1b[B', ctrlO: '\x0f', ctrlC: '\x03', backspace: '\x7f' };
+const KEYS = {
+  enter: '\r',
+  altEnter: '\x1b\r',
+  esc: '\x1b',
+  up: '\x1b[A',
+  down: '\x1b[B',
+  ctrlO: '\x0f',
+  ctrlC: '\x03',
+  backspace: '\x7f',
+};
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function start(turns: ScriptedTurn[], color = false, sessionDir?: string, extra: Partial<CreateAgentSessionOptions> = {}) {
+async function start(
+  turns: ScriptedTurn[],
+  color = false,
+  sessionDir?: string,
+  extra: Partial<CreateAgentSessionOptions> = {},
+) {
   const cwd = mkdtempSync(join(tmpdir(), 'interactive-app-'));
   writeFileSync(join(cwd, 'notes.txt'), Array.from({ length: 25 }, (_, i) => `note line ${i + 1}`).join('\n'));
   const open = () =>
@@ -50,7 +64,10 @@ async function start(turns: ScriptedTurn[], color = false, sessionDir?: string, 
     },
   });
   const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(color) }));
-  cleanups.push(() => app.unmount(), () => session.dispose());
+  cleanups.push(
+    () => app.unmount(),
+    () => session.dispose(),
+  );
   const frame = () => app.lastFrame() ?? '';
   /** Waits (bounded) until the frame satisfies `ok`; fails with the frame. */
   const until = async (ok: (f: string) => boolean, what: string) => {
@@ -125,12 +142,20 @@ describe('interactive app (ink-testing-library)', () => {
       })();
       return stream;
     };
-    const t = await start([], false, undefined, { provider: undefined, script: undefined, model: scriptedModel(), streamFn });
+    const t = await start([], false, undefined, {
+      provider: undefined,
+      script: undefined,
+      model: scriptedModel(),
+      streamFn,
+    });
     await t.type('stream please');
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('working · Esc aborts'), 'the run');
     release();
-    await t.until((f) => f.includes('The first half') && f.includes('working · Esc aborts'), 'the first half while it streams');
+    await t.until(
+      (f) => f.includes('The first half') && f.includes('working · Esc aborts'),
+      'the first half while it streams',
+    );
     expect(t.frame()).not.toContain('second half');
     release();
     await t.until((f) => f.includes('The first half and the second half.') && t.idle(f), 'the whole reply');
@@ -157,7 +182,10 @@ describe('interactive app (ink-testing-library)', () => {
       const stream = new AssistantMessageEventStream();
       const out = emptyAssistantMessage(model);
       const last = context.messages.at(-1);
-      const asked = last?.role === 'user' && Array.isArray(last.content) ? last.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : '';
+      const asked =
+        last?.role === 'user' && Array.isArray(last.content)
+          ? last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+          : '';
       void (async () => {
         stream.push({ type: 'start', partial: out });
         const block = { type: 'text' as const, text: '' };
@@ -174,7 +202,12 @@ describe('interactive app (ink-testing-library)', () => {
       })();
       return stream;
     };
-    const t = await start([], false, undefined, { provider: undefined, script: undefined, model: scriptedModel(), streamFn });
+    const t = await start([], false, undefined, {
+      provider: undefined,
+      script: undefined,
+      model: scriptedModel(),
+      streamFn,
+    });
     for (let i = 1; i <= 6; i++) {
       await t.type(`question ${i}`);
       await t.key(KEYS.enter);
@@ -270,7 +303,14 @@ describe('interactive app (ink-testing-library)', () => {
 
   it('a tool call shows as name + arguments with a collapsed result; Ctrl+O expands what is printed after it', async () => {
     const read = { name: 'read', args: { path: 'notes.txt' } };
-    const t = await start([{ text: 'Reading.', tools: [read] }, { text: 'Read it.' }, { text: 'Again.', tools: [read] }, { text: 'Read again.' }, { text: 'Once more.', tools: [read] }, { text: 'Read once more.' }]);
+    const t = await start([
+      { text: 'Reading.', tools: [read] },
+      { text: 'Read it.' },
+      { text: 'Again.', tools: [read] },
+      { text: 'Read again.' },
+      { text: 'Once more.', tools: [read] },
+      { text: 'Read once more.' },
+    ]);
     await t.type('read the notes');
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('Read it.') && t.idle(f), 'the final reply');
@@ -299,9 +339,7 @@ describe('interactive app (ink-testing-library)', () => {
   });
 
   it('Esc aborts a run; Enter while working queues a steering message; Alt+Enter a follow-up', async () => {
-    const t = await start([
-      { text: 'Slow reply.', delayMs: 600_000 },
-    ]);
+    const t = await start([{ text: 'Slow reply.', delayMs: 600_000 }]);
     await t.type('go slow');
     await t.key(KEYS.enter);
     await t.until((f) => f.includes('working · Esc aborts'), 'the working status');
@@ -309,7 +347,13 @@ describe('interactive app (ink-testing-library)', () => {
     await t.key(KEYS.enter);
     await t.type('and then this');
     await t.key(KEYS.altEnter);
-    await t.until((f) => f.includes('queued steering: steer this') && f.includes('queued follow-up: and then this') && f.includes('2 queued'), 'both queued');
+    await t.until(
+      (f) =>
+        f.includes('queued steering: steer this') &&
+        f.includes('queued follow-up: and then this') &&
+        f.includes('2 queued'),
+      'both queued',
+    );
     expect(t.session.getState().pendingMessageCount).toBe(2);
     await t.key(KEYS.esc);
     await t.until((f) => f.includes('Aborted.') && /\/help\s*$/.test(f.trimEnd()), 'the abort notice and idle status');
@@ -320,7 +364,10 @@ describe('interactive app (ink-testing-library)', () => {
     const t = await start([{ text: 'x' }]);
     await t.type('draft');
     await t.key(KEYS.ctrlC);
-    await t.until((f) => f.includes('Ctrl+C again to quit') && !f.includes('> draft'), 'the confirmation, editor cleared');
+    await t.until(
+      (f) => f.includes('Ctrl+C again to quit') && !f.includes('> draft'),
+      'the confirmation, editor cleared',
+    );
     await t.key(KEYS.ctrlC);
     await t.until(() => t.exited(), 'the exit');
     const u = await start([{ text: 'x' }]);
@@ -371,14 +418,20 @@ describe('interactive app (ink-testing-library)', () => {
     await t.until((f) => f.includes('Model: scripted (scripted). Switch with /model ID.'), '/model');
     await t.type('/model claude-haiku-4-5');
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('Model: claude-haiku-4-5 from the next prompt on.') && /^claude-haiku-4-5 · ctx/m.test(f), 'the switch');
+    await t.until(
+      (f) => f.includes('Model: claude-haiku-4-5 from the next prompt on.') && /^claude-haiku-4-5 · ctx/m.test(f),
+      'the switch',
+    );
     expect(t.session.model.id).toBe('claude-haiku-4-5');
   });
 
   it('/fork continues from an earlier prompt in a new session file; /new starts an empty session', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'interactive-sessions-'));
     const t = await start([{ text: 'Answer A.' }, { text: 'Answer B.' }], false, dir);
-    for (const [p, a] of [['prompt A', 'Answer A.'], ['prompt B', 'Answer B.']]) {
+    for (const [p, a] of [
+      ['prompt A', 'Answer A.'],
+      ['prompt B', 'Answer B.'],
+    ]) {
       await t.type(p!);
       await t.key(KEYS.enter);
       await t.until((f) => f.includes(a!) && t.idle(f), a!);
@@ -386,7 +439,10 @@ describe('interactive app (ink-testing-library)', () => {
     const firstFile = t.session.sessionFile;
     await t.type('/fork');
     await t.key(KEYS.enter);
-    await t.until((f) => f.includes('Fork from prompt') && /^>\* user: prompt B$/m.test(f), 'the fork picker on the last prompt');
+    await t.until(
+      (f) => f.includes('Fork from prompt') && /^>\* user: prompt B$/m.test(f),
+      'the fork picker on the last prompt',
+    );
     await t.key(KEYS.up);
     await t.until((f) => /^>\* user: prompt A$/m.test(f), 'prompt A selected');
     await t.key(KEYS.enter);

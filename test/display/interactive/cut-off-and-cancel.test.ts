@@ -31,8 +31,24 @@ function workDir(): string {
   return cwd;
 }
 
-function open(cwd: string, sessionFile: string, script: ScriptedTurn[] | ScriptedScript, extra: Partial<CreateAgentSessionOptions> = {}): Promise<AgentSession> {
-  return createAgentSession({ cwd, sessionFile, provider: 'scripted', script, tools: ['read'], systemPrompt: 'test', defaultSkills: false, contextFiles: false, notify: () => {}, ...extra });
+function open(
+  cwd: string,
+  sessionFile: string,
+  script: ScriptedTurn[] | ScriptedScript,
+  extra: Partial<CreateAgentSessionOptions> = {},
+): Promise<AgentSession> {
+  return createAgentSession({
+    cwd,
+    sessionFile,
+    provider: 'scripted',
+    script,
+    tools: ['read'],
+    systemPrompt: 'test',
+    defaultSkills: false,
+    contextFiles: false,
+    notify: () => {},
+    ...extra,
+  });
 }
 
 /** The app around `session`, started as runInteractiveMode starts it. */
@@ -66,7 +82,10 @@ function mount(session: AgentSession, initialPrompt?: string) {
   return { controller, app, frame, flat, until, type, key, idle, started };
 }
 
-const lines = (file: string): string[] => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+const lines = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 const entryTypes = (file: string): string[] => lines(file).map((l) => (JSON.parse(l) as { type: string }).type);
 const roleAndText = (m: AgentMessage): string => {
   const content = 'content' in m && Array.isArray(m.content) ? m.content : [];
@@ -97,12 +116,19 @@ describe('interactive mode on a session whose last turn a kill cut off', () => {
     const t = mount(session);
     await t.until((f) => f.includes('The notes have two lines.') && t.idle(f), 'the finished turn');
     await t.started;
-    expect(t.flat()).toContain('The last turn of this session was interrupted (its read call has no result): finishing it now. Esc stops.');
+    expect(t.flat()).toContain(
+      'The last turn of this session was interrupted (its read call has no result): finishing it now. Esc stops.',
+    );
     // The cut-off call is printed once, when it has its result (not first as waiting).
     expect(t.frame().match(/read notes\.txt/g)).toEqual(['read notes.txt']);
     expect(t.frame()).toMatch(/✓ read notes\.txt\n {2}⎿ 2 lines: note line 1/);
     expect(t.frame()).not.toContain('waiting…');
-    expect(session.messages.map(roleAndText)).toEqual(['user: read the notes', 'assistant: call:read', 'toolResult: note line 1\nnote line 2', 'assistant: The notes have two lines.']);
+    expect(session.messages.map(roleAndText)).toEqual([
+      'user: read the notes',
+      'assistant: call:read',
+      'toolResult: note line 1\nnote line 2',
+      'assistant: The notes have two lines.',
+    ]);
 
     await t.type('and now?');
     await t.key(KEYS.enter);
@@ -124,8 +150,17 @@ describe('interactive mode on a session whose last turn a kill cut off', () => {
     const session = await open(cwd, file, turns, { continue: true });
     const t = mount(session, 'three');
     await t.until((f) => f.includes('Answer three.') && t.idle(f), 'the answer to the initial prompt');
-    expect(t.flat()).toContain('The last turn of this session was interrupted (the last prompt has no reply): finishing it now.');
-    expect(session.messages.map(roleAndText)).toEqual(['user: one', 'assistant: Answer one.', 'user: two', 'assistant: Answer two.', 'user: three', 'assistant: Answer three.']);
+    expect(t.flat()).toContain(
+      'The last turn of this session was interrupted (the last prompt has no reply): finishing it now.',
+    );
+    expect(session.messages.map(roleAndText)).toEqual([
+      'user: one',
+      'assistant: Answer one.',
+      'user: two',
+      'assistant: Answer two.',
+      'user: three',
+      'assistant: Answer three.',
+    ]);
   });
 
   it('a session that ended normally opens without a notice and makes no model call', async () => {
@@ -158,7 +193,9 @@ describe('interactive mode on a session whose last turn a kill cut off', () => {
     await t.started;
     await t.until((f) => f.includes(`Answer ${count}.`) && t.idle(f), 'the reopened conversation');
     // Two items per turn: the first five turns are left out, the rest printed once each, in order.
-    expect(t.frame()).toMatch(/^… 10 earlier items of this session not shown \(\/tree lists them\)\n\n› question 6\n\nAnswer 6\.\n/m);
+    expect(t.frame()).toMatch(
+      /^… 10 earlier items of this session not shown \(\/tree lists them\)\n\n› question 6\n\nAnswer 6\.\n/m,
+    );
     expect(t.frame()).not.toMatch(/Answer 5\./);
     for (const n of [6, 30, count]) expect(t.frame().match(new RegExp(`Answer ${n}\\.`, 'g'))).toHaveLength(1);
   });
@@ -176,14 +213,22 @@ describe('Esc while /tree writes its branch summary', () => {
       conversations: [
         {
           match: /^<conversation>/,
-          turns: [(_c: Context) => (summaryCalls++ === 0 ? { text: 'A slow summary that never finishes.', chunkDelayMs: 600_000 } : { text: 'The branch tried "two".' })],
+          turns: [
+            (_c: Context) =>
+              summaryCalls++ === 0
+                ? { text: 'A slow summary that never finishes.', chunkDelayMs: 600_000 }
+                : { text: 'The branch tried "two".' },
+          ],
         },
       ],
     };
     const session = await open(cwd, file, script, { summaries: 'model' });
     const t = mount(session);
     await t.started;
-    for (const [p, a] of [['one', 'Answer one.'], ['two', 'Answer two.']] as const) {
+    for (const [p, a] of [
+      ['one', 'Answer one.'],
+      ['two', 'Answer two.'],
+    ] as const) {
       await t.type(p);
       await t.key(KEYS.enter);
       await t.until((f) => f.includes(a) && t.idle(f), a);
@@ -207,7 +252,9 @@ describe('Esc while /tree writes its branch summary', () => {
     await t.until((f) => f.includes('summarizing branch · Esc cancels'), 'the summary in flight');
     await t.key(KEYS.esc);
     await t.until((f) => f.includes('Rewind cancelled') && t.idle(f), 'the cancelled rewind');
-    expect(t.flat()).toContain('Rewind cancelled while the branch summary was being written: the session is unchanged. /tree starts over.');
+    expect(t.flat()).toContain(
+      'Rewind cancelled while the branch summary was being written: the session is unchanged. /tree starts over.',
+    );
     expect(t.frame()).toContain('Answer two.');
     expect(session.store.leafId).toBe(leafBefore);
     expect(readFileSync(file, 'utf8')).toBe(fileBefore);

@@ -59,7 +59,9 @@ describe('markdownLines', () => {
     expect(lines).toContain('## Changes');
     // Emphasis markers go, inline code keeps its backticks, a link shows its address.
     const paragraph = lines.slice(2, 6).join(' ');
-    expect(paragraph).toContain('makes the interactive mode render markdown, with `inline code`, a link (https://example.com/docs) and underscored emphasis.');
+    expect(paragraph).toContain(
+      'makes the interactive mode render markdown, with `inline code`, a link (https://example.com/docs) and underscored emphasis.',
+    );
     expect(paragraph).not.toContain('**');
     expect(lines).toContain('A line break the model wrote stays.');
     expect(lines).toContain('• second item');
@@ -68,7 +70,13 @@ describe('markdownLines', () => {
     expect(lines).toContain('1. first step');
     expect(lines).toContain('─'.repeat(80));
     const code = lines.indexOf('┌ ts');
-    expect(lines.slice(code, code + 5)).toEqual(['┌ ts', '│ function add(a: number, b: number): number {', expect.stringMatching(/^│ {5}return a \+ b; .*…$/), '│ }', '└']);
+    expect(lines.slice(code, code + 5)).toEqual([
+      '┌ ts',
+      '│ function add(a: number, b: number): number {',
+      expect.stringMatching(/^│ {5}return a \+ b; .*…$/),
+      '│ }',
+      '└',
+    ]);
     expect(lines).toContain('name  │ size');
     expect(lines).toContain('a.ts  │   12');
     expect(lines).toContain('bb.ts │ 3456');
@@ -95,12 +103,16 @@ describe('markdownLines', () => {
     const lines = plain(DOC);
     const bullet = lines.findIndex((l) => l.startsWith('• a bullet item'));
     expect(lines[bullet + 1]).toMatch(/^ {2}\S/);
-    expect(`${lines[bullet]} ${lines[bullet + 1]!.trim()}`).toBe('• a bullet item whose text is long enough to wrap onto a second line, which is indented under the text');
+    expect(`${lines[bullet]} ${lines[bullet + 1]!.trim()}`).toBe(
+      '• a bullet item whose text is long enough to wrap onto a second line, which is indented under the text',
+    );
     const step = lines.findIndex((l) => l.startsWith('2. second step'));
     expect(lines[step + 1]).toMatch(/^ {3}\S/);
     const quote = lines.filter((l) => l.startsWith('▎'));
     expect(quote.length).toBe(2);
-    expect(quote.map((l) => l.slice(2)).join(' ')).toBe('A quote that is long enough to wrap around at eighty columns, and it keeps its marker on every line.');
+    expect(quote.map((l) => l.slice(2)).join(' ')).toBe(
+      'A quote that is long enough to wrap around at eighty columns, and it keeps its marker on every line.',
+    );
     // A narrower terminal rewraps prose but never a code line: one line per source line, cut.
     const narrow = plain('```\nconst aLongIdentifierName = someFunction(withArguments, andMore);\n  indented\n```', 30);
     expect(narrow).toEqual(['┌', '│ const aLongIdentifierName =…', '│   indented', '└']);
@@ -171,13 +183,24 @@ describe('markdownLines', () => {
     const open = markdownLines('Here:\n\n```ts\nconst x = 1;\n', { width: 80, color: false, streaming: true });
     expect(open).toEqual(['Here:', '', '┌ ts', '│ const x = 1;']);
     // Two of the closing fence's three backticks are not drawn as a code line.
-    expect(markdownLines('```ts\nconst x = 1;\n``', { width: 80, color: false, streaming: true })).toEqual(['┌ ts', '│ const x = 1;']);
-    expect(markdownLines('```ts\nconst x = 1;\n```', { width: 80, color: false, streaming: true })).toEqual(['┌ ts', '│ const x = 1;', '└']);
+    expect(markdownLines('```ts\nconst x = 1;\n``', { width: 80, color: false, streaming: true })).toEqual([
+      '┌ ts',
+      '│ const x = 1;',
+    ]);
+    expect(markdownLines('```ts\nconst x = 1;\n```', { width: 80, color: false, streaming: true })).toEqual([
+      '┌ ts',
+      '│ const x = 1;',
+      '└',
+    ]);
     // An unclosed ** is bold already, and the first half of its closer changes nothing.
     const half = markdownLines('Say **hello wor', { width: 80, color: true, streaming: true })[0]!;
     expect(half).toBe(`Say ${BOLD}hello wor${ESC}[22m`);
-    expect(markdownLines('Say **hello world*', { width: 80, color: true, streaming: true })[0]).toBe(`Say ${BOLD}hello world${ESC}[22m`);
-    expect(markdownLines('Say **hello world**', { width: 80, color: true, streaming: true })[0]).toBe(`Say ${BOLD}hello world${ESC}[22m`);
+    expect(markdownLines('Say **hello world*', { width: 80, color: true, streaming: true })[0]).toBe(
+      `Say ${BOLD}hello world${ESC}[22m`,
+    );
+    expect(markdownLines('Say **hello world**', { width: 80, color: true, streaming: true })[0]).toBe(
+      `Say ${BOLD}hello world${ESC}[22m`,
+    );
     expect(markdownLines('Run `npm te', { width: 80, color: false, streaming: true })).toEqual(['Run `npm te`']);
     expect(markdownLines('Say **', { width: 80, color: false, streaming: true })).toEqual(['Say']);
     // Whole (not streaming), an unclosed marker is literal text, as CommonMark has it.
@@ -185,7 +208,13 @@ describe('markdownLines', () => {
   });
 
   it('closeDanglingMarkers leaves finished text, italics and code fences alone', () => {
-    for (const done of ['**a** and `b`', 'an *italic*', '2 * 3 = 6', '```\n**not bold\n', 'a\n\n```js\nx `y\n```\n\ntext']) {
+    for (const done of [
+      '**a** and `b`',
+      'an *italic*',
+      '2 * 3 = 6',
+      '```\n**not bold\n',
+      'a\n\n```js\nx `y\n```\n\ntext',
+    ]) {
       expect(closeDanglingMarkers(done)).toBe(done);
     }
     expect(closeDanglingMarkers('**bold `code')).toBe('**bold `code`**');
@@ -193,7 +222,9 @@ describe('markdownLines', () => {
   });
 
   it('links: [text](url) as "text (url)", a bare address once; images as their description', () => {
-    expect(plain('See [the docs](https://x.dev/a) or https://x.dev/b or <mailto:me@x.dev>.')).toEqual(['See the docs (https://x.dev/a) or https://x.dev/b or mailto:me@x.dev.']);
+    expect(plain('See [the docs](https://x.dev/a) or https://x.dev/b or <mailto:me@x.dev>.')).toEqual([
+      'See the docs (https://x.dev/a) or https://x.dev/b or mailto:me@x.dev.',
+    ]);
     expect(plain('![a chart](chart.png)')).toEqual(['[image: a chart] (chart.png)']);
   });
 });
@@ -219,7 +250,10 @@ describe('the app draws a markdown reply', () => {
     });
     const controller = new InteractiveController(session, { onExit: () => undefined });
     const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(false) }));
-    cleanups.push(() => app.unmount(), () => session.dispose());
+    cleanups.push(
+      () => app.unmount(),
+      () => session.dispose(),
+    );
     const frame = () => app.lastFrame() ?? '';
     const until = async (ok: (f: string) => boolean, what: string) => {
       const t0 = Date.now();
@@ -234,7 +268,16 @@ describe('the app draws a markdown reply', () => {
     await until((f) => f.includes('└') && /\/help\s*$/.test(f.trimEnd()), 'the rendered reply');
     const lines = frame().split('\n');
     const at = lines.indexOf('## Plan');
-    expect(lines.slice(at, at + 8)).toEqual(['## Plan', '', '• read the file', '• then `edit` it', '', '┌ sh', '│ npm test', '└']);
+    expect(lines.slice(at, at + 8)).toEqual([
+      '## Plan',
+      '',
+      '• read the file',
+      '• then `edit` it',
+      '',
+      '┌ sh',
+      '│ npm test',
+      '└',
+    ]);
     expect(frame()).toContain('› **plan** it'); // the user's prompt is not rendered
     expect(frame()).not.toContain('```');
   });

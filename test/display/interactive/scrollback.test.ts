@@ -83,13 +83,21 @@ async function start() {
     const stream = new AssistantMessageEventStream();
     const out = emptyAssistantMessage(model);
     const last = context.messages.at(-1);
-    const prompt = last && last.role === 'user' ? (typeof last.content === 'string' ? last.content : last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')) : '';
+    const prompt =
+      last && last.role === 'user'
+        ? typeof last.content === 'string'
+          ? last.content
+          : last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+        : '';
     void (async () => {
       stream.push({ type: 'start', partial: out });
       const block = { type: 'text' as const, text: '' };
       out.content.push(block);
       stream.push({ type: 'text_start', contentIndex: 0, partial: out });
-      const deltas = prompt === 'tall' ? Array.from({ length: 40 }, (_, i) => `${i === 0 ? '' : '\n'}tall line ${i + 1}`) : [`Reply number ${prompt.replace('prompt ', '')}.`];
+      const deltas =
+        prompt === 'tall'
+          ? Array.from({ length: 40 }, (_, i) => `${i === 0 ? '' : '\n'}tall line ${i + 1}`)
+          : [`Reply number ${prompt.replace('prompt ', '')}.`];
       for (const delta of deltas) {
         if (prompt === 'tall') await gate();
         block.text += delta;
@@ -122,7 +130,10 @@ async function start() {
     exitOnCtrlC: false,
     patchConsole: false,
   });
-  cleanups.push(() => app.unmount(), () => session.dispose());
+  cleanups.push(
+    () => app.unmount(),
+    () => session.dispose(),
+  );
   const text = () => stripAnsi(stdout.written);
   const until = async (ok: () => boolean, what: string) => {
     const t0 = Date.now();
@@ -147,9 +158,15 @@ describe('the conversation in the terminal scrollback (ink on a fake 80x24 termi
     t.controller.submit('tall');
     for (let i = 1; i <= 40; i++) {
       t.release();
-      await t.until(() => t.stdout.written.slice(written).includes(`tall line ${i}\n`) || (i === 40 && t.idle()), `tall line ${i} drawn`);
+      await t.until(
+        () => t.stdout.written.slice(written).includes(`tall line ${i}\n`) || (i === 40 && t.idle()),
+        `tall line ${i} drawn`,
+      );
     }
-    await t.until(() => t.idle() && t.controller.state.printedUpTo === t.controller.state.transcript.items.length, 'the tall reply printed');
+    await t.until(
+      () => t.idle() && t.controller.state.printedUpTo === t.controller.state.transcript.items.length,
+      'the tall reply printed',
+    );
     await t.until(() => /\/help\s*$/.test(t.text()), 'the idle status line');
 
     // The live part was redrawn for every delta (the first line of the reply many times, while it

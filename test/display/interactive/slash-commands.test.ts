@@ -3,10 +3,18 @@ import { helpText, parseInput, SLASH_COMMANDS } from '../../../src/display/inter
 
 describe('slash commands', () => {
   it('parses built-in commands with their arguments', () => {
-    expect(parseInput('/compact keep the file list')).toEqual({ kind: 'command', name: 'compact', args: 'keep the file list' });
+    expect(parseInput('/compact keep the file list')).toEqual({
+      kind: 'command',
+      name: 'compact',
+      args: 'keep the file list',
+    });
     expect(parseInput('  /tree ')).toEqual({ kind: 'command', name: 'tree', args: '' });
     expect(parseInput('/model claude-haiku-4-5')).toEqual({ kind: 'command', name: 'model', args: 'claude-haiku-4-5' });
-    expect(parseInput('/compact first line\nsecond line')).toEqual({ kind: 'command', name: 'compact', args: 'first line\nsecond line' });
+    expect(parseInput('/compact first line\nsecond line')).toEqual({
+      kind: 'command',
+      name: 'compact',
+      args: 'first line\nsecond line',
+    });
   });
 
   it('other /names are left to the session (extension commands, skills)', () => {

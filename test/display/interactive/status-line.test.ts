@@ -21,6 +21,13 @@ describe('status line', () => {
   });
 
   it('token counts stay short', () => {
-    expect([999, 1_000, 12_345, 200_000, 1_000_000, 1_500_000].map(shortTokens)).toEqual(['999', '1k', '12.3k', '200k', '1M', '1.5M']);
+    expect([999, 1_000, 12_345, 200_000, 1_000_000, 1_500_000].map(shortTokens)).toEqual([
+      '999',
+      '1k',
+      '12.3k',
+      '200k',
+      '1M',
+      '1.5M',
+    ]);
   });
 });

@@ -1,11 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../../../src/agent/types.js';
 import type { AssistantMessage } from '../../../src/ai/types.js';
-import { applyEvent, emptyTranscript, transcriptFromMessages, type Transcript } from '../../../src/display/interactive/transcript.js';
-import { resultSummary, toolCallText, expandedResult, EXPANDED_RESULT_LINES } from '../../../src/display/interactive/tool-text.js';
+import {
+  applyEvent,
+  emptyTranscript,
+  transcriptFromMessages,
+  type Transcript,
+} from '../../../src/display/interactive/transcript.js';
+import {
+  resultSummary,
+  toolCallText,
+  expandedResult,
+  EXPANDED_RESULT_LINES,
+} from '../../../src/display/interactive/tool-text.js';
 
-const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-const reply = (content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason'] = 'stop', errorMessage?: string): AssistantMessage => ({
+const usage = {
+  input: 1,
+  output: 1,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 2,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
+const reply = (
+  content: AssistantMessage['content'],
+  stopReason: AssistantMessage['stopReason'] = 'stop',
+  errorMessage?: string,
+): AssistantMessage => ({
   role: 'assistant',
   content,
   api: 'scripted',
@@ -20,19 +41,38 @@ const reply = (content: AssistantMessage['content'], stopReason: AssistantMessag
 describe('transcript', () => {
   it('a streamed reply grows in one item, then its tool call gets a running state and a result', () => {
     let t: Transcript = emptyTranscript();
-    t = applyEvent(t, { type: 'message_start', message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 0 } });
+    t = applyEvent(t, {
+      type: 'message_start',
+      message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 0 },
+    });
     t = applyEvent(t, { type: 'message_start', message: reply([]) });
     const partial = reply([{ type: 'text', text: 'Listing' }]);
-    t = applyEvent(t, { type: 'message_update', message: partial, assistantMessageEvent: { type: 'text_delta', contentIndex: 0, delta: 'Listing', partial } });
+    t = applyEvent(t, {
+      type: 'message_update',
+      message: partial,
+      assistantMessageEvent: { type: 'text_delta', contentIndex: 0, delta: 'Listing', partial },
+    });
     expect(t.items).toHaveLength(2);
     expect(t.items[1]).toMatchObject({ kind: 'assistant', text: 'Listing', streaming: true });
-    const done = reply([{ type: 'text', text: 'Listing files.' }, { type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }], 'toolUse');
+    const done = reply(
+      [
+        { type: 'text', text: 'Listing files.' },
+        { type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } },
+      ],
+      'toolUse',
+    );
     t = applyEvent(t, { type: 'message_end', message: done });
     t = applyEvent(t, { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'ls' } });
     expect(t.items.map((i) => i.kind)).toEqual(['user', 'assistant', 'tool']);
     expect(t.items[1]).toMatchObject({ text: 'Listing files.', streaming: false });
     expect(t.items[2]).toMatchObject({ state: 'running', name: 'bash' });
-    t = applyEvent(t, { type: 'tool_execution_end', toolCallId: 'c1', toolName: 'bash', result: { content: [{ type: 'text', text: 'a\nb\n' }] }, isError: false });
+    t = applyEvent(t, {
+      type: 'tool_execution_end',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      result: { content: [{ type: 'text', text: 'a\nb\n' }] },
+      isError: false,
+    });
     expect(t.items[2]).toMatchObject({ state: 'done', result: 'a\nb\n' });
     // Keys stay stable while an item is updated (React keeps its element).
     expect(new Set(t.items.map((i) => i.key)).size).toBe(3);
@@ -42,8 +82,21 @@ describe('transcript', () => {
     const messages: AgentMessage[] = [
       { role: 'compactionSummary', summary: '## Goal\nship it', tokensBefore: 12345, timestamp: 0 },
       { role: 'user', content: 'read it', timestamp: 0 },
-      reply([{ type: 'thinking', thinking: 'need the file' }, { type: 'toolCall', id: 'r1', name: 'read', arguments: { path: 'a.txt' } }], 'toolUse'),
-      { role: 'toolResult', toolCallId: 'r1', toolName: 'read', content: [{ type: 'text', text: 'no such file' }], isError: true, timestamp: 0 },
+      reply(
+        [
+          { type: 'thinking', thinking: 'need the file' },
+          { type: 'toolCall', id: 'r1', name: 'read', arguments: { path: 'a.txt' } },
+        ],
+        'toolUse',
+      ),
+      {
+        role: 'toolResult',
+        toolCallId: 'r1',
+        toolName: 'read',
+        content: [{ type: 'text', text: 'no such file' }],
+        isError: true,
+        timestamp: 0,
+      },
       reply([], 'error', '500 server error'),
     ];
     const t = transcriptFromMessages(messages);

@@ -20,10 +20,16 @@ describe('tree rows (/tree and /fork pickers)', () => {
     });
     await session.prompt('one');
     await session.prompt('two');
-    const two = session.store.getPath().find((e) => e.type === 'message' && e.message.role === 'user' && JSON.stringify(e.message.content).includes('two'))!;
+    const two = session.store
+      .getPath()
+      .find(
+        (e) => e.type === 'message' && e.message.role === 'user' && JSON.stringify(e.message.content).includes('two'),
+      )!;
     await session.navigate(two.id); // back to before "two"
     await session.prompt('other');
-    const rows = treeRows(session.store).map((r) => `${'  '.repeat(r.depth)}${r.onPath ? '*' : ' '} ${r.text}${r.isLeaf ? ' (leaf)' : ''}`);
+    const rows = treeRows(session.store).map(
+      (r) => `${'  '.repeat(r.depth)}${r.onPath ? '*' : ' '} ${r.text}${r.isLeaf ? ' (leaf)' : ''}`,
+    );
     expect(rows).toEqual([
       '* user: one',
       '* assistant: A1',

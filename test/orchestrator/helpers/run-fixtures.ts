@@ -45,7 +45,9 @@ export function ofType<T extends RunEvent['type']>(list: RunEvent[], type: T): E
 /** Agents that started before the first instance finished: they were running together. */
 export function startedBeforeFirstDone(log: RunEvent[]): Set<string> {
   const firstDone = log.findIndex((e) => e.type === 'instance_done');
-  return new Set(log.slice(0, firstDone).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'agent_start' ? [e.key] : [])));
+  return new Set(
+    log.slice(0, firstDone).flatMap((e) => (e.type === 'agent_event' && e.event.type === 'agent_start' ? [e.key] : [])),
+  );
 }
 
 /** Every line of a session file parses as JSON (a session left intact). */
@@ -73,7 +75,11 @@ export interface Conversation {
 export function conversationKey(body: { system?: unknown; messages?: { role: string; content: unknown }[] }): string {
   const first = body.messages?.find((m) => m.role === 'user');
   const text = (c: unknown): string =>
-    typeof c === 'string' ? c : Array.isArray(c) ? c.map((b: { type?: string; text?: string }) => (b.type === 'text' ? (b.text ?? '') : '')).join('\n') : '';
+    typeof c === 'string'
+      ? c
+      : Array.isArray(c)
+        ? c.map((b: { type?: string; text?: string }) => (b.type === 'text' ? (b.text ?? '') : '')).join('\n')
+        : '';
   return `${text(first?.content)}\n${text(body.system)}`;
 }
 
@@ -91,13 +97,26 @@ export function conversationResponder(convs: Conversation[]): (req: RespondInput
     if (isSummaryRequest(body)) return SUMMARY_REPLY;
     const key = conversationKey(body);
     const conv = convs.find((c) => c.match.test(key));
-    if (!conv) return { kind: 'http-error', status: 400, errorType: 'invalid_request_error', message: `no conversation for ${key.slice(0, 80)}` };
+    if (!conv)
+      return {
+        kind: 'http-error',
+        status: 400,
+        errorType: 'invalid_request_error',
+        message: `no conversation for ${key.slice(0, 80)}`,
+      };
     const replies = (body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length;
     const turn = conv.turns[replies];
-    if (!turn) return { kind: 'http-error', status: 400, errorType: 'invalid_request_error', message: `conversation ${conv.match} has no turn ${replies}` };
+    if (!turn)
+      return {
+        kind: 'http-error',
+        status: 400,
+        errorType: 'invalid_request_error',
+        message: `conversation ${conv.match} has no turn ${replies}`,
+      };
     const content: FakeBlock[] = [];
     if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
-    for (const [i, t] of (turn.tools ?? []).entries()) content.push({ type: 'tool_use', id: `toolu_${index}_${i}`, name: t.name, input: t.args ?? {} });
+    for (const [i, t] of (turn.tools ?? []).entries())
+      content.push({ type: 'tool_use', id: `toolu_${index}_${i}`, name: t.name, input: t.args ?? {} });
     return { kind: 'message', content, ...(turn.delayMs ? { delayMs: turn.delayMs } : {}) };
   };
 }

@@ -24,7 +24,9 @@ export interface TestRun {
 
 export function testRun(yaml: string): TestRun {
   const recipe = loadTestRecipe(yaml);
-  const tasks = new Map<string, TaskState>(recipe.tasks.map((task, level) => [task.id, { task, level, status: 'waiting', expanded: false, instances: [] }]));
+  const tasks = new Map<string, TaskState>(
+    recipe.tasks.map((task, level) => [task.id, { task, level, status: 'waiting', expanded: false, instances: [] }]),
+  );
   const instances = new Map<string, InstanceState>();
   return {
     recipe,
@@ -32,7 +34,19 @@ export function testRun(yaml: string): TestRun {
     instances,
     add(task, id, status, extra = {}) {
       const t = tasks.get(task)!;
-      const inst: InstanceState = { id, task, index: t.instances.length, status, attempt: 0, usage: zeroUsage(), modifiedFiles: [], readFiles: [], durationMs: 0, sessionFiles: [], ...extra };
+      const inst: InstanceState = {
+        id,
+        task,
+        index: t.instances.length,
+        status,
+        attempt: 0,
+        usage: zeroUsage(),
+        modifiedFiles: [],
+        readFiles: [],
+        durationMs: 0,
+        sessionFiles: [],
+        ...extra,
+      };
       t.instances.push(inst);
       t.status = 'active';
       t.expanded = true;

@@ -13,16 +13,24 @@ const ROOT = join(import.meta.dirname, '..', '..', '..');
 const DIST_ENTRY = join(ROOT, 'dist', 'orchestrator', 'worker', 'worker-entry.cjs');
 
 describe('the worker thread entry', () => {
-  it('is worker/worker-entry.cjs under the built pool\'s folder, worker-entry.cts under tsx', () => {
-    expect(workerEntry('file:///app/dist/orchestrator/pool.js')).toEqual({ isTs: false, href: 'file:///app/dist/orchestrator/worker/worker-entry.cjs' });
+  it("is worker/worker-entry.cjs under the built pool's folder, worker-entry.cts under tsx", () => {
+    expect(workerEntry('file:///app/dist/orchestrator/pool.js')).toEqual({
+      isTs: false,
+      href: 'file:///app/dist/orchestrator/worker/worker-entry.cjs',
+    });
     expect(fileURLToPath(workerEntry().href)).toBe(join(ROOT, 'src', 'orchestrator', 'worker', 'worker-entry.cts'));
   });
 
-  it.skipIf(!existsSync(DIST_ENTRY))('loads without require() of an ES module, and its handler reaches the worker module', () => {
-    // With require(esm) switched off, require() of the ES worker itself throws ERR_REQUIRE_ESM.
-    const script = `const h = require(${JSON.stringify(DIST_ENTRY)}); h({}).then(() => console.log('resolved'), (e) => console.log(typeof h, e.message));`;
-    const out = execFileSync(process.execPath, ['--no-experimental-require-module', '-e', script], { encoding: 'utf8' });
-    // An empty task fails inside the worker module (no port): the module was loaded through import().
-    expect(out).toMatch(/^function .*'on'/);
-  });
+  it.skipIf(!existsSync(DIST_ENTRY))(
+    'loads without require() of an ES module, and its handler reaches the worker module',
+    () => {
+      // With require(esm) switched off, require() of the ES worker itself throws ERR_REQUIRE_ESM.
+      const script = `const h = require(${JSON.stringify(DIST_ENTRY)}); h({}).then(() => console.log('resolved'), (e) => console.log(typeof h, e.message));`;
+      const out = execFileSync(process.execPath, ['--no-experimental-require-module', '-e', script], {
+        encoding: 'utf8',
+      });
+      // An empty task fails inside the worker module (no port): the module was loaded through import().
+      expect(out).toMatch(/^function .*'on'/);
+    },
+  );
 });

@@ -83,5 +83,9 @@ export function filesUnder(dir: string): string[] {
 
 /** The one-line numeric summary a suite prints (picked up in CI logs). */
 export function printSummary(suite: string, numbers: Record<string, number | string>): void {
-  console.log(`[reliability] ${suite}: ${Object.entries(numbers).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  console.log(
+    `[reliability] ${suite}: ${Object.entries(numbers)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
 }

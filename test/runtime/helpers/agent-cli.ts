@@ -85,7 +85,15 @@ export function startAgentRpc(args: string[], options: CliOptions = {}) {
     const found = lines.find(test);
     if (found) return Promise.resolve(found);
     return new Promise((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching RPC line within ${timeoutMs} ms; got:\n${lines.map((l) => JSON.stringify(l).slice(0, 200)).join('\n')}\nstderr: ${stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no matching RPC line within ${timeoutMs} ms; got:\n${lines.map((l) => JSON.stringify(l).slice(0, 200)).join('\n')}\nstderr: ${stderr}`,
+            ),
+          ),
+        timeoutMs,
+      );
       waiters.push({
         test,
         resolve: (l) => {

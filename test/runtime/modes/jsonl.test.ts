@@ -30,7 +30,9 @@ describe('eventLineWriter', () => {
   it('a small reply: every update carries its delta and the snapshot', async () => {
     const events = await eventsOf('a short reply of a few words');
     const write = eventLineWriter();
-    const updates = events.filter((e) => e.type === 'message_update').map((e) => JSON.parse(write(e)) as { message?: unknown; assistantMessageEvent: { delta?: string } });
+    const updates = events
+      .filter((e) => e.type === 'message_update')
+      .map((e) => JSON.parse(write(e)) as { message?: unknown; assistantMessageEvent: { delta?: string } });
     expect(updates.length).toBeGreaterThan(0);
     for (const u of updates) expect(u.message).toBeDefined();
   });
@@ -45,7 +47,11 @@ describe('eventLineWriter', () => {
     for (const e of events) {
       const line = write(e);
       bytes += line.length;
-      const parsed = JSON.parse(line) as { type: string; message?: unknown; assistantMessageEvent?: { type: string; delta?: string } };
+      const parsed = JSON.parse(line) as {
+        type: string;
+        message?: unknown;
+        assistantMessageEvent?: { type: string; delta?: string };
+      };
       if (parsed.type !== 'message_update') continue;
       if (parsed.message) snapshots++;
       if (parsed.assistantMessageEvent?.type === 'text_delta') text += parsed.assistantMessageEvent.delta ?? '';

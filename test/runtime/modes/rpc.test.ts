@@ -30,8 +30,9 @@ async function start(turns: ScriptedTurn[]) {
         if (!l) continue;
         const line = JSON.parse(l) as Line;
         out.push(line);
-        for (const w of waiters.splice(0)) if (w.test(line)) w.resolve();
-        else waiters.push(w);
+        for (const w of waiters.splice(0))
+          if (w.test(line)) w.resolve();
+          else waiters.push(w);
       }
     },
     stderr: () => {},
@@ -62,18 +63,33 @@ describe('RPC mode', () => {
   });
 
   it('keeps serving after malformed lines and reports them with the id it could read', async () => {
-    const out = await rpc([], ['{"id":"a1","type":"get_state"', 'not json at all', '[1,2]', '{"id":7,"type":"get_state"}']);
+    const out = await rpc(
+      [],
+      ['{"id":"a1","type":"get_state"', 'not json at all', '[1,2]', '{"id":7,"type":"get_state"}'],
+    );
     const r = responses(out);
     expect(r[0]).toMatchObject({ id: 'a1', command: 'get_state', success: false });
     expect(String(r[0]!.error)).toMatch(/^Malformed command: /);
     expect(r[1]).toMatchObject({ command: 'parse', success: false });
     expect(r[1]).not.toHaveProperty('id');
     expect(r[2]).toMatchObject({ command: 'parse', success: false });
-    expect(r[3]).toMatchObject({ id: 7, command: 'get_state', success: true, data: { isStreaming: false, messageCount: 0 } });
+    expect(r[3]).toMatchObject({
+      id: 7,
+      command: 'get_state',
+      success: true,
+      data: { isStreaming: false, messageCount: 0 },
+    });
   });
 
   it('names the valid commands for an unknown one, and validates fields', async () => {
-    const out = await rpc([], ['{"id":"u","type":"explode"}', '{"id":"v","type":"steer"}', '{"id":"w","type":"set_thinking_level","level":"max"}']);
+    const out = await rpc(
+      [],
+      [
+        '{"id":"u","type":"explode"}',
+        '{"id":"v","type":"steer"}',
+        '{"id":"w","type":"set_thinking_level","level":"max"}',
+      ],
+    );
     const r = responses(out);
     expect(r[0]).toMatchObject({ id: 'u', command: 'explode', success: false });
     expect(String(r[0]!.error)).toBe(`Unknown command "explode". Valid commands: ${RPC_COMMAND_TYPES.join(', ')}.`);
@@ -83,7 +99,15 @@ describe('RPC mode', () => {
   });
 
   it('names of Object.prototype members are unknown commands, not a crash', async () => {
-    const out = await rpc([], ['{"id":"a","type":"__proto__"}', '{"id":"b","type":"constructor"}', '{"id":"c","type":"toString"}', '{"id":"d","type":"get_state"}']);
+    const out = await rpc(
+      [],
+      [
+        '{"id":"a","type":"__proto__"}',
+        '{"id":"b","type":"constructor"}',
+        '{"id":"c","type":"toString"}',
+        '{"id":"d","type":"get_state"}',
+      ],
+    );
     const r = responses(out);
     expect(r.map((x) => [x.id, x.success])).toEqual([
       ['a', false],
@@ -106,7 +130,11 @@ describe('RPC mode', () => {
   it('a prompt while running without streamingBehavior is refused with its id', async () => {
     const out = await rpc(
       [{ text: 'slow', delayMs: 50 }, { text: 'second' }],
-      ['{"id":"1","type":"prompt","message":"a"}', '{"id":"2","type":"prompt","message":"b"}', '{"id":"3","type":"prompt","message":"c","streamingBehavior":"followUp"}'],
+      [
+        '{"id":"1","type":"prompt","message":"a"}',
+        '{"id":"2","type":"prompt","message":"b"}',
+        '{"id":"3","type":"prompt","message":"c","streamingBehavior":"followUp"}',
+      ],
     );
     const r = responses(out);
     expect(r.find((x) => x.id === '2')).toMatchObject({ success: false });

@@ -13,7 +13,11 @@ export const STDIO_FIXTURE = fileURLToPath(new URL('../../fixtures/mcp/stdio-ser
  * folder (a CI clone in /tmp), which the sandbox replaces with a private one, so a sandboxed server
  * could not see its own script or node_modules there. The unconfined path still gets the env allowlist.
  */
-export const FIXTURE_SANDBOX: 'workspace' | 'none' = realpathSync(STDIO_FIXTURE).startsWith(realpathSync(tmpdir()) + sep) ? 'none' : 'workspace';
+export const FIXTURE_SANDBOX: 'workspace' | 'none' = realpathSync(STDIO_FIXTURE).startsWith(
+  realpathSync(tmpdir()) + sep,
+)
+  ? 'none'
+  : 'workspace';
 
 /** The stdio fixture server named `name` (sandboxed, lazy, agent scope unless changed). */
 export function stdioServer(name: string, extra: Partial<McpServerConfig> = {}): McpServerConfig {
