@@ -213,15 +213,13 @@ export class RpcServer {
       case 'get_entries':
         return ok({
           leafId: s.store.leafId,
-          entries: s.store
-            .getPath()
-            .map((e) => ({
-              id: e.id,
-              parentId: e.parentId,
-              type: e.type,
-              timestamp: e.timestamp,
-              ...entryPreview(e as never),
-            })),
+          entries: s.store.getPath().map((e) => ({
+            id: e.id,
+            parentId: e.parentId,
+            type: e.type,
+            timestamp: e.timestamp,
+            ...entryPreview(e as never),
+          })),
         });
       case 'get_commands':
         return ok({ commands: s.commands });
