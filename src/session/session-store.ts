@@ -20,17 +20,18 @@
 // writeMode 'immediate' writes every append*() before it returns (one write(2) per call).
 // Either way a written line survives the process being killed; power loss needs `fsync: true`
 // (jsonl-file-storage.ts).
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import type { ImageContent, TextContent } from '../ai/types.js';
 import type { AgentMessage, AgentThinkingLevel } from '../agent/types.js';
 import { SESSION_DEFAULTS } from './defaults.js';
 import { EntryIdSequence, newSessionId } from './entry-ids.js';
 import { JsonlFileStorage, type JsonlFileStorageOptions } from './jsonl-file-storage.js';
 import { loadSession } from './load-session.js';
+import { fileTimestamp, newHeader, openStoredSession } from './open-session.js';
 import type { Redactor } from './redact.js';
 import { SessionTree } from './session-tree.js';
 import { StagedLines } from './staged-lines.js';
-import { stringifyJson, jsonBytes } from './stringify-json.js';
+import { jsonBytes } from './stringify-json.js';
 import { MemoryStorage, type SessionStorage } from './storage.js';
 import type {
   BranchSummaryEntry,
@@ -99,10 +100,6 @@ function isoNow(): string {
     iso = new Date(ms).toISOString();
   }
   return iso;
-}
-
-function fileTimestamp(): string {
-  return new Date().toISOString().replace(/[:.]/g, '-');
 }
 
 export class SessionStore {
@@ -177,7 +174,7 @@ export class SessionStore {
     if (probe.exists && probe.headerProblem !== 'empty') {
       throw new Error(`Session file ${path} already exists; open it with SessionStore.open(path) instead of create().`);
     }
-    return new SessionStore(storage, SessionStore.newHeader(options, id), new SessionTree(), false, [], options);
+    return new SessionStore(storage, newHeader(options, id), new SessionTree(), false, [], options);
   }
 
   /** A session that never touches disk. */
@@ -185,80 +182,10 @@ export class SessionStore {
     return SessionStore.fromStorage(new MemoryStorage(), options);
   }
 
-  /** Loads whatever `storage` holds, repairing what it must (header, old versions). */
+  /** Loads whatever `storage` holds, repairing what it must (header, old versions); see open-session.ts. */
   static fromStorage(storage: SessionStorage, options: SessionStoreOptions = {}): SessionStore {
-    const loaded = loadSession(storage);
-    const warnings = loaded.warnings;
-    const where = storage.path ?? 'memory session';
-    let header = loaded.header;
-    let released = loaded.exists && header !== undefined;
-    let entries = loaded.entries;
-
-    if (!loaded.exists || loaded.headerProblem === 'empty') {
-      if (loaded.headerProblem === 'empty') warnings.push(`${where} was empty; a new session starts at the same path.`);
-      header = SessionStore.newHeader(options);
-      released = false;
-    } else if (!header) {
-      // Keep every entry that still parses, under a fresh header; the damaged original stays beside it.
-      const backup = storage.backup(`.corrupt-${fileTimestamp()}.bak`);
-      header = SessionStore.newHeader(options);
-      storage.replaceAll(SessionStore.serialize(header, entries, loaded.leafTarget));
-      released = true;
-      warnings.push(
-        `${where} had a ${loaded.headerProblem} header; rewrote it with a new header and the ${entries.length} entries that could be read` +
-          (backup ? ` (original kept at ${basename(backup)}).` : '.'),
-      );
-    } else if (loaded.migration?.changed) {
-      const from = loaded.migration.fromVersion;
-      const backup = storage.backup(`.v${from}.bak`);
-      storage.replaceAll(SessionStore.serialize(header, entries, loaded.leafTarget));
-      warnings.push(
-        `${where} was migrated from format v${from} to v${header.version}` +
-          (backup ? ` (original kept at ${basename(backup)}).` : '.'),
-      );
-    }
-    if (header.version > SESSION_DEFAULTS.formatVersion) {
-      warnings.push(
-        `${where} has format v${header.version}, newer than this program (v${SESSION_DEFAULTS.formatVersion}); unknown entries are kept but ignored.`,
-      );
-    }
-
-    const tree = SessionTree.build(entries, warnings);
-    entries = tree.entries;
-    let leaf: string | null = entries.length > 0 ? entries[entries.length - 1]!.id : null;
-    if (loaded.leafTarget !== undefined) {
-      if (loaded.leafTarget === null || tree.has(loaded.leafTarget)) leaf = loaded.leafTarget;
-      else warnings.push(`${where}: the saved leaf ${loaded.leafTarget} is not in the session; using the last entry.`);
-    }
-    tree.setLeaf(leaf);
-    return new SessionStore(storage, header, tree, released, warnings, options);
-  }
-
-  private static newHeader(options: SessionStoreOptions, id = newSessionId()): SessionHeader {
-    const header: SessionHeader = {
-      type: 'session',
-      version: SESSION_DEFAULTS.formatVersion,
-      id,
-      timestamp: new Date().toISOString(),
-      cwd: options.cwd ?? process.cwd(),
-    };
-    if (options.parentSession !== undefined) header.parentSession = options.parentSession;
-    return header;
-  }
-
-  /** Whole-file text for a rewrite; a saved leaf move is carried over as the last line. */
-  private static serialize(
-    header: SessionHeader,
-    entries: readonly SessionEntry[],
-    leafTarget?: string | null,
-  ): string {
-    let text = JSON.stringify(header) + '\n';
-    for (const e of entries) text += stringifyJson(e) + '\n';
-    if (leafTarget !== undefined) {
-      const line: LeafLine = { type: 'leaf', targetId: leafTarget, timestamp: new Date().toISOString() };
-      text += JSON.stringify(line) + '\n';
-    }
-    return text;
+    const opened = openStoredSession(storage, options);
+    return new SessionStore(storage, opened.header, opened.tree, opened.released, opened.warnings, options);
   }
 
   // ---- reading -----------------------------------------------------------------------------------
