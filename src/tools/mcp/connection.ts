@@ -19,6 +19,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { resolveSandboxMode, warnOnce, type SandboxPlan } from '../sandbox.js';
 import { MCP_DEFAULTS, type McpServerConfig } from './config.js';
+import { serverReadOnlyPaths } from './server-files.js';
 import { ServerStdioTransport } from './stdio-transport.js';
 
 export interface McpConnectionContext {
@@ -270,11 +271,14 @@ export class McpConnection {
           ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}),
         });
         if (jail.mode === 'workspace') {
+          // The server's own script and package, read-only: the sandbox's /tmp and home are private.
+          const readOnly = serverReadOnlyPaths(cfg.command!, cfg.args, cwd, this.ctx.baseEnv, this.ctx.hide);
           const plan: SandboxPlan = {
             writable: this.ctx.writable ?? [this.ctx.cwd],
             network: cfg.network,
             cwd,
             ...(this.ctx.hide ? { hide: this.ctx.hide } : {}),
+            ...(readOnly.length ? { readOnly } : {}),
           };
           sandbox = { plan, ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}) };
         } else if (jail.warning) warnOnce(jail.warning, this.ctx.notify);

@@ -1,77 +1,13 @@
 // The MCP client's lifecycle with a scripted agent (createAgentSession, the real runtime) and the
 // real stdio fixture server: timeouts reset by progress, list_changed, crashes (restarted once,
 // then reported once), abort listeners, and no process left once the session is disposed.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolResultMessage } from '../../../src/ai/types.js';
+import { describe, expect, it } from 'vitest';
 import type { ScriptedTurn } from '../../../src/ai/scripted.js';
-import type { AgentSession } from '../../../src/runtime/agent-session.js';
-import { createAgentSession } from '../../../src/runtime/create-agent-session.js';
-import type { McpServerConfig } from '../../../src/tools/mcp/config.js';
-// @ts-expect-error a plain ES module fixture without types
-import { startHttpFixture } from '../../fixtures/mcp/http-server.mjs';
-import { groupAlive, httpServer, stdioServer, until } from './helpers.js';
+import { groupAlive, results, stdioServer, textOf, until, useMcpAgents } from './helpers.js';
 
-interface HttpFixture {
-  url: string;
-  sseUrl: string;
-  seenHeaders: Record<string, string>[];
-  close(): Promise<void>;
-}
-
-const dirs: string[] = [];
-const sessions: AgentSession[] = [];
-let http: HttpFixture;
-
-beforeAll(async () => {
-  http = (await startHttpFixture({
-    name: 'beta',
-    requiredHeaders: { authorization: 'Bearer tok-123' },
-  })) as HttpFixture;
-});
-afterAll(async () => {
-  await http.close();
-});
-afterEach(async () => {
-  for (const s of sessions.splice(0)) await s.dispose();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'mcp-client-'));
-  dirs.push(d);
-  return d;
-}
-
-async function agent(
-  servers: McpServerConfig[],
-  script: ScriptedTurn[],
-  extra: { tools?: string[]; notices?: string[]; deny?: string[] } = {},
-): Promise<AgentSession> {
-  const session = await createAgentSession({
-    cwd: tempDir(),
-    inMemory: true,
-    provider: 'scripted',
-    script,
-    tools: extra.tools ?? ['read'],
-    mcp: { servers, ...(extra.deny ? { deny: extra.deny } : {}) },
-    contextFiles: false,
-    defaultSkills: false,
-    notify: (m) => extra.notices?.push(m),
-  });
-  sessions.push(session);
-  return session;
-}
-
-function results(session: AgentSession): ToolResultMessage[] {
-  return session.messages.filter((m): m is ToolResultMessage => m.role === 'toolResult');
-}
-
-function textOf(r: ToolResultMessage): string {
-  return r.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('');
-}
+const { agent, tempDir } = useMcpAgents();
 
 describe('MCP client lifecycle', () => {
   it('a slow tool that reports progress finishes past its timeout; a silent one fails with a timeout result', async () => {

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FIXTURE_SANDBOX, STDIO_FIXTURE } from './helpers.js';
+import { STDIO_FIXTURE } from './helpers.js';
 
 export const MAIN = fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url));
 /** tsx by absolute URL: the CLI runs in a temp folder, where `--import tsx` would not resolve. */
@@ -59,7 +59,6 @@ export function setup(script: string, opts: { scope?: 'run' | 'agent'; items?: n
       `    command: ${JSON.stringify(process.execPath)}`,
       `    args: [${JSON.stringify(STDIO_FIXTURE)}, alpha, ${marker}]`,
       '    env: { GREETING: "${MCP_TEST_GREETING:-hello}" }',
-      `    sandbox: ${FIXTURE_SANDBOX}`,
       'agents:',
       '  helper:',
       '    system_file: helper.md',
