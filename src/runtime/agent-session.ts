@@ -13,12 +13,13 @@
 //   session-run-loop.ts     after each run: retries, automatic compactions, Stop hooks, guard stops
 //   prompt-message.ts       the user message of a prompt (SessionStart / UserPromptSubmit hooks)
 //   session-persistence.ts  messages -> session entries, and the error a failed write becomes
-//   session-compaction.ts   one compaction job;  session-navigation.ts  navigate / rewind / fork
+//   session-compaction.ts   one compaction job;  session-compactor.ts  its inputs from the session
+//   session-navigation.ts   navigate / rewind / fork
 //   session-resume.ts       resume();  session-settings.ts  model and thinking-level changes
 import { Agent } from '../agent/agent.js';
 import type { AgentEvent, AgentMessage, AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { stream as registryStream } from '../ai/registry.js';
-import type { ImageContent, Model, StreamFunction, StreamOptions, UserMessage } from '../ai/types.js';
+import type { ImageContent, Model, StreamFunction, UserMessage } from '../ai/types.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from '../session/defaults.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
@@ -29,23 +30,13 @@ import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
 import { RunGuard } from './run-guard.js';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits } from './run-limits.js';
-import {
-  compactSession,
-  summaryConversation,
-  type CompactOptions,
-  type SessionCompactionOutcome,
-} from './session-compaction.js';
+import type { CompactOptions, SessionCompactionOutcome } from './session-compaction.js';
+import { SessionCompactor } from './session-compactor.js';
 import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
 import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
 import { HookSession, withCommandToolHooks } from './hook-session.js';
-import {
-  forkReport,
-  forkStore,
-  moveLeaf,
-  type NavigationContext,
-  type NavigationRequest,
-} from './session-navigation.js';
+import { forkReport, forkStore, moveLeaf, type NavigationRequest } from './session-navigation.js';
 import { computeStats, type SessionStats } from './stats.js';
 import { lastAssistantText, promptMessage, userMessage } from './prompt-message.js';
 import { SessionRunLoop } from './session-run-loop.js';
@@ -85,15 +76,14 @@ export class AgentSession {
   private readonly guard: RunGuard;
   /** Retries, automatic compactions, Stop hooks and guard stops of a prompt (session-run-loop.ts). */
   private readonly runLoop: SessionRunLoop;
-  private readonly summaries: 'model' | 'extractive';
-  private readonly completeFn: CompleteFunction;
+  /** Compaction jobs and branch-summary context (session-compactor.ts). */
+  private readonly compactor: SessionCompactor;
   private readonly unsubscribeAgent: () => void;
   private readonly unsubscribeWriteErrors: () => void;
   /** The whole prompt (run, retries, compactions); undefined when idle. */
   private running: Promise<void> | undefined;
   /** Aborts retry waits and compactions of the current prompt. */
   private runAbort: AbortController | undefined;
-  private compacting = false;
   private disposed = false;
   /**
    * Set when the session file could not be written. The run stops at once and no further prompt
@@ -113,7 +103,6 @@ export class AgentSession {
       { ...DEFAULT_LOOP_DETECTION, ...config.loopDetection },
       { ...DEFAULT_RUN_LIMITS, ...config.limits },
     );
-    this.summaries = config.summaries ?? 'model';
     const notify = config.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
     this.bus = new SessionEventBus(this.hooks.onEvent, this.extensions.handlers.event, notify);
     if (config.commandHooks) {
@@ -133,7 +122,7 @@ export class AgentSession {
     // Every call (turns, retries, summaries) is metered: the spend caps count what was paid.
     const turnStream = this.metered(config.streamFn ?? registryStream);
     const summaryStream = config.summaryStreamFn ? this.metered(config.summaryStreamFn) : turnStream;
-    this.completeFn = (model, context, options) =>
+    const complete: CompleteFunction = (model, context, options) =>
       Promise.resolve(summaryStream(model, context, options)).then((s) => s.result());
 
     this.agent = new Agent({
@@ -157,6 +146,20 @@ export class AgentSession {
       followUpMode: config.followUpMode,
       onListenerError: (err, event) => notify(`A session listener threw on ${event.type}: ${errorText(err)}`),
     });
+    this.compactor = new SessionCompactor({
+      agent: this.agent,
+      store: () => this.storeValue,
+      settings: () => this.compactionSettings,
+      complete,
+      streamOptions: config.streamOptions,
+      apiKey: config.apiKey,
+      summaryRetry: config.summaryRetry,
+      summaries: config.summaries ?? 'model',
+      hooks: this.hooks,
+      extensions: this.extensions,
+      bus: this.bus,
+      separateSummaryStream: config.summaryStreamFn !== undefined,
+    });
     this.runLoop = new SessionRunLoop({
       agent: this.agent,
       bus: this.bus,
@@ -168,7 +171,7 @@ export class AgentSession {
       runSignal: () => this.runAbort?.signal,
       storageError: () => this.storageError,
       emit: (event) => this.emit(event),
-      compactNow: (signal) => this.compactNow(undefined, signal),
+      compactNow: (signal) => this.compactor.compact(undefined, signal),
     });
     this.unsubscribeAgent = this.agent.subscribe((event) => this.onAgentEvent(event));
     this.unsubscribeWriteErrors = this.storeValue.onWriteError((err) => this.storageFailed(err));
@@ -210,7 +213,7 @@ export class AgentSession {
     return this.running !== undefined || this.agent.state.isStreaming;
   }
   get isCompacting(): boolean {
-    return this.compacting;
+    return this.compactor.compacting;
   }
   /** Extension commands, by name. */
   get commands(): { name: string; description?: string; source: string }[] {
@@ -223,7 +226,7 @@ export class AgentSession {
       model: { provider: m.provider, id: m.id, contextWindow: m.contextWindow },
       thinkingLevel: this.thinkingLevel,
       isStreaming: this.isStreaming,
-      isCompacting: this.compacting,
+      isCompacting: this.compactor.compacting,
       sessionId: this.sessionId,
       leafId: this.storeValue.leafId,
       messageCount: this.messages.length,
@@ -465,7 +468,7 @@ export class AgentSession {
     let outcome: SessionCompactionOutcome | undefined;
     await this.runExclusive(async () => {
       this.emit({ type: 'compaction_start', reason: 'manual' });
-      outcome = await this.compactNow(customInstructions, this.runAbort?.signal, options);
+      outcome = await this.compactor.compact(customInstructions, this.runAbort?.signal, options);
       if (outcome.status === 'compacted')
         this.emit({ type: 'compaction_end', reason: 'manual', result: outcome.result, aborted: false });
       else
@@ -480,66 +483,7 @@ export class AgentSession {
     return outcome.result;
   }
 
-  private summaryStreamOptions(): Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'> {
-    const options: Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'> = { ...this.config.streamOptions };
-    if (this.config.apiKey) options.apiKey = this.config.apiKey;
-    return options;
-  }
-
-  /** One compaction job; on success the agent continues from the rebuilt context. */
-  private async compactNow(
-    customInstructions: string | undefined,
-    signal: AbortSignal | undefined,
-    options: CompactOptions = {},
-  ): Promise<SessionCompactionOutcome> {
-    this.compacting = true;
-    try {
-      const outcome = await compactSession(
-        {
-          store: this.storeValue,
-          model: this.model,
-          complete: this.completeFn,
-          streamOptions: this.summaryStreamOptions(),
-          settings:
-            options.keepRecentTokens === undefined
-              ? this.compactionSettings
-              : { ...this.compactionSettings, keepRecentTokens: options.keepRecentTokens },
-          summaryRetry: this.config.summaryRetry,
-          summaries: this.summaries,
-          beforeCompact: this.hooks.beforeCompact,
-          extensions: this.extensions,
-          bus: this.bus,
-          conversation: summaryConversation({
-            model: this.model,
-            systemPrompt: this.systemPrompt,
-            tools: this.agent.state.tools,
-            thinkingLevel: this.thinkingLevel,
-            transformsContext: this.hooks.transformContext !== undefined,
-            cacheRetention: this.config.streamOptions?.cacheRetention,
-            separateSummaryStream: this.config.summaryStreamFn !== undefined,
-          }),
-        },
-        customInstructions,
-        signal,
-      );
-      if (outcome.status === 'compacted') this.agent.replaceMessages(this.storeValue.buildContext().messages);
-      return outcome;
-    } finally {
-      this.compacting = false;
-    }
-  }
-
   // ---- moving around the tree -----------------------------------------------------------------------
-
-  private navigationContext(): NavigationContext {
-    return {
-      store: this.storeValue,
-      model: this.model,
-      complete: this.completeFn,
-      streamOptions: this.summaryStreamOptions(),
-      summaries: this.summaries,
-    };
-  }
 
   /**
    * Moves to an entry of this session (rewind / branch). A user-message target leaves the leaf
@@ -549,7 +493,7 @@ export class AgentSession {
   async navigate(targetId: string, request: NavigationRequest = {}): Promise<NavigateResult> {
     this.assertUsable();
     if (this.isStreaming) await this.abort();
-    const { result, event } = await moveLeaf(this.navigationContext(), targetId, request);
+    const { result, event } = await moveLeaf(this.compactor.navigationContext(), targetId, request);
     if (event) {
       this.agent.replaceMessages(this.storeValue.buildContext().messages);
       this.emit(event);
