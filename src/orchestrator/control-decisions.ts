@@ -2,8 +2,8 @@
 // does, decided from the run's state alone. The coordinator logs every decision as a `control`
 // event (accepted or refused, with this reply) and then carries out the decision's effect; nothing
 // here changes state, so each answer can be tested without a run.
-import { didYouMean } from '../recipe/suggest.js';
-import type { ControlAction } from '../run/run-control.js';
+import { didYouMean } from '../util/did-you-mean.js';
+import type { ApprovalAnswer, ControlAction } from '../run/run-control.js';
 import { instanceOfKey } from '../run/run-fold.js';
 import type { InstanceState, TaskState } from '../run/run-state.js';
 
@@ -34,7 +34,8 @@ export interface ControlView {
   cancelledBy(id: string): string | undefined;
 }
 
-type Action = Exclude<ControlAction, { action: 'peek' }>;
+/** The actions decided here; approval answers are decided by approval-gates.ts. */
+type Action = Exclude<ControlAction, { action: 'peek' } | ApprovalAnswer>;
 
 /** The answer to an action on a run that has ended (with how to go on when there is a way). */
 export function endedRunError(runId: string, a: ControlAction): string {

@@ -3,9 +3,10 @@
 // (concurrency, max_parallel, write scopes), one attempt at a time (attempt-runner.ts over
 // instance-runner.ts: the local thread pool, thread-pool-executor.ts, or the Redis executor; and
 // workspace-landing.ts), what follows an attempt (attempt-lifecycle.ts), users' actions
-// (control-desk.ts, control-decisions.ts), plan.md and result.json (run-files.ts). Each event it
-// records goes to run.jsonl, and a lifecycle event is applied to its instance by the run fold's
-// core (run/instance-record.ts): statuses change in one place. See docs/architecture.md.
+// (control-desk.ts, control-decisions.ts), plan.md and result.json (run-files.ts). They are built
+// and joined in coordinator-wiring.ts. Each event the coordinator records goes to run.jsonl, and a
+// lifecycle event is applied to its instance by the run fold's core (run/instance-record.ts):
+// statuses change in one place. See docs/architecture.md.
 //
 // Stopping:
 // - fail-fast: when a task fails and its on_failure is `fail`, nothing new starts; instances
@@ -18,29 +19,19 @@
 //   every unfinished instance from its session. The run ends `interrupted`.
 import { join } from 'node:path';
 import { buildPlan, type LoadedRecipe } from '../recipe/index.js';
-import { renderNeedsContext } from '../run/merge-summaries.js';
 import { addUsageSummary, zeroUsage, type RunEventInput, type UsageSummary } from '../run/run-events.js';
 import { applyInstanceEvent, instanceOfKey, isLifecycleEvent, reopenInstance, type RunState } from '../run/run-fold.js';
-import { isTerminal, planInput, type InstanceState, type TaskState } from '../run/run-state.js';
+import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
-import { Admission, agentOf } from './admission.js';
 import type { AgentLaunch } from './agent-launch.js';
 import { failedEvent, interrupted, queuedEvent, skippedEvent, type FailedEvent } from './attempt-lifecycle.js';
-import { AttemptRunner } from './attempt-runner.js';
-import { BudgetLedger } from './budget.js';
-import { CacheWarmup, warmsCache } from './cache-warmup.js';
 import { decideResumeRetry, type StopReason } from './control-decisions.js';
-import { ControlDesk } from './control-desk.js';
 import type { CoordinatorOptions, RunOutcome } from './coordinator-options.js';
-import { InstanceRunner } from './instance-runner.js';
-import { MessageRouter, runDirectory } from './message-router.js';
-import { PermitBroker } from './permit-broker.js';
-import { RunFiles } from './run-files.js';
-import { Scheduler, type SchedulableInstance } from './scheduler.js';
+import { wireCollaborators, type Collaborators } from './coordinator-wiring.js';
+import type { SchedulableInstance } from './scheduler.js';
 import { restoredInstances, runResumeEvent, runStartEvent } from './session-start.js';
-import { allSettled, inPlanOrder, pastMaxFailed, runEndStatus, schedulable, TaskWalk } from './task-walk.js';
+import { allSettled, inPlanOrder, pastMaxFailed, runEndStatus, schedulable } from './task-walk.js';
 import { ThreadPoolExecutor } from './thread-pool-executor.js';
-import { WorkspaceLanding } from './workspace-landing.js';
 
 export type { CoordinatorOptions, RunOutcome } from './coordinator-options.js';
 
@@ -52,18 +43,8 @@ export class Coordinator {
   private readonly instances = new Map<string, InstanceState>();
   private readonly launches = new Map<string, AgentLaunch[]>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
-  private readonly runner: InstanceRunner;
-  private readonly ledger: BudgetLedger;
-  private readonly admission: Admission;
-  private readonly broker: PermitBroker;
-  /** A wide fan-out's first call goes out alone, so the rest reads the cached prompt prefix. */
-  private readonly warmup = new CacheWarmup();
-  private readonly router: MessageRouter;
-  private readonly scheduler: Scheduler;
-  private readonly files: RunFiles;
-  private readonly walk: TaskWalk;
-  private readonly landing: WorkspaceLanding;
-  private readonly attempts: AttemptRunner;
+  /** The collaborators (coordinator-wiring.ts): walk, admission, attempts, desk, files... */
+  private readonly c: Collaborators;
   private readonly shellAbort = new AbortController();
   /** The local executor (worker threads); absent when agents run on an external one (`--redis`). */
   private threads: ThreadPoolExecutor | undefined;
@@ -79,8 +60,6 @@ export class Coordinator {
   private readonly finished = new Promise<void>((r) => (this.finish = r));
   /** Everything settled and finish() was called: the run ends now, nothing may be retried. */
   private done = false;
-  /** Users' actions on the live run (cancel, steer, retry, interrupt, peek). */
-  private readonly desk: ControlDesk;
 
   constructor(private readonly opts: CoordinatorOptions) {
     this.recipe = opts.recipe;
@@ -90,131 +69,26 @@ export class Coordinator {
       if (!this.storageError) this.storageFailed(`cannot write the run log ${this.store.logFile}: ${err.message}`);
     };
     this.env = opts.env ?? process.env;
-    this.ledger = new BudgetLedger(this.recipe.budget);
-    this.admission = new Admission({
-      recipe: this.recipe,
-      ledger: this.ledger,
-      taskOf: (id) => this.tasks.get(id)!.task,
-      stopping: () => this.stopping,
-    });
-    const rateLimits: Record<string, number> = { ...this.recipe.rateLimit.perModel };
-    if (this.recipe.rateLimit.default !== undefined) rateLimits['*'] = this.recipe.rateLimit.default;
-    this.broker = new PermitBroker({ rateLimits, budget: this.ledger, windowMs: opts.rateWindowMs, gate: this.warmup });
-    this.router = new MessageRouter(runDirectory(this.tasks, this.instances));
-    this.runner = new InstanceRunner({
-      recipe: this.recipe,
-      store: this.store,
-      env: this.env,
-      fullEvents: opts.fullEvents ?? false,
-      launches: this.launches,
+    this.c = wireCollaborators(opts, {
+      ...{ tasks: this.tasks, instances: this.instances, launches: this.launches, retryTimers: this.retryTimers },
       shellSignal: this.shellAbort.signal,
-      shellSignalFor: (inst) => this.desk.shellSignal(inst, this.shellAbort.signal),
-      emit: (e) => this.record(e),
-      launchContext: (inst) => this.attempts.launchContext(inst),
-      contextFor: (t) =>
-        t.task.context === 'summaries' && t.task.needs.length > 0
-          ? renderNeedsContext(planInput(this.recipe, this.ordered()), t.task.needs) || undefined
-          : undefined,
-      siblings: () => [...this.instances.values()].map((inst) => ({ task: this.tasks.get(inst.task)!, inst })),
-    });
-    this.scheduler = new Scheduler({
-      concurrency: this.recipe.concurrency,
-      admit: (i, running) => this.admission.admit(i, running),
-      onRefused: (i, reason) => this.refuse(i, reason),
-    });
-    this.files = new RunFiles({
-      recipe: this.recipe,
-      store: this.store,
-      tasks: () => this.ordered(),
-      liveStatus: () => (this.stopping ? `stopping (${this.stopping})` : 'running'),
-    });
-    this.desk = new ControlDesk({
-      runId: this.store.runId,
-      runDir: this.store.dir,
-      instances: this.instances,
-      tasks: this.tasks,
-      launches: this.launches,
-      router: this.router,
       stopping: () => this.stopping,
       ended: () => this.ending || this.done,
-      record: (e) => this.record(e),
-      interrupt: () => this.interrupt(),
-      retry: (inst, t) => {
-        // Its task settles again when the new attempt ends; dependants already skipped stay skipped (a resume runs them).
-        t.status = 'active';
-        delete t.reason;
-        this.queue(t, inst);
-      },
-      cancelWaiting: (inst, t, by) => {
-        clearTimeout(this.retryTimers.get(inst.id));
-        this.retryTimers.delete(inst.id);
-        this.scheduler.cancelWaiting((x) => x.id === inst.id);
-        this.fail(failedEvent(inst, 'cancelled', `cancelled by ${by}`));
-        this.walk.settle(t);
-        this.advance();
-      },
-    });
-    this.walk = new TaskWalk({
-      recipe: this.recipe,
-      env: this.env,
-      tasks: this.tasks,
-      instances: this.instances,
-      stopping: () => this.stopping,
-      record: (e) => this.record(e),
-      fail: (e) => this.fail(e),
-      expanded: (t) => {
-        const toRun = t.instances.filter((i) => i.status !== 'done' && i.status !== 'cancelled').map((i) => i.id);
-        if (
-          t.task.forEach &&
-          warmsCache(
-            this.recipe.cacheWarmup,
-            agentOf(this.recipe, t.task)?.provider ?? this.recipe.provider,
-            toRun.length,
-          )
-        )
-          this.warmup.arm(t.task.id, toRun);
-        for (const i of t.instances) this.ledger.setLimits(`instance:${i.id}`, t.task.budget);
-      },
-      queue: (t, inst) => this.queue(t, inst),
-      taskFailed: (t) => {
-        if (t.task.onFailure !== 'fail' || this.stopping) return;
-        this.stopping = 'fail-fast';
-        this.stopNewWork(`task ${t.task.id} failed (on_failure: fail)`);
-      },
-      planChanged: () => this.files.planChanged(),
-    });
-    this.landing = new WorkspaceLanding({
-      recipeDir: this.recipe.dir,
-      store: this.store,
-      runner: this.runner,
-      storageFailed: (m) => this.storageFailed(m),
-    });
-    this.attempts = new AttemptRunner({
-      ...{
-        recipe: this.recipe,
-        tasks: this.tasks,
-        runner: this.runner,
-        landing: this.landing,
-        desk: this.desk,
-        admission: this.admission,
-        broker: this.broker,
-        router: this.router,
-      },
       threads: () => this.threads,
-      ...(opts.executor ? { executor: opts.executor } : {}),
-      stopping: () => this.stopping,
+      ordered: () => this.ordered(),
       record: (e) => this.record(e),
       fail: (e) => this.fail(e),
-      exhaustBudget: (reason) => this.exhaustBudget(reason),
-      retryLater: (t, inst, delayMs) => {
-        const timer = setTimeout(() => {
-          this.retryTimers.delete(inst.id);
-          if (!this.stopping) this.queue(t, inst);
-        }, delayMs);
-        this.retryTimers.set(inst.id, timer);
+      queue: (t, inst) => this.queue(t, inst),
+      advance: () => this.advance(),
+      interrupt: () => this.interrupt(),
+      failFast: (reason) => {
+        this.stopping = 'fail-fast';
+        this.stopNewWork(reason);
       },
+      refuse: (i, reason) => this.refuse(i, reason),
+      exhaustBudget: (reason) => this.exhaustBudget(reason),
+      storageFailed: (m) => this.storageFailed(m),
       addRunUsage: (u) => (this.runUsage = addUsageSummary(this.runUsage, u)),
-      planChanged: () => this.files.planChanged(),
     });
   }
 
@@ -256,7 +130,7 @@ export class Coordinator {
       this.restore(this.opts.replay);
       // A kill between logging an instance done and removing its landed worktree left it behind.
       for (const inst of this.instances.values())
-        if (inst.status === 'done') await this.landing.drop(this.tasks.get(inst.task)!, inst);
+        if (inst.status === 'done') await this.c.landing.drop(this.tasks.get(inst.task)!, inst);
     } else this.record(runStartEvent(this.recipe, plan.plan, this.opts.overrides));
     if (!this.opts.executor) {
       this.threads = new ThreadPoolExecutor({
@@ -282,9 +156,9 @@ export class Coordinator {
     if (this.opts.signal?.aborted) this.interrupt();
     else this.opts.signal?.addEventListener('abort', onSignal, { once: true });
     this.opts.killSignal?.addEventListener('abort', onKill, { once: true });
-    this.files.writePlan();
-    if (this.opts.controlSocket !== false) await this.desk.listen();
-    this.opts.onControl?.(this.desk.runControl);
+    this.c.files.writePlan();
+    if (this.opts.controlSocket !== false) await this.c.desk.listen();
+    this.opts.onControl?.(this.c.desk.runControl);
     this.advance();
     await this.finished;
     this.opts.signal?.removeEventListener('abort', onSignal);
@@ -296,10 +170,10 @@ export class Coordinator {
   private restore(fold: RunState): void {
     this.record(runResumeEvent(this.recipe, fold, this.opts.overrides));
     this.runUsage = fold.spend;
-    this.ledger.charge(['run'], { usd: fold.spend.cost, tokens: fold.spend.totalTokens });
+    this.c.ledger.charge(['run'], { usd: fold.spend.cost, tokens: fold.spend.totalTokens });
     for (const inst of restoredInstances(fold)) {
       if (!this.tasks.has(inst.task)) continue;
-      this.ledger.charge([`instance:${inst.id}`], { usd: inst.usage.cost, tokens: inst.usage.totalTokens });
+      this.c.ledger.charge([`instance:${inst.id}`], { usd: inst.usage.cost, tokens: inst.usage.totalTokens });
       this.instances.set(inst.id, inst);
     }
     for (const key of this.opts.retry ?? []) {
@@ -326,7 +200,7 @@ export class Coordinator {
   // ---- the DAG walk (task-walk.ts) ------------------------------------------------------------------------
 
   private advance(): void {
-    this.walk.advance();
+    this.c.walk.advance();
     this.checkDone();
   }
 
@@ -336,7 +210,7 @@ export class Coordinator {
     if (this.stopping && this.stopping !== 'interrupted')
       return this.record(skippedEvent(inst, `not started: the run is stopping (${this.stopping})`));
     this.record(queuedEvent(inst));
-    this.scheduler.submit(schedulable(t, inst), () => this.runInstance(t, inst));
+    this.c.scheduler.submit(schedulable(t, inst), () => this.runInstance(t, inst));
   }
 
   private checkDone(): void {
@@ -355,7 +229,7 @@ export class Coordinator {
     if (!inst) return;
     this.fail(failedEvent(inst, 'budget', `Budget exhausted before this instance could start: ${reason}`));
     this.exhaustBudget(reason);
-    this.walk.settle(this.tasks.get(inst.task)!);
+    this.c.walk.settle(this.tasks.get(inst.task)!);
   }
 
   private exhaustBudget(reason: string): void {
@@ -368,7 +242,7 @@ export class Coordinator {
 
   /** Nothing new starts; what waits is skipped (running instances go on). */
   private stopNewWork(reason: string): void {
-    for (const s of this.scheduler.stop()) {
+    for (const s of this.c.scheduler.stop()) {
       const inst = this.instances.get(s.id);
       if (inst && !isTerminal(inst.status)) this.record(skippedEvent(inst, `not started: ${reason}`));
     }
@@ -379,15 +253,15 @@ export class Coordinator {
       if (inst && !isTerminal(inst.status))
         this.fail(failedEvent(inst, inst.failure ?? 'error', `${inst.error ?? 'failed'} (not retried: ${reason})`));
     }
-    for (const t of this.tasks.values()) this.walk.settle(t);
+    for (const t of this.tasks.values()) this.c.walk.settle(t);
     this.advance();
   }
 
   interrupt(): void {
     if (this.stopping === 'interrupted') return;
     this.stopping = 'interrupted';
-    this.scheduler.stop();
-    this.broker.drain('the run was interrupted');
+    this.c.scheduler.stop();
+    this.c.broker.drain('the run was interrupted');
     for (const [id, timer] of this.retryTimers) {
       clearTimeout(timer);
       this.retryTimers.delete(id);
@@ -409,7 +283,7 @@ export class Coordinator {
   private async runInstance(t: TaskState, inst: InstanceState): Promise<void> {
     this.inflight++;
     try {
-      await this.attempts.run(t, inst);
+      await this.c.attempts.run(t, inst);
     } catch (err) {
       // A bug in the coordinator must not hang the run: the instance fails with the reason.
       this.fail(
@@ -420,9 +294,9 @@ export class Coordinator {
         ),
       );
     } finally {
-      this.desk.forget(inst.id);
+      this.c.desk.forget(inst.id);
       this.inflight--;
-      this.walk.settle(t);
+      this.c.walk.settle(t);
       this.advance();
     }
   }
@@ -433,23 +307,23 @@ export class Coordinator {
     const t = this.tasks.get(e.task)!;
     const reason = pastMaxFailed(t);
     if (reason) {
-      for (const s of this.scheduler.cancelWaiting((x) => x.task === t.task.id)) {
+      for (const s of this.c.scheduler.cancelWaiting((x) => x.task === t.task.id)) {
         const i = this.instances.get(s.id);
         if (i && !isTerminal(i.status)) this.record(skippedEvent(i, reason));
       }
     }
-    this.files.planChanged();
+    this.c.files.planChanged();
   }
 
   private async end(): Promise<RunOutcome> {
     this.ending = true;
-    this.files.close();
-    await this.desk.close();
+    this.c.files.close();
+    await this.c.desk.close();
     let status = runEndStatus(this.tasks, this.instances.values(), this.stopping, this.storageError !== undefined);
-    this.broker.close();
+    this.c.broker.close();
     await this.threads?.close();
     const endedAt = Date.now();
-    const written = this.files.finish({ status, startedAt: this.startedAt, endedAt, usage: this.runUsage });
+    const written = this.c.files.finish({ status, startedAt: this.startedAt, endedAt, usage: this.runUsage });
     if (written.error) this.storageError ??= written.error;
     this.record({ type: 'run_end', status, usage: this.runUsage, durationMs: endedAt - this.startedAt });
     // A record that could not be completed fails the run, whatever the agents did.

@@ -1,0 +1,189 @@
+// How the coordinator's collaborators are built and joined to each other. Each collaborator gets
+// only the verbs it needs (record an event, fail an instance, queue it...), and those verbs are the
+// coordinator's: the wiring lives here so coordinator.ts reads as the conductor it is (the run,
+// stopping, one attempt) and a new collaborator is added in one place.
+import type { LoadedRecipe } from '../recipe/index.js';
+import { renderNeedsContext } from '../run/merge-summaries.js';
+import type { RunEventInput, UsageSummary } from '../run/run-events.js';
+import { planInput, type InstanceState, type TaskState } from '../run/run-state.js';
+import type { RunStore } from '../run/run-store.js';
+import { Admission, agentOf } from './admission.js';
+import type { AgentLaunch } from './agent-launch.js';
+import { failedEvent, type FailedEvent } from './attempt-lifecycle.js';
+import { AttemptRunner } from './attempt-runner.js';
+import { BudgetLedger } from './budget.js';
+import { CacheWarmup, warmsCache } from './cache-warmup.js';
+import type { StopReason } from './control-decisions.js';
+import { ControlDesk } from './control-desk.js';
+import type { CoordinatorOptions } from './coordinator-options.js';
+import { InstanceRunner } from './instance-runner.js';
+import { MessageRouter, runDirectory } from './message-router.js';
+import { PermitBroker } from './permit-broker.js';
+import { RunFiles } from './run-files.js';
+import { Scheduler, type SchedulableInstance } from './scheduler.js';
+import { TaskWalk } from './task-walk.js';
+import type { ThreadPoolExecutor } from './thread-pool-executor.js';
+import { WorkspaceLanding } from './workspace-landing.js';
+
+/** The run's shared state and the coordinator's verbs, as the collaborators see them. */
+export interface CoordinatorHost {
+  readonly tasks: Map<string, TaskState>;
+  readonly instances: Map<string, InstanceState>;
+  readonly launches: Map<string, AgentLaunch[]>;
+  readonly retryTimers: Map<string, NodeJS.Timeout>;
+  /** Aborted on interrupt: `run:` commands stop. */
+  readonly shellSignal: AbortSignal;
+  stopping(): StopReason | undefined;
+  /** end() has begun or everything settled: no action on the live run is taken any more. */
+  ended(): boolean;
+  threads(): ThreadPoolExecutor | undefined;
+  ordered(): TaskState[];
+  record(e: RunEventInput): void;
+  fail(e: FailedEvent): void;
+  queue(t: TaskState, inst: InstanceState): void;
+  advance(): void;
+  interrupt(): void;
+  /** A task with on_failure: fail failed: nothing new starts. */
+  failFast(reason: string): void;
+  refuse(s: SchedulableInstance, reason: string): void;
+  exhaustBudget(reason: string): void;
+  storageFailed(message: string): void;
+  addRunUsage(u: UsageSummary): void;
+}
+
+export interface Collaborators {
+  ledger: BudgetLedger;
+  admission: Admission;
+  broker: PermitBroker;
+  /** A wide fan-out's first call goes out alone, so the rest reads the cached prompt prefix. */
+  warmup: CacheWarmup;
+  router: MessageRouter;
+  runner: InstanceRunner;
+  scheduler: Scheduler;
+  files: RunFiles;
+  /** Users' actions on the live run (cancel, steer, retry, interrupt, peek). */
+  desk: ControlDesk;
+  walk: TaskWalk;
+  landing: WorkspaceLanding;
+  attempts: AttemptRunner;
+}
+
+export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHost): Collaborators {
+  const recipe: LoadedRecipe = opts.recipe;
+  const store: RunStore = opts.store;
+  const env = opts.env ?? process.env;
+  const ledger = new BudgetLedger(recipe.budget);
+  const admission = new Admission({
+    recipe,
+    ledger,
+    taskOf: (id) => host.tasks.get(id)!.task,
+    stopping: () => host.stopping(),
+  });
+  const warmup = new CacheWarmup();
+  const rateLimits: Record<string, number> = { ...recipe.rateLimit.perModel };
+  if (recipe.rateLimit.default !== undefined) rateLimits['*'] = recipe.rateLimit.default;
+  const broker = new PermitBroker({ rateLimits, budget: ledger, windowMs: opts.rateWindowMs, gate: warmup });
+  const router = new MessageRouter(runDirectory(host.tasks, host.instances));
+  const runner: InstanceRunner = new InstanceRunner({
+    recipe,
+    store,
+    env,
+    fullEvents: opts.fullEvents ?? false,
+    launches: host.launches,
+    shellSignal: host.shellSignal,
+    shellSignalFor: (inst) => desk.shellSignal(inst, host.shellSignal),
+    emit: (e) => host.record(e),
+    launchContext: (inst) => attempts.launchContext(inst),
+    contextFor: (t) =>
+      t.task.context === 'summaries' && t.task.needs.length > 0
+        ? renderNeedsContext(planInput(recipe, host.ordered()), t.task.needs) || undefined
+        : undefined,
+    siblings: () => [...host.instances.values()].map((inst) => ({ task: host.tasks.get(inst.task)!, inst })),
+  });
+  const scheduler = new Scheduler({
+    concurrency: recipe.concurrency,
+    admit: (i, running) => admission.admit(i, running),
+    onRefused: (i, reason) => host.refuse(i, reason),
+  });
+  const files = new RunFiles({
+    recipe,
+    store,
+    tasks: () => host.ordered(),
+    liveStatus: () => {
+      const stopping = host.stopping();
+      return stopping ? `stopping (${stopping})` : 'running';
+    },
+  });
+  const desk: ControlDesk = new ControlDesk({
+    runId: store.runId,
+    runDir: store.dir,
+    instances: host.instances,
+    tasks: host.tasks,
+    launches: host.launches,
+    router,
+    stopping: () => host.stopping(),
+    ended: () => host.ended(),
+    record: (e) => host.record(e),
+    interrupt: () => host.interrupt(),
+    retry: (inst, t) => {
+      // Its task settles again when the new attempt ends; dependants already skipped stay skipped (a resume runs them).
+      t.status = 'active';
+      delete t.reason;
+      host.queue(t, inst);
+    },
+    cancelWaiting: (inst, t, by) => {
+      clearTimeout(host.retryTimers.get(inst.id));
+      host.retryTimers.delete(inst.id);
+      scheduler.cancelWaiting((x) => x.id === inst.id);
+      host.fail(failedEvent(inst, 'cancelled', `cancelled by ${by}`));
+      walk.settle(t);
+      host.advance();
+    },
+  });
+  const walk: TaskWalk = new TaskWalk({
+    recipe,
+    env,
+    tasks: host.tasks,
+    instances: host.instances,
+    stopping: () => host.stopping(),
+    record: (e) => host.record(e),
+    fail: (e) => host.fail(e),
+    expanded: (t) => {
+      const toRun = t.instances.filter((i) => i.status !== 'done' && i.status !== 'cancelled').map((i) => i.id);
+      const provider = agentOf(recipe, t.task)?.provider ?? recipe.provider;
+      if (t.task.forEach && warmsCache(recipe.cacheWarmup, provider, toRun.length)) warmup.arm(t.task.id, toRun);
+      for (const i of t.instances) ledger.setLimits(`instance:${i.id}`, t.task.budget);
+    },
+    queue: (t, inst) => host.queue(t, inst),
+    taskFailed: (t) => {
+      if (t.task.onFailure !== 'fail' || host.stopping()) return;
+      host.failFast(`task ${t.task.id} failed (on_failure: fail)`);
+    },
+    planChanged: () => files.planChanged(),
+  });
+  const landing = new WorkspaceLanding({
+    recipeDir: recipe.dir,
+    store,
+    runner,
+    storageFailed: (m) => host.storageFailed(m),
+  });
+  const attempts: AttemptRunner = new AttemptRunner({
+    ...{ recipe, tasks: host.tasks, runner, landing, desk, admission, broker, router },
+    threads: () => host.threads(),
+    ...(opts.executor ? { executor: opts.executor } : {}),
+    stopping: () => host.stopping(),
+    record: (e) => host.record(e),
+    fail: (e) => host.fail(e),
+    exhaustBudget: (reason) => host.exhaustBudget(reason),
+    retryLater: (t, inst, delayMs) => {
+      const timer = setTimeout(() => {
+        host.retryTimers.delete(inst.id);
+        if (!host.stopping()) host.queue(t, inst);
+      }, delayMs);
+      host.retryTimers.set(inst.id, timer);
+    },
+    addRunUsage: (u) => host.addRunUsage(u),
+    planChanged: () => files.planChanged(),
+  });
+  return { ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts };
+}
