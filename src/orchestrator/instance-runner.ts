@@ -79,6 +79,7 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
   if (a.summaries) spec.summaries = a.summaries;
   if (a.loop) spec.loop = a.loop;
   if (a.mcpServers) spec.mcpServers = a.mcpServers;
+  if (a.mcpRepoPick) spec.mcpRepoPick = a.mcpRepoPick;
   if (a.disallowedTools) spec.disallowedTools = a.disallowedTools;
   return spec;
 }
@@ -286,6 +287,7 @@ export class InstanceRunner {
     };
     if (inst.attemptFailures?.some((f) => f.attempt === inst.attempt - 1)) base.afterFailure = true;
     if (writes.length) base.writeScope = writes.map((w) => relative(cwd, intoWorktree(inst, w)));
+    if (t.task.trustRepoConfig) base.trustRepoConfig = true;
     base.sandbox = this.sandboxFor(
       inst,
       agent.sandbox ?? this.ctx.recipe.sandbox,

@@ -42,6 +42,8 @@ export interface AgentSpec {
   extensions: string[];
   /** MCP servers of the agent, unexpanded: the thread expands ${VAR}s with its own environment. */
   mcpServers?: McpServerSpec[];
+  /** Servers it takes from the repository's .mcp.json when the task trusts it (names, or all). */
+  mcpRepoPick?: string[] | 'all';
   /** Tool patterns the agent may not use (MCP tools). */
   disallowedTools?: string[];
 }
@@ -79,6 +81,8 @@ export interface InstanceTask {
   retryBaseDelayMs?: number;
   /** Globs relative to `cwd` that edit/write may touch (undefined: anywhere in cwd). */
   writeScope?: string[];
+  /** `trust_repo_config: true`: read the .mcp.json in `cwd` (the repository's) for MCP servers. */
+  trustRepoConfig?: boolean;
   /**
    * Confinement of bash and verify (tools/sandbox.ts): the mode the coordinator found usable,
    * the network switch, and what to hide besides the defaults (the run folder).

@@ -1,7 +1,10 @@
 // Which MCP servers a recipe's agents get. Servers are defined on the user's side only: the
 // recipe's top-level `mcp_servers:`, a `.mcp.json` in the recipe's folder, `~/.orchestrate/.mcp.json`
 // (ORCHESTRATE_HOME), and inline in an agent file's `mcpServers:`. The repositories agents work
-// on are never read for servers: a batch over 50 foreign repositories starts none of theirs.
+// on are never read for servers: a batch over 50 foreign repositories starts none of theirs,
+// unless a task opts in with `trust_repo_config: true` (per task, or for all in `defaults:`):
+// then the `.mcp.json` in each instance's working folder counts like one next to the recipe,
+// read where the agent runs (repoMcpPick says which of its servers an agent takes).
 // An agent gets: the servers its `mcp_servers:` names; else those its mcp__<server>__ tools name;
 // else, when its tools are not given at all, the recipe's and the recipe folder's servers.
 import { readFileSync } from 'node:fs';
@@ -27,6 +30,15 @@ export interface RecipeMcpServers {
   defaults: string[];
   /** Problems of the .mcp.json files (unreadable, bad entries). */
   fileProblems: { file: string; line: number; col: number; message: string }[];
+  /** Some task (or `defaults:`) has `trust_repo_config: true`: servers may come from the repositories. */
+  repoTrusted: boolean;
+}
+
+/** Whether a recipe (raw YAML data) lets any task read its repositories' configuration. */
+export function recipeTrustsRepoConfig(raw: unknown): boolean {
+  if (!isObj(raw)) return false;
+  if (isObj(raw.defaults) && raw.defaults.trust_repo_config === true) return true;
+  return Array.isArray(raw.tasks) && raw.tasks.some((t) => isObj(t) && t.trust_repo_config === true);
 }
 
 /** Line and column of `"name"` in a JSON text (1-based), for problems in .mcp.json files. */
@@ -76,7 +88,7 @@ export function recipeMcpServers(
     byName.set(name, { name, entry: parsed.data, baseDir: dir, source: recipeFile });
     if (!defaults.includes(name)) defaults.push(name);
   }
-  return { byName, defaults, fileProblems };
+  return { byName, defaults, fileProblems, repoTrusted: recipeTrustsRepoConfig(raw) };
 }
 
 /** The servers an agent gets, by name, and where each name came from (for problems). */
@@ -103,6 +115,34 @@ export function agentServerNames(
     };
   const toolsGiven = a.tools !== undefined || file?.tools !== undefined;
   return { names: toolsGiven ? [] : [...servers.defaults], explicit: false };
+}
+
+/**
+ * Which servers of a trusted repository's .mcp.json an agent takes (read where it runs): the
+ * names it asks for that the user's side does not define; every server when it names none and
+ * gives no `tools:` (like the recipe folder's .mcp.json); undefined: none.
+ */
+export function repoMcpPick(
+  a: Obj,
+  file: AgentFile | undefined,
+  servers: RecipeMcpServers,
+): string[] | 'all' | undefined {
+  if (!servers.repoTrusted) return undefined;
+  const inline = new Set((file?.mcpServers ?? []).filter((s) => s.entry !== undefined).map((s) => s.name));
+  const named = new Set<string>();
+  if (Array.isArray(a.mcp_servers)) {
+    for (const n of a.mcp_servers) if (typeof n === 'string') named.add(n);
+  } else {
+    for (const s of file?.mcpServers ?? []) named.add(s.name);
+    const tools: unknown[] = Array.isArray(a.tools) ? a.tools : a.tools === undefined && file?.tools ? file.tools : [];
+    for (const t of tools) {
+      const server = typeof t === 'string' ? serverOfToolName(t.trim()) : undefined;
+      if (server) named.add(server);
+    }
+  }
+  if (named.size === 0) return a.tools !== undefined || file?.tools !== undefined ? undefined : 'all';
+  const fromRepo = [...named].filter((n) => !servers.byName.has(n) && !inline.has(n));
+  return fromRepo.length ? fromRepo : undefined;
 }
 
 /** The specs of an agent's servers: its file's inline ones first, then the recipe's. */
@@ -148,27 +188,41 @@ export function checkAgentMcp(
     known.size > 0
       ? `servers defined: ${[...known].join(', ')}; define "${server}" under mcp_servers: in the recipe or in a .mcp.json next to it`
       : `define it under mcp_servers: in the recipe ({command, args} or {type: http, url}) or in a .mcp.json next to it`;
+  // With trust_repo_config a name the user's side lacks may come from a repository's .mcp.json:
+  // only known where the agent runs, so a warning (an instance whose repository lacks it runs without).
+  const fromRepo = (server: string): Pick<PendingProblem, 'severity' | 'hint'> & { note: string } =>
+    servers.repoTrusted
+      ? {
+          severity: 'warning',
+          note: ` on your side; it is taken from the .mcp.json of the repository each instance works in (trust_repo_config), and an instance whose repository does not define it runs without it`,
+          hint: `define "${server}" under mcp_servers: to have it everywhere`,
+        }
+      : { note: '', hint: hint(server) };
   if (Array.isArray(a.mcp_servers)) {
     a.mcp_servers.forEach((s, i) => {
-      if (typeof s === 'string' && !known.has(s))
+      if (typeof s === 'string' && !known.has(s)) {
+        const { note, ...rest } = fromRepo(s);
         problem({
           code: 'unknown_mcp_server',
           path: [...base, 'mcp_servers', i],
-          message: `agent "${name}" names MCP server "${s}", which is not defined`,
-          hint: hint(s),
+          message: `agent "${name}" names MCP server "${s}", which is not defined${note}`,
+          ...rest,
         });
+      }
     });
   }
   if (Array.isArray(a.tools)) {
     a.tools.forEach((t, i) => {
       const server = typeof t === 'string' ? serverOfToolName(t.trim()) : undefined;
-      if (server && !known.has(server))
+      if (server && !known.has(server)) {
+        const { note, ...rest } = fromRepo(server);
         problem({
           code: 'unknown_mcp_server',
           path: [...base, 'tools', i],
-          message: `agent "${name}" tool "${String(t)}" names MCP server "${server}", which is not defined`,
-          hint: hint(server),
+          message: `agent "${name}" tool "${String(t)}" names MCP server "${server}", which is not defined${note}`,
+          ...rest,
         });
+      }
     });
   }
   if (!file) return;
@@ -178,7 +232,16 @@ export function checkAgentMcp(
   const strict = a.strict_tools === true || file.agent.strictTools === true;
   const missing = (p: { line: number; col: number }, what: string, server: string) => {
     const reason = `MCP server "${server}" is not defined`;
-    if (strict)
+    if (servers.repoTrusted) {
+      const { note, ...rest } = fromRepo(server);
+      problem({
+        code: 'unknown_mcp_server',
+        path: base,
+        at: at(p),
+        message: `agent "${name}" uses ${what}: ${reason}${note}`,
+        ...rest,
+      });
+    } else if (strict)
       problem({
         code: 'unknown_mcp_server',
         path: base,

@@ -9,7 +9,7 @@ import { type AgentFile, readAgentFile } from './agent-file.js';
 import { fileAgentTools } from './agent-tools.js';
 import type { McpServerSpec } from '../tools/mcp/config.js';
 import { matchesAny, serverOfToolName } from '../tools/mcp/names.js';
-import { agentServerSpecs, recipeMcpServers, type RecipeMcpServers } from './mcp-servers.js';
+import { agentServerSpecs, recipeMcpServers, repoMcpPick, type RecipeMcpServers } from './mcp-servers.js';
 import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
 import { parseDuration, parseTokenCount } from './duration.js';
 import { referencedTasks } from './expressions.js';
@@ -66,6 +66,8 @@ export interface LoadedAgent {
   extensions: string[];
   /** MCP servers whose tools it gets (unexpanded: the thread that starts them expands ${VAR}s). */
   mcpServers?: McpServerSpec[];
+  /** Servers it takes from a trusted repository's .mcp.json (`trust_repo_config`), read where it runs. */
+  mcpRepoPick?: string[] | 'all';
   /** Tool patterns it may not use (`disallowed_tools:`). */
   disallowedTools?: string[];
   /** True for the built-in agent used when a recipe defines none. */
@@ -133,6 +135,8 @@ export interface LoadedTask {
   dir: string;
   /** Where the task is defined, and its for_each, for messages about it at run time. */
   location: SourceLocation & { forEach?: SourceLocation };
+  /** `trust_repo_config: true`: its instances read the configuration (.mcp.json) of the repository they work in. */
+  trustRepoConfig?: boolean;
 }
 
 export interface LoadedRecipe {
@@ -370,8 +374,10 @@ function normalizeAgent(
     mcpServersOf(doc, ctx),
   );
   if (mcpServers.length > 0) agent.mcpServers = mcpServers;
+  const repoPick = repoMcpPick(a, fromFile, mcpServersOf(doc, ctx));
+  if (repoPick) agent.mcpRepoPick = repoPick;
   // mcp__ tools of servers the agent does not get were warned about (an imported file's): drop them.
-  const served = new Set(mcpServers.map((m) => m.name));
+  const served = new Set([...mcpServers.map((m) => m.name), ...(Array.isArray(repoPick) ? repoPick : [])]);
   agent.tools = agent.tools.filter((t) => {
     const server = serverOfToolName(t.trim());
     return (
@@ -446,6 +452,7 @@ function normalizeTask(
   if (t.key !== undefined) task.key = t.key;
   const cwd = t.cwd ?? d.cwd;
   if (cwd !== undefined) task.cwd = cwd;
+  if ((t.trust_repo_config ?? d.trust_repo_config) === true) task.trustRepoConfig = true;
   if (t.output_schema) task.outputSchema = t.output_schema;
   if (timeout !== undefined) task.timeoutMs = parseDuration(timeout);
   if (idle !== undefined) task.idleTimeoutMs = parseDuration(idle);

@@ -307,6 +307,12 @@ const taskSettings = {
     .optional()
     .describe('Failed instances tolerated before the rest of the fan-out is cancelled'),
   env: envMap.optional(),
+  trust_repo_config: z
+    .boolean()
+    .optional()
+    .describe(
+      "Read the configuration of the repository each instance works in (its cwd's .mcp.json): its MCP servers start like the recipe folder's. Default false: a batch over foreign repositories starts none of their servers",
+    ),
 };
 
 export const TaskSchema = z

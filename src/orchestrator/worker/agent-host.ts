@@ -12,8 +12,8 @@ import { stream as registryStream } from '../../ai/registry.js';
 import { createScriptedProvider } from '../../ai/scripted.js';
 import type { AssistantMessage, Model, StreamFunction } from '../../ai/types.js';
 import type { AgentSession } from '../../runtime/agent-session.js';
-import { createAgentSession, type CreateAgentSessionOptions } from '../../runtime/create-agent-session.js';
-import { resolveMcpServer, type McpServerConfig } from '../../tools/mcp/config.js';
+import { createAgentSession } from '../../runtime/create-agent-session.js';
+import { mcpOptionsFor, namesAbsentServer } from './agent-mcp.js';
 import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
 import { planResume } from '../../runtime/session-resume.js';
 import { isRunStoppedError, type RunStoppedError } from '../../runtime/run-limits.js';
@@ -176,10 +176,11 @@ export class AgentHost {
       // MCP servers: ${VAR}s expand here, with this thread's environment and the task's env.
       const mcp = mcpOptionsFor(task);
       if ('error' in mcp) return { error: mcp.error };
+      for (const text of mcp.notices) link.post({ type: 'event', event: { type: 'notice', text } });
       const session = await createAgentSession({
         cwd: task.cwd,
         writeScope: task.writeScope,
-        tools: a.tools.filter((t) => t !== 'send_message'),
+        tools: a.tools.filter((t) => t !== 'send_message' && !namesAbsentServer(t, mcp)),
         customTools: [createSendMessageTool(link, task.id)],
         bashPolicy: { allow: a.bash.allow, deny: a.bash.deny },
         toolOptions: { bash: { env: task.env, ...(task.sandbox ? { sandbox: task.sandbox } : {}) } },
@@ -537,30 +538,4 @@ export async function succeededResult(
   };
   if (summary !== undefined) r.summary = summary;
   return r;
-}
-
-/** The MCP servers of an instance's agent, expanded; `scope: run` servers are shared per run in this thread. */
-function mcpOptionsFor(
-  task: InstanceTask,
-): { options?: CreateAgentSessionOptions['mcp']; secrets: { name: string; value: string }[] } | { error: string } {
-  const specs = task.agent.mcpServers ?? [];
-  if (specs.length === 0) return { secrets: [] };
-  const env = { ...process.env, ...task.env };
-  const servers: McpServerConfig[] = [];
-  const secrets: { name: string; value: string }[] = [];
-  for (const spec of specs) {
-    const r = resolveMcpServer(spec, env);
-    if (!r.config) return { error: r.problems.map((p) => p.message).join('; ') };
-    servers.push(r.config);
-    secrets.push(...r.secrets);
-  }
-  return {
-    options: {
-      servers,
-      runId: task.runId,
-      ...(task.sandbox?.hide ? { hide: task.sandbox.hide } : {}),
-      ...(task.agent.disallowedTools ? { deny: task.agent.disallowedTools } : {}),
-    },
-    secrets,
-  };
 }
