@@ -1,12 +1,16 @@
 // From the validated YAML document to the LoadedRecipe the coordinator runs: defaults merged,
 // durations in ms, retries filled in, paths absolute, agent files read, models resolved.
 // Everything here is plain data (structured-clone safe) so it can cross to worker threads.
+import { type PublishSpec, publishSpecOf } from './publish-spec.js';
 import { resolve } from 'node:path';
 import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../ai/models.js';
 import { findProvider, type ProviderConfig } from '../ai/provider-config.js';
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import { type AgentFile, readAgentFile } from './agent-file.js';
-import { fileAgentTools } from './agent-tools.js';
+import { fileAgentTools, fileDisallowedTools } from './agent-tools.js';
+import { agentHooks, loadUserHooks, recipeHooks } from './recipe-hooks.js';
+import type { HooksConfig } from '../runtime/command-hooks.js';
+import { BOARD_TOOL_NAMES, isBoardTool } from './board-tool-names.js';
 import type { McpServerSpec } from '../tools/mcp/config.js';
 import { matchesAny, serverOfToolName } from '../tools/mcp/names.js';
 import { agentServerSpecs, recipeMcpServers, repoMcpPick, type RecipeMcpServers } from './mcp-servers.js';
@@ -14,7 +18,7 @@ import { RECIPE_DEFAULTS, type RetryFailureClass } from './defaults.js';
 import { parseDuration, parseTokenCount } from './duration.js';
 import { referencedTasks } from './expressions.js';
 import { type InputSpec } from './inputs.js';
-import { needsOf } from './semantic-checks.js';
+import { needsOf } from './task-checks.js';
 import {
   type AgentDocument,
   BUILTIN_TOOLS,
@@ -74,13 +78,33 @@ export interface LoadedAgent {
   implicit: boolean;
   /** A task's own model/thinking on this agent (`agent@task`): the recipe path of that task. */
   taskOverride?: (string | number)[];
+  /** The agent's own `board:` (true/false); undefined: the recipe's board setting decides. */
+  board?: boolean;
+  /**
+   * Its command hooks (Claude Code's format): the user's settings files, the recipe's `hooks:`,
+   * its agent file's and its own `hooks:` (recipe-hooks.ts); undefined when there are none.
+   */
+  commandHooks?: HooksConfig;
+  /** The agent file's `isolation: worktree`: its tasks default to a worktree per instance. */
+  isolation?: 'worktree';
 }
 
 export type ForEachSpec =
   | { kind: 'list'; items: unknown[] }
   | { kind: 'glob'; pattern: string; type: 'dir' | 'file' | 'any' }
   /** `sources`: the tasks the expression reads; empty means it only uses inputs/env (static). */
-  | { kind: 'expression'; expression: string; sources: string[] };
+  | { kind: 'expression'; expression: string; sources: string[] }
+  /** `for_each: board`: the task board's open items when the task starts. */
+  | { kind: 'board' };
+
+/** An item the task board starts with (`board:`); ids are filled in (the next number when not given). */
+export interface BoardSeed {
+  id: string;
+  subject: string;
+  description?: string;
+  owner?: string;
+  blockedBy: string[];
+}
 
 export interface VerifyStep {
   name?: string;
@@ -135,8 +159,26 @@ export interface LoadedTask {
   dir: string;
   /** Where the task is defined, and its for_each, for messages about it at run time. */
   location: SourceLocation & { forEach?: SourceLocation };
+  /** Approval gate (`approve:`): each instance waits for a user's answer before it is queued. */
+  approve?: ApproveGate;
+  /** Where its instances' changes are published (`publish:`, recipe block with the task's over it). */
+  publish?: PublishSpec;
   /** `trust_repo_config: true`: its instances read the configuration (.mcp.json) of the repository they work in. */
   trustRepoConfig?: boolean;
+}
+
+export interface ApproveGate {
+  prompt: string;
+  /** Absent: it waits until someone answers. */
+  timeoutMs?: number;
+  onTimeout: 'approve' | 'reject';
+}
+
+/** A provider's own `rate_limit` and `budget` (under `providers: NAME:`). */
+export interface ProviderLimits {
+  /** `total`: requests per minute to the provider, all models together; `perModel`: per model on it. */
+  rateLimit: { total?: number; perModel: Record<string, number> };
+  budget: Budget;
 }
 
 export interface LoadedRecipe {
@@ -152,6 +194,8 @@ export interface LoadedRecipe {
   models: Record<string, ModelSpec>;
   /** The recipe's `providers:`, as the ai layer takes them. */
   providers: ProviderConfig[];
+  /** Rate limits and budgets of the providers under `providers:` that set them, by provider name. */
+  providerLimits: Record<string, ProviderLimits>;
   provider: ProviderName;
   script?: string;
   concurrency: number;
@@ -172,6 +216,8 @@ export interface LoadedRecipe {
   agents: Record<string, LoadedAgent>;
   /** In file order; plan.ts gives the topological order. */
   tasks: LoadedTask[];
+  /** The task board's seed items (`board:` as a list); the board exists in every run, its tools only where given. */
+  board: BoardSeed[];
 }
 
 /** Overrides from the command line; each wins over the recipe. */
@@ -235,6 +281,19 @@ function budgetOf(b: RecipeDocument['budget']): Budget {
   return out;
 }
 
+function providerLimitsOf(declared: RecipeDocument['providers']): Record<string, ProviderLimits> {
+  const out: Record<string, ProviderLimits> = {};
+  for (const [name, p] of Object.entries(declared ?? {})) {
+    if (p.rate_limit === undefined && p.budget === undefined) continue;
+    const rl = p.rate_limit;
+    out[name] = {
+      rateLimit: typeof rl === 'number' ? { total: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },
+      budget: budgetOf(p.budget),
+    };
+  }
+  return out;
+}
+
 function retriesOf(r: TaskDocument['retries']): RetryPolicy {
   const d = RECIPE_DEFAULTS.retries;
   const base: RetryPolicy = { count: d.count, backoff: { ...d.backoff }, on: [...d.on] };
@@ -283,6 +342,18 @@ function fileModel(file: AgentFile | undefined): string | undefined {
   return m === undefined || m === '' || m.toLowerCase() === 'inherit' ? undefined : m;
 }
 
+const hooksOfContext = new WeakMap<NormalizeContext, { user: HooksConfig; recipe?: HooksConfig }>();
+/** The user-side and recipe hooks every agent of the recipe runs (read once per load). */
+function sharedHooksOf(doc: RecipeDocument, ctx: NormalizeContext): { user: HooksConfig; recipe?: HooksConfig } {
+  let hooks = hooksOfContext.get(ctx);
+  if (!hooks) {
+    const recipe = recipeHooks(doc.hooks, ctx.file);
+    hooks = { user: loadUserHooks(ctx.dir, ctx.env), ...(recipe ? { recipe } : {}) };
+    hooksOfContext.set(ctx, hooks);
+  }
+  return hooks;
+}
+
 const mcpOfContext = new WeakMap<NormalizeContext, RecipeMcpServers>();
 function mcpServersOf(doc: RecipeDocument, ctx: NormalizeContext): RecipeMcpServers {
   let servers = mcpOfContext.get(ctx);
@@ -301,6 +372,7 @@ export function providerConfigs(doc: Pick<RecipeDocument, 'providers'>): Provide
     if (p.api_key_env !== undefined) c.apiKeyEnv = p.api_key_env;
     if (p.api !== undefined) c.api = p.api;
     if (p.headers !== undefined) c.headers = { ...p.headers };
+    if (p.local !== undefined) c.local = p.local;
     if (p.compat) {
       c.compat = {};
       if (p.compat.text_tool_calls !== undefined) c.compat.textToolCalls = p.compat.text_tool_calls;
@@ -364,6 +436,16 @@ function normalizeAgent(
   if (a.thinking !== undefined) agent.thinking = a.thinking;
   if (a.summaries !== undefined) agent.summaries = a.summaries;
   if (a.max_turns !== undefined) agent.maxTurns = a.max_turns;
+  else if (fromFile?.maxTurns !== undefined) agent.maxTurns = fromFile.maxTurns;
+  if (fromFile?.isolation) agent.isolation = fromFile.isolation;
+  const shared = sharedHooksOf(doc, ctx);
+  const hooks = agentHooks([
+    shared.user,
+    shared.recipe,
+    fromFile?.hooks,
+    a.hooks !== undefined ? recipeHooks(a.hooks, ctx.file) : undefined,
+  ]);
+  if (hooks) agent.commandHooks = hooks;
   const loop = loopOf(a.loop);
   if (loop) agent.loop = loop;
   const mcpServers = agentServerSpecs(
@@ -386,9 +468,20 @@ function normalizeAgent(
       (server === undefined && served.size > 0)
     );
   });
-  if (a.disallowed_tools?.length) {
-    agent.disallowedTools = [...a.disallowed_tools];
-    agent.tools = agent.tools.filter((t) => t.startsWith('mcp__') || !matchesAny(a.disallowed_tools!, [t]));
+  if (a.board !== undefined) agent.board = a.board;
+  // The file's disallowedTools (Claude Code names) apply to the tools its file gives.
+  const disallowed = [
+    ...(a.disallowed_tools ?? []),
+    ...(a.tools === undefined && fromFile?.disallowedTools
+      ? fileDisallowedTools(
+          fromFile.disallowedTools.map((d) => d.name),
+          BUILTIN_TOOLS,
+        )
+      : []),
+  ];
+  if (disallowed.length) {
+    agent.disallowedTools = [...new Set(disallowed)];
+    agent.tools = agent.tools.filter((t) => t.startsWith('mcp__') || !matchesAny(agent.disallowedTools!, [t]));
   }
   return agent;
 }
@@ -406,6 +499,7 @@ function normalizeTask(
   const fe = t.for_each;
   let forEach: ForEachSpec | undefined;
   if (Array.isArray(fe)) forEach = { kind: 'list', items: fe };
+  else if (fe === 'board') forEach = { kind: 'board' };
   else if (typeof fe === 'string') forEach = { kind: 'expression', expression: fe, sources: referencedTasks(fe) };
   else if (fe) forEach = { kind: 'glob', pattern: fe.glob, type: fe.type ?? 'dir' };
 
@@ -419,7 +513,11 @@ function normalizeTask(
       .map((n) => n.id)
       .filter((id, i, all) => all.indexOf(id) === i),
     as: t.as ?? 'item',
-    isolation: t.isolation ?? d.isolation ?? 'none',
+    isolation:
+      t.isolation ??
+      d.isolation ??
+      (t.pair ? undefined : agents[t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0]! : '')]?.isolation) ??
+      'none',
     merge: t.merge ?? d.merge ?? 'patch',
     writes: t.writes ?? [],
     output,
@@ -460,6 +558,16 @@ function normalizeTask(
   const maxFailed = t.max_failed ?? (forEach ? d.max_failed : undefined);
   if (maxParallel !== undefined) task.maxParallel = maxParallel;
   if (maxFailed !== undefined) task.maxFailed = maxFailed;
+  const publish = publishSpecOf(doc.publish, t.publish);
+  if (publish) task.publish = publish;
+  if (t.approve) {
+    const timeoutMs = t.approve.timeout !== undefined ? parseDuration(t.approve.timeout) : undefined;
+    task.approve = {
+      prompt: t.approve.prompt ?? `Approve task ${t.id}?`,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      onTimeout: t.approve.on_timeout ?? 'reject',
+    };
+  }
   return task;
 }
 
@@ -499,6 +607,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     agents[name] = derived;
     task.agent = name;
   });
+  giveBoardTools(agents, tasks, doc.board);
   const rl = doc.rate_limit;
   const recipe: LoadedRecipe = {
     file: ctx.file,
@@ -507,6 +616,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     model: ctx.overrides.model ?? doc.model ?? ctx.env.ORCHESTRATE_MODEL ?? RECIPE_DEFAULTS.model,
     models,
     providers: providerConfigs(doc),
+    providerLimits: providerLimitsOf(doc.providers),
     provider: ctx.overrides.provider ?? doc.provider ?? RECIPE_DEFAULTS.provider,
     concurrency: ctx.overrides.concurrency ?? doc.concurrency ?? RECIPE_DEFAULTS.concurrency,
     rateLimit: typeof rl === 'number' ? { default: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },
@@ -525,6 +635,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
           : RECIPE_DEFAULTS.cacheWarmupMinInstances,
     agents,
     tasks,
+    board: boardSeeds(doc.board),
   };
   if (ctx.overrides.budgetUsd !== undefined) recipe.budget.usd = ctx.overrides.budgetUsd;
   if (ctx.overrides.budgetTokens !== undefined) recipe.budget.tokens = ctx.overrides.budgetTokens;
@@ -532,4 +643,58 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
   if (doc.version !== undefined) recipe.version = String(doc.version);
   if (doc.script !== undefined) recipe.script = resolve(ctx.dir, doc.script);
   return recipe;
+}
+
+/**
+ * More than one agent can run: several agent tasks, a fan-out or a pair. Such recipes get the
+ * task board's tools by default; a single agent has nobody to share a board with.
+ */
+function runsSeveralAgents(tasks: LoadedTask[]): boolean {
+  const agentTasks = tasks.filter((t) => t.kind !== 'run');
+  return agentTasks.length > 1 || agentTasks.some((t) => t.kind === 'pair' || t.forEach !== undefined);
+}
+
+/**
+ * The board's tools per agent: tools it names itself are kept (tools: [task_list] gives just that
+ * one); otherwise its own `board:`, else the recipe's (`board: false` off, true or a list on,
+ * absent: on when several agents run) decides whether it gets all four. `board: false` on the
+ * agent takes them away.
+ */
+function giveBoardTools(
+  agents: Record<string, LoadedAgent>,
+  tasks: LoadedTask[],
+  board: RecipeDocument['board'],
+): void {
+  const recipeOn = board === undefined ? runsSeveralAgents(tasks) : board !== false;
+  for (const agent of Object.values(agents)) {
+    if (agent.board === false) {
+      agent.tools = agent.tools.filter((t) => !isBoardTool(t));
+      continue;
+    }
+    if (agent.tools.some(isBoardTool)) continue;
+    if (agent.board ?? recipeOn) agent.tools = [...agent.tools, ...BOARD_TOOL_NAMES];
+  }
+}
+
+/** `board:` items with their ids: a given id, else the next number not taken. */
+function boardSeeds(board: RecipeDocument['board']): BoardSeed[] {
+  if (!Array.isArray(board)) return [];
+  const taken = new Set(board.flatMap((b) => (typeof b === 'object' && b.id !== undefined ? [b.id] : [])));
+  let next = 1;
+  const nextId = (): string => {
+    while (taken.has(String(next))) next++;
+    taken.add(String(next));
+    return String(next);
+  };
+  return board.map((b) => {
+    if (typeof b === 'string') return { id: nextId(), subject: b, blockedBy: [] };
+    const seed: BoardSeed = {
+      id: b.id ?? nextId(),
+      subject: b.subject,
+      blockedBy: (b.blocked_by ?? []).map(String),
+    };
+    if (b.description !== undefined) seed.description = b.description;
+    if (b.owner !== undefined) seed.owner = b.owner;
+    return seed;
+  });
 }

@@ -1,14 +1,11 @@
-// Checks that need the whole recipe: task ids and needs, cycles, agents, tools, files, task kinds
-// and every `${{ }}` reference. They read the raw YAML data defensively, so they still run when
+// Checks that need the whole recipe: task ids and needs, cycles, agents, tools, files, providers,
+// MCP servers; each task's own checks are in task-checks.ts, an agent file's in agent-file-checks.ts. They read the raw YAML data defensively, so they still run when
 // the schema found problems elsewhere and the user sees every mistake in one pass.
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ScriptFileError, parseScript } from '../ai/scripted-script.js';
-import { getModel, listModels } from '../ai/models.js';
 import { BUILTIN_PROVIDERS, findProvider } from '../ai/provider-config.js';
-import { type AgentFile, readAgentFile } from './agent-file.js';
-import { ALL_FILE_AGENT_TOOLS, classifyFileTool } from './agent-tools.js';
-import { templateGlobError } from './glob.js';
+import { readAgentFile } from './agent-file.js';
 import { type ReferenceContext, type TaskRefInfo, checkTemplate } from './expressions.js';
 import { hasExpression } from './expression-parser.js';
 import { checkImpossiblePaths } from './path-checks.js';
@@ -18,7 +15,9 @@ import { BUILTIN_TOOLS } from './schema.js';
 import { describePath } from './schema-issues.js';
 import { type SourcePosition } from './source-map.js';
 import { suggestionHint } from './suggest.js';
-import { findCycles, transitiveNeeds } from './task-graph.js';
+import { findCycles } from './task-graph.js';
+import { checkAgentFile } from './agent-file-checks.js';
+import { checkTask, needsOf, templateFields, type TaskCheckContext, type TaskEntry } from './task-checks.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
@@ -37,47 +36,6 @@ export interface SemanticContext {
   file?: string;
   /** The environment MCP server entries expand against (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
-}
-
-interface TaskEntry {
-  index: number;
-  id: string;
-  raw: Obj;
-  needs: { id: string; path: Path }[];
-}
-
-/** Needs of a task as written: one id or a list. */
-export function needsOf(raw: Obj): { id: string; path: Path }[] {
-  const needs = raw.needs;
-  if (typeof needs === 'string') return [{ id: needs, path: ['needs'] }];
-  if (!Array.isArray(needs)) return [];
-  return needs.flatMap((n, i) => (typeof n === 'string' ? [{ id: n, path: ['needs', i] }] : []));
-}
-
-/** Paths, under a task, whose strings are templates, and what they may see. */
-type Scope = 'task' | 'task-item' | 'for_each' | 'static';
-
-function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
-  const out: { path: Path; scope: Scope }[] = [];
-  const item: Scope = raw.for_each !== undefined ? 'task-item' : 'task';
-  for (const key of ['prompt', 'run', 'cwd']) if (typeof raw[key] === 'string') out.push({ path: [key], scope: item });
-  if (typeof raw.key === 'string') out.push({ path: ['key'], scope: 'task-item' });
-  if (typeof raw.for_each === 'string') out.push({ path: ['for_each'], scope: 'for_each' });
-  if (isObj(raw.for_each) && typeof raw.for_each.glob === 'string')
-    out.push({ path: ['for_each', 'glob'], scope: 'static' });
-  if (Array.isArray(raw.writes))
-    raw.writes.forEach((w, i) => typeof w === 'string' && out.push({ path: ['writes', i], scope: item }));
-  if (typeof raw.verify === 'string') out.push({ path: ['verify'], scope: item });
-  if (Array.isArray(raw.verify)) {
-    raw.verify.forEach((v, i) => {
-      if (typeof v === 'string') out.push({ path: ['verify', i], scope: item });
-      else if (isObj(v) && typeof v.run === 'string') out.push({ path: ['verify', i, 'run'], scope: item });
-    });
-  }
-  if (isObj(raw.env))
-    for (const k of Object.keys(raw.env))
-      if (typeof raw.env[k] === 'string') out.push({ path: ['env', k], scope: item });
-  return out;
 }
 
 /** Finds strings with `${{` where nothing evaluates them (agent fields, output_schema, ...). */
@@ -103,95 +61,6 @@ function misplacedExpressions(
   } else if (isObj(value)) {
     for (const [k, v] of Object.entries(value)) misplacedExpressions(v, [...path, k], allowed, out, raw);
   }
-}
-
-/**
- * What an agent file (Claude Code or pi format) means for its agent, every problem in one pass:
- * tool names (case-insensitive; Glob is find; Claude Code tools missing here are warnings unless
- * strict_tools), a missing tools: line (every tool, with a note), and its model.
- */
-function checkAgentFile(
-  name: string,
-  a: Obj,
-  file: AgentFile,
-  shownFile: string,
-  raw: Obj,
-  checkTool: (tool: string, path: Path | undefined, at?: PendingProblem['at']) => void,
-  problem: (p: PendingProblem) => void,
-): void {
-  const base: Path = ['agents', name];
-  const at = (p: { line: number; col: number }) => ({ file: shownFile, line: p.line, col: p.col });
-  if (a.tools === undefined) {
-    const strict = a.strict_tools === true || file.strictTools === true;
-    if (file.tools === undefined) {
-      problem({
-        code: 'agent_file',
-        severity: 'warning',
-        path: base,
-        at: at({ line: 1, col: 1 }),
-        message: `agent file of "${name}" has no tools: line, so the agent gets every built-in tool (${ALL_FILE_AGENT_TOOLS.join(', ')}), as in Claude Code`,
-        hint: 'to limit it, add a line such as tools: Read, Grep, Glob to the frontmatter, or tools: [...] to the agent in the recipe',
-      });
-    }
-    for (const t of file.toolPositions) {
-      const v = classifyFileTool(t.name, BUILTIN_TOOLS);
-      if (v.kind === 'mcp') continue; // checked with the agent's MCP servers (mcp-servers.ts)
-      if (v.kind === 'unknown') checkTool(t.name, undefined, at(t));
-      else if (v.kind === 'builtin' && v.note)
-        problem({
-          code: 'agent_file',
-          severity: 'warning',
-          path: base,
-          at: at(t),
-          message: `agent "${name}" tool ${t.name}: ${v.note}`,
-        });
-      else if (v.kind === 'unavailable') {
-        if (strict)
-          problem({
-            code: 'unknown_tool',
-            path: base,
-            at: at(t),
-            message: `agent "${name}" uses tool "${t.name}", which is not available here (${v.reason})`,
-            hint: 'remove it from the agent file, or drop strict_tools so it is ignored with a warning',
-          });
-        else
-          problem({
-            code: 'unknown_tool',
-            severity: 'warning',
-            path: base,
-            at: at(t),
-            message: `agent "${name}" tool "${t.name}" is not available here and is ignored (${v.reason})`,
-            hint: 'remove it from tools:, or set strict_tools: true to make this an error',
-          });
-      }
-    }
-  }
-  // The file's model is used unless the recipe gives the agent one; `inherit` means the recipe's.
-  const model = file.model?.trim();
-  if (a.model !== undefined || model === undefined || model === '' || model.toLowerCase() === 'inherit') return;
-  const provider = str(a.provider) ?? str(raw.provider) ?? 'anthropic';
-  const key = model.toLowerCase().replace(/^anthropic\//, '');
-  const declared =
-    isObj(raw.models) &&
-    Object.keys(raw.models).some(
-      (id) =>
-        id
-          .trim()
-          .toLowerCase()
-          .replace(/^anthropic\//, '') === key,
-    );
-  if (provider !== 'anthropic' || declared || getModel(key)) return;
-  problem({
-    code: 'unknown_model',
-    path: base,
-    at: at(file.modelPosition ?? { line: 1, col: 1 }),
-    message: `agent file of "${name}" names unknown model "${model}"`,
-    hint: `${suggestionHint(
-      model,
-      listModels().map((m) => m.id),
-      'models',
-    )}; or write model: inherit (the recipe's model), or an alias: sonnet, opus, haiku`,
-  });
 }
 
 export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProblem[] {
@@ -483,225 +352,8 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       hint: suggestionHint(defaultAgent, agentNames, 'agents'),
     });
   }
-  for (const t of tasks) {
-    const r = t.raw;
-    const base: Path = ['tasks', t.index];
-    const who = `task "${t.id}"`;
-    const isPair = r.pair !== undefined;
-    if (r.prompt === undefined && r.run === undefined) {
-      problem({
-        code: 'task_kind',
-        path: base,
-        message: `${who} has neither prompt nor run`,
-        hint: 'add prompt: (an agent task) or run: (a shell step)',
-      });
-    }
-    if (r.prompt !== undefined && r.run !== undefined)
-      problem({
-        code: 'task_kind',
-        path: [...base, 'run'],
-        key: true,
-        message: `${who} has both prompt and run`,
-        hint: 'a task is either an agent (prompt) or a shell step (run); split it into two tasks',
-      });
-    if (r.run !== undefined && r.agent !== undefined)
-      problem({
-        code: 'task_kind',
-        path: [...base, 'agent'],
-        key: true,
-        message: `${who} is a run: shell step and cannot have an agent`,
-        hint: 'remove agent, or replace run with prompt',
-      });
-    if (r.run !== undefined && isPair)
-      problem({
-        code: 'task_kind',
-        path: [...base, 'pair'],
-        key: true,
-        message: `${who} is a run: shell step and cannot have a pair`,
-        hint: 'remove pair, or replace run with prompt',
-      });
-    if (isPair && r.agent !== undefined)
-      problem({
-        code: 'task_kind',
-        path: [...base, 'agent'],
-        key: true,
-        message: `${who} has both agent and pair`,
-        hint: 'a pair names its own agents; remove agent',
-      });
-
-    const agent = str(r.agent);
-    if (agent !== undefined && !agentNames.includes(agent)) {
-      problem({
-        code: 'unknown_agent',
-        path: [...base, 'agent'],
-        message: `${who} uses unknown agent "${agent}"`,
-        hint: suggestionHint(agent, agentNames, 'agents'),
-      });
-    }
-    if (isObj(r.pair)) {
-      for (const role of ['planner', 'worker'] as const) {
-        const name = str(r.pair[role]);
-        if (name !== undefined && !agentNames.includes(name)) {
-          problem({
-            code: 'unknown_agent',
-            path: [...base, 'pair', role],
-            message: `${who} pair ${role} is unknown agent "${name}"`,
-            hint: suggestionHint(name, agentNames, 'agents'),
-          });
-        }
-      }
-    }
-    if (
-      r.prompt !== undefined &&
-      !isPair &&
-      r.run === undefined &&
-      agent === undefined &&
-      defaultAgent === undefined &&
-      agentNames.length > 1
-    ) {
-      problem({
-        code: 'unknown_agent',
-        path: base,
-        message: `${who} does not say which agent runs it`,
-        hint: `add agent: one of ${agentNames.join(', ')} (or set defaults.agent)`,
-      });
-    }
-
-    for (const key of ['model', 'thinking'] as const) {
-      if (r[key] !== undefined && (isPair || r.run !== undefined)) {
-        problem({
-          code: 'conflict',
-          path: [...base, key],
-          key: true,
-          message: `${who} sets ${key}, which only an agent task can use`,
-          hint: isPair
-            ? `set ${key} on the pair's planner or worker agent`
-            : `a run: step calls no model; remove ${key}`,
-        });
-      }
-    }
-    // merge: says where a worktree's work lands; without a worktree the agent edits the checkout itself.
-    const isolation = r.isolation ?? defaults.isolation;
-    if ((r.merge === 'branch' || r.merge === 'apply') && isolation !== 'worktree') {
-      problem({
-        code: 'conflict',
-        path: [...base, 'merge'],
-        key: true,
-        message: `${who} sets merge: ${r.merge}, which needs isolation: worktree`,
-        hint: 'add isolation: worktree (each instance works in a worktree of its own, and its work lands as merge says), or remove merge',
-      });
-    }
-    const fansOut = r.for_each !== undefined;
-    if (!fansOut) {
-      for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {
-        if (r[key] !== undefined)
-          problem({
-            code: 'conflict',
-            path: [...base, key],
-            key: true,
-            message: `${who} sets ${key} but has no for_each`,
-            hint: `${key} only applies to a fan-out; add for_each or remove ${key}`,
-          });
-      }
-    }
-    if (typeof r.as === 'string' && ['inputs', 'env', 'tasks'].includes(r.as)) {
-      problem({
-        code: 'bad_name',
-        path: [...base, 'as'],
-        message: `${who} cannot name its item "${r.as}"`,
-        hint: 'that name is taken by expressions; pick another, e.g. repo',
-      });
-    }
-    // Globs are compiled now so a malformed one fails validation, not the run after tokens were spent.
-    const globFields: Path[] = [];
-    if (isObj(r.for_each) && typeof r.for_each.glob === 'string') globFields.push(['for_each', 'glob']);
-    if (Array.isArray(r.writes)) r.writes.forEach((w, i) => typeof w === 'string' && globFields.push(['writes', i]));
-    for (const path of globFields) {
-      const pattern = path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], r) as string;
-      const bad = templateGlobError(pattern);
-      if (bad)
-        problem({
-          code: 'bad_glob',
-          path: [...base, ...path],
-          message: `${who} ${path.join('.').replace(/\.(\d+)/, '[$1]')}: ${JSON.stringify(pattern)} is not a valid glob: ${bad}`,
-          hint: 'globs: * ? [abc] [!x] [a-z] [[:alpha:]] {a,b} ** @(a|b) !(x); escape a special character with \\ to match it literally',
-        });
-    }
-    // writes: globs are relative to the task's cwd: one that repeats the cwd (written when they were
-    // relative to the recipe) would look for cwd/cwd/... and refuse every write in the task's files.
-    const cwd = typeof r.cwd === 'string' ? r.cwd.replace(/\/+$/, '') : '';
-    if (cwd !== '' && cwd !== '.' && Array.isArray(r.writes)) {
-      r.writes.forEach((w, i) => {
-        if (typeof w !== 'string' || !(w === cwd || w.startsWith(`${cwd}/`))) return;
-        const fixed = w.slice(cwd.length + 1) || '**';
-        problem({
-          code: 'bad_glob',
-          severity: 'warning',
-          path: [...base, 'writes', i],
-          message: `${who} writes[${i}] ${JSON.stringify(w)} starts with its cwd, but writes globs are relative to the task's cwd, so it stands for ${cwd}/${w} and refuses writes to the task's own files`,
-          hint: `drop the cwd from the glob: ${JSON.stringify(fixed)}`,
-        });
-      });
-    }
-    if (Array.isArray(r.for_each) && r.for_each.length === 0)
-      problem({
-        code: 'bad_for_each',
-        path: [...base, 'for_each'],
-        message: `${who} fans out over an empty list`,
-        hint: 'add items, or remove for_each',
-      });
-    if (r.output === 'text' && r.output_schema !== undefined) {
-      problem({
-        code: 'conflict',
-        path: [...base, 'output_schema'],
-        key: true,
-        message: `${who} has output_schema but output: text`,
-        hint: 'set output: json (or remove output_schema)',
-      });
-    }
-    if (r.verify_retries !== undefined && r.verify === undefined && defaults.verify === undefined) {
-      problem({
-        code: 'conflict',
-        path: [...base, 'verify_retries'],
-        key: true,
-        message: `${who} sets verify_retries but has no verify`,
-        hint: 'add verify: [<shell command>]',
-      });
-    }
-    if ((r.context ?? defaults.context) === 'summaries' && t.needs.length === 0 && r.context !== undefined) {
-      problem({
-        code: 'conflict',
-        path: [...base, 'context'],
-        message: `${who} uses context: summaries but needs no task`,
-        hint: 'add needs, or use context: fresh',
-      });
-    }
-
-    // Expressions: each field sees inputs, env, the tasks it (transitively) needs, and the item.
-    const reachable = transitiveNeeds(graph, t.id);
-    const itemNames = ['item', ...(typeof r.as === 'string' ? [r.as] : [])];
-    for (const field of templateFields(r)) {
-      const text = field.path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], r) as string;
-      const refCtx: ReferenceContext = {
-        inputs: inputNames,
-        tasks: refInfo,
-        reachable: field.scope === 'static' ? new Set() : reachable,
-        itemNames: field.scope === 'task-item' && fansOut ? itemNames : undefined,
-        taskId: t.id,
-      };
-      if (field.scope === 'static') refCtx.staticOnly = 'a glob is expanded before any task runs';
-      if (field.scope === 'for_each') refCtx.itemUnavailable = 'for_each cannot use the items it produces';
-      for (const issue of checkTemplate(text, refCtx)) {
-        problem({
-          code: issue.code,
-          path: [...base, ...field.path],
-          offset: issue.offset,
-          message: `${who} ${field.path.join('.')}: ${issue.message}`,
-          hint: issue.hint,
-        });
-      }
-    }
-  }
+  const taskCtx: TaskCheckContext = { agentNames, defaultAgent, defaults, inputNames, refInfo, graph };
+  for (const t of tasks) checkTask(t, taskCtx, problem);
 
   // ---- run-level and defaults templates (inputs and env only) ----
   const staticCtx: ReferenceContext = {

@@ -1,0 +1,103 @@
+// Checks of an agent file (Claude Code or pi format) named by a recipe's agent: its tools and its
+// model, every problem in one pass, reported at the agent file's own line and column.
+import { getModel, listModels } from '../ai/models.js';
+import type { AgentFile } from './agent-file.js';
+import { ALL_FILE_AGENT_TOOLS, classifyFileTool } from './agent-tools.js';
+import type { PendingProblem } from './problems.js';
+import { BUILTIN_TOOLS } from './schema.js';
+import { suggestionHint } from './suggest.js';
+
+type Path = (string | number)[];
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * What an agent file (Claude Code or pi format) means for its agent, every problem in one pass:
+ * tool names (case-insensitive; Glob is find; Claude Code tools missing here are warnings unless
+ * strict_tools), a missing tools: line (every tool, with a note), and its model.
+ */
+export function checkAgentFile(
+  name: string,
+  a: Obj,
+  file: AgentFile,
+  shownFile: string,
+  raw: Obj,
+  checkTool: (tool: string, path: Path | undefined, at?: PendingProblem['at']) => void,
+  problem: (p: PendingProblem) => void,
+): void {
+  const base: Path = ['agents', name];
+  const at = (p: { line: number; col: number }) => ({ file: shownFile, line: p.line, col: p.col });
+  if (a.tools === undefined) {
+    const strict = a.strict_tools === true || file.strictTools === true;
+    if (file.tools === undefined) {
+      problem({
+        code: 'agent_file',
+        severity: 'warning',
+        path: base,
+        at: at({ line: 1, col: 1 }),
+        message: `agent file of "${name}" has no tools: line, so the agent gets every built-in tool (${ALL_FILE_AGENT_TOOLS.join(', ')}), as in Claude Code`,
+        hint: 'to limit it, add a line such as tools: Read, Grep, Glob to the frontmatter, or tools: [...] to the agent in the recipe',
+      });
+    }
+    for (const t of file.toolPositions) {
+      const v = classifyFileTool(t.name, BUILTIN_TOOLS);
+      if (v.kind === 'mcp') continue; // checked with the agent's MCP servers (mcp-servers.ts)
+      if (v.kind === 'unknown') checkTool(t.name, undefined, at(t));
+      else if (v.kind === 'builtin' && v.note)
+        problem({
+          code: 'agent_file',
+          severity: 'warning',
+          path: base,
+          at: at(t),
+          message: `agent "${name}" tool ${t.name}: ${v.note}`,
+        });
+      else if (v.kind === 'unavailable') {
+        if (strict)
+          problem({
+            code: 'unknown_tool',
+            path: base,
+            at: at(t),
+            message: `agent "${name}" uses tool "${t.name}", which is not available here (${v.reason})`,
+            hint: 'remove it from the agent file, or drop strict_tools so it is ignored with a warning',
+          });
+        else
+          problem({
+            code: 'unknown_tool',
+            severity: 'warning',
+            path: base,
+            at: at(t),
+            message: `agent "${name}" tool "${t.name}" is not available here and is ignored (${v.reason})`,
+            hint: 'remove it from tools:, or set strict_tools: true to make this an error',
+          });
+      }
+    }
+  }
+  // The file's model is used unless the recipe gives the agent one; `inherit` means the recipe's.
+  const model = file.model?.trim();
+  if (a.model !== undefined || model === undefined || model === '' || model.toLowerCase() === 'inherit') return;
+  const provider = str(a.provider) ?? str(raw.provider) ?? 'anthropic';
+  const key = model.toLowerCase().replace(/^anthropic\//, '');
+  const declared =
+    isObj(raw.models) &&
+    Object.keys(raw.models).some(
+      (id) =>
+        id
+          .trim()
+          .toLowerCase()
+          .replace(/^anthropic\//, '') === key,
+    );
+  if (provider !== 'anthropic' || declared || getModel(key)) return;
+  problem({
+    code: 'unknown_model',
+    path: base,
+    at: at(file.modelPosition ?? { line: 1, col: 1 }),
+    message: `agent file of "${name}" names unknown model "${model}"`,
+    hint: `${suggestionHint(
+      model,
+      listModels().map((m) => m.id),
+      'models',
+    )}; or write model: inherit (the recipe's model), or an alias: sonnet, opus, haiku`,
+  });
+}
