@@ -113,33 +113,35 @@ export interface Snapshot {
 }
 
 /**
- * Shell prelude of snapshot and diffSince (one sandboxed shell each): finds the repository root
- * and its index, seeds the throwaway index ($GIT_INDEX_FILE) with a copy keeping its mtime (see
- * copyGitIndex), and stages the instance's folder ($1) into it. Only that folder is re-read; the
+ * Shell prelude of the snapshot and diff scripts (one sandboxed shell each): finds the repository
+ * root and its index, seeds the throwaway index ($GIT_INDEX_FILE) with a copy keeping its mtime
+ * (see copyGitIndex) and goes to the root. The script then stages only the instances' folders: the
  * rest of the tree comes from the index as it is.
  */
-const STAGE_SCOPE = `loc=$(unset GIT_INDEX_FILE; git rev-parse --show-toplevel --path-format=absolute --git-path index) || exit 3
+const TEMP_INDEX = `loc=$(unset GIT_INDEX_FILE; git rev-parse --show-toplevel --path-format=absolute --git-path index) || exit 3
 top=\${loc%%
 *}
 idx=\${loc#*
 }
 if [ -f "$idx" ]; then cp -p "$idx" "$GIT_INDEX_FILE" || exit 3; fi
 cd "$top" || exit 3
-git add -A -- "$1" || exit 4
 `;
 
-/** Runs a STAGE_SCOPE script for the folder `dir` with a throwaway index in a private temp folder. */
+/**
+ * Runs a TEMP_INDEX script with a throwaway index in a private temp folder, in the first of
+ * `dirs` (all of them in one repository, real paths). Undefined when it cannot run at all.
+ */
 async function inTempIndex(
-  dir: string,
+  dirs: string[],
   script: string,
-  extra: string[] = [],
+  args: string[],
 ): Promise<{ code: number | null; stdout: Buffer } | undefined> {
-  if (!existsSync(dir) || !mayBeInGitRepo(dir)) return undefined;
-  const real = realpathSync(dir);
+  const cwd = dirs[0];
+  if (cwd === undefined) return undefined;
   return withProductTemp('orchestrate-index-', async (tmp) => {
     try {
-      const r = await productGitScript(STAGE_SCOPE + script, [real, ...extra], {
-        cwd: real,
+      const r = await productGitScript(TEMP_INDEX + script, args, {
+        cwd,
         env: { GIT_INDEX_FILE: join(tmp, 'index') },
         writable: [tmp],
       });
@@ -150,47 +152,98 @@ async function inTempIndex(
   });
 }
 
+/** The real paths of `dirs`, or undefined for those that do not exist or are outside any git repository. */
+function realDirs(dirs: string[]): (string | undefined)[] {
+  return dirs.map((d) => {
+    if (!existsSync(d) || !mayBeInGitRepo(d)) return undefined;
+    try {
+      return realpathSync(d);
+    } catch {
+      return undefined;
+    }
+  });
+}
+
 /** Records the current state of the work tree under `dir`; undefined outside git. */
 export async function snapshot(dir: string): Promise<Snapshot | undefined> {
+  return snapshotScopes([dir]);
+}
+
+/**
+ * One snapshot covering the work trees under every folder of `dirs` (all in one repository): one
+ * shell stages them all into one throwaway index and writes one tree, which serves each of them
+ * (a diff reads only its own folder of it). Undefined outside git, or when a folder is missing
+ * or cannot be staged (the caller then takes them one by one).
+ */
+export async function snapshotScopes(dirs: string[]): Promise<Snapshot | undefined> {
+  const real = realDirs(dirs);
+  if (real.some((d) => d === undefined)) return undefined;
+  const scopes = real as string[];
   const r = await inTempIndex(
-    dir,
-    `head=$(git rev-parse --verify -q HEAD) || head=
+    scopes,
+    `git add -A -- "$@" || exit 4
+head=$(git rev-parse --verify -q HEAD) || head=
 tree=$(git write-tree) || exit 4
 printf '%s\\n%s\\n%s\\n' "$top" "$head" "$tree"
 `,
+    scopes,
   );
   if (!r || r.code !== 0) return undefined;
   const [root, commit, tree] = r.stdout.toString('utf8').split('\n');
   return root && tree ? { root, commit: commit || undefined, tree } : undefined;
 }
 
+export interface ScopeDiff {
+  patch: string;
+  /** The changed paths, relative to the repository root. */
+  files: string[];
+}
+
 /**
  * The patch of everything that changed under `dir` since `baseTree` (binary-safe, untracked
  * files included), plus the changed paths relative to the repository root.
  */
-export async function diffSince(
-  dir: string,
-  baseTree: string | undefined,
-): Promise<{ patch: string; files: string[] } | undefined> {
+export async function diffSince(dir: string, baseTree: string | undefined): Promise<ScopeDiff | undefined> {
+  return (await diffScopes([{ dir, baseTree }]))?.[0];
+}
+
+/**
+ * diffSince for several folders of one repository in one shell: their folders are staged into
+ * one throwaway index at once, then each is diffed against its own base tree. Undefined when a
+ * folder is missing or a git command fails (the caller then takes them one by one).
+ */
+export async function diffScopes(
+  items: readonly { dir: string; baseTree: string | undefined }[],
+): Promise<ScopeDiff[] | undefined> {
+  const real = realDirs(items.map((i) => i.dir));
+  if (real.some((d) => d === undefined)) return undefined;
+  const scopes = real as string[];
+  // Tree ids are hex: the list of them travels as one word-split argument.
+  const trees = items.map((i) => i.baseTree ?? EMPTY_TREE).join(' ');
   const r = await inTempIndex(
-    dir,
-    `git diff --cached --binary --no-color --no-ext-diff --no-textconv "$2" -- "$1" || exit 5
-printf '\\0'
-git diff --cached --name-only --no-renames --no-ext-diff --no-textconv "$2" -- "$1" || exit 5
+    scopes,
+    `trees=$1
+shift
+git add -A -- "$@" || exit 4
+for d do
+  t=\${trees%% *}
+  trees=\${trees#* }
+  git diff --cached --binary --no-color --no-ext-diff --no-textconv "$t" -- "$d" || exit 5
+  printf '\\0'
+  git diff --cached --name-only --no-renames --no-ext-diff --no-textconv "$t" -- "$d" || exit 5
+  printf '\\0'
+done
 `,
-    [baseTree ?? EMPTY_TREE],
+    [trees, ...scopes],
   );
   if (!r || r.code !== 0) return undefined;
-  const text = r.stdout.toString('utf8');
-  const cut = text.lastIndexOf('\0');
-  if (cut < 0) return undefined;
-  return {
-    patch: text.slice(0, cut),
-    files: text
-      .slice(cut + 1)
-      .split('\n')
-      .filter(Boolean),
-  };
+  // Two NUL-terminated fields per folder: the patch (git's binary patches are base85 text) and the names.
+  const fields = r.stdout.toString('utf8').split('\0');
+  if (fields.length !== items.length * 2 + 1) return undefined;
+  return items.map((_, i) => ({
+    patch: fields[2 * i] ?? '',
+    files: (fields[2 * i + 1] ?? '').split('\n').filter(Boolean),
+  }));
 }
 
 /** Creates a detached worktree of `root` at `commit` in `dir` (reused if it is already there). */

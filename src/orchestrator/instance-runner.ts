@@ -10,8 +10,9 @@ import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { addWorktree, relinkWorktree, removeWorktree, repoRoot, snapshot } from './git-workspace.js';
+import { addWorktree, relinkWorktree, removeWorktree, repoRoot, snapshot, type ScopeDiff } from './git-workspace.js';
 import { KeyedLock } from './keyed-lock.js';
+import { RepoGitBatches } from './repo-git-batches.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from '../recipe/index.js';
@@ -95,6 +96,8 @@ function intoWorktree(inst: InstanceState, abs: string): string {
 export class InstanceRunner {
   /** One git operation at a time per repository (keyed-lock.ts). */
   private readonly gitLocks = new KeyedLock();
+  /** Snapshots and landing diffs of one repository taken together, under its lock (repo-git-batches.ts). */
+  private readonly gitBatches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn));
   /** Scripts of the scripted provider, parsed once per run (undefined: unreadable, the thread reports why). */
   private readonly scripts = new Map<string, ScriptedScript | undefined>();
 
@@ -145,6 +148,19 @@ export class InstanceRunner {
 
   withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
     return this.gitLocks.run(root, fn);
+  }
+
+  /**
+   * What changed under `dir` since `baseTree`, diffed under `root`'s lock together with the other
+   * instances finishing in the same work tree (`worktree`, else the repository's own).
+   */
+  diffSince(
+    root: string,
+    dir: string,
+    baseTree: string | undefined,
+    worktree?: string,
+  ): Promise<ScopeDiff | undefined> {
+    return this.gitBatches.diffSince(root, dir, baseTree, worktree);
   }
 
   /**
@@ -225,11 +241,11 @@ export class InstanceRunner {
     }
     if (inst.git) return undefined;
     if (!existsSync(cwd)) return `the working directory ${cwd} does not exist`;
-    const root = await repoRoot(cwd);
+    const root = await this.gitBatches.root(cwd);
     if (t.task.isolation === 'worktree') {
       if (!root) return `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`;
       const wt = join(this.ctx.store.dir, 'worktrees', inst.id);
-      const commitSnap = await this.withGitLock(root, () => snapshot(root));
+      const commitSnap = await this.gitBatches.snapshot(root, root);
       const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap?.commit));
       if (!r.ok) return r.error;
       inst.workCwd = join(wt, relative(root, cwd));
@@ -238,7 +254,8 @@ export class InstanceRunner {
       return undefined;
     }
     if (root) {
-      const snap = await this.withGitLock(root, () => snapshot(cwd));
+      // Taken with the other instances of this repository that start meanwhile: one shell for all.
+      const snap = await this.gitBatches.snapshot(root, cwd);
       if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree };
     }
     return undefined;

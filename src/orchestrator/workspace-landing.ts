@@ -6,7 +6,6 @@
 import { join } from 'node:path';
 import type { RunStore } from '../run/run-store.js';
 import { pathFromRoot, type InstanceState, type TaskState } from '../run/run-state.js';
-import { diffSince } from './git-workspace.js';
 import type { InstanceRunner } from './instance-runner.js';
 
 /** `patchFile` is set whenever a patch was written, also when the work then failed to land. */
@@ -17,7 +16,7 @@ export type Landing =
 export interface LandingContext {
   recipeDir: string;
   store: RunStore;
-  runner: Pick<InstanceRunner, 'withGitLock' | 'landWork' | 'dropWorktree'>;
+  runner: Pick<InstanceRunner, 'diffSince' | 'landWork' | 'dropWorktree'>;
   /** The run's own files cannot be written (the run stops; see Coordinator.storageFailed). */
   storageFailed(message: string): void;
 }
@@ -31,7 +30,7 @@ export class WorkspaceLanding {
     if (!g) return { ok: true, files: [] };
     const { store } = this.ctx;
     const cwd = inst.workCwd ?? inst.resolved!.cwd;
-    const d = await this.ctx.runner.withGitLock(g.root, () => diffSince(cwd, g.tree));
+    const d = await this.ctx.runner.diffSince(g.root, cwd, g.tree, g.worktree);
     const files: string[] = [];
     let patchFile: string | undefined;
     if (d && d.patch.trim()) {
