@@ -18,12 +18,14 @@ export type {
   LoadedTask,
   LoadedAgent,
   ForEachSpec,
+  BoardSeed,
   RetryPolicy,
   VerifyStep,
   Budget,
   RecipeOverrides,
 } from './normalize.js';
 export { IMPLICIT_AGENT } from './normalize.js';
+export { BOARD_TOOL_NAMES, isBoardTool, type BoardToolName } from './board-tool-names.js';
 export {
   buildPlan,
   expandTask,

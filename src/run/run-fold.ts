@@ -11,6 +11,7 @@
 // total as the coordinator saw it) is used only for logs without call_usage events.
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
+import { applyBoardEvent, type Board } from './board-record.js';
 import {
   applyInstanceEvent,
   instanceOfKey,
@@ -142,6 +143,8 @@ export interface RunState {
   durationMs?: number;
   /** Control actions taken on the run, in log order. */
   controls: ControlRecord[];
+  /** The run-wide task board (board_task events), items in creation order. */
+  board: Board;
   eventCount: number;
 }
 
@@ -158,6 +161,7 @@ export function createRunState(): RunState {
     tasks: new Map(),
     instances: new Map(),
     controls: [],
+    board: new Map(),
     eventCount: 0,
   };
 }
@@ -411,6 +415,9 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     }
     case 'budget_exhausted':
       state.budgetExhausted = e.reason;
+      return;
+    case 'board_task':
+      applyBoardEvent(state.board, e);
       return;
     case 'run_end':
       state.status = e.status;
