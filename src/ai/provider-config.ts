@@ -18,6 +18,11 @@ export interface ProviderConfig {
   api?: 'chat' | 'responses';
   compat?: OpenAICompat;
   headers?: Record<string, string>;
+  /**
+   * A server on this machine or network that costs nothing per token: its models the recipe does
+   * not price are priced 0. Unset: local when base_url points at a loopback address.
+   */
+  local?: boolean;
 }
 
 /**
@@ -32,10 +37,10 @@ export const BUILTIN_PROVIDERS: readonly ProviderConfig[] = [
     baseUrl: 'https://openrouter.ai/api/v1',
     apiKeyEnv: 'OPENROUTER_API_KEY',
   },
-  { name: 'ollama', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' },
-  { name: 'lmstudio', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1' },
-  { name: 'vllm', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:8000/v1' },
-  { name: 'llamacpp', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1' },
+  { name: 'ollama', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1', local: true },
+  { name: 'lmstudio', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1', local: true },
+  { name: 'vllm', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:8000/v1', local: true },
+  { name: 'llamacpp', type: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1', local: true },
 ];
 
 /** The provider of this name: a configured one first, else a built-in preset. */
@@ -43,17 +48,48 @@ export function findProvider(name: string, configured: readonly ProviderConfig[]
   return configured.find((p) => p.name === name) ?? BUILTIN_PROVIDERS.find((p) => p.name === name);
 }
 
-/** What an unknown model of an OpenAI-compatible server is assumed to have: a modest window, no price. */
+/**
+ * The price assumed for a model nobody priced on a provider that charges (a remote gateway): a
+ * mid-range price, so budgets still hold; the dry run says it was assumed.
+ */
+export const FALLBACK_PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } as const;
+
+const FREE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } as const;
+
+/** What an unknown model of an OpenAI-compatible server is assumed to have: a modest window, no price (a local server). */
 export const UNDECLARED_OPENAI_MODEL: ModelSpec = {
   contextWindow: 128_000,
   maxTokens: 16_384,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  cost: { ...FREE },
 };
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1', '0.0.0.0']);
+
+/**
+ * Whether a provider runs locally and is free per token: marked `local`, one of the local presets
+ * (ollama, lmstudio, vllm, llamacpp), or (unmarked) an endpoint on a loopback address.
+ */
+export function isLocalProvider(config: ProviderConfig): boolean {
+  if (config.local !== undefined) return config.local;
+  if (!config.baseUrl) return false;
+  try {
+    const host = new URL(config.baseUrl).hostname.toLowerCase();
+    return LOOPBACK_HOSTS.has(host) || host.startsWith('127.') || host.endsWith('.localhost');
+  } catch {
+    return false;
+  }
+}
+
+/** The limits and price of a model an OpenAI-compatible provider serves that nobody declared: free when local. */
+export function undeclaredModelSpec(config: ProviderConfig): ModelSpec {
+  return { ...UNDECLARED_OPENAI_MODEL, cost: isLocalProvider(config) ? { ...FREE } : { ...FALLBACK_PRICE } };
+}
 
 /**
  * The Model for `id` on a configured provider. `spec` (a recipe's `models:` entry) wins; an
  * Anthropic provider falls back to the model table, an OpenAI-compatible one to
- * UNDECLARED_OPENAI_MODEL (learned windows correct its window at the first overflow).
+ * undeclaredModelSpec (free when local, else FALLBACK_PRICE; learned windows correct its window
+ * at the first overflow).
  */
 export function modelForProvider(config: ProviderConfig, id: string, spec?: ModelSpec): Model {
   if (config.type === 'anthropic') {
@@ -74,7 +110,7 @@ export function modelForProvider(config: ProviderConfig, id: string, spec?: Mode
     if (config.headers) model.headers = { ...config.headers };
     return model;
   }
-  const s = spec ?? UNDECLARED_OPENAI_MODEL;
+  const s = spec ?? undeclaredModelSpec(config);
   const model: Model = {
     id,
     name: id,

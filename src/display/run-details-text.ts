@@ -1,6 +1,6 @@
 // `orchestrate show <run>` as text: the run's status, every instance with its attempts, output,
 // error class and usage, and the merged plan.
-import { boardTable } from './board-text.js';
+import { providerCostLines } from './provider-costs.js';
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { outputPreview } from './final-summary.js';
@@ -106,6 +106,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   );
   const cache = cacheText(u);
   if (cache) out.push(cache);
+  out.push(...providerCostLines(s.providers));
   const c = countStatuses(s);
   out.push(
     `instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.skipped} skipped, ${c.running + c.queued} unfinished)`,
@@ -120,8 +121,6 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     );
   out.push(`folder: ${folder.dir}`);
   out.push('');
-  const board = boardTable(s.board);
-  if (board.length) out.push(...board, '');
   for (const [task, t] of s.tasks) {
     const needs = t.needs.length > 0 ? ` (needs ${t.needs.join(', ')})` : '';
     out.push(`${p.paint('bold', `task ${task}`)}${needs}`);

@@ -56,13 +56,13 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     ...(s.endTs !== undefined ? { endedAt: new Date(s.endTs).toISOString() } : {}),
     ...(s.durationMs !== undefined ? { durationMs: s.durationMs } : {}),
     ...(s.endUsage ? { usage: s.endUsage } : {}),
+    // Every call's spend per provider and per model within it (the same figures as result.json).
+    providers: s.providers,
     ...(s.budgetUsd !== undefined ? { budgetUsd: s.budgetUsd } : {}),
     ...(s.budgetExhausted ? { budgetExhausted: s.budgetExhausted } : {}),
     dir: folder.dir,
     ...(folder.planFile ? { planFile: folder.planFile } : {}),
     instances: instancesInTaskOrder(s).map((i) => instanceJson(folder.dir, i)),
-    // The run-wide task board (board_task events), when it has items.
-    ...(s.board.size ? { board: [...s.board.values()] } : {}),
     ...(folder.skipped.length ? { unreadableLogLines: folder.skipped } : {}),
   };
 }

@@ -60,13 +60,15 @@ export class Admission {
       last !== undefined
         ? Math.ceil(last * ORCHESTRATOR_DEFAULTS.callEstimateGrowth)
         : ORCHESTRATOR_DEFAULTS.callEstimateTokens;
-    // A first call never reserves more than a small share of the run's token budget.
-    if (last === undefined && recipe.budget.tokens !== undefined)
-      tokens = Math.min(tokens, Math.max(1, Math.floor(recipe.budget.tokens / 20)));
+    const provider = agent?.provider ?? recipe.provider;
+    // A first call never reserves more than a small share of the run's token budget, nor of its provider's.
+    for (const cap of [recipe.budget.tokens, recipe.providerLimits[provider]?.budget.tokens])
+      if (last === undefined && cap !== undefined) tokens = Math.min(tokens, Math.max(1, Math.floor(cap / 20)));
     const price = lookupModelPrice(
       model ?? agent?.model ?? recipe.model,
-      agent?.provider ?? recipe.provider,
+      provider,
       recipe.models,
+      recipe.providers,
     );
     return { tokens, usd: (tokens * price.input) / 1e6 };
   }

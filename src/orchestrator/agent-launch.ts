@@ -26,7 +26,6 @@ import {
   type WorkerResult,
 } from './protocol.js';
 import type { RunEventInput } from '../run/run-events.js';
-import type { TaskBoard } from './task-board.js';
 import { addUsageSummary, zeroUsage as zeroTotals, type BudgetScope, type UsageSummary } from '../run/usage-summary.js';
 
 export interface LaunchRef {
@@ -56,8 +55,6 @@ export interface LaunchContext {
   sharedCrashes?: Set<number>;
   broker: PermitBroker;
   router: MessageRouter;
-  /** The run's task board (task-board.ts); absent: board calls are refused. */
-  board?: Pick<TaskBoard, 'handle'>;
   emit(e: RunEventInput): void;
   /** Spend to reserve for the next call of this agent. */
   estimate(ref: LaunchRef, model: string): Spend;
@@ -113,6 +110,7 @@ export class AgentLaunch {
   private received: UsageSummary = zeroTotals();
   /** The model of this agent's latest permit request (a reconciled shortfall is logged under it). */
   private lastModel = '';
+  private lastProvider: string | undefined;
   /** Resolves on the worker's `done` (its last message) or the port's close: no message can arrive after it. */
   private readonly portDone: Promise<void>;
   private markPortDone: () => void = () => {};
@@ -355,9 +353,16 @@ export class AgentLaunch {
       cost: Math.max(0, r.usage.cost - this.received.cost),
     };
     this.received = addUsageSummary(this.received, gap);
-    this.ctx.broker.budget.charge(this.ref.scopes, { usd: gap.cost, tokens: gap.totalTokens });
+    const scopes = this.ctx.broker.scopesOf({ scopes: this.ref.scopes, provider: this.lastProvider });
+    this.ctx.broker.budget.charge(scopes, { usd: gap.cost, tokens: gap.totalTokens });
     this.ctx.onUsage(this.ref, this.lastModel, gap.totalTokens);
-    this.ctx.emit({ type: 'call_usage', ...this.refFields(), model: this.lastModel, usage: gap });
+    this.ctx.emit({
+      type: 'call_usage',
+      ...this.refFields(),
+      model: this.lastModel,
+      ...this.providerField(this.lastProvider),
+      usage: gap,
+    });
   }
 
   private async cleanup(): Promise<void> {
@@ -400,7 +405,8 @@ export class AgentLaunch {
     switch (m.type) {
       case 'permit_request':
         this.lastModel = m.model;
-        this.requestPermit(m.requestId, m.model, base);
+        this.lastProvider = m.provider;
+        this.requestPermit(m.requestId, m.model, base, m.provider);
         break;
       case 'permit_started':
         this.ctx.broker.started(m.slotId, m.at);
@@ -412,11 +418,17 @@ export class AgentLaunch {
         if (m.usage.totalTokens > 0 || m.usage.cost > 0) {
           this.received = addUsageSummary(this.received, m.usage);
           this.ctx.onUsage(ref, m.model, m.usage.totalTokens);
-          this.ctx.emit({ type: 'call_usage', ...base, model: m.model, usage: m.usage });
+          this.ctx.emit({
+            type: 'call_usage',
+            ...base,
+            model: m.model,
+            ...this.providerField(m.provider),
+            usage: m.usage,
+          });
         }
         break;
       case 'rate_limited':
-        this.ctx.broker.pause(m.model, m.delayMs);
+        this.ctx.broker.pause(m.model, m.delayMs, m.provider);
         this.ctx.emit({
           type: 'rate_limited',
           ...base,
@@ -468,14 +480,6 @@ export class AgentLaunch {
           });
         break;
       }
-      case 'board': {
-        this.touch();
-        const answer = this.ctx.board
-          ? this.ctx.board.handle(ref.key, m.request)
-          : { ok: false as const, error: 'this run has no task board' };
-        this.post({ type: 'board_result', requestId: m.requestId, answer });
-        break;
-      }
       case 'done':
         this.markPortDone();
         break;
@@ -486,10 +490,15 @@ export class AgentLaunch {
     }
   }
 
+  private providerField(provider: string | undefined): { provider?: string } {
+    return provider !== undefined ? { provider } : {};
+  }
+
   private requestPermit(
     requestId: number,
     model: string,
     base: { task: string; key: string; attempt: number; parent?: string },
+    provider?: string,
   ): void {
     this.pendingPermits++;
     let logged = false;
@@ -500,6 +509,7 @@ export class AgentLaunch {
     void this.ctx.broker
       .request({
         model,
+        ...this.providerField(provider),
         scopes: this.ref.scopes,
         estimate: this.ctx.estimate(this.ref, model),
         signal: this.permitAbort.signal,

@@ -3,8 +3,8 @@
 // Spend reported after the fact is not enough to hold a cap when many agents call at once:
 // every granted model call reserves an estimate first, and the estimate is settled against the
 // real usage when it arrives. A call is refused when spent + reserved would pass the cap.
-// Scopes are "run", "task:<id>" and "instance:<id>"; a refusal names its kind (BudgetScope), so no
-// one has to read it back out of the message.
+// Scopes are "run", "task:<id>", "instance:<id>" and "provider:<name>"; a refusal names its kind
+// (BudgetScope), so no one has to read it back out of the message.
 import type { BudgetScope } from '../run/usage-summary.js';
 
 export interface BudgetLimits {
@@ -25,9 +25,15 @@ interface Reservation {
 
 export type BudgetVerdict = { ok: true } | { ok: false; reason: string; scope: BudgetScope };
 
-/** The kind of a ledger scope: "run", "task:<id>" or "instance:<id>". */
+/** The kind of a ledger scope: "run", "task:<id>", "instance:<id>" or "provider:<name>". */
 export function budgetScopeOf(scope: string): BudgetScope {
-  return scope.startsWith('task:') ? 'task' : scope.startsWith('instance:') ? 'instance' : 'run';
+  return scope.startsWith('task:')
+    ? 'task'
+    : scope.startsWith('instance:')
+      ? 'instance'
+      : scope.startsWith('provider:')
+        ? 'provider'
+        : 'run';
 }
 
 export class BudgetLedger {
@@ -70,7 +76,12 @@ export class BudgetLedger {
       if (!lim) continue;
       const s = this.spend(scope);
       const r = this.reserved(scope);
-      const label = scope === 'run' ? 'run budget' : `budget of ${scope}`;
+      const label =
+        scope === 'run'
+          ? 'run budget'
+          : scope.startsWith('provider:')
+            ? `budget of provider ${scope.slice('provider:'.length)}`
+            : `budget of ${scope}`;
       if (lim.usd !== undefined && s.usd + r.usd + estimate.usd > lim.usd + 1e-12)
         return {
           ok: false,

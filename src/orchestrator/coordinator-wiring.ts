@@ -18,10 +18,9 @@ import { ControlDesk } from './control-desk.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { InstanceRunner } from './instance-runner.js';
 import { MessageRouter, runDirectory } from './message-router.js';
-import { PermitBroker } from './permit-broker.js';
+import { PermitBroker, providerScope } from './permit-broker.js';
 import { RunFiles } from './run-files.js';
 import { Scheduler, type SchedulableInstance } from './scheduler.js';
-import { TaskBoard } from './task-board.js';
 import { TaskWalk } from './task-walk.js';
 import type { ThreadPoolExecutor } from './thread-pool-executor.js';
 import { WorkspaceLanding } from './workspace-landing.js';
@@ -67,8 +66,6 @@ export interface Collaborators {
   walk: TaskWalk;
   landing: WorkspaceLanding;
   attempts: AttemptRunner;
-  /** The run-wide task board agents share (task-board.ts); restored from the log on resume. */
-  board: TaskBoard;
 }
 
 export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHost): Collaborators {
@@ -85,7 +82,21 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
   const warmup = new CacheWarmup();
   const rateLimits: Record<string, number> = { ...recipe.rateLimit.perModel };
   if (recipe.rateLimit.default !== undefined) rateLimits['*'] = recipe.rateLimit.default;
-  const broker = new PermitBroker({ rateLimits, budget: ledger, windowMs: opts.rateWindowMs, gate: warmup });
+  // providers: NAME: {rate_limit, budget}: a provider's own limits; on resume its budget counts what its calls spent.
+  const providerRateLimits: Record<string, { total?: number; perModel: Record<string, number> }> = {};
+  for (const [name, limits] of Object.entries(recipe.providerLimits)) {
+    providerRateLimits[name] = limits.rateLimit;
+    ledger.setLimits(providerScope(name), limits.budget);
+    const spent = opts.replay?.providers[name]?.usage;
+    if (spent) ledger.charge([providerScope(name)], { usd: spent.cost, tokens: spent.totalTokens });
+  }
+  const broker = new PermitBroker({
+    rateLimits,
+    providerRateLimits,
+    budget: ledger,
+    windowMs: opts.rateWindowMs,
+    gate: warmup,
+  });
   const router = new MessageRouter(runDirectory(host.tasks, host.instances));
   const runner: InstanceRunner = new InstanceRunner({
     recipe,
@@ -116,6 +127,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       const stopping = host.stopping();
       return stopping ? `stopping (${stopping})` : 'running';
     },
+    ...(opts.replay ? { providersBefore: opts.replay.providers } : {}),
   });
   const desk: ControlDesk = new ControlDesk({
     runId: store.runId,
@@ -143,7 +155,6 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       host.advance();
     },
   });
-  const board = new TaskBoard({ record: (e) => host.record(e), ...(opts.replay ? { restored: opts.replay.board } : {}) });
   const walk: TaskWalk = new TaskWalk({
     recipe,
     env,
@@ -164,7 +175,6 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       host.failFast(`task ${t.task.id} failed (on_failure: fail)`);
     },
     planChanged: () => files.planChanged(),
-    boardItems: (t) => board.forEachItems(TaskBoard.forEachExpanded(t.task.id, (id) => host.instances.has(id))),
   });
   const landing = new WorkspaceLanding({
     recipeDir: recipe.dir,
@@ -173,7 +183,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     storageFailed: (m) => host.storageFailed(m),
   });
   const attempts: AttemptRunner = new AttemptRunner({
-    ...{ recipe, tasks: host.tasks, runner, landing, desk, admission, broker, router, board },
+    ...{ recipe, tasks: host.tasks, runner, landing, desk, admission, broker, router },
     threads: () => host.threads(),
     ...(opts.executor ? { executor: opts.executor } : {}),
     stopping: () => host.stopping(),
@@ -190,5 +200,5 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     addRunUsage: (u) => host.addRunUsage(u),
     planChanged: () => files.planChanged(),
   });
-  return { ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts, board };
+  return { ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts };
 }

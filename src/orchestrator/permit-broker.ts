@@ -1,7 +1,7 @@
 // Coordinator side of permits: every model request of every worker asks here first.
-// The broker enforces requests-per-minute per model (SlidingWindowLimiter), the run and task
-// budgets (BudgetLedger reservations), and pauses — not kills — everyone while a provider says
-// rate-limited. Waiting requests are served first-come first-served. An optional gate may hold a
+// The broker enforces requests-per-minute per model and per provider (SlidingWindowLimiter), the
+// run, task and provider budgets (BudgetLedger reservations), and pauses — not kills — everyone
+// while a provider says rate-limited. Waiting requests are served first-come first-served. An optional gate may hold a
 // request back before it queues (cache-warmup.ts: a fan-out's first call goes out alone).
 import PQueue from 'p-queue';
 import { BudgetLedger, type Spend } from './budget.js';
@@ -10,6 +10,8 @@ import type { BudgetScope, UsageSummary } from '../run/usage-summary.js';
 
 export interface PermitRequest {
   model: string;
+  /** The provider serving the call (its own rate limit and budget apply; undefined in old workers). */
+  provider?: string;
   /** Budget scopes to check, e.g. ["run", "task:apply", "instance:apply-a"]. */
   scopes: string[];
   /** Spend reserved while the call runs; settled by usage(). */
@@ -44,6 +46,8 @@ interface Waiter {
 
 interface Grant {
   model: string;
+  provider?: string;
+  providerSlot?: number;
   scopes: string[];
   limiterSlot?: number;
   reservation: number;
@@ -52,6 +56,11 @@ interface Grant {
 export interface PermitBrokerOptions {
   /** Requests per minute per model id; "*" applies to every model without its own entry. */
   rateLimits?: Record<string, number>;
+  /**
+   * Per provider name (`providers: NAME: {rate_limit}`): `total` requests per minute to the
+   * provider, all its models together; `perModel` per model on it (instead of rateLimits').
+   */
+  providerRateLimits?: Record<string, { total?: number; perModel: Record<string, number> }>;
   budget: BudgetLedger;
   windowMs?: number;
   marginMs?: number;
@@ -84,10 +93,9 @@ export class PermitBroker {
     this.now = opts.now ?? Date.now;
   }
 
-  private limiterFor(model: string): SlidingWindowLimiter | undefined {
-    let l = this.limiters.get(model);
+  private limiter(key: string, limit: number | undefined): SlidingWindowLimiter | undefined {
+    let l = this.limiters.get(key);
     if (!l) {
-      const limit = this.opts.rateLimits?.[model] ?? this.opts.rateLimits?.['*'];
       if (!limit) return undefined;
       l = new SlidingWindowLimiter({
         limit,
@@ -95,16 +103,37 @@ export class PermitBroker {
         marginMs: this.opts.marginMs,
         now: this.now,
       });
-      this.limiters.set(model, l);
+      this.limiters.set(key, l);
     }
     return l;
   }
 
-  private queueFor(model: string): PQueue {
-    let q = this.queues.get(model);
+  /** The model's limiter: its provider's per-model limit first, then the recipe's rate_limit. */
+  private limiterFor(model: string, provider?: string): SlidingWindowLimiter | undefined {
+    const own = provider === undefined ? undefined : this.opts.providerRateLimits?.[provider]?.perModel[model];
+    if (own !== undefined) return this.limiter(`model:${provider}\n${model}`, own);
+    return this.limiter(`model:${model}`, this.opts.rateLimits?.[model] ?? this.opts.rateLimits?.['*']);
+  }
+
+  /** The provider's limiter for all its models together, if it has one. */
+  private providerLimiterFor(provider: string | undefined): SlidingWindowLimiter | undefined {
+    if (provider === undefined) return undefined;
+    return this.limiter(`provider:${provider}`, this.opts.providerRateLimits?.[provider]?.total);
+  }
+
+  /** A request's budget scopes: its own, and its provider's when that has a budget. */
+  scopesOf(req: Pick<PermitRequest, 'scopes' | 'provider'>): string[] {
+    const scope = req.provider === undefined ? undefined : providerScope(req.provider);
+    return scope !== undefined && this.budget.limitsOf(scope) ? [...req.scopes, scope] : req.scopes;
+  }
+
+  /** One queue per model on a provider: the same model id on two providers is two queues. */
+  private queueFor(model: string, provider?: string): PQueue {
+    const key = provider === undefined ? model : `${provider}\n${model}`;
+    let q = this.queues.get(key);
     if (!q) {
       q = new PQueue({ concurrency: 1 });
-      this.queues.set(model, q);
+      this.queues.set(key, q);
     }
     return q;
   }
@@ -124,7 +153,7 @@ export class PermitBroker {
     if (req.signal?.aborted) return ABORTED;
     const w: Waiter = { req, since: this.now(), refuse: new AbortController() };
     // Refused at once when it cannot fit the budget even now (as it would be at the head).
-    const verdict = this.budget.check(req.scopes, req.estimate);
+    const verdict = this.budget.check(this.scopesOf(req), req.estimate);
     if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: verdict.scope };
     // The agent's signal lives as long as the agent: its listener goes when the request is answered
     // (one left per model call passed node's limit of 10, a warning on the terminal).
@@ -132,7 +161,9 @@ export class PermitBroker {
     req.signal?.addEventListener('abort', onAbort, { once: true });
     this.waiters.add(w);
     try {
-      return await this.queueFor(req.model).add(() => this.grantWhenFree(w), { signal: w.refuse.signal });
+      return await this.queueFor(req.model, req.provider).add(() => this.grantWhenFree(w), {
+        signal: w.refuse.signal,
+      });
     } catch (err) {
       if (isOutcome(err)) return err;
       throw err;
@@ -146,18 +177,30 @@ export class PermitBroker {
   private async grantWhenFree(w: Waiter): Promise<PermitOutcome> {
     const { req } = w;
     const signal = w.refuse.signal;
+    const scopes = this.scopesOf(req);
     for (;;) {
       if (signal.aborted) return signal.reason as PermitOutcome;
-      const verdict = this.budget.check(req.scopes, req.estimate);
+      const verdict = this.budget.check(scopes, req.estimate);
       if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: verdict.scope };
-      const limiter = this.limiterFor(req.model);
-      const wait = this.queueFor(req.model).isPaused ? Infinity : (limiter?.waitTime() ?? 0);
+      const limiter = this.limiterFor(req.model, req.provider);
+      const providerLimiter = this.providerLimiterFor(req.provider);
+      const wait = this.queueFor(req.model, req.provider).isPaused
+        ? Infinity
+        : Math.max(limiter?.waitTime() ?? 0, providerLimiter?.waitTime() ?? 0);
       if (wait <= 0) {
-        const reservation = this.budget.reserve(req.scopes, req.estimate);
+        const reservation = this.budget.reserve(scopes, req.estimate);
         if (!reservation.ok) return { ok: false, reason: reservation.reason, budget: reservation.scope };
         const limiterSlot = limiter?.tryAcquire();
+        const providerSlot = providerLimiter?.tryAcquire();
         const slotId = this.nextGrant++;
-        this.grants.set(slotId, { model: req.model, scopes: req.scopes, limiterSlot, reservation: reservation.id });
+        this.grants.set(slotId, {
+          model: req.model,
+          ...(req.provider !== undefined ? { provider: req.provider } : {}),
+          scopes,
+          limiterSlot,
+          providerSlot,
+          reservation: reservation.id,
+        });
         // Answered: no sweep or drain may refuse it now. Its reservation may leave others over budget.
         this.waiters.delete(w);
         this.wake();
@@ -187,7 +230,7 @@ export class PermitBroker {
   private wake(): void {
     for (const w of this.waiters) {
       if (w.refuse.signal.aborted) continue;
-      const verdict = this.budget.check(w.req.scopes, w.req.estimate);
+      const verdict = this.budget.check(this.scopesOf(w.req), w.req.estimate);
       if (!verdict.ok)
         w.refuse.abort({ ok: false, reason: verdict.reason, budget: verdict.scope } satisfies PermitOutcome);
     }
@@ -211,7 +254,7 @@ export class PermitBroker {
   started(slotId: number, at?: number): void {
     this.opts.gate?.settled(slotId, true);
     const g = this.grants.get(slotId);
-    if (g?.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot, at);
+    if (g) this.slotsStarted(g, at);
     this.wake();
   }
 
@@ -224,7 +267,7 @@ export class PermitBroker {
     this.budget.release(g.reservation);
     this.budget.charge(g.scopes, { usd: usage.cost, tokens: usage.totalTokens });
     // A request that never reported its start still frees its slot one window from now.
-    if (g.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot);
+    this.slotsStarted(g);
     this.wake();
   }
 
@@ -235,28 +278,35 @@ export class PermitBroker {
     this.opts.gate?.settled(slotId, false);
     this.grants.delete(slotId);
     this.budget.release(g.reservation);
-    if (g.limiterSlot !== undefined) this.limiterFor(g.model)?.started(g.limiterSlot);
+    this.slotsStarted(g);
     this.wake();
   }
 
-  /** A provider said rate-limited: hold every request for that model for delayMs. */
-  pause(model: string, delayMs: number): void {
-    const queue = this.queueFor(model);
+  /** Dates a grant's rate-limit slots (the first report wins; later ones change nothing). */
+  private slotsStarted(g: Grant, at?: number): void {
+    if (g.limiterSlot !== undefined) this.limiterFor(g.model, g.provider)?.started(g.limiterSlot, at);
+    if (g.providerSlot !== undefined) this.providerLimiterFor(g.provider)?.started(g.providerSlot, at);
+  }
+
+  /** A provider said rate-limited: hold every request for that model (on that provider) for delayMs. */
+  pause(model: string, delayMs: number, provider?: string): void {
+    const queue = this.queueFor(model, provider);
+    const key = provider === undefined ? model : `${provider}\n${model}`;
     const until = this.now() + delayMs;
-    const current = this.pauseTimers.get(model);
+    const current = this.pauseTimers.get(key);
     if (current && current.until >= until) return;
     if (current) clearTimeout(current.timer);
     queue.pause();
     const timer = setTimeout(
       () => {
-        this.pauseTimers.delete(model);
+        this.pauseTimers.delete(key);
         queue.start();
         this.wake();
       },
       Math.max(0, delayMs),
     );
     timer.unref?.();
-    this.pauseTimers.set(model, { until, timer });
+    this.pauseTimers.set(key, { until, timer });
   }
 
   /** Refuses every waiting request (run stopping). */
@@ -273,6 +323,11 @@ export class PermitBroker {
 }
 
 const ABORTED: PermitOutcome = { ok: false, reason: 'aborted' };
+
+/** The budget ledger's scope of a provider's own budget (`providers: NAME: {budget}`). */
+export function providerScope(provider: string): string {
+  return `provider:${provider}`;
+}
 
 function isOutcome(x: unknown): x is PermitOutcome {
   return typeof x === 'object' && x !== null && 'ok' in x && 'reason' in x;

@@ -1,13 +1,16 @@
 // The run's files besides its log: plan.md (the merged summaries, a view rewritten as instances
 // finish) and result.json (written once at the end). plan.md is rewritten at most every
 // planWriteIntervalMs (a wide fan-out would otherwise render the whole plan once per instance:
-// quadratic), and at once when the run ends.
+// quadratic), and at once when the run ends. The spend per provider in result.json is tallied from
+// the call_usage events as the store appends them, by the fold's own addProviderCall, so it reads
+// exactly as `show` and the report fold it from run.jsonl.
 import { join } from 'node:path';
 import type { LoadedRecipe } from '../recipe/index.js';
 import { renderPlan } from '../run/merge-summaries.js';
 import { planInput, resultFile, type RunStatus, type TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import type { UsageSummary } from '../run/run-events.js';
+import { addProviderCall, copyProviderUsage, type ProviderUsage } from '../run/usage-summary.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 
 export interface RunFilesContext {
@@ -17,13 +20,22 @@ export interface RunFilesContext {
   tasks(): TaskState[];
   /** The status line of a running run ("running", "stopping (budget)"). */
   liveStatus(): string;
+  /** Resume: the spend per provider the log already holds (the fold's `providers`). */
+  providersBefore?: ProviderUsage;
 }
 
 export class RunFiles {
   private planTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly providers: ProviderUsage;
+  private readonly unsubscribe: () => void;
 
-  constructor(private readonly ctx: RunFilesContext) {}
+  constructor(private readonly ctx: RunFilesContext) {
+    this.providers = copyProviderUsage(ctx.providersBefore);
+    this.unsubscribe = ctx.store.subscribe((e) => {
+      if (e.type === 'call_usage') addProviderCall(this.providers, e.provider, e.model, e.usage);
+    });
+  }
 
   /** plan.md is due: written within planWriteIntervalMs. */
   planChanged(): void {
@@ -56,7 +68,15 @@ export class RunFiles {
     this.closed = true;
     this.writePlan(args.status);
     const { store, recipe } = this.ctx;
-    const result = resultFile({ runId: store.runId, recipe, ...args, tasks: this.ctx.tasks(), runDir: store.dir });
+    this.unsubscribe();
+    const result = resultFile({
+      runId: store.runId,
+      recipe,
+      ...args,
+      providers: this.providers,
+      tasks: this.ctx.tasks(),
+      runDir: store.dir,
+    });
     const resultPath = join(store.dir, 'result.json');
     try {
       store.writeFile('result.json', `${JSON.stringify(result, null, 2)}\n`);

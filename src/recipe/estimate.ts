@@ -194,7 +194,7 @@ function estimateTask(
       est.inputTokens = add(est.inputTokens, tokens.input);
       est.outputTokens = add(est.outputTokens, tokens.output);
       // Upper: every input token at the full price; lower: one round with prompt caching.
-      const price = lookupModelPrice(model, provider, recipe.models);
+      const price = lookupModelPrice(model, provider, recipe.models, recipe.providers);
       const lowTurns = {
         n: E.turns.low,
         o: E.outputTokensPerTurn.low,
@@ -206,6 +206,10 @@ function estimateTask(
       });
       if (!price.known) {
         const note = `no price known for ${model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`;
+        if (!est.notes.includes(note)) est.notes.push(note);
+      }
+      if (price.local) {
+        const note = `${model} on ${provider}: a local model nobody priced, counted at $0 (declare a price under models: to count one)`;
         if (!est.notes.includes(note)) est.notes.push(note);
       }
       if (provider === 'scripted' && !est.notes.includes('scripted provider: offline, no cost'))

@@ -18,14 +18,13 @@ export type {
   LoadedTask,
   LoadedAgent,
   ForEachSpec,
-  BoardSeed,
   RetryPolicy,
   VerifyStep,
   Budget,
+  ProviderLimits,
   RecipeOverrides,
 } from './normalize.js';
 export { IMPLICIT_AGENT } from './normalize.js';
-export { BOARD_TOOL_NAMES, isBoardTool, type BoardToolName } from './board-tool-names.js';
 export {
   buildPlan,
   expandTask,

@@ -6,7 +6,6 @@
 // instances, or the pair's task id for planner/worker members).
 import { z } from 'zod';
 import { FailureClassSchema, UsageSummarySchema } from './usage-summary.js';
-import { BOARD_CHANGES, BoardItemSchema } from './board-record.js';
 
 export const RUN_EVENT_VERSION = 1;
 
@@ -95,7 +94,13 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   InstanceRef.extend({ type: z.literal('permit_grant'), model: z.string(), waitedMs: z.number() }),
   InstanceRef.extend({ type: z.literal('permit_deny'), model: z.string(), reason: z.string() }),
   /** One model call's real usage (every call, summaries included): rebuilds spend on resume. */
-  InstanceRef.extend({ type: z.literal('call_usage'), model: z.string(), usage: UsageSummarySchema }),
+  InstanceRef.extend({
+    type: z.literal('call_usage'),
+    model: z.string(),
+    /** The provider that served the call (anthropic, scripted, or a name under providers:); absent in older logs. */
+    provider: z.string().optional(),
+    usage: UsageSummarySchema,
+  }),
   InstanceRef.extend({
     type: z.literal('rate_limited'),
     model: z.string(),
@@ -143,16 +148,6 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
-  /**
-   * The run-wide task board changed (board-record.ts): `item` is the whole item after the
-   * change, `by` who changed it (an agent's instance id, or `recipe` for a `board:` seed).
-   */
-  Base.extend({
-    type: z.literal('board_task'),
-    change: z.enum(BOARD_CHANGES),
-    by: z.string(),
-    item: BoardItemSchema,
-  }),
   /**
    * A user drove the live run (run view, `orchestrate watch`, `cancel`, `steer`): accepted
    * (`ok`) or refused, with the reply. `instance` is absent for cancel_run; `by` says who

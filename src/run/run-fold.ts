@@ -10,8 +10,8 @@
 // assistant messages reported. The usage on instance_done / instance_failed (the instance's
 // total as the coordinator saw it) is used only for logs without call_usage events.
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
+import { addProviderCall, type ProviderUsage } from './usage-summary.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
-import { applyBoardEvent, type Board } from './board-record.js';
 import {
   applyInstanceEvent,
   instanceOfKey,
@@ -125,6 +125,8 @@ export interface RunState {
   overrides?: Record<string, unknown>;
   /** Every call's usage, summed (pair members included once: their calls are theirs). */
   spend: UsageSummary;
+  /** The same calls per provider and per model within it (usage-summary.ts addProviderCall). */
+  providers: ProviderUsage;
   runId: string;
   name: string;
   recipe: string;
@@ -143,8 +145,6 @@ export interface RunState {
   durationMs?: number;
   /** Control actions taken on the run, in log order. */
   controls: ControlRecord[];
-  /** The run-wide task board (board_task events), items in creation order. */
-  board: Board;
   eventCount: number;
 }
 
@@ -158,10 +158,10 @@ export function createRunState(): RunState {
     status: 'running',
     resumed: false,
     spend: zeroUsage(),
+    providers: {},
     tasks: new Map(),
     instances: new Map(),
     controls: [],
-    board: new Map(),
     eventCount: 0,
   };
 }
@@ -416,9 +416,6 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'budget_exhausted':
       state.budgetExhausted = e.reason;
       return;
-    case 'board_task':
-      applyBoardEvent(state.board, e);
-      return;
     case 'run_end':
       state.status = e.status;
       state.lastEndStatus = e.status;
@@ -506,6 +503,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       rec.callUsage = addUsageSummary(rec.callUsage ?? zeroUsage(), { ...e.usage, turns: 0 });
       const u = { ...e.usage, turns: e.usage.turns ?? 1 };
       state.spend = addUsageSummary(state.spend, u);
+      addProviderCall(state.providers, e.provider, e.model, u);
       // A pair member's calls count for its instance too (resume charges them to its budget).
       const owner = ensureInstance(state, e.task, instanceOfKey(e.key), e.ts);
       owner.spend = addUsageSummary(owner.spend, u);

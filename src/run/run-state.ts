@@ -10,7 +10,7 @@ import type { StructuredSummary } from '../session/parse-summary.js';
 import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
 import type { AttemptFailure, InstanceRecord, InstanceStatus, RunEndStatus } from './instance-record.js';
 import { storedPath } from './run-paths.js';
-import type { FailureClass, UsageSummary } from './usage-summary.js';
+import type { FailureClass, ProviderUsage, UsageSummary } from './usage-summary.js';
 
 export type { InstanceStatus, AttemptFailure, GitState } from './instance-record.js';
 /** How a run ends (run_end, result.json). */
@@ -163,6 +163,11 @@ export interface ResultFile {
   endedAt: string;
   durationMs: number;
   usage: UsageSummary;
+  /**
+   * The same spend per provider (anthropic, scripted, or a name under providers:) and per model
+   * within it: every model call, counted as run.jsonl's fold counts it (run-fold.ts `providers`).
+   */
+  providers: ProviderUsage;
   plan: string;
   instances: {
     id: string;
@@ -195,6 +200,7 @@ export function resultFile(args: {
   startedAt: number;
   endedAt: number;
   usage: UsageSummary;
+  providers?: ProviderUsage;
   tasks: readonly TaskState[];
   runDir: string;
 }): ResultFile {
@@ -210,6 +216,7 @@ export function resultFile(args: {
     endedAt: new Date(args.endedAt).toISOString(),
     durationMs: args.endedAt - args.startedAt,
     usage: args.usage,
+    providers: args.providers ?? {},
     plan: 'plan.md',
     instances: instances.map((i) => {
       const r: ResultFile['instances'][number] = {

@@ -51,8 +51,11 @@ export const FAILURE_CLASSES = [
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;
 
-/** Whose budget refused a model call: the run's, the task's, or one instance's (a task budget per instance). */
-export const BUDGET_SCOPES = ['run', 'task', 'instance'] as const;
+/**
+ * Whose budget refused a model call: the run's, the task's, one instance's (a task budget per
+ * instance), or a provider's (`providers: NAME: {budget}`: only that provider's agents stop).
+ */
+export const BUDGET_SCOPES = ['run', 'task', 'instance', 'provider'] as const;
 export const BudgetScopeSchema = z.enum(BUDGET_SCOPES);
 export type BudgetScope = z.infer<typeof BudgetScopeSchema>;
 
@@ -74,4 +77,42 @@ export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary 
       : {}),
     ...(a.estimated || b.estimated ? { estimated: true } : {}),
   };
+}
+
+/** What one provider's calls spent: in total, and per model it served. */
+export const ProviderSpendSchema = z.object({
+  usage: UsageSummarySchema,
+  models: z.record(z.string(), UsageSummarySchema),
+});
+export type ProviderSpend = z.infer<typeof ProviderSpendSchema>;
+
+/** Spend per provider name (anthropic, scripted, or a name under the recipe's providers:). */
+export type ProviderUsage = Record<string, ProviderSpend>;
+
+/** Calls logged before call_usage named its provider. */
+export const UNRECORDED_PROVIDER = '(not recorded)';
+
+/**
+ * Adds one model call (a call_usage event) to the per-provider spend. The fold of run.jsonl and
+ * the live coordinator both add every call through here, so result.json, `show` and the report
+ * agree; a call counts one turn unless its usage says otherwise.
+ */
+export function addProviderCall(
+  acc: ProviderUsage,
+  provider: string | undefined,
+  model: string,
+  usage: UsageSummary,
+): void {
+  const u = { ...usage, turns: usage.turns ?? 1 };
+  const name = provider ?? UNRECORDED_PROVIDER;
+  const p = (acc[name] ??= { usage: zeroUsage(), models: {} });
+  p.usage = addUsageSummary(p.usage, u);
+  p.models[model] = addUsageSummary(p.models[model] ?? zeroUsage(), u);
+}
+
+/** A deep copy (a resumed run goes on from what its log spent). */
+export function copyProviderUsage(from: ProviderUsage | undefined): ProviderUsage {
+  const out: ProviderUsage = {};
+  for (const [name, p] of Object.entries(from ?? {})) out[name] = { usage: { ...p.usage }, models: { ...p.models } };
+  return out;
 }

@@ -1,7 +1,8 @@
 // A mixed run through both real SDKs: the planner on the fake Anthropic API, the fan-out workers
 // on the fake OpenAI-compatible server (a recipe providers: entry with models: prices). Every
 // request goes where its agent says, the strict server sees valid conversations, and result.json
-// prices each call by its own model.
+// prices each call by its own model and groups the costs per provider (and model), as `show
+// --json`, `show` and the report do from the same log.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,6 +10,10 @@ import { resolveModel } from '../../src/ai/models.js';
 import { computeCost, emptyUsage } from '../../src/ai/usage.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../../src/run/run-state.js';
+import { buildHtmlReport } from '../../src/display/html-report.js';
+import { loadRunFolder } from '../../src/display/run-folder.js';
+import { formatRunDetails } from '../../src/display/run-details-text.js';
+import { runJson } from '../../src/display/run-json.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../helpers/fake-openai-server.js';
 import { SUMMARIZER_SYSTEM_PROMPT } from '../../src/session/summarize.js';
@@ -134,6 +139,28 @@ tasks:
       expect(planner.usage.cost).toBeGreaterThan(0);
       expect(planner.usage.cost).toBeLessThan(haiku.cost.output); // a few hundred tokens, not millions
       expect(result.usage.cost).toBeCloseTo(planner.usage.cost + workerCost, 12);
+
+      // Costs per provider, and per model within each: exactly two providers, each with its own model.
+      expect(Object.keys(result.providers).sort()).toEqual(['anthropic', 'local']);
+      expect(Object.keys(result.providers.local!.models)).toEqual(['fake-model']);
+      expect(Object.keys(result.providers.anthropic!.models)).toEqual(['claude-haiku-4-5']);
+      expect(result.providers.local!.usage.cost).toBeCloseTo(localCost, 12);
+      expect(result.providers.local!.models['fake-model']!.cost).toBeCloseTo(localCost, 12);
+      expect(result.providers.local!.usage.turns).toBe(local.requests.length);
+      expect(result.providers.local!.usage.cacheRead).toBeGreaterThan(0);
+      expect(result.providers.anthropic!.usage.cost).toBeCloseTo(planner.usage.cost, 12);
+      expect(result.providers.anthropic!.usage.turns).toBe(anthropic.requests.length);
+      // The views fold run.jsonl and agree with result.json to the cent and the token.
+      const folder = loadRunFolder(r.outcome.dir);
+      expect(runJson(folder).providers).toEqual(result.providers);
+      const text = formatRunDetails(folder);
+      expect(text).toMatch(/cost per provider:\n {2}(anthropic|local): \$/);
+      expect(text).toContain(`  local: $${result.providers.local!.usage.cost.toFixed(4)}`);
+      const html = buildHtmlReport(folder);
+      expect(html).toContain('<h2>Cost per provider</h2>');
+      expect(html).toContain('<strong>local</strong>');
+      expect(html).toContain('<strong>anthropic</strong>');
+      expect(html).toContain(`$${result.providers.anthropic!.usage.cost.toFixed(4)}`);
     } finally {
       await anthropic.close();
       await local.close();

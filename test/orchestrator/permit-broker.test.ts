@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetLedger } from '../../src/orchestrator/budget.js';
-import { PermitBroker } from '../../src/orchestrator/permit-broker.js';
+import { PermitBroker, providerScope } from '../../src/orchestrator/permit-broker.js';
 
 const usage = (cost: number, tokens = 0) => ({
   input: 0,
@@ -50,6 +50,61 @@ describe('PermitBroker', () => {
     budget.setLimits('task:t', { tokens: 10 });
     const c = await broker.request({ model: 'm', scopes: ['run', 'task:t'], estimate: { usd: 0, tokens: 20 } });
     expect(c).toMatchObject({ ok: false, budget: 'task' });
+  });
+
+  it("a provider's budget refuses only that provider's calls, naming it; other providers go on", async () => {
+    const budget = new BudgetLedger({ usd: 10 });
+    budget.setLimits(providerScope('local'), { tokens: 100 });
+    const broker = new PermitBroker({ budget });
+    const zero = { usd: 0, tokens: 10 };
+    const a = await broker.request({ model: 'qwen', provider: 'local', scopes: ['run'], estimate: zero });
+    expect(a.ok).toBe(true);
+    if (a.ok) broker.usage(a.slotId, usage(0, 95));
+    expect(budget.spend(providerScope('local')).tokens).toBe(95);
+    const b = await broker.request({ model: 'qwen', provider: 'local', scopes: ['run'], estimate: zero });
+    expect(b).toMatchObject({ ok: false, budget: 'provider' });
+    if (!b.ok) expect(b.reason).toMatch(/^budget of provider local of 100 tokens is spent \(95 used/);
+    // Another model of the same provider is refused too; another provider is not.
+    const c = await broker.request({ model: 'llama', provider: 'local', scopes: ['run'], estimate: zero });
+    expect(c).toMatchObject({ ok: false, budget: 'provider' });
+    const d = await broker.request({ model: 'qwen', provider: 'anthropic', scopes: ['run'], estimate: zero });
+    expect(d.ok).toBe(true);
+    // The run's own scope still counts every call.
+    expect(budget.spend('run').tokens).toBe(95);
+    broker.close();
+  });
+
+  it("a provider's rate limit holds its models together; another provider's requests pass", async () => {
+    let t = 0;
+    const broker = new PermitBroker({
+      providerRateLimits: { local: { total: 2, perModel: {} }, gw: { perModel: { m: 1 } } },
+      budget: new BudgetLedger(),
+      windowMs: 50,
+      marginMs: 0,
+      now: () => t,
+    });
+    const req = (model: string, provider: string) =>
+      broker.request({ model, provider, scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
+    const a = await req('qwen', 'local');
+    const b = await req('llama', 'local');
+    expect(a.ok && b.ok).toBe(true);
+    let cGranted = false;
+    const c = req('mistral', 'local').then((o) => ((cGranted = o.ok), o));
+    // Another provider, and the same model id on a provider with its own per-model limit, pass at once.
+    expect((await req('qwen', 'anthropic')).ok).toBe(true);
+    expect((await req('m', 'gw')).ok).toBe(true);
+    let eGranted = false;
+    const e = req('m', 'gw').then((o) => ((eGranted = o.ok), o));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(cGranted).toBe(false);
+    expect(eGranted).toBe(false);
+    if (a.ok) broker.started(a.slotId, 0);
+    t = 50;
+    if (a.ok) broker.usage(a.slotId, usage(0));
+    expect((await c).ok).toBe(true);
+    expect(eGranted).toBe(false);
+    broker.close();
+    expect((await e).ok).toBe(false);
   });
 
   it('pause() holds every request for the model until the delay has passed', async () => {

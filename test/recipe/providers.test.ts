@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { estimateRecipe } from '../../src/recipe/estimate.js';
 import { loadRecipe } from '../../src/recipe/load.js';
 import { buildPlan } from '../../src/recipe/plan.js';
+import { lookupModelPrice } from '../../src/recipe/prices.js';
+import { FALLBACK_PRICE, modelForProvider } from '../../src/ai/provider-config.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -73,6 +75,66 @@ describe('recipe providers', () => {
       expect(of('work').models).toEqual(['qwen-coder']);
       expect(of('work').usd.high).toBe(0);
       expect(of('plan').usd.high).toBeGreaterThan(0);
+    }
+  });
+
+  // A model nobody priced: free on a local server (a preset, `local: true`, or a loopback base_url),
+  // the fallback price on a remote one, in the dry run and at run time alike.
+  const undeclared = (provider: string, providers = '') => `name: local-price
+model: claude-sonnet-4-5
+${providers}agents:
+  worker: { tools: [], provider: ${provider}, model: my-undeclared-model }
+tasks:
+  - id: work
+    agent: worker
+    prompt: "work"
+`;
+  const estimateOf = (text: string) => {
+    const dir = tempProject({ 'recipe.yaml': text });
+    const r = loadRecipe(join(dir, 'recipe.yaml'));
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    const planned = buildPlan(r.recipe);
+    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+    const work = estimateRecipe(r.recipe, planned.plan).tasks.find((t) => t.taskId === 'work')!;
+    const agent = r.recipe.agents.worker!;
+    return { work, model: modelForProvider(agent.providerConfig!, agent.model, agent.modelSpec), recipe: r.recipe };
+  };
+
+  it('an undeclared model on a local provider is priced 0, and the dry run says so', () => {
+    const cases = [
+      undeclared('ollama'),
+      undeclared('lmstudio'),
+      undeclared('vllm'),
+      undeclared('llamacpp'),
+      undeclared('gpu', 'providers:\n  gpu: { type: openai-compatible, base_url: "http://gpu-box:8000/v1", local: true }\n'),
+      undeclared('box', 'providers:\n  box: { type: openai-compatible, base_url: "http://localhost:9000/v1" }\n'),
+    ];
+    for (const text of cases) {
+      const { work, model, recipe } = estimateOf(text);
+      expect(work.usd.high).toBe(0);
+      expect(work.notes.join('\n')).toMatch(/my-undeclared-model on \w+: a local model nobody priced, counted at \$0/);
+      expect(work.notes.join('\n')).not.toContain('no price known');
+      expect(model.cost).toEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+      const agent = recipe.agents.worker!;
+      expect(lookupModelPrice(agent.model, agent.provider, recipe.models, recipe.providers)).toMatchObject({
+        input: 0,
+        output: 0,
+        known: true,
+        local: true,
+      });
+    }
+  });
+
+  it('an undeclared model on a remote provider gets the fallback price (budgets hold), and the dry run says it was assumed', () => {
+    for (const text of [
+      undeclared('openrouter'),
+      undeclared('gw', 'providers:\n  gw: { type: openai-compatible, base_url: "https://gateway.example.com/v1" }\n'),
+      undeclared('lo', 'providers:\n  lo: { type: openai-compatible, base_url: "http://127.0.0.1:9/v1", local: false }\n'),
+    ]) {
+      const { work, model } = estimateOf(text);
+      expect(work.usd.high).toBeGreaterThan(0);
+      expect(work.notes.join('\n')).toContain('no price known for my-undeclared-model');
+      expect(model.cost).toEqual({ ...FALLBACK_PRICE });
     }
   });
 });

@@ -11,7 +11,7 @@ import { EXIT, type CliContext } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { printProblems } from '../print-problems.js';
 
-export interface ServerRow {
+interface ServerRow {
   name: string;
   source: string;
   transport?: string;
@@ -51,8 +51,7 @@ function serversToList(
   return { specs };
 }
 
-/** One server's row: its configuration, and with `start` whether it starts and its tools. */
-export async function describeServer(
+async function describeServer(
   spec: McpServerSpec,
   agents: string[],
   start: boolean,

@@ -11,7 +11,10 @@ import {
   type RecipeProblem,
 } from '../../recipe/index.js';
 import { runsDirReadProblem } from '../../run/run-dir-access.js';
+import { BUILTIN_PROVIDERS } from '../../ai/provider-config.js';
 import { ToolError, type ServerContext } from './tool-table.js';
+
+const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/;
 
 export const runArg = z
   .string()
@@ -42,10 +45,16 @@ export const recipeArgs = {
 
 export const overrideArgs = {
   model: z.string().min(1).optional().describe('Model for every agent (overrides the recipe)'),
+  // Any provider the recipe can name (built in, a preset, or under its providers:); the recipe's
+  // load says which names exist, exactly as for the CLI's --provider. The pattern only keeps a
+  // value from reading as a flag of the `orchestrate run` it becomes.
   provider: z
-    .enum(PROVIDERS)
+    .string()
+    .regex(PROVIDER_NAME_PATTERN, 'a provider name: letters, digits, _ . : -, not starting with -')
     .optional()
-    .describe('anthropic, or scripted (offline: every agent replays its script file)'),
+    .describe(
+      `${PROVIDERS.join(', ')} (offline: every agent replays its script file), an OpenAI-compatible preset (${BUILTIN_PROVIDERS.map((p) => p.name).join(', ')}), or a name under the recipe's providers:`,
+    ),
   concurrency: z.number().int().min(1).optional().describe('Task instances running at once'),
   budget_usd: z.number().min(0).optional().describe("Run budget in US dollars (replaces the recipe's budget.usd)"),
   budget_tokens: z

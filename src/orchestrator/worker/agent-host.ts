@@ -31,7 +31,6 @@ import {
   type UsageSummary,
 } from '../../run/usage-summary.js';
 import { createSendMessageTool } from './send-message-tool.js';
-import { createBoardTools, isBoardTool } from './board-tools.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
 import { WorkerLink } from './worker-link.js';
 
@@ -134,8 +133,8 @@ export class AgentHost {
   static async open(task: InstanceTask, link: WorkerLink): Promise<AgentHost | { error: string }> {
     let host: AgentHost | undefined;
     const metered: PermitChannel = {
-      request: async (model, kind, signal) => {
-        const r = await link.request(model, kind, signal);
+      request: async (model, kind, signal, provider) => {
+        const r = await link.request(model, kind, signal, provider);
         // A refused permit stops the agent at once: waiting for a retry would only be refused again.
         if (!r.ok && r.reason !== 'aborted' && host && !host.stopReason) {
           host.budgetScope = r.budget;
@@ -144,11 +143,11 @@ export class AgentHost {
         return r;
       },
       started: (slot, at) => link.started(slot, at),
-      usage: (slot, model, usage) => {
+      usage: (slot, model, usage, provider) => {
         if (host) host.usage = addUsageSummary(host.usage, { ...usage, turns: usage.totalTokens > 0 ? 1 : 0 });
-        link.usage(slot, model, usage);
+        link.usage(slot, model, usage, provider);
       },
-      rateLimited: (model, delayMs, status) => link.rateLimited(model, delayMs, status),
+      rateLimited: (model, delayMs, status, provider) => link.rateLimited(model, delayMs, status, provider),
     };
     try {
       const a = task.agent;
@@ -181,11 +180,8 @@ export class AgentHost {
       const session = await createAgentSession({
         cwd: task.cwd,
         writeScope: task.writeScope,
-        tools: a.tools.filter((t) => t !== 'send_message' && !isBoardTool(t) && !namesAbsentServer(t, mcp)),
-        customTools: [
-          createSendMessageTool(link, task.id),
-          ...createBoardTools(link, task.id, a.tools.filter(isBoardTool)),
-        ],
+        tools: a.tools.filter((t) => t !== 'send_message' && !namesAbsentServer(t, mcp)),
+        customTools: [createSendMessageTool(link, task.id)],
         bashPolicy: { allow: a.bash.allow, deny: a.bash.deny },
         toolOptions: { bash: { env: task.env, ...(task.sandbox ? { sandbox: task.sandbox } : {}) } },
         appendSystemPrompt: a.system,
