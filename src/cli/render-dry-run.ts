@@ -117,7 +117,7 @@ function renderEstimate(report: DryRunReport): string[] {
 }
 
 /** The whole dry-run report as text, ending with a newline. */
-export function renderDryRun(report: DryRunReport): string {
+export function renderDryRun(report: DryRunReport, mcpLines?: string[]): string {
   const r = report.recipe;
   const budget = [
     r.budget.usd !== undefined ? `$${r.budget.usd}` : '',
@@ -133,8 +133,10 @@ export function renderDryRun(report: DryRunReport): string {
     lines.push(
       `  inputs: ${inputs.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')}`,
     );
-  // MCP servers are not started by a dry run (they are programs of their own): say so.
-  const withMcp = r.agents.filter((a) => a.mcpServers?.length);
+  // MCP servers are not started by a dry run (they are programs of their own): say so. The CLI
+  // gives the lines of dry-run-mcp.ts instead (sources, and the tools with --list-mcp).
+  const withMcp = mcpLines ? [] : r.agents.filter((a) => a.mcpServers?.length);
+  if (mcpLines) lines.push(...mcpLines);
   for (const a of withMcp)
     lines.push(`  MCP: agent ${a.name} gets ${a.mcpServers!.join(', ')} (tools as mcp__<server>__<tool>)`);
   if (withMcp.length)

@@ -3,6 +3,7 @@
 //   12:00:01 apply/repo-a: started (attempt 1)
 //   12:00:04 apply/repo-a: done in 3.2s, 3 turns, 1,234 tokens, $0.0012
 import { type RunEvent } from '../run/run-events.js';
+import { boardLine } from './board-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
 import {
@@ -76,6 +77,8 @@ export class PlainLog {
         return `${e.task}: expanded into ${plural(e.keys.length, 'instance')}`;
       case 'budget_exhausted':
         return `budget exhausted: ${err(e.reason)}; no new model calls are permitted`;
+      case 'board_task':
+        return boardLine(e);
       case 'run_end': {
         const u = this.state.endUsage ?? runUsage(this.state);
         return `run ${e.runId} ${e.status.replace('_', ' ')} in ${formatDuration(e.durationMs)}, ${plural(u.totalTokens, 'token')}, ${formatCost(u.cost)}`;

@@ -1,5 +1,6 @@
 // `orchestrate show <run>` as text: the run's status, every instance with its attempts, output,
 // error class and usage, and the merged plan.
+import { boardTable } from './board-text.js';
 import { providerCostLines } from './provider-costs.js';
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
@@ -121,6 +122,8 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     );
   out.push(`folder: ${folder.dir}`);
   out.push('');
+  const board = boardTable(s.board);
+  if (board.length) out.push(...board, '');
   for (const [task, t] of s.tasks) {
     const needs = t.needs.length > 0 ? ` (needs ${t.needs.join(', ')})` : '';
     out.push(`${p.paint('bold', `task ${task}`)}${needs}`);

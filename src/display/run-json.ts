@@ -63,6 +63,8 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     dir: folder.dir,
     ...(folder.planFile ? { planFile: folder.planFile } : {}),
     instances: instancesInTaskOrder(s).map((i) => instanceJson(folder.dir, i)),
+    // The run-wide task board (board_task events), when it has items.
+    ...(s.board.size ? { board: [...s.board.values()] } : {}),
     ...(folder.skipped.length ? { unreadableLogLines: folder.skipped } : {}),
   };
 }

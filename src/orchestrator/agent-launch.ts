@@ -26,6 +26,7 @@ import {
   type WorkerResult,
 } from './protocol.js';
 import type { RunEventInput } from '../run/run-events.js';
+import type { TaskBoard } from './task-board.js';
 import { addUsageSummary, zeroUsage as zeroTotals, type BudgetScope, type UsageSummary } from '../run/usage-summary.js';
 
 export interface LaunchRef {
@@ -55,6 +56,8 @@ export interface LaunchContext {
   sharedCrashes?: Set<number>;
   broker: PermitBroker;
   router: MessageRouter;
+  /** The run's task board (task-board.ts); absent: board calls are refused. */
+  board?: Pick<TaskBoard, 'handle'>;
   emit(e: RunEventInput): void;
   /** Spend to reserve for the next call of this agent. */
   estimate(ref: LaunchRef, model: string): Spend;
@@ -478,6 +481,14 @@ export class AgentLaunch {
             queued: r.queued,
             ...(r.error ? { error: r.error } : {}),
           });
+        break;
+      }
+      case 'board': {
+        this.touch();
+        const answer = this.ctx.board
+          ? this.ctx.board.handle(ref.key, m.request)
+          : { ok: false as const, error: 'this run has no task board' };
+        this.post({ type: 'board_result', requestId: m.requestId, answer });
         break;
       }
       case 'done':

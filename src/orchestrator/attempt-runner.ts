@@ -28,6 +28,7 @@ import type { ExternalExecutor } from './instance-executor.js';
 import type { InstanceRunner } from './instance-runner.js';
 import type { MessageRouter } from './message-router.js';
 import type { PermitBroker } from './permit-broker.js';
+import type { TaskBoard } from './task-board.js';
 import type { WorkerResult } from './protocol.js';
 import { RemoteStarts } from './remote-starts.js';
 import type { ThreadPoolExecutor } from './thread-pool-executor.js';
@@ -42,6 +43,8 @@ export interface AttemptContext {
   admission: Admission;
   broker: PermitBroker;
   router: MessageRouter;
+  /** The run's task board (task-board.ts): agents' board calls are answered by it. */
+  board?: TaskBoard;
   /** The local thread pool, or undefined when agents run on `executor`. */
   threads(): ThreadPoolExecutor | undefined;
   executor?: ExternalExecutor;
@@ -118,6 +121,7 @@ export class AttemptRunner {
       ...placement,
       broker: c.broker,
       router: c.router,
+      ...(c.board ? { board: c.board } : {}),
       emit: (e) => {
         if (e.type === 'call_usage') c.addRunUsage({ ...e.usage, turns: 1 });
         c.record(e);

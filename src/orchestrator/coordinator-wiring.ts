@@ -21,6 +21,7 @@ import { MessageRouter, runDirectory } from './message-router.js';
 import { PermitBroker, providerScope } from './permit-broker.js';
 import { RunFiles } from './run-files.js';
 import { Scheduler, type SchedulableInstance } from './scheduler.js';
+import { TaskBoard } from './task-board.js';
 import { TaskWalk } from './task-walk.js';
 import type { ThreadPoolExecutor } from './thread-pool-executor.js';
 import { WorkspaceLanding } from './workspace-landing.js';
@@ -66,6 +67,8 @@ export interface Collaborators {
   walk: TaskWalk;
   landing: WorkspaceLanding;
   attempts: AttemptRunner;
+  /** The run-wide task board agents share (task-board.ts); restored from the log on resume. */
+  board: TaskBoard;
 }
 
 export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHost): Collaborators {
@@ -155,6 +158,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       host.advance();
     },
   });
+  const board = new TaskBoard({ record: (e) => host.record(e), ...(opts.replay ? { restored: opts.replay.board } : {}) });
   const walk: TaskWalk = new TaskWalk({
     recipe,
     env,
@@ -175,6 +179,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       host.failFast(`task ${t.task.id} failed (on_failure: fail)`);
     },
     planChanged: () => files.planChanged(),
+    boardItems: (t) => board.forEachItems(TaskBoard.forEachExpanded(t.task.id, (id) => host.instances.has(id))),
   });
   const landing = new WorkspaceLanding({
     recipeDir: recipe.dir,
@@ -183,7 +188,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     storageFailed: (m) => host.storageFailed(m),
   });
   const attempts: AttemptRunner = new AttemptRunner({
-    ...{ recipe, tasks: host.tasks, runner, landing, desk, admission, broker, router },
+    ...{ recipe, tasks: host.tasks, runner, landing, desk, admission, broker, router, board },
     threads: () => host.threads(),
     ...(opts.executor ? { executor: opts.executor } : {}),
     stopping: () => host.stopping(),
@@ -200,5 +205,5 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     addRunUsage: (u) => host.addRunUsage(u),
     planChanged: () => files.planChanged(),
   });
-  return { ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts };
+  return { ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts, board };
 }

@@ -131,7 +131,10 @@ export class Coordinator {
       // A kill between logging an instance done and removing its landed worktree left it behind.
       for (const inst of this.instances.values())
         if (inst.status === 'done') await this.c.landing.drop(this.tasks.get(inst.task)!, inst);
-    } else this.record(runStartEvent(this.recipe, plan.plan, this.opts.overrides));
+    } else {
+      this.record(runStartEvent(this.recipe, plan.plan, this.opts.overrides));
+      this.c.board.seed(this.recipe.board);
+    }
     if (!this.opts.executor) {
       this.threads = new ThreadPoolExecutor({
         concurrency: this.recipe.concurrency,

@@ -4,6 +4,36 @@
 // malformed message from a thread must become a clear failure, not a crash of the coordinator.
 import { z } from 'zod';
 import { BudgetScopeSchema, FailureClassSchema, UsageSummarySchema } from '../run/usage-summary.js';
+import { BOARD_STATUSES, BoardItemSchema } from '../run/board-record.js';
+
+/** One call of a board tool (worker/board-tools.ts), handled by the coordinator's TaskBoard. */
+export const BoardRequestSchema = z.discriminatedUnion('op', [
+  z.object({
+    op: z.literal('create'),
+    subject: z.string(),
+    description: z.string().optional(),
+    owner: z.string().optional(),
+    blocked_by: z.array(z.string()).optional(),
+  }),
+  z.object({ op: z.literal('list'), status: z.enum(BOARD_STATUSES).optional(), owner: z.string().optional() }),
+  z.object({ op: z.literal('get'), id: z.string() }),
+  z.object({
+    op: z.literal('update'),
+    id: z.string(),
+    status: z.enum(BOARD_STATUSES).optional(),
+    /** '' releases the task. */
+    owner: z.string().optional(),
+    notes: z.string().optional(),
+  }),
+]);
+export type BoardRequest = z.infer<typeof BoardRequestSchema>;
+
+/** The board's answer: the items concerned (with their blockers not yet completed), or why not. */
+export const BoardAnswerSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), items: z.array(BoardItemSchema.extend({ openBlockers: z.array(z.string()) })) }),
+  z.object({ ok: z.literal(false), error: z.string() }),
+]);
+export type BoardAnswer = z.infer<typeof BoardAnswerSchema>;
 
 /** Coordinator -> worker. */
 export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
@@ -29,6 +59,8 @@ export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
     queued: z.array(z.string()),
     error: z.string().optional(),
   }),
+  /** Answer to a `board` request. */
+  z.object({ type: z.literal('board_result'), requestId: z.number(), answer: BoardAnswerSchema }),
   /** Someone watches this agent's conversation: send `partial` while it writes (until `on: false`); `on: true` is always answered with one `partial` (`''` when not writing). */
   z.object({ type: z.literal('stream'), on: z.boolean() }),
 ]);
@@ -66,6 +98,8 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
   /** send_message tool: to a task id / instance key, "parent", or "*" for everyone. */
   z.object({ type: z.literal('send'), to: z.string(), text: z.string(), requestId: z.number().optional() }),
+  /** A board tool call (task_create, task_list, task_get, task_update): answered with `board_result`. */
+  z.object({ type: z.literal('board'), requestId: z.number(), request: BoardRequestSchema }),
   /**
    * First message of a task: the worker thread it runs on, and (distributed runs) the worker
    * process that took it; a second hello means another worker took the agent over.

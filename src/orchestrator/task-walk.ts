@@ -114,6 +114,8 @@ export interface WalkContext {
   /** A task ended failed (on_failure decides what follows). */
   taskFailed(t: TaskState): void;
   planChanged(): void;
+  /** `for_each: board`: the items task `t` fans out over now (task-board.ts); absent: none. */
+  boardItems?(t: TaskState): unknown[];
 }
 
 export class TaskWalk {
@@ -170,6 +172,7 @@ export class TaskWalk {
   private activate(t: TaskState): void {
     const { recipe } = this.ctx;
     const scope = expressionScope(recipe, this.ctx.tasks, this.ctx.env);
+    if (t.task.forEach?.kind === 'board') scope.board = this.ctx.boardItems?.(t) ?? [];
     const exp = expandTask(t.task, scope);
     t.status = 'active';
     t.expanded = true;

@@ -29,6 +29,8 @@ export interface ExpressionScope {
   item?: unknown;
   /** The task's `as` name; `item` works too. */
   itemName?: string;
+  /** The task board's open items when a `for_each: board` task starts (given by the coordinator). */
+  board?: readonly unknown[];
 }
 
 interface FunctionSpec {

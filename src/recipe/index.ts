@@ -18,6 +18,7 @@ export type {
   LoadedTask,
   LoadedAgent,
   ForEachSpec,
+  BoardSeed,
   RetryPolicy,
   VerifyStep,
   Budget,
@@ -25,6 +26,7 @@ export type {
   RecipeOverrides,
 } from './normalize.js';
 export { IMPLICIT_AGENT } from './normalize.js';
+export { BOARD_TOOL_NAMES, isBoardTool, type BoardToolName } from './board-tool-names.js';
 export {
   buildPlan,
   expandTask,

@@ -42,6 +42,8 @@ function itemsOf(
   const fe = task.forEach;
   if (!fe) return { ok: true, items: [] };
   if (fe.kind === 'list') return { ok: true, items: fe.items };
+  // The board's open items, given by the coordinator when the task starts (none in a dry run).
+  if (fe.kind === 'board') return { ok: true, items: [...(scope.board ?? [])] };
   if (fe.kind === 'glob') {
     const pattern = renderText(fe.pattern, scope);
     if (!pattern.ok) return { ok: false, error: `for_each glob: ${pattern.error}` };
@@ -243,6 +245,11 @@ export function buildPlan(recipe: LoadedRecipe, opts: PlanOptions = {}): PlanRes
       if (task.forEach?.kind === 'expression' && task.forEach.sources.length > 0) {
         pt.fanOut = 'dynamic';
         pt.dynamic = { expression: task.forEach.expression.trim(), sources: task.forEach.sources };
+        planLevel.dynamic = true;
+      } else if (task.forEach?.kind === 'board') {
+        // Its items are the board's open ones when it starts: known only then.
+        pt.fanOut = 'dynamic';
+        pt.dynamic = { expression: 'board', sources: [] };
         planLevel.dynamic = true;
       } else {
         const expanded = expandTask(task, scope);

@@ -21,7 +21,9 @@ const CODE_HINTS: Partial<Record<RecipeProblemCode, string>> = {
   bad_max_turns: 'e.g. max_turns: 50 (0 = no cap)',
   bad_loop: 'e.g. loop: false, or loop: {identical_calls: 6, grace_turns: 3}',
   bad_retries: 'e.g. retries: 2, or retries: {count: 2, backoff: {initial: 5s}, on: [rate_limit, timeout]}',
-  bad_for_each: 'e.g. for_each: [a, b], for_each: {glob: "repos/*"}, or for_each: ${{ tasks.plan.output.items }}',
+  bad_for_each:
+    'e.g. for_each: [a, b], for_each: {glob: "repos/*"}, for_each: board, or for_each: ${{ tasks.plan.output.items }}',
+  bad_board: 'e.g. board: false, or board: [Write the docs, {subject: Build it, blocked_by: [1]}]',
   bad_verify: 'e.g. verify: ["npm test", "npx tsc --noEmit"]',
   bad_rate_limit: 'e.g. rate_limit: 50, or rate_limit: {claude-sonnet-4-5: 50}',
   bad_env_name: 'use letters, digits and _, not starting with a digit',

@@ -6,9 +6,20 @@
 import { z } from 'zod';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { McpServerEntrySchema } from '../tools/mcp/config.js';
+import { BOARD_TOOL_NAMES } from './board-tool-names.js';
 
-/** Tools every agent may name without an extension providing them. */
-export const BUILTIN_TOOLS = ['read', 'bash', 'edit', 'write', 'ls', 'grep', 'find', 'send_message'] as const;
+/** Tools every agent may name without an extension providing them (the board's: task_create, task_list, ...). */
+export const BUILTIN_TOOLS = [
+  'read',
+  'bash',
+  'edit',
+  'write',
+  'ls',
+  'grep',
+  'find',
+  'send_message',
+  ...BOARD_TOOL_NAMES,
+] as const;
 export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
 
 /**
@@ -275,6 +286,7 @@ const forEach = z
         glob: z.string().describe('Pattern relative to the recipe folder, e.g. repos/*; each item is a matched path'),
         type: z.enum(['dir', 'file', 'any']).optional().describe('What the glob matches (default: dir)'),
       }),
+      z.literal('board').describe("The board's open items when the task starts (one instance per item)"),
       z
         .string()
         .regex(
@@ -282,9 +294,27 @@ const forEach = z
           coded('bad_for_each', 'for_each must be a list, {glob: "..."} or a ${{ expression }}'),
         ),
     ],
-    { error: coded('bad_for_each', 'for_each must be a list, {glob: "..."} or a ${{ expression }}') },
+    { error: coded('bad_for_each', 'for_each must be a list, {glob: "..."}, board or a ${{ expression }}') },
   )
-  .describe('Fan out: one task instance per item of a list, a {glob} of paths, or ${{ tasks.<id>.output.<path> }}');
+  .describe(
+    'Fan out: one task instance per item of a list, a {glob} of paths, ${{ tasks.<id>.output.<path> }}, or board (the task board\'s open items when the task starts)',
+  );
+
+const boardSeed = z
+  .union([
+    z.string().min(1).describe('The subject of a pending item'),
+    z.strictObject({
+      id: name('board item id').optional().describe('Its id (default: the next number)'),
+      subject: z.string().min(1),
+      description: z.string().optional(),
+      owner: z.string().optional().describe('The agent (instance id) it is assigned to'),
+      blocked_by: z
+        .array(z.union([z.string(), z.number()]))
+        .optional()
+        .describe('Ids of items that must be completed first (seeds without an id are numbered 1, 2, ...)'),
+    }),
+  ])
+  .describe('A task board item the run starts with');
 
 /** Task settings that `defaults` may also give; a task's own value wins. */
 const taskSettings = {
@@ -468,6 +498,12 @@ export const AgentSchema = z
       .array(z.string())
       .optional()
       .describe('Tools this agent may not use, e.g. mcp__github__delete_* (patterns with *)'),
+    board: z
+      .boolean()
+      .optional()
+      .describe(
+        "Give this agent the task board's tools (task_create, task_list, task_get, task_update); default: the recipe's board setting",
+      ),
   })
   .describe('A reusable agent definition');
 
@@ -522,6 +558,14 @@ export const RecipeSchema = z
       .optional()
       .describe(
         'MCP servers agents may use, as in a .mcp.json: {command, args, env, cwd} or {type: http | sse, url, headers}; ${VAR} and ${VAR:-default} expand from the environment',
+      ),
+    board: z
+      .union([z.boolean(), z.array(boardSeed)], {
+        error: coded('bad_board', 'board must be true, false or a list of items ({subject, description, owner, blocked_by})'),
+      })
+      .optional()
+      .describe(
+        'The run-wide task board agents share (task_create, task_list, task_get, task_update): on by default when the recipe runs more than one agent; false turns it off, a list of items seeds it',
       ),
     agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),
     tasks: z

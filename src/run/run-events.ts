@@ -6,6 +6,7 @@
 // instances, or the pair's task id for planner/worker members).
 import { z } from 'zod';
 import { FailureClassSchema, UsageSummarySchema } from './usage-summary.js';
+import { BOARD_CHANGES, BoardItemSchema } from './board-record.js';
 
 export const RUN_EVENT_VERSION = 1;
 
@@ -148,6 +149,16 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
+  /**
+   * The run-wide task board changed (board-record.ts): `item` is the whole item after the
+   * change, `by` who changed it (an agent's instance id, or `recipe` for a `board:` seed).
+   */
+  Base.extend({
+    type: z.literal('board_task'),
+    change: z.enum(BOARD_CHANGES),
+    by: z.string(),
+    item: BoardItemSchema,
+  }),
   /**
    * A user drove the live run (run view, `orchestrate watch`, `cancel`, `steer`): accepted
    * (`ok`) or refused, with the reply. `instance` is absent for cancel_run; `by` says who

@@ -12,6 +12,7 @@
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { addProviderCall, type ProviderUsage } from './usage-summary.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
+import { applyBoardEvent, type Board } from './board-record.js';
 import {
   applyInstanceEvent,
   instanceOfKey,
@@ -145,6 +146,8 @@ export interface RunState {
   durationMs?: number;
   /** Control actions taken on the run, in log order. */
   controls: ControlRecord[];
+  /** The run-wide task board (board_task events), items in creation order. */
+  board: Board;
   eventCount: number;
 }
 
@@ -162,6 +165,7 @@ export function createRunState(): RunState {
     tasks: new Map(),
     instances: new Map(),
     controls: [],
+    board: new Map(),
     eventCount: 0,
   };
 }
@@ -415,6 +419,9 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     }
     case 'budget_exhausted':
       state.budgetExhausted = e.reason;
+      return;
+    case 'board_task':
+      applyBoardEvent(state.board, e);
       return;
     case 'run_end':
       state.status = e.status;

@@ -31,6 +31,7 @@ import {
   type ModeOutput,
 } from '../../runtime/index.js';
 import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
+import { mcpConfigFromFiles } from '../agent-mcp-config.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 
@@ -154,6 +155,13 @@ function agentOptions(y: Argv): Argv<object> {
         nargs: 1,
         describe:
           'Command hooks file in Claude Code\'s settings.json shape ({"hooks": {"PreToolUse": [...]}}), repeatable; added to the hooks of ~/.orchestrate/settings.json, ~/.claude/settings.json and the project\'s .orchestrate/settings.json, .claude/settings.json, .claude/settings.local.json (README "Hooks")',
+      })
+      .option('mcp-config', {
+        type: 'string',
+        array: true,
+        nargs: 1,
+        describe:
+          'MCP servers from a file in the .mcp.json shape ({"mcpServers": {...}}), repeatable; their tools appear as mcp__<server>__<tool> (--tools mcp__<server>__* picks; README "MCP")',
       })
       .option('network', { type: 'boolean', describe: 'Let sandboxed bash commands reach the network (default off)' })
       .option('max-turns', {
@@ -319,6 +327,12 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
   } catch (err) {
     if (err instanceof HooksConfigError) throw new AgentSessionConfigError(err.message);
     throw err;
+  }
+  // MCP servers only from the files named (--mcp-config), like Claude Code's flag.
+  const mcp = mcpConfigFromFiles(list(args['mcp-config']), ctx.cwd, ctx.env);
+  if (mcp) {
+    o.mcp = mcp.mcp;
+    if (mcp.secrets.length) o.secrets = [...(o.secrets ?? []), ...mcp.secrets];
   }
   const bounds = runBoundsFromArgs(args);
   o.limits = bounds.limits;

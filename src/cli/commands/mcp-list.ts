@@ -11,7 +11,7 @@ import { EXIT, type CliContext } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { printProblems } from '../print-problems.js';
 
-interface ServerRow {
+export interface ServerRow {
   name: string;
   source: string;
   transport?: string;
@@ -51,7 +51,8 @@ function serversToList(
   return { specs };
 }
 
-async function describeServer(
+/** One server's row: its configuration, and with `start` whether it starts and its tools. */
+export async function describeServer(
   spec: McpServerSpec,
   agents: string[],
   start: boolean,

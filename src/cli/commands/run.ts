@@ -16,6 +16,7 @@ import { type CliCommand, type CommandArgs } from '../command.js';
 import { redisOptions, redisUrlOf } from '../redis-options.js';
 import type { RedisRun } from '../redis-run.js';
 import { printProblems, printWarnings, problemsJson } from '../print-problems.js';
+import { dryRunMcp, renderDryRunMcp } from '../dry-run-mcp.js';
 import { renderDryRun } from '../render-dry-run.js';
 import { installedRecipeNote } from './init.js';
 
@@ -84,6 +85,11 @@ export function runOptions(y: Argv): Argv<object> {
       default: false,
       describe: 'Validate, print the expanded task DAG and a cost estimate; no model calls',
     })
+    .option('list-mcp', {
+      type: 'boolean',
+      default: false,
+      describe: "With --dry-run: start each agent's MCP servers to list the tools it would get, then stop them",
+    })
     .option('set', { type: 'string', describe: 'Set an input: --set key=value (repeatable)' })
     .option('model', { type: 'string', describe: 'Model for every agent (overrides the recipe)' })
     .option('provider', {
@@ -151,9 +157,18 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
       else printProblems(result.problems, ctx);
       return EXIT.usage;
     }
-    if (json) ctx.stdout(`${JSON.stringify({ ok: true, dryRun: true, ...result.report }, null, 2)}\n`);
-    else ctx.stdout(renderDryRun(result.report));
-    return EXIT.ok;
+    const mcp = await dryRunMcp(loaded.recipe, ctx, args['list-mcp'] === true);
+    if (json)
+      ctx.stdout(
+        `${JSON.stringify({ ok: true, dryRun: true, ...result.report, ...(mcp.agents.length ? { mcp } : {}) }, null, 2)}\n`,
+      );
+    else ctx.stdout(renderDryRun(result.report, renderDryRunMcp(mcp, result.report)));
+    // Like `mcp list`: a server that was asked to start and did not is a failure.
+    return mcp.agents.some((a) => a.servers.some((s) => s.started === false)) ? EXIT.taskFailed : EXIT.ok;
+  }
+  if (args['list-mcp'] === true) {
+    ctx.stderr('orchestrate: --list-mcp lists MCP tools for a dry run\n  hint: add --dry-run\n');
+    return EXIT.usage;
   }
   const recipe = loaded.recipe;
   return executeRun(

@@ -31,6 +31,7 @@ import {
   type UsageSummary,
 } from '../../run/usage-summary.js';
 import { createSendMessageTool } from './send-message-tool.js';
+import { createBoardTools, isBoardTool } from './board-tools.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
 import { WorkerLink } from './worker-link.js';
 
@@ -180,8 +181,11 @@ export class AgentHost {
       const session = await createAgentSession({
         cwd: task.cwd,
         writeScope: task.writeScope,
-        tools: a.tools.filter((t) => t !== 'send_message' && !namesAbsentServer(t, mcp)),
-        customTools: [createSendMessageTool(link, task.id)],
+        tools: a.tools.filter((t) => t !== 'send_message' && !isBoardTool(t) && !namesAbsentServer(t, mcp)),
+        customTools: [
+          createSendMessageTool(link, task.id),
+          ...createBoardTools(link, task.id, a.tools.filter(isBoardTool)),
+        ],
         bashPolicy: { allow: a.bash.allow, deny: a.bash.deny },
         toolOptions: { bash: { env: task.env, ...(task.sandbox ? { sandbox: task.sandbox } : {}) } },
         appendSystemPrompt: a.system,

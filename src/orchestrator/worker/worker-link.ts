@@ -4,7 +4,13 @@
 // deliveries, abort) arrive while the agent works.
 import type { MessagePort } from 'node:worker_threads';
 import type { PermitChannel, PermitKind } from './permitted-stream.js';
-import { parseCoordinatorMessage, type CoordinatorMessage, type WorkerMessage } from '../protocol.js';
+import {
+  parseCoordinatorMessage,
+  type BoardAnswer,
+  type BoardRequest,
+  type CoordinatorMessage,
+  type WorkerMessage,
+} from '../protocol.js';
 import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
 
 type PermitAnswer = { ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope };
@@ -21,6 +27,7 @@ export class WorkerLink implements PermitChannel {
   private nextId = 1;
   private readonly permits = new Map<number, (a: PermitAnswer) => void>();
   private readonly sends = new Map<number, (a: SendAnswer) => void>();
+  private readonly boardCalls = new Map<number, (a: BoardAnswer) => void>();
   /** Grants that arrived after their request was given up (aborted): handed straight back. */
   private readonly abandoned = new Set<number>();
   private handlers: WorkerLinkHandlers = {};
@@ -83,6 +90,12 @@ export class WorkerLink implements PermitChannel {
         const resolve = this.sends.get(m.requestId);
         this.sends.delete(m.requestId);
         resolve?.({ delivered: m.delivered, queued: m.queued, error: m.error });
+        break;
+      }
+      case 'board_result': {
+        const resolve = this.boardCalls.get(m.requestId);
+        this.boardCalls.delete(m.requestId);
+        resolve?.(m.answer);
         break;
       }
       case 'deliver':
@@ -159,6 +172,22 @@ export class WorkerLink implements PermitChannel {
     });
   }
 
+  /** One board call (the coordinator's TaskBoard answers); a coordinator that does not answer is an error. */
+  board(request: BoardRequest, timeoutMs = 30_000): Promise<BoardAnswer> {
+    const requestId = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        if (this.boardCalls.delete(requestId))
+          resolve({ ok: false, error: 'the coordinator did not answer in time; try again' });
+      }, timeoutMs);
+      this.boardCalls.set(requestId, (a) => {
+        clearTimeout(timer);
+        resolve(a);
+      });
+      this.post({ type: 'board', requestId, request });
+    });
+  }
+
   /**
    * Stops listening; pending requests are refused so nothing waits forever. The last message is
    * `done`: the coordinator settles the instance only after it (or the port's close), so every
@@ -172,6 +201,8 @@ export class WorkerLink implements PermitChannel {
     this.permits.clear();
     for (const resolve of this.sends.values()) resolve({ delivered: [], queued: [], error: 'instance ended' });
     this.sends.clear();
+    for (const resolve of this.boardCalls.values()) resolve({ ok: false, error: 'instance ended' });
+    this.boardCalls.clear();
     this.port.removeAllListeners('message');
     this.port.close();
   }

@@ -1,10 +1,12 @@
 // `orchestrate mcp list [recipe]`: the servers a recipe's agents get, started for real to list
-// their tools under the names agents see; a server that cannot start is said so (exit 1).
+// their tools under the names agents see; a server that cannot start is said so (exit 1). The
+// dry run names each agent's servers and files, and with --list-mcp lists the tools it would get.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/run-cli.js';
-import { CALLS, env, removeDirs, setup } from './run-setup.js';
+import { until } from './helpers.js';
+import { CALLS, env, processesWith, removeDirs, setup } from './run-setup.js';
 
 afterEach(removeDirs);
 
@@ -25,13 +27,32 @@ describe('orchestrate mcp list', () => {
     expect(parsed.servers.map((x) => x.name).sort()).toEqual(['alpha', 'plain']);
     expect(parsed.servers.every((x) => x.started === undefined && x.tools === undefined)).toBe(true);
 
-    // The dry run names each agent's servers and says it did not start them.
+    // The dry run names each agent's servers and their files, and says it did not start them.
     const dry = await runCli(['run', recipe, '--dry-run'], { cwd: s.dir, env: env(s.dir) });
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('MCP: agent helper gets alpha, plain');
+    expect(dry.stdout).toContain('MCP: agent helper gets alpha (recipe.yaml), plain (helper.md)');
     expect(dry.stdout).toContain(
-      'MCP servers were not started, so their tools are not listed: orchestrate mcp list recipe.yaml starts them',
+      'MCP servers were not started, so their tools are not listed: --list-mcp starts them (or orchestrate mcp list recipe.yaml)',
     );
+    expect(processesWith(s.marker)).toEqual([]);
+    // --list-mcp starts them and lists the tools this agent may use (its mcp__ tools pick), then ends them.
+    const listed = await runCli(['run', recipe, '--dry-run', '--list-mcp'], { cwd: s.dir, env: env(s.dir) });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^ {4}alpha: mcp__alpha__echo, mcp__alpha__env, mcp__alpha__slow$/m);
+    expect(listed.stdout).toMatch(/^ {4}plain: mcp__plain__echo, mcp__plain__add, .*mcp__plain__slow/m);
+    expect(listed.stdout).not.toContain('were not started');
+    const listedJson = await runCli(['run', recipe, '--dry-run', '--list-mcp', '--json'], {
+      cwd: s.dir,
+      env: env(s.dir),
+    });
+    const report = JSON.parse(listedJson.stdout) as {
+      mcp: { agents: { name: string; servers: { server: string; source: string; tools: string[] }[] }[] };
+    };
+    expect(report.mcp.agents[0]!.servers[0]).toMatchObject({ server: 'alpha', source: 'recipe.yaml' });
+    await until(() => processesWith(s.marker).length === 0, 'listed servers to end');
+    const misuse = await runCli(['run', recipe, '--list-mcp'], { cwd: s.dir, env: env(s.dir) });
+    expect(misuse.code).toBe(2);
+    expect(misuse.stderr).toContain('add --dry-run');
 
     // A .mcp.json in the current folder, listed without a recipe: a server that exits at start.
     writeFileSync(
