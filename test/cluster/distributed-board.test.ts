@@ -1,0 +1,125 @@
+// The task board in a distributed run: agents on two `orchestrate worker` processes reach the
+// coordinator's one board through Redis (board calls travel like every port message), so of two
+// agents on different machines racing for one task exactly one takes it, and a task created on one
+// worker is seen and completed from the other.
+import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRedisRun } from '../../src/cli/redis-run.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { foldEvents } from '../../src/run/run-fold.js';
+import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
+import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+
+const skip = skipWithoutRedis('distributed task board');
+const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
+let redis: RedisServerHandle;
+const children: ChildProcess[] = [];
+const workdirs: string[] = [];
+
+beforeAll(async () => {
+  if (!skip) redis = await startRedis();
+});
+afterAll(async () => {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const gone = new Promise<void>((r) => c.once('exit', () => r()));
+    // The run is over: a worker that does not drain at once is only slowing the suite down.
+    c.kill('SIGTERM');
+    const t = setTimeout(() => c.kill('SIGKILL'), 2_000);
+    await gone;
+    clearTimeout(t);
+  }
+  for (const w of workdirs) rmSync(w, { recursive: true, force: true });
+  await redis?.stop();
+  cleanupTempDirs();
+});
+
+async function startWorker(name: string): Promise<void> {
+  const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
+  workdirs.push(workdir);
+  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', '1', '--workdir', workdir], {
+    ORCHESTRATE_WORKER_LOCK_MS: '2000',
+    ...SECRET_ENV,
+  });
+  children.push(child);
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout?.resume();
+  await until(() => err.includes(`worker ${name} ready`) || child.exitCode !== null, `worker ${name} to start`, 60_000);
+  if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${err}`);
+}
+
+describe.skipIf(skip)('task board over Redis', () => {
+  it('agents on two workers share one board: one claim wins, the other is told who owns the task', async () => {
+    await Promise.all([startWorker('east'), startWorker('west')]);
+    const dir = tempProject({
+      'recipe.yaml': `name: board-cluster
+provider: scripted
+script: script.yaml
+concurrency: 2
+board: [Fix the login bug]
+agents:
+  dev: { tools: [read] }
+tasks:
+  - id: dev
+    agent: dev
+    for_each: [a, b]
+    prompt: "You are developer \${{ item }}"
+`,
+      'script.yaml': `conversations:
+  - match: "You are developer (\\\\w+)"
+    turns:
+      - tools: [{ name: task_update, args: { id: "1", status: in_progress } }]
+      - tools: [{ name: task_create, args: { subject: "Follow-up from {{match.1}}" } }]
+      - tools: [{ name: task_list, args: {} }]
+      - text: done
+`,
+    });
+    const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
+    if (!opened.ok) throw new Error(opened.message);
+    let outcome;
+    try {
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        { runsDir: join(dir, 'runs'), ...opened.run.options },
+      );
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      outcome = r.outcome;
+    } finally {
+      await opened.run.close();
+    }
+    expect(outcome.status).toBe('succeeded');
+    const log = events(outcome.dir);
+    // The two agents ran on different workers.
+    const workers = new Set(ofType(log, 'instance_start').map((e) => e.worker));
+    expect(workers).toEqual(new Set(['east', 'west']));
+    const claims = ofType(log, 'board_task').filter((e) => e.change === 'claimed');
+    expect(claims).toHaveLength(1);
+    const winner = claims[0]!.by;
+    const updates = ofType(log, 'agent_event').filter(
+      (e) => e.event.type === 'tool_execution_end' && e.event.toolName === 'task_update',
+    );
+    expect(updates).toHaveLength(2);
+    const lost = updates.find((e) => (e.event as { isError?: boolean }).isError === true)!;
+    expect(lost.key).not.toBe(winner);
+    expect(JSON.stringify(lost.event)).toContain(`task #1 is owned by ${winner}`);
+    // Each agent created a task, and each saw the other's in its list: one board for both machines.
+    const board = foldEvents(log).board;
+    expect([...board.values()].map((i) => i.subject).sort()).toEqual([
+      'Fix the login bug',
+      'Follow-up from a',
+      'Follow-up from b',
+    ]);
+    const lists = ofType(log, 'agent_event').filter(
+      (e) => e.event.type === 'tool_execution_end' && e.event.toolName === 'task_list',
+    );
+    expect(lists).toHaveLength(2);
+    // The later of the two lists shows both follow-ups.
+    expect(lists.some((e) => /Follow-up from a[\s\S]*Follow-up from b/.test(JSON.stringify(e.event)))).toBe(true);
+  }, 180_000);
+});
