@@ -2,6 +2,7 @@
 // pick the runs folder, create (or reopen) the run store, and hand over to the Coordinator.
 import { basename, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import { writeRunChangesets } from './publish/changeset-plan.js';
 import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
 import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from '../recipe/index.js';
 import { foldEvents } from '../run/run-fold.js';
@@ -102,10 +103,25 @@ export async function runLoadedRecipe(
       store,
       overrides: overridesOf(load),
     });
-    return { ok: true, outcome: await whileLeased(taken.lease, store, () => coordinator.run()) };
+    return { ok: true, outcome: await whileLeased(taken.lease, store, () => runThenPlan(coordinator, store, recipe)) };
   } finally {
     await taken.lease.release();
   }
+}
+
+/**
+ * The run, then its changesets (changesets.json, when a task has `publish:`): computed from the
+ * record just written, nothing pushed. A changeset that cannot be computed is left out; the run's
+ * outcome stands (`orchestrate publish <run>` renders them again and says why).
+ */
+async function runThenPlan(coordinator: Coordinator, store: RunStore, recipe: LoadedRecipe): Promise<RunOutcome> {
+  const outcome = await coordinator.run();
+  try {
+    writeRunChangesets(store.dir, recipe);
+  } catch {
+    // the run folder is not writable any more: the outcome already says so when it matters
+  }
+  return outcome;
 }
 
 /**
@@ -186,5 +202,8 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
     replay,
     overrides: { ...recorded, ...opts.overrides },
   });
-  return { ok: true, outcome: await whileLeased(lease, store, () => coordinator.run()) };
+  return {
+    ok: true,
+    outcome: await whileLeased(lease, store, () => runThenPlan(coordinator, store, loaded.recipe)),
+  };
 }

@@ -31,6 +31,8 @@ export interface ExpressionScope {
   itemName?: string;
   /** The task board's open items when a `for_each: board` task starts (given by the coordinator). */
   board?: readonly unknown[];
+  /** Further names and their values (publish templates: key, summary, diffstat ...). */
+  names?: Readonly<Record<string, unknown>>;
 }
 
 interface FunctionSpec {
@@ -138,6 +140,7 @@ function lookupRoot(name: string, scope: ExpressionScope): unknown {
   if (name === 'inputs') return scope.inputs;
   if (name === 'env') return scope.env;
   if (name === 'tasks') return scope.tasks;
+  if (scope.names && Object.hasOwn(scope.names, name)) return scope.names[name];
   if (name === 'item' || (scope.itemName !== undefined && name === scope.itemName)) {
     if (!('item' in scope)) throw new EvaluationError(`"${name}" is only available in tasks with for_each`);
     return scope.item;

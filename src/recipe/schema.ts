@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { McpServerEntrySchema } from '../tools/mcp/config.js';
 import { BOARD_TOOL_NAMES } from './board-tool-names.js';
+import { PublishBlockSchema, TaskPublishSchema } from './publish-spec.js';
 
 /** Tools every agent may name without an extension providing them (the board's: task_create, task_list, ...). */
 export const BUILTIN_TOOLS = [
@@ -417,6 +418,7 @@ export const TaskSchema = z
       })
       .optional()
       .describe('Run a planner and a worker connected by a direct channel'),
+    publish: TaskPublishSchema.optional(),
     ...taskSettings,
   })
   .describe('One step of the recipe: an agent prompt, a planner/worker pair, or a shell step');
@@ -567,6 +569,7 @@ export const RecipeSchema = z
       .describe(
         'The run-wide task board agents share (task_create, task_list, task_get, task_update): on by default when the recipe runs more than one agent; false turns it off, a list of items seeds it',
       ),
+    publish: PublishBlockSchema.optional(),
     agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),
     tasks: z
       .array(TaskSchema)

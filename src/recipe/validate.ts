@@ -7,6 +7,7 @@ import { type PendingProblem, type RecipeProblem, pathToString, sortProblems } f
 import { type RecipeDocument, RecipeSchema } from './schema.js';
 import { problemsFromZod } from './schema-issues.js';
 import { checkSemantics } from './semantic-checks.js';
+import { checkPublishBlocks, isPublishPath } from './publish-spec.js';
 import { SourceMap } from './source-map.js';
 import { displayPath } from '../util/display-path.js';
 
@@ -105,7 +106,9 @@ export function validateRecipeText(text: string, file: string, opts: ValidateOpt
       ...(opts.env ? { env: opts.env } : {}),
       locate: (path) => sourceMap.locate(path),
       displayPath: (abs) => displayPath(abs, cwd),
-    }),
+    }).filter((p) => !(p.code === 'expression_here' && isPublishPath(p.path))),
+    // publish: templates see their own names (summary, diffstat, ...): checked in publish-spec.ts.
+    ...checkPublishBlocks(raw),
   );
   const seen = new Set<string>();
   for (const p of pending) {

@@ -42,6 +42,13 @@ export interface ProductCommandOptions {
   keepBytes?: number;
   /** Kill the command once stdout passes this many bytes. */
   stopAfterBytes?: number;
+  /**
+   * Reach the network (a push to a forge over https): the sandbox keeps its network, and https
+   * joins the allowed transports. Only the product's own pushes set it, never a workspace step.
+   */
+  network?: boolean;
+  /** Config keys set above every file for this command (an auth header: in the environment, never in argv). */
+  config?: readonly (readonly [string, string])[];
 }
 
 export interface ProductCommandResult {
@@ -334,7 +341,13 @@ function run(
     const repo = repoWritable ? findRepository(opts.cwd) : undefined;
     const writable = [...(repo ? [repo.top, repo.gitDir, repo.commonDir] : []), opts.cwd, ...(opts.writable ?? [])];
     const h = gitHome();
-    const boxed = sandboxedSpawn(bwrap, { writable, network: false, cwd: opts.cwd }, file, args, process.env);
+    const boxed = sandboxedSpawn(
+      bwrap,
+      { writable, network: opts.network === true, cwd: opts.cwd },
+      file,
+      args,
+      process.env,
+    );
     // The private home sits in the host's temp folder, which the sandbox replaces: bound back
     // read-only, after the sandbox's own mounts (just before its `-- file args`).
     const at = boxed.args.length - args.length - 2;
@@ -395,11 +408,26 @@ export function productGitScript(
     'git',
     'sh',
     ['-c', `${NEUTRALIZE_DRIVERS}${script}`, 'orchestrate-git', ...args],
-    productGitEnv(opts.env),
+    productGitEnv({ ...configEnv(opts), ...opts.env }),
     opts,
     'git work on a workspace',
     true,
   );
+}
+
+/** GIT_CONFIG_* entries for `opts.config` (and https when the command may use the network), after the overrides. */
+function configEnv(opts: ProductCommandOptions): Record<string, string> {
+  const keys = [...(opts.network ? [['protocol.https.allow', 'always'] as const] : []), ...(opts.config ?? [])];
+  if (!keys.length) return {};
+  const env: Record<string, string> = {};
+  let n = PROGRAM_KEY_OVERRIDES.length;
+  for (const [k, v] of keys) {
+    env[`GIT_CONFIG_KEY_${n}`] = k;
+    env[`GIT_CONFIG_VALUE_${n}`] = v;
+    n++;
+  }
+  env.GIT_CONFIG_COUNT = String(n);
+  return env;
 }
 
 /** Runs one `git args` as productGitScript does. */

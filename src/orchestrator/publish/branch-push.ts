@@ -1,0 +1,217 @@
+// The git half of publishing a changeset: the change's commit (the instance's patch on the commit
+// it started from, with fixed dates so the same change always makes the same commit: applying
+// twice pushes nothing) and the push of that commit to the changeset's branch on the remote.
+//
+// A push never overwrites work it did not make: the remote branch must be missing, already at
+// this commit, or at the commit orchestrate pushed last (then it is replaced with a lease on that
+// exact commit, so a commit someone adds meanwhile still makes the push fail). Anything else is
+// refused with the reason.
+//
+// Every git runs through tools/product-git (sanitized environment, the repository's program keys
+// disabled, sandboxed): the repository is the model's to configure. A push over https is the only
+// git given the network, and its token travels as a config key in the environment, never in argv.
+import { existsSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { productGit, withProductTemp } from '../../tools/product-git.js';
+import { git } from '../git-workspace.js';
+
+export interface PushAuth {
+  /** Host the token may be sent to (the forge's). */
+  host: string;
+  /** The Authorization header value (Basic ...): set only for a remote on `host`. */
+  header: string;
+}
+
+/** Where the remote is: its URL (a remote name read from the repository), and a local folder when it is one. */
+export async function resolveRemote(
+  repo: string,
+  remote: string,
+): Promise<{ ok: true; url: string; localPath?: string } | { ok: false; error: string }> {
+  let url = remote;
+  if (!/[:/]/.test(remote)) {
+    const r = await git(['config', '--get', `remote.${remote}.url`], repo);
+    if (!r.ok || !r.stdout.trim())
+      return {
+        ok: false,
+        error: `${repo} has no remote "${remote}"; set publish.remote to a URL or to one of its remotes`,
+      };
+    url = r.stdout.trim();
+  }
+  if (url.startsWith('file://')) return { ok: true, url, localPath: fileURLToPath(url) };
+  if (isAbsolute(url)) return { ok: true, url, localPath: url };
+  if (/^https:\/\//.test(url)) {
+    if (/^https:\/\/[^/]*@/.test(url))
+      return {
+        ok: false,
+        error:
+          'the remote URL holds credentials; give it without them (the token comes from GITHUB_TOKEN/GITLAB_TOKEN)',
+      };
+    return { ok: true, url };
+  }
+  return {
+    ok: false,
+    error: `remote ${url}: orchestrate pushes over https:// or to a local repository (file:// or a path); ssh is not supported`,
+  };
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How to reach `url` with product git: the folders it writes, the network and auth for https. */
+function transport(url: string, localPath: string | undefined, auth: PushAuth | undefined) {
+  if (localPath) return { writable: [localPath] };
+  const config: [string, string][] = [];
+  // The token goes to the forge's own host only (a remote the model redirected gets none).
+  if (auth && hostOf(url) === auth.host) config.push([`http.${url}.extraHeader`, `Authorization: ${auth.header}`]);
+  return { network: true, config };
+}
+
+/** The commit the remote branch is at, undefined when it has none; an error when the remote cannot be read. */
+export async function remoteBranchCommit(
+  repo: string,
+  url: string,
+  localPath: string | undefined,
+  branch: string,
+  auth?: PushAuth,
+): Promise<{ ok: true; commit?: string } | { ok: false; error: string }> {
+  if (localPath && !existsSync(localPath)) return { ok: false, error: `the remote ${localPath} does not exist` };
+  const r = await productGit(['ls-remote', '--heads', url, `refs/heads/${branch}`], {
+    cwd: repo,
+    ...transport(url, localPath, auth),
+  });
+  if (r.code !== 0) return { ok: false, error: `cannot read ${url}: ${firstLine(r.stderr)}` };
+  const line = r.stdout
+    .toString('utf8')
+    .split('\n')
+    .find((l) => l.endsWith(`\trefs/heads/${branch}`));
+  return { ok: true, ...(line ? { commit: line.split('\t')[0] } : {}) };
+}
+
+/**
+ * The commit of a change: `patch` applied on `baseCommit` in a throwaway index, committed with the
+ * given message and dates fixed to `whenMs` (same inputs, same commit). A ref under
+ * refs/orchestrate/ keeps it from being collected; no branch, index or checkout changes.
+ */
+export async function changeCommit(args: {
+  repo: string;
+  baseCommit: string;
+  patch: string;
+  message: string;
+  whenMs: number;
+  ref: string;
+}): Promise<{ ok: true; commit: string; empty: boolean } | { ok: false; error: string }> {
+  return withProductTemp('orchestrate-publish-', async (tmp) => {
+    const env = { GIT_INDEX_FILE: join(tmp, 'index') };
+    const read = await git(['read-tree', args.baseCommit], args.repo, env);
+    if (!read.ok)
+      return { ok: false, error: `cannot read commit ${args.baseCommit.slice(0, 12)}: ${firstLine(read.stderr)}` };
+    if (args.patch.trim()) {
+      const applied = await git(['apply', '--cached', '--binary', '--whitespace=nowarn'], args.repo, env, {
+        input: args.patch,
+      });
+      if (!applied.ok)
+        return {
+          ok: false,
+          error: `the patch does not apply to ${args.baseCommit.slice(0, 12)}: ${firstLine(applied.stderr)}`,
+        };
+    }
+    const tree = await git(['write-tree'], args.repo, env);
+    if (!tree.ok) return { ok: false, error: `git write-tree failed: ${firstLine(tree.stderr)}` };
+    const baseTree = await git(['rev-parse', `${args.baseCommit}^{tree}`], args.repo);
+    const date = `${Math.floor(args.whenMs / 1000)} +0000`;
+    const who = await identity(args.repo);
+    const commit = await git(
+      ['commit-tree', '--no-gpg-sign', tree.stdout.trim(), '-p', args.baseCommit, '-m', args.message],
+      args.repo,
+      { ...env, ...who, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
+    );
+    if (!commit.ok) return { ok: false, error: `git commit-tree failed: ${firstLine(commit.stderr)}` };
+    const sha = commit.stdout.trim();
+    const ref = await git(['update-ref', args.ref, sha], args.repo);
+    if (!ref.ok) return { ok: false, error: `cannot keep the commit under ${args.ref}: ${firstLine(ref.stderr)}` };
+    return { ok: true, commit: sha, empty: baseTree.stdout.trim() === tree.stdout.trim() };
+  });
+}
+
+/** The repository's identity, or orchestrate's when it has none (git refuses to commit without one). */
+async function identity(repo: string): Promise<Record<string, string>> {
+  const [name, email] = await Promise.all([git(['config', 'user.name'], repo), git(['config', 'user.email'], repo)]);
+  const n = name.ok && name.stdout.trim() ? name.stdout.trim() : 'orchestrate';
+  const e = email.ok && email.stdout.trim() ? email.stdout.trim() : 'orchestrate@localhost';
+  return { GIT_AUTHOR_NAME: n, GIT_COMMITTER_NAME: n, GIT_AUTHOR_EMAIL: e, GIT_COMMITTER_EMAIL: e };
+}
+
+export type PushResult = { ok: true; pushed: boolean } | { ok: false; refused: boolean; error: string };
+
+/**
+ * Puts `commit` on `branch` of the remote. `lastPushed` is the commit orchestrate pushed there
+ * before (from changesets.json): only that commit may be replaced.
+ */
+export async function pushBranch(args: {
+  repo: string;
+  url: string;
+  localPath?: string;
+  branch: string;
+  commit: string;
+  lastPushed?: string;
+  auth?: PushAuth;
+}): Promise<PushResult> {
+  const now = await remoteBranchCommit(args.repo, args.url, args.localPath, args.branch, args.auth);
+  if (!now.ok) return { ok: false, refused: false, error: now.error };
+  if (now.commit === args.commit) return { ok: true, pushed: false };
+  if (now.commit && now.commit !== args.lastPushed)
+    return {
+      ok: false,
+      refused: true,
+      error: `refusing to push: ${args.branch} on ${args.url} is at ${now.commit.slice(0, 12)}, a commit orchestrate did not push${args.lastPushed ? ` (it pushed ${args.lastPushed.slice(0, 12)})` : ''}; someone else's work would be overwritten. Merge it by hand, or delete the branch to publish again`,
+    };
+  const lease = `--force-with-lease=refs/heads/${args.branch}:${now.commit ?? ''}`;
+  const r = await productGit(['push', '--porcelain', lease, args.url, `${args.commit}:refs/heads/${args.branch}`], {
+    cwd: args.repo,
+    ...transport(args.url, args.localPath, args.auth),
+  });
+  if (r.code !== 0)
+    return {
+      ok: false,
+      refused: /stale info|rejected/.test(r.stderr + r.stdout.toString('utf8')),
+      error: `git push to ${args.url} failed: ${firstLine(r.stderr) || firstLine(r.stdout.toString('utf8'))}`,
+    };
+  return { ok: true, pushed: true };
+}
+
+/** Deletes the branch on the remote, only while it is at the commit orchestrate pushed. */
+export async function deleteBranch(args: {
+  repo: string;
+  url: string;
+  localPath?: string;
+  branch: string;
+  lastPushed: string;
+  auth?: PushAuth;
+}): Promise<{ ok: true } | { ok: false; error: string }> {
+  const r = await productGit(
+    [
+      'push',
+      '--porcelain',
+      `--force-with-lease=refs/heads/${args.branch}:${args.lastPushed}`,
+      args.url,
+      `:refs/heads/${args.branch}`,
+    ],
+    { cwd: args.repo, ...transport(args.url, args.localPath, args.auth) },
+  );
+  return r.code === 0 ? { ok: true } : { ok: false, error: `cannot delete ${args.branch}: ${firstLine(r.stderr)}` };
+}
+
+function firstLine(text: string): string {
+  return (
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find(Boolean) ?? ''
+  );
+}

@@ -1,0 +1,174 @@
+// GitHub (and GitHub Enterprise through publish.base_url) as a Forge, through @octokit/rest with
+// the throttling plugin (primary and secondary rate limits: waits as GitHub asks, writes spaced
+// as its guidelines say) and the retry plugin (server errors retried with backoff). Octokit's
+// own logging is silenced: nothing it would print reaches the user's terminal or the run folder.
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import { Octokit } from '@octokit/rest';
+import { type Forge, ForgeError, type PullRequest, type PullRequestStatus, apiBase } from './forge.js';
+
+const Client = Octokit.plugin(throttling, retry);
+type ClientInstance = InstanceType<typeof Client>;
+
+/** Rate-limit waits are retried this many times before the call fails. */
+const LIMIT_RETRIES = 3;
+
+function split(repository: string): { owner: string; repo: string } {
+  const i = repository.indexOf('/');
+  if (i <= 0 || i === repository.length - 1 || repository.indexOf('/', i + 1) >= 0)
+    throw new ForgeError(`"${repository}" is not a GitHub repository (owner/name); set publish.repository`);
+  return { owner: repository.slice(0, i), repo: repository.slice(i + 1) };
+}
+
+/** The API's message and status, never the request (its headers hold the token). */
+function wrap(err: unknown, what: string): ForgeError {
+  if (err instanceof ForgeError) return err;
+  const e = err as { status?: number; message?: string; response?: { data?: { message?: string } } };
+  const message = e.response?.data?.message ?? e.message ?? String(err);
+  return new ForgeError(`GitHub ${what}: ${e.status ? `${e.status} ` : ''}${message}`, e.status);
+}
+
+async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw wrap(err, what);
+  }
+}
+
+export interface GitHubForgeOptions {
+  token: string;
+  /** API base (Enterprise: https://host/api/v3); default https://api.github.com. */
+  baseUrl?: string;
+  /** Told each time a rate limit makes a call wait (seconds). */
+  onWait?: (message: string) => void;
+}
+
+export function githubForge(opts: GitHubForgeOptions): Forge {
+  const quiet = () => {};
+  const octokit: ClientInstance = new Client({
+    auth: opts.token,
+    baseUrl: apiBase('github', opts.baseUrl),
+    userAgent: 'orchestrate',
+    log: { debug: quiet, info: quiet, warn: quiet, error: quiet },
+    throttle: {
+      onRateLimit: (retryAfter, options, _o, retryCount) => {
+        opts.onWait?.(`GitHub rate limit on ${options.method} ${options.url}: waiting ${retryAfter}s`);
+        return retryCount < LIMIT_RETRIES;
+      },
+      onSecondaryRateLimit: (retryAfter, options, _o, retryCount) => {
+        opts.onWait?.(`GitHub secondary rate limit on ${options.method} ${options.url}: waiting ${retryAfter}s`);
+        return retryCount < LIMIT_RETRIES;
+      },
+    },
+    retry: { retries: 3 },
+  });
+
+  const pullRequest = async (owner: string, repo: string, number: number): Promise<PullRequest> => {
+    const [{ data }, reviews] = await Promise.all([
+      octokit.rest.pulls.get({ owner, repo, pull_number: number }),
+      octokit.rest.pulls.listReviews({ owner, repo, pull_number: number, per_page: 100 }),
+    ]);
+    const reviewers = new Set<string>();
+    for (const r of data.requested_reviewers ?? []) if (r?.login) reviewers.add(r.login);
+    for (const r of reviews.data) if (r.user?.login) reviewers.add(r.user.login);
+    return {
+      number: data.number,
+      url: data.html_url,
+      title: data.title,
+      body: data.body ?? '',
+      state: data.merged ? 'merged' : data.state === 'open' ? 'open' : 'closed',
+      draft: data.draft === true,
+      labels: data.labels.map((l) => l.name).filter((n): n is string => typeof n === 'string'),
+      reviewers: [...reviewers],
+      headSha: data.head.sha,
+    };
+  };
+
+  return {
+    findOpen: (repository, head, base) =>
+      call('list pull requests', async () => {
+        const { owner, repo } = split(repository);
+        const { data } = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, base, state: 'open' });
+        const first = data[0];
+        return first ? pullRequest(owner, repo, first.number) : undefined;
+      }),
+    get: (repository, number) =>
+      call(`get pull request #${number}`, () => {
+        const { owner, repo } = split(repository);
+        return pullRequest(owner, repo, number);
+      }),
+    create: (repository, input) =>
+      call('create pull request', async () => {
+        const { owner, repo } = split(repository);
+        const { data } = await octokit.rest.pulls.create({ owner, repo, ...input });
+        return {
+          number: data.number,
+          url: data.html_url,
+          title: data.title,
+          body: data.body ?? '',
+          state: 'open',
+          draft: data.draft === true,
+          labels: [],
+          reviewers: [],
+          headSha: data.head.sha,
+        };
+      }),
+    update: (repository, number, change) =>
+      call(`update pull request #${number}`, async () => {
+        const { owner, repo } = split(repository);
+        await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...change });
+      }),
+    addLabels: (repository, number, labels) =>
+      call(`label pull request #${number}`, async () => {
+        const { owner, repo } = split(repository);
+        await octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels });
+      }),
+    requestReviewers: (repository, number, reviewers) =>
+      call(`request reviewers on #${number}`, async () => {
+        const { owner, repo } = split(repository);
+        await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: number, reviewers });
+      }),
+    close: (repository, number) =>
+      call(`close pull request #${number}`, async () => {
+        const { owner, repo } = split(repository);
+        await octokit.rest.pulls.update({ owner, repo, pull_number: number, state: 'closed' });
+      }),
+    status: (repository, number) =>
+      call(`status of pull request #${number}`, async (): Promise<PullRequestStatus> => {
+        const { owner, repo } = split(repository);
+        const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+        const [checks, reviews] = await Promise.all([
+          octokit.rest.checks.listForRef({ owner, repo, ref: data.head.sha, per_page: 100 }),
+          octokit.rest.pulls.listReviews({ owner, repo, pull_number: number, per_page: 100 }),
+        ]);
+        const runs = checks.data.check_runs;
+        const failing = runs.some((r) =>
+          ['failure', 'timed_out', 'cancelled', 'action_required', 'startup_failure'].includes(r.conclusion ?? ''),
+        );
+        const pending = runs.some((r) => r.status !== 'completed');
+        // A reviewer's latest review counts (an approval after requested changes clears them).
+        const latest = new Map<string, string>();
+        for (const r of reviews.data) if (r.user?.login && r.state !== 'COMMENTED') latest.set(r.user.login, r.state);
+        const states = [...latest.values()];
+        return {
+          state: data.merged ? 'merged' : data.state !== 'open' ? 'closed' : data.draft ? 'draft' : 'open',
+          url: data.html_url,
+          checks: runs.length === 0 ? 'none' : failing ? 'failing' : pending ? 'pending' : 'passing',
+          review: states.includes('CHANGES_REQUESTED')
+            ? 'changes_requested'
+            : states.includes('APPROVED')
+              ? 'approved'
+              : (data.requested_reviewers?.length ?? 0) > 0
+                ? 'review_required'
+                : 'none',
+          mergeable:
+            data.mergeable_state === 'dirty' || data.mergeable_state === 'behind'
+              ? 'needs_rebase'
+              : data.mergeable === true
+                ? 'mergeable'
+                : 'unknown',
+        };
+      }),
+  };
+}

@@ -1,0 +1,178 @@
+// GitLab (gitlab.com, or self-hosted through publish.base_url) as a Forge, through its REST API v4
+// with fetch: merge requests by source branch, drafts as GitLab marks them (a "Draft: " title),
+// reviewers by user id, the head pipeline as checks, approvals as the review state. A 429 waits
+// as Retry-After says and a server error is retried with backoff, a few times.
+import { type Forge, ForgeError, type PullRequest, type PullRequestStatus, apiBase } from './forge.js';
+
+const DRAFT = 'Draft: ';
+const RETRIES = 3;
+
+interface MergeRequest {
+  iid: number;
+  web_url: string;
+  title: string;
+  description: string | null;
+  state: 'opened' | 'closed' | 'merged' | 'locked';
+  draft?: boolean;
+  labels?: string[];
+  reviewers?: { id: number; username: string }[];
+  sha?: string;
+  detailed_merge_status?: string;
+  has_conflicts?: boolean;
+  head_pipeline?: { status?: string } | null;
+}
+
+export interface GitLabForgeOptions {
+  token: string;
+  /** API base (self-hosted: https://host/api/v4); default https://gitlab.com/api/v4. */
+  baseUrl?: string;
+  onWait?: (message: string) => void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function gitlabForge(opts: GitLabForgeOptions): Forge {
+  const base = apiBase('gitlab', opts.baseUrl);
+  const project = (repository: string) => `${base}/projects/${encodeURIComponent(repository)}`;
+
+  const request = async <T>(method: string, url: string, what: string, body?: unknown): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(url, {
+          method,
+          headers: {
+            'PRIVATE-TOKEN': opts.token,
+            accept: 'application/json',
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+      } catch (err) {
+        if (attempt < RETRIES) {
+          await sleep(1000 * 2 ** attempt);
+          continue;
+        }
+        throw new ForgeError(`GitLab ${what}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      if ((res.status === 429 || res.status >= 500) && attempt < RETRIES) {
+        const after = Number(res.headers.get('retry-after'));
+        const waitMs = Number.isFinite(after) && after > 0 ? after * 1000 : 1000 * 2 ** attempt;
+        opts.onWait?.(`GitLab ${res.status} on ${what}: waiting ${Math.round(waitMs / 1000)}s`);
+        await sleep(waitMs);
+        continue;
+      }
+      const text = await res.text();
+      if (!res.ok) {
+        let message = text.slice(0, 300);
+        try {
+          const j = JSON.parse(text) as { message?: unknown; error?: unknown };
+          message = JSON.stringify(j.message ?? j.error ?? j);
+        } catch {
+          // not JSON: the start of the text
+        }
+        throw new ForgeError(`GitLab ${what}: ${res.status} ${message}`, res.status);
+      }
+      return (text ? JSON.parse(text) : undefined) as T;
+    }
+  };
+
+  const toPr = (mr: MergeRequest): PullRequest => ({
+    number: mr.iid,
+    url: mr.web_url,
+    title: mr.title.startsWith(DRAFT) ? mr.title.slice(DRAFT.length) : mr.title,
+    body: mr.description ?? '',
+    state: mr.state === 'merged' ? 'merged' : mr.state === 'opened' ? 'open' : 'closed',
+    draft: mr.draft === true || mr.title.startsWith(DRAFT),
+    labels: mr.labels ?? [],
+    reviewers: (mr.reviewers ?? []).map((r) => r.username),
+    ...(mr.sha ? { headSha: mr.sha } : {}),
+  });
+  const mr = (repository: string, number: number) =>
+    request<MergeRequest>('GET', `${project(repository)}/merge_requests/${number}`, `get merge request !${number}`);
+
+  return {
+    findOpen: async (repository, head, target) => {
+      const q = new URLSearchParams({ state: 'opened', source_branch: head, target_branch: target });
+      const list = await request<MergeRequest[]>(
+        'GET',
+        `${project(repository)}/merge_requests?${q}`,
+        'list merge requests',
+      );
+      return list[0] ? toPr(list[0]) : undefined;
+    },
+    get: async (repository, number) => toPr(await mr(repository, number)),
+    create: async (repository, input) =>
+      toPr(
+        await request<MergeRequest>('POST', `${project(repository)}/merge_requests`, 'create merge request', {
+          source_branch: input.head,
+          target_branch: input.base,
+          title: input.draft ? `${DRAFT}${input.title}` : input.title,
+          description: input.body,
+        }),
+      ),
+    update: async (repository, number, change) => {
+      const body: Record<string, string> = {};
+      if (change.title !== undefined) {
+        const current = await mr(repository, number);
+        body.title = current.draft || current.title.startsWith(DRAFT) ? `${DRAFT}${change.title}` : change.title;
+      }
+      if (change.body !== undefined) body.description = change.body;
+      await request('PUT', `${project(repository)}/merge_requests/${number}`, `update merge request !${number}`, body);
+    },
+    addLabels: async (repository, number, labels) => {
+      await request('PUT', `${project(repository)}/merge_requests/${number}`, `label merge request !${number}`, {
+        add_labels: labels.join(','),
+      });
+    },
+    requestReviewers: async (repository, number, reviewers) => {
+      const current = await mr(repository, number);
+      const ids = (current.reviewers ?? []).map((r) => r.id);
+      for (const name of reviewers) {
+        const users = await request<{ id: number }[]>(
+          'GET',
+          `${base}/users?username=${encodeURIComponent(name)}`,
+          `find user ${name}`,
+        );
+        if (!users[0]) throw new ForgeError(`GitLab: no user "${name}" (publish.reviewers)`);
+        ids.push(users[0].id);
+      }
+      await request('PUT', `${project(repository)}/merge_requests/${number}`, `request reviewers on !${number}`, {
+        reviewer_ids: ids,
+      });
+    },
+    close: async (repository, number) => {
+      await request('PUT', `${project(repository)}/merge_requests/${number}`, `close merge request !${number}`, {
+        state_event: 'close',
+      });
+    },
+    status: async (repository, number): Promise<PullRequestStatus> => {
+      const m = await mr(repository, number);
+      const approvals = await request<{ approved?: boolean; approvals_left?: number }>(
+        'GET',
+        `${project(repository)}/merge_requests/${number}/approvals`,
+        `approvals of !${number}`,
+      );
+      const pipeline = m.head_pipeline?.status;
+      const pr = toPr(m);
+      return {
+        state: pr.state === 'open' && pr.draft ? 'draft' : pr.state,
+        url: m.web_url,
+        checks: !pipeline
+          ? 'none'
+          : pipeline === 'success'
+            ? 'passing'
+            : ['failed', 'canceled'].includes(pipeline)
+              ? 'failing'
+              : 'pending',
+        review: approvals.approved ? 'approved' : (approvals.approvals_left ?? 0) > 0 ? 'review_required' : 'none',
+        mergeable:
+          m.has_conflicts || m.detailed_merge_status === 'need_rebase' || m.detailed_merge_status === 'conflict'
+            ? 'needs_rebase'
+            : m.detailed_merge_status === 'mergeable'
+              ? 'mergeable'
+              : 'unknown',
+      };
+    },
+  };
+}

@@ -1,0 +1,78 @@
+// `orchestrate status <run>`: how each changeset's pull request stands now (open, draft, merged,
+// closed; checks; review; mergeable or needs a rebase), asked of its forge. Each look is appended
+// to changesets-status.jsonl with its time, which is what the burndown (merged over time) of
+// report.html and the run view is drawn from. A git-forge changeset shows as pushed.
+import {
+  type ChangesetObservation,
+  type ChangesetsFile,
+  appendObservations,
+  readChangesets,
+} from '../../run/changesets.js';
+import { type Forge, ForgeError, forgeToken, withoutSecrets } from './forge.js';
+import { githubForge } from './github-forge.js';
+import { gitlabForge } from './gitlab-forge.js';
+
+export interface TrackedChangeset extends ChangesetObservation {
+  repo: string;
+  branch: string;
+  title: string;
+  /** Why the forge could not be asked (no token, an API error). */
+  error?: string;
+}
+
+export interface TrackResult {
+  file?: ChangesetsFile;
+  rows: TrackedChangeset[];
+}
+
+export async function trackRun(
+  runDir: string,
+  env: Readonly<Record<string, string | undefined>>,
+  now: () => number = Date.now,
+): Promise<TrackResult> {
+  const file = readChangesets(runDir);
+  if (!file) return { rows: [] };
+  const forges = new Map<string, { forge?: Forge; token?: string; error?: string }>();
+  const rows: TrackedChangeset[] = [];
+  for (const c of file.changesets) {
+    const base = { key: c.key, repo: c.repo, branch: c.branch, title: c.title };
+    if (!c.pr) {
+      const state =
+        c.state === 'published' && c.forge === 'git' ? 'pushed' : c.state === 'closed' ? 'closed' : 'unpublished';
+      rows.push({ ...base, ts: now(), state });
+      continue;
+    }
+    const id = `${c.forge} ${c.baseUrl ?? ''}`;
+    let access = forges.get(id);
+    if (!access) {
+      const token = c.forge === 'git' ? undefined : forgeToken(c.forge, env);
+      access = !token
+        ? { error: `no ${c.forge === 'github' ? 'GitHub' : 'GitLab'} token (GITHUB_TOKEN / GITLAB_TOKEN)` }
+        : {
+            token,
+            forge:
+              c.forge === 'github'
+                ? githubForge({ token, ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}) })
+                : gitlabForge({ token, ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}) }),
+          };
+      forges.set(id, access);
+    }
+    if (!access.forge || !c.repository) {
+      rows.push({ ...base, ts: now(), state: 'open', url: c.pr.url, error: access.error ?? 'no repository recorded' });
+      continue;
+    }
+    try {
+      const s = await access.forge.status(c.repository, c.pr.number);
+      rows.push({ ...base, ts: now(), ...s });
+    } catch (err) {
+      const message = err instanceof ForgeError || err instanceof Error ? err.message : String(err);
+      rows.push({ ...base, ts: now(), state: 'open', url: c.pr.url, error: withoutSecrets(message, [access.token]) });
+    }
+  }
+  // Only what the forge said is an observation (a failed look records nothing).
+  appendObservations(
+    runDir,
+    rows.filter((r) => !r.error).map(({ repo: _r, branch: _b, title: _t, error: _e, ...o }) => o),
+  );
+  return { file, rows };
+}

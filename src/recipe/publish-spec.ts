@@ -1,0 +1,261 @@
+// The `publish:` block: how a run's per-repository changes become branches and pull/merge
+// requests (a campaign). Set at the recipe level (every task whose instances changed a git
+// repository) and overridable per task (`publish: false` turns it off for that task). This file
+// owns its shape, the merged spec a task publishes with, the names its templates may use, and
+// the load-time check of those templates (an unknown name or field is a validate error at
+// file:line:col). Rendering happens later, from the run record (orchestrator/publish/).
+import { z } from 'zod';
+import { type Expr, parseTemplate } from './expression-parser.js';
+import { EXPRESSION_FUNCTIONS } from './expressions.js';
+import { type PendingProblem } from './problems.js';
+import { suggestionHint } from './suggest.js';
+
+export const FORGES = ['github', 'gitlab', 'git'] as const;
+export type ForgeKind = (typeof FORGES)[number];
+
+const template = (what: string) => z.string().min(1).describe(`${what}; may use \${{ }} (see publish templates)`);
+
+const publishFields = {
+  forge: z
+    .enum(FORGES)
+    .optional()
+    .describe('github or gitlab: push the branch and open a pull/merge request; git: push the branch only'),
+  remote: template(
+    'Where branches are pushed: a URL (https://..., file://...), a path to a bare repository, or a remote name of the repository',
+  ).optional(),
+  repository: template(
+    'The repository on the forge, owner/name (GitLab: the project path); default: taken from the remote URL',
+  ).optional(),
+  base_url: z
+    .string()
+    .url()
+    .optional()
+    .describe('API base URL for GitHub Enterprise (https://host/api/v3) or self-hosted GitLab (https://host/api/v4)'),
+  branch: template('Branch name (default orchestrate/${{ task }}/${{ key }})').optional(),
+  base: template('The branch the pull request targets (default main)').optional(),
+  commit_message: template('Commit message (default: the title)').optional(),
+  title: template('Pull request title (default "${{ task }}: ${{ key }}")').optional(),
+  body: template('Pull request body (default: the summary and the diffstat)').optional(),
+  draft: z.boolean().optional().describe('Open pull requests as drafts (default true)'),
+  labels: z.array(z.string().min(1)).optional().describe('Labels added to each pull request'),
+  reviewers: z.array(z.string().min(1)).optional().describe('Reviewers requested on each pull request (user names)'),
+};
+
+export const PublishBlockSchema = z
+  .strictObject(publishFields)
+  .describe(
+    'Publish each changed repository as a branch and a pull/merge request: orchestrate publish <run> previews, --apply pushes',
+  );
+
+/** Per task: a block whose keys replace the recipe's, or false for no publishing. */
+export const TaskPublishSchema = z
+  .union([z.literal(false), PublishBlockSchema])
+  .describe("This task's publish settings over the recipe's publish: block; false: its changes are not published");
+
+export type PublishBlock = z.output<typeof PublishBlockSchema>;
+
+/** What one task publishes with: the recipe's block with the task's keys over it, defaults filled in. */
+export interface PublishSpec {
+  forge: ForgeKind;
+  remote: string;
+  repository?: string;
+  baseUrl?: string;
+  branch: string;
+  base: string;
+  commitMessage: string;
+  title: string;
+  body: string;
+  draft: boolean;
+  labels: string[];
+  reviewers: string[];
+}
+
+export const PUBLISH_DEFAULTS = {
+  forge: 'git' as ForgeKind,
+  remote: 'origin',
+  branch: 'orchestrate/${{ task }}/${{ key }}',
+  base: 'main',
+  title: '${{ task }}: ${{ key }}',
+  body: '${{ summary }}\n\n```\n${{ diffstat.text }}\n```\n',
+  draft: true,
+};
+
+/** The spec of a task, or undefined when it does not publish (no block anywhere, or `publish: false`). */
+export function publishSpecOf(
+  recipe: PublishBlock | undefined,
+  task: PublishBlock | false | undefined,
+): PublishSpec | undefined {
+  if (task === false || (!recipe && !task)) return undefined;
+  const b: PublishBlock = { ...recipe, ...task };
+  const title = b.title ?? PUBLISH_DEFAULTS.title;
+  return {
+    forge: b.forge ?? PUBLISH_DEFAULTS.forge,
+    remote: b.remote ?? PUBLISH_DEFAULTS.remote,
+    ...(b.repository !== undefined ? { repository: b.repository } : {}),
+    ...(b.base_url !== undefined ? { baseUrl: b.base_url } : {}),
+    branch: b.branch ?? PUBLISH_DEFAULTS.branch,
+    base: b.base ?? PUBLISH_DEFAULTS.base,
+    commitMessage: b.commit_message ?? title,
+    title,
+    body: b.body ?? PUBLISH_DEFAULTS.body,
+    draft: b.draft ?? PUBLISH_DEFAULTS.draft,
+    labels: b.labels ?? [],
+    reviewers: b.reviewers ?? [],
+  };
+}
+
+/** The keys of a publish block whose strings are templates. */
+export const PUBLISH_TEMPLATE_KEYS = [
+  'remote',
+  'repository',
+  'branch',
+  'base',
+  'commit_message',
+  'title',
+  'body',
+] as const;
+
+/**
+ * Names a publish template may use, and their fields (null: any field, [] : none). env and tasks
+ * are left out on purpose (what a template renders leaves the machine, and secrets live in env),
+ * and so is the for_each item: the run record keeps each instance's key, not its item.
+ */
+export const PUBLISH_NAMES: Readonly<Record<string, readonly string[] | null>> = {
+  inputs: null,
+  key: [],
+  task: [],
+  summary: [],
+  diffstat: ['files', 'insertions', 'deletions', 'text'],
+  repo: ['name', 'path'],
+  run: ['id'],
+};
+
+type Path = (string | number)[];
+
+interface CheckContext {
+  inputs: readonly string[];
+  /** The item's names in the task (item and its `as` name): named in the message when used. */
+  itemNames: readonly string[];
+}
+
+function chainOf(e: Expr): { root: string; rootPos: number; first?: { key: unknown; pos: number } } | undefined {
+  let cur: Expr = e;
+  let first: { key: unknown; pos: number } | undefined;
+  for (;;) {
+    if (cur.kind === 'member') {
+      first = { key: cur.property, pos: cur.pos };
+      cur = cur.object;
+    } else if (cur.kind === 'index') {
+      first = { key: cur.index.kind === 'literal' ? cur.index.value : undefined, pos: cur.index.pos };
+      cur = cur.object;
+    } else if (cur.kind === 'name') return { root: cur.name, rootPos: cur.pos, ...(first ? { first } : {}) };
+    else return undefined;
+  }
+}
+
+/** Problems of one template: unknown names, fields, inputs and functions, with offsets into it. */
+export function checkPublishTemplate(
+  text: string,
+  ctx: CheckContext,
+): { message: string; hint?: string; offset: number }[] {
+  const parsed = parseTemplate(text);
+  if (!parsed.ok) return [{ message: parsed.error.message, hint: parsed.error.hint, offset: parsed.error.offset }];
+  const out: { message: string; hint?: string; offset: number }[] = [];
+  const names = Object.keys(PUBLISH_NAMES);
+  const visit = (e: Expr): void => {
+    if (e.kind === 'literal') return;
+    if (e.kind === 'call') {
+      if (!EXPRESSION_FUNCTIONS[e.callee])
+        out.push({
+          message: `unknown function ${e.callee}()`,
+          offset: e.pos,
+          hint: suggestionHint(e.callee, Object.keys(EXPRESSION_FUNCTIONS), 'functions'),
+        });
+      e.args.forEach(visit);
+      return;
+    }
+    if (e.kind === 'not') return visit(e.operand);
+    if (e.kind === 'binary') {
+      visit(e.left);
+      visit(e.right);
+      return;
+    }
+    if (e.kind === 'index' && e.index.kind !== 'literal') visit(e.index);
+    const chain = chainOf(e);
+    if (!chain) {
+      if (e.kind === 'member' || e.kind === 'index') visit(e.object);
+      return;
+    }
+    const fields = Object.hasOwn(PUBLISH_NAMES, chain.root) ? PUBLISH_NAMES[chain.root] : undefined;
+    if (fields === undefined) {
+      const why =
+        chain.root === 'env' || chain.root === 'tasks'
+          ? `${chain.root} is not available in publish templates (what they render leaves this machine)`
+          : chain.root === 'item' || ctx.itemNames.includes(chain.root)
+            ? `"${chain.root}" (the for_each item) is not available in publish templates: use key or repo.name`
+            : `unknown name "${chain.root}"`;
+      out.push({ message: why, offset: chain.rootPos, hint: `publish templates know ${names.join(', ')}` });
+      return;
+    }
+    const key = chain.first?.key;
+    if (chain.root === 'inputs') {
+      if (typeof key === 'string' && !ctx.inputs.includes(key))
+        out.push({
+          message: `unknown input "${key}"`,
+          offset: chain.first!.pos,
+          hint: ctx.inputs.length ? suggestionHint(key, ctx.inputs, 'inputs') : 'declare it under inputs:',
+        });
+      return;
+    }
+    if (fields === null || chain.first === undefined) return;
+    if (typeof key !== 'string' || !fields.includes(key))
+      out.push({
+        message: fields.length
+          ? `${chain.root} has no field ${JSON.stringify(key)}`
+          : `${chain.root} is text and has no fields`,
+        offset: chain.first.pos,
+        ...(fields.length ? { hint: suggestionHint(String(key), fields, 'fields') } : {}),
+      });
+  };
+  for (const part of parsed.value.parts) if (part.kind === 'expr') visit(part.expr);
+  return out;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Every template problem of the recipe's and the tasks' publish blocks (the raw document, read defensively). */
+export function checkPublishBlocks(raw: unknown): PendingProblem[] {
+  if (!isObj(raw)) return [];
+  const inputs = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
+  const out: PendingProblem[] = [];
+  const tasks = Array.isArray(raw.tasks) ? raw.tasks : [];
+  const asNames = tasks.flatMap((t) => (isObj(t) && typeof t.as === 'string' ? [t.as] : []));
+  const checkBlock = (block: unknown, path: Path, itemNames: readonly string[]): void => {
+    if (!isObj(block)) return;
+    for (const k of PUBLISH_TEMPLATE_KEYS) {
+      const text = block[k];
+      if (typeof text !== 'string') continue;
+      for (const issue of checkPublishTemplate(text, { inputs, itemNames })) {
+        out.push({
+          code: 'expression_reference',
+          path: [...path, k],
+          offset: issue.offset,
+          message: `publish.${k}: ${issue.message}`,
+          ...(issue.hint ? { hint: issue.hint } : {}),
+        });
+      }
+    }
+  };
+  checkBlock(raw.publish, ['publish'], asNames);
+  tasks.forEach((t, i) => {
+    if (!isObj(t)) return;
+    const items = t.for_each !== undefined ? ['item', ...(typeof t.as === 'string' ? [t.as] : [])] : [];
+    checkBlock(t.publish, ['tasks', i, 'publish'], items);
+  });
+  return out;
+}
+
+/** True for a document path inside a publish block (its templates are checked here, not as misplaced). */
+export function isPublishPath(path: readonly (string | number)[]): boolean {
+  return path[0] === 'publish' || (path[0] === 'tasks' && path[2] === 'publish');
+}

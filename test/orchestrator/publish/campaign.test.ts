@@ -1,0 +1,310 @@
+// A campaign end to end, offline: a recipe with a publish: block runs over three git
+// repositories (bare file:// remotes), two of which the scripted agent changes. The run writes
+// changesets.json and pushes nothing; `orchestrate publish --apply` pushes two branches and opens
+// two draft pull requests on a strict fake GitHub API (the real Octokit client on the wire);
+// applying again makes no state-changing request; an edited title template updates the pull
+// requests in place; `status` reads merged / failing checks and the burndown; a branch someone
+// else pushed to is refused; --close-empty closes a pull request whose change became empty; and
+// the token appears in no file of the run folder and no output.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { readChangesets } from '../../../src/run/changesets.js';
+import { type CliRun, runCli } from '../../cli/run-cli.js';
+import { cleanupTempDirs, tempProject } from '../helpers/run-fixtures.js';
+import { type FakeGitHub, type FakeGitLab, fakeGitHub, fakeGitLab } from './fake-forges.js';
+
+const TOKEN = 'ghp_campaignTestToken0123456789abcdef';
+const GL_TOKEN = 'glpat-campaignTestToken98765';
+const REPOS = ['repo-a', 'repo-b', 'repo-c'];
+
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+
+function recipe(dir: string, forge: 'github' | 'gitlab', apiUrl: string, title: string): string {
+  return `name: campaign
+provider: scripted
+script: script.yaml
+agents:
+  editor: { tools: [read, edit] }
+publish:
+  forge: ${forge}
+  base_url: ${apiUrl}
+  remote: file://${dir}/remotes/\${{ repo.name }}.git
+  repository: acme/\${{ repo.name }}
+  branch: campaign/\${{ repo.name }}
+  title: "${title}"
+  body: "\${{ summary }}\\n\\n\${{ diffstat.text }}"
+  labels: [campaign]${forge === 'github' ? '\n  reviewers: [octocat]' : ''}
+tasks:
+  - id: change
+    agent: editor
+    for_each: [repo-a, repo-b, repo-c]
+    cwd: \${{ item }}
+    prompt: "Change \${{ item }}"
+`;
+}
+
+const script = `conversations:
+  - match: "Change repo-a"
+    turns:
+      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "goodbye" }] } }]
+      - text: "repo-a: greeting changed"
+  - match: "Change repo-b"
+    turns:
+      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "howdy" }] } }]
+      - text: "repo-b: greeting changed"
+  - match: "Change repo-c"
+    turns:
+      - text: "repo-c: nothing to change"
+`;
+
+/** A project with three repositories on branch main, each with a bare remote holding main. */
+function project(forge: 'github' | 'gitlab', apiUrl: () => string): { dir: string } {
+  const files: Record<string, string> = { 'script.yaml': script };
+  for (const r of REPOS) files[`${r}/greet.txt`] = `hello from ${r}\n`;
+  const dir = tempProject(files);
+  writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, forge, apiUrl(), 'Change the greeting of ${{ repo.name }}'));
+  for (const r of REPOS) {
+    const repo = join(dir, r);
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
+    git(dir, 'clone', '-q', '--bare', repo, join(dir, 'remotes', `${r}.git`));
+  }
+  return { dir };
+}
+
+function remoteBranches(dir: string, r: string): string[] {
+  return git(join(dir, 'remotes', `${r}.git`), 'for-each-ref', '--format=%(refname)', 'refs/heads/')
+    .split('\n')
+    .filter(Boolean);
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+
+describe('campaign on GitHub: publish, apply, track', () => {
+  let gh: FakeGitHub;
+  let dir: string;
+  let runDir: string;
+  const outputs: CliRun[] = [];
+  const env = () => ({ PATH: process.env.PATH, GITHUB_TOKEN: TOKEN });
+  const cli = async (...argv: string[]) => {
+    const r = await runCli([...argv, '--run-dir', join(dir, 'runs')], { cwd: dir, env: env() });
+    outputs.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    const made = project('github', () => 'http://127.0.0.1:1');
+    dir = made.dir;
+    // The fake maps acme/<repo> to the bare remote the branches are pushed to.
+    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])));
+    writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}'));
+  });
+  afterAll(async () => {
+    await gh?.close();
+    cleanupTempDirs();
+  });
+
+  it('the run writes changesets.json for the two changed repositories and touches no remote', async () => {
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    runDir = r.outcome.dir;
+    const file = readChangesets(runDir)!;
+    expect(file.changesets.map((c) => [c.repo, c.branch, c.state])).toEqual([
+      ['repo-a', 'campaign/repo-a', 'unpublished'],
+      ['repo-b', 'campaign/repo-b', 'unpublished'],
+    ]);
+    const a = file.changesets[0]!;
+    expect(a.title).toBe('Change the greeting of repo-a');
+    expect(a.body).toContain('repo-a: greeting changed');
+    expect(a.diffstat).toEqual({ files: 1, insertions: 1, deletions: 1 });
+    for (const repo of REPOS) expect(remoteBranches(dir, repo)).toEqual(['refs/heads/main']);
+    expect(gh.writes).toEqual([]);
+  });
+
+  it('publish <run> prints the preview and still pushes nothing', async () => {
+    const r = await cli('publish', runDir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('change.repo-a');
+    expect(r.stdout).toContain('title    Change the greeting of repo-b');
+    expect(r.stdout).toContain('branch   campaign/repo-a -> main on github acme/repo-a (draft)');
+    expect(r.stdout).toContain('Nothing was pushed.');
+    for (const repo of REPOS) expect(remoteBranches(dir, repo)).toEqual(['refs/heads/main']);
+    expect(gh.writes).toEqual([]);
+  });
+
+  it('--apply pushes two branches and opens two draft pull requests, none for the unchanged repository', async () => {
+    const r = await cli('publish', runDir, '--apply');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/change\.repo-a: opened\s+https:\/\/github\.example\/acme\/repo-a\/pull\/1/);
+    expect(gh.pulls.map((p) => [p.repo, p.head, p.base, p.draft, p.labels, p.reviewers])).toEqual([
+      ['acme/repo-a', 'campaign/repo-a', 'main', true, ['campaign'], ['octocat']],
+      ['acme/repo-b', 'campaign/repo-b', 'main', true, ['campaign'], ['octocat']],
+    ]);
+    expect(remoteBranches(dir, 'repo-c')).toEqual(['refs/heads/main']);
+    // The pushed commit is exactly the instance's patch on the start commit.
+    const bareA = join(dir, 'remotes', 'repo-a.git');
+    expect(git(bareA, 'show', 'campaign/repo-a:greet.txt')).toBe('goodbye from repo-a\n');
+    expect(git(bareA, 'rev-parse', 'campaign/repo-a^')).toBe(git(bareA, 'rev-parse', 'main'));
+    expect(git(bareA, 'log', '-1', '--format=%s', 'campaign/repo-a').trim()).toBe('Change the greeting of repo-a');
+    const file = readChangesets(runDir)!;
+    expect(file.changesets.map((c) => [c.state, c.pr?.number])).toEqual([
+      ['published', 1],
+      ['published', 1],
+    ]);
+    expect(gh.writes.filter((w) => w.startsWith('POST') && w.endsWith('/pulls'))).toHaveLength(2);
+  });
+
+  it('applying again makes no request that changes anything', async () => {
+    const before = gh.writes.length;
+    const headA = git(join(dir, 'remotes', 'repo-a.git'), 'rev-parse', 'campaign/repo-a');
+    const r = await cli('publish', runDir, '--apply');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/change\.repo-a: unchanged/);
+    expect(gh.writes.length).toBe(before);
+    expect(git(join(dir, 'remotes', 'repo-a.git'), 'rev-parse', 'campaign/repo-a')).toBe(headA);
+  });
+
+  it('an edited title template updates both pull requests in place (no second pull request)', async () => {
+    writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'github', gh.url, 'Greeting of ${{ repo.name }} changed'));
+    const before = gh.writes.length;
+    const r = await cli('publish', runDir, '--apply');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/change\.repo-b: updated/);
+    expect(gh.pulls).toHaveLength(2);
+    expect(gh.pulls.map((p) => p.title)).toEqual(['Greeting of repo-a changed', 'Greeting of repo-b changed']);
+    expect(gh.writes.slice(before)).toEqual(['PATCH /repos/acme/repo-a/pulls/1', 'PATCH /repos/acme/repo-b/pulls/1']);
+  });
+
+  it('status shows one merged and one with failing checks; the burndown counts one merged', async () => {
+    gh.merge('acme/repo-a', 1);
+    const b = gh.pulls.find((p) => p.repo === 'acme/repo-b')!;
+    gh.setChecks('acme/repo-b', b.headSha, 'failure');
+    const j = await cli('status', runDir, '--json');
+    expect(j.code).toBe(0);
+    const status = JSON.parse(j.stdout) as {
+      changesets: { key: string; state: string; checks: string; url: string; review: string; mergeable: string }[];
+      merged: number;
+      total: number;
+      burndown: { merged: number }[];
+    };
+    expect(status.changesets.map((c) => [c.key, c.state, c.checks])).toEqual([
+      ['change.repo-a', 'merged', 'none'],
+      ['change.repo-b', 'draft', 'failing'],
+    ]);
+    expect(status.changesets[1]!.review).toBe('review_required');
+    expect(status.changesets[1]!.mergeable).toBe('mergeable');
+    expect(status.merged).toBe(1);
+    expect(status.burndown.at(-1)!.merged).toBe(1);
+    const t = await cli('status', runDir);
+    expect(t.stdout).toMatch(/change\.repo-b\s+draft\s+failing/);
+    expect(t.stdout).toContain('burndown: 1/2 merged');
+  });
+
+  it("a branch holding someone else's commit is refused, and their commit stays", async () => {
+    const clone = mkdtempSync(join(tmpdir(), 'orch-someone-'));
+    git(clone, 'clone', '-q', '-b', 'campaign/repo-b', `file://${join(dir, 'remotes', 'repo-b.git')}`, 'w');
+    writeFileSync(join(clone, 'w', 'extra.txt'), 'mine\n');
+    git(join(clone, 'w'), 'add', '-A');
+    git(join(clone, 'w'), '-c', 'user.name=x', '-c', 'user.email=x@example.com', 'commit', '-qm', 'theirs');
+    git(join(clone, 'w'), 'push', '-q', 'origin', 'campaign/repo-b');
+    const theirs = git(join(clone, 'w'), 'rev-parse', 'HEAD').trim();
+    // A new body makes the branch worth pushing again (the commit message follows the title).
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      recipe(dir, 'github', gh.url, 'Greeting of ${{ repo.name }} changed again'),
+    );
+    const r = await cli('publish', runDir, '--apply', '--only', 'change.repo-b');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /change\.repo-b: refused\s+refusing to push: campaign\/repo-b .* a commit orchestrate did not push/,
+    );
+    expect(git(join(dir, 'remotes', 'repo-b.git'), 'rev-parse', 'campaign/repo-b').trim()).toBe(theirs);
+    expect(readChangesets(runDir)!.changesets[1]!.error).toMatch(/refusing to push/);
+  });
+
+  it('--close-empty closes the pull request of a change that became empty', async () => {
+    const c = readChangesets(runDir)!.changesets[1]!;
+    writeFileSync(join(runDir, c.patchFile), '');
+    const without = await cli('publish', runDir, '--apply', '--only', 'change.repo-b');
+    expect(without.stdout).toMatch(/change\.repo-b: empty .*--close-empty closes it/);
+    expect(gh.pulls[1]!.state).toBe('open');
+    const r = await cli('publish', runDir, '--apply', '--only', 'change.repo-b', '--close-empty');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/change\.repo-b: closed/);
+    expect(gh.pulls[1]!.state).toBe('closed');
+    expect(readChangesets(runDir)!.changesets[1]!.state).toBe('closed');
+  });
+
+  it('the token appears in no file of the run folder and in no output', () => {
+    for (const f of filesUnder(runDir)) expect(readFileSync(f).includes(TOKEN), f).toBe(false);
+    for (const o of outputs) expect(o.stdout + o.stderr).not.toContain(TOKEN);
+    expect(outputs.length).toBeGreaterThan(5);
+  });
+
+  it('without a token --apply says how to give one and publishes nothing', async () => {
+    const before = gh.writes.length;
+    const r = await runCli(['publish', runDir, '--apply', '--only', 'change.repo-a', '--run-dir', join(dir, 'runs')], {
+      cwd: dir,
+      env: { PATH: '/nonexistent' + ':' + (process.env.PATH ?? ''), HOME: dir },
+    });
+    // gh may be installed and logged in on a developer's machine: only assert when it is not.
+    if (r.code !== 0) expect(r.stdout).toMatch(/no GitHub token: set GITHUB_TOKEN/);
+    if (r.code !== 0) expect(gh.writes.length).toBe(before);
+  });
+});
+
+describe('campaign on GitLab', () => {
+  let gl: FakeGitLab;
+  let dir: string;
+  afterAll(async () => {
+    await gl?.close();
+    cleanupTempDirs();
+  });
+
+  it('--apply opens two draft merge requests; applying again changes nothing; status reads the pipeline', async () => {
+    dir = project('gitlab', () => 'http://127.0.0.1:1/api/v4').dir;
+    gl = await fakeGitLab(
+      GL_TOKEN,
+      Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])),
+    );
+    writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'gitlab', `${gl.url}/api/v4`, 'Change ${{ repo.name }}'));
+    const run = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!run.ok) throw new Error(JSON.stringify(run));
+    const env = { PATH: process.env.PATH, GITLAB_TOKEN: GL_TOKEN };
+    const opts = { cwd: dir, env };
+    const runs = ['--run-dir', join(dir, 'runs')];
+    const first = await runCli(['publish', run.outcome.dir, '--apply', ...runs], opts);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(gl.pulls.map((p) => [p.repo, p.head, p.title, p.labels])).toEqual([
+      ['acme/repo-a', 'campaign/repo-a', 'Draft: Change repo-a', ['campaign']],
+      ['acme/repo-b', 'campaign/repo-b', 'Draft: Change repo-b', ['campaign']],
+    ]);
+    const writes = gl.writes.length;
+    const again = await runCli(['publish', run.outcome.dir, '--apply', ...runs], opts);
+    expect(again.code).toBe(0);
+    expect(gl.writes.length).toBe(writes);
+    gl.setPipeline('acme/repo-a', 1, 'failed');
+    const status = await runCli(['status', run.outcome.dir, '--json', ...runs], opts);
+    const s = JSON.parse(status.stdout) as { changesets: { state: string; checks: string }[] };
+    expect(s.changesets.map((c) => [c.state, c.checks])).toEqual([
+      ['draft', 'failing'],
+      ['draft', 'none'],
+    ]);
+    for (const o of [first, again, status]) expect(o.stdout + o.stderr).not.toContain(GL_TOKEN);
+    for (const f of filesUnder(run.outcome.dir)) expect(readFileSync(f).includes(GL_TOKEN), f).toBe(false);
+  });
+});

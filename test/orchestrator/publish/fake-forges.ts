@@ -1,0 +1,336 @@
+// Strict fake GitHub and GitLab REST APIs on 127.0.0.1 for the campaign tests. They model the
+// documented rules the publishing code depends on: authentication is required (401), unknown
+// repositories and pull requests are 404, a pull request's head branch must exist on the remote
+// (checked in the bare repository the fake's repository maps to) and only one open pull request
+// may exist per head (GitHub 422, GitLab 409), missing required fields are 422/400. Every request
+// that changes state (not a GET) is counted, so a test can assert that applying again makes none.
+import { execFileSync } from 'node:child_process';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakePull {
+  number: number;
+  repo: string;
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+  draft: boolean;
+  state: 'open' | 'closed';
+  merged: boolean;
+  labels: string[];
+  reviewers: string[];
+  headSha: string;
+}
+
+interface Common {
+  url: string;
+  pulls: FakePull[];
+  /** Requests that changed state (method path), in order. */
+  writes: string[];
+  /** Every Authorization / PRIVATE-TOKEN value seen (to check the token went only here). */
+  close(): Promise<void>;
+}
+
+function branchSha(bare: string, branch: string): string | undefined {
+  try {
+    return execFileSync('git', ['--git-dir', bare, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .toString()
+      .trim();
+  } catch {
+    return undefined;
+  }
+}
+
+async function bodyOf(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+function send(res: ServerResponse, status: number, data: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(data));
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export interface FakeGitHub extends Common {
+  merge(repo: string, number: number): void;
+  setChecks(repo: string, sha: string, conclusion: 'success' | 'failure' | null): void;
+}
+
+/** `repos`: "owner/name" -> the bare repository that stands for it. */
+export async function fakeGitHub(token: string, repos: Record<string, string>): Promise<FakeGitHub> {
+  const pulls: FakePull[] = [];
+  const writes: string[] = [];
+  const checks = new Map<string, 'success' | 'failure' | null>();
+  const pullJson = (p: FakePull, base: string) => ({
+    number: p.number,
+    html_url: `https://github.example/${p.repo}/pull/${p.number}`,
+    url: `${base}/repos/${p.repo}/pulls/${p.number}`,
+    title: p.title,
+    body: p.body,
+    state: p.state,
+    merged: p.merged,
+    draft: p.draft,
+    labels: p.labels.map((name, i) => ({ id: i + 1, name })),
+    requested_reviewers: p.reviewers.map((login, i) => ({ id: i + 1, login })),
+    head: { ref: p.head, sha: p.headSha, label: `${p.repo.split('/')[0]}:${p.head}` },
+    base: { ref: p.base },
+    mergeable: p.state === 'open' ? true : null,
+    mergeable_state: p.state === 'open' ? 'clean' : 'unknown',
+  });
+  let baseUrl = '';
+  const server = createServer((req, res) => {
+    void (async () => {
+      const auth = req.headers.authorization;
+      if (!auth) return send(res, 401, { message: 'Requires authentication', status: '401' });
+      if (auth !== `token ${token}` && auth !== `Bearer ${token}`)
+        return send(res, 401, { message: 'Bad credentials', status: '401' });
+      const u = new URL(req.url ?? '/', baseUrl);
+      const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(u.pathname);
+      if (!m) return send(res, 404, { message: 'Not Found' });
+      const repo = `${m[1]}/${m[2]}`;
+      const bare = repos[repo];
+      if (!bare) return send(res, 404, { message: 'Not Found' });
+      const rest = m[3] ?? '';
+      const method = req.method ?? 'GET';
+      const body = method === 'GET' ? {} : await bodyOf(req);
+      if (method !== 'GET') writes.push(`${method} ${u.pathname}`);
+      const pullOf = (n: string) => pulls.find((p) => p.repo === repo && p.number === Number(n));
+      let r: RegExpExecArray | null;
+      if (rest === '/pulls' && method === 'GET') {
+        const head = u.searchParams.get('head');
+        const state = u.searchParams.get('state') ?? 'open';
+        const list = pulls.filter(
+          (p) =>
+            p.repo === repo &&
+            (state === 'all' || p.state === state) &&
+            (!head || `${repo.split('/')[0]}:${p.head}` === head) &&
+            (!u.searchParams.get('base') || p.base === u.searchParams.get('base')),
+        );
+        return send(
+          res,
+          200,
+          list.map((p) => pullJson(p, baseUrl)),
+        );
+      }
+      if (rest === '/pulls' && method === 'POST') {
+        for (const f of ['title', 'head', 'base'])
+          if (typeof body[f] !== 'string')
+            return send(res, 422, {
+              message: 'Validation Failed',
+              errors: [{ resource: 'PullRequest', field: f, code: 'missing_field' }],
+            });
+        const head = String(body.head).replace(/^[^:]+:/, '');
+        const sha = branchSha(bare, head);
+        if (!sha)
+          return send(res, 422, {
+            message: 'Validation Failed',
+            errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }],
+          });
+        if (!branchSha(bare, String(body.base)))
+          return send(res, 422, {
+            message: 'Validation Failed',
+            errors: [{ resource: 'PullRequest', field: 'base', code: 'invalid' }],
+          });
+        if (pulls.some((p) => p.repo === repo && p.head === head && p.state === 'open'))
+          return send(res, 422, {
+            message: 'Validation Failed',
+            errors: [
+              {
+                resource: 'PullRequest',
+                code: 'custom',
+                message: `A pull request already exists for ${m[1]}:${head}.`,
+              },
+            ],
+          });
+        const p: FakePull = {
+          number: pulls.filter((x) => x.repo === repo).length + 1,
+          repo,
+          head,
+          base: String(body.base),
+          title: String(body.title),
+          body: typeof body.body === 'string' ? body.body : '',
+          draft: body.draft === true,
+          state: 'open',
+          merged: false,
+          labels: [],
+          reviewers: [],
+          headSha: sha,
+        };
+        pulls.push(p);
+        return send(res, 201, pullJson(p, baseUrl));
+      }
+      if ((r = /^\/pulls\/(\d+)$/.exec(rest))) {
+        const p = pullOf(r[1]!);
+        if (!p) return send(res, 404, { message: 'Not Found' });
+        if (method === 'GET') {
+          p.headSha = branchSha(bare, p.head) ?? p.headSha;
+          return send(res, 200, pullJson(p, baseUrl));
+        }
+        if (method === 'PATCH') {
+          if (typeof body.title === 'string') p.title = body.title;
+          if (typeof body.body === 'string') p.body = body.body;
+          if (body.state === 'closed' || body.state === 'open') p.state = body.state;
+          return send(res, 200, pullJson(p, baseUrl));
+        }
+      }
+      if ((r = /^\/pulls\/(\d+)\/reviews$/.exec(rest)) && method === 'GET') {
+        if (!pullOf(r[1]!)) return send(res, 404, { message: 'Not Found' });
+        return send(res, 200, []);
+      }
+      if ((r = /^\/pulls\/(\d+)\/requested_reviewers$/.exec(rest)) && method === 'POST') {
+        const p = pullOf(r[1]!);
+        if (!p) return send(res, 404, { message: 'Not Found' });
+        if (!Array.isArray(body.reviewers)) return send(res, 422, { message: 'Validation Failed' });
+        for (const x of body.reviewers as string[]) if (!p.reviewers.includes(x)) p.reviewers.push(x);
+        return send(res, 201, pullJson(p, baseUrl));
+      }
+      if ((r = /^\/issues\/(\d+)\/labels$/.exec(rest)) && method === 'POST') {
+        const p = pullOf(r[1]!);
+        if (!p) return send(res, 404, { message: 'Not Found' });
+        if (!Array.isArray(body.labels)) return send(res, 422, { message: 'Validation Failed' });
+        for (const x of body.labels as string[]) if (!p.labels.includes(x)) p.labels.push(x);
+        return send(
+          res,
+          200,
+          p.labels.map((name, i) => ({ id: i + 1, name })),
+        );
+      }
+      if ((r = /^\/commits\/([^/]+)\/check-runs$/.exec(rest)) && method === 'GET') {
+        const c = checks.get(`${repo}@${decodeURIComponent(r[1]!)}`);
+        const runs =
+          c === undefined
+            ? []
+            : [{ id: 1, name: 'ci', status: c === null ? 'in_progress' : 'completed', conclusion: c }];
+        return send(res, 200, { total_count: runs.length, check_runs: runs });
+      }
+      return send(res, 404, { message: 'Not Found' });
+    })().catch((err: unknown) => send(res, 500, { message: String(err) }));
+  });
+  baseUrl = await listen(server);
+  return {
+    url: baseUrl,
+    pulls,
+    writes,
+    merge(repo, number) {
+      const p = pulls.find((x) => x.repo === repo && x.number === number)!;
+      p.state = 'closed';
+      p.merged = true;
+    },
+    setChecks(repo, sha, conclusion) {
+      checks.set(`${repo}@${sha}`, conclusion);
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+export interface FakeGitLab extends Common {
+  setPipeline(project: string, iid: number, status: string | null): void;
+}
+
+/** `projects`: "group/name" -> bare repository. The API lives under /api/v4. */
+export async function fakeGitLab(token: string, projects: Record<string, string>): Promise<FakeGitLab> {
+  const pulls: FakePull[] = [];
+  const writes: string[] = [];
+  const pipelines = new Map<string, string | null>();
+  let baseUrl = '';
+  const mrJson = (p: FakePull) => ({
+    iid: p.number,
+    web_url: `https://gitlab.example/${p.repo}/-/merge_requests/${p.number}`,
+    title: p.title,
+    description: p.body,
+    state: p.merged ? 'merged' : p.state === 'open' ? 'opened' : 'closed',
+    draft: p.title.startsWith('Draft: '),
+    labels: p.labels,
+    reviewers: p.reviewers.map((username, i) => ({ id: i + 1, username })),
+    sha: p.headSha,
+    detailed_merge_status: p.state === 'open' ? 'mergeable' : 'not_open',
+    has_conflicts: false,
+    head_pipeline: pipelines.has(`${p.repo}!${p.number}`) ? { status: pipelines.get(`${p.repo}!${p.number}`) } : null,
+  });
+  const server = createServer((req, res) => {
+    void (async () => {
+      if (req.headers['private-token'] !== token) return send(res, 401, { message: '401 Unauthorized' });
+      const u = new URL(req.url ?? '/', baseUrl);
+      const m = /^\/api\/v4\/projects\/([^/]+)(\/.*)?$/.exec(u.pathname);
+      if (!m) return send(res, 404, { error: '404 Not Found' });
+      const project = decodeURIComponent(m[1]!);
+      const bare = projects[project];
+      if (!bare) return send(res, 404, { message: '404 Project Not Found' });
+      const rest = m[2] ?? '';
+      const method = req.method ?? 'GET';
+      const body = method === 'GET' ? {} : await bodyOf(req);
+      if (method !== 'GET') writes.push(`${method} ${u.pathname}`);
+      let r: RegExpExecArray | null;
+      if (rest === '/merge_requests' && method === 'GET') {
+        const q = u.searchParams;
+        const list = pulls.filter(
+          (p) =>
+            p.repo === project &&
+            (!q.get('source_branch') || p.head === q.get('source_branch')) &&
+            (!q.get('target_branch') || p.base === q.get('target_branch')) &&
+            (q.get('state') !== 'opened' || p.state === 'open'),
+        );
+        return send(res, 200, list.map(mrJson));
+      }
+      if (rest === '/merge_requests' && method === 'POST') {
+        for (const f of ['source_branch', 'target_branch', 'title'])
+          if (typeof body[f] !== 'string') return send(res, 400, { error: `${f} is missing` });
+        const sha = branchSha(bare, String(body.source_branch));
+        if (!sha) return send(res, 400, { message: ['Source branch does not exist'] });
+        if (pulls.some((p) => p.repo === project && p.head === body.source_branch && p.state === 'open'))
+          return send(res, 409, { message: ['Another open merge request already exists for this source branch'] });
+        const p: FakePull = {
+          number: pulls.filter((x) => x.repo === project).length + 1,
+          repo: project,
+          head: String(body.source_branch),
+          base: String(body.target_branch),
+          title: String(body.title),
+          body: typeof body.description === 'string' ? body.description : '',
+          draft: String(body.title).startsWith('Draft: '),
+          state: 'open',
+          merged: false,
+          labels: [],
+          reviewers: [],
+          headSha: sha,
+        };
+        pulls.push(p);
+        return send(res, 201, mrJson(p));
+      }
+      if ((r = /^\/merge_requests\/(\d+)(\/approvals)?$/.exec(rest))) {
+        const p = pulls.find((x) => x.repo === project && x.number === Number(r![1]));
+        if (!p) return send(res, 404, { message: '404 Not found' });
+        if (r[2] && method === 'GET') return send(res, 200, { approved: false, approvals_left: 1 });
+        if (method === 'GET') return send(res, 200, mrJson(p));
+        if (method === 'PUT') {
+          if (typeof body.title === 'string') p.title = body.title;
+          if (typeof body.description === 'string') p.body = body.description;
+          if (typeof body.add_labels === 'string')
+            for (const l of body.add_labels.split(',')) if (l && !p.labels.includes(l)) p.labels.push(l);
+          if (body.state_event === 'close') p.state = 'closed';
+          return send(res, 200, mrJson(p));
+        }
+      }
+      return send(res, 404, { error: '404 Not Found' });
+    })().catch((err: unknown) => send(res, 500, { message: String(err) }));
+  });
+  baseUrl = await listen(server);
+  return {
+    url: baseUrl,
+    pulls,
+    writes,
+    setPipeline(project, iid, status) {
+      pipelines.set(`${project}!${iid}`, status);
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
