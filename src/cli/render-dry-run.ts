@@ -53,7 +53,9 @@ function renderPlan(report: DryRunReport): string[] {
       const lastTask = i === level.tasks.length - 1;
       lines.push(`${lastTask ? '└─' : '├─'} ${taskLine(t, report)}`);
       const pad = lastTask ? '   ' : '│  ';
-      if (t.fanOut === 'dynamic') {
+      if (t.fanOut === 'dynamic' && t.dynamic!.sources.length === 0) {
+        lines.push(`${pad}└─ for_each ${t.dynamic!.expression}: expanded when it starts (the board's open items then)`);
+      } else if (t.fanOut === 'dynamic') {
         lines.push(
           `${pad}└─ for_each ${t.dynamic!.expression}: expanded when ${t.dynamic!.sources.join(', ')} finish${t.dynamic!.sources.length === 1 ? 'es' : ''}`,
         );

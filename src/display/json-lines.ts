@@ -65,6 +65,9 @@
  *                    print the streaming deltas; without it the coordinator does not forward them.
  *   message          from, to, text: an agent-to-agent message (pairs, send_message).
  *   verify           command, ok, output: the task's verify command after the agent finished.
+ *   board_task       change (created, claimed, released, updated, completed), by (an instance id, or
+ *                    "recipe" for a board: seed), item {id, subject, description?, status, owner?,
+ *                    blockedBy, notes [{ts, by, text}], createdBy}: the task board item after the change.
  * Failure classes: rate_limit, overloaded, timeout, stalled, crashed, verify_failed, budget,
  * aborted, output_invalid, error, loop, max_turns, compaction (a runtime guard stopped the agent;
  * its agent_event run_stopped {kind, message} comes first), not_approved (a pair out of rounds).
