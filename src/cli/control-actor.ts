@@ -2,7 +2,7 @@
 // sent it and the OS user, so the log and the report show who did what.
 import { userInfo } from 'node:os';
 
-function userName(env: Record<string, string | undefined>): string {
+export function userName(env: Record<string, string | undefined> = process.env): string {
   try {
     return userInfo().username;
   } catch {

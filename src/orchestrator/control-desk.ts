@@ -3,7 +3,7 @@
 // decided by control-decisions.ts, logged as a `control` event (accepted or refused) before its
 // effects, then done through the run's hands (RunHands). `peek` is a read: nothing is logged.
 // Also the cancel bookkeeping of running instances: who asked, and each `run:` step's own stop switch.
-import type { ControlAction, ControlReply, RunControl } from '../run/run-control.js';
+import type { ApprovalAnswer, ControlAction, ControlReply, RunControl } from '../run/run-control.js';
 import type { RunEventInput } from '../run/run-events.js';
 import type { InstanceState, TaskState } from '../run/run-state.js';
 import type { AgentLaunch } from './agent-launch.js';
@@ -34,6 +34,8 @@ export interface RunHands {
   retry(inst: InstanceState, t: TaskState): void;
   /** Ends an instance that is not running as cancelled. */
   cancelWaiting(inst: InstanceState, t: TaskState, by: string): void;
+  /** Answers an approval gate (approval-gates.ts logs an accepted answer itself); absent: the run has no gates. */
+  answerApproval?(a: ApprovalAnswer, by: string): ControlReply;
 }
 
 export class ControlDesk {
@@ -82,6 +84,7 @@ export class ControlDesk {
     if (a.action === 'peek') return this.peek(a.instance);
     const by = a.by?.trim() || 'unknown';
     if (this.run.ended()) return { ok: false, error: endedRunError(this.run.runId, a) };
+    if (a.action === 'approve' || a.action === 'reject') return this.answerApproval(a, by);
     const d = decideControl(this.view(), a, by);
     const target = a.action !== 'cancel_run' ? { instance: a.instance } : {};
     this.run.record({
@@ -96,6 +99,24 @@ export class ControlDesk {
     if (!d.ok) return { ok: false, error: d.error };
     this.carryOut(d.effect);
     return { ok: true, message: d.message };
+  }
+
+  /** An approval answer: the gates log an accepted one (approval_given); a refused one is logged here like any action. */
+  private answerApproval(a: ApprovalAnswer, by: string): ControlReply {
+    const reply = this.run.answerApproval?.(a, by) ?? {
+      ok: false,
+      error: `run ${this.run.runId} has no approval gates (no task has approve:)`,
+    };
+    if (!reply.ok)
+      this.run.record({
+        type: 'control',
+        action: a.action,
+        instance: a.instance ?? a.task,
+        by,
+        ok: false,
+        message: reply.error,
+      });
+    return reply;
   }
 
   /** Who asked to cancel a running instance (its attempt then ends cancelled), if someone did. */

@@ -10,6 +10,7 @@ import type { RunStore } from '../run/run-store.js';
 import { Admission, agentOf } from './admission.js';
 import type { AgentLaunch } from './agent-launch.js';
 import { failedEvent, type FailedEvent } from './attempt-lifecycle.js';
+import { ApprovalGates } from './approval-gates.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { BudgetLedger } from './budget.js';
 import { CacheWarmup, warmsCache } from './cache-warmup.js';
@@ -67,6 +68,8 @@ export interface Collaborators {
   walk: TaskWalk;
   landing: WorkspaceLanding;
   attempts: AttemptRunner;
+  /** Approval gates (`approve:`): instances that wait for a user's answer before they are queued. */
+  gates: ApprovalGates;
   /** The run-wide task board agents share (task-board.ts); restored from the log on resume. */
   board: TaskBoard;
 }
@@ -149,6 +152,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       delete t.reason;
       host.queue(t, inst);
     },
+    answerApproval: (a, by) => gates.answer(a, by),
     cancelWaiting: (inst, t, by) => {
       clearTimeout(host.retryTimers.get(inst.id));
       host.retryTimers.delete(inst.id);
@@ -158,7 +162,10 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       host.advance();
     },
   });
-  const board = new TaskBoard({ record: (e) => host.record(e), ...(opts.replay ? { restored: opts.replay.board } : {}) });
+  const board = new TaskBoard({
+    record: (e) => host.record(e),
+    ...(opts.replay ? { restored: opts.replay.board } : {}),
+  });
   const walk: TaskWalk = new TaskWalk({
     recipe,
     env,
@@ -173,7 +180,9 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       if (t.task.forEach && warmsCache(recipe.cacheWarmup, provider, toRun.length)) warmup.arm(t.task.id, toRun);
       for (const i of t.instances) ledger.setLimits(`instance:${i.id}`, t.task.budget);
     },
-    queue: (t, inst) => host.queue(t, inst),
+    queue: (t, inst) => {
+      if (!gates.holds(t, inst)) host.queue(t, inst);
+    },
     taskFailed: (t) => {
       if (t.task.onFailure !== 'fail' || host.stopping()) return;
       host.failFast(`task ${t.task.id} failed (on_failure: fail)`);
@@ -181,6 +190,19 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     planChanged: () => files.planChanged(),
     boardItems: (t) => board.forEachItems(TaskBoard.forEachExpanded(t.task.id, (id) => host.instances.has(id))),
   });
+  const gates = new ApprovalGates(
+    {
+      runId: store.runId,
+      tasks: host.tasks,
+      record: (e) => host.record(e),
+      queue: (t, inst) => host.queue(t, inst),
+      settle: (t) => {
+        walk.settle(t);
+        host.advance();
+      },
+    },
+    opts.replay,
+  );
   const landing = new WorkspaceLanding({
     recipeDir: recipe.dir,
     store,
@@ -205,5 +227,8 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     addRunUsage: (u) => host.addRunUsage(u),
     planChanged: () => files.planChanged(),
   });
-  return { ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts, board };
+  return {
+    ...{ ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts, gates },
+    board,
+  };
 }

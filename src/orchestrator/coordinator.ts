@@ -249,6 +249,7 @@ export class Coordinator {
       const inst = this.instances.get(s.id);
       if (inst && !isTerminal(inst.status)) this.record(skippedEvent(inst, `not started: ${reason}`));
     }
+    this.c.gates.stop(reason);
     for (const [id, timer] of this.retryTimers) {
       clearTimeout(timer);
       this.retryTimers.delete(id);
@@ -264,6 +265,7 @@ export class Coordinator {
     if (this.stopping === 'interrupted') return;
     this.stopping = 'interrupted';
     this.c.scheduler.stop();
+    this.c.gates.pause();
     this.c.broker.drain('the run was interrupted');
     for (const [id, timer] of this.retryTimers) {
       clearTimeout(timer);
@@ -320,6 +322,7 @@ export class Coordinator {
 
   private async end(): Promise<RunOutcome> {
     this.ending = true;
+    this.c.gates.pause();
     this.c.files.close();
     await this.c.desk.close();
     let status = runEndStatus(this.tasks, this.instances.values(), this.stopping, this.storageError !== undefined);

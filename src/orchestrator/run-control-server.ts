@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { CONTROL_SOCKET_NAME, type ControlAction, type ControlReply } from '../run/run-control.js';
+import { APPROVAL_CHANNELS } from '../run/run-events.js';
 import {
   CONTROL_PATH_NAME,
   controlSocketPath,
@@ -17,6 +18,15 @@ import {
 
 const By = z.string().max(500).optional();
 const Key = z.string().min(1).max(1000);
+
+/** An approval answer (approve / reject): the gate's task, optionally one instance, a note, the channel. */
+const approvalFields = {
+  task: Key,
+  instance: Key.optional(),
+  note: z.string().max(MAX_CONTROL_LINE_BYTES).optional(),
+  by: By,
+  via: z.enum(APPROVAL_CHANNELS).optional(),
+};
 
 export const ControlActionSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('cancel'), instance: Key, by: By }).strict(),
@@ -31,6 +41,8 @@ export const ControlActionSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('retry'), instance: Key, by: By }).strict(),
   z.object({ action: z.literal('cancel_run'), by: By }).strict(),
   z.object({ action: z.literal('peek'), instance: Key }).strict(),
+  z.object({ action: z.literal('approve'), ...approvalFields }).strict(),
+  z.object({ action: z.literal('reject'), ...approvalFields }).strict(),
 ]);
 
 /** Private temp folders of fallback sockets start with this (a stale one is only removed when it does). */
@@ -60,12 +72,26 @@ export function parseControlRequest(
       ok: false,
       reply: {
         ok: false,
-        error: `malformed request${where}: ${issue?.message ?? 'invalid'}; expected {"action":"cancel"|"steer"|"retry"|"cancel_run"|"peek", ...}`,
+        error: `malformed request${where}: ${issue?.message ?? 'invalid'}; expected {"action":"cancel"|"steer"|"retry"|"cancel_run"|"peek"|"approve"|"reject", ...}`,
       },
     };
   }
   const a = parsed.data;
   if (a.action === 'peek') return { ok: true, action: { action: 'peek', instance: a.instance } };
+  if (a.action === 'approve' || a.action === 'reject') {
+    const { instance, note, by, via } = a;
+    return {
+      ok: true,
+      action: {
+        action: a.action,
+        task: a.task,
+        ...(instance !== undefined ? { instance } : {}),
+        ...(note !== undefined ? { note } : {}),
+        ...(by !== undefined ? { by } : {}),
+        ...(via !== undefined ? { via } : {}),
+      },
+    };
+  }
   const action: ControlAction =
     a.action === 'cancel_run'
       ? { action: 'cancel_run', ...(a.by !== undefined ? { by: a.by } : {}) }
@@ -111,6 +137,8 @@ function listenPrivately(server: Server, path: string): Promise<void> {
 
 export class RunControlServer {
   private readonly sockets = new Set<Socket>();
+  /** Answers being worked out: close() lets them reply first (an action that ends the run closes the server before its reply). */
+  private readonly answering = new Set<Promise<void>>();
   private closed = false;
 
   private constructor(
@@ -174,6 +202,9 @@ export class RunControlServer {
         buffer = buffer.slice(nl + 1);
         if (!line) continue;
         chain = chain.then(() => this.answer(socket, line));
+        const pending = chain;
+        this.answering.add(pending);
+        void pending.finally(() => this.answering.delete(pending));
       }
     });
     socket.on('error', () => undefined);
@@ -205,6 +236,7 @@ export class RunControlServer {
     if (this.closed) return;
     this.closed = true;
     const done = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.allSettled([...this.answering]);
     for (const s of this.sockets) s.destroy();
     await done;
     // net removes a unix socket file when the server closes; these cover the rest.

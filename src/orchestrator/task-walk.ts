@@ -51,11 +51,16 @@ export function* readyTasks(
   }
 }
 
-/** An active task whose instances have all ended: done, or failed when more failed than max_failed tolerates. */
-export function taskOutcome(t: TaskState): 'done' | 'failed' | undefined {
+/**
+ * An active task whose instances have all ended: done, failed when more failed than max_failed
+ * tolerates, or skipped when every one was skipped (e.g. rejected at its approval gate): its
+ * dependants are skipped too.
+ */
+export function taskOutcome(t: TaskState): 'done' | 'failed' | 'skipped' | undefined {
   if (t.status !== 'active' || !t.instances.every((i) => isTerminal(i.status))) return undefined;
   const failed = t.instances.filter((i) => isFailedOrCancelled(i.status)).length;
-  return failed > (t.task.maxFailed ?? 0) ? 'failed' : 'done';
+  if (failed > (t.task.maxFailed ?? 0)) return 'failed';
+  return t.instances.length > 0 && t.instances.every((i) => i.status === 'skipped') ? 'skipped' : 'done';
 }
 
 /** A fan-out past max_failed: the reason its instances that have not started are cancelled, if it is. */
@@ -134,6 +139,7 @@ export class TaskWalk {
     const outcome = taskOutcome(t);
     if (!outcome) return;
     t.status = outcome;
+    if (outcome === 'skipped') t.reason = t.instances[0]?.skipReason;
     if (outcome === 'failed') this.ctx.taskFailed(t);
     this.ctx.planChanged();
   }

@@ -16,6 +16,7 @@ export { loadRecipe, type LoadOptions, type LoadResult } from './load.js';
 export type {
   LoadedRecipe,
   LoadedTask,
+  ApproveGate,
   LoadedAgent,
   ForEachSpec,
   BoardSeed,

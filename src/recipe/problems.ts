@@ -16,6 +16,7 @@ export type RecipeProblemCode =
   | 'bad_loop'
   | 'bad_verify'
   | 'bad_for_each'
+  | 'bad_approve'
   | 'bad_board'
   | 'bad_glob'
   | 'bad_path'

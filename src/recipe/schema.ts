@@ -298,7 +298,7 @@ const forEach = z
     { error: coded('bad_for_each', 'for_each must be a list, {glob: "..."}, board or a ${{ expression }}') },
   )
   .describe(
-    'Fan out: one task instance per item of a list, a {glob} of paths, ${{ tasks.<id>.output.<path> }}, or board (the task board\'s open items when the task starts)',
+    "Fan out: one task instance per item of a list, a {glob} of paths, ${{ tasks.<id>.output.<path> }}, or board (the task board's open items when the task starts)",
   );
 
 const boardSeed = z
@@ -316,6 +316,30 @@ const boardSeed = z
     }),
   ])
   .describe('A task board item the run starts with');
+
+/** An approval gate: the task's instances wait, spending nothing, until a user approves or rejects (or the timeout answers). */
+const approveGate = z
+  .strictObject({
+    prompt: z
+      .string()
+      .optional()
+      .describe('What the approver is asked (shown by watch, show, the run view and the MCP server)'),
+    timeout: duration.optional().describe('How long to wait for an answer (default: until someone answers)'),
+    on_timeout: z
+      .enum(['reject', 'approve'])
+      .optional()
+      .describe('What the timeout answers: reject (the default: the task and its dependants are skipped) or approve'),
+  })
+  .refine((g) => g.on_timeout === undefined || g.timeout !== undefined, {
+    message: coded(
+      'bad_approve',
+      'says what the timeout answers, but there is no timeout: add timeout: (e.g. 30m), or remove on_timeout',
+    ),
+    path: ['on_timeout'],
+  })
+  .describe(
+    'Approval gate: the run pauses before this task (other branches go on) until `orchestrate approve|reject <run> --task <id>`, the run view or the MCP server answers',
+  );
 
 /** Task settings that `defaults` may also give; a task's own value wins. */
 const taskSettings = {
@@ -418,6 +442,7 @@ export const TaskSchema = z
       })
       .optional()
       .describe('Run a planner and a worker connected by a direct channel'),
+    approve: approveGate.optional(),
     publish: TaskPublishSchema.optional(),
     ...taskSettings,
   })
@@ -563,7 +588,10 @@ export const RecipeSchema = z
       ),
     board: z
       .union([z.boolean(), z.array(boardSeed)], {
-        error: coded('bad_board', 'board must be true, false or a list of items ({subject, description, owner, blocked_by})'),
+        error: coded(
+          'bad_board',
+          'board must be true, false or a list of items ({subject, description, owner, blocked_by})',
+        ),
       })
       .optional()
       .describe(

@@ -6,7 +6,8 @@ import type { FailureClass, RunEvent } from './run-events.js';
 
 /**
  * One status union for every reader. `pending`: known, not queued yet; `queued`: waiting for a
- * slot; `waiting`: running but waiting for a permit (views only); `retrying`: waiting to retry;
+ * slot; `waiting`: running but waiting for a permit, or not started and waiting at its task's
+ * approval gate (`approval` in the fold; views only); `retrying`: waiting to retry;
  * `interrupted`: the live coordinator's mark for an attempt its run's interrupt stopped (never
  * logged: the log shows the attempt unfinished, which is what resume reads); `cancelled`: a user
  * ended it (final like `failed`; a resume keeps it).

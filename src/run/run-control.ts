@@ -5,6 +5,8 @@
 // Every action is written to run.jsonl as a `control` event, so the log and the report show who
 // did what; `peek` is a read, not an action, and is never logged.
 
+import type { ApprovalChannel } from './run-events.js';
+
 /** The socket's file name inside the run folder. */
 export const CONTROL_SOCKET_NAME = 'control.sock';
 
@@ -18,11 +20,28 @@ export type ControlAction =
   /** Cancel the whole run (like Ctrl-C: sessions kept, resumable). */
   | { action: 'cancel_run'; by?: string }
   /**
+   * Answer an approval gate (a task's `approve:`): every instance of `task` waiting at it, or only
+   * `instance`. Approved instances are queued; rejected ones are skipped (a task whose instances
+   * are all skipped is skipped, and so are its dependants). `via`: the channel, for the log.
+   */
+  | ApprovalAnswer
+  /**
    * Read only: the text the instance's agent is writing right now (the reply's message; '' when
    * it is not writing). Streams that agent's text to the coordinator for a few seconds after.
    * A pair's key answers with the member that is writing.
    */
   | { action: 'peek'; instance: string };
+
+/** approve or reject (two members, so `a.action === 'approve' || a.action === 'reject'` narrows a union). */
+export type ApprovalAnswer = ({ action: 'approve' } | { action: 'reject' }) & ApprovalFields;
+
+interface ApprovalFields {
+  task: string;
+  instance?: string;
+  note?: string;
+  by?: string;
+  via?: ApprovalChannel;
+}
 
 export type ControlReply = { ok: true; message: string } | { ok: false; error: string };
 

@@ -10,6 +10,10 @@ import { BOARD_CHANGES, BoardItemSchema } from './board-record.js';
 
 export const RUN_EVENT_VERSION = 1;
 
+/** How an approval gate was answered: `orchestrate approve|reject`, the run view, `watch`, the MCP server, or its timeout. */
+export const APPROVAL_CHANNELS = ['cli', 'view', 'watch', 'mcp', 'timeout'] as const;
+export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
+
 const Base = z.object({
   v: z.literal(RUN_EVENT_VERSION),
   ts: z.number(),
@@ -150,6 +154,34 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
   /**
+   * A task with `approve:` reached its gate (approval-gates.ts): the instance `key` waits, spending
+   * nothing, until a user answers or `deadline` (epoch ms, absolute so a resume keeps it) passes
+   * and `onTimeout` answers. A resume that finds the gate still waiting logs it again.
+   */
+  Base.extend({
+    type: z.literal('approval_requested'),
+    task: z.string(),
+    key: z.string(),
+    prompt: z.string(),
+    deadline: z.number().optional(),
+    onTimeout: z.enum(['approve', 'reject']),
+  }),
+  /**
+   * The gate's answer: who (`by`: the OS user, `--as NAME`, or "timeout"), through which channel,
+   * with the note. `offline`: written into the run folder while no coordinator held it (under
+   * the run's lease); the next resume applies it.
+   */
+  Base.extend({
+    type: z.literal('approval_given'),
+    task: z.string(),
+    key: z.string(),
+    decision: z.enum(['approved', 'rejected']),
+    by: z.string(),
+    via: z.enum(APPROVAL_CHANNELS),
+    note: z.string().optional(),
+    offline: z.boolean().optional(),
+  }),
+  /**
    * The run-wide task board changed (board-record.ts): `item` is the whole item after the
    * change, `by` who changed it (an agent's instance id, or `recipe` for a `board:` seed).
    */
@@ -166,7 +198,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
    */
   Base.extend({
     type: z.literal('control'),
-    action: z.enum(['cancel', 'steer', 'retry', 'cancel_run']),
+    action: z.enum(['cancel', 'steer', 'retry', 'cancel_run', 'approve', 'reject']),
     instance: z.string().optional(),
     by: z.string(),
     text: z.string().optional(),

@@ -12,6 +12,7 @@
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { addProviderCall, type ProviderUsage } from './usage-summary.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
+import { applyApprovalEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
 import {
   applyInstanceEvent,
@@ -86,6 +87,8 @@ export interface InstanceState extends InstanceRecord {
   verify: { ts: number; command: string; ok: boolean; output: string }[];
   firstTs: number;
   lastTs: number;
+  /** Its task's approval gate (`approve:`); while `waiting` the instance's status is `waiting` too. */
+  approval?: ApprovalRecord;
 }
 
 export interface TaskState {
@@ -420,6 +423,18 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'budget_exhausted':
       state.budgetExhausted = e.reason;
       return;
+    case 'approval_requested':
+    case 'approval_given': {
+      // Before any attempt: no attempt record, so timelines show no bar for the wait.
+      const inst = ensureInstance(state, e.task, e.key, e.ts);
+      inst.lastTs = Math.max(inst.lastTs, e.ts);
+      inst.approval = applyApprovalEvent(inst.approval, e);
+      if (isFinished(inst) || inst.attempts.some((a) => a.startTs !== undefined)) return;
+      // A gate that waits shows as `waiting` (on a user, not a permit); once answered it is pending again.
+      inst.status = inst.approval.state === 'waiting' ? 'waiting' : 'pending';
+      inst.activity = inst.approval.state === 'waiting' ? describeApproval(inst.approval) : undefined;
+      return;
+    }
     case 'board_task':
       applyBoardEvent(state.board, e);
       return;

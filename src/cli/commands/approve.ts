@@ -1,0 +1,76 @@
+// `orchestrate approve|reject <run> --task T [--instance K] [--note TEXT] [--as NAME]`: answer a
+// task's approval gate (`approve:` in the recipe). A live run gets the answer through its control
+// socket and goes on at once; a run no coordinator holds (interrupted, or killed while it waited)
+// gets it written into its log under the run's lease, and the next `orchestrate resume` obeys it.
+// Exit codes: 0 answered; 1 refused (no such gate, already answered...); 2 bad usage, or a
+// coordinator holds the run but does not answer.
+import { liveLeaseHolder } from '../../run/run-lease.js';
+import type { ApprovalAnswer } from '../../run/run-control.js';
+import { EXIT, type CliContext } from '../cli-io.js';
+import { type CliCommand, type CommandArgs } from '../command.js';
+import { userName } from '../control-actor.js';
+import { locateRunArg } from '../locate-run.js';
+import { deliverRunControl } from '../run-control-command.js';
+
+async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliContext): Promise<number> {
+  const runDir = locateRunArg(args, ctx);
+  if (runDir === undefined) return EXIT.usage;
+  const by = typeof args.as === 'string' && args.as.trim() !== '' ? args.as.trim() : userName(ctx.env);
+  const a: ApprovalAnswer = {
+    action,
+    task: String(args.task),
+    ...(typeof args.instance === 'string' ? { instance: args.instance } : {}),
+    ...(typeof args.note === 'string' && args.note !== '' ? { note: args.note } : {}),
+    by,
+    via: 'cli',
+  };
+  const live = await deliverRunControl(runDir, action, a);
+  if (live.ok) {
+    ctx.stdout(`${live.message}\n`);
+    return EXIT.ok;
+  }
+  if (!live.notLive || liveLeaseHolder(runDir)) {
+    ctx.stderr(`orchestrate: ${live.message}\n`);
+    return live.notLive ? EXIT.usage : EXIT.taskFailed;
+  }
+  // Nobody runs it: the answer goes into its log (under its lease) for the next resume.
+  const { answerApprovalOffline } = await import('../../orchestrator/approval-offline.js');
+  const offline = await answerApprovalOffline(runDir, a, by);
+  if (offline.ok) {
+    ctx.stdout(`${offline.message}\n`);
+    return EXIT.ok;
+  }
+  ctx.stderr(`orchestrate: ${offline.error}\n`);
+  return offline.live ? EXIT.usage : EXIT.taskFailed;
+}
+
+function gateCommand(action: 'approve' | 'reject'): CliCommand {
+  const verb = action === 'approve' ? 'Approve' : 'Reject';
+  return {
+    command: `${action} <run>`,
+    describe: `${verb} a task waiting at its approval gate (approve: in the recipe)${action === 'reject' ? '; it is skipped, with the tasks that need it' : ''}`,
+    builder: (y) =>
+      y
+        .positional('run', {
+          type: 'string',
+          describe: 'Run id, unique prefix of one, or run folder path',
+          demandOption: true,
+        })
+        .option('task', { type: 'string', demandOption: true, describe: 'The gated task' })
+        .option('instance', {
+          type: 'string',
+          describe: 'Only this instance of a fan-out (its key, e.g. publish.alpha); default: every waiting instance',
+        })
+        .option('note', { type: 'string', describe: 'Why, for the log and the report' })
+        .option('as', { type: 'string', describe: 'Who answers, as the log records it (default: your user name)' })
+        .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+        .example(
+          `orchestrate ${action} 20260101-1200-ab12 --task publish --note "checked the diff"`,
+          action === 'approve' ? 'the task runs now' : 'the task and its dependants are skipped',
+        ),
+    run: (args, ctx) => answer(action, args, ctx),
+  };
+}
+
+export const approveCommand = gateCommand('approve');
+export const rejectCommand = gateCommand('reject');
