@@ -1,5 +1,6 @@
-// Orchestration overhead: worker threads versus one process per agent, and the agent-to-agent
-// message round trip between two worker threads.
+// Orchestration overhead: worker threads versus one process per agent, the agent-to-agent
+// message round trip between two worker threads, a run of 100 and 200 agents, and a fan-out whose
+// folders lie inside one git repository (a monorepo).
 //
 // 1. Fan-out of N agents (default 32), each 3 tool turns + a final answer against the instant
 //    scripted model, `concurrency` at a time on both sides (default: all of them at once, as in
@@ -10,23 +11,47 @@
 //    - processes: `node dist/cli/main.js agent --provider scripted --script ...`, one per agent.
 //    Wall time and peak RSS (sampled from /proc: the one process, or the sum of the live ones);
 //    the sides alternate for --rounds rounds (default 3) and each prints its median.
-//    Goal: threads >= 10x faster and <= 1/5 of the memory.
+//    Goals: default threads >= 10x faster and <= 1/5 of the memory; a thread per agent (issue 32)
+//    >= 5x faster and <= 15 % of the memory.
 // 2. Median round trip of a pair message (PairChannel: the zod-validated direct channel of a
 //    planner/worker pair) between two worker threads, against a bare MessageChannel ping-pong in
 //    the same run. Goal: <= 1.5x the bare round trip.
+// 3. Scale (issue 32): the same fan-out with 32, 100 and 200 agents, the coordinator in this
+//    process (runRecipeFile, as the CLI does): wall time, peak RSS of the process (coordinator and
+//    worker threads), and the coordinator's event-loop delay (perf_hooks.monitorEventLoopDelay:
+//    p99 and max). The ideal at N agents is the 32-agent wall of the same run times N/32 (linear):
+//    goal wall <= 1.5x that, peak RSS <= 1 GiB at 100.
+// 4. Monorepo (issue 32): the fan-out with its agent folders inside one git repository (a cwd per
+//    package, so every instance takes a workspace snapshot of the repository) against the same
+//    folders outside any repository, alternating. Printed: the wall of both, their ratio (goal
+//    <= 1.1x: "inside a repository as fast as outside") and the snapshot cost per instance: the
+//    extra spread of the instance starts (first to last instance_start) divided by the instances
+//    (goal <= 5 ms).
 //
-// Both sides load the built dist/ (so module loading is comparable): the bench builds first
-// (`npx tsc -p tsconfig.json`; pass --no-build to skip). Run: node --import tsx bench/orchestrator.bench.ts
+// Both sides load built JavaScript (so module loading is comparable): the bench compiles src/ with
+// tsc into a temp folder first (the shared dist/ is left alone); `--dist DIR` uses a build that is
+// already there (a folder holding cli/main.js). `--only fanout,rt,scale,monorepo` runs some parts.
+// Run: node --import tsx bench/orchestrator.bench.ts
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { defaultThreadCount } from '../src/orchestrator/pool.js';
+import type * as RunRecipeModule from '../src/orchestrator/run-recipe.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number): number => {
   const i = args.indexOf(`--${name}`);
@@ -37,25 +62,40 @@ const CONCURRENCY = flag('concurrency', AGENTS);
 const ROUND_TRIPS = flag('round-trips', 5_000);
 /** Rounds of the fan-out comparison (each side once per round, alternating); medians are printed. */
 const ROUNDS = flag('rounds', 3);
+const onlyAt = args.indexOf('--only');
+const ONLY = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ['fanout', 'rt', 'scale', 'monorepo']);
 
 // ---- build -------------------------------------------------------------------------------------------
 
-if (!args.includes('--no-build')) {
+/** Compiles src/ into a temp folder beside a copy of package.json and a link to node_modules. */
+function build(): { dist: string; cleanup: () => void } {
+  const out = mkdtempSync(join(tmpdir(), 'orch-bench-build-'));
   const t0 = Date.now();
   const b = spawnSync(
     process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json')],
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', join(out, 'dist')],
     { cwd: ROOT, encoding: 'utf8' },
   );
-  // Type errors elsewhere still emit JavaScript; only a missing CLI is fatal.
+  // Type errors elsewhere in a tree being edited still emit JavaScript; only a missing CLI is fatal.
   if (b.status !== 0)
     console.log(`(tsc exited ${b.status}; using what it emitted)\n${b.stdout.split('\n').slice(0, 5).join('\n')}`);
-  console.log(`build: ${Date.now() - t0} ms`);
+  copyFileSync(join(ROOT, 'package.json'), join(out, 'package.json'));
+  symlinkSync(join(ROOT, 'node_modules'), join(out, 'node_modules'));
+  console.log(`build: ${Date.now() - t0} ms into ${out}`);
+  return { dist: join(out, 'dist'), cleanup: () => rmSync(out, { recursive: true, force: true }) };
 }
+
+const distAt = args.indexOf('--dist');
+const built = distAt >= 0 ? undefined : build();
+const DIST = built ? built.dist : resolve(args[distAt + 1] ?? 'dist');
+const CLI = join(DIST, 'cli/main.js');
 if (!existsSync(CLI)) {
-  console.error(`${CLI} is missing: build with npx tsc -p tsconfig.json`);
+  console.error(`${CLI} is missing: build with npx tsc -p tsconfig.json, or leave out --dist`);
   process.exit(2);
 }
+const { runRecipeFile } = (await import(
+  pathToFileURL(join(DIST, 'orchestrator/run-recipe.js')).href
+)) as typeof RunRecipeModule;
 
 // ---- fixtures ----------------------------------------------------------------------------------------
 
@@ -180,7 +220,7 @@ async function processesSide(): Promise<{ ms: number; peakMb: number }> {
 
 // ---- message round trip ---------------------------------------------------------------------------
 
-const PAIR_URL = pathToFileURL(join(ROOT, 'dist/orchestrator/worker/pair.js')).href;
+const PAIR_URL = pathToFileURL(join(DIST, 'orchestrator/worker/pair.js')).href;
 
 /** Worker body (CommonJS via eval): echo or ping over the transferred port, bare or through PairChannel. */
 const WORKER = `
@@ -236,9 +276,132 @@ const median = (xs: number[]): number => {
   return s[Math.floor(s.length / 2)] ?? NaN;
 };
 
+// ---- scale and monorepo: the coordinator in this process -------------------------------------------
+
+/** A fan-out of `n` agents (the same script as above) in `dir`; with `git`, `dir` is one repository. */
+function fanOutFolder(dir: string, n: number, withGit: boolean): string {
+  mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < n; i++) {
+    const d = join(dir, 'agents', `a${String(i).padStart(3, '0')}`);
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, 'notes.txt'), `notes of agent ${i}\n`);
+  }
+  writeFileSync(join(dir, 'script.yaml'), SCRIPT);
+  writeFileSync(
+    join(dir, 'recipe.yaml'),
+    `name: bench\nprovider: scripted\nscript: script.yaml\nconcurrency: ${n}\nagents:\n  reader: { tools: [read, ls] }\n` +
+      `tasks:\n  - id: fan\n    for_each: { glob: "agents/*" }\n    agent: reader\n    cwd: \${{ item }}\n    prompt: "Read the notes"\n`,
+  );
+  if (withGit) {
+    writeFileSync(join(dir, '.gitignore'), '.orchestrate/\nruns/\n');
+    const g = (...a: string[]) => {
+      const r = spawnSync('git', a, { cwd: dir, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`git ${a.join(' ')}: ${r.stderr}`);
+    };
+    g('init', '-q');
+    g('add', '-A');
+    g('-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-q', '-m', 'packages');
+  }
+  return dir;
+}
+
+interface InProcessRun {
+  ms: number;
+  peakMb: number;
+  /** The coordinator's event-loop delay, ms. */
+  delayP99: number;
+  delayMax: number;
+  /** First to last instance_start, ms. */
+  startSpreadMs: number;
+}
+
+/** One run of the fan-out in `dir` with the coordinator in this process. */
+async function inProcessRun(dir: string, n: number): Promise<InProcessRun> {
+  rmSync(join(dir, 'runs'), { recursive: true, force: true });
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  let peak = 0;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
+  h.enable();
+  const t0 = performance.now();
+  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+  const ms = performance.now() - t0;
+  h.disable();
+  clearInterval(timer);
+  if (!r.ok || r.outcome.status !== 'succeeded')
+    throw new Error(`the ${n}-agent run failed: ${JSON.stringify(r).slice(0, 500)}`);
+  const starts = readFileSync(join(r.outcome.dir, 'run.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"instance_start"'))
+    .map((l) => (JSON.parse(l) as { ts: number }).ts);
+  if (starts.length !== n) throw new Error(`${starts.length} of ${n} instances started`);
+  return {
+    ms,
+    peakMb: Math.max(peak, process.memoryUsage.rss()) / 1024 / 1024,
+    delayP99: h.percentile(99) / 1e6,
+    delayMax: h.max / 1e6,
+    startSpreadMs: Math.max(...starts) - Math.min(...starts),
+  };
+}
+
+async function scale(): Promise<void> {
+  const sizes = [32, 100, 200];
+  console.log(
+    `scale: fan-outs of ${sizes.join(', ')} agents x (3 tool turns + answer), instant scripted model, all at once, coordinator in this process (default threads); median of ${ROUNDS} rounds`,
+  );
+  const dirs = new Map(sizes.map((n) => [n, fanOutFolder(join(work, `scale-${n}`), n, false)]));
+  await inProcessRun(dirs.get(32)!, 32); // warm-up: file caches, JIT
+  const runs = new Map<number, InProcessRun[]>(sizes.map((n) => [n, []]));
+  for (let round = 0; round < ROUNDS; round++)
+    for (const n of sizes) runs.get(n)!.push(await inProcessRun(dirs.get(n)!, n));
+  const mid = (n: number, k: keyof InProcessRun): number => median(runs.get(n)!.map((r) => r[k]));
+  const base = mid(32, 'ms');
+  for (const n of sizes) {
+    const ideal = (base * n) / 32;
+    const ms = mid(n, 'ms');
+    const peak = mid(n, 'peakMb');
+    const goals =
+      n === 32
+        ? '(the baseline of the ideal)'
+        : `= ${(ms / ideal).toFixed(2)}x the ideal ${ideal.toFixed(0)} ms (goal <= 1.5x)${n === 100 ? `; peak RSS ${(peak / 1024).toFixed(2)} GiB (goal <= 1 GiB)` : ''}`;
+    console.log(
+      `  ${String(n).padStart(3)} agents  wall ${ms.toFixed(0).padStart(6)} ms (${(ms / n).toFixed(1)} ms/agent)  peak RSS ${peak.toFixed(0).padStart(5)} MB  ` +
+        `event-loop delay p99 ${mid(n, 'delayP99').toFixed(1)} ms, max ${mid(n, 'delayMax').toFixed(1)} ms  ${goals}`,
+    );
+  }
+}
+
+async function monorepo(): Promise<void> {
+  const n = AGENTS;
+  console.log(
+    `monorepo: ${n} agents x (3 tool turns + answer), instant scripted model, a cwd per package inside one git repository vs the same folders outside one; coordinator in this process; median of ${ROUNDS} alternating rounds`,
+  );
+  const inside = fanOutFolder(join(work, 'mono-git'), n, true);
+  const outside = fanOutFolder(join(work, 'mono-plain'), n, false);
+  await inProcessRun(inside, n);
+  await inProcessRun(outside, n);
+  const a: InProcessRun[] = [];
+  const b: InProcessRun[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    a.push(await inProcessRun(inside, n));
+    b.push(await inProcessRun(outside, n));
+  }
+  const ms = (xs: InProcessRun[]) => median(xs.map((x) => x.ms));
+  const spread = (xs: InProcessRun[]) => median(xs.map((x) => x.startSpreadMs));
+  console.log(
+    `  inside one repository   wall ${ms(a).toFixed(0).padStart(6)} ms   instance starts spread over ${spread(a).toFixed(0)} ms   (runs: ${a.map((x) => x.ms.toFixed(0)).join(', ')} ms)`,
+  );
+  console.log(
+    `  outside any repository  wall ${ms(b).toFixed(0).padStart(6)} ms   instance starts spread over ${spread(b).toFixed(0)} ms   (runs: ${b.map((x) => x.ms.toFixed(0)).join(', ')} ms)`,
+  );
+  const perInstance = Math.max(0, spread(a) - spread(b)) / n;
+  console.log(
+    `  inside / outside: ${(ms(a) / ms(b)).toFixed(2)}x the wall time (goal <= 1.1x); workspace snapshot ${perInstance.toFixed(1)} ms per instance (extra start spread / ${n}; goal <= 5 ms = ${(perInstance / 5).toFixed(2)}x the goal)`,
+  );
+}
+
 // ---- run ---------------------------------------------------------------------------------------------
 
-try {
+async function fanOut(): Promise<void> {
   console.log(
     `fan-out: ${AGENTS} agents x (3 tool turns + answer), instant scripted model, concurrency ${CONCURRENCY} on both sides; median of ${ROUNDS} alternating rounds`,
   );
@@ -278,7 +441,15 @@ try {
       `  ${label}: ${(procs.ms / r.ms).toFixed(1)}x faster (goal >= 10x), ${((r.peakMb / procs.peakMb) * 100).toFixed(0)}% of the memory (goal <= 20%)`,
     );
   }
+  const speedup = procs.ms / isolated.ms;
+  const share = isolated.peakMb / procs.peakMb;
+  console.log(
+    `  a thread per agent vs a process per agent (issue 32): ${speedup.toFixed(1)}x faster = ${(speedup / 5).toFixed(2)} of the goal (>= 5x), ` +
+      `${(share * 100).toFixed(0)}% of the memory = ${(share / 0.15).toFixed(2)}x the goal (<= 15%)`,
+  );
+}
 
+async function messageRoundTrip(): Promise<void> {
   const bareRuns: number[] = [];
   const pairRuns: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -294,6 +465,16 @@ try {
   console.log(
     `  pair channel (validated)       ${pair.toFixed(1)} µs   = ${(pair / bare).toFixed(2)}x bare (goal <= 1.5x)`,
   );
+}
+
+try {
+  console.log(`load: ${readFileSync('/proc/loadavg', 'utf8').trim()} (${availableParallelism()} cores)`);
+  if (ONLY.has('fanout')) await fanOut();
+  if (ONLY.has('rt')) await messageRoundTrip();
+  if (ONLY.has('scale')) await scale();
+  if (ONLY.has('monorepo')) await monorepo();
+  console.log(`load: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
 } finally {
   rmSync(work, { recursive: true, force: true });
+  built?.cleanup();
 }

@@ -17,7 +17,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { productGit, productGitScript, withProductTemp, type ProductCommandOptions } from '../tools/product-git.js';
 
 /** The tree of an empty repository, for diffs in a repository without commits. */
@@ -208,9 +208,11 @@ export async function diffSince(dir: string, baseTree: string | undefined): Prom
 }
 
 /**
- * diffSince for several folders of one repository in one shell: their folders are staged into
- * one throwaway index at once, then each is diffed against its own base tree. Undefined when a
- * folder is missing or a git command fails (the caller then takes them one by one).
+ * diffSince for several folders of one repository together. One shell stages them all into one
+ * throwaway index and lists the changed paths of all of them at once (per base tree; the folders
+ * of one snapshot batch share theirs); only the folders with changes get their patch, from that
+ * same index, in a second shell. Undefined when a folder is missing or a git command fails (the
+ * caller then takes them one by one).
  */
 export async function diffScopes(
   items: readonly { dir: string; baseTree: string | undefined }[],
@@ -218,32 +220,71 @@ export async function diffScopes(
   const real = realDirs(items.map((i) => i.dir));
   if (real.some((d) => d === undefined)) return undefined;
   const scopes = real as string[];
-  // Tree ids are hex: the list of them travels as one word-split argument.
-  const trees = items.map((i) => i.baseTree ?? EMPTY_TREE).join(' ');
-  const r = await inTempIndex(
-    scopes,
-    `trees=$1
+  const bases = items.map((i) => i.baseTree ?? EMPTY_TREE);
+  const trees = [...new Set(bases)];
+  return withProductTemp('orchestrate-index-', async (tmp) => {
+    const opts = { cwd: scopes[0]!, env: { GIT_INDEX_FILE: join(tmp, 'index') }, writable: [tmp] };
+    try {
+      // Tree ids are hex: the list of them travels as one word-split argument. Per tree: its
+      // changed paths (NUL-terminated), then an empty one.
+      const listed = await productGitScript(
+        `${TEMP_INDEX}trees=$1
 shift
 git add -A -- "$@" || exit 4
+printf '%s\\0' "$top"
+for t in $trees; do
+  git diff --cached --name-only -z --no-renames --no-ext-diff --no-textconv "$t" -- "$@" || exit 5
+  printf '\\0'
+done
+`,
+        [trees.join(' '), ...scopes],
+        opts,
+      );
+      if (listed.code !== 0) return undefined;
+      const fields = listed.stdout.toString('utf8').split('\0');
+      const top = fields[0] ?? '';
+      const changedBy = new Map<string, string[]>();
+      let at = 1;
+      for (const t of trees) {
+        const names: string[] = [];
+        for (; at < fields.length && fields[at] !== ''; at++) names.push(fields[at]!);
+        if (at >= fields.length) return undefined;
+        at++;
+        changedBy.set(t, names);
+      }
+      const files = scopes.map((dir, i) => {
+        const rel = relative(top, dir).split(sep).join('/');
+        const inScope = (f: string): boolean => rel === '' || f === rel || f.startsWith(`${rel}/`);
+        return (changedBy.get(bases[i]!) ?? []).filter(inScope);
+      });
+      const changed = scopes.map((_, i) => i).filter((i) => files[i]!.length > 0);
+      const patches = new Map<number, string>();
+      if (changed.length > 0) {
+        // The index staged above is still in place: the patches are of the same state as the names.
+        const diffed = await productGitScript(
+          `trees=$1
+shift
 for d do
   t=\${trees%% *}
   trees=\${trees#* }
   git diff --cached --binary --no-color --no-ext-diff --no-textconv "$t" -- "$d" || exit 5
   printf '\\0'
-  git diff --cached --name-only --no-renames --no-ext-diff --no-textconv "$t" -- "$d" || exit 5
-  printf '\\0'
 done
 `,
-    [trees, ...scopes],
-  );
-  if (!r || r.code !== 0) return undefined;
-  // Two NUL-terminated fields per folder: the patch (git's binary patches are base85 text) and the names.
-  const fields = r.stdout.toString('utf8').split('\0');
-  if (fields.length !== items.length * 2 + 1) return undefined;
-  return items.map((_, i) => ({
-    patch: fields[2 * i] ?? '',
-    files: (fields[2 * i + 1] ?? '').split('\n').filter(Boolean),
-  }));
+          [changed.map((i) => bases[i]).join(' '), ...changed.map((i) => scopes[i]!)],
+          opts,
+        );
+        if (diffed.code !== 0) return undefined;
+        // git's binary patches are base85 text: a NUL ends each one.
+        const out = diffed.stdout.toString('utf8').split('\0');
+        if (out.length !== changed.length + 1) return undefined;
+        changed.forEach((i, k) => patches.set(i, out[k] ?? ''));
+      }
+      return scopes.map((_, i) => ({ patch: patches.get(i) ?? '', files: files[i]! }));
+    } catch {
+      return undefined;
+    }
+  });
 }
 
 /** Creates a detached worktree of `root` at `commit` in `dir` (reused if it is already there). */

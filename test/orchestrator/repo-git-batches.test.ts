@@ -51,14 +51,14 @@ describe('repository git batches', () => {
       expect(lock.runs()).toBe(1);
       expect(snaps.every((s) => s?.tree && s.root === repo && s.commit)).toBe(true);
 
-      // Uncommitted work after the snapshot, in every package; a new file in b.
+      // Uncommitted work after the snapshot, in every package; a new file in b (its name as it is, not quoted).
       for (const p of ['a', 'b', 'c', 'd']) writeFileSync(join(repo, p, 'index.ts'), `export const name = '${p}!';\n`);
-      writeFileSync(join(repo, 'b', 'new.ts'), 'export {};\n');
+      writeFileSync(join(repo, 'b', 'new ü.ts'), 'export {};\n');
       const diffs = await Promise.all(dirs.map((d, i) => batches.diffSince(repo, d, snaps[i]!.tree)));
       expect(lock.runs()).toBe(2);
       expect(diffs.map((d) => d?.files)).toEqual([
         ['a/index.ts'],
-        ['b/index.ts', 'b/new.ts'],
+        ['b/index.ts', 'b/new ü.ts'],
         ['c/index.ts'],
         ['d/index.ts'],
       ]);
