@@ -4,8 +4,14 @@
 // send_message until every task is completed.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { buildHtmlReport } from '../../src/display/html-report.js';
+import { frameHeader } from '../../src/display/live-frame.js';
+import { PlainLog } from '../../src/display/plain-log.js';
+import { loadRunFolder } from '../../src/display/run-folder.js';
+import { makePainter } from '../../src/display/terminal-text.js';
 import { foldEvents } from '../../src/run/run-fold.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
@@ -182,5 +188,22 @@ tasks:
       '#3 [pending] Review the release (unowned, blocked by #1, #2)',
     );
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('slugify');
+    // Every view shows the board: the live frame's and watch's header, the plain log, report.html.
+    const header = frameHeader(state, { width: 200, height: 40, now: Date.now(), painter: makePainter(false) });
+    expect(header).toContain('board 3/3 completed');
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const plain = new PlainLog(sink);
+    for (const e of log) plain.handle(e);
+    expect(lines.join('')).toMatch(/board #1 claimed by docs: Document slugify in README\.md/);
+    expect(lines.join('')).toMatch(/board #3 completed by review: Review the release/);
+    const html = buildHtmlReport(loadRunFolder(out.dir));
+    expect(html).toContain('<h2>Task board');
+    expect(html).toContain('Both parts are in');
   });
 });
