@@ -206,4 +206,46 @@ tasks:
     expect(html).toContain('<h2>Task board');
     expect(html).toContain('Both parts are in');
   });
+
+  it('for_each: board fans out over the items open when the task starts, one instance per item', async () => {
+    const dir = tempProject({
+      'recipe.yaml': `name: fan-board
+provider: scripted
+script: script.yaml
+board:
+  - Write the changelog
+  - { id: docs, subject: Update the docs }
+tasks:
+  - id: plan
+    prompt: Plan the release.
+  - id: work
+    needs: [plan]
+    for_each: board
+    prompt: "Do task #\${{ item.id }}: \${{ item.subject }}"
+`,
+      'script.yaml': `conversations:
+  - match: "Plan the release"
+    turns:
+      - tools:
+          - { name: task_create, args: { subject: Tag the release } }
+          - { name: task_update, args: { id: "1", status: completed, notes: nothing to log } }
+      - text: planned
+  - match: "Do task #([a-z0-9]+)"
+    turns:
+      - tools: [{ name: task_update, args: { id: "{{match.1}}", status: in_progress } }]
+      - tools: [{ name: task_update, args: { id: "{{match.1}}", status: completed } }]
+      - text: done
+`,
+    });
+    const { out, log } = await run(dir);
+    expect(out.status).toBe('succeeded');
+    // #1 was completed by the planner before work started: no instance for it.
+    expect(ofType(log, 'task_expanded').find((e) => e.task === 'work')!.keys).toEqual(['work.docs', 'work.2']);
+    const board = foldEvents(log).board;
+    expect([...board.values()].map((i) => `${i.id}:${i.status}:${i.owner}`)).toEqual([
+      '1:completed:plan',
+      'docs:completed:work.docs',
+      '2:completed:work.2',
+    ]);
+  });
 });
