@@ -17,6 +17,9 @@ import { type SourcePosition } from './source-map.js';
 import { suggestionHint } from './suggest.js';
 import { findCycles } from './task-graph.js';
 import { checkAgentFile } from './agent-file-checks.js';
+import { checkAgentFileKeys } from './agent-file-keys.js';
+import { checkRecipeHooks } from './hook-checks.js';
+import { checkBoardSeeds } from './board-checks.js';
 import { checkTask, needsOf, templateFields, type TaskCheckContext, type TaskEntry } from './task-checks.js';
 
 type Path = (string | number)[];
@@ -76,6 +79,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const defaults = isObj(raw.defaults) ? raw.defaults : {};
   const rawTasks = Array.isArray(raw.tasks) ? raw.tasks : [];
   out.push(...checkImpossiblePaths(raw)); // NUL bytes and overlong paths (path-checks.ts)
+  out.push(...checkBoardSeeds(raw.board)); // the task board's seeds (board-checks.ts)
 
   // ---- inputs ----
   for (const [name, def] of Object.entries(inputs)) {
@@ -221,7 +225,10 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
               hint: p.hint,
               at: { file: p.file, line: p.line, col: p.col },
             });
-        else checkAgentFile(name, a, parsed.agent, ctx.displayPath(abs), raw, checkTool, problem);
+        else {
+          checkAgentFile(name, a, parsed.agent, ctx.displayPath(abs), raw, checkTool, problem);
+          checkAgentFileKeys(name, a, parsed.agent, ctx.displayPath(abs), problem); // maxTurns, hooks, skills ...
+        }
       }
     }
     if (Array.isArray(a.tools)) a.tools.forEach((t, i) => typeof t === 'string' && checkTool(t, [...base, 'tools', i]));
@@ -276,6 +283,9 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   }
   if (agentNames.length === 0) for (const s of mcp.defaults) usedServers.add(s);
   checkMcpEntries(mcp, mcpEnv, recipeFile, usedServers, problem);
+
+  // ---- command hooks: the recipe's, the agents', the user's settings files (hook-checks.ts) ----
+  checkRecipeHooks(raw, { dir: ctx.dir, ...(ctx.env ? { env: ctx.env } : {}) }, problem);
 
   // ---- task ids ----
   const tasks: TaskEntry[] = [];

@@ -99,3 +99,25 @@ tasks:
     expect(r.problems[0]!.message).toMatch(/board must be true, false or a list of items/);
   });
 });
+
+describe('board: seeds that cannot work are validate errors at their line', () => {
+  it('a blocked_by naming no item, an item blocked by itself, and an id used twice', () => {
+    const r = load(`name: t
+board:
+  - Write the docs
+  - { id: spec, subject: Spec, blocked_by: [1, sepc] }
+  - { id: spec, subject: Again }
+  - { id: loop, subject: Loop, blocked_by: [loop] }
+tasks:
+  - { id: one, prompt: x }
+`);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems.map((p) => `${p.line}:${p.code}:${p.message}`)).toEqual([
+      '4:bad_board:blocked_by names no board item: "sepc"',
+      '5:bad_board:board item id "spec" is used twice (first by item 2)',
+      '6:bad_board:board item "loop" is blocked by itself',
+    ]);
+    expect(r.problems[0]!.hint).toContain('"1", "spec", "loop"');
+  });
+});
