@@ -28,6 +28,7 @@ import {
 import type { RunEventInput } from '../run/run-events.js';
 import type { TaskBoard } from './task-board.js';
 import { addUsageSummary, zeroUsage as zeroTotals, type BudgetScope, type UsageSummary } from '../run/usage-summary.js';
+import { mcpRunPort, usesRunScopedMcp } from '../tools/mcp/run-host-registry.js';
 
 export interface LaunchRef {
   task: string;
@@ -151,9 +152,13 @@ export class AgentLaunch {
       );
     }
     if (limits.idleTimeoutMs) this.watchIdle(limits.idleTimeoutMs);
-    const full: InstanceTask = { ...task, port: port2 };
+    // scope: run MCP servers live in this thread, one per run; threads reach them over a port of their own.
+    const local = !('description' in ctx.pool);
+    const mcpPort = local && usesRunScopedMcp(task.agent) ? mcpRunPort(task.runId) : undefined;
+    const full: InstanceTask = { ...task, port: port2, ...(mcpPort ? { mcpPort } : {}) };
     const transferList: MessagePort[] = [port2];
     if (task.peerPort) transferList.push(task.peerPort);
+    if (mcpPort) transferList.push(mcpPort);
     if (ctx.shareThreads) this.hardAbort.signal.addEventListener('abort', () => this.terminateThread(), { once: true });
     const unstarted = new Promise<WorkerResult>((resolve) => (this.settleUnstarted = resolve));
     const ran = this.ctx.pool

@@ -112,4 +112,6 @@ export interface InstanceTask {
   port: MessagePort;
   /** Direct channel to the other pair member (moved in the transferList). */
   peerPort?: MessagePort;
+  /** To the run's MCP host in the coordinator's thread (`scope: run` servers; moved in the transferList). */
+  mcpPort?: MessagePort;
 }

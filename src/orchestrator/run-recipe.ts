@@ -10,6 +10,7 @@ import { takeRunLease, type HeldRunLease, type TakeRunLease } from '../run/run-l
 import { readRunLog, resolveRunDir, RunStore } from '../run/run-store.js';
 import { runFolderWriteProblem, runsDirReadProblem, runsDirWriteProblem } from '../run/run-dir-access.js';
 import { runRedactor } from '../run/secrets.js';
+import { closeMcpRunHost } from '../tools/mcp/run-host-registry.js';
 
 export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' | 'overrides'> & {
   /**
@@ -130,7 +131,8 @@ async function runThenPlan(coordinator: Coordinator, store: RunStore, recipe: Lo
  */
 async function whileLeased(lease: HeldRunLease, store: RunStore, run: () => Promise<RunOutcome>): Promise<RunOutcome> {
   lease.onLost = (message) => store.fence(message);
-  const outcome = await run();
+  // The run's scope: run MCP servers end with it.
+  const outcome = await run().finally(() => closeMcpRunHost(store.runId));
   return lease.lostMessage ? { ...outcome, status: 'interrupted', error: lease.lostMessage, leaseLost: true } : outcome;
 }
 

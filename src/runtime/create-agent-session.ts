@@ -70,7 +70,10 @@ export interface CreateAgentSessionOptions {
    * `tools` that start with mcp__ (`mcp__github__create_issue`, `mcp__github__*`) allow only
    * those; without any, every tool of these servers. Servers end when the session is disposed.
    */
-  mcp?: Pick<McpToolSourceOptions, 'runId' | 'hide' | 'writable' | 'authProviders' | 'bwrapPath' | 'baseEnv'> & {
+  mcp?: Pick<
+    McpToolSourceOptions,
+    'runId' | 'runHostPort' | 'hide' | 'writable' | 'authProviders' | 'bwrapPath' | 'baseEnv'
+  > & {
     servers: McpServerConfig[];
     /** Tool patterns the agent may not use (win over the allowed ones). */
     deny?: string[];

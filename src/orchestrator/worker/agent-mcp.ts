@@ -6,6 +6,7 @@
 // are notices, and a server it lacks is left out (`absent`: the agent's mcp__ tools naming it are
 // dropped) rather than failing the instance.
 import { join } from 'node:path';
+import { MessagePort } from 'node:worker_threads';
 import type { CreateAgentSessionOptions } from '../../runtime/create-agent-session.js';
 import { readMcpJson, resolveMcpServer, type McpServerConfig, type McpServerSpec } from '../../tools/mcp/config.js';
 import { serverOfToolName } from '../../tools/mcp/names.js';
@@ -72,6 +73,8 @@ export function mcpOptionsFor(task: InstanceTask): AgentMcp | { error: string } 
     options: {
       servers,
       runId: task.runId,
+      // Run-scoped servers live in the coordinator's thread (one per run) when the launch brought a port.
+      ...(task.mcpPort instanceof MessagePort ? { runHostPort: task.mcpPort } : {}),
       ...(task.sandbox?.hide ? { hide: task.sandbox.hide } : {}),
       ...(task.agent.disallowedTools ? { deny: task.agent.disallowedTools } : {}),
     },

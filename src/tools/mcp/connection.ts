@@ -19,6 +19,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { resolveSandboxMode, warnOnce, type SandboxPlan } from '../sandbox.js';
 import { MCP_DEFAULTS, type McpServerConfig } from './config.js';
+import type { RunHostPort } from './run-host-wire.js';
 import { serverReadOnlyPaths } from './server-files.js';
 import { ServerStdioTransport } from './stdio-transport.js';
 
@@ -36,6 +37,8 @@ export interface McpConnectionContext {
   authProviders?: Record<string, OAuthClientProvider>;
   /** The environment the sandbox allowlist is taken from (default process.env). */
   baseEnv?: Readonly<Record<string, string | undefined>>;
+  /** `scope: run` servers are reached through the run's host over this port (run-host.ts). */
+  runHost?: RunHostPort;
 }
 
 export type McpConnectionStatus = 'idle' | 'starting' | 'ready' | 'failed' | 'closed';
@@ -262,6 +265,13 @@ export class McpConnection {
 
   private makeTransport(): Transport {
     const cfg = this.config;
+    if (cfg.scope === 'run' && this.ctx.runHost)
+      return this.ctx.runHost.transport(cfg, {
+        cwd: cfg.cwd ?? this.ctx.cwd,
+        writable: this.ctx.writable ?? [this.ctx.cwd],
+        ...(this.ctx.hide ? { hide: this.ctx.hide } : {}),
+        ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}),
+      });
     if (cfg.transport === 'stdio') {
       const cwd = cfg.cwd ?? this.ctx.cwd;
       let sandbox: { plan: SandboxPlan; bwrapPath?: string } | undefined;

@@ -1,14 +1,18 @@
-// The MCP tools of one agent: its servers (its own, or shared with the other agents of the run
-// in this thread for `scope: run`), the allow and deny patterns that pick tools, and the exposed
+// The MCP tools of one agent: its servers (its own, or for `scope: run` the run's: through the
+// run's host in the coordinator's thread when the agent's launch brought a port to it
+// (run-host.ts), else shared with the run's other agents in this thread), the allow and deny
+// patterns that pick tools, and the exposed
 // names. `start` runs when the agent starts (eager servers) and `prepareTurn` before every model
 // call (lazy servers on the first, re-listing after list_changed or a restart), so a tool added
 // by the server is callable on the next turn. `close` ends the servers this agent owns; shared
 // ones stay for the other agents and end with the thread (or closeSharedMcpServers).
+import type { MessagePort } from 'node:worker_threads';
 import type { AnyAgentTool } from '../../agent/types.js';
 import { PrivateTempDir } from '../private-temp.js';
 import type { McpServerConfig } from './config.js';
 import { McpConnection, type McpConnectionContext } from './connection.js';
 import { matchesAny, MCP_TOOL_PREFIX, mcpToolName, normalizePattern } from './names.js';
+import { RunHostPort } from './run-host-wire.js';
 import { createMcpAgentTool } from './tool-adapter.js';
 
 export interface McpToolSourceOptions extends McpConnectionContext {
@@ -19,6 +23,8 @@ export interface McpToolSourceOptions extends McpConnectionContext {
   deny?: readonly string[];
   /** Groups `scope: run` servers: agents with the same run id in this thread share one server. */
   runId?: string;
+  /** The port to the run's MCP host (the coordinator's thread): `scope: run` servers are reached through it. */
+  runHostPort?: MessagePort;
   maxLines?: number;
   maxBytes?: number;
 }
@@ -60,6 +66,7 @@ export class McpToolSource {
   private readonly origins = new Map<string, McpToolOrigin>();
   private readonly temp = new PrivateTempDir(undefined, 'orchestrate-mcp-');
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly runHost: RunHostPort | undefined;
   private changed = true;
   private closed = false;
   private readonly allow: string[];
@@ -68,9 +75,15 @@ export class McpToolSource {
   constructor(private readonly options: McpToolSourceOptions) {
     this.allow = (options.allow ?? []).map(normalizePattern);
     this.deny = (options.deny ?? []).map(normalizePattern);
+    if (options.runHostPort && options.servers.some((c) => c.scope === 'run'))
+      this.runHost = new RunHostPort(options.runHostPort, options.notify);
     for (const config of options.servers) {
       let connection: McpConnection;
-      if (config.scope === 'run' && options.runId !== undefined) {
+      if (config.scope === 'run' && this.runHost) {
+        // This agent's session with the run's one server: closing it leaves the server running.
+        connection = new McpConnection(config, { ...options, runHost: this.runHost });
+        this.owned.add(connection);
+      } else if (config.scope === 'run' && options.runId !== undefined) {
         const key = `${options.runId}\0${config.name}\0${JSON.stringify(config)}`;
         let s = shared.get(key);
         if (!s || s.connection.status === 'closed') {
@@ -138,6 +151,7 @@ export class McpToolSource {
     this.closed = true;
     for (const u of this.unsubscribe) u();
     await Promise.all([...this.owned].map((c) => c.close()));
+    this.runHost?.close();
     for (const c of this.connections) {
       if (this.owned.has(c)) continue;
       for (const [, s] of shared) if (s.connection === c) s.users--;

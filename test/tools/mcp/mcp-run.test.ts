@@ -39,6 +39,22 @@ describe('MCP servers in recipe runs', () => {
     await until(() => processesWith(s.marker).length === 0, 'servers to end after the run');
   }, 90_000);
 
+  it('scope: run is one server per run, shared by agents on different threads (hosted by the coordinator)', async () => {
+    const s = setup(CALLS, { scope: 'run', items: 4 });
+    const run = await runCli(['run', join(s.dir, 'recipe.yaml'), '--concurrency', '2', '--agents-per-thread', '1'], {
+      cwd: s.dir,
+      env: env(s.dir),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const sessions = allFiles(join(s.dir, '.orchestrate')).filter(
+      (f) => f.endsWith('.jsonl') && !f.endsWith('run.jsonl'),
+    );
+    const answered = sessions.filter((f) => readFileSync(f, 'utf8').includes('plain: there'));
+    expect(answered).toHaveLength(4);
+    expect(readFileSync(s.pidFile, 'utf8').trim().split('\n')).toHaveLength(1);
+    await until(() => processesWith(s.marker).length === 0, 'servers to end after the run');
+  }, 90_000);
+
   it('an unknown server, a bad URL and a missing ${VAR} are validate errors with file:line:col', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcp-bad-'));
     dirs.push(dir);
