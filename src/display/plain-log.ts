@@ -79,6 +79,8 @@ export class PlainLog {
         return `budget exhausted: ${err(e.reason)}; no new model calls are permitted`;
       case 'board_task':
         return boardLine(e);
+      case 'window_learned':
+        return `${e.by}: the server's context window for ${e.provider}/${e.model} is ${plural(e.window, 'token')}; every agent of the run uses it from now on`;
       case 'run_end': {
         const u = this.state.endUsage ?? runUsage(this.state);
         return `run ${e.runId} ${e.status.replace('_', ' ')} in ${formatDuration(e.durationMs)}, ${plural(u.totalTokens, 'token')}, ${formatCost(u.cost)}`;

@@ -26,6 +26,7 @@ import {
   type WorkerResult,
 } from './protocol.js';
 import type { RunEventInput } from '../run/run-events.js';
+import type { LearnedWindow } from '../ai/learned-windows.js';
 import type { TaskBoard } from './task-board.js';
 import { addUsageSummary, zeroUsage as zeroTotals, type BudgetScope, type UsageSummary } from '../run/usage-summary.js';
 import { mcpRunPort, usesRunScopedMcp } from '../tools/mcp/run-host-registry.js';
@@ -64,6 +65,10 @@ export interface LaunchContext {
   estimate(ref: LaunchRef, model: string): Spend;
   /** Real usage of one call arrived. */
   onUsage(ref: LaunchRef, model: string, tokens: number): void;
+  /** Windows the run's agents learned so far, for this agent's session to start with. */
+  learnedWindows?(): LearnedWindow[];
+  /** This agent's server stated a model's window (an overflow): the run records it and tells its other agents. */
+  onWindowLearned?(ref: LaunchRef, w: LearnedWindow): void;
   /** A permit was refused because a budget is spent; `scope`: whose (the run's ends the run). */
   onBudgetDenied(ref: LaunchRef, reason: string, scope: BudgetScope): void;
   /** A worker thread runs this agent (its first message arrived): the worker module loads. `worker`: the worker process of a distributed run. */
@@ -155,7 +160,13 @@ export class AgentLaunch {
     // scope: run MCP servers live in this thread, one per run; threads reach them over a port of their own.
     const local = !('description' in ctx.pool);
     const mcpPort = local && usesRunScopedMcp(task.agent) ? mcpRunPort(task.runId) : undefined;
-    const full: InstanceTask = { ...task, port: port2, ...(mcpPort ? { mcpPort } : {}) };
+    const windows = ctx.learnedWindows?.() ?? [];
+    const full: InstanceTask = {
+      ...task,
+      port: port2,
+      ...(mcpPort ? { mcpPort } : {}),
+      ...(windows.length ? { learnedWindows: windows } : {}),
+    };
     const transferList: MessagePort[] = [port2];
     if (task.peerPort) transferList.push(task.peerPort);
     if (mcpPort) transferList.push(mcpPort);
@@ -243,6 +254,11 @@ export class AgentLaunch {
     this.streamOff = undefined;
     this.partialText = '';
     this.post({ type: 'stream', on: false });
+  }
+
+  /** Another agent of the run learned a model's window (learned-window-book.ts). */
+  shareWindow(learned: LearnedWindow): void {
+    this.post({ type: 'window_learned', learned });
   }
 
   private post(m: CoordinatorMessage): void {
@@ -498,6 +514,9 @@ export class AgentLaunch {
       }
       case 'done':
         this.markPortDone();
+        break;
+      case 'window_learned':
+        this.ctx.onWindowLearned?.(ref, m.learned);
         break;
       case 'verify':
         this.touch();

@@ -27,6 +27,7 @@ import type { StopReason } from './control-decisions.js';
 import type { ExternalExecutor } from './instance-executor.js';
 import type { InstanceRunner } from './instance-runner.js';
 import type { MessageRouter } from './message-router.js';
+import type { LearnedWindowBook } from './learned-window-book.js';
 import type { PermitBroker } from './permit-broker.js';
 import type { TaskBoard } from './task-board.js';
 import type { WorkerResult } from './protocol.js';
@@ -43,6 +44,8 @@ export interface AttemptContext {
   admission: Admission;
   broker: PermitBroker;
   router: MessageRouter;
+  /** The run's learned context windows, shared by its agents. */
+  windows?: LearnedWindowBook;
   /** The run's task board (task-board.ts): agents' board calls are answered by it. */
   board?: TaskBoard;
   /** The local thread pool, or undefined when agents run on `executor`. */
@@ -134,6 +137,8 @@ export class AttemptRunner {
         if (worker !== undefined)
           this.remoteStarts.workerTook({ task: inst.task, key: inst.id, attempt: inst.attempt }, ref.key, worker);
       },
+      learnedWindows: () => c.windows?.list() ?? [],
+      onWindowLearned: (ref, w) => c.windows?.learned(ref.key, w),
       onBudgetDenied: (_ref, reason, scope) => {
         if (scope === 'run') c.exhaustBudget(reason);
       },

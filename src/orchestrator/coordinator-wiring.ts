@@ -19,6 +19,7 @@ import { ControlDesk } from './control-desk.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { InstanceRunner } from './instance-runner.js';
 import { MessageRouter, runDirectory } from './message-router.js';
+import { LearnedWindowBook } from './learned-window-book.js';
 import { PermitBroker, providerScope } from './permit-broker.js';
 import { RunFiles } from './run-files.js';
 import { Scheduler, type SchedulableInstance } from './scheduler.js';
@@ -209,7 +210,16 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     runner,
     storageFailed: (m) => host.storageFailed(m),
   });
+  // Context windows an agent learns from its server reach the run's other agents and the log.
+  const windows = new LearnedWindowBook({
+    record: (e) => host.record(e),
+    broadcast: (w) => {
+      for (const list of host.launches.values()) for (const launch of list) launch.shareWindow(w);
+    },
+    ...(opts.replay ? { restored: opts.replay.learnedWindows } : {}),
+  });
   const attempts: AttemptRunner = new AttemptRunner({
+    windows,
     ...{ recipe, tasks: host.tasks, runner, landing, desk, admission, broker, router, board },
     threads: () => host.threads(),
     ...(opts.executor ? { executor: opts.executor } : {}),

@@ -2,6 +2,7 @@
 // MessagePorts (moved through the transferList), so it crosses the thread boundary by structured
 // clone. Types only: the coordinator imports this without loading the runtime.
 import type { MessagePort } from 'node:worker_threads';
+import type { LearnedWindow } from '../ai/learned-windows.js';
 import type { ModelSpec } from '../ai/models.js';
 import type { ProviderConfig } from '../ai/provider-config.js';
 import type { ScriptedScript } from '../ai/scripted.js';
@@ -108,6 +109,8 @@ export interface InstanceTask {
   maxTurns: number;
   /** Compact the session into a handoff summary when the agent is done. */
   summarize: boolean;
+  /** Context windows the run's agents learned so far (shared-windows.ts): sessions start with them. */
+  learnedWindows?: LearnedWindow[];
   /** To the coordinator (moved in the transferList). */
   port: MessagePort;
   /** Direct channel to the other pair member (moved in the transferList). */

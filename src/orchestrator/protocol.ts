@@ -35,8 +35,18 @@ export const BoardAnswerSchema = z.discriminatedUnion('ok', [
 ]);
 export type BoardAnswer = z.infer<typeof BoardAnswerSchema>;
 
+/** A context window a server stated in an overflow error (ai/learned-windows.ts), shared across the run's threads. */
+export const LearnedWindowSchema = z.object({
+  provider: z.string(),
+  baseUrl: z.string().optional(),
+  model: z.string(),
+  window: z.number().int().positive(),
+});
+
 /** Coordinator -> worker. */
 export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
+  /** Another agent of the run learned a model's window: sessions on that model use it from now on. */
+  z.object({ type: z.literal('window_learned'), learned: LearnedWindowSchema }),
   /** A peer (or the coordinator) sends text into this agent's loop. */
   z.object({ type: z.literal('deliver'), from: z.string(), text: z.string() }),
   /** Stop the agent now; the session stays intact. */
@@ -68,6 +78,8 @@ export type CoordinatorMessage = z.infer<typeof CoordinatorMessageSchema>;
 
 /** Worker -> coordinator. */
 export const WorkerMessageSchema = z.discriminatedUnion('type', [
+  /** This agent's server stated a smaller window for its model (an overflow error): the run's other agents use it too. */
+  z.object({ type: z.literal('window_learned'), learned: LearnedWindowSchema }),
   z.object({
     type: z.literal('permit_request'),
     requestId: z.number(),

@@ -154,6 +154,18 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
   /**
+   * An agent (`by`) learned a model's context window from its server's overflow error: every
+   * agent of the run (and of a resume) uses it from now on (ai/learned-windows.ts).
+   */
+  Base.extend({
+    type: z.literal('window_learned'),
+    by: z.string(),
+    provider: z.string(),
+    baseUrl: z.string().optional(),
+    model: z.string(),
+    window: z.number(),
+  }),
+  /**
    * A task with `approve:` reached its gate (approval-gates.ts): the instance `key` waits, spending
    * nothing, until a user answers or `deadline` (epoch ms, absolute so a resume keeps it) passes
    * and `onTimeout` answers. A resume that finds the gate still waiting logs it again.

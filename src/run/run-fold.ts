@@ -11,6 +11,7 @@
 // total as the coordinator saw it) is used only for logs without call_usage events.
 import { type FailureClass, type RunEvent, type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { addProviderCall, type ProviderUsage } from './usage-summary.js';
+import { learnedWindowKey, type LearnedWindow } from '../ai/learned-windows.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
 import { applyApprovalEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
@@ -131,6 +132,8 @@ export interface RunState {
   spend: UsageSummary;
   /** The same calls per provider and per model within it (usage-summary.ts addProviderCall). */
   providers: ProviderUsage;
+  /** Context windows the run's agents learned from their servers (the smallest per model), which a resume starts from. */
+  learnedWindows: LearnedWindow[];
   runId: string;
   name: string;
   recipe: string;
@@ -165,6 +168,7 @@ export function createRunState(): RunState {
     resumed: false,
     spend: zeroUsage(),
     providers: {},
+    learnedWindows: [],
     tasks: new Map(),
     instances: new Map(),
     controls: [],
@@ -423,6 +427,14 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'budget_exhausted':
       state.budgetExhausted = e.reason;
       return;
+    case 'window_learned': {
+      const w: LearnedWindow = { provider: e.provider, model: e.model, window: e.window };
+      if (e.baseUrl !== undefined) w.baseUrl = e.baseUrl;
+      const i = state.learnedWindows.findIndex((x) => learnedWindowKey(x) === learnedWindowKey(w));
+      if (i < 0) state.learnedWindows.push(w);
+      else if (w.window < state.learnedWindows[i]!.window) state.learnedWindows[i] = w;
+      return;
+    }
     case 'approval_requested':
     case 'approval_given': {
       // Before any attempt: no attempt record, so timelines show no bar for the wait.

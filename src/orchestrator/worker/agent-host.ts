@@ -34,6 +34,7 @@ import { createSendMessageTool } from './send-message-tool.js';
 import { createBoardTools, isBoardTool } from './board-tools.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
 import { WorkerLink } from './worker-link.js';
+import { applyLearnedWindow, reportLearnedWindows } from './shared-windows.js';
 
 /** What a finished prompt left behind. */
 export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; error: string; budgetScope?: BudgetScope };
@@ -123,6 +124,7 @@ export class AgentHost {
   private writing: AssistantMessage | undefined;
   private lastPartialPost = 0;
   private partialTimer: NodeJS.Timeout | undefined;
+  private stopReportingWindows: (() => void) | undefined;
 
   private constructor(
     readonly task: InstanceTask,
@@ -224,7 +226,9 @@ export class AgentHost {
   /** Wires events and coordinator messages; call once before the first prompt. */
   attach(): void {
     this.session.subscribe((event) => this.forward(event));
+    this.stopReportingWindows = reportLearnedWindows(this.link);
     this.link.setHandlers({
+      windowLearned: (w) => applyLearnedWindow(this.session, w),
       deliver: (from, text) => this.deliver(from, text),
       abort: (reason) => this.stop(reason),
       wrapUp: (text) => {
@@ -445,6 +449,7 @@ export class AgentHost {
 
   async close(): Promise<void> {
     this.clearPartialTimer();
+    this.stopReportingWindows?.();
     try {
       await this.session.dispose();
     } catch {

@@ -8,6 +8,7 @@ import { runPairMember } from './pair.js';
 import type { WorkerResult } from '../protocol.js';
 import { WorkerLink } from './worker-link.js';
 import { threadId } from 'node:worker_threads';
+import { rememberContextWindow } from '../../ai/learned-windows.js';
 
 /** A solo agent: prompt (or continue), check the work, summarize. */
 async function runSolo(host: AgentHost): Promise<WorkerResult> {
@@ -24,6 +25,8 @@ export async function runInstance(task: InstanceTask): Promise<WorkerResult> {
   // Which thread runs this agent: the coordinator terminates exactly this one if the agent
   // ignores an abort (threads may be shared, so piscina's per-task abort is not used then).
   link.post({ type: 'hello', threadId });
+  // Windows the run's other agents learned (ai/learned-windows.ts): this session starts with them.
+  for (const w of task.learnedWindows ?? []) rememberContextWindow(w);
   const opened = await AgentHost.open(task, link);
   if (!('session' in opened)) {
     task.peerPort?.close();

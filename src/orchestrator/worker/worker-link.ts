@@ -4,6 +4,7 @@
 // deliveries, abort) arrive while the agent works.
 import type { MessagePort } from 'node:worker_threads';
 import type { PermitChannel, PermitKind } from './permitted-stream.js';
+import type { LearnedWindow } from '../../ai/learned-windows.js';
 import {
   parseCoordinatorMessage,
   type BoardAnswer,
@@ -21,6 +22,8 @@ export interface WorkerLinkHandlers {
   abort?: (reason: string) => void;
   wrapUp?: (text: string) => void;
   stream?: (on: boolean) => void;
+  /** Another agent of the run learned a model's context window. */
+  windowLearned?: (w: LearnedWindow) => void;
 }
 
 export class WorkerLink implements PermitChannel {
@@ -106,6 +109,9 @@ export class WorkerLink implements PermitChannel {
         break;
       case 'wrap_up':
         this.handlers.wrapUp?.(m.text);
+        break;
+      case 'window_learned':
+        this.handlers.windowLearned?.(m.learned);
         break;
       case 'stream':
         this.streaming = m.on;
