@@ -40,6 +40,8 @@ export class BudgetLedger {
   private readonly spent = new Map<string, Spend>();
   private readonly limits = new Map<string, BudgetLimits>();
   private readonly reservations = new Map<number, Reservation[]>();
+  /** The sum of the open reservations per scope, kept as they come and go: a check costs the same with 200 calls in flight as with one. */
+  private readonly reservedBy = new Map<string, Spend & { count: number }>();
   private nextId = 1;
 
   constructor(runLimits: BudgetLimits = {}) {
@@ -59,21 +61,21 @@ export class BudgetLedger {
   }
 
   private reserved(scope: string): Spend {
-    const r = { usd: 0, tokens: 0 };
-    for (const list of this.reservations.values())
-      for (const x of list)
-        if (x.scope === scope) {
-          r.usd += x.usd;
-          r.tokens += x.tokens;
-        }
-    return r;
+    const r = this.reservedBy.get(scope);
+    return r ? { usd: r.usd, tokens: r.tokens } : { usd: 0, tokens: 0 };
+  }
+
+  /** Whether any scope has a cap (without one no request is ever refused, and nothing needs a sweep). */
+  get limited(): boolean {
+    for (const lim of this.limits.values()) if (lim.usd !== undefined || lim.tokens !== undefined) return true;
+    return false;
   }
 
   /** Whether `estimate` more spend fits every scope (run first, then the task's). */
   check(scopes: string[], estimate: Spend): BudgetVerdict {
     for (const scope of scopes) {
       const lim = this.limits.get(scope);
-      if (!lim) continue;
+      if (!lim || (lim.usd === undefined && lim.tokens === undefined)) continue;
       const s = this.spend(scope);
       const r = this.reserved(scope);
       const label =
@@ -106,16 +108,33 @@ export class BudgetLedger {
     const v = this.check(scopes, estimate);
     if (!v.ok) return v;
     const id = this.nextId++;
-    this.reservations.set(
-      id,
-      scopes.map((scope) => ({ scope, ...estimate })),
-    );
+    const list = scopes.map((scope) => ({ scope, ...estimate }));
+    this.reservations.set(id, list);
+    for (const x of list) {
+      const r = this.reservedBy.get(x.scope) ?? { usd: 0, tokens: 0, count: 0 };
+      r.usd += x.usd;
+      r.tokens += x.tokens;
+      r.count++;
+      this.reservedBy.set(x.scope, r);
+    }
     return { ok: true, id };
   }
 
   /** Drops a reservation (the call finished or never happened). */
   release(id: number): void {
+    const list = this.reservations.get(id);
+    if (!list) return;
     this.reservations.delete(id);
+    for (const x of list) {
+      const r = this.reservedBy.get(x.scope);
+      if (!r) continue;
+      // The last one out leaves an exact zero (no rounding left over from the sums).
+      if (--r.count === 0) this.reservedBy.delete(x.scope);
+      else {
+        r.usd -= x.usd;
+        r.tokens -= x.tokens;
+      }
+    }
   }
 
   /** Records real spend in every scope. */

@@ -228,12 +228,14 @@ export class PermitBroker {
 
   /** Something changed (a slot, a pause, the spend): heads look again, waiters over budget are refused. */
   private wake(): void {
-    for (const w of this.waiters) {
-      if (w.refuse.signal.aborted) continue;
-      const verdict = this.budget.check(this.scopesOf(w.req), w.req.estimate);
-      if (!verdict.ok)
-        w.refuse.abort({ ok: false, reason: verdict.reason, budget: verdict.scope } satisfies PermitOutcome);
-    }
+    // Without a cap anywhere nobody can be over budget: no sweep (it is one check per waiter, per wake).
+    if (this.budget.limited)
+      for (const w of this.waiters) {
+        if (w.refuse.signal.aborted) continue;
+        const verdict = this.budget.check(this.scopesOf(w.req), w.req.estimate);
+        if (!verdict.ok)
+          w.refuse.abort({ ok: false, reason: verdict.reason, budget: verdict.scope } satisfies PermitOutcome);
+      }
     const wakers = this.wakers;
     this.wakers = new Set();
     for (const wake of wakers) wake();

@@ -30,4 +30,25 @@ describe('BudgetLedger', () => {
     const v = b.check(['run', 'task:x'], { usd: 0.01, tokens: 0 });
     expect(v.ok).toBe(false);
   });
+
+  it('reservations released in any order, a released one twice included, leave exactly the cap free again', () => {
+    const b = new BudgetLedger({ usd: 0.3 });
+    const ids = [0.1, 0.1, 0.1].map((usd) => b.reserve(['run', 'task:a'], { usd, tokens: 0 }));
+    expect(ids.every((r) => r.ok)).toBe(true);
+    expect(b.reserve(['run'], { usd: 0.01, tokens: 0 }).ok).toBe(false);
+    for (const i of [1, 0, 1, 2]) {
+      const r = ids[i]!;
+      if (r.ok) b.release(r.id);
+    }
+    // 0.1 + 0.1 + 0.1 - 0.1 - 0.1 - 0.1 is not 0 in floating point; nothing reserved must leave the whole cap.
+    const whole = b.reserve(['run'], { usd: 0.3, tokens: 0 });
+    expect(whole.ok).toBe(true);
+  });
+
+  it('a run without caps reports no limits, one with a task cap does', () => {
+    expect(new BudgetLedger().limited).toBe(false);
+    const b = new BudgetLedger({});
+    b.setLimits('task:x', { tokens: 10 });
+    expect(b.limited).toBe(true);
+  });
 });
