@@ -82,6 +82,7 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
   if (a.mcpServers) spec.mcpServers = a.mcpServers;
   if (a.mcpRepoPick) spec.mcpRepoPick = a.mcpRepoPick;
   if (a.disallowedTools) spec.disallowedTools = a.disallowedTools;
+  if (a.commandHooks) spec.commandHooks = a.commandHooks;
   return spec;
 }
 

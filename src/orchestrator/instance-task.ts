@@ -6,6 +6,7 @@ import type { LearnedWindow } from '../ai/learned-windows.js';
 import type { ModelSpec } from '../ai/models.js';
 import type { ProviderConfig } from '../ai/provider-config.js';
 import type { ScriptedScript } from '../ai/scripted.js';
+import type { HooksConfig } from '../runtime/command-hooks.js';
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import type { McpServerSpec } from '../tools/mcp/config.js';
 
@@ -47,6 +48,8 @@ export interface AgentSpec {
   mcpRepoPick?: string[] | 'all';
   /** Tool patterns the agent may not use (MCP tools). */
   disallowedTools?: string[];
+  /** Command hooks (Claude Code's format) from the user's settings, the recipe and the agent file. */
+  commandHooks?: HooksConfig;
 }
 
 export type InstanceRole = 'solo' | 'pair-worker' | 'pair-planner';

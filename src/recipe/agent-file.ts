@@ -1,11 +1,22 @@
 // Agent definition files: markdown with a YAML frontmatter (name, description, tools, model),
-// the convention of Claude Code and pi agent files. The body is the system prompt. Keys other
-// tools add (color, ...) are ignored so the same file works everywhere. Tool names are kept as
-// written here; agent-tools.ts says what each means.
+// the convention of Claude Code and pi agent files. The body is the system prompt. Tool names are
+// kept as written here; agent-tools.ts says what each means. Claude Code's further keys are
+// honoured where this runtime has the same thing (maxTurns, disallowedTools, hooks, isolation:
+// worktree, mcpServers) and otherwise noted one by one (`notes`: warnings saying what is not
+// done and what to use instead); display-only keys (color) are ignored so a file works everywhere.
 import { readFileSync } from 'node:fs';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { HooksConfigError, parseHooksConfig, type HooksConfig } from '../runtime/command-hooks.js';
 import { yamlQuoteHint } from '../tools/frontmatter.js';
 import { type RecipeProblem } from './problems.js';
+
+/** A position in the agent file with what to say there (a warning). */
+export interface AgentFileNote {
+  line: number;
+  col: number;
+  message: string;
+  hint?: string;
+}
 
 export interface AgentFile {
   name?: string;
@@ -27,7 +38,50 @@ export interface AgentFile {
    * servers defined inline, each with its position.
    */
   mcpServers?: { name: string; entry?: unknown; line: number; col: number }[];
+  /** `maxTurns:` (Claude Code): the agent's cap on model turns per attempt. */
+  maxTurns?: number;
+  /** `disallowedTools:` as written (Claude Code names), with positions. */
+  disallowedTools?: { name: string; line: number; col: number }[];
+  /** `hooks:` in Claude Code's format, checked; each hook's source is the file. */
+  hooks?: HooksConfig;
+  /** `isolation: worktree`: the tasks it runs work in a git worktree per instance unless they say otherwise. */
+  isolation?: 'worktree';
+  /** Keys with no counterpart here, and the hooks it skips: warnings at their positions. */
+  notes: AgentFileNote[];
 }
+
+/** Claude Code keys this runtime has no counterpart for, and what to tell the user about each. */
+const UNSUPPORTED_KEYS: Record<string, { message: string; hint?: string }> = {
+  skills: {
+    message: 'skills: names Claude Code skills to preload; they are not loaded from an agent file here',
+    hint: "give the skill folders under the agent's skills: in the recipe (paths relative to the recipe folder)",
+  },
+  permissionMode: {
+    message:
+      'permissionMode: has no effect here: agents run unattended and never ask; every tool they have runs inside the command sandbox',
+    hint: "limit what the agent may do with its tools:, disallowed_tools:, bash: { allow, deny } and the task's writes:",
+  },
+  memory: {
+    message:
+      'memory: persistent agent memory is not kept here; each instance starts from its prompt and the summaries of the tasks it needs',
+    hint: 'pass what later tasks need through context: summaries or the task board',
+  },
+  background: {
+    message:
+      'background: has no effect here: every instance of a run already runs on its own, in parallel where the task graph allows',
+  },
+  effort: {
+    message: 'effort: is not read from an agent file here',
+    hint: "set the agent's thinking: in the recipe (off, minimal, low, medium, high, xhigh)",
+  },
+  initialPrompt: {
+    message: 'initialPrompt: is not used here: each task gives the agent its prompt',
+    hint: "put the text into the task's prompt:",
+  },
+};
+
+/** Keys that only change how Claude Code shows the agent: ignored without a word. */
+const DISPLAY_KEYS = new Set(['color']);
 
 export type AgentFileResult = { ok: true; agent: AgentFile } | { ok: false; problems: RecipeProblem[] };
 
@@ -37,7 +91,7 @@ const FRONTMATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 export function parseAgentFile(text: string, file: string): AgentFileResult {
   const source = text.replace(/^\uFEFF/, '');
   const m = FRONTMATTER.exec(source);
-  if (!m) return { ok: true, agent: { body: source.trim(), toolPositions: [] } };
+  if (!m) return { ok: true, agent: { body: source.trim(), toolPositions: [], notes: [] } };
   const yamlText = m[1] ?? '';
   const yamlStart = source.indexOf(yamlText);
   const lc = new LineCounter();
@@ -66,12 +120,39 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
   if (problems.length) return { ok: false, problems };
 
   const body = source.slice(m[0].length).trim();
-  if (doc.contents === null) return { ok: true, agent: { body, toolPositions: [] } };
+  if (doc.contents === null) return { ok: true, agent: { body, toolPositions: [], notes: [] } };
   if (!isMap(doc.contents)) {
     problem(0, 'frontmatter must be a map of keys (name, description, tools, model)');
     return { ok: false, problems };
   }
-  const agent: AgentFile = { body, toolPositions: [] };
+  const agent: AgentFile = { body, toolPositions: [], notes: [] };
+  /** "read, grep" (Claude Code / pi) or a YAML list; undefined when empty. */
+  const nameList = (key: string, value: unknown, offset: number): { name: string; offset: number }[] | undefined => {
+    if (value === null || (isScalar(value) && (value.value === null || value.value === ''))) return undefined;
+    const items: { name: string; offset: number }[] = [];
+    if (isScalar(value) && typeof value.value === 'string') {
+      let at = 0;
+      for (const part of value.value.split(',')) {
+        const name = part.trim();
+        const inRaw = yamlText.indexOf(name, (value.range?.[0] ?? 0) + at);
+        if (name) items.push({ name, offset: inRaw >= 0 ? inRaw : offset });
+        at += part.length + 1;
+      }
+    } else if (isSeq(value)) {
+      for (const item of value.items) {
+        if (isScalar(item) && typeof item.value === 'string')
+          items.push({ name: item.value, offset: item.range?.[0] ?? offset });
+        else
+          problem(
+            (item as { range?: number[] }).range?.[0] ?? offset,
+            `frontmatter "${key}" entries must be tool names`,
+          );
+      }
+    } else {
+      problem(offset, `frontmatter "${key}" must be a comma-separated list or a YAML list`);
+    }
+    return items;
+  };
   for (const pair of doc.contents.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '';
     const value = pair.value;
@@ -114,40 +195,88 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
         );
       }
       agent.mcpServers = servers;
+    } else if (key === 'maxTurns' || key === 'max_turns') {
+      if (isScalar(value) && value.value === null) continue;
+      if (!isScalar(value) || typeof value.value !== 'number' || !Number.isInteger(value.value) || value.value < 0)
+        problem(offset, `frontmatter "${key}" must be a whole number of model turns (0: no cap)`);
+      else agent.maxTurns = value.value;
+    } else if (key === 'disallowedTools' || key === 'disallowed_tools') {
+      const items = nameList(key, value, offset);
+      if (items) agent.disallowedTools = items.map((i) => ({ name: i.name, ...pos(i.offset) }));
+    } else if (key === 'hooks') {
+      if (isScalar(value) && value.value === null) continue;
+      const notes: { message: string; key?: string }[] = [];
+      try {
+        const hooks = parseHooksConfig(
+          (value as { toJSON?: () => unknown } | null)?.toJSON?.() ?? value,
+          file,
+          (message, hookKey) => notes.push({ message, ...(hookKey ? { key: hookKey } : {}) }),
+        );
+        agent.hooks = hooks;
+      } catch (err) {
+        if (!(err instanceof HooksConfigError)) throw err;
+        const at = err.key ? nodeOffset(value, err.key, offset) : offset;
+        problem(at, `frontmatter ${err.key ?? 'hooks'}: ${err.problem ?? err.message}`);
+      }
+      for (const n of notes)
+        agent.notes.push({
+          ...pos(n.key ? nodeOffset(value, n.key, offset) : offset),
+          message: n.message.replace(/^warning: [^:]*: /, 'frontmatter '),
+        });
+    } else if (key === 'isolation') {
+      if (isScalar(value) && value.value === 'worktree') agent.isolation = 'worktree';
+      else if (!(isScalar(value) && (value.value === null || value.value === 'none')))
+        problem(offset, 'frontmatter "isolation" must be worktree (or none)');
+    } else if (UNSUPPORTED_KEYS[key] !== undefined) {
+      if (isScalar(value) && (value.value === null || value.value === false || value.value === '')) continue;
+      agent.notes.push({ ...pos(keyOffset(pair.key, offset)), ...UNSUPPORTED_KEYS[key]! });
+    } else if (DISPLAY_KEYS.has(key)) {
+      continue;
     } else if (key === 'strict_tools') {
       if (!isScalar(value) || typeof value.value !== 'boolean')
         problem(offset, 'frontmatter "strict_tools" must be true or false');
       else agent.strictTools = value.value;
     } else if (key === 'tools') {
-      if (value === null || (isScalar(value) && (value.value === null || value.value === ''))) continue; // no tools given
-      // "read, grep" (Claude Code / pi) or a YAML list.
-      const items: { name: string; offset: number }[] = [];
-      if (isScalar(value) && typeof value.value === 'string') {
-        let at = 0;
-        for (const part of value.value.split(',')) {
-          const name = part.trim();
-          const inRaw = yamlText.indexOf(name, (value.range?.[0] ?? 0) + at);
-          if (name) items.push({ name, offset: inRaw >= 0 ? inRaw : offset });
-          at += part.length + 1;
-        }
-      } else if (isSeq(value)) {
-        for (const item of value.items) {
-          if (isScalar(item) && typeof item.value === 'string')
-            items.push({ name: item.value, offset: item.range?.[0] ?? offset });
-          else
-            problem(
-              (item as { range?: number[] }).range?.[0] ?? offset,
-              'frontmatter "tools" entries must be tool names',
-            );
-        }
-      } else {
-        problem(offset, 'frontmatter "tools" must be a comma-separated list or a YAML list');
-      }
+      const items = nameList(key, value, offset);
+      if (!items) continue; // no tools given
       agent.tools = items.map((i) => i.name);
       agent.toolPositions = items.map((i) => ({ name: i.name, ...pos(i.offset) }));
     }
   }
   return problems.length ? { ok: false, problems } : { ok: true, agent };
+}
+
+function keyOffset(key: unknown, fallback: number): number {
+  return (key as { range?: number[] } | null)?.range?.[0] ?? fallback;
+}
+
+/**
+ * Where a hooks key path ("hooks.PreToolUse[0].hooks[1].timeout") points inside the `hooks:`
+ * node: the value, or the key itself when the problem is the key (an unknown event or key).
+ */
+function nodeOffset(hooksNode: unknown, keyPath: string, fallback: number): number {
+  const steps = keyPath
+    .replace(/^hooks\.?/, '')
+    .split(/\.|\[(\d+)\]/)
+    .filter((s) => s !== undefined && s !== '');
+  let node: unknown = hooksNode;
+  let at = fallback;
+  for (const step of steps) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === step);
+      if (!pair) break;
+      at = keyOffset(pair.key, at);
+      node = pair.value;
+      if (step === steps[steps.length - 1] && pair.value && !isMap(pair.value) && !isSeq(pair.value))
+        at = (pair.value as Node).range?.[0] ?? at;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(step)];
+      if (item === undefined) break;
+      at = (item as Node).range?.[0] ?? at;
+      node = item;
+    } else break;
+  }
+  return at;
 }
 
 /** Reads and parses an agent file from disk. */

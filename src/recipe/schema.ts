@@ -341,6 +341,38 @@ const approveGate = z
     'Approval gate: the run pauses before this task (other branches go on) until `orchestrate approve|reject <run> --task <id>`, the run view or the MCP server answers',
   );
 
+/**
+ * Command hooks in Claude Code's settings format. Only the shape is checked here: the events,
+ * keys and matchers are checked by the runtime's parseHooksConfig (hook-checks.ts), the same
+ * check settings files get, so a hook block copied from a settings.json means the same here.
+ */
+const commandHooks = z
+  .record(
+    z.string().describe('A hook event: PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStop, SessionStart'),
+    z.array(
+      z
+        .looseObject({
+          matcher: z
+            .string()
+            .optional()
+            .describe('Regex on tool names, matched whole (Bash|Edit, mcp__github__.*); absent or "*": every tool'),
+          hooks: z.array(
+            z
+              .looseObject({
+                type: z.string().describe('command (the only type run here)'),
+                command: z.string().optional().describe("Shell command; the event's JSON arrives on stdin"),
+                timeout: z.number().optional().describe('Seconds before it is killed (default 60)'),
+              })
+              .describe('One hook: {type: command, command, timeout}'),
+          ),
+        })
+        .describe('{matcher, hooks: [...]}'),
+    ),
+  )
+  .describe(
+    "Command hooks in Claude Code's format ({PreToolUse: [{matcher: Bash, hooks: [{type: command, command: ./check.sh}]}]}): exit 0 passes, exit 2 blocks with stderr shown to the model",
+  );
+
 /** Task settings that `defaults` may also give; a task's own value wins. */
 const taskSettings = {
   agent: name('agent').optional().describe('Name of the agent (from agents) that runs this task'),
@@ -531,6 +563,11 @@ export const AgentSchema = z
       .describe(
         "Give this agent the task board's tools (task_create, task_list, task_get, task_update); default: the recipe's board setting",
       ),
+    hooks: commandHooks
+      .optional()
+      .describe(
+        "This agent's own command hooks (Claude Code's format), run after the recipe's and the settings files'",
+      ),
   })
   .describe('A reusable agent definition');
 
@@ -596,6 +633,11 @@ export const RecipeSchema = z
       .optional()
       .describe(
         'The run-wide task board agents share (task_create, task_list, task_get, task_update): on by default when the recipe runs more than one agent; false turns it off, a list of items seeds it',
+      ),
+    hooks: commandHooks
+      .optional()
+      .describe(
+        "Command hooks of every agent (Claude Code's format), after those of ~/.orchestrate/settings.json, ~/.claude/settings.json and the recipe folder's .orchestrate/ and .claude/ settings; exit 0 passes, exit 2 blocks with stderr shown to the model",
       ),
     publish: PublishBlockSchema.optional(),
     agents: z.record(name('agent name'), AgentSchema).optional().describe('Named agent definitions'),

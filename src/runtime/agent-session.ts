@@ -35,7 +35,7 @@ import { SessionCompactor } from './session-compactor.js';
 import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
 import { composeToolHooks, type AgentSessionHooks } from './session-hooks.js';
-import { HookSession, withCommandToolHooks } from './hook-session.js';
+import { HookSession, withCommandToolHooks, type HookVerdict } from './hook-session.js';
 import { forkReport, forkStore, moveLeaf, type NavigationRequest } from './session-navigation.js';
 import { computeStats, type SessionStats } from './stats.js';
 import { lastAssistantText, promptMessage, userMessage } from './prompt-message.js';
@@ -454,6 +454,16 @@ export class AgentSession {
       );
       return events;
     };
+  }
+
+  /**
+   * Runs the SubagentStop command hooks: an orchestrated instance's agent is done. Undefined when
+   * there are none; the caller decides what a block means (the instance host sends the agent back
+   * to work once with the reason).
+   */
+  async subagentStop(agent: { id: string; type: string }, stopHookActive: boolean): Promise<HookVerdict | undefined> {
+    if (!this.commandHooks?.has('SubagentStop')) return undefined;
+    return this.commandHooks.subagentStop(agent, stopHookActive, this.lastAssistantText() ?? undefined);
   }
 
   // ---- compaction ---------------------------------------------------------------------------------

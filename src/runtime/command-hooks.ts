@@ -23,10 +23,24 @@ export type HookEventName = (typeof HOOK_EVENTS)[number];
 const IGNORED_EVENTS = [
   'Notification',
   'PreCompact',
+  'PostCompact',
   'SessionEnd',
   'PermissionRequest',
   'PermissionDenied',
   'PostToolUseFailure',
+  'StopFailure',
+  'SubagentStart',
+  'TeammateIdle',
+  'TaskCreated',
+  'TaskCompleted',
+  'ConfigChange',
+  'InstructionsLoaded',
+  'CwdChanged',
+  'FileChanged',
+  'WorktreeCreate',
+  'WorktreeRemove',
+  'Elicitation',
+  'ElicitationResult',
 ];
 
 /** Only these events filter by tool name; Claude Code ignores `matcher` elsewhere, so do we. */
@@ -53,11 +67,20 @@ export type HooksConfig = Partial<Record<HookEventName, HookMatcherGroup[]>>;
 
 /** A hooks object that cannot be used; `message` names the file and the key. */
 export class HooksConfigError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The key path inside the hooks object (hooks.PreToolUse[0].matcher), when the problem is in it. */
+    readonly key?: string,
+    /** The problem without its place, for callers that give the place themselves (file:line:col). */
+    readonly problem?: string,
+  ) {
     super(message);
     this.name = 'HooksConfigError';
   }
 }
+
+/** Told about what a hooks object holds that is skipped (an event or hook type not run here); `key` is its path. */
+export type HooksWarn = (message: string, key?: string) => void;
 
 /** Our tool names and the Claude Code names that mean the same tool. */
 const CLAUDE_CODE_NAMES: Record<string, string> = {
@@ -75,13 +98,9 @@ const CLAUDE_CODE_NAMES: Record<string, string> = {
  * agent file's `hooks:`). `where` names its origin in errors ("~/.claude/settings.json").
  * Unsupported Claude Code events are dropped with a warning through `warn`.
  */
-export function parseHooksConfig(
-  value: unknown,
-  where: string,
-  warn: (message: string) => void = () => {},
-): HooksConfig {
+export function parseHooksConfig(value: unknown, where: string, warn: HooksWarn = () => {}): HooksConfig {
   const fail = (key: string, problem: string): never => {
-    throw new HooksConfigError(`${where}: ${key}: ${problem}`);
+    throw new HooksConfigError(`${where}: ${key}: ${problem}`, key, problem);
   };
   if (!isRecord(value)) fail('hooks', `must be an object of events (${HOOK_EVENTS.join(', ')}), got ${kind(value)}`);
   const out: HooksConfig = {};
@@ -90,6 +109,7 @@ export function parseHooksConfig(
     if (IGNORED_EVENTS.includes(event)) {
       warn(
         `warning: ${where}: ${key}: this event is not fired by orchestrate; its hooks are ignored (supported: ${HOOK_EVENTS.join(', ')}).`,
+        key,
       );
       continue;
     }
@@ -135,18 +155,22 @@ function parseCommandHook(
   key: string,
   where: string,
   fail: (key: string, problem: string) => never,
-  warn: (message: string) => void,
+  warn: HooksWarn,
 ): CommandHook | undefined {
   if (!isRecord(value)) fail(key, `must be an object {type: "command", command}, got ${kind(value)}`);
   const h = value as Record<string, unknown>;
   if (typeof h.type === 'string' && OTHER_HOOK_TYPES.includes(h.type)) {
-    warn(`warning: ${where}: ${key}: hooks of type "${h.type}" are not run by orchestrate (only "command"); skipped.`);
+    warn(
+      `warning: ${where}: ${key}: hooks of type "${h.type}" are not run by orchestrate (only "command"); skipped.`,
+      key,
+    );
     return undefined;
   }
   if (h.type !== 'command')
     fail(`${key}.type`, `must be "command" (the only hook type orchestrate runs), got ${JSON.stringify(h.type)}`);
   for (const k of Object.keys(h)) {
-    if (IGNORED_HOOK_KEYS.includes(k)) warn(`warning: ${where}: ${key}.${k}: not supported by orchestrate; ignored.`);
+    if (IGNORED_HOOK_KEYS.includes(k))
+      warn(`warning: ${where}: ${key}.${k}: not supported by orchestrate; ignored.`, `${key}.${k}`);
     else if (!['type', 'command', 'timeout'].includes(k))
       fail(`${key}.${k}`, 'unknown key; a hook has "type", "command" and "timeout"');
   }

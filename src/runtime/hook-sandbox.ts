@@ -1,8 +1,8 @@
 // Where a session's command hooks run: the same confinement as its bash commands (the sandbox
 // mode and hidden paths of the bash tool's options), with the workspace root writable. A hook
-// script kept next to its settings file (~/.claude/hooks/fmt.sh) is made visible read-only,
-// since the sandbox's home is private and ~/.claude is hidden.
-import { dirname, join } from 'node:path';
+// script kept next to its settings file (~/.claude/hooks/fmt.sh), its recipe or its agent file is
+// made visible read-only, since the sandbox's home is private and ~/.claude is hidden.
+import { dirname, isAbsolute, join } from 'node:path';
 import { resolveSandboxMode, warnOnce, type SandboxOptions } from '../tools/sandbox.js';
 import { HOOK_EVENTS, type HooksConfig } from './command-hooks.js';
 import type { HookSandbox } from './hook-runner.js';
@@ -18,7 +18,11 @@ export function hookSandbox(
   const hookDirs = new Set<string>();
   for (const event of HOOK_EVENTS) {
     for (const group of config[event] ?? [])
-      for (const h of group.hooks) if (h.source?.endsWith('.json')) hookDirs.add(join(dirname(h.source), 'hooks'));
+      for (const h of group.hooks) {
+        if (h.source?.endsWith('.json')) hookDirs.add(join(dirname(h.source), 'hooks'));
+        // A recipe's or an agent file's hooks: scripts kept next to it stay readable.
+        else if (h.source && /\.(ya?ml|md)$/.test(h.source) && isAbsolute(h.source)) hookDirs.add(dirname(h.source));
+      }
   }
   return {
     config,

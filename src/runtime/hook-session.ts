@@ -133,6 +133,30 @@ export class HookSession {
     );
   }
 
+  /**
+   * An orchestrated instance's agent is done (Claude Code fires SubagentStop when a subagent
+   * finishes): `agent_id` is the instance id, `agent_type` the recipe's agent name.
+   */
+  subagentStop(
+    agent: { id: string; type: string },
+    stopHookActive: boolean,
+    lastAssistantMessage: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<HookVerdict> {
+    const transcript = this.o.transcriptPath();
+    return this.run(
+      'SubagentStop',
+      {
+        stop_hook_active: stopHookActive,
+        agent_id: agent.id,
+        agent_type: agent.type,
+        ...(transcript !== undefined ? { agent_transcript_path: transcript } : {}),
+        ...(lastAssistantMessage !== undefined ? { last_assistant_message: lastAssistantMessage } : {}),
+      },
+      signal,
+    );
+  }
+
   sessionStart(source: 'startup' | 'resume', signal?: AbortSignal): Promise<HookVerdict> {
     return this.run('SessionStart', { source }, signal);
   }

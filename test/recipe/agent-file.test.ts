@@ -20,6 +20,7 @@ describe('agent files', () => {
           { name: 'read', line: 4, col: 8 },
           { name: 'bash', line: 4, col: 14 },
         ],
+        notes: [],
       },
     });
     const list = parseAgentFile('---\ntools:\n  - read\n  - grep\n---\nbody', 'l.md');
@@ -32,7 +33,7 @@ describe('agent files', () => {
   it('a file without frontmatter is all body', () => {
     expect(parseAgentFile('Just a prompt.\n', 'p.md')).toEqual({
       ok: true,
-      agent: { body: 'Just a prompt.', toolPositions: [] },
+      agent: { body: 'Just a prompt.', toolPositions: [], notes: [] },
     });
   });
 

@@ -14,6 +14,7 @@ import type { AssistantMessage, Model, StreamFunction } from '../../ai/types.js'
 import type { AgentSession } from '../../runtime/agent-session.js';
 import { createAgentSession } from '../../runtime/create-agent-session.js';
 import { mcpOptionsFor, namesAbsentServer } from './agent-mcp.js';
+import { commandHooksFor } from './agent-hooks.js';
 import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
 import { planResume } from '../../runtime/session-resume.js';
 import { isRunStoppedError, type RunStoppedError } from '../../runtime/run-limits.js';
@@ -180,8 +181,13 @@ export class AgentHost {
       const mcp = mcpOptionsFor(task);
       if ('error' in mcp) return { error: mcp.error };
       for (const text of mcp.notices) link.post({ type: 'event', event: { type: 'notice', text } });
+      // Command hooks: the recipe's sources, and the repository's settings when the task trusts it.
+      const hooks = commandHooksFor(task);
+      if ('error' in hooks) return { error: hooks.error };
+      for (const text of hooks.notices) link.post({ type: 'event', event: { type: 'notice', text } });
       const session = await createAgentSession({
         cwd: task.cwd,
+        ...(hooks.config ? { commandHooks: hooks.config } : {}),
         writeScope: task.writeScope,
         tools: a.tools.filter((t) => t !== 'send_message' && !isBoardTool(t) && !namesAbsentServer(t, mcp)),
         customTools: [
@@ -312,6 +318,28 @@ export class AgentHost {
 
   private flushInbox(): void {
     for (const m of this.inbox.splice(0)) this.session.agent.steer(m);
+  }
+
+  /**
+   * The agent is done: SubagentStop hooks run (Claude Code's event for a subagent finishing). A
+   * block (exit 2) sends the agent back to work once with the hook's reason, as Stop hooks do.
+   */
+  async subagentStop(): Promise<RunOutcome> {
+    const agent = { id: this.task.id, type: this.task.agent.name };
+    const verdict = await this.session.subagentStop(agent, false);
+    if (!verdict?.blocked || this.stopReason) return { ok: true };
+    const again = await this.run(`SubagentStop hook feedback:\n${verdict.reason ?? ''}`);
+    if (!again.ok) return again;
+    const second = await this.session.subagentStop(agent, true);
+    if (second?.blocked)
+      this.link.post({
+        type: 'event',
+        event: {
+          type: 'notice',
+          text: `warning: a SubagentStop hook blocked the stop again after the agent went on once; the agent stops here. It said: ${second.reason ?? ''}`,
+        },
+      });
+    return { ok: true };
   }
 
   stop(reason: string): void {

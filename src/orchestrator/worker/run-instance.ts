@@ -10,10 +10,12 @@ import { WorkerLink } from './worker-link.js';
 import { threadId } from 'node:worker_threads';
 import { rememberContextWindow } from '../../ai/learned-windows.js';
 
-/** A solo agent: prompt (or continue), check the work, summarize. */
+/** A solo agent: prompt (or continue), SubagentStop hooks, check the work, summarize. */
 async function runSolo(host: AgentHost): Promise<WorkerResult> {
   const first = await host.start();
   if (!first.ok) return failedResult(host, first);
+  const stopped = await host.subagentStop();
+  if (!stopped.ok) return failedResult(host, stopped);
   const checked = await checkWork(host);
   if (!checked.ok) return failedResult(host, checked);
   return succeededResult(host, checked.verifyAttempts);
