@@ -102,6 +102,8 @@ export class Coordinator {
       const inst = this.instances.get(instanceOfKey(e.instance));
       if (inst) reopenInstance(inst);
     }
+    // An agent that failed for good no longer works on its board tasks: they go back to pending.
+    if (e.type === 'instance_failed' && e.final) this.c.board.releaseInstance(e.key, `failed (${e.failure})`);
   }
 
   /**

@@ -10,6 +10,7 @@
 import { BOARD_STATUSES, type Board, type BoardChange, type BoardItem, openBlockers } from '../run/board-record.js';
 import { applyBoardEvent, boardItemForRecipe } from '../run/board-record.js';
 import type { RunEventInput } from '../run/run-events.js';
+import { instanceOfKey } from '../run/instance-record.js';
 import type { BoardSeed } from '../recipe/index.js';
 import { instanceId, itemKey } from '../recipe/instance-key.js';
 import type { BoardRequest, BoardAnswer } from './protocol.js';
@@ -158,6 +159,22 @@ export class TaskBoard {
             : 'updated';
     this.commit(change, agent, next);
     return { ok: true, items: [this.view(next)] };
+  }
+
+  /**
+   * An instance ended for good (failed or cancelled): the tasks it (or a member of its pair) had
+   * in progress go back to pending without an owner, with a note saying why, so another agent
+   * can take them. A task it finished or was merely assigned stays as it is.
+   */
+  releaseInstance(instance: string, why: string): void {
+    for (const item of this.items.values()) {
+      if (item.status !== 'in_progress' || item.owner === undefined || instanceOfKey(item.owner) !== instance) continue;
+      const next = structuredClone(item);
+      next.status = 'pending';
+      delete next.owner;
+      next.notes.push({ ts: Date.now(), by: 'orchestrate', text: `released: ${item.owner} ${why}` });
+      this.commit('released', 'orchestrate', next);
+    }
   }
 
   private commit(change: BoardChange, by: string, item: BoardItem): void {

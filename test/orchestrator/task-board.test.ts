@@ -108,3 +108,27 @@ describe('TaskBoard', () => {
     expect(again.forEachItems((id) => id === '1').map((i) => i.id)).toEqual(['1', '2', '3']);
   });
 });
+
+describe('TaskBoard when an agent ends for good', () => {
+  it('its tasks in progress go back to pending with a note; finished and merely assigned ones stay', () => {
+    const { board, log } = boardWithLog();
+    for (const subject of ['a', 'b', 'c', 'd']) board.handle('lead', { op: 'create', subject });
+    board.handle('w', { op: 'update', id: '1', status: 'in_progress' });
+    board.handle('w', { op: 'update', id: '2', status: 'completed' });
+    board.handle('lead', { op: 'update', id: '3', owner: 'w' });
+    board.handle('p@worker', { op: 'update', id: '4', status: 'in_progress' });
+    board.releaseInstance('w', 'failed (crashed)');
+    board.releaseInstance('p', 'failed (timeout)');
+    const items = [...fold(log).board.values()];
+    expect(items.map((i) => `${i.id}:${i.status}:${i.owner ?? '-'}`)).toEqual([
+      '1:pending:-',
+      '2:completed:w',
+      '3:pending:w',
+      '4:pending:-',
+    ]);
+    expect(items[0]!.notes.at(-1)).toMatchObject({ by: 'orchestrate', text: 'released: w failed (crashed)' });
+    expect(items[3]!.notes.at(-1)!.text).toBe('released: p@worker failed (timeout)');
+    // Someone else can take it now.
+    expect(board.handle('v', { op: 'update', id: '1', status: 'in_progress' }).ok).toBe(true);
+  });
+});

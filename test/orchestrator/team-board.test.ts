@@ -248,4 +248,47 @@ tasks:
       '2:completed:work.2',
     ]);
   });
+
+  it('a worker that fails for good gives its task back: the next agent takes it', async () => {
+    const dir = tempProject({
+      'recipe.yaml': `name: give-back
+provider: scripted
+script: script.yaml
+board: [Fix the bug]
+tasks:
+  - id: first
+    prompt: First try at the bug.
+    on_failure: continue
+  - id: second
+    needs: [first]
+    prompt: Second try at the bug.
+`,
+      'script.yaml': `conversations:
+  - match: "First try"
+    turns:
+      - tools: [{ name: task_update, args: { id: "1", status: in_progress } }]
+      - { error: "invalid_request_error: the request is malformed" }
+  - match: "Second try"
+    turns:
+      - tools: [{ name: task_update, args: { id: "1", status: in_progress } }]
+      - tools: [{ name: task_update, args: { id: "1", status: completed } }]
+      - text: fixed
+`,
+    });
+    const { log } = await run(dir);
+    expect(ofType(log, 'instance_failed').find((e) => e.key === 'first')).toMatchObject({ final: true });
+    const changes = ofType(log, 'board_task').map((e) => `${e.change}:${e.by}`);
+    expect(changes).toEqual([
+      'created:recipe',
+      'claimed:first',
+      'released:orchestrate',
+      'claimed:second',
+      'completed:second',
+    ]);
+    expect(
+      foldEvents(log)
+        .board.get('1')!
+        .notes.map((n) => n.text),
+    ).toEqual(['released: first failed (error)']);
+  });
 });
