@@ -145,6 +145,7 @@ export function frameHeader(state: RunState, o: FrameOptions): string[] {
   // Once the run has ended, zero running/queued counts are noise.
   if (state.status === 'running' || c.running > 0) parts.push(p.paint('cyan', `${c.running} running`));
   if (state.status === 'running' || c.queued > 0) parts.push(`${c.queued} queued`);
+  if (c.awaitingApproval > 0) parts.push(p.paint('yellow', `${c.awaitingApproval} awaiting approval`));
   if (c.failed > 0) parts.push(p.paint('red', `${c.failed} failed`));
   if (c.cancelled > 0) parts.push(p.paint('magenta', `${c.cancelled} cancelled`));
   if (c.skipped > 0) parts.push(`${c.skipped} skipped`);

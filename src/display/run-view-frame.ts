@@ -72,7 +72,15 @@ function footer(model: RunViewModel, o: FrameOptions, position: string): string 
   if (model.status) return left(model.status);
   const keys =
     model.mode === 'list'
-      ? ['↑↓ select', 'Enter open', 's steer', 'c cancel', 'r retry', model.canQuit ? 'q quit' : '^C stop run']
+      ? [
+          '↑↓ select',
+          'Enter open',
+          ...(model.selected?.approval?.state === 'waiting' ? ['a approve', 'x reject'] : []),
+          's steer',
+          'c cancel',
+          'r retry',
+          model.canQuit ? 'q quit' : '^C stop run',
+        ]
       : ['Esc back', '↑↓ scroll', 's steer', 'c cancel', 'r retry'];
   const text = model.readOnly
     ? `read-only: ${model.readOnly} · ${model.mode === 'list' ? `↑↓ Enter${model.canQuit ? ' · q quit' : ''}` : 'Esc back'}`

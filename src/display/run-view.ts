@@ -8,6 +8,7 @@
 //   s                       steer it: type a message, Enter sends, Esc drops it
 //   c                       cancel it (it ends `cancelled`; the run goes on)
 //   r                       retry it (a failed or cancelled instance)
+//   a / x                   approve / reject it at its approval gate (an instance `waiting` there)
 //   q                       quit (watch only); Ctrl-C: the caller's interrupt (the run's Ctrl-C)
 //   Ctrl-Z                  suspend as usual (raw mode turns it into a key); fg continues
 //
@@ -293,12 +294,28 @@ export class RunView extends LiveView {
   }
 
   private actionKey(ch: string, inst: InstanceState): void {
-    if (ch !== 's' && ch !== 'c' && ch !== 'r') return;
+    if (ch !== 's' && ch !== 'c' && ch !== 'r' && ch !== 'a' && ch !== 'x') return;
     if (this.model.readOnly || !this.view.control) {
       this.model.status = `read-only: ${this.model.readOnly ?? 'no coordinator'}`;
       return;
     }
-    if (ch === 's') {
+    if (ch === 'a' || ch === 'x') {
+      const action = ch === 'a' ? 'approve' : 'reject';
+      if (inst.approval?.state !== 'waiting' || isFinished(inst))
+        this.model.status = `${action}: ${inst.label} is not waiting at an approval gate`;
+      // The view answers for its selected instance; watch (it can quit) and the run's own view are the channels.
+      else
+        void this.act(
+          {
+            action,
+            task: inst.task,
+            instance: inst.key,
+            by: this.view.by,
+            via: this.view.onQuit ? 'watch' : 'view',
+          },
+          inst,
+        );
+    } else if (ch === 's') {
       if (isFinished(inst)) this.model.status = `steer: ${inst.label} has finished (${inst.status})`;
       else this.model.input = { instance: inst, text: '' };
     } else if (ch === 'c') {

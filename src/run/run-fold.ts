@@ -287,6 +287,8 @@ export interface StatusCounts {
   skipped: number;
   running: number;
   queued: number;
+  /** Waiting at an approval gate (not running: nothing is spent until someone answers). */
+  awaitingApproval: number;
   /** Tasks whose instances are not known yet (dynamic for_each not expanded). */
   unexpandedTasks: number;
 }
@@ -300,6 +302,7 @@ export function countStatuses(state: RunState): StatusCounts {
     skipped: 0,
     running: 0,
     queued: 0,
+    awaitingApproval: 0,
     unexpandedTasks: 0,
   };
   for (const inst of state.instances.values()) {
@@ -309,6 +312,7 @@ export function countStatuses(state: RunState): StatusCounts {
     else if (inst.status === 'failed') c.failed++;
     else if (inst.status === 'cancelled') c.cancelled++;
     else if (inst.status === 'skipped') c.skipped++;
+    else if (inst.status === 'waiting' && inst.approval?.state === 'waiting') c.awaitingApproval++;
     else if (inst.status === 'running' || inst.status === 'waiting' || inst.status === 'retrying') c.running++;
     else c.queued++;
   }

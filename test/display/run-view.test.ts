@@ -170,6 +170,41 @@ describe('run view (no terminal)', () => {
     view.stop();
   });
 
+  it('a / x answer the approval gate of the selected waiting instance (watch says so); elsewhere they say why not', async () => {
+    const control = new RecordingControl();
+    const { view, keyboard } = makeView({ control, quit: () => undefined });
+    view.absorb(
+      ev({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'gate',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 'publish', keys: ['publish'], needs: [], dynamic: false }],
+      }),
+    );
+    view.absorb(
+      ev({ type: 'approval_requested', task: 'publish', key: 'publish', prompt: 'Ship?', onTimeout: 'reject' }),
+    );
+    view.start();
+    expect(view.frame().join('\n')).toContain('0 running · 0 queued · 1 awaiting');
+    expect(view.frame().join('\n')).toContain('waiting for ap');
+    expect(view.frame().at(-1)).toContain('a approve · x reject');
+    keyboard.type('a');
+    await flush();
+    expect(control.sent).toEqual([
+      { action: 'approve', task: 'publish', instance: 'publish', by: 'view (test)', via: 'watch' },
+    ]);
+    expect(view.frame().at(-1)).toMatch(/^approve publish: approve accepted/);
+    view.absorb(
+      ev({ type: 'approval_given', task: 'publish', key: 'publish', decision: 'approved', by: 'ana', via: 'cli' }),
+    );
+    keyboard.type('x');
+    expect(view.frame().at(-1)).toBe('reject: publish is not waiting at an approval gate');
+    expect(control.sent).toHaveLength(1);
+    view.stop();
+  });
+
   it('a cancelled instance shows as cancelled, its control events in its conversation, and r retries it', async () => {
     const control = new RecordingControl();
     const { view, keyboard, runDir } = makeView({ control });
