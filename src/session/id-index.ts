@@ -44,6 +44,19 @@ export class IdIndex {
     return this.get(id) !== undefined;
   }
 
+  /** Sizes the table for `count` ids without growing (opening a session of known length). */
+  reserve(count: number): void {
+    if (count * 2 <= this.nodes.length) return;
+    if (this.hexCount > 0) {
+      while (count * 2 > this.nodes.length) this.grow();
+      return;
+    }
+    let size = this.nodes.length;
+    while (count * 2 > size) size *= 2;
+    this.keys = new Int32Array(size);
+    this.nodes = new Int32Array(size).fill(EMPTY);
+  }
+
   /** Maps `id` to node `n` (replacing an earlier mapping of the same id). */
   set(id: string, n: number): void {
     const v = hexValue(id);

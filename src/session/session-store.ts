@@ -77,6 +77,10 @@ const unwrittenAtExit = new Set<() => void>();
 let exitHookInstalled = false;
 function writeAtExit(write: () => void): void {
   unwrittenAtExit.add(write);
+  installExitHook();
+}
+
+function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once('exit', () => {
@@ -185,7 +189,20 @@ export class SessionStore {
   /** Loads whatever `storage` holds, repairing what it must (header, old versions); see open-session.ts. */
   static fromStorage(storage: SessionStorage, options: SessionStoreOptions = {}): SessionStore {
     const opened = openStoredSession(storage, options);
-    return new SessionStore(storage, opened.header, opened.tree, opened.released, opened.warnings, options);
+    const store = new SessionStore(storage, opened.header, opened.tree, opened.released, opened.warnings, options);
+    store.prepareFirstAppend();
+    return store;
+  }
+
+  /**
+   * Pays at open what the first append would pay once per process (the clock's ISO formatting,
+   * the exit hook, the serializer's first run), so the first rewind or append after opening a
+   * session costs what the next ones do. The session tree keeps room for the same reason.
+   */
+  private prepareFirstAppend(): void {
+    isoNow();
+    installExitHook();
+    this.line(this.headerValue);
   }
 
   // ---- reading -----------------------------------------------------------------------------------
@@ -264,7 +281,10 @@ export class SessionStore {
     return this.tree.context();
   }
 
-  /** The current path without copying (read-only view for hot paths such as compaction checks). */
+  /**
+   * The current path without copying (read-only view for hot paths such as compaction checks). It
+   * follows appends; after a leaf move, call again (the first call after a move copies the path once).
+   */
   currentPath(): readonly SessionEntry[] {
     return this.tree.currentPath();
   }

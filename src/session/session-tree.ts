@@ -75,7 +75,12 @@ export class SessionTree {
   /** Indexes entries read from storage; damage (duplicate ids, orphans, cycles) becomes warnings. */
   static build(entries: readonly SessionEntry[], warnings: string[]): SessionTree {
     const tree = new SessionTree();
-    tree.reserve(entries.length);
+    // Room kept at open: the first appends after opening must not copy every link array (nor
+    // rehash the id index, nor regrow the path's message ends) of a long session.
+    const room = entries.length + (entries.length >> 3) + 64;
+    tree.reserve(room);
+    tree.index.reserve(room);
+    tree.current.reserve(room);
     let duplicates = 0;
     for (const entry of entries) {
       if (tree.index.has(entry.id)) duplicates++;
@@ -196,10 +201,10 @@ export class SessionTree {
     }
     const target = this.index.get(id);
     if (target === undefined) throw new Error(`Entry ${id} is not in the session.`);
-    const path = this.current.path;
+    const path = this.current;
     const stretch: number[] = [];
     let n = target;
-    while (n !== NONE && path[this.depth[n]!] !== this.entries[n]) {
+    while (n !== NONE && path.at(this.depth[n]!) !== this.entries[n]) {
       stretch.push(n);
       n = this.parent[n]!;
     }
@@ -213,14 +218,14 @@ export class SessionTree {
     return this.current.build();
   }
 
-  /** The current root-to-leaf path, shared: callers must not mutate it. */
+  /** The current root-to-leaf path, shared: callers must not mutate it; a rewind replaces it. */
   currentPath(): readonly SessionEntry[] {
-    return this.current.path;
+    return this.current.path();
   }
 
   /** Root-to-entry path (a fresh array); unknown id → empty. */
   pathTo(id: string | null): SessionEntry[] {
-    if (id === this.leafId) return this.current.path.slice();
+    if (id === this.leafId) return this.current.copy();
     let n = id === null ? undefined : this.index.get(id);
     if (n === undefined) return [];
     const out: SessionEntry[] = new Array(this.depth[n]! + 1);

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../../src/agent/types.js';
 import { buildContextFromPath, buildSessionContext } from '../../src/session/build-context.js';
@@ -160,6 +163,55 @@ describe('incremental context cache', () => {
       else if (r < 15) s.appendMessage(toolResult(`t${step}`, `r${step}`));
       else s.appendMessage(user(`u${step}`));
       expect(s.buildContext()).toEqual(buildContextFromPath(s.getPath()));
+      // The path itself, against a walk of parent links over the flat entry list.
+      expect(s.currentPath().map((e) => e.id)).toEqual(walkPath(s.entries, s.leafId));
+    }
+  });
+
+  it('an opened session keeps agreeing after deep rewinds and appends past the room kept at open', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctx-cache-'));
+    try {
+      const file = join(dir, 's.jsonl');
+      const first = SessionStore.create(file);
+      for (let i = 0; i < 200; i++) first.appendMessage(i % 2 ? assistant(`a${i}`) : user(`u${i}`));
+      first.appendCompaction('S', first.currentPath()[150]!.id, 1);
+      for (let i = 0; i < 20; i++) first.appendMessage(user(`v${i}`));
+      first.close();
+
+      const s = SessionStore.open(file);
+      expect(s.warnings).toEqual([]);
+      const rand = seededInt(7);
+      for (let step = 0; step < 400; step++) {
+        const ids = s.entries.map((e) => e.id);
+        const r = rand(10);
+        // Rewinds to the first half on purpose: they cut the path deep, behind the compaction.
+        if (r === 0) s.moveLeaf(ids[rand(Math.ceil(ids.length / 2))]!);
+        else if (r === 1) s.appendCustomMessage('c', `C${step}`);
+        else s.appendMessage(r < 5 ? assistant(`a${step}`) : user(`u${step}`));
+        const path = s.currentPath();
+        expect(path.map((e) => e.id)).toEqual(walkPath(s.entries, s.leafId));
+        expect(s.buildContext()).toEqual(buildContextFromPath(path));
+      }
+      const expected = s.buildContext();
+      s.close();
+      const reopened = SessionStore.open(file);
+      expect(reopened.buildContext()).toEqual(expected);
+      reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
+
+/** Root-to-leaf ids by parent links (the definition the tree's path must match). */
+function walkPath(entries: readonly SessionEntry[], leafId: string | null): string[] {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const ids: string[] = [];
+  for (
+    let e = leafId === null ? undefined : byId.get(leafId);
+    e;
+    e = e.parentId === null ? undefined : byId.get(e.parentId)
+  )
+    ids.push(e.id);
+  return ids.reverse();
+}
