@@ -40,6 +40,11 @@ function options(y: Argv): Argv<object> {
       default: false,
       describe: 'Accept jobs that ship extension modules (they run inside this worker)',
     })
+    .option('allow-repo-config', {
+      type: 'boolean',
+      default: false,
+      describe: "Accept jobs that start the MCP servers of their repository's .mcp.json (trust_repo_config)",
+    })
     .option('redis', {
       type: 'string',
       describe: 'The Redis of the distributed runs (redis://host:port; also ORCHESTRATE_REDIS_URL)',
@@ -122,6 +127,7 @@ async function work(args: CommandArgs, ctx: CliContext): Promise<number> {
     allowUnsandboxed: args['allow-unsandboxed'] === true,
     allowNetwork: args['allow-network'] === true,
     allowExtensions: args['allow-extensions'] === true,
+    allowRepoConfig: args['allow-repo-config'] === true,
   };
   const worker = new ClusterWorker({
     url: endpoint,

@@ -47,7 +47,9 @@ const ourKeys = {
   scope: z
     .enum(['agent', 'run'])
     .optional()
-    .describe('agent (default): one server per agent; run: one per run and worker thread, shared by its agents'),
+    .describe(
+      'agent (default): one server per agent; run: one per run, shared by its agents (per worker on distributed runs)',
+    ),
   network: z.boolean().optional().describe('stdio servers: may reach the network inside the sandbox (default false)'),
   sandbox: z
     .enum(['workspace', 'none'])

@@ -1,0 +1,126 @@
+// MCP servers in a distributed run: a real redis-server and an `orchestrate worker` process; the
+// agent runs on the worker, which starts the stdio fixture server there (sandboxed, as locally)
+// and expands its ${VAR}s with the worker's own environment, not the coordinator's. The worker
+// policy applies to MCP servers like to commands: an unconfined server (sandbox: none) is refused
+// by a worker started without --allow-unsandboxed, and the failure names the flag.
+import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRedisRun } from '../../src/cli/redis-run.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
+import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+
+const STDIO_FIXTURE = fileURLToPath(new URL('../fixtures/mcp/stdio-server.mjs', import.meta.url));
+const skip = skipWithoutRedis('MCP in distributed runs');
+const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
+let redis: RedisServerHandle;
+const children: ChildProcess[] = [];
+const workdirs: string[] = [];
+
+beforeAll(async () => {
+  if (skip) return;
+  redis = await startRedis();
+  const workdir = mkdtempSync(join(tmpdir(), 'orch-worker-mcp-'));
+  workdirs.push(workdir);
+  const child = spawnCli(
+    ['worker', '--redis', redis.url, '--name', 'far', '--concurrency', '1', '--workdir', workdir],
+    {
+      ORCHESTRATE_WORKER_LOCK_MS: '2000',
+      MCP_WORKER_GREETING: 'hello from the worker',
+      ...SECRET_ENV,
+    },
+  );
+  children.push(child);
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout?.resume();
+  await until(() => err.includes('worker far ready') || child.exitCode !== null, 'the worker to start', 60_000);
+  if (child.exitCode !== null) throw new Error(`the worker exited: ${err}`);
+}, 90_000);
+afterAll(async () => {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const gone = new Promise<void>((r) => c.once('exit', () => r()));
+    c.kill('SIGTERM');
+    const t = setTimeout(() => c.kill('SIGKILL'), 2_000);
+    await gone;
+    clearTimeout(t);
+  }
+  for (const w of workdirs) rmSync(w, { recursive: true, force: true });
+  await redis?.stop();
+  cleanupTempDirs();
+});
+
+function project(sandbox: 'workspace' | 'none'): string {
+  return tempProject({
+    'recipe.yaml': `name: mcp-cluster
+provider: scripted
+script: script.yaml
+mcp_servers:
+  alpha:
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(STDIO_FIXTURE)}, alpha]
+    env: { GREETING: "\${MCP_WORKER_GREETING:-from the coordinator}" }
+    sandbox: ${sandbox}
+agents:
+  helper: { tools: [read, mcp__alpha__echo, mcp__alpha__env] }
+tasks:
+  - id: t
+    agent: helper
+    prompt: go
+    retries: 0
+`,
+    'script.yaml': `turns:
+  - tools:
+      - { name: mcp__alpha__echo, args: { text: far away } }
+      - { name: mcp__alpha__env, args: { name: GREETING } }
+  - text: done
+`,
+  });
+}
+
+async function runOnCluster(dir: string) {
+  const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
+  if (!opened.ok) throw new Error(opened.message);
+  try {
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...opened.run.options },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    return r.outcome;
+  } finally {
+    await opened.run.close();
+  }
+}
+
+describe.skipIf(skip)('MCP servers in a distributed run', () => {
+  it("the worker starts the agent's server in its sandbox, with its own environment", async () => {
+    const outcome = await runOnCluster(project('workspace'));
+    expect(outcome.status).toBe('succeeded');
+    const log = events(outcome.dir);
+    expect(ofType(log, 'instance_start').map((e) => e.worker)).toEqual(['far']);
+    const ends = ofType(log, 'agent_event').filter((e) => e.event.type === 'tool_execution_end');
+    const text = JSON.stringify(ends);
+    expect(text).toContain('alpha: far away');
+    expect(text).toContain('GREETING=hello from the worker');
+    const sessions = readdirSync(join(outcome.dir, 'sessions')).map((f) =>
+      readFileSync(join(outcome.dir, 'sessions', f), 'utf8'),
+    );
+    expect(sessions.join('\n')).toContain('alpha: far away');
+  }, 180_000);
+
+  it('an unconfined server is refused by a worker without --allow-unsandboxed, naming the flag', async () => {
+    const outcome = await runOnCluster(project('none'));
+    expect(outcome.status).toBe('failed');
+    const failed = ofType(events(outcome.dir), 'instance_failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.error).toMatch(/MCP server "alpha" unconfined \(sandbox: none\).*--allow-unsandboxed/);
+  }, 180_000);
+});
