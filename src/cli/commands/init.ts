@@ -16,6 +16,7 @@ import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Argv } from 'yargs';
 import { didYouMean } from '../../recipe/suggest.js';
+import { productGit } from '../../tools/product-git.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 
@@ -28,6 +29,14 @@ export interface InitExample {
   describe: string;
   /** The command that runs the copy offline, from the folder it was copied into. */
   next: string;
+  /**
+   * A campaign example: one empty bare repository `remotes/<name>.git` per folder of this
+   * folder of the example (its repositories' templates), where `orchestrate publish --apply`
+   * pushes the branches, so the whole loop runs offline.
+   */
+  remotesFor?: string;
+  /** What to do after the run, printed under the command. */
+  then?: string;
 }
 
 /** The examples, the default first. Each runs offline as copied (the scripted model). */
@@ -44,8 +53,10 @@ export const INIT_EXAMPLES: readonly InitExample[] = [
   },
   {
     name: 'batch-refactor',
-    describe: 'a refactor across several git repositories, one patch each, then a review',
+    describe: 'a refactor across several git repositories, one patch each, then a review and a branch per repository',
     next: 'orchestrate recipe.yaml',
+    remotesFor: 'templates',
+    then: 'then: orchestrate publish <run> previews a branch per changed repository; --apply pushes them to ./remotes',
   },
   {
     name: 'agent',
@@ -57,7 +68,7 @@ export const INIT_EXAMPLES: readonly InitExample[] = [
 /** The recipe JSON Schema, copied beside a recipe so the editor modeline in it keeps working. */
 const SCHEMA_FILE = 'recipe.schema.json';
 /** What a run in the repository leaves in an example folder: never part of a copy. */
-const NOT_COPIED = new Set(['.orchestrate', 'work', '.gitignore', 'node_modules']);
+const NOT_COPIED = new Set(['.orchestrate', 'work', 'remotes', '.gitignore', 'node_modules']);
 
 /** Files of one example (relative paths, `/`-separated), what a copy is made of. */
 function exampleFiles(dir: string, under = ''): string[] {
@@ -125,14 +136,41 @@ export async function runInit(args: CommandArgs, ctx: CliContext): Promise<numbe
     else copyFileSync(from, to); // keeps nothing but the content; scripts are run with an interpreter
   }
   if (isRecipe) copyFileSync(join(RECIPES_DIR, SCHEMA_FILE), join(ctx.cwd, SCHEMA_FILE));
+  const remotes = example.remotesFor ? await makeBareRemotes(join(source, example.remotesFor), ctx.cwd) : undefined;
   ctx.stdout(
     `copied the ${example.name} example into ${ctx.cwd}: ${summarize(targets)}\n` +
       `run it offline (the scripted model, no API key):\n  ${example.next}\n` +
       (isRecipe
         ? `with a real model: ${example.next} --provider anthropic  (needs ANTHROPIC_API_KEY)\nruns are recorded in ./.orchestrate/runs (orchestrate runs lists them)\n`
-        : `with a real model: drop --script and set ANTHROPIC_API_KEY\n`),
+        : `with a real model: drop --script and set ANTHROPIC_API_KEY\n`) +
+      (remotes ? `${remotes}\n` : '') +
+      (example.then ? `${example.then}\n` : ''),
   );
   return EXIT.ok;
+}
+
+/**
+ * One empty bare repository remotes/<name>.git per folder of `templates` (through product git:
+ * sanitized environment, sandboxed where that works). Says what was made, or why not.
+ */
+async function makeBareRemotes(templates: string, cwd: string): Promise<string> {
+  const names = readdirSync(templates, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+  const made: string[] = [];
+  for (const name of names) {
+    const dir = join(cwd, 'remotes', `${name}.git`);
+    if (existsSync(dir)) continue;
+    mkdirSync(dir, { recursive: true });
+    try {
+      const r = await productGit(['init', '-q', '--bare', dir], { cwd, writable: [dir] });
+      if (r.code !== 0) return `could not make the bare remotes in ./remotes: ${r.stderr.trim()}`;
+    } catch (err) {
+      return `could not make the bare remotes in ./remotes: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    made.push(`remotes/${name}.git`);
+  }
+  return `bare remotes for publishing: ${made.join(', ') || '(already there)'}`;
 }
 
 /**

@@ -11,9 +11,9 @@
 // disabled, sandboxed): the repository is the model's to configure. A push over https is the only
 // git given the network, and its token travels as a config key in the environment, never in argv.
 import { existsSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { productGit, withProductTemp } from '../../tools/product-git.js';
+import { productGit, productGitScript, withProductTemp } from '../../tools/product-git.js';
 import { git } from '../git-workspace.js';
 
 export interface PushAuth {
@@ -23,11 +23,20 @@ export interface PushAuth {
   header: string;
 }
 
-/** Where the remote is: its URL (a remote name read from the repository), and a local folder when it is one. */
+/**
+ * Where the remote is: its URL (a remote name read from the repository; ./ and ../ paths from the
+ * run's root), and a local folder when it is one.
+ */
 export async function resolveRemote(
   repo: string,
   remote: string,
+  root: string,
 ): Promise<{ ok: true; url: string; localPath?: string } | { ok: false; error: string }> {
+  // ./x and ../x: a local repository, relative to the run's root (the recipe's folder).
+  if (remote.startsWith('./') || remote.startsWith('../')) {
+    const localPath = resolve(root, remote);
+    return { ok: true, url: localPath, localPath };
+  }
   let url = remote;
   if (!/[:/]/.test(remote)) {
     const r = await git(['config', '--get', `remote.${remote}.url`], repo);
@@ -107,44 +116,42 @@ export async function changeCommit(args: {
   ref: string;
 }): Promise<{ ok: true; commit: string; empty: boolean } | { ok: false; error: string }> {
   return withProductTemp('orchestrate-publish-', async (tmp) => {
-    const env = { GIT_INDEX_FILE: join(tmp, 'index') };
-    const read = await git(['read-tree', args.baseCommit], args.repo, env);
-    if (!read.ok)
-      return { ok: false, error: `cannot read commit ${args.baseCommit.slice(0, 12)}: ${firstLine(read.stderr)}` };
-    if (args.patch.trim()) {
-      const applied = await git(['apply', '--cached', '--binary', '--whitespace=nowarn'], args.repo, env, {
+    const date = `${Math.floor(args.whenMs / 1000)} +0000`;
+    // One sandboxed shell for the whole commit (a sandbox start costs more than the git commands).
+    const script = `base=$1 message=$2 ref=$3 haspatch=$4
+git read-tree "$base" || exit 3
+if [ "$haspatch" = 1 ]; then git apply --cached --binary --whitespace=nowarn || exit 4; fi
+tree=$(git write-tree) || exit 5
+basetree=$(git rev-parse "$base^{tree}") || exit 5
+GIT_AUTHOR_NAME=$(git config user.name || echo orchestrate)
+GIT_AUTHOR_EMAIL=$(git config user.email || echo orchestrate@localhost)
+GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME
+GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
+export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+commit=$(git commit-tree --no-gpg-sign "$tree" -p "$base" -m "$message") || exit 6
+git update-ref "$ref" "$commit" || exit 7
+printf '%s\\n%s\\n%s\\n' "$commit" "$tree" "$basetree"
+`;
+    let r: Awaited<ReturnType<typeof productGitScript>>;
+    try {
+      r = await productGitScript(script, [args.baseCommit, args.message, args.ref, args.patch.trim() ? '1' : '0'], {
+        cwd: args.repo,
+        env: { GIT_INDEX_FILE: join(tmp, 'index'), GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
+        writable: [tmp],
         input: args.patch,
       });
-      if (!applied.ok)
-        return {
-          ok: false,
-          error: `the patch does not apply to ${args.baseCommit.slice(0, 12)}: ${firstLine(applied.stderr)}`,
-        };
+    } catch (err) {
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
-    const tree = await git(['write-tree'], args.repo, env);
-    if (!tree.ok) return { ok: false, error: `git write-tree failed: ${firstLine(tree.stderr)}` };
-    const baseTree = await git(['rev-parse', `${args.baseCommit}^{tree}`], args.repo);
-    const date = `${Math.floor(args.whenMs / 1000)} +0000`;
-    const who = await identity(args.repo);
-    const commit = await git(
-      ['commit-tree', '--no-gpg-sign', tree.stdout.trim(), '-p', args.baseCommit, '-m', args.message],
-      args.repo,
-      { ...env, ...who, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
-    );
-    if (!commit.ok) return { ok: false, error: `git commit-tree failed: ${firstLine(commit.stderr)}` };
-    const sha = commit.stdout.trim();
-    const ref = await git(['update-ref', args.ref, sha], args.repo);
-    if (!ref.ok) return { ok: false, error: `cannot keep the commit under ${args.ref}: ${firstLine(ref.stderr)}` };
-    return { ok: true, commit: sha, empty: baseTree.stdout.trim() === tree.stdout.trim() };
+    if (r.code === 4)
+      return {
+        ok: false,
+        error: `the patch does not apply to ${args.baseCommit.slice(0, 12)}: ${firstLine(r.stderr)}`,
+      };
+    if (r.code !== 0) return { ok: false, error: `cannot make the change's commit: ${firstLine(r.stderr)}` };
+    const [commit, tree, baseTree] = r.stdout.toString('utf8').split('\n');
+    return { ok: true, commit: commit!, empty: tree === baseTree };
   });
-}
-
-/** The repository's identity, or orchestrate's when it has none (git refuses to commit without one). */
-async function identity(repo: string): Promise<Record<string, string>> {
-  const [name, email] = await Promise.all([git(['config', 'user.name'], repo), git(['config', 'user.email'], repo)]);
-  const n = name.ok && name.stdout.trim() ? name.stdout.trim() : 'orchestrate';
-  const e = email.ok && email.stdout.trim() ? email.stdout.trim() : 'orchestrate@localhost';
-  return { GIT_AUTHOR_NAME: n, GIT_COMMITTER_NAME: n, GIT_AUTHOR_EMAIL: e, GIT_COMMITTER_EMAIL: e };
 }
 
 export type PushResult = { ok: true; pushed: boolean } | { ok: false; refused: boolean; error: string };

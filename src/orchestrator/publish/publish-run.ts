@@ -144,7 +144,7 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
     let access: ForgeAccess = {};
     try {
       access = forgeAccess(c, opts.env, cache, opts.say);
-      const r = await publishOne(c, resolve(root ?? opts.runDir, c.repo), opts, access);
+      const r = await publishOne(c, root ?? opts.runDir, opts, access);
       results.push(r);
       if (r.outcome === 'refused' || r.outcome === 'failed') c.error = r.detail;
       else delete c.error;
@@ -162,10 +162,11 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
 
 async function publishOne(
   c: Changeset,
-  repo: string,
+  root: string,
   opts: PublishOptions,
   access: ForgeAccess,
 ): Promise<ChangesetResult> {
+  const repo = resolve(root, c.repo);
   const patchPath = resolve(opts.runDir, c.patchFile);
   const patch = existsSync(patchPath) ? readFileSync(patchPath, 'utf8') : '';
   const commit = await changeCommit({
@@ -199,7 +200,7 @@ async function publishOne(
     return { key: c.key, outcome: 'closed', detail: `closed ${pr.url}: the change is empty` };
   }
 
-  const remote = await resolveRemote(repo, c.remote);
+  const remote = await resolveRemote(repo, c.remote, root);
   if (!remote.ok) return { key: c.key, outcome: 'failed', detail: remote.error };
   const pushed = await pushBranch({
     repo,

@@ -6,90 +6,16 @@
 // requests in place; `status` reads merged / failing checks and the burndown; a branch someone
 // else pushed to is refused; --close-empty closes a pull request whose change became empty; and
 // the token appears in no file of the run folder and no output.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { type CliRun, runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs, tempProject } from '../helpers/run-fixtures.js';
-import { type FakeGitHub, type FakeGitLab, fakeGitHub, fakeGitLab } from './fake-forges.js';
-
-const TOKEN = 'ghp_campaignTestToken0123456789abcdef';
-const GL_TOKEN = 'glpat-campaignTestToken98765';
-const REPOS = ['repo-a', 'repo-b', 'repo-c'];
-
-const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-
-function recipe(dir: string, forge: 'github' | 'gitlab', apiUrl: string, title: string): string {
-  return `name: campaign
-provider: scripted
-script: script.yaml
-agents:
-  editor: { tools: [read, edit] }
-publish:
-  forge: ${forge}
-  base_url: ${apiUrl}
-  remote: file://${dir}/remotes/\${{ repo.name }}.git
-  repository: acme/\${{ repo.name }}
-  branch: campaign/\${{ repo.name }}
-  title: "${title}"
-  body: "\${{ summary }}\\n\\n\${{ diffstat.text }}"
-  labels: [campaign]${forge === 'github' ? '\n  reviewers: [octocat]' : ''}
-tasks:
-  - id: change
-    agent: editor
-    for_each: [repo-a, repo-b, repo-c]
-    cwd: \${{ item }}
-    prompt: "Change \${{ item }}"
-`;
-}
-
-const script = `conversations:
-  - match: "Change repo-a"
-    turns:
-      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "goodbye" }] } }]
-      - text: "repo-a: greeting changed"
-  - match: "Change repo-b"
-    turns:
-      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "howdy" }] } }]
-      - text: "repo-b: greeting changed"
-  - match: "Change repo-c"
-    turns:
-      - text: "repo-c: nothing to change"
-`;
-
-/** A project with three repositories on branch main, each with a bare remote holding main. */
-function project(forge: 'github' | 'gitlab', apiUrl: () => string): { dir: string } {
-  const files: Record<string, string> = { 'script.yaml': script };
-  for (const r of REPOS) files[`${r}/greet.txt`] = `hello from ${r}\n`;
-  const dir = tempProject(files);
-  writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, forge, apiUrl(), 'Change the greeting of ${{ repo.name }}'));
-  for (const r of REPOS) {
-    const repo = join(dir, r);
-    git(repo, 'init', '-q', '-b', 'main');
-    git(repo, 'add', '-A');
-    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
-    git(dir, 'clone', '-q', '--bare', repo, join(dir, 'remotes', `${r}.git`));
-  }
-  return { dir };
-}
-
-function remoteBranches(dir: string, r: string): string[] {
-  return git(join(dir, 'remotes', `${r}.git`), 'for-each-ref', '--format=%(refname)', 'refs/heads/')
-    .split('\n')
-    .filter(Boolean);
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
+import { cleanupTempDirs } from '../helpers/run-fixtures.js';
+import { REPOS, TOKEN, filesUnder, git, project, recipe, remoteBranches } from './campaign-fixtures.js';
+import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 describe('campaign on GitHub: publish, apply, track', () => {
   let gh: FakeGitHub;
@@ -263,48 +189,5 @@ describe('campaign on GitHub: publish, apply, track', () => {
     // gh may be installed and logged in on a developer's machine: only assert when it is not.
     if (r.code !== 0) expect(r.stdout).toMatch(/no GitHub token: set GITHUB_TOKEN/);
     if (r.code !== 0) expect(gh.writes.length).toBe(before);
-  });
-});
-
-describe('campaign on GitLab', () => {
-  let gl: FakeGitLab;
-  let dir: string;
-  afterAll(async () => {
-    await gl?.close();
-    cleanupTempDirs();
-  });
-
-  it('--apply opens two draft merge requests; applying again changes nothing; status reads the pipeline', async () => {
-    dir = project('gitlab', () => 'http://127.0.0.1:1/api/v4').dir;
-    gl = await fakeGitLab(
-      GL_TOKEN,
-      Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])),
-    );
-    writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'gitlab', `${gl.url}/api/v4`, 'Change ${{ repo.name }}'));
-    const run = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
-    if (!run.ok) throw new Error(JSON.stringify(run));
-    const env = { PATH: process.env.PATH, GITLAB_TOKEN: GL_TOKEN };
-    const opts = { cwd: dir, env };
-    const runs = ['--run-dir', join(dir, 'runs')];
-    const first = await runCli(['publish', run.outcome.dir, '--apply', ...runs], opts);
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
-    expect(gl.pulls.map((p) => [p.repo, p.head, p.title, p.labels])).toEqual([
-      ['acme/repo-a', 'campaign/repo-a', 'Draft: Change repo-a', ['campaign']],
-      ['acme/repo-b', 'campaign/repo-b', 'Draft: Change repo-b', ['campaign']],
-    ]);
-    const writes = gl.writes.length;
-    const again = await runCli(['publish', run.outcome.dir, '--apply', ...runs], opts);
-    expect(again.code).toBe(0);
-    expect(gl.writes.length).toBe(writes);
-    gl.setPipeline('acme/repo-a', 1, 'failed');
-    const status = await runCli(['status', run.outcome.dir, '--json', ...runs], opts);
-    const s = JSON.parse(status.stdout) as { changesets: { state: string; checks: string }[] };
-    expect(s.changesets.map((c) => [c.state, c.checks])).toEqual([
-      ['draft', 'failing'],
-      ['draft', 'none'],
-    ]);
-    for (const o of [first, again, status]) expect(o.stdout + o.stderr).not.toContain(GL_TOKEN);
-    for (const f of filesUnder(run.outcome.dir)) expect(readFileSync(f).includes(GL_TOKEN), f).toBe(false);
   });
 });

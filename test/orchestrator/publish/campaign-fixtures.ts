@@ -1,0 +1,81 @@
+// The project of the campaign tests: three git repositories on branch main, each with a bare
+// file:// remote, a recipe whose publish: block points at a fake forge, and the scripted agent
+// that changes two of them (repo-c needs no change).
+import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempProject } from '../helpers/run-fixtures.js';
+
+export const TOKEN = 'ghp_campaignTestToken0123456789abcdef';
+export const GL_TOKEN = 'glpat-campaignTestToken98765';
+export const REPOS = ['repo-a', 'repo-b', 'repo-c'];
+
+export const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+
+export function recipe(dir: string, forge: 'github' | 'gitlab', apiUrl: string, title: string): string {
+  return `name: campaign
+provider: scripted
+script: script.yaml
+agents:
+  editor: { tools: [read, edit] }
+publish:
+  forge: ${forge}
+  base_url: ${apiUrl}
+  remote: file://${dir}/remotes/\${{ repo.name }}.git
+  repository: acme/\${{ repo.name }}
+  branch: campaign/\${{ repo.name }}
+  title: "${title}"
+  body: "\${{ summary }}\\n\\n\${{ diffstat.text }}"
+  labels: [campaign]${forge === 'github' ? '\n  reviewers: [octocat]' : ''}
+tasks:
+  - id: change
+    agent: editor
+    for_each: [repo-a, repo-b, repo-c]
+    cwd: \${{ item }}
+    prompt: "Change \${{ item }}"
+`;
+}
+
+const script = `conversations:
+  - match: "Change repo-a"
+    turns:
+      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "goodbye" }] } }]
+      - text: "repo-a: greeting changed"
+  - match: "Change repo-b"
+    turns:
+      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "howdy" }] } }]
+      - text: "repo-b: greeting changed"
+  - match: "Change repo-c"
+    turns:
+      - text: "repo-c: nothing to change"
+`;
+
+/** A project with three repositories on branch main, each with a bare remote holding main. */
+export function project(forge: 'github' | 'gitlab', apiUrl: () => string): { dir: string } {
+  const files: Record<string, string> = { 'script.yaml': script };
+  for (const r of REPOS) files[`${r}/greet.txt`] = `hello from ${r}\n`;
+  const dir = tempProject(files);
+  writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, forge, apiUrl(), 'Change the greeting of ${{ repo.name }}'));
+  for (const r of REPOS) {
+    const repo = join(dir, r);
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
+    git(dir, 'clone', '-q', '--bare', repo, join(dir, 'remotes', `${r}.git`));
+  }
+  return { dir };
+}
+
+export function remoteBranches(dir: string, r: string): string[] {
+  return git(join(dir, 'remotes', `${r}.git`), 'for-each-ref', '--format=%(refname)', 'refs/heads/')
+    .split('\n')
+    .filter(Boolean);
+}
+
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
