@@ -16,12 +16,14 @@
 // 2. Median round trip of a pair message (PairChannel: the zod-validated direct channel of a
 //    planner/worker pair) between two worker threads, against a bare MessageChannel ping-pong in
 //    the same run. Goal: <= 1.5x the bare round trip.
-// 3. Scale (issue 32): the same fan-out with 32, 100 and 200 agents, the coordinator in this
+// 3. Thread start (issue 32): where a worker thread's start goes (a bare thread, the worker module,
+//    zod's share of it), time and RSS per thread.
+// 4. Scale (issue 32): the same fan-out with 32, 100 and 200 agents, the coordinator in this
 //    process (runRecipeFile, as the CLI does): wall time, peak RSS of the process (coordinator and
 //    worker threads), and the coordinator's event-loop delay (perf_hooks.monitorEventLoopDelay:
 //    p99 and max). The ideal at N agents is the 32-agent wall of the same run times N/32 (linear):
 //    goal wall <= 1.5x that, peak RSS <= 1 GiB at 100.
-// 4. Monorepo (issue 32): the fan-out with its agent folders inside one git repository (a cwd per
+// 5. Monorepo (issue 32): the fan-out with its agent folders inside one git repository (a cwd per
 //    package, so every instance takes a workspace snapshot of the repository) against the same
 //    folders outside any repository, alternating. Printed: the wall of both, their ratio (goal
 //    <= 1.1x: "inside a repository as fast as outside") and the snapshot cost per instance: the
@@ -30,7 +32,7 @@
 //
 // Both sides load built JavaScript (so module loading is comparable): the bench compiles src/ with
 // tsc into a temp folder first (the shared dist/ is left alone); `--dist DIR` uses a build that is
-// already there (a folder holding cli/main.js). `--only fanout,rt,scale,monorepo` runs some parts.
+// already there (a folder holding cli/main.js). `--only fanout,rt,thread,scale,monorepo` runs some parts.
 // Run: node --import tsx bench/orchestrator.bench.ts
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
@@ -63,7 +65,9 @@ const ROUND_TRIPS = flag('round-trips', 5_000);
 /** Rounds of the fan-out comparison (each side once per round, alternating); medians are printed. */
 const ROUNDS = flag('rounds', 3);
 const onlyAt = args.indexOf('--only');
-const ONLY = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ['fanout', 'rt', 'scale', 'monorepo']);
+const ONLY = new Set(
+  onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ['fanout', 'rt', 'thread', 'scale', 'monorepo'],
+);
 
 // ---- build -------------------------------------------------------------------------------------------
 
@@ -343,6 +347,61 @@ async function inProcessRun(dir: string, n: number): Promise<InProcessRun> {
   };
 }
 
+/**
+ * Where a worker thread's start goes: a bare thread against one that loads the worker module
+ * (worker/worker.js, what every agent thread loads), split into zod (the tool and message schemas'
+ * library, loaded first) and the rest of the module graph; time in the thread and RSS per thread
+ * with 8 threads held at once.
+ */
+async function threadStart(): Promise<void> {
+  const workerUrl = pathToFileURL(join(DIST, 'orchestrator/worker/worker.js')).href;
+  const body = (load: boolean) => `
+const { parentPort } = require('node:worker_threads');
+const t0 = performance.now();
+(async () => {
+  let zodMs = 0;
+  if (${load}) { await import('zod'); zodMs = performance.now() - t0; await import(${JSON.stringify(workerUrl)}); }
+  parentPort.postMessage({ ms: performance.now() - t0, zodMs, heap: process.memoryUsage().heapUsed });
+  parentPort.once('message', () => process.exit(0));
+})();`;
+  const startThreads = async (n: number, load: boolean) => {
+    const rss0 = process.memoryUsage.rss();
+    const ws: Worker[] = [];
+    const out: { ms: number; zodMs: number; heap: number; wallMs: number }[] = [];
+    for (let k = 0; k < n; k++) {
+      const t0 = performance.now();
+      const w = new Worker(body(load), { eval: true, env: process.env, execArgv: [] });
+      // Resolved from the bench's folder: zod as the product loads it.
+      ws.push(w);
+      const m = await new Promise<{ ms: number; zodMs: number; heap: number }>((r, j) => {
+        w.once('message', r);
+        w.once('error', j);
+      });
+      out.push({ ...m, wallMs: performance.now() - t0 });
+    }
+    const perThreadMb = (process.memoryUsage.rss() - rss0) / n / 1024 / 1024;
+    for (const w of ws) w.postMessage('exit');
+    await Promise.all(ws.map((w) => new Promise((r) => w.once('exit', r))));
+    return { out, perThreadMb };
+  };
+  const n = 8;
+  await startThreads(2, true); // warm-up: file caches
+  const bare = await startThreads(n, false);
+  const loaded = await startThreads(n, true);
+  const med = (xs: number[]) => median(xs);
+  const wall = med(loaded.out.map((x) => x.wallMs));
+  const zod = med(loaded.out.map((x) => x.zodMs));
+  const all = med(loaded.out.map((x) => x.ms));
+  console.log(
+    `thread start (${n} threads one after another, median; RSS per thread with ${n} held at once):\n` +
+      `  bare thread                ${med(bare.out.map((x) => x.wallMs))
+        .toFixed(0)
+        .padStart(5)} ms   ${bare.perThreadMb.toFixed(1)} MB\n` +
+      `  with the worker module     ${wall.toFixed(0).padStart(5)} ms   ${loaded.perThreadMb.toFixed(1)} MB   heap ${(med(loaded.out.map((x) => x.heap)) / 1024 / 1024).toFixed(1)} MB` +
+      `   (loading in the thread ${all.toFixed(0)} ms: zod ${zod.toFixed(0)} ms = ${((zod / all) * 100).toFixed(0)}%, the rest of the graph ${(all - zod).toFixed(0)} ms)`,
+  );
+}
+
 async function scale(): Promise<void> {
   const sizes = [32, 100, 200];
   console.log(
@@ -471,6 +530,7 @@ try {
   console.log(`load: ${readFileSync('/proc/loadavg', 'utf8').trim()} (${availableParallelism()} cores)`);
   if (ONLY.has('fanout')) await fanOut();
   if (ONLY.has('rt')) await messageRoundTrip();
+  if (ONLY.has('thread')) await threadStart();
   if (ONLY.has('scale')) await scale();
   if (ONLY.has('monorepo')) await monorepo();
   console.log(`load: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);

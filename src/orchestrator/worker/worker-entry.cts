@@ -9,6 +9,16 @@ import type { WorkerResult } from '../protocol.js';
 
 type WorkerModule = { default: (task: InstanceTask) => Promise<WorkerResult> };
 
+// Node 22.1+ keeps V8's compiled code of the modules loaded below on disk (module.enableCompileCache;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off), so a new thread mostly reads code instead of compiling
+// it: compiling the module graph is a large part of a thread's start (#32). Node 20 has no such
+// cache; there this does nothing.
+try {
+  (require('node:module') as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+} catch {
+  // a cache folder that cannot be written only costs the compile
+}
+
 // Started as the thread starts, so a warm thread has its modules loaded before its first agent.
 // Under tsx (tests, npm run dev) this file is worker-entry.cts: tsx compiles worker.ts to CommonJS
 // when it is required (no ES module instantiation there), and its import() would not find .ts files.
