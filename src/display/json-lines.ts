@@ -45,8 +45,11 @@
  *   permit_wait      model, reason: the call waits for a rate-limit slot or a budget reservation.
  *   permit_grant     model, waitedMs.
  *   permit_deny      model, reason (budget exhausted, run stopping).
- *   call_usage       model, usage: the real usage of one model call (summaries included); the sum
- *                    of these is the run's spend, interrupted attempts included.
+ *   call_usage       model, provider?, usage: the real usage of one model call (summaries included);
+ *                    the sum of these is the run's spend, interrupted attempts included (grouped per
+ *                    provider and model in result.json's `providers`).
+ *   window_learned   by, provider, baseUrl?, model, window: an agent's server stated a smaller
+ *                    context window in an overflow error; every agent of the run uses it from now on.
  *   rate_limited     model, delayMs, status?: the provider said 429/529; the call is retried.
  * Inside an agent
  *   agent_event      event: the child's AgentSession event, slimmed where it would repeat data:
