@@ -4,13 +4,12 @@
 // gets it written into its log under the run's lease, and the next `orchestrate resume` obeys it.
 // Exit codes: 0 answered; 1 refused (no such gate, already answered...); 2 bad usage, or a
 // coordinator holds the run but does not answer.
-import { liveLeaseHolder } from '../../run/run-lease.js';
 import type { ApprovalAnswer } from '../../run/run-control.js';
 import { EXIT, type CliContext } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 import { userName } from '../control-actor.js';
 import { locateRunArg } from '../locate-run.js';
-import { deliverRunControl } from '../run-control-command.js';
+import { deliverApproval } from '../approval-delivery.js';
 
 async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliContext): Promise<number> {
   const runDir = locateRunArg(args, ctx);
@@ -24,24 +23,13 @@ async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliC
     by,
     via: 'cli',
   };
-  const live = await deliverRunControl(runDir, action, a);
-  if (live.ok) {
-    ctx.stdout(`${live.message}\n`);
+  const d = await deliverApproval(runDir, a);
+  if (d.ok) {
+    ctx.stdout(`${d.message}\n`);
     return EXIT.ok;
   }
-  if (!live.notLive || liveLeaseHolder(runDir)) {
-    ctx.stderr(`orchestrate: ${live.message}\n`);
-    return live.notLive ? EXIT.usage : EXIT.taskFailed;
-  }
-  // Nobody runs it: the answer goes into its log (under its lease) for the next resume.
-  const { answerApprovalOffline } = await import('../../orchestrator/approval-offline.js');
-  const offline = await answerApprovalOffline(runDir, a, by);
-  if (offline.ok) {
-    ctx.stdout(`${offline.message}\n`);
-    return EXIT.ok;
-  }
-  ctx.stderr(`orchestrate: ${offline.error}\n`);
-  return offline.live ? EXIT.usage : EXIT.taskFailed;
+  ctx.stderr(`orchestrate: ${d.message}\n`);
+  return d.notLive ? EXIT.usage : EXIT.taskFailed;
 }
 
 function gateCommand(action: 'approve' | 'reject'): CliCommand {

@@ -1,8 +1,9 @@
-// cancel and steer: the actions `orchestrate cancel` / `orchestrate steer` take on a live run,
+// cancel, steer, approve and reject: the actions `orchestrate cancel` / `orchestrate steer` take on a live run,
 // over the same control socket (run-control-command.ts), so the run's log records them as
 // `control` events naming this server and its client, and a run nobody holds is told apart from a
 // refused action (an unknown instance comes back with the close matches).
 import { z } from 'zod';
+import { deliverApproval } from '../approval-delivery.js';
 import { controlBy, deliverRunControl } from '../run-control-command.js';
 import { instanceArg, locateRun, runArg, runDirArg } from './tool-args.js';
 import { defineTool, ToolError, type ServerContext } from './tool-table.js';
@@ -68,3 +69,44 @@ export const steerTool = defineTool({
     return { text: outcome.message };
   },
 });
+
+/** approve / reject: answer a task's approval gate (`approve:`), live or, when no coordinator holds the run, for its next resume. */
+function gateTool(action: 'approve' | 'reject') {
+  return defineTool({
+    name: action,
+    title: action === 'approve' ? 'Approve a gated task' : 'Reject a gated task',
+    description:
+      action === 'approve'
+        ? 'Approve a task waiting at its approval gate (approve: in the recipe): every waiting instance of it, or only `instance`; they run now (or, when no coordinator holds the run, on its next resume).'
+        : 'Reject a task waiting at its approval gate (approve: in the recipe): every waiting instance of it, or only `instance`; they are skipped, with the tasks that need them.',
+    input: {
+      run: runArg,
+      task: z.string().min(1).describe('The gated task (run_status shows it waiting for approval)'),
+      instance: instanceArg.optional().describe('Only this instance of a fan-out; leave it out for all of them'),
+      note: z.string().optional().describe('Why, for the log and the report'),
+      run_dir: runDirArg,
+    },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: action === 'reject',
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    handler: async (args, _call, ctx) => {
+      const runDir = locateRun(ctx, args.run, args.run_dir);
+      const d = await deliverApproval(runDir, {
+        action,
+        task: args.task,
+        ...(args.instance !== undefined ? { instance: args.instance } : {}),
+        ...(args.note ? { note: args.note } : {}),
+        by: byOf(ctx),
+        via: 'mcp',
+      });
+      if (!d.ok) throw new ToolError(d.message);
+      return { text: d.message };
+    },
+  });
+}
+
+export const approveTool = gateTool('approve');
+export const rejectTool = gateTool('reject');
