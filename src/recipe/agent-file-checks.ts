@@ -1,8 +1,8 @@
 // Checks of an agent file (Claude Code or pi format) named by a recipe's agent: its tools and its
 // model, every problem in one pass, reported at the agent file's own line and column.
-import { getModel, listModels } from '../ai/models.js';
+import { listModels } from '../ai/models.js';
 import type { AgentFile } from './agent-file.js';
-import { ALL_FILE_AGENT_TOOLS, classifyFileTool } from './agent-tools.js';
+import { ALL_FILE_AGENT_TOOLS, CLAUDE_CODE_TOOL_NAMES, classifyFileTool, fileModelKnown } from './agent-tools.js';
 import type { PendingProblem } from './problems.js';
 import { BUILTIN_TOOLS } from './schema.js';
 import { suggestionHint } from './suggest.js';
@@ -44,8 +44,21 @@ export function checkAgentFile(
     for (const t of file.toolPositions) {
       const v = classifyFileTool(t.name, BUILTIN_TOOLS);
       if (v.kind === 'mcp') continue; // checked with the agent's MCP servers (mcp-servers.ts)
-      if (v.kind === 'unknown') checkTool(t.name, undefined, at(t));
-      else if (v.kind === 'builtin' && v.note)
+      if (v.kind === 'unknown') {
+        // Claude Code ignores a name it has no tool for (an MCP server's, another agent's): so
+        // do we, with a word; strict_tools (or an extension that may define it) checks it.
+        const extensions = Array.isArray(a.extensions) && a.extensions.length > 0;
+        if (strict || extensions) checkTool(t.name, undefined, at(t));
+        else
+          problem({
+            code: 'unknown_tool',
+            severity: 'warning',
+            path: base,
+            at: at(t),
+            message: `agent "${name}" tool "${t.name}" is not a tool here or in Claude Code and is ignored`,
+            hint: `${suggestionHint(t.name, [...BUILTIN_TOOLS, ...CLAUDE_CODE_TOOL_NAMES], 'tools')}; or set strict_tools: true to make this an error`,
+          });
+      } else if (v.kind === 'builtin' && v.note)
         problem({
           code: 'agent_file',
           severity: 'warning',
@@ -78,22 +91,14 @@ export function checkAgentFile(
   const model = file.model?.trim();
   if (a.model !== undefined || model === undefined || model === '' || model.toLowerCase() === 'inherit') return;
   const provider = str(a.provider) ?? str(raw.provider) ?? 'anthropic';
-  const key = model.toLowerCase().replace(/^anthropic\//, '');
-  const declared =
-    isObj(raw.models) &&
-    Object.keys(raw.models).some(
-      (id) =>
-        id
-          .trim()
-          .toLowerCase()
-          .replace(/^anthropic\//, '') === key,
-    );
-  if (provider !== 'anthropic' || declared || getModel(key)) return;
+  if (fileModelKnown(model, provider, isObj(raw.models) ? Object.keys(raw.models) : [])) return;
+  // A collection's file may name a model this runtime does not know: the recipe's model runs it.
   problem({
     code: 'unknown_model',
+    severity: 'warning',
     path: base,
     at: at(file.modelPosition ?? { line: 1, col: 1 }),
-    message: `agent file of "${name}" names unknown model "${model}"`,
+    message: `agent file of "${name}" names unknown model "${model}"; the agent uses the recipe's model instead`,
     hint: `${suggestionHint(
       model,
       listModels().map((m) => m.id),

@@ -92,10 +92,23 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
   const source = text.replace(/^\uFEFF/, '');
   const m = FRONTMATTER.exec(source);
   if (!m) return { ok: true, agent: { body: source.trim(), toolPositions: [], notes: [] } };
-  const yamlText = m[1] ?? '';
+  let yamlText = m[1] ?? '';
   const yamlStart = source.indexOf(yamlText);
-  const lc = new LineCounter();
-  const doc = parseDocument(yamlText, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
+  let lc = new LineCounter();
+  let doc = parseDocument(yamlText, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
+  // Claude Code reads `description: Use when: ...` (one line, ": " inside) as text; strict YAML
+  // does not. Such lines are read as quoted text, with a warning each (quotedLines).
+  const repaired = doc.errors.length > 0 ? quoteColonValues(yamlText) : undefined;
+  if (repaired) {
+    const rlc = new LineCounter();
+    const rdoc = parseDocument(repaired.text, { lineCounter: rlc, prettyErrors: true, uniqueKeys: true });
+    if (rdoc.errors.length === 0) {
+      yamlText = repaired.text;
+      lc = rlc;
+      doc = rdoc;
+    }
+  }
+  const quotedLines = doc.errors.length === 0 && repaired && yamlText === repaired.text ? repaired.lines : [];
   // Frontmatter starts on line 2 of the file (line 1 is the opening ---).
   const pos = (offset: number) => {
     const p = lc.linePos(offset);
@@ -126,6 +139,14 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
     return { ok: false, problems };
   }
   const agent: AgentFile = { body, toolPositions: [], notes: [] };
+  const fmLine = source.slice(0, yamlStart).split('\n').length;
+  for (const q of quotedLines)
+    agent.notes.push({
+      line: fmLine + q.index,
+      col: q.key.length + 3,
+      message: `frontmatter "${q.key}": its value holds ": ", which YAML reads as a nested key; it is read as one line of text, as Claude Code does`,
+      hint: `quote the value: ${q.key}: '...' (double any ' inside)`,
+    });
   /** "read, grep" (Claude Code / pi) or a YAML list; undefined when empty. */
   const nameList = (key: string, value: unknown, offset: number): { name: string; offset: number }[] | undefined => {
     if (value === null || (isScalar(value) && (value.value === null || value.value === ''))) return undefined;
@@ -244,6 +265,26 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
     }
   }
   return problems.length ? { ok: false, problems } : { ok: true, agent };
+}
+
+/**
+ * The frontmatter with every top-level one-line plain value that holds ": " quoted (the lines
+ * Claude Code reads as text but strict YAML rejects); undefined when there is no such line. A
+ * value continued on indented lines is left alone (Claude Code fails on those too).
+ */
+function quoteColonValues(yamlText: string): { text: string; lines: { index: number; key: string }[] } | undefined {
+  const lines = yamlText.split('\n');
+  const quoted: { index: number; key: string }[] = [];
+  lines.forEach((line, i) => {
+    const m = /^([A-Za-z_][\w-]*):[ \t]+(.*?)(\r?)$/.exec(line);
+    if (!m) return;
+    const value = m[2]!.trim();
+    if (!value.includes(': ') || /^['"|>[{&*!%@`#]/.test(value)) return;
+    if (/^[ \t]+\S/.test(lines[i + 1] ?? '')) return;
+    lines[i] = `${m[1]}: ${JSON.stringify(value)}${m[3]}`;
+    quoted.push({ index: i, key: m[1]! });
+  });
+  return quoted.length > 0 ? { text: lines.join('\n'), lines: quoted } : undefined;
 }
 
 function keyOffset(key: unknown, fallback: number): number {

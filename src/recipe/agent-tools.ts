@@ -7,6 +7,7 @@
 // that is neither Claude Code's nor ours is unknown (a typo, or an extension's tool).
 // Our names are plain strings here: the recipe layer does not import the worker's tools
 // (test/recipe/agent-tools.test.ts checks the board's names against board-tool-names.ts).
+import { getModel } from '../ai/models.js';
 
 /** Built-in tools an agent gets when its file has no `tools:` line (Claude Code: every tool). */
 export const ALL_FILE_AGENT_TOOLS = ['read', 'bash', 'edit', 'write', 'ls', 'grep', 'find'] as const;
@@ -75,6 +76,80 @@ export const CLAUDE_CODE_TOOLS: Readonly<Record<string, ClaudeCodeTool>> = {
   exit_plan_mode: { missing: 'no plan mode here; use a planner/worker pair (pair:) for plan-then-code' },
 };
 
+/** Claude Code's tool names as it writes them (for did-you-mean hints). */
+export const CLAUDE_CODE_TOOL_NAMES: readonly string[] = [
+  'Agent',
+  'Artifact',
+  'AskUserQuestion',
+  'Bash',
+  'CronCreate',
+  'CronDelete',
+  'CronList',
+  'Edit',
+  'EnterPlanMode',
+  'EnterWorktree',
+  'ExitPlanMode',
+  'ExitWorktree',
+  'Glob',
+  'Grep',
+  'ListMcpResourcesTool',
+  'LSP',
+  'Monitor',
+  'NotebookEdit',
+  'PowerShell',
+  'Read',
+  'ReadMcpResourceTool',
+  'SendMessage',
+  'Skill',
+  'TaskCreate',
+  'TaskGet',
+  'TaskList',
+  'TaskOutput',
+  'TaskStop',
+  'TaskUpdate',
+  'TeamCreate',
+  'TeamDelete',
+  'TodoWrite',
+  'ToolSearch',
+  'WebFetch',
+  'WebSearch',
+  'Write',
+  'Task',
+  'BashOutput',
+  'KillShell',
+  'KillBash',
+  'LS',
+  'MultiEdit',
+  'NotebookRead',
+  'SlashCommand',
+  'TodoRead',
+  'exit_plan_mode',
+];
+
+/**
+ * Whether an agent file's model can run here: any model on another provider (its server decides),
+ * one the recipe declares under models:, or one this runtime knows. Otherwise the recipe's model
+ * runs the agent (with a warning).
+ */
+export function fileModelKnown(model: string, provider: string, declared: readonly string[]): boolean {
+  const key = model
+    .trim()
+    .toLowerCase()
+    .replace(/^anthropic\//, '');
+  if (provider !== 'anthropic') return true;
+  if (
+    declared.some(
+      (id) =>
+        id
+          .trim()
+          .toLowerCase()
+          .replace(/^anthropic\//, '') === key,
+    )
+  )
+    return true;
+  return getModel(key) !== undefined;
+}
+
 export type ToolVerdict =
   /** Tools of this runtime (Glob is find, MultiEdit is edit, TaskList is task_list); `note` when part of it differs. */
   | { kind: 'builtin'; tools: string[]; note?: string }
@@ -112,14 +187,26 @@ function withRule(v: Extract<ToolVerdict, { kind: 'builtin' }>, rule: RegExpExec
 
 /**
  * The tools an agent file gives its agent: names mapped, unavailable ones dropped, unknown ones
- * kept as written (an extension may define them; validation reports the rest).
+ * dropped too (Claude Code ignores them; validation warns) unless `keepUnknown` (the agent has
+ * extensions, which may define them).
  */
-export function fileAgentTools(written: readonly string[] | undefined, builtins: readonly string[]): string[] {
+export function fileAgentTools(
+  written: readonly string[] | undefined,
+  builtins: readonly string[],
+  keepUnknown = false,
+): string[] {
   if (written === undefined) return [...ALL_FILE_AGENT_TOOLS];
   const out: string[] = [];
   for (const w of written) {
     const v = classifyFileTool(w, builtins);
-    const tools = v.kind === 'builtin' ? v.tools : v.kind === 'mcp' ? [v.tool] : v.kind === 'unknown' ? [w.trim()] : [];
+    const tools =
+      v.kind === 'builtin'
+        ? v.tools
+        : v.kind === 'mcp'
+          ? [v.tool]
+          : v.kind === 'unknown' && keepUnknown
+            ? [w.trim()]
+            : [];
     for (const t of tools) if (!out.includes(t)) out.push(t);
   }
   return out;

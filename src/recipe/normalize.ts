@@ -7,7 +7,7 @@ import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../ai/models.j
 import { findProvider, type ProviderConfig } from '../ai/provider-config.js';
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import { type AgentFile, readAgentFile } from './agent-file.js';
-import { fileAgentTools, fileDisallowedTools } from './agent-tools.js';
+import { fileAgentTools, fileDisallowedTools, fileModelKnown } from './agent-tools.js';
 import { agentHooks, loadUserHooks, recipeHooks } from './recipe-hooks.js';
 import type { HooksConfig } from '../runtime/command-hooks.js';
 import { BOARD_TOOL_NAMES, isBoardTool } from './board-tool-names.js';
@@ -337,9 +337,11 @@ const envOf = (e: Record<string, string | number | boolean> | undefined): Record
   Object.fromEntries(Object.entries(e ?? {}).map(([k, v]) => [k, String(v)]));
 
 /** An agent file's model; `inherit` (Claude Code) means the recipe's. */
-function fileModel(file: AgentFile | undefined): string | undefined {
+/** The agent file's model, unless it is `inherit` or one that cannot run here (validation warned). */
+function fileModel(file: AgentFile | undefined, provider: string, declared: string[]): string | undefined {
   const m = file?.model?.trim();
-  return m === undefined || m === '' || m.toLowerCase() === 'inherit' ? undefined : m;
+  if (m === undefined || m === '' || m.toLowerCase() === 'inherit') return undefined;
+  return fileModelKnown(m, provider, declared) ? m : undefined;
 }
 
 const hooksOfContext = new WeakMap<NormalizeContext, { user: HooksConfig; recipe?: HooksConfig }>();
@@ -400,11 +402,13 @@ function normalizeAgent(
   const agent: LoadedAgent = {
     name,
     // An agent file's tools as Claude Code means them (Read, Glob, ...; none given = all of them).
-    tools: a.tools ?? (fromFile ? fileAgentTools(fromFile.tools, BUILTIN_TOOLS) : IMPLICIT_TOOLS),
+    tools:
+      a.tools ??
+      (fromFile ? fileAgentTools(fromFile.tools, BUILTIN_TOOLS, (a.extensions?.length ?? 0) > 0) : IMPLICIT_TOOLS),
     model:
       ctx.overrides.model ??
       a.model ??
-      fileModel(fromFile) ??
+      fileModel(fromFile, provider, Object.keys(doc.models ?? {})) ??
       doc.model ??
       ctx.env.ORCHESTRATE_MODEL ??
       RECIPE_DEFAULTS.model,
