@@ -64,12 +64,7 @@ export class Admission {
     // A first call never reserves more than a small share of the run's token budget, nor of its provider's.
     for (const cap of [recipe.budget.tokens, recipe.providerLimits[provider]?.budget.tokens])
       if (last === undefined && cap !== undefined) tokens = Math.min(tokens, Math.max(1, Math.floor(cap / 20)));
-    const price = lookupModelPrice(
-      model ?? agent?.model ?? recipe.model,
-      provider,
-      recipe.models,
-      recipe.providers,
-    );
+    const price = lookupModelPrice(model ?? agent?.model ?? recipe.model, provider, recipe.models, recipe.providers);
     return { tokens, usd: (tokens * price.input) / 1e6 };
   }
 

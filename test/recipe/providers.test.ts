@@ -106,7 +106,10 @@ tasks:
       undeclared('lmstudio'),
       undeclared('vllm'),
       undeclared('llamacpp'),
-      undeclared('gpu', 'providers:\n  gpu: { type: openai-compatible, base_url: "http://gpu-box:8000/v1", local: true }\n'),
+      undeclared(
+        'gpu',
+        'providers:\n  gpu: { type: openai-compatible, base_url: "http://gpu-box:8000/v1", local: true }\n',
+      ),
       undeclared('box', 'providers:\n  box: { type: openai-compatible, base_url: "http://localhost:9000/v1" }\n'),
     ];
     for (const text of cases) {
@@ -129,7 +132,10 @@ tasks:
     for (const text of [
       undeclared('openrouter'),
       undeclared('gw', 'providers:\n  gw: { type: openai-compatible, base_url: "https://gateway.example.com/v1" }\n'),
-      undeclared('lo', 'providers:\n  lo: { type: openai-compatible, base_url: "http://127.0.0.1:9/v1", local: false }\n'),
+      undeclared(
+        'lo',
+        'providers:\n  lo: { type: openai-compatible, base_url: "http://127.0.0.1:9/v1", local: false }\n',
+      ),
     ]) {
       const { work, model } = estimateOf(text);
       expect(work.usd.high).toBeGreaterThan(0);
