@@ -1,5 +1,6 @@
 // No MCP server process outlives its run: after Ctrl-C (SIGINT) and after kill -9 of the CLI,
-// both the sandboxed server (bwrap --die-with-parent) and the unconfined one (the lifeline) end.
+// both the sandboxed server (bwrap --die-with-parent, scope: agent) and the unconfined one (the
+// lifeline; scope: run, so hosted by the coordinator's thread) end.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ describe('MCP servers end with the run', () => {
     it(`no server process is left after ${signal === 'SIGINT' ? 'Ctrl-C' : 'kill -9'} of the CLI`, async () => {
       const s = setup(
         `turns:\n  - tools:\n      - { name: mcp__alpha__echo, args: { text: started } }\n      - { name: mcp__plain__slow, args: { steps: 600, ms: 100 } }\n  - text: done\n`,
+        { scope: 'run' },
       );
       const child = spawn(process.execPath, ['--import', TSX, MAIN, 'run', join(s.dir, 'recipe.yaml')], {
         cwd: s.dir,
