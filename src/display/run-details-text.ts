@@ -1,6 +1,7 @@
 // `orchestrate show <run>` as text: the run's status, every instance with its attempts, output,
 // error class and usage, and the merged plan.
 import { boardTable } from './board-text.js';
+import { describeApproval } from '../run/approval-record.js';
 import { providerCostLines } from './provider-costs.js';
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
@@ -74,6 +75,8 @@ function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
   // Who cancelled it, steered it or retried it (the run's control events).
   if (inst.status === 'cancelled') out.push(`    ${oneLine(inst.error ?? 'cancelled')}`);
   if (inst.workers?.length) out.push(`    worker${inst.workers.length > 1 ? 's' : ''}: ${inst.workers.join(', ')}`);
+  // Its approval gate: who answered, how, when, with what note (or what it waits for).
+  if (inst.approval) out.push(`    approval: ${oneLine(describeApproval(inst.approval))}`);
   for (const c of controlsOf(s, inst)) out.push(`    ${controlLine(c)}`);
   if (inst.output !== undefined || inst.text)
     out.push(`    output: ${outputPreview(inst.output ?? inst.text, DISPLAY_DEFAULTS.toolResultChars)}`);

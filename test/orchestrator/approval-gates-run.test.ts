@@ -7,6 +7,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { buildHtmlReport } from '../../src/display/html-report.js';
+import { formatRunDetails } from '../../src/display/run-details-text.js';
+import { loadRunFolder } from '../../src/display/run-folder.js';
+import { runJson } from '../../src/display/run-json.js';
 import { answerApprovalOffline } from '../../src/orchestrator/approval-offline.js';
 import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { connectRunControl } from '../../src/run/run-control-client.js';
@@ -144,6 +148,12 @@ describe('approval gates in a run', () => {
     const given = log.findIndex((e) => e.type === 'approval_given');
     expect(log.findIndex((e) => e.type === 'instance_queued' && e.key === 'gated')).toBeGreaterThan(given);
     expect(getInstance(foldEvents(log), 'gated', 'gated')!.approval).toMatchObject({ state: 'approved', by: 'alice' });
+    // show, show --json and the report say who approved.
+    const folder = loadRunFolder(runDir);
+    expect(formatRunDetails(folder)).toMatch(/\n {4}approval: approved by alice via cli at \S+: looks good\n/);
+    const json = runJson(folder) as { instances: { key: string; approval?: { state: string; by: string } }[] };
+    expect(json.instances.find((i) => i.key === 'gated')?.approval).toMatchObject({ state: 'approved', by: 'alice' });
+    expect(buildHtmlReport(folder)).toContain('approved by alice via cli at ');
   }, 120_000);
 
   it('reject skips the task and its dependant; the run goes on and a second answer is refused', async () => {
