@@ -1,11 +1,12 @@
 // A provider's own budget (`providers: NAME: {budget}`) through a real run on real worker threads
 // and both real SDKs: once the local server's budget is spent, that provider's agents stop with a
 // typed budget denial naming the provider, while the agents on Anthropic finish; the run goes on
-// (no run-wide budget_exhausted).
+// (no run-wide budget_exhausted). A resume that retries one of them charges the provider's spend
+// from the log again: the retried agent is refused before it reaches the server.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { readRunLog } from '../../src/run/run-store.js';
 import type { ResultFile } from '../../src/run/run-state.js';
@@ -92,6 +93,21 @@ tasks:
       for (const d of denials) expect(d.type === 'permit_deny' && d.key.startsWith('count')).toBe(true);
       // Not the run's budget: the run went on and never said it was exhausted.
       expect(events.some((e) => e.type === 'budget_exhausted')).toBe(false);
+
+      // Resume with a retry of one local instance: the provider's budget still counts what the log spent.
+      const resumed = await resumeRunDir(r.outcome.dir, {
+        cwd: dir,
+        retry: ['count.a'],
+        env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: anthropic.url },
+      });
+      if (!resumed.ok) throw new Error(JSON.stringify(resumed));
+      expect(local.requests).toHaveLength(3);
+      const again = readRunLog(join(r.outcome.dir, 'run.jsonl')).events.filter(
+        (e) => e.type === 'instance_failed' && e.key === 'count.a',
+      );
+      expect(again).toHaveLength(2);
+      expect(again[1]).toMatchObject({ failure: 'budget', attempt: 2 });
+      if (again[1]?.type === 'instance_failed') expect(again[1].error).toMatch(/budget of provider local/);
     } finally {
       await anthropic.close();
       await local.close();
