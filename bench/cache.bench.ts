@@ -23,6 +23,7 @@
 //
 // Goals: cache reads >= 70 % of input tokens on the 6-repo fan-out; summary calls >= 80 % reads.
 // Run: node --import tsx bench/cache.bench.ts
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -298,6 +299,51 @@ tasks:
   }
 }
 
+/**
+ * Issue 32's row "32 one-turn agents, one process, fake Anthropic server over HTTP": the same
+ * fan-out (one answer, no tools) with its folders inside one git repository (every instance takes
+ * a workspace snapshot and a landing diff) and outside any; goal: inside as fast as outside.
+ */
+async function oneTurn(n: number, insideGit: boolean): Promise<number> {
+  const server = await startFakeAnthropic({
+    respond: () => ({ kind: 'message', content: [{ type: 'text', text: 'done' }] }),
+  });
+  const root = mkdtempSync(join(tmpdir(), 'orch-cache-bench-oneturn-'));
+  for (let i = 0; i < n; i++) makeRepo(join(root, 'repos'), `repo-${String(i).padStart(3, '0')}`);
+  writeFileSync(
+    join(root, 'recipe.yaml'),
+    `name: one-turn\nmodel: ${MODEL_ID}\nconcurrency: ${n}\nagents:\n  worker: { tools: [read] }\n` +
+      `tasks:\n  - id: answer\n    for_each: { glob: "repos/*" }\n    agent: worker\n    cwd: \${{ item }}\n    prompt: "Say done."\n`,
+  );
+  if (insideGit) {
+    writeFileSync(join(root, '.gitignore'), 'runs/\n.orchestrate/\n');
+    for (const a of [
+      ['init', '-q'],
+      ['add', '-A'],
+      ['-c', 'user.name=b', '-c', 'user.email=b@localhost', 'commit', '-qm', 'x'],
+    ])
+      execFileSync('git', a, { cwd: root, stdio: 'pipe' });
+  }
+  try {
+    const t0 = performance.now();
+    const r = await runRecipeFile(
+      join(root, 'recipe.yaml'),
+      { cwd: root },
+      {
+        runsDir: join(root, 'runs'),
+        env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: server.url },
+      },
+    );
+    const ms = performance.now() - t0;
+    if (!r.ok || r.outcome.status !== 'succeeded')
+      throw new Error(`the one-turn run failed: ${JSON.stringify(r).slice(0, 300)}`);
+    return ms;
+  } finally {
+    await server.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 const model = resolveModel(MODEL_ID, 'anthropic');
 function report(label: string, s: Shares): { turnShare: number; summaryShare: number; paid: number; uncached: number } {
   const both = {
@@ -341,3 +387,17 @@ console.log(
 );
 const met = after.turnShare >= GOAL_READ_SHARE && after.summaryShare >= GOAL_SUMMARY_SHARE;
 console.log(met ? 'verdict: goals met' : 'verdict: goals MISSED');
+
+// Issue 32: 32 one-turn agents inside one repository vs outside (alternating; median of 3).
+const inside: number[] = [];
+const outside: number[] = [];
+await oneTurn(4, true); // warm-up
+for (let round = 0; round < 3; round++) {
+  inside.push(await oneTurn(32, true));
+  outside.push(await oneTurn(32, false));
+}
+const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(
+  `\n32 one-turn agents, fake Anthropic over HTTP: inside one git repository ${mid(inside).toFixed(0)} ms, outside ${mid(outside).toFixed(0)} ms ` +
+    `= ${(mid(inside) / mid(outside)).toFixed(2)}x (goal <= 1.1x; runs inside ${inside.map((x) => x.toFixed(0)).join(', ')}, outside ${outside.map((x) => x.toFixed(0)).join(', ')} ms; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
+);
