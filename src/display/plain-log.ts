@@ -77,6 +77,11 @@ export class PlainLog {
         return `${e.task}: expanded into ${plural(e.keys.length, 'instance')}`;
       case 'budget_exhausted':
         return `budget exhausted: ${err(e.reason)}; no new model calls are permitted`;
+      case 'approval_requested':
+        // The line says how to answer: a run in CI or a pipe has no keys to press.
+        return `${instanceLabel(e.task, e.key)}: waiting for approval: ${e.prompt}${e.deadline !== undefined ? ` (until ${new Date(e.deadline).toISOString()}, then ${e.onTimeout === 'approve' ? 'approved' : 'rejected'})` : ''}; answer with: orchestrate approve|reject ${e.runId} --task ${e.task}`;
+      case 'approval_given':
+        return `${instanceLabel(e.task, e.key)}: ${e.decision} ${e.via === 'timeout' ? 'on timeout' : `by ${e.by} via ${e.via}${e.offline ? ' (offline)' : ''}`}${e.note ? `: ${e.note}` : ''}`;
       case 'board_task':
         return boardLine(e);
       case 'window_learned':

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attachRunDisplay } from '../../src/display/attach-run-display.js';
+import { PlainLog } from '../../src/display/plain-log.js';
+import type { RunEvent } from '../../src/run/run-events.js';
 import { RunStore } from '../../src/run/run-store.js';
 import { syntheticSteps } from './fixtures/synthetic-run.js';
 
@@ -106,5 +108,50 @@ describe('plain log (non-TTY progress)', () => {
     expect(r.display.mode).toBe('plain');
     expect(r.err).not.toMatch(/\x1b/);
     expect(r.lines[0]).toMatch(/^\d\d:\d\d:\d\d run run-1 started/);
+  });
+});
+
+describe('approval gates in the plain log', () => {
+  it('says the instance waits, until when, and the command that answers it; then who answered', () => {
+    const lines: string[] = [];
+    const log = new PlainLog({ write: (t: string) => (lines.push(t), true) });
+    const at = (e: Record<string, unknown>) => ({ v: 1, runId: 'r1', ts: 1_000, ...e }) as RunEvent;
+    log.handle(
+      at({
+        type: 'approval_requested',
+        task: 'publish',
+        key: 'publish.a',
+        prompt: 'Open the PRs?',
+        deadline: Date.UTC(2026, 0, 2, 3, 4, 5),
+        onTimeout: 'reject',
+      }),
+    );
+    log.handle(
+      at({
+        type: 'approval_given',
+        task: 'publish',
+        key: 'publish.a',
+        decision: 'approved',
+        by: 'ana',
+        via: 'cli',
+        offline: true,
+        note: 'ok',
+      }),
+    );
+    log.handle(
+      at({
+        type: 'approval_given',
+        task: 'publish',
+        key: 'publish.b',
+        decision: 'rejected',
+        by: 'timeout',
+        via: 'timeout',
+      }),
+    );
+    expect(lines.map((l) => l.replace(/^\d\d:\d\d:\d\d /, ''))).toEqual([
+      'publish.a: waiting for approval: Open the PRs? (until 2026-01-02T03:04:05.000Z, then rejected); answer with: orchestrate approve|reject r1 --task publish\n',
+      'publish.a: approved by ana via cli (offline): ok\n',
+      'publish.b: rejected on timeout\n',
+    ]);
   });
 });
