@@ -418,7 +418,7 @@ const taskSettings = {
     .boolean()
     .optional()
     .describe(
-      "Read the configuration of the repository each instance works in (its cwd's .mcp.json): its MCP servers start like the recipe folder's. Default false: a batch over foreign repositories starts none of their servers",
+      "Read the configuration of the repository each instance works in (its cwd's .mcp.json, and .claude/settings.json hooks): its MCP servers start like the recipe folder's. Default false: a batch over foreign repositories starts none of their servers and runs none of their hooks",
     ),
 };
 
