@@ -1,7 +1,14 @@
 // A campaign's changesets as text: the preview `orchestrate publish <run>` prints (what would be
 // pushed and opened), the table of `orchestrate status <run>` (each pull request's state, checks,
 // review, mergeable), and the burndown line (merged over time) the run view shows.
-import { type Changeset, type ChangesetObservation, burndown, latestObservations } from '../run/changesets.js';
+import {
+  type Changeset,
+  type ChangesetObservation,
+  burndown,
+  latestObservations,
+  readChangesets,
+  readObservations,
+} from '../run/changesets.js';
 
 function stat(c: Changeset): string {
   return `${c.diffstat.files} file${c.diffstat.files === 1 ? '' : 's'} +${c.diffstat.insertions} -${c.diffstat.deletions}`;
@@ -76,3 +83,36 @@ export function mergedCount(obs: readonly ChangesetObservation[]): number {
 }
 
 export { burndown };
+
+/**
+ * The changesets block of `orchestrate show` (empty without changesets.json): each changeset's
+ * last observed state from changesets-status.jsonl (nothing is asked of a forge here), then the burndown.
+ */
+export function changesetsBlock(runDir: string): string[] {
+  let file: ReturnType<typeof readChangesets>;
+  try {
+    file = readChangesets(runDir);
+  } catch (err) {
+    return [`changesets: ${err instanceof Error ? err.message : String(err)}`];
+  }
+  if (!file) return [];
+  const obs = readObservations(runDir);
+  const latest = latestObservations(obs);
+  const rows: StatusRow[] = file.changesets.map((c) => {
+    const o = latest.get(c.key);
+    return {
+      key: c.key,
+      repo: c.repo,
+      state: o?.state ?? (c.state === 'published' && c.forge === 'git' ? 'pushed' : c.state),
+      ...(c.pr ? { url: c.pr.url } : {}),
+      ...(o?.checks ? { checks: o.checks } : {}),
+      ...(o?.review ? { review: o.review } : {}),
+      ...(o?.mergeable ? { mergeable: o.mergeable } : {}),
+    };
+  });
+  return [
+    `changesets (${file.changesets.length}; orchestrate status <run> asks the forge)`,
+    ...formatChangesetStatus(rows, mergedCount(obs)).trimEnd().split('\n'),
+    '',
+  ];
+}

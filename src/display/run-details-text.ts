@@ -1,5 +1,6 @@
 // `orchestrate show <run>` as text: the run's status, every instance with its attempts, output,
 // error class and usage, and the merged plan.
+import { changesetsBlock } from './changesets-text.js';
 import { boardTable } from './board-text.js';
 import { describeApproval } from '../run/approval-record.js';
 import { providerCostLines } from './provider-costs.js';
@@ -135,6 +136,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     for (const inst of list) out.push(...instanceBlock(s, inst, p));
   }
   out.push('');
+  out.push(...changesetsBlock(folder.dir));
   if (folder.planText !== undefined) {
     out.push(p.paint('bold', `plan (${folder.planFile})`));
     out.push(folder.planText.trimEnd());

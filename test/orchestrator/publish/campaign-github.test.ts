@@ -137,6 +137,15 @@ describe('campaign on GitHub: publish, apply, track', () => {
     const t = await cli('status', runDir);
     expect(t.stdout).toMatch(/change\.repo-b\s+draft\s+failing/);
     expect(t.stdout).toContain('burndown: 1/2 merged');
+    // report.html and show draw the changesets table and the burndown from the recorded observations.
+    const report = await cli('report', runDir);
+    expect(report.code).toBe(0);
+    const html = readFileSync(join(runDir, 'report.html'), 'utf8');
+    expect(html).toContain('Changesets <span class="muted">(1 of 2 merged)</span>');
+    expect(html).toContain('aria-label="merged pull requests over time: 1 of 2"');
+    const show = await cli('show', runDir);
+    expect(show.stdout).toMatch(/change\.repo-a\s+merged/);
+    expect(show.stdout).toContain('burndown: 1/2 merged');
   });
 
   it("a branch holding someone else's commit is refused, and their commit stays", async () => {
