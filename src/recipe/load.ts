@@ -8,6 +8,8 @@ import { type LoadedRecipe, type RecipeOverrides, modelKey, normalizeRecipe } fr
 import { type RecipeProblem, sortProblems } from './problems.js';
 import { suggestionHint } from './suggest.js';
 import { validateRecipeFile } from './validate.js';
+import { loadUserHooks } from './recipe-hooks.js';
+import { HooksConfigError } from '../runtime/command-hooks.js';
 
 export interface LoadOptions extends RecipeOverrides {
   /** Relative recipe paths and problem paths are relative to this folder. */
@@ -52,6 +54,23 @@ export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
     if (r.ok) renderedEnv[k] = String(r.value);
     else if (!opts.allowMissingInputs)
       problems.push({ code: 'expression_reference', ...at(['env', k]), message: `env.${k}: ${r.error}` });
+  }
+
+  // The user's hook settings files as this load sees the environment (validation read process.env's).
+  try {
+    loadUserHooks(dir, env);
+  } catch (err) {
+    if (!(err instanceof HooksConfigError)) throw err;
+    const settingsFile = err.message.slice(0, err.message.indexOf(': '));
+    problems.push({
+      code: 'bad_hooks',
+      file: settingsFile,
+      line: 1,
+      col: 1,
+      message: `settings file with hooks every agent of this recipe would run: ${err.message}`,
+      hint: 'fix the file, or move it away',
+    });
+    return { ok: false, problems: sortProblems([...problems, ...validated.recipe.warnings]) };
   }
 
   const overrides: RecipeOverrides = {};
