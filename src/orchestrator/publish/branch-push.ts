@@ -73,7 +73,7 @@ function hostOf(url: string): string | undefined {
 }
 
 /** How to reach `url` with product git: the folders it writes, the network and auth for https. */
-function transport(url: string, localPath: string | undefined, auth: PushAuth | undefined) {
+export function pushTransport(url: string, localPath: string | undefined, auth: PushAuth | undefined) {
   if (localPath) return { writable: [localPath] };
   const config: [string, string][] = [];
   // The token goes to the forge's own host only (a remote the model redirected gets none).
@@ -92,7 +92,7 @@ export async function remoteBranchCommit(
   if (localPath && !existsSync(localPath)) return { ok: false, error: `the remote ${localPath} does not exist` };
   const r = await productGit(['ls-remote', '--heads', url, `refs/heads/${branch}`], {
     cwd: repo,
-    ...transport(url, localPath, auth),
+    ...pushTransport(url, localPath, auth),
   });
   if (r.code !== 0) return { ok: false, error: `cannot read ${url}: ${firstLine(r.stderr)}` };
   const line = r.stdout
@@ -181,7 +181,7 @@ export async function pushBranch(args: {
   const lease = `--force-with-lease=refs/heads/${args.branch}:${now.commit ?? ''}`;
   const r = await productGit(['push', '--porcelain', lease, args.url, `${args.commit}:refs/heads/${args.branch}`], {
     cwd: args.repo,
-    ...transport(args.url, args.localPath, args.auth),
+    ...pushTransport(args.url, args.localPath, args.auth),
   });
   if (r.code !== 0)
     return {
@@ -209,7 +209,7 @@ export async function deleteBranch(args: {
       args.url,
       `:refs/heads/${args.branch}`,
     ],
-    { cwd: args.repo, ...transport(args.url, args.localPath, args.auth) },
+    { cwd: args.repo, ...pushTransport(args.url, args.localPath, args.auth) },
   );
   return r.code === 0 ? { ok: true } : { ok: false, error: `cannot delete ${args.branch}: ${firstLine(r.stderr)}` };
 }
