@@ -26,7 +26,11 @@ export interface DryRunMcp {
 }
 
 /** Each agent's MCP servers; with `start`, started once each to list the tools agents would see. */
-export async function dryRunMcp(recipe: LoadedRecipe, ctx: CliContext, start: boolean): Promise<DryRunMcp> {
+export async function dryRunMcp(
+  recipe: LoadedRecipe,
+  ctx: Pick<CliContext, 'cwd' | 'env'>,
+  start: boolean,
+): Promise<DryRunMcp> {
   const rows = new Map<string, Promise<ServerRow>>();
   const agents: DryRunMcp['agents'] = [];
   for (const a of Object.values(recipe.agents)) {

@@ -56,7 +56,7 @@ export async function describeServer(
   spec: McpServerSpec,
   agents: string[],
   start: boolean,
-  ctx: CliContext,
+  ctx: Pick<CliContext, 'cwd' | 'env'>,
 ): Promise<ServerRow> {
   const row: ServerRow = { name: spec.name, source: displayPath(spec.source, ctx.cwd), agents };
   const resolved = resolveMcpServer(spec, ctx.env);

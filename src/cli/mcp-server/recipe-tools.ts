@@ -2,6 +2,8 @@
 // do, as tools. Neither calls a model nor writes anything.
 import { displayPath, dryRun, formatProblem, loadRecipe } from '../../recipe/index.js';
 import { problemsJson } from '../print-problems.js';
+import { z } from 'zod';
+import { dryRunMcp, renderDryRunMcp } from '../dry-run-mcp.js';
 import { renderDryRun } from '../render-dry-run.js';
 import { loadOptionsOf, overrideArgs, problemsText, recipeArgs } from './tool-args.js';
 import { defineTool, ToolError } from './tool-table.js';
@@ -45,13 +47,24 @@ export const dryRunTool = defineTool({
   title: 'Dry-run a recipe',
   description:
     'Validate a recipe with its inputs and overrides, expand its task DAG (fan-outs included) and estimate its cost; no model calls, nothing written. The text is the plan as a tree; the structured content has every field.',
-  input: { ...recipeArgs, ...overrideArgs },
+  input: {
+    ...recipeArgs,
+    ...overrideArgs,
+    list_mcp: z
+      .boolean()
+      .optional()
+      .describe("Start each agent's MCP servers to list the tools it would get, then stop them (as --list-mcp)"),
+  },
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {
     const loaded = loadRecipe(args.recipe, loadOptionsOf(args, ctx));
     if (!loaded.ok) throw new ToolError(problemsText(loaded.problems));
     const result = dryRun(loaded.recipe, { env: ctx.env, displayFile: displayPath(loaded.recipe.file, ctx.cwd) });
     if (!result.ok) throw new ToolError(problemsText(result.problems));
-    return { text: renderDryRun(result.report), data: { ok: true, dryRun: true, ...result.report } };
+    const mcp = await dryRunMcp(loaded.recipe, ctx, args.list_mcp === true);
+    return {
+      text: renderDryRun(result.report, renderDryRunMcp(mcp, result.report)),
+      data: { ok: true, dryRun: true, ...result.report, ...(mcp.agents.length ? { mcp } : {}) },
+    };
   },
 });
