@@ -99,6 +99,31 @@ const EXPECTED: Record<string, Expected> = {
       `4:32 warning agent "a" tool TodoWrite: the agent's to-do items are items on the run's task board (task_create, task_update, task_list): every agent of the run sees them, and the agent sets owner to its own instance id to keep them apart`,
     ],
   },
+  // Claude Code team and hooks files (written for these tests in the style of public collections).
+  'team-lead-claude.md': {
+    tools: 'read,find,grep,bash,task_create,task_list,task_get,task_update,send_message',
+    model: 'claude-opus-4-6',
+    warnings: [
+      ignored('4:32', 'Agent', 'sub-agents are recipe tasks here (needs:, for_each:), not a tool'),
+      ignored(
+        '4:39',
+        'TeamCreate',
+        'the recipe is the team here: its agents: and tasks: (the board and send_message are on)',
+      ),
+    ],
+  },
+  'formatter-hooks.md': { tools: 'read,edit,bash,grep', model: 'claude-sonnet-4-5' },
+  'plan-reviewer.md': {
+    tools: 'read,grep,find,task_create,task_update,task_list',
+    model: 'claude-sonnet-4-6',
+    warnings: [
+      `4:26 warning agent "a" tool TodoWrite: the agent's to-do items are items on the run's task board (task_create, task_update, task_list): every agent of the run sees them, and the agent sets owner to its own instance id to keep them apart`,
+      '6:1 warning agent "a": permissionMode: has no effect here: agents run unattended and never ask; every tool they have runs inside the command sandbox',
+      '8:1 warning agent "a": skills: names Claude Code skills to preload; they are not loaded from an agent file here',
+      '10:1 warning agent "a": memory: persistent agent memory is not kept here; each instance starts from its prompt and the summaries of the tasks it needs',
+      '11:1 warning agent "a": effort: is not read from an agent file here',
+    ],
+  },
   'test-runner.md': { tools: 'bash,read,edit', model: 'claude-haiku-4-5' },
   'web-researcher.md': {
     tools: 'read,write',
@@ -202,6 +227,16 @@ describe('agent files from public collections load as they are', () => {
     expect(r.warnings.map((w) => `${w.line}:${w.col} warning ${w.message}`)).toEqual(expected.warnings ?? []);
     expect(r.warnings.every((w) => w.file === file)).toBe(true);
     expect(agent.system?.length).toBeGreaterThan(20);
+  });
+
+  it('formatter-hooks.md: its hooks, maxTurns and disallowedTools reach the agent', () => {
+    const r = load('formatter-hooks.md');
+    if (!r.ok) throw new Error(r.problems.map((p) => p.message).join('\n'));
+    const a = r.recipe.agents.a!;
+    expect(a.maxTurns).toBe(25);
+    expect(a.disallowedTools).toEqual(['write']);
+    expect(a.commandHooks?.PreToolUse?.[0]).toMatchObject({ matcher: 'Bash', hooks: [{ timeout: 10 }] });
+    expect(a.commandHooks?.PostToolUse?.[0]?.matcher).toBe('Edit|MultiEdit');
   });
 
   it('the recipe can still choose: its own tools and model win over the file', () => {
