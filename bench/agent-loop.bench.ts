@@ -2,10 +2,20 @@
 // runAgentLoop and through the Agent class, against a bare loop doing the same work by hand.
 // Goal: <= 30 µs/turn, and flat: the last 10 % of turns cost the same as the first 10 %.
 //
+// Cold (issue #32): the same runs in a fresh process each, nothing warmed up, so the first
+// thousand turns include what the JIT and the first calls cost: the bare loop, ours
+// (runAgentLoop) and the reference's (pi-agent-core's runAgentLoop, bench/node_modules, the same
+// instant model and a no-op tool with a plain JSON Schema). Goal: ours <= 3x the bare loop at
+// 1k turns; printed as now/goal. BENCH_LOOP_COLD_RUNS (default 5) processes per figure, median.
+//
 // The model is a stream function that returns a prebuilt tool-call reply at once (start + done
 // events). The scripted provider (src/ai/scripted.ts) is not used here on purpose: it counts
 // replies and tokens over the whole context on every call, like a real provider serialising the
 // request, so its own cost grows with the history and would hide what this bench measures.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { Agent } from '../src/agent/agent.js';
 import { runAgentLoop } from '../src/agent/loop.js';
@@ -156,6 +166,159 @@ async function measure(run: (turns: number) => Promise<Measurement>, turns: numb
   return { overall: median((s) => s.overall), first: median((s) => s.first), last: median((s) => s.last) };
 }
 
+// ---- cold runs: one fresh process per figure -------------------------------------------------
+
+const REF_AGENT = '@mariozechner/pi-agent-core';
+const REF_AI = '@mariozechner/pi-ai';
+const benchDir = dirname(fileURLToPath(import.meta.url));
+
+/** The reference's loop on the same instant model (its API: bench/node_modules/.../agent-loop.d.ts). */
+async function measureRefLoop(turns: number): Promise<Measurement> {
+  const agentSpec = REF_AGENT; // variables keep tsc from resolving bench-only node_modules
+  const aiSpec = REF_AI;
+  const core = (await import(agentSpec)) as {
+    runAgentLoop(
+      prompts: unknown[],
+      context: unknown,
+      config: unknown,
+      emit: (e: { type: string }) => void,
+      signal: AbortSignal | undefined,
+      streamFn: unknown,
+    ): Promise<unknown[]>;
+  };
+  const ai = (await import(aiSpec)) as { createAssistantMessageEventStream(): { push(e: unknown): void } };
+  const replies = Array.from({ length: turns + 1 }, (_, i) => reply(i, i < turns));
+  let call = 0;
+  const streamFn = () => {
+    const message = replies[call++] ?? reply(call, false);
+    const s = ai.createAssistantMessageEventStream();
+    s.push({ type: 'start', partial: message });
+    s.push({ type: 'done', reason: message.stopReason === 'toolUse' ? 'toolUse' : 'stop', message });
+    return s;
+  };
+  const tool = {
+    name: 'noop',
+    label: 'noop',
+    description: 'Does nothing',
+    parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+    async execute() {
+      return { content: [{ type: 'text', text: 'ok' }], details: {} };
+    },
+  };
+  const marks = new Float64Array(turns);
+  let turn = 0;
+  const prompt = { role: 'user', content: 'go', timestamp: 0 };
+  const convertToLlm = (messages: AgentMessage[]) =>
+    messages.filter((m) => m.role === 'user' || m.role === 'assistant' || m.role === 'toolResult');
+  const t0 = performance.now();
+  await core.runAgentLoop(
+    [prompt],
+    { systemPrompt: 'bench', messages: [], tools: [tool] },
+    { model, convertToLlm },
+    (e) => {
+      if (e.type === 'turn_end' && turn < turns) marks[turn++] = performance.now() - t0;
+    },
+    undefined,
+    streamFn,
+  );
+  return { totalMs: performance.now() - t0, marks };
+}
+
+const COLD_VARIANTS: Record<string, (turns: number) => Promise<Measurement>> = {
+  bare: measureBaseline,
+  ours: measureLoop,
+  agent: measureAgent,
+  ref: measureRefLoop,
+};
+
+/** Child: one cold measurement, printed as JSON. */
+async function coldChild(variant: string, turns: number): Promise<void> {
+  const run = COLD_VARIANTS[variant];
+  if (!run) throw new Error(`unknown cold variant ${variant}`);
+  const c0 = process.cpuUsage();
+  const m = await run(turns);
+  const cpu = process.cpuUsage(c0);
+  // CPU time beside wall time: on a shared, loaded box the wall clock mostly measures the others.
+  console.log(JSON.stringify({ usPerTurn: (m.totalMs * 1000) / turns, cpuUsPerTurn: (cpu.user + cpu.system) / turns }));
+}
+
+interface ColdFigure {
+  usPerTurn: number;
+  cpuUsPerTurn: number;
+}
+
+function coldRun(variant: string, turns: number): ColdFigure | undefined {
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--cold', variant, String(turns)],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !last.startsWith('{')) {
+    console.log(
+      `  cold ${variant} ${turns}: FAILED ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`,
+    );
+    return undefined;
+  }
+  return JSON.parse(last) as ColdFigure;
+}
+
+const GOAL_COLD_RATIO = 3;
+
+function coldSection(): void {
+  const runs = Number(process.env.BENCH_LOOP_COLD_RUNS ?? 5);
+  const hasRef = existsSync(join(benchDir, 'node_modules', ...REF_AGENT.split('/')));
+  const variants = ['bare', 'ours', 'agent', ...(hasRef ? ['ref'] : [])];
+  console.log(
+    `\ncold: a fresh process per run, nothing warmed up, median of ${runs} runs${hasRef ? '' : ' (reference not installed: run the session bench once, it installs bench/node_modules)'}`,
+  );
+  const median = (xs: number[]): number | undefined =>
+    xs.length === 0 ? undefined : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const wall = new Map<string, number | undefined>();
+  const cpu = new Map<string, number | undefined>();
+  for (const turns of [1000, 10_000]) {
+    const samples = new Map<string, ColdFigure[]>(variants.map((v) => [v, []]));
+    // Alternating, so a burst of load elsewhere hits every variant alike.
+    for (let r = 0; r < runs; r++)
+      for (const v of variants) {
+        const f = coldRun(v, turns);
+        if (f !== undefined) samples.get(v)!.push(f);
+      }
+    for (const v of variants) {
+      wall.set(`${v}@${turns}`, median(samples.get(v)!.map((f) => f.usPerTurn)));
+      cpu.set(`${v}@${turns}`, median(samples.get(v)!.map((f) => f.cpuUsPerTurn)));
+    }
+    const bw = wall.get(`bare@${turns}`);
+    const bc = cpu.get(`bare@${turns}`);
+    for (const v of variants) {
+      const w = wall.get(`${v}@${turns}`);
+      const c = cpu.get(`${v}@${turns}`);
+      console.log(
+        `  ${v.padEnd(6)} ${String(turns).padStart(6)} turns  wall ${w === undefined ? '-' : w.toFixed(1)} µs/turn${w !== undefined && bw ? ` (${(w / bw).toFixed(2)}x bare)` : ''}  cpu ${c === undefined ? '-' : c.toFixed(1)} µs/turn${c !== undefined && bc ? ` (${(c / bc).toFixed(2)}x bare)` : ''}`,
+      );
+    }
+  }
+  for (const [label, figures] of [
+    ['wall', wall],
+    ['cpu', cpu],
+  ] as const) {
+    const ours = figures.get('ours@1000');
+    const bare = figures.get('bare@1000');
+    const ref = figures.get('ref@1000');
+    if (ours === undefined || !bare) continue;
+    const ratio = ours / bare;
+    const nowGoal = ratio / GOAL_COLD_RATIO;
+    console.log(
+      `  ${nowGoal <= 1 ? 'met ' : 'MISS'} agent loop cold at 1k turns (${label} time): now ${ratio.toFixed(2)}x the bare loop (${ours.toFixed(1)} vs ${bare.toFixed(1)} µs/turn), goal ${GOAL_COLD_RATIO}x, now/goal ${nowGoal.toFixed(2)}` +
+        (ref !== undefined
+          ? `; pi ${ref.toFixed(1)} µs/turn (${(ref / bare).toFixed(2)}x the bare loop, ${(ref / ours).toFixed(2)}x ours)`
+          : ''),
+    );
+  }
+}
+
 async function main(): Promise<void> {
   console.log(
     `agent-loop: overhead per turn, one trivial tool call per turn, instant model (median of ${REPEATS} runs)`,
@@ -191,6 +354,8 @@ async function main(): Promise<void> {
     }
   }
   for (const v of verdicts) console.log(v);
+  coldSection();
 }
 
-await main();
+if (process.argv[2] === '--cold') await coldChild(process.argv[3]!, Number(process.argv[4]));
+else await main();

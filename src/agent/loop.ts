@@ -184,7 +184,8 @@ class LoopRun {
   private async loop(skipInitialSteeringPoll: boolean): Promise<void> {
     const config = this.config;
     let firstTurn = true;
-    let pending = skipInitialSteeringPoll ? NO_MESSAGES : await poll(config.getSteeringMessages);
+    let pending =
+      skipInitialSteeringPoll || !config.getSteeringMessages ? NO_MESSAGES : await poll(config.getSteeringMessages);
     for (;;) {
       let hasMoreToolCalls = true;
       while (hasMoreToolCalls || pending.length > 0) {
@@ -237,9 +238,15 @@ class LoopRun {
           this.emit({ type: 'agent_end', messages: this.newMessages });
           return;
         }
-        pending = steering.length > 0 ? steering : await poll(config.getSteeringMessages);
+        // No await without a hook: each one costs a trip through the microtask queue per turn.
+        pending =
+          steering.length > 0
+            ? steering
+            : config.getSteeringMessages
+              ? await poll(config.getSteeringMessages)
+              : NO_MESSAGES;
       }
-      const followUps = await poll(config.getFollowUpMessages);
+      const followUps = config.getFollowUpMessages ? await poll(config.getFollowUpMessages) : NO_MESSAGES;
       if (followUps.length === 0) break;
       pending = followUps;
     }
@@ -261,7 +268,7 @@ class LoopRun {
         }
       }
       stage = config.transformContext ? 'transformContext' : 'convertToLlm';
-      const messages = await this.llmMessages();
+      const messages = this.incrementalConvert ? this.cachedLlmMessages() : await this.convertedLlmMessages();
       stage = 'getApiKey';
       const apiKey = config.getApiKey
         ? ((await config.getApiKey(this.model.provider)) ?? config.apiKey)
@@ -272,7 +279,8 @@ class LoopRun {
       const llmContext: Context = { systemPrompt: this.ctx.systemPrompt, messages, tools };
       const streamFn = config.streamFn ?? registryStream;
       // StreamFunction is synchronous by contract; tolerate a promise from custom functions.
-      events = await streamFn(this.model, llmContext, { ...this.streamOptions, apiKey, signal: this.signal });
+      const streamed = streamFn(this.model, llmContext, { ...this.streamOptions, apiKey, signal: this.signal });
+      events = isPromiseLike(streamed) ? await streamed : streamed;
     } catch (err) {
       return this.failedCall(`${stage} failed: ${thrownText(err)}`);
     }
@@ -326,16 +334,18 @@ class LoopRun {
     return message;
   }
 
-  /** The LLM messages for this call: incremental when safe, else transform + full conversion. */
-  private async llmMessages(): Promise<Message[]> {
+  /** The LLM messages for this call when a custom conversion or transform may look at everything. */
+  private async convertedLlmMessages(): Promise<Message[]> {
     const config = this.config;
-    if (!this.incrementalConvert) {
-      const source = config.transformContext
-        ? await config.transformContext(this.ctx.messages, this.signal)
-        : this.ctx.messages;
-      const converted = await (config.convertToLlm ?? defaultConvertToLlm)(source);
-      return onlyLlmRoles(converted);
-    }
+    const source = config.transformContext
+      ? await config.transformContext(this.ctx.messages, this.signal)
+      : this.ctx.messages;
+    const converted = await (config.convertToLlm ?? defaultConvertToLlm)(source);
+    return onlyLlmRoles(converted);
+  }
+
+  /** The LLM messages for this call with the default conversion: only the new tail is converted. */
+  private cachedLlmMessages(): Message[] {
     const source = this.ctx.messages;
     // The cache is valid while the same array only grew: same array, not shorter, and the last
     // converted message still in place (catches in-place edits that shift the history).
@@ -374,6 +384,10 @@ class LoopRun {
 async function poll(source: (() => AgentMessage[] | Promise<AgentMessage[]>) | undefined): Promise<AgentMessage[]> {
   if (!source) return NO_MESSAGES;
   return (await source()) ?? NO_MESSAGES;
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }
 
 function toolCallsOf(message: AssistantMessage): ToolCall[] {
