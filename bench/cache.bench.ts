@@ -22,6 +22,7 @@
 // result.json figures are the ones `orchestrate show` prints.
 //
 // Goals: cache reads >= 70 % of input tokens on the 6-repo fan-out; summary calls >= 80 % reads.
+// Then (issue 32) 32 one-turn agents inside one git repository vs outside; `--one-turn` runs only that.
 // Run: node --import tsx bench/cache.bench.ts
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -362,31 +363,34 @@ function report(label: string, s: Shares): { turnShare: number; summaryShare: nu
   return { turnShare, summaryShare, paid: cost.paid, uncached: cost.uncached };
 }
 
-console.log(
-  `model ${MODEL_ID}: input $${model.cost.input}/M, cache read $${model.cost.cacheRead}/M, cache write $${model.cost.cacheWrite}/M; replies start after ${FIRST_BYTE_MS} ms\n`,
-);
-const results: Record<string, ReturnType<typeof report>> = {};
-for (const n of [REPOS, WIDE]) {
-  results[`before ${n}`] = report(`before: ${n} repos`, await fanOut(n, 'before'));
-  report(`after, no warm-up: ${n} repos`, await fanOut(n, 'after-no-warmup'));
-  results[`after ${n}`] = report(`after:  ${n} repos`, await fanOut(n, 'after'));
-}
-const run = await orchestrated(WIDE);
-const u = run.result.usage;
-report(`orchestrator: ${WIDE} repos`, run.shares);
-console.log(
-  `  result.json: cache read ${u.cacheRead}, written ${u.cacheWrite} (${pct(u.cacheRead, u.input + u.cacheRead + u.cacheWrite)} of input read), saved $${(u.cacheSaved ?? 0).toFixed(4)} against uncached prices`,
-);
+// `--one-turn`: only the issue 32 line below.
+if (!process.argv.includes('--one-turn')) {
+  console.log(
+    `model ${MODEL_ID}: input $${model.cost.input}/M, cache read $${model.cost.cacheRead}/M, cache write $${model.cost.cacheWrite}/M; replies start after ${FIRST_BYTE_MS} ms\n`,
+  );
+  const results: Record<string, ReturnType<typeof report>> = {};
+  for (const n of [REPOS, WIDE]) {
+    results[`before ${n}`] = report(`before: ${n} repos`, await fanOut(n, 'before'));
+    report(`after, no warm-up: ${n} repos`, await fanOut(n, 'after-no-warmup'));
+    results[`after ${n}`] = report(`after:  ${n} repos`, await fanOut(n, 'after'));
+  }
+  const run = await orchestrated(WIDE);
+  const u = run.result.usage;
+  report(`orchestrator: ${WIDE} repos`, run.shares);
+  console.log(
+    `  result.json: cache read ${u.cacheRead}, written ${u.cacheWrite} (${pct(u.cacheRead, u.input + u.cacheRead + u.cacheWrite)} of input read), saved $${(u.cacheSaved ?? 0).toFixed(4)} against uncached prices`,
+  );
 
-const after = results[`after ${REPOS}`]!;
-const before = results[`before ${REPOS}`]!;
-console.log(
-  `\n${REPOS}-repo fan-out: turns read ${pct(after.turnShare, 1)} of input (before ${pct(before.turnShare, 1)}; goal >= ${pct(GOAL_READ_SHARE, 1)}), ` +
-    `summaries ${pct(after.summaryShare, 1)} (before ${pct(before.summaryShare, 1)}; goal >= ${pct(GOAL_SUMMARY_SHARE, 1)}); ` +
-    `input cost $${after.paid.toFixed(4)} (before $${before.paid.toFixed(4)}, uncached $${after.uncached.toFixed(4)})`,
-);
-const met = after.turnShare >= GOAL_READ_SHARE && after.summaryShare >= GOAL_SUMMARY_SHARE;
-console.log(met ? 'verdict: goals met' : 'verdict: goals MISSED');
+  const after = results[`after ${REPOS}`]!;
+  const before = results[`before ${REPOS}`]!;
+  console.log(
+    `\n${REPOS}-repo fan-out: turns read ${pct(after.turnShare, 1)} of input (before ${pct(before.turnShare, 1)}; goal >= ${pct(GOAL_READ_SHARE, 1)}), ` +
+      `summaries ${pct(after.summaryShare, 1)} (before ${pct(before.summaryShare, 1)}; goal >= ${pct(GOAL_SUMMARY_SHARE, 1)}); ` +
+      `input cost $${after.paid.toFixed(4)} (before $${before.paid.toFixed(4)}, uncached $${after.uncached.toFixed(4)})`,
+  );
+  const met = after.turnShare >= GOAL_READ_SHARE && after.summaryShare >= GOAL_SUMMARY_SHARE;
+  console.log(met ? 'verdict: goals met' : 'verdict: goals MISSED');
+}
 
 // Issue 32: 32 one-turn agents inside one repository vs outside (alternating; median of 3).
 const inside: number[] = [];
