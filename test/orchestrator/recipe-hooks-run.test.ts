@@ -142,6 +142,63 @@ tasks:
     expect(html).toContain('SubagentStop');
   }, 60_000);
 
+  it('a SubagentStop hook that exits 2 sends the agent back to work once with its reason', async () => {
+    const dir = tempProject({
+      'work/README.md': 'hello\n',
+      'recipe.yaml': `name: again
+provider: scripted
+script: script.yaml
+hooks:
+  SubagentStop:
+    - hooks:
+        - type: command
+          command: "cat >> stops.jsonl; echo >> stops.jsonl; test -f checked || { touch checked; echo 'run the tests before you stop' >&2; exit 2; }"
+tasks:
+  - id: fix
+    cwd: work
+    prompt: Fix the bug.
+`,
+      'script.yaml': `turns:
+  - text: Fixed.
+  - text: Tests pass now.
+`,
+    });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      {
+        cwd: dir,
+        env: {
+          ...process.env,
+          ANTHROPIC_API_KEY: '',
+          CLAUDE_CONFIG_DIR: join(dir, 'claude-home'),
+          ORCHESTRATE_HOME: join(dir, 'orchestrate-home'),
+        },
+      },
+      { runsDir: join(dir, 'runs') },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    const log = events(r.outcome.dir);
+    expect(hookRuns(log).map((h) => `${h.hookEvent} ${h.outcome}`)).toEqual([
+      'SubagentStop blocked',
+      'SubagentStop passed',
+    ]);
+    const stops = readFileSync(join(dir, 'work', 'stops.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { stop_hook_active: boolean; last_assistant_message: string });
+    expect(stops.map((s) => [s.stop_hook_active, s.last_assistant_message])).toEqual([
+      [false, 'Fixed.'],
+      [true, 'Tests pass now.'],
+    ]);
+    // The agent read the hook's reason as its next prompt.
+    const prompts = ofType(log, 'agent_event').filter(
+      (e) => e.event.type === 'message_start' && JSON.stringify(e.event).includes('SubagentStop hook feedback'),
+    );
+    expect(prompts).toHaveLength(1);
+    expect(JSON.stringify(prompts[0]!.event)).toContain('run the tests before you stop');
+  }, 60_000);
+
   it("a PostToolUse hook from the user's settings file runs after an allowed call, in the workspace", async () => {
     const dir = tempProject({
       'claude-home/settings.json': settings({
