@@ -3,7 +3,7 @@
 // how many load cleanly, load with warnings, or fail, the most common warnings, and every error.
 //   npx tsx bench/validate-agent-files.ts <folder>...   (e.g. a checkout of wshobson/agents)
 // An agent file is a .md file whose frontmatter has a name: and a description: (READMEs and docs
-// of the collections are skipped). Exit 1 when any file fails to load.
+// of the collections are skipped, and so are skills: SKILL.md has the same two keys). Exit 1 when any file fails to load.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -15,7 +15,7 @@ function agentFiles(dir: string): string[] {
     if (entry === '.git' || entry === 'node_modules') continue;
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) out.push(...agentFiles(path));
-    else if (entry.endsWith('.md')) {
+    else if (entry.endsWith('.md') && entry !== 'SKILL.md') {
       const head = readFileSync(path, 'utf8')
         .replace(/^\uFEFF/, '')
         .slice(0, 4000);
