@@ -79,6 +79,7 @@ tasks:
     expect(board.get('1')).toMatchObject({ status: 'in_progress', owner: winner, createdBy: 'recipe' });
   });
 
+  // The files name Claude Code's tools (TaskCreate, SendMessage...): they map onto the board's and send_message.
   it('a team of three from Claude Code team files: the lead plans on the board, two workers claim, message the lead and complete', async () => {
     const agentFile = (name: string, description: string, tools: string, body: string) =>
       `---\nname: ${name}\ndescription: ${description}\ntools: ${tools}\nmodel: sonnet\ncolor: blue\n---\n\n${body}\n`;
@@ -86,19 +87,19 @@ tasks:
       '.claude/agents/team-lead.md': agentFile(
         'team-lead',
         'Splits the work into tasks on the shared board and reviews what the team did.',
-        'Read, Glob, Grep, task_create, task_list, task_get, task_update, send_message',
+        'Read, Glob, Grep, TaskCreate, TaskList, TaskGet, TaskUpdate, SendMessage',
         'You are the team lead. Break the work into tasks on the task board, then review.',
       ),
       '.claude/agents/docs-writer.md': agentFile(
         'docs-writer',
         'Writes documentation tasks from the board.',
-        'Read, Write, Edit, Bash, task_list, task_get, task_update, send_message',
+        'Read, Write, Edit, Bash, TaskList, TaskGet, TaskUpdate, SendMessage',
         'You are the docs writer of the team. Take documentation tasks from the board.',
       ),
       '.claude/agents/test-writer.md': agentFile(
         'test-writer',
         'Writes tests for tasks on the board.',
-        'Read, Write, Edit, Bash, task_list, task_get, task_update, send_message',
+        'Read, Write, Edit, Bash, TaskList, TaskGet, TaskUpdate, SendMessage',
         'You are the test writer of the team. Take testing tasks from the board.',
       ),
       'recipe.yaml': `name: team
