@@ -1,9 +1,10 @@
 // The task board in a distributed run: agents on two `orchestrate worker` processes reach the
 // coordinator's one board through Redis (board calls travel like every port message), so of two
 // agents on different machines racing for one task exactly one takes it, and a task created on one
-// worker is seen and completed from the other.
+// worker is seen and completed from the other. Command hooks travel with the instance and run
+// on the worker like its other commands.
 import { type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,5 +122,60 @@ tasks:
     expect(lists).toHaveLength(2);
     // The later of the two lists shows both follow-ups.
     expect(lists.some((e) => /Follow-up from a[\s\S]*Follow-up from b/.test(JSON.stringify(e.event)))).toBe(true);
+  }, 180_000);
+  it('hooks reach agents on a worker: a recipe PreToolUse hook blocks rm -rf there and its run is in the log', async () => {
+    // Workers from the test above are reused when it ran; started here when this test runs alone.
+    if (!children.some((c) => c.exitCode === null)) await startWorker('solo');
+    const dir = tempProject({
+      'recipe.yaml': `name: hooks-cluster
+provider: scripted
+script: script.yaml
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: "grep -q 'rm -rf' && { echo 'rm -rf is not allowed on this cluster' >&2; exit 2; }; exit 0"
+agents:
+  cleaner: { tools: [bash] }
+tasks:
+  - id: clean
+    agent: cleaner
+    prompt: Clean up the project
+`,
+      'keep/file.txt': 'keep me\n',
+      'script.yaml': `conversations:
+  - match: Clean up
+    turns:
+      - tools: [{ name: bash, args: { command: "rm -rf keep" } }]
+      - text: I was not allowed to remove keep/.
+`,
+    });
+    const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
+    if (!opened.ok) throw new Error(opened.message);
+    let outcome;
+    try {
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        { runsDir: join(dir, 'runs'), ...opened.run.options },
+      );
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      outcome = r.outcome;
+    } finally {
+      await opened.run.close();
+    }
+    expect(outcome.status).toBe('succeeded');
+    const log = events(outcome.dir);
+    expect(ofType(log, 'instance_start')[0]?.worker).toBeTruthy();
+    // The file survived (the landed patch deletes nothing) and the model read the hook's reason.
+    expect(readFileSync(join(dir, 'keep/file.txt'), 'utf8')).toBe('keep me\n');
+    const bash = ofType(log, 'agent_event').filter(
+      (e) => e.event.type === 'tool_execution_end' && e.event.toolName === 'bash',
+    );
+    expect(bash).toHaveLength(1);
+    expect(JSON.stringify(bash[0]!.event)).toContain('rm -rf is not allowed on this cluster');
+    const runs = ofType(log, 'agent_event').filter((e) => e.event.type === 'hook_run');
+    expect(runs.map((e) => (e.event as { hookEvent?: string }).hookEvent)).toContain('PreToolUse');
   }, 180_000);
 });
