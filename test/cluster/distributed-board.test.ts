@@ -54,6 +54,23 @@ async function startWorker(name: string): Promise<void> {
   if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${err}`);
 }
 
+/** Runs the project's recipe.yaml with its agents on the workers, through Redis. */
+async function runOnCluster(dir: string) {
+  const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
+  if (!opened.ok) throw new Error(opened.message);
+  try {
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...opened.run.options },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    return r.outcome;
+  } finally {
+    await opened.run.close();
+  }
+}
+
 describe.skipIf(skip)('task board over Redis', () => {
   it('agents on two workers share one board: one claim wins, the other is told who owns the task', async () => {
     await Promise.all([startWorker('east'), startWorker('west')]);
@@ -80,20 +97,7 @@ tasks:
       - text: done
 `,
     });
-    const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
-    if (!opened.ok) throw new Error(opened.message);
-    let outcome;
-    try {
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        { runsDir: join(dir, 'runs'), ...opened.run.options },
-      );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      outcome = r.outcome;
-    } finally {
-      await opened.run.close();
-    }
+    const outcome = await runOnCluster(dir);
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     // The two agents ran on different workers.
@@ -151,20 +155,7 @@ tasks:
       - text: I was not allowed to remove keep/.
 `,
     });
-    const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
-    if (!opened.ok) throw new Error(opened.message);
-    let outcome;
-    try {
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        { runsDir: join(dir, 'runs'), ...opened.run.options },
-      );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      outcome = r.outcome;
-    } finally {
-      await opened.run.close();
-    }
+    const outcome = await runOnCluster(dir);
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     expect(ofType(log, 'instance_start')[0]?.worker).toBeTruthy();
