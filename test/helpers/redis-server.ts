@@ -221,3 +221,35 @@ export async function startRedis(): Promise<RedisServerHandle> {
   };
   return handle;
 }
+
+/**
+ * Records every command the server receives (MONITOR) as its text lines, over a plain socket:
+ * ioredis's monitor mode can take a monitor line for the reply to a command it still waits on
+ * and throw "Command queue state error", failing a test for nothing. Lines look like
+ * `1796345601.827996 [0 127.0.0.1:53724] "bzpopmin" "key" "5"`.
+ */
+export async function recordRedisCommands(url: string): Promise<{ seen: string[]; stop: () => void }> {
+  const { hostname, port } = new URL(url);
+  const socket = createConnection(Number(port), hostname);
+  const seen: string[] = [];
+  let pending = '';
+  let started = false;
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      let end: number;
+      while ((end = pending.indexOf('\r\n')) >= 0) {
+        const line = pending.slice(0, end);
+        pending = pending.slice(end + 2);
+        if (!started && line === '+OK') {
+          started = true;
+          resolve();
+        } else if (line.startsWith('+')) seen.push(line.slice(1));
+        else if (line.startsWith('-')) reject(new Error(`MONITOR refused: ${line.slice(1)}`));
+      }
+    });
+    socket.write('MONITOR\r\n');
+  });
+  return { seen, stop: () => socket.destroy() };
+}

@@ -10,7 +10,7 @@ import { policyRefusal, STRICT_POLICY } from '../../src/cluster/worker-policy.js
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai-server.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { skipWithoutRedis, startRedis, type RedisServerHandle, recordRedisCommands } from '../helpers/redis-server.js';
 import { removeWorkdirs, runDistributed, SECRET_ENV, startCliWorker, type CliWorker } from './cluster-fixtures.js';
 
 const skip = skipWithoutRedis('worker provider key');
@@ -35,10 +35,8 @@ describe.skipIf(skip)("a distributed worker's own provider key", () => {
   it('reaches the provider from the worker only, never through Redis', async () => {
     server = await startFakeOpenAI({ apiKey: KEY, respond: () => ({ kind: 'chat', text: 'hello from the gpu box' }) });
     worker = await startCliWorker(redis.url, 'gpu', ['--allow-base-url'], { ...SECRET_ENV, GPU_BOX_KEY: KEY });
-    const plain = new Redis(redis.url);
-    const monitor = await plain.monitor();
-    const seen: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
+    const monitor = await recordRedisCommands(redis.url);
+    const seen = monitor.seen;
     const dir = tempProject({
       'recipe.yaml': `name: own-key
 providers:
@@ -90,8 +88,7 @@ tasks:
         scan.disconnect();
       }
     } finally {
-      monitor.disconnect();
-      plain.disconnect();
+      monitor.stop();
     }
   }, 180_000);
 

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { skipWithoutRedis, startRedis, type RedisServerHandle, recordRedisCommands } from '../helpers/redis-server.js';
 import {
   removeWorkdirs,
   runDistributed,
@@ -38,11 +38,8 @@ const DECOY_PROMPT = 'decoy-prompt-text-91ac4f';
 describe.skipIf(skip)('what a distributed run leaves readable in Redis', () => {
   it('no recipe secret, prompt or session text in clear, in any command or key', async () => {
     worker = await startCliWorker(redis.url, 'keeper');
-    // A plain client (no connection name: ioredis's MONITOR mode mixes up a CLIENT SETNAME reply).
-    const plain = new Redis(redis.url);
-    const monitor = await plain.monitor();
-    const seen: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')));
+    const monitor = await recordRedisCommands(redis.url);
+    const seen = monitor.seen;
     const dir = tempProject({
       'recipe.yaml': `name: keep
 provider: scripted
@@ -102,8 +99,7 @@ tasks:
         scan.disconnect();
       }
     } finally {
-      monitor.disconnect();
-      plain.disconnect();
+      monitor.stop();
     }
   }, 120_000);
 });

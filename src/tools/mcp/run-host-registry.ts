@@ -52,8 +52,8 @@ export function mcpRunPort(runId: string): MessagePort {
 }
 
 /** Whether an agent has a `scope: run` server (its launch then brings a port to the run's host). */
-export function usesRunScopedMcp(agent: { mcpServers?: McpServerSpec[] }): boolean {
-  return (agent.mcpServers ?? []).some((s) => s.entry.scope === 'run');
+export function usesRunScopedMcp(agent: { mcpServers?: McpServerSpec[] } | undefined): boolean {
+  return (agent?.mcpServers ?? []).some((s) => s.entry.scope === 'run');
 }
 
 /** Ends the run's MCP servers and the ports of its launches. */
