@@ -8,8 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRedisRun } from '../../src/cli/redis-run.js';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { runOnCluster } from './helpers/run-on-cluster.js';
 import { foldEvents } from '../../src/run/run-fold.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
@@ -54,23 +53,6 @@ async function startWorker(name: string): Promise<void> {
   if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${err}`);
 }
 
-/** Runs the project's recipe.yaml with its agents on the workers, through Redis. */
-async function runOnCluster(dir: string) {
-  const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
-  if (!opened.ok) throw new Error(opened.message);
-  try {
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      { cwd: dir },
-      { runsDir: join(dir, 'runs'), ...opened.run.options },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    return r.outcome;
-  } finally {
-    await opened.run.close();
-  }
-}
-
 describe.skipIf(skip)('task board over Redis', () => {
   it('agents on two workers share one board: one claim wins, the other is told who owns the task', async () => {
     await Promise.all([startWorker('east'), startWorker('west')]);
@@ -97,7 +79,7 @@ tasks:
       - text: done
 `,
     });
-    const outcome = await runOnCluster(dir);
+    const outcome = await runOnCluster(redis.url, SECRET_ENV, dir);
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     // The two agents ran on different workers.
@@ -155,7 +137,7 @@ tasks:
       - text: I was not allowed to remove keep/.
 `,
     });
-    const outcome = await runOnCluster(dir);
+    const outcome = await runOnCluster(redis.url, SECRET_ENV, dir);
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     expect(ofType(log, 'instance_start')[0]?.worker).toBeTruthy();

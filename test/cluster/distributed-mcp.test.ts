@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRedisRun } from '../../src/cli/redis-run.js';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { runOnCluster } from './helpers/run-on-cluster.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
@@ -84,25 +83,9 @@ tasks:
   });
 }
 
-async function runOnCluster(dir: string) {
-  const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
-  if (!opened.ok) throw new Error(opened.message);
-  try {
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      { cwd: dir },
-      { runsDir: join(dir, 'runs'), ...opened.run.options },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    return r.outcome;
-  } finally {
-    await opened.run.close();
-  }
-}
-
 describe.skipIf(skip)('MCP servers in a distributed run', () => {
   it("the worker starts the agent's server in its sandbox, with its own environment", async () => {
-    const outcome = await runOnCluster(project('workspace'));
+    const outcome = await runOnCluster(redis.url, SECRET_ENV, project('workspace'));
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     expect(ofType(log, 'instance_start').map((e) => e.worker)).toEqual(['far']);
@@ -117,7 +100,7 @@ describe.skipIf(skip)('MCP servers in a distributed run', () => {
   }, 180_000);
 
   it('an unconfined server is refused by a worker without --allow-unsandboxed, naming the flag', async () => {
-    const outcome = await runOnCluster(project('none'));
+    const outcome = await runOnCluster(redis.url, SECRET_ENV, project('none'));
     expect(outcome.status).toBe('failed');
     const failed = ofType(events(outcome.dir), 'instance_failed');
     expect(failed).toHaveLength(1);

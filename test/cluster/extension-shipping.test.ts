@@ -8,9 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openRedisRun } from '../../src/cli/redis-run.js';
+import { runOnCluster } from './helpers/run-on-cluster.js';
 import { MAX_SHIPPED_BYTES } from '../../src/cluster/redis-executor.js';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
@@ -65,22 +64,7 @@ async function startWorker(name: string): Promise<{ workdir: string; stderr(): s
   return { workdir, stderr: () => err };
 }
 
-/** The run with the CLI's own glue for --redis. */
-async function runHere(dir: string) {
-  const opened = await openRedisRun(redis.url, {}, () => {}, { ...process.env, ...SECRET_ENV });
-  if (!opened.ok) throw new Error(opened.message);
-  try {
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      { cwd: dir },
-      { runsDir: join(dir, 'runs'), ...opened.run.options },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    return r.outcome;
-  } finally {
-    await opened.run.close();
-  }
-}
+const runHere = (dir: string) => runOnCluster(redis.url, SECRET_ENV, dir);
 
 /** An extension spread over several local modules; every one of them shows in what it produces. */
 const EXTENSION_FILES: Record<string, string> = {

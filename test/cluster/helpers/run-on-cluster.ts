@@ -1,0 +1,21 @@
+// Runs a project's recipe.yaml with its agents on the workers of a Redis cluster, through the
+// CLI's own glue for --redis (openRedisRun), and returns the run's outcome.
+import { join } from 'node:path';
+import { openRedisRun } from '../../../src/cli/redis-run.js';
+import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+
+export async function runOnCluster(redisUrl: string, env: Record<string, string>, dir: string) {
+  const opened = await openRedisRun(redisUrl, {}, () => {}, { ...process.env, ...env });
+  if (!opened.ok) throw new Error(opened.message);
+  try {
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...opened.run.options },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    return r.outcome;
+  } finally {
+    await opened.run.close();
+  }
+}
