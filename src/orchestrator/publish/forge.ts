@@ -41,7 +41,8 @@ export interface Forge {
   findOpen(repository: string, head: string, base: string): Promise<PullRequest | undefined>;
   get(repository: string, number: number): Promise<PullRequest>;
   create(repository: string, input: PullRequestInput): Promise<PullRequest>;
-  update(repository: string, number: number, change: { title?: string; body?: string }): Promise<void>;
+  /** `draft`: mark the pull request ready for review (false) or turn it back into a draft (true). */
+  update(repository: string, number: number, change: { title?: string; body?: string; draft?: boolean }): Promise<void>;
   addLabels(repository: string, number: number, labels: string[]): Promise<void>;
   requestReviewers(repository: string, number: number, reviewers: string[]): Promise<void>;
   close(repository: string, number: number): Promise<void>;

@@ -117,7 +117,18 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     update: (repository, number, change) =>
       call(`update pull request #${number}`, async () => {
         const { owner, repo } = split(repository);
-        await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...change });
+        const { draft, ...fields } = change;
+        if (fields.title !== undefined || fields.body !== undefined)
+          await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...fields });
+        if (draft === undefined) return;
+        // PATCH /pulls ignores `draft`: only GraphQL's two mutations change it (by the node id).
+        const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+        if (data.draft === draft) return;
+        const mutation = draft ? 'convertPullRequestToDraft' : 'markPullRequestReadyForReview';
+        await octokit.graphql(
+          `mutation($id: ID!) { ${mutation}(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`,
+          { id: data.node_id },
+        );
       }),
     addLabels: (repository, number, labels) =>
       call(`label pull request #${number}`, async () => {

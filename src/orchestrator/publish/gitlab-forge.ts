@@ -113,11 +113,16 @@ export function gitlabForge(opts: GitLabForgeOptions): Forge {
       ),
     update: async (repository, number, change) => {
       const body: Record<string, string> = {};
-      if (change.title !== undefined) {
+      if (change.title !== undefined || change.draft !== undefined) {
+        // GitLab keeps a draft in the title ("Draft: "): the title carries both changes.
         const current = await mr(repository, number);
-        body.title = current.draft || current.title.startsWith(DRAFT) ? `${DRAFT}${change.title}` : change.title;
+        const wasDraft = current.draft === true || current.title.startsWith(DRAFT);
+        const title = change.title ?? toPr(current).title;
+        const next = (change.draft ?? wasDraft) ? `${DRAFT}${title}` : title;
+        if (next !== current.title) body.title = next;
       }
       if (change.body !== undefined) body.description = change.body;
+      if (Object.keys(body).length === 0) return;
       await request('PUT', `${project(repository)}/merge_requests/${number}`, `update merge request !${number}`, body);
     },
     addLabels: async (repository, number, labels) => {

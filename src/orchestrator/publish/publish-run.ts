@@ -238,10 +238,12 @@ async function publishOne(
     pr = await forge.create(repoName, { head: c.branch, base: c.base, title: c.title, body: c.body, draft: c.draft });
     outcome = 'opened';
   } else {
-    const change: { title?: string; body?: string } = {};
+    const change: { title?: string; body?: string; draft?: boolean } = {};
     if (pr.title !== c.title) change.title = c.title;
     if (pr.body.trim() !== c.body.trim()) change.body = c.body;
-    if (change.title !== undefined || change.body !== undefined) {
+    // The recipe's draft: changed since: mark the pull request ready (or a draft again) in place.
+    if (pr.draft !== c.draft) change.draft = c.draft;
+    if (Object.keys(change).length > 0) {
       await forge.update(repoName, pr.number, change);
       outcome = 'updated';
     }

@@ -71,8 +71,10 @@ export async function fakeGitHub(token: string, repos: Record<string, string>): 
   const pulls: FakePull[] = [];
   const writes: string[] = [];
   const checks = new Map<string, 'success' | 'failure' | null>();
+  const nodeId = (p: FakePull) => `PR_${Buffer.from(`${p.repo}#${p.number}`).toString('base64url')}`;
   const pullJson = (p: FakePull, base: string) => ({
     number: p.number,
+    node_id: nodeId(p),
     html_url: `https://github.example/${p.repo}/pull/${p.number}`,
     url: `${base}/repos/${p.repo}/pulls/${p.number}`,
     title: p.title,
@@ -87,6 +89,27 @@ export async function fakeGitHub(token: string, repos: Record<string, string>): 
     mergeable: p.state === 'open' ? true : null,
     mergeable_state: p.state === 'open' ? 'clean' : 'unknown',
   });
+  // GitHub's GraphQL endpoint, only the two mutations that change a pull request's draft state
+  // (REST cannot). As GitHub does, errors come back as 200 with an `errors` list.
+  const graphql = async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') return send(res, 404, { message: 'Not Found' });
+    const { query, variables } = (await bodyOf(req)) as { query?: unknown; variables?: Record<string, unknown> };
+    const fail = (message: string, type?: string) => send(res, 200, { data: null, errors: [{ message, type }] });
+    const m =
+      typeof query === 'string'
+        ? /^\s*mutation\s*\(\s*\$(\w+)\s*:\s*ID!\s*\)\s*\{\s*(markPullRequestReadyForReview|convertPullRequestToDraft)\s*\(\s*input\s*:\s*\{\s*pullRequestId\s*:\s*\$(\w+)\s*\}\s*\)\s*\{\s*pullRequest\s*\{\s*isDraft\s*\}\s*\}\s*\}\s*$/.exec(
+            query,
+          )
+        : null;
+    if (!m || m[1] !== m[3]) return fail('this fake knows only the draft mutations; the query did not parse');
+    const id = variables?.[m[1]!];
+    const p = pulls.find((x) => nodeId(x) === id);
+    if (!p) return fail(`Could not resolve to a node with the global id of '${String(id)}'`, 'NOT_FOUND');
+    if (p.state !== 'open') return fail('Pull request is closed', 'UNPROCESSABLE');
+    writes.push(`POST /graphql ${m[2]}`);
+    p.draft = m[2] === 'convertPullRequestToDraft';
+    return send(res, 200, { data: { [m[2]!]: { pullRequest: { isDraft: p.draft } } } });
+  };
   let baseUrl = '';
   const server = createServer((req, res) => {
     void (async () => {
@@ -95,6 +118,7 @@ export async function fakeGitHub(token: string, repos: Record<string, string>): 
       if (auth !== `token ${token}` && auth !== `Bearer ${token}`)
         return send(res, 401, { message: 'Bad credentials', status: '401' });
       const u = new URL(req.url ?? '/', baseUrl);
+      if (u.pathname === '/graphql') return graphql(req, res);
       const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(u.pathname);
       if (!m) return send(res, 404, { message: 'Not Found' });
       const repo = `${m[1]}/${m[2]}`;
@@ -177,6 +201,7 @@ export async function fakeGitHub(token: string, repos: Record<string, string>): 
           return send(res, 200, pullJson(p, baseUrl));
         }
         if (method === 'PATCH') {
+          // Like GitHub, `draft` is not a field of this endpoint: it is ignored (GraphQL changes it).
           if (typeof body.title === 'string') p.title = body.title;
           if (typeof body.body === 'string') p.body = body.body;
           if (body.state === 'closed' || body.state === 'open') p.state = body.state;
@@ -312,7 +337,11 @@ export async function fakeGitLab(token: string, projects: Record<string, string>
         if (r[2] && method === 'GET') return send(res, 200, { approved: false, approvals_left: 1 });
         if (method === 'GET') return send(res, 200, mrJson(p));
         if (method === 'PUT') {
-          if (typeof body.title === 'string') p.title = body.title;
+          // A draft is its title's "Draft: " prefix (GitLab's PUT has no draft field).
+          if (typeof body.title === 'string') {
+            p.title = body.title;
+            p.draft = body.title.startsWith('Draft: ');
+          }
           if (typeof body.description === 'string') p.body = body.description;
           if (typeof body.add_labels === 'string')
             for (const l of body.add_labels.split(',')) if (l && !p.labels.includes(l)) p.labels.push(l);
