@@ -4,6 +4,7 @@
 import {
   type Changeset,
   type ChangesetObservation,
+  type ChangesetsFile,
   burndown,
   latestObservations,
   readChangesets,
@@ -38,6 +39,9 @@ export function formatChangesetPreview(changesets: readonly Changeset[]): string
 export interface StatusRow {
   key: string;
   repo: string;
+  branch?: string;
+  /** "1 file +2 -1" */
+  diffstat?: string;
   state: string;
   url?: string;
   checks?: string;
@@ -71,6 +75,34 @@ export function formatChangesetStatus(rows: readonly StatusRow[], merged: number
   return `${[line(head), ...cells.map(line)].join('\n')}\n\n${burndownLine(rows.length, merged)}\n`;
 }
 
+/**
+ * Merged over time as a one-line sparkline: the time from the first observation to `now` cut into
+ * `width` slices, each showing how many were merged by its end. Unicode blocks on a terminal,
+ * ASCII (_.-=#) otherwise. Empty before the first observation.
+ */
+export function burndownSparkline(
+  obs: readonly ChangesetObservation[],
+  total: number,
+  now: number,
+  opts: { unicode: boolean; width?: number },
+): string {
+  const points = burndown(obs, total);
+  const first = obs[0]?.ts;
+  if (first === undefined || total === 0) return '';
+  const width = Math.max(1, opts.width ?? 20);
+  const levels = opts.unicode ? '▁▂▃▄▅▆▇█' : '_.-=#';
+  const span = Math.max(1, now - first);
+  let out = '';
+  let at = 0;
+  let merged = 0;
+  for (let i = 1; i <= width; i++) {
+    const end = first + (span * i) / width;
+    while (at < points.length && points[at]!.ts <= end) merged = points[at++]!.merged;
+    out += levels[Math.round((merged / total) * (levels.length - 1))];
+  }
+  return out;
+}
+
 export function burndownLine(total: number, merged: number): string {
   const width = 20;
   const done = total ? Math.round((merged / total) * width) : 0;
@@ -97,12 +129,24 @@ export function changesetsBlock(runDir: string): string[] {
   }
   if (!file) return [];
   const obs = readObservations(runDir);
+  const rows = changesetRows(file, obs);
+  return [
+    `changesets (${file.changesets.length}; orchestrate status <run> asks the forge)`,
+    ...formatChangesetStatus(rows, mergedCount(obs)).trimEnd().split('\n'),
+    '',
+  ];
+}
+
+/** Each changeset with its last observed state (changesets-status.jsonl); nothing is asked of a forge. */
+export function changesetRows(file: ChangesetsFile, obs: readonly ChangesetObservation[]): StatusRow[] {
   const latest = latestObservations(obs);
-  const rows: StatusRow[] = file.changesets.map((c) => {
+  return file.changesets.map((c) => {
     const o = latest.get(c.key);
     return {
       key: c.key,
       repo: c.repo,
+      branch: c.branch,
+      diffstat: stat(c),
       state: o?.state ?? (c.state === 'published' && c.forge === 'git' ? 'pushed' : c.state),
       ...(c.pr ? { url: c.pr.url } : {}),
       ...(o?.checks ? { checks: o.checks } : {}),
@@ -110,9 +154,4 @@ export function changesetsBlock(runDir: string): string[] {
       ...(o?.mergeable ? { mergeable: o.mergeable } : {}),
     };
   });
-  return [
-    `changesets (${file.changesets.length}; orchestrate status <run> asks the forge)`,
-    ...formatChangesetStatus(rows, mergedCount(obs)).trimEnd().split('\n'),
-    '',
-  ];
 }

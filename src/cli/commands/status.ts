@@ -1,12 +1,14 @@
 // `orchestrate status <run>`: each changeset of a campaign with its pull request's state
 // (open/draft/merged/closed), checks, review and whether it merges or needs a rebase, asked of
-// the forge now; the burndown (merged so far) below. `--json` for scripts, `--watch` refreshes.
+// the forge now; the burndown (merged so far) below. `--json` for scripts, `--watch` refreshes
+// (status-watch.ts).
 import { formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
 import { trackRun } from '../../orchestrator/publish/track.js';
 import { burndown, readObservations } from '../../run/changesets.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
+import { watchStatus } from './status-watch.js';
 
 export const statusCommand: CliCommand = {
   command: 'status <run>',
@@ -19,39 +21,62 @@ export const statusCommand: CliCommand = {
         demandOption: true,
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print the changesets and the burndown as JSON' })
-      .option('watch', { type: 'boolean', default: false, describe: 'Refresh until interrupted (Ctrl-C)' })
-      .option('interval', { type: 'number', default: 60, describe: 'Seconds between refreshes with --watch' })
+      .option('watch', {
+        type: 'boolean',
+        default: false,
+        describe: 'Ask again every --interval until every pull request is merged or closed (Ctrl-C stops)',
+      })
+      .option('interval', {
+        type: 'number',
+        default: 60,
+        describe: 'Seconds between looks with --watch (at least 0.2)',
+      })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' }),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;
-    const intervalMs = Math.max(5, typeof args.interval === 'number' ? args.interval : 60) * 1000;
-    for (;;) {
-      let tracked: Awaited<ReturnType<typeof trackRun>>;
-      try {
-        tracked = await trackRun(runDir, ctx.env);
-      } catch (err) {
-        ctx.stderr(`orchestrate: ${err instanceof Error ? err.message : String(err)}\n`);
-        return EXIT.taskFailed;
-      }
-      if (!tracked.file) {
-        ctx.stderr(
-          `orchestrate: ${runDir} has no changesets.json\n  hint: a run writes it when its recipe has a publish: block\n`,
-        );
+    if (args.watch === true) {
+      const seconds = typeof args.interval === 'number' && Number.isFinite(args.interval) ? args.interval : 60;
+      if (seconds < 0.2) {
+        ctx.stderr(`orchestrate: --interval ${seconds} is too short\n  hint: at least 0.2 seconds between looks\n`);
         return EXIT.usage;
       }
-      const obs = readObservations(runDir);
-      const merged = mergedCount(obs);
-      if (args.json === true) {
-        ctx.stdout(
-          `${JSON.stringify({ changesets: tracked.rows, merged, total: tracked.rows.length, burndown: burndown(obs, tracked.rows.length) }, null, 2)}\n`,
-        );
-      } else {
-        if (args.watch === true && ctx.isTTY) ctx.stdout('\x1b[2J\x1b[H');
-        ctx.stdout(formatChangesetStatus(tracked.rows, merged));
+      // Ctrl-C and SIGTERM end the watch between looks, with exit 0 (nothing is left half done).
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        return await watchStatus(runDir, ctx, {
+          intervalMs: seconds * 1000,
+          json: args.json === true,
+          signal: stop.signal,
+        });
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       }
-      if (args.watch !== true) return tracked.rows.some((r) => r.error) ? EXIT.taskFailed : EXIT.ok;
-      await new Promise((r) => setTimeout(r, intervalMs));
     }
+    let tracked: Awaited<ReturnType<typeof trackRun>>;
+    try {
+      tracked = await trackRun(runDir, ctx.env);
+    } catch (err) {
+      ctx.stderr(`orchestrate: ${err instanceof Error ? err.message : String(err)}\n`);
+      return EXIT.taskFailed;
+    }
+    if (!tracked.file) {
+      ctx.stderr(
+        `orchestrate: ${runDir} has no changesets.json\n  hint: a run writes it when its recipe has a publish: block\n`,
+      );
+      return EXIT.usage;
+    }
+    const obs = readObservations(runDir);
+    const merged = mergedCount(obs);
+    if (args.json === true) {
+      ctx.stdout(
+        `${JSON.stringify({ changesets: tracked.rows, merged, total: tracked.rows.length, burndown: burndown(obs, tracked.rows.length) }, null, 2)}\n`,
+      );
+    } else ctx.stdout(formatChangesetStatus(tracked.rows, merged));
+    return tracked.rows.some((r) => r.error) ? EXIT.taskFailed : EXIT.ok;
   },
 };
