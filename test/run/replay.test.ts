@@ -39,7 +39,8 @@ function exited(child: ChildProcess): Promise<{ code: number | null; signal: Nod
   return new Promise((r) => child.on('exit', (code, signal) => r({ code, signal, out })));
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+// A generous bound: it only turns a hang into a failure with a reason (a loaded 2-core CI box is slow).
+async function until(check: () => boolean, what: string, timeoutMs = 90_000): Promise<void> {
   const t0 = Date.now();
   while (!check()) {
     if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
@@ -135,7 +136,7 @@ describe('the run fold as resume reads it', () => {
   });
 });
 
-describe('resume after the coordinator died (real CLI)', () => {
+describe('resume after the coordinator died (real CLI)', { timeout: 240_000 }, () => {
   it('kill -9 mid-run, then resume: finished instances are not called again, interrupted ones continue from their leaf', async () => {
     let slow = true;
     const convs = (): Conversation[] => [
@@ -248,7 +249,8 @@ describe('resume after the coordinator died (real CLI)', () => {
       child.kill('SIGINT');
       const r = await done;
       expect(r.code, r.out).toBe(130);
-      expect(Date.now() - t0).toBeLessThan(8_000);
+      // Well under the 30 s the shell commands sleep: Ctrl-C did not wait for them, even on a loaded machine.
+      expect(Date.now() - t0).toBeLessThan(25_000);
       expect(sleeping()).toBe(false);
       const runDir = runDirOf(runs)!;
       const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string };

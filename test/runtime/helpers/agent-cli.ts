@@ -46,7 +46,7 @@ export function runAgentCli(args: string[], options: CliOptions = {}): Promise<C
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`orchestrate agent ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 15_000);
+    }, options.timeoutMs ?? 60_000); // only turns a hang into a failure; a loaded CI box starts tsx slowly
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
