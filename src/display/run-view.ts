@@ -18,8 +18,12 @@
 // Actions go through a RunControl (the run's control socket); the coordinator records each as a
 // `control` event, which comes back through the log and shows in the conversation and the log.
 // Without a control (a finished run, no coordinator) the view is read-only and says why.
+//
+// A campaign (a recipe with publish:) shows its changesets and their burndown under the list
+// (changesets-view.ts), from the run folder's files as `publish` and `status` update them.
 import { statSync } from 'node:fs';
 import type { ControlAction, RunControl } from '../run/run-control.js';
+import { ChangesetsSection } from './changesets-view.js';
 import { LiveView, type LiveOutput, type LiveViewOptions } from './live-view.js';
 import { sessionFileOf } from './run-folder.js';
 import { conversationFrame, listFrame, listOrder, type RunViewModel } from './run-view-frame.js';
@@ -73,6 +77,7 @@ export class RunView extends LiveView {
   /** The reply being written by the open conversation's agent (last peek), and the session items then. */
   private writing: { key: string; text: string; items: number } | undefined;
   private peeking = false;
+  private readonly changesets: ChangesetsSection;
   private readonly onData = (chunk: string | Buffer) => {
     for (const key of parseKeys(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))) this.press(key);
   };
@@ -82,6 +87,7 @@ export class RunView extends LiveView {
     private readonly view: RunViewOptions,
   ) {
     super(out, view);
+    this.changesets = new ChangesetsSection(view.runDir);
     this.model = { mode: 'list', listTop: 0, bodyLines: 0, bodyRoom: 1, canQuit: view.onQuit !== undefined };
     if (!view.control || view.readOnly) this.model.readOnly = view.readOnly ?? 'no coordinator is running this run';
   }
@@ -173,7 +179,11 @@ export class RunView extends LiveView {
       const writing = w && w.key === inst.key && conv.items.length <= w.items && !isFinished(inst) ? w.text : undefined;
       return conversationFrame(this.state, inst, conv, this.model, o, writing);
     }
-    return listFrame(this.state, this.model, o);
+    // A campaign's changesets and burndown sit under the list (a third of the screen at most).
+    const section = this.changesets.lines(o, Math.max(3, Math.floor(o.height / 3)));
+    if (section.length === 0) return listFrame(this.state, this.model, o);
+    const list = listFrame(this.state, this.model, { ...o, height: o.height - section.length - 1 });
+    return [...list.slice(0, -1), '', ...section, list[list.length - 1]!];
   }
 
   /** One key press (exposed for tests that drive the view without a terminal). */
@@ -301,7 +311,14 @@ export class RunView extends LiveView {
     }
     if (ch === 'a' || ch === 'x') {
       const action = ch === 'a' ? 'approve' : 'reject';
-      if (inst.approval?.state !== 'waiting' || isFinished(inst))
+      const publishWaits = [...this.state.publishGates.values()].some((g) => g.state === 'waiting');
+      // Every task settled and a publish gate waits: the keys answer it, whatever is selected.
+      if (publishWaits && (inst.approval?.state !== 'waiting' || isFinished(inst)))
+        void this.act(
+          { action, task: '*', gate: 'publish', by: this.view.by, via: this.view.onQuit ? 'watch' : 'view' },
+          inst,
+        );
+      else if (inst.approval?.state !== 'waiting' || isFinished(inst))
         this.model.status = `${action}: ${inst.label} is not waiting at an approval gate`;
       // The view answers for its selected instance; watch (it can quit) and the run's own view are the channels.
       else

@@ -2,12 +2,14 @@
 // run.jsonl (and, for an open conversation, the instance's session file) and sends actions over
 // the run's control socket while a coordinator holds the run's lease on this host. A finished run,
 // or one nobody holds, opens read-only. Without a terminal it prints the plain log lines, the
-// history first, as they come, until the run ends or its coordinator goes away.
+// history first, as they come, until the run ends or its coordinator goes away, then a campaign's
+// changesets and burndown.
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { RunControl } from '../run/run-control.js';
 import { readRunLease } from '../run/run-lease.js';
 import { RUN_LOG } from '../run/run-store.js';
+import { changesetsBlock } from './changesets-text.js';
 import type { LiveOutput } from './live-view.js';
 import { PlainLog } from './plain-log.js';
 import { RunLogFollower } from './run-log-follower.js';
@@ -57,6 +59,9 @@ export async function watchRun(runDir: string, options: WatchOptions): Promise<n
       for (const e of follower.poll()) log.handle(e);
     }
     for (const e of follower.poll()) log.handle(e);
+    // A campaign's changesets and burndown, as last observed (plain text: this is no terminal).
+    const changesets = changesetsBlock(runDir);
+    if (changesets.length) options.stream.write(`\n${changesets.join('\n')}\n`);
     return 0;
   }
 
