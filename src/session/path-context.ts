@@ -67,6 +67,14 @@ export class PathContext {
    */
   private readonly messages: AgentMessage[] = [];
   private messageCount = 0;
+  /**
+   * The first context's array, made at open (prepareFirstBuild) and kept equal to `messages` on
+   * its first `messageCount` items by every push; the next build() trims it in place and hands it
+   * over. A context of 50k messages is a 400 KB array, and on the 2-core VM of the bench fresh
+   * memory of that size cost ~1.5 ms (page faults), most of a cold rewind at 100k entries. Only
+   * the first build after opening gets it; later builds copy (one slice).
+   */
+  private spare: AgentMessage[] | undefined;
   /** messageEnd[d] = message count after path[d]. */
   private messageEnd = new Int32Array(64);
   /** Depths of entries that set the model / the thinking level / compact, ascending. */
@@ -106,7 +114,14 @@ export class PathContext {
   }
 
   truncate(length: number): void {
-    if (length >= this.depth) return;
+    if (length >= this.depth) {
+      if (length === 0) return;
+      // Nothing to drop; the lists' searches still run (the first rewind after opening finds them compiled).
+      this.modelAt.dropFrom(this.depth);
+      this.thinkingAt.dropFrom(this.depth);
+      this.compactionAt.dropFrom(this.depth);
+      return;
+    }
     this.depth = length;
     this.exact = undefined;
     this.messageCount = length > 0 ? this.messageEnd[length - 1]! : 0;
@@ -118,7 +133,17 @@ export class PathContext {
   private pushMessage(message: AgentMessage): void {
     if (this.messageCount < this.messages.length) this.messages[this.messageCount] = message;
     else this.messages.push(message);
+    const spare = this.spare;
+    if (spare !== undefined) {
+      if (this.messageCount < spare.length) spare[this.messageCount] = message;
+      else spare.push(message);
+    }
     this.messageCount++;
+  }
+
+  /** Prepares the array the next build() returns (see `spare`); called once a session is opened. */
+  prepareFirstBuild(): void {
+    if (this.messageCount > 0) this.spare = this.messages.slice(0, this.messageCount);
   }
 
   push(entry: SessionEntry): void {
@@ -180,12 +205,19 @@ export class PathContext {
     const model = this.model();
     const thinkingLevel = this.thinkingLevel();
     const c = this.compactionAt.last();
-    if (c === undefined) return { messages: this.messages.slice(0, this.messageCount), model, thinkingLevel };
+    const spare = this.spare;
+    this.spare = undefined;
+    if (c === undefined) {
+      if (spare === undefined) return { messages: this.messages.slice(0, this.messageCount), model, thinkingLevel };
+      spare.length = this.messageCount; // trims in place: no new memory
+      return { messages: spare, model, thinkingLevel };
+    }
     const compaction = this.entries[c] as CompactionEntry;
     const kept = this.depthOf(compaction.firstKeptEntryId);
     const onPath = kept >= 0 && kept <= c && this.entries[kept]!.id === compaction.firstKeptEntryId;
     // Earlier compactions inside the kept range contribute no message, so plain slices are right.
     const from = onPath ? this.messagesBefore(kept) : this.messageEnd[c]!;
+    // (A compacted context is a kept tail, small enough to be copied into young memory.)
     const messages = [compactionSummaryMessage(compaction)].concat(this.messages.slice(from, this.messageCount));
     return { messages, model, thinkingLevel };
   }

@@ -213,6 +213,16 @@ export class SessionTree {
     this.leaf = target;
   }
 
+  /**
+   * Called once a session is opened: runs the rewind code once without changing anything, so the
+   * first real rewind finds it compiled, and prepares the first context's array (path-context.ts).
+   */
+  prepareRewind(): void {
+    this.current.truncate(this.current.length);
+    if (this.leaf !== NONE) this.setLeaf(this.entries[this.leaf]!.id);
+    this.current.prepareFirstBuild();
+  }
+
   /** Context at the current leaf (from the incremental cache). */
   context(): SessionContext {
     return this.current.build();

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -197,6 +197,46 @@ describe('incremental context cache', () => {
       const reopened = SessionStore.open(file);
       expect(reopened.buildContext()).toEqual(expected);
       reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the first context after opening (an array prepared at open)', () => {
+  it('is exact after a rewind and appends, belongs to the caller, and later contexts are copies', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctx-first-'));
+    try {
+      const file = join(dir, 's.jsonl');
+      const first = SessionStore.create(file);
+      for (let i = 0; i < 60; i++) first.appendMessage(i % 2 ? assistant(`a${i}`) : user(`u${i}`));
+      first.close();
+      for (const [rewindTo, appended] of [
+        [20, 3], // shorter than the prepared array
+        [59, 10], // longer: the prepared array grows with the path
+      ] as const) {
+        const copy = join(dir, `copy-${rewindTo}.jsonl`);
+        copyFileSync(file, copy);
+        const s = SessionStore.open(copy);
+        s.moveLeaf(s.currentPath()[rewindTo]!.id);
+        for (let i = 0; i < appended; i++) s.appendMessage(user(`x${i}`));
+        const ctx = s.buildContext();
+        expect(ctx).toEqual(buildContextFromPath(s.getPath()));
+        expect(ctx.messages).toHaveLength(rewindTo + 1 + appended);
+        const snapshot = [...ctx.messages];
+        // The caller owns it: its changes never reach the store, and the store's never reach it.
+        ctx.messages.push(user('caller'));
+        const changed = user('changed by the caller');
+        ctx.messages[0] = changed;
+        s.appendMessage(assistant('after'));
+        s.moveLeaf(s.currentPath()[5]!.id);
+        s.appendMessage(user('y'));
+        const next = s.buildContext();
+        expect(next).toEqual(buildContextFromPath(s.getPath()));
+        expect(next.messages).not.toBe(ctx.messages);
+        expect(ctx.messages.slice(0, -1)).toEqual([changed, ...snapshot.slice(1)]);
+        s.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
