@@ -10,7 +10,15 @@ import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { addWorktree, relinkWorktree, removeWorktree, repoRoot, snapshot, type ScopeDiff } from './git-workspace.js';
+import {
+  addWorktree,
+  mayBeInGitRepo,
+  relinkWorktree,
+  removeWorktree,
+  repoRoot,
+  snapshot,
+  type ScopeDiff,
+} from './git-workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import { RepoGitBatches } from './repo-git-batches.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
@@ -24,7 +32,8 @@ import { runCommand } from './verify.js';
 import { enforceWriteScope } from './write-scope-check.js';
 import { writeGlobs } from './write-scopes.js';
 import { applyToCheckout, branchName, commitToBranch, type LandResult } from './worktree-merge.js';
-import { resolveSandboxMode, type SandboxMode } from '../tools/sandbox.js';
+import { warmProductGit } from '../tools/product-git.js';
+import { probeSandboxAsync, resolveSandboxMode, type SandboxMode } from '../tools/sandbox.js';
 
 /** What the runner needs from the coordinator. */
 export interface RunnerContext {
@@ -102,13 +111,19 @@ export class InstanceRunner {
   /** Scripts of the scripted provider, parsed once per run (undefined: unreadable, the thread reports why). */
   private readonly scripts = new Map<string, ScriptedScript | undefined>();
 
-  constructor(private readonly ctx: RunnerContext) {}
+  constructor(private readonly ctx: RunnerContext) {
+    // bwrap's probe (and, in a repository, product git's private home) started now by child
+    // processes, awaited in run(): the coordinator's loop never blocks on them (issue 32).
+    if (ctx.recipe?.dir && mayBeInGitRepo(ctx.recipe.dir)) warmProductGit();
+    else void probeSandboxAsync();
+  }
 
   /**
    * Runs one attempt of `inst` by the kind of its task; then, in a git workspace, changes outside
    * the task's `writes:` (made by bash, verify or a `run:` step) are reverted and fail the attempt.
    */
   async run(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
+    await probeSandboxAsync(); // sandboxFor's resolveSandboxMode then reads the cached probe
     const result =
       t.task.kind === 'run'
         ? await this.runShell(t, inst)

@@ -25,11 +25,12 @@
 // Where bwrap is missing (or not on Linux), (a) and (b) still hold but (c) does not: a config key
 // that names a program and is missing from (b) would then run unconfined (without provider keys).
 // Without bwrap the agents' own commands run unconfined too, so the model is not confined anyway.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { defaultBwrapPath, probeSandbox, sandboxedSpawn } from './sandbox.js';
+import { defaultBwrapPath, probeSandbox, probeSandboxAsync, sandboxedSpawn } from './sandbox.js';
+import { sandboxGitConfigAsync } from './sandbox-git-config.js';
 
 export interface ProductCommandOptions {
   cwd: string;
@@ -160,20 +161,25 @@ function expandHome(path: string): string {
  * attributes files it names (or git's defaults), read once with the user's real environment.
  * Reading config runs no program.
  */
-function userGlobalConfig(): { keys: [string, string][]; excludesFile?: string; attributesFile?: string } {
+interface UserGlobalConfig {
+  keys: [string, string][];
+  excludesFile?: string;
+  attributesFile?: string;
+}
+
+/** `git config --global --list -z` with the user's real environment (minus GIT_* but the config's own). */
+function userGlobalConfigCommand() {
   const env: Record<string, string | undefined> = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C' };
   for (const k of Object.keys(env))
     if (k.startsWith('GIT_') && k !== 'GIT_CONFIG_GLOBAL' && k !== 'GIT_CONFIG_NOSYSTEM') delete env[k];
-  const r = spawnSync('git', ['config', '--global', '--list', '-z'], {
-    env,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-    cwd: tmpdir(),
-  });
+  return { args: ['config', '--global', '--list', '-z'], options: { env, encoding: 'utf8' as const, cwd: tmpdir() } };
+}
+
+function parseUserGlobalConfig(listed: string | undefined): UserGlobalConfig {
   const keys: [string, string][] = [];
   let excludesFile: string | undefined;
   let attributesFile: string | undefined;
-  for (const entry of r.status === 0 ? r.stdout.split('\0') : []) {
+  for (const entry of listed !== undefined ? listed.split('\0') : []) {
     const nl = entry.indexOf('\n');
     const key = (nl < 0 ? entry : entry.slice(0, nl)).toLowerCase();
     const value = nl < 0 ? 'true' : entry.slice(nl + 1);
@@ -189,6 +195,28 @@ function userGlobalConfig(): { keys: [string, string][]; excludesFile?: string; 
   };
 }
 
+/**
+ * The user's global config keys worth keeping (identity, line endings, ...) and the excludes and
+ * attributes files it names (or git's defaults), read once with the user's real environment.
+ * Reading config runs no program.
+ */
+function userGlobalConfig(): UserGlobalConfig {
+  const { args, options } = userGlobalConfigCommand();
+  const r = spawnSync('git', args, { ...options, stdio: ['ignore', 'pipe', 'ignore'] });
+  return parseUserGlobalConfig(r.status === 0 ? r.stdout : undefined);
+}
+
+/** userGlobalConfig without blocking the event loop. */
+function userGlobalConfigAsync(): Promise<UserGlobalConfig> {
+  const { args, options } = userGlobalConfigCommand();
+  return new Promise((done) => {
+    const child = execFile('git', args, options, (err, stdout) =>
+      done(parseUserGlobalConfig(err ? undefined : stdout)),
+    );
+    child.stdin?.end();
+  });
+}
+
 function readIfThere(path: string | undefined): string | undefined {
   if (!path) return undefined;
   try {
@@ -198,13 +226,34 @@ function readIfThere(path: string | undefined): string | undefined {
   }
 }
 
+/** Whether the private home made earlier is still there (a test may have removed the temp folder). */
+function madeHome(): PrivateGitHome | undefined {
+  return privateHome && existsSync(privateHome.globalConfig) ? privateHome : undefined;
+}
+
 /** The private HOME and global config, made once per process (or worker thread) and removed at exit. */
 function gitHome(): PrivateGitHome {
-  if (privateHome && existsSync(privateHome.globalConfig)) return privateHome;
+  return madeHome() ?? keepHome(makeHome(userGlobalConfig()));
+}
+
+let homePending: Promise<PrivateGitHome> | undefined;
+
+/** gitHome without blocking the event loop: concurrent callers share one reading of the user's config. */
+function gitHomeAsync(): Promise<PrivateGitHome> {
+  const made = madeHome();
+  if (made) return Promise.resolve(made);
+  homePending ??= userGlobalConfigAsync()
+    .then((user) => madeHome() ?? keepHome(makeHome(user)))
+    .finally(() => {
+      homePending = undefined;
+    });
+  return homePending;
+}
+
+function makeHome(user: UserGlobalConfig): PrivateGitHome {
   const dir = mkdtempSync(join(tmpdir(), 'orchestrate-git-'));
   const home = join(dir, 'home');
   mkdirSync(home);
-  const user = userGlobalConfig();
   const lines: string[] = ['# written by orchestrate: the global config of its own git commands'];
   const add = (key: string, value: string): void => {
     const dot = key.indexOf('.');
@@ -224,7 +273,11 @@ function gitHome(): PrivateGitHome {
   }
   const globalConfig = join(dir, 'gitconfig');
   writeFileSync(globalConfig, `${lines.join('\n')}\n`);
-  const made = { dir, home, globalConfig };
+  return { dir, home, globalConfig };
+}
+
+/** Makes `made` the process's private home (replacing a removed one), removed at exit. */
+function keepHome(made: PrivateGitHome): PrivateGitHome {
   if (!privateHome)
     process.once('exit', () => privateHome && rmSync(privateHome.dir, { recursive: true, force: true }));
   else rmSync(privateHome.dir, { recursive: true, force: true });
@@ -240,7 +293,14 @@ export function productGitEnv(
   extra: Readonly<Record<string, string>> = {},
   parent: Readonly<Record<string, string | undefined>> = process.env,
 ): Record<string, string> {
-  const h = gitHome();
+  return envWithHome(gitHome(), extra, parent);
+}
+
+function envWithHome(
+  h: PrivateGitHome,
+  extra: Readonly<Record<string, string>>,
+  parent: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const k of ENV_ALLOWLIST) {
     const v = parent[k];
@@ -323,24 +383,33 @@ function onPath(name: string, path: string | undefined): boolean {
  * is what the command needs (git or tar), checked on PATH first so a missing one is named. The
  * sandbox may write `cwd`, `opts.writable` and, with `repoWritable`, the repository around `cwd`.
  */
-function run(
+async function run(
   program: string,
   file: string,
   args: string[],
-  env: Record<string, string>,
+  extraEnv: Readonly<Record<string, string>>,
   opts: ProductCommandOptions,
   what: string,
   repoWritable: boolean,
 ): Promise<ProductCommandResult> {
+  // What every product command needs once per process (bwrap's probe, the private home and the
+  // sandbox's .gitconfig), made by child processes the event loop does not wait for.
+  const bwrap = defaultBwrapPath();
+  const [probe, h] = await Promise.all([
+    probeSandboxAsync(bwrap).then(async (p) => {
+      if (p.ok) await sandboxGitConfigAsync(process.env);
+      return p;
+    }),
+    gitHomeAsync(),
+  ]);
+  const env = envWithHome(h, extraEnv, process.env);
   if (!onPath(program, env.PATH))
-    return Promise.reject(new ProductCommandError(`${program} is not installed or not on PATH: ${what} needs it`));
+    throw new ProductCommandError(`${program} is not installed or not on PATH: ${what} needs it`);
   let cmd = file;
   let argv = args;
-  const bwrap = defaultBwrapPath();
-  if (probeSandbox(bwrap).ok) {
+  if (probe.ok) {
     const repo = repoWritable ? findRepository(opts.cwd) : undefined;
     const writable = [...(repo ? [repo.top, repo.gitDir, repo.commonDir] : []), opts.cwd, ...(opts.writable ?? [])];
-    const h = gitHome();
     const boxed = sandboxedSpawn(
       bwrap,
       { writable, network: opts.network === true, cwd: opts.cwd },
@@ -408,7 +477,7 @@ export function productGitScript(
     'git',
     'sh',
     ['-c', `${NEUTRALIZE_DRIVERS}${script}`, 'orchestrate-git', ...args],
-    productGitEnv({ ...configEnv(opts), ...opts.env }),
+    { ...configEnv(opts), ...opts.env },
     opts,
     'git work on a workspace',
     true,
@@ -440,7 +509,7 @@ export function productGit(args: readonly string[], opts: ProductCommandOptions)
  * works, where it may write `opts.writable` only (not the repository around `cwd`).
  */
 export function productTar(args: readonly string[], opts: ProductCommandOptions): Promise<ProductCommandResult> {
-  return run('tar', 'tar', [...args], productGitEnv(opts.env), opts, 'moving a workspace to another machine', false);
+  return run('tar', 'tar', [...args], opts.env ?? {}, opts, 'moving a workspace to another machine', false);
 }
 
 /** A private temp folder (mode 700) for one operation's files (a throwaway index, a bundle), removed after `fn`. */
@@ -451,4 +520,15 @@ export async function withProductTemp<T>(prefix: string, fn: (dir: string) => Pr
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Starts what the first product command needs (bwrap's probe, the private home, the sandbox's
+ * .gitconfig) without waiting for it, so a coordinator that will take snapshots finds it made.
+ */
+export function warmProductGit(): void {
+  void probeSandboxAsync(defaultBwrapPath())
+    .then((p) => (p.ok ? sandboxGitConfigAsync(process.env) : undefined))
+    .catch(() => {});
+  gitHomeAsync().catch(() => {});
 }

@@ -13,11 +13,11 @@
 //
 // Where bwrap is missing or cannot create namespaces (probed once per process by running it),
 // commands run unconfined as before and the caller warns once.
-import { spawnSync } from 'node:child_process';
-import { existsSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { PrivateTempDir } from './private-temp.js';
+import { homeOf, sandboxGitConfig } from './sandbox-git-config.js';
 import { isInside } from './workspace.js';
 
 /** `workspace`: confine to the workspace (the default); `none`: run unconfined. */
@@ -185,39 +185,34 @@ export function defaultBwrapPath(env: Readonly<Record<string, string | undefined
   return env.ORCHESTRATE_BWRAP || 'bwrap';
 }
 
-/**
- * Whether bwrap can run a command here: tried for real (a missing binary, no user namespaces, a
- * container without the needed privileges all fail differently), once per process and binary.
- */
-export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
-  const cached = probes.get(bwrapPath);
-  if (cached) return cached;
-  if (process.platform !== 'linux') {
-    const probe = {
-      ok: false,
-      bwrap: bwrapPath,
-      reason: `the sandbox uses Linux namespaces (bubblewrap), which ${process.platform} does not have`,
-    };
-    probes.set(bwrapPath, probe);
-    return probe;
-  }
-  const attempt = (sizeCap: boolean) =>
-    spawnSync(bwrapPath, [...baseArgs(false, sizeCap), '--', 'true'], {
-      encoding: 'utf8',
-      timeout: 15_000,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-  // Tried with size caps first; a bwrap without --size (before 0.8) is still a sandbox, uncapped.
-  let r = attempt(true);
-  let sizeCap = true;
-  if (!r.error && r.status !== 0 && /--size|Unknown option/i.test(r.stderr ?? '')) {
-    r = attempt(false);
-    sizeCap = false;
-  }
-  let probe: SandboxProbe;
+/** What one attempt to start bwrap gave (spawnSync's fields, also filled by the asynchronous attempt). */
+interface ProbeAttempt {
+  error?: Error;
+  status: number | null;
+  signal?: NodeJS.Signals | null;
+  stderr: string;
+}
+
+const PROBE_TIMEOUT_MS = 15_000;
+
+function unsupportedPlatform(bwrapPath: string): SandboxProbe {
+  return {
+    ok: false,
+    bwrap: bwrapPath,
+    reason: `the sandbox uses Linux namespaces (bubblewrap), which ${process.platform} does not have`,
+  };
+}
+
+/** Whether the first attempt failed only because this bwrap has no --size (before 0.8): then it is tried without. */
+function lacksSizeCap(r: ProbeAttempt): boolean {
+  return !r.error && r.status !== 0 && /--size|Unknown option/i.test(r.stderr);
+}
+
+/** The probe's verdict from the attempt that counts. */
+function verdict(bwrapPath: string, r: ProbeAttempt, sizeCap: boolean): SandboxProbe {
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
-    probe = {
+    return {
       ok: false,
       bwrap: bwrapPath,
       reason:
@@ -225,9 +220,10 @@ export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
           ? `bubblewrap (${bwrapPath}) is not installed; ${INSTALL_HINT}`
           : `${bwrapPath} could not be started: ${r.error.message}`,
     };
-  } else if (r.status !== 0) {
-    const said = (r.stderr ?? '').trim().split('\n').slice(-2).join(' ');
-    probe = {
+  }
+  if (r.status !== 0) {
+    const said = r.stderr.trim().split('\n').slice(-2).join(' ');
+    return {
       ok: false,
       bwrap: bwrapPath,
       reason:
@@ -235,9 +231,91 @@ export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
         'It needs user namespaces (sysctl kernel.unprivileged_userns_clone=1, or user.max_user_namespaces > 0) or a setuid bwrap; ' +
         'in a container, run it with --privileged or a seccomp/AppArmor profile that allows unshare and mount',
     };
-  } else probe = { ok: true, bwrap: bwrapPath, sizeCap };
+  }
+  return { ok: true, bwrap: bwrapPath, sizeCap };
+}
+
+/**
+ * Whether bwrap can run a command here: tried for real (a missing binary, no user namespaces, a
+ * container without the needed privileges all fail differently), once per process and binary.
+ * Blocks while bwrap starts (0.1-0.5 s on a busy machine): the coordinator awaits
+ * probeSandboxAsync first, which fills the same cache.
+ */
+export function probeSandbox(bwrapPath = defaultBwrapPath()): SandboxProbe {
+  const cached = probes.get(bwrapPath);
+  if (cached) return cached;
+  let probe: SandboxProbe;
+  if (process.platform !== 'linux') probe = unsupportedPlatform(bwrapPath);
+  else {
+    const attempt = (sizeCap: boolean): ProbeAttempt => {
+      const r = spawnSync(bwrapPath, [...baseArgs(false, sizeCap), '--', 'true'], {
+        encoding: 'utf8',
+        timeout: PROBE_TIMEOUT_MS,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      return { error: r.error, status: r.status, signal: r.signal, stderr: r.stderr ?? '' };
+    };
+    // Tried with size caps first; a bwrap without --size (before 0.8) is still a sandbox, uncapped.
+    const capped = attempt(true);
+    probe = lacksSizeCap(capped) ? verdict(bwrapPath, attempt(false), false) : verdict(bwrapPath, capped, true);
+  }
   probes.set(bwrapPath, probe);
   return probe;
+}
+
+/** One start of `bwrap ... -- true` without blocking the event loop (spawnSync's outcome, timeout included). */
+function attemptAsync(bwrapPath: string, sizeCap: boolean): Promise<ProbeAttempt> {
+  return new Promise((done) => {
+    let settled = false;
+    const settle = (r: ProbeAttempt): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      done(r);
+    };
+    const child = spawn(bwrapPath, [...baseArgs(false, sizeCap), '--', 'true'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const err: Buffer[] = [];
+    child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      const e: NodeJS.ErrnoException = new Error(`${bwrapPath} did not exit within ${PROBE_TIMEOUT_MS / 1000} s`);
+      e.code = 'ETIMEDOUT';
+      settle({ error: e, status: null, stderr: '' });
+    }, PROBE_TIMEOUT_MS);
+    child.on('error', (error) => settle({ error, status: null, stderr: '' }));
+    child.on('close', (status, signal) => settle({ status, signal, stderr: Buffer.concat(err).toString('utf8') }));
+  });
+}
+
+const probing = new Map<string, Promise<SandboxProbe>>();
+
+/**
+ * probeSandbox without blocking the event loop: the same attempts and verdict, run once per
+ * process and binary (concurrent callers share one probe), into the cache probeSandbox reads.
+ */
+export function probeSandboxAsync(bwrapPath = defaultBwrapPath()): Promise<SandboxProbe> {
+  const cached = probes.get(bwrapPath);
+  if (cached) return Promise.resolve(cached);
+  let pending = probing.get(bwrapPath);
+  if (!pending) {
+    pending = (async (): Promise<SandboxProbe> => {
+      if (process.platform !== 'linux') return unsupportedPlatform(bwrapPath);
+      const capped = await attemptAsync(bwrapPath, true);
+      return lacksSizeCap(capped)
+        ? verdict(bwrapPath, await attemptAsync(bwrapPath, false), false)
+        : verdict(bwrapPath, capped, true);
+    })().then((probe) => {
+      probing.delete(bwrapPath);
+      // A synchronous probe that finished meanwhile stays the answer (one verdict per process).
+      const won = probes.get(bwrapPath) ?? probe;
+      probes.set(bwrapPath, won);
+      return won;
+    });
+    probing.set(bwrapPath, pending);
+  }
+  return pending;
 }
 
 /** The mode that will actually be used, and the warning to give once when it is not what was asked. */
@@ -306,11 +384,6 @@ export function defaultHiddenPaths(env: Readonly<Record<string, string | undefin
   const home = env.HOME || homedir();
   const orchestrateHome = env.ORCHESTRATE_HOME || join(home, '.orchestrate');
   return [...HOME_SECRETS.map((p) => join(home, p)), orchestrateHome, ...SYSTEM_SECRETS];
-}
-
-/** The home folder whose contents the sandbox replaces: HOME, else the user's. */
-function homeOf(env: Readonly<Record<string, string | undefined>>): string {
-  return env.HOME || homedir();
 }
 
 /**
@@ -405,45 +478,6 @@ export function bwrapArgs(
   for (const p of readOnlyLater) args.push('--remount-ro', p);
   args.push('--chdir', existing(plan.cwd) ?? plan.cwd);
   return args;
-}
-
-const gitConfigs = new Map<string, string>();
-const configDir = new PrivateTempDir(undefined, 'orchestrate-sandbox-');
-
-/**
- * The private home's .gitconfig: only the user's git identity (user.name, user.email from the
- * global config), so commits inside the sandbox work; nothing else of the user's config (tokens,
- * credential helpers, aliases, include paths) comes in. Made once per process and home.
- */
-export function sandboxGitConfig(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const home = homeOf(env);
-  const cached = gitConfigs.get(home);
-  if (cached && existsSync(cached)) return cached;
-  const lines: string[] = ['# Made by orchestrate for its sandbox: your git identity only.'];
-  const identity = ['name', 'email']
-    .map((key) => [key, gitGlobal(`user.${key}`, home)] as const)
-    .filter((kv): kv is readonly [string, string] => kv[1] !== undefined);
-  if (identity.length > 0) lines.push('[user]', ...identity.map(([k, v]) => `\t${k} = ${quoteGitValue(v)}`));
-  const file = join(configDir.path, `gitconfig-${gitConfigs.size}`);
-  writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o644 });
-  gitConfigs.set(home, file);
-  return file;
-}
-
-/** One value of the user's global git config (the config is only read: git config runs no program). */
-function gitGlobal(key: string, home: string): string | undefined {
-  const r = spawnSync('git', ['config', '--global', '--get', key], {
-    cwd: '/',
-    encoding: 'utf8',
-    timeout: 5000,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, GIT_CONFIG_NOSYSTEM: '1' },
-  });
-  const value = r.status === 0 ? r.stdout.replace(/\n$/, '') : '';
-  return value && !/[\n\0]/.test(value) ? value : undefined;
-}
-
-function quoteGitValue(value: string): string {
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
 /** What a command that ran out of room in a capped tmpfs is told, added to its own error. */
