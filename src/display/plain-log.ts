@@ -79,9 +79,13 @@ export class PlainLog {
         return `budget exhausted: ${err(e.reason)}; no new model calls are permitted`;
       case 'approval_requested':
         // The line says how to answer: a run in CI or a pipe has no keys to press.
+        if (e.gate === 'publish')
+          return `publish ${e.task}: waiting for approval: ${e.prompt}${e.deadline !== undefined ? ` (until ${new Date(e.deadline).toISOString()}, then ${e.onTimeout === 'approve' ? 'approved' : 'rejected'})` : ''}; answer with: orchestrate approve|reject ${e.runId} --publish`;
         return `${instanceLabel(e.task, e.key)}: waiting for approval: ${e.prompt}${e.deadline !== undefined ? ` (until ${new Date(e.deadline).toISOString()}, then ${e.onTimeout === 'approve' ? 'approved' : 'rejected'})` : ''}; answer with: orchestrate approve|reject ${e.runId} --task ${e.task}`;
+      case 'changeset_published':
+        return `publish ${e.key}: ${e.outcome}${e.detail ? ` ${e.detail}` : ''}`;
       case 'approval_given':
-        return `${instanceLabel(e.task, e.key)}: ${e.decision} ${e.via === 'timeout' ? 'on timeout' : `by ${e.by} via ${e.via}${e.offline ? ' (offline)' : ''}`}${e.note ? `: ${e.note}` : ''}`;
+        return `${e.gate === 'publish' ? `publish ${e.task}` : instanceLabel(e.task, e.key)}: ${e.decision} ${e.via === 'timeout' ? 'on timeout' : `by ${e.by} via ${e.via}${e.offline ? ' (offline)' : ''}`}${e.note ? `: ${e.note}` : ''}`;
       case 'board_task':
         return boardLine(e);
       case 'window_learned':

@@ -120,6 +120,9 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   const aimed = new Set(instancesInTaskOrder(s).flatMap((i) => controlsOf(s, i)));
   for (const r of s.controls.filter((x) => !aimed.has(x))) out.push(controlLine(r));
   if (s.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${s.budgetExhausted}`));
+  // Publish gates (publish.approve): what they wait for or who answered, then what was published.
+  for (const [task, rec] of s.publishGates) out.push(`publish gate of ${task}: ${oneLine(describeApproval(rec))}`);
+  for (const x of s.published) out.push(`  published ${x.key}: ${x.outcome}${x.detail ? ` ${oneLine(x.detail)}` : ''}`);
   if (folder.skipped.length > 0)
     out.push(
       `note: ${folder.skipped.length} unreadable line(s) in run.jsonl were skipped (${folder.skipped.map((k) => `line ${k.line}: ${k.reason}`).join('; ')})`,

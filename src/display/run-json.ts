@@ -41,7 +41,13 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     name: s.name,
     recipe: s.recipe,
     // A log without run_end is a live run only while a coordinator holds its lease.
-    status: folder.holder ? 'running' : s.status === 'running' ? 'interrupted' : s.status,
+    status: folder.holder
+      ? [...s.publishGates.values()].some((g) => g.state === 'waiting')
+        ? 'waiting'
+        : 'running'
+      : s.status === 'running'
+        ? 'interrupted'
+        : s.status,
     ...(folder.holder
       ? {
           coordinator: {
@@ -64,6 +70,9 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     dir: folder.dir,
     ...(folder.planFile ? { planFile: folder.planFile } : {}),
     instances: instancesInTaskOrder(s).map((i) => instanceJson(folder.dir, i)),
+    // Publish gates (publish.approve) by task, and what the run published once one was approved.
+    ...(s.publishGates.size ? { publishGates: Object.fromEntries(s.publishGates) } : {}),
+    ...(s.published.length ? { published: s.published } : {}),
     // The run-wide task board (board_task events), when it has items.
     ...(s.board.size ? { board: [...s.board.values()] } : {}),
     ...(folder.skipped.length ? { unreadableLogLines: folder.skipped } : {}),

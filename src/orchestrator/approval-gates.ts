@@ -16,6 +16,7 @@ import type { ApprovalChannel, RunEventInput } from '../run/run-events.js';
 import type { RunState } from '../run/run-fold.js';
 import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import { skippedEvent } from './attempt-lifecycle.js';
+import type { PublishGates } from './publish/publish-gate.js';
 
 /** One gate as a decision sees it: its instance, its record, and whether the instance ended otherwise. */
 export interface GateEntry {
@@ -136,6 +137,8 @@ export class ApprovalGates {
   private readonly held = new Map<string, { t: TaskState; inst: InstanceState }>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly now: () => number;
+  /** The run's publish gates (publish.approve, publish/publish-gate.ts): answers with gate: publish go there. */
+  publish?: PublishGates;
 
   constructor(
     private readonly hands: GateHands,
@@ -178,7 +181,8 @@ export class ApprovalGates {
       type: 'approval_requested',
       task: t.task.id,
       key: inst.id,
-      prompt: rec?.prompt ?? gate.prompt,
+      // The prompt as rendered for this instance (its item in scope), like its task prompt.
+      prompt: rec?.prompt ?? inst.resolved?.approvePrompt ?? gate.prompt,
       ...(deadline !== undefined ? { deadline } : {}),
       onTimeout: rec?.onTimeout ?? gate.onTimeout,
     });
@@ -189,6 +193,8 @@ export class ApprovalGates {
 
   /** A user's answer (the control desk's, in-process or over the socket). */
   answer(a: ApprovalAnswer, by: string): ControlReply {
+    if (a.gate === 'publish')
+      return this.publish?.answer(a, by) ?? { ok: false, error: `run ${this.hands.runId} has no publish gate` };
     const d = decideApproval(this.board(), a);
     if (!d.ok) return { ok: false, error: d.error };
     const decision = decisionOf(a);
@@ -208,6 +214,12 @@ export class ApprovalGates {
   pause(): void {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    this.publish?.pause();
+  }
+
+  /** Every task has settled: true while a publish gate holds the run's end (it waits, or publishes). */
+  holdsEnd(stopping: boolean): boolean {
+    return this.publish?.holds(stopping) ?? false;
   }
 
   private board(): GateBoard {

@@ -10,6 +10,8 @@ import { foldEvents } from '../run/run-fold.js';
 import { takeRunLease } from '../run/run-lease.js';
 import { readRunLog, RunStore } from '../run/run-store.js';
 import { answeredMessage, boardOfFold, decideApproval } from './approval-gates.js';
+import { decidePublishGate } from './publish/publish-gate-rules.js';
+import { loadRunRecipe } from './publish/run-recipe-of.js';
 
 export type OfflineAnswer = { ok: true; message: string } | { ok: false; error: string; live?: boolean };
 
@@ -19,6 +21,7 @@ export async function answerApprovalOffline(runDir: string, a: ApprovalAnswer, b
   if (!taken.ok) return { ok: false, error: taken.message, ...(taken.holder ? { live: true } : {}) };
   try {
     const fold = foldEvents(readRunLog(join(runDir, 'run.jsonl')).events);
+    if (a.gate === 'publish') return answerPublishGate(runDir, runId, fold, a, by);
     const d = decideApproval(boardOfFold(runId, fold), a);
     if (!d.ok) return { ok: false, error: d.error };
     const store = RunStore.open(runDir);
@@ -43,4 +46,51 @@ export async function answerApprovalOffline(runDir: string, a: ApprovalAnswer, b
   } finally {
     await taken.lease.release();
   }
+}
+
+/**
+ * A publish gate answered while no coordinator holds the run (the caller holds its lease): waiting,
+ * not reached yet, or (approve only) rejected before: a run that ended may still be approved.
+ */
+function answerPublishGate(
+  runDir: string,
+  runId: string,
+  fold: ReturnType<typeof foldEvents>,
+  a: ApprovalAnswer,
+  by: string,
+): OfflineAnswer {
+  const loaded = loadRunRecipe(runDir, process.cwd(), process.env);
+  const gated = new Set(fold.publishGates.keys());
+  if (loaded.ok) for (const t of loaded.recipe.tasks) if (t.publish?.approve) gated.add(t.id);
+  const taskGated = boardOfFold(runId, fold)
+    .gates.map((g) => g.task)
+    .filter((t, i, all) => all.indexOf(t) === i);
+  const d = decidePublishGate({ runId, gated: [...gated], gates: fold.publishGates, taskGated, ended: true }, a);
+  if (!d.ok) return { ok: false, error: d.error };
+  const store = RunStore.open(runDir);
+  const decision = a.action === 'approve' ? 'approved' : 'rejected';
+  for (const task of d.tasks)
+    store.append({
+      type: 'approval_given',
+      gate: 'publish',
+      task,
+      key: task,
+      decision,
+      by,
+      via: a.via ?? 'cli',
+      ...(a.note ? { note: a.note } : {}),
+      offline: true,
+    });
+  if (store.writeError)
+    return { ok: false, error: `cannot write the run log ${store.logFile}: ${store.writeError.message}` };
+  const next =
+    decision === 'rejected'
+      ? 'nothing will be pushed'
+      : fold.lastEndStatus === 'succeeded'
+        ? `\`orchestrate publish ${runId} --apply\` publishes the changesets`
+        : `\`orchestrate resume ${runId}\` publishes the changesets (or \`orchestrate publish ${runId} --apply\`)`;
+  return {
+    ok: true,
+    message: `${decision} the publish gate of ${d.tasks.join(', ')}: recorded in run ${runId} (no coordinator holds it); ${next}`,
+  };
 }

@@ -11,6 +11,7 @@ import { Admission, agentOf } from './admission.js';
 import type { AgentLaunch } from './agent-launch.js';
 import { failedEvent, type FailedEvent } from './attempt-lifecycle.js';
 import { ApprovalGates } from './approval-gates.js';
+import { PublishGates } from './publish/publish-gate.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { BudgetLedger } from './budget.js';
 import { CacheWarmup, warmsCache } from './cache-warmup.js';
@@ -204,6 +205,18 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     },
     opts.replay,
   );
+  if (recipe.tasks.some((t) => t.publish?.approve))
+    gates.publish = new PublishGates(
+      {
+        runId: store.runId,
+        runDir: store.dir,
+        recipe,
+        env,
+        record: (e) => host.record(e),
+        advance: () => host.advance(),
+      },
+      opts.replay,
+    );
   const landing = new WorkspaceLanding({
     recipeDir: recipe.dir,
     store,

@@ -221,6 +221,8 @@ export class Coordinator {
   private checkDone(): void {
     const idle = this.inflight === 0 && this.launches.size === 0 && this.retryTimers.size === 0;
     if (idle && (allSettled(this.tasks) || this.stopping === 'interrupted')) {
+      // A publish gate (publish.approve) waits before the run ends, or publishes once approved.
+      if (this.c.gates.holdsEnd(this.stopping !== undefined || this.storageError !== undefined)) return;
       this.done = true;
       this.finish();
     }

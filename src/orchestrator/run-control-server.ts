@@ -26,6 +26,7 @@ const approvalFields = {
   note: z.string().max(MAX_CONTROL_LINE_BYTES).optional(),
   by: By,
   via: z.enum(APPROVAL_CHANNELS).optional(),
+  gate: z.literal('publish').optional(),
 };
 
 export const ControlActionSchema = z.discriminatedUnion('action', [
@@ -79,7 +80,7 @@ export function parseControlRequest(
   const a = parsed.data;
   if (a.action === 'peek') return { ok: true, action: { action: 'peek', instance: a.instance } };
   if (a.action === 'approve' || a.action === 'reject') {
-    const { instance, note, by, via } = a;
+    const { instance, note, by, via, gate } = a;
     return {
       ok: true,
       action: {
@@ -89,6 +90,7 @@ export function parseControlRequest(
         ...(note !== undefined ? { note } : {}),
         ...(by !== undefined ? { by } : {}),
         ...(via !== undefined ? { via } : {}),
+        ...(gate !== undefined ? { gate } : {}),
       },
     };
   }

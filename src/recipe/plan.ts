@@ -25,6 +25,8 @@ export type ExpandResult = { ok: true; instances: InstanceSeed[] } | { ok: false
 /** An instance with every template rendered: what a worker is given to run. */
 export interface ResolvedInstance extends InstanceSeed {
   prompt?: string;
+  /** Its task's approval gate prompt (`approve.prompt`), rendered like the prompt (the item is in scope). */
+  approvePrompt?: string;
   run?: string;
   /** Absolute working directory. */
   cwd: string;
@@ -134,6 +136,11 @@ export function resolveInstance(task: LoadedTask, seed: InstanceSeed, scope: Exp
     const r = text('prompt', task.prompt);
     if (!r.ok) return r.result;
     instance.prompt = r.value;
+  }
+  if (task.approve !== undefined) {
+    const r = text('approve.prompt', task.approve.prompt);
+    if (!r.ok) return r.result;
+    instance.approvePrompt = r.value;
   }
   if (task.run !== undefined) {
     const r = text('run', task.run);

@@ -5,9 +5,12 @@
 // the load-time check of those templates (an unknown name or field is a validate error at
 // file:line:col). Rendering happens later, from the run record (orchestrator/publish/).
 import { z } from 'zod';
+import { parseDuration } from './duration.js';
 import { type Expr, parseTemplate } from './expression-parser.js';
 import { EXPRESSION_FUNCTIONS } from './expressions.js';
+import type { ApproveGate } from './loaded-recipe.js';
 import { type PendingProblem } from './problems.js';
+import { approveGate } from './schema-parts.js';
 import { suggestionHint } from './suggest.js';
 
 export const FORGES = ['github', 'gitlab', 'git'] as const;
@@ -39,6 +42,11 @@ const publishFields = {
   draft: z.boolean().optional().describe('Open pull requests as drafts (default true)'),
   labels: z.array(z.string().min(1)).optional().describe('Labels added to each pull request'),
   reviewers: z.array(z.string().min(1)).optional().describe('Reviewers requested on each pull request (user names)'),
+  approve: approveGate
+    .optional()
+    .describe(
+      'Publish gate: once the changesets are computed the run waits (spending nothing) until `orchestrate approve|reject <run> --publish`, the run view or the MCP server answers; approved, the run publishes them (as publish --apply) and ends. Its prompt may use ${{ changesets.count }}, ${{ changesets.repos }}, ${{ changesets.text }}, ${{ task }}, ${{ run.id }}, ${{ inputs.X }}',
+    ),
 };
 
 export const PublishBlockSchema = z
@@ -68,6 +76,8 @@ export interface PublishSpec {
   draft: boolean;
   labels: string[];
   reviewers: string[];
+  /** `approve:`: the run waits at a publish gate before it publishes this task's changesets (a template prompt). */
+  approve?: ApproveGate;
 }
 
 export const PUBLISH_DEFAULTS = {
@@ -101,6 +111,19 @@ export function publishSpecOf(
     draft: b.draft ?? PUBLISH_DEFAULTS.draft,
     labels: b.labels ?? [],
     reviewers: b.reviewers ?? [],
+    ...(b.approve ? { approve: publishGateOf(b.approve) } : {}),
+  };
+}
+
+/** The default prompt of a publish gate (the changeset preview is added to every prompt). */
+export const PUBLISH_GATE_PROMPT = 'Publish the changesets of ${{ task }}?';
+
+function publishGateOf(g: NonNullable<PublishBlock['approve']>): ApproveGate {
+  const timeoutMs = g.timeout !== undefined ? parseDuration(g.timeout) : undefined;
+  return {
+    prompt: g.prompt ?? PUBLISH_GATE_PROMPT,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    onTimeout: g.on_timeout ?? 'reject',
   };
 }
 
@@ -130,12 +153,22 @@ export const PUBLISH_NAMES: Readonly<Record<string, readonly string[] | null>> =
   run: ['id'],
 };
 
+/** Names a publish gate's prompt may use: the changesets it publishes (counted, their repositories, their diffstat). */
+export const PUBLISH_GATE_NAMES: Readonly<Record<string, readonly string[] | null>> = {
+  inputs: null,
+  task: [],
+  run: ['id'],
+  changesets: ['count', 'repos', 'files', 'insertions', 'deletions', 'text'],
+};
+
 type Path = (string | number)[];
 
 interface CheckContext {
   inputs: readonly string[];
   /** The item's names in the task (item and its `as` name): named in the message when used. */
   itemNames: readonly string[];
+  /** The names known (default PUBLISH_NAMES; a publish gate's prompt: PUBLISH_GATE_NAMES). */
+  names?: Readonly<Record<string, readonly string[] | null>>;
 }
 
 function chainOf(e: Expr): { root: string; rootPos: number; first?: { key: unknown; pos: number } } | undefined {
@@ -161,7 +194,8 @@ export function checkPublishTemplate(
   const parsed = parseTemplate(text);
   if (!parsed.ok) return [{ message: parsed.error.message, hint: parsed.error.hint, offset: parsed.error.offset }];
   const out: { message: string; hint?: string; offset: number }[] = [];
-  const names = Object.keys(PUBLISH_NAMES);
+  const known = ctx.names ?? PUBLISH_NAMES;
+  const names = Object.keys(known);
   const visit = (e: Expr): void => {
     if (e.kind === 'literal') return;
     if (e.kind === 'call') {
@@ -186,7 +220,7 @@ export function checkPublishTemplate(
       if (e.kind === 'member' || e.kind === 'index') visit(e.object);
       return;
     }
-    const fields = Object.hasOwn(PUBLISH_NAMES, chain.root) ? PUBLISH_NAMES[chain.root] : undefined;
+    const fields = Object.hasOwn(known, chain.root) ? known[chain.root] : undefined;
     if (fields === undefined) {
       const why =
         chain.root === 'env' || chain.root === 'tasks'
@@ -194,7 +228,8 @@ export function checkPublishTemplate(
           : chain.root === 'item' || ctx.itemNames.includes(chain.root)
             ? `"${chain.root}" (the for_each item) is not available in publish templates: use key or repo.name`
             : `unknown name "${chain.root}"`;
-      out.push({ message: why, offset: chain.rootPos, hint: `publish templates know ${names.join(', ')}` });
+      const what = ctx.names ? 'a publish gate prompt knows' : 'publish templates know';
+      out.push({ message: why, offset: chain.rootPos, hint: `${what} ${names.join(', ')}` });
       return;
     }
     const key = chain.first?.key;
@@ -245,6 +280,16 @@ export function checkPublishBlocks(raw: unknown): PendingProblem[] {
         });
       }
     }
+    const gate = block.approve;
+    if (isObj(gate) && typeof gate.prompt === 'string')
+      for (const issue of checkPublishTemplate(gate.prompt, { inputs, itemNames, names: PUBLISH_GATE_NAMES }))
+        out.push({
+          code: 'expression_reference',
+          path: [...path, 'approve', 'prompt'],
+          offset: issue.offset,
+          message: `publish.approve.prompt: ${issue.message}`,
+          ...(issue.hint ? { hint: issue.hint } : {}),
+        });
   };
   checkBlock(raw.publish, ['publish'], asNames);
   tasks.forEach((t, i) => {

@@ -35,6 +35,9 @@ export function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
   const out: { path: Path; scope: Scope }[] = [];
   const item: Scope = raw.for_each !== undefined ? 'task-item' : 'task';
   for (const key of ['prompt', 'run', 'cwd']) if (typeof raw[key] === 'string') out.push({ path: [key], scope: item });
+  // An approval gate's prompt is rendered with its instance, like the prompt.
+  if (isObj(raw.approve) && typeof raw.approve.prompt === 'string')
+    out.push({ path: ['approve', 'prompt'], scope: item });
   if (typeof raw.key === 'string') out.push({ path: ['key'], scope: 'task-item' });
   if (typeof raw.for_each === 'string') out.push({ path: ['for_each'], scope: 'for_each' });
   if (isObj(raw.for_each) && typeof raw.for_each.glob === 'string')

@@ -36,7 +36,10 @@ export type ControlAction =
 export type ApprovalAnswer = ({ action: 'approve' } | { action: 'reject' }) & ApprovalFields;
 
 interface ApprovalFields {
+  /** The gated task; with gate `publish`, the task whose publish gate it is, or '*' for every waiting one. */
   task: string;
+  /** `publish`: answer a publish gate (publish.approve) rather than a task's approve:. */
+  gate?: 'publish';
   instance?: string;
   note?: string;
   by?: string;

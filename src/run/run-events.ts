@@ -177,6 +177,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     prompt: z.string(),
     deadline: z.number().optional(),
     onTimeout: z.enum(['approve', 'reject']),
+    /** `publish`: the publish gate of `task` (publish.approve), not an instance's; `key` is the task. */
+    gate: z.literal('publish').optional(),
   }),
   /**
    * The gate's answer: who (`by`: the OS user, `--as NAME`, or "timeout"), through which channel,
@@ -192,6 +194,19 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     via: z.enum(APPROVAL_CHANNELS),
     note: z.string().optional(),
     offline: z.boolean().optional(),
+    gate: z.literal('publish').optional(),
+  }),
+  /**
+   * A changeset the run published once its publish gate was approved (publish-gate.ts), as
+   * `orchestrate publish --apply` would: `outcome` opened, pushed, updated, unchanged, empty,
+   * refused or failed, `detail` the pull request's URL or why (never a token).
+   */
+  Base.extend({
+    type: z.literal('changeset_published'),
+    task: z.string(),
+    key: z.string(),
+    outcome: z.string(),
+    detail: z.string().optional(),
   }),
   /**
    * The run-wide task board changed (board-record.ts): `item` is the whole item after the

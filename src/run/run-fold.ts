@@ -169,6 +169,10 @@ export interface RunState {
   controls: ControlRecord[];
   /** The run-wide task board (board_task events), items in creation order. */
   board: Board;
+  /** Publish gates (publish.approve) by the task whose changesets they hold back. */
+  publishGates: Map<string, ApprovalRecord>;
+  /** What the run published after its publish gate was approved (changeset_published), in log order. */
+  published: { task: string; key: string; outcome: string; detail?: string }[];
   eventCount: number;
 }
 
@@ -188,6 +192,8 @@ export function createRunState(): RunState {
     instances: new Map(),
     controls: [],
     board: new Map(),
+    publishGates: new Map(),
+    published: [],
     eventCount: 0,
   };
 }
@@ -355,8 +361,20 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       else if (w.window < state.learnedWindows[i]!.window) state.learnedWindows[i] = w;
       return;
     }
+    case 'changeset_published':
+      state.published.push({
+        task: e.task,
+        key: e.key,
+        outcome: e.outcome,
+        ...(e.detail !== undefined ? { detail: e.detail } : {}),
+      });
+      return;
     case 'approval_requested':
     case 'approval_given': {
+      if (e.gate === 'publish') {
+        state.publishGates.set(e.task, applyApprovalEvent(state.publishGates.get(e.task), e));
+        return;
+      }
       // Before any attempt: no attempt record, so timelines show no bar for the wait.
       const inst = ensureInstance(state, e.task, e.key, e.ts);
       inst.lastTs = Math.max(inst.lastTs, e.ts);

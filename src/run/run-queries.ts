@@ -91,6 +91,9 @@ export function countStatuses(state: RunState): StatusCounts {
     else c.queued++;
   }
   for (const t of state.tasks.values()) if (t.dynamic && !t.expanded) c.unexpandedTasks++;
+  // A publish gate (publish.approve) waiting before the run publishes counts as one awaiting approval.
+  for (const g of state.publishGates.values())
+    if (g.state === 'waiting' && state.endTs === undefined) c.awaitingApproval++;
   return c;
 }
 

@@ -1,5 +1,6 @@
 // `orchestrate approve|reject <run> --task T [--instance K] [--note TEXT] [--as NAME]`: answer a
-// task's approval gate (`approve:` in the recipe). A live run gets the answer through its control
+// task's approval gate (`approve:` in the recipe); `--publish [--task T]` answers the run's publish
+// gate (`approve:` in a publish: block) instead: approved, the run publishes its changesets. A live run gets the answer through its control
 // socket and goes on at once; a run no coordinator holds (interrupted, or killed while it waited)
 // gets it written into its log under the run's lease, and the next `orchestrate resume` obeys it.
 // Exit codes: 0 answered; 1 refused (no such gate, already answered...); 2 bad usage, or a
@@ -15,9 +16,21 @@ async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliC
   const runDir = locateRunArg(args, ctx);
   if (runDir === undefined) return EXIT.usage;
   const by = typeof args.as === 'string' && args.as.trim() !== '' ? args.as.trim() : userName(ctx.env);
+  const publish = args.publish === true;
+  if (!publish && typeof args.task !== 'string') {
+    ctx.stderr(
+      `orchestrate: ${action} needs --task T (the gated task), or --publish (the publish gate before the changesets are published)\n`,
+    );
+    return EXIT.usage;
+  }
+  if (publish && typeof args.instance === 'string') {
+    ctx.stderr(`orchestrate: --instance answers a task's gate; a publish gate is per task: --publish --task T\n`);
+    return EXIT.usage;
+  }
   const a: ApprovalAnswer = {
     action,
-    task: String(args.task),
+    task: typeof args.task === 'string' ? args.task : '*',
+    ...(publish ? { gate: 'publish' as const } : {}),
     ...(typeof args.instance === 'string' ? { instance: args.instance } : {}),
     ...(typeof args.note === 'string' && args.note !== '' ? { note: args.note } : {}),
     by,
@@ -44,7 +57,18 @@ function gateCommand(action: 'approve' | 'reject'): CliCommand {
           describe: 'Run id, unique prefix of one, or run folder path',
           demandOption: true,
         })
-        .option('task', { type: 'string', demandOption: true, describe: 'The gated task' })
+        .option('task', {
+          type: 'string',
+          describe: 'The gated task (with --publish: only the publish gate of this task; default all)',
+        })
+        .option('publish', {
+          type: 'boolean',
+          default: false,
+          describe:
+            action === 'approve'
+              ? 'Answer the publish gate (approve: in a publish: block): the run publishes its changesets'
+              : 'Answer the publish gate (approve: in a publish: block): nothing is pushed',
+        })
         .option('instance', {
           type: 'string',
           describe: 'Only this instance of a fan-out (its key, e.g. publish.alpha); default: every waiting instance',
@@ -55,6 +79,10 @@ function gateCommand(action: 'approve' | 'reject'): CliCommand {
         .example(
           `orchestrate ${action} 20260101-1200-ab12 --task publish --note "checked the diff"`,
           action === 'approve' ? 'the task runs now' : 'the task and its dependants are skipped',
+        )
+        .example(
+          `orchestrate ${action} 20260101-1200-ab12 --publish`,
+          action === 'approve' ? 'the run pushes its branches and opens its pull requests' : 'nothing is pushed',
         ),
     run: (args, ctx) => answer(action, args, ctx),
   };

@@ -81,7 +81,17 @@ function gateTool(action: 'approve' | 'reject') {
         : 'Reject a task waiting at its approval gate (approve: in the recipe): every waiting instance of it, or only `instance`; they are skipped, with the tasks that need them.',
     input: {
       run: runArg,
-      task: z.string().min(1).describe('The gated task (run_status shows it waiting for approval)'),
+      task: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('The gated task (run_status shows it waiting for approval); with publish: only its publish gate'),
+      publish: z
+        .boolean()
+        .optional()
+        .describe(
+          'Answer the publish gate (approve: in a publish: block; run_status lists publishGates): approved, the run pushes its branches and opens its pull requests',
+        ),
       instance: instanceArg.optional().describe('Only this instance of a fan-out; leave it out for all of them'),
       note: z.string().optional().describe('Why, for the log and the report'),
       run_dir: runDirArg,
@@ -94,9 +104,12 @@ function gateTool(action: 'approve' | 'reject') {
     },
     handler: async (args, _call, ctx) => {
       const runDir = locateRun(ctx, args.run, args.run_dir);
+      if (!args.publish && args.task === undefined)
+        throw new ToolError('give task (the gated task), or publish: true for the publish gate');
       const d = await deliverApproval(runDir, {
         action,
-        task: args.task,
+        task: args.task ?? '*',
+        ...(args.publish ? { gate: 'publish' as const } : {}),
         ...(args.instance !== undefined ? { instance: args.instance } : {}),
         ...(args.note ? { note: args.note } : {}),
         by: byOf(ctx),

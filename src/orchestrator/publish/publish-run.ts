@@ -24,6 +24,7 @@ import {
   withoutSecrets,
 } from './forge.js';
 import { githubForge } from './github-forge.js';
+import { publishGateRefusal } from './publish-gate-rules.js';
 import { gitlabForge } from './gitlab-forge.js';
 
 export interface PublishOptions {
@@ -137,7 +138,11 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
   if (!opts.apply || unknown.length) {
     return { file, results: selected.map((c) => ({ key: c.key, outcome: 'preview' })), problems };
   }
-  const root = runRootOf(opts.runDir, foldEvents(readRunLog(resolve(opts.runDir, 'run.jsonl')).events).start);
+  const fold = foldEvents(readRunLog(resolve(opts.runDir, 'run.jsonl')).events);
+  // A publish gate (publish.approve) holds them back until someone approves it.
+  const refusal = publishGateRefusal(opts.recipe, fold, selected.map((c) => c.task));
+  if (refusal) return { file, results: [], problems: [...problems, refusal] };
+  const root = runRootOf(opts.runDir, fold.start);
   const cache = new Map<string, ForgeAccess>();
   const results: ChangesetResult[] = [];
   for (const c of selected) {

@@ -1,0 +1,179 @@
+// The publish gate (approve: inside publish:), offline: three repositories with bare file://
+// remotes, the scripted agent changing two of them. A live reject pushes nothing and makes
+// `publish --apply` refuse, naming who and when, until `approve --publish` (offline, after the run
+// ended) lets it push; a timeout with on_timeout: approve publishes at the run's end; a task gate's
+// prompt renders its instance's item. (The GitHub path with kill -9 + resume: publish-gate-github.test.ts.)
+// Every wait is on run.jsonl, never on the clock.
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { decidePublishGate } from '../../../src/orchestrator/publish/publish-gate-rules.js';
+import { readChangesets } from '../../../src/run/changesets.js';
+import { connectRunControl } from '../../../src/run/run-control-client.js';
+import type { RunEvent } from '../../../src/run/run-events.js';
+import { runCli } from '../../cli/run-cli.js';
+import { cleanupTempDirs, events, ofType } from '../helpers/run-fixtures.js';
+import { project, remoteBranches } from './campaign-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+const logOf = (runDir: string): RunEvent[] => (existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : []);
+
+async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A git-forge campaign whose publish block has `gate` as approve:, and whose task gate shows the item. */
+function gitRecipe(dir: string, branch: string, gate: string): string {
+  return `name: gated-campaign
+provider: scripted
+script: script.yaml
+agents:
+  editor: { tools: [read, edit] }
+publish:
+  forge: git
+  remote: file://${dir}/remotes/\${{ repo.name }}.git
+  branch: ${branch}/\${{ repo.name }}
+  approve: ${gate}
+tasks:
+  - id: change
+    agent: editor
+    for_each: [repo-a, repo-b, repo-c]
+    cwd: \${{ item }}
+    prompt: "Change \${{ item }}"
+    approve: { prompt: "Change \${{ item }} now?", timeout: 10ms, on_timeout: approve }
+`;
+}
+
+describe('publish gate (forge git)', () => {
+  let dir: string;
+  const runsDir = () => join(dir, 'runs');
+  const cli = (...argv: string[]) =>
+    runCli([...argv, '--run-dir', runsDir()], { cwd: dir, env: { PATH: process.env.PATH, USER: 'tester' } });
+
+  beforeAll(() => {
+    dir = project('github', () => 'http://127.0.0.1:1').dir;
+  });
+
+  it('waits with nothing pushed; a reject ends the run unpublished and publish --apply refuses until approve --publish', async () => {
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      gitRecipe(dir, 'gated', '{ prompt: "Publish ${{ changesets.count }} for ${{ run.id }}?" }'),
+    );
+    const run = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: runsDir(), runId: 'pg-reject' });
+    const runDir = join(runsDir(), 'pg-reject');
+    const req = await until('the publish gate', () =>
+      ofType(logOf(runDir), 'approval_requested').find((e) => e.gate === 'publish'),
+    );
+    // The task gates rendered their instance's item.
+    expect(
+      ofType(logOf(runDir), 'approval_requested')
+        .filter((e) => e.gate === undefined)
+        .map((e) => e.prompt),
+    ).toEqual(['Change repo-a now?', 'Change repo-b now?', 'Change repo-c now?']);
+    expect(req).toMatchObject({ task: 'change', key: 'change', onTimeout: 'reject' });
+    expect(req.prompt).toBe(
+      'Publish 2 for pg-reject? — 2 changesets in repo-a, repo-b: 2 files changed, 2 insertions(+), 2 deletions(-)',
+    );
+    expect(req.deadline).toBeUndefined();
+    // Waiting: the changesets are computed, nothing is pushed, and --apply refuses with the reason.
+    expect(readChangesets(runDir)!.changesets.map((c) => c.state)).toEqual(['unpublished', 'unpublished']);
+    const early = await cli('publish', 'pg-reject', '--apply');
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain('the publish gate of change is waiting for approval (Publish 2 for pg-reject?');
+    expect(early.stderr).toContain('orchestrate approve pg-reject --publish');
+    const shown = await cli('show', 'pg-reject');
+    expect(shown.stdout).toContain(
+      'publish gate of change: waiting for approval: Publish 2 for pg-reject? — 2 changesets',
+    );
+    for (const r of ['repo-a', 'repo-b', 'repo-c']) expect(remoteBranches(dir, r)).toEqual(['refs/heads/main']);
+
+    const control = connectRunControl(runDir);
+    const wrong = await control.send({ action: 'reject', task: 'chnge', gate: 'publish', by: 'bob' });
+    expect(wrong).toEqual({ ok: false, error: 'task chnge has no publish gate; did you mean "change"?' });
+    const no = await control.send({ action: 'reject', task: '*', gate: 'publish', by: 'bob', note: 'not this week' });
+    expect(no).toEqual({
+      ok: true,
+      message: 'rejected the publish gate of change: nothing is pushed; the run ends with its changesets unpublished',
+    });
+    const out = await run;
+    if (!out.ok) throw new Error(JSON.stringify(out));
+    expect(out.outcome.status).toBe('succeeded');
+    for (const r of ['repo-a', 'repo-b', 'repo-c']) expect(remoteBranches(dir, r)).toEqual(['refs/heads/main']);
+    expect(ofType(logOf(runDir), 'changeset_published')).toEqual([]);
+
+    const refused = await cli('publish', 'pg-reject', '--apply');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /the publish gate of change was rejected by bob via cli at \S+: not this week; nothing was pushed\. To publish anyway: orchestrate approve pg-reject --publish/,
+    );
+    for (const r of ['repo-a', 'repo-b']) expect(remoteBranches(dir, r)).toEqual(['refs/heads/main']);
+
+    const missing = await cli('approve', 'pg-reject');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--publish');
+    const ok = await cli('approve', 'pg-reject', '--publish', '--as', 'carol', '--note', 'go after all');
+    expect(ok.stderr).toBe('');
+    expect(ok.stdout).toContain('approved the publish gate of change: recorded in run pg-reject');
+    expect(ok.stdout).toContain('`orchestrate publish pg-reject --apply` publishes the changesets');
+    const given = ofType(logOf(runDir), 'approval_given').filter((e) => e.gate === 'publish');
+    expect(given.map((g) => [g.decision, g.by, g.offline ?? false])).toEqual([
+      ['rejected', 'bob', false],
+      ['approved', 'carol', true],
+    ]);
+    const applied = await cli('publish', 'pg-reject', '--apply');
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/gated/repo-a', 'refs/heads/main']);
+    expect(remoteBranches(dir, 'repo-c')).toEqual(['refs/heads/main']);
+  }, 120_000);
+
+  it('a timeout with on_timeout: approve publishes at the run end, each outcome in the log', async () => {
+    // A fresh project: the first run's changes landed in these checkouts.
+    dir = project('github', () => 'http://127.0.0.1:1').dir;
+    writeFileSync(join(dir, 'recipe.yaml'), gitRecipe(dir, 'auto', '{ timeout: 50ms, on_timeout: approve }'));
+    const out = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: runsDir(), runId: 'pg-auto' });
+    if (!out.ok) throw new Error(JSON.stringify(out));
+    expect(out.outcome.status).toBe('succeeded');
+    const log = logOf(out.outcome.dir);
+    const req = ofType(log, 'approval_requested').find((e) => e.gate === 'publish')!;
+    expect(req.prompt).toMatch(/^Publish the changesets of change\? — 2 changesets in repo-a, repo-b: /);
+    const given = ofType(log, 'approval_given').find((e) => e.gate === 'publish')!;
+    expect([given.decision, given.by, given.via]).toEqual(['approved', 'timeout', 'timeout']);
+    expect(given.ts).toBeGreaterThanOrEqual(req.deadline!);
+    expect(ofType(log, 'changeset_published').map((e) => [e.key, e.outcome])).toEqual([
+      ['change.repo-a', 'pushed'],
+      ['change.repo-b', 'pushed'],
+    ]);
+    // Published before the run ended.
+    expect(log.findIndex((e) => e.type === 'changeset_published')).toBeLessThan(
+      log.findIndex((e) => e.type === 'run_end'),
+    );
+    expect(remoteBranches(dir, 'repo-b')).toContain('refs/heads/auto/repo-b');
+    expect(readChangesets(out.outcome.dir)!.changesets.map((c) => c.state)).toEqual(['published', 'published']);
+  }, 120_000);
+
+  it('an answer names the gates there are: none, or the nearest task', () => {
+    const none = decidePublishGate(
+      { runId: 'r1', gated: [], gates: new Map(), taskGated: ['deploy'] },
+      { action: 'approve', task: '*', gate: 'publish' },
+    );
+    expect(none).toEqual({
+      ok: false,
+      error:
+        'run r1 has no publish gate (no publish: block has approve:); its approval gates are on tasks (answer with --task): deploy',
+    });
+    const early = decidePublishGate(
+      { runId: 'r1', gated: ['change'], gates: new Map() },
+      { action: 'approve', task: '*', gate: 'publish' },
+    );
+    expect(early).toMatchObject({ ok: false, error: expect.stringContaining('has not reached the publish gate') });
+  });
+});
