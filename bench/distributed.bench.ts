@@ -37,6 +37,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -66,6 +67,8 @@ const IDLE_S = flag('idle-seconds', 10);
 /** Model calls per instance: CALLS - 1 tool calls, then the answer. */
 const CALLS = flag('calls', 2);
 const FROM_SOURCE = args.includes('--source');
+/** `--cpu-prof DIR`: the workers (with their threads) write V8 CPU profiles there; summarized at the end. */
+const PROFILE_DIR = args.includes('--cpu-prof') ? resolve(args[args.indexOf('--cpu-prof') + 1]!) : undefined;
 
 // ---- build ---------------------------------------------------------------------------------------
 
@@ -290,7 +293,10 @@ interface WorkerProc {
 async function startWorker(redisUrl: string, name: string): Promise<WorkerProc> {
   const workdir = join(work, 'workers', name);
   mkdirSync(workdir, { recursive: true });
-  const argv = BUILD ? [CLI] : ['--import', 'tsx', CLI];
+  const argv = [
+    ...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []),
+    ...(BUILD ? [CLI] : ['--import', 'tsx', CLI]),
+  ];
   const child = spawn(
     process.execPath,
     [...argv, 'worker', '--redis', redisUrl, '--name', name, '--concurrency', String(C), '--workdir', workdir],
@@ -536,6 +542,46 @@ function printRedis(m: Measured): void {
   );
 }
 
+/**
+ * `--cpu-prof DIR`: the self time of every profile written there (the workers' main threads and
+ * their agent threads), summed by source file and by function: where a worker's CPU goes.
+ */
+function summarizeProfiles(dir: string): void {
+  interface Node {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+  }
+  const byFile = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.cpuprofile'))) {
+    const p = JSON.parse(readFileSync(join(dir, name), 'utf8')) as {
+      nodes: Node[];
+      samples: number[];
+      timeDeltas: number[];
+    };
+    const nodes = new Map(p.nodes.map((n) => [n.id, n]));
+    p.samples.forEach((id, i) => {
+      const n = nodes.get(id);
+      const us = p.timeDeltas[i] ?? 0;
+      if (!n || n.callFrame.functionName === '(idle)' || n.callFrame.functionName === '(program)') return;
+      total += us;
+      const file = n.callFrame.url.replace(/^.*\/(node_modules|dist|src)\//, '$1/') || `(${n.callFrame.functionName})`;
+      byFile.set(file, (byFile.get(file) ?? 0) + us);
+      const fn = `${n.callFrame.functionName || '(anonymous)'} ${file}:${n.callFrame.lineNumber + 1}`;
+      byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
+    });
+  }
+  const top = (m: Map<string, number>): string =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([k, us]) => `    ${(us / 1000 / INSTANCES).toFixed(2).padStart(7)} ms/instance  ${k}`)
+      .join('\n');
+  console.log(`\nworker CPU profiles (${dir}): ${(total / 1000 / INSTANCES).toFixed(1)} ms/instance sampled, not idle`);
+  console.log(`  by file:\n${top(byFile)}\n  by function:\n${top(byFunction)}`);
+}
+
 // ---- main ----------------------------------------------------------------------------------------
 
 console.log(
@@ -603,6 +649,7 @@ let exitCode = 0;
 try {
   if (args.includes('--takeover')) await takeover(redis.url);
   else await fanOuts();
+  if (PROFILE_DIR) summarizeProfiles(PROFILE_DIR);
 } catch (err) {
   console.error(err instanceof Error ? err.stack : String(err));
   exitCode = 1;

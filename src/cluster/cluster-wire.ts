@@ -8,6 +8,8 @@
 //   worker incarnation that sent it: the protocol messages of the agent (protocol.ts), the pair
 //   partner's messages, the session file's bytes as they are written, workspace checkpoints,
 //   and the result with its patch.
+//   An entry's body is one UpMessage, or an array of them: the messages a worker sent while its
+//   previous entry for the launch was in flight (up-batcher.ts), in order.
 // - Down (coordinator -> worker): one stream per worker process: the start (the session so far
 //   and the last checkpoint, for an agent taken over), protocol messages, partner messages, and
 //   a cancel.

@@ -48,7 +48,14 @@ import { connectRedis, type RedisTarget } from './redis-connection.js';
 import { policyRefusal, STRICT_POLICY, writeShippedFile, type WorkerPolicy } from './worker-policy.js';
 import { readRunLeaseToken } from './redis-run-lease.js';
 import { StreamReader } from './stream-reader.js';
-import { applyWorkspacePatch, resetToBaseline, unpackWorkspace, workspaceDiff } from './workspace-transfer.js';
+import { UpBatcher } from './up-batcher.js';
+import {
+  applyWorkspacePatch,
+  forgetWorkspace,
+  resetToBaseline,
+  unpackWorkspace,
+  workspaceDiff,
+} from './workspace-transfer.js';
 
 export interface ClusterWorkerOptions {
   url: RedisTarget;
@@ -119,7 +126,8 @@ export class ClusterWorker {
       concurrency: opts.concurrency,
       pairSlots: opts.concurrency,
       agentsPerThread: 1,
-      minThreads: 1,
+      // Warm threads for every slot: a thread's start (~150 ms of CPU) is paid once per worker, not per agent.
+      minThreads: opts.concurrency,
       onError: (err) => this.log(`worker thread error: ${String(err)}`),
     });
     const lockDuration = opts.lockMs ?? 15_000;
@@ -159,8 +167,10 @@ export class ClusterWorker {
     this.heartbeat.unref();
   }
 
-  private up(runId: string, launch: string, incarnation: string, m: UpMessage): Promise<unknown> {
-    const sealed = this.opts.trust.sealEntry('up', runId, launch, incarnation, JSON.stringify(m));
+  /** One up entry: a message, or several sent while the previous entry was in flight (UpBatcher). */
+  private up(runId: string, launch: string, incarnation: string, ms: UpMessage[]): Promise<unknown> {
+    const body = JSON.stringify(ms.length === 1 ? ms[0] : ms);
+    const sealed = this.opts.trust.sealEntry('up', runId, launch, incarnation, body);
     return this.cmd.xadd(clusterKeys.up(runId), '*', ...entryFields({ launch, incarnation, ...sealed }));
   }
 
@@ -218,13 +228,17 @@ export class ClusterWorker {
       throw err;
     } finally {
       this.running.delete(`${data.launchId}/${incarnation}`);
+      forgetWorkspace(join(dir, 'workspace'));
       rmSync(dir, { recursive: true, force: true });
     }
   }
 
   private async runJob(data: JobData, incarnation: string, dir: string): Promise<string> {
     const launch = data.launchId;
-    const send = (m: UpMessage): Promise<unknown> => this.up(data.runId, launch, incarnation, m);
+    const batcher = new UpBatcher((ms) => this.up(data.runId, launch, incarnation, ms));
+    const send = (m: UpMessage): Promise<unknown> => batcher.send(m);
+    // From the agent's outbox: not waited for, so what comes meanwhile shares the next entry (order is kept).
+    const post = (m: UpMessage): void => void batcher.send(m).catch(() => {});
     const stop = new AbortController();
     let started: ((m: Extract<DownMessage, { k: 'start' }>) => void) | undefined;
     const start = new Promise<Extract<DownMessage, { k: 'start' }> | undefined>((resolve) => {
@@ -256,15 +270,28 @@ export class ClusterWorker {
         void sync.then(() => peerPort?.postMessage(m.m));
       }
     };
-    await send({ k: 'claimed', worker: this.name, stream: this.stream });
-    const go = await start;
+    // What this worker's operator allows (a verified job still runs here, with this machine's key).
+    const refusal = policyRefusal(data.task, this.opts.policy ?? STRICT_POLICY, this.env.ANTHROPIC_BASE_URL);
+    // The workspace is fetched and unpacked while the claim and the coordinator's start travel.
+    const unpacking: Promise<Error | undefined> = refusal
+      ? Promise.resolve(undefined)
+      : this.unpackJobWorkspace(data, dir, ws).then(
+          () => undefined,
+          (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+        );
+    let go: Extract<DownMessage, { k: 'start' }> | undefined;
+    try {
+      await send({ k: 'claimed', worker: this.name, stream: this.stream });
+      go = await start;
+    } finally {
+      // The job folder is removed when this returns: never while the unpack still writes into it.
+      if (!go || stop.signal.aborted) await unpacking;
+    }
     if (!go) {
       this.log(`no start for ${String(data.task.id)}: its coordinator did not answer`);
       return 'no start';
     }
     if (stop.signal.aborted) return 'cancelled';
-    // What this worker's operator allows (a verified job still runs here, with this machine's key).
-    const refusal = policyRefusal(data.task, this.opts.policy ?? STRICT_POLICY, this.env.ANTHROPIC_BASE_URL);
     if (refusal) {
       this.log(`refused ${String(data.task.id)}: ${refusal}`);
       await send({ k: 'refused', failure: 'error', error: `worker ${this.name} refused the job: ${refusal}` });
@@ -273,20 +300,8 @@ export class ClusterWorker {
     // The workspace as packed, then the changes of earlier workers of this launch.
     const sessionFile = join(dir, 'session.jsonl');
     try {
-      mkdirSync(dir, { recursive: true });
-      const stored = await this.cmd.getBuffer(data.workspace.key);
-      if (!stored) throw new Error('its packed workspace is no longer in Redis');
-      let bytes: Buffer;
-      try {
-        bytes = this.opts.trust.openBytes(stored, data.workspace.key);
-      } catch {
-        throw new Error(
-          'its packed workspace in Redis does not decrypt with the cluster secret (replaced by someone else?)',
-        );
-      }
-      if (createHash('sha256').update(bytes).digest('hex') !== workspaceDigestOf(data.workspace.key))
-        throw new Error('its packed workspace in Redis is not the one the coordinator packed (its digest differs)');
-      await unpackWorkspace({ ...data.workspace, data: bytes }, ws);
+      const failed = await unpacking;
+      if (failed) throw failed;
       if (go.checkpoint) {
         const restored = await applyWorkspacePatch(ws, unb64(go.checkpoint));
         if (!restored.ok) throw new Error(`the checkpoint of the previous worker does not apply: ${restored.error}`);
@@ -340,13 +355,13 @@ export class ClusterWorker {
       const patch = b64(await workspaceDiff(ws).catch(() => Buffer.alloc(0)));
       if (patch === lastPatch) return;
       lastPatch = patch;
-      await send({ k: 'checkpoint', patch });
+      post({ k: 'checkpoint', patch });
     };
     const flushSession = async (): Promise<void> => {
       const chunk = tail.read();
       if (!chunk) return;
       if (mayHaveChangedFiles(chunk.bytes)) await checkpoint();
-      await send({
+      post({
         k: 'session',
         offset: chunk.offset,
         data: b64(chunk.bytes),
@@ -365,7 +380,7 @@ export class ClusterWorker {
       // The session written so far goes first: a message may make the coordinator read it.
       void enqueue(async () => {
         await flushSession();
-        await send({ k: 'port', m });
+        post({ k: 'port', m });
         if (m?.type === 'done') portDone();
       });
     });
@@ -375,7 +390,7 @@ export class ClusterWorker {
       void enqueue(async () => {
         await flushSession();
         await checkpoint();
-        await send({ k: 'peer', m });
+        post({ k: 'peer', m });
       });
     });
     for (const m of toAgent.splice(0)) deliver(m);
@@ -421,6 +436,24 @@ export class ClusterWorker {
     agentPort.close();
     peerPort?.close();
     return result.ok ? 'done' : `failed: ${result.failure}`;
+  }
+
+  /** The job's packed workspace from Redis, checked against its key's digest, unpacked into `ws`. */
+  private async unpackJobWorkspace(data: JobData, dir: string, ws: string): Promise<void> {
+    mkdirSync(dir, { recursive: true });
+    const stored = await this.cmd.getBuffer(data.workspace.key);
+    if (!stored) throw new Error('its packed workspace is no longer in Redis');
+    let bytes: Buffer;
+    try {
+      bytes = this.opts.trust.openBytes(stored, data.workspace.key);
+    } catch {
+      throw new Error(
+        'its packed workspace in Redis does not decrypt with the cluster secret (replaced by someone else?)',
+      );
+    }
+    if (createHash('sha256').update(bytes).digest('hex') !== workspaceDigestOf(data.workspace.key))
+      throw new Error('its packed workspace in Redis is not the one the coordinator packed (its digest differs)');
+    await unpackWorkspace({ ...data.workspace, data: bytes }, ws);
   }
 
   /** The job's task with this machine's paths, API key and shipped files. */

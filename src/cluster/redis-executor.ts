@@ -46,6 +46,7 @@ import {
   UNVERIFIED_JOB,
   UpMessageSchema,
   type DownMessage,
+  type UpMessage,
   type JobData,
   type StreamEntry,
 } from './cluster-wire.js';
@@ -307,14 +308,21 @@ export class RedisExecutor implements ExternalExecutor {
       );
       return;
     }
-    let parsed;
+    let value: unknown;
     try {
-      parsed = UpMessageSchema.safeParse(JSON.parse(opened.value));
+      value = JSON.parse(opened.value);
     } catch {
       return;
     }
-    if (!parsed.success) return;
-    const m = parsed.data;
+    // An entry holds one message, or several the worker sent while its previous entry was in flight.
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (l.settled) return;
+      const parsed = UpMessageSchema.safeParse(one);
+      if (parsed.success) this.upMessage(l, e, parsed.data);
+    }
+  }
+
+  private upMessage(l: Launch, e: StreamEntry, m: UpMessage): void {
     if (m.k === 'claimed') {
       if (l.incarnation && l.incarnation !== e.incarnation && l.stream) {
         // Taken over: the previous worker is presumed dead; if it is not, it stops now.

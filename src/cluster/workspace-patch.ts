@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
 import { copyGitIndex } from '../orchestrator/git-workspace.js';
 import { findRepository, productGit, productGitScript } from '../tools/product-git.js';
+import { snapshotWorkspace, type WorkspaceSnapshot } from './workspace-stat-cache.js';
 
 /** The ref of an unpacked workspace that names its baseline (what workspaceDiff compares against). */
 export const WORKSPACE_BASE_REF = 'refs/orchestrate/base';
@@ -45,6 +46,39 @@ export function excludePathspecs(names: string[]): string[] {
  */
 export async function workspaceDiff(dir: string): Promise<Buffer> {
   const cwd = resolve(dir);
+  // Nothing changed since the last diff (or the unpack): the same patch, without a git process.
+  const known = lastDiffs.get(cwd);
+  const now = snapshotWorkspace(cwd, known?.snapshot);
+  if (known && now?.same) {
+    lastDiffs.set(cwd, { snapshot: now.snapshot, patch: known.patch });
+    return known.patch;
+  }
+  const patch = await gitWorkspaceDiff(cwd);
+  if (now) lastDiffs.set(cwd, { snapshot: now.snapshot, patch });
+  else lastDiffs.delete(cwd);
+  return patch;
+}
+
+/**
+ * The last patch workspaceDiff computed for each unpacked workspace, with the workspace's stat
+ * then (workspace-stat-cache.ts). Kept until forgetWorkspace (the worker calls it when a job ends).
+ */
+const lastDiffs = new Map<string, { snapshot: WorkspaceSnapshot; patch: Buffer }>();
+
+/** Records that `dir` holds exactly its baseline now (just unpacked): its diff is empty until a file changes. */
+export function rememberBaseline(dir: string): void {
+  const cwd = resolve(dir);
+  const now = snapshotWorkspace(cwd);
+  if (now) lastDiffs.set(cwd, { snapshot: now.snapshot, patch: Buffer.alloc(0) });
+  else lastDiffs.delete(cwd);
+}
+
+/** Drops what workspaceDiff remembers of `dir` (its job ended). */
+export function forgetWorkspace(dir: string): void {
+  lastDiffs.delete(resolve(dir));
+}
+
+async function gitWorkspaceDiff(cwd: string): Promise<Buffer> {
   const tmp = mkdtempSync(join(tmpdir(), 'orchestrate-diff-'));
   try {
     // An unpacked workspace is a plain repository of ours: its index is .git/index. The copy keeps
@@ -99,6 +133,7 @@ exec git diff-index --cached -p --binary --full-index --no-renames --no-ext-diff
  * are not ignored removed), in one product shell. Best effort: says nothing when it fails.
  */
 export async function resetToBaseline(dir: string): Promise<void> {
+  forgetWorkspace(dir);
   try {
     await productGitScript('git checkout -q -f "$1" -- . && exec git clean -q -f -d', [WORKSPACE_BASE_REF], {
       cwd: resolve(dir),

@@ -30,14 +30,28 @@ import { copyGitIndex } from '../orchestrator/git-workspace.js';
 import {
   ProductCommandError,
   productGit,
-  productTar,
+  productGitScript,
   type ProductCommandOptions,
   type ProductCommandResult,
 } from '../tools/product-git.js';
-import { ALWAYS_EXCLUDED, WORKSPACE_BASE_REF, errorText, excludePathspecs, oneLine } from './workspace-patch.js';
+import { tarFolder, tarPaths } from './tar-writer.js';
+import {
+  ALWAYS_EXCLUDED,
+  WORKSPACE_BASE_REF,
+  errorText,
+  excludePathspecs,
+  oneLine,
+  rememberBaseline,
+} from './workspace-patch.js';
 
 // Diffing and applying (workspace-patch.ts) are part of this module's API.
-export { WORKSPACE_BASE_REF, applyWorkspacePatch, resetToBaseline, workspaceDiff } from './workspace-patch.js';
+export {
+  WORKSPACE_BASE_REF,
+  applyWorkspacePatch,
+  forgetWorkspace,
+  resetToBaseline,
+  workspaceDiff,
+} from './workspace-patch.js';
 
 export interface PackedWorkspace {
   kind: 'git' | 'folder';
@@ -295,9 +309,10 @@ async function packFolder(
   exclude: string[],
   maxBytes: number,
 ): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
-  const tarArgs = ['-c', '-f', '-', ...exclude.map((n) => `--exclude=${n}`)];
-  let input: Buffer | undefined;
   let ignore: string | undefined;
+  let r;
+  // Archived in this process (tar-writer.ts): no tar process per instance.
+  const stopAfter = maxBytes * OVERSIZE_MEASURE_FACTOR;
   if (repoTop !== undefined) {
     // A subfolder of a repository: the files git sees (tracked, or untracked and not ignored).
     const listed = await git(
@@ -319,28 +334,18 @@ async function packFolder(
       .toString('utf8')
       .split('\0')
       .filter((p) => p !== '' && !p.endsWith('/') && existsOrIsLink(join(real, p))); // 'x/': a nested repository
-    input = Buffer.from(present.map((p) => `${p}\0`).join(''));
-    tarArgs.push('--null', '--no-recursion', '-T', '-');
     ignore = await outsideIgnoreRules(repoTop, real);
+    r = tarPaths(real, present, stopAfter);
   } else {
-    tarArgs.push('.');
+    r = tarFolder(real, exclude, stopAfter);
   }
-  const r = await productTar(tarArgs, {
-    cwd: real,
-    input,
-    keepBytes: maxBytes,
-    stopAfterBytes: maxBytes * OVERSIZE_MEASURE_FACTOR,
-  });
-  if (r.stdoutBytes > maxBytes || r.stopped) {
+  if (r.bytes > maxBytes || r.stopped) {
     return {
       ok: false,
-      error: tooLargeError(shown, r.stdoutBytes, !r.stopped, maxBytes, 'its archive', repoTop !== undefined),
+      error: tooLargeError(shown, r.bytes, !r.stopped, maxBytes, 'its archive', repoTop !== undefined),
     };
   }
-  // GNU tar exits 1 when a file changed while it was read: the archive is still whole.
-  if (r.code !== 0 && r.code !== 1)
-    throw new CommandError(`tar failed: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
-  return { ok: true, packed: { kind: 'folder', data: r.stdout, exclude, ...(ignore ? { ignore } : {}) } };
+  return { ok: true, packed: { kind: 'folder', data: r.data, exclude, ...(ignore ? { ignore } : {}) } };
 }
 
 function existsOrIsLink(path: string): boolean {
@@ -427,13 +432,43 @@ export async function unpackWorkspace(packed: PackedWorkspace, into: string): Pr
   }
 }
 
-function writeIgnoreRules(repo: string, packed: PackedWorkspace): void {
+/** The info/exclude of an unpacked workspace: what did not travel with it, so a diff never sends it back. */
+function ignoreRulesText(packed: PackedWorkspace): string {
   const names = [...new Set([...ALWAYS_EXCLUDED, ...(packed.exclude ?? [])])];
-  const infoDir = join(repo, '.git', 'info');
-  mkdirSync(infoDir, { recursive: true });
   const lines = ['# written by orchestrate: what did not travel with the workspace', ...names, packed.ignore ?? ''];
-  writeFileSync(join(infoDir, 'exclude'), `${lines.join('\n').trimEnd()}\n`);
+  return `${lines.join('\n').trimEnd()}\n`;
 }
+
+/** Runs an unpack script in `target` (one sandboxed shell for every step) and says which step failed. */
+async function unpackScript(
+  script: string,
+  args: string[],
+  target: string,
+  steps: Record<number, string>,
+  extra: { input?: Buffer; writable?: string[] } = {},
+): Promise<void> {
+  const r = await productGitScript(script, args, {
+    cwd: target,
+    env: IDENTITY_ENV,
+    writable: [target, ...(extra.writable ?? [])],
+    ...(extra.input ? { input: extra.input } : {}),
+  });
+  if (r.code !== 0) {
+    const step = (r.code !== null && steps[r.code]) || 'git';
+    throw new CommandError(`${step} failed: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
+  }
+}
+
+/**
+ * A bundle's unpack: $1 the bundle, $2 the baseline commit, $3 the info/exclude text. A clone
+ * without checkout, so info/exclude is in place before the files are.
+ */
+const UNPACK_BUNDLE_SCRIPT = `git clone -q --no-checkout "$1" . || exit 3
+git remote remove origin || exit 4
+git update-ref ${WORKSPACE_BASE_REF} "$2" || exit 4
+printf '%s' "$3" > .git/info/exclude 2>/dev/null || { mkdir -p .git/info && printf '%s' "$3" > .git/info/exclude; } || exit 4
+exec git checkout -q --detach ${WORKSPACE_BASE_REF}
+`;
 
 async function unpackBundle(packed: PackedWorkspace, target: string): Promise<void> {
   if (!packed.base) throw new Error('the packed git workspace names no base commit');
@@ -441,37 +476,50 @@ async function unpackBundle(packed: PackedWorkspace, target: string): Promise<vo
   try {
     const bundle = join(tmp, 'workspace.bundle');
     writeFileSync(bundle, packed.data);
-    // clone reads the bundle's object format; --no-checkout so info/exclude is in place first.
-    await gitText(['clone', '-q', '--no-checkout', bundle, target], { cwd: tmp, writable: [tmp, target] });
+    // clone reads the bundle's object format.
+    await unpackScript(
+      UNPACK_BUNDLE_SCRIPT,
+      [bundle, packed.base, ignoreRulesText(packed)],
+      target,
+      { 3: 'git clone', 4: 'git setting up the clone' },
+      { writable: [tmp] },
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  const cwd = target;
-  await gitText(['remote', 'remove', 'origin'], { cwd });
-  await gitText(['update-ref', WORKSPACE_BASE_REF, packed.base], { cwd });
-  writeIgnoreRules(target, packed);
-  await gitText(['checkout', '-q', '--detach', WORKSPACE_BASE_REF], { cwd });
 }
 
+/**
+ * A folder archive's unpack, from stdin: $1 the info/exclude text. A top-level \`.git\` in the
+ * archive would make \`git init\` adopt its config (fsmonitor, filters ...): never unpacked. The
+ * baseline is committed with plumbing (no hooks, no editor); untracked folders that are
+ * repositories of their own are left out of it (as nestedRepoPathspecs does).
+ */
+const UNPACK_ARCHIVE_SCRIPT = `tar -x -f - --no-same-owner --anchored --exclude=./.git --exclude=.git || exit 3
+git init -q -b workspace || exit 4
+printf '%s' "$1" > .git/info/exclude 2>/dev/null || { mkdir -p .git/info && printf '%s' "$1" > .git/info/exclude; } || exit 4
+shift
+nested=$(git ls-files -z --others --exclude-standard -- . | tr '\\0' '\\n' | sed -n 's|/$||p') || exit 5
+while IFS= read -r p; do
+  if [ -n "$p" ]; then set -- "$@" ":(exclude,literal)$p"; fi
+done <<__NESTED__
+$nested
+__NESTED__
+git add -A -- . "$@" || exit 5
+tree=$(git write-tree) || exit 5
+commit=$(git commit-tree --no-gpg-sign "$tree" -m 'orchestrate: workspace baseline') || exit 5
+git update-ref HEAD "$commit" || exit 5
+exec git update-ref ${WORKSPACE_BASE_REF} "$commit"
+`;
+
 async function unpackArchive(packed: PackedWorkspace, target: string): Promise<void> {
-  // A `.git` at the top would make the `git init` below adopt its config (fsmonitor, filters ...): never unpacked.
-  const r = await productTar(['-x', '-f', '-', '--no-same-owner', '--anchored', '--exclude=./.git', '--exclude=.git'], {
-    cwd: target,
-    input: packed.data,
-    writable: [target],
-  });
-  if (r.code !== 0)
-    throw new CommandError(`tar could not extract the archive: ${oneLine(r.stderr) || `exit code ${String(r.code)}`}`);
-  const cwd = target;
-  await gitText(['init', '-q', '-b', 'workspace'], { cwd });
-  writeIgnoreRules(target, packed);
-  // Plumbing, not `git commit`: no hooks, no editor, no identity needed from the machine.
-  await gitText(['add', '-A', '--', '.', ...(await nestedRepoPathspecs(cwd, []))], { cwd });
-  const tree = await gitText(['write-tree'], { cwd });
-  const commit = await gitText(['commit-tree', '--no-gpg-sign', tree, '-m', 'orchestrate: workspace baseline'], {
-    cwd,
-    env: IDENTITY_ENV,
-  });
-  await gitText(['update-ref', 'HEAD', commit], { cwd });
-  await gitText(['update-ref', WORKSPACE_BASE_REF, commit], { cwd });
+  await unpackScript(
+    UNPACK_ARCHIVE_SCRIPT,
+    [ignoreRulesText(packed)],
+    target,
+    { 3: 'tar could not extract the archive', 4: 'git init', 5: 'git committing the baseline' },
+    { input: packed.data },
+  );
+  // The baseline is the folder as extracted: its diff is empty until the agent changes a file.
+  rememberBaseline(target);
 }
