@@ -41,7 +41,7 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentMessage } from '../src/agent/types.js';
@@ -84,6 +84,7 @@ function timeAppends(append: (m: AgentMessage) => unknown, afterBlock: (count: n
 }
 
 type PhaseResult = Record<string, number>;
+const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 const COMPACT_AT = () => Math.floor(N / 2);
 const summary = '## Goal\nBenchmark summary\n\n## Progress\n### Done\n- [x] half of the work\n'.repeat(20);
 
@@ -335,8 +336,10 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
       const extra = [...workload(3)];
       const times: number[] = [];
       let messages = 0;
+      let firstCpuMs = 0;
       for (let r = 0; r < FORK_REPEATS; r++) {
         const target = ids[(Math.floor(ids.length / 2) + r * 97) % ids.length]!;
+        const c0 = process.cpuUsage();
         const t0 = performance.now();
         if (ref) {
           ref.branch(target);
@@ -348,10 +351,12 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
           messages = s!.buildContext().messages.length;
         }
         times.push(performance.now() - t0);
+        // CPU time of the cold round too: on a busy machine the wall time includes waiting for a core.
+        if (r === 0) firstCpuMs = cpuMs(process.cpuUsage(c0));
       }
       rmSync(scratch, { recursive: true, force: true });
       const sorted = [...times].sort((a, b) => a - b);
-      return { firstMs: times[0]!, medianMs: sorted[Math.floor(sorted.length / 2)]!, messages };
+      return { firstMs: times[0]!, firstCpuMs, medianMs: sorted[Math.floor(sorted.length / 2)]!, messages };
     }
     default:
       throw new Error(`unknown phase ${name}`);
@@ -451,10 +456,17 @@ async function main(): Promise<void> {
   if (refProblem) console.log(`Reference unavailable (${refProblem}); printing our numbers only.`);
   console.log(`session bench: sizes ${SIZES.map((n) => n.toLocaleString('en-US')).join(', ')} (BENCH_SESSION_N)`);
   const all = new Map<number, Results>();
+  // Timings on a shared machine mean little without its load: printed before and after each size.
+  const load = (): string =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ');
+  console.log(`machine: ${cpus().length} cores, load average ${load()}`);
   for (const size of SIZES) {
     const results = runSize(size, refProblem);
     all.set(size, results);
     printSize(size, results);
+    console.log(`load average after this size: ${load()}`);
   }
   printGoals(all);
 }
