@@ -34,6 +34,7 @@
  *                    cwd and repoRoot are relative to root, sessionFile and worktree to the run
  *                    folder (`../` when outside them; logs of older versions: absolute), so a
  *                    copied project folder resumes on its own files. readRunLog resolves them.
+ *                    item?, prompt?: the for_each item and the rendered prompt.
  *   instance_retry   failure (class), error, delayMs: this attempt failed and another follows.
  *   instance_done    output (parsed JSON for `output: json`, else text), text?, usage, summary?,
  *                    modifiedFiles?, patchFile?, durationMs, rounds? / approved? (pairs).
@@ -41,6 +42,11 @@
  *   instance_failed  failure, error, final (false: a retry follows), usage?, durationMs.
  *   (A retried attempt is reported by instance_retry alone; instance_failed is the final word.)
  *   instance_skipped reason (a task it needs failed, or the budget ran out).
+ *   instance_rebase_start / instance_rebase_end   `publish --rebase`: a done instance's agent runs
+ *                    again (a new attempt) on its changeset's moved base branch: base, baseCommit
+ *                    (the new base), fromCommit, sessionFile (start); ok, text?, summary?,
+ *                    patchFile?, modifiedFiles?, failure?, error?, usage, durationMs (end). An ok
+ *                    end moves the instance to the new base and patch; its status stays done.
  * Model access
  *   permit_wait      model, reason: the call waits for a rate-limit slot or a budget reservation.
  *   permit_grant     model, waitedMs.

@@ -79,6 +79,9 @@ export function startEvent(inst: InstanceState, resumedFromLeaf: boolean): Event
     cwd: inst.workCwd ?? inst.resolved!.cwd,
     ...(inst.sessionFiles[0] ? { sessionFile: inst.sessionFiles[0] } : {}),
     ...(resumedFromLeaf ? { resumedFromLeaf } : {}),
+    // What the instance was asked, so `publish --rebase` can ask it again (the log redacts secrets).
+    ...(inst.item !== undefined ? { item: inst.item } : {}),
+    ...(inst.resolved?.prompt !== undefined ? { prompt: inst.resolved.prompt } : {}),
     ...(g
       ? {
           baseTree: g.tree,

@@ -53,6 +53,8 @@ export interface RunnerContext {
   contextFor(t: TaskState): string | undefined;
   /** Every task and instance of the run (the write-scope check must not revert a sibling's work). */
   siblings?(): Iterable<{ task: TaskState; inst: InstanceState }>;
+  /** Where an agent's session is written (default: the store's sessions/<agent>.jsonl); a `publish --rebase` re-run starts one of its own. */
+  sessionFile?(agentKey: string): string;
 }
 
 const NOTE_REASON_DEFAULT = 'the run was interrupted';
@@ -288,10 +290,14 @@ export class InstanceRunner {
     return this.scripts.get(path);
   }
 
+  /** The session file of an agent (`inst` or `inst@worker`): the context's choice, else the run's sessions/<agent>.jsonl. */
+  private sessionFile(agentKey: string): string {
+    return this.ctx.sessionFile?.(agentKey) ?? this.ctx.store.sessionFile(agentKey);
+  }
+
   sessionFilesOf(t: TaskState, inst: InstanceState): string[] {
-    if (t.task.kind === 'pair')
-      return [this.ctx.store.sessionFile(`${inst.id}@worker`), this.ctx.store.sessionFile(`${inst.id}@planner`)];
-    return [this.ctx.store.sessionFile(inst.id)];
+    if (t.task.kind === 'pair') return [this.sessionFile(`${inst.id}@worker`), this.sessionFile(`${inst.id}@planner`)];
+    return [this.sessionFile(inst.id)];
   }
 
   baseTask(
@@ -361,7 +367,7 @@ export class InstanceRunner {
       ...this.baseTask(t, inst, agent),
       id: inst.id,
       role: 'solo' as const,
-      sessionFile: this.ctx.store.sessionFile(inst.id),
+      sessionFile: this.sessionFile(inst.id),
       summarize: true,
     };
     const launch = new AgentLaunch(this.ctx.launchContext(inst), ref, task, {
@@ -398,7 +404,7 @@ export class InstanceRunner {
         id: key,
         parent: inst.id,
         role: `pair-${role}` as const,
-        sessionFile: this.ctx.store.sessionFile(key),
+        sessionFile: this.sessionFile(key),
         summarize: role === 'worker',
         maxRounds: pair.maxRounds,
         onMaxRounds: pair.onMaxRounds,

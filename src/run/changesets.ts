@@ -59,6 +59,10 @@ export const ChangesetSchema = z.object({
   /** The pull/merge request, once opened. */
   pr: z.object({ number: z.number(), url: z.string() }).optional(),
   publishedAt: z.number().optional(),
+  /** `publish --rebase`: each time the change was redone on a newer base (when, from which commit, onto which). */
+  rebases: z
+    .array(z.object({ at: z.number(), base: z.string(), fromCommit: z.string(), baseCommit: z.string() }))
+    .optional(),
   /** Why the last apply of this changeset failed (refused push, forge error). */
   error: z.string().optional(),
 });

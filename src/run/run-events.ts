@@ -84,6 +84,9 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     worktree: z.string().optional(),
     /** Distributed runs: the worker process that took the instance (`orchestrate worker --name`). */
     worker: z.string().optional(),
+    /** The for_each item and the rendered prompt: what `publish --rebase` runs the instance with again. */
+    item: z.unknown().optional(),
+    prompt: z.string().optional(),
   }),
   /**
    * Distributed runs: an agent of the instance runs on `worker` besides the one instance_start
@@ -152,6 +155,41 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     durationMs: z.number(),
   }),
   InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
+  /**
+   * `orchestrate publish --rebase`: a done instance's agent runs again (this attempt) on its
+   * changeset's base branch as it is now (`baseCommit`, fetched from the remote), in a fresh
+   * worktree; `fromCommit` is the base its change was made on. Its agent's events follow with
+   * the same attempt; instance_rebase_end closes it.
+   */
+  InstanceRef.extend({
+    type: z.literal('instance_rebase_start'),
+    base: z.string(),
+    baseCommit: z.string(),
+    fromCommit: z.string(),
+    /** Relative to the run folder. */
+    sessionFile: z.string(),
+  }),
+  /**
+   * The rebase's end. ok: the instance's record now holds the new base (git commit and tree), the
+   * new patch (patchFile, relative to the run folder), summary and text; its changeset follows.
+   * Not ok (the agent failed, or its change came out empty): nothing of the instance changes.
+   */
+  InstanceRef.extend({
+    type: z.literal('instance_rebase_end'),
+    ok: z.boolean(),
+    base: z.string(),
+    baseCommit: z.string(),
+    fromCommit: z.string(),
+    baseTree: z.string().optional(),
+    text: z.string().optional(),
+    summary: z.string().optional(),
+    patchFile: z.string().optional(),
+    modifiedFiles: z.array(z.string()).optional(),
+    failure: FailureClassSchema.optional(),
+    error: z.string().optional(),
+    usage: UsageSummarySchema,
+    durationMs: z.number(),
+  }),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
   /**
    * An agent (`by`) learned a model's context window from its server's overflow error: every

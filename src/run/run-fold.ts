@@ -105,6 +105,26 @@ export interface InstanceState extends InstanceRecord {
   lastTs: number;
   /** Its task's approval gate (`approve:`); while `waiting` the instance's status is `waiting` too. */
   approval?: ApprovalRecord;
+  /** The for_each item and rendered prompt it started with (instance_start; logs before them: absent). */
+  item?: unknown;
+  prompt?: string;
+  /** `publish --rebase` re-runs of the instance on a newer base, in log order (failed ones too). */
+  rebases?: RebaseRecord[];
+}
+
+/** One `publish --rebase` of an instance: its change redone by its agent on `baseCommit` of `base`. */
+export interface RebaseRecord {
+  attempt: number;
+  startTs: number;
+  endTs?: number;
+  base: string;
+  fromCommit: string;
+  baseCommit: string;
+  sessionFile: string;
+  /** Undefined while it runs (or when it was killed). */
+  ok?: boolean;
+  error?: string;
+  patchFile?: string;
 }
 
 export interface TaskState {
@@ -435,6 +455,12 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       if (e.sessionFile) inst.sessionFile = e.sessionFile;
       if (e.cwd) inst.cwd = e.cwd;
       if (e.worker) addWorker(inst, e.worker);
+      if (e.item !== undefined) inst.item = e.item;
+      if (e.prompt !== undefined) inst.prompt = e.prompt;
+      return;
+    case 'instance_rebase_start':
+    case 'instance_rebase_end':
+      applyRebaseEvent(inst, rec, e);
       return;
     case 'instance_worker':
       addWorker(inst, e.worker);
@@ -529,6 +555,52 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     default:
       return;
   }
+}
+
+/**
+ * A `publish --rebase` attempt: its span on the instance's timeline; a successful end moves the
+ * instance's record to the new base and change (its status stays done). A start without an end
+ * (killed) and a failed end change nothing of the record.
+ */
+function applyRebaseEvent(
+  inst: InstanceState,
+  rec: AttemptRecord,
+  e: EventOf<'instance_rebase_start'> | EventOf<'instance_rebase_end'>,
+): void {
+  if (e.type === 'instance_rebase_start') {
+    inst.attempt = Math.max(inst.attempt, e.attempt);
+    rec.startTs = e.ts;
+    rec.outcome = 'running';
+    (inst.rebases ??= []).push({
+      attempt: e.attempt,
+      startTs: e.ts,
+      base: e.base,
+      fromCommit: e.fromCommit,
+      baseCommit: e.baseCommit,
+      sessionFile: e.sessionFile,
+    });
+    return;
+  }
+  closeAttempt(rec, e.ts, e.ok ? 'done' : 'failed');
+  inst.runningTools.clear();
+  inst.activity = undefined;
+  const r = inst.rebases?.find((x) => x.attempt === e.attempt);
+  if (r) {
+    r.endTs = e.ts;
+    r.ok = e.ok;
+    if (e.error !== undefined) r.error = e.error;
+    if (e.patchFile !== undefined) r.patchFile = e.patchFile;
+  }
+  if (!e.ok) {
+    if (e.failure) rec.failure = e.failure;
+    if (e.error !== undefined) rec.error = e.error;
+    return;
+  }
+  if (inst.git) inst.git = { ...inst.git, commit: e.baseCommit, ...(e.baseTree ? { tree: e.baseTree } : {}) };
+  inst.patchFile = e.patchFile;
+  inst.summary = e.summary;
+  inst.text = e.text;
+  inst.modifiedFiles = e.modifiedFiles;
 }
 
 export function foldEvents(events: readonly RunEvent[]): RunState {

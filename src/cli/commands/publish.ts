@@ -1,12 +1,17 @@
 // `orchestrate publish <run>`: the preview of a campaign's changesets (what would be pushed and
 // opened, rendered with the recipe as it is now); `--apply` pushes the branches and opens or
 // updates the pull/merge requests (`--only KEY` for some of them, `--close-empty` closes those
-// whose change is now empty). Exit 1 when a changeset could not be published (a refused push
-// names the reason), 2 for a usage mistake.
+// whose change is now empty); `--rebase KEY` runs a published changeset's instance again on its
+// base branch as it is now (rebase-run.ts), then previews it, or with --apply pushes it over
+// orchestrate's previous commit and updates the pull request. Exit 1 when a changeset could not
+// be published or rebased (a refused push names the reason), 2 for a usage mistake.
 import { formatChangesetPreview } from '../../display/changesets-text.js';
+import { diffstatText } from '../../orchestrator/publish/changeset-plan.js';
 import { publishRun } from '../../orchestrator/publish/publish-run.js';
+import { rebaseChangeset } from '../../orchestrator/publish/rebase-run.js';
 import { loadRunRecipe } from '../../orchestrator/publish/run-recipe-of.js';
-import { EXIT } from '../cli-io.js';
+import type { LoadedRecipe } from '../../recipe/index.js';
+import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
@@ -37,6 +42,11 @@ export const publishCommand: CliCommand = {
         default: false,
         describe: 'Close the pull request of a changeset whose change is now empty',
       })
+      .option('rebase', {
+        type: 'string',
+        describe:
+          "Run this published changeset's instance again on its base branch as it is now (its pull request no longer merges); with --apply, replace its branch's commit and update the pull request",
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print the changesets and what was done as JSON' })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' }),
   run: async (args, ctx) => {
@@ -56,6 +66,13 @@ export const publishCommand: CliCommand = {
     }
     const only = Array.isArray(args.only) ? args.only.map(String) : undefined;
     const apply = args.apply === true;
+    if (args.rebase !== undefined) {
+      if (only) {
+        ctx.stderr('orchestrate: --rebase names its one changeset; leave out --only\n');
+        return EXIT.usage;
+      }
+      return rebase(String(args.rebase), runDir, loaded.runId, loaded.recipe, apply, args.json === true, ctx);
+    }
     const result = await publishRun({
       runDir,
       recipe: loaded.recipe,
@@ -86,3 +103,48 @@ export const publishCommand: CliCommand = {
     return failed || result.problems.length ? EXIT.taskFailed : EXIT.ok;
   },
 };
+
+/** `--rebase KEY`: the changeset's instance run again on the new base, then its preview or its apply. */
+async function rebase(
+  key: string,
+  runDir: string,
+  runId: string,
+  recipe: LoadedRecipe,
+  apply: boolean,
+  json: boolean,
+  ctx: CliContext,
+): Promise<number> {
+  if (!key.trim()) {
+    ctx.stderr('orchestrate: --rebase needs a changeset key (task/key, as --only takes it)\n');
+    return EXIT.usage;
+  }
+  const r = await rebaseChangeset({ runDir, recipe, key, apply, env: ctx.env, say: (l) => ctx.stderr(`${l}\n`) });
+  if (r.kind === 'usage' || r.kind === 'failed') {
+    ctx.stderr(`orchestrate: ${r.error}\n${r.kind === 'usage' && r.hint ? `  ${r.hint}\n` : ''}`);
+    return r.kind === 'usage' ? EXIT.usage : EXIT.taskFailed;
+  }
+  if (r.kind === 'current') {
+    ctx.stdout(`${r.message}\n`);
+    return EXIT.ok;
+  }
+  const c = r.changeset;
+  if (json) {
+    const { from, to, attempt } = r;
+    ctx.stdout(
+      `${JSON.stringify({ rebase: { key: c.key, from, to, attempt }, changeset: c, results: r.publish.results }, null, 2)}\n`,
+    );
+  } else {
+    ctx.stdout(
+      `${c.key}: rebased onto ${c.base} ${r.to.slice(0, 12)} (was ${r.from.slice(0, 12)}): ${diffstatText(c.diffstat)}, ${c.patchFile}\n`,
+    );
+    if (!apply) {
+      ctx.stdout(formatChangesetPreview([c]));
+      ctx.stdout(
+        `Nothing was pushed. orchestrate publish ${runId} --apply --only ${c.key} replaces ${c.branch} (${c.pushedCommit?.slice(0, 12) ?? ''}) with it and updates its pull request.\n`,
+      );
+    } else for (const x of r.publish.results) ctx.stdout(`${x.key}: ${x.outcome}${x.detail ? `  ${x.detail}` : ''}\n`);
+  }
+  for (const p of r.publish.problems) ctx.stderr(`orchestrate: ${p}\n`);
+  const failed = r.publish.results.some((x) => x.outcome === 'failed' || x.outcome === 'refused');
+  return failed || r.publish.problems.length ? EXIT.taskFailed : EXIT.ok;
+}

@@ -103,6 +103,30 @@ export async function remoteBranchCommit(
 }
 
 /**
+ * Fetches `branch` of the remote into `repo` (kept as refs/orchestrate/base/<branch>, so the
+ * user's branches and FETCH_HEAD stay as they are): the commit it is at now.
+ */
+export async function fetchBranch(
+  repo: string,
+  url: string,
+  localPath: string | undefined,
+  branch: string,
+  auth?: PushAuth,
+): Promise<{ ok: true; commit: string } | { ok: false; error: string }> {
+  if (localPath && !existsSync(localPath)) return { ok: false, error: `the remote ${localPath} does not exist` };
+  const ref = `refs/orchestrate/base/${branch}`;
+  const r = await productGit(
+    ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', url, `+refs/heads/${branch}:${ref}`],
+    { cwd: repo, ...pushTransport(url, localPath, auth) },
+  );
+  if (r.code !== 0) return { ok: false, error: `cannot fetch ${branch} from ${url}: ${firstLine(r.stderr)}` };
+  const c = await git(['rev-parse', '--verify', '-q', `${ref}^{commit}`], repo);
+  return c.ok && c.stdout.trim()
+    ? { ok: true, commit: c.stdout.trim() }
+    : { ok: false, error: `fetched ${branch} from ${url}, but ${repo} cannot read its commit` };
+}
+
+/**
  * The commit of a change: `patch` applied on `baseCommit` in a throwaway index, committed with the
  * given message and dates fixed to `whenMs` (same inputs, same commit). A ref under
  * refs/orchestrate/ keeps it from being collected; no branch, index or checkout changes.

@@ -15,7 +15,7 @@ import {
   readChangesets,
   writeChangesets,
 } from '../../run/changesets.js';
-import { foldEvents, instancesInTaskOrder } from '../../run/run-fold.js';
+import { type InstanceState as FoldedInstance, foldEvents, instancesInTaskOrder } from '../../run/run-fold.js';
 import { runRootOf } from '../../run/run-paths.js';
 import { readRunLog } from '../../run/run-store.js';
 
@@ -56,6 +56,21 @@ export function safeBranchName(text: string): string {
     .filter(Boolean)
     .join('/');
   return cleaned || 'orchestrate-change';
+}
+
+/** The `publish --rebase` re-runs that moved the instance to a newer base (from the run log). */
+function rebasesOf(inst: FoldedInstance): Pick<Changeset, 'rebases'> {
+  const done = (inst.rebases ?? []).filter((r) => r.ok === true);
+  return done.length
+    ? {
+        rebases: done.map((r) => ({
+          at: r.endTs ?? r.startTs,
+          base: r.base,
+          fromCommit: r.fromCommit,
+          baseCommit: r.baseCommit,
+        })),
+      }
+    : {};
 }
 
 export interface PlanResult {
@@ -128,6 +143,7 @@ export function planChangesets(runDir: string, recipe: LoadedRecipe, previous?: 
       reviewers: spec.reviewers,
       diffstat,
       ...(inst.summary ? { summary: inst.summary } : {}),
+      ...rebasesOf(inst),
       doneTs: inst.lastTs,
       state: old?.state ?? 'unpublished',
     };

@@ -80,14 +80,14 @@ export function selectChangesets(all: readonly Changeset[], only: readonly strin
   return { selected: all.filter((c) => selected.has(c)), unknown };
 }
 
-interface ForgeAccess {
+export interface ForgeAccess {
   forge?: Forge;
   auth?: PushAuth;
   token?: string;
 }
 
 /** The forge client and push auth of a changeset, made once per forge and base URL. */
-function forgeAccess(
+export function forgeAccess(
   c: Changeset,
   env: PublishOptions['env'],
   cache: Map<string, ForgeAccess>,

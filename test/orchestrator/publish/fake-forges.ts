@@ -2,8 +2,10 @@
 // documented rules the publishing code depends on: authentication is required (401), unknown
 // repositories and pull requests are 404, a pull request's head branch must exist on the remote
 // (checked in the bare repository the fake's repository maps to) and only one open pull request
-// may exist per head (GitHub 422, GitLab 409), missing required fields are 422/400. Every request
-// that changes state (not a GET) is counted, so a test can assert that applying again makes none.
+// may exist per head (GitHub 422, GitLab 409), missing required fields are 422/400; a GitHub pull
+// request whose head conflicts with its base branch is not mergeable (mergeable_state dirty).
+// Every request that changes state (not a GET) is counted, so a test can assert that applying
+// again makes none.
 import { execFileSync } from 'node:child_process';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +43,18 @@ function branchSha(bare: string, branch: string): string | undefined {
       .trim();
   } catch {
     return undefined;
+  }
+}
+
+/** Whether `head` merges into `base` without conflicts (git merge-tree, nothing written but objects). */
+function mergesCleanly(bare: string, base: string, head: string): boolean {
+  try {
+    execFileSync('git', ['--git-dir', bare, 'merge-tree', '--write-tree', `refs/heads/${base}`, `refs/heads/${head}`], {
+      stdio: 'ignore',
+    });
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -86,9 +100,14 @@ export async function fakeGitHub(token: string, repos: Record<string, string>): 
     requested_reviewers: p.reviewers.map((login, i) => ({ id: i + 1, login })),
     head: { ref: p.head, sha: p.headSha, label: `${p.repo.split('/')[0]}:${p.head}` },
     base: { ref: p.base },
-    mergeable: p.state === 'open' ? true : null,
-    mergeable_state: p.state === 'open' ? 'clean' : 'unknown',
+    ...mergeability(p),
   });
+  // As GitHub computes it: the head merges into the base branch of the bare repository, or conflicts (dirty).
+  const mergeability = (p: FakePull) => {
+    if (p.state !== 'open') return { mergeable: null, mergeable_state: 'unknown' };
+    const clean = mergesCleanly(repos[p.repo]!, p.base, p.head);
+    return { mergeable: clean, mergeable_state: clean ? 'clean' : 'dirty' };
+  };
   // GitHub's GraphQL endpoint, only the two mutations that change a pull request's draft state
   // (REST cannot). As GitHub does, errors come back as 200 with an `errors` list.
   const graphql = async (req: IncomingMessage, res: ServerResponse) => {
