@@ -110,6 +110,8 @@ export interface InstanceState extends InstanceRecord {
   prompt?: string;
   /** `publish --rebase` re-runs of the instance on a newer base, in log order (failed ones too). */
   rebases?: RebaseRecord[];
+  /** When its current result was made: instance_done, or a successful rebase's end (later events leave it). */
+  doneTs?: number;
 }
 
 /** One `publish --rebase` of an instance: its change redone by its agent on `baseCommit` of `base`. */
@@ -524,6 +526,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       inst.activity = `retry in ${Math.round(e.delayMs / 100) / 10}s`;
       return;
     case 'instance_done':
+      inst.doneTs = e.ts;
       settleMembers(state, inst, e.ts, 'done', 'done');
       closeAttempt(rec, e.ts, 'done');
       rec.outcome = 'done';
@@ -596,6 +599,7 @@ function applyRebaseEvent(
     if (e.error !== undefined) rec.error = e.error;
     return;
   }
+  inst.doneTs = e.ts;
   if (inst.git) inst.git = { ...inst.git, commit: e.baseCommit, ...(e.baseTree ? { tree: e.baseTree } : {}) };
   inst.patchFile = e.patchFile;
   inst.summary = e.summary;

@@ -144,7 +144,8 @@ export function planChangesets(runDir: string, recipe: LoadedRecipe, previous?: 
       diffstat,
       ...(inst.summary ? { summary: inst.summary } : {}),
       ...rebasesOf(inst),
-      doneTs: inst.lastTs,
+      // When its result was made (a later event, e.g. a failed rebase, must not change the commit's date).
+      doneTs: inst.doneTs ?? inst.lastTs,
       state: old?.state ?? 'unpublished',
     };
     if (old?.pushedCommit) base.pushedCommit = old.pushedCommit;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { readChangesets } from '../../../src/run/changesets.js';
+import { RunStore } from '../../../src/run/run-store.js';
 import { runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs, events } from '../helpers/run-fixtures.js';
 import { REPOS, TOKEN, filesUnder, git, project, recipe } from './campaign-fixtures.js';
@@ -166,5 +167,19 @@ describe('publish --rebase', () => {
     expect(git(bare('repo-a'), 'rev-parse', 'campaign/repo-a').trim()).toBe(theirs);
     expect(rebaseEvents()).toHaveLength(2);
     expect(readChangesets(runDir)!.changesets[0]).toEqual(before);
+
+    // A rebase killed after it started (a start, no end) changes nothing of the changeset, not
+    // even its commit's date (the same change stays the same commit).
+    RunStore.open(runDir).append({
+      type: 'instance_rebase_start',
+      ...{ task: 'change', key: 'change.repo-a', attempt: 3, parent: 'change', base: 'main' },
+      ...{ baseCommit: 'f'.repeat(40), fromCommit: before.baseCommit, sessionFile: 'sessions/x.jsonl' },
+    });
+    expect((await cli('publish', runDir)).code).toBe(0);
+    const { updatedAt: _u, ...now } = readChangesets(runDir)!.changesets[0]! as typeof before & { updatedAt?: number };
+    expect(now).toEqual(before);
+    const show = await cli('show', runDir);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(/change\.repo-a/);
   });
 });
