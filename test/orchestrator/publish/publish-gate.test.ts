@@ -2,55 +2,21 @@
 // remotes, the scripted agent changing two of them. A live reject pushes nothing and makes
 // `publish --apply` refuse, naming who and when, until `approve --publish` (offline, after the run
 // ended) lets it push; a timeout with on_timeout: approve publishes at the run's end; a task gate's
-// prompt renders its instance's item. (The GitHub path with kill -9 + resume: publish-gate-github.test.ts.)
+// prompt renders its instance's item. (kill -9 + resume through the real CLI: publish-gate-kill.test.ts.)
 // Every wait is on run.jsonl, never on the clock.
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { decidePublishGate } from '../../../src/orchestrator/publish/publish-gate-rules.js';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { connectRunControl } from '../../../src/run/run-control-client.js';
-import type { RunEvent } from '../../../src/run/run-events.js';
 import { runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs, events, ofType } from '../helpers/run-fixtures.js';
+import { cleanupTempDirs, ofType } from '../helpers/run-fixtures.js';
 import { project, remoteBranches } from './campaign-fixtures.js';
+import { gitRecipe, logOf, until } from './publish-gate-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
-
-const logOf = (runDir: string): RunEvent[] => (existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : []);
-
-async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** A git-forge campaign whose publish block has `gate` as approve:, and whose task gate shows the item. */
-function gitRecipe(dir: string, branch: string, gate: string): string {
-  return `name: gated-campaign
-provider: scripted
-script: script.yaml
-agents:
-  editor: { tools: [read, edit] }
-publish:
-  forge: git
-  remote: file://${dir}/remotes/\${{ repo.name }}.git
-  branch: ${branch}/\${{ repo.name }}
-  approve: ${gate}
-tasks:
-  - id: change
-    agent: editor
-    for_each: [repo-a, repo-b, repo-c]
-    cwd: \${{ item }}
-    prompt: "Change \${{ item }}"
-    approve: { prompt: "Change \${{ item }} now?", timeout: 10ms, on_timeout: approve }
-`;
-}
 
 describe('publish gate (forge git)', () => {
   let dir: string;
