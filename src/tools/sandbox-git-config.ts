@@ -25,7 +25,9 @@ export function sandboxGitConfig(env: Readonly<Record<string, string | undefined
   const home = homeOf(env);
   const cached = gitConfigs.get(home);
   if (cached && existsSync(cached)) return cached;
-  return writeSandboxGitConfig(home, [gitGlobal('name', home), gitGlobal('email', home)]);
+  const { args, options } = identityCommand(home);
+  const r = spawnSync('git', args, options);
+  return writeSandboxGitConfig(home, parseIdentity(r.status === 0 ? r.stdout : undefined));
 }
 
 const gitConfigsPending = new Map<string, Promise<string>>();
@@ -42,11 +44,14 @@ export function sandboxGitConfigAsync(
   if (cached && existsSync(cached)) return Promise.resolve(cached);
   let pending = gitConfigsPending.get(home);
   if (!pending) {
-    pending = Promise.all([gitGlobalAsync('name', home), gitGlobalAsync('email', home)]).then(
-      (identity) => {
+    const { args, options } = identityCommand(home);
+    pending = new Promise<string | undefined>((done) => {
+      execFile('git', args, options, (err, stdout) => done(err ? undefined : stdout));
+    }).then(
+      (listed) => {
         gitConfigsPending.delete(home);
         const made = gitConfigs.get(home);
-        return made && existsSync(made) ? made : writeSandboxGitConfig(home, identity);
+        return made && existsSync(made) ? made : writeSandboxGitConfig(home, parseIdentity(listed));
       },
       (err: unknown) => {
         gitConfigsPending.delete(home);
@@ -72,10 +77,13 @@ function writeSandboxGitConfig(home: string, [name, email]: (string | undefined)
   return file;
 }
 
-/** How user.<key> of the user's global config is read (the config is only read: git config runs no program). */
-function gitGlobalCommand(key: string, home: string) {
+/**
+ * How user.name and user.email of the user's global config are read, in one `git config` (the
+ * config is only read: git config runs no program).
+ */
+function identityCommand(home: string) {
   return {
-    args: ['config', '--global', '--get', `user.${key}`],
+    args: ['config', '--global', '-z', '--get-regexp', '^user\\.(name|email)$'],
     options: {
       cwd: '/',
       encoding: 'utf8' as const,
@@ -85,23 +93,19 @@ function gitGlobalCommand(key: string, home: string) {
   };
 }
 
-/** A value kept only when set and on one line. */
-function oneLine(value: string): string | undefined {
-  return value && !/[\n\0]/.test(value) ? value : undefined;
-}
-
-/** user.<key> of the user's global git config. */
-function gitGlobal(key: string, home: string): string | undefined {
-  const { args, options } = gitGlobalCommand(key, home);
-  const r = spawnSync('git', args, options);
-  return oneLine(r.status === 0 ? r.stdout.replace(/\n$/, '') : '');
-}
-
-function gitGlobalAsync(key: string, home: string): Promise<string | undefined> {
-  const { args, options } = gitGlobalCommand(key, home);
-  return new Promise((done) => {
-    execFile('git', args, options, (err, stdout) => done(oneLine(err ? '' : stdout.replace(/\n$/, ''))));
-  });
+/**
+ * [name, email] from `identityCommand`'s output ("key\nvalue\0" entries; undefined: none set):
+ * the last value of each, as `git config --get` gives, kept only when set and on one line.
+ */
+function parseIdentity(listed: string | undefined): [string | undefined, string | undefined] {
+  const last: Record<string, string> = {};
+  for (const entry of (listed ?? '').split('\0')) {
+    const nl = entry.indexOf('\n');
+    if (nl > 0) last[entry.slice(0, nl)] = entry.slice(nl + 1);
+  }
+  const oneLine = (value: string | undefined): string | undefined =>
+    value && !/[\n\0]/.test(value) ? value : undefined;
+  return [oneLine(last['user.name']), oneLine(last['user.email'])];
 }
 
 function quoteGitValue(value: string): string {

@@ -3,7 +3,7 @@
 // processes it awaits, never by spawnSync. This file's module state is fresh (vitest isolates
 // files), so the git below is the process's first; spawnSync is wrapped to count its calls.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -20,6 +20,7 @@ vi.mock('node:child_process', async (importOriginal) => {
 
 const { productGit } = await import('../../src/tools/product-git.js');
 const { probeSandbox, probeSandboxAsync } = await import('../../src/tools/sandbox.js');
+const { sandboxGitConfigAsync } = await import('../../src/tools/sandbox-git-config.js');
 
 const dir = mkdtempSync(join(tmpdir(), 'product-git-async-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,5 +45,17 @@ describe('product git readiness', () => {
     expect(async).toMatchObject({ ok: false, reason: expect.stringContaining('is not installed') });
     expect(probeSandbox(`${missing}-sync`).reason).toBe(async.reason?.replaceAll(missing, `${missing}-sync`));
     expect(syncCalls).toEqual([`${missing}-sync`]);
+
+    // The sandbox's .gitconfig: the identity only, the last value of each key as `git config --get` reads it.
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    writeFileSync(
+      join(home, '.gitconfig'),
+      '[user]\n\tname = Ann Lee\n\temail = old@example.com\n\temail = ann@example.com\n[credential]\n\thelper = store\n',
+    );
+    const made = readFileSync(await sandboxGitConfigAsync({ HOME: home, PATH: process.env.PATH }), 'utf8');
+    expect(made).toContain('name = "Ann Lee"');
+    expect(made).toContain('email = "ann@example.com"');
+    expect(made).not.toMatch(/old@|credential|helper/);
   });
 });
