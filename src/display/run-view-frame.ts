@@ -90,7 +90,7 @@ function footer(model: RunViewModel, o: FrameOptions, position: string): string 
 
 /** The list screen. Mutates `model.listTop` so the selected row stays within the window. */
 export function listFrame(state: RunState, model: RunViewModel, o: FrameOptions): string[] {
-  const header = frameHeader(state, o);
+  const header = [...frameHeader(state, o), ...publishGateLines(state, o)];
   const all = listOrder(state);
   const usable = Math.max(header.length + 2, o.height - DISPLAY_DEFAULTS.reservedRows);
   const room = Math.max(1, usable - header.length - 1);
@@ -110,6 +110,16 @@ export function listFrame(state: RunState, model: RunViewModel, o: FrameOptions)
   if (all.length === 0) rows.push(o.painter.paint('dim', '  (no instances yet)'));
   const position = all.length > room ? `${index + 1}/${all.length}` : '';
   return [...header, ...rows, footer(model, o, position)];
+}
+
+/** A publish gate waiting (publish.approve): its prompt with the changeset preview, and the keys that answer it. */
+function publishGateLines(state: RunState, o: FrameOptions): string[] {
+  if (state.endTs !== undefined) return [];
+  return [...state.publishGates]
+    .filter(([, g]) => g.state === 'waiting')
+    .map(([task, g]) =>
+      cut(o.painter.paint('yellow', `publish gate of ${task}: ${oneLine(g.prompt)} · a approve · x reject`), o),
+    );
 }
 
 function controlText(c: ControlRecord): string {

@@ -205,6 +205,40 @@ describe('run view (no terminal)', () => {
     view.stop();
   });
 
+  it('a waiting publish gate shows its prompt and preview; a / x answer it whatever is selected', async () => {
+    const control = new RecordingControl();
+    const { view, keyboard } = makeView({ control });
+    view.absorb(
+      ev({
+        type: 'run_start',
+        recipe: 'r.yaml',
+        name: 'campaign',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 'change', keys: ['change'], needs: [], dynamic: false }],
+      }),
+    );
+    view.absorb(ev({ type: 'instance_start', task: 'change', key: 'change', attempt: 1 }));
+    view.absorb(
+      ev({
+        type: 'approval_requested',
+        gate: 'publish',
+        task: 'change',
+        key: 'change',
+        prompt: 'Publish? — 2 changesets in repo-a, repo-b: 2 files changed',
+        onTimeout: 'reject',
+      }),
+    );
+    view.start();
+    const frame = view.frame().join('\n');
+    expect(frame).toContain('publish gate of change: Publish? — 2 changesets in repo-a, repo-b');
+    expect(frame).toContain('1 awaiting');
+    keyboard.type('x');
+    await flush();
+    expect(control.sent).toEqual([{ action: 'reject', task: '*', gate: 'publish', by: 'view (test)', via: 'view' }]);
+    view.stop();
+  });
+
   it('a cancelled instance shows as cancelled, its control events in its conversation, and r retries it', async () => {
     const control = new RecordingControl();
     const { view, keyboard, runDir } = makeView({ control });
