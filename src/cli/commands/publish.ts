@@ -7,7 +7,7 @@
 // be published or rebased (a refused push names the reason), 2 for a usage mistake.
 import { formatChangesetPreview } from '../../display/changesets-text.js';
 import { diffstatText } from '../../orchestrator/publish/changeset-plan.js';
-import { publishRun } from '../../orchestrator/publish/publish-run.js';
+import { type PublishResult, publishRun } from '../../orchestrator/publish/publish-run.js';
 import { rebaseChangeset } from '../../orchestrator/publish/rebase-run.js';
 import { loadRunRecipe } from '../../orchestrator/publish/run-recipe-of.js';
 import type { LoadedRecipe } from '../../recipe/index.js';
@@ -104,6 +104,14 @@ export const publishCommand: CliCommand = {
   },
 };
 
+/** What an apply did, one line per changeset; the exit code (1 when one failed or was refused). */
+function applied(publish: PublishResult, ctx: CliContext, json: boolean): number {
+  if (!json) for (const x of publish.results) ctx.stdout(`${x.key}: ${x.outcome}${x.detail ? `  ${x.detail}` : ''}\n`);
+  for (const p of publish.problems) ctx.stderr(`orchestrate: ${p}\n`);
+  const failed = publish.results.some((x) => x.outcome === 'failed' || x.outcome === 'refused');
+  return failed || publish.problems.length ? EXIT.taskFailed : EXIT.ok;
+}
+
 /** `--rebase KEY`: the changeset's instance run again on the new base, then its preview or its apply. */
 async function rebase(
   key: string,
@@ -124,15 +132,16 @@ async function rebase(
     return r.kind === 'usage' ? EXIT.usage : EXIT.taskFailed;
   }
   if (r.kind === 'current') {
-    ctx.stdout(`${r.message}\n`);
-    return EXIT.ok;
+    if (json)
+      ctx.stdout(`${JSON.stringify({ rebase: null, message: r.message, results: r.publish?.results ?? [] })}\n`);
+    else ctx.stdout(`${r.message}\n`);
+    return r.publish ? applied(r.publish, ctx, json) : EXIT.ok;
   }
   const c = r.changeset;
   if (json) {
     const { from, to, attempt } = r;
-    ctx.stdout(
-      `${JSON.stringify({ rebase: { key: c.key, from, to, attempt }, changeset: c, results: r.publish.results }, null, 2)}\n`,
-    );
+    const rebase = { key: c.key, from, to, attempt };
+    ctx.stdout(`${JSON.stringify({ rebase, changeset: c, results: r.publish.results }, null, 2)}\n`);
   } else {
     ctx.stdout(
       `${c.key}: rebased onto ${c.base} ${r.to.slice(0, 12)} (was ${r.from.slice(0, 12)}): ${diffstatText(c.diffstat)}, ${c.patchFile}\n`,
@@ -142,9 +151,7 @@ async function rebase(
       ctx.stdout(
         `Nothing was pushed. orchestrate publish ${runId} --apply --only ${c.key} replaces ${c.branch} (${c.pushedCommit?.slice(0, 12) ?? ''}) with it and updates its pull request.\n`,
       );
-    } else for (const x of r.publish.results) ctx.stdout(`${x.key}: ${x.outcome}${x.detail ? `  ${x.detail}` : ''}\n`);
+    }
   }
-  for (const p of r.publish.problems) ctx.stderr(`orchestrate: ${p}\n`);
-  const failed = r.publish.results.some((x) => x.outcome === 'failed' || x.outcome === 'refused');
-  return failed || r.publish.problems.length ? EXIT.taskFailed : EXIT.ok;
+  return applied(r.publish, ctx, json || !apply);
 }

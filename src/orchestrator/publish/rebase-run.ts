@@ -38,8 +38,8 @@ export interface RebaseOptions {
 export type RebaseOutcome =
   /** Re-run on the new base; `publish` is the changeset's preview, or what --apply did. */
   | { kind: 'rebased'; changeset: Changeset; from: string; to: string; attempt: number; publish: PublishResult }
-  /** The base branch is where the change was made: nothing to redo. */
-  | { kind: 'current'; message: string }
+  /** The base branch is where the change was made: nothing to redo (with --apply: the changeset published as it is). */
+  | { kind: 'current'; message: string; publish?: PublishResult }
   /** A usage mistake (unknown key, never published, the instance cannot be rendered): exit 2. */
   | { kind: 'usage'; error: string; hint?: string }
   /** Refused or failed (remote unreachable, someone else's commit, the re-run failed or was empty): exit 1. */
@@ -106,11 +106,14 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
     say(`${c.key}: fetching ${c.base} from ${remote.url}`);
     const fetched = await fetchBranch(repo, remote.url, remote.localPath, c.base, access.auth);
     if (!fetched.ok) return { kind: 'failed', error: fetched.error };
-    if (fetched.commit === c.baseCommit)
-      return {
-        kind: 'current',
-        message: `${c.key}: ${c.base} is still at ${c.baseCommit.slice(0, 12)}, the commit the change was made on: nothing to rebase`,
-      };
+    if (fetched.commit === c.baseCommit) {
+      const message = `${c.key}: ${c.base} is still at ${c.baseCommit.slice(0, 12)}, the commit the change was made on: nothing to rebase`;
+      if (!opts.apply) return { kind: 'current', message };
+      // Rebased before without --apply: --apply now pushes that change (a no-op when it is pushed already).
+      say(message);
+      const publish = await publishRun({ runDir, recipe, apply: true, only: [c.key], env, say });
+      return { kind: 'current', message, publish };
+    }
 
     // Only the holder of the run's lease writes its log (refused while the run itself is live).
     const taken = takeRunLease(runDir, runId);

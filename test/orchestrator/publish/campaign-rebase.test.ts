@@ -5,7 +5,8 @@
 // that carries the old summary), on the new base: the branch's new commit has the new main as
 // parent, the same pull request is updated (no new one), status no longer says needs_rebase, and
 // changesets.json and run.jsonl record the rebase. A branch someone else pushed to is refused
-// before any model call; an unknown key gets a did-you-mean, an unpublished one says what to do.
+// before any model call; without --apply nothing is pushed; a killed rebase changes nothing; an
+// unknown key gets a did-you-mean, an unpublished one says what to do.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +64,9 @@ describe('publish --rebase', () => {
   beforeAll(async () => {
     dir = project('github', () => 'http://127.0.0.1:1').dir;
     gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, bare(r)])));
-    writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}'));
+    // No labels or reviewers: each is one more write, and the client spaces writes a second apart as GitHub asks.
+    const spec = recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}');
+    writeFileSync(join(dir, 'recipe.yaml'), spec.replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, ''));
     writeFileSync(join(dir, 'script.yaml'), SCRIPT);
     const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
     if (!r.ok) throw new Error(JSON.stringify(r));
@@ -87,7 +90,7 @@ describe('publish --rebase', () => {
   });
 
   it('re-runs the agent on the new base, replaces the branch commit and updates the same pull request', async () => {
-    // Only repo-a is published (the fake's client spaces writes a second apart, as GitHub asks).
+    // Only repo-a is published (fewer writes).
     expect((await cli('publish', runDir, '--apply', '--only', 'change.repo-a')).code).toBe(0);
     const before = readChangesets(runDir)!.changesets[0]!;
     const oldSummary = before.summary!;
@@ -155,7 +158,7 @@ describe('publish --rebase', () => {
     for (const f of filesUnder(runDir)) expect(readFileSync(f).includes(TOKEN), f).toBe(false);
   });
 
-  it("refuses to rebase a branch holding someone else's commit, before any model call", async () => {
+  it("refuses a branch holding someone else's commit before any model call; a killed rebase or one without --apply pushes nothing", async () => {
     const theirs = pushAs('repo-a', 'campaign/repo-a', 'extra.txt', 'mine\n');
     pushAs('repo-a', 'main', 'greet.txt', 'hello once more from repo-a\n');
     const before = readChangesets(runDir)!.changesets[0]!;
@@ -181,5 +184,18 @@ describe('publish --rebase', () => {
     const show = await cli('show', runDir);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/change\.repo-a/);
+
+    // Without --apply the rebase runs and records, prints the new preview, and pushes nothing.
+    const newest = git(bare('repo-a'), 'rev-parse', 'main').trim();
+    const preview = await cli('publish', runDir, '--rebase', 'change.repo-a');
+    expect(preview.code).toBe(0);
+    expect(preview.stdout).toContain(`change.repo-a: rebased onto main ${newest.slice(0, 12)}`);
+    expect(preview.stdout).toContain('Nothing was pushed.');
+    expect(git(bare('repo-a'), 'rev-parse', 'campaign/repo-a').trim()).toBe(theirs);
+    expect(readChangesets(runDir)!.changesets[0]).toMatchObject({
+      baseCommit: newest,
+      patchFile: 'patches/change.repo-a.rebase-4.diff',
+      pushedCommit: before.pushedCommit,
+    });
   });
 });
