@@ -17,6 +17,7 @@ import type { RunState } from '../run/run-fold.js';
 import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import { skippedEvent } from './attempt-lifecycle.js';
 import type { PublishGates } from './publish/publish-gate.js';
+import { decidePublishGate } from './publish/publish-gate-rules.js';
 
 /** One gate as a decision sees it: its instance, its record, and whether the instance ended otherwise. */
 export interface GateEntry {
@@ -193,8 +194,12 @@ export class ApprovalGates {
 
   /** A user's answer (the control desk's, in-process or over the socket). */
   answer(a: ApprovalAnswer, by: string): ControlReply {
-    if (a.gate === 'publish')
-      return this.publish?.answer(a, by) ?? { ok: false, error: `run ${this.hands.runId} has no publish gate` };
+    if (a.gate === 'publish') {
+      if (this.publish) return this.publish.answer(a, by);
+      const taskGated = [...this.hands.tasks].filter(([, t]) => t.task.approve).map(([id]) => id);
+      const d = decidePublishGate({ runId: this.hands.runId, gated: [], gates: new Map(), taskGated }, a);
+      return { ok: false, error: d.ok ? `run ${this.hands.runId} has no publish gate` : d.error };
+    }
     const d = decideApproval(this.board(), a);
     if (!d.ok) return { ok: false, error: d.error };
     const decision = decisionOf(a);

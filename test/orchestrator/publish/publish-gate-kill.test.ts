@@ -4,7 +4,7 @@
 // still nothing pushed), then `orchestrate approve <run> --publish` (over the resumed run's
 // control socket) makes it push both branches before it ends, logged with who approved.
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { runCli } from '../../cli/run-cli.js';
@@ -54,6 +54,11 @@ describe('publish gate (real CLI)', () => {
     expect(answer.stdout).toBe('approved the publish gate of change: publishing now\n');
     const end = await resumed;
     expect(end.code, end.stderr).toBe(0);
+    // Its output (watch's plain log) says what it waits for and how to answer.
+    const said = end.stdout + end.stderr;
+    expect(said).toContain('publish change: waiting for approval: Push 2? — 2 changesets in repo-a, repo-b');
+    expect(said).toContain(`answer with: orchestrate approve|reject ${basename(runDir)} --publish`);
+    expect(said).toContain('publish change: approved by ana via cli: ship the campaign');
 
     expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/gated/repo-a', 'refs/heads/main']);
     expect(remoteBranches(dir, 'repo-b')).toEqual(['refs/heads/gated/repo-b', 'refs/heads/main']);

@@ -7,6 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadRunFolder } from '../../../src/display/run-folder.js';
+import { runJson } from '../../../src/display/run-json.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { decidePublishGate } from '../../../src/orchestrator/publish/publish-gate-rules.js';
 import { readChangesets } from '../../../src/run/changesets.js';
@@ -55,6 +57,11 @@ describe('publish gate (forge git)', () => {
     expect(early.code).toBe(1);
     expect(early.stderr).toContain('the publish gate of change is waiting for approval (Publish 2 for pg-reject?');
     expect(early.stderr).toContain('orchestrate approve pg-reject --publish');
+    // show --json and the MCP server's run_status: the run waits, with the gate.
+    expect(runJson(loadRunFolder(runDir))).toMatchObject({
+      status: 'waiting',
+      publishGates: { change: { state: 'waiting', onTimeout: 'reject' } },
+    });
     const shown = await cli('show', 'pg-reject');
     expect(shown.stdout).toContain(
       'publish gate of change: waiting for approval: Publish 2 for pg-reject? — 2 changesets',
@@ -63,6 +70,11 @@ describe('publish gate (forge git)', () => {
 
     const control = connectRunControl(runDir);
     const wrong = await control.send({ action: 'reject', task: 'chnge', gate: 'publish', by: 'bob' });
+    const taskGate = await control.send({ action: 'approve', task: 'change', by: 'bob' });
+    expect(taskGate).toMatchObject({
+      ok: false,
+      error: 'change.repo-a has already ended (done); nothing to approve',
+    });
     expect(wrong).toEqual({ ok: false, error: 'task chnge has no publish gate; did you mean "change"?' });
     const no = await control.send({ action: 'reject', task: '*', gate: 'publish', by: 'bob', note: 'not this week' });
     expect(no).toEqual({
