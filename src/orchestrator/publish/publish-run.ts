@@ -140,7 +140,11 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
   }
   const fold = foldEvents(readRunLog(resolve(opts.runDir, 'run.jsonl')).events);
   // A publish gate (publish.approve) holds them back until someone approves it.
-  const refusal = publishGateRefusal(opts.recipe, fold, selected.map((c) => c.task));
+  const refusal = publishGateRefusal(
+    opts.recipe,
+    fold,
+    selected.map((c) => c.task),
+  );
   if (refusal) return { file, results: [], problems: [...problems, refusal] };
   const root = runRootOf(opts.runDir, fold.start);
   const cache = new Map<string, ForgeAccess>();
