@@ -49,7 +49,7 @@ function gateCommand(action: 'approve' | 'reject'): CliCommand {
   const verb = action === 'approve' ? 'Approve' : 'Reject';
   return {
     command: `${action} <run>`,
-    describe: `${verb} a task waiting at its approval gate (approve: in the recipe)${action === 'reject' ? '; it is skipped, with the tasks that need it' : ''}`,
+    describe: `${verb} a task waiting at its approval gate (approve: in the recipe)${action === 'reject' ? '; it is skipped, with the tasks that need it' : ''}; --publish: the run's publish gate (approve: in publish:)`,
     builder: (y) =>
       y
         .positional('run', {
