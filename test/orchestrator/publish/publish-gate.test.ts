@@ -1,5 +1,5 @@
 // The publish gate (approve: inside publish:), offline: three repositories with bare file://
-// remotes, the scripted agent changing two of them. A live reject pushes nothing and makes
+// remotes, the scripted agent changing two of them. A live reject (the MCP reject tool) pushes nothing and makes
 // `publish --apply` refuse, naming who and when, until `approve --publish` (offline, after the run
 // ended) lets it push; a timeout with on_timeout: approve publishes at the run's end; a task gate's
 // prompt renders its instance's item. (kill -9 + resume through the real CLI: publish-gate-kill.test.ts.)
@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
 import { runJson } from '../../../src/display/run-json.js';
+import { rejectTool } from '../../../src/cli/mcp-server/control-tools.js';
+import type { ServerContext, ToolCall } from '../../../src/cli/mcp-server/tool-table.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { decidePublishGate } from '../../../src/orchestrator/publish/publish-gate-rules.js';
 import { readChangesets } from '../../../src/run/changesets.js';
@@ -76,10 +78,23 @@ describe('publish gate (forge git)', () => {
       error: 'change.repo-a has already ended (done); nothing to approve',
     });
     expect(wrong).toEqual({ ok: false, error: 'task chnge has no publish gate; did you mean "change"?' });
-    const no = await control.send({ action: 'reject', task: '*', gate: 'publish', by: 'bob', note: 'not this week' });
-    expect(no).toEqual({
-      ok: true,
-      message: 'rejected the publish gate of change: nothing is pushed; the run ends with its changesets unpublished',
+    // The MCP server's reject tool answers it (publish: true), logged via mcp with the client's name.
+    const ctx = {
+      cwd: dir,
+      env: { USER: 'bob' },
+      runsDir: runsDir(),
+      progressMs: 1_000,
+      launcher: undefined as never,
+      log: () => undefined,
+      clientName: () => 'test-client',
+    } satisfies ServerContext;
+    const no = await rejectTool.handler(
+      { run: 'pg-reject', publish: true, note: 'not this week' },
+      {} as ToolCall,
+      ctx,
+    );
+    expect(no).toMatchObject({
+      text: 'rejected the publish gate of change: nothing is pushed; the run ends with its changesets unpublished',
     });
     const out = await run;
     if (!out.ok) throw new Error(JSON.stringify(out));
@@ -90,7 +105,7 @@ describe('publish gate (forge git)', () => {
     const refused = await cli('publish', 'pg-reject', '--apply');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
-      /the publish gate of change was rejected by bob via cli at \S+: not this week; nothing was pushed\. To publish anyway: orchestrate approve pg-reject --publish/,
+      /the publish gate of change was rejected by .*mcp test-client.* via mcp at \S+: not this week; nothing was pushed\. To publish anyway: orchestrate approve pg-reject --publish/,
     );
     for (const r of ['repo-a', 'repo-b']) expect(remoteBranches(dir, r)).toEqual(['refs/heads/main']);
 
@@ -102,10 +117,11 @@ describe('publish gate (forge git)', () => {
     expect(ok.stdout).toContain('approved the publish gate of change: recorded in run pg-reject');
     expect(ok.stdout).toContain('`orchestrate publish pg-reject --apply` publishes the changesets');
     const given = ofType(logOf(runDir), 'approval_given').filter((e) => e.gate === 'publish');
-    expect(given.map((g) => [g.decision, g.by, g.offline ?? false])).toEqual([
-      ['rejected', 'bob', false],
-      ['approved', 'carol', true],
+    expect(given.map((g) => [g.decision, g.via, g.offline ?? false])).toEqual([
+      ['rejected', 'mcp', false],
+      ['approved', 'cli', true],
     ]);
+    expect(given.map((g) => g.by)).toEqual([expect.stringContaining('mcp test-client'), 'carol']);
     const applied = await cli('publish', 'pg-reject', '--apply');
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);
