@@ -43,7 +43,12 @@ export interface RebaseAttemptInput {
 
 export type RebaseAttemptResult =
   | { ok: true; attempt: number; patchFile: string; usage: UsageSummary }
-  | { ok: false; error: string /** The instance cannot be rendered: nothing ran. */; notRun?: boolean };
+  | {
+      ok: false;
+      error: string;
+      /** The instance cannot be rendered from the recipe (nothing ran): the user's to fix. */
+      unrenderable?: boolean;
+    };
 
 /** Worktrees of earlier rebases of `key` a kill left behind. */
 function removeStaleWorktrees(runDir: string, repo: string, key: string): Promise<void>[] {
@@ -59,13 +64,13 @@ function removeStaleWorktrees(runDir: string, repo: string, key: string): Promis
 
 export async function runRebaseAttempt(a: RebaseAttemptInput): Promise<RebaseAttemptResult> {
   const rendered = renderRebasedInstance(a.recipe, a.fold, a.inst, a.env);
-  if (!rendered.ok) return { ok: false, error: rendered.error, notRun: true };
+  if (!rendered.ok) return { ok: false, error: rendered.error, unrenderable: true };
   const { task } = rendered;
   const cwdInRepo = relative(a.repo, rendered.resolved.cwd);
   if (cwdInRepo.startsWith('..'))
     return {
       ok: false,
-      notRun: true,
+      unrenderable: true,
       error: `${a.inst.label} works in ${rendered.resolved.cwd}, outside its repository ${a.repo}; it cannot be rebased`,
     };
   const store = RunStore.open(a.runDir, { redactor: runRedactor(a.recipe, a.env) });
@@ -75,7 +80,7 @@ export async function runRebaseAttempt(a: RebaseAttemptInput): Promise<RebaseAtt
   const wt = join(store.dir, 'worktrees', `${id}.rebase-${attempt}`);
   await Promise.all(removeStaleWorktrees(store.dir, a.repo, id));
   const made = await addWorktree(a.repo, wt, a.baseCommit);
-  if (!made.ok) return { ok: false, error: made.error, notRun: true };
+  if (!made.ok) return { ok: false, error: made.error };
   const workCwd = join(wt, cwdInRepo);
   const ref = { task: task.id, key: id, attempt, parent: task.id };
   const base = { base: a.changeset.base, baseCommit: a.baseCommit, fromCommit: a.changeset.baseCommit };
@@ -93,7 +98,7 @@ export async function runRebaseAttempt(a: RebaseAttemptInput): Promise<RebaseAtt
   let broker: PermitBroker | undefined;
   try {
     const snap = await snapshot(workCwd);
-    if (!snap) return { ok: false, error: `cannot read the worktree ${wt} of ${a.repo}`, notRun: true };
+    if (!snap) return { ok: false, error: `cannot read the worktree ${wt} of ${a.repo}` };
     const patchPath = resolve(a.runDir, a.changeset.patchFile);
     const prompt = rebasePrompt({
       prompt: rendered.resolved.prompt ?? rendered.resolved.run ?? '',

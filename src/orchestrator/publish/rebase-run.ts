@@ -133,7 +133,7 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
         repo,
         baseCommit: fetched.commit,
       });
-      if (!ran.ok) return ran.notRun ? { kind: 'usage', error: ran.error } : { kind: 'failed', error: ran.error };
+      if (!ran.ok) return { kind: ran.unrenderable ? 'usage' : 'failed', error: ran.error };
       attempt = ran.attempt;
     } finally {
       await taken.lease.release();
