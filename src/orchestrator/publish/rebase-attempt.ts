@@ -8,8 +8,8 @@
 // patches/<instance>.rebase-<attempt>.diff and instance_rebase_end moves the instance to it.
 // The run's budget applies with its spend so far; the task's per-instance budget caps the re-run.
 // The caller holds the run's lease. A kill leaves a start without an end: nothing changes.
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { LoadedRecipe } from '../../recipe/index.js';
 import type { Changeset } from '../../run/changesets.js';
 import { type RunEventInput, type UsageSummary, addUsageSummary, zeroUsage } from '../../run/run-events.js';
@@ -212,5 +212,10 @@ export async function runRebaseAttempt(a: RebaseAttemptInput): Promise<RebaseAtt
     await closeMcpRunHost(store.runId);
     await removeWorktree(a.repo, wt);
     rmSync(wt, { recursive: true, force: true });
+    try {
+      rmdirSync(dirname(wt)); // worktrees/ goes with its last worktree
+    } catch {
+      // not empty (an isolated instance's worktree), or gone
+    }
   }
 }

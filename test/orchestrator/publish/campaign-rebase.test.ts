@@ -7,7 +7,7 @@
 // changesets.json and run.jsonl record the rebase. A branch someone else pushed to is refused
 // before any model call; without --apply nothing is pushed; a killed rebase changes nothing; an
 // unknown key gets a did-you-mean, an unpublished one says what to do.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
@@ -197,5 +197,14 @@ describe('publish --rebase', () => {
       patchFile: 'patches/change.repo-a.rebase-4.diff',
       pushedCommit: before.pushedCommit,
     });
+    expect(existsSync(join(runDir, 'worktrees'))).toBe(false);
+
+    // A remote that cannot be reached: said, exit 1, before any model call.
+    renameSync(bare('repo-a'), `${bare('repo-a')}.moved`);
+    const unreachable = await cli('publish', runDir, '--rebase', 'change.repo-a');
+    renameSync(`${bare('repo-a')}.moved`, bare('repo-a'));
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/orchestrate: the remote \S+repo-a\.git does not exist/);
+    expect(rebaseEvents()).toHaveLength(5);
   });
 });
