@@ -61,6 +61,28 @@ export function applyApprovalEvent(rec: ApprovalRecord | undefined, e: ApprovalE
   };
 }
 
+/** A changeset the run published once its publish gate (publish.approve) was approved. */
+export interface PublishedChangeset {
+  task: string;
+  key: string;
+  outcome: string;
+  detail?: string;
+}
+
+/**
+ * The publish side of the fold: a publish gate's event (gate: publish, keyed by its task) or a
+ * changeset_published. Publish gates are not instances': they wait before the run publishes.
+ */
+export function applyPublishEvent(
+  state: { publishGates: Map<string, ApprovalRecord>; published: PublishedChangeset[] },
+  e: ApprovalEvent | Omit<EventOf<'changeset_published'>, 'v' | 'runId'>,
+): void {
+  if (e.type === 'changeset_published') {
+    const { task, key, outcome, detail } = e;
+    state.published.push({ task, key, outcome, ...(detail !== undefined ? { detail } : {}) });
+  } else state.publishGates.set(e.task, applyApprovalEvent(state.publishGates.get(e.task), e));
+}
+
 /** "approved by ana via cli at 2026-…: looks good", for views and replies. */
 export function describeApproval(rec: ApprovalRecord): string {
   if (rec.state === 'waiting')

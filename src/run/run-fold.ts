@@ -14,7 +14,7 @@ import { addProviderCall, type ProviderUsage } from './usage-summary.js';
 import { learnedWindowKey, type LearnedWindow } from '../ai/learned-windows.js';
 import { pairOf, currentAttempt, isFinished, idOf, membersOf } from './run-queries.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
-import { applyApprovalEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
+import { applyApprovalEvent, applyPublishEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
 import {
   applyInstanceEvent,
@@ -191,9 +191,8 @@ export interface RunState {
   controls: ControlRecord[];
   /** The run-wide task board (board_task events), items in creation order. */
   board: Board;
-  /** Publish gates (publish.approve) by the task whose changesets they hold back. */
+  /** Publish gates (publish.approve) by task, and what the run published once one was approved (approval-record.ts). */
   publishGates: Map<string, ApprovalRecord>;
-  /** What the run published after its publish gate was approved (changeset_published), in log order. */
   published: { task: string; key: string; outcome: string; detail?: string }[];
   eventCount: number;
 }
@@ -384,19 +383,10 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       return;
     }
     case 'changeset_published':
-      state.published.push({
-        task: e.task,
-        key: e.key,
-        outcome: e.outcome,
-        ...(e.detail !== undefined ? { detail: e.detail } : {}),
-      });
-      return;
+      return applyPublishEvent(state, e);
     case 'approval_requested':
     case 'approval_given': {
-      if (e.gate === 'publish') {
-        state.publishGates.set(e.task, applyApprovalEvent(state.publishGates.get(e.task), e));
-        return;
-      }
+      if (e.gate === 'publish') return applyPublishEvent(state, e);
       // Before any attempt: no attempt record, so timelines show no bar for the wait.
       const inst = ensureInstance(state, e.task, e.key, e.ts);
       inst.lastTs = Math.max(inst.lastTs, e.ts);
