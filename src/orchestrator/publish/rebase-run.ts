@@ -72,11 +72,16 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
     return unknownKey(opts.key, all, runId, unknown[0] ?? `no changeset "${opts.key}"`);
   const c = selected[0];
   if (c.state !== 'published' || !c.pushedCommit)
-    return {
-      kind: 'usage',
-      error: `${c.key} was never published (${c.state}): --rebase redoes a published change whose pull request no longer merges`,
-      hint: `publish it first: orchestrate publish ${runId} --apply --only ${c.key}`,
-    };
+    return c.pushedCommit
+      ? {
+          kind: 'usage',
+          error: `${c.key} is ${c.state}${c.pr ? ` (${c.pr.url} was closed)` : ''}: --rebase redoes a published change whose pull request is open and no longer merges`,
+        }
+      : {
+          kind: 'usage',
+          error: `${c.key} was never published (${c.state}): --rebase redoes a published change whose pull request no longer merges`,
+          hint: `publish it first: orchestrate publish ${runId} --apply --only ${c.key}`,
+        };
   const inst = [...fold.instances.values()].find((i) => i.task === c.task && i.key === c.instance);
   if (!inst?.git) return { kind: 'failed', error: `run ${runId} has no git record of ${c.key}` };
   const missing = missingApiKey(recipe, env);
