@@ -37,7 +37,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -53,6 +52,9 @@ import type * as TrustModule from '../src/cluster/cluster-trust.js';
 import type * as RunRecipeModule from '../src/orchestrator/run-recipe.js';
 import { RUN_LOG } from '../src/run/run-store.js';
 import { startRedis, type RedisServerHandle } from '../test/helpers/redis-server.js';
+import { summarizeProfiles } from './cpu-profile-summary.js';
+import { busyShare, machineJiffies, procCpuMs } from './process-cpu.js';
+import { idleLoad, parseInfo, redisCpuMs, streamEntriesAdded } from './redis-figures.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -161,6 +163,8 @@ interface Measured {
   /** Median instance_queued -> instance_start for the first `parallelism` instances (the start-up of a slot), ms. */
   firstStartMs: number;
   coordinatorCpuMs: number;
+  /** The part of coordinatorCpuMs spent in its child processes (git for workspaces; tar before issue 32). */
+  coordinatorChildCpuMs: number;
   workerCpuMs?: number;
   /** The part of workerCpuMs spent in the workers' child processes (git and tar for workspaces). */
   workerChildCpuMs?: number;
@@ -204,57 +208,6 @@ function logFigures(runDir: string, parallelism: number): { serviceMs: number; f
   return { serviceMs: median(service), firstStartMs: median(firsts.map(([k, t]) => t - (queued.get(k) ?? t))) };
 }
 
-/**
- * CPU of a process and of its children it has waited for (git, tar), ms: utime + stime + cutime +
- * cstime from /proc (clock ticks are 100 Hz on Linux). `self` for this process.
- */
-function procCpuMs(pid: number | 'self', part: 'all' | 'children' = 'all'): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    const children = Number(fields[13]) + Number(fields[14]);
-    return (part === 'children' ? children : Number(fields[11]) + Number(fields[12]) + children) * 10;
-  } catch {
-    return 0;
-  }
-}
-
-/** Busy and total jiffies of the whole machine (/proc/stat): how much of the cores a run used. */
-function machineJiffies(): { busy: number; total: number } {
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = cpu.reduce((a, b) => a + b, 0);
-  return { busy: total - cpu[3]! - (cpu[4] ?? 0), total };
-}
-
-function busyShare(from: { busy: number; total: number }): number {
-  const now = machineJiffies();
-  return (now.busy - from.busy) / Math.max(1, now.total - from.total);
-}
-
-function parseInfo(text: string): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const line of text.split('\r\n')) {
-    const i = line.indexOf(':');
-    if (i > 0 && !line.startsWith('#')) m.set(line.slice(0, i), line.slice(i + 1));
-  }
-  return m;
-}
-
-async function redisCpuMs(r: Redis): Promise<number> {
-  const info = parseInfo(await r.info('cpu'));
-  return (Number(info.get('used_cpu_sys')) + Number(info.get('used_cpu_user'))) * 1000;
-}
-
-/** Entries ever added to the streams matching `pattern` (XINFO STREAM entries-added, Redis >= 7). */
-async function streamEntriesAdded(r: Redis, pattern: string): Promise<number> {
-  let total = 0;
-  for (const key of await r.keys(pattern)) {
-    const info = (await r.xinfo('STREAM', key)) as unknown[];
-    const i = info.indexOf('entries-added');
-    if (i >= 0) total += Number(info[i + 1]);
-  }
-  return total;
-}
-
 /** The run's status and its first failed instance's error (the whole outcome is too long to print). */
 function failureText(r: Awaited<ReturnType<typeof RunRecipeModule.runRecipeFile>>): string {
   if (!r.ok) return JSON.stringify(r).slice(0, 2000);
@@ -267,11 +220,13 @@ function failureText(r: Awaited<ReturnType<typeof RunRecipeModule.runRecipeFile>
 async function localRun(concurrency: number): Promise<Measured> {
   const runsDir = join(work, `runs-local-${concurrency}`);
   const cpu0 = procCpuMs('self');
+  const child0 = procCpuMs('self', 'children');
   const machine0 = machineJiffies();
   const t0 = performance.now();
   const r = await runRecipeFile(join(work, 'recipe.yaml'), { cwd: work, concurrency }, { runsDir });
   const ms = performance.now() - t0;
   const cpuMs = procCpuMs('self') - cpu0;
+  const childMs = procCpuMs('self', 'children') - child0;
   const machineBusy = busyShare(machine0);
   if (!r.ok || r.outcome.status !== 'succeeded') throw new Error(`local run failed: ${failureText(r)}`);
   return {
@@ -281,6 +236,7 @@ async function localRun(concurrency: number): Promise<Measured> {
     ms,
     ...logFigures(r.outcome.dir, concurrency),
     coordinatorCpuMs: cpuMs,
+    coordinatorChildCpuMs: childMs,
   };
 }
 
@@ -355,6 +311,7 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
   const wcpu0 = workers.map((w) => procCpuMs(w.child.pid!));
   const wchild0 = workers.map((w) => procCpuMs(w.child.pid!, 'children'));
   const cpu0 = procCpuMs('self');
+  const child0 = procCpuMs('self', 'children');
   const machine0 = machineJiffies();
   const t0 = performance.now();
   let r;
@@ -365,6 +322,7 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
   }
   const ms = performance.now() - t0;
   const cpuMs = procCpuMs('self') - cpu0;
+  const childMs = procCpuMs('self', 'children') - child0;
   const machineBusy = busyShare(machine0);
   clearInterval(memTimer);
   const workerCpuMs = workers.reduce((s, w, i) => s + procCpuMs(w.child.pid!) - wcpu0[i]!, 0);
@@ -381,7 +339,8 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
     netIn: Number(net.get('total_net_input_bytes')),
     netOut: Number(net.get('total_net_output_bytes')),
     cpuMs: (await redisCpuMs(stats)) - redisCpu0,
-    upEntries: await streamEntriesAdded(stats, `orchestrate:run:${r.outcome.runId}:up`),
+    // The run's up stream is deleted when the executor closes: its entries are the XADDs that were not down entries.
+    upEntries: 0,
     // Fresh worker processes for each configuration: their down streams hold this run only.
     downEntries: (
       await Promise.all(workers.map((w) => streamEntriesAdded(stats, `orchestrate:worker:${w.name}-*:down`)))
@@ -389,6 +348,7 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
     peakMemory,
     baseMemory,
   };
+  redisFig.upEntries = (commands.get('xadd') ?? 0) - redisFig.downEntries;
   return {
     label: `redis, ${workers.length} worker${workers.length > 1 ? 's' : ''} x concurrency ${C}`,
     machineBusy,
@@ -396,6 +356,7 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
     ms,
     ...logFigures(r.outcome.dir, parallelism),
     coordinatorCpuMs: cpuMs,
+    coordinatorChildCpuMs: childMs,
     workerCpuMs,
     workerChildCpuMs,
     redis: redisFig,
@@ -459,32 +420,6 @@ async function takeover(redisUrl: string): Promise<void> {
   }
 }
 
-/** Redis commands per second and per worker while `workers` wait with nothing to do. */
-async function idleLoad(
-  stats: Redis,
-  workers: number,
-): Promise<{ perWorkerPerSec: number; top: string; clients: number }> {
-  const clients = Number(parseInfo(await stats.info('clients')).get('connected_clients'));
-  await stats.config('RESETSTAT');
-  await new Promise((r) => setTimeout(r, IDLE_S * 1000));
-  const commands: [string, number][] = [];
-  for (const [k, v] of parseInfo(await stats.info('commandstats'))) {
-    const calls = /calls=(\d+)/.exec(v);
-    const name = k.replace(/^cmdstat_/, '');
-    if (calls && name !== 'info' && name !== 'config') commands.push([name, Number(calls[1])]);
-  }
-  const total = commands.reduce((s, [, n]) => s + n, 0);
-  commands.sort((a, b) => b[1] - a[1]);
-  return {
-    clients,
-    perWorkerPerSec: total / IDLE_S / workers,
-    top: commands
-      .slice(0, 6)
-      .map(([n, c]) => `${n} ${(c / IDLE_S / workers).toFixed(2)}`)
-      .join(', '),
-  };
-}
-
 // ---- report --------------------------------------------------------------------------------------
 
 const f1 = (n: number): string => n.toFixed(1);
@@ -498,22 +433,27 @@ function printRun(m: Measured): void {
       `overhead/instance ${f1(overhead).padStart(6)} ms   median start->done ${m.serviceMs} ms (ideal ${CALLS * DELAY_MS})   ` +
       `median queued->start of the first ${m.parallelism}: ${m.firstStartMs} ms`,
   );
-  const workers =
-    m.workerCpuMs === undefined
-      ? ''
-      : `, worker processes ${f1(m.workerCpuMs / INSTANCES)} ms (${f1((m.workerChildCpuMs ?? 0) / INSTANCES)} ms of it in git/tar)`;
-  console.log(
-    `${''.padEnd(38)} CPU per instance (with child processes: git, tar): this process (coordinator${m.workerCpuMs === undefined ? ' + agent threads' : ''}) ${f1(m.coordinatorCpuMs / INSTANCES)} ms${workers}; cores busy ${(m.machineBusy * 100).toFixed(0)}%`,
-  );
-  if (m.workerCpuMs !== undefined) {
-    // Issue 32's goals for a distributed instance: CPU of all processes (coordinator, workers with
-    // their git/tar children, redis-server) <= 30 ms; overhead beyond the model's time <= 100 ms.
-    const cpu = (m.coordinatorCpuMs + m.workerCpuMs + (m.redis?.cpuMs ?? 0)) / INSTANCES;
+  const per = (n: number | undefined): string => `${f1((n ?? 0) / INSTANCES)} ms`;
+  if (m.workerCpuMs === undefined) {
     console.log(
-      `${''.padEnd(38)} all processes ${f1(cpu)} ms CPU per instance = ${(cpu / 30).toFixed(2)}x the goal (<= 30 ms); ` +
-        `overhead ${f1(overhead)} ms per instance = ${(overhead / 100).toFixed(2)}x the goal (<= 100 ms)`,
+      `${''.padEnd(38)} CPU per instance: this process (coordinator + agent threads) ${per(m.coordinatorCpuMs)} (${per(m.coordinatorChildCpuMs)} of it in child processes); cores busy ${(m.machineBusy * 100).toFixed(0)}%`,
     );
+    return;
   }
+  // Issue 32's goals for a distributed instance: CPU of all processes (coordinator, workers with
+  // their git/tar children, redis-server) <= 30 ms; overhead beyond the model's time <= 100 ms.
+  const workerOwn = m.workerCpuMs - (m.workerChildCpuMs ?? 0);
+  const coordinatorOwn = m.coordinatorCpuMs - m.coordinatorChildCpuMs;
+  const children = m.coordinatorChildCpuMs + (m.workerChildCpuMs ?? 0);
+  const cpu = (m.coordinatorCpuMs + m.workerCpuMs + (m.redis?.cpuMs ?? 0)) / INSTANCES;
+  console.log(
+    `${''.padEnd(38)} CPU per instance by process: coordinator ${per(coordinatorOwn)}, worker processes (with their agent threads) ${per(workerOwn)}, ` +
+      `git/tar children ${per(children)} (coordinator's ${per(m.coordinatorChildCpuMs)}, workers' ${per(m.workerChildCpuMs)}), redis-server ${per(m.redis?.cpuMs)}; cores busy ${(m.machineBusy * 100).toFixed(0)}%`,
+  );
+  console.log(
+    `${''.padEnd(38)} all processes ${f1(cpu)} ms CPU per instance = ${(cpu / 30).toFixed(2)}x the goal (<= 30 ms); ` +
+      `overhead ${f1(overhead)} ms per instance = ${(overhead / 100).toFixed(2)}x the goal (<= 100 ms)`,
+  );
 }
 
 function printRedis(m: Measured): void {
@@ -540,46 +480,6 @@ function printRedis(m: Measured): void {
   console.log(
     `  rates               ${f1(total / (m.ms / 1000))} Redis commands/s, ${f1(r.upEntries / (m.ms / 1000) / m.parallelism)} up entries/s per running agent`,
   );
-}
-
-/**
- * `--cpu-prof DIR`: the self time of every profile written there (the workers' main threads and
- * their agent threads), summed by source file and by function: where a worker's CPU goes.
- */
-function summarizeProfiles(dir: string): void {
-  interface Node {
-    id: number;
-    callFrame: { functionName: string; url: string; lineNumber: number };
-  }
-  const byFile = new Map<string, number>();
-  const byFunction = new Map<string, number>();
-  let total = 0;
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.cpuprofile'))) {
-    const p = JSON.parse(readFileSync(join(dir, name), 'utf8')) as {
-      nodes: Node[];
-      samples: number[];
-      timeDeltas: number[];
-    };
-    const nodes = new Map(p.nodes.map((n) => [n.id, n]));
-    p.samples.forEach((id, i) => {
-      const n = nodes.get(id);
-      const us = p.timeDeltas[i] ?? 0;
-      if (!n || n.callFrame.functionName === '(idle)' || n.callFrame.functionName === '(program)') return;
-      total += us;
-      const file = n.callFrame.url.replace(/^.*\/(node_modules|dist|src)\//, '$1/') || `(${n.callFrame.functionName})`;
-      byFile.set(file, (byFile.get(file) ?? 0) + us);
-      const fn = `${n.callFrame.functionName || '(anonymous)'} ${file}:${n.callFrame.lineNumber + 1}`;
-      byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
-    });
-  }
-  const top = (m: Map<string, number>): string =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 15)
-      .map(([k, us]) => `    ${(us / 1000 / INSTANCES).toFixed(2).padStart(7)} ms/instance  ${k}`)
-      .join('\n');
-  console.log(`\nworker CPU profiles (${dir}): ${(total / 1000 / INSTANCES).toFixed(1)} ms/instance sampled, not idle`);
-  console.log(`  by file:\n${top(byFile)}\n  by function:\n${top(byFunction)}`);
 }
 
 // ---- main ----------------------------------------------------------------------------------------
@@ -624,7 +524,7 @@ async function fanOuts(): Promise<void> {
   const three = await Promise.all(['w3a', 'w3b', 'w3c'].map((n) => startWorker(redis.url, n)));
   runs.push(await distributedRun(redis, stats, three));
   printRun(runs.at(-1)!);
-  const idle = await idleLoad(stats, three.length);
+  const idle = await idleLoad(stats, three.length, IDLE_S);
   await stopWorkers(three);
   const clientsAfter = Number(parseInfo(await stats.info('clients')).get('connected_clients'));
 
@@ -649,7 +549,7 @@ let exitCode = 0;
 try {
   if (args.includes('--takeover')) await takeover(redis.url);
   else await fanOuts();
-  if (PROFILE_DIR) summarizeProfiles(PROFILE_DIR);
+  if (PROFILE_DIR) console.log(`\nworker ${summarizeProfiles(PROFILE_DIR, INSTANCES)}`);
 } catch (err) {
   console.error(err instanceof Error ? err.stack : String(err));
   exitCode = 1;

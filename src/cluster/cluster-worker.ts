@@ -126,8 +126,9 @@ export class ClusterWorker {
       concurrency: opts.concurrency,
       pairSlots: opts.concurrency,
       agentsPerThread: 1,
-      // Warm threads for every slot: a thread's start (~150 ms of CPU) is paid once per worker, not per agent.
-      minThreads: opts.concurrency,
+      // One warm thread; more start as agents come and stay for the next ones (piscina's idle timeout).
+      // Starting a thread per slot up front made a 4-slot worker miss its 2 s job locks under load.
+      minThreads: 1,
       onError: (err) => this.log(`worker thread error: ${String(err)}`),
     });
     const lockDuration = opts.lockMs ?? 15_000;

@@ -29,6 +29,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { copyGitIndex } from '../orchestrator/git-workspace.js';
 import {
   ProductCommandError,
+  findRepository,
   productGit,
   productGitScript,
   type ProductCommandOptions,
@@ -179,7 +180,8 @@ export async function packWorkspace(
     return { ok: false, error: `the workspace folder ${abs} does not exist` };
   }
   try {
-    const top = await workTreeTop(real);
+    // No .git here or above: a plain folder, told without a git process (git would find no work tree either).
+    const top = findRepository(real) === undefined ? undefined : await workTreeTop(real);
     if (top !== undefined && realpathSync(top) === real) return await packGitWorkTree(real, abs, exclude, maxBytes);
     return await packFolder(real, abs, top, exclude, maxBytes);
   } catch (err) {

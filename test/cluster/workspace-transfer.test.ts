@@ -495,8 +495,13 @@ describe('workspace transfer errors', () => {
     const path = process.env.PATH;
     process.env.PATH = join(scratch, 'no-such-bin');
     try {
+      // A plain folder is packed in this process; unpacking it (a git baseline) needs git.
       const r = await packWorkspace(dir);
-      expect(r.ok === false && r.error).toContain('git is not installed or not on PATH');
+      expect(r.ok).toBe(true);
+      if (r.ok)
+        await expect(unpackWorkspace(r.packed, freshPath('copy'))).rejects.toThrow(
+          'git is not installed or not on PATH',
+        );
       const applied = await applyWorkspacePatch(dir, Buffer.from('diff --git a/a.txt b/a.txt\n'));
       expect(applied.ok === false && applied.error).toContain('git is not installed or not on PATH');
     } finally {
