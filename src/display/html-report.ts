@@ -132,6 +132,19 @@ function instancesTable(folder: RunFolder): string {
   );
 }
 
+/** The publish gates (publish.approve): what each asked (with the changeset preview), who answered, what was published. */
+function publishGateSection(s: RunFolder['state']): string {
+  if (s.publishGates.size === 0) return '';
+  const gates = [...s.publishGates].map(
+    ([task, g]) => `<li>publish gate of ${escapeHtml(task)}: ${escapeHtml(describeApproval(g))}</li>`,
+  );
+  const done = s.published.map(
+    (x) =>
+      `<li>published ${escapeHtml(x.key)}: ${escapeHtml(x.outcome)}${x.detail ? ` ${escapeHtml(x.detail)}` : ''}</li>`,
+  );
+  return `<section><h2>Publish gate</h2><ul class="controls">${[...gates, ...done].join('')}</ul></section>\n`;
+}
+
 /** Who cancelled, steered or retried what while the run was live (its control events), when anyone did. */
 function controlsSection(folder: RunFolder): string {
   const list = folder.state.controls;
@@ -187,7 +200,7 @@ ${skippedNote}
 <section><h2>Task graph</h2><div class="scroll">${dagSvg(data.tasks)}</div></section>
 <section><h2>Usage per task</h2><div class="charts">${barChartSvg('Tokens per task', tokenItems, 'tokens')}${barChartSvg('Cost per task', costItems, 'cost')}</div></section>
 ${providerCostSection(s.providers)}<section><h2>Instances</h2><div class="scroll">${instancesTable(folder)}</div></section>
-${boardSection(s)}${changesetsSection(folder.dir)}${hooksSection(folder.events)}${controlsSection(folder)}<section><h2>Conversations <button id="toggle-conversations" type="button">Expand all</button></h2>
+${boardSection(s)}${publishGateSection(s)}${changesetsSection(folder.dir)}${hooksSection(folder.events)}${controlsSection(folder)}<section><h2>Conversations <button id="toggle-conversations" type="button">Expand all</button></h2>
 ${conversations}
 </section>
 <section><h2>Merged plan</h2>${plan}</section>

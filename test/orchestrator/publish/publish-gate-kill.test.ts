@@ -6,6 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { buildHtmlReport } from '../../../src/display/html-report.js';
+import { loadRunFolder } from '../../../src/display/run-folder.js';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { runCli } from '../../cli/run-cli.js';
 import { runFolderName } from '../../helpers/run-folder.js';
@@ -78,5 +80,6 @@ describe('publish gate (real CLI)', () => {
     const watched = await runCli(['show', runDir], { env: { PATH: process.env.PATH } });
     expect(watched.stdout).toMatch(/publish gate of change: approved by ana via cli at \S+: ship the campaign/);
     expect(watched.stdout).toContain('published change.repo-a: pushed');
+    expect(buildHtmlReport(loadRunFolder(runDir))).toMatch(/publish gate of change: approved by ana via cli at /);
   }, 120_000);
 });
