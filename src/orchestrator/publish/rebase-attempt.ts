@@ -26,7 +26,7 @@ import { InstanceRunner } from '../instance-runner.js';
 import { MessageRouter, runDirectory } from '../message-router.js';
 import { PermitBroker } from '../permit-broker.js';
 import { ThreadPoolExecutor } from '../thread-pool-executor.js';
-import { rebasePrompt, renderRebasedInstance } from './rebase-instance.js';
+import { rebaseContext, rebasePrompt, renderRebasedInstance } from './rebase-instance.js';
 
 export interface RebaseAttemptInput {
   runDir: string;
@@ -171,7 +171,7 @@ export async function runRebaseAttempt(a: RebaseAttemptInput): Promise<RebaseAtt
       shellSignal: new AbortController().signal,
       emit,
       launchContext,
-      contextFor: () => undefined,
+      contextFor: () => rebaseContext(a.recipe, a.fold, task),
       sessionFile,
     });
     emit({ type: 'instance_rebase_start', ...ref, ...base, sessionFile: relative(store.dir, sessionFile(id)) });

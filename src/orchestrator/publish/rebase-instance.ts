@@ -2,7 +2,8 @@
 // recipe (its for_each item and rendered prompt as instance_start recorded them; for a run logged
 // before that record, its task's for_each is expanded again and the instance found by its key),
 // and the first message, which says the change was made on an older base and must be redone on
-// the current one, with the earlier summary and patch as context.
+// the current one, with the earlier summary and patch as context (and, for `context: summaries`,
+// the merged plan of the tasks it needs, as the run gave it).
 import {
   type ExpressionScope,
   type InstanceSeed,
@@ -13,7 +14,10 @@ import {
   resolveInstance,
 } from '../../recipe/index.js';
 import type { TaskResultView } from '../../recipe/expressions.js';
+import { renderNeedsContext } from '../../run/merge-summaries.js';
 import type { InstanceState as FoldedInstance, RunState } from '../../run/run-fold.js';
+import { type TaskState, planInput } from '../../run/run-state.js';
+import { restoredInstance } from '../session-start.js';
 
 export type RenderedInstance =
   | { ok: true; task: LoadedTask; resolved: ResolvedInstance }
@@ -22,21 +26,40 @@ export type RenderedInstance =
 /** Longest part of the earlier patch quoted in the first message (the rest is cut, with a note). */
 const PATCH_QUOTE_CHARS = 20_000;
 
-/** The outputs of the run's finished tasks, as later tasks' templates saw them (`tasks.X.output`). */
+/** The run's tasks as the coordinator saw them at its end (from the log), in the recipe's order. */
+function taskStates(recipe: LoadedRecipe, fold: RunState): TaskState[] {
+  return recipe.tasks.map((t) => {
+    const keys = fold.tasks.get(t.id)?.keys ?? [];
+    const instances = [...fold.instances.values()]
+      .filter((i) => i.task === t.id)
+      .sort((a, b) => keys.indexOf(a.key) - keys.indexOf(b.key))
+      .map(restoredInstance);
+    return { task: t, level: 0, status: 'done' as const, expanded: true, instances };
+  });
+}
+
+/** The outputs and summaries of the run's finished tasks, as later tasks' templates saw them (`tasks.X.output`). */
 function scopeOf(
   recipe: LoadedRecipe,
-  fold: RunState,
+  states: readonly TaskState[],
   env: Readonly<Record<string, string | undefined>>,
 ): ExpressionScope {
   const tasks: Record<string, TaskResultView> = {};
-  for (const t of recipe.tasks) {
-    const keys = fold.tasks.get(t.id)?.keys ?? [];
-    const done = [...fold.instances.values()]
-      .filter((i) => i.task === t.id && i.status === 'done')
-      .sort((a, b) => keys.indexOf(a.key) - keys.indexOf(b.key));
-    if (done.length) tasks[t.id] = { output: t.forEach ? done.map((i) => i.output) : done[0]!.output };
+  for (const t of states) {
+    const done = t.instances.filter((i) => i.status === 'done');
+    if (!done.length) continue;
+    const view: TaskResultView = { output: t.task.forEach ? done.map((i) => i.output) : done[0]!.output };
+    const summary = renderNeedsContext(planInput(recipe, states), [t.task.id]);
+    if (summary) view.summary = summary;
+    tasks[t.task.id] = view;
   }
   return { inputs: recipe.inputValues, env: { ...env, ...recipe.env }, tasks };
+}
+
+/** `context: summaries`: the merged plan of the tasks `task` needs, as the run gave it. */
+export function rebaseContext(recipe: LoadedRecipe, fold: RunState, task: LoadedTask): string | undefined {
+  if (task.context !== 'summaries' || task.needs.length === 0) return undefined;
+  return renderNeedsContext(planInput(recipe, taskStates(recipe, fold)), task.needs) || undefined;
 }
 
 /** The instance `inst` of the run as its recipe renders it (cwd, writes, verify, env; the prompt it was given). */
@@ -52,7 +75,7 @@ export function renderRebasedInstance(
       ok: false,
       error: `the recipe ${recipe.file} has no task "${inst.task}" any more; restore it as it was when the run ran to rebase ${inst.label}`,
     };
-  const scope = scopeOf(recipe, fold, env);
+  const scope = scopeOf(recipe, taskStates(recipe, fold), env);
   let seed: InstanceSeed = { id: inst.key, taskId: task.id, index: 0 };
   if (task.forEach) {
     if (inst.item !== undefined) {

@@ -6,7 +6,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { rebasePrompt, renderRebasedInstance } from '../../../src/orchestrator/publish/rebase-instance.js';
+import {
+  rebaseContext,
+  rebasePrompt,
+  renderRebasedInstance,
+} from '../../../src/orchestrator/publish/rebase-instance.js';
 import { type LoadedRecipe, loadRecipe } from '../../../src/recipe/index.js';
 import type { RunEvent } from '../../../src/run/run-events.js';
 import { foldEvents } from '../../../src/run/run-fold.js';
@@ -89,6 +93,36 @@ describe('rendering an instance again for --rebase', () => {
     });
     const noTask = renderRebasedInstance({ ...load(dir, 'alpha'), tasks: [] }, state, inst, {});
     expect(noTask).toMatchObject({ ok: false, error: expect.stringContaining('has no task "change" any more') });
+  });
+
+  it('gives a `context: summaries` task the merged plan of the tasks it needs, as the run did', () => {
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      recipeText('alpha')
+        .replace('tasks:\n', 'tasks:\n  - id: plan\n    agent: editor\n    prompt: "Plan"\n')
+        .replace('    cwd:', '    needs: [plan]\n    context: summaries\n    cwd:'),
+    );
+    const loaded = loadRecipe(join(dir, 'recipe.yaml'), { cwd: dir, env: {} });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const base = { v: 1 as const, runId: 'r1', ts: 1 };
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
+    const state = foldEvents([
+      { ...base, type: 'instance_start', task: 'plan', key: 'plan', attempt: 1 },
+      {
+        ...base,
+        type: 'instance_done',
+        task: 'plan',
+        key: 'plan',
+        attempt: 1,
+        output: 'planned',
+        summary: '## Goal\nRename log() everywhere\n\n## Done\n- listed the call sites of log()',
+        usage,
+        durationMs: 1,
+      },
+    ] as RunEvent[]);
+    const change = loaded.recipe.tasks.find((t) => t.id === 'change')!;
+    expect(rebaseContext(loaded.recipe, state, change)).toMatch(/<merged-plan tasks="plan">[\s\S]*log\(\)/);
+    expect(rebaseContext(loaded.recipe, state, loaded.recipe.tasks.find((t) => t.id === 'plan')!)).toBeUndefined();
   });
 
   it('writes a first message with the task, the old summary and the old patch, cut when long', () => {
