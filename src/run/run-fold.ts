@@ -16,6 +16,7 @@ import { pairOf, currentAttempt, isFinished, idOf, membersOf } from './run-queri
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
 import { applyApprovalEvent, applyPublishEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
+import { applyRebaseEvent, type RebaseRecord } from './rebase-record.js';
 import {
   applyInstanceEvent,
   instanceOfKey,
@@ -27,6 +28,7 @@ import {
 } from './instance-record.js';
 
 export * from './instance-record.js';
+export type { RebaseRecord } from './rebase-record.js';
 export { toolHint } from './agent-activity.js';
 export {
   attemptUsage,
@@ -112,21 +114,6 @@ export interface InstanceState extends InstanceRecord {
   rebases?: RebaseRecord[];
   /** When its current result was made: instance_done, or a successful rebase's end (later events leave it). */
   doneTs?: number;
-}
-
-/** One `publish --rebase` of an instance: its change redone by its agent on `baseCommit` of `base`. */
-export interface RebaseRecord {
-  attempt: number;
-  startTs: number;
-  endTs?: number;
-  base: string;
-  fromCommit: string;
-  baseCommit: string;
-  sessionFile: string;
-  /** Undefined while it runs (or when it was killed). */
-  ok?: boolean;
-  error?: string;
-  patchFile?: string;
 }
 
 export interface TaskState {
@@ -452,7 +439,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       return;
     case 'instance_rebase_start':
     case 'instance_rebase_end':
-      applyRebaseEvent(inst, rec, e);
+      applyRebaseEvent(inst, rec, e, closeAttempt);
       return;
     case 'instance_worker':
       addWorker(inst, e.worker);
@@ -548,53 +535,6 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     default:
       return;
   }
-}
-
-/**
- * A `publish --rebase` attempt: its span on the instance's timeline; a successful end moves the
- * instance's record to the new base and change (its status stays done). A start without an end
- * (killed) and a failed end change nothing of the record.
- */
-function applyRebaseEvent(
-  inst: InstanceState,
-  rec: AttemptRecord,
-  e: EventOf<'instance_rebase_start'> | EventOf<'instance_rebase_end'>,
-): void {
-  if (e.type === 'instance_rebase_start') {
-    inst.attempt = Math.max(inst.attempt, e.attempt);
-    rec.startTs = e.ts;
-    rec.outcome = 'running';
-    (inst.rebases ??= []).push({
-      attempt: e.attempt,
-      startTs: e.ts,
-      base: e.base,
-      fromCommit: e.fromCommit,
-      baseCommit: e.baseCommit,
-      sessionFile: e.sessionFile,
-    });
-    return;
-  }
-  closeAttempt(rec, e.ts, e.ok ? 'done' : 'failed');
-  inst.runningTools.clear();
-  inst.activity = undefined;
-  const r = inst.rebases?.find((x) => x.attempt === e.attempt);
-  if (r) {
-    r.endTs = e.ts;
-    r.ok = e.ok;
-    if (e.error !== undefined) r.error = e.error;
-    if (e.patchFile !== undefined) r.patchFile = e.patchFile;
-  }
-  if (!e.ok) {
-    if (e.failure) rec.failure = e.failure;
-    if (e.error !== undefined) rec.error = e.error;
-    return;
-  }
-  inst.doneTs = e.ts;
-  if (inst.git) inst.git = { ...inst.git, commit: e.baseCommit, ...(e.baseTree ? { tree: e.baseTree } : {}) };
-  inst.patchFile = e.patchFile;
-  inst.summary = e.summary;
-  inst.text = e.text;
-  inst.modifiedFiles = e.modifiedFiles;
 }
 
 export function foldEvents(events: readonly RunEvent[]): RunState {
