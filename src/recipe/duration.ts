@@ -1,5 +1,5 @@
 // Durations and token counts as written in recipes, turned into plain numbers.
-import { DURATION_PATTERN, TOKEN_COUNT_PATTERN } from './schema.js';
+import { DURATION_PATTERN, TOKEN_COUNT_PATTERN } from './schema-parts.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
