@@ -24,21 +24,14 @@ export async function answerApprovalOffline(runDir: string, a: ApprovalAnswer, b
     if (a.gate === 'publish') return answerPublishGate(runDir, runId, fold, a, by);
     const d = decideApproval(boardOfFold(runId, fold), a);
     if (!d.ok) return { ok: false, error: d.error };
-    const store = RunStore.open(runDir);
-    const decision = a.action === 'approve' ? 'approved' : 'rejected';
-    for (const key of d.keys)
-      store.append({
-        type: 'approval_given',
-        task: a.task,
-        key,
-        decision,
-        by,
-        via: a.via ?? 'cli',
-        ...(a.note ? { note: a.note } : {}),
-        offline: true,
-      });
-    if (store.writeError)
-      return { ok: false, error: `cannot write the run log ${store.logFile}: ${store.writeError.message}` };
+    const decision = decisionOf(a);
+    const error = appendAnswers(
+      runDir,
+      d.keys.map((key) => ({ task: a.task, key })),
+      a,
+      by,
+    );
+    if (error) return { ok: false, error };
     return {
       ok: true,
       message: `${answeredMessage(decision, d.keys).replace(/: .*$/, '')}: recorded in run ${runId} (no coordinator holds it); \`orchestrate resume ${runId}\` ${decision === 'approved' ? 'runs it' : 'skips it and the tasks that need it'}`,
@@ -67,22 +60,14 @@ function answerPublishGate(
     .filter((t, i, all) => all.indexOf(t) === i);
   const d = decidePublishGate({ runId, gated: [...gated], gates: fold.publishGates, taskGated, ended: true }, a);
   if (!d.ok) return { ok: false, error: d.error };
-  const store = RunStore.open(runDir);
-  const decision = a.action === 'approve' ? 'approved' : 'rejected';
-  for (const task of d.tasks)
-    store.append({
-      type: 'approval_given',
-      gate: 'publish',
-      task,
-      key: task,
-      decision,
-      by,
-      via: a.via ?? 'cli',
-      ...(a.note ? { note: a.note } : {}),
-      offline: true,
-    });
-  if (store.writeError)
-    return { ok: false, error: `cannot write the run log ${store.logFile}: ${store.writeError.message}` };
+  const decision = decisionOf(a);
+  const error = appendAnswers(
+    runDir,
+    d.tasks.map((task) => ({ gate: 'publish' as const, task, key: task })),
+    a,
+    by,
+  );
+  if (error) return { ok: false, error };
   const next =
     decision === 'rejected'
       ? 'nothing will be pushed'
@@ -93,4 +78,27 @@ function answerPublishGate(
     ok: true,
     message: `${decision} the publish gate of ${d.tasks.join(', ')}: recorded in run ${runId} (no coordinator holds it); ${next}`,
   };
+}
+
+const decisionOf = (a: ApprovalAnswer) => (a.action === 'approve' ? 'approved' : 'rejected');
+
+/** Appends one approval_given per gate answered, marked offline; the write error, if any. */
+function appendAnswers(
+  runDir: string,
+  gates: readonly { gate?: 'publish'; task: string; key: string }[],
+  a: ApprovalAnswer,
+  by: string,
+): string | undefined {
+  const store = RunStore.open(runDir);
+  for (const g of gates)
+    store.append({
+      type: 'approval_given',
+      ...g,
+      decision: decisionOf(a),
+      by,
+      via: a.via ?? 'cli',
+      ...(a.note ? { note: a.note } : {}),
+      offline: true,
+    });
+  return store.writeError ? `cannot write the run log ${store.logFile}: ${store.writeError.message}` : undefined;
 }

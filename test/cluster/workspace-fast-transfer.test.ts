@@ -10,39 +10,23 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
-  rmSync,
   symlinkSync,
   unlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import type { UpMessage } from '../../src/cluster/cluster-wire.js';
 import { UpBatcher } from '../../src/cluster/up-batcher.js';
 import { snapshotWorkspace } from '../../src/cluster/workspace-stat-cache.js';
-import {
-  applyWorkspacePatch,
-  packWorkspace,
-  unpackWorkspace,
-  workspaceDiff,
-  type PackedWorkspace,
-} from '../../src/cluster/workspace-transfer.js';
+import { applyWorkspacePatch, unpackWorkspace, workspaceDiff } from '../../src/cluster/workspace-transfer.js';
+import { pack, scratchFolder, write } from './workspace-fixtures.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'ws-fast-test-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-const freshPath = (name: string): string => join(scratch, `${name}-${++counter}`);
-
-function write(root: string, rel: string, content: string | Buffer): void {
-  mkdirSync(dirname(join(root, rel)), { recursive: true });
-  writeFileSync(join(root, rel), content);
-}
+const { scratch, freshPath } = scratchFolder('ws-fast-test-');
 
 /** Every entry of a folder: files with their executable bit and hash, links with their target, folders (empty ones too). */
 function contents(root: string): Record<string, string> {
@@ -95,16 +79,10 @@ function makeFolder(): string {
   return dir;
 }
 
-async function pack(dir: string, exclude?: string[]): Promise<PackedWorkspace> {
-  const r = await packWorkspace(dir, exclude ? { exclude } : {});
-  if (!r.ok) throw new Error(r.error);
-  return r.packed;
-}
-
 describe('a plain folder archived in this process', () => {
   it('round-trips modes, symlinks, binary files, long names and empty folders; checkpoints without changes run no git; edits come back exact', async () => {
     const dir = makeFolder();
-    const packed = await pack(dir, ['node_modules']);
+    const packed = await pack(dir, { exclude: ['node_modules'] });
     expect(packed.kind).toBe('folder');
     const copy = freshPath('copy');
     await unpackWorkspace(packed, copy);
@@ -178,7 +156,7 @@ describe('a plain folder archived in this process', () => {
 describe('the trust boundary of an unpack', () => {
   /** A GNU tar archive made by `tar args` in `cwd`, optionally extended by a second `tar -r`. */
   function tarOf(cwd: string, args: string[], append?: { cwd: string; args: string[] }): Buffer {
-    const file = join(scratch, `crafted-${++counter}.tar`);
+    const file = `${freshPath('crafted')}.tar`;
     execFileSync('tar', ['-c', '-f', file, ...args], { cwd });
     if (append) execFileSync('tar', ['-r', '-f', file, ...append.args], { cwd: append.cwd });
     return readFileSync(file);

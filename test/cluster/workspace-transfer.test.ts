@@ -5,39 +5,24 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
-  rmSync,
   symlinkSync,
   unlinkSync,
-  writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   applyWorkspacePatch,
   DEFAULT_MAX_WORKSPACE_BYTES,
   packWorkspace,
   unpackWorkspace,
   workspaceDiff,
-  type PackedWorkspace,
 } from '../../src/cluster/workspace-transfer.js';
+import { pack, scratchFolder, write } from './workspace-fixtures.js';
 
-const scratch = mkdtempSync(join(tmpdir(), 'ws-transfer-test-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-function freshDir(name: string): string {
-  const d = join(scratch, `${name}-${++counter}`);
-  mkdirSync(d, { recursive: true });
-  return d;
-}
-/** A path that does not exist yet (unpack creates it). */
-function freshPath(name: string): string {
-  return join(scratch, `${name}-${++counter}`);
-}
+const { scratch, freshDir, freshPath } = scratchFolder('ws-transfer-test-');
 
 const IDENTITY = ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false'];
 function git(cwd: string, ...args: string[]): string {
@@ -46,10 +31,6 @@ function git(cwd: string, ...args: string[]): string {
     encoding: 'utf8',
     env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(cwd) },
   });
-}
-function write(root: string, rel: string, content: string | Buffer): void {
-  mkdirSync(dirname(join(root, rel)), { recursive: true });
-  writeFileSync(join(root, rel), content);
 }
 
 interface Entry {
@@ -97,12 +78,6 @@ function repoState(repo: string): Record<string, string> {
       .digest('hex'),
     objects: git(repo, 'count-objects', '-v').replace(/^size-garbage.*$/m, ''),
   };
-}
-
-async function pack(dir: string, opts?: { maxBytes?: number; exclude?: string[] }): Promise<PackedWorkspace> {
-  const r = await packWorkspace(dir, opts);
-  if (!r.ok) throw new Error(r.error);
-  return r.packed;
 }
 
 const binaryA = Buffer.from([0, 1, 2, 3, 255, 254, 0, 10, 13, 0]);

@@ -6,13 +6,7 @@
 // clients wait as the API asks (Octokit's throttling plugin, GitLab's Retry-After); an interval
 // that would spend more than GitHub's hourly allowance is pointed out. Tokens never reach output:
 // forge errors come back redacted from trackRun.
-import {
-  type StatusRow,
-  burndownLine,
-  burndownSparkline,
-  formatChangesetStatus,
-  mergedCount,
-} from '../../display/changesets-text.js';
+import { burndownLine, burndownSparkline, formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
 import { formatClock } from '../../display/format-units.js';
 import { type TrackedChangeset, trackRun } from '../../orchestrator/publish/track.js';
 import { burndown, readObservations } from '../../run/changesets.js';
@@ -29,6 +23,8 @@ export interface StatusWatchOptions {
 const REQUESTS_PER_LOOK = 3;
 /** GitHub's primary limit for a token, requests per hour. */
 const GITHUB_HOURLY = 5000;
+
+type Tracked = Awaited<ReturnType<typeof trackRun>>;
 
 const CLEAR = '\x1b[H\x1b[2J';
 
@@ -58,24 +54,39 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * One look at the forge for each changeset of the run (`status` and every round of `--watch`).
+ * A number is the exit code after the error has been printed: the run has no changesets.json, or
+ * the run folder cannot be read.
+ */
+export async function lookAtChangesets(
+  runDir: string,
+  ctx: CliContext,
+): Promise<number | (Tracked & { file: NonNullable<Tracked['file']> })> {
+  let tracked: Tracked;
+  try {
+    tracked = await trackRun(runDir, ctx.env);
+  } catch (err) {
+    ctx.stderr(`orchestrate: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.taskFailed;
+  }
+  const { file } = tracked;
+  if (!file) {
+    ctx.stderr(
+      `orchestrate: ${runDir} has no changesets.json\n  hint: a run writes it when its recipe has a publish: block\n`,
+    );
+    return EXIT.usage;
+  }
+  return { ...tracked, file };
+}
+
 export async function watchStatus(runDir: string, ctx: CliContext, opts: StatusWatchOptions): Promise<number> {
   let previous: Map<string, TrackedChangeset> | undefined;
   let lastMerged = -1;
   let warned = false;
   while (!opts.signal.aborted) {
-    let tracked: Awaited<ReturnType<typeof trackRun>>;
-    try {
-      tracked = await trackRun(runDir, ctx.env);
-    } catch (err) {
-      ctx.stderr(`orchestrate: ${err instanceof Error ? err.message : String(err)}\n`);
-      return EXIT.taskFailed;
-    }
-    if (!tracked.file) {
-      ctx.stderr(
-        `orchestrate: ${runDir} has no changesets.json\n  hint: a run writes it when its recipe has a publish: block\n`,
-      );
-      return EXIT.usage;
-    }
+    const tracked = await lookAtChangesets(runDir, ctx);
+    if (typeof tracked === 'number') return tracked;
     const { rows } = tracked;
     const now = Date.now();
     const obs = readObservations(runDir);
@@ -83,7 +94,7 @@ export async function watchStatus(runDir: string, ctx: CliContext, opts: StatusW
     const withPr = rows.filter((r) => r.url).length;
     if (
       !warned &&
-      rows.some((r) => r.url && tracked.file!.changesets.some((c) => c.key === r.key && c.forge === 'github'))
+      rows.some((r) => r.url && tracked.file.changesets.some((c) => c.key === r.key && c.forge === 'github'))
     ) {
       warned = true;
       const perHour = Math.round((REQUESTS_PER_LOOK * withPr * 3_600_000) / opts.intervalMs);

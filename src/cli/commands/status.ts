@@ -3,12 +3,11 @@
 // the forge now; the burndown (merged so far) below. `--json` for scripts, `--watch` refreshes
 // (status-watch.ts).
 import { formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
-import { trackRun } from '../../orchestrator/publish/track.js';
 import { burndown, readObservations } from '../../run/changesets.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
-import { watchStatus } from './status-watch.js';
+import { lookAtChangesets, watchStatus } from './status-watch.js';
 
 export const statusCommand: CliCommand = {
   command: 'status <run>',
@@ -57,19 +56,8 @@ export const statusCommand: CliCommand = {
         process.off('SIGTERM', onSignal);
       }
     }
-    let tracked: Awaited<ReturnType<typeof trackRun>>;
-    try {
-      tracked = await trackRun(runDir, ctx.env);
-    } catch (err) {
-      ctx.stderr(`orchestrate: ${err instanceof Error ? err.message : String(err)}\n`);
-      return EXIT.taskFailed;
-    }
-    if (!tracked.file) {
-      ctx.stderr(
-        `orchestrate: ${runDir} has no changesets.json\n  hint: a run writes it when its recipe has a publish: block\n`,
-      );
-      return EXIT.usage;
-    }
+    const tracked = await lookAtChangesets(runDir, ctx);
+    if (typeof tracked === 'number') return tracked;
     const obs = readObservations(runDir);
     const merged = mergedCount(obs);
     if (args.json === true) {

@@ -37,7 +37,8 @@ tasks:
 `;
 }
 
-const script = `conversations:
+/** The scripted agent of a run: changes repo-a and repo-b, leaves repo-c alone. */
+export const CAMPAIGN_SCRIPT = `conversations:
   - match: "Change repo-a"
     turns:
       - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "goodbye" }] } }]
@@ -53,7 +54,7 @@ const script = `conversations:
 
 /** A project with three repositories on branch main, each with a bare remote holding main. */
 export function project(forge: 'github' | 'gitlab', apiUrl: () => string): { dir: string } {
-  const files: Record<string, string> = { 'script.yaml': script };
+  const files: Record<string, string> = { 'script.yaml': CAMPAIGN_SCRIPT };
   for (const r of REPOS) files[`${r}/greet.txt`] = `hello from ${r}\n`;
   const dir = tempProject(files);
   writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, forge, apiUrl(), 'Change the greeting of ${{ repo.name }}'));

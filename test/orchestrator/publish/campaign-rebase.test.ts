@@ -15,7 +15,7 @@ import { readChangesets } from '../../../src/run/changesets.js';
 import { RunStore } from '../../../src/run/run-store.js';
 import { runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs, events } from '../helpers/run-fixtures.js';
-import { REPOS, TOKEN, filesUnder, git, project, recipe } from './campaign-fixtures.js';
+import { CAMPAIGN_SCRIPT, REPOS, TOKEN, filesUnder, git, project, recipe } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 // The rebase conversation comes first: it matches only a rebase message that quotes repo-a's old summary.
@@ -24,18 +24,7 @@ const SCRIPT = `conversations:
     turns:
       - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "goodbye" }] } }]
       - text: "repo-a: greeting changed again, on the new base"
-  - match: "Change repo-a"
-    turns:
-      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "goodbye" }] } }]
-      - text: "repo-a: greeting changed"
-  - match: "Change repo-b"
-    turns:
-      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "howdy" }] } }]
-      - text: "repo-b: greeting changed"
-  - match: "Change repo-c"
-    turns:
-      - text: "repo-c: nothing to change"
-`;
+${CAMPAIGN_SCRIPT.replace(/^conversations:\n/, '')}`;
 
 describe('publish --rebase', () => {
   let gh: FakeGitHub;
