@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { until } from '../orchestrator/helpers/run-fixtures.js';
 import { readRunLog } from '../../src/run/run-store.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { runFolderName } from '../helpers/run-folder.js';
@@ -43,16 +44,6 @@ function cli(args: string[], dir: string): { done: Promise<Done>; output: () => 
     ),
     output: () => `exit ${child.exitCode ?? 'not yet'}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
   };
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 function log(runDir: string): RunEvent[] {

@@ -4,7 +4,7 @@
 // skips both; a timeout follows on_timeout; an interrupted run answered offline (under the lease)
 // obeys the answer on resume, and a deadline that passed while nobody ran answers at once.
 // Every wait is on run.jsonl, never on the clock.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildHtmlReport } from '../../src/display/html-report.js';
@@ -17,21 +17,9 @@ import { connectRunControl } from '../../src/run/run-control-client.js';
 import { foldEvents, getInstance } from '../../src/run/run-fold.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import type { ResultFile } from '../../src/run/run-state.js';
-import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, logOf, ofType, tempProject, until } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
-
-async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-const logOf = (runDir: string): RunEvent[] => (existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : []);
 
 /** Model calls and queueing of one instance, as the log records them. */
 const touched = (log: RunEvent[], key: string) =>

@@ -19,7 +19,7 @@ import { connectRunControl } from '../../src/run/run-control-client.js';
 import type { RunControl } from '../../src/run/run-control.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, events, ofType, tempProject, until } from './helpers/run-fixtures.js';
 
 const pools: Piscina[] = [];
 const releases: string[] = [];
@@ -28,20 +28,6 @@ afterAll(async () => {
   await Promise.all(pools.map((p) => p.destroy()));
   cleanupTempDirs();
 });
-
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  limitMs = 60_000,
-): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 type PortMessage = { type: string; [k: string]: unknown };
 interface Relayed {

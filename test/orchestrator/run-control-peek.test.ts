@@ -8,27 +8,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { connectRunControl } from '../../src/run/run-control-client.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { RunEvent } from '../../src/run/run-events.js';
-import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, events, ofType, tempProject, until } from './helpers/run-fixtures.js';
 
 const releases: string[] = [];
 afterAll(() => {
   for (const r of releases) writeFileSync(r, 'x');
   cleanupTempDirs();
 });
-
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  limitMs = 60_000,
-): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function logOf(runDir: string): RunEvent[] {
   return existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : [];

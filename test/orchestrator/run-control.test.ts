@@ -14,7 +14,7 @@ import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.j
 import type { RunControl } from '../../src/run/run-control.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import type { ResultFile } from '../../src/run/run-state.js';
-import { cleanupTempDirs, events, ofType, sessionLines, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, events, ofType, sessionLines, tempProject, until } from './helpers/run-fixtures.js';
 
 const releases: string[] = [];
 afterAll(() => {
@@ -27,16 +27,6 @@ afterAll(() => {
 function hold(file: string): string {
   releases.push(file);
   return `while [ ! -f '${file}' ]; do sleep 0.05; done; echo released`;
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function logOf(runDir: string): RunEvent[] {

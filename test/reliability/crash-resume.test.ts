@@ -8,7 +8,6 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/run/run-events.js';
 import {
   type FakeAnthropic,
   type FakeBlock,
@@ -18,7 +17,7 @@ import {
   turnOrderProblem,
 } from '../helpers/fake-anthropic-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
-import { cleanupTempDirs, conversationKey, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationKey, logOf, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { isSummaryRequest } from '../helpers/summary-request.js';
 import { checkJsonl, type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 import { runFolderName } from '../helpers/run-folder.js';
@@ -97,9 +96,6 @@ function runDirOf(runs: string): string | undefined {
   const name = runFolderName(runs);
   return name ? join(runs, name) : undefined;
 }
-
-const logOf = (runDir: string | undefined): RunEvent[] =>
-  runDir && existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : [];
 
 /** The run's last attempt wrote run_end succeeded (a kill then only stopped a process on its way out). */
 const endedSucceeded = (runDir: string): boolean => {

@@ -2,7 +2,7 @@
 // (kill -9, or Ctrl-C = SIGINT), then run `orchestrate resume` and count the model calls each
 // instance made at the fake Anthropic API: finished instances are never called again.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { foldEvents, getInstance, resumableInstances } from '../../src/run/run-fold.js';
@@ -12,8 +12,8 @@ import {
   cleanupTempDirs,
   conversationKey,
   conversationResponder,
-  events,
   isSummaryRequest,
+  logOf,
   ofType,
   tempProject,
   type Conversation,
@@ -60,9 +60,6 @@ function summaries(server: FakeAnthropic, item: string): number {
     (q) => isSummaryRequest(q.body) && new RegExp(`Check item ${item}\\b`).test(JSON.stringify(q.body.messages)),
   ).length;
 }
-
-const logOf = (runDir: string | undefined): RunEvent[] =>
-  runDir && existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : [];
 
 /** Turn requests per item, and per (item, reply index); handoff summary requests are counted by summaries(). */
 function calls(server: FakeAnthropic, item: string, reply?: number): number {

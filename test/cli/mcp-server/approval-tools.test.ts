@@ -2,28 +2,14 @@
 // real run on the scripted model: approve over the run's control socket (logged via mcp, naming
 // the client), a refused answer as a tool error with the reason. The stdio transport itself is
 // covered by test/cli/mcp-serve.test.ts.
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { approveTool, rejectTool } from '../../../src/cli/mcp-server/control-tools.js';
 import type { ServerContext, ToolCall } from '../../../src/cli/mcp-server/tool-table.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import type { RunEvent } from '../../../src/run/run-events.js';
-import { cleanupTempDirs, events, ofType, tempProject } from '../../orchestrator/helpers/run-fixtures.js';
+import { cleanupTempDirs, logOf, ofType, tempProject, until } from '../../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
-
-const logOf = (runDir: string): RunEvent[] => (existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : []);
-
-async function until<T>(what: string, probe: () => T | undefined | false, limitMs = 60_000): Promise<T> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('approve / reject MCP tools', () => {
   it('approve reaches the live run (via mcp, naming the client); a wrong task is a tool error with the reason', async () => {

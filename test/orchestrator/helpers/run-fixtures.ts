@@ -1,7 +1,7 @@
 // Shared helpers of the orchestrator end-to-end tests: temp folders with recipes and scripts,
 // reading the run log, and a fake-Anthropic responder that picks turns per conversation.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FakeBlock, RespondInput, ResponseSpec } from '../../helpers/fake-anthropic-server.js';
@@ -36,6 +36,25 @@ export function gitInit(dir: string): void {
 
 export function events(runDir: string): RunEvent[] {
   return readRunLog(join(runDir, 'run.jsonl')).events;
+}
+
+/** The run's events so far; none while run.jsonl does not exist yet (or no run folder is known). */
+export const logOf = (runDir: string | undefined): RunEvent[] =>
+  runDir && existsSync(join(runDir, 'run.jsonl')) ? events(runDir) : [];
+
+/** Polls `probe` (every 20 ms) until it gives a value; an error naming `what` after `limitMs`. */
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  limitMs = 60_000,
+): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 export function ofType<T extends RunEvent['type']>(list: RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
