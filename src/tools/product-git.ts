@@ -9,7 +9,7 @@
 //      GIT_* variables the caller sets: no provider key, no credential, no GIT_DIR of the parent.
 //      HOME is an empty private folder; GIT_CONFIG_NOSYSTEM, GIT_ATTR_NOSYSTEM; the global config
 //      is a file written here holding only harmless keys of the user's own (identity, excludes and
-//      attributes files copied in, line endings, safe.directory).
+//      attributes files copied in, line endings, safe.directory, the CA file an https push trusts).
 //  (b) Every program-valued key known is overridden on the command line's level (GIT_CONFIG_COUNT,
 //      which also reaches the gits that git starts): fsmonitor off, hooks at /dev/null, no
 //      credential helper, no signing, every transport but file/bundle refused. The drivers the
@@ -165,6 +165,11 @@ interface UserGlobalConfig {
   keys: [string, string][];
   excludesFile?: string;
   attributesFile?: string;
+  /**
+   * The certificates a push over https trusts: GIT_SSL_CAINFO, else the user's http.sslCAInfo
+   * (a self-hosted forge behind a company's CA). Unset: the system's bundle, as for git itself.
+   */
+  caFile?: string;
 }
 
 /** `git config --global --list -z` with the user's real environment (minus GIT_* but the config's own). */
@@ -179,12 +184,14 @@ function parseUserGlobalConfig(listed: string | undefined): UserGlobalConfig {
   const keys: [string, string][] = [];
   let excludesFile: string | undefined;
   let attributesFile: string | undefined;
+  let caFile = process.env.GIT_SSL_CAINFO || undefined;
   for (const entry of listed !== undefined ? listed.split('\0') : []) {
     const nl = entry.indexOf('\n');
     const key = (nl < 0 ? entry : entry.slice(0, nl)).toLowerCase();
     const value = nl < 0 ? 'true' : entry.slice(nl + 1);
     if (key === 'core.excludesfile') excludesFile = expandHome(value);
     else if (key === 'core.attributesfile') attributesFile = expandHome(value);
+    else if (key === 'http.sslcainfo') caFile ??= expandHome(value);
     else if (CARRIED_GLOBAL_KEYS.has(key)) keys.push([key, value]);
   }
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
@@ -192,6 +199,7 @@ function parseUserGlobalConfig(listed: string | undefined): UserGlobalConfig {
     keys,
     excludesFile: excludesFile ?? join(xdg, 'git', 'ignore'),
     attributesFile: attributesFile ?? join(xdg, 'git', 'attributes'),
+    ...(caFile ? { caFile } : {}),
   };
 }
 
@@ -270,6 +278,12 @@ function makeHome(user: UserGlobalConfig): PrivateGitHome {
   if (attributes !== undefined) {
     writeFileSync(join(dir, 'attributes'), attributes);
     add('core.attributesFile', join(dir, 'attributes'));
+  }
+  // The certificates too: the user's file may sit in the home the sandbox hides.
+  const ca = readIfThere(user.caFile);
+  if (ca !== undefined) {
+    writeFileSync(join(dir, 'ca.pem'), ca);
+    add('http.sslCAInfo', join(dir, 'ca.pem'));
   }
   const globalConfig = join(dir, 'gitconfig');
   writeFileSync(globalConfig, `${lines.join('\n')}\n`);

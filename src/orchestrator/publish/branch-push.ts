@@ -94,7 +94,7 @@ export async function remoteBranchCommit(
     cwd: repo,
     ...pushTransport(url, localPath, auth),
   });
-  if (r.code !== 0) return { ok: false, error: `cannot read ${url}: ${firstLine(r.stderr)}` };
+  if (r.code !== 0) return { ok: false, error: `cannot read ${url}: ${gitError(r.stderr, url, auth)}` };
   const line = r.stdout
     .toString('utf8')
     .split('\n')
@@ -119,7 +119,7 @@ export async function fetchBranch(
     ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', url, `+refs/heads/${branch}:${ref}`],
     { cwd: repo, ...pushTransport(url, localPath, auth) },
   );
-  if (r.code !== 0) return { ok: false, error: `cannot fetch ${branch} from ${url}: ${firstLine(r.stderr)}` };
+  if (r.code !== 0) return { ok: false, error: `cannot fetch ${branch} from ${url}: ${gitError(r.stderr, url, auth)}` };
   const c = await git(['rev-parse', '--verify', '-q', `${ref}^{commit}`], repo);
   return c.ok && c.stdout.trim()
     ? { ok: true, commit: c.stdout.trim() }
@@ -211,7 +211,7 @@ export async function pushBranch(args: {
     return {
       ok: false,
       refused: /stale info|rejected/.test(r.stderr + r.stdout.toString('utf8')),
-      error: `git push to ${args.url} failed: ${firstLine(r.stderr) || firstLine(r.stdout.toString('utf8'))}`,
+      error: `git push to ${args.url} failed: ${gitError(r.stderr, args.url, args.auth) || firstLine(r.stdout.toString('utf8'))}`,
     };
   return { ok: true, pushed: true };
 }
@@ -235,7 +235,25 @@ export async function deleteBranch(args: {
     ],
     { cwd: args.repo, ...pushTransport(args.url, args.localPath, args.auth) },
   );
-  return r.code === 0 ? { ok: true } : { ok: false, error: `cannot delete ${args.branch}: ${firstLine(r.stderr)}` };
+  return r.code === 0
+    ? { ok: true }
+    : { ok: false, error: `cannot delete ${args.branch}: ${gitError(r.stderr, args.url, args.auth)}` };
+}
+
+/**
+ * git's reason, and what to do when the server asked for credentials (git cannot prompt here, so
+ * it says only that it could not read a user name): the token was not sent to that host, or it was
+ * refused.
+ */
+function gitError(stderr: string, url: string, auth: PushAuth | undefined): string {
+  const line = firstLine(stderr);
+  if (!/askpass|could not read Username|Authentication failed|terminal prompts disabled|\b40[13]\b/i.test(stderr))
+    return line;
+  const host = hostOf(url);
+  if (!auth) return `${line} (the server asks for credentials and orchestrate has no token for this forge)`;
+  if (host !== auth.host)
+    return `${line} (the server asks for credentials, and the token goes only to ${auth.host}, the forge's host: this remote is on ${host}; point publish.remote at ${auth.host}, or publish.base_url at this remote's forge)`;
+  return `${line} (${auth.host} refused the token: check that it may push to this repository)`;
 }
 
 function firstLine(text: string): string {

@@ -5,10 +5,13 @@
 // may exist per head (GitHub 422, GitLab 409), missing required fields are 422/400; a GitHub pull
 // request whose head conflicts with its base branch is not mergeable (mergeable_state dirty).
 // Every request that changes state (not a GET) is counted, so a test can assert that applying
-// again makes none.
+// again makes none. The fake GitHub can also serve over TLS and serve the repositories themselves
+// over git's smart HTTP on the same host, as GitHub Enterprise does (git-smart-http.ts).
 import { execFileSync } from 'node:child_process';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { GIT_HTTP_PATH, serveGit } from './git-smart-http.js';
 
 export interface FakePull {
   number: number;
@@ -70,19 +73,33 @@ function send(res: ServerResponse, status: number, data: unknown): void {
   res.end(JSON.stringify(data));
 }
 
-async function listen(server: Server): Promise<string> {
+async function listen(server: Server, scheme = 'http'): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 export interface FakeGitHub extends Common {
+  /** Each smart HTTP request for a repository (with gitRoot): its path and whether it carried credentials. */
+  gitRequests: { path: string; authorized: boolean }[];
   merge(repo: string, number: number): void;
   setChecks(repo: string, sha: string, conclusion: 'success' | 'failure' | null): void;
 }
 
+export interface FakeGitHubOptions {
+  /** Serve over https with this key and certificate. */
+  tls?: { key: Buffer; cert: Buffer };
+  /** Also serve the repositories under this folder (owner/name.git) over smart HTTP, token in Basic auth. */
+  gitRoot?: string;
+}
+
 /** `repos`: "owner/name" -> the bare repository that stands for it. */
-export async function fakeGitHub(token: string, repos: Record<string, string>): Promise<FakeGitHub> {
+export async function fakeGitHub(
+  token: string,
+  repos: Record<string, string>,
+  opts: FakeGitHubOptions = {},
+): Promise<FakeGitHub> {
   const pulls: FakePull[] = [];
+  const gitRequests: FakeGitHub['gitRequests'] = [];
   const writes: string[] = [];
   const checks = new Map<string, 'success' | 'failure' | null>();
   const nodeId = (p: FakePull) => `PR_${Buffer.from(`${p.repo}#${p.number}`).toString('base64url')}`;
@@ -130,8 +147,13 @@ export async function fakeGitHub(token: string, repos: Record<string, string>): 
     return send(res, 200, { data: { [m[2]!]: { pullRequest: { isDraft: p.draft } } } });
   };
   let baseUrl = '';
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (opts.gitRoot && GIT_HTTP_PATH.test(path)) {
+        gitRequests.push({ path, authorized: req.headers.authorization !== undefined });
+        return serveGit(req, res, opts.gitRoot, token);
+      }
       const auth = req.headers.authorization;
       if (!auth) return send(res, 401, { message: 'Requires authentication', status: '401' });
       if (auth !== `token ${token}` && auth !== `Bearer ${token}`)
@@ -259,12 +281,14 @@ export async function fakeGitHub(token: string, repos: Record<string, string>): 
       }
       return send(res, 404, { message: 'Not Found' });
     })().catch((err: unknown) => send(res, 500, { message: String(err) }));
-  });
-  baseUrl = await listen(server);
+  };
+  const server = opts.tls ? createHttpsServer(opts.tls, handler) : createServer(handler);
+  baseUrl = await listen(server, opts.tls ? 'https' : 'http');
   return {
     url: baseUrl,
     pulls,
     writes,
+    gitRequests,
     merge(repo, number) {
       const p = pulls.find((x) => x.repo === repo && x.number === number)!;
       p.state = 'closed';
