@@ -35,6 +35,8 @@
  *                    folder (`../` when outside them; logs of older versions: absolute), so a
  *                    copied project folder resumes on its own files. readRunLog resolves them.
  *                    item?, prompt?: the for_each item and the rendered prompt.
+ *   instance_worker  agent, worker, takeover?: distributed runs: an agent of the instance runs on
+ *                    another worker (a pair's other member, or a takeover from a dead worker).
  *   instance_retry   failure (class), error, delayMs: this attempt failed and another follows.
  *   instance_done    output (parsed JSON for `output: json`, else text), text?, usage, summary?,
  *                    modifiedFiles?, patchFile?, durationMs, rounds? / approved? (pairs).
@@ -77,6 +79,19 @@
  *   board_task       change (created, claimed, released, updated, completed), by (an instance id, or
  *                    "recipe" for a board: seed), item {id, subject, description?, status, owner?,
  *                    blockedBy, notes [{ts, by, text}], createdBy}: the task board item after the change.
+ * Approval gates and publishing
+ *   approval_requested  task, key, prompt, onTimeout (approve | reject), deadline? (epoch ms):
+ *                    an instance with `approve:` waits, spending nothing, for an answer. gate:
+ *                    "publish" marks the publish gate of `task` (publish.approve; key is the
+ *                    task): the run's changesets wait to be pushed. A resume logs it again.
+ *   approval_given   task, key, decision (approved | rejected), by (the OS user, --as NAME, or
+ *                    "timeout"), via (cli, view, watch, mcp or timeout), note?, offline?
+ *                    (answered while no coordinator held the run), gate? ("publish", as above).
+ *   control          action (cancel, steer, retry, cancel_run, approve, reject), instance?, by,
+ *                    text?, ok, message?: a user drove the live run; accepted or refused.
+ *   changeset_published  task, key, outcome (opened, pushed, updated, unchanged, empty, refused,
+ *                    failed), detail? (the pull request's URL, or why): what an approved publish
+ *                    gate published, as `orchestrate publish --apply` would.
  * Failure classes: rate_limit, overloaded, timeout, stalled, crashed, verify_failed, budget,
  * aborted, output_invalid, error, loop, max_turns, compaction (a runtime guard stopped the agent;
  * its agent_event run_stopped {kind, message} comes first), not_approved (a pair out of rounds).

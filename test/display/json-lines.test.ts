@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,5 +68,15 @@ describe('--json event stream', () => {
     const { lines, err } = runJson('json');
     expect(err).toBe('');
     expect(parseJsonLine(lines[lines.length - 1]!)?.type).toBe('run_end');
+  });
+});
+
+describe('the event schema comment of json-lines.ts', () => {
+  it('documents every event type a line can have', () => {
+    const source = readFileSync(join(import.meta.dirname, '../../src/display/json-lines.ts'), 'utf8');
+    const comment = source.slice(0, source.indexOf('*/'));
+    const types = RunEventSchema.options.map((o) => o.shape.type.value);
+    expect(types.length).toBeGreaterThan(20);
+    expect(types.filter((t) => !new RegExp(`\\b${t}\\b`).test(comment))).toEqual([]);
   });
 });
