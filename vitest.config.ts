@@ -1,10 +1,43 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// Test files that start many processes, kill them at chosen instants, or drive a terminal: they
+// run one at a time, after the rest, so nothing else competes with them for the CPU (CI has 2
+// cores). Everything else runs two files at a time; vitest's default on 2 cores is one.
+const ONE_AT_A_TIME = [
+  'test/cluster/**/*.test.ts',
+  'test/reliability/**/*.test.ts',
+  'test/**/*tty*.test.ts',
+  'test/**/*interactive*.test.ts',
+  'test/**/*kill*.test.ts',
+  'test/orchestrator/peek-linger.test.ts',
+];
+const NEVER = [...configDefaults.exclude, 'bench/**', 'test/fixtures/**'];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['**/node_modules/**', 'bench/**', 'test/fixtures/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'two-at-a-time',
+          include: ['test/**/*.test.ts'],
+          exclude: [...NEVER, ...ONE_AT_A_TIME],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'one-at-a-time',
+          include: ONE_AT_A_TIME,
+          exclude: NEVER,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

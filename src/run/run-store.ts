@@ -18,6 +18,7 @@ import type { Redactor } from '../session/redact.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { liveLeaseHolder, type LeaseHolder } from './run-lease.js';
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
+import { foldEvents } from './run-fold.js';
 import { runRootOf, toAbsolutePaths, toStoredPaths } from './run-paths.js';
 
 export const RUN_LOG = 'run.jsonl';
@@ -241,6 +242,11 @@ export interface RunListing {
   cost: number;
   /** The coordinator working on the run now (status `running`), from the run's lease. */
   holder?: LeaseHolder;
+  /**
+   * Approval gates that wait for an answer (`orchestrate approve|reject`): instance keys, and
+   * `publish:<task>` for a publish gate. A run stopped at a gate (interrupted) waits as well.
+   */
+  waiting?: string[];
 }
 
 /** Lists runs under a runs folder, newest first, from their logs (no result.json needed). */
@@ -264,6 +270,11 @@ export function listRuns(runsDir: string): RunListing[] {
     if (calls === 0)
       for (const e of events)
         if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
+    const fold = foldEvents(events);
+    const waiting = [
+      ...[...fold.instances.values()].filter((i) => i.status === 'waiting').map((i) => i.key),
+      ...[...fold.publishGates].filter(([, g]) => g.state === 'waiting').map(([task]) => `publish:${task}`),
+    ];
     out.push({
       runId: start.runId,
       dir,
@@ -273,6 +284,7 @@ export function listRuns(runsDir: string): RunListing[] {
       status: holder ? 'running' : end && end.type === 'run_end' ? end.status : 'interrupted',
       cost,
       ...(holder ? { holder } : {}),
+      ...(waiting.length ? { waiting } : {}),
     });
   }
   return out.sort((a, b) => b.startedAt - a.startedAt || (a.runId < b.runId ? 1 : -1));

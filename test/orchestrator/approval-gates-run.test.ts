@@ -15,6 +15,8 @@ import { answerApprovalOffline } from '../../src/orchestrator/approval-offline.j
 import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { connectRunControl } from '../../src/run/run-control-client.js';
 import { foldEvents, getInstance } from '../../src/run/run-fold.js';
+import { listRuns } from '../../src/run/run-store.js';
+import { formatRunsTable } from '../../src/display/runs-table.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import type { ResultFile } from '../../src/run/run-state.js';
 import { cleanupTempDirs, logOf, ofType, tempProject, until } from './helpers/run-fixtures.js';
@@ -210,6 +212,10 @@ describe('approval gates in a run', () => {
     stop.abort();
     expect((await done).status).toBe('interrupted');
     expect(ofType(logOf(runDir), 'approval_given').filter((g) => g.key === 'other')).toEqual([]);
+    // orchestrate runs: the run stopped at both gates.
+    expect(formatRunsTable(listRuns(runsDir))).toMatch(
+      /gate-offline .* interrupted · waiting: (gated, other|other, gated)/,
+    );
 
     const bad = await answerApprovalOffline(runDir, { action: 'approve', task: 'after' }, 'carol');
     expect(bad).toEqual({ ok: false, error: 'task after has no approval gate (approve:); gated tasks: gated, other' });

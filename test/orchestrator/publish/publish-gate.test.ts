@@ -68,6 +68,12 @@ describe('publish gate (forge git)', () => {
     expect(shown.stdout).toContain(
       'publish gate of change: waiting for approval: Publish 2 for pg-reject? — 2 changesets',
     );
+    // orchestrate runs names the gate that waits.
+    const listed = JSON.parse((await cli('runs', '--json')).stdout) as { runId: string; waiting?: string[] }[];
+    expect(listed.find((r) => r.runId === 'pg-reject')).toMatchObject({
+      status: 'running',
+      waiting: ['publish:change'],
+    });
     for (const r of ['repo-a', 'repo-b', 'repo-c']) expect(remoteBranches(dir, r)).toEqual(['refs/heads/main']);
 
     const control = connectRunControl(runDir);
