@@ -73,6 +73,11 @@ export const JobDataSchema = z.object({
   files: z.array(ShippedFileSchema).default([]),
   /** The agent has a pair partner (its messages travel as `peer`). */
   hasPeer: z.boolean(),
+  /**
+   * The coordinator reads an up entry holding a list of messages (up-batcher.ts). Coordinators
+   * before it read one message per entry and drop a list: a worker sends those one at a time.
+   */
+  readsBatches: z.boolean().optional(),
 });
 export type JobData = z.infer<typeof JobDataSchema>;
 

@@ -236,7 +236,7 @@ export class ClusterWorker {
 
   private async runJob(data: JobData, incarnation: string, dir: string): Promise<string> {
     const launch = data.launchId;
-    const batcher = new UpBatcher((ms) => this.up(data.runId, launch, incarnation, ms));
+    const batcher = new UpBatcher((ms) => this.up(data.runId, launch, incarnation, ms), data.readsBatches === true);
     const send = (m: UpMessage): Promise<unknown> => batcher.send(m);
     // From the agent's outbox: not waited for, so what comes meanwhile shares the next entry (order is kept).
     const post = (m: UpMessage): void => void batcher.send(m).catch(() => {});

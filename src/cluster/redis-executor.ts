@@ -201,6 +201,7 @@ export class RedisExecutor implements ExternalExecutor {
       },
       files: shipped.files,
       hasPeer: task.peerPort !== undefined,
+      readsBatches: true,
     };
     const envelope = this.opts.trust.sealJob(
       { runId: task.runId, launchId: id, instance: task.id, attempt: task.attempt },

@@ -11,8 +11,14 @@ export class UpBatcher {
   private waiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private writing = false;
 
-  /** `write` puts one entry holding `messages` on the up stream. */
-  constructor(private readonly write: (messages: UpMessage[]) => Promise<unknown>) {}
+  /**
+   * `write` puts one entry holding `messages` on the up stream. `batches: false` (a coordinator
+   * that reads one message per entry) writes each message as its own entry, still in order.
+   */
+  constructor(
+    private readonly write: (messages: UpMessage[]) => Promise<unknown>,
+    private readonly batches = true,
+  ) {}
 
   /** Queues `m`; resolves once the entry holding it is written (rejects when that write failed). */
   send(m: UpMessage): Promise<void> {
@@ -25,8 +31,8 @@ export class UpBatcher {
   private async pump(): Promise<void> {
     this.writing = true;
     while (this.pending.length > 0) {
-      const batch = this.pending.splice(0);
-      const waiters = this.waiters.splice(0);
+      const batch = this.pending.splice(0, this.batches ? this.pending.length : 1);
+      const waiters = this.waiters.splice(0, batch.length);
       try {
         await this.write(batch);
         for (const w of waiters) w.resolve();

@@ -227,4 +227,18 @@ describe('up messages of one attempt', () => {
     const failing = new UpBatcher(() => Promise.reject(new Error('redis down')));
     await expect(failing.send(port(5))).rejects.toThrow('redis down');
   });
+
+  it('go one message per entry, in order, for a coordinator that reads no lists (a job without readsBatches)', async () => {
+    const entries: UpMessage[][] = [];
+    let release: () => void = () => {};
+    const batcher = new UpBatcher(async (ms) => {
+      entries.push(ms);
+      if (entries.length === 1) await new Promise<void>((r) => (release = r));
+    }, false);
+    const port = (n: number): UpMessage => ({ k: 'port', m: n });
+    const sent = [1, 2, 3, 4].map((n) => batcher.send(port(n)));
+    release();
+    await Promise.all(sent);
+    expect(entries).toEqual([[port(1)], [port(2)], [port(3)], [port(4)]]);
+  });
 });
