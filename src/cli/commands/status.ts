@@ -1,9 +1,12 @@
 // `orchestrate status <run>`: each changeset of a campaign with its pull request's state
 // (open/draft/merged/closed), checks, review and whether it merges or needs a rebase, asked of
 // the forge now; the burndown (merged so far) below. `--json` for scripts, `--watch` refreshes
-// (status-watch.ts).
+// (status-watch.ts). A publish gate that waits is named, with the command that answers it.
+import { basename, join } from 'node:path';
 import { formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
 import { burndown, readObservations } from '../../run/changesets.js';
+import { foldEvents } from '../../run/run-fold.js';
+import { readRunLog } from '../../run/run-store.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
@@ -60,11 +63,27 @@ export const statusCommand: CliCommand = {
     if (typeof tracked === 'number') return tracked;
     const obs = readObservations(runDir);
     const merged = mergedCount(obs);
+    const waiting = waitingPublishGates(runDir);
     if (args.json === true) {
       ctx.stdout(
-        `${JSON.stringify({ changesets: tracked.rows, merged, total: tracked.rows.length, burndown: burndown(obs, tracked.rows.length) }, null, 2)}\n`,
+        `${JSON.stringify({ changesets: tracked.rows, merged, total: tracked.rows.length, burndown: burndown(obs, tracked.rows.length), ...(waiting.length ? { waitingPublishGates: waiting } : {}) }, null, 2)}\n`,
       );
-    } else ctx.stdout(formatChangesetStatus(tracked.rows, merged));
+    } else {
+      ctx.stdout(formatChangesetStatus(tracked.rows, merged));
+      const id = basename(runDir);
+      for (const g of waiting)
+        ctx.stdout(
+          `publish gate of ${g.task}: waiting for approval: ${g.prompt}\n  hint: orchestrate approve ${id} --publish --task ${g.task} (or reject)\n`,
+        );
+    }
     return tracked.rows.some((r) => r.error) ? EXIT.taskFailed : EXIT.ok;
   },
 };
+
+/** The run's publish gates that wait for an answer: nothing of theirs is pushed until one comes. */
+function waitingPublishGates(runDir: string): { task: string; prompt: string }[] {
+  const fold = foldEvents(readRunLog(join(runDir, 'run.jsonl')).events);
+  return [...fold.publishGates]
+    .filter(([, g]) => g.state === 'waiting')
+    .map(([task, g]) => ({ task, prompt: g.prompt }));
+}

@@ -68,7 +68,15 @@ describe('publish gate (forge git)', () => {
     expect(shown.stdout).toContain(
       'publish gate of change: waiting for approval: Publish 2 for pg-reject? — 2 changesets',
     );
-    // orchestrate runs names the gate that waits.
+    // orchestrate status and runs name the gate that waits.
+    const status = await cli('status', 'pg-reject');
+    expect(status.stdout).toContain(
+      'publish gate of change: waiting for approval: Publish 2 for pg-reject? — 2 changesets',
+    );
+    expect(status.stdout).toContain('hint: orchestrate approve pg-reject --publish --task change (or reject)');
+    expect(JSON.parse((await cli('status', 'pg-reject', '--json')).stdout)).toMatchObject({
+      waitingPublishGates: [{ task: 'change', prompt: expect.stringMatching(/^Publish 2 for pg-reject\?/) }],
+    });
     const listed = JSON.parse((await cli('runs', '--json')).stdout) as { runId: string; waiting?: string[] }[];
     expect(listed.find((r) => r.runId === 'pg-reject')).toMatchObject({
       status: 'running',
