@@ -13,6 +13,7 @@ import { redisAccessOf } from '../../src/cli/redis-options.js';
 import { checkRedis, connectRedis, type RedisEndpoint } from '../../src/cluster/redis-connection.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { redisAvailable, skipWithoutRedis } from '../helpers/redis-server.js';
+import { selfSignedCert } from '../helpers/self-signed-cert.js';
 import {
   removeWorkdirs,
   runDistributed,
@@ -50,28 +51,7 @@ async function freePort(): Promise<number> {
 beforeAll(async () => {
   if (skip || !tlsBuilt) return;
   dir = mkdtempSync(join(tmpdir(), 'orch-redis-tls-'));
-  const made = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { encoding: 'utf8' },
-  );
-  if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+  selfSignedCert(dir);
   port = await freePort();
   server = spawn(
     'redis-server',
@@ -83,11 +63,11 @@ beforeAll(async () => {
       '--bind',
       '127.0.0.1',
       '--tls-cert-file',
-      join(dir, 'cert.pem'),
+      join(dir, 'tls-cert.pem'),
       '--tls-key-file',
-      join(dir, 'key.pem'),
+      join(dir, 'tls-key.pem'),
       '--tls-ca-cert-file',
-      join(dir, 'cert.pem'),
+      join(dir, 'tls-cert.pem'),
       '--tls-auth-clients',
       'no',
       '--save',
@@ -100,7 +80,10 @@ beforeAll(async () => {
     { stdio: 'ignore' },
   );
   process.on('exit', () => server?.kill('SIGKILL'));
-  const admin: RedisEndpoint = { url: `rediss://127.0.0.1:${port}`, tls: { ca: readFileSync(join(dir, 'cert.pem')) } };
+  const admin: RedisEndpoint = {
+    url: `rediss://127.0.0.1:${port}`,
+    tls: { ca: readFileSync(join(dir, 'tls-cert.pem')) },
+  };
   // Until it answers over TLS (or has exited: then the ACL calls below fail and say so).
   for (let i = 0; i < 300 && server.exitCode === null; i++) {
     if ((await checkRedis(admin, 2_000)).ok) break;
@@ -126,7 +109,7 @@ describe.skipIf(skip || !tlsBuilt)('a distributed run through Redis with TLS and
   it('works with the CA from a flag and the password from the environment; neither secret is on a command line', async () => {
     const url = `rediss://127.0.0.1:${port}`;
     const access = { ...SECRET_ENV, ORCHESTRATE_REDIS_USER: 'orch', ORCHESTRATE_REDIS_PASSWORD: PASSWORD };
-    worker = await startCliWorker(url, 'tls-box', ['--redis-tls-ca', join(dir, 'cert.pem')], access);
+    worker = await startCliWorker(url, 'tls-box', ['--redis-tls-ca', join(dir, 'tls-cert.pem')], access);
     const cmdline = readFileSync(`/proc/${worker.child.pid}/cmdline`, 'utf8');
     expect(cmdline).toContain('--redis-tls-ca');
     expect(cmdline).not.toContain(PASSWORD);
@@ -153,7 +136,7 @@ tasks:
       url,
       project,
       { ...process.env, ...access },
-      { 'redis-tls-ca': join(dir, 'cert.pem') },
+      { 'redis-tls-ca': join(dir, 'tls-cert.pem') },
     );
     expect(outcome.status).toBe('succeeded');
     expect(readFileSync(join(project, 'note.txt'), 'utf8')).toBe('over tls\n');
@@ -163,7 +146,7 @@ tasks:
     const inUrl = await startCliWorker(
       `rediss://orch:${PASSWORD}@127.0.0.1:${port}`,
       'url-pw-box',
-      ['--redis-tls-ca', join(dir, 'cert.pem')],
+      ['--redis-tls-ca', join(dir, 'tls-cert.pem')],
       SECRET_ENV,
     );
     try {
@@ -183,7 +166,7 @@ tasks:
     expect(noCa.ok).toBe(false);
     expect(!noCa.ok && noCa.error).toMatch(/--redis-tls-ca/);
     const wrong = await checkRedis(
-      { url, username: 'orch', password: 'not-the-password', tls: { ca: readFileSync(join(dir, 'cert.pem')) } },
+      { url, username: 'orch', password: 'not-the-password', tls: { ca: readFileSync(join(dir, 'tls-cert.pem')) } },
       5_000,
     );
     expect(wrong.ok).toBe(false);

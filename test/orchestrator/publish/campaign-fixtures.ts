@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { tempProject } from '../helpers/run-fixtures.js';
 
 export const TOKEN = 'ghp_campaignTestToken0123456789abcdef';
@@ -79,4 +80,11 @@ export function filesUnder(dir: string): string[] {
     const p = join(dir, n);
     return statSync(p).isDirectory() ? filesUnder(p) : [p];
   });
+}
+
+/** Runs the project's recipe.yaml (runs under dir/runs): the run folder; throws when it cannot start. */
+export async function runCampaign(dir: string): Promise<string> {
+  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+  if (!r.ok) throw new Error(JSON.stringify(r));
+  return r.outcome.dir;
 }

@@ -10,12 +10,11 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { RunStore } from '../../../src/run/run-store.js';
 import { runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs, events } from '../helpers/run-fixtures.js';
-import { CAMPAIGN_SCRIPT, REPOS, TOKEN, filesUnder, git, project, recipe } from './campaign-fixtures.js';
+import { CAMPAIGN_SCRIPT, REPOS, TOKEN, filesUnder, git, project, recipe, runCampaign } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 // The rebase conversation comes first: it matches only a rebase message that quotes repo-a's old summary.
@@ -57,9 +56,7 @@ describe('publish --rebase', () => {
     const spec = recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}');
     writeFileSync(join(dir, 'recipe.yaml'), spec.replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, ''));
     writeFileSync(join(dir, 'script.yaml'), SCRIPT);
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    runDir = r.outcome.dir;
+    runDir = await runCampaign(dir);
   });
   afterAll(async () => {
     await gh?.close();

@@ -1,43 +1,11 @@
 // Git's smart HTTP protocol served the way a forge serves it: git's own git-http-backend (a CGI
 // program shipped with git) behind a Node server, with HTTP Basic authentication as GitHub asks
-// for it (user x-access-token, password the token) and a 401 with WWW-Authenticate otherwise. And
-// a self-signed certificate for 127.0.0.1 and localhost made with openssl, so pushes go over real
-// TLS that git verifies.
-import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// for it (user x-access-token, password the token) and a 401 with WWW-Authenticate otherwise.
+import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 
 /** The paths a git client asks for over smart HTTP: /<owner>/<name>.git/<service>. */
 export const GIT_HTTP_PATH = /^\/([^/]+\/[^/]+\.git)\/(info\/refs|git-upload-pack|git-receive-pack)$/;
-
-/** A key and a certificate (also its own CA) valid for 127.0.0.1 and localhost, written in `dir`. */
-export function selfSignedCert(dir: string): { key: Buffer; cert: Buffer; certFile: string } {
-  const keyFile = join(dir, 'tls-key.pem');
-  const certFile = join(dir, 'tls-cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(keyFile), cert: readFileSync(certFile), certFile };
-}
 
 /**
  * Answers one smart HTTP request from the bare repositories under `root` (owner/name.git), once

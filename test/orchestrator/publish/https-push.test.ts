@@ -13,12 +13,11 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { cleanupTempDirs } from '../helpers/run-fixtures.js';
-import { REPOS, TOKEN, filesUnder, git, project, recipe, remoteBranches } from './campaign-fixtures.js';
+import { REPOS, TOKEN, filesUnder, git, project, recipe, runCampaign, remoteBranches } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
-import { selfSignedCert } from './git-smart-http.js';
+import { selfSignedCert } from '../../helpers/self-signed-cert.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -79,9 +78,7 @@ describe('publishing over https', () => {
       { tls, gitRoot: join(dir, 'forge') },
     );
     writeRecipe(`127.0.0.1:${port()}`);
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    runDir = r.outcome.dir;
+    runDir = await runCampaign(dir);
   });
   afterAll(async () => {
     await gh?.close();
