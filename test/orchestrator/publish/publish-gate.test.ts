@@ -2,9 +2,9 @@
 // remotes, the scripted agent changing two of them. A live reject (the MCP reject tool) pushes nothing and makes
 // `publish --apply` refuse, naming who and when, until `approve --publish` (offline, after the run
 // ended) lets it push; a timeout with on_timeout: approve publishes at the run's end; a task gate's
-// prompt renders its instance's item. (kill -9 + resume through the real CLI: publish-gate-kill.test.ts.)
+// prompt renders its instance's item; on GitHub, an approved gate opens the pull requests through the API. (kill -9 + resume through the real CLI: publish-gate-kill.test.ts.)
 // Every wait is on run.jsonl, never on the clock.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
@@ -17,7 +17,8 @@ import { readChangesets } from '../../../src/run/changesets.js';
 import { connectRunControl } from '../../../src/run/run-control-client.js';
 import { runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs, ofType } from '../helpers/run-fixtures.js';
-import { project, remoteBranches } from './campaign-fixtures.js';
+import { REPOS, TOKEN, filesUnder, project, recipe, remoteBranches } from './campaign-fixtures.js';
+import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 import { gitRecipe, logOf, until } from './publish-gate-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -184,4 +185,44 @@ describe('publish gate (forge git)', () => {
     );
     expect(early).toMatchObject({ ok: false, error: expect.stringContaining('has not reached the publish gate') });
   });
+});
+
+describe('publish gate (forge github)', () => {
+  let gh: FakeGitHub | undefined;
+  afterAll(async () => {
+    await gh?.close();
+  });
+
+  it('approved by its timeout, the run opens the pull requests on the API as publish --apply would', async () => {
+    const { dir } = project('github', () => 'http://127.0.0.1:1');
+    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])));
+    // No labels or reviewers (each is one more write, spaced a second apart as GitHub asks).
+    const spec = recipe(dir, 'github', gh.url, 'Change ${{ repo.name }}')
+      .replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, '')
+      .replace(/\n {2}branch: (.*)\n/, '\n  branch: $1\n  approve: { timeout: 50ms, on_timeout: approve }\n');
+    writeFileSync(join(dir, 'recipe.yaml'), spec);
+    const out = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), runId: 'pg-github', env: { ...process.env, GITHUB_TOKEN: TOKEN } },
+    );
+    if (!out.ok) throw new Error(JSON.stringify(out));
+    expect(out.outcome.status).toBe('succeeded');
+    const log = logOf(out.outcome.dir);
+    expect(
+      ofType(log, 'approval_given')
+        .filter((e) => e.gate === 'publish')
+        .map((e) => e.decision),
+    ).toEqual(['approved']);
+    expect(ofType(log, 'changeset_published').map((e) => [e.key, e.outcome, e.detail])).toEqual([
+      ['change.repo-a', 'opened', 'https://github.example/acme/repo-a/pull/1'],
+      ['change.repo-b', 'opened', 'https://github.example/acme/repo-b/pull/1'],
+    ]);
+    expect(gh.pulls.map((p) => [p.repo, p.head, p.title, p.state])).toEqual([
+      ['acme/repo-a', 'campaign/repo-a', 'Change repo-a', 'open'],
+      ['acme/repo-b', 'campaign/repo-b', 'Change repo-b', 'open'],
+    ]);
+    expect(readChangesets(out.outcome.dir)!.changesets.map((c) => c.state)).toEqual(['published', 'published']);
+    for (const f of filesUnder(out.outcome.dir)) expect(readFileSync(f, 'utf8'), f).not.toContain(TOKEN);
+  }, 120_000);
 });
