@@ -28,6 +28,7 @@ export async function answerApprovalOffline(runDir: string, a: ApprovalAnswer, b
     const error = appendAnswers(
       runDir,
       d.keys.map((key) => ({ task: a.task, key })),
+      decision,
       a,
       by,
     );
@@ -64,6 +65,7 @@ function answerPublishGate(
   const error = appendAnswers(
     runDir,
     d.tasks.map((task) => ({ gate: 'publish' as const, task, key: task })),
+    decision,
     a,
     by,
   );
@@ -80,12 +82,13 @@ function answerPublishGate(
   };
 }
 
-const decisionOf = (a: ApprovalAnswer) => (a.action === 'approve' ? 'approved' : 'rejected');
+const decisionOf = (a: ApprovalAnswer) => (a.action === 'approve' ? ('approved' as const) : ('rejected' as const));
 
 /** Appends one approval_given per gate answered, marked offline; the write error, if any. */
 function appendAnswers(
   runDir: string,
   gates: readonly { gate?: 'publish'; task: string; key: string }[],
+  decision: 'approved' | 'rejected',
   a: ApprovalAnswer,
   by: string,
 ): string | undefined {
@@ -94,7 +97,7 @@ function appendAnswers(
     store.append({
       type: 'approval_given',
       ...g,
-      decision: decisionOf(a),
+      decision,
       by,
       via: a.via ?? 'cli',
       ...(a.note ? { note: a.note } : {}),

@@ -249,6 +249,25 @@ export interface RunListing {
   waiting?: string[];
 }
 
+/**
+ * The approval gates of a run that wait for an answer: the instances at a task's gate, and the
+ * publish gates (with their prompts). Folded only when the log asked for an approval at all, so
+ * listing many runs without gates folds none of them.
+ */
+export function waitingGates(events: readonly RunEvent[]): {
+  instances: string[];
+  publish: { task: string; prompt: string }[];
+} {
+  if (!events.some((e) => e.type === 'approval_requested')) return { instances: [], publish: [] };
+  const fold = foldEvents(events);
+  return {
+    instances: [...fold.instances.values()].filter((i) => i.status === 'waiting').map((i) => i.key),
+    publish: [...fold.publishGates]
+      .filter(([, g]) => g.state === 'waiting')
+      .map(([task, g]) => ({ task, prompt: g.prompt })),
+  };
+}
+
 /** Lists runs under a runs folder, newest first, from their logs (no result.json needed). */
 export function listRuns(runsDir: string): RunListing[] {
   if (!existsSync(runsDir)) return [];
@@ -270,11 +289,8 @@ export function listRuns(runsDir: string): RunListing[] {
     if (calls === 0)
       for (const e of events)
         if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
-    const fold = foldEvents(events);
-    const waiting = [
-      ...[...fold.instances.values()].filter((i) => i.status === 'waiting').map((i) => i.key),
-      ...[...fold.publishGates].filter(([, g]) => g.state === 'waiting').map(([task]) => `publish:${task}`),
-    ];
+    const gates = waitingGates(events);
+    const waiting = [...gates.instances, ...gates.publish.map((g) => `publish:${g.task}`)];
     out.push({
       runId: start.runId,
       dir,

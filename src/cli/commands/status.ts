@@ -5,8 +5,7 @@
 import { basename, join } from 'node:path';
 import { formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
 import { burndown, readObservations } from '../../run/changesets.js';
-import { foldEvents } from '../../run/run-fold.js';
-import { readRunLog } from '../../run/run-store.js';
+import { RUN_LOG, readRunLog, waitingGates } from '../../run/run-store.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
@@ -63,7 +62,7 @@ export const statusCommand: CliCommand = {
     if (typeof tracked === 'number') return tracked;
     const obs = readObservations(runDir);
     const merged = mergedCount(obs);
-    const waiting = waitingPublishGates(runDir);
+    const waiting = waitingGates(readRunLog(join(runDir, RUN_LOG)).events).publish;
     if (args.json === true) {
       ctx.stdout(
         `${JSON.stringify({ changesets: tracked.rows, merged, total: tracked.rows.length, burndown: burndown(obs, tracked.rows.length), ...(waiting.length ? { waitingPublishGates: waiting } : {}) }, null, 2)}\n`,
@@ -79,11 +78,3 @@ export const statusCommand: CliCommand = {
     return tracked.rows.some((r) => r.error) ? EXIT.taskFailed : EXIT.ok;
   },
 };
-
-/** The run's publish gates that wait for an answer: nothing of theirs is pushed until one comes. */
-function waitingPublishGates(runDir: string): { task: string; prompt: string }[] {
-  const fold = foldEvents(readRunLog(join(runDir, 'run.jsonl')).events);
-  return [...fold.publishGates]
-    .filter(([, g]) => g.state === 'waiting')
-    .map(([task, g]) => ({ task, prompt: g.prompt }));
-}
