@@ -52,7 +52,7 @@ export function missingApiKey(
   if (needing.length === 0) return undefined;
   const offline = Object.values(recipe.agents).every((a) => a.script !== undefined);
   return (
-    `agent${needing.length > 1 ? 's' : ''} ${needing.map((a) => `"${a.name}"`).join(', ')} of this recipe call the Anthropic API, and ANTHROPIC_API_KEY is not set.\n` +
+    `agent${needing.length > 1 ? 's' : ''} ${needing.map((a) => `"${a.name}"`).join(', ')} of this recipe call${needing.length > 1 ? '' : 's'} the Anthropic API, and ANTHROPIC_API_KEY is not set.\n` +
     `  Either export ANTHROPIC_API_KEY=sk-ant-..., or run offline with --provider scripted${offline ? '' : ' (each agent then needs a script: file)'}.`
   );
 }
