@@ -42,7 +42,8 @@ type Slot = Outcome | ReadyCall | Promise<Outcome>;
 /**
  * Runs the tool calls of one assistant message. If any called tool is `sequential`, calls run
  * one at a time with a steering poll between them; otherwise all are prepared in call order
- * (polling steering after each preparation) and then executed concurrently.
+ * (polling steering after each preparation) and then executed concurrently, except that calls of
+ * tools sharing a `serialGroup` run one after another in call order.
  */
 export async function executeToolCalls(
   assistantMessage: AssistantMessage,
@@ -119,11 +120,24 @@ class BatchRun {
         break;
       }
     }
-    // Start every ready execution before awaiting any, so they overlap.
+    // Start every ready execution before awaiting any, so they overlap; calls of one serial group
+    // wait for the group's previous call instead (execute never rejects, so a chain never breaks).
+    const groupTails = new Map<string, Promise<Outcome>>();
     for (let i = 0; i < calls.length; i++) {
       const slot = slots[i]!;
       if (!isReady(slot)) continue;
-      slots[i] = this.signal.aborted ? errorOutcome(SKIPPED_FOR_ABORT_TEXT) : this.execute(calls[i]!, slot);
+      if (this.signal.aborted) {
+        slots[i] = errorOutcome(SKIPPED_FOR_ABORT_TEXT);
+        continue;
+      }
+      const call = calls[i]!;
+      const group = slot.tool.serialGroup;
+      const before = group === undefined ? undefined : groupTails.get(group);
+      const run = before
+        ? before.then(() => (this.signal.aborted ? errorOutcome(SKIPPED_FOR_ABORT_TEXT) : this.execute(call, slot)))
+        : this.execute(call, slot);
+      if (group !== undefined) groupTails.set(group, run);
+      slots[i] = run;
     }
     const outcomes: Outcome[] = [];
     const results: ToolResultMessage[] = [];

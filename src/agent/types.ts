@@ -102,6 +102,12 @@ export interface AgentTool<TSchema extends z.ZodType = z.ZodType, TDetails = unk
   parameters: TSchema;
   /** If any tool in a batch is sequential, the whole batch runs one call at a time. */
   sequential?: boolean;
+  /**
+   * Calls of one batch whose tools share this key run one at a time, in the order the model gave;
+   * the batch's other calls still overlap them (an MCP server's writes, which may not be safe to
+   * run together, while its read-only tools and other tools run in parallel).
+   */
+  serialGroup?: string;
   /** One line for the system prompt's tool list (falls back to the description's first line). */
   promptSnippet?: string;
   /** Extra guideline bullets for the system prompt while the tool is active. */

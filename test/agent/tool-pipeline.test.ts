@@ -213,6 +213,96 @@ describe('batches', () => {
     expect(log).toEqual(['start a', 'end a', 'start b', 'end b']);
   });
 
+  it('calls of one serial group run one at a time in call order while the other calls overlap them', async () => {
+    const log: string[] = [];
+    // Each write waits for the test to release it: a second write that started meanwhile would be in the log.
+    const releases = new Map<string, () => void>();
+    const started = new Map<string, () => void>();
+    const startedP = (id: string) => new Promise<void>((r) => started.set(id, r));
+    const write: AnyAgentTool = {
+      name: 'write',
+      description: 'write',
+      parameters: z.object({}),
+      serialGroup: 'server-a',
+      async execute(id) {
+        log.push(`start ${id}`);
+        started.get(id)?.();
+        await new Promise<void>((r) => releases.set(id, r));
+        log.push(`end ${id}`);
+        return { content: [{ type: 'text', text: `wrote ${id}` }] };
+      },
+    };
+    // A tool outside the group: it runs while the first write still runs.
+    const read: AnyAgentTool = {
+      name: 'read',
+      description: 'read',
+      parameters: z.object({}),
+      async execute(id) {
+        log.push(`read ${id}`);
+        return { content: [{ type: 'text', text: `read ${id}` }] };
+      },
+    };
+    const firstStarted = startedP('w1');
+    const secondStarted = startedP('w2');
+    const thirdStarted = startedP('w3');
+    const batch = executeToolCalls(
+      assistant,
+      [
+        toolCall('write', {}, 'w1'),
+        toolCall('write', {}, 'w2'),
+        toolCall('read', {}, 'r'),
+        toolCall('write', {}, 'w3'),
+      ],
+      { messages: [], tools: [write, read] },
+      {},
+      new AbortController().signal,
+      () => {},
+    );
+    await firstStarted;
+    // The read ran although w1 is still running; w2 and w3 have not started.
+    expect(log).toEqual(['start w1', 'read r']);
+    releases.get('w1')!();
+    await secondStarted;
+    expect(log).toEqual(['start w1', 'read r', 'end w1', 'start w2']);
+    releases.get('w2')!();
+    await thirdStarted;
+    releases.get('w3')!();
+    const done = await batch;
+    expect(log).toEqual(['start w1', 'read r', 'end w1', 'start w2', 'end w2', 'start w3', 'end w3']);
+    expect(done.results.map((r) => r.toolCallId)).toEqual(['w1', 'w2', 'r', 'w3']);
+  });
+
+  it('two serial groups do not wait for each other', async () => {
+    const log: string[] = [];
+    const releases: (() => void)[] = [];
+    let bothStarted: () => void = () => {};
+    const both = new Promise<void>((r) => (bothStarted = r));
+    const tool = (name: string, group: string): AnyAgentTool => ({
+      name,
+      description: name,
+      parameters: z.object({}),
+      serialGroup: group,
+      async execute(id) {
+        log.push(`start ${id}`);
+        if (log.length === 2) bothStarted();
+        await new Promise<void>((r) => releases.push(r));
+        return { content: [] };
+      },
+    });
+    const batch = executeToolCalls(
+      assistant,
+      [toolCall('a', {}, 'a1'), toolCall('b', {}, 'b1')],
+      { messages: [], tools: [tool('a', 'one'), tool('b', 'two')] },
+      {},
+      new AbortController().signal,
+      () => {},
+    );
+    await both;
+    expect(log).toEqual(['start a1', 'start b1']);
+    for (const r of releases) r();
+    await batch;
+  });
+
   it('tool updates arrive as tool_execution_update with the raw arguments; late updates are dropped', async () => {
     let late: ((p: AgentToolResult) => void) | undefined;
     const tool: AnyAgentTool = {
