@@ -191,6 +191,7 @@ class BatchRun {
         this.signal,
       );
       if (verdict?.block) return errorOutcome(verdict.reason || BLOCKED_DEFAULT_TEXT);
+      if (verdict?.args !== undefined) return revalidated(ready.tool, verdict.args);
     } catch (err) {
       // Fail closed: a broken policy hook must not let the call through.
       return errorOutcome(thrownText(err));
@@ -308,4 +309,14 @@ export function boundErrorText(text: string, max: number = agentDefaults.maxErro
 
 function allTerminate(outcomes: readonly Outcome[]): boolean {
   return outcomes.length > 0 && outcomes.every((o) => o.result.terminate === true);
+}
+
+/** Arguments a beforeToolCall hook replaced: held to the tool's schema like the model's own. */
+function revalidated(tool: AnyAgentTool, args: unknown): Outcome | ReadyCall {
+  const prepared = prepareArguments(tool, args);
+  const parsed = tool.parameters.safeParse(prepared.args);
+  if (parsed.success) return { tool, args: parsed.data };
+  return errorOutcome(
+    `A hook rewrote the arguments of "${tool.name}" into invalid ones; the call was not made. ${invalidArgumentsText(tool.name, parsed.error.issues, prepared.args, args)}`,
+  );
 }

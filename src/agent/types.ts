@@ -178,6 +178,11 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
 export interface BeforeToolCallResult {
   block?: boolean;
   reason?: string;
+  /**
+   * Arguments to run the tool with instead (a policy hook that rewrites the call, e.g. a command
+   * hook's updatedInput); validated again with the tool's schema, invalid ones fail the call.
+   */
+  args?: unknown;
 }
 
 /** Fields replace the executed values wholesale; omitted fields keep them. */

@@ -2,11 +2,14 @@
 // ({hooks: {PreToolUse: [{matcher: "Bash|Edit", hooks: [{type: "command", command, timeout}]}]}}),
 // checked key by key (an invalid file is an error naming the file and the key), merged from
 // several sources, and matched against our tool names. Users bring hooks written for Claude Code,
-// so its tool names (Bash, Edit, Read, Glob ...) match our tools too. Running one hook is
-// hook-runner.ts; what each event does in a session is hook-session.ts.
-import { existsSync, readFileSync } from 'node:fs';
+// so its tool names (Bash, Edit, Read, Glob ...) match our tools too, and our own names keep
+// matching; what a hook receives is in Claude Code's shapes (claude-tool-shapes.ts). Running one
+// hook is hook-runner.ts; what each event does in a session is hook-session.ts.
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { CLAUDE_CODE_NAMES } from './claude-tool-shapes.js';
+import { inputExists, readInputText } from '../util/input-files.js';
 
 /** The events a session runs hooks for (SubagentStop is accepted here; orchestrated runs fire it). */
 export const HOOK_EVENTS = [
@@ -81,17 +84,6 @@ export class HooksConfigError extends Error {
 
 /** Told about what a hooks object holds that is skipped (an event or hook type not run here); `key` is its path. */
 export type HooksWarn = (message: string, key?: string) => void;
-
-/** Our tool names and the Claude Code names that mean the same tool. */
-const CLAUDE_CODE_NAMES: Record<string, string> = {
-  bash: 'Bash',
-  edit: 'Edit',
-  write: 'Write',
-  read: 'Read',
-  find: 'Glob',
-  grep: 'Grep',
-  ls: 'LS',
-};
 
 /**
  * Checks a parsed `hooks` object (the value of a settings file's `hooks` key, a recipe's or an
@@ -223,8 +215,7 @@ function matcherRegex(matcher: string): RegExp {
 export function matcherMatches(matcher: string | undefined, toolName: string): boolean {
   if (matcher === undefined || matcher === '' || matcher === '*') return true;
   const re = matcherRegex(matcher);
-  const alias = CLAUDE_CODE_NAMES[toolName];
-  return re.test(toolName) || (alias !== undefined && re.test(alias));
+  return re.test(toolName) || (CLAUDE_CODE_NAMES[toolName] ?? []).some((alias) => re.test(alias));
 }
 
 /** The hooks of `event` to run, in order; for tool events only those whose matcher selects `toolName`. */
@@ -243,10 +234,10 @@ export function hooksFor(config: HooksConfig, event: HookEventName, toolName?: s
  * object is a HooksConfigError naming the file.
  */
 export function loadHooksFile(path: string, warn?: (message: string) => void): HooksConfig | undefined {
-  if (!existsSync(path)) return undefined;
+  if (!inputExists(path)) return undefined;
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
+    data = JSON.parse(readInputText(path));
   } catch (err) {
     throw new HooksConfigError(`${path}: not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }

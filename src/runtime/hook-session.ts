@@ -1,13 +1,15 @@
 // What command hooks do in a session, event by event, with Claude Code's semantics:
 //   exit 0   passes; stdout JSON may decide (decision/reason, hookSpecificOutput.permissionDecision,
-//            additionalContext, continue/stopReason); plain stdout is context for
-//            UserPromptSubmit and SessionStart
+//            additionalContext, continue/stopReason; PreToolUse's updatedInput rewrites the call);
+//            plain stdout is context for UserPromptSubmit and SessionStart
 //   exit 2   blocks, stderr is the reason the model sees: PreToolUse - the tool does not run;
 //            PostToolUse - the reason is added to the result; UserPromptSubmit - the prompt is not
 //            sent; Stop - the agent goes on once more with the reason as a message
 //   other    a warning (reported, the agent goes on); so is a timeout (the hook's group is killed)
+// Tool events carry Claude Code's tool names and input shapes (claude-tool-shapes.ts).
 // Every run is reported as a `hook_run` session event (the JSON mode shows it).
 import type { HookEventName, HooksConfig, CommandHook } from './command-hooks.js';
+import { claudeFilePath, claudeToolCalls, productArgs } from './claude-tool-shapes.js';
 import { DEFAULT_HOOK_TIMEOUT_SEC, hooksFor } from './command-hooks.js';
 import { runHookCommand, type HookRunResult, type HookSandbox } from './hook-runner.js';
 import type { AgentSessionHooks } from './session-hooks.js';
@@ -51,6 +53,13 @@ export interface HookVerdict {
   reason?: string;
   /** additionalContext (and plain stdout where Claude Code uses it as context). */
   context?: string;
+  /** PreToolUse: the hooks' updatedInput (Claude Code's shape), merged in hook order. */
+  updatedInput?: Record<string, unknown>;
+}
+
+/** A PreToolUse verdict on a whole call: `args` are the product's arguments a hook rewrote. */
+export interface ToolHookVerdict extends HookVerdict {
+  args?: unknown;
 }
 
 interface HookOutput {
@@ -62,6 +71,7 @@ interface HookOutput {
     permissionDecision?: unknown;
     permissionDecisionReason?: unknown;
     additionalContext?: unknown;
+    updatedInput?: unknown;
   };
 }
 
@@ -78,11 +88,17 @@ function parseOutput(stdout: string): HookOutput | undefined {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 
-/** Claude Code's tool_input names files `file_path`; ours say `path`. Both are sent. */
-function toolInput(args: unknown): Record<string, unknown> {
-  const input = typeof args === 'object' && args !== null ? { ...(args as Record<string, unknown>) } : {};
-  if (typeof input.path === 'string' && input.file_path === undefined) input.file_path = input.path;
-  return input;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The verdicts of several runs of one event as one: every block reason and context counts. */
+function combined(verdicts: readonly HookVerdict[]): HookVerdict {
+  const reasons = verdicts.filter((v) => v.blocked).map((v) => v.reason ?? 'Blocked by a hook.');
+  const contexts = verdicts.flatMap((v) => (v.context ? [v.context] : []));
+  return {
+    blocked: reasons.length > 0,
+    ...(reasons.length > 0 ? { reason: reasons.join('\n') } : {}),
+    ...(contexts.length > 0 ? { context: contexts.join('\n') } : {}),
+  };
 }
 
 export class HookSession {
@@ -92,13 +108,37 @@ export class HookSession {
     return (this.o.config[event] ?? []).some((g) => g.hooks.length > 0);
   }
 
-  async preToolUse(toolName: string, toolCallId: string, args: unknown, signal?: AbortSignal): Promise<HookVerdict> {
-    return this.run(
-      'PreToolUse',
-      { tool_name: toolName, tool_input: toolInput(args), tool_use_id: toolCallId },
-      signal,
-      { toolName, toolCallId },
-    );
+  /**
+   * The PreToolUse hooks of one call, in Claude Code's shape: once per Claude Code call it amounts
+   * to (an edit with several replacements: once per replacement). A block of any stops the call;
+   * an updatedInput is mapped back onto the product's arguments (`args` of the verdict).
+   */
+  async preToolUse(
+    toolName: string,
+    toolCallId: string,
+    args: unknown,
+    signal?: AbortSignal,
+  ): Promise<ToolHookVerdict> {
+    let current = args;
+    let rewritten = false;
+    const verdicts: HookVerdict[] = [];
+    const count = claudeToolCalls(toolName, args, this.o.cwd).length;
+    for (let i = 0; i < count; i++) {
+      // Derived again from the current arguments: an earlier rewrite (a new file_path) shows in the next.
+      const call = claudeToolCalls(toolName, current, this.o.cwd)[i]!;
+      const verdict = await this.run('PreToolUse', { ...call, tool_use_id: toolCallId }, signal, {
+        toolName,
+        toolCallId,
+      });
+      verdicts.push(verdict);
+      if (verdict.blocked) break;
+      if (verdict.updatedInput) {
+        current = productArgs(toolName, current, i, call, verdict.updatedInput);
+        rewritten = true;
+      }
+    }
+    const verdict = combined(verdicts);
+    return verdict.blocked || !rewritten ? verdict : { ...verdict, args: current };
   }
 
   async postToolUse(
@@ -109,13 +149,22 @@ export class HookSession {
     isError: boolean,
     signal?: AbortSignal,
   ): Promise<HookVerdict> {
-    const input = {
-      tool_name: toolName,
-      tool_input: toolInput(args),
-      tool_response: { content: resultText, is_error: isError },
-      tool_use_id: toolCallId,
-    };
-    return this.run('PostToolUse', input, signal, { toolName, toolCallId });
+    const verdicts: HookVerdict[] = [];
+    for (const call of claudeToolCalls(toolName, args, this.o.cwd)) {
+      const filePath = claudeFilePath(call);
+      const input = {
+        ...call,
+        tool_response: {
+          content: resultText,
+          is_error: isError,
+          success: !isError,
+          ...(filePath !== undefined ? { filePath } : {}),
+        },
+        tool_use_id: toolCallId,
+      };
+      verdicts.push(await this.run('PostToolUse', input, signal, { toolName, toolCallId }));
+    }
+    return combined(verdicts);
   }
 
   userPromptSubmit(prompt: string, signal?: AbortSignal): Promise<HookVerdict> {
@@ -171,6 +220,7 @@ export class HookSession {
     const hooks = hooksFor(this.o.config, event, tool?.toolName);
     const reasons: string[] = [];
     const contexts: string[] = [];
+    let updatedInput: Record<string, unknown> | undefined;
     for (const hook of hooks) {
       const input = {
         session_id: this.o.sessionId(),
@@ -192,6 +242,7 @@ export class HookSession {
       const verdict = this.interpret(event, hook, result);
       if (verdict.context) contexts.push(verdict.context);
       if (verdict.blocked) reasons.push(verdict.reason ?? `Blocked by a ${event} hook.`);
+      if (verdict.updatedInput) updatedInput = { ...updatedInput, ...verdict.updatedInput };
       this.o.emit({
         type: 'hook_run',
         hookEvent: event,
@@ -216,6 +267,7 @@ export class HookSession {
       blocked: reasons.length > 0,
       ...(reasons.length > 0 ? { reason: reasons.join('\n') } : {}),
       ...(contexts.length > 0 ? { context: contexts.join('\n') } : {}),
+      ...(updatedInput && reasons.length === 0 ? { updatedInput } : {}),
     };
   }
 
@@ -263,7 +315,9 @@ export class HookSession {
           reason: `${reason ?? `${what} asked for approval`} (this agent runs unattended, so the call was not made).`,
         };
       if (json.decision === 'block') return { ...base, blocked: true, reason: reason ?? `Blocked by ${what}.` };
-      return { ...base, blocked: false };
+      // The call goes on with the input the hook rewrote (mapped back to our arguments by the caller).
+      const updated = specific.updatedInput;
+      return { ...base, blocked: false, ...(isObject(updated) ? { updatedInput: updated } : {}) };
     }
     if (json.decision === 'block') return { ...base, blocked: true, reason: str(json.reason) ?? `Blocked by ${what}.` };
     return { ...base, blocked: false };
@@ -295,9 +349,10 @@ export function withCommandToolHooks(hooks: AgentSessionHooks, session: HookSess
       const host = await hooks.beforeToolCall?.(ctx, signal);
       if (host?.block) return host;
       if (!session.has('PreToolUse')) return host;
-      const verdict = await session.preToolUse(ctx.toolCall.name, ctx.toolCall.id, ctx.args, signal);
+      const args = host?.args !== undefined ? host.args : ctx.args;
+      const verdict = await session.preToolUse(ctx.toolCall.name, ctx.toolCall.id, args, signal);
       if (verdict.blocked) return { block: true, reason: `Blocked by a PreToolUse hook: ${verdict.reason}` };
-      return host;
+      return verdict.args !== undefined ? { ...host, args: verdict.args } : host;
     },
     afterToolCall: async (ctx, signal) => {
       const host = await hooks.afterToolCall?.(ctx, signal);

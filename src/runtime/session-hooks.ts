@@ -1,6 +1,7 @@
 // The hooks a host attaches to a session, and how they combine with extensions around each tool
 // call: the host's hook first, then extension handlers in load order.
-//   before: the first block wins; a throwing extension handler blocks with its error
+//   before: the first block wins; a throwing extension handler blocks with its error; arguments
+//           the host's hook rewrote (a command hook's updatedInput) are what extensions see and run
 //   after:  results are chained, each handler seeing the previous one's changes
 import type {
   AfterToolCallContext,
@@ -55,13 +56,17 @@ export function composeToolHooks(
   ): Promise<BeforeToolCallResult | void> => {
     // Observers have seen (and the file holds) the assistant message before any tool runs.
     await c.bus.idle();
+    // Arguments the host's hook rewrote (a command hook's updatedInput) are what extensions see and what runs.
+    let rewritten: { args: unknown } | undefined;
     if (c.hooks.beforeToolCall) {
       const r = await c.hooks.beforeToolCall(ctx, signal);
       if (r?.block) return r;
+      if (r?.args !== undefined) rewritten = { args: r.args };
     }
+    const seen = rewritten ? { ...ctx, args: rewritten.args } : ctx;
     for (const h of c.extensions.handlers.before_tool_call) {
       try {
-        const r = await h.handler(eventOf(ctx));
+        const r = await h.handler(eventOf(seen));
         if (r?.block) return { block: true, reason: r.reason ?? `Blocked by extension ${h.source}` };
       } catch (err) {
         c.bus.reportExtensionError(h.source, 'before_tool_call', err);
@@ -71,7 +76,7 @@ export function composeToolHooks(
         };
       }
     }
-    return undefined;
+    return rewritten;
   };
 
   const afterToolCall = async (ctx: AfterToolCallContext, signal: AbortSignal): Promise<AfterToolCallResult | void> => {

@@ -1,73 +1,14 @@
 // Command hooks in Claude Code's format, end to end: an AgentSession on the scripted model with the
 // real bash/edit tools, hooks run as real processes in the command sandbox (bubblewrap).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { scriptedModel } from '../../src/ai/models.js';
-import { createScriptedProvider, type ScriptedTurn } from '../../src/ai/scripted.js';
-import type { Context } from '../../src/ai/types.js';
-import type { AgentSession } from '../../src/runtime/agent-session.js';
 import { parseHooksConfig, type HooksConfig } from '../../src/runtime/command-hooks.js';
-import { createAgentSession } from '../../src/runtime/create-agent-session.js';
-import { PromptBlockedError, type HookRunEvent } from '../../src/runtime/hook-session.js';
-import type { AgentSessionEvent } from '../../src/runtime/session-events.js';
+import { PromptBlockedError } from '../../src/runtime/hook-session.js';
+import { cleanupHookDirs, harness, tempDir, toolResultTexts, userTexts } from './helpers/hook-harness.js';
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), 'orch-hooks-')));
-  dirs.push(d);
-  return d;
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-interface Harness {
-  session: AgentSession;
-  cwd: string;
-  hookRuns: HookRunEvent[];
-  calls: Context[];
-  notices: string[];
-}
-
-async function harness(turns: ScriptedTurn[], hooks: unknown, cwd = tempDir()): Promise<Harness> {
-  const provider = createScriptedProvider(turns);
-  const notices: string[] = [];
-  const session = await createAgentSession({
-    cwd,
-    inMemory: true,
-    tools: ['bash', 'edit', 'read'],
-    systemPrompt: 'You are a test agent.',
-    defaultSkills: false,
-    contextFiles: false,
-    model: scriptedModel(),
-    streamFn: provider,
-    summaries: 'extractive',
-    notify: (m) => notices.push(m),
-    toolOptions: { bash: { sandbox: { mode: 'workspace' } } },
-    commandHooks: parseHooksConfig(hooks, 'test settings'),
-  });
-  const hookRuns: HookRunEvent[] = [];
-  session.subscribe((e: AgentSessionEvent) => {
-    if (e.type === 'hook_run') hookRuns.push(e);
-  });
-  return { session, cwd, hookRuns, calls: provider.calls, notices };
-}
-
-function toolResultTexts(ctx: Context): string[] {
-  return ctx.messages
-    .filter((m) => m.role === 'toolResult')
-    .map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
-}
-function userTexts(ctx: Context): string[] {
-  return ctx.messages
-    .filter((m) => m.role === 'user')
-    .map((m) =>
-      typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'),
-    );
-}
+afterEach(cleanupHookDirs);
 
 // A guard written the way Claude Code users write them: read the JSON, refuse rm -rf with exit 2.
 const BLOCK_RM = `input=$(cat); case "$input" in *'rm -rf'*) echo "rm -rf is not allowed here; delete single files" >&2; exit 2;; esac; exit 0`;
@@ -137,7 +78,7 @@ describe('PreToolUse', () => {
     const stdin = JSON.parse(readFileSync(join(h.cwd, 'stdin.json'), 'utf8'));
     expect(stdin).toMatchObject({
       hook_event_name: 'PreToolUse',
-      tool_name: 'bash',
+      tool_name: 'Bash',
       tool_input: { command: 'echo hi > out.txt' },
       cwd: h.cwd,
       session_id: h.session.sessionId,
@@ -180,6 +121,76 @@ describe('PreToolUse', () => {
     expect(h.hookRuns[0]!.durationMs).toBeGreaterThanOrEqual(1000);
     expect(h.notices.some((n) => n.includes('did not finish within 1 s and was killed'))).toBe(true);
     expect(h.calls).toHaveLength(2);
+    await h.session.dispose();
+  });
+});
+
+const rewrite = (updatedInput: unknown) =>
+  `cat > /dev/null; echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput } })}'`;
+
+describe('PreToolUse updatedInput', () => {
+  it("rewrites a Bash command and a Write's file_path: the product's tools run what the hook answered", async () => {
+    const h = await harness(
+      [
+        {
+          tools: [
+            { name: 'bash', args: { command: 'echo unsafe > out.txt' } },
+            { name: 'write', args: { path: 'draft.txt', content: 'text' } },
+          ],
+        },
+        { text: 'ok' },
+      ],
+      {
+        PreToolUse: [
+          { matcher: 'Bash', hooks: [{ type: 'command', command: rewrite({ command: 'echo safe > out.txt' }) }] },
+          { matcher: 'Write', hooks: [{ type: 'command', command: rewrite({ file_path: 'review/draft.txt' }) }] },
+        ],
+      },
+    );
+    await h.session.prompt('go');
+    expect(readFileSync(join(h.cwd, 'out.txt'), 'utf8')).toBe('safe\n');
+    expect(existsSync(join(h.cwd, 'draft.txt'))).toBe(false);
+    expect(readFileSync(join(h.cwd, 'review', 'draft.txt'), 'utf8')).toBe('text');
+    await h.session.dispose();
+  });
+
+  it('rewrites one replacement of a multi-replacement edit (new_string), the others stay', async () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'a.txt'), 'one\ntwo\n');
+    const hook = `input=$(cat); case "$input" in *'"old_string":"two"'*) echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { new_string: 'TWO (reviewed)' } } })}';; esac; exit 0`;
+    const h = await harness(
+      [
+        {
+          tools: [
+            {
+              name: 'edit',
+              args: {
+                path: 'a.txt',
+                edits: [
+                  { oldText: 'one', newText: 'ONE' },
+                  { oldText: 'two', newText: 'TWO' },
+                ],
+              },
+            },
+          ],
+        },
+        { text: 'ok' },
+      ],
+      { PreToolUse: [{ matcher: 'Edit', hooks: [{ type: 'command', command: hook }] }] },
+      cwd,
+    );
+    await h.session.prompt('go');
+    expect(readFileSync(join(cwd, 'a.txt'), 'utf8')).toBe('ONE\nTWO (reviewed)\n');
+    await h.session.dispose();
+  });
+
+  it('a rewrite into invalid arguments fails the call with a clear error; nothing runs', async () => {
+    const h = await harness([{ tools: [{ name: 'bash', args: { command: 'echo ran > ran.txt' } }] }, { text: 'ok' }], {
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: rewrite({ command: 42 }) }] }],
+    });
+    await h.session.prompt('go');
+    expect(existsSync(join(h.cwd, 'ran.txt'))).toBe(false);
+    expect(toolResultTexts(h.calls[1]!)[0]).toContain('A hook rewrote the arguments of "bash" into invalid ones');
     await h.session.dispose();
   });
 });
