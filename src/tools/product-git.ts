@@ -50,6 +50,13 @@ export interface ProductCommandOptions {
   network?: boolean;
   /** Config keys set above every file for this command (an auth header: in the environment, never in argv). */
   config?: readonly (readonly [string, string])[];
+  /** Folders the sandbox shows read-only (a workspace's object store read by a throwaway git folder). */
+  readOnly?: readonly string[];
+  /**
+   * Run without bubblewrap: only for a git that reads nothing the model wrote but objects (the
+   * network git of network-git.ts over ssh, which needs the user's ssh agent and known_hosts).
+   */
+  unconfined?: boolean;
 }
 
 export interface ProductCommandResult {
@@ -397,7 +404,7 @@ function onPath(name: string, path: string | undefined): boolean {
  * is what the command needs (git or tar), checked on PATH first so a missing one is named. The
  * sandbox may write `cwd`, `opts.writable` and, with `repoWritable`, the repository around `cwd`.
  */
-async function run(
+export async function runProductCommand(
   program: string,
   file: string,
   args: string[],
@@ -421,12 +428,17 @@ async function run(
     throw new ProductCommandError(`${program} is not installed or not on PATH: ${what} needs it`);
   let cmd = file;
   let argv = args;
-  if (probe.ok) {
+  if (probe.ok && !opts.unconfined) {
     const repo = repoWritable ? findRepository(opts.cwd) : undefined;
     const writable = [...(repo ? [repo.top, repo.gitDir, repo.commonDir] : []), opts.cwd, ...(opts.writable ?? [])];
     const boxed = sandboxedSpawn(
       bwrap,
-      { writable, network: opts.network === true, cwd: opts.cwd },
+      {
+        writable,
+        network: opts.network === true,
+        cwd: opts.cwd,
+        ...(opts.readOnly ? { readOnly: [...opts.readOnly] } : {}),
+      },
       file,
       args,
       process.env,
@@ -487,7 +499,7 @@ export function productGitScript(
   args: readonly string[],
   opts: ProductCommandOptions,
 ): Promise<ProductCommandResult> {
-  return run(
+  return runProductCommand(
     'git',
     'sh',
     ['-c', `${NEUTRALIZE_DRIVERS}${script}`, 'orchestrate-git', ...args],
@@ -499,7 +511,7 @@ export function productGitScript(
 }
 
 /** GIT_CONFIG_* entries for `opts.config` (and https when the command may use the network), after the overrides. */
-function configEnv(opts: ProductCommandOptions): Record<string, string> {
+export function configEnv(opts: ProductCommandOptions): Record<string, string> {
   const keys = [...(opts.network ? [['protocol.https.allow', 'always'] as const] : []), ...(opts.config ?? [])];
   if (!keys.length) return {};
   const env: Record<string, string> = {};
@@ -523,7 +535,15 @@ export function productGit(args: readonly string[], opts: ProductCommandOptions)
  * works, where it may write `opts.writable` only (not the repository around `cwd`).
  */
 export function productTar(args: readonly string[], opts: ProductCommandOptions): Promise<ProductCommandResult> {
-  return run('tar', 'tar', [...args], opts.env ?? {}, opts, 'moving a workspace to another machine', false);
+  return runProductCommand(
+    'tar',
+    'tar',
+    [...args],
+    opts.env ?? {},
+    opts,
+    'moving a workspace to another machine',
+    false,
+  );
 }
 
 /** A private temp folder (mode 700) for one operation's files (a throwaway index, a bundle), removed after `fn`. */

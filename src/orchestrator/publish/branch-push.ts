@@ -7,13 +7,25 @@
 // exact commit, so a commit someone adds meanwhile still makes the push fail). Anything else is
 // refused with the reason.
 //
-// Every git runs through tools/product-git (sanitized environment, the repository's program keys
-// disabled, sandboxed): the repository is the model's to configure. A push over https is the only
-// git given the network, and its token travels as a config key in the environment, never in argv.
-import { existsSync } from 'node:fs';
+// The change's commit is made by tools/product-git in the repository (sanitized environment, the
+// repository's program keys disabled, sandboxed, no network). Everything that reaches the remote
+// (ls-remote, fetch, push) runs through tools/network-git instead: a throwaway git folder that
+// reads only the repository's objects, never its config, so no key the model wrote (http.proxy,
+// url.<x>.insteadOf, include.path ...) reaches the git that holds the token. The URL comes from the
+// recipe; the token travels as a config key in the environment, never in argv, and only to the
+// forge's host.
+import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { productGit, productGitScript, withProductTemp } from '../../tools/product-git.js';
+import type { ForgeKind } from '../../recipe/publish-spec.js';
+import { parseRemote, remoteTransport } from '../../recipe/publish-transport.js';
+import {
+  type NetworkTransport,
+  WorkspaceRepositoryError,
+  setWorkspaceRef,
+  withNetworkGit,
+} from '../../tools/network-git.js';
+import { productGitScript, withProductTemp } from '../../tools/product-git.js';
 import { git } from '../git-workspace.js';
 
 export interface PushAuth {
@@ -23,22 +35,34 @@ export interface PushAuth {
   header: string;
 }
 
+/** Where a changeset's branch goes and how: decided from the recipe (and a remote's name, once). */
+export interface ResolvedRemote {
+  /** What git is given: an https or ssh URL, or a local path. */
+  url: string;
+  via: 'https' | 'ssh' | 'local';
+  /** The local repository's folder, for `via: local`. */
+  localPath?: string;
+}
+
 /**
- * Where the remote is: its URL (a remote name read from the repository; ./ and ../ paths from the
- * run's root), and a local folder when it is one.
+ * Where the remote is and how it is reached: a URL or path from the recipe (./ and ../ from the
+ * run's root), or a remote's name read from the repository. A github/gitlab forge's ssh remote is
+ * the same repository over https (the token's transport); `forge: git` keeps ssh.
  */
 export async function resolveRemote(
   repo: string,
   remote: string,
   root: string,
-): Promise<{ ok: true; url: string; localPath?: string } | { ok: false; error: string }> {
+  forge: ForgeKind = 'git',
+  baseUrl?: string,
+): Promise<({ ok: true } & ResolvedRemote) | { ok: false; error: string }> {
   // ./x and ../x: a local repository, relative to the run's root (the recipe's folder).
   if (remote.startsWith('./') || remote.startsWith('../')) {
     const localPath = resolve(root, remote);
-    return { ok: true, url: localPath, localPath };
+    return { ok: true, url: localPath, via: 'local', localPath };
   }
   let url = remote;
-  if (!/[:/]/.test(remote)) {
+  if (parseRemote(remote).kind === 'name') {
     const r = await git(['config', '--get', `remote.${remote}.url`], repo);
     if (!r.ok || !r.stdout.trim())
       return {
@@ -46,22 +70,15 @@ export async function resolveRemote(
         error: `${repo} has no remote "${remote}"; set publish.remote to a URL or to one of its remotes`,
       };
     url = r.stdout.trim();
+    // A relative path in the repository's config is relative to the repository.
+    if (parseRemote(url).kind === 'name' || url.startsWith('./') || url.startsWith('../')) url = resolve(repo, url);
   }
-  if (url.startsWith('file://')) return { ok: true, url, localPath: fileURLToPath(url) };
-  if (isAbsolute(url)) return { ok: true, url, localPath: url };
-  if (/^https:\/\//.test(url)) {
-    if (/^https:\/\/[^/]*@/.test(url))
-      return {
-        ok: false,
-        error:
-          'the remote URL holds credentials; give it without them (the token comes from GITHUB_TOKEN/GITLAB_TOKEN)',
-      };
-    return { ok: true, url };
-  }
-  return {
-    ok: false,
-    error: `remote ${url}: orchestrate pushes over https:// or to a local repository (file:// or a path); ssh is not supported`,
-  };
+  const t = remoteTransport(forge, baseUrl, url);
+  if (!t.ok) return t;
+  if (t.via !== 'local') return { ok: true, url: t.url, via: t.via };
+  if (url.startsWith('file://')) return { ok: true, url, via: 'local', localPath: fileURLToPath(url) };
+  const localPath = isAbsolute(url) ? url : resolve(root, url);
+  return { ok: true, url: localPath, via: 'local', localPath };
 }
 
 function hostOf(url: string): string | undefined {
@@ -72,58 +89,125 @@ function hostOf(url: string): string | undefined {
   }
 }
 
-/** How to reach `url` with product git: the folders it writes, the network and auth for https. */
-export function pushTransport(url: string, localPath: string | undefined, auth: PushAuth | undefined) {
-  if (localPath) return { writable: [localPath] };
-  const config: [string, string][] = [];
+/** How the network git reaches `remote`: the token's header only for an https remote on the forge's host. */
+export function pushTransport(remote: ResolvedRemote, auth: PushAuth | undefined): NetworkTransport {
+  if (remote.via === 'local') return { kind: 'local', path: remote.localPath ?? remote.url };
+  if (remote.via === 'ssh') return { kind: 'ssh' };
   // The token goes to the forge's own host only (a remote the model redirected gets none).
-  if (auth && hostOf(url) === auth.host) config.push([`http.${url}.extraHeader`, `Authorization: ${auth.header}`]);
-  return { network: true, config };
+  return auth && hostOf(remote.url) === auth.host
+    ? { kind: 'https', url: remote.url, header: auth.header }
+    : { kind: 'https', url: remote.url };
+}
+
+/** A local remote that is missing, said before git says it less clearly. */
+function missingLocal(remote: ResolvedRemote): string | undefined {
+  return remote.localPath && !existsSync(remote.localPath)
+    ? `the remote ${remote.localPath} does not exist`
+    : undefined;
+}
+
+/** Runs `fn` with the product's network git for `repo`; a refused repository is an error value. */
+async function networkGit<T extends { ok: boolean }>(
+  repo: string,
+  haves: readonly string[],
+  fn: Parameters<typeof withNetworkGit<T>>[2],
+): Promise<T | { ok: false; error: string }> {
+  try {
+    return await withNetworkGit(repo, haves, fn);
+  } catch (err) {
+    if (err instanceof WorkspaceRepositoryError) return { ok: false, error: err.message };
+    throw err;
+  }
 }
 
 /** The commit the remote branch is at, undefined when it has none; an error when the remote cannot be read. */
 export async function remoteBranchCommit(
   repo: string,
-  url: string,
-  localPath: string | undefined,
+  remote: ResolvedRemote,
   branch: string,
   auth?: PushAuth,
 ): Promise<{ ok: true; commit?: string } | { ok: false; error: string }> {
-  if (localPath && !existsSync(localPath)) return { ok: false, error: `the remote ${localPath} does not exist` };
-  const r = await productGit(['ls-remote', '--heads', url, `refs/heads/${branch}`], {
-    cwd: repo,
-    ...pushTransport(url, localPath, auth),
+  const missing = missingLocal(remote);
+  if (missing) return { ok: false, error: missing };
+  return networkGit(repo, [], async (g) => {
+    const r = await g.git(['ls-remote', '--heads', remote.url, `refs/heads/${branch}`], pushTransport(remote, auth));
+    if (r.code !== 0) return { ok: false, error: `cannot read ${remote.url}: ${gitError(r.stderr, remote, auth)}` };
+    const line = r.stdout
+      .toString('utf8')
+      .split('\n')
+      .find((l) => l.endsWith(`\trefs/heads/${branch}`));
+    return { ok: true, ...(line ? { commit: line.split('\t')[0] } : {}) };
   });
-  if (r.code !== 0) return { ok: false, error: `cannot read ${url}: ${gitError(r.stderr, url, auth)}` };
-  const line = r.stdout
-    .toString('utf8')
-    .split('\n')
-    .find((l) => l.endsWith(`\trefs/heads/${branch}`));
-  return { ok: true, ...(line ? { commit: line.split('\t')[0] } : {}) };
 }
 
 /**
  * Fetches `branch` of the remote into `repo` (kept as refs/orchestrate/base/<branch>, so the
- * user's branches and FETCH_HEAD stay as they are): the commit it is at now.
+ * user's branches and FETCH_HEAD stay as they are): the commit it is at now. `haves` are commits
+ * the repository has (the change's base): only what is newer travels.
  */
 export async function fetchBranch(
   repo: string,
-  url: string,
-  localPath: string | undefined,
+  remote: ResolvedRemote,
   branch: string,
   auth?: PushAuth,
+  haves: readonly string[] = [],
 ): Promise<{ ok: true; commit: string } | { ok: false; error: string }> {
-  if (localPath && !existsSync(localPath)) return { ok: false, error: `the remote ${localPath} does not exist` };
+  const missing = missingLocal(remote);
+  if (missing) return { ok: false, error: missing };
   const ref = `refs/orchestrate/base/${branch}`;
-  const r = await productGit(
-    ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', url, `+refs/heads/${branch}:${ref}`],
-    { cwd: repo, ...pushTransport(url, localPath, auth) },
-  );
-  if (r.code !== 0) return { ok: false, error: `cannot fetch ${branch} from ${url}: ${gitError(r.stderr, url, auth)}` };
-  const c = await git(['rev-parse', '--verify', '-q', `${ref}^{commit}`], repo);
-  return c.ok && c.stdout.trim()
-    ? { ok: true, commit: c.stdout.trim() }
-    : { ok: false, error: `fetched ${branch} from ${url}, but ${repo} cannot read its commit` };
+  return networkGit(repo, haves, async (g) => {
+    const r = await g.git(
+      ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', remote.url, `+refs/heads/${branch}:${ref}`],
+      pushTransport(remote, auth),
+    );
+    if (r.code !== 0)
+      return { ok: false, error: `cannot fetch ${branch} from ${remote.url}: ${gitError(r.stderr, remote, auth)}` };
+    const commit = readRef(g.dir, ref);
+    if (!commit) return { ok: false, error: `fetched ${branch} from ${remote.url}, but no commit came with it` };
+    g.keepFetched();
+    return (await setWorkspaceRef(repo, ref, commit))
+      ? { ok: true, commit }
+      : { ok: false, error: `fetched ${branch} from ${remote.url}, but ${repo} cannot read its commit` };
+  });
+}
+
+/**
+ * Whether `commit` (the one orchestrate pushed) is reachable from the remote's `base` branch now:
+ * the branch was merged (fast-forward or a merge commit; a squash or rebase merge makes new
+ * commits, which this does not see). The base is fetched into the throwaway folder only.
+ */
+export async function mergedInto(
+  repo: string,
+  remote: ResolvedRemote,
+  base: string,
+  commit: string,
+  haves: readonly string[] = [],
+): Promise<{ ok: true; merged: boolean } | { ok: false; error: string }> {
+  const missing = missingLocal(remote);
+  if (missing) return { ok: false, error: missing };
+  return networkGit(repo, haves, async (g) => {
+    const ref = 'refs/orchestrate/base';
+    const r = await g.git(
+      ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', remote.url, `+refs/heads/${base}:${ref}`],
+      pushTransport(remote, undefined),
+    );
+    if (r.code !== 0)
+      return { ok: false, error: `cannot fetch ${base} from ${remote.url}: ${gitError(r.stderr, remote, undefined)}` };
+    const a = await g.git(['merge-base', '--is-ancestor', commit, ref], { kind: 'local', path: g.dir });
+    if (a.code === 0) return { ok: true, merged: true };
+    if (a.code === 1) return { ok: true, merged: false };
+    return { ok: false, error: `cannot tell whether ${base} holds ${commit.slice(0, 12)}: ${firstLine(a.stderr)}` };
+  });
+}
+
+/** A ref of the throwaway folder, read from its file (the product wrote the folder; fetch writes loose refs). */
+function readRef(dir: string, ref: string): string | undefined {
+  try {
+    const text = readFileSync(join(dir, ref), 'utf8').trim();
+    return /^[0-9a-f]{40,64}$/.test(text) ? text : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -186,70 +270,95 @@ export type PushResult = { ok: true; pushed: boolean } | { ok: false; refused: b
  */
 export async function pushBranch(args: {
   repo: string;
-  url: string;
-  localPath?: string;
+  remote: ResolvedRemote;
   branch: string;
   commit: string;
   lastPushed?: string;
   auth?: PushAuth;
 }): Promise<PushResult> {
-  const now = await remoteBranchCommit(args.repo, args.url, args.localPath, args.branch, args.auth);
-  if (!now.ok) return { ok: false, refused: false, error: now.error };
-  if (now.commit === args.commit) return { ok: true, pushed: false };
-  if (now.commit && now.commit !== args.lastPushed)
-    return {
-      ok: false,
-      refused: true,
-      error: `refusing to push: ${args.branch} on ${args.url} is at ${now.commit.slice(0, 12)}, a commit orchestrate did not push${args.lastPushed ? ` (it pushed ${args.lastPushed.slice(0, 12)})` : ''}; someone else's work would be overwritten. Merge it by hand, or delete the branch to publish again`,
-    };
-  const lease = `--force-with-lease=refs/heads/${args.branch}:${now.commit ?? ''}`;
-  const r = await productGit(['push', '--porcelain', lease, args.url, `${args.commit}:refs/heads/${args.branch}`], {
-    cwd: args.repo,
-    ...pushTransport(args.url, args.localPath, args.auth),
+  const { remote } = args;
+  const missing = missingLocal(remote);
+  if (missing) return { ok: false, refused: false, error: missing };
+  const transport = pushTransport(remote, args.auth);
+  const out = await networkGit<PushResult>(args.repo, [], async (g) => {
+    const ls = await g.git(['ls-remote', '--heads', remote.url, `refs/heads/${args.branch}`], transport);
+    if (ls.code !== 0)
+      return {
+        ok: false,
+        refused: false,
+        error: `cannot read ${remote.url}: ${gitError(ls.stderr, remote, args.auth)}`,
+      };
+    const line = ls.stdout
+      .toString('utf8')
+      .split('\n')
+      .find((l) => l.endsWith(`\trefs/heads/${args.branch}`));
+    const now = line?.split('\t')[0];
+    if (now === args.commit) return { ok: true, pushed: false };
+    if (now && now !== args.lastPushed)
+      return {
+        ok: false,
+        refused: true,
+        error: `refusing to push: ${args.branch} on ${remote.url} is at ${now.slice(0, 12)}, a commit orchestrate did not push${args.lastPushed ? ` (it pushed ${args.lastPushed.slice(0, 12)})` : ''}; someone else's work would be overwritten. Merge it by hand, or delete the branch to publish again`,
+      };
+    const lease = `--force-with-lease=refs/heads/${args.branch}:${now ?? ''}`;
+    const r = await g.git(
+      ['push', '--porcelain', lease, remote.url, `${args.commit}:refs/heads/${args.branch}`],
+      transport,
+    );
+    if (r.code !== 0)
+      return {
+        ok: false,
+        refused: /stale info|rejected/.test(r.stderr + r.stdout.toString('utf8')),
+        error: `git push to ${remote.url} failed: ${gitError(r.stderr, remote, args.auth) || firstLine(r.stdout.toString('utf8'))}`,
+      };
+    return { ok: true, pushed: true };
   });
-  if (r.code !== 0)
-    return {
-      ok: false,
-      refused: /stale info|rejected/.test(r.stderr + r.stdout.toString('utf8')),
-      error: `git push to ${args.url} failed: ${gitError(r.stderr, args.url, args.auth) || firstLine(r.stdout.toString('utf8'))}`,
-    };
-  return { ok: true, pushed: true };
+  return 'refused' in out || out.ok ? out : { ok: false, refused: false, error: out.error };
 }
 
 /** Deletes the branch on the remote, only while it is at the commit orchestrate pushed. */
 export async function deleteBranch(args: {
   repo: string;
-  url: string;
-  localPath?: string;
+  remote: ResolvedRemote;
   branch: string;
   lastPushed: string;
   auth?: PushAuth;
 }): Promise<{ ok: true } | { ok: false; error: string }> {
-  const r = await productGit(
-    [
-      'push',
-      '--porcelain',
-      `--force-with-lease=refs/heads/${args.branch}:${args.lastPushed}`,
-      args.url,
-      `:refs/heads/${args.branch}`,
-    ],
-    { cwd: args.repo, ...pushTransport(args.url, args.localPath, args.auth) },
-  );
-  return r.code === 0
-    ? { ok: true }
-    : { ok: false, error: `cannot delete ${args.branch}: ${gitError(r.stderr, args.url, args.auth)}` };
+  const { remote } = args;
+  return networkGit(args.repo, [], async (g) => {
+    const r = await g.git(
+      [
+        'push',
+        '--porcelain',
+        `--force-with-lease=refs/heads/${args.branch}:${args.lastPushed}`,
+        remote.url,
+        `:refs/heads/${args.branch}`,
+      ],
+      pushTransport(remote, args.auth),
+    );
+    return r.code === 0
+      ? { ok: true as const }
+      : { ok: false as const, error: `cannot delete ${args.branch}: ${gitError(r.stderr, remote, args.auth)}` };
+  });
 }
 
 /**
  * git's reason, and what to do when the server asked for credentials (git cannot prompt here, so
  * it says only that it could not read a user name): the token was not sent to that host, or it was
- * refused.
+ * refused; over ssh, what the user's ssh needs.
  */
-function gitError(stderr: string, url: string, auth: PushAuth | undefined): string {
+function gitError(stderr: string, remote: ResolvedRemote, auth: PushAuth | undefined): string {
   const line = firstLine(stderr);
+  if (remote.via === 'ssh') {
+    if (/Host key verification failed/i.test(stderr))
+      return `${line} (the host is not in your known_hosts: connect once with ssh, or add it with ssh-keyscan)`;
+    if (/Permission denied \(publickey/i.test(stderr))
+      return `${line} (ssh found no key the server accepts: load it into your ssh agent (ssh-add, SSH_AUTH_SOCK), or name it in ~/.ssh/config or GIT_SSH_COMMAND)`;
+    return line;
+  }
   if (!/askpass|could not read Username|Authentication failed|terminal prompts disabled|\b40[13]\b/i.test(stderr))
     return line;
-  const host = hostOf(url);
+  const host = hostOf(remote.url);
   if (!auth) return `${line} (the server asks for credentials and orchestrate has no token for this forge)`;
   if (host !== auth.host)
     return `${line} (the server asks for credentials, and the token goes only to ${auth.host}, the forge's host: this remote is on ${host}; point publish.remote at ${auth.host}, or publish.base_url at this remote's forge)`;

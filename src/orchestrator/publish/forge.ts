@@ -5,6 +5,7 @@
 // logged or written to the run folder (errors carry the API's message, never the request).
 import { spawnSync } from 'node:child_process';
 import type { ForgeKind } from '../../recipe/publish-spec.js';
+import { forgeGitHost } from '../../recipe/publish-transport.js';
 
 export interface PullRequestInput {
   head: string;
@@ -86,8 +87,7 @@ export function apiBase(forge: 'github' | 'gitlab', baseUrl: string | undefined)
 
 /** The host git pushes to for this forge (the token is sent there and nowhere else). */
 export function gitHost(forge: 'github' | 'gitlab', baseUrl: string | undefined): string {
-  if (!baseUrl) return forge === 'github' ? 'github.com' : 'gitlab.com';
-  return new URL(baseUrl).host;
+  return forgeGitHost(forge, baseUrl);
 }
 
 /** owner/name (GitLab: group/.../name) of an https remote URL, when it is one. */

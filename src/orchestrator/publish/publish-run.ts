@@ -209,12 +209,11 @@ async function publishOne(
     return { key: c.key, outcome: 'closed', detail: `closed ${pr.url}: the change is empty` };
   }
 
-  const remote = await resolveRemote(repo, c.remote, root);
+  const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl);
   if (!remote.ok) return { key: c.key, outcome: 'failed', detail: remote.error };
   const pushed = await pushBranch({
     repo,
-    url: remote.url,
-    ...(remote.localPath ? { localPath: remote.localPath } : {}),
+    remote,
     branch: c.branch,
     commit: commit.commit,
     ...(c.pushedCommit ? { lastPushed: c.pushedCommit } : {}),

@@ -92,7 +92,7 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
   let access: ForgeAccess = {};
   try {
     access = forgeAccess(c, env, new Map(), say);
-    const remote = await resolveRemote(repo, c.remote, root);
+    const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl);
     if (!remote.ok) return { kind: 'failed', error: remote.error };
     if (c.pr && access.forge && c.repository) {
       const pr = await access.forge.get(c.repository, c.pr.number);
@@ -100,7 +100,7 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
     }
     if (opts.apply) {
       // Checked before the re-run is paid for; the push itself is leased on the same commit.
-      const now = await remoteBranchCommit(repo, remote.url, remote.localPath, c.branch, access.auth);
+      const now = await remoteBranchCommit(repo, remote, c.branch, access.auth);
       if (!now.ok) return { kind: 'failed', error: now.error };
       if (now.commit && now.commit !== c.pushedCommit)
         return {
@@ -109,7 +109,7 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
         };
     }
     say(`${c.key}: fetching ${c.base} from ${remote.url}`);
-    const fetched = await fetchBranch(repo, remote.url, remote.localPath, c.base, access.auth);
+    const fetched = await fetchBranch(repo, remote, c.base, access.auth, [c.baseCommit]);
     if (!fetched.ok) return { kind: 'failed', error: fetched.error };
     if (fetched.commit === c.baseCommit) {
       const message = `${c.key}: ${c.base} is still at ${c.baseCommit.slice(0, 12)}, the commit the change was made on: nothing to rebase`;

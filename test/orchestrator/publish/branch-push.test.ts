@@ -1,5 +1,6 @@
-// Where a push goes and what it carries: a remote URL holding credentials or an ssh remote is
-// refused with what to do; ./ paths resolve from the run's root; the token's Authorization header
+// Where a push goes and what it carries: a remote URL holding credentials is refused with what to
+// do; a forge's ssh remote is the same repository over https, `forge: git` keeps ssh, and an ssh
+// remote of another host is refused for a forge; ./ paths resolve from the run's root; the token's Authorization header
 // is only configured for a remote on the forge's own host (a remote the model redirected to
 // another host gets none); secrets are cut out of error text.
 import { describe, expect, it } from 'vitest';
@@ -9,31 +10,66 @@ import { pushAuthHeader, repositoryFromUrl, withoutSecrets } from '../../../src/
 const auth = { host: 'github.com', header: pushAuthHeader('github', 'ghp_secret1234') };
 
 describe('publishing remotes', () => {
-  it('refuses credentials in the URL and ssh remotes; ./ paths are local, from the root', async () => {
-    const cred = await resolveRemote('/nowhere', 'https://me:ghp_x@github.com/acme/a.git', '/root');
+  it('refuses credentials in the URL; ./ paths are local, from the root', async () => {
+    const cred = await resolveRemote('/nowhere', 'https://me:ghp_x@github.com/acme/a.git', '/root', 'github');
     expect(cred).toMatchObject({ ok: false, error: expect.stringContaining('holds credentials') });
-    const ssh = await resolveRemote('/nowhere', 'git@github.com:acme/a.git', '/root');
-    expect(ssh).toMatchObject({ ok: false, error: expect.stringContaining('ssh is not supported') });
     expect(await resolveRemote('/nowhere', './remotes/a.git', '/root')).toEqual({
       ok: true,
       url: '/root/remotes/a.git',
+      via: 'local',
       localPath: '/root/remotes/a.git',
     });
     expect(await resolveRemote('/nowhere', 'file:///srv/a.git', '/root')).toEqual({
       ok: true,
       url: 'file:///srv/a.git',
+      via: 'local',
       localPath: '/srv/a.git',
+    });
+    expect(await resolveRemote('/nowhere', 'http://github.com/acme/a.git', '/root', 'github')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('http:// is not supported'),
+    });
+  });
+
+  it("a forge's ssh remote is pushed over https to the same repository; forge: git keeps ssh", async () => {
+    expect(await resolveRemote('/nowhere', 'git@github.com:acme/a.git', '/root', 'github')).toEqual({
+      ok: true,
+      url: 'https://github.com/acme/a.git',
+      via: 'https',
+    });
+    expect(
+      await resolveRemote(
+        '/nowhere',
+        'ssh://git@gitlab.example:2222/group/sub/a',
+        '/root',
+        'gitlab',
+        'https://gitlab.example/api/v4',
+      ),
+    ).toEqual({ ok: true, url: 'https://gitlab.example/group/sub/a.git', via: 'https' });
+    const other = await resolveRemote('/nowhere', 'git@evil.example:acme/a.git', '/root', 'github');
+    expect(other).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/on evil\.example, not on github\.com.*forge: git/),
+    });
+    expect(await resolveRemote('/nowhere', 'git@host.example:acme/a.git', '/root', 'git')).toEqual({
+      ok: true,
+      url: 'git@host.example:acme/a.git',
+      via: 'ssh',
     });
   });
 
   it("sends the token's header only to the forge's host", () => {
-    const own = pushTransport('https://github.com/acme/a.git', undefined, auth);
-    expect(own).toEqual({
-      network: true,
-      config: [['http.https://github.com/acme/a.git.extraHeader', `Authorization: ${auth.header}`]],
+    const own = pushTransport({ url: 'https://github.com/acme/a.git', via: 'https' }, auth);
+    expect(own).toEqual({ kind: 'https', url: 'https://github.com/acme/a.git', header: auth.header });
+    expect(pushTransport({ url: 'https://evil.example/acme/a.git', via: 'https' }, auth)).toEqual({
+      kind: 'https',
+      url: 'https://evil.example/acme/a.git',
     });
-    expect(pushTransport('https://evil.example/acme/a.git', undefined, auth)).toEqual({ network: true, config: [] });
-    expect(pushTransport('/srv/a.git', '/srv/a.git', auth)).toEqual({ writable: ['/srv/a.git'] });
+    expect(pushTransport({ url: '/srv/a.git', via: 'local', localPath: '/srv/a.git' }, auth)).toEqual({
+      kind: 'local',
+      path: '/srv/a.git',
+    });
+    expect(pushTransport({ url: 'git@github.com:acme/a.git', via: 'ssh' }, auth)).toEqual({ kind: 'ssh' });
   });
 
   it('reads owner/name from an https remote and cuts secrets out of messages', () => {
