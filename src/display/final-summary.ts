@@ -4,7 +4,16 @@
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
-import { countStatuses, instanceUsage, runUsage, type InstanceState, type RunState } from '../run/run-fold.js';
+import {
+  controlsOf,
+  countStatuses,
+  instancesInTaskOrder,
+  instanceUsage,
+  pairOf,
+  runUsage,
+  type InstanceState,
+  type RunState,
+} from '../run/run-fold.js';
 import {
   clip,
   fitToWidth,
@@ -40,8 +49,11 @@ export function outputPreview(output: unknown, max: number = DISPLAY_DEFAULTS.ou
   return clip(oneLine(text ?? ''), max);
 }
 
+/** Wide enough for every instance status (`cancelled` is the longest). */
+const STATUS_WIDTH = 9;
+
 function statusWord(inst: InstanceState, p: Painter): string {
-  const w = fitToWidth(inst.status, 8);
+  const w = fitToWidth(inst.status, STATUS_WIDTH);
   if (inst.status === 'done') return p.paint('green', w);
   if (inst.status === 'failed') return p.paint('red', w);
   if (inst.status === 'skipped') return p.paint('dim', w);
@@ -76,7 +88,7 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   const out: string[] = [];
   const dur = state.durationMs ?? (state.endTs ?? state.lastTs) - state.startTs;
   const status = state.status === 'running' ? 'interrupted' : state.status.replace('_', ' ');
-  const colour = state.status === 'succeeded' ? 'green' : 'red';
+  const colour = state.status === 'succeeded' ? 'green' : state.status === 'partial' ? 'yellow' : 'red';
   out.push(
     `run ${state.runId} (${state.name || 'run'}): ${p.paint(['bold', colour], status)} in ${formatDuration(Math.max(0, dur))}`,
   );
@@ -122,6 +134,7 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   );
   const cache = cacheText(u);
   if (cache) out.push(cache);
+  if (state.status === 'partial') out.push(p.paint('yellow', partialLine(state)));
   if (state.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${oneLine(state.budgetExhausted)}`));
   // Where worktree work landed (merge: branch / apply): what the user looks at next.
   const branches = [...state.instances.values()].filter((i) => i.branch);
@@ -137,7 +150,33 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;
   out.push(`report: ${options.reportFile ?? `orchestrate report ${target}`}`);
-  if (state.status !== 'succeeded' && !options.noResume) out.push(`resume: orchestrate resume ${target}`);
+  if (state.status !== 'succeeded' && !options.noResume) out.push(`resume: ${resumeCommand(state, target)}`);
   const width = options.width;
   return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;
+}
+
+/** The instances a user cancelled, in task order. */
+function cancelledInstances(state: RunState): InstanceState[] {
+  return instancesInTaskOrder(state).filter((i) => i.status === 'cancelled' && !pairOf(state, i));
+}
+
+/** Who cancelled an instance: the accepted cancel's `by`, else its error ("cancelled by ..."). */
+function cancelledBy(state: RunState, inst: InstanceState): string {
+  const accepted = controlsOf(state, inst).filter((c) => c.action === 'cancel' && c.ok);
+  const by = accepted.at(-1)?.by ?? inst.error?.replace(/^cancelled by /, '');
+  return by ? ` (by ${oneLine(by)})` : '';
+}
+
+/** "partial: nothing failed; cancelled by a user: slow (by cancel (pid 4242, user ana))" */
+export function partialLine(state: RunState): string {
+  const list = cancelledInstances(state).map((i) => `${i.label}${cancelledBy(state, i)}`);
+  return `partial: nothing failed; cancelled by a user: ${list.join(', ')}`;
+}
+
+/** How to go on: a partial run runs its cancelled instances again only when named. */
+function resumeCommand(state: RunState, target: string): string {
+  if (state.status !== 'partial') return `orchestrate resume ${target}`;
+  return `orchestrate resume ${target} ${cancelledInstances(state)
+    .map((i) => `--retry ${i.key}`)
+    .join(' ')} (runs the cancelled instances again)`;
 }

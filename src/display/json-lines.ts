@@ -26,7 +26,8 @@
  *                    starts from them).
  *   task_expanded    task, keys: the instances of a for_each task, once its input is known.
  *   budget_exhausted reason: no further model calls are permitted.
- *   run_end          status: succeeded | failed | interrupted | budget_exhausted, usage, durationMs.
+ *   run_end          status: succeeded | partial | failed | interrupted | budget_exhausted, usage,
+ *                    durationMs (partial: some instances were cancelled by a user, none failed).
  * Instance lifecycle
  *   instance_queued  waiting for a concurrency slot.
  *   instance_start   sessionFile?, cwd?, resumedFromLeaf?: continues an existing session,

@@ -101,11 +101,13 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   out.push(`${p.paint('bold', `run ${s.runId}`)} · ${s.name} · ${s.recipe}`);
   const u = s.endUsage ?? runUsage(s);
   const dur = s.durationMs ?? s.lastTs - s.startTs;
-  const status = folder.holder
-    ? `running (coordinator ${describeHolder(folder.holder)})`
-    : s.status === 'running'
-      ? 'interrupted (no run_end in the log)'
-      : s.status.replace('_', ' ');
+  // The session's run_end wins over a lease its coordinator has not let go of yet.
+  const status =
+    s.status !== 'running'
+      ? s.status.replace('_', ' ')
+      : folder.holder
+        ? `running (coordinator ${describeHolder(folder.holder)})`
+        : 'interrupted (no run_end in the log)';
   out.push(
     `status: ${status} · started ${formatDateTime(s.startTs)} · ${formatDuration(Math.max(0, dur))} · ${formatTokens(u.totalTokens)} tokens · ${formatCost(u.cost)}`,
   );

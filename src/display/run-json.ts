@@ -40,15 +40,18 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     runId: s.runId,
     name: s.name,
     recipe: s.recipe,
-    // A log without run_end is a live run only while a coordinator holds its lease.
-    status: folder.holder
-      ? [...s.publishGates.values()].some((g) => g.state === 'waiting')
-        ? 'waiting'
-        : 'running'
-      : s.status === 'running'
-        ? 'interrupted'
-        : s.status,
-    ...(folder.holder
+    // The session's run_end is the truth even while its coordinator still holds the lease (it
+    // writes run_end, then result.json, then lets go). A log without run_end is a live run only
+    // while a coordinator holds its lease.
+    status:
+      s.status !== 'running'
+        ? s.status
+        : folder.holder
+          ? [...s.publishGates.values()].some((g) => g.state === 'waiting')
+            ? 'waiting'
+            : 'running'
+          : 'interrupted',
+    ...(folder.holder && s.status === 'running'
       ? {
           coordinator: {
             pid: folder.holder.pid,

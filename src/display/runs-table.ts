@@ -5,6 +5,7 @@ import { fitToWidth, makePainter, padStartToWidth, type Painter } from './termin
 
 const COLOURS: Record<string, 'green' | 'red' | 'yellow' | 'cyan'> = {
   succeeded: 'green',
+  partial: 'yellow',
   failed: 'red',
   budget_exhausted: 'red',
   interrupted: 'yellow',

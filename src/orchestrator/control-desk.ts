@@ -2,7 +2,10 @@
 // `cancel`, `steer`, and the run's own live view in-process) and are carried out: each action is
 // decided by control-decisions.ts, logged as a `control` event (accepted or refused) before its
 // effects, then done through the run's hands (RunHands). `peek` is a read: nothing is logged.
-// Also the cancel bookkeeping of running instances: who asked, and each `run:` step's own stop switch.
+// Also the cancel bookkeeping of running instances: who asked, each `run:` step's own stop switch,
+// and the cancels whose reply waits for the attempt's end, so that once `cancel` has answered,
+// `show` and `run_status` read the instance as ended (cancelled), never as still running.
+import { CONTROL_REPLY_TIMEOUT_MS } from '../run/run-control-client.js';
 import type { ApprovalAnswer, ControlAction, ControlReply, RunControl } from '../run/run-control.js';
 import type { RunEventInput } from '../run/run-events.js';
 import type { InstanceState, TaskState } from '../run/run-state.js';
@@ -38,17 +41,26 @@ export interface RunHands {
   answerApproval?(a: ApprovalAnswer, by: string): ControlReply;
 }
 
+/**
+ * How long a cancel's reply waits for the attempt to end: an agent stops within the abort grace
+ * (its thread is terminated after it), so this only bounds a stuck executor; it stays below the
+ * client's reply timeout, so the client always gets an answer.
+ */
+const CANCEL_REPLY_WAIT_MS = CONTROL_REPLY_TIMEOUT_MS - 2_000;
+
 export class ControlDesk {
   /** Running instances a user cancelled, and by whom: their attempt ends `cancelled`, never retried. */
   private readonly cancelRequests = new Map<string, string>();
   /** The running `run:` steps' own stop switches (a cancel ends that step alone). */
   private readonly shellCancels = new Map<string, AbortController>();
+  /** Cancel replies waiting for the attempt of an instance to end (attemptEnded). */
+  private readonly endWaiters = new Map<string, (() => void)[]>();
   private server: RunControlServer | undefined;
   /** This run's control in-process (what the control socket carries for other processes). */
   readonly runControl: RunControl = {
     send: async (a) => {
       try {
-        return this.handle(a);
+        return await this.handle(a);
       } catch (err) {
         return {
           ok: false,
@@ -76,11 +88,12 @@ export class ControlDesk {
   }
 
   close(): Promise<void> {
+    for (const id of [...this.endWaiters.keys()]) this.attemptEnded(id);
     return this.server?.close().catch(() => undefined) ?? Promise.resolve();
   }
 
-  /** Carries out one action on the live run. */
-  handle(a: ControlAction): ControlReply {
+  /** Carries out one action on the live run (a cancel of a running instance answers once its attempt has ended). */
+  handle(a: ControlAction): ControlReply | Promise<ControlReply> {
     if (a.action === 'peek') return this.peek(a.instance);
     const by = a.by?.trim() || 'unknown';
     if (this.run.ended()) return { ok: false, error: endedRunError(this.run.runId, a) };
@@ -97,8 +110,45 @@ export class ControlDesk {
       message: d.ok ? d.message : d.error,
     });
     if (!d.ok) return { ok: false, error: d.error };
+    const ended = d.effect.kind === 'cancel_running' ? this.untilAttemptEnds(d.effect.id) : undefined;
     this.carryOut(d.effect);
+    if (ended && d.effect.kind === 'cancel_running') return this.cancelReply(d.effect.id, d.message, ended);
     return { ok: true, message: d.message };
+  }
+
+  /** The attempt of instance `id` has ended and its end is logged: cancels waiting on it answer now. */
+  attemptEnded(id: string): void {
+    const waiters = this.endWaiters.get(id) ?? [];
+    this.endWaiters.delete(id);
+    for (const w of waiters) w();
+  }
+
+  /** Resolves true when the attempt of `id` ends, false if it has not within CANCEL_REPLY_WAIT_MS. */
+  private untilAttemptEnds(id: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), CANCEL_REPLY_WAIT_MS);
+      const list = this.endWaiters.get(id) ?? [];
+      list.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      this.endWaiters.set(id, list);
+    });
+  }
+
+  /** The reply to a cancel of a running instance: how its attempt ended (the decision's words if it has not yet). */
+  private async cancelReply(id: string, decided: string, ended: Promise<boolean>): Promise<ControlReply> {
+    if (!(await ended)) return { ok: true, message: `${decided} (it has not stopped yet)` };
+    const inst = this.run.instances.get(id);
+    const isRun = inst && this.run.tasks.get(inst.task)?.task.kind === 'run';
+    if (inst?.status === 'cancelled')
+      return {
+        ok: true,
+        message: isRun
+          ? `cancelled ${id}: its command was stopped; the run goes on`
+          : `cancelled ${id}: its agent stopped with its session kept; the run goes on`,
+      };
+    return { ok: true, message: `${id} ended ${inst?.status ?? 'already'} before the cancel reached it` };
   }
 
   /** An approval answer: the gates log an accepted one (approval_given); a refused one is logged here like any action. */

@@ -307,6 +307,8 @@ export class Coordinator {
       this.inflight--;
       this.c.walk.settle(t);
       this.advance();
+      // After the walk: a cancel's reply names the instance's end once the log has it.
+      this.c.desk.attemptEnded(inst.id);
     }
   }
 

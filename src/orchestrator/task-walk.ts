@@ -97,9 +97,13 @@ export function runEndStatus(
   if (storageError) return 'failed';
   if (stopping === 'interrupted') return 'interrupted';
   if (stopping === 'budget') return 'budget_exhausted';
-  const failed =
-    [...tasks.values()].some((t) => t.status === 'failed') || [...instances].some((i) => isFailedOrCancelled(i.status));
-  return failed ? 'failed' : 'succeeded';
+  // A task fails only through its instances (an expansion problem fails one too), so the
+  // instances decide: one that failed on its own fails the run; cancels by a user alone leave it
+  // partial (the tasks they failed, and what their dependants skipped, follow from the cancels).
+  const all = [...instances];
+  if (all.some((i) => i.status === 'failed')) return 'failed';
+  if (all.some((i) => i.status === 'cancelled')) return 'partial';
+  return [...tasks.values()].some((t) => t.status === 'failed') ? 'failed' : 'succeeded';
 }
 
 /** What the walk needs from the run. */

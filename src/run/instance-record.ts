@@ -23,8 +23,14 @@ export type InstanceStatus =
   | 'failed'
   | 'cancelled'
   | 'skipped';
+/**
+ * How a run can end (run_end, result.json). `partial`: a user cancelled some instances and no
+ * instance failed on its own (what the cancelled ones would have made is missing, and so is what
+ * needed them); `failed`: an instance failed.
+ */
+export const RUN_END_STATUSES = ['succeeded', 'partial', 'failed', 'interrupted', 'budget_exhausted'] as const;
 /** How a run ended (run_end). */
-export type RunEndStatus = 'succeeded' | 'failed' | 'interrupted' | 'budget_exhausted';
+export type RunEndStatus = (typeof RUN_END_STATUSES)[number];
 
 /** One failed attempt of an instance, as result.json reports it. */
 export interface AttemptFailure {

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { FailureClassSchema, UsageSummarySchema } from './usage-summary.js';
 import { BOARD_CHANGES, BoardItemSchema } from './board-record.js';
+import { RUN_END_STATUSES } from './instance-record.js';
 
 export const RUN_EVENT_VERSION = 1;
 
@@ -272,7 +273,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   Base.extend({
     type: z.literal('run_end'),
-    status: z.enum(['succeeded', 'failed', 'interrupted', 'budget_exhausted']),
+    /** partial: some instances were cancelled by a user, none failed (instance-record.ts RUN_END_STATUSES). */
+    status: z.enum(RUN_END_STATUSES),
     usage: UsageSummarySchema,
     durationMs: z.number(),
   }),

@@ -278,8 +278,10 @@ export function listRuns(runsDir: string): RunListing[] {
     const { events } = readRunLog(join(dir, RUN_LOG));
     const start = events.find((e) => e.type === 'run_start');
     if (!start || start.type !== 'run_start') continue;
-    const end = [...events].reverse().find((e) => e.type === 'run_end');
-    // A live lease means a coordinator works on it now (a resumed run's log may end with an old run_end).
+    // The last session's end: a resumed run's log may hold the run_end of an earlier session.
+    const end = [...events].reverse().find((e) => e.type === 'run_end' || e.type === 'run_resume');
+    // A live lease means a coordinator works on it now, unless its run_end is written already
+    // (the coordinator lets go of the lease just after).
     const holder = liveLeaseHolder(dir);
     // call_usage is the coordinator's record of every permitted model call (aborted ones too);
     // logs without it fall back to the per-instance totals.
@@ -297,9 +299,9 @@ export function listRuns(runsDir: string): RunListing[] {
       recipe: start.recipe,
       name: start.name,
       startedAt: start.ts,
-      status: holder ? 'running' : end && end.type === 'run_end' ? end.status : 'interrupted',
+      status: end?.type === 'run_end' ? end.status : holder ? 'running' : 'interrupted',
       cost,
-      ...(holder ? { holder } : {}),
+      ...(holder && end?.type !== 'run_end' ? { holder } : {}),
       ...(waiting.length ? { waiting } : {}),
     });
   }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runsCommand } from '../../src/cli/commands/runs.js';
 import { FileRunLease } from '../../src/run/run-lease.js';
 import { RunStore } from '../../src/run/run-store.js';
+import { zeroUsage } from '../../src/run/run-events.js';
 import { invoke } from '../display/fixtures/invoke-command.js';
 import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
 
@@ -49,13 +50,18 @@ describe('orchestrate runs', () => {
     const { store } = writeSyntheticRun(join(cwd, '.orchestrate', 'runs'), 'r-4');
     const lease = new FileRunLease(store.dir);
     expect(lease.acquireSync().ok).toBe(true);
+    // A resume of the failed run is under way (its log ends with the old session's run_end, then run_resume).
+    store.append({ type: 'run_resume', previousStatus: 'failed' });
     const live = await invoke(runsCommand, ['runs'], { cwd });
     expect(live.out).toMatch(new RegExp(`^r-4 .* running \\(pid ${process.pid} on ${hostname()}\\)\\s+\\$`, 'm'));
     expect(JSON.parse((await invoke(runsCommand, ['runs', '--json'], { cwd })).out)).toMatchObject([
       { status: 'running', holder: { pid: process.pid, host: hostname() } },
     ]);
+    // The session wrote run_end; its coordinator still holds the lease for a moment: the run has ended (issue 38).
+    store.append({ type: 'run_end', status: 'succeeded', usage: zeroUsage(), durationMs: 1 });
+    expect((await invoke(runsCommand, ['runs'], { cwd })).out).toMatch(/^r-4 .* succeeded\s+\$/m);
     lease.releaseSync();
-    expect((await invoke(runsCommand, ['runs'], { cwd })).out).toMatch(/^r-4 .* failed\s+\$/m);
+    expect((await invoke(runsCommand, ['runs'], { cwd })).out).toMatch(/^r-4 .* succeeded\s+\$/m);
   });
 
   it('colours the status only on a TTY without NO_COLOR', async () => {

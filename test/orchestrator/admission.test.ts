@@ -88,8 +88,14 @@ describe('the DAG walk', () => {
     expect(runEndStatus(run.tasks, run.instances.values(), 'budget', false)).toBe('budget_exhausted');
     expect(runEndStatus(run.tasks, run.instances.values(), 'interrupted', false)).toBe('interrupted');
     expect(runEndStatus(run.tasks, run.instances.values(), undefined, true)).toBe('failed');
+    // A user's cancel alone leaves the run partial (also when the cancel stopped new work: fail-fast).
     run.add('fan', 'fan.x', 'cancelled');
+    expect(runEndStatus(run.tasks, run.instances.values(), undefined, false)).toBe('partial');
+    expect(runEndStatus(run.tasks, run.instances.values(), 'fail-fast', false)).toBe('partial');
+    // An instance that failed on its own makes it failed, cancels or not.
+    run.add('fan', 'fan.y', 'failed');
     expect(runEndStatus(run.tasks, run.instances.values(), 'fail-fast', false)).toBe('failed');
+    expect(runEndStatus(run.tasks, run.instances.values(), 'interrupted', false)).toBe('interrupted');
   });
 });
 

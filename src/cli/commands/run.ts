@@ -239,15 +239,17 @@ export function printRunSummary(outcome: RunOutcome, ctx: CliContext): void {
     `usage: ${outcome.usage.input} input + ${outcome.usage.output} output tokens, ${money(outcome.usage.cost)}`,
   );
   lines.push(`plan:    ${outcome.planFile}`, `result:  ${outcome.resultFile}`);
-  if (
-    (outcome.status === 'interrupted' || outcome.status === 'failed' || outcome.status === 'budget_exhausted') &&
-    !outcome.leaseLost
-  )
-    lines.push(`resume:  orchestrate resume ${outcome.dir}`);
+  const cancelled = outcome.tasks.flatMap((t) => t.instances).filter((i) => i.status === 'cancelled');
+  if (outcome.status === 'partial')
+    lines.push(`partial: nothing failed; cancelled by a user: ${cancelled.map((i) => i.id).join(', ')}`);
+  if (outcome.status !== 'succeeded' && !outcome.leaseLost)
+    lines.push(
+      `resume:  orchestrate resume ${outcome.dir}${outcome.status === 'partial' ? cancelled.map((i) => ` --retry ${i.id}`).join('') : ''}`,
+    );
   ctx.stdout(`${lines.join('\n')}\n`);
 }
 
-/** Exit code of a finished run (design section 5). */
+/** Exit code of a finished run (design section 5): partial (instances a user cancelled) is 1 like failed. */
 export function exitCodeOf(status: RunOutcome['status']): number {
   if (status === 'succeeded') return EXIT.ok;
   if (status === 'interrupted') return EXIT.interrupted;

@@ -24,7 +24,7 @@ export const runStatusTool = defineTool({
   name: 'run_status',
   title: 'Status of a run',
   description:
-    "A run's status (running, succeeded, failed, interrupted, budget_exhausted), its usage and cost, and every instance with its status, attempts, errors, outputs and summaries " +
+    "A run's status (running, waiting, succeeded, partial: instances cancelled by a user and none failed, failed, interrupted, budget_exhausted), its usage and cost, and every instance with its status, attempts, errors, outputs and summaries " +
     '(as `orchestrate show --json`), plus counts per status.',
   input: { run: runArg, run_dir: runDirArg },
   annotations: { readOnlyHint: true, openWorldHint: false },

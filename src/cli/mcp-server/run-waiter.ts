@@ -81,20 +81,25 @@ export async function waitForRun(
 ): Promise<WaitEnd> {
   const state = createRunState();
   let cursor = 0;
+  let sawEnd = false;
   const readNew = (): boolean => {
-    let ended = false;
     let milestone = false;
     for (;;) {
       const page = readEventsPage(run.runDir, cursor, { limit: 10_000, maxBytes: 8 << 20 });
       for (const e of page.events) {
         applyEvent(state, e);
         if (e.ts < sinceTs) continue;
-        if (e.type === 'run_end') ended = true;
+        if (e.type === 'run_end') sawEnd = true;
         else if (MILESTONES.has(e.type)) milestone = true;
       }
       cursor = page.next;
       if (!page.more) break;
     }
+    // The session's own run_end, not every instance being done: the run ends after its last
+    // instance (plan.md, result.json, then run_end). The fold says whether the last session
+    // (run_start, or the run_resume a resume wrote before it was launched) has ended; the
+    // timestamp keeps an earlier session's run_end from counting within the same millisecond.
+    const ended = sawEnd && state.status !== 'running';
     if (milestone && !ended) progress.send(progressText(state));
     return ended;
   };

@@ -27,6 +27,7 @@ pre { font: 12.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
 .status.done, .status.succeeded { background: var(--done); }
 .status.failed, .status.budget_exhausted { background: var(--failed); }
 .status.skipped { background: var(--skipped); }
+.status.partial { background: var(--retry); }
 .status.retrying, .status.waiting { background: var(--retry); }
 button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--line); border-radius: 4px; background: #fff; cursor: pointer; }
 .legend { color: var(--muted); font-size: 12px; margin-bottom: 6px; }
