@@ -6,12 +6,23 @@
 //              session's run guard stops a prompt whose turn right after a compaction overflows)
 //   threshold  the reply's context tokens exceed contextWindow - reserveTokens: compact, no re-run
 // Usage from before the latest compaction is stale and never triggers anything.
-import type { AgentMessage } from '../agent/types.js';
+import { toLlmTools } from '../agent/tool-schema.js';
+import type { AgentMessage, AnyAgentTool } from '../agent/types.js';
 import { isContextOverflow } from '../ai/overflow.js';
-import { calculateContextTokens, estimateContextTokens } from '../ai/token-estimate.js';
+import {
+  calculateContextTokens,
+  estimateContextTokens,
+  estimateMessageTokens,
+  estimateTextTokens,
+} from '../ai/token-estimate.js';
 import type { AssistantMessage, Model } from '../ai/types.js';
 import type { CompactionHookDecision } from '../session/compaction-job.js';
-import { shouldCompact, type CompactionPreparation } from '../session/prepare-compaction.js';
+import {
+  compactionThreshold,
+  maxKeptTokens,
+  shouldCompact,
+  type CompactionPreparation,
+} from '../session/prepare-compaction.js';
 import type { CompactionSettings } from '../session/defaults.js';
 import type { SessionEntry } from '../session/types.js';
 import { buildExtractiveSummary } from './extractive-summary.js';
@@ -103,5 +114,36 @@ export function chainSuppliers(suppliers: readonly SummarySupplier[]): SummarySu
       if (decision) return decision;
     }
     return undefined;
+  };
+}
+
+/** Tokens every request carries besides its messages: the system prompt and the tool definitions. */
+export function requestOverheadTokens(systemPrompt: string, tools: readonly AnyAgentTool[]): number {
+  const definitions = tools.length > 0 ? estimateTextTokens(JSON.stringify(toLlmTools(tools))) : 0;
+  return estimateTextTokens(systemPrompt) + definitions;
+}
+
+/**
+ * How full a compaction left the context, as the run guard judges "freed too little": the system
+ * prompt, the summary and the kept messages, these counted only up to the tail a compaction
+ * normally keeps. A last turn kept beyond that (its tool results too big to cut) is summarized by
+ * the very next compaction, so it does not make compacting again useless.
+ */
+export function compactionFill(
+  messages: readonly AgentMessage[],
+  systemPrompt: string,
+  contextWindow: number,
+  settings: CompactionSettings,
+): { tokensAfter: number; threshold: number } {
+  let summary = 0;
+  let kept = 0;
+  for (const m of messages) {
+    if (m.role === 'compactionSummary') summary += estimateMessageTokens(m);
+    else kept += estimateMessageTokens(m);
+  }
+  const tail = Math.min(kept, maxKeptTokens(settings, contextWindow));
+  return {
+    tokensAfter: estimateTextTokens(systemPrompt) + summary + tail,
+    threshold: compactionThreshold(contextWindow, settings),
   };
 }

@@ -32,6 +32,8 @@ export interface SessionCompactionContext {
   complete: CompleteFunction;
   streamOptions: Omit<StreamOptions, 'signal' | 'maxTokens' | 'reasoning'>;
   settings: CompactionSettings;
+  /** Tokens every request carries besides its messages (system prompt, tool definitions). */
+  overheadTokens?: number;
   summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   summaries: 'model' | 'extractive';
   beforeCompact?: SummarySupplier;
@@ -120,6 +122,7 @@ export async function compactSession(
       customInstructions,
       streamOptions: c.streamOptions,
       settings: c.settings,
+      overheadTokens: c.overheadTokens,
       retry: c.summaryRetry,
       beforeCompact: chainSuppliers(suppliers),
       ...(c.conversation ? { conversation: c.conversation } : {}),

@@ -7,6 +7,7 @@ import type { StreamOptions } from '../ai/types.js';
 import type { CompactionSettings } from '../session/defaults.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction } from '../session/summarize.js';
+import { requestOverheadTokens } from './auto-compaction.js';
 import type { SessionEventBus } from './event-bus.js';
 import type { LoadedExtensions } from './extensions.js';
 import {
@@ -74,6 +75,7 @@ export class SessionCompactor {
             options.keepRecentTokens === undefined
               ? settings
               : { ...settings, keepRecentTokens: options.keepRecentTokens },
+          overheadTokens: requestOverheadTokens(agent.state.systemPrompt, agent.state.tools),
           summaryRetry: this.d.summaryRetry,
           summaries: this.d.summaries,
           beforeCompact: hooks.beforeCompact,

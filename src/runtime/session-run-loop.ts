@@ -1,6 +1,7 @@
 // The run loop of one AgentSession prompt: run the agent, then decide what follows until the
-// prompt is settled. After each run: a guard stop ends it; a retryable provider error is retried
-// (with backoff, up to maxRetries); a context past the threshold or an overflow is compacted
+// prompt is settled. After each run: a guard stop ends it; a reply ai/ marks retryable (cut after
+// it began streaming) is run again (with backoff, within the turn's one retry budget, which the
+// provider's own retries also spend and report here); a context past the threshold or an overflow is compacted
 // (guarded by the run guard) and the run continues or the failed turn is re-run; Stop hooks may
 // send the agent back to work once; late steering / follow-up messages continue the run.
 // Holds the per-prompt state (retry attempt, pending compaction, the guard's stop); the session
@@ -8,17 +9,22 @@
 import type { Agent } from '../agent/agent.js';
 import { learnContextWindow } from '../ai/learned-windows.js';
 import { overflowLimitFromError } from '../ai/overflow.js';
-import { estimateContextTokens, estimateMessageTokens, estimateTextTokens } from '../ai/token-estimate.js';
-import type { AssistantMessage, ToolResultMessage } from '../ai/types.js';
+import { estimateContextTokens } from '../ai/token-estimate.js';
+import type { AssistantMessage, RetryInfo, StreamOptions, ToolResultMessage } from '../ai/types.js';
 import type { CompactionSettings } from '../session/defaults.js';
-import { compactionThreshold, shouldCompact } from '../session/prepare-compaction.js';
+import { shouldCompact } from '../session/prepare-compaction.js';
 import type { SessionStore } from '../session/session-store.js';
-import { checkCompaction, predatesLatestCompaction, type CompactionCheckInput } from './auto-compaction.js';
+import {
+  checkCompaction,
+  compactionFill,
+  predatesLatestCompaction,
+  type CompactionCheckInput,
+} from './auto-compaction.js';
 import type { RetrySettings } from './defaults.js';
 import { errorText, type SessionEventBus } from './event-bus.js';
 import type { HookSession } from './hook-session.js';
 import { lastAssistant, lastAssistantText, userMessage } from './prompt-message.js';
-import { isRetryableError, retryDelay, sleepUnlessAborted } from './retry-policy.js';
+import { isRetryableError, retryDelay, sleepUnlessAborted, turnRetryBudget } from './retry-policy.js';
 import { loopWarningText, type RunGuard } from './run-guard.js';
 import type { RunStoppedError } from './run-limits.js';
 import type { SessionCompactionOutcome } from './session-compaction.js';
@@ -48,7 +54,12 @@ export class SessionRunLoop {
   private stopErrorValue: RunStoppedError | undefined;
   /** The context passed the threshold at a turn boundary: compact, then continue the run. */
   private compactPending = false;
+  /** Retries the current turn has used, by the provider (before anything streamed) and by this loop. */
   private retryAttempt = 0;
+  /** retryAttempt when the turn's latest request began: the provider's retries count on from it. */
+  private retriesBeforeCall = 0;
+  /** The caller's own cap on retries (streamOptions.maxRetries), as the latest request saw it. */
+  private callerRetryCap: Pick<StreamOptions, 'maxRetries'> = {};
   /** A Stop hook already sent the agent back to work in this prompt (Claude Code's stop_hook_active). */
   private stopHookActive = false;
 
@@ -67,6 +78,28 @@ export class SessionRunLoop {
     this.host.guard.beginPrompt();
     const budget = this.host.guard.budgetStop();
     if (budget) this.stopWith(budget);
+  }
+
+  /**
+   * The retry budget for the provider on the turn's next request: what the turn has left of its
+   * one budget (the provider spends it on failed requests, this loop on re-run turns).
+   */
+  providerRetryBudget(options: Pick<StreamOptions, 'maxRetries'>): number {
+    this.retriesBeforeCall = this.retryAttempt;
+    this.callerRetryCap = options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {};
+    return turnRetryBudget(this.host.retrySettings(), this.retryAttempt, options);
+  }
+
+  /** The provider is about to retry a failed request: counted in the turn's budget and reported. */
+  providerRetried(info: RetryInfo): void {
+    this.retryAttempt = this.retriesBeforeCall + info.attempt;
+    this.host.emit({
+      type: 'auto_retry_start',
+      attempt: this.retryAttempt,
+      maxAttempts: this.retriesBeforeCall + info.maxRetries,
+      delayMs: info.delayMs,
+      errorMessage: info.errorMessage,
+    });
   }
 
   /** An assistant reply ended: a retry sequence it finished successfully is reported. */
@@ -157,7 +190,7 @@ export class SessionRunLoop {
     }
     const retry = this.host.retrySettings();
     if (last.stopReason === 'error' && retry.enabled && isRetryableError(last)) {
-      if (this.retryAttempt >= retry.maxRetries) {
+      if (turnRetryBudget(retry, this.retryAttempt, this.callerRetryCap) === 0) {
         this.endRetry(last.errorMessage);
         return false;
       }
@@ -166,7 +199,7 @@ export class SessionRunLoop {
       this.host.emit({
         type: 'auto_retry_start',
         attempt: this.retryAttempt,
-        maxAttempts: retry.maxRetries,
+        maxAttempts: turnRetryBudget(retry, 0, this.callerRetryCap),
         delayMs,
         errorMessage: last.errorMessage ?? 'unknown error',
       });
@@ -315,14 +348,9 @@ export class SessionRunLoop {
     if (ok) {
       // Counted from the messages themselves: a kept reply's usage describes the context before.
       const { state } = this.host.agent;
-      const after = state.messages.reduce(
-        (n, m) => n + estimateMessageTokens(m),
-        estimateTextTokens(state.systemPrompt),
+      this.host.guard.compacted(
+        compactionFill(state.messages, state.systemPrompt, state.model.contextWindow, this.host.compactionSettings()),
       );
-      this.host.guard.compacted({
-        tokensAfter: after,
-        threshold: compactionThreshold(state.model.contextWindow, this.host.compactionSettings()),
-      });
     }
     return ok;
   }

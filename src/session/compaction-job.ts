@@ -29,6 +29,8 @@ export type CompactionHookDecision = { cancel: true; reason?: string } | { summa
 
 export interface RunCompactionOptions extends SummarizeOptions {
   settings?: CompactionSettings;
+  /** Tokens every request carries besides its messages (system prompt, tools); see PrepareOptions. */
+  overheadTokens?: number;
   retry?: Partial<RetrySettings>;
   beforeCompact?: (
     preparation: CompactionPreparation,
@@ -99,7 +101,10 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
   const settings = options.settings ?? DEFAULT_COMPACTION_SETTINGS;
   const retry: RetrySettings = { ...SESSION_DEFAULTS.summaryRetry, ...options.retry };
   const path = store.currentPath();
-  const prepared = prepareCompactionOrReason(path, settings, { contextWindow: options.model.contextWindow });
+  const prepared = prepareCompactionOrReason(path, settings, {
+    contextWindow: options.model.contextWindow,
+    overheadTokens: options.overheadTokens,
+  });
   if ('reason' in prepared)
     return { status: 'skipped', reason: prepared.reason, message: SKIP_MESSAGES[prepared.reason] };
   const preparation = prepared.preparation;

@@ -68,6 +68,25 @@ export function findCutPoint(
       break;
     }
   }
+  return cutAt(entries, start, cut);
+}
+
+/**
+ * The cut that keeps only the last turn: the newest assistant message and everything after it
+ * (its tool results, a steering message). A tool call never leaves its results behind, because
+ * every result follows the reply that asked for it. Undefined when [start, end) holds no reply.
+ */
+export function lastTurnCutPoint(entries: readonly SessionEntry[], start: number, end: number): CutPoint | undefined {
+  for (let i = end - 1; i >= start; i--) {
+    const e = entries[i]!;
+    if (e.type === 'message' && e.message.role === 'assistant') return cutAt(entries, start, i);
+  }
+  return undefined;
+}
+
+/** The cut at a valid cut point, moved back over the metadata before it, with its split turn. */
+function cutAt(entries: readonly SessionEntry[], start: number, at: number): CutPoint {
+  let cut = at;
   // Decide "split turn" on the message at the cut, before extending over metadata: a model change
   // right before a user message must not make the previous turn look split (a reference quirk).
   const anchor = entries[cut]!;
@@ -76,8 +95,6 @@ export function findCutPoint(
     if (prev.type === 'message' || prev.type === 'compaction' || isValidCutPoint(prev)) break;
     cut--;
   }
-  if (anchor.type === 'message' && anchor.message.role === 'user')
-    return { firstKeptIndex: cut, turnStartIndex: -1, isSplitTurn: false };
   if (isTurnStart(anchor)) return { firstKeptIndex: cut, turnStartIndex: -1, isSplitTurn: false };
   for (let i = cut - 1; i >= start; i--) {
     if (isTurnStart(entries[i]!)) return { firstKeptIndex: cut, turnStartIndex: i, isSplitTurn: true };

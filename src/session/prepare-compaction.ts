@@ -4,12 +4,17 @@
 // Our decision 5: the summarize range starts at the previous compaction's FIRST KEPT entry, not
 // after the compaction entry, so messages the previous compaction kept are either kept again or
 // summarized now; none silently drops out of context.
+//
+// The last turn survives: when the recent tail cannot be cut small (one reply whose tool results
+// are huge), that last reply and its results are still kept whenever they fit the window beside
+// the system prompt and the reserve. Keeping nothing there made a model that needs its last
+// results redo them, fill the window again and compact again, until the compaction cap.
 import { estimateContextTokens, estimateMessageTokens } from '../ai/token-estimate.js';
 import type { AgentMessage } from '../agent/types.js';
 import { buildContextFromPath, entryToMessage, firstKeptIndex, latestCompactionIndex } from './build-context.js';
 import { DEFAULT_COMPACTION_SETTINGS, SESSION_DEFAULTS, type CompactionSettings } from './defaults.js';
 import { collectFileOperations, createFileOperations, type FileOperations } from './file-operations.js';
-import { findCutPoint } from './find-cut-point.js';
+import { findCutPoint, lastTurnCutPoint } from './find-cut-point.js';
 import { KEPT_NOTHING, type CompactionEntry, type SessionEntry } from './types.js';
 
 export interface CompactionPreparation {
@@ -34,6 +39,11 @@ export type NoCompactionReason = 'already_compacted' | 'nothing_to_compact';
 export interface PrepareOptions {
   /** When given, keepRecentTokens is clamped below the threshold so compaction makes progress. */
   contextWindow?: number;
+  /**
+   * Tokens every request carries besides its messages (system prompt, tool definitions): a last
+   * turn is kept only if it fits the threshold beside them.
+   */
+  overheadTokens?: number;
 }
 
 /** Tokens above which a context should be compacted. */
@@ -52,8 +62,11 @@ export function shouldCompact(
   return settings.enabled && tokens > compactionThreshold(contextWindow, settings);
 }
 
-/** The most a kept tail may hold: a share of the threshold (the rest is room for new turns). */
-function maxKeptTokens(settings: CompactionSettings, contextWindow: number): number {
+/**
+ * The most a kept tail may hold: a share of the threshold (the rest is room for new turns). Only
+ * a last turn that cannot be cut smaller is kept beyond it (see prepareCompactionOrReason).
+ */
+export function maxKeptTokens(settings: CompactionSettings, contextWindow: number): number {
   return Math.floor(
     Math.max(0, compactionThreshold(contextWindow, settings)) * SESSION_DEFAULTS.compaction.maxKeepShareOfThreshold,
   );
@@ -112,15 +125,22 @@ export function prepareCompactionOrReason(
     keepRecentTokens: effectiveKeepRecentTokens(settings, options.contextWindow),
   };
   let cut = findCutPoint(path, start, path.length, effective.keepRecentTokens);
-  // A tail that cannot be cut small enough (a huge last tool result) would leave no room for a
-  // useful turn after the compaction: keep nothing, the summary alone carries the work.
+  // A tail that cannot be cut that small (a last reply with huge tool results): keep the last turn
+  // alone when it fits the threshold beside the system prompt and tools (the reserve still holds
+  // the summary and the next reply), so the model goes on from its results instead of redoing
+  // them; the next compaction summarizes it. A last turn that does not fit: keep nothing.
   if (
     options.contextWindow !== undefined &&
     effective.keepRecentTokens > 0 &&
     tokensFrom(path, cut.firstKeptIndex) > maxKeptTokens(settings, options.contextWindow)
   ) {
-    effective.keepRecentTokens = 0;
-    cut = findCutPoint(path, start, path.length, 0);
+    const last = lastTurnCutPoint(path, start, path.length);
+    const room = compactionThreshold(options.contextWindow, settings) - (options.overheadTokens ?? 0);
+    if (last && tokensFrom(path, last.firstKeptIndex) <= room) cut = last;
+    else {
+      effective.keepRecentTokens = 0;
+      cut = findCutPoint(path, start, path.length, 0);
+    }
   }
   // No entry at the cut: the cut is the end of the path and nothing is kept (an empty range is caught below).
   const firstKept = path[cut.firstKeptIndex];

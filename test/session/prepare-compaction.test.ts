@@ -57,18 +57,70 @@ describe('a kept tail that leaves room for the next turns', () => {
     expect(effectiveKeepRecentTokens(s, 1_000_000)).toBe(20_000);
   });
 
-  it('a newest tool result larger than the tail is not kept whole: the summary alone remains', () => {
+  /** Six turns, then a last turn whose one read returned `resultTokens` tokens (run stopped right after it). */
+  function hugeLastTurn(resultTokens: number): SessionStore {
     const store = SessionStore.inMemory();
     for (let t = 0; t < 6; t++) turn(store, t, 500);
-    // The run stopped at a turn boundary right after a huge tool result (no cut point after it).
     store.appendMessage(user('u-last'));
     store.appendMessage(assistant('reading', { toolCalls: [{ id: 'big', name: 'read', args: { path: 'big.log' } }] }));
-    store.appendMessage(toolResult('big', words(30_000), 'read'));
-    const s: CompactionSettings = { enabled: true, reserveTokens: 16_384, keepRecentTokens: 20_000 };
-    const prep = prepareCompaction(store.getPath(), s, { contextWindow: 55_000 })!;
+    store.appendMessage(toolResult('big', words(resultTokens), 'read'));
+    return store;
+  }
+  const s20k: CompactionSettings = { enabled: true, reserveTokens: 16_384, keepRecentTokens: 20_000 };
+
+  it('a last turn larger than the tail but within the threshold is kept whole: the reply with its tool result', () => {
+    // Threshold 38,616; the tail may hold 19,308; the last turn is ~30,000.
+    const store = hugeLastTurn(30_000);
+    const prep = prepareCompaction(store.getPath(), s20k, { contextWindow: 55_000 })!;
+    const path = store.getPath();
+    const reply = path[path.length - 2]!;
+    expect(prep.firstKeptEntryId).toBe(reply.id);
+    expect(prep.messagesToSummarize.some((m) => m.role === 'toolResult' && m.toolCallId === 'big')).toBe(false);
+    // Its request starts the turn: summarized as the split turn's prefix, every earlier turn as history.
+    expect(prep.isSplitTurn).toBe(true);
+    expect(prep.turnPrefixMessages).toEqual([expect.objectContaining({ role: 'user' })]);
+    expect(prep.messagesToSummarize.filter((m) => m.role === 'user')).toHaveLength(6);
+  });
+
+  it('a last turn that does not fit beside the system prompt is not kept: the summary alone remains', () => {
+    // Alone it would fit (30,000 <= 38,616), but not beside 10,000 tokens of system prompt and tools.
+    const prep = prepareCompaction(hugeLastTurn(30_000).getPath(), s20k, {
+      contextWindow: 55_000,
+      overheadTokens: 10_000,
+    })!;
     expect(prep.settings.keepRecentTokens).toBe(0);
     expect(prep.firstKeptEntryId).toBe(KEPT_NOTHING);
     expect(prep.messagesToSummarize.some((m) => m.role === 'toolResult' && m.toolCallId === 'big')).toBe(true);
+    // Past the threshold on its own: nothing is kept either.
+    expect(prepareCompaction(hugeLastTurn(40_000).getPath(), s20k, { contextWindow: 55_000 })!.firstKeptEntryId).toBe(
+      KEPT_NOTHING,
+    );
+  });
+
+  it('the kept last turn is the newest reply with all its tool results, never a result without its call', () => {
+    const store = SessionStore.inMemory();
+    for (let t = 0; t < 3; t++) turn(store, t, 500);
+    store.appendMessage(user('u-last'));
+    store.appendMessage(
+      assistant('two reads', {
+        toolCalls: [
+          { id: 'r1', name: 'read', args: { path: 'a.log' } },
+          { id: 'r2', name: 'read', args: { path: 'b.log' } },
+        ],
+      }),
+    );
+    store.appendMessage(toolResult('r1', words(12_000), 'read'));
+    store.appendMessage(toolResult('r2', words(12_000), 'read'));
+    store.appendModelChange('scripted', 'other');
+    const prep = prepareCompaction(store.getPath(), s20k, { contextWindow: 55_000 })!;
+    const path = store.getPath();
+    const at = path.findIndex((e) => e.id === prep.firstKeptEntryId);
+    expect(path.slice(at).map((e) => (e.type === 'message' ? e.message.role : e.type))).toEqual([
+      'assistant',
+      'toolResult',
+      'toolResult',
+      'model_change',
+    ]);
   });
 
   it('when the newest messages alone pass the tail budget, the smallest tail is kept, never everything', () => {
