@@ -90,14 +90,17 @@ export type SummarySupplier = (
   signal: AbortSignal | undefined,
 ) => CompactionHookDecision | void | Promise<CompactionHookDecision | void>;
 
-/** The extractive supplier: a summary built from the conversation itself (no model call). */
-export function extractiveSupplier(customInstructions?: string): SummarySupplier {
+/**
+ * The extractive supplier: a summary built from the conversation itself (no model call). It
+ * takes no focus: with no model to follow one, writing it into the summary would only show the
+ * product's instruction to whoever reads the summary (a pull request body, a plan).
+ */
+export function extractiveSupplier(): SummarySupplier {
   return (preparation) => {
     const { summary, details } = buildExtractiveSummary({
       messages: [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages],
       previousSummary: preparation.previousSummary,
       fileOps: preparation.fileOps,
-      customInstructions,
     });
     return { summary, details };
   };

@@ -7,6 +7,9 @@
 //   Blocked           failed tool calls with the first line of their error
 //   Critical Context  the last assistant text
 // Read and modified files come from the tool calls, accumulated across compactions.
+// A compaction's focus ("Additional focus" of a manual /compact, the orchestrator's handoff
+// request) is an instruction for a model; with no model here it is not followed, and it is not
+// written into the summary either, where people read it (plans, pull request bodies).
 import type { AgentMessage } from '../agent/types.js';
 import type { TextContent, ToolCall } from '../ai/types.js';
 import {
@@ -27,8 +30,6 @@ export interface ExtractiveSummaryInput {
   previousSummary?: string;
   /** File operations so far (seeded from the previous compaction); the messages' calls are added. */
   fileOps?: FileOperations;
-  /** "Additional focus" of a manual compaction; recorded under Constraints & Preferences. */
-  customInstructions?: string;
 }
 
 export interface ExtractiveSummary {
@@ -111,8 +112,6 @@ export function buildExtractiveSummary(input: ExtractiveSummaryInput): Extractiv
 
   if (!s.goal && requests.length > 0) s.goal = requests.shift()!;
   for (const r of requests) pushUnique(s.inProgress, `Later request: ${r}`);
-  if (input.customInstructions?.trim())
-    pushUnique(s.constraints, `Focus of this summary: ${quote(input.customInstructions)}`);
   if (pendingCalls > 0) pushUnique(s.inProgress, `${pendingCalls} tool call(s) had no result yet when this part ended`);
   if (lastText) s.criticalContext = [quote(lastText, RUNTIME_DEFAULTS.extractiveQuoteChars * 2)];
   if (s.nextSteps.length === 0)

@@ -111,7 +111,7 @@ export async function compactSession(
   const suppliers = [
     ...mark('hook', c.beforeCompact),
     ...mark('hook', extensionSupplier(c.extensions, c.bus)),
-    ...mark('extractive', c.summaries === 'extractive' ? extractiveSupplier(customInstructions) : undefined),
+    ...mark('extractive', c.summaries === 'extractive' ? extractiveSupplier() : undefined),
   ];
   let outcome: CompactionOutcome;
   try {
