@@ -2,10 +2,10 @@
 // user-side settings files the run will read (recipe-hooks.ts). Problems come from the runtime's
 // own parseHooksConfig, so a recipe, an agent file and a settings.json are held to one rule; a
 // problem in the recipe points at the key (file:line:col), one in a settings file names the file.
-import { existsSync } from 'node:fs';
-import { HooksConfigError, parseHooksConfig } from '../runtime/command-hooks.js';
+import { HooksConfigError, parseHooksConfig, type HookWarningPlace } from '../runtime/command-hooks.js';
 import type { PendingProblem } from './problems.js';
 import { loadUserHooks } from './recipe-hooks.js';
+import { inputExists } from '../util/input-files.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
@@ -64,15 +64,28 @@ export function checkRecipeHooks(
   if (isObj(raw.agents))
     for (const [name, a] of Object.entries(raw.agents))
       if (isObj(a) && a.hooks !== undefined) checkHooksAt(a.hooks, ['agents', name, 'hooks'], problem);
+  // What the settings files hold that is skipped (an event not fired here, another hook type) is
+  // said at its own line: a guard that silently never runs is worse than a loud one.
+  const skipped: { message: string; place: HookWarningPlace }[] = [];
   try {
-    loadUserHooks(ctx.dir, ctx.env ?? process.env);
+    loadUserHooks(ctx.dir, ctx.env ?? process.env, (message, key, place) => {
+      if (place) skipped.push({ message: `${key ? `${key}: ` : ''}${place.problem}`, place });
+    });
+    for (const { message, place } of skipped)
+      problem({
+        code: 'bad_hooks',
+        severity: 'warning',
+        path: ['hooks'],
+        ...(place.file ? { at: { file: place.file, line: place.line ?? 1, col: place.col ?? 1 } } : {}),
+        message: `settings file every agent of this recipe reads: ${message}`,
+      });
   } catch (err) {
     if (!(err instanceof HooksConfigError)) throw err;
     const file = err.message.slice(0, err.message.indexOf(': '));
     problem({
       code: 'bad_hooks',
       path: ['hooks'],
-      ...(existsSync(file) ? { at: { file, line: 1, col: 1 } } : {}),
+      ...(inputExists(file) ? { at: { file, line: 1, col: 1 } } : {}),
       message: `settings file with hooks every agent of this recipe would run: ${err.message}`,
       hint: `fix the file, or move it away; ${HINT}`,
     });

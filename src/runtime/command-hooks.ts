@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CLAUDE_CODE_NAMES } from './claude-tool-shapes.js';
+import { settingsKeyPosition } from './settings-key-position.js';
 import { inputExists, readInputText } from '../util/input-files.js';
 
 /** The events a session runs hooks for (SubagentStop is accepted here; orchestrated runs fire it). */
@@ -82,8 +83,20 @@ export class HooksConfigError extends Error {
   }
 }
 
-/** Told about what a hooks object holds that is skipped (an event or hook type not run here); `key` is its path. */
-export type HooksWarn = (message: string, key?: string) => void;
+/** Where a warning of a settings file points: the file and the line of its key. */
+export interface HookWarningPlace {
+  /** The warning without its place ("this event is not fired by orchestrate; ..."). */
+  problem: string;
+  file?: string;
+  line?: number;
+  col?: number;
+}
+
+/**
+ * Told about what a hooks object holds that is skipped (an event or hook type not run here);
+ * `key` is its path, `place` the bare problem and, for a settings file, its file:line:col.
+ */
+export type HooksWarn = (message: string, key?: string, place?: HookWarningPlace) => void;
 
 /**
  * Checks a parsed `hooks` object (the value of a settings file's `hooks` key, a recipe's or an
@@ -99,10 +112,8 @@ export function parseHooksConfig(value: unknown, where: string, warn: HooksWarn 
   for (const [event, groups] of Object.entries(value as Record<string, unknown>)) {
     const key = `hooks.${event}`;
     if (IGNORED_EVENTS.includes(event)) {
-      warn(
-        `warning: ${where}: ${key}: this event is not fired by orchestrate; its hooks are ignored (supported: ${HOOK_EVENTS.join(', ')}).`,
-        key,
-      );
+      const problem = `this event is not fired by orchestrate; its hooks are ignored (supported: ${HOOK_EVENTS.join(', ')}).`;
+      warn(`warning: ${where}: ${key}: ${problem}`, key, { problem });
       continue;
     }
     if (!(HOOK_EVENTS as readonly string[]).includes(event))
@@ -152,17 +163,17 @@ function parseCommandHook(
   if (!isRecord(value)) fail(key, `must be an object {type: "command", command}, got ${kind(value)}`);
   const h = value as Record<string, unknown>;
   if (typeof h.type === 'string' && OTHER_HOOK_TYPES.includes(h.type)) {
-    warn(
-      `warning: ${where}: ${key}: hooks of type "${h.type}" are not run by orchestrate (only "command"); skipped.`,
-      key,
-    );
+    const problem = `hooks of type "${h.type}" are not run by orchestrate (only "command"); skipped.`;
+    warn(`warning: ${where}: ${key}: ${problem}`, key, { problem });
     return undefined;
   }
   if (h.type !== 'command')
     fail(`${key}.type`, `must be "command" (the only hook type orchestrate runs), got ${JSON.stringify(h.type)}`);
   for (const k of Object.keys(h)) {
     if (IGNORED_HOOK_KEYS.includes(k))
-      warn(`warning: ${where}: ${key}.${k}: not supported by orchestrate; ignored.`, `${key}.${k}`);
+      warn(`warning: ${where}: ${key}.${k}: not supported by orchestrate; ignored.`, `${key}.${k}`, {
+        problem: 'not supported by orchestrate; ignored.',
+      });
     else if (!['type', 'command', 'timeout'].includes(k))
       fail(`${key}.${k}`, 'unknown key; a hook has "type", "command" and "timeout"');
   }
@@ -233,11 +244,13 @@ export function hooksFor(config: HooksConfig, event: HookEventName, toolName?: s
  * {hooks: ...}); undefined when it does not exist or has no `hooks` key. Bad JSON or a bad hooks
  * object is a HooksConfigError naming the file.
  */
-export function loadHooksFile(path: string, warn?: (message: string) => void): HooksConfig | undefined {
+export function loadHooksFile(path: string, warn?: HooksWarn): HooksConfig | undefined {
   if (!inputExists(path)) return undefined;
   let data: unknown;
+  let text = '';
   try {
-    data = JSON.parse(readInputText(path));
+    text = readInputText(path);
+    data = JSON.parse(text);
   } catch (err) {
     throw new HooksConfigError(`${path}: not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -247,7 +260,13 @@ export function loadHooksFile(path: string, warn?: (message: string) => void): H
     );
   const hooks = (data as Record<string, unknown>).hooks;
   if (hooks === undefined) return undefined;
-  return parseHooksConfig(hooks, path, warn);
+  // A warning names the line of its key (file:line:col), as the problems of a recipe do.
+  const located: HooksWarn = (message, key, place) => {
+    const at = key ? settingsKeyPosition(text, key) : undefined;
+    if (!at || !place) return warn?.(message, key, place ? { ...place, file: path } : undefined);
+    warn?.(`${path}:${at.line}:${at.col}: warning: ${key}: ${place.problem}`, key, { ...place, file: path, ...at });
+  };
+  return parseHooksConfig(hooks, path, located);
 }
 
 export interface HookSourceOptions {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadRecipe } from '../../src/recipe/load.js';
+import { exited, spawnCli } from '../reliability/helpers/reliability-fixtures.js';
 
 const made: string[] = [];
 afterAll(() => {
@@ -171,4 +172,37 @@ tasks:
       `${join(dir, 'home/.claude/settings.json')} settings file with hooks every agent of this recipe would run: ${join(dir, 'home/.claude/settings.json')}: hooks.PreToolUse: must be a list of {matcher, hooks} entries, got string "nope"`,
     ]);
   });
+  it('what a settings file holds that is not run (an event, a hook type) is warned at its file:line:col by validate and by a run', async () => {
+    const { dir, env } = project({
+      'home/.claude/settings.json': `{
+  "hooks": {
+    "PreCompact": [
+      { "hooks": [{ "type": "command", "command": "x" }] }
+    ],
+    "Stop": [
+      { "hooks": [{ "type": "prompt", "prompt": "done?" }] }
+    ]
+  }
+}
+`,
+      '.claude/settings.json': '{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "y"}]}]}}',
+      'recipe.yaml': 'name: s\ntasks:\n  - id: t\n    prompt: go\n',
+    });
+    // The real CLI: the user's settings files are found through HOME, as on the user's machine.
+    const cliEnv = { ...env, ORCHESTRATE_HOME: join(dir, 'home/.orchestrate') };
+    const [validate, run] = await Promise.all([
+      exited(spawnCli(['validate', join(dir, 'recipe.yaml')], cliEnv)),
+      exited(spawnCli([join(dir, 'recipe.yaml'), '--dry-run'], cliEnv)),
+    ]);
+    const user = join(dir, 'home/.claude/settings.json');
+    const expected = [
+      `${join(dir, '.claude/settings.json')}:1:12: warning: settings file every agent of this recipe reads: hooks.SessionEnd: this event is not fired by orchestrate; its hooks are ignored (supported: PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStop, SessionStart).`,
+      `${user}:3:5: warning: settings file every agent of this recipe reads: hooks.PreCompact: this event is not fired by orchestrate`,
+      `${user}:7:19: warning: settings file every agent of this recipe reads: hooks.Stop[0].hooks[0]: hooks of type "prompt" are not run by orchestrate (only "command"); skipped.`,
+    ];
+    for (const r of [validate, run]) {
+      expect(r.code).toBe(0);
+      for (const line of expected) expect(r.stderr).toContain(line);
+    }
+  }, 60_000);
 });
