@@ -5,9 +5,9 @@
 // from, expanding `${VAR}` / `${VAR:-default}` against an environment and saying exactly which
 // variable is missing. Raw entries travel to worker threads and workers unexpanded, so a
 // distributed worker expands them with its own environment and secrets never sit in run state.
-import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { inputExists, readInputText } from '../../util/input-files.js';
 
 export type McpTransportKind = 'stdio' | 'http' | 'sse';
 
@@ -17,6 +17,11 @@ export const MCP_DEFAULTS = {
   scope: 'agent' as 'agent' | 'run',
   /** Connect and list tools within this (MCP_TIMEOUT in Claude Code is 30 s too). */
   startupTimeoutMs: 30_000,
+  /**
+   * A started server must answer `initialize` within this: a server that runs but never speaks
+   * MCP (a wrong command that waits for input) is reported as such instead of at startup_timeout.
+   */
+  initializeTimeoutMs: 10_000,
   /** One tool call without a result or a progress notification for this long fails. */
   toolTimeoutMs: 120_000,
   /** The 64-character [A-Za-z0-9_-] limit of the providers' tool names. */
@@ -55,6 +60,21 @@ const ourKeys = {
     .enum(['workspace', 'none'])
     .optional()
     .describe('stdio servers: workspace (default) runs the server in the command sandbox; none runs it unconfined'),
+  initialize_timeout: duration
+    .optional()
+    .describe('The server must answer the MCP initialize request within this after it starts (default 10s)'),
+  parallel: z
+    .boolean()
+    .optional()
+    .describe(
+      "Calls of one model turn to this server: true runs them all at once; false one at a time; unset (default): at once only for tools the server marks readOnlyHint, the others one at a time in the model's order",
+    ),
+  optional: z
+    .boolean()
+    .optional()
+    .describe(
+      'true: an agent runs without this server when it cannot start or dies (a warning, and the model is told); false (default): the agent fails with mcp_unavailable',
+    ),
 };
 
 const stringMap = z.record(z.string(), z.string());
@@ -86,7 +106,7 @@ function serverShapes(strict: boolean) {
 
 /** One server entry as a recipe writes it (unknown keys are errors). */
 export const McpServerEntrySchema = serverShapes(true).describe(
-  'An MCP server: {command, args, env, cwd} or {type: http | sse, url, headers}, plus startup, startup_timeout, tool_timeout, scope, network, sandbox',
+  'An MCP server: {command, args, env, cwd} or {type: http | sse, url, headers}, plus startup, startup_timeout, initialize_timeout, tool_timeout, scope, network, sandbox, parallel, optional',
 );
 /** One server entry in a .mcp.json or an agent file (keys other tools add are ignored). */
 export const McpServerEntryLooseSchema = serverShapes(false);
@@ -108,6 +128,12 @@ export interface McpServerConfig {
   toolTimeoutMs: number;
   network: boolean;
   sandbox: 'workspace' | 'none';
+  /** Default MCP_DEFAULTS.initializeTimeoutMs. */
+  initializeTimeoutMs?: number;
+  /** true: every call at once; false: one at a time; undefined: at once only for readOnlyHint tools. */
+  parallel?: boolean;
+  /** The agent goes on without the server when it cannot start or dies (else it fails: mcp_unavailable). */
+  optional?: boolean;
 }
 
 /** A server as configuration names it, before expansion (what recipes hand to the runtime). */
@@ -199,6 +225,9 @@ export function resolveMcpServer(
     toolTimeoutMs: durationMs(e.tool_timeout, MCP_DEFAULTS.toolTimeoutMs),
     network: e.network ?? false,
     sandbox: e.sandbox ?? 'workspace',
+    initializeTimeoutMs: durationMs(e.initialize_timeout, MCP_DEFAULTS.initializeTimeoutMs),
+    ...(e.parallel !== undefined ? { parallel: e.parallel } : {}),
+    ...(e.optional !== undefined ? { optional: e.optional } : {}),
   } as const;
   let config: McpServerConfig;
   if ('command' in e && typeof e.command === 'string') {
@@ -243,10 +272,10 @@ export function resolveMcpServer(
 
 /** The `mcpServers` of a .mcp.json file, or undefined when there is no such file. */
 export function readMcpJson(path: string): { specs: McpServerSpec[]; problems: { message: string }[] } | undefined {
-  if (!existsSync(path)) return undefined;
+  if (!inputExists(path)) return undefined;
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(readInputText(path));
   } catch (err) {
     return {
       specs: [],

@@ -1,6 +1,7 @@
 // An MCP tool as an agent tool, so its calls go through the same pipeline as the built-in ones
 // (argument repair and validation, hooks, events, error results). The model sees the server's
 // own JSON Schema; arguments are checked against it (zod's fromJSONSchema) before the call.
+// Calls of one turn to tools not marked readOnlyHint run one at a time per server (serialGroup).
 // Results: text blocks joined and truncated like a file read (the full text saved to a private
 // temp file the note names), images passed on, audio and binary resources described, resource
 // links listed, `structuredContent` kept in details (and shown when there is no text), and
@@ -138,8 +139,13 @@ export function createMcpAgentTool(
 ): AnyAgentTool {
   const server = connection.config.name;
   const description = [tool.description?.trim() || `Tool "${tool.name}"`, `(MCP server "${server}")`].join(' ');
+  // Servers such as the reference memory server read, change and rewrite one file per call: two
+  // writes at once lose one. Only tools the server calls read-only overlap (as in Claude Code),
+  // unless the configuration's `parallel` says otherwise for the whole server.
+  const parallel = connection.config.parallel ?? tool.annotations?.readOnlyHint === true;
   return {
     name: exposedName,
+    ...(parallel ? {} : { serialGroup: `mcp server ${server}` }),
     label: `${server}: ${tool.title ?? tool.annotations?.title ?? tool.name}`,
     description,
     parameters: parametersFromJsonSchema(tool.inputSchema),
