@@ -40,10 +40,13 @@ import { type ProductCommandResult, configEnv, productGit, runProductCommand, wi
 export type NetworkTransport =
   /** A repository on this machine (file:// or a path): the sandbox may write it, no network. */
   | { kind: 'local'; path: string }
-  /** https: the sandbox keeps its network; `header` (Authorization) is sent to `url` only. */
-  | { kind: 'https'; url: string; header?: string }
-  /** ssh with the user's ssh (GIT_SSH_COMMAND / GIT_SSH of their environment, else ssh -o BatchMode=yes). */
-  | { kind: 'ssh' };
+  /** https: the sandbox keeps its network; `header` (Authorization) is sent to `url` only; the user's proxy variables from `userEnv`. */
+  | { kind: 'https'; url: string; header?: string; userEnv?: UserEnv }
+  /** ssh with the user's ssh (GIT_SSH_COMMAND / GIT_SSH / SSH_AUTH_SOCK of `userEnv`, else ssh -o BatchMode=yes). */
+  | { kind: 'ssh'; userEnv?: UserEnv };
+
+/** The environment of the user who runs orchestrate (default process.env): never the workspace's. */
+export type UserEnv = Readonly<Record<string, string | undefined>>;
 
 /** The workspace's repository cannot be used safely (its `.git` or `commondir` leads outside it). */
 export class WorkspaceRepositoryError extends Error {}
@@ -157,11 +160,9 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-function transportEnv(
-  transport: NetworkTransport,
-  parent: Readonly<Record<string, string | undefined>>,
-): Record<string, string> {
+function transportEnv(transport: NetworkTransport): Record<string, string> {
   const env: Record<string, string> = {};
+  const parent = (transport.kind !== 'local' ? transport.userEnv : undefined) ?? process.env;
   if (transport.kind === 'https')
     for (const k of HTTPS_PROXY_VARS) {
       const v = parent[k];
@@ -199,7 +200,6 @@ export async function withNetworkGit<T>(
   top: string,
   haves: readonly string[],
   fn: (g: NetworkGit) => Promise<T>,
-  parent: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<T> {
   const { objects } = workspaceObjectStore(top);
   const stores = storesOf(objects);
@@ -220,7 +220,7 @@ export async function withNetworkGit<T>(
         'git',
         script ? 'sh' : 'git',
         script ? ['-c', script, 'orchestrate-git', ...args] : [...args],
-        { ...config, ...transportEnv(t, parent), GIT_DIR: dir },
+        { ...config, ...transportEnv(t), GIT_DIR: dir },
         {
           cwd: dir,
           writable: [tmp, ...(t.kind === 'local' ? [t.path] : [])],

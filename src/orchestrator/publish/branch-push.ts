@@ -21,7 +21,9 @@ import type { ForgeKind } from '../../recipe/publish-spec.js';
 import { parseRemote, remoteTransport } from '../../recipe/publish-transport.js';
 import {
   type NetworkTransport,
+  type UserEnv,
   WorkspaceRepositoryError,
+  workspaceObjectStore,
   setWorkspaceRef,
   withNetworkGit,
 } from '../../tools/network-git.js';
@@ -42,6 +44,8 @@ export interface ResolvedRemote {
   via: 'https' | 'ssh' | 'local';
   /** The local repository's folder, for `via: local`. */
   localPath?: string;
+  /** The user's environment (ssh agent and command, proxies); default process.env. */
+  userEnv?: UserEnv;
 }
 
 /**
@@ -55,6 +59,7 @@ export async function resolveRemote(
   root: string,
   forge: ForgeKind = 'git',
   baseUrl?: string,
+  userEnv?: UserEnv,
 ): Promise<({ ok: true } & ResolvedRemote) | { ok: false; error: string }> {
   // ./x and ../x: a local repository, relative to the run's root (the recipe's folder).
   if (remote.startsWith('./') || remote.startsWith('../')) {
@@ -75,7 +80,7 @@ export async function resolveRemote(
   }
   const t = remoteTransport(forge, baseUrl, url);
   if (!t.ok) return t;
-  if (t.via !== 'local') return { ok: true, url: t.url, via: t.via };
+  if (t.via !== 'local') return { ok: true, url: t.url, via: t.via, ...(userEnv ? { userEnv } : {}) };
   if (url.startsWith('file://')) return { ok: true, url, via: 'local', localPath: fileURLToPath(url) };
   const localPath = isAbsolute(url) ? url : resolve(root, url);
   return { ok: true, url: localPath, via: 'local', localPath };
@@ -92,11 +97,12 @@ function hostOf(url: string): string | undefined {
 /** How the network git reaches `remote`: the token's header only for an https remote on the forge's host. */
 export function pushTransport(remote: ResolvedRemote, auth: PushAuth | undefined): NetworkTransport {
   if (remote.via === 'local') return { kind: 'local', path: remote.localPath ?? remote.url };
-  if (remote.via === 'ssh') return { kind: 'ssh' };
+  const userEnv = remote.userEnv ? { userEnv: remote.userEnv } : {};
+  if (remote.via === 'ssh') return { kind: 'ssh', ...userEnv };
   // The token goes to the forge's own host only (a remote the model redirected gets none).
   return auth && hostOf(remote.url) === auth.host
-    ? { kind: 'https', url: remote.url, header: auth.header }
-    : { kind: 'https', url: remote.url };
+    ? { kind: 'https', url: remote.url, header: auth.header, ...userEnv }
+    : { kind: 'https', url: remote.url, ...userEnv };
 }
 
 /** A local remote that is missing, said before git says it less clearly. */
@@ -223,6 +229,13 @@ export async function changeCommit(args: {
   whenMs: number;
   ref: string;
 }): Promise<{ ok: true; commit: string; empty: boolean } | { ok: false; error: string }> {
+  // A .git file or commondir of the model's naming another repository: refused before git writes there.
+  try {
+    workspaceObjectStore(args.repo);
+  } catch (err) {
+    if (err instanceof WorkspaceRepositoryError) return { ok: false, error: err.message };
+    throw err;
+  }
   return withProductTemp('orchestrate-publish-', async (tmp) => {
     const date = `${Math.floor(args.whenMs / 1000)} +0000`;
     // One sandboxed shell for the whole commit (a sandbox start costs more than the git commands).

@@ -209,7 +209,7 @@ async function publishOne(
     return { key: c.key, outcome: 'closed', detail: `closed ${pr.url}: the change is empty` };
   }
 
-  const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl);
+  const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl, opts.env);
   if (!remote.ok) return { key: c.key, outcome: 'failed', detail: remote.error };
   const pushed = await pushBranch({
     repo,

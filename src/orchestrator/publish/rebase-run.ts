@@ -92,7 +92,7 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
   let access: ForgeAccess = {};
   try {
     access = forgeAccess(c, env, new Map(), say);
-    const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl);
+    const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl, env);
     if (!remote.ok) return { kind: 'failed', error: remote.error };
     if (c.pr && access.forge && c.repository) {
       const pr = await access.forge.get(c.repository, c.pr.number);

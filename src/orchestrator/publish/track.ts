@@ -1,13 +1,21 @@
 // `orchestrate status <run>`: how each changeset's pull request stands now (open, draft, merged,
 // closed; checks; review; mergeable or needs a rebase), asked of its forge. Each look is appended
 // to changesets-status.jsonl with its time, which is what the burndown (merged over time) of
-// report.html and the run view is drawn from. A git-forge changeset shows as pushed.
+// report.html and the run view is drawn from. A git-forge changeset (no pull request) shows as
+// pushed until the commit orchestrate pushed is reachable from its base branch on the remote
+// (fetched by the product's network git, which reads no repository config): then it is merged.
+import { resolve } from 'node:path';
 import {
+  type Changeset,
   type ChangesetObservation,
   type ChangesetsFile,
   appendObservations,
   readChangesets,
 } from '../../run/changesets.js';
+import { foldEvents } from '../../run/run-fold.js';
+import { runRootOf } from '../../run/run-paths.js';
+import { readRunLog } from '../../run/run-store.js';
+import { mergedInto, resolveRemote } from './branch-push.js';
 import { type Forge, ForgeError, forgeToken, withoutSecrets } from './forge.js';
 import { githubForge } from './github-forge.js';
 import { gitlabForge } from './gitlab-forge.js';
@@ -34,8 +42,19 @@ export async function trackRun(
   if (!file) return { rows: [] };
   const forges = new Map<string, { forge?: Forge; token?: string; error?: string }>();
   const rows: TrackedChangeset[] = [];
+  let root: string | undefined;
   for (const c of file.changesets) {
     const base = { key: c.key, repo: c.repo, branch: c.branch, title: c.title };
+    if (!c.pr && c.forge === 'git' && c.state === 'published' && c.pushedCommit) {
+      root ??= runRootOf(runDir, foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events).start) ?? runDir;
+      const merged = await gitBranchMerged(resolve(root, c.repo), root, { ...c, pushedCommit: c.pushedCommit }, env);
+      rows.push(
+        merged.ok
+          ? { ...base, ts: now(), state: merged.merged ? 'merged' : 'pushed' }
+          : { ...base, ts: now(), state: 'pushed', error: merged.error },
+      );
+      continue;
+    }
     if (!c.pr) {
       const state =
         c.state === 'published' && c.forge === 'git' ? 'pushed' : c.state === 'closed' ? 'closed' : 'unpublished';
@@ -75,4 +94,20 @@ export async function trackRun(
     rows.filter((r) => !r.error).map(({ repo: _r, branch: _b, title: _t, error: _e, ...o }) => o),
   );
   return { file, rows };
+}
+
+/** Whether `pushed` is reachable from `base` on the changeset's remote (a `forge: git` changeset). */
+async function gitBranchMerged(
+  repo: string,
+  root: string,
+  c: Changeset & { pushedCommit: string },
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ ok: true; merged: boolean } | { ok: false; error: string }> {
+  try {
+    const remote = await resolveRemote(repo, c.remote, root, 'git', undefined, env);
+    if (!remote.ok) return remote;
+    return await mergedInto(repo, remote, c.base, c.pushedCommit, [c.baseCommit, c.pushedCommit]);
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
 }

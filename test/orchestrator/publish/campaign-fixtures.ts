@@ -1,9 +1,9 @@
 // The project of the campaign tests: three git repositories on branch main, each with a bare
 // file:// remote, a recipe whose publish: block points at a fake forge, and the scripted agent
 // that changes two of them (repo-c needs no change).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { tempProject } from '../helpers/run-fixtures.js';
 
@@ -87,4 +87,31 @@ export async function runCampaign(dir: string): Promise<string> {
   const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
   if (!r.ok) throw new Error(JSON.stringify(r));
   return r.outcome.dir;
+}
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+
+/**
+ * `orchestrate args` as its own process, as a user runs it (TLS trust, NODE_EXTRA_CA_CERTS, is
+ * read at process start): its exit code and its output, stdout and stderr together.
+ */
+export function orchestrateProcess(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.on('close', (code) => done({ code, out }));
+  });
 }

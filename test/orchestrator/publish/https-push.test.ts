@@ -9,41 +9,27 @@
 //   fails with a 401, nothing sent);
 // - with both right, the branches arrive on the remote and the pull requests open;
 // - the token appears in no output and no file of the run folder.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { cleanupTempDirs } from '../helpers/run-fixtures.js';
-import { REPOS, TOKEN, filesUnder, git, project, recipe, runCampaign, remoteBranches } from './campaign-fixtures.js';
+import {
+  REPOS,
+  TOKEN,
+  filesUnder,
+  git,
+  orchestrateProcess,
+  project,
+  recipe,
+  runCampaign,
+  remoteBranches,
+} from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 import { selfSignedCert } from '../../helpers/self-signed-cert.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-
-interface Run {
-  code: number | null;
-  out: string;
-}
-
 /** `orchestrate publish …` as its own process (TLS trust is read at process start). */
-function orchestrate(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.on('close', (code) => done({ code, out }));
-  });
-}
+const orchestrate = orchestrateProcess;
 
 describe('publishing over https', () => {
   let gh: FakeGitHub;
