@@ -363,7 +363,7 @@ export async function deleteBranch(args: {
 function gitError(stderr: string, remote: ResolvedRemote, auth: PushAuth | undefined): string {
   const line = firstLine(stderr);
   if (remote.via === 'ssh') {
-    if (/Host key verification failed/i.test(stderr))
+    if (/Host key verification failed|No \S+ host key is known/i.test(stderr))
       return `${line} (the host is not in your known_hosts: connect once with ssh, or add it with ssh-keyscan)`;
     if (/Permission denied \(publickey/i.test(stderr))
       return `${line} (ssh found no key the server accepts: load it into your ssh agent (ssh-add, SSH_AUTH_SOCK), or name it in ~/.ssh/config or GIT_SSH_COMMAND)`;

@@ -115,3 +115,13 @@ export function orchestrateProcess(
     child.on('close', (code) => done({ code, out }));
   });
 }
+
+/** The campaign recipe with `forge: git` (push the branch only) to `remote` (a template of repo.name). */
+export function gitForgeRecipe(dir: string, remote: string): string {
+  return recipe(dir, 'github', 'http://127.0.0.1:1', 'Change the greeting of ${{ repo.name }}')
+    .replace('forge: github', 'forge: git')
+    .replace(/\n {2}base_url: .*/, '')
+    .replace(/\n {2}repository: .*/, '')
+    .replace(/\n {2}labels: .*\n {2}reviewers: .*/, '')
+    .replace(/remote: .*/, `remote: ${remote}`);
+}
