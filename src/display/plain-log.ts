@@ -8,10 +8,10 @@ import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
 import {
   applyEvent,
-  attemptUsage,
   createRunState,
   getInstance,
   instanceLabel,
+  instanceUsage,
   isControlEvent,
   runUsage,
   type ControlRecord,
@@ -142,9 +142,9 @@ export class PlainLog {
           return `${label}: retrying in ${seconds(e.delayMs)} (attempt ${e.attempt + 1})`;
         return `${label}: attempt ${e.attempt} failed (${e.failure}): ${err(withoutClassPrefix(e.failure, e.error))}; retrying in ${seconds(e.delayMs)}`;
       case 'instance_done': {
+        // The same count as the summary table, `show` and the report (run/turn-count.ts).
         const inst = getInstance(this.state, e.task, e.key);
-        const rec = inst?.attempts.find((a) => a.attempt === e.attempt);
-        const turns = e.usage.turns ?? (rec ? attemptUsage(rec).turns : undefined) ?? 0;
+        const turns = (inst ? instanceUsage(inst).turns : e.usage.turns) ?? 0;
         const landed = e.branch ? `; on branch ${e.branch}` : e.applied ? '; applied to the checkout' : '';
         return `${label}: done in ${formatDuration(e.durationMs)}, ${plural(turns, 'turn')}, ${plural(e.usage.totalTokens, 'token')}, ${formatCost(e.usage.cost)}${landed}`;
       }

@@ -126,7 +126,8 @@ export class AttemptRunner {
       router: c.router,
       ...(c.board ? { board: c.board } : {}),
       emit: (e) => {
-        if (e.type === 'call_usage') c.addRunUsage({ ...e.usage, turns: 1 });
+        // A call is no turn: the coordinator counts turns from turn_end (run/turn-count.ts).
+        if (e.type === 'call_usage') c.addRunUsage({ ...e.usage, turns: 0 });
         c.record(e);
       },
       estimate: (ref, model) => c.admission.callEstimate(ref.key, c.tasks.get(ref.task)!.task, model),

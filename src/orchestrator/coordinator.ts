@@ -20,7 +20,15 @@
 import { join } from 'node:path';
 import { buildPlan, type LoadedRecipe } from '../recipe/index.js';
 import { addUsageSummary, zeroUsage, type RunEventInput, type UsageSummary } from '../run/run-events.js';
-import { applyInstanceEvent, instanceOfKey, isLifecycleEvent, reopenInstance, type RunState } from '../run/run-fold.js';
+import {
+  applyInstanceEvent,
+  instanceOfKey,
+  isLifecycleEvent,
+  reopenInstance,
+  runUsage as loggedRunUsage,
+  type RunState,
+} from '../run/run-fold.js';
+import { countsAsTurn } from '../run/turn-count.js';
 import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import type { AgentLaunch } from './agent-launch.js';
@@ -104,6 +112,9 @@ export class Coordinator {
     }
     // An agent that failed for good no longer works on its board tasks: they go back to pending.
     if (e.type === 'instance_failed' && e.final) this.c.board.releaseInstance(e.key, `failed (${e.failure})`);
+    // The run's turns, counted as every view counts them (run/turn-count.ts).
+    if (e.type === 'agent_event' && e.event.type === 'turn_end' && countsAsTurn(e.event.stopReason))
+      this.runUsage = { ...this.runUsage, turns: (this.runUsage.turns ?? 0) + 1 };
   }
 
   /**
@@ -174,7 +185,7 @@ export class Coordinator {
   /** Resume: run_resume, the spend so far charged again, the instances taken from the fold of the log, then `--retry` keys. */
   private restore(fold: RunState): void {
     this.record(runResumeEvent(this.recipe, fold, this.opts.overrides));
-    this.runUsage = fold.spend;
+    this.runUsage = { ...fold.spend, turns: loggedRunUsage(fold).turns ?? 0 };
     this.c.ledger.charge(['run'], { usd: fold.spend.cost, tokens: fold.spend.totalTokens });
     for (const inst of restoredInstances(fold)) {
       if (!this.tasks.has(inst.task)) continue;

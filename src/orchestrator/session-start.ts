@@ -8,7 +8,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LoadedRecipe, RecipePlan } from '../recipe/index.js';
-import { recordOf, resumableInstances, type InstanceState as FoldedInstance, type RunState } from '../run/run-fold.js';
+import {
+  instanceUsage,
+  recordOf,
+  resumableInstances,
+  type InstanceState as FoldedInstance,
+  type RunState,
+} from '../run/run-fold.js';
 import type { RunEventInput } from '../run/run-events.js';
 import type { InstanceState } from '../run/run-state.js';
 import { parseSummary } from '../session/parse-summary.js';
@@ -83,7 +89,8 @@ export function restoredInstance(r: FoldedInstance): InstanceState {
     id: r.key,
     task: r.task,
     index: 0,
-    usage: r.spend,
+    // Turns as every view counts them (run/turn-count.ts); spend counts each call as one.
+    usage: { ...r.spend, turns: instanceUsage(r).turns ?? 0 },
     readFiles: [],
     sessionFiles: [],
   };

@@ -4,6 +4,7 @@
 // (run-fold.ts), kept apart because it reads the runtime's events loosely.
 import { addUsageSummary, type UsageSummary } from './run-events.js';
 import type { AttemptRecord, InstanceState } from './run-fold.js';
+import { countsAsTurn } from './turn-count.js';
 
 /** A loosely typed child event: the runtime's AgentSessionEvent, forwarded as-is through the log. */
 export type ChildEvent = { type: string } & Record<string, unknown>;
@@ -47,7 +48,7 @@ export function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: Chi
       inst.activity = undefined;
       break;
     case 'turn_end':
-      rec.turns++;
+      if (countsAsTurn(ev.stopReason)) rec.turns++;
       break;
     case 'message_start':
       // The coordinator slims an assistant message_start to {type, role}.

@@ -31,6 +31,7 @@ import {
   type FailureClass,
   type UsageSummary,
 } from '../../run/usage-summary.js';
+import { countsAsTurn } from '../../run/turn-count.js';
 import { createSendMessageTool } from './send-message-tool.js';
 import { createBoardTools, isBoardTool } from './board-tools.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
@@ -148,7 +149,8 @@ export class AgentHost {
       },
       started: (slot, at) => link.started(slot, at),
       usage: (slot, model, usage, provider) => {
-        if (host) host.usage = addUsageSummary(host.usage, { ...usage, turns: usage.totalTokens > 0 ? 1 : 0 });
+        // Turns are counted from turn_end (forward), not per call: summaries and retries are calls, not turns.
+        if (host) host.usage = addUsageSummary(host.usage, { ...usage, turns: 0 });
         link.usage(slot, model, usage, provider);
       },
       rateLimited: (model, delayMs, status, provider) => link.rateLimited(model, delayMs, status, provider),
@@ -285,9 +287,11 @@ export class AgentHost {
     // A turn just ended: the loop polls steering next, the one point where a peer message does
     // not cancel tool calls of the same batch.
     if (event.type === 'turn_end' || event.type === 'agent_end') this.flushInbox();
-    // Counted like the runtime's cap: a failed call (retried by the session) is not a turn.
-    if (event.type === 'turn_end' && event.message.stopReason !== 'error' && event.message.stopReason !== 'aborted')
+    // One definition of a turn for max_turns and every count a user reads (run/turn-count.ts).
+    if (event.type === 'turn_end' && countsAsTurn(event.message.stopReason)) {
       this.turnsUsed++;
+      this.usage = { ...this.usage, turns: (this.usage.turns ?? 0) + 1 };
+    }
     this.trackPartial(event);
     const partial = event.type === 'message_update' || event.type === 'tool_execution_update';
     if (partial && !this.task.fullEvents) {
