@@ -13,7 +13,7 @@ export const mcpServeCommand: CliCommand = {
       .option('http', {
         type: 'number',
         describe:
-          'Serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed on stderr); with ORCHESTRATE_MCP_TOKEN set, clients must send Authorization: Bearer <token>',
+          'Serve Streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: a free port, printed on stderr); clients must send Authorization: Bearer <token>: ORCHESTRATE_MCP_TOKEN, or without it a token made once and kept in ~/.orchestrate/mcp-token (ORCHESTRATE_HOME; mode 0600)',
       })
       .option('run-dir', {
         type: 'string',

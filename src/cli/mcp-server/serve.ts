@@ -1,5 +1,6 @@
 // `orchestrate mcp serve`: the server on stdio (one client: the process that started it) or on
-// Streamable HTTP bound to 127.0.0.1 (one McpServer per session, so several clients at once). On
+// Streamable HTTP bound to 127.0.0.1 (one McpServer per session, so several clients at once;
+// always behind a bearer token, http-token.ts, since every local process can reach it). On
 // stdio, stdout carries only the protocol: everything else goes to stderr. The server ends when
 // its client closes stdin (stdio) or on SIGINT / SIGTERM (HTTP); the runs it started go on.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
@@ -10,6 +11,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { EXIT, type CliContext } from '../cli-io.js';
+import { serverToken, TOKEN_ENV, tokenFilePath, type HttpToken } from './http-token.js';
 import { RunLauncher } from './run-launcher.js';
 import { createOrchestrateServer } from './server.js';
 import type { ServerContext } from './tool-table.js';
@@ -36,7 +38,8 @@ function packageVersion(): string {
 /** Serves until the client goes away (stdio) or the process is told to stop (HTTP); returns the exit code. */
 export async function serveMcp(opts: ServeOptions, cli: CliContext): Promise<number> {
   // The token is the server's alone: runs and their agents never see it.
-  const { [TOKEN_ENV]: token, ...env } = cli.env;
+  const env = { ...cli.env };
+  delete env[TOKEN_ENV];
   const ctx: Omit<ServerContext, 'clientName'> = {
     cwd: cli.cwd,
     env,
@@ -45,7 +48,22 @@ export async function serveMcp(opts: ServeOptions, cli: CliContext): Promise<num
     launcher: new RunLauncher(),
     log: (line) => cli.stderr(`orchestrate mcp: ${line}\n`),
   };
-  return opts.httpPort === undefined ? serveStdio(ctx) : serveHttp(opts.httpPort, token || undefined, ctx);
+  if (opts.httpPort === undefined) return serveStdio(ctx);
+  // HTTP always authenticates: any local process can reach 127.0.0.1 (http-token.ts says how the token is chosen).
+  let auth: HttpToken;
+  try {
+    auth = serverToken(cli.env);
+  } catch (err) {
+    ctx.log((err as Error).message);
+    return EXIT.usage;
+  }
+  if (auth.origin === 'new')
+    ctx.log(
+      `no ${TOKEN_ENV} set: clients must send "Authorization: Bearer ${auth.token}" (made now and kept in ${auth.file}, mode 0600: clients keep working across restarts; delete the file for a new token)`,
+    );
+  else if (auth.origin === 'file')
+    ctx.log(`no ${TOKEN_ENV} set: clients must send the token kept in ${auth.file} as "Authorization: Bearer <token>"`);
+  return serveHttp(opts.httpPort, auth.token, ctx);
 }
 
 async function serveStdio(ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
@@ -73,9 +91,6 @@ function hostAllowed(req: IncomingMessage, port: number): boolean {
   return origin === undefined || allowed.some((h) => origin === `http://${h}`);
 }
 
-/** The env variable whose value HTTP clients must send as `Authorization: Bearer <token>`. */
-export const TOKEN_ENV = 'ORCHESTRATE_MCP_TOKEN';
-
 function tokenMatches(req: IncomingMessage, token: string): boolean {
   const given = Buffer.from(req.headers.authorization ?? '');
   const wanted = Buffer.from(`Bearer ${token}`);
@@ -96,7 +111,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 async function serveHttp(
   requestedPort: number,
-  token: string | undefined,
+  token: string,
   ctx: Omit<ServerContext, 'clientName'>,
 ): Promise<number> {
   const version = packageVersion();
@@ -115,9 +130,13 @@ async function serveHttp(
         403,
         `forbidden: this server answers only to http://127.0.0.1:${port} and http://localhost:${port}`,
       );
-    // Other users of this machine can reach 127.0.0.1 too: with a token set, only its holders get in.
-    if (token !== undefined && !tokenMatches(req, token))
-      return reject(res, 401, `unauthorized: send the header "Authorization: Bearer <the server's ${TOKEN_ENV}>"`);
+    // Other users of this machine can reach 127.0.0.1 too: only the token's holders get in.
+    if (!tokenMatches(req, token))
+      return reject(
+        res,
+        401,
+        `unauthorized: send the header "Authorization: Bearer <token>" with the server's ${TOKEN_ENV}, or the token in ${tokenFilePath(ctx.env)} when it has none`,
+      );
     if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp')
       return reject(res, 404, `not found: the MCP endpoint is http://127.0.0.1:${port}/mcp`);
     const sessionId = req.headers['mcp-session-id'];
@@ -170,7 +189,7 @@ async function serveHttp(
   const address = http.address();
   port = typeof address === 'object' && address ? address.port : requestedPort;
   ctx.log(
-    `serving Streamable HTTP on http://127.0.0.1:${port}/mcp (working folder ${ctx.cwd}; ${token ? `clients must send the ${TOKEN_ENV} as a bearer token` : `no ${TOKEN_ENV}: any process of this machine may use it`})`,
+    `serving Streamable HTTP on http://127.0.0.1:${port}/mcp (working folder ${ctx.cwd}; clients must send the bearer token)`,
   );
   await new Promise<void>((done) => {
     const stop = (): void => {
