@@ -4,11 +4,11 @@
 // honoured where this runtime has the same thing (maxTurns, disallowedTools, hooks, isolation:
 // worktree, mcpServers) and otherwise noted one by one (`notes`: warnings saying what is not
 // done and what to use instead); display-only keys (color) are ignored so a file works everywhere.
-import { readFileSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { HooksConfigError, parseHooksConfig, type HooksConfig } from '../runtime/command-hooks.js';
 import { yamlQuoteHint } from '../tools/frontmatter.js';
 import { type RecipeProblem } from './problems.js';
+import { readInputText } from '../util/input-files.js';
 
 /** A position in the agent file with what to say there (a warning). */
 export interface AgentFileNote {
@@ -324,7 +324,7 @@ function nodeOffset(hooksNode: unknown, keyPath: string, fallback: number): numb
 export function readAgentFile(path: string, displayFile: string = path): AgentFileResult {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path);
   } catch (e) {
     return {
       ok: false,

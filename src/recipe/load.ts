@@ -10,6 +10,7 @@ import { suggestionHint } from './suggest.js';
 import { validateRecipeFile } from './validate.js';
 import { loadUserHooks } from './recipe-hooks.js';
 import { HooksConfigError } from '../runtime/command-hooks.js';
+import { type InputFiles, withInputFiles } from '../util/input-files.js';
 
 export interface LoadOptions extends RecipeOverrides {
   /** Relative recipe paths and problem paths are relative to this folder. */
@@ -20,6 +21,11 @@ export interface LoadOptions extends RecipeOverrides {
   set?: readonly string[];
   /** Skip the check that required inputs have values (for `validate`, which has no --set). */
   allowMissingInputs?: boolean;
+  /**
+   * Where the recipe, its agent files, scripts, .mcp.json and hook settings are read from
+   * (default: the file system); a resume passes the copies its run captured (run/run-inputs.ts).
+   */
+  files?: InputFiles;
 }
 
 /** `warnings` do not stop the run (an agent file's ignored tool, ...); show them to the user. */
@@ -28,6 +34,10 @@ export type LoadResult =
   | { ok: false; problems: RecipeProblem[] };
 
 export function loadRecipe(path: string, opts: LoadOptions = {}): LoadResult {
+  return withInputFiles(opts.files, () => loadRecipeNow(path, opts));
+}
+
+function loadRecipeNow(path: string, opts: LoadOptions): LoadResult {
   const validated = validateRecipeFile(path, { cwd: opts.cwd });
   if (!validated.ok) return validated;
   const { document: doc, sourceMap, displayFile, file, dir } = validated.recipe;

@@ -7,7 +7,6 @@
 // read where the agent runs (repoMcpPick says which of its servers an agent takes).
 // An agent gets: the servers its `mcp_servers:` names; else those its mcp__<server>__ tools name;
 // else, when its tools are not given at all, the recipe's and the recipe folder's servers.
-import { readFileSync } from 'node:fs';
 import { orchestrateHome } from '../runtime/create-agent-session.js';
 import {
   readMcpJson,
@@ -19,6 +18,7 @@ import {
 import { serverOfToolName } from '../tools/mcp/names.js';
 import type { AgentFile } from './agent-file.js';
 import type { PendingProblem } from './problems.js';
+import { readInputText } from '../util/input-files.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -44,7 +44,7 @@ export function recipeTrustsRepoConfig(raw: unknown): boolean {
 /** Line and column of `"name"` in a JSON text (1-based), for problems in .mcp.json files. */
 function jsonKeyPosition(path: string, name: string): { line: number; col: number } {
   try {
-    const text = readFileSync(path, 'utf8');
+    const text = readInputText(path);
     const at = text.indexOf(`"${name}"`);
     if (at < 0) return { line: 1, col: 1 };
     const before = text.slice(0, at).split('\n');

@@ -1,7 +1,6 @@
 // Checks that need the whole recipe: task ids and needs, cycles, agents, tools, files, providers,
 // MCP servers; each task's own checks are in task-checks.ts, an agent file's in agent-file-checks.ts. They read the raw YAML data defensively, so they still run when
 // the schema found problems elsewhere and the user sees every mistake in one pass.
-import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ScriptFileError, parseScript } from '../ai/scripted-script.js';
 import { BUILTIN_PROVIDERS, findProvider } from '../ai/provider-config.js';
@@ -21,6 +20,7 @@ import { checkAgentFileKeys } from './agent-file-keys.js';
 import { checkRecipeHooks } from './hook-checks.js';
 import { checkBoardSeeds } from './board-checks.js';
 import { checkTask, needsOf, templateFields, type TaskCheckContext, type TaskEntry } from './task-checks.js';
+import { inputExists, readInputText } from '../util/input-files.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
@@ -70,7 +70,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const out: PendingProblem[] = [];
   if (!isObj(raw)) return out;
   const problem = (p: PendingProblem) => out.push(p);
-  const fileExists = (p: string) => existsSync(isAbsolute(p) ? p : resolve(ctx.dir, p));
+  const fileExists = (p: string) => inputExists(isAbsolute(p) ? p : resolve(ctx.dir, p));
 
   const inputs = isObj(raw.inputs) ? raw.inputs : {};
   const inputNames = Object.keys(inputs);
@@ -132,7 +132,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   // Script files are parsed now so a broken offline script fails validation, not the run.
   const checkScript = (rel: string, path: Path) => {
     const abs = resolve(ctx.dir, rel);
-    if (!existsSync(abs)) {
+    if (!inputExists(abs)) {
       problem({
         code: 'missing_file',
         path,
@@ -142,7 +142,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       return;
     }
     try {
-      parseScript(readFileSync(abs, 'utf8'), ctx.displayPath(abs));
+      parseScript(readInputText(abs), ctx.displayPath(abs));
     } catch (e) {
       const lines = e instanceof ScriptFileError ? e.problems : [(e as Error).message];
       for (const line of lines) {
@@ -207,7 +207,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     const systemFile = str(a.system_file);
     if (systemFile !== undefined) {
       const abs = resolve(ctx.dir, systemFile);
-      if (!existsSync(abs)) {
+      if (!inputExists(abs)) {
         problem({
           code: 'missing_file',
           path: [...base, 'system_file'],
@@ -276,7 +276,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     if (!isObj(a)) continue;
     const systemFile = str(a.system_file);
     const abs = systemFile !== undefined ? resolve(ctx.dir, systemFile) : undefined;
-    const parsed = abs !== undefined && existsSync(abs) ? readAgentFile(abs, ctx.displayPath(abs)) : undefined;
+    const parsed = abs !== undefined && inputExists(abs) ? readAgentFile(abs, ctx.displayPath(abs)) : undefined;
     const file = parsed?.ok ? { agent: parsed.agent, shown: ctx.displayPath(abs!) } : undefined;
     checkAgentMcp(name, a, file, mcp, problem);
     for (const s of agentServerNames(a, file?.agent, mcp).names) usedServers.add(s);

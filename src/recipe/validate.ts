@@ -1,6 +1,5 @@
 // Validation of a recipe file: YAML syntax, schema, then the whole-recipe checks, all reported at
 // once as file:line:col problems sorted by position. Nothing here throws for a user mistake.
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { type PendingProblem, type RecipeProblem, pathToString, sortProblems } from './problems.js';
@@ -10,6 +9,7 @@ import { checkSemantics } from './semantic-checks.js';
 import { checkPublishBlocks, isPublishPath } from './publish-spec.js';
 import { SourceMap } from './source-map.js';
 import { displayPath } from '../util/display-path.js';
+import { readInputText } from '../util/input-files.js';
 
 export interface ValidateOptions {
   /** Problems show file paths relative to this folder (default: process.cwd()). */
@@ -137,7 +137,7 @@ export function validateRecipeFile(path: string, opts: ValidateOptions = {}): Va
   const file = resolve(cwd, path);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputText(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const message =
