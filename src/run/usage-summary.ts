@@ -47,6 +47,8 @@ export const FAILURE_CLASSES = [
   // Distributed runs: a message for the instance in Redis did not verify with the cluster secret
   // (a forged result or patch); nothing of it was applied. Not retried by default.
   'untrusted',
+  // An MCP server the agent names could not start, or stopped for good (not `optional: true`).
+  'mcp_unavailable',
 ] as const;
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;

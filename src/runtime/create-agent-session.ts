@@ -72,7 +72,7 @@ export interface CreateAgentSessionOptions {
    */
   mcp?: Pick<
     McpToolSourceOptions,
-    'runId' | 'runHostPort' | 'hide' | 'writable' | 'authProviders' | 'bwrapPath' | 'baseEnv'
+    'runId' | 'runHostPort' | 'hide' | 'writable' | 'authProviders' | 'bwrapPath' | 'baseEnv' | 'onUnavailable'
   > & {
     servers: McpServerConfig[];
     /** Tool patterns the agent may not use (win over the allowed ones). */
@@ -425,6 +425,7 @@ async function createMcpSource(
 /**
  * Before each model call: lazy servers start on the first, and a changed tool list (list_changed,
  * a restart) replaces the MCP tools in the loop's own tool array, so the next call offers them.
+ * Optional servers the agent goes without are named at the end of the system prompt, with why.
  */
 function withMcpTurns(
   hooks: AgentSessionHooks | undefined,
@@ -432,11 +433,21 @@ function withMcpTurns(
   initial: AnyAgentTool[],
 ): AgentSessionHooks {
   let current = initial;
+  let told: string | undefined;
   const user = hooks?.beforeTurn;
   return {
     ...hooks,
     beforeTurn: async (context, model, signal) => {
       const next = await source.prepareTurn();
+      // Every prompt starts from the session's own system prompt: the note is added again, and an
+      // older note (one server fewer) replaced.
+      const note = source.unavailableNote();
+      if (note !== undefined) {
+        let base = context.systemPrompt ?? '';
+        if (told !== undefined && base.endsWith(`\n\n${told}`)) base = base.slice(0, -(told.length + 2));
+        if (!base.endsWith(`\n\n${note}`)) context.systemPrompt = `${base}\n\n${note}`;
+        told = note;
+      }
       if (next && next !== current) {
         const old = new Set(current);
         const kept = context.tools.filter((t) => !old.has(t));

@@ -179,8 +179,13 @@ export class AgentHost {
         // ANTHROPIC_BASE_URL re-points the anthropic provider only; a declared endpoint keeps its own.
         model = task.baseUrl && !a.providerConfig ? { ...resolved, baseUrl: task.baseUrl } : resolved;
       }
-      // MCP servers: ${VAR}s expand here, with this thread's environment and the task's env.
-      const mcp = mcpOptionsFor(task);
+      // MCP servers: ${VAR}s expand here, with this thread's environment and the task's env. A
+      // server that cannot start (or dies for good) stops the agent: mcp_unavailable, with why.
+      let mcpDown: string | undefined;
+      const mcp = mcpOptionsFor(task, (_server, reason) => {
+        if (host) host.stop(`mcp_unavailable: ${reason}`);
+        else mcpDown ??= reason;
+      });
       if ('error' in mcp) return { error: mcp.error };
       for (const text of mcp.notices) link.post({ type: 'event', event: { type: 'notice', text } });
       // Command hooks: the recipe's sources, and the repository's settings when the task trusts it.
@@ -225,6 +230,7 @@ export class AgentHost {
         notify: (text) => link.post({ type: 'event', event: { type: 'notice', text } }),
       });
       host = new AgentHost(task, link, session);
+      if (mcpDown !== undefined) host.stop(`mcp_unavailable: ${mcpDown}`);
       return host;
     } catch (err) {
       return { error: `cannot start agent "${task.agent.name}": ${err instanceof Error ? err.message : String(err)}` };
@@ -355,6 +361,7 @@ export class AgentHost {
   private stopped(): RunOutcome {
     const reason = this.stopReason ?? 'aborted';
     const failure = abortClass(reason);
+    if (failure === 'mcp_unavailable') return { ok: false, failure, error: reason.replace(/^mcp_unavailable:\s*/, '') };
     if (failure !== 'budget') return { ok: false, failure, error: reason };
     return {
       ok: false,

@@ -28,8 +28,14 @@ export function namesAbsentServer(tool: string, mcp: AgentMcp): boolean {
   return server !== undefined && mcp.absent.has(server);
 }
 
-/** The MCP options of an instance's agent, or the error that keeps it from starting. */
-export function mcpOptionsFor(task: InstanceTask): AgentMcp | { error: string } {
+/**
+ * The MCP options of an instance's agent, or the error that keeps it from starting.
+ * `onUnavailable` hears of a server (not `optional`) that cannot start or stopped for good.
+ */
+export function mcpOptionsFor(
+  task: InstanceTask,
+  onUnavailable?: (server: string, reason: string) => void,
+): AgentMcp | { error: string } {
   const specs: McpServerSpec[] = [...(task.agent.mcpServers ?? [])];
   const notices: string[] = [];
   const absent = new Set<string>();
@@ -77,6 +83,7 @@ export function mcpOptionsFor(task: InstanceTask): AgentMcp | { error: string } 
       ...(task.mcpPort instanceof MessagePort ? { runHostPort: task.mcpPort } : {}),
       ...(task.sandbox?.hide ? { hide: task.sandbox.hide } : {}),
       ...(task.agent.disallowedTools ? { deny: task.agent.disallowedTools } : {}),
+      ...(onUnavailable ? { onUnavailable } : {}),
     },
     secrets,
     notices,

@@ -39,6 +39,12 @@ export interface McpConnectionContext {
   baseEnv?: Readonly<Record<string, string | undefined>>;
   /** `scope: run` servers are reached through the run's host over this port (run-host.ts). */
   runHost?: RunHostPort;
+  /**
+   * The owner reports a server that stopped for good (it listens with onToolsChanged and reads
+   * `failure`), so the connection does not notify it itself: an optional server's loss is a
+   * warning there, a required one's the agent's failure.
+   */
+  ownerReportsFailures?: boolean;
 }
 
 export type McpConnectionStatus = 'idle' | 'starting' | 'ready' | 'failed' | 'closed';
@@ -48,6 +54,14 @@ const CLIENT_INFO = { name: 'orchestrate', version: '1' };
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
+
+/** The same duration as prose ("10 s"), for messages a user reads. */
+function spelled(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** How long a dead server's stderr may take to drain before its start failure is reported. */
+const STDERR_DRAIN_MS = 2000;
 
 export class McpConnection {
   status: McpConnectionStatus = 'idle';
@@ -168,6 +182,8 @@ export class McpConnection {
     this.client = client;
     this.transport = transport;
     client.onclose = () => this.closed(client);
+    let phase: 'initialize' | 'tools/list' = 'initialize';
+    const initializeMs = Math.min(cfg.initializeTimeoutMs ?? MCP_DEFAULTS.initializeTimeoutMs, cfg.startupTimeoutMs);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -183,7 +199,8 @@ export class McpConnection {
     try {
       await Promise.race([
         (async () => {
-          await client.connect(transport, { timeout: cfg.startupTimeoutMs });
+          await client.connect(transport, { timeout: initializeMs });
+          phase = 'tools/list';
           this.tools = await this.listAll(client);
         })(),
         timedOut,
@@ -192,10 +209,7 @@ export class McpConnection {
         throw new Error(this.failure ?? `MCP server "${cfg.name}" was closed while starting`);
       this.status = 'ready';
     } catch (err) {
-      const text = err instanceof Error ? err.message : String(err);
-      const message = text.startsWith('MCP server')
-        ? text
-        : `MCP server "${cfg.name}" could not be started: ${text}${this.stderrNote()}`;
+      const message = await this.startFailure(err, transport, phase, initializeMs);
       if ((this.status as McpConnectionStatus) !== 'closed') {
         this.status = 'failed';
         this.failure = message;
@@ -221,9 +235,46 @@ export class McpConnection {
     return tools;
   }
 
-  private stderrNote(): string {
-    const t = this.transport instanceof ServerStdioTransport ? this.transport.stderr : '';
-    return t ? `. Its stderr ends with: ${t.slice(-500)}` : '';
+  private stderrNote(transport: Transport | undefined = this.transport): string {
+    const t = transport instanceof ServerStdioTransport ? stderrTail(transport.stderr) : '';
+    return t ? `. Its stderr ends with: ${t}` : '';
+  }
+
+  /**
+   * Why a start failed, with its cause rather than the SDK's symptom: a process that died says
+   * how and what it wrote to stderr (the SDK only says "Connection closed"), a silent one that
+   * it never answered initialize, an unreachable URL why it could not be reached ("fetch failed").
+   */
+  private async startFailure(
+    err: unknown,
+    transport: Transport,
+    phase: 'initialize' | 'tools/list',
+    initializeMs: number,
+  ): Promise<string> {
+    const cfg = this.config;
+    const text = err instanceof Error ? err.message : String(err);
+    if (text.startsWith('MCP server')) return text;
+    const head = `MCP server "${cfg.name}" could not be started`;
+    const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+    if (transport instanceof ServerStdioTransport && !timedOut) {
+      // The SDK saw the pipe close; the exit status and the last of stderr may still be on their way.
+      await transport.drained(STDERR_DRAIN_MS);
+      const exit = transport.exit;
+      if (exit) {
+        const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+        const what = `\`${[cfg.command, ...cfg.args].join(' ')}\` ${how} before it answered ${phase}`;
+        // The cause first: views cut long lines at their end.
+        const stderr = stderrTail(transport.stderr);
+        return stderr ? `${head}: ${stderr} (${what})` : `${head}: ${what}, and wrote nothing to stderr`;
+      }
+    }
+    if (timedOut) {
+      const waited = phase === 'initialize' ? spelled(initializeMs) : spelled(cfg.startupTimeoutMs);
+      const key = phase === 'initialize' ? 'initialize_timeout' : 'startup_timeout';
+      return `${head}: no answer to ${phase} in ${waited} (${key}); is it an MCP server speaking on ${cfg.transport === 'stdio' ? 'stdin/stdout' : cfg.url}?${this.stderrNote(transport)}`;
+    }
+    if (cfg.transport !== 'stdio') return `${head}: ${remoteFailure(err, cfg.url!)}`;
+    return `${head}: ${text}${this.stderrNote(transport)}`;
   }
 
   /** The transport closed: a crash unless we closed it. */
@@ -234,7 +285,8 @@ export class McpConnection {
       if (this.status === 'ready') {
         this.status = 'failed';
         this.failure = `MCP server "${this.config.name}" closed the connection`;
-        this.ctx.notify(this.failure);
+        if (!this.ctx.ownerReportsFailures) this.ctx.notify(this.failure);
+        for (const l of this.listeners) l();
       }
       return;
     }
@@ -249,17 +301,21 @@ export class McpConnection {
       this.status = 'idle';
       this.toolsStale = false;
       // Started again at once, so the next call finds it ready; its tools are re-read.
+      // Either way the tools changed: back, or gone for good (the owner reads `failure`).
       this.start().then(
         () => {
           for (const l of this.listeners) l();
         },
-        () => undefined,
+        () => {
+          if (!this.ctx.ownerReportsFailures && this.failure) this.ctx.notify(`error: ${this.failure}`);
+          for (const l of this.listeners) l();
+        },
       );
       return;
     }
     this.status = 'failed';
     this.failure = `MCP server "${this.config.name}" stopped (${how}) after it had already been restarted once; it is not started again and its tools are unavailable for the rest of this run${stderr}`;
-    this.ctx.notify(`error: ${this.failure}`);
+    if (!this.ctx.ownerReportsFailures) this.ctx.notify(`error: ${this.failure}`);
     for (const l of this.listeners) l();
   }
 
@@ -309,4 +365,42 @@ export class McpConnection {
       return new SSEClientTransport(url, { requestInit, ...(authProvider ? { authProvider } : {}) });
     return new StreamableHTTPClientTransport(url, { requestInit, ...(authProvider ? { authProvider } : {}) });
   }
+}
+
+/**
+ * The end of a server's stderr as a reason, on one line (it ends up in a failure message, a
+ * warning line and the report): from its last line that reads like an error ("Error: Cannot find
+ * module ...", "...: not found"), else its last lines; stack frames and lines of punctuation
+ * dropped (a Node server that cannot find its module prints a dozen of them around the one line
+ * that matters).
+ */
+export function stderrTail(stderr: string, maxLines = 4, maxChars = 500): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /[A-Za-z]/.test(l) && !/^at /.test(l));
+  let from = lines.length - 1;
+  while (from >= 0 && !/error|not found|cannot|no such|denied|failed|refused|missing/i.test(lines[from]!)) from--;
+  const kept = from >= 0 ? lines.slice(from, from + maxLines) : lines.slice(-maxLines);
+  return kept.join(' | ').slice(0, maxChars);
+}
+
+/** Why an HTTP server could not be reached, from the network error under undici's "fetch failed". */
+export function remoteFailure(err: unknown, url: string): string {
+  const where = url.replace(/\?.*$/, '');
+  const codes: string[] = [];
+  const texts: string[] = [];
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const o = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof o.code === 'string') codes.push(o.code);
+    if (typeof o.message === 'string') texts.push(o.message);
+    e = o.cause;
+  }
+  const all = `${codes.join(' ')} ${texts.join(' ')}`;
+  if (/ECONNREFUSED/.test(all)) return `connection refused at ${where} (is the server running, on this port?)`;
+  if (/ENOTFOUND|EAI_AGAIN/.test(all)) return `host not found: ${new URL(url).hostname} (${where})`;
+  if (/ECONNRESET/.test(all)) return `connection reset by ${where}`;
+  if (/ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT/.test(all)) return `connecting to ${where} timed out`;
+  if (/CERT|certificate|self.signed/i.test(all)) return `TLS certificate of ${where} not accepted: ${texts.at(-1)}`;
+  return `${texts.join(': ') || String(err)} (${where})`;
 }

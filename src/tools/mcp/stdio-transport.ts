@@ -36,6 +36,8 @@ export class ServerStdioTransport implements Transport {
   private readonly buffer = new ReadBuffer();
   private stderrTail = '';
   private closing = false;
+  /** Settles when the server's stderr is closed (everything it wrote has been read). */
+  private stderrClosed: Promise<void> = Promise.resolve();
   /** How the process ended (exit code or signal), once it has. */
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
@@ -95,12 +97,23 @@ export class ServerStdioTransport implements Transport {
     child.stderr!.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
     });
+    this.stderrClosed = new Promise((done) => child.stderr!.once('close', () => done()));
     child.once('exit', (code, signal) => {
       this.exit = { code, signal };
       this.killGroup('SIGKILL');
       this.child = undefined;
       this.onclose?.();
     });
+  }
+
+  /**
+   * Waits (at most `maxMs`) until the server's stderr is read to its end: a server that died
+   * reports its exit before the pipe has delivered its last words (the reason it died).
+   */
+  async drained(maxMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.stderrClosed, new Promise<void>((done) => (timer = setTimeout(done, maxMs)))]);
+    clearTimeout(timer);
   }
 
   send(message: JSONRPCMessage): Promise<void> {

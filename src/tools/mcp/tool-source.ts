@@ -6,6 +6,9 @@
 // call (lazy servers on the first, re-listing after list_changed or a restart), so a tool added
 // by the server is callable on the next turn. `close` ends the servers this agent owns; shared
 // ones stay for the other agents and end with the thread (or closeSharedMcpServers).
+// A server that cannot start, or stops for good, is reported once: an `optional` one as a
+// warning (the agent goes on without its tools, and unavailableNote() tells the model why), any
+// other through onUnavailable (a run fails the agent: mcp_unavailable), or as an error notice.
 import type { MessagePort } from 'node:worker_threads';
 import type { AnyAgentTool } from '../../agent/types.js';
 import { PrivateTempDir } from '../private-temp.js';
@@ -27,6 +30,11 @@ export interface McpToolSourceOptions extends McpConnectionContext {
   runHostPort?: MessagePort;
   maxLines?: number;
   maxBytes?: number;
+  /**
+   * A server that is not `optional` cannot start or stopped for good; `reason` says why. Without
+   * it such a server is an error notice and the agent goes on without its tools.
+   */
+  onUnavailable?: (server: string, reason: string) => void;
 }
 
 /** What a tool name maps back to. */
@@ -81,25 +89,26 @@ export class McpToolSource {
       let connection: McpConnection;
       if (config.scope === 'run' && this.runHost) {
         // This agent's session with the run's one server: closing it leaves the server running.
-        connection = new McpConnection(config, { ...options, runHost: this.runHost });
+        connection = new McpConnection(config, { ...options, runHost: this.runHost, ownerReportsFailures: true });
         this.owned.add(connection);
       } else if (config.scope === 'run' && options.runId !== undefined) {
         const key = `${options.runId}\0${config.name}\0${JSON.stringify(config)}`;
         let s = shared.get(key);
         if (!s || s.connection.status === 'closed') {
-          s = { connection: new McpConnection(config, options), users: 0 };
+          s = { connection: new McpConnection(config, { ...options, ownerReportsFailures: true }), users: 0 };
           shared.set(key, s);
         }
         s.users++;
         connection = s.connection;
       } else {
-        connection = new McpConnection(config, options);
+        connection = new McpConnection(config, { ...options, ownerReportsFailures: true });
         this.owned.add(connection);
       }
       this.connections.push(connection);
       this.unsubscribe.push(
         connection.onToolsChanged(() => {
           this.changed = true;
+          if (connection.status === 'failed') this.unavailable(connection, connection.failure ?? 'it stopped');
         }),
       );
     }
@@ -160,6 +169,36 @@ export class McpToolSource {
   }
 
   private readonly reported = new Set<McpConnection>();
+  /** Optional servers the agent goes without, and why. */
+  private readonly missing = new Map<string, string>();
+
+  /**
+   * What the model is told about optional servers it goes without (for its system prompt), or
+   * undefined when every server is there.
+   */
+  unavailableNote(): string | undefined {
+    if (this.missing.size === 0) return undefined;
+    const lines = [...this.missing].map(([server, why]) => `- "${server}" (tools mcp__${server}__*): ${why}`);
+    return [
+      'These MCP servers are unavailable in this session, so their tools are missing; do the work without them, and say so where it matters:',
+      ...lines,
+    ].join('\n');
+  }
+
+  /** Reports a server that cannot start or stopped for good, once per server and agent. */
+  private unavailable(c: McpConnection, reason: string): void {
+    if (this.closed || this.reported.has(c)) return;
+    this.reported.add(c);
+    this.changed = true;
+    const name = c.config.name;
+    if (c.config.optional) {
+      this.missing.set(name, reason);
+      this.options.notify(
+        `warning: ${reason.replace(/\s*\n\s*/g, ' | ')}; it is optional: the agent goes on without its tools`,
+      );
+    } else if (this.options.onUnavailable) this.options.onUnavailable(name, reason);
+    else this.options.notify(`error: ${reason}`);
+  }
 
   private async startWhere(pick: (c: McpConnection) => boolean): Promise<void> {
     await Promise.all(
@@ -172,10 +211,7 @@ export class McpToolSource {
             },
             (err: unknown) => {
               this.changed = true;
-              // Once per server and agent: the model also gets no tools from it.
-              if (this.reported.has(c)) return;
-              this.reported.add(c);
-              this.options.notify(`error: ${err instanceof Error ? err.message : String(err)}`);
+              this.unavailable(c, err instanceof Error ? err.message : String(err));
             },
           ),
         ),

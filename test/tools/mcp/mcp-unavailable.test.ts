@@ -1,0 +1,218 @@
+// An MCP server an agent names that cannot start, or stops for good, fails that agent's instance
+// with class mcp_unavailable and the cause (its stderr, the refused connection, the unanswered
+// initialize), where it used to end `succeeded` with the model told only `Tool "mcp__x__y" not
+// found`. An `optional: true` server is a warning instead, and the agent goes on without it.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/run-cli.js';
+import { STDIO_FIXTURE, results, stdioServer, textOf, useMcpAgents } from './helpers.js';
+import { allFiles, dirs, env, removeDirs } from './run-setup.js';
+
+afterEach(removeDirs);
+const mcp = useMcpAgents();
+
+/** A port nothing listens on: taken from the system, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+interface InstanceJson {
+  key: string;
+  status: string;
+  failure?: string;
+  error?: string;
+}
+
+/** The folder of the one run made in `dir`. */
+function runDirIn(dir: string): string {
+  const log = allFiles(join(dir, '.orchestrate')).find((f) => f.endsWith('/run.jsonl'));
+  expect(log, 'a run folder').toBeDefined();
+  return dirname(log!);
+}
+
+async function showJson(dir: string): Promise<{ status: string; instances: InstanceJson[] }> {
+  const shown = await runCli(['show', runDirIn(dir), '--json'], { cwd: dir, env: env(dir) });
+  expect(shown.code, shown.stderr).toBe(0);
+  return JSON.parse(shown.stdout) as { status: string; instances: InstanceJson[] };
+}
+
+function recipeDir(lines: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-unavailable-'));
+  dirs.push(dir);
+  mkdirSync(join(dir, 'home'));
+  writeFileSync(join(dir, 'recipe.yaml'), lines.join('\n'));
+  writeFileSync(join(dir, 'done.yaml'), 'turns:\n  - text: done\n');
+  return dir;
+}
+
+/** An agent that names `server` and the task that runs it. */
+function agentAndTask(server: string): { agent: string[]; task: string[] } {
+  return {
+    agent: [`  uses-${server}:`, `    mcp_servers: [${server}]`, '    tools: [read]'],
+    task: [`  - id: ${server}`, `    agent: uses-${server}`, '    prompt: go'],
+  };
+}
+
+describe('a dead MCP server fails the agent that names it: mcp_unavailable, with the cause', () => {
+  it('a missing binary, a missing module, no answer to initialize and a refused connection each fail their instance', async () => {
+    const port = await closedPort();
+    const names = ['nobinary', 'nomodule', 'silent', 'refused'];
+    const parts = names.map(agentAndTask);
+    const dir = recipeDir([
+      'name: dead-servers',
+      'provider: scripted',
+      'script: done.yaml',
+      `concurrency: ${names.length}`,
+      'mcp_servers:',
+      '  nobinary:',
+      '    command: sh',
+      '    args: [-c, no-such-mcp-server-binary]',
+      '  nomodule:',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      '    args: [./no-such-server.mjs]',
+      '  silent:',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      '    args: [-e, "setInterval(() => {}, 1000)"]',
+      '    initialize_timeout: 1s',
+      '  refused:',
+      '    type: http',
+      `    url: http://127.0.0.1:${port}/mcp`,
+      // Started with the agent, before its first model call: the same failure, by another path.
+      '    startup: eager',
+      'agents:',
+      ...parts.flatMap((p) => p.agent),
+      'tasks:',
+      ...parts.flatMap((p) => p.task),
+      '',
+    ]);
+    const run = await runCli(['run', join(dir, 'recipe.yaml')], { cwd: dir, env: env(dir) });
+    expect(run.code).not.toBe(0);
+    const shown = await showJson(dir);
+    expect(shown.status).toBe('failed');
+    const by = new Map(shown.instances.map((i) => [i.key, i]));
+    for (const name of names)
+      expect(by.get(name), name).toMatchObject({ status: 'failed', failure: 'mcp_unavailable' });
+    expect(by.get('nobinary')!.error).toBe(
+      'MCP server "nobinary" could not be started: sh: 1: no-such-mcp-server-binary: not found (`sh -c no-such-mcp-server-binary` exited with code 127 before it answered initialize)',
+    );
+    expect(by.get('nomodule')!.error).toMatch(
+      /^MCP server "nomodule" could not be started: Error: Cannot find module '.*no-such-server\.mjs' \| .*\(`\S+ \.\/no-such-server\.mjs` exited with code 1 before it answered initialize\)$/,
+    );
+    expect(by.get('silent')!.error).toBe(
+      'MCP server "silent" could not be started: no answer to initialize in 1 s (initialize_timeout); is it an MCP server speaking on stdin/stdout?',
+    );
+    expect(by.get('refused')!.error).toBe(
+      `MCP server "refused" could not be started: connection refused at http://127.0.0.1:${port}/mcp (is the server running, on this port?)`,
+    );
+    // The user sees it without opening anything: each failure and its cause are in the run's output.
+    const out = run.stdout + run.stderr;
+    expect(out).toContain('mcp_unavailable');
+    expect(out).toContain('sh: 1: no-such-mcp-server-binary: not found');
+  }, 120_000);
+
+  it('a server that stops for good during the run fails its instance; an optional server that cannot start is a warning and the agent goes on', async () => {
+    const crash = agentAndTask('crashy');
+    const dir = recipeDir([
+      'name: dying-server',
+      'provider: scripted',
+      'script: done.yaml',
+      'concurrency: 2',
+      'mcp_servers:',
+      '  crashy:',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: [${JSON.stringify(STDIO_FIXTURE)}, crashy]`,
+      '  gone:',
+      '    command: sh',
+      '    args: [-c, "echo the gone server is not installed >&2; exit 3"]',
+      '    optional: true',
+      'agents:',
+      ...crash.agent,
+      '    script: crash.yaml',
+      '  tolerant:',
+      '    mcp_servers: [gone]',
+      '    tools: [read]',
+      'tasks:',
+      ...crash.task,
+      '  - id: tolerant',
+      '    agent: tolerant',
+      '    prompt: go',
+      '',
+    ]);
+    // The server crashes, is started again once, and crashes again: it is gone for good.
+    writeFileSync(
+      join(dir, 'crash.yaml'),
+      [
+        'turns:',
+        '  - tools: [{ name: mcp__crashy__crash, args: {} }]',
+        '  - tools: [{ name: mcp__crashy__crash, args: {} }]',
+        '  - text: still here',
+        '',
+      ].join('\n'),
+    );
+    const run = await runCli(['run', join(dir, 'recipe.yaml')], { cwd: dir, env: env(dir) });
+    expect(run.code).not.toBe(0);
+    const by = new Map((await showJson(dir)).instances.map((i) => [i.key, i]));
+    expect(by.get('crashy')).toMatchObject({ status: 'failed', failure: 'mcp_unavailable' });
+    expect(by.get('crashy')!.error).toMatch(
+      /^MCP server "crashy" stopped \(exit code 3\) after it had already been restarted once/,
+    );
+    expect(by.get('tolerant')).toMatchObject({ status: 'done' });
+    // One warning line in the run's output, with the cause.
+    const warnings = (run.stdout + run.stderr).split('\n').filter((l) => l.includes('MCP server "gone"'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^tolerant: warning: MCP server "gone" could not be started: the gone server is not installed \(`sh -c .*` exited with code 3 before it answered initialize\); it is optional: the agent goes on without its tools$/,
+    );
+  }, 120_000);
+
+  it('the model is told which optional server is missing and why, in the system prompt of every prompt', async () => {
+    const prompts: string[] = [];
+    const notices: string[] = [];
+    const session = await mcp.agent(
+      [
+        stdioServer('alpha'),
+        stdioServer('gone', {
+          command: 'sh',
+          args: ['-c', 'echo gone: cannot open its database >&2; exit 4'],
+          optional: true,
+        }),
+      ],
+      [
+        (ctx) => {
+          prompts.push(ctx.systemPrompt ?? '');
+          return { tools: [{ name: 'mcp__alpha__echo', args: { text: 'still works' } }] };
+        },
+        { text: 'done' },
+        (ctx) => {
+          prompts.push(ctx.systemPrompt ?? '');
+          return { text: 'done again' };
+        },
+      ],
+      { notices },
+    );
+    await session.prompt('go');
+    await session.prompt('once more');
+    expect(textOf(results(session)[0]!)).toBe('alpha: still works');
+    for (const prompt of prompts) {
+      expect(prompt).toContain('These MCP servers are unavailable in this session');
+      expect(prompt).toMatch(
+        /- "gone" \(tools mcp__gone__\*\): MCP server "gone" could not be started: gone: cannot open its database/,
+      );
+      // Said once, not once per prompt.
+      expect(prompt.split('These MCP servers are unavailable').length).toBe(2);
+    }
+    expect(prompts).toHaveLength(2);
+    expect(notices.filter((n) => n.includes('"gone"'))).toEqual([
+      expect.stringMatching(
+        /^warning: MCP server "gone" could not be started: gone: cannot open its database \(.*exited with code 4/,
+      ),
+    ]);
+  }, 60_000);
+});
