@@ -7,16 +7,8 @@ import { buildAnthropicRequest, effectiveBaseUrl } from './anthropic-request.js'
 import { AnthropicStreamReader } from './anthropic-stream.js';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
-import {
-  failureFields,
-  type AttemptFailure,
-  retryDelayMs,
-  retryKindForErrorType,
-  retryKindForStatus,
-  retryPolicy,
-  serverRetryDelayMs,
-  sleepUnlessAborted,
-} from './provider-retry.js';
+import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
+import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './provider-retry.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
 import { emptyUsage } from './usage.js';
 
@@ -38,7 +30,7 @@ function clientFor(sdk: Sdk, apiKey: string, baseURL: string): Anthropic {
   const key = `${baseURL}\n${apiKey}`;
   let client = clients.get(key);
   if (!client) {
-    client = new sdk.default({ apiKey, baseURL, maxRetries: 0 });
+    client = new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() });
     clients.set(key, client);
   }
   return client;
@@ -63,13 +55,14 @@ export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
     return { message: `Could not reach the Anthropic API: ${err.message}${causeText(err)}`, kind: 'connection' };
   }
   if (err instanceof sdk.APIError) {
-    const body = err.error as { error?: { type?: string; message?: string } } | undefined;
-    const type = err.type ?? body?.error?.type ?? undefined;
-    const apiMessage = err.apiMessage ?? body?.error?.message ?? err.message;
     const status = typeof err.status === 'number' ? err.status : undefined;
+    // The raw body when the SDK kept less of it (a proxy's flat or plain-text error), else what it parsed.
+    const fromBody = readErrorBody(rawErrorBody(err.headers) ?? err.error);
+    const type = err.type ?? fromBody.type;
+    const apiMessage = fromBody.message ?? err.apiMessage ?? err.message;
     const where = err.requestID ? ` (request ${err.requestID})` : '';
     const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${where}`;
-    const kind = status !== undefined ? retryKindForStatus(status) : retryKindForErrorType(type);
+    const kind = classifyProviderError({ status, type, message: apiMessage });
     return { message, kind, status, serverDelayMs: serverRetryDelayMs(err.headers) };
   }
   const message = (err instanceof Error ? err.message : String(err)) + causeText(err);
@@ -125,7 +118,6 @@ async function run(
   let params = request.params;
   if (options.onPayload) params = (options.onPayload(params, model) as typeof params | undefined) ?? params;
 
-  const policy = retryPolicy(options);
   const idleMs = options.streamIdleTimeoutMs ?? aiDefaults.streamIdleTimeoutMs;
   let started = false;
   const emitStart = (): void => {
@@ -134,49 +126,26 @@ async function run(
     stream.push({ type: 'start', partial: output });
   };
 
-  for (let attempt = 0; ; attempt++) {
-    const reader = new AnthropicStreamReader(model, output, stream, emitStart);
-    // The caller (an orchestrator) may hold every request until it has a permit for it.
-    if (options.beforeAttempt) {
-      try {
-        await options.beforeAttempt({ attempt: attempt + 1 });
-      } catch (err) {
-        return finish(stream, output, options, err instanceof Error ? err.message : String(err));
-      }
-      if (options.signal?.aborted) return finish(stream, output, options);
-    }
-    reader.onResponseStart = () => options.onAttemptEnd?.({ attempt: attempt + 1, started: true });
-    const failure = await attemptOnce(sdk, client, params, request.headers, options, idleMs, reader);
-    if (!reader.responseStarted)
-      options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
-    if (!failure) {
-      if (options.signal?.aborted) return finish(stream, output, options);
-      return finish(stream, output, options, reader.stopError);
-    }
-    if (options.signal?.aborted) return finish(stream, output, options, failure.message);
-    const retryable = failure.kind !== undefined && !reader.contentStarted && attempt < policy.maxRetries;
-    if (!retryable) {
-      const suffix =
-        attempt > 0 && failure.kind !== undefined && !reader.contentStarted
-          ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})`
-          : '';
-      Object.assign(output, failureFields(failure));
-      return finish(stream, output, options, failure.message + suffix);
-    }
-    const delayMs = retryDelayMs(attempt + 1, failure, policy);
-    options.onRetry?.({
-      attempt: attempt + 1,
-      maxRetries: policy.maxRetries,
-      delayMs,
-      status: failure.status,
-      kind: failure.kind!,
-      errorMessage: failure.message,
-    });
-    if (!(await sleepUnlessAborted(delayMs, options.signal))) return finish(stream, output, options);
+  let reader: AnthropicStreamReader | undefined;
+  const end = await runProviderAttempts(options, {
+    send: async (attempt) => {
+      const r = new AnthropicStreamReader(model, output, stream, emitStart);
+      reader = r;
+      r.onResponseStart = () => options.onAttemptEnd?.({ attempt, started: true });
+      const failure = await attemptOnce(sdk, client, params, request.headers, options, idleMs, r);
+      return { failure, responseStarted: r.responseStarted, contentStarted: r.contentStarted };
+    },
     // Nothing but message_start can have arrived: start the next attempt from a clean slate.
-    output.usage = emptyUsage();
-    output.stopReason = 'stop';
-  }
+    reset: () => {
+      output.usage = emptyUsage();
+      output.stopReason = 'stop';
+    },
+    secrets: [apiKey],
+  });
+  if (end.type === 'done') return finish(stream, output, options, reader?.stopError);
+  if (end.type === 'aborted') return finish(stream, output, options, end.message);
+  Object.assign(output, end.fields);
+  return finish(stream, output, options, end.message);
 }
 
 /** One HTTP request and its stream. Resolves undefined on success, else the failure. */

@@ -9,7 +9,13 @@ export * from './transform-messages.js';
 export * from './partial-json.js';
 export * from './sanitize.js';
 export { aiDefaults } from './defaults.js';
-export { retryDelayMs, serverRetryDelayMs, type AttemptFailure, type RetryPolicy } from './provider-retry.js';
+export {
+  retryDelayMs,
+  serverRetryDelayMs,
+  type AttemptFailure,
+  type ProviderRetrySettings,
+} from './provider-retry.js';
+export { classifyProviderError, readErrorBody, scrubCredentials } from './provider-error.js';
 export { streamAnthropic, MISSING_API_KEY_MESSAGE } from './anthropic.js';
 export { buildAnthropicRequest, type AnthropicRequest } from './anthropic-request.js';
 export {

@@ -18,15 +18,8 @@ import {
   withStringToolChoice,
 } from './openai-request.js';
 import { ResponsesStreamReader } from './openai-responses-stream.js';
-import {
-  type AttemptFailure,
-  failureFields,
-  retryDelayMs,
-  retryKindForStatus,
-  retryPolicy,
-  serverRetryDelayMs,
-  sleepUnlessAborted,
-} from './provider-retry.js';
+import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
+import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './provider-retry.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
 import { computeCost, emptyUsage } from './usage.js';
@@ -50,7 +43,7 @@ function clientFor(sdk: Sdk, apiKey: string, baseURL: string): OpenAI {
   const key = `${baseURL}\n${apiKey}`;
   let client = clients.get(key);
   if (!client) {
-    client = new sdk.default({ apiKey, baseURL, maxRetries: 0 });
+    client = new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() });
     clients.set(key, client);
   }
   return client;
@@ -101,16 +94,6 @@ class StreamFailure extends Error {
 }
 
 const CONNECTION_ERROR_TEXT = /terminated|ECONNRESET|ECONNREFUSED|EPIPE|socket|other side closed|fetch failed|network/i;
-const OVERLOADED_TEXT = /overloaded|server is busy|capacity/i;
-
-/** Numbers some servers put next to the message (llama.cpp: n_ctx, n_prompt_tokens). */
-function contextFields(body: Record<string, unknown> | undefined): string {
-  if (!body) return '';
-  const nCtx = body.n_ctx;
-  const nPrompt = body.n_prompt_tokens;
-  if (typeof nCtx !== 'number') return '';
-  return typeof nPrompt === 'number' ? ` (${nPrompt} tokens > ${nCtx} maximum)` : ` (n_ctx ${nCtx})`;
-}
 
 /** Describes a thrown error for the retry loop and for the final errorMessage. */
 export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, 'provider'>): AttemptFailure {
@@ -124,14 +107,14 @@ export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, '
     };
   }
   if (err instanceof sdk.APIError) {
-    const body = (err.error ?? undefined) as Record<string, unknown> | undefined;
-    const apiMessage = typeof body?.message === 'string' ? body.message : err.message;
-    const type = err.type ?? (typeof body?.type === 'string' ? body.type : undefined);
     const status = typeof err.status === 'number' ? err.status : undefined;
+    // The SDK drops a body without an "error" field (vLLM's flat one): read the raw body first.
+    const fromBody = readErrorBody(rawErrorBody(err.headers) ?? (err.error ? { error: err.error } : undefined));
+    const apiMessage = fromBody.message ?? err.message;
+    const type = err.type ?? fromBody.type;
     const where = err.requestID ? ` (request ${err.requestID})` : '';
-    const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${contextFields(body)}${where}`;
-    let kind = status !== undefined ? retryKindForStatus(status) : undefined;
-    if (kind === 'server' && (status === 503 || OVERLOADED_TEXT.test(message))) kind = 'overloaded';
+    const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${where}`;
+    const kind = classifyProviderError({ status, type, message: apiMessage });
     return { message, kind, status, serverDelayMs: serverRetryDelayMs(err.headers) };
   }
   const message =
@@ -143,11 +126,8 @@ export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, '
 
 /** A stream error reported inside an SSE body (no status): classified by its code and text. */
 function describeStreamError(e: { message: string; code?: string }): AttemptFailure {
-  const text = `${e.code ? `${e.code}: ` : ''}${e.message}`;
-  if (/rate.?limit/i.test(text)) return { message: text, kind: 'rate_limit' };
-  if (OVERLOADED_TEXT.test(text)) return { message: text, kind: 'overloaded' };
-  if (/server_error|internal/i.test(text)) return { message: text, kind: 'server' };
-  return { message: text };
+  const message = `${e.code ? `${e.code}: ` : ''}${e.message}`;
+  return { message, kind: classifyProviderError({ type: e.code, message }) };
 }
 
 /** Token counts when the server sent none: the request and reply at chars/4, marked estimated. */
@@ -239,7 +219,6 @@ async function run(
   const headers: Record<string, string> = { ...model.headers, ...options.headers };
   const toolNames = (context.tools ?? []).map((t) => t.name);
 
-  const policy = retryPolicy(options);
   const idleMs = options.streamIdleTimeoutMs ?? aiDefaults.streamIdleTimeoutMs;
   let started = false;
   const emitStart = (): void => {
@@ -249,65 +228,47 @@ async function run(
   };
   let toolChoiceRetried = false;
 
-  for (let attempt = 0; ; attempt++) {
-    const reader: Reader =
-      api === 'chat'
-        ? new ChatStreamReader(model, output, stream, emitStart, toolNames)
-        : new ResponsesStreamReader(model, output, stream, emitStart);
-    if (options.beforeAttempt) {
-      try {
-        await options.beforeAttempt({ attempt: attempt + 1 });
-      } catch (err) {
-        return finish(stream, output, options, err instanceof Error ? err.message : String(err));
-      }
-      if (options.signal?.aborted) return finish(stream, output, options);
-    }
-    reader.onResponseStart = () => options.onAttemptEnd?.({ attempt: attempt + 1, started: true });
-    const failure = await attemptOnce(sdk, client, model, params, headers, options, idleMs, api, reader);
-    if (!reader.responseStarted)
-      options.onAttemptEnd?.({ attempt: attempt + 1, started: false, status: failure?.status });
-    if (!failure) {
-      if (options.signal?.aborted) return finish(stream, output, options);
-      if (!reader.sawUsage) estimateUsage(model, context, output);
-      return finish(stream, output, options, reader.stopError);
-    }
-    if (options.signal?.aborted) return finish(stream, output, options, failure.message);
+  let reader: Reader | undefined;
+  const end = await runProviderAttempts(options, {
+    send: async (attempt) => {
+      const r: Reader =
+        api === 'chat'
+          ? new ChatStreamReader(model, output, stream, emitStart, toolNames)
+          : new ResponsesStreamReader(model, output, stream, emitStart);
+      reader = r;
+      r.onResponseStart = () => options.onAttemptEnd?.({ attempt, started: true });
+      const failure = await attemptOnce(sdk, client, model, params, headers, options, idleMs, api, r);
+      return { failure, responseStarted: r.responseStarted, contentStarted: r.contentStarted };
+    },
     // A server that rejects a named tool_choice object gets the string form, once, and keeps it.
-    if (
-      failure.status === 400 &&
-      !toolChoiceRetried &&
-      !reader.contentStarted &&
-      hasObjectToolChoice(params) &&
-      /tool_choice/i.test(failure.message)
-    ) {
+    adjust: ({ failure, contentStarted }) => {
+      if (
+        failure?.status !== 400 ||
+        toolChoiceRetried ||
+        contentStarted ||
+        !hasObjectToolChoice(params) ||
+        !/tool_choice/i.test(failure.message)
+      )
+        return false;
       toolChoiceRetried = true;
       rememberStringToolChoice(model);
       params = withStringToolChoice(params);
-      continue;
-    }
-    const retryable = failure.kind !== undefined && !reader.contentStarted && attempt < policy.maxRetries;
-    if (!retryable) {
-      const suffix =
-        attempt > 0 && failure.kind !== undefined && !reader.contentStarted
-          ? ` (gave up after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})`
-          : '';
-      Object.assign(output, failureFields(failure));
-      return finish(stream, output, options, failure.message + suffix);
-    }
-    const delayMs = retryDelayMs(attempt + 1, failure, policy);
-    options.onRetry?.({
-      attempt: attempt + 1,
-      maxRetries: policy.maxRetries,
-      delayMs,
-      status: failure.status,
-      kind: failure.kind!,
-      errorMessage: failure.message,
-    });
-    if (!(await sleepUnlessAborted(delayMs, options.signal))) return finish(stream, output, options);
-    output.usage = emptyUsage();
-    output.stopReason = 'stop';
-    output.content = [];
+      return true;
+    },
+    reset: () => {
+      output.usage = emptyUsage();
+      output.stopReason = 'stop';
+      output.content = [];
+    },
+    secrets: [key.key],
+  });
+  if (end.type === 'done') {
+    if (!reader?.sawUsage) estimateUsage(model, context, output);
+    return finish(stream, output, options, reader?.stopError);
   }
+  if (end.type === 'aborted') return finish(stream, output, options, end.message);
+  Object.assign(output, end.fields);
+  return finish(stream, output, options, end.message);
 }
 
 /** One HTTP request and its stream. Resolves undefined on success, else the failure. */
@@ -349,7 +310,7 @@ async function attemptOnce(
         reader.end();
         throw new StreamFailure(
           `${who} stream ended before the reply was complete (no finish_reason; connection closed mid-reply).`,
-          !reader.contentStarted,
+          true,
         );
       }
       return undefined;
@@ -370,7 +331,7 @@ async function attemptOnce(
       if (!reader.finished)
         throw new StreamFailure(
           `${who} stream ended before the response was complete (connection closed mid-reply).`,
-          !reader.contentStarted,
+          true,
         );
     }
     return undefined;

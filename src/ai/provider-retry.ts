@@ -1,19 +1,26 @@
-// Provider-level retry policy: which failures are worth another attempt, and how long to wait.
-// Our own loop (not the SDK's) so callers see every retry (onRetry) and can cap server delays.
+// The one retry loop of every HTTP provider (Anthropic, OpenAI Chat, OpenAI Responses): which
+// failures get another request, how long to wait, and what the final error says. It owns the
+// call's whole retry budget (StreamOptions.maxRetries: 0 = exactly one request), so no layer above
+// retries the same failure again: a failure it gave up on is marked not retryable
+// (errorRetryable), and only a reply cut after it began streaming, which a provider cannot retry,
+// is left to the session to run again. Our own loop (not the SDKs') so callers see every retry
+// (onRetry), permits are taken per request (beforeAttempt) and server delays can be capped.
 import { aiDefaults } from './defaults.js';
-import type { RetryInfo, StreamOptions } from './types.js';
+import { scrubCredentials } from './provider-error.js';
+import type { AssistantMessage, ProviderErrorKind, StreamOptions } from './types.js';
 
 /** A failed attempt, as the retry loop needs to see it. */
 export interface AttemptFailure {
   message: string;
-  /** undefined: not retryable. */
-  kind?: RetryInfo['kind'];
+  /** undefined: a new request cannot fix it. */
+  kind?: ProviderErrorKind;
   status?: number;
   /** Delay the server asked for (retry-after-ms / retry-after), in ms. */
   serverDelayMs?: number;
 }
 
-export interface RetryPolicy {
+/** How many retries one call may make and how long it waits between them. */
+export interface ProviderRetrySettings {
   maxRetries: number;
   baseDelayMs: number;
   maxRetryDelayMs: number;
@@ -21,7 +28,7 @@ export interface RetryPolicy {
   jitter: number;
 }
 
-export function retryPolicy(options: StreamOptions = {}): RetryPolicy {
+export function providerRetrySettings(options: StreamOptions = {}): ProviderRetrySettings {
   return {
     maxRetries: Math.max(0, options.maxRetries ?? aiDefaults.maxRetries),
     baseDelayMs: Math.max(0, options.retryBaseDelayMs ?? aiDefaults.retryBaseDelayMs),
@@ -31,34 +38,15 @@ export function retryPolicy(options: StreamOptions = {}): RetryPolicy {
   };
 }
 
-/**
- * What a final failure tells the caller beyond its text (AssistantMessage errorStatus / errorKind),
- * so a caller classifies it by the status the provider saw, not by words in the message.
- */
-export function failureFields(f: Pick<AttemptFailure, 'status' | 'kind'>): {
-  errorStatus?: number;
-  errorKind?: RetryInfo['kind'];
-} {
+/** What a final failure tells the caller beyond its text (AssistantMessage errorStatus / errorKind / errorRetryable). */
+export type FailureFields = Pick<AssistantMessage, 'errorStatus' | 'errorKind' | 'errorRetryable'>;
+
+function failureFields(f: AttemptFailure, retryable: boolean): FailureFields {
   return {
     ...(f.status !== undefined ? { errorStatus: f.status } : {}),
     ...(f.kind !== undefined ? { errorKind: f.kind } : {}),
+    ...(retryable ? { errorRetryable: true } : {}),
   };
-}
-
-/** Retry kind for an HTTP status: 429, 529, other 5xx; anything else is final. */
-export function retryKindForStatus(status: number): RetryInfo['kind'] | undefined {
-  if (status === 429) return 'rate_limit';
-  if (status === 529) return 'overloaded';
-  if (status >= 500 && status <= 599) return 'server';
-  return undefined;
-}
-
-/** Retry kind for an error `type` in an API error body (used for SSE errors, which have no status). */
-export function retryKindForErrorType(type: string | undefined): RetryInfo['kind'] | undefined {
-  if (type === 'rate_limit_error') return 'rate_limit';
-  if (type === 'overloaded_error') return 'overloaded';
-  if (type === 'api_error') return 'server';
-  return undefined;
 }
 
 interface HeaderSource {
@@ -79,20 +67,20 @@ export function serverRetryDelayMs(headers: HeaderSource | undefined | null, now
 }
 
 /**
- * Delay before retry number `attempt` (1-based). A server-requested delay is honoured, clamped to
+ * Delay before retry number `retry` (1-based). A server-requested delay is honoured, clamped to
  * maxRetryDelayMs (0 = no cap); otherwise exponential backoff from baseDelayMs with jitter.
  */
 export function retryDelayMs(
-  attempt: number,
+  retry: number,
   failure: AttemptFailure,
-  policy: RetryPolicy,
+  settings: ProviderRetrySettings,
   random = Math.random,
 ): number {
-  const cap = policy.maxRetryDelayMs > 0 ? policy.maxRetryDelayMs : Number.POSITIVE_INFINITY;
+  const cap = settings.maxRetryDelayMs > 0 ? settings.maxRetryDelayMs : Number.POSITIVE_INFINITY;
   if (failure.serverDelayMs !== undefined) return Math.round(Math.min(failure.serverDelayMs, cap));
-  const exp = policy.baseDelayMs * 2 ** (attempt - 1);
-  const capped = Math.min(exp, policy.maxBackoffMs, cap);
-  return Math.round(capped * (1 - policy.jitter * random()));
+  const exp = settings.baseDelayMs * 2 ** (retry - 1);
+  const capped = Math.min(exp, settings.maxBackoffMs, cap);
+  return Math.round(capped * (1 - settings.jitter * random()));
 }
 
 /** Waits, resolving false early if the signal aborts. */
@@ -109,4 +97,95 @@ export function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<bo
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** How one request went: its failure (undefined = success) and how far its reply got. */
+export interface AttemptOutcome {
+  failure?: AttemptFailure;
+  /** The response's headers arrived (onAttemptEnd was already called with started: true). */
+  responseStarted: boolean;
+  /** Content reached the caller: a retry would repeat it, so this failure is not retried here. */
+  contentStarted: boolean;
+}
+
+/** How the loop ended. */
+export type AttemptsEnd<O extends AttemptOutcome> =
+  | { type: 'done'; outcome: O }
+  | { type: 'aborted'; message?: string }
+  | { type: 'failed'; message: string; fields: FailureFields };
+
+export interface AttemptHooks<O extends AttemptOutcome> {
+  /** Sends request number `attempt` (1-based) and reads its reply. Never throws. */
+  send(attempt: number): Promise<O>;
+  /** A failure fixed by changing the request rather than waiting (a refused tool_choice form): true sends again at once, uncounted. */
+  adjust?(outcome: O): boolean;
+  /** Clears what a failed request left in the reply before the next one. */
+  reset(): void;
+  /** Values never to show in an error text (the API key). */
+  secrets?: readonly (string | undefined)[];
+}
+
+/** The final text of a failure: what failed and, for a transient one, that the budget is spent. */
+function finalText(
+  f: AttemptFailure,
+  requests: number,
+  settings: ProviderRetrySettings,
+  contentStarted: boolean,
+): string {
+  if (f.kind === undefined || contentStarted) return f.message;
+  if (settings.maxRetries === 0) return `${f.message} (one request: retries are off)`;
+  return `${f.message} (request ${requests} of ${settings.maxRetries + 1}; no retries left)`;
+}
+
+/**
+ * Runs requests until one succeeds, a failure is final, the budget is spent or the signal aborts.
+ * Every request first awaits options.beforeAttempt (an orchestrator's permit); a failure before
+ * any content streamed is retried after retryDelayMs when its kind is transient.
+ */
+export async function runProviderAttempts<O extends AttemptOutcome>(
+  options: StreamOptions,
+  hooks: AttemptHooks<O>,
+): Promise<AttemptsEnd<O>> {
+  const settings = providerRetrySettings(options);
+  const secrets = [options.apiKey, ...(hooks.secrets ?? [])];
+  let retries = 0;
+  for (let attempt = 1; ; attempt++) {
+    if (options.beforeAttempt) {
+      try {
+        await options.beforeAttempt({ attempt });
+      } catch (err) {
+        return { type: 'failed', message: err instanceof Error ? err.message : String(err), fields: {} };
+      }
+      if (options.signal?.aborted) return { type: 'aborted' };
+    }
+    const outcome = await hooks.send(attempt);
+    if (!outcome.responseStarted) options.onAttemptEnd?.({ attempt, started: false, status: outcome.failure?.status });
+    if (!outcome.failure) return options.signal?.aborted ? { type: 'aborted' } : { type: 'done', outcome };
+    const failure = { ...outcome.failure, message: scrubCredentials(outcome.failure.message, secrets) };
+    if (options.signal?.aborted) return { type: 'aborted', message: failure.message };
+    if (hooks.adjust?.(outcome)) {
+      hooks.reset();
+      continue;
+    }
+    const transient = failure.kind !== undefined;
+    if (!transient || outcome.contentStarted || retries >= settings.maxRetries) {
+      return {
+        type: 'failed',
+        message: finalText(failure, retries + 1, settings, outcome.contentStarted),
+        fields: failureFields(failure, transient && outcome.contentStarted),
+      };
+    }
+    retries++;
+    const delayMs = retryDelayMs(retries, failure, settings);
+    options.onRetry?.({
+      attempt: retries,
+      maxRetries: settings.maxRetries,
+      delayMs,
+      status: failure.status,
+      kind: failure.kind!,
+      errorMessage: failure.message,
+    });
+    if (!(await sleepUnlessAborted(delayMs, options.signal))) return { type: 'aborted' };
+    hooks.reset();
+  }
 }

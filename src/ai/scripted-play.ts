@@ -5,6 +5,7 @@
 import { aiDefaults } from './defaults.js';
 import type { AssistantMessageEventStream } from './event-stream.js';
 import { StreamedToolArguments } from './partial-json.js';
+import { classifyProviderError } from './provider-error.js';
 import type { ScriptedReply, ScriptedTurn, ScriptedTurnSpec } from './scripted.js';
 import type { AssistantMessage, Model, StopReason, ToolCall } from './types.js';
 import { computeCost } from './usage.js';
@@ -23,6 +24,22 @@ function replyChars(content: AssistantMessage['content']): number {
     else n += b.name.length + JSON.stringify(b.arguments).length;
   }
   return n;
+}
+
+/**
+ * A scripted failure classified as a provider's would be (from a leading status and its wording).
+ * The scripted provider has no retry loop, so a transient one is left to the caller to run again.
+ */
+export function scriptedFailureFields(
+  text: string,
+): Pick<AssistantMessage, 'errorStatus' | 'errorKind' | 'errorRetryable'> {
+  const leading = /^\s*([1-5]\d\d)\b/.exec(text);
+  const status = leading ? Number(leading[1]) : undefined;
+  const kind = classifyProviderError({ message: text });
+  return {
+    ...(status !== undefined ? { errorStatus: status } : {}),
+    ...(kind !== undefined ? { errorKind: kind, errorRetryable: true } : {}),
+  };
 }
 
 /** Normalised form of any turn: blocks to stream, how it ends. */
@@ -184,6 +201,7 @@ export async function play(
   output.stopReason = reason;
   if (reason === 'error' || reason === 'aborted') {
     output.errorMessage = plan.errorMessage;
+    if (reason === 'error') Object.assign(output, scriptedFailureFields(plan.errorMessage ?? ''));
     stream.push({ type: 'error', reason, error: output });
     return;
   }

@@ -76,8 +76,20 @@ export interface AssistantMessage {
   errorMessage?: string;
   /** stopReason "error" from a provider request: its HTTP status, when the server answered with one. */
   errorStatus?: number;
-  /** stopReason "error": the kind of failure where the provider knows it (from the status or the error body's type). */
-  errorKind?: RetryInfo['kind'];
+  /**
+   * stopReason "error": the kind of transient failure (from the status, the error body's type, or
+   * for status-less errors its wording), classified once in ai/ (provider-error.ts); undefined
+   * when a new request cannot fix it (a 4xx, an overflow, a bad key).
+   */
+  errorKind?: ProviderErrorKind;
+  /**
+   * stopReason "error": true when running the turn again may help and the call did not already
+   * spend its retries on this failure: it came after the reply began streaming (the provider
+   * cannot retry a reply it has half delivered), or the stream function has no retry loop (the
+   * scripted provider). The session's turn retry acts on this alone, so a failure is retried by
+   * one layer only.
+   */
+  errorRetryable?: boolean;
   timestamp: number;
 }
 
@@ -176,15 +188,18 @@ export type AssistantMessageEvent =
   | { type: 'done'; reason: 'stop' | 'length' | 'toolUse'; message: AssistantMessage }
   | { type: 'error'; reason: 'error' | 'aborted'; error: AssistantMessage };
 
+/** A failure a new request can fix: a rate limit, an overload, a server error, a lost connection. */
+export type ProviderErrorKind = 'rate_limit' | 'overloaded' | 'server' | 'connection';
+
 export interface RetryInfo {
-  /** 1-based number of the retry about to happen. */
+  /** 1-based number of the retry about to happen (request attempt + 1 follows). */
   attempt: number;
   maxRetries: number;
   delayMs: number;
   /** HTTP status when the failure had one (429, 529, 500...). */
   status?: number;
-  /** "rate_limit" | "overloaded" | "server" | "connection" */
-  kind: 'rate_limit' | 'overloaded' | 'server' | 'connection';
+  kind: ProviderErrorKind;
+  /** The failure of the request that just failed (scrubbed of credentials). */
   errorMessage: string;
 }
 
@@ -206,7 +221,10 @@ export interface StreamOptions {
    */
   toolChoice?: 'auto' | 'none' | 'required' | { name: string };
   headers?: Record<string, string>;
-  /** Provider-level retries of 429/529/5xx/connection errors before any content streamed (default 3). */
+  /**
+   * The call's retry budget: retries of 429/529/5xx/connection errors before any content streamed
+   * (default 3; 0 = exactly one request). An AgentSession sets it from its retry settings.
+   */
   maxRetries?: number;
   /** First backoff delay in ms; doubles each retry, with jitter (default 1000). */
   retryBaseDelayMs?: number;

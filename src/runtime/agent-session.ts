@@ -26,6 +26,7 @@ import type { CompleteFunction } from '../session/summarize.js';
 import type { SessionHeader } from '../session/types.js';
 import { expandSkillCommand } from '../tools/skills.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
+import { withTurnRetries } from './retry-policy.js';
 import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
 import { RunGuard } from './run-guard.js';
@@ -133,7 +134,11 @@ export class AgentSession {
         tools: config.tools,
         messages: config.store.buildContext().messages,
       },
-      streamFn: turnStream,
+      streamFn: withTurnRetries(
+        turnStream,
+        () => this.runLoop,
+        () => this.retrySettings,
+      ),
       apiKey: config.apiKey,
       streamOptions: config.streamOptions,
       transformContext: this.hooks.transformContext,

@@ -378,75 +378,8 @@ describe('anthropic provider: request body', () => {
 });
 
 describe('anthropic provider: failures and retries', () => {
-  it('retries a 429 after the delay the server asked for, reporting it through onRetry', async () => {
-    const model = await serve(
-      { kind: 'http-error', status: 429, message: 'slow down', headers: { 'retry-after-ms': '40' } },
-      { kind: 'message', content: [{ type: 'text', text: 'finally' }] },
-    );
-    const retries: RetryInfo[] = [];
-    const started = Date.now();
-    const { result } = await collect(model, ctx(), { ...fast, onRetry: (i) => retries.push(i) });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(35);
-    expect(result.stopReason).toBe('stop');
-    expect(result.content).toEqual([{ type: 'text', text: 'finally' }]);
-    expect(retries).toEqual([
-      {
-        attempt: 1,
-        maxRetries: 3,
-        delayMs: 40,
-        status: 429,
-        kind: 'rate_limit',
-        errorMessage: expect.stringContaining('slow down'),
-      },
-    ]);
-    expect(server!.requests).toHaveLength(2);
-  });
-
-  it('honours retry-after in seconds, capped by maxRetryDelayMs', async () => {
-    const model = await serve(
-      { kind: 'http-error', status: 429, headers: { 'retry-after': '120' } },
-      { kind: 'message', content: [{ type: 'text', text: 'ok' }] },
-    );
-    const retries: RetryInfo[] = [];
-    const { result } = await collect(model, ctx(), { ...fast, maxRetryDelayMs: 15, onRetry: (i) => retries.push(i) });
-    expect(result.stopReason).toBe('stop');
-    expect(retries[0]!.delayMs).toBe(15);
-  });
-
-  it('retries 529 overloaded and 500 server errors with backoff', async () => {
-    const model = await serve(
-      { kind: 'http-error', status: 529, message: 'Overloaded' },
-      { kind: 'http-error', status: 500, message: 'Internal error' },
-      { kind: 'message', content: [{ type: 'text', text: 'ok' }] },
-    );
-    const retries: RetryInfo[] = [];
-    const { result } = await collect(model, ctx(), { ...fast, retryBaseDelayMs: 4, onRetry: (i) => retries.push(i) });
-    expect(result.stopReason).toBe('stop');
-    expect(retries.map((r) => [r.kind, r.status, r.attempt])).toEqual([
-      ['overloaded', 529, 1],
-      ['server', 500, 2],
-    ]);
-    // Backoff doubles: 4 ms then 8 ms, minus at most 25 % jitter.
-    expect(retries[0]!.delayMs).toBeGreaterThanOrEqual(3);
-    expect(retries[0]!.delayMs).toBeLessThanOrEqual(4);
-    expect(retries[1]!.delayMs).toBeGreaterThanOrEqual(6);
-    expect(retries[1]!.delayMs).toBeLessThanOrEqual(8);
-  });
-
-  it('gives up after maxRetries with an error message that names the status', async () => {
-    const model = await serve(
-      ...Array.from({ length: 3 }, (): ResponseSpec => ({ kind: 'http-error', status: 529, message: 'Overloaded' })),
-    );
-    const { events, result } = await collect(model, ctx(), { ...fast, maxRetries: 2 });
-    expect(server!.requests).toHaveLength(3);
-    expect(events.map((e) => e.type)).toEqual(['error']);
-    expect(result.stopReason).toBe('error');
-    expect(result.errorMessage).toMatch(/^529 overloaded_error: Overloaded/);
-    expect(result.errorMessage).toMatch(/gave up after 2 retries/);
-    // What the status said travels as data, for callers that classify the failure.
-    expect({ status: result.errorStatus, kind: result.errorKind }).toEqual({ status: 529, kind: 'overloaded' });
-  });
-
+  // 429 retry-after, 500 then success, a permanent failure and maxRetries: 0 are in the shared
+  // provider-conformance suite (the one retry loop, provider-retry.ts).
   it('does not retry a 400 "prompt is too long", which isContextOverflow recognises', async () => {
     const model = await serve({
       kind: 'http-error',

@@ -244,47 +244,7 @@ describe('OpenAI-compatible chat completions', () => {
     expect(server.rejected).toHaveLength(1);
   });
 
-  it('a 429 with retry-after is retried after the delay the server asked for', async () => {
-    const { server, model } = await setup({
-      responses: [
-        {
-          kind: 'http-error',
-          status: 429,
-          type: 'rate_limit_exceeded',
-          message: 'Rate limit reached for requests',
-          headers: { 'retry-after-ms': '30' },
-        },
-        { kind: 'http-error', status: 503, type: 'server_error', message: 'The server is overloaded' },
-        { kind: 'chat', text: 'ok' },
-      ],
-    });
-    const retries: RetryInfo[] = [];
-    const { message } = await run(model, context(), { onRetry: (r) => retries.push(r) });
-    expect(message.content).toEqual([{ type: 'text', text: 'ok' }]);
-    expect(retries.map((r) => [r.kind, r.status])).toEqual([
-      ['rate_limit', 429],
-      ['overloaded', 503],
-    ]);
-    expect(retries[0]!.delayMs).toBe(30);
-    expect(server.requests).toHaveLength(3);
-  });
-
-  it('a server that keeps answering 429 ends in an error naming the status (no endless retries)', async () => {
-    const { server, model } = await setup({
-      respond: () => ({
-        kind: 'http-error',
-        status: 429,
-        message: 'Rate limit reached',
-        headers: { 'retry-after': '0' },
-      }),
-    });
-    const { message } = await run(model, context(), { maxRetries: 2 });
-    expect(message.stopReason).toBe('error');
-    expect(message.errorMessage).toMatch(/^429 .*Rate limit reached.*gave up after 2 retries/);
-    expect({ status: message.errorStatus, kind: message.errorKind }).toEqual({ status: 429, kind: 'rate_limit' });
-    expect(server.requests).toHaveLength(3);
-  });
-
+  // 429 retry-after, retry exhaustion and every error body shape: test/ai/provider-conformance.test.ts.
   it('an overflow is a final error the overflow check recognises, in each server wording', async () => {
     for (const wording of ['openai', 'llamacpp', 'lmstudio'] as const) {
       const { server, model } = await setup({ contextWindow: 10, overflowWording: wording, responses: [] });

@@ -40,7 +40,17 @@ export interface MessageSpec {
 export type ResponseSpec =
   | ({ kind: 'message' } & MessageSpec)
   /** A non-stream HTTP error, e.g. 429 with retry-after, 529 overloaded, 400 prompt too long. */
-  | { kind: 'http-error'; status: number; errorType?: string; message?: string; headers?: Record<string, string> }
+  | {
+      kind: 'http-error';
+      status: number;
+      errorType?: string;
+      message?: string;
+      headers?: Record<string, string>;
+      /** The whole body as sent instead of Anthropic's error object (a proxy's flat error, plain text). */
+      body?: string;
+      /** Content type of `body` (default application/json). */
+      contentType?: string;
+    }
   /** Stream the message but destroy the socket after N events (pings not counted). */
   | ({ kind: 'cut'; afterEvents: number } & MessageSpec)
   /** Stream N events of the message, then `event: error`. */
@@ -511,6 +521,15 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         `fake-anthropic: no response scripted for request ${index}`,
         requestId,
       );
+    }
+    if (spec.kind === 'http-error' && spec.body !== undefined) {
+      res.writeHead(spec.status, {
+        'content-type': spec.contentType ?? 'application/json',
+        'request-id': requestId,
+        ...spec.headers,
+      });
+      res.end(spec.body);
+      return;
     }
     if (spec.kind === 'http-error') {
       return sendJsonError(

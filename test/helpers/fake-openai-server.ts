@@ -30,6 +30,8 @@ export interface ChatReplySpec {
   usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number } | null;
   /** Characters per content/arguments delta (default 7). */
   chunkSize?: number;
+  /** Destroy the socket after this many SSE events (a connection cut mid-reply). */
+  cutAfterEvents?: number;
 }
 
 export interface ResponsesReplySpec {
@@ -38,6 +40,8 @@ export interface ResponsesReplySpec {
   toolCalls?: FakeToolCall[];
   usage?: { input_tokens: number; output_tokens: number; cached_tokens?: number } | null;
   chunkSize?: number;
+  /** Destroy the socket after this many SSE events (a connection cut mid-reply). */
+  cutAfterEvents?: number;
 }
 
 export interface HttpErrorSpec {
@@ -49,6 +53,10 @@ export interface HttpErrorSpec {
   headers?: Record<string, string>;
   /** Extra fields of the error object (llama.cpp: n_ctx, n_prompt_tokens). */
   extra?: Record<string, unknown>;
+  /** The whole body as sent, instead of OpenAI's {"error": {...}} (vLLM's flat error, FastAPI's detail, plain text). */
+  body?: string;
+  /** Content type of `body` (default application/json). */
+  contentType?: string;
 }
 
 export type OpenAIResponseSpec = ChatReplySpec | ResponsesReplySpec | HttpErrorSpec;
@@ -66,7 +74,12 @@ export interface OpenAIRecordedRequest {
 export interface FakeOpenAIOptions {
   /** Decides each reply (index counts model requests only, not /models). */
   // biome-ignore lint/suspicious/noExplicitAny: callbacks index into arbitrary JSON
-  respond?: (req: { index: number; body: any; promptTokens: number }) => OpenAIResponseSpec;
+  respond?: (req: {
+    index: number;
+    body: any;
+    promptTokens: number;
+    headers: IncomingHttpHeaders;
+  }) => OpenAIResponseSpec;
   responses?: OpenAIResponseSpec[];
   /** The server refuses tool_choice objects (llama.cpp/vLLM builds that take strings only). */
   stringToolChoiceOnly?: boolean;
@@ -466,7 +479,12 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 function sendError(res: ServerResponse, spec: HttpErrorSpec): void {
-  res.writeHead(spec.status, { 'content-type': 'application/json', 'x-request-id': 'req_fake', ...spec.headers });
+  const type = spec.contentType ?? 'application/json';
+  res.writeHead(spec.status, { 'content-type': type, 'x-request-id': 'req_fake', ...spec.headers });
+  if (spec.body !== undefined) {
+    res.end(spec.body);
+    return;
+  }
   res.end(
     JSON.stringify({
       error: {
@@ -547,7 +565,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     if (options.contextWindow !== undefined && promptTokens > options.contextWindow) {
       return sendError(res, overflowError(options.overflowWording, options.contextWindow, promptTokens));
     }
-    const spec = options.respond?.({ index, body, promptTokens }) ?? options.responses?.[index];
+    const spec = options.respond?.({ index, body, promptTokens, headers: req.headers }) ?? options.responses?.[index];
     if (!spec)
       return sendError(res, {
         kind: 'http-error',
@@ -566,7 +584,13 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       'cache-control': 'no-cache',
       'x-request-id': `req_fake${index}`,
     });
-    for (const e of events) {
+    for (const [n, e] of events.entries()) {
+      if (spec.cutAfterEvents !== undefined && n >= spec.cutAfterEvents) {
+        // Flush what was written first (an empty write's callback), then drop the connection.
+        await new Promise<void>((resolve) => res.write('', () => resolve()));
+        res.socket?.destroy();
+        return;
+      }
       const type = (e as { type?: string }).type;
       res.write(
         spec.kind === 'responses' && type

@@ -1,5 +1,5 @@
 // The SDK factory through the real Anthropic SDK against the fake Messages API: a custom zod tool,
-// a session-level retry of an overloaded API, and a model-written compaction summary.
+// a retry of an overloaded API (reported by the session), and a model-written compaction summary.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,7 @@ const weather: AgentTool<z.ZodObject<{ city: z.ZodString }>> = {
 };
 
 describe('createAgentSession with the Anthropic provider', () => {
-  it('runs a custom tool and retries an overloaded API at the session level', async () => {
+  it("runs a custom tool and retries an overloaded API within the session's retry budget", async () => {
     const { server, model, cwd } = await setup([
       { error: { status: 529, message: 'Overloaded' } },
       { tools: [{ name: 'get_weather', args: { city: 'Lyon' }, id: 'toolu_w' }] },
@@ -54,7 +54,7 @@ describe('createAgentSession with the Anthropic provider', () => {
       tools: [],
       customTools: [weather],
       thinkingLevel: 'off',
-      streamOptions: { maxRetries: 0 }, // provider retries off: the session retries instead
+      // The session's budget goes down to the provider, which retries; the session reports it.
       retry: { baseDelayMs: 1 },
       defaultSkills: false,
       contextFiles: false,
