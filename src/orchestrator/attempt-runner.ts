@@ -103,7 +103,8 @@ export class AttemptRunner {
       const cancelledBy = c.desk.cancelledBy(inst.id);
       if (cancelledBy !== undefined)
         result = { ok: false, failure: 'cancelled', error: `cancelled by ${cancelledBy}`, usage: zeroUsage() };
-      else if (prepError) result = { ok: false, failure: 'error', error: prepError, usage: zeroUsage() };
+      else if (prepError)
+        result = { ok: false, failure: prepError.failure, error: prepError.error, usage: zeroUsage() };
       else result = await c.runner.run(t, inst);
     } finally {
       this.remoteStarts.settle(inst.id);
@@ -161,7 +162,7 @@ export class AttemptRunner {
     const land = await landing.land(t, inst, result.text);
     if (land.patchFile) inst.patchFile = land.patchFile;
     if (!land.ok)
-      return this.failed(t, inst, { ok: false, failure: 'patch_conflict', error: land.error, usage: zeroUsage() });
+      return this.failed(t, inst, { ok: false, failure: land.failure, error: land.error, usage: zeroUsage() });
     for (const f of land.files) modified.add(f);
     this.ctx.record(doneEvent(inst, result, [...modified].sort(), land));
     this.ctx.planChanged();

@@ -7,6 +7,9 @@
 //
 // Every git here runs through tools/product-git (sanitized environment, the repository's program
 // keys disabled, inside bubblewrap where it works): the repository is the model's to configure.
+// Snapshots and diffs also pin the repository (repo-trust.ts: GIT_DIR, GIT_COMMON_DIR,
+// GIT_WORK_TREE) and fail, with git's message, rather than give an answer a guard would read as
+// "nothing changed": `writes:`, the patch and landing all depend on them.
 import {
   copyFileSync,
   existsSync,
@@ -19,6 +22,8 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { productGit, productGitScript, withProductTemp, type ProductCommandOptions } from '../tools/product-git.js';
+import { isInside } from '../tools/workspace.js';
+import { pinnedGitEnv, sameLocation, trustedRepository, type RepositoryLocation } from './repo-trust.js';
 
 /** The tree of an empty repository, for diffs in a repository without commits. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
@@ -110,50 +115,54 @@ export interface Snapshot {
   commit?: string;
   /** Tree object of the working tree under `dir` (tracked and untracked, not ignored). */
   tree: string;
+  /** Where git worked (repo-trust.ts): later diffs of this repository are pinned to it. */
+  location: RepositoryLocation;
 }
 
 /**
- * Shell prelude of the snapshot and diff scripts (one sandboxed shell each): finds the repository
- * root and its index, seeds the throwaway index ($GIT_INDEX_FILE) with a copy keeping its mtime
- * (see copyGitIndex) and goes to the root. The script then stages only the instances' folders: the
- * rest of the tree comes from the index as it is.
+ * Shell prelude of the snapshot and diff scripts (one sandboxed shell each), run in the work
+ * tree's top with the repository pinned (repo-trust.ts pinnedGitEnv): checks that core.worktree,
+ * if set, names this work tree (`bad=7` and git's view on stderr otherwise: the model may have
+ * pointed it elsewhere), then seeds the throwaway index ($GIT_INDEX_FILE) from the repository's
+ * index (its path is $1) with a copy keeping its mtime (see copyGitIndex). The script then stages
+ * only the instances' folders: the rest of the tree comes from the index as it is.
  */
-const TEMP_INDEX = `loc=$(unset GIT_INDEX_FILE; git rev-parse --show-toplevel --path-format=absolute --git-path index) || exit 3
-top=\${loc%%
-*}
-idx=\${loc#*
-}
+const PINNED_INDEX = `idx=$1
+shift
+bad=0
+if wt=$(git config --get core.worktree); then
+  at=$(cd "$GIT_DIR" 2>/dev/null && cd "$wt" 2>/dev/null && pwd -P) || at=
+  if [ "$at" != "$(pwd -P)" ]; then
+    printf 'core.worktree in %s/config is set to %s, not to this work tree (%s)\\n' "$GIT_DIR" "$wt" "$(pwd -P)" >&2
+    bad=7
+  fi
+fi
 if [ -f "$idx" ]; then cp -p "$idx" "$GIT_INDEX_FILE" || exit 3; fi
-cd "$top" || exit 3
 `;
 
-/**
- * Runs a TEMP_INDEX script with a throwaway index in a private temp folder, in the first of
- * `dirs` (all of them in one repository, real paths). Undefined when it cannot run at all.
- */
-async function inTempIndex(
-  dirs: string[],
-  script: string,
-  args: string[],
-): Promise<{ code: number | null; stdout: Buffer } | undefined> {
-  const cwd = dirs[0];
-  if (cwd === undefined) return undefined;
-  return withProductTemp('orchestrate-index-', async (tmp) => {
-    try {
-      const r = await productGitScript(TEMP_INDEX + script, args, {
-        cwd,
-        env: { GIT_INDEX_FILE: join(tmp, 'index') },
-        writable: [tmp],
-      });
-      return { code: r.code, stdout: r.stdout };
-    } catch {
-      return undefined;
-    }
-  });
+/** Exit codes of the scripts that mean "the repository is not as the product left it". */
+const EXIT_STAGING_FAILED = 6;
+const EXIT_WORKTREE_MOVED = 7;
+
+/** git's error lines, joined, at most three. */
+function gitMessage(stderr: string, fallback: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (lines.length === 0) return fallback;
+  return lines.slice(0, 3).join('; ') + (lines.length > 3 ? `; and ${lines.length - 3} more` : '');
+}
+
+/** What to do about a nested repository git cannot stage, when that is what went wrong. */
+function stagingHint(stderr: string): string {
+  return /does not have a commit checked out/.test(stderr)
+    ? ' (a nested git repository without a commit: commit in it, remove it, or list it in .gitignore)'
+    : '';
 }
 
 /** The real paths of `dirs`, or undefined for those that do not exist or are outside any git repository. */
-function realDirs(dirs: string[]): (string | undefined)[] {
+function realDirs(dirs: readonly string[]): (string | undefined)[] {
   return dirs.map((d) => {
     if (!existsSync(d) || !mayBeInGitRepo(d)) return undefined;
     try {
@@ -164,33 +173,86 @@ function realDirs(dirs: string[]): (string | undefined)[] {
   });
 }
 
-/** Records the current state of the work tree under `dir`; undefined outside git. */
+/**
+ * Where the product's git works for `dirs` (real paths, one repository): the repository as it is
+ * now, when orchestrate trusts it and it is `pin` (the place an earlier snapshot of it used), else
+ * why not. `location` is what may still be used to look at the changes (the pin when there is one).
+ */
+function locate(
+  dirs: readonly string[],
+  pin: RepositoryLocation | undefined,
+): { location?: RepositoryLocation; problem?: string } {
+  const now = trustedRepository(dirs[0]!);
+  const location = pin ?? (now.ok ? now.location : undefined);
+  let problem = now.ok ? undefined : now.error;
+  if (now.ok && pin && !sameLocation(now.location, pin))
+    problem = `the repository of ${pin.top} changed while the run used it: git would now work in ${now.location.top} with ${now.location.gitDir} (objects in ${now.location.commonDir}) instead of ${pin.gitDir}. Something in the workspace (an agent's command?) rewired its git metadata; undo that, then run again`;
+  const outside = location ? dirs.find((d) => !isInside(location.top, d)) : undefined;
+  if (outside && location) problem ??= `${outside} is not in the work tree of ${location.top}`;
+  return { ...(location ? { location } : {}), ...(problem ? { problem } : {}) };
+}
+
+/** Options of a product git script pinned to `loc`, with a throwaway index in `tmp`. */
+function pinnedOptions(loc: RepositoryLocation, tmp: string) {
+  return {
+    cwd: loc.top,
+    env: { ...pinnedGitEnv(loc), GIT_INDEX_FILE: join(tmp, 'index') },
+    writable: [tmp, loc.top, loc.gitDir, loc.commonDir],
+  };
+}
+
+export type SnapshotOutcome = ({ ok: true } & Snapshot) | { ok: false; error: string };
+
+/** Records the current state of the work tree under `dir`; undefined outside git or when git fails. */
 export async function snapshot(dir: string): Promise<Snapshot | undefined> {
-  return snapshotScopes([dir]);
+  const r = await snapshotScopes([dir]);
+  return r.ok ? r : undefined;
 }
 
 /**
  * One snapshot covering the work trees under every folder of `dirs` (all in one repository): one
  * shell stages them all into one throwaway index and writes one tree, which serves each of them
- * (a diff reads only its own folder of it). Undefined outside git, or when a folder is missing
- * or cannot be staged (the caller then takes them one by one).
+ * (a diff reads only its own folder of it). Fails (with git's message) when a folder is missing,
+ * the repository is not one orchestrate trusts (repo-trust.ts) or is not `pin`, core.worktree
+ * names another place, or a folder cannot be staged (a nested repository without a commit).
  */
-export async function snapshotScopes(dirs: string[]): Promise<Snapshot | undefined> {
+export async function snapshotScopes(dirs: readonly string[], pin?: RepositoryLocation): Promise<SnapshotOutcome> {
   const real = realDirs(dirs);
-  if (real.some((d) => d === undefined)) return undefined;
+  const missing = real.findIndex((d) => d === undefined);
+  if (missing >= 0) return { ok: false, error: `${dirs[missing]} does not exist or is not in a git repository` };
   const scopes = real as string[];
-  const r = await inTempIndex(
-    scopes,
-    `git add -A -- "$@" || exit 4
+  const { location, problem } = locate(scopes, pin);
+  if (problem || !location) return { ok: false, error: problem ?? `${scopes[0]} is not in a git repository` };
+  return withProductTemp('orchestrate-index-', async (tmp) => {
+    let r: { code: number | null; stdout: Buffer; stderr: string };
+    try {
+      r = await productGitScript(
+        `${PINNED_INDEX}[ "$bad" = 0 ] || exit "$bad"
+git add -A -- "$@" || exit 4
 head=$(git rev-parse --verify -q HEAD) || head=
 tree=$(git write-tree) || exit 4
-printf '%s\\n%s\\n%s\\n' "$top" "$head" "$tree"
+printf '%s\\n%s\\n' "$head" "$tree"
 `,
-    scopes,
-  );
-  if (!r || r.code !== 0) return undefined;
-  const [root, commit, tree] = r.stdout.toString('utf8').split('\n');
-  return root && tree ? { root, commit: commit || undefined, tree } : undefined;
+        [join(location.gitDir, 'index'), ...scopes],
+        pinnedOptions(location, tmp),
+      );
+    } catch (err) {
+      return {
+        ok: false,
+        error: `cannot run git in ${location.top}: ${err instanceof Error ? err.message : String(err)}`,
+      };
+    }
+    const [commit, tree] = r.stdout.toString('utf8').split('\n');
+    const said = gitMessage(r.stderr, `exit code ${String(r.code)}`);
+    if (r.code === EXIT_WORKTREE_MOVED)
+      return {
+        ok: false,
+        error: `the repository at ${location.top} is not one orchestrate trusts: ${said}. Unset it (git config --unset core.worktree), then run again`,
+      };
+    if (r.code !== 0 || !tree)
+      return { ok: false, error: `git cannot take a snapshot of ${location.top}: ${said}${stagingHint(r.stderr)}` };
+    return { ok: true, root: location.top, commit: commit || undefined, tree, location };
+  });
 }
 
 export interface ScopeDiff {
@@ -200,63 +262,94 @@ export interface ScopeDiff {
 }
 
 /**
+ * A diff, or why it could not be trusted. `files`, when there, are the changed paths git could
+ * still list (through the pinned repository), for the user to see what the instance changed.
+ */
+export type DiffOutcome = ({ ok: true } & ScopeDiff) | { ok: false; error: string; files?: string[] };
+
+/**
  * The patch of everything that changed under `dir` since `baseTree` (binary-safe, untracked
- * files included), plus the changed paths relative to the repository root.
+ * files included), plus the changed paths relative to the repository root. Undefined outside git
+ * or when the diff cannot be trusted (diffScopes says why).
  */
 export async function diffSince(dir: string, baseTree: string | undefined): Promise<ScopeDiff | undefined> {
-  return (await diffScopes([{ dir, baseTree }]))?.[0];
+  const r = (await diffScopes([{ dir, baseTree }]))[0]!;
+  return r.ok ? { patch: r.patch, files: r.files } : undefined;
 }
 
 /**
  * diffSince for several folders of one repository together. One shell stages them all into one
  * throwaway index and lists the changed paths of all of them at once (per base tree; the folders
  * of one snapshot batch share theirs); only the folders with changes get their patch, from that
- * same index, in a second shell. Undefined when a folder is missing or a git command fails (the
- * caller then takes them one by one).
+ * same index, in a second shell. Each outcome fails, with git's message, when a folder is
+ * missing, a git command fails, or the repository is not the trusted `pin` any more (the changed
+ * paths are then still listed through the pin where git can).
  */
 export async function diffScopes(
   items: readonly { dir: string; baseTree: string | undefined }[],
-): Promise<ScopeDiff[] | undefined> {
+  pin?: RepositoryLocation,
+): Promise<DiffOutcome[]> {
+  const failAll = (error: string, files?: string[][]): DiffOutcome[] =>
+    items.map((_, i) => ({ ok: false, error, ...(files ? { files: files[i]! } : {}) }));
   const real = realDirs(items.map((i) => i.dir));
-  if (real.some((d) => d === undefined)) return undefined;
+  const missing = real.findIndex((d) => d === undefined);
+  if (missing >= 0) return failAll(`${items[missing]!.dir} does not exist or is not in a git repository`);
   const scopes = real as string[];
+  const { location, problem } = locate(scopes, pin);
+  if (!location) return failAll(problem ?? `${scopes[0]} is not in a git repository`);
+  if (scopes.some((d) => !isInside(location.top, d))) return failAll(problem ?? 'outside the work tree');
   const bases = items.map((i) => i.baseTree ?? EMPTY_TREE);
   const trees = [...new Set(bases)];
   return withProductTemp('orchestrate-index-', async (tmp) => {
-    const opts = { cwd: scopes[0]!, env: { GIT_INDEX_FILE: join(tmp, 'index') }, writable: [tmp] };
+    const opts = pinnedOptions(location, tmp);
     try {
       // Tree ids are hex: the list of them travels as one word-split argument. Per tree: its
-      // changed paths (NUL-terminated), then an empty one.
+      // changed paths (NUL-terminated), then an empty one. Staging goes on past a path git cannot
+      // add (--ignore-errors), so the paths it could list are still named when that fails it.
       const listed = await productGitScript(
-        `${TEMP_INDEX}trees=$1
+        `${PINNED_INDEX}trees=$1
 shift
-git add -A -- "$@" || exit 4
-printf '%s\\0' "$top"
+git add -A --ignore-errors -- "$@" || { [ "$bad" = 0 ] && bad=${EXIT_STAGING_FAILED}; }
 for t in $trees; do
   git diff --cached --name-only -z --no-renames --no-ext-diff --no-textconv "$t" -- "$@" || exit 5
   printf '\\0'
 done
+exit "$bad"
 `,
-        [trees.join(' '), ...scopes],
+        [join(location.gitDir, 'index'), trees.join(' '), ...scopes],
         opts,
       );
-      if (listed.code !== 0) return undefined;
+      const code = listed.code;
       const fields = listed.stdout.toString('utf8').split('\0');
-      const top = fields[0] ?? '';
       const changedBy = new Map<string, string[]>();
-      let at = 1;
+      let at = 0;
       for (const t of trees) {
         const names: string[] = [];
         for (; at < fields.length && fields[at] !== ''; at++) names.push(fields[at]!);
-        if (at >= fields.length) return undefined;
         at++;
         changedBy.set(t, names);
       }
+      const complete = at <= fields.length;
       const files = scopes.map((dir, i) => {
-        const rel = relative(top, dir).split(sep).join('/');
+        const rel = relative(location.top, dir).split(sep).join('/');
         const inScope = (f: string): boolean => rel === '' || f === rel || f.startsWith(`${rel}/`);
         return (changedBy.get(bases[i]!) ?? []).filter(inScope);
       });
+      const listedOk = complete && (code === 0 || code === EXIT_STAGING_FAILED || code === EXIT_WORKTREE_MOVED);
+      if (problem || code !== 0) {
+        const said = gitMessage(listed.stderr, `exit code ${String(code)}`);
+        const why = [
+          problem,
+          code === EXIT_WORKTREE_MOVED
+            ? `the repository at ${location.top} is not one orchestrate trusts: ${said}. Something in the workspace (an agent's command?) set it; unset it (git config --unset core.worktree), then run again`
+            : code !== 0
+              ? `git cannot measure the changes in ${location.top}: ${said}${stagingHint(listed.stderr)}`
+              : undefined,
+        ]
+          .filter(Boolean)
+          .join('; ');
+        return failAll(why, listedOk ? files : undefined);
+      }
       const changed = scopes.map((_, i) => i).filter((i) => files[i]!.length > 0);
       const patches = new Map<number, string>();
       if (changed.length > 0) {
@@ -274,15 +367,18 @@ done
           [changed.map((i) => bases[i]).join(' '), ...changed.map((i) => scopes[i]!)],
           opts,
         );
-        if (diffed.code !== 0) return undefined;
         // git's binary patches are base85 text: a NUL ends each one.
         const out = diffed.stdout.toString('utf8').split('\0');
-        if (out.length !== changed.length + 1) return undefined;
+        if (diffed.code !== 0 || out.length !== changed.length + 1)
+          return failAll(
+            `git cannot write the patch of the changes in ${location.top}: ${gitMessage(diffed.stderr, `exit code ${String(diffed.code)}`)}`,
+            files,
+          );
         changed.forEach((i, k) => patches.set(i, out[k] ?? ''));
       }
-      return scopes.map((_, i) => ({ patch: patches.get(i) ?? '', files: files[i]! }));
-    } catch {
-      return undefined;
+      return scopes.map((_, i) => ({ ok: true, patch: patches.get(i) ?? '', files: files[i]! }));
+    } catch (err) {
+      return failAll(`cannot run git in ${location.top}: ${err instanceof Error ? err.message : String(err)}`);
     }
   });
 }

@@ -9,34 +9,39 @@
 // tree serves every instance of the batch, since each diff reads only its own folder of it.
 //
 // A batch that fails as a whole (a folder removed meanwhile, a nested repository git cannot add)
-// is taken again one request at a time, so one bad folder fails only its own instance, as before.
+// is taken again one request at a time, so one bad folder fails only its own instance, as before;
+// a request that still fails gets git's message, never a silent "nothing changed".
 //
 // The repository root of a cwd (`git rev-parse --show-toplevel`, a git child each) is asked once
 // per repository: the `.git` git would find is located without running git (tools/product-git
 // findRepository), and cwds that reach the same one share its answer.
+import { realpathSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { findRepository } from '../tools/product-git.js';
-import { diffScopes, repoRoot, snapshotScopes, type ScopeDiff, type Snapshot } from './git-workspace.js';
+import { diffScopes, repoRoot, snapshotScopes, type DiffOutcome, type SnapshotOutcome } from './git-workspace.js';
+import type { RepositoryLocation } from './repo-trust.js';
 
 type WithLock = <T>(root: string, fn: () => Promise<T>) => Promise<T>;
 
 interface Pending<I, O> {
   inputs: I[];
-  settle: ((out: O | undefined) => void)[];
+  settle: ((out: O) => void)[];
 }
 
 /** Requests of one kind, batched per repository: the batch runs under the lock, once it is the lock's turn. */
-class Batcher<I, O> {
+class Batcher<I, O extends { ok: boolean }> {
   private readonly pending = new Map<string, Pending<I, O>>();
 
   constructor(
     private readonly withLock: WithLock,
-    /** Runs a batch: one output per input, or undefined when the batch as a whole failed. */
-    private readonly runBatch: (inputs: I[]) => Promise<(O | undefined)[] | undefined>,
+    /** Runs a batch: one outcome per input. */
+    private readonly runBatch: (inputs: I[], group: string) => Promise<O[]>,
+    /** The outcome of every input when the batch threw. */
+    private readonly thrown: (err: unknown) => O,
   ) {}
 
   /** `group`: requests batched together (default: the repository); they run under `root`'s lock. */
-  add(root: string, input: I, group = root): Promise<O | undefined> {
+  add(root: string, input: I, group = root): Promise<O> {
     return new Promise((resolve) => {
       const open = this.pending.get(group);
       if (open) {
@@ -51,30 +56,28 @@ class Batcher<I, O> {
         void this.withLock(root, async () => {
           // Later requests start the next batch: this one's state is read from now on.
           if (this.pending.get(group) === batch) this.pending.delete(group);
-          await this.run(batch);
+          await this.run(batch, group);
         });
       });
     });
   }
 
-  private async run(batch: Pending<I, O>): Promise<void> {
-    let outs: (O | undefined)[] | undefined;
+  private async once(inputs: I[], group: string): Promise<O[]> {
     try {
-      outs = await this.runBatch(batch.inputs);
-    } catch {
-      outs = undefined;
+      return await this.runBatch(inputs, group);
+    } catch (err) {
+      return inputs.map(() => this.thrown(err));
     }
-    if (outs === undefined && batch.inputs.length > 1) {
+  }
+
+  private async run(batch: Pending<I, O>, group: string): Promise<void> {
+    let outs = await this.once(batch.inputs, group);
+    // One bad folder fails the shell of the whole batch: each is taken again alone.
+    if (batch.inputs.length > 1 && outs.some((o) => !o.ok)) {
       outs = [];
-      for (const input of batch.inputs) {
-        try {
-          outs.push((await this.runBatch([input]))?.[0]);
-        } catch {
-          outs.push(undefined);
-        }
-      }
+      for (const input of batch.inputs) outs.push((await this.once([input], group))[0]!);
     }
-    batch.settle.forEach((settle, i) => settle(outs?.[i]));
+    batch.settle.forEach((settle, i) => settle(outs[i]!));
   }
 }
 
@@ -83,20 +86,48 @@ function isInside(folder: string, dir: string): boolean {
   return !rel.startsWith('..') && !rel.startsWith('/');
 }
 
+/** The real path of `p` (pins are kept by the real path of the work tree's top), else `p` itself. */
+function realPath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+const thrownError = (err: unknown) => ({
+  ok: false as const,
+  error: `cannot run git: ${err instanceof Error ? err.message : String(err)}`,
+});
+
 export class RepoGitBatches {
-  private readonly snapshots: Batcher<string, Snapshot>;
-  private readonly diffs: Batcher<{ dir: string; baseTree: string | undefined }, ScopeDiff>;
+  private readonly snapshots: Batcher<string, SnapshotOutcome>;
+  private readonly diffs: Batcher<{ dir: string; baseTree: string | undefined }, DiffOutcome>;
   /** Repository roots by the `.git` location git would find (in flight or answered). */
   private readonly roots = new Map<string, Promise<string | undefined>>();
+  /**
+   * Where the first snapshot of each work tree (by its top) found its repository: every later
+   * snapshot and diff of that work tree is pinned there, so a `.git` file, `commondir` or
+   * core.worktree the model writes meanwhile is noticed instead of followed.
+   */
+  private readonly pins = new Map<string, RepositoryLocation>();
 
   constructor(withLock: WithLock) {
-    this.snapshots = new Batcher(withLock, async (dirs) => {
-      const snap = await snapshotScopes(dirs);
-      return snap ? dirs.map(() => snap) : undefined;
-    });
-    this.diffs = new Batcher(withLock, (items) => diffScopes(items));
+    this.snapshots = new Batcher(
+      withLock,
+      async (dirs, group) => {
+        const snap = await snapshotScopes(dirs, this.pins.get(realPath(group)));
+        if (snap.ok && !this.pins.has(snap.location.top)) this.pins.set(snap.location.top, snap.location);
+        return dirs.map(() => snap);
+      },
+      thrownError,
+    );
+    this.diffs = new Batcher<{ dir: string; baseTree: string | undefined }, DiffOutcome>(
+      withLock,
+      (items, group) => diffScopes(items, this.pins.get(realPath(group))),
+      thrownError,
+    );
   }
-
   /** The repository root holding `dir` (git-workspace repoRoot), asked once per repository. */
   root(dir: string): Promise<string | undefined> {
     const repo = findRepository(dir);
@@ -116,21 +147,19 @@ export class RepoGitBatches {
     return known;
   }
 
-  /** The snapshot of the work tree under `dir` (in the repository `root`), taken with the others waiting for `root`. */
-  snapshot(root: string, dir: string): Promise<Snapshot | undefined> {
-    return this.snapshots.add(root, dir);
+  /**
+   * The snapshot of the work tree under `dir` (in the repository `root`, or in `worktree`, a
+   * worktree of it), taken with the others waiting for the same work tree.
+   */
+  snapshot(root: string, dir: string, worktree?: string): Promise<SnapshotOutcome> {
+    return this.snapshots.add(root, dir, worktree ?? root);
   }
 
   /**
    * What changed under `dir` since `baseTree`, diffed together with the others waiting for `root`
    * in the same work tree (`worktree`: an instance's own, else the repository's).
    */
-  diffSince(
-    root: string,
-    dir: string,
-    baseTree: string | undefined,
-    worktree?: string,
-  ): Promise<ScopeDiff | undefined> {
-    return this.diffs.add(root, { dir, baseTree }, worktree === undefined ? root : `${root}\0${worktree}`);
+  diffSince(root: string, dir: string, baseTree: string | undefined, worktree?: string): Promise<DiffOutcome> {
+    return this.diffs.add(root, { dir, baseTree }, worktree ?? root);
   }
 }

@@ -8,10 +8,14 @@ import type { RunStore } from '../run/run-store.js';
 import { pathFromRoot, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { InstanceRunner } from './instance-runner.js';
 
-/** `patchFile` is set whenever a patch was written, also when the work then failed to land. */
+/**
+ * `patchFile` is set whenever a patch was written, also when the work then failed to land.
+ * `failure`: `workspace` when what the attempt changed could not be measured (nothing is landed
+ * then), `patch_conflict` when the work does not apply.
+ */
 export type Landing =
   | { ok: true; patchFile?: string; files: string[]; branch?: string; applied?: boolean }
-  | { ok: false; error: string; patchFile?: string };
+  | { ok: false; failure: 'workspace' | 'patch_conflict'; error: string; patchFile?: string };
 
 export interface LandingContext {
   recipeDir: string;
@@ -21,19 +25,34 @@ export interface LandingContext {
   storageFailed(message: string): void;
 }
 
+/** The changed files git could still name, for the error of a diff that cannot be trusted. */
+export function changedFilesNote(files: readonly string[] | undefined): string {
+  if (files === undefined) return 'what it changed could not be listed';
+  if (files.length === 0) return 'git listed no changed files';
+  const shown = files.slice(0, 10).join(', ') + (files.length > 10 ? ` and ${files.length - 10} more` : '');
+  return `changed files: ${shown}`;
+}
+
 export class WorkspaceLanding {
   constructor(private readonly ctx: LandingContext) {}
 
-  /** What the attempt changed, recorded and landed; not ok when the work could not land (a merge conflict). */
+  /** What the attempt changed, recorded and landed; not ok when it cannot be measured or cannot land. */
   async land(t: TaskState, inst: InstanceState, text: string): Promise<Landing> {
     const g = inst.git;
     if (!g) return { ok: true, files: [] };
     const { store } = this.ctx;
     const cwd = inst.workCwd ?? inst.resolved!.cwd;
     const d = await this.ctx.runner.diffSince(g.root, cwd, g.tree, g.worktree);
+    // Without a diff nothing is known of the work: no patch, nothing landed, and the attempt fails.
+    if (!d.ok)
+      return {
+        ok: false,
+        failure: 'workspace',
+        error: `the changes of ${inst.id} cannot be measured, so nothing was recorded or landed: ${d.error} (${changedFilesNote(d.files)})`,
+      };
     const files: string[] = [];
     let patchFile: string | undefined;
-    if (d && d.patch.trim()) {
+    if (d.patch.trim()) {
       patchFile = `patches/${inst.id}.diff`;
       try {
         store.writeFile(patchFile, d.patch);
@@ -45,8 +64,9 @@ export class WorkspaceLanding {
       for (const f of d.files) files.push(pathFromRoot(this.ctx.recipeDir, join(g.root, f)));
     }
     // isolation: worktree with merge: branch or apply: the work lands before the instance is done.
-    const land = await this.ctx.runner.landWork(t, inst, d?.patch, join(store.dir, `patches/${inst.id}.diff`), text);
-    if (!land.ok) return { ok: false, error: land.error, ...(patchFile ? { patchFile } : {}) };
+    const land = await this.ctx.runner.landWork(t, inst, d.patch, join(store.dir, `patches/${inst.id}.diff`), text);
+    if (!land.ok)
+      return { ok: false, failure: 'patch_conflict', error: land.error, ...(patchFile ? { patchFile } : {}) };
     return {
       ok: true,
       files,
@@ -54,7 +74,6 @@ export class WorkspaceLanding {
       ...(land.branch ? { branch: land.branch } : land.applied ? { applied: true } : {}),
     };
   }
-
   /** Removes a done instance's worktree once its work landed (after instance_done is logged). */
   drop(t: TaskState, inst: InstanceState): Promise<void> {
     return this.ctx.runner.dropWorktree(t, inst);

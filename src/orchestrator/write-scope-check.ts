@@ -8,11 +8,16 @@
 // instance's `writes:` covers may be that instance's work and is left alone; while an instance
 // without `writes:` runs in the same checkout, nobody can tell whose a change is, so the check
 // waits for a later attempt (or is skipped) rather than revert someone else's work.
+//
+// The check fails closed: when the changes cannot be measured (git fails on a nested repository
+// the agent made, the repository's git metadata was rewired), the attempt fails with class
+// `workspace` and git's message, naming the changed files git could still list.
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isInside } from '../tools/workspace.js';
 import { compileGlob } from '../tools/glob.js';
-import { diffSince, git } from './git-workspace.js';
+import { diffScopes, git } from './git-workspace.js';
+import { pinnedGitEnv, trustedRepository } from './repo-trust.js';
 import type { WorkerResult } from './protocol.js';
 import type { InstanceState, TaskState } from '../run/run-state.js';
 import { zeroUsage } from '../run/usage-summary.js';
@@ -63,11 +68,20 @@ export interface WriteScopeViolation {
   files: string[];
   /** Files that could not be put back, with the reason. */
   notReverted: string[];
+  /**
+   * Why the changes could not be measured (the diff failed, the repository is not one orchestrate
+   * trusts): nothing was reverted, and `files` are those git could still list.
+   */
+  unchecked?: string;
 }
+
+/** Changed paths under `cwd` since a base tree: a diff, or why there is none. */
+export type MeasuredChanges = { ok: true; files: string[] } | { ok: false; error: string; files?: string[] };
 
 /**
  * The changes under `cwd` since `baseTree` that no glob of `allowed` matches, put back as they
- * were. `root` is the root of the repository (or worktree) that holds `cwd`.
+ * were. `root` is the root of the repository (or worktree) that holds `cwd`. `measured`: the
+ * changes when the caller has them (the runner's batched, pinned diff); else they are diffed here.
  */
 export async function revertOutsideScope(
   cwd: string,
@@ -75,23 +89,32 @@ export async function revertOutsideScope(
   baseTree: string,
   allowed: string[],
   tolerated: string[] = [],
+  measured?: MeasuredChanges,
 ): Promise<WriteScopeViolation | undefined> {
-  const d = await diffSince(cwd, baseTree);
-  if (!d || d.files.length === 0) return undefined;
-  d.files = d.files.map(unquoteGitPath);
+  const d: MeasuredChanges = measured ?? (await diffScopes([{ dir: cwd, baseTree }]))[0]!;
+  if (!d.ok) return { files: (d.files ?? []).map(unquoteGitPath), notReverted: [], unchecked: d.error };
+  if (d.files.length === 0) return undefined;
+  const changed = d.files.map(unquoteGitPath);
   const own = allowed.map((g) => compileGlob(g));
   const others = tolerated.map((g) => compileGlob(g));
-  const outside = d.files.filter((f) => {
+  const outside = changed.filter((f) => {
     const abs = toPosix(join(root, f));
     return !own.some((re) => re.test(abs)) && !others.some((re) => re.test(abs));
   });
   if (outside.length === 0) return undefined;
+  // git restores into the repository it was measured in, never one its config points at now.
+  const trusted = trustedRepository(root);
+  if (!trusted.ok) return { files: outside, notReverted: [], unchecked: trusted.error };
+  const env = pinnedGitEnv(trusted.location);
   // Which of them the snapshot holds: those are restored, the others are new and removed.
   const listed = await git(
     ['ls-tree', '-r', '--name-only', '-z', baseTree, '--', ...outside.map((f) => `:(literal)${f}`)],
     root,
+    env,
   );
-  const inBase = new Set(listed.ok ? listed.stdout.split('\0').filter(Boolean) : []);
+  if (!listed.ok)
+    return { files: outside, notReverted: [], unchecked: `git ls-tree failed in ${root}: ${listed.stderr.trim()}` };
+  const inBase = new Set(listed.stdout.split('\0').filter(Boolean));
   const notReverted: string[] = [];
   const restore = outside.filter((f) => inBase.has(f));
   if (restore.length > 0) {
@@ -99,6 +122,8 @@ export async function revertOutsideScope(
     const r = await git(
       ['restore', `--source=${baseTree}`, '--worktree', '--', ...restore.map((f) => `:(literal)${f}`)],
       root,
+      env,
+      { writable: [trusted.location.top, trusted.location.gitDir, trusted.location.commonDir] },
     );
     if (!r.ok) notReverted.push(...restore.map((f) => `${f} (${r.stderr.trim().split('\n')[0]})`));
   }
@@ -113,6 +138,13 @@ export async function revertOutsideScope(
 }
 
 function describe(v: WriteScopeViolation, scope: string[]): string {
+  if (v.unchecked !== undefined) {
+    const seen =
+      v.files.length > 0
+        ? `; changed files git could still list: ${v.files.slice(0, 10).join(', ')}${v.files.length > 10 ? ` and ${v.files.length - 10} more` : ''}`
+        : '';
+    return `writes: (${scope.join(', ')}) cannot be checked, so the attempt fails and nothing of it is kept as done: ${v.unchecked}${seen}`;
+  }
   const shown = v.files.slice(0, 10).join(', ') + (v.files.length > 10 ? ` and ${v.files.length - 10} more` : '');
   const kept = v.notReverted.length > 0 ? `; could not put back: ${v.notReverted.join(', ')}` : '';
   return `changed files outside writes: (${scope.join(', ')}): ${shown}; they were reverted${kept}. Only files matching writes: may change (by any tool, bash and verify included): widen writes: or keep the change inside it`;
@@ -128,7 +160,11 @@ export async function enforceWriteScope(
   inst: InstanceState,
   result: WorkerResult,
   siblings: Iterable<{ task: TaskState; inst: InstanceState }>,
-  withGitLock: <T>(root: string, fn: () => Promise<T>) => Promise<T>,
+  git: {
+    withGitLock: <T>(root: string, fn: () => Promise<T>) => Promise<T>;
+    /** The runner's diff (batched, pinned to the repository of the instance's snapshot). */
+    diffSince(root: string, dir: string, baseTree: string | undefined, worktree?: string): Promise<MeasuredChanges>;
+  },
   /** Folders whose changes are never the instance's (the runs folder, which this run writes). */
   exempt: string[] = [],
 ): Promise<WorkerResult> {
@@ -150,9 +186,15 @@ export async function enforceWriteScope(
     }
   }
   const cwd = inst.workCwd ?? inst.resolved!.cwd;
-  const v = await withGitLock(g.root, () => revertOutsideScope(cwd, root, g.tree, scope, tolerated));
+  const measured = await git.diffSince(g.root, cwd, g.tree, g.worktree);
+  const v = await git.withGitLock(g.root, () => revertOutsideScope(cwd, root, g.tree, scope, tolerated, measured));
   if (!v) return result;
   const message = describe(v, inst.resolved?.writes ?? []);
   if (!result.ok) return { ...result, error: `${result.error} (also ${message})` };
-  return { ok: false, failure: 'write_scope', error: message, usage: result.usage ?? zeroUsage() };
+  return {
+    ok: false,
+    failure: v.unchecked !== undefined ? 'workspace' : 'write_scope',
+    error: message,
+    usage: result.usage ?? zeroUsage(),
+  };
 }

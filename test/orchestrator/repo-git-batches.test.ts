@@ -7,7 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KeyedLock } from '../../src/orchestrator/keyed-lock.js';
+import type { DiffOutcome, SnapshotOutcome } from '../../src/orchestrator/git-workspace.js';
 import { RepoGitBatches } from '../../src/orchestrator/repo-git-batches.js';
+
+/** The snapshot or diff of an outcome that must have succeeded (git's message otherwise). */
+function ok<T extends SnapshotOutcome | DiffOutcome>(o: T): Extract<T, { ok: true }> {
+  if (!o.ok) throw new Error(o.error);
+  return o as Extract<T, { ok: true }>;
+}
 
 function monorepo(packages: string[]): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'orch-batches-')));
@@ -47,14 +54,14 @@ describe('repository git batches', () => {
       const dirs = ['a', 'b', 'c', 'd'].map((p) => join(repo, p));
       const roots = await Promise.all(dirs.map((d) => batches.root(d)));
       expect(roots).toEqual(dirs.map(() => repo));
-      const snaps = await Promise.all(dirs.map((d) => batches.snapshot(repo, d)));
+      const snaps = (await Promise.all(dirs.map((d) => batches.snapshot(repo, d)))).map(ok);
       expect(lock.runs()).toBe(1);
       expect(snaps.every((s) => s?.tree && s.root === repo && s.commit)).toBe(true);
 
       // Uncommitted work after the snapshot, in every package; a new file in b (its name as it is, not quoted).
       for (const p of ['a', 'b', 'c', 'd']) writeFileSync(join(repo, p, 'index.ts'), `export const name = '${p}!';\n`);
       writeFileSync(join(repo, 'b', 'new ü.ts'), 'export {};\n');
-      const diffs = await Promise.all(dirs.map((d, i) => batches.diffSince(repo, d, snaps[i]!.tree)));
+      const diffs = (await Promise.all(dirs.map((d, i) => batches.diffSince(repo, d, snaps[i]!.tree)))).map(ok);
       expect(lock.runs()).toBe(2);
       expect(diffs.map((d) => d?.files)).toEqual([
         ['a/index.ts'],
@@ -75,14 +82,14 @@ describe('repository git batches', () => {
       const batches = new RepoGitBatches(countingLock().withLock);
       // b has uncommitted work before a's snapshot; b's own snapshot comes later.
       writeFileSync(join(repo, 'b', 'index.ts'), "export const name = 'early';\n");
-      const snapA = await batches.snapshot(repo, join(repo, 'a'));
+      const snapA = ok(await batches.snapshot(repo, join(repo, 'a')));
       writeFileSync(join(repo, 'b', 'index.ts'), "export const name = 'later';\n");
-      const snapB = await batches.snapshot(repo, join(repo, 'b'));
+      const snapB = ok(await batches.snapshot(repo, join(repo, 'b')));
       writeFileSync(join(repo, 'b', 'index.ts'), "export const name = 'agent';\n");
-      const dB = await batches.diffSince(repo, join(repo, 'b'), snapB!.tree);
+      const dB = ok(await batches.diffSince(repo, join(repo, 'b'), snapB.tree));
       expect(dB!.patch).toContain("-export const name = 'later';");
       expect(dB!.patch).toContain("+export const name = 'agent';");
-      const dA = await batches.diffSince(repo, join(repo, 'a'), snapA!.tree);
+      const dA = ok(await batches.diffSince(repo, join(repo, 'a'), snapA.tree));
       expect(dA!.files).toEqual([]);
     } finally {
       rmSync(repo, { recursive: true, force: true });
@@ -96,9 +103,10 @@ describe('repository git batches', () => {
       const batches = new RepoGitBatches(lock.withLock);
       rmSync(join(repo, 'gone'), { recursive: true });
       const [a, gone, b] = await Promise.all(['a', 'gone', 'b'].map((p) => batches.snapshot(repo, join(repo, p))));
-      expect(a?.tree).toBeTruthy();
-      expect(b?.tree).toBeTruthy();
-      expect(gone).toBeUndefined();
+      expect(ok(a!).tree).toBeTruthy();
+      expect(ok(b!).tree).toBeTruthy();
+      // The one that failed says why, instead of passing for "no repository".
+      expect(gone).toMatchObject({ ok: false, error: expect.stringContaining('does not exist') });
     } finally {
       rmSync(repo, { recursive: true, force: true });
     }
@@ -119,13 +127,13 @@ describe('repository git batches', () => {
       const second = batches.snapshot(repo, dir);
       release();
       await held;
-      const [s1, s2] = await Promise.all([first, second]);
+      const [s1, s2] = (await Promise.all([first, second])).map(ok);
       // Both waited behind the lock and joined one batch, taken when the lock came free (after the change).
       expect(s1!.tree).toBe(s2!.tree);
-      const third = await batches.snapshot(repo, dir);
+      const third = ok(await batches.snapshot(repo, dir));
       expect(third!.tree).toBe(s1!.tree);
       writeFileSync(join(dir, 'index.ts'), "export const name = 'again';\n");
-      const fourth = await batches.snapshot(repo, dir);
+      const fourth = ok(await batches.snapshot(repo, dir));
       expect(fourth!.tree).not.toBe(s1!.tree);
     } finally {
       rmSync(repo, { recursive: true, force: true });
