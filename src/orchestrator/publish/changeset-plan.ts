@@ -18,6 +18,7 @@ import {
 import { type InstanceState as FoldedInstance, foldEvents, instancesInTaskOrder } from '../../run/run-fold.js';
 import { runRootOf } from '../../run/run-paths.js';
 import { readRunLog } from '../../run/run-store.js';
+import { pullRequestSummary } from './pull-request-summary.js';
 
 /** Files, added and removed lines of a git patch (binary files count as a file with no lines). */
 export function diffstatOf(patch: string): Diffstat {
@@ -104,7 +105,12 @@ export function planChangesets(runDir: string, recipe: LoadedRecipe, previous?: 
     const names = {
       key: inst.key,
       task: inst.task,
-      summary: inst.summary ?? inst.text ?? '',
+      // What the instance did for a reviewer (Goal, Progress, Files), not the whole handoff; the
+      // goal of a change redone by publish --rebase is still the task it was given.
+      summary:
+        inst.summary !== undefined
+          ? pullRequestSummary(inst.summary, rebasesOf(inst).rebases ? inst.prompt : undefined)
+          : (inst.text ?? ''),
       diffstat: { ...diffstat, text: diffstatText(diffstat) },
       repo: { name: basename(inst.git.root), path: repoPath },
       run: { id: state.runId },

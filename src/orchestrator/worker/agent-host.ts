@@ -36,14 +36,12 @@ import { createSendMessageTool } from './send-message-tool.js';
 import { createBoardTools, isBoardTool } from './board-tools.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
 import { WorkerLink } from './worker-link.js';
+import { HANDOFF_FOCUS } from '../handoff-focus.js';
 import { applyLearnedWindow, reportLearnedWindows } from './shared-windows.js';
 
 /** What a finished prompt left behind. */
 export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; error: string; budgetScope?: BudgetScope };
 
-/** The focus given to the end-of-instance compaction: a handoff, not a continuation. */
-const HANDOFF_FOCUS =
-  'This summary is a handoff to the coordinator of a multi-agent run: state what was done, what is left, what blocked you, and which files you changed.';
 /** Minimum gap between two "progress" heartbeats (the idle watchdog only needs a sign of life). */
 const PROGRESS_INTERVAL_MS = 1_000;
 /**

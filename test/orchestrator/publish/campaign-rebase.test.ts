@@ -95,7 +95,9 @@ describe('publish --rebase', () => {
     expect(r.stdout).toContain(
       `change.repo-a: rebased onto main ${newMain.slice(0, 12)} (was ${before.baseCommit.slice(0, 12)})`,
     );
-    expect(r.stdout).toMatch(/change\.repo-a: updated\s+https:\/\/github\.example\/acme\/repo-a\/pull\/1/);
+    // The pull request's title and body say the same as before (the task, what was done, the files):
+    // only its branch moves.
+    expect(r.stdout).toMatch(/change\.repo-a: pushed\s+https:\/\/github\.example\/acme\/repo-a\/pull\/1/);
 
     // The branch holds the change redone on the new main, as one commit on top of it.
     expect(git(bare('repo-a'), 'rev-parse', 'campaign/repo-a^').trim()).toBe(newMain);
@@ -103,9 +105,10 @@ describe('publish --rebase', () => {
     // The same pull request, updated in place: no new one.
     expect(gh.pulls.filter((p) => p.repo === 'acme/repo-a').map((p) => [p.number, p.state])).toEqual([[1, 'open']]);
     const writes = gh.writes.slice(writesBefore);
-    expect(writes).toContain('PATCH /repos/acme/repo-a/pulls/1');
     expect(writes.filter((w) => w.startsWith('POST') && w.endsWith('/pulls'))).toEqual([]);
-    expect(gh.pulls[0]!.body).toContain('greeting changed again, on the new base');
+    // The body still states the task and what was done, not the product's rebase request to the model.
+    expect(gh.pulls[0]!.body).toMatch(/^## Goal\nChange repo-a\n\n## Progress\n### Done\n- \[x\] edit greet\.txt\n/);
+    expect(gh.pulls[0]!.body).not.toContain('must be redone');
 
     const after = JSON.parse((await cli('status', runDir, '--json')).stdout) as {
       changesets: { key: string; mergeable: string }[];
