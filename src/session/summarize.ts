@@ -283,6 +283,17 @@ export function transcriptChars(model: Pick<Model, 'contextWindow'>, replyTokens
   return Math.max(8_000, Math.floor((model.contextWindow - replyTokens - 1_000) * 4 * 0.8));
 }
 
+/**
+ * A compaction's focus, marked as guidance: it shapes the summary, and a model that copied it in
+ * would show the product's instruction to whoever reads the summary (a plan, a pull request).
+ */
+function focusNote(customInstructions: string | undefined): string {
+  const focus = customInstructions?.trim();
+  return focus
+    ? `\n\nThe focus below is guidance for writing the summary; do not copy it into the summary.\nAdditional focus: ${focus}`
+    : '';
+}
+
 /** The user prompt of a history summary request. */
 export function buildSummaryPrompt(
   messages: readonly AgentMessage[],
@@ -294,8 +305,7 @@ export function buildSummaryPrompt(
   let prompt = `<conversation>\n${serializeConversation(messages, undefined, room)}\n</conversation>\n\n`;
   if (previousSummary) prompt += `<previous-summary>\n${previousSummary}\n</previous-summary>\n\n`;
   prompt += previousSummary ? UPDATE_INSTRUCTIONS : INITIAL_INSTRUCTIONS;
-  if (customInstructions?.trim()) prompt += `\n\nAdditional focus: ${customInstructions.trim()}`;
-  return prompt;
+  return prompt + focusNote(customInstructions);
 }
 
 export function buildTurnPrefixPrompt(messages: readonly AgentMessage[], maxChars?: number): string {
@@ -304,9 +314,7 @@ export function buildTurnPrefixPrompt(messages: readonly AgentMessage[], maxChar
 
 /** The instruction appended to the conversation for an in-conversation summary. */
 export function buildInConversationInstructions(previousSummary?: string, customInstructions?: string): string {
-  let text = previousSummary ? IN_CONVERSATION_UPDATE : IN_CONVERSATION_INITIAL;
-  if (customInstructions?.trim()) text += `\n\nAdditional focus: ${customInstructions.trim()}`;
-  return text;
+  return (previousSummary ? IN_CONVERSATION_UPDATE : IN_CONVERSATION_INITIAL) + focusNote(customInstructions);
 }
 
 /**

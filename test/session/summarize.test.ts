@@ -49,7 +49,7 @@ describe('compact', () => {
     expect(prompt.startsWith('<conversation>\n[User]: please fix src/a.ts')).toBe(true);
     for (const h of SUMMARY_SECTIONS) expect(prompt).toContain(`\n${h}\n`);
     expect(prompt).not.toContain('<previous-summary>');
-    expect(prompt.endsWith('Additional focus: focus on tests')).toBe(true);
+    expect(prompt.endsWith('do not copy it into the summary.\nAdditional focus: focus on tests')).toBe(true);
     expect(calls[0]!.options).toMatchObject({ maxTokens: 13_107, reasoning: 'high' });
   });
 
