@@ -11,7 +11,7 @@ import { describeApproval } from '../run/approval-record.js';
 import { replaceFileSync } from '../tools/atomic-write.js';
 import { cacheReadShare, cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
-import { outputPreview } from './final-summary.js';
+import { outputPreview, partialLine } from './final-summary.js';
 import { formatCost, formatDateTime, formatDuration, formatTokens, plural } from './format-units.js';
 import { escapeHtml, jsonForScript, truncateForPage } from './report/html-text.js';
 import { markdownToHtml } from './report/markdown-html.js';
@@ -191,6 +191,7 @@ export function buildHtmlReport(folder: RunFolder): string {
 <h1>${escapeHtml(data.name || 'run')} <span class="status ${escapeHtml(data.status)}">${escapeHtml(data.status.replace('_', ' '))}</span></h1>
 <p class="meta">run <code>${escapeHtml(data.runId)}</code> · recipe <code>${escapeHtml(data.recipe)}</code> · started ${escapeHtml(formatDateTime(data.startTs))} ·
 ${escapeHtml(formatDuration(s.durationMs ?? data.span))} · ${formatTokens(data.usage.totalTokens)} tokens · ${formatCost(data.usage.cost)}${data.usage.estimated ? ' (estimated: a server reported no token counts)' : ''}${cacheText(data.usage) ? ` · ${escapeHtml(cacheText(data.usage)!)}` : ''}${s.budgetExhausted ? ` · <span class="error">budget exhausted: ${escapeHtml(s.budgetExhausted)}</span>` : ''}</p>
+${s.status === 'partial' ? `<p class="meta">${escapeHtml(partialLine(s))}</p>` : ''}
 ${skippedNote}
 </header>
 <main>

@@ -6,7 +6,7 @@ import { describeApproval } from '../run/approval-record.js';
 import { providerCostLines } from './provider-costs.js';
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
-import { outputPreview } from './final-summary.js';
+import { outputPreview, partialLine } from './final-summary.js';
 import {
   formatCost,
   formatDateTime,
@@ -121,6 +121,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   // Run-wide actions, and those aimed at a key no instance has (refused).
   const aimed = new Set(instancesInTaskOrder(s).flatMap((i) => controlsOf(s, i)));
   for (const r of s.controls.filter((x) => !aimed.has(x))) out.push(controlLine(r));
+  if (s.status === 'partial') out.push(p.paint('yellow', partialLine(s)));
   if (s.budgetExhausted) out.push(p.paint('red', `budget exhausted: ${s.budgetExhausted}`));
   // Publish gates (publish.approve): what they wait for or who answered, then what was published.
   for (const [task, rec] of s.publishGates) out.push(`publish gate of ${task}: ${oneLine(describeApproval(rec))}`);

@@ -190,6 +190,8 @@ describe('orchestrate cancel / steer from a second process', () => {
     expect(show.stdout).toMatch(/control: steer slow "Also mention PINEAPPLE\." by steer \(pid \d+.*: ok/);
     expect(show.stdout).toMatch(/control: cancel slwo by cancel \(pid \d+.*: refused, .*did you mean/);
     expect(show.stdout).toContain('1 cancelled');
+    expect(show.stdout).toMatch(/\nstatus: partial · /);
+    expect(show.stdout).toMatch(/\npartial: nothing failed; cancelled by a user: slow \(by cancel \(pid \d+/);
     // The HTML report names who cancelled it and lists every action.
     const report = await cli(['report', runId, '--run-dir', 'runs'], dir).done;
     expect(report.code).toBe(0);
@@ -197,6 +199,7 @@ describe('orchestrate cancel / steer from a second process', () => {
     expect(html).toMatch(/cancelled by cancel \(pid \d+/);
     expect(html).toContain('Actions on the live run');
     expect(html).toContain('<span class="status partial">partial</span>');
+    expect(html).toMatch(/partial: nothing failed; cancelled by a user: slow \(by cancel \(pid \d+/);
     expect(html).toMatch(/control: steer slow &quot;Also mention PINEAPPLE\.&quot; by steer \(pid \d+/);
 
     const after = await cli(['cancel', runId, '--instance', 'other', '--run-dir', 'runs'], dir).done;
