@@ -132,15 +132,18 @@ export function transportStatement(
     ? `https with the ${forge} token (the forge's ssh address is pushed over https)`
     : 'ssh with your ssh agent, ~/.ssh/config and known_hosts (GIT_SSH_COMMAND when set)';
   // A template decides the kind only once its fixed start shows it.
-  const known = /^(https:\/\/|ssh:\/\/|git\+ssh:\/\/|file:\/\/|\/|\.\.?\/)/.test(fixed) || (templated < 0 && !!fixed);
-  if (!known)
-    return `each repository's URL (${remote}), read when publishing: https → ${https}; ssh → ${ssh}; a path → local`;
   const probe = templated < 0 ? remote : `${fixed}x/y`;
   const a = parseRemote(probe);
+  if (templated >= 0 && (!fixed || a.kind === 'name'))
+    return `each repository's URL (${remote}), read when publishing: https → ${https}; ssh → ${ssh}; a path → local`;
   if (a.kind === 'name')
     return `each repository's remote "${a.name}", read when publishing: https → ${https}; ssh → ${ssh}; a path → local`;
   if (a.kind === 'local') return 'a local repository (no network)';
   if (a.kind === 'https') return https;
-  if (a.kind === 'ssh') return ssh;
+  if (a.kind === 'ssh') {
+    if (tokenHost && hostName(tokenHost) !== hostName(a.host))
+      return `refused when publishing: ${a.host} is not ${tokenHost}, the ${forge} forge's host (forge: git pushes over ssh)`;
+    return ssh;
+  }
   return `not supported (${a.scheme}://): orchestrate pushes over https, ssh or to a local path`;
 }
