@@ -136,7 +136,8 @@ export function prepareCompactionOrReason(
   ) {
     const last = lastTurnCutPoint(path, start, path.length);
     const room = compactionThreshold(options.contextWindow, settings) - (options.overheadTokens ?? 0);
-    if (last && tokensFrom(path, last.firstKeptIndex) <= room) cut = last;
+    // Keeping a last turn that is all there is to compact would summarize nothing: no progress.
+    if (last && last.firstKeptIndex > start && tokensFrom(path, last.firstKeptIndex) <= room) cut = last;
     else {
       effective.keepRecentTokens = 0;
       cut = findCutPoint(path, start, path.length, 0);

@@ -97,6 +97,18 @@ describe('a kept tail that leaves room for the next turns', () => {
     );
   });
 
+  it('a last turn that is all there is to compact is not kept: the compaction summarizes it', () => {
+    // The previous compaction kept the newest reply; then came only a request past the tail budget.
+    const store = SessionStore.inMemory();
+    for (let t = 0; t < 3; t++) turn(store, t, 500);
+    const reply = store.getPath().at(-1)!;
+    store.appendCompaction('S1', reply.id, 9_000);
+    store.appendMessage(user(`next request ${words(25_000)}`));
+    const prep = prepareCompaction(store.getPath(), s20k, { contextWindow: 55_000 })!;
+    expect(prep.firstKeptEntryId).toBe(KEPT_NOTHING);
+    expect(prep.messagesToSummarize.map((m) => m.role)).toEqual(['assistant', 'user']);
+  });
+
   it('the kept last turn is the newest reply with all its tool results, never a result without its call', () => {
     const store = SessionStore.inMemory();
     for (let t = 0; t < 3; t++) turn(store, t, 500);
