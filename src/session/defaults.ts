@@ -26,8 +26,8 @@ export const SESSION_DEFAULTS = {
     keepRecentTokens: 20_000,
     /**
      * keepRecentTokens is clamped to this share of the threshold so a compaction always summarizes
-     * something; a kept tail larger than this (one huge tool result that cannot be cut) is not
-     * kept at all: the summary alone leaves room for a useful turn.
+     * something; a tail that cannot be cut this small (a reply with huge tool results) keeps only
+     * its last turn, when that fits the threshold beside the system prompt, else nothing.
      */
     maxKeepShareOfThreshold: 0.5,
     /**
