@@ -2,6 +2,10 @@
 // ~/.orchestrate and of the current folder) configures, which agents get it, whether it starts,
 // and its tools under the names agents see (mcp__<server>__<tool>). Servers are started for real
 // (in the sandbox, as in a run) and closed again; --no-start only lists the configuration.
+// The current folder's .mcp.json is the repository's, as a run sees it (a cloned repository, or a
+// file an agent wrote): like a run without `trust_repo_config`, it never gets a server started
+// unconfined (`sandbox: none`) unless --trust-repo-config says so; such a server is listed with
+// the reason instead.
 import { resolve } from 'node:path';
 import { displayPath, loadRecipe } from '../../recipe/index.js';
 import { orchestrateHome } from '../../runtime/create-agent-session.js';
@@ -19,15 +23,25 @@ export interface ServerRow {
   agents: string[];
   started?: boolean;
   error?: string;
+  /** Why it was not started although listing starts servers (an unconfined server of an untrusted file). */
+  notStarted?: string;
   tools?: { name: string; tool: string; description?: string }[];
+}
+
+interface Listed {
+  spec: McpServerSpec;
+  agents: string[];
+  /** From the current folder's .mcp.json without --trust-repo-config: never started unconfined. */
+  untrusted?: boolean;
 }
 
 /** The servers to list: a recipe's (with the agents that get each), or the user's .mcp.json files. */
 function serversToList(
   recipe: string | undefined,
   ctx: CliContext,
-): { specs: Map<string, { spec: McpServerSpec; agents: string[] }> } | { code: number } {
-  const specs = new Map<string, { spec: McpServerSpec; agents: string[] }>();
+  trustRepoConfig: boolean,
+): { specs: Map<string, Listed> } | { code: number } {
+  const specs = new Map<string, Listed>();
   if (recipe !== undefined) {
     const loaded = loadRecipe(recipe, { cwd: ctx.cwd, env: ctx.env, allowMissingInputs: true });
     if (!loaded.ok) {
@@ -43,10 +57,14 @@ function serversToList(
     }
     return { specs };
   }
-  for (const file of userMcpJsonPaths(orchestrateHome(ctx.env), ctx.cwd)) {
+  const [homeFile, folderFile] = userMcpJsonPaths(orchestrateHome(ctx.env), ctx.cwd);
+  for (const file of [homeFile!, folderFile!]) {
     const read = readMcpJson(file);
     for (const p of read?.problems ?? []) ctx.stderr(`orchestrate: ${p.message}\n`);
-    for (const spec of read?.specs ?? []) specs.set(spec.name, { spec, agents: [] });
+    // ~/.orchestrate/.mcp.json is the user's own; the folder's is trusted only when asked (or when it is the same file).
+    const untrusted = file === folderFile && resolve(folderFile) !== resolve(homeFile!) && !trustRepoConfig;
+    for (const spec of read?.specs ?? [])
+      specs.set(spec.name, { spec, agents: [], ...(untrusted ? { untrusted } : {}) });
   }
   return { specs };
 }
@@ -57,6 +75,7 @@ export async function describeServer(
   agents: string[],
   start: boolean,
   ctx: Pick<CliContext, 'cwd' | 'env'>,
+  untrusted = false,
 ): Promise<ServerRow> {
   const row: ServerRow = { name: spec.name, source: displayPath(spec.source, ctx.cwd), agents };
   const resolved = resolveMcpServer(spec, ctx.env);
@@ -70,6 +89,10 @@ export async function describeServer(
   // The URL without its query (tokens sometimes travel there); commands as written.
   row.target = c.transport === 'stdio' ? [c.command, ...c.args].join(' ') : c.url!.replace(/\?.*$/, '');
   if (!start) return row;
+  if (untrusted && c.transport === 'stdio' && c.sandbox === 'none') {
+    row.notStarted = `${row.source} is the current folder's (a cloned repository's, or one an agent wrote) and this server would run unconfined (sandbox: none); pass --trust-repo-config to start it, or define it in ~/.orchestrate/.mcp.json or a recipe`;
+    return row;
+  }
   const notes: string[] = [];
   // Loaded here: the MCP SDK takes a second or more to import, which other commands never pay.
   const { McpConnection } = await import('../../tools/mcp/connection.js');
@@ -112,14 +135,22 @@ export const mcpListCommand: CliCommand = {
         default: true,
         describe: 'Start each server to list its tools (--no-start: configuration only)',
       })
-      .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON on stdout' }),
+      .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON on stdout' })
+      .option('trust-repo-config', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "Trust the current folder's .mcp.json like a task with trust_repo_config: true (start its sandbox: none servers unconfined)",
+      }),
   run: async (args, ctx) => {
     const recipe = typeof args.recipe === 'string' ? resolve(ctx.cwd, args.recipe) : undefined;
-    const found = serversToList(recipe, ctx);
+    const found = serversToList(recipe, ctx, args['trust-repo-config'] === true);
     if ('code' in found) return found.code;
     const start = args.start !== false;
     const rows = await Promise.all(
-      [...found.specs.values()].map(({ spec, agents }) => describeServer(spec, agents, start, ctx)),
+      [...found.specs.values()].map(({ spec, agents, untrusted }) =>
+        describeServer(spec, agents, start, ctx, untrusted === true),
+      ),
     );
     if (args.json) {
       ctx.stdout(`${JSON.stringify({ servers: rows }, null, 2)}\n`);
@@ -133,7 +164,8 @@ export const mcpListCommand: CliCommand = {
       for (const r of rows) {
         ctx.stdout(`${r.name}  ${r.transport ?? '?'}  ${r.target ?? ''}\n`);
         ctx.stdout(`  defined in ${r.source}${r.agents.length ? `; agents: ${r.agents.join(', ')}` : ''}\n`);
-        if (r.started === undefined) ctx.stdout('  not started (--no-start)\n');
+        if (r.notStarted) ctx.stdout(`  not started: ${r.notStarted}\n`);
+        else if (r.started === undefined) ctx.stdout('  not started (--no-start)\n');
         else if (!r.started) ctx.stdout(`  does not start: ${r.error}\n`);
         else {
           ctx.stdout(`  starts: ${r.tools!.length} tool${r.tools!.length === 1 ? '' : 's'}\n`);

@@ -63,7 +63,8 @@ describe('orchestrate mcp list', () => {
         },
       }),
     );
-    const broken = await runCli(['mcp', 'list'], { cwd: s.dir, env: env(s.dir) });
+    // (An unconfined server of the folder's own .mcp.json starts only when the folder is trusted.)
+    const broken = await runCli(['mcp', 'list', '--trust-repo-config'], { cwd: s.dir, env: env(s.dir) });
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(/^broken {2}stdio/m);
     expect(broken.stdout).toMatch(/does not start: MCP server "broken" could not be started: /);
