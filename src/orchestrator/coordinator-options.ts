@@ -6,6 +6,7 @@ import type { RunState } from '../run/run-fold.js';
 import type { UsageSummary } from '../run/run-events.js';
 import type { RunStatus, TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
+import type { InputsUsed } from '../run/trusted-recipe.js';
 import type { ExternalExecutor } from './instance-executor.js';
 
 export interface CoordinatorOptions {
@@ -54,6 +55,8 @@ export interface CoordinatorOptions {
   retry?: readonly string[];
   /** Who asked for `retry` (the control events' `by`). */
   retryBy?: string;
+  /** Resume only: where the recipe and its files came from (captured at the start, or reloaded), for run_resume. */
+  inputs?: InputsUsed;
 }
 
 export interface RunOutcome {

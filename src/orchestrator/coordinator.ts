@@ -184,7 +184,7 @@ export class Coordinator {
 
   /** Resume: run_resume, the spend so far charged again, the instances taken from the fold of the log, then `--retry` keys. */
   private restore(fold: RunState): void {
-    this.record(runResumeEvent(this.recipe, fold, this.opts.overrides));
+    this.record(runResumeEvent(this.recipe, fold, this.opts.overrides, this.opts.inputs));
     this.runUsage = { ...fold.spend, turns: loggedRunUsage(fold).turns ?? 0 };
     this.c.ledger.charge(['run'], { usd: fold.spend.cost, tokens: fold.spend.totalTokens });
     for (const inst of restoredInstances(fold)) {

@@ -89,9 +89,10 @@ export interface InstanceTask {
   trustRepoConfig?: boolean;
   /**
    * Confinement of bash and verify (tools/sandbox.ts): the mode the coordinator found usable,
-   * the network switch, and what to hide besides the defaults (the run folder).
+   * the network switch, what to hide besides the defaults (the run folder), and the files inside
+   * the workspace that stay read-only (the run's trusted inputs: the recipe, agent files, .mcp.json ...).
    */
-  sandbox?: { mode: 'workspace' | 'none'; network: boolean; hide: string[] };
+  sandbox?: { mode: 'workspace' | 'none'; network: boolean; hide: string[]; readOnly?: string[] };
   output: 'text' | 'json';
   outputSchema?: Record<string, unknown>;
   outputRetries: number;

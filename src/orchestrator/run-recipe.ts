@@ -11,6 +11,8 @@ import { readRunLog, resolveRunDir, RunStore } from '../run/run-store.js';
 import { runFolderWriteProblem, runsDirReadProblem, runsDirWriteProblem } from '../run/run-dir-access.js';
 import { runRedactor } from '../run/secrets.js';
 import { closeMcpRunHost } from '../tools/mcp/run-host-registry.js';
+import { inputsNotice, loadAndCaptureRecipe, loadTrustedRecipe } from '../run/trusted-recipe.js';
+import { displayPath } from '../util/display-path.js';
 
 export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' | 'overrides'> & {
   /**
@@ -94,6 +96,9 @@ export async function runLoadedRecipe(
   const taken = await leaseOf(opts, store.dir, store.runId);
   if (!taken.ok) return { ok: false, kind: 'usage', message: taken.message };
   try {
+    // The inputs are trusted as of now: every later session reads these copies (run/trusted-recipe.ts).
+    const captured = loadAndCaptureRecipe(store.dir, recipe.file, { ...load, env });
+    if (!captured.ok) return { ok: false, kind: 'recipe', problems: captured.problems };
     opts.onStore?.(store);
     const { takeLease: _take, ...coordinatorOpts } = opts;
     const coordinator = new Coordinator({
@@ -143,6 +148,13 @@ export interface ResumeOptions extends RunOptions {
    * run's budget with that total, and the spend of the earlier sessions counts against it.
    */
   overrides?: Pick<LoadOptions, 'model' | 'provider' | 'concurrency' | 'budgetUsd' | 'budgetTokens'>;
+  /**
+   * Load the recipe and its files as they are now instead of the copies captured at the run's
+   * start (`resume --reload-recipe`): validated and captured again. The value names who asked.
+   */
+  reloadRecipeBy?: string;
+  /** Told what the user should know about the inputs (files changed since the capture, an older run). */
+  onNotice?: (text: string) => void;
 }
 
 /** Finds a run (id, unique id prefix, or folder) and continues it. */
@@ -187,14 +199,26 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
     ...recorded,
     ...opts.overrides,
   };
-  const loaded = loadRecipe(start.recipe, load);
-  if (!loaded.ok) return { ok: false, kind: 'recipe', problems: loaded.problems };
+  const loaded = loadTrustedRecipe(dir, start.recipe, load, {
+    ...(opts.reloadRecipeBy !== undefined ? { reloadBy: opts.reloadRecipeBy } : {}),
+  });
+  if (!loaded.ok)
+    return loaded.problems
+      ? { ok: false, kind: 'recipe', problems: loaded.problems }
+      : { ok: false, kind: 'usage', message: loaded.message ?? `the recipe of run ${start.runId} cannot be loaded` };
   const env = opts.env ?? process.env;
   const missing = opts.executor ? undefined : missingApiKey(loaded.recipe, env);
   if (missing) return { ok: false, kind: 'usage', message: missing };
   const store = RunStore.open(dir, { redactor: runRedactor(loaded.recipe, env) });
+  const notice = inputsNotice(
+    start.runId,
+    loaded.inputs,
+    (f) => displayPath(f, cwd),
+    `orchestrate resume ${start.runId} --reload-recipe`,
+  );
+  if (notice) opts.onNotice?.(store.redactText(notice));
   opts.onStore?.(store);
-  const { takeLease: _take, ...coordinatorOpts } = opts;
+  const { takeLease: _take, reloadRecipeBy: _reload, onNotice: _notice, ...coordinatorOpts } = opts;
   const coordinator = new Coordinator({
     ...coordinatorOpts,
     ...lease.signals(opts),
@@ -203,6 +227,7 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
     store,
     replay,
     overrides: { ...recorded, ...opts.overrides },
+    inputs: loaded.inputs,
   });
   return {
     ok: true,

@@ -16,6 +16,8 @@ import {
   type RunState,
 } from '../run/run-fold.js';
 import type { RunEventInput } from '../run/run-events.js';
+import { storedPath } from '../run/run-paths.js';
+import type { InputsUsed } from '../run/trusted-recipe.js';
 import type { InstanceState } from '../run/run-state.js';
 import { parseSummary } from '../session/parse-summary.js';
 
@@ -71,14 +73,25 @@ export function runResumeEvent(
   recipe: LoadedRecipe,
   fold: RunState,
   overrides?: Record<string, unknown>,
+  inputs?: InputsUsed,
 ): EventOf<'run_resume'> {
   const changed = fold.start !== undefined && fold.start.recipeHash !== recipeHash(recipe.file);
   return {
     type: 'run_resume',
     ...(fold.lastEndStatus ? { previousStatus: fold.lastEndStatus } : {}),
     ...(changed ? { recipeChanged: true } : {}),
+    ...(inputs ? { inputs: inputsField(recipe, inputs) } : {}),
     ...budgetField(recipe),
     ...overridesField(overrides),
+  };
+}
+
+/** Where the session's inputs came from, each changed file named relative to the recipe's folder. */
+function inputsField(recipe: LoadedRecipe, inputs: InputsUsed): NonNullable<EventOf<'run_resume'>['inputs']> {
+  return {
+    source: inputs.source,
+    ...(inputs.reloadedBy ? { reloadedBy: inputs.reloadedBy } : {}),
+    changed: inputs.changed.map((c) => ({ ...c, file: storedPath(recipe.dir, c.file) })),
   };
 }
 

@@ -95,6 +95,7 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
         const plan = {
           writable: opts.sandbox?.writable ?? [opts.cwd],
           hide: opts.sandbox?.hide,
+          readOnly: opts.sandbox?.readOnly,
           network: opts.sandbox?.network ?? false,
           cwd: opts.cwd,
         };

@@ -65,6 +65,25 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     previousStatus: z.string().optional(),
     /** The recipe file differs from the one the run started with (finished instances are kept anyway). */
     recipeChanged: z.boolean().optional(),
+    /**
+     * Where this session's recipe and its files came from (run/trusted-recipe.ts): captured (the
+     * copies taken at the run's start), reloaded (`--reload-recipe`: the live files, captured
+     * again; reloadedBy names who asked) or uncaptured (a run of an older version). changed: the
+     * files that differ from their captured copy, with a short diff.
+     */
+    inputs: z
+      .object({
+        source: z.enum(['captured', 'reloaded', 'uncaptured']),
+        reloadedBy: z.string().optional(),
+        changed: z.array(
+          z.object({
+            file: z.string(),
+            change: z.enum(['modified', 'created', 'deleted']),
+            diff: z.string().optional(),
+          }),
+        ),
+      })
+      .optional(),
     /** The budget of the resumed run when it changed (e.g. raised with --budget-usd). */
     budget: z.object({ usd: z.number().optional(), tokens: z.number().optional() }).optional(),
     /** The command-line overrides in force from here on (run_start's, then each resume's), so a later resume keeps them. */

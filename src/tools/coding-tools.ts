@@ -34,6 +34,8 @@ export function createTool(name: string, options: CodingToolsOptions): AnyAgentT
   const { maxLines, maxBytes, bash, ...workspace } = options;
   // What the sandbox hides from commands (the runs folder) is out of reach of the file tools too.
   if (workspace.hidden === undefined && bash?.sandbox?.hide) workspace.hidden = bash.sandbox.hide;
+  // What it keeps read-only (a run's trusted inputs) the file tools do not write either.
+  if (workspace.readOnly === undefined && bash?.sandbox?.readOnly) workspace.readOnly = bash.sandbox.readOnly;
   switch (name) {
     case 'read':
       return createReadTool({ ...workspace, maxLines, maxBytes });

@@ -22,6 +22,11 @@ export interface WorkspaceOptions {
    * conversations, run.jsonl). The sandbox hides the same folders from commands.
    */
   hidden?: string[];
+  /**
+   * Files edit and write refuse, wherever they lie; read may still read them (an orchestrated
+   * run's trusted inputs: its recipe, agent files, .mcp.json). The sandbox keeps them read-only too.
+   */
+  readOnly?: string[];
 }
 
 export type PathAccess = 'read' | 'write';
@@ -91,6 +96,7 @@ export class Workspace {
   private readonly writeScope: string[] | undefined;
   private readonly writeMatchers: RegExp[];
   private readonly hidden: string[];
+  private readonly readOnly: string[];
 
   constructor(options: WorkspaceOptions) {
     this.cwd = resolve(options.cwd);
@@ -100,6 +106,15 @@ export class Workspace {
     this.writeScope = options.writeScope;
     this.writeMatchers = (options.writeScope ?? []).map((g) => compileGlob(g));
     this.hidden = (options.hidden ?? []).map((p) => realpathOfNearest(resolve(p)));
+    this.readOnly = (options.readOnly ?? []).map((p) => realpathOfNearest(resolve(p)));
+  }
+
+  /** Throws when `real` is one of the read-only files (write access only). */
+  private checkWritable(real: string, input: string): void {
+    if (!this.readOnly.includes(real)) return;
+    throw new ConfinementError(
+      `Path "${input}" is ${real}, a file this run trusts as its configuration (its recipe, an agent file, .mcp.json or hook settings); it is read-only to every tool (write, edit and bash alike). Leave it as it is, and say in your answer what should change in it.`,
+    );
   }
 
   /** Throws when `real` lies in a hidden folder (unless the workspace itself is in it and `real` is in the workspace). */
@@ -131,7 +146,10 @@ export class Workspace {
    */
   locate(input: string, access: PathAccess = 'read', options: { createParents?: boolean } = {}): ConfinedEntry {
     const abs = this.resolve(input, access);
-    const check = (real: string): void => this.checkNotHidden(real, input);
+    const check = (real: string): void => {
+      this.checkNotHidden(real, input);
+      if (access === 'write') this.checkWritable(real, input);
+    };
     if (this.allowOutside) {
       // No confinement asked for: only the hidden folders are refused (by the real path of the nearest folder).
       return locateConfined(realpathOfNearest(abs), {
@@ -181,6 +199,7 @@ export class Workspace {
       }
     }
     if (this.hidden.length > 0) this.checkNotHidden(realpathOfNearest(abs), input);
+    if (access === 'write' && this.readOnly.length > 0) this.checkWritable(realpathOfNearest(abs), input);
     if (access === 'write' && this.writeScope) this.checkWriteScope(input, abs);
     return abs;
   }

@@ -15,6 +15,7 @@ import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
+import { controlBy } from '../run-control-command.js';
 
 export const publishCommand: CliCommand = {
   command: 'publish <run>',
@@ -47,17 +48,28 @@ export const publishCommand: CliCommand = {
         describe:
           "Run this published changeset's instance again on its base branch as it is now (its pull request no longer merges); with --apply, replace its branch's commit and update the pull request",
       })
+      .option('reload-recipe', {
+        type: 'boolean',
+        describe:
+          'Use the recipe and its files as they are now (an edited title or body template), validated and captured again; without it the copies captured when the run started are used',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print the changesets and what was done as JSON' })
       .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' }),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;
-    const loaded = loadRunRecipe(runDir, ctx.cwd, ctx.env);
+    const loaded = loadRunRecipe(
+      runDir,
+      ctx.cwd,
+      ctx.env,
+      args['reload-recipe'] === true ? { reloadBy: controlBy('publish --reload-recipe', ctx.env) } : {},
+    );
     if (!loaded.ok) {
       if (loaded.problems) printProblems(loaded.problems, ctx);
       else ctx.stderr(`orchestrate: ${loaded.message}\n`);
       return EXIT.usage;
     }
+    if (loaded.notice) ctx.stderr(`orchestrate: ${loaded.notice}\n`);
     if (!loaded.recipe.tasks.some((t) => t.publish)) {
       ctx.stderr(
         `orchestrate: the recipe of run ${loaded.runId} has no publish: block\n  hint: add publish: {forge, remote, ...} to ${loaded.recipe.file} (see README, Campaigns)\n`,

@@ -30,6 +30,11 @@ function options(y: Argv): Argv<object> {
       describe:
         'Run this cancelled instance again (repeatable; a resume keeps cancelled instances cancelled otherwise, and reruns failed ones anyway)',
     })
+    .option('reload-recipe', {
+      type: 'boolean',
+      describe:
+        'Use the recipe and its files (agent files, scripts, .mcp.json, hook settings, extensions) as they are now, validated and captured again; without it a resume uses the copies captured when the run started and names any file changed since',
+    })
     .example([
       ['orchestrate resume 20261203', 'the run whose id starts with 20261203 (orchestrate runs lists them)'],
       [
@@ -37,6 +42,7 @@ function options(y: Argv): Argv<object> {
         'a budget-exhausted run with a higher total budget',
       ],
       ['orchestrate resume 20261203 --retry fix.alpha', 'also run again fix.alpha, which a user cancelled'],
+      ['orchestrate resume 20261203 --reload-recipe', 'continue with the recipe you edited since the run started'],
     ]);
 }
 
@@ -54,6 +60,8 @@ async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {
     resumeRunDir(String(args.run), {
       ...opts,
       ...retryOpts,
+      ...(args['reload-recipe'] === true ? { reloadRecipeBy: controlBy('resume --reload-recipe', ctx.env) } : {}),
+      onNotice: (text: string) => ctx.stderr(`orchestrate: ${text}\n`),
       cwd: ctx.cwd,
       overrides,
       ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),

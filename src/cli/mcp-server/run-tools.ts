@@ -154,6 +154,12 @@ export const resumeTool = defineTool({
       .array(z.string().min(1))
       .optional()
       .describe('Cancelled instances to run again (keys as run_status lists them)'),
+    reload_recipe: z
+      .boolean()
+      .optional()
+      .describe(
+        'Use the recipe and its files as they are now, validated and captured again (as `orchestrate resume --reload-recipe`); otherwise the copies captured when the run started are used and changed files are named. Only when the user says they changed the recipe themselves',
+      ),
     wait: waitArg,
   },
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
@@ -180,6 +186,7 @@ export const resumeTool = defineTool({
         '--no-color',
         ...overrideFlags(args),
         ...(args.retry ?? []).flatMap((k) => ['--retry', k]),
+        ...(args.reload_recipe ? ['--reload-recipe'] : []),
       ],
       cwd: ctx.cwd,
       env: ctx.env,
