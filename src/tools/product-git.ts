@@ -25,6 +25,9 @@
 // Where bwrap is missing (or not on Linux), (a) and (b) still hold but (c) does not: a config key
 // that names a program and is missing from (b) would then run unconfined (without provider keys).
 // Without bwrap the agents' own commands run unconfined too, so the model is not confined anyway.
+// None of this lets a git reach the network: the gits that do (publishing's ls-remote, fetch and
+// push) run in network-git.ts, in a git folder of the product's that reads no repository config,
+// because a denylist of keys cannot keep a network setting (http.proxy, insteadOf ...) out.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -45,7 +48,8 @@ export interface ProductCommandOptions {
   stopAfterBytes?: number;
   /**
    * Reach the network (a push to a forge over https): the sandbox keeps its network, and https
-   * joins the allowed transports. Only the product's own pushes set it, never a workspace step.
+   * joins the allowed transports. Only network-git.ts sets it (a git folder of the product's, with
+   * no repository config), never a git run in the workspace.
    */
   network?: boolean;
   /** Config keys set above every file for this command (an auth header: in the environment, never in argv). */
