@@ -16,8 +16,7 @@ import {
   relinkWorktree,
   removeWorktree,
   repoRoot,
-  snapshot,
-  type ScopeDiff,
+  type DiffOutcome,
 } from './git-workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import { RepoGitBatches } from './repo-git-batches.js';
@@ -57,6 +56,12 @@ export interface RunnerContext {
   siblings?(): Iterable<{ task: TaskState; inst: InstanceState }>;
   /** Where an agent's session is written (default: the store's sessions/<agent>.jsonl); a `publish --rebase` re-run starts one of its own. */
   sessionFile?(agentKey: string): string;
+}
+
+/** Why an attempt's workspace could not be prepared, and the class its failure gets. */
+export interface WorkspaceProblem {
+  failure: FailureClass;
+  error: string;
 }
 
 const NOTE_REASON_DEFAULT = 'the run was interrupted';
@@ -134,9 +139,7 @@ export class InstanceRunner {
         : t.task.kind === 'pair'
           ? await this.runPair(t, inst)
           : await this.runAgent(t, inst);
-    return enforceWriteScope(t, inst, result, this.ctx.siblings?.() ?? [], (root, fn) => this.withGitLock(root, fn), [
-      dirname(this.ctx.store.dir),
-    ]);
+    return enforceWriteScope(t, inst, result, this.ctx.siblings?.() ?? [], this, [dirname(this.ctx.store.dir)]);
   }
 
   private sandboxWarned = false;
@@ -182,12 +185,7 @@ export class InstanceRunner {
    * What changed under `dir` since `baseTree`, diffed under `root`'s lock together with the other
    * instances finishing in the same work tree (`worktree`, else the repository's own).
    */
-  diffSince(
-    root: string,
-    dir: string,
-    baseTree: string | undefined,
-    worktree?: string,
-  ): Promise<ScopeDiff | undefined> {
+  diffSince(root: string, dir: string, baseTree: string | undefined, worktree?: string): Promise<DiffOutcome> {
     return this.gitBatches.diffSince(root, dir, baseTree, worktree);
   }
 
@@ -250,8 +248,12 @@ export class InstanceRunner {
     }
   }
 
-  /** Snapshot (and worktree) on the first attempt; a later attempt reuses them. */
-  async prepareWorkspace(t: TaskState, inst: InstanceState): Promise<string | undefined> {
+  /**
+   * Snapshot (and worktree) on the first attempt; a later attempt reuses them. A snapshot that
+   * fails in a repository fails the attempt (class `workspace`): `writes:`, the patch and landing
+   * measure from it, so running without one would let any change through unseen.
+   */
+  async prepareWorkspace(t: TaskState, inst: InstanceState): Promise<WorkspaceProblem | undefined> {
     const cwd = inst.resolved!.cwd;
     inst.workCwd = cwd;
     // A resumed run whose recorded repository no longer holds the cwd (the project moved while
@@ -262,29 +264,36 @@ export class InstanceRunner {
       const wt = inst.git.worktree;
       if (!existsSync(join(wt, '.git'))) {
         const r = await this.withGitLock(inst.git.root, () => addWorktree(inst.git!.root, wt, inst.git!.commit));
-        if (!r.ok) return r.error;
+        if (!r.ok) return { failure: 'error', error: r.error };
       } else relinkWorktree(inst.git.root, wt);
       inst.workCwd = join(wt, relative(inst.git.root, cwd));
       return undefined;
     }
     if (inst.git) return undefined;
-    if (!existsSync(cwd)) return `the working directory ${cwd} does not exist`;
+    if (!existsSync(cwd)) return { failure: 'error', error: `the working directory ${cwd} does not exist` };
     const root = await this.gitBatches.root(cwd);
     if (t.task.isolation === 'worktree') {
-      if (!root) return `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`;
+      if (!root)
+        return {
+          failure: 'error',
+          error: `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`,
+        };
       const wt = join(this.ctx.store.dir, 'worktrees', inst.id);
       const commitSnap = await this.gitBatches.snapshot(root, root);
-      const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap?.commit));
-      if (!r.ok) return r.error;
+      if (!commitSnap.ok) return { failure: 'workspace', error: commitSnap.error };
+      const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap.commit));
+      if (!r.ok) return { failure: 'error', error: r.error };
       inst.workCwd = join(wt, relative(root, cwd));
-      const snap = await snapshot(inst.workCwd);
-      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt };
+      const snap = await this.gitBatches.snapshot(root, inst.workCwd, wt);
+      if (!snap.ok) return { failure: 'workspace', error: snap.error };
+      inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt };
       return undefined;
     }
     if (root) {
       // Taken with the other instances of this repository that start meanwhile: one shell for all.
       const snap = await this.gitBatches.snapshot(root, cwd);
-      if (snap) inst.git = { root, commit: snap.commit, tree: snap.tree };
+      if (!snap.ok) return { failure: 'workspace', error: snap.error };
+      inst.git = { root, commit: snap.commit, tree: snap.tree };
     }
     return undefined;
   }
