@@ -165,6 +165,8 @@ describe('orchestrate cancel / steer from a second process', () => {
     expect(ran.code).toBe(1); // an instance ended cancelled, none failed: the run is partial (exit 1)
     // The summary says why it is partial: which instance a user cancelled, and who; resume runs it again.
     expect(ran.stdout).toMatch(/^run \S+ \(ctl-cli\): partial in /);
+    expect(ran.stderr).toMatch(/ slow: cancelled by cancel \(pid \d+.*\) after /);
+    expect(ran.stderr).toMatch(/ run \S+ partial in /);
     expect(ran.stdout).toMatch(/\npartial: nothing failed; cancelled by a user: slow \(by cancel \(pid \d+/);
     expect(ran.stdout).toMatch(/\nresume: orchestrate resume \S+ --retry slow \(runs the cancelled instances again\)/);
     expect(JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8'))).toMatchObject({ status: 'partial' });
