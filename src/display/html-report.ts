@@ -123,7 +123,7 @@ function instancesTable(folder: RunFolder): string {
     return (
       `<tr data-instance="${escapeHtml(inst.label)}"><td>${escapeHtml(inst.label)}</td><td><span class="status ${inst.status}">${inst.status}</span></td>` +
       `<td class="num">${attempts}</td><td class="num">${u.turns ?? 0}</td><td class="num">${formatTokens(u.totalTokens)}</td>` +
-      `<td class="num">${formatCost(u.cost)}${u.estimated ? ' (est.)' : ''}</td><td class="num">${escapeHtml(cacheCell(u))}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}${inst.approval ? ` <span class="muted">${escapeHtml(describeApproval(inst.approval))}</span>` : ''}${inst.workers?.length ? ` <span class="muted">on ${escapeHtml(inst.workers.join(', '))}</span>` : ''}</td></tr>`
+      `<td class="num">${formatCost(u.cost)}${u.estimated ? ' (est.)' : ''}</td><td class="num">${escapeHtml(cacheCell(u))}</td><td class="num">${inst.durationMs !== undefined ? formatDuration(inst.durationMs) : ''}</td><td>${detail}${(inst.warnings ?? []).map((w) => ` <div class="note">${escapeHtml(w)}</div>`).join('')}${inst.approval ? ` <span class="muted">${escapeHtml(describeApproval(inst.approval))}</span>` : ''}${inst.workers?.length ? ` <span class="muted">on ${escapeHtml(inst.workers.join(', '))}</span>` : ''}</td></tr>`
     );
   });
   return (

@@ -73,6 +73,7 @@ function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
       `    ${p.paint('red', `error (${inst.failure ?? 'error'})`)}: ${oneLine(withoutClassPrefix(inst.failure, inst.error ?? ''))}`,
     );
   if (inst.status === 'skipped') out.push(`    skipped: ${oneLine(inst.skipReason ?? '')}`);
+  for (const w of inst.warnings ?? []) out.push(`    ${p.paint('yellow', oneLine(w))}`);
   // Who cancelled it, steered it or retried it (the run's control events).
   if (inst.status === 'cancelled') out.push(`    ${oneLine(inst.error ?? 'cancelled')}`);
   if (inst.workers?.length) out.push(`    worker${inst.workers.length > 1 ? 's' : ''}: ${inst.workers.join(', ')}`);

@@ -83,6 +83,13 @@ export function applyChildEvent(inst: InstanceState, rec: AttemptRecord, ev: Chi
     case 'auto_retry_end':
       inst.activity = undefined;
       break;
+    case 'notice':
+      // Warnings about the agent (an optional MCP server it goes without) stay in show and the report.
+      if (typeof ev.text === 'string' && ev.text.startsWith('warning: ')) {
+        inst.warnings ??= [];
+        if (!inst.warnings.includes(ev.text)) inst.warnings.push(ev.text);
+      }
+      break;
     case 'auto_retry_start':
       inst.activity = `model retry ${num(ev.attempt)}/${num(ev.maxAttempts)} in ${Math.round(num(ev.delayMs) / 100) / 10}s`;
       break;

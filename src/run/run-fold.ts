@@ -103,6 +103,8 @@ export interface InstanceState extends InstanceRecord {
   workers?: string[];
   messages: { ts: number; from: string; to: string; text: string }[];
   verify: { ts: number; command: string; ok: boolean; output: string }[];
+  /** The agent's `warning: ` notices (an optional MCP server it goes without), each once. */
+  warnings?: string[];
   firstTs: number;
   lastTs: number;
   /** Its task's approval gate (`approve:`); while `waiting` the instance's status is `waiting` too. */

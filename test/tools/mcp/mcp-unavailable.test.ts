@@ -2,7 +2,7 @@
 // with class mcp_unavailable and the cause (its stderr, the refused connection, the unanswered
 // initialize), where it used to end `succeeded` with the model told only `Tool "mcp__x__y" not
 // found`. An `optional: true` server is a warning instead, and the agent goes on without it.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -28,6 +28,7 @@ interface InstanceJson {
   status: string;
   failure?: string;
   error?: string;
+  warnings?: string[];
 }
 
 /** The folder of the one run made in `dir`. */
@@ -158,7 +159,8 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
     );
     const run = await runCli(['run', join(dir, 'recipe.yaml')], { cwd: dir, env: env(dir) });
     expect(run.code).not.toBe(0);
-    const by = new Map((await showJson(dir)).instances.map((i) => [i.key, i]));
+    const shown = await showJson(dir);
+    const by = new Map(shown.instances.map((i) => [i.key, i]));
     expect(by.get('crashy')).toMatchObject({ status: 'failed', failure: 'mcp_unavailable' });
     expect(by.get('crashy')!.error).toMatch(
       /^MCP server "crashy" stopped \(exit code 3\) after it had already been restarted once/,
@@ -167,6 +169,18 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
     // One warning line in the run's output, with the cause.
     const warnings = (run.stdout + run.stderr).split('\n').filter((l) => l.includes('MCP server "gone"'));
     expect(warnings).toHaveLength(1);
+    const warned =
+      /^tolerant: warning: MCP server "gone" could not be started: the gone server is not installed \(`sh -c .*` exited with code 3 before it answered initialize\); it is optional: the agent goes on without its tools$/;
+    expect(warnings[0]).toMatch(warned);
+    // The same line in show, show --json and the report.
+    const line = warnings[0]!.replace(/^tolerant: /, '');
+    expect(by.get('tolerant')!.warnings).toEqual([line]);
+    const text = await runCli(['show', runDirIn(dir)], { cwd: dir, env: env(dir) });
+    expect(text.stdout.split('\n')).toContain(`    ${line}`);
+    const report = await runCli(['report', runDirIn(dir)], { cwd: dir, env: env(dir) });
+    expect(report.code, report.stderr).toBe(0);
+    const html = readFileSync(report.stdout.trim(), 'utf8');
+    expect(html).toContain('could not be started: the gone server is not installed');
     expect(warnings[0]).toMatch(
       /^tolerant: warning: MCP server "gone" could not be started: the gone server is not installed \(`sh -c .*` exited with code 3 before it answered initialize\); it is optional: the agent goes on without its tools$/,
     );
