@@ -160,7 +160,9 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
   const parser = yargs(argv)
     .scriptName('orchestrate')
     .usage('orchestrate <recipe.yaml> [options]\norchestrate <command> [options]')
-    .epilog('Exit codes: 0 ok, 1 a task failed, 2 bad usage or recipe, 130 interrupted.')
+    .epilog(
+      'Exit codes: 0 ok, 1 a task failed or the run is partial (instances cancelled), 2 bad usage or recipe, 130 interrupted.',
+    )
     .wrap(null);
   // Top-level help only: a command's --help shows that command's own examples.
   if (!COMMAND_MODULES.some((m) => m.name === argv[0])) parser.example(EXAMPLES);
