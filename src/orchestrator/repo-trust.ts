@@ -19,7 +19,7 @@
 // Anything else (a gitdir elsewhere, a commondir naming another place) is "not a repository we
 // trust": the caller fails the attempt with class `workspace`.
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { findRepository, type RepositoryLocation } from '../tools/product-git.js';
 import { isInside } from '../tools/workspace.js';
 
@@ -111,12 +111,4 @@ export function sameLocation(a: RepositoryLocation, b: RepositoryLocation): bool
  */
 export function pinnedGitEnv(loc: RepositoryLocation): Record<string, string> {
   return { GIT_DIR: loc.gitDir, GIT_COMMON_DIR: loc.commonDir, GIT_WORK_TREE: loc.top };
-}
-
-/** `dir` relative to the work tree top (posix, '' for the top itself). */
-export function relativeToTop(loc: RepositoryLocation, dir: string): string {
-  const rel = real(dir)
-    .slice(loc.top.length)
-    .replace(/^[/\\]+/, '');
-  return rel.split(sep).join('/');
 }

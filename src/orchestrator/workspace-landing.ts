@@ -66,7 +66,12 @@ export class WorkspaceLanding {
     // isolation: worktree with merge: branch or apply: the work lands before the instance is done.
     const land = await this.ctx.runner.landWork(t, inst, d.patch, join(store.dir, `patches/${inst.id}.diff`), text);
     if (!land.ok)
-      return { ok: false, failure: 'patch_conflict', error: land.error, ...(patchFile ? { patchFile } : {}) };
+      return {
+        ok: false,
+        failure: land.failure ?? 'patch_conflict',
+        error: land.error,
+        ...(patchFile ? { patchFile } : {}),
+      };
     return {
       ok: true,
       files,

@@ -8,7 +8,7 @@
 // Each attempt must fail with class `workspace`, naming top.txt and what went wrong, with no patch
 // written and nothing written into the other repository. A nested repository (or submodule) that
 // was there before the run is legitimate, and `writes:` must keep working with it.
-import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
@@ -205,5 +205,43 @@ tasks:
     expect(readFileSync(join(r.outcome.dir, 'patches', 'in-nested.diff'), 'utf8')).toContain('+more');
     expect(readFileSync(join(r.outcome.dir, 'patches', 'in-submodule.diff'), 'utf8')).toContain('+more');
     expect(readFileSync(join(r.outcome.dir, 'patches', 'outer.diff'), 'utf8')).toContain('+doc');
+  });
+});
+
+describe('landing fails closed when the checkout it lands in was rewired', { timeout: 120_000 }, () => {
+  it("a commondir planted in the checkout's .git by a worktree agent: merge: branch fails with class workspace and writes nothing into the repository it names", async () => {
+    const other = repoWith(tempDir('other-repo-'), { 'theirs.txt': 'theirs\n' });
+    const before = filesUnder(join(other, '.git'));
+    const dir = tempProject({});
+    // The agent runs unconfined (sandbox: none), so it can reach the checkout's .git from its worktree.
+    repoWith(dir, {
+      'recipe.yaml': `name: land-rewired
+provider: scripted
+script: script.yaml
+sandbox: none
+agents:
+  coder: { tools: [bash] }
+tasks:
+  - id: work
+    agent: coder
+    isolation: worktree
+    merge: branch
+    prompt: "Work"
+`,
+      'script.yaml': '',
+      'top.txt': 'top\n',
+      '.gitignore': 'runs/\n',
+    });
+    writeFileSync(
+      join(dir, 'script.yaml'),
+      script(`echo changed > top.txt && echo '${join(other, '.git')}' > '${join(dir, '.git', 'commondir')}'`),
+    );
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(existsSync(join(dir, '.git', 'commondir'))).toBe(true);
+    const failed = ofType(events(r.outcome.dir), 'instance_failed');
+    expect(failed.map((e) => e.failure)).toEqual(['workspace']);
+    expect(failed[0]!.error).toMatch(/commondir/);
+    expect(filesUnder(join(other, '.git'))).toEqual(before);
   });
 });
