@@ -3,6 +3,7 @@
 // allows: after the shared system part, at the previous request's tail, at this request's tail).
 import type Anthropic from '@anthropic-ai/sdk';
 import { aiDefaults, anthropicBetas } from './defaults.js';
+import { defaultMaxTokens } from './models.js';
 import { sanitizeSurrogates } from './sanitize.js';
 import { plainSystemPrompt, splitSystemPrompt } from './system-prompt-parts.js';
 import { normalizeAnthropicToolCallId, transformMessages } from './transform-messages.js';
@@ -235,7 +236,7 @@ export function buildAnthropicRequest(model: Model, context: Context, options: S
 
   const adaptive = usesAdaptiveThinking(model.id);
   const thinkingOn = options.reasoning !== undefined && model.reasoning;
-  let maxTokens = options.maxTokens ?? Math.floor(model.maxTokens / aiDefaults.maxTokensDivisor);
+  let maxTokens = options.maxTokens ?? defaultMaxTokens(model);
   const params: Params = { model: model.id, max_tokens: maxTokens, messages, stream: true };
 
   if (context.systemPrompt && context.systemPrompt.trim() !== '')
@@ -257,8 +258,10 @@ export function buildAnthropicRequest(model: Model, context: Context, options: S
       params.output_config = { effort };
     } else {
       let budget: number = aiDefaults.thinkingBudgets[options.reasoning];
-      const base = options.maxTokens ?? Math.min(model.maxTokens, aiDefaults.baseMaxTokensCap);
-      maxTokens = Math.min(base + budget, model.maxTokens);
+      // A declared max_tokens is the whole reply's budget, thinking included.
+      const limit = model.maxTokensDeclared ? defaultMaxTokens(model) : model.maxTokens;
+      const base = options.maxTokens ?? Math.min(limit, aiDefaults.baseMaxTokensCap);
+      maxTokens = Math.min(base + budget, limit);
       if (maxTokens <= budget) budget = Math.max(0, maxTokens - aiDefaults.minThinkingBudget);
       params.max_tokens = maxTokens;
       if (budget >= aiDefaults.minThinkingBudget) params.thinking = { type: 'enabled', budget_tokens: budget };

@@ -1,5 +1,6 @@
 // The model table: ids, limits and prices ($ per million tokens) of current Claude models, plus
 // the scripted model used offline. Cache write is the 5-minute rate (1.25 x input), cache read 0.1 x.
+import { aiDefaults } from './defaults.js';
 import type { Model, ModelCost } from './types.js';
 
 export const ANTHROPIC_API = 'anthropic-messages';
@@ -11,6 +12,8 @@ export const DEFAULT_MODEL_ID = 'claude-sonnet-4-5';
 export interface ModelSpec {
   contextWindow: number;
   maxTokens: number;
+  /** maxTokens was written by the user (a recipe's `models: {id: {max_tokens}}`): requests ask for exactly it. */
+  maxTokensDeclared?: boolean;
   /** $ per million tokens. */
   cost: ModelCost;
 }
@@ -107,7 +110,19 @@ function anthropicModel(id: string, name: string, spec: ModelSpec): Model {
     cost: { ...spec.cost },
     contextWindow: spec.contextWindow,
     maxTokens: spec.maxTokens,
+    ...(spec.maxTokensDeclared ? { maxTokensDeclared: true } : {}),
   };
+}
+
+/**
+ * The output budget a request asks for when the caller names none: a declared max_tokens as it
+ * is (capped by the context window), else a third of the model's output limit (kernel-spec 2.6:
+ * the table's limits are the most a model can write, far more than one turn needs, and a smaller
+ * ask keeps rate-limit reservations of output tokens low).
+ */
+export function defaultMaxTokens(model: Pick<Model, 'maxTokens' | 'maxTokensDeclared' | 'contextWindow'>): number {
+  if (model.maxTokensDeclared) return Math.max(1, Math.min(model.maxTokens, model.contextWindow));
+  return Math.max(1, Math.floor(model.maxTokens / aiDefaults.maxTokensDivisor));
 }
 
 const toModel = (e: Entry): Model => anthropicModel(e.id, e.name, e);

@@ -2,7 +2,7 @@
 // our Context. Both share the message rules of transform-messages (no error replies replayed,
 // every tool call answered), so a strict server never sees a dangling tool_call id.
 import type OpenAI from 'openai';
-import { aiDefaults } from './defaults.js';
+import { defaultMaxTokens } from './models.js';
 import { sanitizeSurrogates } from './sanitize.js';
 import { plainSystemPrompt } from './system-prompt-parts.js';
 import { transformMessages } from './transform-messages.js';
@@ -43,9 +43,9 @@ function resultText(r: ToolResultMessage): string {
   return (t || (n === 0 ? '(no output)' : '')) + note;
 }
 
-/** The output budget: the caller's, or a third of the model's limit (as for Anthropic). */
+/** The output budget: the caller's, else the declared max_tokens or a third of the model's limit (as for Anthropic). */
 export function outputBudget(model: Model, options: StreamOptions): number {
-  return options.maxTokens ?? Math.max(1, Math.floor(model.maxTokens / aiDefaults.maxTokensDivisor));
+  return options.maxTokens ?? defaultMaxTokens(model);
 }
 
 /** Chat Completions messages. Images of tool results follow as a user message (tool messages are text only). */

@@ -122,6 +122,7 @@ export function modelForProvider(config: ProviderConfig, id: string, spec?: Mode
     cost: { ...s.cost },
     contextWindow: s.contextWindow,
     maxTokens: s.maxTokens,
+    ...(s.maxTokensDeclared ? { maxTokensDeclared: true } : {}),
   };
   if (config.apiKeyEnv) model.apiKeyEnv = config.apiKeyEnv;
   if (config.compat) model.compat = { ...config.compat };

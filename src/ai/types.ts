@@ -129,6 +129,8 @@ export interface Model {
   cost: ModelCost;
   contextWindow: number;
   maxTokens: number;
+  /** maxTokens was declared by the user: requests ask for exactly it (capped by the window), not a third of it. */
+  maxTokensDeclared?: boolean;
   headers?: Record<string, string>;
   /** Name of the environment variable holding this model's API key (read where the request is made). */
   apiKeyEnv?: string;

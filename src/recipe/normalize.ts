@@ -86,6 +86,8 @@ function modelsOf(declared: RecipeDocument['models']): Record<string, ModelSpec>
         DECLARED_MODEL_DEFAULTS.contextWindow,
       maxTokens:
         (m.max_tokens !== undefined ? parseTokenCount(m.max_tokens) : undefined) ?? DECLARED_MODEL_DEFAULTS.maxTokens,
+      // A written max_tokens is what every request asks for; without one, requests ask for a third.
+      ...(m.max_tokens !== undefined ? { maxTokensDeclared: true } : {}),
     };
   }
   return out;

@@ -208,6 +208,7 @@ describe('inputs and overrides', () => {
       cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 3 },
       contextWindow: 200_000,
       maxTokens: 64_000,
+      maxTokensDeclared: true,
     });
     expect(lookupModelPrice('claude-future-7', 'anthropic', r.models)).toMatchObject({
       input: 2,
