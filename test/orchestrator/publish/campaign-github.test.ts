@@ -2,8 +2,9 @@
 // repositories (bare file:// remotes), two of which the scripted agent changes. The run writes
 // changesets.json and pushes nothing; `orchestrate publish --apply` pushes two branches and opens
 // two draft pull requests on a strict fake GitHub API (the real Octokit client on the wire);
-// applying again makes no state-changing request; an edited title template updates the pull
-// requests in place; `status` reads merged / failing checks and the burndown; a branch someone
+// applying again makes no state-changing request; an edited title template is named and left
+// unused (the run trusts its recipe as of its start) until `--reload-recipe`, which updates the
+// pull requests in place; `status` reads merged / failing checks and the burndown; a branch someone
 // else pushed to is refused; --close-empty closes a pull request whose change became empty; and
 // the token appears in no file of the run folder and no output.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -103,10 +104,15 @@ describe('campaign on GitHub: publish, apply, track', () => {
     expect(git(join(dir, 'remotes', 'repo-a.git'), 'rev-parse', 'campaign/repo-a')).toBe(headA);
   });
 
-  it('an edited title template updates both pull requests in place (no second pull request)', async () => {
+  it('an edited title template is named, and with --reload-recipe updates both pull requests in place (no second pull request)', async () => {
     writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'github', gh.url, 'Greeting of ${{ repo.name }} changed'));
     const before = gh.writes.length;
-    const r = await cli('publish', runDir, '--apply');
+    const kept = await cli('publish', runDir, '--apply');
+    expect(kept.code).toBe(0);
+    expect(kept.stderr).toMatch(/recipe\.yaml: modified\n(.*\n)*.*\+.*Greeting of \$\{\{ repo\.name \}\} changed/);
+    expect(kept.stderr).toContain('--reload-recipe');
+    expect(gh.writes.length).toBe(before);
+    const r = await cli('publish', runDir, '--apply', '--reload-recipe');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/change\.repo-b: updated/);
     expect(gh.pulls).toHaveLength(2);
