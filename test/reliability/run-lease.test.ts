@@ -310,9 +310,9 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       expect(r.code, r.stderr).toBe(130);
       expect(readRunLease(runDir)).toMatchObject({ holder: { pid: child.pid }, state: { state: 'released' } });
 
-      // A resume that fails (the recipe file is gone) gives the lease back as well.
+      // A resume that fails (the recipe it is told to reload is broken) gives the lease back as well.
       writeFileSync(join(p.dir, 'recipe.yaml'), 'tasks: [');
-      const failed = await exited(spawnCli(['resume', runDir], p.env));
+      const failed = await exited(spawnCli(['resume', runDir, '--reload-recipe'], p.env));
       expect(failed.code).toBe(2);
       expect(readRunLease(runDir)?.state).toEqual({ state: 'released' });
       expect(readRunLease(runDir)?.holder.pid).not.toBe(child.pid);
