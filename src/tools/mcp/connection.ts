@@ -3,7 +3,8 @@
 // and listing, tool_timeout on each call (restarted by every progress notification), the tool
 // list re-read after notifications/tools/list_changed, and crash handling: a stdio server that
 // exits is started again once; when it exits a second time it is reported once, clearly, and
-// its tools fail with that text instead of hanging.
+// its tools fail with that text instead of hanging. Calls of tools that are not read-only run one
+// at a time (runsInParallel), whoever makes them: a `scope: run` server is shared by many agents.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -76,6 +77,8 @@ export class McpConnection {
   private starting: Promise<void> | undefined;
   private toolsStale = false;
   private readonly listeners = new Set<() => void>();
+  /** The last call that may not overlap others: the next such call waits for it. */
+  private serialTail: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly config: McpServerConfig,
@@ -112,13 +115,40 @@ export class McpConnection {
     return true;
   }
 
-  /** Calls a tool. Timeouts, crashes and aborts throw errors whose message is meant for the model. */
+  /**
+   * Whether calls of `tool` may run alongside other calls to this server: the configuration's
+   * `parallel` when set, else only when the server marks the tool readOnlyHint (servers such as
+   * the reference memory server rewrite one file per call, and two writes at once lose one).
+   */
+  runsInParallel(tool: string): boolean {
+    if (this.config.parallel !== undefined) return this.config.parallel;
+    return this.tools.find((t) => t.name === tool)?.annotations?.readOnlyHint === true;
+  }
+
+  /**
+   * Calls a tool; one that may not overlap others waits for the previous such call (in the order
+   * the calls were made). Timeouts, crashes and aborts throw errors whose message is meant for the model.
+   */
   async callTool(
     name: string,
     args: Record<string, unknown>,
     signal: AbortSignal,
     onProgress?: (p: Progress) => void,
   ): Promise<CallToolResult> {
+    await this.start();
+    if (this.runsInParallel(name)) return this.send(name, args, signal, onProgress);
+    const turn = this.serialTail.then(() => this.send(name, args, signal, onProgress));
+    this.serialTail = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async send(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (p: Progress) => void,
+  ): Promise<CallToolResult> {
+    // Waiting for an earlier call may have outlived the server.
     await this.start();
     const client = this.client!;
     const timeout = this.config.toolTimeoutMs;

@@ -141,8 +141,9 @@ export function createMcpAgentTool(
   const description = [tool.description?.trim() || `Tool "${tool.name}"`, `(MCP server "${server}")`].join(' ');
   // Servers such as the reference memory server read, change and rewrite one file per call: two
   // writes at once lose one. Only tools the server calls read-only overlap (as in Claude Code),
-  // unless the configuration's `parallel` says otherwise for the whole server.
-  const parallel = connection.config.parallel ?? tool.annotations?.readOnlyHint === true;
+  // unless the configuration's `parallel` says otherwise for the whole server. The connection
+  // keeps that rule between agents too; the serial group keeps the model's order within a turn.
+  const parallel = connection.runsInParallel(tool.name);
   return {
     name: exposedName,
     ...(parallel ? {} : { serialGroup: `mcp server ${server}` }),

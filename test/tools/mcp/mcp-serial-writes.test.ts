@@ -134,3 +134,37 @@ describe('MCP calls of one turn: reads overlap, writes to one server run one at 
     expect(stats(parallel)).toMatchObject({ maxWritesInFlight: 2 });
   }, 60_000);
 });
+
+describe('one server shared by several agents (scope: run)', () => {
+  it('writes made at once through one connection reach the server one at a time, in the order made; read-only calls still overlap', async () => {
+    const { McpConnection } = await import('../../../src/tools/mcp/connection.js');
+    const connection = new McpConnection(strictServer({ scope: 'run' }), {
+      cwd: mcp.tempDir(),
+      notify: () => {},
+    });
+    try {
+      const signal = new AbortController().signal;
+      // As two agents of the run (or the run's host on their behalf) would call it: in the same tick.
+      const calls = [
+        connection.callTool('write', { key: 'first' }, signal),
+        connection.callTool('peek', { together: 2 }, signal),
+        connection.callTool('write', { key: 'second' }, signal),
+        connection.callTool('peek', { together: 2 }, signal),
+      ];
+      const done = await Promise.all(calls);
+      expect(done.map((r) => [r.isError ?? false, (r.content[0] as { text: string }).text])).toEqual([
+        [false, 'wrote first'],
+        [false, 'peeked with 1 others'],
+        [false, 'wrote second'],
+        [false, 'peeked with 1 others'],
+      ]);
+      const seen = await connection.callTool('stats', {}, signal);
+      expect(JSON.parse((seen.content[0] as { text: string }).text)).toMatchObject({
+        order: ['first', 'second'],
+        maxWritesInFlight: 1,
+      });
+    } finally {
+      await connection.close();
+    }
+  }, 60_000);
+});
