@@ -38,6 +38,9 @@ export const FAILURE_CLASSES = [
   'compaction',
   'not_approved',
   'write_scope',
+  // An MCP server the agent names could not start or stopped for good: worth a retry for a server
+  // that is down for a while (a remote one), so it may be listed; not retried by default.
+  'mcp_unavailable',
 ] as const;
 
 export const PROVIDERS = ['anthropic', 'scripted'] as const;

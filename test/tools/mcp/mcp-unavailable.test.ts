@@ -186,6 +186,51 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
     );
   }, 120_000);
 
+  it('retries: {on: [mcp_unavailable]} tries again a server that was down, and the second attempt gets its tools', async () => {
+    const dir = recipeDir([]);
+    const flag = join(dir, 'second-start');
+    const script = `if [ -e "$1" ]; then exec "$2" "$3" late; fi; touch "$1"; echo not up yet >&2; exit 1`;
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      [
+        'name: flaky-server',
+        'provider: scripted',
+        'script: calls.yaml',
+        'mcp_servers:',
+        '  late:',
+        '    command: sh',
+        `    args: [-c, ${JSON.stringify(script)}, sh, ${JSON.stringify(flag)}, ${JSON.stringify(process.execPath)}, ${JSON.stringify(STDIO_FIXTURE)}]`,
+        '    sandbox: none',
+        'agents:',
+        '  uses-late:',
+        '    mcp_servers: [late]',
+        '    tools: [read, mcp__late__echo]',
+        'tasks:',
+        '  - id: late',
+        '    agent: uses-late',
+        '    prompt: go',
+        '    retries: { count: 1, backoff: { initial: 10ms }, on: [mcp_unavailable] }',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'calls.yaml'),
+      'turns:\n  - tools: [{ name: mcp__late__echo, args: { text: back } }]\n  - text: done\n',
+    );
+    const run = await runCli(['run', join(dir, 'recipe.yaml')], { cwd: dir, env: env(dir) });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const [late] = (await showJson(dir)).instances as (InstanceJson & {
+      attempts: { outcome: string; failure?: string; error?: string }[];
+    })[];
+    expect(late!.status).toBe('done');
+    expect(late!.attempts[0]).toMatchObject({ outcome: 'retry', failure: 'mcp_unavailable' });
+    expect(late!.attempts[0]!.error).toMatch(/^MCP server "late" could not be started: not up yet/);
+    const sessions = allFiles(join(dir, '.orchestrate')).filter(
+      (f) => f.endsWith('.jsonl') && !f.endsWith('run.jsonl'),
+    );
+    expect(sessions.map((f) => readFileSync(f, 'utf8')).join('\n')).toContain('late: back');
+  }, 120_000);
+
   it('the model is told which optional server is missing and why, in the system prompt of every prompt', async () => {
     const prompts: string[] = [];
     const notices: string[] = [];
