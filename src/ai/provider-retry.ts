@@ -133,8 +133,8 @@ function finalText(
   contentStarted: boolean,
 ): string {
   if (f.kind === undefined || contentStarted) return f.message;
-  if (settings.maxRetries === 0) return `${f.message} (one request: retries are off)`;
-  return `${f.message} (request ${requests} of ${settings.maxRetries + 1}; no retries left)`;
+  if (settings.maxRetries === 0) return `${f.message} (attempt 1 of 1: retries are off)`;
+  return `${f.message} (attempt ${requests} of ${settings.maxRetries + 1} failed; no retries left)`;
 }
 
 /**

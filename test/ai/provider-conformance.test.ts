@@ -205,7 +205,7 @@ for (const subject of SUBJECTS) {
       const o = await play(subject, [{ error: { status: 500 } }, { reply: { text: 'never' } }], { maxRetries: 0 });
       expect(o.requests).toBe(1);
       expect(o.retries).toEqual([]);
-      expect(o.result.errorMessage).toMatch(/^500 .*boom.*\(one request: retries are off\)$/);
+      expect(o.result.errorMessage).toMatch(/^500 .*boom.*\(attempt 1 of 1: retries are off\)$/);
       // The budget is spent: nothing above the provider may retry it again.
       expect(o.result.errorRetryable).toBeUndefined();
     });
@@ -215,7 +215,7 @@ for (const subject of SUBJECTS) {
       const o = await play(subject, [five, five, five, five], { maxRetries: 2 });
       expect(o.requests).toBe(3);
       expect(o.retries.map((r) => `${r.attempt}/${r.maxRetries}`)).toEqual(['1/2', '2/2']);
-      expect(o.result.errorMessage).toMatch(/\(request 3 of 3; no retries left\)$/);
+      expect(o.result.errorMessage).toMatch(/\(attempt 3 of 3 failed; no retries left\)$/);
       expect(o.result).toMatchObject({ errorKind: 'server', errorStatus: 500 });
       expect(o.result.errorRetryable).toBeUndefined();
     });

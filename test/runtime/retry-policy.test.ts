@@ -121,7 +121,7 @@ describe('one retry budget per turn', () => {
       'auto_retry_end',
     ]);
     expect(retries.at(-1)).toMatchObject({ success: false, attempt: 3 });
-    expect(h.last()?.errorMessage).toMatch(/^500 api_error: boom .*\(request 4 of 4; no retries left\)$/);
+    expect(h.last()?.errorMessage).toMatch(/^500 api_error: boom .*\(attempt 4 of 4 failed; no retries left\)$/);
   });
 
   it('retry.maxRetries: 0 means exactly one request', async () => {
@@ -130,7 +130,7 @@ describe('one retry budget per turn', () => {
     });
     expect(h.requests()).toBe(1);
     expect(retryEvents(h.events)).toEqual([]);
-    expect(h.last()?.errorMessage).toMatch(/\(one request: retries are off\)$/);
+    expect(h.last()?.errorMessage).toMatch(/\(attempt 1 of 1: retries are off\)$/);
   });
 
   it('a turn re-run after a cut spends the same budget as the provider retries', async () => {
