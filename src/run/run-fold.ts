@@ -14,6 +14,7 @@ import { addProviderCall, type ProviderUsage } from './usage-summary.js';
 import { learnedWindowKey, type LearnedWindow } from '../ai/learned-windows.js';
 import { pairOf, currentAttempt, isFinished, idOf, membersOf } from './run-queries.js';
 import { applyChildEvent, type ChildEvent } from './agent-activity.js';
+import { countsAsTurn } from './turn-count.js';
 import { applyApprovalEvent, applyPublishEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
 import { applyRebaseEvent, type RebaseRecord } from './rebase-record.js';
@@ -477,6 +478,12 @@ export function applyEvent(state: RunState, e: RunEvent): void {
         rec.startTs ??= e.ts;
       }
       applyChildEvent(inst, rec, e.event as ChildEvent);
+      // A pair's turns are its members' (its own key has no agent of its own), live as in the end.
+      if (e.event.type === 'turn_end' && countsAsTurn(e.event.stopReason)) {
+        const owner = pairOf(state, inst);
+        const ownerRec = owner && currentAttempt(owner);
+        if (ownerRec) ownerRec.turns++;
+      }
       return;
     case 'call_usage': {
       rec.callUsage = addUsageSummary(rec.callUsage ?? zeroUsage(), { ...e.usage, turns: 0 });

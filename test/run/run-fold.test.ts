@@ -137,4 +137,45 @@ describe('planner/worker pairs', () => {
     expect(countStatuses(s)).toMatchObject({ total: 1, done: 1, queued: 0 });
     expect(runUsage(s).totalTokens).toBe(1000);
   });
+
+  it("a pair counts its members' turns while it runs and at its end; a reply that failed or was aborted is no turn", () => {
+    const base = { v: 1 as const, runId: 'r', task: 'build', attempt: 1, parent: 'build' };
+    const turn = (ts: number, key: string, stopReason: string) =>
+      ({ ...base, ts, type: 'agent_event', key, event: { type: 'turn_end', stopReason } }) as const;
+    const s = foldEvents([
+      {
+        v: 1,
+        ts: 1,
+        runId: 'r',
+        type: 'run_start',
+        recipe: 'x.yaml',
+        name: 'x',
+        recipeHash: 'h',
+        inputs: {},
+        plan: [{ task: 'build', keys: ['build'], needs: [], dynamic: false }],
+      },
+      { ...base, ts: 2, type: 'instance_start', key: 'build' },
+      turn(3, 'build@worker', 'toolUse'),
+      turn(4, 'build@worker', 'error'),
+      turn(5, 'build@worker', 'stop'),
+      turn(6, 'build@planner', 'aborted'),
+      turn(7, 'build@planner', 'stop'),
+    ]);
+    const pair = getInstance(s, 'build', 'build')!;
+    expect(instanceUsage(getInstance(s, 'build', 'build@worker')!).turns).toBe(2);
+    expect(instanceUsage(getInstance(s, 'build', 'build@planner')!).turns).toBe(1);
+    expect(instanceUsage(pair).turns).toBe(3);
+    expect(runUsage(s).turns).toBe(3);
+    const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
+    applyEvent(s, {
+      ...base,
+      ts: 8,
+      type: 'instance_done',
+      key: 'build',
+      output: 'ok',
+      durationMs: 6,
+      usage: { ...zero, turns: 3 },
+    });
+    expect(instanceUsage(pair).turns).toBe(3);
+  });
 });
