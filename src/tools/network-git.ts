@@ -105,6 +105,15 @@ export function workspaceObjectStore(top: string): { objects: string; commonDir:
   return { objects, commonDir };
 }
 
+/** The object store of a git folder the caller has vetted (its layout checked, e.g. a linked worktree's common folder). */
+function storeOf(commonDir: string): { objects: string; commonDir: string } {
+  try {
+    return { objects: realpathSync(join(commonDir, 'objects')), commonDir };
+  } catch {
+    throw new WorkspaceRepositoryError(`${commonDir} has no objects folder: not a git repository`);
+  }
+}
+
 /**
  * The object stores git will read from `objects`: itself and its alternates, followed as git does
  * (one path a line, relative to the store naming it), so the sandbox can show them read-only.
@@ -193,15 +202,16 @@ function transportConfig(transport: NetworkTransport): [string, string][] {
 }
 
 /**
- * Makes the throwaway git folder for the repository at `top`, with refs/orchestrate/have/N at each
+ * Makes the throwaway git folder for a repository (the work tree at `repository`, checked by
+ * workspaceObjectStore, or the common git folder of one the caller checked), with refs/orchestrate/have/N at each
  * of `haves` that exists there (a fetch then sends only what is new), runs `fn`, removes it.
  */
 export async function withNetworkGit<T>(
-  top: string,
+  repository: string | { commonDir: string },
   haves: readonly string[],
   fn: (g: NetworkGit) => Promise<T>,
 ): Promise<T> {
-  const { objects } = workspaceObjectStore(top);
+  const { objects } = typeof repository === 'string' ? workspaceObjectStore(repository) : storeOf(repository.commonDir);
   const stores = storesOf(objects);
   return withProductTemp('orchestrate-netgit-', async (tmp) => {
     const dir = join(tmp, 'git');

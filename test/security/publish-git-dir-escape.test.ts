@@ -46,8 +46,12 @@ describe('publish refuses a .git or commondir that leads out of the repository (
     const before = contents(victim);
     const r = await runCli(['publish', runDir, '--apply'], { cwd: dir, env: { PATH: process.env.PATH } });
     expect(r.code).not.toBe(0);
-    expect(r.stdout).toMatch(/change\.repo-a: failed .*commondir points at .*, outside the repository .*repo-a/);
-    expect(r.stdout).toMatch(/change\.repo-b: failed .*\.git points at .*, outside the repository .*repo-b/);
+    expect(r.stdout).toMatch(
+      /change\.repo-a: failed .*repo-a is not one orchestrate trusts: .*commondir names .*another repository's objects/,
+    );
+    expect(r.stdout).toMatch(
+      /change\.repo-b: failed .*repo-b is not one orchestrate trusts: .*\.git names .*, outside its work tree/,
+    );
     expect(contents(victim)).toBe(before);
     expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/main']);
     expect(remoteBranches(dir, 'repo-b')).toEqual(['refs/heads/main']);

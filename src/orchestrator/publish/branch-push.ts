@@ -23,12 +23,12 @@ import {
   type NetworkTransport,
   type UserEnv,
   WorkspaceRepositoryError,
-  workspaceObjectStore,
   setWorkspaceRef,
   withNetworkGit,
 } from '../../tools/network-git.js';
 import { productGitScript, withProductTemp } from '../../tools/product-git.js';
 import { git } from '../git-workspace.js';
+import { trustedRepository } from '../repo-trust.js';
 
 export interface PushAuth {
   /** Host the token may be sent to (the forge's). */
@@ -118,8 +118,12 @@ async function networkGit<T extends { ok: boolean }>(
   haves: readonly string[],
   fn: Parameters<typeof withNetworkGit<T>>[2],
 ): Promise<T | { ok: false; error: string }> {
+  // The same layouts the run's snapshots accept (a linked worktree or a submodule of the user's
+  // too); a .git file or commondir the model rewired to another repository is refused.
+  const trusted = trustedRepository(repo);
+  if (!trusted.ok) return { ok: false, error: trusted.error };
   try {
-    return await withNetworkGit(repo, haves, fn);
+    return await withNetworkGit({ commonDir: trusted.location.commonDir }, haves, fn);
   } catch (err) {
     if (err instanceof WorkspaceRepositoryError) return { ok: false, error: err.message };
     throw err;
@@ -230,12 +234,8 @@ export async function changeCommit(args: {
   ref: string;
 }): Promise<{ ok: true; commit: string; empty: boolean } | { ok: false; error: string }> {
   // A .git file or commondir of the model's naming another repository: refused before git writes there.
-  try {
-    workspaceObjectStore(args.repo);
-  } catch (err) {
-    if (err instanceof WorkspaceRepositoryError) return { ok: false, error: err.message };
-    throw err;
-  }
+  const trusted = trustedRepository(args.repo);
+  if (!trusted.ok) return { ok: false, error: trusted.error };
   return withProductTemp('orchestrate-publish-', async (tmp) => {
     const date = `${Math.floor(args.whenMs / 1000)} +0000`;
     // One sandboxed shell for the whole commit (a sandbox start costs more than the git commands).
