@@ -300,8 +300,12 @@ export class McpConnection {
     }
     if (timedOut) {
       const waited = phase === 'initialize' ? spelled(initializeMs) : spelled(cfg.startupTimeoutMs);
-      const key = phase === 'initialize' ? 'initialize_timeout' : 'startup_timeout';
-      return `${head}: no answer to ${phase} in ${waited} (${key}); is it an MCP server speaking on ${cfg.transport === 'stdio' ? 'stdin/stdout' : cfg.url}?${this.stderrNote(transport)}`;
+      // A startup_timeout shorter than initialize_timeout is the one that ran out.
+      const initializeLimit = cfg.initializeTimeoutMs ?? MCP_DEFAULTS.initializeTimeoutMs;
+      const key =
+        phase === 'initialize' && initializeLimit <= cfg.startupTimeoutMs ? 'initialize_timeout' : 'startup_timeout';
+      const where = cfg.transport === 'stdio' ? 'stdin/stdout' : cfg.url!.replace(/\?.*$/, '');
+      return `${head}: no answer to ${phase} in ${waited} (${key}); is it an MCP server speaking on ${where}?${this.stderrNote(transport)}`;
     }
     if (cfg.transport !== 'stdio') return `${head}: ${remoteFailure(err, cfg.url!)}`;
     return `${head}: ${text}${this.stderrNote(transport)}`;
