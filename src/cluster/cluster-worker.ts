@@ -10,11 +10,11 @@
 // the agent continues as a local resume would.
 //
 // Trust (cluster-trust.ts, worker-policy.ts): a job whose MAC does not verify with the cluster
-// secret is dropped unrun; down entries that do not verify are ignored; a verified job that asks
+// secret is dropped unrun, and so is a verified job replayed after its launch finished; down entries that do not verify are ignored; a verified job that asks
 // for what this worker's flags do not allow (another base URL, no sandbox, network, extensions)
 // fails its instance with the flag named; shipped files land only inside the job's folder.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
@@ -45,8 +45,10 @@ import {
 } from './cluster-wire.js';
 import type { ClusterTrust } from './cluster-trust.js';
 import { connectRedis, type RedisTarget } from './redis-connection.js';
+import { launchFinished, markLaunchFinished } from './finished-launches.js';
 import { policyRefusal, STRICT_POLICY, writeShippedFile, type WorkerPolicy } from './worker-policy.js';
 import { readRunLeaseToken } from './redis-run-lease.js';
+import { SessionTail } from './session-tail.js';
 import { StreamReader } from './stream-reader.js';
 import { UpBatcher } from './up-batcher.js';
 import {
@@ -207,6 +209,12 @@ export class ClusterWorker {
       return 'malformed job';
     }
     const data = parsed.data;
+    if (await launchFinished(this.cmd, data)) {
+      this.log(
+        `dropped job ${job.id ?? '?'} (${String(data.task.id)} of run ${data.runId}) unrun: its launch ${data.launchId} already finished; a replayed job takes no slot`,
+      );
+      return 'replayed';
+    }
     // Another coordinator holds the run now: this job's coordinator is gone. (No lease at all is not
     // that: a Redis that lost its data loses the lease too, until the holder's next heartbeat.)
     const holder = data.leaseToken ? await this.leaseHolder(data.runId) : undefined;
@@ -223,9 +231,12 @@ export class ClusterWorker {
     try {
       const outcome = await this.runJob(data, incarnation, dir);
       this.log(`${String(data.task.id)} (job ${job.id ?? '?'}): ${outcome}`);
+      // Without a start the coordinator may queue the launch again (after Redis lost the job): not finished.
+      if (outcome !== 'no start') await markLaunchFinished(this.cmd, data);
       return outcome;
     } catch (err) {
       this.log(`${String(data.task.id)} (job ${job.id ?? '?'}) failed: ${(err as Error).message}`);
+      await markLaunchFinished(this.cmd, data);
       throw err;
     } finally {
       this.running.delete(`${data.launchId}/${incarnation}`);
@@ -556,41 +567,4 @@ async function applySync(ws: string, patch: Buffer): Promise<void> {
   // best effort: the apply below says whether it fits
   await resetToBaseline(ws);
   await applyWorkspacePatch(ws, patch);
-}
-
-/** Follows a file that only grows (or is rewritten from the start): the bytes written since the last read. */
-class SessionTail {
-  private offset: number;
-  constructor(private readonly file: string) {
-    try {
-      this.offset = statSync(file).size;
-    } catch {
-      this.offset = 0;
-    }
-  }
-
-  read(): { offset: number; bytes: Buffer; reset: boolean } | undefined {
-    let size: number;
-    try {
-      size = statSync(this.file).size;
-    } catch {
-      return undefined;
-    }
-    let reset = false;
-    if (size < this.offset) {
-      this.offset = 0;
-      reset = true;
-    }
-    if (size === this.offset) return undefined;
-    const fd = openSync(this.file, 'r');
-    try {
-      const buf = Buffer.alloc(size - this.offset);
-      const n = readSync(fd, buf, 0, buf.length, this.offset);
-      const at = this.offset;
-      this.offset += n;
-      return { offset: at, bytes: buf.subarray(0, n), reset };
-    } finally {
-      closeSync(fd);
-    }
-  }
 }
