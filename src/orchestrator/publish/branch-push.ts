@@ -18,7 +18,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ForgeKind } from '../../recipe/publish-spec.js';
-import { parseRemote, remoteTransport } from '../../recipe/publish-transport.js';
+import { forgeGitHost, parseRemote, remoteTransport } from '../../recipe/publish-transport.js';
 import {
   type NetworkTransport,
   type UserEnv,
@@ -80,6 +80,17 @@ export async function resolveRemote(
   }
   const t = remoteTransport(forge, baseUrl, url);
   if (!t.ok) return t;
+  // A remote's name is read from the repository, which the agent could rewrite: with a forge, its
+  // URL must be on the forge's host (a branch anywhere else is no use to the pull request, and
+  // would hand the change to whoever the agent chose).
+  if (url !== remote && forge !== 'git') {
+    const host = forgeGitHost(forge, baseUrl);
+    if (t.via !== 'https' || hostOf(t.url) !== host)
+      return {
+        ok: false,
+        error: `remote "${remote}" of ${repo} is ${url}, not a repository on ${host}, the ${forge} forge's host; set publish.remote to the forge repository's URL`,
+      };
+  }
   if (t.via !== 'local') return { ok: true, url: t.url, via: t.via, ...(userEnv ? { userEnv } : {}) };
   if (url.startsWith('file://')) return { ok: true, url, via: 'local', localPath: fileURLToPath(url) };
   const localPath = isAbsolute(url) ? url : resolve(root, url);

@@ -3,6 +3,10 @@
 // remote of another host is refused for a forge; ./ paths resolve from the run's root; the token's Authorization header
 // is only configured for a remote on the forge's own host (a remote the model redirected to
 // another host gets none); secrets are cut out of error text.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pushTransport, resolveRemote } from '../../../src/orchestrator/publish/branch-push.js';
 import { pushAuthHeader, repositoryFromUrl, withoutSecrets } from '../../../src/orchestrator/publish/forge.js';
@@ -56,6 +60,28 @@ describe('publishing remotes', () => {
       url: 'git@host.example:acme/a.git',
       via: 'ssh',
     });
+  });
+
+  it("a remote's name, read from the repository, must lead to the forge's host", async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'orch-remote-name-'));
+    try {
+      execFileSync('git', ['init', '-q', repo]);
+      execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'git@github.com:acme/a.git']);
+      execFileSync('git', ['-C', repo, 'remote', 'add', 'moved', 'https://evil.example/acme/a.git']);
+      expect(await resolveRemote(repo, 'origin', '/root', 'github')).toEqual({
+        ok: true,
+        url: 'https://github.com/acme/a.git',
+        via: 'https',
+      });
+      expect(await resolveRemote(repo, 'moved', '/root', 'github')).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(
+          /remote "moved" .* is https:\/\/evil\.example\/acme\/a\.git, not a repository on github\.com/,
+        ),
+      });
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it("sends the token's header only to the forge's host", () => {
