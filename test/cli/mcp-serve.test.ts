@@ -176,11 +176,11 @@ describe('orchestrate mcp serve over stdio', () => {
     expect((listed.structuredContent as { runs: { runId: string }[] }).runs.map((r) => r.runId)).toEqual([runId]);
   }, 300_000);
 
-  it('resume with retry runs the cancelled instance again and waits for the end', async () => {
+  it('resume with retry (and reload_recipe) runs the cancelled instance again and waits for the end', async () => {
     writeFileSync(project.release('slow'), 'go');
     const progress: string[] = [];
     const r = (await second.client.callTool(
-      { name: 'resume', arguments: { run: runId, retry: ['slow'], wait: true } },
+      { name: 'resume', arguments: { run: runId, retry: ['slow'], reload_recipe: true, wait: true } },
       undefined,
       {
         timeout: 120_000,
@@ -195,6 +195,11 @@ describe('orchestrate mcp serve over stdio', () => {
     ).toBe('done');
     expect(progress.length).toBeGreaterThan(0);
     expect(existsSync(join(runDir, 'mcp-launch.log'))).toBe(true);
+    // reload_recipe: the recipe as it is now, captured again, and the log says who asked.
+    const resumed = runLog(runDir).filter((e) => e.type === 'run_resume');
+    expect(resumed.at(-1)).toMatchObject({
+      inputs: { source: 'reloaded', reloadedBy: expect.stringMatching(/^resume --reload-recipe \(pid \d+/) },
+    });
     const again = await call(second, 'resume', { run: runId });
     expect(again.isError).toBe(true);
     expect(textOf(again)).toContain('already succeeded');
