@@ -292,7 +292,8 @@ export class McpConnection {
       const exit = transport.exit;
       if (exit) {
         const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-        const what = `\`${[cfg.command, ...cfg.args].join(' ')}\` ${how} before it answered ${phase}`;
+        // The command without its arguments: those may hold an expanded ${TOKEN}, and this text is logged.
+        const what = `its command \`${cfg.command}\` ${how} before it answered ${phase}`;
         // The cause first: views cut long lines at their end.
         const stderr = stderrTail(transport.stderr);
         return stderr ? `${head}: ${stderr} (${what})` : `${head}: ${what}, and wrote nothing to stderr`;
