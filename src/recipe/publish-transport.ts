@@ -137,7 +137,9 @@ export function transportStatement(
   if (templated >= 0 && (!fixed || a.kind === 'name'))
     return `each repository's URL (${remote}), read when publishing: https → ${https}; ssh → ${ssh}; a path → local`;
   if (a.kind === 'name')
-    return `each repository's remote "${a.name}", read when publishing: https → ${https}; ssh → ${ssh}; a path → local`;
+    return tokenHost
+      ? `each repository's remote "${a.name}", read when publishing: it must lead to ${tokenHost} (https, or its ssh address, pushed over https with the ${forge} token)`
+      : `each repository's remote "${a.name}", read when publishing from the repository (which an agent can rewrite: give publish.remote as a URL to fix it): https → ${https}; ssh → ${ssh}; a path → local`;
   if (a.kind === 'local') return 'a local repository (no network)';
   if (a.kind === 'https') return https;
   if (a.kind === 'ssh') {
