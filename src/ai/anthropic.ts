@@ -9,6 +9,7 @@ import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
 import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './provider-retry.js';
+import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
 import { emptyUsage } from './usage.js';
 
@@ -63,7 +64,14 @@ export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
     const where = err.requestID ? ` (request ${err.requestID})` : '';
     const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${where}`;
     const kind = classifyProviderError({ status, type, message: apiMessage });
-    return { message, kind, status, serverDelayMs: serverRetryDelayMs(err.headers) };
+    const rateLimits = parseRateLimitHeaders(err.headers);
+    return {
+      message,
+      kind,
+      status,
+      serverDelayMs: serverRetryDelayMs(err.headers),
+      ...(rateLimits ? { rateLimits } : {}),
+    };
   }
   const message = (err instanceof Error ? err.message : String(err)) + causeText(err);
   if (CONNECTION_ERROR_TEXT.test(message))
@@ -131,8 +139,13 @@ async function run(
     send: async (attempt) => {
       const r = new AnthropicStreamReader(model, output, stream, emitStart);
       reader = r;
-      r.onResponseStart = () => options.onAttemptEnd?.({ attempt, started: true });
-      const failure = await attemptOnce(sdk, client, params, request.headers, options, idleMs, r);
+      // The response's rate-limit headers, read before its first event (which reports the start).
+      let rateLimits: RateLimitSnapshot | undefined;
+      r.onResponseStart = () =>
+        options.onAttemptEnd?.({ attempt, started: true, ...(rateLimits ? { rateLimits } : {}) });
+      const onHeaders = (h: Headers): void => void (rateLimits = withKeyHash(parseRateLimitHeaders(h), apiKey));
+      const failure = await attemptOnce(sdk, client, params, request.headers, options, idleMs, r, onHeaders);
+      if (failure?.rateLimits) failure.rateLimits = withKeyHash(failure.rateLimits, apiKey);
       return { failure, responseStarted: r.responseStarted, contentStarted: r.contentStarted };
     },
     // Nothing but message_start can have arrived: start the next attempt from a clean slate.
@@ -157,6 +170,7 @@ async function attemptOnce(
   options: StreamOptions,
   idleMs: number,
   reader: AnthropicStreamReader,
+  onHeaders: (headers: Headers) => void,
 ): Promise<AttemptFailure | undefined> {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort();
@@ -167,7 +181,10 @@ async function attemptOnce(
     controller.abort();
   }, idleMs);
   try {
-    const events = await client.messages.create(params, { signal: controller.signal, maxRetries: 0, headers });
+    const { data: events, response } = await client.messages
+      .create(params, { signal: controller.signal, maxRetries: 0, headers })
+      .withResponse();
+    onHeaders(response.headers);
     timer.refresh();
     for await (const ev of events) {
       timer.refresh();

@@ -34,5 +34,6 @@ export * from './scripted.js';
 export * from './scripted-script.js';
 export * from './providers.js';
 export * from './token-estimate.js';
+export * from './rate-limit-headers.js';
 export { contentText } from './content-text.js';
 export * from './system-prompt-parts.js';

@@ -20,6 +20,7 @@ import {
 import { ResponsesStreamReader } from './openai-responses-stream.js';
 import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
 import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './provider-retry.js';
+import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
 import { computeCost, emptyUsage } from './usage.js';
@@ -115,7 +116,14 @@ export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, '
     const where = err.requestID ? ` (request ${err.requestID})` : '';
     const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${where}`;
     const kind = classifyProviderError({ status, type, message: apiMessage });
-    return { message, kind, status, serverDelayMs: serverRetryDelayMs(err.headers) };
+    const rateLimits = parseRateLimitHeaders(err.headers);
+    return {
+      message,
+      kind,
+      status,
+      serverDelayMs: serverRetryDelayMs(err.headers),
+      ...(rateLimits ? { rateLimits } : {}),
+    };
   }
   const message =
     err instanceof Error ? err.message + (err.cause instanceof Error ? ` (${err.cause.message})` : '') : String(err);
@@ -210,6 +218,7 @@ async function run(
 ): Promise<void> {
   const key = openAIKeyFor(model, options);
   if (!key.key) return finish(stream, output, options, key.missing);
+  const apiKeyOf = key.key;
   if (options.signal?.aborted) return finish(stream, output, options);
 
   const sdk = await loadSdk();
@@ -236,8 +245,13 @@ async function run(
           ? new ChatStreamReader(model, output, stream, emitStart, toolNames)
           : new ResponsesStreamReader(model, output, stream, emitStart);
       reader = r;
-      r.onResponseStart = () => options.onAttemptEnd?.({ attempt, started: true });
-      const failure = await attemptOnce(sdk, client, model, params, headers, options, idleMs, api, r);
+      // The response's rate-limit headers, read before its first event (which reports the start).
+      let rateLimits: RateLimitSnapshot | undefined;
+      r.onResponseStart = () =>
+        options.onAttemptEnd?.({ attempt, started: true, ...(rateLimits ? { rateLimits } : {}) });
+      const onHeaders = (h: Headers): void => void (rateLimits = withKeyHash(parseRateLimitHeaders(h), apiKeyOf));
+      const failure = await attemptOnce(sdk, client, model, params, headers, options, idleMs, api, r, onHeaders);
+      if (failure?.rateLimits) failure.rateLimits = withKeyHash(failure.rateLimits, apiKeyOf);
       return { failure, responseStarted: r.responseStarted, contentStarted: r.contentStarted };
     },
     // A server that rejects a named tool_choice object gets the string form, once, and keeps it.
@@ -282,6 +296,7 @@ async function attemptOnce(
   idleMs: number,
   api: 'chat' | 'responses',
   reader: Reader,
+  onHeaders: (headers: Headers) => void,
 ): Promise<AttemptFailure | undefined> {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort();
@@ -295,10 +310,10 @@ async function attemptOnce(
   try {
     const requestOptions = { signal: controller.signal, maxRetries: 0, headers };
     if (api === 'chat' && reader instanceof ChatStreamReader) {
-      const chunks = await client.chat.completions.create(
-        params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming,
-        requestOptions,
-      );
+      const { data: chunks, response } = await client.chat.completions
+        .create(params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, requestOptions)
+        .withResponse();
+      onHeaders(response.headers);
       timer.refresh();
       for await (const chunk of chunks) {
         timer.refresh();
@@ -316,10 +331,10 @@ async function attemptOnce(
       return undefined;
     }
     if (reader instanceof ResponsesStreamReader) {
-      const events = await client.responses.create(
-        params as OpenAI.Responses.ResponseCreateParamsStreaming,
-        requestOptions,
-      );
+      const { data: events, response } = await client.responses
+        .create(params as OpenAI.Responses.ResponseCreateParamsStreaming, requestOptions)
+        .withResponse();
+      onHeaders(response.headers);
       timer.refresh();
       for await (const ev of events) {
         timer.refresh();

@@ -7,6 +7,7 @@
 // (onRetry), permits are taken per request (beforeAttempt) and server delays can be capped.
 import { aiDefaults } from './defaults.js';
 import { scrubCredentials } from './provider-error.js';
+import type { RateLimitSnapshot } from './rate-limit-headers.js';
 import type { AssistantMessage, ProviderErrorKind, StreamOptions } from './types.js';
 
 /** A failed attempt, as the retry loop needs to see it. */
@@ -17,6 +18,8 @@ export interface AttemptFailure {
   status?: number;
   /** Delay the server asked for (retry-after-ms / retry-after), in ms. */
   serverDelayMs?: number;
+  /** The error response's rate-limit headers (rate-limit-headers.ts). */
+  rateLimits?: RateLimitSnapshot;
 }
 
 /** How many retries one call may make and how long it waits between them. */
@@ -149,6 +152,8 @@ export async function runProviderAttempts<O extends AttemptOutcome>(
   const settings = providerRetrySettings(options);
   const secrets = [options.apiKey, ...(hooks.secrets ?? [])];
   let retries = 0;
+  /** 429s waited out without spending the budget (StreamOptions.rateLimitWaits). */
+  let waits = 0;
   for (let attempt = 1; ; attempt++) {
     if (options.beforeAttempt) {
       try {
@@ -159,7 +164,15 @@ export async function runProviderAttempts<O extends AttemptOutcome>(
       if (options.signal?.aborted) return { type: 'aborted' };
     }
     const outcome = await hooks.send(attempt);
-    if (!outcome.responseStarted) options.onAttemptEnd?.({ attempt, started: false, status: outcome.failure?.status });
+    if (!outcome.responseStarted) {
+      const rateLimits = outcome.failure?.rateLimits;
+      options.onAttemptEnd?.({
+        attempt,
+        started: false,
+        status: outcome.failure?.status,
+        ...(rateLimits ? { rateLimits } : {}),
+      });
+    }
     if (!outcome.failure) return options.signal?.aborted ? { type: 'aborted' } : { type: 'done', outcome };
     const failure = { ...outcome.failure, message: scrubCredentials(outcome.failure.message, secrets) };
     if (options.signal?.aborted) return { type: 'aborted', message: failure.message };
@@ -168,22 +181,29 @@ export async function runProviderAttempts<O extends AttemptOutcome>(
       continue;
     }
     const transient = failure.kind !== undefined;
-    if (!transient || outcome.contentStarted || retries >= settings.maxRetries) {
+    // A limit that is only busy says how long to wait: that wait is not a failed try.
+    const uncounted =
+      failure.kind === 'rate_limit' &&
+      (failure.serverDelayMs !== undefined || failure.rateLimits !== undefined) &&
+      waits < (options.rateLimitWaits ?? 0);
+    if (!transient || outcome.contentStarted || (!uncounted && retries >= settings.maxRetries)) {
       return {
         type: 'failed',
         message: finalText(failure, retries + 1, settings, outcome.contentStarted),
         fields: failureFields(failure, transient && outcome.contentStarted),
       };
     }
-    retries++;
-    const delayMs = retryDelayMs(retries, failure, settings);
+    if (uncounted) waits++;
+    else retries++;
+    const delayMs = retryDelayMs(Math.max(1, retries), failure, settings);
     options.onRetry?.({
-      attempt: retries,
+      attempt: retries + waits,
       maxRetries: settings.maxRetries,
       delayMs,
       status: failure.status,
       kind: failure.kind!,
       errorMessage: failure.message,
+      ...(uncounted ? { uncounted: true } : {}),
     });
     if (!(await sleepUnlessAborted(delayMs, options.signal))) return { type: 'aborted' };
     hooks.reset();

@@ -203,6 +203,8 @@ export interface RetryInfo {
   kind: ProviderErrorKind;
   /** The failure of the request that just failed (scrubbed of credentials). */
   errorMessage: string;
+  /** A busy rate limit waited out without spending the retry budget (StreamOptions.rateLimitWaits). */
+  uncounted?: boolean;
 }
 
 export type CacheRetention = 'none' | 'short' | 'long';
@@ -238,8 +240,22 @@ export interface StreamOptions {
    * fails the call with the thrown message (e.g. "budget exhausted").
    */
   beforeAttempt?: (info: { attempt: number }) => Promise<void>;
-  /** Called when an attempt's response starts arriving, or the attempt failed without one. */
-  onAttemptEnd?: (info: { attempt: number; started: boolean; status?: number }) => void;
+  /**
+   * Called when an attempt's response starts arriving, or the attempt failed without one.
+   * `rateLimits`: what the response's rate-limit headers said (a success or a 429), for pacing.
+   */
+  onAttemptEnd?: (info: {
+    attempt: number;
+    started: boolean;
+    status?: number;
+    rateLimits?: import('./rate-limit-headers.js').RateLimitSnapshot;
+  }) => void;
+  /**
+   * How many 429s that name their wait (retry-after, or rate-limit headers) may be waited out
+   * without spending maxRetries (default 0). An orchestrator that paces calls by the provider's
+   * limits sets it: a limit that is only busy is waited for; a provider that stays down still fails.
+   */
+  rateLimitWaits?: number;
   /** A stream that sends nothing for this long is aborted and reported as an error (default 120000). */
   streamIdleTimeoutMs?: number;
   /** Cap for a server-requested retry delay in ms (default 60000; 0 disables the cap). */

@@ -32,6 +32,8 @@ export interface ChatReplySpec {
   chunkSize?: number;
   /** Destroy the socket after this many SSE events (a connection cut mid-reply). */
   cutAfterEvents?: number;
+  /** Extra response headers (x-ratelimit-*). */
+  headers?: Record<string, string>;
 }
 
 export interface ResponsesReplySpec {
@@ -42,6 +44,8 @@ export interface ResponsesReplySpec {
   chunkSize?: number;
   /** Destroy the socket after this many SSE events (a connection cut mid-reply). */
   cutAfterEvents?: number;
+  /** Extra response headers (x-ratelimit-*). */
+  headers?: Record<string, string>;
 }
 
 export interface HttpErrorSpec {
@@ -583,6 +587,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       'x-request-id': `req_fake${index}`,
+      ...spec.headers,
     });
     for (const [n, e] of events.entries()) {
       if (spec.cutAfterEvents !== undefined && n >= spec.cutAfterEvents) {
