@@ -220,6 +220,31 @@ for (const subject of SUBJECTS) {
       expect(o.result.errorRetryable).toBeUndefined();
     });
 
+    it('stops waiting for a retry when the signal aborts, sending nothing more', async () => {
+      const stop = new AbortController();
+      const o = await play(
+        subject,
+        [{ error: { status: 429, headers: { 'retry-after': '30' } } }, { reply: { text: 'never' } }],
+        {
+          signal: stop.signal,
+          onRetry: () => stop.abort(),
+        },
+      );
+      expect(o.result.stopReason).toBe('aborted');
+      expect(o.requests).toBe(1);
+    });
+
+    it('an unreachable server is a connection failure, retried within the budget', async () => {
+      served = await subject.start([]);
+      await served.close();
+      const retries: RetryInfo[] = [];
+      const s = served.stream(served.model, context, { ...fast, maxRetries: 1, onRetry: (i) => retries.push(i) });
+      const result = await s.result();
+      expect(result).toMatchObject({ stopReason: 'error', errorKind: 'connection' });
+      expect(retries.map((r) => r.kind)).toEqual(['connection']);
+      expect(result.errorMessage).toMatch(/\(attempt 2 of 2 failed; no retries left\)$/);
+    });
+
     it('keeps the API key out of an error body that echoes the request headers', async () => {
       const o = await play(subject, [{ error: { status: 400, echoCredentials: true } }]);
       expect(o.result.errorMessage).toContain('Request headers were');
