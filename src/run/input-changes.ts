@@ -1,10 +1,13 @@
 // What changed in a run's trusted inputs since they were captured (run-inputs.ts): each file that
 // was modified, deleted, or created where the capture found none, with a short diff, so a resume
 // can name what it is not using (an agent that rewrote recipe.yaml to `sandbox: none` is named).
+// The diff goes to the terminal and run.jsonl, and a settings file may hold a token the run does
+// not know as a secret: the value of every key named like a credential is masked.
 import { readFileSync } from 'node:fs';
 import { type CapturedInput, capturedInputs, type InputsManifest } from './run-inputs.js';
 import { liveInputFiles } from '../util/input-files.js';
 import { unifiedDiff } from '../tools/diff.js';
+import { looksLikeCredential } from './secrets.js';
 
 export interface InputChange {
   /** The original file (absolute). */
@@ -21,11 +24,22 @@ function isText(b: Buffer): boolean {
   return !b.includes(0);
 }
 
-/** The changed lines between two texts, at most DIFF_LINES of them. */
+// `KEY: value`, `"KEY": "value"`, `KEY=value`: the key, then the value to its end.
+const KEY_VALUE = /^([+-]\s*["']?)([\w.-]+)(["']?\s*[:=]\s*)(.+)$/;
+
+/** A diff line with the value of a credential-named key masked. */
+export function maskCredential(line: string): string {
+  const m = KEY_VALUE.exec(line);
+  if (!m || !looksLikeCredential(m[2]!)) return line;
+  return `${m[1]}${m[2]}${m[3]}[masked]`;
+}
+
+/** The changed lines between two texts, at most DIFF_LINES of them, credentials masked. */
 export function shortDiff(before: string, after: string): string {
   const lines = unifiedDiff(before, after, { context: 0 })
     .diff.split('\n')
-    .filter((l) => !l.startsWith('--- ') && !l.startsWith('+++ ') && !l.startsWith('@@') && l !== '');
+    .filter((l) => !l.startsWith('--- ') && !l.startsWith('+++ ') && !l.startsWith('@@') && l !== '')
+    .map(maskCredential);
   if (lines.length <= DIFF_LINES) return lines.join('\n');
   return [...lines.slice(0, DIFF_LINES), `… ${lines.length - DIFF_LINES} more changed lines`].join('\n');
 }
