@@ -83,10 +83,20 @@ export function mcpOptionsFor(
       ...(task.mcpPort instanceof MessagePort ? { runHostPort: task.mcpPort } : {}),
       ...(task.sandbox?.hide ? { hide: task.sandbox.hide } : {}),
       ...(task.agent.disallowedTools ? { deny: task.agent.disallowedTools } : {}),
-      ...(onUnavailable ? { onUnavailable } : {}),
+      // The reason quotes the server's stderr, which may echo a token its config gave it.
+      ...(onUnavailable
+        ? { onUnavailable: (server: string, reason: string) => onUnavailable(server, withoutSecrets(reason, secrets)) }
+        : {}),
     },
     secrets,
     notices,
     absent,
   };
+}
+
+/** `text` with each secret value replaced by [REDACTED:<name>] (the session file's marker). */
+function withoutSecrets(text: string, secrets: readonly { name: string; value: string }[]): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s.value).join(`[REDACTED:${s.name}]`);
+  return out;
 }

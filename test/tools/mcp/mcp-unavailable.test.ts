@@ -64,7 +64,7 @@ function agentAndTask(server: string): { agent: string[]; task: string[] } {
 describe('a dead MCP server fails the agent that names it: mcp_unavailable, with the cause', () => {
   it('a missing binary, a missing module, no answer to initialize and a refused connection each fail their instance', async () => {
     const port = await closedPort();
-    const names = ['nobinary', 'nomodule', 'silent', 'refused'];
+    const names = ['nobinary', 'nomodule', 'silent', 'refused', 'leaky'];
     const parts = names.map(agentAndTask);
     const dir = recipeDir([
       'name: dead-servers',
@@ -79,6 +79,11 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
       `    command: ${JSON.stringify(process.execPath)}`,
       // A token in its arguments must not reach the failure text (nor the run log).
       '    args: [./no-such-server.mjs, --token, "${MCP_TEST_TOKEN}"]',
+      // Its stderr echoes the token its env gives it: the failure shows the variable's name instead.
+      '  leaky:',
+      '    command: sh',
+      `    args: [-c, 'echo "token $LEAKY_TOKEN refused" >&2; exit 1']`,
+      '    env: { LEAKY_TOKEN: "${MCP_TEST_TOKEN}" }',
       '  silent:',
       `    command: ${JSON.stringify(process.execPath)}`,
       '    args: [-e, "setInterval(() => {}, 1000)"]',
@@ -114,6 +119,9 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
     );
     expect(by.get('nomodule')!.error).toMatch(
       /^MCP server "nomodule" could not be started: Error: Cannot find module '.*no-such-server\.mjs' \| .*\(its command `\S+node` exited with code 1 before it answered initialize\)$/,
+    );
+    expect(by.get('leaky')!.error).toBe(
+      'MCP server "leaky" could not be started: token [REDACTED:MCP_TEST_TOKEN] refused (its command `sh` exited with code 1 before it answered initialize)',
     );
     expect(by.get('silent')!.error).toBe(
       'MCP server "silent" could not be started: no answer to initialize in 1 s (initialize_timeout); is it an MCP server speaking on stdin/stdout?',
