@@ -153,7 +153,7 @@ export interface NetworkGit {
   keepFetched(): void;
 }
 
-/** Environment variables of the user's a network git keeps: proxies for https, the ssh agent and command for ssh. */
+/** The user's proxy variables, which a network git over https keeps (the user's own network, never the workspace's). */
 const HTTPS_PROXY_VARS = [
   'https_proxy',
   'HTTPS_PROXY',
@@ -183,6 +183,9 @@ function transportEnv(transport: NetworkTransport): Record<string, string> {
     env.GIT_SSH_COMMAND = command;
     if (parent.GIT_SSH_VARIANT) env.GIT_SSH_VARIANT = parent.GIT_SSH_VARIANT;
     if (parent.SSH_AUTH_SOCK) env.SSH_AUTH_SOCK = parent.SSH_AUTH_SOCK;
+    // A command saying ~/.ssh/key means the user's home; git's own config stays the product's
+    // (GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM), whatever HOME says.
+    if (parent.HOME) env.HOME = parent.HOME;
   }
   return env;
 }
@@ -203,8 +206,9 @@ function transportConfig(transport: NetworkTransport): [string, string][] {
 
 /**
  * Makes the throwaway git folder for a repository (the work tree at `repository`, checked by
- * workspaceObjectStore, or the common git folder of one the caller checked), with refs/orchestrate/have/N at each
- * of `haves` that exists there (a fetch then sends only what is new), runs `fn`, removes it.
+ * workspaceObjectStore, or the common git folder of one the caller checked), with
+ * refs/orchestrate/have/N at each of `haves` that exists there (a fetch then sends only what is
+ * new), runs `fn`, removes it.
  */
 export async function withNetworkGit<T>(
   repository: string | { commonDir: string },

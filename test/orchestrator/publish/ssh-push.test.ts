@@ -1,7 +1,8 @@
 // `forge: git` over ssh, against a real sshd on 127.0.0.1 started by the test (Debian's
 // openssh-server) with a host key and a user key the test makes: the branches of a campaign are
 // pushed to bare repositories over ssh://, with the ssh the user's environment names
-// (GIT_SSH_COMMAND: the key, the known_hosts file) and nothing from the repository: a
+// (GIT_SSH_COMMAND: the key, the known_hosts file; or their ssh agent, SSH_AUTH_SOCK) and nothing
+// from the repository: a
 // core.sshCommand the model wrote into its repository is never run. An unknown host key fails
 // with what to do. Skipped, saying why, where sshd or ssh-keygen is missing.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -86,7 +87,9 @@ describe.skipIf(missing.length > 0)('forge: git over ssh (a real sshd)', () => {
     // What a model can write into its repository: an ssh command of its own.
     for (const r of ['repo-a', 'repo-b']) git(join(dir, r), 'config', 'core.sshCommand', `touch ${marker()}; ssh`);
   });
+  let agent: ChildProcess | undefined;
   afterAll(() => {
+    agent?.kill();
     sshd?.kill();
     cleanupTempDirs();
   });
@@ -113,6 +116,25 @@ describe.skipIf(missing.length > 0)('forge: git over ssh (a real sshd)', () => {
     expect(git(join(dir, 'remotes', 'repo-a.git'), 'show', 'campaign/repo-a:greet.txt')).toBe('goodbye from repo-a\n');
     expect(readChangesets(runDir)?.changesets.map((c) => c.state)).toEqual(['published', 'published']);
     expect(existsSync(marker())).toBe(false);
+  });
+
+  it("with the user's ssh agent (SSH_AUTH_SOCK) and no key named, the push goes through the agent", async () => {
+    const sock = join(dir, 'ssh', 'agent.sock');
+    agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // ssh-agent -D prints its variables once the socket listens.
+    await new Promise<void>((r) => agent!.stdout!.once('data', () => r()));
+    execFileSync('ssh-add', ['-q', join(dir, 'ssh', 'user')], {
+      env: { PATH: process.env.PATH, SSH_AUTH_SOCK: sock },
+      stdio: 'ignore',
+    });
+    git(join(dir, 'remotes', 'repo-b.git'), 'update-ref', '-d', 'refs/heads/campaign/repo-b');
+    const viaAgent = sshCommand.replace(/-i \S+ -o IdentitiesOnly=yes /, '');
+    expect(viaAgent).not.toContain(' -i ');
+    const r = await publish({ GIT_SSH_COMMAND: viaAgent, SSH_AUTH_SOCK: sock });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/change\.repo-b: pushed/);
+    expect(remoteBranches(dir, 'repo-b')).toEqual(['refs/heads/campaign/repo-b', 'refs/heads/main']);
   });
 
   it('status marks a changeset merged once its branch is reachable from main on the remote (fetched over ssh)', async () => {
