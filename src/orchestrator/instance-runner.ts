@@ -27,6 +27,7 @@ import { addUsageSummary, zeroUsage, type FailureClass, type RunEventInput } fro
 import type { InstanceState, TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import { runSecrets } from '../run/secrets.js';
+import type { SecretValue } from '../session/redact.js';
 import { protectedInputPaths } from '../run/run-inputs.js';
 import { runCommand } from './verify.js';
 import { enforceWriteScope } from './write-scope-check.js';
@@ -117,10 +118,13 @@ export class InstanceRunner {
   private readonly gitLocks = new KeyedLock();
   /** Snapshots and landing diffs of one repository taken together, under its lock (repo-git-batches.ts). */
   private readonly gitBatches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn));
+  /** The run's secrets (run/secrets.ts), found once: every agent's session redacts the same set as the run's files. */
+  private readonly secrets: SecretValue[];
   /** Scripts of the scripted provider, parsed once per run (undefined: unreadable, the thread reports why). */
   private readonly scripts = new Map<string, ScriptedScript | undefined>();
 
   constructor(private readonly ctx: RunnerContext) {
+    this.secrets = ctx.recipe ? runSecrets(ctx.recipe, ctx.env) : [];
     // bwrap's probe (and, in a repository, product git's private home) started now by child
     // processes, awaited in run(): the coordinator's loop never blocks on them (issue 32).
     if (ctx.recipe?.dir && mayBeInGitRepo(ctx.recipe.dir)) warmProductGit();
@@ -359,8 +363,7 @@ export class InstanceRunner {
     if (key) base.apiKey = key;
     const url = this.ctx.env.ANTHROPIC_BASE_URL;
     if (url) base.baseUrl = url;
-    const secrets = runSecrets(this.ctx.recipe, this.ctx.env);
-    if (secrets.length) base.secrets = secrets;
+    if (this.secrets.length) base.secrets = this.secrets;
     const retryBase = retryBaseDelayFromEnv(this.ctx.env);
     if (retryBase !== undefined) base.retryBaseDelayMs = retryBase;
     return base;
