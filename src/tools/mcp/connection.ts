@@ -20,7 +20,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { resolveSandboxMode, warnOnce, type SandboxPlan } from '../sandbox.js';
 import { MCP_DEFAULTS, type McpServerConfig } from './config.js';
-import type { RunHostPort } from './run-host-wire.js';
+import { RunHostTransport, type RunHostPort } from './run-host-wire.js';
 import { serverReadOnlyPaths } from './server-files.js';
 import { ServerStdioTransport } from './stdio-transport.js';
 
@@ -282,7 +282,8 @@ export class McpConnection {
     initializeMs: number,
   ): Promise<string> {
     const cfg = this.config;
-    const text = err instanceof Error ? err.message : String(err);
+    // Through the run's host (scope: run) the real server's own failure comes back as an error response.
+    const text = (err instanceof Error ? err.message : String(err)).replace(/^MCP error -?\d+: (?=MCP server )/, '');
     if (text.startsWith('MCP server')) return text;
     const head = `MCP server "${cfg.name}" could not be started`;
     const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
@@ -319,7 +320,10 @@ export class McpConnection {
     if (!(transport instanceof ServerStdioTransport)) {
       if (this.status === 'ready') {
         this.status = 'failed';
-        this.failure = `MCP server "${this.config.name}" closed the connection`;
+        this.failure =
+          transport instanceof RunHostTransport && transport.failure
+            ? transport.failure
+            : `MCP server "${this.config.name}" closed the connection`;
         if (!this.ctx.ownerReportsFailures) this.ctx.notify(this.failure);
         for (const l of this.listeners) l();
       }

@@ -20,7 +20,11 @@ export type ToHost =
   | { t: 'msg'; key: string; m: JSONRPCMessage }
   | { t: 'close'; key: string };
 
-export type FromHost = { t: 'msg'; key: string; m: JSONRPCMessage } | { t: 'notice'; text: string };
+export type FromHost =
+  | { t: 'msg'; key: string; m: JSONRPCMessage }
+  | { t: 'notice'; text: string }
+  // The run's server stopped for good (after its one restart): the agent's session with it ends.
+  | { t: 'gone'; key: string; reason: string };
 
 /** The key of a run-scoped server: its name and its whole (expanded) configuration. */
 export function runServerKey(config: McpServerConfig): string {
@@ -38,6 +42,7 @@ export class RunHostPort {
   ) {
     port.on('message', (raw: FromHost) => {
       if (raw.t === 'notice') notify(raw.text);
+      else if (raw.t === 'gone') this.transports.get(raw.key)?.gone(raw.reason);
       else this.transports.get(raw.key)?.onmessage?.(raw.m);
     });
     port.on('close', () => {
@@ -71,10 +76,12 @@ export class RunHostPort {
   }
 }
 
-class RunHostTransport implements Transport {
+export class RunHostTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Why the run's server is gone for good, once the host said so. */
+  failure: string | undefined;
 
   constructor(
     private readonly key: string,
@@ -93,6 +100,13 @@ class RunHostTransport implements Transport {
 
   async close(): Promise<void> {
     this.port.post({ t: 'close', key: this.key });
+    this.port.forget(this.key);
+    this.onclose?.();
+  }
+
+  /** The host's server stopped for good: this session closes with the host's reason. */
+  gone(reason: string): void {
+    this.failure = reason;
     this.port.forget(this.key);
     this.onclose?.();
   }

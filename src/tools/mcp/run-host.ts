@@ -68,7 +68,10 @@ export class McpRunHost {
         const transport = new HostTransport(port, m.key);
         const server = this.proxy(upstream);
         const off = upstream.onToolsChanged(() => {
-          void server.sendToolListChanged().catch(() => undefined);
+          // Gone for good: each agent hears why (and fails, unless the server is optional).
+          if (upstream.status === 'failed')
+            port.postMessage({ t: 'gone', key: m.key, reason: upstream.failure ?? 'it stopped' } satisfies FromHost);
+          else void server.sendToolListChanged().catch(() => undefined);
         });
         sessions.set(m.key, { server, transport, off });
         void server.connect(transport);
@@ -99,6 +102,8 @@ export class McpRunHost {
       c = new McpConnection(open.config, {
         ...open.ctx,
         notify: (text) => this.ports[0]?.postMessage({ t: 'notice', text } satisfies FromHost),
+        // Its loss reaches every agent that uses it ('gone'), not a notice to one of them.
+        ownerReportsFailures: true,
       });
       this.upstreams.set(key, c);
     }

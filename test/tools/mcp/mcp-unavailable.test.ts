@@ -135,17 +135,23 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
     expect(out).toContain('sh: 1: no-such-mcp-server-binary: not found');
   }, 120_000);
 
-  it('a server that stops for good during the run fails its instance; an optional server that cannot start is a warning and the agent goes on', async () => {
+  it("a server that stops for good during the run fails its instance (its own, or the run's shared one); an optional server that cannot start is a warning and the agent goes on", async () => {
     const crash = agentAndTask('crashy');
+    const shared = agentAndTask('shared');
     const dir = recipeDir([
       'name: dying-server',
       'provider: scripted',
       'script: done.yaml',
-      'concurrency: 2',
+      'concurrency: 3',
       'mcp_servers:',
       '  crashy:',
       `    command: ${JSON.stringify(process.execPath)}`,
       `    args: [${JSON.stringify(STDIO_FIXTURE)}, crashy]`,
+      // One server for the run, hosted by the coordinator: its agents hear from there that it is gone.
+      '  shared:',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: [${JSON.stringify(STDIO_FIXTURE)}, shared]`,
+      '    scope: run',
       '  gone:',
       '    command: sh',
       '    args: [-c, "echo the gone server is not installed >&2; exit 3"]',
@@ -153,11 +159,14 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
       'agents:',
       ...crash.agent,
       '    script: crash.yaml',
+      ...shared.agent,
+      '    script: crash-shared.yaml',
       '  tolerant:',
       '    mcp_servers: [gone]',
       '    tools: [read]',
       'tasks:',
       ...crash.task,
+      ...shared.task,
       '  - id: tolerant',
       '    agent: tolerant',
       '    prompt: go',
@@ -174,10 +183,18 @@ describe('a dead MCP server fails the agent that names it: mcp_unavailable, with
         '',
       ].join('\n'),
     );
+    writeFileSync(
+      join(dir, 'crash-shared.yaml'),
+      readFileSync(join(dir, 'crash.yaml'), 'utf8').replaceAll('mcp__crashy__', 'mcp__shared__'),
+    );
     const run = await runCli(['run', join(dir, 'recipe.yaml')], { cwd: dir, env: env(dir) });
     expect(run.code).not.toBe(0);
     const shown = await showJson(dir);
     const by = new Map(shown.instances.map((i) => [i.key, i]));
+    expect(by.get('shared')).toMatchObject({ status: 'failed', failure: 'mcp_unavailable' });
+    expect(by.get('shared')!.error).toMatch(
+      /^MCP server "shared" stopped \(exit code 3\) after it had already been restarted once/,
+    );
     expect(by.get('crashy')).toMatchObject({ status: 'failed', failure: 'mcp_unavailable' });
     expect(by.get('crashy')!.error).toMatch(
       /^MCP server "crashy" stopped \(exit code 3\) after it had already been restarted once/,
