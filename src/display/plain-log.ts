@@ -36,6 +36,16 @@ export function controlLine(c: ControlRecord): string {
   return `control: ${what}${text} by ${c.by}: ${c.ok ? 'ok' : 'refused'}${c.message ? `, ${err(c.message)}` : ''}`;
 }
 
+/** What a resume's line says about its inputs: changed files it did not use, a reload, an older run. */
+function resumeInputsText(inputs: Extract<RunEvent, { type: 'run_resume' }>['inputs']): string {
+  if (!inputs) return '';
+  const files = inputs.changed.map((c) => `${c.file} (${c.change})`).join(', ');
+  if (inputs.source === 'uncaptured') return '; its inputs were not captured (an older run): read as they are now';
+  if (inputs.source === 'reloaded')
+    return `; recipe reloaded by ${inputs.reloadedBy ?? 'the user'}${files ? `: ${files}` : ''}`;
+  return files ? `; changed since the start and not used (the captured copies are): ${files}` : '';
+}
+
 export class PlainLog {
   readonly state: RunState = createRunState();
   private readonly waiting = new Set<string>();
@@ -72,7 +82,7 @@ export class PlainLog {
         return `run ${e.runId} ${e.resumed ? 'resumed' : 'started'}: ${e.name} (${e.recipe}), ${plural(n, 'task')}`;
       }
       case 'run_resume':
-        return `run ${e.runId} resumed${e.previousStatus ? ` (was ${e.previousStatus})` : ''}`;
+        return `run ${e.runId} resumed${e.previousStatus ? ` (was ${e.previousStatus})` : ''}${resumeInputsText(e.inputs)}`;
       case 'task_expanded':
         return `${e.task}: expanded into ${plural(e.keys.length, 'instance')}`;
       case 'budget_exhausted':

@@ -99,7 +99,10 @@ function project(): { dir: string; runs: string; env: Record<string, string> } {
 async function firstSession(dir: string, runs: string, env: Record<string, string>): Promise<string> {
   const r = await exited(spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runs, '--no-color'], env));
   expect(r.code, r.stderr + r.stdout).toBe(1);
-  return join(runs, readdirSync(runs)[0]!);
+  expect(existsSync(runs), r.stderr).toBe(true);
+  const runDir = join(runs, readdirSync(runs)[0]!);
+  expect(ofType(events(runDir), 'run_end').map((e) => e.status)).toEqual(['failed']);
+  return runDir;
 }
 
 const resumeEvent = (runDir: string): Extract<RunEvent, { type: 'run_resume' }> =>
@@ -153,6 +156,10 @@ describe.skipIf(skipWithoutBwrap('trusted inputs on resume'))(
       expect(r.stderr).toContain('.mcp.json: created');
       expect(r.stderr).toContain('.claude/settings.json: created');
       expect(r.stderr).toContain('--reload-recipe');
+      // The run's plain log (and so `watch`) says it too.
+      expect(r.stderr).toMatch(
+        /resumed \(was failed\); changed since the start and not used \(the captured copies are\): \.claude\/settings\.json \(created\), \.mcp\.json \(created\), recipe\.yaml \(modified\), worker\.md \(modified\)/,
+      );
       const resumed = resumeEvent(runDir);
       expect(resumed.inputs?.source).toBe('captured');
       expect(resumed.inputs?.changed.map((c) => [c.file, c.change])).toEqual([
@@ -196,6 +203,9 @@ describe.skipIf(skipWithoutBwrap('trusted inputs on resume'))(
         /read as they are now and captured again \(--reload-recipe, asked by resume --reload-recipe \(pid \d+/,
       );
       expect(r.stderr).toContain('script.yaml: modified');
+      expect(r.stderr).toMatch(
+        /resumed \(was failed\); recipe reloaded by resume --reload-recipe \(pid \d+.*\): script\.yaml \(modified\)/,
+      );
       const resumed = resumeEvent(runDir);
       expect(resumed.inputs?.source).toBe('reloaded');
       expect(resumed.inputs?.reloadedBy).toMatch(/^resume --reload-recipe \(pid \d+/);
