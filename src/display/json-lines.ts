@@ -23,7 +23,11 @@
  *                    command-line model/provider/concurrency/budgetUsd.
  *   run_resume       previousStatus?: the status the run had when it stopped; budget?, overrides?:
  *                    the budget and command-line overrides in force from here on (the next resume
- *                    starts from them).
+ *                    starts from them); inputs?: {source: captured | reloaded | uncaptured,
+ *                    reloadedBy?, changed: [{file, change: modified | created | deleted, diff?}]}:
+ *                    where the recipe and its files came from (the copies captured at the run's
+ *                    start, the live files with --reload-recipe, or an older run's live files) and
+ *                    which files differ from their capture (file relative to root).
  *   task_expanded    task, keys: the instances of a for_each task, once its input is known.
  *   budget_exhausted reason: no further model calls are permitted.
  *   run_end          status: succeeded | partial | failed | interrupted | budget_exhausted, usage,
