@@ -38,20 +38,12 @@ function clientFor(sdk: Sdk, apiKey: string, baseURL: string): Anthropic {
 }
 
 /** Marks a failure our own code detected (idle stream, cut stream), as opposed to an SDK error. */
-class StreamFailure extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-  }
-}
-
-const CONNECTION_ERROR_TEXT = /terminated|ECONNRESET|ECONNREFUSED|EPIPE|socket|other side closed|fetch failed|network/i;
+class StreamFailure extends Error {}
 
 /** Describes a thrown error for the retry loop and for the final errorMessage. */
 export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
-  if (err instanceof StreamFailure) return { message: err.message, kind: err.retryable ? 'connection' : undefined };
+  // A lost or silent stream: a connection failure (the retry loop decides whether a retry may repeat content).
+  if (err instanceof StreamFailure) return { message: err.message, kind: 'connection' };
   if (err instanceof sdk.APIConnectionError) {
     return { message: `Could not reach the Anthropic API: ${err.message}${causeText(err)}`, kind: 'connection' };
   }
@@ -74,7 +66,7 @@ export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
     };
   }
   const message = (err instanceof Error ? err.message : String(err)) + causeText(err);
-  if (CONNECTION_ERROR_TEXT.test(message))
+  if (classifyProviderError({ message }) === 'connection')
     return { message: `The connection to the Anthropic API was lost: ${message}`, kind: 'connection' };
   return { message };
 }
@@ -196,7 +188,6 @@ async function attemptOnce(
     if (!reader.sawMessageStop) {
       throw new StreamFailure(
         'The Anthropic stream ended before the message was complete (connection closed mid-reply).',
-        true,
       );
     }
     return undefined;
@@ -213,6 +204,5 @@ function idleFailure(idleMs: number, reader: AnthropicStreamReader): StreamFailu
   const what = reader.contentStarted ? 'in the middle of the reply' : 'before the reply started';
   return new StreamFailure(
     `The Anthropic API sent nothing for ${idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`,
-    true,
   );
 }

@@ -85,21 +85,13 @@ export function openAIKeyFor(model: Model, options: StreamOptions): { key?: stri
 }
 
 /** Marks a failure our own code detected (idle stream, cut stream). */
-class StreamFailure extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-  }
-}
-
-const CONNECTION_ERROR_TEXT = /terminated|ECONNRESET|ECONNREFUSED|EPIPE|socket|other side closed|fetch failed|network/i;
+class StreamFailure extends Error {}
 
 /** Describes a thrown error for the retry loop and for the final errorMessage. */
 export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, 'provider'>): AttemptFailure {
   const who = `the ${model.provider} API`;
-  if (err instanceof StreamFailure) return { message: err.message, kind: err.retryable ? 'connection' : undefined };
+  // A lost or silent stream: a connection failure (the retry loop decides whether a retry may repeat content).
+  if (err instanceof StreamFailure) return { message: err.message, kind: 'connection' };
   if (err instanceof sdk.APIConnectionError) {
     const cause = (err as { cause?: unknown }).cause;
     return {
@@ -127,7 +119,7 @@ export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, '
   }
   const message =
     err instanceof Error ? err.message + (err.cause instanceof Error ? ` (${err.cause.message})` : '') : String(err);
-  if (CONNECTION_ERROR_TEXT.test(message))
+  if (classifyProviderError({ message }) === 'connection')
     return { message: `The connection to ${who} was lost: ${message}`, kind: 'connection' };
   return { message };
 }
@@ -325,7 +317,6 @@ async function attemptOnce(
         reader.end();
         throw new StreamFailure(
           `${who} stream ended before the reply was complete (no finish_reason; connection closed mid-reply).`,
-          true,
         );
       }
       return undefined;
@@ -344,10 +335,7 @@ async function attemptOnce(
       if (options.signal?.aborted) return undefined;
       if (reader.streamError) return describeStreamError(reader.streamError);
       if (!reader.finished)
-        throw new StreamFailure(
-          `${who} stream ended before the response was complete (connection closed mid-reply).`,
-          true,
-        );
+        throw new StreamFailure(`${who} stream ended before the response was complete (connection closed mid-reply).`);
     }
     return undefined;
   } catch (err) {
@@ -364,6 +352,5 @@ function idleFailure(who: string, idleMs: number, contentStarted: boolean): Stre
   const what = contentStarted ? 'in the middle of the reply' : 'before the reply started';
   return new StreamFailure(
     `${who} sent nothing for ${idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`,
-    true,
   );
 }

@@ -123,7 +123,7 @@ function kindForType(type: string | undefined): ProviderErrorKind | undefined {
 
 const OVERLOADED_TEXT = /overloaded|server is busy|capacity/i;
 const CONNECTION_TEXT =
-  /\bterminated\b|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|socket hang up|other side closed|fetch failed|connection.?(error|refused|reset|lost|closed)/i;
+  /\bterminated\b|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|\bsocket\b|\bnetwork\b|other side closed|fetch failed|connection.?(error|refused|reset|lost|closed)/i;
 
 /**
  * The one classification of a provider failure: which transient kind it is, or undefined when a
