@@ -125,3 +125,8 @@ export function gitForgeRecipe(dir: string, remote: string): string {
     .replace(/\n {2}labels: .*\n {2}reviewers: .*/, '')
     .replace(/remote: .*/, `remote: ${remote}`);
 }
+
+/** Output without the notice `--reload-recipe` prints (the recipe read again and captured), so any other message shows. */
+export function withoutReloadNotice(text: string): string {
+  return text.replace(/^orchestrate: the recipe and its files are read as they are now[^\n]*\n/gm, '');
+}

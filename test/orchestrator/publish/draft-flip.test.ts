@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs } from '../helpers/run-fixtures.js';
-import { GL_TOKEN, REPOS, TOKEN, project } from './campaign-fixtures.js';
+import { GL_TOKEN, REPOS, TOKEN, project, withoutReloadNotice } from './campaign-fixtures.js';
 import { type FakeGitHub, type FakeGitLab, fakeGitHub, fakeGitLab } from './fake-forges.js';
 
 const recipe = (dir: string, gh: string, gl: string, draft: boolean) => `name: drafts
@@ -59,12 +59,16 @@ describe('publish --apply after draft: changed', () => {
     if (!run.ok) throw new Error(JSON.stringify(run));
     const env = { PATH: process.env.PATH, GITHUB_TOKEN: TOKEN, GITLAB_TOKEN: GL_TOKEN };
     const apply = () =>
-      runCli(['publish', run.outcome.dir, '--apply', '--run-dir', join(dir, 'runs')], { cwd: dir, env });
+      // The recipe's draft: is edited between applies: --reload-recipe takes it over the run's captured copy.
+      runCli(['publish', run.outcome.dir, '--apply', '--reload-recipe', '--run-dir', join(dir, 'runs')], {
+        cwd: dir,
+        env,
+      });
     const drafts = () => [...gh!.pulls, ...gl!.pulls].map((p) => [p.repo, p.number, p.title, p.draft]);
     const writesSince = (g: number, l: number) => [...gh!.writes.slice(g), ...gl!.writes.slice(l)];
 
     const opened = await apply();
-    expect(opened.stderr).toBe('');
+    expect(withoutReloadNotice(opened.stderr)).toBe('');
     expect(drafts()).toEqual([
       ['acme/repo-a', 1, 'Change repo-a', true],
       ['acme/repo-b', 1, 'Draft: Change repo-b', true],

@@ -8,6 +8,8 @@
 // - the token goes to the forge's host only: a remote on another host name gets none (the push
 //   fails with a 401, nothing sent);
 // - with both right, the branches arrive on the remote and the pull requests open;
+// - a remote given as the forge's ssh address (git@host:owner/repo.git) is the same repository,
+//   pushed over https with the token;
 // - the token appears in no output and no file of the run folder.
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +26,7 @@ import {
   recipe,
   runCampaign,
   remoteBranches,
+  withoutReloadNotice,
 } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 import { selfSignedCert } from '../../helpers/self-signed-cert.js';
@@ -38,7 +41,11 @@ describe('publishing over https', () => {
   let certFile: string;
   const outputs: string[] = [];
   const publish = async (env: Record<string, string>, ...more: string[]) => {
-    const r = await orchestrate(['publish', runDir, '--apply', ...more], { GITHUB_TOKEN: TOKEN, ...env });
+    // Each test rewrites the recipe's remote: --reload-recipe takes it instead of the run's captured copy.
+    const r = await orchestrate(['publish', runDir, '--apply', '--reload-recipe', ...more], {
+      GITHUB_TOKEN: TOKEN,
+      ...env,
+    });
     outputs.push(r.out);
     return r;
   };
@@ -99,7 +106,7 @@ describe('publishing over https', () => {
     mkdirSync(home);
     writeFileSync(join(home, '.gitconfig'), `[http]\n\tsslCAInfo = ${certFile}\n`);
     const r = await publish({ NODE_EXTRA_CA_CERTS: certFile, HOME: home });
-    expect(r.out).not.toContain('orchestrate:');
+    expect(withoutReloadNotice(r.out)).not.toContain('orchestrate:');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/change\.repo-a: opened\s+https:\/\/github\.example\/acme\/repo-a\/pull\/1/);
     expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/campaign/repo-a', 'refs/heads/main']);
@@ -121,8 +128,23 @@ describe('publishing over https', () => {
     expect(again.out).toMatch(/change\.repo-a: unchanged/);
   });
 
+  it("the forge's ssh address as the remote is pushed over https, with the token, to the same repository", async () => {
+    const spec = recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}')
+      .replace(/remote: .*/, 'remote: git@127.0.0.1:acme/${{ repo.name }}.git')
+      .replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, '');
+    writeFileSync(join(dir, 'recipe.yaml'), spec);
+    for (const repo of ['repo-a', 'repo-b'])
+      git(join(dir, 'remotes', `${repo}.git`), 'update-ref', '-d', `refs/heads/campaign/${repo}`);
+    gh.gitRequests.length = 0;
+    const r = await publish({ NODE_EXTRA_CA_CERTS: certFile, GIT_SSL_CAINFO: certFile });
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/change\.repo-a: pushed/);
+    expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/campaign/repo-a', 'refs/heads/main']);
+    expect(gh.gitRequests.some((q) => q.path === '/acme/repo-a.git/git-receive-pack' && q.authorized)).toBe(true);
+  });
+
   it('the token is in no output and no file of the run folder', () => {
-    expect(outputs.length).toBe(4);
+    expect(outputs.length).toBe(5);
     for (const out of outputs) expect(out).not.toContain(TOKEN);
     const b64 = Buffer.from(`x-access-token:${TOKEN}`).toString('base64');
     for (const f of filesUnder(runDir)) {
