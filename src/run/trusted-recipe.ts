@@ -58,7 +58,7 @@ export function loadTrustedRecipe(
   } catch (err) {
     return {
       ok: false,
-      message: `${(err as Error).message}. Resume with --reload-recipe to validate the recipe's files as they are now and capture them again.`,
+      message: `${(err as Error).message}. Add --reload-recipe to validate the recipe's files as they are now and capture them again.`,
     };
   }
   if (!manifest && opts.reloadBy === undefined) {
