@@ -1,10 +1,16 @@
 // Coordinator side of permits: every model request of every worker asks here first.
 // The broker enforces requests-per-minute per model and per provider (SlidingWindowLimiter), the
 // run, task and provider budgets (BudgetLedger reservations), and pauses — not kills — everyone
-// while a provider says rate-limited. Waiting requests are served first-come first-served. An optional gate may hold a
-// request back before it queues (cache-warmup.ts: a fan-out's first call goes out alone).
+// while a provider says rate-limited. It also paces by the limits the providers state in their
+// response headers (learned-limits.ts: a token bucket per limit, admitting a call only when its
+// estimated input and max_tokens fit; a declared rate_limit stays an upper bound). Waiting requests
+// are served by priority (calls that unblock the most waiting work first), then first-come
+// first-served. An optional gate may hold a request back before it queues (cache-warmup.ts: a
+// fan-out's first call goes out alone).
 import PQueue from 'p-queue';
+import type { RateLimitSnapshot } from '../ai/rate-limit-headers.js';
 import { BudgetLedger, type Spend } from './budget.js';
+import { type CallEstimate, LearnedLimits, type LimitReservation } from './learned-limits.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
 import type { BudgetScope, UsageSummary } from '../run/usage-summary.js';
 
@@ -16,6 +22,12 @@ export interface PermitRequest {
   scopes: string[];
   /** Spend reserved while the call runs; settled by usage(). */
   estimate: Spend;
+  /** What the call will take of the provider's limits (input, max_tokens); absent in old workers. */
+  call?: CallEstimate;
+  /** The short hash of the API key its last response was for (limits are per key). */
+  keyHash?: string;
+  /** Higher goes first while requests wait (call-priority.ts); default 0. */
+  priority?: number;
   signal?: AbortSignal;
 }
 
@@ -51,6 +63,10 @@ interface Grant {
   scopes: string[];
   limiterSlot?: number;
   reservation: number;
+  /** What it took of the learned limits (undefined: none learned yet). */
+  limits?: LimitReservation;
+  /** A response arrived (its headers were heard). */
+  heard?: boolean;
 }
 
 export interface PermitBrokerOptions {
@@ -66,7 +82,13 @@ export interface PermitBrokerOptions {
   marginMs?: number;
   now?: () => number;
   gate?: PermitGate;
+  /** Pace by the limits providers state in their headers (default true). */
+  adaptive?: boolean;
+  /** The window of the learned limits (default 60 s, as the providers state them; benches scale it). */
+  learnedWindowMs?: number;
 }
+
+const NO_CALL_ESTIMATE: CallEstimate = { uncachedInput: 0, cachedInput: 0, maxOutput: 0 };
 
 /**
  * Requests of one model are served first-come first-served by a p-queue of concurrency 1, one per
@@ -87,10 +109,13 @@ export class PermitBroker {
   private nextGrant = 1;
   private readonly now: () => number;
   readonly budget: BudgetLedger;
+  /** The providers' limits learned from response headers; shared by every thread and remote worker of the run. */
+  readonly learned: LearnedLimits | undefined;
 
   constructor(private readonly opts: PermitBrokerOptions) {
     this.budget = opts.budget;
     this.now = opts.now ?? Date.now;
+    if (opts.adaptive !== false) this.learned = new LearnedLimits({ now: this.now, windowMs: opts.learnedWindowMs });
   }
 
   private limiter(key: string, limit: number | undefined): SlidingWindowLimiter | undefined {
@@ -163,6 +188,7 @@ export class PermitBroker {
     try {
       return await this.queueFor(req.model, req.provider).add(() => this.grantWhenFree(w), {
         signal: w.refuse.signal,
+        priority: req.priority ?? 0,
       });
     } catch (err) {
       if (isOutcome(err)) return err;
@@ -184,12 +210,19 @@ export class PermitBroker {
       if (!verdict.ok) return { ok: false, reason: verdict.reason, budget: verdict.scope };
       const limiter = this.limiterFor(req.model, req.provider);
       const providerLimiter = this.providerLimiterFor(req.provider);
+      const call = req.call ?? NO_CALL_ESTIMATE;
       const wait = this.queueFor(req.model, req.provider).isPaused
         ? Infinity
-        : Math.max(limiter?.waitTime() ?? 0, providerLimiter?.waitTime() ?? 0);
+        : Math.max(
+            limiter?.waitTime() ?? 0,
+            providerLimiter?.waitTime() ?? 0,
+            this.learned?.waitTime(req.model, req.provider, call, req.keyHash) ?? 0,
+          );
       if (wait <= 0) {
         const reservation = this.budget.reserve(scopes, req.estimate);
         if (!reservation.ok) return { ok: false, reason: reservation.reason, budget: reservation.scope };
+        // Only a worker that sends its estimate reports the headers: only its call may probe.
+        const limits = this.learned?.reserve(req.model, req.provider, call, req.keyHash, req.call !== undefined);
         const limiterSlot = limiter?.tryAcquire();
         const providerSlot = providerLimiter?.tryAcquire();
         const slotId = this.nextGrant++;
@@ -200,6 +233,7 @@ export class PermitBroker {
           limiterSlot,
           providerSlot,
           reservation: reservation.id,
+          ...(limits ? { limits } : {}),
         });
         // Answered: no sweep or drain may refuse it now. Its reservation may leave others over budget.
         this.waiters.delete(w);
@@ -246,17 +280,28 @@ export class PermitBroker {
     return this.waiters.size;
   }
 
-  /** Why a request that was not granted at once is waiting (for permit_wait events). */
-  waitReason(): string {
+  /** Why a request that was not granted at once is waiting (for permit_wait events); `req`: whose. */
+  waitReason(req?: Pick<PermitRequest, 'model' | 'provider' | 'call' | 'keyHash'>): string {
     if (this.opts.gate?.holding?.()) return "the prompt cache is warmed by the fan-out's first request";
+    const binding = req && this.learned?.binding(req.model, req.provider, req.call ?? NO_CALL_ESTIMATE, req.keyHash);
+    if (binding) return binding;
     return this.waiters.size > 1 ? `${this.waiters.size} requests waiting for permits` : 'rate limit';
   }
 
-  /** The permitted request's response started (or failed): date its rate-limit slot. */
-  started(slotId: number, at?: number): void {
+  /**
+   * The permitted request's response started (or failed): date its rate-limit slot. `heard`: a
+   * response arrived (a reply or an error status), with the limits its headers stated.
+   */
+  started(slotId: number, at?: number, heard?: { rateLimits?: RateLimitSnapshot }): void {
     this.opts.gate?.settled(slotId, true);
     const g = this.grants.get(slotId);
-    if (g) this.slotsStarted(g, at);
+    if (g) {
+      this.slotsStarted(g, at);
+      if (heard) {
+        g.heard = true;
+        this.learned?.learn(g.model, g.provider, heard.rateLimits);
+      }
+    }
     this.wake();
   }
 
@@ -268,6 +313,7 @@ export class PermitBroker {
     this.grants.delete(slotId);
     this.budget.release(g.reservation);
     this.budget.charge(g.scopes, { usd: usage.cost, tokens: usage.totalTokens });
+    this.settleLimits(g, usage);
     // A request that never reported its start still frees its slot one window from now.
     this.slotsStarted(g);
     this.wake();
@@ -280,8 +326,15 @@ export class PermitBroker {
     this.opts.gate?.settled(slotId, false);
     this.grants.delete(slotId);
     this.budget.release(g.reservation);
+    this.settleLimits(g, undefined);
     this.slotsStarted(g);
     this.wake();
+  }
+
+  /** The learned limits get the call's real usage (its estimate was a reservation); an unanswered probe lets the next call probe. */
+  private settleLimits(g: Grant, usage: UsageSummary | undefined): void {
+    if (g.limits) this.learned?.settle(g.limits, usage);
+    if (!g.heard) this.learned?.probeEnded(g.model, g.provider);
   }
 
   /** Dates a grant's rate-limit slots (the first report wins; later ones change nothing). */
