@@ -89,7 +89,8 @@ export interface FakeOpenAIOptions {
   stringToolChoiceOnly?: boolean;
   /** Refuse prompts over this many tokens, in this server's wording. */
   contextWindow?: number;
-  overflowWording?: 'openai' | 'llamacpp' | 'lmstudio';
+  /** vllm: the flat {"object": "error", "message"} body (no "error" field; the OpenAI SDK keeps none of it). */
+  overflowWording?: 'openai' | 'llamacpp' | 'lmstudio' | 'vllm';
   /** Model ids GET /models lists (default ['fake-model']). */
   models?: string[];
   /** A key the server requires as Bearer token (default: none required). */
@@ -309,6 +310,20 @@ function overflowError(wording: FakeOpenAIOptions['overflowWording'], window: nu
       type: 'exceed_context_size_error',
       message: 'the request exceeds the available context size, try increasing it',
       extra: { n_prompt_tokens: prompt, n_ctx: window },
+    };
+  }
+  if (wording === 'vllm') {
+    return {
+      kind: 'http-error',
+      status: 400,
+      message: '',
+      body: JSON.stringify({
+        object: 'error',
+        message: `This model's maximum context length is ${window} tokens. However, you requested ${prompt} tokens in the messages, Please reduce the length of the messages.`,
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      }),
     };
   }
   if (wording === 'lmstudio') {
