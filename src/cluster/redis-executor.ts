@@ -517,11 +517,12 @@ function failed(failure: FailureClass, error: string): WorkerResult {
 
 /**
  * The task as plain JSON for a machine that shares nothing with this one: no ports, no API key
- * (a worker uses its own), no secret holding the key, no paths to hide here.
+ * (a worker uses its own), no secret holding the key or known only here (`local`: forge tokens,
+ * provider keys, the cluster secret), no paths to hide here.
  */
 function portableTask(task: InstanceTask): Record<string, unknown> {
   const { port: _port, peerPort: _peer, apiKey, ...rest } = task;
-  const secrets = (task.secrets ?? []).filter((s) => s.value !== apiKey && !/API_KEY$/.test(s.name));
+  const secrets = (task.secrets ?? []).filter((s) => !s.local && s.value !== apiKey && !/API_KEY$/.test(s.name));
   const sandbox = task.sandbox ? { ...task.sandbox, hide: [] } : undefined;
   // A parsed script holds RegExps, which JSON cannot carry: the worker parses the shipped file.
   const { scriptData: _parsed, ...agent } = task.agent;

@@ -6,6 +6,7 @@ import type { LearnedWindow } from '../ai/learned-windows.js';
 import type { ModelSpec } from '../ai/models.js';
 import type { ProviderConfig } from '../ai/provider-config.js';
 import type { ScriptedScript } from '../ai/scripted.js';
+import type { FallbackTarget } from '../recipe/fallback.js';
 import type { HooksConfig } from '../runtime/command-hooks.js';
 import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import type { McpServerSpec } from '../tools/mcp/config.js';
@@ -20,6 +21,8 @@ export interface AgentSpec {
   provider: string;
   /** The endpoint of an OpenAI-compatible (or re-pointed Anthropic) provider; its key is read in the worker. */
   providerConfig?: ProviderConfig;
+  /** Where its calls move when its model stays overloaded or down (recipe `fallback:`), in order. */
+  fallback?: FallbackTarget[];
   /** Absolute path of the script for the scripted provider. */
   script?: string;
   /**
@@ -79,8 +82,8 @@ export interface InstanceTask {
   agent: AgentSpec;
   apiKey?: string;
   baseUrl?: string;
-  /** Values kept out of the session file (recipe `secrets:` and the API key). */
-  secrets?: { name: string; value: string }[];
+  /** Values kept out of the session file (run/secrets.ts; `local` ones never go to a remote worker). */
+  secrets?: { name: string; value: string; local?: boolean }[];
   /** First delay of model-call retries (provider and session level), from ORCHESTRATE_RETRY_BASE_MS. */
   retryBaseDelayMs?: number;
   /** Globs relative to `cwd` that edit/write may touch (undefined: anywhere in cwd). */

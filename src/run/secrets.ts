@@ -95,19 +95,24 @@ function clusterSecretFile(env: Readonly<Record<string, string | undefined>>): S
 
 /**
  * Every secret value of a run (see the header), unset variables skipped, each value once (the
- * first name wins). `extra`: secrets the caller knows of besides (a cluster secret from --secret-file).
+ * first name wins). All but the recipe's `secrets:` are marked `local`: a remote worker is not
+ * sent this machine's credentials. `extra`: secrets the caller knows of besides (a cluster secret from --secret-file).
  */
 export function runSecrets(
   recipe: SecretSources,
   env: Readonly<Record<string, string | undefined>>,
   extra: readonly SecretValue[] = [],
 ): SecretValue[] {
+  const listed: SecretValue[] = [];
+  for (const name of recipe.secrets) {
+    const value = env[name];
+    if (value) listed.push({ name, value });
+  }
   const out: SecretValue[] = [];
   const fromEnv = (name: string): void => {
     const value = env[name];
     if (value) out.push({ name, value });
   };
-  for (const name of recipe.secrets) fromEnv(name);
   for (const name of WELL_KNOWN) fromEnv(name);
   for (const p of providersOf(recipe)) {
     if (p.apiKeyEnv) fromEnv(p.apiKeyEnv);
@@ -118,8 +123,12 @@ export function runSecrets(
   for (const a of Object.values(recipe.agents ?? {}))
     for (const s of a.mcpServers ?? []) out.push(...mcpSecrets(s, mcpEnv));
   out.push(...clusterSecretFile(env), ...extra);
+  // Only what the recipe lists under secrets: travels with a task to a remote worker (as before);
+  // the rest is this machine's and stays here (`local`).
   const seen = new Set<string>();
-  return out.filter((s) => s.value !== '' && !seen.has(s.value) && seen.add(s.value));
+  return [...listed, ...out.map((s) => ({ ...s, local: true }))].filter(
+    (s) => s.value !== '' && !seen.has(s.value) && seen.add(s.value),
+  );
 }
 
 /** The redactor of a run (runSecrets), or undefined when it has no secrets. */

@@ -14,6 +14,11 @@ export interface SecretValue {
   /** What the placeholder says: `[REDACTED:<name>]`. */
   name: string;
   value: string;
+  /**
+   * Known only where the run is conducted (this machine's provider keys, forge tokens, the
+   * cluster secret): redacted here, never shipped with a task to another machine.
+   */
+  local?: boolean;
 }
 
 export interface Redactor {

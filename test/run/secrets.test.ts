@@ -16,12 +16,16 @@ afterAll(() => {
 });
 
 describe('run secrets', () => {
-  it('are the listed variables that are set, plus the API key', () => {
+  it("are the listed variables that are set, plus the API key (this machine's: local, never shipped to a remote worker)", () => {
     expect(runSecrets({ secrets: ['A', 'MISSING'] }, { A: 'value-a', ANTHROPIC_API_KEY: 'sk-key-1' })).toEqual([
       { name: 'A', value: 'value-a' },
-      { name: 'ANTHROPIC_API_KEY', value: 'sk-key-1' },
+      { name: 'ANTHROPIC_API_KEY', value: 'sk-key-1', local: true },
     ]);
     expect(runRedactor({ secrets: [] }, {})).toBeUndefined();
+    // A credential the recipe lists itself travels with its tasks, as every listed secret does.
+    expect(runSecrets({ secrets: ['GITHUB_TOKEN'] }, { GITHUB_TOKEN: 'ghp-listed-1' })).toEqual([
+      { name: 'GITHUB_TOKEN', value: 'ghp-listed-1' },
+    ]);
   });
 
   it('cover every credential the product knows: api_key_env keys, provider headers, forge tokens, the cluster secret, credential-named MCP env and headers', () => {
@@ -90,7 +94,7 @@ describe('run secrets', () => {
     for (const plain of ['true', 'debug-level', 'my title', '/home/someone', 'never-named-value'])
       expect(byValue.has(plain)).toBe(false);
     expect(runSecrets({ secrets: [] }, { ORCHESTRATE_CLUSTER_SECRET: 'cluster-env-secret' })).toEqual([
-      { name: 'ORCHESTRATE_CLUSTER_SECRET', value: 'cluster-env-secret' },
+      { name: 'ORCHESTRATE_CLUSTER_SECRET', value: 'cluster-env-secret', local: true },
     ]);
   });
 
