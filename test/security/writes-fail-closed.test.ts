@@ -208,6 +208,34 @@ tasks:
   });
 });
 
+describe('the patch fails closed without writes: too', { timeout: 120_000 }, () => {
+  it('a diff git cannot take fails the instance (class workspace) instead of marking it done with no patch', async () => {
+    const dir = tempProject({});
+    repoWith(dir, {
+      'recipe.yaml': `name: no-writes
+provider: scripted
+script: script.yaml
+agents:
+  coder: { tools: [bash] }
+tasks:
+  - id: work
+    agent: coder
+    prompt: "Work"
+`,
+      'script.yaml': script('git init -q sub && echo changed > top.txt'),
+      'top.txt': 'top\n',
+      '.gitignore': 'runs/\n',
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(ofType(log, 'instance_done')).toEqual([]);
+    const failed = ofType(log, 'instance_failed');
+    expect(failed.map((e) => e.failure)).toEqual(['workspace']);
+    expect(failed[0]!.error).toMatch(/cannot be measured.*top\.txt/);
+  });
+});
+
 describe('landing fails closed when the checkout it lands in was rewired', { timeout: 120_000 }, () => {
   it("a commondir planted in the checkout's .git by a worktree agent: merge: branch fails with class workspace and writes nothing into the repository it names", async () => {
     const other = repoWith(tempDir('other-repo-'), { 'theirs.txt': 'theirs\n' });
