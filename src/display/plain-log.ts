@@ -36,15 +36,23 @@ export function controlLine(c: ControlRecord): string {
   return `control: ${what}${text} by ${c.by}: ${c.ok ? 'ok' : 'refused'}${c.message ? `, ${err(c.message)}` : ''}`;
 }
 
-/** What a resume's line says about its inputs: changed files it did not use, a reload, an older run. */
-function resumeInputsText(inputs: Extract<RunEvent, { type: 'run_resume' }>['inputs']): string {
-  if (!inputs) return '';
+/**
+ * What a resume says about its inputs (run_resume.inputs): changed files it did not use, a
+ * reload and who asked, or an older run read as it is; undefined when there is nothing to say.
+ */
+export function resumeInputsNote(inputs: Extract<RunEvent, { type: 'run_resume' }>['inputs']): string | undefined {
+  if (!inputs) return undefined;
   const files = inputs.changed.map((c) => `${c.file} (${c.change})`).join(', ');
-  if (inputs.source === 'uncaptured') return '; its inputs were not captured (an older run): read as they are now';
+  if (inputs.source === 'uncaptured') return 'its inputs were not captured (an older run): read as they are now';
   if (inputs.source === 'reloaded')
-    return `; recipe reloaded by ${inputs.reloadedBy ?? 'the user'}${files ? `: ${files}` : ''}`;
-  return files ? `; changed since the start and not used (the captured copies are): ${files}` : '';
+    return `recipe reloaded by ${inputs.reloadedBy ?? 'the user'}${files ? `: ${files}` : ''}`;
+  return files ? `changed since the start and not used (the captured copies are): ${files}` : undefined;
 }
+
+const resumeInputsText = (inputs: Extract<RunEvent, { type: 'run_resume' }>['inputs']): string => {
+  const note = resumeInputsNote(inputs);
+  return note ? `; ${note}` : '';
+};
 
 export class PlainLog {
   readonly state: RunState = createRunState();

@@ -188,7 +188,9 @@ describe('orchestrate mcp serve over stdio', () => {
       },
     )) as ToolResult;
     expect(r.isError, textOf(r)).toBeFalsy();
-    expect(textOf(r)).toMatch(new RegExp(`^run ${runId}: succeeded`));
+    expect(textOf(r)).toMatch(
+      new RegExp(`^Inputs: recipe reloaded by resume --reload-recipe \\(pid \\d+.*\\)\\.\nrun ${runId}: succeeded`),
+    );
     expect(
       (r.structuredContent as { instances: { key: string; status: string }[] }).instances.find((i) => i.key === 'slow')
         ?.status,

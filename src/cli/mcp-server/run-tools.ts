@@ -6,12 +6,14 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { loadRunFolder } from '../../display/run-folder.js';
+import { resumeInputsNote } from '../../display/plain-log.js';
 import { runJson } from '../../display/run-json.js';
 import { missingApiKey } from '../../orchestrator/run-recipe.js';
 import { loadRecipe } from '../../recipe/index.js';
 import { runsDirWriteProblem, runFolderWriteProblem } from '../../run/run-dir-access.js';
 import { countStatuses } from '../../run/run-fold.js';
 import { describeHolder, liveLeaseHolder } from '../../run/run-lease.js';
+import { readRunLog } from '../../run/run-store.js';
 import { LAUNCH_LOG, type LaunchedRun } from './run-launcher.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
 import {
@@ -134,6 +136,15 @@ export const runRecipeTool = defineTool({
   },
 });
 
+/** The inputs note of the run_resume this launch wrote (display/plain-log.ts words it), if any. */
+function inputsNoteSince(runDir: string, sinceTs: number): string | undefined {
+  const resumed = readRunLog(join(runDir, 'run.jsonl'))
+    .events.filter((e) => e.type === 'run_resume' && e.ts >= sinceTs)
+    .at(-1);
+  const note = resumed?.type === 'run_resume' ? resumeInputsNote(resumed.inputs) : undefined;
+  return note ? `Inputs: ${note}.` : undefined;
+}
+
 export const resumeTool = defineTool({
   name: 'resume',
   title: 'Resume a run',
@@ -196,7 +207,11 @@ export const resumeTool = defineTool({
     });
     if (!launched.ok) throw new ToolError(`the run was not resumed: ${launched.message}`);
     ctx.log(`resumed run ${launched.run.runId} (pid ${launched.run.pid})`);
-    if (!args.wait) return startedReply(launched.run, 'resumed');
-    return waitAndReport(launched.run, sinceTs, progress, call, ctx);
+    // What the resume did with the recipe's files (changed ones are named, not used): the client is told too.
+    const note = inputsNoteSince(runDir, sinceTs);
+    const reply = args.wait
+      ? await waitAndReport(launched.run, sinceTs, progress, call, ctx)
+      : startedReply(launched.run, 'resumed');
+    return note ? { ...reply, text: `${note}\n${reply.text}` } : reply;
   },
 });
