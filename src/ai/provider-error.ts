@@ -86,7 +86,8 @@ const rawBodies = new WeakMap<object, string>();
 export function errorBodyKeepingFetch(base: typeof fetch = fetch): typeof fetch {
   return async (input, init) => {
     const response = await base(input, init);
-    if (response.ok) return response;
+    // Only errors (a 1xx/3xx may carry no body at all, and a Response with one would throw).
+    if (response.status < 400) return response;
     const text = await response.text().catch(() => '');
     const copy = new Response(text, {
       status: response.status,
