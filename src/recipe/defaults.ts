@@ -77,4 +77,5 @@ export type RetryFailureClass =
   | 'max_turns'
   | 'compaction'
   | 'not_approved'
-  | 'write_scope';
+  | 'write_scope'
+  | 'mcp_unavailable';
