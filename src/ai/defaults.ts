@@ -12,6 +12,12 @@ export const aiDefaults = {
   retryJitter: 0.25,
   /** Cap for a server-requested delay (retry-after); longer requests are clamped to it (0 = no cap). */
   maxRetryDelayMs: 60_000,
+  /**
+   * After a model of a fallback chain fails for good (overloaded, 5xx, down, rate limit with its
+   * retries spent), the agent's next calls skip it for this long, then try it again: a minute lets
+   * an overload pass without paying the failing retries on every call in between.
+   */
+  fallbackCooldownMs: 60_000,
   /** A stream silent this long is abandoned; the API sends pings every few seconds, so 2 min means dead. */
   streamIdleTimeoutMs: 120_000,
   /** Without options.maxTokens we ask for a third of the model's output limit (kernel-spec 2.6). */

@@ -74,6 +74,10 @@ function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
     );
   if (inst.status === 'skipped') out.push(`    skipped: ${oneLine(inst.skipReason ?? '')}`);
   for (const w of inst.warnings ?? []) out.push(`    ${p.paint('yellow', oneLine(w))}`);
+  for (const f of inst.fallbacks ?? [])
+    out.push(
+      `    ${p.paint('yellow', `fallback: ${f.calls} call${f.calls === 1 ? '' : 's'} went to ${f.served} instead of ${f.primary}${f.failed ? ` (${f.failed} failed there too)` : ''}`)}: ${clip(oneLine(f.reason), DISPLAY_DEFAULTS.errorPreviewChars)}`,
+    );
   // Who cancelled it, steered it or retried it (the run's control events).
   if (inst.status === 'cancelled') out.push(`    ${oneLine(inst.error ?? 'cancelled')}`);
   if (inst.workers?.length) out.push(`    worker${inst.workers.length > 1 ? 's' : ''}: ${inst.workers.join(', ')}`);

@@ -21,6 +21,7 @@ function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
     ...(i.error ? { error: i.error } : {}),
     ...(i.skipReason ? { skipReason: i.skipReason } : {}),
     ...(i.warnings?.length ? { warnings: i.warnings } : {}),
+    ...(i.fallbacks?.length ? { fallbacks: i.fallbacks } : {}),
     ...(i.approval ? { approval: i.approval } : {}),
     ...(i.output !== undefined ? { output: i.output } : {}),
     ...(i.summary ? { summary: i.summary } : {}),

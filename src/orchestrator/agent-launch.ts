@@ -464,6 +464,11 @@ export class AgentLaunch {
       case 'event':
         this.touch();
         this.ctx.emit({ type: 'agent_event', ...base, event: m.event });
+      case 'call_fallback': {
+        const { type: _type, ...route } = m;
+        this.ctx.emit({ type: 'call_fallback', ...base, ...route });
+        break;
+      }
         break;
       case 'progress':
         this.touch();

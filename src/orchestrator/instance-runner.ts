@@ -92,6 +92,7 @@ export function agentSpec(a: LoadedAgent, scriptData?: ScriptedScript): AgentSpe
   };
   if (a.modelSpec) spec.modelSpec = a.modelSpec;
   if (a.providerConfig) spec.providerConfig = a.providerConfig;
+  if (a.fallback) spec.fallback = a.fallback;
   if (a.script) spec.script = a.script;
   if (scriptData) spec.scriptData = scriptData;
   if (a.system) spec.system = a.system;

@@ -138,6 +138,16 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
     text: z.string(),
     usage: UsageSummarySchema,
     summary: z.string().optional(),
+  /** A call moved off the agent's own model (recipe `fallback:`): logged as `call_fallback`. */
+  z.object({
+    type: z.literal('call_fallback'),
+    primary: z.string(),
+    served: z.string(),
+    reason: z.string(),
+    kind: z.string().optional(),
+    status: z.number().optional(),
+    failed: z.boolean().optional(),
+  }),
     modifiedFiles: z.array(z.string()).default([]),
     readFiles: z.array(z.string()).default([]),
     verifyAttempts: z.number().default(0),

@@ -7,6 +7,7 @@ import type { LoopDetectionSettings } from '../runtime/run-limits.js';
 import type { McpServerSpec } from '../tools/mcp/config.js';
 import type { RetryFailureClass } from './defaults.js';
 import type { InputSpec } from './inputs.js';
+import type { FallbackTarget } from './fallback.js';
 import type { PublishSpec } from './publish-spec.js';
 import type { ProviderName } from './schema.js';
 
@@ -35,6 +36,8 @@ export interface LoadedAgent {
   provider: ProviderName;
   /** The endpoint when `provider` is neither anthropic nor scripted (declared, or a preset). */
   providerConfig?: ProviderConfig;
+  /** `fallback:` (its own, else its provider's): where its calls move when its model stays overloaded or down. */
+  fallback?: FallbackTarget[];
   /** Absolute path of the scripted-provider script (agent's own, else the recipe's). */
   script?: string;
   thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';

@@ -18,6 +18,7 @@ import { parseDuration, parseTokenCount } from './duration.js';
 import { referencedTasks } from './expressions.js';
 import { type InputSpec } from './inputs.js';
 import { needsOf } from './task-checks.js';
+import { fallbackTargets } from './fallback.js';
 import type {
   Budget,
   RetryPolicy,
@@ -257,6 +258,12 @@ function normalizeAgent(
   const endpoint =
     provider === 'anthropic' || provider === 'scripted' ? undefined : findProvider(provider, providerConfigs(doc));
   if (endpoint) agent.providerConfig = endpoint;
+  const fallback = fallbackTargets(
+    a.fallback ?? doc.providers?.[provider]?.fallback,
+    providerConfigs(doc),
+    (id) => models[modelKey(id)],
+  );
+  if (fallback.length) agent.fallback = fallback;
   if (a.thinking !== undefined) agent.thinking = a.thinking;
   if (a.summaries !== undefined) agent.summaries = a.summaries;
   if (a.max_turns !== undefined) agent.maxTurns = a.max_turns;

@@ -176,6 +176,14 @@ export const provider = z
     'anthropic, scripted (offline), an OpenAI-compatible preset (openai, openrouter, ollama, lmstudio, vllm, llamacpp), or a name declared under providers:',
   );
 
+/** `fallback:` of an agent or a provider (checked in fallback.ts: known provider, known model). */
+export const fallbackList = z
+  .array(z.string().min(1))
+  .min(1)
+  .describe(
+    'Models its calls move to, in order, when its own stays overloaded or down (529, 5xx, no connection, rate limit; retries spent): provider/model each, e.g. [anthropic/claude-haiku-4-5, openrouter/openai/gpt-5-mini]; the own model is tried again after a cool-down of 60 s',
+  );
+
 export const providerDeclaration = z
   .strictObject({
     type: z.enum(['anthropic', 'openai-compatible']).describe('The protocol the endpoint speaks'),
@@ -227,6 +235,7 @@ export const providerDeclaration = z
       })
       .optional()
       .describe('Requests per minute to this provider: one number for all its models together, or {model: rpm}'),
+    fallback: fallbackList.optional(),
     budget: budget
       .optional()
       .describe(

@@ -30,6 +30,7 @@ import {
   network,
   provider,
   providerDeclaration,
+  fallbackList,
   retries,
   sandbox,
   verify,
@@ -183,6 +184,7 @@ export const AgentSchema = z
       ),
     model: z.string().optional(),
     provider: provider.optional(),
+    fallback: fallbackList.optional(),
     script: z.string().optional().describe('Script file for the scripted provider'),
     thinking: z.enum(THINKING_LEVELS).optional(),
     max_turns: maxTurns

@@ -19,6 +19,8 @@ import { checkAgentFile } from './agent-file-checks.js';
 import { checkAgentFileKeys } from './agent-file-keys.js';
 import { checkRecipeHooks } from './hook-checks.js';
 import { checkBoardSeeds } from './board-checks.js';
+import { checkFallbacks } from './fallback.js';
+import { modelKey } from './normalize.js';
 import { checkTask, needsOf, templateFields, type TaskCheckContext, type TaskEntry } from './task-checks.js';
 import { inputExists, readInputText } from '../util/input-files.js';
 
@@ -80,6 +82,9 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const rawTasks = Array.isArray(raw.tasks) ? raw.tasks : [];
   out.push(...checkImpossiblePaths(raw)); // NUL bytes and overlong paths (path-checks.ts)
   out.push(...checkBoardSeeds(raw.board)); // the task board's seeds (board-checks.ts)
+  // fallback: lists of agents and providers (fallback.ts)
+  const declaredModels = new Set(Object.keys(isObj(raw.models) ? raw.models : {}).map(modelKey));
+  out.push(...checkFallbacks(raw, (id) => declaredModels.has(modelKey(id))));
 
   // ---- inputs ----
   for (const [name, def] of Object.entries(inputs)) {

@@ -135,6 +135,20 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     delayMs: z.number(),
     status: z.number().optional(),
   }),
+  /**
+   * A model call that did not end on the agent's own model (recipe `fallback:`): `served` is the
+   * provider/model that answered it (or failed last, with `failed`), `reason` why the ones before
+   * it were not used (their failure, or a cool-down after one). Calls on the own model log none.
+   */
+  InstanceRef.extend({
+    type: z.literal('call_fallback'),
+    primary: z.string(),
+    served: z.string(),
+    reason: z.string(),
+    kind: z.string().optional(),
+    status: z.number().optional(),
+    failed: z.boolean().optional(),
+  }),
   /** A child agent's own event (AgentSession event), forwarded as-is. */
   InstanceRef.extend({ type: z.literal('agent_event'), event: z.object({ type: z.string() }).passthrough() }),
   InstanceRef.extend({ type: z.literal('message'), from: z.string(), to: z.string(), text: z.string() }),

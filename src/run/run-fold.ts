@@ -81,6 +81,18 @@ function addWorker(inst: InstanceState, worker: string): void {
   if (!inst.workers.includes(worker)) inst.workers.push(worker);
 }
 
+/** Calls of one instance that went to `served` instead of `primary` (recipe `fallback:`). */
+export interface FallbackTally {
+  primary: string;
+  served: string;
+  calls: number;
+  /** Of those, calls that failed on `served` too (every model of the chain failed). */
+  failed: number;
+  /** Why the latest of them left the models before `served`. */
+  reason: string;
+  lastTs: number;
+}
+
 /** An instance as the views see it: its record, plus every attempt and what it is doing now. */
 export interface InstanceState extends InstanceRecord {
   task: string;
@@ -104,6 +116,11 @@ export interface InstanceState extends InstanceRecord {
   workers?: string[];
   messages: { ts: number; from: string; to: string; text: string }[];
   verify: { ts: number; command: string; ok: boolean; output: string }[];
+  /**
+   * Calls that did not end on the agent's own model (call_fallback), one tally per model that
+   * served them: how many, how many failed there too, and the latest reason.
+   */
+  fallbacks?: FallbackTally[];
   /** The agent's `warning: ` notices (an optional MCP server it goes without), each once. */
   warnings?: string[];
   firstTs: number;
@@ -465,6 +482,19 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       } else rec.waits.push({ start: e.ts, end: e.ts, reason: e.reason, denied: true });
       inst.activity = `permit denied: ${e.reason}`;
       if (inst.status === 'waiting') inst.status = 'running';
+      return;
+    }
+    case 'call_fallback': {
+      inst.fallbacks ??= [];
+      let tally = inst.fallbacks.find((f) => f.served === e.served && f.primary === e.primary);
+      if (!tally) {
+        tally = { primary: e.primary, served: e.served, calls: 0, failed: 0, reason: e.reason, lastTs: e.ts };
+        inst.fallbacks.push(tally);
+      }
+      tally.calls++;
+      if (e.failed) tally.failed++;
+      tally.reason = e.reason;
+      tally.lastTs = e.ts;
       return;
     }
     case 'rate_limited':

@@ -9,6 +9,8 @@ import { modelFromSpec, resolveModel, scriptedModel } from '../../ai/models.js';
 import { modelForProvider } from '../../ai/provider-config.js';
 import { registerBuiltInProviders } from '../../ai/providers.js';
 import { stream as registryStream } from '../../ai/registry.js';
+import { withFallback, type FallbackEntry } from '../../ai/fallback-stream.js';
+import { fallbackEntry, routeMessage } from './fallback-models.js';
 import { createScriptedProvider } from '../../ai/scripted.js';
 import type { AssistantMessage, Model, StreamFunction } from '../../ai/types.js';
 import type { AgentSession } from '../../runtime/agent-session.js';
@@ -156,6 +158,8 @@ export class AgentHost {
     try {
       const a = task.agent;
       let base: StreamFunction;
+      /** Where calls move when the model stays overloaded or down (recipe fallback:; real providers only). */
+      let fallback: FallbackEntry[] = [];
       // A model the recipe declares (models:) brings its own limits, offline too.
       let model: Model | string =
         a.modelSpec && a.provider === 'scripted'
@@ -176,6 +180,7 @@ export class AgentHost {
             : resolveModel(a.model, 'anthropic');
         // ANTHROPIC_BASE_URL re-points the anthropic provider only; a declared endpoint keeps its own.
         model = task.baseUrl && !a.providerConfig ? { ...resolved, baseUrl: task.baseUrl } : resolved;
+        fallback = (a.fallback ?? []).map((f) => fallbackEntry(f, task));
       }
       // MCP servers: ${VAR}s expand here, with this thread's environment and the task's env. A
       // server that cannot start (or dies for good) stops the agent: mcp_unavailable, with why.
@@ -206,7 +211,8 @@ export class AgentHost {
         defaultSkills: false,
         model,
         provider: a.provider,
-        streamFn: withPermits(base, metered),
+        // Fallback outside the permits: each request takes the permit (limits, budget, price) of the model that serves it.
+        streamFn: withFallback(withPermits(base, metered), fallback, { onRoute: (r) => link.post(routeMessage(r)) }),
         // A declared provider's key is read from this machine's environment (api_key_env), so a
         // distributed worker uses its own; the coordinator's ANTHROPIC_API_KEY is not sent to it.
         ...(a.providerConfig ? {} : { apiKey: task.apiKey }),
