@@ -201,6 +201,9 @@ export class McpToolSource {
   }
 
   private async startWhere(pick: (c: McpConnection) => boolean): Promise<void> {
+    // A run's server shared in this thread may have failed before this agent came along.
+    for (const c of this.connections)
+      if (c.status === 'failed') this.unavailable(c, c.failure ?? `MCP server "${c.config.name}" is unavailable`);
     await Promise.all(
       this.connections
         .filter((c) => pick(c) && (c.status === 'idle' || c.status === 'starting'))

@@ -2,7 +2,9 @@
 // wrong (not the stack under it), the network reason under undici's "fetch failed", and the
 // timeout that actually ran out (startup_timeout when it is the shorter one).
 import { describe, expect, it } from 'vitest';
+import { createAgentSession } from '../../../src/runtime/create-agent-session.js';
 import { McpConnection, remoteFailure, stderrTail } from '../../../src/tools/mcp/connection.js';
+import { closeSharedMcpServers } from '../../../src/tools/mcp/tool-source.js';
 import { stdioServer, useMcpAgents } from './helpers.js';
 
 const mcp = useMcpAgents();
@@ -71,5 +73,40 @@ describe('MCP start failures name their cause', () => {
       'MCP server "silent" could not be started: no answer to initialize in 500 ms (initialize_timeout); is it an MCP server speaking on stdin/stdout?',
     );
     await init.close();
+  }, 30_000);
+
+  it('a run server shared in a thread that failed before an agent came along is reported to that agent too', async () => {
+    const broken = stdioServer('broken', {
+      command: 'sh',
+      args: ['-c', 'echo broken on purpose >&2; exit 2'],
+      scope: 'run',
+    });
+    const heard: string[][] = [];
+    const runId = `shared-failure-${process.pid}`;
+    try {
+      for (let i = 0; i < 2; i++) {
+        const notices: string[] = [];
+        heard.push(notices);
+        const session = await createAgentSession({
+          cwd: mcp.tempDir(),
+          inMemory: true,
+          provider: 'scripted',
+          script: [{ text: 'done' }],
+          tools: ['read'],
+          mcp: { servers: [broken], runId },
+          contextFiles: false,
+          defaultSkills: false,
+          notify: (m) => notices.push(m),
+        });
+        await session.prompt('go');
+        await session.dispose();
+      }
+    } finally {
+      await closeSharedMcpServers(runId);
+    }
+    for (const notices of heard)
+      expect(notices.filter((n) => n.includes('"broken"'))).toEqual([
+        expect.stringMatching(/^error: MCP server "broken" could not be started: broken on purpose/),
+      ]);
   }, 30_000);
 });
