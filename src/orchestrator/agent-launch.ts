@@ -17,7 +17,8 @@ import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 import { abortClass, describeThreadFailure } from './failure-policy.js';
 import type { InstanceTask } from './instance-task.js';
 import type { MessageRouter } from './message-router.js';
-import type { PermitBroker } from './permit-broker.js';
+import type { PermitBroker, PermitRequest } from './permit-broker.js';
+import type { CallEstimate } from './learned-limits.js';
 import {
   parseWorkerMessage,
   WorkerResultSchema,
@@ -63,6 +64,8 @@ export interface LaunchContext {
   emit(e: RunEventInput): void;
   /** Spend to reserve for the next call of this agent. */
   estimate(ref: LaunchRef, model: string): Spend;
+  /** Where this agent's calls queue while a provider limit binds (higher first; call-priority.ts). */
+  priority?(ref: LaunchRef): number;
   /** Real usage of one call arrived. */
   onUsage(ref: LaunchRef, model: string, tokens: number): void;
   /** Windows the run's agents learned so far, for this agent's session to start with. */
@@ -430,10 +433,10 @@ export class AgentLaunch {
       case 'permit_request':
         this.lastModel = m.model;
         this.lastProvider = m.provider;
-        this.requestPermit(m.requestId, m.model, base, m.provider);
+        this.requestPermit(m.requestId, m.model, base, m.provider, m.call, m.keyHash);
         break;
       case 'permit_started':
-        this.ctx.broker.started(m.slotId, m.at);
+        this.ctx.broker.started(m.slotId, m.at, m.heard);
         this.touch();
         break;
       case 'usage':
@@ -461,14 +464,14 @@ export class AgentLaunch {
           ...(m.status !== undefined ? { status: m.status } : {}),
         });
         break;
-      case 'event':
-        this.touch();
-        this.ctx.emit({ type: 'agent_event', ...base, event: m.event });
       case 'call_fallback': {
         const { type: _type, ...route } = m;
         this.ctx.emit({ type: 'call_fallback', ...base, ...route });
         break;
       }
+      case 'event':
+        this.touch();
+        this.ctx.emit({ type: 'agent_event', ...base, event: m.event });
         break;
       case 'progress':
         this.touch();
@@ -539,39 +542,44 @@ export class AgentLaunch {
     model: string,
     base: { task: string; key: string; attempt: number; parent?: string },
     provider?: string,
+    call?: CallEstimate,
+    keyHash?: string,
   ): void {
     this.pendingPermits++;
     let logged = false;
+    const req: PermitRequest = {
+      model,
+      ...this.providerField(provider),
+      scopes: this.ref.scopes,
+      estimate: this.ctx.estimate(this.ref, model),
+      ...(call ? { call } : {}),
+      ...(keyHash !== undefined ? { keyHash } : {}),
+      // Calls that unblock the most waiting work go first while a limit binds.
+      priority: this.ctx.priority?.(this.ref) ?? 0,
+      signal: this.permitAbort.signal,
+    };
     const waitLog = setTimeout(() => {
       logged = true;
-      this.ctx.emit({ type: 'permit_wait', ...base, model, reason: this.ctx.broker.waitReason() });
+      this.ctx.emit({ type: 'permit_wait', ...base, model, reason: this.ctx.broker.waitReason(req) });
     }, PERMIT_WAIT_LOG_MS);
-    void this.ctx.broker
-      .request({
-        model,
-        ...this.providerField(provider),
-        scopes: this.ref.scopes,
-        estimate: this.ctx.estimate(this.ref, model),
-        signal: this.permitAbort.signal,
-      })
-      .then((o) => {
-        clearTimeout(waitLog);
-        this.pendingPermits--;
-        this.touch();
-        if (o.ok) {
-          if (this.finished) {
-            this.ctx.broker.release(o.slotId);
-            return;
-          }
-          this.slots.add(o.slotId);
-          if (logged) this.ctx.emit({ type: 'permit_grant', ...base, model, waitedMs: o.waitedMs });
-          this.post({ type: 'permit_grant', requestId, slotId: o.slotId });
-        } else {
-          if (o.reason !== 'aborted') this.ctx.emit({ type: 'permit_deny', ...base, model, reason: o.reason });
-          if (o.budget) this.ctx.onBudgetDenied(this.ref, o.reason, o.budget);
-          this.post({ type: 'permit_deny', requestId, reason: o.reason, budget: o.budget });
+    void this.ctx.broker.request(req).then((o) => {
+      clearTimeout(waitLog);
+      this.pendingPermits--;
+      this.touch();
+      if (o.ok) {
+        if (this.finished) {
+          this.ctx.broker.release(o.slotId);
+          return;
         }
-      });
+        this.slots.add(o.slotId);
+        if (logged) this.ctx.emit({ type: 'permit_grant', ...base, model, waitedMs: o.waitedMs });
+        this.post({ type: 'permit_grant', requestId, slotId: o.slotId });
+      } else {
+        if (o.reason !== 'aborted') this.ctx.emit({ type: 'permit_deny', ...base, model, reason: o.reason });
+        if (o.budget) this.ctx.onBudgetDenied(this.ref, o.reason, o.budget);
+        this.post({ type: 'permit_deny', requestId, reason: o.reason, budget: o.budget });
+      }
+    });
   }
 }
 

@@ -36,6 +36,26 @@ export const BoardAnswerSchema = z.discriminatedUnion('ok', [
 export type BoardAnswer = z.infer<typeof BoardAnswerSchema>;
 
 /** A context window a server stated in an overflow error (ai/learned-windows.ts), shared across the run's threads. */
+/** A call's estimate against the provider's limits (learned-limits.ts CallEstimate). */
+const CallEstimateSchema = z.object({ uncachedInput: z.number(), cachedInput: z.number(), maxOutput: z.number() });
+
+const RateLimitStateSchema = z.object({
+  limit: z.number(),
+  remaining: z.number().optional(),
+  resetAt: z.number().optional(),
+});
+/** One response's rate-limit headers (ai/rate-limit-headers.ts RateLimitSnapshot). */
+const RateLimitSnapshotSchema = z.object({
+  vendor: z.enum(['anthropic', 'openai']),
+  limits: z.object({
+    requests: RateLimitStateSchema.optional(),
+    inputTokens: RateLimitStateSchema.optional(),
+    outputTokens: RateLimitStateSchema.optional(),
+    tokens: RateLimitStateSchema.optional(),
+  }),
+  keyHash: z.string().optional(),
+});
+
 export const LearnedWindowSchema = z.object({
   provider: z.string(),
   baseUrl: z.string().optional(),
@@ -87,9 +107,21 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
     /** The provider serving the model (its rate limits and budget apply). */
     provider: z.string().optional(),
     kind: z.enum(['turn', 'summary', 'compaction']),
+    /** What the call will take of the provider's limits (learned-limits.ts). */
+    call: CallEstimateSchema.optional(),
+    /** The short hash of the API key the agent's last response was for (never the key). */
+    keyHash: z.string().optional(),
   }),
-  /** The response of a permitted call started (or the call failed): the rate-limit slot is dated from now. */
-  z.object({ type: z.literal('permit_started'), slotId: z.number(), at: z.number() }),
+  /**
+   * The response of a permitted call started (or the call failed): the rate-limit slot is dated
+   * from now. `heard`: a response arrived, with the rate limits its headers stated.
+   */
+  z.object({
+    type: z.literal('permit_started'),
+    slotId: z.number(),
+    at: z.number(),
+    heard: z.object({ rateLimits: RateLimitSnapshotSchema.optional() }).optional(),
+  }),
   /** Usage of one finished model call (settles the budget reservation). */
   z.object({
     type: z.literal('usage'),
@@ -105,6 +137,16 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
     provider: z.string().optional(),
     delayMs: z.number(),
     status: z.number().optional(),
+  }),
+  /** A call moved off the agent's own model (recipe `fallback:`): logged as `call_fallback`. */
+  z.object({
+    type: z.literal('call_fallback'),
+    primary: z.string(),
+    served: z.string(),
+    reason: z.string(),
+    kind: z.string().optional(),
+    status: z.number().optional(),
+    failed: z.boolean().optional(),
   }),
   /** One agent event, for the run log and the live view. */
   z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
@@ -138,16 +180,6 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
     text: z.string(),
     usage: UsageSummarySchema,
     summary: z.string().optional(),
-  /** A call moved off the agent's own model (recipe `fallback:`): logged as `call_fallback`. */
-  z.object({
-    type: z.literal('call_fallback'),
-    primary: z.string(),
-    served: z.string(),
-    reason: z.string(),
-    kind: z.string().optional(),
-    status: z.number().optional(),
-    failed: z.boolean().optional(),
-  }),
     modifiedFiles: z.array(z.string()).default([]),
     readFiles: z.array(z.string()).default([]),
     verifyAttempts: z.number().default(0),
