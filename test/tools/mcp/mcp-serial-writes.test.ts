@@ -39,7 +39,7 @@ describe('MCP calls of one turn: reads overlap, writes to one server run one at 
         stdioServer('memory', {
           args: [MEMORY],
           env: { MEMORY_FILE_PATH: file },
-          // The server writes its file next to the agent's folder: this test's folder is writable.
+          // Its file is in a folder of this test, outside the agent's (a sandboxed server may write only there).
           sandbox: 'none',
         }),
       ],
