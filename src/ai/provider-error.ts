@@ -16,6 +16,17 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 
+/** A proxy's HTML error page (nginx's "502 Bad Gateway") as its title, else its text without tags. */
+function htmlText(text: string): string | undefined {
+  if (!/^<(!doctype|html|head|body)\b/i.test(text)) return undefined;
+  const title = /<title>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+  if (title) return title;
+  return text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 /** One FastAPI validation item ({loc, msg, type}) as "loc.path: msg". */
 function detailItem(item: unknown): string | undefined {
   if (typeof item === 'string') return item;
@@ -46,7 +57,8 @@ export function readErrorBody(body: unknown): ErrorBodyText {
     try {
       return readErrorBody(JSON.parse(text));
     } catch {
-      return { message: text.length > 2000 ? `${text.slice(0, 2000)}…` : text };
+      const plain = htmlText(text) ?? text;
+      return { message: plain.length > 2000 ? `${plain.slice(0, 2000)}…` : plain };
     }
   }
   if (!isRecord(body)) return {};

@@ -23,6 +23,14 @@ describe('readErrorBody', () => {
     });
     expect(readErrorBody({ error: 'm6' })).toEqual({ message: 'm6', type: undefined });
     expect(readErrorBody('upstream timed out\n')).toEqual({ message: 'upstream timed out' });
+    expect(
+      readErrorBody(
+        '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center>nginx</center></body></html>',
+      ),
+    ).toEqual({ message: '502 Bad Gateway' });
+    expect(readErrorBody('<!DOCTYPE html><body><p>Service <b>down</b></p></body>')).toEqual({
+      message: 'Service down',
+    });
     expect(readErrorBody('')).toEqual({});
     expect(readErrorBody({ unrelated: true })).toEqual({});
   });
