@@ -13,15 +13,18 @@ import { hasStackTrace, runCli } from './run-cli.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const run = (argv: string[]) => runCli(argv, { cwd: ROOT });
+// A recipe that publishes also gets one line per publish target saying how its branches travel.
+const BATCH_PUBLISH =
+  '  publish inventory, refactor, review: forge git, remote ./remotes/${{ repo.name }}.git → a local repository (no network)\n';
 
 describe('validate', () => {
   it.each([
-    ['recipes/fan-out/recipe.yaml', 2, 2],
-    ['recipes/planner-worker/recipe.yaml', 2, 2],
-    ['recipes/batch-refactor/recipe.yaml', 4, 3],
-  ])('%s: prints ok with the task and agent counts and exits 0', async (file, tasks, agents) => {
+    ['recipes/fan-out/recipe.yaml', 2, 2, ''],
+    ['recipes/planner-worker/recipe.yaml', 2, 2, ''],
+    ['recipes/batch-refactor/recipe.yaml', 4, 3, BATCH_PUBLISH],
+  ])('%s: prints ok with the task and agent counts and exits 0', async (file, tasks, agents, publish) => {
     const r = await run(['validate', file]);
-    expect(r).toEqual({ code: 0, stdout: `${file}: ok (${tasks} tasks, ${agents} agents)\n`, stderr: '' });
+    expect(r).toEqual({ code: 0, stdout: `${file}: ok (${tasks} tasks, ${agents} agents)\n${publish}`, stderr: '' });
   });
 
   it('--json prints the result as data', async () => {
@@ -138,7 +141,7 @@ describe('the real entry point', () => {
       ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'recipes/batch-refactor/recipe.yaml'],
       { cwd: ROOT },
     );
-    expect(ok.stdout).toBe('recipes/batch-refactor/recipe.yaml: ok (4 tasks, 3 agents)\n');
+    expect(ok.stdout).toBe(`recipes/batch-refactor/recipe.yaml: ok (4 tasks, 3 agents)\n${BATCH_PUBLISH}`);
     const bad = await exec(
       process.execPath,
       ['--import', 'tsx', 'src/cli/main.ts', 'validate', 'test/fixtures/recipes/bad/11-cycle.yaml'],
