@@ -15,9 +15,14 @@ const RANK: Record<string, number> = {
   recipe: 4,
   run: 5,
   orchestrator: 6,
+  publish: 7,
   cluster: 7,
   display: 7,
-  cli: 8,
+  telemetry: 7,
+  service: 8,
+  cli: 9,
+  mcp: 9,
+  web: 9,
 };
 const SRC = resolve(import.meta.dirname, '../../src');
 

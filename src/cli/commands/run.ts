@@ -19,6 +19,8 @@ import { printProblems, printWarnings, problemsJson } from '../print-problems.js
 import { dryRunMcp, renderDryRunMcp } from '../dry-run-mcp.js';
 import { renderDryRun } from '../render-dry-run.js';
 import { installedRecipeNote } from './init.js';
+import { resolveOtelSettings } from '../../telemetry/otel-settings.js';
+import type { RunTracing } from '../../telemetry/run-tracing.js';
 
 /**
  * Flags of every command that runs agents (`run` and `resume`): output, colour, threads, and the
@@ -44,6 +46,11 @@ export function executionOptions(
       type: 'boolean',
       default: true,
       describe: 'Colour the live view and summary (--no-color, or NO_COLOR=1, turns it off)',
+    })
+    .option('otel', {
+      type: 'string',
+      describe:
+        'Export OpenTelemetry traces (GenAI conventions) over OTLP/HTTP to URL (default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318); on by itself when either variable is set',
     })
     .option('agents-per-thread', {
       type: 'number',
@@ -305,6 +312,15 @@ export async function executeRun(
     }
     redisRun = opened.run;
   }
+  // Traces (--otel, OTEL_EXPORTER_OTLP_*): a bad address is a usage error before anything runs.
+  const otel = resolveOtelSettings(typeof args.otel === 'string' ? args.otel : undefined, ctx.env);
+  if (!otel.ok) {
+    out.stderr(`orchestrate: ${otel.message} (put --otel after the recipe, or give it a URL)\n`);
+    await redisRun?.close();
+    return EXIT.usage;
+  }
+  const traceRun = otel.settings ? (await import('../../telemetry/run-tracing.js')).traceRun : undefined;
+  let tracing: RunTracing | undefined;
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let result: StartResult;
@@ -318,6 +334,8 @@ export async function executeRun(
       ...(typeof args['agents-per-thread'] === 'number' ? { agentsPerThread: args['agents-per-thread'] } : {}),
       onStore: (store) => {
         redact = (s) => store.redactText(s);
+        if (traceRun && otel.settings)
+          tracing = traceRun(store, otel.settings, (line) => (display ? display.note(line) : out.stderr(line)));
         // The live view draws on the real stderr whenever it is a terminal (stdout may be a file).
         const choice = runDisplayChoice({
           stdoutIsTTY: ctx.isTTY,
@@ -360,6 +378,7 @@ export async function executeRun(
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await tracing?.finish();
     await redisRun?.close();
   }
   if (!result.ok) {
