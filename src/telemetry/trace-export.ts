@@ -28,20 +28,32 @@ type ExportCallback = Parameters<SpanExporter['export']>[1];
 /** Passes spans on to `inner`; the first failed export calls `onFailure` once. */
 class WarnOnceExporter implements SpanExporter {
   private warned = false;
+  /** Exports sent and not answered yet. */
+  private pending = 0;
   constructor(
     private readonly inner: SpanExporter,
     private readonly onFailure: (reason: string) => void,
   ) {}
 
   export(spans: Parameters<SpanExporter['export']>[0], done: ExportCallback): void {
+    this.pending++;
     this.inner.export(spans, (result) => {
+      this.pending--;
       // ExportResultCode.SUCCESS is 0 (@opentelemetry/core).
-      if (result.code !== 0 && !this.warned) {
-        this.warned = true;
-        this.onFailure(result.error?.message ?? 'the collector did not accept them');
-      }
+      if (result.code !== 0) this.warnOnce(result.error?.message ?? 'the collector did not accept them');
       done(result);
     });
+  }
+
+  warnOnce(reason: string): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.onFailure(reason);
+  }
+
+  /** At the end: an export still unanswered (a collector that hangs) is a failure too. */
+  warnIfUnanswered(): void {
+    if (this.pending > 0) this.warnOnce(`no answer within ${SHUTDOWN_LIMIT_MS / 1000} s`);
   }
 
   shutdown(): Promise<void> {
@@ -89,6 +101,7 @@ export function startTraceExport(
       } finally {
         clearTimeout(timer);
       }
+      exporter.warnIfUnanswered();
     },
   };
 }
