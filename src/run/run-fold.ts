@@ -236,6 +236,25 @@ export function getInstance(state: RunState, task: string, key: string): Instanc
   return state.instances.get(idOf(task, key));
 }
 
+/**
+ * Each task's keys as a set, beside the keys array (which keeps plan order), so an instance event
+ * finds its key in O(1): a scan of the array on every event made folding a fan-out of N instances
+ * O(N^2). Keyed by the array itself, so a replaced array (task_expanded) gets a new set; rebuilt
+ * when the array grew by another path.
+ */
+const taskKeySets = new WeakMap<string[], Set<string>>();
+
+function addTaskKey(task: TaskState, key: string): void {
+  let set = taskKeySets.get(task.keys);
+  if (!set || set.size !== task.keys.length) {
+    set = new Set(task.keys);
+    taskKeySets.set(task.keys, set);
+  }
+  if (set.has(key)) return;
+  set.add(key);
+  task.keys.push(key);
+}
+
 function ensureInstance(state: RunState, task: string, key: string, ts: number, parent?: string): InstanceState {
   const id = idOf(task, key);
   let inst = state.instances.get(id);
@@ -429,9 +448,9 @@ export function applyEvent(state: RunState, e: RunEvent): void {
   if (e.key === '*') return;
   const inst = ensureInstance(state, e.task, e.key, e.ts, e.parent);
   inst.lastTs = Math.max(inst.lastTs, e.ts);
-  if (!state.tasks.has(e.task))
-    state.tasks.set(e.task, { task: e.task, needs: [], keys: [e.key], dynamic: false, expanded: true });
-  else if (!state.tasks.get(e.task)!.keys.includes(e.key)) state.tasks.get(e.task)!.keys.push(e.key);
+  const task = state.tasks.get(e.task);
+  if (!task) state.tasks.set(e.task, { task: e.task, needs: [], keys: [e.key], dynamic: false, expanded: true });
+  else addTaskKey(task, e.key);
   const rec = ensureAttempt(inst, e.attempt);
   if (isLifecycleEvent(e)) applyInstanceEvent(inst, e);
 

@@ -36,9 +36,20 @@ export function pairOf(state: RunState, inst: InstanceState): InstanceState | un
   return state.instances.get(idOf(inst.task, inst.key.slice(0, at)));
 }
 
+/** The roles of a pair's members: their keys are `<instance key>@worker` and `@planner`. */
+const MEMBER_ROLES = ['worker', 'planner'] as const;
+
+/**
+ * A pair's member agents, looked up by their keys: every instance's end asks, so a scan of all
+ * instances here made a fan-out of N instances O(N^2) to fold.
+ */
 export function membersOf(state: RunState, inst: InstanceState): InstanceState[] {
-  const prefix = `${inst.key}@`;
-  return [...state.instances.values()].filter((m) => m.task === inst.task && m.key.startsWith(prefix));
+  const out: InstanceState[] = [];
+  for (const role of MEMBER_ROLES) {
+    const m = state.instances.get(idOf(inst.task, `${inst.key}@${role}`));
+    if (m) out.push(m);
+  }
+  return out;
 }
 
 /** Run total: pair members are left out, their spend is already in their pair's total. */
