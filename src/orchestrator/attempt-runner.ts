@@ -5,6 +5,7 @@
 // after a backoff, or failed. Also where each of its agents runs and how its calls are budgeted
 // (the LaunchContext). The run-wide consequences (fail-fast, budget exhaustion, retry timers) are
 // the coordinator's, asked for through AttemptContext.
+import { callPriority, dependentCounts } from './call-priority.js';
 import { existsSync } from 'node:fs';
 import type { LoadedRecipe } from '../recipe/index.js';
 import { addUsageSummary, zeroUsage, type RunEventInput, type UsageSummary } from '../run/run-events.js';
@@ -117,6 +118,13 @@ export class AttemptRunner {
     await this.complete(t, inst, result);
   }
 
+  private dependentsOfTasks: Map<string, number> | undefined;
+  /** How many tasks wait for each task (the run's graph does not change while it runs). */
+  private dependents(): Map<string, number> {
+    this.dependentsOfTasks ??= dependentCounts([...this.ctx.tasks.values()].map((t) => t.task));
+    return this.dependentsOfTasks;
+  }
+
   /** Where and how an agent of `inst` runs: its executor (shared threads, or a thread of its own) and its calls' permits. */
   launchContext(inst: InstanceState): LaunchContext {
     const c = this.ctx;
@@ -132,6 +140,7 @@ export class AttemptRunner {
         c.record(e);
       },
       estimate: (ref, model) => c.admission.callEstimate(ref.key, c.tasks.get(ref.task)!.task, model),
+      priority: (ref) => callPriority(this.dependents().get(ref.task) ?? 0, ref.key),
       onUsage: (ref, _model, tokens) => c.admission.noteCall(ref.key, tokens),
       onStarted: (ref, worker) => {
         c.threads()?.started();

@@ -218,7 +218,7 @@ tasks:
   });
 
   it('a 429 from the API pauses every agent on that model (pause, not kill) for the delay the server asked', async () => {
-    const arrivals: { t: number; status: number }[] = [];
+    const arrivals: { t: number; status: number; first?: boolean }[] = [];
     const responder = conversationResponder([
       { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
     ]);
@@ -237,9 +237,12 @@ tasks:
           setTimeout(released, 200);
           return { kind: 'http-error', status: 429, headers: { 'retry-after-ms': '600' } };
         }
-        arrivals.push({ t: Date.now(), status: 200 });
-        // a and c get their first reply only after the 429, so their next call falls in the pause.
-        if ((req.body.messages as unknown[]).length === 1) await limitSent;
+        arrivals.push({ t: Date.now(), status: 200, first: (req.body.messages as unknown[]).length === 1 });
+        // The run's first call goes alone (it learns the provider's limits from its headers), so it
+        // is answered at once; the other first calls get their reply only after the 429, so their
+        // next call falls in the pause.
+        const probe = arrivals.length === 1;
+        if ((req.body.messages as unknown[]).length === 1 && !probe) await limitSent;
         return responder(req);
       },
     });
@@ -272,7 +275,10 @@ tasks:
       expect(rl).toHaveLength(1);
       expect(rl[0]).toMatchObject({ key: 'check.b', status: 429, delayMs: 600 });
       // a and c had their next call ready right after the 429; nobody reached the API during the pause.
-      const during = arrivals.filter((a) => a.t > limitedAt + 50 && a.t < limitedAt + 550);
+      // A first call was granted with b's, and the first agent (answered at once) may have had its
+      // next call granted before b's report reached the coordinator (the 200 ms the server allows
+      // it above): neither was held back by the pause, and either may arrive late on a busy machine.
+      const during = arrivals.filter((a) => !a.first && a.t > limitedAt + 250 && a.t < limitedAt + 550);
       expect(during).toEqual([]);
       expect(arrivals.filter((a) => a.t >= limitedAt + 550).length).toBeGreaterThanOrEqual(3);
       expect(arrivals.filter((a) => a.status === 200)).toHaveLength(6 + 3); // 2 turns and a handoff summary per agent

@@ -138,8 +138,8 @@ export class AgentHost {
   static async open(task: InstanceTask, link: WorkerLink): Promise<AgentHost | { error: string }> {
     let host: AgentHost | undefined;
     const metered: PermitChannel = {
-      request: async (model, kind, signal, provider) => {
-        const r = await link.request(model, kind, signal, provider);
+      request: async (model, kind, signal, provider, info) => {
+        const r = await link.request(model, kind, signal, provider, info);
         // A refused permit stops the agent at once: waiting for a retry would only be refused again.
         if (!r.ok && r.reason !== 'aborted' && host && !host.stopReason) {
           host.budgetScope = r.budget;
@@ -147,7 +147,7 @@ export class AgentHost {
         }
         return r;
       },
-      started: (slot, at) => link.started(slot, at),
+      started: (slot, at, heard) => link.started(slot, at, heard),
       usage: (slot, model, usage, provider) => {
         // Turns are counted from turn_end (forward), not per call: summaries and retries are calls, not turns.
         if (host) host.usage = addUsageSummary(host.usage, { ...usage, turns: 0 });

@@ -1,11 +1,29 @@
 // Worker side of permits: wraps a stream function so every provider request attempt first
 // takes a permit from the coordinator, reports when its response starts, and settles its usage.
-// The agent loop is unchanged; only its stream function is wrapped.
+// The agent loop is unchanged; only its stream function is wrapped. Each permit request carries the
+// call's estimate (input tokens, split into what the prompt cache should hold and the rest, and the
+// request's max_tokens) and the hash of the key the last response was for; each response's
+// rate-limit headers go back with its start, so the coordinator paces every agent by them.
+import type { RateLimitSnapshot } from '../../ai/rate-limit-headers.js';
 import type { StreamFunction } from '../../ai/types.js';
 import { cacheSavings } from '../../ai/usage.js';
 import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
+import type { CallEstimate } from '../learned-limits.js';
 
 export type PermitKind = 'turn' | 'summary' | 'compaction';
+
+/** What a permit request says about the call, for pacing by the provider's limits. */
+export interface PermitCallInfo {
+  call: CallEstimate;
+  keyHash?: string;
+}
+
+/**
+ * 429s that name their wait a paced call may wait out without spending its retry budget: the
+ * coordinator paces by the provider's limits, so a busy limit is waited for; only a provider that
+ * stays rate-limited this many times in a row for one call fails it.
+ */
+export const PACED_RATE_LIMIT_WAITS = 50;
 
 /** `provider`: the provider serving the model (Model.provider): its rate limits and budget apply, and its costs are grouped under it. */
 export interface PermitChannel {
@@ -14,8 +32,10 @@ export interface PermitChannel {
     kind: PermitKind,
     signal?: AbortSignal,
     provider?: string,
+    info?: PermitCallInfo,
   ): Promise<{ ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope }>;
-  started(slotId: number, at: number): void;
+  /** `heard`: a response arrived (a reply or an error status), with the limits its headers stated. */
+  started(slotId: number, at: number, heard?: { rateLimits?: RateLimitSnapshot }): void;
   usage(slotId: number, model: string, usage: UsageSummary, provider?: string): void;
   rateLimited(model: string, delayMs: number, status?: number, provider?: string): void;
 }
@@ -31,19 +51,40 @@ export class PermitDenied extends Error {
 }
 
 export function withPermits(base: StreamFunction, channel: PermitChannel, kind: PermitKind = 'turn'): StreamFunction {
+  // What this agent's last reply read from and wrote to the prompt cache: the next request's prefix.
+  let cachedPrefix = 0;
+  let keyHash: string | undefined;
   return (model, context, options = {}) => {
     let slot: number | undefined;
+    let call: CallEstimate | undefined;
     const stream = base(model, context, {
       ...options,
+      rateLimitWaits: Math.max(options.rateLimitWaits ?? 0, PACED_RATE_LIMIT_WAITS),
+      // The payload as it will be sent: its size and max_tokens are the call's estimate.
+      onPayload: (payload, m) => {
+        const sent = options.onPayload ? (options.onPayload(payload, m) ?? payload) : payload;
+        call = estimateCall(sent, options.cacheRetention === 'none' ? 0 : cachedPrefix);
+        return sent;
+      },
       beforeAttempt: async (info) => {
         await options.beforeAttempt?.(info);
-        const p = await channel.request(model.id, kind, options.signal, model.provider);
+        const p = await channel.request(model.id, kind, options.signal, model.provider, {
+          call: call ?? { uncachedInput: 0, cachedInput: 0, maxOutput: 0 },
+          ...(keyHash !== undefined ? { keyHash } : {}),
+        });
         if (!p.ok) throw new PermitDenied(p.reason, p.budget);
         slot = p.slotId;
       },
       onAttemptEnd: (info) => {
         options.onAttemptEnd?.(info);
-        if (slot !== undefined) channel.started(slot, Date.now());
+        if (info.rateLimits?.keyHash !== undefined) keyHash = info.rateLimits.keyHash;
+        const heard = info.started || info.status !== undefined;
+        if (slot !== undefined)
+          channel.started(
+            slot,
+            Date.now(),
+            heard ? (info.rateLimits ? { rateLimits: info.rateLimits } : {}) : undefined,
+          );
         // A failed attempt has no usage: settle it as empty so its reservation is freed.
         if (!info.started && slot !== undefined) {
           channel.usage(
@@ -62,8 +103,9 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
       },
     });
     void stream.result().then((msg) => {
-      if (slot === undefined) return;
       const u = msg.usage;
+      if (msg.stopReason !== 'error' && msg.stopReason !== 'aborted') cachedPrefix = u.cacheRead + u.cacheWrite;
+      if (slot === undefined) return;
       channel.usage(
         slot,
         model.id,
@@ -83,4 +125,24 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
     });
     return stream;
   };
+}
+
+/**
+ * A call's estimate from its payload: input is the JSON's size in tokens (chars / 4, as the
+ * providers' own rule of thumb), of which what the last reply cached is expected from the cache;
+ * the output is the max_tokens asked for (whichever field the API uses).
+ */
+export function estimateCall(payload: unknown, cachedPrefix: number): CallEstimate {
+  let input = 0;
+  try {
+    input = Math.ceil(JSON.stringify(payload).length / 4);
+  } catch {
+    input = 0;
+  }
+  const p = (payload ?? {}) as Record<string, unknown>;
+  const maxOutput = [p.max_tokens, p.max_completion_tokens, p.max_output_tokens].find(
+    (v): v is number => typeof v === 'number' && v > 0,
+  );
+  const cachedInput = Math.min(input, Math.max(0, cachedPrefix));
+  return { uncachedInput: input - cachedInput, cachedInput, maxOutput: maxOutput ?? 0 };
 }

@@ -3,7 +3,8 @@
 // During a task the worker's event loop runs normally, so coordinator messages (grants,
 // deliveries, abort) arrive while the agent works.
 import type { MessagePort } from 'node:worker_threads';
-import type { PermitChannel, PermitKind } from './permitted-stream.js';
+import type { PermitCallInfo, PermitChannel, PermitKind } from './permitted-stream.js';
+import type { RateLimitSnapshot } from '../../ai/rate-limit-headers.js';
 import type { LearnedWindow } from '../../ai/learned-windows.js';
 import {
   parseCoordinatorMessage,
@@ -122,7 +123,13 @@ export class WorkerLink implements PermitChannel {
 
   // ---- PermitChannel ------------------------------------------------------------------------------
 
-  request(model: string, kind: PermitKind, signal?: AbortSignal, provider?: string): Promise<PermitAnswer> {
+  request(
+    model: string,
+    kind: PermitKind,
+    signal?: AbortSignal,
+    provider?: string,
+    info?: PermitCallInfo,
+  ): Promise<PermitAnswer> {
     const requestId = this.nextId++;
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve({ ok: false, reason: 'aborted' });
@@ -138,12 +145,19 @@ export class WorkerLink implements PermitChannel {
         resolve(answer);
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.post({ type: 'permit_request', requestId, model, ...(provider !== undefined ? { provider } : {}), kind });
+      this.post({
+        type: 'permit_request',
+        requestId,
+        model,
+        ...(provider !== undefined ? { provider } : {}),
+        kind,
+        ...(info ? { call: info.call, ...(info.keyHash !== undefined ? { keyHash: info.keyHash } : {}) } : {}),
+      });
     });
   }
 
-  started(slotId: number, at: number): void {
-    this.post({ type: 'permit_started', slotId, at });
+  started(slotId: number, at: number, heard?: { rateLimits?: RateLimitSnapshot }): void {
+    this.post({ type: 'permit_started', slotId, at, ...(heard ? { heard } : {}) });
   }
 
   usage(slotId: number, model: string, usage: UsageSummary, provider?: string): void {
