@@ -66,9 +66,27 @@ export class Scheduler {
   /** Adds a ready instance; `run` is called when it is admitted and must settle when it ends. */
   submit(inst: SchedulableInstance, run: () => Promise<void>): void {
     if (this.stopped) return;
-    this.waiting.push({ inst, run, seq: this.seq++ });
-    this.waiting.sort((a, b) => a.inst.order - b.inst.order || a.seq - b.seq);
+    this.waiting.splice(this.insertionIndex(inst.order), 0, { inst, run, seq: this.seq++ });
     this.pump();
+  }
+
+  /**
+   * Where an instance of `order` joins the waiting list: after every waiting one of the same or a
+   * lower order (the list stays in order, arrivals in arrival order). Usually the end, found by one
+   * comparison; else a binary search. Sorting the whole list on every submit made a fan-out of N
+   * instances cost O(N^2 log N) comparisons in one synchronous burst.
+   */
+  private insertionIndex(order: number): number {
+    const w = this.waiting;
+    if (w.length === 0 || w[w.length - 1]!.inst.order <= order) return w.length;
+    let lo = 0;
+    let hi = w.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (w[mid]!.inst.order <= order) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Stops admitting; returns the instances that never started (running ones go on). */

@@ -121,4 +121,36 @@ describe('Scheduler', () => {
     expect(s.stop().map((i) => i.id)).toEqual(['never']);
     g.finish();
   });
+
+  it('keeps the waiting list in order with O(1) comparisons per submit in order, O(log n) out of order (counted, not timed)', async () => {
+    const g = gate();
+    const s = new Scheduler({ concurrency: 1 });
+    let reads = 0;
+    /** An instance whose `order` reads are counted: the scheduler compares only through it. */
+    const counted = (id: string, order: number): SchedulableInstance => {
+      const i = inst(id);
+      Object.defineProperty(i, 'order', {
+        get: () => {
+          reads++;
+          return order;
+        },
+      });
+      return i;
+    };
+    s.submit(counted('first', 0), g.run);
+    await g.started;
+    const n = 2_000;
+    reads = 0;
+    for (let k = 0; k < n; k++) s.submit(counted(`fan.${k}`, 1), async () => undefined);
+    // One comparison with the last waiting instance each (sorting every time read n log n each).
+    expect(reads).toBeLessThanOrEqual(2 * n);
+    reads = 0;
+    // An earlier level arriving late goes before the waiting fan-out by binary search.
+    s.submit(counted('early', 0), async () => undefined);
+    expect(reads).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(n + 1)) + 2);
+    const left = s.stop().map((i) => i.id);
+    expect(left[0]).toBe('early');
+    expect(left.slice(1)).toEqual(Array.from({ length: n }, (_, k) => `fan.${k}`));
+    g.finish();
+  });
 });
