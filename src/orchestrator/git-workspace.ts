@@ -115,8 +115,8 @@ export interface Snapshot {
   commit?: string;
   /** Tree object of the working tree under `dir` (tracked and untracked, not ignored). */
   tree: string;
-  /** Where git worked (repo-trust.ts): later diffs of this repository are pinned to it. */
-  location: RepositoryLocation;
+  /** Where git worked (repo-trust.ts): later snapshots and diffs of this work tree are pinned to it. */
+  location: RepoPin;
 }
 
 /**
@@ -124,7 +124,10 @@ export interface Snapshot {
  * tree's top with the repository pinned (repo-trust.ts pinnedGitEnv): checks that core.worktree,
  * if set, names this work tree (`bad=7` and git's view on stderr otherwise: the model may have
  * pointed it elsewhere), then seeds the throwaway index ($GIT_INDEX_FILE) from the repository's
- * index (its path is $1) with a copy keeping its mtime (see copyGitIndex). The script then stages
+ * index (its path is $1) with a copy keeping its mtime (see copyGitIndex). `$ignores` is what
+ * makes git ignore files besides .gitignore; with ORCHESTRATE_IGNORES (the pin's) it must be the
+ * same (`bad=8` otherwise: a line the model added to info/exclude would hide its new files from
+ * `writes:` and the patch). The script then stages
  * only the instances' folders: the rest of the tree comes from the index as it is.
  */
 const PINNED_INDEX = `idx=$1
@@ -137,12 +140,27 @@ if wt=$(git config --get core.worktree); then
     bad=7
   fi
 fi
+ignores=$(git config --get core.excludesFile; cat "$GIT_COMMON_DIR/info/exclude" 2>/dev/null)
+if [ -n "\${ORCHESTRATE_IGNORES+set}" ] && [ "$ignores" != "$ORCHESTRATE_IGNORES" ]; then
+  printf '%s/info/exclude or core.excludesFile changed since the snapshot: files they now ignore would be hidden from the check\\n' "$GIT_COMMON_DIR" >&2
+  [ "$bad" = 0 ] && bad=8
+fi
 if [ -f "$idx" ]; then cp -p "$idx" "$GIT_INDEX_FILE" || exit 3; fi
 `;
 
 /** Exit codes of the scripts that mean "the repository is not as the product left it". */
 const EXIT_STAGING_FAILED = 6;
 const EXIT_WORKTREE_MOVED = 7;
+const EXIT_IGNORES_CHANGED = 8;
+
+/**
+ * A repository as a snapshot found it (repo-trust.ts), with what made git ignore files then
+ * (core.excludesFile and info/exclude, which live in the model's reach and apply to every
+ * folder): a later snapshot or diff pinned to it fails when they changed.
+ */
+export interface RepoPin extends RepositoryLocation {
+  ignores?: string;
+}
 
 /** git's error lines, joined, at most three. */
 function gitMessage(stderr: string, fallback: string): string {
@@ -178,10 +196,7 @@ function realDirs(dirs: readonly string[]): (string | undefined)[] {
  * now, when orchestrate trusts it and it is `pin` (the place an earlier snapshot of it used), else
  * why not. `location` is what may still be used to look at the changes (the pin when there is one).
  */
-function locate(
-  dirs: readonly string[],
-  pin: RepositoryLocation | undefined,
-): { location?: RepositoryLocation; problem?: string } {
+function locate(dirs: readonly string[], pin: RepoPin | undefined): { location?: RepoPin; problem?: string } {
   const now = trustedRepository(dirs[0]!);
   const location = pin ?? (now.ok ? now.location : undefined);
   let problem = now.ok ? undefined : now.error;
@@ -193,10 +208,14 @@ function locate(
 }
 
 /** Options of a product git script pinned to `loc`, with a throwaway index in `tmp`. */
-function pinnedOptions(loc: RepositoryLocation, tmp: string) {
+function pinnedOptions(loc: RepoPin, tmp: string) {
   return {
     cwd: loc.top,
-    env: { ...pinnedGitEnv(loc), GIT_INDEX_FILE: join(tmp, 'index') },
+    env: {
+      ...pinnedGitEnv(loc),
+      GIT_INDEX_FILE: join(tmp, 'index'),
+      ...(loc.ignores !== undefined ? { ORCHESTRATE_IGNORES: loc.ignores } : {}),
+    },
     writable: [tmp, loc.top, loc.gitDir, loc.commonDir],
   };
 }
@@ -216,7 +235,7 @@ export async function snapshot(dir: string): Promise<Snapshot | undefined> {
  * the repository is not one orchestrate trusts (repo-trust.ts) or is not `pin`, core.worktree
  * names another place, or a folder cannot be staged (a nested repository without a commit).
  */
-export async function snapshotScopes(dirs: readonly string[], pin?: RepositoryLocation): Promise<SnapshotOutcome> {
+export async function snapshotScopes(dirs: readonly string[], pin?: RepoPin): Promise<SnapshotOutcome> {
   const real = realDirs(dirs);
   const missing = real.findIndex((d) => d === undefined);
   if (missing >= 0) return { ok: false, error: `${dirs[missing]} does not exist or is not in a git repository` };
@@ -231,7 +250,7 @@ export async function snapshotScopes(dirs: readonly string[], pin?: RepositoryLo
 git add -A -- "$@" || exit 4
 head=$(git rev-parse --verify -q HEAD) || head=
 tree=$(git write-tree) || exit 4
-printf '%s\\n%s\\n' "$head" "$tree"
+printf '%s\\n%s\\n%s' "$head" "$tree" "$ignores"
 `,
         [join(location.gitDir, 'index'), ...scopes],
         pinnedOptions(location, tmp),
@@ -242,8 +261,10 @@ printf '%s\\n%s\\n' "$head" "$tree"
         error: `cannot run git in ${location.top}: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
-    const [commit, tree] = r.stdout.toString('utf8').split('\n');
+    const [commit, tree, ...ignored] = r.stdout.toString('utf8').split('\n');
     const said = gitMessage(r.stderr, `exit code ${String(r.code)}`);
+    if (r.code === EXIT_IGNORES_CHANGED)
+      return { ok: false, error: `the repository at ${location.top} is not as the run found it: ${said}` };
     if (r.code === EXIT_WORKTREE_MOVED)
       return {
         ok: false,
@@ -251,7 +272,13 @@ printf '%s\\n%s\\n' "$head" "$tree"
       };
     if (r.code !== 0 || !tree)
       return { ok: false, error: `git cannot take a snapshot of ${location.top}: ${said}${stagingHint(r.stderr)}` };
-    return { ok: true, root: location.top, commit: commit || undefined, tree, location };
+    return {
+      ok: true,
+      root: location.top,
+      commit: commit || undefined,
+      tree,
+      location: { ...location, ignores: ignored.join('\n') },
+    };
   });
 }
 
@@ -287,7 +314,7 @@ export async function diffSince(dir: string, baseTree: string | undefined): Prom
  */
 export async function diffScopes(
   items: readonly { dir: string; baseTree: string | undefined }[],
-  pin?: RepositoryLocation,
+  pin?: RepoPin,
 ): Promise<DiffOutcome[]> {
   const failAll = (error: string, files?: string[][]): DiffOutcome[] =>
     items.map((_, i) => ({ ok: false, error, ...(files ? { files: files[i]! } : {}) }));
@@ -335,16 +362,20 @@ exit "$bad"
         const inScope = (f: string): boolean => rel === '' || f === rel || f.startsWith(`${rel}/`);
         return (changedBy.get(bases[i]!) ?? []).filter(inScope);
       });
-      const listedOk = complete && (code === 0 || code === EXIT_STAGING_FAILED || code === EXIT_WORKTREE_MOVED);
+      const listedOk =
+        complete &&
+        (code === 0 || code === EXIT_STAGING_FAILED || code === EXIT_WORKTREE_MOVED || code === EXIT_IGNORES_CHANGED);
       if (problem || code !== 0) {
         const said = gitMessage(listed.stderr, `exit code ${String(code)}`);
         const why = [
           problem,
-          code === EXIT_WORKTREE_MOVED
-            ? `the repository at ${location.top} is not one orchestrate trusts: ${said}. Something in the workspace (an agent's command?) set it; unset it (git config --unset core.worktree), then run again`
-            : code !== 0
-              ? `git cannot measure the changes in ${location.top}: ${said}${stagingHint(listed.stderr)}`
-              : undefined,
+          code === EXIT_IGNORES_CHANGED
+            ? `the repository at ${location.top} is not as the run found it: ${said}. Undo that change (what the instance wrote there), then run again`
+            : code === EXIT_WORKTREE_MOVED
+              ? `the repository at ${location.top} is not one orchestrate trusts: ${said}. Something in the workspace (an agent's command?) set it; unset it (git config --unset core.worktree), then run again`
+              : code !== 0
+                ? `git cannot measure the changes in ${location.top}: ${said}${stagingHint(listed.stderr)}`
+                : undefined,
         ]
           .filter(Boolean)
           .join('; ');

@@ -18,8 +18,14 @@
 import { realpathSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { findRepository } from '../tools/product-git.js';
-import { diffScopes, repoRoot, snapshotScopes, type DiffOutcome, type SnapshotOutcome } from './git-workspace.js';
-import type { RepositoryLocation } from './repo-trust.js';
+import {
+  diffScopes,
+  repoRoot,
+  snapshotScopes,
+  type DiffOutcome,
+  type RepoPin,
+  type SnapshotOutcome,
+} from './git-workspace.js';
 
 type WithLock = <T>(root: string, fn: () => Promise<T>) => Promise<T>;
 
@@ -107,10 +113,10 @@ export class RepoGitBatches {
   private readonly roots = new Map<string, Promise<string | undefined>>();
   /**
    * Where the first snapshot of each work tree (by its top) found its repository: every later
-   * snapshot and diff of that work tree is pinned there, so a `.git` file, `commondir` or
-   * core.worktree the model writes meanwhile is noticed instead of followed.
+   * snapshot and diff of that work tree is pinned there, so a `.git` file, `commondir`,
+   * core.worktree or ignore rule (info/exclude) the model writes meanwhile is noticed instead of followed.
    */
-  private readonly pins = new Map<string, RepositoryLocation>();
+  private readonly pins = new Map<string, RepoPin>();
 
   constructor(withLock: WithLock) {
     this.snapshots = new Batcher(

@@ -89,6 +89,17 @@ describe('writes: fails closed when the product cannot measure the changes', { t
     expect(existsSync(join(out.dir, 'patches'))).toBe(false);
   });
 
+  it('a line the agent adds to .git/info/exclude cannot hide its new file outside writes: (class workspace)', async () => {
+    const { dir, out, log } = await runAttack(
+      'mkdir -p .git/info && echo stray.txt >> .git/info/exclude && echo x > stray.txt',
+    );
+    expect(readFileSync(join(dir, '.git/info/exclude'), 'utf8')).toContain('stray.txt');
+    const failed = ofType(log, 'instance_failed');
+    expect(failed.map((e) => e.failure)).toEqual(['workspace']);
+    expect(failed[0]!.error).toMatch(/info\/exclude/);
+    expect(out.status).not.toBe('succeeded');
+  });
+
   it("a worktree's .git file rewritten to a gitdir whose commondir is another repository: class workspace, nothing written there", async () => {
     const other = repoWith(tempDir('other-repo-'), { 'theirs.txt': 'theirs\n' });
     const before = filesUnder(join(other, '.git'));
