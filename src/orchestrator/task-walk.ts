@@ -52,12 +52,27 @@ export function* readyTasks(
 }
 
 /**
+ * How many of a task's first instances have been seen ended. Every instance's end asks whether its
+ * task has settled; a fan-out's instances end roughly in order, so scanning from the first each
+ * time made N ends cost O(N^2). The cursor only moves on; the answer "all ended" is confirmed by
+ * a full pass, so an instance reopened behind it (a retry) is never missed.
+ */
+const endedPrefix = new WeakMap<TaskState, number>();
+
+function allEnded(t: TaskState): boolean {
+  let i = endedPrefix.get(t) ?? 0;
+  while (i < t.instances.length && isTerminal(t.instances[i]!.status)) i++;
+  endedPrefix.set(t, i);
+  return i >= t.instances.length && t.instances.every((inst) => isTerminal(inst.status));
+}
+
+/**
  * An active task whose instances have all ended: done, failed when more failed than max_failed
  * tolerates, or skipped when every one was skipped (e.g. rejected at its approval gate): its
  * dependants are skipped too.
  */
 export function taskOutcome(t: TaskState): 'done' | 'failed' | 'skipped' | undefined {
-  if (t.status !== 'active' || !t.instances.every((i) => isTerminal(i.status))) return undefined;
+  if (t.status !== 'active' || !allEnded(t)) return undefined;
   const failed = t.instances.filter((i) => isFailedOrCancelled(i.status)).length;
   if (failed > (t.task.maxFailed ?? 0)) return 'failed';
   return t.instances.length > 0 && t.instances.every((i) => i.status === 'skipped') ? 'skipped' : 'done';
