@@ -1,4 +1,4 @@
-// Recipe problems on the terminal (file:line:col: message + hint) or as JSON.
+// Recipe problems on the terminal (file:line:col: message + hint); as JSON: service/recipe-check.ts.
 import { type RecipeProblem, formatProblem } from '../recipe/index.js';
 import { type CliContext } from './cli-io.js';
 
@@ -15,17 +15,4 @@ export function printProblems(problems: readonly RecipeProblem[], ctx: CliContex
 /** Warnings of a valid recipe, one per line, on stderr. */
 export function printWarnings(warnings: readonly RecipeProblem[], ctx: CliContext): void {
   if (warnings.length) ctx.stderr(`${warnings.map((p) => formatProblem(p)).join('\n')}\n`);
-}
-
-export function problemsJson(problems: readonly RecipeProblem[]): object[] {
-  return problems.map((p) => ({
-    file: p.file,
-    line: p.line,
-    col: p.col,
-    code: p.code,
-    message: p.message,
-    ...(p.hint ? { hint: p.hint } : {}),
-    ...(p.path ? { path: p.path } : {}),
-    ...(p.severity ? { severity: p.severity } : {}),
-  }));
 }

@@ -10,7 +10,7 @@ import { EXIT, type CliContext } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 import { userName } from '../control-actor.js';
 import { locateRunArg } from '../locate-run.js';
-import { deliverApproval } from '../approval-delivery.js';
+import { deliverApproval } from '../../service/approval.js';
 
 async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliContext): Promise<number> {
   const runDir = locateRunArg(args, ctx);
@@ -42,7 +42,7 @@ async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliC
     return EXIT.ok;
   }
   ctx.stderr(`orchestrate: ${d.message}\n`);
-  return d.notLive ? EXIT.usage : EXIT.taskFailed;
+  return d.code === 'not_live' ? EXIT.usage : EXIT.taskFailed;
 }
 
 function gateCommand(action: 'approve' | 'reject'): CliCommand {

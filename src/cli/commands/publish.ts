@@ -15,7 +15,7 @@ import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
-import { controlBy } from '../run-control-command.js';
+import { controlBy } from '../../service/run-control.js';
 
 export const publishCommand: CliCommand = {
   command: 'publish <run>',

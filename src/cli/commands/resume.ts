@@ -4,7 +4,7 @@ import { type Argv } from 'yargs';
 import { resumeRunDir } from '../../orchestrator/run-recipe.js';
 import { type CliContext } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
-import { controlBy } from '../run-control-command.js';
+import { controlBy } from '../../service/run-control.js';
 import { budgetTokensOf, executeRun, executionOptions } from './run.js';
 
 function options(y: Argv): Argv<object> {

@@ -4,7 +4,7 @@
 import { type Argv } from 'yargs';
 import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-display.js';
 import { runDisplayChoice } from '../../display/terminal-text.js';
-import { PROVIDERS, type ProviderName, displayPath, dryRun, loadRecipe, type LoadOptions } from '../../recipe/index.js';
+import { PROVIDERS, type ProviderName, loadRecipe, type LoadOptions } from '../../recipe/index.js';
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
 import type { RunEvent } from '../../run/run-events.js';
 import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orchestrator/run-recipe.js';
@@ -15,9 +15,10 @@ import { controlActor } from '../control-actor.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 import { redisOptions, redisUrlOf } from '../redis-options.js';
 import type { RedisRun } from '../redis-run.js';
-import { printProblems, printWarnings, problemsJson } from '../print-problems.js';
-import { dryRunMcp, renderDryRunMcp } from '../dry-run-mcp.js';
-import { renderDryRun } from '../render-dry-run.js';
+import { printProblems, printWarnings } from '../print-problems.js';
+import { renderDryRun, renderDryRunMcp } from '../../display/render-dry-run.js';
+import { dryRunRecipe } from '../../service/dry-run.js';
+import { problemsJson } from '../../service/recipe-check.js';
 import { installedRecipeNote } from './init.js';
 import { resolveOtelSettings } from '../../telemetry/otel-settings.js';
 import type { RunTracing } from '../../telemetry/run-tracing.js';
@@ -153,18 +154,17 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     else printProblems(loaded.problems, ctx);
     return EXIT.usage;
   }
-  const displayFile = displayPath(loaded.recipe.file, ctx.cwd);
   const installedNote = args['dry-run'] === true ? undefined : installedRecipeNote(loaded.recipe.dir);
   if (installedNote) ctx.stderr(installedNote);
   if (!json) printWarnings(loaded.warnings, ctx);
   if (args['dry-run'] === true) {
-    const result = dryRun(loaded.recipe, { env: ctx.env, displayFile });
+    const result = await dryRunRecipe(loaded.recipe, ctx, { listMcp: args['list-mcp'] === true });
     if (!result.ok) {
       if (json) ctx.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
       else printProblems(result.problems, ctx);
       return EXIT.usage;
     }
-    const mcp = await dryRunMcp(loaded.recipe, ctx, args['list-mcp'] === true);
+    const mcp = result.mcp;
     if (json)
       ctx.stdout(
         `${JSON.stringify({ ok: true, dryRun: true, ...result.report, ...(mcp.agents.length ? { mcp } : {}) }, null, 2)}\n`,

@@ -1,10 +1,10 @@
 // cancel, steer, approve and reject: the actions `orchestrate cancel` / `orchestrate steer` take on a live run,
-// over the same control socket (run-control-command.ts), so the run's log records them as
+// over the same control socket (service/run-control.ts), so the run's log records them as
 // `control` events naming this server and its client, and a run nobody holds is told apart from a
 // refused action (an unknown instance comes back with the close matches).
 import { z } from 'zod';
-import { deliverApproval } from '../approval-delivery.js';
-import { controlBy, deliverRunControl } from '../run-control-command.js';
+import { deliverApproval } from '../../service/approval.js';
+import { controlBy, deliverRunControl } from '../../service/run-control.js';
 import { instanceArg, locateRun, runArg, runDirArg } from './tool-args.js';
 import { defineTool, ToolError, type ServerContext } from './tool-table.js';
 

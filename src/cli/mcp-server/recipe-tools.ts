@@ -1,10 +1,10 @@
 // validate_recipe and dry_run: what `orchestrate validate` and `orchestrate <recipe> --dry-run`
 // do, as tools. Neither calls a model nor writes anything.
-import { displayPath, dryRun, formatProblem, loadRecipe } from '../../recipe/index.js';
-import { problemsJson } from '../print-problems.js';
 import { z } from 'zod';
-import { dryRunMcp, renderDryRunMcp } from '../dry-run-mcp.js';
-import { renderDryRun } from '../render-dry-run.js';
+import { renderDryRun, renderDryRunMcp } from '../../display/render-dry-run.js';
+import { formatProblem, loadRecipe } from '../../recipe/index.js';
+import { dryRunRecipe } from '../../service/dry-run.js';
+import { checkRecipe, problemsJson } from '../../service/recipe-check.js';
 import { loadOptionsOf, overrideArgs, problemsText, recipeArgs } from './tool-args.js';
 import { defineTool, ToolError } from './tool-table.js';
 
@@ -17,17 +17,15 @@ export const validateRecipeTool = defineTool({
   input: { recipe: recipeArgs.recipe },
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {
-    const result = loadRecipe(args.recipe, { cwd: ctx.cwd, env: ctx.env, allowMissingInputs: true });
+    const result = checkRecipe(args.recipe, ctx);
     if (!result.ok) {
       // The answer to "is it valid?" is no: a result, not a failure of the tool.
       return {
         text: `${problemsText(result.problems)}\nFix them and validate again.`,
-        data: { file: result.problems[0]?.file ?? args.recipe, ok: false, problems: problemsJson(result.problems) },
+        data: { file: result.file, ok: false, problems: problemsJson(result.problems) },
       };
     }
-    const file = displayPath(result.recipe.file, ctx.cwd);
-    const tasks = result.recipe.tasks.length;
-    const agents = Object.values(result.recipe.agents).filter((a) => !a.implicit).length;
+    const { file, tasks, agents } = result;
     const warnings = result.warnings.map((p) => `\n${formatProblem(p)}`).join('');
     return {
       text: `${file}: ok (${tasks} task${tasks === 1 ? '' : 's'}, ${agents} agent${agents === 1 ? '' : 's'})${warnings}`,
@@ -59,9 +57,9 @@ export const dryRunTool = defineTool({
   handler: async (args, _call, ctx) => {
     const loaded = loadRecipe(args.recipe, loadOptionsOf(args, ctx));
     if (!loaded.ok) throw new ToolError(problemsText(loaded.problems));
-    const result = dryRun(loaded.recipe, { env: ctx.env, displayFile: displayPath(loaded.recipe.file, ctx.cwd) });
+    const result = await dryRunRecipe(loaded.recipe, ctx, { listMcp: args.list_mcp === true });
     if (!result.ok) throw new ToolError(problemsText(result.problems));
-    const mcp = await dryRunMcp(loaded.recipe, ctx, args.list_mcp === true);
+    const mcp = result.mcp;
     return {
       text: renderDryRun(result.report, renderDryRunMcp(mcp, result.report)),
       data: { ok: true, dryRun: true, ...result.report, ...(mcp.agents.length ? { mcp } : {}) },

@@ -1,4 +1,6 @@
-// The dry-run report as text: recipe header, the plan as a tree by level, and the estimate table.
+// The dry-run report as text: recipe header, the plan as a tree by level, the estimate table, and
+// the MCP lines (which servers each agent gets; with --list-mcp their tools). The data comes from
+// recipe/ (the plan) and service/dry-run.ts (the MCP part, whose shape is declared here).
 import { type DryRunReport, type PlanTask, type TaskEstimate } from '../recipe/index.js';
 
 /** Instances listed under a fan-out before the rest are summarised. */
@@ -148,4 +150,51 @@ export function renderDryRun(report: DryRunReport, mcpLines?: string[]): string 
   lines.push('', ...renderPlan(report), '', ...renderEstimate(report));
   if (report.warnings.length) lines.push('', ...report.warnings.map((w) => `warning: ${w}`));
   return `${lines.join('\n')}\n`;
+}
+
+/** One server of one agent, as the dry run reports it. */
+export interface DryRunMcpServer {
+  server: string;
+  /** The file that defines it (the recipe, a .mcp.json, an agent file). */
+  source: string;
+  /** With --list-mcp: whether it started, and the tools this agent would get from it. */
+  started?: boolean;
+  tools?: string[];
+  error?: string;
+}
+
+export interface DryRunMcp {
+  agents: { name: string; servers: DryRunMcpServer[]; fromRepositories?: string[] | 'all' }[];
+  /** Whether servers were started to list tools (--list-mcp). */
+  listed: boolean;
+}
+
+/** The dry run's MCP lines (printed under the recipe's header). */
+export function renderDryRunMcp(mcp: DryRunMcp, report: DryRunReport): string[] {
+  const lines: string[] = [];
+  for (const a of mcp.agents) {
+    const own = a.servers.map((s) => `${s.server} (${s.source})`);
+    const repo =
+      a.fromRepositories === undefined
+        ? []
+        : [
+            a.fromRepositories === 'all'
+              ? "every server of its repository's .mcp.json"
+              : `${a.fromRepositories.join(', ')} from its repository's .mcp.json`,
+          ];
+    lines.push(`  MCP: agent ${a.name} gets ${[...own, ...repo].join(', ')}`);
+    if (!mcp.listed) continue;
+    for (const s of a.servers) {
+      if (!s.started) lines.push(`    ${s.server}: does not start: ${s.error ?? 'unknown reason'}`);
+      else lines.push(`    ${s.server}: ${s.tools!.length ? s.tools!.join(', ') : '(no tools this agent may use)'}`);
+    }
+  }
+  if (mcp.agents.length === 0) return lines;
+  if (!mcp.listed)
+    lines.push(
+      `  MCP servers were not started, so their tools are not listed: --list-mcp starts them (or orchestrate mcp list ${report.recipe.file})`,
+    );
+  if (mcp.agents.some((a) => a.fromRepositories !== undefined))
+    lines.push("  (a repository's .mcp.json is read where its instance runs: trust_repo_config)");
+  return lines;
 }

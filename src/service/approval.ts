@@ -1,0 +1,21 @@
+// Carrying an approval answer (approve / reject a task's gate, or the run's publish gate) to a run,
+// the operation `orchestrate approve|reject` and the MCP server's approve / reject tools share: a
+// live run gets it over its control socket; a run no coordinator holds gets it written into its log
+// under the run's lease (orchestrator/approval-offline.ts), for the next resume to obey.
+import type { ApprovalAnswer } from '../run/run-control.js';
+import { liveLeaseHolder } from '../run/run-lease.js';
+import { type ControlOutcome, deliverRunControl } from './run-control.js';
+
+export type ApprovalDelivery = ControlOutcome;
+
+export async function deliverApproval(runDir: string, a: ApprovalAnswer): Promise<ApprovalDelivery> {
+  const live = await deliverRunControl(runDir, a.action, a);
+  if (live.ok) return live;
+  if (live.code !== 'not_live' || liveLeaseHolder(runDir)) return live;
+  // Nobody runs it: the answer goes into its log (under its lease) for the next resume.
+  const { answerApprovalOffline } = await import('../orchestrator/approval-offline.js');
+  const offline = await answerApprovalOffline(runDir, a, a.by ?? 'unknown');
+  return offline.ok
+    ? offline
+    : { ok: false, code: offline.live === true ? 'not_live' : 'refused', message: offline.error };
+}
