@@ -72,7 +72,15 @@ export interface CreateAgentSessionOptions {
    */
   mcp?: Pick<
     McpToolSourceOptions,
-    'runId' | 'runHostPort' | 'hide' | 'writable' | 'authProviders' | 'bwrapPath' | 'baseEnv' | 'onUnavailable'
+    | 'runId'
+    | 'runHostPort'
+    | 'hide'
+    | 'readOnly'
+    | 'writable'
+    | 'authProviders'
+    | 'bwrapPath'
+    | 'baseEnv'
+    | 'onUnavailable'
   > & {
     servers: McpServerConfig[];
     /** Tool patterns the agent may not use (win over the allowed ones). */
@@ -405,8 +413,11 @@ async function createMcpSource(
     mcp = require('../tools/mcp/tool-source.js') as typeof import('../tools/mcp/tool-source.js');
   }
   const { McpToolSource } = mcp;
+  // The files bash may not change (the run's trusted inputs) are read-only to the servers too.
+  const readOnly = rest.readOnly ?? o.toolOptions?.bash?.sandbox?.readOnly;
   const source = new McpToolSource({
     ...rest,
+    ...(readOnly ? { readOnly } : {}),
     servers,
     allow: patterns,
     ...(deny ? { deny } : {}),

@@ -31,6 +31,11 @@ export interface McpConnectionContext {
   writable?: string[];
   /** Further paths hidden from sandboxed servers (the run folder). */
   hide?: string[];
+  /**
+   * Paths inside the writable folders that sandboxed servers may read but not change: the run's
+   * trusted inputs in the workspace (recipe.yaml, agent files, .mcp.json), as for bash.
+   */
+  readOnly?: string[];
   bwrapPath?: string;
   /** Where crash reports and sandbox warnings go. */
   notify: (message: string) => void;
@@ -365,6 +370,7 @@ export class McpConnection {
         cwd: cfg.cwd ?? this.ctx.cwd,
         writable: this.ctx.writable ?? [this.ctx.cwd],
         ...(this.ctx.hide ? { hide: this.ctx.hide } : {}),
+        ...(this.ctx.readOnly ? { readOnly: this.ctx.readOnly } : {}),
         ...(this.ctx.bwrapPath ? { bwrapPath: this.ctx.bwrapPath } : {}),
       });
     if (cfg.transport === 'stdio') {
@@ -377,7 +383,11 @@ export class McpConnection {
         });
         if (jail.mode === 'workspace') {
           // The server's own script and package, read-only: the sandbox's /tmp and home are private.
-          const readOnly = serverReadOnlyPaths(cfg.command!, cfg.args, cwd, this.ctx.baseEnv, this.ctx.hide);
+          // And the run's trusted inputs: a compromised server must not rewrite the recipe it runs under.
+          const readOnly = [
+            ...serverReadOnlyPaths(cfg.command!, cfg.args, cwd, this.ctx.baseEnv, this.ctx.hide),
+            ...(this.ctx.readOnly ?? []),
+          ];
           const plan: SandboxPlan = {
             writable: this.ctx.writable ?? [this.ctx.cwd],
             network: cfg.network,

@@ -12,6 +12,8 @@ export interface RunHostServerContext {
   cwd: string;
   writable?: string[];
   hide?: string[];
+  /** The run's trusted inputs in that folder, read-only to the server (McpConnectionContext.readOnly). */
+  readOnly?: string[];
   bwrapPath?: string;
 }
 
