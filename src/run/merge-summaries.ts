@@ -116,13 +116,18 @@ interface FileOwners {
   read: Map<string, string[]>;
 }
 
+/**
+ * Who modified and who read each file. Owners are collected in sets (in first-seen order): a
+ * file every instance of a wide fan-out reads (a shared README) made a list lookup per owner
+ * O(N^2) per plan.md.
+ */
 function fileOwners(tasks: readonly PlanTask[]): FileOwners {
-  const modified = new Map<string, string[]>();
-  const read = new Map<string, string[]>();
-  const add = (m: Map<string, string[]>, file: string, owner: string) => {
-    const owners = m.get(file) ?? [];
-    if (!owners.includes(owner)) owners.push(owner);
-    m.set(file, owners);
+  const modified = new Map<string, Set<string>>();
+  const read = new Map<string, Set<string>>();
+  const add = (m: Map<string, Set<string>>, file: string, owner: string) => {
+    let owners = m.get(file);
+    if (!owners) m.set(file, (owners = new Set()));
+    owners.add(owner);
   };
   for (const t of tasks)
     for (const i of t.instances) {
@@ -130,7 +135,8 @@ function fileOwners(tasks: readonly PlanTask[]): FileOwners {
       for (const f of i.readFiles) add(read, f, i.id);
     }
   for (const f of modified.keys()) read.delete(f);
-  return { modified, read };
+  const lists = (m: Map<string, Set<string>>) => new Map([...m].map(([f, o]) => [f, [...o]] as const));
+  return { modified: lists(modified), read: lists(read) };
 }
 
 function sorted<T>(m: Map<string, T>): [string, T][] {
