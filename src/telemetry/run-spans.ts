@@ -218,7 +218,9 @@ export class RunSpans {
     const ev = e.event as Record<string, unknown> & { type: string };
     switch (ev.type) {
       case 'message_start':
-        if (ev.role === 'assistant') this.startChat(a, e.ts);
+        // A run's threads slim it to { role }; a session's own event has the message.
+        if (ev.role === 'assistant' || (ev.message as { role?: string } | undefined)?.role === 'assistant')
+          this.startChat(a, e.ts);
         return;
       case 'message_end': {
         const m = ev.message as Record<string, unknown> | undefined;

@@ -32,6 +32,8 @@ import {
 } from '../../runtime/index.js';
 import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
 import { mcpConfigFromFiles } from '../agent-mcp-config.js';
+import { RequiredMcpServers } from '../agent-mcp-required.js';
+import { finishAgentTracing, startAgentTracing, withOtelOption } from '../agent-otel.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
 
@@ -51,7 +53,7 @@ export const AGENT_CLI_DEFAULTS = {
 
 function agentOptions(y: Argv): Argv<object> {
   return (
-    y
+    withOtelOption(y)
       .positional('prompt', {
         type: 'string',
         array: true,
@@ -446,8 +448,11 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   }
 
   let session: AgentSession;
+  let mcpRequired: RequiredMcpServers;
   try {
-    session = await createAgentSession(sessionOptionsFromArgs(args, ctx));
+    const options = sessionOptionsFromArgs(args, ctx);
+    mcpRequired = new RequiredMcpServers(options);
+    session = await createAgentSession(options);
   } catch (err) {
     if (err instanceof AgentSessionConfigError) {
       ctx.stderr(`orchestrate agent: ${err.message}\nRun "orchestrate agent --help" for usage.\n`);
@@ -455,6 +460,9 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
     }
     throw err;
   }
+  // A server the agent needs (not optional) could not start: stop before any model call.
+  if (mcpRequired.reason !== undefined) return (await session.dispose(), mcpRequired.report(ctx.stderr));
+  mcpRequired.watch(session);
 
   if (mode !== 'rpc' && prompt === '' && !cutOffTurn(session.messages)) {
     const file = session.sessionFile ?? 'this session';
@@ -466,6 +474,9 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   }
   // No prompt: the command only finishes the cut-off turn (print mode prints its final answer).
   const prompts = prompt === '' ? [] : [prompt];
+  const traced = startAgentTracing(args, ctx, session, prompt);
+  if (!traced.ok) return (await session.dispose(), traced.code);
+  let exit: number = EXIT.taskFailed;
 
   const out: ModeOutput = { stdout: ctx.stdout, stderr: ctx.stderr };
   // A guard or cap that ends a prompt (RunStoppedError) is reported by the modes: print and json
@@ -490,9 +501,13 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
         : mode === 'json'
           ? await runJsonMode(session, prompts, out)
           : await runPrintMode(session, prompts, out);
-    return interrupted ? EXIT.interrupted : code;
+    exit = interrupted ? EXIT.interrupted : code;
+    // A required server stopped for good during the prompt: the agent was stopped there.
+    if (!interrupted && mcpRequired.reason !== undefined) exit = mcpRequired.report(ctx.stderr);
+    return exit;
   } finally {
     process.removeListener('SIGINT', onSigint);
+    await finishAgentTracing(traced.tracing, interrupted ? EXIT.interrupted : exit);
     await session.dispose();
   }
 }
