@@ -32,7 +32,6 @@ import {
 } from '../../runtime/index.js';
 import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
 import { mcpConfigFromFiles } from '../agent-mcp-config.js';
-import { RequiredMcpServers } from '../agent-mcp-required.js';
 import { finishAgentTracing, startAgentTracing, withOtelOption } from '../agent-otel.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
@@ -448,11 +447,8 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   }
 
   let session: AgentSession;
-  let mcpRequired: RequiredMcpServers;
   try {
-    const options = sessionOptionsFromArgs(args, ctx);
-    mcpRequired = new RequiredMcpServers(options);
-    session = await createAgentSession(options);
+    session = await createAgentSession(sessionOptionsFromArgs(args, ctx));
   } catch (err) {
     if (err instanceof AgentSessionConfigError) {
       ctx.stderr(`orchestrate agent: ${err.message}\nRun "orchestrate agent --help" for usage.\n`);
@@ -460,9 +456,6 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
     }
     throw err;
   }
-  // A server the agent needs (not optional) could not start: stop before any model call.
-  if (mcpRequired.reason !== undefined) return (await session.dispose(), mcpRequired.report(ctx.stderr));
-  mcpRequired.watch(session);
 
   if (mode !== 'rpc' && prompt === '' && !cutOffTurn(session.messages)) {
     const file = session.sessionFile ?? 'this session';
@@ -502,8 +495,6 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
           ? await runJsonMode(session, prompts, out)
           : await runPrintMode(session, prompts, out);
     exit = interrupted ? EXIT.interrupted : code;
-    // A required server stopped for good during the prompt: the agent was stopped there.
-    if (!interrupted && mcpRequired.reason !== undefined) exit = mcpRequired.report(ctx.stderr);
     return exit;
   } finally {
     process.removeListener('SIGINT', onSigint);
