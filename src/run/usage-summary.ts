@@ -38,8 +38,10 @@ export const FAILURE_CLASSES = [
   'not_approved',
   // Files outside the task's writes: changed (by bash, verify or a run: step); they were reverted.
   'write_scope',
-  // Distributed runs: the task's workspace could not travel to a worker (past the size limit, or
-  // it cannot be packed), or the patch of its result does not apply to the original workspace.
+  // The workspace could not be measured or moved: a snapshot or diff that writes:, the patch or
+  // landing depend on failed, or the repository was rewired (a .git file or commondir naming
+  // another repository); in a distributed run, it could not travel to a worker or its patch does
+  // not apply to the original workspace. Guards fail closed on it.
   'workspace',
   'patch_conflict',
   // A user cancelled the instance (run view, watch, `orchestrate cancel`): never retried by itself.
