@@ -64,6 +64,9 @@
  *   window_learned   by, provider, baseUrl?, model, window: an agent's server stated a smaller
  *                    context window in an overflow error; every agent of the run uses it from now on.
  *   rate_limited     model, delayMs, status?: the provider said 429/529; the call is retried.
+ *   call_fallback    primary, served, reason, kind?, status?, failed?: a call that did not end on
+ *                    the agent's own model (recipe fallback:): who served it and why the models
+ *                    before it were not used (their failure, or a cool-down after one).
  * Inside an agent
  *   agent_event      event: the child's AgentSession event, slimmed where it would repeat data:
  *                      agent_start, agent_end {messageCount},

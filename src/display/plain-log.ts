@@ -135,6 +135,10 @@ export class PlainLog {
       case 'permit_deny':
         this.waiting.delete(id);
         return `${label}: permit denied (${err(e.reason)})`;
+      case 'call_fallback':
+        // A call skipping a model that is cooling down says nothing new: only a model's failure is a line.
+        if (e.kind === undefined) return undefined;
+        return `${label}: ${e.failed ? `every fallback failed, last ${e.served}` : `call moved to ${e.served}`} (${e.primary} ${e.kind}${e.status ? ` ${e.status}` : ''})`;
       case 'rate_limited':
         return `${label}: rate limited by ${e.model}${e.status ? ` (${e.status})` : ''}, retrying in ${seconds(e.delayMs)}`;
       case 'agent_event': {

@@ -12,6 +12,9 @@ import type { ResultFile } from '../../src/run/run-state.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
 import { formatRunDetails } from '../../src/display/run-details-text.js';
 import { runJson } from '../../src/display/run-json.js';
+import { PlainLog } from '../../src/display/plain-log.js';
+import type { RunEvent } from '../../src/run/run-events.js';
+import { PassThrough } from 'node:stream';
 import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { startFakeOpenAI } from '../helpers/fake-openai-server.js';
 import { cleanupTempDirs, tempProject } from './helpers/run-fixtures.js';
@@ -120,6 +123,14 @@ describe('fallback: providers', { timeout: 120_000 }, () => {
       const folder = loadRunFolder(r.outcome.dir);
       const text = formatRunDetails(folder);
       expect(text).toContain('fallback: 2 calls went to local/fake-model instead of anthropic/claude-haiku-4-5');
+      // The plain log says when a call moved because the primary failed (not each cooled-down skip).
+      const out = new PassThrough();
+      let logged = '';
+      out.on('data', (d: Buffer) => (logged += d.toString()));
+      const plain = new PlainLog(out);
+      for (const e of events) plain.handle(e as unknown as RunEvent);
+      expect(logged.match(/call moved to/g)).toHaveLength(1);
+      expect(logged).toContain('count: call moved to local/fake-model (anthropic/claude-haiku-4-5 overloaded 529)');
       const json = runJson(folder) as { instances: { fallbacks?: { served: string; calls: number }[] }[] };
       expect(json.instances[0]!.fallbacks).toMatchObject([{ served: 'local/fake-model', calls: 2 }]);
     } finally {
