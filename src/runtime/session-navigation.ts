@@ -56,7 +56,6 @@ export function navigateOptions(c: NavigationContext, targetId: string, request:
     const s = buildExtractiveSummary({
       messages: prepared.messages,
       fileOps: prepared.fileOps,
-      customInstructions: request.customInstructions,
     });
     nav.providedSummary = { summary: BRANCH_SUMMARY_PREAMBLE + s.summary, details: s.details };
   }
