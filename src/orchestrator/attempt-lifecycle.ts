@@ -88,6 +88,7 @@ export function startEvent(inst: InstanceState, resumedFromLeaf: boolean): Event
           repoRoot: g.root,
           ...(g.commit ? { baseCommit: g.commit } : {}),
           ...(g.worktree ? { worktree: g.worktree } : {}),
+          ...(g.remotes ? { remotes: g.remotes } : {}),
         }
       : {}),
   };

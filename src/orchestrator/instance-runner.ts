@@ -20,6 +20,7 @@ import {
 } from './git-workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import { RepoGitBatches } from './repo-git-batches.js';
+import { RemoteRecorder, type RemoteUrls } from './repo-remotes.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from '../recipe/index.js';
@@ -119,6 +120,8 @@ export class InstanceRunner {
   private readonly gitLocks = new KeyedLock();
   /** Snapshots and landing diffs of one repository taken together, under its lock (repo-git-batches.ts). */
   private readonly gitBatches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn));
+  /** Each repository's remotes, read once before any agent runs there (repo-remotes.ts). */
+  private readonly remoteReads = new RemoteRecorder();
   /** The run's secrets (run/secrets.ts), found once: every agent's session redacts the same set as the run's files. */
   private readonly secrets: SecretValue[];
   /** Scripts of the scripted provider, parsed once per run (undefined: unreadable, the thread reports why). */
@@ -277,6 +280,7 @@ export class InstanceRunner {
     if (inst.git) return undefined;
     if (!existsSync(cwd)) return { failure: 'error', error: `the working directory ${cwd} does not exist` };
     const root = await this.gitBatches.root(cwd);
+    const remotes = root ? await this.remotesBefore(root, inst) : undefined;
     if (t.task.isolation === 'worktree') {
       if (!root)
         return {
@@ -291,16 +295,27 @@ export class InstanceRunner {
       inst.workCwd = join(wt, relative(root, cwd));
       const snap = await this.gitBatches.snapshot(root, inst.workCwd, wt);
       if (!snap.ok) return { failure: 'workspace', error: snap.error };
-      inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt };
+      inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt, ...(remotes ? { remotes } : {}) };
       return undefined;
     }
     if (root) {
       // Taken with the other instances of this repository that start meanwhile: one shell for all.
       const snap = await this.gitBatches.snapshot(root, cwd);
       if (!snap.ok) return { failure: 'workspace', error: snap.error };
-      inst.git = { root, commit: snap.commit, tree: snap.tree };
+      inst.git = { root, commit: snap.commit, tree: snap.tree, ...(remotes ? { remotes } : {}) };
     }
     return undefined;
+  }
+
+  /**
+   * The remotes `root` had before any agent ran there: those another instance of this run
+   * recorded (a resumed run's agents ran before this process; a run recorded without them
+   * records none now, as a read now could be the model's), else read once for the repository.
+   */
+  private async remotesBefore(root: string, inst: InstanceState): Promise<RemoteUrls | undefined> {
+    for (const s of this.ctx.siblings?.() ?? [])
+      if (s.inst !== inst && s.inst.git?.root === root) return s.inst.git.remotes;
+    return this.remoteReads.of(root);
   }
 
   private script(path: string): ScriptedScript | undefined {

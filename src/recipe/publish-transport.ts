@@ -136,10 +136,12 @@ export function transportStatement(
   const a = parseRemote(probe);
   if (templated >= 0 && (!fixed || a.kind === 'name'))
     return `each repository's URL (${remote}), read when publishing: https → ${https}; ssh → ${ssh}; a path → local`;
+  // A name resolves to the URL the repository had before the run's agents ran (recorded in the run
+  // log), so an agent that rewrites it changes nothing.
   if (a.kind === 'name')
     return tokenHost
-      ? `each repository's remote "${a.name}", read when publishing: it must lead to ${tokenHost} (https, or its ssh address, pushed over https with the ${forge} token)`
-      : `each repository's remote "${a.name}", read when publishing from the repository (which an agent can rewrite: give publish.remote as a URL to fix it): https → ${https}; ssh → ${ssh}; a path → local`;
+      ? `each repository's remote "${a.name}" as it was when the run started: it must lead to ${tokenHost} (https, or its ssh address, pushed over https with the ${forge} token)`
+      : `each repository's remote "${a.name}" as it was when the run started: https → ${https}; ssh → ${ssh}; a path → local`;
   if (a.kind === 'local') return 'a local repository (no network)';
   if (a.kind === 'https') return https;
   if (a.kind === 'ssh') {

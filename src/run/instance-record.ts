@@ -46,6 +46,8 @@ export interface GitState {
   tree: string;
   /** Worktree folder when the task runs isolated. */
   worktree?: string;
+  /** The repository's remotes (name → URL, no credentials) before any agent ran in it: publishing reads a remote's name here. */
+  remotes?: Record<string, string>;
 }
 
 /**
@@ -126,13 +128,17 @@ export function applyInstanceEvent(rec: InstanceRecord, e: LifecycleEvent): void
     case 'instance_start':
       rec.status = 'running';
       rec.attempt = Math.max(rec.attempt, e.attempt);
-      if (e.baseTree && e.repoRoot)
+      if (e.baseTree && e.repoRoot) {
+        // A later start without the record (a `publish --rebase` re-run) keeps the first one.
+        const remotes = e.remotes ?? (rec.git?.root === e.repoRoot ? rec.git.remotes : undefined);
         rec.git = {
           root: e.repoRoot,
           tree: e.baseTree,
           ...(e.baseCommit ? { commit: e.baseCommit } : {}),
           ...(e.worktree ? { worktree: e.worktree } : {}),
+          ...(remotes ? { remotes } : {}),
         };
+      }
       return;
     case 'instance_retry':
       rec.status = 'retrying';

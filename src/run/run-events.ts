@@ -102,6 +102,11 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     repoRoot: z.string().optional(),
     /** The worktree the instance runs in (isolation: worktree). */
     worktree: z.string().optional(),
+    /**
+     * The repository's remotes (name → URL, credentials removed) at the run's first snapshot of
+     * it, before any agent ran there: a publish `remote:` that is a name resolves here.
+     */
+    remotes: z.record(z.string(), z.string()).optional(),
     /** Distributed runs: the worker process that took the instance (`orchestrate worker --name`). */
     worker: z.string().optional(),
     /** The for_each item and the rendered prompt: what `publish --rebase` runs the instance with again. */

@@ -71,6 +71,7 @@ export async function lookAtChangesets(
     return EXIT.taskFailed;
   }
   const { file } = tracked;
+  for (const w of tracked.warnings ?? []) ctx.stderr(`orchestrate: ${w}\n`);
   if (!file) {
     ctx.stderr(
       `orchestrate: ${runDir} has no changesets.json\n  hint: a run writes it when its recipe has a publish: block\n`,

@@ -13,7 +13,8 @@
 // reads only the repository's objects, never its config, so no key the model wrote (http.proxy,
 // url.<x>.insteadOf, include.path ...) reaches the git that holds the token. The URL comes from the
 // recipe; the token travels as a config key in the environment, never in argv, and only to the
-// forge's host.
+// forge's host. A remote's name resolves to the URL the repository had before the run's agents ran
+// (recorded in the run log, repo-remotes.ts), never to what an agent set since.
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,7 @@ import {
 } from '../../tools/network-git.js';
 import { productGitScript, withProductTemp } from '../../tools/product-git.js';
 import { git } from '../git-workspace.js';
+import type { RemoteUrls } from '../repo-remotes.js';
 import { trustedRepository } from '../repo-trust.js';
 
 export interface PushAuth {
@@ -46,12 +48,16 @@ export interface ResolvedRemote {
   localPath?: string;
   /** The user's environment (ssh agent and command, proxies); default process.env. */
   userEnv?: UserEnv;
+  /** Said once when the URL could not come from the run's record (a run recorded before there was one). */
+  warning?: string;
 }
 
 /**
  * Where the remote is and how it is reached: a URL or path from the recipe (./ and ../ from the
- * run's root), or a remote's name read from the repository. A github/gitlab forge's ssh remote is
- * the same repository over https (the token's transport); `forge: git` keeps ssh.
+ * run's root), or a remote's name, looked up in `recorded` (the repository's remotes before the
+ * run's agents ran). A run recorded without them (`recorded` undefined) reads the repository as it
+ * is now, with a warning. A github/gitlab forge's ssh remote is the same repository over https
+ * (the token's transport); `forge: git` keeps ssh.
  */
 export async function resolveRemote(
   repo: string,
@@ -60,6 +66,7 @@ export async function resolveRemote(
   forge: ForgeKind = 'git',
   baseUrl?: string,
   userEnv?: UserEnv,
+  recorded?: RemoteUrls,
 ): Promise<({ ok: true } & ResolvedRemote) | { ok: false; error: string }> {
   // ./x and ../x: a local repository, relative to the run's root (the recipe's folder).
   if (remote.startsWith('./') || remote.startsWith('../')) {
@@ -67,22 +74,37 @@ export async function resolveRemote(
     return { ok: true, url: localPath, via: 'local', localPath };
   }
   let url = remote;
+  let warning: string | undefined;
   if (parseRemote(remote).kind === 'name') {
-    const r = await git(['config', '--get', `remote.${remote}.url`], repo);
-    if (!r.ok || !r.stdout.trim())
-      return {
-        ok: false,
-        error: `${repo} has no remote "${remote}"; set publish.remote to a URL or to one of its remotes`,
-      };
-    url = r.stdout.trim();
+    if (recorded) {
+      const had = recorded[remote];
+      if (!had) {
+        const names = Object.keys(recorded);
+        return {
+          ok: false,
+          error: `${repo} had no remote "${remote}" when the run started (${names.length ? `it had ${names.map((n) => `"${n}"`).join(', ')}` : 'it had none'}); set publish.remote to a URL or to one of those`,
+        };
+      }
+      url = had;
+    } else {
+      const r = await git(['config', '--get', `remote.${remote}.url`], repo);
+      if (!r.ok || !r.stdout.trim())
+        return {
+          ok: false,
+          error: `${repo} has no remote "${remote}"; set publish.remote to a URL or to one of its remotes`,
+        };
+      url = r.stdout.trim();
+      warning = `warning: this run was recorded before orchestrate kept each repository's remotes, so remote "${remote}" of ${repo} is read from the repository as it is now (${url}); an agent of the run could have changed it. Check that it is yours, or set publish.remote to the URL`;
+    }
     // A relative path in the repository's config is relative to the repository.
     if (parseRemote(url).kind === 'name' || url.startsWith('./') || url.startsWith('../')) url = resolve(repo, url);
   }
   const t = remoteTransport(forge, baseUrl, url);
   if (!t.ok) return t;
-  // A remote's name is read from the repository, which the agent could rewrite: with a forge, its
-  // URL must be on the forge's host (a branch anywhere else is no use to the pull request, and
-  // would hand the change to whoever the agent chose).
+  const said = warning ? { warning } : {};
+  // A remote's name names the repository's own URL: with a forge, it must be on the forge's host
+  // (a branch anywhere else is no use to the pull request; and read from a run without a record,
+  // the URL could be the agent's choice).
   if (url !== remote && forge !== 'git') {
     const host = forgeGitHost(forge, baseUrl);
     if (t.via !== 'https' || hostOf(t.url) !== host)
@@ -91,10 +113,10 @@ export async function resolveRemote(
         error: `remote "${remote}" of ${repo} is ${url}, not a repository on ${host}, the ${forge} forge's host; set publish.remote to the forge repository's URL`,
       };
   }
-  if (t.via !== 'local') return { ok: true, url: t.url, via: t.via, ...(userEnv ? { userEnv } : {}) };
-  if (url.startsWith('file://')) return { ok: true, url, via: 'local', localPath: fileURLToPath(url) };
+  if (t.via !== 'local') return { ok: true, url: t.url, via: t.via, ...(userEnv ? { userEnv } : {}), ...said };
+  if (url.startsWith('file://')) return { ok: true, url, via: 'local', localPath: fileURLToPath(url), ...said };
   const localPath = isAbsolute(url) ? url : resolve(root, url);
-  return { ok: true, url: localPath, via: 'local', localPath };
+  return { ok: true, url: localPath, via: 'local', localPath, ...said };
 }
 
 function hostOf(url: string): string | undefined {

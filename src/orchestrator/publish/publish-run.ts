@@ -24,6 +24,7 @@ import {
   withoutSecrets,
 } from './forge.js';
 import { githubForge } from './github-forge.js';
+import { recordedRemotes, type RemoteUrls } from '../repo-remotes.js';
 import { publishGateRefusal } from './publish-gate-rules.js';
 import { gitlabForge } from './gitlab-forge.js';
 
@@ -153,7 +154,7 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
     let access: ForgeAccess = {};
     try {
       access = forgeAccess(c, opts.env, cache, opts.say);
-      const r = await publishOne(c, root ?? opts.runDir, opts, access);
+      const r = await publishOne(c, root ?? opts.runDir, opts, access, recordedRemotes(fold, c.task, c.instance));
       results.push(r);
       if (r.outcome === 'refused' || r.outcome === 'failed') c.error = r.detail;
       else delete c.error;
@@ -174,6 +175,7 @@ async function publishOne(
   root: string,
   opts: PublishOptions,
   access: ForgeAccess,
+  recorded: RemoteUrls | undefined,
 ): Promise<ChangesetResult> {
   const repo = resolve(root, c.repo);
   const patchPath = resolve(opts.runDir, c.patchFile);
@@ -209,8 +211,9 @@ async function publishOne(
     return { key: c.key, outcome: 'closed', detail: `closed ${pr.url}: the change is empty` };
   }
 
-  const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl, opts.env);
+  const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl, opts.env, recorded);
   if (!remote.ok) return { key: c.key, outcome: 'failed', detail: remote.error };
+  if (remote.warning) opts.say?.(`${c.key}: ${remote.warning}`);
   const pushed = await pushBranch({
     repo,
     remote,

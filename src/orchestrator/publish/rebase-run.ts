@@ -23,6 +23,7 @@ import { planChangesets } from './changeset-plan.js';
 import { withoutSecrets } from './forge.js';
 import { type ForgeAccess, type PublishResult, forgeAccess, publishRun, selectChangesets } from './publish-run.js';
 import { runRebaseAttempt } from './rebase-attempt.js';
+import { recordedRemotes } from '../repo-remotes.js';
 
 export interface RebaseOptions {
   runDir: string;
@@ -92,8 +93,17 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
   let access: ForgeAccess = {};
   try {
     access = forgeAccess(c, env, new Map(), say);
-    const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl, env);
+    const remote = await resolveRemote(
+      repo,
+      c.remote,
+      root,
+      c.forge,
+      c.baseUrl,
+      env,
+      recordedRemotes(fold, c.task, c.instance),
+    );
     if (!remote.ok) return { kind: 'failed', error: remote.error };
+    if (remote.warning) say(`${c.key}: ${remote.warning}`);
     if (c.pr && access.forge && c.repository) {
       const pr = await access.forge.get(c.repository, c.pr.number);
       if (pr.state !== 'open') return { kind: 'failed', error: `${pr.url} is ${pr.state}: there is nothing to rebase` };

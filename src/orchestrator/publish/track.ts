@@ -15,6 +15,7 @@ import {
 import { foldEvents } from '../../run/run-fold.js';
 import { runRootOf } from '../../run/run-paths.js';
 import { readRunLog } from '../../run/run-store.js';
+import { type RemoteUrls, recordedRemotes } from '../repo-remotes.js';
 import { mergedInto, resolveRemote } from './branch-push.js';
 import { type Forge, ForgeError, forgeToken, withoutSecrets } from './forge.js';
 import { githubForge } from './github-forge.js';
@@ -31,6 +32,8 @@ export interface TrackedChangeset extends ChangesetObservation {
 export interface TrackResult {
   file?: ChangesetsFile;
   rows: TrackedChangeset[];
+  /** Lines for the user (a remote read from the repository of a run recorded without its remotes). */
+  warnings?: string[];
 }
 
 export async function trackRun(
@@ -43,11 +46,21 @@ export async function trackRun(
   const forges = new Map<string, { forge?: Forge; token?: string; error?: string }>();
   const rows: TrackedChangeset[] = [];
   let root: string | undefined;
+  let fold: ReturnType<typeof foldEvents> | undefined;
+  const warnings: string[] = [];
   for (const c of file.changesets) {
     const base = { key: c.key, repo: c.repo, branch: c.branch, title: c.title };
     if (!c.pr && c.forge === 'git' && c.state === 'published' && c.pushedCommit) {
-      root ??= runRootOf(runDir, foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events).start) ?? runDir;
-      const merged = await gitBranchMerged(resolve(root, c.repo), root, { ...c, pushedCommit: c.pushedCommit }, env);
+      fold ??= foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events);
+      root ??= runRootOf(runDir, fold.start) ?? runDir;
+      const merged = await gitBranchMerged(
+        resolve(root, c.repo),
+        root,
+        { ...c, pushedCommit: c.pushedCommit },
+        env,
+        recordedRemotes(fold, c.task, c.instance),
+      );
+      if (merged.ok && merged.warning) warnings.push(`${c.key}: ${merged.warning}`);
       rows.push(
         merged.ok
           ? { ...base, ts: now(), state: merged.merged ? 'merged' : 'pushed' }
@@ -93,7 +106,7 @@ export async function trackRun(
     runDir,
     rows.filter((r) => !r.error).map(({ repo: _r, branch: _b, title: _t, error: _e, ...o }) => o),
   );
-  return { file, rows };
+  return { file, rows, ...(warnings.length ? { warnings } : {}) };
 }
 
 /** Whether `pushed` is reachable from `base` on the changeset's remote (a `forge: git` changeset). */
@@ -102,11 +115,13 @@ async function gitBranchMerged(
   root: string,
   c: Changeset & { pushedCommit: string },
   env: Readonly<Record<string, string | undefined>>,
-): Promise<{ ok: true; merged: boolean } | { ok: false; error: string }> {
+  recorded: RemoteUrls | undefined,
+): Promise<{ ok: true; merged: boolean; warning?: string } | { ok: false; error: string }> {
   try {
-    const remote = await resolveRemote(repo, c.remote, root, 'git', undefined, env);
+    const remote = await resolveRemote(repo, c.remote, root, 'git', undefined, env, recorded);
     if (!remote.ok) return remote;
-    return await mergedInto(repo, remote, c.base, c.pushedCommit, [c.baseCommit, c.pushedCommit]);
+    const merged = await mergedInto(repo, remote, c.base, c.pushedCommit, [c.baseCommit, c.pushedCommit]);
+    return merged.ok && remote.warning ? { ...merged, warning: remote.warning } : merged;
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }

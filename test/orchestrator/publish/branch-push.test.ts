@@ -68,10 +68,12 @@ describe('publishing remotes', () => {
       execFileSync('git', ['init', '-q', repo]);
       execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'git@github.com:acme/a.git']);
       execFileSync('git', ['-C', repo, 'remote', 'add', 'moved', 'https://evil.example/acme/a.git']);
+      // Without a record (a run from before remotes were recorded) the URL comes with a warning.
       expect(await resolveRemote(repo, 'origin', '/root', 'github')).toEqual({
         ok: true,
         url: 'https://github.com/acme/a.git',
         via: 'https',
+        warning: expect.stringContaining('an agent of the run could have changed it'),
       });
       expect(await resolveRemote(repo, 'moved', '/root', 'github')).toMatchObject({
         ok: false,

@@ -1,0 +1,95 @@
+// #37 item 2, the last gap: with `remote: origin` (a remote's name), publishing read the URL from
+// the workspace's .git/config at publish time, which the agent can rewrite during the run. Here a
+// scripted agent runs `git remote set-url origin <another bare repository>` in repo-a and adds
+// `remote.origin.pushurl` in repo-b; repo-c is left alone. `orchestrate publish <run> --apply`
+// with `forge: git` must push each branch to the repository origin named before the agent ran,
+// and nothing may reach the other ones. A credential in a remote's URL never reaches the run log.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
+import {
+  REPOS,
+  git,
+  gitForgeRecipe,
+  project,
+  remoteBranches,
+  runCampaign,
+} from '../orchestrator/publish/campaign-fixtures.js';
+
+/** What each instance does: every repository changes; repo-a and repo-b also redirect origin. */
+function script(dir: string): string {
+  const change = (r: string, extra?: string) => `  - match: "Change ${r}"
+    turns:
+      - tools: [{ name: edit, args: { path: greet.txt, edits: [{ oldText: "hello", newText: "goodbye" }] } }]
+${extra ? `      - tools: [{ name: bash, args: { command: "${extra}" } }]\n` : ''}      - text: "${r}: greeting changed"
+`;
+  return `conversations:
+${change('repo-a', `git remote set-url origin ${join(dir, 'elsewhere', 'repo-a.git')}`)}${change(
+  'repo-b',
+  `git config remote.origin.pushurl ${join(dir, 'elsewhere', 'repo-b.git')}`,
+)}${change('repo-c')}`;
+}
+
+describe('publish pushes to the remote the repository had before the agent ran (#37)', { timeout: 180_000 }, () => {
+  let dir: string;
+  let runDir: string;
+
+  beforeAll(async () => {
+    dir = project('github', () => 'http://127.0.0.1:1').dir;
+    for (const r of REPOS) {
+      const repo = join(dir, r);
+      git(repo, 'remote', 'add', 'origin', join(dir, 'remotes', `${r}.git`));
+      // The other repository the agent points origin at: a copy of the same project.
+      git(dir, 'clone', '-q', '--bare', repo, join(dir, 'elsewhere', `${r}.git`));
+    }
+    // A remote whose URL holds a credential: recorded without it.
+    git(join(dir, 'repo-c'), 'remote', 'add', 'mirror', 'https://bot:s3cretTok3n@git.example.com/acme/repo-c.git');
+    writeFileSync(join(dir, 'script.yaml'), script(dir));
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      gitForgeRecipe(dir, 'origin').replace('tools: [read, edit]', 'tools: [read, edit, bash]'),
+    );
+    runDir = await runCampaign(dir);
+  });
+  afterAll(() => cleanupTempDirs());
+
+  it("the agent's rewrites took effect in the workspaces (the attack is real)", () => {
+    expect(git(join(dir, 'repo-a'), 'config', '--get', 'remote.origin.url').trim()).toBe(
+      join(dir, 'elsewhere', 'repo-a.git'),
+    );
+    expect(git(join(dir, 'repo-b'), 'config', '--get', 'remote.origin.pushurl').trim()).toBe(
+      join(dir, 'elsewhere', 'repo-b.git'),
+    );
+  });
+
+  it('records the remotes before the agent ran, without credentials', () => {
+    const log = readFileSync(join(runDir, 'run.jsonl'), 'utf8');
+    expect(log).not.toContain('s3cretTok3n');
+    const starts = log
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; repoRoot?: string; remotes?: Record<string, string> })
+      .filter((e) => e.type === 'instance_start');
+    const of = (r: string) => starts.find((e) => e.repoRoot === r)?.remotes;
+    expect(of('repo-a')).toEqual({ origin: join(dir, 'remotes', 'repo-a.git') });
+    expect(of('repo-c')).toEqual({
+      origin: join(dir, 'remotes', 'repo-c.git'),
+      mirror: 'https://git.example.com/acme/repo-c.git',
+    });
+  });
+
+  it('publish --apply pushes to the original origin and nothing reaches the other repositories', async () => {
+    const r = await runCli(['publish', runDir, '--apply'], { cwd: dir, env: { PATH: process.env.PATH } });
+    expect(r.stderr + r.stdout).not.toMatch(/warning/);
+    expect(r.code).toBe(0);
+    for (const repo of REPOS) {
+      expect(remoteBranches(dir, repo)).toEqual([`refs/heads/campaign/${repo}`, 'refs/heads/main']);
+      expect(
+        git(join(dir, 'elsewhere', `${repo}.git`), 'for-each-ref', '--format=%(refname)', 'refs/heads/').trim(),
+      ).toBe('refs/heads/main');
+    }
+    expect(git(join(dir, 'remotes', 'repo-a.git'), 'show', 'campaign/repo-a:greet.txt')).toBe('goodbye from repo-a\n');
+  });
+});
