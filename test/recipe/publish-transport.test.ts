@@ -76,7 +76,11 @@ describe('publish remotes and their transport', () => {
     expect(transportStatement('git', undefined, './remotes/${{ repo.name }}.git')).toBe(
       'a local repository (no network)',
     );
-    expect(transportStatement('git', undefined, 'origin')).toMatch(/^each repository's remote "origin"/);
+    // The URL origin had when the run started (recorded before any agent ran): no warning to give any more.
+    expect(transportStatement('git', undefined, 'origin')).toMatch(
+      /^each repository's remote "origin" as it was when the run started: https → /,
+    );
+    expect(transportStatement('git', undefined, 'origin')).not.toMatch(/rewrite/);
     expect(transportStatement('github', undefined, '${{ inputs.url }}')).toMatch(/^each repository's URL/);
   });
 
