@@ -4,6 +4,8 @@
 // `remote.origin.pushurl` in repo-b; repo-c is left alone. `orchestrate publish <run> --apply`
 // with `forge: git` must push each branch to the repository origin named before the agent ran,
 // and nothing may reach the other ones. A credential in a remote's URL never reaches the run log.
+// A run recorded before remotes were recorded still publishes, reading the repository with a
+// warning that names the risk.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,5 +93,25 @@ describe('publish pushes to the remote the repository had before the agent ran (
       ).toBe('refs/heads/main');
     }
     expect(git(join(dir, 'remotes', 'repo-a.git'), 'show', 'campaign/repo-a:greet.txt')).toBe('goodbye from repo-a\n');
+  });
+});
+
+describe('a run recorded before remotes were recorded (#37)', { timeout: 180_000 }, () => {
+  it("reads the repository's remote as it is now, and says so with the risk", async () => {
+    const dir = project('github', () => 'http://127.0.0.1:1').dir;
+    for (const r of REPOS) git(join(dir, r), 'remote', 'add', 'origin', join(dir, 'remotes', `${r}.git`));
+    writeFileSync(join(dir, 'recipe.yaml'), gitForgeRecipe(dir, 'origin'));
+    const runDir = await runCampaign(dir);
+    // The log as an older orchestrate wrote it: no remotes on instance_start.
+    const log = join(runDir, 'run.jsonl');
+    const old = readFileSync(log, 'utf8').replace(/,"remotes":\{[^}]*\}/g, '');
+    expect(old).not.toContain('"remotes"');
+    writeFileSync(log, old);
+    const r = await runCli(['publish', runDir, '--apply'], { cwd: dir, env: { PATH: process.env.PATH } });
+    expect(r.code).toBe(0);
+    expect(r.stderr + r.stdout).toMatch(
+      /change\.repo-a: warning: this run was recorded before orchestrate kept each repository's remotes, so remote "origin" of \S+repo-a is read from the repository as it is now .*an agent of the run could have changed it/,
+    );
+    expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/campaign/repo-a', 'refs/heads/main']);
   });
 });
