@@ -31,8 +31,13 @@
 //    (goal <= 5 ms).
 //
 // Both sides load built JavaScript (so module loading is comparable): the bench compiles src/ with
+// 6. Scale (issue 41): 1,000 agents, 64 at a time (`--thousand N`, `--thousand-at K`), after the
+//    lines of 4 (or alone: `--only thousand`): in this process's threads, then through Redis on 3
+//    `orchestrate worker` processes. Goals: peak RSS <= 2 GiB, the coordinator's event-loop delay
+//    p99 <= 50 ms, and a wall per agent near the 32-agent one (linear). The load is printed beside.
+//
 // tsc into a temp folder first (the shared dist/ is left alone); `--dist DIR` uses a build that is
-// already there (a folder holding cli/main.js). `--only fanout,rt,thread,scale,monorepo` runs some parts.
+// already there (a folder holding cli/main.js). `--only fanout,rt,thread,scale,thousand,monorepo` runs some parts.
 // Run: node --import tsx bench/orchestrator.bench.ts
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
@@ -283,7 +288,7 @@ const median = (xs: number[]): number => {
 // ---- scale and monorepo: the coordinator in this process -------------------------------------------
 
 /** A fan-out of `n` agents (the same script as above) in `dir`; with `git`, `dir` is one repository. */
-function fanOutFolder(dir: string, n: number, withGit: boolean): string {
+function fanOutFolder(dir: string, n: number, withGit: boolean, concurrency = n): string {
   mkdirSync(dir, { recursive: true });
   for (let i = 0; i < n; i++) {
     const d = join(dir, 'agents', `a${String(i).padStart(3, '0')}`);
@@ -293,7 +298,7 @@ function fanOutFolder(dir: string, n: number, withGit: boolean): string {
   writeFileSync(join(dir, 'script.yaml'), SCRIPT);
   writeFileSync(
     join(dir, 'recipe.yaml'),
-    `name: bench\nprovider: scripted\nscript: script.yaml\nconcurrency: ${n}\nagents:\n  reader: { tools: [read, ls] }\n` +
+    `name: bench\nprovider: scripted\nscript: script.yaml\nconcurrency: ${concurrency}\nagents:\n  reader: { tools: [read, ls] }\n` +
       `tasks:\n  - id: fan\n    for_each: { glob: "agents/*" }\n    agent: reader\n    cwd: \${{ item }}\n    prompt: "Read the notes"\n`,
   );
   if (withGit) {
@@ -319,15 +324,19 @@ interface InProcessRun {
   startSpreadMs: number;
 }
 
-/** One run of the fan-out in `dir` with the coordinator in this process. */
-async function inProcessRun(dir: string, n: number): Promise<InProcessRun> {
+/** One run of the fan-out in `dir` with the coordinator in this process (`executor`: a distributed run's). */
+async function inProcessRun(dir: string, n: number, executor?: unknown): Promise<InProcessRun> {
   rmSync(join(dir, 'runs'), { recursive: true, force: true });
   const h = monitorEventLoopDelay({ resolution: 10 });
   let peak = 0;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
   h.enable();
   const t0 = performance.now();
-  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+  const r = await runRecipeFile(
+    join(dir, 'recipe.yaml'),
+    { cwd: dir },
+    { runsDir: join(dir, 'runs'), ...(executor ? { executor: executor as never } : {}) },
+  );
   const ms = performance.now() - t0;
   h.disable();
   clearInterval(timer);
@@ -429,6 +438,90 @@ async function scale(): Promise<void> {
       `  ${String(n).padStart(3)} agents  wall ${ms.toFixed(0).padStart(6)} ms (${(ms / n).toFixed(1)} ms/agent)  peak RSS ${peak.toFixed(0).padStart(5)} MB  ` +
         `event-loop delay p99 ${mid(n, 'delayP99').toFixed(1)} ms, max ${mid(n, 'delayMax').toFixed(1)} ms  ${goals}`,
     );
+  }
+  await scaleThousand(base / 32);
+}
+
+/** Runs 1,000 agents, `at` a time (issue 41): the goals are on the whole process, coordinator and threads. */
+const THOUSAND = flag('thousand', 1_000);
+const THOUSAND_AT = flag('thousand-at', 64);
+
+function thousandLine(label: string, r: InProcessRun, base32PerAgent: number | undefined): string {
+  const gib = r.peakMb / 1024;
+  const linear =
+    base32PerAgent !== undefined
+      ? `; ${(r.ms / THOUSAND).toFixed(1)} ms/agent = ${(r.ms / THOUSAND / base32PerAgent).toFixed(2)}x the 32-agent rate`
+      : '';
+  return (
+    `  ${label.padEnd(34)} wall ${r.ms.toFixed(0).padStart(6)} ms${linear}\n` +
+    `  ${''.padEnd(34)} peak RSS ${r.peakMb.toFixed(0)} MB (goal <= 2 GiB, now/goal ${(gib / 2).toFixed(2)}); ` +
+    `event-loop delay p99 ${r.delayP99.toFixed(1)} ms (goal <= 50 ms, now/goal ${(r.delayP99 / 50).toFixed(2)}), max ${r.delayMax.toFixed(1)} ms`
+  );
+}
+
+/**
+ * 1,000 agents (3 tool turns + answer each, the instant scripted model), 64 at a time: once with
+ * the agents on this process's worker threads, once through Redis on 3 worker processes
+ * (`orchestrate worker`, 22 agents each; a redis-server of our own on a free port). RSS is this
+ * process's (the distributed line: the coordinator alone; the workers are other processes).
+ */
+async function scaleThousand(base32PerAgent: number | undefined): Promise<void> {
+  console.log(
+    `scale (issue 41): ${THOUSAND} agents x (3 tool turns + answer), ${THOUSAND_AT} at a time, instant scripted model; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+  );
+  const dir = fanOutFolder(join(work, `scale-${THOUSAND}`), THOUSAND, false, THOUSAND_AT);
+  console.log(thousandLine('worker threads in this process', await inProcessRun(dir, THOUSAND), base32PerAgent));
+  if (spawnSync('redis-server', ['--version']).status !== 0) {
+    console.log('  distributed: skipped (no redis-server on PATH)');
+    return;
+  }
+  const { startRedis } = await import('../test/helpers/redis-server.js');
+  const { RedisExecutor } = (await import(
+    pathToFileURL(join(DIST, 'cluster/redis-executor.js')).href
+  )) as typeof import('../src/cluster/redis-executor.js');
+  const { ClusterTrust } = (await import(
+    pathToFileURL(join(DIST, 'cluster/cluster-trust.js')).href
+  )) as typeof import('../src/cluster/cluster-trust.js');
+  const redis = await startRedis();
+  const secret = 'bench-cluster-secret-0123456789abcdef';
+  const workers: ChildProcess[] = [];
+  try {
+    const perWorker = Math.ceil(THOUSAND_AT / 3);
+    for (const name of ['w1', 'w2', 'w3']) {
+      const w = spawn(
+        process.execPath,
+        [
+          CLI,
+          'worker',
+          '--redis',
+          redis.url,
+          '--name',
+          name,
+          '--concurrency',
+          String(perWorker),
+          '--workdir',
+          mkdtempSync(join(work, `${name}-`)),
+        ],
+        { env: { ...process.env, ORCHESTRATE_CLUSTER_SECRET: secret }, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      workers.push(w);
+      // Ready once it says so (on stderr, where its log goes; the log is kept for an early exit only).
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        w.stderr!.on('data', (d: Buffer) => {
+          out = (out + d.toString()).slice(-4000);
+          if (out.includes(' ready: ')) resolve();
+        });
+        w.once('exit', (code) => reject(new Error(`worker ${name} exited ${code}: ${out}`)));
+      });
+    }
+    const executor = new RedisExecutor({ url: redis.url, trust: ClusterTrust.withSecret(secret) });
+    const r = await inProcessRun(dir, THOUSAND, executor);
+    console.log(thousandLine(`3 workers through Redis (${perWorker} each)`, r, base32PerAgent));
+  } finally {
+    for (const w of workers) w.kill('SIGTERM');
+    await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
+    await redis.stop();
   }
 }
 
@@ -535,6 +628,8 @@ try {
   if (ONLY.has('rt')) await messageRoundTrip();
   if (ONLY.has('thread')) await threadStart();
   if (ONLY.has('scale')) await scale();
+  // Only the 1,000-agent lines (without the 32/100/200 rounds): --only thousand.
+  if (ONLY.has('thousand') && !ONLY.has('scale')) await scaleThousand(undefined);
   if (ONLY.has('monorepo')) await monorepo();
   console.log(`load: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
 } finally {
