@@ -85,6 +85,11 @@ export interface CreateAgentSessionOptions {
     servers: McpServerConfig[];
     /** Tool patterns the agent may not use (win over the allowed ones). */
     deny?: string[];
+    /**
+     * Start every server (lazy ones too) before the session is returned, so one that cannot start
+     * is known (onUnavailable) before the first model call.
+     */
+    startAll?: boolean;
   };
 
   // ---- system prompt
@@ -400,7 +405,7 @@ async function createMcpSource(
     );
   }
   if (servers.length === 0) return undefined;
-  const { servers: _servers, deny, ...rest } = o.mcp!;
+  const { servers: _servers, deny, startAll, ...rest } = o.mcp!;
   // Loaded only here: the MCP SDK takes a second or more to import, which sessions without MCP never pay.
   // Under tsx in a worker thread (tests, `npm run dev`) this module runs compiled to CommonJS, where a
   // native import() cannot resolve .ts files (see worker-entry.cts): there require() goes through tsx.
@@ -429,7 +434,7 @@ async function createMcpSource(
     ...(o.toolOptions?.maxLines !== undefined ? { maxLines: o.toolOptions.maxLines } : {}),
     ...(o.toolOptions?.maxBytes !== undefined ? { maxBytes: o.toolOptions.maxBytes } : {}),
   });
-  await source.start();
+  await source.start(startAll === true);
   return source;
 }
 

@@ -31,7 +31,7 @@ import {
   type ModeOutput,
 } from '../../runtime/index.js';
 import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
-import { mcpConfigFromFiles } from '../agent-mcp-config.js';
+import { addMcpServers, RequiredMcpServers } from '../agent-mcp-required.js';
 import { finishAgentTracing, startAgentTracing, withOtelOption } from '../agent-otel.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand, type CommandArgs } from '../command.js';
@@ -330,11 +330,7 @@ export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): Crea
     throw err;
   }
   // MCP servers only from the files named (--mcp-config), like Claude Code's flag.
-  const mcp = mcpConfigFromFiles(list(args['mcp-config']), ctx.cwd, ctx.env);
-  if (mcp) {
-    o.mcp = mcp.mcp;
-    if (mcp.secrets.length) o.secrets = [...(o.secrets ?? []), ...mcp.secrets];
-  }
+  addMcpServers(o, list(args['mcp-config']), ctx.cwd, ctx.env);
   const bounds = runBoundsFromArgs(args);
   o.limits = bounds.limits;
   o.loopDetection = bounds.loopDetection;
@@ -447,8 +443,9 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   }
 
   let session: AgentSession;
+  const mcpRequired = new RequiredMcpServers();
   try {
-    session = await createAgentSession(sessionOptionsFromArgs(args, ctx));
+    session = await createAgentSession(mcpRequired.wire(sessionOptionsFromArgs(args, ctx)));
   } catch (err) {
     if (err instanceof AgentSessionConfigError) {
       ctx.stderr(`orchestrate agent: ${err.message}\nRun "orchestrate agent --help" for usage.\n`);
@@ -456,6 +453,8 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
     }
     throw err;
   }
+  // A server the agent needs (not optional) could not start: stop before any model call.
+  if (!mcpRequired.watch(session)) return mcpRequired.stop(session, ctx.stderr);
 
   if (mode !== 'rpc' && prompt === '' && !cutOffTurn(session.messages)) {
     const file = session.sessionFile ?? 'this session';
@@ -494,7 +493,8 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
         : mode === 'json'
           ? await runJsonMode(session, prompts, out)
           : await runPrintMode(session, prompts, out);
-    exit = interrupted ? EXIT.interrupted : code;
+    // A required server stopped for good during the prompt: the agent was stopped there (exit 1).
+    exit = interrupted ? EXIT.interrupted : mcpRequired.exitCode(code, ctx.stderr);
     return exit;
   } finally {
     process.removeListener('SIGINT', onSigint);
