@@ -4,13 +4,14 @@
 // `remote.origin.pushurl` in repo-b; repo-c is left alone. `orchestrate publish <run> --apply`
 // with `forge: git` must push each branch to the repository origin named before the agent ran,
 // and nothing may reach the other ones. A credential in a remote's URL never reaches the run log.
-// A run recorded before remotes were recorded still publishes, reading the repository with a
-// warning that names the risk.
+// A later task in the same repository records what origin was before the first task's agent
+// rewrote it. A run recorded before remotes were recorded still publishes, reading the
+// repository with a warning that names the risk.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run-cli.js';
-import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
+import { cleanupTempDirs, gitInit, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import {
   REPOS,
   git,
@@ -113,5 +114,64 @@ describe('a run recorded before remotes were recorded (#37)', { timeout: 180_000
       /change\.repo-a: warning: this run was recorded before orchestrate kept each repository's remotes, so remote "origin" of \S+repo-a is read from the repository as it is now .*an agent of the run could have changed it/,
     );
     expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/campaign/repo-a', 'refs/heads/main']);
+  });
+});
+
+describe('a later task in the same repository (#37)', { timeout: 180_000 }, () => {
+  it('records the remotes read before the first agent, not the one the first agent set', async () => {
+    const dir = tempProject({
+      'repo/a.txt': 'a\n',
+      'repo/b.txt': 'b\n',
+      'recipe.yaml': `name: two
+provider: scripted
+script: script.yaml
+agents:
+  editor: { tools: [read, edit, bash] }
+publish:
+  forge: git
+  remote: origin
+  branch: change/\${{ task }}
+  title: "Change \${{ task }}"
+  body: "\${{ summary }}"
+tasks:
+  - id: first
+    agent: editor
+    cwd: repo
+    prompt: "First"
+  - id: second
+    agent: editor
+    cwd: repo
+    needs: [first]
+    prompt: "Second"
+`,
+    });
+    const repo = join(dir, 'repo');
+    gitInit(repo);
+    git(repo, 'branch', '-M', 'main');
+    git(dir, 'clone', '-q', '--bare', repo, join(dir, 'origin.git'));
+    git(dir, 'clone', '-q', '--bare', repo, join(dir, 'elsewhere.git'));
+    git(repo, 'remote', 'add', 'origin', join(dir, 'origin.git'));
+    writeFileSync(
+      join(dir, 'script.yaml'),
+      `conversations:
+  - match: "First"
+    turns:
+      - tools: [{ name: edit, args: { path: a.txt, edits: [{ oldText: "a", newText: "A" }] } }]
+      - tools: [{ name: bash, args: { command: "git remote set-url origin ${join(dir, 'elsewhere.git')}" } }]
+      - text: "first done"
+  - match: "Second"
+    turns:
+      - tools: [{ name: edit, args: { path: b.txt, edits: [{ oldText: "b", newText: "B" }] } }]
+      - text: "second done"
+`,
+    );
+    const runDir = await runCampaign(dir);
+    const r = await runCli(['publish', runDir, '--apply'], { cwd: dir, env: { PATH: process.env.PATH } });
+    expect(r.stderr + r.stdout).not.toMatch(/warning/);
+    expect(r.code).toBe(0);
+    const heads = (bare: string) =>
+      git(join(dir, bare), 'for-each-ref', '--format=%(refname)', 'refs/heads/').split('\n').filter(Boolean);
+    expect(heads('origin.git')).toEqual(['refs/heads/change/first', 'refs/heads/change/second', 'refs/heads/main']);
+    expect(heads('elsewhere.git')).toEqual(['refs/heads/main']);
   });
 });
