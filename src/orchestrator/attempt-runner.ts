@@ -1,8 +1,8 @@
 // Running one attempt of one instance, start to end: the attempt begins (the fold's core marks
-// it running), its workspace is prepared, its start logged (distributed runs: once a worker takes
-// it, remote-starts.ts), the runner runs it (instance-runner.ts), and what it returned decides
-// what follows (attempt-lifecycle.ts): done (its work landed, workspace-landing.ts), retried
-// after a backoff, or failed. Also where each of its agents runs and how its calls are budgeted
+// it running), its workspace is prepared (workspaces.ts), its start logged (distributed runs:
+// once a worker takes it, remote-starts.ts), the runner runs it (instance-runner.ts), and what it
+// returned decides what follows (attempt-lifecycle.ts): done (its work landed, workspaces.ts),
+// retried after a backoff, or failed. Also where each of its agents runs and how its calls are budgeted
 // (the LaunchContext). The run-wide consequences (fail-fast, budget exhaustion, retry timers) are
 // the coordinator's, asked for through AttemptContext.
 import { callPriority, dependentCounts } from './call-priority.js';
@@ -34,13 +34,14 @@ import type { TaskBoard } from './task-board.js';
 import type { WorkerResult } from './protocol.js';
 import { RemoteStarts } from './remote-starts.js';
 import type { ThreadPoolExecutor } from './thread-pool-executor.js';
-import type { WorkspaceLanding } from './workspace-landing.js';
+import type { Workspaces } from './workspaces.js';
 
 export interface AttemptContext {
   recipe: LoadedRecipe;
   tasks: ReadonlyMap<string, TaskState>;
   runner: InstanceRunner;
-  landing: WorkspaceLanding;
+  /** Snapshots, worktrees and landing (workspaces.ts). */
+  workspaces: Workspaces;
   desk: ControlDesk;
   admission: Admission;
   broker: PermitBroker;
@@ -91,21 +92,21 @@ export class AttemptRunner {
     });
     inst.startedAt ??= Date.now();
     const attemptStart = Date.now();
-    const prepError = await c.runner.prepareWorkspace(t, inst);
+    const prepared = await c.workspaces.prepare(t, inst);
     inst.sessionFiles = t.task.kind === 'run' ? [] : c.runner.sessionFilesOf(t, inst);
     const start = startEvent(
       inst,
       inst.sessionFiles.some((f) => existsSync(f)),
     );
-    if (c.executor !== undefined && t.task.kind !== 'run' && !prepError) this.remoteStarts.defer(start);
+    if (c.executor !== undefined && t.task.kind !== 'run' && prepared.ok) this.remoteStarts.defer(start);
     else c.record(start);
     let result: WorkerResult;
     try {
       const cancelledBy = c.desk.cancelledBy(inst.id);
       if (cancelledBy !== undefined)
         result = { ok: false, failure: 'cancelled', error: `cancelled by ${cancelledBy}`, usage: zeroUsage() };
-      else if (prepError)
-        result = { ok: false, failure: prepError.failure, error: prepError.error, usage: zeroUsage() };
+      else if (!prepared.ok)
+        result = { ok: false, failure: prepared.failure, error: prepared.detail, usage: zeroUsage() };
       else result = await c.runner.run(t, inst);
     } finally {
       this.remoteStarts.settle(inst.id);
@@ -161,21 +162,21 @@ export class AttemptRunner {
     inst: InstanceState,
     result: Extract<WorkerResult, { ok: true }>,
   ): Promise<void> {
-    const { recipe, landing } = this.ctx;
+    const { recipe, workspaces } = this.ctx;
     inst.text = result.text;
     inst.output = outputOf(t.task, result.text);
     if (result.summary) inst.handoff = parseSummary(result.summary);
     const modified = new Set<string>();
     for (const f of inst.handoff?.modifiedFiles ?? []) modified.add(agentFileToDisplay(recipe.dir, inst, f));
     inst.readFiles = (inst.handoff?.readFiles ?? []).map((f) => agentFileToDisplay(recipe.dir, inst, f));
-    const land = await landing.land(t, inst, result.text);
+    const land = await workspaces.land(t, inst, result.text);
     if (land.patchFile) inst.patchFile = land.patchFile;
     if (!land.ok)
-      return this.failed(t, inst, { ok: false, failure: land.failure, error: land.error, usage: zeroUsage() });
+      return this.failed(t, inst, { ok: false, failure: land.failure, error: land.detail, usage: zeroUsage() });
     for (const f of land.files) modified.add(f);
     this.ctx.record(doneEvent(inst, result, [...modified].sort(), land));
     this.ctx.planChanged();
-    await landing.drop(t, inst);
+    await workspaces.drop(t, inst);
   }
 
   private failed(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): void {

@@ -27,7 +27,7 @@ import { Scheduler, type SchedulableInstance } from './scheduler.js';
 import { TaskBoard } from './task-board.js';
 import { TaskWalk } from './task-walk.js';
 import type { ThreadPoolExecutor } from './thread-pool-executor.js';
-import { WorkspaceLanding } from './workspace-landing.js';
+import { Workspaces } from './workspaces.js';
 
 /** The run's shared state and the coordinator's verbs, as the collaborators see them. */
 export interface CoordinatorHost {
@@ -63,12 +63,13 @@ export interface Collaborators {
   warmup: CacheWarmup;
   router: MessageRouter;
   runner: InstanceRunner;
+  /** Every instance's workspace: snapshots, worktrees, diffs, `writes:` and landing, per-repository locks. */
+  workspaces: Workspaces;
   scheduler: Scheduler;
   files: RunFiles;
   /** Users' actions on the live run (cancel, steer, retry, interrupt, peek). */
   desk: ControlDesk;
   walk: TaskWalk;
-  landing: WorkspaceLanding;
   attempts: AttemptRunner;
   /** Approval gates (`approve:`): instances that wait for a user's answer before they are queued. */
   gates: ApprovalGates;
@@ -106,9 +107,17 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     gate: warmup,
   });
   const router = new MessageRouter(runDirectory(host.tasks, host.instances));
+  const siblings = () => [...host.instances.values()].map((inst) => ({ task: host.tasks.get(inst.task)!, inst }));
+  const workspaces = new Workspaces({
+    recipeDir: recipe.dir,
+    store,
+    siblings,
+    storageFailed: (m) => host.storageFailed(m),
+  });
   const runner: InstanceRunner = new InstanceRunner({
     recipe,
     store,
+    workspaces,
     env,
     fullEvents: opts.fullEvents ?? false,
     launches: host.launches,
@@ -120,7 +129,6 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       t.task.context === 'summaries' && t.task.needs.length > 0
         ? renderNeedsContext(planInput(recipe, host.ordered()), t.task.needs) || undefined
         : undefined,
-    siblings: () => [...host.instances.values()].map((inst) => ({ task: host.tasks.get(inst.task)!, inst })),
   });
   const scheduler = new Scheduler({
     concurrency: recipe.concurrency,
@@ -217,12 +225,6 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       },
       opts.replay,
     );
-  const landing = new WorkspaceLanding({
-    recipeDir: recipe.dir,
-    store,
-    runner,
-    storageFailed: (m) => host.storageFailed(m),
-  });
   // Context windows an agent learns from its server reach the run's other agents and the log.
   const windows = new LearnedWindowBook({
     record: (e) => host.record(e),
@@ -233,7 +235,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
   });
   const attempts: AttemptRunner = new AttemptRunner({
     windows,
-    ...{ recipe, tasks: host.tasks, runner, landing, desk, admission, broker, router, board },
+    ...{ recipe, tasks: host.tasks, runner, workspaces, desk, admission, broker, router, board },
     threads: () => host.threads(),
     ...(opts.executor ? { executor: opts.executor } : {}),
     stopping: () => host.stopping(),
@@ -251,7 +253,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     planChanged: () => files.planChanged(),
   });
   return {
-    ...{ ledger, admission, broker, warmup, router, runner, scheduler, files, desk, walk, landing, attempts, gates },
-    board,
+    ...{ ledger, admission, broker, warmup, router, runner, workspaces, scheduler, files, desk, walk, attempts },
+    ...{ gates, board },
   };
 }

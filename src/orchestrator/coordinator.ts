@@ -2,7 +2,7 @@
 // collaborators: the DAG walk (task-walk.ts), budget admission (admission.ts) into the scheduler
 // (concurrency, max_parallel, write scopes), one attempt at a time (attempt-runner.ts over
 // instance-runner.ts: the local thread pool, thread-pool-executor.ts, or the Redis executor; and
-// workspace-landing.ts), what follows an attempt (attempt-lifecycle.ts), users' actions
+// workspaces.ts: snapshots, worktrees, landing), what follows an attempt (attempt-lifecycle.ts), users' actions
 // (control-desk.ts, control-decisions.ts), plan.md and result.json (run-files.ts). They are built
 // and joined in coordinator-wiring.ts. Each event the coordinator records goes to run.jsonl, and a
 // lifecycle event is applied to its instance by the run fold's core (run/instance-record.ts):
@@ -143,7 +143,7 @@ export class Coordinator {
       this.restore(this.opts.replay);
       // A kill between logging an instance done and removing its landed worktree left it behind.
       for (const inst of this.instances.values())
-        if (inst.status === 'done') await this.c.landing.drop(this.tasks.get(inst.task)!, inst);
+        if (inst.status === 'done') await this.c.workspaces.drop(this.tasks.get(inst.task)!, inst);
     } else {
       this.record(runStartEvent(this.recipe, plan.plan, this.opts.overrides));
       this.c.board.seed(this.recipe.board);

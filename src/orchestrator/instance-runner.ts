@@ -1,26 +1,15 @@
 // Running one attempt of one instance, by kind: an agent on a worker thread, a planner/worker
-// pair on two threads joined by a MessageChannel, or a shell command for `run:` steps. Also the
-// instance's workspace: a git snapshot (and a worktree with `isolation: worktree`) taken on the
-// first attempt, so every later attempt and the final patch are measured from the same state.
-import { existsSync, rmdirSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+// pair on two threads joined by a MessageChannel, or a shell command for `run:` steps. The
+// instance's workspace (snapshot, worktree, diff, `writes:`, landing) is Workspaces'
+// (workspaces.ts): the runner asks it for the sandbox's paths and the write-scope check.
+import { join, relative } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { ScriptedScript } from '../ai/scripted.js';
 import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import {
-  addWorktree,
-  mayBeInGitRepo,
-  relinkWorktree,
-  removeWorktree,
-  repoRoot,
-  type DiffOutcome,
-} from './git-workspace.js';
-import { KeyedLock } from './keyed-lock.js';
-import { RepoGitBatches } from './repo-git-batches.js';
-import { RemoteRecorder, type RemoteUrls } from './repo-remotes.js';
+import { mayBeInGitRepo } from './git-workspace.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from '../recipe/index.js';
@@ -29,19 +18,18 @@ import type { InstanceState, TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import { runSecrets } from '../run/secrets.js';
 import type { SecretValue } from '../session/redact.js';
-import { protectedInputPaths } from '../run/run-inputs.js';
 import { runCommand } from './verify.js';
-import { enforceWriteScope } from './write-scope-check.js';
 import { writeGlobs } from './write-scopes.js';
-import { applyToCheckout, branchName, commitToBranch, type LandResult } from './worktree-merge.js';
 import { warmProductGit } from '../tools/product-git.js';
 import { probeSandboxAsync, resolveSandboxMode, type SandboxMode } from '../tools/sandbox.js';
-import { isInside } from '../tools/workspace.js';
+import type { Workspaces } from './workspaces.js';
 
 /** What the runner needs from the coordinator. */
 export interface RunnerContext {
   recipe: LoadedRecipe;
   store: RunStore;
+  /** The run's workspaces (workspaces.ts): the sandbox's paths and the write-scope check. */
+  workspaces: Workspaces;
   env: Readonly<Record<string, string | undefined>>;
   fullEvents: boolean;
   /** Running agents per instance id (the coordinator aborts them on interrupt). */
@@ -54,16 +42,8 @@ export interface RunnerContext {
   launchContext(inst: InstanceState): LaunchContext;
   /** `context: summaries`: the merged plan of the tasks `t` needs. */
   contextFor(t: TaskState): string | undefined;
-  /** Every task and instance of the run (the write-scope check must not revert a sibling's work). */
-  siblings?(): Iterable<{ task: TaskState; inst: InstanceState }>;
   /** Where an agent's session is written (default: the store's sessions/<agent>.jsonl); a `publish --rebase` re-run starts one of its own. */
   sessionFile?(agentKey: string): string;
-}
-
-/** Why an attempt's workspace could not be prepared, and the class its failure gets. */
-export interface WorkspaceProblem {
-  failure: FailureClass;
-  error: string;
 }
 
 const NOTE_REASON_DEFAULT = 'the run was interrupted';
@@ -116,12 +96,6 @@ function intoWorktree(inst: InstanceState, abs: string): string {
 }
 
 export class InstanceRunner {
-  /** One git operation at a time per repository (keyed-lock.ts). */
-  private readonly gitLocks = new KeyedLock();
-  /** Snapshots and landing diffs of one repository taken together, under its lock (repo-git-batches.ts). */
-  private readonly gitBatches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn));
-  /** Each repository's remotes, read once before any agent runs there (repo-remotes.ts). */
-  private readonly remoteReads = new RemoteRecorder();
   /** The run's secrets (run/secrets.ts), found once: every agent's session redacts the same set as the run's files. */
   private readonly secrets: SecretValue[];
   /** Scripts of the scripted provider, parsed once per run (undefined: unreadable, the thread reports why). */
@@ -147,7 +121,7 @@ export class InstanceRunner {
         : t.task.kind === 'pair'
           ? await this.runPair(t, inst)
           : await this.runAgent(t, inst);
-    return enforceWriteScope(t, inst, result, this.ctx.siblings?.() ?? [], this, [dirname(this.ctx.store.dir)]);
+    return this.ctx.workspaces.checkWrites(t, inst, result);
   }
 
   private sandboxWarned = false;
@@ -173,149 +147,8 @@ export class InstanceRunner {
         event: { type: 'notice', text: warning },
       });
     }
-    // The runs folder (this run's and the others'): logs, sessions and patches are not the agent's to read or change.
-    // The run's trusted inputs in its workspace (recipe.yaml, agent files, .mcp.json ...) stay read-only (run-inputs.ts).
-    const cwd = inst.workCwd ?? inst.resolved?.cwd;
-    const readOnly = cwd ? protectedInputPaths(this.ctx.store.dir).filter((p) => isInside(cwd, p)) : [];
-    return {
-      mode,
-      network: network ?? false,
-      hide: [dirname(this.ctx.store.dir)],
-      ...(readOnly.length ? { readOnly } : {}),
-    };
-  }
-
-  withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
-    return this.gitLocks.run(root, fn);
-  }
-
-  /**
-   * What changed under `dir` since `baseTree`, diffed under `root`'s lock together with the other
-   * instances finishing in the same work tree (`worktree`, else the repository's own).
-   */
-  diffSince(root: string, dir: string, baseTree: string | undefined, worktree?: string): Promise<DiffOutcome> {
-    return this.gitBatches.diffSince(root, dir, baseTree, worktree);
-  }
-
-  /**
-   * Lands the work of a finished worktree instance as its task's `merge:` says (worktree-merge.ts):
-   * on a branch, or applied to the checkout. With `merge: patch`, or outside a worktree, nothing
-   * happens. The worktree stays until the instance is logged done (dropWorktree).
-   */
-  async landWork(
-    t: TaskState,
-    inst: InstanceState,
-    patch: string | undefined,
-    patchName: string,
-    text: string,
-  ): Promise<LandResult> {
-    const g = inst.git;
-    if (t.task.merge === 'patch' || !g?.worktree) return { ok: true };
-    const root = g.root;
-    let landed: LandResult = { ok: true };
-    if (patch?.trim()) {
-      if (t.task.merge === 'branch') {
-        if (!g.commit)
-          return { ok: false, error: `cannot commit to a branch: the worktree of ${root} has no base commit` };
-        const headline =
-          text
-            .split('\n')
-            .map((l) => l.trim())
-            .find((l) => l !== '') ?? 'done';
-        const message = `${inst.id}: ${headline.length > 72 ? `${headline.slice(0, 69)}...` : headline}\n\nRun ${this.ctx.store.runId}, task ${t.task.id}, instance ${inst.id} (orchestrate).\n`;
-        // The reply's first line goes into the repository: secrets are replaced as in every file of the run.
-        landed = await this.withGitLock(root, () =>
-          commitToBranch(
-            root,
-            g.commit!,
-            branchName(this.ctx.store.runId, inst.id),
-            patch,
-            this.ctx.store.redactText(message),
-          ),
-        );
-      } else landed = await this.withGitLock(root, () => applyToCheckout(root, patch, patchName));
-    }
-    return landed;
-  }
-
-  /**
-   * Removes the worktree of a done instance whose work landed (merge: branch / apply): the branch
-   * or the checkout holds it now, and its patch. Called after instance_done is logged, so a kill
-   * in between leaves a worktree behind (removed by the next resume), never an instance whose
-   * worktree is gone but that is not done.
-   */
-  async dropWorktree(t: TaskState, inst: InstanceState): Promise<void> {
-    const g = inst.git;
-    if (t.task.merge === 'patch' || !g?.worktree || !existsSync(g.worktree)) return;
-    await this.withGitLock(g.root, () => removeWorktree(g.root, g.worktree!));
-    // The run folder's worktrees/ goes with its last worktree (rmdir refuses while others remain).
-    try {
-      rmdirSync(dirname(g.worktree));
-    } catch {
-      // not empty, or already gone
-    }
-  }
-
-  /**
-   * Snapshot (and worktree) on the first attempt; a later attempt reuses them. A snapshot that
-   * fails in a repository fails the attempt (class `workspace`): `writes:`, the patch and landing
-   * measure from it, so running without one would let any change through unseen.
-   */
-  async prepareWorkspace(t: TaskState, inst: InstanceState): Promise<WorkspaceProblem | undefined> {
-    const cwd = inst.resolved!.cwd;
-    inst.workCwd = cwd;
-    // A resumed run whose recorded repository no longer holds the cwd (the project moved while
-    // the repository stayed where it was): the repository is the one the cwd is in now.
-    if (inst.git && relative(inst.git.root, cwd).startsWith('..'))
-      inst.git.root = (await repoRoot(cwd)) ?? inst.git.root;
-    if (inst.git?.worktree) {
-      const wt = inst.git.worktree;
-      if (!existsSync(join(wt, '.git'))) {
-        const r = await this.withGitLock(inst.git.root, () => addWorktree(inst.git!.root, wt, inst.git!.commit));
-        if (!r.ok) return { failure: 'error', error: r.error };
-      } else relinkWorktree(inst.git.root, wt);
-      inst.workCwd = join(wt, relative(inst.git.root, cwd));
-      return undefined;
-    }
-    if (inst.git) return undefined;
-    if (!existsSync(cwd)) return { failure: 'error', error: `the working directory ${cwd} does not exist` };
-    const root = await this.gitBatches.root(cwd);
-    const remotes = root ? await this.remotesBefore(root, inst) : undefined;
-    if (t.task.isolation === 'worktree') {
-      if (!root)
-        return {
-          failure: 'error',
-          error: `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`,
-        };
-      const wt = join(this.ctx.store.dir, 'worktrees', inst.id);
-      const commitSnap = await this.gitBatches.snapshot(root, root);
-      if (!commitSnap.ok) return { failure: 'workspace', error: commitSnap.error };
-      const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap.commit));
-      if (!r.ok) return { failure: 'error', error: r.error };
-      inst.workCwd = join(wt, relative(root, cwd));
-      const snap = await this.gitBatches.snapshot(root, inst.workCwd, wt);
-      if (!snap.ok) return { failure: 'workspace', error: snap.error };
-      inst.git = { root, commit: snap.commit, tree: snap.tree, worktree: wt, ...(remotes ? { remotes } : {}) };
-      return undefined;
-    }
-    if (root) {
-      // Taken with the other instances of this repository that start meanwhile: one shell for all.
-      const snap = await this.gitBatches.snapshot(root, cwd);
-      if (!snap.ok) return { failure: 'workspace', error: snap.error };
-      inst.git = { root, commit: snap.commit, tree: snap.tree, ...(remotes ? { remotes } : {}) };
-    }
-    return undefined;
-  }
-
-  /**
-   * The remotes `root` had before any agent ran there: those another instance of this run
-   * recorded (a resumed run's agents ran before this process; a run recorded without them
-   * records none now, as a read now could be the model's), else read once for the repository.
-   */
-  private async remotesBefore(root: string, inst: InstanceState): Promise<RemoteUrls | undefined> {
-    for (const s of this.ctx.siblings?.() ?? [])
-      if (s.inst !== inst && s.inst.git?.root === root) return s.inst.git.remotes;
-    return this.remoteReads.of(root);
+    // The runs folder hidden, the run's trusted inputs in the workspace read-only (workspaces.ts).
+    return { mode, network: network ?? false, ...this.ctx.workspaces.sandboxPaths(inst) };
   }
 
   private script(path: string): ScriptedScript | undefined {

@@ -26,6 +26,7 @@ import { InstanceRunner } from '../instance-runner.js';
 import { MessageRouter, runDirectory } from '../message-router.js';
 import { PermitBroker } from '../permit-broker.js';
 import { ThreadPoolExecutor } from '../thread-pool-executor.js';
+import { Workspaces } from '../workspaces.js';
 import { rebaseContext, rebasePrompt, renderRebasedInstance } from './rebase-instance.js';
 
 export interface RebaseAttemptInput {
@@ -165,6 +166,7 @@ export async function runRebaseAttempt(a: RebaseAttemptInput): Promise<RebaseAtt
     const runner = new InstanceRunner({
       recipe: a.recipe,
       store,
+      workspaces: new Workspaces({ recipeDir: a.recipe.dir, store }),
       env: a.env,
       fullEvents: false,
       launches,
