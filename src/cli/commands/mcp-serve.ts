@@ -1,8 +1,30 @@
 // `orchestrate mcp serve [--http PORT]`: orchestrate as an MCP server, on stdin/stdout (the way
-// Claude Code, Codex and Cursor start servers) or as Streamable HTTP on 127.0.0.1. The server
-// itself lives in ../mcp-server/ and is loaded only when this command runs (it brings the SDK).
+// Claude Code, Codex and Cursor start servers) or as Streamable HTTP on 127.0.0.1. The flags are
+// the CLI's contract and stay here; the server is src/mcp/, the other entry point beside cli/ (both
+// rank 9, both on top of service/, neither importing the other). `orchestrate` is one program, so
+// this command hands the process over to that entry: it loads src/mcp/serve by the path in
+// MCP_ENTRY, only when it runs (the server brings the MCP SDK, which other commands never pay for).
+// That hand-over is the one place cli/ names mcp/, and test/architecture/entry-handover.test.ts
+// holds it to that: the path must name src/mcp/serve, nothing else in cli/ may name mcp/, and
+// nothing in mcp/ may import cli/.
+import { MCP_SERVER_DEFAULTS } from '../../service/mcp-server-defaults.js';
+import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
-import { MCP_SERVER_DEFAULTS } from '../mcp-server/defaults.js';
+
+/** The MCP entry point's module, relative to this file (a hand-over between entries, see the header). */
+export const MCP_ENTRY = '../../mcp/serve.js';
+
+/** What this command needs of src/mcp/serve (its real signature is checked by the hand-over test). */
+export interface McpEntry {
+  serveMcp(
+    opts: { httpPort?: number; runsDir?: string; progressMs: number },
+    io: {
+      stderr: (text: string) => void;
+      cwd: string;
+      env: Record<string, string | undefined>;
+    },
+  ): Promise<{ ok: boolean }>;
+}
 
 export const mcpServeCommand: CliCommand = {
   command: 'serve',
@@ -41,8 +63,8 @@ export const mcpServeCommand: CliCommand = {
         ['orchestrate mcp serve --http 8765', 'Streamable HTTP on http://127.0.0.1:8765/mcp'],
       ]),
   run: async (args, ctx) => {
-    const { serveMcp } = await import('../mcp-server/serve.js');
-    return serveMcp(
+    const { serveMcp } = (await import(MCP_ENTRY)) as McpEntry;
+    const served = await serveMcp(
       {
         ...(typeof args.http === 'number' ? { httpPort: args.http } : {}),
         ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
@@ -50,5 +72,7 @@ export const mcpServeCommand: CliCommand = {
       },
       ctx,
     );
+    // Could not start (no usable token, the port taken): the reason is already on stderr.
+    return served.ok ? EXIT.ok : EXIT.usage;
   },
 };

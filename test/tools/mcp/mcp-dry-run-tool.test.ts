@@ -2,8 +2,8 @@
 // list_mcp starts them to list the tools each agent would get (as `--dry-run --list-mcp`).
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dryRunTool } from '../../../src/cli/mcp-server/recipe-tools.js';
-import type { ServerContext, ToolCall } from '../../../src/cli/mcp-server/tool-table.js';
+import { dryRunTool } from '../../../src/mcp/recipe-tools.js';
+import type { ServerContext, ToolCall } from '../../../src/mcp/tool-table.js';
 import { until } from './helpers.js';
 import { CALLS, env, processesWith, removeDirs, setup } from './run-setup.js';
 

@@ -4,10 +4,10 @@
 // covered by test/cli/mcp-serve.test.ts.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { approveTool, rejectTool } from '../../../src/cli/mcp-server/control-tools.js';
-import type { ServerContext, ToolCall } from '../../../src/cli/mcp-server/tool-table.js';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { cleanupTempDirs, logOf, ofType, tempProject, until } from '../../orchestrator/helpers/run-fixtures.js';
+import { approveTool, rejectTool } from '../../src/mcp/control-tools.js';
+import type { ServerContext, ToolCall } from '../../src/mcp/tool-table.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { cleanupTempDirs, logOf, ofType, tempProject, until } from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 

@@ -10,11 +10,20 @@ import { resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { EXIT, type CliContext } from '../cli-io.js';
 import { serverToken, TOKEN_ENV, tokenFilePath, type HttpToken } from './http-token.js';
 import { RunLauncher } from './run-launcher.js';
 import { createOrchestrateServer } from './server.js';
 import type { ServerContext } from './tool-table.js';
+
+/** What the server sees and where its log goes: the CLI hands over its own (stdout is the protocol's). */
+export interface ServeIo {
+  stderr: (text: string) => void;
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/** How serving ended: not at all when it could not start (the reason is already in its log). */
+export type ServeOutcome = { ok: true } | { ok: false; code: 'bad_token' | 'cannot_listen' };
 
 export interface ServeOptions {
   /** Serve Streamable HTTP on 127.0.0.1:PORT (0: a free port) instead of stdio. */
@@ -25,8 +34,8 @@ export interface ServeOptions {
 
 function packageVersion(): string {
   try {
-    // src/cli/mcp-server/ and dist/cli/mcp-server/ are both three levels below package.json.
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    // src/mcp/ and dist/mcp/ are both two levels below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       version?: string;
     };
     return pkg.version ?? '0.0.0';
@@ -35,8 +44,8 @@ function packageVersion(): string {
   }
 }
 
-/** Serves until the client goes away (stdio) or the process is told to stop (HTTP); returns the exit code. */
-export async function serveMcp(opts: ServeOptions, cli: CliContext): Promise<number> {
+/** Serves until the client goes away (stdio) or the process is told to stop (HTTP). */
+export async function serveMcp(opts: ServeOptions, cli: ServeIo): Promise<ServeOutcome> {
   // The token is the server's alone: runs and their agents never see it.
   const env = { ...cli.env };
   delete env[TOKEN_ENV];
@@ -55,7 +64,7 @@ export async function serveMcp(opts: ServeOptions, cli: CliContext): Promise<num
     auth = serverToken(cli.env);
   } catch (err) {
     ctx.log((err as Error).message);
-    return EXIT.usage;
+    return { ok: false, code: 'bad_token' };
   }
   if (auth.origin === 'new')
     ctx.log(
@@ -66,7 +75,7 @@ export async function serveMcp(opts: ServeOptions, cli: CliContext): Promise<num
   return serveHttp(opts.httpPort, auth.token, ctx);
 }
 
-async function serveStdio(ctx: Omit<ServerContext, 'clientName'>): Promise<number> {
+async function serveStdio(ctx: Omit<ServerContext, 'clientName'>): Promise<ServeOutcome> {
   const server = createOrchestrateServer(ctx, packageVersion());
   const closed = new Promise<void>((done) => {
     server.server.onclose = done;
@@ -80,7 +89,7 @@ async function serveStdio(ctx: Omit<ServerContext, 'clientName'>): Promise<numbe
   process.stdin.once('close', stop);
   ctx.log(`serving on stdio (working folder ${ctx.cwd})`);
   await closed;
-  return EXIT.ok;
+  return { ok: true };
 }
 
 /** Only this machine's own names for the server: a web page cannot reach it through DNS rebinding. */
@@ -113,7 +122,7 @@ async function serveHttp(
   requestedPort: number,
   token: string,
   ctx: Omit<ServerContext, 'clientName'>,
-): Promise<number> {
+): Promise<ServeOutcome> {
   const version = packageVersion();
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let port = requestedPort;
@@ -184,7 +193,7 @@ async function serveHttp(
   });
   if (!listening.ok) {
     ctx.log(listening.message);
-    return EXIT.usage;
+    return { ok: false, code: 'cannot_listen' };
   }
   const address = http.address();
   port = typeof address === 'object' && address ? address.port : requestedPort;
@@ -203,5 +212,5 @@ async function serveHttp(
   for (const t of sessions.values()) await t.close().catch(() => undefined);
   http.closeAllConnections();
   await new Promise<void>((done) => http.close(() => done()));
-  return EXIT.ok;
+  return { ok: true };
 }

@@ -1,10 +1,10 @@
 // validate_recipe and dry_run: what `orchestrate validate` and `orchestrate <recipe> --dry-run`
 // do, as tools. Neither calls a model nor writes anything.
 import { z } from 'zod';
-import { renderDryRun, renderDryRunMcp } from '../../display/render-dry-run.js';
-import { formatProblem, loadRecipe } from '../../recipe/index.js';
-import { dryRunRecipe } from '../../service/dry-run.js';
-import { checkRecipe, problemsJson } from '../../service/recipe-check.js';
+import { renderDryRun, renderDryRunMcp } from '../display/render-dry-run.js';
+import { formatProblem, loadRecipe } from '../recipe/index.js';
+import { dryRunRecipe } from '../service/dry-run.js';
+import { checkRecipe, problemsJson } from '../service/recipe-check.js';
 import { loadOptionsOf, overrideArgs, problemsText, recipeArgs } from './tool-args.js';
 import { defineTool, ToolError } from './tool-table.js';
 

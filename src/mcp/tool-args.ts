@@ -2,16 +2,10 @@
 // where a run is looked up, and how recipe arguments become the CLI's load options and flags.
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { defaultRunsDir, findRun } from '../../display/find-run.js';
-import {
-  formatProblem,
-  PROVIDERS,
-  type LoadOptions,
-  type ProviderName,
-  type RecipeProblem,
-} from '../../recipe/index.js';
-import { runsDirReadProblem } from '../../run/run-dir-access.js';
-import { BUILTIN_PROVIDERS } from '../../ai/provider-config.js';
+import { defaultRunsDir, findRun } from '../display/find-run.js';
+import { formatProblem, PROVIDERS, type LoadOptions, type ProviderName, type RecipeProblem } from '../recipe/index.js';
+import { runsDirReadProblem } from '../run/run-dir-access.js';
+import { BUILTIN_PROVIDERS } from '../ai/provider-config.js';
 import { ToolError, type ServerContext } from './tool-table.js';
 
 const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/;

@@ -3,8 +3,8 @@
 // `control` events naming this server and its client, and a run nobody holds is told apart from a
 // refused action (an unknown instance comes back with the close matches).
 import { z } from 'zod';
-import { deliverApproval } from '../../service/approval.js';
-import { controlBy, deliverRunControl } from '../../service/run-control.js';
+import { deliverApproval } from '../service/approval.js';
+import { controlBy, deliverRunControl } from '../service/run-control.js';
 import { instanceArg, locateRun, runArg, runDirArg } from './tool-args.js';
 import { defineTool, ToolError, type ServerContext } from './tool-table.js';
 

@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { LaunchedRun } from '../../../src/cli/mcp-server/run-launcher.js';
-import { runStatus } from '../../../src/cli/mcp-server/run-tools.js';
-import { ProgressSender, waitForRun } from '../../../src/cli/mcp-server/run-waiter.js';
-import type { ToolCall } from '../../../src/cli/mcp-server/tool-table.js';
-import { zeroUsage } from '../../../src/run/run-events.js';
-import { FileRunLease } from '../../../src/run/run-lease.js';
-import { RunStore } from '../../../src/run/run-store.js';
+import type { LaunchedRun } from '../../src/mcp/run-launcher.js';
+import { runStatus } from '../../src/mcp/run-tools.js';
+import { ProgressSender, waitForRun } from '../../src/mcp/run-waiter.js';
+import type { ToolCall } from '../../src/mcp/tool-table.js';
+import { zeroUsage } from '../../src/run/run-events.js';
+import { FileRunLease } from '../../src/run/run-lease.js';
+import { RunStore } from '../../src/run/run-store.js';
 
 const made: string[] = [];
 afterAll(() => {

@@ -4,10 +4,10 @@
 // the `orchestrate run` it becomes is refused by the argument's schema.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dryRunTool } from '../../../src/cli/mcp-server/recipe-tools.js';
-import { overrideFlags } from '../../../src/cli/mcp-server/tool-args.js';
-import type { ServerContext, ToolCall } from '../../../src/cli/mcp-server/tool-table.js';
-import { cleanupTempDirs, tempProject } from '../../orchestrator/helpers/run-fixtures.js';
+import { dryRunTool } from '../../src/mcp/recipe-tools.js';
+import { overrideFlags } from '../../src/mcp/tool-args.js';
+import type { ServerContext, ToolCall } from '../../src/mcp/tool-table.js';
+import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 

@@ -5,15 +5,15 @@
 // caller gets it as a tool error with file:line:col rather than as a process that died.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { loadRunFolder } from '../../display/run-folder.js';
-import { resumeInputsNote } from '../../display/plain-log.js';
-import { runJson } from '../../display/run-json.js';
-import { missingApiKey } from '../../orchestrator/run-recipe.js';
-import { loadRecipe } from '../../recipe/index.js';
-import { runsDirWriteProblem, runFolderWriteProblem } from '../../run/run-dir-access.js';
-import { countStatuses } from '../../run/run-fold.js';
-import { describeHolder, liveLeaseHolder } from '../../run/run-lease.js';
-import { readRunLog } from '../../run/run-store.js';
+import { loadRunFolder } from '../display/run-folder.js';
+import { resumeInputsNote } from '../display/plain-log.js';
+import { runJson } from '../display/run-json.js';
+import { missingApiKey } from '../orchestrator/run-recipe.js';
+import { loadRecipe } from '../recipe/index.js';
+import { runsDirWriteProblem, runFolderWriteProblem } from '../run/run-dir-access.js';
+import { countStatuses } from '../run/run-fold.js';
+import { describeHolder, liveLeaseHolder } from '../run/run-lease.js';
+import { readRunLog } from '../run/run-store.js';
 import { LAUNCH_LOG, type LaunchedRun } from './run-launcher.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
 import {

@@ -2,16 +2,16 @@
 // from its folder (the same views as `orchestrate show --json`, `watch` and `runs --json`). Any
 // run works, whoever started it: nothing here needs the process that runs it.
 import { z } from 'zod';
-import { listRuns } from '../../run/run-store.js';
-import { findInstance, loadRunFolder, sessionFileOf } from '../../display/run-folder.js';
-import { conversationJson } from '../../display/run-json.js';
-import { readConversation } from '../../display/session-conversation.js';
-import { didYouMean } from '../../util/did-you-mean.js';
-import { RunEventSchema } from '../../run/run-events.js';
-import { instancesInTaskOrder } from '../../run/run-fold.js';
-import { liveLeaseHolder } from '../../run/run-lease.js';
-import { runsDirReadProblem } from '../../run/run-dir-access.js';
-import { MCP_SERVER_DEFAULTS, NOISY_EVENT_TYPES } from './defaults.js';
+import { listRuns } from '../run/run-store.js';
+import { findInstance, loadRunFolder, sessionFileOf } from '../display/run-folder.js';
+import { conversationJson } from '../display/run-json.js';
+import { readConversation } from '../display/session-conversation.js';
+import { didYouMean } from '../util/did-you-mean.js';
+import { RunEventSchema } from '../run/run-events.js';
+import { instancesInTaskOrder } from '../run/run-fold.js';
+import { liveLeaseHolder } from '../run/run-lease.js';
+import { runsDirReadProblem } from '../run/run-dir-access.js';
+import { MCP_SERVER_DEFAULTS, NOISY_EVENT_TYPES } from '../service/mcp-server-defaults.js';
 import { readEventsPage, runLogSize } from './run-events-page.js';
 import { runStatus } from './run-tools.js';
 import { instanceArg, locateRun, runArg, runDirArg, runsDirOf } from './tool-args.js';

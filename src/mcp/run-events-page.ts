@@ -5,9 +5,9 @@
 // readRunLog and `orchestrate watch` give them.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunEventSchema, type RunEvent } from '../../run/run-events.js';
-import { runRootOf, toAbsolutePaths } from '../../run/run-paths.js';
-import { RUN_LOG } from '../../run/run-store.js';
+import { RunEventSchema, type RunEvent } from '../run/run-events.js';
+import { runRootOf, toAbsolutePaths } from '../run/run-paths.js';
+import { RUN_LOG } from '../run/run-store.js';
 
 export interface EventsPage {
   /** The events read, after the filter. */

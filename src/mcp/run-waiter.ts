@@ -4,8 +4,8 @@
 // Code, the SDK's resetTimeoutOnProgress) keeps waiting however long the run takes. The wait ends
 // at the run's run_end, when its process exits without one (a crash: the log says how far it
 // got), or when the client cancels the request (the run goes on; run_status / run_events follow it).
-import { applyEvent, countStatuses, createRunState, instancesInTaskOrder, type RunState } from '../../run/run-fold.js';
-import { MCP_SERVER_DEFAULTS } from './defaults.js';
+import { applyEvent, countStatuses, createRunState, instancesInTaskOrder, type RunState } from '../run/run-fold.js';
+import { MCP_SERVER_DEFAULTS } from '../service/mcp-server-defaults.js';
 import type { LaunchedRun } from './run-launcher.js';
 import { readEventsPage } from './run-events-page.js';
 import type { ToolCall } from './tool-table.js';

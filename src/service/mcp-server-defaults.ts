@@ -1,4 +1,5 @@
-// Tunable numbers of `orchestrate mcp serve`, each with the reason for its value.
+// Tunable numbers of `orchestrate mcp serve`, each with the reason for its value. Here, below both
+// entry points, because the CLI's flags (--progress-ms) default to them and the server (src/mcp/) uses them.
 
 export const MCP_SERVER_DEFAULTS = {
   /**

@@ -9,8 +9,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readRunLease } from '../../run/run-lease.js';
-import { MCP_SERVER_DEFAULTS } from './defaults.js';
+import { readRunLease } from '../run/run-lease.js';
+import { MCP_SERVER_DEFAULTS } from '../service/mcp-server-defaults.js';
 import { runLogSize } from './run-events-page.js';
 
 /** The name of the launched process's output inside its run folder. */
@@ -43,11 +43,15 @@ export interface LaunchSpec {
   onWait?: (elapsedMs: number) => void;
 }
 
-/** The node command line that runs this CLI: the built main.js, or main.ts under tsx from a checkout. */
+/**
+ * The node command line that runs the `orchestrate` program (src/cli/main): the built main.js, or
+ * main.ts under tsx from a checkout. A started run is its own process, as a user would start it;
+ * this names a program to execute, not a module this server imports.
+ */
 export function cliCommand(): { node: string; args: string[] } {
   const self = fileURLToPath(import.meta.url);
   const ext = extname(self);
-  const main = join(self, '..', '..', `main${ext}`);
+  const main = join(self, '..', '..', 'cli', `main${ext}`);
   if (ext !== '.ts') return { node: process.execPath, args: [...process.execArgv, main] };
   // From the sources (a checkout, the tests): tsx loads the TypeScript, named by absolute URL
   // since `--import tsx` would resolve from the working folder, which is the user's project here.
