@@ -8,7 +8,9 @@
 // own, a worker that dies cannot lose spans the run already recorded, and the trace of a run is
 // the same whichever executor ran it. The cost is that a span's times are those at which the
 // coordinator recorded its events (a few milliseconds after the thread saw them; a network hop
-// more for a remote worker).
+// more for a remote worker). Threads and workers therefore get no trace context today; a span of
+// their own would join the trace through attemptTraceparent (a W3C traceparent string, which
+// would travel in the InstanceTask, and so in the Redis job's task JSON, without a wire change).
 //
 // The trace (GenAI semantic conventions):
 //   invoke_workflow {recipe name}                  the run (or one resume of it)
@@ -85,6 +87,15 @@ export class RunSpans {
   /** The traceparent of the run's span (undefined before run_start). */
   get traceparent(): string | undefined {
     return this.workflow ? traceparentOf(this.workflow.span) : undefined;
+  }
+
+  /**
+   * The traceparent of an attempt's invoke_agent span, for a process that runs the attempt and
+   * wants its own spans under it (none does yet: see the header).
+   */
+  attemptTraceparent(key: string, attempt: number): string | undefined {
+    const a = this.attempts.get(attemptId(key, attempt));
+    return a ? traceparentOf(a.span) : undefined;
   }
 
   /** Applies one run event. Never throws: a trace is not worth a run. */

@@ -74,6 +74,10 @@ describe('RunSpans', () => {
     h.feed({ type: 'instance_start', ...ref(1) });
     h.feed({ type: 'instance_retry', ...ref(1), failure: 'rate_limit', error: '429', delayMs: 5 });
     h.feed({ type: 'instance_start', ...ref(2) });
+    // While it runs, the attempt's context as a W3C traceparent (sampled), in the run's trace.
+    const parent = h.spans.attemptTraceparent('fix.a', 2);
+    expect(parent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(parent?.split('-')[1]).toBe(h.spans.traceparent?.split('-')[1]);
     h.feed({
       type: 'instance_failed',
       ...ref(2),
