@@ -114,6 +114,12 @@ describe('a run recorded before remotes were recorded (#37)', { timeout: 180_000
       /change\.repo-a: warning: this run was recorded before orchestrate kept each repository's remotes, so remote "origin" of \S+repo-a is read from the repository as it is now .*an agent of the run could have changed it/,
     );
     expect(remoteBranches(dir, 'repo-a')).toEqual(['refs/heads/campaign/repo-a', 'refs/heads/main']);
+    // status reads the same remote to tell whether the branch was merged, and says the same.
+    const s = await runCli(['status', runDir], { cwd: dir, env: { PATH: process.env.PATH } });
+    expect(s.code).toBe(0);
+    expect(s.stderr).toMatch(
+      /orchestrate: change\.repo-a: warning: this run was recorded before .* could have changed it/,
+    );
   });
 });
 

@@ -62,6 +62,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export async function lookAtChangesets(
   runDir: string,
   ctx: CliContext,
+  /** Warnings already printed (a watch says each once). */
+  warned: Set<string> = new Set(),
 ): Promise<number | (Tracked & { file: NonNullable<Tracked['file']> })> {
   let tracked: Tracked;
   try {
@@ -71,7 +73,10 @@ export async function lookAtChangesets(
     return EXIT.taskFailed;
   }
   const { file } = tracked;
-  for (const w of tracked.warnings ?? []) ctx.stderr(`orchestrate: ${w}\n`);
+  for (const w of tracked.warnings ?? []) {
+    if (!warned.has(w)) ctx.stderr(`orchestrate: ${w}\n`);
+    warned.add(w);
+  }
   if (!file) {
     ctx.stderr(
       `orchestrate: ${runDir} has no changesets.json\n  hint: a run writes it when its recipe has a publish: block\n`,
@@ -85,8 +90,9 @@ export async function watchStatus(runDir: string, ctx: CliContext, opts: StatusW
   let previous: Map<string, TrackedChangeset> | undefined;
   let lastMerged = -1;
   let warned = false;
+  const saidWarnings = new Set<string>();
   while (!opts.signal.aborted) {
-    const tracked = await lookAtChangesets(runDir, ctx);
+    const tracked = await lookAtChangesets(runDir, ctx, saidWarnings);
     if (typeof tracked === 'number') return tracked;
     const { rows } = tracked;
     const now = Date.now();
