@@ -63,7 +63,7 @@ export function parseControlRequest(
   try {
     raw = JSON.parse(line);
   } catch {
-    return { ok: false, reply: { ok: false, error: 'malformed request: not a JSON line' } };
+    return { ok: false, reply: { ok: false, code: 'malformed_request', error: 'malformed request: not a JSON line' } };
   }
   const parsed = ControlActionSchema.safeParse(raw);
   if (!parsed.success) {
@@ -73,6 +73,7 @@ export function parseControlRequest(
       ok: false,
       reply: {
         ok: false,
+        code: 'malformed_request',
         error: `malformed request${where}: ${issue?.message ?? 'invalid'}; expected {"action":"cancel"|"steer"|"retry"|"cancel_run"|"peek"|"approve"|"reject", ...}`,
       },
     };
@@ -192,6 +193,7 @@ export class RunControlServer {
       if (Buffer.byteLength(buffer) > MAX_CONTROL_LINE_BYTES + 1024 && !buffer.includes('\n')) {
         this.reply(socket, {
           ok: false,
+          code: 'malformed_request',
           error: `malformed request: a line longer than ${MAX_CONTROL_LINE_BYTES} bytes`,
         });
         socket.end();
@@ -222,10 +224,12 @@ export class RunControlServer {
     } catch (err) {
       reply = {
         ok: false,
+        code: 'failed',
         error: `the coordinator could not carry out ${parsed.action.action}: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
-    this.reply(socket, reply);
+    // Handlers refuse without a code: on the wire every failure names one.
+    this.reply(socket, reply.ok || reply.code ? reply : { ...reply, code: 'refused' });
   }
 
   private reply(socket: Socket, reply: ControlReply): void {

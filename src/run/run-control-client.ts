@@ -5,7 +5,7 @@
 import { createConnection } from 'node:net';
 import { basename } from 'node:path';
 import { z } from 'zod';
-import type { ControlAction, ControlReply, RunControl } from './run-control.js';
+import type { ControlAction, ControlErrorCode, ControlReply, RunControl } from './run-control.js';
 import { controlSocketPath, MAX_CONTROL_LINE_BYTES } from './run-control-socket.js';
 
 export interface RunControlClientOptions {
@@ -15,9 +15,28 @@ export interface RunControlClientOptions {
 
 export const CONTROL_REPLY_TIMEOUT_MS = 10_000;
 
+const CODES = [
+  'refused',
+  'malformed_request',
+  'failed',
+  'not_live',
+  'no_reply',
+  'timeout',
+  'unreachable',
+  'malformed_reply',
+] as const satisfies readonly ControlErrorCode[];
+
+// A code this client does not know (a newer coordinator) is read as a refusal: the coordinator answered.
 const ReplySchema = z.union([
   z.object({ ok: z.literal(true), message: z.string() }),
-  z.object({ ok: z.literal(false), error: z.string() }),
+  z.object({
+    ok: z.literal(false),
+    error: z.string(),
+    code: z
+      .string()
+      .optional()
+      .transform((c): ControlErrorCode => CODES.find((k) => k === c) ?? 'refused'),
+  }),
 ]);
 
 /** Errors that mean nobody listens: the run ended, or its coordinator died. */
@@ -44,6 +63,7 @@ export function connectRunControl(runDir: string, opts: RunControlClientOptions 
           () =>
             settle({
               ok: false,
+              code: 'timeout',
               error: `run ${runId} did not answer within ${Math.round(timeoutMs / 1000)}s (its coordinator at ${path} may be stuck)`,
             }),
           timeoutMs,
@@ -55,7 +75,11 @@ export function connectRunControl(runDir: string, opts: RunControlClientOptions 
           const nl = buffer.indexOf('\n');
           if (nl < 0) {
             if (buffer.length > MAX_CONTROL_LINE_BYTES)
-              settle({ ok: false, error: `run ${runId} sent a reply longer than ${MAX_CONTROL_LINE_BYTES} bytes` });
+              settle({
+                ok: false,
+                code: 'malformed_reply',
+                error: `run ${runId} sent a reply longer than ${MAX_CONTROL_LINE_BYTES} bytes`,
+              });
             return;
           }
           let raw: unknown;
@@ -68,17 +92,31 @@ export function connectRunControl(runDir: string, opts: RunControlClientOptions 
           settle(
             parsed.success
               ? parsed.data
-              : { ok: false, error: `run ${runId} sent a malformed reply: ${buffer.slice(0, Math.min(nl, 200))}` },
+              : {
+                  ok: false,
+                  code: 'malformed_reply',
+                  error: `run ${runId} sent a malformed reply: ${buffer.slice(0, Math.min(nl, 200))}`,
+                },
           );
         });
         socket.on('error', (err: NodeJS.ErrnoException) => {
           if (err.code && NOT_LIVE.has(err.code))
-            settle({ ok: false, error: `run ${runId} is not live: no coordinator listens on ${path} (${err.code})` });
-          else settle({ ok: false, error: `cannot reach the coordinator of run ${runId} at ${path}: ${err.message}` });
+            settle({
+              ok: false,
+              code: 'not_live',
+              error: `run ${runId} is not live: no coordinator listens on ${path} (${err.code})`,
+            });
+          else
+            settle({
+              ok: false,
+              code: 'unreachable',
+              error: `cannot reach the coordinator of run ${runId} at ${path}: ${err.message}`,
+            });
         });
         socket.on('close', () =>
           settle({
             ok: false,
+            code: 'no_reply',
             error: `run ${runId} closed the connection without a reply (its run is probably ending)`,
           }),
         );

@@ -46,7 +46,25 @@ interface ApprovalFields {
   via?: ApprovalChannel;
 }
 
-export type ControlReply = { ok: true; message: string } | { ok: false; error: string };
+/**
+ * Why a control action failed, as data (so no caller parses the wording): `refused`, the
+ * coordinator understood and said no; `malformed_request`, it could not read the action;
+ * `failed`, carrying it out threw. The client's own: `not_live`, nobody listens on the socket;
+ * `no_reply`, the connection closed without a reply; `timeout`, no reply in time; `unreachable`,
+ * another socket error; `malformed_reply`, the reply could not be read.
+ */
+export type ControlErrorCode =
+  | 'refused'
+  | 'malformed_request'
+  | 'failed'
+  | 'not_live'
+  | 'no_reply'
+  | 'timeout'
+  | 'unreachable'
+  | 'malformed_reply';
+
+/** `code` is absent on replies of older coordinators and in-process answers: a refusal. */
+export type ControlReply = { ok: true; message: string } | { ok: false; error: string; code?: ControlErrorCode };
 
 /** Something that carries control actions to a run's coordinator (in-process or over the socket). */
 export interface RunControl {

@@ -45,8 +45,7 @@ export async function deliverRunControl(runDir: string, verb: string, action: Co
   const reply = await connectRunControl(runDir).send(action);
   if (reply.ok) return reply;
   // The client's own two failures (no listener; closed without a reply) are the "not live" ones.
-  // TODO(run/): the control client should return a code for them instead of prose matched here.
-  if (/ is not live: |closed the connection without a reply/.test(reply.error))
+  if (reply.code === 'not_live' || reply.code === 'no_reply')
     return { ok: false, code: 'not_live', message: notLiveMessage(runDir, verb, reply.error) };
   return { ok: false, code: 'refused', message: reply.error };
 }

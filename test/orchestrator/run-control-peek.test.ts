@@ -94,6 +94,7 @@ tasks:
     expect(await control.send({ action: 'peek', instance: 'held' })).toEqual({ ok: true, message: '' });
     expect(await control.send({ action: 'peek', instance: 'hled' })).toEqual({
       ok: false,
+      code: 'refused',
       error: expect.stringContaining('no instance "hled"; did you mean "held"?'),
     });
     writeFileSync(release, 'x');

@@ -147,6 +147,7 @@ describe('driving a live run over its control socket', () => {
     const late = await control.send({ action: 'cancel', instance: 'after' });
     expect(late).toEqual({
       ok: false,
+      code: 'not_live',
       error: expect.stringMatching(
         /^run cancel-continue is not live: no coordinator listens on .*control\.sock \(ENOENT\)/,
       ),
@@ -159,14 +160,23 @@ describe('driving a live run over its control socket', () => {
     await waitInTool(runDir, 'slow');
     const control = connectRunControl(runDir);
     const unknown = await control.send({ action: 'cancel', instance: 'slwo', by: 't' });
-    expect(unknown).toEqual({ ok: false, error: expect.stringContaining('no instance "slwo"; did you mean "slow"?') });
+    expect(unknown).toEqual({
+      ok: false,
+      code: 'refused',
+      error: expect.stringContaining('no instance "slwo"; did you mean "slow"?'),
+    });
     const notRunning = await control.send({ action: 'retry', instance: 'slow', by: 't' });
     expect(notRunning).toEqual({
       ok: false,
+      code: 'refused',
       error: 'slow is running; only a failed or cancelled instance can be retried',
     });
     const waiting = await control.send({ action: 'steer', instance: 'after', text: 'hi', by: 't' });
-    expect(waiting).toEqual({ ok: false, error: expect.stringContaining('task after has not started yet') });
+    expect(waiting).toEqual({
+      ok: false,
+      code: 'refused',
+      error: expect.stringContaining('task after has not started yet'),
+    });
     expect(await control.send({ action: 'cancel', instance: 'slow', by: 't' })).toMatchObject({ ok: true });
     const out = await done;
     const log = events(runDir);
@@ -280,6 +290,7 @@ tasks:
     await waitEvent(runDir, 'instance_failed', 'hold1', (e) => e.failure === 'cancelled');
     expect(await control.send({ action: 'cancel', instance: 'hold1', by: 't' })).toEqual({
       ok: false,
+      code: 'refused',
       error: 'hold1 has already ended (cancelled); nothing to cancel',
     });
     expect(await control.send({ action: 'retry', instance: 'hold1', by: 't' })).toMatchObject({ ok: true });
@@ -465,6 +476,7 @@ tasks:
     const control = connectRunControl(runDir);
     expect(await control.send({ action: 'steer', instance: 'step', text: 'hi', by: 't' })).toEqual({
       ok: false,
+      code: 'refused',
       error: 'step is a run: step, not an agent; it cannot be steered',
     });
     expect(await control.send({ action: 'cancel', instance: 'step', by: 't' })).toEqual({
@@ -599,7 +611,11 @@ describe('the control server on its own', () => {
         message: 'did retry',
       });
       const slow = await connectRunControl(runDir, { timeoutMs: 200 }).send({ action: 'cancel_run' });
-      expect(slow).toEqual({ ok: false, error: expect.stringMatching(/^run run-x did not answer within 0s/) });
+      expect(slow).toEqual({
+        ok: false,
+        code: 'timeout',
+        error: expect.stringMatching(/^run run-x did not answer within 0s/),
+      });
     } finally {
       release();
       await server.close();
