@@ -31,7 +31,7 @@ import { errorText, SessionEventBus } from './event-bus.js';
 import { emptyExtensions, type ExtensionCommandContext, type LoadedExtensions } from './extensions.js';
 import { RunGuard } from './run-guard.js';
 import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS, type RunLimits } from './run-limits.js';
-import type { CompactOptions, SessionCompactionOutcome } from './session-compaction.js';
+import { type CompactOptions, compactionNotDone, type SessionCompactionOutcome } from './session-compaction.js';
 import { SessionCompactor } from './session-compactor.js';
 import { answerInterruptedCalls, planResume, type ResumeKind } from './session-resume.js';
 import type { AgentSessionEvent, AgentSessionListener, CompactionResult } from './session-events.js';
@@ -494,7 +494,8 @@ export class AgentSession {
           errorMessage: outcome.message,
         });
     });
-    if (outcome?.status !== 'compacted') throw new Error(outcome?.message ?? 'Compaction failed.');
+    if (outcome === undefined) throw new Error('Compaction failed.');
+    if (outcome.status !== 'compacted') throw compactionNotDone(outcome);
     return outcome.result;
   }
 

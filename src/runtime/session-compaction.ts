@@ -7,9 +7,14 @@ import { toLlmTools } from '../agent/tool-schema.js';
 import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { ANTHROPIC_API } from '../ai/models.js';
 import type { CacheRetention, Model, StreamOptions } from '../ai/types.js';
-import { runCompaction, type CompactionHookDecision, type CompactionOutcome } from '../session/compaction-job.js';
+import {
+  CompactionNotDoneError,
+  runCompaction,
+  type CompactionHookDecision,
+  type CompactionOutcome,
+} from '../session/compaction-job.js';
 import type { CompactionSettings } from '../session/defaults.js';
-import type { CompactionPreparation } from '../session/prepare-compaction.js';
+import type { CompactionPreparation, NoCompactionReason } from '../session/prepare-compaction.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompleteFunction, SummaryConversation } from '../session/summarize.js';
 import { chainSuppliers, extractiveSupplier, type SummarySupplier } from './auto-compaction.js';
@@ -71,7 +76,17 @@ export function summaryConversation(o: SummaryConversationInput): SummaryConvers
 
 export type SessionCompactionOutcome =
   | { status: 'compacted'; result: CompactionResult }
-  | { status: 'aborted' | 'failed' | 'skipped' | 'cancelled'; message: string };
+  | { status: 'skipped'; reason: NoCompactionReason; message: string }
+  | { status: 'aborted' | 'failed' | 'cancelled'; message: string };
+
+/** The error a compaction asked for throws when it did not happen (its skip reason as a field). */
+export function compactionNotDone(outcome: Exclude<SessionCompactionOutcome, { status: 'compacted' }>): Error {
+  return new CompactionNotDoneError(
+    outcome.status,
+    outcome.message,
+    outcome.status === 'skipped' ? outcome.reason : undefined,
+  );
+}
 
 /** Extension handlers as one supplier: the first cancel wins, otherwise the last summary. */
 function extensionSupplier(extensions: LoadedExtensions, bus: SessionEventBus): SummarySupplier | undefined {
@@ -130,6 +145,7 @@ export async function compactSession(
   } catch (err) {
     return { status: 'failed', message: errorText(err) };
   }
+  if (outcome.status === 'skipped') return { status: 'skipped', reason: outcome.reason, message: outcome.message };
   if (outcome.status !== 'compacted') return { status: outcome.status, message: outcome.message };
   return {
     status: 'compacted',

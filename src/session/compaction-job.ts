@@ -52,6 +52,20 @@ export type CompactionOutcome =
   | { status: 'aborted'; jobId?: string; message: string }
   | { status: 'failed'; jobId?: string; attempts: number; message: string };
 
+/**
+ * A compaction that was asked for and did not happen. `reason` says why a skip was a skip, so a
+ * caller that treats "nothing to compact" differently reads the field, never the message.
+ */
+export class CompactionNotDoneError extends Error {
+  constructor(
+    readonly status: 'skipped' | 'cancelled' | 'aborted' | 'failed',
+    message: string,
+    readonly reason?: NoCompactionReason,
+  ) {
+    super(message);
+  }
+}
+
 const SKIP_MESSAGES: Record<NoCompactionReason, string> = {
   already_compacted: 'Already compacted: nothing was added since the last compaction.',
   nothing_to_compact: 'Nothing to compact: the session is smaller than the part that is always kept.',

@@ -216,7 +216,12 @@ describe('AgentSession compaction', () => {
     const h = await harness([{ text: 'a'.repeat(400) }, { text: 'b'.repeat(400) }], {
       compaction: { keepRecentTokens: 20 },
     });
-    await expect(h.session.compact()).rejects.toThrow(/Nothing to compact/);
+    // Why, as data: callers that handle a skip read the reason, never the wording (issue 43).
+    await expect(h.session.compact()).rejects.toMatchObject({
+      message: expect.stringMatching(/^Nothing to compact/),
+      status: 'skipped',
+      reason: 'nothing_to_compact',
+    });
     await h.session.prompt('one');
     await h.session.prompt('two');
     const result = await h.session.compact('keep the numbers');
@@ -226,7 +231,11 @@ describe('AgentSession compaction', () => {
     expect(result.summary).not.toContain('keep the numbers');
     const ends = h.events.filter((e) => e.type === 'compaction_end');
     expect(ends.map((e) => e.type === 'compaction_end' && e.result !== undefined)).toEqual([false, true]);
-    await expect(h.session.compact()).rejects.toThrow(/Already compacted/);
+    await expect(h.session.compact()).rejects.toMatchObject({
+      message: expect.stringMatching(/^Already compacted/),
+      status: 'skipped',
+      reason: 'already_compacted',
+    });
   });
 
   it('compact with keepRecentTokens 0 summarizes a session that is too short for a normal compaction', async () => {

@@ -10,6 +10,7 @@
 // separator line and goes on below it.
 import type { AgentSession } from '../../runtime/agent-session.js';
 import { isRunStoppedError } from '../../runtime/run-limits.js';
+import { CompactionNotDoneError } from '../../session/compaction-job.js';
 import { cutOffTurn, type CutOffTurn } from '../../runtime/session-resume.js';
 import type { SessionStats } from '../../runtime/stats.js';
 import type { AgentSessionEvent } from '../../runtime/session-events.js';
@@ -415,7 +416,7 @@ export class InteractiveController {
       let all = false;
       const r = await this.session.compact(custom).catch((err: unknown) => {
         // Asked for explicitly, a short session is summarized whole rather than refused.
-        if (!(err instanceof Error) || !/^Nothing to compact/.test(err.message)) throw err;
+        if (!(err instanceof CompactionNotDoneError) || err.reason !== 'nothing_to_compact') throw err;
         all = true;
         return this.session.compact(custom, { keepRecentTokens: 0 });
       });

@@ -411,6 +411,22 @@ describe('interactive app (ink-testing-library)', () => {
     expect(stops).toHaveLength(1);
   });
 
+  it('/compact on a session shorter than the kept part summarizes all of it (the skip reason, not its wording, decides)', async () => {
+    const t = await start([{ text: 'Short answer.' }, { text: '## Goal\nA short question.' }]);
+    await t.type('a short question');
+    await t.key(KEYS.enter);
+    await t.until((f) => f.includes('Short answer.') && t.idle(f), 'the reply');
+    await t.type('/compact');
+    await t.key(KEYS.enter);
+    await t.until(
+      (f) =>
+        f.replace(/\s+/g, ' ').includes('(all of it: the session was shorter than the part normally kept)') &&
+        t.idle(f),
+      'the whole-session compaction',
+    );
+    expect(t.session.store.currentPath().some((e) => e.type === 'compaction')).toBe(true);
+  });
+
   it('/model shows and switches the model; the status line follows', async () => {
     const t = await start([{ text: 'x' }]);
     await t.type('/model');
