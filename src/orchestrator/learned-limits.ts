@@ -28,11 +28,15 @@ export interface CallEstimate {
 export interface LimitReservation {
   set: string;
   amounts: Partial<Record<RateLimitKind, number>>;
+  /** Order of the grant: a response's `remaining` cannot hold calls granted after it. */
+  seq: number;
 }
 
 interface LimitSet {
   vendor: RateLimitSnapshot['vendor'];
   buckets: Partial<Record<RateLimitKind, TokenBucket>>;
+  /** Granted calls whose response has not come back yet, by grant order (see learn()). */
+  unheard: Map<number, Partial<Record<RateLimitKind, number>>>;
 }
 
 /** Probe state of a provider and model with nothing learned yet. */
@@ -58,6 +62,7 @@ export class LearnedLimits {
   private readonly probes = new Map<string, Probe>();
   private readonly now: () => number;
   private readonly windowMs: number;
+  private seq = 0;
 
   constructor(opts: LearnedLimitsOptions = {}) {
     this.now = opts.now ?? Date.now;
@@ -71,8 +76,18 @@ export class LearnedLimits {
     return key === undefined ? undefined : `${pm}\n${key}`;
   }
 
-  /** A response said what the limits are: the buckets follow (created at what remained). */
-  learn(model: string, provider: string | undefined, snapshot: RateLimitSnapshot | undefined): void {
+  /**
+   * A response said what the limits are: the buckets follow (created at what remained). `from`: the
+   * call it answered. What remained when the provider answered cannot hold the calls granted after
+   * that call and not yet answered (they reach the provider later): they are taken from it, or
+   * following it would forget them and let too much through.
+   */
+  learn(
+    model: string,
+    provider: string | undefined,
+    snapshot: RateLimitSnapshot | undefined,
+    from?: LimitReservation,
+  ): void {
     const pm = `${provider ?? ''}\n${model}`;
     if (!snapshot) {
       // A provider that sends no limits (a local server) is not paced, and not probed again.
@@ -85,15 +100,19 @@ export class LearnedLimits {
     const key = `${pm}\n${keyHash}`;
     let set = this.sets.get(key);
     if (!set) {
-      set = { vendor: snapshot.vendor, buckets: {} };
+      set = { vendor: snapshot.vendor, buckets: {}, unheard: new Map() };
       this.sets.set(key, set);
     }
+    if (from) set.unheard.delete(from.seq);
+    const after = from?.seq ?? 0;
     for (const [kind, state] of Object.entries(snapshot.limits) as [
       RateLimitKind,
       { limit: number; remaining?: number },
     ][]) {
       const bucket = set.buckets[kind];
-      if (bucket) bucket.observe(state.limit, state.remaining);
+      let pending = 0;
+      for (const [seq, amounts] of set.unheard) if (seq > after) pending += amounts[kind] ?? 0;
+      if (bucket) bucket.observe(state.limit, state.remaining === undefined ? undefined : state.remaining - pending);
       else
         set.buckets[kind] = new TokenBucket({
           capacity: state.limit,
@@ -156,7 +175,9 @@ export class LearnedLimits {
     }
     const amounts = amountsOf(set.vendor, estimate);
     for (const [kind, amount] of Object.entries(amounts) as [RateLimitKind, number][]) set.buckets[kind]?.take(amount);
-    return { set: key!, amounts };
+    const seq = ++this.seq;
+    set.unheard.set(seq, amounts);
+    return { set: key!, amounts, seq };
   }
 
   /** The probe of a model ended without a response (failed, released): the next call probes again. */
@@ -165,10 +186,14 @@ export class LearnedLimits {
     if (this.probes.get(pm) === 'in-flight') this.probes.delete(pm);
   }
 
-  /** The call ended: each bucket gets back what was reserved and loses what was really used. */
-  settle(r: LimitReservation, usage: UsageSummary | undefined): void {
+  /**
+   * The call ended: each bucket gets back what was reserved and loses what was really used;
+   * 'refused' (a 429): the provider counted nothing of it, not even the request.
+   */
+  settle(r: LimitReservation, usage: UsageSummary | undefined | 'refused'): void {
     const set = this.sets.get(r.set);
     if (!set) return;
+    set.unheard.delete(r.seq);
     const used = usedOf(set.vendor, usage);
     for (const [kind, reserved] of Object.entries(r.amounts) as [RateLimitKind, number][])
       set.buckets[kind]?.settle(reserved, used[kind] ?? reserved);
@@ -203,8 +228,9 @@ function amountsOf(vendor: RateLimitSnapshot['vendor'], e: CallEstimate): Partia
  */
 function usedOf(
   vendor: RateLimitSnapshot['vendor'],
-  u: UsageSummary | undefined,
+  u: UsageSummary | undefined | 'refused',
 ): Partial<Record<RateLimitKind, number>> {
+  if (u === 'refused') return { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0 };
   if (!u || u.totalTokens === 0) return { requests: 1, inputTokens: 0, outputTokens: 0, tokens: 0 };
   if (vendor === 'openai') return { requests: 1, tokens: u.input + u.cacheRead + u.cacheWrite + u.output };
   const input = u.input + u.cacheWrite;

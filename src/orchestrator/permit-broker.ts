@@ -290,16 +290,24 @@ export class PermitBroker {
 
   /**
    * The permitted request's response started (or failed): date its rate-limit slot. `heard`: a
-   * response arrived (a reply or an error status), with the limits its headers stated.
+   * response arrived (a reply or an error status), with the limits its headers stated; `refused`:
+   * it was a 429 (the provider did not count the call).
    */
-  started(slotId: number, at?: number, heard?: { rateLimits?: RateLimitSnapshot }): void {
+  started(slotId: number, at?: number, heard?: { rateLimits?: RateLimitSnapshot; refused?: boolean }): void {
     this.opts.gate?.settled(slotId, true);
     const g = this.grants.get(slotId);
     if (g) {
       this.slotsStarted(g, at);
       if (heard) {
         g.heard = true;
-        this.learned?.learn(g.model, g.provider, heard.rateLimits);
+        // A refused call (429) was not counted by the provider, and the remaining its headers state
+        // does not hold it: give its reservation back before following what remains, not after.
+        const mine = g.limits;
+        if (heard.refused && mine) {
+          this.learned?.settle(mine, 'refused');
+          delete g.limits;
+        }
+        this.learned?.learn(g.model, g.provider, heard.rateLimits, mine);
       }
     }
     this.wake();

@@ -120,7 +120,7 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('permit_started'),
     slotId: z.number(),
     at: z.number(),
-    heard: z.object({ rateLimits: RateLimitSnapshotSchema.optional() }).optional(),
+    heard: z.object({ rateLimits: RateLimitSnapshotSchema.optional(), refused: z.boolean().optional() }).optional(),
   }),
   /** Usage of one finished model call (settles the budget reservation). */
   z.object({

@@ -137,6 +137,21 @@ describe('adaptive permits', () => {
     broker.close();
   });
 
+  it("a refused call's reservation is given back before following the 429's remaining, not on top of it", async () => {
+    const broker = await learnedBroker(6000);
+    const a = await broker.request(req(1000));
+    if (!a.ok) throw new Error('refused');
+    // The provider refused it with nothing left: it did not count the call, and neither do we.
+    broker.started(a.slotId, Date.now(), { rateLimits: limits(0), refused: true });
+    broker.usage(a.slotId, used(0, 0));
+    const b = track(broker, req(300));
+    await vi.advanceTimersByTimeAsync(2999);
+    expect(b.outcome).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(b.outcome?.ok).toBe(true);
+    broker.close();
+  });
+
   it('a declared rate_limit stays an upper bound over generous learned limits', async () => {
     const broker = await learnedBroker(6000, { rateLimits: { m: 1 }, windowMs: 1000, marginMs: 0 });
     // The learning call holds the one slot of the declared limit for a second.

@@ -118,6 +118,18 @@ describe('LearnedLimits', () => {
     expect(l.waitTime('m2', 'p', call)).toBe(0);
   });
 
+  it('follows what remained when a response left, minus the calls granted after it that the provider had not seen', () => {
+    const l = new LearnedLimits({ now: () => 0 });
+    l.learn('m', 'anthropic', anthropic(6000));
+    const call = (n: number) => ({ uncachedInput: n, cachedInput: 0, maxOutput: 0 });
+    const a = l.reserve('m', 'anthropic', call(1000))!;
+    l.reserve('m', 'anthropic', call(1000));
+    // a's response: 3000 left (someone else spent 2000); b, granted after a, was not counted yet.
+    l.learn('m', 'anthropic', anthropic(3000), a);
+    expect(l.waitTime('m', 'anthropic', call(2000))).toBe(0);
+    expect(l.waitTime('m', 'anthropic', call(2001))).toBeGreaterThan(0);
+  });
+
   it('keeps limits per API key hash; a call that names no key is paced by the key learned last', () => {
     const l = new LearnedLimits({ now: () => 0 });
     const call = { uncachedInput: 500, cachedInput: 0, maxOutput: 0 };

@@ -35,7 +35,7 @@ export interface PermitChannel {
     info?: PermitCallInfo,
   ): Promise<{ ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope }>;
   /** `heard`: a response arrived (a reply or an error status), with the limits its headers stated. */
-  started(slotId: number, at: number, heard?: { rateLimits?: RateLimitSnapshot }): void;
+  started(slotId: number, at: number, heard?: { rateLimits?: RateLimitSnapshot; refused?: boolean }): void;
   usage(slotId: number, model: string, usage: UsageSummary, provider?: string): void;
   rateLimited(model: string, delayMs: number, status?: number, provider?: string): void;
 }
@@ -83,7 +83,13 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
           channel.started(
             slot,
             Date.now(),
-            heard ? (info.rateLimits ? { rateLimits: info.rateLimits } : {}) : undefined,
+            heard
+              ? {
+                  ...(info.rateLimits ? { rateLimits: info.rateLimits } : {}),
+                  // A 429: the provider did not count the call.
+                  ...(info.status === 429 ? { refused: true } : {}),
+                }
+              : undefined,
           );
         // A failed attempt has no usage: settle it as empty so its reservation is freed.
         if (!info.started && slot !== undefined) {

@@ -156,7 +156,7 @@ export class WorkerLink implements PermitChannel {
     });
   }
 
-  started(slotId: number, at: number, heard?: { rateLimits?: RateLimitSnapshot }): void {
+  started(slotId: number, at: number, heard?: { rateLimits?: RateLimitSnapshot; refused?: boolean }): void {
     this.post({ type: 'permit_started', slotId, at, ...(heard ? { heard } : {}) });
   }
 
