@@ -5,6 +5,7 @@
 // (errorRetryable), and only a reply cut after it began streaming, which a provider cannot retry,
 // is left to the session to run again. Our own loop (not the SDKs') so callers see every retry
 // (onRetry), permits are taken per request (beforeAttempt) and server delays can be capped.
+import { sleepUnlessAborted } from '../util/sleep-unless-aborted.js';
 import { aiDefaults } from './defaults.js';
 import { scrubCredentials } from './provider-error.js';
 import type { RateLimitSnapshot } from './rate-limit-headers.js';
@@ -84,22 +85,6 @@ export function retryDelayMs(
   const exp = settings.baseDelayMs * 2 ** (retry - 1);
   const capped = Math.min(exp, settings.maxBackoffMs, cap);
   return Math.round(capped * (1 - settings.jitter * random()));
-}
-
-/** Waits, resolving false early if the signal aborts. */
-export function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** How one request went: its failure (undefined = success) and how far its reply got. */

@@ -61,20 +61,3 @@ export function retryDelay(attempt: number, settings: RetrySettings): number {
   const delay = settings.baseDelayMs * 2 ** Math.max(0, attempt - 1);
   return Math.min(delay, settings.maxDelayMs);
 }
-
-/** Sleeps `ms`; resolves false at once when `signal` aborts (before or during the wait). */
-export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  if (ms <= 0) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -14,6 +14,7 @@ import type { AssistantMessage, RetryInfo, StreamOptions, ToolResultMessage } fr
 import type { CompactionSettings } from '../session/defaults.js';
 import { shouldCompact } from '../session/prepare-compaction.js';
 import type { SessionStore } from '../session/session-store.js';
+import { sleepUnlessAborted } from '../util/sleep-unless-aborted.js';
 import {
   checkCompaction,
   compactionFill,
@@ -24,7 +25,7 @@ import type { RetrySettings } from './defaults.js';
 import { errorText, type SessionEventBus } from './event-bus.js';
 import type { HookSession } from './hook-session.js';
 import { lastAssistant, lastAssistantText, userMessage } from './prompt-message.js';
-import { isRetryableError, retryDelay, sleepUnlessAborted, turnRetryBudget } from './retry-policy.js';
+import { isRetryableError, retryDelay, turnRetryBudget } from './retry-policy.js';
 import { loopWarningText, type RunGuard } from './run-guard.js';
 import type { RunStoppedError } from './run-limits.js';
 import type { SessionCompactionOutcome } from './session-compaction.js';
@@ -203,7 +204,7 @@ export class SessionRunLoop {
         delayMs,
         errorMessage: last.errorMessage ?? 'unknown error',
       });
-      if (!(await sleepUnlessAborted(delayMs, signal ?? new AbortController().signal))) {
+      if (!(await sleepUnlessAborted(delayMs, signal))) {
         this.endRetry('Retry cancelled: the run was aborted.');
         return false;
       }

@@ -1,12 +1,7 @@
-// The arithmetic of the one provider retry loop (provider-retry.ts): server delays, backoff and
-// abortable waits. The loop itself runs against every provider in provider-conformance.test.ts.
+// The arithmetic of the one provider retry loop (provider-retry.ts): server delays and backoff
+// (its abortable wait is test/util/sleep-unless-aborted.test.ts). The loop itself runs against every provider in provider-conformance.test.ts.
 import { describe, expect, it } from 'vitest';
-import {
-  providerRetrySettings,
-  retryDelayMs,
-  serverRetryDelayMs,
-  sleepUnlessAborted,
-} from '../../src/ai/provider-retry.js';
+import { providerRetrySettings, retryDelayMs, serverRetryDelayMs } from '../../src/ai/provider-retry.js';
 
 const headers = (h: Record<string, string>) => new Headers(h);
 
@@ -37,13 +32,5 @@ describe('provider retry settings and delays', () => {
   it('a negative maxRetries is no retries, and the default is 3', () => {
     expect(providerRetrySettings({ maxRetries: -2 }).maxRetries).toBe(0);
     expect(providerRetrySettings({}).maxRetries).toBe(3);
-  });
-
-  it('stops sleeping when the signal aborts', async () => {
-    const c = new AbortController();
-    const p = sleepUnlessAborted(10_000, c.signal);
-    c.abort();
-    expect(await p).toBe(false);
-    expect(await sleepUnlessAborted(1)).toBe(true);
   });
 });
