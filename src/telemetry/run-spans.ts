@@ -52,6 +52,8 @@ export interface RunSpanOptions {
   redact: (text: string) => string;
   /** Put prompts, replies and tool arguments/results into spans. */
   captureContent: boolean;
+  /** The recipe's name for a resume's span (run_resume does not repeat it; run_start has it). */
+  workflowName?: string;
 }
 
 interface AttemptSpans {
@@ -163,7 +165,7 @@ export class RunSpans {
 
   private startWorkflow(e: Of<'run_start'> | Of<'run_resume'>): void {
     this.endAll(e.ts);
-    const name = e.type === 'run_start' ? this.text(e.name) : e.runId;
+    const name = this.text(e.type === 'run_start' ? e.name : (this.opts.workflowName ?? e.runId));
     const span = this.start(`invoke_workflow ${name}`, OPERATIONS.invoke_workflow, e.ts, {
       [GEN_AI.operationName]: 'invoke_workflow',
       [GEN_AI.workflowName]: name,

@@ -1,6 +1,7 @@
 // A run's traces, start to end: export to the collector the settings name, spans from the run
 // store's events (run-spans.ts), and a bounded flush when the run is over. The CLI attaches this
 // to the store of `orchestrate run` and `orchestrate resume` when tracing is on.
+import { existsSync } from 'node:fs';
 import type { RunStore } from '../run/run-store.js';
 import type { OtelSettings } from './otel-settings.js';
 import { RunSpans } from './run-spans.js';
@@ -16,9 +17,12 @@ export interface RunTracing {
 /** Traces the run whose events `store` writes. `warn` gets at most one line if the collector fails. */
 export function traceRun(store: RunStore, settings: OtelSettings, warn: (line: string) => void): RunTracing {
   const exported = startTraceExport(settings, warn);
+  // A resume: the recipe's name is in the run_start already in the log.
+  const started = existsSync(store.logFile) ? store.read().events.find((e) => e.type === 'run_start') : undefined;
   const spans = new RunSpans(exported.tracer, {
     redact: (s) => store.redactText(s),
     captureContent: settings.captureContent,
+    ...(started?.type === 'run_start' ? { workflowName: started.name } : {}),
   });
   const unsubscribe = store.subscribe((e) => spans.onEvent(e));
   let finished: Promise<void> | undefined;
