@@ -95,7 +95,7 @@ export const publishCommand: CliCommand = {
       say: (line) => ctx.stderr(`${line}\n`),
     });
     for (const p of result.problems) ctx.stderr(`orchestrate: ${p}\n`);
-    if (only && result.problems.some((p) => p.startsWith('no changeset') || p.includes(' matches '))) {
+    if (only && result.unmatched.length) {
       ctx.stderr(`  changesets: ${result.file.changesets.map((c) => c.key).join(', ') || '(none)'}\n`);
       return EXIT.usage;
     }

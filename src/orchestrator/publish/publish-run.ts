@@ -62,21 +62,36 @@ export interface ChangesetResult {
 export interface PublishResult {
   file: ChangesetsFile;
   results: ChangesetResult[];
-  /** Changesets the recipe's templates could not render, and keys of --only that match none. */
+  /** Changesets the recipe's templates could not render, and keys of --only that match none (as text). */
   problems: string[];
+  /** The --only keys that select no single changeset, as data (their text is in `problems`). */
+  unmatched: UnmatchedKey[];
+}
+
+/** A key of --only that selects no single changeset: `matches` is empty (unknown) or holds several (ambiguous). */
+export interface UnmatchedKey {
+  want: string;
+  matches: string[];
+}
+
+/** What the user reads about an unmatched key. */
+export function unmatchedText(u: UnmatchedKey): string {
+  return u.matches.length ? `"${u.want}" matches ${u.matches.join(', ')}` : `no changeset "${u.want}"`;
 }
 
 /** The changesets `only` selects: a key, an instance key, or a unique prefix of a key. */
-export function selectChangesets(all: readonly Changeset[], only: readonly string[] | undefined) {
-  if (!only?.length) return { selected: [...all], unknown: [] as string[] };
+export function selectChangesets(
+  all: readonly Changeset[],
+  only: readonly string[] | undefined,
+): { selected: Changeset[]; unknown: UnmatchedKey[] } {
+  if (!only?.length) return { selected: [...all], unknown: [] };
   const selected = new Set<Changeset>();
-  const unknown: string[] = [];
+  const unknown: UnmatchedKey[] = [];
   for (const want of only) {
     const exact = all.filter((c) => c.key === want || c.instance === want);
     const found = exact.length ? exact : all.filter((c) => c.key.startsWith(want));
     if (found.length === 1) selected.add(found[0]!);
-    else
-      unknown.push(found.length ? `"${want}" matches ${found.map((c) => c.key).join(', ')}` : `no changeset "${want}"`);
+    else unknown.push({ want, matches: found.map((c) => c.key) });
   }
   return { selected: all.filter((c) => selected.has(c)), unknown };
 }
@@ -134,10 +149,11 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
   const plan = planChangesets(opts.runDir, opts.recipe, previous);
   const file = plan.file;
   const { selected, unknown } = selectChangesets(file.changesets, opts.only);
-  const problems = [...plan.problems, ...unknown];
+  const problems = [...plan.problems, ...unknown.map(unmatchedText)];
+  const unmatched = unknown;
   writeChangesets(opts.runDir, file);
   if (!opts.apply || unknown.length) {
-    return { file, results: selected.map((c) => ({ key: c.key, outcome: 'preview' })), problems };
+    return { file, results: selected.map((c) => ({ key: c.key, outcome: 'preview' })), problems, unmatched };
   }
   const fold = foldEvents(readRunLog(resolve(opts.runDir, 'run.jsonl')).events);
   // A publish gate (publish.approve) holds them back until someone approves it.
@@ -146,7 +162,7 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
     fold,
     selected.map((c) => c.task),
   );
-  if (refusal) return { file, results: [], problems: [...problems, refusal] };
+  if (refusal) return { file, results: [], problems: [...problems, refusal], unmatched };
   const root = runRootOf(opts.runDir, fold.start);
   const cache = new Map<string, ForgeAccess>();
   const results: ChangesetResult[] = [];
@@ -167,7 +183,7 @@ export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
     file.updatedAt = Date.now();
     writeChangesets(opts.runDir, file);
   }
-  return { file, results, problems };
+  return { file, results, problems, unmatched };
 }
 
 async function publishOne(

@@ -21,7 +21,15 @@ import { missingApiKey } from '../run-recipe.js';
 import { fetchBranch, remoteBranchCommit, resolveRemote } from './branch-push.js';
 import { planChangesets } from './changeset-plan.js';
 import { withoutSecrets } from './forge.js';
-import { type ForgeAccess, type PublishResult, forgeAccess, publishRun, selectChangesets } from './publish-run.js';
+import {
+  type ForgeAccess,
+  type PublishResult,
+  type UnmatchedKey,
+  forgeAccess,
+  publishRun,
+  selectChangesets,
+  unmatchedText,
+} from './publish-run.js';
 import { runRebaseAttempt } from './rebase-attempt.js';
 import { recordedRemotes } from '../repo-remotes.js';
 
@@ -46,12 +54,13 @@ export type RebaseOutcome =
   /** Refused or failed (remote unreachable, someone else's commit, the re-run failed or was empty): exit 1. */
   | { kind: 'failed'; error: string };
 
-function unknownKey(key: string, all: readonly Changeset[], runId: string, problem: string): RebaseOutcome {
+function unknownKey(key: string, all: readonly Changeset[], runId: string, problem: UnmatchedKey): RebaseOutcome {
   const keys = all.map((c) => c.key);
-  const guess = problem.startsWith('no changeset') ? didYouMean(key, keys) : undefined;
+  // An ambiguous key lists its matches already; only a key that matches nothing gets a guess.
+  const guess = problem.matches.length === 0 ? didYouMean(key, keys) : undefined;
   return {
     kind: 'usage',
-    error: `${problem} in run ${runId}${guess ? `; did you mean ${guess}?` : ''}`,
+    error: `${unmatchedText(problem)} in run ${runId}${guess ? `; did you mean ${guess}?` : ''}`,
     hint: `changesets: ${keys.join(', ') || '(none)'}`,
   };
 }
@@ -70,7 +79,7 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
   const runId = fold.runId || basename(runDir);
   const { selected, unknown } = selectChangesets(all, [opts.key]);
   if (unknown.length || !selected[0])
-    return unknownKey(opts.key, all, runId, unknown[0] ?? `no changeset "${opts.key}"`);
+    return unknownKey(opts.key, all, runId, unknown[0] ?? { want: opts.key, matches: [] });
   const c = selected[0];
   if (c.state !== 'published' || !c.pushedCommit)
     return c.pushedCommit

@@ -176,6 +176,19 @@ describe('campaign on GitHub: publish, apply, track', () => {
     expect(readChangesets(runDir)!.changesets[1]!.error).toMatch(/refusing to push/);
   });
 
+  it('--only with a key that selects no single changeset is a usage error that lists the changesets (exit 2)', async () => {
+    const writes = gh.writes.length;
+    for (const [key, said] of [
+      ['change.nope', 'orchestrate: no changeset "change.nope"'],
+      ['change.repo', 'orchestrate: "change.repo" matches change.repo-a, change.repo-b'],
+    ] as const) {
+      const r = await cli('publish', runDir, '--apply', '--only', key);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${said}\n  changesets: change.repo-a, change.repo-b\n`);
+    }
+    expect(gh.writes.length).toBe(writes);
+  });
+
   it('--close-empty closes the pull request of a change that became empty', async () => {
     const c = readChangesets(runDir)!.changesets[1]!;
     writeFileSync(join(runDir, c.patchFile), '');
