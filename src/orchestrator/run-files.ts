@@ -24,6 +24,16 @@ export interface RunFilesContext {
   providersBefore?: ProviderUsage;
 }
 
+/**
+ * How long plan.md waits before a rewrite, for a run of `instances`: planWriteIntervalMs, growing
+ * in proportion past planInstancesPerInterval instances, so the instances rendered per second of
+ * the run stay bounded whatever its size (all rewrites together: linear in the instances).
+ */
+export function planWriteDelayMs(instances: number): number {
+  const d = ORCHESTRATOR_DEFAULTS;
+  return d.planWriteIntervalMs * Math.max(1, instances / d.planInstancesPerInterval);
+}
+
 export class RunFiles {
   private planTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -37,13 +47,14 @@ export class RunFiles {
     });
   }
 
-  /** plan.md is due: written within planWriteIntervalMs. */
+  /** plan.md is due: written within planWriteDelayMs of the run's instances. */
   planChanged(): void {
     if (this.planTimer || this.closed) return;
+    const instances = this.ctx.tasks().reduce((n, t) => n + t.instances.length, 0);
     this.planTimer = setTimeout(() => {
       this.planTimer = undefined;
       if (!this.closed) this.writePlan();
-    }, ORCHESTRATOR_DEFAULTS.planWriteIntervalMs);
+    }, planWriteDelayMs(instances));
   }
 
   /** Writes plan.md now (`status`: the run's final status; default the live one). */
