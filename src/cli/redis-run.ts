@@ -4,10 +4,10 @@
 // its lease in Redis too, so workers drop the jobs of a coordinator that lost the run. The
 // cluster secret (redis-options.ts) seals the jobs and makes the lease token.
 import type { Redis } from 'ioredis';
-import { clusterKeys } from '../cluster/cluster-wire.js';
 import { checkRedis, connectRedis, redactRedisUrl, type RedisTarget } from '../cluster/redis-connection.js';
 import { RedisExecutor } from '../cluster/redis-executor.js';
 import { takeRedisRunLease } from '../cluster/redis-run-lease.js';
+import { liveWorkerCount } from '../cluster/worker-roster.js';
 import type { RunOptions } from '../orchestrator/run-recipe.js';
 import type { CommandArgs } from './command.js';
 import { redisAccessOf } from './redis-options.js';
@@ -65,24 +65,12 @@ export async function openRedisRun(
   return { ok: true, run };
 }
 
-/** Worker heartbeats older than this are of workers that are gone. */
-const WORKER_SEEN_MS = 15_000;
-
 /** A note when no worker serves this Redis now: the agents would wait in the queue with no sign why. */
 async function noLiveWorkers(target: RedisTarget): Promise<string | undefined> {
   const url = typeof target === 'string' ? target : target.url;
   const redis = connectRedis(target, { name: 'coordinator-check' });
   try {
-    const all = await redis.hvals(clusterKeys.workers());
-    const now = Date.now();
-    const live = all.filter((v) => {
-      try {
-        return now - Number((JSON.parse(v) as { at?: number }).at ?? 0) < WORKER_SEEN_MS;
-      } catch {
-        return false;
-      }
-    });
-    if (live.length > 0) return undefined;
+    if ((await liveWorkerCount(redis)) > 0) return undefined;
     return `no orchestrate worker serves ${redactRedisUrl(url)} right now: the agents wait in the queue until one starts (orchestrate worker --redis ${redactRedisUrl(url)}).`;
   } catch {
     return undefined;

@@ -51,6 +51,7 @@ import { readRunLeaseToken } from './redis-run-lease.js';
 import { SessionTail } from './session-tail.js';
 import { StreamReader } from './stream-reader.js';
 import { UpBatcher } from './up-batcher.js';
+import { WORKER_BEAT_MS, type WorkerBeat } from './worker-roster.js';
 import {
   applyWorkspacePatch,
   forgetWorkspace,
@@ -161,12 +162,12 @@ export class ClusterWorker {
             concurrency: opts.concurrency,
             at: Date.now(),
             running: this.running.size,
-          }),
+          } satisfies WorkerBeat),
         )
         .catch(() => {});
     };
     beat();
-    this.heartbeat = setInterval(beat, 5_000);
+    this.heartbeat = setInterval(beat, WORKER_BEAT_MS);
     this.heartbeat.unref();
   }
 
