@@ -199,38 +199,87 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
   }, 120_000);
 
   it('a worker killed with kill -9 mid-run: another worker takes its agents over from their streamed sessions', async () => {
-    const victim = await startWorker('victim', 4);
+    // The model is a local API (real SDK on the wire) so the test holds the agents mid-run: every
+    // call the victim makes after its first edit hangs, so none of its agents can finish before the
+    // kill however slow the machine is; the rescuer's calls are answered.
     const names = ['k1', 'k2', 'k3'];
-    const dir = fanOutProject(names, { delayMs: 1500, concurrency: 3 });
-    gitInit(dir);
-    const running = runHere(dir);
-    // Kill it once every agent made its first edit there (the edit is in the streamed session).
-    const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
-    await until(
-      () =>
-        runFolderName(join(dir, 'runs')) !== undefined &&
-        names.every((n) => {
-          const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
-          return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
-        }),
-      'every agent to have a tool result streamed back',
-      60_000,
+    const responder = conversationResponder(
+      names.map((n) => ({
+        match: new RegExp(`Rename the service in svc/${n}\\b`),
+        turns: [
+          {
+            tools: [
+              {
+                name: 'edit',
+                args: { path: 'config.txt', edits: [{ oldText: 'name: old', newText: `name: ${n}-renamed` }] },
+              },
+            ],
+          },
+          { tools: [{ name: 'write', args: { path: 'NOTES.md', content: `renamed ${n}\n` } }] },
+          { text: `Renamed ${n}.` },
+        ],
+      })),
     );
-    victim.child.kill('SIGKILL');
-    await startWorker('rescuer', 4);
-    const out = await running;
-    expect(out.status).toBe('succeeded');
-    expectRenamed(dir, names);
-    const log = events(out.dir);
-    const takeovers = ofType(log, 'instance_worker').filter((e) => e.takeover);
-    expect(new Set(takeovers.map((e) => e.key))).toEqual(new Set(names.map((n) => `rename.svc-${n}`)));
-    expect(takeovers.every((e) => e.worker === 'rescuer')).toBe(true);
-    // The edit of the first turn was not made twice: the session continued, it did not start over.
-    for (const n of names) {
-      const session = readFileSync(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
-      expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
+    const held = new Set<string>();
+    const server = await startFakeAnthropic({
+      respond: (req) => {
+        const fromVictim = JSON.stringify(req.headers).includes('sk-test-victim');
+        const replies = (req.body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length;
+        if (fromVictim && replies >= 1 && !isSummaryRequest(req.body)) {
+          held.add(/svc\/(\w+)/.exec(conversationKey(req.body))?.[1] ?? '?');
+          return { kind: 'hang' };
+        }
+        return responder(req);
+      },
+    });
+    try {
+      const api = (key: string) => ({ ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: server.url });
+      const victim = await startWorker('victim', 4, api('sk-test-victim'));
+      const dir = fanOutProject(names, { concurrency: 3 });
+      writeFileSync(
+        join(dir, 'recipe.yaml'),
+        readFileSync(join(dir, 'recipe.yaml'), 'utf8').replace(
+          'provider: scripted\nscript: script.yaml\n',
+          'model: claude-haiku-4-5\n',
+        ),
+      );
+      gitInit(dir);
+      const running = runHere(dir, {
+        env: { ...process.env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+      });
+      // Kill it once every agent made its first edit there (the edit is in the streamed session)
+      // and asked for its next turn (held above).
+      const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
+      await until(
+        () =>
+          held.size === names.length &&
+          runFolderName(join(dir, 'runs')) !== undefined &&
+          names.every((n) => {
+            const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+            return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+          }),
+        'every agent to have a tool result streamed back and its next call held',
+        90_000,
+      );
+      expect(ofType(events(runDir()), 'instance_done')).toEqual([]);
+      victim.child.kill('SIGKILL');
+      await startWorker('rescuer', 4, api('sk-test-rescuer'));
+      const out = await running;
+      expect(out.status).toBe('succeeded');
+      expectRenamed(dir, names);
+      const log = events(out.dir);
+      const takeovers = ofType(log, 'instance_worker').filter((e) => e.takeover);
+      expect(new Set(takeovers.map((e) => e.key))).toEqual(new Set(names.map((n) => `rename.svc-${n}`)));
+      expect(takeovers.every((e) => e.worker === 'rescuer')).toBe(true);
+      // The edit of the first turn was not made twice: the session continued, it did not start over.
+      for (const n of names) {
+        const session = readFileSync(join(out.dir, 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
+        expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
+      }
+    } finally {
+      await server.close();
     }
-  }, 180_000);
+  }, 240_000);
 
   it('SIGTERM drains a worker: its running agent finishes, then it exits 0', async () => {
     const w = await startWorker('drainee', 2);
