@@ -110,9 +110,13 @@ describe('approval gates in a run', () => {
 
     const control = connectRunControl(runDir);
     const wrong = await control.send({ action: 'approve', task: 'gatd', by: 'alice' });
-    expect(wrong).toEqual({ ok: false, error: expect.stringContaining('did you mean "gated"?') });
+    expect(wrong).toEqual({ ok: false, code: 'refused', error: expect.stringContaining('did you mean "gated"?') });
     const notGated = await control.send({ action: 'approve', task: 'after', by: 'alice' });
-    expect(notGated).toEqual({ ok: false, error: 'task after has no approval gate (approve:); gated tasks: gated' });
+    expect(notGated).toEqual({
+      ok: false,
+      code: 'refused',
+      error: 'task after has no approval gate (approve:); gated tasks: gated',
+    });
     expect(touched(logOf(runDir), 'gated')).toBe(0);
     const reply = await control.send({ action: 'approve', task: 'gated', by: 'alice', via: 'cli', note: 'looks good' });
     expect(reply).toEqual({ ok: true, message: 'approved gated: queued now' });

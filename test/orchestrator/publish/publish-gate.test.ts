@@ -92,7 +92,11 @@ describe('publish gate (forge git)', () => {
       ok: false,
       error: 'change.repo-a has already ended (done); nothing to approve',
     });
-    expect(wrong).toEqual({ ok: false, error: 'task chnge has no publish gate; did you mean "change"?' });
+    expect(wrong).toEqual({
+      ok: false,
+      code: 'refused',
+      error: 'task chnge has no publish gate; did you mean "change"?',
+    });
     // The MCP server's reject tool answers it (publish: true), logged via mcp with the client's name.
     const ctx = {
       cwd: dir,
