@@ -11,6 +11,7 @@ import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readRunLease } from '../run/run-lease.js';
 import { MCP_SERVER_DEFAULTS } from '../service/mcp-server-defaults.js';
+import { killProcessGroup } from '../util/kill-process-group.js';
 import { runLogSize } from './run-events-page.js';
 
 /** The name of the launched process's output inside its run folder. */
@@ -168,11 +169,7 @@ export class RunLauncher {
           ? 'the request was cancelled'
           : `it did not take a run folder within ${MCP_SERVER_DEFAULTS.startTimeoutMs / 1000}s`;
         // Nothing was started that anyone could find: do not leave it running.
-        try {
-          process.kill(-pid, 'SIGTERM');
-        } catch {
-          // already gone
-        }
+        killProcessGroup(pid, 'SIGTERM');
         return {
           ok: false,
           message: `the run process (pid ${pid}) was stopped: ${why}. Its output so far: ${readLog(logFile) || '(none)'}`,

@@ -13,6 +13,7 @@ import {
   warnOnce,
   type SandboxOptions,
 } from '../tools/sandbox.js';
+import { killProcessGroup } from '../util/kill-process-group.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
 
 export interface CommandResult {
@@ -113,13 +114,7 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
       finish(null, null, `cannot start the command: ${(err as Error).message}`);
       return;
     }
-    const killTree = (): void => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    };
+    const killTree = (): void => killProcessGroup(child.pid, 'SIGKILL');
     const timer = setTimeout(() => {
       timedOut = true;
       killTree();

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { attachLifeline, releaseLifeline, withLifeline } from '../tools/process-lifeline.js';
 import { sandboxedSpawn, sandboxEnv, type SandboxMode } from '../tools/sandbox.js';
+import { killProcessGroup } from '../util/kill-process-group.js';
 
 /** Output kept per stream; a hook printing more is cut (the head is what matters). */
 const MAX_OUTPUT_CHARS = 64 * 1024;
@@ -46,19 +47,6 @@ export interface HookRunResult {
   durationMs: number;
   /** Why the hook could not start. */
   spawnError?: string;
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }
 
 export function runHookCommand(req: HookRunRequest): Promise<HookRunResult> {
@@ -105,7 +93,7 @@ export function runHookCommand(req: HookRunRequest): Promise<HookRunResult> {
     };
     const stop = (why: 'timeout' | 'aborted'): void => {
       stopped ??= why;
-      killGroup(child.pid);
+      killProcessGroup(child.pid, 'SIGKILL');
     };
     const onAbort = (): void => stop('aborted');
     const timer = setTimeout(() => stop('timeout'), req.timeoutSec * 1000);

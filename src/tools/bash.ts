@@ -23,6 +23,7 @@ import {
   type SandboxOptions,
 } from './sandbox.js';
 import { textResult, throwIfAborted } from './tool-result.js';
+import { killProcessGroup } from '../util/kill-process-group.js';
 import { formatSize, type TruncationResult } from './truncate.js';
 import { incompleteUtf8TailLength } from './utf8.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
@@ -63,20 +64,6 @@ export interface BashToolOptions extends WorkspaceOptions {
 
 function defaultShell(): string {
   return existsSync('/bin/bash') ? '/bin/bash' : 'bash';
-}
-
-/** Kills the whole process group (the shell and everything it started). */
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }
 
 /** The visible text: the tail plus a notice saying what was cut and where the rest is. */
@@ -246,7 +233,8 @@ function run(
 
     const stop = (why: 'aborted' | 'timeout'): void => {
       stopped ??= why;
-      killGroup(child.pid);
+      // The whole group: the shell and everything it started.
+      killProcessGroup(child.pid, 'SIGKILL');
     };
     const onAbort = (): void => stop('aborted');
     signal.addEventListener('abort', onAbort, { once: true });

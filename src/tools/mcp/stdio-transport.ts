@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { attachLifeline, withLifeline } from '../process-lifeline.js';
+import { killProcessGroup } from '../../util/kill-process-group.js';
 import { sandboxedSpawn, sandboxEnv, type SandboxPlan } from '../sandbox.js';
 
 export interface StdioServerLaunch {
@@ -100,7 +101,7 @@ export class ServerStdioTransport implements Transport {
     this.stderrClosed = new Promise((done) => child.stderr!.once('close', () => done()));
     child.once('exit', (code, signal) => {
       this.exit = { code, signal };
-      this.killGroup('SIGKILL');
+      killProcessGroup(child.pid, 'SIGKILL');
       this.child = undefined;
       this.onclose?.();
     });
@@ -132,19 +133,9 @@ export class ServerStdioTransport implements Transport {
     this.closing = true;
     const exited = new Promise<void>((done) => child.once('exit', () => done()));
     child.stdin?.end();
-    this.killGroup('SIGTERM');
-    const timer = setTimeout(() => this.killGroup('SIGKILL'), 2000);
+    killProcessGroup(child.pid, 'SIGTERM');
+    const timer = setTimeout(() => killProcessGroup(child.pid, 'SIGKILL'), 2000);
     await exited;
     clearTimeout(timer);
-  }
-
-  private killGroup(signal: NodeJS.Signals): void {
-    const pid = this.child?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // the group is gone already
-    }
   }
 }
