@@ -9,7 +9,6 @@ import { loadScriptFile } from '../ai/scripted-script.js';
 import { AgentLaunch, type LaunchContext, type LaunchRef } from './agent-launch.js';
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { mayBeInGitRepo } from './git-workspace.js';
 import type { AgentSpec, InstanceTask } from './instance-task.js';
 import type { WorkerResult } from './protocol.js';
 import type { LoadedAgent, LoadedRecipe } from '../recipe/index.js';
@@ -20,7 +19,6 @@ import { runSecrets } from '../run/secrets.js';
 import type { SecretValue } from '../session/redact.js';
 import { runCommand } from './verify.js';
 import { writeGlobs } from './write-scopes.js';
-import { warmProductGit } from '../tools/product-git.js';
 import { probeSandboxAsync, resolveSandboxMode, type SandboxMode } from '../tools/sandbox.js';
 import type { Workspaces } from './workspaces.js';
 
@@ -105,8 +103,7 @@ export class InstanceRunner {
     this.secrets = ctx.recipe ? runSecrets(ctx.recipe, ctx.env) : [];
     // bwrap's probe (and, in a repository, product git's private home) started now by child
     // processes, awaited in run(): the coordinator's loop never blocks on them (issue 32).
-    if (ctx.recipe?.dir && mayBeInGitRepo(ctx.recipe.dir)) warmProductGit();
-    else void probeSandboxAsync();
+    ctx.workspaces.warm();
   }
 
   /**

@@ -13,7 +13,16 @@ import { protectedInputPaths } from '../run/run-inputs.js';
 import { pathFromRoot, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import { isInside } from '../tools/workspace.js';
-import { addWorktree, relinkWorktree, removeWorktree, repoRoot, type DiffOutcome } from './git-workspace.js';
+import { warmProductGit } from '../tools/product-git.js';
+import { probeSandboxAsync } from '../tools/sandbox.js';
+import {
+  addWorktree,
+  mayBeInGitRepo,
+  relinkWorktree,
+  removeWorktree,
+  repoRoot,
+  type DiffOutcome,
+} from './git-workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import type { WorkerResult } from './protocol.js';
 import { RemoteRecorder, type RemoteUrls } from './repo-remotes.js';
@@ -74,6 +83,15 @@ export class Workspaces {
   private readonly remoteReads = new RemoteRecorder();
 
   constructor(private readonly ctx: WorkspacesContext) {}
+
+  /**
+   * Starts, in child processes, what the first workspace will wait for: in a repository, product
+   * git's private home (and bwrap's probe with it), else bwrap's probe alone. Nothing is awaited.
+   */
+  warm(): void {
+    if (this.ctx.recipeDir && mayBeInGitRepo(this.ctx.recipeDir)) warmProductGit();
+    else void probeSandboxAsync();
+  }
 
   withGitLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
     return this.locks.run(root, fn);

@@ -81,7 +81,7 @@ export type MeasuredChanges = { ok: true; files: string[] } | { ok: false; error
 /**
  * The changes under `cwd` since `baseTree` that no glob of `allowed` matches, put back as they
  * were. `root` is the root of the repository (or worktree) that holds `cwd`. `measured`: the
- * changes when the caller has them (the runner's batched, pinned diff); else they are diffed here.
+ * changes when the caller has them (Workspaces' batched, pinned diff); else they are diffed here.
  */
 export async function revertOutsideScope(
   cwd: string,
@@ -162,7 +162,7 @@ export async function enforceWriteScope(
   siblings: Iterable<{ task: TaskState; inst: InstanceState }>,
   git: {
     withGitLock: <T>(root: string, fn: () => Promise<T>) => Promise<T>;
-    /** The runner's diff (batched, pinned to the repository of the instance's snapshot). */
+    /** Workspaces' diff (workspaces.ts: batched, pinned to the repository of the instance's snapshot). */
     diffSince(root: string, dir: string, baseTree: string | undefined, worktree?: string): Promise<MeasuredChanges>;
   },
   /** Folders whose changes are never the instance's (the runs folder, which this run writes). */
