@@ -23,7 +23,7 @@ const statuses = (out: { tasks: { instances: { id: string; status: string }[] }[
 
 describe('instance failures and policies', () => {
   it('a timeout aborts the instance (class timeout), is retried per policy, then fails for good', async () => {
-    const t0 = Date.now();
+    // The reply would take an hour: the run ends only because each attempt's timeout aborts it.
     const { out, log } = await run({
       'recipe.yaml': `name: slow
 provider: scripted
@@ -35,13 +35,12 @@ tasks:
     retries: { count: 1, on: [timeout], backoff: { initial: 10ms } }
 `,
       'script.yaml': `turns:
-  - { text: "too late", delay_ms: 20000 }
+  - { text: "too late", delay_ms: 3600000 }
 `,
     });
     expect(out.status).toBe('failed');
     expect(ofType(log, 'instance_retry').map((e) => e.failure)).toEqual(['timeout']);
     expect(ofType(log, 'instance_failed').map((e) => [e.failure, e.final])).toEqual([['timeout', true]]);
-    expect(Date.now() - t0).toBeLessThan(10_000);
   });
 
   it('an agent idle past idle_timeout is asked to wrap up, then stopped as stalled with its session intact', async () => {
