@@ -3,17 +3,14 @@
 // run works, whoever started it: nothing here needs the process that runs it.
 import { z } from 'zod';
 import { listRuns } from '../run/run-store.js';
-import { findInstance, loadRunFolder, sessionFileOf } from '../display/run-folder.js';
 import { conversationJson } from '../display/run-json.js';
-import { readConversation } from '../display/session-conversation.js';
 import { didYouMean } from '../util/did-you-mean.js';
 import { RunEventSchema } from '../run/run-events.js';
-import { instancesInTaskOrder } from '../run/run-fold.js';
 import { liveLeaseHolder } from '../run/run-lease.js';
 import { runsDirReadProblem } from '../run/run-dir-access.js';
 import { MCP_SERVER_DEFAULTS, NOISY_EVENT_TYPES } from '../service/mcp-server-defaults.js';
+import { runStatus, showInstance } from '../service/show-run.js';
 import { readEventsPage, runLogSize } from './run-events-page.js';
-import { runStatus } from './run-tools.js';
 import { instanceArg, locateRun, runArg, runDirArg, runsDirOf } from './tool-args.js';
 import { dataReply, defineTool, ToolError } from './tool-table.js';
 
@@ -111,17 +108,9 @@ export const showInstanceTool = defineTool({
   },
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {
-    const folder = loadRunFolder(locateRun(ctx, args.run, args.run_dir));
-    const { found: inst, candidates } = findInstance(folder.state, args.instance);
-    if (!inst) {
-      const all = instancesInTaskOrder(folder.state).map((i) => i.label);
-      const why =
-        candidates.length > 1
-          ? `"${args.instance}" matches ${candidates.length} instances: ${candidates.map((c) => c.label).join(', ')}`
-          : `no instance "${args.instance}" in run ${folder.state.runId}`;
-      throw new ToolError(`${why}; instances: ${all.join(', ') || '(none yet)'}`);
-    }
-    const conv = readConversation(sessionFileOf(folder.dir, inst));
+    const shown = showInstance(locateRun(ctx, args.run, args.run_dir), args.instance);
+    if (!shown.ok) throw new ToolError(`${shown.message}; instances: ${shown.instances.join(', ') || '(none yet)'}`);
+    const { folder, instance: inst, conversation: conv } = shown;
     const keep = args.last ?? MCP_SERVER_DEFAULTS.conversationItems;
     const omitted = Math.max(0, conv.items.length - keep);
     const json = conversationJson(folder, inst, { ...conv, items: conv.items.slice(omitted) });

@@ -5,15 +5,14 @@
 // caller gets it as a tool error with file:line:col rather than as a process that died.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { loadRunFolder } from '../display/run-folder.js';
 import { resumeInputsNote } from '../display/plain-log.js';
-import { runJson } from '../display/run-json.js';
 import { missingApiKey } from '../orchestrator/run-recipe.js';
 import { loadRecipe } from '../recipe/index.js';
 import { runsDirWriteProblem, runFolderWriteProblem } from '../run/run-dir-access.js';
-import { countStatuses } from '../run/run-fold.js';
+import type { countStatuses } from '../run/run-fold.js';
 import { describeHolder, liveLeaseHolder } from '../run/run-lease.js';
 import { readRunLog } from '../run/run-store.js';
+import { runStatus } from '../service/show-run.js';
 import { LAUNCH_LOG, type LaunchedRun } from './run-launcher.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
 import {
@@ -36,12 +35,6 @@ const waitArg = z
   .describe(
     'false (default): return as soon as the run has started, with its id. true: return when the run ends, with its final status; progress notifications go out meanwhile (at least one a second by default), so keep the request timeout reset on progress',
   );
-
-/** The run as run_status reports it: `orchestrate show --json` plus instance counts. */
-export function runStatus(runDir: string): Record<string, unknown> {
-  const folder = loadRunFolder(runDir);
-  return { ...runJson(folder), counts: countStatuses(folder.state) };
-}
 
 function headline(status: Record<string, unknown>): string {
   const c = status.counts as ReturnType<typeof countStatuses>;

@@ -1,12 +1,11 @@
 // `orchestrate show <run>`: statuses, outputs, errors with their class, usage per instance and
 // the merged plan. `--instance <key>`: that agent's conversation from its session file.
 import { formatConversation } from '../../display/conversation-text.js';
-import { findInstance, loadRunFolder, sessionFileOf } from '../../display/run-folder.js';
+import { loadRunFolder } from '../../display/run-folder.js';
 import { formatRunDetails } from '../../display/run-details-text.js';
 import { conversationJson, runJson } from '../../display/run-json.js';
-import { instancesInTaskOrder } from '../../run/run-fold.js';
-import { readConversation } from '../../display/session-conversation.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
+import { showInstance } from '../../service/show-run.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
@@ -40,24 +39,19 @@ export const showCommand: CliCommand = {
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;
-    const folder = loadRunFolder(runDir);
     const painter = makePainter(shouldUseColor({ isTTY: ctx.isTTY, noColorFlag: args.color === false, env: ctx.env }));
     const json = args.json === true;
     if (typeof args.instance !== 'string') {
+      const folder = loadRunFolder(runDir);
       ctx.stdout(json ? `${JSON.stringify(runJson(folder), null, 2)}\n` : formatRunDetails(folder, painter));
       return EXIT.ok;
     }
-    const { found: inst, candidates } = findInstance(folder.state, args.instance);
-    if (!inst) {
-      const all = instancesInTaskOrder(folder.state).map((i) => i.label);
-      const why =
-        candidates.length > 1
-          ? `"${args.instance}" matches ${candidates.length} instances: ${candidates.map((c) => c.label).join(', ')}`
-          : `no instance "${args.instance}" in run ${folder.state.runId}`;
-      ctx.stderr(`orchestrate: ${why}\n  instances: ${all.join(', ') || '(none)'}\n`);
+    const shown = showInstance(runDir, args.instance);
+    if (!shown.ok) {
+      ctx.stderr(`orchestrate: ${shown.message}\n  instances: ${shown.instances.join(', ') || '(none)'}\n`);
       return EXIT.usage;
     }
-    const conv = readConversation(sessionFileOf(folder.dir, inst));
+    const { folder, instance: inst, conversation: conv } = shown;
     if (json) {
       ctx.stdout(`${JSON.stringify(conversationJson(folder, inst, conv), null, 2)}\n`);
       return EXIT.ok;
