@@ -70,6 +70,8 @@ export interface LaunchContext {
   onUsage(ref: LaunchRef, model: string, tokens: number): void;
   /** Windows the run's agents learned so far, for this agent's session to start with. */
   learnedWindows?(): LearnedWindow[];
+  /** Tracing on: the traceparent this agent runs under (InstanceTask.traceparent). */
+  traceparent?(): string | undefined;
   /** This agent's server stated a model's window (an overflow): the run records it and tells its other agents. */
   onWindowLearned?(ref: LaunchRef, w: LearnedWindow): void;
   /** A permit was refused because a budget is spent; `scope`: whose (the run's ends the run). */
@@ -164,11 +166,13 @@ export class AgentLaunch {
     const local = !('description' in ctx.pool);
     const mcpPort = local && usesRunScopedMcp(task.agent) ? mcpRunPort(task.runId) : undefined;
     const windows = ctx.learnedWindows?.() ?? [];
+    const traceparent = ctx.traceparent?.();
     const full: InstanceTask = {
       ...task,
       port: port2,
       ...(mcpPort ? { mcpPort } : {}),
       ...(windows.length ? { learnedWindows: windows } : {}),
+      ...(traceparent ? { traceparent } : {}),
     };
     const transferList: MessagePort[] = [port2];
     if (task.peerPort) transferList.push(task.peerPort);

@@ -48,6 +48,8 @@ export interface AttemptContext {
   router: MessageRouter;
   /** The run's learned context windows, shared by its agents. */
   windows?: LearnedWindowBook;
+  /** Tracing on: the traceparent of an attempt (CoordinatorOptions.traceparentOf). */
+  traceparentOf?: (key: string, attempt: number) => string | undefined;
   /** The run's task board (task-board.ts): agents' board calls are answered by it. */
   board?: TaskBoard;
   /** The local thread pool, or undefined when agents run on `executor`. */
@@ -150,6 +152,7 @@ export class AttemptRunner {
           this.remoteStarts.workerTook({ task: inst.task, key: inst.id, attempt: inst.attempt }, ref.key, worker);
       },
       learnedWindows: () => c.windows?.list() ?? [],
+      ...(c.traceparentOf ? { traceparent: () => c.traceparentOf?.(inst.id, inst.attempt) } : {}),
       onWindowLearned: (ref, w) => c.windows?.learned(ref.key, w),
       onBudgetDenied: (_ref, reason, scope) => {
         if (scope === 'run') c.exhaustBudget(reason);

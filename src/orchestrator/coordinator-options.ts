@@ -57,6 +57,11 @@ export interface CoordinatorOptions {
   retryBy?: string;
   /** Resume only: where the recipe and its files came from (captured at the start, or reloaded), for run_resume. */
   inputs?: InputsUsed;
+  /**
+   * Tracing on (telemetry/): the W3C traceparent an attempt's agent runs under, handed to its
+   * thread or worker in InstanceTask.traceparent so a span made there joins the run's trace.
+   */
+  traceparentOf?: (key: string, attempt: number) => string | undefined;
 }
 
 export interface RunOutcome {

@@ -118,6 +118,8 @@ export interface InstanceTask {
   summarize: boolean;
   /** Context windows the run's agents learned so far (shared-windows.ts): sessions start with them. */
   learnedWindows?: LearnedWindow[];
+  /** Tracing on: the W3C traceparent of the run's span this agent runs under (plain JSON, so it crosses Redis too). */
+  traceparent?: string;
   /** To the coordinator (moved in the transferList). */
   port: MessagePort;
   /** Direct channel to the other pair member (moved in the transferList). */

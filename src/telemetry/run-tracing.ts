@@ -10,6 +10,8 @@ import { startTraceExport } from './trace-export.js';
 export interface RunTracing {
   /** The run's trace context as a W3C traceparent (for a process the run starts). */
   readonly traceparent: string | undefined;
+  /** An attempt's context (its invoke_agent span), else the run's: what its agent runs under. */
+  traceparentOf(key: string, attempt: number): string | undefined;
   /** Ends what is still open and sends the rest; bounded (trace-export.ts SHUTDOWN_LIMIT_MS). */
   finish(): Promise<void>;
 }
@@ -30,6 +32,7 @@ export function traceRun(store: RunStore, settings: OtelSettings, warn: (line: s
     get traceparent() {
       return spans.traceparent;
     },
+    traceparentOf: (key, attempt) => spans.attemptTraceparent(key, attempt) ?? spans.traceparent,
     finish() {
       finished ??= (async () => {
         unsubscribe();

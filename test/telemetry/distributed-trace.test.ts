@@ -9,6 +9,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
 import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
+import type { MessagePort } from 'node:worker_threads';
+import { RedisExecutor } from '../../src/cluster/redis-executor.js';
+import type { InstanceTask } from '../../src/orchestrator/instance-task.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { type RunTracing, traceRun } from '../../src/telemetry/run-tracing.js';
 import { runCli } from '../cli/run-cli.js';
 import { type RedisServerHandle, skipWithoutRedis, startRedis } from '../helpers/redis-server.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
@@ -97,6 +102,60 @@ tasks:
       );
       for (const body of receiver.raw) expect(body.includes(KEY)).toBe(false);
     } finally {
+      await receiver.close();
+    }
+  });
+
+  it('each agent task the executor sends carries a traceparent in the run trace (InstanceTask.traceparent, in the Redis job)', async () => {
+    const receiver = await startOtlpReceiver();
+    const sent: (string | undefined)[] = [];
+    /** The real Redis executor; only what it is given to ship is noted. */
+    class NotingExecutor extends RedisExecutor {
+      override run(task: InstanceTask, options: { transferList: MessagePort[]; signal?: AbortSignal }) {
+        sent.push(task.traceparent);
+        return super.run(task, options);
+      }
+    }
+    const executor = new NotingExecutor({ url: redis.url, trust: ClusterTrust.withSecret(SECRET) });
+    try {
+      const dir = tempProject({
+        'recipe.yaml': `name: carried
+provider: scripted
+script: script.yaml
+agents:
+  talker: { tools: [], summaries: extractive }
+tasks:
+  - id: hi
+    agent: talker
+    prompt: "Say hi"
+`,
+        'script.yaml': 'turns:\n  - text: "hi"\n',
+      });
+      let tracing: RunTracing | undefined;
+      const r = await runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          executor,
+          onStore: (store) => {
+            tracing = traceRun(store, { tracesUrl: `${receiver.url}/v1/traces`, captureContent: false }, () => {});
+          },
+          traceparentOf: (key, attempt) => tracing?.traceparentOf(key, attempt),
+        },
+      );
+      await tracing?.finish();
+      expect(r.ok && r.outcome.status).toBe('succeeded');
+      expect(sent.length).toBeGreaterThan(0);
+      const run = receiver.spans.find((s) => s.name === 'invoke_workflow carried');
+      const ids = new Set(receiver.spans.map((s) => s.spanId));
+      for (const tp of sent) {
+        const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(tp ?? '');
+        expect(m?.[1]).toBe(run?.traceId);
+        expect(ids.has(m?.[2] ?? '')).toBe(true);
+      }
+    } finally {
+      await executor.close();
       await receiver.close();
     }
   });

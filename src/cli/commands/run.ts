@@ -331,6 +331,7 @@ export async function executeRun(
       signal: interrupt.signal,
       killSignal: kill.signal,
       fullEvents: args['full-events'] === true,
+      traceparentOf: (key, attempt) => tracing?.traceparentOf(key, attempt),
       ...(typeof args['agents-per-thread'] === 'number' ? { agentsPerThread: args['agents-per-thread'] } : {}),
       onStore: (store) => {
         redact = (s) => store.redactText(s);
