@@ -20,7 +20,7 @@ export type {
   LoadedAgent,
   ForEachSpec,
   BoardSeed,
-  RetryPolicy,
+  TaskRetries,
   VerifyStep,
   Budget,
   ProviderLimits,

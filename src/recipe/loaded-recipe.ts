@@ -16,7 +16,8 @@ export interface Budget {
   tokens?: number;
 }
 
-export interface RetryPolicy {
+/** A task's `retries:` with the defaults filled in: how many retries, their backoff, and on which failure classes. */
+export interface TaskRetries {
   count: number;
   backoff: { initialMs: number; maxMs: number; factor: number };
   on: RetryFailureClass[];
@@ -130,7 +131,7 @@ export interface LoadedTask {
   output: 'text' | 'json';
   outputSchema?: Record<string, unknown>;
   context: 'fresh' | 'summaries';
-  retries: RetryPolicy;
+  retries: TaskRetries;
   timeoutMs?: number;
   idleTimeoutMs?: number;
   budget: Budget;

@@ -21,7 +21,7 @@ import { needsOf } from './task-checks.js';
 import { fallbackTargets } from './fallback.js';
 import type {
   Budget,
-  RetryPolicy,
+  TaskRetries,
   LoadedAgent,
   ForEachSpec,
   BoardSeed,
@@ -36,7 +36,7 @@ import { type AgentDocument, BUILTIN_TOOLS, type RecipeDocument, type TaskDocume
 
 export type {
   Budget,
-  RetryPolicy,
+  TaskRetries,
   LoadedAgent,
   ForEachSpec,
   BoardSeed,
@@ -115,9 +115,9 @@ function providerLimitsOf(declared: RecipeDocument['providers']): Record<string,
   return out;
 }
 
-function retriesOf(r: TaskDocument['retries']): RetryPolicy {
+function retriesOf(r: TaskDocument['retries']): TaskRetries {
   const d = RECIPE_DEFAULTS.retries;
-  const base: RetryPolicy = { count: d.count, backoff: { ...d.backoff }, on: [...d.on] };
+  const base: TaskRetries = { count: d.count, backoff: { ...d.backoff }, on: [...d.on] };
   if (r === undefined) return base;
   if (typeof r === 'number') return { ...base, count: r };
   return {
