@@ -239,6 +239,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
   const attempts: AttemptRunner = new AttemptRunner({
     windows,
     ...(opts.traceparentOf ? { traceparentOf: opts.traceparentOf } : {}),
+    ...(opts.traceparentOf ? { traceparentOf: opts.traceparentOf } : {}),
     ...{ recipe, tasks: host.tasks, runner, workspaces, desk, admission, broker, router, board },
     threads: () => host.threads(),
     ...(opts.executor ? { executor: opts.executor } : {}),
