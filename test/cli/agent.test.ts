@@ -31,7 +31,12 @@ async function inProcess(
   return { code, stdout, stderr };
 }
 
-describe('orchestrate agent, print mode', () => {
+// Each test of the first three blocks starts the CLI under tsx, and the first in-process main()
+// loads the whole CLI: a loaded machine takes tens of seconds for that alone (25 s seen at load
+// 25), so their bound (only a hang's) is well above the helper's per-process 60 s.
+const SLOW_START = { timeout: 150_000 };
+
+describe('orchestrate agent, print mode', SLOW_START, () => {
   it('prints the final answer and exits 0', async () => {
     const r = await runAgentCli(['--script', script('hello.yaml'), '--cwd', home, 'Say hello'], { env: env() });
     expect(r.stderr).toBe('');
@@ -50,7 +55,7 @@ describe('orchestrate agent, print mode', () => {
   });
 });
 
-describe('orchestrate agent, json mode', () => {
+describe('orchestrate agent, json mode', SLOW_START, () => {
   it('prints the session header, then every event as one JSON line in order', async () => {
     const sessionFile = join(home, 'json.jsonl');
     const r = await runAgentCli(
@@ -110,7 +115,7 @@ describe('orchestrate agent, json mode', () => {
   });
 });
 
-describe('orchestrate agent, rpc mode', () => {
+describe('orchestrate agent, rpc mode', SLOW_START, () => {
   it('round-trips every command; errors keep their id; malformed lines do not stop the server', async () => {
     const rpc = startAgentRpc(['--script', script('rpc.yaml'), '--cwd', home, '--tools', 'read'], { env: env() });
     const ok = (r: JsonLine, command: string): JsonLine => {
@@ -201,7 +206,7 @@ describe('orchestrate agent, rpc mode', () => {
   });
 });
 
-describe('orchestrate agent, bad input', () => {
+describe('orchestrate agent, bad input', SLOW_START, () => {
   it('an unknown flag exits 2 with a usage hint', async () => {
     const r = await inProcess(['agent', '--bogus', 'hi']);
     expect(r.code).toBe(2);

@@ -63,7 +63,12 @@ export function startAgentRpc(args: string[], options: CliOptions = {}) {
   const lines: JsonLine[] = [];
   let stderr = '';
   let buffer = '';
-  const waiters: { test: (l: JsonLine) => boolean; resolve: (l: JsonLine) => void }[] = [];
+  const waiters: {
+    test: (l: JsonLine) => boolean;
+    resolve: (l: JsonLine) => void;
+    reject: (e: Error) => void;
+  }[] = [];
+  const seen = (): string => lines.map((l) => JSON.stringify(l).slice(0, 200)).join('\n');
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
     buffer += d;
@@ -80,18 +85,28 @@ export function startAgentRpc(args: string[], options: CliOptions = {}) {
       }
     }
   });
-  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  const waitFor = (test: (l: JsonLine) => boolean, timeoutMs = 10_000): Promise<JsonLine> => {
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((r) =>
+    child.on('close', (code) => {
+      exitCode = code;
+      // No line can come any more: every waiter fails now, with what the process said.
+      for (const w of waiters.splice(0))
+        w.reject(
+          new Error(`the RPC process exited (${code}) before a matching line; got:\n${seen()}\nstderr: ${stderr}`),
+        );
+      r(code);
+    }),
+  );
+  // The bound only turns a hang into a failure: a loaded machine starts tsx slowly (the default
+  // was 10 s and failed under load although nothing was wrong); a dead process fails at once above.
+  const waitFor = (test: (l: JsonLine) => boolean, timeoutMs = 90_000): Promise<JsonLine> => {
     const found = lines.find(test);
     if (found) return Promise.resolve(found);
+    if (exitCode !== undefined)
+      return Promise.reject(new Error(`the RPC process exited (${exitCode}); got:\n${seen()}\nstderr: ${stderr}`));
     return new Promise((resolvePromise, reject) => {
       const timer = setTimeout(
-        () =>
-          reject(
-            new Error(
-              `no matching RPC line within ${timeoutMs} ms; got:\n${lines.map((l) => JSON.stringify(l).slice(0, 200)).join('\n')}\nstderr: ${stderr}`,
-            ),
-          ),
+        () => reject(new Error(`no matching RPC line within ${timeoutMs} ms; got:\n${seen()}\nstderr: ${stderr}`)),
         timeoutMs,
       );
       waiters.push({
@@ -99,6 +114,10 @@ export function startAgentRpc(args: string[], options: CliOptions = {}) {
         resolve: (l) => {
           clearTimeout(timer);
           resolvePromise(l);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
         },
       });
     });
