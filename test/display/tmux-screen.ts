@@ -58,8 +58,12 @@ export class TmuxScreens {
     this.tmux('send-keys', '-t', name, '-l', text);
   }
 
-  /** Polls the screen until `test` passes; throws with the screen after `timeoutMs`. */
-  async waitFor(name: string, test: (lines: string[]) => boolean, what: string, timeoutMs = 30_000): Promise<string[]> {
+  /**
+   * Polls the screen until `test` passes; throws with the screen after `timeoutMs`. The bound only
+   * turns a hang into a failure: on a loaded machine starting the CLI under tsx alone can take
+   * longer than the 30 s this was, so it is well above that.
+   */
+  async waitFor(name: string, test: (lines: string[]) => boolean, what: string, timeoutMs = 90_000): Promise<string[]> {
     const start = Date.now();
     let lines: string[] = [];
     for (;;) {
