@@ -14,7 +14,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { InstanceExecutor } from './instance-executor.js';
 import type { Spend } from './budget.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { abortClass, describeThreadFailure } from './failure-policy.js';
+import { describeThreadFailure, type FailureReason, failureText } from './failure-policy.js';
 import type { InstanceTask } from './instance-task.js';
 import type { MessageRouter } from './message-router.js';
 import type { PermitBroker, PermitRequest } from './permit-broker.js';
@@ -111,7 +111,7 @@ export class AgentLaunch {
   private readonly permitAbort = new AbortController();
   private readonly slots = new Set<number>();
   private pendingPermits = 0;
-  private abortReason: string | undefined;
+  private abortReason: FailureReason | undefined;
   private lastActivity = Date.now();
   private wrapUpSentAt: number | undefined;
   /** False until the worker first reports: starting a thread is not the agent being idle. */
@@ -156,7 +156,11 @@ export class AgentLaunch {
       const ms = limits.timeoutMs;
       this.timers.push(
         setTimeout(
-          () => this.abort(`timeout: the instance ran longer than its timeout (${Math.round(ms / 1000)}s)`),
+          () =>
+            this.abort({
+              failure: 'timeout',
+              detail: `the instance ran longer than its timeout (${Math.round(ms / 1000)}s)`,
+            }),
           ms,
         ),
       );
@@ -194,8 +198,7 @@ export class AgentLaunch {
         },
         (err: unknown): WorkerResult => {
           this.rejected = true;
-          if (this.abortReason)
-            return { ok: false, failure: abortClass(this.abortReason), error: this.abortReason, usage: zeroUsage() };
+          if (this.abortReason) return { ok: false, ...this.abortOutcome(this.abortReason), usage: zeroUsage() };
           const culprit = this.threadId !== undefined ? ctx.terminatedThreads?.get(this.threadId) : undefined;
           if (culprit !== undefined && culprit !== ref.key) {
             return {
@@ -225,7 +228,7 @@ export class AgentLaunch {
       await this.cleanup();
       // A thread that was stopped by our abort reports why, whatever the agent made of it.
       if (!r.ok && this.abortReason && (r.failure === 'aborted' || r.failure === 'error'))
-        return { ...r, failure: abortClass(this.abortReason), error: this.abortReason };
+        return { ...r, ...this.abortOutcome(this.abortReason) };
       return r;
     });
   }
@@ -305,19 +308,23 @@ export class AgentLaunch {
           return;
         }
         if (now - this.wrapUpSentAt >= grace)
-          this.abort(
-            `stalled: no progress for ${Math.round((now - this.lastActivity) / 1000)}s, even after a wrap-up request`,
-          );
+          this.abort({
+            failure: 'stalled',
+            detail: `no progress for ${Math.round((now - this.lastActivity) / 1000)}s, even after a wrap-up request`,
+          });
       }, tick),
     );
   }
 
   /** Asks the agent to stop (session intact); terminates the thread if it does not within the grace period. */
-  abort(reason: string): void {
+  abort(reason: FailureReason): void {
     if (this.finished || this.abortReason) return;
     this.abortReason = reason;
-    this.post({ type: 'abort', reason });
-    const t = setTimeout(() => this.hardAbort.abort(new Error(reason)), ORCHESTRATOR_DEFAULTS.abortGraceMs);
+    this.post({ type: 'abort', failure: reason.failure, detail: reason.detail });
+    const t = setTimeout(
+      () => this.hardAbort.abort(new Error(failureText(reason))),
+      ORCHESTRATOR_DEFAULTS.abortGraceMs,
+    );
     this.timers.push(t);
   }
 
@@ -344,10 +351,15 @@ export class AgentLaunch {
   }
 
   /** Terminates the thread now (Ctrl-C after the grace period, or shutdown). */
-  kill(reason: string): void {
+  kill(reason: FailureReason): void {
     if (this.finished) return;
     this.abortReason ??= reason;
-    this.hardAbort.abort(new Error(reason));
+    this.hardAbort.abort(new Error(failureText(reason)));
+  }
+
+  /** A failed result's reason fields for a stop our abort caused. */
+  private abortOutcome(reason: FailureReason): { failure: FailureReason['failure']; error: string; detail: string } {
+    return { failure: reason.failure, error: failureText(reason), detail: reason.detail };
   }
 
   /**

@@ -27,6 +27,8 @@ export interface FailedAttempt {
   sharedCrash?: boolean;
   /** The budget whose refusal ended the attempt (failure `budget`): the run's stops the run. */
   budgetScope?: BudgetScope;
+  /** The reason without its class's wording (a budget's: what was spent). */
+  detail?: string;
 }
 
 export type FailureVerdict =
@@ -174,7 +176,7 @@ export function judgeFailedAttempt(args: {
   }
   const event = failedEvent(inst, failure, result.error);
   if (failure === 'budget' && result.budgetScope === 'run')
-    return { kind: 'failed', event, runBudgetSpent: result.error.replace(/^Budget exhausted:\s*/, '') };
+    return { kind: 'failed', event, runBudgetSpent: result.detail ?? result.error };
   return { kind: 'failed', event };
 }
 

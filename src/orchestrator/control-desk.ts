@@ -236,6 +236,6 @@ export class ControlDesk {
   }
 
   private abortLaunches(id: string, by: string): void {
-    for (const l of this.run.launches.get(id) ?? []) l.abort(`cancelled: by ${by}`);
+    for (const l of this.run.launches.get(id) ?? []) l.abort({ failure: 'cancelled', detail: `by ${by}` });
   }
 }

@@ -289,13 +289,15 @@ export class Coordinator {
       if (inst) interrupted(inst);
     }
     this.shellAbort.abort();
-    for (const list of this.launches.values()) for (const l of list) l.abort('aborted: the run was interrupted');
+    for (const list of this.launches.values())
+      for (const l of list) l.abort({ failure: 'aborted', detail: 'the run was interrupted' });
     this.checkDone();
   }
 
   /** Terminates every thread now (a second Ctrl-C). */
   kill(): void {
-    for (const list of this.launches.values()) for (const l of list) l.kill('aborted: the run was killed');
+    for (const list of this.launches.values())
+      for (const l of list) l.kill({ failure: 'aborted', detail: 'the run was killed' });
   }
 
   // ---- one attempt ---------------------------------------------------------------------------------------

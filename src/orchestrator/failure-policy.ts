@@ -1,8 +1,31 @@
 // Why an instance failed (its failure class) and what to do about it: retry after a backoff, or
-// give up. Classes are decided from data the worker returns (errors lose their class across
-// threads, so the worker classifies what it can and the text decides the rest).
+// give up. Classes are decided from data: a reason the product makes travels as a FailureReason
+// (class, detail, whose budget) and is rendered to text only for people; a model reply's class
+// comes from the fields ai/ set when it classified the provider's failure. Wording is read only
+// where it comes from outside and no field says more (an SDK's "Request timed out").
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { FAILURE_CLASSES, type FailureClass } from '../run/usage-summary.js';
+import { type BudgetScope, FAILURE_CLASSES, type FailureClass } from '../run/usage-summary.js';
+
+/**
+ * Why an agent was stopped, as data: its class, what happened in words (no class prefix), and
+ * for a `budget` stop whose budget refused. Abort messages, stop reasons and failed results carry
+ * it; `failureText` is the one place it becomes the sentence users read.
+ */
+export interface FailureReason {
+  failure: FailureClass;
+  detail: string;
+  scope?: BudgetScope;
+}
+
+/**
+ * The sentence a reason shows as ("Budget exhausted: run budget of $1 is spent", "timeout: the
+ * instance ran longer than ...", an unavailable MCP server's own explanation).
+ */
+export function failureText(r: FailureReason): string {
+  if (r.failure === 'budget') return `Budget exhausted: ${r.detail}`;
+  if (r.failure === 'mcp_unavailable') return r.detail;
+  return `${r.failure}: ${r.detail}`;
+}
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -28,11 +51,12 @@ export function isFailureClass(s: string): s is FailureClass {
 }
 
 /**
- * Failure class of a model reply that ended in an error. Where the provider knows what happened
- * (a 429 or 529, an `overloaded_error`, a request the server refused with another 4xx) the class is
- * that, whatever words the message holds (a 400 that quotes "rate limit" from the prompt is an
- * error); otherwise, and for server and connection failures whose text says more (a timeout, an
- * overloaded 503), the text decides (classifyErrorText).
+ * Failure class of a model reply that ended in an error, from the fields ai/ set when it
+ * classified the failure (provider-error.ts): its kind (a 429 or 529, an `overloaded_error`) and
+ * status (a request the server refused with another 4xx is an error, whatever words it holds: a
+ * 400 that quotes "rate limit" from the prompt). A refused permit never gets here: it stops the
+ * agent with its reason as data first. Only server and connection failures, where no field says
+ * more, are told apart by the provider's wording (a timeout, an aborted request).
  */
 export function classifyReplyError(reply: {
   errorMessage?: string;
@@ -40,7 +64,6 @@ export function classifyReplyError(reply: {
   errorKind?: 'rate_limit' | 'overloaded' | 'server' | 'connection';
 }): FailureClass {
   const text = reply.errorMessage ?? '';
-  if (/^Budget exhausted\b/.test(text)) return 'budget';
   if (reply.errorKind === 'rate_limit') return 'rate_limit';
   if (reply.errorKind === 'overloaded') return 'overloaded';
   if (reply.errorStatus === 408) return 'timeout';
@@ -49,11 +72,10 @@ export function classifyReplyError(reply: {
 }
 
 /**
- * Failure class of an agent's final error text. Budget first: a refused permit mentions the
- * budget, never a status code.
+ * Failure class of a provider's or SDK's error wording (text from outside, where ai/ set no kind
+ * or status that decides). Never applied to the product's own messages: those carry their class.
  */
 export function classifyErrorText(text: string): FailureClass {
-  if (/^Budget exhausted\b|budget .*is spent/i.test(text)) return 'budget';
   if (/\b429\b|rate.?limit|too many requests/i.test(text)) return 'rate_limit';
   if (/\b529\b|overloaded/i.test(text)) return 'overloaded';
   if (/timed? ?out|timeout/i.test(text)) return 'timeout';
@@ -78,12 +100,6 @@ export function describeThreadFailure(err: unknown): { failure: FailureClass; er
   if (/worker exited with code/i.test(message))
     return { failure: 'crashed', error: `worker thread exited: ${message}` };
   return { failure: 'crashed', error: `worker thread failed: ${message}` };
-}
-
-/** The failure class an abort reason names ("timeout: ...", "stalled: ...", "budget: ..."), else aborted. */
-export function abortClass(reason: string): FailureClass {
-  const head = reason.split(':')[0]!.trim();
-  return isFailureClass(head) ? head : 'aborted';
 }
 
 /** Whether attempt number `attempt` (1-based, the one that just failed) is followed by another. */

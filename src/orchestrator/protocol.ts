@@ -69,8 +69,8 @@ export const CoordinatorMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('window_learned'), learned: LearnedWindowSchema }),
   /** A peer (or the coordinator) sends text into this agent's loop. */
   z.object({ type: z.literal('deliver'), from: z.string(), text: z.string() }),
-  /** Stop the agent now; the session stays intact. */
-  z.object({ type: z.literal('abort'), reason: z.string() }),
+  /** Stop the agent now; the session stays intact. Why, as data (failure-policy.ts FailureReason). */
+  z.object({ type: z.literal('abort'), failure: FailureClassSchema, detail: z.string() }),
   /** Idle watchdog: ask the agent to finish up. */
   z.object({ type: z.literal('wrap_up'), text: z.string() }),
   z.object({ type: z.literal('permit_grant'), requestId: z.number(), slotId: z.number() }),
@@ -193,6 +193,8 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
     error: z.string(),
     /** A `budget` failure: whose budget ran out (the run's ends the run; a task's or instance's only the instance). */
     budgetScope: BudgetScopeSchema.optional(),
+    /** The reason without its class's wording, where the failure is one the product made (a budget's: what was spent). */
+    detail: z.string().optional(),
     /** The agent did nothing wrong: its shared thread was stopped for another agent (always retried). */
     collateral: z.boolean().optional(),
     /**

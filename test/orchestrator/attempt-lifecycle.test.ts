@@ -104,8 +104,14 @@ describe('a failed attempt', () => {
     const run = judgeFailedAttempt({
       inst,
       task,
-      result: { failure: 'budget', error: 'Budget exhausted: run budget of 100 tokens is spent', budgetScope: 'run' },
+      result: {
+        failure: 'budget',
+        error: 'Budget exhausted: run budget of 100 tokens is spent',
+        budgetScope: 'run',
+        detail: 'run budget of 100 tokens is spent',
+      },
     });
+    // What was spent comes from the reason's detail, not from taking the wording apart (issue 43).
     expect(run).toMatchObject({ kind: 'failed', runBudgetSpent: 'run budget of 100 tokens is spent' });
     const own = judgeFailedAttempt({
       inst,

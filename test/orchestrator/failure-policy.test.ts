@@ -4,6 +4,7 @@ import {
   classifyErrorText,
   classifyReplyError,
   describeThreadFailure,
+  failureText,
   retryPolicyOf,
   shouldRetry,
 } from '../../src/orchestrator/failure-policy.js';
@@ -18,7 +19,6 @@ const defaults = {
 
 describe('failure policy', () => {
   it('classifies provider error texts by what they say', () => {
-    expect(classifyErrorText('Budget exhausted: run budget of 3000 tokens is spent')).toBe('budget');
     expect(classifyErrorText('429 rate_limit_error: slow down (request req_1)')).toBe('rate_limit');
     expect(classifyErrorText('529 overloaded_error: Overloaded')).toBe('overloaded');
     expect(classifyErrorText('The Anthropic API sent nothing for 1000 ms; timeout')).toBe('timeout');
@@ -89,7 +89,25 @@ describe('classifyReplyError', () => {
     expect(classifyReplyError({ errorMessage: 'stream idle timeout after 120 s', errorKind: 'connection' })).toBe(
       'timeout',
     );
-    expect(classifyReplyError({ errorMessage: 'Budget exhausted: run budget of $1 is spent' })).toBe('budget');
+    // The product's own wording is no class: a budget stop travels as data (FailureReason), so a
+    // reply whose text merely reads like one (a model echoing it) is an error (issue 43).
+    expect(classifyReplyError({ errorMessage: 'Budget exhausted: run budget of $1 is spent' })).toBe('error');
+    expect(classifyErrorText('the run budget of 3000 tokens is spent')).toBe('error');
     expect(classifyReplyError({ errorMessage: '429 Too Many Requests' })).toBe('rate_limit');
+  });
+});
+
+describe('failureText', () => {
+  it('renders a reason as the sentence users have always read', () => {
+    expect(failureText({ failure: 'budget', detail: 'run budget of $1 is spent', scope: 'run' })).toBe(
+      'Budget exhausted: run budget of $1 is spent',
+    );
+    expect(failureText({ failure: 'timeout', detail: 'the instance ran longer than its timeout (5s)' })).toBe(
+      'timeout: the instance ran longer than its timeout (5s)',
+    );
+    expect(failureText({ failure: 'cancelled', detail: 'by cli (pid 1)' })).toBe('cancelled: by cli (pid 1)');
+    expect(failureText({ failure: 'mcp_unavailable', detail: 'MCP server "db" exited' })).toBe(
+      'MCP server "db" exited',
+    );
   });
 });

@@ -36,4 +36,13 @@ describe('worker protocol', () => {
     expect(parseCoordinatorMessage({ type: 'permit_deny', requestId: 2, reason: 'run stopped' }).ok).toBe(true);
     expect(parseCoordinatorMessage({ type: 'permit_deny', requestId: 3, reason: 'x', budget: true }).ok).toBe(false);
   });
+
+  it('an abort carries its failure class and detail as data, never a "class: text" string to split (issue 43)', () => {
+    expect(parseCoordinatorMessage({ type: 'abort', failure: 'timeout', detail: 'ran longer than 5s' })).toEqual({
+      ok: true,
+      message: { type: 'abort', failure: 'timeout', detail: 'ran longer than 5s' },
+    });
+    expect(parseCoordinatorMessage({ type: 'abort', reason: 'timeout: ran longer than 5s' }).ok).toBe(false);
+    expect(parseCoordinatorMessage({ type: 'abort', failure: 'sleepy', detail: 'x' }).ok).toBe(false);
+  });
 });

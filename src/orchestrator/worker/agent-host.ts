@@ -21,7 +21,7 @@ import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
 import { planResume } from '../../runtime/session-resume.js';
 import { isRunStoppedError, type RunStoppedError } from '../../runtime/run-limits.js';
 import type { AgentSessionEvent } from '../../runtime/session-events.js';
-import { abortClass, classifyReplyError } from '../failure-policy.js';
+import { classifyReplyError, type FailureReason, failureText } from '../failure-policy.js';
 import type { InstanceTask } from '../instance-task.js';
 import { outputFixPrompt, parseJsonOutput } from '../output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
@@ -42,7 +42,10 @@ import { HANDOFF_FOCUS } from '../handoff-focus.js';
 import { applyLearnedWindow, reportLearnedWindows } from './shared-windows.js';
 
 /** What a finished prompt left behind. */
-export type RunOutcome = { ok: true } | { ok: false; failure: FailureClass; error: string; budgetScope?: BudgetScope };
+/** `detail`: a stop's reason without its class's wording; `budgetScope`: whose budget refused (failure `budget`). */
+export type RunOutcome =
+  | { ok: true }
+  | { ok: false; failure: FailureClass; error: string; budgetScope?: BudgetScope; detail?: string };
 
 /** Minimum gap between two "progress" heartbeats (the idle watchdog only needs a sign of life). */
 const PROGRESS_INTERVAL_MS = 1_000;
@@ -115,10 +118,8 @@ export class AgentHost {
   usage: UsageSummary = zeroUsage();
   /** Model turns of this attempt so far, over all its prompts (max_turns counts these). */
   turnsUsed = 0;
-  /** Set by an abort message (timeout, stall, interrupt) or a budget refusal. */
-  stopReason: string | undefined;
-  /** Whose budget refused the permit that stopped the agent (reported with the `budget` failure). */
-  private budgetScope: BudgetScope | undefined;
+  /** Set by an abort message (timeout, stall, interrupt) or a refused permit (a budget's names whose). */
+  stopReason: FailureReason | undefined;
   private lastPost = 0;
   /** Peer messages that arrived mid-turn, waiting for the turn to end. */
   private readonly inbox: PeerMessage[] = [];
@@ -142,8 +143,11 @@ export class AgentHost {
         const r = await link.request(model, kind, signal, provider, info);
         // A refused permit stops the agent at once: waiting for a retry would only be refused again.
         if (!r.ok && r.reason !== 'aborted' && host && !host.stopReason) {
-          host.budgetScope = r.budget;
-          host.stop(r.budget ? `budget: ${r.reason}` : `aborted: ${r.reason}`);
+          host.stop(
+            r.budget
+              ? { failure: 'budget', detail: r.reason, scope: r.budget }
+              : { failure: 'aborted', detail: r.reason },
+          );
         }
         return r;
       },
@@ -186,7 +190,7 @@ export class AgentHost {
       // server that cannot start (or dies for good) stops the agent: mcp_unavailable, with why.
       let mcpDown: string | undefined;
       const mcp = mcpOptionsFor(task, (_server, reason) => {
-        if (host) host.stop(`mcp_unavailable: ${reason}`);
+        if (host) host.stop({ failure: 'mcp_unavailable', detail: reason });
         else mcpDown ??= reason;
       });
       if ('error' in mcp) return { error: mcp.error };
@@ -234,7 +238,7 @@ export class AgentHost {
         notify: (text) => link.post({ type: 'event', event: { type: 'notice', text } }),
       });
       host = new AgentHost(task, link, session);
-      if (mcpDown !== undefined) host.stop(`mcp_unavailable: ${mcpDown}`);
+      if (mcpDown !== undefined) host.stop({ failure: 'mcp_unavailable', detail: mcpDown });
       return host;
     } catch (err) {
       return { error: `cannot start agent "${task.agent.name}": ${err instanceof Error ? err.message : String(err)}` };
@@ -356,22 +360,20 @@ export class AgentHost {
     return { ok: true };
   }
 
-  stop(reason: string): void {
+  stop(reason: FailureReason): void {
     if (this.stopReason) return;
     this.stopReason = reason;
     void this.session.abort();
   }
 
-  private stopped(): RunOutcome {
-    const reason = this.stopReason ?? 'aborted';
-    const failure = abortClass(reason);
-    if (failure === 'mcp_unavailable') return { ok: false, failure, error: reason.replace(/^mcp_unavailable:\s*/, '') };
-    if (failure !== 'budget') return { ok: false, failure, error: reason };
+  /** The outcome of a stop: its reason as the sentence users read, and as data. */
+  private stopped(reason: FailureReason): RunOutcome {
     return {
       ok: false,
-      failure,
-      error: `Budget exhausted: ${reason.replace(/^budget:\s*/, '')}`,
-      ...(this.budgetScope ? { budgetScope: this.budgetScope } : {}),
+      failure: reason.failure,
+      error: failureText(reason),
+      detail: reason.detail,
+      ...(reason.scope ? { budgetScope: reason.scope } : {}),
     };
   }
 
@@ -380,7 +382,7 @@ export class AgentHost {
    * prompts: each gets the turns the earlier ones left.
    */
   async run(text: string | { resume: string | undefined }): Promise<RunOutcome> {
-    if (this.stopReason) return this.stopped();
+    if (this.stopReason) return this.stopped(this.stopReason);
     const cap = this.task.maxTurns;
     if (cap > 0) {
       const remaining = cap - this.turnsUsed;
@@ -400,7 +402,7 @@ export class AgentHost {
       if (isRunStoppedError(err)) return { ok: false, failure: err.kind, error: stoppedText(err, cap) };
       return { ok: false, failure: 'error', error: err instanceof Error ? err.message : String(err) };
     }
-    if (this.stopReason) return this.stopped();
+    if (this.stopReason) return this.stopped(this.stopReason);
     const last = [...this.session.messages].reverse().find((m) => m.role === 'assistant');
     if (!last || last.role !== 'assistant')
       return { ok: false, failure: 'error', error: 'the agent produced no reply' };
@@ -559,13 +561,16 @@ export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyA
 
 export function failedResult(
   host: AgentHost | undefined,
-  outcome: { failure: FailureClass; error: string },
+  outcome: { failure: FailureClass; error: string; budgetScope?: BudgetScope; detail?: string },
   summary?: string,
 ): WorkerResult {
+  // The reason's data goes along: whose budget refused decides whether the whole run stops.
   const r: WorkerResult = {
     ok: false,
     failure: outcome.failure,
     error: outcome.error,
+    ...(outcome.budgetScope ? { budgetScope: outcome.budgetScope } : {}),
+    ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
     usage: host?.usage ?? zeroUsage(),
   };
   if (summary !== undefined) r.summary = summary;

@@ -8,6 +8,7 @@ import type { RateLimitSnapshot } from '../../ai/rate-limit-headers.js';
 import type { StreamFunction } from '../../ai/types.js';
 import { cacheSavings } from '../../ai/usage.js';
 import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
+import { failureText } from '../failure-policy.js';
 import type { CallEstimate } from '../learned-limits.js';
 
 export type PermitKind = 'turn' | 'summary' | 'compaction';
@@ -46,7 +47,7 @@ export class PermitDenied extends Error {
     reason: string,
     readonly budget?: BudgetScope,
   ) {
-    super(budget ? `Budget exhausted: ${reason}` : `Permit refused: ${reason}`);
+    super(budget ? failureText({ failure: 'budget', detail: reason, scope: budget }) : `Permit refused: ${reason}`);
   }
 }
 

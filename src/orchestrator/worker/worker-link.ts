@@ -14,13 +14,14 @@ import {
   type WorkerMessage,
 } from '../protocol.js';
 import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
+import type { FailureReason } from '../failure-policy.js';
 
 type PermitAnswer = { ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope };
 type SendAnswer = { delivered: string[]; queued: string[]; error?: string };
 
 export interface WorkerLinkHandlers {
   deliver?: (from: string, text: string) => void;
-  abort?: (reason: string) => void;
+  abort?: (reason: FailureReason) => void;
   wrapUp?: (text: string) => void;
   stream?: (on: boolean) => void;
   /** Another agent of the run learned a model's context window. */
@@ -106,7 +107,7 @@ export class WorkerLink implements PermitChannel {
         this.handlers.deliver?.(m.from, m.text);
         break;
       case 'abort':
-        this.handlers.abort?.(m.reason);
+        this.handlers.abort?.({ failure: m.failure, detail: m.detail });
         break;
       case 'wrap_up':
         this.handlers.wrapUp?.(m.text);
