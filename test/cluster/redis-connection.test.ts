@@ -13,6 +13,9 @@ import {
 } from '../../src/cluster/redis-connection.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
 
+/** checkRedis's limit where an answer is expected: it only bounds a hang, so a loaded machine never hits it. */
+const LIMIT = 30_000;
+
 describe('parseRedisUrl', () => {
   it('accepts redis:// and rediss:// URLs, with or without auth, port and db', () => {
     for (const url of [
@@ -98,13 +101,13 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
   });
 
   it('checkRedis reports the server version, and warns when Redis may evict keys (BullMQ needs noeviction)', async () => {
-    const r = await checkRedis(redis.url, 5_000);
+    const r = await checkRedis(redis.url, LIMIT);
     expect(r).toMatchObject({ ok: true, warnings: [] });
     if (r.ok) expect(r.version).toMatch(/^\d+\.\d+\.\d+/);
     const admin = connectRedis(redis.url, { name: 'test-admin' });
     try {
       await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
-      const evicting = await checkRedis(redis.url, 5_000);
+      const evicting = await checkRedis(redis.url, LIMIT);
       expect(evicting).toMatchObject({ ok: true, warnings: [expect.stringContaining('maxmemory-policy allkeys-lru')] });
     } finally {
       await admin.config('SET', 'maxmemory-policy', 'noeviction');
@@ -114,7 +117,7 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
 
   it('checkRedis fails fast on a port nobody listens on, with the fix in the message', async () => {
     const port = await closedPort();
-    const r = await checkRedis(`redis://127.0.0.1:${port}`, 5_000);
+    const r = await checkRedis(`redis://127.0.0.1:${port}`, LIMIT);
     expect(r).toEqual({
       ok: false,
       error: `cannot reach Redis at redis://127.0.0.1:${port}: connection refused (nothing listens on that port). Start redis-server or check --redis / ORCHESTRATE_REDIS_URL.`,
@@ -131,7 +134,7 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
         expect(r.error).toMatch(
           /^cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: .*Start redis-server or check --redis \/ ORCHESTRATE_REDIS_URL\.$/,
         );
-      expect(Date.now() - started).toBeLessThan(10_000); // bounded, not a hang
+      expect(Date.now() - started).toBeLessThan(25_000); // bounded, not a hang (a hang is forever; a loaded machine is slow)
     } finally {
       silent.close();
     }
@@ -140,7 +143,7 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
   it('checkRedis says when what answers is not Redis', async () => {
     const http = await listen((sock) => sock.on('data', () => sock.end('HTTP/1.1 400 Bad Request\r\n\r\n')));
     try {
-      const r = await checkRedis(`redis://127.0.0.1:${port(http)}`, 5_000);
+      const r = await checkRedis(`redis://127.0.0.1:${port(http)}`, LIMIT);
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.error).toContain('does not speak the Redis protocol');
     } finally {
@@ -152,14 +155,14 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
     const admin = connectRedis(redis.url, { name: 'test-admin' });
     try {
       await admin.config('SET', 'requirepass', 'right-one');
-      const r = await checkRedis(`redis://:wrong-one@127.0.0.1:${redis.port}`, 5_000);
+      const r = await checkRedis(`redis://:wrong-one@127.0.0.1:${redis.port}`, LIMIT);
       expect(r.ok).toBe(false);
       if (!r.ok) {
         expect(r.error).toContain('authentication failed');
         expect(r.error).not.toContain('wrong-one');
         expect(r.error).toContain(`redis://:***@127.0.0.1:${redis.port}`);
       }
-      expect(await checkRedis(`redis://:right-one@127.0.0.1:${redis.port}`, 5_000)).toMatchObject({ ok: true });
+      expect(await checkRedis(`redis://:right-one@127.0.0.1:${redis.port}`, LIMIT)).toMatchObject({ ok: true });
       await admin.auth('right-one');
       await admin.config('SET', 'requirepass', '');
     } finally {
@@ -168,7 +171,7 @@ describe.skipIf(skipWithoutRedis('Redis connection tests'))('with a real redis-s
   });
 
   it('checkRedis refuses a malformed URL before connecting', async () => {
-    const r = await checkRedis('localhost:6379', 5_000);
+    const r = await checkRedis('localhost:6379', LIMIT);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toContain('invalid Redis URL "localhost:6379": it has no scheme');
   });
