@@ -14,8 +14,16 @@ export function defaultRunsDir(cwd: string): string {
 
 export type FoundRun = { ok: true; dir: string } | { ok: false; message: string };
 
-/** `cwd` resolves a relative folder path the way the user typed it. */
-export function findRun(runsDir: string, query: string, cwd: string = process.cwd()): FoundRun {
+/**
+ * `cwd` resolves a relative folder path the way the user typed it; `listAll` names what lists every
+ * run for this reader (the CLI's `orchestrate runs`, the MCP server's list_runs tool).
+ */
+export function findRun(
+  runsDir: string,
+  query: string,
+  cwd: string = process.cwd(),
+  listAll = '`orchestrate runs`',
+): FoundRun {
   const asPath = resolve(cwd, query);
   if (existsSync(join(asPath, RUN_LOG))) return { ok: true, dir: asPath };
   const dir = resolveRunDir(runsDir, query);
@@ -34,7 +42,7 @@ export function findRun(runsDir: string, query: string, cwd: string = process.cw
     for (const r of runs.slice(0, DISPLAY_DEFAULTS.recentRunsInErrors)) {
       lines.push(`    ${r.runId}  ${r.name}  ${formatDateTime(r.startedAt)}  ${r.status}  ${formatCost(r.cost)}`);
     }
-    lines.push('  hint: `orchestrate runs` lists them all; a unique prefix of an id is enough');
+    lines.push(`  hint: ${listAll} lists them all; a unique prefix of an id is enough`);
   }
   return { ok: false, message: lines.join('\n') };
 }

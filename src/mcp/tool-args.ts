@@ -2,10 +2,10 @@
 // where a run is looked up, and how recipe arguments become the CLI's load options and flags.
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { defaultRunsDir, findRun } from '../display/find-run.js';
+import { defaultRunsDir } from '../display/find-run.js';
 import { formatProblem, PROVIDERS, type LoadOptions, type ProviderName, type RecipeProblem } from '../recipe/index.js';
-import { runsDirReadProblem } from '../run/run-dir-access.js';
 import { BUILTIN_PROVIDERS } from '../ai/provider-config.js';
+import { locateRun as locateRunIn } from '../service/locate-run.js';
 import { ToolError, type ServerContext } from './tool-table.js';
 
 const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/;
@@ -105,12 +105,8 @@ export function runsDirOf(ctx: ServerContext, runDir: string | undefined): strin
 
 /** The run folder a tool argument names; a ToolError that lists recent runs when none matches. */
 export function locateRun(ctx: ServerContext, run: string, runDir: string | undefined): string {
-  const runsDir = runsDirOf(ctx, runDir);
-  const unreadable = runsDirReadProblem(runsDir);
-  if (unreadable) throw new ToolError(unreadable);
-  const found = findRun(runsDir, run, ctx.cwd);
-  if (!found.ok)
-    throw new ToolError(`${found.message.replace(/`orchestrate runs` lists them all/, 'list_runs lists them all')}`);
+  const found = locateRunIn(runsDirOf(ctx, runDir), run, ctx.cwd, 'list_runs');
+  if (!found.ok) throw new ToolError(found.message);
   return found.dir;
 }
 
