@@ -24,6 +24,7 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
 import {
+  isLeaseHolder,
   liveRunMessage,
   processAlive,
   takeRunLease,
@@ -102,19 +103,6 @@ if ok and type(h) == 'table' and h.token == ARGV[1] then
 end
 return 0`;
 
-function isHolder(v: unknown): v is RedisLeaseHolder {
-  const h = v as Partial<RedisLeaseHolder> | null;
-  return (
-    typeof h === 'object' &&
-    h !== null &&
-    typeof h.pid === 'number' &&
-    typeof h.host === 'string' &&
-    typeof h.token === 'string' &&
-    typeof h.startedAt === 'number' &&
-    typeof h.heartbeatAt === 'number'
-  );
-}
-
 /**
  * The holder stored in a lease value. A value that does not parse (written by hand, another
  * program) stands for an unknown holder that is live until the key's TTL ends.
@@ -122,7 +110,10 @@ function isHolder(v: unknown): v is RedisLeaseHolder {
 export function parseLeaseValue(value: string): RedisLeaseHolder {
   try {
     const v: unknown = JSON.parse(value);
-    if (isHolder(v)) return { ...v, generation: typeof v.generation === 'number' ? v.generation : 0 };
+    if (isLeaseHolder(v)) {
+      const { generation } = v as Partial<RedisLeaseHolder>;
+      return { ...v, generation: typeof generation === 'number' ? generation : 0 };
+    }
   } catch {
     // below
   }

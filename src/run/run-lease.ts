@@ -126,7 +126,8 @@ function generations(dir: string): number[] {
     .sort((a, b) => b - a);
 }
 
-function isHolder(v: unknown): v is LeaseHolder {
+/** Whether a parsed lease (a file here, a Redis value in cluster/) has every field of a holder. */
+export function isLeaseHolder(v: unknown): v is LeaseHolder {
   const h = v as Partial<LeaseHolder> | null;
   return (
     typeof h === 'object' &&
@@ -153,7 +154,7 @@ function readHolder(file: string): LeaseHolder | undefined {
   }
   try {
     const v: unknown = JSON.parse(text);
-    if (isHolder(v)) return v;
+    if (isLeaseHolder(v)) return v;
   } catch {
     // not JSON: below
   }
