@@ -44,7 +44,7 @@ function notLiveMessage(runDir: string, verb: string, why: string): string {
 export async function deliverRunControl(runDir: string, verb: string, action: ControlAction): Promise<ControlOutcome> {
   const reply = await connectRunControl(runDir).send(action);
   if (reply.ok) return reply;
-  // The client's own two failures (no listener; closed without a reply) are the "not live" ones.
+  // Nobody listens on the socket, or the coordinator closed it without answering (its run ending).
   if (reply.code === 'not_live' || reply.code === 'no_reply')
     return { ok: false, code: 'not_live', message: notLiveMessage(runDir, verb, reply.error) };
   return { ok: false, code: 'refused', message: reply.error };
