@@ -34,7 +34,8 @@ function orchestrate(args: string[]): { child: ChildProcess; out: () => string; 
   return { child, out: () => out, exit };
 }
 
-async function waitUntil<T>(get: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
+// The bound only turns a hang into a failure: a loaded machine takes long to start the CLI under tsx.
+async function waitUntil<T>(get: () => T | undefined | false, what: string, timeoutMs = 90_000): Promise<T> {
   const start = Date.now();
   for (;;) {
     const v = get();
@@ -152,7 +153,7 @@ describe.skipIf(!hasTmux)('orchestrate watch in a second terminal (tmux, 80x24, 
       screens.kill(pane);
     }
     expect(controls(runDir)).toHaveLength(3); // the read-only watch sent nothing
-  }, 120_000);
+  }, 240_000);
 });
 
 describe('orchestrate watch without a terminal', () => {
@@ -171,12 +172,12 @@ describe('orchestrate watch without a terminal', () => {
     expect(lines.some((l) => /apply\.alpha: done in/.test(l))).toBe(true);
     expect(lines.some((l) => /review: done in/.test(l))).toBe(true);
     expect(lines.filter((l) => l.trim() !== '').at(-1)).toMatch(/run \S+ succeeded in/);
-  }, 90_000);
+  }, 180_000);
 
   it('an unknown run is a usage error that lists the runs there', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'watch-none-'));
     const r = await runCli(['watch', 'nope', '--run-dir', dir], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/no run "nope"/);
-  });
+  }, 90_000);
 });
