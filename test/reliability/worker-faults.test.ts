@@ -15,13 +15,18 @@ afterAll(() => cleanupTempDirs());
 
 const EXT = join(import.meta.dirname, 'fixtures', 'fault-extension.ts');
 
-describe('worker faults (real threads, scripted model)', { timeout: 120_000 }, () => {
+describe('worker faults (real threads, scripted model)', { timeout: 240_000 }, () => {
   it('hung tools, throws, exits and out-of-memory: the run survives, retries per policy, and result.json names each attempt failure', async () => {
-    const sleep = `40.${process.pid}${Date.now() % 1000}`;
+    const sleep = `400.${process.pid}${Date.now() % 1000}`;
     const sleeping = () =>
       spawnSync('pgrep', ['-f', `sleep ${sleep}`])
         .stdout.toString()
         .trim() !== '';
+    // A task's timeout counts from its launch, thread start included, and a loaded machine took
+    // 40 s to start five threads at once: with 8 s, both attempts timed out before the hung tool
+    // ever ran. So the hung tasks start after the crashing ones (two threads, not five), and their
+    // timeout is far above a thread start; it is the time the test waits for the hang, once.
+    const HANG_TIMEOUT = '30s';
     const dir = tempProject({
       'recipe.yaml': `name: worker-faults
 provider: scripted
@@ -36,10 +41,11 @@ tasks:
     prompt: "Break by \${{ item }}"
     retries: { count: 1, on: [crashed], backoff: { initial: 10ms } }
   - id: hang
+    needs: [crash]
     for_each: [stuck, shell]
     agent: breaker
     prompt: "Break by \${{ item }}"
-    timeout: 8s
+    timeout: ${HANG_TIMEOUT}
     retries: { count: 1, on: [timeout], backoff: { initial: 10ms } }
 `,
       'script.yaml': `conversations:
@@ -66,7 +72,7 @@ tasks:
       );
       if (!r.ok) throw new Error(JSON.stringify(r));
       const out = r.outcome;
-      expect(out.status).toBe('succeeded');
+      expect(out.status, readFileSync(out.resultFile, 'utf8')).toBe('succeeded');
       // The shell command ran, and its whole group is gone now; it never finished.
       // (In the sandbox `$$` is a pid of the command's own PID namespace, so the host-side check is pgrep.)
       expect(readFileSync(join(dir, 'shell.pid'), 'utf8').trim()).not.toBe('');
