@@ -18,7 +18,7 @@ import {
   fileListsOf,
   type FileOperations,
 } from '../session/file-operations.js';
-import { parseSummary, renderSummary, type StructuredSummary } from '../session/parse-summary.js';
+import { emptySummary, parseSummary, renderSummary, type StructuredSummary } from '../session/parse-summary.js';
 import type { FileLists } from '../session/types.js';
 import { RUNTIME_DEFAULTS } from './defaults.js';
 import { contentText } from '../ai/content-text.js';
@@ -56,21 +56,6 @@ function describeCall(call: ToolCall): string {
 
 function pushUnique(list: string[], item: string): void {
   if (!list.includes(item)) list.push(item);
-}
-
-function emptySummary(): StructuredSummary {
-  return {
-    goal: '',
-    constraints: [],
-    done: [],
-    inProgress: [],
-    blocked: [],
-    keyDecisions: [],
-    nextSteps: [],
-    criticalContext: [],
-    readFiles: [],
-    modifiedFiles: [],
-  };
 }
 
 /** Builds the summary. Pure: the same input gives the same text. */

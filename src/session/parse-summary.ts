@@ -23,6 +23,22 @@ export interface StructuredSummary {
   turnContext?: string;
 }
 
+/** A summary with every field empty: what parsing starts from, and what a first compaction adds to. */
+export function emptySummary(): StructuredSummary {
+  return {
+    goal: '',
+    constraints: [],
+    done: [],
+    inProgress: [],
+    blocked: [],
+    keyDecisions: [],
+    nextSteps: [],
+    criticalContext: [],
+    readFiles: [],
+    modifiedFiles: [],
+  };
+}
+
 type Section =
   | 'goal'
   | 'constraints'
@@ -85,18 +101,7 @@ export function parseSummary(text: string): StructuredSummary {
     body = body.slice(0, mark.index);
   }
 
-  const out: StructuredSummary = {
-    goal: '',
-    constraints: [],
-    done: [],
-    inProgress: [],
-    blocked: [],
-    keyDecisions: [],
-    nextSteps: [],
-    criticalContext: [],
-    readFiles: read.items,
-    modifiedFiles: modified.items,
-  };
+  const out: StructuredSummary = { ...emptySummary(), readFiles: read.items, modifiedFiles: modified.items };
   const goal: string[] = [];
   const lists: Record<Exclude<Section, 'goal' | 'keyDecisions' | 'progress'> | 'keyDecisions', string[]> = {
     constraints: out.constraints,
