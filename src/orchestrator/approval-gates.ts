@@ -10,13 +10,13 @@
 // deadline; a deadline that passed while nobody ran answers at once), an answered one is obeyed.
 // decideApproval is pure and shared with the offline answer (approval-offline.ts).
 import { didYouMean } from '../util/did-you-mean.js';
-import { applyApprovalEvent, describeApproval, type ApprovalRecord } from '../run/approval-record.js';
+import { describeApproval, type ApprovalRecord } from '../run/approval-record.js';
 import type { ApprovalAnswer, ControlReply } from '../run/run-control.js';
 import type { ApprovalChannel, RunEventInput } from '../run/run-events.js';
 import type { RunState } from '../run/run-fold.js';
 import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import { skippedEvent } from './attempt-lifecycle.js';
-import type { PublishGates } from './publish/publish-gate.js';
+import { DeadlineGate, type GateEvent } from './deadline-gate.js';
 import { decidePublishGate } from './publish/publish-gate-rules.js';
 
 /** One gate as a decision sees it: its instance, its record, and whether the instance ended otherwise. */
@@ -114,8 +114,16 @@ export function answeredMessage(decision: 'approved' | 'rejected', keys: readonl
     : `rejected ${keys.join(', ')}: skipped, with the tasks that need ${keys.length > 1 ? 'them' : 'it'}`;
 }
 
-/** setTimeout's longest delay (about 24.8 days); a later deadline is waited for in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
+/**
+ * A gate at the run's end (the publish gate, publish/publish-gate.ts), given to ApprovalGates when
+ * it is built: answers with gate: publish go to it, and the run does not end while it holds.
+ */
+export interface EndGate {
+  /** Every task has settled: true while the run must not end yet. `stopping`: nothing new is asked. */
+  holds(stopping: boolean): boolean;
+  answer(a: ApprovalAnswer, by: string): ControlReply;
+  pause(): void;
+}
 
 /** What the gates need from the run. */
 export interface GateHands {
@@ -130,27 +138,33 @@ export interface GateHands {
 }
 
 export class ApprovalGates {
-  /** Every gate this run knows, by instance id (a resume's from the folded log). */
-  private readonly records = new Map<string, ApprovalRecord>();
+  /** Every gate this run knows, by instance id (a resume's from the folded log), with their deadlines. */
+  private readonly gate: DeadlineGate;
   /** The task of each gate's instance. */
   private readonly taskOf = new Map<string, string>();
   /** Instances waiting at their gate in this session. */
   private readonly held = new Map<string, { t: TaskState; inst: InstanceState }>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly now: () => number;
-  /** The run's publish gates (publish.approve, publish/publish-gate.ts): answers with gate: publish go there. */
-  publish?: PublishGates;
 
   constructor(
     private readonly hands: GateHands,
     restored?: RunState,
+    /** The run's publish gate, when a publish block has approve:. */
+    private readonly publish?: EndGate,
   ) {
-    this.now = hands.now ?? Date.now;
+    const records: [string, ApprovalRecord][] = [];
     for (const inst of restored?.instances.values() ?? [])
       if (inst.approval) {
-        this.records.set(inst.key, inst.approval);
+        records.push([inst.key, inst.approval]);
         this.taskOf.set(inst.key, inst.task);
       }
+    this.gate = new DeadlineGate(
+      {
+        record: (e) => hands.record(e),
+        due: (key, decision, note) => this.give(key, decision, 'timeout', 'timeout', note),
+        ...(hands.now ? { now: hands.now } : {}),
+      },
+      records,
+    );
   }
 
   /** Instances waiting at a gate now. */
@@ -160,7 +174,7 @@ export class ApprovalGates {
 
   /** The record of an instance's gate, if it has one. */
   recordOf(id: string): ApprovalRecord | undefined {
-    return this.records.get(id);
+    return this.gate.recordOf(id);
   }
 
   /**
@@ -170,14 +184,14 @@ export class ApprovalGates {
   holds(t: TaskState, inst: InstanceState): boolean {
     const gate = t.task.approve;
     if (!gate) return false;
-    const rec = this.records.get(inst.id);
+    const rec = this.gate.recordOf(inst.id);
     if (rec?.state === 'approved') return false;
     if (rec?.state === 'rejected') {
       this.hands.record(skippedEvent(inst, rejectionReason(rec)));
       return true;
     }
     // New, or still waiting from an earlier session (its deadline kept; logged again so every view sees it waits).
-    const deadline = rec ? rec.deadline : gate.timeoutMs !== undefined ? this.now() + gate.timeoutMs : undefined;
+    const deadline = this.gate.deadlineFor(inst.id, gate.timeoutMs);
     this.log({
       type: 'approval_requested',
       task: t.task.id,
@@ -188,7 +202,7 @@ export class ApprovalGates {
       onTimeout: rec?.onTimeout ?? gate.onTimeout,
     });
     this.held.set(inst.id, { t, inst });
-    this.arm(inst.id);
+    this.gate.arm(inst.id);
     return true;
   }
 
@@ -217,8 +231,7 @@ export class ApprovalGates {
 
   /** Interrupt or end: no timeout answers any more (the log keeps each deadline for a resume). */
   pause(): void {
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    this.gate.pause();
     this.publish?.pause();
   }
 
@@ -229,7 +242,7 @@ export class ApprovalGates {
 
   private board(): GateBoard {
     const gates: GateEntry[] = [];
-    for (const [key, approval] of this.records) {
+    for (const [key, approval] of this.gate.entries()) {
       const inst = this.held.get(key)?.inst ?? this.instanceOf(key);
       const ended = inst && isTerminal(inst.status) ? inst.status : undefined;
       // A gate waiting in the log that this session has not reached again (its task not activated yet): not answerable yet.
@@ -250,18 +263,14 @@ export class ApprovalGates {
   }
 
   /** Logs a gate event and applies it to the gate's record (the fold's one rule). */
-  private log(e: Extract<RunEventInput, { type: 'approval_requested' | 'approval_given' }>): ApprovalRecord {
-    this.hands.record(e);
+  private log(e: GateEvent): ApprovalRecord {
     this.taskOf.set(e.key, e.task);
-    const rec = applyApprovalEvent(this.records.get(e.key), { ...e, ts: this.now() });
-    this.records.set(e.key, rec);
-    return rec;
+    return this.gate.log(e);
   }
 
   /** Answers one held gate: approved ones are queued, rejected ones skipped. */
   private give(id: string, decision: 'approved' | 'rejected', by: string, via: ApprovalChannel, note?: string): void {
-    clearTimeout(this.timers.get(id));
-    this.timers.delete(id);
+    this.gate.disarm(id);
     const h = this.held.get(id);
     if (!h || isTerminal(h.inst.status)) {
       this.held.delete(id);
@@ -280,27 +289,5 @@ export class ApprovalGates {
     if (decision === 'approved') return this.hands.queue(h.t, h.inst);
     this.hands.record(skippedEvent(h.inst, rejectionReason(rec)));
     this.hands.settle(h.t);
-  }
-
-  /** The gate's timeout: on_timeout answers at the deadline (at once when it passed while nobody ran). */
-  private arm(id: string): void {
-    const rec = this.records.get(id);
-    if (rec?.deadline === undefined) return;
-    const wait = Math.max(0, rec.deadline - this.now());
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(id);
-        if (this.now() < rec.deadline!) return this.arm(id);
-        this.give(
-          id,
-          rec.onTimeout === 'approve' ? 'approved' : 'rejected',
-          'timeout',
-          'timeout',
-          `no answer by ${new Date(rec.deadline!).toISOString()}`,
-        );
-      },
-      Math.min(wait, MAX_TIMER_MS),
-    );
-    this.timers.set(id, timer);
   }
 }

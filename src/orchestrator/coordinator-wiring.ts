@@ -200,6 +200,20 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     planChanged: () => files.planChanged(),
     boardItems: (t) => board.forEachItems(TaskBoard.forEachExpanded(t.task.id, (id) => host.instances.has(id))),
   });
+  // The publish gate (publish.approve) holds the run's end; it is one of the gates from the start.
+  const publishGate = recipe.tasks.some((t) => t.publish?.approve)
+    ? new PublishGates(
+        {
+          runId: store.runId,
+          runDir: store.dir,
+          recipe,
+          env,
+          record: (e) => host.record(e),
+          advance: () => host.advance(),
+        },
+        opts.replay,
+      )
+    : undefined;
   const gates = new ApprovalGates(
     {
       runId: store.runId,
@@ -212,19 +226,8 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       },
     },
     opts.replay,
+    publishGate,
   );
-  if (recipe.tasks.some((t) => t.publish?.approve))
-    gates.publish = new PublishGates(
-      {
-        runId: store.runId,
-        runDir: store.dir,
-        recipe,
-        env,
-        record: (e) => host.record(e),
-        advance: () => host.advance(),
-      },
-      opts.replay,
-    );
   // Context windows an agent learns from its server reach the run's other agents and the log.
   const windows = new LearnedWindowBook({
     record: (e) => host.record(e),

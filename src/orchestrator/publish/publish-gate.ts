@@ -10,17 +10,15 @@
 // task), folded into RunState.publishGates, so a resume after kill -9 waits again with the same
 // deadline, or publishes when the gate was approved meanwhile (offline, under the run's lease).
 import type { LoadedRecipe } from '../../recipe/index.js';
-import { applyApprovalEvent, type ApprovalRecord } from '../../run/approval-record.js';
 import type { Changeset } from '../../run/changesets.js';
 import type { ApprovalAnswer, ControlReply } from '../../run/run-control.js';
 import type { ApprovalChannel, RunEventInput } from '../../run/run-events.js';
 import type { RunState } from '../../run/run-fold.js';
+import type { EndGate } from '../approval-gates.js';
+import { DeadlineGate, type GateEvent } from '../deadline-gate.js';
 import { planChangesets, writeRunChangesets } from './changeset-plan.js';
 import { decidePublishGate, publishGatePrompt } from './publish-gate-rules.js';
 import { publishRun } from './publish-run.js';
-
-/** setTimeout's longest delay; a later deadline is waited for in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 export interface PublishGateHands {
   runId: string;
@@ -33,22 +31,27 @@ export interface PublishGateHands {
   now?: () => number;
 }
 
-export class PublishGates {
-  private readonly records = new Map<string, ApprovalRecord>();
+export class PublishGates implements EndGate {
+  /** Each gate's record, keyed by its task, and its deadline. */
+  private readonly gate: DeadlineGate;
   /** Gates waiting in this session. */
   private readonly held = new Set<string>();
   /** Tasks published (or being published) in this session. */
   private readonly published = new Set<string>();
   private publishing = 0;
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly now: () => number;
 
   constructor(
     private readonly hands: PublishGateHands,
     restored?: RunState,
   ) {
-    this.now = hands.now ?? Date.now;
-    for (const [task, rec] of restored?.publishGates ?? []) this.records.set(task, rec);
+    this.gate = new DeadlineGate(
+      {
+        record: (e) => hands.record(e),
+        due: (task, decision, note) => this.give(task, decision, 'timeout', 'timeout', note),
+        ...(hands.now ? { now: hands.now } : {}),
+      },
+      restored?.publishGates,
+    );
   }
 
   private get gated(): string[] {
@@ -72,14 +75,14 @@ export class PublishGates {
     }
     for (const task of this.gated) {
       const mine = cs.filter((c) => c.task === task);
-      const rec = this.records.get(task);
+      const rec = this.gate.recordOf(task);
       if (mine.length === 0 || rec?.state === 'rejected' || this.published.has(task)) continue;
       if (rec?.state === 'approved') {
         this.publish(task, mine);
         continue;
       }
       const gate = this.hands.recipe.tasks.find((t) => t.id === task)!.publish!.approve!;
-      const deadline = rec ? rec.deadline : gate.timeoutMs !== undefined ? this.now() + gate.timeoutMs : undefined;
+      const deadline = this.gate.deadlineFor(task, gate.timeoutMs);
       this.log({
         type: 'approval_requested',
         gate: 'publish',
@@ -90,14 +93,14 @@ export class PublishGates {
         onTimeout: rec?.onTimeout ?? gate.onTimeout,
       });
       this.held.add(task);
-      this.arm(task);
+      this.gate.arm(task);
     }
     return this.held.size > 0 || this.publishing > 0;
   }
 
   /** A user's answer (the control desk's, in-process or over the socket). */
   answer(a: ApprovalAnswer, by: string): ControlReply {
-    const gates = new Map([...this.records].filter(([t, r]) => r.state !== 'waiting' || this.held.has(t)));
+    const gates = new Map([...this.gate.entries()].filter(([t, r]) => r.state !== 'waiting' || this.held.has(t)));
     const d = decidePublishGate({ runId: this.hands.runId, gated: this.gated, gates }, a);
     if (!d.ok) return { ok: false, error: d.error };
     const decision = a.action === 'approve' ? 'approved' : 'rejected';
@@ -113,21 +116,17 @@ export class PublishGates {
 
   /** Interrupt or end: no timeout answers any more (the log keeps each deadline for a resume). */
   pause(): void {
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    this.gate.pause();
     this.held.clear();
   }
 
-  private log(e: Extract<RunEventInput, { type: 'approval_requested' | 'approval_given' }>): ApprovalRecord {
-    this.hands.record(e);
-    const rec = applyApprovalEvent(this.records.get(e.task), { ...e, ts: this.now() });
-    this.records.set(e.task, rec);
-    return rec;
+  /** Logs a gate event (keyed by its task) and applies it to the gate's record. */
+  private log(e: GateEvent): void {
+    this.gate.log(e);
   }
 
   private give(task: string, decision: 'approved' | 'rejected', by: string, via: ApprovalChannel, note?: string) {
-    clearTimeout(this.timers.get(task));
-    this.timers.delete(task);
+    this.gate.disarm(task);
     if (!this.held.delete(task)) return;
     this.log({
       type: 'approval_given',
@@ -179,27 +178,5 @@ export class PublishGates {
         this.publishing--;
         this.hands.advance();
       });
-  }
-
-  /** The gate's timeout: on_timeout answers at the deadline (at once when it passed while nobody ran). */
-  private arm(task: string): void {
-    const rec = this.records.get(task);
-    if (rec?.deadline === undefined) return;
-    const wait = Math.max(0, rec.deadline - this.now());
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(task);
-        if (this.now() < rec.deadline!) return this.arm(task);
-        this.give(
-          task,
-          rec.onTimeout === 'approve' ? 'approved' : 'rejected',
-          'timeout',
-          'timeout',
-          `no answer by ${new Date(rec.deadline!).toISOString()}`,
-        );
-      },
-      Math.min(wait, MAX_TIMER_MS),
-    );
-    this.timers.set(task, timer);
   }
 }
