@@ -2,13 +2,12 @@
 // from its folder (the same views as `orchestrate show --json`, `watch` and `runs --json`). Any
 // run works, whoever started it: nothing here needs the process that runs it.
 import { z } from 'zod';
-import { listRuns } from '../run/run-store.js';
 import { conversationJson } from '../display/run-json.js';
 import { didYouMean } from '../util/did-you-mean.js';
 import { RunEventSchema } from '../run/run-events.js';
 import { liveLeaseHolder } from '../run/run-lease.js';
-import { runsDirReadProblem } from '../run/run-dir-access.js';
 import { MCP_SERVER_DEFAULTS, NOISY_EVENT_TYPES } from '../service/mcp-server-defaults.js';
+import { listRunsIn } from '../service/list-runs.js';
 import { runStatus, showInstance } from '../service/show-run.js';
 import { readEventsPage, runLogSize } from './run-events-page.js';
 import { instanceArg, locateRun, runArg, runDirArg, runsDirOf } from './tool-args.js';
@@ -130,9 +129,9 @@ export const listRunsTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   handler: async (args, _call, ctx) => {
     const runsDir = runsDirOf(ctx, args.run_dir);
-    const unreadable = runsDirReadProblem(runsDir);
-    if (unreadable) throw new ToolError(unreadable);
-    const runs = listRuns(runsDir);
+    const listed = listRunsIn(runsDir);
+    if (!listed.ok) throw new ToolError(listed.message);
+    const runs = listed.runs;
     const limit = args.limit ?? 20;
     return dataReply({
       runsDir,

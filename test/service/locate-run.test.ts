@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listRunsIn } from '../../src/service/list-runs.js';
 import { locateRun } from '../../src/service/locate-run.js';
 import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
 
@@ -42,5 +43,14 @@ describe('service: locate a run', () => {
     } finally {
       chmodSync(runs, 0o700);
     }
+  });
+});
+
+describe('service: list runs', () => {
+  it('lists the recorded runs, and a missing folder as none', () => {
+    const { runs } = runsFolder();
+    const listed = listRunsIn(runs);
+    expect(listed.ok && listed.runs.map((r) => r.runId)).toEqual(['20260101-120000-abcd']);
+    expect(listRunsIn(join(runs, 'nothing-here'))).toEqual({ ok: true, runs: [] });
   });
 });

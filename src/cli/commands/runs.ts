@@ -3,8 +3,7 @@ import { resolve } from 'node:path';
 import { defaultRunsDir } from '../../display/find-run.js';
 import { formatRunsTable } from '../../display/runs-table.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
-import { runsDirReadProblem } from '../../run/run-dir-access.js';
-import { listRuns } from '../../run/run-store.js';
+import { listRunsIn } from '../../service/list-runs.js';
 import { EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';
 
@@ -22,12 +21,12 @@ export const runsCommand: CliCommand = {
       }),
   run: async (args, ctx) => {
     const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
-    const unreadable = runsDirReadProblem(runsDir);
-    if (unreadable) {
-      ctx.stderr(`orchestrate: ${unreadable}\n`);
+    const listed = listRunsIn(runsDir);
+    if (!listed.ok) {
+      ctx.stderr(`orchestrate: ${listed.message}\n`);
       return EXIT.usage;
     }
-    const runs = listRuns(runsDir);
+    const runs = listed.runs;
     if (args.json === true) {
       ctx.stdout(`${JSON.stringify(runs, null, 2)}\n`);
       return EXIT.ok;
