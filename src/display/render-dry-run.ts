@@ -138,7 +138,7 @@ export function renderDryRun(report: DryRunReport, mcpLines?: string[]): string 
       `  inputs: ${inputs.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')}`,
     );
   // MCP servers are not started by a dry run (they are programs of their own): say so. The CLI
-  // gives the lines of dry-run-mcp.ts instead (sources, and the tools with --list-mcp).
+  // gives the lines of service/dry-run.ts and renderDryRunMcp below instead (sources, and the tools with --list-mcp).
   const withMcp = mcpLines ? [] : r.agents.filter((a) => a.mcpServers?.length);
   if (mcpLines) lines.push(...mcpLines);
   for (const a of withMcp)
