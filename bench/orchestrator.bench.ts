@@ -516,8 +516,13 @@ async function scaleThousand(base32PerAgent: number | undefined): Promise<void> 
       });
     }
     const executor = new RedisExecutor({ url: redis.url, trust: ClusterTrust.withSecret(secret) });
-    const r = await inProcessRun(dir, THOUSAND, executor);
-    console.log(thousandLine(`3 workers through Redis (${perWorker} each)`, r, base32PerAgent));
+    try {
+      const r = await inProcessRun(dir, THOUSAND, executor);
+      console.log(thousandLine(`3 workers through Redis (${perWorker} each)`, r, base32PerAgent));
+    } finally {
+      // Its Redis connections would keep the bench alive.
+      await executor.close();
+    }
   } finally {
     for (const w of workers) w.kill('SIGTERM');
     await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
