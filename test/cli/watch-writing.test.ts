@@ -23,7 +23,8 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-async function waitUntil<T>(get: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
+// A hang bound only: a loaded machine takes long to start the CLI under tsx.
+async function waitUntil<T>(get: () => T | undefined | false, what: string, timeoutMs = 90_000): Promise<T> {
   const start = Date.now();
   for (;;) {
     const v = get();
@@ -148,5 +149,5 @@ tasks:
     } finally {
       screens.kill(pane);
     }
-  }, 120_000);
+  }, 240_000);
 });

@@ -346,7 +346,8 @@ class PeekingControl implements RunControl {
 }
 
 /** Bounded wait for a condition the view's own timers bring about. */
-async function until(what: string, probe: () => boolean, limitMs = 10_000): Promise<void> {
+// A hang bound only (a loaded machine is slow).
+async function until(what: string, probe: () => boolean, limitMs = 20_000): Promise<void> {
   const end = Date.now() + limitMs;
   while (!probe()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

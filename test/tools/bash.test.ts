@@ -19,7 +19,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function waitFor(cond: () => boolean, ms = 3000): Promise<boolean> {
+// A hang bound only (a loaded machine is slow to spawn and reap).
+async function waitFor(cond: () => boolean, ms = 20_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (cond()) return true;
@@ -74,7 +75,7 @@ describe('bash', () => {
     const { dir, tool } = setup({ sandbox: { mode: 'none' } });
     const ac = new AbortController();
     const pidFile = join(dir, 'grandchild.pid');
-    const pending = errorOf(tool, { command: `sh -c 'sleep 30 & echo $! > ${pidFile}; wait'` }, { signal: ac.signal });
+    const pending = errorOf(tool, { command: `sh -c 'sleep 120 & echo $! > ${pidFile}; wait'` }, { signal: ac.signal });
     expect(await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '')).toBe(true);
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     expect(isAlive(pid)).toBe(true);

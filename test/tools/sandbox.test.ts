@@ -14,7 +14,8 @@ import { errorOf, runTool, tempDir, textOf } from './harness.js';
 const CHILD = resolve(import.meta.dirname, 'fixtures/sandbox-child.ts');
 const KEY = 'sk-ant-sandbox-test-0123456789abcdef';
 
-async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
+// A hang bound only (a loaded machine is slow to spawn and reap).
+async function until(check: () => boolean, ms = 20_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (check()) return true;
