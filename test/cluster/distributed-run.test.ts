@@ -268,8 +268,11 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
       expect(out.status).toBe('succeeded');
       expectRenamed(dir, names);
       const log = events(out.dir);
-      const takeovers = ofType(log, 'instance_worker').filter((e) => e.takeover);
-      expect(new Set(takeovers.map((e) => e.key))).toEqual(new Set(names.map((n) => `rename.svc-${n}`)));
+      const placements = ofType(log, 'instance_worker');
+      const takeovers = placements.filter((e) => e.takeover);
+      expect(new Set(takeovers.map((e) => e.key)), JSON.stringify(placements)).toEqual(
+        new Set(names.map((n) => `rename.svc-${n}`)),
+      );
       expect(takeovers.every((e) => e.worker === 'rescuer')).toBe(true);
       // The edit of the first turn was not made twice: the session continued, it did not start over.
       for (const n of names) {
