@@ -106,11 +106,6 @@ const ALLOWED: { file: string; contains: string; why: string }[] = [
     contains: '/mcpServers\\.([^:]+):/.exec(p.message)',
     why: 'debt: a recipe problem should carry its path',
   },
-  {
-    file: 'mcp/tool-args.ts',
-    contains: 'found.message.replace(/`orchestrate runs`',
-    why: 'debt: re-words a CLI hint for MCP clients',
-  },
 ];
 
 function* sourceFiles(dir: string): Generator<string> {
