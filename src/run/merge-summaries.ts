@@ -135,7 +135,7 @@ function fileOwners(tasks: readonly PlanTask[]): FileOwners {
       for (const f of i.readFiles) add(read, f, i.id);
     }
   for (const f of modified.keys()) read.delete(f);
-  const lists = (m: Map<string, Set<string>>) => new Map([...m].map(([f, o]) => [f, [...o]] as const));
+  const lists = (m: Map<string, Set<string>>) => new Map<string, string[]>([...m].map(([f, o]) => [f, [...o]]));
   return { modified: lists(modified), read: lists(read) };
 }
 
