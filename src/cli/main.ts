@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The orchestrate command line: the only place that reads argv and decides exit codes.
 // `main(argv, io)` is what tests call in-process; the guard at the bottom runs it as a program.
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { didYouMean } from '../recipe/suggest.js';
+import { packageVersion } from '../util/package-version.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import { type CliCommand } from './command.js';
 import { type KnownFlags, unknownFlagsMessage } from './unknown-flags.js';
@@ -73,18 +74,6 @@ const EXAMPLES: readonly [string, string][] = [
   ['orchestrate agent "Summarize README.md"', 'one agent, its answer on stdout (needs ANTHROPIC_API_KEY)'],
   ['orchestrate completion >> ~/.bashrc', 'tab completion of commands and flags (bash; zsh: >> ~/.zshrc)'],
 ];
-
-function version(): string {
-  try {
-    // src/cli/main.ts and dist/cli/main.js are both two levels below package.json.
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
 
 /**
  * The default command takes a recipe path, so a mistyped command ("valdiate") would otherwise
@@ -201,7 +190,7 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     .demandCommand(1, 'Give a recipe file or a command.')
     .help()
     .alias('h', 'help')
-    .version(version())
+    .version(packageVersion())
     .exitProcess(false)
     // With exitProcess(false) a fail() that only prints would still run the handler: throw.
     // An unknown flag is named with the flag that was probably meant, also when it made yargs

@@ -4,12 +4,12 @@
 // stdio, stdout carries only the protocol: everything else goes to stderr. The server ends when
 // its client closes stdin (stdio) or on SIGINT / SIGTERM (HTTP); the runs it started go on.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { packageVersion } from '../util/package-version.js';
 import { serverToken, TOKEN_ENV, tokenFilePath, type HttpToken } from './http-token.js';
 import { RunLauncher } from './run-launcher.js';
 import { createOrchestrateServer } from './server.js';
@@ -30,18 +30,6 @@ export interface ServeOptions {
   httpPort?: number;
   runsDir?: string;
   progressMs: number;
-}
-
-function packageVersion(): string {
-  try {
-    // src/mcp/ and dist/mcp/ are both two levels below package.json.
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
 }
 
 /** Serves until the client goes away (stdio) or the process is told to stop (HTTP). */
