@@ -480,11 +480,9 @@ export class AgentLaunch {
           ...(m.status !== undefined ? { status: m.status } : {}),
         });
         break;
-      case 'call_fallback': {
-        const { type: _type, ...route } = m;
-        this.ctx.emit({ type: 'call_fallback', ...base, ...route });
+      case 'call_fallback':
+        this.ctx.emit({ ...base, ...m });
         break;
-      }
       case 'event':
         this.touch();
         this.ctx.emit({ type: 'agent_event', ...base, event: m.event });

@@ -116,10 +116,7 @@ export interface InstanceState extends InstanceRecord {
   workers?: string[];
   messages: { ts: number; from: string; to: string; text: string }[];
   verify: { ts: number; command: string; ok: boolean; output: string }[];
-  /**
-   * Calls that did not end on the agent's own model (call_fallback), one tally per model that
-   * served them: how many, how many failed there too, and the latest reason.
-   */
+  /** Calls that did not end on the agent's own model (call_fallback), one tally per model that served them. */
   fallbacks?: FallbackTally[];
   /** The agent's `warning: ` notices (an optional MCP server it goes without), each once. */
   warnings?: string[];
@@ -237,10 +234,9 @@ export function getInstance(state: RunState, task: string, key: string): Instanc
 }
 
 /**
- * Each task's keys as a set, beside the keys array (which keeps plan order), so an instance event
- * finds its key in O(1): a scan of the array on every event made folding a fan-out of N instances
- * O(N^2). Keyed by the array itself, so a replaced array (task_expanded) gets a new set; rebuilt
- * when the array grew by another path.
+ * Each task's keys as a set beside its key list (plan order): found in O(1), where a scan per event
+ * made a fan-out of N O(N^2) to fold. Keyed by the list (a replaced one gets a new set); rebuilt
+ * when the list grew by another path.
  */
 const taskKeySets = new WeakMap<string[], Set<string>>();
 
