@@ -11,6 +11,7 @@ import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBo
 import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './provider-retry.js';
 import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
+import { StreamFailure, StreamWatchdog } from './stream-watchdog.js';
 import { emptyUsage } from './usage.js';
 
 type Sdk = typeof import('@anthropic-ai/sdk');
@@ -36,9 +37,6 @@ function clientFor(sdk: Sdk, apiKey: string, baseURL: string): Anthropic {
   }
   return client;
 }
-
-/** Marks a failure our own code detected (idle stream, cut stream), as opposed to an SDK error. */
-class StreamFailure extends Error {}
 
 /** Describes a thrown error for the retry loop and for the final errorMessage. */
 export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
@@ -164,26 +162,16 @@ async function attemptOnce(
   reader: AnthropicStreamReader,
   onHeaders: (headers: Headers) => void,
 ): Promise<AttemptFailure | undefined> {
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  let idle = false;
-  const timer = setTimeout(() => {
-    idle = true;
-    controller.abort();
-  }, idleMs);
+  const watchdog = new StreamWatchdog(idleMs, options.signal);
+  const idleFailure = (): StreamFailure => watchdog.idleFailure('The Anthropic API', reader.contentStarted);
   try {
     const { data: events, response } = await client.messages
-      .create(params, { signal: controller.signal, maxRetries: 0, headers })
+      .create(params, { signal: watchdog.signal, maxRetries: 0, headers })
       .withResponse();
     onHeaders(response.headers);
-    timer.refresh();
-    for await (const ev of events) {
-      timer.refresh();
-      reader.handle(ev);
-    }
+    await watchdog.read(events, (ev) => reader.handle(ev));
     // The SDK ends iteration quietly on abort, so the reason is decided here.
-    if (idle) throw idleFailure(idleMs, reader);
+    if (watchdog.idle) throw idleFailure();
     if (options.signal?.aborted) return undefined;
     if (!reader.sawMessageStop) {
       throw new StreamFailure(
@@ -192,17 +180,9 @@ async function attemptOnce(
     }
     return undefined;
   } catch (err) {
-    if (idle) return describeAnthropicError(idleFailure(idleMs, reader), sdk);
+    if (watchdog.idle) return describeAnthropicError(idleFailure(), sdk);
     return describeAnthropicError(err, sdk);
   } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
+    watchdog.dispose();
   }
-}
-
-function idleFailure(idleMs: number, reader: AnthropicStreamReader): StreamFailure {
-  const what = reader.contentStarted ? 'in the middle of the reply' : 'before the reply started';
-  return new StreamFailure(
-    `The Anthropic API sent nothing for ${idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`,
-  );
 }

@@ -23,6 +23,7 @@ import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './
 import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
+import { StreamFailure, StreamWatchdog } from './stream-watchdog.js';
 import { computeCost, emptyUsage } from './usage.js';
 
 export const OPENAI_CHAT_API = 'openai-chat';
@@ -83,9 +84,6 @@ export function openAIKeyFor(model: Model, options: StreamOptions): { key?: stri
       'A local server without keys: leave api_key_env out of the provider; to run offline, use --provider scripted --script FILE.',
   };
 }
-
-/** Marks a failure our own code detected (idle stream, cut stream). */
-class StreamFailure extends Error {}
 
 /** Describes a thrown error for the retry loop and for the final errorMessage. */
 export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, 'provider'>): AttemptFailure {
@@ -290,28 +288,18 @@ async function attemptOnce(
   reader: Reader,
   onHeaders: (headers: Headers) => void,
 ): Promise<AttemptFailure | undefined> {
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  let idle = false;
-  const timer = setTimeout(() => {
-    idle = true;
-    controller.abort();
-  }, idleMs);
+  const watchdog = new StreamWatchdog(idleMs, options.signal);
   const who = `The ${model.provider} API`;
+  const idleFailure = (): StreamFailure => watchdog.idleFailure(who, reader.contentStarted);
   try {
-    const requestOptions = { signal: controller.signal, maxRetries: 0, headers };
+    const requestOptions = { signal: watchdog.signal, maxRetries: 0, headers };
     if (api === 'chat' && reader instanceof ChatStreamReader) {
       const { data: chunks, response } = await client.chat.completions
         .create(params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, requestOptions)
         .withResponse();
       onHeaders(response.headers);
-      timer.refresh();
-      for await (const chunk of chunks) {
-        timer.refresh();
-        reader.handle(chunk);
-      }
-      if (idle) throw idleFailure(who, idleMs, reader.contentStarted);
+      await watchdog.read(chunks, (chunk) => reader.handle(chunk));
+      if (watchdog.idle) throw idleFailure();
       if (options.signal?.aborted) return undefined;
       if (!reader.finished) {
         reader.end();
@@ -326,12 +314,8 @@ async function attemptOnce(
         .create(params as OpenAI.Responses.ResponseCreateParamsStreaming, requestOptions)
         .withResponse();
       onHeaders(response.headers);
-      timer.refresh();
-      for await (const ev of events) {
-        timer.refresh();
-        reader.handle(ev);
-      }
-      if (idle) throw idleFailure(who, idleMs, reader.contentStarted);
+      await watchdog.read(events, (ev) => reader.handle(ev));
+      if (watchdog.idle) throw idleFailure();
       if (options.signal?.aborted) return undefined;
       if (reader.streamError) return describeStreamError(reader.streamError);
       if (!reader.finished)
@@ -339,18 +323,10 @@ async function attemptOnce(
     }
     return undefined;
   } catch (err) {
-    if (idle) return describeOpenAIError(idleFailure(who, idleMs, reader.contentStarted), sdk, model);
+    if (watchdog.idle) return describeOpenAIError(idleFailure(), sdk, model);
     if (reader instanceof ResponsesStreamReader && reader.streamError) return describeStreamError(reader.streamError);
     return describeOpenAIError(err, sdk, model);
   } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
+    watchdog.dispose();
   }
-}
-
-function idleFailure(who: string, idleMs: number, contentStarted: boolean): StreamFailure {
-  const what = contentStarted ? 'in the middle of the reply' : 'before the reply started';
-  return new StreamFailure(
-    `${who} sent nothing for ${idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`,
-  );
 }
