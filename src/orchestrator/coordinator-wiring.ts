@@ -7,13 +7,13 @@ import { renderNeedsContext } from '../run/merge-summaries.js';
 import type { RunEventInput, UsageSummary } from '../run/run-events.js';
 import { planInput, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
-import { Admission, agentOf } from './admission.js';
+import { type Admission, agentOf } from './admission.js';
 import type { AgentLaunch } from './agent-launch.js';
 import { failedEvent, type FailedEvent } from './attempt-lifecycle.js';
 import { ApprovalGates } from './approval-gates.js';
 import { PublishGates } from './publish/publish-gate.js';
 import { AttemptRunner } from './attempt-runner.js';
-import { BudgetLedger } from './budget.js';
+import type { BudgetLedger } from './budget.js';
 import { CacheWarmup, warmsCache } from './cache-warmup.js';
 import type { StopReason } from './control-decisions.js';
 import { ControlDesk } from './control-desk.js';
@@ -21,7 +21,8 @@ import type { CoordinatorOptions } from './coordinator-options.js';
 import { InstanceRunner } from './instance-runner.js';
 import { MessageRouter, runDirectory } from './message-router.js';
 import { LearnedWindowBook } from './learned-window-book.js';
-import { PermitBroker, providerScope } from './permit-broker.js';
+import type { PermitBroker } from './permit-broker.js';
+import { executionStack, type ExecutionStack } from './execution-stack.js';
 import { RunFiles } from './run-files.js';
 import { Scheduler, type SchedulableInstance } from './scheduler.js';
 import { TaskBoard } from './task-board.js';
@@ -57,6 +58,8 @@ export interface CoordinatorHost {
 
 export interface Collaborators {
   ledger: BudgetLedger;
+  /** Builds the run's worker threads (executionStack's, so a re-run's threads are built alike). */
+  threadPool: ExecutionStack['threadPool'];
   admission: Admission;
   broker: PermitBroker;
   /** A wide fan-out's first call goes out alone, so the rest reads the cached prompt prefix. */
@@ -81,29 +84,13 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
   const recipe: LoadedRecipe = opts.recipe;
   const store: RunStore = opts.store;
   const env = opts.env ?? process.env;
-  const ledger = new BudgetLedger(recipe.budget);
-  const admission = new Admission({
+  const warmup = new CacheWarmup();
+  const { ledger, admission, broker, threadPool } = executionStack({
     recipe,
-    ledger,
+    ...(opts.replay ? { replay: opts.replay } : {}),
     taskOf: (id) => host.tasks.get(id)!.task,
     stopping: () => host.stopping(),
-  });
-  const warmup = new CacheWarmup();
-  const rateLimits: Record<string, number> = { ...recipe.rateLimit.perModel };
-  if (recipe.rateLimit.default !== undefined) rateLimits['*'] = recipe.rateLimit.default;
-  // providers: NAME: {rate_limit, budget}: a provider's own limits; on resume its budget counts what its calls spent.
-  const providerRateLimits: Record<string, { total?: number; perModel: Record<string, number> }> = {};
-  for (const [name, limits] of Object.entries(recipe.providerLimits)) {
-    providerRateLimits[name] = limits.rateLimit;
-    ledger.setLimits(providerScope(name), limits.budget);
-    const spent = opts.replay?.providers[name]?.usage;
-    if (spent) ledger.charge([providerScope(name)], { usd: spent.cost, tokens: spent.totalTokens });
-  }
-  const broker = new PermitBroker({
-    rateLimits,
-    providerRateLimits,
-    budget: ledger,
-    windowMs: opts.rateWindowMs,
+    ...(opts.rateWindowMs !== undefined ? { windowMs: opts.rateWindowMs } : {}),
     gate: warmup,
   });
   const router = new MessageRouter(runDirectory(host.tasks, host.instances));
@@ -257,7 +244,21 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     planChanged: () => files.planChanged(),
   });
   return {
-    ...{ ledger, admission, broker, warmup, router, runner, workspaces, scheduler, files, desk, walk, attempts },
+    ...{
+      ledger,
+      admission,
+      broker,
+      threadPool,
+      warmup,
+      router,
+      runner,
+      workspaces,
+      scheduler,
+      files,
+      desk,
+      walk,
+      attempts,
+    },
     ...{ gates, board },
   };
 }

@@ -39,7 +39,7 @@ import { wireCollaborators, type Collaborators } from './coordinator-wiring.js';
 import type { SchedulableInstance } from './scheduler.js';
 import { restoredInstances, runResumeEvent, runStartEvent } from './session-start.js';
 import { allSettled, inPlanOrder, pastMaxFailed, runEndStatus, schedulable } from './task-walk.js';
-import { ThreadPoolExecutor } from './thread-pool-executor.js';
+import type { ThreadPoolExecutor } from './thread-pool-executor.js';
 
 export type { CoordinatorOptions, RunOutcome } from './coordinator-options.js';
 
@@ -149,9 +149,9 @@ export class Coordinator {
       this.c.board.seed(this.recipe.board);
     }
     if (!this.opts.executor) {
-      this.threads = new ThreadPoolExecutor({
+      this.threads = this.c.threadPool({
         concurrency: this.recipe.concurrency,
-        pairSlots: this.recipe.tasks.some((t) => t.kind === 'pair') ? this.recipe.concurrency : 0,
+        pairs: this.recipe.tasks.some((t) => t.kind === 'pair'),
         instanceCount: plan.plan.instanceCount,
         ...(this.opts.pool ? { pool: this.opts.pool } : {}),
         agentsPerThread: this.opts.agentsPerThread,

@@ -18,14 +18,13 @@ import { type InstanceState, type TaskState, pathFromRoot } from '../../run/run-
 import { RunStore } from '../../run/run-store.js';
 import { runRedactor } from '../../run/secrets.js';
 import { closeMcpRunHost } from '../../tools/mcp/run-host-registry.js';
-import { Admission } from '../admission.js';
 import type { AgentLaunch, LaunchContext } from '../agent-launch.js';
-import { BudgetLedger } from '../budget.js';
+import { executionStack } from '../execution-stack.js';
 import { addWorktree, diffSince, removeWorktree, snapshot } from '../git-workspace.js';
 import { InstanceRunner } from '../instance-runner.js';
 import { MessageRouter, runDirectory } from '../message-router.js';
-import { PermitBroker } from '../permit-broker.js';
-import { ThreadPoolExecutor } from '../thread-pool-executor.js';
+import type { PermitBroker } from '../permit-broker.js';
+import type { ThreadPoolExecutor } from '../thread-pool-executor.js';
 import { Workspaces } from '../workspaces.js';
 import { rebaseContext, rebasePrompt, renderRebasedInstance } from './rebase-instance.js';
 
@@ -130,22 +129,18 @@ export async function runRebaseAttempt(a: RebaseAttemptInput): Promise<RebaseAtt
     const t: TaskState = { task, level: 0, status: 'active', expanded: true, instances: [inst] };
     const tasks = new Map([[task.id, t]]);
     const instances = new Map([[id, inst]]);
-    // The run's budget with what the run spent so far; the task's per-instance budget for this re-run.
-    const ledger = new BudgetLedger(a.recipe.budget);
+    // The run's limits as the run has them (executionStack), with what the run spent so far; the
+    // task's per-instance budget for this re-run.
+    const stack = executionStack({ recipe: a.recipe, replay: a.fold, taskOf: () => task, stopping: () => undefined });
+    const { ledger, admission } = stack;
+    broker = stack.broker;
     ledger.charge(['run'], { usd: a.fold.spend.cost, tokens: a.fold.spend.totalTokens });
     ledger.setLimits(`instance:${id}`, task.budget);
-    const admission = new Admission({ recipe: a.recipe, ledger, taskOf: () => task, stopping: () => undefined });
-    const rateLimits: Record<string, number> = { ...a.recipe.rateLimit.perModel };
-    if (a.recipe.rateLimit.default !== undefined) rateLimits['*'] = a.recipe.rateLimit.default;
-    const providerRateLimits = Object.fromEntries(
-      Object.entries(a.recipe.providerLimits).map(([name, l]) => [name, l.rateLimit]),
-    );
-    broker = new PermitBroker({ rateLimits, providerRateLimits, budget: ledger });
     const router = new MessageRouter(runDirectory(tasks, instances));
     const launches = new Map<string, AgentLaunch[]>();
-    const pool = new ThreadPoolExecutor({
+    const pool = stack.threadPool({
       concurrency: 1,
-      pairSlots: task.kind === 'pair' ? 1 : 0,
+      pairs: task.kind === 'pair',
       instanceCount: 1,
       onThreadError: (err) =>
         emit({ ...ref, type: 'agent_event', event: { type: 'worker_error', error: String(err) } }),
