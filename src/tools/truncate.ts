@@ -106,25 +106,36 @@ function limitsOf(options?: TruncationOptions): { maxLines: number; maxBytes: nu
   };
 }
 
-/** Keeps whole lines from the top while both limits hold. Never emits a partial line. */
-export function truncateHead(input: string | Uint8Array, options?: TruncationOptions): TruncationResult {
+/** The input measured against the limits; `whole` is the answer when all of it fits. */
+function measure(input: string | Uint8Array, options?: TruncationOptions) {
   const { maxLines, maxBytes } = limitsOf(options);
   const src = toSource(input);
   const totalBytes = src.totalBytes();
   const totalLines = src.countNewlines() + 1;
+  const fits = totalLines <= maxLines && totalBytes <= maxBytes;
+  const whole: TruncationResult | undefined = fits
+    ? {
+        content: src.text(0, src.length),
+        truncated: false,
+        truncatedBy: null,
+        totalLines,
+        totalBytes,
+        outputLines: totalLines,
+        outputBytes: totalBytes,
+        lastLinePartial: false,
+        firstLineExceedsLimit: false,
+        maxLines,
+        maxBytes,
+      }
+    : undefined;
+  return { src, maxLines, maxBytes, totalLines, totalBytes, whole };
+}
+
+/** Keeps whole lines from the top while both limits hold. Never emits a partial line. */
+export function truncateHead(input: string | Uint8Array, options?: TruncationOptions): TruncationResult {
+  const { src, maxLines, maxBytes, totalLines, totalBytes, whole } = measure(input, options);
+  if (whole) return whole;
   const base = { totalLines, totalBytes, maxLines, maxBytes, lastLinePartial: false };
-  if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    const content = src.text(0, src.length);
-    return {
-      ...base,
-      content,
-      truncated: false,
-      truncatedBy: null,
-      outputLines: totalLines,
-      outputBytes: totalBytes,
-      firstLineExceedsLimit: false,
-    };
-  }
 
   let lines = 0;
   let bytes = 0;
@@ -161,23 +172,9 @@ export function truncateHead(input: string | Uint8Array, options?: TruncationOpt
  * the byte limit, keeps its last `maxBytes` bytes, starting on a character boundary.
  */
 export function truncateTail(input: string | Uint8Array, options?: TruncationOptions): TruncationResult {
-  const { maxLines, maxBytes } = limitsOf(options);
-  const src = toSource(input);
-  const totalBytes = src.totalBytes();
-  const totalLines = src.countNewlines() + 1;
+  const { src, maxLines, maxBytes, totalLines, totalBytes, whole } = measure(input, options);
+  if (whole) return whole;
   const base = { totalLines, totalBytes, maxLines, maxBytes, firstLineExceedsLimit: false };
-  if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    const content = src.text(0, src.length);
-    return {
-      ...base,
-      content,
-      truncated: false,
-      truncatedBy: null,
-      outputLines: totalLines,
-      outputBytes: totalBytes,
-      lastLinePartial: false,
-    };
-  }
 
   let lines = 0;
   let bytes = 0;
