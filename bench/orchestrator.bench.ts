@@ -57,6 +57,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { defaultThreadCount } from '../src/orchestrator/pool.js';
 import type * as RunRecipeModule from '../src/orchestrator/run-recipe.js';
+import { scaleThousand, type ThousandContext } from './scale-thousand.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -439,95 +440,20 @@ async function scale(): Promise<void> {
         `event-loop delay p99 ${mid(n, 'delayP99').toFixed(1)} ms, max ${mid(n, 'delayMax').toFixed(1)} ms  ${goals}`,
     );
   }
-  await scaleThousand(base / 32);
+  await scaleThousand(thousandContext(), base / 32);
 }
 
-/** Runs 1,000 agents, `at` a time (issue 41): the goals are on the whole process, coordinator and threads. */
-const THOUSAND = flag('thousand', 1_000);
-const THOUSAND_AT = flag('thousand-at', 64);
-
-function thousandLine(label: string, r: InProcessRun, base32PerAgent: number | undefined): string {
-  const gib = r.peakMb / 1024;
-  const linear =
-    base32PerAgent !== undefined
-      ? `; ${(r.ms / THOUSAND).toFixed(1)} ms/agent = ${(r.ms / THOUSAND / base32PerAgent).toFixed(2)}x the 32-agent rate`
-      : '';
-  return (
-    `  ${label.padEnd(34)} wall ${r.ms.toFixed(0).padStart(6)} ms${linear}\n` +
-    `  ${''.padEnd(34)} peak RSS ${r.peakMb.toFixed(0)} MB (goal <= 2 GiB, now/goal ${(gib / 2).toFixed(2)}); ` +
-    `event-loop delay p99 ${r.delayP99.toFixed(1)} ms (goal <= 50 ms, now/goal ${(r.delayP99 / 50).toFixed(2)}), max ${r.delayMax.toFixed(1)} ms`
-  );
-}
-
-/**
- * 1,000 agents (3 tool turns + answer each, the instant scripted model), 64 at a time: once with
- * the agents on this process's worker threads, once through Redis on 3 worker processes
- * (`orchestrate worker`, 22 agents each; a redis-server of our own on a free port). RSS is this
- * process's (the distributed line: the coordinator alone; the workers are other processes).
- */
-async function scaleThousand(base32PerAgent: number | undefined): Promise<void> {
-  console.log(
-    `scale (issue 41): ${THOUSAND} agents x (3 tool turns + answer), ${THOUSAND_AT} at a time, instant scripted model; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
-  );
-  const dir = fanOutFolder(join(work, `scale-${THOUSAND}`), THOUSAND, false, THOUSAND_AT);
-  console.log(thousandLine('worker threads in this process', await inProcessRun(dir, THOUSAND), base32PerAgent));
-  if (spawnSync('redis-server', ['--version']).status !== 0) {
-    console.log('  distributed: skipped (no redis-server on PATH)');
-    return;
-  }
-  const { startRedis } = await import('../test/helpers/redis-server.js');
-  const { RedisExecutor } = (await import(
-    pathToFileURL(join(DIST, 'cluster/redis-executor.js')).href
-  )) as typeof import('../src/cluster/redis-executor.js');
-  const { ClusterTrust } = (await import(
-    pathToFileURL(join(DIST, 'cluster/cluster-trust.js')).href
-  )) as typeof import('../src/cluster/cluster-trust.js');
-  const redis = await startRedis();
-  const secret = 'bench-cluster-secret-0123456789abcdef';
-  const workers: ChildProcess[] = [];
-  try {
-    const perWorker = Math.ceil(THOUSAND_AT / 3);
-    for (const name of ['w1', 'w2', 'w3']) {
-      const w = spawn(
-        process.execPath,
-        [
-          CLI,
-          'worker',
-          '--redis',
-          redis.url,
-          '--name',
-          name,
-          '--concurrency',
-          String(perWorker),
-          '--workdir',
-          mkdtempSync(join(work, `${name}-`)),
-        ],
-        { env: { ...process.env, ORCHESTRATE_CLUSTER_SECRET: secret }, stdio: ['ignore', 'ignore', 'pipe'] },
-      );
-      workers.push(w);
-      // Ready once it says so (on stderr, where its log goes; the log is kept for an early exit only).
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        w.stderr!.on('data', (d: Buffer) => {
-          out = (out + d.toString()).slice(-4000);
-          if (out.includes(' ready: ')) resolve();
-        });
-        w.once('exit', (code) => reject(new Error(`worker ${name} exited ${code}: ${out}`)));
-      });
-    }
-    const executor = new RedisExecutor({ url: redis.url, trust: ClusterTrust.withSecret(secret) });
-    try {
-      const r = await inProcessRun(dir, THOUSAND, executor);
-      console.log(thousandLine(`3 workers through Redis (${perWorker} each)`, r, base32PerAgent));
-    } finally {
-      // Its Redis connections would keep the bench alive.
-      await executor.close();
-    }
-  } finally {
-    for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
-    await redis.stop();
-  }
+/** What the 1,000-agent lines (scale-thousand.ts) need of this bench. */
+function thousandContext(): ThousandContext {
+  return {
+    work,
+    dist: DIST,
+    cli: CLI,
+    agents: flag('thousand', 1_000),
+    at: flag('thousand-at', 64),
+    folder: (dir, n, at) => fanOutFolder(dir, n, false, at),
+    run: inProcessRun,
+  };
 }
 
 async function monorepo(): Promise<void> {
@@ -634,7 +560,7 @@ try {
   if (ONLY.has('thread')) await threadStart();
   if (ONLY.has('scale')) await scale();
   // Only the 1,000-agent lines (without the 32/100/200 rounds): --only thousand.
-  if (ONLY.has('thousand') && !ONLY.has('scale')) await scaleThousand(undefined);
+  if (ONLY.has('thousand') && !ONLY.has('scale')) await scaleThousand(thousandContext(), undefined);
   if (ONLY.has('monorepo')) await monorepo();
   console.log(`load: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
 } finally {
