@@ -9,7 +9,7 @@ import { liveLeaseHolder } from '../run/run-lease.js';
 import { MCP_SERVER_DEFAULTS, NOISY_EVENT_TYPES } from '../service/mcp-server-defaults.js';
 import { listRunsIn } from '../service/list-runs.js';
 import { runStatus, showInstance } from '../service/show-run.js';
-import { readEventsPage, runLogSize } from './run-events-page.js';
+import { readEventsPage, runLogSize } from '../service/run-events-page.js';
 import { instanceArg, locateRun, runArg, runDirArg, runsDirOf } from './tool-args.js';
 import { dataReply, defineTool, ToolError } from './tool-table.js';
 

@@ -13,7 +13,7 @@ import type { countStatuses } from '../run/run-fold.js';
 import { describeHolder, liveLeaseHolder } from '../run/run-lease.js';
 import { readRunLog } from '../run/run-store.js';
 import { runStatus } from '../service/show-run.js';
-import { LAUNCH_LOG, type LaunchedRun } from './run-launcher.js';
+import { LAUNCH_LOG, type LaunchedRun } from '../service/run-launcher.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
 import {
   loadOptionsOf,

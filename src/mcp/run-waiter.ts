@@ -6,8 +6,8 @@
 // got), or when the client cancels the request (the run goes on; run_status / run_events follow it).
 import { applyEvent, countStatuses, createRunState, instancesInTaskOrder, type RunState } from '../run/run-fold.js';
 import { MCP_SERVER_DEFAULTS } from '../service/mcp-server-defaults.js';
-import type { LaunchedRun } from './run-launcher.js';
-import { readEventsPage } from './run-events-page.js';
+import type { LaunchedRun } from '../service/run-launcher.js';
+import { readEventsPage } from '../service/run-events-page.js';
 import type { ToolCall } from './tool-table.js';
 
 export type WaitEnd = 'ended' | 'process_exited' | 'cancelled';

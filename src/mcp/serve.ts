@@ -11,7 +11,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { packageVersion } from '../util/package-version.js';
 import { serverToken, TOKEN_ENV, tokenFilePath, type HttpToken } from './http-token.js';
-import { RunLauncher } from './run-launcher.js';
+import { RunLauncher } from '../service/run-launcher.js';
 import { createOrchestrateServer } from './server.js';
 import type { ServerContext } from './tool-table.js';
 

@@ -12,7 +12,7 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { RunLauncher } from './run-launcher.js';
+import type { RunLauncher } from '../service/run-launcher.js';
 
 /** What every tool may use: where the server runs and how it starts runs. */
 export interface ServerContext {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { LaunchedRun } from '../../src/mcp/run-launcher.js';
+import type { LaunchedRun } from '../../src/service/run-launcher.js';
 import { runStatus } from '../../src/service/show-run.js';
 import { ProgressSender, waitForRun } from '../../src/mcp/run-waiter.js';
 import type { ToolCall } from '../../src/mcp/tool-table.js';

@@ -5,7 +5,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readEventsPage, runLogSize } from '../../src/mcp/run-events-page.js';
+import { readEventsPage, runLogSize } from '../../src/service/run-events-page.js';
 
 const made: string[] = [];
 afterAll(() => {

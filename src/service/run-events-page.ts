@@ -1,8 +1,9 @@
-// One page of a run's event log from a cursor, for the run_events tool and for a tool that waits
-// on a run. The cursor is the byte offset in run.jsonl just after the last line read: appending
-// never moves it, so a client polling a live run gets every event exactly once, and a line still
-// being written (no newline yet) waits for the next page. Paths come back absolute, as
-// readRunLog and `orchestrate watch` give them.
+// One page of a run's event log from a cursor, for the MCP run_events tool and for a tool that
+// waits on a run (any reader that polls a run from another process). The cursor is the byte
+// offset in run.jsonl just after the last line read: appending never moves it, so a client
+// polling a live run gets every event exactly once, and a line still being written (no newline
+// yet) waits for the next page. Paths come back absolute, as readRunLog and `orchestrate watch`
+// give them.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunEventSchema, type RunEvent } from '../run/run-events.js';

@@ -1,5 +1,5 @@
-// Starts runs for the MCP server as processes of their own: `orchestrate run` / `orchestrate
-// resume`, detached, so a run outlives the server (a client closes its MCP servers whenever its
+// Starts runs as processes of their own (the MCP server's run_recipe / resume tools; the web view
+// later): `orchestrate run` / `orchestrate resume`, detached, so a run outlives the server (a client closes its MCP servers whenever its
 // session ends) exactly as a run started in a terminal does, and is driven by the same control
 // socket `orchestrate cancel` / `steer` use. A launch returns once the process holds its run
 // folder's lease (its pid is in the lease file), which is how the run id is learned without
@@ -10,7 +10,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, 
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readRunLease } from '../run/run-lease.js';
-import { MCP_SERVER_DEFAULTS } from '../service/mcp-server-defaults.js';
+import { MCP_SERVER_DEFAULTS } from './mcp-server-defaults.js';
 import { killProcessGroup } from '../util/kill-process-group.js';
 import { runLogSize } from './run-events-page.js';
 
