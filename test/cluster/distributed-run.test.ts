@@ -33,12 +33,18 @@ const skip = skipWithoutRedis('distributed runs');
 const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
 let redis: RedisServerHandle;
 const children: ChildProcess[] = [];
+/** The workers the current test started (their stderr is printed when it fails). */
+const started: { name: string; stderr(): string }[] = [];
 const workdirs: string[] = [];
 
 beforeAll(async () => {
   if (!skip) redis = await startRedis();
 });
-afterEach(async () => {
+afterEach(async (ctx) => {
+  // A failed test (a timeout too) shows what its workers said: a hang leaves no other trace.
+  if (ctx.task.result?.state === 'fail')
+    for (const w of started) console.error(`--- worker ${w.name} stderr (tail):\n${w.stderr().slice(-4000)}`);
+  started.length = 0;
   // Every worker of a test ends with it (drain), or is killed if it does not.
   await Promise.all(children.splice(0).map((c) => stopChild(c)));
 });
@@ -85,6 +91,7 @@ async function startWorker(
   child.stdout?.resume();
   await until(() => err.includes(`worker ${name} ready`) || child.exitCode !== null, `worker ${name} to start`, 60_000);
   if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${err}`);
+  started.push({ name, stderr: () => err });
   return { child, name, workdir, stderr: () => err };
 }
 
@@ -145,6 +152,47 @@ function expectRenamed(dir: string, names: string[]): void {
   }
 }
 
+/** The fan-out's conversations for a local API (the real SDK on the wire), so a test can hold a call. */
+function renameResponder(names: string[]) {
+  return conversationResponder(
+    names.map((n) => ({
+      match: new RegExp(`Rename the service in svc/${n}\\b`),
+      turns: [
+        {
+          tools: [
+            {
+              name: 'edit',
+              args: { path: 'config.txt', edits: [{ oldText: 'name: old', newText: `name: ${n}-renamed` }] },
+            },
+          ],
+        },
+        { tools: [{ name: 'write', args: { path: 'NOTES.md', content: `renamed ${n}\n` } }] },
+        { text: `Renamed ${n}.` },
+      ],
+    })),
+  );
+}
+
+/** fanOutProject with its model behind a local API instead of the scripted provider. */
+function apiFanOutProject(names: string[], opts: { concurrency?: number } = {}): string {
+  const dir = fanOutProject(names, opts);
+  const recipe = join(dir, 'recipe.yaml');
+  writeFileSync(
+    recipe,
+    readFileSync(recipe, 'utf8').replace('provider: scripted\nscript: script.yaml\n', 'model: claude-haiku-4-5\n'),
+  );
+  return dir;
+}
+
+/** Model replies so far in a request (the turn it asks for). */
+const repliesIn = (body: { messages: { role: string }[] }): number =>
+  body.messages.filter((m) => m.role === 'assistant').length;
+
+/** The coordinator needs no key of its own: its agents call the model from the workers. */
+const NO_COORDINATOR_KEY: RunOptions = {
+  env: { ...process.env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+};
+
 const workersOf = (log: RunEvent[]): Set<string | undefined> =>
   new Set(ofType(log, 'instance_start').map((e) => e.worker));
 
@@ -203,29 +251,12 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     // call the victim makes after its first edit hangs, so none of its agents can finish before the
     // kill however slow the machine is; the rescuer's calls are answered.
     const names = ['k1', 'k2', 'k3'];
-    const responder = conversationResponder(
-      names.map((n) => ({
-        match: new RegExp(`Rename the service in svc/${n}\\b`),
-        turns: [
-          {
-            tools: [
-              {
-                name: 'edit',
-                args: { path: 'config.txt', edits: [{ oldText: 'name: old', newText: `name: ${n}-renamed` }] },
-              },
-            ],
-          },
-          { tools: [{ name: 'write', args: { path: 'NOTES.md', content: `renamed ${n}\n` } }] },
-          { text: `Renamed ${n}.` },
-        ],
-      })),
-    );
+    const responder = renameResponder(names);
     const held = new Set<string>();
     const server = await startFakeAnthropic({
       respond: (req) => {
         const fromVictim = JSON.stringify(req.headers).includes('sk-test-victim');
-        const replies = (req.body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length;
-        if (fromVictim && replies >= 1 && !isSummaryRequest(req.body)) {
+        if (fromVictim && repliesIn(req.body) >= 1 && !isSummaryRequest(req.body)) {
           held.add(/svc\/(\w+)/.exec(conversationKey(req.body))?.[1] ?? '?');
           return { kind: 'hang' };
         }
@@ -235,18 +266,9 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
     try {
       const api = (key: string) => ({ ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: server.url });
       const victim = await startWorker('victim', 4, api('sk-test-victim'));
-      const dir = fanOutProject(names, { concurrency: 3 });
-      writeFileSync(
-        join(dir, 'recipe.yaml'),
-        readFileSync(join(dir, 'recipe.yaml'), 'utf8').replace(
-          'provider: scripted\nscript: script.yaml\n',
-          'model: claude-haiku-4-5\n',
-        ),
-      );
+      const dir = apiFanOutProject(names, { concurrency: 3 });
       gitInit(dir);
-      const running = runHere(dir, {
-        env: { ...process.env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
-      });
+      const running = runHere(dir, NO_COORDINATOR_KEY);
       // Kill it once every agent made its first edit there (the edit is in the streamed session)
       // and asked for its next turn (held above).
       const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
@@ -285,25 +307,47 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
   }, 240_000);
 
   it('SIGTERM drains a worker: its running agent finishes, then it exits 0', async () => {
-    const w = await startWorker('drainee', 2);
-    const dir = fanOutProject(['d1'], { delayMs: 1500 });
-    const running = runHere(dir);
-    const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
-    await until(
-      () =>
-        runFolderName(join(dir, 'runs')) !== undefined && existsSync(join(runDir(), 'sessions', 'rename.svc-d1.jsonl')),
-      'the agent to start',
-      60_000,
-    );
-    const exit = exited(w.child);
-    w.child.kill('SIGTERM');
-    const out = await running;
-    expect(out.status).toBe('succeeded');
-    expectRenamed(dir, ['d1']);
-    const e = await exit;
-    expect(e.code).toBe(0);
-    expect(w.stderr()).toMatch(/draining: no new agents; waiting for 1 running/);
-  }, 120_000);
+    // The agent's second model call is held until the worker says it drains: the agent is running
+    // when SIGTERM comes, however slow the machine (an event, not a 1.5 s scripted delay).
+    const responder = renameResponder(['d1']);
+    let release = (): void => {};
+    const released = new Promise<void>((r) => (release = r));
+    let held = false;
+    const server = await startFakeAnthropic({
+      respond: async (req) => {
+        if (repliesIn(req.body) === 1 && !isSummaryRequest(req.body)) {
+          held = true;
+          await released;
+        }
+        return responder(req);
+      },
+    });
+    try {
+      const w = await startWorker('drainee', 2, {
+        ANTHROPIC_API_KEY: 'sk-test-worker',
+        ANTHROPIC_BASE_URL: server.url,
+      });
+      const dir = apiFanOutProject(['d1']);
+      const running = runHere(dir, NO_COORDINATOR_KEY);
+      await until(() => held, "the agent's second model call", 90_000);
+      const exit = exited(w.child);
+      w.child.kill('SIGTERM');
+      await until(
+        () => /draining: no new agents; waiting for 1 running/.test(w.stderr()),
+        'the worker to say it drains',
+        90_000,
+      );
+      release();
+      const out = await running;
+      expect(out.status).toBe('succeeded');
+      expectRenamed(dir, ['d1']);
+      const e = await exit;
+      expect(e.code).toBe(0);
+    } finally {
+      release();
+      await server.close();
+    }
+  }, 240_000);
 
   it('a planner/worker pair split over two workers: the planner reviews the files the worker wrote elsewhere', async () => {
     await Promise.all([
@@ -404,7 +448,7 @@ tasks:
     await until(
       () => /dropped|no longer holds the run/.test(w.stderr()) || ofType(events(runDir()), 'run_end').length > 0,
       'the worker to note the old jobs',
-      30_000,
+      90_000,
     );
   }, 180_000);
 
