@@ -160,10 +160,10 @@ function cancelledInstances(state: RunState): InstanceState[] {
   return instancesInTaskOrder(state).filter((i) => i.status === 'cancelled' && !pairOf(state, i));
 }
 
-/** Who cancelled an instance: the accepted cancel's `by`, else its error ("cancelled by ..."). */
+/** Who cancelled an instance: the accepted cancel's `by` (a log without that control event names nobody). */
 function cancelledBy(state: RunState, inst: InstanceState): string {
   const accepted = controlsOf(state, inst).filter((c) => c.action === 'cancel' && c.ok);
-  const by = accepted.at(-1)?.by ?? inst.error?.replace(/^cancelled by /, '');
+  const by = accepted.at(-1)?.by;
   return by ? ` (by ${oneLine(by)})` : '';
 }
 

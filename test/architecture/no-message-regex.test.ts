@@ -87,11 +87,6 @@ const ALLOWED: { file: string; contains: string; why: string }[] = [
     why: "zod's issue wording, shortened for the model",
   },
   {
-    file: 'display/final-summary.ts',
-    contains: "inst.error?.replace(/^cancelled by /, '')",
-    why: "debt: an old log without the control event; the cancel's `by` is the data",
-  },
-  {
     file: 'recipe/agent-file.ts',
     contains: 'n.message.replace(/^warning: ',
     why: 'debt: re-words a warning of the recipe loader for the agent file',
