@@ -6,7 +6,15 @@ import { defaultMaxTokens } from './models.js';
 import { sanitizeSurrogates } from './sanitize.js';
 import { plainSystemPrompt } from './system-prompt-parts.js';
 import { transformMessages } from './transform-messages.js';
-import type { Context, ImageContent, Model, StreamOptions, TextContent, ToolResultMessage } from './types.js';
+import type {
+  AssistantMessage,
+  Context,
+  ImageContent,
+  Model,
+  StreamOptions,
+  TextContent,
+  ToolResultMessage,
+} from './types.js';
 
 type ChatParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -33,6 +41,14 @@ function text(blocks: readonly (TextContent | ImageContent)[] | string): string 
 
 function images(blocks: readonly (TextContent | ImageContent)[] | string): ImageContent[] {
   return typeof blocks === 'string' ? [] : blocks.filter((b): b is ImageContent => b.type === 'image');
+}
+
+/** What an assistant message said: its text blocks joined as they streamed (no separator). */
+function assistantText(m: AssistantMessage): string {
+  return m.content
+    .filter((b) => b.type === 'text')
+    .map((b) => sanitizeSurrogates(b.text))
+    .join('');
 }
 
 /** A tool result as a tool message's text (tool messages carry text only). */
@@ -77,10 +93,7 @@ export function toChatMessages(model: Model, context: Context): ChatMessage[] {
         out.push({ role: 'user', content: parts });
       }
     } else if (m.role === 'assistant') {
-      const said = m.content
-        .filter((b) => b.type === 'text')
-        .map((b) => sanitizeSurrogates(b.text))
-        .join('');
+      const said = assistantText(m);
       const calls = m.content.filter((b) => b.type === 'toolCall');
       if (said === '' && calls.length === 0) continue; // nothing a server would accept
       const msg: OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam = {
@@ -164,10 +177,7 @@ export function toResponsesInput(model: Model, context: Context): ResponsesInput
       }
       out.push({ role: 'user', content: parts });
     } else if (m.role === 'assistant') {
-      const said = m.content
-        .filter((b) => b.type === 'text')
-        .map((b) => sanitizeSurrogates(b.text))
-        .join('');
+      const said = assistantText(m);
       if (said !== '') out.push({ role: 'assistant', content: said });
       for (const c of m.content) {
         if (c.type === 'toolCall')
