@@ -27,9 +27,32 @@ const fail = (error: string): Fail => ({ ok: false, error });
 
 export class TaskBoard {
   private readonly items: Board = new Map();
+  /**
+   * Kept as items change, so neither asks every item: the number the next created item takes (it
+   * was the highest number on the board plus one, found by a scan per create) and, per instance,
+   * the items its agents have in progress (an instance's end scanned the whole board): with N
+   * items both made a run O(N^2).
+   */
+  private nextNumber = 1;
+  private readonly inProgress = new Map<string, Set<string>>();
 
   constructor(private readonly opts: TaskBoardOptions) {
-    for (const [id, item] of opts.restored ?? []) this.items.set(id, structuredClone(item));
+    for (const [id, item] of opts.restored ?? []) this.put(structuredClone(item));
+  }
+
+  /** Stores an item and keeps the next number and the in-progress index current. */
+  private put(item: BoardItem): void {
+    const before = this.items.get(item.id);
+    if (before?.status === 'in_progress' && before.owner !== undefined)
+      this.inProgress.get(instanceOfKey(before.owner))?.delete(item.id);
+    applyBoardEvent(this.items, { item });
+    if (/^\d+$/.test(item.id)) this.nextNumber = Math.max(this.nextNumber, Number(item.id) + 1);
+    if (item.status === 'in_progress' && item.owner !== undefined) {
+      const owner = instanceOfKey(item.owner);
+      const ids = this.inProgress.get(owner) ?? new Set<string>();
+      ids.add(item.id);
+      this.inProgress.set(owner, ids);
+    }
   }
 
   /** The board now (read-only use: views and for_each read it). */
@@ -101,9 +124,8 @@ export class TaskBoard {
     const missing = blockedBy.filter((id) => !this.items.has(id));
     if (missing.length) return fail(`blocked_by names no task: ${missing.map((id) => `#${id}`).join(', ')}`);
     // The next number after the highest numbered item (named seeds such as `docs` take none).
-    const n = Math.max(0, ...[...this.items.keys()].map((id) => (/^\d+$/.test(id) ? Number(id) : 0))) + 1;
     const item: BoardItem = {
-      id: String(n),
+      id: String(this.nextNumber),
       subject,
       status: 'pending',
       blockedBy,
@@ -167,8 +189,10 @@ export class TaskBoard {
    * can take them. A task it finished or was merely assigned stays as it is.
    */
   releaseInstance(instance: string, why: string): void {
-    for (const item of this.items.values()) {
-      if (item.status !== 'in_progress' || item.owner === undefined || instanceOfKey(item.owner) !== instance) continue;
+    for (const id of [...(this.inProgress.get(instance) ?? [])]) {
+      const item = this.items.get(id);
+      if (!item || item.status !== 'in_progress' || item.owner === undefined || instanceOfKey(item.owner) !== instance)
+        continue;
       const next = structuredClone(item);
       next.status = 'pending';
       delete next.owner;
@@ -179,7 +203,7 @@ export class TaskBoard {
 
   private commit(change: BoardChange, by: string, item: BoardItem): void {
     this.opts.record({ type: 'board_task', change, by, item });
-    applyBoardEvent(this.items, { item });
+    this.put(item);
   }
 
   /** What an agent is shown: the item with its open blockers. */
