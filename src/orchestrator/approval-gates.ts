@@ -17,7 +17,6 @@ import type { RunState } from '../run/run-fold.js';
 import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import { skippedEvent } from './attempt-lifecycle.js';
 import { DeadlineGate, type GateEvent } from './deadline-gate.js';
-import { decidePublishGate } from './publish/publish-gate-rules.js';
 
 /** One gate as a decision sees it: its instance, its record, and whether the instance ended otherwise. */
 export interface GateEntry {
@@ -105,6 +104,14 @@ export function boardOfFold(runId: string, fold: RunState): GateBoard {
 /** Why a rejected instance was skipped (its instance_skipped reason). */
 export function rejectionReason(rec: ApprovalRecord): string {
   return `not approved: ${describeApproval(rec)}`;
+}
+
+/** Why an answer to a publish gate cannot apply: the run has none (naming its tasks' own gates, if any). */
+export function noPublishGateError(runId: string, taskGated: readonly string[] | undefined): string {
+  const other = taskGated?.length
+    ? `; its approval gates are on tasks (answer with --task): ${taskGated.join(', ')}`
+    : '';
+  return `run ${runId} has no publish gate (no publish: block has approve:)${other}`;
 }
 
 /** What a reply says an answer did. */
@@ -211,8 +218,7 @@ export class ApprovalGates {
     if (a.gate === 'publish') {
       if (this.publish) return this.publish.answer(a, by);
       const taskGated = [...this.hands.tasks].filter(([, t]) => t.task.approve).map(([id]) => id);
-      const d = decidePublishGate({ runId: this.hands.runId, gated: [], gates: new Map(), taskGated }, a);
-      return { ok: false, error: d.ok ? `run ${this.hands.runId} has no publish gate` : d.error };
+      return { ok: false, error: noPublishGateError(this.hands.runId, taskGated) };
     }
     const d = decideApproval(this.board(), a);
     if (!d.ok) return { ok: false, error: d.error };

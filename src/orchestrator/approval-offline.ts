@@ -9,19 +9,38 @@ import type { ApprovalAnswer } from '../run/run-control.js';
 import { foldEvents } from '../run/run-fold.js';
 import { takeRunLease } from '../run/run-lease.js';
 import { readRunLog, RunStore } from '../run/run-store.js';
-import { answeredMessage, boardOfFold, decideApproval } from './approval-gates.js';
-import { decidePublishGate } from './publish/publish-gate-rules.js';
-import { loadRunRecipe } from './publish/run-recipe-of.js';
+import type { RunState } from '../run/run-fold.js';
+import { answeredMessage, boardOfFold, decideApproval, noPublishGateError } from './approval-gates.js';
 
 export type OfflineAnswer = { ok: true; message: string } | { ok: false; error: string; live?: boolean };
 
-export async function answerApprovalOffline(runDir: string, a: ApprovalAnswer, by: string): Promise<OfflineAnswer> {
+/**
+ * Answers a publish gate offline (the publish layer's, publish/publish-gate-offline.ts), called
+ * under the run's lease with the folded log.
+ */
+export type OfflineEndGate = (
+  runDir: string,
+  runId: string,
+  fold: RunState,
+  a: ApprovalAnswer,
+  by: string,
+) => OfflineAnswer;
+
+export async function answerApprovalOffline(
+  runDir: string,
+  a: ApprovalAnswer,
+  by: string,
+  endGate?: OfflineEndGate,
+): Promise<OfflineAnswer> {
   const runId = basename(runDir);
   const taken = takeRunLease(runDir, runId);
   if (!taken.ok) return { ok: false, error: taken.message, ...(taken.holder ? { live: true } : {}) };
   try {
     const fold = foldEvents(readRunLog(join(runDir, 'run.jsonl')).events);
-    if (a.gate === 'publish') return answerPublishGate(runDir, runId, fold, a, by);
+    if (a.gate === 'publish')
+      return endGate
+        ? endGate(runDir, runId, fold, a, by)
+        : { ok: false, error: noPublishGateError(runId, tasksWithGates(runId, fold)) };
     const d = decideApproval(boardOfFold(runId, fold), a);
     if (!d.ok) return { ok: false, error: d.error };
     const decision = decisionOf(a);
@@ -42,50 +61,18 @@ export async function answerApprovalOffline(runDir: string, a: ApprovalAnswer, b
   }
 }
 
-/**
- * A publish gate answered while no coordinator holds the run (the caller holds its lease): waiting,
- * not reached yet, or (approve only) rejected before: a run that ended may still be approved.
- */
-function answerPublishGate(
-  runDir: string,
-  runId: string,
-  fold: ReturnType<typeof foldEvents>,
-  a: ApprovalAnswer,
-  by: string,
-): OfflineAnswer {
-  const loaded = loadRunRecipe(runDir, process.cwd(), process.env);
-  const gated = new Set(fold.publishGates.keys());
-  if (loaded.ok) for (const t of loaded.recipe.tasks) if (t.publish?.approve) gated.add(t.id);
-  const taskGated = boardOfFold(runId, fold)
+/** The tasks whose instances reached an approval gate. */
+export function tasksWithGates(runId: string, fold: RunState): string[] {
+  return boardOfFold(runId, fold)
     .gates.map((g) => g.task)
     .filter((t, i, all) => all.indexOf(t) === i);
-  const d = decidePublishGate({ runId, gated: [...gated], gates: fold.publishGates, taskGated, ended: true }, a);
-  if (!d.ok) return { ok: false, error: d.error };
-  const decision = decisionOf(a);
-  const error = appendAnswers(
-    runDir,
-    d.tasks.map((task) => ({ gate: 'publish' as const, task, key: task })),
-    decision,
-    a,
-    by,
-  );
-  if (error) return { ok: false, error };
-  const next =
-    decision === 'rejected'
-      ? 'nothing will be pushed'
-      : fold.lastEndStatus === 'succeeded'
-        ? `\`orchestrate publish ${runId} --apply\` publishes the changesets`
-        : `\`orchestrate resume ${runId}\` publishes the changesets (or \`orchestrate publish ${runId} --apply\`)`;
-  return {
-    ok: true,
-    message: `${decision} the publish gate of ${d.tasks.join(', ')}: recorded in run ${runId} (no coordinator holds it); ${next}`,
-  };
 }
 
-const decisionOf = (a: ApprovalAnswer) => (a.action === 'approve' ? ('approved' as const) : ('rejected' as const));
+export const decisionOf = (a: ApprovalAnswer) =>
+  a.action === 'approve' ? ('approved' as const) : ('rejected' as const);
 
 /** Appends one approval_given per gate answered, marked offline; the write error, if any. */
-function appendAnswers(
+export function appendAnswers(
   runDir: string,
   gates: readonly { gate?: 'publish'; task: string; key: string }[],
   decision: 'approved' | 'rejected',

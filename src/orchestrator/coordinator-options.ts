@@ -3,14 +3,32 @@ import type { Piscina } from 'piscina';
 import type { LoadedRecipe } from '../recipe/index.js';
 import type { RunControl } from '../run/run-control.js';
 import type { RunState } from '../run/run-fold.js';
-import type { UsageSummary } from '../run/run-events.js';
+import type { RunEventInput, UsageSummary } from '../run/run-events.js';
 import type { RunStatus, TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import type { InputsUsed } from '../run/trusted-recipe.js';
+import type { EndGate } from './approval-gates.js';
 import type { ExternalExecutor } from './instance-executor.js';
+
+/** What a gate at the run's end (endGate) is built from. */
+export interface EndGateRun {
+  runId: string;
+  runDir: string;
+  recipe: LoadedRecipe;
+  env: Readonly<Record<string, string | undefined>>;
+  replay?: RunState;
+  record(e: RunEventInput): void;
+  /** The gate was answered or its work finished: the run may end now. */
+  advance(): void;
+}
 
 export interface CoordinatorOptions {
   recipe: LoadedRecipe;
+  /**
+   * The gate that holds the run's end, if the recipe has one (the layer that composes a run passes
+   * the publish gate's, publish/publish-gate.ts: the core knows only the EndGate shape).
+   */
+  endGate?: (run: EndGateRun) => EndGate | undefined;
   store: RunStore;
   /** Resuming: the fold of the run's log (run/run-fold.ts). */
   replay?: RunState;

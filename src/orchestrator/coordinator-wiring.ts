@@ -11,7 +11,6 @@ import { type Admission, agentOf } from './admission.js';
 import type { AgentLaunch } from './agent-launch.js';
 import { failedEvent, type FailedEvent } from './attempt-lifecycle.js';
 import { ApprovalGates } from './approval-gates.js';
-import { PublishGates } from './publish/publish-gate.js';
 import { AttemptRunner } from './attempt-runner.js';
 import type { BudgetLedger } from './budget.js';
 import { CacheWarmup, warmsCache } from './cache-warmup.js';
@@ -187,20 +186,16 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     planChanged: () => files.planChanged(),
     boardItems: (t) => board.forEachItems(TaskBoard.forEachExpanded(t.task.id, (id) => host.instances.has(id))),
   });
-  // The publish gate (publish.approve) holds the run's end; it is one of the gates from the start.
-  const publishGate = recipe.tasks.some((t) => t.publish?.approve)
-    ? new PublishGates(
-        {
-          runId: store.runId,
-          runDir: store.dir,
-          recipe,
-          env,
-          record: (e) => host.record(e),
-          advance: () => host.advance(),
-        },
-        opts.replay,
-      )
-    : undefined;
+  // A gate at the run's end (the publish gate, offered by the layer that composes the run) is one of the gates from the start.
+  const endGate = opts.endGate?.({
+    runId: store.runId,
+    runDir: store.dir,
+    recipe,
+    env,
+    ...(opts.replay ? { replay: opts.replay } : {}),
+    record: (e) => host.record(e),
+    advance: () => host.advance(),
+  });
   const gates = new ApprovalGates(
     {
       runId: store.runId,
@@ -213,7 +208,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       },
     },
     opts.replay,
-    publishGate,
+    endGate,
   );
   // Context windows an agent learns from its server reach the run's other agents and the log.
   const windows = new LearnedWindowBook({

@@ -2,7 +2,6 @@
 // pick the runs folder, create (or reopen) the run store, and hand over to the Coordinator.
 import { basename, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { writeRunChangesets } from './publish/changeset-plan.js';
 import { Coordinator, type CoordinatorOptions, type RunOutcome } from './coordinator.js';
 import { loadRecipe, type LoadedRecipe, type LoadOptions, type RecipeProblem } from '../recipe/index.js';
 import { foldEvents } from '../run/run-fold.js';
@@ -28,6 +27,11 @@ export type RunOptions = Omit<CoordinatorOptions, 'recipe' | 'store' | 'replay' 
    * one in Redis, which its workers check (cluster/redis-run-lease.ts).
    */
   takeLease?: (dir: string, runId: string) => Promise<TakeRunLease>;
+  /**
+   * A step once the coordinator is done, under the run's lease (the layer that composes the run
+   * passes the publish layer's: its changesets.json, when a task has `publish:`).
+   */
+  afterRun?: (runDir: string, recipe: LoadedRecipe) => void;
 };
 
 function leaseOf(opts: RunOptions, dir: string, runId: string): Promise<TakeRunLease> {
@@ -100,7 +104,7 @@ export async function runLoadedRecipe(
     const captured = loadAndCaptureRecipe(store.dir, recipe.file, { ...load, env });
     if (!captured.ok) return { ok: false, kind: 'recipe', problems: captured.problems };
     opts.onStore?.(store);
-    const { takeLease: _take, ...coordinatorOpts } = opts;
+    const { takeLease: _take, afterRun: _after, ...coordinatorOpts } = opts;
     const coordinator = new Coordinator({
       ...coordinatorOpts,
       ...taken.lease.signals(opts),
@@ -109,21 +113,29 @@ export async function runLoadedRecipe(
       store,
       overrides: overridesOf(load),
     });
-    return { ok: true, outcome: await whileLeased(taken.lease, store, () => runThenPlan(coordinator, store, recipe)) };
+    return {
+      ok: true,
+      outcome: await whileLeased(taken.lease, store, () => runThenPlan(coordinator, store, recipe, opts.afterRun)),
+    };
   } finally {
     await taken.lease.release();
   }
 }
 
 /**
- * The run, then its changesets (changesets.json, when a task has `publish:`): computed from the
- * record just written, nothing pushed. A changeset that cannot be computed is left out; the run's
- * outcome stands (`orchestrate publish <run>` renders them again and says why).
+ * The run, then its end-of-run step (the publish layer's changesets.json): computed from the
+ * record just written, nothing pushed. A step that fails leaves the run's outcome as it is
+ * (`orchestrate publish <run>` renders the changesets again and says why).
  */
-async function runThenPlan(coordinator: Coordinator, store: RunStore, recipe: LoadedRecipe): Promise<RunOutcome> {
+async function runThenPlan(
+  coordinator: Coordinator,
+  store: RunStore,
+  recipe: LoadedRecipe,
+  afterRun: RunOptions['afterRun'],
+): Promise<RunOutcome> {
   const outcome = await coordinator.run();
   try {
-    writeRunChangesets(store.dir, recipe);
+    afterRun?.(store.dir, recipe);
   } catch {
     // the run folder is not writable any more: the outcome already says so when it matters
   }
@@ -218,7 +230,7 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
   );
   if (notice) opts.onNotice?.(store.redactText(notice));
   opts.onStore?.(store);
-  const { takeLease: _take, reloadRecipeBy: _reload, onNotice: _notice, ...coordinatorOpts } = opts;
+  const { takeLease: _take, reloadRecipeBy: _reload, onNotice: _notice, afterRun: _after, ...coordinatorOpts } = opts;
   const coordinator = new Coordinator({
     ...coordinatorOpts,
     ...lease.signals(opts),
@@ -231,6 +243,6 @@ async function resumeLeased(dir: string, cwd: string, lease: HeldRunLease, opts:
   });
   return {
     ok: true,
-    outcome: await whileLeased(lease, store, () => runThenPlan(coordinator, store, loaded.recipe)),
+    outcome: await whileLeased(lease, store, () => runThenPlan(coordinator, store, loaded.recipe, opts.afterRun)),
   };
 }

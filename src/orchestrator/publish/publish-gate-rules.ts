@@ -9,6 +9,7 @@ import type { Changeset } from '../../run/changesets.js';
 import type { ApprovalAnswer } from '../../run/run-control.js';
 import type { RunState } from '../../run/run-fold.js';
 import { didYouMean } from '../../util/did-you-mean.js';
+import { noPublishGateError } from '../approval-gates.js';
 import { diffstatText } from './changeset-plan.js';
 
 /** One line saying what a gate would publish: how many changesets, their repositories, the diffstat. */
@@ -72,13 +73,7 @@ export type PublishGateDecision = { ok: true; tasks: string[] } | { ok: false; e
 /** Which publish gates an answer applies to (a.task: one task, or '*' for every one), or why none. */
 export function decidePublishGate(board: PublishGateBoard, a: ApprovalAnswer): PublishGateDecision {
   if (board.gated.length === 0) {
-    const other = board.taskGated?.length
-      ? `; its approval gates are on tasks (answer with --task): ${board.taskGated.join(', ')}`
-      : '';
-    return {
-      ok: false,
-      error: `run ${board.runId} has no publish gate (no publish: block has approve:)${other}`,
-    };
+    return { ok: false, error: noPublishGateError(board.runId, board.taskGated) };
   }
   if (a.task !== '*' && !board.gated.includes(a.task)) {
     const near = didYouMean(a.task, board.gated);

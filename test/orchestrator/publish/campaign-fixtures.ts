@@ -5,6 +5,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
 import { tempProject } from '../helpers/run-fixtures.js';
 
 export const TOKEN = 'ghp_campaignTestToken0123456789abcdef';
@@ -84,7 +85,11 @@ export function filesUnder(dir: string): string[] {
 
 /** Runs the project's recipe.yaml (runs under dir/runs): the run folder; throws when it cannot start. */
 export async function runCampaign(dir: string): Promise<string> {
-  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+  const r = await runRecipeFile(
+    join(dir, 'recipe.yaml'),
+    { cwd: dir },
+    { ...runPublishing(), runsDir: join(dir, 'runs') },
+  );
   if (!r.ok) throw new Error(JSON.stringify(r));
   return r.outcome.dir;
 }

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { type CliRun, runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs } from '../helpers/run-fixtures.js';
@@ -43,7 +44,11 @@ describe('campaign on GitHub: publish, apply, track', () => {
   });
 
   it('the run writes changesets.json for the two changed repositories and touches no remote', async () => {
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { ...runPublishing(), runsDir: join(dir, 'runs') },
+    );
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
     runDir = r.outcome.dir;

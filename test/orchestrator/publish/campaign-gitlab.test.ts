@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
 import { runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs } from '../helpers/run-fixtures.js';
 import { GL_TOKEN, REPOS, filesUnder, project, recipe } from './campaign-fixtures.js';
@@ -25,7 +26,11 @@ describe('campaign on GitLab', () => {
       Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])),
     );
     writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'gitlab', `${gl.url}/api/v4`, 'Change ${{ repo.name }}'));
-    const run = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    const run = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { ...runPublishing(), runsDir: join(dir, 'runs') },
+    );
     if (!run.ok) throw new Error(JSON.stringify(run));
     const env = { PATH: process.env.PATH, GITLAB_TOKEN: GL_TOKEN };
     const opts = { cwd: dir, env };

@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
 import { runCli } from '../../cli/run-cli.js';
 import { cleanupTempDirs } from '../helpers/run-fixtures.js';
 import { GL_TOKEN, REPOS, TOKEN, project, withoutReloadNotice } from './campaign-fixtures.js';
@@ -55,7 +56,11 @@ describe('publish --apply after draft: changed', () => {
     gl = await fakeGitLab(GL_TOKEN, remotes);
     const write = (draft: boolean) => writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, gh!.url, gl!.url, draft));
     write(true);
-    const run = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    const run = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { ...runPublishing(), runsDir: join(dir, 'runs') },
+    );
     if (!run.ok) throw new Error(JSON.stringify(run));
     const env = { PATH: process.env.PATH, GITHUB_TOKEN: TOKEN, GITLAB_TOKEN: GL_TOKEN };
     const apply = () =>

@@ -12,6 +12,7 @@ import { runJson } from '../../../src/display/run-json.js';
 import { rejectTool } from '../../../src/mcp/control-tools.js';
 import type { ServerContext, ToolCall } from '../../../src/mcp/tool-table.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
 import { decidePublishGate } from '../../../src/orchestrator/publish/publish-gate-rules.js';
 import { readChangesets } from '../../../src/run/changesets.js';
 import { connectRunControl } from '../../../src/run/run-control-client.js';
@@ -38,7 +39,11 @@ describe('publish gate (forge git)', () => {
       join(dir, 'recipe.yaml'),
       gitRecipe(dir, 'gated', '{ prompt: "Publish ${{ changesets.count }} for ${{ run.id }}?" }'),
     );
-    const run = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: runsDir(), runId: 'pg-reject' });
+    const run = runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { ...runPublishing(), runsDir: runsDir(), runId: 'pg-reject' },
+    );
     const runDir = join(runsDir(), 'pg-reject');
     const req = await until('the publish gate', () =>
       ofType(logOf(runDir), 'approval_requested').find((e) => e.gate === 'publish'),
@@ -152,7 +157,11 @@ describe('publish gate (forge git)', () => {
     // A fresh project: the first run's changes landed in these checkouts.
     dir = project('github', () => 'http://127.0.0.1:1').dir;
     writeFileSync(join(dir, 'recipe.yaml'), gitRecipe(dir, 'auto', '{ timeout: 50ms, on_timeout: approve }'));
-    const out = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: runsDir(), runId: 'pg-auto' });
+    const out = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { ...runPublishing(), runsDir: runsDir(), runId: 'pg-auto' },
+    );
     if (!out.ok) throw new Error(JSON.stringify(out));
     expect(out.outcome.status).toBe('succeeded');
     const log = logOf(out.outcome.dir);
@@ -208,7 +217,12 @@ describe('publish gate (forge github)', () => {
     const out = await runRecipeFile(
       join(dir, 'recipe.yaml'),
       { cwd: dir },
-      { runsDir: join(dir, 'runs'), runId: 'pg-github', env: { ...process.env, GITHUB_TOKEN: TOKEN } },
+      {
+        ...runPublishing(),
+        runsDir: join(dir, 'runs'),
+        runId: 'pg-github',
+        env: { ...process.env, GITHUB_TOKEN: TOKEN },
+      },
     );
     if (!out.ok) throw new Error(JSON.stringify(out));
     expect(out.outcome.status).toBe('succeeded');
