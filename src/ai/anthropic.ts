@@ -8,7 +8,7 @@ import { AnthropicStreamReader } from './anthropic-stream.js';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
-import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './provider-retry.js';
+import { type AttemptFailure, errorResponseFailure, runProviderAttempts } from './provider-retry.js';
 import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
 import { StreamFailure, StreamWatchdog } from './stream-watchdog.js';
@@ -51,17 +51,7 @@ export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
     const fromBody = readErrorBody(rawErrorBody(err.headers) ?? err.error);
     const type = err.type ?? fromBody.type;
     const apiMessage = fromBody.message ?? err.apiMessage ?? err.message;
-    const where = err.requestID ? ` (request ${err.requestID})` : '';
-    const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${where}`;
-    const kind = classifyProviderError({ status, type, message: apiMessage });
-    const rateLimits = parseRateLimitHeaders(err.headers);
-    return {
-      message,
-      kind,
-      status,
-      serverDelayMs: serverRetryDelayMs(err.headers),
-      ...(rateLimits ? { rateLimits } : {}),
-    };
+    return errorResponseFailure({ status, type, apiMessage, requestId: err.requestID, headers: err.headers });
   }
   const message = (err instanceof Error ? err.message : String(err)) + causeText(err);
   if (classifyProviderError({ message }) === 'connection')

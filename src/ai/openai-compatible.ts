@@ -19,7 +19,7 @@ import {
 } from './openai-request.js';
 import { ResponsesStreamReader } from './openai-responses-stream.js';
 import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
-import { type AttemptFailure, runProviderAttempts, serverRetryDelayMs } from './provider-retry.js';
+import { type AttemptFailure, errorResponseFailure, runProviderAttempts } from './provider-retry.js';
 import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
@@ -103,17 +103,7 @@ export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, '
     const fromBody = readErrorBody(rawErrorBody(err.headers) ?? (err.error ? { error: err.error } : undefined));
     const apiMessage = fromBody.message ?? err.message;
     const type = err.type ?? fromBody.type;
-    const where = err.requestID ? ` (request ${err.requestID})` : '';
-    const message = `${status !== undefined ? `${status} ` : ''}${type ? `${type}: ` : ''}${apiMessage}${where}`;
-    const kind = classifyProviderError({ status, type, message: apiMessage });
-    const rateLimits = parseRateLimitHeaders(err.headers);
-    return {
-      message,
-      kind,
-      status,
-      serverDelayMs: serverRetryDelayMs(err.headers),
-      ...(rateLimits ? { rateLimits } : {}),
-    };
+    return errorResponseFailure({ status, type, apiMessage, requestId: err.requestID, headers: err.headers });
   }
   const message =
     err instanceof Error ? err.message + (err.cause instanceof Error ? ` (${err.cause.message})` : '') : String(err);

@@ -7,8 +7,8 @@
 // (onRetry), permits are taken per request (beforeAttempt) and server delays can be capped.
 import { sleepUnlessAborted } from '../util/sleep-unless-aborted.js';
 import { aiDefaults } from './defaults.js';
-import { scrubCredentials } from './provider-error.js';
-import type { RateLimitSnapshot } from './rate-limit-headers.js';
+import { classifyProviderError, scrubCredentials } from './provider-error.js';
+import { parseRateLimitHeaders, type RateLimitSnapshot } from './rate-limit-headers.js';
 import type { AssistantMessage, ProviderErrorKind, StreamOptions } from './types.js';
 
 /** A failed attempt, as the retry loop needs to see it. */
@@ -21,6 +21,31 @@ export interface AttemptFailure {
   serverDelayMs?: number;
   /** The error response's rate-limit headers (rate-limit-headers.ts). */
   rateLimits?: RateLimitSnapshot;
+}
+
+/**
+ * A provider's error response as the retry loop sees it: "429 rate_limit_error: slow down (request
+ * req_1)", its kind, and the delay and rate limits its headers carry. Each SDK's adapter reads the
+ * fields; this is the one place they become a failure.
+ */
+export function errorResponseFailure(e: {
+  status: number | undefined;
+  type: string | undefined;
+  apiMessage: string;
+  requestId: string | null | undefined;
+  headers: HeaderSource | undefined | null;
+}): AttemptFailure {
+  const where = e.requestId ? ` (request ${e.requestId})` : '';
+  const message = `${e.status !== undefined ? `${e.status} ` : ''}${e.type ? `${e.type}: ` : ''}${e.apiMessage}${where}`;
+  const kind = classifyProviderError({ status: e.status, type: e.type, message: e.apiMessage });
+  const rateLimits = parseRateLimitHeaders(e.headers);
+  return {
+    message,
+    kind,
+    status: e.status,
+    serverDelayMs: serverRetryDelayMs(e.headers),
+    ...(rateLimits ? { rateLimits } : {}),
+  };
 }
 
 /** How many retries one call may make and how long it waits between them. */

@@ -1,7 +1,12 @@
 // The arithmetic of the one provider retry loop (provider-retry.ts): server delays and backoff
 // (its abortable wait is test/util/sleep-unless-aborted.test.ts). The loop itself runs against every provider in provider-conformance.test.ts.
 import { describe, expect, it } from 'vitest';
-import { providerRetrySettings, retryDelayMs, serverRetryDelayMs } from '../../src/ai/provider-retry.js';
+import {
+  errorResponseFailure,
+  providerRetrySettings,
+  retryDelayMs,
+  serverRetryDelayMs,
+} from '../../src/ai/provider-retry.js';
 
 const headers = (h: Record<string, string>) => new Headers(h);
 
@@ -32,5 +37,24 @@ describe('provider retry settings and delays', () => {
   it('a negative maxRetries is no retries, and the default is 3', () => {
     expect(providerRetrySettings({ maxRetries: -2 }).maxRetries).toBe(0);
     expect(providerRetrySettings({}).maxRetries).toBe(3);
+  });
+
+  it('describes an error response from its fields: status, type, message, request id, headers', () => {
+    const failure = errorResponseFailure({
+      status: 429,
+      type: 'rate_limit_error',
+      apiMessage: 'slow down',
+      requestId: 'req_1',
+      headers: headers({ 'retry-after': '2' }),
+    });
+    expect(failure).toMatchObject({
+      message: '429 rate_limit_error: slow down (request req_1)',
+      kind: 'rate_limit',
+      status: 429,
+      serverDelayMs: 2000,
+    });
+    expect(
+      errorResponseFailure({ status: undefined, type: undefined, apiMessage: 'x', requestId: null, headers: null }),
+    ).toMatchObject({ message: 'x', status: undefined, serverDelayMs: undefined });
   });
 });
