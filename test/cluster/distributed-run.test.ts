@@ -33,6 +33,8 @@ const skip = skipWithoutRedis('distributed runs');
 const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
 let redis: RedisServerHandle;
 const children: ChildProcess[] = [];
+/** The runs folder of the current test's runHere (its log is printed when the test fails). */
+let lastRunsDir = '';
 /** The workers the current test started (their stderr is printed when it fails). */
 const started: { name: string; stderr(): string }[] = [];
 const workdirs: string[] = [];
@@ -44,7 +46,11 @@ afterEach(async (ctx) => {
   // A failed test (a timeout too) shows what its workers said: a hang leaves no other trace.
   if (ctx.task.result?.state === 'fail')
     for (const w of started) console.error(`--- worker ${w.name} stderr (tail):\n${w.stderr().slice(-4000)}`);
+  const run = lastRunsDir && existsSync(lastRunsDir) ? runFolderName(lastRunsDir) : undefined;
+  if (ctx.task.result?.state === 'fail' && run)
+    console.error(`--- run.jsonl (tail):\n${readFileSync(join(lastRunsDir, run, 'run.jsonl'), 'utf8').slice(-6000)}`);
   started.length = 0;
+  lastRunsDir = '';
   // Every worker of a test ends with it (drain), or is killed if it does not.
   await Promise.all(children.splice(0).map((c) => stopChild(c)));
 });
@@ -104,6 +110,7 @@ async function runHere(dir: string, extra: RunOptions = {}, flags: { maxWorkspac
     { ...process.env, ...SECRET_ENV },
   );
   if (!opened.ok) throw new Error(opened.message);
+  lastRunsDir = join(dir, 'runs');
   try {
     const r = await runRecipeFile(
       join(dir, 'recipe.yaml'),
