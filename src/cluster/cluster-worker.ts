@@ -365,7 +365,11 @@ export class ClusterWorker {
     const tail = new SessionTail(sessionFile);
     let lastPatch = '';
     const checkpoint = async (): Promise<void> => {
-      const patch = b64(await workspaceDiff(ws).catch(() => Buffer.alloc(0)));
+      // A checkpoint that cannot be measured is skipped, never sent empty (that would tell a
+      // takeover "nothing changed"); the last good one stands and the final diff fails closed.
+      const diff = await workspaceDiff(ws).catch(() => undefined);
+      if (!diff) return;
+      const patch = b64(diff);
       if (patch === lastPatch) return;
       lastPatch = patch;
       post({ k: 'checkpoint', patch });
@@ -444,7 +448,21 @@ export class ClusterWorker {
     }
     await Promise.all(pendingSync).catch(() => {});
     await enqueue(flushSession);
-    const patch = await workspaceDiff(ws).catch(() => Buffer.alloc(0));
+    // The patch is the work: a diff that fails must fail the attempt (class workspace), never
+    // report success with an empty patch (the coordinator would land nothing and call it done).
+    let patch: Buffer = Buffer.alloc(0);
+    try {
+      patch = await workspaceDiff(ws);
+    } catch (err) {
+      if (result.ok)
+        result = {
+          ok: false,
+          failure: 'workspace',
+          error: `its workspace on ${this.name} could not be measured after the agent ran: ${(err as Error).message}`,
+          usage: result.usage,
+          ...(result.summary !== undefined ? { summary: result.summary } : {}),
+        };
+    }
     await send({ k: 'result', result, patch: b64(patch) });
     agentPort.close();
     peerPort?.close();
