@@ -4,7 +4,7 @@
 // fold (run/run-fold.ts) applies it to the instance, so a status changes in one place only: the
 // fold. The one transition that is not logged is `interrupted` (see interrupted()).
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
-import { backoffDelay, isFailureClass, shouldRetry, type RetryPolicy } from './failure-policy.js';
+import { backoffDelay, isFailureClass, shouldRetry, type AttemptRetryRule } from './failure-policy.js';
 import { parseJsonOutput } from './output-json.js';
 import type { LoadedTask } from '../recipe/index.js';
 import type { FailureClass, RunEventInput } from '../run/run-events.js';
@@ -40,7 +40,7 @@ export type FailureVerdict =
   /** Final; `runBudgetSpent`: the run's budget refused the attempt, so nothing new may start. */
   | { kind: 'failed'; event: FailedEvent; runBudgetSpent?: string };
 
-export function retryPolicy(task: LoadedTask): RetryPolicy {
+export function retryPolicy(task: LoadedTask): AttemptRetryRule {
   const r = task.retries;
   return {
     count: r.count,

@@ -27,7 +27,8 @@ export function failureText(r: FailureReason): string {
   return `${r.failure}: ${r.detail}`;
 }
 
-export interface RetryPolicy {
+/** When a failed attempt of an instance gets another, and how long it waits first (a task's `retries:`, flattened). */
+export interface AttemptRetryRule {
   /** Retries after the first attempt. */
   count: number;
   initialMs: number;
@@ -103,14 +104,14 @@ export function describeThreadFailure(err: unknown): { failure: FailureClass; er
 }
 
 /** Whether attempt number `attempt` (1-based, the one that just failed) is followed by another. */
-export function shouldRetry(policy: RetryPolicy, failure: FailureClass, attempt: number): boolean {
+export function shouldRetry(policy: AttemptRetryRule, failure: FailureClass, attempt: number): boolean {
   if (NEVER_RETRIED.has(failure)) return false;
   if (attempt > policy.count) return false;
   return policy.on.includes(failure);
 }
 
 /** Delay before retry number `retry` (1-based): initial x factor^(retry-1), capped, with jitter. */
-export function backoffDelay(policy: RetryPolicy, retry: number, random: () => number = Math.random): number {
+export function backoffDelay(policy: AttemptRetryRule, retry: number, random: () => number = Math.random): number {
   const raw = policy.initialMs * policy.factor ** Math.max(0, retry - 1);
   const capped = Math.min(raw, policy.maxMs);
   const scale = 1 - policy.jitter * random();
@@ -124,7 +125,7 @@ export function retryPolicyOf(
     | { count?: number; initialMs?: number; maxMs?: number; factor?: number; on?: readonly string[] }
     | undefined,
   defaults: { count: number; initialMs: number; maxMs: number; factor: number; on: readonly string[] },
-): RetryPolicy {
+): AttemptRetryRule {
   const r = typeof raw === 'number' ? { count: raw } : (raw ?? {});
   return {
     count: r.count ?? defaults.count,
