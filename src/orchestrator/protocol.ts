@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { BudgetScopeSchema, FailureClassSchema, UsageSummarySchema } from '../run/usage-summary.js';
 import { BOARD_STATUSES, BoardItemSchema } from '../run/board-record.js';
+import { CallFallbackSchema } from '../run/run-events.js';
 
 /** One call of a board tool (worker/board-tools.ts), handled by the coordinator's TaskBoard. */
 export const BoardRequestSchema = z.discriminatedUnion('op', [
@@ -139,15 +140,7 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
     status: z.number().optional(),
   }),
   /** A call moved off the agent's own model (recipe `fallback:`): logged as `call_fallback`. */
-  z.object({
-    type: z.literal('call_fallback'),
-    primary: z.string(),
-    served: z.string(),
-    reason: z.string(),
-    kind: z.string().optional(),
-    status: z.number().optional(),
-    failed: z.boolean().optional(),
-  }),
+  CallFallbackSchema,
   /** One agent event, for the run log and the live view. */
   z.object({ type: z.literal('event'), event: z.object({ type: z.string() }).passthrough() }),
   /** send_message tool: to a task id / instance key, "parent", or "*" for everyone. */

@@ -28,6 +28,22 @@ const InstanceRef = Base.extend({
   parent: z.string().optional(),
 });
 
+/**
+ * A model call that did not end on the agent's own model (recipe `fallback:`): `served` is the
+ * provider/model that answered it (or failed last, with `failed`), `reason` why the ones before
+ * it were not used (their failure, or a cool-down after one). The worker reports it in this shape
+ * (orchestrator/protocol.ts) and the run log records it with the instance it belongs to.
+ */
+export const CallFallbackSchema = z.object({
+  type: z.literal('call_fallback'),
+  primary: z.string(),
+  served: z.string(),
+  reason: z.string(),
+  kind: z.string().optional(),
+  status: z.number().optional(),
+  failed: z.boolean().optional(),
+});
+
 // Usage and failure classes live in usage-summary.ts: worker threads need them without this
 // module's schemas (building every event schema cost each thread start-up time).
 export {
@@ -140,20 +156,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     delayMs: z.number(),
     status: z.number().optional(),
   }),
-  /**
-   * A model call that did not end on the agent's own model (recipe `fallback:`): `served` is the
-   * provider/model that answered it (or failed last, with `failed`), `reason` why the ones before
-   * it were not used (their failure, or a cool-down after one). Calls on the own model log none.
-   */
-  InstanceRef.extend({
-    type: z.literal('call_fallback'),
-    primary: z.string(),
-    served: z.string(),
-    reason: z.string(),
-    kind: z.string().optional(),
-    status: z.number().optional(),
-    failed: z.boolean().optional(),
-  }),
+  /** A call that left the agent's own model (CallFallbackSchema). Calls on the own model log none. */
+  InstanceRef.extend(CallFallbackSchema.shape),
   /** A child agent's own event (AgentSession event), forwarded as-is. */
   InstanceRef.extend({ type: z.literal('agent_event'), event: z.object({ type: z.string() }).passthrough() }),
   InstanceRef.extend({ type: z.literal('message'), from: z.string(), to: z.string(), text: z.string() }),
