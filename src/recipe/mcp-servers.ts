@@ -69,11 +69,10 @@ export function recipeMcpServers(
     const read = readMcpJson(file);
     if (!read) continue;
     for (const p of read.problems) {
-      const name = /mcpServers\.([^:]+):/.exec(p.message)?.[1];
       fileProblems.push({
         file,
-        ...(name ? jsonKeyPosition(file, name) : { line: 1, col: 1 }),
-        message: p.message.replace(`${file}: `, ''),
+        ...(p.server !== undefined ? jsonKeyPosition(file, p.server) : { line: 1, col: 1 }),
+        message: p.detail,
       });
     }
     for (const spec of read.specs) {

@@ -96,11 +96,6 @@ const ALLOWED: { file: string; contains: string; why: string }[] = [
     contains: 'w.message.replace(/^warning: hooks: ',
     why: 'debt: re-words a hook warning of the recipe loader',
   },
-  {
-    file: 'recipe/mcp-servers.ts',
-    contains: '/mcpServers\\.([^:]+):/.exec(p.message)',
-    why: 'debt: a recipe problem should carry its path',
-  },
 ];
 
 function* sourceFiles(dir: string): Generator<string> {

@@ -270,8 +270,18 @@ export function resolveMcpServer(
   return problems.length ? { problems, secrets } : { config, problems, secrets };
 }
 
+/**
+ * A problem of a .mcp.json file: `message` names the file; `detail` is the same text without it,
+ * and `server` the entry it is about, so callers that point at the entry need not parse the text.
+ */
+export interface McpJsonProblem {
+  message: string;
+  detail: string;
+  server?: string;
+}
+
 /** The `mcpServers` of a .mcp.json file, or undefined when there is no such file. */
-export function readMcpJson(path: string): { specs: McpServerSpec[]; problems: { message: string }[] } | undefined {
+export function readMcpJson(path: string): { specs: McpServerSpec[]; problems: McpJsonProblem[] } | undefined {
   if (!inputExists(path)) return undefined;
   let doc: unknown;
   try {
@@ -279,7 +289,7 @@ export function readMcpJson(path: string): { specs: McpServerSpec[]; problems: {
   } catch (err) {
     return {
       specs: [],
-      problems: [{ message: `${path}: not valid JSON: ${err instanceof Error ? err.message : String(err)}` }],
+      problems: [mcpJsonProblem(path, `not valid JSON: ${err instanceof Error ? err.message : String(err)}`)],
     };
   }
   const servers = (doc as { mcpServers?: unknown } | null)?.mcpServers;
@@ -288,24 +298,29 @@ export function readMcpJson(path: string): { specs: McpServerSpec[]; problems: {
     return {
       specs: [],
       problems: [
-        {
-          message: `${path}: "mcpServers" must be a map of server name to {command, args, env} or {type, url, headers}`,
-        },
+        mcpJsonProblem(
+          path,
+          '"mcpServers" must be a map of server name to {command, args, env} or {type, url, headers}',
+        ),
       ],
     };
   }
   const specs: McpServerSpec[] = [];
-  const problems: { message: string }[] = [];
+  const problems: McpJsonProblem[] = [];
   const dir = resolve(path, '..');
   for (const [name, raw] of Object.entries(servers)) {
     const parsed = McpServerEntryLooseSchema.safeParse(raw);
     if (!parsed.success)
-      problems.push({
-        message: `${path}: mcpServers.${name}: ${parsed.error.issues[0]?.message ?? 'invalid server entry'}`,
-      });
+      problems.push(
+        mcpJsonProblem(path, `mcpServers.${name}: ${parsed.error.issues[0]?.message ?? 'invalid server entry'}`, name),
+      );
     else specs.push({ name, entry: parsed.data, baseDir: dir, source: path });
   }
   return { specs, problems };
+}
+
+function mcpJsonProblem(path: string, detail: string, server?: string): McpJsonProblem {
+  return { message: `${path}: ${detail}`, detail, ...(server !== undefined ? { server } : {}) };
 }
 
 /** Where user-side .mcp.json files are looked for: ~/.orchestrate/.mcp.json, then the recipe's folder. */
