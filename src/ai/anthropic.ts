@@ -5,6 +5,7 @@ import { finishStream } from './finish-stream.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import { buildAnthropicRequest, effectiveBaseUrl } from './anthropic-request.js';
 import { AnthropicStreamReader } from './anthropic-stream.js';
+import { ClientCache } from './client-cache.js';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
@@ -26,16 +27,13 @@ export const MISSING_API_KEY_MESSAGE =
   'No Anthropic API key: set ANTHROPIC_API_KEY (or pass apiKey in the options). ' +
   'To run offline without a key, use the scripted provider: --provider scripted --script FILE.';
 
-// One client per key and URL: clients hold connection pools worth reusing across turns.
-const clients = new Map<string, Anthropic>();
+const clients = new ClientCache<Anthropic>();
 function clientFor(sdk: Sdk, apiKey: string, baseURL: string): Anthropic {
-  const key = `${baseURL}\n${apiKey}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() });
-    clients.set(key, client);
-  }
-  return client;
+  return clients.get(
+    apiKey,
+    baseURL,
+    () => new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() }),
+  );
 }
 
 /** Describes a thrown error for the retry loop and for the final errorMessage. */

@@ -7,6 +7,7 @@
 // failure classes and overflow recovery above this layer work unchanged.
 import { finishStream } from './finish-stream.js';
 import type OpenAI from 'openai';
+import { ClientCache } from './client-cache.js';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { ChatStreamReader } from './openai-chat-stream.js';
@@ -39,16 +40,13 @@ function loadSdk(): Promise<Sdk> {
   return sdkPromise;
 }
 
-// One client per key and URL: clients hold connection pools worth reusing across turns.
-const clients = new Map<string, OpenAI>();
+const clients = new ClientCache<OpenAI>();
 function clientFor(sdk: Sdk, apiKey: string, baseURL: string): OpenAI {
-  const key = `${baseURL}\n${apiKey}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() });
-    clients.set(key, client);
-  }
-  return client;
+  return clients.get(
+    apiKey,
+    baseURL,
+    () => new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() }),
+  );
 }
 
 /** True for a server on this machine or a private network: no key needed (Ollama, vLLM, LM Studio...). */
