@@ -226,12 +226,17 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
       if (items) agent.disallowedTools = items.map((i) => ({ name: i.name, ...pos(i.offset) }));
     } else if (key === 'hooks') {
       if (isScalar(value) && value.value === null) continue;
+      // The parser hands each warning's key and bare problem as data; the note is worded from them.
       const notes: { message: string; key?: string }[] = [];
       try {
         const hooks = parseHooksConfig(
           (value as { toJSON?: () => unknown } | null)?.toJSON?.() ?? value,
           file,
-          (message, hookKey) => notes.push({ message, ...(hookKey ? { key: hookKey } : {}) }),
+          (message, hookKey, place) =>
+            notes.push({
+              message: hookKey && place ? `frontmatter ${hookKey}: ${place.problem}` : message,
+              ...(hookKey ? { key: hookKey } : {}),
+            }),
         );
         agent.hooks = hooks;
       } catch (err) {
@@ -242,7 +247,7 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
       for (const n of notes)
         agent.notes.push({
           ...pos(n.key ? nodeOffset(value, n.key, offset) : offset),
-          message: n.message.replace(/^warning: [^:]*: /, 'frontmatter '),
+          message: n.message,
         });
     } else if (key === 'isolation') {
       if (isScalar(value) && value.value === 'worktree') agent.isolation = 'worktree';

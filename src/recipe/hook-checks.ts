@@ -27,9 +27,12 @@ const HINT =
   'hooks are written as in Claude Code: {PreToolUse: [{matcher: "Bash", hooks: [{type: command, command: "...", timeout: 30}]}]}';
 
 function checkHooksAt(value: unknown, base: Path, problem: (p: PendingProblem) => void): void {
-  const warnings: { message: string; key?: string }[] = [];
+  // Each warning comes with its key and its bare problem (the parser's data), not only the worded message.
+  const warnings: { problem: string; key?: string }[] = [];
   try {
-    parseHooksConfig(value, 'hooks', (message, key) => warnings.push({ message, ...(key ? { key } : {}) }));
+    parseHooksConfig(value, 'hooks', (message, key, place) =>
+      warnings.push({ problem: place?.problem ?? message, ...(key ? { key } : {}) }),
+    );
   } catch (err) {
     if (!(err instanceof HooksConfigError)) throw err;
     const rel = err.key ? hookKeyPath(err.key) : [];
@@ -49,7 +52,7 @@ function checkHooksAt(value: unknown, base: Path, problem: (p: PendingProblem) =
       severity: 'warning',
       path: [...base, ...rel],
       key: true,
-      message: `${shown([...base, ...rel])}: ${w.message.replace(/^warning: hooks: [^:]*: /, '')}`,
+      message: `${shown([...base, ...rel])}: ${w.problem}`,
     });
   }
 }

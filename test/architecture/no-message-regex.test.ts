@@ -86,16 +86,6 @@ const ALLOWED: { file: string; contains: string; why: string }[] = [
     contains: 'issue.message.replace(',
     why: "zod's issue wording, shortened for the model",
   },
-  {
-    file: 'recipe/agent-file.ts',
-    contains: 'n.message.replace(/^warning: ',
-    why: 'debt: re-words a warning of the recipe loader for the agent file',
-  },
-  {
-    file: 'recipe/hook-checks.ts',
-    contains: 'w.message.replace(/^warning: hooks: ',
-    why: 'debt: re-words a hook warning of the recipe loader',
-  },
 ];
 
 function* sourceFiles(dir: string): Generator<string> {

@@ -30,6 +30,17 @@ describe('agent files', () => {
     ]);
   });
 
+  it("a hook warning of the frontmatter is worded from the parser's data, even when the file's path holds a ':'", () => {
+    const text =
+      '---\nname: h\nhooks:\n  Notification:\n    - hooks:\n        - { type: command, command: echo }\n---\nbody\n';
+    for (const file of ['agents/h.md', 'C:/team:a/agents/h.md']) {
+      const r = parseAgentFile(text, file);
+      expect(r.ok && r.agent.notes.map((n) => n.message)).toEqual([
+        expect.stringMatching(/^frontmatter hooks\.Notification: this event is not fired by orchestrate; /),
+      ]);
+    }
+  });
+
   it('a file without frontmatter is all body', () => {
     expect(parseAgentFile('Just a prompt.\n', 'p.md')).toEqual({
       ok: true,
