@@ -3,7 +3,7 @@
 // repository) and overridable per task (`publish: false` turns it off for that task). This file
 // owns its shape, the merged spec a task publishes with, the names its templates may use, and
 // the load-time check of those templates (an unknown name or field is a validate error at
-// file:line:col). Rendering happens later, from the run record (orchestrator/publish/).
+// file:line:col). Rendering happens later, from the run record (publish/).
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { type Expr, parseTemplate } from './expression-parser.js';

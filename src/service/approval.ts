@@ -14,7 +14,7 @@ export async function deliverApproval(runDir: string, a: ApprovalAnswer): Promis
   if (live.code !== 'not_live' || liveLeaseHolder(runDir)) return live;
   // Nobody runs it: the answer goes into its log (under its lease) for the next resume.
   const { answerApprovalOffline } = await import('../orchestrator/approval-offline.js');
-  const { answerPublishGateOffline } = await import('../orchestrator/publish/publish-gate-offline.js');
+  const { answerPublishGateOffline } = await import('../publish/publish-gate-offline.js');
   const offline = await answerApprovalOffline(runDir, a, a.by ?? 'unknown', answerPublishGateOffline);
   return offline.ok
     ? offline

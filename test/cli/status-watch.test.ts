@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { type Changeset, readObservations, writeChangesets } from '../../src/run/changesets.js';
-import { type FakeGitHub, fakeGitHub } from '../orchestrator/publish/fake-forges.js';
+import { type FakeGitHub, fakeGitHub } from '../publish/fake-forges.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const TOKEN = 'ghp_statusWatchToken0123456789abcdef';

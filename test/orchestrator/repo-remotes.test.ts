@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveRemote } from '../../src/orchestrator/publish/branch-push.js';
+import { resolveRemote } from '../../src/publish/branch-push.js';
 import {
   readRemotes,
   recordedRemotes,

@@ -6,10 +6,10 @@
 // orchestrate's previous commit and updates the pull request. Exit 1 when a changeset could not
 // be published or rebased (a refused push names the reason), 2 for a usage mistake.
 import { formatChangesetPreview } from '../../display/changesets-text.js';
-import { diffstatText } from '../../orchestrator/publish/changeset-plan.js';
-import { type PublishResult, publishRun } from '../../orchestrator/publish/publish-run.js';
-import { rebaseChangeset } from '../../orchestrator/publish/rebase-run.js';
-import { loadRunRecipe } from '../../orchestrator/publish/run-recipe-of.js';
+import { diffstatText } from '../../publish/changeset-plan.js';
+import { type PublishResult, publishRun } from '../../publish/publish-run.js';
+import { rebaseChangeset } from '../../publish/rebase-run.js';
+import { loadRunRecipe } from '../../publish/run-recipe-of.js';
 import type { LoadedRecipe } from '../../recipe/index.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { type CliCommand } from '../command.js';

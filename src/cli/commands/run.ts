@@ -8,7 +8,7 @@ import { PROVIDERS, type ProviderName, loadRecipe, type LoadOptions } from '../.
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
 import type { RunEvent } from '../../run/run-events.js';
 import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orchestrator/run-recipe.js';
-import { runPublishing } from '../../orchestrator/publish/run-publishing.js';
+import { runPublishing } from '../../publish/run-publishing.js';
 import { parseTokenCount } from '../../recipe/duration.js';
 import { connectRunControl } from '../../run/run-control-client.js';
 import { type CliContext, EXIT } from '../cli-io.js';

@@ -8,7 +8,7 @@
 // forge errors come back redacted from trackRun.
 import { burndownLine, burndownSparkline, formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
 import { formatClock } from '../../display/format-units.js';
-import { type TrackedChangeset, trackRun } from '../../orchestrator/publish/track.js';
+import { type TrackedChangeset, trackRun } from '../../publish/track.js';
 import { burndown, readObservations } from '../../run/changesets.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 

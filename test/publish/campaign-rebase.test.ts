@@ -10,10 +10,10 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readChangesets } from '../../../src/run/changesets.js';
-import { RunStore } from '../../../src/run/run-store.js';
-import { runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs, events } from '../helpers/run-fixtures.js';
+import { readChangesets } from '../../src/run/changesets.js';
+import { RunStore } from '../../src/run/run-store.js';
+import { runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs, events } from '../orchestrator/helpers/run-fixtures.js';
 import { CAMPAIGN_SCRIPT, REPOS, TOKEN, filesUnder, git, project, recipe, runCampaign } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 

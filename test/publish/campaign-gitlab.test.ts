@@ -4,10 +4,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
-import { runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs } from '../helpers/run-fixtures.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../src/publish/run-publishing.js';
+import { runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import { GL_TOKEN, REPOS, filesUnder, project, recipe } from './campaign-fixtures.js';
 import { type FakeGitLab, fakeGitLab } from './fake-forges.js';
 

@@ -3,8 +3,8 @@
 // changesets.json written once the coordinator is done, and the offline answer to a publish gate.
 // The core offers these as extension points (CoordinatorOptions.endGate, RunOptions.afterRun,
 // answerApprovalOffline's endGate) and imports nothing of publishing.
-import type { EndGateRun } from '../coordinator-options.js';
-import type { RunOptions } from '../run-recipe.js';
+import type { EndGateRun } from '../orchestrator/coordinator-options.js';
+import type { RunOptions } from '../orchestrator/run-recipe.js';
 import { writeRunChangesets } from './changeset-plan.js';
 import { PublishGates } from './publish-gate.js';
 

@@ -4,9 +4,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
-import { tempProject } from '../helpers/run-fixtures.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../src/publish/run-publishing.js';
+import { tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
 export const TOKEN = 'ghp_campaignTestToken0123456789abcdef';
 export const GL_TOKEN = 'glpat-campaignTestToken98765';
@@ -94,7 +94,7 @@ export async function runCampaign(dir: string): Promise<string> {
   return r.outcome.dir;
 }
 
-const ROOT = resolve(import.meta.dirname, '../../..');
+const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
  * `orchestrate args` as its own process, as a user runs it (TLS trust, NODE_EXTRA_CA_CERTS, is

@@ -12,9 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readChangesets } from '../../../src/run/changesets.js';
-import { runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs } from '../helpers/run-fixtures.js';
+import { readChangesets } from '../../src/run/changesets.js';
+import { runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import { git, gitForgeRecipe, project, remoteBranches, runCampaign } from './campaign-fixtures.js';
 
 const SSHD = '/usr/sbin/sshd';

@@ -7,10 +7,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
-import { runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs } from '../helpers/run-fixtures.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../src/publish/run-publishing.js';
+import { runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import { GL_TOKEN, REPOS, TOKEN, project, withoutReloadNotice } from './campaign-fixtures.js';
 import { type FakeGitHub, type FakeGitLab, fakeGitHub, fakeGitLab } from './fake-forges.js';
 

@@ -11,11 +11,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { runPublishing } from '../../../src/orchestrator/publish/run-publishing.js';
-import { readChangesets } from '../../../src/run/changesets.js';
-import { type CliRun, runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs } from '../helpers/run-fixtures.js';
+import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { runPublishing } from '../../src/publish/run-publishing.js';
+import { readChangesets } from '../../src/run/changesets.js';
+import { type CliRun, runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import { REPOS, TOKEN, filesUnder, git, project, recipe, remoteBranches } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 

@@ -5,19 +5,19 @@
 // Nothing here touches a repository or a remote.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, relative, resolve } from 'node:path';
-import type { LoadedRecipe } from '../../recipe/index.js';
-import { renderText } from '../../recipe/expressions.js';
-import type { PublishSpec } from '../../recipe/publish-spec.js';
+import type { LoadedRecipe } from '../recipe/index.js';
+import { renderText } from '../recipe/expressions.js';
+import type { PublishSpec } from '../recipe/publish-spec.js';
 import {
   type Changeset,
   type ChangesetsFile,
   type Diffstat,
   readChangesets,
   writeChangesets,
-} from '../../run/changesets.js';
-import { type InstanceState as FoldedInstance, foldEvents, instancesInTaskOrder } from '../../run/run-fold.js';
-import { runRootOf } from '../../run/run-paths.js';
-import { readRunLog } from '../../run/run-store.js';
+} from '../run/changesets.js';
+import { type InstanceState as FoldedInstance, foldEvents, instancesInTaskOrder } from '../run/run-fold.js';
+import { runRootOf } from '../run/run-paths.js';
+import { readRunLog } from '../run/run-store.js';
 import { pullRequestSummary } from './pull-request-summary.js';
 
 /** Files, added and removed lines of a git patch (binary files count as a file with no lines). */

@@ -1,8 +1,8 @@
 // Which changesets --only selects, and why a key selects none, as data (issue 43): the CLI and
 // --rebase decide on `matches`, never on the wording of the problem.
 import { describe, expect, it } from 'vitest';
-import { selectChangesets, unmatchedText } from '../../../src/orchestrator/publish/publish-run.js';
-import type { Changeset } from '../../../src/run/changesets.js';
+import { selectChangesets, unmatchedText } from '../../src/publish/publish-run.js';
+import type { Changeset } from '../../src/run/changesets.js';
 
 const cs = (key: string, instance: string) => ({ key, instance }) as Changeset;
 const all = [cs('change.repo-a', 'change[0]'), cs('change.repo-b', 'change[1]'), cs('docs.site', 'docs')];

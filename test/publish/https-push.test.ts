@@ -14,8 +14,8 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readChangesets } from '../../../src/run/changesets.js';
-import { cleanupTempDirs } from '../helpers/run-fixtures.js';
+import { readChangesets } from '../../src/run/changesets.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import {
   REPOS,
   TOKEN,
@@ -29,7 +29,7 @@ import {
   withoutReloadNotice,
 } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
-import { selfSignedCert } from '../../helpers/self-signed-cert.js';
+import { selfSignedCert } from '../helpers/self-signed-cert.js';
 
 /** `orchestrate publish …` as its own process (TLS trust is read at process start). */
 const orchestrate = orchestrateProcess;

@@ -10,22 +10,22 @@
 // The caller holds the run's lease. A kill leaves a start without an end: nothing changes.
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import type { LoadedRecipe } from '../../recipe/index.js';
-import type { Changeset } from '../../run/changesets.js';
-import { type RunEventInput, type UsageSummary, addUsageSummary, zeroUsage } from '../../run/run-events.js';
-import type { InstanceState as FoldedInstance, RunState } from '../../run/run-fold.js';
-import { type InstanceState, type TaskState, pathFromRoot } from '../../run/run-state.js';
-import { RunStore } from '../../run/run-store.js';
-import { runRedactor } from '../../run/secrets.js';
-import { closeMcpRunHost } from '../../tools/mcp/run-host-registry.js';
-import type { AgentLaunch, LaunchContext } from '../agent-launch.js';
-import { executionStack } from '../execution-stack.js';
-import { addWorktree, diffSince, removeWorktree, snapshot } from '../git-workspace.js';
-import { InstanceRunner } from '../instance-runner.js';
-import { MessageRouter, runDirectory } from '../message-router.js';
-import type { PermitBroker } from '../permit-broker.js';
-import type { ThreadPoolExecutor } from '../thread-pool-executor.js';
-import { Workspaces } from '../workspaces.js';
+import type { LoadedRecipe } from '../recipe/index.js';
+import type { Changeset } from '../run/changesets.js';
+import { type RunEventInput, type UsageSummary, addUsageSummary, zeroUsage } from '../run/run-events.js';
+import type { InstanceState as FoldedInstance, RunState } from '../run/run-fold.js';
+import { type InstanceState, type TaskState, pathFromRoot } from '../run/run-state.js';
+import { RunStore } from '../run/run-store.js';
+import { runRedactor } from '../run/secrets.js';
+import { closeMcpRunHost } from '../tools/mcp/run-host-registry.js';
+import type { AgentLaunch, LaunchContext } from '../orchestrator/agent-launch.js';
+import { executionStack } from '../orchestrator/execution-stack.js';
+import { addWorktree, diffSince, removeWorktree, snapshot } from '../orchestrator/git-workspace.js';
+import { InstanceRunner } from '../orchestrator/instance-runner.js';
+import { MessageRouter, runDirectory } from '../orchestrator/message-router.js';
+import type { PermitBroker } from '../orchestrator/permit-broker.js';
+import type { ThreadPoolExecutor } from '../orchestrator/thread-pool-executor.js';
+import { Workspaces } from '../orchestrator/workspaces.js';
 import { rebaseContext, rebasePrompt, renderRebasedInstance } from './rebase-instance.js';
 
 export interface RebaseAttemptInput {

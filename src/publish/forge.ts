@@ -4,8 +4,8 @@
 // GitHub, `gh auth token`; they are handed to the client and the push, and never printed,
 // logged or written to the run folder (errors carry the API's message, never the request).
 import { spawnSync } from 'node:child_process';
-import type { ForgeKind } from '../../recipe/publish-spec.js';
-import { forgeGitHost } from '../../recipe/publish-transport.js';
+import type { ForgeKind } from '../recipe/publish-spec.js';
+import { forgeGitHost } from '../recipe/publish-transport.js';
 
 export interface PullRequestInput {
   head: string;

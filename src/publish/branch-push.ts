@@ -18,19 +18,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ForgeKind } from '../../recipe/publish-spec.js';
-import { forgeGitHost, parseRemote, remoteTransport } from '../../recipe/publish-transport.js';
+import type { ForgeKind } from '../recipe/publish-spec.js';
+import { forgeGitHost, parseRemote, remoteTransport } from '../recipe/publish-transport.js';
 import {
   type NetworkTransport,
   type UserEnv,
   WorkspaceRepositoryError,
   setWorkspaceRef,
   withNetworkGit,
-} from '../../tools/network-git.js';
-import { productGitScript, withProductTemp } from '../../tools/product-git.js';
-import { git } from '../git-workspace.js';
-import type { RemoteUrls } from '../repo-remotes.js';
-import { trustedRepository } from '../repo-trust.js';
+} from '../tools/network-git.js';
+import { productGitScript, withProductTemp } from '../tools/product-git.js';
+import { git } from '../orchestrator/git-workspace.js';
+import type { RemoteUrls } from '../orchestrator/repo-remotes.js';
+import { trustedRepository } from '../orchestrator/repo-trust.js';
 
 export interface PushAuth {
   /** Host the token may be sent to (the forge's). */

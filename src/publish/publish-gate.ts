@@ -9,13 +9,13 @@
 // Every step is an event (approval_requested / approval_given with gate: publish, keyed by the
 // task), folded into RunState.publishGates, so a resume after kill -9 waits again with the same
 // deadline, or publishes when the gate was approved meanwhile (offline, under the run's lease).
-import type { LoadedRecipe } from '../../recipe/index.js';
-import type { Changeset } from '../../run/changesets.js';
-import type { ApprovalAnswer, ControlReply } from '../../run/run-control.js';
-import type { ApprovalChannel, RunEventInput } from '../../run/run-events.js';
-import type { RunState } from '../../run/run-fold.js';
-import type { EndGate } from '../approval-gates.js';
-import { DeadlineGate, type GateEvent } from '../deadline-gate.js';
+import type { LoadedRecipe } from '../recipe/index.js';
+import type { Changeset } from '../run/changesets.js';
+import type { ApprovalAnswer, ControlReply } from '../run/run-control.js';
+import type { ApprovalChannel, RunEventInput } from '../run/run-events.js';
+import type { RunState } from '../run/run-fold.js';
+import type { EndGate } from '../orchestrator/approval-gates.js';
+import { DeadlineGate, type GateEvent } from '../orchestrator/deadline-gate.js';
 import { planChangesets, writeRunChangesets } from './changeset-plan.js';
 import { decidePublishGate, publishGatePrompt } from './publish-gate-rules.js';
 import { publishRun } from './publish-run.js';

@@ -6,15 +6,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  rebaseContext,
-  rebasePrompt,
-  renderRebasedInstance,
-} from '../../../src/orchestrator/publish/rebase-instance.js';
-import { type LoadedRecipe, loadRecipe } from '../../../src/recipe/index.js';
-import type { RunEvent } from '../../../src/run/run-events.js';
-import { foldEvents } from '../../../src/run/run-fold.js';
-import { cleanupTempDirs, tempProject } from '../helpers/run-fixtures.js';
+import { rebaseContext, rebasePrompt, renderRebasedInstance } from '../../src/publish/rebase-instance.js';
+import { type LoadedRecipe, loadRecipe } from '../../src/recipe/index.js';
+import type { RunEvent } from '../../src/run/run-events.js';
+import { foldEvents } from '../../src/run/run-fold.js';
+import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
 const recipeText = (items: string) => `name: r
 provider: scripted

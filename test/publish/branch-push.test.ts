@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pushTransport, resolveRemote } from '../../../src/orchestrator/publish/branch-push.js';
-import { pushAuthHeader, repositoryFromUrl, withoutSecrets } from '../../../src/orchestrator/publish/forge.js';
+import { pushTransport, resolveRemote } from '../../src/publish/branch-push.js';
+import { pushAuthHeader, repositoryFromUrl, withoutSecrets } from '../../src/publish/forge.js';
 
 const auth = { host: 'github.com', header: pushAuthHeader('github', 'ghp_secret1234') };
 

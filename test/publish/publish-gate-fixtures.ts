@@ -1,7 +1,7 @@
 // What the publish gate tests share: a git-forge campaign recipe (bare file:// remotes made by
 // campaign-fixtures.ts's project()) whose publish: block has an approve: gate and whose task gate
 // prompt shows the item, and waits on run.jsonl (never on the clock).
-import { logOf, until } from '../helpers/run-fixtures.js';
+import { logOf, until } from '../orchestrator/helpers/run-fixtures.js';
 
 export { logOf, until };
 

@@ -7,11 +7,11 @@
 // keeps what was published; the token never reaches it, the output or the run log.
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { LoadedRecipe } from '../../recipe/index.js';
-import { type Changeset, type ChangesetsFile, readChangesets, writeChangesets } from '../../run/changesets.js';
-import { foldEvents } from '../../run/run-fold.js';
-import { runRootOf } from '../../run/run-paths.js';
-import { readRunLog } from '../../run/run-store.js';
+import type { LoadedRecipe } from '../recipe/index.js';
+import { type Changeset, type ChangesetsFile, readChangesets, writeChangesets } from '../run/changesets.js';
+import { foldEvents } from '../run/run-fold.js';
+import { runRootOf } from '../run/run-paths.js';
+import { readRunLog } from '../run/run-store.js';
 import { type PushAuth, changeCommit, pushBranch, resolveRemote } from './branch-push.js';
 import { planChangesets } from './changeset-plan.js';
 import {
@@ -24,7 +24,7 @@ import {
   withoutSecrets,
 } from './forge.js';
 import { githubForge } from './github-forge.js';
-import { recordedRemotes, type RemoteUrls } from '../repo-remotes.js';
+import { recordedRemotes, type RemoteUrls } from '../orchestrator/repo-remotes.js';
 import { publishGateRefusal } from './publish-gate-rules.js';
 import { gitlabForge } from './gitlab-forge.js';
 

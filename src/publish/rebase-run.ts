@@ -10,14 +10,14 @@
 // is still open, with --apply its branch still holds orchestrate's commit, the remote answers,
 // and the base moved. A failed or empty re-run changes nothing: the old changeset stays.
 import { basename, resolve } from 'node:path';
-import type { LoadedRecipe } from '../../recipe/index.js';
-import { type Changeset, readChangesets } from '../../run/changesets.js';
-import { foldEvents } from '../../run/run-fold.js';
-import { takeRunLease } from '../../run/run-lease.js';
-import { runRootOf } from '../../run/run-paths.js';
-import { readRunLog } from '../../run/run-store.js';
-import { didYouMean } from '../../util/did-you-mean.js';
-import { missingApiKey } from '../run-recipe.js';
+import type { LoadedRecipe } from '../recipe/index.js';
+import { type Changeset, readChangesets } from '../run/changesets.js';
+import { foldEvents } from '../run/run-fold.js';
+import { takeRunLease } from '../run/run-lease.js';
+import { runRootOf } from '../run/run-paths.js';
+import { readRunLog } from '../run/run-store.js';
+import { didYouMean } from '../util/did-you-mean.js';
+import { missingApiKey } from '../orchestrator/run-recipe.js';
 import { fetchBranch, remoteBranchCommit, resolveRemote } from './branch-push.js';
 import { planChangesets } from './changeset-plan.js';
 import { withoutSecrets } from './forge.js';
@@ -31,7 +31,7 @@ import {
   unmatchedText,
 } from './publish-run.js';
 import { runRebaseAttempt } from './rebase-attempt.js';
-import { recordedRemotes } from '../repo-remotes.js';
+import { recordedRemotes } from '../orchestrator/repo-remotes.js';
 
 export interface RebaseOptions {
   runDir: string;

@@ -6,11 +6,11 @@
 // fake GitHub API (the real Octokit client on the wire).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HANDOFF_FOCUS } from '../../../src/orchestrator/handoff-focus.js';
-import { pullRequestSummary } from '../../../src/orchestrator/publish/pull-request-summary.js';
-import { readChangesets } from '../../../src/run/changesets.js';
-import { runCli } from '../../cli/run-cli.js';
-import { cleanupTempDirs } from '../helpers/run-fixtures.js';
+import { HANDOFF_FOCUS } from '../../src/orchestrator/handoff-focus.js';
+import { pullRequestSummary } from '../../src/publish/pull-request-summary.js';
+import { readChangesets } from '../../src/run/changesets.js';
+import { runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import { REPOS, TOKEN, project, runCampaign } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 

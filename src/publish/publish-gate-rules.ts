@@ -2,14 +2,14 @@
 // offline answer (approval-offline.ts) and `orchestrate publish --apply` (publish-run.ts): what a
 // gate says it would publish (its prompt with the changeset preview), which gates an answer
 // applies to, and why --apply may not publish yet. Pure: everything comes from the run's fold.
-import type { LoadedRecipe } from '../../recipe/index.js';
-import { renderText } from '../../recipe/expressions.js';
-import { describeApproval, type ApprovalRecord } from '../../run/approval-record.js';
-import type { Changeset } from '../../run/changesets.js';
-import type { ApprovalAnswer } from '../../run/run-control.js';
-import type { RunState } from '../../run/run-fold.js';
-import { didYouMean } from '../../util/did-you-mean.js';
-import { noPublishGateError } from '../approval-gates.js';
+import type { LoadedRecipe } from '../recipe/index.js';
+import { renderText } from '../recipe/expressions.js';
+import { describeApproval, type ApprovalRecord } from '../run/approval-record.js';
+import type { Changeset } from '../run/changesets.js';
+import type { ApprovalAnswer } from '../run/run-control.js';
+import type { RunState } from '../run/run-fold.js';
+import { didYouMean } from '../util/did-you-mean.js';
+import { noPublishGateError } from '../orchestrator/approval-gates.js';
 import { diffstatText } from './changeset-plan.js';
 
 /** One line saying what a gate would publish: how many changesets, their repositories, the diffstat. */

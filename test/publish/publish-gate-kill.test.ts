@@ -6,13 +6,13 @@
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildHtmlReport } from '../../../src/display/html-report.js';
-import { loadRunFolder } from '../../../src/display/run-folder.js';
-import { readChangesets } from '../../../src/run/changesets.js';
-import { runCli } from '../../cli/run-cli.js';
-import { runFolderName } from '../../helpers/run-folder.js';
-import { exited, spawnCli, until } from '../../reliability/helpers/reliability-fixtures.js';
-import { cleanupTempDirs, ofType } from '../helpers/run-fixtures.js';
+import { buildHtmlReport } from '../../src/display/html-report.js';
+import { loadRunFolder } from '../../src/display/run-folder.js';
+import { readChangesets } from '../../src/run/changesets.js';
+import { runCli } from '../cli/run-cli.js';
+import { runFolderName } from '../helpers/run-folder.js';
+import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
+import { cleanupTempDirs, ofType } from '../orchestrator/helpers/run-fixtures.js';
 import { project, remoteBranches } from './campaign-fixtures.js';
 import { gitRecipe, logOf } from './publish-gate-fixtures.js';
 
