@@ -7,13 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import {
-  git,
-  gitForgeRecipe,
-  project,
-  remoteBranches,
-  runCampaign,
-} from '../orchestrator/publish/campaign-fixtures.js';
+import { git, gitForgeRecipe, project, remoteBranches, runCampaign } from '../publish/campaign-fixtures.js';
 
 /** Every object and ref of a repository, to tell that nothing was written into it. */
 function contents(repo: string): string {

@@ -22,8 +22,8 @@ import {
   recipe,
   remoteBranches,
   runCampaign,
-} from '../orchestrator/publish/campaign-fixtures.js';
-import { type FakeGitHub, fakeGitHub } from '../orchestrator/publish/fake-forges.js';
+} from '../publish/campaign-fixtures.js';
+import { type FakeGitHub, fakeGitHub } from '../publish/fake-forges.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import { selfSignedCert } from '../helpers/self-signed-cert.js';
 

@@ -12,14 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs, gitInit, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import {
-  REPOS,
-  git,
-  gitForgeRecipe,
-  project,
-  remoteBranches,
-  runCampaign,
-} from '../orchestrator/publish/campaign-fixtures.js';
+import { REPOS, git, gitForgeRecipe, project, remoteBranches, runCampaign } from '../publish/campaign-fixtures.js';
 
 /** What each instance does: every repository changes; repo-a and repo-b also redirect origin. */
 function script(dir: string): string {
