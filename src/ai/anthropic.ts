@@ -39,7 +39,8 @@ function clientFor(sdk: Sdk, apiKey: string, baseURL: string): Anthropic {
 /** Describes a thrown error for the retry loop and for the final errorMessage. */
 export function describeAnthropicError(err: unknown, sdk: Sdk): AttemptFailure {
   // A lost or silent stream: a connection failure (the retry loop decides whether a retry may repeat content).
-  if (err instanceof StreamFailure) return { message: err.message, kind: 'connection' };
+  if (err instanceof StreamFailure)
+    return { message: err.message, kind: 'connection', ...(err.timedOut ? { cause: 'timeout' as const } : {}) };
   if (err instanceof sdk.APIConnectionError) {
     return { message: `Could not reach the Anthropic API: ${err.message}${causeText(err)}`, kind: 'connection' };
   }

@@ -87,7 +87,8 @@ export function openAIKeyFor(model: Model, options: StreamOptions): { key?: stri
 export function describeOpenAIError(err: unknown, sdk: Sdk, model: Pick<Model, 'provider'>): AttemptFailure {
   const who = `the ${model.provider} API`;
   // A lost or silent stream: a connection failure (the retry loop decides whether a retry may repeat content).
-  if (err instanceof StreamFailure) return { message: err.message, kind: 'connection' };
+  if (err instanceof StreamFailure)
+    return { message: err.message, kind: 'connection', ...(err.timedOut ? { cause: 'timeout' as const } : {}) };
   if (err instanceof sdk.APIConnectionError) {
     const cause = (err as { cause?: unknown }).cause;
     return {

@@ -16,6 +16,8 @@ export interface AttemptFailure {
   message: string;
   /** undefined: a new request cannot fix it. */
   kind?: ProviderErrorKind;
+  /** 'timeout': our own watchdog gave up on a silent stream (AssistantMessage.errorCause). */
+  cause?: 'timeout';
   status?: number;
   /** Delay the server asked for (retry-after-ms / retry-after), in ms. */
   serverDelayMs?: number;
@@ -68,12 +70,13 @@ export function providerRetrySettings(options: StreamOptions = {}): ProviderRetr
 }
 
 /** What a final failure tells the caller beyond its text (AssistantMessage errorStatus / errorKind / errorRetryable). */
-export type FailureFields = Pick<AssistantMessage, 'errorStatus' | 'errorKind' | 'errorRetryable'>;
+export type FailureFields = Pick<AssistantMessage, 'errorStatus' | 'errorKind' | 'errorCause' | 'errorRetryable'>;
 
 function failureFields(f: AttemptFailure, retryable: boolean): FailureFields {
   return {
     ...(f.status !== undefined ? { errorStatus: f.status } : {}),
     ...(f.kind !== undefined ? { errorKind: f.kind } : {}),
+    ...(f.cause !== undefined ? { errorCause: f.cause } : {}),
     ...(retryable ? { errorRetryable: true } : {}),
   };
 }

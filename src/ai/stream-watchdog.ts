@@ -3,8 +3,18 @@
 // signal the SDK is given, and says afterwards whether it was the silence that ended the stream: the
 // SDKs end iteration quietly on abort, so the reason has to be kept on our side.
 
-/** Marks a failure our own code detected (idle stream, cut stream), as opposed to an SDK error. */
-export class StreamFailure extends Error {}
+/**
+ * Marks a failure our own code detected (idle stream, cut stream), as opposed to an SDK error.
+ * `timedOut`: the stream went quiet for too long, said as data so no one reads it from the text.
+ */
+export class StreamFailure extends Error {
+  constructor(
+    message: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+  }
+}
 
 export class StreamWatchdog {
   private readonly controller = new AbortController();
@@ -47,6 +57,7 @@ export class StreamWatchdog {
     const what = contentStarted ? 'in the middle of the reply' : 'before the reply started';
     return new StreamFailure(
       `${who} sent nothing for ${this.idleMs} ms ${what}; the stream was abandoned (streamIdleTimeoutMs).`,
+      true,
     );
   }
 

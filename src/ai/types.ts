@@ -83,6 +83,11 @@ export interface AssistantMessage {
    */
   errorKind?: ProviderErrorKind;
   /**
+   * stopReason "error": 'timeout' when ai/ itself gave up on the request (the stream sent nothing
+   * for streamIdleTimeoutMs), so callers classify it from this field, never from the wording.
+   */
+  errorCause?: 'timeout';
+  /**
    * stopReason "error": true when running the turn again may help and the call did not already
    * spend its retries on this failure: it came after the reply began streaming (the provider
    * cannot retry a reply it has half delivered), or the stream function has no retry loop (the

@@ -56,15 +56,18 @@ export function isFailureClass(s: string): s is FailureClass {
  * classified the failure (provider-error.ts): its kind (a 429 or 529, an `overloaded_error`) and
  * status (a request the server refused with another 4xx is an error, whatever words it holds: a
  * 400 that quotes "rate limit" from the prompt). A refused permit never gets here: it stops the
- * agent with its reason as data first. Only server and connection failures, where no field says
- * more, are told apart by the provider's wording (a timeout, an aborted request).
+ * agent with its reason as data first. ai/'s own give-up on a silent stream says so in
+ * `errorCause`. Only server and connection failures from outside, where no field says more, are
+ * told apart by the provider's or SDK's wording (a timeout, an aborted request).
  */
 export function classifyReplyError(reply: {
   errorMessage?: string;
   errorStatus?: number;
   errorKind?: 'rate_limit' | 'overloaded' | 'server' | 'connection';
+  errorCause?: 'timeout';
 }): FailureClass {
   const text = reply.errorMessage ?? '';
+  if (reply.errorCause === 'timeout') return 'timeout';
   if (reply.errorKind === 'rate_limit') return 'rate_limit';
   if (reply.errorKind === 'overloaded') return 'overloaded';
   if (reply.errorStatus === 408) return 'timeout';

@@ -474,6 +474,8 @@ describe('anthropic provider: failures and retries', () => {
     const { result } = await collect(model, ctx(), { ...fast, maxRetries: 0, streamIdleTimeoutMs: 150 });
     expect(result.stopReason).toBe('error');
     expect(result.errorMessage).toMatch(/sent nothing for 150 ms.*streamIdleTimeoutMs/);
+    // The class travels as data (issue 43): the orchestrator reads errorCause, not the wording.
+    expect(result).toMatchObject({ errorKind: 'connection', errorCause: 'timeout' });
   });
 
   it('without an API key, says to set ANTHROPIC_API_KEY or use the scripted provider', async () => {

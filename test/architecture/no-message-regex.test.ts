@@ -82,6 +82,11 @@ const ALLOWED: { file: string; contains: string; why: string }[] = [
     why: "an OpenAI-compatible server's refusal of tool_choice",
   },
   {
+    file: 'orchestrator/failure-policy.ts',
+    contains: 'return classifyErrorText(text);',
+    why: "a provider's or SDK's wording of a server or connection failure (ai/'s own timeouts carry errorCause)",
+  },
+  {
     file: 'agent/tool-error-text.ts',
     contains: 'issue.message.replace(',
     why: "zod's issue wording, shortened for the model",

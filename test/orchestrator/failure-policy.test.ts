@@ -94,6 +94,14 @@ describe('classifyReplyError', () => {
     expect(classifyReplyError({ errorMessage: 'Budget exhausted: run budget of $1 is spent' })).toBe('error');
     expect(classifyErrorText('the run budget of 3000 tokens is spent')).toBe('error');
     expect(classifyReplyError({ errorMessage: '429 Too Many Requests' })).toBe('rate_limit');
+    // ai/'s own idle-stream give-up says it is a timeout as data, whatever its wording (issue 43).
+    expect(
+      classifyReplyError({
+        errorMessage: 'The Anthropic API sent nothing for 150 ms; the stream was abandoned.',
+        errorKind: 'connection',
+        errorCause: 'timeout',
+      }),
+    ).toBe('timeout');
   });
 });
 
