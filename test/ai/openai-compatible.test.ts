@@ -2,6 +2,8 @@
 // the stream shapes real servers send (parallel calls by index or all at index 0, a double
 // finish, no usage, calls as JSON text), tool_choice fallback, the Responses API, retries and
 // overflow. Each test asserts the exact calls and arguments, and exact or estimated usage.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isContextOverflow } from '../../src/ai/overflow.js';
 import { modelForProvider, type ProviderConfig } from '../../src/ai/provider-config.js';
@@ -317,5 +319,32 @@ describe('OpenAI Responses API', () => {
     expect(server.requests[0]!.body.instructions).toBe('You edit files.');
     const outputs = server.requests[1]!.body.input.filter((i: { type?: string }) => i.type === 'function_call_output');
     expect(outputs.map((o: { output: string }) => o.output)).toEqual(['ok read', 'ok write']);
+  });
+});
+
+describe('a server that goes silent', () => {
+  it('is given up on after streamIdleTimeoutMs, and the reply says it was a timeout as data (issue 43)', async () => {
+    // Answers the request with stream headers, then never sends an event.
+    const silent = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    });
+    await new Promise<void>((ok) => silent.listen(0, '127.0.0.1', ok));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const model = modelForProvider(
+        { name: 'local', type: 'openai-compatible', baseUrl: `http://127.0.0.1:${port}/v1` },
+        'fake-model',
+        { contextWindow: 32_000, maxTokens: 4_000, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } },
+      );
+      const { message } = await run(model, context(), { maxRetries: 0, streamIdleTimeoutMs: 100 });
+      expect(message.stopReason).toBe('error');
+      expect(message.errorMessage).toMatch(/sent nothing for 100 ms/);
+      expect(message).toMatchObject({ errorKind: 'connection', errorCause: 'timeout' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((ok) => silent.close(() => ok()));
+    }
   });
 });
