@@ -83,8 +83,11 @@ const TAG_BYTES = 16;
 export class ClusterTrust {
   private readonly macKey: Buffer | undefined;
   private readonly encKey: Buffer | undefined;
+  /** The secret itself, only for redaction: what this process writes must never show it. */
+  readonly secretToRedact: string | undefined;
 
   private constructor(secret: string | undefined) {
+    this.secretToRedact = secret;
     if (secret === undefined) return;
     const ikm = Buffer.from(secret, 'utf8');
     this.macKey = Buffer.from(hkdfSync('sha256', ikm, 'orchestrate-cluster', 'hmac-sha256', 32));

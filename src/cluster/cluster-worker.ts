@@ -508,7 +508,14 @@ export class ClusterWorker {
     // The worker's own endpoint wins; the job's only with --allow-base-url (checked before this).
     const baseUrl =
       this.env.ANTHROPIC_BASE_URL ?? ((this.opts.policy ?? STRICT_POLICY).allowBaseUrl ? t.baseUrl : undefined);
-    const secrets = [...(t.secrets ?? []), ...(key ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [])];
+    // The worker's own credentials join the job's secrets: the session it writes (and streams to
+    // the coordinator) never shows its API key or the cluster secret.
+    const clusterSecret = this.opts.trust.secretToRedact;
+    const secrets = [
+      ...(t.secrets ?? []),
+      ...(key ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : []),
+      ...(clusterSecret ? [{ name: 'ORCHESTRATE_CLUSTER_SECRET', value: clusterSecret }] : []),
+    ];
     return {
       ...t,
       cwd: ws,

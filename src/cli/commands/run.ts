@@ -1,6 +1,7 @@
 // `orchestrate <recipe>` / `orchestrate run <recipe>`. The --dry-run path validates, expands the
 // DAG and estimates cost without calling a model; otherwise the coordinator runs the recipe
 // (see execute-run.ts for Ctrl-C, --json and the final summary).
+import { resolve } from 'node:path';
 import { type Argv } from 'yargs';
 import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-display.js';
 import { runDisplayChoice } from '../../display/terminal-text.js';
@@ -132,6 +133,16 @@ export function runOptions(y: Argv): Argv<object> {
 function setList(v: unknown): string[] {
   if (v === undefined) return [];
   return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+/**
+ * The run's environment: `--secret-file F` names the cluster secret as ORCHESTRATE_CLUSTER_SECRET_FILE
+ * does, so the run's redaction set (run/secrets.ts) knows it either way.
+ */
+function runEnvOf(args: CommandArgs, ctx: CliContext): Readonly<Record<string, string | undefined>> {
+  const file = args['secret-file'];
+  if (typeof file !== 'string' || file.trim() === '') return ctx.env;
+  return { ...ctx.env, ORCHESTRATE_CLUSTER_SECRET_FILE: resolve(ctx.cwd, file) };
 }
 
 export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<number> {
@@ -330,7 +341,7 @@ export async function executeRun(
       // The publish layer's part of a run: its gate at the run's end, and changesets.json after it.
       ...runPublishing(),
       ...(redisRun?.options ?? {}),
-      env: ctx.env,
+      env: runEnvOf(args, ctx),
       signal: interrupt.signal,
       killSignal: kill.signal,
       fullEvents: args['full-events'] === true,
