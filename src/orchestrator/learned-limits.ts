@@ -9,7 +9,9 @@
 //              the end; tokens (combined): both.
 //   OpenAI     requests: 1; tokens: all input (cached too) plus max_tokens, then the real total.
 // Until a provider and model has answered once, its first call goes alone (a probe): the headers
-// of its response say what the limits are before the rest of a fan-out is let through.
+// of its response say what the limits are before the rest of a fan-out is let through. The probe
+// holds the others for at most `probeMaxMs`: a response whose headers are slow to come (a long
+// queue at the provider, a model that thinks before it streams) must not serialize the fan-out.
 import type { RateLimitKind, RateLimitSnapshot } from '../ai/rate-limit-headers.js';
 import type { UsageSummary } from '../run/usage-summary.js';
 import { TokenBucket } from './token-bucket.js';
@@ -52,6 +54,8 @@ const KIND_NAMES: Record<RateLimitKind, string> = {
 export interface LearnedLimitsOptions {
   /** The limits' window (60 s; benches scale it down). */
   windowMs?: number;
+  /** How long a first call's unanswered probe holds the other calls back (2 s). */
+  probeMaxMs?: number;
   now?: () => number;
 }
 
@@ -59,14 +63,16 @@ export class LearnedLimits {
   private readonly sets = new Map<string, LimitSet>();
   /** provider + model -> the key hash learned last (a call that does not name its key uses it). */
   private readonly latest = new Map<string, string>();
-  private readonly probes = new Map<string, Probe>();
+  private readonly probes = new Map<string, { state: Probe; since: number }>();
   private readonly now: () => number;
   private readonly windowMs: number;
+  private readonly probeMaxMs: number;
   private seq = 0;
 
   constructor(opts: LearnedLimitsOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.windowMs = opts.windowMs ?? 60_000;
+    this.probeMaxMs = opts.probeMaxMs ?? 2_000;
   }
 
   /** The set of limits a call of `model` on `provider` with key `keyHash` is paced by, if any is learned. */
@@ -91,7 +97,7 @@ export class LearnedLimits {
     const pm = `${provider ?? ''}\n${model}`;
     if (!snapshot) {
       // A provider that sends no limits (a local server) is not paced, and not probed again.
-      if (this.probes.get(pm) === 'in-flight') this.probes.set(pm, 'no-headers');
+      if (this.probes.get(pm)?.state === 'in-flight') this.probes.set(pm, { state: 'no-headers', since: this.now() });
       return;
     }
     this.probes.delete(pm);
@@ -124,13 +130,17 @@ export class LearnedLimits {
   }
 
   /**
-   * How long a call must wait: 0 when its estimate fits every learned bucket, Infinity while the
-   * first call of a provider and model has not answered yet (learn() or probeEnded() wakes it).
+   * How long a call must wait: 0 when its estimate fits every learned bucket; while the first call
+   * of a provider and model has not answered yet, what is left of `probeMaxMs` (learn() or
+   * probeEnded() wakes it sooner).
    */
   waitTime(model: string, provider: string | undefined, estimate: CallEstimate, keyHash?: string): number {
     const key = this.setKey(model, provider, keyHash);
     const set = key === undefined ? undefined : this.sets.get(key);
-    if (!set) return this.probes.get(`${provider ?? ''}\n${model}`) === 'in-flight' ? Infinity : 0;
+    if (!set) {
+      const probe = this.probes.get(`${provider ?? ''}\n${model}`);
+      return probe?.state === 'in-flight' ? Math.max(0, probe.since + this.probeMaxMs - this.now()) : 0;
+    }
     let wait = 0;
     for (const [kind, amount] of Object.entries(amountsOf(set.vendor, estimate)) as [RateLimitKind, number][]) {
       const bucket = set.buckets[kind];
@@ -170,7 +180,7 @@ export class LearnedLimits {
     const set = key === undefined ? undefined : this.sets.get(key);
     if (!set) {
       const pm = `${provider ?? ''}\n${model}`;
-      if (probe && !this.probes.has(pm)) this.probes.set(pm, 'in-flight');
+      if (probe && !this.probes.has(pm)) this.probes.set(pm, { state: 'in-flight', since: this.now() });
       return undefined;
     }
     const amounts = amountsOf(set.vendor, estimate);
@@ -183,7 +193,7 @@ export class LearnedLimits {
   /** The probe of a model ended without a response (failed, released): the next call probes again. */
   probeEnded(model: string, provider: string | undefined): void {
     const pm = `${provider ?? ''}\n${model}`;
-    if (this.probes.get(pm) === 'in-flight') this.probes.delete(pm);
+    if (this.probes.get(pm)?.state === 'in-flight') this.probes.delete(pm);
   }
 
   /**

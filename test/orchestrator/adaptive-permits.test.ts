@@ -113,11 +113,22 @@ describe('adaptive permits', () => {
     const broker = new PermitBroker({ budget: new BudgetLedger(), now: Date.now });
     const first = await broker.request(req(10));
     const second = track(broker, req(10));
-    await vi.advanceTimersByTimeAsync(60_000);
+    await vi.advanceTimersByTimeAsync(1_000);
     expect(second.outcome).toBeUndefined();
     expect(broker.waitReason(req(10))).toMatch(/first call/);
     if (first.ok) broker.started(first.slotId, Date.now(), { rateLimits: limits(6000) });
     await vi.advanceTimersByTimeAsync(0);
+    expect(second.outcome?.ok).toBe(true);
+    broker.close();
+  });
+
+  it('a first call whose headers are slow to come holds the rest 2 s at most (a held response must not serialize a fan-out)', async () => {
+    const broker = new PermitBroker({ budget: new BudgetLedger(), now: Date.now });
+    await broker.request(req(10));
+    const second = track(broker, req(10));
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(second.outcome).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
     expect(second.outcome?.ok).toBe(true);
     broker.close();
   });

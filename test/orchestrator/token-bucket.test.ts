@@ -108,14 +108,29 @@ describe('LearnedLimits', () => {
     const call = { uncachedInput: 10, cachedInput: 0, maxOutput: 10 };
     expect(l.waitTime('m', 'p', call)).toBe(0);
     expect(l.reserve('m', 'p', call)).toBeUndefined();
-    expect(l.waitTime('m', 'p', call)).toBe(Infinity);
+    expect(l.waitTime('m', 'p', call)).toBe(2000);
     l.learn('m', 'p', undefined);
     expect(l.waitTime('m', 'p', call)).toBe(0);
     // A probe that ended without any response lets the next call probe.
     l.reserve('m2', 'p', call);
-    expect(l.waitTime('m2', 'p', call)).toBe(Infinity);
+    expect(l.waitTime('m2', 'p', call)).toBe(2000);
     l.probeEnded('m2', 'p');
     expect(l.waitTime('m2', 'p', call)).toBe(0);
+  });
+
+  it('a probe whose response is slow to come holds the other calls for probeMaxMs at most, then lets them go', () => {
+    let now = 1000;
+    const l = new LearnedLimits({ now: () => now, probeMaxMs: 2000 });
+    const call = { uncachedInput: 10, cachedInput: 0, maxOutput: 10 };
+    l.reserve('m', 'p', call);
+    now += 1500;
+    expect(l.waitTime('m', 'p', call)).toBe(500);
+    now += 500;
+    expect(l.waitTime('m', 'p', call)).toBe(0);
+    // The rest go out unpaced and do not become probes; the probe's late headers still teach the limits.
+    expect(l.reserve('m', 'p', call)).toBeUndefined();
+    l.learn('m', 'p', { vendor: 'openai', limits: { requests: { limit: 1, remaining: 0 } } });
+    expect(l.waitTime('m', 'p', call)).toBeGreaterThan(0);
   });
 
   it('follows what remained when a response left, minus the calls granted after it that the provider had not seen', () => {
