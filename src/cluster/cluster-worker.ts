@@ -402,6 +402,10 @@ export class ClusterWorker {
       });
     });
     agentPort.once('close', () => void enqueue(async () => portDone()));
+    // Two ports keep no order: the planner's last verdict may arrive after the thread's result. Sent
+    // after it, the coordinator (launch settled) drops it and the pair's worker waits forever; so the
+    // result waits for the thread's close of the pair channel, which comes after all it sent there.
+    const peerClosed = new Promise<void>((r) => (peerPort ? peerPort.once('close', () => r()) : r()));
     peerPort?.on('message', (m: unknown) => {
       // A pair worker's message to its planner goes after a fresh checkpoint (the planner syncs from it).
       void enqueue(async () => {
@@ -429,7 +433,7 @@ export class ClusterWorker {
       result = r.success
         ? r.data
         : { ok: false, failure: 'crashed', error: 'the worker returned a malformed result', usage: zeroUsage() };
-      await Promise.race([done, new Promise((r2) => setTimeout(r2, 10_000).unref())]);
+      await Promise.race([Promise.all([done, peerClosed]), new Promise((r2) => setTimeout(r2, 10_000).unref())]);
     } catch (err) {
       if (stop.signal.aborted) {
         clearInterval(tick);

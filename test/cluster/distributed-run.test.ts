@@ -203,6 +203,36 @@ const NO_COORDINATOR_KEY: RunOptions = {
 const workersOf = (log: RunEvent[]): Set<string | undefined> =>
   new Set(ofType(log, 'instance_start').map((e) => e.worker));
 
+/** A planner/worker pair: the planner asks for one correction, then approves (two rounds). */
+function pairProject(): string {
+  return tempProject({
+    'recipe.yaml': `name: pair
+provider: scripted
+script: script.yaml
+agents:
+  planner: { system: "You are the PLANNER of this pair.", tools: [read] }
+  worker: { system: "You are the WORKER of this pair.", tools: [read, write, edit] }
+tasks:
+  - id: build
+    pair: { planner: planner, worker: worker, max_rounds: 3 }
+    prompt: "Write greeting.txt with a friendly greeting."
+`,
+    'script.yaml': `conversations:
+  - match: "You are the PLANNER"
+    turns:
+      - tools: [{ name: read, args: { path: greeting.txt } }]
+      - text: "Corrections: the greeting must be exactly 'hello, world'."
+      - text: "APPROVED"
+  - match: "You are the WORKER"
+    turns:
+      - tools: [{ name: write, args: { path: greeting.txt, content: "hello there" } }]
+      - text: "Wrote greeting.txt."
+      - tools: [{ name: edit, args: { path: greeting.txt, edits: [{ oldText: "hello there", newText: "hello, world" }] } }]
+      - text: "greeting.txt now says hello, world."
+`,
+  });
+}
+
 describe.skipIf(skip)('distributed runs: real worker processes through Redis', () => {
   it('a fan-out spreads over two workers; the run folder is as complete as a local one', async () => {
     const [a, b] = await Promise.all([startWorker('alpha-box'), startWorker('bravo-box')]);
@@ -361,32 +391,7 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
       startWorker('doer', 1, {}, ['--queues', 'agents']),
       startWorker('reviewer', 1, {}, ['--queues', 'partners']),
     ]);
-    const dir = tempProject({
-      'recipe.yaml': `name: pair
-provider: scripted
-script: script.yaml
-agents:
-  planner: { system: "You are the PLANNER of this pair.", tools: [read] }
-  worker: { system: "You are the WORKER of this pair.", tools: [read, write, edit] }
-tasks:
-  - id: build
-    pair: { planner: planner, worker: worker, max_rounds: 3 }
-    prompt: "Write greeting.txt with a friendly greeting."
-`,
-      'script.yaml': `conversations:
-  - match: "You are the PLANNER"
-    turns:
-      - tools: [{ name: read, args: { path: greeting.txt } }]
-      - text: "Corrections: the greeting must be exactly 'hello, world'."
-      - text: "APPROVED"
-  - match: "You are the WORKER"
-    turns:
-      - tools: [{ name: write, args: { path: greeting.txt, content: "hello there" } }]
-      - text: "Wrote greeting.txt."
-      - tools: [{ name: edit, args: { path: greeting.txt, edits: [{ oldText: "hello there", newText: "hello, world" }] } }]
-      - text: "greeting.txt now says hello, world."
-`,
-    });
+    const dir = pairProject();
     const out = await runHere(dir);
     expect(out.status).toBe('succeeded');
     expect(readFileSync(join(dir, 'greeting.txt'), 'utf8')).toBe('hello, world');
@@ -400,6 +405,27 @@ tasks:
     expect(planner).toContain('hello there');
     expect(ofType(log, 'instance_done').find((e) => e.key === 'build')).toMatchObject({ rounds: 2, approved: true });
   }, 120_000);
+
+  it('a split pair run again and again on one Redis: every run ends, the last verdict of the planner reaches the worker', async () => {
+    // Regression: the planner's approving verdict (pair channel) could reach its worker process
+    // after the planner's result (agent channel): the result went up first, the coordinator settled
+    // the planner and dropped the verdict, and the pair's worker waited forever. It happened in
+    // most runs made after an earlier run on the same Redis, so this makes several in a row.
+    await Promise.all([
+      startWorker('doer', 1, {}, ['--queues', 'agents']),
+      startWorker('reviewer', 1, {}, ['--queues', 'partners']),
+    ]);
+    for (let i = 0; i < 4; i++) {
+      const dir = pairProject();
+      const out = await runHere(dir);
+      expect(out.status).toBe('succeeded');
+      expect(readFileSync(join(dir, 'greeting.txt'), 'utf8')).toBe('hello, world');
+      expect(ofType(events(out.dir), 'instance_done').find((e) => e.key === 'build')).toMatchObject({
+        rounds: 2,
+        approved: true,
+      });
+    }
+  }, 240_000);
 
   it('the recipe concurrency and rate limit hold across all workers together', async () => {
     // One agent at a time each: both workers are needed for the recipe's 2.
