@@ -67,9 +67,12 @@ tasks:
       - tools: [{ name: fault, args: { mode: stuck } }]
   - match: "Be patient"
     turns:
-      - { text: "finished patiently", delay_ms: 6000 }
+      - { text: "finished patiently", delay_ms: 20000 }
 `,
     });
+    // The patient reply outlasts the stuck agent's timeout (1 s) plus the abort grace (3 s) by far,
+    // so its thread is terminated while it still waits, however late a loaded machine starts them
+    // (with 6 s it sometimes finished first, and there was nothing to retry); its retry waits again.
     const { outcome, log } = await runSharing(dir, 2);
     const failed = ofType(log, 'instance_failed').find((e) => e.key === 'stuck');
     expect(failed).toMatchObject({ failure: 'timeout', final: true });
@@ -78,7 +81,7 @@ tasks:
     expect(retry?.error).toMatch(/stuck, which shared it, did not stop when aborted/);
     const done = ofType(log, 'instance_done').find((e) => e.key === 'patient');
     expect(done).toMatchObject({ attempt: 2, text: 'finished patiently' });
-  });
+  }, 120_000);
 
   it('a crash of a shared thread is charged to nobody: both agents retry on threads of their own, where the crasher fails alone', async () => {
     const dir = tempProject({
