@@ -27,6 +27,7 @@ import {
   type WorkerResult,
 } from './protocol.js';
 import type { RunEventInput } from '../run/run-events.js';
+import { zeroUsage } from '../run/usage-summary.js';
 import type { LearnedWindow } from '../ai/learned-windows.js';
 import type { TaskBoard } from './task-board.js';
 import { addUsageSummary, zeroUsage as zeroTotals, type BudgetScope, type UsageSummary } from '../run/usage-summary.js';
@@ -595,8 +596,4 @@ export class AgentLaunch {
       }
     });
   }
-}
-
-function zeroUsage() {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
 }
