@@ -169,6 +169,13 @@ export const resumeTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   handler: async (args, call, ctx) => {
     const runDir = locateRun(ctx, args.run, args.run_dir);
+    // The log first: a run whose run_end is written has ended, even while its coordinator has not
+    // let go of the lease yet (right after a `wait: true` returned, the lease may still be held).
+    const before = runStatus(runDir);
+    if (before.status === 'succeeded')
+      throw new ToolError(
+        `run ${String(before.runId)} already succeeded; there is nothing to resume. run_status shows its results.`,
+      );
     const holder = liveLeaseHolder(runDir);
     if (holder)
       throw new ToolError(
@@ -176,11 +183,6 @@ export const resumeTool = defineTool({
       );
     const unwritable = runFolderWriteProblem(runDir);
     if (unwritable) throw new ToolError(unwritable);
-    const before = runStatus(runDir);
-    if (before.status === 'succeeded')
-      throw new ToolError(
-        `run ${String(before.runId)} already succeeded; there is nothing to resume. run_status shows its results.`,
-      );
     const progress = new ProgressSender(call);
     const sinceTs = Date.now();
     const launched = await ctx.launcher.launch({
