@@ -42,7 +42,6 @@ import type { ResultFile } from '../src/run/run-state.js';
 import { createAgentSession } from '../src/runtime/create-agent-session.js';
 import {
   startFakeAnthropic,
-  type FakeAnthropic,
   type RecordedRequest,
   type RespondInput,
   type ResponseSpec,

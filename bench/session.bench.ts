@@ -109,13 +109,13 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
       const lines: string[] = [];
       for (const m of workload(Math.min(N, 20_000)))
         lines.push(
-          JSON.stringify({
+          `${JSON.stringify({
             type: 'message',
             id: 'abcdef01',
             parentId: 'abcdef00',
             timestamp: new Date().toISOString(),
             message: m,
-          }) + '\n',
+          })}\n`,
         );
       const t0 = performance.now();
       if (name === 'raw-writeSync') {
@@ -220,7 +220,7 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
           };
           byId.set(e.id, e);
           parentId = e.id;
-          writeSync(fd, JSON.stringify(e) + '\n');
+          writeSync(fd, `${JSON.stringify(e)}\n`);
         },
         () => undefined,
       );
@@ -309,7 +309,7 @@ async function phase(fullName: string, dir: string): Promise<PhaseResult> {
             timestamp: new Date().toISOString(),
             message: m,
           };
-          writeSync(fd, JSON.stringify(e) + '\n');
+          writeSync(fd, `${JSON.stringify(e)}\n`);
           naive.byId.set(e.id, e);
           leaf = e.id;
         }

@@ -89,7 +89,6 @@ function assistantContent(msg: Extract<Message, { role: 'assistant' }>): BlockPa
       if (b.redacted) {
         if (b.thinkingSignature) blocks.push({ type: 'redacted_thinking', data: b.thinkingSignature });
       } else if (b.thinking.trim() === '' && !b.thinkingSignature) {
-        continue;
       } else if (!b.thinkingSignature) {
         // Unsigned thinking (e.g. from an aborted stream) cannot be replayed as thinking.
         blocks.push({ type: 'text', text: sanitizeSurrogates(b.thinking) });

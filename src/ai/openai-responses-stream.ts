@@ -154,7 +154,7 @@ export class ResponsesStreamReader {
 
   private argsDelta(index: number, delta: string): void {
     const item = this.items.get(index);
-    if (!item || item.kind !== 'call' || !item.args) return;
+    if (item?.kind !== 'call' || !item.args) return;
     const call = this.output.content[item.contentIndex] as ToolCall;
     call.arguments = item.args.push(delta);
     this.stream.push({ type: 'toolcall_delta', contentIndex: item.contentIndex, delta, partial: this.output });

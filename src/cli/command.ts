@@ -1,7 +1,7 @@
 // The shape every CLI command module exports. main.ts registers them from one list, so adding a
 // command is one file under commands/ plus one line in COMMANDS.
-import { type Argv } from 'yargs';
-import { type CliContext } from './cli-io.js';
+import type { Argv } from 'yargs';
+import type { CliContext } from './cli-io.js';
 
 /** Parsed arguments as yargs hands them over (kebab-case and camelCase both present). */
 export type CommandArgs = Record<string, unknown>;

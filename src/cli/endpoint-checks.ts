@@ -20,7 +20,7 @@ export interface EndpointCheck {
 function endpointsOf(recipe: LoadedRecipe): { config: ProviderConfig; model: Model }[] {
   const seen = new Map<string, { config: ProviderConfig; model: Model }>();
   for (const a of Object.values(recipe.agents)) {
-    if (!a.providerConfig || a.providerConfig.type !== 'openai-compatible') continue;
+    if (a.providerConfig?.type !== 'openai-compatible') continue;
     const key = `${a.providerConfig.name}\n${a.model}`;
     if (!seen.has(key))
       seen.set(key, { config: a.providerConfig, model: modelForProvider(a.providerConfig, a.model, a.modelSpec) });

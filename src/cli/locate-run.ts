@@ -3,8 +3,8 @@
 import { resolve } from 'node:path';
 import { defaultRunsDir } from '../display/find-run.js';
 import { locateRun } from '../service/locate-run.js';
-import { type CliContext } from './cli-io.js';
-import { type CommandArgs } from './command.js';
+import type { CliContext } from './cli-io.js';
+import type { CommandArgs } from './command.js';
 
 /** The run folder, or undefined after printing the reason (the caller exits with a usage error). */
 export function locateRunArg(args: CommandArgs, ctx: CliContext): string | undefined {

@@ -8,7 +8,7 @@ import yargs, { type Argv } from 'yargs';
 import { didYouMean } from '../recipe/suggest.js';
 import { packageVersion } from '../util/package-version.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
-import { type CliCommand } from './command.js';
+import type { CliCommand } from './command.js';
 import { type KnownFlags, unknownFlagsMessage } from './unknown-flags.js';
 
 /**

@@ -1,6 +1,6 @@
 // Recipe problems on the terminal (file:line:col: message + hint); as JSON: service/recipe-check.ts.
 import { type RecipeProblem, formatProblem } from '../recipe/index.js';
-import { type CliContext } from './cli-io.js';
+import type { CliContext } from './cli-io.js';
 
 export function printProblems(problems: readonly RecipeProblem[], ctx: CliContext): void {
   const text = problems.map((p) => formatProblem(p)).join('\n');

@@ -16,7 +16,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -506,7 +506,7 @@ export class ClusterWorker {
     const relocate = (p: string): string => {
       // A shipped file or folder: under the coordinator's path without its leading '/'.
       const local = join(filesRoot, p.replace(/^\/+/, ''));
-      return local.startsWith(filesRoot + '/') && existsSync(local) ? local : p;
+      return local.startsWith(`${filesRoot}/`) && existsSync(local) ? local : p;
     };
     const key = this.env.ANTHROPIC_API_KEY;
     // The worker's own endpoint wins; the job's only with --allow-base-url (checked before this).

@@ -74,7 +74,7 @@ export function policyRefusal(
     return `the job's provider sends its requests${key} to ${originOf(endpoint.baseUrl)}; start the worker with --allow-base-url to accept provider endpoints from the coordinator`;
   }
   const sandbox = task.sandbox;
-  if (!sandbox || sandbox.mode !== 'workspace') {
+  if (sandbox?.mode !== 'workspace') {
     if (!policy.allowUnsandboxed)
       return `the job runs its commands unconfined (sandbox: ${String(sandbox?.mode ?? 'none')}); start the worker with --allow-unsandboxed to allow that`;
   } else if (sandbox.network === true && !policy.allowNetwork) {

@@ -58,6 +58,7 @@ export function snapshotWorkspace(
     const marker = join(dir, '.git', CLOCK_MARKER);
     writeFileSync(marker, 'x');
     const m = lstatSync(marker, { bigint: true });
+    // biome-ignore lint/complexity/useMathMinMax: bigint nanoseconds; Math.min takes numbers
     stamp = m.ctimeNs < m.mtimeNs ? m.ctimeNs : m.mtimeNs;
   } catch {
     return undefined;

@@ -2,7 +2,7 @@
 // an instance, never per token, so a log of a hundred-agent run stays readable and greppable:
 //   12:00:01 apply/repo-a: started (attempt 1)
 //   12:00:04 apply/repo-a: done in 3.2s, 3 turns, 1,234 tokens, $0.0012
-import { type RunEvent } from '../run/run-events.js';
+import type { RunEvent } from '../run/run-events.js';
 import { boardLine } from './board-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';

@@ -1,7 +1,7 @@
 // The dry-run report as text: recipe header, the plan as a tree by level, the estimate table, and
 // the MCP lines (which servers each agent gets; with --list-mcp their tools). The data comes from
 // recipe/ (the plan) and service/dry-run.ts (the MCP part, whose shape is declared here).
-import { type DryRunReport, type PlanTask, type TaskEstimate } from '../recipe/index.js';
+import type { DryRunReport, PlanTask, TaskEstimate } from '../recipe/index.js';
 
 /** Instances listed under a fan-out before the rest are summarised. */
 const MAX_INSTANCES_SHOWN = 12;

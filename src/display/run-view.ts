@@ -225,7 +225,7 @@ export class RunView extends LiveView {
     const all = listOrder(this.state);
     if (all.length === 0) return;
     const at = this.model.selected ? all.indexOf(this.model.selected) : 0;
-    this.model.selected = all[Math.max(0, Math.min(all.length - 1, (at < 0 ? 0 : at) + by))];
+    this.model.selected = all[Math.max(0, Math.min(all.length - 1, Math.max(at, 0) + by))];
   }
 
   private pageSize(): number {

@@ -38,7 +38,7 @@ export function readOnlyReason(runDir: string, state: RunState): string | undefi
   if (state.status !== 'running' && state.eventCount > 0)
     return `the run has ended (${state.status.replace('_', ' ')})`;
   const lease = readRunLease(runDir);
-  if (!lease || lease.state.state !== 'live')
+  if (lease?.state.state !== 'live')
     return 'no coordinator holds the run (it stopped; `orchestrate resume` continues it)';
   if (lease.holder.host !== hostname()) return `its coordinator runs on ${lease.holder.host}; watch from there to act`;
   return undefined;

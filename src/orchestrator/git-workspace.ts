@@ -237,7 +237,7 @@ export async function snapshot(dir: string): Promise<Snapshot | undefined> {
  */
 export async function snapshotScopes(dirs: readonly string[], pin?: RepoPin): Promise<SnapshotOutcome> {
   const real = realDirs(dirs);
-  const missing = real.findIndex((d) => d === undefined);
+  const missing = real.indexOf(undefined);
   if (missing >= 0) return { ok: false, error: `${dirs[missing]} does not exist or is not in a git repository` };
   const scopes = real as string[];
   const { location, problem } = locate(scopes, pin);
@@ -319,7 +319,7 @@ export async function diffScopes(
   const failAll = (error: string, files?: string[][]): DiffOutcome[] =>
     items.map((_, i) => ({ ok: false, error, ...(files ? { files: files[i]! } : {}) }));
   const real = realDirs(items.map((i) => i.dir));
-  const missing = real.findIndex((d) => d === undefined);
+  const missing = real.indexOf(undefined);
   if (missing >= 0) return failAll(`${items[missing]!.dir} does not exist or is not in a git repository`);
   const scopes = real as string[];
   const { location, problem } = locate(scopes, pin);

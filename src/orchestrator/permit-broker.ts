@@ -9,7 +9,7 @@
 // fan-out's first call goes out alone).
 import PQueue from 'p-queue';
 import type { RateLimitSnapshot } from '../ai/rate-limit-headers.js';
-import { BudgetLedger, type Spend } from './budget.js';
+import type { BudgetLedger, Spend } from './budget.js';
 import { type CallEstimate, LearnedLimits, type LimitReservation } from './learned-limits.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
 import type { BudgetScope, UsageSummary } from '../run/usage-summary.js';

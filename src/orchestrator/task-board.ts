@@ -191,7 +191,7 @@ export class TaskBoard {
   releaseInstance(instance: string, why: string): void {
     for (const id of [...(this.inProgress.get(instance) ?? [])]) {
       const item = this.items.get(id);
-      if (!item || item.status !== 'in_progress' || item.owner === undefined || instanceOfKey(item.owner) !== instance)
+      if (item?.status !== 'in_progress' || item.owner === undefined || instanceOfKey(item.owner) !== instance)
         continue;
       const next = structuredClone(item);
       next.status = 'pending';

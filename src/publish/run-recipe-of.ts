@@ -5,7 +5,7 @@
 // or unconfine the re-run. `reloadBy` (`publish --reload-recipe`) takes the files as they are now,
 // e.g. an edited title or body template, validated and captured again.
 import { resolve } from 'node:path';
-import { type LoadOptions, type LoadedRecipe, type RecipeProblem } from '../recipe/index.js';
+import type { LoadOptions, LoadedRecipe, RecipeProblem } from '../recipe/index.js';
 import { foldEvents } from '../run/run-fold.js';
 import { readRunLog } from '../run/run-store.js';
 import { inputsNotice, loadTrustedRecipe } from '../run/trusted-recipe.js';

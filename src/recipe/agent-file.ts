@@ -7,7 +7,7 @@
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { HooksConfigError, parseHooksConfig, type HooksConfig } from '../runtime/command-hooks.js';
 import { yamlQuoteHint } from '../tools/frontmatter.js';
-import { type RecipeProblem } from './problems.js';
+import type { RecipeProblem } from './problems.js';
 import { readInputText } from '../util/input-files.js';
 
 /** A position in the agent file with what to say there (a warning). */
@@ -257,7 +257,6 @@ export function parseAgentFile(text: string, file: string): AgentFileResult {
       if (isScalar(value) && (value.value === null || value.value === false || value.value === '')) continue;
       agent.notes.push({ ...pos(keyOffset(pair.key, offset)), ...UNSUPPORTED_KEYS[key]! });
     } else if (DISPLAY_KEYS.has(key)) {
-      continue;
     } else if (key === 'strict_tools') {
       if (!isScalar(value) || typeof value.value !== 'boolean')
         problem(offset, 'frontmatter "strict_tools" must be true or false');

@@ -4,7 +4,7 @@ import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { estimateTextTokens as estimateTokens } from '../ai/token-estimate.js';
 import { RECIPE_DEFAULTS } from './defaults.js';
 import { referencePath, referencedTasks } from './expressions.js';
-import { type LoadedAgent, type LoadedRecipe, type LoadedTask } from './normalize.js';
+import type { LoadedAgent, LoadedRecipe, LoadedTask } from './normalize.js';
 import { type InstanceSeed, type RecipePlan, resolveInstance, staticScope } from './plan.js';
 import { FALLBACK_PRICE, lookupModelPrice, type ModelPrice } from './prices.js';
 
@@ -117,8 +117,7 @@ function dynamicInstances(recipe: LoadedRecipe, task: LoadedTask): { range: Rang
   };
   if (task.forEach?.kind !== 'expression') return fallback;
   const ref = referencePath(task.forEach.expression);
-  if (!ref || ref.root !== 'tasks' || typeof ref.segments[0] !== 'string' || ref.segments[1] !== 'output')
-    return fallback;
+  if (ref?.root !== 'tasks' || typeof ref.segments[0] !== 'string' || ref.segments[1] !== 'output') return fallback;
   const source = recipe.tasks.find((t) => t.id === ref.segments[0]);
   let schema: unknown = source?.outputSchema;
   for (const seg of ref.segments.slice(2)) {

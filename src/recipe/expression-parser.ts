@@ -303,7 +303,7 @@ export function parseTemplate(text: string): ParseResult<ParsedTemplate> {
       break;
     }
     if (open > 0 && text[open - 1] === '$') {
-      literal += text.slice(i, open - 1) + '${{';
+      literal += `${text.slice(i, open - 1)}\${{`;
       i = open + 3;
       continue;
     }

@@ -1,5 +1,5 @@
 // Recipe inputs: their declared types, and values from defaults and `--set key=value`.
-import { type RecipeDocument } from './schema.js';
+import type { RecipeDocument } from './schema.js';
 import { suggestionHint } from './suggest.js';
 
 export type InputType = 'string' | 'number' | 'boolean' | 'list';

@@ -16,7 +16,7 @@ import { agentServerSpecs, recipeMcpServers, repoMcpPick, type RecipeMcpServers 
 import { RECIPE_DEFAULTS } from './defaults.js';
 import { parseDuration, parseTokenCount } from './duration.js';
 import { referencedTasks } from './expressions.js';
-import { type InputSpec } from './inputs.js';
+import type { InputSpec } from './inputs.js';
 import { needsOf } from './task-checks.js';
 import { fallbackTargets } from './fallback.js';
 import type {

@@ -4,7 +4,7 @@
 // globs, input defaults and literal for_each items (they become paths through ${{ }} and name
 // instance folders), so `orchestrate validate` and a run report them with file:line:col before
 // any run folder exists.
-import { type PendingProblem } from './problems.js';
+import type { PendingProblem } from './problems.js';
 
 type Path = (string | number)[];
 

@@ -5,8 +5,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { type ExpressionScope, renderTemplate, renderText, stringify } from './expressions.js';
 import { expandGlob, globError } from './glob.js';
 import { canonicalJson, instanceId, itemKey, shortHash } from './instance-key.js';
-import { type LoadedRecipe, type LoadedTask, type VerifyStep } from './normalize.js';
-import { type RecipeProblem } from './problems.js';
+import type { LoadedRecipe, LoadedTask, VerifyStep } from './normalize.js';
+import type { RecipeProblem } from './problems.js';
 import { type NeedsGraph, topologicalLevels } from './task-graph.js';
 
 /** One instance of a task before its fields are rendered. */

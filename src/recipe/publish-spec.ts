@@ -9,7 +9,7 @@ import { parseDuration } from './duration.js';
 import { type Expr, parseTemplate } from './expression-parser.js';
 import { EXPRESSION_FUNCTIONS } from './expressions.js';
 import type { ApproveGate } from './loaded-recipe.js';
-import { type PendingProblem } from './problems.js';
+import type { PendingProblem } from './problems.js';
 import { approveGate } from './schema-parts.js';
 import { suggestionHint } from './suggest.js';
 

@@ -1,7 +1,7 @@
 // Turns zod issues into recipe problems a person can act on: the key that is wrong, what was
 // expected in plain words, and a hint ("did you mean ..."). Union issues are unwrapped to the
 // branch that matches the value's shape so nested mistakes are not hidden behind "Invalid input".
-import { type z } from 'zod';
+import type { z } from 'zod';
 import { type PendingProblem, type RecipeProblemCode, pathToString } from './problems.js';
 import { recipeJsonSchema, splitCodedMessage } from './schema.js';
 import { didYouMean } from './suggest.js';

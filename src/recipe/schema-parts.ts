@@ -2,8 +2,7 @@
 // retry settings, providers, verify steps, fan-outs, board seeds, approval gates and command hooks.
 // schema.ts puts them together into the task, agent and recipe schemas.
 import { z } from 'zod';
-import { DEFAULT_LOOP_DETECTION, DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
-import { McpServerEntrySchema } from '../tools/mcp/config.js';
+import { DEFAULT_LOOP_DETECTION } from '../runtime/run-limits.js';
 import { BOARD_TOOL_NAMES } from './board-tool-names.js';
 
 /** Tools every agent may name without an extension providing them (the board's: task_create, task_list, ...). */

@@ -11,10 +11,7 @@ import { PublishBlockSchema, TaskPublishSchema } from './publish-spec.js';
 import {
   BUILTIN_TOOLS,
   THINKING_LEVELS,
-  DURATION_PATTERN,
   ENV_NAME_PATTERN,
-  NAME_PATTERN,
-  TOKEN_COUNT_PATTERN,
   approveGate,
   boardSeed,
   budget,

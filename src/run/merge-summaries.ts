@@ -86,7 +86,7 @@ function progressLines(i: PlanInstance): string[] {
   const s = i.summary;
   if (s?.goal && goalText(s.goal)) out.push(`Goal: ${oneLine(goalText(s.goal))}`);
   const list = (label: string, items: readonly string[] | undefined) => {
-    if (items && items.length) out.push(`- ${label}:`, ...items.map((x) => `  - ${oneLine(x)}`));
+    if (items?.length) out.push(`- ${label}:`, ...items.map((x) => `  - ${oneLine(x)}`));
   };
   list('Done', s?.done);
   list('In Progress', s?.inProgress);

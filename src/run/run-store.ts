@@ -141,7 +141,7 @@ export class RunStore {
       ? this.redactor.serialize(raw)
       : { value: raw, json: JSON.stringify(raw) };
     if (!this.writeError) {
-      this.pending += json + '\n';
+      this.pending += `${json}\n`;
       if (DISPLAY_EVENTS.has(event.type)) this.scheduleFlush();
       else this.flush();
     }
@@ -277,7 +277,7 @@ export function listRuns(runsDir: string): RunListing[] {
     if (!existsSync(join(dir, RUN_LOG))) continue;
     const { events } = readRunLog(join(dir, RUN_LOG));
     const start = events.find((e) => e.type === 'run_start');
-    if (!start || start.type !== 'run_start') continue;
+    if (start?.type !== 'run_start') continue;
     // The last session's end: a resumed run's log may hold the run_end of an earlier session.
     const end = [...events].reverse().find((e) => e.type === 'run_end' || e.type === 'run_resume');
     // A live lease means a coordinator works on it now, unless its run_end is written already

@@ -18,7 +18,7 @@ import {
   fileListsOf,
   type FileOperations,
 } from '../session/file-operations.js';
-import { emptySummary, parseSummary, renderSummary, type StructuredSummary } from '../session/parse-summary.js';
+import { emptySummary, parseSummary, renderSummary } from '../session/parse-summary.js';
 import type { FileLists } from '../session/types.js';
 import { RUNTIME_DEFAULTS } from './defaults.js';
 import { contentText } from '../ai/content-text.js';

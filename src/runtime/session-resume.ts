@@ -93,7 +93,7 @@ function pointOf(messages: readonly AgentMessage[]): ResumePoint {
     r--;
   }
   const reply = messages[r];
-  if (!reply || reply.role !== 'assistant' || isFailedReply(reply)) return { kind: 'pending' };
+  if (reply?.role !== 'assistant' || isFailedReply(reply)) return { kind: 'pending' };
   const missing = toolCallsOf(reply).filter((c) => !answered.has(c.id));
   return missing.length === 0 ? { kind: 'pending' } : { kind: 'dangling', reply, calls: missing };
 }

@@ -124,10 +124,10 @@ export async function runCompaction(store: SessionStore, options: RunCompactionO
   const preparation = prepared.preparation;
   const unfinished = findIncompleteCompactionJob(path);
 
-  let decision: CompactionHookDecision | void = undefined;
+  let decision: CompactionHookDecision | undefined;
   if (options.beforeCompact) {
     try {
-      decision = await options.beforeCompact(preparation, options.signal);
+      decision = (await options.beforeCompact(preparation, options.signal)) ?? undefined;
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       return {

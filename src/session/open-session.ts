@@ -48,11 +48,11 @@ export function newHeader(options: HeaderOptions, id = newSessionId()): SessionH
 
 /** Whole-file text for a rewrite; a saved leaf move is carried over as the last line. */
 function serializeSession(header: SessionHeader, entries: readonly SessionEntry[], leafTarget?: string | null): string {
-  let text = JSON.stringify(header) + '\n';
-  for (const e of entries) text += stringifyJson(e) + '\n';
+  let text = `${JSON.stringify(header)}\n`;
+  for (const e of entries) text += `${stringifyJson(e)}\n`;
   if (leafTarget !== undefined) {
     const line: LeafLine = { type: 'leaf', targetId: leafTarget, timestamp: new Date().toISOString() };
-    text += JSON.stringify(line) + '\n';
+    text += `${JSON.stringify(line)}\n`;
   }
   return text;
 }

@@ -140,7 +140,7 @@ export class SessionTree {
 
   private noteMetadata(entry: SessionEntry): void {
     if (entry.type === 'label') {
-      if (entry.label && entry.label.trim()) this.labels.set(entry.targetId, entry.label.trim());
+      if (entry.label?.trim()) this.labels.set(entry.targetId, entry.label.trim());
       else this.labels.delete(entry.targetId);
     } else if (entry.type === 'session_info') {
       this.name = entry.name?.trim() || undefined;

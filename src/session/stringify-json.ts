@@ -56,11 +56,11 @@ function createEngine(): Engine | undefined {
     const table = new Uint8Array(memory.buffer);
     for (let c = 0; c < 0x20; c++) table[ESCAPE_TABLE + c] = 0x75; // \u00XX
     const short: Record<number, string> = {
-      0x08: 'b',
-      0x09: 't',
-      0x0a: 'n',
-      0x0c: 'f',
-      0x0d: 'r',
+      8: 'b',
+      9: 't',
+      10: 'n',
+      12: 'f',
+      13: 'r',
       [QUOTE]: '"',
       [BACKSLASH]: '\\',
     };

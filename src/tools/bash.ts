@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { type AgentTool, type AgentToolUpdate } from '../agent/types.js';
+import type { AgentTool, AgentToolUpdate } from '../agent/types.js';
 import { checkBashPolicy, type BashPolicy } from './bash-policy.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { OutputCapture, type OutputSnapshot } from './output-capture.js';

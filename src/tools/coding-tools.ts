@@ -1,5 +1,5 @@
 // The built-in tool registry: one factory per name, and the standard sets.
-import { type AnyAgentTool } from '../agent/types.js';
+import type { AnyAgentTool } from '../agent/types.js';
 import { createBashTool, type BashToolOptions } from './bash.js';
 import { createEditTool } from './edit.js';
 import { createFindTool } from './find.js';
@@ -7,7 +7,7 @@ import { createGrepTool } from './grep.js';
 import { createLsTool } from './ls.js';
 import { createReadTool } from './read.js';
 import { createWriteTool } from './write.js';
-import { type WorkspaceOptions } from './workspace.js';
+import type { WorkspaceOptions } from './workspace.js';
 
 export const BUILTIN_TOOL_NAMES = ['read', 'bash', 'edit', 'write', 'grep', 'find', 'ls'] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];

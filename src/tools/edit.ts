@@ -3,7 +3,7 @@
 // all). Results carry a unified diff in details.
 import { open, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { type AgentTool, type AgentToolResult } from '../agent/types.js';
+import type { AgentTool, AgentToolResult } from '../agent/types.js';
 import { hardLinkRefusal, replaceEntry, replaceFailure } from './atomic-write.js';
 import { READ_NOFOLLOW, type ConfinedEntry } from './confined-path.js';
 import { TOOL_DEFAULTS } from './defaults.js';

@@ -2,12 +2,12 @@
 // gitignore-aware, hidden files included.
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { type AgentTool } from '../agent/types.js';
+import type { AgentTool } from '../agent/types.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { hiddenFilter, walkTree } from './file-walk.js';
 import { compileGlob } from './glob.js';
 import { statOrNotFound, textResult, throwIfAborted } from './tool-result.js';
-import { type TruncationResult } from './truncate.js';
+import type { TruncationResult } from './truncate.js';
 import { Workspace, isInside, type WorkspaceOptions } from './workspace.js';
 import { listingResult } from './listing-result.js';
 

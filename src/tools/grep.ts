@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { type AgentTool } from '../agent/types.js';
+import type { AgentTool } from '../agent/types.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { READ_NOFOLLOW } from './confined-path.js';
 import { hiddenFilter, walkTree } from './file-walk.js';

@@ -1,7 +1,7 @@
 // The result of a listing tool (ls, find, grep): the lines kept within the byte limit, and one
 // bracketed notice line saying what was cut and how to get more. Notices are optional pieces
 // with the details they add, so each tool states only its own limits.
-import { type AgentToolResult } from '../agent/types.js';
+import type { AgentToolResult } from '../agent/types.js';
 import { textResult } from './tool-result.js';
 import { formatSize, truncateHead, type TruncationResult } from './truncate.js';
 

@@ -2,11 +2,11 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { type AgentTool, type AgentToolResult } from '../agent/types.js';
+import type { AgentTool, AgentToolResult } from '../agent/types.js';
 import { openConfinedDir, withShownPath, type ConfinedEntry } from './confined-path.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { errorMessage, textResult, throwIfAborted } from './tool-result.js';
-import { type TruncationResult } from './truncate.js';
+import type { TruncationResult } from './truncate.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
 import { listingResult } from './listing-result.js';
 

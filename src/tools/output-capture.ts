@@ -94,7 +94,7 @@ export class OutputCapture {
   /** Resolves when the temp file can take more data. */
   drain(): Promise<void> {
     const file = this.file;
-    if (!file || !file.writableNeedDrain) return Promise.resolve();
+    if (!file?.writableNeedDrain) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         file.off('drain', done);

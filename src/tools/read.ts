@@ -2,7 +2,7 @@
 // images as image content, binary files refused.
 import { open, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { type AgentTool, type AgentToolResult } from '../agent/types.js';
+import type { AgentTool, AgentToolResult } from '../agent/types.js';
 import { READ_NOFOLLOW, withShownPath } from './confined-path.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { IMAGE_SNIFF_BYTES, detectImageMime } from './image-sniff.js';

@@ -2,9 +2,9 @@
 // after the per-session marker, project context files, the date and the working folder. The
 // first part is the same for every session of one agent definition, so a fan-out shares one
 // cached prefix (tools + that part); what differs per instance comes after it.
-import { type AgentTool } from '../agent/types.js';
+import type { AgentTool } from '../agent/types.js';
 import { joinSystemPrompt } from '../ai/system-prompt-parts.js';
-import { type ContextFile } from './context-files.js';
+import type { ContextFile } from './context-files.js';
 import { formatSkillsForPrompt, type Skill } from './skills.js';
 
 export type PromptTool = Pick<AgentTool, 'name' | 'description' | 'promptSnippet' | 'promptGuidelines'>;

@@ -1,7 +1,7 @@
 // Small pieces every tool uses to build results and honour aborts.
 import { stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { type AgentToolResult } from '../agent/types.js';
+import type { AgentToolResult } from '../agent/types.js';
 
 /** A result with one text block and optional details (details never reach the model). */
 export function textResult<TDetails>(text: string, details?: TDetails): AgentToolResult<TDetails> {

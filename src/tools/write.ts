@@ -1,6 +1,6 @@
 // write: create or overwrite a file, creating parent folders as needed.
 import { z } from 'zod';
-import { type AgentTool } from '../agent/types.js';
+import type { AgentTool } from '../agent/types.js';
 import { replaceEntry, replaceFailure } from './atomic-write.js';
 import { textResult, throwIfAborted } from './tool-result.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';

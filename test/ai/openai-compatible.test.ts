@@ -13,7 +13,6 @@ import type {
   AssistantMessageEvent,
   Context,
   Model,
-  RetryInfo,
   StreamOptions,
   Tool,
   ToolCall,

@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type DryRunReport } from '../../src/recipe/index.js';
+import type { DryRunReport } from '../../src/recipe/index.js';
 import { runCli } from './run-cli.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

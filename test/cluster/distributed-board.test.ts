@@ -3,7 +3,7 @@
 // agents on different machines racing for one task exactly one takes it, and a task created on one
 // worker is seen and completed from the other. Command hooks travel with the instance and run
 // on the worker like its other commands.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // and expands its ${VAR}s with the worker's own environment, not the coordinator's. The worker
 // policy applies to MCP servers like to commands: an unconfined server (sandbox: none) is refused
 // by a worker started without --allow-unsandboxed, and the failure names the flag.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // `orchestrate worker` processes whose workdirs are separate from the project, and the scripted
 // model. The coordinator runs in this process (runRecipeFile with a RedisExecutor) or, where it
 // gets killed, as its own `orchestrate <recipe> --redis` process.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

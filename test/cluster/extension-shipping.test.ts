@@ -3,7 +3,7 @@
 // import, the package.json that makes .ts files ES modules) with the job, and the worker loads it
 // from its own workdir. Real parts: a redis-server of this test's own, a real `orchestrate worker`
 // process whose workdir shares nothing with the project, and the scripted model.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -158,7 +158,7 @@ describe.skipIf(skip)('distributed runs: extension modules with local imports', 
 
   it('extension files past the shipping limit fail that instance with a workspace error naming them; the others run', async () => {
     await startWorker('limit-box');
-    const big = 'export const padding = "' + 'x'.repeat(MAX_SHIPPED_BYTES) + '";\n';
+    const big = `export const padding = "${'x'.repeat(MAX_SHIPPED_BYTES)}";\n`;
     const dir = project({
       'ext/helpers.ts': `import { shout } from '../shared/util.ts';\nimport { padding } from './big-table.js';\nexport const decorate = (s: string): string => '[' + shout(s) + padding.slice(0, 0) + ']';\n`,
       'ext/big-table.js': big,

@@ -84,7 +84,7 @@ describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () 
     expect(b[5]).toMatch(/^↻ apply\.repo-b\s+retry in 0\.3s/);
 
     // Finished: the final frame stays, then the summary (stdout) follows below it.
-    const c = shots['final']!;
+    const c = shots.final!;
     expect(c[0]).toMatch(/· failed$/);
     expect(c[1]).toMatch(/13\/13 · 11 done · 1 failed · 1 skipped/);
     expect(c[3]).toMatch(/^✓ 11 done \(rows collapsed\)/);

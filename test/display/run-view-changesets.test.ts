@@ -98,7 +98,7 @@ describe('run view: changesets and burndown', () => {
     let now = T0 + 60_000;
     const v = view(runDir, () => now);
     let frame = v.frame().join('\n');
-    expect(frame).toMatch(/changesets 0\/2 merged \[\.{20}\]  ▁{20}/);
+    expect(frame).toMatch(/changesets 0\/2 merged \[\.{20}\] {2}▁{20}/);
     expect(frame).toMatch(/CHANGESET\s+REPO\s+BRANCH\s+STATE\s+CHECKS\s+REVIEW\s+MERGEABLE\s+DIFF\s+PULL REQUEST/);
     expect(frame).toMatch(
       /change\.repo-a\s+repo-a\s+campaign\/repo-a\s+open\s+pending\s+none\s+mergeable\s+2 files \+5 -1\s+https:\/\/github\.example\/acme\/repo-a\/pull\/7/,
@@ -115,7 +115,7 @@ describe('run view: changesets and burndown', () => {
     appendObservations(runDir, [{ ts: T0 + 61_000, key: 'change.repo-a', state: 'merged', url: 'u' }]);
     now = T0 + 120_000;
     frame = v.frame().join('\n');
-    expect(frame).toMatch(/changesets 1\/2 merged \[#{10}\.{10}\]  ▁{10}▅{10}/);
+    expect(frame).toMatch(/changesets 1\/2 merged \[#{10}\.{10}\] {2}▁{10}▅{10}/);
     expect(frame).toMatch(/change\.repo-a\s+repo-a\s+campaign\/repo-a\s+merged/);
     const after = (v as unknown as { changesets: { reads: number } }).changesets.reads;
     expect(after).toBe(reads + 1);

@@ -92,7 +92,7 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       // In the conversation: who steered (the control event) and the message the agent got. New
       // turns keep coming, so page from the top (Home, PgDn: the page stays put while it grows).
       screens.keys(pane, 'Home');
-      await screens.waitForLine(pane, /  \d+ more below$/);
+      await screens.waitForLine(pane, / {2}\d+ more below$/);
       // Where a page ends depends on how far the agents got by then, so the control line, the
       // message's heading and its text may fall on different pages: each is looked for page by page.
       const steerLine = new RegExp(
@@ -239,7 +239,7 @@ describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COL
       screens.keys(pane, 'End');
       s = await screens.waitForLine(pane, /^> . review/);
       expect(s.at(-1)).toMatch(/101\/101$/);
-      expect(s.at(-3)).toMatch(/^  . apply\.item-099/);
+      expect(s.at(-3)).toMatch(/^ {2}. apply\.item-099/);
       expect(s.some((l) => /item-000/.test(l))).toBe(false);
       expectFits(s);
       screens.keys(pane, 'PageUp');

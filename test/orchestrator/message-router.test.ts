@@ -28,7 +28,7 @@ describe('MessageRouter', () => {
       { type: 'deliver', from: 'a', text: 'hi one' },
       { type: 'deliver', from: 'a', text: 'hi all b' },
     ]);
-    expect(inbox['a']).toEqual([{ type: 'deliver', from: 'b.1', text: 'broadcast' }]);
+    expect(inbox.a).toEqual([{ type: 'deliver', from: 'b.1', text: 'broadcast' }]);
   });
 
   it('keeps messages for instances that have not started and delivers them on register', () => {

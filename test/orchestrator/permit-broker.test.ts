@@ -135,7 +135,7 @@ describe('PermitBroker', () => {
   });
 
   it('a waiter that no longer fits the budget is refused while it waits, not when its turn comes', async () => {
-    let t = 0;
+    const t = 0;
     const budget = new BudgetLedger({ usd: 1 });
     const broker = new PermitBroker({ rateLimits: { m: 1 }, budget, windowMs: 60_000, marginMs: 0, now: () => t });
     const a = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0.1, tokens: 0 } });

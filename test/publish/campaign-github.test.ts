@@ -217,7 +217,7 @@ describe('campaign on GitHub: publish, apply, track', () => {
     const before = gh.writes.length;
     const r = await runCli(['publish', runDir, '--apply', '--only', 'change.repo-a', '--run-dir', join(dir, 'runs')], {
       cwd: dir,
-      env: { PATH: '/nonexistent' + ':' + (process.env.PATH ?? ''), HOME: dir },
+      env: { PATH: `/nonexistent:${process.env.PATH ?? ''}`, HOME: dir },
     });
     // gh may be installed and logged in on a developer's machine: only assert when it is not.
     if (r.code !== 0) expect(r.stdout).toMatch(/no GitHub token: set GITHUB_TOKEN/);

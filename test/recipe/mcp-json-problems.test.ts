@@ -18,7 +18,7 @@ describe('problems of a .mcp.json', () => {
       '}',
     ].join('\n');
     temp = tempRecipe('name: r\ntasks:\n  - id: a\n    prompt: p\n', { '.mcp.json': mcpJson });
-    const r = loadRecipe(temp.file, { cwd: temp.dir, env: { ORCHESTRATE_HOME: temp.dir + '/home' } });
+    const r = loadRecipe(temp.file, { cwd: temp.dir, env: { ORCHESTRATE_HOME: `${temp.dir}/home` } });
     expect(r.ok).toBe(false);
     const problems = r.ok ? [] : r.problems.filter((p) => p.code === 'bad_mcp_server');
     expect(problems).toHaveLength(1);

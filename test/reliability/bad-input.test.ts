@@ -392,15 +392,14 @@ describe('a session file with garbage lines', { timeout: 120_000 }, () => {
     expect(first.code, first.err).toBe(0);
     const good = readFileSync(file, 'utf8').split('\n').filter(Boolean);
     // Garbage between the entries, a line of binary junk, and a torn last line.
-    const damaged =
-      [
-        good[0],
-        'not json at all',
-        ...good.slice(1, 2),
-        '{"type":"message","id":',
-        '\u0000\u0001\u0002',
-        ...good.slice(2),
-      ].join('\n') + '\n{"type":"message","id":"torn';
+    const damaged = `${[
+      good[0],
+      'not json at all',
+      ...good.slice(1, 2),
+      '{"type":"message","id":',
+      '\u0000\u0001\u0002',
+      ...good.slice(2),
+    ].join('\n')}\n{"type":"message","id":"torn`;
     writeFileSync(file, damaged);
     const r = await cli(
       [

@@ -4,7 +4,7 @@
 // The bash deny list against the ways a model writes a command. And `writes:` globs end to end:
 // an agent of a recipe run cannot modify files outside its task's scope.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AnyAgentTool } from '../../src/agent/types.js';

@@ -73,8 +73,8 @@ describe('merged plan', () => {
   it('lists each instance with its progress, decisions with their source, files with owners, and next steps', () => {
     const md = renderPlan(input());
     expect(md).toMatch(/^# Plan: rename-logger/);
-    expect(md).toMatch(/#### apply\.alpha — done\n[\s\S]*- Done:\n  - Replaced log\(\) in src\/index\.ts/);
-    expect(md).toMatch(/- In Progress:\n  - Update docs/);
+    expect(md).toMatch(/#### apply\.alpha — done\n[\s\S]*- Done:\n {2}- Replaced log\(\) in src\/index\.ts/);
+    expect(md).toMatch(/- In Progress:\n {2}- Update docs/);
     expect(md).toMatch(/#### apply\.beta — failed \[verify_failed\]\n- Error: npm test exited 1/);
     expect(md).not.toMatch(/apply\.gamma —/);
     expect(md).toMatch(/- \*\*Keep log as alias\*\*: other packages import it _\(apply\.alpha\)_/);

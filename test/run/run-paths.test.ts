@@ -148,7 +148,7 @@ describe('run log paths', () => {
         worktree: '/work/p/.orchestrate/runs/old-run/worktrees/fix',
       },
     ];
-    writeFileSync(join(dir, 'run.jsonl'), old.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    writeFileSync(join(dir, 'run.jsonl'), `${old.map((e) => JSON.stringify(e)).join('\n')}\n`);
     const { events } = readRunLog(join(dir, 'run.jsonl'));
     // Every path as written; the root is the recipe's folder.
     expect(events).toEqual([{ ...old[0], root: '/work/p' }, old[1]]);

@@ -54,12 +54,12 @@ describe('run secrets', () => {
           mcpServers: [
             mcp('db', {
               command: 'db-mcp',
-              args: ['--home', '\${HOME}'],
+              args: ['--home', '${HOME}'],
               env: { DB_PASSWORD: 'literal-pass-1', LOG_LEVEL: 'debug-level' },
             }),
             mcp('gh', {
-              url: 'https://mcp.example/\${GH_TOKEN}',
-              headers: { Authorization: 'Bearer \${REMOTE_TOKEN}', 'X-Title': 'my title' },
+              url: 'https://mcp.example/${GH_TOKEN}',
+              headers: { Authorization: 'Bearer ${REMOTE_TOKEN}', 'X-Title': 'my title' },
             }),
           ],
         },

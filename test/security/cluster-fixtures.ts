@@ -2,7 +2,7 @@
 // cluster secret of the legitimate coordinator and workers, real `orchestrate worker` processes
 // with chosen flags, a coordinator in this process through the CLI's own --redis glue, and a
 // "fake worker": an ordinary Redis client that does what an attacker with access to Redis can.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

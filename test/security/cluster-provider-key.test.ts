@@ -1,10 +1,3 @@
-// A distributed worker uses its own key for a recipe's provider: the recipe names only the
-// variable (api_key_env), the coordinator holds no key at all, the worker has it in its own
-// environment, and the OpenAI-compatible server (which requires it) sees it on every request. A
-// MONITOR of every Redis command during the run, and a scan of every key left, never show it.
-// Without --allow-base-url the worker refuses such a job: a coordinator could otherwise send any
-// of the worker's variables to an endpoint of its choosing.
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { policyRefusal, STRICT_POLICY } from '../../src/cluster/worker-policy.js';
 import { connectRedis } from '../../src/cluster/redis-connection.js';

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AnyAgentTool } from '../../src/agent/types.js';
+import type { AnyAgentTool } from '../../src/agent/types.js';
 import { createCodingTools } from '../../src/tools/coding-tools.js';
 import { errorOf, runTool, tempDir, textOf } from '../tools/harness.js';
 

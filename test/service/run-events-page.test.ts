@@ -67,7 +67,7 @@ describe('readEventsPage', () => {
     const dir = runDir();
     const file = join(dir, 'run.jsonl');
     const torn = line(queued('b', 3));
-    writeFileSync(file, line(start) + 'not json\n' + line(queued('a', 2)) + torn.slice(0, 20));
+    writeFileSync(file, `${line(start)}not json\n${line(queued('a', 2))}${torn.slice(0, 20)}`);
     const page = readEventsPage(dir, 0, { limit: 100, maxBytes: 1 << 20 });
     expect(page.events.map((e) => e.type)).toEqual(['run_start', 'instance_queued']);
     expect(page.skipped).toBe(1);

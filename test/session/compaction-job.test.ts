@@ -150,7 +150,7 @@ describe('runCompaction', () => {
     // Drop the compaction line and tear the job's last line, as if killed while writing.
     const text = readFileSync(path, 'utf8').split('\n').filter(Boolean);
     const lastJob = text[text.length - 2]!;
-    writeFileSync(path, text.slice(0, -2).join('\n') + '\n' + lastJob.slice(0, 30));
+    writeFileSync(path, `${text.slice(0, -2).join('\n')}\n${lastJob.slice(0, 30)}`);
 
     const r = SessionStore.open(path);
     expect(r.warnings).toHaveLength(1);

@@ -23,8 +23,8 @@ describe('JsonlFileStorage', () => {
     const chunk = SESSION_DEFAULTS.readChunkBytes;
     const long = 'é'.repeat(chunk); // 2 bytes each: spans three chunks
     const mid = '漢'.repeat(Math.floor(chunk / 3) - 1); // ends near a chunk boundary
-    const lines = ['first', long, mid, 'x', mid + '字', 'last'];
-    writeFileSync(path, lines.join('\n') + '\n');
+    const lines = ['first', long, mid, 'x', `${mid}字`, 'last'];
+    writeFileSync(path, `${lines.join('\n')}\n`);
     const r = readAll(new JsonlFileStorage(path));
     expect(r.lines.map((l) => l[0])).toEqual(lines);
     expect(r.lines.map((l) => l[1])).toEqual([1, 2, 3, 4, 5, 6]);
@@ -65,7 +65,7 @@ describe('JsonlFileStorage', () => {
     s.append(lines(...big));
     s.append(lines('small'));
     s.close();
-    expect(readFileSync(path, 'utf8')).toBe(big.join('\n') + '\nsmall\n');
+    expect(readFileSync(path, 'utf8')).toBe(`${big.join('\n')}\nsmall\n`);
   });
 
   it('a missing file reads as not existing', () => {

@@ -158,7 +158,7 @@ describe('opening damaged files', () => {
     const path = join(tempDir(), 's.jsonl');
     session(path);
     const l = lines(path);
-    writeFileSync(path, [l[0], l[1], 'not json at all', '[1,2,3]', l[2], l[3]].join('\n') + '\n');
+    writeFileSync(path, `${[l[0], l[1], 'not json at all', '[1,2,3]', l[2], l[3]].join('\n')}\n`);
     const s = SessionStore.open(path);
     expect(s.warnings).toHaveLength(2);
     expect(s.entries).toHaveLength(3);
@@ -183,7 +183,7 @@ describe('opening damaged files', () => {
     const path = join(dir, 's.jsonl');
     session(path);
     const l = lines(path);
-    writeFileSync(path, ['{"type":"sess', ...l.slice(1)].join('\n') + '\n');
+    writeFileSync(path, `${['{"type":"sess', ...l.slice(1)].join('\n')}\n`);
     const s = SessionStore.open(path);
     expect(s.warnings.some((w) => /corrupt header/.test(w))).toBe(true);
     expect(s.entries).toHaveLength(3);
@@ -197,7 +197,7 @@ describe('opening damaged files', () => {
   it('a file with entries but no header line gets a header', () => {
     const path = join(tempDir(), 's.jsonl');
     session(path);
-    writeFileSync(path, lines(path).slice(1).join('\n') + '\n');
+    writeFileSync(path, `${lines(path).slice(1).join('\n')}\n`);
     const s = SessionStore.open(path);
     expect(s.warnings.some((w) => /missing header/.test(w))).toBe(true);
     expect(parsed(path)[0]!.type).toBe('session');
@@ -349,7 +349,7 @@ describe('header recovery keeps the saved leaf', () => {
     s.moveLeaf(a);
     s.close();
     const l = lines(path);
-    writeFileSync(path, ['garbage', ...l.slice(1)].join('\n') + '\n');
+    writeFileSync(path, `${['garbage', ...l.slice(1)].join('\n')}\n`);
     expect(SessionStore.open(path).leafId).toBe(a);
     expect(SessionStore.open(path).leafId).toBe(a);
   });

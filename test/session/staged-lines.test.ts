@@ -45,7 +45,7 @@ describe('StagedLines', () => {
     const lines = Array.from({ length: 50 }, (_, i) => `${i} ${'é'.repeat(20_000)}`);
     for (const l of lines) s.push(utf8(l));
     s.unshift(utf8('head'));
-    expect(text(s)).toBe(['head', ...lines].join('\n') + '\n');
+    expect(text(s)).toBe(`${['head', ...lines].join('\n')}\n`);
     s.clear();
     expect(s.size).toBe(0);
     expect(s.count).toBe(0);

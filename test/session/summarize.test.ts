@@ -31,7 +31,7 @@ describe('serializeConversation', () => {
     expect(text).toContain('[User]: please fix src/a.ts');
     expect(text).toContain('[Assistant]: looking');
     expect(text).toContain('[Assistant tool calls]: read(path="src/a.ts", offset=3)');
-    expect(text).toContain('[Tool result]: ' + 'x'.repeat(2000) + '\n[... 500 more characters truncated]');
+    expect(text).toContain(`[Tool result]: ${'x'.repeat(2000)}\n[... 500 more characters truncated]`);
     expect(text.split('\n\n')).toHaveLength(4);
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AgentToolResult } from '../../src/agent/types.js';
+import type { AgentToolResult } from '../../src/agent/types.js';
 import { createBashTool, type BashToolDetails } from '../../src/tools/bash.js';
 import { errorOf, runTool, tempDir, textOf } from './harness.js';
 

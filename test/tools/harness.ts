@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { type AgentToolResult, type AgentToolUpdate, type AnyAgentTool } from '../../src/agent/types.js';
+import type { AgentToolResult, AgentToolUpdate, AnyAgentTool } from '../../src/agent/types.js';
 
 const made: string[] = [];
 

@@ -8,7 +8,7 @@ import {
 } from '../../src/ai/system-prompt-parts.js';
 import { createCodingTools, READ_ONLY_TOOL_NAMES } from '../../src/tools/coding-tools.js';
 import { loadContextFiles } from '../../src/tools/context-files.js';
-import { type Skill } from '../../src/tools/skills.js';
+import type { Skill } from '../../src/tools/skills.js';
 import { buildSystemPrompt } from '../../src/tools/system-prompt.js';
 import { tempDir } from './harness.js';
 

@@ -3,7 +3,7 @@
 // terminal UI (--mode interactive; the default on a terminal without a prompt). The logic lives
 // in src/runtime/modes and src/display/interactive; this file maps flags to createAgentSession
 // options and exit codes.
-import { type Argv } from 'yargs';
+import type { Argv } from 'yargs';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -34,7 +34,7 @@ import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
 import { addMcpServers, RequiredMcpServers } from '../agent-mcp-required.js';
 import { finishAgentTracing, startAgentTracing, withOtelOption } from '../agent-otel.js';
 import { type CliContext, EXIT } from '../cli-io.js';
-import { type CliCommand, type CommandArgs } from '../command.js';
+import type { CliCommand, CommandArgs } from '../command.js';
 
 const MODES = ['text', 'json', 'rpc', 'interactive'] as const;
 const THINKING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;

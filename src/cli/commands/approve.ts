@@ -7,7 +7,7 @@
 // coordinator holds the run but does not answer.
 import type { ApprovalAnswer } from '../../run/run-control.js';
 import { EXIT, type CliContext } from '../cli-io.js';
-import { type CliCommand, type CommandArgs } from '../command.js';
+import type { CliCommand, CommandArgs } from '../command.js';
 import { userName } from '../control-actor.js';
 import { locateRunArg } from '../locate-run.js';
 import { deliverApproval } from '../../service/approval.js';

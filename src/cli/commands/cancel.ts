@@ -1,7 +1,7 @@
 // `orchestrate cancel <run> [--instance KEY]`: cancel one instance of a live run (it ends
 // `cancelled`, the run goes on, its dependants follow on_failure), or without --instance the
 // whole run (like Ctrl-C in its terminal: sessions kept, `orchestrate resume` continues it).
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { sendRunControl } from '../run-control-command.js';
 
 export const cancelCommand: CliCommand = {

@@ -12,7 +12,7 @@ import { loadRecipe } from '../../recipe/load.js';
 import { formatProblem } from '../../recipe/problems.js';
 import { EXIT, type CliContext } from '../cli-io.js';
 import { endpointChecks } from '../endpoint-checks.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 
 const MIN_NODE = [20, 19] as const;
 

@@ -14,11 +14,11 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Argv } from 'yargs';
+import type { Argv } from 'yargs';
 import { didYouMean } from '../../recipe/suggest.js';
 import { productGit } from '../../tools/product-git.js';
 import { type CliContext, EXIT } from '../cli-io.js';
-import { type CliCommand, type CommandArgs } from '../command.js';
+import type { CliCommand, CommandArgs } from '../command.js';
 
 /** The package's recipes/ folder: src/cli/commands/ and dist/cli/commands/ are both three levels below the package root. */
 export const RECIPES_DIR = fileURLToPath(new URL('../../../recipes/', import.meta.url));

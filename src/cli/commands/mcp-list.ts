@@ -12,7 +12,7 @@ import { orchestrateHome } from '../../runtime/create-agent-session.js';
 import { readMcpJson, userMcpJsonPaths, type McpServerSpec } from '../../tools/mcp/config.js';
 import { describeServer } from '../../service/mcp-servers.js';
 import { EXIT, type CliContext } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { printProblems } from '../print-problems.js';
 
 interface Listed {

@@ -9,7 +9,7 @@
 // nothing in mcp/ may import cli/.
 import { MCP_SERVER_DEFAULTS } from '../../service/mcp-server-defaults.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 
 /** The MCP entry point's module, relative to this file (a hand-over between entries, see the header). */
 export const MCP_ENTRY = '../../mcp/serve.js';

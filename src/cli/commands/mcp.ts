@@ -2,7 +2,7 @@
 // (Claude Code, Codex, Cursor) as an MCP server. Each subcommand is a CliCommand of its own file,
 // listed here; main.ts registers them under `mcp`.
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { mcpListCommand } from './mcp-list.js';
 import { mcpServeCommand } from './mcp-serve.js';
 

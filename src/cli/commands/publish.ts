@@ -12,7 +12,7 @@ import { rebaseChangeset } from '../../publish/rebase-run.js';
 import { loadRunRecipe } from '../../publish/run-recipe-of.js';
 import type { LoadedRecipe } from '../../recipe/index.js';
 import { type CliContext, EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
 import { controlBy } from '../../service/run-control.js';

@@ -2,7 +2,7 @@
 // conversations, plan) into the run folder and prints its path.
 import { writeHtmlReport } from '../../display/html-report.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 
 export const reportCommand: CliCommand = {

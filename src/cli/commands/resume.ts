@@ -1,9 +1,9 @@
 // `orchestrate resume <run>`: continues an interrupted (or failed) run from its log. Finished
 // instances keep their results; interrupted ones continue from their session leaf.
-import { type Argv } from 'yargs';
+import type { Argv } from 'yargs';
 import { resumeRunDir } from '../../orchestrator/run-recipe.js';
-import { type CliContext } from '../cli-io.js';
-import { type CliCommand, type CommandArgs } from '../command.js';
+import type { CliContext } from '../cli-io.js';
+import type { CliCommand, CommandArgs } from '../command.js';
 import { controlBy } from '../../service/run-control.js';
 import { budgetTokensOf, executeRun, executionOptions } from './run.js';
 

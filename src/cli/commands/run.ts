@@ -2,7 +2,7 @@
 // DAG and estimates cost without calling a model; otherwise the coordinator runs the recipe
 // (see execute-run.ts for Ctrl-C, --json and the final summary).
 import { resolve } from 'node:path';
-import { type Argv } from 'yargs';
+import type { Argv } from 'yargs';
 import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-display.js';
 import { runDisplayChoice } from '../../display/terminal-text.js';
 import { PROVIDERS, type ProviderName, loadRecipe, type LoadOptions } from '../../recipe/index.js';
@@ -14,7 +14,7 @@ import { parseTokenCount } from '../../recipe/duration.js';
 import { connectRunControl } from '../../run/run-control-client.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { controlActor } from '../control-actor.js';
-import { type CliCommand, type CommandArgs } from '../command.js';
+import type { CliCommand, CommandArgs } from '../command.js';
 import { redisOptions, redisUrlOf } from '../redis-options.js';
 import type { RedisRun } from '../redis-run.js';
 import { printProblems, printWarnings } from '../print-problems.js';

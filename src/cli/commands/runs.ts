@@ -5,7 +5,7 @@ import { formatRunsTable } from '../../display/runs-table.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { listRunsIn } from '../../service/list-runs.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 
 export const runsCommand: CliCommand = {
   command: 'runs',

@@ -1,7 +1,7 @@
 // `orchestrate schema`: the recipe JSON Schema, for editors (yaml-language-server) and CI.
 import { recipeJsonSchema } from '../../recipe/index.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 
 export const schemaCommand: CliCommand = {
   command: 'schema',

@@ -7,7 +7,7 @@ import { conversationJson, runJson } from '../../display/run-json.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { showInstance } from '../../service/show-run.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 
 export const showCommand: CliCommand = {

@@ -7,7 +7,7 @@ import { formatChangesetStatus, mergedCount } from '../../display/changesets-tex
 import { burndown, readObservations } from '../../run/changesets.js';
 import { RUN_LOG, readRunLog, waitingGates } from '../../run/run-store.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 import { lookAtChangesets, watchStatus } from './status-watch.js';
 

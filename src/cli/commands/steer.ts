@@ -1,7 +1,7 @@
 // `orchestrate steer <run> --instance KEY "message"`: deliver a steering message into a running
 // agent of a live run; the agent reads it after its current step (a pair: its worker, unless
 // the key names a member, e.g. build@planner).
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { sendRunControl } from '../run-control-command.js';
 
 export const steerCommand: CliCommand = {

@@ -3,7 +3,7 @@
 // the forge's token, ssh with the user's ssh, a local repository) before anything runs.
 import { checkRecipe, problemsJson } from '../../service/recipe-check.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { printProblems, printWarnings } from '../print-problems.js';
 
 export const validateCommand: CliCommand = {

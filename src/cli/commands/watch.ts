@@ -5,7 +5,7 @@ import { shouldUseColor } from '../../display/terminal-text.js';
 import { watchRun } from '../../display/watch-run.js';
 import { connectRunControl } from '../../run/run-control-client.js';
 import { EXIT } from '../cli-io.js';
-import { type CliCommand } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { controlActor } from '../control-actor.js';
 import { locateRunArg } from '../locate-run.js';
 

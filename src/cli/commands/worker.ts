@@ -10,11 +10,11 @@
 import { mkdirSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Argv } from 'yargs';
+import type { Argv } from 'yargs';
 import { ClusterWorker } from '../../cluster/cluster-worker.js';
 import { checkRedis, redactRedisUrl } from '../../cluster/redis-connection.js';
 import { type CliContext, EXIT } from '../cli-io.js';
-import { type CliCommand, type CommandArgs } from '../command.js';
+import type { CliCommand, CommandArgs } from '../command.js';
 import { redisAccessOf, redisAccessOptions, redisUrlOf } from '../redis-options.js';
 
 function options(y: Argv): Argv<object> {

@@ -35,7 +35,7 @@ import {
 import { helpText, parseInput } from './slash-commands.js';
 import { addNotice, applyEvent, transcriptFromMessages, type Transcript, type TranscriptItem } from './transcript.js';
 import { treeRows, userRowsOnPath, type TreeRow } from './tree-entries.js';
-import type { InteractiveState, KeyPress, PrintedEntry, QueuedMessage, SeparatorItem } from './interactive-state.js';
+import type { InteractiveState, KeyPress, PrintedEntry, SeparatorItem } from './interactive-state.js';
 
 export type {
   InteractiveState,

@@ -37,7 +37,7 @@ import { countsAsTurn } from '../../run/turn-count.js';
 import { createSendMessageTool } from './send-message-tool.js';
 import { createBoardTools, isBoardTool } from './board-tools.js';
 import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
-import { WorkerLink } from './worker-link.js';
+import type { WorkerLink } from './worker-link.js';
 import { HANDOFF_FOCUS } from '../handoff-focus.js';
 import { applyLearnedWindow, reportLearnedWindows } from './shared-windows.js';
 
@@ -59,7 +59,7 @@ const PARTIAL_INTERVAL_MS = 100;
 export const PARTIAL_TAIL_CHARS = 16_000;
 
 function textOf(m: AgentMessage | undefined): string {
-  if (!m || m.role !== 'assistant') return '';
+  if (m?.role !== 'assistant') return '';
   return m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
 }
 
@@ -404,8 +404,7 @@ export class AgentHost {
     }
     if (this.stopReason) return this.stopped(this.stopReason);
     const last = [...this.session.messages].reverse().find((m) => m.role === 'assistant');
-    if (!last || last.role !== 'assistant')
-      return { ok: false, failure: 'error', error: 'the agent produced no reply' };
+    if (last?.role !== 'assistant') return { ok: false, failure: 'error', error: 'the agent produced no reply' };
     if (last.stopReason === 'error') {
       const error = last.errorMessage ?? 'model call failed';
       return { ok: false, failure: classifyReplyError(last), error };

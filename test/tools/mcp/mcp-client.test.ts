@@ -3,7 +3,7 @@
 // Streamable HTTP / SSE fixture on 127.0.0.1.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { groupAlive, httpServer, results, stdioServer, textOf, until, useMcpAgents } from './helpers.js';
+import { httpServer, results, stdioServer, textOf, useMcpAgents } from './helpers.js';
 
 const mcp = useMcpAgents();
 const { agent } = mcp;
