@@ -17,7 +17,7 @@
 // - after, no warm-up: the new shape alone, every instance starting at once.
 // - after: the shipped shape: shared system block with the breakpoint, per-session block after
 //   it, breakpoints at the previous and the current request's tail, summaries inside the
-//   conversation, and the warm-up gate (src/orchestrator/cache-warmup.ts) in front of the permits.
+//   conversation, and the warm-up gate (src/orchestrator/pacing/cache-warmup.ts) in front of the permits.
 // Then one 12-instance fan-out through the real orchestrator (coordinator, worker threads), whose
 // result.json figures are the ones `orchestrate show` prints.
 //
@@ -33,9 +33,9 @@ import { resolveModel } from '../src/ai/models.js';
 import { registerBuiltInProviders } from '../src/ai/providers.js';
 import { stream as registryStream } from '../src/ai/registry.js';
 import type { Model, StreamFunction } from '../src/ai/types.js';
-import { BudgetLedger } from '../src/orchestrator/budget.js';
-import { CacheWarmup } from '../src/orchestrator/cache-warmup.js';
-import { PermitBroker } from '../src/orchestrator/permit-broker.js';
+import { BudgetLedger } from '../src/orchestrator/schedule/budget.js';
+import { CacheWarmup } from '../src/orchestrator/pacing/cache-warmup.js';
+import { PermitBroker } from '../src/orchestrator/pacing/permit-broker.js';
 import { withPermits, type PermitChannel } from '../src/orchestrator/worker/permitted-stream.js';
 import { runRecipeFile } from '../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../src/run/run-state.js';

@@ -55,7 +55,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { defaultThreadCount } from '../src/orchestrator/pool.js';
+import { defaultThreadCount } from '../src/orchestrator/execution/pool.js';
 import type * as RunRecipeModule from '../src/orchestrator/run-recipe.js';
 import { scaleThousand, type ThousandContext } from './scale-thousand.js';
 

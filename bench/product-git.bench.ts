@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packWorkspace, unpackWorkspace, workspaceDiff } from '../src/cluster/workspace-transfer.js';
-import { snapshot } from '../src/orchestrator/git-workspace.js';
+import { snapshot } from '../src/orchestrator/workspace/git-workspace.js';
 import { productSandbox } from '../src/tools/product-git.js';
 
 const ROUNDS = 40;

@@ -131,7 +131,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
   }
   const pool =
     options.warmStart && wantsWarmThreads(argv, ctx.commandNames) && !ctx.env.ORCHESTRATE_REDIS_URL
-      ? await import('../orchestrator/pool.js')
+      ? await import('../orchestrator/execution/pool.js')
       : undefined;
   pool?.startWarmPool();
   try {

@@ -22,8 +22,8 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Piscina } from 'piscina';
 import { loadScriptFile } from '../ai/scripted-script.js';
-import type { InstanceTask } from '../orchestrator/instance-task.js';
-import { createWorkerPool } from '../orchestrator/pool.js';
+import type { InstanceTask } from '../orchestrator/execution/instance-task.js';
+import { createWorkerPool } from '../orchestrator/execution/pool.js';
 import { zeroUsage } from '../run/usage-summary.js';
 import { WorkerResultSchema, type WorkerResult } from '../orchestrator/protocol.js';
 import {

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ORCHESTRATOR_DEFAULTS } from '../orchestrator/defaults.js';
-import { copyGitIndex } from '../orchestrator/git-workspace.js';
+import { copyGitIndex } from '../orchestrator/workspace/git-workspace.js';
 import { findRepository, productGit, productGitScript } from '../tools/product-git.js';
 import { snapshotWorkspace, type WorkspaceSnapshot } from './workspace-stat-cache.js';
 

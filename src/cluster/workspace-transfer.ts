@@ -26,7 +26,7 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
-import { copyGitIndex } from '../orchestrator/git-workspace.js';
+import { copyGitIndex } from '../orchestrator/workspace/git-workspace.js';
 import {
   ProductCommandError,
   findRepository,

@@ -7,8 +7,8 @@ import type { RunEventInput, UsageSummary } from '../run/run-events.js';
 import type { RunStatus, TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import type { InputsUsed } from '../run/trusted-recipe.js';
-import type { EndGate } from './approval-gates.js';
-import type { ExternalExecutor } from './instance-executor.js';
+import type { EndGate } from './control/approval-gates.js';
+import type { ExternalExecutor } from './execution/instance-executor.js';
 
 /** What a gate at the run's end (endGate) is built from. */
 export interface EndGateRun {

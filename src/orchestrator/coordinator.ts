@@ -31,15 +31,15 @@ import {
 import { countsAsTurn } from '../run/turn-count.js';
 import { isTerminal, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
-import type { AgentLaunch } from './agent-launch.js';
-import { failedEvent, interrupted, queuedEvent, skippedEvent, type FailedEvent } from './attempt-lifecycle.js';
-import { decideResumeRetry, type StopReason } from './control-decisions.js';
+import type { AgentLaunch } from './execution/agent-launch.js';
+import { failedEvent, interrupted, queuedEvent, skippedEvent, type FailedEvent } from './schedule/attempt-lifecycle.js';
+import { decideResumeRetry, type StopReason } from './control/control-decisions.js';
 import type { CoordinatorOptions, RunOutcome } from './coordinator-options.js';
 import { wireCollaborators, type Collaborators } from './coordinator-wiring.js';
-import type { SchedulableInstance } from './scheduler.js';
-import { restoredInstances, runResumeEvent, runStartEvent } from './session-start.js';
-import { allSettled, inPlanOrder, pastMaxFailed, runEndStatus, schedulable } from './task-walk.js';
-import type { ThreadPoolExecutor } from './thread-pool-executor.js';
+import type { SchedulableInstance } from './schedule/scheduler.js';
+import { restoredInstances, runResumeEvent, runStartEvent } from './execution/session-start.js';
+import { allSettled, inPlanOrder, pastMaxFailed, runEndStatus, schedulable } from './schedule/task-walk.js';
+import type { ThreadPoolExecutor } from './execution/thread-pool-executor.js';
 
 export type { CoordinatorOptions, RunOutcome } from './coordinator-options.js';
 

@@ -6,11 +6,11 @@
 // re-run obeys the same limits as the run it belongs to.
 import type { LoadedRecipe, LoadedTask } from '../recipe/index.js';
 import type { RunState } from '../run/run-fold.js';
-import { Admission } from './admission.js';
-import { BudgetLedger } from './budget.js';
-import type { StopReason } from './control-decisions.js';
-import { PermitBroker, providerScope, type PermitBrokerOptions } from './permit-broker.js';
-import { ThreadPoolExecutor, type ThreadPoolOptions } from './thread-pool-executor.js';
+import { Admission } from './schedule/admission.js';
+import { BudgetLedger } from './schedule/budget.js';
+import type { StopReason } from './control/control-decisions.js';
+import { PermitBroker, providerScope, type PermitBrokerOptions } from './pacing/permit-broker.js';
+import { ThreadPoolExecutor, type ThreadPoolOptions } from './execution/thread-pool-executor.js';
 
 export interface ExecutionStackInput {
   recipe: LoadedRecipe;

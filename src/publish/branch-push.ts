@@ -28,9 +28,9 @@ import {
   withNetworkGit,
 } from '../tools/network-git.js';
 import { productGitScript, withProductTemp } from '../tools/product-git.js';
-import { git } from '../orchestrator/git-workspace.js';
-import type { RemoteUrls } from '../orchestrator/repo-remotes.js';
-import { trustedRepository } from '../orchestrator/repo-trust.js';
+import { git } from '../orchestrator/workspace/git-workspace.js';
+import type { RemoteUrls } from '../orchestrator/workspace/repo-remotes.js';
+import { trustedRepository } from '../orchestrator/workspace/repo-trust.js';
 
 export interface PushAuth {
   /** Host the token may be sent to (the forge's). */

@@ -2,7 +2,12 @@
 // lease and folds the log, then hands a gate: publish answer here): the run's recipe says which
 // tasks have a publish gate, the answer is decided as a live run would (decidePublishGate), and
 // approval_given is appended, marked offline.
-import { appendAnswers, decisionOf, type OfflineEndGate, tasksWithGates } from '../orchestrator/approval-offline.js';
+import {
+  appendAnswers,
+  decisionOf,
+  type OfflineEndGate,
+  tasksWithGates,
+} from '../orchestrator/control/approval-offline.js';
 import { decidePublishGate } from './publish-gate-rules.js';
 import { loadRunRecipe } from './run-recipe-of.js';
 

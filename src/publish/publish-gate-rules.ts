@@ -9,7 +9,7 @@ import type { Changeset } from '../run/changesets.js';
 import type { ApprovalAnswer } from '../run/run-control.js';
 import type { RunState } from '../run/run-fold.js';
 import { didYouMean } from '../util/did-you-mean.js';
-import { noPublishGateError } from '../orchestrator/approval-gates.js';
+import { noPublishGateError } from '../orchestrator/control/approval-gates.js';
 import { diffstatText } from './changeset-plan.js';
 
 /** One line saying what a gate would publish: how many changesets, their repositories, the diffstat. */

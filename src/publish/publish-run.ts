@@ -24,7 +24,7 @@ import {
   withoutSecrets,
 } from './forge.js';
 import { githubForge } from './github-forge.js';
-import { recordedRemotes, type RemoteUrls } from '../orchestrator/repo-remotes.js';
+import { recordedRemotes, type RemoteUrls } from '../orchestrator/workspace/repo-remotes.js';
 import { publishGateRefusal } from './publish-gate-rules.js';
 import { gitlabForge } from './gitlab-forge.js';
 

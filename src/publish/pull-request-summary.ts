@@ -5,7 +5,7 @@
 // was asked with, which a model, or an offline summary of an older run, may have written into
 // it) are not for a reviewer: a line that repeats one is left out.
 import { parseSummary } from '../session/parse-summary.js';
-import { HANDOFF_FOCUS } from '../orchestrator/handoff-focus.js';
+import { HANDOFF_FOCUS } from '../orchestrator/schedule/handoff-focus.js';
 
 /**
  * Lower-case marks of an instruction to the model: the handoff focus (its lead, before the

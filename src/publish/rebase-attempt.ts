@@ -18,14 +18,14 @@ import { type InstanceState, type TaskState, pathFromRoot } from '../run/run-sta
 import { RunStore } from '../run/run-store.js';
 import { runRedactor } from '../run/secrets.js';
 import { closeMcpRunHost } from '../tools/mcp/run-host-registry.js';
-import type { AgentLaunch, LaunchContext } from '../orchestrator/agent-launch.js';
+import type { AgentLaunch, LaunchContext } from '../orchestrator/execution/agent-launch.js';
 import { executionStack } from '../orchestrator/execution-stack.js';
-import { addWorktree, diffSince, removeWorktree, snapshot } from '../orchestrator/git-workspace.js';
-import { InstanceRunner } from '../orchestrator/instance-runner.js';
-import { MessageRouter, runDirectory } from '../orchestrator/message-router.js';
-import type { PermitBroker } from '../orchestrator/permit-broker.js';
-import type { ThreadPoolExecutor } from '../orchestrator/thread-pool-executor.js';
-import { Workspaces } from '../orchestrator/workspaces.js';
+import { addWorktree, diffSince, removeWorktree, snapshot } from '../orchestrator/workspace/git-workspace.js';
+import { InstanceRunner } from '../orchestrator/execution/instance-runner.js';
+import { MessageRouter, runDirectory } from '../orchestrator/control/message-router.js';
+import type { PermitBroker } from '../orchestrator/pacing/permit-broker.js';
+import type { ThreadPoolExecutor } from '../orchestrator/execution/thread-pool-executor.js';
+import { Workspaces } from '../orchestrator/workspace/workspaces.js';
 import { rebaseContext, rebasePrompt, renderRebasedInstance } from './rebase-instance.js';
 
 export interface RebaseAttemptInput {

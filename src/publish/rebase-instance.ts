@@ -17,7 +17,7 @@ import type { TaskResultView } from '../recipe/expressions.js';
 import { renderNeedsContext } from '../run/merge-summaries.js';
 import type { InstanceState as FoldedInstance, RunState } from '../run/run-fold.js';
 import { type TaskState, planInput } from '../run/run-state.js';
-import { restoredInstance } from '../orchestrator/session-start.js';
+import { restoredInstance } from '../orchestrator/execution/session-start.js';
 
 export type RenderedInstance =
   | { ok: true; task: LoadedTask; resolved: ResolvedInstance }

@@ -31,7 +31,7 @@ import {
   unmatchedText,
 } from './publish-run.js';
 import { runRebaseAttempt } from './rebase-attempt.js';
-import { recordedRemotes } from '../orchestrator/repo-remotes.js';
+import { recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
 
 export interface RebaseOptions {
   runDir: string;

@@ -15,7 +15,7 @@ import {
 import { foldEvents } from '../run/run-fold.js';
 import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
-import { type RemoteUrls, recordedRemotes } from '../orchestrator/repo-remotes.js';
+import { type RemoteUrls, recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
 import { mergedInto, resolveRemote } from './branch-push.js';
 import { type Forge, ForgeError, forgeToken, withoutSecrets } from './forge.js';
 import { githubForge } from './github-forge.js';

@@ -1,4 +1,4 @@
-// The names of the run-wide task board's tools (orchestrator/task-board.ts keeps the board, the
+// The names of the run-wide task board's tools (orchestrator/control/task-board.ts keeps the board, the
 // worker's board-tools.ts gives them to agents). Here, in the recipe layer, so validation, agent
 // files (Claude Code's TaskCreate/TaskList/TaskGet/TaskUpdate map onto them) and the worker all
 // name them from one list.

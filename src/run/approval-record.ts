@@ -1,7 +1,7 @@
 // What the log says about one approval gate (a task's `approve:`): requested, then approved or
 // rejected by someone (or by its timeout). applyApprovalEvent is the one place a gate's state
 // changes: the run fold applies it for every view and for resume, the live coordinator's gates
-// (orchestrator/approval-gates.ts) apply it to their own records as they log each event.
+// (orchestrator/control/approval-gates.ts) apply it to their own records as they log each event.
 import type { ApprovalChannel, RunEvent } from './run-events.js';
 
 type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;

@@ -1,7 +1,7 @@
 // The run-wide task board as the run log records it: each `board_task` event carries the whole
 // item after one change (created, claimed, updated, completed), so applying an event is a plain
 // replace and the board after a crash is exactly the board of the last line written. The live
-// coordinator (orchestrator/task-board.ts), resume and every view apply the same events through
+// coordinator (orchestrator/control/task-board.ts), resume and every view apply the same events through
 // applyBoardEvent: one truth, one way it changes.
 import { z } from 'zod';
 

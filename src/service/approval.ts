@@ -1,7 +1,7 @@
 // Carrying an approval answer (approve / reject a task's gate, or the run's publish gate) to a run,
 // the operation `orchestrate approve|reject` and the MCP server's approve / reject tools share: a
 // live run gets it over its control socket; a run no coordinator holds gets it written into its log
-// under the run's lease (orchestrator/approval-offline.ts), for the next resume to obey.
+// under the run's lease (orchestrator/control/approval-offline.ts), for the next resume to obey.
 import type { ApprovalAnswer } from '../run/run-control.js';
 import { liveLeaseHolder } from '../run/run-lease.js';
 import { type ControlOutcome, deliverRunControl } from './run-control.js';
@@ -13,7 +13,7 @@ export async function deliverApproval(runDir: string, a: ApprovalAnswer): Promis
   if (live.ok) return live;
   if (live.code !== 'not_live' || liveLeaseHolder(runDir)) return live;
   // Nobody runs it: the answer goes into its log (under its lease) for the next resume.
-  const { answerApprovalOffline } = await import('../orchestrator/approval-offline.js');
+  const { answerApprovalOffline } = await import('../orchestrator/control/approval-offline.js');
   const { answerPublishGateOffline } = await import('../publish/publish-gate-offline.js');
   const offline = await answerApprovalOffline(runDir, a, a.by ?? 'unknown', answerPublishGateOffline);
   return offline.ok

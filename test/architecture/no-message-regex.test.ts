@@ -82,7 +82,7 @@ const ALLOWED: { file: string; contains: string; why: string }[] = [
     why: "an OpenAI-compatible server's refusal of tool_choice",
   },
   {
-    file: 'orchestrator/failure-policy.ts',
+    file: 'orchestrator/schedule/failure-policy.ts',
     contains: 'return classifyErrorText(text);',
     why: "a provider's or SDK's wording of a server or connection failure (ai/'s own timeouts carry errorCause)",
   },
@@ -147,10 +147,13 @@ describe("no product code parses the product's own messages", () => {
 
   it('catches what the product used to do (the code before issue 43)', () => {
     const old: [string, string][] = [
-      ['orchestrator/failure-policy.ts', "  if (/^Budget exhausted\\b/.test(text)) return 'budget';"],
-      ['orchestrator/failure-policy.ts', "  const head = reason.split(':')[0]!.trim();"],
+      ['orchestrator/schedule/failure-policy.ts', "  if (/^Budget exhausted\\b/.test(text)) return 'budget';"],
+      ['orchestrator/schedule/failure-policy.ts', "  const head = reason.split(':')[0]!.trim();"],
       ['orchestrator/worker/agent-host.ts', "      error: `Budget exhausted: ${reason.replace(/^budget:\\s*/, '')}`,"],
-      ['orchestrator/attempt-lifecycle.ts', "runBudgetSpent: result.error.replace(/^Budget exhausted:\\s*/, '') };"],
+      [
+        'orchestrator/schedule/attempt-lifecycle.ts',
+        "runBudgetSpent: result.error.replace(/^Budget exhausted:\\s*/, '') };",
+      ],
       ['service/run-control.ts', '  if (/ is not live: |closed the connection without a reply/.test(reply.error))'],
       [
         'cli/commands/publish.ts',

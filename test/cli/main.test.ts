@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMAND_MODULES, loadCommands, main, wantsWarmThreads } from '../../src/cli/main.js';
-import { takeWarmPool } from '../../src/orchestrator/pool.js';
+import { takeWarmPool } from '../../src/orchestrator/execution/pool.js';
 import { recipeJsonSchema } from '../../src/recipe/index.js';
 import { hasStackTrace, runCli } from './run-cli.js';
 

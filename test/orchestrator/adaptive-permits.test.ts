@@ -5,8 +5,8 @@
 // declared rate_limit stays an upper bound; adaptive: false turns it off.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RateLimitSnapshot } from '../../src/ai/rate-limit-headers.js';
-import { BudgetLedger } from '../../src/orchestrator/budget.js';
-import { type PermitOutcome, PermitBroker, type PermitRequest } from '../../src/orchestrator/permit-broker.js';
+import { BudgetLedger } from '../../src/orchestrator/schedule/budget.js';
+import { type PermitOutcome, PermitBroker, type PermitRequest } from '../../src/orchestrator/pacing/permit-broker.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 0 });

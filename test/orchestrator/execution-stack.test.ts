@@ -3,7 +3,7 @@
 // spent, so a re-run cannot spend a provider's budget again; pairs get their second agent slot.
 import { afterEach, describe, expect, it } from 'vitest';
 import { executionStack } from '../../src/orchestrator/execution-stack.js';
-import { providerScope } from '../../src/orchestrator/permit-broker.js';
+import { providerScope } from '../../src/orchestrator/pacing/permit-broker.js';
 import type { RunState } from '../../src/run/run-fold.js';
 import { addProviderCall, type ProviderUsage } from '../../src/run/usage-summary.js';
 import { zeroUsage } from '../../src/run/run-events.js';

@@ -5,8 +5,8 @@
 import { getEventListeners } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { BudgetLedger } from '../../src/orchestrator/budget.js';
-import { PermitBroker } from '../../src/orchestrator/permit-broker.js';
+import { BudgetLedger } from '../../src/orchestrator/schedule/budget.js';
+import { PermitBroker } from '../../src/orchestrator/pacing/permit-broker.js';
 import { WorkerLink } from '../../src/orchestrator/worker/worker-link.js';
 
 describe('worker link permits', () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectRunControl } from '../../src/run/run-control-client.js';
-import { RunControlServer } from '../../src/orchestrator/run-control-server.js';
+import { RunControlServer } from '../../src/orchestrator/control/run-control-server.js';
 import { CONTROL_PATH_NAME, controlSocketPath } from '../../src/run/run-control-socket.js';
 import { resumeRunDir, runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { RunControl } from '../../src/run/run-control.js';

@@ -3,7 +3,7 @@
 // scanned the task's instances from the first), and an instance reopened behind the ones already
 // seen ended (a retry) still keeps the task from settling.
 import { describe, expect, it } from 'vitest';
-import { taskOutcome } from '../../src/orchestrator/task-walk.js';
+import { taskOutcome } from '../../src/orchestrator/schedule/task-walk.js';
 import type { InstanceState, TaskState } from '../../src/run/run-state.js';
 import type { InstanceStatus } from '../../src/run/instance-record.js';
 

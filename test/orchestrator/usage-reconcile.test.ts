@@ -4,13 +4,13 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentLaunch } from '../../src/orchestrator/agent-launch.js';
-import { BudgetLedger } from '../../src/orchestrator/budget.js';
-import { MessageRouter } from '../../src/orchestrator/message-router.js';
-import { PermitBroker } from '../../src/orchestrator/permit-broker.js';
-import { createWorkerPool } from '../../src/orchestrator/pool.js';
+import { AgentLaunch } from '../../src/orchestrator/execution/agent-launch.js';
+import { BudgetLedger } from '../../src/orchestrator/schedule/budget.js';
+import { MessageRouter } from '../../src/orchestrator/control/message-router.js';
+import { PermitBroker } from '../../src/orchestrator/pacing/permit-broker.js';
+import { createWorkerPool } from '../../src/orchestrator/execution/pool.js';
 import type { RunEventInput } from '../../src/run/run-events.js';
-import type { InstanceTask } from '../../src/orchestrator/instance-task.js';
+import type { InstanceTask } from '../../src/orchestrator/execution/instance-task.js';
 import { SENT, UNSENT } from './fixtures/usage-worker.js';
 
 const pool = createWorkerPool({

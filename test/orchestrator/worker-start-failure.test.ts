@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createWorkerPool } from '../../src/orchestrator/pool.js';
+import { createWorkerPool } from '../../src/orchestrator/execution/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, tempProject } from './helpers/run-fixtures.js';
 

@@ -6,7 +6,7 @@
 // fake GitHub API (the real Octokit client on the wire).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HANDOFF_FOCUS } from '../../src/orchestrator/handoff-focus.js';
+import { HANDOFF_FOCUS } from '../../src/orchestrator/schedule/handoff-focus.js';
 import { pullRequestSummary } from '../../src/publish/pull-request-summary.js';
 import { readChangesets } from '../../src/run/changesets.js';
 import { runCli } from '../cli/run-cli.js';

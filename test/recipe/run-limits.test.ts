@@ -2,7 +2,7 @@
 // and the failure classes retries.on may name; as loadRecipe normalizes them and as the worker
 // receives them (agentSpec, the instance task).
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentSpec } from '../../src/orchestrator/instance-runner.js';
+import { agentSpec } from '../../src/orchestrator/execution/instance-runner.js';
 import { loadRecipe } from '../../src/recipe/load.js';
 import { RECIPE_DEFAULTS } from '../../src/recipe/defaults.js';
 import { type TempRecipe, tempRecipe } from './recipe-files.js';

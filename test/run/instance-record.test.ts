@@ -3,7 +3,7 @@
 // run_end, overrides, spend per instance with pair members', reopened retries), and the
 // coordinator's instances taken from it (session-start.ts). Logs are built by hand.
 import { describe, expect, it } from 'vitest';
-import { restoredInstances } from '../../src/orchestrator/session-start.js';
+import { restoredInstances } from '../../src/orchestrator/execution/session-start.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { applyInstanceEvent, foldEvents, getInstance, recordOf, type InstanceRecord } from '../../src/run/run-fold.js';
 

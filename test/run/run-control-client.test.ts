@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RunControlServer } from '../../src/orchestrator/run-control-server.js';
+import { RunControlServer } from '../../src/orchestrator/control/run-control-server.js';
 import { connectRunControl } from '../../src/run/run-control-client.js';
 import { controlSocketPath } from '../../src/run/run-control-socket.js';
 import { deliverRunControl } from '../../src/service/run-control.js';

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { diffSince, snapshot } from '../../src/orchestrator/git-workspace.js';
+import { diffSince, snapshot } from '../../src/orchestrator/workspace/git-workspace.js';
 import { createBashTool } from '../../src/tools/bash.js';
 import { skipWithoutBwrap } from '../helpers/bwrap.js';
 import { DECOY_KEY, cleanup, filesHoldingDecoy, git, repoWith, tempDir, withDecoyKey } from './git-fixtures.js';

@@ -6,9 +6,9 @@
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addWorktree, diffSince, removeWorktree, snapshot } from '../../src/orchestrator/git-workspace.js';
-import { applyToCheckout, commitToBranch } from '../../src/orchestrator/worktree-merge.js';
-import { revertOutsideScope } from '../../src/orchestrator/write-scope-check.js';
+import { addWorktree, diffSince, removeWorktree, snapshot } from '../../src/orchestrator/workspace/git-workspace.js';
+import { applyToCheckout, commitToBranch } from '../../src/orchestrator/workspace/worktree-merge.js';
+import { revertOutsideScope } from '../../src/orchestrator/workspace/write-scope-check.js';
 import { productGitScript } from '../../src/tools/product-git.js';
 import {
   DECOY_KEY,

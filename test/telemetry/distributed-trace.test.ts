@@ -11,7 +11,7 @@ import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
 import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
 import type { MessagePort } from 'node:worker_threads';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
-import type { InstanceTask } from '../../src/orchestrator/instance-task.js';
+import type { InstanceTask } from '../../src/orchestrator/execution/instance-task.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { type RunTracing, traceRun } from '../../src/telemetry/run-tracing.js';
 import { runCli } from '../cli/run-cli.js';

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { HooksConfigError, loadHooksFile, mergeHooksConfigs, type HooksConfig } from '../../runtime/command-hooks.js';
 import { repoHookFiles } from '../../recipe/recipe-hooks.js';
-import type { InstanceTask } from '../instance-task.js';
+import type { InstanceTask } from '../execution/instance-task.js';
 
 export function commandHooksFor(
   task: Pick<InstanceTask, 'agent' | 'cwd' | 'trustRepoConfig'>,

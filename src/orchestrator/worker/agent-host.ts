@@ -21,9 +21,9 @@ import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
 import { planResume } from '../../runtime/session-resume.js';
 import { isRunStoppedError, type RunStoppedError } from '../../runtime/run-limits.js';
 import type { AgentSessionEvent } from '../../runtime/session-events.js';
-import { classifyReplyError, type FailureReason, failureText } from '../failure-policy.js';
-import type { InstanceTask } from '../instance-task.js';
-import { outputFixPrompt, parseJsonOutput } from '../output-json.js';
+import { classifyReplyError, type FailureReason, failureText } from '../schedule/failure-policy.js';
+import type { InstanceTask } from '../execution/instance-task.js';
+import { outputFixPrompt, parseJsonOutput } from '../execution/output-json.js';
 import { withPermits, type PermitChannel } from './permitted-stream.js';
 import type { WorkerResult } from '../protocol.js';
 import {
@@ -36,9 +36,9 @@ import {
 import { countsAsTurn } from '../../run/turn-count.js';
 import { createSendMessageTool } from './send-message-tool.js';
 import { createBoardTools, isBoardTool } from './board-tools.js';
-import { runCommand, verifyFailurePrompt, type CommandResult } from '../verify.js';
+import { runCommand, verifyFailurePrompt, type CommandResult } from '../workspace/verify.js';
 import type { WorkerLink } from './worker-link.js';
-import { HANDOFF_FOCUS } from '../handoff-focus.js';
+import { HANDOFF_FOCUS } from '../schedule/handoff-focus.js';
 import { applyLearnedWindow, reportLearnedWindows } from './shared-windows.js';
 
 /** What a finished prompt left behind. */

@@ -10,7 +10,7 @@ import { MessagePort } from 'node:worker_threads';
 import type { CreateAgentSessionOptions } from '../../runtime/create-agent-session.js';
 import { readMcpJson, resolveMcpServer, type McpServerConfig, type McpServerSpec } from '../../tools/mcp/config.js';
 import { serverOfToolName } from '../../tools/mcp/names.js';
-import type { InstanceTask } from '../instance-task.js';
+import type { InstanceTask } from '../execution/instance-task.js';
 
 export interface AgentMcp {
   options?: CreateAgentSessionOptions['mcp'];

@@ -5,7 +5,7 @@ import { modelLabel, type CallRoute, type FallbackEntry } from '../../ai/fallbac
 import { modelFromSpec, resolveModel } from '../../ai/models.js';
 import { modelForProvider } from '../../ai/provider-config.js';
 import type { FallbackTarget } from '../../recipe/fallback.js';
-import type { InstanceTask } from '../instance-task.js';
+import type { InstanceTask } from '../execution/instance-task.js';
 import type { WorkerMessage } from '../protocol.js';
 
 /**

@@ -7,7 +7,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { z } from 'zod';
 import { buildExtractiveSummary } from '../../runtime/extractive-summary.js';
-import { extractJson } from '../output-json.js';
+import { extractJson } from '../execution/output-json.js';
 import type { WorkerResult } from '../protocol.js';
 import type { FailureClass } from '../../run/usage-summary.js';
 import { checkWork, failedResult, succeededResult, type AgentHost } from './agent-host.js';

@@ -8,8 +8,8 @@ import type { RateLimitSnapshot } from '../../ai/rate-limit-headers.js';
 import type { StreamFunction } from '../../ai/types.js';
 import { cacheSavings } from '../../ai/usage.js';
 import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
-import { failureText } from '../failure-policy.js';
-import type { CallEstimate } from '../learned-limits.js';
+import { failureText } from '../schedule/failure-policy.js';
+import type { CallEstimate } from '../pacing/learned-limits.js';
 
 export type PermitKind = 'turn' | 'summary' | 'compaction';
 

@@ -3,7 +3,7 @@
 // runs the pair protocol (pair.ts). Every outcome is a WorkerResult: errors lose their class
 // across threads, so failures travel as data.
 import { AgentHost, checkWork, failedResult, succeededResult } from './agent-host.js';
-import type { InstanceTask } from '../instance-task.js';
+import type { InstanceTask } from '../execution/instance-task.js';
 import { runPairMember } from './pair.js';
 import type { WorkerResult } from '../protocol.js';
 import { WorkerLink } from './worker-link.js';

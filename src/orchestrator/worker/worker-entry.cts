@@ -4,7 +4,7 @@
 // once, a recipe error after the warm start) aborts the whole process with a V8 fatal error in
 // ModuleWrap::InstantiateSync (exit 134, seen here about once in 30 quick runs). This CommonJS
 // entry loads the ES worker with import() instead, whose interruption is an ordinary exception.
-import type { InstanceTask } from '../instance-task.js';
+import type { InstanceTask } from '../execution/instance-task.js';
 import type { WorkerResult } from '../protocol.js';
 
 type WorkerModule = { default: (task: InstanceTask) => Promise<WorkerResult> };

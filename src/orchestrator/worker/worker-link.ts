@@ -14,7 +14,7 @@ import {
   type WorkerMessage,
 } from '../protocol.js';
 import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
-import type { FailureReason } from '../failure-policy.js';
+import type { FailureReason } from '../schedule/failure-policy.js';
 
 type PermitAnswer = { ok: true; slotId: number } | { ok: false; reason: string; budget?: BudgetScope };
 type SendAnswer = { delivered: string[]; queued: string[]; error?: string };

@@ -7,14 +7,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { workerEntry } from '../../../src/orchestrator/pool.js';
+import { workerEntry } from '../../../src/orchestrator/execution/pool.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const DIST_ENTRY = join(ROOT, 'dist', 'orchestrator', 'worker', 'worker-entry.cjs');
 
 describe('the worker thread entry', () => {
-  it("is worker/worker-entry.cjs under the built pool's folder, worker-entry.cts under tsx", () => {
-    expect(workerEntry('file:///app/dist/orchestrator/pool.js')).toEqual({
+  it("is worker/worker-entry.cjs beside the built pool's folder, worker-entry.cts under tsx", () => {
+    expect(workerEntry('file:///app/dist/orchestrator/execution/pool.js')).toEqual({
       isTs: false,
       href: 'file:///app/dist/orchestrator/worker/worker-entry.cjs',
     });
