@@ -93,7 +93,7 @@
  *                    "publish" marks the publish gate of `task` (publish.approve; key is the
  *                    task): the run's changesets wait to be pushed. A resume logs it again.
  *   approval_given   task, key, decision (approved | rejected), by (the OS user, --as NAME, or
- *                    "timeout"), via (cli, view, watch, mcp or timeout), note?, offline?
+ *                    "timeout"), via (cli, view, watch, mcp, timeout or web), note?, offline?
  *                    (answered while no coordinator held the run), gate? ("publish", as above).
  *   control          action (cancel, steer, retry, cancel_run, approve, reject), instance?, by,
  *                    text?, ok, message?: a user drove the live run; accepted or refused.

@@ -11,8 +11,8 @@ import { RUN_END_STATUSES } from './instance-record.js';
 
 export const RUN_EVENT_VERSION = 1;
 
-/** How an approval gate was answered: `orchestrate approve|reject`, the run view, `watch`, the MCP server, or its timeout. */
-export const APPROVAL_CHANNELS = ['cli', 'view', 'watch', 'mcp', 'timeout'] as const;
+/** How an approval gate was answered: `orchestrate approve|reject`, the run view, `watch`, the MCP server, its timeout, or the web view (`orchestrate serve`). */
+export const APPROVAL_CHANNELS = ['cli', 'view', 'watch', 'mcp', 'timeout', 'web'] as const;
 export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
 
 const Base = z.object({
