@@ -109,7 +109,7 @@ export function snapshotWorkspace(
   };
   const walkGit = (rel: string, abs: string): void => {
     const st = lstatSync(abs, { bigint: true });
-    if (!st.isDirectory()) return visit(rel, abs, st);
+    if (!st.isDirectory()) return void visit(rel, abs, st);
     for (const d of readdirSync(abs, { withFileTypes: true })) {
       if (rel === '.git' && GIT_SKIPPED.has(d.name)) continue;
       walkGit(`${rel}/${d.name}`, join(abs, d.name));

@@ -237,23 +237,29 @@ export class RunView extends LiveView {
     const inst = this.model.selected;
     switch (key.name) {
       case 'up':
-        return this.move(-1);
+        this.move(-1);
+        return;
       case 'down':
-        return this.move(1);
+        this.move(1);
+        return;
       case 'pageup':
-        return this.move(-this.pageSize());
+        this.move(-this.pageSize());
+        return;
       case 'pagedown':
-        return this.move(this.pageSize());
+        this.move(this.pageSize());
+        return;
       case 'home':
-        return this.move(-Infinity);
+        this.move(-Infinity);
+        return;
       case 'end':
-        return this.move(Infinity);
+        this.move(Infinity);
+        return;
       case 'enter':
       case 'right':
         if (inst) this.openConversation();
         return;
       case 'char':
-        if (key.ch === 'q' && this.view.onQuit) return this.view.onQuit();
+        if (key.ch === 'q' && this.view.onQuit) return void this.view.onQuit();
         if (inst) this.actionKey(key.ch ?? '', inst);
         return;
       default:
@@ -270,13 +276,17 @@ export class RunView extends LiveView {
         this.stopPolling();
         return;
       case 'up':
-        return this.scroll(-1);
+        this.scroll(-1);
+        return;
       case 'down':
-        return this.scroll(1);
+        this.scroll(1);
+        return;
       case 'pageup':
-        return this.scroll(-this.model.bodyRoom);
+        this.scroll(-this.model.bodyRoom);
+        return;
       case 'pagedown':
-        return this.scroll(this.model.bodyRoom);
+        this.scroll(this.model.bodyRoom);
+        return;
       case 'home':
         this.model.pinnedTop = 0;
         return;

@@ -168,7 +168,10 @@ export class Coordinator {
       });
     }
     const onSignal = () => this.interrupt();
-    const onKill = () => (this.interrupt(), this.kill());
+    const onKill = () => {
+      this.interrupt();
+      this.kill();
+    };
     if (this.opts.signal?.aborted) this.interrupt();
     else this.opts.signal?.addEventListener('abort', onSignal, { once: true });
     this.opts.killSignal?.addEventListener('abort', onKill, { once: true });
@@ -224,7 +227,7 @@ export class Coordinator {
     // A stop (budget, fail-fast) can come while a fan-out is being queued (its first instance
     // refused); the scheduler takes nothing any more, so the rest would wait forever.
     if (this.stopping && this.stopping !== 'interrupted')
-      return this.record(skippedEvent(inst, `not started: the run is stopping (${this.stopping})`));
+      return void this.record(skippedEvent(inst, `not started: the run is stopping (${this.stopping})`));
     this.record(queuedEvent(inst));
     this.c.scheduler.submit(schedulable(t, inst), () => this.runInstance(t, inst));
   }

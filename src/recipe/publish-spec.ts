@@ -208,7 +208,7 @@ export function checkPublishTemplate(
       e.args.forEach(visit);
       return;
     }
-    if (e.kind === 'not') return visit(e.operand);
+    if (e.kind === 'not') return void visit(e.operand);
     if (e.kind === 'binary') {
       visit(e.left);
       visit(e.right);

@@ -18,6 +18,8 @@ import { countsAsTurn } from './turn-count.js';
 import { applyApprovalEvent, applyPublishEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
 import { applyRebaseEvent, type RebaseRecord } from './rebase-record.js';
+import { applyTrainEvent, createTrainState, type TrainState } from './train-record.js';
+import { controlRecord, isControlEvent, type ControlRecord } from './control-record.js';
 import {
   applyInstanceEvent,
   instanceOfKey,
@@ -30,6 +32,7 @@ import {
 
 export * from './instance-record.js';
 export type { RebaseRecord } from './rebase-record.js';
+export { isControlEvent, type ControlRecord } from './control-record.js';
 export { toolHint } from './agent-activity.js';
 export {
   attemptUsage,
@@ -142,21 +145,6 @@ export interface TaskState {
   expanded: boolean;
 }
 
-/**
- * A user's action on the live run (run view, `watch`, `orchestrate cancel` / `steer`), as its
- * `control` event recorded it: who did what, and whether the coordinator accepted it.
- */
-export interface ControlRecord {
-  ts: number;
-  action: string;
-  /** The instance acted on (its key or label); absent for run-wide actions. */
-  instance?: string;
-  by: string;
-  text?: string;
-  ok: boolean;
-  message?: string;
-}
-
 export type RunStatus = 'running' | RunEndStatus;
 
 export interface RunState {
@@ -198,6 +186,8 @@ export interface RunState {
   /** Publish gates (publish.approve) by task, and what the run published once one was approved (approval-record.ts). */
   publishGates: Map<string, ApprovalRecord>;
   published: { task: string; key: string; outcome: string; detail?: string }[];
+  /** The merge train (`land: train`): each car's status, every step (train-record.ts). */
+  train: TrainState;
   eventCount: number;
 }
 
@@ -219,6 +209,7 @@ export function createRunState(): RunState {
     board: new Map(),
     publishGates: new Map(),
     published: [],
+    train: createTrainState(),
     eventCount: 0,
   };
 }
@@ -294,31 +285,6 @@ function closeAttempt(rec: AttemptRecord, ts: number, outcome: AttemptOutcome): 
   if (rec.endTs === undefined) rec.endTs = ts;
   if (rec.outcome === 'running') rec.outcome = outcome;
   closeWaits(rec, ts);
-}
-
-type ControlEvent = Extract<RunEvent, { type: 'control' }>;
-
-/** A user's action on the run (no instance key of its own: `instance` names the target). */
-export function isControlEvent(e: RunEvent): e is ControlEvent {
-  return (e as { type: string }).type === 'control';
-}
-
-/** A `control` event read loosely: the log may hold it before this build knows its schema. */
-function controlRecord(e: { ts: number } & Record<string, unknown>): ControlRecord {
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const rec: ControlRecord = {
-    ts: e.ts,
-    action: str(e.action) ?? 'unknown',
-    by: str(e.by) ?? 'unknown',
-    ok: e.ok !== false,
-  };
-  const instance = str(e.instance);
-  if (instance !== undefined) rec.instance = instance;
-  const text = str(e.text);
-  if (text !== undefined) rec.text = text;
-  const message = str(e.message) ?? str(e.error);
-  if (message !== undefined) rec.message = message;
-  return rec;
 }
 
 /** A pair's end is its members' end. */
@@ -405,10 +371,11 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       return;
     }
     case 'changeset_published':
-      return applyPublishEvent(state, e);
+      applyPublishEvent(state, e);
+      return;
     case 'approval_requested':
     case 'approval_given': {
-      if (e.gate === 'publish') return applyPublishEvent(state, e);
+      if (e.gate === 'publish') return void applyPublishEvent(state, e);
       // Before any attempt: no attempt record, so timelines show no bar for the wait.
       const inst = ensureInstance(state, e.task, e.key, e.ts);
       inst.lastTs = Math.max(inst.lastTs, e.ts);
@@ -421,6 +388,9 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     }
     case 'board_task':
       applyBoardEvent(state.board, e);
+      return;
+    case 'train_step':
+      applyTrainEvent(state.train, e);
       return;
     case 'run_end':
       state.status = e.status;

@@ -52,7 +52,7 @@ function createEngine(): Engine | undefined {
   try {
     const instance = new wasm.Instance(new wasm.Module(escapeModuleBytes()));
     const memory = instance.exports.memory as WasmMemory;
-    const escape = instance.exports.escape as EscapeFunction;
+    const escapeFn = instance.exports.escape as EscapeFunction;
     const table = new Uint8Array(memory.buffer);
     for (let c = 0; c < 0x20; c++) table[ESCAPE_TABLE + c] = 0x75; // \u00XX
     const short: Record<number, string> = {
@@ -68,7 +68,7 @@ function createEngine(): Engine | undefined {
     for (let d = 0; d < 16; d++) table[HEX_DIGITS + d] = '0123456789abcdef'.charCodeAt(d);
     if (memory.buffer.byteLength < OUTPUT + PAGE)
       memory.grow(Math.ceil((OUTPUT + PAGE - memory.buffer.byteLength) / PAGE));
-    return { memory, escape };
+    return { memory, escape: escapeFn };
   } catch {
     return undefined; // WebAssembly refused (a locked-down host): JSON.stringify does it all
   }
@@ -186,11 +186,11 @@ function writeObjectOrArray(value: object, depth: number): void {
 function writeString(s: string): void {
   const length = s.length;
   if (length <= SHORT_STRING && writeShortString(s)) return;
-  if (length * 3 > INPUT_BYTES) return writeWithJsonStringify(s);
+  if (length * 3 > INPUT_BYTES) return void writeWithJsonStringify(s);
   const n = bytes.write(s, INPUT, INPUT_BYTES, 'utf8');
   if (n !== length) {
     // Not ASCII. A lone surrogate would become U+FFFD in UTF-8; JSON.stringify escapes it as \udXXX.
-    if (LONE_SURROGATE.test(s)) return writeWithJsonStringify(s);
+    if (LONE_SURROGATE.test(s)) return void writeWithJsonStringify(s);
     ascii = false;
   }
   ensure(n * 6 + 2); // worst case: every byte a control character (\u00XX)

@@ -123,29 +123,39 @@ export class RunSpans {
     switch (e.type) {
       case 'run_start':
       case 'run_resume':
-        return this.startWorkflow(e);
+        this.startWorkflow(e);
+        return;
       case 'run_end':
-        return this.endWorkflow(e);
+        this.endWorkflow(e);
+        return;
       case 'instance_start':
-        return this.startAttempt(e);
+        this.startAttempt(e);
+        return;
       case 'instance_worker':
         this.attempts.get(attemptId(e.key, e.attempt))?.span.setAttribute(ORCH.worker, this.text(e.worker));
         return;
       case 'agent_event':
-        return this.agentEvent(e);
+        this.agentEvent(e);
+        return;
       case 'verify':
-        return this.verify(e);
+        this.verify(e);
+        return;
       case 'instance_done':
-        return this.done(e);
+        this.done(e);
+        return;
       case 'instance_failed':
       case 'instance_retry':
-        return this.failed(e);
+        this.failed(e);
+        return;
       case 'approval_requested':
-        return this.gateRequested(e);
+        this.gateRequested(e);
+        return;
       case 'approval_given':
-        return this.gateAnswered(e);
+        this.gateAnswered(e);
+        return;
       case 'changeset_published':
-        return this.published(e);
+        this.published(e);
+        return;
       default:
         return;
     }
@@ -241,9 +251,11 @@ export class RunSpans {
         return;
       }
       case 'tool_execution_start':
-        return this.startTool(a, ev, e.ts);
+        this.startTool(a, ev, e.ts);
+        return;
       case 'tool_execution_end':
-        return this.endTool(a, ev, e.ts);
+        this.endTool(a, ev, e.ts);
+        return;
       case 'agent_end':
         a.agentEndTs = e.ts;
         return;

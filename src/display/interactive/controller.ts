@@ -246,7 +246,7 @@ export class InteractiveController {
       return;
     }
     if (this.state.confirmExit) this.set({ confirmExit: false });
-    if (this.state.picker) return this.pickerKey(key);
+    if (this.state.picker) return void this.pickerKey(key);
 
     const ed = this.state.editor;
     if (key.escape && !key.return) {
@@ -256,25 +256,26 @@ export class InteractiveController {
     }
     if (key.return) {
       // Shift+Enter (kitty keyboard protocol) adds a line; Alt+Enter queues a follow-up.
-      if (key.shift) return this.setEditor(newline(ed));
+      if (key.shift) return void this.setEditor(newline(ed));
       const r = pressEnter(ed);
-      if (r.kind === 'edit') return this.setEditor(r.state);
-      return this.submit(r.text, key.meta === true ? 'followUp' : 'steer');
+      if (r.kind === 'edit') return void this.setEditor(r.state);
+      this.submit(r.text, key.meta === true ? 'followUp' : 'steer');
+      return;
     }
-    if (key.ctrl && input === 'o') return this.set({ expanded: !this.state.expanded });
-    if (key.ctrl && input === 'a') return this.setEditor(lineStart(ed));
-    if (key.ctrl && input === 'e') return this.setEditor(lineEnd(ed));
-    if (key.ctrl && input === 'u') return this.setEditor(setText(ed, ''));
-    if (key.upArrow) return this.setEditor(moveUp(ed));
-    if (key.downArrow) return this.setEditor(moveDown(ed));
-    if (key.leftArrow) return this.setEditor(moveLeft(ed));
-    if (key.rightArrow) return this.setEditor(moveRight(ed));
-    if (key.home) return this.setEditor(lineStart(ed));
-    if (key.end) return this.setEditor(lineEnd(ed));
+    if (key.ctrl && input === 'o') return void this.set({ expanded: !this.state.expanded });
+    if (key.ctrl && input === 'a') return void this.setEditor(lineStart(ed));
+    if (key.ctrl && input === 'e') return void this.setEditor(lineEnd(ed));
+    if (key.ctrl && input === 'u') return void this.setEditor(setText(ed, ''));
+    if (key.upArrow) return void this.setEditor(moveUp(ed));
+    if (key.downArrow) return void this.setEditor(moveDown(ed));
+    if (key.leftArrow) return void this.setEditor(moveLeft(ed));
+    if (key.rightArrow) return void this.setEditor(moveRight(ed));
+    if (key.home) return void this.setEditor(lineStart(ed));
+    if (key.end) return void this.setEditor(lineEnd(ed));
     // Terminals send Backspace as DEL, which ink reports as `delete` like the Delete key itself:
     // both erase before the cursor; Ctrl+D deletes the character under it (as in readline).
-    if (key.backspace || key.delete) return this.setEditor(backspace(ed));
-    if (key.ctrl && input === 'd') return this.setEditor(deleteForward(ed));
+    if (key.backspace || key.delete) return void this.setEditor(backspace(ed));
+    if (key.ctrl && input === 'd') return void this.setEditor(deleteForward(ed));
     if (key.ctrl || key.tab) return;
     if (input !== '') this.setEditor(insertText(ed, input));
   }
@@ -285,11 +286,11 @@ export class InteractiveController {
 
   private pickerKey(key: KeyPress): void {
     const p = this.state.picker!;
-    if (key.escape) return this.set({ picker: undefined });
-    if (key.upArrow) return this.set({ picker: { ...p, index: Math.max(0, p.index - 1) } });
-    if (key.downArrow) return this.set({ picker: { ...p, index: Math.min(p.rows.length - 1, p.index + 1) } });
-    if (key.pageUp) return this.set({ picker: { ...p, index: Math.max(0, p.index - 10) } });
-    if (key.pageDown) return this.set({ picker: { ...p, index: Math.min(p.rows.length - 1, p.index + 10) } });
+    if (key.escape) return void this.set({ picker: undefined });
+    if (key.upArrow) return void this.set({ picker: { ...p, index: Math.max(0, p.index - 1) } });
+    if (key.downArrow) return void this.set({ picker: { ...p, index: Math.min(p.rows.length - 1, p.index + 1) } });
+    if (key.pageUp) return void this.set({ picker: { ...p, index: Math.max(0, p.index - 10) } });
+    if (key.pageDown) return void this.set({ picker: { ...p, index: Math.min(p.rows.length - 1, p.index + 10) } });
     if (key.return) {
       const row = p.rows[p.index];
       this.set({ picker: undefined });
@@ -343,9 +344,9 @@ export class InteractiveController {
     }
     if (this.state.activity !== 'idle') {
       if (this.state.activity === 'summarizing')
-        return this.notice('Wait until the branch summary is written, or press Esc to cancel the rewind.', 'warn');
+        return void this.notice('Wait until the branch summary is written, or press Esc to cancel the rewind.', 'warn');
       if (this.state.activity !== 'working')
-        return this.notice('Wait until the compaction is over, or press Esc to cancel it.', 'warn');
+        return void this.notice('Wait until the compaction is over, or press Esc to cancel it.', 'warn');
       if (whileWorking === 'followUp') this.session.followUp(text);
       else this.session.steer(text);
       this.set({ queued: [...this.state.queued, { kind: whileWorking, text }] });
@@ -397,9 +398,11 @@ export class InteractiveController {
 
   private model(id: string): void {
     if (id === '')
-      return this.notice(`Model: ${this.session.model.id} (${this.session.model.provider}). Switch with /model ID.`);
+      return void this.notice(
+        `Model: ${this.session.model.id} (${this.session.model.provider}). Switch with /model ID.`,
+      );
     if (this.state.activity !== 'idle')
-      return this.notice('The model can be changed while the agent is idle: press Esc first, or wait.', 'warn');
+      return void this.notice('The model can be changed while the agent is idle: press Esc first, or wait.', 'warn');
     try {
       const m = this.session.setModel(id);
       this.set({ model: m.id, stats: this.session.stats() });
@@ -432,11 +435,14 @@ export class InteractiveController {
 
   private openPicker(kind: 'tree' | 'fork'): void {
     if (this.state.activity !== 'idle')
-      return this.notice(`/${kind} works while the agent is idle: press Esc first, or wait.`, 'warn');
+      return void this.notice(`/${kind} works while the agent is idle: press Esc first, or wait.`, 'warn');
     const store = this.session.store;
     const rows = kind === 'tree' ? treeRows(store) : userRowsOnPath(store);
     if (rows.length === 0)
-      return this.notice(kind === 'tree' ? 'The session has no entries yet.' : 'No prompt to fork from yet.', 'warn');
+      return void this.notice(
+        kind === 'tree' ? 'The session has no entries yet.' : 'No prompt to fork from yet.',
+        'warn',
+      );
     const leafAt = rows.findIndex((r) => r.isLeaf);
     this.set({ picker: { kind, rows, index: leafAt === -1 ? rows.length - 1 : leafAt } });
   }

@@ -292,7 +292,7 @@ export class ApprovalGates {
       ...(note !== undefined && note !== '' ? { note } : {}),
     });
     this.held.delete(id);
-    if (decision === 'approved') return this.hands.queue(h.t, h.inst);
+    if (decision === 'approved') return void this.hands.queue(h.t, h.inst);
     this.hands.record(skippedEvent(h.inst, rejectionReason(rec)));
     this.hands.settle(h.t);
   }

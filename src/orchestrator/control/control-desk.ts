@@ -207,7 +207,7 @@ export class ControlDesk {
   }
 
   private carryOut(e: ControlEffect): void {
-    if (e.kind === 'interrupt') return this.run.interrupt();
+    if (e.kind === 'interrupt') return void this.run.interrupt();
     if (e.kind === 'steer') return void this.run.router.send('user', e.target, e.text);
     const inst = this.run.instances.get(e.id)!;
     const t = this.run.tasks.get(inst.task)!;

@@ -187,10 +187,11 @@ export class AttemptRunner {
     const cancelledBy = c.desk.cancelledBy(inst.id);
     c.desk.forget(inst.id);
     const v = judgeFailedAttempt({ inst, task: t.task, result, cancelledBy, stopping: c.stopping() });
-    if (v.kind === 'interrupted') return interrupted(inst, 'the run was interrupted');
+    if (v.kind === 'interrupted') return void interrupted(inst, 'the run was interrupted');
     if (v.kind === 'retry') {
       c.record(v.event);
-      return c.retryLater(t, inst, v.event.delayMs);
+      c.retryLater(t, inst, v.event.delayMs);
+      return;
     }
     c.fail(v.event);
     if (v.kind === 'failed' && v.runBudgetSpent !== undefined) c.exhaustBudget(v.runBudgetSpent);
