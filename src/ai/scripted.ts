@@ -242,7 +242,8 @@ function recordedContext(context: Context, snapshot: Message[], model: Model, tr
   return {
     systemPrompt: context.systemPrompt,
     get messages(): Message[] {
-      return (transformed ??= transformMessages(snapshot, model));
+      transformed ??= transformMessages(snapshot, model);
+      return transformed;
     },
     tools: context.tools,
   };

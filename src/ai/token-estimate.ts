@@ -16,6 +16,7 @@ export const TOKEN_ESTIMATE_DEFAULTS = {
 const ASCII_UNITS = 1;
 const NARROW_UNITS = 2;
 const WIDE_UNITS = 4;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range starts at NUL
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**

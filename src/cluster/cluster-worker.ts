@@ -186,7 +186,7 @@ export class ClusterWorker {
       this.log(`ignored a message for launch ${e.launch}: ${opened.why}`);
       return;
     }
-    let parsed;
+    let parsed: ReturnType<typeof DownMessageSchema.safeParse>;
     try {
       parsed = DownMessageSchema.safeParse(JSON.parse(opened.value));
     } catch {

@@ -23,6 +23,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  type Stats,
   statSync,
   writeSync,
 } from 'node:fs';
@@ -546,7 +547,7 @@ function shippedFiles(agent: {
 }): { ok: true; files: ShippedFile[] } | { ok: false; error: string } {
   const sizes = new Map<string, number>();
   const add = (p: string): void => {
-    let st;
+    let st: Stats;
     try {
       st = statSync(p);
     } catch {

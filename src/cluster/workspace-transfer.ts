@@ -35,7 +35,7 @@ import {
   type ProductCommandOptions,
   type ProductCommandResult,
 } from '../tools/product-git.js';
-import { tarFolder, tarPaths } from './tar-writer.js';
+import { type TarResult, tarFolder, tarPaths } from './tar-writer.js';
 import {
   ALWAYS_EXCLUDED,
   WORKSPACE_BASE_REF,
@@ -312,7 +312,7 @@ async function packFolder(
   maxBytes: number,
 ): Promise<{ ok: true; packed: PackedWorkspace } | { ok: false; error: string }> {
   let ignore: string | undefined;
-  let r;
+  let r: TarResult;
   // Archived in this process (tar-writer.ts): no tar process per instance.
   const stopAfter = maxBytes * OVERSIZE_MEASURE_FACTOR;
   if (repoTop !== undefined) {

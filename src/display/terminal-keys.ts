@@ -49,6 +49,7 @@ const SEQUENCES: readonly [string, KeyName][] = [
 ];
 
 // Any other CSI sequence (F-keys, modified arrows) is swallowed whole rather than typed as text.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every CSI sequence
 const OTHER_CSI = /^\x1b\[[0-9;?]*[ -/]*[@-~]/;
 
 export function parseKeys(chunk: string): Key[] {

@@ -56,6 +56,7 @@ export function makePainter(enabled: boolean): Painter {
 export { stripAnsi };
 
 // An escape sequence at the start of a string (what strip-ansi removes), kept whole when cutting.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) and BEL (\x07) are what ANSI sequences are made of
 const ANSI_HERE = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/y;
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });

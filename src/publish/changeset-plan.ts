@@ -44,6 +44,7 @@ export function diffstatText(d: Diffstat): string {
 /** A branch name git accepts: the rendered text with what a ref may not hold replaced by '-'. */
 export function safeBranchName(text: string): string {
   const cleaned = text
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in a ref name
     .replace(/[\s~^:?*[\\\x00-\x1f\x7f]+/g, '-')
     .replace(/\.\.+/g, '.')
     .replace(/@\{/g, '-')

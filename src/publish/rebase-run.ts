@@ -68,7 +68,7 @@ function unknownKey(key: string, all: readonly Changeset[], runId: string, probl
 export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcome> {
   const { runDir, recipe, env } = opts;
   const say = opts.say ?? (() => undefined);
-  let previous;
+  let previous: ReturnType<typeof readChangesets> | undefined;
   try {
     previous = readChangesets(runDir);
   } catch {

@@ -1,7 +1,7 @@
 // `for_each: {glob: ...}` expansion: walks directories with node:fs from the pattern's literal
 // prefix and matches with the project's one glob engine (src/tools/glob.ts), bash-like: hidden
 // entries match only a pattern segment that starts with '.'.
-import { readdirSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileGlob, globError, hasGlobSyntax } from '../tools/glob.js';
 
@@ -36,7 +36,7 @@ export function expandGlob(baseDir: string, pattern: string, type: GlobEntryType
   const maxDepth = deep ? Infinity : rest.length;
   const results: string[] = [];
   const walk = (dir: string, rel: string, depth: number) => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

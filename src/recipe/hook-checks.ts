@@ -71,7 +71,7 @@ export function checkRecipeHooks(
   // said at its own line: a guard that silently never runs is worse than a loud one.
   const skipped: { message: string; place: HookWarningPlace }[] = [];
   try {
-    loadUserHooks(ctx.dir, ctx.env ?? process.env, (message, key, place) => {
+    loadUserHooks(ctx.dir, ctx.env ?? process.env, (_message, key, place) => {
       if (place) skipped.push({ message: `${key ? `${key}: ` : ''}${place.problem}`, place });
     });
     for (const { message, place } of skipped)

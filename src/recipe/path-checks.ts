@@ -54,7 +54,7 @@ export function checkImpossiblePaths(raw: Record<string, unknown>): PendingProbl
       if (!isObj(def)) continue;
       const path: Path = ['inputs', name, 'default'];
       if (Array.isArray(def.default))
-        def.default.forEach((v, i) => check(v, [...path, i], `the default of input "${name}"`, false));
+        for (const [i, v] of def.default.entries()) check(v, [...path, i], `the default of input "${name}"`, false);
       else check(def.default, path, `the default of input "${name}"`, false);
     }
   }
@@ -64,11 +64,10 @@ export function checkImpossiblePaths(raw: Record<string, unknown>): PendingProbl
       const who = typeof t.id === 'string' ? `task "${t.id}"` : `tasks[${index}]`;
       check(t.cwd, ['tasks', index, 'cwd'], `${who} cwd`, true);
       if (Array.isArray(t.writes))
-        t.writes.forEach((w, i) => check(w, ['tasks', index, 'writes', i], `${who} writes[${i}]`, false));
+        for (const [i, w] of t.writes.entries()) check(w, ['tasks', index, 'writes', i], `${who} writes[${i}]`, false);
       if (Array.isArray(t.for_each))
-        t.for_each.forEach((item, i) =>
-          check(item, ['tasks', index, 'for_each', i], `${who} for_each item ${i + 1}`, false),
-        );
+        for (const [i, item] of t.for_each.entries())
+          check(item, ['tasks', index, 'for_each', i], `${who} for_each item ${i + 1}`, false);
     });
   }
   return out;

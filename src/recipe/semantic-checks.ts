@@ -62,7 +62,7 @@ function misplacedExpressions(
       });
     }
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => misplacedExpressions(v, [...path, i], allowed, out, raw));
+    for (const [i, v] of value.entries()) misplacedExpressions(v, [...path, i], allowed, out, raw);
   } else if (isObj(value)) {
     for (const [k, v] of Object.entries(value)) misplacedExpressions(v, [...path, k], allowed, out, raw);
   }
@@ -236,7 +236,8 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
         }
       }
     }
-    if (Array.isArray(a.tools)) a.tools.forEach((t, i) => typeof t === 'string' && checkTool(t, [...base, 'tools', i]));
+    if (Array.isArray(a.tools))
+      for (const [i, t] of a.tools.entries()) if (typeof t === 'string') checkTool(t, [...base, 'tools', i]);
     const agentScript = str(a.script);
     if (agentScript !== undefined) checkScript(agentScript, [...base, 'script']);
     if (str(a.provider) === 'scripted' && agentScript === undefined && runScript === undefined) {
@@ -250,17 +251,14 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     for (const listKey of ['skills', 'extensions'] as const) {
       const list = a[listKey];
       if (Array.isArray(list))
-        list.forEach(
-          (p, i) =>
-            typeof p === 'string' &&
-            !fileExists(p) &&
+        for (const [i, p] of list.entries())
+          if (typeof p === 'string' && !fileExists(p))
             problem({
               code: 'missing_file',
               path: [...base, listKey, i],
               message: `${listKey === 'skills' ? 'skill' : 'extension'} not found: ${p}`,
               hint: 'paths are relative to the recipe folder',
-            }),
-        );
+            });
     }
   }
 

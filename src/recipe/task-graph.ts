@@ -69,7 +69,9 @@ export function topologicalLevels(graph: NeedsGraph): string[][] {
   const levels: string[][] = [];
   for (const id of graph.keys()) {
     const d = depth(id);
-    (levels[d] ??= []).push(id);
+    const level = levels[d] ?? [];
+    levels[d] = level;
+    level.push(id);
   }
   return levels.filter((l) => l !== undefined);
 }

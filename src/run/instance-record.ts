@@ -111,7 +111,8 @@ export function instanceOfKey(key: string): string {
 }
 
 function noteAttemptFailure(rec: InstanceRecord, attempt: number, failure: FailureClass, error: string): void {
-  const list = (rec.attemptFailures ??= []);
+  rec.attemptFailures ??= [];
+  const list = rec.attemptFailures;
   if (list.at(-1)?.attempt !== attempt) list.push({ attempt, failure, error });
 }
 

@@ -126,7 +126,10 @@ function fileOwners(tasks: readonly PlanTask[]): FileOwners {
   const read = new Map<string, Set<string>>();
   const add = (m: Map<string, Set<string>>, file: string, owner: string) => {
     let owners = m.get(file);
-    if (!owners) m.set(file, (owners = new Set()));
+    if (!owners) {
+      owners = new Set();
+      m.set(file, owners);
+    }
     owners.add(owner);
   };
   for (const t of tasks)

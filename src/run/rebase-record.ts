@@ -36,7 +36,8 @@ export function applyRebaseEvent(
     inst.attempt = Math.max(inst.attempt, e.attempt);
     rec.startTs = e.ts;
     rec.outcome = 'running';
-    (inst.rebases ??= []).push({
+    inst.rebases ??= [];
+    inst.rebases.push({
       attempt: e.attempt,
       startTs: e.ts,
       base: e.base,

@@ -109,7 +109,8 @@ export function addProviderCall(
 ): void {
   const u = { ...usage, turns: usage.turns ?? 1 };
   const name = provider ?? UNRECORDED_PROVIDER;
-  const p = (acc[name] ??= { usage: zeroUsage(), models: {} });
+  const p = acc[name] ?? { usage: zeroUsage(), models: {} };
+  acc[name] = p;
   p.usage = addUsageSummary(p.usage, u);
   p.models[model] = addUsageSummary(p.models[model] ?? zeroUsage(), u);
 }

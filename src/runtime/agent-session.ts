@@ -333,7 +333,11 @@ export class AgentSession {
   private promptMessage(text: string, images?: ImageContent[]): Promise<UserMessage> {
     return promptMessage(text, images, {
       hooks: this.commandHooks,
-      claimSessionStart: () => !this.sessionStartRan && (this.sessionStartRan = true),
+      claimSessionStart: () => {
+        if (this.sessionStartRan) return false;
+        this.sessionStartRan = true;
+        return true;
+      },
       resuming: this.agent.state.messages.length > 0,
       signal: this.runAbort?.signal,
     });

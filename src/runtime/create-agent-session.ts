@@ -493,7 +493,7 @@ export async function createAgentSession(options: CreateAgentSessionOptions = {}
   const notify = options.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
   const home = options.home ?? orchestrateHome();
 
-  let extensions;
+  let extensions: Awaited<ReturnType<typeof loadExtensions>>;
   try {
     extensions = await loadExtensions(options.extensions ?? [], cwd);
   } catch (err) {

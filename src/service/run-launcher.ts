@@ -118,8 +118,14 @@ export class RunLauncher {
     }
     let exitCode: number | null | undefined;
     const exited = new Promise<number | null>((resolve) => {
-      child.once('exit', (code) => resolve((exitCode = code)));
-      child.once('error', () => resolve((exitCode = null)));
+      child.once('exit', (code) => {
+        exitCode = code;
+        resolve(code);
+      });
+      child.once('error', () => {
+        exitCode = null;
+        resolve(null);
+      });
     });
     child.unref();
     const pid = child.pid;

@@ -45,7 +45,8 @@ export class EntryIdSequence {
 
   next(taken?: { has(id: string): boolean }): string {
     for (;;) {
-      const id = this.format(this.mix((this.counter = (this.counter + 1) >>> 0)));
+      this.counter = (this.counter + 1) >>> 0;
+      const id = this.format(this.mix(this.counter));
       if (!taken?.has(id)) return id;
     }
   }

@@ -107,7 +107,10 @@ export function deepMap(v: unknown, fn: (s: string) => string, depth = 0): unkno
     let out: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
       const m = deepMap(v[i], fn, depth + 1);
-      if (m !== v[i]) (out ??= v.slice())[i] = m;
+      if (m !== v[i]) {
+        out ??= v.slice();
+        out[i] = m;
+      }
     }
     return out ?? v;
   }

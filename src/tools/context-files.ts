@@ -45,5 +45,9 @@ export function loadContextFiles(options: LoadContextFilesOptions): ContextFile[
   const global = options.globalDir !== undefined ? firstExisting(resolve(options.globalDir), names) : undefined;
   const all = global ? [global, ...ordered] : ordered;
   const seen = new Set<string>();
-  return all.filter((f) => (seen.has(f.path) ? false : (seen.add(f.path), true)));
+  return all.filter((f) => {
+    if (seen.has(f.path)) return false;
+    seen.add(f.path);
+    return true;
+  });
 }

@@ -467,7 +467,10 @@ export async function runAgent(args: CommandArgs, ctx: CliContext): Promise<numb
   // No prompt: the command only finishes the cut-off turn (print mode prints its final answer).
   const prompts = prompt === '' ? [] : [prompt];
   const traced = startAgentTracing(args, ctx, session, prompt);
-  if (!traced.ok) return (await session.dispose(), traced.code);
+  if (!traced.ok) {
+    await session.dispose();
+    return traced.code;
+  }
   let exit: number = EXIT.taskFailed;
 
   const out: ModeOutput = { stdout: ctx.stdout, stderr: ctx.stderr };

@@ -138,7 +138,7 @@ function hardeningChecks(env: Record<string, string | undefined>, runsDir: strin
       },
     ];
   }
-  let m;
+  let m: ReturnType<typeof measureSandboxHardening>;
   try {
     m = measureSandboxHardening(bwrap, hide, { ...process.env, ...env });
   } finally {

@@ -39,7 +39,14 @@ export const watchCommand: CliCommand = {
     const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
     return watchRun(runDir, {
       interactive,
-      stream: interactive ? process.stderr : { write: (s: string) => (ctx.stdout(s), true) },
+      stream: interactive
+        ? process.stderr
+        : {
+            write: (s: string) => {
+              ctx.stdout(s);
+              return true;
+            },
+          },
       input: interactive ? process.stdin : undefined,
       color: shouldUseColor({ isTTY: interactive, noColorFlag: args.color === false, env: ctx.env }),
       connect: connectRunControl,

@@ -61,7 +61,8 @@ function layoutItem(item: TranscriptItem | SeparatorItem, expanded: boolean, wid
       const role = item.state === 'error' ? 'toolError' : 'status';
       if (item.state === 'running' || item.state === 'pending')
         cut(`  ⎿ ${item.state === 'running' ? 'running…' : 'waiting…'}`, 'status');
-      else if (expanded) expandedResult(item.result).forEach((l, i) => cut(`  ${i === 0 ? '⎿' : ' '} ${l}`, role));
+      else if (expanded)
+        for (const [i, l] of expandedResult(item.result).entries()) cut(`  ${i === 0 ? '⎿' : ' '} ${l}`, role);
       else cut(`  ⎿ ${resultSummary(item.result)}`, role);
       break;
     }

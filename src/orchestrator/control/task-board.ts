@@ -37,7 +37,7 @@ export class TaskBoard {
   private readonly inProgress = new Map<string, Set<string>>();
 
   constructor(private readonly opts: TaskBoardOptions) {
-    for (const [id, item] of opts.restored ?? []) this.put(structuredClone(item));
+    for (const [, item] of opts.restored ?? []) this.put(structuredClone(item));
   }
 
   /** Stores an item and keeps the next number and the in-progress index current. */

@@ -405,7 +405,7 @@ done
             `git cannot write the patch of the changes in ${location.top}: ${gitMessage(diffed.stderr, `exit code ${String(diffed.code)}`)}`,
             files,
           );
-        changed.forEach((i, k) => patches.set(i, out[k] ?? ''));
+        for (const [k, i] of changed.entries()) patches.set(i, out[k] ?? '');
       }
       return scopes.map((_, i) => ({ ok: true, patch: patches.get(i) ?? '', files: files[i]! }));
     } catch (err) {

@@ -83,7 +83,7 @@ class Batcher<I, O extends { ok: boolean }> {
       outs = [];
       for (const input of batch.inputs) outs.push((await this.once([input], group))[0]!);
     }
-    batch.settle.forEach((settle, i) => settle(outs[i]!));
+    for (const [i, settle] of batch.settle.entries()) settle(outs[i]!);
   }
 }
 
