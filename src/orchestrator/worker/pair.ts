@@ -25,8 +25,11 @@ export class PairChannel {
   private readonly queue: PairMessage[] = [];
   private waiter: ((m: PairMessage) => void) | undefined;
   private closed = false;
+  /** Resolves once the port is closed, by either side. */
+  private readonly portClosed: Promise<void>;
 
   constructor(private readonly port: MessagePort) {
+    this.portClosed = new Promise((resolve) => port.once('close', () => resolve()));
     port.on('message', (raw: unknown) => {
       const parsed = PairMessageSchema.safeParse(raw);
       this.push(
@@ -62,10 +65,18 @@ export class PairChannel {
     }
   }
 
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.port.close();
+  /**
+   * Closes the channel and resolves once the close is done. A thread returns only after that: a
+   * piscina thread sleeps between tasks (Atomics.wait), so a close left pending would reach the
+   * other end only at the thread's next task, and a distributed worker, which sends the pair
+   * member's result once its pair port closed, waited its 10 s fallback for every pair member.
+   */
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.port.close();
+    }
+    return this.portClosed;
   }
 }
 
@@ -206,6 +217,6 @@ export async function runPairMember(host: AgentHost): Promise<WorkerResult> {
       ? await runWorker(host, channel, maxRounds)
       : await runPlanner(host, channel, maxRounds);
   } finally {
-    channel.close();
+    await channel.close();
   }
 }
