@@ -36,6 +36,7 @@ export const COMMAND_MODULES: readonly { name: string; load: () => Promise<CliCo
   { name: 'worker', load: async () => (await import('./commands/worker.js')).workerCommand },
   { name: 'doctor', load: async () => (await import('./commands/doctor.js')).doctorCommand },
   { name: 'mcp', load: async () => (await import('./commands/mcp.js')).mcpCommand },
+  { name: 'serve', load: async () => (await import('./commands/serve.js')).serveCommand },
 ];
 
 /** Every command module, loaded (help lists them all). */

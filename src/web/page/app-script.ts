@@ -1,0 +1,291 @@
+// The web view's page script, shipped as text in the package (no build step, no CDN): a Preact
+// app written with Preact's `h()` (no JSX, no tagged templates, so it lives in this TS string
+// unescaped). It renders what the server sends over Server-Sent Events and nothing else: the runs
+// of the folder, and for one run its DAG, gates, cost, board, changesets and the open instance's
+// conversation. Actions are POSTs to the server, which carries them through the same control paths
+// as the terminal. Elements carry data-* attributes (instance, status, gate) that tests and
+// scripts select on.
+
+export const APP_SCRIPT = `
+import { h, render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+
+// The token came in the URL; the server has set it as a cookie: keep it out of the address bar and history.
+if (/[?&]token=/.test(location.search)) history.replaceState(null, '', location.pathname + location.hash);
+
+function parseRoute() {
+  var m = /^#\\/run\\/([^/]+)(?:\\/(.+))?$/.exec(location.hash);
+  return m ? { run: decodeURIComponent(m[1]), instance: m[2] ? decodeURIComponent(m[2]) : undefined } : {};
+}
+function runHref(run, instance) {
+  return '#/run/' + encodeURIComponent(run) + (instance ? '/' + encodeURIComponent(instance) : '');
+}
+function money(n) { return '$' + (n || 0).toFixed(n >= 100 ? 0 : n >= 1 ? 2 : 4); }
+function tokens(n) { return n >= 1e6 ? (n / 1e6).toFixed(1) + 'M' : n >= 1e3 ? (n / 1e3).toFixed(1) + 'k' : String(n || 0); }
+function clock(ts) { return ts ? new Date(ts).toLocaleTimeString() : ''; }
+function duration(ms) {
+  if (ms === undefined) return '';
+  var s = Math.round(ms / 1000);
+  return s >= 60 ? Math.floor(s / 60) + 'm' + String(s % 60).padStart(2, '0') + 's' : s + 's';
+}
+
+/** Opens an EventSource on url; the latest data of each named event, and whether it is connected. */
+function useStream(url, names) {
+  var [data, setData] = useState({});
+  var [connected, setConnected] = useState(false);
+  useEffect(function () {
+    setData({});
+    var es = new EventSource(url);
+    es.onopen = function () { setConnected(true); };
+    es.onerror = function () { setConnected(false); };
+    names.forEach(function (name) {
+      es.addEventListener(name, function (ev) {
+        var value = JSON.parse(ev.data);
+        setData(function (prev) { var next = Object.assign({}, prev); next[name] = value; return next; });
+      });
+    });
+    return function () { es.close(); };
+  }, [url]);
+  return [data, connected];
+}
+
+async function act(run, action, body) {
+  var res = await fetch('/api/runs/' + encodeURIComponent(run) + '/' + action, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+  });
+  var reply;
+  try { reply = await res.json(); } catch (e) { reply = { ok: false, message: 'HTTP ' + res.status }; }
+  return reply;
+}
+
+function Badge(props) {
+  return h('span', { class: 'badge s-' + props.status, 'data-status': props.status }, props.status.replace('_', ' '));
+}
+
+function RunList() {
+  var [data, connected] = useStream('/api/runs/stream', ['runs']);
+  var list = data.runs;
+  return h('main', { class: 'runs' },
+    h('h1', null, 'Runs', connected ? null : h('span', { class: 'muted' }, ' (connecting…)')),
+    !list ? h('p', { class: 'muted' }, 'loading…')
+      : list.error ? h('p', { class: 'error' }, list.error)
+      : list.runs.length === 0 ? h('p', { class: 'muted' }, 'No runs in this folder yet: start one with orchestrate <recipe.yaml>.')
+      : h('table', { class: 'grid' },
+          h('thead', null, h('tr', null, ['run', 'name', 'status', 'started', 'cost', 'waiting'].map(function (c) { return h('th', null, c); }))),
+          h('tbody', null, list.runs.map(function (r) {
+            return h('tr', { key: r.runId, 'data-run': r.runId },
+              h('td', null, h('a', { href: runHref(r.runId) }, r.runId)),
+              h('td', null, r.name),
+              h('td', null, h(Badge, { status: r.status })),
+              h('td', null, new Date(r.startedAt).toLocaleString()),
+              h('td', null, money(r.cost)),
+              h('td', null, (r.waiting || []).join(', ')));
+          }))));
+}
+
+function CostBar(props) {
+  var run = props.run;
+  var parts = [h('b', null, money(run.cost)), ' · ' + tokens(run.tokens) + ' tokens'];
+  var bar = null;
+  if (run.budgetUsd) {
+    var pct = Math.min(100, (run.cost / run.budgetUsd) * 100);
+    parts.push(' of ' + money(run.budgetUsd) + ' budget');
+    bar = h('div', { class: 'meter' }, h('div', { class: pct > 90 ? 'fill hot' : 'fill', style: 'width:' + pct.toFixed(1) + '%' }));
+  }
+  return h('div', { class: 'cost', 'data-cost': run.cost }, parts, bar,
+    run.budgetExhausted ? h('div', { class: 'error' }, 'budget exhausted: ' + run.budgetExhausted) : null);
+}
+
+function Gates(props) {
+  var run = props.run;
+  var [note, setNote] = useState('');
+  if (!run.gates.length) return null;
+  return h('section', { class: 'gates' }, h('h2', null, 'Gates'),
+    run.gates.map(function (g) {
+      var id = g.kind === 'publish' ? 'publish:' + g.task : g.instance;
+      var waiting = g.state === 'waiting';
+      var answer = function (action) {
+        var body = { task: g.task };
+        if (g.kind === 'publish') body.gate = 'publish'; else body.instance = g.instance;
+        if (note.trim()) body.note = note.trim();
+        props.onAct(action, body, action + ' ' + id);
+      };
+      return h('div', { class: 'gate' + (waiting ? ' waiting' : ''), key: id, 'data-gate': id, 'data-state': g.state },
+        h('div', null, h('b', null, g.kind === 'publish' ? 'publish ' + g.task : id), ' ', h(Badge, { status: g.state })),
+        h('div', { class: 'prompt' }, g.prompt),
+        g.deadline ? h('div', { class: 'muted' }, 'on timeout (' + new Date(g.deadline).toLocaleString() + '): ' + g.onTimeout) : null,
+        waiting
+          ? h('div', { class: 'row' },
+              h('input', { placeholder: 'note (optional)', value: note, onInput: function (e) { setNote(e.target.value); } }),
+              h('button', { class: 'approve', 'data-action': 'approve', onClick: function () { answer('approve'); } }, 'Approve'),
+              h('button', { class: 'reject', 'data-action': 'reject', onClick: function () { answer('reject'); } }, 'Reject'))
+          : g.by ? h('div', { class: 'muted' }, g.state + ' by ' + g.by + (g.via ? ' via ' + g.via : '') + (g.note ? ': ' + g.note : '')) : null);
+    }));
+}
+
+function Dag(props) {
+  var run = props.run;
+  var byKey = {};
+  run.instances.forEach(function (i) { byKey[i.key] = i; });
+  var depth = 0;
+  run.tasks.forEach(function (t) { depth = Math.max(depth, t.level); });
+  var columns = [];
+  for (var l = 0; l <= depth; l++) columns.push(run.tasks.filter(function (t) { return t.level === l; }));
+  return h('section', { class: 'dag' }, h('h2', null, 'Tasks'),
+    h('div', { class: 'columns' }, columns.map(function (tasks, l) {
+      return h('div', { class: 'column', key: l }, tasks.map(function (t) {
+        return h('div', { class: 'task', key: t.id, 'data-task': t.id },
+          h('div', { class: 'task-head' }, h('b', null, t.id), t.needs.length ? h('span', { class: 'muted' }, ' ← ' + t.needs.join(', ')) : null),
+          t.instances.length === 0 ? h('div', { class: 'muted' }, 'not started') : null,
+          t.instances.map(function (k) {
+            var i = byKey[k];
+            if (!i) return null;
+            var selected = props.selected === i.key;
+            return h('a', {
+              key: k, href: runHref(run.runId, i.key), class: 'inst s-' + i.status + (selected ? ' selected' : ''),
+              'data-instance': i.key, 'data-status': i.status,
+              title: (i.error || i.doing || i.status),
+            },
+              h('span', { class: 'dot' }), h('span', { class: 'name' }, i.label),
+              h('span', { class: 'meta' }, i.status + (i.attempt > 1 ? ' #' + i.attempt : '') + ' · ' + money(i.cost)),
+              i.doing ? h('span', { class: 'doing' }, i.doing) : null,
+              i.error ? h('span', { class: 'error' }, i.error) : null);
+          }));
+      }));
+    })));
+}
+
+function Item(props) {
+  var it = props.item;
+  switch (it.kind) {
+    case 'assistant':
+      return h('div', { class: 'msg assistant' },
+        h('div', { class: 'who' }, 'assistant', h('span', { class: 'muted' }, [it.model, it.tokens !== undefined ? tokens(it.tokens) + ' tokens' : '', it.cost !== undefined ? money(it.cost) : ''].filter(Boolean).join(', '))),
+        it.thinking ? h('pre', { class: 'thinking' }, it.thinking) : null,
+        it.text ? h('pre', { class: 'text' }, it.text) : null,
+        it.toolCalls.map(function (c, n) { return h('div', { class: 'call', key: n }, '→ ' + c.name + '(' + c.args + ')'); }),
+        it.error ? h('div', { class: 'error' }, it.error) : null);
+    case 'toolResult':
+      return h('div', { class: 'msg result' + (it.isError ? ' failed' : '') },
+        h('div', { class: 'who' }, '← ' + it.toolName + (it.isError ? ' (error)' : '')), h('pre', null, it.text));
+    case 'bash':
+      return h('div', { class: 'msg result' }, h('div', { class: 'who' }, '$ ' + it.command + (it.exitCode ? ' (exit ' + it.exitCode + ')' : '')), h('pre', null, it.output));
+    default:
+      return h('div', { class: 'msg ' + it.kind }, h('div', { class: 'who' }, it.label || it.kind), h('pre', { class: 'text' }, it.text));
+  }
+}
+
+function Conversation(props) {
+  var conv = props.conversation;
+  var run = props.run;
+  var [text, setText] = useState('');
+  if (!conv) return h('section', { class: 'conversation' }, h('p', { class: 'muted' }, 'loading the conversation…'));
+  if (conv.missing) return h('section', { class: 'conversation' }, h('p', { class: 'muted' }, 'no instance ' + conv.instance + ' in this run (yet)'));
+  var inst = run.instances.find(function (i) { return i.key === conv.instance; });
+  var live = inst && !run.readOnly && ['done', 'failed', 'cancelled', 'skipped'].indexOf(inst.status) < 0;
+  return h('section', { class: 'conversation', 'data-conversation': conv.instance },
+    h('h2', null, conv.label, ' ', h(Badge, { status: conv.status }), h('a', { class: 'close', href: runHref(run.runId) }, '×')),
+    conv.exists ? null : h('p', { class: 'muted' }, 'no session file yet: the instance has not had its first reply'),
+    conv.warnings.map(function (w, n) { return h('div', { class: 'warn', key: 'w' + n }, w); }),
+    conv.items.map(function (it, n) { return h(Item, { item: it, key: n }); }),
+    conv.writing ? h('div', { class: 'msg assistant writing', 'data-writing': '1' }, h('div', { class: 'who' }, 'writing…'), h('pre', { class: 'text' }, conv.writing)) : null,
+    live ? h('form', { class: 'row steer', onSubmit: function (e) {
+      e.preventDefault();
+      if (!text.trim()) return;
+      props.onAct('steer', { instance: conv.instance, text: text }, 'steer ' + conv.label);
+      setText('');
+    } },
+      h('input', { name: 'steer', placeholder: 'steer ' + conv.label + ': a message into its loop', value: text, onInput: function (e) { setText(e.target.value); } }),
+      h('button', { type: 'submit', 'data-action': 'steer' }, 'Steer'),
+      h('button', { type: 'button', class: 'reject', 'data-action': 'cancel-instance', onClick: function () {
+        if (confirm('Cancel ' + conv.label + '?')) props.onAct('cancel', { instance: conv.instance }, 'cancel ' + conv.label);
+      } }, 'Cancel instance')) : null);
+}
+
+function Board(props) {
+  var items = props.run.board;
+  if (!items.length) return null;
+  return h('section', { class: 'board' }, h('h2', null, 'Task board'),
+    h('table', { class: 'grid' }, h('tbody', null, items.map(function (b) {
+      return h('tr', { key: b.id, 'data-board': b.id },
+        h('td', null, b.id), h('td', null, h(Badge, { status: b.status })), h('td', null, b.subject),
+        h('td', { class: 'muted' }, b.owner || ''), h('td', { class: 'muted' }, b.blockedBy.length ? 'after ' + b.blockedBy.join(', ') : ''));
+    }))));
+}
+
+function Changesets(props) {
+  var c = props.run.changesets;
+  if (!c) return null;
+  var pct = c.total ? (c.merged / c.total) * 100 : 0;
+  return h('section', { class: 'changesets' }, h('h2', null, 'Changesets'),
+    h('div', null, 'burndown: ' + c.merged + '/' + c.total + ' merged'),
+    h('div', { class: 'meter' }, h('div', { class: 'fill', style: 'width:' + pct.toFixed(1) + '%' })),
+    h('table', { class: 'grid' }, h('tbody', null, c.rows.map(function (r) {
+      return h('tr', { key: r.key, 'data-changeset': r.key },
+        h('td', null, r.key), h('td', null, r.repo), h('td', null, h(Badge, { status: r.state })), h('td', { class: 'muted' }, r.diffstat || ''),
+        h('td', null, r.url ? h('a', { href: r.url, rel: 'noreferrer', target: '_blank' }, r.url) : ''),
+        h('td', { class: 'muted' }, [r.checks, r.review, r.mergeable].filter(Boolean).join(' · ')));
+    }))));
+}
+
+function Controls(props) {
+  var list = props.run.controls;
+  if (!list.length) return null;
+  return h('section', { class: 'controls' }, h('h2', null, 'Actions'),
+    list.slice().reverse().map(function (c, n) {
+      return h('div', { key: n, class: c.ok ? '' : 'error' },
+        clock(c.ts) + ' ' + c.action + (c.instance ? ' ' + c.instance : '') + (c.text ? ': "' + c.text + '"' : '') + ' by ' + c.by + (c.ok ? '' : ' (refused: ' + (c.message || '') + ')'));
+    }));
+}
+
+function RunPage(props) {
+  var url = '/api/runs/' + encodeURIComponent(props.run) + '/stream' + (props.instance ? '?instance=' + encodeURIComponent(props.instance) : '');
+  var [data, connected] = useStream(url, ['run', 'conversation']);
+  var [status, setStatus] = useState('');
+  var run = data.run;
+  var onAct = function (action, body, what) {
+    setStatus(what + '…');
+    act(props.run, action, body).then(function (reply) {
+      setStatus(what + ': ' + (reply.ok ? '' : 'failed: ') + reply.message);
+    }, function (err) { setStatus(what + ': failed: ' + err); });
+  };
+  if (!run) return h('main', null, h('p', { class: 'muted' }, connected ? 'reading the run…' : 'connecting…'));
+  var c = run.counts;
+  return h('main', { class: 'run', 'data-run': run.runId, 'data-run-status': run.status },
+    h('header', null,
+      h('a', { href: '#/' }, '← runs'),
+      h('h1', null, run.name || run.runId, ' ', h(Badge, { status: run.status })),
+      h('div', { class: 'muted' }, run.runId + ' · ' + run.recipe + ' · started ' + clock(run.startTs) + (run.durationMs !== undefined ? ' · ' + duration(run.durationMs) : '')),
+      h(CostBar, { run: run }),
+      h('div', { class: 'counts' }, c.done + ' done · ' + c.running + ' running · ' + c.queued + ' queued · ' + c.awaitingApproval + ' at a gate · ' + c.failed + ' failed' + (c.cancelled ? ' · ' + c.cancelled + ' cancelled' : '') + (c.skipped ? ' · ' + c.skipped + ' skipped' : '')),
+      run.readOnly ? h('div', { class: 'muted', 'data-read-only': '1' }, 'read only: ' + run.readOnly)
+        : h('button', { class: 'reject', 'data-action': 'cancel-run', onClick: function () {
+            if (confirm('Cancel the whole run? (sessions are kept; orchestrate resume continues it)')) onAct('cancel', {}, 'cancel run');
+          } }, 'Cancel run'),
+      connected ? null : h('div', { class: 'warn' }, 'reconnecting…'),
+      status ? h('div', { class: 'status', 'data-action-status': '1' }, status) : null),
+    h(Gates, { run: run, onAct: onAct }),
+    h('div', { class: 'split' }, h(Dag, { run: run, selected: props.instance }),
+      props.instance ? h(Conversation, { run: run, conversation: data.conversation, onAct: onAct, key: props.instance }) : null),
+    h(Board, { run: run }),
+    h(Changesets, { run: run }),
+    run.providerLines.length ? h('section', null, h('h2', null, 'Cost'), h('pre', null, run.providerLines.join('\\n'))) : null,
+    h(Controls, { run: run }));
+}
+
+function App() {
+  var [route, setRoute] = useState(parseRoute());
+  useEffect(function () {
+    var on = function () { setRoute(parseRoute()); };
+    window.addEventListener('hashchange', on);
+    return function () { window.removeEventListener('hashchange', on); };
+  }, []);
+  return route.run ? h(RunPage, { run: route.run, instance: route.instance, key: route.run }) : h(RunList, null);
+}
+
+render(h(App, null), document.getElementById('app'));
+document.body.setAttribute('data-ready', '1');
+`;

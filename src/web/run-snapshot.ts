@@ -1,0 +1,309 @@
+// What the web page shows of one run, as plain JSON built from the run's fold (run/run-fold.ts):
+// the task DAG (tasks by depth, each with its instances' status), cost against the budget, the
+// gates, the task board, recent control actions, and a campaign's changesets with its burndown.
+// The page renders this and nothing else, so the browser never folds events itself; and the
+// conversation of one instance, cut the way `show --instance` cuts it.
+import { DISPLAY_DEFAULTS } from '../display/defaults.js';
+import { abbreviate } from '../display/conversation-text.js';
+import { changesetRows, mergedCount, type StatusRow } from '../display/changesets-text.js';
+import { providerCostLines } from '../display/provider-costs.js';
+import type { Conversation, ConversationItem } from '../display/session-conversation.js';
+import { burndown, readChangesets, readObservations } from '../run/changesets.js';
+import {
+  countStatuses,
+  currentToolText,
+  instanceUsage,
+  instancesInTaskOrder,
+  type InstanceState,
+  type RunState,
+  runUsage,
+  type StatusCounts,
+} from '../run/run-fold.js';
+import type { BoardItem } from '../run/board-record.js';
+
+export interface InstanceView {
+  key: string;
+  label: string;
+  task: string;
+  status: string;
+  attempt: number;
+  /** What it does now: a running tool, responding, waiting for a permit… */
+  doing?: string;
+  cost: number;
+  tokens: number;
+  turns: number;
+  toolCalls: number;
+  failure?: string;
+  error?: string;
+  workers?: string[];
+  /** Waiting at its task's approval gate. */
+  gated: boolean;
+}
+
+export interface TaskView {
+  id: string;
+  needs: string[];
+  /** Depth in the DAG: 0 for tasks that need nothing. */
+  level: number;
+  /** Keys of its instances (none yet: not expanded). */
+  instances: string[];
+}
+
+export interface GateView {
+  /** `task`: a task's approve:; `publish`: the run's publish gate of that task. */
+  kind: 'task' | 'publish';
+  task: string;
+  /** The instance waiting (task gates). */
+  instance?: string;
+  prompt: string;
+  state: string;
+  deadline?: number;
+  onTimeout: string;
+  by?: string;
+  via?: string;
+  note?: string;
+}
+
+export interface ChangesetsView {
+  rows: StatusRow[];
+  total: number;
+  merged: number;
+  burndown: { ts: number; merged: number; open: number }[];
+}
+
+export interface RunSnapshot {
+  runId: string;
+  name: string;
+  recipe: string;
+  status: string;
+  startTs: number;
+  endTs?: number;
+  durationMs?: number;
+  cost: number;
+  tokens: number;
+  budgetUsd?: number;
+  budgetExhausted?: string;
+  providerLines: string[];
+  counts: StatusCounts;
+  /** Why actions cannot work now; absent when a coordinator on this host answers. */
+  readOnly?: string;
+  tasks: TaskView[];
+  instances: InstanceView[];
+  gates: GateView[];
+  board: BoardItem[];
+  controls: {
+    ts: number;
+    action: string;
+    instance?: string;
+    by: string;
+    text?: string;
+    ok: boolean;
+    message?: string;
+  }[];
+  changesets?: ChangesetsView;
+  eventCount: number;
+}
+
+/** Depth of each task: one more than the deepest task it needs. */
+function levels(state: RunState): Map<string, number> {
+  const out = new Map<string, number>();
+  const visit = (id: string, seen: Set<string>): number => {
+    const known = out.get(id);
+    if (known !== undefined) return known;
+    const t = state.tasks.get(id);
+    if (!t || seen.has(id)) return 0;
+    seen.add(id);
+    const level = t.needs.reduce((deepest, n) => Math.max(deepest, visit(n, seen) + 1), 0);
+    out.set(id, level);
+    return level;
+  };
+  for (const id of state.tasks.keys()) visit(id, new Set());
+  return out;
+}
+
+function instanceView(inst: InstanceState): InstanceView {
+  const usage = instanceUsage(inst);
+  const doing = currentToolText(inst) ?? inst.activity;
+  return {
+    key: inst.key,
+    label: inst.label,
+    task: inst.task,
+    status: inst.status,
+    attempt: inst.attempt,
+    ...(doing ? { doing } : {}),
+    cost: usage.cost,
+    tokens: usage.totalTokens,
+    turns: usage.turns ?? 0,
+    toolCalls: inst.toolCalls,
+    ...(inst.failure ? { failure: inst.failure } : {}),
+    ...(inst.error ? { error: abbreviate(inst.error, DISPLAY_DEFAULTS.errorPreviewChars) } : {}),
+    ...(inst.workers?.length ? { workers: inst.workers } : {}),
+    gated: inst.approval?.state === 'waiting',
+  };
+}
+
+function gates(state: RunState): GateView[] {
+  const out: GateView[] = [];
+  for (const inst of instancesInTaskOrder(state)) {
+    const a = inst.approval;
+    if (!a) continue;
+    out.push({
+      kind: 'task',
+      task: inst.task,
+      instance: inst.key,
+      prompt: a.prompt,
+      state: a.state,
+      ...(a.deadline !== undefined ? { deadline: a.deadline } : {}),
+      onTimeout: a.onTimeout,
+      ...(a.by ? { by: a.by } : {}),
+      ...(a.via ? { via: a.via } : {}),
+      ...(a.note ? { note: a.note } : {}),
+    });
+  }
+  for (const [task, a] of state.publishGates)
+    out.push({
+      kind: 'publish',
+      task,
+      prompt: a.prompt,
+      state: a.state,
+      ...(a.deadline !== undefined ? { deadline: a.deadline } : {}),
+      onTimeout: a.onTimeout,
+      ...(a.by ? { by: a.by } : {}),
+      ...(a.via ? { via: a.via } : {}),
+      ...(a.note ? { note: a.note } : {}),
+    });
+  return out;
+}
+
+/** A campaign's changesets as last observed (nothing is asked of a forge), or undefined without any. */
+function changesetsOf(runDir: string): ChangesetsView | undefined {
+  let file: ReturnType<typeof readChangesets>;
+  try {
+    file = readChangesets(runDir);
+  } catch {
+    return undefined; // a damaged changesets.json: `orchestrate show` names the problem
+  }
+  if (!file) return undefined;
+  const obs = readObservations(runDir);
+  const total = file.changesets.length;
+  return { rows: changesetRows(file, obs), total, merged: mergedCount(obs), burndown: burndown(obs, total) };
+}
+
+/** How many recent control actions the page lists. */
+const CONTROLS_SHOWN = 20;
+
+export function runSnapshot(state: RunState, runDir: string, readOnly: string | undefined): RunSnapshot {
+  const depth = levels(state);
+  const usage = runUsage(state);
+  const changesets = state.endTs !== undefined || state.publishGates.size ? changesetsOf(runDir) : undefined;
+  return {
+    runId: state.runId,
+    name: state.name,
+    recipe: state.recipe,
+    status: state.status,
+    startTs: state.startTs,
+    ...(state.endTs !== undefined ? { endTs: state.endTs } : {}),
+    ...(state.durationMs !== undefined ? { durationMs: state.durationMs } : {}),
+    cost: state.spend.cost || usage.cost,
+    tokens: state.spend.totalTokens || usage.totalTokens,
+    ...(state.budgetUsd !== undefined ? { budgetUsd: state.budgetUsd } : {}),
+    ...(state.budgetExhausted ? { budgetExhausted: state.budgetExhausted } : {}),
+    providerLines: providerCostLines(state.providers),
+    counts: countStatuses(state),
+    ...(readOnly ? { readOnly } : {}),
+    tasks: [...state.tasks.values()].map((t) => ({
+      id: t.task,
+      needs: t.needs,
+      level: depth.get(t.task) ?? 0,
+      instances: [...state.instances.values()].filter((i) => i.task === t.task).map((i) => i.key),
+    })),
+    instances: instancesInTaskOrder(state).map(instanceView),
+    gates: gates(state),
+    board: [...state.board.values()],
+    controls: state.controls.slice(-CONTROLS_SHOWN).map((c) => ({ ...c })),
+    ...(changesets ? { changesets } : {}),
+    eventCount: state.eventCount,
+  };
+}
+
+/** One conversation item as the page shows it: tool arguments and results cut like the terminal. */
+export type ConversationItemView =
+  | { kind: 'user' | 'peer' | 'context' | 'summary'; ts: string; label?: string; text: string }
+  | {
+      kind: 'assistant';
+      ts: string;
+      text: string;
+      thinking?: string;
+      toolCalls: { name: string; args: string }[];
+      error?: string;
+      model?: string;
+      tokens?: number;
+      cost?: number;
+    }
+  | { kind: 'toolResult'; ts: string; toolName: string; text: string; isError: boolean }
+  | { kind: 'bash'; ts: string; command: string; output: string; exitCode: number | null };
+
+export interface ConversationView {
+  instance: string;
+  label: string;
+  status: string;
+  exists: boolean;
+  items: ConversationItemView[];
+  /** The reply being written now (from a peek), when the instance is at work. */
+  writing?: string;
+  warnings: string[];
+}
+
+function argsText(args: unknown): string {
+  let s: string;
+  try {
+    s = JSON.stringify(args) ?? '';
+  } catch {
+    s = String(args);
+  }
+  return abbreviate(s, DISPLAY_DEFAULTS.toolArgsChars);
+}
+
+function itemView(i: ConversationItem): ConversationItemView {
+  const cut = DISPLAY_DEFAULTS.toolResultChars;
+  switch (i.kind) {
+    case 'user':
+      return { kind: 'user', ts: i.ts, text: i.text };
+    case 'peer':
+      return { kind: 'peer', ts: i.ts, label: `message from ${i.from}`, text: i.text };
+    case 'context':
+      return { kind: 'context', ts: i.ts, label: i.label, text: abbreviate(i.text, DISPLAY_DEFAULTS.reportTextChars) };
+    case 'summary':
+      return { kind: 'summary', ts: i.ts, label: i.label, text: i.text };
+    case 'assistant':
+      return {
+        kind: 'assistant',
+        ts: i.ts,
+        text: i.text,
+        ...(i.thinking ? { thinking: abbreviate(i.thinking, cut) } : {}),
+        toolCalls: i.toolCalls.map((c) => ({ name: c.name, args: argsText(c.args) })),
+        ...(i.stopReason === 'error' || i.stopReason === 'aborted'
+          ? { error: `[${i.stopReason}] ${i.error ?? ''}`.trim() }
+          : {}),
+        ...(i.model ? { model: i.model } : {}),
+        ...(i.tokens !== undefined ? { tokens: i.tokens } : {}),
+        ...(i.cost !== undefined ? { cost: i.cost } : {}),
+      };
+    case 'toolResult':
+      return { kind: 'toolResult', ts: i.ts, toolName: i.toolName, text: abbreviate(i.text, cut), isError: i.isError };
+    case 'bash':
+      return { kind: 'bash', ts: i.ts, command: i.command, output: abbreviate(i.output, cut), exitCode: i.exitCode };
+  }
+}
+
+export function conversationView(inst: InstanceState, conv: Conversation, writing: string): ConversationView {
+  return {
+    instance: inst.key,
+    label: inst.label,
+    status: inst.status,
+    exists: conv.exists,
+    items: conv.items.map(itemView),
+    ...(writing ? { writing } : {}),
+    warnings: conv.warnings,
+  };
+}

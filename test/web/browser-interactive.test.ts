@@ -1,0 +1,183 @@
+// The web view in a real browser (issue 42, Done-when): `orchestrate serve` and a live 6-agent run
+// as two real CLI processes, headless Chromium from Debian (/usr/bin/chromium) driven by
+// playwright-core. The page lists the run; its five workers show as running and their text comes
+// in while they wait (each blocks in a bash call until the test writes a release file); released,
+// they turn done, the sixth waits at its approval gate, the page approves it, and the run
+// succeeds. Without the token the page, its scripts and its API answer 401. Every wait is on a
+// page selector, a process's output or run.jsonl; never on time. Runs one file at a time (its
+// name matches vitest.config's *interactive* pattern): two CLI processes and a browser.
+import { type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runFolderName } from '../helpers/run-folder.js';
+import { exited, spawnCli } from '../reliability/helpers/reliability-fixtures.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium)
+  console.warn(`web view: browser test skipped because ${CHROMIUM} is missing (apt-get install chromium)`);
+
+const ITEMS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+let browser: Browser | undefined;
+afterAll(async () => {
+  await browser?.close();
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Five workers that write, then wait in bash for `release`; a gated sixth that needs them all. */
+function writeProject(dir: string, release: string): string {
+  const wait = `while [ ! -f '${release}' ]; do sleep 0.05; done; echo released`;
+  writeFileSync(
+    join(dir, 'script.yaml'),
+    `conversations:
+  - match: "Handle (\\\\S+)"
+    turns:
+      - { text: "started {{match.1}}, waiting for the release", tools: [{ name: bash, args: { command: ${JSON.stringify(wait)} } }] }
+      - text: "done {{match.1}}"
+  - match: "Ship"
+    turns:
+      - text: "shipped everything"
+`,
+  );
+  writeFileSync(
+    join(dir, 'recipe.yaml'),
+    `name: web-live
+provider: scripted
+script: script.yaml
+model: claude-haiku-4-5
+concurrency: 6
+agents:
+  worker: { system: "You work.", tools: [bash] }
+tasks:
+  - id: work
+    for_each: ${JSON.stringify(ITEMS)}
+    agent: worker
+    prompt: "Handle \${{ item }}"
+  - id: ship
+    needs: [work]
+    agent: worker
+    prompt: "Ship it"
+    approve: { prompt: "Ship the five?" }
+`,
+  );
+  return join(dir, 'recipe.yaml');
+}
+
+/** Resolves with the first line `child` prints on stdout. */
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`orchestrate serve exited ${code} before printing its URL: ${err}`)));
+  });
+}
+
+describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeout: 240_000 }, () => {
+  it('follows a live 6-agent run, approves its gate from the page, and the run succeeds; 401 without the token', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'web-view-'));
+    dirs.push(dir);
+    const release = join(dir, 'release');
+    const recipe = writeProject(dir, release);
+    const runs = join(dir, 'runs');
+    mkdirSync(runs);
+    const env = { ORCHESTRATE_HOME: join(dir, 'home'), NO_COLOR: '1' };
+
+    const serve = spawnCli(['serve', runs], env);
+    children.push(serve);
+    const url = await firstLine(serve);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{40,}$/);
+    const base = new URL(url).origin;
+    // The token is the one kept, private, in the orchestrate home.
+    expect(readFileSync(join(dir, 'home', 'web-token'), 'utf8').trim()).toBe(new URL(url).searchParams.get('token'));
+
+    const run = spawnCli([recipe, '--run-dir', runs], env);
+    children.push(run);
+    const runDone = exited(run);
+
+    browser = await chromium.launch({ executablePath: CHROMIUM });
+    const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(url);
+    // The token leaves the address bar (the server keeps it as a cookie for the page's own requests).
+    await page.waitForSelector('body[data-ready="1"]');
+    expect(page.url()).toBe(`${base}/`);
+
+    await page.locator('tr[data-run] a').first().click();
+    // Five workers at work, live.
+    for (const item of ITEMS)
+      await page.waitForSelector(`[data-instance="work.${item}"][data-status="running"]`, { timeout: 120_000 });
+    await page.waitForSelector('[data-instance="ship"]');
+
+    // Open one: its text comes in while it still runs (it waits for the release).
+    await page.locator('[data-instance="work.beta"]').click();
+    await page
+      .locator('[data-conversation="work.beta"] .msg.assistant', { hasText: 'started beta, waiting for the release' })
+      .waitFor({ timeout: 120_000 });
+    await page.locator('[data-conversation="work.beta"] .call', { hasText: 'bash' }).waitFor();
+    expect(await page.getAttribute('[data-instance="work.beta"]', 'data-status')).toBe('running');
+    expect(existsSync(release)).toBe(false);
+
+    // Released: the workers finish, the sixth waits at its gate.
+    writeFileSync(release, 'go');
+    for (const item of ITEMS)
+      await page.waitForSelector(`[data-instance="work.${item}"][data-status="done"]`, { timeout: 120_000 });
+    await page
+      .locator('[data-conversation="work.beta"] .msg.assistant', { hasText: 'done beta' })
+      .waitFor({ timeout: 120_000 });
+    const gate = page.locator('[data-gate="ship"][data-state="waiting"]');
+    await gate.waitFor({ timeout: 120_000 });
+    await gate.locator('text=Ship the five?').waitFor();
+    await page.waitForSelector('[data-instance="ship"][data-status="waiting"]');
+
+    // Approve from the page: the run goes on to success.
+    await gate.locator('input').fill('looks good');
+    await gate.locator('button[data-action="approve"]').click();
+    await page.locator('[data-action-status]', { hasText: /approve ship: .*approved/ }).waitFor({ timeout: 60_000 });
+    await page.waitForSelector('main[data-run-status="succeeded"]', { timeout: 120_000 });
+    await page.waitForSelector('[data-instance="ship"][data-status="done"]');
+    await page.waitForSelector('[data-gate="ship"][data-state="approved"]');
+
+    const ended = await runDone;
+    expect(ended.code, ended.stderr).toBe(0);
+    const runDir = join(runs, runFolderName(runs)!);
+    const given = readFileSync(join(runDir, 'run.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"approval_given"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(given).toEqual([
+      expect.objectContaining({ key: 'ship', decision: 'approved', via: 'web', note: 'looks good' }),
+    ]);
+    expect(String(given[0]!.by)).toMatch(/^web \(pid \d+/);
+    expect(pageErrors).toEqual([]);
+
+    // Without the token: the page, its script, the API, the live feed and the actions answer 401.
+    const runId = runFolderName(runs)!;
+    for (const path of ['/', '/assets/app.js', '/vendor/preact.mjs', '/api/runs', `/api/runs/${runId}/stream`])
+      expect((await fetch(`${base}${path}`)).status, path).toBe(401);
+    const post = await fetch(`${base}/api/runs/${runId}/cancel`, { method: 'POST', body: '{}' });
+    expect(post.status).toBe(401);
+    expect((await fetch(`${base}/api/runs`, { headers: { authorization: 'Bearer not-the-token' } })).status).toBe(401);
+    // A browser without the cookie, at the page's address without ?token=.
+    const stranger = await browser.newContext();
+    const response = await (await stranger.newPage()).goto(`${base}/`);
+    expect(response?.status()).toBe(401);
+    await stranger.close();
+
+    serve.kill('SIGTERM');
+    const stopped = await exited(serve);
+    expect(stopped.code).toBe(0);
+  });
+});
