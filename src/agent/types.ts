@@ -125,7 +125,7 @@ export interface AgentTool<TSchema extends z.ZodType = z.ZodType, TDetails = unk
 }
 
 // A tool of any schema; used where tools are stored side by side.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a tool's parameters and details vary per tool; `unknown` would refuse every concrete tool (its execute takes its own type)
 export type AnyAgentTool = AgentTool<any, any>;
 
 // ---- Events -----------------------------------------------------------------------------------
@@ -223,16 +223,19 @@ export interface AgentLoopConfig extends Omit<StreamOptions, 'signal' | 'apiKey'
     context: AgentContext,
     model: Model,
     signal: AbortSignal,
+    // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
   ) => Promise<BeforeTurnResult | void> | BeforeTurnResult | void;
   /** After each turn: returning true ends the run (budgets, external stop). */
   shouldStop?: (ctx: StopHookContext) => boolean | Promise<boolean>;
   beforeToolCall?: (
     ctx: BeforeToolCallContext,
     signal: AbortSignal,
+    // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
   ) => Promise<BeforeToolCallResult | void> | BeforeToolCallResult | void;
   afterToolCall?: (
     ctx: AfterToolCallContext,
     signal: AbortSignal,
+    // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
   ) => Promise<AfterToolCallResult | void> | AfterToolCallResult | void;
   /** Overrides the provider dispatch (tests, proxies). */
   streamFn?: StreamFunction;

@@ -88,6 +88,7 @@ export function predatesLatestCompaction(path: readonly SessionEntry[], message:
 export type SummarySupplier = (
   preparation: CompactionPreparation,
   signal: AbortSignal | undefined,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
 ) => CompactionHookDecision | void | Promise<CompactionHookDecision | void>;
 
 /**

@@ -37,13 +37,16 @@ export interface ExtensionHandlers {
   /** Return `{block: true, reason}` to refuse the call; the first block wins. A throw blocks too. */
   before_tool_call: (
     event: ToolCallEvent,
+    // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
   ) => { block?: boolean; reason?: string } | void | Promise<{ block?: boolean; reason?: string } | void>;
   /** Return fields to replace in the result; handlers are chained in load order. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
   after_tool_call: (event: ToolResultEvent) => AfterToolCallResult | void | Promise<AfterToolCallResult | void>;
   /** Cancel the compaction, or supply its summary; the first cancel wins, else the last summary. */
   before_compact: (event: {
     preparation: CompactionPreparation;
     signal?: AbortSignal;
+    // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
   }) => CompactionHookDecision | void | Promise<CompactionHookDecision | void>;
   /** Every session event, in order; awaited before the next tool call and before prompt() returns. */
   event: (event: AgentSessionEvent) => void | Promise<void>;

@@ -53,7 +53,7 @@ export function composeToolHooks(
   const beforeToolCall = async (
     ctx: BeforeToolCallContext,
     signal: AbortSignal,
-  ): Promise<BeforeToolCallResult | void> => {
+  ): Promise<BeforeToolCallResult | undefined> => {
     // Observers have seen (and the file holds) the assistant message before any tool runs.
     await c.bus.idle();
     // Arguments the host's hook rewrote (a command hook's updatedInput) are what extensions see and what runs.
@@ -79,9 +79,13 @@ export function composeToolHooks(
     return rewritten;
   };
 
-  const afterToolCall = async (ctx: AfterToolCallContext, signal: AbortSignal): Promise<AfterToolCallResult | void> => {
+  const afterToolCall = async (
+    ctx: AfterToolCallContext,
+    signal: AbortSignal,
+  ): Promise<AfterToolCallResult | undefined> => {
     let current: AfterToolCallContext = ctx;
     let merged: AfterToolCallResult | undefined;
+    // biome-ignore lint/suspicious/noConfusingVoidType: it takes what a hook returned, which may be nothing (`void`)
     const apply = (r: AfterToolCallResult | void): void => {
       if (!r) return;
       merged = { ...merged, ...r };

@@ -35,6 +35,7 @@ export interface RunCompactionOptions extends SummarizeOptions {
   beforeCompact?: (
     preparation: CompactionPreparation,
     signal: AbortSignal | undefined,
+    // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing (typed `void`) must fit; `undefined` would refuse it
   ) => CompactionHookDecision | void | Promise<CompactionHookDecision | void>;
 }
 
