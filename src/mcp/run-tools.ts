@@ -1,31 +1,24 @@
-// run_recipe and resume: start a run (or continue one) as a process of its own (run-launcher.ts)
-// and return at once with its id, or, with `wait: true`, follow it to its end while sending
-// progress notifications (run-waiter.ts). Everything a terminal run checks before it starts
-// (recipe problems, a missing API key, an unwritable runs folder) is checked here first, so the
-// caller gets it as a tool error with file:line:col rather than as a process that died.
+// run_recipe and resume: start a run (or continue one) as a process of its own with the service's
+// launchRun / launchResume (service/launch-run.ts, which checks first what the process would
+// refuse) and return at once with its id, or, with `wait: true`, follow it to its end while
+// sending progress notifications (run-waiter.ts). A refusal comes back as a tool error worded for
+// the calling agent (recipe problems at file:line:col).
 import { join } from 'node:path';
 import { z } from 'zod';
-import { resumeInputsNote } from '../display/plain-log.js';
-import { missingApiKey } from '../orchestrator/run-recipe.js';
-import { loadRecipe } from '../recipe/index.js';
-import { runsDirWriteProblem, runFolderWriteProblem } from '../run/run-dir-access.js';
 import type { countStatuses } from '../run/run-fold.js';
-import { describeHolder, liveLeaseHolder } from '../run/run-lease.js';
-import { readRunLog } from '../run/run-store.js';
-import { runStatus } from '../service/show-run.js';
+import { launchResume, launchRun } from '../service/launch-run.js';
 import { LAUNCH_LOG, type LaunchedRun } from '../service/run-launcher.js';
+import { runStatus } from '../service/show-run.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
 import {
-  loadOptionsOf,
   locateRun,
   overrideArgs,
-  overrideFlags,
   problemsText,
   recipeArgs,
   runArg,
   runDirArg,
+  runRequestOf,
   runsDirOf,
-  setAssignments,
 } from './tool-args.js';
 import { defineTool, ToolError, type ServerContext, type ToolCall, type ToolReply } from './tool-table.js';
 
@@ -35,6 +28,25 @@ const waitArg = z
   .describe(
     'false (default): return as soon as the run has started, with its id. true: return when the run ends, with its final status; progress notifications go out meanwhile (at least one a second by default), so keep the request timeout reset on progress',
   );
+
+/** The tool's budget and concurrency arguments as the service's overrides. */
+function resumeOverridesOfArgs(args: { concurrency?: number; budget_usd?: number; budget_tokens?: number }) {
+  return {
+    ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),
+    ...(args.budget_usd !== undefined ? { budgetUsd: args.budget_usd } : {}),
+    ...(args.budget_tokens !== undefined ? { budgetTokens: args.budget_tokens } : {}),
+  };
+}
+
+/** The missing-key message, with the ways forward said for an MCP server rather than a terminal. */
+function missingKeyText(message: string): string {
+  return message
+    .replace('--provider scripted', 'provider: "scripted"')
+    .replace(
+      'export ANTHROPIC_API_KEY=sk-ant-...',
+      "set ANTHROPIC_API_KEY in this MCP server's environment (the env of its entry in your client's MCP config)",
+    );
+}
 
 function headline(status: Record<string, unknown>): string {
   const c = status.counts as ReturnType<typeof countStatuses>;
@@ -89,54 +101,28 @@ export const runRecipeTool = defineTool({
   input: { ...recipeArgs, ...overrideArgs, run_dir: runDirArg, wait: waitArg },
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   handler: async (args, call, ctx) => {
-    const runsDir = runsDirOf(ctx, args.run_dir);
-    const loaded = loadRecipe(args.recipe, loadOptionsOf(args, ctx));
-    if (!loaded.ok) throw new ToolError(problemsText(loaded.problems));
-    const missing = missingApiKey(loaded.recipe, ctx.env);
-    if (missing)
-      throw new ToolError(
-        missing
-          .replace('--provider scripted', 'provider: "scripted"')
-          .replace(
-            'export ANTHROPIC_API_KEY=sk-ant-...',
-            "set ANTHROPIC_API_KEY in this MCP server's environment (the env of its entry in your client's MCP config)",
-          ),
-      );
-    const unwritable = runsDirWriteProblem(runsDir);
-    if (unwritable) throw new ToolError(unwritable);
     const progress = new ProgressSender(call);
-    const sinceTs = Date.now();
-    const launched = await ctx.launcher.launch({
-      args: [
-        'run',
-        loaded.recipe.file,
-        '--run-dir',
-        runsDir,
-        '--no-color',
-        ...setAssignments(args.inputs).flatMap((s) => ['--set', s]),
-        ...overrideFlags(args),
-      ],
-      cwd: ctx.cwd,
-      env: ctx.env,
-      runsDir,
-      signal: call.signal,
-      onWait: () => progress.heartbeat(ctx.progressMs, () => 'starting the run process'),
-    });
-    if (!launched.ok) throw new ToolError(`the run did not start: ${launched.message}`);
-    ctx.log(`started run ${launched.run.runId} (pid ${launched.run.pid}) of ${loaded.recipe.file}`);
+    const launched = await launchRun(
+      { ...runRequestOf(args), runsDir: runsDirOf(ctx, args.run_dir) },
+      {
+        cwd: ctx.cwd,
+        env: ctx.env,
+        launcher: ctx.launcher,
+        signal: call.signal,
+        onWait: () => progress.heartbeat(ctx.progressMs, () => 'starting the run process'),
+      },
+    );
+    if (!launched.ok) {
+      if (launched.code === 'problems') throw new ToolError(problemsText(launched.problems));
+      if (launched.code === 'missing_api_key') throw new ToolError(missingKeyText(launched.message));
+      if (launched.code === 'launch_failed') throw new ToolError(`the run did not start: ${launched.message}`);
+      throw new ToolError(launched.message);
+    }
+    ctx.log(`started run ${launched.run.runId} (pid ${launched.run.pid}) of ${launched.recipeFile}`);
     if (!args.wait) return startedReply(launched.run, 'started');
-    return waitAndReport(launched.run, sinceTs, progress, call, ctx);
+    return waitAndReport(launched.run, launched.startedAt, progress, call, ctx);
   },
 });
-
-/** The inputs note of the run_resume this launch wrote (display/plain-log.ts words it), if any. */
-function inputsNoteSince(runDir: string, sinceTs: number): string | undefined {
-  const resumed = readRunLog(join(runDir, 'run.jsonl'))
-    .events.filter((e) => e.type === 'run_resume' && e.ts >= sinceTs)
-    .at(-1);
-  const note = resumed?.type === 'run_resume' ? resumeInputsNote(resumed.inputs) : undefined;
-  return note ? `Inputs: ${note}.` : undefined;
-}
 
 export const resumeTool = defineTool({
   name: 'resume',
@@ -169,43 +155,33 @@ export const resumeTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   handler: async (args, call, ctx) => {
     const runDir = locateRun(ctx, args.run, args.run_dir);
-    // The log first: a run whose run_end is written has ended, even while its coordinator has not
-    // let go of the lease yet (right after a `wait: true` returned, the lease may still be held).
-    const before = runStatus(runDir);
-    if (before.status === 'succeeded')
-      throw new ToolError(
-        `run ${String(before.runId)} already succeeded; there is nothing to resume. run_status shows its results.`,
-      );
-    const holder = liveLeaseHolder(runDir);
-    if (holder)
-      throw new ToolError(
-        `run ${runDir.split('/').pop()} is running (held by ${describeHolder(holder)}); there is nothing to resume. run_status and run_events follow it.`,
-      );
-    const unwritable = runFolderWriteProblem(runDir);
-    if (unwritable) throw new ToolError(unwritable);
     const progress = new ProgressSender(call);
-    const sinceTs = Date.now();
-    const launched = await ctx.launcher.launch({
-      args: [
-        'resume',
-        runDir,
-        '--no-color',
-        ...overrideFlags(args),
-        ...(args.retry ?? []).flatMap((k) => ['--retry', k]),
-        ...(args.reload_recipe ? ['--reload-recipe'] : []),
-      ],
-      cwd: ctx.cwd,
-      env: ctx.env,
+    const launched = await launchResume(
       runDir,
-      signal: call.signal,
-      onWait: () => progress.heartbeat(ctx.progressMs, () => 'starting the resume process'),
-    });
-    if (!launched.ok) throw new ToolError(`the run was not resumed: ${launched.message}`);
+      {
+        ...resumeOverridesOfArgs(args),
+        ...(args.retry ? { retry: args.retry } : {}),
+        ...(args.reload_recipe ? { reloadRecipe: true } : {}),
+      },
+      {
+        cwd: ctx.cwd,
+        env: ctx.env,
+        launcher: ctx.launcher,
+        signal: call.signal,
+        onWait: () => progress.heartbeat(ctx.progressMs, () => 'starting the resume process'),
+      },
+    );
+    if (!launched.ok) {
+      if (launched.code === 'succeeded') throw new ToolError(`${launched.message} run_status shows its results.`);
+      if (launched.code === 'running') throw new ToolError(`${launched.message} run_status and run_events follow it.`);
+      if (launched.code === 'launch_failed') throw new ToolError(`the run was not resumed: ${launched.message}`);
+      throw new ToolError(launched.message);
+    }
     ctx.log(`resumed run ${launched.run.runId} (pid ${launched.run.pid})`);
     // What the resume did with the recipe's files (changed ones are named, not used): the client is told too.
-    const note = inputsNoteSince(runDir, sinceTs);
+    const note = launched.inputsNote;
     const reply = args.wait
-      ? await waitAndReport(launched.run, sinceTs, progress, call, ctx)
+      ? await waitAndReport(launched.run, launched.startedAt, progress, call, ctx)
       : startedReply(launched.run, 'resumed');
     return note ? { ...reply, text: `${note}\n${reply.text}` } : reply;
   },

@@ -6,6 +6,7 @@ import { defaultRunsDir } from '../display/find-run.js';
 import { formatProblem, PROVIDERS, type LoadOptions, type ProviderName, type RecipeProblem } from '../recipe/index.js';
 import { BUILTIN_PROVIDERS } from '../ai/provider-config.js';
 import { locateRun as locateRunIn } from '../service/locate-run.js';
+import { loadOptionsOf as loadOptionsOfRequest, type RunRequest } from '../service/run-request.js';
 import { ToolError, type ServerContext } from './tool-table.js';
 
 const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/;
@@ -73,10 +74,10 @@ export function setAssignments(inputs: Inputs): string[] {
   return Object.entries(inputs ?? {}).map(([k, v]) => `${k}=${Array.isArray(v) ? JSON.stringify(v) : String(v)}`);
 }
 
-export function loadOptionsOf(args: { inputs?: Inputs } & Overrides, ctx: ServerContext): LoadOptions {
+/** A tool's recipe arguments as the service's run request (recipe path as given, relative to the server's folder). */
+export function runRequestOf(args: { recipe: string; inputs?: Inputs } & Overrides): RunRequest {
   return {
-    cwd: ctx.cwd,
-    env: ctx.env,
+    recipe: args.recipe,
     set: setAssignments(args.inputs),
     ...(args.model !== undefined ? { model: args.model } : {}),
     ...(args.provider !== undefined ? { provider: args.provider } : {}),
@@ -86,15 +87,9 @@ export function loadOptionsOf(args: { inputs?: Inputs } & Overrides, ctx: Server
   };
 }
 
-/** The same choices as command-line flags of `orchestrate run` / `resume`. */
-export function overrideFlags(args: Overrides): string[] {
-  const flags: string[] = [];
-  if (args.model !== undefined) flags.push('--model', args.model);
-  if (args.provider !== undefined) flags.push('--provider', args.provider);
-  if (args.concurrency !== undefined) flags.push('--concurrency', String(args.concurrency));
-  if (args.budget_usd !== undefined) flags.push('--budget-usd', String(args.budget_usd));
-  if (args.budget_tokens !== undefined) flags.push('--budget-tokens', String(args.budget_tokens));
-  return flags;
+/** The load options of a tool's recipe arguments, as a run of them would load the recipe. */
+export function loadOptionsOf(args: { recipe: string; inputs?: Inputs } & Overrides, ctx: ServerContext): LoadOptions {
+  return loadOptionsOfRequest(runRequestOf(args), ctx);
 }
 
 /** The runs folder a tool works in (absolute). */

@@ -7,9 +7,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openRedisRun } from '../../src/cli/redis-run.js';
+import { redisRunSettingsOf } from '../../src/cli/commands/run.js';
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
+import { openRedisRun } from '../../src/service/redis-run.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import {
   cleanupTempDirs,
@@ -103,12 +104,13 @@ async function startWorker(
 
 /** The run with the CLI's own glue for --redis: the Redis executor and the run lease held in Redis too. */
 async function runHere(dir: string, extra: RunOptions = {}, flags: { maxWorkspaceMb?: number } = {}) {
-  const opened = await openRedisRun(
+  const settings = redisRunSettingsOf(
     redis.url,
     flags.maxWorkspaceMb !== undefined ? { 'max-workspace-mb': flags.maxWorkspaceMb } : {},
-    () => {},
     { ...process.env, ...SECRET_ENV },
   );
+  if (!settings.ok) throw new Error(settings.message);
+  const opened = await openRedisRun(settings.settings, () => {});
   if (!opened.ok) throw new Error(opened.message);
   lastRunsDir = join(dir, 'runs');
   try {

@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dryRunTool } from '../../src/mcp/recipe-tools.js';
-import { overrideFlags } from '../../src/mcp/tool-args.js';
 import type { ServerContext, ToolCall } from '../../src/mcp/tool-table.js';
+import { overrideFlags } from '../../src/service/run-request.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());

@@ -6,10 +6,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openRedisRun } from '../../src/cli/redis-run.js';
 import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { CommandArgs } from '../../src/cli/command.js';
+import { redisRunSettingsOf } from '../../src/cli/commands/run.js';
+import { openRedisRun } from '../../src/service/redis-run.js';
 import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
 
 export const SECRET = 'security-test-cluster-secret-7f3a9c1e';
@@ -69,7 +70,9 @@ export async function runDistributed(
   args: CommandArgs = {},
 ) {
   const warnings: string[] = [];
-  const opened = await openRedisRun(redisUrl, args, (t) => warnings.push(t), env);
+  const settings = redisRunSettingsOf(redisUrl, args, env);
+  if (!settings.ok) throw new Error(settings.message);
+  const opened = await openRedisRun(settings.settings, (t) => warnings.push(t));
   if (!opened.ok) throw new Error(opened.message);
   try {
     const r = await runRecipeFile(

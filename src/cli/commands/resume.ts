@@ -1,10 +1,13 @@
 // `orchestrate resume <run>`: continues an interrupted (or failed) run from its log. Finished
-// instances keep their results; interrupted ones continue from their session leaf.
+// instances keep their results; interrupted ones continue from their session leaf. The flags
+// become a ResumeRequest for the service's resumeRun (service/resume-run.ts); the terminal's part
+// (Ctrl-C, the view, the summary, the exit code) is run.ts's executeRun.
 import type { Argv } from 'yargs';
-import { resumeRunDir } from '../../orchestrator/run-recipe.js';
 import type { CliContext } from '../cli-io.js';
 import type { CliCommand, CommandArgs } from '../command.js';
+import { resumeRun } from '../../service/resume-run.js';
 import { controlBy } from '../../service/run-control.js';
+import type { ResumeRequest } from '../../service/run-request.js';
 import { budgetTokensOf, executeRun, executionOptions } from './run.js';
 
 function options(y: Argv): Argv<object> {
@@ -47,24 +50,20 @@ function options(y: Argv): Argv<object> {
 }
 
 async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {
-  const overrides = {
+  const budgetTokens = budgetTokensOf(args['budget-tokens']);
+  const request: ResumeRequest = {
+    run: String(args.run),
     ...(typeof args.concurrency === 'number' ? { concurrency: args.concurrency } : {}),
     ...(typeof args['budget-usd'] === 'number' ? { budgetUsd: args['budget-usd'] } : {}),
-    ...(budgetTokensOf(args['budget-tokens']) !== undefined
-      ? { budgetTokens: budgetTokensOf(args['budget-tokens']) }
-      : {}),
+    ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+    ...(Array.isArray(args.retry) ? { retry: args.retry.map(String) } : {}),
+    ...(args['reload-recipe'] === true ? { reloadRecipe: true } : {}),
+    ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
   };
-  const retry = Array.isArray(args.retry) ? args.retry.map(String).filter((k) => k.trim() !== '') : [];
-  const retryOpts = retry.length ? { retry, retryBy: controlBy('resume', ctx.env) } : {};
-  return executeRun(args, ctx, (opts) =>
-    resumeRunDir(String(args.run), {
-      ...opts,
-      ...retryOpts,
-      ...(args['reload-recipe'] === true ? { reloadRecipeBy: controlBy('resume --reload-recipe', ctx.env) } : {}),
-      onNotice: (text: string) => ctx.stderr(`orchestrate: ${text}\n`),
-      cwd: ctx.cwd,
-      overrides,
-      ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
+  return executeRun(args, ctx, (exec) =>
+    resumeRun(request, exec, {
+      retry: controlBy('resume', ctx.env),
+      reloadRecipe: controlBy('resume --reload-recipe', ctx.env),
     }),
   );
 }

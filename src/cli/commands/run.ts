@@ -1,29 +1,28 @@
-// `orchestrate <recipe>` / `orchestrate run <recipe>`. The --dry-run path validates, expands the
-// DAG and estimates cost without calling a model; otherwise the coordinator runs the recipe
-// (see execute-run.ts for Ctrl-C, --json and the final summary).
-import { resolve } from 'node:path';
+// `orchestrate <recipe>` / `orchestrate run <recipe>`: the flags become a RunRequest, the service
+// prepares the recipe (service/start-run.ts) and runs it; this file keeps what is the terminal's:
+// the flags, Ctrl-C, the live view or --json lines, the final summary and the exit code. The
+// --dry-run path validates, expands the DAG and estimates cost without calling a model.
 import type { Argv } from 'yargs';
 import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-display.js';
 import { runDisplayChoice } from '../../display/terminal-text.js';
-import { PROVIDERS, type ProviderName, loadRecipe, type LoadOptions } from '../../recipe/index.js';
+import { PROVIDERS, type ProviderName } from '../../recipe/index.js';
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
 import type { RunEvent } from '../../run/run-events.js';
-import { runLoadedRecipe, type RunOptions, type StartResult } from '../../orchestrator/run-recipe.js';
-import { runPublishing } from '../../publish/run-publishing.js';
 import { parseTokenCount } from '../../recipe/duration.js';
 import { connectRunControl } from '../../run/run-control-client.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import { controlActor } from '../control-actor.js';
 import type { CliCommand, CommandArgs } from '../command.js';
-import { redisOptions, redisUrlOf } from '../redis-options.js';
-import type { RedisRun } from '../redis-run.js';
+import { redisAccessOf, redisOptions, redisUrlOf } from '../redis-options.js';
 import { printProblems, printWarnings } from '../print-problems.js';
 import { renderDryRun, renderDryRunMcp } from '../../display/render-dry-run.js';
 import { dryRunRecipe } from '../../service/dry-run.js';
 import { problemsJson } from '../../service/recipe-check.js';
+import type { RedisRunSettings } from '../../service/redis-run.js';
+import type { RunExecution, RunResult } from '../../service/run-execution.js';
+import type { RunRequest } from '../../service/run-request.js';
+import { prepareRun, startRun } from '../../service/start-run.js';
 import { installedRecipeNote } from './init.js';
-import { resolveOtelSettings } from '../../telemetry/otel-settings.js';
-import type { RunTracing } from '../../telemetry/run-tracing.js';
 
 /**
  * Flags of every command that runs agents (`run` and `resume`): output, colour, threads, and the
@@ -135,42 +134,34 @@ function setList(v: unknown): string[] {
   return (Array.isArray(v) ? v : [v]).map(String);
 }
 
-/**
- * The run's environment: `--secret-file F` names the cluster secret as ORCHESTRATE_CLUSTER_SECRET_FILE
- * does, so the run's redaction set (run/secrets.ts) knows it either way.
- */
-function runEnvOf(args: CommandArgs, ctx: CliContext): Readonly<Record<string, string | undefined>> {
-  const file = args['secret-file'];
-  if (typeof file !== 'string' || file.trim() === '') return ctx.env;
-  return { ...ctx.env, ORCHESTRATE_CLUSTER_SECRET_FILE: resolve(ctx.cwd, file) };
-}
-
-export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<number> {
-  const path = String(args.recipe);
-  const json = args.json === true;
-  const loadOptions: LoadOptions = {
-    cwd: ctx.cwd,
-    env: ctx.env,
+/** The run request the flags describe. */
+function runRequestOf(args: CommandArgs): RunRequest {
+  const budgetTokens = budgetTokensOf(args['budget-tokens']);
+  return {
+    recipe: String(args.recipe),
     set: setList(args.set),
     ...(typeof args.model === 'string' ? { model: args.model } : {}),
     ...(typeof args.provider === 'string' ? { provider: args.provider as ProviderName } : {}),
     ...(typeof args.concurrency === 'number' ? { concurrency: args.concurrency } : {}),
     ...(typeof args['budget-usd'] === 'number' ? { budgetUsd: args['budget-usd'] } : {}),
-    ...(budgetTokensOf(args['budget-tokens']) !== undefined
-      ? { budgetTokens: budgetTokensOf(args['budget-tokens']) }
-      : {}),
+    ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+    ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
   };
-  const loaded = loadRecipe(path, loadOptions);
-  if (!loaded.ok) {
-    if (json) ctx.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(loaded.problems) }, null, 2)}\n`);
-    else printProblems(loaded.problems, ctx);
+}
+
+export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<number> {
+  const json = args.json === true;
+  const prepared = prepareRun(runRequestOf(args), ctx);
+  if (!prepared.ok) {
+    if (json) ctx.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(prepared.problems) }, null, 2)}\n`);
+    else printProblems(prepared.problems, ctx);
     return EXIT.usage;
   }
-  const installedNote = args['dry-run'] === true ? undefined : installedRecipeNote(loaded.recipe.dir);
+  const installedNote = args['dry-run'] === true ? undefined : installedRecipeNote(prepared.recipe.dir);
   if (installedNote) ctx.stderr(installedNote);
-  if (!json) printWarnings(loaded.warnings, ctx);
+  if (!json) printWarnings(prepared.warnings, ctx);
   if (args['dry-run'] === true) {
-    const result = await dryRunRecipe(loaded.recipe, ctx, { listMcp: args['list-mcp'] === true });
+    const result = await dryRunRecipe(prepared.recipe, ctx, { listMcp: args['list-mcp'] === true });
     if (!result.ok) {
       if (json) ctx.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
       else printProblems(result.problems, ctx);
@@ -189,17 +180,28 @@ export async function runRecipe(args: CommandArgs, ctx: CliContext): Promise<num
     ctx.stderr('orchestrate: --list-mcp lists MCP tools for a dry run\n  hint: add --dry-run\n');
     return EXIT.usage;
   }
-  const recipe = loaded.recipe;
-  return executeRun(
-    args,
-    ctx,
-    (runOpts) =>
-      runLoadedRecipe(recipe, loadOptions, {
-        ...runOpts,
-        ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
-      }),
-    { budgetUsd: recipe.budget.usd },
-  );
+  return executeRun(args, ctx, (exec) => startRun(prepared, exec), { budgetUsd: prepared.recipe.budget.usd });
+}
+
+/**
+ * The --redis settings of a run (--redis, else ORCHESTRATE_REDIS_URL, with the access flags and the
+ * cluster secret): undefined for a local run, or why the flags do not make a usable access.
+ */
+export function redisRunSettingsOf(
+  url: string,
+  args: CommandArgs,
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; settings: RedisRunSettings } | { ok: false; message: string } {
+  const resolved = redisAccessOf(url, args, env);
+  if (!resolved.ok) return { ok: false, message: resolved.error };
+  const mb = typeof args['max-workspace-mb'] === 'number' ? args['max-workspace-mb'] : undefined;
+  return {
+    ok: true,
+    settings: {
+      access: resolved.access,
+      ...(mb !== undefined ? { maxWorkspaceBytes: Math.floor(mb * 1024 * 1024) } : {}),
+    },
+  };
 }
 
 /**
@@ -275,14 +277,26 @@ export function exitCodeOf(status: RunOutcome['status']): number {
   return EXIT.taskFailed;
 }
 
+/** The words of a run that did not start, and its exit code (all are usage errors: exit 2). */
+function printRunFailure(result: RunResult & { ok: false }, json: boolean, out: CliContext): number {
+  if (result.code === 'problems') {
+    if (json) out.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
+    else printProblems(result.problems, out);
+  } else if (result.code === 'bad_otel_address')
+    out.stderr(`orchestrate: ${result.message} (put --otel after the recipe, or give it a URL)\n`);
+  else out.stderr(`orchestrate: ${result.message}\n`);
+  return EXIT.usage;
+}
+
 /**
- * Runs `start` with Ctrl-C handling (first: stop every agent cleanly and keep the sessions;
- * second: terminate the threads), --json event lines or plain progress, and the summary.
+ * Runs `start` (the service's startRun or resumeRun) with Ctrl-C handling (first: stop every agent
+ * cleanly and keep the sessions; second: terminate the threads), --json event lines or the live
+ * view, and the summary.
  */
 export async function executeRun(
   args: CommandArgs,
   ctx: CliContext,
-  start: (opts: RunOptions) => Promise<StartResult>,
+  start: (exec: RunExecution) => Promise<RunResult>,
   view: { budgetUsd?: number } = {},
 ): Promise<number> {
   const json = args.json === true;
@@ -308,49 +322,34 @@ export async function executeRun(
       interrupt.abort();
     } else kill.abort();
   };
-  // --redis: the agents run on worker processes; Redis must answer before anything runs.
+  const notice = (line: string): void => (display ? display.note(line) : out.stderr(line));
   const redisUrl = redisUrlOf(args, ctx.env);
-  let redisRun: RedisRun | undefined;
+  let redis: RedisRunSettings | undefined;
   if (redisUrl) {
-    const opened = await (await import('../redis-run.js')).openRedisRun(
-      redisUrl,
-      args,
-      (text) => (display ? display.note(text) : out.stderr(text)),
-      ctx.env,
-    );
-    if (!opened.ok) {
-      out.stderr(`orchestrate: ${opened.message}\n`);
+    const settings = redisRunSettingsOf(redisUrl, args, ctx.env);
+    if (!settings.ok) {
+      out.stderr(`orchestrate: ${settings.message}\n`);
       return EXIT.usage;
     }
-    redisRun = opened.run;
+    redis = settings.settings;
   }
-  // Traces (--otel, OTEL_EXPORTER_OTLP_*): a bad address is a usage error before anything runs.
-  const otel = resolveOtelSettings(typeof args.otel === 'string' ? args.otel : undefined, ctx.env);
-  if (!otel.ok) {
-    out.stderr(`orchestrate: ${otel.message} (put --otel after the recipe, or give it a URL)\n`);
-    await redisRun?.close();
-    return EXIT.usage;
-  }
-  const traceRun = otel.settings ? (await import('../../telemetry/run-tracing.js')).traceRun : undefined;
-  let tracing: RunTracing | undefined;
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let result: StartResult;
+  let result: RunResult;
   try {
     result = await start({
-      // The publish layer's part of a run: its gate at the run's end, and changesets.json after it.
-      ...runPublishing(),
-      ...(redisRun?.options ?? {}),
-      env: runEnvOf(args, ctx),
+      cwd: ctx.cwd,
+      env: ctx.env,
       signal: interrupt.signal,
       killSignal: kill.signal,
       fullEvents: args['full-events'] === true,
-      traceparentOf: (key, attempt) => tracing?.traceparentOf(key, attempt),
       ...(typeof args['agents-per-thread'] === 'number' ? { agentsPerThread: args['agents-per-thread'] } : {}),
+      ...(redis ? { redis } : {}),
+      ...(typeof args.otel === 'string' ? { otel: args.otel } : {}),
+      ...(typeof args['secret-file'] === 'string' ? { secretFile: args['secret-file'] } : {}),
+      onNotice: notice,
       onStore: (store) => {
         redact = (s) => store.redactText(s);
-        if (traceRun && otel.settings)
-          tracing = traceRun(store, otel.settings, (line) => (display ? display.note(line) : out.stderr(line)));
         // The live view draws on the real stderr whenever it is a terminal (stdout may be a file).
         const choice = runDisplayChoice({
           stdoutIsTTY: ctx.isTTY,
@@ -359,9 +358,13 @@ export async function executeRun(
           env: ctx.env,
         });
         const live = choice.live;
+        const written = (sink: (s: string) => void) => (s: string) => {
+          sink(s);
+          return true;
+        };
         display = attachRunDisplay(store, {
-          stream: live ? process.stderr : { write: (s: string) => (out.stderr(s), true) },
-          stdout: { write: (s: string) => (out.stdout(s), true), isTTY: ctx.isTTY, columns: process.stdout.columns },
+          stream: live ? process.stderr : { write: written(out.stderr) },
+          stdout: { write: written(out.stdout), isTTY: ctx.isTTY, columns: process.stdout.columns },
           isTTY: live,
           color: choice.color,
           summaryColor: choice.summaryColor,
@@ -383,26 +386,14 @@ export async function executeRun(
       },
     });
   } catch (e) {
+    // An internal error (its text already redacted by the service) is printed by main().
     display?.finish();
-    // An internal error's message and stack are printed by main(): keep secrets out of them too.
-    if (e instanceof Error) {
-      e.message = redact(e.message);
-      if (e.stack) e.stack = redact(e.stack);
-    }
     throw e;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await tracing?.finish();
-    await redisRun?.close();
   }
-  if (!result.ok) {
-    if (result.kind === 'recipe') {
-      if (json) out.stdout(`${JSON.stringify({ ok: false, problems: problemsJson(result.problems) }, null, 2)}\n`);
-      else printProblems(result.problems, out);
-    } else out.stderr(`orchestrate: ${result.message}\n`);
-    return EXIT.usage;
-  }
+  if (!result.ok) return printRunFailure(result, json, out);
   if (display)
     display.finish({
       planFile: result.outcome.planFile,

@@ -1,11 +1,14 @@
 // Runs a project's recipe.yaml with its agents on the workers of a Redis cluster, through the
-// CLI's own glue for --redis (openRedisRun), and returns the run's outcome.
+// CLI's own glue for --redis (redisRunSettingsOf, then the service's openRedisRun), and returns the run's outcome.
 import { join } from 'node:path';
-import { openRedisRun } from '../../../src/cli/redis-run.js';
+import { redisRunSettingsOf } from '../../../src/cli/commands/run.js';
+import { openRedisRun } from '../../../src/service/redis-run.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 
 export async function runOnCluster(redisUrl: string, env: Record<string, string>, dir: string) {
-  const opened = await openRedisRun(redisUrl, {}, () => {}, { ...process.env, ...env });
+  const settings = redisRunSettingsOf(redisUrl, {}, { ...process.env, ...env });
+  if (!settings.ok) throw new Error(settings.message);
+  const opened = await openRedisRun(settings.settings, () => {});
   if (!opened.ok) throw new Error(opened.message);
   try {
     const r = await runRecipeFile(
