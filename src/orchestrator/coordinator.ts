@@ -351,7 +351,7 @@ export class Coordinator {
     this.c.broker.close();
     await this.threads?.close();
     const endedAt = Date.now();
-    const written = this.c.files.finish({ status, startedAt: this.startedAt, endedAt, usage: this.runUsage });
+    const written = await this.c.files.finish({ status, startedAt: this.startedAt, endedAt, usage: this.runUsage });
     if (written.error) this.storageError ??= written.error;
     this.record({ type: 'run_end', status, usage: this.runUsage, durationMs: endedAt - this.startedAt });
     // A record that could not be completed fails the run, whatever the agents did.

@@ -1,7 +1,11 @@
 // The run's files besides its log: plan.md (the merged summaries, a view rewritten as instances
 // finish) and result.json (written once at the end). plan.md is rewritten at most every
 // planWriteIntervalMs (a wide fan-out would otherwise render the whole plan once per instance:
-// quadratic), and at once when the run ends. The spend per provider in result.json is tallied from
+// quadratic), and at once when the run ends. Both are written off the event loop (the atomic
+// replace's fsyncs took milliseconds of the coordinator's thread per rewrite, issue 41): at most
+// one plan.md write is in flight, a rewrite asked for meanwhile is coalesced into one more write
+// rendered when it starts (the latest plan wins), and finish() awaits the last one before the
+// final plan.md and result.json. The spend per provider in result.json is tallied from
 // the call_usage events as the store appends them, by the fold's own addProviderCall, so it reads
 // exactly as `show` and the report fold it from run.jsonl.
 import { join } from 'node:path';
@@ -37,6 +41,9 @@ export function planWriteDelayMs(instances: number): number {
 export class RunFiles {
   private planTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The plan.md write under way (at most one), and whether another was asked for meanwhile. */
+  private planWrite: Promise<void> | undefined;
+  private planAgain = false;
   private readonly providers: ProviderUsage;
   private readonly unsubscribe: () => void;
 
@@ -57,27 +64,53 @@ export class RunFiles {
     }, planWriteDelayMs(instances));
   }
 
-  /** Writes plan.md now (`status`: the run's final status; default the live one). */
-  writePlan(status?: string): void {
+  /**
+   * Rewrites plan.md with the live status, off the event loop: now, or (a write being under way)
+   * once more right after it, rendered then. Never throws; plan.md is a view.
+   */
+  writePlan(): void {
     if (this.planTimer) clearTimeout(this.planTimer);
     this.planTimer = undefined;
+    if (this.planWrite) {
+      this.planAgain = true;
+      return;
+    }
+    this.planWrite = this.writePlans();
+  }
+
+  /** Resolves once no plan.md write is under way or pending (a caller that reads plan.md next). */
+  async planWritten(): Promise<void> {
+    while (this.planWrite) await this.planWrite;
+  }
+
+  /** Writes plan.md until no rewrite is pending (each rendered as it starts); the run's end stops the loop. */
+  private async writePlans(): Promise<void> {
+    do {
+      this.planAgain = false;
+      await this.writePlanFile(this.ctx.liveStatus());
+    } while (this.planAgain && !this.closed);
+    this.planWrite = undefined;
+  }
+
+  private async writePlanFile(status: string): Promise<void> {
     try {
-      this.ctx.store.writeFile(
-        'plan.md',
-        renderPlan(planInput(this.ctx.recipe, this.ctx.tasks(), status ?? this.ctx.liveStatus())),
-      );
+      await this.ctx.store.writeFileAsync('plan.md', renderPlan(planInput(this.ctx.recipe, this.ctx.tasks(), status)));
     } catch {
       // plan.md is a view; the log holds the truth and the next instance rewrites it
     }
   }
 
-  /** The run ends: no timed rewrite any more; plan.md and result.json are written. Returns why result.json could not be. */
-  finish(args: { status: RunStatus; startedAt: number; endedAt: number; usage: UsageSummary }): {
+  /**
+   * The run ends: no timed rewrite any more; once the write under way is done, the final plan.md
+   * and result.json are written. Resolves with why result.json could not be.
+   */
+  async finish(args: { status: RunStatus; startedAt: number; endedAt: number; usage: UsageSummary }): Promise<{
     resultPath: string;
     error?: string;
-  } {
-    this.closed = true;
-    this.writePlan(args.status);
+  }> {
+    this.close();
+    await this.planWrite;
+    await this.writePlanFile(args.status);
     const { store, recipe } = this.ctx;
     this.unsubscribe();
     const result = resultFile({
@@ -90,7 +123,7 @@ export class RunFiles {
     });
     const resultPath = join(store.dir, 'result.json');
     try {
-      store.writeFile('result.json', `${JSON.stringify(result, null, 2)}\n`);
+      await store.writeFileAsync('result.json', `${JSON.stringify(result, null, 2)}\n`);
       return { resultPath };
     } catch (err) {
       return { resultPath, error: `cannot write ${resultPath}: ${err instanceof Error ? err.message : String(err)}` };
@@ -100,5 +133,7 @@ export class RunFiles {
   /** end() began: timed rewrites stop (the final write comes from finish()). */
   close(): void {
     this.closed = true;
+    if (this.planTimer) clearTimeout(this.planTimer);
+    this.planTimer = undefined;
   }
 }

@@ -13,9 +13,10 @@
 // plan.md, result.json and patches are replaced atomically and durably (tools/atomic-write.ts).
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Redactor } from '../session/redact.js';
-import { replaceFileSync } from '../tools/atomic-write.js';
+import { replaceFile, replaceFileSync } from '../tools/atomic-write.js';
 import { liveLeaseHolder, type LeaseHolder } from './run-lease.js';
 import { RUN_EVENT_VERSION, RunEventSchema, type RunEvent, type RunEventInput } from './run-events.js';
 import { foldEvents } from './run-fold.js';
@@ -200,6 +201,18 @@ export class RunStore {
     replaceFileSync(target, this.redactFile(content)); // removes its half-written temp file on failure
     return target;
   }
+
+  /**
+   * writeFile without blocking the event loop (the coordinator's plan.md and result.json): the
+   * same atomic, durable replacement. A write already under way when the run is fenced still lands.
+   */
+  async writeFileAsync(name: string, content: string): Promise<string> {
+    const target = join(this.dir, name);
+    if (this.fencedBy) return target;
+    await mkdir(dirname(target), { recursive: true });
+    await replaceFile(target, this.redactFile(content));
+    return target;
+  }
 }
 
 /** The run_start of a log's text (its first event), or undefined. */
@@ -287,7 +300,11 @@ export function listRuns(runsDir: string): RunListing[] {
     // logs without it fall back to the per-instance totals.
     let cost = 0;
     let calls = 0;
-    for (const e of events) if (e.type === 'call_usage') (cost += e.usage.cost), calls++;
+    for (const e of events)
+      if (e.type === 'call_usage') {
+        cost += e.usage.cost;
+        calls++;
+      }
     if (calls === 0)
       for (const e of events)
         if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;

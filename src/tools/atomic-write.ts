@@ -34,7 +34,7 @@ import {
   writeSync,
   type Stats,
 } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { shellQuote } from './tool-result.js';
 
@@ -109,7 +109,7 @@ export async function replaceFile(
     await rm(plan.temp, { force: true }).catch(() => undefined); // the first error is the one to report
     throw err;
   }
-  syncFolder(plan.folder);
+  await syncFolderAsync(plan.folder);
 }
 
 /** The synchronous form of replaceFile, for callers that must not yield (the run store). */
@@ -187,7 +187,7 @@ export async function replaceEntry(
     await rm(plan.temp, { force: true }).catch(() => undefined);
     throw err;
   }
-  syncFolder(plan.folder);
+  await syncFolderAsync(plan.folder);
 }
 
 function planReplacement(path: string, options: ReplaceFileOptions): Replacement {
@@ -303,6 +303,23 @@ function syncFolder(folder: string): void {
     // some file systems refuse fsync on folders (EINVAL); the rename has still happened
   } finally {
     closeSync(fd);
+  }
+}
+
+/** syncFolder without blocking the event loop (the async forms: a folder's fsync can take milliseconds). */
+async function syncFolderAsync(folder: string): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(folder, 'r');
+  } catch {
+    return; // Windows cannot open a folder
+  }
+  try {
+    await handle.sync();
+  } catch {
+    // some file systems refuse fsync on folders (EINVAL); the rename has still happened
+  } finally {
+    await handle.close();
   }
 }
 
