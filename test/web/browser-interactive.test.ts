@@ -6,7 +6,7 @@
 // succeeds. Without the token the page, its scripts and its API answer 401. Every wait is on a
 // page selector, a process's output or run.jsonl; never on time. Runs one file at a time (its
 // name matches vitest.config's *interactive* pattern): two CLI processes and a browser.
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

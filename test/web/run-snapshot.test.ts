@@ -1,0 +1,110 @@
+// What the page is sent, from the one fold: tasks by depth in the DAG, gates (a task's and the
+// publish gate) with who answered, and a conversation cut the way `show --instance` cuts it (tool
+// arguments at 200 characters, results at 400, with the count of what was left out).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadRunFolder } from '../../src/display/run-folder.js';
+import type { Conversation } from '../../src/display/session-conversation.js';
+import { conversationView, runSnapshot } from '../../src/web/run-snapshot.js';
+import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function synthetic() {
+  const dir = mkdtempSync(join(tmpdir(), 'run-snapshot-'));
+  dirs.push(dir);
+  return writeSyntheticRun(join(dir, 'runs')).store;
+}
+
+describe('runSnapshot', () => {
+  it('lays the tasks out by depth and lists each gate with its state and answer', () => {
+    const store = synthetic();
+    store.append({
+      type: 'approval_requested',
+      task: 'review',
+      key: KEYS.review,
+      prompt: 'Merge?',
+      onTimeout: 'reject',
+    });
+    store.append({
+      type: 'approval_requested',
+      task: 'apply',
+      key: 'apply',
+      prompt: 'Push?',
+      onTimeout: 'reject',
+      gate: 'publish',
+    });
+    store.append({
+      type: 'approval_given',
+      task: 'apply',
+      key: 'apply',
+      decision: 'approved',
+      by: 'web (pid 1, user ana)',
+      via: 'web',
+      gate: 'publish',
+    });
+    const folder = loadRunFolder(store.dir);
+    const snap = runSnapshot(folder.state, store.dir, undefined);
+    expect(snap.tasks.map((t) => [t.id, t.level])).toEqual([
+      ['plan', 0],
+      ['apply', 1],
+      ['review', 2],
+    ]);
+    expect(snap.gates).toEqual([
+      expect.objectContaining({
+        kind: 'task',
+        task: 'review',
+        instance: KEYS.review,
+        prompt: 'Merge?',
+        state: 'waiting',
+      }),
+      expect.objectContaining({ kind: 'publish', task: 'apply', prompt: 'Push?', state: 'approved', via: 'web' }),
+    ]);
+    expect(snap.instances.find((i) => i.key === KEYS.review)?.gated).toBe(true);
+    expect(snap.counts.total).toBe(5);
+  });
+});
+
+describe('conversationView', () => {
+  it('cuts tool arguments and results like the terminal and says how much was left out', () => {
+    const store = synthetic();
+    const inst = [...loadRunFolder(store.dir).state.instances.values()].find((i) => i.key === KEYS.a)!;
+    const conv: Conversation = {
+      file: 'x.jsonl',
+      exists: true,
+      warnings: [],
+      items: [
+        {
+          kind: 'assistant',
+          ts: '',
+          text: 'reading',
+          thinking: '',
+          toolCalls: [{ id: '1', name: 'write', args: { path: 'a.ts', content: 'y'.repeat(500) } }],
+          stopReason: 'toolUse',
+        },
+        {
+          kind: 'toolResult',
+          ts: '',
+          toolCallId: '1',
+          toolName: 'write',
+          text: 'z'.repeat(1000),
+          isError: false,
+          images: 0,
+        },
+      ],
+    };
+    const view = conversationView(inst, conv, 'half a repl');
+    const [call, result] = view.items;
+    expect(call).toMatchObject({ kind: 'assistant', text: 'reading' });
+    const args = (call as { toolCalls: { args: string }[] }).toolCalls[0]!.args;
+    expect(args).toMatch(/^\{"path":"a.ts","content":"y+… \[\d+ more characters\]$/);
+    expect(args.indexOf('…')).toBe(200);
+    expect((result as { text: string }).text).toBe(`${'z'.repeat(400)}… [600 more characters]`);
+    expect(view.writing).toBe('half a repl');
+  });
+});
