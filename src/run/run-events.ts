@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { FailureClassSchema, UsageSummarySchema } from './usage-summary.js';
 import { BOARD_CHANGES, BoardItemSchema } from './board-record.js';
 import { RUN_END_STATUSES } from './instance-record.js';
+import { TrainStepFields } from './train-record.js';
 
 export const RUN_EVENT_VERSION = 1;
 
@@ -233,6 +234,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     usage: UsageSummarySchema,
     durationMs: z.number(),
   }),
+  /** A step of the merge train (`land: train`, train-record.ts): landing, landed, conflict, verify_failed, repair, failed. */
+  InstanceRef.extend(TrainStepFields),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
   /**
    * An agent (`by`) learned a model's context window from its server's overflow error: every
