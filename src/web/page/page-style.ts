@@ -42,6 +42,7 @@ input { font: inherit; padding: 4px 8px; border-radius: 6px; border: 1px solid v
 .inst .dot { width: 10px; height: 10px; border-radius: 50%; background: currentColor; margin-top: 5px; grid-row: span 3; }
 .inst.s-running .dot { animation: pulse 1.2s ease-in-out infinite; }
 .inst .name { color: var(--fg); font-weight: 600; } .inst .meta, .inst .doing { color: var(--muted); font-size: 12px; }
+.inst > span { min-width: 0; } .inst .doing { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .inst .error { font-size: 12px; }
 @keyframes pulse { 50% { opacity: 0.35; } }
 .conversation { max-height: 80vh; overflow-y: auto; position: relative; }
