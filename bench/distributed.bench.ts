@@ -314,7 +314,7 @@ async function distributedRun(redis: RedisServerHandle, stats: Redis, workers: W
   const child0 = procCpuMs('self', 'children');
   const machine0 = machineJiffies();
   const t0 = performance.now();
-  let r;
+  let r: Awaited<ReturnType<typeof runRecipeFile>>;
   try {
     r = await runRecipeFile(join(work, 'recipe.yaml'), { cwd: work }, { runsDir, executor });
   } finally {

@@ -271,7 +271,11 @@ async function roundTrips(mode: 'bare' | 'pair'): Promise<number[]> {
   const a = new Worker(WORKER, { eval: true });
   const b = new Worker(WORKER, { eval: true });
   const { port1, port2 } = new MessageChannel();
-  const done = (w: Worker) => new Promise<number[]>((r, j) => (w.once('message', r), w.once('error', j)));
+  const done = (w: Worker) =>
+    new Promise<number[]>((r, j) => {
+      w.once('message', r);
+      w.once('error', j);
+    });
   const pa = done(a);
   const pb = done(b);
   b.postMessage({ port: port2, mode, role: 'echo', n: ROUND_TRIPS, pairUrl: PAIR_URL }, [port2]);

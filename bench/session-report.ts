@@ -14,7 +14,7 @@ export function getter(results: Results): (name: string) => Sample | undefined {
   };
 }
 
-export function printSize(size: number, results: Results): void {
+export function printSize(_size: number, results: Results): void {
   for (const [name, r] of Object.entries(results)) if ('error' in r) console.log(`  ${name}: FAILED ${r.error}`);
   const get = getter(results);
   const base = get('baseline')?.peakRssMB ?? 0;

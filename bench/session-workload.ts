@@ -36,6 +36,10 @@ function code(rand: () => number, bytes: number): string {
 export function* workload(count: number): Generator<AgentMessage> {
   const rand = seededRandom(12345); // the same messages in every process
   let t = 1_700_000_000_000;
+  const tick = (ms: number): number => {
+    t += ms;
+    return t;
+  };
   const usage = () => {
     const u = emptyUsage();
     u.input = 1000 + Math.floor(rand() * 50_000);
@@ -54,7 +58,7 @@ export function* workload(count: number): Generator<AgentMessage> {
     model: 'claude-sonnet-4-5',
     usage: usage(),
     stopReason,
-    timestamp: (t += 900),
+    timestamp: tick(900),
   });
   for (let i = 0; i < count; ) {
     const k = i % 6;
@@ -62,7 +66,7 @@ export function* workload(count: number): Generator<AgentMessage> {
       yield {
         role: 'user',
         content: [{ type: 'text', text: prose(rand, 800 + rand() * 900) }],
-        timestamp: (t += 1000),
+        timestamp: tick(1000),
       };
     else if (k === 1 || k === 3) {
       const id = `toolu_${i.toString(36)}`;
@@ -84,7 +88,7 @@ export function* workload(count: number): Generator<AgentMessage> {
         toolName: 'read',
         content: [{ type: 'text', text: code(rand, 900 + rand() * 900) }],
         isError: false,
-        timestamp: (t += 300),
+        timestamp: tick(300),
       };
     } else yield assistant([{ type: 'text', text: prose(rand, 900 + rand() * 800) }], 'stop');
     i++;

@@ -410,7 +410,10 @@ function runSize(size: number, refProblem: string | undefined): Results {
   const samples: Record<string, Sample[]> = {};
   const sample = (name: string, r: Sample | { error: string }): void => {
     if ('error' in r) results[name] = r;
-    else (samples[name] ??= []).push(r);
+    else {
+      samples[name] ??= [];
+      samples[name].push(r);
+    }
   };
   // The first append round writes the files the open and fork phases read.
   for (const name of once) sample(name, runChild(name, dir, size));

@@ -211,7 +211,7 @@ describe('context conversion', () => {
     s.context.messages.push(summary);
     await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(s.fake.calls).toHaveLength(3);
-    s.fake.calls.forEach((c, i) => expect(c.messages).toEqual(convertToLlm(snapshots[i]!)));
+    for (const [i, c] of s.fake.calls.entries()) expect(c.messages).toEqual(convertToLlm(snapshots[i]!));
     expect(JSON.stringify(s.fake.calls[0]!.messages)).toContain('<summary>');
   });
 });
@@ -243,7 +243,12 @@ describe('parallel tools', () => {
     const first = tool('first', async () => {
       started.push('first');
       // Without overlap the gate never opens; give up after a while so the test fails, not hangs.
-      const fallback = new Promise<void>((r) => setTimeout(() => (started.push('gave up'), r()), 500));
+      const fallback = new Promise<void>((r) =>
+        setTimeout(() => {
+          started.push('gave up');
+          r();
+        }, 500),
+      );
       await Promise.race([gate.promise, fallback]);
     });
     const second = tool('second', () => {
@@ -379,7 +384,11 @@ describe('stopping', () => {
     let followUpPolls = 0;
     const s = setup(
       [{ toolCalls: [call('t')], stopReason: 'error', errorMessage: 'overloaded' }],
-      [tool('t', () => void (ran = true))],
+      [
+        tool('t', () => {
+          ran = true;
+        }),
+      ],
       {
         getFollowUpMessages: () => {
           followUpPolls++;
@@ -408,7 +417,11 @@ describe('stopping', () => {
     let ran = false;
     const s = setup(
       [{ toolCalls: [call('t')], stopReason: 'length' }, { text: 'ok' }],
-      [tool('t', () => void (ran = true))],
+      [
+        tool('t', () => {
+          ran = true;
+        }),
+      ],
     );
     await runAgentLoop([userMessage('go')], s.context, s.config, s.emit);
     expect(ran).toBe(true);

@@ -144,7 +144,11 @@ describe('stage failures become one error result with actionable text', () => {
 
   it('afterToolCall is not called for calls that failed before executing', async () => {
     let called = false;
-    await runOne([okTool('t')], toolCall('missing', {}), { afterToolCall: () => void (called = true) });
+    await runOne([okTool('t')], toolCall('missing', {}), {
+      afterToolCall: () => {
+        called = true;
+      },
+    });
     expect(called).toBe(false);
   });
 });
@@ -336,7 +340,15 @@ describe('batches', () => {
     const batch = await executeToolCalls(
       assistant,
       [toolCall('t', {})],
-      { messages: [], tools: [okTool('t', () => ((ran = true), { content: [] }))] },
+      {
+        messages: [],
+        tools: [
+          okTool('t', () => {
+            ran = true;
+            return { content: [] };
+          }),
+        ],
+      },
       {},
       controller.signal,
       () => {},

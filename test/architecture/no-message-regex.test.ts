@@ -109,12 +109,12 @@ function codeLines(text: string): { n: number; line: string }[] {
     .filter(({ line }) => !/^\s*(\/\/|\/\*|\*)/.test(line));
 }
 
-const escape = (t: string): string => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (t: string): string => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** Per phrase: in a regex literal (/...phrase.../), or the argument of a prefix / substring test. */
 const PHRASE_USES = PRODUCT_PHRASES.map((phrase) => ({
   phrase,
-  inRegex: new RegExp(String.raw`\/[^/\n]*${escape(phrase)}[^/\n]*\/[dgimsuy]*`),
-  inTest: new RegExp(String.raw`(?:startsWith|endsWith|includes)\(\s*['"\x60][^'"\x60]*${escape(phrase)}`),
+  inRegex: new RegExp(String.raw`\/[^/\n]*${escapeRegex(phrase)}[^/\n]*\/[dgimsuy]*`),
+  inTest: new RegExp(String.raw`(?:startsWith|endsWith|includes)\(\s*['"\x60][^'"\x60]*${escapeRegex(phrase)}`),
 }));
 
 /** What is wrong in one file, as "file:line: why" lines. */

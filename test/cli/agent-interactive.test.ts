@@ -225,6 +225,7 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     for (const row of rows) expect(displayWidth(row), row).toBeLessThanOrEqual(80);
     expect(rows[rows.length - 2]).toMatch(/^scripted · ctx [\d.]+k?\/200k \([\d.]+%\) · \$0\.0000 +\/help$/);
     // NO_COLOR: no colour codes on screen (the cursor cell is inverse video, which is not a colour).
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
     expect(screen('chat', true)).not.toMatch(/\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;|4[0-7]|10[0-7]|48;)[0-9;]*m/);
 
     await typeText('chat', '/exit');
@@ -346,6 +347,7 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     );
 
     // Colour is on without NO_COLOR (the prompt line is cyan).
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
     expect(screen('tree', true)).toMatch(/\x1b\[[0-9;]*36m› two/);
     await typeText('tree', '/exit');
     key('tree', 'Enter');

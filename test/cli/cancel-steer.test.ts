@@ -39,9 +39,10 @@ function cli(args: string[], dir: string): { done: Promise<Done>; output: () => 
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   return {
-    done: new Promise(
-      (res, rej) => (child.on('error', rej), child.on('close', (code) => res({ code, stdout, stderr }))),
-    ),
+    done: new Promise((res, rej) => {
+      child.on('error', rej);
+      child.on('close', (code) => res({ code, stdout, stderr }));
+    }),
     output: () => `exit ${child.exitCode ?? 'not yet'}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
   };
 }

@@ -200,10 +200,10 @@ describe('the trust boundary of an unpack', () => {
   it('a patch that climbs out of the workspace changes nothing', async () => {
     const dir = freshPath('target');
     mkdirSync(dir);
-    const escape = Buffer.from(
+    const climbing = Buffer.from(
       'diff --git a/../escaped-by-patch b/../escaped-by-patch\nnew file mode 100644\n--- /dev/null\n+++ b/../escaped-by-patch\n@@ -0,0 +1 @@\n+x\n',
     );
-    const r = await applyWorkspacePatch(dir, escape);
+    const r = await applyWorkspacePatch(dir, climbing);
     expect(r.ok).toBe(false);
     expect(existsSync(join(scratch, 'escaped-by-patch'))).toBe(false);
   });

@@ -12,8 +12,18 @@ function runJson(mode: 'json' | 'json-full') {
   let out = '';
   let err = '';
   const display = attachRunDisplay(store, {
-    stream: { write: (s: string) => ((err += s), true) },
-    stdout: { write: (s: string) => ((out += s), true) },
+    stream: {
+      write: (s: string) => {
+        err += s;
+        return true;
+      },
+    },
+    stdout: {
+      write: (s: string) => {
+        out += s;
+        return true;
+      },
+    },
     isTTY: false,
     color: false,
     mode,

@@ -21,7 +21,8 @@ function stateAt(phase: string, extra = 0): RunState {
       if (step.phase === phase) break;
       continue;
     }
-    applyEvent(s, { v: 1, runId: 'r', ts: (ts += step.dt), ...step.event } as RunEvent);
+    ts += step.dt;
+    applyEvent(s, { v: 1, runId: 'r', ts, ...step.event } as RunEvent);
   }
   return s;
 }

@@ -96,6 +96,7 @@ describe('plain log (non-TTY progress)', () => {
 
   it('writes no colour codes and no cursor movement, and the final summary goes to stdout', () => {
     const { err, out } = replay('plain', false);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
     expect(err).not.toMatch(/\x1b/);
     expect(out).toMatch(/^run run-1 \(rename-logger\): failed in 5\.0s/);
     expect(out).toMatch(/apply\.repo-c\s+failed .*timeout: no progress/);
@@ -106,6 +107,7 @@ describe('plain log (non-TTY progress)', () => {
   it('live mode on a non-TTY falls back to the plain log', () => {
     const r = replay('live', false);
     expect(r.display.mode).toBe('plain');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
     expect(r.err).not.toMatch(/\x1b/);
     expect(r.lines[0]).toMatch(/^\d\d:\d\d:\d\d run run-1 started/);
   });
@@ -114,7 +116,12 @@ describe('plain log (non-TTY progress)', () => {
 describe('approval gates in the plain log', () => {
   it('says the instance waits, until when, and the command that answers it; then who answered', () => {
     const lines: string[] = [];
-    const log = new PlainLog({ write: (t: string) => (lines.push(t), true) });
+    const log = new PlainLog({
+      write: (t: string) => {
+        lines.push(t);
+        return true;
+      },
+    });
     const at = (e: Record<string, unknown>) => ({ v: 1, runId: 'r1', ts: 1_000, ...e }) as RunEvent;
     log.handle(
       at({

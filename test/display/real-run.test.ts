@@ -37,15 +37,30 @@ beforeAll(async () => {
         runDir = store.dir;
         displays.push(
           attachRunDisplay(store, {
-            stream: { write: (s) => ((plain += s), true) },
-            stdout: { write: (s) => ((summary += s), true) },
+            stream: {
+              write: (s) => {
+                plain += s;
+                return true;
+              },
+            },
+            stdout: {
+              write: (s) => {
+                summary += s;
+                return true;
+              },
+            },
             isTTY: false,
             color: false,
             mode: 'live',
           }),
           attachRunDisplay(store, {
             stream: { write: () => true },
-            stdout: { write: (s) => ((json += s), true) },
+            stdout: {
+              write: (s) => {
+                json += s;
+                return true;
+              },
+            },
             isTTY: false,
             color: false,
             mode: 'json',

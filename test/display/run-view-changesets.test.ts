@@ -139,6 +139,7 @@ describe('run view: changesets and burndown', () => {
     const coloured = view(runDir, () => T0 + 2, true)
       .frame()
       .join('\n');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
     expect(coloured).toMatch(/\x1b\[32m {2}change\.repo-a/);
   });
 
@@ -146,7 +147,12 @@ describe('run view: changesets and burndown', () => {
     const runDir = campaignRunDir();
     let text = '';
     const code = await watchRun(runDir, {
-      stream: { write: (s: string) => ((text += s), true) },
+      stream: {
+        write: (s: string) => {
+          text += s;
+          return true;
+        },
+      },
       interactive: false,
       color: false,
       connect: () => {

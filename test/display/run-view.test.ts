@@ -421,7 +421,12 @@ describe('the reply being written (peek)', () => {
 describe('control events in the plain log (no terminal: run and watch)', () => {
   it('one line per action, naming who did it and what the coordinator said', () => {
     const lines: string[] = [];
-    const log = new PlainLog({ write: (t: string) => (lines.push(t), true) });
+    const log = new PlainLog({
+      write: (t: string) => {
+        lines.push(t);
+        return true;
+      },
+    });
     for (const e of fanOut(1)) log.absorb(e);
     log.handle(
       ev({

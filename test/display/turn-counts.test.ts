@@ -66,7 +66,12 @@ tasks:
       expect(formatFinalSummary(folder.state)).toMatch(/^ {2}count\s+done\s+2t\s/m);
       // The plain log of the same events: "count: done in ..., 2 turns, ...".
       const lines: string[] = [];
-      const log = new PlainLog({ write: (s: string) => (lines.push(s), true) });
+      const log = new PlainLog({
+        write: (s: string) => {
+          lines.push(s);
+          return true;
+        },
+      });
       for (const e of folder.events) log.handle(e);
       expect(lines.join('')).toMatch(/ count: done in \S+, 2 turns, /);
       // show and the report.

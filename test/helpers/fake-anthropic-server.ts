@@ -65,7 +65,8 @@ export interface RecordedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
-  /** Parsed JSON body (undefined when not JSON); `any` because tests index into arbitrary JSON. */
+  /** Parsed JSON body (undefined when not JSON). */
+  // biome-ignore lint/suspicious/noExplicitAny: tests index into arbitrary JSON
   body: any;
   rawBody: string;
   /** With `promptCache`: the tokens this request read from the cache, wrote to it, and sent uncached. */
@@ -80,7 +81,8 @@ export interface CacheUsage {
 
 export interface RespondInput {
   index: number;
-  /** Parsed JSON body; `any` because callbacks index into arbitrary JSON. */
+  /** Parsed JSON body. */
+  // biome-ignore lint/suspicious/noExplicitAny: callbacks index into arbitrary JSON
   body: any;
   headers: IncomingHttpHeaders;
 }
@@ -130,6 +132,7 @@ interface CacheBlock {
 }
 
 /** The request's blocks in cache-prefix order (see PromptCacheOptions). */
+// biome-ignore lint/suspicious/noExplicitAny: a request body is arbitrary JSON, read field by field
 export function cacheBlocks(body: any): CacheBlock[] {
   const hash = createHash('sha256');
   hash.update(String(body?.model ?? ''));
@@ -159,7 +162,10 @@ export function simulateCache(
 ): CacheUsage & { publish: string[] } {
   const prefixTokens: number[] = [];
   let total = 0;
-  for (const b of blocks) prefixTokens.push((total += b.tokens));
+  for (const b of blocks) {
+    total += b.tokens;
+    prefixTokens.push(total);
+  }
   const breakpoints = blocks.flatMap((b, i) => (b.breakpoint && prefixTokens[i]! >= minTokens ? [i] : []));
   let hit = -1;
   for (const bp of breakpoints) {

@@ -77,9 +77,9 @@ export interface OpenAIRecordedRequest {
 
 export interface FakeOpenAIOptions {
   /** Decides each reply (index counts model requests only, not /models). */
-  // biome-ignore lint/suspicious/noExplicitAny: callbacks index into arbitrary JSON
   respond?: (req: {
     index: number;
+    // biome-ignore lint/suspicious/noExplicitAny: callbacks index into arbitrary JSON
     body: any;
     promptTokens: number;
     headers: IncomingHttpHeaders;
@@ -113,18 +113,6 @@ function check(cond: unknown, message: string): asserts cond {
 }
 
 const CHAT_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((p) =>
-      p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string'
-        ? (p as { text: string }).text
-        : '',
-    )
-    .join('');
-}
 
 /** Tool names offered, after checking the tools array as the API does. */
 // biome-ignore lint/suspicious/noExplicitAny: arbitrary JSON

@@ -238,8 +238,7 @@ export async function recordRedisCommands(url: string): Promise<{ seen: string[]
     socket.once('error', reject);
     socket.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');
-      let end: number;
-      while ((end = pending.indexOf('\r\n')) >= 0) {
+      for (let end = pending.indexOf('\r\n'); end >= 0; end = pending.indexOf('\r\n')) {
         const line = pending.slice(0, end);
         pending = pending.slice(end + 2);
         if (!started && line === '+OK') {

@@ -73,7 +73,7 @@ tasks:
     // The patient reply outlasts the stuck agent's timeout (1 s) plus the abort grace (3 s) by far,
     // so its thread is terminated while it still waits, however late a loaded machine starts them
     // (with 6 s it sometimes finished first, and there was nothing to retry); its retry waits again.
-    const { outcome, log } = await runSharing(dir, 2);
+    const { log } = await runSharing(dir, 2);
     const failed = ofType(log, 'instance_failed').find((e) => e.key === 'stuck');
     expect(failed).toMatchObject({ failure: 'timeout', final: true });
     const retry = ofType(log, 'instance_retry').find((e) => e.key === 'patient');

@@ -234,7 +234,8 @@ export async function fakeGitHub(
         pulls.push(p);
         return send(res, 201, pullJson(p, baseUrl));
       }
-      if ((r = /^\/pulls\/(\d+)$/.exec(rest))) {
+      r = /^\/pulls\/(\d+)$/.exec(rest);
+      if (r) {
         const p = pullOf(r[1]!);
         if (!p) return send(res, 404, { message: 'Not Found' });
         if (method === 'GET') {
@@ -249,18 +250,21 @@ export async function fakeGitHub(
           return send(res, 200, pullJson(p, baseUrl));
         }
       }
-      if ((r = /^\/pulls\/(\d+)\/reviews$/.exec(rest)) && method === 'GET') {
+      r = /^\/pulls\/(\d+)\/reviews$/.exec(rest);
+      if (r && method === 'GET') {
         if (!pullOf(r[1]!)) return send(res, 404, { message: 'Not Found' });
         return send(res, 200, []);
       }
-      if ((r = /^\/pulls\/(\d+)\/requested_reviewers$/.exec(rest)) && method === 'POST') {
+      r = /^\/pulls\/(\d+)\/requested_reviewers$/.exec(rest);
+      if (r && method === 'POST') {
         const p = pullOf(r[1]!);
         if (!p) return send(res, 404, { message: 'Not Found' });
         if (!Array.isArray(body.reviewers)) return send(res, 422, { message: 'Validation Failed' });
         for (const x of body.reviewers as string[]) if (!p.reviewers.includes(x)) p.reviewers.push(x);
         return send(res, 201, pullJson(p, baseUrl));
       }
-      if ((r = /^\/issues\/(\d+)\/labels$/.exec(rest)) && method === 'POST') {
+      r = /^\/issues\/(\d+)\/labels$/.exec(rest);
+      if (r && method === 'POST') {
         const p = pullOf(r[1]!);
         if (!p) return send(res, 404, { message: 'Not Found' });
         if (!Array.isArray(body.labels)) return send(res, 422, { message: 'Validation Failed' });
@@ -271,7 +275,8 @@ export async function fakeGitHub(
           p.labels.map((name, i) => ({ id: i + 1, name })),
         );
       }
-      if ((r = /^\/commits\/([^/]+)\/check-runs$/.exec(rest)) && method === 'GET') {
+      r = /^\/commits\/([^/]+)\/check-runs$/.exec(rest);
+      if (r && method === 'GET') {
         const c = checks.get(`${repo}@${decodeURIComponent(r[1]!)}`);
         const runs =
           c === undefined
@@ -374,7 +379,8 @@ export async function fakeGitLab(token: string, projects: Record<string, string>
         pulls.push(p);
         return send(res, 201, mrJson(p));
       }
-      if ((r = /^\/merge_requests\/(\d+)(\/approvals)?$/.exec(rest))) {
+      r = /^\/merge_requests\/(\d+)(\/approvals)?$/.exec(rest);
+      if (r) {
         const p = pulls.find((x) => x.repo === project && x.number === Number(r![1]));
         if (!p) return send(res, 404, { message: '404 Not found' });
         if (r[2] && method === 'GET') return send(res, 200, { approved: false, approvals_left: 1 });

@@ -63,7 +63,9 @@ function mutate(doc: unknown, random: () => number): unknown {
 
 describe('robustness', () => {
   const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
 
   it.each(EXAMPLES)('%s: 120 random mutations load or report problems, never throw', (name) => {
     const from = join(ROOT, 'recipes', name);

@@ -71,7 +71,13 @@ function fakeWorker(url: string): { stop(): void; answered: () => number } {
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
-  return { stop: () => ((stopped = true), client.disconnect()), answered: () => done.size };
+  return {
+    stop: () => {
+      stopped = true;
+      return client.disconnect();
+    },
+    answered: () => done.size,
+  };
 }
 
 describe.skipIf(skip)('a result returned by a fake worker without the cluster secret', () => {

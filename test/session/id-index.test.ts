@@ -7,9 +7,9 @@ describe('IdIndex', () => {
     const index = new IdIndex();
     const seq = new EntryIdSequence();
     const ids = Array.from({ length: 50_000 }, () => seq.next());
-    ids.forEach((id, n) => index.set(id, n));
+    for (const [n, id] of ids.entries()) index.set(id, n);
     expect(index.size).toBe(ids.length);
-    ids.forEach((id, n) => expect(index.get(id)).toBe(n));
+    for (const [n, id] of ids.entries()) expect(index.get(id)).toBe(n);
     const other = new EntryIdSequence();
     const taken = new Set(ids);
     for (let i = 0; i < 1000; i++) {
@@ -22,8 +22,8 @@ describe('IdIndex', () => {
     const index = new IdIndex();
     const ids = Array.from({ length: 5000 }, (_, i) => i.toString(16).padStart(8, '0'));
     ids.push('ffffffff', '80000000', '7fffffff');
-    ids.forEach((id, n) => index.set(id, n));
-    ids.forEach((id, n) => expect(index.get(id)).toBe(n));
+    for (const [n, id] of ids.entries()) index.set(id, n);
+    for (const [n, id] of ids.entries()) expect(index.get(id)).toBe(n);
     expect(index.get('00001388')).toBeUndefined(); // 5000, one past the last
   });
 

@@ -20,7 +20,7 @@ describe('escapeModuleBytes', () => {
     expect(wasm.validate(bytes)).toBe(true);
     const { exports } = new wasm.Instance(new wasm.Module(bytes));
     const memory = new Uint8Array((exports.memory as { buffer: ArrayBuffer }).buffer);
-    const escape = exports.escape as Escape;
+    const escapeFn = exports.escape as Escape;
     memory[ESCAPE_TABLE + 0x0a] = 'n'.charCodeAt(0);
     memory[ESCAPE_TABLE + 0x22] = '"'.charCodeAt(0);
     memory[ESCAPE_TABLE + 0x01] = 'u'.charCodeAt(0);
@@ -29,10 +29,10 @@ describe('escapeModuleBytes', () => {
     const src = ESCAPE_DATA_START;
     const dst = src + 1000;
     memory.set(input, src);
-    const end = escape(src, input.length, dst);
+    const end = escapeFn(src, input.length, dst);
     expect(Buffer.from(memory.subarray(dst, end)).toString('utf8')).toBe(
       'plain text of 20+ b\\n\\"quoted\\"\\u0001 and é after',
     );
-    expect(escape(src, 0, dst)).toBe(dst);
+    expect(escapeFn(src, 0, dst)).toBe(dst);
   });
 });

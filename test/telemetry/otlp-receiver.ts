@@ -68,9 +68,11 @@ function anyValue(buf: Uint8Array): AttrValue {
     else if (f === 4 && w === 1) out = double(r, buf);
     else if (f === 5 && w === 2) {
       const list: AttrValue[] = [];
-      fields(r.readBytes(), (f2, w2, r2) =>
-        f2 === 1 && w2 === 2 ? (list.push(anyValue(r2.readBytes())), true) : false,
-      );
+      fields(r.readBytes(), (f2, w2, r2) => {
+        if (f2 !== 1 || w2 !== 2) return false;
+        list.push(anyValue(r2.readBytes()));
+        return true;
+      });
       out = list;
     } else return false;
     return true;
@@ -135,15 +137,21 @@ export function decodeTraceRequest(body: Uint8Array): ReceivedSpan[] {
     const scopeSpans: Uint8Array[] = [];
     fields(resourceSpans, (f2, w2, r2) => {
       if (f2 === 1 && w2 === 2)
-        fields(r2.readBytes(), (f3, w3, r3) =>
-          f3 === 1 && w3 === 2 ? (keyValues(resource, r3.readBytes()), true) : false,
-        );
+        fields(r2.readBytes(), (f3, w3, r3) => {
+          if (f3 !== 1 || w3 !== 2) return false;
+          keyValues(resource, r3.readBytes());
+          return true;
+        });
       else if (f2 === 2 && w2 === 2) scopeSpans.push(r2.readBytes());
       else return false;
       return true;
     });
     for (const ss of scopeSpans)
-      fields(ss, (f3, w3, r3) => (f3 === 2 && w3 === 2 ? (out.push(span(r3.readBytes(), resource)), true) : false));
+      fields(ss, (f3, w3, r3) => {
+        if (f3 !== 2 || w3 !== 2) return false;
+        out.push(span(r3.readBytes(), resource));
+        return true;
+      });
     return true;
   });
   return out;

@@ -14,7 +14,10 @@ function harness(redact: (s: string) => string = (s) => s) {
   const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const spans = new RunSpans(provider.getTracer('test'), { redact, captureContent: false });
   let ts = 1_700_000_000_000;
-  const feed = (e: RunEventInput) => spans.onEvent({ v: 1, runId: 'r1', ts: (ts += 10), ...e } as RunEvent);
+  const feed = (e: RunEventInput) => {
+    ts += 10;
+    spans.onEvent({ v: 1, runId: 'r1', ts, ...e } as RunEvent);
+  };
   const named = (name: string) => {
     const found = exporter.getFinishedSpans().filter((s) => s.name === name);
     if (found.length !== 1) throw new Error(`${found.length} spans named ${name}`);

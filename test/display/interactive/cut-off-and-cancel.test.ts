@@ -167,7 +167,13 @@ describe('interactive mode on a session whose last turn a kill cut off', () => {
     const cwd = workDir();
     const file = join(cwd, 'chat.jsonl');
     let calls = 0;
-    const turns: ScriptedTurn[] = [{ text: 'Answer one.' }, () => (calls++, { text: 'unexpected' })];
+    const turns: ScriptedTurn[] = [
+      { text: 'Answer one.' },
+      () => {
+        calls++;
+        return { text: 'unexpected' };
+      },
+    ];
     const first = await open(cwd, file, turns);
     await first.prompt('one');
     await first.dispose();

@@ -11,7 +11,14 @@ function setup() {
     isFinished: (id) => finished.has(id),
   });
   const inbox: Record<string, CoordinatorMessage[]> = {};
-  const ep = (id: string, task: string): Endpoint => ({ id, task, post: (m) => (inbox[id] ??= []).push(m) });
+  const ep = (id: string, task: string): Endpoint => ({
+    id,
+    task,
+    post: (m) => {
+      inbox[id] ??= [];
+      inbox[id].push(m);
+    },
+  });
   return { router, inbox, ep, instances, finished };
 }
 

@@ -7,7 +7,6 @@ import { BudgetLedger } from '../../../src/orchestrator/schedule/budget.js';
 import { CacheWarmup, warmsCache } from '../../../src/orchestrator/pacing/cache-warmup.js';
 import { PermitBroker, type PermitOutcome } from '../../../src/orchestrator/pacing/permit-broker.js';
 
-const zero = { usd: 0, tokens: 0 };
 const ask = (broker: PermitBroker, instance: string, signal?: AbortSignal, usd = 0) =>
   broker.request({
     model: 'm',
@@ -21,7 +20,10 @@ const settle = () => new Promise((r) => setImmediate(r));
 
 function tracked(p: Promise<PermitOutcome>): { done: () => boolean; outcome: Promise<PermitOutcome> } {
   let done = false;
-  const outcome = p.then((o) => ((done = true), o));
+  const outcome = p.then((o) => {
+    done = true;
+    return o;
+  });
   return { done: () => done, outcome };
 }
 

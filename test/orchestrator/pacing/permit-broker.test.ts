@@ -25,9 +25,10 @@ describe('PermitBroker', () => {
     const b = await broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } });
     expect(a.ok && b.ok).toBe(true);
     let cGranted = false;
-    const c = broker
-      .request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } })
-      .then((o) => ((cGranted = o.ok), o));
+    const c = broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } }).then((o) => {
+      cGranted = o.ok;
+      return o;
+    });
     await new Promise((r) => setTimeout(r, 5));
     expect(cGranted).toBe(false);
     expect(broker.waiting).toBe(1);
@@ -89,12 +90,18 @@ describe('PermitBroker', () => {
     const b = await req('llama', 'local');
     expect(a.ok && b.ok).toBe(true);
     let cGranted = false;
-    const c = req('mistral', 'local').then((o) => ((cGranted = o.ok), o));
+    const c = req('mistral', 'local').then((o) => {
+      cGranted = o.ok;
+      return o;
+    });
     // Another provider, and the same model id on a provider with its own per-model limit, pass at once.
     expect((await req('qwen', 'anthropic')).ok).toBe(true);
     expect((await req('m', 'gw')).ok).toBe(true);
     let eGranted = false;
-    const e = req('m', 'gw').then((o) => ((eGranted = o.ok), o));
+    const e = req('m', 'gw').then((o) => {
+      eGranted = o.ok;
+      return o;
+    });
     await new Promise((r) => setTimeout(r, 5));
     expect(cGranted).toBe(false);
     expect(eGranted).toBe(false);
@@ -124,9 +131,10 @@ describe('PermitBroker', () => {
     const t0 = Date.now();
     const order: string[] = [];
     const ask = (name: string) =>
-      broker
-        .request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } })
-        .then((o) => (order.push(name), o));
+      broker.request({ model: 'm', scopes: ['run'], estimate: { usd: 0, tokens: 0 } }).then((o) => {
+        order.push(name);
+        return o;
+      });
     const [a, b] = await Promise.all([ask('a'), ask('b')]);
     expect(a.ok && b.ok).toBe(true);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(35);

@@ -56,7 +56,10 @@ describe('failure policy', () => {
     expect(backoffDelay(p, 2, () => 1)).toBe(1000);
     const draws = new Set(Array.from({ length: 20 }, () => backoffDelay(p, 3)));
     expect(draws.size).toBeGreaterThan(1);
-    for (const d of draws) expect(d).toBeGreaterThanOrEqual(2000), expect(d).toBeLessThanOrEqual(4000);
+    for (const d of draws) {
+      expect(d).toBeGreaterThanOrEqual(2000);
+      expect(d).toBeLessThanOrEqual(4000);
+    }
   });
 });
 

@@ -39,7 +39,7 @@ describe('Scheduler', () => {
   it('never runs more than the global concurrency', async () => {
     const s = new Scheduler({ concurrency: 2 });
     const gates = [gate(), gate(), gate()];
-    gates.forEach((g, i) => s.submit(inst(`t.${i}`), g.run));
+    for (const [i, g] of gates.entries()) s.submit(inst(`t.${i}`), g.run);
     await tick();
     expect(gates.map((g) => g.isStarted())).toEqual([true, true, false]);
     gates[0]!.finish();

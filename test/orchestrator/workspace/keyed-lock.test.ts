@@ -5,7 +5,13 @@ import { KeyedLock } from '../../../src/orchestrator/workspace/keyed-lock.js';
 function gated(log: string[], name: string) {
   let finish!: () => void;
   const done = new Promise<void>((r) => (finish = r));
-  return { fn: async () => (log.push(`start ${name}`), await done, log.push(`end ${name}`), name), finish };
+  const fn = async () => {
+    log.push(`start ${name}`);
+    await done;
+    log.push(`end ${name}`);
+    return name;
+  };
+  return { fn, finish };
 }
 
 describe('KeyedLock', () => {

@@ -72,8 +72,7 @@ export function startAgentRpc(args: string[], options: CliOptions = {}) {
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
     buffer += d;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) !== -1) {
+    for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
       const text = buffer.slice(0, nl);
       buffer = buffer.slice(nl + 1);
       if (!text) continue;
