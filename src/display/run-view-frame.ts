@@ -148,7 +148,7 @@ export function conversationLines(
     const ts = Date.parse(item.ts);
     blocks.push({ ts: Number.isFinite(ts) ? ts : 0, order: i, text: conversationItemText(item, plain) });
   });
-  controls.forEach((c, i) => blocks.push({ ts: c.ts, order: 1e9 + i, text: controlText(c) }));
+  for (const [i, c] of controls.entries()) blocks.push({ ts: c.ts, order: 1e9 + i, text: controlText(c) });
   blocks.sort((a, b) => a.ts - b.ts || a.order - b.order);
   const lines: string[] = [];
   if (conv && !conv.exists) lines.push('(no session file yet: the instance has not had its first model reply)');

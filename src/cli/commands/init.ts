@@ -36,7 +36,7 @@ export interface InitExample {
    */
   remotesFor?: string;
   /** What to do after the run, printed under the command. */
-  then?: string;
+  afterRun?: string;
 }
 
 /** The examples, the default first. Each runs offline as copied (the scripted model). */
@@ -56,7 +56,8 @@ export const INIT_EXAMPLES: readonly InitExample[] = [
     describe: 'a refactor across several git repositories, one patch each, then a review and a branch per repository',
     next: 'orchestrate recipe.yaml',
     remotesFor: 'templates',
-    then: 'then: orchestrate publish <run> previews a branch per changed repository; --apply pushes them to ./remotes',
+    afterRun:
+      'then: orchestrate publish <run> previews a branch per changed repository; --apply pushes them to ./remotes',
   },
   {
     name: 'agent',
@@ -144,7 +145,7 @@ export async function runInit(args: CommandArgs, ctx: CliContext): Promise<numbe
         ? `with a real model: ${example.next} --provider anthropic  (needs ANTHROPIC_API_KEY)\nruns are recorded in ./.orchestrate/runs (orchestrate runs lists them)\n`
         : `with a real model: drop --script and set ANTHROPIC_API_KEY\n`) +
       (remotes ? `${remotes}\n` : '') +
-      (example.then ? `${example.then}\n` : ''),
+      (example.afterRun ? `${example.afterRun}\n` : ''),
   );
   return EXIT.ok;
 }

@@ -151,7 +151,7 @@ function list(t: Tokens.List, width: number, ctx: Context): string[] {
     const indent = displayWidth(marker);
     const body = blocks(children, Math.max(1, width - indent), inner, false);
     if (body.length === 0) out.push(marker.trimEnd());
-    body.forEach((line, j) => out.push(`${j === 0 ? marker : ' '.repeat(indent)}${line}`.trimEnd()));
+    for (const [j, line] of body.entries()) out.push(`${j === 0 ? marker : ' '.repeat(indent)}${line}`.trimEnd());
   });
   return out;
 }

@@ -25,7 +25,8 @@ export function dagSvg(tasks: TaskSummary[]): string {
     const list = byLevel.get(lv)!;
     const colHeight = list.length * NODE_H + (list.length - 1) * ROW_GAP;
     const top = PAD + (height - PAD * 2 - colHeight) / 2;
-    list.forEach((t, i) => pos.set(t.task, { x: PAD + col * (NODE_W + COL_GAP), y: top + i * (NODE_H + ROW_GAP) }));
+    for (const [i, t] of list.entries())
+      pos.set(t.task, { x: PAD + col * (NODE_W + COL_GAP), y: top + i * (NODE_H + ROW_GAP) });
   });
   const edges: string[] = [];
   for (const t of tasks) {
