@@ -99,6 +99,8 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     store,
     siblings,
     storageFailed: (m) => host.storageFailed(m),
+    record: (e) => host.record(e),
+    ...(opts.replay ? { restoredTrain: opts.replay.train } : {}),
   });
   const runner: InstanceRunner = new InstanceRunner({
     recipe,
@@ -111,6 +113,8 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     shellSignalFor: (inst) => desk.shellSignal(inst, host.shellSignal),
     emit: (e) => host.record(e),
     launchContext: (inst) => attempts.launchContext(inst),
+    // An instance under repair (the merge train) has a session of its own per repair.
+    sessionFile: (agentKey) => store.sessionFile(workspaces.sessionKey(agentKey)),
     contextFor: (t) =>
       t.task.context === 'summaries' && t.task.needs.length > 0
         ? renderNeedsContext(planInput(recipe, host.ordered()), t.task.needs) || undefined

@@ -31,6 +31,8 @@ export const RECIPE_DEFAULTS = {
   },
   /** Pair rounds when `pair.max_rounds` is absent: plan, correct once, confirm. */
   pairMaxRounds: 3,
+  /** land: train: re-runs of an instance whose work conflicts or breaks verify on the tip (`max_repairs`). */
+  maxRepairs: 2,
   /** A pair out of rounds without approval failed its review: say so (class not_approved). */
   pairOnMaxRounds: 'fail' as const,
   /** Compaction defaults follow the kernel (kernel-spec section 12). */

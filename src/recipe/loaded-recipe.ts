@@ -128,6 +128,12 @@ export interface LoadedTask {
   /** Where a worktree instance's work lands (worktree-merge.ts); only used with isolation: worktree. */
   merge: 'patch' | 'branch' | 'apply';
   writes: string[];
+  /** merge: apply: through the merge train (orchestrator/workspace/merge-train.ts) or the patch as it is. */
+  land: 'train' | 'direct';
+  /** land: train: re-runs of an instance whose work conflicts or breaks verify on the tip. */
+  maxRepairs: number;
+  /** overlapping: instances whose writes: overlap never run at once. */
+  serialize?: 'overlapping';
   output: 'text' | 'json';
   outputSchema?: Record<string, unknown>;
   context: 'fresh' | 'summaries';

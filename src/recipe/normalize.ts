@@ -349,7 +349,10 @@ function normalizeTask(
       d.isolation ??
       (t.pair ? undefined : agents[t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0]! : '')]?.isolation) ??
       'none',
-    merge: t.merge ?? d.merge ?? 'patch',
+    // An explicit land: train lands in the checkout: merge: apply.
+    merge: t.merge ?? d.merge ?? ((t.land ?? d.land) === 'train' ? 'apply' : 'patch'),
+    land: t.land ?? d.land ?? 'train',
+    maxRepairs: t.max_repairs ?? d.max_repairs ?? RECIPE_DEFAULTS.maxRepairs,
     writes: t.writes ?? [],
     output,
     context: t.context ?? d.context ?? 'fresh',
@@ -365,6 +368,7 @@ function normalizeTask(
   if (kind === 'agent') task.agent = t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0] : IMPLICIT_AGENT);
   if (t.pair)
     task.pair = {
+  if (t.serialize ?? d.serialize) task.serialize = t.serialize ?? d.serialize;
       planner: t.pair.planner,
       worker: t.pair.worker,
       maxRounds: t.pair.max_rounds ?? RECIPE_DEFAULTS.pairMaxRounds,

@@ -59,6 +59,22 @@ const taskSettings = {
       'Where the work of an isolation: worktree instance lands: patch (patches/<key>.diff only, the default), branch (a commit on branch orchestrate/<run-id>/<key>) or apply (applied to the checkout; a conflict fails the instance patch_conflict)',
     ),
   context: z
+  land: z
+    .enum(['train', 'direct'])
+    .optional()
+    .describe(
+      'How merge: apply lands in the checkout: train (the default: one at a time onto the current tip with a three-way merge, verify on the merged tree, repair on a conflict or a broken verify) or direct (the patch applied as it is; a conflict fails the instance)',
+    ),
+  max_repairs: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('land: train: times an instance whose work conflicts or breaks verify on the tip is re-run there (default 2)'),
+  serialize: z
+    .enum(['overlapping'])
+    .optional()
+    .describe('overlapping: instances whose writes: globs overlap run one after another instead of in parallel'),
     .enum(['fresh', 'summaries'])
     .optional()
     .describe('fresh: only the prompt; summaries: also the merged summaries of needed tasks'),

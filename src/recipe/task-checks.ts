@@ -176,6 +176,32 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
     });
   }
   const fansOut = r.for_each !== undefined;
+  // land: train lands a worktree's work in the checkout (merge: apply); elsewhere it has nothing to land.
+  const land = r.land ?? defaults.land;
+  const merge = r.merge ?? defaults.merge;
+  if (r.land === 'train' && (isolation !== 'worktree' || (merge !== undefined && merge !== 'apply'))) {
+    problem({
+      code: 'conflict',
+      path: [...base, 'land'],
+      key: true,
+      message:
+        isolation !== 'worktree'
+          ? `${who} sets land: train, which needs isolation: worktree`
+          : `${who} sets land: train with merge: ${merge}; the train lands in the checkout (merge: apply)`,
+      hint:
+        isolation !== 'worktree'
+          ? 'add isolation: worktree (each instance works in a worktree of its own; the train lands their work one at a time)'
+          : 'use merge: apply, or remove land',
+    });
+  }
+  if (r.max_repairs !== undefined && land === 'direct')
+    problem({
+      code: 'conflict',
+      path: [...base, 'max_repairs'],
+      key: true,
+      message: `${who} sets max_repairs with land: direct, which never repairs`,
+      hint: 'remove max_repairs, or use land: train',
+    });
   if (!fansOut) {
     for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {
       if (r[key] !== undefined)

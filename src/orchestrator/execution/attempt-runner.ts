@@ -8,7 +8,13 @@
 import { callPriority, dependentCounts } from '../pacing/call-priority.js';
 import { existsSync } from 'node:fs';
 import type { LoadedRecipe } from '../../recipe/index.js';
-import { addUsageSummary, zeroUsage, type RunEventInput, type UsageSummary } from '../../run/run-events.js';
+import {
+  addUsageSummary,
+  zeroUsage,
+  type FailureClass,
+  type RunEventInput,
+  type UsageSummary,
+} from '../../run/run-events.js';
 import { applyInstanceEvent } from '../../run/run-fold.js';
 import { agentFileToDisplay, type InstanceState, type TaskState } from '../../run/run-state.js';
 import { parseSummary } from '../../session/parse-summary.js';
@@ -16,6 +22,7 @@ import type { Admission } from '../schedule/admission.js';
 import type { LaunchContext } from './agent-launch.js';
 import {
   doneEvent,
+  failedEvent,
   interrupted,
   judgeFailedAttempt,
   outputOf,
@@ -34,7 +41,7 @@ import type { TaskBoard } from '../control/task-board.js';
 import type { WorkerResult } from '../protocol.js';
 import { RemoteStarts } from '../schedule/remote-starts.js';
 import type { ThreadPoolExecutor } from './thread-pool-executor.js';
-import type { Workspaces } from '../workspace/workspaces.js';
+import type { TrainRepairNeed, Workspaces } from '../workspace/workspaces.js';
 
 export interface AttemptContext {
   recipe: LoadedRecipe;
@@ -174,12 +181,46 @@ export class AttemptRunner {
     inst.readFiles = (inst.handoff?.readFiles ?? []).map((f) => agentFileToDisplay(recipe.dir, inst, f));
     const land = await workspaces.land(t, inst, result.text);
     if (land.patchFile) inst.patchFile = land.patchFile;
+    if (!land.ok && land.repair) return this.repair(t, inst, land, land.repair, result);
+    // The merge train's final refusal (repairs used up): no retry would land it either.
+    if (!land.ok && land.failure === 'verify_failed')
+      return this.ctx.fail(failedEvent(inst, land.failure, land.detail));
     if (!land.ok)
       return this.failed(t, inst, { ok: false, failure: land.failure, error: land.detail, usage: zeroUsage() });
     for (const f of land.files) modified.add(f);
     this.ctx.record(doneEvent(inst, result, [...modified].sort(), land));
     this.ctx.planChanged();
     await workspaces.drop(t, inst);
+  }
+
+  /**
+   * The merge train refused the work (a conflict, or verify broken on the merged tree) and it has
+   * repairs left: its agent runs again on the new tip (workspaces.ts startRepair), as a retry that
+   * does not count against `retries`.
+   */
+  private async repair(
+    t: TaskState,
+    inst: InstanceState,
+    land: { failure: FailureClass; detail: string },
+    need: TrainRepairNeed,
+    result: Extract<WorkerResult, { ok: true }>,
+  ): Promise<void> {
+    const c = this.ctx;
+    const started = await c.workspaces.startRepair(t, inst, need, result);
+    if (!started.ok)
+      return this.failed(t, inst, { ok: false, failure: started.failure, error: started.detail, usage: zeroUsage() });
+    c.record({
+      type: 'instance_retry',
+      task: inst.task,
+      key: inst.id,
+      attempt: Math.max(1, inst.attempt),
+      parent: inst.task,
+      failure: land.failure,
+      error: `${land.detail}; repair ${c.workspaces.train?.repairs(inst.id) ?? 1} of ${t.task.maxRepairs} on the new tip`,
+      delayMs: 0,
+      uncharged: true,
+    });
+    c.retryLater(t, inst, 0);
   }
 
   private failed(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): void {

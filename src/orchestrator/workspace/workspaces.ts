@@ -29,6 +29,11 @@ import { RemoteRecorder, type RemoteUrls } from './repo-remotes.js';
 import { RepoGitBatches } from './repo-git-batches.js';
 import { enforceWriteScope } from './write-scope-check.js';
 import { applyToCheckout, branchName, commitToBranch } from './worktree-merge.js';
+import type { RunEventInput } from '../../run/run-events.js';
+import type { TrainState, TrainVerify } from '../../run/train-record.js';
+import { MergeTrain } from './merge-train.js';
+import { repairPrompt, repairSessionKey } from './train-repair.js';
+import { commitOfTree } from './train-git.js';
 
 /** What Workspaces needs from the run. */
 export interface WorkspacesContext {
@@ -39,6 +44,10 @@ export interface WorkspacesContext {
   siblings?(): Iterable<{ task: TaskState; inst: InstanceState }>;
   /** The run's own files cannot be written (the run stops; see Coordinator.storageFailed). */
   storageFailed?(message: string): void;
+  /** Logs an event of the run (the merge train's steps); without it `land: train` lands directly. */
+  record?(e: RunEventInput): void;
+  /** The merge train as the log left it (resume). */
+  restoredTrain?: TrainState;
 }
 
 /** A workspace step that failed, and the class the attempt's failure gets. */
@@ -56,7 +65,22 @@ export interface WorkspaceFailure {
  */
 export type Landing =
   | { ok: true; patchFile?: string; files: string[]; branch?: string; applied?: boolean }
-  | { ok: false; failure: 'workspace' | 'patch_conflict'; detail: string; patchFile?: string };
+  | {
+      ok: false;
+      failure: 'workspace' | 'patch_conflict' | 'verify_failed';
+      detail: string;
+      patchFile?: string;
+      /** land: train: the work may be repaired on the new tip (startRepair). */
+      repair?: TrainRepairNeed;
+    };
+
+/** What a repair of work the train refused starts from. */
+export interface TrainRepairNeed {
+  patch: string;
+  why: 'conflict' | 'verify';
+  files?: string[];
+  verify?: TrainVerify[];
+}
 
 /** What the sandbox of an instance's commands hides and keeps read-only (tools/sandbox.ts). */
 export interface SandboxPaths {
@@ -81,8 +105,34 @@ export class Workspaces {
   private readonly batches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn));
   /** Each repository's remotes, read once before any agent runs there (repo-remotes.ts). */
   private readonly remoteReads = new RemoteRecorder();
+  /** The merge train of `land: train` (merge-train.ts); undefined when the run logs nothing (a re-run). */
+  readonly train?: MergeTrain;
 
-  constructor(private readonly ctx: WorkspacesContext) {}
+  constructor(private readonly ctx: WorkspacesContext) {
+    if (ctx.record)
+      this.train = new MergeTrain({
+        recipeDir: ctx.recipeDir,
+        runsDir: dirname(ctx.store.dir),
+        record: ctx.record,
+        withGitLock: (root, fn) => this.withGitLock(root, fn),
+        snapshotCheckout: (root) => this.batches.snapshot(root, root),
+        ...(ctx.restoredTrain ? { restored: ctx.restoredTrain } : {}),
+      });
+  }
+
+  /** The prompts instances were given by their task, kept when a repair's prompt takes their place. */
+  private readonly taskPrompts = new Map<string, string>();
+
+  private taskPrompt(inst: InstanceState): string {
+    if (!this.taskPrompts.has(inst.id)) this.taskPrompts.set(inst.id, inst.resolved?.prompt ?? '');
+    return this.taskPrompts.get(inst.id)!;
+  }
+
+  /** The session of an agent of an instance under repair is a new one: sessions/<key>.repair-<n>.jsonl. */
+  sessionKey(agentKey: string): string {
+    const at = agentKey.indexOf('@');
+    return repairSessionKey(agentKey, this.train?.repairs(at < 0 ? agentKey : agentKey.slice(0, at)) ?? 0);
+  }
 
   /**
    * Starts, in child processes, what the first workspace will wait for: in a repository, product
@@ -109,6 +159,7 @@ export class Workspaces {
     // the repository stayed where it was): the repository is the one the cwd is in now.
     if (inst.git && relative(inst.git.root, cwd).startsWith('..'))
       inst.git.root = (await repoRoot(cwd)) ?? inst.git.root;
+    await this.adoptRepair(inst);
     if (inst.git?.worktree) {
       const g = inst.git;
       const wt = g.worktree!;
@@ -215,6 +266,28 @@ export class Workspaces {
       }
       for (const f of d.files) files.push(pathFromRoot(this.ctx.recipeDir, join(g.root, f)));
     }
+    if (this.train && t.task.merge === 'apply' && t.task.land === 'train' && g.worktree && d.patch.trim()) {
+      const landed = await this.train.land(t, inst, d.patch, t.task.maxRepairs);
+      if (landed.ok) return { ok: true, files, ...(patchFile ? { patchFile } : {}), applied: true };
+      const why = landed.failure === 'verify_failed' ? ('verify' as const) : ('conflict' as const);
+      const named = landed.files?.length ? ` (conflicting files: ${landed.files.join(', ')})` : '';
+      return {
+        ok: false,
+        failure: landed.failure,
+        detail: `${landed.detail}${landed.repairable ? '' : named}`,
+        ...(patchFile ? { patchFile } : {}),
+        ...(landed.repairable
+          ? {
+              repair: {
+                patch: d.patch,
+                why,
+                ...(landed.files ? { files: landed.files } : {}),
+                ...(landed.verify ? { verify: landed.verify } : {}),
+              },
+            }
+          : {}),
+      };
+    }
     const land = await this.merge(t, inst, d.patch, join(store.dir, `patches/${inst.id}.diff`), text);
     if (!land.ok) return { ok: false, failure: land.failure, detail: land.detail, ...(patchFile ? { patchFile } : {}) };
     return {
@@ -262,6 +335,75 @@ export class Workspaces {
     }
     const r = await this.withGitLock(root, () => applyToCheckout(root, patch, patchName));
     return r.ok ? r : { ok: false, failure: r.failure ?? 'patch_conflict', detail: r.error };
+  }
+
+  /**
+   * Starts a repair of work the merge train refused: a commit of the checkout as it is now (the
+   * new tip), logged as the repair's base with the prompt its agent gets (train-repair.ts), then
+   * the instance's worktree made again at it. The attempt that follows (a retry) runs the agent
+   * there with a session of its own. Not ok when the tip cannot be read: the instance fails.
+   */
+  async startRepair(
+    t: TaskState,
+    inst: InstanceState,
+    need: TrainRepairNeed,
+    earlier: { summary?: string },
+  ): Promise<{ ok: true } | WorkspaceFailure> {
+    const g = inst.git;
+    if (!this.train || !g?.worktree) return failed('workspace', `${inst.id} has no worktree to repair in`);
+    const tip = await this.batches.snapshot(g.root, g.root);
+    if (!tip.ok) return failed('workspace', `cannot read the checkout ${g.root}: ${tip.error}`);
+    const base = await this.withGitLock(g.root, () =>
+      commitOfTree(g.root, tip.tree, tip.commit, `orchestrate: the tip ${inst.id} is repaired on`),
+    );
+    if (!base.ok) return failed('workspace', base.error);
+    const repair = this.train.repairs(inst.id) + 1;
+    const prompt = repairPrompt({
+      prompt: this.taskPrompt(inst),
+      ...(earlier.summary ? { summary: earlier.summary } : {}),
+      patch: need.patch,
+      ...(inst.patchFile ? { patchFile: inst.patchFile } : {}),
+      repair,
+      maxRepairs: t.task.maxRepairs,
+      why: need.why,
+      ...(need.files ? { files: need.files } : {}),
+      ...(need.verify ? { verify: need.verify } : {}),
+    });
+    // Logged before the old worktree goes: a resume after a kill from here on takes the repair up.
+    this.train.step(inst, 'repair', {
+      repair,
+      baseCommit: base.commit,
+      baseTree: tip.tree,
+      worktree: g.worktree,
+      prompt,
+      ...(need.files ? { files: need.files } : {}),
+    });
+    await this.adoptRepair(inst);
+    return { ok: true };
+  }
+
+  /**
+   * An instance under repair works from the repair's base, in a new session with the repair's
+   * prompt; a resume after a kill finds both in the train's log (the worktree is made again at
+   * the base when it is missing, or when it still holds the work from before the repair).
+   */
+  private async adoptRepair(inst: InstanceState): Promise<void> {
+    const r = this.train?.state.cars[inst.id];
+    if (r?.status !== 'repairing' || !r.repair || !inst.git) return;
+    if (inst.resolved && r.repair.prompt !== undefined) {
+      this.taskPrompt(inst);
+      inst.resolved = { ...inst.resolved, prompt: r.repair.prompt };
+    }
+    if (inst.git.tree === r.repair.baseTree) return;
+    const wt = r.repair.worktree ?? inst.git.worktree;
+    const root = inst.git.root;
+    if (wt && existsSync(wt)) await this.withGitLock(root, () => removeWorktree(root, wt));
+    inst.git = {
+      ...inst.git,
+      tree: r.repair.baseTree,
+      ...(r.repair.baseCommit ? { commit: r.repair.baseCommit } : {}),
+      ...(wt ? { worktree: wt } : {}),
+    };
   }
 
   /**

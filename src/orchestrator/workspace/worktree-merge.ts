@@ -29,7 +29,7 @@ export type LandResult =
  * or the failure when it does not: the agent's worktree shares that repository's git folder,
  * so a `commondir` or core.worktree it wrote there must not steer where its work lands.
  */
-function pinned(root: string): { ok: true; env: Record<string, string>; writable: string[] } | LandFailure {
+export function pinned(root: string): { ok: true; env: Record<string, string>; writable: string[] } | LandFailure {
   const t = trustedRepository(root);
   if (!t.ok) return { ok: false, failure: 'workspace', error: t.error };
   const { top, gitDir, commonDir } = t.location;
@@ -61,7 +61,7 @@ export function branchName(runId: string, key: string): string {
 }
 
 /** Author and committer for commits of a repository without a configured identity (git refuses otherwise). */
-async function identityEnv(root: string, pin: Record<string, string>): Promise<Record<string, string>> {
+export async function identityEnv(root: string, pin: Record<string, string>): Promise<Record<string, string>> {
   const [name, email] = await Promise.all([
     git(['config', 'user.name'], root, pin),
     git(['config', 'user.email'], root, pin),

@@ -1,0 +1,244 @@
+// The merge train end to end (issue 39's monorepo test): six tasks in one repository, each in a
+// worktree of its own with merge: apply (the train is its default), scripted models editing with
+// bash, and a verify command. Two of them edit the same file in separate hunks (they merge), two
+// edit the same line (the one that lands second conflicts and is repaired on the new tip). All six
+// land, verify is green on the merged tree of every landing, the same-lines pair needs exactly one
+// repair, and the run log's fold shows the train. A landing that breaks verify on the merged tree
+// (each change is fine alone) is kept out of the checkout and repaired too; with max_repairs: 0 it
+// fails verify_failed, and a conflict without repairs fails patch_conflict naming the file.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { foldEvents } from '../../../src/run/index.js';
+import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+const NAMES = ['one', 'two', 'three', 'four', 'five', 'six'];
+
+/** What each task's agent runs (a bash command in its worktree). */
+const EDITS: Record<string, string> = {
+  one: "printf 'a done\\\\n' > a.txt",
+  two: "printf 'b done\\\\n' > b.txt",
+  three: "sed -i '1s/.*/top by three/' shared.txt",
+  four: "sed -i '10s/.*/bottom by four/' shared.txt",
+  five: "printf 'value=five\\\\n' > same.txt",
+  six: "printf 'value=six\\\\n' > same.txt",
+};
+
+/** verify: no conflict markers anywhere, same.txt one well-formed line, shared.txt ten lines. */
+const CHECK = `set -e
+! grep -l '^<<<<<<<' *.txt
+grep -Eq '^value=[a-z,]+$' same.txt
+test "$(wc -l < same.txt)" -eq 1
+test "$(wc -l < shared.txt)" -eq 10
+echo verified
+`;
+
+function project(extra = ''): string {
+  const tasks = NAMES.map(
+    (n) => `  - id: ${n}
+    agent: editor
+    cwd: repo
+    isolation: worktree
+    merge: apply
+    verify: "sh check.sh"
+    prompt: "Task ${n}"
+${extra}`,
+  ).join('');
+  // A repair of either of the same-line pair keeps both values (its first message quotes the task).
+  const repairs = ['five', 'six']
+    .map(
+      (n) => `  - match: "^Repair 1 of \\\\d[\\\\s\\\\S]*Task ${n}"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'value=five,six\\\\n' > same.txt" } }]
+      - text: "${n} repaired"
+`,
+    )
+    .join('');
+  const convs = NAMES.map(
+    (n) => `  - match: "^Task ${n}"
+    turns:
+      - tools: [{ name: bash, args: { command: "${EDITS[n]}" } }]
+      - text: "${n} done"
+`,
+  ).join('');
+  const files: Record<string, string> = {
+    'recipe.yaml': `name: train
+provider: scripted
+script: script.yaml
+concurrency: 6
+agents:
+  editor: { tools: [bash] }
+tasks:
+${tasks}`,
+    'script.yaml': `conversations:\n${repairs}${convs}`,
+    'repo/a.txt': 'a\n',
+    'repo/b.txt': 'b\n',
+    'repo/same.txt': 'value=base\n',
+    'repo/shared.txt': `${Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n')}\n`,
+    'repo/check.sh': CHECK,
+  };
+  const dir = tempProject(files);
+  gitInit(join(dir, 'repo'));
+  return dir;
+}
+
+describe('land: train', { timeout: 240_000 }, () => {
+  it('six tasks in one repository all land, verify green after every step, the same-lines pair after one repair', async () => {
+    const dir = project();
+    const repo = join(dir, 'repo');
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(ofType(log, 'instance_failed'), JSON.stringify(ofType(log, 'train_step'))).toEqual([]);
+    expect(r.outcome.status).toBe('succeeded');
+
+    // The checkout holds all six changes, merged.
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a done\n');
+    expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('b done\n');
+    const shared = readFileSync(join(repo, 'shared.txt'), 'utf8').split('\n');
+    expect(shared[0]).toBe('top by three');
+    expect(shared[9]).toBe('bottom by four');
+    expect(readFileSync(join(repo, 'same.txt'), 'utf8')).toBe('value=five,six\n');
+
+    const steps = ofType(log, 'train_step');
+    const landed = steps.filter((s) => s.phase === 'landed');
+    expect(landed.map((s) => s.key).sort()).toEqual([...NAMES].sort());
+    // Verify ran on the merged tree of every landing, and passed.
+    for (const s of landed)
+      expect(
+        s.verify?.map((v) => v.ok),
+        s.key,
+      ).toEqual([true]);
+    expect(steps.filter((s) => s.phase === 'verify_failed')).toEqual([]);
+    // Exactly one conflict, on same.txt, of one of the pair; it landed after one repair.
+    const conflicts = steps.filter((s) => s.phase === 'conflict');
+    expect(conflicts).toHaveLength(1);
+    expect(conflicts[0]!.files).toEqual(['same.txt']);
+    const repaired = conflicts[0]!.key;
+    expect(['five', 'six']).toContain(repaired);
+    expect(steps.filter((s) => s.phase === 'repair').map((s) => [s.key, s.repair])).toEqual([[repaired, 1]]);
+    const retry = ofType(log, 'instance_retry');
+    expect(retry.map((e) => [e.key, e.failure, e.uncharged])).toEqual([[repaired, 'patch_conflict', true]]);
+    // The repair ran with a session of its own, and its first message carried the earlier patch.
+    const session = readFileSync(join(r.outcome.dir, 'sessions', `${repaired}.repair-1.jsonl`), 'utf8');
+    expect(session).toContain('Repair 1 of 2');
+    expect(session).toContain(`value=${repaired}`);
+    // Nothing landed twice: one landing per instance, the others untouched by the conflict.
+    expect(new Set(landed.map((s) => s.key)).size).toBe(6);
+
+    // The fold's train: every car landed, verify green, one repair.
+    const fold = foldEvents(log);
+    const cars = Object.values(fold.train.cars);
+    expect(cars.map((c) => [c.key, c.status, c.verifyOk]).sort()).toEqual(
+      [...NAMES].sort().map((n) => [n, 'landed', true]),
+    );
+    expect(cars.find((c) => c.key === repaired)?.repairs).toBe(1);
+    // The index and HEAD are the user's: the train changed files only.
+    expect(execFileSync('git', ['log', '--oneline'], { cwd: repo }).toString().trim().split('\n')).toHaveLength(1);
+  });
+
+  it('work that breaks verify only together with what landed before it never reaches the checkout, and is repaired on the new tip', async () => {
+    const dir = renameProject(1);
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    const steps = ofType(events(r.outcome.dir), 'train_step');
+    expect(steps.map((s) => `${s.key} ${s.phase}`)).toEqual([
+      'rename landing',
+      'rename landed',
+      'extra verify_failed',
+      'extra repair',
+      'extra landing',
+      'extra landed',
+    ]);
+    const failed = steps.find((s) => s.phase === 'verify_failed')!;
+    expect(failed.verify?.[0]).toMatchObject({ ok: false });
+    expect(failed.verify?.[0]?.output).toContain('undefined: foo');
+    // The repair's first message carried the failing output.
+    const session = readFileSync(join(r.outcome.dir, 'sessions', 'extra.repair-1.jsonl'), 'utf8');
+    expect(session).toContain('undefined: foo');
+    for (const f of ['defs.txt', 'use1.txt', 'use2.txt'])
+      expect(readFileSync(join(dir, 'repo', f), 'utf8')).toBe('bar\n');
+  });
+
+  it('with max_repairs: 0 a landing that breaks verify fails verify_failed and the checkout never sees it', async () => {
+    const dir = renameProject(0);
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('failed');
+    const log = events(r.outcome.dir);
+    const failed = ofType(log, 'instance_failed');
+    expect(failed.map((e) => [e.key, e.failure, e.final])).toEqual([['extra', 'verify_failed', true]]);
+    expect(failed[0]!.error).toContain('undefined: foo');
+    expect(ofType(log, 'train_step').map((s) => `${s.key} ${s.phase}`)).toEqual([
+      'rename landing',
+      'rename landed',
+      'extra verify_failed',
+      'extra failed',
+    ]);
+    expect(existsSync(join(dir, 'repo', 'use2.txt'))).toBe(false);
+    expect(readFileSync(join(dir, 'repo', 'defs.txt'), 'utf8')).toBe('bar\n');
+  });
+
+  it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
+    const dir = project('    max_repairs: 0\n');
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const failed = ofType(events(r.outcome.dir), 'instance_failed');
+    expect(failed.map((e) => [e.failure, e.final])).toEqual([['patch_conflict', true]]);
+    expect(['five', 'six']).toContain(failed[0]!.key);
+    expect(failed[0]!.error).toContain('same.txt');
+    expect(ofType(events(r.outcome.dir), 'train_step').filter((s) => s.phase === 'landed')).toHaveLength(5);
+  });
+});
+
+/**
+ * A semantic conflict: `rename` renames foo to bar where it is defined and used; `extra` (started
+ * from the same commit) adds a use of foo. Each passes verify alone; merged, foo is undefined.
+ */
+function renameProject(maxRepairs: number): string {
+  const verify = 'for w in $(cat use*.txt); do grep -qx "$w" defs.txt || { echo "undefined: $w"; exit 1; }; done';
+  const dir = tempProject({
+    'recipe.yaml': `name: train-verify
+provider: scripted
+script: script.yaml
+agents:
+  editor: { tools: [bash] }
+defaults:
+  agent: editor
+  cwd: repo
+  isolation: worktree
+  land: train
+  max_repairs: ${maxRepairs}
+  verify: '${verify}'
+tasks:
+  - id: rename
+    prompt: "Task rename"
+  - id: extra
+    needs: [rename]
+    prompt: "Task extra"
+`,
+    'script.yaml': `conversations:
+  - match: "^Repair 1 of 1[\\\\s\\\\S]*Task extra"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'bar\\\\n' > use2.txt" } }]
+      - text: "extra repaired"
+  - match: "^Task rename"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'bar\\\\n' > defs.txt && printf 'bar\\\\n' > use1.txt" } }]
+      - text: "rename done"
+  - match: "^Task extra"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'foo\\\\n' > use2.txt" } }]
+      - text: "extra done"
+`,
+    'repo/defs.txt': 'foo\n',
+    'repo/use1.txt': 'foo\n',
+  });
+  gitInit(join(dir, 'repo'));
+  return dir;
+}
