@@ -4,7 +4,10 @@
 // run.jsonl and the session file are looked at a few times a second, as `orchestrate watch` does;
 // an event is sent only when what the page would show changed. The runs list streams the same
 // way, less often. The stream ends when the page goes away.
+import { readdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { RUN_LOG } from '../run/run-store.js';
 import { listRunsIn } from '../service/list-runs.js';
 import { RunFeed } from '../service/run-feed.js';
 import { conversationView, runSnapshot } from './run-snapshot.js';
@@ -26,6 +29,29 @@ export const STREAM_TIMINGS: StreamTimings = {
   listPollMs: 1_000,
   keepAliveMs: 15_000,
 };
+
+/** Ticks with nothing new after which a stream looks again anyway. */
+const IDLE_REFRESH_TICKS = 10;
+
+/** The size and time of every run log in the folder: changes whenever any run writes an event. */
+function logsSignature(runsDir: string): string {
+  let names: string[];
+  try {
+    names = readdirSync(runsDir);
+  } catch {
+    return '';
+  }
+  return names
+    .map((n) => {
+      try {
+        const st = statSync(join(runsDir, n, RUN_LOG));
+        return `${n}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        return '';
+      }
+    })
+    .join('|');
+}
 
 /** Starts an event stream on `res`; returns a send function and ends the timers when the page goes. */
 function openStream(req: IncomingMessage, res: ServerResponse, keepAliveMs: number, onClose: () => void) {
@@ -55,7 +81,15 @@ function openStream(req: IncomingMessage, res: ServerResponse, keepAliveMs: numb
 export function streamRunList(req: IncomingMessage, res: ServerResponse, runsDir: string, t = STREAM_TIMINGS): void {
   let timer: NodeJS.Timeout | undefined;
   const send = openStream(req, res, t.keepAliveMs, () => clearInterval(timer));
+  // Listing reads every run's log: do it when a log changed, and now and then for leases that
+  // went stale (a coordinator killed without a word changes no file).
+  let seen = '';
+  let idle = 0;
   const tick = () => {
+    const now = logsSignature(runsDir);
+    if (now === seen && ++idle < IDLE_REFRESH_TICKS) return;
+    seen = now;
+    idle = 0;
     const listed = listRunsIn(runsDir);
     send('runs', listed.ok ? { runs: listed.runs.map(({ holder: _h, ...r }) => r) } : { error: listed.message });
   };
@@ -78,9 +112,17 @@ export function streamRun(
     closed = true;
     for (const timer of timers) clearInterval(timer);
   });
+  // A snapshot is built when the log moved or acting became (im)possible, and now and then for
+  // what lives beside the log (a campaign's changesets-status.jsonl).
+  let lastReadOnly: string | undefined | null = null;
+  let idle = 0;
   const runTick = () => {
-    feed.poll();
-    send('run', runSnapshot(feed.state, runDir, feed.readOnly()));
+    const moved = feed.poll();
+    const readOnly = feed.readOnly();
+    if (!moved && readOnly === lastReadOnly && ++idle < IDLE_REFRESH_TICKS) return;
+    lastReadOnly = readOnly;
+    idle = 0;
+    send('run', runSnapshot(feed.state, runDir, readOnly));
   };
   runTick();
   timers.push(setInterval(runTick, t.runPollMs));
