@@ -130,6 +130,13 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
     expect(await page.getAttribute('[data-instance="work.beta"]', 'data-status')).toBe('running');
     expect(existsSync(release)).toBe(false);
 
+    // Steer it from the page: the coordinator takes the message (a control event names the web).
+    await page.locator('[data-conversation="work.beta"] input[name="steer"]').fill('mind the tests');
+    await page.locator('[data-conversation="work.beta"] button[data-action="steer"]').click();
+    await page
+      .locator('[data-action-status]', { hasText: /^steer work\.beta: (?!failed)/ })
+      .waitFor({ timeout: 60_000 });
+
     // Released: the workers finish, the sixth waits at its gate.
     writeFileSync(release, 'go');
     for (const item of ITEMS)
@@ -161,6 +168,11 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
       expect.objectContaining({ key: 'ship', decision: 'approved', via: 'web', note: 'looks good' }),
     ]);
     expect(String(given[0]!.by)).toMatch(/^web \(pid \d+/);
+    const steered = readFileSync(join(runDir, 'run.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"control"') && l.includes('"steer"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(steered).toEqual([expect.objectContaining({ instance: 'work.beta', text: 'mind the tests', ok: true })]);
     expect(pageErrors).toEqual([]);
 
     // Without the token: the page, its script, the API, the live feed and the actions answer 401.
