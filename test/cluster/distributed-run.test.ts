@@ -453,62 +453,108 @@ describe.skipIf(skip)('distributed runs: real worker processes through Redis', (
   }, 120_000);
 
   it('the coordinator killed with kill -9 mid-run: resume --redis picks the run up, the workers drop the old jobs', async () => {
-    const w = await startWorker('steady', 4);
+    // The model is a local API: every agent's second call is held while the first coordinator
+    // lives, so the kill lands mid-run however slow the machine (an event, not a scripted delay).
+    // The held calls of the old jobs are never answered; the resumed run's calls are.
     const names = ['r1', 'r2', 'r3'];
-    const dir = fanOutProject(names, { delayMs: 1500, concurrency: 3 });
-    const runs = join(dir, 'runs');
-    // From the repository (tsx resolves from the working folder); the recipe's paths resolve from its own folder.
-    const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--redis', redis.url, '--run-dir', runs], SECRET_ENV);
-    const first = exited(coordinator);
-    const runDir = () => join(runs, runFolderName(runs) ?? '');
-    await until(
-      () =>
-        runFolderName(runs) !== undefined &&
-        names.every((n) => {
-          const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
-          return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
-        }),
-      'every agent to have a tool result streamed back',
-      60_000,
-    );
-    coordinator.kill('SIGKILL');
-    await first;
-    const resumed = await exited(spawnCli(['resume', runDir(), '--redis', redis.url, '--run-dir', runs], SECRET_ENV));
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expectRenamed(dir, names);
-    for (const n of names) {
-      const session = readFileSync(join(runDir(), 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
-      expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
+    const responder = renameResponder(names);
+    const held = new Set<string>();
+    let holding = true;
+    const server = await startFakeAnthropic({
+      respond: (req) => {
+        if (holding && repliesIn(req.body) >= 1 && !isSummaryRequest(req.body)) {
+          held.add(/svc\/(\w+)/.exec(conversationKey(req.body))?.[1] ?? '?');
+          return { kind: 'hang' };
+        }
+        return responder(req);
+      },
+    });
+    try {
+      const w = await startWorker('steady', 4, { ANTHROPIC_API_KEY: 'sk-test-worker', ANTHROPIC_BASE_URL: server.url });
+      const dir = apiFanOutProject(names, { concurrency: 3 });
+      const runs = join(dir, 'runs');
+      // From the repository (tsx resolves from the working folder); the recipe's paths resolve from its own folder.
+      // The coordinator has no key of its own: its agents call the model from the worker.
+      const coordinator = spawnCli([join(dir, 'recipe.yaml'), '--redis', redis.url, '--run-dir', runs], SECRET_ENV);
+      const first = exited(coordinator);
+      const runDir = () => join(runs, runFolderName(runs) ?? '');
+      await until(
+        () =>
+          held.size === names.length &&
+          runFolderName(runs) !== undefined &&
+          names.every((n) => {
+            const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+            return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
+          }),
+        'every agent to have a tool result streamed back and its next call held',
+        60_000,
+      );
+      expect(ofType(events(runDir()), 'instance_done')).toEqual([]);
+      coordinator.kill('SIGKILL');
+      await first;
+      holding = false;
+      const resumed = await exited(spawnCli(['resume', runDir(), '--redis', redis.url, '--run-dir', runs], SECRET_ENV));
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expectRenamed(dir, names);
+      for (const n of names) {
+        const session = readFileSync(join(runDir(), 'sessions', `rename.svc-${n}.jsonl`), 'utf8');
+        expect(session.match(/"name":"edit"/g)?.length ?? 0).toBe(1);
+      }
+      await until(
+        () => /dropped|no longer holds the run/.test(w.stderr()) || ofType(events(runDir()), 'run_end').length > 0,
+        'the worker to note the old jobs',
+        90_000,
+      );
+    } finally {
+      await server.close();
     }
-    await until(
-      () => /dropped|no longer holds the run/.test(w.stderr()) || ofType(events(runDir()), 'run_end').length > 0,
-      'the worker to note the old jobs',
-      90_000,
-    );
   }, 180_000);
 
   it('Redis restarted mid-run (its data lost): coordinator and worker reconnect and the run completes', async () => {
-    await startWorker('survivor', 4);
+    // Both agents' last calls are held until Redis is back: the restart lands mid-run however slow
+    // the machine (an event, not a scripted delay). Both edits are made and streamed back first, so
+    // whether an agent goes on or is taken over from its session, its files are the same.
     const names = ['x1', 'x2'];
-    const dir = fanOutProject(names, { delayMs: 1500, concurrency: 2 });
-    const running = runHere(dir);
-    const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
-    await until(
-      () =>
-        runFolderName(join(dir, 'runs')) !== undefined &&
-        names.every((n) => {
-          const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
-          return existsSync(f) && readFileSync(f, 'utf8').includes('toolResult');
-        }),
-      'both agents to be under way',
-      60_000,
-    );
-    await redis.restart();
-    const out = await running;
-    if (out.status !== 'succeeded')
-      console.log(JSON.stringify(ofType(events(out.dir), 'instance_failed').map((e) => [e.key, e.failure, e.error])));
-    expect(out.status).toBe('succeeded');
-    expectRenamed(dir, names);
+    const responder = renameResponder(names);
+    const held = new Set<string>();
+    let release = (): void => {};
+    const released = new Promise<void>((r) => (release = r));
+    const server = await startFakeAnthropic({
+      respond: async (req) => {
+        if (repliesIn(req.body) === 2 && !isSummaryRequest(req.body)) {
+          held.add(/svc\/(\w+)/.exec(conversationKey(req.body))?.[1] ?? '?');
+          await released;
+        }
+        return responder(req);
+      },
+    });
+    try {
+      await startWorker('survivor', 4, { ANTHROPIC_API_KEY: 'sk-test-worker', ANTHROPIC_BASE_URL: server.url });
+      const dir = apiFanOutProject(names, { concurrency: 2 });
+      const running = runHere(dir, NO_COORDINATOR_KEY);
+      const runDir = () => join(dir, 'runs', runFolderName(join(dir, 'runs')) ?? '');
+      await until(
+        () =>
+          held.size === names.length &&
+          runFolderName(join(dir, 'runs')) !== undefined &&
+          names.every((n) => {
+            const f = join(runDir(), 'sessions', `rename.svc-${n}.jsonl`);
+            return existsSync(f) && readFileSync(f, 'utf8').includes('Successfully wrote');
+          }),
+        'both agents to be under way (their tool results streamed back, the last call held)',
+        60_000,
+      );
+      await redis.restart();
+      release();
+      const out = await running;
+      if (out.status !== 'succeeded')
+        console.log(JSON.stringify(ofType(events(out.dir), 'instance_failed').map((e) => [e.key, e.failure, e.error])));
+      expect(out.status).toBe('succeeded');
+      expectRenamed(dir, names);
+    } finally {
+      release();
+      await server.close();
+    }
   }, 180_000);
 
   it('send_message between agents on different workers, through the real SDK against a local API', async () => {
