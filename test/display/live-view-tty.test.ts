@@ -26,6 +26,18 @@ async function waitForFile(path: string, timeoutMs = 60_000): Promise<void> {
   }
 }
 
+/** Waits until the demo's pane title says it reached `phase` (set after that phase's frame). */
+async function waitForTitle(session: string, phase: string, timeoutMs = 60_000): Promise<void> {
+  const start = Date.now();
+  while (tmux('display-message', '-p', '-t', session, '#{pane_title}').trim() !== `phase-${phase}`) {
+    if (Date.now() - start > timeoutMs)
+      throw new Error(
+        `timed out waiting for phase ${phase} on screen; pane:\n${tmux('capture-pane', '-p', '-t', session)}`,
+      );
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** The pane's text without trailing blank lines. */
 function capture(): string[] {
   const lines = tmux('capture-pane', '-p', '-t', SESSION).split('\n');
@@ -53,6 +65,7 @@ describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () 
     const cursorVisible: Record<string, string> = {};
     for (const phase of ['fanout-running', 'after-failure', 'final']) {
       await waitForFile(join(sync, `phase-${phase}`));
+      await waitForTitle(SESSION, phase);
       shots[phase] = capture();
       cursorVisible[phase] = tmux('display-message', '-p', '-t', SESSION, '#{cursor_flag}').trim();
       writeFileSync(join(sync, `go-${phase}`), '');
@@ -118,6 +131,7 @@ describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () 
       `sh -c "trap true INT; ${demo}; echo exit=\\$?; sleep 60"`,
     );
     await waitForFile(join(sync, 'phase-fanout-running'));
+    await waitForTitle(name, 'fanout-running');
     expect(tmux('display-message', '-p', '-t', name, '#{cursor_flag}').trim()).toBe('0');
     tmux('send-keys', '-t', name, 'C-c');
     const start = Date.now();
