@@ -6,22 +6,47 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import { cleanupTempDirs, events, ofType, startedBeforeFirstDone, tempProject } from './helpers/run-fixtures.js';
+import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { runFolderName } from '../helpers/run-folder.js';
+import { cleanupTempDirs, events, ofType, startedBeforeFirstDone, tempProject, until } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
 /** Runs the recipe in `dir` with `agentsPerThread` agents to a thread; the outcome and its run log. */
-async function runSharing(dir: string, agentsPerThread: number) {
+async function runSharing(dir: string, agentsPerThread: number, env?: NodeJS.ProcessEnv) {
   const r = await runRecipeFile(
     join(dir, 'recipe.yaml'),
     { cwd: dir },
-    { runsDir: join(dir, 'runs'), agentsPerThread },
+    { runsDir: join(dir, 'runs'), agentsPerThread, ...(env ? { env } : {}) },
   );
   if (!r.ok) throw new Error(JSON.stringify(r));
   return { outcome: r.outcome, log: events(r.outcome.dir) };
 }
 
 const FAULTS = join(import.meta.dirname, '..', 'reliability', 'fixtures', 'fault-extension.ts');
+
+/**
+ * The patient agent's model: a local API that answers no call before the patient's retry is
+ * logged in `runsDir`. Its first attempt is surely still waiting when their shared thread ends,
+ * however late a loaded machine starts them, and its retry is answered at once.
+ */
+async function startPatientApi(runsDir: string) {
+  const retried = () => {
+    const run = runFolderName(runsDir);
+    return run !== undefined && ofType(events(join(runsDir, run)), 'instance_retry').some((e) => e.key === 'patient');
+  };
+  const server = await startFakeAnthropic({
+    respond: async () => {
+      await until('the patient to be retried', () => retried() || undefined, 90_000);
+      return { kind: 'message', content: [{ type: 'text', text: 'finished patiently' }] };
+    },
+  });
+  const env = { ...process.env, ANTHROPIC_API_KEY: 'sk-test-patient', ANTHROPIC_BASE_URL: server.url };
+  return { env, close: () => server.close() };
+}
+
+/** The agent of the patient task in these recipes (its model is startPatientApi's). */
+const WAITER = 'waiter: { tools: [], provider: anthropic, model: claude-haiku-4-5, summaries: extractive }';
 
 describe('agents sharing worker threads', { timeout: 60_000 }, () => {
   it('four slow agents on two threads all run at the same time', async () => {
@@ -52,6 +77,7 @@ script: script.yaml
 concurrency: 2
 agents:
   breaker: { tools: [fault], extensions: ["${FAULTS}"] }
+  ${WAITER}
 tasks:
   - id: stuck
     agent: breaker
@@ -59,28 +85,28 @@ tasks:
     timeout: 1s
     on_failure: continue
   - id: patient
+    agent: waiter
     prompt: "Be patient"
 `,
       'script.yaml': `conversations:
   - match: "Get stuck"
     turns:
       - tools: [{ name: fault, args: { mode: stuck } }]
-  - match: "Be patient"
-    turns:
-      - { text: "finished patiently", delay_ms: 20000 }
 `,
     });
-    // The patient reply outlasts the stuck agent's timeout (1 s) plus the abort grace (3 s) by far,
-    // so its thread is terminated while it still waits, however late a loaded machine starts them
-    // (with 6 s it sometimes finished first, and there was nothing to retry); its retry waits again.
-    const { log } = await runSharing(dir, 2);
-    const failed = ofType(log, 'instance_failed').find((e) => e.key === 'stuck');
-    expect(failed).toMatchObject({ failure: 'timeout', final: true });
-    const retry = ofType(log, 'instance_retry').find((e) => e.key === 'patient');
-    expect(retry?.failure).toBe('crashed');
-    expect(retry?.error).toMatch(/stuck, which shared it, did not stop when aborted/);
-    const done = ofType(log, 'instance_done').find((e) => e.key === 'patient');
-    expect(done).toMatchObject({ attempt: 2, text: 'finished patiently' });
+    const api = await startPatientApi(join(dir, 'runs'));
+    try {
+      const { log } = await runSharing(dir, 2, api.env);
+      const failed = ofType(log, 'instance_failed').find((e) => e.key === 'stuck');
+      expect(failed).toMatchObject({ failure: 'timeout', final: true });
+      const retry = ofType(log, 'instance_retry').find((e) => e.key === 'patient');
+      expect(retry?.failure).toBe('crashed');
+      expect(retry?.error).toMatch(/stuck, which shared it, did not stop when aborted/);
+      const done = ofType(log, 'instance_done').find((e) => e.key === 'patient');
+      expect(done).toMatchObject({ attempt: 2, text: 'finished patiently' });
+    } finally {
+      await api.close();
+    }
   }, 120_000);
 
   it('a crash of a shared thread is charged to nobody: both agents retry on threads of their own, where the crasher fails alone', async () => {
@@ -91,6 +117,7 @@ script: script.yaml
 concurrency: 2
 agents:
   breaker: { tools: [fault], extensions: ["${FAULTS}"] }
+  ${WAITER}
 tasks:
   - id: crasher
     agent: breaker
@@ -98,6 +125,7 @@ tasks:
     retries: { count: 0 }
     on_failure: continue
   - id: patient
+    agent: waiter
     prompt: "Be patient"
     retries: { count: 0 }
 `,
@@ -107,12 +135,10 @@ tasks:
       - tools: [{ name: fault, args: { mode: throw } }]
       - tools: [{ name: fault, args: { mode: throw } }]
       - tools: [{ name: fault, args: { mode: throw } }]
-  - match: "Be patient"
-    turns:
-      - { text: "finished patiently", delay_ms: 1500 }
 `,
     });
-    const { outcome, log } = await runSharing(dir, 2);
+    const api = await startPatientApi(join(dir, 'runs'));
+    const { outcome, log } = await runSharing(dir, 2, api.env).finally(() => api.close());
     // Both were on the one thread when it died: neither retry is charged, both move to threads of their own.
     const retries = ofType(log, 'instance_retry');
     expect(retries.map((e) => [e.key, e.failure, e.uncharged, e.isolated]).sort()).toEqual([
