@@ -87,10 +87,20 @@ export function pastMaxFailed(t: TaskState): string | undefined {
 
 /** What the scheduler knows of an instance: its write scope, its task's max_parallel, its level, its threads (a pair: 2). */
 export function schedulable(t: TaskState, inst: InstanceState): SchedulableInstance {
+/**
+ * Whether overlapping `writes:` keep `t`'s instances from running at once: yes when they write in
+ * the checkout, no when each works in a worktree whose work lands through the merge train (it
+ * merges them), unless the task asks for `serialize: overlapping`.
+ */
+function sharesCheckout(t: TaskState): boolean {
+  const trains = t.task.isolation === 'worktree' && t.task.merge === 'apply' && t.task.land === 'train';
+  return !trains || t.task.serialize === 'overlapping';
+}
+
   const s: SchedulableInstance = {
     id: inst.id,
     task: t.task.id,
-    writes: writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []),
+    writes: sharesCheckout(t) ? writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []) : [],
     order: t.level,
     threads: t.task.kind === 'pair' ? 2 : 1,
   };

@@ -120,6 +120,13 @@ export class Workspaces {
       });
   }
 
+  /** Whether the work of `t`'s instances lands through the merge train. */
+  trains(t: TaskState): boolean {
+    return (
+      this.train !== undefined && t.task.isolation === 'worktree' && t.task.merge === 'apply' && t.task.land === 'train'
+    );
+  }
+
   /** The prompts instances were given by their task, kept when a repair's prompt takes their place. */
   private readonly taskPrompts = new Map<string, string>();
 
@@ -180,7 +187,16 @@ export class Workspaces {
       const wt = join(this.ctx.store.dir, 'worktrees', inst.id);
       const commitSnap = await this.batches.snapshot(root, root);
       if (!commitSnap.ok) return failed('workspace', commitSnap.error);
-      const r = await this.withGitLock(root, () => addWorktree(root, wt, commitSnap.commit));
+      let start = commitSnap.commit;
+      if (this.trains(t)) {
+        // Through the train, work starts from the checkout as it is (what landed before it included), not HEAD.
+        const tip = await this.withGitLock(root, () =>
+          commitOfTree(root, commitSnap.tree, commitSnap.commit, `orchestrate: the checkout ${inst.id} starts from`),
+        );
+        if (!tip.ok) return failed('workspace', tip.error);
+        start = tip.commit;
+      }
+      const r = await this.withGitLock(root, () => addWorktree(root, wt, start));
       if (!r.ok) return failed('error', r.error);
       inst.workCwd = join(wt, relative(root, cwd));
       const snap = await this.batches.snapshot(root, inst.workCwd, wt);
@@ -266,7 +282,7 @@ export class Workspaces {
       }
       for (const f of d.files) files.push(pathFromRoot(this.ctx.recipeDir, join(g.root, f)));
     }
-    if (this.train && t.task.merge === 'apply' && t.task.land === 'train' && g.worktree && d.patch.trim()) {
+    if (this.train && this.trains(t) && g.worktree && d.patch.trim()) {
       const landed = await this.train.land(t, inst, d.patch, t.task.maxRepairs);
       if (landed.ok) return { ok: true, files, ...(patchFile ? { patchFile } : {}), applied: true };
       const why = landed.failure === 'verify_failed' ? ('verify' as const) : ('conflict' as const);

@@ -147,19 +147,22 @@ describe('land: train', { timeout: 240_000 }, () => {
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
     const steps = ofType(events(r.outcome.dir), 'train_step');
+    // Whichever lands second breaks verify on the merged tree (each passed it alone) and is repaired.
+    const second = steps.find((s) => s.phase === 'verify_failed')!.key;
+    const first = second === 'rename' ? 'extra' : 'rename';
     expect(steps.map((s) => `${s.key} ${s.phase}`)).toEqual([
-      'rename landing',
-      'rename landed',
-      'extra verify_failed',
-      'extra repair',
-      'extra landing',
-      'extra landed',
+      `${first} landing`,
+      `${first} landed`,
+      `${second} verify_failed`,
+      `${second} repair`,
+      `${second} landing`,
+      `${second} landed`,
     ]);
     const failed = steps.find((s) => s.phase === 'verify_failed')!;
     expect(failed.verify?.[0]).toMatchObject({ ok: false });
     expect(failed.verify?.[0]?.output).toContain('undefined: foo');
     // The repair's first message carried the failing output.
-    const session = readFileSync(join(r.outcome.dir, 'sessions', 'extra.repair-1.jsonl'), 'utf8');
+    const session = readFileSync(join(r.outcome.dir, 'sessions', `${second}.repair-1.jsonl`), 'utf8');
     expect(session).toContain('undefined: foo');
     for (const f of ['defs.txt', 'use1.txt', 'use2.txt'])
       expect(readFileSync(join(dir, 'repo', f), 'utf8')).toBe('bar\n');
@@ -172,16 +175,21 @@ describe('land: train', { timeout: 240_000 }, () => {
     expect(r.outcome.status).toBe('failed');
     const log = events(r.outcome.dir);
     const failed = ofType(log, 'instance_failed');
-    expect(failed.map((e) => [e.key, e.failure, e.final])).toEqual([['extra', 'verify_failed', true]]);
+    expect(failed.map((e) => [e.failure, e.final])).toEqual([['verify_failed', true]]);
     expect(failed[0]!.error).toContain('undefined: foo');
+    const second = failed[0]!.key;
+    const first = second === 'rename' ? 'extra' : 'rename';
     expect(ofType(log, 'train_step').map((s) => `${s.key} ${s.phase}`)).toEqual([
-      'rename landing',
-      'rename landed',
-      'extra verify_failed',
-      'extra failed',
+      `${first} landing`,
+      `${first} landed`,
+      `${second} verify_failed`,
+      `${second} failed`,
     ]);
-    expect(existsSync(join(dir, 'repo', 'use2.txt'))).toBe(false);
-    expect(readFileSync(join(dir, 'repo', 'defs.txt'), 'utf8')).toBe('bar\n');
+    // The checkout holds the first one's work alone, and still passes verify.
+    const repo = join(dir, 'repo');
+    expect(existsSync(join(repo, 'use2.txt'))).toBe(first === 'extra');
+    expect(readFileSync(join(repo, 'defs.txt'), 'utf8')).toBe(first === 'rename' ? 'bar\n' : 'foo\n');
+    execFileSync('sh', ['-c', VERIFY_NAMES], { cwd: repo });
   });
 
   it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
@@ -196,16 +204,20 @@ describe('land: train', { timeout: 240_000 }, () => {
   });
 });
 
+/** verify of the semantic conflict: every name used in use*.txt is defined in defs.txt. */
+const VERIFY_NAMES = 'for w in $(cat use*.txt); do grep -qx "$w" defs.txt || { echo "undefined: $w"; exit 1; }; done';
+
 /**
  * A semantic conflict: `rename` renames foo to bar where it is defined and used; `extra` (started
- * from the same commit) adds a use of foo. Each passes verify alone; merged, foo is undefined.
+ * from the same tip) adds a use of foo. Each passes verify alone; merged, a name is undefined.
+ * The repair of either keeps both changes: everything says bar.
  */
 function renameProject(maxRepairs: number): string {
-  const verify = 'for w in $(cat use*.txt); do grep -qx "$w" defs.txt || { echo "undefined: $w"; exit 1; }; done';
   const dir = tempProject({
     'recipe.yaml': `name: train-verify
 provider: scripted
 script: script.yaml
+concurrency: 2
 agents:
   editor: { tools: [bash] }
 defaults:
@@ -214,12 +226,11 @@ defaults:
   isolation: worktree
   land: train
   max_repairs: ${maxRepairs}
-  verify: '${verify}'
+  verify: '${VERIFY_NAMES}'
 tasks:
   - id: rename
     prompt: "Task rename"
   - id: extra
-    needs: [rename]
     prompt: "Task extra"
 `,
     'script.yaml': `conversations:
@@ -227,6 +238,10 @@ tasks:
     turns:
       - tools: [{ name: bash, args: { command: "printf 'bar\\\\n' > use2.txt" } }]
       - text: "extra repaired"
+  - match: "^Repair 1 of 1[\\\\s\\\\S]*Task rename"
+    turns:
+      - tools: [{ name: bash, args: { command: "for f in defs.txt use1.txt use2.txt; do printf 'bar\\\\n' > $f; done" } }]
+      - text: "rename repaired"
   - match: "^Task rename"
     turns:
       - tools: [{ name: bash, args: { command: "printf 'bar\\\\n' > defs.txt && printf 'bar\\\\n' > use1.txt" } }]

@@ -19,7 +19,7 @@ const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
 /** Three instances in one repository: `a` edits hello.txt, `b` adds a new file and a binary one, `c` changes nothing. */
-function fanOut(merge: 'branch' | 'apply', extra = ''): Record<string, string> {
+function fanOut(merge: 'branch' | 'apply', extra = '', land?: 'direct'): Record<string, string> {
   return {
     'recipe.yaml': `name: merge-${merge}
 provider: scripted
@@ -33,7 +33,7 @@ tasks:
     cwd: repo
     isolation: worktree
     merge: ${merge}
-    on_failure: continue
+${land ? `    land: ${land}\n` : ''}    on_failure: continue
     prompt: "Unit \${{ item }}"
 `,
     'script.yaml': `conversations:
@@ -112,14 +112,14 @@ describe('isolation: worktree, merge:', () => {
     );
   });
 
-  it('apply: the patches land in the checkout (new and binary files included, the index untouched); a patch that no longer applies fails its instance patch_conflict and changes nothing', async () => {
+  it('apply with land: direct: the patches land in the checkout (new and binary files included, the index untouched); a patch that no longer applies fails its instance patch_conflict and changes nothing', async () => {
     // d edits the same line as a: whichever lands second conflicts.
     const d = `  - match: "Unit d"
     turns:
       - tools: [{ name: edit, args: { path: hello.txt, edits: [{ oldText: "hello", newText: "howdy" }] } }]
       - text: "d: greeting changed differently"
 `;
-    const { repo, out, log } = await run(fanOut('apply', d));
+    const { repo, out, log } = await run(fanOut('apply', d, 'direct'));
     expect(out.status).toBe('failed');
     const done = ofType(log, 'instance_done').map((e) => ({ ...e, key: e.key.replace('unit.', '') }));
     const failed = ofType(log, 'instance_failed').map((e) => ({ ...e, key: e.key.replace('unit.', '') }));
