@@ -69,6 +69,8 @@ export interface ChangesetsView {
   total: number;
   merged: number;
   burndown: { ts: number; merged: number; open: number }[];
+  /** Why changesets.json could not be read. */
+  error?: string;
 }
 
 export interface RunSnapshot {
@@ -180,8 +182,9 @@ function changesetsOf(runDir: string): ChangesetsView | undefined {
   let file: ReturnType<typeof readChangesets>;
   try {
     file = readChangesets(runDir);
-  } catch {
-    return undefined; // a damaged changesets.json: `orchestrate show` names the problem
+  } catch (err) {
+    // A damaged changesets.json: said on the page, as `orchestrate show` says it.
+    return { rows: [], total: 0, merged: 0, burndown: [], error: err instanceof Error ? err.message : String(err) };
   }
   if (!file) return undefined;
   const obs = readObservations(runDir);
@@ -195,7 +198,7 @@ const CONTROLS_SHOWN = 20;
 export function runSnapshot(state: RunState, runDir: string, readOnly: string | undefined): RunSnapshot {
   const depth = levels(state);
   const usage = runUsage(state);
-  const changesets = state.endTs !== undefined || state.publishGates.size ? changesetsOf(runDir) : undefined;
+  const changesets = changesetsOf(runDir);
   return {
     runId: state.runId,
     name: state.name,

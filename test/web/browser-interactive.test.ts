@@ -13,6 +13,9 @@ import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runFolderName } from '../helpers/run-folder.js';
+import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+import { startWebServer } from '../../src/web/web-server.js';
+import { writeCampaign } from './fixtures/campaign.js';
 import { exited, spawnCli } from '../reliability/helpers/reliability-fixtures.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -191,5 +194,42 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
     serve.kill('SIGTERM');
     const stopped = await exited(serve);
     expect(stopped.code).toBe(0);
+  });
+
+  it("draws a finished campaign run: each instance's status, a failure's error, the changesets and the burndown", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'web-view-campaign-'));
+    dirs.push(dir);
+    const { store } = writeSyntheticRun(join(dir, 'runs'));
+    writeCampaign(store.dir);
+    const started = await startWebServer({
+      runsDir: join(dir, 'runs'),
+      host: '127.0.0.1',
+      port: 0,
+      token: 'campaign-token-0123456789',
+      env: {},
+      log: () => {},
+    });
+    if (!started.ok) throw new Error(started.message);
+    try {
+      browser ??= await chromium.launch({ executablePath: CHROMIUM });
+      const page = await browser.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (e) => pageErrors.push(e.message));
+      await page.goto(started.server.url);
+      await page.locator('tr[data-run] a').first().click();
+      await page.waitForSelector(`[data-instance="${KEYS.a}"][data-status="done"]`);
+      await page.locator(`[data-instance="${KEYS.c}"][data-status="failed"] .error`).waitFor();
+      await page.waitForSelector(`[data-instance="${KEYS.review}"][data-status="skipped"]`);
+      await page.waitForSelector('[data-read-only]');
+      expect(await page.locator('[data-changeset]').count()).toBe(2);
+      await page.locator('[data-changeset="change.repo-a"] [data-status="merged"]').waitFor();
+      await page.locator('section.changesets', { hasText: 'burndown: 1/2 merged' }).waitFor();
+      expect(await page.getAttribute('svg[data-burndown]', 'data-burndown')).toBe('2');
+      // No action buttons on a run that ended.
+      expect(await page.locator('[data-action="cancel-run"]').count()).toBe(0);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await started.server.close();
+    }
   });
 });

@@ -9,6 +9,7 @@ import { loadRunFolder } from '../../src/display/run-folder.js';
 import type { Conversation } from '../../src/display/session-conversation.js';
 import { conversationView, runSnapshot } from '../../src/web/run-snapshot.js';
 import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+import { writeCampaign } from './fixtures/campaign.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -67,6 +68,20 @@ describe('runSnapshot', () => {
     ]);
     expect(snap.instances.find((i) => i.key === KEYS.review)?.gated).toBe(true);
     expect(snap.counts.total).toBe(5);
+  });
+});
+
+describe('runSnapshot of a campaign', () => {
+  it('carries its changesets as last observed and the burndown', () => {
+    const store = synthetic();
+    writeCampaign(store.dir);
+    const snap = runSnapshot(loadRunFolder(store.dir).state, store.dir, undefined);
+    expect(snap.changesets).toMatchObject({ total: 2, merged: 1 });
+    expect(snap.changesets!.rows.map((r) => [r.key, r.state])).toEqual([
+      ['change.repo-a', 'merged'],
+      ['change.repo-b', 'open'],
+    ]);
+    expect(snap.changesets!.burndown.map((p) => p.merged)).toEqual([0, 1]);
   });
 });
 

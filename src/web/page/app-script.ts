@@ -216,13 +216,28 @@ function Board(props) {
     }))));
 }
 
+/** Merged changesets over time, as a step line (one point each time the count grew). */
+function Burndown(props) {
+  var pts = props.points;
+  if (pts.length < 2 || !props.total) return null;
+  var W = 320, H = 48, t0 = pts[0].ts, span = Math.max(1, pts[pts.length - 1].ts - t0);
+  var line = pts.map(function (p) {
+    return ((p.ts - t0) / span * W).toFixed(1) + ',' + (H - (p.merged / props.total) * H).toFixed(1);
+  }).join(' ');
+  return h('svg', { class: 'burndown', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'data-burndown': pts.length },
+    h('title', null, 'merged over time'),
+    h('polyline', { points: line, fill: 'none', stroke: 'currentColor', 'stroke-width': 2 }));
+}
+
 function Changesets(props) {
   var c = props.run.changesets;
   if (!c) return null;
+  if (c.error) return h('section', { class: 'changesets' }, h('h2', null, 'Changesets'), h('p', { class: 'error' }, c.error));
   var pct = c.total ? (c.merged / c.total) * 100 : 0;
   return h('section', { class: 'changesets' }, h('h2', null, 'Changesets'),
     h('div', null, 'burndown: ' + c.merged + '/' + c.total + ' merged'),
     h('div', { class: 'meter' }, h('div', { class: 'fill', style: 'width:' + pct.toFixed(1) + '%' })),
+    h(Burndown, { points: c.burndown, total: c.total }),
     h('table', { class: 'grid' }, h('tbody', null, c.rows.map(function (r) {
       return h('tr', { key: r.key, 'data-changeset': r.key },
         h('td', null, r.key), h('td', null, r.repo), h('td', null, h(Badge, { status: r.state })), h('td', { class: 'muted' }, r.diffstat || ''),
