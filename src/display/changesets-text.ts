@@ -1,12 +1,13 @@
 // A campaign's changesets as text: the preview `orchestrate publish <run>` prints (what would be
 // pushed and opened), the table of `orchestrate status <run>` (each pull request's state, checks,
-// review, mergeable), and the burndown line (merged over time) the run view shows.
+// review, mergeable), and the burndown line (merged over time, and how many stand where) the run view shows.
 import {
   type Changeset,
   type ChangesetObservation,
   type ChangesetsFile,
   burndown,
   latestObservations,
+  progressLine,
   readChangesets,
   readObservations,
 } from '../run/changesets.js';
@@ -47,6 +48,10 @@ export interface StatusRow {
   checks?: string;
   review?: string;
   mergeable?: string;
+  /** Failing checks' names; review comments not answered yet; the forge's auto-merge is on. */
+  failing?: string[];
+  unanswered?: number;
+  autoMerge?: boolean;
   error?: string;
 }
 
@@ -61,10 +66,12 @@ export function formatChangesetStatus(rows: readonly StatusRow[], merged: number
   const cells = rows.map((r) => [
     r.key,
     r.state,
-    r.checks ?? '-',
-    r.review ?? '-',
+    r.failing?.length ? `${r.checks ?? 'failing'}: ${r.failing.join(', ')}` : (r.checks ?? '-'),
+    r.unanswered ? `${r.review ?? '-'}, ${r.unanswered} unanswered` : (r.review ?? '-'),
     r.mergeable ?? '-',
-    r.error ? `${r.url ?? ''} (${r.error})`.trim() : (r.url ?? '-'),
+    r.error
+      ? `${r.url ?? ''} (${r.error})`.trim()
+      : `${r.url ?? '-'}${r.autoMerge && r.state !== 'merged' ? ' (auto-merge on)' : ''}`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) =>
@@ -72,7 +79,7 @@ export function formatChangesetStatus(rows: readonly StatusRow[], merged: number
       .map((x, i) => (i === c.length - 1 ? x : pad(x, widths[i]!)))
       .join('  ')
       .trimEnd();
-  return `${[line(head), ...cells.map(line)].join('\n')}\n\n${burndownLine(rows.length, merged)}\n`;
+  return `${[line(head), ...cells.map(line)].join('\n')}\n\n${burndownLine(rows.length, merged)}\n${progressLine(rows)}\n`;
 }
 
 /**
@@ -152,6 +159,9 @@ export function changesetRows(file: ChangesetsFile, obs: readonly ChangesetObser
       ...(o?.checks ? { checks: o.checks } : {}),
       ...(o?.review ? { review: o.review } : {}),
       ...(o?.mergeable ? { mergeable: o.mergeable } : {}),
+      ...(o?.failing?.length ? { failing: o.failing } : {}),
+      ...(o?.unanswered ? { unanswered: o.unanswered } : {}),
+      ...(o?.autoMerge ? { autoMerge: true } : {}),
     };
   });
 }

@@ -1,7 +1,8 @@
 // What publishing needs from a forge (GitHub, GitLab), whatever its API: find, open, update and
-// close the pull/merge request of a branch, and read how it stands (state, checks, review,
-// mergeable). Tokens come from the environment (GITHUB_TOKEN / GH_TOKEN, GITLAB_TOKEN) or, for
-// GitHub, `gh auth token`; they are handed to the client and the push, and never printed,
+// close the pull/merge request of a branch, read how it stands (state, checks, review,
+// mergeable), the evidence a follow-up needs (failing jobs' logs, review comments), answer review
+// comments and turn on the forge's own auto-merge. Tokens come from the environment
+// (GITHUB_TOKEN / GH_TOKEN, GITLAB_TOKEN) or, for GitHub, `gh auth token`; they are handed to the client and the push, and never printed,
 // logged or written to the run folder (errors carry the API's message, never the request).
 import { spawnSync } from 'node:child_process';
 import type { ForgeKind } from '../recipe/publish-spec.js';
@@ -34,9 +35,54 @@ export interface PullRequestStatus {
   checks: 'passing' | 'failing' | 'pending' | 'none';
   review: 'approved' | 'changes_requested' | 'review_required' | 'none';
   mergeable: 'mergeable' | 'needs_rebase' | 'unknown';
+  /** The commit the forge sees at the head of the branch (what CI ran on). */
+  headSha?: string;
+  /** Names of the failing checks, commit statuses or pipeline jobs. */
+  failing?: string[];
+  /** Review comments (line comments, discussions) that no reply of orchestrate answers yet. */
+  unanswered?: number;
+  /** The forge's own auto-merge is on (GitHub auto-merge, GitLab merge when the pipeline succeeds). */
+  autoMerge?: boolean;
 }
 
-/** Every call that changes something on the forge is one of the create/update/add/request/close methods. */
+/** One failing check of a pull request's head, with the end of its log when the forge keeps one. */
+export interface CiFailure {
+  /** Stable across looks at the same head: the check run, status context or job. */
+  id: string;
+  name: string;
+  kind: 'check' | 'status' | 'job';
+  url?: string;
+  /** What the forge says of it (a check's title and summary, a status's description). */
+  summary?: string;
+  /** The whole job log as the forge serves it (GitHub Actions logs, GitLab job trace). */
+  log?: string;
+}
+
+/** A review comment someone left on a line (GitHub review comment, GitLab diff discussion note). */
+export interface ReviewComment {
+  /** The comment's id (what a reply answers). */
+  id: string;
+  /** The thread it starts (GitLab: the discussion id; GitHub: the comment's own id). */
+  thread: string;
+  author: string;
+  body: string;
+  path?: string;
+  line?: number;
+  /** A reply of orchestrate (it carries ANSWER_MARK) follows it in its thread. */
+  answered: boolean;
+}
+
+/**
+ * The mark every reply orchestrate writes carries (an HTML comment: reviewers do not see it): a
+ * look at the forge tells answered comments from unanswered ones, so a restarted follow-up
+ * never answers a comment twice.
+ */
+export const ANSWER_MARK = '<!-- orchestrate: follow-up reply -->';
+
+/** What `enableAutoMerge` did: turned the forge's auto-merge on, or merged right away (nothing left to wait for). */
+export type AutoMergeOutcome = 'enabled' | 'already' | 'merged';
+
+/** Every call that changes something on the forge is one of the create/update/add/request/close/reply/enable methods. */
 export interface Forge {
   /** The open pull request whose head is `head` (into `base`), if any. */
   findOpen(repository: string, head: string, base: string): Promise<PullRequest | undefined>;
@@ -48,6 +94,14 @@ export interface Forge {
   requestReviewers(repository: string, number: number, reviewers: string[]): Promise<void>;
   close(repository: string, number: number): Promise<void>;
   status(repository: string, number: number): Promise<PullRequestStatus>;
+  /** The failing checks of the head commit `sha`, with their logs. */
+  ciFailures(repository: string, number: number, sha: string): Promise<CiFailure[]>;
+  /** The line comments of reviewers (not orchestrate's own replies), oldest first. */
+  reviewComments(repository: string, number: number): Promise<ReviewComment[]>;
+  /** Answers `comment` in its thread (the body gets ANSWER_MARK). */
+  reply(repository: string, number: number, comment: ReviewComment, body: string): Promise<void>;
+  /** The forge's own auto-merge: it merges once its required checks (and approvals) pass. */
+  enableAutoMerge(repository: string, number: number): Promise<AutoMergeOutcome>;
 }
 
 /** A forge answered with an error: its HTTP status and the API's own message (no request, no token). */

@@ -2,16 +2,31 @@
 // the throttling plugin (primary and secondary rate limits: waits as GitHub asks, writes spaced
 // as its guidelines say) and the retry plugin (server errors retried with backoff). Octokit's
 // own logging is silenced: nothing it would print reaches the user's terminal or the run folder.
+// CI is read from both of GitHub's kinds (check runs and commit statuses), a failing Actions job's
+// log from the Actions logs API, review comments from the pulls comments API; auto-merge is
+// GraphQL's enablePullRequestAutoMerge (a pull request with nothing left to wait for is merged).
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
-import { type Forge, ForgeError, type PullRequest, type PullRequestStatus, apiBase } from './forge.js';
+import {
+  ANSWER_MARK,
+  type CiFailure,
+  type Forge,
+  ForgeError,
+  type PullRequest,
+  type PullRequestStatus,
+  type ReviewComment,
+  apiBase,
+} from './forge.js';
 
 const Client = Octokit.plugin(throttling, retry);
 type ClientInstance = InstanceType<typeof Client>;
 
 /** Rate-limit waits are retried this many times before the call fails. */
 const LIMIT_RETRIES = 3;
+
+/** Check run conclusions that fail a pull request's CI. */
+const FAILED_CONCLUSIONS = ['failure', 'timed_out', 'cancelled', 'action_required', 'startup_failure'];
 
 function split(repository: string): { owner: string; repo: string } {
   const i = repository.indexOf('/');
@@ -85,6 +100,70 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     };
   };
 
+  /** CI of a commit: its check runs and its commit statuses (GitHub keeps both, and either can fail). */
+  const ciOf = async (
+    owner: string,
+    repo: string,
+    sha: string,
+  ): Promise<{ checks: PullRequestStatus['checks']; failures: CiFailure[] }> => {
+    const [checks, statuses] = await Promise.all([
+      octokit.rest.checks.listForRef({ owner, repo, ref: sha, per_page: 100 }),
+      octokit.rest.repos.getCombinedStatusForRef({ owner, repo, ref: sha, per_page: 100 }),
+    ]);
+    const failures: CiFailure[] = [];
+    let pending = false;
+    for (const r of checks.data.check_runs) {
+      if (r.status !== 'completed') pending = true;
+      else if (FAILED_CONCLUSIONS.includes(r.conclusion ?? ''))
+        failures.push({
+          id: String(r.id),
+          name: r.name,
+          kind: 'check',
+          ...(r.html_url ? { url: r.html_url } : {}),
+          ...(r.output?.title || r.output?.summary
+            ? { summary: [r.output.title, r.output.summary].filter(Boolean).join(': ') }
+            : {}),
+        });
+    }
+    for (const st of statuses.data.statuses) {
+      if (st.state === 'pending') pending = true;
+      else if (st.state === 'failure' || st.state === 'error')
+        failures.push({
+          id: `status:${st.context}`,
+          name: st.context,
+          kind: 'status',
+          ...(st.target_url ? { url: st.target_url } : {}),
+          ...(st.description ? { summary: st.description } : {}),
+        });
+    }
+    const any = checks.data.check_runs.length + statuses.data.statuses.length > 0;
+    return {
+      checks: !any ? 'none' : failures.length ? 'failing' : pending ? 'pending' : 'passing',
+      failures,
+    };
+  };
+
+  /** Reviewers' line comments, each marked answered when a reply of orchestrate follows it in its thread. */
+  const reviewCommentsOf = async (owner: string, repo: string, number: number): Promise<ReviewComment[]> => {
+    const { data } = await octokit.rest.pulls.listReviewComments({ owner, repo, pull_number: number, per_page: 100 });
+    return data
+      .filter((c) => !c.body.includes(ANSWER_MARK))
+      .map((c) => {
+        const thread = c.in_reply_to_id ?? c.id;
+        const line = c.line ?? c.original_line;
+        return {
+          id: String(c.id),
+          thread: String(thread),
+          author: c.user?.login ?? 'someone',
+          body: c.body,
+          path: c.path,
+          ...(typeof line === 'number' ? { line } : {}),
+          // A thread is answered by a reply of orchestrate after this comment (GitHub threads are flat).
+          answered: data.some((r) => r.body.includes(ANSWER_MARK) && r.in_reply_to_id === thread && r.id > c.id),
+        };
+      });
+  };
+
   return {
     findOpen: (repository, head, base) =>
       call('list pull requests', async () => {
@@ -149,15 +228,11 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
       call(`status of pull request #${number}`, async (): Promise<PullRequestStatus> => {
         const { owner, repo } = split(repository);
         const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
-        const [checks, reviews] = await Promise.all([
-          octokit.rest.checks.listForRef({ owner, repo, ref: data.head.sha, per_page: 100 }),
+        const [ci, reviews, comments] = await Promise.all([
+          ciOf(owner, repo, data.head.sha),
           octokit.rest.pulls.listReviews({ owner, repo, pull_number: number, per_page: 100 }),
+          reviewCommentsOf(owner, repo, number),
         ]);
-        const runs = checks.data.check_runs;
-        const failing = runs.some((r) =>
-          ['failure', 'timed_out', 'cancelled', 'action_required', 'startup_failure'].includes(r.conclusion ?? ''),
-        );
-        const pending = runs.some((r) => r.status !== 'completed');
         // A reviewer's latest review counts (an approval after requested changes clears them).
         const latest = new Map<string, string>();
         for (const r of reviews.data) if (r.user?.login && r.state !== 'COMMENTED') latest.set(r.user.login, r.state);
@@ -165,7 +240,7 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
         return {
           state: data.merged ? 'merged' : data.state !== 'open' ? 'closed' : data.draft ? 'draft' : 'open',
           url: data.html_url,
-          checks: runs.length === 0 ? 'none' : failing ? 'failing' : pending ? 'pending' : 'passing',
+          checks: ci.checks,
           review: states.includes('CHANGES_REQUESTED')
             ? 'changes_requested'
             : states.includes('APPROVED')
@@ -179,7 +254,61 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
               : data.mergeable === true
                 ? 'mergeable'
                 : 'unknown',
+          headSha: data.head.sha,
+          failing: ci.failures.map((f) => f.name),
+          unanswered: comments.filter((c) => !c.answered).length,
+          autoMerge: data.auto_merge != null,
         };
+      }),
+    ciFailures: (repository, number, sha) =>
+      call(`failing checks of #${number}`, async () => {
+        const { owner, repo } = split(repository);
+        const { failures } = await ciOf(owner, repo, sha);
+        for (const f of failures) {
+          if (f.kind !== 'check') continue;
+          // An Actions check run's id is its job's id; other apps' checks have no log here (404).
+          try {
+            const log = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo, job_id: Number(f.id) });
+            if (typeof log.data === 'string') f.log = log.data;
+          } catch (err) {
+            if ((err as { status?: number }).status !== 404 && (err as { status?: number }).status !== 410) throw err;
+          }
+        }
+        return failures;
+      }),
+    reviewComments: (repository, number) =>
+      call(`review comments of #${number}`, () => {
+        const { owner, repo } = split(repository);
+        return reviewCommentsOf(owner, repo, number);
+      }),
+    reply: (repository, number, comment, body) =>
+      call(`reply to review comment ${comment.id} on #${number}`, async () => {
+        const { owner, repo } = split(repository);
+        await octokit.rest.pulls.createReplyForReviewComment({
+          owner,
+          repo,
+          pull_number: number,
+          comment_id: Number(comment.thread),
+          body: `${body}\n\n${ANSWER_MARK}`,
+        });
+      }),
+    enableAutoMerge: (repository, number) =>
+      call(`auto-merge of #${number}`, async () => {
+        const { owner, repo } = split(repository);
+        const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+        if (data.auto_merge != null) return 'already';
+        try {
+          await octokit.graphql(
+            'mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id }) { pullRequest { autoMergeRequest { enabledAt } } } }',
+            { id: data.node_id },
+          );
+          return 'enabled';
+        } catch (err) {
+          // GitHub refuses auto-merge on a pull request that could merge now ("clean status"): merge it.
+          if (!/clean status/i.test(err instanceof Error ? err.message : String(err))) throw err;
+          await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha: data.head.sha });
+          return 'merged';
+        }
       }),
   };
 }

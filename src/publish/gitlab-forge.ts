@@ -1,8 +1,19 @@
 // GitLab (gitlab.com, or self-hosted through publish.base_url) as a Forge, through its REST API v4
 // with fetch: merge requests by source branch, drafts as GitLab marks them (a "Draft: " title),
 // reviewers by user id, the head pipeline as checks, approvals as the review state. A 429 waits
-// as Retry-After says and a server error is retried with backoff, a few times.
-import { type Forge, ForgeError, type PullRequest, type PullRequestStatus, apiBase } from './forge.js';
+// as Retry-After says and a server error is retried with backoff, a few times. A follow-up reads
+// the head pipeline's failed jobs and their traces, and the diff discussions, and answers in the
+// discussion; auto-merge is "merge when the pipeline succeeds".
+import {
+  ANSWER_MARK,
+  type CiFailure,
+  type Forge,
+  ForgeError,
+  type PullRequest,
+  type PullRequestStatus,
+  type ReviewComment,
+  apiBase,
+} from './forge.js';
 
 const DRAFT = 'Draft: ';
 const RETRIES = 3;
@@ -19,7 +30,16 @@ interface MergeRequest {
   sha?: string;
   detailed_merge_status?: string;
   has_conflicts?: boolean;
-  head_pipeline?: { status?: string } | null;
+  head_pipeline?: { id?: number; status?: string; sha?: string } | null;
+  merge_when_pipeline_succeeds?: boolean;
+}
+
+interface Note {
+  id: number;
+  body: string;
+  author?: { username?: string };
+  system?: boolean;
+  position?: { new_path?: string; new_line?: number | null; old_path?: string; old_line?: number | null } | null;
 }
 
 export interface GitLabForgeOptions {
@@ -35,7 +55,7 @@ export function gitlabForge(opts: GitLabForgeOptions): Forge {
   const base = apiBase('gitlab', opts.baseUrl);
   const project = (repository: string) => `${base}/projects/${encodeURIComponent(repository)}`;
 
-  const request = async <T>(method: string, url: string, what: string, body?: unknown): Promise<T> => {
+  const request = async <T>(method: string, url: string, what: string, body?: unknown, raw = false): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
@@ -73,6 +93,7 @@ export function gitlabForge(opts: GitLabForgeOptions): Forge {
         }
         throw new ForgeError(`GitLab ${what}: ${res.status} ${message}`, res.status);
       }
+      if (raw) return text as T;
       return (text ? JSON.parse(text) : undefined) as T;
     }
   };
@@ -90,6 +111,48 @@ export function gitlabForge(opts: GitLabForgeOptions): Forge {
   });
   const mr = (repository: string, number: number) =>
     request<MergeRequest>('GET', `${project(repository)}/merge_requests/${number}`, `get merge request !${number}`);
+
+  /** The failed jobs of a pipeline (names and links; their traces are read by ciFailures). */
+  const failedJobs = async (repository: string, pipeline: number): Promise<CiFailure[]> => {
+    const jobs = await request<{ id: number; name: string; web_url?: string; failure_reason?: string }[]>(
+      'GET',
+      `${project(repository)}/pipelines/${pipeline}/jobs?scope[]=failed&per_page=100`,
+      `failed jobs of pipeline ${pipeline}`,
+    );
+    return jobs.map((j) => ({
+      id: String(j.id),
+      name: j.name,
+      kind: 'job' as const,
+      ...(j.web_url ? { url: j.web_url } : {}),
+      ...(j.failure_reason ? { summary: j.failure_reason } : {}),
+    }));
+  };
+
+  /** The notes of diff discussions (by reviewers), each answered when a later note of orchestrate is in its discussion. */
+  const reviewCommentsOf = async (repository: string, number: number): Promise<ReviewComment[]> => {
+    const discussions = await request<{ id: string; notes: Note[] }[]>(
+      'GET',
+      `${project(repository)}/merge_requests/${number}/discussions?per_page=100`,
+      `discussions of !${number}`,
+    );
+    const out: ReviewComment[] = [];
+    for (const d of discussions) {
+      d.notes.forEach((n, i) => {
+        if (n.system || !n.position || n.body.includes(ANSWER_MARK)) return;
+        const line = n.position.new_line ?? n.position.old_line;
+        out.push({
+          id: String(n.id),
+          thread: d.id,
+          author: n.author?.username ?? 'someone',
+          body: n.body,
+          ...(n.position.new_path ? { path: n.position.new_path } : {}),
+          ...(typeof line === 'number' ? { line } : {}),
+          answered: d.notes.slice(i + 1).some((r) => r.body.includes(ANSWER_MARK)),
+        });
+      });
+    }
+    return out;
+  };
 
   return {
     findOpen: async (repository, head, target) => {
@@ -153,11 +216,17 @@ export function gitlabForge(opts: GitLabForgeOptions): Forge {
     },
     status: async (repository, number): Promise<PullRequestStatus> => {
       const m = await mr(repository, number);
-      const approvals = await request<{ approved?: boolean; approvals_left?: number }>(
-        'GET',
-        `${project(repository)}/merge_requests/${number}/approvals`,
-        `approvals of !${number}`,
-      );
+      const [approvals, comments, failures] = await Promise.all([
+        request<{ approved?: boolean; approvals_left?: number }>(
+          'GET',
+          `${project(repository)}/merge_requests/${number}/approvals`,
+          `approvals of !${number}`,
+        ),
+        reviewCommentsOf(repository, number),
+        m.head_pipeline?.id && m.head_pipeline.status === 'failed'
+          ? failedJobs(repository, m.head_pipeline.id)
+          : Promise.resolve([]),
+      ]);
       const pipeline = m.head_pipeline?.status;
       const pr = toPr(m);
       return {
@@ -170,14 +239,59 @@ export function gitlabForge(opts: GitLabForgeOptions): Forge {
             : ['failed', 'canceled'].includes(pipeline)
               ? 'failing'
               : 'pending',
-        review: approvals.approved ? 'approved' : (approvals.approvals_left ?? 0) > 0 ? 'review_required' : 'none',
+        review: approvals.approved
+          ? 'approved'
+          : m.detailed_merge_status === 'requested_changes'
+            ? 'changes_requested'
+            : (approvals.approvals_left ?? 0) > 0
+              ? 'review_required'
+              : 'none',
         mergeable:
           m.has_conflicts || m.detailed_merge_status === 'need_rebase' || m.detailed_merge_status === 'conflict'
             ? 'needs_rebase'
             : m.detailed_merge_status === 'mergeable'
               ? 'mergeable'
               : 'unknown',
+        ...(m.sha ? { headSha: m.sha } : {}),
+        failing: failures.map((f) => f.name),
+        unanswered: comments.filter((c) => !c.answered).length,
+        autoMerge: m.merge_when_pipeline_succeeds === true,
       };
+    },
+    ciFailures: async (repository, number, sha) => {
+      const m = await mr(repository, number);
+      const p = m.head_pipeline;
+      if (!p?.id || p.sha !== sha || p.status !== 'failed') return [];
+      const jobs = await failedJobs(repository, p.id);
+      for (const j of jobs)
+        j.log = await request<string>(
+          'GET',
+          `${project(repository)}/jobs/${j.id}/trace`,
+          `trace of job ${j.id}`,
+          undefined,
+          true,
+        );
+      return jobs;
+    },
+    reviewComments: (repository, number) => reviewCommentsOf(repository, number),
+    reply: async (repository, number, comment, body) => {
+      await request(
+        'POST',
+        `${project(repository)}/merge_requests/${number}/discussions/${encodeURIComponent(comment.thread)}/notes`,
+        `reply in discussion ${comment.thread} of !${number}`,
+        { body: `${body}\n\n${ANSWER_MARK}` },
+      );
+    },
+    enableAutoMerge: async (repository, number) => {
+      const m = await mr(repository, number);
+      if (m.merge_when_pipeline_succeeds) return 'already';
+      const after = await request<MergeRequest>(
+        'PUT',
+        `${project(repository)}/merge_requests/${number}/merge`,
+        `merge when the pipeline of !${number} succeeds`,
+        { merge_when_pipeline_succeeds: true, ...(m.sha ? { sha: m.sha } : {}) },
+      );
+      return after.state === 'merged' ? 'merged' : 'enabled';
     },
   };
 }

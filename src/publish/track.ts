@@ -1,5 +1,6 @@
 // `orchestrate status <run>`: how each changeset's pull request stands now (open, draft, merged,
-// closed; checks; review; mergeable or needs a rebase), asked of its forge. Each look is appended
+// closed; checks and which fail; review and unanswered comments; mergeable or needs a rebase;
+// auto-merge), asked of its forge, as one ChangesetStatus each. Each look is appended
 // to changesets-status.jsonl with its time, which is what the burndown (merged over time) of
 // report.html and the run view is drawn from. A git-forge changeset (no pull request) shows as
 // pushed until the commit orchestrate pushed is reachable from its base branch on the remote
@@ -8,8 +9,10 @@ import { resolve } from 'node:path';
 import {
   type Changeset,
   type ChangesetObservation,
+  type ChangesetProgress,
   type ChangesetsFile,
   appendObservations,
+  changesetProgress,
   readChangesets,
 } from '../run/changesets.js';
 import { foldEvents } from '../run/run-fold.js';
@@ -21,12 +24,41 @@ import { type Forge, ForgeError, forgeToken, withoutSecrets } from './forge.js';
 import { githubForge } from './github-forge.js';
 import { gitlabForge } from './gitlab-forge.js';
 
-export interface TrackedChangeset extends ChangesetObservation {
+/**
+ * How one changeset stands now, as every view shows it (status, --watch, --json, the MCP server,
+ * the web view): what the forge said (state, checks, review, mergeable, failing checks, unanswered
+ * comments, auto-merge), where that puts it in the burndown, and the follow-up rounds it had.
+ */
+export interface ChangesetStatus extends ChangesetObservation {
   repo: string;
   branch: string;
   title: string;
+  progress: ChangesetProgress;
+  /** Follow-up rounds run for it (publish --follow-up). */
+  followUps?: number;
   /** Why the forge could not be asked (no token, an API error). */
   error?: string;
+}
+
+/** The name `status --watch` and the display have used for it. */
+export type TrackedChangeset = ChangesetStatus;
+
+/** The one place a ChangesetStatus is made: a changeset and what was observed of it. */
+export function changesetStatus(
+  c: Pick<Changeset, 'key' | 'repo' | 'branch' | 'title' | 'followUps'>,
+  o: Omit<ChangesetObservation, 'key'>,
+  error?: string,
+): ChangesetStatus {
+  return {
+    key: c.key,
+    repo: c.repo,
+    branch: c.branch,
+    title: c.title,
+    ...o,
+    progress: changesetProgress(o),
+    ...(c.followUps?.length ? { followUps: c.followUps.length } : {}),
+    ...(error !== undefined ? { error } : {}),
+  };
 }
 
 export interface TrackResult {
@@ -49,7 +81,6 @@ export async function trackRun(
   let fold: ReturnType<typeof foldEvents> | undefined;
   const warnings: string[] = [];
   for (const c of file.changesets) {
-    const base = { key: c.key, repo: c.repo, branch: c.branch, title: c.title };
     if (!c.pr && c.forge === 'git' && c.state === 'published' && c.pushedCommit) {
       fold ??= foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events);
       root ??= runRootOf(runDir, fold.start) ?? runDir;
@@ -63,15 +94,15 @@ export async function trackRun(
       if (merged.ok && merged.warning) warnings.push(`${c.key}: ${merged.warning}`);
       rows.push(
         merged.ok
-          ? { ...base, ts: now(), state: merged.merged ? 'merged' : 'pushed' }
-          : { ...base, ts: now(), state: 'pushed', error: merged.error },
+          ? changesetStatus(c, { ts: now(), state: merged.merged ? 'merged' : 'pushed' })
+          : changesetStatus(c, { ts: now(), state: 'pushed' }, merged.error),
       );
       continue;
     }
     if (!c.pr) {
       const state =
         c.state === 'published' && c.forge === 'git' ? 'pushed' : c.state === 'closed' ? 'closed' : 'unpublished';
-      rows.push({ ...base, ts: now(), state });
+      rows.push(changesetStatus(c, { ts: now(), state }));
       continue;
     }
     const id = `${c.forge} ${c.baseUrl ?? ''}`;
@@ -90,21 +121,27 @@ export async function trackRun(
       forges.set(id, access);
     }
     if (!access.forge || !c.repository) {
-      rows.push({ ...base, ts: now(), state: 'open', url: c.pr.url, error: access.error ?? 'no repository recorded' });
+      rows.push(
+        changesetStatus(c, { ts: now(), state: 'open', url: c.pr.url }, access.error ?? 'no repository recorded'),
+      );
       continue;
     }
     try {
-      const s = await access.forge.status(c.repository, c.pr.number);
-      rows.push({ ...base, ts: now(), ...s });
+      const { headSha: _h, ...s } = await access.forge.status(c.repository, c.pr.number);
+      rows.push(changesetStatus(c, { ts: now(), ...s }));
     } catch (err) {
       const message = err instanceof ForgeError || err instanceof Error ? err.message : String(err);
-      rows.push({ ...base, ts: now(), state: 'open', url: c.pr.url, error: withoutSecrets(message, [access.token]) });
+      rows.push(
+        changesetStatus(c, { ts: now(), state: 'open', url: c.pr.url }, withoutSecrets(message, [access.token])),
+      );
     }
   }
   // Only what the forge said is an observation (a failed look records nothing).
   appendObservations(
     runDir,
-    rows.filter((r) => !r.error).map(({ repo: _r, branch: _b, title: _t, error: _e, ...o }) => o),
+    rows
+      .filter((r) => !r.error)
+      .map(({ repo: _r, branch: _b, title: _t, error: _e, progress: _p, followUps: _f, ...o }) => o),
   );
   return { file, rows, ...(warnings.length ? { warnings } : {}) };
 }

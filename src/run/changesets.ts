@@ -63,6 +63,25 @@ export const ChangesetSchema = z.object({
   rebases: z
     .array(z.object({ at: z.number(), base: z.string(), fromCommit: z.string(), baseCommit: z.string() }))
     .optional(),
+  /**
+   * `publish --follow-up`: each round that gave the branch a new commit on top of the last one
+   * (a CI failure or review comments sent back to the agent), in order, from the run log.
+   */
+  followUps: z
+    .array(
+      z.object({
+        round: z.number(),
+        reason: z.enum(['ci_failed', 'changes_requested']),
+        evidence: z.string(),
+        /** When the round's change was made: its commit's date (the same round makes the same commit). */
+        at: z.number(),
+        /** The round's own change (relative to the run folder), applied on the commit before it. */
+        patchFile: z.string(),
+        /** The round's commit, once pushed. */
+        commit: z.string().optional(),
+      }),
+    )
+    .optional(),
   /** Why the last apply of this changeset failed (refused push, forge error). */
   error: z.string().optional(),
 });
@@ -86,6 +105,12 @@ export const ChangesetObservationSchema = z.object({
   checks: z.enum(['passing', 'failing', 'pending', 'none']).optional(),
   review: z.enum(['approved', 'changes_requested', 'review_required', 'none']).optional(),
   mergeable: z.enum(['mergeable', 'needs_rebase', 'unknown']).optional(),
+  /** Names of the failing checks, statuses or jobs. */
+  failing: z.array(z.string()).optional(),
+  /** Review comments no reply of orchestrate answers yet. */
+  unanswered: z.number().optional(),
+  /** The forge's auto-merge is on. */
+  autoMerge: z.boolean().optional(),
 });
 export type ChangesetObservation = z.infer<typeof ChangesetObservationSchema>;
 
@@ -141,6 +166,45 @@ export function burndown(
     first !== undefined && (times[0] === undefined || first < times[0]) ? [{ ts: first, merged: 0, open: total }] : [];
   times.forEach((ts, i) => points.push({ ts, merged: i + 1, open: total - (i + 1) }));
   return points;
+}
+
+/**
+ * Where a changeset stands in a campaign, for the burndown: merged; closed; ci_failing; changes_requested;
+ * ready (open, not a draft, checks passing or none, mergeable, approved or no review asked); pending
+ * (anything else: CI running, a review awaited, a draft, not published yet).
+ */
+export type ChangesetProgress = 'merged' | 'closed' | 'ready' | 'ci_failing' | 'changes_requested' | 'pending';
+
+/** What changesetProgress reads (an observation, or a row of a view with the same fields as text). */
+export interface ProgressFields {
+  state: string;
+  checks?: string;
+  review?: string;
+  mergeable?: string;
+}
+
+export function changesetProgress(o: ProgressFields): ChangesetProgress {
+  if (o.state === 'merged' || o.state === 'closed') return o.state;
+  if (o.checks === 'failing') return 'ci_failing';
+  if (o.review === 'changes_requested') return 'changes_requested';
+  const open = o.state === 'open' || o.state === 'pushed';
+  const checksOk = o.checks === undefined || o.checks === 'passing' || o.checks === 'none';
+  const reviewOk = o.review === undefined || o.review === 'approved' || o.review === 'none';
+  return open && checksOk && reviewOk && o.mergeable !== 'needs_rebase' ? 'ready' : 'pending';
+}
+
+/** How many changesets stand where (every kind present, zero or not). */
+export function progressCounts(rows: readonly ProgressFields[]): Record<ChangesetProgress, number> {
+  const counts = { merged: 0, ready: 0, ci_failing: 0, changes_requested: 0, pending: 0, closed: 0 };
+  for (const r of rows) counts[changesetProgress(r)]++;
+  return counts;
+}
+
+/** The burndown's counts as one line: "merged 1 · ready 2 · CI failing 1 · changes requested 0 · pending 0". */
+export function progressLine(rows: readonly ProgressFields[]): string {
+  const n = progressCounts(rows);
+  const closed = n.closed ? ` · closed ${n.closed}` : '';
+  return `merged ${n.merged} · ready ${n.ready} · CI failing ${n.ci_failing} · changes requested ${n.changes_requested} · pending ${n.pending}${closed}`;
 }
 
 /** The latest observation of each key. */

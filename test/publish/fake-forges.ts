@@ -11,6 +11,14 @@ import { execFileSync } from 'node:child_process';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import {
+  type FakeCheck,
+  type FakeComment,
+  type FakeReviewInput,
+  GitHubReviewModel,
+  type GitHubReviewOptions,
+} from './fake-github-reviews.js';
+import { type FakeJob, GitLabReviewModel } from './fake-gitlab-reviews.js';
 import { GIT_HTTP_PATH, serveGit } from './git-smart-http.js';
 
 export interface FakePull {
@@ -83,9 +91,15 @@ export interface FakeGitHub extends Common {
   gitRequests: { path: string; authorized: boolean }[];
   merge(repo: string, number: number): void;
   setChecks(repo: string, sha: string, conclusion: 'success' | 'failure' | null): void;
+  /** CI and review (fake-github-reviews.ts): checks with logs, statuses, reviews, comments, auto-merge. */
+  ci: GitHubReviewModel;
+  /** Checks of `repo`@`sha` with names and logs. */
+  setCheckRuns(repo: string, sha: string, checks: FakeCheck[]): void;
+  /** A review of the open pull request of `head` (with line comments): the comments made. */
+  review(repo: string, head: string, r: FakeReviewInput): FakeComment[];
 }
 
-export interface FakeGitHubOptions {
+export interface FakeGitHubOptions extends GitHubReviewOptions {
   /** Serve over https with this key and certificate. */
   tls?: { key: Buffer; cert: Buffer };
   /** Also serve the repositories under this folder (owner/name.git) over smart HTTP, token in Basic auth. */
@@ -101,7 +115,7 @@ export async function fakeGitHub(
   const pulls: FakePull[] = [];
   const gitRequests: FakeGitHub['gitRequests'] = [];
   const writes: string[] = [];
-  const checks = new Map<string, 'success' | 'failure' | null>();
+  const ci = new GitHubReviewModel(opts);
   const nodeId = (p: FakePull) => `PR_${Buffer.from(`${p.repo}#${p.number}`).toString('base64url')}`;
   const pullJson = (p: FakePull, base: string) => ({
     number: p.number,
@@ -118,19 +132,36 @@ export async function fakeGitHub(
     head: { ref: p.head, sha: p.headSha, label: `${p.repo.split('/')[0]}:${p.head}` },
     base: { ref: p.base },
     ...mergeability(p),
+    auto_merge: ci.autoMergeJson(p),
   });
   // As GitHub computes it: the head merges into the base branch of the bare repository, or conflicts (dirty).
   const mergeability = (p: FakePull) => {
     if (p.state !== 'open') return { mergeable: null, mergeable_state: 'unknown' };
     const clean = mergesCleanly(repos[p.repo]!, p.base, p.head);
-    return { mergeable: clean, mergeable_state: clean ? 'clean' : 'dirty' };
+    return { mergeable: clean, mergeable_state: clean ? ci.cleanOrBlocked(p) : 'dirty' };
   };
+  const mergeableState = (p: FakePull) => mergeability(p).mergeable_state;
+  const autoMergeMutation =
+    /^\s*mutation\s*\(\s*\$(\w+)\s*:\s*ID!\s*\)\s*\{\s*enablePullRequestAutoMerge\s*\(\s*input\s*:\s*\{\s*pullRequestId\s*:\s*\$(\w+)\s*\}\s*\)\s*\{\s*pullRequest\s*\{\s*autoMergeRequest\s*\{\s*enabledAt\s*\}\s*\}\s*\}\s*\}\s*$/;
   // GitHub's GraphQL endpoint, only the two mutations that change a pull request's draft state
   // (REST cannot). As GitHub does, errors come back as 200 with an `errors` list.
   const graphql = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'POST') return send(res, 404, { message: 'Not Found' });
     const { query, variables } = (await bodyOf(req)) as { query?: unknown; variables?: Record<string, unknown> };
     const fail = (message: string, type?: string) => send(res, 200, { data: null, errors: [{ message, type }] });
+    const auto = typeof query === 'string' ? autoMergeMutation.exec(query) : null;
+    if (auto) {
+      const id = variables?.[auto[1]!];
+      const p = auto[1] === auto[2] ? pulls.find((x) => nodeId(x) === id) : undefined;
+      if (!p) return fail(`Could not resolve to a node with the global id of '${String(id)}'`, 'NOT_FOUND');
+      const refused = ci.enableAutoMerge(p, mergeableState(p));
+      if (refused) return fail(refused, 'UNPROCESSABLE');
+      writes.push('POST /graphql enablePullRequestAutoMerge');
+      const enabledAt = new Date().toISOString();
+      return send(res, 200, {
+        data: { enablePullRequestAutoMerge: { pullRequest: { autoMergeRequest: { enabledAt } } } },
+      });
+    }
     const m =
       typeof query === 'string'
         ? /^\s*mutation\s*\(\s*\$(\w+)\s*:\s*ID!\s*\)\s*\{\s*(markPullRequestReadyForReview|convertPullRequestToDraft)\s*\(\s*input\s*:\s*\{\s*pullRequestId\s*:\s*\$(\w+)\s*\}\s*\)\s*\{\s*pullRequest\s*\{\s*isDraft\s*\}\s*\}\s*\}\s*$/.exec(
@@ -150,6 +181,10 @@ export async function fakeGitHub(
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (ci.serveLog(path, res)) return;
+      // The head of each open pull request is its branch now; one with auto-merge on merges once clean.
+      for (const p of pulls) if (p.state === 'open') p.headSha = branchSha(repos[p.repo]!, p.head) ?? p.headSha;
+      ci.settle(pulls, mergeableState);
       if (opts.gitRoot && GIT_HTTP_PATH.test(path)) {
         gitRequests.push({ path, authorized: req.headers.authorization !== undefined });
         return serveGit(req, res, opts.gitRoot, token);
@@ -250,11 +285,6 @@ export async function fakeGitHub(
           return send(res, 200, pullJson(p, baseUrl));
         }
       }
-      r = /^\/pulls\/(\d+)\/reviews$/.exec(rest);
-      if (r && method === 'GET') {
-        if (!pullOf(r[1]!)) return send(res, 404, { message: 'Not Found' });
-        return send(res, 200, []);
-      }
       r = /^\/pulls\/(\d+)\/requested_reviewers$/.exec(rest);
       if (r && method === 'POST') {
         const p = pullOf(r[1]!);
@@ -275,15 +305,7 @@ export async function fakeGitHub(
           p.labels.map((name, i) => ({ id: i + 1, name })),
         );
       }
-      r = /^\/commits\/([^/]+)\/check-runs$/.exec(rest);
-      if (r && method === 'GET') {
-        const c = checks.get(`${repo}@${decodeURIComponent(r[1]!)}`);
-        const runs =
-          c === undefined
-            ? []
-            : [{ id: 1, name: 'ci', status: c === null ? 'in_progress' : 'completed', conclusion: c }];
-        return send(res, 200, { total_count: runs.length, check_runs: runs });
-      }
+      if (await ci.handle(res, { repo, rest, method, body, baseUrl, pull: pullOf, mergeableState, send })) return;
       return send(res, 404, { message: 'Not Found' });
     })().catch((err: unknown) => send(res, 500, { message: String(err) }));
   };
@@ -300,21 +322,34 @@ export async function fakeGitHub(
       p.merged = true;
     },
     setChecks(repo, sha, conclusion) {
-      checks.set(`${repo}@${sha}`, conclusion);
+      ci.setChecks(repo, sha, [{ name: 'ci', conclusion }]);
+    },
+    ci,
+    setCheckRuns(repo, sha, list) {
+      ci.setChecks(repo, sha, list);
+    },
+    review(repo, head, r) {
+      const p = pulls.find((x) => x.repo === repo && x.head === head && x.state === 'open');
+      if (!p) throw new Error(`no open pull request of ${head} in ${repo}`);
+      return ci.review(p, r);
     },
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
 
 export interface FakeGitLab extends Common {
-  setPipeline(project: string, iid: number, status: string | null): void;
+  setPipeline(project: string, iid: number, status: string | null, jobs?: FakeJob[]): void;
+  /** CI and review (fake-gitlab-reviews.ts): pipelines, job traces, discussions, approvals, auto-merge. */
+  ci: GitLabReviewModel;
+  /** A diff discussion on the open merge request of `head`: its id. */
+  discuss(project: string, head: string, author: string, path: string, line: number, body: string): string;
 }
 
 /** `projects`: "group/name" -> bare repository. The API lives under /api/v4. */
 export async function fakeGitLab(token: string, projects: Record<string, string>): Promise<FakeGitLab> {
   const pulls: FakePull[] = [];
   const writes: string[] = [];
-  const pipelines = new Map<string, string | null>();
+  const ci = new GitLabReviewModel();
   let baseUrl = '';
   const mrJson = (p: FakePull) => ({
     iid: p.number,
@@ -326,9 +361,10 @@ export async function fakeGitLab(token: string, projects: Record<string, string>
     labels: p.labels,
     reviewers: p.reviewers.map((username, i) => ({ id: i + 1, username })),
     sha: p.headSha,
-    detailed_merge_status: p.state === 'open' ? 'mergeable' : 'not_open',
+    detailed_merge_status: ci.mergeStatus(p),
     has_conflicts: false,
-    head_pipeline: pipelines.has(`${p.repo}!${p.number}`) ? { status: pipelines.get(`${p.repo}!${p.number}`) } : null,
+    head_pipeline: ci.headPipeline(p),
+    merge_when_pipeline_succeeds: ci.isAutoMerge(p),
   });
   const server = createServer((req, res) => {
     void (async () => {
@@ -343,6 +379,10 @@ export async function fakeGitLab(token: string, projects: Record<string, string>
       const method = req.method ?? 'GET';
       const body = method === 'GET' ? {} : await bodyOf(req);
       if (method !== 'GET') writes.push(`${method} ${u.pathname}`);
+      for (const p of pulls) if (p.state === 'open') p.headSha = branchSha(projects[p.repo]!, p.head) ?? p.headSha;
+      ci.settle(pulls);
+      const pull = (n: string) => pulls.find((x) => x.repo === project && x.number === Number(n));
+      if (ci.handle(res, { project, rest, query: u.searchParams, method, body, pull, mrJson, send })) return;
       let r: RegExpExecArray | null;
       if (rest === '/merge_requests' && method === 'GET') {
         const q = u.searchParams;
@@ -383,7 +423,8 @@ export async function fakeGitLab(token: string, projects: Record<string, string>
       if (r) {
         const p = pulls.find((x) => x.repo === project && x.number === Number(r![1]));
         if (!p) return send(res, 404, { message: '404 Not found' });
-        if (r[2] && method === 'GET') return send(res, 200, { approved: false, approvals_left: 1 });
+        if (r[2] && method === 'GET')
+          return send(res, 200, { approved: ci.isApproved(p), approvals_left: ci.isApproved(p) ? 0 : 1 });
         if (method === 'GET') return send(res, 200, mrJson(p));
         if (method === 'PUT') {
           // A draft is its title's "Draft: " prefix (GitLab's PUT has no draft field).
@@ -406,8 +447,17 @@ export async function fakeGitLab(token: string, projects: Record<string, string>
     url: baseUrl,
     pulls,
     writes,
-    setPipeline(project, iid, status) {
-      pipelines.set(`${project}!${iid}`, status);
+    setPipeline(project, iid, status, jobs) {
+      const p = pulls.find((x) => x.repo === project && x.number === iid);
+      if (!p) throw new Error(`no merge request !${iid} in ${project}`);
+      p.headSha = branchSha(projects[p.repo]!, p.head) ?? p.headSha;
+      ci.setPipeline(p, status, jobs);
+    },
+    ci,
+    discuss(project, head, author, path, line, body) {
+      const p = pulls.find((x) => x.repo === project && x.head === head && x.state === 'open');
+      if (!p) throw new Error(`no open merge request of ${head} in ${project}`);
+      return ci.discuss(p, author, path, line, body);
     },
     close: () => new Promise((r) => server.close(() => r())),
   };

@@ -9,7 +9,7 @@
 import { burndownLine, burndownSparkline, formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
 import { formatClock } from '../../display/format-units.js';
 import { type TrackedChangeset, trackRun } from '../../publish/track.js';
-import { burndown, readObservations } from '../../run/changesets.js';
+import { burndown, progressCounts, readObservations } from '../../run/changesets.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 
 export interface StatusWatchOptions {
@@ -37,6 +37,8 @@ function changes(before: TrackedChangeset | undefined, now: TrackedChangeset): s
   if (before.state !== now.state) out.push(`${before.state} -> ${now.state}`);
   for (const f of ['checks', 'review', 'mergeable'] as const)
     if (before[f] !== now[f]) out.push(`${f} ${before[f] ?? '-'} -> ${now[f] ?? '-'}`);
+  if (before.progress !== now.progress) out.push(`now ${now.progress.replace('_', ' ')}`);
+  if (!before.autoMerge && now.autoMerge) out.push('auto-merge on');
   if (before.error !== now.error) out.push(now.error ? `error: ${now.error}` : 'the forge answers again');
   return out.length ? out.join(', ') : undefined;
 }
@@ -113,7 +115,7 @@ export async function watchStatus(runDir: string, ctx: CliContext, opts: StatusW
 
     if (opts.json) {
       ctx.stdout(
-        `${JSON.stringify({ ts: now, changesets: rows, merged, total: rows.length, burndown: burndown(obs, rows.length) })}\n`,
+        `${JSON.stringify({ ts: now, changesets: rows, merged, total: rows.length, progress: progressCounts(rows), burndown: burndown(obs, rows.length) })}\n`,
       );
     } else if (ctx.isTTY) {
       const spark = burndownSparkline(obs, rows.length, now, { unicode: true, width: 30 });

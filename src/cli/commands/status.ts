@@ -4,7 +4,7 @@
 // (status-watch.ts). A publish gate that waits is named, with the command that answers it.
 import { basename, join } from 'node:path';
 import { formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
-import { burndown, readObservations } from '../../run/changesets.js';
+import { burndown, progressCounts, readObservations } from '../../run/changesets.js';
 import { RUN_LOG, readRunLog, waitingGates } from '../../run/run-store.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
@@ -65,7 +65,7 @@ export const statusCommand: CliCommand = {
     const waiting = waitingGates(readRunLog(join(runDir, RUN_LOG)).events).publish;
     if (args.json === true) {
       ctx.stdout(
-        `${JSON.stringify({ changesets: tracked.rows, merged, total: tracked.rows.length, burndown: burndown(obs, tracked.rows.length), ...(waiting.length ? { waitingPublishGates: waiting } : {}) }, null, 2)}\n`,
+        `${JSON.stringify({ changesets: tracked.rows, merged, total: tracked.rows.length, progress: progressCounts(tracked.rows), burndown: burndown(obs, tracked.rows.length), ...(waiting.length ? { waitingPublishGates: waiting } : {}) }, null, 2)}\n`,
       );
     } else {
       ctx.stdout(formatChangesetStatus(tracked.rows, merged));
