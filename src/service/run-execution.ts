@@ -14,6 +14,8 @@ import { resolveOtelSettings } from '../telemetry/otel-settings.js';
 import type { RunTracing } from '../telemetry/run-tracing.js';
 import type { RedisRun, RedisRunSettings } from './redis-run.js';
 
+export type { RedisRunAccess, RedisRunSettings } from './redis-run.js';
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** How a run executes in this process, beside what it runs. */
