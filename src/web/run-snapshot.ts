@@ -38,6 +38,10 @@ export interface InstanceView {
   workers?: string[];
   /** Waiting at its task's approval gate. */
   gated: boolean;
+  /** Every attempt as it started and ended (retries, with why). */
+  attempts: { attempt: number; outcome: string; failure?: string; startTs?: number; endTs?: number }[];
+  /** Where its work landed: a branch (merge: branch), applied to the checkout, or a patch file. */
+  landed?: string;
 }
 
 export interface TaskView {
@@ -123,6 +127,15 @@ function levels(state: RunState): Map<string, number> {
   return out;
 }
 
+/** Where a finished instance's work went, as `show` says it. */
+function landing(inst: InstanceState): string | undefined {
+  if (inst.status !== 'done') return undefined;
+  if (inst.branch) return `branch ${inst.branch}`;
+  if (inst.applied) return 'applied to the checkout';
+  if (inst.patchFile) return `patch ${inst.patchFile}`;
+  return undefined;
+}
+
 function instanceView(inst: InstanceState): InstanceView {
   const usage = instanceUsage(inst);
   const doing = currentToolText(inst) ?? inst.activity;
@@ -141,6 +154,14 @@ function instanceView(inst: InstanceState): InstanceView {
     ...(inst.error ? { error: abbreviate(inst.error, DISPLAY_DEFAULTS.errorPreviewChars) } : {}),
     ...(inst.workers?.length ? { workers: inst.workers } : {}),
     gated: inst.approval?.state === 'waiting',
+    attempts: inst.attempts.map((a) => ({
+      attempt: a.attempt,
+      outcome: a.outcome,
+      ...(a.failure ? { failure: a.failure } : {}),
+      ...(a.startTs !== undefined ? { startTs: a.startTs } : {}),
+      ...(a.endTs !== undefined ? { endTs: a.endTs } : {}),
+    })),
+    ...(landing(inst) ? { landed: landing(inst) } : {}),
   };
 }
 

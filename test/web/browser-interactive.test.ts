@@ -225,6 +225,11 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
       await page.locator('[data-changeset="change.repo-a"] [data-status="merged"]').waitFor();
       await page.locator('section.changesets', { hasText: 'burndown: 1/2 merged' }).waitFor();
       expect(await page.getAttribute('svg[data-burndown]', 'data-burndown')).toBe('2');
+      // A retried instance's attempts, in its conversation's header.
+      await page.locator(`[data-instance="${KEYS.b}"]`).click();
+      await page
+        .locator(`[data-conversation="${KEYS.b}"] [data-attempts="2"]`, { hasText: '#1 retry (overloaded)' })
+        .waitFor();
       // No action buttons on a run that ended.
       expect(await page.locator('[data-action="cancel-run"]').count()).toBe(0);
       expect(pageErrors).toEqual([]);

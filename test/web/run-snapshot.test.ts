@@ -68,6 +68,11 @@ describe('runSnapshot', () => {
     ]);
     expect(snap.instances.find((i) => i.key === KEYS.review)?.gated).toBe(true);
     expect(snap.counts.total).toBe(5);
+    // A retried instance: its first attempt and why, then the one that worked.
+    expect(snap.instances.find((i) => i.key === KEYS.b)?.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, outcome: 'retry', failure: 'overloaded' }),
+      expect.objectContaining({ attempt: 2, outcome: 'done' }),
+    ]);
   });
 });
 

@@ -178,6 +178,18 @@ function Item(props) {
   }
 }
 
+/** The instance's attempts as they started and ended, and where its work landed. */
+function Attempts(props) {
+  var inst = props.inst;
+  if (inst.attempts.length < 2 && !inst.landed) return null;
+  return h('div', { class: 'attempts muted', 'data-attempts': inst.attempts.length },
+    inst.attempts.map(function (a) {
+      return h('span', { key: a.attempt, class: 's-' + a.outcome }, '#' + a.attempt + ' ' + a.outcome + (a.failure ? ' (' + a.failure + ')' : '') +
+        (a.startTs && a.endTs ? ' ' + duration(a.endTs - a.startTs) : ''));
+    }),
+    inst.landed ? h('span', { 'data-landed': '1' }, 'landed: ' + inst.landed) : null);
+}
+
 function Conversation(props) {
   var conv = props.conversation;
   var run = props.run;
@@ -188,6 +200,7 @@ function Conversation(props) {
   var live = inst && !run.readOnly && ['done', 'failed', 'cancelled', 'skipped'].indexOf(inst.status) < 0;
   return h('section', { class: 'conversation', 'data-conversation': conv.instance },
     h('h2', null, conv.label, ' ', h(Badge, { status: conv.status }), h('a', { class: 'close', href: runHref(run.runId) }, '×')),
+    inst ? h(Attempts, { inst: inst }) : null,
     conv.exists ? null : h('p', { class: 'muted' }, 'no session file yet: the instance has not had its first reply'),
     conv.warnings.map(function (w, n) { return h('div', { class: 'warn', key: 'w' + n }, w); }),
     conv.items.map(function (it, n) { return h(Item, { item: it, key: n }); }),

@@ -53,6 +53,7 @@ input { font: inherit; padding: 4px 8px; border-radius: 6px; border: 1px solid v
 .msg.result { border-color: var(--off); } .msg.result.failed { border-color: var(--bad); }
 .msg.writing { border-style: dashed; } .msg .call { font-family: ui-monospace, monospace; font-size: 12.5px; color: var(--run); }
 .thinking { color: var(--muted); }
+.attempts { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12px; margin-bottom: 6px; }
 .burndown { color: var(--ok); display: block; margin: 6px 0; overflow: visible; }
 .steer { position: sticky; bottom: 0; background: var(--card); padding-top: 6px; }
 `;
