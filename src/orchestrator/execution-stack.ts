@@ -47,9 +47,14 @@ export function executionStack(i: ExecutionStackInput): ExecutionStack {
     const spent = i.replay?.providers[name]?.usage;
     if (spent) ledger.charge([providerScope(name)], { usd: spent.cost, tokens: spent.totalTokens });
   }
+  // pacing: fixed (the recipe's, or a provider's own): that provider's headers are not learned from.
+  const adaptiveBy: Record<string, boolean> = {};
+  for (const [name, limits] of Object.entries(recipe.providerLimits))
+    if (limits.pacing) adaptiveBy[name] = limits.pacing === 'adaptive';
   const broker = new PermitBroker({
     rateLimits,
     providerRateLimits,
+    adaptive: { default: recipe.pacing !== 'fixed', providers: adaptiveBy },
     budget: ledger,
     ...(i.windowMs !== undefined ? { windowMs: i.windowMs } : {}),
     ...(i.gate ? { gate: i.gate } : {}),

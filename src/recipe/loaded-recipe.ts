@@ -167,7 +167,10 @@ export interface ApproveGate {
   onTimeout: 'approve' | 'reject';
 }
 
-/** A provider's own `rate_limit` and `budget` (under `providers: NAME:`). */
+/** `pacing:` (schema-parts.ts): by the limits learned from the provider's headers, or by `rate_limit:` alone. */
+export type Pacing = 'adaptive' | 'fixed';
+
+/** A provider's own `rate_limit`, `pacing` and `budget` (under `providers: NAME:`). */
 export interface ProviderLimits {
   /** `total`: requests per minute to the provider, all models together; `perModel`: per model on it. */
   rateLimit: { total?: number; perModel: Record<string, number> };
@@ -175,6 +178,8 @@ export interface ProviderLimits {
 }
 
 export interface LoadedRecipe {
+  /** Absent: the recipe's `pacing`. */
+  pacing?: Pacing;
   /** Absolute path of the recipe file. */
   file: string;
   dir: string;
@@ -197,6 +202,8 @@ export interface LoadedRecipe {
   budget: Budget;
   inputs: Record<string, InputSpec>;
   /** Input values after defaults and --set. */
+  /** The recipe's `pacing:` (every provider without its own); absent: adaptive. */
+  pacing?: Pacing;
   inputValues: Record<string, unknown>;
   secrets: string[];
   /** Recipe env with expressions evaluated (inputs only); the process env is not merged in. */

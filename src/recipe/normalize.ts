@@ -105,12 +105,13 @@ function budgetOf(b: RecipeDocument['budget']): Budget {
 function providerLimitsOf(declared: RecipeDocument['providers']): Record<string, ProviderLimits> {
   const out: Record<string, ProviderLimits> = {};
   for (const [name, p] of Object.entries(declared ?? {})) {
-    if (p.rate_limit === undefined && p.budget === undefined) continue;
+    if (p.rate_limit === undefined && p.budget === undefined && p.pacing === undefined) continue;
     const rl = p.rate_limit;
     out[name] = {
       rateLimit: typeof rl === 'number' ? { total: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },
       budget: budgetOf(p.budget),
     };
+      ...(p.pacing ? { pacing: p.pacing } : {}),
   }
   return out;
 }
@@ -470,6 +471,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
           : RECIPE_DEFAULTS.cacheWarmupMinInstances,
     agents,
     tasks,
+    ...(doc.pacing ? { pacing: doc.pacing } : {}),
     board: boardSeeds(doc.board),
   };
   if (ctx.overrides.budgetUsd !== undefined) recipe.budget.usd = ctx.overrides.budgetUsd;

@@ -183,6 +183,13 @@ export const fallbackList = z
     'Models its calls move to, in order, when its own stays overloaded or down (529, 5xx, no connection, rate limit; retries spent): provider/model each, e.g. [anthropic/claude-haiku-4-5, openrouter/openai/gpt-5-mini]; the own model is tried again after a cool-down of 60 s',
   );
 
+/** `pacing:` of the recipe or of a provider: how its model calls are paced (orchestrator/pacing/permit-broker.ts). */
+export const pacing = z
+  .enum(['adaptive', 'fixed'])
+  .describe(
+    'adaptive (default): calls are paced by the limits the provider states in its response headers, rate_limit: as an upper bound; fixed: by rate_limit: alone (the headers are ignored; no rate_limit: means no pacing)',
+  );
+
 export const providerDeclaration = z
   .strictObject({
     type: z.enum(['anthropic', 'openai-compatible']).describe('The protocol the endpoint speaks'),
@@ -234,6 +241,7 @@ export const providerDeclaration = z
       })
       .optional()
       .describe('Requests per minute to this provider: one number for all its models together, or {model: rpm}'),
+    pacing: pacing.optional(),
     fallback: fallbackList.optional(),
     budget: budget
       .optional()

@@ -26,6 +26,7 @@ import {
   name,
   network,
   provider,
+  pacing,
   providerDeclaration,
   fallbackList,
   retries,
@@ -270,7 +271,7 @@ export const RecipeSchema = z
       .record(z.string().min(1), providerDeclaration)
       .optional()
       .describe(
-        'Model endpoints by name: {name: {type, base_url, api_key_env, api, compat, headers, local, rate_limit, budget}}',
+        'Model endpoints by name: {name: {type, base_url, api_key_env, api, compat, headers, local, rate_limit, pacing, fallback, budget}}',
       ),
     models: z
       .record(z.string().min(1), modelDeclaration)
@@ -291,6 +292,7 @@ export const RecipeSchema = z
       .describe('Model requests per minute, per model: one number for all, or {model: rpm}'),
     budget: budget.optional(),
     inputs: z.record(name('input name'), inputDef).optional().describe('Typed parameters, set with --set key=value'),
+    pacing: pacing.optional(),
     defaults: z.strictObject(taskSettings).optional().describe('Settings applied to every task that does not set them'),
     secrets: z
       .array(z.string().regex(ENV_NAME_PATTERN, coded('bad_env_name', 'secret names are environment variable names')))

@@ -82,8 +82,11 @@ export interface PermitBrokerOptions {
   marginMs?: number;
   now?: () => number;
   gate?: PermitGate;
-  /** Pace by the limits providers state in their headers (default true). */
-  adaptive?: boolean;
+  /**
+   * Pace by the limits providers state in their headers (default true). Per provider (the recipe's
+   * `pacing:`): `default` for every provider not named, and for the calls of workers that name none.
+   */
+  adaptive?: boolean | { default: boolean; providers: Record<string, boolean> };
   /** The window of the learned limits (default 60 s, as the providers state them; benches scale it). */
   learnedWindowMs?: number;
 }
@@ -116,6 +119,13 @@ export class PermitBroker {
     this.budget = opts.budget;
     this.now = opts.now ?? Date.now;
     if (opts.adaptive !== false) this.learned = new LearnedLimits({ now: this.now, windowMs: opts.learnedWindowMs });
+  }
+
+  /** The learned limits a call on `provider` is paced by: none where its pacing is fixed. */
+  private learnedFor(provider: string | undefined): LearnedLimits | undefined {
+    const a = this.opts.adaptive;
+    if (typeof a !== 'object') return this.learned;
+    return (provider !== undefined ? (a.providers[provider] ?? a.default) : a.default) ? this.learned : undefined;
   }
 
   private limiter(key: string, limit: number | undefined): SlidingWindowLimiter | undefined {
@@ -216,13 +226,19 @@ export class PermitBroker {
         : Math.max(
             limiter?.waitTime() ?? 0,
             providerLimiter?.waitTime() ?? 0,
-            this.learned?.waitTime(req.model, req.provider, call, req.keyHash) ?? 0,
+            this.learnedFor(req.provider)?.waitTime(req.model, req.provider, call, req.keyHash) ?? 0,
           );
       if (wait <= 0) {
         const reservation = this.budget.reserve(scopes, req.estimate);
         if (!reservation.ok) return { ok: false, reason: reservation.reason, budget: reservation.scope };
         // Only a worker that sends its estimate reports the headers: only its call may probe.
-        const limits = this.learned?.reserve(req.model, req.provider, call, req.keyHash, req.call !== undefined);
+        const limits = this.learnedFor(req.provider)?.reserve(
+          req.model,
+          req.provider,
+          call,
+          req.keyHash,
+          req.call !== undefined,
+        );
         const limiterSlot = limiter?.tryAcquire();
         const providerSlot = providerLimiter?.tryAcquire();
         const slotId = this.nextGrant++;
@@ -283,7 +299,8 @@ export class PermitBroker {
   /** Why a request that was not granted at once is waiting (for permit_wait events); `req`: whose. */
   waitReason(req?: Pick<PermitRequest, 'model' | 'provider' | 'call' | 'keyHash'>): string {
     if (this.opts.gate?.holding?.()) return "the prompt cache is warmed by the fan-out's first request";
-    const binding = req && this.learned?.binding(req.model, req.provider, req.call ?? NO_CALL_ESTIMATE, req.keyHash);
+    const binding =
+      req && this.learnedFor(req.provider)?.binding(req.model, req.provider, req.call ?? NO_CALL_ESTIMATE, req.keyHash);
     if (binding) return binding;
     return this.waiters.size > 1 ? `${this.waiters.size} requests waiting for permits` : 'rate limit';
   }
@@ -307,7 +324,7 @@ export class PermitBroker {
           this.learned?.settle(mine, 'refused');
           delete g.limits;
         }
-        this.learned?.learn(g.model, g.provider, heard.rateLimits, mine);
+        this.learnedFor(g.provider)?.learn(g.model, g.provider, heard.rateLimits, mine);
       }
     }
     this.wake();
@@ -342,7 +359,7 @@ export class PermitBroker {
   /** The learned limits get the call's real usage (its estimate was a reservation); an unanswered probe lets the next call probe. */
   private settleLimits(g: Grant, usage: UsageSummary | undefined): void {
     if (g.limits) this.learned?.settle(g.limits, usage);
-    if (!g.heard) this.learned?.probeEnded(g.model, g.provider);
+    if (!g.heard) this.learnedFor(g.provider)?.probeEnded(g.model, g.provider);
   }
 
   /** Dates a grant's rate-limit slots (the first report wins; later ones change nothing). */
