@@ -1,9 +1,10 @@
 // Turns raw Messages API stream events into our streaming protocol (kernel-spec 2.5/2.6),
 // building the live `partial` message in place.
 import type Anthropic from '@anthropic-ai/sdk';
-import type { AssistantMessageEventStream } from './event-stream.js';
+import { pushContentEnd } from './event-stream.js';
 import { StreamedToolArguments } from './partial-json.js';
-import type { AssistantMessage, Model, StopReason, ToolCall } from './types.js';
+import { ReplyReader } from './reply-reader.js';
+import type { AssistantMessage, StopReason } from './types.js';
 import { computeCost } from './usage.js';
 
 export const REDACTED_THINKING_TEXT = '[Reasoning redacted]';
@@ -42,29 +43,12 @@ interface OpenBlock {
 }
 
 /** Reads one attempt's events. `started` tells whether the caller already emitted `start`. */
-export class AnthropicStreamReader {
+export class AnthropicStreamReader extends ReplyReader {
   private readonly open = new Map<number, OpenBlock>();
-  /** True once a content block started: from then on the attempt may not be retried. */
-  contentStarted = false;
-  /** True once any event of this attempt's response arrived. */
-  responseStarted = false;
-  /** Called once, when the first event of the response arrives. */
-  onResponseStart: (() => void) | undefined;
   sawMessageStop = false;
-  stopError: string | undefined;
-
-  constructor(
-    private readonly model: Model,
-    private readonly output: AssistantMessage,
-    private readonly stream: AssistantMessageEventStream,
-    private readonly emitStart: () => void,
-  ) {}
 
   handle(ev: Anthropic.RawMessageStreamEvent): void {
-    if (!this.responseStarted) {
-      this.responseStarted = true;
-      this.onResponseStart?.();
-    }
+    this.firstEvent();
     const out = this.output;
     switch (ev.type) {
       case 'message_start': {
@@ -131,20 +115,8 @@ export class AnthropicStreamReader {
         if (!ob) return;
         this.open.delete(ev.index);
         const block = out.content[ob.contentIndex]!;
-        if (block.type === 'text')
-          this.stream.push({ type: 'text_end', contentIndex: ob.contentIndex, content: block.text, partial: out });
-        else if (block.type === 'thinking')
-          this.stream.push({
-            type: 'thinking_end',
-            contentIndex: ob.contentIndex,
-            content: block.thinking,
-            partial: out,
-          });
-        else {
-          if (ob.json?.json) block.arguments = ob.json.final();
-          const toolCall: ToolCall = block;
-          this.stream.push({ type: 'toolcall_end', contentIndex: ob.contentIndex, toolCall, partial: out });
-        }
+        if (block.type === 'toolCall' && ob.json?.json) block.arguments = ob.json.final();
+        pushContentEnd(this.stream, out, ob.contentIndex);
         return;
       }
       case 'message_delta': {

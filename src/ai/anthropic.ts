@@ -9,10 +9,10 @@ import { ClientCache } from './client-cache.js';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
 import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
-import { type AttemptFailure, errorResponseFailure, runProviderAttempts } from './provider-retry.js';
-import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
+import { readReply, runProviderCall } from './provider-call.js';
+import { type AttemptFailure, errorResponseFailure } from './provider-retry.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
-import { StreamFailure, StreamWatchdog } from './stream-watchdog.js';
+import { StreamFailure } from './stream-watchdog.js';
 import { emptyUsage } from './usage.js';
 
 type Sdk = typeof import('@anthropic-ai/sdk');
@@ -106,72 +106,32 @@ async function run(
   if (options.onPayload) params = (options.onPayload(params, model) as typeof params | undefined) ?? params;
 
   const idleMs = options.streamIdleTimeoutMs ?? aiDefaults.streamIdleTimeoutMs;
-  let started = false;
-  const emitStart = (): void => {
-    if (started) return;
-    started = true;
-    stream.push({ type: 'start', partial: output });
-  };
-
-  let reader: AnthropicStreamReader | undefined;
-  const end = await runProviderAttempts(options, {
-    send: async (attempt) => {
-      const r = new AnthropicStreamReader(model, output, stream, emitStart);
-      reader = r;
-      // The response's rate-limit headers, read before its first event (which reports the start).
-      let rateLimits: RateLimitSnapshot | undefined;
-      r.onResponseStart = () =>
-        options.onAttemptEnd?.({ attempt, started: true, ...(rateLimits ? { rateLimits } : {}) });
-      const onHeaders = (h: Headers): void => void (rateLimits = withKeyHash(parseRateLimitHeaders(h), apiKey));
-      const failure = await attemptOnce(sdk, client, params, request.headers, options, idleMs, r, onHeaders);
-      if (failure?.rateLimits) failure.rateLimits = withKeyHash(failure.rateLimits, apiKey);
-      return { failure, responseStarted: r.responseStarted, contentStarted: r.contentStarted };
-    },
+  await runProviderCall(stream, output, options, {
+    apiKey,
+    newReader: (emitStart) => new AnthropicStreamReader(model, output, stream, emitStart),
+    send: (reader, onHeaders) =>
+      readReply({
+        who: 'The Anthropic API',
+        idleMs,
+        signal: options.signal,
+        reader,
+        open: (signal) =>
+          client.messages.create(params, { signal, maxRetries: 0, headers: request.headers }).withResponse(),
+        handle: (ev) => reader.handle(ev),
+        onHeaders,
+        complete: () => {
+          if (!reader.sawMessageStop)
+            throw new StreamFailure(
+              'The Anthropic stream ended before the message was complete (connection closed mid-reply).',
+            );
+          return undefined;
+        },
+        describe: (err) => describeAnthropicError(err, sdk),
+      }),
     // Nothing but message_start can have arrived: start the next attempt from a clean slate.
     reset: () => {
       output.usage = emptyUsage();
       output.stopReason = 'stop';
     },
-    secrets: [apiKey],
   });
-  if (end.type === 'done') return finish(stream, output, options, reader?.stopError);
-  if (end.type === 'aborted') return finish(stream, output, options, end.message);
-  Object.assign(output, end.fields);
-  return finish(stream, output, options, end.message);
-}
-
-/** One HTTP request and its stream. Resolves undefined on success, else the failure. */
-async function attemptOnce(
-  sdk: Sdk,
-  client: Anthropic,
-  params: Anthropic.MessageCreateParamsStreaming,
-  headers: Record<string, string>,
-  options: StreamOptions,
-  idleMs: number,
-  reader: AnthropicStreamReader,
-  onHeaders: (headers: Headers) => void,
-): Promise<AttemptFailure | undefined> {
-  const watchdog = new StreamWatchdog(idleMs, options.signal);
-  const idleFailure = (): StreamFailure => watchdog.idleFailure('The Anthropic API', reader.contentStarted);
-  try {
-    const { data: events, response } = await client.messages
-      .create(params, { signal: watchdog.signal, maxRetries: 0, headers })
-      .withResponse();
-    onHeaders(response.headers);
-    await watchdog.read(events, (ev) => reader.handle(ev));
-    // The SDK ends iteration quietly on abort, so the reason is decided here.
-    if (watchdog.idle) throw idleFailure();
-    if (options.signal?.aborted) return undefined;
-    if (!reader.sawMessageStop) {
-      throw new StreamFailure(
-        'The Anthropic stream ended before the message was complete (connection closed mid-reply).',
-      );
-    }
-    return undefined;
-  } catch (err) {
-    if (watchdog.idle) return describeAnthropicError(idleFailure(), sdk);
-    return describeAnthropicError(err, sdk);
-  } finally {
-    watchdog.dispose();
-  }
 }

@@ -110,3 +110,16 @@ export class AssistantMessageEventStream extends EventStream<AssistantMessageEve
     );
   }
 }
+
+/** Ends block `contentIndex` of the reply being built: text_end, thinking_end or toolcall_end, by the block's type. */
+export function pushContentEnd(
+  stream: AssistantMessageEventStream,
+  partial: AssistantMessage,
+  contentIndex: number,
+): void {
+  const block = partial.content[contentIndex]!;
+  if (block.type === 'text') stream.push({ type: 'text_end', contentIndex, content: block.text, partial });
+  else if (block.type === 'thinking')
+    stream.push({ type: 'thinking_end', contentIndex, content: block.thinking, partial });
+  else stream.push({ type: 'toolcall_end', contentIndex, toolCall: block, partial });
+}

@@ -9,6 +9,7 @@
 import type OpenAI from 'openai';
 import type { AssistantMessageEventStream } from './event-stream.js';
 import { StreamedToolArguments } from './partial-json.js';
+import { ReplyReader } from './reply-reader.js';
 import { mayBeTextToolCall, parseTextToolCalls, type TextToolCall } from './text-tool-calls.js';
 import type { AssistantMessage, Model, StopReason, ToolCall } from './types.js';
 import { computeCost } from './usage.js';
@@ -63,15 +64,10 @@ type DeltaWithReasoning = Chunk['choices'][number]['delta'] & {
   reasoning?: string | null;
 };
 
-export class ChatStreamReader {
-  /** True once content streamed: from then on the attempt may not be retried. */
-  contentStarted = false;
-  responseStarted = false;
-  onResponseStart: (() => void) | undefined;
+export class ChatStreamReader extends ReplyReader {
   /** A finish_reason arrived (the reply is complete even if the usage chunk never comes). */
   finished = false;
   sawUsage = false;
-  stopError: string | undefined;
 
   private readonly slots: CallSlot[] = [];
   /** The latest call slot of each streamed index. */
@@ -83,21 +79,18 @@ export class ChatStreamReader {
   private generatedIds = 0;
 
   constructor(
-    private readonly model: Model,
-    private readonly output: AssistantMessage,
-    private readonly stream: AssistantMessageEventStream,
-    private readonly emitStart: () => void,
+    model: Model,
+    output: AssistantMessage,
+    stream: AssistantMessageEventStream,
+    emitStart: () => void,
     private readonly toolNames: readonly string[],
   ) {
+    super(model, output, stream, emitStart);
     if (model.compat?.textToolCalls && toolNames.length > 0) this.held = '';
   }
 
   handle(chunk: Chunk): void {
-    if (!this.responseStarted) {
-      this.responseStarted = true;
-      this.onResponseStart?.();
-      this.emitStart();
-    }
+    if (this.firstEvent()) this.emitStart();
     if (chunk.usage) {
       this.sawUsage = true;
       applyChatUsage(this.model, this.output, chunk.usage);

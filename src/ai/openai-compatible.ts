@@ -20,11 +20,11 @@ import {
 } from './openai-request.js';
 import { ResponsesStreamReader } from './openai-responses-stream.js';
 import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
-import { type AttemptFailure, errorResponseFailure, runProviderAttempts } from './provider-retry.js';
-import { parseRateLimitHeaders, type RateLimitSnapshot, withKeyHash } from './rate-limit-headers.js';
+import { readReply, runProviderCall } from './provider-call.js';
+import { type AttemptFailure, errorResponseFailure } from './provider-retry.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
-import { StreamFailure, StreamWatchdog } from './stream-watchdog.js';
+import { StreamFailure } from './stream-watchdog.js';
 import { computeCost, emptyUsage } from './usage.js';
 
 export const OPENAI_CHAT_API = 'openai-chat';
@@ -132,21 +132,15 @@ export function estimateUsage(model: Model, context: Context, output: AssistantM
 }
 
 /** Streams one reply over Chat Completions. Returns at once; never throws. */
-export function streamOpenAIChat(
-  model: Model,
-  context: Context,
-  options: StreamOptions = {},
-): AssistantMessageEventStream {
-  return start(model, context, options, 'chat');
-}
+export const streamOpenAIChat = streamOver('chat');
 
 /** Streams one reply over the Responses API. Returns at once; never throws. */
-export function streamOpenAIResponses(
-  model: Model,
-  context: Context,
-  options: StreamOptions = {},
-): AssistantMessageEventStream {
-  return start(model, context, options, 'responses');
+export const streamOpenAIResponses = streamOver('responses');
+
+function streamOver(
+  api: 'chat' | 'responses',
+): (model: Model, context: Context, options?: StreamOptions) => AssistantMessageEventStream {
+  return (model, context, options = {}) => start(model, context, options, api);
 }
 
 function start(
@@ -197,7 +191,7 @@ async function run(
 ): Promise<void> {
   const key = openAIKeyFor(model, options);
   if (!key.key) return finish(stream, output, options, key.missing);
-  const apiKeyOf = key.key;
+  const apiKey = key.key;
   if (options.signal?.aborted) return finish(stream, output, options);
 
   const sdk = await loadSdk();
@@ -208,30 +202,56 @@ async function run(
   const toolNames = (context.tools ?? []).map((t) => t.name);
 
   const idleMs = options.streamIdleTimeoutMs ?? aiDefaults.streamIdleTimeoutMs;
-  let started = false;
-  const emitStart = (): void => {
-    if (started) return;
-    started = true;
-    stream.push({ type: 'start', partial: output });
-  };
   let toolChoiceRetried = false;
-
-  let reader: Reader | undefined;
-  const end = await runProviderAttempts(options, {
-    send: async (attempt) => {
-      const r: Reader =
-        api === 'chat'
-          ? new ChatStreamReader(model, output, stream, emitStart, toolNames)
-          : new ResponsesStreamReader(model, output, stream, emitStart);
-      reader = r;
-      // The response's rate-limit headers, read before its first event (which reports the start).
-      let rateLimits: RateLimitSnapshot | undefined;
-      r.onResponseStart = () =>
-        options.onAttemptEnd?.({ attempt, started: true, ...(rateLimits ? { rateLimits } : {}) });
-      const onHeaders = (h: Headers): void => void (rateLimits = withKeyHash(parseRateLimitHeaders(h), apiKeyOf));
-      const failure = await attemptOnce(sdk, client, model, params, headers, options, idleMs, api, r, onHeaders);
-      if (failure?.rateLimits) failure.rateLimits = withKeyHash(failure.rateLimits, apiKeyOf);
-      return { failure, responseStarted: r.responseStarted, contentStarted: r.contentStarted };
+  await runProviderCall<Reader>(stream, output, options, {
+    apiKey,
+    newReader: (emitStart) =>
+      api === 'chat'
+        ? new ChatStreamReader(model, output, stream, emitStart, toolNames)
+        : new ResponsesStreamReader(model, output, stream, emitStart),
+    send: (reader, onHeaders) => {
+      const who = `The ${model.provider} API`;
+      const requestOptions = (signal: AbortSignal) => ({ signal, maxRetries: 0, headers });
+      const describe = (err: unknown): AttemptFailure => describeOpenAIError(err, sdk, model);
+      const common = { who, idleMs, signal: options.signal, onHeaders };
+      if (reader instanceof ChatStreamReader)
+        return readReply({
+          ...common,
+          reader,
+          open: (signal) =>
+            client.chat.completions
+              .create(params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, requestOptions(signal))
+              .withResponse(),
+          handle: (chunk) => reader.handle(chunk),
+          complete: () => {
+            if (reader.finished) return undefined;
+            reader.end();
+            throw new StreamFailure(
+              `${who} stream ended before the reply was complete (no finish_reason; connection closed mid-reply).`,
+            );
+          },
+          describe,
+        });
+      return readReply({
+        ...common,
+        reader,
+        open: (signal) =>
+          client.responses
+            .create(params as OpenAI.Responses.ResponseCreateParamsStreaming, requestOptions(signal))
+            .withResponse(),
+        handle: (ev) => reader.handle(ev),
+        complete: () => {
+          if (reader.streamError) return describeStreamError(reader.streamError);
+          if (!reader.finished)
+            throw new StreamFailure(
+              `${who} stream ended before the response was complete (connection closed mid-reply).`,
+            );
+          return undefined;
+        },
+        // A failure the server reported inside the stream says more than the error that ended the read.
+        describe: (err, idle) =>
+          !idle && reader.streamError ? describeStreamError(reader.streamError) : describe(err),
+      });
     },
     // A server that rejects a named tool_choice object gets the string form, once, and keeps it.
     adjust: ({ failure, contentStarted }) => {
@@ -253,69 +273,8 @@ async function run(
       output.stopReason = 'stop';
       output.content = [];
     },
-    secrets: [key.key],
+    onDone: (reader) => {
+      if (!reader?.sawUsage) estimateUsage(model, context, output);
+    },
   });
-  if (end.type === 'done') {
-    if (!reader?.sawUsage) estimateUsage(model, context, output);
-    return finish(stream, output, options, reader?.stopError);
-  }
-  if (end.type === 'aborted') return finish(stream, output, options, end.message);
-  Object.assign(output, end.fields);
-  return finish(stream, output, options, end.message);
-}
-
-/** One HTTP request and its stream. Resolves undefined on success, else the failure. */
-async function attemptOnce(
-  sdk: Sdk,
-  client: OpenAI,
-  model: Model,
-  params: { tool_choice?: unknown },
-  headers: Record<string, string>,
-  options: StreamOptions,
-  idleMs: number,
-  api: 'chat' | 'responses',
-  reader: Reader,
-  onHeaders: (headers: Headers) => void,
-): Promise<AttemptFailure | undefined> {
-  const watchdog = new StreamWatchdog(idleMs, options.signal);
-  const who = `The ${model.provider} API`;
-  const idleFailure = (): StreamFailure => watchdog.idleFailure(who, reader.contentStarted);
-  try {
-    const requestOptions = { signal: watchdog.signal, maxRetries: 0, headers };
-    if (api === 'chat' && reader instanceof ChatStreamReader) {
-      const { data: chunks, response } = await client.chat.completions
-        .create(params as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, requestOptions)
-        .withResponse();
-      onHeaders(response.headers);
-      await watchdog.read(chunks, (chunk) => reader.handle(chunk));
-      if (watchdog.idle) throw idleFailure();
-      if (options.signal?.aborted) return undefined;
-      if (!reader.finished) {
-        reader.end();
-        throw new StreamFailure(
-          `${who} stream ended before the reply was complete (no finish_reason; connection closed mid-reply).`,
-        );
-      }
-      return undefined;
-    }
-    if (reader instanceof ResponsesStreamReader) {
-      const { data: events, response } = await client.responses
-        .create(params as OpenAI.Responses.ResponseCreateParamsStreaming, requestOptions)
-        .withResponse();
-      onHeaders(response.headers);
-      await watchdog.read(events, (ev) => reader.handle(ev));
-      if (watchdog.idle) throw idleFailure();
-      if (options.signal?.aborted) return undefined;
-      if (reader.streamError) return describeStreamError(reader.streamError);
-      if (!reader.finished)
-        throw new StreamFailure(`${who} stream ended before the response was complete (connection closed mid-reply).`);
-    }
-    return undefined;
-  } catch (err) {
-    if (watchdog.idle) return describeOpenAIError(idleFailure(), sdk, model);
-    if (reader instanceof ResponsesStreamReader && reader.streamError) return describeStreamError(reader.streamError);
-    return describeOpenAIError(err, sdk, model);
-  } finally {
-    watchdog.dispose();
-  }
 }

@@ -2,9 +2,10 @@
 // output_index (every event names it), so parallel calls never merge; a call's arguments are
 // taken from function_call_arguments.done / output_item.done when the server sends them whole.
 import type OpenAI from 'openai';
-import type { AssistantMessageEventStream } from './event-stream.js';
+import { pushContentEnd } from './event-stream.js';
 import { StreamedToolArguments, parseToolArguments } from './partial-json.js';
-import type { AssistantMessage, Model, ToolCall } from './types.js';
+import { ReplyReader } from './reply-reader.js';
+import type { AssistantMessage, ToolCall } from './types.js';
 import { computeCost } from './usage.js';
 
 type Event = OpenAI.Responses.ResponseStreamEvent;
@@ -16,31 +17,16 @@ interface Item {
   ended: boolean;
 }
 
-export class ResponsesStreamReader {
-  contentStarted = false;
-  responseStarted = false;
-  onResponseStart: (() => void) | undefined;
+export class ResponsesStreamReader extends ReplyReader {
   /** response.completed / incomplete / failed arrived. */
   finished = false;
   sawUsage = false;
-  stopError: string | undefined;
   /** A failure the server reported inside the stream (response.failed, error event). */
   streamError: { message: string; code?: string } | undefined;
   private readonly items = new Map<number, Item>();
 
-  constructor(
-    private readonly model: Model,
-    private readonly output: AssistantMessage,
-    private readonly stream: AssistantMessageEventStream,
-    private readonly emitStart: () => void,
-  ) {}
-
   handle(ev: Event): void {
-    if (!this.responseStarted) {
-      this.responseStarted = true;
-      this.onResponseStart?.();
-      this.emitStart();
-    }
+    if (this.firstEvent()) this.emitStart();
     const out = this.output;
     switch (ev.type) {
       case 'response.output_item.added': {
@@ -164,17 +150,6 @@ export class ResponsesStreamReader {
     const item = this.items.get(index);
     if (!item || item.ended) return;
     item.ended = true;
-    const out = this.output;
-    const block = out.content[item.contentIndex]!;
-    if (block.type === 'text')
-      this.stream.push({ type: 'text_end', contentIndex: item.contentIndex, content: block.text, partial: out });
-    else if (block.type === 'thinking')
-      this.stream.push({
-        type: 'thinking_end',
-        contentIndex: item.contentIndex,
-        content: block.thinking,
-        partial: out,
-      });
-    else this.stream.push({ type: 'toolcall_end', contentIndex: item.contentIndex, toolCall: block, partial: out });
+    pushContentEnd(this.stream, this.output, item.contentIndex);
   }
 }
