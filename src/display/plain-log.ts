@@ -5,6 +5,7 @@
 import type { RunEvent } from '../run/run-events.js';
 import { boardLine } from './board-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
+import { trainStepText } from './train-text.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
 import {
   applyEvent,
@@ -188,6 +189,8 @@ export class PlainLog {
 
   private checkBudget(ts: number): void {
     const budget = this.options.budgetUsd ?? this.state.budgetUsd;
+      case 'train_step':
+        return `merge train: ${trainStepText(e)}`;
     if (!budget || budget <= 0) return;
     const spent = runUsage(this.state).cost;
     const marks = DISPLAY_DEFAULTS.budgetMilestones;

@@ -2,6 +2,8 @@
 // error class and usage, and the merged plan.
 import { changesetsBlock } from './changesets-text.js';
 import { boardTable } from './board-text.js';
+import { trainBlock } from './train-text.js';
+import { describePick } from '../run/attempt-pick-record.js';
 import { describeApproval } from '../run/approval-record.js';
 import { providerCostLines } from './provider-costs.js';
 import { cacheText } from './cache-text.js';
@@ -139,6 +141,9 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   out.push('');
   const board = boardTable(s.board);
   if (board.length) out.push(...board, '');
+  // The merge train: each car landed, repairing or failed, with its verify result (train-text.ts).
+  const train = trainBlock(s.train);
+  if (train.length) out.push(...train, '');
   for (const [task, t] of s.tasks) {
     const needs = t.needs.length > 0 ? ` (needs ${t.needs.join(', ')})` : '';
     out.push(`${p.paint('bold', `task ${task}`)}${needs}`);

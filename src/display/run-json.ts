@@ -82,6 +82,8 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     ...(s.board.size ? { board: [...s.board.values()] } : {}),
     ...(folder.skipped.length ? { unreadableLogLines: folder.skipped } : {}),
   };
+    // The merge train (land: train) as the fold keeps it, a plain object (train-record.ts).
+    ...(Object.keys(s.train.cars).length ? { train: s.train } : {}),
 }
 
 /** One instance's conversation (`show <run> --instance KEY --json`). */

@@ -10,6 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { formatRunDetails } from '../../../src/display/run-details-text.js';
+import { loadRunFolder } from '../../../src/display/run-folder.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { foldEvents } from '../../../src/run/index.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
@@ -137,6 +139,11 @@ describe('land: train', { timeout: 240_000 }, () => {
       [...NAMES].sort().map((n) => [n, 'landed', true]),
     );
     expect(cars.find((c) => c.key === repaired)?.repairs).toBe(1);
+    // show: the train per repository, and each car with its repairs and verify result.
+    const details = formatRunDetails(loadRunFolder(r.outcome.dir));
+    expect(details).toContain('merge train of repo: 6 landed, 0 repairing, 0 failed');
+    expect(details).toMatch(new RegExp(`  ${repaired} {2}landed after 1 repair · verify passed · commit [0-9a-f]{12}`));
+    expect(details).toMatch(/ {2}one {2}landed · verify passed · commit [0-9a-f]{12}/);
     // The index and HEAD are the user's: the train changed files only.
     expect(execFileSync('git', ['log', '--oneline'], { cwd: repo }).toString().trim().split('\n')).toHaveLength(1);
   });
