@@ -1,0 +1,156 @@
+// kill -9 of the coordinator (the real CLI process) while the merge train lands the work of six
+// tasks in one repository (two of them on the same line: one is repaired), at seeded random
+// points of the train (counted in its logged steps, so the kills fall while it works), then
+// resumed (and killed again at a random step of the first resume) until the run ends. However the
+// kills fall, even between a landing's files being written and its `landed` step being logged, or
+// between a repair being logged and its agent starting, every instance lands exactly once, the
+// checkout holds each change once, verify passed on every landing, and no worktree is left.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../helpers/seeded-random.js';
+import { runFolderName } from '../helpers/run-folder.js';
+import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+const NAMES = ['one', 'two', 'three', 'four', 'five', 'six'];
+const EDITS: Record<string, string> = {
+  one: "printf 'a done\\\\n' > a.txt",
+  two: "printf 'b done\\\\n' > b.txt",
+  three: "sed -i '1s/.*/top by three/' shared.txt",
+  four: "sed -i '10s/.*/bottom by four/' shared.txt",
+  five: "printf 'value=five\\\\n' > same.txt",
+  six: "printf 'value=six\\\\n' > same.txt",
+};
+
+/**
+ * Each edit overwrites, so only a landing applied twice could show twice. A call a kill cuts off
+ * comes back as "may or may not have taken effect" and this model makes it again: three calls.
+ */
+const turns = (command: string, text: string): string =>
+  `    turns:\n${`      - tools: [{ name: bash, args: { command: "${command}" } }]\n`.repeat(3)}      - text: "${text}"\n`;
+
+function project(): string {
+  const tasks = NAMES.map(
+    (n) => `  - id: ${n}
+    agent: editor
+    cwd: repo
+    isolation: worktree
+    merge: apply
+    verify: "sh check.sh"
+    prompt: "Task ${n}"
+`,
+  ).join('');
+  const repairs = ['five', 'six']
+    .map(
+      (n) =>
+        `  - match: "^Repair \\\\d of \\\\d[\\\\s\\\\S]*Task ${n}"\n${turns("printf 'value=five,six\\\\n' > same.txt", `${n} repaired`)}`,
+    )
+    .join('');
+  const convs = NAMES.map((n) => `  - match: "^Task ${n}"\n${turns(EDITS[n]!, `${n} done`)}`).join('');
+  const dir = tempProject({
+    'recipe.yaml': `name: train-kill
+provider: scripted
+script: script.yaml
+concurrency: 6
+agents:
+  editor: { tools: [bash] }
+tasks:
+${tasks}`,
+    'script.yaml': `conversations:\n${repairs}${convs}`,
+    'repo/a.txt': 'a\n',
+    'repo/b.txt': 'b\n',
+    'repo/same.txt': 'value=base\n',
+    'repo/shared.txt': `${Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n')}\n`,
+    'repo/check.sh': `set -e
+! grep -l '^<<<<<<<' *.txt
+grep -Eq '^value=[a-z,]+$' same.txt
+test "$(wc -l < same.txt)" -eq 1
+test "$(wc -l < shared.txt)" -eq 10
+`,
+  });
+  gitInit(join(dir, 'repo'));
+  return dir;
+}
+
+/** How many train steps the run log holds. */
+function trainSteps(runs: string): number {
+  const name = runFolderName(runs);
+  const file = name === undefined ? undefined : join(runs, name, 'run.jsonl');
+  if (!file || !existsSync(file)) return 0;
+  return readFileSync(file, 'utf8').split('"type":"train_step"').length - 1;
+}
+
+/** Starts `args`, kills it with SIGKILL once the log holds `killAt` train steps (or lets it end first). */
+async function runAndKill(args: string[], runs: string, killAt: number | undefined): Promise<Exited> {
+  const child = spawnCli(args, {});
+  const done = exited(child);
+  let ended = false;
+  void done.then(() => {
+    ended = true;
+  });
+  if (killAt !== undefined) {
+    await until(() => ended || trainSteps(runs) >= killAt, `${killAt} train steps`, 240_000);
+    if (!ended) child.kill('SIGKILL');
+  }
+  return done;
+}
+
+describe('the merge train under kill -9 of the coordinator', () => {
+  it('resumed after kills at random steps of the train, every instance lands exactly once', async () => {
+    const rand = seededRandom(20261206);
+    let kills = 0;
+    const trials = 3;
+    for (let trial = 0; trial < trials; trial++) {
+      const dir = project();
+      const runs = join(dir, 'runs');
+      const repo = join(dir, 'repo');
+      // A whole train logs 15 steps here (6 landings of 2, a conflict, a repair, ...).
+      const first = await runAndKill([join(dir, 'recipe.yaml'), '--run-dir', runs], runs, 1 + Math.floor(rand() * 13));
+      const runDir = join(runs, runFolderName(runs)!);
+      let last = first;
+      if (first.signal === 'SIGKILL') {
+        kills++;
+        const second = await runAndKill(['resume', runDir], runs, trainSteps(runs) + 1 + Math.floor(rand() * 4));
+        last = second;
+        if (second.signal === 'SIGKILL') {
+          kills++;
+          last = await runAndKill(['resume', runDir], runs, undefined);
+        }
+      }
+      expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
+
+      const log = events(runDir);
+      expect(ofType(log, 'instance_failed'), `trial ${trial}`).toEqual([]);
+      const steps = ofType(log, 'train_step');
+      const story = steps.map((s) => `${s.key} ${s.phase}`).join(', ');
+      // Each instance landed once, with verify green on its merged tree (or nothing left to merge).
+      for (const n of NAMES) {
+        const landed = steps.filter((s) => s.key === n && s.phase === 'landed');
+        expect(landed, `trial ${trial}: ${n}: ${story}`).toHaveLength(1);
+        expect(landed[0]!.verify?.every((v) => v.ok) ?? true, `trial ${trial}: ${n}`).toBe(true);
+        expect(ofType(log, 'instance_done').filter((e) => e.key === n)).toHaveLength(1);
+      }
+      expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a done\n');
+      expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('b done\n');
+      const shared = readFileSync(join(repo, 'shared.txt'), 'utf8');
+      expect(shared).toBe(
+        `top by three\n${Array.from({ length: 8 }, (_, i) => `line ${i + 2}`).join('\n')}\nbottom by four\n`,
+      );
+      expect(readFileSync(join(repo, 'same.txt'), 'utf8'), `trial ${trial}: ${story}`).toBe('value=five,six\n');
+      execFileSync('sh', ['check.sh'], { cwd: repo });
+      const wts = join(runDir, 'worktrees');
+      expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
+      expect(
+        execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
+          .toString()
+          .match(/^worktree /gm),
+      ).toHaveLength(1);
+    }
+    printSummary('merge-train-kill', { trials, kills });
+    expect(kills).toBeGreaterThan(0);
+  }, 900_000);
+});
