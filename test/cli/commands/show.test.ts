@@ -2,11 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { showCommand } from '../../src/cli/commands/show.js';
-import { FileRunLease } from '../../src/run/run-lease.js';
-import { RunStore } from '../../src/run/run-store.js';
-import { invoke } from '../display/fixtures/invoke-command.js';
-import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+import { showCommand } from '../../../src/cli/commands/show.js';
+import { FileRunLease } from '../../../src/run/run-lease.js';
+import { RunStore } from '../../../src/run/run-store.js';
+import { invoke } from '../../display/fixtures/invoke-command.js';
+import { writeSyntheticRun } from '../../display/fixtures/synthetic-run.js';
 
 function setup() {
   const cwd = mkdtempSync(join(tmpdir(), 'cli-show-'));

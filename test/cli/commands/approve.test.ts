@@ -7,9 +7,9 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/run/run-events.js';
-import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic-server.js';
-import { runFolderName } from '../helpers/run-folder.js';
+import type { RunEvent } from '../../../src/run/run-events.js';
+import { startFakeAnthropic, type FakeAnthropic } from '../../helpers/fake-anthropic-server.js';
+import { runFolderName } from '../../helpers/run-folder.js';
 import {
   cleanupTempDirs,
   conversationResponder,
@@ -17,8 +17,8 @@ import {
   events,
   ofType,
   tempProject,
-} from '../orchestrator/helpers/run-fixtures.js';
-import { exited, spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
+} from '../../orchestrator/helpers/run-fixtures.js';
+import { exited, spawnCli, until } from '../../reliability/helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 

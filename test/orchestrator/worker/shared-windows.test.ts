@@ -6,13 +6,13 @@
 // first) never overflows. Without the sharing it overflows once on its own.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
-import type { RunEvent } from '../../src/run/run-events.js';
-import { readRunLog } from '../../src/run/run-store.js';
-import { foldEvents } from '../../src/run/run-fold.js';
-import { SUMMARIZER_SYSTEM_PROMPT } from '../../src/session/summarize.js';
-import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai-server.js';
-import { cleanupTempDirs, tempProject } from './helpers/run-fixtures.js';
+import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import type { RunEvent } from '../../../src/run/run-events.js';
+import { readRunLog } from '../../../src/run/run-store.js';
+import { foldEvents } from '../../../src/run/run-fold.js';
+import { SUMMARIZER_SYSTEM_PROMPT } from '../../../src/session/summarize.js';
+import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fake-openai-server.js';
+import { cleanupTempDirs, tempProject } from '../helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 

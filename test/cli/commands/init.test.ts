@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { INIT_EXAMPLES } from '../../src/cli/commands/init.js';
-import { hasStackTrace, runCli } from './run-cli.js';
+import { INIT_EXAMPLES } from '../../../src/cli/commands/init.js';
+import { hasStackTrace, runCli } from '../run-cli.js';
 
-const RECIPES = resolve(import.meta.dirname, '../../recipes');
+const RECIPES = resolve(import.meta.dirname, '../../../recipes');
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -6,11 +6,11 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NOISY_EVENT_TYPES } from '../../src/service/mcp-server-defaults.js';
-import { ORCHESTRATE_TOOLS } from '../../src/mcp/tools.js';
-import type { RunEvent } from '../../src/run/run-events.js';
-import { readRunLog } from '../../src/run/run-store.js';
-import { call, CLIENT_NAME, McpProject, type Served, type ToolResult, textOf } from './mcp-serve-fixture.js';
+import { NOISY_EVENT_TYPES } from '../../../src/service/mcp-server-defaults.js';
+import { ORCHESTRATE_TOOLS } from '../../../src/mcp/tools.js';
+import type { RunEvent } from '../../../src/run/run-events.js';
+import { readRunLog } from '../../../src/run/run-store.js';
+import { call, CLIENT_NAME, McpProject, type Served, type ToolResult, textOf } from '../mcp-serve-fixture.js';
 
 const project = new McpProject();
 afterAll(() => project.cleanup());

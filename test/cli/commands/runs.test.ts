@@ -2,12 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runsCommand } from '../../src/cli/commands/runs.js';
-import { FileRunLease } from '../../src/run/run-lease.js';
-import { RunStore } from '../../src/run/run-store.js';
-import { zeroUsage } from '../../src/run/run-events.js';
-import { invoke } from '../display/fixtures/invoke-command.js';
-import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+import { runsCommand } from '../../../src/cli/commands/runs.js';
+import { FileRunLease } from '../../../src/run/run-lease.js';
+import { RunStore } from '../../../src/run/run-store.js';
+import { zeroUsage } from '../../../src/run/run-events.js';
+import { invoke } from '../../display/fixtures/invoke-command.js';
+import { writeSyntheticRun } from '../../display/fixtures/synthetic-run.js';
 
 describe('orchestrate runs', () => {
   it('lists runs under .orchestrate/runs of the current folder, newest first, with recipe, start, status and cost', async () => {

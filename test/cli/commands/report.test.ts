@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { reportCommand } from '../../src/cli/commands/report.js';
-import { invoke } from '../display/fixtures/invoke-command.js';
-import { writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+import { reportCommand } from '../../../src/cli/commands/report.js';
+import { invoke } from '../../display/fixtures/invoke-command.js';
+import { writeSyntheticRun } from '../../display/fixtures/synthetic-run.js';
 
 describe('orchestrate report', () => {
   it('writes report.html into the run folder and prints its path', async () => {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { FIXTURES, runAgentCli, startAgentRpc, type JsonLine } from '../runtime/helpers/agent-cli.js';
+import { main } from '../../../src/cli/main.js';
+import { FIXTURES, runAgentCli, startAgentRpc, type JsonLine } from '../../runtime/helpers/agent-cli.js';
 
 let home: string;
 beforeAll(() => {
