@@ -1,7 +1,7 @@
 // The MCP server's approve / reject tools (issue 29), their handlers called in-process against a
 // real run on the scripted model: approve over the run's control socket (logged via mcp, naming
 // the client), a refused answer as a tool error with the reason. The stdio transport itself is
-// covered by test/cli/mcp-serve.test.ts.
+// covered by test/cli/commands/mcp-serve.test.ts.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { approveTool, rejectTool } from '../../src/mcp/control-tools.js';
