@@ -164,7 +164,7 @@ export function burndown(
   const first = obs[0]?.ts;
   const points =
     first !== undefined && (times[0] === undefined || first < times[0]) ? [{ ts: first, merged: 0, open: total }] : [];
-  times.forEach((ts, i) => points.push({ ts, merged: i + 1, open: total - (i + 1) }));
+  for (const [i, ts] of times.entries()) points.push({ ts, merged: i + 1, open: total - (i + 1) });
   return points;
 }
 
