@@ -4,9 +4,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../cli/run-cli.js';
-import { until } from './helpers.js';
-import { CALLS, env, processesWith, removeDirs, setup } from './run-setup.js';
+import { runCli } from '../run-cli.js';
+import { until } from '../../tools/mcp/helpers.js';
+import { CALLS, env, processesWith, removeDirs, setup } from '../../tools/mcp/run-setup.js';
 
 afterEach(removeDirs);
 

@@ -2,10 +2,10 @@
 // list_mcp starts them to list the tools each agent would get (as `--dry-run --list-mcp`).
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dryRunTool } from '../../../src/mcp/recipe-tools.js';
-import type { ServerContext, ToolCall } from '../../../src/mcp/tool-table.js';
-import { until } from './helpers.js';
-import { CALLS, env, processesWith, removeDirs, setup } from './run-setup.js';
+import { dryRunTool } from '../../src/mcp/recipe-tools.js';
+import type { ServerContext, ToolCall } from '../../src/mcp/tool-table.js';
+import { until } from '../tools/mcp/helpers.js';
+import { CALLS, env, processesWith, removeDirs, setup } from '../tools/mcp/run-setup.js';
 
 afterEach(removeDirs);
 
