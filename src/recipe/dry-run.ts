@@ -30,6 +30,15 @@ export interface DryRunReport {
   estimate: RecipeEstimate;
   /** Plan and budget warnings together. */
   warnings: string[];
+  /** Instances whose writes: overlap, and what the run does with them (service/write-overlaps.ts). */
+  overlaps?: WriteOverlap[];
+}
+
+/** Two instances whose `writes:` overlap: run in parallel and merged by the merge train, or one after another. */
+export interface WriteOverlap {
+  a: string;
+  b: string;
+  how: 'parallel' | 'serialized';
 }
 
 export interface DryRunOptions {

@@ -7,6 +7,7 @@ import { displayPath, dryRun, type DryRunReport, type LoadedRecipe, type RecipeP
 import { MCP_TOOL_PREFIX, matchesAny, mcpToolName, normalizePattern } from '../tools/mcp/names.js';
 import type { DryRunMcp, DryRunMcpServer } from '../display/render-dry-run.js';
 import { describeServer, type ServerRow } from './mcp-servers.js';
+import { overlapWarning, writeOverlaps } from './write-overlaps.js';
 
 export type { DryRunMcp, DryRunMcpServer } from '../display/render-dry-run.js';
 
@@ -28,6 +29,12 @@ export async function dryRunRecipe(
 ): Promise<DryRunOutcome> {
   const result = dryRun(recipe, { env: where.env, displayFile: displayPath(recipe.file, where.cwd) });
   if (!result.ok) return { ok: false, code: 'problems', problems: result.problems };
+  // Overlap prediction: instances whose writes: overlap, and what the run does with them.
+  const overlaps = writeOverlaps(recipe, result.report.plan, where.env);
+  if (overlaps.length) {
+    result.report.overlaps = overlaps;
+    result.report.warnings.push(...overlaps.map(overlapWarning));
+  }
   const mcp = await dryRunMcp(recipe, where, opts.listMcp);
   return { ok: true, report: result.report, mcp };
 }
