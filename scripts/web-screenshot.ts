@@ -93,6 +93,7 @@ const run = spawn(
   { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, NO_COLOR: '1' } },
 );
 const started = await startWebServer({
+  cwd: process.cwd(),
   runsDir: runs,
   host: '127.0.0.1',
   port: 0,

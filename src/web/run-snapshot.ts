@@ -20,6 +20,7 @@ import {
   type StatusCounts,
 } from '../run/run-fold.js';
 import type { BoardItem } from '../run/board-record.js';
+import { liveLeaseHolder } from '../run/run-lease.js';
 
 export interface InstanceView {
   key: string;
@@ -93,6 +94,8 @@ export interface RunSnapshot {
   counts: StatusCounts;
   /** Why actions cannot work now; absent when a coordinator on this host answers. */
   readOnly?: string;
+  /** Nobody holds the run and it has not succeeded: `orchestrate resume` (or the page) continues it. */
+  resumable: boolean;
   tasks: TaskView[];
   instances: InstanceView[];
   gates: GateView[];
@@ -235,6 +238,7 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
     providerLines: providerCostLines(state.providers),
     counts: countStatuses(state),
     ...(readOnly ? { readOnly } : {}),
+    resumable: state.eventCount > 0 && state.status !== 'succeeded' && !liveLeaseHolder(runDir),
     tasks: [...state.tasks.values()].map((t) => ({
       id: t.task,
       needs: t.needs,

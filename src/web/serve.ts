@@ -39,6 +39,7 @@ export async function serveWeb(opts: WebServeOptions, io: WebServeIo, stop?: Abo
   const runsDir = resolve(io.cwd, opts.runsDir);
   const started = await startWebServer({
     runsDir,
+    cwd: io.cwd,
     host: opts.host,
     port: opts.port,
     token: made.token.token,

@@ -1,10 +1,13 @@
 // Acting on a run from the page, through the same paths as the terminal: approve / reject a gate
 // (service/approval.ts: the live coordinator over its control socket, or written under the run's
 // lease when nobody holds it), steer an instance, cancel an instance or the whole run
-// (service/run-control.ts). Each body is checked before anything is sent; who acted is "web (pid,
+// (service/run-control.ts), resume a run nobody holds (service/launch-run.ts: `orchestrate resume`
+// as a process of its own, as the MCP server's resume tool starts it, so it outlives the server). Each body is checked before anything is sent; who acted is "web (pid,
 // user)" in the run's log, the way `orchestrate cancel` names itself.
 import { z } from 'zod';
 import { deliverApproval } from '../service/approval.js';
+import { launchResume } from '../service/launch-run.js';
+import type { RunLauncher } from '../service/run-launcher.js';
 import { type ControlOutcome, controlBy, deliverRunControl } from '../service/run-control.js';
 
 const Approval = z.strictObject({
@@ -15,11 +18,20 @@ const Approval = z.strictObject({
 });
 const Steer = z.strictObject({ instance: z.string().min(1), text: z.string().trim().min(1).max(20_000) });
 const Cancel = z.strictObject({ instance: z.string().min(1).optional() });
+const Resume = z.strictObject({});
 
-export const ACTIONS = ['approve', 'reject', 'steer', 'cancel'] as const;
+export const ACTIONS = ['approve', 'reject', 'steer', 'cancel', 'resume'] as const;
 export type WebAction = (typeof ACTIONS)[number];
 
-export type ActionResult = ControlOutcome | { ok: false; code: 'bad_request'; message: string };
+/** `launch_failed`: the resume process ended before it took the run (its output is the message). */
+export type ActionResult = ControlOutcome | { ok: false; code: 'bad_request' | 'launch_failed'; message: string };
+
+/** Where acting happens from: the server's environment and working folder, and its process starter. */
+export interface ActingContext {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  launcher: RunLauncher;
+}
 
 function problem(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
@@ -30,9 +42,21 @@ export async function actOnRun(
   runDir: string,
   action: WebAction,
   body: unknown,
-  env: Readonly<Record<string, string | undefined>>,
+  ctx: ActingContext,
 ): Promise<ActionResult> {
-  const by = controlBy('web', env);
+  const by = controlBy('web', ctx.env);
+  if (action === 'resume') {
+    if (!Resume.safeParse(body).success) return { ok: false, code: 'bad_request', message: 'resume: takes no fields' };
+    const launched = await launchResume(runDir, {}, { cwd: ctx.cwd, env: ctx.env, launcher: ctx.launcher });
+    if (launched.ok)
+      return {
+        ok: true,
+        message: `resumed (pid ${launched.run.pid})${launched.inputsNote ? `; ${launched.inputsNote}` : ''}`,
+      };
+    return launched.code === 'launch_failed'
+      ? { ok: false, code: 'launch_failed', message: launched.message }
+      : { ok: false, code: 'refused', message: launched.message };
+  }
   if (action === 'approve' || action === 'reject') {
     const a = Approval.safeParse(body);
     if (!a.success) return { ok: false, code: 'bad_request', message: `${action}: ${problem(a.error)}` };

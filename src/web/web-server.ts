@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { RUN_LOG } from '../run/run-store.js';
 import { listRunsIn } from '../service/list-runs.js';
 import { RunFeed } from '../service/run-feed.js';
+import { RunLauncher } from '../service/run-launcher.js';
 import { ACTIONS, type ActionResult, actOnRun, type WebAction } from './web-actions.js';
 import { allowedHosts, checkRequest, cookieName, tokenCookie, type WebAuth } from './web-auth.js';
 import { PAGE_CSP, pageAsset } from './page-assets.js';
@@ -17,11 +18,13 @@ import { STREAM_TIMINGS, streamRun, streamRunList } from './run-stream.js';
 
 export interface WebServerOptions {
   runsDir: string;
+  /** The working folder a resume starts in (the server's). */
+  cwd: string;
   host: string;
   /** 0: a free port. */
   port: number;
   token: string;
-  env: Readonly<Record<string, string | undefined>>;
+  env: Record<string, string | undefined>;
   /** A line for the server's log (failed requests). */
   log: (line: string) => void;
 }
@@ -71,10 +74,12 @@ const STATUS_OF: Record<Exclude<ActionResult, { ok: true }>['code'], number> = {
   bad_request: 400,
   refused: 409,
   not_live: 409,
+  launch_failed: 409,
 };
 
 export function startWebServer(opts: WebServerOptions): Promise<StartResult> {
   let auth: WebAuth = { token: opts.token, cookie: cookieName(opts.port) };
+  const acting = { env: opts.env, cwd: opts.cwd, launcher: new RunLauncher() };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -118,7 +123,7 @@ export function startWebServer(opts: WebServerOptions): Promise<StartResult> {
     if (req.method === 'POST' && verb && (ACTIONS as readonly string[]).includes(verb)) {
       const body = await readBody(req);
       if (!body.ok) return sendJson(res, 400, { ok: false, code: 'bad_request', message: body.message });
-      const result = await actOnRun(runDir, verb as WebAction, body.value, opts.env);
+      const result = await actOnRun(runDir, verb as WebAction, body.value, acting);
       return sendJson(res, result.ok ? 200 : STATUS_OF[result.code], result);
     }
     return sendJson(res, 405, {

@@ -202,6 +202,7 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
     const { store } = writeSyntheticRun(join(dir, 'runs'));
     writeCampaign(store.dir);
     const started = await startWebServer({
+      cwd: process.cwd(),
       runsDir: join(dir, 'runs'),
       host: '127.0.0.1',
       port: 0,

@@ -24,6 +24,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'web-server-'));
   store = writeSyntheticRun(join(dir, 'runs'), RUN_ID).store;
   const started = await startWebServer({
+    cwd: process.cwd(),
     runsDir: join(dir, 'runs'),
     host: '127.0.0.1',
     port: 0,

@@ -289,6 +289,9 @@ function RunPage(props) {
       h('div', { class: 'muted' }, run.runId + ' · ' + run.recipe + ' · started ' + clock(run.startTs) + (run.durationMs !== undefined ? ' · ' + duration(run.durationMs) : '')),
       h(CostBar, { run: run }),
       h('div', { class: 'counts' }, c.done + ' done · ' + c.running + ' running · ' + c.queued + ' queued · ' + c.awaitingApproval + ' at a gate · ' + c.failed + ' failed' + (c.cancelled ? ' · ' + c.cancelled + ' cancelled' : '') + (c.skipped ? ' · ' + c.skipped + ' skipped' : '')),
+      run.resumable ? h('button', { class: 'approve', 'data-action': 'resume', onClick: function () {
+        if (confirm('Resume the run? Its agents start again where they stopped (this spends tokens).')) onAct('resume', {}, 'resume');
+      } }, 'Resume') : null,
       run.readOnly ? h('div', { class: 'muted', 'data-read-only': '1' }, 'read only: ' + run.readOnly)
         : h('button', { class: 'reject', 'data-action': 'cancel-run', onClick: function () {
             if (confirm('Cancel the whole run? (sessions are kept; orchestrate resume continues it)')) onAct('cancel', {}, 'cancel run');
