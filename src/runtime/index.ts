@@ -88,7 +88,7 @@ export {
   type ToolCallEvent,
   type ToolResultEvent,
 } from './extensions.js';
-export { runPrintMode, lastReply, type ModeOutput } from './modes/print.js';
+export { runPrintMode, lastReply, resumeCutOffTurn, type ModeOutput } from './modes/print.js';
 export { runJsonMode } from './modes/json.js';
 export {
   runRpcMode,

@@ -21,7 +21,7 @@ import {
   DEFAULT_RUN_LIMITS,
   createAgentSession,
   cutOffTurn,
-  lastReply,
+  resumeCutOffTurn,
   runJsonMode,
   runPrintMode,
   runRpcMode,
@@ -525,21 +525,12 @@ async function finishCutOffTurn(session: AgentSession, ctx: CliContext, hasPromp
   ctx.stderr(
     `orchestrate agent: the last turn of this session was interrupted (${what}); finishing it${hasPrompt ? ' before this prompt' : ''}.\n`,
   );
-  const notFinished = (reason: string): false => {
-    ctx.stderr(
-      `orchestrate agent: the interrupted turn could not be finished${hasPrompt ? ', so the prompt was not sent' : ''}: ${reason}\n`,
-    );
-    return false;
-  };
-  try {
-    await session.resume();
-  } catch (err) {
-    return notFinished(err instanceof Error ? err.message : String(err));
-  }
-  const last = lastReply(session);
-  if (last && (last.stopReason === 'error' || last.stopReason === 'aborted'))
-    return notFinished(last.errorMessage ?? `request ${last.stopReason}`);
-  return true;
+  const reason = await resumeCutOffTurn(session);
+  if (reason === undefined) return true;
+  ctx.stderr(
+    `orchestrate agent: the interrupted turn could not be finished${hasPrompt ? ', so the prompt was not sent' : ''}: ${reason}\n`,
+  );
+  return false;
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { AgentSession } from '../agent-session.js';
 import { cutOffTurn, type CutOffTurn } from '../session-resume.js';
 import { eventLineWriter, jsonLine } from './jsonl.js';
-import { lastReply, outcomeCode, sendPrompts, type ModeOutput } from './print.js';
+import { outcomeCode, resumeCutOffTurn, sendPrompts, type ModeOutput } from './print.js';
 
 /**
  * The line json mode writes before finishing a cut-off turn. Not an AgentSessionEvent: the
@@ -48,20 +48,13 @@ export async function runJsonMode(session: AgentSession, prompts: readonly strin
     const cut = cutOffTurn(session.messages);
     if (cut) {
       out.stdout(jsonLine(cutOffTurnResumeLine(cut, prompts.length > 0)));
-      const notFinished = (reason: string): number => {
+      const reason = await resumeCutOffTurn(session);
+      if (reason !== undefined) {
         out.stderr(
           `The interrupted turn could not be finished${prompts.length > 0 ? ', so the prompt was not sent' : ''}: ${reason}\n`,
         );
         return 1;
-      };
-      try {
-        await session.resume();
-      } catch (err) {
-        return notFinished(err instanceof Error ? err.message : String(err));
       }
-      const last = lastReply(session);
-      if (last && (last.stopReason === 'error' || last.stopReason === 'aborted'))
-        return notFinished(last.errorMessage ?? `Request ${last.stopReason}`);
     }
     if (!(await sendPrompts(session, prompts, out))) return 1;
     await session.waitForIdle();

@@ -19,6 +19,22 @@ export function lastReply(session: AgentSession): AssistantMessage | undefined {
   return undefined;
 }
 
+/**
+ * Finishes the turn a crash cut off (session.resume()): undefined when it was finished, else why
+ * not (resume threw, or its reply ended in an error or an abort).
+ */
+export async function resumeCutOffTurn(session: AgentSession): Promise<string | undefined> {
+  try {
+    await session.resume();
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  const last = lastReply(session);
+  if (last && (last.stopReason === 'error' || last.stopReason === 'aborted'))
+    return last.errorMessage ?? `Request ${last.stopReason}`;
+  return undefined;
+}
+
 /** 0 when the last reply succeeded, else 1 (with the reason on stderr). */
 export function outcomeCode(session: AgentSession, out: ModeOutput): number {
   const last = lastReply(session);
