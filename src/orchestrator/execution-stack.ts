@@ -23,6 +23,9 @@ export interface ExecutionStackInput {
   /** The broker's rate window and call gate (the coordinator's cache warm-up). */
   windowMs?: PermitBrokerOptions['windowMs'];
   gate?: PermitBrokerOptions['gate'];
+  /** The limits a resumed run learned before, and who keeps what is learned now (the coordinator's run files). */
+  learnedBefore?: PermitBrokerOptions['learnedBefore'];
+  onLearned?: PermitBrokerOptions['onLearned'];
 }
 
 export interface ExecutionStack {
@@ -58,6 +61,8 @@ export function executionStack(i: ExecutionStackInput): ExecutionStack {
     budget: ledger,
     ...(i.windowMs !== undefined ? { windowMs: i.windowMs } : {}),
     ...(i.gate ? { gate: i.gate } : {}),
+    ...(i.learnedBefore ? { learnedBefore: i.learnedBefore } : {}),
+    ...(i.onLearned ? { onLearned: i.onLearned } : {}),
   });
   const threadPool: ExecutionStack['threadPool'] = ({ pairs, ...o }) =>
     // A pair instance needs a second agent slot: one per instance that may run at once.

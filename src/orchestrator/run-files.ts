@@ -1,11 +1,10 @@
 // The run's files besides its log: plan.md (the merged summaries, a view rewritten as instances
-// finish) and result.json (written once at the end). plan.md is rewritten at most every
-// planWriteIntervalMs (a wide fan-out would otherwise render the whole plan once per instance:
-// quadratic), and at once when the run ends. Both are written off the event loop (the atomic
-// replace's fsyncs took milliseconds of the coordinator's thread per rewrite, issue 41): at most
-// one plan.md write is in flight, a rewrite asked for meanwhile is coalesced into one more write
-// rendered when it starts (the latest plan wins), and finish() awaits the last one before the
-// final plan.md and result.json. The spend per provider in result.json is tallied from
+// finish), learned-limits.json (the provider limits learned so far, for a resume) and result.json
+// (written once at the end). plan.md is rewritten at most every planWriteIntervalMs (a wide
+// fan-out would otherwise render the whole plan once per instance: quadratic), and at once when
+// the run ends. All are written off the event loop (the atomic replace's fsyncs took milliseconds
+// of the coordinator's thread per rewrite, issue 41), each as a CoalescedWrite (one in flight, the
+// latest wins), and finish() awaits the writes under way before the final ones. The spend per provider in result.json is tallied from
 // the call_usage events as the store appends them, by the fold's own addProviderCall, so it reads
 // exactly as `show` and the report fold it from run.jsonl.
 import { join } from 'node:path';
@@ -15,7 +14,10 @@ import { planInput, resultFile, type RunStatus, type TaskState } from '../run/ru
 import type { RunStore } from '../run/run-store.js';
 import type { UsageSummary } from '../run/run-events.js';
 import { addProviderCall, copyProviderUsage, type ProviderUsage } from '../run/usage-summary.js';
+import { CoalescedWrite } from './coalesced-write.js';
 import { ORCHESTRATOR_DEFAULTS } from './defaults.js';
+import type { LearnedLimitRecord } from './pacing/learned-limits.js';
+import { LEARNED_LIMITS_FILE, learnedLimitsText } from './pacing/learned-limits-file.js';
 
 export interface RunFilesContext {
   recipe: LoadedRecipe;
@@ -26,6 +28,8 @@ export interface RunFilesContext {
   liveStatus(): string;
   /** Resume: the spend per provider the log already holds (the fold's `providers`). */
   providersBefore?: ProviderUsage;
+  /** The provider limits learned so far (the permit broker's), kept in learned-limits.json. */
+  learnedLimits?(): LearnedLimitRecord[];
 }
 
 /**
@@ -41,9 +45,8 @@ export function planWriteDelayMs(instances: number): number {
 export class RunFiles {
   private planTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  /** The plan.md write under way (at most one), and whether another was asked for meanwhile. */
-  private planWrite: Promise<void> | undefined;
-  private planAgain = false;
+  private readonly plan = new CoalescedWrite(() => this.writePlanFile(this.ctx.liveStatus()));
+  private readonly limits = new CoalescedWrite(() => this.writeLimitsFile());
   private readonly providers: ProviderUsage;
   private readonly unsubscribe: () => void;
 
@@ -71,25 +74,17 @@ export class RunFiles {
   writePlan(): void {
     if (this.planTimer) clearTimeout(this.planTimer);
     this.planTimer = undefined;
-    if (this.planWrite) {
-      this.planAgain = true;
-      return;
-    }
-    this.planWrite = this.writePlans();
+    this.plan.request();
+  }
+
+  /** A provider limit was learned or changed: learned-limits.json is rewritten (coalesced, off the event loop). */
+  learnedLimitsChanged(): void {
+    this.limits.request();
   }
 
   /** Resolves once no plan.md write is under way or pending (a caller that reads plan.md next). */
   async planWritten(): Promise<void> {
-    while (this.planWrite) await this.planWrite;
-  }
-
-  /** Writes plan.md until no rewrite is pending (each rendered as it starts); the run's end stops the loop. */
-  private async writePlans(): Promise<void> {
-    do {
-      this.planAgain = false;
-      await this.writePlanFile(this.ctx.liveStatus());
-    } while (this.planAgain && !this.closed);
-    this.planWrite = undefined;
+    await this.plan.settled();
   }
 
   private async writePlanFile(status: string): Promise<void> {
@@ -100,17 +95,27 @@ export class RunFiles {
     }
   }
 
+  private async writeLimitsFile(): Promise<void> {
+    const records = this.ctx.learnedLimits?.() ?? [];
+    if (records.length === 0) return;
+    try {
+      await this.ctx.store.writeFileAsync(LEARNED_LIMITS_FILE, learnedLimitsText(records));
+    } catch {
+      // a resume without it learns the limits again
+    }
+  }
+
   /**
-   * The run ends: no timed rewrite any more; once the write under way is done, the final plan.md
-   * and result.json are written. Resolves with why result.json could not be.
+   * The run ends: no timed rewrite any more; once the writes under way are done, the final plan.md,
+   * learned-limits.json and result.json are written. Resolves with why result.json could not be.
    */
   async finish(args: { status: RunStatus; startedAt: number; endedAt: number; usage: UsageSummary }): Promise<{
     resultPath: string;
     error?: string;
   }> {
     this.close();
-    await this.planWrite;
-    await this.writePlanFile(args.status);
+    await Promise.all([this.plan.settled(), this.limits.settled()]);
+    await Promise.all([this.writePlanFile(args.status), this.writeLimitsFile()]);
     const { store, recipe } = this.ctx;
     this.unsubscribe();
     const result = resultFile({
@@ -130,10 +135,12 @@ export class RunFiles {
     }
   }
 
-  /** end() began: timed rewrites stop (the final write comes from finish()). */
+  /** end() began: timed rewrites stop (the final writes come from finish()). */
   close(): void {
     this.closed = true;
     if (this.planTimer) clearTimeout(this.planTimer);
     this.planTimer = undefined;
+    this.plan.stop();
+    this.limits.stop();
   }
 }

@@ -12,6 +12,8 @@
 // of its response say what the limits are before the rest of a fan-out is let through. The probe
 // holds the others for at most `probeMaxMs`: a response whose headers are slow to come (a long
 // queue at the provider, a model that thinks before it streams) must not serialize the fan-out.
+// The limits learned are kept in the run folder (run-files.ts) and restored on resume: no probe
+// then, and each bucket starts at what the provider has refilled at least since the run's last event.
 import type { RateLimitKind, RateLimitSnapshot } from '../../ai/rate-limit-headers.js';
 import type { UsageSummary } from '../../run/usage-summary.js';
 import { TokenBucket } from './token-bucket.js';
@@ -51,12 +53,24 @@ const KIND_NAMES: Record<RateLimitKind, string> = {
   tokens: 'tokens',
 };
 
+/** One provider, model and key's learned limits, as the run folder keeps them (learned-limits.json). */
+export interface LearnedLimitRecord {
+  provider: string;
+  model: string;
+  keyHash: string;
+  vendor: RateLimitSnapshot['vendor'];
+  /** Per kind: the limit per window. */
+  limits: Partial<Record<RateLimitKind, number>>;
+}
+
 export interface LearnedLimitsOptions {
   /** The limits' window (60 s; benches scale it down). */
   windowMs?: number;
   /** How long a first call's unanswered probe holds the other calls back (2 s). */
   probeMaxMs?: number;
   now?: () => number;
+  /** Told when a limit is learned for the first time or changes (the run folder's copy is due). */
+  onChange?: () => void;
 }
 
 export class LearnedLimits {
@@ -67,12 +81,51 @@ export class LearnedLimits {
   private readonly now: () => number;
   private readonly windowMs: number;
   private readonly probeMaxMs: number;
+  private readonly onChange: (() => void) | undefined;
   private seq = 0;
 
   constructor(opts: LearnedLimitsOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.windowMs = opts.windowMs ?? 60_000;
     this.probeMaxMs = opts.probeMaxMs ?? 2_000;
+    this.onChange = opts.onChange;
+  }
+
+  /**
+   * A resumed run's limits, as an earlier coordinator learned them. `idleMs` since its last event,
+   * the provider has refilled each bucket by at least that much of its rate (only what our calls
+   * took can be missing), so a bucket starts there: full after a window. A response's headers
+   * correct it as usual. Limits learned here already win.
+   */
+  restore(records: readonly LearnedLimitRecord[], idleMs: number): void {
+    const share = Math.min(1, Math.max(0, idleMs) / this.windowMs);
+    for (const r of records) {
+      const pm = `${r.provider}\n${r.model}`;
+      const key = `${pm}\n${r.keyHash}`;
+      if (this.sets.has(key)) continue;
+      const buckets: LimitSet['buckets'] = {};
+      for (const [kind, limit] of Object.entries(r.limits) as [RateLimitKind, number][])
+        if (limit > 0)
+          buckets[kind] = new TokenBucket({
+            capacity: limit,
+            level: limit * share,
+            windowMs: this.windowMs,
+            now: this.now,
+          });
+      this.sets.set(key, { vendor: r.vendor, buckets, unheard: new Map() });
+      if (!this.latest.has(pm)) this.latest.set(pm, r.keyHash);
+    }
+  }
+
+  /** Every provider, model and key's limits, for the run folder (restore() takes them back). */
+  records(): LearnedLimitRecord[] {
+    return [...this.sets].map(([key, set]) => {
+      const [provider, model, keyHash] = key.split('\n') as [string, string, string];
+      const limits: LearnedLimitRecord['limits'] = {};
+      for (const [kind, bucket] of Object.entries(set.buckets) as [RateLimitKind, TokenBucket][])
+        limits[kind] = bucket.capacity;
+      return { provider, model, keyHash, vendor: set.vendor, limits };
+    });
   }
 
   /** The set of limits a call of `model` on `provider` with key `keyHash` is paced by, if any is learned. */
@@ -111,6 +164,7 @@ export class LearnedLimits {
     }
     if (from) set.unheard.delete(from.seq);
     const after = from?.seq ?? 0;
+    let changed = false;
     for (const [kind, state] of Object.entries(snapshot.limits) as [
       RateLimitKind,
       { limit: number; remaining?: number },
@@ -118,15 +172,20 @@ export class LearnedLimits {
       const bucket = set.buckets[kind];
       let pending = 0;
       for (const [seq, amounts] of set.unheard) if (seq > after) pending += amounts[kind] ?? 0;
-      if (bucket) bucket.observe(state.limit, state.remaining === undefined ? undefined : state.remaining - pending);
-      else
+      if (bucket) {
+        changed ||= state.limit > 0 && state.limit !== bucket.capacity;
+        bucket.observe(state.limit, state.remaining === undefined ? undefined : state.remaining - pending);
+      } else {
+        changed = true;
         set.buckets[kind] = new TokenBucket({
           capacity: state.limit,
           level: state.remaining ?? state.limit,
           windowMs: this.windowMs,
           now: this.now,
         });
+      }
     }
+    if (changed) this.onChange?.();
   }
 
   /**

@@ -10,7 +10,7 @@
 import PQueue from 'p-queue';
 import type { RateLimitSnapshot } from '../../ai/rate-limit-headers.js';
 import type { BudgetLedger, Spend } from '../schedule/budget.js';
-import { type CallEstimate, LearnedLimits, type LimitReservation } from './learned-limits.js';
+import { type CallEstimate, type LearnedLimitRecord, LearnedLimits, type LimitReservation } from './learned-limits.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
 import type { BudgetScope, UsageSummary } from '../../run/usage-summary.js';
 
@@ -89,6 +89,10 @@ export interface PermitBrokerOptions {
   adaptive?: boolean | { default: boolean; providers: Record<string, boolean> };
   /** The window of the learned limits (default 60 s, as the providers state them; benches scale it). */
   learnedWindowMs?: number;
+  /** A resumed run's learned limits, and how long since its last event (LearnedLimits.restore). */
+  learnedBefore?: { records: readonly LearnedLimitRecord[]; idleMs: number };
+  /** Told when a limit is learned or changes (the run folder keeps them for a resume). */
+  onLearned?: () => void;
 }
 
 const NO_CALL_ESTIMATE: CallEstimate = { uncachedInput: 0, cachedInput: 0, maxOutput: 0 };
@@ -118,7 +122,10 @@ export class PermitBroker {
   constructor(private readonly opts: PermitBrokerOptions) {
     this.budget = opts.budget;
     this.now = opts.now ?? Date.now;
-    if (opts.adaptive !== false) this.learned = new LearnedLimits({ now: this.now, windowMs: opts.learnedWindowMs });
+    if (opts.adaptive !== false) {
+      this.learned = new LearnedLimits({ now: this.now, windowMs: opts.learnedWindowMs, onChange: opts.onLearned });
+      if (opts.learnedBefore) this.learned.restore(opts.learnedBefore.records, opts.learnedBefore.idleMs);
+    }
   }
 
   /** The learned limits a call on `provider` is paced by: none where its pacing is fixed. */
