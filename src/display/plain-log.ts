@@ -2,10 +2,11 @@
 // an instance, never per token, so a log of a hundred-agent run stays readable and greppable:
 //   12:00:01 apply/repo-a: started (attempt 1)
 //   12:00:04 apply/repo-a: done in 3.2s, 3 turns, 1,234 tokens, $0.0012
+import { describePick } from '../run/attempt-pick-record.js';
 import type { RunEvent } from '../run/run-events.js';
 import { boardLine } from './board-text.js';
-import { DISPLAY_DEFAULTS } from './defaults.js';
 import { trainStepText } from './train-text.js';
+import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatClock, formatCost, formatDuration, formatTokens, plural, withoutClassPrefix } from './format-units.js';
 import {
   applyEvent,
@@ -107,6 +108,12 @@ export class PlainLog {
         return `${e.gate === 'publish' ? `publish ${e.task}` : instanceLabel(e.task, e.key)}: ${e.decision} ${e.via === 'timeout' ? 'on timeout' : `by ${e.by} via ${e.via}${e.offline ? ' (offline)' : ''}`}${e.note ? `: ${e.note}` : ''}`;
       case 'board_task':
         return boardLine(e);
+      case 'attempt_pick': {
+        const pick = this.state.picks.get(e.group);
+        return pick ? describePick(pick)[0] : undefined;
+      }
+      case 'attempt_landed':
+        return `${e.key}: ${e.ok ? `picked attempt landed${e.branch ? ` on ${e.branch}` : e.applied ? ' in the checkout' : ''}` : `picked attempt did not land: ${err(e.error ?? e.failure ?? 'unknown')}`}`;
       case 'window_learned':
         return `${e.by}: the server's context window for ${e.provider}/${e.model} is ${plural(e.window, 'token')}; every agent of the run uses it from now on`;
       case 'run_end': {
@@ -182,6 +189,8 @@ export class PlainLog {
       }
       case 'instance_skipped':
         return `${label}: skipped (${err(e.reason)})`;
+      case 'train_step':
+        return `merge train: ${trainStepText(e)}`;
       default:
         return undefined;
     }
@@ -189,8 +198,6 @@ export class PlainLog {
 
   private checkBudget(ts: number): void {
     const budget = this.options.budgetUsd ?? this.state.budgetUsd;
-      case 'train_step':
-        return `merge train: ${trainStepText(e)}`;
     if (!budget || budget <= 0) return;
     const spent = runUsage(this.state).cost;
     const marks = DISPLAY_DEFAULTS.budgetMilestones;

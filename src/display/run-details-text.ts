@@ -150,6 +150,8 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     const list = instancesInTaskOrder(s).filter((i) => i.task === task);
     if (list.length === 0) out.push(`  ${t.dynamic ? 'not expanded' : 'no instances'}`);
     for (const inst of list) out.push(...instanceBlock(s, inst, p));
+    // attempts: which attempt of each instance was picked, and why (attempt-pick-record.ts).
+    for (const pick of s.picks.values()) if (pick.task === task) out.push(...describePick(pick).map((l) => `  ${l}`));
   }
   out.push('');
   out.push(...changesetsBlock(folder.dir));

@@ -78,12 +78,14 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     // Publish gates (publish.approve) by task, and what the run published once one was approved.
     ...(s.publishGates.size ? { publishGates: Object.fromEntries(s.publishGates) } : {}),
     ...(s.published.length ? { published: s.published } : {}),
+    // attempts: the pick of each instance's attempts (attempt-pick-record.ts), when the run has any.
+    ...(s.picks.size ? { picks: [...s.picks.values()] } : {}),
     // The run-wide task board (board_task events), when it has items.
     ...(s.board.size ? { board: [...s.board.values()] } : {}),
-    ...(folder.skipped.length ? { unreadableLogLines: folder.skipped } : {}),
-  };
     // The merge train (land: train) as the fold keeps it, a plain object (train-record.ts).
     ...(Object.keys(s.train.cars).length ? { train: s.train } : {}),
+    ...(folder.skipped.length ? { unreadableLogLines: folder.skipped } : {}),
+  };
 }
 
 /** One instance's conversation (`show <run> --instance KEY --json`). */

@@ -5,13 +5,15 @@
 import type { LoadedRecipe } from '../recipe/index.js';
 import { renderNeedsContext } from '../run/merge-summaries.js';
 import type { RunEventInput, UsageSummary } from '../run/run-events.js';
-import { planInput, type InstanceState, type TaskState } from '../run/run-state.js';
+import { planInput, resultView, type InstanceState, type TaskState } from '../run/run-state.js';
 import type { RunStore } from '../run/run-store.js';
 import { type Admission, agentOf } from './schedule/admission.js';
 import type { AgentLaunch } from './execution/agent-launch.js';
 import { failedEvent, type FailedEvent } from './schedule/attempt-lifecycle.js';
 import { ApprovalGates } from './control/approval-gates.js';
 import { AttemptRunner } from './execution/attempt-runner.js';
+import { AttemptPicksDesk } from './schedule/attempt-picks.js';
+import { judgeAttempts } from './schedule/judge-attempts.js';
 import type { BudgetLedger } from './schedule/budget.js';
 import { CacheWarmup, warmsCache } from './pacing/cache-warmup.js';
 import type { StopReason } from './control/control-decisions.js';
@@ -78,6 +80,8 @@ export interface Collaborators {
   gates: ApprovalGates;
   /** The run-wide task board agents share (task-board.ts); restored from the log on resume. */
   board: TaskBoard;
+  /** `attempts:`: which attempt of an instance lands (attempt-picks.ts). */
+  picks: AttemptPicksDesk;
 }
 
 export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHost): Collaborators {
@@ -123,7 +127,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     sessionFile: (agentKey) => store.sessionFile(workspaces.sessionKey(agentKey)),
     contextFor: (t) =>
       t.task.context === 'summaries' && t.task.needs.length > 0
-        ? renderNeedsContext(planInput(recipe, host.ordered()), t.task.needs) || undefined
+        ? renderNeedsContext(planInput(recipe, resultView(host.ordered())), t.task.needs) || undefined
         : undefined,
   });
   const scheduler = new Scheduler({
@@ -196,6 +200,29 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     },
     planChanged: () => files.planChanged(),
     boardItems: (t) => board.forEachItems(TaskBoard.forEachExpanded(t.task.id, (id) => host.instances.has(id))),
+    pickAttempts: (t) => picks.pickAttempts(t),
+  });
+  const picks: AttemptPicksDesk = new AttemptPicksDesk({
+    recipe,
+    store,
+    workspaces,
+    stopping: () => host.stopping(),
+    record: (e) => host.record(e),
+    cancel: (id, by) => void desk.handle({ action: 'cancel', instance: id, by }),
+    settled: (t) => {
+      walk.settle(t);
+      host.advance();
+    },
+    judge: (t, group, candidates, prompt) =>
+      judgeAttempts(
+        { recipe, store, runner, record: (e) => host.record(e) },
+        t,
+        group,
+        candidates,
+        t.task.attempts?.judgeAgent ?? t.task.agent ?? '',
+        prompt,
+      ),
+    ...(opts.replay ? { replay: opts.replay.picks } : {}),
   });
   // A gate at the run's end (the publish gate, offered by the layer that composes the run) is one of the gates from the start.
   const endGate = opts.endGate?.({
@@ -232,7 +259,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
   const attempts: AttemptRunner = new AttemptRunner({
     windows,
     ...(opts.traceparentOf ? { traceparentOf: opts.traceparentOf } : {}),
-    ...{ recipe, tasks: host.tasks, runner, workspaces, desk, admission, broker, router, board },
+    ...{ recipe, tasks: host.tasks, runner, workspaces, picks, desk, admission, broker, router, board },
     threads: () => host.threads(),
     ...(opts.executor ? { executor: opts.executor } : {}),
     stopping: () => host.stopping(),
@@ -265,6 +292,6 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       walk,
       attempts,
     },
-    ...{ gates, board },
+    ...{ gates, board, picks },
   };
 }

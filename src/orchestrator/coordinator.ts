@@ -143,7 +143,8 @@ export class Coordinator {
       this.restore(this.opts.replay);
       // A kill between logging an instance done and removing its landed worktree left it behind.
       for (const inst of this.instances.values())
-        if (inst.status === 'done') await this.c.workspaces.drop(this.tasks.get(inst.task)!, inst);
+        if (inst.status === 'done' && !this.c.picks.holdsWorktree(inst))
+          await this.c.workspaces.drop(this.tasks.get(inst.task)!, inst);
     } else {
       this.record(runStartEvent(this.recipe, plan.plan, this.opts.overrides));
       this.c.board.seed(this.recipe.board);
@@ -190,7 +191,7 @@ export class Coordinator {
     this.record(runResumeEvent(this.recipe, fold, this.opts.overrides, this.opts.inputs));
     this.runUsage = { ...fold.spend, turns: loggedRunUsage(fold).turns ?? 0 };
     this.c.ledger.charge(['run'], { usd: fold.spend.cost, tokens: fold.spend.totalTokens });
-    for (const inst of restoredInstances(fold)) {
+    for (const inst of restoredInstances(fold, (task) => this.tasks.get(task)?.task.attempts !== undefined)) {
       if (!this.tasks.has(inst.task)) continue;
       this.c.ledger.charge([`instance:${inst.id}`], { usd: inst.usage.cost, tokens: inst.usage.totalTokens });
       this.instances.set(inst.id, inst);

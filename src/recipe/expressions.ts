@@ -258,6 +258,8 @@ export interface ReferenceContext {
   staticOnly?: string;
   /** Why the item is unavailable, when the default explanation (no for_each) is wrong. */
   itemUnavailable?: string;
+  /** Further names the field may use (`attempt` in a task with attempts:). */
+  names?: readonly string[];
 }
 
 export interface ReferenceIssue {
@@ -314,7 +316,7 @@ function checkChain(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): v
     }
     return;
   }
-  if (root.name === 'env') return;
+  if (root.name === 'env' || ctx.names?.includes(root.name)) return;
   if (ctx.staticOnly && (root.name === 'tasks' || root.name === 'item' || itemNames.includes(root.name))) {
     issue(`${root.name} is not available here: ${ctx.staticOnly}`, root.pos, 'use inputs.* and env.* here');
     return;
@@ -383,7 +385,7 @@ function checkChain(e: Expr, ctx: ReferenceContext, issues: ReferenceIssue[]): v
     }
     return;
   }
-  const roots = ['inputs', 'env', 'tasks', ...(ctx.itemNames ? itemNames : [])];
+  const roots = ['inputs', 'env', 'tasks', ...(ctx.itemNames ? itemNames : []), ...(ctx.names ?? [])];
   const hint = EXPRESSION_FUNCTIONS[root.name]
     ? `${root.name} is a function: ${EXPRESSION_FUNCTIONS[root.name]!.usage}`
     : suggestionHint(root.name, roots, 'names');

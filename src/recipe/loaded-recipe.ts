@@ -8,6 +8,7 @@ import type { McpServerSpec } from '../tools/mcp/config.js';
 import type { RetryFailureClass } from './defaults.js';
 import type { InputSpec } from './inputs.js';
 import type { FallbackTarget } from './fallback.js';
+import type { AttemptsSpec } from './attempts-spec.js';
 import type { PublishSpec } from './publish-spec.js';
 import type { ProviderName } from './schema.js';
 
@@ -127,13 +128,13 @@ export interface LoadedTask {
   isolation: 'none' | 'worktree';
   /** Where a worktree instance's work lands (worktree-merge.ts); only used with isolation: worktree. */
   merge: 'patch' | 'branch' | 'apply';
-  writes: string[];
   /** merge: apply: through the merge train (orchestrator/workspace/merge-train.ts) or the patch as it is. */
   land: 'train' | 'direct';
   /** land: train: re-runs of an instance whose work conflicts or breaks verify on the tip. */
   maxRepairs: number;
   /** overlapping: instances whose writes: overlap never run at once. */
   serialize?: 'overlapping';
+  writes: string[];
   output: 'text' | 'json';
   outputSchema?: Record<string, unknown>;
   context: 'fresh' | 'summaries';
@@ -158,6 +159,8 @@ export interface LoadedTask {
   publish?: PublishSpec;
   /** `trust_repo_config: true`: its instances read the configuration (.mcp.json) of the repository they work in. */
   trustRepoConfig?: boolean;
+  /** `attempts: N` (N > 1): each instance runs as N attempts in worktrees, and one is picked (attempts-spec.ts). */
+  attempts?: AttemptsSpec;
 }
 
 export interface ApproveGate {
@@ -175,11 +178,11 @@ export interface ProviderLimits {
   /** `total`: requests per minute to the provider, all models together; `perModel`: per model on it. */
   rateLimit: { total?: number; perModel: Record<string, number> };
   budget: Budget;
+  /** Absent: the recipe's `pacing`. */
+  pacing?: Pacing;
 }
 
 export interface LoadedRecipe {
-  /** Absent: the recipe's `pacing`. */
-  pacing?: Pacing;
   /** Absolute path of the recipe file. */
   file: string;
   dir: string;
@@ -199,11 +202,11 @@ export interface LoadedRecipe {
   concurrency: number;
   /** Requests per minute: one figure for every model, and/or per model id. */
   rateLimit: { default?: number; perModel: Record<string, number> };
+  /** The recipe's `pacing:` (every provider without its own); absent: adaptive. */
+  pacing?: Pacing;
   budget: Budget;
   inputs: Record<string, InputSpec>;
   /** Input values after defaults and --set. */
-  /** The recipe's `pacing:` (every provider without its own); absent: adaptive. */
-  pacing?: Pacing;
   inputValues: Record<string, unknown>;
   secrets: string[];
   /** Recipe env with expressions evaluated (inputs only); the process env is not merged in. */

@@ -1,6 +1,7 @@
 // From the validated YAML document to the LoadedRecipe (loaded-recipe.ts) the coordinator runs:
 // defaults merged, durations in ms, retries filled in, paths absolute, agent files read, models
 // resolved. Everything here is plain data (structured-clone safe) so it can cross to worker threads.
+import { attemptsSpecOf, type ModelOverride } from './attempts-spec.js';
 import { publishSpecOf } from './publish-spec.js';
 import { resolve } from 'node:path';
 import { DECLARED_MODEL_DEFAULTS, priceOf, type ModelSpec } from '../ai/models.js';
@@ -110,8 +111,8 @@ function providerLimitsOf(declared: RecipeDocument['providers']): Record<string,
     out[name] = {
       rateLimit: typeof rl === 'number' ? { total: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },
       budget: budgetOf(p.budget),
-    };
       ...(p.pacing ? { pacing: p.pacing } : {}),
+    };
   }
   return out;
 }
@@ -345,7 +346,9 @@ function normalizeTask(
       .map((n) => n.id)
       .filter((id, i, all) => all.indexOf(id) === i),
     as: t.as ?? 'item',
+    // Attempts each need a worktree of their own (attempts-spec.ts).
     isolation:
+      ((t.attempts ?? 1) > 1 ? 'worktree' : undefined) ??
       t.isolation ??
       d.isolation ??
       (t.pair ? undefined : agents[t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0]! : '')]?.isolation) ??
@@ -366,10 +369,10 @@ function normalizeTask(
     dir: ctx.dir,
     location: ctx.locate(['tasks', index]),
   };
+  if (t.serialize ?? d.serialize) task.serialize = t.serialize ?? d.serialize;
   if (kind === 'agent') task.agent = t.agent ?? d.agent ?? (agentNames.length === 1 ? agentNames[0] : IMPLICIT_AGENT);
   if (t.pair)
     task.pair = {
-  if (t.serialize ?? d.serialize) task.serialize = t.serialize ?? d.serialize;
       planner: t.pair.planner,
       worker: t.pair.worker,
       maxRounds: t.pair.max_rounds ?? RECIPE_DEFAULTS.pairMaxRounds,
@@ -418,30 +421,42 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
   }
   // A task's own model or thinking: the task runs a copy of its agent (`agent@task`), so pricing,
   // permits, rate limits and the dry run all see that model without a new agent definition.
-  doc.tasks.forEach((t, i) => {
-    const task = tasks[i]!;
-    const base = task.agent === undefined ? undefined : agents[task.agent];
-    if (!base || (t.model === undefined && t.thinking === undefined && t.provider === undefined)) return;
-    const name = `${base.name}@${task.id}`;
+  const copyAgent = (base: LoadedAgent, name: string, i: number, over: ModelOverride): string => {
     const derived: LoadedAgent = { ...base, name, taskOverride: ['tasks', i] };
-    if (t.model !== undefined) {
-      derived.model = ctx.overrides.model ?? t.model;
+    if (over.model !== undefined) {
+      derived.model = ctx.overrides.model ?? over.model;
       const spec = models[modelKey(derived.model)];
       if (spec) derived.modelSpec = spec;
       else delete derived.modelSpec;
     }
-    if (t.thinking !== undefined) derived.thinking = t.thinking;
-    if (t.provider !== undefined && ctx.overrides.provider === undefined) {
-      derived.provider = t.provider;
+    if (over.thinking !== undefined) derived.thinking = over.thinking;
+    if (over.tools !== undefined) {
+      derived.tools = over.tools;
+      delete derived.mcpServers;
+    }
+    if (over.provider !== undefined && ctx.overrides.provider === undefined) {
+      derived.provider = over.provider as LoadedAgent['provider'];
       const endpoint =
-        t.provider === 'anthropic' || t.provider === 'scripted'
+        over.provider === 'anthropic' || over.provider === 'scripted'
           ? undefined
-          : findProvider(t.provider, providerConfigs(doc));
+          : findProvider(over.provider, providerConfigs(doc));
       if (endpoint) derived.providerConfig = endpoint;
       else delete derived.providerConfig;
     }
     agents[name] = derived;
-    task.agent = name;
+    return name;
+  };
+  doc.tasks.forEach((t, i) => {
+    const task = tasks[i]!;
+    const base = task.agent === undefined ? undefined : agents[task.agent];
+    if (!base || (t.model === undefined && t.thinking === undefined && t.provider === undefined)) return;
+    task.agent = copyAgent(base, `${base.name}@${task.id}`, i, t);
+  });
+  doc.tasks.forEach((t, i) => {
+    if ((t.attempts ?? 1) > 1)
+      tasks[i]!.attempts = attemptsSpecOf(t, tasks[i]!, (base, name, over) =>
+        agents[base] ? copyAgent(agents[base]!, name, i, over) : base,
+      );
   });
   giveBoardTools(agents, tasks, doc.board);
   const rl = doc.rate_limit;
@@ -456,6 +471,7 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
     provider: ctx.overrides.provider ?? doc.provider ?? RECIPE_DEFAULTS.provider,
     concurrency: ctx.overrides.concurrency ?? doc.concurrency ?? RECIPE_DEFAULTS.concurrency,
     rateLimit: typeof rl === 'number' ? { default: rl, perModel: {} } : { perModel: { ...(rl ?? {}) } },
+    ...(doc.pacing ? { pacing: doc.pacing } : {}),
     budget: budgetOf(doc.budget),
     inputs: ctx.inputs,
     inputValues: ctx.inputValues,
@@ -471,7 +487,6 @@ export function normalizeRecipe(doc: RecipeDocument, ctx: NormalizeContext): Loa
           : RECIPE_DEFAULTS.cacheWarmupMinInstances,
     agents,
     tasks,
-    ...(doc.pacing ? { pacing: doc.pacing } : {}),
     board: boardSeeds(doc.board),
   };
   if (ctx.overrides.budgetUsd !== undefined) recipe.budget.usd = ctx.overrides.budgetUsd;

@@ -3,6 +3,7 @@
 // expandTask once their sources finish, then resolveInstance to render each instance's fields.
 import { isAbsolute, resolve } from 'node:path';
 import { type ExpressionScope, renderTemplate, renderText, stringify } from './expressions.js';
+import { attemptAgent, attemptId } from './attempts-spec.js';
 import { expandGlob, globError } from './glob.js';
 import { canonicalJson, instanceId, itemKey, shortHash } from './instance-key.js';
 import type { LoadedRecipe, LoadedTask, VerifyStep } from './normalize.js';
@@ -18,6 +19,8 @@ export interface InstanceSeed {
   item?: unknown;
   /** Position of the item in the for_each list (display only; the key is the identity). */
   index: number;
+  /** `attempts:`: which attempt this is (1-based), and the id of the instance it is an attempt of. */
+  attempt?: { n: number; of: string };
 }
 
 export type ExpandResult = { ok: true; instances: InstanceSeed[] } | { ok: false; error: string };
@@ -33,6 +36,8 @@ export interface ResolvedInstance extends InstanceSeed {
   writes: string[];
   verify: VerifyStep[];
   env: Record<string, string>;
+  /** The agent of this attempt (`models:` round-robin); absent: the task's. */
+  agent?: string;
 }
 
 export type ResolveResult = { ok: true; instance: ResolvedInstance } | { ok: false; error: string };
@@ -75,6 +80,23 @@ function itemsOf(
  * task's `key:` expression); items that slug to the same key get a hash of their content.
  */
 export function expandTask(task: LoadedTask, scope: ExpressionScope): ExpandResult {
+  const r = expandItems(task, scope);
+  return r.ok && task.attempts ? { ok: true, instances: attemptSeeds(r.instances, task.attempts.count) } : r;
+}
+
+/** Each instance as `count` attempts: `<id>.attempt-<n>`, keys likewise (attempts-spec.ts). */
+function attemptSeeds(seeds: InstanceSeed[], count: number): InstanceSeed[] {
+  return seeds.flatMap((s) =>
+    Array.from({ length: count }, (_, k) => ({
+      ...s,
+      id: attemptId(s.id, k + 1),
+      key: s.key === undefined ? `attempt-${k + 1}` : attemptId(s.key, k + 1),
+      attempt: { n: k + 1, of: s.id },
+    })),
+  );
+}
+
+function expandItems(task: LoadedTask, scope: ExpressionScope): ExpandResult {
   if (!task.forEach) return { ok: true, instances: [{ id: task.id, taskId: task.id, index: 0 }] };
   const items = itemsOf(task, scope);
   if (!items.ok) return { ok: false, error: `task "${task.id}": ${items.error}` };
@@ -119,7 +141,10 @@ export function expandTask(task: LoadedTask, scope: ExpressionScope): ExpandResu
 
 /** Renders an instance's prompt, command, cwd, writes, verify and env; errors name the field. */
 export function resolveInstance(task: LoadedTask, seed: InstanceSeed, scope: ExpressionScope): ResolveResult {
-  const s: ExpressionScope = task.forEach ? { ...scope, item: seed.item, itemName: task.as } : scope;
+  const withItem: ExpressionScope = task.forEach ? { ...scope, item: seed.item, itemName: task.as } : scope;
+  const s: ExpressionScope = seed.attempt
+    ? { ...withItem, names: { ...withItem.names, attempt: seed.attempt.n } }
+    : withItem;
   const fail = (field: string, error: string): ResolveResult => ({
     ok: false,
     error: `task "${task.id}" (${seed.id}) ${field}: ${error}`,
@@ -132,6 +157,8 @@ export function resolveInstance(task: LoadedTask, seed: InstanceSeed, scope: Exp
     return r.ok ? { ok: true, value: String(r.value) } : { ok: false, result: fail(field, r.error) };
   };
   const instance: ResolvedInstance = { ...seed, cwd: task.dir, writes: [], verify: [], env: {} };
+  const agent = seed.attempt && task.attempts ? attemptAgent(task.attempts, seed.attempt.n) : '';
+  if (agent) instance.agent = agent;
   if (task.prompt !== undefined) {
     const r = text('prompt', task.prompt);
     if (!r.ok) return r.result;

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { McpServerEntrySchema } from '../tools/mcp/config.js';
+import { attemptKeys } from './attempts-spec.js';
 import { PublishBlockSchema, TaskPublishSchema } from './publish-spec.js';
 import {
   BUILTIN_TOOLS,
@@ -25,8 +26,8 @@ import {
   modelDeclaration,
   name,
   network,
-  provider,
   pacing,
+  provider,
   providerDeclaration,
   fallbackList,
   retries,
@@ -59,7 +60,6 @@ const taskSettings = {
     .describe(
       'Where the work of an isolation: worktree instance lands: patch (patches/<key>.diff only, the default), branch (a commit on branch orchestrate/<run-id>/<key>) or apply (applied to the checkout; a conflict fails the instance patch_conflict)',
     ),
-  context: z
   land: z
     .enum(['train', 'direct'])
     .optional()
@@ -76,6 +76,7 @@ const taskSettings = {
     .enum(['overlapping'])
     .optional()
     .describe('overlapping: instances whose writes: globs overlap run one after another instead of in parallel'),
+  context: z
     .enum(['fresh', 'summaries'])
     .optional()
     .describe('fresh: only the prompt; summaries: also the merged summaries of needed tasks'),
@@ -164,6 +165,7 @@ export const TaskSchema = z
       .describe('Run a planner and a worker connected by a direct channel'),
     approve: approveGate.optional(),
     publish: TaskPublishSchema.optional(),
+    ...attemptKeys,
     ...taskSettings,
   })
   .describe('One step of the recipe: an agent prompt, a planner/worker pair, or a shell step');
@@ -290,9 +292,9 @@ export const RecipeSchema = z
       })
       .optional()
       .describe('Model requests per minute, per model: one number for all, or {model: rpm}'),
+    pacing: pacing.optional(),
     budget: budget.optional(),
     inputs: z.record(name('input name'), inputDef).optional().describe('Typed parameters, set with --set key=value'),
-    pacing: pacing.optional(),
     defaults: z.strictObject(taskSettings).optional().describe('Settings applied to every task that does not set them'),
     secrets: z
       .array(z.string().regex(ENV_NAME_PATTERN, coded('bad_env_name', 'secret names are environment variable names')))

@@ -1,6 +1,7 @@
 // Checks of one task against the rest of the recipe: its kind (prompt, run, pair), the agents it
 // names, keys that conflict, globs, fan-out keys, and every `${{ }}` reference in its templates
 // (each field sees inputs, env, the tasks it transitively needs, and its item).
+import { checkAttempts } from './attempts-spec.js';
 import { templateGlobError } from './glob.js';
 import { checkTemplate, type ReferenceContext, type TaskRefInfo } from './expressions.js';
 import type { PendingProblem } from './problems.js';
@@ -165,7 +166,8 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
     }
   }
   // merge: says where a worktree's work lands; without a worktree the agent edits the checkout itself.
-  const isolation = r.isolation ?? defaults.isolation;
+  // attempts: (more than one) runs each attempt in a worktree of its own (attempts-spec.ts).
+  const isolation = typeof r.attempts === 'number' && r.attempts > 1 ? 'worktree' : (r.isolation ?? defaults.isolation);
   if ((r.merge === 'branch' || r.merge === 'apply') && isolation !== 'worktree') {
     problem({
       code: 'conflict',
@@ -175,7 +177,6 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
       hint: 'add isolation: worktree (each instance works in a worktree of its own, and its work lands as merge says), or remove merge',
     });
   }
-  const fansOut = r.for_each !== undefined;
   // land: train lands a worktree's work in the checkout (merge: apply); elsewhere it has nothing to land.
   const land = r.land ?? defaults.land;
   const merge = r.merge ?? defaults.merge;
@@ -202,6 +203,7 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
       message: `${who} sets max_repairs with land: direct, which never repairs`,
       hint: 'remove max_repairs, or use land: train',
     });
+  const fansOut = r.for_each !== undefined;
   if (!fansOut) {
     for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {
       if (r[key] !== undefined)
@@ -287,6 +289,8 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
     });
   }
 
+  checkAttempts(r, base, who, problem);
+
   // Expressions: each field sees inputs, env, the tasks it (transitively) needs, and the item.
   const reachable = transitiveNeeds(graph, t.id);
   const itemNames = ['item', ...(typeof r.as === 'string' ? [r.as] : [])];
@@ -299,6 +303,14 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
       itemNames: field.scope === 'task-item' && fansOut ? itemNames : undefined,
       taskId: t.id,
     };
+    // `${{ attempt }}`: the number of the attempt, in every field rendered per instance.
+    if (
+      typeof r.attempts === 'number' &&
+      field.scope !== 'static' &&
+      field.scope !== 'for_each' &&
+      field.path[0] !== 'key'
+    )
+      refCtx.names = ['attempt'];
     if (field.scope === 'static') refCtx.staticOnly = 'a glob is expanded before any task runs';
     if (field.scope === 'for_each') refCtx.itemUnavailable = 'for_each cannot use the items it produces';
     for (const issue of checkTemplate(text, refCtx)) {

@@ -17,6 +17,7 @@ import { applyChildEvent, type ChildEvent } from './agent-activity.js';
 import { countsAsTurn } from './turn-count.js';
 import { applyApprovalEvent, applyPublishEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
+import { applyPickEvent, landOnInstance, type AttemptPicks } from './attempt-pick-record.js';
 import { applyRebaseEvent, type RebaseRecord } from './rebase-record.js';
 import { applyTrainEvent, createTrainState, type TrainState } from './train-record.js';
 import { controlRecord, isControlEvent, type ControlRecord } from './control-record.js';
@@ -185,6 +186,8 @@ export interface RunState {
   board: Board;
   /** Publish gates (publish.approve) by task, and what the run published once one was approved (approval-record.ts). */
   publishGates: Map<string, ApprovalRecord>;
+  /** Best-of-N attempts: the pick of each instance's attempts and its landing, by instance (attempt-pick-record.ts). */
+  picks: AttemptPicks;
   published: { task: string; key: string; outcome: string; detail?: string }[];
   /** The merge train (`land: train`): each car's status, every step (train-record.ts). */
   train: TrainState;
@@ -208,6 +211,7 @@ export function createRunState(): RunState {
     controls: [],
     board: new Map(),
     publishGates: new Map(),
+    picks: new Map(),
     published: [],
     train: createTrainState(),
     eventCount: 0,
@@ -388,6 +392,11 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     }
     case 'board_task':
       applyBoardEvent(state.board, e);
+      return;
+    case 'attempt_pick':
+    case 'attempt_landed':
+      applyPickEvent(state.picks, e);
+      if (e.type === 'attempt_landed') landOnInstance(state.instances.get(e.key), e);
       return;
     case 'train_step':
       applyTrainEvent(state.train, e);

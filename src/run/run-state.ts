@@ -10,6 +10,8 @@ import type { StructuredSummary } from '../session/parse-summary.js';
 import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './merge-summaries.js';
 import type { AttemptFailure, InstanceRecord, InstanceStatus, RunEndStatus } from './instance-record.js';
 import { storedPath } from './run-paths.js';
+import { attemptOf } from '../recipe/attempts-spec.js';
+import { pickSucceeded, type AttemptPicks } from './attempt-pick-record.js';
 import type { FailureClass, ProviderUsage, UsageSummary } from './usage-summary.js';
 
 export type { InstanceStatus, AttemptFailure, GitState } from './instance-record.js';
@@ -46,6 +48,8 @@ export interface TaskState {
   instances: InstanceState[];
   /** Why the task was skipped or failed as a whole. */
   reason?: string;
+  /** `attempts:`: the pick of each instance's attempts, by instance (attempt-pick-record.ts). */
+  picks?: AttemptPicks;
 }
 
 const TERMINAL: ReadonlySet<InstanceStatus> = new Set(['done', 'failed', 'cancelled', 'skipped']);
@@ -128,7 +132,7 @@ export function expressionScope(
   env: Readonly<Record<string, string | undefined>>,
 ): ExpressionScope {
   const views: Record<string, TaskResultView> = {};
-  const all = [...tasks.values()];
+  const all = resultView(tasks.values());
   for (const t of all) {
     if (t.status !== 'done' && t.status !== 'failed') continue;
     const done = t.instances.filter((i) => i.status === 'done').sort((a, b) => a.index - b.index);
@@ -138,6 +142,21 @@ export function expressionScope(
     views[t.task.id] = view;
   }
   return { inputs: recipe.inputValues, env: { ...env, ...recipe.env }, tasks: views };
+}
+
+/**
+ * The tasks as the tasks after them see them: of a task with `attempts:`, only the picked attempt
+ * of each instance whose work landed (the others stay in plan.md, result.json and the run folder).
+ */
+export function resultView(tasks: Iterable<TaskState>): TaskState[] {
+  return [...tasks].map((t) => {
+    if (!t.task.attempts) return t;
+    const picked = (i: InstanceState): boolean => {
+      const p = t.picks?.get(attemptOf(i.id)?.group ?? '');
+      return p?.picked === i.id && pickSucceeded(p);
+    };
+    return { ...t, instances: t.instances.filter(picked) };
+  });
 }
 
 /** An instance's error as plan.md and result.json show it: a skipped one's is why it was skipped. */

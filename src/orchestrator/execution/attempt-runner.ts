@@ -42,6 +42,7 @@ import type { WorkerResult } from '../protocol.js';
 import { RemoteStarts } from '../schedule/remote-starts.js';
 import type { ThreadPoolExecutor } from './thread-pool-executor.js';
 import type { TrainRepairNeed, Workspaces } from '../workspace/workspaces.js';
+import type { AttemptPicksDesk } from '../schedule/attempt-picks.js';
 
 export interface AttemptContext {
   recipe: LoadedRecipe;
@@ -49,6 +50,8 @@ export interface AttemptContext {
   runner: InstanceRunner;
   /** Snapshots, worktrees and landing (workspaces.ts). */
   workspaces: Workspaces;
+  /** `attempts:`: an attempt's work is recorded, and lands only once it is picked (attempt-picks.ts). */
+  picks?: AttemptPicksDesk;
   desk: ControlDesk;
   admission: Admission;
   broker: PermitBroker;
@@ -179,6 +182,11 @@ export class AttemptRunner {
     const modified = new Set<string>();
     for (const f of inst.handoff?.modifiedFiles ?? []) modified.add(agentFileToDisplay(recipe.dir, inst, f));
     inst.readFiles = (inst.handoff?.readFiles ?? []).map((f) => agentFileToDisplay(recipe.dir, inst, f));
+    if (t.task.attempts && this.ctx.picks) {
+      await this.ctx.picks.candidateDone(t, inst, result, modified);
+      this.ctx.planChanged();
+      return;
+    }
     const land = await workspaces.land(t, inst, result.text);
     if (land.patchFile) inst.patchFile = land.patchFile;
     if (!land.ok && land.repair) return this.repair(t, inst, land, land.repair, result);

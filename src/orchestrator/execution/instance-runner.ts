@@ -216,12 +216,14 @@ export class InstanceRunner {
   }
 
   async runAgent(t: TaskState, inst: InstanceState): Promise<WorkerResult> {
-    const agent = this.ctx.recipe.agents[t.task.agent ?? ''];
+    // An attempt of `attempts:` may run another model's copy of the agent (models:).
+    const agentName = inst.resolved?.agent ?? t.task.agent;
+    const agent = this.ctx.recipe.agents[agentName ?? ''];
     if (!agent)
       return {
         ok: false,
         failure: 'error',
-        error: `task ${t.task.id} names agent "${t.task.agent}", which the recipe does not define`,
+        error: `task ${t.task.id} names agent "${agentName}", which the recipe does not define`,
         usage: zeroUsage(),
       };
     const ref: LaunchRef = {

@@ -126,8 +126,13 @@ export function restoredInstance(r: FoldedInstance): InstanceState {
 }
 
 /** Every instance the log has an event of (one only named in the plan starts afresh anyway). */
-export function restoredInstances(fold: RunState): InstanceState[] {
+export function restoredInstances(fold: RunState, keepFailed?: (task: string) => boolean): InstanceState[] {
   return resumableInstances(fold)
     .filter((r) => r.attempts.length > 0 || r.spend.totalTokens > 0 || r.status !== 'pending')
-    .map(restoredInstance);
+    .map((r) => {
+      const inst = restoredInstance(r);
+      // A failed attempt of a task with attempts: is finished: its instance's pick reads it as it ended.
+      if (r.status === 'failed' && keepFailed?.(r.task)) Object.assign(inst, recordOf(r));
+      return inst;
+    });
 }

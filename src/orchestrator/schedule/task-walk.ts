@@ -7,7 +7,6 @@ import { expandTask, resolveInstance, type LoadedRecipe } from '../../recipe/ind
 import { zeroUsage } from '../../run/run-events.js';
 import {
   expressionScope,
-  isFailedOrCancelled,
   isTerminal,
   type InstanceState,
   type RunStatus,
@@ -17,6 +16,7 @@ import { failedEvent, skippedEvent, type FailedEvent } from './attempt-lifecycle
 import type { StopReason } from '../control/control-decisions.js';
 import type { SchedulableInstance } from './scheduler.js';
 import { writeGlobs } from '../workspace/write-scopes.js';
+import { excusedAttempt, groupsSettled, taskFailures } from './attempt-groups.js';
 import type { RunEventInput } from '../../run/run-events.js';
 
 export type TaskStep = { t: TaskState; start: true } | { t: TaskState; skip: string };
@@ -72,21 +72,20 @@ function allEnded(t: TaskState): boolean {
  * dependants are skipped too.
  */
 export function taskOutcome(t: TaskState): 'done' | 'failed' | 'skipped' | undefined {
-  if (t.status !== 'active' || !allEnded(t)) return undefined;
-  const failed = t.instances.filter((i) => isFailedOrCancelled(i.status)).length;
+  // A task with attempts: also every instance's pick made and its landing logged (attempt-groups.ts).
+  if (t.status !== 'active' || !allEnded(t) || !groupsSettled(t)) return undefined;
+  const failed = taskFailures(t);
   if (failed > (t.task.maxFailed ?? 0)) return 'failed';
   return t.instances.length > 0 && t.instances.every((i) => i.status === 'skipped') ? 'skipped' : 'done';
 }
 
 /** A fan-out past max_failed: the reason its instances that have not started are cancelled, if it is. */
 export function pastMaxFailed(t: TaskState): string | undefined {
-  const failed = t.instances.filter((i) => isFailedOrCancelled(i.status)).length;
+  const failed = taskFailures(t);
   if (t.task.maxFailed === undefined || failed <= t.task.maxFailed) return undefined;
   return `cancelled: ${t.task.id} has ${failed} failed instances (max_failed ${t.task.maxFailed})`;
 }
 
-/** What the scheduler knows of an instance: its write scope, its task's max_parallel, its level, its threads (a pair: 2). */
-export function schedulable(t: TaskState, inst: InstanceState): SchedulableInstance {
 /**
  * Whether overlapping `writes:` keep `t`'s instances from running at once: yes when they write in
  * the checkout, no when each works in a worktree whose work lands through the merge train (it
@@ -97,6 +96,8 @@ function sharesCheckout(t: TaskState): boolean {
   return !trains || t.task.serialize === 'overlapping';
 }
 
+/** What the scheduler knows of an instance: its write scope, its task's max_parallel, its level, its threads (a pair: 2). */
+export function schedulable(t: TaskState, inst: InstanceState): SchedulableInstance {
   const s: SchedulableInstance = {
     id: inst.id,
     task: t.task.id,
@@ -125,7 +126,8 @@ export function runEndStatus(
   // A task fails only through its instances (an expansion problem fails one too), so the
   // instances decide: one that failed on its own fails the run; cancels by a user alone leave it
   // partial (the tasks they failed, and what their dependants skipped, follow from the cancels).
-  const all = [...instances];
+  // An attempt that failed or was cancelled while another attempt of its instance landed is no failure.
+  const all = [...instances].filter((i) => !excusedAttempt(tasks.get(i.task), i));
   if (all.some((i) => i.status === 'failed')) return 'failed';
   if (all.some((i) => i.status === 'cancelled')) return 'partial';
   return [...tasks.values()].some((t) => t.status === 'failed') ? 'failed' : 'succeeded';
@@ -150,6 +152,8 @@ export interface WalkContext {
   planChanged(): void;
   /** `for_each: board`: the items task `t` fans out over now (task-board.ts); absent: none. */
   boardItems?(t: TaskState): unknown[];
+  /** `attempts:`: picks what can be picked of task `t`'s attempts (attempt-picks.ts). */
+  pickAttempts?(t: TaskState): void;
 }
 
 export class TaskWalk {
@@ -165,6 +169,7 @@ export class TaskWalk {
 
   /** Marks a task done or failed once all its instances have settled. */
   settle(t: TaskState): void {
+    if (t.status === 'active') this.ctx.pickAttempts?.(t);
     const outcome = taskOutcome(t);
     if (!outcome) return;
     t.status = outcome;
@@ -222,6 +227,8 @@ export class TaskWalk {
     this.ctx.expanded(t);
     for (const [n, inst] of t.instances.entries()) {
       if (inst.status === 'done' || inst.status === 'cancelled') continue;
+      // A finished attempt (failed ones too) is never run again: its instance's pick reads it as it ended.
+      if (t.task.attempts && inst.status === 'failed') continue;
       const r = resolveInstance(t.task, exp.instances[n]!, scope);
       if (!r.ok) {
         this.ctx.fail(failedEvent(inst, 'error', r.error));

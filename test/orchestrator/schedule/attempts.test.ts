@@ -1,0 +1,218 @@
+// Best-of-N attempts end to end (issue 39 part 2): a task with `attempts: 3` runs three attempts in
+// worktrees of their own, scripted models that differ per attempt through `${{ attempt }}`, each
+// verified. pick: verify lands the only attempt that passed and `show` says why; pick: first
+// cancels the other attempts as soon as one passes (they wait on a gate nobody opens, so the test
+// does not race them); pick: judge lands the attempt a scripted judge names, with its reasoning;
+// a resume after the pick was logged but before it landed lands it once and re-runs no attempt.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { formatRunDetails } from '../../../src/display/run-details-text.js';
+import { loadRunFolder } from '../../../src/display/run-folder.js';
+import { resumeRunDir, runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { foldEvents } from '../../../src/run/index.js';
+import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
+
+afterAll(() => cleanupTempDirs());
+
+/** A recipe whose task `fix` runs three attempts, each attempt's agent running `edits[n - 1]` in bash. */
+function project(opts: {
+  pick?: string;
+  verify: string;
+  edits: string[];
+  extraConvs?: string;
+  merge?: string;
+}): string {
+  const convs = opts.edits
+    .map(
+      (cmd, i) => `  - match: "^Attempt ${i + 1}:"
+    turns:
+      - tools: [{ name: bash, args: { command: "${cmd}" } }]
+      - text: "attempt ${i + 1} done"
+`,
+    )
+    .join('');
+  const files: Record<string, string> = {
+    'recipe.yaml': `name: best-of
+provider: scripted
+script: script.yaml
+concurrency: 4
+agents:
+  editor: { tools: [bash] }
+tasks:
+  - id: fix
+    agent: editor
+    cwd: repo
+    attempts: 3
+${opts.pick ? `    pick: ${opts.pick}\n` : ''}    merge: ${opts.merge ?? 'apply'}
+    verify: "${opts.verify}"
+    prompt: "Attempt \${{ attempt }}: fix value.txt"
+  - id: after
+    needs: [fix]
+    agent: editor
+    prompt: "After: \${{ tasks.fix.output }}"
+`,
+    'script.yaml': `conversations:
+${convs}  - match: "^After: "
+    turns:
+      - text: "after saw it"
+${opts.extraConvs ?? ''}`,
+    'repo/value.txt': 'value=base\n',
+  };
+  const dir = tempProject(files);
+  gitInit(join(dir, 'repo'));
+  return dir;
+}
+
+describe('attempts: best of N', { timeout: 240_000 }, () => {
+  it('pick: verify lands the only attempt that passed, downstream sees it, show says why', async () => {
+    const dir = project({
+      verify: 'grep -q good value.txt',
+      edits: [
+        "printf 'bad one\\\\n' > value.txt",
+        "printf 'good\\\\n' > value.txt",
+        "printf 'bad three\\\\n' > value.txt",
+      ],
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(r.outcome.status).toBe('succeeded');
+    // Three attempts ran; 1 and 3 failed their verify, 2 passed.
+    expect(
+      ofType(log, 'instance_failed')
+        .map((e) => [e.key, e.failure])
+        .sort(),
+    ).toEqual([
+      ['fix.attempt-1', 'verify_failed'],
+      ['fix.attempt-3', 'verify_failed'],
+    ]);
+    const picks = ofType(log, 'attempt_pick');
+    expect(picks).toHaveLength(1);
+    expect(picks[0]!.picked).toBe('fix.attempt-2');
+    expect(picks[0]!.rule).toBe('verify');
+    expect(picks[0]!.candidates.map((c) => [c.attempt, c.outcome, c.verify?.ok])).toEqual([
+      [1, 'failed', false],
+      [2, 'passed', true],
+      [3, 'failed', false],
+    ]);
+    expect(picks[0]!.candidates[1]!.lines).toBe(2);
+    // Only attempt 2's work is in the checkout; the others' patches stay in the run folder.
+    expect(readFileSync(join(dir, 'repo', 'value.txt'), 'utf8')).toBe('good\n');
+    const landed = ofType(log, 'attempt_landed');
+    expect(landed.map((e) => [e.key, e.ok])).toEqual([['fix.attempt-2', true]]);
+    // The dependant saw one result: the picked attempt's (its script matched "attempt 2 done").
+    const after = ofType(log, 'instance_done').find((e) => e.key === 'after');
+    expect(after?.text).toBe('after saw it');
+    expect(ofType(log, 'instance_start').find((e) => e.key === 'after')?.prompt).toBe('After: attempt 2 done');
+
+    const show = formatRunDetails(loadRunFolder(r.outcome.dir));
+    expect(show).toContain(
+      'fix: picked fix.attempt-2 (pick: verify): attempt 2 is the only one of 3 attempts where its verify passed',
+    );
+    expect(show).toMatch(/\* attempt 2: verify passed, 2 lines, \$/);
+    expect(show).toMatch(/ {2}attempt 1: verify failed/);
+    // The fold's pick is a plain object a web view can reuse.
+    const fold = foldEvents(log);
+    expect(JSON.parse(JSON.stringify(fold.picks.get('fix')))).toMatchObject({
+      picked: 'fix.attempt-2',
+      landed: { ok: true, applied: true },
+    });
+  });
+
+  it('pick: first cancels the other attempts as soon as one passes', async () => {
+    // Attempts 2 and 3 wait on a gate file nobody creates: only the cancel ends them.
+    const dir = project({
+      pick: 'first',
+      verify: 'grep -q good value.txt',
+      edits: [
+        "printf 'good\\\\n' > value.txt",
+        'while [ ! -e never-opened ]; do sleep 0.05; done',
+        'while [ ! -e never-opened ]; do sleep 0.05; done',
+      ],
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(r.outcome.status).toBe('succeeded');
+    const picks = ofType(log, 'attempt_pick');
+    expect(picks.map((p) => [p.picked, p.rule])).toEqual([['fix.attempt-1', 'first']]);
+    expect(picks[0]!.reason).toContain('attempt 1 passed first');
+    // The others were cancelled by the pick (logged as control events), not run to their end.
+    const cancels = ofType(log, 'control').filter((c) => c.action === 'cancel');
+    expect(cancels.map((c) => c.instance).sort()).toEqual(['fix.attempt-2', 'fix.attempt-3']);
+    for (const c of cancels) expect(c.by).toContain('pick: first');
+    const fold = foldEvents(log);
+    const statusOf = (key: string) => [...fold.instances.values()].find((i) => i.key === key)?.status;
+    expect([statusOf('fix.attempt-1'), statusOf('fix.attempt-2'), statusOf('fix.attempt-3')]).toEqual([
+      'done',
+      'cancelled',
+      'cancelled',
+    ]);
+    expect(readFileSync(join(dir, 'repo', 'value.txt'), 'utf8')).toBe('good\n');
+    expect(ofType(log, 'instance_done').some((e) => e.key === 'after')).toBe(true);
+  });
+
+  it('pick: judge lands the attempt the judge names and records its reasoning', async () => {
+    const judge = `  - match: "^You are the judge of 3 independent attempts"
+    turns:
+      - text: '{"attempt": 3, "reasoning": "attempt 3 also documents the value"}'
+`;
+    const dir = project({
+      pick: 'judge',
+      verify: 'test -s value.txt',
+      edits: [
+        "printf 'v=1\\\\n' > value.txt",
+        "printf 'v=2\\\\nmore\\\\n' > value.txt",
+        "printf 'v=3\\\\n# the value\\\\nmore\\\\n' > value.txt",
+      ],
+      extraConvs: judge,
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(r.outcome.status).toBe('succeeded');
+    const pick = ofType(log, 'attempt_pick')[0]!;
+    // The verify rule would have picked attempt 1 (fewest lines); the judge picked 3.
+    expect(pick.picked).toBe('fix.attempt-3');
+    expect(pick.reason).toBe('the judge picked attempt 3: attempt 3 also documents the value');
+    expect(pick.judge).toBeDefined();
+    expect(readFileSync(join(dir, 'repo', 'value.txt'), 'utf8')).toBe('v=3\n# the value\nmore\n');
+    // The judge ran as an agent of the run, shown its candidates' diffs.
+    const judgeStart = ofType(log, 'instance_start').find((e) => e.key === 'fix.judge');
+    expect(judgeStart?.prompt).toContain('+v=2');
+    expect(ofType(log, 'instance_done').some((e) => e.key === 'fix.judge')).toBe(true);
+    expect(formatRunDetails(loadRunFolder(r.outcome.dir))).toContain('the judge picked attempt 3');
+  });
+
+  it('a resume after the pick was logged lands it once and runs no attempt again', async () => {
+    const dir = project({
+      verify: 'grep -q good value.txt',
+      merge: 'patch',
+      edits: [
+        "printf 'bad\\\\n' > value.txt",
+        "printf 'good\\\\n' > value.txt",
+        "printf 'good\\\\nand more\\\\n' > value.txt",
+      ],
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    // As a kill -9 right after the pick was logged would leave it: no landing, no dependant, no end.
+    const file = join(r.outcome.dir, 'run.jsonl');
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    const cut = lines.findIndex((l) => JSON.parse(l).type === 'attempt_pick');
+    writeFileSync(file, `${lines.slice(0, cut + 1).join('\n')}\n`);
+    const before = events(r.outcome.dir);
+    expect(ofType(before, 'attempt_pick')[0]!.picked).toBe('fix.attempt-2');
+
+    const again = await resumeRunDir(r.outcome.dir, { cwd: dir, runsDir: join(dir, 'runs') });
+    if (!again.ok) throw new Error(JSON.stringify(again));
+    expect(again.outcome.status).toBe('succeeded');
+    const after = events(r.outcome.dir).slice(before.length);
+    // No attempt started again, the pick was not made again, and the picked attempt landed once.
+    expect(ofType(after, 'instance_start').map((e) => e.key)).toEqual(['after']);
+    expect(ofType(after, 'attempt_pick')).toEqual([]);
+    expect(ofType(after, 'attempt_landed').map((e) => [e.key, e.ok])).toEqual([['fix.attempt-2', true]]);
+  });
+});
