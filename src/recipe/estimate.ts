@@ -192,24 +192,48 @@ function estimateTask(
       }
       est.inputTokens = add(est.inputTokens, tokens.input);
       est.outputTokens = add(est.outputTokens, tokens.output);
-      // Upper: every input token at the full price; lower: one round with prompt caching.
-      const price = lookupModelPrice(model, provider, recipe.models, recipe.providers);
+      // Upper: every input token at the full price; lower: one round with prompt caching. A call
+      // that moves to a fallback model (`fallback:`) is paid at that model's price: the range spans
+      // the cheapest and the dearest of the agent's models.
       const lowTurns = {
         n: E.turns.low,
         o: E.outputTokensPerTurn.low,
         g: E.outputTokensPerTurn.low + E.toolResultTokensPerTurn.low,
       };
+      const served = [{ model, provider }, ...(provider === 'scripted' ? [] : (agent?.fallback ?? []))];
+      const prices = served.map((m) => ({
+        ...m,
+        price: lookupModelPrice(m.model, m.provider, recipe.models, recipe.providers),
+      }));
       usdSum = add(usdSum, {
-        low: cachedRunUsd(start, lowTurns.n, lowTurns.o, lowTurns.g, writesSummary, price) * rounds.low,
-        high: uncachedUsd(tokens, price),
+        low: Math.min(
+          ...prices.map(
+            (m) => cachedRunUsd(start, lowTurns.n, lowTurns.o, lowTurns.g, writesSummary, m.price) * rounds.low,
+          ),
+        ),
+        high: Math.max(...prices.map((m) => uncachedUsd(tokens, m.price))),
       });
-      if (!price.known) {
-        const note = `no price known for ${model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`;
-        if (!est.notes.includes(note)) est.notes.push(note);
-      }
-      if (price.local) {
-        const note = `${model} on ${provider}: a local model nobody priced, counted at $0 (declare a price under models: to count one)`;
-        if (!est.notes.includes(note)) est.notes.push(note);
+      const note = (text: string) => {
+        if (!est.notes.includes(text)) est.notes.push(text);
+      };
+      if (prices.length > 1)
+        note(
+          `${model} falls back to ${prices
+            .slice(1)
+            .map((m) => `${m.provider}/${m.model}`)
+            .join(
+              ', ',
+            )}: a call that moves is paid at that model's price, so the cost spans the cheapest and the dearest of them`,
+        );
+      for (const m of prices) {
+        if (!m.price.known)
+          note(
+            `no price known for ${m.model}; assumed $${FALLBACK_PRICE.input} / $${FALLBACK_PRICE.output} per million input / output tokens`,
+          );
+        if (m.price.local)
+          note(
+            `${m.model} on ${m.provider}: a local model nobody priced, counted at $0 (declare a price under models: to count one)`,
+          );
       }
       if (provider === 'scripted' && !est.notes.includes('scripted provider: offline, no cost'))
         est.notes.push('scripted provider: offline, no cost');
