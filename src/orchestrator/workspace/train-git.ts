@@ -158,3 +158,27 @@ export async function commitOfTree(
     ? { ok: true, commit: r.stdout.trim() }
     : { ok: false, error: `git commit-tree failed: ${firstLines(r.stderr)}` };
 }
+
+/**
+ * `tree` without the folder `rel` (relative to the repository's top): the run's own folder when
+ * it lies inside the repository it works on, which is no part of the work (logs and sessions
+ * would otherwise be copied into every worktree started from the checkout, and merged).
+ */
+export async function treeWithout(
+  root: string,
+  tree: string,
+  rel: string,
+): Promise<{ ok: true; tree: string } | { ok: false; error: string }> {
+  const pin = pinned(root);
+  if (!pin.ok) return { ok: false, error: pin.error };
+  return withProductTemp('orchestrate-train-', async (tmp) => {
+    const env = { ...pin.env, GIT_INDEX_FILE: join(tmp, 'index') };
+    const more = { writable: pin.writable };
+    const read = await git(['read-tree', tree], root, env, more);
+    if (!read.ok) return { ok: false, error: `cannot read tree ${tree.slice(0, 12)}: ${firstLines(read.stderr)}` };
+    const rm = await git(['rm', '-r', '-q', '-f', '--cached', '--ignore-unmatch', '--', rel], root, env, more);
+    if (!rm.ok) return { ok: false, error: `cannot leave ${rel} out of the tree: ${firstLines(rm.stderr)}` };
+    const out = await git(['write-tree'], root, env, more);
+    return out.ok ? { ok: true, tree: out.stdout.trim() } : { ok: false, error: firstLines(out.stderr) };
+  });
+}

@@ -7,7 +7,7 @@
 // The git work itself is git-workspace.ts and worktree-merge.ts; this class is the one door to
 // them, and what it returns is data: `{ ok: false, failure, detail }` with the failure's class.
 import { existsSync, rmdirSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { FailureClass } from '../../run/run-events.js';
 import { protectedInputPaths } from '../../run/run-inputs.js';
 import { pathFromRoot, type InstanceState, type TaskState } from '../../run/run-state.js';
@@ -22,6 +22,7 @@ import {
   removeWorktree,
   repoRoot,
   type DiffOutcome,
+  type SnapshotOutcome,
 } from './git-workspace.js';
 import { KeyedLock } from './keyed-lock.js';
 import type { WorkerResult } from '../protocol.js';
@@ -33,7 +34,7 @@ import type { RunEventInput } from '../../run/run-events.js';
 import type { TrainState, TrainVerify } from '../../run/train-record.js';
 import { MergeTrain } from './merge-train.js';
 import { repairPrompt, repairSessionKey } from './train-repair.js';
-import { commitOfTree } from './train-git.js';
+import { commitOfTree, treeWithout } from './train-git.js';
 
 /** What Workspaces needs from the run. */
 export interface WorkspacesContext {
@@ -115,9 +116,21 @@ export class Workspaces {
         runsDir: dirname(ctx.store.dir),
         record: ctx.record,
         withGitLock: (root, fn) => this.withGitLock(root, fn),
-        snapshotCheckout: (root) => this.batches.snapshot(root, root),
+        snapshotCheckout: (root) => this.checkoutTree(root),
         ...(ctx.restoredTrain ? { restored: ctx.restoredTrain } : {}),
       });
+  }
+
+  /**
+   * The checkout's files at `root` as a tree (a snapshot, batched under its lock), without the
+   * runs folder when it lies inside the repository: the train's tip, and where its worktrees start.
+   */
+  private async checkoutTree(root: string): Promise<SnapshotOutcome> {
+    const snap = await this.batches.snapshot(root, root);
+    const runs = relative(snap.ok ? snap.root : root, dirname(this.ctx.store.dir));
+    if (!snap.ok || runs.startsWith('..') || isAbsolute(runs)) return snap;
+    const cut = await this.withGitLock(root, () => treeWithout(root, snap.tree, runs.split(sep).join('/')));
+    return cut.ok ? { ...snap, tree: cut.tree } : { ok: false, error: cut.error };
   }
 
   /** Whether the work of `t`'s instances lands through the merge train. */
@@ -185,7 +198,7 @@ export class Workspaces {
       if (!root)
         return failed('error', `isolation: worktree needs the task's cwd (${cwd}) to be inside a git repository`);
       const wt = join(this.ctx.store.dir, 'worktrees', inst.id);
-      const commitSnap = await this.batches.snapshot(root, root);
+      const commitSnap = this.trains(t) ? await this.checkoutTree(root) : await this.batches.snapshot(root, root);
       if (!commitSnap.ok) return failed('workspace', commitSnap.error);
       let start = commitSnap.commit;
       if (this.trains(t)) {
@@ -367,7 +380,7 @@ export class Workspaces {
   ): Promise<{ ok: true } | WorkspaceFailure> {
     const g = inst.git;
     if (!this.train || !g?.worktree) return failed('workspace', `${inst.id} has no worktree to repair in`);
-    const tip = await this.batches.snapshot(g.root, g.root);
+    const tip = await this.checkoutTree(g.root);
     if (!tip.ok) return failed('workspace', `cannot read the checkout ${g.root}: ${tip.error}`);
     const base = await this.withGitLock(g.root, () =>
       commitOfTree(g.root, tip.tree, tip.commit, `orchestrate: the tip ${inst.id} is repaired on`),

@@ -7,8 +7,8 @@
 // (each change is fine alone) is kept out of the checkout and repaired too; with max_repairs: 0 it
 // fails verify_failed, and a conflict without repairs fails patch_conflict naming the file.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
@@ -197,6 +197,33 @@ describe('land: train', { timeout: 240_000 }, () => {
     expect(existsSync(join(repo, 'use2.txt'))).toBe(first === 'extra');
     expect(readFileSync(join(repo, 'defs.txt'), 'utf8')).toBe(first === 'rename' ? 'bar\n' : 'foo\n');
     execFileSync('sh', ['-c', VERIFY_NAMES], { cwd: repo });
+  });
+
+  it('a run folder inside the repository is no part of the work: worktrees start without it, and nothing of it lands', async () => {
+    const dir = renameProject(1);
+    const repo = join(dir, 'repo');
+    const runsDir = join(repo, '.orchestrate', 'runs');
+    let seen: string[] | undefined;
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      {
+        runsDir,
+        onStore: (store) =>
+          store.subscribe((e) => {
+            // Each worktree as its agent starts in it (the runs folder would be there if the tip carried it).
+            if (e.type === 'instance_start' && e.worktree)
+              seen = [...(seen ?? []), ...readdirSync(resolve(store.dir, e.worktree))];
+          }),
+      },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status, JSON.stringify(ofType(events(r.outcome.dir), 'instance_failed'))).toBe('succeeded');
+    expect(seen?.length).toBeGreaterThan(0);
+    expect(seen).not.toContain('.orchestrate');
+    const steps = ofType(events(r.outcome.dir), 'train_step');
+    expect(steps.flatMap((s) => s.files ?? []).filter((f) => f.includes('.orchestrate'))).toEqual([]);
+    for (const f of ['defs.txt', 'use1.txt', 'use2.txt']) expect(readFileSync(join(repo, f), 'utf8')).toBe('bar\n');
   });
 
   it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
