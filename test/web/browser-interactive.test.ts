@@ -33,12 +33,26 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Five workers that write, then wait in bash for `release`; a gated sixth that needs them all. */
-function writeProject(dir: string, release: string): string {
+/** alpha's second reply: 400 words streamed 24 characters every 80 ms (about 10 s of writing). */
+const SLOW_REPLY = Array.from({ length: 400 }, (_, i) => `w${String(i).padStart(4, '0')}`).join(' ');
+
+/**
+ * Five workers that write, then wait in bash for `release` (alpha first waits for `go`, then
+ * writes a long reply slowly); a gated sixth that needs them all.
+ */
+function writeProject(dir: string, release: string, go: string): string {
   const wait = `while [ ! -f '${release}' ]; do sleep 0.05; done; echo released`;
+  const waitGo = `while [ ! -f '${go}' ]; do sleep 0.05; done; echo go`;
   writeFileSync(
     join(dir, 'script.yaml'),
     `conversations:
+  - match: "Handle alpha"
+    turns:
+      - { text: "started alpha, waiting for the go", tools: [{ name: bash, args: { command: ${JSON.stringify(waitGo)} } }] }
+      - stream_delay_ms: 80
+        text: ${JSON.stringify(SLOW_REPLY)}
+        tools: [{ name: bash, args: { command: ${JSON.stringify(wait)} } }]
+      - text: "done alpha"
   - match: "Handle (\\\\S+)"
     turns:
       - { text: "started {{match.1}}, waiting for the release", tools: [{ name: bash, args: { command: ${JSON.stringify(wait)} } }] }
@@ -92,7 +106,8 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
     const dir = mkdtempSync(join(tmpdir(), 'web-view-'));
     dirs.push(dir);
     const release = join(dir, 'release');
-    const recipe = writeProject(dir, release);
+    const go = join(dir, 'go');
+    const recipe = writeProject(dir, release, go);
     const runs = join(dir, 'runs');
     mkdirSync(runs);
     const env = { ORCHESTRATE_HOME: join(dir, 'home'), NO_COLOR: '1' };
@@ -124,7 +139,29 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
       await page.waitForSelector(`[data-instance="work.${item}"][data-status="running"]`, { timeout: 120_000 });
     await page.waitForSelector('[data-instance="ship"]');
 
-    // Open one: its text comes in while it still runs (it waits for the release).
+    // Open alpha, then let it write: the reply shows as it is being written (peeked), before it ends.
+    await page.locator('[data-instance="work.alpha"]').click();
+    await page
+      .locator('[data-conversation="work.alpha"] .msg.assistant', { hasText: 'started alpha, waiting for the go' })
+      .waitFor({ timeout: 120_000 });
+    writeFileSync(go, 'go');
+    // Read in the page in one step (the element goes once the reply is in the session file).
+    const shown = await page.waitForFunction(
+      (selector) => {
+        // Runs in the page (the test's tsconfig has no DOM types).
+        const doc = (
+          globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }
+        ).document;
+        const text = doc.querySelector(selector)?.textContent ?? '';
+        return text.startsWith('w0000 w0001') ? text : false;
+      },
+      '[data-conversation="work.alpha"] [data-writing] pre',
+      { timeout: 60_000 },
+    );
+    const partial = String(await shown.jsonValue());
+    expect(SLOW_REPLY.startsWith(partial) && partial.length < SLOW_REPLY.length).toBe(true);
+
+    // Open another: its text comes in while it still runs (it waits for the release).
     await page.locator('[data-instance="work.beta"]').click();
     await page
       .locator('[data-conversation="work.beta"] .msg.assistant', { hasText: 'started beta, waiting for the release' })
