@@ -44,7 +44,8 @@ export function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
   if (isObj(raw.for_each) && typeof raw.for_each.glob === 'string')
     out.push({ path: ['for_each', 'glob'], scope: 'static' });
   if (Array.isArray(raw.writes))
-    raw.writes.forEach((w, i) => typeof w === 'string' && out.push({ path: ['writes', i], scope: item }));
+    for (const [i, w] of raw.writes.entries())
+      if (typeof w === 'string') out.push({ path: ['writes', i], scope: item });
   if (typeof raw.verify === 'string') out.push({ path: ['verify'], scope: item });
   if (Array.isArray(raw.verify)) {
     raw.verify.forEach((v, i) => {
@@ -227,7 +228,8 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
   // Globs are compiled now so a malformed one fails validation, not the run after tokens were spent.
   const globFields: Path[] = [];
   if (isObj(r.for_each) && typeof r.for_each.glob === 'string') globFields.push(['for_each', 'glob']);
-  if (Array.isArray(r.writes)) r.writes.forEach((w, i) => typeof w === 'string' && globFields.push(['writes', i]));
+  if (Array.isArray(r.writes))
+    for (const [i, w] of r.writes.entries()) if (typeof w === 'string') globFields.push(['writes', i]);
   for (const path of globFields) {
     const pattern = path.reduce<unknown>((v, k) => (v as Record<string | number, unknown>)[k], r) as string;
     const bad = templateGlobError(pattern);
