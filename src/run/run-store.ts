@@ -209,7 +209,8 @@ export class RunStore {
   async writeFileAsync(name: string, content: string): Promise<string> {
     const target = join(this.dir, name);
     if (this.fencedBy) return target;
-    await mkdir(dirname(target), { recursive: true });
+    // The run folder itself exists (made with sessions/): only a subfolder may need making.
+    if (dirname(target) !== this.dir) await mkdir(dirname(target), { recursive: true });
     await replaceFile(target, this.redactFile(content));
     return target;
   }
