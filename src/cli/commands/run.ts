@@ -7,7 +7,6 @@ import { attachRunDisplay, type RunDisplay } from '../../display/attach-run-disp
 import { runDisplayChoice } from '../../display/terminal-text.js';
 import { PROVIDERS, type ProviderName } from '../../recipe/index.js';
 import type { RunOutcome } from '../../orchestrator/coordinator.js';
-import type { RunEvent } from '../../run/run-events.js';
 import { parseTokenCount } from '../../recipe/duration.js';
 import { connectRunControl } from '../../run/run-control-client.js';
 import { type CliContext, EXIT } from '../cli-io.js';
@@ -201,38 +200,6 @@ export function redisRunSettingsOf(
       ...(mb !== undefined ? { maxWorkspaceBytes: Math.floor(mb * 1024 * 1024) } : {}),
     },
   };
-}
-
-/**
- * One plain line per instance milestone on stderr (not on a --json stdout). The display layer's
- * live view replaces this on a TTY; it is small on purpose.
- */
-export function printProgress(e: RunEvent, ctx: CliContext): void {
-  const who = 'key' in e ? e.key : '';
-  switch (e.type) {
-    case 'instance_start':
-      ctx.stderr(`  start   ${who}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}\n`);
-      break;
-    case 'instance_done':
-      ctx.stderr(
-        `  done    ${who}${e.patchFile ? `  ${e.patchFile}` : ''}${e.branch ? ` on branch ${e.branch}` : e.applied ? ' (applied)' : ''}\n`,
-      );
-      break;
-    case 'instance_retry':
-      ctx.stderr(`  retry   ${who} [${e.failure}] in ${(e.delayMs / 1000).toFixed(1)}s: ${e.error.split('\n')[0]}\n`);
-      break;
-    case 'instance_failed':
-      if (e.final) ctx.stderr(`  failed  ${who} [${e.failure}]: ${e.error.split('\n')[0]}\n`);
-      break;
-    case 'instance_skipped':
-      ctx.stderr(`  skipped ${who}: ${e.reason}\n`);
-      break;
-    case 'budget_exhausted':
-      ctx.stderr(`  budget exhausted: ${e.reason}\n`);
-      break;
-    default:
-      break;
-  }
 }
 
 const money = (usd: number): string => `$${usd < 0.01 && usd > 0 ? usd.toFixed(4) : usd.toFixed(2)}`;
