@@ -1,6 +1,6 @@
 // The flags of a distributed run (`--redis`, `--max-workspace-mb`) on `orchestrate <recipe>` and
 // `resume`, and the access flags shared with `orchestrate worker` (Redis password, ACL user and
-// TLS files; the cluster secret). Kept apart from redis-run.ts so a local run never loads the
+// TLS files; the cluster secret). Kept apart from service/redis-run.ts so a local run never loads the
 // Redis client and BullMQ.
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
