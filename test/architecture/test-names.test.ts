@@ -106,11 +106,15 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'orchestrator/pacing/learned-limits-resume.test.ts': 'learned provider limits kept across a resume',
   'orchestrator/pacing/pacing-key.test.ts': 'the `pacing:` recipe key',
   'orchestrator/schedule/attempts.test.ts': 'best-of-N attempts end to end',
+  'orchestrator/schedule/schedulable-writes.test.ts':
+    'which overlapping writes: instances are kept apart (task-walk.ts)',
   'orchestrator/worker/failed-result.test.ts': "a failed worker result keeps its reason's data",
   'orchestrator/worker/pair-channel.test.ts': "a pair channel's close across a real thread",
+  'orchestrator/workspace/merge-train-resume.test.ts': "the merge train's resume guarantees on a real repository",
   'orchestrator/workspace/verify-sandbox.test.ts': '`verify:` and `run:` commands in the sandbox',
   // publish/: campaigns against the fake forges
   'publish/campaign-github.test.ts': 'a campaign on GitHub',
+  'publish/campaign-follow-up.test.ts': 'a campaign followed through to its pull requests',
   'publish/campaign-gitlab.test.ts': 'a campaign on GitLab',
   'publish/campaign-rebase.test.ts': '`publish --rebase`',
   'publish/changeset-status.test.ts': '`orchestrate status` per changeset',
@@ -125,6 +129,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'recipe/approve-prompts.test.ts': 'the `approve:` prompts',
   'recipe/board.test.ts': 'the `board:` keys',
   'recipe/declared-max-tokens.test.ts': 'a declared max_tokens',
+  'recipe/estimate-fallback.test.ts': 'the dry run prices fallback models',
   'recipe/land-keys.test.ts': "the merge train's recipe keys",
   'recipe/mcp-json-problems.test.ts': '.mcp.json problems at file:line:col',
   'recipe/providers.test.ts': 'the `providers:` key',
@@ -168,6 +173,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'tools/mcp/mcp-unavailable.test.ts': 'an MCP server that goes away',
   // web/ (the web view, being built)
   'web/browser-interactive.test.ts': 'the web view in a real browser',
+  'web/distributed-web.test.ts': 'the web view of a distributed run',
   'web/entry-handover.test.ts': 'the cli -> web hand-over',
   'web/resume-from-web.test.ts': 'resuming from the page through launchResume',
   'web/serve-command.test.ts': '`orchestrate serve` as a user runs it',
