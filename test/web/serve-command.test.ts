@@ -1,7 +1,7 @@
 // `orchestrate serve` as a user runs it (a real CLI process): the URL with the token printed once on
 // stdout and nowhere else, a clean stop on SIGTERM; mistakes (a folder that is not there, a bad
 // port, a port in use, a token too short) are one clear line and exit 2, never a stack trace.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +51,18 @@ describe('orchestrate serve (real CLI)', { timeout: 60_000 }, () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/orchestrate serve: no folder .*nope\n {2}hint: give the folder holding run records/);
     noStack(r.stderr);
+  });
+
+  it("one run's folder instead of a folder of runs: exit 2 naming the folder to give", async () => {
+    const p = project();
+    const one = join(p.runs, '20260101-120000-abcd');
+    mkdirSync(one);
+    writeFileSync(join(one, 'run.jsonl'), '');
+    const r = await exited(spawnCli(['serve', one], p.env));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `orchestrate serve: ${one} is the folder of one run, not a folder of runs\n  hint: orchestrate serve ${p.runs}\n`,
+    );
   });
 
   it('a bad port, a port in use and a token too short: exit 2 with the fix', async () => {

@@ -4,9 +4,10 @@
 // this command hands the process over to it by the path in WEB_ENTRY, loaded only when it runs.
 // test/web/entry-handover.test.ts holds that hand-over to the real module and signature.
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { defaultRunsDir } from '../../display/find-run.js';
 import { runsDirReadProblem } from '../../run/run-dir-access.js';
+import { RUN_LOG } from '../../run/run-store.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
 
@@ -67,6 +68,13 @@ export const serveCommand: CliCommand = {
     if (typeof given === 'string' && !existsSync(runsDir)) {
       ctx.stderr(
         `orchestrate serve: no folder ${runsDir}\n  hint: give the folder holding run records (\`.orchestrate/runs\` where a recipe ran), or nothing for the current folder's\n`,
+      );
+      return EXIT.usage;
+    }
+    // One run's own folder holds no runs: the page would list nothing.
+    if (existsSync(join(runsDir, RUN_LOG))) {
+      ctx.stderr(
+        `orchestrate serve: ${runsDir} is the folder of one run, not a folder of runs\n  hint: orchestrate serve ${dirname(runsDir)}\n`,
       );
       return EXIT.usage;
     }
