@@ -234,7 +234,8 @@ export class Coordinator {
   }
 
   private checkDone(): void {
-    const idle = this.inflight === 0 && this.launches.size === 0 && this.retryTimers.size === 0;
+    // A pick being made or landed (attempts:) holds the end too: its events belong before run_end.
+    const idle = this.inflight === 0 && this.launches.size === 0 && this.retryTimers.size === 0 && this.c.picks.idle();
     if (idle && (allSettled(this.tasks) || this.stopping === 'interrupted')) {
       // A publish gate (publish.approve) waits before the run ends, or publishes once approved.
       if (this.c.gates.holdsEnd(this.stopping !== undefined || this.storageError !== undefined)) return;

@@ -55,6 +55,11 @@ export class AttemptPicksDesk {
 
   constructor(private readonly ctx: PicksContext) {}
 
+  /** No pick is being made or landed now (the run may end). */
+  idle(): boolean {
+    return this.busy.size === 0;
+  }
+
   /** The picks of task `t`, taken from a resumed run's log the first time. */
   picksOf(t: TaskState): AttemptPicks {
     if (!t.picks) {
@@ -173,6 +178,8 @@ export class AttemptPicksDesk {
         event.reason = `attempt ${picked?.attempt} passed first; the other attempts were stopped`;
       } else if (rule === 'judge' && passed.length > 1 && this.ctx.judge) {
         const verdict = await this.ctx.judge(t, group, passed, members[0]?.resolved?.prompt ?? t.task.prompt ?? '');
+        // An interrupt stopped the judge: no pick now; the resume judges again.
+        if (this.ctx.stopping() === 'interrupted') return;
         const chosen = verdict.ok ? passed.find((c) => c.attempt === verdict.attempt) : undefined;
         event.judge = { cost: verdict.cost, ...(verdict.ok && verdict.model ? { model: verdict.model } : {}) };
         if (verdict.ok && chosen) {
