@@ -8,11 +8,13 @@ import { z } from 'zod';
 import type { countStatuses } from '../run/run-fold.js';
 import { launchResume, launchRun } from '../service/launch-run.js';
 import { LAUNCH_LOG, type LaunchedRun } from '../service/run-launcher.js';
+import { resumeOverridesOf } from '../service/run-request.js';
 import { runStatus } from '../service/show-run.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
 import {
   locateRun,
   overrideArgs,
+  overridesOf,
   problemsText,
   recipeArgs,
   runArg,
@@ -28,15 +30,6 @@ const waitArg = z
   .describe(
     'false (default): return as soon as the run has started, with its id. true: return when the run ends, with its final status; progress notifications go out meanwhile (at least one a second by default), so keep the request timeout reset on progress',
   );
-
-/** The tool's budget and concurrency arguments as the service's overrides. */
-function resumeOverridesOfArgs(args: { concurrency?: number; budget_usd?: number; budget_tokens?: number }) {
-  return {
-    ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),
-    ...(args.budget_usd !== undefined ? { budgetUsd: args.budget_usd } : {}),
-    ...(args.budget_tokens !== undefined ? { budgetTokens: args.budget_tokens } : {}),
-  };
-}
 
 /** The missing-key message, with the ways forward said for an MCP server rather than a terminal. */
 function missingKeyText(message: string): string {
@@ -159,7 +152,7 @@ export const resumeTool = defineTool({
     const launched = await launchResume(
       runDir,
       {
-        ...resumeOverridesOfArgs(args),
+        ...resumeOverridesOf(overridesOf(args)),
         ...(args.retry ? { retry: args.retry } : {}),
         ...(args.reload_recipe ? { reloadRecipe: true } : {}),
       },

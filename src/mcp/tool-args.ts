@@ -6,7 +6,7 @@ import { defaultRunsDir } from '../display/find-run.js';
 import { formatProblem, PROVIDERS, type LoadOptions, type ProviderName, type RecipeProblem } from '../recipe/index.js';
 import { BUILTIN_PROVIDERS } from '../ai/provider-config.js';
 import { locateRun as locateRunIn } from '../service/locate-run.js';
-import { loadOptionsOf as loadOptionsOfRequest, type RunRequest } from '../service/run-request.js';
+import { loadOptionsOf as loadOptionsOfRequest, type RunOverrides, type RunRequest } from '../service/run-request.js';
 import { ToolError, type ServerContext } from './tool-table.js';
 
 const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.:-]*$/;
@@ -74,17 +74,20 @@ export function setAssignments(inputs: Inputs): string[] {
   return Object.entries(inputs ?? {}).map(([k, v]) => `${k}=${Array.isArray(v) ? JSON.stringify(v) : String(v)}`);
 }
 
-/** A tool's recipe arguments as the service's run request (recipe path as given, relative to the server's folder). */
-export function runRequestOf(args: { recipe: string; inputs?: Inputs } & Overrides): RunRequest {
+/** A tool's override arguments (snake_case) as the service's overrides, absent ones left out. */
+export function overridesOf(args: Overrides): RunOverrides {
   return {
-    recipe: args.recipe,
-    set: setAssignments(args.inputs),
     ...(args.model !== undefined ? { model: args.model } : {}),
     ...(args.provider !== undefined ? { provider: args.provider } : {}),
     ...(args.concurrency !== undefined ? { concurrency: args.concurrency } : {}),
     ...(args.budget_usd !== undefined ? { budgetUsd: args.budget_usd } : {}),
     ...(args.budget_tokens !== undefined ? { budgetTokens: args.budget_tokens } : {}),
   };
+}
+
+/** A tool's recipe arguments as the service's run request (recipe path as given, relative to the server's folder). */
+export function runRequestOf(args: { recipe: string; inputs?: Inputs } & Overrides): RunRequest {
+  return { recipe: args.recipe, set: setAssignments(args.inputs), ...overridesOf(args) };
 }
 
 /** The load options of a tool's recipe arguments, as a run of them would load the recipe. */
