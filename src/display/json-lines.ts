@@ -54,6 +54,11 @@
  *                    (the new base), fromCommit, sessionFile (start); ok, text?, summary?,
  *                    patchFile?, modifiedFiles?, failure?, error?, usage, durationMs (end). An ok
  *                    end moves the instance to the new base and patch; its status stays done.
+ *   train_step       phase: landing | landed | conflict | verify_failed | repair | failed, repo:
+ *                    the merge train (land: train) landing the instance's work in repo: tipTree?,
+ *                    tree? (the merged tree), commit? (landed), files? (landed, or conflicting),
+ *                    verify? [{command, ok, output}] on the merged tree; repair?, baseCommit?,
+ *                    baseTree?, worktree?, prompt? (a repair on the new tip); failure?, error?.
  * Model access
  *   permit_wait      model, reason: the call waits for a rate-limit slot or a budget reservation.
  *   permit_grant     model, waitedMs.
