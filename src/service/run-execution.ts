@@ -38,6 +38,12 @@ export interface RunExecution {
   otel?: string;
   /** The cluster secret's file (`--secret-file`): its content joins the run's redaction set. */
   secretFile?: string;
+  /**
+   * Called once the checks before a run passed (Redis answers, the trace address is good), right
+   * before the run starts: a terminal installs its Ctrl-C handling here, so a Ctrl-C while Redis
+   * is being reached still ends the process at once.
+   */
+  beforeStart?: () => void;
   /** Called with the run's store before its first event is written: subscribe to show the run. */
   onStore?: (store: RunStore) => void;
   /** A line for the user (Redis warnings, traces that cannot be sent, what a resume did with changed files). */
@@ -88,6 +94,7 @@ export async function executeRun(
   let redact = (s: string): string => s;
   let result: StartResult;
   try {
+    exec.beforeStart?.();
     result = await start({
       ...runPublishing(),
       ...(redisRun?.options ?? {}),

@@ -65,10 +65,13 @@ describe('service: start a run', { timeout: 120_000 }, () => {
     expect(prepared.ok).toBe(true);
     if (!prepared.ok) return;
     let seen: { store: RunStore; eventsAtStart: number } | undefined;
+    const order: string[] = [];
     const result = await startRun(prepared, {
       cwd: dir,
       env,
+      beforeStart: () => order.push('beforeStart'),
       onStore: (store) => {
+        order.push('onStore');
         seen = { store, eventsAtStart: existsSync(join(store.dir, 'run.jsonl')) ? events(store.dir).length : 0 };
       },
     });
@@ -76,17 +79,27 @@ describe('service: start a run', { timeout: 120_000 }, () => {
     if (!result.ok) return;
     expect(result.outcome.status).toBe('succeeded');
     expect(seen?.eventsAtStart).toBe(0);
+    expect(order).toEqual(['beforeStart', 'onStore']);
     expect(readdirSync(join(dir, 'runs'))).toEqual([result.outcome.runId]);
     const start = events(result.outcome.dir).find((e) => e.type === 'run_start');
     expect(start).toMatchObject({ inputs: { who: 'Ana' }, overrides: { concurrency: 2 } });
   });
 
-  it('a bad trace address is bad_otel_address, and no run folder is made', async () => {
+  it('a bad trace address is bad_otel_address: nothing starts (beforeStart is not called), no run folder is made', async () => {
     const dir = project();
     const prepared = prepareRun({ recipe: 'recipe.yaml', runsDir: 'runs' }, { cwd: dir, env });
     if (!prepared.ok) throw new Error('the recipe loads');
-    const result = await startRun(prepared, { cwd: dir, env, otel: 'ftp://collector' });
+    let started = false;
+    const result = await startRun(prepared, {
+      cwd: dir,
+      env,
+      otel: 'ftp://collector',
+      beforeStart: () => {
+        started = true;
+      },
+    });
     expect(result).toMatchObject({ ok: false, code: 'bad_otel_address' });
+    expect(started).toBe(false);
     if (result.ok || result.code === 'problems') return;
     expect(result.message).toMatch(/--otel must be an http:\/\/ or https:\/\/ address/);
     expect(existsSync(join(dir, 'runs'))).toBe(false);

@@ -299,11 +299,13 @@ export async function executeRun(
     }
     redis = settings.settings;
   }
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   let result: RunResult;
   try {
     result = await start({
+      beforeStart: () => {
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+      },
       cwd: ctx.cwd,
       env: ctx.env,
       signal: interrupt.signal,
