@@ -54,6 +54,7 @@ import {
 import type { ClusterTrust, JobEnvelope } from './cluster-trust.js';
 import { moduleClosure } from './module-closure.js';
 import { connectRedis, redactRedisUrl, urlOf, type RedisTarget } from './redis-connection.js';
+import { StreamBatch } from './stream-batch.js';
 import { StreamReader } from './stream-reader.js';
 import {
   DEFAULT_MAX_WORKSPACE_BYTES,
@@ -122,6 +123,8 @@ export class RedisExecutor implements ExternalExecutor {
   /** Patches applied to one workspace folder go one at a time. */
   private readonly patchLocks = new Map<string, Promise<unknown>>();
   private wasReady = false;
+  /** Down entries, written once per event-loop turn as one pipeline. */
+  private readonly downBatch: StreamBatch;
   /** Connections handed to BullMQ, which leaves them open: closed by close(). */
   private readonly connections: Redis[] = [];
   private closed = false;
@@ -129,6 +132,7 @@ export class RedisExecutor implements ExternalExecutor {
   constructor(private readonly opts: RedisExecutorOptions) {
     this.description = redactRedisUrl(urlOf(opts.url));
     this.cmd = connectRedis(opts.url, { name: 'coordinator', forBullmq: true });
+    this.downBatch = new StreamBatch(this.cmd);
     const connection = connectRedis(opts.url, { name: 'coordinator-queue', forBullmq: true });
     this.connections.push(connection);
     this.agents = new Queue(AGENTS_QUEUE, { connection, prefix: BULLMQ_PREFIX });
@@ -284,10 +288,10 @@ export class RedisExecutor implements ExternalExecutor {
     this.send(l, l.incarnation, l.stream, m);
   }
 
-  /** One down entry to a worker's stream, sealed for that launch and incarnation. */
+  /** One down entry to a worker's stream, sealed for that launch and incarnation (sent at the turn's end, in order). */
   private send(l: Launch, incarnation: string, stream: string, m: DownMessage): void {
     const sealed = this.opts.trust.sealEntry('down', l.runId, l.id, incarnation, JSON.stringify(m));
-    void this.cmd.xadd(stream, '*', ...entryFields({ launch: l.id, incarnation, ...sealed })).catch(() => {});
+    this.downBatch.add(stream, entryFields({ launch: l.id, incarnation, ...sealed }));
   }
 
   private up(e: StreamEntry): void {
@@ -497,6 +501,8 @@ export class RedisExecutor implements ExternalExecutor {
   async close(): Promise<void> {
     this.closed = true;
     for (const l of [...this.launches.values()]) this.hardStop(l, 'the coordinator closed');
+    // The cancels just sent reach the workers before the connection goes.
+    await this.downBatch.flush();
     await Promise.all([...this.readers.values()].map((r) => r.stop()));
     // What is left of the runs' up streams (entries read since the last trim) is never read again.
     await Promise.all([...this.readers.keys()].map((runId) => this.cmd.del(clusterKeys.up(runId)).catch(() => 0)));
