@@ -59,6 +59,13 @@
  *                    tree? (the merged tree), commit? (landed), files? (landed, or conflicting),
  *                    verify? [{command, ok, output}] on the merged tree; repair?, baseCommit?,
  *                    baseTree?, worktree?, prompt? (a repair on the new tip); failure?, error?.
+ *   attempt_pick     task, group (the instance), rule: verify | judge | first, picked?, reason,
+ *                    candidates [{key, attempt, model?, outcome: passed | failed | cancelled |
+ *                    skipped, verify?, lines?, cost, failure?, error?, patchFile?}], judge? {model?,
+ *                    cost}: which attempt of an instance (attempts: N) lands and why; none picked:
+ *                    no attempt passed and the instance fails.
+ *   attempt_landed   task, group, key, ok, patchFile?, branch?, applied?, files?, failure?, error?:
+ *                    where the picked attempt's work went (as instance_done says for others).
  * Model access
  *   permit_wait      model, reason: the call waits for a rate-limit slot or a budget reservation.
  *   permit_grant     model, waitedMs.
