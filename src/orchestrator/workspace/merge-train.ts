@@ -101,7 +101,8 @@ export class MergeTrain {
       return { ok: true, files: car.files ?? [], ...(car.commit ? { commit: car.commit } : {}) };
     return this.lanes.run(g.root, async () => {
       const refuse = (r: Omit<TrainRefusal, 'ok' | 'repairable'>): TrainRefusal => {
-        const repairable = r.failure !== 'workspace' && this.repairs(inst.id) < maxRepairs;
+        // A `run:` step would only run its command again: no repair changes its work.
+        const repairable = r.failure !== 'workspace' && t.task.kind !== 'run' && this.repairs(inst.id) < maxRepairs;
         if (!repairable && r.failure !== 'workspace')
           this.step(inst, 'failed', { failure: r.failure, error: r.detail, ...(r.files ? { files: r.files } : {}) });
         return { ok: false, repairable, ...r };
