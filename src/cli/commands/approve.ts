@@ -9,7 +9,7 @@ import type { ApprovalAnswer } from '../../run/run-control.js';
 import { EXIT, type CliContext } from '../cli-io.js';
 import type { CliCommand, CommandArgs } from '../command.js';
 import { userName } from '../control-actor.js';
-import { locateRunArg } from '../locate-run.js';
+import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 import { deliverApproval } from '../../service/approval.js';
 
 async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliContext): Promise<number> {
@@ -52,11 +52,7 @@ function gateCommand(action: 'approve' | 'reject'): CliCommand {
     describe: `${verb} a task waiting at its approval gate (approve: in the recipe)${action === 'reject' ? '; it is skipped, with the tasks that need it' : ''}; --publish: the run's publish gate (approve: in publish:)`,
     builder: (y) =>
       y
-        .positional('run', {
-          type: 'string',
-          describe: 'Run id, unique prefix of one, or run folder path',
-          demandOption: true,
-        })
+        .positional('run', RUN_ARG)
         .option('task', {
           type: 'string',
           describe: 'The gated task (with --publish: only the publish gate of this task; default all)',
@@ -75,7 +71,7 @@ function gateCommand(action: 'approve' | 'reject'): CliCommand {
         })
         .option('note', { type: 'string', describe: 'Why, for the log and the report' })
         .option('as', { type: 'string', describe: 'Who answers, as the log records it (default: your user name)' })
-        .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+        .option('run-dir', RUN_DIR_OPTION)
         .example(
           `orchestrate ${action} 20260101-1200-ab12 --task publish --note "checked the diff"`,
           action === 'approve' ? 'the task runs now' : 'the task and its dependants are skipped',

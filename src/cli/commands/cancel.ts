@@ -3,22 +3,19 @@
 // whole run (like Ctrl-C in its terminal: sessions kept, `orchestrate resume` continues it).
 import type { CliCommand } from '../command.js';
 import { sendRunControl } from '../run-control-command.js';
+import { RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
 export const cancelCommand: CliCommand = {
   command: 'cancel <run>',
   describe: 'Cancel an instance of a live run (--instance KEY), or the whole run (resumable, like Ctrl-C)',
   builder: (y) =>
     y
-      .positional('run', {
-        type: 'string',
-        describe: 'Run id, unique prefix of one, or run folder path',
-        demandOption: true,
-      })
+      .positional('run', RUN_ARG)
       .option('instance', {
         type: 'string',
         describe: 'Instance key (as in run.jsonl `key`, e.g. fix.alpha); without it the whole run is cancelled',
       })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .option('run-dir', RUN_DIR_OPTION)
       .example('orchestrate cancel 20260101-1200-ab12 --instance fix.alpha', 'end one instance; the run goes on')
       .example('orchestrate cancel 20260101-1200-ab12', 'interrupt the run; `orchestrate resume` continues it'),
   run: (args, ctx) =>

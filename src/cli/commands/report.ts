@@ -3,19 +3,12 @@
 import { writeHtmlReport } from '../../display/html-report.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
-import { locateRunArg } from '../locate-run.js';
+import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
 export const reportCommand: CliCommand = {
   command: 'report <run>',
   describe: 'Write report.html (timeline, task graph, usage, conversations, plan) into the run folder',
-  builder: (y) =>
-    y
-      .positional('run', {
-        type: 'string',
-        describe: 'Run id, unique prefix of one, or run folder path',
-        demandOption: true,
-      })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' }),
+  builder: (y) => y.positional('run', RUN_ARG).option('run-dir', RUN_DIR_OPTION),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;

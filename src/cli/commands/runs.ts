@@ -6,13 +6,14 @@ import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { listRunsIn } from '../../service/list-runs.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
+import { RUN_DIR_OPTION } from '../locate-run.js';
 
 export const runsCommand: CliCommand = {
   command: 'runs',
   describe: 'List recorded runs, newest first',
   builder: (y) =>
     y
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .option('run-dir', RUN_DIR_OPTION)
       .option('json', { type: 'boolean', default: false, describe: 'Print the list as JSON on stdout' })
       .option('color', {
         type: 'boolean',

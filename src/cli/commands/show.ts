@@ -8,23 +8,19 @@ import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { showInstance } from '../../service/show-run.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
-import { locateRunArg } from '../locate-run.js';
+import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
 export const showCommand: CliCommand = {
   command: 'show <run>',
   describe: "Show a run's instances, outputs, errors, usage and plan (--instance KEY: one agent's conversation)",
   builder: (y) =>
     y
-      .positional('run', {
-        type: 'string',
-        describe: 'Run id, unique prefix of one, or run folder path',
-        demandOption: true,
-      })
+      .positional('run', RUN_ARG)
       .option('instance', {
         type: 'string',
         describe: 'Instance key (or task/key, or a unique prefix): print its conversation',
       })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .option('run-dir', RUN_DIR_OPTION)
       .option('json', {
         type: 'boolean',
         default: false,

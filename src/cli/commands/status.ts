@@ -8,7 +8,7 @@ import { burndown, progressCounts, readObservations } from '../../run/changesets
 import { RUN_LOG, readRunLog, waitingGates } from '../../run/run-store.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
-import { locateRunArg } from '../locate-run.js';
+import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 import { lookAtChangesets, watchStatus } from './status-watch.js';
 
 export const statusCommand: CliCommand = {
@@ -16,11 +16,7 @@ export const statusCommand: CliCommand = {
   describe: "Show each changeset's pull request of a run: state, checks, review, mergeable; and the burndown",
   builder: (y) =>
     y
-      .positional('run', {
-        type: 'string',
-        describe: 'Run id, unique prefix of one, or run folder path',
-        demandOption: true,
-      })
+      .positional('run', RUN_ARG)
       .option('json', { type: 'boolean', default: false, describe: 'Print the changesets and the burndown as JSON' })
       .option('watch', {
         type: 'boolean',
@@ -32,7 +28,7 @@ export const statusCommand: CliCommand = {
         default: 60,
         describe: 'Seconds between looks with --watch (at least 0.2)',
       })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' }),
+      .option('run-dir', RUN_DIR_OPTION),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;

@@ -3,17 +3,14 @@
 // the key names a member, e.g. build@planner).
 import type { CliCommand } from '../command.js';
 import { sendRunControl } from '../run-control-command.js';
+import { RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
 export const steerCommand: CliCommand = {
   command: 'steer <run> <message..>',
   describe: 'Send a steering message to a running instance of a live run',
   builder: (y) =>
     y
-      .positional('run', {
-        type: 'string',
-        describe: 'Run id, unique prefix of one, or run folder path',
-        demandOption: true,
-      })
+      .positional('run', RUN_ARG)
       .positional('message', {
         type: 'string',
         array: true,
@@ -25,7 +22,7 @@ export const steerCommand: CliCommand = {
         demandOption: true,
         describe: 'Instance key (as in run.jsonl `key`, e.g. fix.alpha, or build@planner for a pair member)',
       })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .option('run-dir', RUN_DIR_OPTION)
       .check((a) => {
         const words = Array.isArray(a.message) ? a.message.map(String) : [String(a.message ?? '')];
         if (words.join(' ').trim() === '')

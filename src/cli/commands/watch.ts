@@ -7,19 +7,15 @@ import { connectRunControl } from '../../run/run-control-client.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
 import { controlActor } from '../control-actor.js';
-import { locateRunArg } from '../locate-run.js';
+import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
 export const watchCommand: CliCommand = {
   command: 'watch <run>',
   describe: 'Watch a run from any terminal: its live view, and (while it runs) steer, cancel and retry its instances',
   builder: (y) =>
     y
-      .positional('run', {
-        type: 'string',
-        describe: 'Run id, unique prefix of one, or run folder path',
-        demandOption: true,
-      })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .positional('run', RUN_ARG)
+      .option('run-dir', RUN_DIR_OPTION)
       .option('color', {
         type: 'boolean',
         default: true,
