@@ -43,6 +43,9 @@ export function checkAgentFile(
     }
     for (const t of file.toolPositions) {
       const v = classifyFileTool(t.name, BUILTIN_TOOLS);
+      /** A tool of the file that is left out, with a warning (strict_tools makes it an error). */
+      const ignored = (message: string, hint: string): void =>
+        problem({ code: 'unknown_tool', severity: 'warning', path: base, at: at(t), message, hint });
       if (v.kind === 'mcp') continue; // checked with the agent's MCP servers (mcp-servers.ts)
       if (v.kind === 'unknown') {
         // Claude Code ignores a name it has no tool for (an MCP server's, another agent's): so
@@ -50,14 +53,10 @@ export function checkAgentFile(
         const extensions = Array.isArray(a.extensions) && a.extensions.length > 0;
         if (strict || extensions) checkTool(t.name, undefined, at(t));
         else
-          problem({
-            code: 'unknown_tool',
-            severity: 'warning',
-            path: base,
-            at: at(t),
-            message: `agent "${name}" tool "${t.name}" is not a tool here or in Claude Code and is ignored`,
-            hint: `${suggestionHint(t.name, [...BUILTIN_TOOLS, ...CLAUDE_CODE_TOOL_NAMES], 'tools')}; or set strict_tools: true to make this an error`,
-          });
+          ignored(
+            `agent "${name}" tool "${t.name}" is not a tool here or in Claude Code and is ignored`,
+            `${suggestionHint(t.name, [...BUILTIN_TOOLS, ...CLAUDE_CODE_TOOL_NAMES], 'tools')}; or set strict_tools: true to make this an error`,
+          );
       } else if (v.kind === 'builtin' && v.note)
         problem({
           code: 'agent_file',
@@ -76,14 +75,10 @@ export function checkAgentFile(
             hint: 'remove it from the agent file, or drop strict_tools so it is ignored with a warning',
           });
         else
-          problem({
-            code: 'unknown_tool',
-            severity: 'warning',
-            path: base,
-            at: at(t),
-            message: `agent "${name}" tool "${t.name}" is not available here and is ignored (${v.reason})`,
-            hint: 'remove it from tools:, or set strict_tools: true to make this an error',
-          });
+          ignored(
+            `agent "${name}" tool "${t.name}" is not available here and is ignored (${v.reason})`,
+            'remove it from tools:, or set strict_tools: true to make this an error',
+          );
       }
     }
   }
