@@ -55,6 +55,8 @@ export const ORCH = {
   decidedBy: 'orchestrate.approval.by',
   decidedVia: 'orchestrate.approval.via',
   publishOutcome: 'orchestrate.publish.outcome',
+  /** A chat span's call made for the session rather than a turn: `summary` (the handoff summary) or `compaction`. */
+  callPurpose: 'orchestrate.call.purpose',
 } as const;
 
 /** The conventions' well-known provider names for ours; any other provider keeps its recipe name. */

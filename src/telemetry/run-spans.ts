@@ -15,12 +15,19 @@
 // The trace (GenAI semantic conventions):
 //   invoke_workflow {recipe name}                  the run (or one resume of it)
 //     invoke_agent {task}                          one attempt of an instance
-//       chat {model}                               one model call (message_start .. message_end)
+//       chat {model}                               one model call: a turn (message_start .. message_end), or
+//                                                  a summary or compaction call (its call_usage, see below)
 //       execute_tool {tool}                        one tool call
 //       verify                                     the task's verify command
 //       land                                       the patch landed (apply / branch)
 //     approval {task}                              an approval gate, requested .. answered
 //     publish {task}                               a changeset published
+// A summary or compaction call is no message of the conversation: it sends no message_start /
+// message_end, only its call_usage (every call logs one). A compaction's calls come between the
+// agent's (auto_)compaction_start and _end events, in order on the thread's one port, so a
+// call_usage inside that window is such a call: its chat span runs from the window's start (or the
+// previous call's end) to its call_usage, with `orchestrate.call.purpose`. A turn's call_usage is
+// left alone (its span comes from message_end, which has the finish reason).
 // Failures are span status ERROR with `error.type` the failure class of run-events.ts.
 //
 // Secrets: the store redacts each event before its listeners see it (the run's redaction set of
@@ -64,6 +71,8 @@ interface AttemptSpans {
   agentEndTs?: number;
   chat?: { span: Span; startTs: number };
   tools: Map<string, Span>;
+  /** Inside a compaction: its purpose, and where its next call's span starts. */
+  compaction?: { purpose: 'summary' | 'compaction'; fromTs: number };
 }
 
 type Of<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
@@ -136,6 +145,9 @@ export class RunSpans {
         return;
       case 'agent_event':
         this.agentEvent(e);
+        return;
+      case 'call_usage':
+        this.sessionCall(e);
         return;
       case 'verify':
         this.verify(e);
@@ -259,6 +271,18 @@ export class RunSpans {
       case 'agent_end':
         a.agentEndTs = e.ts;
         return;
+      // In a run the only compact() asked for is the handoff summary (agent-host.ts); the runtime's
+      // own compactions start as auto_compaction_start.
+      case 'compaction_start':
+        a.compaction = { purpose: 'summary', fromTs: e.ts };
+        return;
+      case 'auto_compaction_start':
+        a.compaction = { purpose: 'compaction', fromTs: e.ts };
+        return;
+      case 'compaction_end':
+      case 'auto_compaction_end':
+        a.compaction = undefined;
+        return;
       default:
         return;
     }
@@ -305,6 +329,31 @@ export class RunSpans {
       });
     }
     chat.span.end(Math.max(ts, chat.startTs));
+  }
+
+  /** A summary or compaction call's span, from its call_usage (a turn's call_usage makes none). */
+  private sessionCall(e: Of<'call_usage'>): void {
+    const a = this.attempts.get(attemptId(e.key, e.attempt));
+    if (!a?.compaction) return;
+    const model = this.text(e.model);
+    const start = Math.min(a.compaction.fromTs, e.ts);
+    const span = this.start(
+      `chat ${model}`,
+      OPERATIONS.chat,
+      start,
+      {
+        [GEN_AI.operationName]: 'chat',
+        ...(e.provider ? { [GEN_AI.providerName]: providerName(this.text(e.provider)) } : {}),
+        [GEN_AI.requestModel]: model,
+        [GEN_AI.responseModel]: model,
+        ...this.usageAttributes(e.usage),
+        [ORCH.callPurpose]: a.compaction.purpose,
+      },
+      a.ctx,
+    );
+    span.end(e.ts);
+    a.compaction.fromTs = e.ts;
+    a.lastTs = e.ts;
   }
 
   private startTool(a: AttemptSpans, ev: Record<string, unknown>, ts: number): void {

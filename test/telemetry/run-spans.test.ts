@@ -182,4 +182,83 @@ describe('RunSpans', () => {
     expect(all).not.toContain('gen_ai.output.messages');
     expect(h.named('chat m').attributes['gen_ai.provider.name']).toBe('anthropic');
   });
+  it('summary and compaction calls get a chat span each, from their call_usage; a turn gets one only from its message_end', () => {
+    const h = harness();
+    const use = (input: number, output: number) => ({
+      ...zero,
+      input,
+      output,
+      totalTokens: input + output,
+      cost: 0.002,
+    });
+    const call = (input: number, output: number): RunEventInput => ({
+      type: 'call_usage',
+      ...ref(),
+      model: 'm',
+      provider: 'anthropic',
+      usage: use(input, output),
+    });
+    h.feed(runStart);
+    h.feed({ type: 'instance_start', ...ref() });
+    // A turn: message_start .. message_end, and its call_usage (which must not make a second span).
+    h.feed({ type: 'agent_event', ...ref(), event: { type: 'message_start', role: 'assistant' } });
+    h.feed(call(100, 10));
+    h.feed({
+      type: 'agent_event',
+      ...ref(),
+      event: {
+        type: 'message_end',
+        message: { role: 'assistant', model: 'm', provider: 'anthropic', stopReason: 'stop', content: [] },
+      },
+    });
+    // The runtime compacts on its own: two calls (a summary in two parts).
+    h.feed({ type: 'agent_event', ...ref(), event: { type: 'auto_compaction_start', reason: 'threshold' } });
+    h.feed(call(300, 30));
+    h.feed(call(50, 20));
+    h.feed({
+      type: 'agent_event',
+      ...ref(),
+      event: { type: 'auto_compaction_end', reason: 'threshold', aborted: false, willRetry: false },
+    });
+    // The handoff summary at the end (a manual compaction).
+    h.feed({ type: 'agent_event', ...ref(), event: { type: 'compaction_start', reason: 'manual' } });
+    h.feed(call(400, 40));
+    h.feed({ type: 'agent_event', ...ref(), event: { type: 'compaction_end', reason: 'manual', aborted: false } });
+    // A call_usage outside any compaction and without a message (reconciled usage) makes no span.
+    h.feed(call(7, 7));
+    h.feed({ type: 'instance_done', ...ref(), output: null, usage: zero, durationMs: 40 });
+    h.feed({ type: 'run_end', status: 'succeeded', usage: zero, durationMs: 60 });
+
+    const agent = h.named('invoke_agent fix');
+    const chats = h.exporter.getFinishedSpans().filter((s) => s.name === 'chat m');
+    const ms = (t: [number, number]) => t[0] * 1e3 + t[1] / 1e6;
+    const rows = chats
+      .sort((a, b) => ms(a.startTime) - ms(b.startTime))
+      .map((c) => [
+        c.attributes['orchestrate.call.purpose'],
+        c.attributes['gen_ai.usage.input_tokens'],
+        c.attributes['gen_ai.usage.output_tokens'],
+      ]);
+    expect(rows).toEqual([
+      [undefined, undefined, undefined],
+      ['compaction', 300, 30],
+      ['compaction', 50, 20],
+      ['summary', 400, 40],
+    ]);
+    for (const c of chats) {
+      expect(c.kind).toBe(SpanKind.CLIENT);
+      expect(c.parentSpanContext?.spanId).toBe(agent.spanContext().spanId);
+      expect(ms(c.endTime)).toBeGreaterThan(ms(c.startTime));
+    }
+    const [, first, second, summary] = chats;
+    expect(first!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'm',
+      'orchestrate.usage.cost_usd': 0.002,
+    });
+    // One call after the other: the second starts where the first ended.
+    expect(ms(second!.startTime)).toBe(ms(first!.endTime));
+    expect(ms(summary!.startTime)).toBeGreaterThan(ms(second!.endTime));
+  });
 });
