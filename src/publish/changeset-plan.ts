@@ -76,6 +76,29 @@ function rebasesOf(inst: FoldedInstance): Pick<Changeset, 'rebases'> {
     : {};
 }
 
+/**
+ * The follow-up rounds that gave the branch a commit (from the run log): those that made a change,
+ * since the last rebase (a rebase redoes the change from its base: earlier rounds' commits go).
+ */
+function followUpsOf(inst: FoldedInstance): Pick<Changeset, 'followUps'> {
+  const rebased = Math.max(0, ...(inst.rebases ?? []).filter((r) => r.ok === true).map((r) => r.endTs ?? r.startTs));
+  const rounds = (inst.followUps ?? []).filter(
+    (f) => f.ok === true && f.patchFile !== undefined && f.endTs !== undefined && f.endTs > rebased,
+  );
+  return rounds.length
+    ? {
+        followUps: rounds.map((f) => ({
+          round: f.round,
+          reason: f.reason,
+          evidence: f.evidence,
+          at: f.endTs!,
+          patchFile: f.patchFile!,
+          ...(f.commit ? { commit: f.commit } : {}),
+        })),
+      }
+    : {};
+}
+
 export interface PlanResult {
   file: ChangesetsFile;
   /** Changesets that could not be computed (a template that failed to render), with why. */
@@ -154,6 +177,7 @@ export function planChangesets(runDir: string, recipe: LoadedRecipe, previous?: 
       diffstat,
       ...(inst.summary ? { summary: inst.summary } : {}),
       ...rebasesOf(inst),
+      ...followUpsOf(inst),
       // When its result was made (a later event, e.g. a failed rebase, must not change the commit's date).
       doneTs: inst.doneTs ?? inst.lastTs,
       state: old?.state ?? 'unpublished',

@@ -14,6 +14,7 @@ import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
 import { type PushAuth, changeCommit, pushBranch, resolveRemote } from './branch-push.js';
 import { planChangesets } from './changeset-plan.js';
+import { chainHead } from './follow-up-commits.js';
 import {
   type Forge,
   ForgeError,
@@ -227,6 +228,9 @@ async function publishOne(
     return { key: c.key, outcome: 'closed', detail: `closed ${pr.url}: the change is empty` };
   }
 
+  // Follow-up rounds' commits go on top of the change's (follow-up-commits.ts): the same head again.
+  const head = await chainHead({ repo, runDir: opts.runDir, changeCommit: commit.commit, changeset: c });
+  if (!head.ok) return { key: c.key, outcome: 'failed', detail: head.error };
   const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl, opts.env, recorded);
   if (!remote.ok) return { key: c.key, outcome: 'failed', detail: remote.error };
   if (remote.warning) opts.say?.(`${c.key}: ${remote.warning}`);
@@ -234,12 +238,12 @@ async function publishOne(
     repo,
     remote,
     branch: c.branch,
-    commit: commit.commit,
+    commit: head.commit,
     ...(c.pushedCommit ? { lastPushed: c.pushedCommit } : {}),
     ...(access.auth ? { auth: access.auth } : {}),
   });
   if (!pushed.ok) return { key: c.key, outcome: pushed.refused ? 'refused' : 'failed', detail: pushed.error };
-  c.pushedCommit = commit.commit;
+  c.pushedCommit = head.commit;
   if (c.state !== 'published') {
     c.state = 'published';
     c.publishedAt = Date.now();

@@ -18,6 +18,33 @@ export type ForgeKind = (typeof FORGES)[number];
 
 const template = (what: string) => z.string().min(1).describe(`${what}; may use \${{ }} (see publish templates)`);
 
+/** What sends a published change back to its agent (`follow_up.on`). */
+export const FOLLOW_UP_TRIGGERS = ['ci_failed', 'changes_requested', 'conflict'] as const;
+export type FollowUpTrigger = (typeof FOLLOW_UP_TRIGGERS)[number];
+
+/** What must hold before orchestrate turns on the forge's auto-merge (`merge_when`). */
+export const MERGE_CONDITIONS = ['ci_passed', 'approved'] as const;
+export type MergeCondition = (typeof MERGE_CONDITIONS)[number];
+
+const followUpSchema = z
+  .strictObject({
+    on: z
+      .array(z.enum(FOLLOW_UP_TRIGGERS))
+      .min(1)
+      .optional()
+      .describe('What sends the change back to its agent (default all three): ci_failed, changes_requested, conflict'),
+    max_rounds: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .optional()
+      .describe('Follow-up rounds per changeset at most (default 2); a rebase for a conflict counts as one'),
+  })
+  .describe(
+    'orchestrate publish <run> --follow-up [--apply] (or status --watch --follow-up): a pull request whose CI fails, that gets review comments or no longer merges goes back to its agent, on its branch, with the failing log, the comments or the conflict; a new commit is pushed and each comment answered',
+  );
+
 const publishFields = {
   forge: z
     .enum(FORGES)
@@ -46,6 +73,14 @@ const publishFields = {
     .optional()
     .describe(
       'Publish gate: once the changesets are computed the run waits (spending nothing) until `orchestrate approve|reject <run> --publish`, the run view or the MCP server answers; approved, the run publishes them (as publish --apply) and ends. Its prompt may use ${{ changesets.count }}, ${{ changesets.repos }}, ${{ changesets.text }}, ${{ task }}, ${{ run.id }}, ${{ inputs.X }}',
+    ),
+  follow_up: followUpSchema.optional(),
+  merge_when: z
+    .array(z.enum(MERGE_CONDITIONS))
+    .min(1)
+    .optional()
+    .describe(
+      "Turn on the forge's own auto-merge (GitHub auto-merge, GitLab merge when the pipeline succeeds) once these hold: ci_passed (CI is not failing; the forge waits for it to pass), approved (a reviewer approved); done by publish --follow-up --apply and status --watch --follow-up",
     ),
 };
 
@@ -78,6 +113,10 @@ export interface PublishSpec {
   reviewers: string[];
   /** `approve:`: the run waits at a publish gate before it publishes this task's changesets (a template prompt). */
   approve?: ApproveGate;
+  /** `follow_up:`: what sends a published change back to its agent, and how many rounds at most. */
+  followUp?: { on: FollowUpTrigger[]; maxRounds: number };
+  /** `merge_when:`: the conditions under which the forge's auto-merge is turned on. */
+  mergeWhen?: MergeCondition[];
 }
 
 export const PUBLISH_DEFAULTS = {
@@ -112,6 +151,10 @@ export function publishSpecOf(
     labels: b.labels ?? [],
     reviewers: b.reviewers ?? [],
     ...(b.approve ? { approve: publishGateOf(b.approve) } : {}),
+    ...(b.follow_up
+      ? { followUp: { on: b.follow_up.on ?? [...FOLLOW_UP_TRIGGERS], maxRounds: b.follow_up.max_rounds ?? 2 } }
+      : {}),
+    ...(b.merge_when ? { mergeWhen: b.merge_when } : {}),
   };
 }
 

@@ -240,6 +240,44 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   /** Best-of-N attempts (attempt-pick-record.ts): which attempt of an instance was picked and why; then its landing. */
   Base.extend(AttemptPickFields),
   Base.extend(AttemptLandedFields),
+  /**
+   * `orchestrate publish --follow-up`: a published changeset's pull request failed CI or got review
+   * comments, and the instance's agent runs again (this attempt) on its branch as orchestrate
+   * pushed it (`fromCommit`), with the evidence as its first message. A round is named by its
+   * changeset's instance, `round` and `evidence` (the head commit CI failed on, the comments).
+   */
+  InstanceRef.extend({
+    type: z.literal('instance_followup_start'),
+    round: z.number(),
+    reason: z.enum(['ci_failed', 'changes_requested']),
+    evidence: z.string(),
+    fromCommit: z.string(),
+    /** Relative to the run folder. */
+    sessionFile: z.string(),
+  }),
+  /**
+   * The round's end. ok: its change (patchFile, relative to the run folder: a patch on fromCommit)
+   * is made; its commit (dated at this event) goes on top of fromCommit. Not ok: nothing is pushed.
+   */
+  InstanceRef.extend({
+    type: z.literal('instance_followup_end'),
+    round: z.number(),
+    evidence: z.string(),
+    ok: z.boolean(),
+    patchFile: z.string().optional(),
+    text: z.string().optional(),
+    failure: FailureClassSchema.optional(),
+    error: z.string().optional(),
+    usage: UsageSummarySchema,
+    durationMs: z.number(),
+  }),
+  /** The round's commit is on the changeset's branch (pushed, or found there after a restart). */
+  InstanceRef.extend({
+    type: z.literal('instance_followup_pushed'),
+    round: z.number(),
+    evidence: z.string(),
+    commit: z.string(),
+  }),
   Base.extend({ type: z.literal('budget_exhausted'), reason: z.string() }),
   /**
    * An agent (`by`) learned a model's context window from its server's overflow error: every

@@ -18,6 +18,7 @@ import { countsAsTurn } from './turn-count.js';
 import { applyApprovalEvent, applyPublishEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
 import { applyPickEvent, landOnInstance, type AttemptPicks } from './attempt-pick-record.js';
+import { applyFollowUpEvent, type FollowUpRecord } from './follow-up-record.js';
 import { applyRebaseEvent, type RebaseRecord } from './rebase-record.js';
 import { applyTrainEvent, createTrainState, type TrainState } from './train-record.js';
 import { controlRecord, isControlEvent, type ControlRecord } from './control-record.js';
@@ -33,6 +34,7 @@ import {
 
 export * from './instance-record.js';
 export type { RebaseRecord } from './rebase-record.js';
+export type { FollowUpRecord } from './follow-up-record.js';
 export { isControlEvent, type ControlRecord } from './control-record.js';
 export { toolHint } from './agent-activity.js';
 export {
@@ -133,6 +135,8 @@ export interface InstanceState extends InstanceRecord {
   prompt?: string;
   /** `publish --rebase` re-runs of the instance on a newer base, in log order (failed ones too). */
   rebases?: RebaseRecord[];
+  /** `publish --follow-up` rounds on its published branch, in log order (failed and killed ones too). */
+  followUps?: FollowUpRecord[];
   /** When its current result was made: instance_done, or a successful rebase's end (later events leave it). */
   doneTs?: number;
 }
@@ -454,6 +458,11 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'instance_rebase_start':
     case 'instance_rebase_end':
       applyRebaseEvent(inst, rec, e, closeAttempt);
+      return;
+    case 'instance_followup_start':
+    case 'instance_followup_end':
+    case 'instance_followup_pushed':
+      applyFollowUpEvent(inst, rec, e, closeAttempt);
       return;
     case 'instance_worker':
       addWorker(inst, e.worker);

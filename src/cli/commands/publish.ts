@@ -3,11 +3,14 @@
 // updates the pull/merge requests (`--only KEY` for some of them, `--close-empty` closes those
 // whose change is now empty); `--rebase KEY` runs a published changeset's instance again on its
 // base branch as it is now (rebase-run.ts), then previews it, or with --apply pushes it over
-// orchestrate's previous commit and updates the pull request. Exit 1 when a changeset could not
+// orchestrate's previous commit and updates the pull request; `--follow-up` sends what each pull
+// request needs (failing CI, review comments, a conflict) back to its agent (follow-up.ts), with
+// --apply for real. Exit 1 when a changeset could not
 // be published or rebased (a refused push names the reason), 2 for a usage mistake.
 import { formatChangesetPreview } from '../../display/changesets-text.js';
 import { diffstatText } from '../../publish/changeset-plan.js';
 import { type PublishResult, publishRun } from '../../publish/publish-run.js';
+import { followUpRun } from '../../publish/follow-up.js';
 import { rebaseChangeset } from '../../publish/rebase-run.js';
 import { loadRunRecipe } from '../../publish/run-recipe-of.js';
 import type { LoadedRecipe } from '../../recipe/index.js';
@@ -48,6 +51,12 @@ export const publishCommand: CliCommand = {
         describe:
           "Run this published changeset's instance again on its base branch as it is now (its pull request no longer merges); with --apply, replace its branch's commit and update the pull request",
       })
+      .option('follow-up', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "Look at each published pull request (publish: follow_up:) and send what it needs back to its agent: failing CI's log, review comments, a conflict; with --apply run the rounds, push their commits, answer the comments and turn on auto-merge (merge_when:)",
+      })
       .option('reload-recipe', {
         type: 'boolean',
         describe:
@@ -78,6 +87,13 @@ export const publishCommand: CliCommand = {
     }
     const only = Array.isArray(args.only) ? args.only.map(String) : undefined;
     const apply = args.apply === true;
+    if (args['follow-up'] === true) {
+      if (args.rebase !== undefined) {
+        ctx.stderr('orchestrate: --follow-up and --rebase do different things; give one of them\n');
+        return EXIT.usage;
+      }
+      return followUp(runDir, loaded.runId, loaded.recipe, apply, only, args.json === true, ctx);
+    }
     if (args.rebase !== undefined) {
       if (only) {
         ctx.stderr('orchestrate: --rebase names its one changeset; leave out --only\n');
@@ -115,6 +131,42 @@ export const publishCommand: CliCommand = {
     return failed || result.problems.length ? EXIT.taskFailed : EXIT.ok;
   },
 };
+
+/** `--follow-up`: what each changeset's pull request needs, sent back to its agent with --apply. */
+async function followUp(
+  runDir: string,
+  runId: string,
+  recipe: LoadedRecipe,
+  apply: boolean,
+  only: string[] | undefined,
+  json: boolean,
+  ctx: CliContext,
+): Promise<number> {
+  if (!recipe.tasks.some((t) => t.publish?.followUp || t.publish?.mergeWhen)) {
+    ctx.stderr(
+      `orchestrate: the publish: block of run ${runId} has neither follow_up: nor merge_when:\n  hint: add follow_up: { on: [ci_failed, changes_requested, conflict] } to publish: in ${recipe.file}, then use --reload-recipe\n`,
+    );
+    return EXIT.usage;
+  }
+  const r = await followUpRun({
+    runDir,
+    recipe,
+    apply,
+    ...(only ? { only } : {}),
+    env: ctx.env,
+    say: (line) => ctx.stderr(`${line}\n`),
+  });
+  for (const p of r.problems) ctx.stderr(`orchestrate: ${p}\n`);
+  if (r.problems.length) return EXIT.usage;
+  if (json) ctx.stdout(`${JSON.stringify({ followUps: r.results }, null, 2)}\n`);
+  else {
+    for (const x of r.results)
+      ctx.stdout(`${x.key}: ${x.outcome.replace('_', ' ')}${x.detail ? `  ${x.detail}` : ''}\n`);
+    if (!apply && r.results.some((x) => x.outcome === 'preview'))
+      ctx.stdout(`Nothing was run or pushed. orchestrate publish ${runId} --follow-up --apply does it.\n`);
+  }
+  return r.results.some((x) => x.outcome === 'failed') ? EXIT.taskFailed : EXIT.ok;
+}
 
 /** What an apply did, one line per changeset; the exit code (1 when one failed or was refused). */
 function applied(publish: PublishResult, ctx: CliContext, json: boolean): number {
