@@ -76,6 +76,16 @@ export function attemptOf(id: string): { group: string; n: number } | undefined 
   return m ? { group: id.slice(0, m.index), n: Number(m[1]) } : undefined;
 }
 
+/** The id the judge of instance `id`'s attempts runs under (pick: judge). */
+export function judgeId(id: string): string {
+  return `${id}.judge`;
+}
+
+/** The instance whose attempts a judge id judges, or undefined for an id that is no judge. */
+export function judgeOf(id: string): string | undefined {
+  return id.endsWith('.judge') ? id.slice(0, -'.judge'.length) : undefined;
+}
+
 /** The agent attempt `n` (1-based) runs. */
 export function attemptAgent(spec: AttemptsSpec, n: number): string {
   return spec.agents[(n - 1) % spec.agents.length]!;

@@ -61,6 +61,29 @@ describe('attempts: in a recipe', () => {
     expect(r.agents.worker).toMatchObject({ model: 'claude-sonnet-4-5', tools: ['read', 'bash'] });
   });
 
+  it('gives each item of a fan-out its own attempts', () => {
+    const loaded = load(`    attempts: 2
+    for_each: [a, b]
+    prompt: "\${{ item }} try \${{ attempt }}"
+`);
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const plan = buildPlan(loaded.recipe);
+    if (!plan.ok) throw new Error(JSON.stringify(plan.problems));
+    const seeds = plan.plan.tasks[0]!.instances;
+    expect(seeds.map((s) => [s.id, s.attempt?.of])).toEqual([
+      ['fix.a.attempt-1', 'fix.a'],
+      ['fix.a.attempt-2', 'fix.a'],
+      ['fix.b.attempt-1', 'fix.b'],
+      ['fix.b.attempt-2', 'fix.b'],
+    ]);
+    const task = loaded.recipe.tasks[0]!;
+    const prompts = seeds.map((s) => {
+      const x = resolveInstance(task, s, staticScope(loaded.recipe, {}));
+      return x.ok ? x.instance.prompt : x.error;
+    });
+    expect(prompts).toEqual(['a try 1', 'a try 2', 'b try 1', 'b try 2']);
+  });
+
   it.each([
     ['    pick: first\n    prompt: "p"\n', 'sets pick but runs one attempt', 10],
     ['    attempts: 2\n    isolation: none\n    prompt: "p"\n', 'isolation: none', 11],

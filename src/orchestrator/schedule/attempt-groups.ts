@@ -4,7 +4,7 @@
 // settled (picked and landed, or none passed), how many groups of a task failed, which failed or
 // cancelled attempts do not count against the run (their group's picked attempt landed), and the
 // stated rule of `pick: verify`.
-import { attemptOf } from '../../recipe/attempts-spec.js';
+import { attemptOf, judgeOf } from '../../recipe/attempts-spec.js';
 import { type AttemptPick, type PickCandidate, pickSettled, pickSucceeded } from '../../run/attempt-pick-record.js';
 import { isFailedOrCancelled, isTerminal, type InstanceState, type TaskState } from '../../run/run-state.js';
 
@@ -44,19 +44,14 @@ export function taskFailures(t: TaskState): number {
   return failed;
 }
 
-/** Whether an attempt's failure or cancel is part of its group's success (another attempt landed). */
+/**
+ * Whether an attempt's failure or cancel is part of its group's success (another attempt landed);
+ * so is a judge's failure (the verify rule picked instead).
+ */
 export function excusedAttempt(t: TaskState | undefined, inst: InstanceState): boolean {
   if (!t?.task.attempts) return false;
-  const a = attemptOf(inst.id);
-  return a !== undefined && pickSucceeded(pickOf(t, a.group));
-}
-
-/** The attempt whose result downstream tasks see: only a group's picked and landed attempt. */
-export function givesResult(t: TaskState, inst: InstanceState): boolean {
-  if (!t.task.attempts) return true;
-  const a = attemptOf(inst.id);
-  const p = a && pickOf(t, a.group);
-  return p?.picked === inst.id && pickSucceeded(p);
+  const group = attemptOf(inst.id)?.group ?? judgeOf(inst.id);
+  return group !== undefined && pickSucceeded(pickOf(t, group));
 }
 
 /**

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedRecipe } from '../../recipe/index.js';
+import { judgeId } from '../../recipe/attempts-spec.js';
 import type { PickCandidate } from '../../run/attempt-pick-record.js';
 import { zeroUsage, type RunEventInput } from '../../run/run-events.js';
 import type { InstanceState, TaskState } from '../../run/run-state.js';
@@ -76,7 +77,7 @@ export async function judgeAttempts(
   judgeAgent: string,
   taskPrompt: string,
 ): Promise<JudgeVerdict> {
-  const id = `${group}.judge`;
+  const id = judgeId(group);
   const inst: InstanceState = {
     id,
     task: t.task.id,
