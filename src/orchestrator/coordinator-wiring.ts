@@ -111,6 +111,11 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     storageFailed: (m) => host.storageFailed(m),
     record: (e) => host.record(e),
     ...(opts.replay ? { restoredTrain: opts.replay.train } : {}),
+    // The train's verify on a merged tree is confined as the task's verify is in its worktree.
+    verifySandbox: (t) => {
+      const agent = recipe.agents[t.task.agent ?? ''];
+      return { mode: agent?.sandbox ?? recipe.sandbox, network: agent?.network ?? recipe.network ?? false };
+    },
   });
   const runner: InstanceRunner = new InstanceRunner({
     recipe,

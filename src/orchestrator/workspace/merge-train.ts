@@ -23,6 +23,7 @@ import {
   type TrainState,
   type TrainVerify,
 } from '../../run/train-record.js';
+import type { SandboxOptions } from '../../tools/sandbox.js';
 import { runCommand } from './verify.js';
 import { KeyedLock } from './keyed-lock.js';
 import type { SnapshotOutcome } from './git-workspace.js';
@@ -45,6 +46,8 @@ export interface TrainContext {
   snapshotCheckout(root: string): Promise<SnapshotOutcome>;
   /** The train as the log left it (resume). */
   restored?: TrainState;
+  /** The confinement of `t`'s verify commands (its agent's sandbox and network, else the recipe's), as in its worktree. */
+  verifySandbox?(t: TaskState): Pick<SandboxOptions, 'mode' | 'network'>;
 }
 
 /** Why an instance's work did not land, and what a repair needs to know. */
@@ -157,7 +160,7 @@ export class MergeTrain {
           cwd,
           env: inst.resolved!.env,
           ...(t.task.timeoutMs ? { timeoutMs: t.task.timeoutMs } : {}),
-          sandbox: { writable: [dir], hide: [this.ctx.runsDir] },
+          sandbox: { ...this.ctx.verifySandbox?.(t), writable: [dir], hide: [this.ctx.runsDir] },
         });
         out.push({ command: step.run, ok: r.ok, output: r.output });
         if (!r.ok) break;

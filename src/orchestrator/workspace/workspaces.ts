@@ -14,7 +14,7 @@ import { pathFromRoot, type InstanceState, type TaskState } from '../../run/run-
 import type { RunStore } from '../../run/run-store.js';
 import { isInside } from '../../tools/workspace.js';
 import { warmProductGit } from '../../tools/product-git.js';
-import { probeSandboxAsync } from '../../tools/sandbox.js';
+import { probeSandboxAsync, type SandboxOptions } from '../../tools/sandbox.js';
 import {
   addWorktree,
   mayBeInGitRepo,
@@ -49,6 +49,8 @@ export interface WorkspacesContext {
   record?(e: RunEventInput): void;
   /** The merge train as the log left it (resume). */
   restoredTrain?: TrainState;
+  /** The confinement of a task's verify commands (MergeTrain's verify on a merged tree). */
+  verifySandbox?(t: TaskState): Pick<SandboxOptions, 'mode' | 'network'>;
 }
 
 /** A workspace step that failed, and the class the attempt's failure gets. */
@@ -118,6 +120,7 @@ export class Workspaces {
         withGitLock: (root, fn) => this.withGitLock(root, fn),
         snapshotCheckout: (root) => this.checkoutTree(root),
         ...(ctx.restoredTrain ? { restored: ctx.restoredTrain } : {}),
+        ...(ctx.verifySandbox ? { verifySandbox: ctx.verifySandbox } : {}),
       });
   }
 

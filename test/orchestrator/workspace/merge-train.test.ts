@@ -7,7 +7,7 @@
 // (each change is fine alone) is kept out of the checkout and repaired too; with max_repairs: 0 it
 // fails verify_failed, and a conflict without repairs fails patch_conflict naming the file.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
@@ -224,6 +224,45 @@ describe('land: train', { timeout: 240_000 }, () => {
     const steps = ofType(events(r.outcome.dir), 'train_step');
     expect(steps.flatMap((s) => s.files ?? []).filter((f) => f.includes('.orchestrate'))).toEqual([]);
     for (const f of ['defs.txt', 'use1.txt', 'use2.txt']) expect(readFileSync(join(repo, f), 'utf8')).toBe('bar\n');
+  });
+
+  it("verify on the merged tree is confined as the task's verify is: with sandbox: none it may write outside", async () => {
+    const dir = tempProject({
+      'script.yaml': `conversations:
+  - match: "^Task one"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'x\\\\n' > a.txt" } }]
+      - text: "one done"
+`,
+      'repo/a.txt': 'a\n',
+    });
+    gitInit(join(dir, 'repo'));
+    // Only the verify on the merged tree (a folder orchestrate-train-*) leaves the marker, outside that folder.
+    const marker = join(dir, 'marker');
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      `name: train-sandbox
+provider: scripted
+script: script.yaml
+sandbox: none
+agents:
+  editor: { tools: [bash] }
+tasks:
+  - id: one
+    agent: editor
+    cwd: repo
+    isolation: worktree
+    merge: apply
+    verify: 'case "$PWD" in *orchestrate-train-*) touch ${marker} || true;; esac'
+    prompt: "Task one"
+`,
+    );
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    const landed = ofType(events(r.outcome.dir), 'train_step').find((s) => s.phase === 'landed');
+    expect(landed?.verify?.map((v) => v.ok)).toEqual([true]);
+    expect(existsSync(marker)).toBe(true);
   });
 
   it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
