@@ -30,7 +30,8 @@ function taskLine(t: PlanTask, report: DryRunReport): string {
     what = `pair: planner ${t.agents[0]} (${model(t.agents[0]!)}) + worker ${t.agents[1]} (${model(t.agents[1]!)})`;
   else what = `agent ${t.agents[0]} (${model(t.agents[0]!)})`;
   const needs = t.needs.length ? `  needs: ${t.needs.join(', ')}` : '';
-  return `${t.id}  ${what}${needs}`;
+  const attempts = t.attempts ? `  attempts: ${t.attempts.count} per instance (pick: ${t.attempts.pick})` : '';
+  return `${t.id}  ${what}${needs}${attempts}`;
 }
 
 function renderPlan(report: DryRunReport): string[] {

@@ -213,6 +213,8 @@ export interface PlanTask {
   dynamic?: { expression: string; sources: string[] };
   /** Expanded instances; empty for a dynamic fan-out until its sources finish. */
   instances: InstanceSeed[];
+  /** `attempts:`: each instance runs this many attempts, one of which lands (picked by `pick`). */
+  attempts?: { count: number; pick: string };
 }
 
 export interface PlanLevel {
@@ -276,6 +278,7 @@ export function buildPlan(recipe: LoadedRecipe, opts: PlanOptions = {}): PlanRes
         fanOut: task.forEach ? 'static' : 'none',
         instances: [],
       };
+      if (task.attempts) pt.attempts = { count: task.attempts.count, pick: task.attempts.pick };
       if (task.forEach?.kind === 'expression' && task.forEach.sources.length > 0) {
         pt.fanOut = 'dynamic';
         pt.dynamic = { expression: task.forEach.expression.trim(), sources: task.forEach.sources };

@@ -44,6 +44,7 @@ describe('attempts: in a recipe', () => {
     if (!plan.ok) throw new Error(JSON.stringify(plan.problems));
     const seeds = plan.plan.tasks[0]!.instances;
     expect(seeds.map((s) => s.id)).toEqual(['fix.attempt-1', 'fix.attempt-2', 'fix.attempt-3']);
+    expect(plan.plan.tasks[0]!.attempts).toEqual({ count: 3, pick: 'judge' });
     const resolved = seeds.map((s) => {
       const x = resolveInstance(task, s, staticScope(r, {}));
       if (!x.ok) throw new Error(x.error);
