@@ -110,6 +110,7 @@ export class MergeTrain {
           this.step(inst, 'failed', { failure: r.failure, error: r.detail, ...(r.files ? { files: r.files } : {}) });
         return { ok: false, repairable, ...r };
       };
+      let lastError = '';
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const tip = await this.ctx.snapshotCheckout(g.root);
         if (!tip.ok)
@@ -132,14 +133,17 @@ export class MergeTrain {
           this.step(inst, 'landing', { tipTree: tip.tree, tree: merged.tree });
           return applyTreeChange(g.root, tip.tree, merged.tree);
         });
-        if (!applied.ok) continue; // the checkout moved under it: merge onto the new tip
+        if (!applied.ok) {
+          lastError = applied.error;
+          continue; // the checkout moved under it: merge onto the new tip
+        }
         const files = applied.files.map((f) => pathFromRoot(this.ctx.recipeDir, join(g.root, f)));
         this.step(inst, 'landed', { tipTree: tip.tree, tree: merged.tree, commit: merged.commit, files, verify });
         return { ok: true, files, commit: merged.commit };
       }
       return refuse({
         failure: 'workspace',
-        detail: `the checkout ${g.root} kept changing while ${inst.id} was landing (${MAX_ROUNDS} tries); its work is in its patch`,
+        detail: `the work of ${inst.id} could not be written to the checkout ${g.root} (${MAX_ROUNDS} tries; it changed under each landing, or cannot be written): ${lastError}. Its work is in its patch`,
       });
     });
   }

@@ -2,6 +2,8 @@
 // coordinator killed after a landing's files were written but before `landed` was logged lands
 // the same work again without applying it twice (the checkout already holds it: the merge makes
 // no change), and a car the log says landed is not landed again, whatever the checkout holds now.
+// Also the checkout moving under a landing (between its merge and the writing of its files): it is
+// merged again onto the new tip; a checkout that never holds still fails class workspace with why.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,5 +86,59 @@ describe('merge train: resume', () => {
     expect(await train(dir, after, folded(log)).land(t, inst, patch, 2)).toMatchObject({ ok: true });
     expect(after).toEqual([]);
     expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('one\nzwei\n');
+  });
+});
+
+describe('merge train: the checkout moving under a landing', () => {
+  const lines = (n: number, at: Record<number, string> = {}) =>
+    `${Array.from({ length: n }, (_, i) => at[i + 1] ?? `line ${i + 1}`).join('\n')}\n`;
+
+  function ten() {
+    const dir = tempProject({ 'repo/a.txt': lines(10), 'runs/.keep': '' });
+    const repo = join(dir, 'repo');
+    gitInit(repo);
+    const baseTree = git(repo, 'rev-parse', 'HEAD^{tree}').trim();
+    writeFileSync(join(repo, 'a.txt'), lines(10, { 10: 'ten by x' }));
+    const patch = git(repo, 'diff', '--binary');
+    git(repo, 'checkout', '--', 'a.txt');
+    const { inst, t } = setup();
+    inst.git = { root: repo, tree: baseTree, worktree: join(dir, 'wt') };
+    inst.resolved = { ...inst.resolved!, cwd: repo };
+    return { dir, repo, patch, inst, t };
+  }
+
+  function moving(dir: string, log: RunEventInput[], move: (n: number) => void): MergeTrain {
+    let calls = 0;
+    return new MergeTrain({
+      recipeDir: dir,
+      runsDir: join(dir, 'runs'),
+      record: (e) => log.push(e),
+      // Someone edits line 8 (inside the diff's context) right before the files are written.
+      withGitLock: (_root, fn) => {
+        move(++calls);
+        return fn();
+      },
+      snapshotCheckout: (root) => snapshotScopes([root]),
+    });
+  }
+
+  it('a checkout that moved once is merged onto again, and both changes are kept', async () => {
+    const { dir, repo, patch, inst, t } = ten();
+    const log: RunEventInput[] = [];
+    const m = moving(dir, log, (n) => {
+      if (n === 1) writeFileSync(join(repo, 'a.txt'), lines(10, { 8: 'eight by someone' }));
+    });
+    expect(await m.land(t, inst, patch, 2)).toMatchObject({ ok: true });
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe(lines(10, { 8: 'eight by someone', 10: 'ten by x' }));
+    expect(log.map((e) => e.type === 'train_step' && e.phase)).toEqual(['landing', 'landing', 'landed']);
+  });
+
+  it('a checkout that never holds still fails class workspace, saying why, and keeps the work out', async () => {
+    const { dir, repo, patch, inst, t } = ten();
+    const m = moving(dir, [], (n) => writeFileSync(join(repo, 'a.txt'), lines(10, { 8: `eight, take ${n}` })));
+    const r = await m.land(t, inst, patch, 2);
+    expect(r).toMatchObject({ ok: false, failure: 'workspace', repairable: false });
+    expect(r.ok ? '' : r.detail).toMatch(/could not be written to the checkout .*: git apply failed/);
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).not.toContain('ten by x');
   });
 });
