@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../../src/agent/types.js';
 import { cutOffTurn, interruptedCallText } from '../../src/runtime/session-resume.js';
 import { REPO, runAgentCli, type JsonLine } from '../runtime/helpers/agent-cli.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 let home: string;
 beforeAll(() => {
@@ -83,7 +84,7 @@ function workspace(name: string, turns: string[]): Workspace {
  * the kill, so the orphaned shell does not outlive the test).
  */
 async function killedDuringTool(w: Workspace, args: string[]): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'agent', ...args, 'start the work'], {
+  const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'agent', ...args, 'start the work'], {
     cwd: REPO,
     env: { ...process.env, ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: '', CI: '' },
     stdio: ['ignore', 'ignore', 'pipe'],

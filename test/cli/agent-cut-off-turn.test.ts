@@ -13,6 +13,7 @@ import { scriptedModel } from '../../src/ai/models.js';
 import type { AssistantMessage, ToolCall } from '../../src/ai/types.js';
 import { cutOffTurn, interruptedCallText } from '../../src/runtime/session-resume.js';
 import { REPO, runAgentCli } from '../runtime/helpers/agent-cli.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 let home: string;
 beforeAll(() => {
@@ -66,7 +67,7 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
       ].join('\n'),
     );
     const args = ['--script', script, '--session', file, '--cwd', work, '--tools', 'bash', '--sandbox', 'none'];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'agent', ...args, 'start the work'], {
+    const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'agent', ...args, 'start the work'], {
       cwd: REPO,
       env: { ...process.env, ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: '', CI: '' },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgentCli } from '../runtime/helpers/agent-cli.js';
+import { CLI_SHELL } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
@@ -70,7 +71,7 @@ describe.skipIf(!hasTmux)('orchestrate agent --continue, interactive, on a cut-o
     writeFileSync(file, `${lines.slice(0, callAt + 1).join('\n')}\n`);
     expect(readFileSync(join(work, 'runs.txt'), 'utf8')).toBe('run\n');
 
-    const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ORCHESTRATE_HOME='${home}' NO_COLOR=1 node --import tsx src/cli/main.ts agent ${[...args, '--continue'].join(' ')}`;
+    const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ORCHESTRATE_HOME='${home}' NO_COLOR=1 ${CLI_SHELL} agent ${[...args, '--continue'].join(' ')}`;
     tmux(
       'new-session',
       '-d',

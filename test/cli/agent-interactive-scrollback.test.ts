@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_SHELL } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
@@ -67,7 +68,7 @@ describe.skipIf(!hasTmux)(
 
     function launch(pane: string, args: string[]): void {
       // CI would make ink print only final frames; an API key must not matter offline.
-      const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ORCHESTRATE_HOME='${home}' NO_COLOR=1 node --import tsx src/cli/main.ts agent ${args.join(' ')}`;
+      const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ORCHESTRATE_HOME='${home}' NO_COLOR=1 ${CLI_SHELL} agent ${args.join(' ')}`;
       tmux(
         'new-session',
         '-d',

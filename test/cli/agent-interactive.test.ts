@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { displayWidth } from '../../src/display/terminal-text.js';
+import { CLI_SHELL } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(ROOT, 'test/fixtures/agent');
@@ -137,7 +138,7 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
   function launch(pane: string, args: string[], env: Record<string, string> = {}): void {
     const vars = Object.entries({ ORCHESTRATE_HOME: home, ...env }).map(([k, v]) => `${k}='${v}'`);
     // CI would make ink print only final frames; an API key must not matter offline.
-    const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ${vars.join(' ')} node --import tsx src/cli/main.ts agent ${args.join(' ')}`;
+    const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ${vars.join(' ')} ${CLI_SHELL} agent ${args.join(' ')}`;
     tmux(
       'new-session',
       '-d',

@@ -10,6 +10,7 @@ import { until } from '../orchestrator/helpers/run-fixtures.js';
 import { readRunLog } from '../../src/run/run-store.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { runFolderName } from '../helpers/run-folder.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const made: string[] = [];
@@ -29,7 +30,7 @@ interface Done {
 function cli(args: string[], dir: string): { done: Promise<Done>; output: () => string } {
   const abs = args.map((a) => (a === 'runs' || a === 'recipe.yaml' ? join(dir, a) : a));
   // tsx resolves from the working folder: run from the repository, every path absolute.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...abs], {
+  const child = spawn(process.execPath, [...CLI_NODE_ARGS, ...abs], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -10,9 +11,7 @@ describe('closed stdout pipe', () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli/main.ts'),
+        ...CLI_NODE_ARGS,
         'agent',
         '--mode',
         'rpc',

@@ -7,10 +7,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-/** tsx by absolute URL: the server runs in the project folder, where a bare `tsx` would not resolve. */
-const TSX = import.meta.resolve('tsx');
 export const CLIENT_NAME = 'mcp-serve-test';
 
 export type ToolResult = CallToolResult & { structuredContent?: Record<string, unknown> };
@@ -79,7 +77,7 @@ export class McpProject {
   async serve(extra: string[] = []): Promise<Served> {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', TSX, join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', ...extra],
+      args: [...CLI_NODE_ARGS, 'mcp', 'serve', ...extra],
       cwd: this.dir,
       env: { ...getDefaultEnvironment(), NO_COLOR: '1' },
       stderr: 'pipe',

@@ -11,9 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const TSX = import.meta.resolve('tsx');
 const dir = mkdtempSync(join(tmpdir(), 'orch-mcp-http-'));
 const TOKEN = 'test-token-for-mcp-http';
 let server: ChildProcess | undefined;
@@ -25,15 +24,11 @@ afterAll(() => {
 
 /** Starts the server on a free port; resolves with its URL once it says where it listens. */
 function startServer(): Promise<{ url: URL; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', TSX, join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--http', '0'],
-    {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ORCHESTRATE_MCP_TOKEN: TOKEN },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'mcp', 'serve', '--http', '0'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ORCHESTRATE_MCP_TOKEN: TOKEN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   server = child;
   let stderr = '';
   let stdout = '';

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgentCli } from '../runtime/helpers/agent-cli.js';
 import { skipWithoutBwrap } from '../helpers/bwrap.js';
 import { hasStackTrace, runCli } from './run-cli.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 let home: string;
 let outside: string;
@@ -134,7 +135,7 @@ function runRecipeCli(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const repo = resolve(import.meta.dirname, '../..');
   const dir = resolve(recipe, '..');
-  const args = ['--import', 'tsx', join(repo, 'src/cli/main.ts'), recipe, '--run-dir', join(dir, 'runs')];
+  const args = [...CLI_NODE_ARGS, recipe, '--run-dir', join(dir, 'runs')];
   const child = spawn(process.execPath, args, {
     cwd: repo,
     env: { ...process.env, ...env },

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { type Changeset, readObservations, writeChangesets } from '../../src/run/changesets.js';
 import { type FakeGitHub, fakeGitHub } from '../publish/fake-forges.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const TOKEN = 'ghp_statusWatchToken0123456789abcdef';
@@ -102,11 +103,11 @@ describe('orchestrate status --watch', () => {
   it('SIGTERM stops a watch between looks with exit 0', async () => {
     const out = watched();
     let stderr = '';
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'status', runDir, '--watch', '--interval', '0.2'],
-      { cwd: ROOT, env: { ...env(), NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'status', runDir, '--watch', '--interval', '0.2'], {
+      cwd: ROOT,
+      env: { ...env(), NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.on('data', (b: Buffer) => out.write(b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

@@ -11,9 +11,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hasTmux, TmuxScreens } from '../display/tmux-screen.js';
 import { runFolderName } from '../helpers/run-folder.js';
+import { CLI_NODE_ARGS, CLI_SHELL } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MAIN = join(ROOT, 'src/cli/main.ts');
 const screens = new TmuxScreens();
 const children: ChildProcess[] = [];
 const releases: string[] = [];
@@ -88,7 +88,7 @@ tasks:
 `,
     );
     const runs = join(dir, 'runs');
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, join(project, 'recipe.yaml'), '--run-dir', runs], {
+    const child = spawn(process.execPath, [...CLI_NODE_ARGS, join(project, 'recipe.yaml'), '--run-dir', runs], {
       cwd: ROOT,
       env: { ...process.env, NO_COLOR: '1' },
       stdio: 'ignore',
@@ -103,7 +103,7 @@ tasks:
     const sessionHasText = () => existsSync(session) && readFileSync(session, 'utf8').includes(TEXT);
 
     const pane = 'writing';
-    screens.start(pane, `env NO_COLOR=1 node --import tsx ${MAIN} watch ${runDir}; echo exit=$?; sleep 600`, {
+    screens.start(pane, `env NO_COLOR=1 ${CLI_SHELL} watch ${runDir}; echo exit=$?; sleep 600`, {
       cwd: ROOT,
     });
     try {

@@ -12,16 +12,16 @@ import { writeDriveRecipe } from '../display/fixtures/drive-recipe.js';
 import { hasTmux, TmuxScreens } from '../display/tmux-screen.js';
 import { runCli } from './run-cli.js';
 import { runFolderName } from '../helpers/run-folder.js';
+import { CLI_NODE_ARGS, CLI_SHELL } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MAIN = join(ROOT, 'src/cli/main.ts');
 const user = spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim();
 const screens = new TmuxScreens();
 const children: ChildProcess[] = [];
 
 /** `orchestrate <args>` as a child process without a terminal. */
 function orchestrate(args: string[]): { child: ChildProcess; out: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const child = spawn(process.execPath, [...CLI_NODE_ARGS, ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,7 +75,7 @@ describe.skipIf(!hasTmux)('orchestrate watch in a second terminal (tmux, 80x24, 
     const runId = runDir.split('/').pop()!;
 
     const pane = 'watch';
-    const watch = `env NO_COLOR=1 node --import tsx ${MAIN} watch ${runId.slice(0, 17)} --run-dir ${runs}; echo exit=$?; sleep 600`;
+    const watch = `env NO_COLOR=1 ${CLI_SHELL} watch ${runId.slice(0, 17)} --run-dir ${runs}; echo exit=$?; sleep 600`;
     screens.start(pane, watch, { cwd: ROOT });
     try {
       let s = await screens.waitFor(

@@ -10,12 +10,13 @@ import { displayWidth } from '../../src/display/terminal-text.js';
 import { writeDriveRecipe } from './fixtures/drive-recipe.js';
 import { hasTmux, TmuxScreens } from './tmux-screen.js';
 import { runFolderName } from '../helpers/run-folder.js';
+import { CLI_SHELL } from '../helpers/cli-entry.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 if (!hasTmux) console.warn('run-view-tty: skipped because tmux is not installed (apt-get install tmux)');
 
 const screens = new TmuxScreens();
-const orchestrate = (args: string) => `env NO_COLOR=1 node --import tsx ${join(ROOT, 'src/cli/main.ts')} ${args}`;
+const orchestrate = (args: string) => `env NO_COLOR=1 ${CLI_SHELL} ${args}`;
 const user = (() => {
   try {
     return spawnSync('id', ['-un'], { encoding: 'utf8' }).stdout.trim();

@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { exited, printSummary, ROOT, spawnCli } from './helpers/reliability-fixtures.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 const temp: string[] = [];
 afterAll(() => {
@@ -200,9 +201,7 @@ describe('malformed RPC input (real process)', { timeout: 120_000 }, () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli/main.ts'),
+        ...CLI_NODE_ARGS,
         'agent',
         '--mode',
         'rpc',

@@ -7,11 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { CLI, ROOT, exited, filesUnder, until } from './helpers/reliability-fixtures.js';
+import { exited, filesUnder, until } from './helpers/reliability-fixtures.js';
 import { readRunLog } from '../../src/run/run-store.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 const made: string[] = [];
 afterAll(() => {
@@ -73,8 +73,7 @@ const SCRIPT = `conversations:
 
 /** The CLI run from `cwd` (the project folder: its runs live in `.orchestrate/runs` there). */
 function cliIn(cwd: string, args: string[], env: Record<string, string>): ChildProcess {
-  const tsx = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-  return spawn(process.execPath, ['--import', tsx, CLI, ...args], {
+  return spawn(process.execPath, [...CLI_NODE_ARGS, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,14 +18,14 @@ import {
   tempProject,
   type Conversation,
 } from '../orchestrator/helpers/run-fixtures.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 afterAll(() => cleanupTempDirs());
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'src/cli/main.ts');
 
 function cli(args: string[], server: FakeAnthropic): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  return spawn(process.execPath, [...CLI_NODE_ARGS, ...args], {
     cwd: ROOT,
     env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,9 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const TSX = import.meta.resolve('tsx');
 const dir = mkdtempSync(join(tmpdir(), 'orch-mcp-token-'));
 const home = join(dir, 'home');
 const orchestrateHome = join(home, '.orchestrate');
@@ -33,15 +32,11 @@ interface Server {
 
 /** `mcp serve --http 0` with no ORCHESTRATE_MCP_TOKEN; resolves once it says where it listens. */
 function startServer(): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    ['--import', TSX, join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--http', '0'],
-    {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: home, ORCHESTRATE_HOME: orchestrateHome, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'mcp', 'serve', '--http', '0'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: home, ORCHESTRATE_HOME: orchestrateHome, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   servers.push(child);
   let stderr = '';
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));

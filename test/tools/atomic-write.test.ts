@@ -19,10 +19,13 @@ import {
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HardLinkedFileError, isReplacementTemp, replaceFile, replaceFileSync } from '../../src/tools/atomic-write.js';
+import { CHILD_LOADER_ARGS, childModule } from '../helpers/cli-entry.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { folderMadeReadOnly, tempDir, tmpfsFolder } from './harness.js';
 
-const CHILD = resolve(import.meta.dirname, 'fixtures/replace-loop-child.ts');
+const CHILD = resolve(import.meta.dirname, 'fixtures/replace-loop-child.mjs');
+/** The tools the child drives: built when dist/ is current (a start without tsx's loader), else the sources. */
+const TOOLS = [childModule('tools/edit.ts'), childModule('tools/write.ts')];
 
 const modeOf = (file: string): number => statSync(file).mode & 0o7777;
 const othersThan = (dir: string, ...names: string[]): string[] => readdirSync(dir).filter((n) => !names.includes(n));
@@ -189,7 +192,7 @@ describe('kill -9 at random instants', () => {
 
     for (let trial = 0; trial < TRIALS; trial++) {
       const how = trial % 2 === 0 ? 'edit' : 'write';
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, name, how, MARK_A, MARK_B], {
+      const child = spawn(process.execPath, [...CHILD_LOADER_ARGS, CHILD, dir, name, how, MARK_A, MARK_B, ...TOOLS], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';

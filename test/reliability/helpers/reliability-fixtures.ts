@@ -4,9 +4,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { CLI_ENTRY, CLI_NODE_ARGS } from '../../helpers/cli-entry.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
-export const CLI = join(ROOT, 'src/cli/main.ts');
+/** The CLI's entry file (dist/cli/main.js when built from the current sources; see cli-entry.ts). */
+export const CLI = CLI_ENTRY;
 
 export interface Exited {
   code: number | null;
@@ -15,9 +17,9 @@ export interface Exited {
   stderr: string;
 }
 
-/** Spawns `node --import tsx src/cli/main.ts ...args` with `env` added to a clean environment. */
+/** Spawns the CLI (`node [--import tsx] <entry> ...args`) with `env` added to a clean environment. */
 export function spawnCli(args: string[], env: Record<string, string>, cwd = ROOT): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  return spawn(process.execPath, [...CLI_NODE_ARGS, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

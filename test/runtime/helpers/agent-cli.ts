@@ -1,8 +1,9 @@
-// Runs the real CLI (`node --import tsx src/cli/main.ts agent ...`) as a child process, for the
+// Runs the real CLI (`node <entry> agent ...`, see cli-entry.ts) as a child process, for the
 // end-to-end tests of the delivery forms. ORCHESTRATE_HOME always points at a temp folder so
 // no test writes into the user's ~/.orchestrate.
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { CLI_NODE_ARGS } from '../../helpers/cli-entry.js';
 
 export const REPO = resolve(import.meta.dirname, '../../..');
 export const FIXTURES = resolve(REPO, 'test/fixtures/agent');
@@ -27,7 +28,7 @@ function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.Proces
 }
 
 function spawnAgent(args: string[], options: CliOptions) {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'agent', ...args], {
+  return spawn(process.execPath, [...CLI_NODE_ARGS, 'agent', ...args], {
     cwd: REPO,
     env: childEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -6,7 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'vitest';
 import { until } from './helpers.js';
-import { env, MAIN, processesWith, removeDirs, setup, TSX } from './run-setup.js';
+import { env, processesWith, removeDirs, setup } from './run-setup.js';
+import { CLI_NODE_ARGS } from '../../helpers/cli-entry.js';
 
 afterEach(removeDirs);
 
@@ -25,7 +26,7 @@ describe('MCP servers end with the run', () => {
         `turns:\n  - tools:\n      - { name: mcp__alpha__echo, args: { text: started } }\n      - { name: mcp__plain__slow, args: { steps: 600, ms: 100 } }\n  - text: done\n`,
         { scope: 'run' },
       );
-      const child = spawn(process.execPath, ['--import', TSX, MAIN, 'run', join(s.dir, 'recipe.yaml')], {
+      const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'run', join(s.dir, 'recipe.yaml')], {
         cwd: s.dir,
         env: { ...env(s.dir), NO_COLOR: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,12 +3,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { STDIO_FIXTURE } from './helpers.js';
 
-export const MAIN = fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url));
-/** tsx by absolute URL: the CLI runs in a temp folder, where `--import tsx` would not resolve. */
-export const TSX = new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 export const dirs: string[] = [];
 export function removeDirs(): void {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
