@@ -55,9 +55,15 @@ export class GitLabReviewModel {
     return id;
   }
 
+  /** The pipeline of the merge request's head commit (a pipeline of an older head is not the head's). */
   headPipeline(p: FakePull): unknown {
-    const pl = this.pipelines.get(key(p));
+    const pl = this.current(p);
     return pl ? { id: pl.id, sha: pl.sha, status: pl.status } : null;
+  }
+
+  private current(p: FakePull): Pipeline | undefined {
+    const pl = this.pipelines.get(key(p));
+    return pl?.sha === p.headSha ? pl : undefined;
   }
 
   mergeStatus(p: FakePull): string {
@@ -69,7 +75,7 @@ export class GitLabReviewModel {
   /** Merge when the pipeline succeeds, carried out once it has. */
   settle(pulls: FakePull[]): void {
     for (const p of pulls)
-      if (p.state === 'open' && this.autoMerge.has(key(p)) && this.pipelines.get(key(p))?.status === 'success') {
+      if (p.state === 'open' && this.autoMerge.has(key(p)) && this.current(p)?.status === 'success') {
         p.state = 'closed';
         p.merged = true;
       }
@@ -164,7 +170,7 @@ export class GitLabReviewModel {
       if (!p) return done(404, { message: '404 Not found' });
       if (typeof body.sha === 'string' && body.sha !== p.headSha)
         return done(409, { message: 'SHA does not match HEAD of source branch' });
-      const pl = this.pipelines.get(key(p));
+      const pl = this.current(p);
       if (p.state !== 'open' || p.title.startsWith('Draft: ') || pl?.status === 'failed')
         return done(405, { message: '405 Method Not Allowed' });
       if (body.merge_when_pipeline_succeeds === true && pl && pl.status !== 'success') this.autoMerge.add(key(p));

@@ -17,6 +17,8 @@ export interface StatusWatchOptions {
   json: boolean;
   /** Aborted by Ctrl-C / SIGTERM: the watch stops after the look in progress. */
   signal: AbortSignal;
+  /** Run after each look (status --watch --follow-up): the follow-up rounds and auto-merges. */
+  afterLook?: () => Promise<unknown>;
 }
 
 /** GET requests one look makes per pull request (the pull, its checks, its reviews). */
@@ -135,6 +137,7 @@ export async function watchStatus(runDir: string, ctx: CliContext, opts: StatusW
     previous = new Map(rows.map((r) => [r.key, r]));
     lastMerged = merged;
 
+    await opts.afterLook?.();
     if (rows.every(settled)) {
       const without = rows.length - withPr;
       const tail = without ? ` (${without} without a pull request)` : '';

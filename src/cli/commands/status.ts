@@ -1,15 +1,42 @@
 // `orchestrate status <run>`: each changeset of a campaign with its pull request's state
 // (open/draft/merged/closed), checks, review and whether it merges or needs a rebase, asked of
 // the forge now; the burndown (merged so far) below. `--json` for scripts, `--watch` refreshes
-// (status-watch.ts). A publish gate that waits is named, with the command that answers it.
+// (status-watch.ts); `--follow-up` runs publish --follow-up --apply after each look. A publish
+// gate that waits is named, with the command that answers it.
 import { basename, join } from 'node:path';
 import { formatChangesetStatus, mergedCount } from '../../display/changesets-text.js';
 import { burndown, progressCounts, readObservations } from '../../run/changesets.js';
 import { RUN_LOG, readRunLog, waitingGates } from '../../run/run-store.js';
-import { EXIT } from '../cli-io.js';
+import { followUpRun } from '../../publish/follow-up.js';
+import { loadRunRecipe } from '../../publish/run-recipe-of.js';
+import { type CliContext, EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
 import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
+import { printProblems } from '../print-problems.js';
 import { lookAtChangesets, watchStatus } from './status-watch.js';
+
+/**
+ * `--follow-up`: a step after each look that runs `publish --follow-up --apply` with the run's
+ * recipe and prints what it did (nothing for a changeset with nothing to do); false when a round
+ * failed. A number is the exit code of a recipe that cannot be loaded (printed).
+ */
+function followUpAfterLook(runDir: string, ctx: CliContext): number | (() => Promise<boolean>) {
+  const loaded = loadRunRecipe(runDir, ctx.cwd, ctx.env);
+  if (!loaded.ok) {
+    if (loaded.problems) printProblems(loaded.problems, ctx);
+    else ctx.stderr(`orchestrate: ${loaded.message}\n`);
+    return EXIT.usage;
+  }
+  const { recipe } = loaded;
+  return async () => {
+    const r = await followUpRun({ runDir, recipe, apply: true, env: ctx.env, say: (l) => ctx.stderr(`${l}\n`) });
+    for (const p of r.problems) ctx.stderr(`orchestrate: ${p}\n`);
+    for (const x of r.results)
+      if (x.outcome !== 'none' && x.outcome !== 'settled')
+        ctx.stdout(`${x.key}: ${x.outcome.replace('_', ' ')}${x.detail ? `  ${x.detail}` : ''}\n`);
+    return !r.results.some((x) => x.outcome === 'failed');
+  };
+}
 
 export const statusCommand: CliCommand = {
   command: 'status <run>',
@@ -23,6 +50,12 @@ export const statusCommand: CliCommand = {
         default: false,
         describe: 'Ask again every --interval until every pull request is merged or closed (Ctrl-C stops)',
       })
+      .option('follow-up', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'After each look, run publish --follow-up --apply: failing CI and review comments go back to the agents, auto-merge goes on (publish: follow_up:, merge_when:)',
+      })
       .option('interval', {
         type: 'number',
         default: 60,
@@ -32,6 +65,8 @@ export const statusCommand: CliCommand = {
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;
+    const followUp = args['follow-up'] === true ? followUpAfterLook(runDir, ctx) : undefined;
+    if (typeof followUp === 'number') return followUp;
     if (args.watch === true) {
       const seconds = typeof args.interval === 'number' && Number.isFinite(args.interval) ? args.interval : 60;
       if (seconds < 0.2) {
@@ -48,6 +83,7 @@ export const statusCommand: CliCommand = {
           intervalMs: seconds * 1000,
           json: args.json === true,
           signal: stop.signal,
+          ...(followUp ? { afterLook: followUp } : {}),
         });
       } finally {
         process.off('SIGINT', onSignal);
@@ -56,6 +92,7 @@ export const statusCommand: CliCommand = {
     }
     const tracked = await lookAtChangesets(runDir, ctx);
     if (typeof tracked === 'number') return tracked;
+    const followed = followUp ? await followUp() : true;
     const obs = readObservations(runDir);
     const merged = mergedCount(obs);
     const waiting = waitingGates(readRunLog(join(runDir, RUN_LOG)).events).publish;
@@ -71,6 +108,6 @@ export const statusCommand: CliCommand = {
           `publish gate of ${g.task}: waiting for approval: ${g.prompt}\n  hint: orchestrate approve ${id} --publish --task ${g.task} (or reject)\n`,
         );
     }
-    return tracked.rows.some((r) => r.error) ? EXIT.taskFailed : EXIT.ok;
+    return tracked.rows.some((r) => r.error) || !followed ? EXIT.taskFailed : EXIT.ok;
   },
 };
