@@ -115,6 +115,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   // publish/: campaigns against the fake forges
   'publish/campaign-github.test.ts': 'a campaign on GitHub',
   'publish/campaign-follow-up.test.ts': 'a campaign followed through to its pull requests',
+  'publish/campaign-follow-up-gitlab.test.ts': 'a campaign followed through on GitLab',
   'publish/campaign-gitlab.test.ts': 'a campaign on GitLab',
   'publish/campaign-rebase.test.ts': '`publish --rebase`',
   'publish/changeset-status.test.ts': '`orchestrate status` per changeset',
@@ -158,6 +159,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'telemetry/distributed-trace.test.ts': 'traces of a distributed run',
   'telemetry/otel-cli.test.ts': '`--otel` at the edges',
   'telemetry/resume-trace.test.ts': 'traces of a resume',
+  'telemetry/summary-trace.test.ts': 'the handoff summary traced as a model call',
   'telemetry/run-trace.test.ts': 'traces of a run',
   // tools/: the glob engine and the MCP client against real servers
   'tools/glob-semantics.test.ts': 'the glob engine against bash',
@@ -175,6 +177,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'web/browser-interactive.test.ts': 'the web view in a real browser',
   'web/distributed-web.test.ts': 'the web view of a distributed run',
   'web/entry-handover.test.ts': 'the cli -> web hand-over',
+  'web/landing-interactive.test.ts': 'how work lands, live on the page',
   'web/resume-from-web.test.ts': 'resuming from the page through launchResume',
   'web/serve-command.test.ts': '`orchestrate serve` as a user runs it',
 };
