@@ -25,9 +25,9 @@ import { LearnedWindowBook } from './pacing/learned-window-book.js';
 import type { PermitBroker } from './pacing/permit-broker.js';
 import { executionStack, type ExecutionStack } from './execution-stack.js';
 import { RunFiles } from './run-files.js';
+import { readLearnedLimits } from './pacing/learned-limits-file.js';
 import { Scheduler, type SchedulableInstance } from './schedule/scheduler.js';
 import { TaskBoard } from './control/task-board.js';
-import { readLearnedLimits } from './pacing/learned-limits-file.js';
 import { TaskWalk } from './schedule/task-walk.js';
 import type { ThreadPoolExecutor } from './execution/thread-pool-executor.js';
 import { Workspaces } from './workspace/workspaces.js';
@@ -96,15 +96,15 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     stopping: () => host.stopping(),
     ...(opts.rateWindowMs !== undefined ? { windowMs: opts.rateWindowMs } : {}),
     gate: warmup,
-  });
-  const router = new MessageRouter(runDirectory(host.tasks, host.instances));
-  const siblings = () => [...host.instances.values()].map((inst) => ({ task: host.tasks.get(inst.task)!, inst }));
-  const workspaces = new Workspaces({
     // A resume paces by the limits the run learned before (no first-call probe); what is learned is kept.
     ...(opts.replay
       ? { learnedBefore: { records: readLearnedLimits(store.dir), idleMs: Date.now() - opts.replay.lastTs } }
       : {}),
     onLearned: () => files.learnedLimitsChanged(),
+  });
+  const router = new MessageRouter(runDirectory(host.tasks, host.instances));
+  const siblings = () => [...host.instances.values()].map((inst) => ({ task: host.tasks.get(inst.task)!, inst }));
+  const workspaces = new Workspaces({
     recipeDir: recipe.dir,
     store,
     siblings,
@@ -149,11 +149,11 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       return stopping ? `stopping (${stopping})` : 'running';
     },
     ...(opts.replay ? { providersBefore: opts.replay.providers } : {}),
+    learnedLimits: () => broker.learned?.records() ?? [],
   });
   const desk: ControlDesk = new ControlDesk({
     runId: store.runId,
     runDir: store.dir,
-    learnedLimits: () => broker.learned?.records() ?? [],
     instances: host.instances,
     tasks: host.tasks,
     launches: host.launches,
