@@ -1,5 +1,6 @@
 // The tool table of `orchestrate mcp serve`, in the order clients list them. A new tool is a
 // defineTool(...) in a file of this folder and one entry here.
+import { changesetStatusTool, followUpTool } from './campaign-tools.js';
 import { approveTool, cancelTool, rejectTool, steerTool } from './control-tools.js';
 import { listRunsTool, runEventsTool, runStatusTool, showInstanceTool } from './inspect-tools.js';
 import { dryRunTool, validateRecipeTool } from './recipe-tools.js';
@@ -19,4 +20,6 @@ export const ORCHESTRATE_TOOLS: readonly OrchestrateTool[] = [
   resumeTool,
   showInstanceTool,
   listRunsTool,
+  changesetStatusTool,
+  followUpTool,
 ];
