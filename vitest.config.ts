@@ -11,7 +11,9 @@ const ONE_AT_A_TIME = [
   'test/reliability/**/!(worker-faults).test.ts',
   'test/**/*tty*.test.ts',
   'test/**/*interactive*.test.ts',
-  'test/**/*kill*.test.ts',
+  // (not *kill*: that takes skills.test.ts too)
+  'test/**/*-kill*.test.ts',
+  'test/**/kill-*.test.ts',
 ];
 const NEVER = [...configDefaults.exclude, 'bench/**', 'test/fixtures/**'];
 
