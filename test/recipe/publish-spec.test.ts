@@ -71,4 +71,26 @@ describe('publish: block', () => {
     expect(r.stderr).toMatch(/forge/);
     expect(r.stderr).toMatch(/colour/);
   });
+
+  it('follow_up: fills in its defaults; merge_when: is kept; a misspelt trigger or key is a problem at file:line:col', () => {
+    const ok = loadRecipe(recipe('  forge: github\n  follow_up: {}\n  merge_when: [ci_passed, approved]'), {
+      cwd: dir,
+    });
+    if (!ok.ok) throw new Error(JSON.stringify(ok.problems));
+    expect(ok.recipe.tasks[0]!.publish).toMatchObject({
+      followUp: { on: ['ci_failed', 'changes_requested', 'conflict'], maxRounds: 2 },
+      mergeWhen: ['ci_passed', 'approved'],
+    });
+    const bad = loadRecipe(recipe('  forge: github\n  follow_up: { on: [ci_fail], max_round: 3 }'), { cwd: dir });
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.problems.map((p) => [p.line, p.message, p.hint])).toEqual([
+      [
+        6,
+        'publish.follow_up.on[0] must be one of: ci_failed, changes_requested, conflict (got "ci_fail")',
+        'did you mean "ci_failed"?',
+      ],
+      [6, 'unknown key "max_round" in publish.follow_up', 'did you mean "max_rounds"?'],
+    ]);
+  });
 });
