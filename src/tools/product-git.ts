@@ -368,9 +368,11 @@ export function findRepository(dir: string): RepositoryLocation | undefined {
     const dotGit = join(d, '.git');
     let gitDir: string | undefined;
     try {
-      const st = statSync(dotGit);
-      if (st.isDirectory()) gitDir = dotGit;
-      else if (st.isFile()) {
+      // Most levels have no .git: asked without an exception (an ENOENT thrown and caught at every
+      // level cost ~0.2 ms per instance on the coordinator's loop, #41).
+      const st = statSync(dotGit, { throwIfNoEntry: false });
+      if (st?.isDirectory()) gitDir = dotGit;
+      else if (st?.isFile()) {
         const pointed = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
         if (pointed) gitDir = resolve(d, pointed);
       }
