@@ -7,7 +7,7 @@
 // recipe's folder and could otherwise rewrite what the next session trusts (`sandbox: none`).
 // Paths are stored relative to the run folder, like run.jsonl's, so a copied project still matches.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { z } from 'zod';
 import { type InputFiles, liveInputFiles } from '../util/input-files.js';
@@ -132,14 +132,40 @@ export function capturedInputs(runDir: string, manifest: InputsManifest): Captur
   }));
 }
 
+/**
+ * protectedInputPaths' answers by run folder, with the identity of the manifest they were read from.
+ * Every instance's sandbox asks (1,000 reads and parses of the same file per 1,000-agent run on the
+ * coordinator's loop, #41); a stat tells whether the manifest was replaced since (a capture writes a
+ * new file and renames it over the old one: a new inode). Bounded, for a process that runs many runs.
+ */
+const protectedCache = new Map<string, { identity: string; paths: string[] }>();
+const PROTECTED_CACHE_MAX = 64;
+
 /** The original paths of the captured files that existed (what the sandbox and the file tools protect). */
 export function protectedInputPaths(runDir: string): string[] {
+  const file = join(runDir, INPUTS_DIR, MANIFEST);
+  let identity: string | undefined;
+  try {
+    const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+    if (st) identity = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch {
+    // unreadable: read below, which says so
+  }
+  const cached = protectedCache.get(runDir);
+  if (identity !== undefined && cached?.identity === identity) return [...cached.paths];
+  let paths: string[];
   try {
     const manifest = readInputsManifest(runDir);
-    return manifest ? capturedInputs(runDir, manifest).flatMap((f) => (f.copy ? [f.path] : [])) : [];
+    paths = manifest ? capturedInputs(runDir, manifest).flatMap((f) => (f.copy ? [f.path] : [])) : [];
   } catch {
     return [];
   }
+  if (identity !== undefined) {
+    protectedCache.delete(runDir);
+    protectedCache.set(runDir, { identity, paths });
+    if (protectedCache.size > PROTECTED_CACHE_MAX) protectedCache.delete(protectedCache.keys().next().value as string);
+  }
+  return [...paths];
 }
 
 /**
