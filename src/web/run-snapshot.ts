@@ -1,10 +1,11 @@
 // What the web page shows of one run, as plain JSON built from the run's fold (run/run-fold.ts):
 // the task DAG (tasks by depth, each with its instances' status), cost against the budget, the
-// gates, the task board, recent control actions, and a campaign's changesets with its burndown.
+// gates, the task board, recent control actions, a campaign's changesets with its burndown, and how
+// work lands (the merge train, best-of-N picks: landing-snapshot.ts).
 // The page renders this and nothing else, so the browser never folds events itself; and the
 // conversation of one instance, cut the way `show --instance` cuts it.
 import { DISPLAY_DEFAULTS } from '../display/defaults.js';
-import { abbreviate } from '../display/conversation-text.js';
+import { abbreviate, toolArgsText } from '../display/conversation-text.js';
 import { changesetRows, mergedCount, type StatusRow } from '../display/changesets-text.js';
 import { providerCostLines } from '../display/provider-costs.js';
 import type { Conversation, ConversationItem } from '../display/session-conversation.js';
@@ -19,8 +20,11 @@ import {
   runUsage,
   type StatusCounts,
 } from '../run/run-fold.js';
+import type { ApprovalRecord } from '../run/approval-record.js';
 import type { BoardItem } from '../run/board-record.js';
+import type { ControlRecord } from '../run/control-record.js';
 import { liveLeaseHolder } from '../run/run-lease.js';
+import { type PickView, pickViews, type TrainView, trainViews } from './landing-snapshot.js';
 
 export interface InstanceView {
   key: string;
@@ -100,16 +104,12 @@ export interface RunSnapshot {
   instances: InstanceView[];
   gates: GateView[];
   board: BoardItem[];
-  controls: {
-    ts: number;
-    action: string;
-    instance?: string;
-    by: string;
-    text?: string;
-    ok: boolean;
-    message?: string;
-  }[];
+  controls: ControlRecord[];
   changesets?: ChangesetsView;
+  /** The merge train of each repository (`land: train`); empty without one. */
+  trains: TrainView[];
+  /** The pick of each instance's attempts (`attempts:`), once made. */
+  picks: PickView[];
   eventCount: number;
 }
 
@@ -168,36 +168,27 @@ function instanceView(inst: InstanceState): InstanceView {
   };
 }
 
+/** What the page shows of a gate's record: a task's gate and a publish gate alike. */
+function gateState(a: ApprovalRecord): Omit<GateView, 'kind' | 'task' | 'instance'> {
+  return {
+    prompt: a.prompt,
+    state: a.state,
+    ...(a.deadline !== undefined ? { deadline: a.deadline } : {}),
+    onTimeout: a.onTimeout,
+    ...(a.by ? { by: a.by } : {}),
+    ...(a.via ? { via: a.via } : {}),
+    ...(a.note ? { note: a.note } : {}),
+  };
+}
+
 function gates(state: RunState): GateView[] {
   const out: GateView[] = [];
   for (const inst of instancesInTaskOrder(state)) {
     const a = inst.approval;
     if (!a) continue;
-    out.push({
-      kind: 'task',
-      task: inst.task,
-      instance: inst.key,
-      prompt: a.prompt,
-      state: a.state,
-      ...(a.deadline !== undefined ? { deadline: a.deadline } : {}),
-      onTimeout: a.onTimeout,
-      ...(a.by ? { by: a.by } : {}),
-      ...(a.via ? { via: a.via } : {}),
-      ...(a.note ? { note: a.note } : {}),
-    });
+    out.push({ kind: 'task', task: inst.task, instance: inst.key, ...gateState(a) });
   }
-  for (const [task, a] of state.publishGates)
-    out.push({
-      kind: 'publish',
-      task,
-      prompt: a.prompt,
-      state: a.state,
-      ...(a.deadline !== undefined ? { deadline: a.deadline } : {}),
-      onTimeout: a.onTimeout,
-      ...(a.by ? { by: a.by } : {}),
-      ...(a.via ? { via: a.via } : {}),
-      ...(a.note ? { note: a.note } : {}),
-    });
+  for (const [task, a] of state.publishGates) out.push({ kind: 'publish', task, ...gateState(a) });
   return out;
 }
 
@@ -250,6 +241,8 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
     board: [...state.board.values()],
     controls: state.controls.slice(-CONTROLS_SHOWN).map((c) => ({ ...c })),
     ...(changesets ? { changesets } : {}),
+    trains: trainViews(state.train),
+    picks: pickViews(state.picks),
     eventCount: state.eventCount,
   };
 }
@@ -282,16 +275,6 @@ export interface ConversationView {
   warnings: string[];
 }
 
-function argsText(args: unknown): string {
-  let s: string;
-  try {
-    s = JSON.stringify(args) ?? '';
-  } catch {
-    s = String(args);
-  }
-  return abbreviate(s, DISPLAY_DEFAULTS.toolArgsChars);
-}
-
 function itemView(i: ConversationItem): ConversationItemView {
   const cut = DISPLAY_DEFAULTS.toolResultChars;
   switch (i.kind) {
@@ -309,7 +292,7 @@ function itemView(i: ConversationItem): ConversationItemView {
         ts: i.ts,
         text: i.text,
         ...(i.thinking ? { thinking: abbreviate(i.thinking, cut) } : {}),
-        toolCalls: i.toolCalls.map((c) => ({ name: c.name, args: argsText(c.args) })),
+        toolCalls: i.toolCalls.map((c) => ({ name: c.name, args: toolArgsText(c.args) })),
         ...(i.stopReason === 'error' || i.stopReason === 'aborted'
           ? { error: `[${i.stopReason}] ${i.error ?? ''}`.trim() }
           : {}),

@@ -1,8 +1,8 @@
 // The web view's page script, shipped as text in the package (no build step, no CDN): a Preact
 // app written with Preact's `h()` (no JSX, no tagged templates, so it lives in this TS string
 // unescaped). It renders what the server sends over Server-Sent Events and nothing else: the runs
-// of the folder, and for one run its DAG, gates, cost, board, changesets and the open instance's
-// conversation. Actions are POSTs to the server, which carries them through the same control paths
+// of the folder, and for one run its DAG, gates, cost, board, changesets, how work lands (the
+// merge train, best-of-N picks) and the open instance's conversation. Actions are POSTs to the server, which carries them through the same control paths
 // as the terminal. Elements carry data-* attributes (instance, status, gate) that tests and
 // scripts select on.
 
@@ -218,6 +218,54 @@ function Conversation(props) {
       } }, 'Cancel instance')) : null);
 }
 
+/** The merge train of each repository: a line per car (its repairs, verify on the merged tree, commit). */
+function Train(props) {
+  var trains = props.run.trains;
+  if (!trains || !trains.length) return null;
+  return h('section', { class: 'train' }, h('h2', null, 'Merge train'),
+    trains.map(function (t) {
+      var c = t.counts;
+      return h('div', { key: t.repo, 'data-train': t.repo },
+        h('div', { class: 'train-head' }, h('b', null, t.repo), ': ' + c.landed + ' landed, ' + c.repairing + ' repairing, ' + c.failed + ' failed' + (c.landing ? ', ' + c.landing + ' landing' : '')),
+        h('table', { class: 'grid' }, h('tbody', null, t.cars.map(function (car) {
+          return h('tr', { key: car.key, 'data-train-car': car.key, 'data-status': car.status },
+            h('td', null, h('a', { href: runHref(props.run.runId, car.key) }, car.key)),
+            h('td', null, h(Badge, { status: car.status }), car.status === 'repairing' ? ' (repair ' + car.repairs + ')' : car.repairs ? ' after ' + car.repairs + (car.repairs === 1 ? ' repair' : ' repairs') : ''),
+            h('td', { 'data-verify': car.verifyOk === undefined ? '' : car.verifyOk ? 'passed' : 'failed', class: car.verifyOk === false ? 'error' : '' },
+              car.verifyOk === undefined ? '' : 'verify ' + (car.verifyOk ? 'passed' : 'failed')),
+            h('td', { class: 'muted', 'data-commit': car.commit || '' }, car.commit ? 'commit ' + car.commit.slice(0, 12) : ''),
+            h('td', { class: car.status === 'landed' ? 'muted' : 'error' },
+              car.status !== 'landed' && car.files ? 'conflicts in ' + car.files.join(', ') : car.status === 'failed' && car.error ? car.error : ''));
+        }))));
+    }));
+}
+
+/** Each instance's best-of-N attempts: every attempt's verify, lines and cost; the picked one and why. */
+function Picks(props) {
+  var picks = props.run.picks;
+  if (!picks || !picks.length) return null;
+  return h('section', { class: 'picks' }, h('h2', null, 'Attempts'),
+    picks.map(function (p) {
+      var landing = !p.landed ? (p.picked ? 'not landed yet' : '')
+        : p.landed.ok ? 'landed' + (p.landed.where ? ': ' + p.landed.where : '') : 'landing failed: ' + (p.landed.error || '');
+      return h('div', { key: p.group, class: 'pick', 'data-pick': p.group, 'data-picked': p.picked || '' },
+        h('div', null, h('b', null, p.group), ' ',
+          p.picked ? 'picked ' + p.picked : 'no attempt picked', h('span', { class: 'muted' }, ' (pick: ' + p.rule + (p.judge ? ', judge ' + (p.judge.model || '') + ' ' + money(p.judge.cost) : '') + ')'),
+          landing ? h('span', { class: p.landed && !p.landed.ok ? 'error' : 'muted', 'data-pick-landed': p.landed ? (p.landed.ok ? 'ok' : 'failed') : 'pending' }, ' · ' + landing) : null),
+        h('div', { class: 'reason', 'data-reason': '1' }, p.reason),
+        h('table', { class: 'grid' }, h('tbody', null, p.candidates.map(function (c) {
+          return h('tr', { key: c.key, class: c.picked ? 'picked' : '', 'data-attempt': c.key, 'data-outcome': c.outcome, 'data-chosen': c.picked ? '1' : '0' },
+            h('td', null, (c.picked ? '★ ' : '') + 'attempt ' + c.attempt),
+            h('td', null, h('a', { href: runHref(props.run.runId, c.key) }, c.key)),
+            h('td', { 'data-verify': c.verify ? (c.verify.ok ? 'passed' : 'failed') : '', class: c.outcome === 'passed' ? '' : 'error' },
+              c.verify ? 'verify ' + (c.verify.ok ? 'passed' : 'failed') : c.outcome),
+            h('td', { 'data-lines': c.lines === undefined ? '' : c.lines }, c.lines === undefined ? '' : c.lines + ' lines'),
+            h('td', null, money(c.cost)),
+            h('td', { class: 'muted' }, [c.model, c.error].filter(Boolean).join(' · ')));
+        }))));
+    }));
+}
+
 function Board(props) {
   var items = props.run.board;
   if (!items.length) return null;
@@ -301,6 +349,8 @@ function RunPage(props) {
     h(Gates, { run: run, onAct: onAct }),
     h('div', { class: 'split' }, h(Dag, { run: run, selected: props.instance }),
       props.instance ? h(Conversation, { run: run, conversation: data.conversation, onAct: onAct, key: props.instance }) : null),
+    h(Train, { run: run }),
+    h(Picks, { run: run }),
     h(Board, { run: run }),
     h(Changesets, { run: run }),
     run.providerLines.length ? h('section', null, h('h2', null, 'Cost'), h('pre', null, run.providerLines.join('\\n'))) : null,

@@ -15,9 +15,9 @@ section { border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px;
 pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font: 12.5px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
 .muted { color: var(--muted); } .error { color: var(--bad); } .warn { color: var(--wait); }
 .badge { display: inline-block; padding: 0 7px; border-radius: 10px; font-size: 12px; border: 1px solid currentColor; color: var(--off); }
-.s-running, .s-responding, .s-retrying, .s-queued, .s-in_progress { color: var(--run); }
-.s-done, .s-succeeded, .s-approved, .s-completed, .s-merged, .s-opened, .s-pushed { color: var(--ok); }
-.s-waiting, .s-partial, .s-interrupted, .s-pending, .s-unpublished { color: var(--wait); }
+.s-running, .s-responding, .s-retrying, .s-queued, .s-in_progress, .s-landing { color: var(--run); }
+.s-done, .s-landed, .s-passed, .s-succeeded, .s-approved, .s-completed, .s-merged, .s-opened, .s-pushed { color: var(--ok); }
+.s-waiting, .s-repairing, .s-partial, .s-interrupted, .s-pending, .s-unpublished { color: var(--wait); }
 .s-failed, .s-rejected, .s-budget_exhausted, .s-cancelled { color: var(--bad); }
 .grid { border-collapse: collapse; width: 100%; } .grid td, .grid th { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); }
 header .counts, header .cost { margin-top: 4px; }
@@ -54,6 +54,8 @@ input { font: inherit; padding: 4px 8px; border-radius: 6px; border: 1px solid v
 .msg.writing { border-style: dashed; } .msg .call { font-family: ui-monospace, monospace; font-size: 12.5px; color: var(--run); }
 .thinking { color: var(--muted); }
 .attempts { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12px; margin-bottom: 6px; }
+.train-head { margin: 6px 0 2px; } .pick { padding: 6px 0; border-top: 1px solid var(--line); } .pick:first-of-type { border-top: 0; }
+.pick .reason { margin: 2px 0 4px; } .pick tr.picked td { font-weight: 600; }
 .burndown { color: var(--ok); display: block; margin: 6px 0; overflow: visible; }
 .steer { position: sticky; bottom: 0; background: var(--card); padding-top: 6px; }
 `;
