@@ -61,6 +61,15 @@ export async function git(
   }
 }
 
+/** git's error lines for a message of ours: joined, at most three, with how many more there were. */
+export function gitErrorLines(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return lines.slice(0, 3).join('; ') + (lines.length > 3 ? `; and ${lines.length - 3} more` : '');
+}
+
 /** The folders the caller's GIT_INDEX_FILE / GIT_OBJECT_DIRECTORY live in (written by git). */
 function writableOf(env: Record<string, string> | undefined): string[] {
   const out: string[] = [];

@@ -10,22 +10,13 @@
 // git runs as in worktree-merge.ts: product git, pinned to the repository as orchestrate trusts it.
 import { join } from 'node:path';
 import { withProductTemp } from '../../tools/product-git.js';
-import { git } from './git-workspace.js';
+import { git, gitErrorLines } from './git-workspace.js';
 import { identityEnv, pinned } from './worktree-merge.js';
 
 export type MergeOutcome =
   | { ok: true; tree: string; commit: string }
   | { ok: false; conflict: true; files: string[]; detail: string }
   | { ok: false; conflict?: false; error: string; failure?: 'workspace' };
-
-/** git's error lines, joined, at most three. */
-function firstLines(stderr: string): string {
-  const lines = stderr
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
-  return lines.slice(0, 3).join('; ') + (lines.length > 3 ? `; and ${lines.length - 3} more` : '');
-}
 
 /**
  * Merges (`baseTree` + `patch`) onto `tipTree` of `root`'s repository: ok with the merged tree
@@ -45,15 +36,16 @@ export async function threeWayMerge(
   return withProductTemp('orchestrate-train-', async (tmp): Promise<MergeOutcome> => {
     const env = { ...pin.env, GIT_INDEX_FILE: join(tmp, 'index') };
     const read = await git(['read-tree', baseTree], root, env, more);
-    if (!read.ok) return { ok: false, error: `cannot read tree ${baseTree.slice(0, 12)}: ${firstLines(read.stderr)}` };
+    if (!read.ok)
+      return { ok: false, error: `cannot read tree ${baseTree.slice(0, 12)}: ${gitErrorLines(read.stderr)}` };
     const applied = await git(['apply', '--cached', '--binary', '--whitespace=nowarn'], root, env, {
       ...more,
       input: patch,
     });
     if (!applied.ok)
-      return { ok: false, error: `the patch does not apply to its own base tree: ${firstLines(applied.stderr)}` };
+      return { ok: false, error: `the patch does not apply to its own base tree: ${gitErrorLines(applied.stderr)}` };
     const theirs = await git(['write-tree'], root, env, more);
-    if (!theirs.ok) return { ok: false, error: `git write-tree failed: ${firstLines(theirs.stderr)}` };
+    if (!theirs.ok) return { ok: false, error: `git write-tree failed: ${gitErrorLines(theirs.stderr)}` };
     const ids = { ...env, ...(await identityEnv(root, pin.env)) };
     const commit = async (tree: string, parent: string | undefined, msg: string): Promise<string | undefined> => {
       const r = await git(
@@ -92,7 +84,7 @@ export async function threeWayMerge(
     }
     return {
       ok: false,
-      error: `git merge-tree failed in ${root}: ${firstLines(merged.stderr)} (the merge train needs git 2.38 or newer)`,
+      error: `git merge-tree failed in ${root}: ${gitErrorLines(merged.stderr)} (the merge train needs git 2.38 or newer)`,
     };
   });
 }
@@ -109,9 +101,9 @@ export async function materializeTree(
     const env = { ...pin.env, GIT_INDEX_FILE: join(tmp, 'index') };
     const more = { writable: [...pin.writable, dir] };
     const read = await git(['read-tree', tree], root, env, more);
-    if (!read.ok) return { ok: false, error: `cannot read tree ${tree.slice(0, 12)}: ${firstLines(read.stderr)}` };
+    if (!read.ok) return { ok: false, error: `cannot read tree ${tree.slice(0, 12)}: ${gitErrorLines(read.stderr)}` };
     const out = await git(['checkout-index', '-a', '-f', `--prefix=${dir}/`], root, env, more);
-    return out.ok ? { ok: true } : { ok: false, error: `cannot write the merged tree: ${firstLines(out.stderr)}` };
+    return out.ok ? { ok: true } : { ok: false, error: `cannot write the merged tree: ${gitErrorLines(out.stderr)}` };
   });
 }
 
@@ -128,14 +120,14 @@ export async function applyTreeChange(
   if (!pin.ok) return { ok: false, error: pin.error };
   const more = { writable: pin.writable };
   const diff = await git(['diff', '--binary', '--no-renames', '--no-ext-diff', fromTree, toTree], root, pin.env, more);
-  if (!diff.ok) return { ok: false, error: `git diff failed in ${root}: ${firstLines(diff.stderr)}` };
+  if (!diff.ok) return { ok: false, error: `git diff failed in ${root}: ${gitErrorLines(diff.stderr)}` };
   if (!diff.stdout.trim()) return { ok: true, files: [] };
   const names = await git(['diff', '--name-only', '--no-renames', fromTree, toTree], root, pin.env, more);
   const applied = await git(['apply', '--binary', '--whitespace=nowarn'], root, pin.env, {
     ...more,
     input: diff.stdout,
   });
-  if (!applied.ok) return { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
+  if (!applied.ok) return { ok: false, error: `git apply failed in ${root}: ${gitErrorLines(applied.stderr)}` };
   return { ok: true, files: names.stdout.split('\n').filter(Boolean) };
 }
 
@@ -156,7 +148,7 @@ export async function commitOfTree(
   );
   return r.ok
     ? { ok: true, commit: r.stdout.trim() }
-    : { ok: false, error: `git commit-tree failed: ${firstLines(r.stderr)}` };
+    : { ok: false, error: `git commit-tree failed: ${gitErrorLines(r.stderr)}` };
 }
 
 /**
@@ -175,10 +167,10 @@ export async function treeWithout(
     const env = { ...pin.env, GIT_INDEX_FILE: join(tmp, 'index') };
     const more = { writable: pin.writable };
     const read = await git(['read-tree', tree], root, env, more);
-    if (!read.ok) return { ok: false, error: `cannot read tree ${tree.slice(0, 12)}: ${firstLines(read.stderr)}` };
+    if (!read.ok) return { ok: false, error: `cannot read tree ${tree.slice(0, 12)}: ${gitErrorLines(read.stderr)}` };
     const rm = await git(['rm', '-r', '-q', '-f', '--cached', '--ignore-unmatch', '--', rel], root, env, more);
-    if (!rm.ok) return { ok: false, error: `cannot leave ${rel} out of the tree: ${firstLines(rm.stderr)}` };
+    if (!rm.ok) return { ok: false, error: `cannot leave ${rel} out of the tree: ${gitErrorLines(rm.stderr)}` };
     const out = await git(['write-tree'], root, env, more);
-    return out.ok ? { ok: true, tree: out.stdout.trim() } : { ok: false, error: firstLines(out.stderr) };
+    return out.ok ? { ok: true, tree: out.stdout.trim() } : { ok: false, error: gitErrorLines(out.stderr) };
   });
 }

@@ -13,7 +13,7 @@
 // to `git apply` on its stdin, the throwaway index in a private folder.
 import { join } from 'node:path';
 import { withProductTemp } from '../../tools/product-git.js';
-import { git } from './git-workspace.js';
+import { git, gitErrorLines } from './git-workspace.js';
 import { pinnedGitEnv, trustedRepository } from './repo-trust.js';
 
 export type MergeMode = 'patch' | 'branch' | 'apply';
@@ -100,7 +100,7 @@ export async function commitToBranch(
     if (!applied.ok)
       return {
         ok: false,
-        error: `the patch does not apply to commit ${baseCommit.slice(0, 12)}: ${firstLines(applied.stderr)}`,
+        error: `the patch does not apply to commit ${baseCommit.slice(0, 12)}: ${gitErrorLines(applied.stderr)}`,
       };
     const tree = await git(['write-tree'], root, env, more);
     if (!tree.ok) return { ok: false, error: `git write-tree failed: ${tree.stderr.trim()}` };
@@ -138,20 +138,11 @@ export async function applyToCheckout(root: string, patch: string, patchName: st
   if (!check.ok) {
     return {
       ok: false,
-      error: `its changes do not apply to ${root}, which changed under them: ${firstLines(check.stderr)}. Nothing was applied; the work is in ${patchName} (apply it by hand, or use merge: branch to keep each instance's work on a branch of its own)`,
+      error: `its changes do not apply to ${root}, which changed under them: ${gitErrorLines(check.stderr)}. Nothing was applied; the work is in ${patchName} (apply it by hand, or use merge: branch to keep each instance's work on a branch of its own)`,
     };
   }
   const applied = await git(['apply', '--binary', '--whitespace=nowarn'], root, pin.env, input);
   return applied.ok
     ? { ok: true, applied: true }
-    : { ok: false, error: `git apply failed in ${root}: ${firstLines(applied.stderr)}` };
-}
-
-/** git's error lines, joined, at most three. */
-function firstLines(stderr: string): string {
-  const lines = stderr
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
-  return lines.slice(0, 3).join('; ') + (lines.length > 3 ? `; and ${lines.length - 3} more` : '');
+    : { ok: false, error: `git apply failed in ${root}: ${gitErrorLines(applied.stderr)}` };
 }

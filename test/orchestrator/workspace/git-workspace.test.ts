@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import {
   addWorktree,
   diffSince,
+  git,
+  gitErrorLines,
   headCommit,
   mayBeInGitRepo,
   removeWorktree,
@@ -122,5 +124,20 @@ describe('git workspace', () => {
     expect((await diffSince(wt, snap!.tree))?.files).toEqual(['pkg/a.ts']);
     await removeWorktree(repo, wt);
     expect(existsSync(wt)).toBe(false);
+  });
+});
+
+describe('gitErrorLines', () => {
+  it("says git's own error in one line, at most three of its lines, with how many more there were", async () => {
+    const repo = makeRepo();
+    const bad = await git(['read-tree', 'no-such-tree'], repo);
+    expect(bad.ok).toBe(false);
+    const said = gitErrorLines(bad.stderr);
+    expect(said).toContain('no-such-tree');
+    expect(said).not.toContain('\n');
+    expect(gitErrorLines('\n  error: one  \n\nhint: two\nhint: three\nhint: four\nhint: five\n')).toBe(
+      'error: one; hint: two; hint: three; and 2 more',
+    );
+    expect(gitErrorLines('')).toBe('');
   });
 });
