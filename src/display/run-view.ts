@@ -21,14 +21,14 @@
 //
 // A campaign (a recipe with publish:) shows its changesets and their burndown under the list
 // (changesets-view.ts), from the run folder's files as `publish` and `status` update them.
-import { statSync } from 'node:fs';
 import type { ControlAction, RunControl } from '../run/run-control.js';
 import { ChangesetsSection } from './changesets-view.js';
+import { ConversationCache } from './conversation-cache.js';
 import { LiveView, type LiveOutput, type LiveViewOptions } from './live-view.js';
 import { sessionFileOf } from './run-folder.js';
 import { conversationFrame, listFrame, listOrder, type RunViewModel } from './run-view-frame.js';
 import { isFinished, type InstanceState } from '../run/run-fold.js';
-import { readConversation, type Conversation } from './session-conversation.js';
+import type { Conversation } from './session-conversation.js';
 import { inForeground } from './terminal-foreground.js';
 import { parseKeys, type Key } from './terminal-keys.js';
 
@@ -72,7 +72,8 @@ export class RunView extends LiveView {
   private ended = false;
   private inputTaken = false;
   private foregroundPoll: NodeJS.Timeout | undefined;
-  private conversationCache: { file: string; size: number; mtimeMs: number; conv: Conversation } | undefined;
+  /** A line still being appended is no damage while the run is live: the next read has it whole. */
+  private readonly conversations = new ConversationCache({ whileLive: true });
   private poller: NodeJS.Timeout | undefined;
   /** The reply being written by the open conversation's agent (last peek), and the session items then. */
   private writing: { key: string; text: string; items: number } | undefined;
@@ -375,7 +376,7 @@ export class RunView extends LiveView {
   private openConversation(): void {
     this.model.mode = 'conversation';
     this.model.pinnedTop = undefined;
-    this.conversationCache = undefined;
+    this.conversations.forget();
     this.stopPolling();
     // Session entries arrive without a run event on every line: look at the file a few times a second.
     this.poller = setInterval(() => {
@@ -423,23 +424,7 @@ export class RunView extends LiveView {
 
   /** The instance's conversation, read again only when its session file changed. */
   private conversationOf(inst: InstanceState): Conversation {
-    const file = sessionFileOf(this.view.runDir, inst);
-    let size = -1;
-    let mtimeMs = -1;
-    try {
-      const st = statSync(file);
-      size = st.size;
-      mtimeMs = st.mtimeMs;
-    } catch {
-      // Not there yet: readConversation says so.
-    }
-    const c = this.conversationCache;
-    if (c && c.file === file && c.size === size && c.mtimeMs === mtimeMs) return c.conv;
-    const conv = readConversation(file);
-    // A line still being appended is no damage while the run is live: the next read has it whole.
-    conv.warnings = conv.warnings.filter((w) => !/ is incomplete \(/.test(w));
-    this.conversationCache = { file, size, mtimeMs, conv };
-    return conv;
+    return this.conversations.read(sessionFileOf(this.view.runDir, inst));
   }
 
   private releaseInput(): void {

@@ -5,11 +5,11 @@
 // `show`, `watch` and the report show. The conversation of an instance is read from its session
 // file again only when that file changed; the reply being written comes from a `peek` over the
 // run's control socket, as the terminal's run view gets it.
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunLogFollower } from '../display/run-log-follower.js';
 import { sessionFileOf } from '../display/run-folder.js';
-import { type Conversation, readConversation } from '../display/session-conversation.js';
+import { ConversationCache } from '../display/conversation-cache.js';
+import type { Conversation } from '../display/session-conversation.js';
 import { readOnlyReason } from '../display/watch-run.js';
 import { connectRunControl } from '../run/run-control-client.js';
 import { applyEvent, createRunState, type InstanceState, isFinished, type RunState } from '../run/run-fold.js';
@@ -18,7 +18,7 @@ import { RUN_LOG } from '../run/run-store.js';
 export class RunFeed {
   readonly state: RunState = createRunState();
   private readonly follower: RunLogFollower;
-  private conversationCache: { file: string; size: number; mtimeMs: number; conv: Conversation } | undefined;
+  private readonly conversations = new ConversationCache();
 
   constructor(readonly runDir: string) {
     this.follower = new RunLogFollower(join(runDir, RUN_LOG));
@@ -38,21 +38,7 @@ export class RunFeed {
 
   /** The instance's conversation from its session file, read again only when the file changed. */
   conversation(inst: InstanceState): Conversation {
-    const file = sessionFileOf(this.runDir, inst);
-    let size = -1;
-    let mtimeMs = -1;
-    try {
-      const st = statSync(file);
-      size = st.size;
-      mtimeMs = st.mtimeMs;
-    } catch {
-      // no session file yet: read below says so
-    }
-    const c = this.conversationCache;
-    if (c && c.file === file && c.size === size && c.mtimeMs === mtimeMs) return c.conv;
-    const conv = readConversation(file);
-    this.conversationCache = { file, size, mtimeMs, conv };
-    return conv;
+    return this.conversations.read(sessionFileOf(this.runDir, inst));
   }
 
   /**
