@@ -14,7 +14,8 @@ export function abbreviate(text: string, max: number): string {
   return `${text.slice(0, end)}… [${text.length - end} more characters]`;
 }
 
-function argsText(args: unknown): string {
+/** A tool call's arguments as one line of JSON, cut to toolArgsChars: `show --instance` and the web page alike. */
+export function toolArgsText(args: unknown): string {
   let s: string;
   try {
     s = JSON.stringify(args) ?? '';
@@ -48,7 +49,7 @@ export function conversationItemText(i: ConversationItem, p: Painter): string {
       if (i.thinking)
         parts.push(p.paint('dim', indent(abbreviate(i.thinking, DISPLAY_DEFAULTS.toolResultChars), '  thinking: ')));
       if (i.text) parts.push(indent(i.text));
-      for (const c of i.toolCalls) parts.push(`  ${p.paint('cyan', '→')} ${c.name}(${argsText(c.args)})`);
+      for (const c of i.toolCalls) parts.push(`  ${p.paint('cyan', '→')} ${c.name}(${toolArgsText(c.args)})`);
       if (i.stopReason === 'error' || i.stopReason === 'aborted')
         parts.push(p.paint('red', `  [${i.stopReason}] ${oneLine(i.error ?? '')}`));
       return parts.join('\n');
