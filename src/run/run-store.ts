@@ -2,17 +2,19 @@
 // sessions/ (one session file per instance), plan.md, result.json and patches/.
 //
 // Durability: an event that the run's state depends on (lifecycle, usage, messages: everything
-// but the agents' own event stream) is appended with appendFileSync before append() returns, so
+// but the agents' own event stream) is written to the log (write(2)) before append() returns, so
 // it is in the kernel's page cache and survives a kill -9 of this process (not a power loss; we
 // do not fsync per event because that would cost milliseconds per agent event). The agents'
 // events (agent_event, permit_grant: what a display shows, thousands per run) are written
 // together at the end of the current event-loop turn, or before the next state event, whichever
 // comes first, so the log keeps their order; a kill -9 can lose that turn's display events, never
-// a state event. A torn last line left by a kill mid-write is skipped on read, and the next
-// append starts on a fresh line.
+// a state event. The log is opened (O_APPEND) at the first write of a turn and closed at its end:
+// each state event is still one write(2) before append() returns, without an open and a close
+// each. A torn last line left by a kill mid-write is skipped on read, and the next append starts
+// on a fresh line.
 // plan.md, result.json and patches are replaced atomically and durably (tools/atomic-write.ts).
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Redactor } from '../session/redact.js';
@@ -156,11 +158,40 @@ export class RunStore {
     const text = (this.needsNewline ? '\n' : '') + this.pending;
     this.pending = '';
     try {
-      appendFileSync(this.logFile, text);
+      this.writeLog(text);
       this.needsNewline = false;
     } catch (err) {
       this.writeError = err instanceof Error ? err : new Error(String(err));
       this.onWriteError?.(this.writeError);
+    }
+  }
+
+  /** run.jsonl, open for appending during this event-loop turn (see Durability above). */
+  private turnFd: number | undefined;
+
+  /**
+   * Appends `text` to run.jsonl now (in the page cache when this returns). The descriptor is kept
+   * for the rest of the turn: a burst of state events in one turn (a 1,000-agent run logs them by
+   * the dozen) costs a write each, not an open, a write and a close (#41). Closed at the turn's
+   * end, so a run folder moved or a log replaced between turns is written where it now is.
+   */
+  private writeLog(text: string): void {
+    if (this.turnFd === undefined) {
+      this.turnFd = openSync(this.logFile, 'a');
+      setImmediate(() => this.closeTurnFd());
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    for (let off = 0; off < bytes.length; ) off += writeSync(this.turnFd, bytes, off, bytes.length - off);
+  }
+
+  private closeTurnFd(): void {
+    const fd = this.turnFd;
+    this.turnFd = undefined;
+    if (fd === undefined) return;
+    try {
+      closeSync(fd);
+    } catch {
+      // nothing was left unwritten: every write returned
     }
   }
 

@@ -63,11 +63,13 @@ describe('RunStore', () => {
     expect(errors).toEqual([expect.stringMatching(/EISDIR/)]);
   });
 
-  it('a log that cannot be written records the error instead of throwing', () => {
+  it('a log that cannot be written records the error instead of throwing', async () => {
     const runs = tmp();
     const store = RunStore.create(runs, 'r3');
     store.append({ type: 'run_start', recipe: 'x.yaml', name: 'x', recipeHash: 'h', inputs: {}, plan: [] });
-    // Point the log at a folder: appendFileSync fails with EISDIR.
+    // The log is opened once per event-loop turn: the next turn opens it again.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    // Point the log at a folder: opening it for appending fails with EISDIR.
     Object.defineProperty(store, 'logFile', { get: () => store.dir });
     expect(() => store.append({ type: 'instance_queued', task: 't', key: 't', attempt: 1 })).not.toThrow();
     expect(store.writeError?.message).toMatch(/EISDIR/);
