@@ -63,6 +63,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'cluster/distributed-peek.test.ts': '`peek` at an agent on a worker',
   'cluster/distributed-run.test.ts': 'a run whose agents run on workers',
   'cluster/distributed-smoke.test.ts': 'the distributed quick start',
+  'cluster/distributed-train-attempts.test.ts': 'the merge train and best-of-N attempts on workers',
   'cluster/extension-shipping.test.ts': 'extensions shipped to workers',
   'cluster/worker-policy-mcp.test.ts': "a worker's policy on MCP servers",
   'cluster/workspace-fast-transfer.test.ts': 'workspaces sent to workers without a full copy',
@@ -123,6 +124,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'publish/https-push.test.ts': 'pushes over HTTPS',
   'publish/publish-gate-kill.test.ts': 'the publish gate across a kill',
   'publish/pull-request-body.test.ts': "a pull request's body",
+  'publish/rebase-after-follow-up.test.ts': '`publish --rebase` after follow-up rounds',
   'publish/select-changesets.test.ts': 'which changesets --only selects',
   'publish/ssh-push.test.ts': 'pushes over SSH',
   // recipe/: recipe keys and the corpus
@@ -140,6 +142,8 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   // run/
   'run/fold-complexity.test.ts': 'the fold in linear time',
   'run/plan-complexity.test.ts': 'plan.md in bounded time',
+  'run/protected-inputs-cache.test.ts': "protectedInputPaths' cache per run folder (one aspect of run-inputs.ts)",
+  'run/run-log-writes.test.ts': 'how RunStore writes run.jsonl (one aspect of run-store.ts)',
   'run/replay.test.ts': 'a run rebuilt from its log, then resumed',
   // runtime/
   'runtime/bounded-agent.test.ts': "an agent's memory stays bounded",
@@ -163,6 +167,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'telemetry/run-trace.test.ts': 'traces of a run',
   // tools/: the glob engine and the MCP client against real servers
   'tools/glob-semantics.test.ts': 'the glob engine against bash',
+  'tools/find-repository.test.ts': 'findRepository without running git (one aspect of product-git.ts)',
   'tools/mcp/lazy-sdk.test.ts': 'the MCP SDK loaded only when used',
   'tools/mcp/mcp-agent-flag.test.ts': '`agent --mcp-config`',
   'tools/mcp/mcp-client.test.ts': 'the MCP client end to end',
