@@ -71,7 +71,9 @@ const taskSettings = {
     .int()
     .nonnegative()
     .optional()
-    .describe('land: train: times an instance whose work conflicts or breaks verify on the tip is re-run there (default 2)'),
+    .describe(
+      'land: train: times an instance whose work conflicts or breaks verify on the tip is re-run there (default 2)',
+    ),
   serialize: z
     .enum(['overlapping'])
     .optional()
