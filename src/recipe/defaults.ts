@@ -2,6 +2,7 @@
 // the same object so a dry run and a real run agree on defaults.
 
 import { DEFAULT_MODEL_ID } from '../ai/models.js';
+import type { FAILURE_CLASSES } from './schema-parts.js';
 
 export const RECIPE_DEFAULTS = {
   /** Model used when neither the CLI, the agent, the recipe nor ORCHESTRATE_MODEL names one (the ai layer's default). */
@@ -67,17 +68,5 @@ export const RECIPE_DEFAULTS = {
   },
 } as const;
 
-export type RetryFailureClass =
-  | 'rate_limit'
-  | 'overloaded'
-  | 'timeout'
-  | 'stalled'
-  | 'crashed'
-  | 'verify_failed'
-  | 'error'
-  | 'loop'
-  | 'max_turns'
-  | 'compaction'
-  | 'not_approved'
-  | 'write_scope'
-  | 'mcp_unavailable';
+/** A failure class `retries.on` may list: the one list in schema-parts.ts, which the schema checks against. */
+export type RetryFailureClass = (typeof FAILURE_CLASSES)[number];
