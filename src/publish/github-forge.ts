@@ -297,18 +297,17 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
         const { owner, repo } = split(repository);
         const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
         if (data.auto_merge != null) return 'already';
-        try {
-          await octokit.graphql(
-            'mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id }) { pullRequest { autoMergeRequest { enabledAt } } } }',
-            { id: data.node_id },
-          );
-          return 'enabled';
-        } catch (err) {
-          // GitHub refuses auto-merge on a pull request that could merge now ("clean status"): merge it.
-          if (!/clean status/i.test(err instanceof Error ? err.message : String(err))) throw err;
+        // GitHub refuses auto-merge on a pull request with nothing left to wait for (its
+        // mergeable_state is clean): that one is merged now.
+        if (data.mergeable_state === 'clean') {
           await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha: data.head.sha });
           return 'merged';
         }
+        await octokit.graphql(
+          'mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id }) { pullRequest { autoMergeRequest { enabledAt } } } }',
+          { id: data.node_id },
+        );
+        return 'enabled';
       }),
   };
 }

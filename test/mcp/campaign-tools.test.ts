@@ -1,7 +1,8 @@
 // The MCP server's changeset_status and follow_up tools, their handlers called in-process against a
 // campaign published to the strict fake GitHub (Octokit on the wire): changeset_status returns the
 // ChangesetStatus objects with the burndown's counts; follow_up previews what each pull request
-// needs without running anything, and with apply turns on the forge's auto-merge (merge_when);
+// needs without running anything, and with apply turns on the forge's auto-merge (merge_when), or
+// merges a pull request with nothing left to wait for;
 // a run without changesets is a tool error that says why.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -75,6 +76,14 @@ describe('changeset_status and follow_up MCP tools', () => {
     const applied = await followUpTool.handler({ run: runDir, apply: true, only: ['change.repo-b'] }, call, ctx);
     expect(applied.data).toMatchObject({ results: [{ key: 'change.repo-b', outcome: 'auto_merge' }] });
     expect([...gh.ci.autoMerge]).toEqual(['acme/repo-b#1']);
+
+    // Green and approved, nothing left to wait for: GitHub refuses auto-merge there ("clean status"),
+    // so it is merged at once.
+    gh.setCheckRuns('acme/repo-a', sha('repo-a'), [{ name: 'test', conclusion: 'success', log: 'ok\n' }]);
+    gh.review('acme/repo-a', 'campaign/repo-a', { user: 'octocat', state: 'APPROVED' });
+    const merged = await followUpTool.handler({ run: runDir, apply: true, only: ['change.repo-a'] }, call, ctx);
+    expect(merged.data).toMatchObject({ results: [{ key: 'change.repo-a', outcome: 'merged' }] });
+    expect(gh.pulls.find((p) => p.repo === 'acme/repo-a')).toMatchObject({ merged: true });
 
     await expect(changesetStatusTool.handler({ run: 'nope' }, call, ctx)).rejects.toThrow(/nope/);
   }, 120_000);
