@@ -218,6 +218,7 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       walk.settle(t);
       host.advance();
     },
+    repair: (t, inst, land, need) => attempts.repair(t, inst, land, need, { summary: inst.text ?? '' }),
     judge: (t, group, candidates, prompt) =>
       judgeAttempts(
         { recipe, store, runner, record: (e) => host.record(e) },

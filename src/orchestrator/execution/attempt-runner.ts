@@ -204,17 +204,17 @@ export class AttemptRunner {
   /**
    * The merge train refused the work (a conflict, or verify broken on the merged tree) and it has
    * repairs left: its agent runs again on the new tip (workspaces.ts startRepair), as a retry that
-   * does not count against `retries`.
+   * does not count against `retries`. A picked attempt (attempts:) the train refused comes here too.
    */
-  private async repair(
+  async repair(
     t: TaskState,
     inst: InstanceState,
     land: { failure: FailureClass; detail: string },
     need: TrainRepairNeed,
-    result: Extract<WorkerResult, { ok: true }>,
+    earlier: { summary?: string },
   ): Promise<void> {
     const c = this.ctx;
-    const started = await c.workspaces.startRepair(t, inst, need, result);
+    const started = await c.workspaces.startRepair(t, inst, need, earlier);
     if (!started.ok)
       return this.failed(t, inst, { ok: false, failure: started.failure, error: started.detail, usage: zeroUsage() });
     c.record({

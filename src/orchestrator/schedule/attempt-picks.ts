@@ -23,7 +23,8 @@ import { isTerminal, pathFromRoot, type InstanceState, type TaskState } from '..
 import type { RunStore } from '../../run/run-store.js';
 import type { WorkerResult } from '../protocol.js';
 import type { StopReason } from '../control/control-decisions.js';
-import type { Workspaces } from '../workspace/workspaces.js';
+import type { TrainRepairNeed, Workspaces } from '../workspace/workspaces.js';
+import type { FailureClass } from '../../run/usage-summary.js';
 import { attemptGroups, changedLines, pickByVerify, verifyReason } from './attempt-groups.js';
 import { doneEvent } from './attempt-lifecycle.js';
 
@@ -43,6 +44,16 @@ export interface PicksContext {
   cancel(id: string, by: string): void;
   /** Task `t` may have settled: settle it and walk on. */
   settled(t: TaskState): void;
+  /**
+   * The merge train refused the picked attempt's work and it has repairs left: its agent runs
+   * again on the new tip (a retry); once done again, its landing is tried again.
+   */
+  repair?(
+    t: TaskState,
+    inst: InstanceState,
+    land: { failure: FailureClass; detail: string },
+    need: TrainRepairNeed,
+  ): Promise<void>;
   /** `pick: judge`: the judge agent's verdict over the passing candidates. */
   judge?(t: TaskState, group: string, candidates: PickCandidate[], taskPrompt: string): Promise<JudgeVerdict>;
   /** The picks of the log a resumed run continues. */
@@ -218,6 +229,12 @@ export class AttemptPicksDesk {
       // A resumed attempt has no resolved cwd: its worktree holds the work.
       inst.workCwd ??= inst.git?.worktree;
       const land = await this.ctx.workspaces.land(t, inst, inst.text ?? '');
+      // Refused by the train with repairs left: no attempt_landed yet; the repaired work lands later.
+      if (!land.ok && land.repair && this.ctx.repair) {
+        await this.ctx.repair(t, inst, land, land.repair);
+        if (!busy) this.busy.delete(group);
+        return;
+      }
       event = land.ok
         ? {
             type: 'attempt_landed',

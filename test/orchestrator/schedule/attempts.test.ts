@@ -185,6 +185,60 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     expect(formatRunDetails(loadRunFolder(r.outcome.dir))).toContain('the judge picked attempt 3');
   });
 
+  it('a picked attempt the merge train refuses (same line landed meanwhile) is repaired on the new tip and lands', async () => {
+    // Attempt 3 ends only once task `other` has landed its change to the same line, so the pick
+    // (attempt 2) lands after it and conflicts: it must be repaired, not fail the instance.
+    const dir = project({
+      verify: 'grep -q good value.txt',
+      edits: [
+        "printf 'bad one\\\\n' > value.txt",
+        "printf 'good\\\\n' > value.txt",
+        "until grep -q other REPO/value.txt; do sleep 0.05; done; printf 'bad three\\\\n' > value.txt",
+      ],
+      extraConvs: `  - match: "^Repair 1 of \\\\d[\\\\s\\\\S]*Attempt 2:"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'good,other\\\\n' > value.txt" } }]
+      - text: "attempt 2 repaired"
+  - match: "^Other: "
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'value=other\\\\n' > value.txt" } }]
+      - text: "other done"
+`,
+    });
+    const script = join(dir, 'script.yaml');
+    writeFileSync(script, readFileSync(script, 'utf8').replace('REPO', join(dir, 'repo')));
+    const recipe = join(dir, 'recipe.yaml');
+    // sandbox: none lets attempt 3 look at the checkout outside its worktree.
+    writeFileSync(
+      recipe,
+      `${readFileSync(recipe, 'utf8').replace('script: script.yaml\n', 'script: script.yaml\nsandbox: none\n')}  - id: other
+    agent: editor
+    cwd: repo
+    isolation: worktree
+    merge: apply
+    prompt: "Other: set the value"
+`,
+    );
+    const r = await runRecipeFile(recipe, { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(r.outcome.status, JSON.stringify(ofType(log, 'train_step'))).toBe('succeeded');
+    expect(ofType(log, 'attempt_pick')[0]?.picked).toBe('fix.attempt-2');
+    const steps = ofType(log, 'train_step').filter((s) => s.key === 'fix.attempt-2');
+    expect(steps.map((s) => s.phase)).toEqual(['conflict', 'repair', 'landing', 'landed']);
+    // The repair was a retry of the picked attempt that did not count against retries; it ran in a session of its own.
+    expect(ofType(log, 'instance_retry').map((e) => [e.key, e.failure, e.uncharged])).toEqual([
+      ['fix.attempt-2', 'patch_conflict', true],
+    ]);
+    expect(readFileSync(join(r.outcome.dir, 'sessions', 'fix.attempt-2.repair-1.jsonl'), 'utf8')).toContain(
+      'attempt 2 repaired',
+    );
+    // One landing, logged once, ok; the checkout holds the repaired line.
+    expect(ofType(log, 'attempt_landed').map((e) => [e.key, e.ok])).toEqual([['fix.attempt-2', true]]);
+    expect(readFileSync(join(dir, 'repo', 'value.txt'), 'utf8')).toBe('good,other\n');
+    expect(ofType(log, 'instance_done').some((e) => e.key === 'after')).toBe(true);
+  });
+
   it('a resume after the pick was logged lands it once and runs no attempt again', async () => {
     const dir = project({
       verify: 'grep -q good value.txt',
