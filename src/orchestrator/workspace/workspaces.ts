@@ -19,7 +19,6 @@ import {
   addWorktree,
   mayBeInGitRepo,
   relinkWorktree,
-  removeWorktree,
   repoRoot,
   type DiffOutcome,
   type SnapshotOutcome,
@@ -35,6 +34,7 @@ import type { TrainState, TrainVerify } from '../../run/train-record.js';
 import { MergeTrain } from './merge-train.js';
 import { repairPrompt, repairSessionKey } from './train-repair.js';
 import { commitOfTree, treeWithout } from './train-git.js';
+import { removeWorktreeFully, worktreeIsWhole } from './worktree-leftovers.js';
 
 /** What Workspaces needs from the run. */
 export interface WorkspacesContext {
@@ -186,10 +186,9 @@ export class Workspaces {
     if (inst.git?.worktree) {
       const g = inst.git;
       const wt = g.worktree!;
-      if (!existsSync(join(wt, '.git'))) {
-        const r = await this.withGitLock(g.root, () => addWorktree(g.root, wt, g.commit));
-        if (!r.ok) return failed('error', r.error);
-      } else relinkWorktree(g.root, wt);
+      if (existsSync(join(wt, '.git'))) relinkWorktree(g.root, wt);
+      const r = await this.makeWorktree(g.root, wt, g.commit);
+      if (!r.ok) return failed('error', r.error);
       inst.workCwd = join(wt, relative(g.root, cwd));
       return { ok: true };
     }
@@ -212,7 +211,7 @@ export class Workspaces {
         if (!tip.ok) return failed('workspace', tip.error);
         start = tip.commit;
       }
-      const r = await this.withGitLock(root, () => addWorktree(root, wt, start));
+      const r = await this.makeWorktree(root, wt, start);
       if (!r.ok) return failed('error', r.error);
       inst.workCwd = join(wt, relative(root, cwd));
       const snap = await this.batches.snapshot(root, inst.workCwd, wt);
@@ -227,6 +226,18 @@ export class Workspaces {
       inst.git = { root, commit: snap.commit, tree: snap.tree, ...(remotes ? { remotes } : {}) };
     }
     return { ok: true };
+  }
+
+  /**
+   * The worktree at `wt`, made at `commit` unless it is there whole; what a kill left of an earlier
+   * one there (a record without its folder, a checkout cut off) is removed first (worktree-leftovers.ts).
+   */
+  private makeWorktree(root: string, wt: string, commit: string | undefined) {
+    return this.withGitLock(root, async () => {
+      if (worktreeIsWhole(root, wt)) return { ok: true } as const;
+      await removeWorktreeFully(root, wt);
+      return addWorktree(root, wt, commit);
+    });
   }
 
   /**
@@ -429,7 +440,7 @@ export class Workspaces {
     if (inst.git.tree === r.repair.baseTree) return;
     const wt = r.repair.worktree ?? inst.git.worktree;
     const root = inst.git.root;
-    if (wt && existsSync(wt)) await this.withGitLock(root, () => removeWorktree(root, wt));
+    if (wt) await this.withGitLock(root, () => removeWorktreeFully(root, wt));
     inst.git = {
       ...inst.git,
       tree: r.repair.baseTree,
@@ -442,12 +453,13 @@ export class Workspaces {
    * Removes the worktree of a done instance whose work landed (merge: branch / apply): the branch
    * or the checkout holds it now, and its patch. Called after instance_done is logged, so a kill
    * in between leaves a worktree behind (removed by the next resume), never an instance whose
-   * worktree is gone but that is not done.
+   * worktree is gone but that is not done. A kill during the removal itself can leave git's record
+   * without the folder, or half the folder: those go too.
    */
   async drop(t: TaskState, inst: InstanceState): Promise<void> {
     const g = inst.git;
-    if (t.task.merge === 'patch' || !g?.worktree || !existsSync(g.worktree)) return;
-    await this.withGitLock(g.root, () => removeWorktree(g.root, g.worktree!));
+    if (t.task.merge === 'patch' || !g?.worktree) return;
+    await this.withGitLock(g.root, () => removeWorktreeFully(g.root, g.worktree!));
     // The run folder's worktrees/ goes with its last worktree (rmdir refuses while others remain).
     try {
       rmdirSync(dirname(g.worktree));

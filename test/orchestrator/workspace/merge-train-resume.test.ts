@@ -4,8 +4,11 @@
 // no change), and a car the log says landed is not landed again, whatever the checkout holds now.
 // Also the checkout moving under a landing (between its merge and the writing of its files): it is
 // merged again onto the new tip; a checkout that never holds still fails class workspace with why.
+// And a kill inside git's own worktree commands (git dies with the coordinator): what `git worktree
+// remove` or `add` leaves when cut off is removed or made whole by the resume, so no worktree of a
+// landed car stays behind and a repair never starts from half a checkout.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEventInput } from '../../../src/run/run-events.js';
@@ -13,6 +16,7 @@ import type { InstanceState, TaskState } from '../../../src/run/run-state.js';
 import { applyTrainEvent, createTrainState } from '../../../src/run/train-record.js';
 import { snapshotScopes } from '../../../src/orchestrator/workspace/git-workspace.js';
 import { MergeTrain } from '../../../src/orchestrator/workspace/merge-train.js';
+import { Workspaces } from '../../../src/orchestrator/workspace/workspaces.js';
 import { cleanupTempDirs, gitInit, tempProject } from '../helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -140,5 +144,78 @@ describe('merge train: the checkout moving under a landing', () => {
     expect(r).toMatchObject({ ok: false, failure: 'workspace', repairable: false });
     expect(r.ok ? '' : r.detail).toMatch(/could not be written to the checkout .*: git apply failed/);
     expect(readFileSync(join(repo, 'a.txt'), 'utf8')).not.toContain('ten by x');
+  });
+});
+
+describe('merge train: a kill inside git worktree remove / add, then resume', () => {
+  /** A repository with the worktree of instance x in the run's folder, as the train leaves it before landing. */
+  function landedCar() {
+    const dir = tempProject({ 'repo/a.txt': 'one\n', 'repo/b.txt': 'two\n' });
+    const repo = join(dir, 'repo');
+    gitInit(repo);
+    const runDir = join(dir, 'runs', 'r1');
+    mkdirSync(runDir, { recursive: true });
+    const wt = join(runDir, 'worktrees', 'x');
+    git(repo, 'worktree', 'add', '-q', '--detach', wt, 'HEAD');
+    const { inst } = setup();
+    inst.status = 'done';
+    inst.git = {
+      root: repo,
+      commit: git(repo, 'rev-parse', 'HEAD').trim(),
+      tree: git(repo, 'rev-parse', 'HEAD^{tree}').trim(),
+      worktree: wt,
+    };
+    inst.resolved = { ...inst.resolved!, cwd: repo };
+    const t = { task: { id: 't', merge: 'apply', isolation: 'worktree', land: 'train' } } as unknown as TaskState;
+    const workspaces = new Workspaces({
+      recipeDir: dir,
+      store: {
+        dir: runDir,
+        runId: 'r1',
+        writeFile: (name: string) => join(runDir, name),
+        redactText: (s: string) => s,
+      },
+    });
+    // git names the worktree's record after its folder.
+    return { repo, wt, inst, t, workspaces, record: join(repo, '.git', 'worktrees', 'x') };
+  }
+  const worktrees = (repo: string) => git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length;
+
+  it("killed after git deleted a landed car's worktree folder but not its record: the resume removes the record", async () => {
+    const { repo, wt, inst, t, workspaces, record } = landedCar();
+    rmSync(wt, { recursive: true, force: true });
+    expect(worktrees(repo)).toBe(2);
+    await workspaces.drop(t, inst);
+    expect(existsSync(record)).toBe(false);
+    expect(worktrees(repo)).toBe(1);
+  });
+
+  it('killed halfway through deleting the folder (its .git already gone): the resume removes the rest', async () => {
+    const { repo, wt, inst, t, workspaces } = landedCar();
+    rmSync(join(wt, '.git'));
+    await workspaces.drop(t, inst);
+    expect(existsSync(wt)).toBe(false);
+    expect(worktrees(repo)).toBe(1);
+  });
+
+  it('a worktree made again where only its record was left (a repair, a retry) is made, not refused by git', async () => {
+    const { repo, wt, inst, t, workspaces } = landedCar();
+    rmSync(wt, { recursive: true, force: true });
+    inst.status = 'running';
+    expect(await workspaces.prepare(t, inst)).toEqual({ ok: true });
+    expect(readFileSync(join(wt, 'b.txt'), 'utf8')).toBe('two\n');
+    expect(worktrees(repo)).toBe(2);
+  });
+
+  it('killed while git worktree add was checking the files out: the resume makes the worktree again, whole', async () => {
+    const { repo, wt, inst, t, workspaces, record } = landedCar();
+    // What `git worktree add` leaves cut off: its record locked "initializing", .git written, files missing.
+    writeFileSync(join(record, 'locked'), 'initializing');
+    rmSync(join(wt, 'b.txt'));
+    inst.status = 'running';
+    expect(await workspaces.prepare(t, inst)).toEqual({ ok: true });
+    expect(readFileSync(join(wt, 'b.txt'), 'utf8')).toBe('two\n');
+    expect(existsSync(join(record, 'locked'))).toBe(false);
+    expect(worktrees(repo)).toBe(2);
   });
 });
