@@ -229,6 +229,9 @@ export class RunStore {
     const target = join(this.dir, name);
     if (this.fencedBy) return target;
     mkdirSync(join(target, '..'), { recursive: true });
+    // Replacing the log itself: the descriptor kept for this turn points at the file being replaced,
+    // so the next append must open the new one.
+    if (resolve(target) === resolve(this.logFile)) this.closeTurnFd();
     replaceFileSync(target, this.redactFile(content)); // removes its half-written temp file on failure
     return target;
   }
@@ -242,6 +245,7 @@ export class RunStore {
     if (this.fencedBy) return target;
     // The run folder itself exists (made with sessions/): only a subfolder may need making.
     if (dirname(target) !== this.dir) await mkdir(dirname(target), { recursive: true });
+    if (resolve(target) === resolve(this.logFile)) this.closeTurnFd();
     await replaceFile(target, this.redactFile(content));
     return target;
   }

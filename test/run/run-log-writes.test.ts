@@ -54,4 +54,13 @@ describe('run.jsonl writes within one event-loop turn', () => {
     expect(keysIn(store.logFile)).toEqual(['t#2']);
     expect(keysIn(join(runs, 'elsewhere', 'run.jsonl'))).toEqual(['t#0', 't#1']);
   });
+
+  it('appends to the new log when the store itself replaces run.jsonl within the turn', () => {
+    const store = RunStore.create(tmp(), 'rewritten');
+    store.append(queued(0));
+    // The same turn: the descriptor opened for t#0 points at the file writeFile replaces.
+    store.writeFile('run.jsonl', readFileSync(store.logFile, 'utf8'));
+    store.append(queued(1));
+    expect(keysIn(store.logFile)).toEqual(['t#0', 't#1']);
+  });
 });
