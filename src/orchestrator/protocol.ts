@@ -201,7 +201,25 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
 ]);
 export type WorkerResult = z.infer<typeof WorkerResultSchema>;
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * An `event` message (about 34,000 of a 1,000-agent run's 48,000 worker messages, #41) checked by
+ * hand: exactly what its schema checks (an object whose `event` is an object with a string `type`,
+ * its other fields kept) and the same result, without zod's ~1 µs per message on the
+ * coordinator's loop. Anything else, or an event that fails this, goes through the schema (and
+ * its error message).
+ */
+function eventFastPath(raw: unknown): WorkerMessage | undefined {
+  if (!isRecord(raw) || raw.type !== 'event') return undefined;
+  const event = raw.event;
+  if (!isRecord(event) || typeof event.type !== 'string') return undefined;
+  return { type: 'event', event: { ...event, type: event.type } };
+}
+
 export function parseWorkerMessage(raw: unknown): { ok: true; message: WorkerMessage } | { ok: false; error: string } {
+  const fast = eventFastPath(raw);
+  if (fast) return { ok: true, message: fast };
   const r = WorkerMessageSchema.safeParse(raw);
   if (r.success) return { ok: true, message: r.data };
   return {
