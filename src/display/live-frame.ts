@@ -12,6 +12,7 @@
 // Every line is cut to the width; when the frame would be taller than the terminal, finished
 // rows collapse first, then running rows are cut with a "… N more" line.
 import { boardHeaderLine } from './board-text.js';
+import { pickSummaries } from './pick-text.js';
 import { trainSummaries } from './train-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
@@ -165,8 +166,10 @@ export function frameHeader(state: RunState, o: FrameOptions): string[] {
   money += ` · ${formatTokens(u.totalTokens)} tokens`;
   if (state.budgetExhausted) money += ` · ${p.paint('red', 'budget exhausted')}`;
   const board = state.board.size > 0 ? [boardHeaderLine(state.board)] : [];
-  // The merge train: landed / repairing / failed per repository (train-text.ts).
-  return [title, progress, money, ...board, ...trainSummaries(state.train)].map((l) => truncateToWidth(l, o.width - 1));
+  // The merge train: landed / repairing / failed per repository (train-text.ts); best-of-N picks per task (pick-text.ts).
+  return [title, progress, money, ...board, ...trainSummaries(state.train), ...pickSummaries(state.picks)].map((l) =>
+    truncateToWidth(l, o.width - 1),
+  );
 }
 
 /** The whole frame: header, finished rows (or a count), running rows, a queued line. */

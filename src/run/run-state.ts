@@ -210,6 +210,8 @@ export interface ResultFile {
     attemptFailures?: AttemptFailure[];
   }[];
   errors: { instance: string; failure: FailureClass; error: string }[];
+  /** Tasks with `attempts:`: per instance, the picked attempt (absent: none passed), why, and whether its work landed. */
+  picks?: { task: string; instance: string; rule: string; picked?: string; reason: string; landed?: boolean }[];
 }
 
 export function resultFile(args: {
@@ -224,6 +226,16 @@ export function resultFile(args: {
   runDir: string;
 }): ResultFile {
   const instances = args.tasks.flatMap((t) => t.instances);
+  const picks = args.tasks.flatMap((t) =>
+    [...(t.picks?.values() ?? [])].map((p) => ({
+      task: p.task,
+      instance: p.group,
+      rule: p.rule,
+      ...(p.picked !== undefined ? { picked: p.picked } : {}),
+      reason: p.reason,
+      ...(p.landed ? { landed: p.landed.ok } : {}),
+    })),
+  );
   return {
     version: 1,
     runId: args.runId,
@@ -262,5 +274,6 @@ export function resultFile(args: {
     errors: instances
       .filter((i) => isFailedOrCancelled(i.status) && i.failure)
       .map((i) => ({ instance: i.id, failure: i.failure!, error: errorOf(i) ?? '' })),
+    ...(picks.length ? { picks } : {}),
   };
 }

@@ -8,7 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
+import { frameHeader } from '../../../src/display/live-frame.js';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
+import { makePainter } from '../../../src/display/terminal-text.js';
 import { resumeRunDir, runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { foldEvents } from '../../../src/run/index.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
@@ -105,6 +107,19 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     const after = ofType(log, 'instance_done').find((e) => e.key === 'after');
     expect(after?.text).toBe('after saw it');
     expect(ofType(log, 'instance_start').find((e) => e.key === 'after')?.prompt).toBe('After: attempt 2 done');
+
+    // result.json names the pick and why; the live view has a line for it like the train's.
+    const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8'));
+    expect(result.picks).toEqual([
+      { task: 'fix', instance: 'fix', rule: 'verify', picked: 'fix.attempt-2', reason: picks[0]!.reason, landed: true },
+    ]);
+    const header = frameHeader(foldEvents(log), {
+      width: 200,
+      height: 30,
+      now: Date.now(),
+      painter: makePainter(false),
+    });
+    expect(header).toContain(`attempt picks of fix: 1 landed (fix.attempt-2: ${picks[0]!.reason})`);
 
     const show = formatRunDetails(loadRunFolder(r.outcome.dir));
     expect(show).toContain(
