@@ -88,6 +88,8 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'orchestrator/peek-linger.test.ts': '`peek` after the agent ended',
   'orchestrator/permit-listeners.test.ts': 'no listener left on the abort signal per permit',
   'orchestrator/plan-write-delay.test.ts': 'plan.md rewritten at most every interval',
+  'orchestrator/protocol-event-fast-path.test.ts':
+    "parseWorkerMessage's fast path agrees with the schema (one aspect of protocol.ts)",
   'orchestrator/provider-limits.test.ts': "a recipe's limits per provider",
   'orchestrator/recipe-hooks-run.test.ts': "a recipe's hooks in a run",
   'orchestrator/recipes.test.ts': 'the example recipes, run',
@@ -133,6 +135,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'recipe/board.test.ts': 'the `board:` keys',
   'recipe/declared-max-tokens.test.ts': 'a declared max_tokens',
   'recipe/estimate-fallback.test.ts': 'the dry run prices fallback models',
+  'recipe/estimate-judge.test.ts': "the dry run's estimate counts a `pick: judge`",
   'recipe/land-keys.test.ts': "the merge train's recipe keys",
   'recipe/mcp-json-problems.test.ts': '.mcp.json problems at file:line:col',
   'recipe/providers.test.ts': 'the `providers:` key',
