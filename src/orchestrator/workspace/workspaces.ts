@@ -108,6 +108,10 @@ export class Workspaces {
   private readonly batches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn));
   /** Each repository's remotes, read once before any agent runs there (repo-remotes.ts). */
   private readonly remoteReads = new RemoteRecorder();
+  /** Where this run makes its worktrees: a leftover of one is deleted only there (worktree-leftovers.ts). */
+  private get ownWorktrees(): string {
+    return join(this.ctx.store.dir, 'worktrees');
+  }
   /** The merge train of `land: train` (merge-train.ts); undefined when the run logs nothing (a re-run). */
   readonly train?: MergeTrain;
 
@@ -235,7 +239,7 @@ export class Workspaces {
   private makeWorktree(root: string, wt: string, commit: string | undefined) {
     return this.withGitLock(root, async () => {
       if (worktreeIsWhole(root, wt)) return { ok: true } as const;
-      await removeWorktreeFully(root, wt);
+      await removeWorktreeFully(root, wt, this.ownWorktrees);
       return addWorktree(root, wt, commit);
     });
   }
@@ -440,7 +444,7 @@ export class Workspaces {
     if (inst.git.tree === r.repair.baseTree) return;
     const wt = r.repair.worktree ?? inst.git.worktree;
     const root = inst.git.root;
-    if (wt) await this.withGitLock(root, () => removeWorktreeFully(root, wt));
+    if (wt) await this.withGitLock(root, () => removeWorktreeFully(root, wt, this.ownWorktrees));
     inst.git = {
       ...inst.git,
       tree: r.repair.baseTree,
@@ -459,7 +463,7 @@ export class Workspaces {
   async drop(t: TaskState, inst: InstanceState): Promise<void> {
     const g = inst.git;
     if (t.task.merge === 'patch' || !g?.worktree) return;
-    await this.withGitLock(g.root, () => removeWorktreeFully(g.root, g.worktree!));
+    await this.withGitLock(g.root, () => removeWorktreeFully(g.root, g.worktree!, this.ownWorktrees));
     // The run folder's worktrees/ goes with its last worktree (rmdir refuses while others remain).
     try {
       rmdirSync(dirname(g.worktree));

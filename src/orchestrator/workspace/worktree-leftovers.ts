@@ -10,6 +10,7 @@
 // removes such leftovers first, so no worktree stays behind and no work starts from half a tree.
 import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { isInside } from '../../tools/workspace.js';
 import { git } from './git-workspace.js';
 
 /** git's record of the worktree at `dir`: its admin folder, none, or unknown (`root/.git` is not a folder). */
@@ -59,16 +60,18 @@ export function worktreeIsWhole(root: string, dir: string): boolean {
 
 /**
  * Removes the worktree at `dir` of `root`'s repository and git's record of it, whichever of the
- * two is there. `dir` is the run's own (runs/<id>/worktrees/<key>): what git will not remove of it
- * is deleted. Run it under the repository's lock.
+ * two is there. What git will not remove of the folder is deleted only inside `ownFolder` (the
+ * run's worktrees/, which only orchestrate writes): a path from a log is never deleted elsewhere.
+ * Run it under the repository's lock.
  */
-export async function removeWorktreeFully(root: string, dir: string): Promise<void> {
+export async function removeWorktreeFully(root: string, dir: string, ownFolder: string): Promise<void> {
   if (existsSync(dir)) {
     // Twice forced: a worktree still locked by an `add` cut off is removed too.
     const r = await git(['worktree', 'remove', '--force', '--force', dir], root, undefined, {
       writable: [dirname(dir)],
     });
     if (r.ok && !existsSync(dir)) return;
+    if (!isInside(ownFolder, dir) || resolve(ownFolder) === resolve(dir)) return;
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
   const record = recordOf(root, dir);

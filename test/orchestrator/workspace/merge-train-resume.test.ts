@@ -198,6 +198,16 @@ describe('merge train: a kill inside git worktree remove / add, then resume', ()
     expect(worktrees(repo)).toBe(1);
   });
 
+  it("a folder outside the run's worktrees/ that git will not remove is left alone (a path from the log is no licence to delete)", async () => {
+    const { repo, inst, t, workspaces } = landedCar();
+    const elsewhere = join(repo, '..', 'elsewhere');
+    git(repo, 'worktree', 'add', '-q', '--detach', elsewhere, 'HEAD');
+    rmSync(join(elsewhere, '.git'));
+    inst.git = { ...inst.git!, worktree: elsewhere };
+    await workspaces.drop(t, inst);
+    expect(readFileSync(join(elsewhere, 'a.txt'), 'utf8')).toBe('one\n');
+  });
+
   it('a worktree made again where only its record was left (a repair, a retry) is made, not refused by git', async () => {
     const { repo, wt, inst, t, workspaces } = landedCar();
     rmSync(wt, { recursive: true, force: true });
