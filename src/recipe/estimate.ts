@@ -138,6 +138,27 @@ function uncachedUsd(tokens: { input: Range; output: Range }, p: ModelPrice): nu
   return (tokens.input.high * p.input + tokens.output.high * p.output) / 1e6;
 }
 
+/**
+ * The judge of `pick: judge`: one call per instance, reading the task and every attempt's diff
+ * (each counted as large as all an agent writes in a run) and writing its reasons. Nothing at the
+ * low end: with fewer than two passing attempts no judge is asked.
+ */
+function judgeCall(
+  recipe: LoadedRecipe,
+  task: LoadedTask,
+  prompt: number,
+  extraTurns: number,
+): { input: Range; output: Range; usd: Range; model: string } {
+  const agent = recipe.agents[task.attempts?.judgeAgent ?? task.agent ?? ''];
+  const model = agent?.model ?? recipe.model;
+  const provider = agent?.provider ?? recipe.provider;
+  const diffs = (task.attempts?.count ?? 1) * agentRun(0, extraTurns).output.high;
+  const input = { low: 0, high: systemTokens(agent) + prompt + diffs };
+  const output = { low: 0, high: E.handoffSummaryTokens };
+  const price = lookupModelPrice(model, provider, recipe.models, recipe.providers);
+  return { input, output, usd: { low: 0, high: uncachedUsd({ input, output }, price) }, model };
+}
+
 function estimateTask(
   recipe: LoadedRecipe,
   task: LoadedTask,
@@ -237,6 +258,16 @@ function estimateTask(
       }
       if (provider === 'scripted' && !est.notes.includes('scripted provider: offline, no cost'))
         est.notes.push('scripted provider: offline, no cost');
+    }
+    // pick: judge: one judge call per instance (its first attempt's seed stands for the instance).
+    if (task.attempts?.pick === 'judge' && (seed?.attempt?.n ?? 1) === 1) {
+      const judge = judgeCall(recipe, task, prompt, extraTurns);
+      est.inputTokens = add(est.inputTokens, judge.input);
+      est.outputTokens = add(est.outputTokens, judge.output);
+      usdSum = add(usdSum, judge.usd);
+      if (!est.models.includes(judge.model)) est.models.push(judge.model);
+      const text = `upper figure includes one judge call per instance (pick: judge; none when fewer than two attempts pass)`;
+      if (!est.notes.includes(text)) est.notes.push(text);
     }
   }
   if (dynamic) {
