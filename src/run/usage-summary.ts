@@ -83,6 +83,24 @@ export function addUsageSummary(a: UsageSummary, b: UsageSummary): UsageSummary 
   };
 }
 
+/**
+ * What `reported` counted beyond what `received` already holds, field by field (never negative), or
+ * undefined when no token field is missing: a worker's final usage against the usage its calls
+ * reported over the port.
+ */
+export function usageGap(reported: UsageSummary, received: UsageSummary): UsageSummary | undefined {
+  const tokens = ['input', 'output', 'cacheRead', 'cacheWrite', 'totalTokens'] as const;
+  if (!tokens.some((f) => reported[f] > received[f])) return undefined;
+  return {
+    input: Math.max(0, reported.input - received.input),
+    output: Math.max(0, reported.output - received.output),
+    cacheRead: Math.max(0, reported.cacheRead - received.cacheRead),
+    cacheWrite: Math.max(0, reported.cacheWrite - received.cacheWrite),
+    totalTokens: Math.max(0, reported.totalTokens - received.totalTokens),
+    cost: Math.max(0, reported.cost - received.cost),
+  };
+}
+
 /** What one provider's calls spent: in total, and per model it served. */
 export const ProviderSpendSchema = z.object({
   usage: UsageSummarySchema,

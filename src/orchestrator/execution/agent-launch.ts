@@ -27,11 +27,12 @@ import {
   type WorkerResult,
 } from '../protocol.js';
 import type { RunEventInput } from '../../run/run-events.js';
-import { zeroUsage } from '../../run/usage-summary.js';
 import type { LearnedWindow } from '../../ai/learned-windows.js';
 import type { TaskBoard } from '../control/task-board.js';
 import {
   addUsageSummary,
+  usageGap,
+  zeroUsage,
   zeroUsage as zeroTotals,
   type BudgetScope,
   type UsageSummary,
@@ -107,9 +108,6 @@ const PORT_DRAIN_LIMIT_MS = 10_000;
  * every ~200 ms while the conversation is open, so this only ends it once nobody looks.
  */
 export const STREAM_LINGER_MS = 3_000;
-
-/** The token fields of a usage summary (integers: compared exactly, unlike the float cost). */
-const TOKEN_FIELDS = ['input', 'output', 'cacheRead', 'cacheWrite', 'totalTokens'] as const;
 
 export class AgentLaunch {
   readonly result: Promise<WorkerResult>;
@@ -393,16 +391,8 @@ export class AgentLaunch {
    * close its port in time): charge the difference to the budget and log it as one call_usage.
    */
   private reconcile(r: WorkerResult): void {
-    const missing = TOKEN_FIELDS.some((f) => r.usage[f] > this.received[f]);
-    if (!missing) return;
-    const gap: UsageSummary = {
-      input: Math.max(0, r.usage.input - this.received.input),
-      output: Math.max(0, r.usage.output - this.received.output),
-      cacheRead: Math.max(0, r.usage.cacheRead - this.received.cacheRead),
-      cacheWrite: Math.max(0, r.usage.cacheWrite - this.received.cacheWrite),
-      totalTokens: Math.max(0, r.usage.totalTokens - this.received.totalTokens),
-      cost: Math.max(0, r.usage.cost - this.received.cost),
-    };
+    const gap = usageGap(r.usage, this.received);
+    if (!gap) return;
     this.received = addUsageSummary(this.received, gap);
     const scopes = this.ctx.broker.scopesOf({ scopes: this.ref.scopes, provider: this.lastProvider });
     this.ctx.broker.budget.charge(scopes, { usd: gap.cost, tokens: gap.totalTokens });
