@@ -92,6 +92,12 @@ function gateTool(action: 'approve' | 'reject') {
         .describe(
           'Answer the publish gate (approve: in a publish: block; run_status lists publishGates): approved, the run pushes its branches and opens its pull requests',
         ),
+      follow_up: z
+        .boolean()
+        .optional()
+        .describe(
+          'Answer the gate of a follow-up round waiting to push (approve: in publish.follow_up): approved, the next publish --follow-up --apply (or the follow_up tool) pushes it; rejected, it is dropped',
+        ),
       instance: instanceArg.optional().describe('Only this instance of a fan-out; leave it out for all of them'),
       note: z.string().optional().describe('Why, for the log and the report'),
       run_dir: runDirArg,
@@ -104,12 +110,15 @@ function gateTool(action: 'approve' | 'reject') {
     },
     handler: async (args, _call, ctx) => {
       const runDir = locateRun(ctx, args.run, args.run_dir);
-      if (!args.publish && args.task === undefined)
-        throw new ToolError('give task (the gated task), or publish: true for the publish gate');
+      if (args.publish && args.follow_up) throw new ToolError('publish and follow_up answer different gates; give one');
+      if (!args.publish && !args.follow_up && args.task === undefined)
+        throw new ToolError(
+          'give task (the gated task), publish: true for the publish gate, or follow_up: true for a follow-up round',
+        );
       const d = await deliverApproval(runDir, {
         action,
         task: args.task ?? '*',
-        ...(args.publish ? { gate: 'publish' as const } : {}),
+        ...(args.publish ? { gate: 'publish' as const } : args.follow_up ? { gate: 'follow_up' as const } : {}),
         ...(args.instance !== undefined ? { instance: args.instance } : {}),
         ...(args.note ? { note: args.note } : {}),
         by: byOf(ctx),

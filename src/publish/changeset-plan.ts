@@ -17,6 +17,7 @@ import {
   writeChangesets,
 } from '../run/changesets.js';
 import { type InstanceState as FoldedInstance, foldEvents, instancesInTaskOrder } from '../run/run-fold.js';
+import { roundMayPush } from '../run/follow-up-record.js';
 import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
 import { pullRequestSummary } from './pull-request-summary.js';
@@ -78,12 +79,18 @@ function rebasesOf(inst: FoldedInstance): Pick<Changeset, 'rebases'> {
 
 /**
  * The follow-up rounds that gave the branch a commit (from the run log): those that made a change,
- * since the last rebase (a rebase redoes the change from its base: earlier rounds' commits go).
+ * since the last rebase (a rebase redoes the change from its base: earlier rounds' commits go), and
+ * not held at (or rejected by) their follow_up.approve gate.
  */
-function followUpsOf(inst: FoldedInstance): Pick<Changeset, 'followUps'> {
+function followUpsOf(inst: FoldedInstance, gated: boolean): Pick<Changeset, 'followUps'> {
   const rebased = Math.max(0, ...(inst.rebases ?? []).filter((r) => r.ok === true).map((r) => r.endTs ?? r.startTs));
   const rounds = (inst.followUps ?? []).filter(
-    (f) => f.ok === true && f.patchFile !== undefined && f.endTs !== undefined && f.endTs > rebased,
+    (f) =>
+      f.ok === true &&
+      f.patchFile !== undefined &&
+      f.endTs !== undefined &&
+      f.endTs > rebased &&
+      roundMayPush(f, gated),
   );
   return rounds.length
     ? {
@@ -177,7 +184,7 @@ export function planChangesets(runDir: string, recipe: LoadedRecipe, previous?: 
       diffstat,
       ...(inst.summary ? { summary: inst.summary } : {}),
       ...rebasesOf(inst),
-      ...followUpsOf(inst),
+      ...followUpsOf(inst, spec.followUp?.approve !== undefined),
       // When its result was made (a later event, e.g. a failed rebase, must not change the commit's date).
       doneTs: inst.doneTs ?? inst.lastTs,
       state: old?.state ?? 'unpublished',

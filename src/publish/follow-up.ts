@@ -12,7 +12,8 @@
 // round whose agent ended but whose commit is not recorded as pushed is pushed first (its commit
 // is the same commit again: follow-up-commits.ts; a branch already there is not pushed again); a
 // round killed while its agent ran runs again under the same number; a comment already answered
-// on the forge (the reply carries ANSWER_MARK) is not answered twice.
+// on the forge (the reply carries ANSWER_MARK) is not answered twice. With follow_up.approve a
+// round's change waits at a gate before it is pushed (follow-up-gate.ts).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LoadedRecipe } from '../recipe/index.js';
@@ -21,13 +22,17 @@ import { type Changeset, type ChangesetsFile, readChangesets, writeChangesets } 
 import { type InstanceState as FoldedInstance, foldEvents } from '../run/run-fold.js';
 import { takeRunLease } from '../run/run-lease.js';
 import { runRootOf } from '../run/run-paths.js';
+import type { RunEventInput } from '../run/run-events.js';
 import { RunStore, readRunLog } from '../run/run-store.js';
 import { runRedactor } from '../run/secrets.js';
+import { type FollowUpRecord, roundMayPush } from '../run/follow-up-record.js';
 import { missingApiKey } from '../orchestrator/run-recipe.js';
 import { recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
+import { describeApproval } from '../run/approval-record.js';
 import { type ResolvedRemote, pushBranch, remoteBranchCommit, resolveRemote } from './branch-push.js';
 import { planChangesets } from './changeset-plan.js';
 import { roundCommit } from './follow-up-commits.js';
+import { awaitingText, roundGateRequest, timeoutAnswer } from './follow-up-gate.js';
 import {
   type FollowUpEvidence,
   ciEvidence,
@@ -66,6 +71,8 @@ export type FollowUpOutcome =
   /** Merged or closed: the campaign is done with it. */
   | 'settled'
   | 'max_rounds'
+  /** follow_up.approve: a round's change waits for `orchestrate approve <run> --follow-up`; nothing pushed. */
+  | 'awaiting_approval'
   | 'failed';
 
 export interface FollowUpResult {
@@ -151,6 +158,15 @@ async function followUpOne(x: Ctx): Promise<FollowUpResult> {
     if (!pending.ok) return { key: c.key, outcome: 'failed', detail: pending.error };
     resumed = pending.pushed > 0;
   }
+  const held = (instanceOf(fold(o.runDir), c)?.followUps ?? []).find((f) => f.approval?.state === 'waiting');
+  if (held)
+    return {
+      key: c.key,
+      outcome: 'awaiting_approval',
+      round: held.round,
+      reason: held.reason,
+      detail: awaitingText(fold(o.runDir).runId, c, held),
+    };
   const st = await x.forge.status(x.repository, x.number);
   if (st.state === 'merged' || st.state === 'closed')
     return { key: c.key, outcome: 'settled', detail: `${st.url} is ${st.state}` };
@@ -176,7 +192,9 @@ async function followUpOne(x: Ctx): Promise<FollowUpResult> {
       outcome: same.ok ? 'none' : 'failed',
       round: same.round,
       detail: same.ok
-        ? `round ${same.round} answered this already; waiting for the forge`
+        ? same.approval?.state === 'rejected'
+          ? `round ${same.round} on this evidence was ${describeApproval(same.approval)}; not pushed, not run again`
+          : `round ${same.round} answered this already; waiting for the forge`
         : `round ${same.round} on the same evidence failed (${same.error ?? 'no change'}); not run again`,
     };
   const used = new Set(rounds.map((f) => f.round)).size + rebasesSincePublish(inst, c);
@@ -289,10 +307,25 @@ async function remoteOf(
  * commit is made again (the same commit) and pushed onto the commit before it, and recorded.
  */
 async function pushPendingRounds(x: Ctx): Promise<{ ok: true; pushed: number } | { ok: false; error: string }> {
-  const inst = instanceOf(fold(x.opts.runDir), x.c);
-  const pending = (inst?.followUps ?? []).filter((f) => f.ok === true && f.patchFile && !f.commit && f.endTs);
-  if (!pending.length) return { ok: true, pushed: 0 };
+  const gate = x.spec.followUp?.approve;
+  const made = () =>
+    (instanceOf(fold(x.opts.runDir), x.c)?.followUps ?? []).filter(
+      (f) => f.ok === true && f.patchFile && !f.commit && f.endTs,
+    );
+  const now = Date.now();
+  // Something to write: a round to push, a gate not asked yet (a kill came between), a deadline passed.
+  const todo = (f: FollowUpRecord) =>
+    roundMayPush(f, gate !== undefined) || (gate && !f.approval) || timeoutAnswer(x.c, f, now);
+  if (!made().some(todo)) return { ok: true, pushed: 0 };
   const r = await withLease(x.opts.runDir, async () => {
+    // Gates first (under the lease, folded): asked when missing, answered with on_timeout when due.
+    const asked = gate ? made().filter((f) => !f.approval) : [];
+    const requests = asked.map((f) =>
+      roundGateRequest({ gate: gate!, c: x.c, round: f, files: filesOf(resolve(x.opts.runDir, f.patchFile!)), now }),
+    );
+    const due = made().flatMap((f) => timeoutAnswer(x.c, f, now) ?? []);
+    if (requests.length || due.length) appendEvents(x.opts, [...requests, ...due]);
+    const pending = made().filter((f) => roundMayPush(f, gate !== undefined));
     for (const f of pending) {
       const pushed = await pushRound(x, f);
       if (!pushed.ok) return pushed;
@@ -300,6 +333,12 @@ async function pushPendingRounds(x: Ctx): Promise<{ ok: true; pushed: number } |
     return { ok: true as const, pushed: pending.length };
   });
   return r;
+}
+
+function appendEvents(o: FollowUpOptions, events: readonly RunEventInput[]): void {
+  const store = RunStore.open(o.runDir, { redactor: runRedactor(o.recipe, o.env) });
+  for (const e of events) store.append(e);
+  store.flush();
 }
 
 /** One round's commit onto the branch (a fast-forward from the commit it was made on), then recorded. */
@@ -414,11 +453,27 @@ async function runRound(x: Ctx, inst: FoldedInstance, e: FollowUpEvidence, round
     if (!ran.ok) return { ok: false as const, error: ran.error };
     const f = instanceOf(fold(o.runDir), c)?.followUps?.find((y) => y.attempt === ran.attempt);
     if (!f) return { ok: false as const, error: 'the round is not in the run log' };
+    const gate = x.spec.followUp?.approve;
+    if (gate && f.patchFile) {
+      const files = filesOf(resolve(o.runDir, f.patchFile));
+      appendEvents(o, [roundGateRequest({ gate, c, round: f, files, now: Date.now() })]);
+      return { ok: true as const, held: true as const };
+    }
     const pushed = await pushRound(x, f);
     if (!pushed.ok) return pushed;
     return { ok: true as const, commit: pushed.commit, patchFile: ran.patchFile, text: ran.text };
   });
   if (!r.ok) return fail(r.error);
+  if ('held' in r) {
+    const held = instanceOf(fold(o.runDir), c)?.followUps?.find((f) => f.round === round && f.approval);
+    return {
+      key: c.key,
+      outcome: 'awaiting_approval',
+      round,
+      reason: e.reason,
+      detail: held ? awaitingText(fold(o.runDir).runId, c, held) : `round ${round} waits for approval`,
+    };
+  }
   if (e.reason === 'changes_requested') await answer(x, e, round, r.commit, r.patchFile, r.text);
   return {
     key: c.key,

@@ -40,6 +40,11 @@ const followUpSchema = z
       .max(20)
       .optional()
       .describe('Follow-up rounds per changeset at most (default 2); a rebase for a conflict counts as one'),
+    approve: approveGate
+      .optional()
+      .describe(
+        'A gate before each round pushes: its commit is made but not pushed (and no comment answered) until `orchestrate approve|reject <run> --follow-up`, or the MCP server, answers; then publish --follow-up --apply pushes it. A rejected round is dropped and counts against max_rounds',
+      ),
   })
   .describe(
     'orchestrate publish <run> --follow-up [--apply] (or status --watch --follow-up): a pull request whose CI fails, that gets review comments or no longer merges goes back to its agent, on its branch, with the failing log, the comments or the conflict; a new commit is pushed and each comment answered',
@@ -114,7 +119,7 @@ export interface PublishSpec {
   /** `approve:`: the run waits at a publish gate before it publishes this task's changesets (a template prompt). */
   approve?: ApproveGate;
   /** `follow_up:`: what sends a published change back to its agent, and how many rounds at most. */
-  followUp?: { on: FollowUpTrigger[]; maxRounds: number };
+  followUp?: { on: FollowUpTrigger[]; maxRounds: number; approve?: ApproveGate };
   /** `merge_when:`: the conditions under which the forge's auto-merge is turned on. */
   mergeWhen?: MergeCondition[];
 }
@@ -152,7 +157,13 @@ export function publishSpecOf(
     reviewers: b.reviewers ?? [],
     ...(b.approve ? { approve: publishGateOf(b.approve) } : {}),
     ...(b.follow_up
-      ? { followUp: { on: b.follow_up.on ?? [...FOLLOW_UP_TRIGGERS], maxRounds: b.follow_up.max_rounds ?? 2 } }
+      ? {
+          followUp: {
+            on: b.follow_up.on ?? [...FOLLOW_UP_TRIGGERS],
+            maxRounds: b.follow_up.max_rounds ?? 2,
+            ...(b.follow_up.approve ? { approve: publishGateOf(b.follow_up.approve, FOLLOW_UP_GATE_PROMPT) } : {}),
+          },
+        }
       : {}),
     ...(b.merge_when ? { mergeWhen: b.merge_when } : {}),
   };
@@ -161,10 +172,13 @@ export function publishSpecOf(
 /** The default prompt of a publish gate (the changeset preview is added to every prompt). */
 export const PUBLISH_GATE_PROMPT = 'Publish the changesets of ${{ task }}?';
 
-function publishGateOf(g: NonNullable<PublishBlock['approve']>): ApproveGate {
+/** The default prompt of a follow-up round's gate (the round's changeset and evidence are added to it). */
+export const FOLLOW_UP_GATE_PROMPT = 'Push this follow-up round?';
+
+function publishGateOf(g: NonNullable<PublishBlock['approve']>, prompt = PUBLISH_GATE_PROMPT): ApproveGate {
   const timeoutMs = g.timeout !== undefined ? parseDuration(g.timeout) : undefined;
   return {
-    prompt: g.prompt ?? PUBLISH_GATE_PROMPT,
+    prompt: g.prompt ?? prompt,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     onTimeout: g.on_timeout ?? 'reject',
   };

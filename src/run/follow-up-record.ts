@@ -2,7 +2,10 @@
 // published branch with the pull request's evidence (a CI failure, review comments), the change it
 // made and, once on the remote, the commit. Kept beside run-fold.ts, which applies the three
 // events through applyFollowUpEvent. Unlike a rebase, a round leaves the instance's own result
-// alone: its change is a commit on top of the branch, listed in the changeset.
+// alone: its change is a commit on top of the branch, listed in the changeset. With
+// follow_up.approve a round's change waits at a gate (approval_requested / approval_given with
+// gate follow_up and its round) before it is pushed; applyFollowUpApproval folds those.
+import { applyApprovalEvent, type ApprovalEvent, type ApprovalRecord } from './approval-record.js';
 import type { RunEvent } from './run-events.js';
 import type { AttemptRecord, InstanceState } from './run-fold.js';
 
@@ -24,6 +27,27 @@ export interface FollowUpRecord {
   text?: string;
   /** The round's commit, once it is on the branch. */
   commit?: string;
+  /** follow_up.approve: its gate (waiting: not pushed yet; rejected: dropped, never pushed). */
+  approval?: ApprovalRecord;
+}
+
+/**
+ * Whether a round's change may go on the branch: it is there already, or its gate approved it, or
+ * it has no gate and `gated` (follow_up.approve is set) is false. A gated round with no gate
+ * record yet (a kill -9 came between its end and its request) waits like a requested one.
+ */
+export function roundMayPush(r: Pick<FollowUpRecord, 'approval' | 'commit'>, gated: boolean): boolean {
+  if (r.commit !== undefined) return true;
+  return r.approval ? r.approval.state === 'approved' : !gated;
+}
+
+/** A follow-up round's gate event, applied to that round (the instance's by task and key, the round by number). */
+export function applyFollowUpApproval(instances: ReadonlyMap<string, InstanceState>, e: ApprovalEvent): void {
+  for (const inst of instances.values()) {
+    if (inst.task !== e.task || inst.key !== e.key) continue;
+    const r = [...(inst.followUps ?? [])].reverse().find((x) => x.round === e.round);
+    if (r) r.approval = applyApprovalEvent(r.approval, e);
+  }
 }
 
 export function applyFollowUpEvent(

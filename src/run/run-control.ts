@@ -38,8 +38,11 @@ export type ApprovalAnswer = ({ action: 'approve' } | { action: 'reject' }) & Ap
 interface ApprovalFields {
   /** The gated task; with gate `publish`, the task whose publish gate it is, or '*' for every waiting one. */
   task: string;
-  /** `publish`: answer a publish gate (publish.approve) rather than a task's approve:. */
-  gate?: 'publish';
+  /**
+   * `publish`: answer a publish gate (publish.approve) rather than a task's approve:; `follow_up`:
+   * the gate of a follow-up round waiting to push (publish.follow_up.approve; `task` may be '*').
+   */
+  gate?: 'publish' | 'follow_up';
   instance?: string;
   note?: string;
   by?: string;

@@ -303,8 +303,12 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     prompt: z.string(),
     deadline: z.number().optional(),
     onTimeout: z.enum(['approve', 'reject']),
-    /** `publish`: the publish gate of `task` (publish.approve), not an instance's; `key` is the task. */
-    gate: z.literal('publish').optional(),
+    /**
+     * `publish`: the publish gate of `task` (publish.approve), not an instance's; `key` is the task.
+     * `follow_up`: the gate before follow-up round `round` of instance `key` pushes (follow_up.approve).
+     */
+    gate: z.enum(['publish', 'follow_up']).optional(),
+    round: z.number().optional(),
   }),
   /**
    * The gate's answer: who (`by`: the OS user, `--as NAME`, or "timeout"), through which channel,
@@ -320,7 +324,9 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     via: z.enum(APPROVAL_CHANNELS),
     note: z.string().optional(),
     offline: z.boolean().optional(),
-    gate: z.literal('publish').optional(),
+    gate: z.enum(['publish', 'follow_up']).optional(),
+    /** gate follow_up: the round answered. */
+    round: z.number().optional(),
   }),
   /**
    * A changeset the run published once its publish gate was approved (publish-gate.ts), as

@@ -18,7 +18,7 @@ import { countsAsTurn } from './turn-count.js';
 import { applyApprovalEvent, applyPublishEvent, describeApproval, type ApprovalRecord } from './approval-record.js';
 import { applyBoardEvent, type Board } from './board-record.js';
 import { applyPickEvent, landOnInstance, type AttemptPicks } from './attempt-pick-record.js';
-import { applyFollowUpEvent, type FollowUpRecord } from './follow-up-record.js';
+import { applyFollowUpApproval, applyFollowUpEvent, type FollowUpRecord } from './follow-up-record.js';
 import { applyRebaseEvent, type RebaseRecord } from './rebase-record.js';
 import { applyTrainEvent, createTrainState, type TrainState } from './train-record.js';
 import { controlRecord, isControlEvent, type ControlRecord } from './control-record.js';
@@ -384,6 +384,7 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'approval_requested':
     case 'approval_given': {
       if (e.gate === 'publish') return void applyPublishEvent(state, e);
+      if (e.gate === 'follow_up') return void applyFollowUpApproval(state.instances, e);
       // Before any attempt: no attempt record, so timelines show no bar for the wait.
       const inst = ensureInstance(state, e.task, e.key, e.ts);
       inst.lastTs = Math.max(inst.lastTs, e.ts);

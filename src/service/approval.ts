@@ -14,8 +14,11 @@ export async function deliverApproval(runDir: string, a: ApprovalAnswer): Promis
   if (live.code !== 'not_live' || liveLeaseHolder(runDir)) return live;
   // Nobody runs it: the answer goes into its log (under its lease) for the next resume.
   const { answerApprovalOffline } = await import('../orchestrator/control/approval-offline.js');
-  const { answerPublishGateOffline } = await import('../publish/publish-gate-offline.js');
-  const offline = await answerApprovalOffline(runDir, a, a.by ?? 'unknown', answerPublishGateOffline);
+  const endGate =
+    a.gate === 'follow_up'
+      ? (await import('../publish/follow-up-gate.js')).answerFollowUpGateOffline
+      : (await import('../publish/publish-gate-offline.js')).answerPublishGateOffline;
+  const offline = await answerApprovalOffline(runDir, a, a.by ?? 'unknown', endGate);
   return offline.ok
     ? offline
     : { ok: false, code: offline.live === true ? 'not_live' : 'refused', message: offline.error };

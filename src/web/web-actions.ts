@@ -13,7 +13,7 @@ import { type ControlOutcome, controlBy, deliverRunControl } from '../service/ru
 const Approval = z.strictObject({
   task: z.string().min(1),
   instance: z.string().min(1).optional(),
-  gate: z.literal('publish').optional(),
+  gate: z.enum(['publish', 'follow_up']).optional(),
   note: z.string().max(2_000).optional(),
 });
 const Steer = z.strictObject({ instance: z.string().min(1), text: z.string().trim().min(1).max(20_000) });

@@ -1,6 +1,8 @@
 // `orchestrate approve|reject <run> --task T [--instance K] [--note TEXT] [--as NAME]`: answer a
 // task's approval gate (`approve:` in the recipe); `--publish [--task T]` answers the run's publish
-// gate (`approve:` in a publish: block) instead: approved, the run publishes its changesets. A live run gets the answer through its control
+// gate (`approve:` in a publish: block) instead: approved, the run publishes its changesets;
+// `--follow-up [--task T] [--instance K]` answers the gate of a follow-up round waiting to push
+// (publish.follow_up.approve): `publish --follow-up --apply` then pushes or drops it. A live run gets the answer through its control
 // socket and goes on at once; a run no coordinator holds (interrupted, or killed while it waited)
 // gets it written into its log under the run's lease, and the next `orchestrate resume` obeys it.
 // Exit codes: 0 answered; 1 refused (no such gate, already answered...); 2 bad usage, or a
@@ -17,9 +19,14 @@ async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliC
   if (runDir === undefined) return EXIT.usage;
   const by = typeof args.as === 'string' && args.as.trim() !== '' ? args.as.trim() : userName(ctx.env);
   const publish = args.publish === true;
-  if (!publish && typeof args.task !== 'string') {
+  const followUp = args['follow-up'] === true;
+  if (publish && followUp) {
+    ctx.stderr(`orchestrate: --publish and --follow-up answer different gates; give one\n`);
+    return EXIT.usage;
+  }
+  if (!publish && !followUp && typeof args.task !== 'string') {
     ctx.stderr(
-      `orchestrate: ${action} needs --task T (the gated task), or --publish (the publish gate before the changesets are published)\n`,
+      `orchestrate: ${action} needs --task T (the gated task), --publish (the publish gate before the changesets are published) or --follow-up (a follow-up round waiting to push)\n`,
     );
     return EXIT.usage;
   }
@@ -30,7 +37,7 @@ async function answer(action: 'approve' | 'reject', args: CommandArgs, ctx: CliC
   const a: ApprovalAnswer = {
     action,
     task: typeof args.task === 'string' ? args.task : '*',
-    ...(publish ? { gate: 'publish' as const } : {}),
+    ...(publish ? { gate: 'publish' as const } : followUp ? { gate: 'follow_up' as const } : {}),
     ...(typeof args.instance === 'string' ? { instance: args.instance } : {}),
     ...(typeof args.note === 'string' && args.note !== '' ? { note: args.note } : {}),
     by,
@@ -64,6 +71,14 @@ function gateCommand(action: 'approve' | 'reject'): CliCommand {
             action === 'approve'
               ? 'Answer the publish gate (approve: in a publish: block): the run publishes its changesets'
               : 'Answer the publish gate (approve: in a publish: block): nothing is pushed',
+        })
+        .option('follow-up', {
+          type: 'boolean',
+          default: false,
+          describe:
+            action === 'approve'
+              ? 'Answer the gate of a follow-up round (approve: in publish.follow_up): publish --follow-up --apply pushes it'
+              : 'Answer the gate of a follow-up round (approve: in publish.follow_up): the round is dropped, never pushed',
         })
         .option('instance', {
           type: 'string',

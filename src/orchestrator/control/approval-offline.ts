@@ -15,8 +15,8 @@ import { answeredMessage, boardOfFold, decideApproval, noPublishGateError } from
 export type OfflineAnswer = { ok: true; message: string } | { ok: false; error: string; live?: boolean };
 
 /**
- * Answers a publish gate offline (the publish layer's, publish/publish-gate-offline.ts), called
- * under the run's lease with the folded log.
+ * Answers a publish gate (or a follow-up round's gate) offline (the publish layer's,
+ * publish/publish-gate-offline.ts and follow-up-gate.ts), called under the run's lease with the folded log.
  */
 export type OfflineEndGate = (
   runDir: string,
@@ -37,7 +37,7 @@ export async function answerApprovalOffline(
   if (!taken.ok) return { ok: false, error: taken.message, ...(taken.holder ? { live: true } : {}) };
   try {
     const fold = foldEvents(readRunLog(join(runDir, 'run.jsonl')).events);
-    if (a.gate === 'publish')
+    if (a.gate === 'publish' || a.gate === 'follow_up')
       return endGate
         ? endGate(runDir, runId, fold, a, by)
         : { ok: false, error: noPublishGateError(runId, tasksWithGates(runId, fold)) };
@@ -74,7 +74,7 @@ export const decisionOf = (a: ApprovalAnswer) =>
 /** Appends one approval_given per gate answered, marked offline; the write error, if any. */
 export function appendAnswers(
   runDir: string,
-  gates: readonly { gate?: 'publish'; task: string; key: string }[],
+  gates: readonly { gate?: 'publish' | 'follow_up'; task: string; key: string; round?: number }[],
   decision: 'approved' | 'rejected',
   a: ApprovalAnswer,
   by: string,
