@@ -1,4 +1,4 @@
-// What publishing adds to a run, for the layer that composes one (the CLI's run and resume, the
+// What publishing adds to a run, for the layer that composes one (the service layer's run and resume, the
 // service): the publish gate that holds the run's end when a `publish:` block has approve:, the
 // changesets.json written once the coordinator is done, and the offline answer to a publish gate.
 // The core offers these as extension points (CoordinatorOptions.endGate, RunOptions.afterRun,
