@@ -71,7 +71,7 @@ tasks:
     const child = spawnCli([join(dir, 'recipe.yaml'), '--run-dir', runsDir], env);
     const done = exited(child);
     await until(() => waitingInBash() || child.exitCode !== null, 'the builder waiting in bash', 60_000);
-    expect(child.exitCode, 'the run ended before the kill').toBeNull();
+    if (child.exitCode !== null) expect.fail(`the run ended before the kill: ${(await done).stderr}`);
     child.kill('SIGKILL');
     await done;
 

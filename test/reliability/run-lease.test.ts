@@ -327,7 +327,14 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const p = project(model, ['a', 'b']);
       const child = spawnCli([join(p.dir, 'recipe.yaml'), '--run-dir', p.runs], p.env);
       const done = exited(child);
-      await until(() => model.firstTurns('a') >= 1 && model.firstTurns('b') >= 1, 'both items waiting for their reply');
+      // Only a guard against a hang (the test's own timeout is 120 s): a CLI started from the sources
+      // on a busy machine can take most of a minute to ask; a run that ended says why.
+      await until(
+        () => (model.firstTurns('a') >= 1 && model.firstTurns('b') >= 1) || child.exitCode !== null,
+        'both items waiting for their reply',
+        110_000,
+      );
+      if (child.exitCode !== null) expect.fail(`the run ended before the lease was taken: ${(await done).stderr}`);
       const runDir = runDirOf(p.runs)!;
       // Another coordinator took the run over (as if this one had been frozen past the timeout).
       const now = Date.now();
