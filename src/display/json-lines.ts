@@ -54,6 +54,11 @@
  *                    (the new base), fromCommit, sessionFile (start); ok, text?, summary?,
  *                    patchFile?, modifiedFiles?, failure?, error?, usage, durationMs (end). An ok
  *                    end moves the instance to the new base and patch; its status stays done.
+ *   instance_followup_start / instance_followup_end / instance_followup_pushed   `publish
+ *                    --follow-up --apply`: a round of a changeset's follow-up (CI failed, changes
+ *                    requested): round, evidence (what it answers), reason, fromCommit, sessionFile
+ *                    (start); ok, patchFile?, text?, failure?, error?, usage, durationMs (end);
+ *                    commit (pushed: on the branch, pushed now or found there after a restart).
  *   train_step       phase: landing | landed | conflict | verify_failed | repair | failed, repo:
  *                    the merge train (land: train) landing the instance's work in repo: tipTree?,
  *                    tree? (the merged tree), commit? (landed), files? (landed, or conflicting),
