@@ -99,6 +99,8 @@ export class PlainLog {
         return `budget exhausted: ${err(e.reason)}; no new model calls are permitted`;
       case 'approval_requested':
         // The line says how to answer: a run in CI or a pipe has no keys to press.
+        if (e.gate === 'follow_up')
+          return `${instanceLabel(e.task, e.key)}: follow-up round ${e.round ?? '?'} waiting for approval: ${e.prompt}; answer with: orchestrate approve|reject ${e.runId} --follow-up --instance ${e.key}`;
         if (e.gate === 'publish')
           return `publish ${e.task}: waiting for approval: ${e.prompt}${e.deadline !== undefined ? ` (until ${new Date(e.deadline).toISOString()}, then ${e.onTimeout === 'approve' ? 'approved' : 'rejected'})` : ''}; answer with: orchestrate approve|reject ${e.runId} --publish`;
         return `${instanceLabel(e.task, e.key)}: waiting for approval: ${e.prompt}${e.deadline !== undefined ? ` (until ${new Date(e.deadline).toISOString()}, then ${e.onTimeout === 'approve' ? 'approved' : 'rejected'})` : ''}; answer with: orchestrate approve|reject ${e.runId} --task ${e.task}`;

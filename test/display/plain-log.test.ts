@@ -161,4 +161,24 @@ describe('approval gates in the plain log', () => {
       'publish.b: rejected on timeout\n',
     ]);
   });
+
+  it("a follow-up round's gate names its round and the --follow-up answer, not the task's gate", () => {
+    const lines: string[] = [];
+    const log = new PlainLog({ write: (t: string) => lines.push(t) > 0 });
+    log.handle({
+      v: 1,
+      runId: 'r1',
+      ts: 1_000,
+      type: 'approval_requested',
+      gate: 'follow_up',
+      task: 'change',
+      key: 'change.repo-a',
+      round: 2,
+      prompt: 'Push it?',
+      onTimeout: 'reject',
+    } as RunEvent);
+    expect(lines.map((l) => l.replace(/^\d\d:\d\d:\d\d /, ''))).toEqual([
+      'change.repo-a: follow-up round 2 waiting for approval: Push it?; answer with: orchestrate approve|reject r1 --follow-up --instance change.repo-a\n',
+    ]);
+  });
 });
