@@ -34,7 +34,9 @@ ${REPOS.map(
 ).join('\n')}
 `;
 
-function recipeText(dir: string, apiUrl: string): string {
+const GATE = `{ prompt: "Push the agent's fix?" }`;
+
+function recipeText(dir: string, apiUrl: string, gate = GATE, repos = REPOS): string {
   return `name: follow-through-gated
 provider: scripted
 script: script.yaml
@@ -47,14 +49,41 @@ publish:
   repository: acme/\${{ repo.name }}
   branch: campaign/\${{ repo.name }}
   draft: false
-  follow_up: { on: [ci_failed, changes_requested], max_rounds: 1, approve: { prompt: "Push the agent's fix?" } }
+  follow_up: { on: [ci_failed, changes_requested], max_rounds: 1, approve: ${gate} }
 tasks:
   - id: change
     agent: editor
-    for_each: [${REPOS.join(', ')}]
+    for_each: [${repos.join(', ')}]
     cwd: \${{ item }}
     prompt: "Change \${{ item }}"
 `;
+}
+
+/** A project of `repos` (bare remotes beside them) on a fake GitHub whose CI fails repo-a until it says farewell. */
+async function campaign(repos: readonly string[]): Promise<{ dir: string; gh: FakeGitHub }> {
+  const files: Record<string, string> = { 'script.yaml': SCRIPT };
+  for (const r of repos) files[`${r}/greet.txt`] = `hello from ${r}\n`;
+  const dir = tempProject(files);
+  const bare = (r: string) => join(dir, 'remotes', `${r}.git`);
+  for (const r of repos) {
+    const repo = join(dir, r);
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
+    git(dir, 'clone', '-q', '--bare', repo, bare(r));
+  }
+  const greet = (r: string, rev: string) =>
+    execFileSync('git', ['--git-dir', bare(r), 'show', `${rev}:greet.txt`]).toString();
+  const gh = await fakeGitHub(TOKEN, Object.fromEntries(repos.map((r) => [`acme/${r}`, bare(r)])), {
+    ci: (repo, sha) => {
+      const r = repo.split('/')[1]!;
+      const failing = r === 'repo-a' && greet(r, sha).includes('goodbye from repo-a');
+      return [
+        { name: 'test', conclusion: failing ? 'failure' : 'success', log: failing ? 'FAIL: wants farewell\n' : 'ok\n' },
+      ];
+    },
+  });
+  return { dir, gh };
 }
 
 describe('follow_up.approve: a gate before a follow-up round pushes', () => {
@@ -73,29 +102,7 @@ describe('follow_up.approve: a gate before a follow-up round pushes', () => {
   let published: Record<string, string>;
 
   beforeAll(async () => {
-    const files: Record<string, string> = { 'script.yaml': SCRIPT };
-    for (const r of REPOS) files[`${r}/greet.txt`] = `hello from ${r}\n`;
-    dir = tempProject(files);
-    for (const r of REPOS) {
-      const repo = join(dir, r);
-      git(repo, 'init', '-q', '-b', 'main');
-      git(repo, 'add', '-A');
-      git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
-      git(dir, 'clone', '-q', '--bare', repo, bare(r));
-    }
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, bare(r)])), {
-      ci: (repo, sha) => {
-        const r = repo.split('/')[1]!;
-        const failing = r === 'repo-a' && greet(r, sha).includes('goodbye from repo-a');
-        return [
-          {
-            name: 'test',
-            conclusion: failing ? 'failure' : 'success',
-            log: failing ? 'FAIL: wants farewell\n' : 'ok\n',
-          },
-        ];
-      },
-    });
+    ({ dir, gh } = await campaign(REPOS));
     writeFileSync(join(dir, 'recipe.yaml'), recipeText(dir, gh.url));
     runDir = await runCampaign(dir);
     runId = basename(runDir);
@@ -208,5 +215,39 @@ describe('follow_up.approve: a gate before a follow-up round pushes', () => {
     const again = await cli('publish', runDir, '--apply');
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(REPOS.map(head)).toEqual(heads);
+  });
+});
+
+describe('follow_up.approve with a timeout', () => {
+  it('a gate nobody answers by its deadline is answered by on_timeout at the next --apply, which pushes the round', async () => {
+    const { dir, gh } = await campaign(['repo-a']);
+    try {
+      const gate = '{ timeout: 1ms, on_timeout: approve }';
+      writeFileSync(join(dir, 'recipe.yaml'), recipeText(dir, gh.url, gate, ['repo-a']));
+      const runDir = await runCampaign(dir);
+      const cli = (...argv: string[]) =>
+        runCli([...argv, '--run-dir', join(dir, 'runs')], {
+          cwd: dir,
+          env: { PATH: process.env.PATH, GITHUB_TOKEN: TOKEN },
+        });
+      const bare = join(dir, 'remotes', 'repo-a.git');
+      expect((await cli('publish', runDir, '--apply')).code).toBe(0);
+      const published = git(bare, 'rev-parse', 'campaign/repo-a').trim();
+      const first = await cli('publish', runDir, '--follow-up', '--apply');
+      expect(first.stdout).toContain('change.repo-a: awaiting approval  round 1 is waiting for approval');
+      expect(first.stdout).toContain('then approved)');
+      expect(git(bare, 'rev-parse', 'campaign/repo-a').trim()).toBe(published);
+      // The deadline (1 ms after the request) has passed by the time the next command reads the log.
+      const second = await cli('publish', runDir, '--follow-up', '--apply');
+      expect(second.code, second.stdout + second.stderr).toBe(0);
+      expect(git(bare, 'rev-parse', 'campaign/repo-a^').trim()).toBe(published);
+      const given = events(runDir).filter((e) => e.type === 'approval_given');
+      expect(given).toMatchObject([
+        { gate: 'follow_up', round: 1, decision: 'approved', by: 'timeout', via: 'timeout' },
+      ]);
+    } finally {
+      await gh.close();
+      cleanupTempDirs();
+    }
   });
 });
