@@ -109,6 +109,8 @@
  *                    an instance with `approve:` waits, spending nothing, for an answer. gate:
  *                    "publish" marks the publish gate of `task` (publish.approve; key is the
  *                    task): the run's changesets wait to be pushed. A resume logs it again.
+ *                    gate "follow_up" with round: follow-up round `round` of instance `key`
+ *                    waits to be pushed (publish.follow_up.approve); approval_given answers it.
  *   approval_given   task, key, decision (approved | rejected), by (the OS user, --as NAME, or
  *                    "timeout"), via (cli, view, watch, mcp, timeout or web), note?, offline?
  *                    (answered while no coordinator held the run), gate? ("publish", as above).
