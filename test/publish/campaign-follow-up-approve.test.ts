@@ -3,12 +3,14 @@
 // pushes nothing and answers no comment: each round waits at its gate (approval_requested, gate
 // follow_up) and the command says how to answer. A plain `publish --apply` does not push a waiting
 // round either, nor one whose gate request a kill -9 cut off (asked again by the next --apply).
-// `orchestrate approve --follow-up` lets the next --apply push repo-a's round; `reject` drops
-// repo-b's (not pushed, no reply, not run again, and it counts against max_rounds).
+// `orchestrate approve --follow-up` lets the next --apply push repo-a's round; the MCP reject tool
+// drops repo-b's (not pushed, no reply, not run again, and it counts against max_rounds).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rejectTool } from '../../src/mcp/control-tools.js';
+import type { ServerContext, ToolCall } from '../../src/mcp/tool-table.js';
 import { readChangesets } from '../../src/run/changesets.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs, events, tempProject } from '../orchestrator/helpers/run-fixtures.js';
@@ -180,9 +182,23 @@ describe('follow_up.approve: a gate before a follow-up round pushes', () => {
     const ok = await cli('approve', runDir, '--follow-up', '--instance', 'change.repo-a', '--as', 'ana');
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('approved follow-up change.repo-a round 1');
-    const no = await cli('reject', runDir, '--follow-up', '--instance', 'change.repo-b', '--note', 'wrong fix');
-    expect(no.code, no.stderr).toBe(0);
-    expect(no.stdout).toContain('rejected follow-up change.repo-b round 1: it is dropped');
+    // repo-b's is rejected through the MCP server's reject tool (the same delivery as the CLI).
+    const ctx = {
+      cwd: dir,
+      env: env(),
+      runsDir: join(dir, 'runs'),
+      progressMs: 1_000,
+      launcher: undefined as never,
+      log: () => undefined,
+      clientName: () => 'test-client',
+    } satisfies ServerContext;
+    const no = await rejectTool.handler(
+      { run: runId, follow_up: true, instance: 'change.repo-b', note: 'wrong fix' },
+      {} as ToolCall,
+      ctx,
+    );
+    expect(no.text).toContain('rejected follow-up change.repo-b round 1: it is dropped');
+    expect(of('approval_given', 'change.repo-b')).toMatchObject([{ via: 'mcp', note: 'wrong fix', round: 1 }]);
     // Answered, nothing pushed yet: the push is the next --apply's.
     expect(REPOS.map(head)).toEqual(REPOS.map((x) => published[x]));
 
