@@ -9,9 +9,13 @@ import { type ControlOutcome, deliverRunControl } from './run-control.js';
 export type ApprovalDelivery = ControlOutcome;
 
 export async function deliverApproval(runDir: string, a: ApprovalAnswer): Promise<ApprovalDelivery> {
-  const live = await deliverRunControl(runDir, a.action, a);
-  if (live.ok) return live;
-  if (live.code !== 'not_live' || liveLeaseHolder(runDir)) return live;
+  // A follow-up round's gate is no coordinator's: `publish --follow-up` reads it from the log, so
+  // it is always written there (under the lease; refused while a coordinator or publish holds it).
+  if (a.gate !== 'follow_up') {
+    const live = await deliverRunControl(runDir, a.action, a);
+    if (live.ok) return live;
+    if (live.code !== 'not_live' || liveLeaseHolder(runDir)) return live;
+  }
   // Nobody runs it: the answer goes into its log (under its lease) for the next resume.
   const { answerApprovalOffline } = await import('../orchestrator/control/approval-offline.js');
   const endGate =
