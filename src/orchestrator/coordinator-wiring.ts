@@ -111,6 +111,8 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     storageFailed: (m) => host.storageFailed(m),
     record: (e) => host.record(e),
     ...(opts.replay ? { restoredTrain: opts.replay.train } : {}),
+    // Recipe order (not the plan's): land_order: task lands by it.
+    tasks: () => recipe.tasks.flatMap((task) => host.tasks.get(task.id) ?? []),
     // The train's verify on a merged tree is confined as the task's verify is in its worktree.
     verifySandbox: (t) => {
       const agent = recipe.agents[t.task.agent ?? ''];

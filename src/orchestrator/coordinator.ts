@@ -106,6 +106,8 @@ export class Coordinator {
     if (isLifecycleEvent(e)) {
       const inst = this.instances.get(e.key);
       if (inst) applyInstanceEvent(inst, e);
+      // An instance waiting for its turn in the merge train (land_order: task) may now land.
+      this.c.workspaces.train?.wake();
     } else if (e.type === 'control' && e.action === 'retry' && e.ok && e.instance !== undefined) {
       const inst = this.instances.get(instanceOfKey(e.instance));
       if (inst) reopenInstance(inst);

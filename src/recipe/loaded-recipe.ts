@@ -130,6 +130,8 @@ export interface LoadedTask {
   merge: 'patch' | 'branch' | 'apply';
   /** merge: apply: through the merge train (orchestrator/workspace/merge-train.ts) or the patch as it is. */
   land: 'train' | 'direct';
+  /** land: train: completion order, or task order (recipe order of tasks; merge-train.ts). */
+  landOrder: 'completion' | 'task';
   /** land: train: re-runs of an instance whose work conflicts or breaks verify on the tip. */
   maxRepairs: number;
   /** overlapping: instances whose writes: overlap never run at once. */

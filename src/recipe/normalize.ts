@@ -356,6 +356,7 @@ function normalizeTask(
     // An explicit land: train lands in the checkout: merge: apply.
     merge: t.merge ?? d.merge ?? ((t.land ?? d.land) === 'train' ? 'apply' : 'patch'),
     land: t.land ?? d.land ?? 'train',
+    landOrder: t.land_order ?? d.land_order ?? 'completion',
     maxRepairs: t.max_repairs ?? d.max_repairs ?? RECIPE_DEFAULTS.maxRepairs,
     writes: t.writes ?? [],
     output,

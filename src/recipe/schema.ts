@@ -66,6 +66,12 @@ const taskSettings = {
     .describe(
       'How merge: apply lands in the checkout: train (the default: one at a time onto the current tip with a three-way merge, verify on the merged tree, repair on a conflict or a broken verify) or direct (the patch applied as it is; a conflict fails the instance)',
     ),
+  land_order: z
+    .enum(['completion', 'task'])
+    .optional()
+    .describe(
+      'land: train: the order work lands in: completion (the default: as instances finish) or task (an instance lands only after every instance of the tasks listed before it in the recipe, in the same repository, has landed or failed)',
+    ),
   max_repairs: z
     .number()
     .int()

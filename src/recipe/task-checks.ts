@@ -204,6 +204,14 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
       message: `${who} sets max_repairs with land: direct, which never repairs`,
       hint: 'remove max_repairs, or use land: train',
     });
+  if (r.land_order !== undefined && land === 'direct')
+    problem({
+      code: 'conflict',
+      path: [...base, 'land_order'],
+      key: true,
+      message: `${who} sets land_order with land: direct, which lands each patch as it finishes`,
+      hint: 'remove land_order, or use land: train',
+    });
   const fansOut = r.for_each !== undefined;
   if (!fansOut) {
     for (const key of ['as', 'key', 'max_parallel', 'max_failed'] as const) {

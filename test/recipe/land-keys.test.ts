@@ -1,6 +1,7 @@
 // The merge train's recipe keys: land: train is the default of merge: apply and implies it; a
 // land: train without a worktree, or with another merge:, and max_repairs with land: direct are
-// problems at their file:line:col; max_repairs defaults to 2.
+// problems at their file:line:col; max_repairs defaults to 2; land_order is completion unless
+// task is chosen, and means nothing with land: direct.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadRecipe } from '../../src/recipe/index.js';
@@ -68,5 +69,37 @@ describe('land, max_repairs, serialize', () => {
     );
     expect(problems).toContain('18:5 task "c" sets max_repairs with land: direct, which never repairs');
     expect(problems).toContain('21:11 task "d" land must be one of: train, direct (got "sometimes")');
+  });
+
+  it('land_order: completion by default, task by choice, and a problem with land: direct or an unknown order', () => {
+    const ok = load(`  - id: a
+    prompt: "x"
+    isolation: worktree
+    merge: apply
+  - id: b
+    prompt: "x"
+    isolation: worktree
+    land: train
+    land_order: task
+`);
+    if (!ok.ok) throw new Error(JSON.stringify(ok.problems));
+    expect(ok.recipe.tasks.map((t) => t.landOrder)).toEqual(['completion', 'task']);
+    const bad = load(`  - id: c
+    prompt: "x"
+    isolation: worktree
+    merge: apply
+    land: direct
+    land_order: task
+  - id: d
+    prompt: "x"
+    isolation: worktree
+    land_order: recipe
+`);
+    expect(bad.ok).toBe(false);
+    const problems = bad.ok ? [] : bad.problems.map((p) => `${p.line}:${p.col} ${p.message}`);
+    expect(problems).toContain(
+      '10:5 task "c" sets land_order with land: direct, which lands each patch as it finishes',
+    );
+    expect(problems).toContain('14:17 task "d" land_order must be one of: completion, task (got "recipe")');
   });
 });

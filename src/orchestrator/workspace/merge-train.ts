@@ -7,6 +7,12 @@
 // lands). A conflict or a broken verify sends the instance to repair (train-repair.ts) while it
 // has repairs left (`max_repairs`, default 2), else fails it `patch_conflict` / `verify_failed`.
 //
+// With `land_order: task` a finished instance waits for its turn before it joins the train: it
+// lands only after every instance of the trains' tasks listed before its task in the recipe (in
+// the same repository) has ended, landed or failed. The wait is woken by status changes (wake(),
+// called by the coordinator on every lifecycle event), never by a timer; tasks that need its task
+// are not waited for (they cannot start before it), so an ordering never waits on itself.
+//
 // Every step is a `train_step` event (run/train-record.ts). A resume reads the train back from the
 // log: a car logged `landed` is not landed again; one logged `landing` (killed while its files
 // were being written) is merged again, and a merge of work the checkout already holds changes
@@ -15,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { RunEventInput } from '../../run/run-events.js';
-import { pathFromRoot, type InstanceState, type TaskState } from '../../run/run-state.js';
+import { isTerminal, pathFromRoot, type InstanceState, type TaskState } from '../../run/run-state.js';
 import {
   applyTrainEvent,
   createTrainState,
@@ -46,6 +52,8 @@ export interface TrainContext {
   snapshotCheckout(root: string): Promise<SnapshotOutcome>;
   /** The train as the log left it (resume). */
   restored?: TrainState;
+  /** The run's tasks in recipe order (`land_order: task`); without it work lands in completion order. */
+  tasks?(): Iterable<TaskState>;
   /** The confinement of `t`'s verify commands (its agent's sandbox and network, else the recipe's), as in its worktree. */
   verifySandbox?(t: TaskState): Pick<SandboxOptions, 'mode' | 'network'>;
 }
@@ -68,6 +76,8 @@ export class MergeTrain {
   /** One landing at a time per repository, in the order they asked (completion order). */
   private readonly lanes = new KeyedLock();
   readonly state: TrainState;
+  /** Checks of the instances waiting for their turn (`land_order: task`), run by wake(). */
+  private readonly waiters = new Set<() => void>();
 
   constructor(private readonly ctx: TrainContext) {
     this.state = ctx.restored ? structuredClone(ctx.restored) : createTrainState();
@@ -102,6 +112,15 @@ export class MergeTrain {
     // Landed before a kill that came before the instance was logged done: not again.
     if (car?.status === 'landed')
       return { ok: true, files: car.files ?? [], ...(car.commit ? { commit: car.commit } : {}) };
+    await this.awaitTurn(t, inst);
+    // Stopped while it waited (cancelled, or the run ended): its work stays in its patch.
+    if (isTerminal(inst.status))
+      return {
+        ok: false,
+        failure: 'workspace',
+        detail: `${inst.id} ended (${inst.status}) while waiting for its turn in the merge train (land_order: task); its work is in its patch`,
+        repairable: false,
+      };
     return this.lanes.run(g.root, async () => {
       const refuse = (r: Omit<TrainRefusal, 'ok' | 'repairable'>): TrainRefusal => {
         // A `run:` step would only run its command again: no repair changes its work.
@@ -148,6 +167,45 @@ export class MergeTrain {
     });
   }
 
+  /** Re-checks the instances waiting for their turn: an instance or a task changed status. */
+  wake(): void {
+    for (const check of [...this.waiters]) check();
+  }
+
+  /** Resolves once `inst` may land (`land_order: task`), or once it has ended itself. */
+  private awaitTurn(t: TaskState, inst: InstanceState): Promise<void> {
+    if (t.task.landOrder !== 'task' || !this.ctx.tasks) return Promise.resolve();
+    const ready = () => isTerminal(inst.status) || this.turnCome(t, inst.git!.root);
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!ready()) return;
+        this.waiters.delete(check);
+        resolve();
+      };
+      this.waiters.add(check);
+    });
+  }
+
+  /** Whether every instance of the train tasks before `t` in the recipe, in repository `root`, has ended. */
+  private turnCome(t: TaskState, root: string): boolean {
+    const all = [...this.ctx.tasks!()];
+    const byId = new Map(all.map((x) => [x.task.id, x]));
+    for (const earlier of all) {
+      if (earlier === t) return true;
+      const e = earlier.task;
+      if (e.isolation !== 'worktree' || e.merge !== 'apply' || e.land !== 'train') continue;
+      // A task that needs t cannot start before t ends: waiting for it would never end.
+      if (needsTransitively(earlier, t.task.id, byId)) continue;
+      if (earlier.status === 'done' || earlier.status === 'failed' || earlier.status === 'skipped') continue;
+      // Not expanded yet: its instances and their repository are unknown, so it may be this one.
+      if (!earlier.expanded) return false;
+      // An instance without a worktree yet may work in this repository too.
+      if (earlier.instances.some((i) => !isTerminal(i.status) && (!i.git || i.git.root === root))) return false;
+    }
+    return true;
+  }
+
   /** The task's verify commands, in order, on `tree` written out to a folder of its own. */
   private async verifyMerged(t: TaskState, inst: InstanceState, tree: string): Promise<TrainVerify[]> {
     const steps = inst.resolved?.verify ?? [];
@@ -174,6 +232,20 @@ export class MergeTrain {
       rmSync(dir, { recursive: true, force: true });
     }
   }
+}
+
+/** Whether `task` needs the task `id`, directly or through the tasks it needs. */
+function needsTransitively(task: TaskState, id: string, byId: Map<string, TaskState>): boolean {
+  const seen = new Set<string>();
+  const todo = [...task.task.needs];
+  while (todo.length) {
+    const n = todo.pop()!;
+    if (n === id) return true;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    todo.push(...(byId.get(n)?.task.needs ?? []));
+  }
+  return false;
 }
 
 /** The last lines of a command's output, joined for one line of an error. */

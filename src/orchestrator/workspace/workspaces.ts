@@ -49,6 +49,8 @@ export interface WorkspacesContext {
   record?(e: RunEventInput): void;
   /** The merge train as the log left it (resume). */
   restoredTrain?: TrainState;
+  /** The run's tasks in recipe order: `land_order: task` lands in it (MergeTrain). */
+  tasks?(): Iterable<TaskState>;
   /** The confinement of a task's verify commands (MergeTrain's verify on a merged tree). */
   verifySandbox?(t: TaskState): Pick<SandboxOptions, 'mode' | 'network'>;
 }
@@ -125,6 +127,7 @@ export class Workspaces {
         snapshotCheckout: (root) => this.checkoutTree(root),
         ...(ctx.restoredTrain ? { restored: ctx.restoredTrain } : {}),
         ...(ctx.verifySandbox ? { verifySandbox: ctx.verifySandbox } : {}),
+        ...(ctx.tasks ? { tasks: ctx.tasks } : {}),
       });
   }
 

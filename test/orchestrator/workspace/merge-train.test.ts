@@ -7,7 +7,7 @@
 // (each change is fine alone) is kept out of the checkout and repaired too; with max_repairs: 0 it
 // fails verify_failed, and a conflict without repairs fails patch_conflict naming the file.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
@@ -263,6 +263,70 @@ tasks:
     const landed = ofType(events(r.outcome.dir), 'train_step').find((s) => s.phase === 'landed');
     expect(landed?.verify?.map((v) => v.ok)).toEqual([true]);
     expect(existsSync(marker)).toBe(true);
+  });
+
+  it('land_order: task lands in recipe order though the tasks finish in reverse, and an earlier failure blocks nothing', async () => {
+    // Each agent's bash waits for the event "the task after it has finished" (its patch written,
+    // just before it asks the train to land), so three finishes first and one last.
+    const dir = tempProject({ 'repo/base.txt': 'base\n' });
+    gitInit(join(dir, 'repo'));
+    const runs = join(dir, 'runs');
+    const after = (next: string) => `until ls ${runs}/*/patches/${next}.diff >/dev/null 2>&1; do sleep 0.1; done; `;
+    const conv = (name: string, wait: string, last: string) => `  - match: "^Task ${name}"
+    turns:
+      - tools: [{ name: bash, args: { command: "${wait}printf '${name}\\\\n' > ${name}.txt" } }]
+      - ${last}
+`;
+    const run = async (firstFails: boolean) => {
+      const script = [
+        conv(
+          'one',
+          after('two'),
+          firstFails ? 'error: "400 invalid_request_error: one is broken"' : 'text: "one done"',
+        ),
+        conv('two', after('three'), 'text: "two done"'),
+        conv('three', '', 'text: "three done"'),
+      ].join('');
+      writeFileSync(join(dir, 'script.yaml'), `conversations:\n${script}`);
+      const tasks = ['one', 'two', 'three']
+        .map((n) => `  - id: ${n}\n    agent: editor\n    cwd: repo\n    prompt: "Task ${n}"\n`)
+        .join('');
+      writeFileSync(
+        join(dir, 'recipe.yaml'),
+        `name: train-order
+provider: scripted
+script: script.yaml
+sandbox: none
+concurrency: 3
+agents:
+  editor: { tools: [bash] }
+defaults:
+  isolation: worktree
+  merge: apply
+  land_order: task
+tasks:
+${tasks}`,
+      );
+      const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: runs });
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      return { r, log: events(r.outcome.dir) };
+    };
+
+    const ordered = await run(false);
+    expect(ordered.r.outcome.status).toBe('succeeded');
+    const landed = ofType(ordered.log, 'train_step').filter((s) => s.phase === 'landed');
+    expect(landed.map((s) => s.key)).toEqual(['one', 'two', 'three']);
+    for (const n of ['one', 'two', 'three']) expect(readFileSync(join(dir, 'repo', `${n}.txt`), 'utf8')).toBe(`${n}\n`);
+
+    // The checkout back as it was; one now fails after two and three wait for it: they still land, in order.
+    execFileSync('git', ['checkout', '-q', '--', '.'], { cwd: join(dir, 'repo') });
+    execFileSync('git', ['clean', '-qfd', '--', '.'], { cwd: join(dir, 'repo') });
+    rmSync(runs, { recursive: true, force: true });
+    const failed = await run(true);
+    expect(ofType(failed.log, 'instance_failed').map((e) => e.key)).toEqual(['one']);
+    const landedAfter = ofType(failed.log, 'train_step').filter((s) => s.phase === 'landed');
+    expect(landedAfter.map((s) => s.key)).toEqual(['two', 'three']);
+    expect(existsSync(join(dir, 'repo', 'one.txt'))).toBe(false);
   });
 
   it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
