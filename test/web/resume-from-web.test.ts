@@ -46,8 +46,12 @@ describe('resume from the web view', { timeout: 180_000 }, () => {
     const wait = `while [ ! -f '${release}' ]; do sleep 0.05; done; echo released`;
     writeFileSync(
       join(dir, 'script.yaml'),
+      // The resumed run waits for the release as well (its interrupted bash is reported, not run
+      // again, so the next turn waits once more): the second resume must meet a running run
+      // however fast the first one starts.
       `turns:
   - { text: "waiting", tools: [{ name: bash, args: { command: ${JSON.stringify(wait)} } }] }
+  - { text: "waiting again", tools: [{ name: bash, args: { command: ${JSON.stringify(wait)} } }] }
   - text: "finished"
 `,
     );
