@@ -70,7 +70,7 @@ const taskSettings = {
     .enum(['completion', 'task'])
     .optional()
     .describe(
-      'land: train: the order work lands in: completion (the default: as instances finish) or task (an instance lands only after every instance of the tasks listed before it in the recipe, in the same repository, has landed or failed)',
+      'land: train: the order work lands in: completion (the default: as instances finish) or task (an instance lands only after every started instance of the tasks listed before it in the recipe, in the same repository, has landed or failed)',
     ),
   max_repairs: z
     .number()

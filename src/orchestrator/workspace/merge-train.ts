@@ -8,8 +8,9 @@
 // has repairs left (`max_repairs`, default 2), else fails it `patch_conflict` / `verify_failed`.
 //
 // With `land_order: task` a finished instance waits for its turn before it joins the train: it
-// lands only after every instance of the trains' tasks listed before its task in the recipe (in
-// the same repository) has ended, landed or failed. The wait is woken by status changes (wake(),
+// lands only after every started instance of the trains' tasks listed before its task in the
+// recipe (in the same repository) has ended, landed or failed. Instances not started yet are not
+// waited for: they may need the concurrency slot the waiting instance holds (a deadlock). The wait is woken by status changes (wake(),
 // called by the coordinator on every lifecycle event), never by a timer; tasks that need its task
 // are not waited for (they cannot start before it), so an ordering never waits on itself.
 //
@@ -187,7 +188,7 @@ export class MergeTrain {
     });
   }
 
-  /** Whether every instance of the train tasks before `t` in the recipe, in repository `root`, has ended. */
+  /** Whether every started instance of the train tasks before `t` in the recipe, in repository `root`, has ended. */
   private turnCome(t: TaskState, root: string): boolean {
     const all = [...this.ctx.tasks!()];
     const byId = new Map(all.map((x) => [x.task.id, x]));
@@ -197,11 +198,8 @@ export class MergeTrain {
       if (e.isolation !== 'worktree' || e.merge !== 'apply' || e.land !== 'train') continue;
       // A task that needs t cannot start before t ends: waiting for it would never end.
       if (needsTransitively(earlier, t.task.id, byId)) continue;
-      if (earlier.status === 'done' || earlier.status === 'failed' || earlier.status === 'skipped') continue;
-      // Not expanded yet: its instances and their repository are unknown, so it may be this one.
-      if (!earlier.expanded) return false;
-      // An instance without a worktree yet may work in this repository too.
-      if (earlier.instances.some((i) => !isTerminal(i.status) && (!i.git || i.git.root === root))) return false;
+      // Only started instances are waited for: one not started yet may need the slot this one holds.
+      if (earlier.instances.some((i) => STARTED.has(i.status) && (!i.git || i.git.root === root))) return false;
     }
     return true;
   }
@@ -233,6 +231,9 @@ export class MergeTrain {
     }
   }
 }
+
+/** Instance states of work under way (its slot held, or at an approval gate): what land_order: task waits for. */
+const STARTED = new Set<InstanceState['status']>(['running', 'waiting']);
 
 /** Whether `task` needs the task `id`, directly or through the tasks it needs. */
 function needsTransitively(task: TaskState, id: string, byId: Map<string, TaskState>): boolean {

@@ -329,6 +329,42 @@ ${tasks}`,
     expect(existsSync(join(dir, 'repo', 'one.txt'))).toBe(false);
   });
 
+  it('land_order: task never waits for work not started yet (it may need the slot the waiting instance holds)', async () => {
+    // concurrency 1: two finishes while one still waits for pre; two must not hold the slot pre needs.
+    const dir = tempProject({
+      'repo/base.txt': 'base\n',
+      'script.yaml': `conversations:
+  - match: "^Task (\\\\w+)"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'x\\\\n' > {{match.1}}.txt" } }]
+      - text: "done"
+`,
+      'recipe.yaml': `name: train-order-slots
+provider: scripted
+script: script.yaml
+sandbox: none
+concurrency: 1
+agents:
+  editor: { tools: [bash] }
+defaults: { isolation: worktree, merge: apply, land_order: task, agent: editor, cwd: repo }
+tasks:
+  - id: one
+    needs: [pre]
+    prompt: "Task one"
+  - id: two
+    prompt: "Task two"
+  - id: pre
+    prompt: "Task pre"
+`,
+    });
+    gitInit(join(dir, 'repo'));
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.outcome.status).toBe('succeeded');
+    const landed = ofType(events(r.outcome.dir), 'train_step').filter((s) => s.phase === 'landed');
+    expect(landed.map((s) => s.key).sort()).toEqual(['one', 'pre', 'two']);
+  });
+
   it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
     const dir = project('    max_repairs: 0\n');
     const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
