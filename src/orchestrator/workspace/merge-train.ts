@@ -113,9 +113,9 @@ export class MergeTrain {
     // Landed before a kill that came before the instance was logged done: not again.
     if (car?.status === 'landed')
       return { ok: true, files: car.files ?? [], ...(car.commit ? { commit: car.commit } : {}) };
-    await this.awaitTurn(t, inst);
-    // Stopped while it waited (cancelled, or the run ended): its work stays in its patch.
-    if (isTerminal(inst.status))
+    // Stopped while it waited (cancelled, or the run ended): its work stays in its patch. Only an
+    // instance that did wait: a picked attempt (attempts: N) lands after its instance has ended.
+    if ((await this.awaitTurn(t, inst)) && isTerminal(inst.status))
       return {
         ok: false,
         failure: 'workspace',
@@ -173,16 +173,16 @@ export class MergeTrain {
     for (const check of [...this.waiters]) check();
   }
 
-  /** Resolves once `inst` may land (`land_order: task`), or once it has ended itself. */
-  private awaitTurn(t: TaskState, inst: InstanceState): Promise<void> {
-    if (t.task.landOrder !== 'task' || !this.ctx.tasks) return Promise.resolve();
+  /** Resolves once `inst` may land (`land_order: task`), or once it has ended itself: true when it had to wait. */
+  private awaitTurn(t: TaskState, inst: InstanceState): Promise<boolean> {
+    if (t.task.landOrder !== 'task' || !this.ctx.tasks) return Promise.resolve(false);
     const ready = () => isTerminal(inst.status) || this.turnCome(t, inst.git!.root);
-    if (ready()) return Promise.resolve();
+    if (ready()) return Promise.resolve(false);
     return new Promise((resolve) => {
       const check = () => {
         if (!ready()) return;
         this.waiters.delete(check);
-        resolve();
+        resolve(true);
       };
       this.waiters.add(check);
     });
