@@ -12,19 +12,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { runFolderName } from '../helpers/run-folder.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { TRAIN_CHECK, TRAIN_EDITS, TRAIN_TASKS, trainRepoFiles } from '../orchestrator/helpers/six-task-repo.js';
 import { type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
-const NAMES = ['one', 'two', 'three', 'four', 'five', 'six'];
-const EDITS: Record<string, string> = {
-  one: "printf 'a done\\\\n' > a.txt",
-  two: "printf 'b done\\\\n' > b.txt",
-  three: "sed -i '1s/.*/top by three/' shared.txt",
-  four: "sed -i '10s/.*/bottom by four/' shared.txt",
-  five: "printf 'value=five\\\\n' > same.txt",
-  six: "printf 'value=six\\\\n' > same.txt",
-};
+const NAMES = TRAIN_TASKS;
+const EDITS = TRAIN_EDITS;
 
 /**
  * Each edit overwrites, so only a landing applied twice could show twice. A call a kill cuts off
@@ -61,16 +55,7 @@ agents:
 tasks:
 ${tasks}`,
     'script.yaml': `conversations:\n${repairs}${convs}`,
-    'repo/a.txt': 'a\n',
-    'repo/b.txt': 'b\n',
-    'repo/same.txt': 'value=base\n',
-    'repo/shared.txt': `${Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n')}\n`,
-    'repo/check.sh': `set -e
-! grep -l '^<<<<<<<' *.txt
-grep -Eq '^value=[a-z,]+$' same.txt
-test "$(wc -l < same.txt)" -eq 1
-test "$(wc -l < shared.txt)" -eq 10
-`,
+    ...trainRepoFiles(TRAIN_CHECK),
   });
   gitInit(join(dir, 'repo'));
   return dir;

@@ -15,29 +15,13 @@ import { loadRunFolder } from '../../../src/display/run-folder.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { foldEvents } from '../../../src/run/index.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
+import { TRAIN_CHECK, TRAIN_EDITS, TRAIN_TASKS, trainRepoFiles } from '../helpers/six-task-repo.js';
 
 afterAll(() => cleanupTempDirs());
 
-const NAMES = ['one', 'two', 'three', 'four', 'five', 'six'];
-
-/** What each task's agent runs (a bash command in its worktree). */
-const EDITS: Record<string, string> = {
-  one: "printf 'a done\\\\n' > a.txt",
-  two: "printf 'b done\\\\n' > b.txt",
-  three: "sed -i '1s/.*/top by three/' shared.txt",
-  four: "sed -i '10s/.*/bottom by four/' shared.txt",
-  five: "printf 'value=five\\\\n' > same.txt",
-  six: "printf 'value=six\\\\n' > same.txt",
-};
-
-/** verify: no conflict markers anywhere, same.txt one well-formed line, shared.txt ten lines. */
-const CHECK = `set -e
-! grep -l '^<<<<<<<' *.txt
-grep -Eq '^value=[a-z,]+$' same.txt
-test "$(wc -l < same.txt)" -eq 1
-test "$(wc -l < shared.txt)" -eq 10
-echo verified
-`;
+const NAMES = TRAIN_TASKS;
+const EDITS = TRAIN_EDITS;
+const CHECK = `${TRAIN_CHECK}echo verified\n`;
 
 function project(extra = ''): string {
   const tasks = NAMES.map(
@@ -77,11 +61,7 @@ agents:
 tasks:
 ${tasks}`,
     'script.yaml': `conversations:\n${repairs}${convs}`,
-    'repo/a.txt': 'a\n',
-    'repo/b.txt': 'b\n',
-    'repo/same.txt': 'value=base\n',
-    'repo/shared.txt': `${Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n')}\n`,
-    'repo/check.sh': CHECK,
+    ...trainRepoFiles(CHECK),
   };
   const dir = tempProject(files);
   gitInit(join(dir, 'repo'));
