@@ -6,6 +6,7 @@ import { RECIPE_DEFAULTS } from './defaults.js';
 import { referencePath, referencedTasks } from './expressions.js';
 import type { LoadedAgent, LoadedRecipe, LoadedTask } from './normalize.js';
 import { type InstanceSeed, type RecipePlan, resolveInstance, staticScope } from './plan.js';
+import { attemptAgent } from './attempts-spec.js';
 import { FALLBACK_PRICE, lookupModelPrice, type ModelPrice } from './prices.js';
 
 export interface Range {
@@ -177,12 +178,19 @@ function estimateTask(
     usd: zero(),
     notes: [],
   };
-  let perInstanceSeeds: (InstanceSeed | undefined)[] = seeds;
+  // What is estimated one by one: each seed of a known fan-out (attempts: included, one seed per
+  // attempt), or for a dynamic fan-out one template instance as its attempts, multiplied below.
+  const attempts = task.attempts;
+  let units: { seed?: InstanceSeed; n: number }[] = seeds.map((seed) => ({ seed, n: seed.attempt?.n ?? 1 }));
+  let items: Range = { low: 1, high: 1 };
   if (dynamic) {
     const d = dynamicInstances(recipe, task);
-    est.instances = d.range;
+    items = d.range;
     est.notes.push(d.note);
-    perInstanceSeeds = [undefined];
+    const count = attempts?.count ?? 1;
+    units = Array.from({ length: count }, (_, k) => ({ n: k + 1 }));
+    est.instances = scale(d.range, { low: count, high: count });
+    if (count > 1) est.notes.push(`each instance runs ${count} attempts (attempts: ${count}), counted in the figures`);
   }
   if (task.kind === 'run') {
     est.notes.push('shell step: no model calls');
@@ -190,12 +198,17 @@ function estimateTask(
   }
   const summaries = task.context === 'summaries' ? task.needs.length * E.summaryTokensPerNeed : 0;
   const extraTurns = task.verify.length ? task.verifyRetries * E.verifyFixTurns : 0;
-  const roles = task.kind === 'pair' ? [task.pair!.worker, task.pair!.planner] : [task.agent!];
+  // An attempt runs its own agent (models: round-robin), priced at that agent's model.
+  const rolesOf = (n: number): string[] =>
+    task.kind === 'pair'
+      ? [task.pair!.worker, task.pair!.planner]
+      : [(attempts ? attemptAgent(attempts, n) : '') || task.agent!];
+  const roles = [...new Set(Array.from({ length: attempts?.count ?? 1 }, (_, k) => rolesOf(k + 1)).flat())];
   const rounds: Range = task.kind === 'pair' ? { low: 1, high: task.pair!.maxRounds } : { low: 1, high: 1 };
   let usdSum = zero();
-  for (const seed of perInstanceSeeds) {
+  for (const { seed, n } of units) {
     const prompt = promptTokens(recipe, task, seed, env);
-    for (const [i, role] of roles.entries()) {
+    for (const [i, role] of rolesOf(n).entries()) {
       const agent = recipe.agents[role];
       const model = agent?.model ?? recipe.model;
       const provider = agent?.provider ?? recipe.provider;
@@ -260,7 +273,7 @@ function estimateTask(
         est.notes.push('scripted provider: offline, no cost');
     }
     // pick: judge: one judge call per instance (its first attempt's seed stands for the instance).
-    if (task.attempts?.pick === 'judge' && (seed?.attempt?.n ?? 1) === 1) {
+    if (attempts?.pick === 'judge' && n === 1) {
       const judge = judgeCall(recipe, task, prompt, extraTurns);
       est.inputTokens = add(est.inputTokens, judge.input);
       est.outputTokens = add(est.outputTokens, judge.output);
@@ -271,10 +284,10 @@ function estimateTask(
     }
   }
   if (dynamic) {
-    // One template-based instance was estimated; multiply by the guessed instance range.
-    est.inputTokens = scale(est.inputTokens, est.instances);
-    est.outputTokens = scale(est.outputTokens, est.instances);
-    est.usd = scale(usdSum, est.instances);
+    // One template-based instance (its attempts and judge) was estimated; multiply by the guessed item range.
+    est.inputTokens = scale(est.inputTokens, items);
+    est.outputTokens = scale(est.outputTokens, items);
+    est.usd = scale(usdSum, items);
   } else {
     est.usd = usdSum; // static instances were each estimated and summed
   }

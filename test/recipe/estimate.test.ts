@@ -164,3 +164,45 @@ describe('estimateRecipe', () => {
     });
   });
 });
+
+describe('estimateRecipe: attempts', () => {
+  const head =
+    'name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { tools: [read, edit] }\ntasks:\n  - id: plan\n    agent: w\n    prompt: p\n    output_schema: { type: object, properties: { items: { type: array, minItems: 2, maxItems: 4 } } }\n';
+  const fanOut = (extra: string) =>
+    estimate(
+      `${head}  - id: each\n    agent: w\n    needs: [plan]\n    for_each: \${{ tasks.plan.output.items }}\n${extra}    prompt: "Fix \${{ item }}"\n`,
+    ).estimate.tasks[1]!;
+
+  it('a dynamic fan-out counts every attempt of each instance: instances and cost times attempts', () => {
+    const one = fanOut('');
+    const three = fanOut('    attempts: 3\n');
+    // Items unknown until the run (2-4 from the schema), each run as 3 attempts.
+    expect(three.instances).toEqual({ low: 6, high: 12 });
+    expect(three.instancesKnown).toBe(false);
+    expect(three.usd.low).toBeCloseTo(3 * one.usd.low, 10);
+    expect(three.usd.high).toBeCloseTo(3 * one.usd.high, 10);
+    expect(three.inputTokens).toEqual({ low: 3 * one.inputTokens.low, high: 3 * one.inputTokens.high });
+    expect(three.notes).toContain('each instance runs 3 attempts (attempts: 3), counted in the figures');
+  });
+
+  it('a dynamic fan-out with pick: judge adds one judge call per instance, not per attempt', () => {
+    const verify = fanOut('    attempts: 3\n');
+    const judge = fanOut('    attempts: 3\n    pick: judge\n');
+    // Up to 4 instances, one judge call each, each writing its reasons.
+    expect(judge.outputTokens.high - verify.outputTokens.high).toBe(4 * E.handoffSummaryTokens);
+    expect(judge.usd.low).toBeCloseTo(verify.usd.low, 10);
+  });
+
+  it('prices each attempt at its own model (models: round-robin)', () => {
+    const task = (extra: string) =>
+      estimate(
+        `name: r\nmodel: claude-haiku-4-5\nagents:\n  w: { tools: [read] }\ntasks:\n  - id: fix\n    agent: w\n    attempts: 2\n${extra}    prompt: go\n`,
+      ).estimate.tasks[0]!;
+    const same = task('');
+    const mixed = task('    models: [claude-haiku-4-5, claude-opus-4-1]\n');
+    expect(mixed.instances).toEqual({ low: 2, high: 2 });
+    expect(mixed.models).toEqual(['claude-haiku-4-5', 'claude-opus-4-1']);
+    // Attempt 2 runs on opus (15x haiku's input price), so the upper figure is well above two haiku attempts.
+    expect(mixed.usd.high).toBeGreaterThan(2 * same.usd.high);
+  });
+});
