@@ -220,7 +220,9 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
       walk.settle(t);
       host.advance();
     },
-    repair: (t, inst, land, need) => attempts.repair(t, inst, land, need, { summary: inst.text ?? '' }),
+    // The repair prompt gets the attempt's handoff summary (instance_done), as any other repair does.
+    repair: (t, inst, land, need) =>
+      attempts.repair(t, inst, land, need, inst.summary !== undefined ? { summary: inst.summary } : {}),
     judge: (t, group, candidates, prompt) =>
       judgeAttempts(
         { recipe, store, runner, record: (e) => host.record(e) },

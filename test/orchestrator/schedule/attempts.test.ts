@@ -241,6 +241,13 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     expect(ofType(log, 'attempt_pick')[0]?.picked).toBe('fix.attempt-2');
     const steps = ofType(log, 'train_step').filter((s) => s.key === 'fix.attempt-2');
     expect(steps.map((s) => s.phase)).toEqual(['conflict', 'repair', 'landing', 'landed']);
+    // The repair prompt carries the attempt's handoff summary, as any repair's does (not its final reply).
+    const summary = ofType(log, 'instance_done').find((e) => e.key === 'fix.attempt-2')?.summary;
+    expect(summary?.trim()).toBeTruthy();
+    expect(summary?.trim()).not.toBe('attempt 2 done');
+    expect(steps.find((s) => s.phase === 'repair')?.prompt).toContain(
+      `Summary of your earlier change:\n${summary!.trim()}`,
+    );
     // The repair was a retry of the picked attempt that did not count against retries; it ran in a session of its own.
     expect(ofType(log, 'instance_retry').map((e) => [e.key, e.failure, e.uncharged])).toEqual([
       ['fix.attempt-2', 'patch_conflict', true],
