@@ -5,22 +5,13 @@
 // instance_rebase_end moves the instance to it. The caller holds the run's lease. A kill leaves a start without an end: nothing changes.
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { LoadedRecipe } from '../recipe/index.js';
 import type { Changeset } from '../run/changesets.js';
-import type { InstanceState as FoldedInstance, RunState } from '../run/run-fold.js';
 import { rebasePrompt } from './rebase-instance.js';
-import { type RerunResult, runInstanceAgain } from './rerun-attempt.js';
+import { type RerunInput, type RerunResult, runInstanceAgain } from './rerun-attempt.js';
 
-export interface RebaseAttemptInput {
-  runDir: string;
-  recipe: LoadedRecipe;
-  env: Readonly<Record<string, string | undefined>>;
-  fold: RunState;
-  inst: FoldedInstance;
-  changeset: Changeset;
-  /** The repository (the instance's git root). */
-  repo: string;
-  /** The base branch's commit now (fetched into `repo`). */
+/** A re-run's input, started at the base branch's commit. */
+export interface RebaseAttemptInput extends Omit<RerunInput, 'startCommit'> {
+  /** The base branch's commit now (fetched into `repo`): the worktree starts there. */
   baseCommit: string;
 }
 
