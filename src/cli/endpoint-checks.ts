@@ -7,7 +7,7 @@ import { openAIKeyFor } from '../ai/openai-compatible.js';
 import { modelForProvider, type ProviderConfig } from '../ai/provider-config.js';
 import { registerBuiltInProviders } from '../ai/providers.js';
 import type { Model } from '../ai/types.js';
-import type { LoadedRecipe } from '../recipe/normalize.js';
+import type { LoadedRecipe } from '../recipe/loaded-recipe.js';
 
 export interface EndpointCheck {
   name: string;

@@ -1,7 +1,7 @@
 // A dry run: the validated recipe, its expanded plan and the cost estimate, as one plain object
 // that the CLI prints as a tree or as JSON. No model is called and nothing is written.
 import { estimateRecipe, type RecipeEstimate } from './estimate.js';
-import type { Budget, LoadedRecipe } from './normalize.js';
+import type { Budget, LoadedRecipe } from './loaded-recipe.js';
 import { buildPlan, type RecipePlan } from './plan.js';
 import type { RecipeProblem } from './problems.js';
 

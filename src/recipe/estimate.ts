@@ -4,7 +4,7 @@ import { DEFAULT_RUN_LIMITS } from '../runtime/run-limits.js';
 import { estimateTextTokens as estimateTokens } from '../ai/token-estimate.js';
 import { RECIPE_DEFAULTS } from './defaults.js';
 import { referencePath, referencedTasks } from './expressions.js';
-import type { LoadedAgent, LoadedRecipe, LoadedTask } from './normalize.js';
+import type { LoadedAgent, LoadedRecipe, LoadedTask } from './loaded-recipe.js';
 import { type InstanceSeed, type RecipePlan, resolveInstance, staticScope } from './plan.js';
 import { attemptAgent } from './attempts-spec.js';
 import { FALLBACK_PRICE, lookupModelPrice, type ModelPrice } from './prices.js';

@@ -25,7 +25,7 @@ export type {
   Budget,
   ProviderLimits,
   RecipeOverrides,
-} from './normalize.js';
+} from './loaded-recipe.js';
 export { IMPLICIT_AGENT } from './normalize.js';
 export { BOARD_TOOL_NAMES, isBoardTool, type BoardToolName } from './board-tool-names.js';
 export {

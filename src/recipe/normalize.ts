@@ -35,21 +35,6 @@ import type {
 } from './loaded-recipe.js';
 import { type AgentDocument, BUILTIN_TOOLS, type RecipeDocument, type TaskDocument } from './schema.js';
 
-export type {
-  Budget,
-  TaskRetries,
-  LoadedAgent,
-  ForEachSpec,
-  BoardSeed,
-  VerifyStep,
-  SourceLocation,
-  LoadedTask,
-  ApproveGate,
-  ProviderLimits,
-  LoadedRecipe,
-  RecipeOverrides,
-} from './loaded-recipe.js';
-
 export interface NormalizeContext {
   file: string;
   dir: string;

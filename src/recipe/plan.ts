@@ -6,7 +6,7 @@ import { type ExpressionScope, renderTemplate, renderText, stringify } from './e
 import { attemptAgent, attemptId } from './attempts-spec.js';
 import { expandGlob, globError } from './glob.js';
 import { canonicalJson, instanceId, itemKey, shortHash } from './instance-key.js';
-import type { LoadedRecipe, LoadedTask, VerifyStep } from './normalize.js';
+import type { LoadedRecipe, LoadedTask, VerifyStep } from './loaded-recipe.js';
 import type { RecipeProblem } from './problems.js';
 import { type NeedsGraph, topologicalLevels } from './task-graph.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expandGlob, globToRegExp } from '../../src/recipe/glob.js';
-import type { LoadedTask } from '../../src/recipe/normalize.js';
+import type { LoadedTask } from '../../src/recipe/loaded-recipe.js';
 import { resolveInstance } from '../../src/recipe/plan.js';
 import { validateRecipeText } from '../../src/recipe/validate.js';
 

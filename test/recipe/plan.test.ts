@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadRecipe } from '../../src/recipe/load.js';
-import type { LoadedRecipe, LoadedTask } from '../../src/recipe/normalize.js';
+import type { LoadedRecipe, LoadedTask } from '../../src/recipe/loaded-recipe.js';
 import { buildPlan, expandTask, resolveInstance, staticScope } from '../../src/recipe/plan.js';
 import { type TempRecipe, tempRecipe } from './recipe-files.js';
 
