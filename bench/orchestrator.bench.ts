@@ -34,7 +34,10 @@
 // 6. Scale (issue 41): 1,000 agents, 64 at a time (`--thousand N`, `--thousand-at K`), after the
 //    lines of 4 (or alone: `--only thousand`): in this process's threads, then through Redis on 3
 //    `orchestrate worker` processes. Goals: peak RSS <= 2 GiB, the coordinator's event-loop delay
-//    p99 <= 50 ms, and a wall per agent near the 32-agent one (linear). The load is printed beside.
+//    p99 <= 50 ms, and a wall per agent near the 32-agent one (linear). The load is printed beside,
+//    and an idle Node process's event-loop delay measured during the same run (the machine's share).
+//    `--thousand-lines threads|redis` runs one of the two; `--coordinator-prof DIR` writes a CPU
+//    profile of the coordinator's thread during each (bench/cpu-profile-summary.ts FILE reads it).
 //
 // tsc into a temp folder first (the shared dist/ is left alone); `--dist DIR` uses a build that is
 // already there (a folder holding cli/main.js). `--only fanout,rt,thread,scale,thousand,monorepo` runs some parts.
@@ -64,6 +67,10 @@ const args = process.argv.slice(2);
 const flag = (name: string, fallback: number): number => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const stringFlag = (name: string): string | undefined => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
 };
 const AGENTS = flag('agents', 32);
 const CONCURRENCY = flag('concurrency', AGENTS);
@@ -457,6 +464,8 @@ function thousandContext(): ThousandContext {
     at: flag('thousand-at', 64),
     folder: (dir, n, at) => fanOutFolder(dir, n, false, at),
     run: inProcessRun,
+    ...(stringFlag('thousand-lines') ? { lines: new Set(stringFlag('thousand-lines')!.split(',')) } : {}),
+    ...(stringFlag('coordinator-prof') ? { profileDir: resolve(stringFlag('coordinator-prof')!) } : {}),
   };
 }
 

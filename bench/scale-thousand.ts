@@ -3,9 +3,12 @@
 // threads and once through Redis on 3 `orchestrate worker` processes, each printed with its peak
 // RSS and the coordinator's event-loop delay p99 as now/goal (2 GiB, 50 ms) and its wall per agent
 // against the 32-agent rate (linear). Kept apart so the bench stays one file per part.
+// Beside each run an idle Node process (idle-baseline) measures its own event-loop delay the same
+// way: the printed ratio tells the machine's descheduling from the coordinator's own work.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /** What one run measured (the bench's InProcessRun). */
@@ -27,6 +30,129 @@ export interface ThousandContext {
   folder(dir: string, n: number, at: number): string;
   /** One run of it with the coordinator in this process (`executor`: a distributed run's). */
   run(dir: string, n: number, executor?: unknown): Promise<RunFigures>;
+  /** Which lines run (default both): `threads`, `redis`. */
+  lines?: ReadonlySet<string>;
+  /** Writes a CPU profile of this process's main thread (the coordinator) during each run here. */
+  profileDir?: string;
+}
+
+/**
+ * `fn` with this thread profiled (the coordinator's thread only: the agents' threads and the
+ * workers are not in it), the profile written to `file`; sampled every 1 ms as --cpu-prof does.
+ */
+async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!file) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`  (the coordinator's CPU profile: ${file}; node --import tsx bench/cpu-profile-summary.ts ${file})`);
+  }
+}
+
+/** The event-loop delay of a Node process that does nothing, measured while a run goes. */
+interface IdleFigures {
+  p99: number;
+  max: number;
+}
+
+/**
+ * Its whole program: the same histogram as the coordinator's (resolution 10 ms), kept alive by
+ * its stdin; when stdin ends it prints p99 and max (ms) as JSON and exits.
+ */
+const IDLE_PROGRAM = `
+const h = require('node:perf_hooks').monitorEventLoopDelay({ resolution: 10 });
+h.enable();
+process.stdin.resume();
+process.stdin.on('end', () => {
+  h.disable();
+  process.stdout.write(JSON.stringify({ p99: h.percentile(99) / 1e6, max: h.max / 1e6 }));
+  process.exit(0);
+});
+process.stdout.write('ready\\n');
+`;
+
+/** Runs `fn` with an idle Node process beside it; returns what `fn` returned and the idle process's figures. */
+async function besideIdle<T>(fn: () => Promise<T>): Promise<{ value: T; idle: IdleFigures }> {
+  const child = spawn(process.execPath, ['-e', IDLE_PROGRAM], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8');
+  const ended = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: string) => {
+      out += d;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`the idle baseline process exited ${code}: ${out}`)),
+    );
+  });
+  // Measuring starts before the run does.
+  await new Promise<void>((resolve, reject) => {
+    const onData = (): void => {
+      if (out.includes('ready\n')) {
+        child.stdout!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    ended.catch(reject);
+  });
+  try {
+    const value = await fn();
+    child.stdin!.end();
+    const text = await ended;
+    return { value, idle: JSON.parse(text.slice(text.indexOf('ready\n') + 6)) as IdleFigures };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  }
+}
+
+const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/**
+ * CPU seconds this process's main thread (the coordinator's) has used: its own line in /proc,
+ * without the agents' threads (process.cpuUsage() counts every thread).
+ */
+function mainThreadCpuSeconds(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/**
+ * The baseline line under a run's lines: the idle process's p99 beside the coordinator's, the
+ * coordinator thread's CPU (work that does not depend on the load), and the load.
+ */
+function idleLine(ctx: ThousandContext, r: RunFigures, idle: IdleFigures, cpuS: number, loadBefore: string): string {
+  return (
+    `  ${''.padEnd(34)} idle Node process beside it: event-loop delay p99 ${idle.p99.toFixed(1)} ms, max ${idle.max.toFixed(1)} ms; ` +
+    `coordinator p99 / idle p99 = ${(r.delayP99 / Math.max(idle.p99, 0.001)).toFixed(2)}x ` +
+    `(the machine alone: ${idle.p99 > 50 ? 'over' : 'within'} the 50 ms goal)\n` +
+    `  ${''.padEnd(34)} coordinator thread CPU ${cpuS.toFixed(1)} s (${((cpuS * 1000) / ctx.agents).toFixed(1)} ms/agent); load ${loadBefore} -> ${loadavg()}`
+  );
+}
+
+/** One run with the idle baseline beside it: its two lines and the baseline's. */
+async function measuredLine(
+  ctx: ThousandContext,
+  label: string,
+  base32PerAgent: number | undefined,
+  run: () => Promise<RunFigures>,
+): Promise<string> {
+  const loadBefore = loadavg();
+  const cpu0 = mainThreadCpuSeconds();
+  const { value: r, idle } = await besideIdle(run);
+  const cpuS = mainThreadCpuSeconds() - cpu0;
+  return `${thousandLine(ctx, label, r, base32PerAgent)}\n${idleLine(ctx, r, idle, cpuS, loadBefore)}`;
 }
 
 function thousandLine(ctx: ThousandContext, label: string, r: RunFigures, base32PerAgent: number | undefined): string {
@@ -53,7 +179,15 @@ export async function scaleThousand(ctx: ThousandContext, base32PerAgent: number
     `scale (issue 41): ${ctx.agents} agents x (3 tool turns + answer), ${ctx.at} at a time, instant scripted model; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
   );
   const dir = ctx.folder(join(ctx.work, `scale-${ctx.agents}`), ctx.agents, ctx.at);
-  console.log(thousandLine(ctx, 'worker threads in this process', await ctx.run(dir, ctx.agents), base32PerAgent));
+  const profileOf = (name: string): string | undefined =>
+    ctx.profileDir ? join(ctx.profileDir, `coordinator-${name}-${ctx.agents}-${process.pid}.cpuprofile`) : undefined;
+  if (ctx.lines?.has('threads') ?? true)
+    console.log(
+      await measuredLine(ctx, 'worker threads in this process', base32PerAgent, () =>
+        profiled(profileOf('threads'), () => ctx.run(dir, ctx.agents)),
+      ),
+    );
+  if (!(ctx.lines?.has('redis') ?? true)) return;
   if (spawnSync('redis-server', ['--version']).status !== 0) {
     console.log('  distributed: skipped (no redis-server on PATH)');
     return;
@@ -100,8 +234,11 @@ export async function scaleThousand(ctx: ThousandContext, base32PerAgent: number
     }
     const executor = new RedisExecutor({ url: redis.url, trust: ClusterTrust.withSecret(secret) });
     try {
-      const r = await ctx.run(dir, ctx.agents, executor);
-      console.log(thousandLine(ctx, `3 workers through Redis (${perWorker} each)`, r, base32PerAgent));
+      console.log(
+        await measuredLine(ctx, `3 workers through Redis (${perWorker} each)`, base32PerAgent, () =>
+          profiled(profileOf('redis'), () => ctx.run(dir, ctx.agents, executor)),
+        ),
+      );
     } finally {
       // Its Redis connections would keep the bench alive.
       await executor.close();
