@@ -5,6 +5,12 @@
 // finishes. Hand-written on purpose, unlike the permit queues and the git lock (p-queue): an
 // instance blocked by its task's max_parallel or an overlapping writes scope must not hold up the
 // ready instances behind it, and a FIFO queue only ever starts its head.
+//
+// An instance whose agent has finished but whose work still waits for its turn to land (the merge
+// train's `land_order: task`) gives its slot back (release()): it no longer counts against
+// `concurrency`, `max_parallel` or the budget reservations, so the earlier work it waits for can
+// start. Its `writes` scope stays held against the instances its caller names (those that must
+// start from its landed work) until its run settles.
 import { scopesOverlap } from '../workspace/write-scopes.js';
 
 export interface SchedulableInstance {
@@ -30,6 +36,12 @@ interface Waiting {
   seq: number;
 }
 
+/** An admitted instance; `holdsWritesAgainst` set once it gave its slot back (release()). */
+interface Running {
+  inst: SchedulableInstance;
+  holdsWritesAgainst?: (other: SchedulableInstance) => boolean;
+}
+
 export interface SchedulerOptions {
   concurrency: number;
   /** Extra admission check (budget); called only when the other constraints pass. */
@@ -40,7 +52,8 @@ export interface SchedulerOptions {
 
 export class Scheduler {
   private readonly waiting: Waiting[] = [];
-  private readonly running = new Map<string, SchedulableInstance>();
+  /** Admitted and not settled, by id: those holding a slot and those that released it. */
+  private readonly running = new Map<string, Running>();
   private seq = 0;
   private stopped = false;
   private readonly idleWaiters: (() => void)[] = [];
@@ -51,8 +64,9 @@ export class Scheduler {
     if (!(opts.concurrency >= 1)) throw new Error(`concurrency must be at least 1, got ${opts.concurrency}`);
   }
 
+  /** Instances holding a slot (a released one does not). */
   get runningCount(): number {
-    return this.running.size;
+    return this.active().length;
   }
 
   get waitingCount(): number {
@@ -60,7 +74,27 @@ export class Scheduler {
   }
 
   runningInstances(): SchedulableInstance[] {
-    return [...this.running.values()];
+    return this.active();
+  }
+
+  private active(): SchedulableInstance[] {
+    const out: SchedulableInstance[] = [];
+    for (const r of this.running.values()) if (!r.holdsWritesAgainst) out.push(r.inst);
+    return out;
+  }
+
+  /**
+   * The running instance `id` no longer runs an agent (its work waits to land): its slot, its
+   * max_parallel count and its budget reservation go back now and waiting instances may start.
+   * Its writes scope still keeps out the instances `holdsWritesAgainst` accepts until its run
+   * settles. Nothing happens for an instance that is not running.
+   */
+  release(id: string, holdsWritesAgainst: (other: SchedulableInstance) => boolean = () => false): void {
+    const r = this.running.get(id);
+    if (!r || r.holdsWritesAgainst) return;
+    r.holdsWritesAgainst = holdsWritesAgainst;
+    this.pump();
+    this.checkIdle();
   }
 
   /** Adds a ready instance; `run` is called when it is admitted and must settle when it ends. */
@@ -115,7 +149,7 @@ export class Scheduler {
   }
 
   private idle(): boolean {
-    return this.running.size === 0;
+    return this.active().length === 0;
   }
 
   private checkIdle(): void {
@@ -126,12 +160,14 @@ export class Scheduler {
   private blockedBy(inst: SchedulableInstance): string | undefined {
     if (inst.maxParallel !== undefined) {
       let n = 0;
-      for (const r of this.running.values()) if (r.task === inst.task) n++;
+      for (const r of this.active()) if (r.task === inst.task) n++;
       if (n >= inst.maxParallel) return `task ${inst.task} is at max_parallel ${inst.maxParallel}`;
     }
     if (inst.writes.length) {
-      for (const r of this.running.values()) {
-        if (r.writes.length && scopesOverlap(inst.writes, r.writes)) return `writes overlap with running ${r.id}`;
+      for (const { inst: r, holdsWritesAgainst: holds } of this.running.values()) {
+        if (!r.writes.length || !scopesOverlap(inst.writes, r.writes)) continue;
+        if (!holds) return `writes overlap with running ${r.id}`;
+        if (holds(inst)) return `writes overlap with ${r.id}, whose work waits to land`;
       }
     }
     return undefined;
@@ -140,7 +176,8 @@ export class Scheduler {
   /** Looks at waiting instances in order and starts every one that may start now. */
   pump(): void {
     if (this.stopped) return;
-    for (let i = 0; i < this.waiting.length && this.running.size < this.opts.concurrency; ) {
+    let holding = this.active().length;
+    for (let i = 0; i < this.waiting.length && holding < this.opts.concurrency; ) {
       const w = this.waiting[i]!;
       const blocked = this.blockedBy(w.inst);
       if (blocked) {
@@ -148,7 +185,7 @@ export class Scheduler {
         i++;
         continue;
       }
-      const verdict = this.opts.admit?.(w.inst, [...this.running.values()]);
+      const verdict = this.opts.admit?.(w.inst, this.active());
       if (verdict && 'refuse' in verdict) {
         this.waiting.splice(i, 1);
         this.opts.onRefused?.(w.inst, verdict.refuse);
@@ -160,12 +197,15 @@ export class Scheduler {
         continue;
       }
       this.waiting.splice(i, 1);
-      this.running.set(w.inst.id, w.inst);
+      const entry: Running = { inst: w.inst };
+      this.running.set(w.inst.id, entry);
+      holding++;
       void (async () => {
         try {
           await w.run();
         } finally {
-          this.running.delete(w.inst.id);
+          // The same instance may be running again already (a repair queued before this run settled).
+          if (this.running.get(w.inst.id) === entry) this.running.delete(w.inst.id);
         }
       })()
         .catch(() => undefined)

@@ -153,4 +153,68 @@ describe('Scheduler', () => {
     expect(left.slice(1)).toEqual(Array.from({ length: n }, (_, k) => `fan.${k}`));
     g.finish();
   });
+  it('a released instance gives back its slot, its max_parallel count and its budget reservation, and settles later', async () => {
+    const seen: string[][] = [];
+    const s = new Scheduler({
+      concurrency: 1,
+      admit: (_i, running) => void seen.push(running.map((r) => r.id)),
+    });
+    const a1 = gate();
+    const a2 = gate();
+    const b = gate();
+    s.submit(inst('a.1', { maxParallel: 1 }), a1.run);
+    s.submit(inst('a.2', { maxParallel: 1 }), a2.run);
+    s.submit(inst('b'), b.run);
+    expect([a1.isStarted(), a2.isStarted(), b.isStarted()]).toEqual([true, false, false]);
+    // a.1's agent is done and its work waits to land: the next of its own task may start.
+    s.release('a.1');
+    expect([a2.isStarted(), b.isStarted()]).toEqual([true, false]);
+    expect(seen.at(-1)).toEqual([]);
+    expect(s.runningCount).toBe(1);
+    expect(s.runningInstances().map((i) => i.id)).toEqual(['a.2']);
+    a2.finish();
+    await b.started;
+    a1.finish();
+    b.finish();
+    await s.onIdle();
+    expect(s.runningCount).toBe(0);
+  });
+
+  it("a released instance's writes keep out only the instances it holds them against, until its run settles", async () => {
+    const s = new Scheduler({ concurrency: 4 });
+    const waiter = gate();
+    const earlier = gate();
+    const later = gate();
+    s.submit(inst('mid.1', { writes: ['/r/src/**'] }), waiter.run);
+    s.release('mid.1', (other) => other.task === 'late');
+    s.submit(inst('early.1', { writes: ['/r/src/a.ts'] }), earlier.run);
+    s.submit(inst('late.1', { writes: ['/r/src/b.ts'] }), later.run);
+    expect([earlier.isStarted(), later.isStarted()]).toEqual([true, false]);
+    expect(s.lastWaitReason).toBe('writes overlap with mid.1, whose work waits to land');
+    earlier.finish();
+    waiter.finish();
+    await later.started;
+    later.finish();
+  });
+
+  it('an instance queued again (a repair) while its released run settles keeps its slot', async () => {
+    const s = new Scheduler({ concurrency: 1 });
+    const first = gate();
+    const repair = gate();
+    const other = gate();
+    s.submit(inst('x'), first.run);
+    s.release('x');
+    s.submit(inst('x'), repair.run);
+    expect(repair.isStarted()).toBe(true);
+    first.finish();
+    // The first run's end must not free the repair's slot: `other` waits for the repair.
+    s.submit(inst('y'), other.run);
+    // Every promise reaction of the first run's end has run once a macrotask has passed.
+    await new Promise((r) => setImmediate(r));
+    expect(other.isStarted()).toBe(false);
+    expect(s.runningInstances().map((i) => i.id)).toEqual(['x']);
+    repair.finish();
+    await other.started;
+    other.finish();
+  });
 });
