@@ -38,6 +38,7 @@ import type { CoordinatorOptions, RunOutcome } from './coordinator-options.js';
 import { wireCollaborators, type Collaborators } from './coordinator-wiring.js';
 import type { SchedulableInstance } from './schedule/scheduler.js';
 import { restoredInstances, runResumeEvent, runStartEvent } from './execution/session-start.js';
+import { noteEarlierWrites } from './workspace/earlier-changes.js';
 import { allSettled, inPlanOrder, pastMaxFailed, runEndStatus, schedulable } from './schedule/task-walk.js';
 import type { ThreadPoolExecutor } from './execution/thread-pool-executor.js';
 
@@ -143,6 +144,8 @@ export class Coordinator {
     }
     if (this.opts.replay) {
       this.restore(this.opts.replay);
+      // What the instances that run again changed before: scheduled like overlapping writes: (earlier-changes.ts).
+      await noteEarlierWrites(this.store.dir, this.instances.values());
       // A kill between logging an instance done and removing its landed worktree left it behind.
       for (const inst of this.instances.values())
         if (inst.status === 'done' && !this.c.picks.holdsWorktree(inst))

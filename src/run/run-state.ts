@@ -36,6 +36,11 @@ export interface InstanceState extends InstanceRecord {
   sessionFiles: string[];
   /** True when this instance was finished before a resume (its result came from the log). */
   restored?: boolean;
+  /**
+   * Resume: the files (absolute) its earlier attempts changed (orchestrator/workspace/earlier-changes.ts).
+   * The scheduler treats them like its `writes:` globs; its write scope stays its `writes:`.
+   */
+  earlierWrites?: string[];
 }
 
 export type TaskStatus = 'waiting' | 'active' | 'done' | 'failed' | 'skipped';

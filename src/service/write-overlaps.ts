@@ -10,7 +10,7 @@ import { resolveInstance, staticScope } from '../recipe/index.js';
 import { scopesOverlap, writeGlobs } from '../orchestrator/workspace/write-scopes.js';
 
 /** Whether `task`'s instances land through the merge train without asking to be serialized. */
-function trainsInParallel(task: LoadedTask): boolean {
+export function trainsInParallel(task: LoadedTask): boolean {
   return (
     task.isolation === 'worktree' && task.merge === 'apply' && task.land === 'train' && task.serialize !== 'overlapping'
   );

@@ -1,12 +1,15 @@
 // `orchestrate resume <run>`: continues an interrupted (or failed) run from its log. Finished
 // instances keep their results; interrupted ones continue from their session leaf. The flags
 // become a ResumeRequest for the service's resumeRun (service/resume-run.ts); the terminal's part
-// (Ctrl-C, the view, the summary, the exit code) is run.ts's executeRun.
+// (Ctrl-C, the view, the summary, the exit code) is run.ts's executeRun. `--dry-run` says what a
+// resume would do (service/resume-preview.ts) and runs nothing.
 import type { Argv } from 'yargs';
-import type { CliContext } from '../cli-io.js';
+import { type CliContext, EXIT } from '../cli-io.js';
 import type { CliCommand, CommandArgs } from '../command.js';
 import { resumeRun } from '../../service/resume-run.js';
 import { controlBy } from '../../service/run-control.js';
+import { previewResume, resumePreviewText } from '../../service/resume-preview.js';
+import { printProblems } from '../print-problems.js';
 import type { ResumeRequest } from '../../service/run-request.js';
 import { budgetTokensOf, executeRun, executionOptions } from './run.js';
 
@@ -38,8 +41,14 @@ function options(y: Argv): Argv<object> {
       describe:
         'Use the recipe and its files (agent files, scripts, .mcp.json, hook settings, extensions) as they are now, validated and captured again; without it a resume uses the copies captured when the run started and names any file changed since',
     })
+    .option('dry-run', {
+      type: 'boolean',
+      describe:
+        'Say what the resume would do and run nothing: the instances kept and those run again, the spend so far, and the pairs that may touch the same files (their earlier patches, or their writes:); --json prints it as JSON',
+    })
     .example([
       ['orchestrate resume 20261203', 'the run whose id starts with 20261203 (orchestrate runs lists them)'],
+      ['orchestrate resume 20261203 --dry-run', 'what a resume would run again, and which instances overlap'],
       [
         'orchestrate resume .orchestrate/runs/<id> --budget-usd 10',
         'a budget-exhausted run with a higher total budget',
@@ -60,12 +69,27 @@ async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {
     ...(args['reload-recipe'] === true ? { reloadRecipe: true } : {}),
     ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
   };
+  if (args['dry-run'] === true) return dryRun(request, Boolean(args.json), ctx);
   return executeRun(args, ctx, (exec) =>
     resumeRun(request, exec, {
       retry: controlBy('resume', ctx.env),
       reloadRecipe: controlBy('resume --reload-recipe', ctx.env),
     }),
   );
+}
+
+/** `--dry-run`: the preview, human or JSON; nothing runs and the run folder is only read. */
+async function dryRun(request: ResumeRequest, json: boolean, ctx: CliContext): Promise<number> {
+  const r = await previewResume(request, { cwd: ctx.cwd, env: ctx.env });
+  if (!r.ok) {
+    if (r.code === 'problems') printProblems(r.problems, ctx);
+    else ctx.stderr(`orchestrate: ${r.message}\n`);
+    return EXIT.usage;
+  }
+  ctx.stdout(
+    json ? `${JSON.stringify({ ok: true, dryRun: true, ...r.preview }, null, 2)}\n` : resumePreviewText(r.preview),
+  );
+  return EXIT.ok;
 }
 
 export const resumeCommand: CliCommand = {

@@ -96,12 +96,19 @@ function sharesCheckout(t: TaskState): boolean {
   return !trains || t.task.serialize === 'overlapping';
 }
 
-/** What the scheduler knows of an instance: its write scope, its task's max_parallel, its level, its threads (a pair: 2). */
+/**
+ * What the scheduler knows of an instance: its write scope (on resume with the files its earlier
+ * attempts changed: two instances that edited the same files wait for each other as overlapping
+ * writes: do), its task's max_parallel, its level, its threads (a pair: 2).
+ */
 export function schedulable(t: TaskState, inst: InstanceState): SchedulableInstance {
+  const writes = sharesCheckout(t)
+    ? [...writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []), ...(inst.earlierWrites ?? [])]
+    : [];
   const s: SchedulableInstance = {
     id: inst.id,
     task: t.task.id,
-    writes: sharesCheckout(t) ? writeGlobs(inst.resolved?.cwd ?? t.task.dir, inst.resolved?.writes ?? []) : [],
+    writes,
     order: t.level,
     threads: t.task.kind === 'pair' ? 2 : 1,
   };
