@@ -12,7 +12,7 @@
 // The concepts live in their own files; this class holds the state and wires them together:
 //   session-run-loop.ts     after each run: retries, automatic compactions, Stop hooks, guard stops
 //   prompt-message.ts       the user message of a prompt (SessionStart / UserPromptSubmit hooks)
-//   session-persistence.ts  messages -> session entries, and the error a failed write becomes
+//   session-persistence.ts  messages -> session entries, and what a failed write does (SessionWriter)
 //   session-compaction.ts   one compaction job;  session-compactor.ts  its inputs from the session
 //   session-navigation.ts   navigate / rewind / fork
 //   session-resume.ts       resume();  session-settings.ts  model and thinking-level changes
@@ -41,20 +41,10 @@ import { forkReport, forkStore, moveLeaf, type NavigationRequest } from './sessi
 import { computeStats, type SessionStats } from './stats.js';
 import { lastAssistantText, promptMessage, userMessage } from './prompt-message.js';
 import { SessionRunLoop } from './session-run-loop.js';
-import { persistMessage, storageError } from './session-persistence.js';
+import { SessionWriter } from './session-persistence.js';
 import { changeModel, changeThinkingLevel, type SettingsContext } from './session-settings.js';
 
 import type {
-  AgentSessionConfig,
-  ForkResult,
-  NavigateResult,
-  PromptOptions,
-  SessionState,
-} from './agent-session-types.js';
-
-export type { AgentSessionHooks } from './session-hooks.js';
-export type { CompactOptions } from './session-compaction.js';
-export type {
   AgentSessionConfig,
   ForkResult,
   NavigateResult,
@@ -86,11 +76,8 @@ export class AgentSession {
   /** Aborts retry waits and compactions of the current prompt. */
   private runAbort: AbortController | undefined;
   private disposed = false;
-  /**
-   * Set when the session file could not be written. The run stops at once and no further prompt
-   * starts: going on would leave work the file does not hold (resume would lose it silently).
-   */
-  private storageError: Error | undefined;
+  /** Writes to the session file; once one failed, the run stops and no further prompt starts. */
+  private readonly writer: SessionWriter;
   /** Steering / follow-up messages not yet delivered (removed when their message_start is seen). */
   private readonly queued = new Set<AgentMessage>();
 
@@ -106,6 +93,14 @@ export class AgentSession {
     );
     const notify = config.notify ?? ((m: string) => void process.stderr.write(`${m}\n`));
     this.bus = new SessionEventBus(this.hooks.onEvent, this.extensions.handlers.event, notify);
+    this.writer = new SessionWriter({
+      store: () => this.storeValue,
+      notify: (m) => this.bus.notify(m),
+      stopRun: () => {
+        this.runAbort?.abort();
+        this.agent.abort();
+      },
+    });
     if (config.commandHooks) {
       const c = config.commandHooks;
       this.commandHooks = new HookSession({
@@ -174,12 +169,12 @@ export class AgentSession {
       retrySettings: () => this.retrySettings,
       store: () => this.storeValue,
       runSignal: () => this.runAbort?.signal,
-      storageError: () => this.storageError,
+      storageError: () => this.writer.error,
       emit: (event) => this.emit(event),
       compactNow: (signal) => this.compactor.compact(undefined, signal),
     });
     this.unsubscribeAgent = this.agent.subscribe((event) => this.onAgentEvent(event));
-    this.unsubscribeWriteErrors = this.storeValue.onWriteError((err) => this.storageFailed(err));
+    this.unsubscribeWriteErrors = this.storeValue.onWriteError((err) => this.writer.failed(err));
   }
 
   // ---- reading ------------------------------------------------------------------------------------
@@ -270,29 +265,9 @@ export class AgentSession {
 
   private onAgentEvent(event: AgentEvent): void {
     if (event.type === 'message_start' && event.message.role === 'user') this.queued.delete(event.message);
-    if (event.type === 'message_end') this.persist(event.message);
+    if (event.type === 'message_end') this.writer.write(event.message);
     this.emit(event);
     if (event.type === 'message_end' && event.message.role === 'assistant') this.runLoop.replyEnded(event.message);
-  }
-
-  /** message_end -> session entry (session-persistence.ts). */
-  private persist(message: AgentMessage): void {
-    try {
-      persistMessage(this.storeValue, message);
-    } catch (err) {
-      this.storageFailed(err);
-    }
-  }
-
-  /** The session file cannot be written: stop the run and refuse further work. */
-  private storageFailed(err: unknown): void {
-    if (this.storageError) return;
-    this.storageError = storageError(err, this.sessionFile);
-    this.bus.notify(
-      `${this.storageError.message} The run was stopped; the session file holds everything up to the last entry that was written.`,
-    );
-    this.runAbort?.abort();
-    this.agent.abort();
   }
 
   // ---- runs ---------------------------------------------------------------------------------------
@@ -324,7 +299,7 @@ export class AgentSession {
       const message = await this.promptMessage(expanded ?? text, options.images);
       await this.runLoop.compactBeforePrompt();
       if (!this.runLoop.stopError) await this.runLoop.drive(() => this.agent.prompt(message));
-      if (this.storageError) throw this.storageError;
+      if (this.writer.error) throw this.writer.error;
       if (this.runLoop.stopError) throw this.runLoop.stopError;
     });
   }
@@ -385,7 +360,7 @@ export class AgentSession {
         await this.runLoop.drive(() =>
           note === undefined ? this.agent.continue() : this.agent.prompt(userMessage(note)),
         );
-      if (this.storageError) throw this.storageError;
+      if (this.writer.error) throw this.writer.error;
       if (this.runLoop.stopError) throw this.runLoop.stopError;
     });
     return point.kind;
@@ -423,8 +398,7 @@ export class AgentSession {
 
   private assertUsable(): void {
     if (this.disposed) throw new Error('This session was disposed; create a new one.');
-    if (this.storageError)
-      throw new Error(`${this.storageError.message} This session cannot go on; fix the problem and reopen it.`);
+    this.writer.assertWritable();
   }
 
   private async runExclusive(work: () => Promise<void>): Promise<void> {
@@ -435,12 +409,7 @@ export class AgentSession {
         await work();
       } finally {
         await this.bus.idle();
-        // A run ends with everything on disk (the store batches entries within a turn).
-        try {
-          this.storeValue.persist();
-        } catch (err) {
-          this.storageFailed(err);
-        }
+        this.writer.flush();
       }
     })();
     this.running = running;
@@ -450,7 +419,7 @@ export class AgentSession {
       if (this.running === running) this.running = undefined;
       if (this.runAbort === controller) this.runAbort = undefined;
     }
-    if (this.storageError) throw this.storageError;
+    if (this.writer.error) throw this.writer.error;
   }
 
   /** Wraps a stream function so every call's final usage counts against the spend caps. */
@@ -598,7 +567,7 @@ export class AgentSession {
     try {
       this.storeValue.close();
     } catch (err) {
-      if (!this.storageError) throw err; // already reported; the file keeps what was written
+      if (!this.writer.error) throw err; // already reported; the file keeps what was written
     }
   }
 }

@@ -30,7 +30,8 @@ import { BUILTIN_TOOL_NAMES, createTool, DEFAULT_TOOL_NAMES, type CodingToolsOpt
 import type { McpServerConfig } from '../tools/mcp/config.js';
 import { MCP_TOOL_PREFIX, serverOfToolName } from '../tools/mcp/names.js';
 import type { McpToolSource, McpToolSourceOptions } from '../tools/mcp/tool-source.js';
-import { AgentSession, type AgentSessionHooks } from './agent-session.js';
+import { AgentSession } from './agent-session.js';
+import type { AgentSessionHooks } from './session-hooks.js';
 import { RUNTIME_DEFAULTS, type RetrySettings } from './defaults.js';
 import { ExtensionLoadError, loadExtensions, type ExtensionSpec } from './extensions.js';
 import { assembleSystemPrompt } from './system-prompt.js';

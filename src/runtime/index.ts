@@ -10,16 +10,9 @@ export {
   type RunLimits,
 } from './run-limits.js';
 export { RUNTIME_DEFAULTS, DEFAULT_RETRY_SETTINGS, type RetrySettings } from './defaults.js';
-export {
-  AgentSession,
-  type AgentSessionConfig,
-  type AgentSessionHooks,
-  type PromptOptions,
-  type NavigateResult,
-  type ForkResult,
-  type SessionState,
-  type CompactOptions,
-} from './agent-session.js';
+export { AgentSession } from './agent-session.js';
+// The session's config, options, results and state snapshot (all of that file is types).
+export type * from './agent-session-types.js';
 export {
   createAgentSession,
   AgentSessionConfigError,
@@ -45,6 +38,7 @@ export {
   type HooksConfig,
 } from './command-hooks.js';
 export { PromptBlockedError, type HookRunEvent } from './hook-session.js';
+export type { AgentSessionHooks } from './session-hooks.js';
 export type {
   AgentSessionEvent,
   AgentSessionEventType,
@@ -52,6 +46,7 @@ export type {
   CompactionResult,
   CompactionReason,
 } from './session-events.js';
+export type { CompactOptions } from './session-compaction.js';
 export { isRetryableError, retryDelay } from './retry-policy.js';
 export {
   planResume,
