@@ -13,7 +13,32 @@ import type { AgentSessionHooks } from './session-hooks.js';
 import type { HooksConfig } from './command-hooks.js';
 import type { HookSandbox } from './hook-runner.js';
 
-export interface AgentSessionConfig {
+/**
+ * How a session behaves: the same settings in createAgentSession's options and in the session's
+ * config (the factory passes them on as given).
+ */
+export interface SessionBehaviour {
+  /** A different stream function for summary calls only, e.g. permits of another kind (default: streamFn). */
+  summaryStreamFn?: StreamFunction;
+  /** Provider options for every call (provider retries, idle timeout, headers...). */
+  streamOptions?: AgentStreamOptions;
+  compaction?: Partial<CompactionSettings>;
+  /** Session-level retries of transient provider errors. */
+  retry?: Partial<RetrySettings>;
+  /**
+   * Loop detection (repeated calls, cycles, repeated text): warn, then stop with a 'loop' error.
+   * Default DEFAULT_LOOP_DETECTION; `{ enabled: false }` turns it off.
+   */
+  loopDetection?: Partial<LoopDetectionSettings>;
+  /** Caps on turns per prompt, spend (USD / tokens of this session object) and compactions per prompt (run-limits.ts). */
+  limits?: Partial<RunLimits>;
+  /** Retries of a failing summary call inside one compaction. */
+  summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+}
+
+export interface AgentSessionConfig extends SessionBehaviour {
   store: SessionStore;
   model: Model;
   thinkingLevel?: AgentThinkingLevel;
@@ -23,19 +48,7 @@ export interface AgentSessionConfig {
   skills?: Skill[];
   /** Used for the loop AND for summaries (so a permit-wrapped stream covers both). */
   streamFn?: StreamFunction;
-  /** Overrides streamFn for summary calls only (e.g. permits of another kind). */
-  summaryStreamFn?: StreamFunction;
   apiKey?: string;
-  streamOptions?: AgentStreamOptions;
-  compaction?: Partial<CompactionSettings>;
-  /** Session-level retries of transient provider errors. */
-  retry?: Partial<RetrySettings>;
-  /** Loop detection (repeated calls, cycles, repeated text): warn, then stop with a 'loop' error. */
-  loopDetection?: Partial<LoopDetectionSettings>;
-  /** Caps on turns per prompt, spend, tokens and compactions per prompt (see run-limits.ts). */
-  limits?: Partial<RunLimits>;
-  /** Retries of a failing summary call inside one compaction. */
-  summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
   /** "model" asks the model for summaries; "extractive" builds them from the conversation (scripted runs). */
   summaries?: 'model' | 'extractive';
   hooks?: AgentSessionHooks;
@@ -44,8 +57,6 @@ export interface AgentSessionConfig {
   extensions?: LoadedExtensions;
   /** Resolves a model id (and provider) for setModel. */
   resolveModel?: (modelId: string, provider?: string) => Model;
-  steeringMode?: QueueMode;
-  followUpMode?: QueueMode;
   cwd: string;
   /** Where notices go (extension errors, warnings); default stderr. */
   notify?: (message: string) => void;

@@ -7,7 +7,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { AgentStreamOptions, QueueMode } from '../agent/agent.js';
 import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
 import { MISSING_API_KEY_MESSAGE } from '../ai/anthropic.js';
 import { ANTHROPIC_API, DEFAULT_MODEL_ID, resolveModel, SCRIPTED_API, type ModelSpec } from '../ai/models.js';
@@ -22,7 +21,6 @@ import {
   type ScriptedTurn,
 } from '../ai/scripted.js';
 import type { Model, StreamFunction } from '../ai/types.js';
-import type { CompactionSettings } from '../session/defaults.js';
 import { createRedactor, type SecretValue } from '../session/redact.js';
 import { SessionStore } from '../session/session-store.js';
 import type { BashPolicy } from '../tools/bash-policy.js';
@@ -32,12 +30,12 @@ import { MCP_TOOL_PREFIX, serverOfToolName } from '../tools/mcp/names.js';
 import type { McpToolSource, McpToolSourceOptions } from '../tools/mcp/tool-source.js';
 import { AgentSession } from './agent-session.js';
 import type { AgentSessionHooks } from './session-hooks.js';
-import { RUNTIME_DEFAULTS, type RetrySettings } from './defaults.js';
+import type { SessionBehaviour } from './agent-session-types.js';
+import { RUNTIME_DEFAULTS } from './defaults.js';
 import { ExtensionLoadError, loadExtensions, type ExtensionSpec } from './extensions.js';
 import { assembleSystemPrompt } from './system-prompt.js';
 import { hasHooks, type HooksConfig } from './command-hooks.js';
 import { hookSandbox } from './hook-sandbox.js';
-import type { LoopDetectionSettings, RunLimits } from './run-limits.js';
 
 /** A configuration the session cannot start with; `message` says how to fix it. */
 export class AgentSessionConfigError extends Error {
@@ -47,7 +45,8 @@ export class AgentSessionConfigError extends Error {
   }
 }
 
-export interface CreateAgentSessionOptions {
+/** What createAgentSession takes; the session's behaviour settings (SessionBehaviour) are passed on as given. */
+export interface CreateAgentSessionOptions extends SessionBehaviour {
   // ---- where the agent works
   /** Working directory of the tools (default: process.cwd()). */
   cwd?: string;
@@ -121,8 +120,6 @@ export interface CreateAgentSessionOptions {
   scriptOptions?: ScriptedProviderOptions;
   /** Your own stream function (proxy, permits); used for turns and summaries alike. */
   streamFn?: StreamFunction;
-  /** A different stream function for summary calls only (default: streamFn). */
-  summaryStreamFn?: StreamFunction;
   /** Anthropic key (default: ANTHROPIC_API_KEY). Never written to the session file. */
   apiKey?: string;
   /**
@@ -132,21 +129,10 @@ export interface CreateAgentSessionOptions {
   secrets?: SecretValue[];
   /** Reasoning effort (default: the continued session's, else "medium"; "off" for non-reasoning models). */
   thinkingLevel?: AgentThinkingLevel;
-  /** Provider options for every call (provider retries, idle timeout, headers...). */
-  streamOptions?: AgentStreamOptions;
 
-  // ---- behaviour
-  compaction?: Partial<CompactionSettings>;
-  retry?: Partial<RetrySettings>;
-  /** Loop detection thresholds (default DEFAULT_LOOP_DETECTION); `{ enabled: false }` turns it off. */
-  loopDetection?: Partial<LoopDetectionSettings>;
-  /** Caps: turns per prompt, USD / tokens for this session object, compactions per prompt. */
-  limits?: Partial<RunLimits>;
-  summaryRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  // ---- behaviour (the rest is SessionBehaviour)
   /** How summaries are written (default: "extractive" for the scripted provider, else "model"). */
   summaries?: 'model' | 'extractive';
-  steeringMode?: QueueMode;
-  followUpMode?: QueueMode;
 
   // ---- storage (first match wins: store, inMemory, continue, sessionFile, new file in sessionDir)
   store?: SessionStore;
