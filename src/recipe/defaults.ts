@@ -2,7 +2,7 @@
 // the same object so a dry run and a real run agree on defaults.
 
 import { DEFAULT_MODEL_ID } from '../ai/models.js';
-import type { FAILURE_CLASSES } from './schema-parts.js';
+import type { RETRY_FAILURE_CLASSES } from './failure-classes.js';
 
 export const RECIPE_DEFAULTS = {
   /** Model used when neither the CLI, the agent, the recipe nor ORCHESTRATE_MODEL names one (the ai layer's default). */
@@ -68,5 +68,5 @@ export const RECIPE_DEFAULTS = {
   },
 } as const;
 
-/** A failure class `retries.on` may list: the one list in schema-parts.ts, which the schema checks against. */
-export type RetryFailureClass = (typeof FAILURE_CLASSES)[number];
+/** A failure class `retries.on` may list: the one list in failure-classes.ts, which the schema checks against. */
+export type RetryFailureClass = (typeof RETRY_FAILURE_CLASSES)[number];

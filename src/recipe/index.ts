@@ -1,7 +1,7 @@
 // Public surface of the recipe module: load, validate, plan, expand, estimate.
+export { RETRY_FAILURE_CLASSES } from './failure-classes.js';
 export {
   BUILTIN_TOOLS,
-  FAILURE_CLASSES,
   PROVIDERS,
   RecipeSchema,
   recipeJsonSchema,

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { DEFAULT_LOOP_DETECTION } from '../runtime/run-limits.js';
 import { BOARD_TOOL_NAMES } from './board-tool-names.js';
+import { RETRY_FAILURE_CLASSES } from './failure-classes.js';
 
 /** Tools every agent may name without an extension providing them (the board's: task_create, task_list, ...). */
 export const BUILTIN_TOOLS = [
@@ -18,29 +19,6 @@ export const BUILTIN_TOOLS = [
   ...BOARD_TOOL_NAMES,
 ] as const;
 export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
-
-/**
- * Why a task instance failed; `retries.on` selects which of these are retried. budget and aborted
- * are never retried; loop, max_turns, compaction, not_approved and write_scope only when listed
- * here (a retry of a deterministic loop pays for it again).
- */
-export const FAILURE_CLASSES = [
-  'rate_limit',
-  'overloaded',
-  'timeout',
-  'stalled',
-  'crashed',
-  'verify_failed',
-  'error',
-  'loop',
-  'max_turns',
-  'compaction',
-  'not_approved',
-  'write_scope',
-  // An MCP server the agent names could not start or stopped for good: worth a retry for a server
-  // that is down for a while (a remote one), so it may be listed; not retried by default.
-  'mcp_unavailable',
-] as const;
 
 export const PROVIDERS = ['anthropic', 'scripted'] as const;
 /** A built-in provider, or any name the recipe declares under providers: (or a preset). */
@@ -267,7 +245,7 @@ export const retries = z
         count: z.number().int().nonnegative().optional().describe('How many times a failed instance is tried again'),
         backoff: backoff.optional(),
         on: z
-          .array(z.enum(FAILURE_CLASSES))
+          .array(z.enum(RETRY_FAILURE_CLASSES))
           .optional()
           .describe('Failure classes that are retried (default: rate_limit, overloaded, timeout, stalled, crashed)'),
       }),

@@ -36,7 +36,6 @@ import {
 } from './schema-parts.js';
 export {
   BUILTIN_TOOLS,
-  FAILURE_CLASSES,
   PROVIDERS,
   THINKING_LEVELS,
   type BuiltinTool,

@@ -2,6 +2,7 @@
 // attempt can end with. Shared by the run event log, the worker protocol and the worker threads,
 // which load this without the run event schemas.
 import { z } from 'zod';
+import { RETRY_FAILURE_CLASSES } from '../recipe/failure-classes.js';
 
 export const UsageSummarySchema = z.object({
   input: z.number(),
@@ -18,26 +19,12 @@ export const UsageSummarySchema = z.object({
 });
 export type UsageSummary = z.infer<typeof UsageSummarySchema>;
 
+/** Every class an attempt can end with: those a recipe's `retries.on` may name, then the rest. */
 export const FAILURE_CLASSES = [
-  'rate_limit',
-  'overloaded',
-  'timeout',
-  'stalled',
-  'crashed',
-  'verify_failed',
+  ...RETRY_FAILURE_CLASSES,
   'budget',
   'aborted',
   'output_invalid',
-  'error',
-  // A guard of the agent runtime stopped the agent (see runtime/run-limits.ts): it repeated itself,
-  // used up its max_turns, or compacted over and over without getting anywhere.
-  'loop',
-  'max_turns',
-  'compaction',
-  // A planner/worker pair ran out of max_rounds without the planner approving.
-  'not_approved',
-  // Files outside the task's writes: changed (by bash, verify or a run: step); they were reverted.
-  'write_scope',
   // The workspace could not be measured or moved: a snapshot or diff that writes:, the patch or
   // landing depend on failed, or the repository was rewired (a .git file or commondir naming
   // another repository); in a distributed run, it could not travel to a worker or its patch does
@@ -49,8 +36,6 @@ export const FAILURE_CLASSES = [
   // Distributed runs: a message for the instance in Redis did not verify with the cluster secret
   // (a forged result or patch); nothing of it was applied. Not retried by default.
   'untrusted',
-  // An MCP server the agent names could not start, or stopped for good (not `optional: true`).
-  'mcp_unavailable',
 ] as const;
 export const FailureClassSchema = z.enum(FAILURE_CLASSES);
 export type FailureClass = z.infer<typeof FailureClassSchema>;
