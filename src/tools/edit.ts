@@ -9,7 +9,7 @@ import { READ_NOFOLLOW, type ConfinedEntry } from './confined-path.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { unifiedDiff } from './diff.js';
 import { closestLine, lineNumbersAt, locate, normalizeForMatch, type NormalizedText } from './fuzzy-match.js';
-import { errorMessage, textResult, throwIfAborted } from './tool-result.js';
+import { errorMessage, FILE_PATH_ALIASES, textResult, throwIfAborted } from './tool-result.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
 
 const editItem = z.object({
@@ -76,7 +76,7 @@ export function createEditTool(options: EditToolOptions): AgentTool<typeof editP
       'a file with more than one hard link is refused.',
     promptSnippet: 'Make precise text replacements in files (oldText must match exactly)',
     parameters: editParameters,
-    argumentAliases: { file_path: 'path', filePath: 'path', file: 'path' },
+    argumentAliases: FILE_PATH_ALIASES,
     async execute(_id, params, signal) {
       throwIfAborted(signal);
       const path = params.path;

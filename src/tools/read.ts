@@ -6,7 +6,7 @@ import type { AgentTool, AgentToolResult } from '../agent/types.js';
 import { READ_NOFOLLOW, withShownPath } from './confined-path.js';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { IMAGE_SNIFF_BYTES, detectImageMime } from './image-sniff.js';
-import { errorMessage, shellQuote, textResult, throwIfAborted } from './tool-result.js';
+import { errorMessage, FILE_PATH_ALIASES, shellQuote, textResult, throwIfAborted } from './tool-result.js';
 import { countNewlines, formatSize, truncateHead, type TruncationResult } from './truncate.js';
 import { isValidUtf8Prefix } from './utf8.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
@@ -73,7 +73,7 @@ export function createReadTool(options: ReadToolOptions): AgentTool<typeof readP
       'PNG, JPEG, GIF and WebP images are returned as images.',
     promptSnippet: 'Read file contents (text, or images as attachments)',
     parameters: readParameters,
-    argumentAliases: { file_path: 'path', filePath: 'path', file: 'path' },
+    argumentAliases: FILE_PATH_ALIASES,
     async execute(_id, params, signal) {
       throwIfAborted(signal);
       // Located and opened race-free (confined-path.ts); everything below reads through the handle.

@@ -8,6 +8,13 @@ export function textResult<TDetails>(text: string, details?: TDetails): AgentToo
   return details === undefined ? { content: [{ type: 'text', text }] } : { content: [{ type: 'text', text }], details };
 }
 
+/** What models call a file tool's `path` (Claude Code's file_path among them): read, edit and write take each. */
+export const FILE_PATH_ALIASES: Readonly<Record<string, string>> = {
+  file_path: 'path',
+  filePath: 'path',
+  file: 'path',
+};
+
 /** Throws the standard abort error when the signal has fired. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new Error('Operation aborted');

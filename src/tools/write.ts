@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { AgentTool } from '../agent/types.js';
 import { replaceEntry, replaceFailure } from './atomic-write.js';
-import { textResult, throwIfAborted } from './tool-result.js';
+import { FILE_PATH_ALIASES, textResult, throwIfAborted } from './tool-result.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
 
 export const writeParameters = z.object({
@@ -23,7 +23,7 @@ export function createWriteTool(options: WriteToolOptions): AgentTool<typeof wri
       'The file is replaced as a whole (an interrupted write leaves the old content); a file with more than one hard link is refused.',
     promptSnippet: 'Create or overwrite files',
     parameters: writeParameters,
-    argumentAliases: { file_path: 'path', filePath: 'path', file: 'path', text: 'content' },
+    argumentAliases: { ...FILE_PATH_ALIASES, text: 'content' },
     async execute(_id, params, signal) {
       throwIfAborted(signal);
       // The folder is walked and held open race-free (confined-path.ts), missing folders made on the way.
