@@ -61,6 +61,7 @@ import { Worker } from 'node:worker_threads';
 import { defaultThreadCount } from '../src/orchestrator/execution/pool.js';
 import type * as RunRecipeModule from '../src/orchestrator/run-recipe.js';
 import { scaleThousand, type ThousandContext } from './scale-thousand.js';
+import { withPeakRss } from './side-process.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -340,18 +341,20 @@ interface InProcessRun {
 async function inProcessRun(dir: string, n: number, executor?: unknown): Promise<InProcessRun> {
   rmSync(join(dir, 'runs'), { recursive: true, force: true });
   const h = monitorEventLoopDelay({ resolution: 10 });
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
-  h.enable();
-  const t0 = performance.now();
-  const r = await runRecipeFile(
-    join(dir, 'recipe.yaml'),
-    { cwd: dir },
-    { runsDir: join(dir, 'runs'), ...(executor ? { executor: executor as never } : {}) },
-  );
-  const ms = performance.now() - t0;
-  h.disable();
-  clearInterval(timer);
+  // RSS is sampled by another process: a timer here would add its /proc reads to the delay measured.
+  const { value: measured, peakMb } = await withPeakRss(async () => {
+    h.enable();
+    const t0 = performance.now();
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      { runsDir: join(dir, 'runs'), ...(executor ? { executor: executor as never } : {}) },
+    );
+    const ms = performance.now() - t0;
+    h.disable();
+    return { r, ms };
+  });
+  const { r, ms } = measured;
   if (!r.ok || r.outcome.status !== 'succeeded')
     throw new Error(`the ${n}-agent run failed: ${JSON.stringify(r).slice(0, 500)}`);
   const starts = readFileSync(join(r.outcome.dir, 'run.jsonl'), 'utf8')
@@ -361,7 +364,7 @@ async function inProcessRun(dir: string, n: number, executor?: unknown): Promise
   if (starts.length !== n) throw new Error(`${starts.length} of ${n} instances started`);
   return {
     ms,
-    peakMb: Math.max(peak, process.memoryUsage.rss()) / 1024 / 1024,
+    peakMb,
     delayP99: h.percentile(99) / 1e6,
     delayMax: h.max / 1e6,
     startSpreadMs: Math.max(...starts) - Math.min(...starts),

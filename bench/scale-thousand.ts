@@ -3,12 +3,13 @@
 // threads and once through Redis on 3 `orchestrate worker` processes, each printed with its peak
 // RSS and the coordinator's event-loop delay p99 as now/goal (2 GiB, 50 ms) and its wall per agent
 // against the 32-agent rate (linear). Kept apart so the bench stays one file per part.
-// Beside each run an idle Node process (idle-baseline) measures its own event-loop delay the same
+// Beside each run an idle Node process (side-process.ts) measures its own event-loop delay the same
 // way: the printed ratio tells the machine's descheduling from the coordinator's own work.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { dirname, join } from 'node:path';
+import { besideIdle, type IdleFigures } from './side-process.js';
 import { pathToFileURL } from 'node:url';
 
 /** What one run measured (the bench's InProcessRun). */
@@ -55,63 +56,6 @@ async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Prom
     writeFileSync(file, JSON.stringify(profile));
     session.disconnect();
     console.log(`  (the coordinator's CPU profile: ${file}; node --import tsx bench/cpu-profile-summary.ts ${file})`);
-  }
-}
-
-/** The event-loop delay of a Node process that does nothing, measured while a run goes. */
-interface IdleFigures {
-  p99: number;
-  max: number;
-}
-
-/**
- * Its whole program: the same histogram as the coordinator's (resolution 10 ms), kept alive by
- * its stdin; when stdin ends it prints p99 and max (ms) as JSON and exits.
- */
-const IDLE_PROGRAM = `
-const h = require('node:perf_hooks').monitorEventLoopDelay({ resolution: 10 });
-h.enable();
-process.stdin.resume();
-process.stdin.on('end', () => {
-  h.disable();
-  process.stdout.write(JSON.stringify({ p99: h.percentile(99) / 1e6, max: h.max / 1e6 }));
-  process.exit(0);
-});
-process.stdout.write('ready\\n');
-`;
-
-/** Runs `fn` with an idle Node process beside it; returns what `fn` returned and the idle process's figures. */
-async function besideIdle<T>(fn: () => Promise<T>): Promise<{ value: T; idle: IdleFigures }> {
-  const child = spawn(process.execPath, ['-e', IDLE_PROGRAM], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.setEncoding('utf8');
-  const ended = new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: string) => {
-      out += d;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`the idle baseline process exited ${code}: ${out}`)),
-    );
-  });
-  // Measuring starts before the run does.
-  await new Promise<void>((resolve, reject) => {
-    const onData = (): void => {
-      if (out.includes('ready\n')) {
-        child.stdout!.off('data', onData);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    ended.catch(reject);
-  });
-  try {
-    const value = await fn();
-    child.stdin!.end();
-    const text = await ended;
-    return { value, idle: JSON.parse(text.slice(text.indexOf('ready\n') + 6)) as IdleFigures };
-  } finally {
-    if (child.exitCode === null) child.kill('SIGTERM');
   }
 }
 
