@@ -59,6 +59,10 @@ function details(v: BoardView, self: string): string {
   return out.join('\n');
 }
 
+/**
+ * One board call. Each tool's parameters are named as the request's fields, and the parsed
+ * parameters hold only the fields the model gave, so a tool passes them on as they are.
+ */
 async function call(link: WorkerLink, request: BoardRequest): Promise<BoardView[]> {
   const answer = await link.board(request);
   if (!answer.ok) throw new Error(answer.error);
@@ -86,13 +90,7 @@ export function createBoardTools(
       parameters: CreateParams,
       argumentAliases: { title: 'subject', blockedBy: 'blocked_by', assignee: 'owner' },
       async execute(_id, p) {
-        const [v] = await call(link, {
-          op: 'create',
-          subject: p.subject,
-          ...(p.description !== undefined ? { description: p.description } : {}),
-          ...(p.owner !== undefined ? { owner: p.owner } : {}),
-          ...(p.blocked_by !== undefined ? { blocked_by: p.blocked_by } : {}),
-        });
+        const [v] = await call(link, { op: 'create', ...p });
         return text(`Created task ${line(v!, self)}.`, v);
       },
     }),
@@ -104,11 +102,7 @@ export function createBoardTools(
       promptSnippet: 'list the shared task board',
       parameters: ListParams,
       async execute(_id, p) {
-        const items = await call(link, {
-          op: 'list',
-          ...(p.status !== undefined ? { status: p.status } : {}),
-          ...(p.owner !== undefined ? { owner: p.owner } : {}),
-        });
+        const items = await call(link, { op: 'list', ...p });
         if (items.length === 0)
           return text(p.status || p.owner !== undefined ? 'No task matches.' : 'The board is empty.', items);
         return text(items.map((v) => line(v, self)).join('\n'), items);
@@ -135,13 +129,7 @@ export function createBoardTools(
       parameters: UpdateParams,
       argumentAliases: { taskId: 'id', task_id: 'id', note: 'notes' },
       async execute(_id, p) {
-        const [v] = await call(link, {
-          op: 'update',
-          id: p.id,
-          ...(p.status !== undefined ? { status: p.status } : {}),
-          ...(p.owner !== undefined ? { owner: p.owner } : {}),
-          ...(p.notes !== undefined ? { notes: p.notes } : {}),
-        });
+        const [v] = await call(link, { op: 'update', ...p });
         return text(`Task ${line(v!, self)}.`, v);
       },
     }),
