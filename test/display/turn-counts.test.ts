@@ -12,11 +12,11 @@ import { buildHtmlReport } from '../../src/display/html-report.js';
 import { PlainLog } from '../../src/display/plain-log.js';
 import { formatRunDetails } from '../../src/display/run-details-text.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../../src/run/run-state.js';
-import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { runOnFakeAnthropic, withFakeAnthropic } from '../helpers/fake-anthropic-run.js';
+import type { RespondInput } from '../helpers/fake-anthropic-server.js';
 import { isSummaryRequest } from '../helpers/summary-request.js';
-import { cleanupTempDirs, conversationResponder, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationResponder, ofType } from '../orchestrator/helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -27,16 +27,15 @@ describe('turn counts', () => {
     const base = conversationResponder([
       { match: /Count the files/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'two files' }] },
     ]);
-    const server = await startFakeAnthropic({
-      respond: (req) => {
-        calls++;
-        if (isSummaryRequest(req.body as { system?: unknown; messages?: unknown })) summaryCalls++;
-        return base(req);
-      },
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: turns
+    const respond = (req: RespondInput) => {
+      calls++;
+      if (isSummaryRequest(req.body as { system?: unknown; messages?: unknown })) summaryCalls++;
+      return base(req);
+    };
+    await withFakeAnthropic({ respond }, async (server) => {
+      const { outcome } = await runOnFakeAnthropic(
+        server,
+        `name: turns
 model: claude-haiku-4-5
 agents:
   counter: { tools: [ls] }
@@ -45,23 +44,14 @@ tasks:
     agent: counter
     prompt: "Count the files"
 `,
-        'a.txt': 'a',
-      });
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
-        },
+        { files: { 'a.txt': 'a' } },
       );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+      expect(outcome.status).toBe('succeeded');
       // The run made more calls than turns: that is what the counts used to disagree on.
       expect(summaryCalls).toBeGreaterThan(0);
       expect(calls).toBe(2 + summaryCalls);
 
-      const folder = loadRunFolder(r.outcome.dir);
+      const folder = loadRunFolder(outcome.dir);
       // The summary table: "count  done  2t ...".
       expect(formatFinalSummary(folder.state)).toMatch(/^ {2}count\s+done\s+2t\s/m);
       // The plain log of the same events: "count: done in ..., 2 turns, ...".
@@ -79,12 +69,10 @@ tasks:
       expect(buildHtmlReport(folder)).toMatch(/<td>count<\/td>.*?<td class="num">1<\/td><td class="num">2<\/td>/);
       // The coordinator's own counts: instance_done, result.json, run_end.
       expect(ofType(folder.events, 'instance_done')[0]?.usage.turns).toBe(2);
-      const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
+      const result = JSON.parse(readFileSync(join(outcome.dir, 'result.json'), 'utf8')) as ResultFile;
       expect(result.instances[0]?.usage.turns).toBe(2);
       expect(result.usage.turns).toBe(2);
       expect(ofType(folder.events, 'run_end')[0]?.usage.turns).toBe(2);
-    } finally {
-      await server.close();
-    }
+    });
   }, 120_000);
 });

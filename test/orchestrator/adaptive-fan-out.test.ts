@@ -4,14 +4,14 @@
 // and states them in anthropic-ratelimit-* headers on every response. The run learns the limits
 // from the headers and paces by them: no agent fails and almost no request is refused. (Before,
 // the whole first wave went out at once and most of it came back 429.) Nothing here measures time.
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../../src/run/run-state.js';
 import { readFileSync } from 'node:fs';
-import { startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
+import { join } from 'node:path';
+import { CHECK_ITEM, checkItemsRecipe, runOnFakeAnthropic, withFakeAnthropic } from '../helpers/fake-anthropic-run.js';
+import type { RespondInput, ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { bodyTokens, ProviderLimitEnforcer } from '../helpers/provider-rate-limits.js';
-import { cleanupTempDirs, conversationResponder, events, ofType, tempProject } from './helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationResponder, events, ofType } from './helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -26,71 +26,48 @@ describe('a fan-out paced by the limits the provider states', { timeout: 180_000
       outputTokens: 100_000_000,
       startShare: 1 / 120,
     });
-    const responder = conversationResponder([
-      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
-    ]);
+    const responder = conversationResponder([CHECK_ITEM]);
     let refused = 0;
-    const server = await startFakeAnthropic({
-      respond: (req) => {
-        const spec = responder(req);
-        if (spec.kind !== 'message') return spec;
-        const input = bodyTokens(req.body);
-        const admission = enforcer.admit({ input, maxTokens: Number(req.body.max_tokens) });
-        if (!admission.ok) {
-          refused++;
-          return {
-            kind: 'http-error',
-            status: 429,
-            errorType: 'rate_limit_error',
-            message: `input tokens per minute exceeded (${input} asked)`,
-            headers: admission.headers,
-          };
-        }
-        enforcer.finish(admission.ticket, 10);
+    const respond = (req: RespondInput): ResponseSpec => {
+      const spec = responder(req);
+      if (spec.kind !== 'message') return spec;
+      const input = bodyTokens(req.body);
+      const admission = enforcer.admit({ input, maxTokens: Number(req.body.max_tokens) });
+      if (!admission.ok) {
+        refused++;
         return {
-          ...spec,
-          usage: { input_tokens: input, output_tokens: 1 },
-          deltaUsage: { output_tokens: 10 },
+          kind: 'http-error',
+          status: 429,
+          errorType: 'rate_limit_error',
+          message: `input tokens per minute exceeded (${input} asked)`,
           headers: admission.headers,
         };
-      },
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: paced
-model: claude-haiku-4-5
-concurrency: 12
-agents:
-  checker: { tools: [ls] }
-tasks:
-  - id: check
-    for_each: [a, b, c, d, e, f, g, h, i, j, k, l]
-    agent: checker
-    prompt: "Check item \${{ item }}"
-`,
-      });
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test-paced', ANTHROPIC_BASE_URL: server.url },
-        },
+      }
+      enforcer.finish(admission.ticket, 10);
+      return {
+        ...spec,
+        usage: { input_tokens: input, output_tokens: 1 },
+        deltaUsage: { output_tokens: 10 },
+        headers: admission.headers,
+      };
+    };
+    await withFakeAnthropic({ respond }, async (server) => {
+      const { outcome } = await runOnFakeAnthropic(
+        server,
+        checkItemsRecipe({ name: 'paced', items: [...'abcdefghijkl'], top: ['concurrency: 12'] }),
+        { apiKey: 'sk-test-paced' },
       );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
+      const result = JSON.parse(readFileSync(join(outcome.dir, 'result.json'), 'utf8')) as ResultFile;
       expect(result.instances.map((i) => i.status)).toEqual(Array(12).fill('done'));
-      expect(r.outcome.status).toBe('succeeded');
+      expect(outcome.status).toBe('succeeded');
       // 12 agents x (2 turns + a handoff summary).
       expect(enforcer.stats.admitted).toBe(36);
       expect(refused).toBeLessThanOrEqual(2);
       // The wait was the provider's limit, and the log says so.
-      const waits = ofType(events(r.outcome.dir), 'permit_wait');
+      const waits = ofType(events(outcome.dir), 'permit_wait');
       expect(waits.some((w) => /input tokens per minute|first call/.test(w.reason))).toBe(true);
       // The key itself is nowhere in the run's log.
-      expect(readFileSync(join(r.outcome.dir, 'run.jsonl'), 'utf8')).not.toContain('sk-test-paced');
-    } finally {
-      await server.close();
-    }
+      expect(readFileSync(join(outcome.dir, 'run.jsonl'), 'utf8')).not.toContain('sk-test-paced');
+    });
   });
 });

@@ -3,8 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { startFakeAnthropic, type FakeAnthropic } from '../../helpers/fake-anthropic-server.js';
+import type { FakeAnthropic, RespondInput, ResponseSpec } from '../../helpers/fake-anthropic-server.js';
+import {
+  CHECK_ITEM,
+  checkItemsRecipe,
+  type RunOutcome,
+  runOnFakeAnthropic,
+  withFakeAnthropic,
+} from '../../helpers/fake-anthropic-run.js';
 import {
   cleanupTempDirs,
   conversationKey,
@@ -18,68 +24,38 @@ import {
 
 afterAll(() => cleanupTempDirs());
 
-type RunOutcome = Extract<Awaited<ReturnType<typeof runRecipeFile>>, { ok: true }>['outcome'];
-
 /** Agent `checker` (defined by `agent`) checks items a and b against the fake API: ls, then an answer. */
 async function runCheckers(
   name: string,
   agent: string,
   check: (server: FakeAnthropic, outcome: RunOutcome) => void,
 ): Promise<void> {
-  const server = await startFakeAnthropic({
-    respond: conversationResponder([
-      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
-    ]),
+  await withFakeAnthropic({ respond: conversationResponder([CHECK_ITEM]) }, async (server) => {
+    const { outcome } = await runOnFakeAnthropic(server, checkItemsRecipe({ name, items: ['a', 'b'], agent }));
+    expect(outcome.status).toBe('succeeded');
+    check(server, outcome);
   });
-  try {
-    const dir = tempProject({
-      'recipe.yaml': `name: ${name}
-model: claude-haiku-4-5
-agents:
-  checker: ${agent}
-tasks:
-  - id: check
-    for_each: [a, b]
-    agent: checker
-    prompt: "Check item \${{ item }}"
-`,
-    });
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      { cwd: dir },
-      {
-        runsDir: join(dir, 'runs'),
-        env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
-      },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    expect(r.outcome.status).toBe('succeeded');
-    check(server, r.outcome);
-  } finally {
-    await server.close();
-  }
 }
 
 describe('agent launch (real SDK, fake Anthropic API)', () => {
   it('two agents exchange messages over ports and each sees the other one in its next model request', async () => {
-    const server = await startFakeAnthropic({
-      respond: conversationResponder(
-        ['alice', 'bob'].map((me) => {
-          const other = me === 'alice' ? 'bob' : 'alice';
-          return {
-            match: new RegExp(`You are ${me}`),
-            turns: [
-              { tools: [{ name: 'send_message', args: { to: other, text: `hello ${other}, this is ${me}` } }] },
-              { tools: [{ name: 'bash', args: { command: 'sleep 0.4' } }] },
-              { text: `${me} is done` },
-            ],
-          };
-        }),
-      ),
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: talk
+    const respond = conversationResponder(
+      ['alice', 'bob'].map((me) => {
+        const other = me === 'alice' ? 'bob' : 'alice';
+        return {
+          match: new RegExp(`You are ${me}`),
+          turns: [
+            { tools: [{ name: 'send_message', args: { to: other, text: `hello ${other}, this is ${me}` } }] },
+            { tools: [{ name: 'bash', args: { command: 'sleep 0.4' } }] },
+            { text: `${me} is done` },
+          ],
+        };
+      }),
+    );
+    await withFakeAnthropic({ respond }, async (server) => {
+      const { outcome } = await runOnFakeAnthropic(
+        server,
+        `name: talk
 model: claude-haiku-4-5
 concurrency: 2
 agents:
@@ -92,17 +68,8 @@ tasks:
     agent: talker
     prompt: "You are bob. Say hello to alice."
 `,
-      });
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
-        },
       );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+      expect(outcome.status).toBe('succeeded');
       for (const me of ['alice', 'bob']) {
         const other = me === 'alice' ? 'bob' : 'alice';
         const mine = server.requests.filter(
@@ -116,22 +83,16 @@ tasks:
         expect(heard.slice(first).every(Boolean)).toBe(true);
         expect(requestText(mine[first]!.body)).toContain(`peer-message from=\\"${other}\\"`);
       }
-      const messages = ofType(events(r.outcome.dir), 'message');
+      const messages = ofType(events(outcome.dir), 'message');
       expect(messages.map((m) => `${m.from}->${m.to}`).sort()).toEqual(['alice->bob', 'bob->alice']);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('a model declared under models: is called by its id within its output limit, and its usage is priced by the declaration', async () => {
-    const server = await startFakeAnthropic({
-      respond: conversationResponder([
-        { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
-      ]),
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: future-model
+    await withFakeAnthropic({ respond: conversationResponder([CHECK_ITEM]) }, async (server) => {
+      const { outcome } = await runOnFakeAnthropic(
+        server,
+        `name: future-model
 model: claude-future-7
 models:
   claude-future-7: { price: { input: 2, output: 10 }, max_tokens: 20k }
@@ -142,68 +103,34 @@ tasks:
     agent: checker
     prompt: "Check item a"
 `,
-      });
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
-        },
       );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+      expect(outcome.status).toBe('succeeded');
       expect(server.requests.length).toBeGreaterThanOrEqual(3); // two turns and the handoff summary
       for (const q of server.requests) {
         expect(q.body.model).toBe('claude-future-7');
         expect(q.body.max_tokens).toBeLessThanOrEqual(20_000);
       }
-      const u = r.outcome.usage;
+      const u = outcome.usage;
       expect(u.cost).toBeGreaterThan(0);
       expect(u.cost).toBeCloseTo((u.input * 2 + u.output * 10 + u.cacheRead * 0.2 + u.cacheWrite * 2.5) / 1e6, 12);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('a permit-enforced rate limit never lets more than N requests per window reach the API', async () => {
     const arrivals: number[] = [];
-    const responder = conversationResponder([
-      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
-    ]);
-    const server = await startFakeAnthropic({
-      respond: (req) => {
-        arrivals.push(Date.now());
-        return responder(req);
-      },
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: limited
-model: claude-haiku-4-5
-concurrency: 4
-rate_limit: 3
-agents:
-  checker: { tools: [ls] }
-tasks:
-  - id: check
-    for_each: [a, b, c, d]
-    agent: checker
-    prompt: "Check item \${{ item }}"
-`,
-      });
+    const responder = conversationResponder([CHECK_ITEM]);
+    const respond: typeof responder = (req) => {
+      arrivals.push(Date.now());
+      return responder(req);
+    };
+    await withFakeAnthropic({ respond }, async (server) => {
       const windowMs = 1_000;
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          rateWindowMs: windowMs,
-          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
-        },
+      const { outcome } = await runOnFakeAnthropic(
+        server,
+        checkItemsRecipe({ name: 'limited', items: ['a', 'b', 'c', 'd'], top: ['concurrency: 4', 'rate_limit: 3'] }),
+        { run: { rateWindowMs: windowMs } },
       );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+      expect(outcome.status).toBe('succeeded');
       // 2 turns per agent, and each agent's handoff summary: those take permits like every call.
       expect(arrivals).toHaveLength(12);
       // In any window of windowMs starting at an arrival, at most 3 requests arrived.
@@ -211,67 +138,43 @@ tasks:
         expect(arrivals.filter((u) => u >= t && u < t + windowMs).length).toBeLessThanOrEqual(3);
       // And the limit did make requests wait (12 requests at 3 per window need four windows).
       expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeGreaterThanOrEqual(3 * windowMs);
-      expect(ofType(events(r.outcome.dir), 'permit_wait').length).toBeGreaterThan(0);
-    } finally {
-      await server.close();
-    }
+      expect(ofType(events(outcome.dir), 'permit_wait').length).toBeGreaterThan(0);
+    });
   });
 
   it('a 429 from the API pauses every agent on that model (pause, not kill) for the delay the server asked', async () => {
     const arrivals: { t: number; status: number; first?: boolean }[] = [];
-    const responder = conversationResponder([
-      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
-    ]);
+    const responder = conversationResponder([CHECK_ITEM]);
     let limited = false;
     let released!: () => void;
     const limitSent = new Promise<void>((r) => (released = r));
-    const server = await startFakeAnthropic({
-      respond: async (req) => {
-        // The first request of item b is refused once, with retry-after-ms.
-        if (!limited && conversationKey(req.body).includes('Check item b')) {
-          limited = true;
-          arrivals.push({ t: Date.now(), status: 429 });
-          // a and c go on only once b's worker has surely reported the 429 to the coordinator
-          // (a permit granted before that report is not held back; on a loaded machine the
-          // report can take tens of milliseconds).
-          setTimeout(released, 200);
-          return { kind: 'http-error', status: 429, headers: { 'retry-after-ms': '600' } };
-        }
-        arrivals.push({ t: Date.now(), status: 200, first: (req.body.messages as unknown[]).length === 1 });
-        // The run's first call goes alone (it learns the provider's limits from its headers), so it
-        // is answered at once; the other first calls get their reply only after the 429, so their
-        // next call falls in the pause.
-        const probe = arrivals.length === 1;
-        if ((req.body.messages as unknown[]).length === 1 && !probe) await limitSent;
-        return responder(req);
-      },
-    });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: paused
-model: claude-haiku-4-5
-concurrency: 3
-agents:
-  checker: { tools: [ls] }
-tasks:
-  - id: check
-    for_each: [a, b, c]
-    agent: checker
-    prompt: "Check item \${{ item }}"
-`,
-      });
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
-        },
+    const respond = async (req: RespondInput): Promise<ResponseSpec> => {
+      // The first request of item b is refused once, with retry-after-ms.
+      if (!limited && conversationKey(req.body).includes('Check item b')) {
+        limited = true;
+        arrivals.push({ t: Date.now(), status: 429 });
+        // a and c go on only once b's worker has surely reported the 429 to the coordinator
+        // (a permit granted before that report is not held back; on a loaded machine the
+        // report can take tens of milliseconds).
+        setTimeout(released, 200);
+        return { kind: 'http-error', status: 429, headers: { 'retry-after-ms': '600' } };
+      }
+      arrivals.push({ t: Date.now(), status: 200, first: (req.body.messages as unknown[]).length === 1 });
+      // The run's first call goes alone (it learns the provider's limits from its headers), so it
+      // is answered at once; the other first calls get their reply only after the 429, so their
+      // next call falls in the pause.
+      const probe = arrivals.length === 1;
+      if ((req.body.messages as unknown[]).length === 1 && !probe) await limitSent;
+      return responder(req);
+    };
+    await withFakeAnthropic({ respond }, async (server) => {
+      const { outcome } = await runOnFakeAnthropic(
+        server,
+        checkItemsRecipe({ name: 'paused', items: ['a', 'b', 'c'], top: ['concurrency: 3'] }),
       );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+      expect(outcome.status).toBe('succeeded');
       const limitedAt = arrivals.find((a) => a.status === 429)!.t;
-      const rl = ofType(events(r.outcome.dir), 'rate_limited');
+      const rl = ofType(events(outcome.dir), 'rate_limited');
       expect(rl).toHaveLength(1);
       expect(rl[0]).toMatchObject({ key: 'check.b', status: 429, delayMs: 600 });
       // a and c had their next call ready right after the 429; nobody reached the API during the pause.
@@ -282,9 +185,7 @@ tasks:
       expect(during).toEqual([]);
       expect(arrivals.filter((a) => a.t >= limitedAt + 550).length).toBeGreaterThanOrEqual(3);
       expect(arrivals.filter((a) => a.status === 200)).toHaveLength(6 + 3); // 2 turns and a handoff summary per agent
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it("with a real model each instance's handoff summary is written by the model, and its key decisions reach plan.md with their source", async () => {

@@ -6,11 +6,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../../src/ai/models.js';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../../../src/run/run-state.js';
-import { startFakeAnthropic } from '../../helpers/fake-anthropic-server.js';
+import {
+  CHECK_ITEM,
+  checkItemsRecipe,
+  runOnFakeAnthropic,
+  withFakeAnthropic,
+} from '../../helpers/fake-anthropic-run.js';
 import { isSummaryRequest } from '../../helpers/summary-request.js';
-import { cleanupTempDirs, conversationResponder, tempProject } from '../helpers/run-fixtures.js';
+import { cleanupTempDirs, conversationResponder } from '../helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
@@ -18,35 +22,19 @@ const ITEMS = ['a', 'b', 'c', 'd', 'e', 'f'];
 
 describe('cache warm-up in a fan-out run', { timeout: 120_000 }, () => {
   it('sends the first request alone; the other first requests read the prefix it wrote', async () => {
-    const respond = conversationResponder([
-      { match: /Check item/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'checked' }] },
-    ]);
+    const respond = conversationResponder([CHECK_ITEM]);
     // Replies take a while to start, so without the warm-up the six first requests would overlap and all write.
-    const server = await startFakeAnthropic({ respond, promptCache: { firstByteDelayMs: 30 } });
-    try {
-      const dir = tempProject({
-        'recipe.yaml': `name: warm
-model: claude-haiku-4-5
-concurrency: 6
-agents:
-  checker: { system: "You check items carefully.", tools: [ls, read] }
-tasks:
-  - id: check
-    for_each: [${ITEMS.join(', ')}]
-    agent: checker
-    prompt: "Check item \${{ item }}"
-`,
-      });
-      const r = await runRecipeFile(
-        join(dir, 'recipe.yaml'),
-        { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
-        },
+    await withFakeAnthropic({ respond, promptCache: { firstByteDelayMs: 30 } }, async (server) => {
+      const { dir, outcome } = await runOnFakeAnthropic(
+        server,
+        checkItemsRecipe({
+          name: 'warm',
+          items: ITEMS,
+          agent: '{ system: "You check items carefully.", tools: [ls, read] }',
+          top: ['concurrency: 6'],
+        }),
       );
-      if (!r.ok) throw new Error(JSON.stringify(r));
-      expect(r.outcome.status).toBe('succeeded');
+      expect(outcome.status).toBe('succeeded');
       const firsts = server.requests.filter((q) => q.body?.messages?.length === 1 && !isSummaryRequest(q.body));
       expect(firsts).toHaveLength(ITEMS.length);
       const [leader, ...rest] = firsts;
@@ -67,7 +55,7 @@ tasks:
         expect(q.cache!.read).toBe(last.cache!.read + last.cache!.write);
       }
       // result.json: cache reads and writes per instance and for the run, and what they saved.
-      const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
+      const result = JSON.parse(readFileSync(join(outcome.dir, 'result.json'), 'utf8')) as ResultFile;
       const read = server.requests.reduce((n, q) => n + (q.cache?.read ?? 0), 0);
       const written = server.requests.reduce((n, q) => n + (q.cache?.write ?? 0), 0);
       expect(result.usage.cacheRead).toBe(read);
@@ -82,7 +70,7 @@ tasks:
       const { main } = await import('../../../src/cli/main.js');
       let shown = '';
       expect(
-        await main(['show', r.outcome.dir, '--no-color'], {
+        await main(['show', outcome.dir, '--no-color'], {
           stdout: (t) => (shown += t),
           stderr: () => undefined,
           cwd: dir,
@@ -94,8 +82,6 @@ tasks:
       );
       expect(shown).toContain(`cache: ${share}% of input read`);
       expect(shown.match(/usage: .* · cache: \d+% of input read/g)).toHaveLength(ITEMS.length);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
