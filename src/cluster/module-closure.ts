@@ -9,8 +9,9 @@
 // Bare specifiers (npm packages) are not part of the closure: the worker must have them installed.
 // Each file's nearest package.json travels too: its "type" decides whether a .ts or .js file is
 // an ES module or CommonJS, and an ES module read as CommonJS has no default export.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { isDirectory, isFile } from '../util/path-kind.js';
 
 /** A relative import whose file was not found (the module fails on the coordinator too, or the import is guarded). */
 export interface MissingImport {
@@ -215,22 +216,6 @@ export function importSpecifiers(src: string): string[] {
 /** `./x`, `../x`, `.` or `..`: resolved against the importing file. */
 export function isRelativeSpecifier(specifier: string): boolean {
   return /^\.\.?(?:\/|$)/.test(specifier);
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -1,9 +1,10 @@
 // `for_each: {glob: ...}` expansion: walks directories with node:fs from the pattern's literal
 // prefix and matches with the project's one glob engine (src/tools/glob.ts), bash-like: hidden
 // entries match only a pattern segment that starts with '.'.
-import { type Dirent, readdirSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileGlob, globError, hasGlobSyntax } from '../tools/glob.js';
+import { isDirectory } from '../util/path-kind.js';
 
 export type GlobEntryType = 'dir' | 'file' | 'any';
 
@@ -55,12 +56,4 @@ export function expandGlob(baseDir: string, pattern: string, type: GlobEntryType
   walk(join(baseDir, ...prefix), '', 0);
   const head = prefix.length ? `${prefix.join('/')}/` : '';
   return results.map((r) => head + r).sort();
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { TOOL_DEFAULTS } from './defaults.js';
 import { parseFrontmatter } from './frontmatter.js';
+import { isDirectory } from '../util/path-kind.js';
 
 export interface Skill {
   name: string;
@@ -44,14 +45,6 @@ export function defaultSkillRoots(cwd: string, home: string = homedir()): SkillR
     { path: join(home, TOOL_DEFAULTS.userSkillsDir), source: 'user' },
     { path: join(resolve(cwd), TOOL_DEFAULTS.projectSkillsDir), source: 'project' },
   ];
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** Skill files under one root: a SKILL.md ends the descent; *.md directly in the root count too. */

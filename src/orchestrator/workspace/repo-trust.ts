@@ -18,10 +18,11 @@
 //     that holds this one.
 // Anything else (a gitdir elsewhere, a commondir naming another place) is "not a repository we
 // trust": the caller fails the attempt with class `workspace`.
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { findRepository, type RepositoryLocation } from '../../tools/product-git.js';
 import { isInside } from '../../tools/workspace.js';
+import { isDirectory, isFile } from '../../util/path-kind.js';
 
 export type { RepositoryLocation };
 
@@ -33,22 +34,6 @@ function real(p: string): string {
     return realpathSync(p);
   } catch {
     return resolve(p);
-  }
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
   }
 }
 
@@ -67,7 +52,7 @@ function isLinkedWorktree(gitDir: string, dotGit: string): boolean {
 function isSubmoduleGitDir(gitDir: string, top: string): boolean {
   for (let d = dirname(top); ; d = dirname(d)) {
     const modules = join(d, '.git', 'modules');
-    if (isDir(join(d, '.git')) && isInside(modules, gitDir) && gitDir !== modules) return true;
+    if (isDirectory(join(d, '.git')) && isInside(modules, gitDir) && gitDir !== modules) return true;
     if (dirname(d) === d) return false;
   }
 }
