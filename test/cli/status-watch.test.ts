@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { type Changeset, readObservations, writeChangesets } from '../../src/run/changesets.js';
+import { type Changeset, readObservations } from '../../src/run/changesets.js';
 import { type FakeGitHub, fakeGitHub } from '../publish/fake-forges.js';
+import { publishedChangeset, writeCampaignChangesets } from '../helpers/campaign.js';
 import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -19,30 +20,13 @@ const KEYS = ['repo-a', 'repo-b'];
 
 /** A published changeset whose pull request #1 lives on the fake (only what `status` reads is real). */
 function changeset(repo: string, baseUrl: string): Changeset {
-  return {
-    key: `change.${repo}`,
-    task: 'change',
-    instance: repo,
-    forge: 'github',
-    repo,
-    remote: `https://github.example/acme/${repo}.git`,
-    repository: `acme/${repo}`,
+  return publishedChangeset(repo, {
     baseUrl,
-    branch: `campaign/${repo}`,
-    base: 'main',
-    baseCommit: '0'.repeat(40),
-    patchFile: `patches/${repo}.diff`,
-    title: `Change ${repo}`,
-    body: '',
-    commitMessage: `Change ${repo}`,
     draft: false,
-    labels: [],
-    reviewers: [],
     diffstat: { files: 1, insertions: 1, deletions: 1 },
     doneTs: 0,
-    state: 'published',
     pr: { number: 1, url: `https://github.example/acme/${repo}/pull/1` },
-  };
+  });
 }
 
 /** Output of an in-process CLI run, and waits that resolve when it shows something. */
@@ -88,12 +72,11 @@ describe('orchestrate status --watch', () => {
       });
     mkdirSync(runDir);
     writeFileSync(join(runDir, 'run.jsonl'), '');
-    writeChangesets(runDir, {
-      version: 1,
-      runId: 'r1',
-      updatedAt: 0,
-      changesets: KEYS.map((r) => changeset(r, gh.url)),
-    });
+    writeCampaignChangesets(
+      runDir,
+      0,
+      KEYS.map((r) => changeset(r, gh.url)),
+    );
   });
   afterAll(async () => {
     await gh?.close();

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RunView } from '../../src/display/run-view.js';
 import { watchRun } from '../../src/display/watch-run.js';
-import { type Changeset, appendObservations, writeChangesets } from '../../src/run/changesets.js';
+import { appendObservations } from '../../src/run/changesets.js';
 import type { RunEvent } from '../../src/run/run-events.js';
+import { publishedChangeset, writeCampaignChangesets } from '../helpers/campaign.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -25,42 +26,13 @@ const events = [
   ev({ type: 'run_end', status: 'succeeded', durationMs: 1, usage }, T0 + 1),
 ];
 
-function changeset(repo: string): Changeset {
-  return {
-    key: `change.${repo}`,
-    task: 'change',
-    instance: repo,
-    forge: 'github',
-    repo,
-    remote: `https://github.example/acme/${repo}.git`,
-    repository: `acme/${repo}`,
-    branch: `campaign/${repo}`,
-    base: 'main',
-    baseCommit: '0'.repeat(40),
-    patchFile: `patches/${repo}.diff`,
-    title: `Change ${repo}`,
-    body: '',
-    commitMessage: `Change ${repo}`,
-    draft: true,
-    labels: [],
-    reviewers: [],
-    diffstat: { files: 2, insertions: 5, deletions: 1 },
-    doneTs: T0,
-    state: 'published',
-    pr: { number: 7, url: `https://github.example/acme/${repo}/pull/7` },
-  };
-}
+const changeset = (repo: string) => publishedChangeset(repo, { doneTs: T0 });
 
 function campaignRunDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'run-view-changesets-'));
   dirs.push(dir);
   writeFileSync(join(dir, 'run.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
-  writeChangesets(dir, {
-    version: 1,
-    runId: 'r1',
-    updatedAt: T0,
-    changesets: [changeset('repo-a'), changeset('repo-b')],
-  });
+  writeCampaignChangesets(dir, T0, [changeset('repo-a'), changeset('repo-b')]);
   appendObservations(dir, [
     {
       ts: T0,
