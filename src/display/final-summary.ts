@@ -125,6 +125,7 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   const parts = [`${c.done} done`];
   if (c.failed) parts.push(`${c.failed} failed`);
   if (c.cancelled) parts.push(`${c.cancelled} cancelled`);
+  if (c.notPicked) parts.push(`${c.notPicked} not picked`);
   if (c.skipped) parts.push(`${c.skipped} skipped`);
   if (c.running + c.queued) parts.push(`${c.running + c.queued} unfinished`);
   const budget = options.budgetUsd ?? state.budgetUsd;

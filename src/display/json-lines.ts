@@ -46,7 +46,8 @@
  *   instance_done    output (parsed JSON for `output: json`, else text), text?, usage, summary?,
  *                    modifiedFiles?, patchFile?, durationMs, rounds? / approved? (pairs).
  *                    usage is the instance's total as the coordinator counted it.
- *   instance_failed  failure, error, final (false: a retry follows), usage?, durationMs.
+ *   instance_failed  failure, error, final (false: a retry follows), usage?, durationMs, patchFile?
+ *                    (attempts: the work of an attempt that did not land, kept in the run folder).
  *   (A retried attempt is reported by instance_retry alone; instance_failed is the final word.)
  *   instance_skipped reason (a task it needs failed, or the budget ran out).
  *   instance_rebase_start / instance_rebase_end   `publish --rebase`: a done instance's agent runs

@@ -137,7 +137,7 @@ export function instanceRow(inst: InstanceState, o: FrameOptions): string {
 export function frameHeader(state: RunState, o: FrameOptions): string[] {
   const p = o.painter;
   const c = countStatuses(state);
-  const finished = c.done + c.failed + c.cancelled + c.skipped;
+  const finished = c.done + c.failed + c.cancelled + c.notPicked + c.skipped;
   const span = state.durationMs ?? (state.endTs ?? o.now) - state.startTs;
   const elapsed = state.startTs ? formatDuration(Math.max(0, span)) : '';
   const status = state.status === 'running' ? '' : ` · ${state.status.replace('_', ' ')}`;
@@ -150,6 +150,7 @@ export function frameHeader(state: RunState, o: FrameOptions): string[] {
   if (c.awaitingApproval > 0) parts.push(p.paint('yellow', `${c.awaitingApproval} awaiting approval`));
   if (c.failed > 0) parts.push(p.paint('red', `${c.failed} failed`));
   if (c.cancelled > 0) parts.push(p.paint('magenta', `${c.cancelled} cancelled`));
+  if (c.notPicked > 0) parts.push(`${c.notPicked} not picked`);
   if (c.skipped > 0) parts.push(`${c.skipped} skipped`);
   const progress = `[${bar(c.total === 0 ? 0 : finished / c.total, DISPLAY_DEFAULTS.progressBarCells)}] ${parts.join(' · ')}`;
 

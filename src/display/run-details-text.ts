@@ -3,7 +3,7 @@
 import { changesetsBlock } from './changesets-text.js';
 import { boardTable } from './board-text.js';
 import { trainBlock } from './train-text.js';
-import { describePick } from '../run/attempt-pick-record.js';
+import { describePick, notPickedAttempt } from '../run/attempt-pick-record.js';
 import { describeApproval } from '../run/approval-record.js';
 import { providerCostLines } from './provider-costs.js';
 import { cacheText } from './cache-text.js';
@@ -24,6 +24,7 @@ import {
   attemptUsage,
   controlsOf,
   countStatuses,
+  getInstance,
   instanceUsage,
   instancesInTaskOrder,
   runUsage,
@@ -52,7 +53,11 @@ function instanceBlock(s: RunState, inst: InstanceState, p: Painter): string[] {
           ? 'magenta'
           : 'yellow';
   const dur = inst.durationMs !== undefined ? ` in ${formatDuration(inst.durationMs)}` : '';
-  out.push(`  ${p.paint('bold', inst.label)}  ${p.paint(colour, inst.status)}${dur}`);
+  // attempts: an attempt that lost to another one that landed is no failure of the run.
+  const status = notPickedAttempt(s.picks, inst.key)
+    ? p.paint('dim', `${inst.status}, not picked`)
+    : p.paint(colour, inst.status);
+  out.push(`  ${p.paint('bold', inst.label)}  ${status}${dur}`);
   out.push(`    usage: ${usageLine(inst)}`);
   const started = inst.attempts.filter((a) => a.startTs !== undefined);
   if (started.length > 1 || started.some((a) => a.outcome !== 'done' && a.outcome !== 'running')) {
@@ -123,7 +128,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   out.push(...providerCostLines(s.providers));
   const c = countStatuses(s);
   out.push(
-    `instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.skipped} skipped, ${c.running + c.queued} unfinished)`,
+    `instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.notPicked > 0 ? `${c.notPicked} attempts not picked, ` : ''}${c.skipped} skipped, ${c.running + c.queued} unfinished)`,
   );
   // Run-wide actions, and those aimed at a key no instance has (refused).
   const aimed = new Set(instancesInTaskOrder(s).flatMap((i) => controlsOf(s, i)));
@@ -151,7 +156,9 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     if (list.length === 0) out.push(`  ${t.dynamic ? 'not expanded' : 'no instances'}`);
     for (const inst of list) out.push(...instanceBlock(s, inst, p));
     // attempts: which attempt of each instance was picked, and why (attempt-pick-record.ts).
-    for (const pick of s.picks.values()) if (pick.task === task) out.push(...describePick(pick).map((l) => `  ${l}`));
+    const patchOf = (key: string) => getInstance(s, task, key)?.patchFile;
+    for (const pick of s.picks.values())
+      if (pick.task === task) out.push(...describePick(pick, patchOf).map((l) => `  ${l}`));
   }
   out.push('');
   out.push(...changesetsBlock(folder.dir));

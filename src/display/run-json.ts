@@ -4,7 +4,8 @@
 import type { Conversation } from './session-conversation.js';
 import type { RunFolder } from './run-folder.js';
 import { sessionFileOf } from './run-folder.js';
-import { instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
+import { getInstance, instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
+import { attemptsWork } from '../run/attempt-pick-record.js';
 
 function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
   return {
@@ -78,8 +79,16 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     // Publish gates (publish.approve) by task, and what the run published once one was approved.
     ...(s.publishGates.size ? { publishGates: Object.fromEntries(s.publishGates) } : {}),
     ...(s.published.length ? { published: s.published } : {}),
-    // attempts: the pick of each instance's attempts (attempt-pick-record.ts), when the run has any.
-    ...(s.picks.size ? { picks: [...s.picks.values()] } : {}),
+    // attempts: the pick of each instance's attempts (attempt-pick-record.ts), when the run has any,
+    // with every attempt's work (its patch) and why it did not land.
+    ...(s.picks.size
+      ? {
+          picks: [...s.picks.values()].map((p) => ({
+            ...p,
+            attempts: attemptsWork(p, (key, task) => getInstance(s, task, key)?.patchFile),
+          })),
+        }
+      : {}),
     // The run-wide task board (board_task events), when it has items.
     ...(s.board.size ? { board: [...s.board.values()] } : {}),
     // The merge train (land: train) as the fold keeps it, a plain object (train-record.ts).

@@ -44,7 +44,7 @@ function missingKeyText(message: string): string {
 function headline(status: Record<string, unknown>): string {
   const c = status.counts as ReturnType<typeof countStatuses>;
   const secs = typeof status.durationMs === 'number' ? ` in ${(status.durationMs / 1000).toFixed(1)}s` : '';
-  return `run ${String(status.runId)}: ${String(status.status)}${secs}; instances: ${c.done} done, ${c.failed} failed, ${c.cancelled} cancelled, ${c.skipped} skipped, ${c.running} running, ${c.queued} queued`;
+  return `run ${String(status.runId)}: ${String(status.status)}${secs}; instances: ${c.done} done, ${c.failed} failed, ${c.cancelled} cancelled, ${c.notPicked ? `${c.notPicked} not picked, ` : ''}${c.skipped} skipped, ${c.running} running, ${c.queued} queued`;
 }
 
 function startedReply(run: LaunchedRun, verb: string): ToolReply {

@@ -44,10 +44,11 @@ export class ProgressSender {
 export function progressText(state: RunState): string {
   if (!state.runId) return 'the run is starting';
   const c = countStatuses(state);
-  const finished = c.done + c.failed + c.cancelled + c.skipped;
+  const finished = c.done + c.failed + c.cancelled + c.notPicked + c.skipped;
   const notes = [
     c.failed && `${c.failed} failed`,
     c.cancelled && `${c.cancelled} cancelled`,
+    c.notPicked && `${c.notPicked} not picked`,
     c.skipped && `${c.skipped} skipped`,
   ]
     .filter(Boolean)

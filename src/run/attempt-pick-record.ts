@@ -5,6 +5,7 @@
 // `show`, the report and a web view read as it is. Resume reads it too: a pick is made once, and
 // a pick whose landing is not logged lands again.
 import { z } from 'zod';
+import { attemptOf } from '../recipe/attempts-spec.js';
 import type { InstanceRecord } from './instance-record.js';
 import { FailureClassSchema } from './usage-summary.js';
 
@@ -124,8 +125,73 @@ export function pickSucceeded(p: AttemptPick | undefined): boolean {
   return p?.picked !== undefined && p.landed?.ok === true;
 }
 
-/** What `show` prints of a pick: a headline and one line per attempt. */
-export function describePick(p: AttemptPick): string[] {
+/** Where one attempt's work is, and whether it landed or why not. */
+export interface AttemptWork {
+  key: string;
+  attempt: number;
+  /** Its work, relative to the run folder; absent: it changed nothing, or nothing was recorded. */
+  patchFile?: string;
+  landed: boolean;
+  /** Why its work did not land (absent for the attempt that landed). */
+  notLanded?: string;
+}
+
+/** A candidate's patch: the pick's record of it, or (an attempt that ended after the pick) the instance's. */
+export type PatchOf = (key: string, task: string) => string | undefined;
+
+/** Why attempt `c` of pick `p` did not land, in a few words; undefined when it landed. */
+export function whyNotLanded(p: AttemptPick, c: PickCandidate): string | undefined {
+  if (c.key === p.picked) {
+    if (p.landed === undefined) return 'picked, not landed yet';
+    return p.landed.ok ? undefined : 'picked, but its landing failed';
+  }
+  const first = (text: string | undefined) => (text ? `: ${text.split('\n')[0]}` : '');
+  switch (c.outcome) {
+    case 'passed':
+      return `not picked (pick: ${p.rule})`;
+    case 'cancelled':
+      return p.rule === 'first' && p.picked !== undefined
+        ? `stopped by pick: first once ${p.picked} passed`
+        : `cancelled${first(c.error)}`;
+    case 'failed':
+      return c.failure === 'verify_failed' || c.verify?.ok === false
+        ? 'its verify failed'
+        : `it failed (${c.failure ?? 'error'})`;
+    default:
+      return `it did not run${first(c.error)}`;
+  }
+}
+
+/** Every attempt of a pick: where its work is and why it did not land. */
+export function attemptsWork(p: AttemptPick, patchOf: PatchOf = () => undefined): AttemptWork[] {
+  return p.candidates.map((c) => {
+    const patchFile = c.patchFile ?? patchOf(c.key, p.task);
+    const notLanded = whyNotLanded(p, c);
+    return {
+      key: c.key,
+      attempt: c.attempt,
+      ...(patchFile ? { patchFile } : {}),
+      landed: notLanded === undefined,
+      ...(notLanded ? { notLanded } : {}),
+    };
+  });
+}
+
+/**
+ * Whether instance `key` is an attempt that lost: another attempt of its instance was picked and
+ * landed. Such an attempt is no failure of the run; headers count it as "not picked".
+ */
+export function notPickedAttempt(picks: AttemptPicks, key: string): boolean {
+  const group = attemptOf(key)?.group;
+  const p = group === undefined ? undefined : picks.get(group);
+  return pickSucceeded(p) && p!.picked !== key;
+}
+
+/**
+ * What `show` prints of a pick: a headline and one line per attempt, with where its work is and
+ * why it did not land.
+ */
+export function describePick(p: AttemptPick, patchOf?: PatchOf): string[] {
   const head = p.picked
     ? `${p.group}: picked ${p.picked} (pick: ${p.rule}): ${p.reason}`
     : `${p.group}: no attempt picked (pick: ${p.rule}): ${p.reason}`;
@@ -141,13 +207,17 @@ export function describePick(p: AttemptPick): string[] {
             ? ' [applied to the checkout]'
             : ' [landed]'
         : ` [landing failed: ${p.landed.error ?? p.landed.failure ?? 'unknown'}]`;
-  const lines = p.candidates.map((c) => {
+  const work = attemptsWork(p, patchOf);
+  const lines = p.candidates.map((c, k) => {
     const verify = c.verify ? `verify ${c.verify.ok ? 'passed' : 'failed'}` : c.outcome;
     const size = c.lines !== undefined ? `, ${c.lines} lines` : '';
     const model = c.model ? `, ${c.model}` : '';
     const why = c.outcome !== 'passed' && c.error ? ` (${c.error.split('\n')[0]})` : '';
     const mark = c.key === p.picked ? '*' : ' ';
-    return `  ${mark} attempt ${c.attempt}: ${verify}${size}, $${c.cost.toFixed(4)}${model}${why}`;
+    const w = work[k]!;
+    const fate = w.landed ? 'landed' : `not landed: ${w.notLanded}`;
+    const where = w.patchFile ? `; its work: ${w.patchFile}` : '';
+    return `  ${mark} attempt ${c.attempt}: ${verify}${size}, $${c.cost.toFixed(4)}${model}${why} · ${fate}${where}`;
   });
   return [head + landing, ...lines];
 }

@@ -168,6 +168,7 @@ export function applyInstanceEvent(rec: InstanceRecord, e: LifecycleEvent): void
       rec.failure = e.failure;
       rec.error = e.error;
       rec.durationMs = e.durationMs;
+      if (e.patchFile !== undefined) rec.patchFile = e.patchFile;
       noteAttemptFailure(rec, e.attempt, e.failure, e.error);
       return;
     case 'instance_skipped':

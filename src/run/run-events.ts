@@ -198,6 +198,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     final: z.boolean(),
     usage: UsageSummarySchema.optional(),
     durationMs: z.number(),
+    /** attempts: the work of an attempt that will not land, kept in the run folder (relative to it). */
+    patchFile: z.string().optional(),
   }),
   InstanceRef.extend({ type: z.literal('instance_skipped'), reason: z.string() }),
   /**

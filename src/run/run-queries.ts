@@ -4,6 +4,7 @@
 import type { AttemptRecord, ControlRecord, InstanceState, RunState } from './run-fold.js';
 import { type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { instanceOfKey } from './instance-record.js';
+import { notPickedAttempt } from './attempt-pick-record.js';
 
 /** An instance's id in RunState.instances: its task and key. */
 export const idOf = (task: string, key: string) => `${task}\u0000${key}`;
@@ -70,6 +71,8 @@ export interface StatusCounts {
   failed: number;
   cancelled: number;
   skipped: number;
+  /** attempts: attempts that ended while another attempt of their instance was picked and landed (no failure). */
+  notPicked: number;
   running: number;
   queued: number;
   /** Waiting at an approval gate (not running: nothing is spent until someone answers). */
@@ -85,6 +88,7 @@ export function countStatuses(state: RunState): StatusCounts {
     failed: 0,
     cancelled: 0,
     skipped: 0,
+    notPicked: 0,
     running: 0,
     queued: 0,
     awaitingApproval: 0,
@@ -93,7 +97,8 @@ export function countStatuses(state: RunState): StatusCounts {
   for (const inst of state.instances.values()) {
     if (pairOf(state, inst)) continue; // a pair counts once, as its instance
     c.total++;
-    if (inst.status === 'done') c.done++;
+    if (isFinished(inst) && notPickedAttempt(state.picks, inst.key)) c.notPicked++;
+    else if (inst.status === 'done') c.done++;
     else if (inst.status === 'failed') c.failed++;
     else if (inst.status === 'cancelled') c.cancelled++;
     else if (inst.status === 'skipped') c.skipped++;

@@ -6,7 +6,7 @@
 // so the page shows what `show` prints, live as the events land.
 import { DISPLAY_DEFAULTS } from '../display/defaults.js';
 import { abbreviate } from '../display/conversation-text.js';
-import type { AttemptPick, AttemptPicks } from '../run/attempt-pick-record.js';
+import { type AttemptPick, type AttemptPicks, attemptsWork, type PatchOf } from '../run/attempt-pick-record.js';
 import type { TrainCar, TrainCarStatus, TrainState } from '../run/train-record.js';
 
 export interface TrainCarView {
@@ -42,6 +42,10 @@ export interface PickCandidateView {
   /** Why it did not pass (first line). */
   error?: string;
   picked: boolean;
+  /** Its work, relative to the run folder (absent: it changed nothing). */
+  patchFile?: string;
+  /** Why its work did not land (absent: it landed). */
+  notLanded?: string;
 }
 
 export interface PickView {
@@ -98,9 +102,10 @@ function landedView(p: AttemptPick): PickView['landed'] {
 }
 
 /** Each instance's pick, in the order the picks were made. */
-export function pickViews(picks: AttemptPicks): PickView[] {
+export function pickViews(picks: AttemptPicks, patchOf?: PatchOf): PickView[] {
   return [...picks.values()].map((p) => {
     const landed = landedView(p);
+    const work = attemptsWork(p, patchOf);
     return {
       task: p.task,
       group: p.group,
@@ -109,7 +114,7 @@ export function pickViews(picks: AttemptPicks): PickView[] {
       reason: abbreviate(p.reason, DISPLAY_DEFAULTS.reportTextChars),
       ...(p.judge ? { judge: p.judge } : {}),
       ...(landed ? { landed } : {}),
-      candidates: p.candidates.map((c) => ({
+      candidates: p.candidates.map((c, k) => ({
         key: c.key,
         attempt: c.attempt,
         ...(c.model ? { model: c.model } : {}),
@@ -119,6 +124,8 @@ export function pickViews(picks: AttemptPicks): PickView[] {
         cost: c.cost,
         ...(c.outcome !== 'passed' && c.error ? { error: firstLine(c.error) } : {}),
         picked: c.key === p.picked,
+        ...(work[k]!.patchFile ? { patchFile: work[k]!.patchFile } : {}),
+        ...(work[k]!.notLanded ? { notLanded: work[k]!.notLanded } : {}),
       })),
     };
   });

@@ -13,6 +13,7 @@ import { burndown, readChangesets, readObservations } from '../run/changesets.js
 import {
   countStatuses,
   currentToolText,
+  getInstance,
   instanceUsage,
   instancesInTaskOrder,
   type InstanceState,
@@ -242,7 +243,7 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
     controls: state.controls.slice(-CONTROLS_SHOWN).map((c) => ({ ...c })),
     ...(changesets ? { changesets } : {}),
     trains: trainViews(state.train),
-    picks: pickViews(state.picks),
+    picks: pickViews(state.picks, (key, task) => getInstance(state, task, key)?.patchFile),
     eventCount: state.eventCount,
   };
 }

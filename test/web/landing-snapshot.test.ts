@@ -96,6 +96,7 @@ describe('pickViews', () => {
             cost: 0.01,
             error: 'verify failed',
             picked: false,
+            notLanded: 'its verify failed',
           },
           {
             key: 'fix.attempt-2',
@@ -106,6 +107,7 @@ describe('pickViews', () => {
             lines: 4,
             cost: 0.02,
             picked: true,
+            notLanded: 'picked, not landed yet',
           },
         ],
       },
@@ -115,7 +117,16 @@ describe('pickViews', () => {
         rule: 'judge',
         reason: 'none passed',
         judge: { model: 'j', cost: 0.003 },
-        candidates: [{ key: 'doc.readme.attempt-1', attempt: 1, outcome: 'cancelled', cost: 0, picked: false }],
+        candidates: [
+          {
+            key: 'doc.readme.attempt-1',
+            attempt: 1,
+            outcome: 'cancelled',
+            cost: 0,
+            picked: false,
+            notLanded: 'cancelled',
+          },
+        ],
       },
     ]);
     // The landing, once logged: where it went; a failed one says why.
@@ -129,6 +140,13 @@ describe('pickViews', () => {
       branch: 'orchestrate/fix',
     });
     expect(pickViews(picks)[0]!.landed).toEqual({ ok: true, where: 'branch orchestrate/fix' });
+    expect(pickViews(picks)[0]!.candidates.map((c) => c.notLanded)).toEqual(['its verify failed', undefined]);
+    // An attempt's work the pick did not record (it ended after the pick) is found on its instance.
+    const patchOf = (key: string, task: string) => (task === 'fix' ? `patches/${key}.diff` : undefined);
+    expect(pickViews(picks, patchOf)[0]!.candidates.map((c) => c.patchFile)).toEqual([
+      'patches/fix.attempt-1.diff',
+      'patches/fix.attempt-2.diff',
+    ]);
     applyPickEvent(picks, {
       type: 'attempt_landed',
       ts: 4,
@@ -140,5 +158,6 @@ describe('pickViews', () => {
       error: 'does not apply\nhunk 2',
     });
     expect(pickViews(picks)[0]!.landed).toEqual({ ok: false, error: 'does not apply' });
+    expect(pickViews(picks)[0]!.candidates[1]!.notLanded).toBe('picked, but its landing failed');
   });
 });

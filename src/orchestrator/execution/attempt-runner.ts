@@ -231,7 +231,7 @@ export class AttemptRunner {
     c.retryLater(t, inst, 0);
   }
 
-  private failed(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): void {
+  private async failed(t: TaskState, inst: InstanceState, result: Extract<WorkerResult, { ok: false }>): Promise<void> {
     const c = this.ctx;
     const cancelledBy = c.desk.cancelledBy(inst.id);
     c.desk.forget(inst.id);
@@ -241,6 +241,11 @@ export class AttemptRunner {
       c.record(v.event);
       c.retryLater(t, inst, v.event.delayMs);
       return;
+    }
+    // attempts: an attempt that ends here never lands; its work stays in the run folder as a patch.
+    if (t.task.attempts && c.picks) {
+      const patchFile = await c.picks.keepWork(inst);
+      if (patchFile) v.event.patchFile = patchFile;
     }
     c.fail(v.event);
     if (v.kind === 'failed' && v.runBudgetSpent !== undefined) c.exhaustBudget(v.runBudgetSpent);

@@ -118,6 +118,27 @@ export class AttemptPicksDesk {
   }
 
   /**
+   * An attempt ends without landing (its verify failed, it failed, or `pick: first` stopped it):
+   * what it changed is kept as patches/<id>.diff, so the run folder holds every attempt's work.
+   * Returns the patch's path relative to the run folder; undefined when it changed nothing or its
+   * diff cannot be taken (nothing is recorded then; the worktree stays as it is).
+   */
+  async keepWork(inst: InstanceState): Promise<string | undefined> {
+    const g = inst.git;
+    if (!g?.worktree || !attemptOf(inst.id)) return undefined;
+    const cwd = inst.workCwd ?? inst.resolved?.cwd ?? g.worktree;
+    const d = await this.ctx.workspaces.diffSince(g.root, cwd, g.tree, g.worktree);
+    if (!d.ok || !d.patch.trim()) return undefined;
+    const patchFile = `patches/${inst.id}.diff`;
+    try {
+      this.ctx.store.writeFile(patchFile, d.patch);
+    } catch {
+      return undefined; // the worktree still holds the work; a run that cannot write stops on its next event
+    }
+    return patchFile;
+  }
+
+  /**
    * Makes what can be made of task `t`'s picks: an instance whose attempts have all ended and that
    * has no pick gets one; a pick whose landing is not logged (a resume after a kill) lands. Called
    * whenever the task may settle (TaskWalk.settle); nothing starts while the run is interrupted.

@@ -261,7 +261,9 @@ function Picks(props) {
               c.verify ? 'verify ' + (c.verify.ok ? 'passed' : 'failed') : c.outcome),
             h('td', { 'data-lines': c.lines === undefined ? '' : c.lines }, c.lines === undefined ? '' : c.lines + ' lines'),
             h('td', null, money(c.cost)),
-            h('td', { class: 'muted' }, [c.model, c.error].filter(Boolean).join(' · ')));
+            h('td', { class: 'muted' }, [c.model, c.error].filter(Boolean).join(' · ')),
+            h('td', { 'data-not-landed': c.notLanded || '' }, c.notLanded ? 'not landed: ' + c.notLanded : 'landed'),
+            h('td', { 'data-patch': c.patchFile || '' }, c.patchFile || ''));
         }))));
     }));
 }
@@ -336,7 +338,7 @@ function RunPage(props) {
       h('h1', null, run.name || run.runId, ' ', h(Badge, { status: run.status })),
       h('div', { class: 'muted' }, run.runId + ' · ' + run.recipe + ' · started ' + clock(run.startTs) + (run.durationMs !== undefined ? ' · ' + duration(run.durationMs) : '')),
       h(CostBar, { run: run }),
-      h('div', { class: 'counts' }, c.done + ' done · ' + c.running + ' running · ' + c.queued + ' queued · ' + c.awaitingApproval + ' at a gate · ' + c.failed + ' failed' + (c.cancelled ? ' · ' + c.cancelled + ' cancelled' : '') + (c.skipped ? ' · ' + c.skipped + ' skipped' : '')),
+      h('div', { class: 'counts' }, c.done + ' done · ' + c.running + ' running · ' + c.queued + ' queued · ' + c.awaitingApproval + ' at a gate · ' + c.failed + ' failed' + (c.cancelled ? ' · ' + c.cancelled + ' cancelled' : '') + (c.notPicked ? ' · ' + c.notPicked + ' not picked' : '') + (c.skipped ? ' · ' + c.skipped + ' skipped' : '')),
       run.resumable ? h('button', { class: 'approve', 'data-action': 'resume', onClick: function () {
         if (confirm('Resume the run? Its agents start again where they stopped (this spends tokens).')) onAct('resume', {}, 'resume');
       } }, 'Resume') : null,

@@ -4,11 +4,15 @@
 // cancels the other attempts as soon as one passes (they wait on a gate nobody opens, so the test
 // does not race them); pick: judge lands the attempt a scripted judge names, with its reasoning;
 // a resume after the pick was logged but before it landed lands it once and re-runs no attempt.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
+import { formatFinalSummary } from '../../../src/display/final-summary.js';
+import { buildHtmlReport } from '../../../src/display/html-report.js';
 import { frameHeader } from '../../../src/display/live-frame.js';
+import { runJson } from '../../../src/display/run-json.js';
+import { runSnapshot } from '../../../src/web/run-snapshot.js';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
 import { makePainter } from '../../../src/display/terminal-text.js';
 import { resumeRunDir, runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
@@ -127,6 +131,59 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     );
     expect(show).toMatch(/\* attempt 2: verify passed, 2 lines, \$/);
     expect(show).toMatch(/ {2}attempt 1: verify failed/);
+
+    // Every attempt's work stays in the run folder, and show / --json / the report / the web page
+    // say where it is and why it did not land.
+    expect(
+      ofType(log, 'instance_failed')
+        .map((e) => [e.key, e.patchFile])
+        .sort(),
+    ).toEqual([
+      ['fix.attempt-1', 'patches/fix.attempt-1.diff'],
+      ['fix.attempt-3', 'patches/fix.attempt-3.diff'],
+    ]);
+    expect(readFileSync(join(r.outcome.dir, 'patches', 'fix.attempt-1.diff'), 'utf8')).toContain('+bad one');
+    expect(readFileSync(join(r.outcome.dir, 'patches', 'fix.attempt-3.diff'), 'utf8')).toContain('+bad three');
+    expect(show).toMatch(
+      / {2}attempt 1: verify failed.* · not landed: its verify failed; its work: patches\/fix\.attempt-1\.diff/,
+    );
+    expect(show).toMatch(/\* attempt 2: .* · landed; its work: patches\/fix\.attempt-2\.diff/);
+    const folder = loadRunFolder(r.outcome.dir);
+    const json = runJson(folder) as { picks: { attempts: unknown[] }[] };
+    expect(json.picks[0]!.attempts).toEqual([
+      {
+        key: 'fix.attempt-1',
+        attempt: 1,
+        patchFile: 'patches/fix.attempt-1.diff',
+        landed: false,
+        notLanded: 'its verify failed',
+      },
+      { key: 'fix.attempt-2', attempt: 2, patchFile: 'patches/fix.attempt-2.diff', landed: true },
+      {
+        key: 'fix.attempt-3',
+        attempt: 3,
+        patchFile: 'patches/fix.attempt-3.diff',
+        landed: false,
+        notLanded: 'its verify failed',
+      },
+    ]);
+    expect(buildHtmlReport(folder)).toContain('not landed: its verify failed; its work: patches/fix.attempt-3.diff');
+    const snap = runSnapshot(folder.state, r.outcome.dir, undefined);
+    expect(snap.picks[0]!.candidates.map((c) => [c.key, c.notLanded ?? 'landed', c.patchFile])).toEqual([
+      ['fix.attempt-1', 'its verify failed', 'patches/fix.attempt-1.diff'],
+      ['fix.attempt-2', 'landed', 'patches/fix.attempt-2.diff'],
+      ['fix.attempt-3', 'its verify failed', 'patches/fix.attempt-3.diff'],
+    ]);
+    // Losing attempts are no failure of the run: every header counts them as not picked.
+    expect(snap.counts).toMatchObject({ total: 4, done: 2, failed: 0, notPicked: 2 });
+    expect(show).toContain('instances: 4 (2 done, 0 failed, 2 attempts not picked, 0 skipped, 0 unfinished)');
+    expect(show).toMatch(/fix\.attempt-1 {2}failed, not picked/);
+    const progress = header.find((l) => l.includes('4/4')) ?? '';
+    expect(progress).toContain('2 done · 2 not picked');
+    expect(progress).not.toContain('failed');
+    const summary = formatFinalSummary(foldEvents(log));
+    expect(summary).toContain('2 done, 2 not picked');
+    expect(summary).not.toContain('failed ·');
     // The fold's pick is a plain object a web view can reuse.
     const fold = foldEvents(log);
     expect(JSON.parse(JSON.stringify(fold.picks.get('fix')))).toMatchObject({
@@ -140,13 +197,24 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     const dir = project({
       pick: 'first',
       verify: 'grep -q good value.txt',
+      // Attempt 1 passes only once 2 and 3 have changed a file (they mark it in MARKS), so the
+      // pick stops attempts whose work must be kept.
       edits: [
-        "printf 'good\\\\n' > value.txt",
-        'while [ ! -e never-opened ]; do sleep 0.05; done',
-        'while [ ! -e never-opened ]; do sleep 0.05; done',
+        "until [ -e MARKS/2 ] && [ -e MARKS/3 ]; do sleep 0.05; done; printf 'good\\\\n' > value.txt",
+        "printf 'partial two\\\\n' > value.txt; touch MARKS/2; while [ ! -e never-opened ]; do sleep 0.05; done",
+        "printf 'partial three\\\\n' > value.txt; touch MARKS/3; while [ ! -e never-opened ]; do sleep 0.05; done",
       ],
     });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    mkdirSync(join(dir, 'marks'));
+    const script = join(dir, 'script.yaml');
+    writeFileSync(script, readFileSync(script, 'utf8').replaceAll('MARKS', join(dir, 'marks')));
+    // sandbox: none lets the attempts reach the marks folder outside their worktrees.
+    const recipe = join(dir, 'recipe.yaml');
+    writeFileSync(
+      recipe,
+      readFileSync(recipe, 'utf8').replace('script: script.yaml\n', 'script: script.yaml\nsandbox: none\n'),
+    );
+    const r = await runRecipeFile(recipe, { cwd: dir }, { runsDir: join(dir, 'runs') });
     if (!r.ok) throw new Error(JSON.stringify(r));
     const log = events(r.outcome.dir);
     expect(r.outcome.status).toBe('succeeded');
@@ -166,6 +234,22 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     ]);
     expect(readFileSync(join(dir, 'repo', 'value.txt'), 'utf8')).toBe('good\n');
     expect(ofType(log, 'instance_done').some((e) => e.key === 'after')).toBe(true);
+    // What the stopped attempts had changed is kept in the run folder, and show says why it did not land.
+    expect(
+      ofType(log, 'instance_failed')
+        .map((e) => [e.key, e.failure, e.patchFile])
+        .sort(),
+    ).toEqual([
+      ['fix.attempt-2', 'cancelled', 'patches/fix.attempt-2.diff'],
+      ['fix.attempt-3', 'cancelled', 'patches/fix.attempt-3.diff'],
+    ]);
+    expect(readFileSync(join(r.outcome.dir, 'patches', 'fix.attempt-2.diff'), 'utf8')).toContain('+partial two');
+    const show = formatRunDetails(loadRunFolder(r.outcome.dir));
+    expect(show).toMatch(
+      /attempt 2: cancelled, .* · not landed: stopped by pick: first once fix\.attempt-1 passed; its work: patches\/fix\.attempt-2\.diff/,
+    );
+    // Stopped attempts are no cancel of the user's: the run succeeded, and they count as not picked.
+    expect(show).toContain('instances: 4 (2 done, 0 failed, 2 attempts not picked, 0 skipped, 0 unfinished)');
   });
 
   it('pick: judge lands the attempt the judge names and records its reasoning', async () => {
