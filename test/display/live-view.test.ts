@@ -27,6 +27,22 @@ function view(out: FakeTty) {
   });
 }
 
+/** A view of a run whose one task `t` has the instances `keys` (its run_start absorbed). */
+function viewOfTask(out: FakeTty, keys: string[]) {
+  const v = view(out);
+  v.absorb(
+    ev({
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'n',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [{ task: 't', keys, needs: [], dynamic: false }],
+    }),
+  );
+  return v;
+}
+
 describe('live view drawing', () => {
   it('hides the cursor while live and shows it again on stop', () => {
     const out = new FakeTty();
@@ -39,17 +55,7 @@ describe('live view drawing', () => {
 
   it('a redraw moves up over the previous frame and rewrites only the lines that changed, in one write', () => {
     const out = new FakeTty();
-    const v = view(out);
-    v.absorb(
-      ev({
-        type: 'run_start',
-        recipe: 'r.yaml',
-        name: 'n',
-        recipeHash: 'h',
-        inputs: {},
-        plan: [{ task: 't', keys: ['t.a', 't.b'], needs: [], dynamic: false }],
-      }),
-    );
+    const v = viewOfTask(out, ['t.a', 't.b']);
     v.absorb(ev({ type: 'instance_start', task: 't', key: 't.a', attempt: 1 }));
     v.absorb(ev({ type: 'instance_start', task: 't', key: 't.b', attempt: 1 }));
     v.start();
@@ -76,17 +82,7 @@ describe('live view drawing', () => {
 
   it('coalesces bursts of events into one frame per interval', () => {
     const out = new FakeTty();
-    const v = view(out);
-    v.absorb(
-      ev({
-        type: 'run_start',
-        recipe: 'r.yaml',
-        name: 'n',
-        recipeHash: 'h',
-        inputs: {},
-        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
-      }),
-    );
+    const v = viewOfTask(out, ['t']);
     v.absorb(ev({ type: 'instance_start', task: 't', key: 't', attempt: 1 }));
     v.start();
     const after = out.writes.length;
@@ -100,17 +96,7 @@ describe('live view drawing', () => {
 
   it('a shorter frame clears the leftover lines of the taller one below it', () => {
     const out = new FakeTty();
-    const v = view(out);
-    v.absorb(
-      ev({
-        type: 'run_start',
-        recipe: 'r.yaml',
-        name: 'n',
-        recipeHash: 'h',
-        inputs: {},
-        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
-      }),
-    );
+    const v = viewOfTask(out, ['t']);
     v.absorb(ev({ type: 'instance_queued', task: 't', key: 't', attempt: 1 }));
     v.start();
     const n = out.writes.length;
@@ -119,17 +105,7 @@ describe('live view drawing', () => {
     // Frame went from header + queued line to header + running row: same height, no clear-down.
     expect(out.writes[n]).not.toContain('\x1b[0J');
     const out2 = new FakeTty();
-    const w = view(out2);
-    w.absorb(
-      ev({
-        type: 'run_start',
-        recipe: 'r.yaml',
-        name: 'n',
-        recipeHash: 'h',
-        inputs: {},
-        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
-      }),
-    );
+    const w = viewOfTask(out2, ['t']);
     w.absorb(ev({ type: 'instance_queued', task: 't', key: 't', attempt: 1 }));
     out2.columns = 80;
     w.start();
@@ -150,17 +126,7 @@ describe('live view drawing', () => {
 
   it('a note is printed above the frame: the frame is cleared, the text written, the frame drawn again below it', () => {
     const out = new FakeTty();
-    const v = view(out);
-    v.absorb(
-      ev({
-        type: 'run_start',
-        recipe: 'r.yaml',
-        name: 'n',
-        recipeHash: 'h',
-        inputs: {},
-        plan: [{ task: 't', keys: ['t'], needs: [], dynamic: false }],
-      }),
-    );
+    const v = viewOfTask(out, ['t']);
     v.start();
     const height = v.frame().length;
     const n = out.writes.length;
