@@ -60,11 +60,14 @@
  *                    requested): round, evidence (what it answers), reason, fromCommit, sessionFile
  *                    (start); ok, patchFile?, text?, failure?, error?, usage, durationMs (end);
  *                    commit (pushed: on the branch, pushed now or found there after a restart).
- *   train_step       phase: landing | landed | conflict | verify_failed | repair | failed, repo:
- *                    the merge train (land: train) landing the instance's work in repo: tipTree?,
- *                    tree? (the merged tree), commit? (landed), files? (landed, or conflicting),
- *                    verify? [{command, ok, output}] on the merged tree; repair?, baseCommit?,
- *                    baseTree?, worktree?, prompt? (a repair on the new tip); failure?, error?.
+ *   train_step       phase: waiting | landing | landed | conflict | verify_failed | repair | failed,
+ *                    repo: the merge train (land: train) landing the instance's work in repo:
+ *                    tipTree?, tree? (the merged tree), commit? (landed), files? (landed, or
+ *                    conflicting), verify? [{command, ok, output}] on the merged tree; repair?,
+ *                    baseCommit?, baseTree?, worktree?, prompt? (a repair on the new tip);
+ *                    behind?, behindKeys?, text?, summary? (waiting, land_order: task: its agent
+ *                    has finished and its work waits for its turn behind those earlier tasks and
+ *                    instances; its answer kept for a resume); failure?, error?.
  *   attempt_pick     task, group (the instance), rule: verify | judge | first, picked?, reason,
  *                    candidates [{key, attempt, model?, outcome: passed | failed | cancelled |
  *                    skipped, verify?, lines?, cost, failure?, error?, patchFile?}], judge? {model?,

@@ -1,11 +1,17 @@
 // The merge train (`land: train`) as text, from the fold's TrainState (run/train-record.ts): a
-// summary per repository (landed / repairing / failed) and a line per car with its repairs and the
+// summary per repository (landed / repairing / failed, and waiting for its turn) and a line per car with its repairs and the
 // verify result of its last landing step; `show`, the report and the live view print it, and the
 // plain log words each step as it happens.
 import type { TrainCar, TrainState, TrainStepRecord } from '../run/train-record.js';
 
+/** Work waiting for its turn (land_order: task): `waiting for its turn behind one, pre`. */
+export function waitingText(behind: readonly string[] | undefined): string {
+  return `waiting for its turn behind ${behind?.length ? behind.join(', ') : 'earlier tasks'}`;
+}
+
 /** A car's line: `five  landed after 1 repair · verify passed · commit 1a2b3c4d5e6f`. */
 export function trainCarLine(car: TrainCar): string {
+  if (car.status === 'waiting') return `${car.key}  ${waitingText(car.behind)}`;
   const repairs = car.repairs > 0 ? ` after ${car.repairs} repair${car.repairs === 1 ? '' : 's'}` : '';
   const parts = [`${car.key}  ${car.status}${car.status === 'repairing' ? ` (repair ${car.repairs})` : repairs}`];
   if (car.verifyOk !== undefined) parts.push(`verify ${car.verifyOk ? 'passed' : 'failed'}`);
@@ -22,7 +28,8 @@ export function trainSummaries(train: TrainState): string[] {
   return [...byRepo].map(([repo, cars]) => {
     const n = (s: TrainCar['status']) => cars.filter((c) => c.status === s).length;
     const landing = n('landing');
-    return `merge train of ${repo || '.'}: ${n('landed')} landed, ${n('repairing')} repairing, ${n('failed')} failed${landing ? `, ${landing} landing` : ''}`;
+    const waiting = n('waiting');
+    return `merge train of ${repo || '.'}: ${n('landed')} landed, ${n('repairing')} repairing, ${n('failed')} failed${landing ? `, ${landing} landing` : ''}${waiting ? `, ${waiting} waiting for its turn` : ''}`;
   });
 }
 
@@ -41,12 +48,14 @@ export function trainBlock(train: TrainState): string[] {
 
 /** One step as the plain log says it. */
 export function trainStepText(
-  step: Pick<TrainStepRecord, 'key' | 'phase' | 'files' | 'verify' | 'repair' | 'error'>,
+  step: Pick<TrainStepRecord, 'key' | 'phase' | 'files' | 'verify' | 'repair' | 'error' | 'behind'>,
 ): string {
   const verify = step.verify?.length
     ? ` (verify ${step.verify.every((v) => v.ok) ? 'passed' : `failed: \`${step.verify.find((v) => !v.ok)?.command}\``})`
     : '';
   switch (step.phase) {
+    case 'waiting':
+      return `${step.key}: ${waitingText(step.behind)}`;
     case 'landing':
       return `${step.key}: landing in the checkout`;
     case 'landed':

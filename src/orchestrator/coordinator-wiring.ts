@@ -113,6 +113,14 @@ export function wireCollaborators(opts: CoordinatorOptions, host: CoordinatorHos
     ...(opts.replay ? { restoredTrain: opts.replay.train } : {}),
     // Recipe order (not the plan's): land_order: task lands by it.
     tasks: () => recipe.tasks.flatMap((task) => host.tasks.get(task.id) ?? []),
+    // Finished work waiting for its turn (land_order: task) runs no agent: its slot goes to the
+    // work it waits for; its writes scope still keeps out what lands after it.
+    yieldSlot: (inst, holds) => scheduler.release(inst.id, (other) => holds(other.task)),
+    stopWaiting: (inst) => {
+      const by = desk.cancelledBy(inst.id);
+      if (by !== undefined) return { reason: `cancelled by ${by}`, cancelled: true };
+      return host.stopping() === 'interrupted' ? { reason: 'the run was interrupted', cancelled: false } : undefined;
+    },
     // The train's verify on a merged tree is confined as the task's verify is in its worktree.
     verifySandbox: (t) => {
       const agent = recipe.agents[t.task.agent ?? ''];

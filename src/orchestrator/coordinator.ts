@@ -109,9 +109,13 @@ export class Coordinator {
       if (inst) applyInstanceEvent(inst, e);
       // An instance waiting for its turn in the merge train (land_order: task) may now land.
       this.c.workspaces.train?.wake();
-    } else if (e.type === 'control' && e.action === 'retry' && e.ok && e.instance !== undefined) {
-      const inst = this.instances.get(instanceOfKey(e.instance));
-      if (inst) reopenInstance(inst);
+    } else if (e.type === 'control') {
+      if (e.action === 'retry' && e.ok && e.instance !== undefined) {
+        const inst = this.instances.get(instanceOfKey(e.instance));
+        if (inst) reopenInstance(inst);
+      }
+      // A cancel of work waiting for its turn in the merge train ends its wait.
+      this.c.workspaces.train?.wake();
     }
     // An agent that failed for good no longer works on its board tasks: they go back to pending.
     if (e.type === 'instance_failed' && e.final) this.c.board.releaseInstance(e.key, `failed (${e.failure})`);
@@ -299,6 +303,8 @@ export class Coordinator {
       if (inst) interrupted(inst);
     }
     this.shellAbort.abort();
+    // Work waiting for its turn in the merge train stops waiting (kept for the resume to land).
+    this.c.workspaces.train?.wake();
     for (const list of this.launches.values())
       for (const l of list) l.abort({ failure: 'aborted', detail: 'the run was interrupted' });
     this.checkDone();

@@ -1,14 +1,17 @@
 // The merge train in the run's record (`land: train`): each instance whose work lands through the
-// train is a car, and each step of it is a `train_step` event: `landing` (its work merged onto the
-// repository's tip, about to be written to the checkout), `landed` (it is there, with the verify
-// result on the merged tree), `conflict` / `verify_failed` (it did not land), `repair` (its agent
-// runs again on the new tip) and `failed` (no repairs left). The fold keeps the train as a plain
-// object (no Maps), so the views and a web page can show it as it is, and a resume reads from it
-// what already landed (never landed twice) and which repair an instance is in.
+// train is a car, and each step of it is a `train_step` event: `waiting` (`land_order: task`: its
+// agent has finished and its work waits for its turn behind earlier tasks), `landing` (its work
+// merged onto the repository's tip, about to be written to the checkout), `landed` (it is there,
+// with the verify result on the merged tree), `conflict` / `verify_failed` (it did not land),
+// `repair` (its agent runs again on the new tip) and `failed` (no repairs left, or cancelled while
+// it waited). The fold keeps the train as a plain object (no Maps), so the views and a web page
+// can show it as it is, and a resume reads from it what already landed (never landed twice),
+// which repair an instance is in, and which finished work waits for its turn (its agent's answer
+// kept, so it lands without running again).
 import { z } from 'zod';
 import { FailureClassSchema } from './usage-summary.js';
 
-export const TRAIN_PHASES = ['landing', 'landed', 'conflict', 'verify_failed', 'repair', 'failed'] as const;
+export const TRAIN_PHASES = ['waiting', 'landing', 'landed', 'conflict', 'verify_failed', 'repair', 'failed'] as const;
 export type TrainPhase = (typeof TRAIN_PHASES)[number];
 
 /** One verify command run on a merged tree, with the tail of its output. */
@@ -36,11 +39,17 @@ export const TrainStepFields = {
   baseTree: z.string().optional(),
   worktree: z.string().optional(),
   prompt: z.string().optional(),
+  /** waiting: the earlier tasks it waits behind (land_order: task) and their unfinished instances then. */
+  behind: z.array(z.string()).optional(),
+  behindKeys: z.array(z.string()).optional(),
+  /** waiting: its agent's answer and handoff summary, so a resume lands the kept work without running it again. */
+  text: z.string().optional(),
+  summary: z.string().optional(),
   failure: FailureClassSchema.optional(),
   error: z.string().optional(),
 };
 
-export type TrainCarStatus = 'landing' | 'landed' | 'repairing' | 'failed';
+export type TrainCarStatus = 'waiting' | 'landing' | 'landed' | 'repairing' | 'failed';
 
 /** One step as the views list it. */
 export interface TrainStepRecord {
@@ -52,6 +61,8 @@ export interface TrainStepRecord {
   commit?: string;
   error?: string;
   repair?: number;
+  /** waiting: the tasks it waits behind. */
+  behind?: string[];
 }
 
 /** One instance in the train. */
@@ -73,6 +84,10 @@ export interface TrainCar {
   error?: string;
   /** repairing: where the repair works and what its agent is asked. */
   repair?: { baseCommit?: string; baseTree: string; worktree?: string; prompt?: string };
+  /** waiting: the tasks it waits behind (land_order: task). */
+  behind?: string[];
+  /** waiting: its finished agent's answer, landed by a resume without running the agent again. */
+  kept?: { text: string; summary?: string };
 }
 
 export interface TrainState {
@@ -102,10 +117,15 @@ export interface TrainStepEvent {
   baseTree?: string;
   worktree?: string;
   prompt?: string;
+  behind?: string[];
+  behindKeys?: string[];
+  text?: string;
+  summary?: string;
   error?: string;
 }
 
 const STATUS_OF: Record<TrainPhase, TrainCarStatus> = {
+  waiting: 'waiting',
   landing: 'landing',
   landed: 'landed',
   conflict: 'landing',
@@ -120,6 +140,14 @@ export function applyTrainEvent(state: TrainState, e: TrainStepEvent): void {
   const car = state.cars[e.key]!;
   car.status = STATUS_OF[e.phase];
   car.repo = e.repo;
+  if (e.phase === 'waiting') {
+    car.behind = e.behind ?? [];
+    if (e.text !== undefined) car.kept = { text: e.text, ...(e.summary ? { summary: e.summary } : {}) };
+  } else {
+    // The wait is over (its turn came, or it ended): what it kept for a resume is not needed any more.
+    delete car.behind;
+    delete car.kept;
+  }
   if (e.phase === 'landing') {
     car.tipTree = e.tipTree;
     car.tree = e.tree;
@@ -149,6 +177,7 @@ export function applyTrainEvent(state: TrainState, e: TrainStepEvent): void {
   if (e.commit) step.commit = e.commit;
   if (e.error !== undefined) step.error = e.error;
   if (e.repair !== undefined) step.repair = e.repair;
+  if (e.phase === 'waiting') step.behind = e.behind ?? [];
   state.steps.push(step);
 }
 

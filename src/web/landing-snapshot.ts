@@ -1,9 +1,10 @@
 // How work lands, as the web page shows it: the merge train per repository (`land: train`: each
-// car landed, landing, repairing or failed, with its repairs, the verify result on the merged tree
-// and the commit recording it) and the pick of each instance's best-of-N attempts (`attempts:`:
-// every attempt's verify result, changed lines and cost, which one was picked and why, where it
-// landed). Both come as they are from the one fold (run/train-record.ts, run/attempt-pick-record.ts),
-// so the page shows what `show` prints, live as the events land.
+// car waiting for its turn (`land_order: task`: behind which tasks), landing, landed, repairing or
+// failed, with its repairs, the verify result on the merged tree and the commit recording it) and
+// the pick of each instance's best-of-N attempts (`attempts:`: every attempt's verify result,
+// changed lines and cost, which one was picked and why, where it landed). Both come as they are
+// from the one fold (run/train-record.ts, run/attempt-pick-record.ts), so the page shows what
+// `show` prints, live as the events land.
 import { DISPLAY_DEFAULTS } from '../display/defaults.js';
 import { abbreviate } from '../display/conversation-text.js';
 import { type AttemptPick, type AttemptPicks, attemptsWork, type PatchOf } from '../run/attempt-pick-record.js';
@@ -22,6 +23,8 @@ export interface TrainCarView {
   /** landed: the files it changed; otherwise the files that conflict. */
   files?: string[];
   error?: string;
+  /** waiting: the tasks it waits behind (land_order: task). */
+  behind?: string[];
 }
 
 export interface TrainView {
@@ -74,6 +77,7 @@ function carView(car: TrainCar): TrainCarView {
     ...(car.commit ? { commit: car.commit } : {}),
     ...(car.files?.length ? { files: car.files } : {}),
     ...(car.error ? { error: firstLine(car.error) } : {}),
+    ...(car.status === 'waiting' ? { behind: car.behind ?? [] } : {}),
   };
 }
 
@@ -84,7 +88,7 @@ export function trainViews(train: TrainState): TrainView[] {
     const repo = car.repo || '.';
     let view = byRepo.get(repo);
     if (!view) {
-      view = { repo, counts: { landing: 0, landed: 0, repairing: 0, failed: 0 }, cars: [] };
+      view = { repo, counts: { waiting: 0, landing: 0, landed: 0, repairing: 0, failed: 0 }, cars: [] };
       byRepo.set(repo, view);
     }
     view.counts[car.status]++;

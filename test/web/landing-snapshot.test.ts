@@ -1,5 +1,6 @@
 // What the page is sent of how work lands, from the fold's own records (no browser needed): the
-// merge train grouped by repository with each car's status, repairs, verify and commit (a failed
+// merge train grouped by repository with each car's status (waiting for its turn: behind which
+// tasks), repairs, verify and commit (a failed
 // car's conflicting files and the first line of its error), and each pick with every attempt and
 // where the picked one landed (or why its landing failed).
 import { describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ describe('trainViews', () => {
     step({ key: 'b', phase: 'repair', repo: 'api', repair: 1, baseTree: 't2' });
     step({ key: 'c', phase: 'conflict', repo: 'api', files: ['y.ts'] });
     step({ key: 'c', phase: 'failed', repo: 'api', error: 'patch_conflict in y.ts\nmore detail' });
+    step({ key: 'e', phase: 'waiting', repo: 'api', behind: ['a', 'b'], behindKeys: ['b'], text: 'e done' });
     step({
       key: 'd',
       phase: 'landed',
@@ -28,13 +30,15 @@ describe('trainViews', () => {
     });
     const views = trainViews(train);
     expect(views.map((v) => [v.repo, v.counts])).toEqual([
-      ['api', { landing: 0, landed: 1, repairing: 1, failed: 1 }],
-      ['.', { landing: 0, landed: 1, repairing: 0, failed: 0 }],
+      ['api', { waiting: 1, landing: 0, landed: 1, repairing: 1, failed: 1 }],
+      ['.', { waiting: 0, landing: 0, landed: 1, repairing: 0, failed: 0 }],
     ]);
     expect(views[0]!.cars).toEqual([
       { key: 'a', task: 'a', status: 'landed', repairs: 0, verifyOk: true, commit: 'c'.repeat(40), files: ['x.ts'] },
       { key: 'b', task: 'b', status: 'repairing', repairs: 1, files: ['x.ts'] },
       { key: 'c', task: 'c', status: 'failed', repairs: 0, files: ['y.ts'], error: 'patch_conflict in y.ts' },
+      // Waiting for its turn (land_order: task): behind which tasks; its kept answer is not sent.
+      { key: 'e', task: 'e', status: 'waiting', repairs: 0, behind: ['a', 'b'] },
     ]);
   });
 });

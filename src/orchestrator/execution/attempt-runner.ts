@@ -94,6 +94,10 @@ export class AttemptRunner {
       if (stopping !== 'interrupted') c.record(skippedEvent(inst, `not started: the run is stopping (${stopping})`));
       return;
     }
+    // Finished work that waited for its turn in the merge train when the run stopped: its agent
+    // does not run again; its kept answer and the work in its worktree land in its turn.
+    const kept = c.workspaces.train?.keptWork(inst.id);
+    if (kept) return this.landKept(t, inst, kept);
     // The attempt begins now; its start is logged once the workspace is ready (distributed: once a worker takes it).
     applyInstanceEvent(inst, {
       type: 'instance_start',
@@ -129,6 +133,25 @@ export class AttemptRunner {
     // A cancel that came too late (the attempt had already succeeded) changes nothing.
     c.desk.forget(inst.id);
     await this.complete(t, inst, result);
+  }
+
+  /**
+   * Resume of an instance whose agent had finished and whose work waited for its turn (a `waiting`
+   * train car): the attempt it was in goes on (its start logged again under the same attempt, no
+   * agent runs), its worktree is made whole, and its work lands through the train as if the
+   * agent had just ended.
+   */
+  private async landKept(t: TaskState, inst: InstanceState, kept: { text: string; summary?: string }): Promise<void> {
+    const attempt = Math.max(1, inst.attempt);
+    applyInstanceEvent(inst, { type: 'instance_start', task: inst.task, key: inst.id, parent: inst.task, attempt });
+    const prepared = await this.ctx.workspaces.prepare(t, inst);
+    this.ctx.record(startEvent(inst, false));
+    if (!prepared.ok)
+      return this.failed(t, inst, { ok: false, failure: prepared.failure, error: prepared.detail, usage: zeroUsage() });
+    await this.complete(t, inst, {
+      ...{ ok: true, text: kept.text, usage: zeroUsage(), modifiedFiles: [], readFiles: [], verifyAttempts: 0 },
+      ...(kept.summary ? { summary: kept.summary } : {}),
+    });
   }
 
   private dependentsOfTasks: Map<string, number> | undefined;
@@ -187,7 +210,7 @@ export class AttemptRunner {
       this.ctx.planChanged();
       return;
     }
-    const land = await workspaces.land(t, inst, result.text);
+    const land = await workspaces.land(t, inst, result.text, result.summary);
     if (land.patchFile) inst.patchFile = land.patchFile;
     if (!land.ok && land.repair) return this.repair(t, inst, land, land.repair, result);
     // The merge train's final refusal (repairs used up): no retry would land it either.

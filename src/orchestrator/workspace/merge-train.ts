@@ -8,11 +8,16 @@
 // has repairs left (`max_repairs`, default 2), else fails it `patch_conflict` / `verify_failed`.
 //
 // With `land_order: task` a finished instance waits for its turn before it joins the train: it
-// lands only after every started instance of the trains' tasks listed before its task in the
-// recipe (in the same repository) has ended, landed or failed. Instances not started yet are not
-// waited for: they may need the concurrency slot the waiting instance holds (a deadlock). The wait is woken by status changes (wake(),
-// called by the coordinator on every lifecycle event), never by a timer; tasks that need its task
-// are not waited for (they cannot start before it), so an ordering never waits on itself.
+// lands only after every instance of the train tasks before its task in the land order (the
+// recipe's order, a task's needs pulled before it: land-turn.ts), in the same repository, has
+// ended: landed, failed, cancelled or skipped, started or not. While it waits it is a `waiting`
+// car: its agent is done, so it gives its concurrency slot back (TrainContext.yieldSlot; its
+// writes scope still holds against the work that lands after it) and the earlier work it waits
+// for can start even at `concurrency: 1`. Its turn lands without a slot (landing is the train's
+// work); a repair is an agent run again, queued for a slot like any start. The wait is woken by
+// status changes (wake(), called by the coordinator on lifecycle and control events), never by a
+// timer. A cancel ends the wait (a `failed` step), an interrupt leaves it `waiting`: the step
+// keeps the agent's answer, so a resume lands the kept work in its turn without running it again.
 //
 // Every step is a `train_step` event (run/train-record.ts). A resume reads the train back from the
 // log: a car logged `landed` is not landed again; one logged `landing` (killed while its files
@@ -23,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { RunEventInput } from '../../run/run-events.js';
 import { isTerminal, pathFromRoot, type InstanceState, type TaskState } from '../../run/run-state.js';
+import { holdsAgainst, turnWait } from './land-turn.js';
 import {
   applyTrainEvent,
   createTrainState,
@@ -55,6 +61,13 @@ export interface TrainContext {
   restored?: TrainState;
   /** The run's tasks in recipe order (`land_order: task`); without it work lands in completion order. */
   tasks?(): Iterable<TaskState>;
+  /**
+   * `inst` waits for its turn and runs no agent meanwhile: its concurrency slot goes back, its
+   * writes scope still keeping out the instances of the tasks `holds` accepts (scheduler release()).
+   */
+  yieldSlot?(inst: InstanceState, holds: (task: string) => boolean): void;
+  /** Why `inst` stops waiting for its turn without landing (a cancel, the run interrupted); undefined: it goes on waiting. */
+  stopWaiting?(inst: InstanceState): { reason: string; cancelled: boolean } | undefined;
   /** The confinement of `t`'s verify commands (its agent's sandbox and network, else the recipe's), as in its worktree. */
   verifySandbox?(t: TaskState): Pick<SandboxOptions, 'mode' | 'network'>;
 }
@@ -79,9 +92,17 @@ export class MergeTrain {
   readonly state: TrainState;
   /** Checks of the instances waiting for their turn (`land_order: task`), run by wake(). */
   private readonly waiters = new Set<() => void>();
+  /** A wake() is queued: the checks run once for every change of one event-loop turn. */
+  private wakeQueued = false;
 
   constructor(private readonly ctx: TrainContext) {
     this.state = ctx.restored ? structuredClone(ctx.restored) : createTrainState();
+  }
+
+  /** The answer of an instance whose finished work waited for its turn when the run stopped: a resume lands it without running its agent. */
+  keptWork(key: string): { text: string; summary?: string } | undefined {
+    const car = this.state.cars[key];
+    return car?.status === 'waiting' ? car.kept : undefined;
   }
 
   /** Repairs the instance has started. */
@@ -106,20 +127,29 @@ export class MergeTrain {
     applyTrainEvent(this.state, { ...e, ts: Date.now() });
   }
 
-  /** Lands `patch` (the instance's work since its base tree) through the train of its repository. */
-  async land(t: TaskState, inst: InstanceState, patch: string, maxRepairs: number): Promise<TrainLanding> {
+  /**
+   * Lands `patch` (the instance's work since its base tree) through the train of its repository;
+   * `answer` (its agent's reply) is kept in the `waiting` step while it waits for its turn.
+   */
+  async land(
+    t: TaskState,
+    inst: InstanceState,
+    patch: string,
+    maxRepairs: number,
+    answer?: { text: string; summary?: string },
+  ): Promise<TrainLanding> {
     const g = inst.git!;
     const car = this.state.cars[inst.id];
     // Landed before a kill that came before the instance was logged done: not again.
     if (car?.status === 'landed')
       return { ok: true, files: car.files ?? [], ...(car.commit ? { commit: car.commit } : {}) };
-    // Stopped while it waited (cancelled, or the run ended): its work stays in its patch. Only an
-    // instance that did wait: a picked attempt (attempts: N) lands after its instance has ended.
-    if ((await this.awaitTurn(t, inst)) && isTerminal(inst.status))
+    // Stopped while it waited (cancelled, or the run interrupted): its work stays in its worktree and patch.
+    const stopped = await this.awaitTurn(t, inst, answer);
+    if (stopped)
       return {
         ok: false,
         failure: 'workspace',
-        detail: `${inst.id} ended (${inst.status}) while waiting for its turn in the merge train (land_order: task); its work is in its patch`,
+        detail: `${inst.id} stopped waiting for its turn in the merge train (land_order: task): ${stopped}; its work is in its patch`,
         repairable: false,
       };
     return this.lanes.run(g.root, async () => {
@@ -168,40 +198,50 @@ export class MergeTrain {
     });
   }
 
-  /** Re-checks the instances waiting for their turn: an instance or a task changed status. */
+  /** Re-checks the instances waiting for their turn (an instance changed status, or a user acted): once, after the current turn of the event loop. */
   wake(): void {
-    for (const check of [...this.waiters]) check();
-  }
-
-  /** Resolves once `inst` may land (`land_order: task`), or once it has ended itself: true when it had to wait. */
-  private awaitTurn(t: TaskState, inst: InstanceState): Promise<boolean> {
-    if (t.task.landOrder !== 'task' || !this.ctx.tasks) return Promise.resolve(false);
-    const ready = () => isTerminal(inst.status) || this.turnCome(t, inst.git!.root);
-    if (ready()) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!ready()) return;
-        this.waiters.delete(check);
-        resolve(true);
-      };
-      this.waiters.add(check);
+    if (this.wakeQueued || this.waiters.size === 0) return;
+    this.wakeQueued = true;
+    // After the caller's own bookkeeping: a cancel is logged before it is carried out.
+    queueMicrotask(() => {
+      this.wakeQueued = false;
+      for (const check of [...this.waiters]) check();
     });
   }
 
-  /** Whether every started instance of the train tasks before `t` in the recipe, in repository `root`, has ended. */
-  private turnCome(t: TaskState, root: string): boolean {
-    const all = [...this.ctx.tasks!()];
-    const byId = new Map(all.map((x) => [x.task.id, x]));
-    for (const earlier of all) {
-      if (earlier === t) return true;
-      const e = earlier.task;
-      if (e.isolation !== 'worktree' || e.merge !== 'apply' || e.land !== 'train') continue;
-      // A task that needs t cannot start before t ends: waiting for it would never end.
-      if (needsTransitively(earlier, t.task.id, byId)) continue;
-      // Only started instances are waited for: one not started yet may need the slot this one holds.
-      if (earlier.instances.some((i) => STARTED.has(i.status) && (!i.git || i.git.root === root))) return false;
-    }
-    return true;
+  /**
+   * Resolves once `inst` may land (`land_order: task`): undefined, or why it stopped waiting.
+   * While it waits it is a `waiting` car and its slot is given back (yieldSlot). An instance that
+   * has already ended (a picked attempt of `attempts: N` lands after its instance) does not wait.
+   */
+  private awaitTurn(
+    t: TaskState,
+    inst: InstanceState,
+    answer: { text: string; summary?: string } | undefined,
+  ): Promise<string | undefined> {
+    const tasks = this.ctx.tasks;
+    if (t.task.landOrder !== 'task' || !tasks || isTerminal(inst.status)) return Promise.resolve(undefined);
+    const root = inst.git!.root;
+    const first = turnWait([...tasks()], t, root);
+    if (first.tasks.length === 0) return Promise.resolve(undefined);
+    this.step(inst, 'waiting', {
+      behind: first.tasks,
+      ...(first.keys.length ? { behindKeys: first.keys } : {}),
+      ...(answer ? { text: answer.text, ...(answer.summary ? { summary: answer.summary } : {}) } : {}),
+    });
+    this.ctx.yieldSlot?.(inst, (other) => holdsAgainst([...tasks()], t, other));
+    return new Promise((resolve) => {
+      const check = () => {
+        const stop = this.ctx.stopWaiting?.(inst);
+        if (!stop && turnWait([...tasks()], t, root).tasks.length > 0) return;
+        this.waiters.delete(check);
+        // A cancel ends the car; an interrupt leaves it waiting, for the resume to land in its turn.
+        if (stop?.cancelled)
+          this.step(inst, 'failed', { error: `not landed: ${stop.reason} while it waited for its turn` });
+        resolve(stop?.reason);
+      };
+      this.waiters.add(check);
+    });
   }
 
   /** The task's verify commands, in order, on `tree` written out to a folder of its own. */
@@ -230,23 +270,6 @@ export class MergeTrain {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-}
-
-/** Instance states of work under way (its slot held, or at an approval gate): what land_order: task waits for. */
-const STARTED = new Set<InstanceState['status']>(['running', 'waiting']);
-
-/** Whether `task` needs the task `id`, directly or through the tasks it needs. */
-function needsTransitively(task: TaskState, id: string, byId: Map<string, TaskState>): boolean {
-  const seen = new Set<string>();
-  const todo = [...task.task.needs];
-  while (todo.length) {
-    const n = todo.pop()!;
-    if (n === id) return true;
-    if (seen.has(n)) continue;
-    seen.add(n);
-    todo.push(...(byId.get(n)?.task.needs ?? []));
-  }
-  return false;
 }
 
 /** The last lines of a command's output, joined for one line of an error. */

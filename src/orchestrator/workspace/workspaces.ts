@@ -31,7 +31,7 @@ import { enforceWriteScope } from './write-scope-check.js';
 import { applyToCheckout, branchName, commitToBranch } from './worktree-merge.js';
 import type { RunEventInput } from '../../run/run-events.js';
 import type { TrainState, TrainVerify } from '../../run/train-record.js';
-import { MergeTrain } from './merge-train.js';
+import { MergeTrain, type TrainContext } from './merge-train.js';
 import { repairPrompt, repairSessionKey } from './train-repair.js';
 import { commitOfTree, treeWithout } from './train-git.js';
 import { removeWorktreeFully, worktreeIsWhole } from './worktree-leftovers.js';
@@ -53,6 +53,10 @@ export interface WorkspacesContext {
   tasks?(): Iterable<TaskState>;
   /** The confinement of a task's verify commands (MergeTrain's verify on a merged tree). */
   verifySandbox?(t: TaskState): Pick<SandboxOptions, 'mode' | 'network'>;
+  /** Finished work waiting for its turn gives its concurrency slot back (MergeTrain, land_order: task). */
+  yieldSlot?: TrainContext['yieldSlot'];
+  /** Why finished work stops waiting for its turn (a cancel, an interrupt). */
+  stopWaiting?: TrainContext['stopWaiting'];
 }
 
 /** A workspace step that failed, and the class the attempt's failure gets. */
@@ -128,6 +132,8 @@ export class Workspaces {
         ...(ctx.restoredTrain ? { restored: ctx.restoredTrain } : {}),
         ...(ctx.verifySandbox ? { verifySandbox: ctx.verifySandbox } : {}),
         ...(ctx.tasks ? { tasks: ctx.tasks } : {}),
+        ...(ctx.yieldSlot ? { yieldSlot: ctx.yieldSlot } : {}),
+        ...(ctx.stopWaiting ? { stopWaiting: ctx.stopWaiting } : {}),
       });
   }
 
@@ -288,9 +294,10 @@ export class Workspaces {
   /**
    * What the attempt changed, recorded (patches/<instance>.diff, the files it touched) and, for
    * `isolation: worktree`, landed where the task's `merge:` says before the instance is logged
-   * done; not ok when it cannot be measured or cannot land.
+   * done; not ok when it cannot be measured or cannot land. `summary` (the agent's handoff) is
+   * kept with `text` while the work waits for its turn in the train (land_order: task).
    */
-  async land(t: TaskState, inst: InstanceState, text: string): Promise<Landing> {
+  async land(t: TaskState, inst: InstanceState, text: string, summary?: string): Promise<Landing> {
     const g = inst.git;
     if (!g) return { ok: true, files: [] };
     const { store } = this.ctx;
@@ -317,7 +324,10 @@ export class Workspaces {
       for (const f of d.files) files.push(pathFromRoot(this.ctx.recipeDir, join(g.root, f)));
     }
     if (this.train && this.trains(t) && g.worktree && d.patch.trim()) {
-      const landed = await this.train.land(t, inst, d.patch, t.task.maxRepairs);
+      const landed = await this.train.land(t, inst, d.patch, t.task.maxRepairs, {
+        text,
+        ...(summary ? { summary } : {}),
+      });
       if (landed.ok) return { ok: true, files, ...(patchFile ? { patchFile } : {}), applied: true };
       const why = landed.failure === 'verify_failed' ? ('verify' as const) : ('conflict' as const);
       const named = landed.files?.length ? ` (conflicting files: ${landed.files.join(', ')})` : '';

@@ -226,11 +226,12 @@ function Train(props) {
     trains.map(function (t) {
       var c = t.counts;
       return h('div', { key: t.repo, 'data-train': t.repo },
-        h('div', { class: 'train-head' }, h('b', null, t.repo), ': ' + c.landed + ' landed, ' + c.repairing + ' repairing, ' + c.failed + ' failed' + (c.landing ? ', ' + c.landing + ' landing' : '')),
+        h('div', { class: 'train-head' }, h('b', null, t.repo), ': ' + c.landed + ' landed, ' + c.repairing + ' repairing, ' + c.failed + ' failed' + (c.landing ? ', ' + c.landing + ' landing' : '') + (c.waiting ? ', ' + c.waiting + ' waiting for its turn' : '')),
         h('table', { class: 'grid' }, h('tbody', null, t.cars.map(function (car) {
           return h('tr', { key: car.key, 'data-train-car': car.key, 'data-status': car.status },
             h('td', null, h('a', { href: runHref(props.run.runId, car.key) }, car.key)),
-            h('td', null, h(Badge, { status: car.status }), car.status === 'repairing' ? ' (repair ' + car.repairs + ')' : car.repairs ? ' after ' + car.repairs + (car.repairs === 1 ? ' repair' : ' repairs') : ''),
+            h('td', null, h(Badge, { status: car.status }), car.status === 'waiting' ? h('span', { class: 'muted', 'data-behind': (car.behind || []).join(',') }, ' for its turn behind ' + ((car.behind && car.behind.length) ? car.behind.join(', ') : 'earlier tasks'))
+              : car.status === 'repairing' ? ' (repair ' + car.repairs + ')' : car.repairs ? ' after ' + car.repairs + (car.repairs === 1 ? ' repair' : ' repairs') : ''),
             h('td', { 'data-verify': car.verifyOk === undefined ? '' : car.verifyOk ? 'passed' : 'failed', class: car.verifyOk === false ? 'error' : '' },
               car.verifyOk === undefined ? '' : 'verify ' + (car.verifyOk ? 'passed' : 'failed')),
             h('td', { class: 'muted', 'data-commit': car.commit || '' }, car.commit ? 'commit ' + car.commit.slice(0, 12) : ''),

@@ -309,8 +309,10 @@ ${tasks}`,
     expect(existsSync(join(dir, 'repo', 'one.txt'))).toBe(false);
   });
 
-  it('land_order: task never waits for work not started yet (it may need the slot the waiting instance holds)', async () => {
-    // concurrency 1: two finishes while one still waits for pre; two must not hold the slot pre needs.
+  it('land_order: task at concurrency 1: a finished later task waits and gives its slot back, so the earlier ones start and land first', async () => {
+    // two (level 0) runs first and finishes before pre and one (it needs pre) have started; the
+    // land order is pre, one (its need pulled before it), two. Holding the only slot while it
+    // waited would deadlock; waiting for started work only would land two first.
     const dir = tempProject({
       'repo/base.txt': 'base\n',
       'script.yaml': `conversations:
@@ -341,8 +343,79 @@ tasks:
     const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
     if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status).toBe('succeeded');
-    const landed = ofType(events(r.outcome.dir), 'train_step').filter((s) => s.phase === 'landed');
-    expect(landed.map((s) => s.key).sort()).toEqual(['one', 'pre', 'two']);
+    const log = events(r.outcome.dir);
+    const steps = ofType(log, 'train_step');
+    expect(steps.filter((s) => s.phase === 'landed').map((s) => s.key)).toEqual(['pre', 'one', 'two']);
+    const waiting = steps.filter((s) => s.phase === 'waiting');
+    expect(waiting.map((s) => [s.key, s.behind])).toEqual([['two', ['one', 'pre']]]);
+    // The slot really went back: pre and one started while two waited, at concurrency 1.
+    const at = (pred: (e: (typeof log)[number]) => boolean) => log.findIndex(pred);
+    const waited = at((e) => e.type === 'train_step' && e.key === 'two' && e.phase === 'waiting');
+    for (const k of ['pre', 'one'])
+      expect(
+        at((e) => e.type === 'instance_start' && e.key === k),
+        k,
+      ).toBeGreaterThan(waited);
+    expect(ofType(log, 'instance_start').map((e) => e.key)).toEqual(['two', 'pre', 'one']);
+    for (const n of ['one', 'two', 'pre']) expect(readFileSync(join(dir, 'repo', `${n}.txt`), 'utf8')).toBe('x\n');
+    // Every view says what two waited behind.
+    const details = formatRunDetails(loadRunFolder(r.outcome.dir));
+    expect(details).toContain('merge train of repo: 3 landed');
+    const folded = foldEvents(log);
+    expect(folded.train.steps.find((s) => s.phase === 'waiting')?.behind).toEqual(['one', 'pre']);
+  });
+
+  it('land_order: task: a wait behind a task that will never run (a failed dependency, so it is skipped) ends, and the work lands', async () => {
+    // late finishes first and waits behind bad and after (after needs bad). bad fails only once
+    // late's waiting step is in the log (the pattern does not match the logged command itself); after is then skipped (and nothing new starts: bad's
+    // on_failure is fail), and late, already under way, lands.
+    const dir = tempProject({ 'repo/base.txt': 'base\n' });
+    gitInit(join(dir, 'repo'));
+    const runs = join(dir, 'runs');
+    writeFileSync(
+      join(dir, 'script.yaml'),
+      `conversations:
+  - match: "^Task bad"
+    turns:
+      - tools: [{ name: bash, args: { command: "until grep -q 'phas[e].:.waiting' ${runs}/*/run.jsonl 2>/dev/null; do sleep 0.1; done" } }]
+      - error: "400 invalid_request_error: bad is broken"
+  - match: "^Task (\\\\w+)"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'x\\\\n' > {{match.1}}.txt" } }]
+      - text: "done"
+`,
+    );
+    writeFileSync(
+      join(dir, 'recipe.yaml'),
+      `name: train-order-skipped
+provider: scripted
+script: script.yaml
+sandbox: none
+concurrency: 2
+agents:
+  editor: { tools: [bash] }
+defaults: { isolation: worktree, merge: apply, land_order: task, agent: editor, cwd: repo }
+tasks:
+  - id: bad
+    prompt: "Task bad"
+  - id: after
+    needs: [bad]
+    prompt: "Task after"
+  - id: late
+    prompt: "Task late"
+`,
+    );
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: runs });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(ofType(log, 'instance_failed').map((e) => e.key)).toEqual(['bad']);
+    expect(ofType(log, 'instance_skipped').map((e) => e.key)).toEqual(['after']);
+    const steps = ofType(log, 'train_step');
+    expect(steps.filter((s) => s.phase === 'waiting').map((s) => [s.key, s.behind])).toEqual([
+      ['late', ['bad', 'after']],
+    ]);
+    expect(steps.filter((s) => s.phase === 'landed').map((s) => s.key)).toEqual(['late']);
+    expect(readFileSync(join(dir, 'repo', 'late.txt'), 'utf8')).toBe('x\n');
   });
 
   it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
