@@ -5,7 +5,8 @@
 // base branch as it is now (rebase-run.ts), then previews it, or with --apply pushes it over
 // orchestrate's previous commit and updates the pull request; `--follow-up` sends what each pull
 // request needs (failing CI, review comments, a conflict) back to its agent (follow-up.ts), with
-// --apply for real. Exit 1 when a changeset could not
+// --apply for real; `--rebase [KEY] --dry-run` names, without running or fetching anything, the
+// changesets whose patches overlap and what moved on their base branch (rebase-preview.ts). Exit 1 when a changeset could not
 // be published or rebased (a refused push names the reason), 2 for a usage mistake.
 import { formatChangesetPreview } from '../../display/changesets-text.js';
 import { diffstatText } from '../../publish/changeset-plan.js';
@@ -19,6 +20,7 @@ import type { CliCommand } from '../command.js';
 import { locateRunArg } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
 import { controlBy } from '../../service/run-control.js';
+import { previewRebase, rebasePreviewText } from '../../service/rebase-preview.js';
 
 export const publishCommand: CliCommand = {
   command: 'publish <run>',
@@ -50,6 +52,12 @@ export const publishCommand: CliCommand = {
         type: 'string',
         describe:
           "Run this published changeset's instance again on its base branch as it is now (its pull request no longer merges); with --apply, replace its branch's commit and update the pull request",
+      })
+      .option('dry-run', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'With --rebase (KEY optional): run no agent and fetch nothing; name the changesets whose patches overlap (they conflict in the order they land) and those whose patch touches files that moved on their base branch, as far as this machine knows',
       })
       .option('follow-up', {
         type: 'boolean',
@@ -94,6 +102,15 @@ export const publishCommand: CliCommand = {
       }
       return followUp(runDir, loaded.runId, loaded.recipe, apply, only, args.json === true, ctx);
     }
+    if (args['dry-run'] === true) {
+      if (args.rebase === undefined || apply) {
+        ctx.stderr(
+          `orchestrate: --dry-run previews a rebase${apply ? ' and pushes nothing: leave out --apply' : ': add --rebase (with a changeset key, or none for all)'}\n  hint: orchestrate publish ${loaded.runId} without --apply is the preview of what would be published\n`,
+        );
+        return EXIT.usage;
+      }
+      return rebaseDryRun(String(args.rebase), runDir, loaded.recipe, args.json === true, ctx);
+    }
     if (args.rebase !== undefined) {
       if (only) {
         ctx.stderr('orchestrate: --rebase names its one changeset; leave out --only\n');
@@ -125,10 +142,9 @@ export const publishCommand: CliCommand = {
           : '',
       );
     } else {
-      for (const r of result.results) ctx.stdout(`${r.key}: ${r.outcome}${r.detail ? `  ${r.detail}` : ''}\n`);
+      resultLines(result, ctx);
     }
-    const failed = result.results.some((r) => r.outcome === 'failed' || r.outcome === 'refused');
-    return failed || result.problems.length ? EXIT.taskFailed : EXIT.ok;
+    return publishExit(result);
   },
 };
 
@@ -168,12 +184,22 @@ async function followUp(
   return r.results.some((x) => x.outcome === 'failed') ? EXIT.taskFailed : EXIT.ok;
 }
 
-/** What an apply did, one line per changeset; the exit code (1 when one failed or was refused). */
-function applied(publish: PublishResult, ctx: CliContext, json: boolean): number {
-  if (!json) for (const x of publish.results) ctx.stdout(`${x.key}: ${x.outcome}${x.detail ? `  ${x.detail}` : ''}\n`);
-  for (const p of publish.problems) ctx.stderr(`orchestrate: ${p}\n`);
+/** What an apply did, one line per changeset. */
+function resultLines(publish: PublishResult, ctx: CliContext): void {
+  for (const x of publish.results) ctx.stdout(`${x.key}: ${x.outcome}${x.detail ? `  ${x.detail}` : ''}\n`);
+}
+
+/** The exit code of a publish: 1 when a changeset failed or was refused, or a problem was found. */
+function publishExit(publish: PublishResult): number {
   const failed = publish.results.some((x) => x.outcome === 'failed' || x.outcome === 'refused');
   return failed || publish.problems.length ? EXIT.taskFailed : EXIT.ok;
+}
+
+/** What an apply did (its lines unless JSON was asked for) and its problems; the exit code. */
+function applied(publish: PublishResult, ctx: CliContext, json: boolean): number {
+  if (!json) resultLines(publish, ctx);
+  for (const p of publish.problems) ctx.stderr(`orchestrate: ${p}\n`);
+  return publishExit(publish);
 }
 
 /** `--rebase KEY`: the changeset's instance run again on the new base, then its preview or its apply. */
@@ -218,4 +244,21 @@ async function rebase(
     }
   }
   return applied(r.publish, ctx, json || !apply);
+}
+
+/** `--rebase [KEY] --dry-run`: the overlaps a rebase would meet; nothing runs, nothing is fetched or written. */
+async function rebaseDryRun(
+  key: string,
+  runDir: string,
+  recipe: LoadedRecipe,
+  json: boolean,
+  ctx: CliContext,
+): Promise<number> {
+  const r = await previewRebase({ runDir, recipe, ...(key.trim() ? { key } : {}) });
+  if (!r.ok) {
+    ctx.stderr(`orchestrate: ${r.message}\n${r.hint ? `  ${r.hint}\n` : ''}`);
+    return EXIT.usage;
+  }
+  ctx.stdout(json ? `${JSON.stringify({ dryRun: true, ...r.preview }, null, 2)}\n` : rebasePreviewText(r.preview));
+  return EXIT.ok;
 }
