@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
-import { foldEvents } from '../../../src/run/index.js';
+import { foldEvents, type RunControl } from '../../../src/run/index.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
 import { TRAIN_CHECK, TRAIN_EDITS, TRAIN_TASKS, trainRepoFiles } from '../helpers/six-task-repo.js';
 
@@ -416,6 +416,92 @@ tasks:
     ]);
     expect(steps.filter((s) => s.phase === 'landed').map((s) => s.key)).toEqual(['late']);
     expect(readFileSync(join(dir, 'repo', 'late.txt'), 'utf8')).toBe('x\n');
+  });
+
+  it('land_order: task: a cancel ends the wait (not landed, the car failed); Ctrl-C ends it kept for the resume', async () => {
+    // two finishes and waits behind one, whose agent works until the test lets it go.
+    const setup = () => {
+      const dir = tempProject({ 'repo/base.txt': 'base\n' });
+      gitInit(join(dir, 'repo'));
+      const go = join(dir, 'go');
+      writeFileSync(
+        join(dir, 'script.yaml'),
+        `conversations:
+  - match: "^Task one"
+    turns:
+      - tools: [{ name: bash, args: { command: "until [ -f ${go} ]; do sleep 0.1; done; printf 'one\\\\n' > one.txt" } }]
+      - text: "one done"
+  - match: "^Task two"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'two\\\\n' > two.txt" } }]
+      - text: "two done"
+`,
+      );
+      writeFileSync(
+        join(dir, 'recipe.yaml'),
+        `name: train-wait-stop
+provider: scripted
+script: script.yaml
+sandbox: none
+concurrency: 2
+agents:
+  editor: { tools: [bash] }
+defaults: { isolation: worktree, merge: apply, land_order: task, agent: editor, cwd: repo }
+tasks:
+  - id: one
+    prompt: "Task one"
+  - id: two
+    prompt: "Task two"
+`,
+      );
+      return { dir, go };
+    };
+    /** Runs the recipe; `onWaiting` is called (after the event is recorded) once two's waiting step is logged. */
+    const run = (dir: string, onWaiting: (control: RunControl) => void, signal?: AbortSignal) => {
+      let control: RunControl | undefined;
+      return runRecipeFile(
+        join(dir, 'recipe.yaml'),
+        { cwd: dir },
+        {
+          runsDir: join(dir, 'runs'),
+          controlSocket: false,
+          onControl: (c) => (control = c),
+          onStore: (store) =>
+            store.subscribe((e) => {
+              if (e.type === 'train_step' && e.phase === 'waiting') setImmediate(() => onWaiting(control!));
+            }),
+          ...(signal ? { signal } : {}),
+        },
+      );
+    };
+
+    const cancelled = setup();
+    const r = await run(cancelled.dir, (control) => {
+      void control.send({ action: 'cancel', instance: 'two', by: 't' }).then(() => writeFileSync(cancelled.go, ''));
+    });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(ofType(log, 'instance_failed').map((e) => [e.key, e.failure])).toEqual([['two', 'cancelled']]);
+    const steps = ofType(log, 'train_step').map((s) => [s.key, s.phase]);
+    expect(steps).toEqual([
+      ['two', 'waiting'],
+      ['two', 'failed'],
+      ['one', 'landing'],
+      ['one', 'landed'],
+    ]);
+    expect(existsSync(join(cancelled.dir, 'repo', 'two.txt'))).toBe(false);
+    expect(readFileSync(join(cancelled.dir, 'repo', 'one.txt'), 'utf8')).toBe('one\n');
+
+    // Ctrl-C while two waits: the run ends interrupted (the wait does not hold it), two's car
+    // stays waiting with its answer kept, and nothing landed.
+    const interrupted = setup();
+    const abort = new AbortController();
+    const i = await run(interrupted.dir, () => abort.abort(), abort.signal);
+    if (!i.ok) throw new Error(JSON.stringify(i));
+    expect(i.outcome.status).toBe('interrupted');
+    const train = foldEvents(events(i.outcome.dir)).train;
+    expect(train.cars.two).toMatchObject({ status: 'waiting', behind: ['one'], kept: { text: 'two done' } });
+    expect(existsSync(join(interrupted.dir, 'repo', 'two.txt'))).toBe(false);
   });
 
   it('with max_repairs: 0 a conflict fails patch_conflict, naming the conflicting file', async () => {
