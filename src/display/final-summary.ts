@@ -1,6 +1,7 @@
 // What a run leaves on stdout when it ends: the status of every task and instance (large
 // fan-outs collapse to counts plus the instances that did not succeed), short outputs, usage and
 // cost against the budget, and where the merged plan and the report are.
+import { notPickedAttempt, workOfAttempt } from '../run/attempt-pick-record.js';
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
@@ -75,12 +76,21 @@ function detail(inst: InstanceState): string {
   return inst.status === 'queued' || inst.status === 'pending' ? 'never started' : 'interrupted';
 }
 
-function row(inst: InstanceState, p: Painter): string {
+/** attempts: an attempt that lost to one that landed is no failure: why it did not land, and where its work is. */
+function notPickedDetail(state: RunState, inst: InstanceState): string | undefined {
+  if (!notPickedAttempt(state.picks, inst.key)) return undefined;
+  const w = workOfAttempt(state.picks, inst.key, () => inst.patchFile);
+  return `not picked: ${w?.notLanded ?? 'another attempt landed'}${w?.patchFile ? `; its work: ${w.patchFile}` : ''}`;
+}
+
+function row(state: RunState, inst: InstanceState, p: Painter): string {
   const u = instanceUsage(inst);
   const attempts = inst.attempts.filter((a) => a.startTs !== undefined).length;
   const nums = `${padStartToWidth(`${u.turns ?? 0}t`, 4)} ${padStartToWidth(formatTokens(u.totalTokens), 9)} tok ${padStartToWidth(formatCost(u.cost), 8)}`;
   const retries = attempts > 1 ? ` (${attempts} attempts)` : '';
-  return `  ${fitToWidth(inst.label, DISPLAY_DEFAULTS.labelWidth)} ${statusWord(inst, p)} ${p.paint('dim', nums)}  ${detail(inst)}${retries}`;
+  const lost = notPickedDetail(state, inst);
+  const status = lost ? p.paint('dim', fitToWidth(inst.status, STATUS_WIDTH)) : statusWord(inst, p);
+  return `  ${fitToWidth(inst.label, DISPLAY_DEFAULTS.labelWidth)} ${status} ${p.paint('dim', nums)}  ${lost ?? detail(inst)}${retries}`;
 }
 
 export function formatFinalSummary(state: RunState, options: FinalSummaryOptions = {}): string {
@@ -113,10 +123,10 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
       for (const i of list) counts.set(i.status, (counts.get(i.status) ?? 0) + 1);
       const text = [...counts].map(([s, n]) => `${n} ${s}`).join(', ');
       out.push(`  ${task}: ${list.length} instances (${text})`);
-      for (const i of list) if (i.status !== 'done') out.push(row(i, p));
+      for (const i of list) if (i.status !== 'done') out.push(row(state, i, p));
       continue;
     }
-    for (const i of list) out.push(row(i, p));
+    for (const i of list) out.push(row(state, i, p));
   }
 
   const c = countStatuses(state);

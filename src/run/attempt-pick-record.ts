@@ -177,6 +177,13 @@ export function attemptsWork(p: AttemptPick, patchOf: PatchOf = () => undefined)
   });
 }
 
+/** The work of attempt `key` as its instance's pick tells it (undefined: no pick names it). */
+export function workOfAttempt(picks: AttemptPicks, key: string, patchOf?: PatchOf): AttemptWork | undefined {
+  const group = attemptOf(key)?.group;
+  const p = group === undefined ? undefined : picks.get(group);
+  return p && attemptsWork(p, patchOf).find((w) => w.key === key);
+}
+
 /**
  * Whether instance `key` is an attempt that lost: another attempt of its instance was picked and
  * landed. Such an attempt is no failure of the run; headers count it as "not picked".

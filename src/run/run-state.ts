@@ -11,7 +11,13 @@ import { renderNeedsContext, type PlanInput, type PlanInstanceStatus } from './m
 import type { AttemptFailure, InstanceRecord, InstanceStatus, RunEndStatus } from './instance-record.js';
 import { storedPath } from './run-paths.js';
 import { attemptOf } from '../recipe/attempts-spec.js';
-import { pickSucceeded, type AttemptPicks } from './attempt-pick-record.js';
+import {
+  attemptsWork,
+  notPickedAttempt,
+  pickSucceeded,
+  type AttemptPicks,
+  type AttemptWork,
+} from './attempt-pick-record.js';
 import type { FailureClass, ProviderUsage, UsageSummary } from './usage-summary.js';
 
 export type { InstanceStatus, AttemptFailure, GitState } from './instance-record.js';
@@ -214,9 +220,21 @@ export interface ResultFile {
     /** Every failed attempt with its failure class, also when a later attempt succeeded. */
     attemptFailures?: AttemptFailure[];
   }[];
+  /** Failed and cancelled instances, but attempts that lost to one that landed (they are no failure). */
   errors: { instance: string; failure: FailureClass; error: string }[];
-  /** Tasks with `attempts:`: per instance, the picked attempt (absent: none passed), why, and whether its work landed. */
-  picks?: { task: string; instance: string; rule: string; picked?: string; reason: string; landed?: boolean }[];
+  /**
+   * Tasks with `attempts:`: per instance, the picked attempt (absent: none passed), why, whether
+   * its work landed, and each attempt's work (its patch) and why it did not land.
+   */
+  picks?: {
+    task: string;
+    instance: string;
+    rule: string;
+    picked?: string;
+    reason: string;
+    landed?: boolean;
+    attempts: AttemptWork[];
+  }[];
 }
 
 export function resultFile(args: {
@@ -231,16 +249,17 @@ export function resultFile(args: {
   runDir: string;
 }): ResultFile {
   const instances = args.tasks.flatMap((t) => t.instances);
-  const picks = args.tasks.flatMap((t) =>
-    [...(t.picks?.values() ?? [])].map((p) => ({
-      task: p.task,
-      instance: p.group,
-      rule: p.rule,
-      ...(p.picked !== undefined ? { picked: p.picked } : {}),
-      reason: p.reason,
-      ...(p.landed ? { landed: p.landed.ok } : {}),
-    })),
-  );
+  const byId = new Map(instances.map((i) => [i.id, i]));
+  const allPicks: AttemptPicks = new Map(args.tasks.flatMap((t) => [...(t.picks ?? [])]));
+  const picks = [...allPicks.values()].map((p) => ({
+    task: p.task,
+    instance: p.group,
+    rule: p.rule,
+    ...(p.picked !== undefined ? { picked: p.picked } : {}),
+    reason: p.reason,
+    ...(p.landed ? { landed: p.landed.ok } : {}),
+    attempts: attemptsWork(p, (key) => byId.get(key)?.patchFile),
+  }));
   return {
     version: 1,
     runId: args.runId,
@@ -277,7 +296,7 @@ export function resultFile(args: {
       return r;
     }),
     errors: instances
-      .filter((i) => isFailedOrCancelled(i.status) && i.failure)
+      .filter((i) => isFailedOrCancelled(i.status) && i.failure && !notPickedAttempt(allPicks, i.id))
       .map((i) => ({ instance: i.id, failure: i.failure!, error: errorOf(i) ?? '' })),
     ...(picks.length ? { picks } : {}),
   };

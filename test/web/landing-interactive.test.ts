@@ -168,6 +168,13 @@ describe.skipIf(!hasChromium)(
         expect(await six.locator('[data-verify]').getAttribute('data-verify')).toBe('passed');
         await page.locator('[data-train="repo"] .train-head', { hasText: '4 landed, 0 repairing, 0 failed' }).waitFor();
         await page.waitForSelector('main[data-run-status="succeeded"]', { timeout: 120_000 });
+        // The attempts that lost are no failures: the header counts them as not picked, and each
+        // attempt's row says why it did not land and where its work is.
+        const counts = (await page.locator('header .counts').textContent()) ?? '';
+        expect(counts).toContain('0 failed · 2 not picked');
+        const lost = pick.locator('[data-attempt="fix.attempt-1"]');
+        expect(await lost.locator('[data-not-landed]').getAttribute('data-not-landed')).toBe('its verify failed');
+        expect(await lost.locator('[data-patch]').getAttribute('data-patch')).toBe('patches/fix.attempt-1.diff');
         expect(pageErrors).toEqual([]);
       } finally {
         await started.server.close();

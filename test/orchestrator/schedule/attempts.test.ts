@@ -115,8 +115,34 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     // result.json names the pick and why; the live view has a line for it like the train's.
     const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8'));
     expect(result.picks).toEqual([
-      { task: 'fix', instance: 'fix', rule: 'verify', picked: 'fix.attempt-2', reason: picks[0]!.reason, landed: true },
+      {
+        task: 'fix',
+        instance: 'fix',
+        rule: 'verify',
+        picked: 'fix.attempt-2',
+        reason: picks[0]!.reason,
+        landed: true,
+        attempts: [
+          {
+            key: 'fix.attempt-1',
+            attempt: 1,
+            patchFile: 'patches/fix.attempt-1.diff',
+            landed: false,
+            notLanded: 'its verify failed',
+          },
+          { key: 'fix.attempt-2', attempt: 2, patchFile: 'patches/fix.attempt-2.diff', landed: true },
+          {
+            key: 'fix.attempt-3',
+            attempt: 3,
+            patchFile: 'patches/fix.attempt-3.diff',
+            landed: false,
+            notLanded: 'its verify failed',
+          },
+        ],
+      },
     ]);
+    // The losing attempts are no errors of the run.
+    expect(result.errors).toEqual([]);
     const header = frameHeader(foldEvents(log), {
       width: 200,
       height: 30,
@@ -183,6 +209,7 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     expect(progress).not.toContain('failed');
     const summary = formatFinalSummary(foldEvents(log));
     expect(summary).toContain('2 done, 2 not picked');
+    expect(summary).toContain('not picked: its verify failed; its work: patches/fix.attempt-3.diff');
     expect(summary).not.toContain('failed ·');
     // The fold's pick is a plain object a web view can reuse.
     const fold = foldEvents(log);
