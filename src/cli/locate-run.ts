@@ -19,10 +19,14 @@ export const RUN_DIR_OPTION = {
   describe: 'Folder holding run records (default .orchestrate/runs)',
 } as const;
 
+/** The folder of run records: --run-dir (relative to the working folder), else the default one. */
+export function runsDirArg(args: CommandArgs, ctx: Pick<CliContext, 'cwd'>): string {
+  return typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
+}
+
 /** The run folder, or undefined after printing the reason (the caller exits with a usage error). */
 export function locateRunArg(args: CommandArgs, ctx: CliContext): string | undefined {
-  const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
-  const located = locateRun(runsDir, String(args.run), ctx.cwd);
+  const located = locateRun(runsDirArg(args, ctx), String(args.run), ctx.cwd);
   if (located.ok) return located.dir;
   ctx.stderr(`orchestrate: ${located.message}\n`);
   return undefined;

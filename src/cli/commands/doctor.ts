@@ -5,13 +5,13 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { defaultRunsDir } from '../../display/find-run.js';
 import { descriptorPathsWork } from '../../tools/confined-path.js';
 import { defaultBwrapPath, measureSandboxHardening, probeSandbox } from '../../tools/sandbox.js';
 import { loadRecipe } from '../../recipe/load.js';
 import { formatProblem } from '../../recipe/problems.js';
 import { EXIT, type CliContext } from '../cli-io.js';
 import { endpointChecks } from '../endpoint-checks.js';
+import { runsDirArg } from '../locate-run.js';
 import type { CliCommand } from '../command.js';
 
 const MIN_NODE = [20, 19] as const;
@@ -220,7 +220,7 @@ export const doctorCommand: CliCommand = {
         describe: 'With --recipe: send each endpoint a one-token request',
       }),
   run: async (args, ctx) => {
-    const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
+    const runsDir = runsDirArg(args, ctx);
     const checks = doctorChecks(ctx, runsDir);
     if (typeof args.recipe === 'string') {
       const loaded = loadRecipe(resolve(ctx.cwd, args.recipe), { cwd: ctx.cwd });

@@ -1,12 +1,10 @@
 // `orchestrate runs [--run-dir D]`: the recorded runs, newest first (id, recipe, start, status, cost).
-import { resolve } from 'node:path';
-import { defaultRunsDir } from '../../display/find-run.js';
 import { formatRunsTable } from '../../display/runs-table.js';
 import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { listRunsIn } from '../../service/list-runs.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
-import { RUN_DIR_OPTION } from '../locate-run.js';
+import { RUN_DIR_OPTION, runsDirArg } from '../locate-run.js';
 
 export const runsCommand: CliCommand = {
   command: 'runs',
@@ -21,7 +19,7 @@ export const runsCommand: CliCommand = {
         describe: 'Colour the table (--no-color, or NO_COLOR=1, turns it off)',
       }),
   run: async (args, ctx) => {
-    const runsDir = typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
+    const runsDir = runsDirArg(args, ctx);
     const listed = listRunsIn(runsDir);
     if (!listed.ok) {
       ctx.stderr(`orchestrate: ${listed.message}\n`);
