@@ -25,6 +25,16 @@ export function toolArgsText(args: unknown): string {
   return abbreviate(s, DISPLAY_DEFAULTS.toolArgsChars);
 }
 
+/** An assistant reply's label: its model, tokens and cost, the ones it has (`show --instance` and the report alike). */
+export function assistantMeta(i: Extract<ConversationItem, { kind: 'assistant' }>): string[] {
+  const parts = [
+    i.model,
+    i.tokens !== undefined ? `${formatTokens(i.tokens)} tokens` : undefined,
+    i.cost !== undefined ? formatCost(i.cost) : undefined,
+  ];
+  return parts.filter((s): s is string => Boolean(s));
+}
+
 const indent = (text: string, pad = '  ') =>
   text
     .split('\n')
@@ -38,13 +48,7 @@ export function conversationItemText(i: ConversationItem, p: Painter): string {
       return `${p.paint(['bold', 'blue'], 'user')}\n${indent(i.text)}${i.images ? `\n  [${i.images} image(s)]` : ''}`;
     case 'assistant': {
       const parts: string[] = [];
-      const meta = [
-        i.model,
-        i.tokens !== undefined ? `${formatTokens(i.tokens)} tokens` : '',
-        i.cost !== undefined ? formatCost(i.cost) : '',
-      ]
-        .filter(Boolean)
-        .join(', ');
+      const meta = assistantMeta(i).join(', ');
       parts.push(`${p.paint(['bold', 'green'], 'assistant')}${meta ? p.paint('dim', ` (${meta})`) : ''}`);
       if (i.thinking)
         parts.push(p.paint('dim', indent(abbreviate(i.thinking, DISPLAY_DEFAULTS.toolResultChars), '  thinking: ')));

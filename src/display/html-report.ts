@@ -27,6 +27,7 @@ import { hooksSection } from './report/hooks-html.js';
 import { controlLine } from './plain-log.js';
 import { loadRunFolder, sessionFileOf, type RunFolder } from './run-folder.js';
 import { instanceUsage, instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
+import { assistantMeta } from './conversation-text.js';
 import { readConversation, type ConversationItem } from './session-conversation.js';
 import { providerCostSection } from './provider-costs.js';
 
@@ -50,13 +51,7 @@ function itemHtml(i: ConversationItem, where: string): string {
     case 'user':
       return `<div class="msg user"><div class="role">user</div>${pre(i.text, where)}${i.images ? `<div class="note">${i.images} image(s) omitted</div>` : ''}</div>`;
     case 'assistant': {
-      const meta = [
-        i.model,
-        i.tokens !== undefined ? `${formatTokens(i.tokens)} tokens` : '',
-        i.cost !== undefined ? formatCost(i.cost) : '',
-      ]
-        .filter(Boolean)
-        .join(' · ');
+      const meta = assistantMeta(i).join(' · ');
       const parts = [`<div class="role">assistant <span class="muted">${escapeHtml(meta)}</span></div>`];
       if (i.thinking)
         parts.push(`<details class="thinking"><summary>thinking</summary>${pre(i.thinking, where)}</details>`);
