@@ -99,6 +99,16 @@ const ENTRIES: Entry[] = [
   },
 ];
 
+/** A model's limits and prices as its spec states them (the prices copied: a table entry is never shared). */
+export function specLimits(spec: ModelSpec): Pick<Model, 'cost' | 'contextWindow' | 'maxTokens' | 'maxTokensDeclared'> {
+  return {
+    cost: { ...spec.cost },
+    contextWindow: spec.contextWindow,
+    maxTokens: spec.maxTokens,
+    ...(spec.maxTokensDeclared ? { maxTokensDeclared: true } : {}),
+  };
+}
+
 function anthropicModel(id: string, name: string, spec: ModelSpec): Model {
   return {
     id,
@@ -107,10 +117,7 @@ function anthropicModel(id: string, name: string, spec: ModelSpec): Model {
     provider: 'anthropic',
     reasoning: true,
     input: ['text', 'image'],
-    cost: { ...spec.cost },
-    contextWindow: spec.contextWindow,
-    maxTokens: spec.maxTokens,
-    ...(spec.maxTokensDeclared ? { maxTokensDeclared: true } : {}),
+    ...specLimits(spec),
   };
 }
 

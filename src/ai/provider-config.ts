@@ -2,7 +2,7 @@
 // headers}) and the Model objects it serves. The key itself is never stored: only the name of the
 // variable, read where the request is made (so a distributed worker uses its own key).
 import { OPENAI_CHAT_API, OPENAI_DEFAULT_BASE_URL, OPENAI_RESPONSES_API } from './openai-compatible.js';
-import { DECLARED_MODEL_DEFAULTS, getModel, modelFromSpec, type ModelSpec } from './models.js';
+import { DECLARED_MODEL_DEFAULTS, getModel, modelFromSpec, specLimits, type ModelSpec } from './models.js';
 import type { Model, OpenAICompat } from './types.js';
 
 export type ProviderType = 'anthropic' | 'openai-compatible';
@@ -119,10 +119,7 @@ export function modelForProvider(config: ProviderConfig, id: string, spec?: Mode
     baseUrl: config.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
     reasoning: false,
     input: ['text', 'image'],
-    cost: { ...s.cost },
-    contextWindow: s.contextWindow,
-    maxTokens: s.maxTokens,
-    ...(s.maxTokensDeclared ? { maxTokensDeclared: true } : {}),
+    ...specLimits(s),
   };
   if (config.apiKeyEnv) model.apiKeyEnv = config.apiKeyEnv;
   if (config.compat) model.compat = { ...config.compat };
