@@ -8,7 +8,7 @@ import { AnthropicStreamReader } from './anthropic-stream.js';
 import { ClientCache } from './client-cache.js';
 import { aiDefaults } from './defaults.js';
 import { AssistantMessageEventStream, emptyAssistantMessage } from './event-stream.js';
-import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
+import { classifyProviderError, rawErrorBody, readErrorBody } from './provider-error.js';
 import { readReply, runProviderCall } from './provider-call.js';
 import { type AttemptFailure, errorResponseFailure } from './provider-retry.js';
 import type { AssistantMessage, Context, Model, StreamOptions } from './types.js';
@@ -29,11 +29,7 @@ export const MISSING_API_KEY_MESSAGE =
 
 const clients = new ClientCache<Anthropic>();
 function clientFor(sdk: Sdk, apiKey: string, baseURL: string): Anthropic {
-  return clients.get(
-    apiKey,
-    baseURL,
-    () => new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() }),
-  );
+  return clients.get(apiKey, baseURL, (settings) => new sdk.default(settings));
 }
 
 /** Describes a thrown error for the retry loop and for the final errorMessage. */

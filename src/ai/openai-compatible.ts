@@ -19,7 +19,7 @@ import {
   withStringToolChoice,
 } from './openai-request.js';
 import { ResponsesStreamReader } from './openai-responses-stream.js';
-import { classifyProviderError, errorBodyKeepingFetch, rawErrorBody, readErrorBody } from './provider-error.js';
+import { classifyProviderError, rawErrorBody, readErrorBody } from './provider-error.js';
 import { readReply, runProviderCall } from './provider-call.js';
 import { type AttemptFailure, errorResponseFailure } from './provider-retry.js';
 import { estimateMessageTokens, estimateTextTokens } from './token-estimate.js';
@@ -42,11 +42,7 @@ function loadSdk(): Promise<Sdk> {
 
 const clients = new ClientCache<OpenAI>();
 function clientFor(sdk: Sdk, apiKey: string, baseURL: string): OpenAI {
-  return clients.get(
-    apiKey,
-    baseURL,
-    () => new sdk.default({ apiKey, baseURL, maxRetries: 0, fetch: errorBodyKeepingFetch() }),
-  );
+  return clients.get(apiKey, baseURL, (settings) => new sdk.default(settings));
 }
 
 /** True for a server on this machine or a private network: no key needed (Ollama, vLLM, LM Studio...). */
