@@ -15,6 +15,7 @@ import { earlierChanges } from '../orchestrator/workspace/earlier-changes.js';
 import { buildPlan, type LoadedRecipe, type LoadOptions, loadRecipe, type RecipeProblem } from '../recipe/index.js';
 import { runsDirReadProblem } from '../run/run-dir-access.js';
 import { foldEvents, resumableInstances, type RunState } from '../run/run-fold.js';
+import { describeHolder, liveLeaseHolder } from '../run/run-lease.js';
 import { runRootOf } from '../run/run-paths.js';
 import { pathFromRoot } from '../run/run-state.js';
 import { readRunLog, resolveRunDir } from '../run/run-store.js';
@@ -60,6 +61,8 @@ export interface ResumePreview {
   overlaps: ResumeOverlap[];
   /** `--retry` keys that reopen nothing (the resume would log them refused, with why). */
   retryProblems: string[];
+  /** The run's live coordinator, when one holds it now: a resume is refused until it ends. */
+  runningNow?: string;
 }
 
 export type ResumePreviewResult =
@@ -179,9 +182,11 @@ export async function previewResume(request: ResumeRequest, where: ServiceEnv): 
     for (const o of writeOverlaps(recipe, plan.plan, where.env))
       if (running.has(o.a) && running.has(o.b)) overlaps.push({ ...o, from: 'writes' });
 
+  const holder = liveLeaseHolder(dir);
   return {
     ok: true,
     preview: {
+      ...(holder ? { runningNow: describeHolder(holder) } : {}),
       runId: start.runId,
       dir,
       status: fold.status,
@@ -218,6 +223,8 @@ const money = (usd: number): string => `$${usd.toFixed(4)}`;
 /** The human form of a preview (what `resume --dry-run` prints). */
 export function resumePreviewText(p: ResumePreview): string {
   const lines = [`Resume of run ${p.runId} (${p.status}): a dry run, nothing was started or written.`];
+  if (p.runningNow)
+    lines.push(`  the run is running now (its coordinator is ${p.runningNow}): a resume is refused until it ends`);
   const done = p.kept.filter((k) => k.status === 'done').map((k) => k.key);
   const cancelled = p.kept.filter((k) => k.status === 'cancelled').map((k) => k.key);
   const failed = p.kept.filter((k) => k.status === 'failed').map((k) => k.key);

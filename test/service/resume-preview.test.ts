@@ -9,6 +9,9 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/run/run-events.js';
+import { takeRunLease } from '../../src/run/run-lease.js';
+import { previewResume } from '../../src/service/resume-preview.js';
+import { prepareRun, startRun } from '../../src/service/start-run.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs, events, gitInit, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
@@ -154,5 +157,28 @@ describe('resume: overlap prediction from earlier patches', { timeout: 180_000 }
     expect(notRun.code).toBe(2);
     expect(notRun.stderr).toContain(`no run "${join(dir, 'repo')}"`);
     expect(`${missing.stderr}${notRun.stderr}`).not.toMatch(/\n\s+at /);
+  });
+
+  it('a run interrupted before anything started: every instance runs, none kept; with its coordinator live the preview says a resume waits for it', async () => {
+    const dir = project();
+    const prepared = prepareRun({ recipe: 'recipe.yaml', runsDir: 'runs' }, { cwd: dir, env });
+    if (!prepared.ok) throw new Error('the recipe loads');
+    const stop = new AbortController();
+    const result = await startRun(prepared, { cwd: dir, env, signal: stop.signal, onStore: () => stop.abort() });
+    if (!result.ok) throw new Error(JSON.stringify(result));
+    const r = await previewResume({ run: result.outcome.runId, runsDir: 'runs' }, { cwd: dir, env });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.preview.kept).toEqual([]);
+    expect(r.preview.runs.map((x) => x.key).sort()).toEqual(['edit.bottom', 'edit.top', 'note']);
+    expect(r.preview.overlaps).toEqual([]);
+    expect(r.preview.runningNow).toBeUndefined();
+    const held = takeRunLease(result.outcome.dir, result.outcome.runId);
+    if (!held.ok) throw new Error(held.message);
+    try {
+      const live = await previewResume({ run: result.outcome.runId, runsDir: 'runs' }, { cwd: dir, env });
+      expect(live.ok && live.preview.runningNow).toContain(`pid ${process.pid}`);
+    } finally {
+      await held.lease.release();
+    }
   });
 });
