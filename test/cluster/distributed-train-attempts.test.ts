@@ -200,5 +200,11 @@ describe.skipIf(skip)('merge train and attempts over Redis', { timeout: 240_000 
     ]);
     expect(pick?.candidates[1]?.lines).toBe(2);
     expect(readFileSync(join(out.dir, 'patches', 'fix.attempt-2.diff'), 'utf8')).toContain('+good');
+    // The attempts that failed their verify on the worker keep their work in the run folder too.
+    for (const n of [1, 3]) {
+      const failed = ofType(log, 'instance_failed').find((e) => e.key === `fix.attempt-${n}`);
+      expect(failed?.patchFile).toBe(`patches/fix.attempt-${n}.diff`);
+      expect(readFileSync(join(out.dir, failed!.patchFile!), 'utf8')).toContain('-value=base');
+    }
   });
 });
