@@ -39,13 +39,21 @@ export interface TurnWait {
 
 /**
  * What the instance of `t` in repository `root` still waits behind before it may land (empty
- * lists: its turn has come). `tasks` are the run's tasks in recipe order.
+ * lists: its turn has come). `tasks` are the run's tasks in recipe order; `pos` their land
+ * positions (landPositions), passed by a caller that asks often. `first`: stop at the first task
+ * waited for (whether its turn has come is all the caller asks).
  */
-export function turnWait(tasks: readonly TaskState[], t: TaskState, root: string): TurnWait {
-  const pos = landPositions(tasks);
+export function turnWait(
+  tasks: readonly TaskState[],
+  t: TaskState,
+  root: string,
+  pos: ReadonlyMap<string, number> = landPositions(tasks),
+  first = false,
+): TurnWait {
   const mine = pos.get(t.task.id) ?? 0;
   const wait: TurnWait = { tasks: [], keys: [] };
   for (const earlier of tasks) {
+    if (first && wait.tasks.length > 0) break;
     if (earlier === t || (pos.get(earlier.task.id) ?? 0) >= mine || !landsByTrain(earlier)) continue;
     // Not expanded yet: its instances and their repository are not known, so it is waited for.
     if (!earlier.expanded && earlier.status === 'waiting') {
@@ -65,8 +73,12 @@ export function turnWait(tasks: readonly TaskState[], t: TaskState, root: string
  * `otherTask`) from starting: yes when `other` lands after it (its task is not before `t`'s in the
  * land order), so it starts from the waiting work once landed; never for the work it waits behind.
  */
-export function holdsAgainst(tasks: readonly TaskState[], t: TaskState, otherTask: string): boolean {
-  const pos = landPositions(tasks);
+export function holdsAgainst(
+  tasks: readonly TaskState[],
+  t: TaskState,
+  otherTask: string,
+  pos: ReadonlyMap<string, number> = landPositions(tasks),
+): boolean {
   return (pos.get(otherTask) ?? Number.POSITIVE_INFINITY) >= (pos.get(t.task.id) ?? 0);
 }
 

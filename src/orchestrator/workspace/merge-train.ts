@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { RunEventInput } from '../../run/run-events.js';
 import { isTerminal, pathFromRoot, type InstanceState, type TaskState } from '../../run/run-state.js';
-import { holdsAgainst, turnWait } from './land-turn.js';
+import { holdsAgainst, landPositions, turnWait } from './land-turn.js';
 import {
   applyTrainEvent,
   createTrainState,
@@ -94,6 +94,8 @@ export class MergeTrain {
   private readonly waiters = new Set<() => void>();
   /** A wake() is queued: the checks run once for every change of one event-loop turn. */
   private wakeQueued = false;
+  /** The land order of the run's tasks (land-turn.ts), taken at the first wait. */
+  private positions: Map<string, number> | undefined;
 
   constructor(private readonly ctx: TrainContext) {
     this.state = ctx.restored ? structuredClone(ctx.restored) : createTrainState();
@@ -222,18 +224,22 @@ export class MergeTrain {
     const tasks = this.ctx.tasks;
     if (t.task.landOrder !== 'task' || !tasks || isTerminal(inst.status)) return Promise.resolve(undefined);
     const root = inst.git!.root;
-    const first = turnWait([...tasks()], t, root);
+    const all = [...tasks()];
+    // The run's tasks and their needs do not change while it runs: their land order is taken once.
+    this.positions ??= landPositions(all);
+    const pos = this.positions;
+    const first = turnWait(all, t, root, pos);
     if (first.tasks.length === 0) return Promise.resolve(undefined);
     this.step(inst, 'waiting', {
       behind: first.tasks,
       ...(first.keys.length ? { behindKeys: first.keys } : {}),
       ...(answer ? { text: answer.text, ...(answer.summary ? { summary: answer.summary } : {}) } : {}),
     });
-    this.ctx.yieldSlot?.(inst, (other) => holdsAgainst([...tasks()], t, other));
+    this.ctx.yieldSlot?.(inst, (other) => holdsAgainst(all, t, other, pos));
     return new Promise((resolve) => {
       const check = () => {
         const stop = this.ctx.stopWaiting?.(inst);
-        if (!stop && turnWait([...tasks()], t, root).tasks.length > 0) return;
+        if (!stop && turnWait([...tasks()], t, root, pos, true).tasks.length > 0) return;
         this.waiters.delete(check);
         // A cancel ends the car; an interrupt leaves it waiting, for the resume to land in its turn.
         if (stop?.cancelled)

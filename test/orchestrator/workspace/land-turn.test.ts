@@ -47,6 +47,8 @@ describe('turnWait', () => {
     const pre = task('pre');
     const tasks = [one, two, pre];
     expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: ['one', 'pre'], keys: [] });
+    // Asked only whether its turn has come: it stops at the first task it waits for.
+    expect(turnWait(tasks, two, '/repo', landPositions(tasks), true)).toEqual({ tasks: ['one'], keys: [] });
     expand(pre, ['pre', 'queued']);
     expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: ['one', 'pre'], keys: ['pre'] });
     expand(pre, ['pre', 'done', '/repo']);
