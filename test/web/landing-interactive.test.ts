@@ -5,8 +5,9 @@
 // page shows `one` and `five` landed with verify passed and their commits, and the pick of `fix`
 // (attempt 2, the only one whose verify passed: why, each attempt's verify, lines and cost).
 // Released, `six` conflicts with `five` on the same line, is repaired on the new tip and lands;
-// the page shows it landed after 1 repair. The snapshot the page is sent says the same. Every
-// wait is on a page selector or run.jsonl; never on time.
+// the page shows it landed after 1 repair. The snapshot the page is sent says the same. With
+// `land_order: task`, a finished car waiting for its turn says behind which task, then lands.
+// Every wait is on a page selector or run.jsonl; never on time.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
@@ -186,7 +187,7 @@ describe.skipIf(!hasChromium)(
       // The snapshot the page was sent, from the fold of the finished run.
       const snap = runSnapshot(loadRunFolder(runDir).state, runDir, undefined);
       expect(snap.trains.map((t) => [t.repo, t.counts])).toEqual([
-        ['repo', { landing: 0, landed: 4, repairing: 0, failed: 0 }],
+        ['repo', { waiting: 0, landing: 0, landed: 4, repairing: 0, failed: 0 }],
       ]);
       expect(
         snap.trains[0]!.cars.map((c) => [c.key, c.status, c.repairs, c.verifyOk]).sort((a, b) =>
@@ -212,6 +213,70 @@ describe.skipIf(!hasChromium)(
         [2, 'passed', true, true],
         [3, 'failed', false, false],
       ]);
+    });
+
+    it('land_order: task: a finished car waiting for its turn says behind which task, then lands in its turn', async () => {
+      // two finishes first and waits behind one, whose bash waits for a release file in its worktree.
+      const dir = tempProject({
+        'repo/base.txt': 'base\n',
+        'script.yaml': `conversations:
+  - match: "^Task one"
+    turns:
+      - tools: [{ name: bash, args: { command: "while [ ! -f release ]; do sleep 0.05; done; rm release; printf 'one\\\\n' > one.txt" } }]
+      - text: "one done"
+  - match: "^Task two"
+    turns:
+      - tools: [{ name: bash, args: { command: "printf 'two\\\\n' > two.txt" } }]
+      - text: "two done"
+`,
+        'recipe.yaml': `name: landing-order
+provider: scripted
+script: script.yaml
+concurrency: 2
+agents:
+  editor: { tools: [bash] }
+defaults: { isolation: worktree, merge: apply, land_order: task, agent: editor, cwd: repo }
+tasks:
+  - id: one
+    prompt: "Task one"
+  - id: two
+    prompt: "Task two"
+`,
+      });
+      gitInit(join(dir, 'repo'));
+      const runsDir = join(dir, 'runs');
+      const runId = 'landing-order-web';
+      const runDir = join(runsDir, runId);
+      const done = runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir, runId });
+      await until('the run to start', () => logOf(runDir).length > 0);
+      const started = await startWebServer({
+        ...{ cwd: dir, runsDir, host: '127.0.0.1', port: 0 },
+        ...{ token: 'landing-token-0123456789', env: {}, log: () => {} },
+      });
+      if (!started.ok) throw new Error(started.message);
+      try {
+        browser ??= await chromium.launch({ executablePath: CHROMIUM });
+        const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+        const pageErrors: string[] = [];
+        page.on('pageerror', (e) => pageErrors.push(e.message));
+        await page.goto(`${started.server.url}#/run/${runId}`);
+        const two = page.locator('[data-train="repo"] [data-train-car="two"][data-status="waiting"]');
+        await two.waitFor({ timeout: 120_000 });
+        expect(await two.locator('[data-behind]').getAttribute('data-behind')).toBe('one');
+        await two.locator('text=for its turn behind one').waitFor();
+        await page.locator('[data-train="repo"] .train-head', { hasText: '1 waiting for its turn' }).waitFor();
+
+        writeFileSync(join(runDir, 'worktrees', 'one', 'release'), 'go');
+        await page.locator('[data-train-car="two"][data-status="landed"]').waitFor({ timeout: 120_000 });
+        await page.locator('[data-train="repo"] .train-head', { hasText: '2 landed, 0 repairing, 0 failed' }).waitFor();
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await started.server.close();
+      }
+      const r = await done;
+      if (!r.ok) throw new Error(JSON.stringify(r));
+      const landed = ofType(logOf(runDir), 'train_step').filter((s) => s.phase === 'landed');
+      expect(landed.map((s) => s.key)).toEqual(['one', 'two']);
     });
   },
 );
