@@ -9,7 +9,7 @@
 // --rebase or status); otherwise the preview says it was not checked and how to check it.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { earlierChanges, patchPaths } from '../orchestrator/workspace/earlier-changes.js';
+import { earlierChanges, OBJECT_ID, patchPaths } from '../orchestrator/workspace/earlier-changes.js';
 import { recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
 import { planChangesets } from '../publish/changeset-plan.js';
 import { selectChangesets, unmatchedText } from '../publish/publish-run.js';
@@ -76,6 +76,9 @@ async function baseMoved(
   remotes?: Record<string, string>,
 ): Promise<BaseMoved> {
   const out: BaseMoved = { key: c.key, base: c.base, checked: false };
+  // The base commit comes from the run's record: only an object id reaches git's command line.
+  if (!OBJECT_ID.test(c.baseCommit))
+    return { ...out, reason: `${c.key} has no base commit orchestrate can read (${c.baseCommit})` };
   try {
     for (const ref of candidateRefs(c, remotes)) {
       const tip = await commitOf(repo, ref);

@@ -14,7 +14,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
 import type { GitState } from '../../run/instance-record.js';
 import { type InstanceState, isTerminal } from '../../run/run-state.js';
-import { productGit } from '../../tools/product-git.js';
+import { productGitScript } from '../../tools/product-git.js';
+
+/** A git object id (sha-1 or sha-256), the only thing from the log that is passed to git. */
+export const OBJECT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /** What is needed of an instance: its id, its git record (instance_start) and its patch file, if any. */
 export interface EarlierWork {
@@ -81,27 +84,19 @@ export function patchPaths(patch: string): string[] {
 
 /** The files a worktree changed since `baseTree` (untracked ones included), relative to its top; undefined when git cannot say. */
 export async function worktreeChanges(worktree: string, baseTree: string): Promise<string[] | undefined> {
-  if (!existsSync(join(worktree, '.git'))) return undefined;
+  // The tree id comes from the run log: only an object id reaches git's command line.
+  if (!OBJECT_ID.test(baseTree) || !existsSync(join(worktree, '.git'))) return undefined;
   try {
-    const r = await productGit(
-      [
-        '-c',
-        'core.quotePath=false',
-        'diff',
-        '--name-only',
-        '-z',
-        '--no-renames',
-        '--no-ext-diff',
-        '--no-textconv',
-        baseTree,
-      ],
+    // One sandboxed shell for both lists (tracked changes, then new files), each NUL-terminated.
+    const r = await productGitScript(
+      `git -c core.quotePath=false diff --name-only -z --no-renames --no-ext-diff --no-textconv "$1" || exit 5
+git ls-files --others --exclude-standard -z || exit 5
+`,
+      [baseTree],
       { cwd: worktree },
     );
     if (r.code !== 0) return undefined;
-    const untracked = await productGit(['ls-files', '--others', '--exclude-standard', '-z'], { cwd: worktree });
-    if (untracked.code !== 0) return undefined;
-    const names = `${r.stdout.toString('utf8')}${untracked.stdout.toString('utf8')}`.split('\0').filter(Boolean);
-    return [...new Set(names)].sort();
+    return [...new Set(r.stdout.toString('utf8').split('\0').filter(Boolean))].sort();
   } catch {
     // git or the sandbox cannot start: nothing is known of the worktree (a dry run says so by naming nothing).
     return undefined;
@@ -132,16 +127,21 @@ export async function earlierChanges(runDir: string, inst: EarlierWork): Promise
   return [...rel].map((f) => slashed(join(g.root, f))).sort();
 }
 
+/** Instances whose earlier work is read at once on resume. */
+const EARLIER_BATCH = 4;
+
 /**
  * On resume: each instance that will run again gets `earlierWrites`, the files its earlier
  * attempts changed, which the scheduler treats like its writes: globs (never its write scope).
  */
 export async function noteEarlierWrites(runDir: string, instances: Iterable<InstanceState>): Promise<void> {
   const open = [...instances].filter((i) => !isTerminal(i.status) && i.git);
-  await Promise.all(
-    open.map(async (inst) => {
-      const files = await earlierChanges(runDir, inst);
-      if (files.length) inst.earlierWrites = files;
-    }),
-  );
+  // A few at a time: each worktree asked is one sandboxed git, and a big fan-out has hundreds.
+  for (let i = 0; i < open.length; i += EARLIER_BATCH)
+    await Promise.all(
+      open.slice(i, i + EARLIER_BATCH).map(async (inst) => {
+        const files = await earlierChanges(runDir, inst);
+        if (files.length) inst.earlierWrites = files;
+      }),
+    );
 }

@@ -3,13 +3,13 @@
 // and new files), as absolute paths; and how the scheduler gets them: beside the writes: globs of
 // a task that serializes overlapping work, never for one whose work the merge train merges in parallel.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LoadedTask } from '../../../src/recipe/index.js';
 import type { InstanceState, TaskState } from '../../../src/run/run-state.js';
 import { schedulable } from '../../../src/orchestrator/schedule/task-walk.js';
-import { earlierChanges, patchPaths } from '../../../src/orchestrator/workspace/earlier-changes.js';
+import { earlierChanges, patchPaths, worktreeChanges } from '../../../src/orchestrator/workspace/earlier-changes.js';
 import { cleanupTempDirs, gitInit, tempProject } from '../helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -53,6 +53,10 @@ describe('earlier changes', () => {
     const files = await earlierChanges(join(dir, 'runs/r'), { id: 'x', git: { root: repo, tree, worktree: wt } });
     expect(files).toEqual([join(repo, 'a.txt'), join(repo, 'b.txt'), join(repo, 'new.txt')]);
     expect(git(wt, 'status', '--porcelain')).toBe(statusBefore);
+    // A base tree from a tampered log that is no object id never reaches git's command line.
+    const out = join(dir, 'written-by-git');
+    expect(await worktreeChanges(wt, `--output=${out}`)).toBeUndefined();
+    expect(existsSync(out)).toBe(false);
     // No git record (no repository), or nothing left of the work: nothing is known.
     expect(await earlierChanges(join(dir, 'runs/r'), { id: 'y' })).toEqual([]);
     expect(
