@@ -79,7 +79,7 @@ function detail(inst: InstanceState): string {
 /** attempts: an attempt that lost to one that landed is no failure: why it did not land, and where its work is. */
 function notPickedDetail(state: RunState, inst: InstanceState): string | undefined {
   if (!notPickedAttempt(state.picks, inst.key)) return undefined;
-  const w = workOfAttempt(state.picks, inst.key, () => inst.patchFile);
+  const w = workOfAttempt(state.picks, inst.key, () => ({ patchFile: inst.patchFile }));
   return `not picked: ${w?.notLanded ?? 'another attempt landed'}${w?.patchFile ? `; its work: ${w.patchFile}` : ''}`;
 }
 

@@ -24,13 +24,13 @@ import {
   attemptUsage,
   controlsOf,
   countStatuses,
-  getInstance,
   instanceUsage,
   instancesInTaskOrder,
   runUsage,
   type InstanceState,
   type RunState,
 } from '../run/run-fold.js';
+import { attemptFacts } from '../run/run-queries.js';
 import { clip, makePainter, oneLine, type Painter } from './terminal-text.js';
 
 function usageLine(inst: InstanceState): string {
@@ -156,9 +156,8 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
     if (list.length === 0) out.push(`  ${t.dynamic ? 'not expanded' : 'no instances'}`);
     for (const inst of list) out.push(...instanceBlock(s, inst, p));
     // attempts: which attempt of each instance was picked, and why (attempt-pick-record.ts).
-    const patchOf = (key: string) => getInstance(s, task, key)?.patchFile;
     for (const pick of s.picks.values())
-      if (pick.task === task) out.push(...describePick(pick, patchOf).map((l) => `  ${l}`));
+      if (pick.task === task) out.push(...describePick(pick, attemptFacts(s)).map((l) => `  ${l}`));
   }
   out.push('');
   out.push(...changesetsBlock(folder.dir));

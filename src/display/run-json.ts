@@ -4,7 +4,8 @@
 import type { Conversation } from './session-conversation.js';
 import type { RunFolder } from './run-folder.js';
 import { sessionFileOf } from './run-folder.js';
-import { getInstance, instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
+import { instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
+import { attemptFacts } from '../run/run-queries.js';
 import { attemptsWork } from '../run/attempt-pick-record.js';
 
 function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
@@ -85,7 +86,7 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
       ? {
           picks: [...s.picks.values()].map((p) => ({
             ...p,
-            attempts: attemptsWork(p, (key, task) => getInstance(s, task, key)?.patchFile),
+            attempts: attemptsWork(p, attemptFacts(s)),
           })),
         }
       : {}),

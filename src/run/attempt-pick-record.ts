@@ -131,13 +131,24 @@ export interface AttemptWork {
   attempt: number;
   /** Its work, relative to the run folder; absent: it changed nothing, or nothing was recorded. */
   patchFile?: string;
+  /** What it spent in all, in dollars (an attempt `pick: first` stopped spent after the pick too). */
+  cost: number;
   landed: boolean;
   /** Why its work did not land (absent for the attempt that landed). */
   notLanded?: string;
 }
 
-/** A candidate's patch: the pick's record of it, or (an attempt that ended after the pick) the instance's. */
-export type PatchOf = (key: string, task: string) => string | undefined;
+/** What the run's record says of an attempt beyond its pick: its kept patch and all it spent. */
+export interface AttemptFacts {
+  patchFile?: string | undefined;
+  cost?: number | undefined;
+}
+
+/**
+ * An attempt's facts by its key (and task). The pick is a snapshot: an attempt that ended after it
+ * (stopped by `pick: first`) has its patch and its whole cost only on its instance's record.
+ */
+export type AttemptLookup = (key: string, task: string) => AttemptFacts | undefined;
 
 /** Why attempt `c` of pick `p` did not land, in a few words; undefined when it landed. */
 export function whyNotLanded(p: AttemptPick, c: PickCandidate): string | undefined {
@@ -163,14 +174,16 @@ export function whyNotLanded(p: AttemptPick, c: PickCandidate): string | undefin
 }
 
 /** Every attempt of a pick: where its work is and why it did not land. */
-export function attemptsWork(p: AttemptPick, patchOf: PatchOf = () => undefined): AttemptWork[] {
+export function attemptsWork(p: AttemptPick, lookup: AttemptLookup = () => undefined): AttemptWork[] {
   return p.candidates.map((c) => {
-    const patchFile = c.patchFile ?? patchOf(c.key, p.task);
+    const facts = lookup(c.key, p.task);
+    const patchFile = c.patchFile ?? facts?.patchFile;
     const notLanded = whyNotLanded(p, c);
     return {
       key: c.key,
       attempt: c.attempt,
       ...(patchFile ? { patchFile } : {}),
+      cost: Math.max(c.cost, facts?.cost ?? 0),
       landed: notLanded === undefined,
       ...(notLanded ? { notLanded } : {}),
     };
@@ -178,10 +191,10 @@ export function attemptsWork(p: AttemptPick, patchOf: PatchOf = () => undefined)
 }
 
 /** The work of attempt `key` as its instance's pick tells it (undefined: no pick names it). */
-export function workOfAttempt(picks: AttemptPicks, key: string, patchOf?: PatchOf): AttemptWork | undefined {
+export function workOfAttempt(picks: AttemptPicks, key: string, lookup?: AttemptLookup): AttemptWork | undefined {
   const group = attemptOf(key)?.group;
   const p = group === undefined ? undefined : picks.get(group);
-  return p && attemptsWork(p, patchOf).find((w) => w.key === key);
+  return p && attemptsWork(p, lookup).find((w) => w.key === key);
 }
 
 /**
@@ -195,10 +208,10 @@ export function notPickedAttempt(picks: AttemptPicks, key: string): boolean {
 }
 
 /**
- * What `show` prints of a pick: a headline and one line per attempt, with where its work is and
- * why it did not land.
+ * What `show` prints of a pick: a headline and one line per attempt, with what it spent, where its
+ * work is and why it did not land.
  */
-export function describePick(p: AttemptPick, patchOf?: PatchOf): string[] {
+export function describePick(p: AttemptPick, lookup?: AttemptLookup): string[] {
   const head = p.picked
     ? `${p.group}: picked ${p.picked} (pick: ${p.rule}): ${p.reason}`
     : `${p.group}: no attempt picked (pick: ${p.rule}): ${p.reason}`;
@@ -214,7 +227,7 @@ export function describePick(p: AttemptPick, patchOf?: PatchOf): string[] {
             ? ' [applied to the checkout]'
             : ' [landed]'
         : ` [landing failed: ${p.landed.error ?? p.landed.failure ?? 'unknown'}]`;
-  const work = attemptsWork(p, patchOf);
+  const work = attemptsWork(p, lookup);
   const lines = p.candidates.map((c, k) => {
     const verify = c.verify ? `verify ${c.verify.ok ? 'passed' : 'failed'}` : c.outcome;
     const size = c.lines !== undefined ? `, ${c.lines} lines` : '';
@@ -224,7 +237,7 @@ export function describePick(p: AttemptPick, patchOf?: PatchOf): string[] {
     const w = work[k]!;
     const fate = w.landed ? 'landed' : `not landed: ${w.notLanded}`;
     const where = w.patchFile ? `; its work: ${w.patchFile}` : '';
-    return `  ${mark} attempt ${c.attempt}: ${verify}${size}, $${c.cost.toFixed(4)}${model}${why} · ${fate}${where}`;
+    return `  ${mark} attempt ${c.attempt}: ${verify}${size}, $${w.cost.toFixed(4)}${model}${why} · ${fate}${where}`;
   });
   return [head + landing, ...lines];
 }

@@ -4,7 +4,7 @@
 import type { AttemptRecord, ControlRecord, InstanceState, RunState } from './run-fold.js';
 import { type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { instanceOfKey } from './instance-record.js';
-import { notPickedAttempt } from './attempt-pick-record.js';
+import { notPickedAttempt, type AttemptLookup } from './attempt-pick-record.js';
 
 /** An instance's id in RunState.instances: its task and key. */
 export const idOf = (task: string, key: string) => `${task}\u0000${key}`;
@@ -79,6 +79,14 @@ export interface StatusCounts {
   awaitingApproval: number;
   /** Tasks whose instances are not known yet (dynamic for_each not expanded). */
   unexpandedTasks: number;
+}
+
+/** attempts: an attempt's kept patch and all it spent, from the fold, for its pick's views. */
+export function attemptFacts(state: RunState): AttemptLookup {
+  return (key, task) => {
+    const inst = state.instances.get(idOf(task, key));
+    return inst && { patchFile: inst.patchFile, cost: instanceUsage(inst).cost };
+  };
 }
 
 export function countStatuses(state: RunState): StatusCounts {

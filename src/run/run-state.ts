@@ -258,7 +258,10 @@ export function resultFile(args: {
     ...(p.picked !== undefined ? { picked: p.picked } : {}),
     reason: p.reason,
     ...(p.landed ? { landed: p.landed.ok } : {}),
-    attempts: attemptsWork(p, (key) => byId.get(key)?.patchFile),
+    attempts: attemptsWork(p, (key) => {
+      const i = byId.get(key);
+      return i && { patchFile: i.patchFile, cost: i.usage.cost };
+    }),
   }));
   return {
     version: 1,

@@ -7,7 +7,7 @@
 // `show` prints, live as the events land.
 import { DISPLAY_DEFAULTS } from '../display/defaults.js';
 import { abbreviate } from '../display/conversation-text.js';
-import { type AttemptPick, type AttemptPicks, attemptsWork, type PatchOf } from '../run/attempt-pick-record.js';
+import { type AttemptLookup, type AttemptPick, type AttemptPicks, attemptsWork } from '../run/attempt-pick-record.js';
 import type { TrainCar, TrainCarStatus, TrainState } from '../run/train-record.js';
 
 export interface TrainCarView {
@@ -106,10 +106,10 @@ function landedView(p: AttemptPick): PickView['landed'] {
 }
 
 /** Each instance's pick, in the order the picks were made. */
-export function pickViews(picks: AttemptPicks, patchOf?: PatchOf): PickView[] {
+export function pickViews(picks: AttemptPicks, lookup?: AttemptLookup): PickView[] {
   return [...picks.values()].map((p) => {
     const landed = landedView(p);
-    const work = attemptsWork(p, patchOf);
+    const work = attemptsWork(p, lookup);
     return {
       task: p.task,
       group: p.group,
@@ -125,7 +125,7 @@ export function pickViews(picks: AttemptPicks, patchOf?: PatchOf): PickView[] {
         outcome: c.outcome,
         ...(c.verify ? { verify: { ok: c.verify.ok, command: c.verify.command } } : {}),
         ...(c.lines !== undefined ? { lines: c.lines } : {}),
-        cost: c.cost,
+        cost: work[k]!.cost,
         ...(c.outcome !== 'passed' && c.error ? { error: firstLine(c.error) } : {}),
         picked: c.key === p.picked,
         ...(work[k]!.patchFile ? { patchFile: work[k]!.patchFile } : {}),

@@ -13,7 +13,6 @@ import { burndown, readChangesets, readObservations } from '../run/changesets.js
 import {
   countStatuses,
   currentToolText,
-  getInstance,
   instanceUsage,
   instancesInTaskOrder,
   type InstanceState,
@@ -21,6 +20,7 @@ import {
   runUsage,
   type StatusCounts,
 } from '../run/run-fold.js';
+import { attemptFacts } from '../run/run-queries.js';
 import type { ApprovalRecord } from '../run/approval-record.js';
 import type { BoardItem } from '../run/board-record.js';
 import type { ControlRecord } from '../run/control-record.js';
@@ -243,7 +243,7 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
     controls: state.controls.slice(-CONTROLS_SHOWN).map((c) => ({ ...c })),
     ...(changesets ? { changesets } : {}),
     trains: trainViews(state.train),
-    picks: pickViews(state.picks, (key, task) => getInstance(state, task, key)?.patchFile),
+    picks: pickViews(state.picks, attemptFacts(state)),
     eventCount: state.eventCount,
   };
 }

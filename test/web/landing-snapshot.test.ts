@@ -145,11 +145,12 @@ describe('pickViews', () => {
     });
     expect(pickViews(picks)[0]!.landed).toEqual({ ok: true, where: 'branch orchestrate/fix' });
     expect(pickViews(picks)[0]!.candidates.map((c) => c.notLanded)).toEqual(['its verify failed', undefined]);
-    // An attempt's work the pick did not record (it ended after the pick) is found on its instance.
-    const patchOf = (key: string, task: string) => (task === 'fix' ? `patches/${key}.diff` : undefined);
-    expect(pickViews(picks, patchOf)[0]!.candidates.map((c) => c.patchFile)).toEqual([
-      'patches/fix.attempt-1.diff',
-      'patches/fix.attempt-2.diff',
+    // An attempt's work and whole cost the pick did not record (it ended after the pick) are found on its instance.
+    const lookup = (key: string, task: string) =>
+      task === 'fix' ? { patchFile: `patches/${key}.diff`, cost: key === 'fix.attempt-1' ? 0.05 : 0 } : undefined;
+    expect(pickViews(picks, lookup)[0]!.candidates.map((c) => [c.patchFile, c.cost])).toEqual([
+      ['patches/fix.attempt-1.diff', 0.05],
+      ['patches/fix.attempt-2.diff', 0.02],
     ]);
     applyPickEvent(picks, {
       type: 'attempt_landed',
