@@ -63,7 +63,8 @@ describe('unknown flags: exit 2 naming the flag meant', () => {
     [['recipes/fan-out/recipe.yaml', '--nocolor'], 'nocolor', '--no-color'],
     [['recipes/fan-out/recipe.yaml', '--budget-usdd', '3'], 'budget-usdd', '--budget-usd'],
     [['agent', '--extensoin', 'x.ts', 'hi'], 'extensoin', '--extension'],
-    [['resume', 'r1', '--dry-run'], 'dry-run', undefined],
+    // A flag of a run that resume does not take: no guess at an unrelated one.
+    [['resume', 'r1', '--list-mcp'], 'list-mcp', undefined],
   ] as const)('%j', async (argv, flag, meant) => {
     const r = await run([...argv]);
     expect(r.code).toBe(2);
@@ -117,11 +118,12 @@ describe('help matches the README', () => {
     expect(r.stdout).toContain('--json=full');
   });
 
-  it('resume --help documents --json=full and does not mention --dry-run (resume has none)', async () => {
+  it('resume --help documents --json=full and --dry-run (what a resume would do)', async () => {
     const r = await run(['resume', '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--json=full');
-    expect(r.stdout).not.toContain('dry-run');
+    expect(r.stdout).toContain('--dry-run');
+    expect(r.stdout).toContain('orchestrate resume 20261203 --dry-run');
     expect(r.stdout).toContain('Examples:');
   });
 
