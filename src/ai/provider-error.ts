@@ -5,14 +5,13 @@
 // failure is classified once here (errorKind), and a body that echoes the request's credentials
 // (a proxy quoting the Authorization header back) is scrubbed before its text leaves ai/.
 import type { ProviderErrorKind } from './types.js';
+import { isRecord } from '../util/unknown-value.js';
 
 /** The parts of an error body that matter: the human message, and the error type or code if named. */
 export interface ErrorBodyText {
   message?: string;
   type?: string;
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { BudgetScopeSchema, FailureClassSchema, UsageSummarySchema } from '../run/usage-summary.js';
 import { BOARD_STATUSES, BoardItemSchema } from '../run/board-record.js';
 import { CallFallbackSchema } from '../run/run-events.js';
+import { isRecord } from '../util/unknown-value.js';
 
 /** One call of a board tool (worker/board-tools.ts), handled by the coordinator's TaskBoard. */
 export const BoardRequestSchema = z.discriminatedUnion('op', [
@@ -200,8 +201,6 @@ export const WorkerResultSchema = z.discriminatedUnion('ok', [
   }),
 ]);
 export type WorkerResult = z.infer<typeof WorkerResultSchema>;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * An `event` message (about 34,000 of a 1,000-agent run's 48,000 worker messages, #41) checked by

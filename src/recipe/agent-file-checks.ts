@@ -6,12 +6,10 @@ import { ALL_FILE_AGENT_TOOLS, CLAUDE_CODE_TOOL_NAMES, classifyFileTool, fileMod
 import type { PendingProblem } from './problems.js';
 import { BUILTIN_TOOLS } from './schema.js';
 import { suggestionHint } from './suggest.js';
+import { isRecord, stringOf } from '../util/unknown-value.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /**
  * What an agent file (Claude Code or pi format) means for its agent, every problem in one pass:
@@ -85,8 +83,8 @@ export function checkAgentFile(
   // The file's model is used unless the recipe gives the agent one; `inherit` means the recipe's.
   const model = file.model?.trim();
   if (a.model !== undefined || model === undefined || model === '' || model.toLowerCase() === 'inherit') return;
-  const provider = str(a.provider) ?? str(raw.provider) ?? 'anthropic';
-  if (fileModelKnown(model, provider, isObj(raw.models) ? Object.keys(raw.models) : [])) return;
+  const provider = stringOf(a.provider) ?? stringOf(raw.provider) ?? 'anthropic';
+  if (fileModelKnown(model, provider, isRecord(raw.models) ? Object.keys(raw.models) : [])) return;
   // A collection's file may name a model this runtime does not know: the recipe's model runs it.
   problem({
     code: 'unknown_model',

@@ -2,19 +2,17 @@
 // blocked_by that names no item (such an item could never be taken). Reported at the item's
 // file:line:col before anything runs. Ids are numbered the way normalize.ts numbers them.
 import type { PendingProblem } from './problems.js';
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+import { isRecord } from '../util/unknown-value.js';
 
 export function checkBoardSeeds(board: unknown): PendingProblem[] {
   if (!Array.isArray(board)) return [];
   const out: PendingProblem[] = [];
-  const given = board.flatMap((b) => (isObj(b) && typeof b.id === 'string' ? [b.id] : []));
+  const given = board.flatMap((b) => (isRecord(b) && typeof b.id === 'string' ? [b.id] : []));
   const taken = new Set(given);
   let next = 1;
   const ids: (string | undefined)[] = board.map((b) => {
-    if (isObj(b) && typeof b.id === 'string') return b.id;
-    if (typeof b !== 'string' && !isObj(b)) return undefined;
+    if (isRecord(b) && typeof b.id === 'string') return b.id;
+    if (typeof b !== 'string' && !isRecord(b)) return undefined;
     while (taken.has(String(next))) next++;
     taken.add(String(next));
     return String(next);
@@ -24,7 +22,7 @@ export function checkBoardSeeds(board: unknown): PendingProblem[] {
     const id = ids[i];
     if (id === undefined) return;
     const first = seen.get(id);
-    if (first !== undefined && isObj(b) && typeof b.id === 'string')
+    if (first !== undefined && isRecord(b) && typeof b.id === 'string')
       out.push({
         code: 'bad_board',
         path: ['board', i, 'id'],
@@ -35,7 +33,7 @@ export function checkBoardSeeds(board: unknown): PendingProblem[] {
   });
   const known = new Set(ids.filter((id): id is string => id !== undefined));
   board.forEach((b, i) => {
-    if (!isObj(b) || !Array.isArray(b.blocked_by)) return;
+    if (!isRecord(b) || !Array.isArray(b.blocked_by)) return;
     b.blocked_by.forEach((ref, j) => {
       const id = String(ref);
       if (known.has(id) && id !== ids[i]) return;

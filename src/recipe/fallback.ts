@@ -8,6 +8,7 @@ import { BUILTIN_PROVIDERS, findProvider, type ProviderConfig } from '../ai/prov
 import type { PendingProblem } from './problems.js';
 import { suggestionHint } from './suggest.js';
 import { listModels } from '../ai/models.js';
+import { isRecord } from '../util/unknown-value.js';
 
 /** One fallback model as a worker thread builds it: like an agent's own model and provider. */
 export interface FallbackTarget {
@@ -27,7 +28,6 @@ export function splitFallbackEntry(entry: string): { provider: string; model: st
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Problems of every `fallback:` list (agents.X.fallback, providers.X.fallback): each entry must be
@@ -37,7 +37,7 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
  */
 export function checkFallbacks(raw: Obj, declaredModel: (id: string) => boolean): PendingProblem[] {
   const problems: PendingProblem[] = [];
-  const providers = isObj(raw.providers) ? raw.providers : {};
+  const providers = isRecord(raw.providers) ? raw.providers : {};
   const declared = Object.keys(providers);
   const checkList = (list: unknown, path: (string | number)[]): void => {
     if (!Array.isArray(list)) return; // the schema reports a wrong shape
@@ -56,7 +56,7 @@ export function checkFallbacks(raw: Obj, declaredModel: (id: string) => boolean)
       }
       const known = ['anthropic', ...BUILTIN_PROVIDERS.map((b) => b.name), ...declared];
       const decl = providers[parts.provider];
-      const type = isObj(decl) ? decl.type : parts.provider === 'anthropic' ? 'anthropic' : undefined;
+      const type = isRecord(decl) ? decl.type : parts.provider === 'anthropic' ? 'anthropic' : undefined;
       if (parts.provider !== 'anthropic' && !declared.includes(parts.provider) && !findProvider(parts.provider)) {
         problems.push({
           code: 'unknown_provider',
@@ -83,11 +83,11 @@ export function checkFallbacks(raw: Obj, declaredModel: (id: string) => boolean)
       }
     });
   };
-  if (isObj(raw.agents))
+  if (isRecord(raw.agents))
     for (const [name, a] of Object.entries(raw.agents))
-      if (isObj(a)) checkList(a.fallback, ['agents', name, 'fallback']);
+      if (isRecord(a)) checkList(a.fallback, ['agents', name, 'fallback']);
   for (const [name, p] of Object.entries(providers))
-    if (isObj(p)) checkList(p.fallback, ['providers', name, 'fallback']);
+    if (isRecord(p)) checkList(p.fallback, ['providers', name, 'fallback']);
   return problems;
 }
 

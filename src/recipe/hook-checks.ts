@@ -6,10 +6,10 @@ import { HooksConfigError, parseHooksConfig, type HookWarningPlace } from '../ru
 import type { PendingProblem } from './problems.js';
 import { loadUserHooks } from './recipe-hooks.js';
 import { inputExists } from '../util/input-files.js';
+import { isRecord } from '../util/unknown-value.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** "hooks.PreToolUse[0].hooks[1].timeout" -> ['PreToolUse', 0, 'hooks', 1, 'timeout']. */
 export function hookKeyPath(key: string): Path {
@@ -64,9 +64,9 @@ export function checkRecipeHooks(
   problem: (p: PendingProblem) => void,
 ): void {
   if (raw.hooks !== undefined) checkHooksAt(raw.hooks, ['hooks'], problem);
-  if (isObj(raw.agents))
+  if (isRecord(raw.agents))
     for (const [name, a] of Object.entries(raw.agents))
-      if (isObj(a) && a.hooks !== undefined) checkHooksAt(a.hooks, ['agents', name, 'hooks'], problem);
+      if (isRecord(a) && a.hooks !== undefined) checkHooksAt(a.hooks, ['agents', name, 'hooks'], problem);
   // What the settings files hold that is skipped (an event not fired here, another hook type) is
   // said at its own line: a guard that silently never runs is worse than a loud one.
   const skipped: { message: string; place: HookWarningPlace }[] = [];

@@ -19,9 +19,9 @@ import { serverOfToolName } from '../tools/mcp/names.js';
 import type { AgentFile } from './agent-file.js';
 import type { PendingProblem } from './problems.js';
 import { readInputText } from '../util/input-files.js';
+import { isRecord } from '../util/unknown-value.js';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export interface RecipeMcpServers {
   /** Every server an agent may name, by name (the recipe's win over .mcp.json files). */
@@ -36,9 +36,9 @@ export interface RecipeMcpServers {
 
 /** Whether a recipe (raw YAML data) lets any task read its repositories' configuration. */
 export function recipeTrustsRepoConfig(raw: unknown): boolean {
-  if (!isObj(raw)) return false;
-  if (isObj(raw.defaults) && raw.defaults.trust_repo_config === true) return true;
-  return Array.isArray(raw.tasks) && raw.tasks.some((t) => isObj(t) && t.trust_repo_config === true);
+  if (!isRecord(raw)) return false;
+  if (isRecord(raw.defaults) && raw.defaults.trust_repo_config === true) return true;
+  return Array.isArray(raw.tasks) && raw.tasks.some((t) => isRecord(t) && t.trust_repo_config === true);
 }
 
 /** Line and column of `"name"` in a JSON text (1-based), for problems in .mcp.json files. */
@@ -80,7 +80,7 @@ export function recipeMcpServers(
       if (file === projectFile && !defaults.includes(spec.name)) defaults.push(spec.name);
     }
   }
-  const own = isObj(raw) && isObj(raw.mcp_servers) ? raw.mcp_servers : {};
+  const own = isRecord(raw) && isRecord(raw.mcp_servers) ? raw.mcp_servers : {};
   for (const [name, entry] of Object.entries(own)) {
     const parsed = McpServerEntryLooseSchema.safeParse(entry);
     if (!parsed.success) continue; // the schema reports it

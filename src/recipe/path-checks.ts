@@ -5,15 +5,12 @@
 // instance folders), so `orchestrate validate` and a run report them with file:line:col before
 // any run folder exists.
 import type { PendingProblem } from './problems.js';
+import { isRecord } from '../util/unknown-value.js';
 
 type Path = (string | number)[];
 
 const PATH_MAX = 4095;
 const NAME_MAX = 255;
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Why `value` cannot be (part of) a path, or undefined; `offset` points at the culprit. */
 export function impossiblePath(value: string, isPath: boolean): { why: string; offset: number } | undefined {
@@ -48,10 +45,10 @@ export function checkImpossiblePaths(raw: Record<string, unknown>): PendingProbl
       hint: 'write the path as plain text without control characters (a "\\0" in a double-quoted YAML string is a NUL byte)',
     });
   };
-  if (isObj(raw.defaults)) check(raw.defaults.cwd, ['defaults', 'cwd'], 'defaults.cwd', true);
-  if (isObj(raw.inputs)) {
+  if (isRecord(raw.defaults)) check(raw.defaults.cwd, ['defaults', 'cwd'], 'defaults.cwd', true);
+  if (isRecord(raw.inputs)) {
     for (const [name, def] of Object.entries(raw.inputs)) {
-      if (!isObj(def)) continue;
+      if (!isRecord(def)) continue;
       const path: Path = ['inputs', name, 'default'];
       if (Array.isArray(def.default))
         for (const [i, v] of def.default.entries()) check(v, [...path, i], `the default of input "${name}"`, false);
@@ -60,7 +57,7 @@ export function checkImpossiblePaths(raw: Record<string, unknown>): PendingProbl
   }
   if (Array.isArray(raw.tasks)) {
     raw.tasks.forEach((t, index) => {
-      if (!isObj(t)) return;
+      if (!isRecord(t)) return;
       const who = typeof t.id === 'string' ? `task "${t.id}"` : `tasks[${index}]`;
       check(t.cwd, ['tasks', index, 'cwd'], `${who} cwd`, true);
       if (Array.isArray(t.writes))

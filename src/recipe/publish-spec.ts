@@ -12,6 +12,7 @@ import type { ApproveGate } from './loaded-recipe.js';
 import type { PendingProblem } from './problems.js';
 import { approveGate } from './schema-parts.js';
 import { suggestionHint } from './suggest.js';
+import { isRecord } from '../util/unknown-value.js';
 
 export const FORGES = ['github', 'gitlab', 'git'] as const;
 export type ForgeKind = (typeof FORGES)[number];
@@ -313,17 +314,15 @@ export function checkPublishTemplate(
   return out;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** Every template problem of the recipe's and the tasks' publish blocks (the raw document, read defensively). */
 export function checkPublishBlocks(raw: unknown): PendingProblem[] {
-  if (!isObj(raw)) return [];
-  const inputs = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
+  if (!isRecord(raw)) return [];
+  const inputs = isRecord(raw.inputs) ? Object.keys(raw.inputs) : [];
   const out: PendingProblem[] = [];
   const tasks = Array.isArray(raw.tasks) ? raw.tasks : [];
-  const asNames = tasks.flatMap((t) => (isObj(t) && typeof t.as === 'string' ? [t.as] : []));
+  const asNames = tasks.flatMap((t) => (isRecord(t) && typeof t.as === 'string' ? [t.as] : []));
   const checkBlock = (block: unknown, path: Path, itemNames: readonly string[]): void => {
-    if (!isObj(block)) return;
+    if (!isRecord(block)) return;
     for (const k of PUBLISH_TEMPLATE_KEYS) {
       const text = block[k];
       if (typeof text !== 'string') continue;
@@ -338,7 +337,7 @@ export function checkPublishBlocks(raw: unknown): PendingProblem[] {
       }
     }
     const gate = block.approve;
-    if (isObj(gate) && typeof gate.prompt === 'string')
+    if (isRecord(gate) && typeof gate.prompt === 'string')
       for (const issue of checkPublishTemplate(gate.prompt, { inputs, itemNames, names: PUBLISH_GATE_NAMES }))
         out.push({
           code: 'expression_reference',
@@ -350,7 +349,7 @@ export function checkPublishBlocks(raw: unknown): PendingProblem[] {
   };
   checkBlock(raw.publish, ['publish'], asNames);
   tasks.forEach((t, i) => {
-    if (!isObj(t)) return;
+    if (!isRecord(t)) return;
     const items = t.for_each !== undefined ? ['item', ...(typeof t.as === 'string' ? [t.as] : [])] : [];
     checkBlock(t.publish, ['tasks', i, 'publish'], items);
   });

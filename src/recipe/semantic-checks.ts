@@ -23,12 +23,10 @@ import { checkFallbacks } from './fallback.js';
 import { modelKey } from './normalize.js';
 import { checkTask, needsOf, templateFields, type TaskCheckContext, type TaskEntry } from './task-checks.js';
 import { inputExists, readInputText } from '../util/input-files.js';
+import { isRecord, stringOf } from '../util/unknown-value.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 export interface SemanticContext {
   /** The recipe's folder: relative paths resolve against it. */
@@ -63,33 +61,33 @@ function misplacedExpressions(
     }
   } else if (Array.isArray(value)) {
     for (const [i, v] of value.entries()) misplacedExpressions(v, [...path, i], allowed, out, raw);
-  } else if (isObj(value)) {
+  } else if (isRecord(value)) {
     for (const [k, v] of Object.entries(value)) misplacedExpressions(v, [...path, k], allowed, out, raw);
   }
 }
 
 export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProblem[] {
   const out: PendingProblem[] = [];
-  if (!isObj(raw)) return out;
+  if (!isRecord(raw)) return out;
   const problem = (p: PendingProblem) => out.push(p);
   const fileExists = (p: string) => inputExists(isAbsolute(p) ? p : resolve(ctx.dir, p));
 
-  const inputs = isObj(raw.inputs) ? raw.inputs : {};
+  const inputs = isRecord(raw.inputs) ? raw.inputs : {};
   const inputNames = Object.keys(inputs);
-  const agents = isObj(raw.agents) ? raw.agents : {};
+  const agents = isRecord(raw.agents) ? raw.agents : {};
   const agentNames = Object.keys(agents);
-  const defaults = isObj(raw.defaults) ? raw.defaults : {};
+  const defaults = isRecord(raw.defaults) ? raw.defaults : {};
   const rawTasks = Array.isArray(raw.tasks) ? raw.tasks : [];
   out.push(...checkImpossiblePaths(raw)); // NUL bytes and overlong paths (path-checks.ts)
   out.push(...checkBoardSeeds(raw.board)); // the task board's seeds (board-checks.ts)
   // fallback: lists of agents and providers (fallback.ts)
-  const declaredModels = new Set(Object.keys(isObj(raw.models) ? raw.models : {}).map(modelKey));
+  const declaredModels = new Set(Object.keys(isRecord(raw.models) ? raw.models : {}).map(modelKey));
   out.push(...checkFallbacks(raw, (id) => declaredModels.has(modelKey(id))));
 
   // ---- inputs ----
   for (const [name, def] of Object.entries(inputs)) {
-    if (!isObj(def)) continue;
-    const type = str(def.type);
+    if (!isRecord(def)) continue;
+    const type = stringOf(def.type);
     const dflt = def.default;
     if (type && dflt !== undefined) {
       const ok =
@@ -114,9 +112,9 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   }
 
   // ---- providers: every provider named must be built in, a preset, or declared ----
-  const declaredProviders = isObj(raw.providers) ? Object.keys(raw.providers) : [];
+  const declaredProviders = isRecord(raw.providers) ? Object.keys(raw.providers) : [];
   const checkProvider = (value: unknown, path: Path): void => {
-    const p = str(value);
+    const p = stringOf(value);
     if (p === undefined || p === 'anthropic' || p === 'scripted' || declaredProviders.includes(p) || findProvider(p))
       return;
     const known = ['anthropic', 'scripted', ...BUILTIN_PROVIDERS.map((b) => b.name), ...declaredProviders];
@@ -128,10 +126,12 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     });
   };
   checkProvider(raw.provider, ['provider']);
-  if (isObj(raw.agents))
-    for (const [n, a] of Object.entries(raw.agents)) if (isObj(a)) checkProvider(a.provider, ['agents', n, 'provider']);
-  if (isObj(raw.tasks))
-    for (const [n, t] of Object.entries(raw.tasks)) if (isObj(t)) checkProvider(t.provider, ['tasks', n, 'provider']);
+  if (isRecord(raw.agents))
+    for (const [n, a] of Object.entries(raw.agents))
+      if (isRecord(a)) checkProvider(a.provider, ['agents', n, 'provider']);
+  if (isRecord(raw.tasks))
+    for (const [n, t] of Object.entries(raw.tasks))
+      if (isRecord(t)) checkProvider(t.provider, ['tasks', n, 'provider']);
 
   // ---- run-level files and provider ----
   // Script files are parsed now so a broken offline script fails validation, not the run.
@@ -163,15 +163,15 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
       }
     }
   };
-  const runScript = str(raw.script);
+  const runScript = stringOf(raw.script);
   if (runScript !== undefined) checkScript(runScript, ['script']);
   // provider: scripted replays a script file; an agent without one (here or run-level) could not run.
-  if (str(raw.provider) === 'scripted' && runScript === undefined) {
+  if (stringOf(raw.provider) === 'scripted' && runScript === undefined) {
     const withoutScript = agentNames.filter(
       (n) =>
-        isObj(agents[n]) &&
-        str((agents[n] as Obj).provider) === undefined &&
-        str((agents[n] as Obj).script) === undefined,
+        isRecord(agents[n]) &&
+        stringOf((agents[n] as Obj).provider) === undefined &&
+        stringOf((agents[n] as Obj).script) === undefined,
     );
     if (agentNames.length === 0 || withoutScript.length > 0) {
       problem({
@@ -186,7 +186,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   // ---- agents ----
   for (const name of agentNames) {
     const a = agents[name];
-    if (!isObj(a)) continue;
+    if (!isRecord(a)) continue;
     const base: Path = ['agents', name];
     const hasExtensions = Array.isArray(a.extensions) && a.extensions.length > 0;
     const checkTool = (tool: string, path: Path | undefined, at?: PendingProblem['at']) => {
@@ -209,7 +209,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
         hint: 'keep one: inline text (system) or a markdown file (system_file)',
       });
     }
-    const systemFile = str(a.system_file);
+    const systemFile = stringOf(a.system_file);
     if (systemFile !== undefined) {
       const abs = resolve(ctx.dir, systemFile);
       if (!inputExists(abs)) {
@@ -238,9 +238,9 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
     }
     if (Array.isArray(a.tools))
       for (const [i, t] of a.tools.entries()) if (typeof t === 'string') checkTool(t, [...base, 'tools', i]);
-    const agentScript = str(a.script);
+    const agentScript = stringOf(a.script);
     if (agentScript !== undefined) checkScript(agentScript, [...base, 'script']);
-    if (str(a.provider) === 'scripted' && agentScript === undefined && runScript === undefined) {
+    if (stringOf(a.provider) === 'scripted' && agentScript === undefined && runScript === undefined) {
       problem({
         code: 'missing_key',
         path: [...base, 'provider'],
@@ -263,7 +263,7 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   }
 
   // ---- MCP servers: names agents use, entries that cannot start (bad URL, missing ${VAR}) ----
-  const recipeEnv = isObj(raw.env)
+  const recipeEnv = isRecord(raw.env)
     ? Object.fromEntries(
         Object.entries(raw.env)
           .filter(([, v]) => typeof v !== 'object')
@@ -276,8 +276,8 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const usedServers = new Set<string>();
   for (const name of agentNames) {
     const a = agents[name];
-    if (!isObj(a)) continue;
-    const systemFile = str(a.system_file);
+    if (!isRecord(a)) continue;
+    const systemFile = stringOf(a.system_file);
     const abs = systemFile !== undefined ? resolve(ctx.dir, systemFile) : undefined;
     const parsed = abs !== undefined && inputExists(abs) ? readAgentFile(abs, ctx.displayPath(abs)) : undefined;
     const file = parsed?.ok ? { agent: parsed.agent, shown: ctx.displayPath(abs!) } : undefined;
@@ -294,8 +294,8 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const tasks: TaskEntry[] = [];
   const firstIndex = new Map<string, number>();
   rawTasks.forEach((t, index) => {
-    if (!isObj(t)) return;
-    const id = str(t.id);
+    if (!isRecord(t)) return;
+    const id = stringOf(t.id);
     if (id === undefined) return;
     const prev = firstIndex.get(id);
     if (prev !== undefined) {
@@ -353,10 +353,12 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   const refInfo = new Map<string, TaskRefInfo>();
   for (const t of tasks) {
     const output =
-      str(t.raw.output) === 'json' || (t.raw.output === undefined && isObj(t.raw.output_schema)) ? 'json' : 'text';
+      stringOf(t.raw.output) === 'json' || (t.raw.output === undefined && isRecord(t.raw.output_schema))
+        ? 'json'
+        : 'text';
     refInfo.set(t.id, { output, fansOut: t.raw.for_each !== undefined });
   }
-  const defaultAgent = str(defaults.agent);
+  const defaultAgent = stringOf(defaults.agent);
   if (defaultAgent !== undefined && !agentNames.includes(defaultAgent)) {
     problem({
       code: 'unknown_agent',
@@ -377,14 +379,14 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   };
   const allowed = new Set<string>();
   const staticFields: Path[] = [];
-  if (isObj(raw.env)) for (const k of Object.keys(raw.env)) staticFields.push(['env', k]);
+  if (isRecord(raw.env)) for (const k of Object.keys(raw.env)) staticFields.push(['env', k]);
   if (typeof defaults.cwd === 'string') staticFields.push(['defaults', 'cwd']);
-  if (isObj(defaults.env)) for (const k of Object.keys(defaults.env)) staticFields.push(['defaults', 'env', k]);
+  if (isRecord(defaults.env)) for (const k of Object.keys(defaults.env)) staticFields.push(['defaults', 'env', k]);
   for (const f of templateFields(defaults)) if (f.path[0] === 'verify') staticFields.push(['defaults', ...f.path]);
   for (const path of staticFields) {
     allowed.add(JSON.stringify(path));
     const text = path.reduce<unknown>(
-      (v, k) => (isObj(v) || Array.isArray(v) ? (v as Record<string | number, unknown>)[k] : undefined),
+      (v, k) => (isRecord(v) || Array.isArray(v) ? (v as Record<string | number, unknown>)[k] : undefined),
       raw,
     );
     if (typeof text !== 'string') continue;
@@ -402,9 +404,14 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
   misplacedExpressions(raw, [], allowed, out, raw);
 
   // ---- secrets ----
-  if (Array.isArray(raw.secrets) && isObj(raw.env)) {
+  if (Array.isArray(raw.secrets) && isRecord(raw.env)) {
     raw.secrets.forEach((s) => {
-      if (typeof s === 'string' && isObj(raw.env) && raw.env[s] !== undefined && !hasExpression(String(raw.env[s]))) {
+      if (
+        typeof s === 'string' &&
+        isRecord(raw.env) &&
+        raw.env[s] !== undefined &&
+        !hasExpression(String(raw.env[s]))
+      ) {
         problem({
           code: 'conflict',
           path: ['env', s],

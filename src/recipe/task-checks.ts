@@ -7,12 +7,10 @@ import { checkTemplate, type ReferenceContext, type TaskRefInfo } from './expres
 import type { PendingProblem } from './problems.js';
 import { suggestionHint } from './suggest.js';
 import { transitiveNeeds } from './task-graph.js';
+import { isRecord, stringOf } from '../util/unknown-value.js';
 
 type Path = (string | number)[];
 type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 export interface TaskEntry {
   index: number;
@@ -37,11 +35,11 @@ export function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
   const item: Scope = raw.for_each !== undefined ? 'task-item' : 'task';
   for (const key of ['prompt', 'run', 'cwd']) if (typeof raw[key] === 'string') out.push({ path: [key], scope: item });
   // An approval gate's prompt is rendered with its instance, like the prompt.
-  if (isObj(raw.approve) && typeof raw.approve.prompt === 'string')
+  if (isRecord(raw.approve) && typeof raw.approve.prompt === 'string')
     out.push({ path: ['approve', 'prompt'], scope: item });
   if (typeof raw.key === 'string') out.push({ path: ['key'], scope: 'task-item' });
   if (typeof raw.for_each === 'string') out.push({ path: ['for_each'], scope: 'for_each' });
-  if (isObj(raw.for_each) && typeof raw.for_each.glob === 'string')
+  if (isRecord(raw.for_each) && typeof raw.for_each.glob === 'string')
     out.push({ path: ['for_each', 'glob'], scope: 'static' });
   if (Array.isArray(raw.writes))
     for (const [i, w] of raw.writes.entries())
@@ -50,10 +48,10 @@ export function templateFields(raw: Obj): { path: Path; scope: Scope }[] {
   if (Array.isArray(raw.verify)) {
     raw.verify.forEach((v, i) => {
       if (typeof v === 'string') out.push({ path: ['verify', i], scope: item });
-      else if (isObj(v) && typeof v.run === 'string') out.push({ path: ['verify', i, 'run'], scope: item });
+      else if (isRecord(v) && typeof v.run === 'string') out.push({ path: ['verify', i, 'run'], scope: item });
     });
   }
-  if (isObj(raw.env))
+  if (isRecord(raw.env))
     for (const k of Object.keys(raw.env))
       if (typeof raw.env[k] === 'string') out.push({ path: ['env', k], scope: item });
   return out;
@@ -117,7 +115,7 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
       hint: 'a pair names its own agents; remove agent',
     });
 
-  const agent = str(r.agent);
+  const agent = stringOf(r.agent);
   if (agent !== undefined && !agentNames.includes(agent)) {
     problem({
       code: 'unknown_agent',
@@ -126,9 +124,9 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
       hint: suggestionHint(agent, agentNames, 'agents'),
     });
   }
-  if (isObj(r.pair)) {
+  if (isRecord(r.pair)) {
     for (const role of ['planner', 'worker'] as const) {
-      const name = str(r.pair[role]);
+      const name = stringOf(r.pair[role]);
       if (name !== undefined && !agentNames.includes(name)) {
         problem({
           code: 'unknown_agent',
@@ -235,7 +233,7 @@ export function checkTask(t: TaskEntry, ctx: TaskCheckContext, problem: (p: Pend
   }
   // Globs are compiled now so a malformed one fails validation, not the run after tokens were spent.
   const globFields: Path[] = [];
-  if (isObj(r.for_each) && typeof r.for_each.glob === 'string') globFields.push(['for_each', 'glob']);
+  if (isRecord(r.for_each) && typeof r.for_each.glob === 'string') globFields.push(['for_each', 'glob']);
   if (Array.isArray(r.writes))
     for (const [i, w] of r.writes.entries()) if (typeof w === 'string') globFields.push(['writes', i]);
   for (const path of globFields) {

@@ -15,6 +15,7 @@
 // this product keep theirs. A hook's updatedInput is mapped back onto the product's arguments.
 import { resolve } from 'node:path';
 import { expandPath } from '../tools/workspace.js';
+import { stringOf } from '../util/unknown-value.js';
 
 /** Our tool names and the Claude Code names a matcher may use for the same tool. */
 export const CLAUDE_CODE_NAMES: Readonly<Record<string, readonly string[]>> = {
@@ -37,7 +38,6 @@ export interface ClaudeToolCall {
 type Args = Record<string, unknown>;
 const record = (v: unknown): Args => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Args) : {});
 const defined = (o: Args): Args => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
@@ -75,7 +75,7 @@ export function claudeToolCalls(toolName: string, args: unknown, cwd: string): C
     case 'find':
       return one('Glob', { pattern: a.pattern, path: abs(a.path) });
     case 'grep': {
-      const pattern = str(a.pattern);
+      const pattern = stringOf(a.pattern);
       return one('Grep', {
         pattern: pattern !== undefined && a.literal === true ? escapeRegex(pattern) : pattern,
         path: abs(a.path),
@@ -153,5 +153,5 @@ export function productArgs(
 
 /** The absolute file a file tool's call is about (PostToolUse's tool_response.filePath), if any. */
 export function claudeFilePath(call: ClaudeToolCall): string | undefined {
-  return str(call.tool_input.file_path);
+  return stringOf(call.tool_input.file_path);
 }

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { CLAUDE_CODE_NAMES } from './claude-tool-shapes.js';
 import { settingsKeyPosition } from './settings-key-position.js';
 import { inputExists, readInputText } from '../util/input-files.js';
+import { isRecord } from '../util/unknown-value.js';
 
 /** The events a session runs hooks for (SubagentStop is accepted here; orchestrated runs fire it). */
 export const HOOK_EVENTS = [
@@ -315,10 +316,6 @@ export function loadHookSources(o: HookSourceOptions): HooksConfig {
     configs.push(c);
   }
   return mergeHooksConfigs(configs);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function kind(v: unknown): string {

@@ -13,6 +13,7 @@ import { claudeFilePath, claudeToolCalls, productArgs } from './claude-tool-shap
 import { DEFAULT_HOOK_TIMEOUT_SEC, hooksFor } from './command-hooks.js';
 import { runHookCommand, type HookRunResult, type HookSandbox } from './hook-runner.js';
 import type { AgentSessionHooks } from './session-hooks.js';
+import { isRecord } from '../util/unknown-value.js';
 
 /** One hook's run, as a session event. */
 export interface HookRunEvent {
@@ -87,8 +88,6 @@ function parseOutput(stdout: string): HookOutput | undefined {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The verdicts of several runs of one event as one: every block reason and context counts. */
 function combined(verdicts: readonly HookVerdict[]): HookVerdict {
@@ -317,7 +316,7 @@ export class HookSession {
       if (json.decision === 'block') return { ...base, blocked: true, reason: reason ?? `Blocked by ${what}.` };
       // The call goes on with the input the hook rewrote (mapped back to our arguments by the caller).
       const updated = specific.updatedInput;
-      return { ...base, blocked: false, ...(isObject(updated) ? { updatedInput: updated } : {}) };
+      return { ...base, blocked: false, ...(isRecord(updated) ? { updatedInput: updated } : {}) };
     }
     if (json.decision === 'block') return { ...base, blocked: true, reason: str(json.reason) ?? `Blocked by ${what}.` };
     return { ...base, blocked: false };

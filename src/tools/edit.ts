@@ -11,15 +11,12 @@ import { unifiedDiff } from './diff.js';
 import { closestLine, lineNumbersAt, locate, normalizeForMatch, type NormalizedText } from './fuzzy-match.js';
 import { errorMessage, FILE_PATH_ALIASES, textResult, throwIfAborted } from './tool-result.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
+import { isRecord } from '../util/unknown-value.js';
 
 const editItem = z.object({
   oldText: z.string().describe('Text to find; must match the file exactly and be unique in it'),
   newText: z.string().describe('Replacement text'),
 });
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Accepts the single-pair form models often send ({oldText, newText} or old_string/new_string). */
 function liftSinglePair(input: unknown): unknown {
