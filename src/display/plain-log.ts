@@ -183,11 +183,13 @@ export class PlainLog {
       case 'instance_failed': {
         this.failedAttempts.add(`${id}\u0000${e.attempt}`);
         const spent = e.usage ? `, ${formatTokens(e.usage.totalTokens)} tokens, ${formatCost(e.usage.cost)}` : '';
+        // attempts: the work of an attempt that will not land stays in the run folder.
+        const kept = e.patchFile ? `; its work is kept in ${e.patchFile}` : '';
         // A user's cancel is no failure of the work: "cancelled by ...", as the instance's status says.
         if (e.final && e.failure === 'cancelled')
-          return `${label}: ${err(e.error)} after ${formatDuration(e.durationMs)}${spent}`;
+          return `${label}: ${err(e.error)} after ${formatDuration(e.durationMs)}${spent}${kept}`;
         const head = e.final ? `failed (${e.failure})` : `attempt ${e.attempt} failed (${e.failure})`;
-        return `${label}: ${head} after ${formatDuration(e.durationMs)}${spent}: ${err(withoutClassPrefix(e.failure, e.error))}`;
+        return `${label}: ${head} after ${formatDuration(e.durationMs)}${spent}: ${err(withoutClassPrefix(e.failure, e.error))}${kept}`;
       }
       case 'instance_skipped':
         return `${label}: skipped (${err(e.reason)})`;

@@ -87,6 +87,47 @@ describe('plain log (non-TTY progress)', () => {
     ]);
   });
 
+  it("says where an attempt's work is kept when it ends without landing (attempts:)", () => {
+    const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-3');
+    const err = new Capture();
+    const display = attachRunDisplay(store, {
+      stream: err,
+      stdout: new Capture(),
+      isTTY: false,
+      color: false,
+      mode: 'plain',
+    });
+    const one = { task: 'fix', key: 'fix.attempt-1', attempt: 1 };
+    const two = { task: 'fix', key: 'fix.attempt-2', attempt: 1 };
+    store.append({ type: 'instance_start', ...one });
+    store.append({ type: 'instance_start', ...two });
+    const end = { final: true, durationMs: 10 };
+    store.append({
+      type: 'instance_failed',
+      ...one,
+      ...end,
+      failure: 'verify_failed',
+      error: 'npm test failed',
+      patchFile: 'patches/fix.attempt-1.diff',
+    });
+    store.append({
+      type: 'instance_failed',
+      ...two,
+      ...end,
+      failure: 'cancelled',
+      error: 'cancelled by pick: first (fix.attempt-3 passed)',
+      patchFile: 'patches/fix.attempt-2.diff',
+    });
+    display.finish();
+    const text = err.text;
+    expect(text).toContain(
+      'fix.attempt-1: failed (verify_failed) after 10ms: npm test failed; its work is kept in patches/fix.attempt-1.diff',
+    );
+    expect(text).toContain(
+      'fix.attempt-2: cancelled by pick: first (fix.attempt-3 passed) after 10ms; its work is kept in patches/fix.attempt-2.diff',
+    );
+  });
+
   it('notes the budget as spending crosses milestones', () => {
     const { lines } = replay('plain', false, 0.01);
     const budget = lines.filter((l) => / budget: /.test(l));
