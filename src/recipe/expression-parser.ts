@@ -149,29 +149,23 @@ class Parser {
     return t;
   }
 
-  private or(): Expr {
-    let left = this.and();
-    while (this.isPunct('||')) {
-      const op = this.next();
-      left = { kind: 'binary', op: '||', left, right: this.and(), pos: op.pos };
+  /** One precedence level of left-associative operators: `operand (op operand)*`. */
+  private binary(ops: readonly BinaryOp[], operand: () => Expr): Expr {
+    let left = operand();
+    while (ops.some((o) => this.isPunct(o))) {
+      const op = this.next() as { value: BinaryOp; pos: number };
+      left = { kind: 'binary', op: op.value, left, right: operand(), pos: op.pos };
     }
     return left;
+  }
+  private or(): Expr {
+    return this.binary(['||'], () => this.and());
   }
   private and(): Expr {
-    let left = this.eq();
-    while (this.isPunct('&&')) {
-      const op = this.next();
-      left = { kind: 'binary', op: '&&', left, right: this.eq(), pos: op.pos };
-    }
-    return left;
+    return this.binary(['&&'], () => this.eq());
   }
   private eq(): Expr {
-    let left = this.unary();
-    while (this.isPunct('==') || this.isPunct('!=')) {
-      const op = this.next() as { value: BinaryOp; pos: number };
-      left = { kind: 'binary', op: op.value, left, right: this.unary(), pos: op.pos };
-    }
-    return left;
+    return this.binary(['==', '!='], () => this.unary());
   }
   private unary(): Expr {
     if (this.isPunct('!')) {
