@@ -3,16 +3,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { render } from 'ink-testing-library';
-import React from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AssistantMessageEventStream, emptyAssistantMessage } from '../../../src/ai/event-stream.js';
 import { scriptedModel } from '../../../src/ai/models.js';
 import type { ScriptedTurn } from '../../../src/ai/scripted.js';
-import type { StreamFunction } from '../../../src/ai/types.js';
-import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
+import { InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
+import { mountApp } from './helpers/app-driver.js';
+import { releasedSteps, textDeltaStream } from './helpers/stepped-stream.js';
 
 const KEYS = {
   enter: '\r',
@@ -63,32 +61,8 @@ async function start(
       return s;
     },
   });
-  const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(color) }));
-  cleanups.push(
-    () => app.unmount(),
-    () => session.dispose(),
-  );
-  const frame = () => app.lastFrame() ?? '';
-  /** Waits (bounded) until the frame satisfies `ok`; fails with the frame. */
-  const until = async (ok: (f: string) => boolean, what: string) => {
-    const t0 = Date.now();
-    while (!ok(frame())) {
-      if (Date.now() - t0 > 20_000) throw new Error(`timed out waiting for ${what}; frame:\n${frame()}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  };
-  /** Types text (waits until the editor shows it), or sends a key. */
-  const type = async (text: string) => {
-    app.stdin.write(text);
-    await until((f) => f.split('─'.repeat(10)).at(-1)!.includes(text), `"${text}" in the editor`);
-  };
-  /** The run is over (status line back to idle). */
-  const idle = (f: string) => /\/help\s*$/.test(f.trimEnd());
-  const key = async (k: string) => {
-    app.stdin.write(k);
-    await new Promise((r) => setImmediate(r));
-  };
-  return { app, session, controller, frame, until, type, key, idle, opened, exited: () => exited };
+  const driver = mountApp(controller, session, cleanups, color);
+  return { ...driver, session, controller, opened, exited: () => exited };
 }
 
 describe('interactive app (ink-testing-library)', () => {
@@ -107,41 +81,11 @@ describe('interactive app (ink-testing-library)', () => {
   });
 
   it('a reply is drawn as it streams, before it is complete', async () => {
-    // A stream the test releases step by step (a release before the stream waits is kept).
-    let credits = 0;
-    let waiting: (() => void) | undefined;
-    const release = () => {
-      if (waiting) {
-        waiting();
-        waiting = undefined;
-      } else credits++;
-    };
-    const gate = () =>
-      new Promise<void>((r) => {
-        if (credits > 0) {
-          credits--;
-          r();
-        } else waiting = r;
-      });
-    const streamFn: StreamFunction = (model) => {
-      const stream = new AssistantMessageEventStream();
-      const out = emptyAssistantMessage(model);
-      void (async () => {
-        stream.push({ type: 'start', partial: out });
-        const block = { type: 'text' as const, text: '' };
-        out.content.push(block);
-        stream.push({ type: 'text_start', contentIndex: 0, partial: out });
-        for (const delta of ['The first half', ' and the second half.']) {
-          await gate();
-          block.text += delta;
-          stream.push({ type: 'text_delta', contentIndex: 0, delta, partial: out });
-        }
-        stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial: out });
-        out.stopReason = 'stop';
-        stream.push({ type: 'done', reason: 'stop', message: out });
-      })();
-      return stream;
-    };
+    // A stream the test releases step by step.
+    const { release, next } = releasedSteps();
+    const streamFn = textDeltaStream(() => ({ deltas: ['The first half', ' and the second half.'], stepped: true }), {
+      next,
+    });
     const t = await start([], false, undefined, {
       provider: undefined,
       script: undefined,
@@ -162,46 +106,15 @@ describe('interactive app (ink-testing-library)', () => {
   });
 
   it('while a reply streams, each frame is the printed conversation, unchanged, then the live part with the reply so far', async () => {
-    let credits = 0;
-    let waiting: (() => void) | undefined;
-    const release = () => {
-      if (waiting) {
-        waiting();
-        waiting = undefined;
-      } else credits++;
-    };
-    const gate = () =>
-      new Promise<void>((r) => {
-        if (credits > 0) {
-          credits--;
-          r();
-        } else waiting = r;
-      });
+    const { release, next } = releasedSteps();
     const deltas = Array.from({ length: 8 }, (_, i) => `${i === 0 ? '' : '\n'}streamed line ${i + 1}`);
-    const streamFn: StreamFunction = (model, context) => {
-      const stream = new AssistantMessageEventStream();
-      const out = emptyAssistantMessage(model);
-      const last = context.messages.at(-1);
-      const asked =
-        last?.role === 'user' && Array.isArray(last.content)
-          ? last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
-          : '';
-      void (async () => {
-        stream.push({ type: 'start', partial: out });
-        const block = { type: 'text' as const, text: '' };
-        out.content.push(block);
-        stream.push({ type: 'text_start', contentIndex: 0, partial: out });
-        for (const delta of asked === 'stream please' ? deltas : [`Quick reply to ${asked}.`]) {
-          if (asked === 'stream please') await gate();
-          block.text += delta;
-          stream.push({ type: 'text_delta', contentIndex: 0, delta, partial: out });
-        }
-        stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial: out });
-        out.stopReason = 'stop';
-        stream.push({ type: 'done', reason: 'stop', message: out });
-      })();
-      return stream;
-    };
+    const streamFn = textDeltaStream(
+      (asked) =>
+        asked === 'stream please'
+          ? { deltas, stepped: true }
+          : { deltas: [`Quick reply to ${asked}.`], stepped: false },
+      { next },
+    );
     const t = await start([], false, undefined, {
       provider: undefined,
       script: undefined,

@@ -5,17 +5,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { render } from 'ink-testing-library';
-import React from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentMessage } from '../../../src/agent/types.js';
 import type { Context } from '../../../src/ai/types.js';
 import type { ScriptedScript, ScriptedTurn } from '../../../src/ai/scripted.js';
 import { RESUMED_ITEMS_PRINTED } from '../../../src/display/interactive/controller.js';
-import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
+import { InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { helpText } from '../../../src/display/interactive/slash-commands.js';
-import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
+import { mountApp } from './helpers/app-driver.js';
 
 const KEYS = { enter: '\r', esc: '\x1b', up: '\x1b[A' };
 
@@ -54,32 +52,11 @@ function open(
 /** The app around `session`, started as runInteractiveMode starts it. */
 function mount(session: AgentSession, initialPrompt?: string) {
   const controller = new InteractiveController(session, { onExit: () => undefined });
-  const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(false) }));
-  cleanups.push(
-    () => app.unmount(),
-    () => session.dispose(),
-  );
+  const driver = mountApp(controller, session, cleanups);
   const started = controller.start(initialPrompt);
-  const frame = () => app.lastFrame() ?? '';
-  const until = async (ok: (f: string) => boolean, what: string) => {
-    const t0 = Date.now();
-    while (!ok(frame())) {
-      if (Date.now() - t0 > 20_000) throw new Error(`timed out waiting for ${what}; frame:\n${frame()}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  };
-  const type = async (text: string) => {
-    app.stdin.write(text);
-    await until((f) => f.split('─'.repeat(10)).at(-1)!.includes(text), `"${text}" in the editor`);
-  };
-  const key = async (k: string) => {
-    app.stdin.write(k);
-    await new Promise((r) => setImmediate(r));
-  };
-  const idle = (f: string) => /\/help\s*$/.test(f.trimEnd());
   /** The frame with wrapped lines joined (notices wrap at the frame's width). */
-  const flat = () => frame().replace(/\s+/g, ' ');
-  return { controller, app, frame, flat, until, type, key, idle, started };
+  const flat = () => driver.frame().replace(/\s+/g, ' ');
+  return { ...driver, controller, flat, started };
 }
 
 const lines = (file: string): string[] =>

@@ -3,14 +3,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { render } from 'ink-testing-library';
-import React from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeDanglingMarkers, markdownLines } from '../../../src/display/interactive/markdown-lines.js';
-import { InteractiveApp, InteractiveController } from '../../../src/display/interactive/run-interactive.js';
-import { makeTheme } from '../../../src/display/interactive/theme.js';
+import { InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { displayWidth, stripAnsi } from '../../../src/display/terminal-text.js';
 import { createAgentSession } from '../../../src/runtime/index.js';
+import { mountApp } from './helpers/app-driver.js';
 
 const plain = (text: string, width = 80) => markdownLines(text, { width, color: false });
 const coloured = (text: string, width = 80) => markdownLines(text, { width, color: true });
@@ -249,19 +247,7 @@ describe('the app draws a markdown reply', () => {
       notify: () => {},
     });
     const controller = new InteractiveController(session, { onExit: () => undefined });
-    const app = render(React.createElement(InteractiveApp, { controller, theme: makeTheme(false) }));
-    cleanups.push(
-      () => app.unmount(),
-      () => session.dispose(),
-    );
-    const frame = () => app.lastFrame() ?? '';
-    const until = async (ok: (f: string) => boolean, what: string) => {
-      const t0 = Date.now();
-      while (!ok(frame())) {
-        if (Date.now() - t0 > 20_000) throw new Error(`timed out waiting for ${what}; frame:\n${frame()}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    };
+    const { app, frame, until } = mountApp(controller, session, cleanups);
     app.stdin.write('**plan** it');
     await until((f) => f.includes('> **plan** it'), 'the prompt in the editor');
     app.stdin.write('\r');

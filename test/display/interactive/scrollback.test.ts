@@ -11,12 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import React from 'react';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { AssistantMessageEventStream, emptyAssistantMessage } from '../../../src/ai/event-stream.js';
 import { scriptedModel } from '../../../src/ai/models.js';
-import type { StreamFunction } from '../../../src/ai/types.js';
 import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { stripAnsi } from '../../../src/display/terminal-text.js';
 import { createAgentSession } from '../../../src/runtime/index.js';
+import { releasedSteps, textDeltaStream } from './helpers/stepped-stream.js';
 
 // ink decides when it is imported whether it runs in CI (CI=true: it writes only Static output and
 // the last frame, nothing here to observe). This test is about a terminal, so the CI variables are
@@ -63,52 +62,14 @@ afterEach(async () => {
 
 /** Replies: `Reply number N.` for plain prompts; "tall" streams 40 lines, one delta each, each released by the test. */
 async function start() {
-  // A release before the stream waits is kept (credits), so none is lost.
-  let credits = 0;
-  let waiting: (() => void) | undefined;
-  const release = () => {
-    if (waiting) {
-      waiting();
-      waiting = undefined;
-    } else credits++;
-  };
-  const gate = () =>
-    new Promise<void>((r) => {
-      if (credits > 0) {
-        credits--;
-        r();
-      } else waiting = r;
-    });
-  const streamFn: StreamFunction = (model, context) => {
-    const stream = new AssistantMessageEventStream();
-    const out = emptyAssistantMessage(model);
-    const last = context.messages.at(-1);
-    const prompt =
-      last && last.role === 'user'
-        ? typeof last.content === 'string'
-          ? last.content
-          : last.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
-        : '';
-    void (async () => {
-      stream.push({ type: 'start', partial: out });
-      const block = { type: 'text' as const, text: '' };
-      out.content.push(block);
-      stream.push({ type: 'text_start', contentIndex: 0, partial: out });
-      const deltas =
-        prompt === 'tall'
-          ? Array.from({ length: 40 }, (_, i) => `${i === 0 ? '' : '\n'}tall line ${i + 1}`)
-          : [`Reply number ${prompt.replace('prompt ', '')}.`];
-      for (const delta of deltas) {
-        if (prompt === 'tall') await gate();
-        block.text += delta;
-        stream.push({ type: 'text_delta', contentIndex: 0, delta, partial: out });
-      }
-      stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial: out });
-      out.stopReason = 'stop';
-      stream.push({ type: 'done', reason: 'stop', message: out });
-    })();
-    return stream;
-  };
+  const { release, next } = releasedSteps();
+  const streamFn = textDeltaStream(
+    (prompt) =>
+      prompt === 'tall'
+        ? { deltas: Array.from({ length: 40 }, (_, i) => `${i === 0 ? '' : '\n'}tall line ${i + 1}`), stepped: true }
+        : { deltas: [`Reply number ${prompt.replace('prompt ', '')}.`], stepped: false },
+    { next },
+  );
   const session = await createAgentSession({
     cwd: mkdtempSync(join(tmpdir(), 'interactive-scrollback-')),
     inMemory: true,
