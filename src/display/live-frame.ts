@@ -12,6 +12,7 @@
 // Every line is cut to the width; when the frame would be taller than the terminal, finished
 // rows collapse first, then running rows are cut with a "… N more" line.
 import { boardHeaderLine } from './board-text.js';
+import { notPickedAttempt } from '../run/attempt-pick-record.js';
 import { pickSummaries } from './pick-text.js';
 import { trainSummaries } from './train-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
@@ -111,7 +112,8 @@ function activityText(inst: InstanceState): string {
   }
 }
 
-export function instanceRow(inst: InstanceState, o: FrameOptions): string {
+/** `notPicked`: an attempt that lost to another attempt that landed (attempts:), no failure. */
+export function instanceRow(inst: InstanceState, o: FrameOptions, notPicked = false): string {
   const p = o.painter;
   const right = numbers(inst, o.now, p);
   const label = fitToWidth(inst.label, DISPLAY_DEFAULTS.labelWidth);
@@ -123,14 +125,15 @@ export function instanceRow(inst: InstanceState, o: FrameOptions): string {
     ? inst.attempts.some((a) => a.startTs !== undefined)
       ? 'interrupted'
       : 'never started'
-    : activityText(inst);
+    : notPicked
+      ? `not picked: ${activityText(inst)}`
+      : activityText(inst);
   let activity = fitToWidth(text, activityWidth);
-  if (inst.status === 'failed') activity = p.paint('red', activity);
+  if (notPicked) activity = p.paint('dim', activity);
+  else if (inst.status === 'failed') activity = p.paint('red', activity);
   else if (inst.status === 'waiting' || inst.status === 'retrying') activity = p.paint('yellow', activity);
-  return truncateToWidth(
-    `${stopped ? p.paint('dim', ICONS.queued!) : icon(inst, p)} ${p.paint('bold', label)} ${activity}${right}`,
-    o.width - 1,
-  );
+  const mark = stopped || notPicked ? p.paint('dim', ICONS.queued!) : icon(inst, p);
+  return truncateToWidth(`${mark} ${p.paint('bold', label)} ${activity}${right}`, o.width - 1);
 }
 
 /** The three header lines: title, progress, money. */
@@ -193,6 +196,7 @@ export function buildFrame(state: RunState, o: FrameOptions): string[] {
         ]
       : [];
   let activeRows = active.map((i) => instanceRow(i, o));
+  const finishedRow = (i: InstanceState) => instanceRow(i, o, notPickedAttempt(state.picks, i.key));
   let finishedRows: string[];
   const failedOrSkipped = finished.filter((i) => i.status !== 'done');
   const countLine = () => {
@@ -201,7 +205,7 @@ export function buildFrame(state: RunState, o: FrameOptions): string[] {
     return truncateToWidth(p.paint('dim', text), o.width - 1);
   };
   if (finished.length <= DISPLAY_DEFAULTS.maxFinishedRows) {
-    finishedRows = finished.map((i) => instanceRow(i, o));
+    finishedRows = finished.map((i) => finishedRow(i));
   } else {
     // Many finished: keep the failures visible (most recent last) and count the rest.
     const shownFailures = failedOrSkipped.slice(-Math.max(0, DISPLAY_DEFAULTS.maxFinishedRows - 1));
@@ -209,7 +213,7 @@ export function buildFrame(state: RunState, o: FrameOptions): string[] {
     const word = hidden === finished.length - failedOrSkipped.length ? 'done' : 'finished';
     finishedRows = [
       truncateToWidth(p.paint('dim', `${ICONS.done} ${hidden} ${word} (rows collapsed)`), o.width - 1),
-      ...shownFailures.map((i) => instanceRow(i, o)),
+      ...shownFailures.map((i) => finishedRow(i)),
     ];
   }
   // Too tall for the terminal: collapse finished rows to one line, then cut the running rows.

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
 import { formatFinalSummary } from '../../../src/display/final-summary.js';
 import { buildHtmlReport } from '../../../src/display/html-report.js';
-import { frameHeader } from '../../../src/display/live-frame.js';
+import { buildFrame, frameHeader } from '../../../src/display/live-frame.js';
 import { runJson } from '../../../src/display/run-json.js';
 import { runSnapshot } from '../../../src/web/run-snapshot.js';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
@@ -208,6 +208,11 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     expect(snap.counts).toMatchObject({ total: 4, done: 2, failed: 0, notPicked: 2 });
     expect(show).toContain('instances: 4 (2 done, 0 failed, 2 attempts not picked, 0 skipped, 0 unfinished)');
     expect(show).toMatch(/fix\.attempt-1 {2}failed, not picked/);
+    // The live view's rows mark the losing attempts not picked, not failed.
+    const frame = buildFrame(foldEvents(log), { width: 200, height: 30, now: Date.now(), painter: makePainter(false) });
+    const row = (key: string) => frame.find((l) => l.includes(` ${key} `)) ?? '';
+    expect(row('fix.attempt-1')).toMatch(/^· fix\.attempt-1 +not picked: /);
+    expect(row('fix.attempt-2')).toMatch(/^✓ fix\.attempt-2 /);
     const progress = header.find((l) => l.includes('4/4')) ?? '';
     expect(progress).toContain('2 done · 2 not picked');
     expect(progress).not.toContain('failed');
