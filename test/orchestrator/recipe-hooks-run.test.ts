@@ -22,11 +22,34 @@ function hookRuns(log: RunEvent[]): HookRun[] {
 }
 
 const settings = (hooks: unknown) => JSON.stringify({ hooks });
+
+/**
+ * Runs recipe.yaml of a temp project made of `files`, offline, with the user's Claude settings in
+ * <project>/claude-home (CLAUDE_CONFIG_DIR) and an orchestrate home of its own.
+ */
+async function runWithHooks(files: Record<string, string>) {
+  const dir = tempProject(files);
+  const r = await runRecipeFile(
+    join(dir, 'recipe.yaml'),
+    {
+      cwd: dir,
+      env: {
+        ...process.env,
+        ANTHROPIC_API_KEY: '',
+        CLAUDE_CONFIG_DIR: join(dir, 'claude-home'),
+        ORCHESTRATE_HOME: join(dir, 'orchestrate-home'),
+      },
+    },
+    { runsDir: join(dir, 'runs') },
+  );
+  if (!r.ok) throw new Error(JSON.stringify(r));
+  return { dir, outcome: r.outcome };
+}
 const BLOCK_RM = `grep -q 'rm -rf' && { echo 'rm -rf is not allowed in this project' >&2; exit 2; }; exit 0`;
 
 describe('command hooks in a recipe run', () => {
   it('recipe, agent-file and user hooks run in every instance; a repository hook only with trust_repo_config; SubagentStop gets its fields', async () => {
-    const dir = tempProject({
+    const { dir, outcome } = await runWithHooks({
       // The user's side (CLAUDE_CONFIG_DIR): a PostToolUse hook that leaves a mark in the workspace.
       'claude-home/settings.json': settings({
         PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo user >> user-hook.log' }] }],
@@ -83,22 +106,8 @@ tasks:
   - text: I was not allowed to remove keep/, so I left it.
 `,
     });
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      {
-        cwd: dir,
-        env: {
-          ...process.env,
-          ANTHROPIC_API_KEY: '',
-          CLAUDE_CONFIG_DIR: join(dir, 'claude-home'),
-          ORCHESTRATE_HOME: join(dir, 'orchestrate-home'),
-        },
-      },
-      { runsDir: join(dir, 'runs') },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    expect(r.outcome.status).toBe('succeeded');
-    const log = events(r.outcome.dir);
+    expect(outcome.status).toBe('succeeded');
+    const log = events(outcome.dir);
     const runs = hookRuns(log);
 
     // The recipe's PreToolUse hook blocked rm -rf in both repositories: the files survive and the
@@ -136,14 +145,14 @@ tasks:
     expect(runs.filter((h) => h.hookEvent === 'SubagentStop').map((h) => h.outcome)).toEqual(['passed', 'passed']);
 
     // The report lists every hook run.
-    const html = buildHtmlReport(loadRunFolder(r.outcome.dir));
+    const html = buildHtmlReport(loadRunFolder(outcome.dir));
     expect(html).toContain('<h2>Hooks');
     expect(html).toContain('rm -rf is not allowed in this project');
     expect(html).toContain('SubagentStop');
   }, 60_000);
 
   it('a SubagentStop hook that exits 2 sends the agent back to work once with its reason', async () => {
-    const dir = tempProject({
+    const { dir, outcome } = await runWithHooks({
       'work/README.md': 'hello\n',
       'recipe.yaml': `name: again
 provider: scripted
@@ -163,22 +172,8 @@ tasks:
   - text: Tests pass now.
 `,
     });
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      {
-        cwd: dir,
-        env: {
-          ...process.env,
-          ANTHROPIC_API_KEY: '',
-          CLAUDE_CONFIG_DIR: join(dir, 'claude-home'),
-          ORCHESTRATE_HOME: join(dir, 'orchestrate-home'),
-        },
-      },
-      { runsDir: join(dir, 'runs') },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    expect(r.outcome.status).toBe('succeeded');
-    const log = events(r.outcome.dir);
+    expect(outcome.status).toBe('succeeded');
+    const log = events(outcome.dir);
     expect(hookRuns(log).map((h) => `${h.hookEvent} ${h.outcome}`)).toEqual([
       'SubagentStop blocked',
       'SubagentStop passed',
@@ -200,7 +195,7 @@ tasks:
   }, 60_000);
 
   it("a PostToolUse hook from the user's settings file runs after an allowed call, in the workspace", async () => {
-    const dir = tempProject({
+    const { dir, outcome } = await runWithHooks({
       'claude-home/settings.json': settings({
         PostToolUse: [
           { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo from-user-settings >> user-hook.log' }] },
@@ -232,23 +227,9 @@ tasks:
   - text: listed
 `,
     });
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      {
-        cwd: dir,
-        env: {
-          ...process.env,
-          ANTHROPIC_API_KEY: '',
-          CLAUDE_CONFIG_DIR: join(dir, 'claude-home'),
-          ORCHESTRATE_HOME: join(dir, 'orchestrate-home'),
-        },
-      },
-      { runsDir: join(dir, 'runs') },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
-    expect(r.outcome.status).toBe('succeeded');
+    expect(outcome.status).toBe('succeeded');
     expect(readFileSync(join(dir, 'work', 'user-hook.log'), 'utf8')).toBe('from-user-settings\n');
-    const runs = hookRuns(events(r.outcome.dir));
+    const runs = hookRuns(events(outcome.dir));
     expect(runs.map((h) => `${h.hookEvent} ${h.outcome}`)).toEqual(['PostToolUse passed']);
     expect(existsSync(join(dir, 'work', 'subagent-stop.json'))).toBe(false);
   }, 60_000);
