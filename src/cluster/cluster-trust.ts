@@ -15,7 +15,16 @@
 // Without a secret (`--insecure-no-secret`) nothing is authenticated or encrypted: anyone who can
 // write to that Redis can make the workers run anything they allow. Secured and insecure peers
 // do not understand each other: each drops what the other sends, and says why.
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 /** Shortest secret accepted (characters): a guessable secret is no secret. */
@@ -81,8 +90,10 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 export class ClusterTrust {
-  private readonly macKey: Buffer | undefined;
-  private readonly encKey: Buffer | undefined;
+  // Key objects, prepared once: a raw key is prepared again on every HMAC and cipher, and a
+  // coordinator opens and seals an entry for every message of every agent (issue 41).
+  private readonly macKey: KeyObject | undefined;
+  private readonly encKey: KeyObject | undefined;
   /** The secret itself, only for redaction: what this process writes must never show it. */
   readonly secretToRedact: string | undefined;
 
@@ -90,8 +101,8 @@ export class ClusterTrust {
     this.secretToRedact = secret;
     if (secret === undefined) return;
     const ikm = Buffer.from(secret, 'utf8');
-    this.macKey = Buffer.from(hkdfSync('sha256', ikm, 'orchestrate-cluster', 'hmac-sha256', 32));
-    this.encKey = Buffer.from(hkdfSync('sha256', ikm, 'orchestrate-cluster', 'aes-256-gcm', 32));
+    this.macKey = createSecretKey(Buffer.from(hkdfSync('sha256', ikm, 'orchestrate-cluster', 'hmac-sha256', 32)));
+    this.encKey = createSecretKey(Buffer.from(hkdfSync('sha256', ikm, 'orchestrate-cluster', 'aes-256-gcm', 32)));
   }
 
   static withSecret(secret: string): ClusterTrust {

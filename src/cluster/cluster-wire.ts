@@ -97,6 +97,32 @@ export const UpMessageSchema = z.discriminatedUnion('k', [
 ]);
 export type UpMessage = z.infer<typeof UpMessageSchema>;
 
+/**
+ * An up message checked as UpMessageSchema would check it, by hand for the kinds every agent sends
+ * many of (`port`, `peer`, `session`: a coordinator reads thousands a minute, issue 41); the rare
+ * kinds go through the schema. undefined when it is not an up message.
+ */
+export function parseUpMessage(value: unknown): UpMessage | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  switch (v.k) {
+    case 'port':
+    case 'peer':
+      // The schema's `m: z.unknown()` wants the key there, whatever its value.
+      return 'm' in v ? { k: v.k, m: v.m } : undefined;
+    case 'session':
+      if (typeof v.offset !== 'number' || !Number.isFinite(v.offset) || typeof v.data !== 'string') return undefined;
+      if (v.reset !== undefined && typeof v.reset !== 'boolean') return undefined;
+      return v.reset === undefined
+        ? { k: 'session', offset: v.offset, data: v.data }
+        : { k: 'session', offset: v.offset, data: v.data, reset: v.reset };
+    default: {
+      const parsed = UpMessageSchema.safeParse(value);
+      return parsed.success ? parsed.data : undefined;
+    }
+  }
+}
+
 export const DownMessageSchema = z.discriminatedUnion('k', [
   /** Go: the session so far and the last workspace checkpoint (both empty for a fresh attempt). */
   z.object({ k: z.literal('start'), session: z.string(), checkpoint: z.string() }),

@@ -32,7 +32,7 @@ import {
   PARTNERS_QUEUE,
   unb64,
   UNVERIFIED_JOB,
-  UpMessageSchema,
+  parseUpMessage,
   type DownMessage,
   type UpMessage,
   type JobData,
@@ -316,8 +316,8 @@ export class RedisExecutor implements ExternalExecutor {
     // An entry holds one message, or several the worker sent while its previous entry was in flight.
     for (const one of Array.isArray(value) ? value : [value]) {
       if (l.settled) return;
-      const parsed = UpMessageSchema.safeParse(one);
-      if (parsed.success) this.upMessage(l, e, parsed.data);
+      const m = parseUpMessage(one);
+      if (m) this.upMessage(l, e, m);
     }
   }
 
