@@ -2,16 +2,11 @@
 // summary per repository (landed / repairing / failed, and waiting for its turn) and a line per car with its repairs and the
 // verify result of its last landing step; `show`, the report and the live view print it, and the
 // plain log words each step as it happens.
-import type { TrainCar, TrainState, TrainStepRecord } from '../run/train-record.js';
-
-/** Work waiting for its turn (land_order: task): `waiting for its turn behind one, pre`. */
-export function waitingText(behind: readonly string[] | undefined): string {
-  return `waiting for its turn behind ${behind?.length ? behind.join(', ') : 'earlier tasks'}`;
-}
+import { type TrainCar, type TrainState, type TrainStepRecord, turnWaitText } from '../run/train-record.js';
 
 /** A car's line: `five  landed after 1 repair · verify passed · commit 1a2b3c4d5e6f`. */
 export function trainCarLine(car: TrainCar): string {
-  if (car.status === 'waiting') return `${car.key}  ${waitingText(car.behind)}`;
+  if (car.status === 'waiting') return `${car.key}  ${turnWaitText(car.behind)}`;
   const repairs = car.repairs > 0 ? ` after ${car.repairs} repair${car.repairs === 1 ? '' : 's'}` : '';
   const parts = [`${car.key}  ${car.status}${car.status === 'repairing' ? ` (repair ${car.repairs})` : repairs}`];
   if (car.verifyOk !== undefined) parts.push(`verify ${car.verifyOk ? 'passed' : 'failed'}`);
@@ -55,7 +50,7 @@ export function trainStepText(
     : '';
   switch (step.phase) {
     case 'waiting':
-      return `${step.key}: ${waitingText(step.behind)}`;
+      return `${step.key}: ${turnWaitText(step.behind)}`;
     case 'landing':
       return `${step.key}: landing in the checkout`;
     case 'landed':

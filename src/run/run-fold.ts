@@ -20,7 +20,7 @@ import { applyBoardEvent, type Board } from './board-record.js';
 import { applyPickEvent, landOnInstance, type AttemptPicks } from './attempt-pick-record.js';
 import { applyFollowUpApproval, applyFollowUpEvent, type FollowUpRecord } from './follow-up-record.js';
 import { applyRebaseEvent, type RebaseRecord } from './rebase-record.js';
-import { applyTrainEvent, createTrainState, type TrainState } from './train-record.js';
+import { applyTrainEvent, createTrainState, type TrainState, turnWaitText } from './train-record.js';
 import { controlRecord, isControlEvent, type ControlRecord } from './control-record.js';
 import {
   applyInstanceEvent,
@@ -403,9 +403,13 @@ export function applyEvent(state: RunState, e: RunEvent): void {
       applyPickEvent(state.picks, e);
       if (e.type === 'attempt_landed') landOnInstance(state.instances.get(e.key), e);
       return;
-    case 'train_step':
+    case 'train_step': {
       applyTrainEvent(state.train, e);
+      // Finished work waiting for its turn (land_order: task) says so in its row until its turn comes.
+      const inst = getInstance(state, e.task, e.key);
+      if (inst) inst.activity = e.phase === 'waiting' ? turnWaitText(e.behind) : undefined;
       return;
+    }
     case 'run_end':
       state.status = e.status;
       state.lastEndStatus = e.status;

@@ -181,6 +181,11 @@ export function applyTrainEvent(state: TrainState, e: TrainStepEvent): void {
   state.steps.push(step);
 }
 
+/** What finished work waiting for its turn (land_order: task) is doing, as every view says it. */
+export function turnWaitText(behind: readonly string[] | undefined): string {
+  return `waiting for its turn behind ${behind?.length ? behind.join(', ') : 'earlier tasks'}`;
+}
+
 /** The train's cars in the order they first stepped, for the views. */
 export function trainCars(state: TrainState): TrainCar[] {
   return Object.values(state.cars);
