@@ -69,7 +69,7 @@ const taskSettings = {
     .enum(['completion', 'task'])
     .optional()
     .describe(
-      'land: train: the order work lands in: completion (the default: as instances finish) or task (an instance lands only after every started instance of the tasks listed before it in the recipe, in the same repository, has landed or failed)',
+      'land: train: the order work lands in: completion (the default: as instances finish) or task (an instance lands only after every instance of the train tasks listed before it in the recipe (its needs counted before it), in the same repository, started or not, has landed, failed, been cancelled or skipped; a finished instance gives its concurrency slot back while it waits)',
     ),
   max_repairs: z
     .number()
