@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { countStatuses } from '../run/run-fold.js';
-import { launchResume, launchRun } from '../service/launch-run.js';
+import { type LaunchWhere, launchResume, launchRun } from '../service/launch-run.js';
 import { LAUNCH_LOG, type LaunchedRun } from '../service/run-launcher.js';
 import { resumeOverridesOf } from '../service/run-request.js';
 import { runStatus } from '../service/show-run.js';
@@ -84,6 +84,20 @@ async function waitAndReport(
   return { text: `${headline(status)}\n${JSON.stringify(status, null, 2)}`, data: status };
 }
 
+/**
+ * Where and how this server starts a run's process: in its folder and environment, through its
+ * launcher, given up with the tool call; the client hears `starting` while the process starts.
+ */
+function launchWhere(ctx: ServerContext, call: ToolCall, progress: ProgressSender, starting: string): LaunchWhere {
+  return {
+    cwd: ctx.cwd,
+    env: ctx.env,
+    launcher: ctx.launcher,
+    signal: call.signal,
+    onWait: () => progress.heartbeat(ctx.progressMs, () => starting),
+  };
+}
+
 export const runRecipeTool = defineTool({
   name: 'run_recipe',
   title: 'Run a recipe',
@@ -97,13 +111,7 @@ export const runRecipeTool = defineTool({
     const progress = new ProgressSender(call);
     const launched = await launchRun(
       { ...runRequestOf(args), runsDir: runsDirOf(ctx, args.run_dir) },
-      {
-        cwd: ctx.cwd,
-        env: ctx.env,
-        launcher: ctx.launcher,
-        signal: call.signal,
-        onWait: () => progress.heartbeat(ctx.progressMs, () => 'starting the run process'),
-      },
+      launchWhere(ctx, call, progress, 'starting the run process'),
     );
     if (!launched.ok) {
       if (launched.code === 'problems') throw new ToolError(problemsText(launched.problems));
@@ -156,13 +164,7 @@ export const resumeTool = defineTool({
         ...(args.retry ? { retry: args.retry } : {}),
         ...(args.reload_recipe ? { reloadRecipe: true } : {}),
       },
-      {
-        cwd: ctx.cwd,
-        env: ctx.env,
-        launcher: ctx.launcher,
-        signal: call.signal,
-        onWait: () => progress.heartbeat(ctx.progressMs, () => 'starting the resume process'),
-      },
+      launchWhere(ctx, call, progress, 'starting the resume process'),
     );
     if (!launched.ok) {
       if (launched.code === 'succeeded') throw new ToolError(`${launched.message} run_status shows its results.`);
