@@ -200,18 +200,26 @@ export function planChangesets(runDir: string, recipe: LoadedRecipe, previous?: 
 }
 
 /**
- * The run's end: writes changesets.json when any task publishes (nothing is pushed). Returns
- * what could not be computed; a run without publish: writes nothing.
+ * The run's changesets as planned now, keeping what its changesets.json recorded (branches,
+ * pull requests, pushed commits); a corrupt file is planned afresh.
  */
-export function writeRunChangesets(runDir: string, recipe: LoadedRecipe): string[] {
-  if (!recipe.tasks.some((t) => t.publish)) return [];
+export function replanChangesets(runDir: string, recipe: LoadedRecipe): PlanResult {
   let previous: ChangesetsFile | undefined;
   try {
     previous = readChangesets(runDir);
   } catch {
     previous = undefined;
   }
-  const { file, problems } = planChangesets(runDir, recipe, previous);
+  return planChangesets(runDir, recipe, previous);
+}
+
+/**
+ * The run's end: writes changesets.json when any task publishes (nothing is pushed). Returns
+ * what could not be computed; a run without publish: writes nothing.
+ */
+export function writeRunChangesets(runDir: string, recipe: LoadedRecipe): string[] {
+  if (!recipe.tasks.some((t) => t.publish)) return [];
+  const { file, problems } = replanChangesets(runDir, recipe);
   writeChangesets(runDir, file);
   return problems;
 }

@@ -8,12 +8,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LoadedRecipe } from '../recipe/index.js';
-import { type Changeset, type ChangesetsFile, readChangesets, writeChangesets } from '../run/changesets.js';
+import { type Changeset, type ChangesetsFile, writeChangesets } from '../run/changesets.js';
 import { foldEvents } from '../run/run-fold.js';
 import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
 import { type PushAuth, changeCommit, pushBranch, resolveRemote } from './branch-push.js';
-import { planChangesets } from './changeset-plan.js';
+import { replanChangesets } from './changeset-plan.js';
 import { chainHead } from './follow-up-commits.js';
 import {
   type Forge,
@@ -141,13 +141,7 @@ export function repoDirOf(runDir: string, c: Changeset): string {
 }
 
 export async function publishRun(opts: PublishOptions): Promise<PublishResult> {
-  let previous: ChangesetsFile | undefined;
-  try {
-    previous = readChangesets(opts.runDir);
-  } catch {
-    previous = undefined;
-  }
-  const plan = planChangesets(opts.runDir, opts.recipe, previous);
+  const plan = replanChangesets(opts.runDir, opts.recipe);
   const file = plan.file;
   const { selected, unknown } = selectChangesets(file.changesets, opts.only);
   const problems = [...plan.problems, ...unknown.map(unmatchedText)];

@@ -11,7 +11,7 @@
 // and the base moved. A failed or empty re-run changes nothing: the old changeset stays.
 import { basename, resolve } from 'node:path';
 import type { LoadedRecipe } from '../recipe/index.js';
-import { type Changeset, readChangesets } from '../run/changesets.js';
+import type { Changeset } from '../run/changesets.js';
 import { foldEvents } from '../run/run-fold.js';
 import { takeRunLease } from '../run/run-lease.js';
 import { runRootOf } from '../run/run-paths.js';
@@ -19,7 +19,7 @@ import { readRunLog } from '../run/run-store.js';
 import { didYouMean } from '../util/did-you-mean.js';
 import { missingApiKey } from '../orchestrator/run-recipe.js';
 import { fetchBranch, remoteBranchCommit, resolveRemote } from './branch-push.js';
-import { planChangesets } from './changeset-plan.js';
+import { replanChangesets } from './changeset-plan.js';
 import { withoutSecrets } from './forge.js';
 import {
   type ForgeAccess,
@@ -68,13 +68,7 @@ function unknownKey(key: string, all: readonly Changeset[], runId: string, probl
 export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcome> {
   const { runDir, recipe, env } = opts;
   const say = opts.say ?? (() => undefined);
-  let previous: ReturnType<typeof readChangesets> | undefined;
-  try {
-    previous = readChangesets(runDir);
-  } catch {
-    previous = undefined;
-  }
-  const all = planChangesets(runDir, recipe, previous).file.changesets;
+  const all = replanChangesets(runDir, recipe).file.changesets;
   const fold = foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events);
   const runId = fold.runId || basename(runDir);
   const { selected, unknown } = selectChangesets(all, [opts.key]);

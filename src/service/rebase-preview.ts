@@ -11,10 +11,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { earlierChanges, OBJECT_ID, patchPaths } from '../orchestrator/workspace/earlier-changes.js';
 import { recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
-import { planChangesets } from '../publish/changeset-plan.js';
+import { replanChangesets } from '../publish/changeset-plan.js';
 import { selectChangesets, unmatchedText } from '../publish/publish-run.js';
 import type { LoadedRecipe } from '../recipe/index.js';
-import { type Changeset, readChangesets } from '../run/changesets.js';
+import type { Changeset } from '../run/changesets.js';
 import { foldEvents } from '../run/run-fold.js';
 import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
@@ -107,13 +107,7 @@ export async function previewRebase(opts: {
   key?: string;
 }): Promise<RebasePreviewResult> {
   const { runDir, recipe } = opts;
-  let previous: ReturnType<typeof readChangesets>;
-  try {
-    previous = readChangesets(runDir);
-  } catch {
-    previous = undefined;
-  }
-  const all = planChangesets(runDir, recipe, previous).file.changesets;
+  const all = replanChangesets(runDir, recipe).file.changesets;
   const fold = foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events);
   const root = runRootOf(runDir, fold.start) ?? recipe.dir;
   const key = opts.key?.trim();
