@@ -80,7 +80,8 @@ function detail(inst: InstanceState): string {
 function notPickedDetail(state: RunState, inst: InstanceState): string | undefined {
   if (!notPickedAttempt(state.picks, inst.key)) return undefined;
   const w = workOfAttempt(state.picks, inst.key, () => ({ patchFile: inst.patchFile }));
-  return `not picked: ${w?.notLanded ?? 'another attempt landed'}${w?.patchFile ? `; its work: ${w.patchFile}` : ''}`;
+  const why = w?.notLanded ?? 'another attempt landed';
+  return `${why.startsWith('not picked') ? why : `not picked: ${why}`}${w?.patchFile ? `; its work: ${w.patchFile}` : ''}`;
 }
 
 function row(state: RunState, inst: InstanceState, p: Painter): string {

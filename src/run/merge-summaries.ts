@@ -5,7 +5,8 @@
 // ends; dependent tasks with `context: summaries` get the part about the tasks they need.
 import type { StructuredSummary } from '../session/parse-summary.js';
 
-export type PlanInstanceStatus = 'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';
+/** `not_picked`: an attempt (attempts:) that ended while another attempt of its instance landed. */
+export type PlanInstanceStatus = 'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped' | 'not_picked';
 
 export interface PlanInstance {
   /** Instance id (`task` or `task.key`). */
@@ -49,6 +50,7 @@ const STATUS_WORD: Record<PlanInstanceStatus, string> = {
   failed: 'failed',
   cancelled: 'cancelled',
   skipped: 'skipped',
+  not_picked: 'not picked',
 };
 
 /** A goal as the plan shows it: without the merged context a dependent task was started with. */
@@ -77,7 +79,8 @@ function countBy(instances: readonly PlanInstance[]): string {
 function instanceHeading(i: PlanInstance): string {
   let line = `#### ${i.id} — ${STATUS_WORD[i.status]}`;
   if (i.attempt && i.attempt > 1) line += ` (attempt ${i.attempt})`;
-  if (i.status === 'failed' || i.status === 'skipped') line += i.failure ? ` [${i.failure}]` : '';
+  if (i.status === 'failed' || i.status === 'skipped' || i.status === 'not_picked')
+    line += i.failure ? ` [${i.failure}]` : '';
   return line;
 }
 

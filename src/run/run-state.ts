@@ -120,7 +120,9 @@ export function planInput(recipe: LoadedRecipe, tasks: readonly TaskState[], sta
       needs: t.task.needs,
       instances: t.instances.map((i) => ({
         id: i.id,
-        status: PLAN_STATUS[i.status],
+        // attempts: a losing attempt is no failure of the run (its work stays as its patch).
+        status:
+          t.picks && isTerminal(i.status) && notPickedAttempt(t.picks, i.id) ? 'not_picked' : PLAN_STATUS[i.status],
         attempt: i.attempt,
         summary: i.handoff,
         failure: i.failure ?? (i.status === 'skipped' ? 'skipped' : undefined),

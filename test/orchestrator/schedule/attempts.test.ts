@@ -143,8 +143,13 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
         ],
       },
     ]);
-    // The losing attempts are no errors of the run.
+    // The losing attempts are no errors of the run, nor failures in plan.md.
     expect(result.errors).toEqual([]);
+    const plan = readFileSync(join(r.outcome.dir, 'plan.md'), 'utf8');
+    expect(plan).toContain('Status: succeeded — 2 not picked, 2 done across 2 tasks');
+    expect(plan).toContain('#### fix.attempt-1 — not picked [verify_failed]');
+    expect(plan).toContain('- Patch: patches/fix.attempt-1.diff');
+    expect(plan).not.toContain('fix.attempt-1 failed');
     const header = frameHeader(foldEvents(log), {
       width: 200,
       height: 30,
