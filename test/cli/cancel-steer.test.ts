@@ -11,6 +11,7 @@ import { readRunLog } from '../../src/run/run-store.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { runFolderName } from '../helpers/run-folder.js';
 import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
+import { bashAgentRecipe, conversationsScript, holdUntil, writeRecipeAndScript } from '../helpers/held-agents.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const made: string[] = [];
@@ -59,17 +60,12 @@ function project(): { dir: string; releaseSlow: string; releaseOther: string } {
   const releaseSlow = join(dir, 'release-slow');
   const releaseOther = join(dir, 'release-other');
   releases.push(releaseSlow, releaseOther);
-  const wait = (f: string) => JSON.stringify(`while [ ! -f '${f}' ]; do sleep 0.05; done; echo released`);
-  writeFileSync(
-    join(dir, 'recipe.yaml'),
-    `name: ctl-cli
-provider: scripted
-script: script.yaml
-concurrency: 3
-agents:
-  w: { tools: [bash] }
-tasks:
-  - id: slow
+  writeRecipeAndScript(
+    dir,
+    bashAgentRecipe(
+      'ctl-cli',
+      3,
+      `  - id: slow
     agent: w
     prompt: "SLOW task"
     on_failure: continue
@@ -81,22 +77,12 @@ tasks:
     agent: w
     prompt: "AFTER task"
 `,
-  );
-  writeFileSync(
-    join(dir, 'script.yaml'),
-    `conversations:
-  - match: "SLOW"
-    turns:
-      - tools: [{ name: bash, args: { command: ${wait(releaseSlow)} } }]
-      - text: "slow finished"
-  - match: "OTHER"
-    turns:
-      - tools: [{ name: bash, args: { command: ${wait(releaseOther)} } }]
-      - text: "other finished"
-  - match: "AFTER"
-    turns:
-      - text: "after finished"
-`,
+    ),
+    conversationsScript({
+      SLOW: [{ bash: holdUntil(releaseSlow) }, { text: 'slow finished' }],
+      OTHER: [{ bash: holdUntil(releaseOther) }, { text: 'other finished' }],
+      AFTER: [{ text: 'after finished' }],
+    }),
   );
   return { dir, releaseSlow, releaseOther };
 }

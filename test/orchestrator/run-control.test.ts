@@ -15,6 +15,7 @@ import type { RunControl } from '../../src/run/run-control.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import type { ResultFile } from '../../src/run/run-state.js';
 import { foldEvents, getInstance } from '../../src/run/run-fold.js';
+import { bashAgentRecipe, conversationsScript, holdUntil, writeRecipeAndScript } from '../helpers/held-agents.js';
 import { cleanupTempDirs, events, ofType, sessionLines, tempProject, until } from './helpers/run-fixtures.js';
 
 const releases: string[] = [];
@@ -24,10 +25,10 @@ afterAll(() => {
   cleanupTempDirs();
 });
 
-/** A bash call that holds the agent until `file` exists. */
+/** A bash call that holds the agent until `file` exists (created after all tests if a test did not). */
 function hold(file: string): string {
   releases.push(file);
-  return `while [ ! -f '${file}' ]; do sleep 0.05; done; echo released`;
+  return holdUntil(file);
 }
 
 function logOf(runDir: string): RunEvent[] {
@@ -68,16 +69,12 @@ function result(runDir: string): ResultFile {
 function holdingProject(slowFailure: 'fail' | 'continue', releaseName = 'release-slow') {
   const dir = tempProject({});
   const release = join(dir, releaseName);
-  writeFileSync(
-    join(dir, 'recipe.yaml'),
-    `name: ctl
-provider: scripted
-script: script.yaml
-concurrency: 3
-agents:
-  w: { tools: [bash] }
-tasks:
-  - id: slow
+  writeRecipeAndScript(
+    dir,
+    bashAgentRecipe(
+      'ctl',
+      3,
+      `  - id: slow
     agent: w
     prompt: "SLOW task"
     on_failure: ${slowFailure}
@@ -86,18 +83,11 @@ tasks:
     agent: w
     prompt: "AFTER task"
 `,
-  );
-  writeFileSync(
-    join(dir, 'script.yaml'),
-    `conversations:
-  - match: "SLOW"
-    turns:
-      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(release))} } }]
-      - text: "slow finished"
-  - match: "AFTER"
-    turns:
-      - text: "after finished"
-`,
+    ),
+    conversationsScript({
+      SLOW: [{ bash: hold(release) }, { text: 'slow finished' }],
+      AFTER: [{ text: 'after finished' }],
+    }),
   );
   return { dir, release };
 }
@@ -234,16 +224,12 @@ describe('driving a live run over its control socket', () => {
     const dir = tempProject({});
     const r1 = join(dir, 'release-1');
     const r2 = join(dir, 'release-2');
-    writeFileSync(
-      join(dir, 'recipe.yaml'),
-      `name: retry
-provider: scripted
-script: script.yaml
-concurrency: 3
-agents:
-  w: { tools: [bash] }
-tasks:
-  - id: flaky
+    writeRecipeAndScript(
+      dir,
+      bashAgentRecipe(
+        'retry',
+        3,
+        `  - id: flaky
     agent: w
     prompt: "FLAKY task"
     max_turns: 1
@@ -256,23 +242,12 @@ tasks:
     agent: w
     prompt: "HOLD2 task"
 `,
-    );
-    writeFileSync(
-      join(dir, 'script.yaml'),
-      `conversations:
-  - match: "FLAKY"
-    turns:
-      - tools: [{ name: bash, args: { command: "echo one" } }]
-      - text: "flaky finished"
-  - match: "HOLD1"
-    turns:
-      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(r1))} } }]
-      - text: "hold1 finished"
-  - match: "HOLD2"
-    turns:
-      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(r2))} } }]
-      - text: "hold2 finished"
-`,
+      ),
+      conversationsScript({
+        FLAKY: [{ bash: 'echo one' }, { text: 'flaky finished' }],
+        HOLD1: [{ bash: hold(r1) }, { text: 'hold1 finished' }],
+        HOLD2: [{ bash: hold(r2) }, { text: 'hold2 finished' }],
+      }),
     );
     const { runDir, done } = startRun(dir, 'retry');
     const control = connectRunControl(runDir);
@@ -354,31 +329,19 @@ tasks:
     const dir = tempProject({});
     const ra = join(dir, 'release-a');
     const rb = join(dir, 'release-b');
-    writeFileSync(
-      join(dir, 'recipe.yaml'),
-      `name: queued
-provider: scripted
-script: script.yaml
-concurrency: 1
-agents:
-  w: { tools: [bash] }
-tasks:
-  - { id: a, agent: w, prompt: "HOLDA task", on_failure: continue }
+    writeRecipeAndScript(
+      dir,
+      bashAgentRecipe(
+        'queued',
+        1,
+        `  - { id: a, agent: w, prompt: "HOLDA task", on_failure: continue }
   - { id: b, agent: w, prompt: "HOLDB task", on_failure: continue }
 `,
-    );
-    writeFileSync(
-      join(dir, 'script.yaml'),
-      `conversations:
-  - match: "HOLDA"
-    turns:
-      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(ra))} } }]
-      - text: "a finished"
-  - match: "HOLDB"
-    turns:
-      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(rb))} } }]
-      - text: "b finished"
-`,
+      ),
+      conversationsScript({
+        HOLDA: [{ bash: hold(ra) }, { text: 'a finished' }],
+        HOLDB: [{ bash: hold(rb) }, { text: 'b finished' }],
+      }),
     );
     const { runDir, done } = startRun(dir, 'queued');
     // concurrency 1: one of them runs, the other waits in the queue.
@@ -419,15 +382,10 @@ tasks:
     );
     writeFileSync(
       join(dir, 'script.yaml'),
-      `conversations:
-  - match: "You are the PLANNER"
-    turns:
-      - text: "APPROVED"
-  - match: "You are the WORKER"
-    turns:
-      - tools: [{ name: bash, args: { command: ${JSON.stringify(hold(release))} } }]
-      - text: "built"
-`,
+      conversationsScript({
+        'You are the PLANNER': [{ text: 'APPROVED' }],
+        'You are the WORKER': [{ bash: hold(release) }, { text: 'built' }],
+      }),
     );
     const { runDir, done } = startRun(dir, 'pair');
     await waitInTool(runDir, 'build@worker');
