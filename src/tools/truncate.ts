@@ -131,39 +131,58 @@ function measure(input: string | Uint8Array, options?: TruncationOptions) {
   return { src, maxLines, maxBytes, totalLines, totalBytes, whole };
 }
 
+/**
+ * Whole lines counted against both limits, from whichever end: a line costs its bytes plus the
+ * newline that joins it to the ones already taken, and the line that would pass the byte limit is refused.
+ */
+class LineBudget {
+  lines = 0;
+  bytes = 0;
+
+  constructor(
+    private readonly src: LineSource,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Takes the line [start, end) when it fits; false (and nothing taken) when it does not. */
+  take(start: number, end: number): boolean {
+    const sep = this.lines > 0 ? 1 : 0;
+    const lineBytes = this.src.bytesAtMost(start, end, this.maxBytes - this.bytes - sep);
+    if (this.bytes + sep + lineBytes > this.maxBytes) return false;
+    this.bytes += sep + lineBytes;
+    this.lines++;
+    return true;
+  }
+}
+
 /** Keeps whole lines from the top while both limits hold. Never emits a partial line. */
 export function truncateHead(input: string | Uint8Array, options?: TruncationOptions): TruncationResult {
   const { src, maxLines, maxBytes, totalLines, totalBytes, whole } = measure(input, options);
   if (whole) return whole;
   const base = { totalLines, totalBytes, maxLines, maxBytes, lastLinePartial: false };
 
-  let lines = 0;
-  let bytes = 0;
+  const taken = new LineBudget(src, maxBytes);
   let end = 0;
   let truncatedBy: 'lines' | 'bytes' = 'lines';
-  for (let pos = 0; lines < maxLines; ) {
+  for (let pos = 0; taken.lines < maxLines; ) {
     const nl = src.indexOfNewline(pos);
     const lineEnd = nl === -1 ? src.length : nl;
-    const sep = lines > 0 ? 1 : 0;
-    const lineBytes = src.bytesAtMost(pos, lineEnd, maxBytes - bytes - sep);
-    if (bytes + sep + lineBytes > maxBytes) {
+    if (!taken.take(pos, lineEnd)) {
       truncatedBy = 'bytes';
       break;
     }
-    bytes += sep + lineBytes;
-    lines++;
     end = lineEnd;
     if (nl === -1) break;
     pos = nl + 1;
   }
   return {
     ...base,
-    content: lines === 0 ? '' : src.text(0, end),
+    content: taken.lines === 0 ? '' : src.text(0, end),
     truncated: true,
     truncatedBy,
-    outputLines: lines,
-    outputBytes: bytes,
-    firstLineExceedsLimit: lines === 0,
+    outputLines: taken.lines,
+    outputBytes: taken.bytes,
+    firstLineExceedsLimit: taken.lines === 0,
   };
 }
 
@@ -176,29 +195,24 @@ export function truncateTail(input: string | Uint8Array, options?: TruncationOpt
   if (whole) return whole;
   const base = { totalLines, totalBytes, maxLines, maxBytes, firstLineExceedsLimit: false };
 
-  let lines = 0;
-  let bytes = 0;
+  const taken = new LineBudget(src, maxBytes);
   let start = src.length;
   let truncatedBy: 'lines' | 'bytes' = 'lines';
   let lineEnd = src.length;
   let lineStart = src.length;
-  while (lines < maxLines) {
+  while (taken.lines < maxLines) {
     const nl = src.lastIndexOfNewline(lineEnd - 1);
     lineStart = nl + 1;
-    const sep = lines > 0 ? 1 : 0;
-    const lineBytes = src.bytesAtMost(lineStart, lineEnd, maxBytes - bytes - sep);
-    if (bytes + sep + lineBytes > maxBytes) {
+    if (!taken.take(lineStart, lineEnd)) {
       truncatedBy = 'bytes';
       break;
     }
-    bytes += sep + lineBytes;
-    lines++;
     start = lineStart;
     if (nl === -1) break;
     lineEnd = nl;
   }
 
-  if (lines === 0) {
+  if (taken.lines === 0) {
     // The last line alone is too big: keep its end, cut on a character boundary.
     const cut = src.tailStart(lineStart, src.length, maxBytes);
     const content = src.text(cut, src.length);
@@ -217,8 +231,8 @@ export function truncateTail(input: string | Uint8Array, options?: TruncationOpt
     content: src.text(start, src.length),
     truncated: true,
     truncatedBy,
-    outputLines: lines,
-    outputBytes: bytes,
+    outputLines: taken.lines,
+    outputBytes: taken.bytes,
     lastLinePartial: false,
   };
 }
