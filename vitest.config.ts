@@ -6,9 +6,21 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // worker-faults.test.ts (reliability) runs with the rest: it spends its time waiting for a task
 // timeout of 30 s, far above a thread start on a loaded machine, and times no kill; so does
 // peek-linger.test.ts, whose waits are on messages and whose scripted replies outlast the linger.
+// The cluster files named in WITH_THE_REST and reliability's confinement.test.ts run with the rest
+// too: they start no process and kill nothing (an in-process Redis client, archives, policies,
+// path checks), and none waits on a clock (#43).
+const WITH_THE_REST = [
+  'cluster-trust',
+  'module-closure',
+  'stream-batch',
+  'worker-policy-mcp',
+  'worker-roster',
+  'workspace-fast-transfer',
+  'workspace-transfer',
+];
 const ONE_AT_A_TIME = [
-  'test/cluster/**/*.test.ts',
-  'test/reliability/**/!(worker-faults).test.ts',
+  `test/cluster/**/!(${WITH_THE_REST.join('|')}).test.ts`,
+  'test/reliability/**/!(worker-faults|confinement).test.ts',
   'test/**/*tty*.test.ts',
   'test/**/*interactive*.test.ts',
   // (not *kill*: that takes skills.test.ts too)
