@@ -8,11 +8,13 @@ import {
   attemptUsage,
   instanceUsage,
   instancesInTaskOrder,
+  isFinished,
   pairOf,
   type InstanceState,
   type InstanceStatus,
   type RunState,
 } from '../../run/run-fold.js';
+import { notPickedAttempt } from '../../run/attempt-pick-record.js';
 
 export interface TimelineBar {
   attempt: number;
@@ -137,15 +139,18 @@ export function buildReportData(folder: RunFolder): ReportData {
   const tasks: TaskSummary[] = [...s.tasks.values()].map((t) => {
     // Pair members are parts of their pair's instance: counted and charged once, through it.
     const list = [...s.instances.values()].filter((i) => i.task === t.task && !pairOf(s, i));
+    // attempts: the attempts that lost to one that landed are no failures: its counts leave them
+    // out (what they spent stays in the task's usage).
+    const counted = list.filter((i) => !(isFinished(i) && notPickedAttempt(s.picks, i.key)));
     return {
       task: t.task,
       needs: t.needs,
       level: levels.get(t.task) ?? 0,
-      instances: list.length,
-      done: list.filter((i) => i.status === 'done').length,
-      failed: list.filter((i) => i.status === 'failed').length,
-      skipped: list.filter((i) => i.status === 'skipped').length,
-      status: taskStatus(list),
+      instances: counted.length,
+      done: counted.filter((i) => i.status === 'done').length,
+      failed: counted.filter((i) => i.status === 'failed').length,
+      skipped: counted.filter((i) => i.status === 'skipped').length,
+      status: taskStatus(counted),
       usage: list.reduce((sum, i) => addUsageSummary(sum, instanceUsage(i)), zeroUsage()),
     };
   });

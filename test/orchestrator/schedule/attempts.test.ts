@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
 import { formatFinalSummary } from '../../../src/display/final-summary.js';
 import { buildHtmlReport } from '../../../src/display/html-report.js';
+import { buildReportData } from '../../../src/display/report/report-data.js';
 import { buildFrame, frameHeader } from '../../../src/display/live-frame.js';
 import { runJson } from '../../../src/display/run-json.js';
 import { runSnapshot } from '../../../src/web/run-snapshot.js';
@@ -203,6 +204,13 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
       },
     ]);
     expect(buildHtmlReport(folder)).toContain('not landed: its verify failed; its work: patches/fix.attempt-3.diff');
+    // The report's task graph shows fix done (its landed attempt), not failed.
+    expect(buildReportData(folder).tasks.find((t) => t.task === 'fix')).toMatchObject({
+      instances: 1,
+      done: 1,
+      failed: 0,
+      status: 'done',
+    });
     const snap = runSnapshot(folder.state, r.outcome.dir, undefined);
     expect(snap.picks[0]!.candidates.map((c) => [c.key, c.notLanded ?? 'landed', c.patchFile])).toEqual([
       ['fix.attempt-1', 'its verify failed', 'patches/fix.attempt-1.diff'],
