@@ -230,6 +230,8 @@ export class Coordinator {
 
   private advance(): void {
     this.c.walk.advance();
+    // A task settled (attempts: once its pick landed): work waiting for its turn behind it may land.
+    this.c.workspaces.train?.wake();
     this.checkDone();
   }
 

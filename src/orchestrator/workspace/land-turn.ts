@@ -3,9 +3,10 @@
 // landed before its dependant can even start, so it could never land after it). An instance of a
 // train task lands after every instance of the train tasks before its task in that order, in the
 // same repository, has ended (landed, failed, cancelled or skipped), started or not: a task not
-// expanded yet (its needs still running) is waited for too. Because the order follows the needs,
-// a wait never needs its own waiter to end, and the lowest waiting task always lands first.
-// Pure: no events, no timers; MergeTrain asks it again whenever a status changes.
+// expanded yet (its needs still running) is waited for too, and a task of `attempts: N` until its
+// picks have landed and it has settled. Because the order follows the needs, a wait never needs
+// its own waiter to end, and the lowest waiting task always lands first. Pure: no events, no
+// timers; MergeTrain asks it again whenever a status changes.
 import { isInside } from '../../tools/workspace.js';
 import { isTerminal, type InstanceState, type TaskState } from '../../run/run-state.js';
 
@@ -60,8 +61,11 @@ export function turnWait(
       wait.tasks.push(earlier.task.id);
       continue;
     }
-    const open = earlier.instances.filter((i) => !isTerminal(i.status) && inRepository(i, root));
-    if (open.length === 0) continue;
+    const here = earlier.instances.filter((i) => inRepository(i, root));
+    const open = here.filter((i) => !isTerminal(i.status));
+    // attempts: N: the attempts end before the picked one lands, so the task counts until it settles.
+    const picking = earlier.task.attempts !== undefined && earlier.status === 'active' && here.length > 0;
+    if (open.length === 0 && !picking) continue;
     wait.tasks.push(earlier.task.id);
     wait.keys.push(...open.map((i) => i.id));
   }

@@ -59,6 +59,19 @@ describe('turnWait', () => {
     expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: [], keys: [] });
   });
 
+  it('waits behind a task of attempts: N until it settles (its picked attempt lands after the attempts ended)', () => {
+    const best = expand(task('best', [], { attempts: { count: 2 } } as unknown as Partial<LoadedTask>), [
+      'best.attempt-1',
+      'done',
+      '/repo',
+    ]);
+    best.instances.push({ id: 'best.attempt-2', task: 'best', status: 'failed' } as unknown as InstanceState);
+    const mine = expand(task('mine'), ['mine', 'running', '/repo']);
+    expect(turnWait([best, mine], mine, '/repo')).toEqual({ tasks: ['best'], keys: [] });
+    best.status = 'done';
+    expect(turnWait([best, mine], mine, '/repo')).toEqual({ tasks: [], keys: [] });
+  });
+
   it('waits for nothing after its task, in another repository, or outside the train', () => {
     const first = expand(task('first'), ['first', 'running', '/other']);
     const apart = expand(task('apart', [], { merge: 'patch' }), ['apart', 'running', '/repo']);
