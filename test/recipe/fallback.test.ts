@@ -7,29 +7,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadRecipe } from '../../src/recipe/load.js';
 import { splitFallbackEntry } from '../../src/recipe/fallback.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { plannerWorkerRecipe } from './helpers/planner-worker-recipe.js';
 
 afterAll(() => cleanupTempDirs());
 
-const recipe = (agentFallback: string, providerFallback = '') => `name: fb
-model: claude-sonnet-4-5
-providers:
-  local:
-    type: openai-compatible
-    base_url: http://127.0.0.1:11434/v1${providerFallback}
-models:
-  qwen-coder:
-    price: { input: 0.1, output: 0.2 }
-agents:
-  planner: { tools: [], fallback: ${agentFallback} }
-  worker: { tools: [], provider: local, model: qwen-coder }
-tasks:
-  - id: plan
-    agent: planner
-    prompt: "plan"
-  - id: work
-    agent: worker
-    prompt: "work"
-`;
+const recipe = (agentFallback: string, providerFallback = '') =>
+  plannerWorkerRecipe({
+    name: 'fb',
+    localLines: providerFallback,
+    qwenCoder: ['price: { input: 0.1, output: 0.2 }'],
+    planner: `{ tools: [], fallback: ${agentFallback} }`,
+    worker: '{ tools: [], provider: local, model: qwen-coder }',
+  });
 
 describe('recipe fallback:', () => {
   it('an unknown provider, an unknown anthropic model and an entry without a slash are problems at their entries', () => {

@@ -9,30 +9,18 @@ import { buildPlan } from '../../src/recipe/plan.js';
 import { lookupModelPrice } from '../../src/recipe/prices.js';
 import { FALLBACK_PRICE, modelForProvider } from '../../src/ai/provider-config.js';
 import { cleanupTempDirs, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { plannerWorkerRecipe } from './helpers/planner-worker-recipe.js';
 
 afterAll(() => cleanupTempDirs());
 
-const recipe = (workerProvider: string, extra = '') => `name: mixed
-model: claude-sonnet-4-5
-providers:
-  local:
-    type: openai-compatible
-    base_url: http://127.0.0.1:11434/v1${extra}
-models:
-  qwen-coder:
-    price: { input: 0, output: 0 }
-    context_window: 32k
-agents:
-  planner: { tools: [] }
-  worker: { tools: [], provider: ${workerProvider}, model: qwen-coder }
-tasks:
-  - id: plan
-    agent: planner
-    prompt: "plan"
-  - id: work
-    agent: worker
-    prompt: "work"
-`;
+const recipe = (workerProvider: string, extra = '') =>
+  plannerWorkerRecipe({
+    name: 'mixed',
+    localLines: extra,
+    qwenCoder: ['price: { input: 0, output: 0 }', 'context_window: 32k'],
+    planner: '{ tools: [] }',
+    worker: `{ tools: [], provider: ${workerProvider}, model: qwen-coder }`,
+  });
 
 describe('recipe providers', () => {
   it('an unknown provider is an error at its position, naming the known ones', () => {
