@@ -3,31 +3,11 @@
 // src/mcp/serve by a path held in MCP_ENTRY, which the layer checker (it reads import statements)
 // does not see. This test keeps that hand-over honest: it is the only place cli/ names mcp/, it
 // names the real module with the signature the command expects, and mcp/ imports nothing of cli/.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MCP_ENTRY, type McpEntry } from '../../src/cli/commands/mcp-serve.js';
 import * as mcpServe from '../../src/mcp/serve.js';
-
-const SRC = resolve(import.meta.dirname, '../../src');
-
-function* sourceFiles(dir: string): Generator<string> {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* sourceFiles(p);
-    else if (/\.(ts|mts|cts)$/.test(name)) yield p;
-  }
-}
-
-/** Every quoted relative path in `file` that resolves into src/<folder>/, with where it is written. */
-function namesOf(file: string, folder: string): string[] {
-  const found: string[] = [];
-  for (const m of readFileSync(file, 'utf8').matchAll(/['"`](\.{1,2}\/[^'"`\s]+)['"`]/g)) {
-    const target = relative(SRC, resolve(dirname(file), m[1]!));
-    if (target.split('/')[0] === folder) found.push(`${relative(SRC, file)}: ${m[1]}`);
-  }
-  return found;
-}
+import { namesOf, SRC, sourceFiles } from '../helpers/source-names.js';
 
 describe('the cli -> mcp hand-over', () => {
   it('mcp/ names nothing of cli/ (no import, static or dynamic)', () => {

@@ -3,31 +3,11 @@
 // see (it reads import statements). This keeps that hand-over honest: it is the only place cli/
 // names web/, it names the real module with the signature the command expects, and web/ names
 // nothing of cli/ or mcp/.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WEB_ENTRY, type WebEntry } from '../../src/cli/commands/serve.js';
 import * as webServe from '../../src/web/serve.js';
-
-const SRC = resolve(import.meta.dirname, '../../src');
-
-function* sourceFiles(dir: string): Generator<string> {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* sourceFiles(p);
-    else if (/\.(ts|mts|cts)$/.test(name)) yield p;
-  }
-}
-
-/** Every quoted relative path in `file` that resolves into src/<folder>/, with where it is written. */
-function namesOf(file: string, folder: string): string[] {
-  const found: string[] = [];
-  for (const m of readFileSync(file, 'utf8').matchAll(/['"`](\.{1,2}\/[^'"`\s]+)['"`]/g)) {
-    const target = relative(SRC, resolve(dirname(file), m[1]!));
-    if (target.split('/')[0] === folder) found.push(`${relative(SRC, file)}: ${m[1]}`);
-  }
-  return found;
-}
+import { namesOf, SRC, sourceFiles } from '../helpers/source-names.js';
 
 describe('the cli -> web hand-over', () => {
   it('web/ names nothing of cli/ or mcp/', () => {
