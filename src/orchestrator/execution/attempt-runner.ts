@@ -144,6 +144,13 @@ export class AttemptRunner {
   private async landKept(t: TaskState, inst: InstanceState, kept: { text: string; summary?: string }): Promise<void> {
     const attempt = Math.max(1, inst.attempt);
     applyInstanceEvent(inst, { type: 'instance_start', task: inst.task, key: inst.id, parent: inst.task, attempt });
+    // Its worktree holds the work: one made again would hold none, and the instance would land nothing.
+    const wt = inst.git?.worktree;
+    if (wt && !existsSync(wt)) {
+      const detail = `the worktree ${wt}, which held the finished work of ${inst.id} while it waited for its turn in the merge train, is gone; its work is in patches/${inst.id}.diff, and a resume runs its agent again`;
+      this.ctx.workspaces.train?.step(inst, 'failed', { failure: 'workspace', error: detail });
+      return this.ctx.fail(failedEvent(inst, 'workspace', detail));
+    }
     const prepared = await this.ctx.workspaces.prepare(t, inst);
     this.ctx.record(startEvent(inst, false));
     if (!prepared.ok)
