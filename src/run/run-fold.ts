@@ -401,7 +401,8 @@ export function applyEvent(state: RunState, e: RunEvent): void {
     case 'attempt_pick':
     case 'attempt_landed':
       applyPickEvent(state.picks, e);
-      if (e.type === 'attempt_landed') landOnInstance(state.instances.get(e.key), e);
+      // Instances are keyed by task and key (idOf): the picked attempt's record says where its work went.
+      if (e.type === 'attempt_landed') landOnInstance(getInstance(state, e.task, e.key), e);
       return;
     case 'train_step': {
       applyTrainEvent(state.train, e);

@@ -15,12 +15,14 @@ import {
   currentToolText,
   instanceUsage,
   instancesInTaskOrder,
+  isFinished,
   type InstanceState,
   type RunState,
   runUsage,
   type StatusCounts,
 } from '../run/run-fold.js';
 import { attemptFacts } from '../run/run-queries.js';
+import { notPickedAttempt } from '../run/attempt-pick-record.js';
 import type { ApprovalRecord } from '../run/approval-record.js';
 import type { BoardItem } from '../run/board-record.js';
 import type { ControlRecord } from '../run/control-record.js';
@@ -48,6 +50,8 @@ export interface InstanceView {
   attempts: { attempt: number; outcome: string; failure?: string; startTs?: number; endTs?: number }[];
   /** Where its work landed: a branch (merge: branch), applied to the checkout, or a patch file. */
   landed?: string;
+  /** attempts: it ended while another attempt of its instance was picked and landed (no failure). */
+  notPicked?: boolean;
 }
 
 export interface TaskView {
@@ -140,7 +144,7 @@ function landing(inst: InstanceState): string | undefined {
   return undefined;
 }
 
-function instanceView(inst: InstanceState): InstanceView {
+function instanceView(inst: InstanceState, notPicked: boolean): InstanceView {
   const usage = instanceUsage(inst);
   const doing = currentToolText(inst) ?? inst.activity;
   return {
@@ -165,7 +169,8 @@ function instanceView(inst: InstanceState): InstanceView {
       ...(a.startTs !== undefined ? { startTs: a.startTs } : {}),
       ...(a.endTs !== undefined ? { endTs: a.endTs } : {}),
     })),
-    ...(landing(inst) ? { landed: landing(inst) } : {}),
+    ...(landing(inst) && !notPicked ? { landed: landing(inst) } : {}),
+    ...(notPicked ? { notPicked: true } : {}),
   };
 }
 
@@ -237,7 +242,9 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
       level: depth.get(t.task) ?? 0,
       instances: [...state.instances.values()].filter((i) => i.task === t.task).map((i) => i.key),
     })),
-    instances: instancesInTaskOrder(state).map(instanceView),
+    instances: instancesInTaskOrder(state).map((i) =>
+      instanceView(i, isFinished(i) && notPickedAttempt(state.picks, i.key)),
+    ),
     gates: gates(state),
     board: [...state.board.values()],
     controls: state.controls.slice(-CONTROLS_SHOWN).map((c) => ({ ...c })),

@@ -176,6 +176,11 @@ describe.skipIf(!hasChromium)(
         const lost = pick.locator('[data-attempt="fix.attempt-1"]');
         expect(await lost.locator('[data-not-landed]').getAttribute('data-not-landed')).toBe('its verify failed');
         expect(await lost.locator('[data-patch]').getAttribute('data-patch')).toBe('patches/fix.attempt-1.diff');
+        // In the task graph the losing attempt reads not picked, not a red failure.
+        const node = page.locator('.dag [data-instance="fix.attempt-1"]');
+        expect(await node.getAttribute('data-not-picked')).toBe('1');
+        expect(await node.getAttribute('class')).toContain('s-not_picked');
+        expect(await node.locator('.meta').textContent()).toContain('failed, not picked');
         expect(pageErrors).toEqual([]);
       } finally {
         await started.server.close();

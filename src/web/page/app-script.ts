@@ -144,13 +144,14 @@ function Dag(props) {
             var i = byKey[k];
             if (!i) return null;
             var selected = props.selected === i.key;
+            // An attempt that lost to one that landed is no failure: it reads "not picked", in grey.
             return h('a', {
-              key: k, href: runHref(run.runId, i.key), class: 'inst s-' + i.status + (selected ? ' selected' : ''),
-              'data-instance': i.key, 'data-status': i.status,
+              key: k, href: runHref(run.runId, i.key), class: 'inst s-' + (i.notPicked ? 'not_picked' : i.status) + (selected ? ' selected' : ''),
+              'data-instance': i.key, 'data-status': i.status, 'data-not-picked': i.notPicked ? '1' : '0',
               title: (i.error || i.doing || i.status),
             },
               h('span', { class: 'dot' }), h('span', { class: 'name' }, i.label),
-              h('span', { class: 'meta' }, i.status + (i.attempt > 1 ? ' #' + i.attempt : '') + ' · ' + money(i.cost)),
+              h('span', { class: 'meta' }, i.status + (i.notPicked ? ', not picked' : '') + (i.attempt > 1 ? ' #' + i.attempt : '') + ' · ' + money(i.cost)),
               i.doing ? h('span', { class: 'doing' }, i.doing) : null,
               i.error ? h('span', { class: 'error' }, i.error) : null);
           }));

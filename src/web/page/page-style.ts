@@ -19,6 +19,7 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font: 12.5px
 .s-done, .s-landed, .s-passed, .s-succeeded, .s-approved, .s-completed, .s-merged, .s-opened, .s-pushed { color: var(--ok); }
 .s-waiting, .s-repairing, .s-partial, .s-interrupted, .s-pending, .s-unpublished { color: var(--wait); }
 .s-failed, .s-rejected, .s-budget_exhausted, .s-cancelled { color: var(--bad); }
+.s-not_picked { color: var(--off); }
 .grid { border-collapse: collapse; width: 100%; } .grid td, .grid th { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); }
 header .counts, header .cost { margin-top: 4px; }
 .meter { height: 6px; background: var(--line); border-radius: 3px; overflow: hidden; max-width: 360px; margin-top: 4px; }

@@ -165,6 +165,8 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     );
     expect(show).toMatch(/\* attempt 2: verify passed, 2 lines, \$/);
     expect(show).toMatch(/ {2}attempt 1: verify failed/);
+    // The picked attempt's own record says where its work went, as any landed instance's does.
+    expect(show).toMatch(/fix\.attempt-2 {2}done[\s\S]*?applied to the checkout[\s\S]*?fix\.attempt-3/);
 
     // Every attempt's work stays in the run folder, and show / --json / the report / the web page
     // say where it is and why it did not land.
@@ -219,6 +221,12 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     ]);
     // Losing attempts are no failure of the run: every header counts them as not picked.
     expect(snap.counts).toMatchObject({ total: 4, done: 2, failed: 0, notPicked: 2 });
+    expect(snap.instances.map((i) => [i.key, i.status, i.notPicked ?? false, i.landed])).toEqual([
+      ['fix.attempt-1', 'failed', true, undefined],
+      ['fix.attempt-2', 'done', false, 'applied to the checkout'],
+      ['fix.attempt-3', 'failed', true, undefined],
+      ['after', 'done', false, undefined],
+    ]);
     expect(show).toContain('instances: 4 (2 done, 0 failed, 2 attempts not picked, 0 skipped, 0 unfinished)');
     expect(show).toMatch(/fix\.attempt-1 {2}failed, not picked/);
     // The live view's rows mark the losing attempts not picked, not failed.
