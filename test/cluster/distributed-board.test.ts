@@ -3,54 +3,22 @@
 // agents on different machines racing for one task exactly one takes it, and a task created on one
 // worker is seen and completed from the other. Command hooks travel with the instance and run
 // on the worker like its other commands.
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runOnCluster } from './helpers/run-on-cluster.js';
 import { foldEvents } from '../../src/run/run-fold.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { SECRET_ENV, useCluster, type WorkerProcess } from './helpers/cluster-fixture.js';
 
-const skip = skipWithoutRedis('distributed task board');
-const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
-let redis: RedisServerHandle;
-const children: ChildProcess[] = [];
-const workdirs: string[] = [];
+const cluster = useCluster('distributed task board');
+const skip = cluster.skip;
+const workers: WorkerProcess[] = [];
+afterAll(() => cleanupTempDirs());
 
-beforeAll(async () => {
-  if (!skip) redis = await startRedis();
-});
-afterAll(async () => {
-  for (const c of children) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    const gone = new Promise<void>((r) => c.once('exit', () => r()));
-    // The run is over: a worker that does not drain at once is only slowing the suite down.
-    c.kill('SIGTERM');
-    const t = setTimeout(() => c.kill('SIGKILL'), 2_000);
-    await gone;
-    clearTimeout(t);
-  }
-  for (const w of workdirs) rmSync(w, { recursive: true, force: true });
-  await redis?.stop();
-  cleanupTempDirs();
-});
-
+/** Starts a worker of one agent at a time; the run is over when the file ends, so it need not drain long. */
 async function startWorker(name: string): Promise<void> {
-  const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
-  workdirs.push(workdir);
-  const child = spawnCli(['worker', '--redis', redis.url, '--name', name, '--concurrency', '1', '--workdir', workdir], {
-    ORCHESTRATE_WORKER_LOCK_MS: '2000',
-    ...SECRET_ENV,
-  });
-  children.push(child);
-  let err = '';
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  child.stdout?.resume();
-  await until(() => err.includes(`worker ${name} ready`) || child.exitCode !== null, `worker ${name} to start`, 60_000);
-  if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${err}`);
+  workers.push(await cluster.startWorker(name, { concurrency: 1, drainLimitMs: 2_000 }));
 }
 
 describe.skipIf(skip)('task board over Redis', () => {
@@ -79,7 +47,7 @@ tasks:
       - text: done
 `,
     });
-    const outcome = await runOnCluster(redis.url, SECRET_ENV, dir);
+    const outcome = await runOnCluster(cluster.redis.url, SECRET_ENV, dir);
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     // The two agents ran on different workers.
@@ -111,7 +79,7 @@ tasks:
   }, 180_000);
   it('hooks reach agents on a worker: a recipe PreToolUse hook blocks rm -rf there and its run is in the log', async () => {
     // Workers from the test above are reused when it ran; started here when this test runs alone.
-    if (!children.some((c) => c.exitCode === null)) await startWorker('solo');
+    if (!workers.some((w) => w.child.exitCode === null)) await startWorker('solo');
     const dir = tempProject({
       'recipe.yaml': `name: hooks-cluster
 provider: scripted
@@ -137,7 +105,7 @@ tasks:
       - text: I was not allowed to remove keep/.
 `,
     });
-    const outcome = await runOnCluster(redis.url, SECRET_ENV, dir);
+    const outcome = await runOnCluster(cluster.redis.url, SECRET_ENV, dir);
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     expect(ofType(log, 'instance_start')[0]?.worker).toBeTruthy();

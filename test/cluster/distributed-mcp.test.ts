@@ -3,57 +3,27 @@
 // and expands its ${VAR}s with the worker's own environment, not the coordinator's. The worker
 // policy applies to MCP servers like to commands: an unconfined server (sandbox: none) is refused
 // by a worker started without --allow-unsandboxed, and the failure names the flag.
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOnCluster } from './helpers/run-on-cluster.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { SECRET_ENV, useCluster } from './helpers/cluster-fixture.js';
 
 const STDIO_FIXTURE = fileURLToPath(new URL('../fixtures/mcp/stdio-server.mjs', import.meta.url));
-const skip = skipWithoutRedis('MCP in distributed runs');
-const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
-let redis: RedisServerHandle;
-const children: ChildProcess[] = [];
-const workdirs: string[] = [];
+const cluster = useCluster('MCP in distributed runs');
+const skip = cluster.skip;
 
 beforeAll(async () => {
-  if (skip) return;
-  redis = await startRedis();
-  const workdir = mkdtempSync(join(tmpdir(), 'orch-worker-mcp-'));
-  workdirs.push(workdir);
-  const child = spawnCli(
-    ['worker', '--redis', redis.url, '--name', 'far', '--concurrency', '1', '--workdir', workdir],
-    {
-      ORCHESTRATE_WORKER_LOCK_MS: '2000',
-      MCP_WORKER_GREETING: 'hello from the worker',
-      ...SECRET_ENV,
-    },
-  );
-  children.push(child);
-  let err = '';
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  child.stdout?.resume();
-  await until(() => err.includes('worker far ready') || child.exitCode !== null, 'the worker to start', 60_000);
-  if (child.exitCode !== null) throw new Error(`the worker exited: ${err}`);
+  if (!skip)
+    await cluster.startWorker('far', {
+      concurrency: 1,
+      drainLimitMs: 2_000,
+      env: { MCP_WORKER_GREETING: 'hello from the worker' },
+    });
 }, 90_000);
-afterAll(async () => {
-  for (const c of children) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    const gone = new Promise<void>((r) => c.once('exit', () => r()));
-    c.kill('SIGTERM');
-    const t = setTimeout(() => c.kill('SIGKILL'), 2_000);
-    await gone;
-    clearTimeout(t);
-  }
-  for (const w of workdirs) rmSync(w, { recursive: true, force: true });
-  await redis?.stop();
-  cleanupTempDirs();
-});
+afterAll(() => cleanupTempDirs());
 
 function project(sandbox: 'workspace' | 'none'): string {
   return tempProject({
@@ -85,7 +55,7 @@ tasks:
 
 describe.skipIf(skip)('MCP servers in a distributed run', () => {
   it("the worker starts the agent's server in its sandbox, with its own environment", async () => {
-    const outcome = await runOnCluster(redis.url, SECRET_ENV, project('workspace'));
+    const outcome = await runOnCluster(cluster.redis.url, SECRET_ENV, project('workspace'));
     expect(outcome.status).toBe('succeeded');
     const log = events(outcome.dir);
     expect(ofType(log, 'instance_start').map((e) => e.worker)).toEqual(['far']);
@@ -100,7 +70,7 @@ describe.skipIf(skip)('MCP servers in a distributed run', () => {
   }, 180_000);
 
   it('an unconfined server is refused by a worker without --allow-unsandboxed, naming the flag', async () => {
-    const outcome = await runOnCluster(redis.url, SECRET_ENV, project('none'));
+    const outcome = await runOnCluster(cluster.redis.url, SECRET_ENV, project('none'));
     expect(outcome.status).toBe('failed');
     const failed = ofType(events(outcome.dir), 'instance_failed');
     expect(failed).toHaveLength(1);

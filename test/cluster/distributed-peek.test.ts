@@ -1,41 +1,24 @@
 // `peek` on a distributed run: the `stream` request and the `partial` replies travel through Redis
 // like every other port message. A real redis-server, one in-process ClusterWorker, the scripted
 // model writing its reply slowly; the test peeks through the run's control socket until the run ends.
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
-import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
-
-/** The cluster secret of the coordinator and its workers. */
-const trust = ClusterTrust.withSecret('test-cluster-secret-0123456789abcdef');
 import { connectRunControl } from '../../src/run/run-control-client.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { clusterTrust, useCluster } from './helpers/cluster-fixture.js';
 
-const skip = skipWithoutRedis('distributed peek');
-let redis: RedisServerHandle;
-let worker: ClusterWorker | undefined;
+const cluster = useCluster('distributed peek');
+const skip = cluster.skip;
+/** The cluster secret of the coordinator and its workers. */
+const trust = clusterTrust();
 
-beforeAll(async () => {
-  if (skip) return;
-  redis = await startRedis();
-  worker = new ClusterWorker({
-    url: redis.url,
-    trust,
-    name: 'w1',
-    concurrency: 1,
-    workdir: mkdtempSync(join(tmpdir(), 'orch-peek-w1-')),
-  });
+beforeAll(() => {
+  if (!skip) cluster.inProcessWorker('w1', 1);
 });
-afterAll(async () => {
-  await worker?.drain();
-  await redis?.stop();
-  cleanupTempDirs();
-});
+afterAll(() => cleanupTempDirs());
 
 /** 60 words, 24 characters a chunk every 60 ms: about 1.2 s of writing. */
 const REPLY = Array.from({ length: 60 }, (_, i) => `word${String(i).padStart(2, '0')}`).join(' ');
@@ -60,7 +43,7 @@ tasks:
     });
     const runsDir = join(dir, 'runs');
     const runDir = join(runsDir, 'peek-remote');
-    const executor = new RedisExecutor({ url: redis.url, trust });
+    const executor = new RedisExecutor({ url: cluster.redis.url, trust });
     try {
       let ended = false;
       const done = runRecipeFile(

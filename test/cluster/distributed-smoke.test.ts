@@ -1,42 +1,23 @@
 // A distributed run in one test process: a real redis-server, two ClusterWorkers (each with its
 // own workdir and worker threads), and a coordinator whose executor is Redis.
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
-import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
-
-/** The cluster secret of the coordinator and its workers. */
-const trust = ClusterTrust.withSecret('test-cluster-secret-0123456789abcdef');
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, sessionLines, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { clusterTrust, useCluster } from './helpers/cluster-fixture.js';
 
-const skip = skipWithoutRedis('distributed smoke');
-let redis: RedisServerHandle;
-const workers: ClusterWorker[] = [];
+const cluster = useCluster('distributed smoke');
+const skip = cluster.skip;
+/** The cluster secret of the coordinator and its workers. */
+const trust = clusterTrust();
 
-beforeAll(async () => {
+beforeAll(() => {
   if (skip) return;
-  redis = await startRedis();
-  for (const name of ['w1', 'w2'])
-    workers.push(
-      new ClusterWorker({
-        url: redis.url,
-        trust,
-        name,
-        concurrency: 2,
-        workdir: mkdtempSync(join(tmpdir(), `orch-${name}-`)),
-      }),
-    );
+  for (const name of ['w1', 'w2']) cluster.inProcessWorker(name, 2);
 });
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.drain()));
-  await redis?.stop();
-  cleanupTempDirs();
-});
+afterAll(() => cleanupTempDirs());
 
 describe.skipIf(skip)('distributed run (in-process workers)', () => {
   it('a fan-out over 6 folders runs on the workers and its edits land in the original folders', async () => {
@@ -65,7 +46,7 @@ tasks:
     };
     for (const n of names) files[`svc/${n}/config.txt`] = 'name: old\nport: 80\n';
     const dir = tempProject(files);
-    const executor = new RedisExecutor({ url: redis.url, trust });
+    const executor = new RedisExecutor({ url: cluster.redis.url, trust });
     try {
       const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs'), executor });
       if (!r.ok) throw new Error(JSON.stringify(r));

@@ -3,54 +3,21 @@
 // train's merge, verify on the merged tree, the repair's re-run, the pick) happens on the
 // coordinator's side. A train of three with one same-line conflict lands all three after one
 // repair that ran on the worker; best-of-3 with pick: verify lands the only attempt that passed.
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOnCluster } from './helpers/run-on-cluster.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { SECRET_ENV, useCluster, type WorkerProcess } from './helpers/cluster-fixture.js';
 
-const skip = skipWithoutRedis('distributed merge train and attempts');
-const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
-let redis: RedisServerHandle;
-const children: ChildProcess[] = [];
-const workdirs: string[] = [];
-let workerErr = '';
+const cluster = useCluster('distributed merge train and attempts');
+const skip = cluster.skip;
+let worker: WorkerProcess | undefined;
 
 beforeAll(async () => {
-  if (skip) return;
-  redis = await startRedis();
-  const workdir = mkdtempSync(join(tmpdir(), 'orch-worker-rail-'));
-  workdirs.push(workdir);
-  const child = spawnCli(
-    ['worker', '--redis', redis.url, '--name', 'rail', '--concurrency', '3', '--workdir', workdir],
-    {
-      ORCHESTRATE_WORKER_LOCK_MS: '2000',
-      ...SECRET_ENV,
-    },
-  );
-  children.push(child);
-  child.stderr?.on('data', (d: Buffer) => (workerErr += d.toString()));
-  child.stdout?.resume();
-  await until(() => workerErr.includes('worker rail ready') || child.exitCode !== null, 'worker rail to start', 60_000);
-  if (child.exitCode !== null) throw new Error(`worker rail exited: ${workerErr}`);
+  if (!skip) worker = await cluster.startWorker('rail', { concurrency: 3, drainLimitMs: 2_000 });
 }, 90_000);
-afterAll(async () => {
-  for (const c of children) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    const gone = new Promise<void>((r) => c.once('exit', () => r()));
-    c.kill('SIGTERM');
-    const t = setTimeout(() => c.kill('SIGKILL'), 2_000);
-    await gone;
-    clearTimeout(t);
-  }
-  for (const w of workdirs) rmSync(w, { recursive: true, force: true });
-  await redis?.stop();
-  cleanupTempDirs();
-});
+afterAll(() => cleanupTempDirs());
 
 /** Three tasks in one repository: one edits a file of its own, two write the same line. */
 function trainProject(): string {
@@ -154,9 +121,12 @@ tasks:
 describe.skipIf(skip)('merge train and attempts over Redis', { timeout: 240_000 }, () => {
   it('a train of three lands all on the coordinator; the same-line conflict is repaired by an agent on the worker', async () => {
     const dir = trainProject();
-    const out = await runOnCluster(redis.url, SECRET_ENV, dir);
+    const out = await runOnCluster(cluster.redis.url, SECRET_ENV, dir);
     const log = events(out.dir);
-    expect(ofType(log, 'instance_failed'), `${JSON.stringify(ofType(log, 'train_step'))}\n${workerErr}`).toEqual([]);
+    expect(
+      ofType(log, 'instance_failed'),
+      `${JSON.stringify(ofType(log, 'train_step'))}\n${worker?.stderr() ?? ''}`,
+    ).toEqual([]);
     expect(out.status).toBe('succeeded');
     // Every agent, the repair included, ran on the worker.
     expect(new Set(ofType(log, 'instance_start').map((e) => e.worker))).toEqual(new Set(['rail']));
@@ -181,9 +151,9 @@ describe.skipIf(skip)('merge train and attempts over Redis', { timeout: 240_000 
 
   it('best-of-3 with pick: verify runs the attempts on the worker and lands the one that passed', async () => {
     const dir = attemptsProject();
-    const out = await runOnCluster(redis.url, SECRET_ENV, dir);
+    const out = await runOnCluster(cluster.redis.url, SECRET_ENV, dir);
     const log = events(out.dir);
-    expect(out.status, workerErr).toBe('succeeded');
+    expect(out.status, worker?.stderr() ?? '').toBe('succeeded');
     const starts = ofType(log, 'instance_start');
     expect(starts.map((e) => e.key).sort()).toEqual(['fix.attempt-1', 'fix.attempt-2', 'fix.attempt-3']);
     expect(new Set(starts.map((e) => e.worker))).toEqual(new Set(['rail']));

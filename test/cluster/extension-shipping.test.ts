@@ -3,68 +3,26 @@
 // import, the package.json that makes .ts files ES modules) with the job, and the worker loads it
 // from its own workdir. Real parts: a redis-server of this test's own, a real `orchestrate worker`
 // process whose workdir shares nothing with the project, and the scripted model.
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOnCluster } from './helpers/run-on-cluster.js';
 import { MAX_SHIPPED_BYTES } from '../../src/cluster/redis-executor.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
-import { spawnCli, until } from '../reliability/helpers/reliability-fixtures.js';
-import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { SECRET_ENV, useCluster, type WorkerProcess } from './helpers/cluster-fixture.js';
 
-const skip = skipWithoutRedis('distributed runs');
-/** The cluster secret of the coordinator and its workers (through the environment, never a flag). */
-const SECRET_ENV = { ORCHESTRATE_CLUSTER_SECRET: 'test-cluster-secret-0123456789abcdef' };
-let redis: RedisServerHandle;
-const children: ChildProcess[] = [];
-const workdirs: string[] = [];
-const REPO_NODE_MODULES = resolve(import.meta.dirname, '..', '..', 'node_modules');
+const cluster = useCluster('distributed runs');
+const skip = cluster.skip;
+let worker: WorkerProcess;
 
+// One worker serves both tests (each has a run of its own). The packages extensions import (zod
+// here) are installed where Node finds them from its workdir, as docs/distributed.md tells operators to.
 beforeAll(async () => {
-  if (!skip) redis = await startRedis();
-});
-afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => stopChild(c)));
-});
-afterAll(async () => {
-  for (const w of workdirs) rmSync(w, { recursive: true, force: true });
-  await redis?.stop();
-  cleanupTempDirs();
-});
+  if (!skip) worker = await cluster.startWorker('ext-box', { args: ['--allow-extensions'], linkNodeModules: true });
+}, 90_000);
+afterAll(() => cleanupTempDirs());
 
-async function stopChild(c: ChildProcess): Promise<void> {
-  if (c.exitCode !== null || c.signalCode !== null) return;
-  const gone = new Promise<void>((r) => c.once('exit', () => r()));
-  c.kill('SIGTERM');
-  const t = setTimeout(() => c.kill('SIGKILL'), 20_000);
-  await gone;
-  clearTimeout(t);
-}
-
-/**
- * Starts `orchestrate worker` in a workdir of its own. The packages extensions import (zod here)
- * are installed where Node finds them from the workdir, as docs/distributed.md tells operators to.
- */
-async function startWorker(name: string): Promise<{ workdir: string; stderr(): string }> {
-  const workdir = mkdtempSync(join(tmpdir(), `orch-worker-${name}-`));
-  workdirs.push(workdir);
-  symlinkSync(REPO_NODE_MODULES, join(workdir, 'node_modules'));
-  const child = spawnCli(
-    ['worker', '--redis', redis.url, '--name', name, '--concurrency', '2', '--workdir', workdir, '--allow-extensions'],
-    { ORCHESTRATE_WORKER_LOCK_MS: '2000', ...SECRET_ENV },
-  );
-  children.push(child);
-  let err = '';
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  child.stdout?.resume();
-  await until(() => err.includes(`worker ${name} ready`) || child.exitCode !== null, `worker ${name} to start`, 60_000);
-  if (child.exitCode !== null) throw new Error(`worker ${name} exited: ${err}`);
-  return { workdir, stderr: () => err };
-}
-
-const runHere = (dir: string) => runOnCluster(redis.url, SECRET_ENV, dir);
+const runHere = (dir: string) => runOnCluster(cluster.redis.url, SECRET_ENV, dir);
 
 /** An extension spread over several local modules; every one of them shows in what it produces. */
 const EXTENSION_FILES: Record<string, string> = {
@@ -137,7 +95,6 @@ tasks:
 
 describe.skipIf(skip)('distributed runs: extension modules with local imports', () => {
   it('an extension importing sibling, subfolder and parent-folder modules registers its tool and hook on a remote worker', async () => {
-    const worker = await startWorker('ext-box');
     const dir = project();
     const out = await runHere(dir);
     const log = events(out.dir);
@@ -157,7 +114,6 @@ describe.skipIf(skip)('distributed runs: extension modules with local imports', 
   }, 120_000);
 
   it('extension files past the shipping limit fail that instance with a workspace error naming them; the others run', async () => {
-    await startWorker('limit-box');
     const big = `export const padding = "${'x'.repeat(MAX_SHIPPED_BYTES)}";\n`;
     const dir = project({
       'ext/helpers.ts': `import { shout } from '../shared/util.ts';\nimport { padding } from './big-table.js';\nexport const decorate = (s: string): string => '[' + shout(s) + padding.slice(0, 0) + ']';\n`,

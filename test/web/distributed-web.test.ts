@@ -3,40 +3,23 @@
 // socket on this machine, as `orchestrate plan.yaml --redis` keeps them). The page's snapshot names
 // the worker each agent ran on; the gate is approved through the web server's API over the run's
 // control socket, and the run goes on to success. Waits are on run.jsonl and the run's end.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterTrust } from '../../src/cluster/cluster-trust.js';
-import { ClusterWorker } from '../../src/cluster/cluster-worker.js';
 import { RedisExecutor } from '../../src/cluster/redis-executor.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { RunSnapshot } from '../../src/web/run-snapshot.js';
 import { startWebServer } from '../../src/web/web-server.js';
-import { type RedisServerHandle, skipWithoutRedis, startRedis } from '../helpers/redis-server.js';
+import { clusterTrust, useCluster } from '../cluster/helpers/cluster-fixture.js';
 import { cleanupTempDirs, logOf, ofType, tempProject, until } from '../orchestrator/helpers/run-fixtures.js';
 
-const trust = ClusterTrust.withSecret('test-cluster-secret-0123456789abcdef');
-const skip = skipWithoutRedis('web view of a distributed run');
-let redis: RedisServerHandle;
-let worker: ClusterWorker | undefined;
+const cluster = useCluster('web view of a distributed run');
+const skip = cluster.skip;
+const trust = clusterTrust();
 
-beforeAll(async () => {
-  if (skip) return;
-  redis = await startRedis();
-  worker = new ClusterWorker({
-    url: redis.url,
-    trust,
-    name: 'w1',
-    concurrency: 2,
-    workdir: mkdtempSync(join(tmpdir(), 'orch-web-w1-')),
-  });
+beforeAll(() => {
+  if (!skip) cluster.inProcessWorker('w1', 2);
 });
-afterAll(async () => {
-  await worker?.drain();
-  await redis?.stop();
-  cleanupTempDirs();
-});
+afterAll(() => cleanupTempDirs());
 
 describe.skipIf(skip)('the web view of a distributed run', { timeout: 120_000 }, () => {
   it('shows the worker each agent ran on and approves its gate over the control socket', async () => {
@@ -62,7 +45,7 @@ tasks:
     });
     const runsDir = join(dir, 'runs');
     const runDir = join(runsDir, 'web-remote');
-    const executor = new RedisExecutor({ url: redis.url, trust });
+    const executor = new RedisExecutor({ url: cluster.redis.url, trust });
     const started = await startWebServer({
       runsDir,
       cwd: dir,
