@@ -257,8 +257,9 @@ tasks:
   }, 180_000);
 
   it('a partial that was on its way when streaming went off is not shown afterwards as the text being written', async () => {
-    // 400 words, 24 characters every 80 ms: about 8 s of writing, longer than the linger.
-    const reply = words('r', 400);
+    // 300 words, 24 characters every 80 ms: about 6 s of writing from the first partial (the last
+    // peek), twice the linger: the reply ends while streaming is off.
+    const reply = words('r', 300);
     const dir = tempProject({});
     const release = join(dir, 'release');
     releases.push(release);
@@ -326,7 +327,8 @@ tasks:
   }, 180_000);
 
   it('a peek right after streaming went off: a stale partial still on its way is replaced by what the worker says now', async () => {
-    const reply = words('s', 400);
+    // As above: about 6 s of writing, twice the linger.
+    const reply = words('s', 300);
     const dir = tempProject({});
     const release = join(dir, 'release');
     releases.push(release);
@@ -402,9 +404,10 @@ tasks:
 
 describe('peek on a planner/worker pair', () => {
   it("shows the reply of the member writing now (the worker's report, then the planner's review); nothing of it is logged", async () => {
-    // 160 words each, 24 characters every 80 ms: about 3 s of writing each.
-    const report = words('k', 160);
-    const review = `${words('v', 160)} APPROVED`;
+    // 80 words each, 24 characters every 80 ms: about 1.6 s of writing each, 20 chunks to see
+    // at least two of (a poll is three peeks over the socket, tens of ms on a loaded machine).
+    const report = words('k', 80);
+    const review = `${words('v', 80)} APPROVED`;
     const dir = tempProject({
       'recipe.yaml': `name: pair-peek
 provider: scripted
