@@ -3,9 +3,10 @@
 // and without a prompt in text and json mode (finishing the turn is the whole command; with
 // nothing cut off it is a usage error that says so). The real CLI, the scripted provider; the
 // cut-off files come from a real kill -9 while a tool runs, or from truncating a session the
-// real CLI wrote the way a kill leaves it.
+// real CLI wrote the way a kill leaves it. Each kind of session is made once for the file (the
+// CLI's start is most of this file's time) and copied into the workspace of each test using it.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,9 +16,12 @@ import { REPO, runAgentCli, type JsonLine } from '../runtime/helpers/agent-cli.j
 import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 
 let home: string;
-beforeAll(() => {
+/** Sessions the real CLI wrote (see the fixture functions below), made once. */
+let made: { oneTurn: string; beforeReply: string; duringTool: Workspace };
+beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'orch-cut-off-json-'));
-});
+  made = { ...(await finishedThenCutBeforeReply()), duringTool: await cutDuringTool() };
+}, 180_000);
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 const env = (): Record<string, string | undefined> => ({
@@ -78,12 +82,17 @@ function workspace(name: string, turns: string[]): Workspace {
   return { work, file: join(work, 'chat.jsonl'), script };
 }
 
+/** The turns every session fixture was written with (a copy is continued with its own script). */
+const ONE_TWO = ['- text: "Answer one."', '- text: "Answer two."'];
+
 /**
  * A session whose first turn a real kill -9 cut off while its bash call ran: the file ends with
  * the reply holding the call. The call appends to runs.txt, then holds until released (after
  * the kill, so the orphaned shell does not outlive the test).
  */
-async function killedDuringTool(w: Workspace, args: string[]): Promise<void> {
+async function cutDuringTool(): Promise<Workspace> {
+  const w = workspace('made-during-tool', [HOLDING_BASH]);
+  const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'bash', '--sandbox', 'none'];
   const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'agent', ...args, 'start the work'], {
     cwd: REPO,
     env: { ...process.env, ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: '', CI: '' },
@@ -104,16 +113,43 @@ async function killedDuringTool(w: Workspace, args: string[]): Promise<void> {
     writeFileSync(join(w.work, 'release'), '');
   }
   expect(cutOffTurn(messages(w.file))).toMatchObject({ kind: 'dangling', calls: [{ id: 'call-1', name: 'bash' }] });
+  return w;
 }
 
-/** Two finished turns, then the file cut after the second prompt: what a kill while it was answered leaves. */
-async function killedBeforeReply(w: Workspace, args: string[]): Promise<void> {
+/**
+ * A session with one finished turn, and the same after a second finished turn with the file cut
+ * after the second prompt: what a kill while it was answered leaves.
+ */
+async function finishedThenCutBeforeReply(): Promise<{ oneTurn: string; beforeReply: string }> {
+  const w = workspace('made-turns', ONE_TWO);
+  const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
   expect((await runAgentCli([...args, 'one'], { env: env() })).code).toBe(0);
+  const oneTurn = join(w.work, 'one-turn.jsonl');
+  copyFileSync(w.file, oneTurn);
+  expect(cutOffTurn(messages(oneTurn))).toBeUndefined();
   expect((await runAgentCli([...args, '--continue', 'two'], { env: env() })).code).toBe(0);
   const lines = fileLines(w.file);
   expect((JSON.parse(lines.at(-1)!) as Entry).message?.role).toBe('assistant');
-  writeFileSync(w.file, `${lines.slice(0, -1).join('\n')}\n`);
-  expect(cutOffTurn(messages(w.file))).toEqual({ kind: 'unanswered' });
+  const beforeReply = join(w.work, 'before-reply.jsonl');
+  writeFileSync(beforeReply, `${lines.slice(0, -1).join('\n')}\n`);
+  expect(cutOffTurn(messages(beforeReply))).toEqual({ kind: 'unanswered' });
+  return { oneTurn, beforeReply };
+}
+
+/** The session a kill -9 cut off during its bash call, in w (with the runs.txt its one run left). */
+function killedDuringTool(w: Workspace): void {
+  copyFileSync(made.duringTool.file, w.file);
+  copyFileSync(join(made.duringTool.work, 'runs.txt'), join(w.work, 'runs.txt'));
+}
+
+/** Two finished turns with the file cut after the second prompt, in w. */
+function killedBeforeReply(w: Workspace): void {
+  copyFileSync(made.beforeReply, w.file);
+}
+
+/** One finished turn ("one", "Answer one."), in w. */
+function oneFinishedTurn(w: Workspace): void {
+  copyFileSync(made.oneTurn, w.file);
 }
 
 const HOLDING_BASH =
@@ -127,7 +163,7 @@ describe('orchestrate agent --mode json --continue on a session a kill cut off',
       '- text: "Answer to the new prompt."',
     ]);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'bash', '--sandbox', 'none'];
-    await killedDuringTool(w, args);
+    killedDuringTool(w);
 
     const r = await runAgentCli([...args, '--mode', 'json', '--continue', 'now', 'the', 'next', 'step'], {
       env: env(),
@@ -181,7 +217,7 @@ describe('orchestrate agent --mode json --continue on a session a kill cut off',
       '- text: "Answer three."',
     ]);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
-    await killedBeforeReply(w, args);
+    killedBeforeReply(w);
 
     const r = await runAgentCli([...args, '--mode', 'json', '--continue'], { env: env() });
     expect(r.stderr).toBe('');
@@ -202,7 +238,7 @@ describe('orchestrate agent --mode json --continue on a session a kill cut off',
   it('a cut-off turn that fails: exit 1, the reason on stderr, the prompt is not sent', async () => {
     const w = workspace('json-fails', ['- text: "Answer one."', '- text: "Answer two."']);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
-    await killedBeforeReply(w, args);
+    killedBeforeReply(w);
     // Now the model refuses the reply the cut-off turn needs (not a transient error: no retry).
     writeFileSync(
       w.script,
@@ -226,7 +262,7 @@ describe('orchestrate agent --mode json --continue on a session a kill cut off',
   it('a session that ended normally: no cut_off_turn_resume line, the prompt as before', async () => {
     const w = workspace('json-whole', ['- text: "Answer one."', '- text: "Answer two."']);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
-    expect((await runAgentCli([...args, 'one'], { env: env() })).code).toBe(0);
+    oneFinishedTurn(w);
     const r = await runAgentCli([...args, '--mode', 'json', '--continue', 'two'], { env: env() });
     expect(r).toMatchObject({ code: 0, stderr: '' });
     const lines = jsonLines(r.stdout);
@@ -239,7 +275,7 @@ describe('orchestrate agent --continue without a prompt (text mode)', () => {
   it('kill -9 during a tool call: the turn is finished and its final answer printed, exit 0', async () => {
     const w = workspace('text-no-prompt', [HOLDING_BASH, '- text: "Finished the interrupted turn."']);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'bash', '--sandbox', 'none'];
-    await killedDuringTool(w, args);
+    killedDuringTool(w);
 
     const r = await runAgentCli([...args, '--continue'], { env: env(), timeoutMs: 60_000 });
     expect(r.stderr).toBe(
@@ -259,7 +295,7 @@ describe('orchestrate agent --continue without a prompt (text mode)', () => {
   it('--session FILE alone (no --continue) reopens it too', async () => {
     const w = workspace('text-session-only', ['- text: "Answer one."', '- text: "Answer two."']);
     const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
-    await killedBeforeReply(w, args);
+    killedBeforeReply(w);
     const r = await runAgentCli(args, { env: env() });
     expect(r).toMatchObject({
       code: 0,
@@ -275,7 +311,7 @@ describe('orchestrate agent --continue without a prompt on a session with nothin
     it(`${mode} mode: usage error (exit 2) saying the session has nothing to finish; nothing is written`, async () => {
       const w = workspace(`nothing-${mode}`, ['- text: "Answer one."', '- text: "Answer two."']);
       const args = ['--script', w.script, '--session', w.file, '--cwd', w.work, '--tools', 'none'];
-      expect((await runAgentCli([...args, 'one'], { env: env() })).code).toBe(0);
+      oneFinishedTurn(w);
       const before = readFileSync(w.file, 'utf8');
       const r = await runAgentCli([...args, '--mode', mode, '--continue'], { env: env() });
       expect(r.code).toBe(2);
