@@ -1,6 +1,7 @@
 // A campaign's changesets as text: the preview `orchestrate publish <run>` prints (what would be
 // pushed and opened), the table of `orchestrate status <run>` (each pull request's state, checks,
 // review, mergeable), and the burndown line (merged over time, and how many stand where) the run view shows.
+import { join } from 'node:path';
 import {
   type Changeset,
   type ChangesetObservation,
@@ -11,6 +12,9 @@ import {
   readChangesets,
   readObservations,
 } from '../run/changesets.js';
+import { type FollowUpWaiting, followUpWaiting, followUpWaitingLine } from '../run/follow-up-record.js';
+import { type RunState, foldEvents } from '../run/run-fold.js';
+import { RUN_LOG, readRunLog } from '../run/run-store.js';
 
 function stat(c: Changeset): string {
   return `${c.diffstat.files} file${c.diffstat.files === 1 ? '' : 's'} +${c.diffstat.insertions} -${c.diffstat.deletions}`;
@@ -52,6 +56,8 @@ export interface StatusRow {
   failing?: string[];
   unanswered?: number;
   autoMerge?: boolean;
+  /** A follow-up round waiting at its gate (follow_up.approve). */
+  followUpWaiting?: FollowUpWaiting;
   error?: string;
 }
 
@@ -79,7 +85,17 @@ export function formatChangesetStatus(rows: readonly StatusRow[], merged: number
       .map((x, i) => (i === c.length - 1 ? x : pad(x, widths[i]!)))
       .join('  ')
       .trimEnd();
-  return `${[line(head), ...cells.map(line)].join('\n')}\n\n${burndownLine(rows.length, merged)}\n${progressLine(rows)}\n`;
+  return `${[line(head), ...cells.map(line)].join('\n')}\n${followUpWaitingText(rows)}\n${burndownLine(rows.length, merged)}\n${progressLine(rows)}\n`;
+}
+
+/** Under the table: each changeset whose follow-up round waits at its gate, how to answer it, and its prompt. */
+function followUpWaitingText(rows: readonly StatusRow[]): string {
+  const out: string[] = [];
+  for (const r of rows) {
+    if (!r.followUpWaiting) continue;
+    out.push(`${r.key}: ${followUpWaitingLine(r.followUpWaiting)}`, `  ${r.followUpWaiting.prompt}`);
+  }
+  return out.length ? `\n${out.join('\n')}\n` : '';
 }
 
 /**
@@ -127,7 +143,7 @@ export { burndown };
  * The changesets block of `orchestrate show` (empty without changesets.json): each changeset's
  * last observed state from changesets-status.jsonl (nothing is asked of a forge here), then the burndown.
  */
-export function changesetsBlock(runDir: string): string[] {
+export function changesetsBlock(runDir: string, state?: RunState): string[] {
   let file: ReturnType<typeof readChangesets>;
   try {
     file = readChangesets(runDir);
@@ -136,7 +152,7 @@ export function changesetsBlock(runDir: string): string[] {
   }
   if (!file) return [];
   const obs = readObservations(runDir);
-  const rows = changesetRows(file, obs);
+  const rows = changesetRows(file, obs, state ?? foldEvents(readRunLog(join(runDir, RUN_LOG)).events));
   return [
     `changesets (${file.changesets.length}; orchestrate status <run> asks the forge)`,
     ...formatChangesetStatus(rows, mergedCount(obs)).trimEnd().split('\n'),
@@ -145,7 +161,12 @@ export function changesetsBlock(runDir: string): string[] {
 }
 
 /** Each changeset with its last observed state (changesets-status.jsonl); nothing is asked of a forge. */
-export function changesetRows(file: ChangesetsFile, obs: readonly ChangesetObservation[]): StatusRow[] {
+export function changesetRows(
+  file: ChangesetsFile,
+  obs: readonly ChangesetObservation[],
+  /** The run's fold: a follow-up round waiting at its gate is named (absent: none is looked for). */
+  state?: Pick<RunState, 'runId' | 'instances'>,
+): StatusRow[] {
   const latest = latestObservations(obs);
   return file.changesets.map((c) => {
     const o = latest.get(c.key);
@@ -162,6 +183,15 @@ export function changesetRows(file: ChangesetsFile, obs: readonly ChangesetObser
       ...(o?.failing?.length ? { failing: o.failing } : {}),
       ...(o?.unanswered ? { unanswered: o.unanswered } : {}),
       ...(o?.autoMerge ? { autoMerge: true } : {}),
+      ...withWaiting(state, c),
     };
   });
+}
+
+function withWaiting(
+  state: Pick<RunState, 'runId' | 'instances'> | undefined,
+  c: { task: string; instance: string },
+): { followUpWaiting?: FollowUpWaiting } {
+  const w = state ? followUpWaiting(state, c) : undefined;
+  return w ? { followUpWaiting: w } : {};
 }

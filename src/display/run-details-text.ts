@@ -160,7 +160,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
       if (pick.task === task) out.push(...describePick(pick, attemptFacts(s)).map((l) => `  ${l}`));
   }
   out.push('');
-  out.push(...changesetsBlock(folder.dir));
+  out.push(...changesetsBlock(folder.dir, s));
   if (folder.planText !== undefined) {
     out.push(p.paint('bold', `plan (${folder.planFile})`));
     out.push(folder.planText.trimEnd());

@@ -7,6 +7,7 @@ import { sessionFileOf } from './run-folder.js';
 import { instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
 import { attemptFacts } from '../run/run-queries.js';
 import { attemptsWork } from '../run/attempt-pick-record.js';
+import { followUpWaiting } from '../run/follow-up-record.js';
 
 function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
   return {
@@ -35,6 +36,14 @@ function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
     ...(i.durationMs !== undefined ? { durationMs: i.durationMs } : {}),
     sessionFile: sessionFileOf(dir, i),
   };
+}
+
+function followUpsWaiting(s: RunFolder['state']): { followUpsWaiting?: Record<string, unknown>[] } {
+  const out = instancesInTaskOrder(s).flatMap((i) => {
+    const w = followUpWaiting(s, { task: i.task, instance: i.key });
+    return w ? [{ task: i.task, instance: i.key, ...w }] : [];
+  });
+  return out.length ? { followUpsWaiting: out } : {};
 }
 
 /** The run: status, usage, and every instance in task order. */
@@ -80,6 +89,8 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     // Publish gates (publish.approve) by task, and what the run published once one was approved.
     ...(s.publishGates.size ? { publishGates: Object.fromEntries(s.publishGates) } : {}),
     ...(s.published.length ? { published: s.published } : {}),
+    // Follow-up rounds waiting at their gate (publish.follow_up.approve), with the command that answers each.
+    ...followUpsWaiting(s),
     // attempts: the pick of each instance's attempts (attempt-pick-record.ts), when the run has any,
     // with every attempt's work (its patch) and why it did not land.
     ...(s.picks.size

@@ -60,7 +60,7 @@ export async function watchRun(runDir: string, options: WatchOptions): Promise<n
     }
     for (const e of follower.poll()) log.handle(e);
     // A campaign's changesets and burndown, as last observed (plain text: this is no terminal).
-    const changesets = changesetsBlock(runDir);
+    const changesets = changesetsBlock(runDir, log.state);
     if (changesets.length) options.stream.write(`\n${changesets.join('\n')}\n`);
     return 0;
   }

@@ -15,7 +15,8 @@ import {
   changesetProgress,
   readChangesets,
 } from '../run/changesets.js';
-import { foldEvents } from '../run/run-fold.js';
+import { type FollowUpWaiting, followUpWaiting } from '../run/follow-up-record.js';
+import { type RunState, foldEvents } from '../run/run-fold.js';
 import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
 import { type RemoteUrls, recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
@@ -36,6 +37,8 @@ export interface ChangesetStatus extends ChangesetObservation {
   progress: ChangesetProgress;
   /** Follow-up rounds run for it (publish --follow-up). */
   followUps?: number;
+  /** A follow-up round waiting at its gate (follow_up.approve): nothing pushed until it is answered. */
+  followUpWaiting?: FollowUpWaiting;
   /** Why the forge could not be asked (no token, an API error). */
   error?: string;
 }
@@ -48,6 +51,7 @@ export function changesetStatus(
   c: Pick<Changeset, 'key' | 'repo' | 'branch' | 'title' | 'followUps'>,
   o: Omit<ChangesetObservation, 'key'>,
   error?: string,
+  waiting?: FollowUpWaiting,
 ): ChangesetStatus {
   return {
     key: c.key,
@@ -57,8 +61,15 @@ export function changesetStatus(
     ...o,
     progress: changesetProgress(o),
     ...(c.followUps?.length ? { followUps: c.followUps.length } : {}),
+    ...(waiting ? { followUpWaiting: waiting } : {}),
     ...(error !== undefined ? { error } : {}),
   };
+}
+
+/** The run log folded, when a follow-up round's gate was ever asked in it (else no fold is paid for). */
+function foldIfFollowUpGated(runDir: string): RunState | undefined {
+  const { events } = readRunLog(resolve(runDir, 'run.jsonl'));
+  return events.some((e) => e.type === 'approval_requested' && e.gate === 'follow_up') ? foldEvents(events) : undefined;
 }
 
 export interface TrackResult {
@@ -80,6 +91,10 @@ export async function trackRun(
   let root: string | undefined;
   let fold: ReturnType<typeof foldEvents> | undefined;
   const warnings: string[] = [];
+  const gated = foldIfFollowUpGated(runDir);
+  // Each row with its follow-up round waiting at a gate, if one is.
+  const row = (c: Changeset, o: Omit<ChangesetObservation, 'key'>, error?: string): ChangesetStatus =>
+    changesetStatus(c, o, error, gated ? followUpWaiting(gated, c) : undefined);
   for (const c of file.changesets) {
     if (!c.pr && c.forge === 'git' && c.state === 'published' && c.pushedCommit) {
       fold ??= foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events);
@@ -94,15 +109,15 @@ export async function trackRun(
       if (merged.ok && merged.warning) warnings.push(`${c.key}: ${merged.warning}`);
       rows.push(
         merged.ok
-          ? changesetStatus(c, { ts: now(), state: merged.merged ? 'merged' : 'pushed' })
-          : changesetStatus(c, { ts: now(), state: 'pushed' }, merged.error),
+          ? row(c, { ts: now(), state: merged.merged ? 'merged' : 'pushed' })
+          : row(c, { ts: now(), state: 'pushed' }, merged.error),
       );
       continue;
     }
     if (!c.pr) {
       const state =
         c.state === 'published' && c.forge === 'git' ? 'pushed' : c.state === 'closed' ? 'closed' : 'unpublished';
-      rows.push(changesetStatus(c, { ts: now(), state }));
+      rows.push(row(c, { ts: now(), state }));
       continue;
     }
     const id = `${c.forge} ${c.baseUrl ?? ''}`;
@@ -121,19 +136,15 @@ export async function trackRun(
       forges.set(id, access);
     }
     if (!access.forge || !c.repository) {
-      rows.push(
-        changesetStatus(c, { ts: now(), state: 'open', url: c.pr.url }, access.error ?? 'no repository recorded'),
-      );
+      rows.push(row(c, { ts: now(), state: 'open', url: c.pr.url }, access.error ?? 'no repository recorded'));
       continue;
     }
     try {
       const { headSha: _h, ...s } = await access.forge.status(c.repository, c.pr.number);
-      rows.push(changesetStatus(c, { ts: now(), ...s }));
+      rows.push(row(c, { ts: now(), ...s }));
     } catch (err) {
       const message = err instanceof ForgeError || err instanceof Error ? err.message : String(err);
-      rows.push(
-        changesetStatus(c, { ts: now(), state: 'open', url: c.pr.url }, withoutSecrets(message, [access.token])),
-      );
+      rows.push(row(c, { ts: now(), state: 'open', url: c.pr.url }, withoutSecrets(message, [access.token])));
     }
   }
   // Only what the forge said is an observation (a failed look records nothing).
@@ -141,7 +152,9 @@ export async function trackRun(
     runDir,
     rows
       .filter((r) => !r.error)
-      .map(({ repo: _r, branch: _b, title: _t, error: _e, progress: _p, followUps: _f, ...o }) => o),
+      .map(
+        ({ repo: _r, branch: _b, title: _t, error: _e, progress: _p, followUps: _f, followUpWaiting: _w, ...o }) => o,
+      ),
   );
   return { file, rows, ...(warnings.length ? { warnings } : {}) };
 }

@@ -7,7 +7,7 @@
 // gate follow_up and its round) before it is pushed; applyFollowUpApproval folds those.
 import { applyApprovalEvent, type ApprovalEvent, type ApprovalRecord } from './approval-record.js';
 import type { RunEvent } from './run-events.js';
-import type { AttemptRecord, InstanceState } from './run-fold.js';
+import type { AttemptRecord, InstanceState, RunState } from './run-fold.js';
 
 type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
 
@@ -39,6 +39,54 @@ export interface FollowUpRecord {
 export function roundMayPush(r: Pick<FollowUpRecord, 'approval' | 'commit'>, gated: boolean): boolean {
   if (r.commit !== undefined) return true;
   return r.approval ? r.approval.state === 'approved' : !gated;
+}
+
+/**
+ * A follow-up round waiting at its gate (follow_up.approve), as every view of a changeset shows it:
+ * `status` (and `--watch`, `--json`), `show`, the web page. Plain data, so `--json` carries it as is.
+ */
+export interface FollowUpWaiting {
+  round: number;
+  reason: 'ci_failed' | 'changes_requested';
+  prompt: string;
+  requestedAt: number;
+  /** When on_timeout answers it (epoch ms); absent: it waits for a person. */
+  deadline?: number;
+  onTimeout: 'approve' | 'reject';
+  /** The command that approves it (`reject` in its place drops the round). */
+  answer: string;
+}
+
+/** The round of the changeset's instance waiting at its gate, if one is (the latest such round). */
+export function followUpWaiting(
+  state: Pick<RunState, 'runId' | 'instances'>,
+  c: { task: string; instance: string },
+): FollowUpWaiting | undefined {
+  const inst = [...state.instances.values()].find((i) => i.task === c.task && i.key === c.instance);
+  const r = [...(inst?.followUps ?? [])].reverse().find((f) => f.approval?.state === 'waiting');
+  const a = r?.approval;
+  if (!r || !a) return undefined;
+  return {
+    round: r.round,
+    reason: r.reason,
+    prompt: a.prompt,
+    requestedAt: a.requestedAt,
+    ...(a.deadline !== undefined ? { deadline: a.deadline } : {}),
+    onTimeout: a.onTimeout,
+    answer: `orchestrate approve ${state.runId} --follow-up --task ${c.task} --instance ${c.instance}`,
+  };
+}
+
+/**
+ * "round 2 waiting for approval: orchestrate approve <run> --follow-up … (or reject); on timeout
+ * at <time>: rejected", the one line every text view prints for it.
+ */
+export function followUpWaitingLine(w: FollowUpWaiting): string {
+  const timeout =
+    w.deadline !== undefined
+      ? `on timeout at ${new Date(w.deadline).toISOString()}: ${w.onTimeout === 'approve' ? 'approved' : 'rejected'}`
+      : 'no timeout: it waits for an answer';
+  return `round ${w.round} waiting for approval: ${w.answer} (or reject); ${timeout}`;
 }
 
 /** A follow-up round's gate event, applied to that round (the instance's by task and key, the round by number). */

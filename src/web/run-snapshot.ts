@@ -64,11 +64,16 @@ export interface TaskView {
 }
 
 export interface GateView {
-  /** `task`: a task's approve:; `publish`: the run's publish gate of that task. */
-  kind: 'task' | 'publish';
+  /**
+   * `task`: a task's approve:; `publish`: the run's publish gate of that task; `follow_up`: the
+   * gate before follow-up round `round` of `instance` pushes (publish.follow_up.approve).
+   */
+  kind: 'task' | 'publish' | 'follow_up';
   task: string;
-  /** The instance waiting (task gates). */
+  /** The instance waiting (task and follow-up gates). */
   instance?: string;
+  /** The follow-up round (follow-up gates). */
+  round?: number;
   prompt: string;
   state: string;
   deadline?: number;
@@ -195,11 +200,15 @@ function gates(state: RunState): GateView[] {
     out.push({ kind: 'task', task: inst.task, instance: inst.key, ...gateState(a) });
   }
   for (const [task, a] of state.publishGates) out.push({ kind: 'publish', task, ...gateState(a) });
+  for (const inst of instancesInTaskOrder(state))
+    for (const r of inst.followUps ?? [])
+      if (r.approval)
+        out.push({ kind: 'follow_up', task: inst.task, instance: inst.key, round: r.round, ...gateState(r.approval) });
   return out;
 }
 
 /** A campaign's changesets as last observed (nothing is asked of a forge), or undefined without any. */
-function changesetsOf(runDir: string): ChangesetsView | undefined {
+function changesetsOf(runDir: string, state: RunState): ChangesetsView | undefined {
   let file: ReturnType<typeof readChangesets>;
   try {
     file = readChangesets(runDir);
@@ -210,7 +219,7 @@ function changesetsOf(runDir: string): ChangesetsView | undefined {
   if (!file) return undefined;
   const obs = readObservations(runDir);
   const total = file.changesets.length;
-  return { rows: changesetRows(file, obs), total, merged: mergedCount(obs), burndown: burndown(obs, total) };
+  return { rows: changesetRows(file, obs, state), total, merged: mergedCount(obs), burndown: burndown(obs, total) };
 }
 
 /** How many recent control actions the page lists. */
@@ -219,7 +228,7 @@ const CONTROLS_SHOWN = 20;
 export function runSnapshot(state: RunState, runDir: string, readOnly: string | undefined): RunSnapshot {
   const depth = levels(state);
   const usage = runUsage(state);
-  const changesets = changesetsOf(runDir);
+  const changesets = changesetsOf(runDir, state);
   return {
     runId: state.runId,
     name: state.name,

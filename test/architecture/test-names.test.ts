@@ -119,6 +119,8 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   'publish/campaign-github.test.ts': 'a campaign on GitHub',
   'publish/campaign-follow-up.test.ts': 'a campaign followed through to its pull requests',
   'publish/campaign-follow-up-approve.test.ts': '`follow_up.approve:` on GitHub',
+  'publish/follow-up-waiting-views.test.ts':
+    'a follow-up round waiting for approval in status, show, --json and the web page',
   'publish/campaign-follow-up-gitlab.test.ts': 'a campaign followed through on GitLab',
   'publish/campaign-gitlab.test.ts': 'a campaign on GitLab',
   'publish/campaign-rebase.test.ts': '`publish --rebase`',

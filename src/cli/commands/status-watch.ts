@@ -10,6 +10,7 @@ import { burndownLine, burndownSparkline, formatChangesetStatus, mergedCount } f
 import { formatClock } from '../../display/format-units.js';
 import { type TrackedChangeset, trackRun } from '../../publish/track.js';
 import { burndown, progressCounts, readObservations } from '../../run/changesets.js';
+import { followUpWaitingLine } from '../../run/follow-up-record.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 
 export interface StatusWatchOptions {
@@ -42,6 +43,9 @@ function changes(before: TrackedChangeset | undefined, now: TrackedChangeset): s
   if (before.progress !== now.progress) out.push(`now ${now.progress.replace('_', ' ')}`);
   if (!before.autoMerge && now.autoMerge) out.push('auto-merge on');
   if (before.error !== now.error) out.push(now.error ? `error: ${now.error}` : 'the forge answers again');
+  const [was, is] = [before.followUpWaiting, now.followUpWaiting];
+  if (is && is.round !== was?.round) out.push(`follow-up ${followUpWaitingLine(is)}`);
+  else if (was && !is) out.push(`follow-up round ${was.round} answered`);
   return out.length ? out.join(', ') : undefined;
 }
 

@@ -105,16 +105,17 @@ function Gates(props) {
   if (!run.gates.length) return null;
   return h('section', { class: 'gates' }, h('h2', null, 'Gates'),
     run.gates.map(function (g) {
-      var id = g.kind === 'publish' ? 'publish:' + g.task : g.instance;
+      var id = g.kind === 'publish' ? 'publish:' + g.task : g.kind === 'follow_up' ? 'follow_up:' + g.instance + ':' + g.round : g.instance;
       var waiting = g.state === 'waiting';
       var answer = function (action) {
         var body = { task: g.task };
         if (g.kind === 'publish') body.gate = 'publish'; else body.instance = g.instance;
+        if (g.kind === 'follow_up') body.gate = 'follow_up';
         if (note.trim()) body.note = note.trim();
         props.onAct(action, body, action + ' ' + id);
       };
       return h('div', { class: 'gate' + (waiting ? ' waiting' : ''), key: id, 'data-gate': id, 'data-state': g.state },
-        h('div', null, h('b', null, g.kind === 'publish' ? 'publish ' + g.task : id), ' ', h(Badge, { status: g.state })),
+        h('div', null, h('b', null, g.kind === 'publish' ? 'publish ' + g.task : g.kind === 'follow_up' ? g.instance + ' follow-up round ' + g.round : id), ' ', h(Badge, { status: g.state })),
         h('div', { class: 'prompt' }, g.prompt),
         g.deadline ? h('div', { class: 'muted' }, 'on timeout (' + new Date(g.deadline).toLocaleString() + '): ' + g.onTimeout) : null,
         waiting
@@ -294,6 +295,12 @@ function Burndown(props) {
     h('polyline', { points: line, fill: 'none', stroke: 'currentColor', 'stroke-width': 2 }));
 }
 
+/** A follow-up round at its gate, as the terminal says it: the round, the command that answers it, its timeout. */
+function followUpWaitingText(w) {
+  return 'round ' + w.round + ' waiting for approval: ' + w.answer + ' (or reject; the Gates section answers it too)' +
+    (w.deadline ? '; on timeout (' + new Date(w.deadline).toLocaleString() + '): ' + (w.onTimeout === 'approve' ? 'approved' : 'rejected') : '; no timeout');
+}
+
 function Changesets(props) {
   var c = props.run.changesets;
   if (!c) return null;
@@ -307,7 +314,8 @@ function Changesets(props) {
       return h('tr', { key: r.key, 'data-changeset': r.key },
         h('td', null, r.key), h('td', null, r.repo), h('td', null, h(Badge, { status: r.state })), h('td', { class: 'muted' }, r.diffstat || ''),
         h('td', null, r.url ? h('a', { href: r.url, rel: 'noreferrer', target: '_blank' }, r.url) : ''),
-        h('td', { class: 'muted' }, [r.checks, r.review, r.mergeable].filter(Boolean).join(' · ')));
+        h('td', { class: 'muted' }, [r.checks, r.review, r.mergeable].filter(Boolean).join(' · ')),
+        h('td', { 'data-follow-up-waiting': r.followUpWaiting ? r.followUpWaiting.round : null }, r.followUpWaiting ? followUpWaitingText(r.followUpWaiting) : ''));
     }))));
 }
 
