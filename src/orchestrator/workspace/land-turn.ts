@@ -52,13 +52,13 @@ export function turnWait(
   first = false,
 ): TurnWait {
   const mine = pos.get(t.task.id) ?? 0;
-  const wait: TurnWait = { tasks: [], keys: [] };
+  const behind: { task: string; keys: string[] }[] = [];
   for (const earlier of tasks) {
-    if (first && wait.tasks.length > 0) break;
+    if (first && behind.length > 0) break;
     if (earlier === t || (pos.get(earlier.task.id) ?? 0) >= mine || !landsByTrain(earlier)) continue;
     // Not expanded yet: its instances and their repository are not known, so it is waited for.
     if (!earlier.expanded && earlier.status === 'waiting') {
-      wait.tasks.push(earlier.task.id);
+      behind.push({ task: earlier.task.id, keys: [] });
       continue;
     }
     const here = earlier.instances.filter((i) => inRepository(i, root));
@@ -66,10 +66,11 @@ export function turnWait(
     // attempts: N: the attempts end before the picked one lands, so the task counts until it settles.
     const picking = earlier.task.attempts !== undefined && earlier.status === 'active' && here.length > 0;
     if (open.length === 0 && !picking) continue;
-    wait.tasks.push(earlier.task.id);
-    wait.keys.push(...open.map((i) => i.id));
+    behind.push({ task: earlier.task.id, keys: open.map((i) => i.id) });
   }
-  return wait;
+  // In the order they land (the views say "behind pre, one").
+  behind.sort((a, b) => (pos.get(a.task) ?? 0) - (pos.get(b.task) ?? 0));
+  return { tasks: behind.map((b) => b.task), keys: behind.flatMap((b) => b.keys) };
 }
 
 /**

@@ -46,11 +46,11 @@ describe('turnWait', () => {
     const two = expand(task('two'), ['two', 'running', '/repo']);
     const pre = task('pre');
     const tasks = [one, two, pre];
-    expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: ['one', 'pre'], keys: [] });
+    expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: ['pre', 'one'], keys: [] });
     // Asked only whether its turn has come: it stops at the first task it waits for.
     expect(turnWait(tasks, two, '/repo', landPositions(tasks), true)).toEqual({ tasks: ['one'], keys: [] });
     expand(pre, ['pre', 'queued']);
-    expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: ['one', 'pre'], keys: ['pre'] });
+    expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: ['pre', 'one'], keys: ['pre'] });
     expand(pre, ['pre', 'done', '/repo']);
     expand(one, ['one', 'pending']);
     expect(turnWait(tasks, two, '/repo')).toEqual({ tasks: ['one'], keys: ['one'] });

@@ -347,7 +347,7 @@ tasks:
     const steps = ofType(log, 'train_step');
     expect(steps.filter((s) => s.phase === 'landed').map((s) => s.key)).toEqual(['pre', 'one', 'two']);
     const waiting = steps.filter((s) => s.phase === 'waiting');
-    expect(waiting.map((s) => [s.key, s.behind])).toEqual([['two', ['one', 'pre']]]);
+    expect(waiting.map((s) => [s.key, s.behind])).toEqual([['two', ['pre', 'one']]]);
     // The slot really went back: pre and one started while two waited, at concurrency 1.
     const at = (pred: (e: (typeof log)[number]) => boolean) => log.findIndex(pred);
     const waited = at((e) => e.type === 'train_step' && e.key === 'two' && e.phase === 'waiting');
@@ -362,7 +362,7 @@ tasks:
     const details = formatRunDetails(loadRunFolder(r.outcome.dir));
     expect(details).toContain('merge train of repo: 3 landed');
     const folded = foldEvents(log);
-    expect(folded.train.steps.find((s) => s.phase === 'waiting')?.behind).toEqual(['one', 'pre']);
+    expect(folded.train.steps.find((s) => s.phase === 'waiting')?.behind).toEqual(['pre', 'one']);
   });
 
   it('land_order: task: a wait behind a task that will never run (a failed dependency, so it is skipped) ends, and the work lands', async () => {
