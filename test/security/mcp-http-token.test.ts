@@ -3,16 +3,14 @@
 // server makes a token when none is set, prints it once, keeps it mode 0600 in the orchestrate
 // home, and answers 401 to a request without it; a restart reuses it. The real CLI as a child
 // process, HOME and ORCHESTRATE_HOME in temp folders, the SDK's HTTP client on the wire.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { request } from 'node:http';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
+import { conversationsScript } from '../helpers/held-agents.js';
+import { connectMcpHttp, rawInitialize, startMcpHttpServer } from '../helpers/mcp-http-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'orch-mcp-token-'));
 const home = join(dir, 'home');
@@ -24,82 +22,19 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Server {
-  url: URL;
-  stderr: () => string;
-  stop: () => Promise<number | null>;
-}
-
 /** `mcp serve --http 0` with no ORCHESTRATE_MCP_TOKEN; resolves once it says where it listens. */
-function startServer(): Promise<Server> {
-  const child = spawn(process.execPath, [...CLI_NODE_ARGS, 'mcp', 'serve', '--http', '0'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, HOME: home, ORCHESTRATE_HOME: orchestrateHome, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  servers.push(child);
-  let stderr = '';
-  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-  return new Promise((res, rej) => {
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-      const m = /serving Streamable HTTP on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (m)
-        res({
-          url: new URL(m[1]!),
-          stderr: () => stderr,
-          stop: () => {
-            child.kill('SIGTERM');
-            return exited;
-          },
-        });
-    });
-    child.on('exit', (code) => rej(new Error(`the server exited (${String(code)}) before listening:\n${stderr}`)));
-  });
-}
-
-/** An initialize request as any local process could send it; the HTTP status. */
-function rawInitialize(url: URL, authorization?: string): Promise<number> {
-  return new Promise((res, rej) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: {
-          host: `127.0.0.1:${url.port}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...(authorization ? { authorization } : {}),
-        },
-      },
-      (r) => {
-        r.resume();
-        res(r.statusCode ?? 0);
-      },
-    );
-    req.on('error', rej);
-    req.end(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
-    );
-  });
-}
-
-async function connect(url: URL, token?: string): Promise<Client> {
-  const client = new Client({ name: 'mcp-token-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(url, {
-      requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
-    }),
+function startServer() {
+  return startMcpHttpServer(
+    dir,
+    { PATH: process.env.PATH, HOME: home, ORCHESTRATE_HOME: orchestrateHome, NO_COLOR: '1' },
+    (child) => servers.push(child),
   );
-  return client;
 }
+
+/** An initialize request as any local process of this machine sends it; the HTTP status. */
+const localInitialize = (url: URL, authorization?: string) =>
+  rawInitialize(url, `127.0.0.1:${url.port}`, authorization);
+const connect = (url: URL, token?: string) => connectMcpHttp(url, 'mcp-token-test', token);
 
 describe('mcp serve --http without ORCHESTRATE_MCP_TOKEN', () => {
   it('makes a token, prints it once, keeps it 0600; no token: 401; with it: run_recipe works; a restart reuses it', async () => {
@@ -108,10 +43,7 @@ describe('mcp serve --http without ORCHESTRATE_MCP_TOKEN', () => {
       join(dir, 'open.yaml'),
       'name: open\nprovider: scripted\nscript: script.yaml\nsandbox: none\ntasks:\n  - id: quick\n    prompt: "QUICK task"\n',
     );
-    writeFileSync(
-      join(dir, 'script.yaml'),
-      'conversations:\n  - match: "QUICK"\n    turns:\n      - text: "quick finished"\n',
-    );
+    writeFileSync(join(dir, 'script.yaml'), conversationsScript({ QUICK: [{ text: 'quick finished' }] }));
     const first = await startServer();
     const file = join(orchestrateHome, 'mcp-token');
     const token = readFileSync(file, 'utf8').trim();
@@ -121,8 +53,8 @@ describe('mcp serve --http without ORCHESTRATE_MCP_TOKEN', () => {
     expect(first.stderr()).toContain(file);
 
     // Any other process of this machine: refused, at the first request and through the SDK.
-    expect(await rawInitialize(first.url)).toBe(401);
-    expect(await rawInitialize(first.url, 'Bearer not-the-token')).toBe(401);
+    expect(await localInitialize(first.url)).toBe(401);
+    expect(await localInitialize(first.url, 'Bearer not-the-token')).toBe(401);
     await expect(connect(first.url)).rejects.toThrow(/401|unauthorized/i);
 
     // The token's holder: the tools work.
@@ -144,8 +76,8 @@ describe('mcp serve --http without ORCHESTRATE_MCP_TOKEN', () => {
     expect(readFileSync(file, 'utf8').trim()).toBe(token);
     expect(second.stderr()).toContain(file);
     expect(second.stderr()).not.toContain(token);
-    expect(await rawInitialize(second.url)).toBe(401);
-    expect(await rawInitialize(second.url, `Bearer ${token}`)).toBe(200);
+    expect(await localInitialize(second.url)).toBe(401);
+    expect(await localInitialize(second.url, `Bearer ${token}`)).toBe(200);
     expect(await second.stop()).toBe(0);
   }, 240_000);
 });
