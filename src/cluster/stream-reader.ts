@@ -3,6 +3,10 @@
 // it. Read entries are trimmed away. Survives a Redis restart: a failed read is retried once the
 // connection is back; a restarted Redis starts the stream empty and new entry ids are later than
 // the last one read, so nothing new is skipped.
+// A read brings up to BATCH entries; handling them all in one go held a busy coordinator's event
+// loop for tens of milliseconds (issue 41), so after SLICE_MS of handling the reader lets the loop
+// run its timers and I/O before the next entry (still one entry at a time, in order).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { parseEntry, type StreamEntry } from './cluster-wire.js';
 
@@ -11,6 +15,8 @@ const BATCH = 200;
 const RETRY_MS = 200;
 /** Entries read between two trims of the stream. */
 const TRIM_EVERY = 100;
+/** Handling entries for this long (ms) without a break gives the event loop a turn. */
+const SLICE_MS = 5;
 
 export class StreamReader {
   private lastId = '0-0';
@@ -24,6 +30,7 @@ export class StreamReader {
     private readonly key: string,
     private readonly onEntry: (e: StreamEntry) => void,
     private readonly onError: (err: unknown) => void = () => {},
+    private readonly sliceMs: number = SLICE_MS,
   ) {
     this.done = this.loop();
   }
@@ -35,8 +42,13 @@ export class StreamReader {
           | [string, [string, string[]][]][]
           | null;
         if (!res) continue;
+        let sliceStart = performance.now();
         for (const [, entries] of res) {
           for (const [id, fields] of entries) {
+            if (performance.now() - sliceStart >= this.sliceMs) {
+              await nextTurn();
+              sliceStart = performance.now();
+            }
             this.lastId = id;
             const e = parseEntry(fields);
             if (e) this.onEntry(e);
