@@ -1,7 +1,7 @@
-// Agents on the scripted model held inside a bash call until the test creates a file, so an
-// instance stays running exactly as long as a test of run control needs (no clock involved). One
-// setup for the control tests in-process and through the CLI (issue #43): each test still writes
-// its own tasks and what each agent does.
+// Bash agents on the scripted model, and agents held inside a bash call until the test creates a
+// file, so an instance stays running exactly as long as a test of run control needs (no clock
+// involved). One setup for the run tests that script bash agents, in-process and through the CLI
+// (issue #43): each test still writes its own tasks and what each agent does.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 

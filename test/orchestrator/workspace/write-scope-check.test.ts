@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { bashAgentRecipe, conversationsScript } from '../../helpers/held-agents.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -17,6 +18,24 @@ async function run(files: Record<string, string>) {
   return { dir, out: r.outcome, log: events(r.outcome.dir) };
 }
 
+/** recipe.yaml: task `fix` of bash agent w may write src/** only; `more` are further lines of the task. */
+const fixInSrc = (name: string, ...more: string[]) =>
+  bashAgentRecipe(
+    name,
+    1,
+    `  - id: fix
+    agent: w
+    writes: ["src/**"]
+    prompt: "Fix it"
+${more.map((l) => `    ${l}\n`).join('')}`,
+  );
+
+/** script.yaml: one bash call, then "done". */
+const bashThenDone = (command: string) => `turns:
+  - tools: [{ name: bash, args: { command: ${JSON.stringify(command)} } }]
+  - text: "done"
+`;
+
 const BASE = {
   'README.md': 'original readme\n',
   'src/keep.txt': 'keep\n',
@@ -26,21 +45,10 @@ describe('writes: holds for bash and verify', () => {
   it('bash changes outside writes: fail the instance with class write_scope and are reverted; changes inside stay', async () => {
     const { dir, log } = await run({
       ...BASE,
-      'recipe.yaml': `name: scope
-provider: scripted
-script: script.yaml
-agents:
-  coder: { tools: [bash] }
-tasks:
-  - id: fix
-    agent: coder
-    writes: ["src/**"]
-    prompt: "Fix it"
-`,
-      'script.yaml': `turns:
-  - tools: [{ name: bash, args: { command: "echo new > src/ok.txt && echo stray > outside.txt && echo x > stray-ä.txt && echo changed >> README.md && rm src/keep.txt" } }]
-  - text: "done"
-`,
+      'recipe.yaml': fixInSrc('scope'),
+      'script.yaml': bashThenDone(
+        'echo new > src/ok.txt && echo stray > outside.txt && echo x > stray-ä.txt && echo changed >> README.md && rm src/keep.txt',
+      ),
     });
     const failed = ofType(log, 'instance_failed');
     expect(failed.map((e) => e.failure)).toEqual(['write_scope']);
@@ -62,22 +70,8 @@ tasks:
   it('in a worktree (isolation: worktree) the same holds, and the checkout itself is untouched', async () => {
     const { dir, out, log } = await run({
       ...BASE,
-      'recipe.yaml': `name: scope-worktree
-provider: scripted
-script: script.yaml
-agents:
-  coder: { tools: [bash] }
-tasks:
-  - id: fix
-    agent: coder
-    isolation: worktree
-    writes: ["src/**"]
-    prompt: "Fix it"
-`,
-      'script.yaml': `turns:
-  - tools: [{ name: bash, args: { command: "echo new > src/ok.txt && echo stray > outside.txt && echo changed >> README.md" } }]
-  - text: "done"
-`,
+      'recipe.yaml': fixInSrc('scope-worktree', 'isolation: worktree'),
+      'script.yaml': bashThenDone('echo new > src/ok.txt && echo stray > outside.txt && echo changed >> README.md'),
     });
     expect(ofType(log, 'instance_failed').map((e) => e.failure)).toEqual(['write_scope']);
     const wt = out.tasks[0]!.instances[0]!;
@@ -94,18 +88,7 @@ tasks:
   it('a verify command that writes outside writes: fails the instance the same way', async () => {
     const { dir, log } = await run({
       ...BASE,
-      'recipe.yaml': `name: verify-scope
-provider: scripted
-script: script.yaml
-agents:
-  coder: { tools: [bash] }
-tasks:
-  - id: fix
-    agent: coder
-    writes: ["src/**"]
-    prompt: "Fix it"
-    verify: ["echo cache > stray-cache.txt"]
-`,
+      'recipe.yaml': fixInSrc('verify-scope', 'verify: ["echo cache > stray-cache.txt"]'),
       'script.yaml': `turns:
   - text: "done"
 `,
@@ -117,30 +100,26 @@ tasks:
   it("instances in the same checkout keep each other's in-scope work; in-scope work succeeds", async () => {
     const { dir, out, log } = await run({
       ...BASE,
-      'recipe.yaml': `name: siblings
-provider: scripted
-script: script.yaml
-concurrency: 2
-agents:
-  coder: { tools: [bash] }
-tasks:
-  - id: each
-    agent: coder
+      'recipe.yaml': bashAgentRecipe(
+        'siblings',
+        2,
+        `  - id: each
+    agent: w
     for_each: [a, b]
     writes: ["src/\${{ item }}/**"]
     prompt: "Work on \${{ item }}"
 `,
+      ),
       // a waits (bounded) until b has written, so b's change is certainly in a's diff when a settles.
-      'script.yaml': `conversations:
-  - match: "Work on a"
-    turns:
-      - tools: [{ name: bash, args: { command: "for i in $(seq 300); do [ -f src/b/out.txt ] && break; sleep 0.1; done; mkdir -p src/a && echo a > src/a/out.txt" } }]
-      - text: "done a"
-  - match: "Work on b"
-    turns:
-      - tools: [{ name: bash, args: { command: "mkdir -p src/b && echo b > src/b/out.txt" } }]
-      - text: "done b"
-`,
+      'script.yaml': conversationsScript({
+        'Work on a': [
+          {
+            bash: 'for i in $(seq 300); do [ -f src/b/out.txt ] && break; sleep 0.1; done; mkdir -p src/a && echo a > src/a/out.txt',
+          },
+          { text: 'done a' },
+        ],
+        'Work on b': [{ bash: 'mkdir -p src/b && echo b > src/b/out.txt' }, { text: 'done b' }],
+      }),
     });
     expect(ofType(log, 'instance_failed')).toEqual([]);
     expect(out.status).toBe('succeeded');
