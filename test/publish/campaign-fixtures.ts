@@ -6,6 +6,7 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { runPublishing } from '../../src/publish/run-publishing.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 import { tempProject } from '../orchestrator/helpers/run-fixtures.js';
 
 export const TOKEN = 'ghp_campaignTestToken0123456789abcdef';
@@ -98,14 +99,16 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
  * `orchestrate args` as its own process, as a user runs it (TLS trust, NODE_EXTRA_CA_CERTS, is
- * read at process start): its exit code and its output, stdout and stderr together.
+ * read at process start): its exit code and its output, stdout and stderr together. The built
+ * CLI when dist/ is current (a start without tsx's loader costs a third of the CPU), else the
+ * sources: see cli-entry.ts.
  */
 export function orchestrateProcess(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+    const child = spawn(process.execPath, [...CLI_NODE_ARGS, ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

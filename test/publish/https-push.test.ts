@@ -34,7 +34,9 @@ import { selfSignedCert } from '../helpers/self-signed-cert.js';
 /** `orchestrate publish …` as its own process (TLS trust is read at process start). */
 const orchestrate = orchestrateProcess;
 
-describe('publishing over https', () => {
+// Limits of 120 s only turn a hang into a failure: a test starts the CLI as a process (the
+// setup runs a campaign), which took over 30 s with a load average of 50.
+describe('publishing over https', { timeout: 120_000 }, () => {
   let gh: FakeGitHub;
   let dir: string;
   let runDir: string;
@@ -72,7 +74,7 @@ describe('publishing over https', () => {
     );
     writeRecipe(`127.0.0.1:${port()}`);
     runDir = await runCampaign(dir);
-  });
+  }, 120_000);
   afterAll(async () => {
     await gh?.close();
     cleanupTempDirs();

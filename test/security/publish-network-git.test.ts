@@ -43,7 +43,9 @@ async function recordingListener(): Promise<{ server: Server; url: string; port:
   return { server, url: `http://127.0.0.1:${port}`, port, got };
 }
 
-describe("the product's network git reads no repository config (#37)", () => {
+// Limits of 120 s only turn a hang into a failure: a test starts the CLI as a process (the
+// setup runs a campaign), which took over 30 s with a load average of 50.
+describe("the product's network git reads no repository config (#37)", { timeout: 120_000 }, () => {
   let gh: FakeGitHub;
   let proxy: Awaited<ReturnType<typeof recordingListener>>;
   let dir: string;
@@ -78,7 +80,7 @@ describe("the product's network git reads no repository config (#37)", () => {
       .replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, '');
     writeFileSync(join(dir, 'recipe.yaml'), spec);
     runDir = await runCampaign(dir);
-  });
+  }, 120_000);
   afterAll(async () => {
     await gh?.close();
     proxy?.server.close();
