@@ -8,8 +8,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../src/ai/models.js';
 import { computeCost, emptyUsage } from '../../src/ai/usage.js';
+import { pathToFileURL } from 'node:url';
+import { createWorkerPool } from '../../src/orchestrator/execution/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../../src/run/run-state.js';
+import { childModule } from '../helpers/cli-entry.js';
 import { startFakeAnthropic, type RespondInput, type ResponseSpec } from '../helpers/fake-anthropic-server.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { cleanupTempDirs, conversationResponder, events, ofType, tempProject } from './helpers/run-fixtures.js';
@@ -17,6 +20,8 @@ import { cleanupTempDirs, conversationResponder, events, ofType, tempProject } f
 afterAll(() => cleanupTempDirs());
 
 const MODEL = 'claude-haiku-4-5';
+/** The worker thread's entry: built (dist/) when current, else the sources (see cli-entry.ts). */
+const WORKER = pathToFileURL(childModule('orchestrator/worker/worker-entry.cts')).href;
 // The bug this guards against lost a usage message in most runs of this shape: 5 runs catch it and keep CI short.
 const RUNS = 5;
 const INSTANCES = 12;
@@ -124,17 +129,22 @@ tasks:
         });
         // A thread per agent, started as the fan-out launches, and every delta forwarded: the
         // coordinator is busy while results and usage messages cross (the old code lost the last
-        // usage message of an instance in most runs of this shape).
+        // usage message of an instance in most runs of this shape). The pool is the one the run
+        // makes itself (one thread up front, the rest as agents launch), on the built worker when
+        // dist/ is current: a thread of the sources loads each module through tsx's loader, three
+        // times the CPU, and this file starts sixty threads.
+        const pool = createWorkerPool({ concurrency: 12, agentsPerThread: 1, minThreads: 1, filename: WORKER });
         const r = await runRecipeFile(
           join(dir, 'recipe.yaml'),
           { cwd: dir },
           {
             runsDir: join(dir, 'runs'),
             agentsPerThread: 1,
+            pool,
             fullEvents: true,
             env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url },
           },
-        );
+        ).finally(() => pool.destroy());
         if (!r.ok) throw new Error(JSON.stringify(r));
         expect(r.outcome.status).toBe('succeeded');
         const result = JSON.parse(readFileSync(join(r.outcome.dir, 'result.json'), 'utf8')) as ResultFile;
