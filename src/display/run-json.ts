@@ -4,9 +4,9 @@
 import type { Conversation } from './session-conversation.js';
 import type { RunFolder } from './run-folder.js';
 import { sessionFileOf } from './run-folder.js';
-import { instancesInTaskOrder, type InstanceState } from '../run/run-fold.js';
+import { instancesInTaskOrder, isFinished, type InstanceState } from '../run/run-fold.js';
 import { attemptFacts } from '../run/run-queries.js';
-import { attemptsWork } from '../run/attempt-pick-record.js';
+import { attemptsWork, notPickedAttempt } from '../run/attempt-pick-record.js';
 import { followUpWaiting } from '../run/follow-up-record.js';
 
 function instanceJson(dir: string, i: InstanceState): Record<string, unknown> {
@@ -85,7 +85,11 @@ export function runJson(folder: RunFolder): Record<string, unknown> {
     ...(s.budgetExhausted ? { budgetExhausted: s.budgetExhausted } : {}),
     dir: folder.dir,
     ...(folder.planFile ? { planFile: folder.planFile } : {}),
-    instances: instancesInTaskOrder(s).map((i) => instanceJson(folder.dir, i)),
+    // attempts: an attempt that lost to one that landed is marked notPicked (no failure of the run).
+    instances: instancesInTaskOrder(s).map((i) => ({
+      ...instanceJson(folder.dir, i),
+      ...(isFinished(i) && notPickedAttempt(s.picks, i.key) ? { notPicked: true } : {}),
+    })),
     // Publish gates (publish.approve) by task, and what the run published once one was approved.
     ...(s.publishGates.size ? { publishGates: Object.fromEntries(s.publishGates) } : {}),
     ...(s.published.length ? { published: s.published } : {}),

@@ -185,7 +185,16 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     );
     expect(show).toMatch(/\* attempt 2: .* · landed; its work: patches\/fix\.attempt-2\.diff/);
     const folder = loadRunFolder(r.outcome.dir);
-    const json = runJson(folder) as { picks: { attempts: unknown[] }[] };
+    const json = runJson(folder) as {
+      picks: { attempts: unknown[] }[];
+      instances: { key: string; status: string; notPicked?: boolean; patchFile?: string }[];
+    };
+    expect(json.instances.map((i) => [i.key, i.status, i.notPicked ?? false, i.patchFile])).toEqual([
+      ['fix.attempt-1', 'failed', true, 'patches/fix.attempt-1.diff'],
+      ['fix.attempt-2', 'done', false, 'patches/fix.attempt-2.diff'],
+      ['fix.attempt-3', 'failed', true, 'patches/fix.attempt-3.diff'],
+      ['after', 'done', false, undefined],
+    ]);
     expect(json.picks[0]!.attempts).toEqual([
       {
         key: 'fix.attempt-1',
