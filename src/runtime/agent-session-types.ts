@@ -2,7 +2,7 @@
 // state snapshot that get_state / UIs read.
 import type { AgentStreamOptions, QueueMode } from '../agent/agent.js';
 import type { AgentThinkingLevel, AnyAgentTool } from '../agent/types.js';
-import type { ImageContent, Model, StreamFunction } from '../ai/types.js';
+import type { AssistantMessage, ImageContent, Model, StreamFunction } from '../ai/types.js';
 import type { CompactionSettings } from '../session/defaults.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { Skill } from '../tools/skills.js';
@@ -98,4 +98,11 @@ export interface SessionState {
   autoRetryEnabled: boolean;
   steeringMode: QueueMode;
   followUpMode: QueueMode;
+}
+
+/** One summary model call (a compaction's or a branch summary's): its reply and when it was asked and answered. */
+export interface SummaryCall {
+  message: AssistantMessage;
+  startTs: number;
+  endTs: number;
 }

@@ -50,6 +50,7 @@ import type {
   NavigateResult,
   PromptOptions,
   SessionState,
+  SummaryCall,
 } from './agent-session-types.js';
 
 export class AgentSession {
@@ -80,6 +81,7 @@ export class AgentSession {
   private readonly writer: SessionWriter;
   /** Steering / follow-up messages not yet delivered (removed when their message_start is seen). */
   private readonly queued = new Set<AgentMessage>();
+  private readonly summaryCallListeners = new Set<(call: SummaryCall) => void>();
 
   constructor(private readonly config: AgentSessionConfig) {
     this.storeValue = config.store;
@@ -118,8 +120,24 @@ export class AgentSession {
     // Every call (turns, retries, summaries) is metered: the spend caps count what was paid.
     const turnStream = this.metered(config.streamFn ?? registryStream);
     const summaryStream = config.summaryStreamFn ? this.metered(config.summaryStreamFn) : turnStream;
-    const complete: CompleteFunction = (model, context, options) =>
-      Promise.resolve(summaryStream(model, context, options)).then((s) => s.result());
+    // Summary calls (compactions, branch summaries) are no conversation message: onSummaryCall
+    // tells a listener (`orchestrate agent`'s traces) of each one that got a reply.
+    const complete: CompleteFunction = (model, context, options) => {
+      const startTs = Date.now();
+      return Promise.resolve(summaryStream(model, context, options))
+        .then((s) => s.result())
+        .then((message) => {
+          const call = { message, startTs, endTs: Date.now() };
+          for (const l of this.summaryCallListeners) {
+            try {
+              l(call);
+            } catch (err) {
+              notify(`A summary call listener threw: ${errorText(err)}`);
+            }
+          }
+          return message;
+        });
+    };
 
     this.agent = new Agent({
       initialState: {
@@ -257,6 +275,12 @@ export class AgentSession {
   /** Listeners are called synchronously, in order, after the event was persisted. */
   subscribe(listener: AgentSessionListener): () => void {
     return this.bus.subscribe(listener);
+  }
+
+  /** Each summary model call (a compaction's or a branch summary's) once its reply is in. */
+  onSummaryCall(listener: (call: SummaryCall) => void): () => void {
+    this.summaryCallListeners.add(listener);
+    return () => this.summaryCallListeners.delete(listener);
   }
 
   private emit(event: AgentSessionEvent): void {

@@ -3,7 +3,11 @@
 // product's well-known secrets (provider keys of the presets, forge tokens, the cluster secret;
 // run/secrets.ts), as a run's store would; the command has no recipe to name more.
 // The one invoke_agent span covers the whole command (every prompt of it), its chat and
-// execute_tool spans hang under it.
+// execute_tool spans hang under it. A summary model call is no conversation message: the session
+// reports each one (onSummaryCall) and it becomes a chat span with `orchestrate.call.purpose`, as
+// in a run: `compaction` inside a compaction (a user's /compact, RPC compact, or an automatic
+// one), `summary` otherwise (the branch left by a navigation).
+import type { AssistantMessage } from '../ai/types.js';
 import type { RunEvent, UsageSummary } from '../run/run-events.js';
 import { runRedactor } from '../run/secrets.js';
 import type { OtelSettings } from './otel-settings.js';
@@ -14,6 +18,8 @@ import { startTraceExport } from './trace-export.js';
 export interface TracedSession {
   readonly sessionId: string;
   subscribe(listener: (event: { type: string }) => void): () => void;
+  /** Each summary model call, once answered (AgentSession.onSummaryCall). */
+  onSummaryCall?(listener: (call: { message: AssistantMessage; startTs: number; endTs: number }) => void): () => void;
 }
 
 export interface AgentTracing {
@@ -40,24 +46,49 @@ export function traceAgentSession(
   const usage: UsageSummary = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
   const emit = (e: RunEvent): void => spans.onEvent(redactor ? redactor.value(e) : e);
   emit({ ...ref, ts: started, type: 'instance_start', ...(opts.prompt ? { prompt: opts.prompt } : {}) });
+  const add = (u: Partial<Omit<UsageSummary, 'cost'>> & { cost?: { total?: number } }): void => {
+    usage.input += u.input ?? 0;
+    usage.output += u.output ?? 0;
+    usage.cacheRead += u.cacheRead ?? 0;
+    usage.cacheWrite += u.cacheWrite ?? 0;
+    usage.totalTokens += u.totalTokens ?? 0;
+    usage.cost += u.cost?.total ?? 0;
+  };
+  // Whether a compaction runs now: its summary calls are `compaction`, any other is a `summary`.
+  let compacting = false;
   const unsubscribe = session.subscribe((event) => {
-    const m = (event as { message?: { role?: string; usage?: Partial<UsageSummary> & { cost?: { total?: number } } } })
-      .message;
-    if (event.type === 'message_end' && m?.role === 'assistant' && m.usage) {
-      usage.input += m.usage.input ?? 0;
-      usage.output += m.usage.output ?? 0;
-      usage.cacheRead += m.usage.cacheRead ?? 0;
-      usage.cacheWrite += m.usage.cacheWrite ?? 0;
-      usage.totalTokens += m.usage.totalTokens ?? 0;
-      usage.cost += m.usage.cost?.total ?? 0;
-    }
+    const m = (event as { message?: { role?: string; usage?: Parameters<typeof add>[0] } }).message;
+    if (event.type === 'message_end' && m?.role === 'assistant' && m.usage) add(m.usage);
+    if (event.type === 'compaction_start' || event.type === 'auto_compaction_start') compacting = true;
+    if (event.type === 'compaction_end' || event.type === 'auto_compaction_end') compacting = false;
     emit({ ...ref, ts: Date.now(), type: 'agent_event', event });
+  });
+  const unsubscribeCalls = session.onSummaryCall?.(({ message: m, startTs, endTs }) => {
+    add(m.usage);
+    const failed = m.stopReason === 'error' || m.stopReason === 'aborted';
+    spans.summaryCall(ref, {
+      purpose: compacting ? 'compaction' : 'summary',
+      model: m.model,
+      provider: m.provider,
+      usage: { ...m.usage, cost: m.usage.cost.total },
+      startTs,
+      endTs,
+      ...(failed
+        ? {
+            error: {
+              type: String(m.errorKind ?? m.stopReason),
+              ...(m.errorMessage !== undefined ? { message: redact(m.errorMessage) } : {}),
+            },
+          }
+        : {}),
+    });
   });
   let finished: Promise<void> | undefined;
   return {
     finish(outcome) {
       finished ??= (async () => {
         unsubscribe();
+        unsubscribeCalls?.();
         const ts = Date.now();
         const durationMs = ts - started;
         if (outcome.ok) emit({ ...ref, ts, type: 'instance_done', output: null, usage, durationMs });

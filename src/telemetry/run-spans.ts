@@ -335,25 +335,62 @@ export class RunSpans {
   private sessionCall(e: Of<'call_usage'>): void {
     const a = this.attempts.get(attemptId(e.key, e.attempt));
     if (!a?.compaction) return;
-    const model = this.text(e.model);
-    const start = Math.min(a.compaction.fromTs, e.ts);
+    const { model, provider, usage } = e;
+    this.summaryCall(e, {
+      purpose: a.compaction.purpose,
+      model,
+      provider,
+      usage,
+      startTs: a.compaction.fromTs,
+      endTs: e.ts,
+    });
+    a.compaction.fromTs = e.ts;
+  }
+
+  /**
+   * A model call that is no conversation message (a summary or a compaction's) as a chat span of
+   * the attempt, with `orchestrate.call.purpose`. The run gets them from call_usage (above);
+   * `orchestrate agent` from its session's own summary calls (agent-tracing.ts).
+   */
+  summaryCall(
+    ref: { key: string; attempt: number },
+    call: {
+      purpose: 'summary' | 'compaction';
+      model: string;
+      provider?: string | undefined;
+      usage: { input: number; output: number; cacheRead: number; cacheWrite: number; cost: number };
+      startTs: number;
+      endTs: number;
+      /** The call failed (stopReason error or aborted): its message. */
+      error?: { type: string; message?: string };
+    },
+  ): void {
+    const a = this.attempts.get(attemptId(ref.key, ref.attempt));
+    if (!a) return;
+    const model = this.text(call.model);
     const span = this.start(
       `chat ${model}`,
       OPERATIONS.chat,
-      start,
+      Math.min(call.startTs, call.endTs),
       {
         [GEN_AI.operationName]: 'chat',
-        ...(e.provider ? { [GEN_AI.providerName]: providerName(this.text(e.provider)) } : {}),
+        ...(call.provider ? { [GEN_AI.providerName]: providerName(this.text(call.provider)) } : {}),
         [GEN_AI.requestModel]: model,
         [GEN_AI.responseModel]: model,
-        ...this.usageAttributes(e.usage),
-        [ORCH.callPurpose]: a.compaction.purpose,
+        ...this.usageAttributes(call.usage),
+        [ORCH.callPurpose]: call.purpose,
       },
       a.ctx,
     );
-    span.end(e.ts);
-    a.compaction.fromTs = e.ts;
-    a.lastTs = e.ts;
+    if (call.error) {
+      span.setAttribute(GEN_AI.errorType, this.text(call.error.type));
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        ...(call.error.message !== undefined ? { message: this.text(call.error.message) } : {}),
+      });
+    }
+    span.end(call.endTs);
+    a.lastTs = Math.max(a.lastTs, call.endTs);
   }
 
   private startTool(a: AttemptSpans, ev: Record<string, unknown>, ts: number): void {
