@@ -16,6 +16,7 @@ import { ANSWER_MARK } from '../../src/publish/forge.js';
 import type { ChangesetStatus } from '../../src/publish/track.js';
 import { readChangesets } from '../../src/run/changesets.js';
 import { runCli } from '../cli/run-cli.js';
+import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
 import { cleanupTempDirs, events, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { TOKEN, filesUnder, git, runCampaign } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
@@ -78,7 +79,9 @@ const FAILING_LOG = [
   '',
 ].join('\n');
 
-describe('campaign follow-up: CI and review feedback back to the agents until merged', () => {
+// Limits of 120 s only turn a hang into a failure: a test runs follow-up rounds with their agents
+// and starts the CLI as a process, which took over 30 s with a load average of 50.
+describe('campaign follow-up: CI and review feedback back to the agents until merged', { timeout: 120_000 }, () => {
   let gh: FakeGitHub;
   let dir: string;
   let runDir: string;
@@ -121,7 +124,7 @@ describe('campaign follow-up: CI and review feedback back to the agents until me
     expect(published.stderr).toBe('');
     expect(published.code).toBe(0);
     expect(gh.pulls.map((p) => [p.repo, p.state])).toEqual(REPOS.map((r) => [`acme/${r}`, 'open']));
-  });
+  }, 120_000);
   afterAll(async () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     await gh?.close();
@@ -159,9 +162,7 @@ describe('campaign follow-up: CI and review feedback back to the agents until me
     child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli/main.ts'),
+        ...CLI_NODE_ARGS,
         'publish',
         runDir,
         '--follow-up',
