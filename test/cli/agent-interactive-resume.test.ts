@@ -2,46 +2,27 @@
 // provider) on a session whose last turn a kill cut off: the UI says the turn was interrupted and
 // finishes it (the cut-off bash call is answered as interrupted, not run again) before taking
 // prompts. Every step waits on what the screen shows (bounded polling), never on a fixed sleep.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgentCli } from '../runtime/helpers/agent-cli.js';
-import { CLI_SHELL } from '../helpers/cli-entry.js';
+import { editorArea, hasTmux, IDLE, tmuxServer } from './helpers/tmux-agent.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 if (!hasTmux) console.warn('agent-interactive-resume: skipped because tmux is not installed (apt-get install tmux)');
 
-// A private tmux server (own socket) so the test never touches anyone else's sessions.
-const SOCKET = `orchestrate-resume-${process.pid}`;
-const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const WAIT_MS = 30_000;
-const screen = (pane: string): string => tmux('capture-pane', '-p', '-t', pane);
+const { tmux, waitFor, start, stop, launchAgent } = tmuxServer(`orchestrate-resume-${process.pid}`);
 /** The screen with wrapped lines joined. */
 const flat = (s: string): string => s.replace(/\s+/g, ' ');
-
-async function waitFor(pane: string, ok: (s: string) => boolean, what: string): Promise<string> {
-  const t0 = Date.now();
-  for (;;) {
-    const s = screen(pane);
-    if (ok(s)) return s;
-    if (Date.now() - t0 > WAIT_MS) throw new Error(`timed out waiting for ${what}; screen:\n${s}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
-const IDLE = /^scripted · ctx .* \/help$/m;
-const editorArea = (s: string): string => s.split('─'.repeat(80)).at(-1) ?? '';
 
 describe.skipIf(!hasTmux)('orchestrate agent --continue, interactive, on a cut-off session (tmux, 80x24)', () => {
   let home: string;
   beforeAll(() => {
     home = mkdtempSync(join(tmpdir(), 'interactive-resume-home-'));
-    tmux('new-session', '-d', '-s', 'keep-alive', 'sleep 600');
+    start();
   });
   afterAll(() => {
-    spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+    stop();
     rmSync(home, { recursive: true, force: true });
   });
 
@@ -71,20 +52,7 @@ describe.skipIf(!hasTmux)('orchestrate agent --continue, interactive, on a cut-o
     writeFileSync(file, `${lines.slice(0, callAt + 1).join('\n')}\n`);
     expect(readFileSync(join(work, 'runs.txt'), 'utf8')).toBe('run\n');
 
-    const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ORCHESTRATE_HOME='${home}' NO_COLOR=1 ${CLI_SHELL} agent ${[...args, '--continue'].join(' ')}`;
-    tmux(
-      'new-session',
-      '-d',
-      '-s',
-      'again',
-      '-x',
-      '80',
-      '-y',
-      '24',
-      '-c',
-      ROOT,
-      `sh -c "${cli}; echo exit=\\$?; sleep 600"`,
-    );
+    launchAgent('again', [...args, '--continue'], { ORCHESTRATE_HOME: home, NO_COLOR: '1' });
     const s = await waitFor(
       'again',
       (x) => x.includes('Finished the interrupted turn.') && IDLE.test(x),

@@ -4,38 +4,18 @@
 // order, and the screen ends with the editor and status line; a resize does not print anything
 // again; --continue prints the reopened history once; /new goes on below a separator line. Every
 // step waits on what the pane shows (bounded polling), never on a fixed sleep.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_SHELL } from '../helpers/cli-entry.js';
+import { editorArea, hasTmux, IDLE, tmuxServer } from './helpers/tmux-agent.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 if (!hasTmux)
   console.warn('agent-interactive-scrollback: skipped because tmux is not installed (apt-get install tmux)');
 
-// A private tmux server (own socket) so the test never touches anyone else's sessions.
-const SOCKET = `orchestrate-scrollback-${process.pid}`;
-const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const WAIT_MS = 30_000;
-/** The visible rows. */
-const screen = (pane: string): string => tmux('capture-pane', '-p', '-t', pane);
-/** The scrollback and the screen: the last 200 rows of history, then the visible rows. */
-const history = (pane: string): string => tmux('capture-pane', '-p', '-S', '-200', '-t', pane);
-
-async function waitFor(pane: string, ok: (s: string) => boolean, what: string): Promise<string> {
-  const t0 = Date.now();
-  for (;;) {
-    const s = screen(pane);
-    if (ok(s)) return s;
-    if (Date.now() - t0 > WAIT_MS) throw new Error(`timed out waiting for ${what}; screen:\n${s}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
-const IDLE = /^scripted · ctx .* \/help$/m;
-const editorArea = (s: string, width = 80): string => s.split('─'.repeat(width)).at(-1) ?? '';
+const { tmux, screen, history, waitFor, start, stop, launchAgent } = tmuxServer(
+  `orchestrate-scrollback-${process.pid}`,
+);
 /** How many rows of `text` are exactly `row`. */
 const rowCount = (text: string, row: string): number => text.split('\n').filter((l) => l === row).length;
 
@@ -59,29 +39,15 @@ describe.skipIf(!hasTmux)(
     let home: string;
     beforeAll(() => {
       home = mkdtempSync(join(tmpdir(), 'interactive-scrollback-home-'));
-      tmux('new-session', '-d', '-s', 'keep-alive', 'sleep 600');
+      start();
     });
     afterAll(() => {
-      spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+      stop();
       rmSync(home, { recursive: true, force: true });
     });
 
     function launch(pane: string, args: string[]): void {
-      // CI would make ink print only final frames; an API key must not matter offline.
-      const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ORCHESTRATE_HOME='${home}' NO_COLOR=1 ${CLI_SHELL} agent ${args.join(' ')}`;
-      tmux(
-        'new-session',
-        '-d',
-        '-s',
-        pane,
-        '-x',
-        '80',
-        '-y',
-        '24',
-        '-c',
-        ROOT,
-        `sh -c "${cli}; echo exit=\\$?; sleep 600"`,
-      );
+      launchAgent(pane, args, { ORCHESTRATE_HOME: home, NO_COLOR: '1' });
     }
 
     it('prompts and replies are printed once each into the scrollback; resize, --continue and /new print nothing twice', async () => {
