@@ -114,17 +114,20 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
 
     const serve = spawnCli(['serve', runs], env);
     children.push(serve);
+    // The run and the browser start while serve does (three starts in the time of one): the page
+    // opens once all three are up, and its waits are on what it shows.
+    const run = spawnCli([recipe, '--run-dir', runs], env);
+    children.push(run);
+    const runDone = exited(run);
+    const launching = chromium.launch({ executablePath: CHROMIUM });
+    launching.catch(() => {}); // its failure is reported where it is awaited, below
     const url = await firstLine(serve);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{40,}$/);
     const base = new URL(url).origin;
     // The token is the one kept, private, in the orchestrate home.
     expect(readFileSync(join(dir, 'home', 'web-token'), 'utf8').trim()).toBe(new URL(url).searchParams.get('token'));
 
-    const run = spawnCli([recipe, '--run-dir', runs], env);
-    children.push(run);
-    const runDone = exited(run);
-
-    browser = await chromium.launch({ executablePath: CHROMIUM });
+    browser = await launching;
     const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
