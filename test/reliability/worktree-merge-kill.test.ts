@@ -75,25 +75,45 @@ describe('merge: apply under kill -9 of the coordinator', () => {
   it('every change lands in the checkout exactly once, whatever instant the kills hit', async () => {
     const rand = seededRandom(20261203);
     let kills = 0;
-    for (let trial = 0; trial < 4; trial++) {
+    /** Where each kill fell: the run log's lines then, of the lines of the whole run. */
+    const fell: string[] = [];
+    // A whole run logs about 260 lines here: its agents edit until line ~125, where the first of
+    // six landings is logged, and the other five follow every 20 to 40 lines. Each trial kills in
+    // a part of the run of its own (the seeded instant drawn inside it): the first while the agents
+    // edit and nothing has landed, the second among the landings, so two trials cover what more
+    // trials drawn over the whole run would. Each resume is killed again soon after it starts.
+    const trials = 2;
+    const firstKill = [
+      { from: 4, span: 115 },
+      { from: 125, span: 130 },
+    ];
+    for (let trial = 0; trial < trials; trial++) {
       const dir = project();
       const runs = join(dir, 'runs');
       const repo = join(dir, 'repo');
-      // A whole run logs about 60 lines here; kill somewhere in it, then again in the resume.
-      const first = await runAndKill([join(dir, 'recipe.yaml'), '--run-dir', runs], runs, 4 + Math.floor(rand() * 60));
+      const first = await runAndKill(
+        [join(dir, 'recipe.yaml'), '--run-dir', runs],
+        runs,
+        firstKill[trial]!.from + Math.floor(rand() * firstKill[trial]!.span),
+      );
       const runId = runFolderName(runs)!;
       expect(runId, 'a run folder').toBeDefined();
       const runDir = join(runs, runId);
       if (first.killed) kills++;
       const logged = lines(join(runDir, 'run.jsonl'));
+      if (first.killed) fell.push(`${logged}`);
       const second = first.killed
         ? await runAndKill(['resume', runDir], runs, logged + 2 + Math.floor(rand() * 30))
         : undefined;
-      if (second?.killed) kills++;
+      if (second?.killed) {
+        kills++;
+        fell.push(`resume ${lines(join(runDir, 'run.jsonl'))}`);
+      }
       let last = second?.exit ?? first.exit;
       if (second?.killed || (!second && first.killed))
         last = (await runAndKill(['resume', runDir], runs, undefined)).exit;
       expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
+      fell.push(`end ${lines(join(runDir, 'run.jsonl'))}`);
 
       const log = events(runDir);
       expect(
@@ -119,7 +139,7 @@ describe('merge: apply under kill -9 of the coordinator', () => {
           .match(/^worktree /gm),
       ).toHaveLength(1);
     }
-    printSummary('worktree-merge-kill', { trials: 4, kills });
+    printSummary('worktree-merge-kill', { trials, kills, killedAtLines: fell.join(',') });
     expect(kills).toBeGreaterThan(0);
   }, 600_000);
 
