@@ -2,13 +2,16 @@
 // changeset's state appears: `orchestrate status` (its table is the one `--watch` draws), `status
 // --json`, `orchestrate show` and `show --json`, and the web page's snapshot (the changeset's row
 // and a follow_up gate the page can answer), each with the command that approves it, its deadline
-// and its on_timeout. Once approved, none of them says it waits. One repository on the strict fake
+// and its on_timeout; a `--watch` without a terminal says when it was answered. Once approved, none
+// of them says it waits. One repository on the strict fake
 // GitHub (Octokit on the wire) whose CI fails until the agent's round fixes it.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
+import { readChangesets } from '../../src/run/changesets.js';
 import type { ChangesetStatus } from '../../src/publish/track.js';
 import type { FollowUpWaiting } from '../../src/run/follow-up-record.js';
 import { runSnapshot } from '../../src/web/run-snapshot.js';
@@ -135,9 +138,32 @@ describe('a follow-up round waiting for approval, in every view of its changeset
     ]);
   });
 
-  it('once approved, no view says it waits', async () => {
+  it('status --watch (no terminal) shows the waiting round, then says it was answered; once approved, no view says it waits', async () => {
+    let text = '';
+    const waiters: { test: (s: string) => boolean; resolve: () => void }[] = [];
+    const until = (test: (s: string) => boolean) =>
+      new Promise<void>((resolve) => (test(text) ? resolve() : waiters.push({ test, resolve })));
+    const watching = main(['status', runDir, '--watch', '--interval', '0.2', '--run-dir', join(dir, 'runs')], {
+      stdout: (s) => {
+        text += s;
+        for (const w of waiters.splice(0))
+          if (w.test(text)) w.resolve();
+          else waiters.push(w);
+      },
+      stderr: () => undefined,
+      cwd: dir,
+      env: { PATH: process.env.PATH, GITHUB_TOKEN: TOKEN },
+      isTTY: false,
+    });
+    await until((s) => s.includes(`change.repo-a: round 1 waiting for approval: ${answer} (or reject)`));
+
     const ok = await cli('approve', runDir, '--follow-up', '--instance', 'change.repo-a');
     expect(ok.code, ok.stderr).toBe(0);
+    await until((s) => /\d\d:\d\d:\d\d change\.repo-a: follow-up round 1 answered/.test(s));
+    // The watch ends once the pull request is merged.
+    gh.merge('acme/repo-a', readChangesets(runDir)!.changesets[0]!.pr!.number);
+    expect(await watching).toBe(0);
+
     const json = JSON.parse((await cli('status', runDir, '--json')).stdout) as { changesets: ChangesetStatus[] };
     expect(json.changesets[0]!.followUpWaiting).toBeUndefined();
     expect((await cli('status', runDir)).stdout).not.toContain('waiting for approval');
