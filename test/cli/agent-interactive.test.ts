@@ -1,43 +1,21 @@
 // `orchestrate agent` in interactive mode, end to end: the real CLI in a real pseudo-terminal
 // (tmux, 80x24) on the scripted provider. Keys go in with send-keys; every step waits on what
 // the screen shows (capture-pane polling with a generous limit), never on a fixed sleep.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { displayWidth } from '../../src/display/terminal-text.js';
-import { CLI_SHELL } from '../helpers/cli-entry.js';
+import { editorArea, hasTmux, IDLE, tmuxServer } from './helpers/tmux-agent.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(ROOT, 'test/fixtures/agent');
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 if (!hasTmux) console.warn('agent-interactive: skipped because tmux is not installed (apt-get install tmux)');
 
-// A private tmux server (own socket) so the test never touches anyone else's sessions.
-const SOCKET = `orchestrate-interactive-${process.pid}`;
-const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const WAIT_MS = 30_000;
-
-/** The pane's rows (24), or with -e its text with the escape sequences as drawn. */
-const screen = (pane: string, escapes = false): string =>
-  tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', pane);
-
-async function waitFor(pane: string, ok: (s: string) => boolean, what: string): Promise<string> {
-  const t0 = Date.now();
-  for (;;) {
-    const s = screen(pane);
-    if (ok(s)) return s;
-    if (Date.now() - t0 > WAIT_MS) throw new Error(`timed out waiting for ${what}; screen:\n${s}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+const { tmux, screen, waitFor, start, stop, launchAgent } = tmuxServer(`orchestrate-interactive-${process.pid}`);
 const waitText = (pane: string, text: string | RegExp) =>
   waitFor(pane, (s) => (typeof text === 'string' ? s.includes(text) : text.test(s)), String(text));
-
-/** What is below the editor's top border: the editor lines and the status line. */
-const editorArea = (s: string): string => s.split('─'.repeat(80)).at(-1) ?? '';
 
 /** Types text literally and waits until the editor shows it (keys are not sent ahead of the UI). */
 async function typeText(pane: string, text: string): Promise<void> {
@@ -45,9 +23,6 @@ async function typeText(pane: string, text: string): Promise<void> {
   await waitFor(pane, (s) => editorArea(s).includes(text), `"${text}" in the editor`);
 }
 const key = (pane: string, ...keys: string[]) => tmux('send-keys', '-t', pane, ...keys);
-
-/** The status line says the agent is idle (its run, including the writes after it, is over). */
-const IDLE = /^scripted · ctx .* \/help$/m;
 
 /** Sends a prompt and waits for the reply and for the run to be over. */
 async function prompt(pane: string, text: string, reply: string): Promise<string> {
@@ -128,30 +103,15 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
   // test's new-session from reaching a server on its way out (see live-view-tty.test.ts).
   beforeAll(() => {
     home = mkdtempSync(join(tmpdir(), 'interactive-home-'));
-    tmux('new-session', '-d', '-s', 'keep-alive', 'sleep 600');
+    start();
   });
   afterAll(() => {
-    spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+    stop();
   });
 
   /** Starts the CLI in a new 80x24 pane; the shell prints its exit code and stays. */
   function launch(pane: string, args: string[], env: Record<string, string> = {}): void {
-    const vars = Object.entries({ ORCHESTRATE_HOME: home, ...env }).map(([k, v]) => `${k}='${v}'`);
-    // CI would make ink print only final frames; an API key must not matter offline.
-    const cli = `env -u CI -u CONTINUOUS_INTEGRATION -u ANTHROPIC_API_KEY -u ORCHESTRATE_MODEL ${vars.join(' ')} ${CLI_SHELL} agent ${args.join(' ')}`;
-    tmux(
-      'new-session',
-      '-d',
-      '-s',
-      pane,
-      '-x',
-      '80',
-      '-y',
-      '24',
-      '-c',
-      ROOT,
-      `sh -c "${cli}; echo exit=\\$?; sleep 600"`,
-    );
+    launchAgent(pane, args, { ORCHESTRATE_HOME: home, ...env });
   }
 
   it('turns, Esc abort, a steering message, /exit, then --continue shows the conversation and goes on; Ctrl+C twice quits', async () => {
