@@ -69,8 +69,18 @@ function trainSteps(runs: string): number {
   return readFileSync(file, 'utf8').split('"type":"train_step"').length - 1;
 }
 
-/** Starts `args`, kills it with SIGKILL once the log holds `killAt` train steps (or lets it end first). */
-async function runAndKill(args: string[], runs: string, killAt: number | undefined): Promise<Exited> {
+/** Whether the run log holds a train step of this phase. */
+function stepLogged(runs: string, phase: string): boolean {
+  const name = runFolderName(runs);
+  const file = name === undefined ? undefined : join(runs, name, 'run.jsonl');
+  return !!file && existsSync(file) && readFileSync(file, 'utf8').includes(`"phase":"${phase}"`);
+}
+
+/**
+ * Starts `args`, kills it with SIGKILL once the log holds `killAt` train steps, or a step of the
+ * phase `killAt` names (or lets it end first).
+ */
+async function runAndKill(args: string[], runs: string, killAt: number | string | undefined): Promise<Exited> {
   const child = spawnCli(args, {});
   const done = exited(child);
   let ended = false;
@@ -78,7 +88,8 @@ async function runAndKill(args: string[], runs: string, killAt: number | undefin
     ended = true;
   });
   if (killAt !== undefined) {
-    await until(() => ended || trainSteps(runs) >= killAt, `${killAt} train steps`, 240_000);
+    const reached = (): boolean => (typeof killAt === 'number' ? trainSteps(runs) >= killAt : stepLogged(runs, killAt));
+    await until(() => ended || reached(), `train step ${killAt}`, 240_000);
     if (!ended) child.kill('SIGKILL');
   }
   return done;
@@ -88,25 +99,40 @@ describe('the merge train under kill -9 of the coordinator', () => {
   it('resumed after kills at random steps of the train, every instance lands exactly once', async () => {
     const rand = seededRandom(20261206);
     let kills = 0;
-    const trials = 3;
+    /** Where each kill fell: the train steps logged then, of the steps of the whole run. */
+    const fell: string[] = [];
+    // A whole train logs 15 steps here (6 landings of 2, a conflict, a repair, ...). Each trial
+    // kills in a phase of its own rather than more trials drawn over the whole train: the first at
+    // a seeded step among the first landings, the second as soon as the repair is logged (its agent
+    // not yet started, or under way); each resume is killed again at a step after it.
+    const firstKill: (number | string)[] = [1 + Math.floor(rand() * 8), 'repair'];
+    // After the repair only its landing may be left: that resume is killed at its next step.
+    const resumeKillSpan = [4, 1];
+    const trials = firstKill.length;
     for (let trial = 0; trial < trials; trial++) {
       const dir = project();
       const runs = join(dir, 'runs');
       const repo = join(dir, 'repo');
-      // A whole train logs 15 steps here (6 landings of 2, a conflict, a repair, ...).
-      const first = await runAndKill([join(dir, 'recipe.yaml'), '--run-dir', runs], runs, 1 + Math.floor(rand() * 13));
+      const first = await runAndKill([join(dir, 'recipe.yaml'), '--run-dir', runs], runs, firstKill[trial]);
       const runDir = join(runs, runFolderName(runs)!);
       let last = first;
       if (first.signal === 'SIGKILL') {
         kills++;
-        const second = await runAndKill(['resume', runDir], runs, trainSteps(runs) + 1 + Math.floor(rand() * 4));
+        fell.push(`${trainSteps(runs)}`);
+        const second = await runAndKill(
+          ['resume', runDir],
+          runs,
+          trainSteps(runs) + 1 + Math.floor(rand() * resumeKillSpan[trial]!),
+        );
         last = second;
         if (second.signal === 'SIGKILL') {
           kills++;
+          fell.push(`resume ${trainSteps(runs)}`);
           last = await runAndKill(['resume', runDir], runs, undefined);
         }
       }
       expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
+      fell.push(`end ${trainSteps(runs)}`);
 
       const log = events(runDir);
       expect(ofType(log, 'instance_failed'), `trial ${trial}`).toEqual([]);
@@ -135,7 +161,7 @@ describe('the merge train under kill -9 of the coordinator', () => {
           .match(/^worktree /gm),
       ).toHaveLength(1);
     }
-    printSummary('merge-train-kill', { trials, kills });
+    printSummary('merge-train-kill', { trials, kills, killedAtSteps: fell.join(',') });
     expect(kills).toBeGreaterThan(0);
   }, 900_000);
 });
