@@ -15,6 +15,8 @@ import {
   readObservations,
 } from '../run/changesets.js';
 import { type StatusRow, burndownLine, burndownSparkline, changesetRows, mergedCount } from './changesets-text.js';
+import { followUpWaiting, followUpWaitingLine } from '../run/follow-up-record.js';
+import type { RunState } from '../run/run-fold.js';
 import type { FrameOptions } from './live-frame.js';
 import { truncateToWidth } from './terminal-text.js';
 
@@ -65,8 +67,11 @@ export class ChangesetsSection {
     }
   }
 
-  /** The section's lines (none without changesets), at most `room` of them. */
-  lines(o: FrameOptions, room: number): string[] {
+  /**
+   * The section's lines (none without changesets), at most `room` of them. With the run's fold, a
+   * follow-up round waiting at its gate is named under the rows, with the command that answers it.
+   */
+  lines(o: FrameOptions, room: number, state?: Pick<RunState, 'runId' | 'instances'>): string[] {
     this.refresh(o.now);
     const p = o.painter;
     const cut = (s: string) => truncateToWidth(s, o.width - 1);
@@ -94,8 +99,13 @@ export class ChangesetsSection {
       `  ${c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join('  ')}`.trimEnd();
     const colour = (state: string, text: string) =>
       state === 'merged' ? p.paint('green', text) : state === 'closed' ? p.paint('dim', text) : text;
-    // Room: the heading, the titles, the rows; past it the rest is counted.
-    const fit = Math.max(0, room - 2);
+    const waiting = (state ? this.file.changesets : []).flatMap((c) => {
+      const w = followUpWaiting(state!, c);
+      return w ? [`  ${c.key}: ${followUpWaitingLine(w)}`] : [];
+    });
+    // Room: the heading, the titles, the rows (and a waiting round each, room kept for one row); past it the rest is counted.
+    const notes = waiting.slice(0, Math.max(0, room - 3));
+    const fit = Math.max(0, room - 2 - notes.length);
     const shown = cells.length > fit ? Math.max(0, fit - 1) : cells.length;
     const out = [cut(head), cut(p.paint('dim', row(titles)))];
     cells.slice(0, shown).forEach((c, i) => {
@@ -103,6 +113,7 @@ export class ChangesetsSection {
     });
     if (shown < cells.length)
       out.push(cut(p.paint('dim', `  … ${cells.length - shown} more (orchestrate status <run> lists them)`)));
+    for (const n of notes) out.push(cut(p.paint('yellow', n)));
     return out;
   }
 }

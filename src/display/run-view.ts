@@ -181,7 +181,7 @@ export class RunView extends LiveView {
       return conversationFrame(this.state, inst, conv, this.model, o, writing);
     }
     // A campaign's changesets and burndown sit under the list (a third of the screen at most).
-    const section = this.changesets.lines(o, Math.max(3, Math.floor(o.height / 3)));
+    const section = this.changesets.lines(o, Math.max(3, Math.floor(o.height / 3)), this.state);
     if (section.length === 0) return listFrame(this.state, this.model, o);
     const list = listFrame(this.state, this.model, { ...o, height: o.height - section.length - 1 });
     return [...list.slice(0, -1), '', ...section, list[list.length - 1]!];

@@ -2,7 +2,8 @@
 // checks, review, mergeable, diffstat, pull request) as changesets.json and changesets-status.jsonl
 // say, and the burndown (merged/total and merged over time as a sparkline). A new observation shows
 // on the next look; frames in between read no file; no colour without colour. `watch` without a
-// terminal prints the same table and burndown as plain text after the run's log.
+// terminal prints the same table and burndown as plain text after the run's log. A follow-up
+// round waiting at its gate (publish.follow_up.approve) is named under the rows until answered.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +114,81 @@ describe('run view: changesets and burndown', () => {
       .join('\n');
     // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
     expect(coloured).toMatch(/\x1b\[32m {2}change\.repo-a/);
+  });
+
+  it('names a follow-up round waiting at its gate under the rows, with the command that answers it', () => {
+    const runDir = campaignRunDir();
+    const v = view(runDir, () => T0 + 60_000);
+    const ref = { task: 'change', key: 'repo-a', parent: 'change' };
+    v.absorb(ev({ type: 'instance_start', ...ref, attempt: 1 }, T0 + 2));
+    v.absorb(
+      ev(
+        {
+          type: 'instance_followup_start',
+          ...ref,
+          attempt: 2,
+          round: 1,
+          reason: 'ci_failed',
+          evidence: 'ci:abc',
+          fromCommit: 'abc',
+          sessionFile: 's',
+        },
+        T0 + 3,
+      ),
+    );
+    v.absorb(
+      ev(
+        {
+          type: 'instance_followup_end',
+          ...ref,
+          attempt: 2,
+          round: 1,
+          evidence: 'ci:abc',
+          ok: true,
+          patchFile: 'p.diff',
+          usage,
+          durationMs: 1,
+        },
+        T0 + 4,
+      ),
+    );
+    expect(v.frame().join('\n')).not.toContain('waiting for approval');
+    const deadline = T0 + 8 * 3_600_000; // 2023-11-15T06:13:20.000Z
+    v.absorb(
+      ev(
+        {
+          type: 'approval_requested',
+          gate: 'follow_up',
+          task: 'change',
+          key: 'repo-a',
+          round: 1,
+          prompt: 'Push it?',
+          deadline,
+          onTimeout: 'reject',
+        },
+        T0 + 5,
+      ),
+    );
+    expect(v.frame().join('\n')).toContain(
+      // The line is cut at the frame's width (160 columns here), after the command.
+      'change.repo-a: round 1 waiting for approval: orchestrate approve r1 --follow-up --task change --instance repo-a (or reject); on timeout at 2023-11-15T06:13:',
+    );
+    v.absorb(
+      ev(
+        {
+          type: 'approval_given',
+          gate: 'follow_up',
+          task: 'change',
+          key: 'repo-a',
+          round: 1,
+          decision: 'approved',
+          by: 'ana',
+          via: 'cli',
+        },
+        T0 + 6,
+      ),
+    );
+    expect(v.frame().join('\n')).not.toContain('waiting for approval');
   });
 
   it('watch without a terminal prints the changesets and the burndown after the log', async () => {
