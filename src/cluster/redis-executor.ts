@@ -15,8 +15,19 @@
 // too; an up entry for a live launch that does not verify fails that instance `untrusted` and
 // nothing of it (patch, session, checkpoint) is used.
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -24,8 +35,10 @@ import type { ExternalExecutor } from '../orchestrator/execution/instance-execut
 import type { InstanceTask } from '../orchestrator/execution/instance-task.js';
 import type { WorkerResult } from '../orchestrator/protocol.js';
 import { zeroUsage, type FailureClass } from '../run/usage-summary.js';
+import { replaceFileSync } from '../tools/atomic-write.js';
 import {
   AGENTS_QUEUE,
+  b64,
   BULLMQ_PREFIX,
   clusterKeys,
   entryFields,
@@ -39,14 +52,14 @@ import {
   type StreamEntry,
 } from './cluster-wire.js';
 import type { ClusterTrust, JobEnvelope } from './cluster-trust.js';
-import { LaunchFiles } from './launch-files.js';
-import { shippedFiles } from './shipped-files.js';
+import { moduleClosure } from './module-closure.js';
 import { connectRedis, redactRedisUrl, urlOf, type RedisTarget } from './redis-connection.js';
 import { StreamBatch } from './stream-batch.js';
 import { StreamReader } from './stream-reader.js';
 import {
   DEFAULT_MAX_WORKSPACE_BYTES,
   applyWorkspacePatch,
+  megabytes,
   packWorkspace,
   type PackedWorkspace,
 } from './workspace-transfer.js';
@@ -66,7 +79,8 @@ export interface RedisExecutorOptions {
 /** Workspaces packed at once (a wide fan-out would otherwise start a git or tar process per instance at the same moment). */
 const PACKING_AT_ONCE = 4;
 
-export { MAX_SHIPPED_BYTES } from './shipped-files.js';
+/** Skill, extension and script files shipped with a job, at most this much in all (past it the instance fails). */
+export const MAX_SHIPPED_BYTES = 4 * 1024 * 1024;
 
 interface Launch {
   id: string;
@@ -84,13 +98,11 @@ interface Launch {
   worker?: string;
   /** Messages for the agent before a worker took it. */
   buffered: DownMessage[];
-  /** Its session file and workspace checkpoint here, written off the event loop in arrival order. */
-  files: LaunchFiles;
-  /** A checkpoint file may be there (an earlier attempt's, or one written for this launch). */
-  checkpointOnDisk: boolean;
+  checkpointFile: string;
   lastCheckpoint: string;
   /** Times queued (a job lost with Redis's data is queued again, under a new job id). */
   enqueues: number;
+  sessionFd?: number;
   settled: boolean;
   resolve(r: WorkerResult): void;
   reject(err: Error): void;
@@ -113,8 +125,6 @@ export class RedisExecutor implements ExternalExecutor {
   private wasReady = false;
   /** Down entries, written once per event-loop turn as one pipeline. */
   private readonly downBatch: StreamBatch;
-  /** Launch files still being written after their launch ended (close() waits for them). */
-  private readonly closingFiles = new Set<Promise<void>>();
   /** Connections handed to BullMQ, which leaves them open: closed by close(). */
   private readonly connections: Redis[] = [];
   private closed = false;
@@ -213,10 +223,7 @@ export class RedisExecutor implements ExternalExecutor {
       envelope,
       packed,
       buffered: [],
-      files: new LaunchFiles(task.sessionFile, checkpointFile, (what, err) =>
-        this.opts.onWarning?.(`cannot write ${what} of ${task.id}: ${(err as Error).message}`),
-      ),
-      checkpointOnDisk: existsSync(checkpointFile),
+      checkpointFile,
       lastCheckpoint: existsSync(checkpointFile) ? readFileSync(checkpointFile).toString('base64') : '',
       settled: false,
       enqueues: 0,
@@ -328,10 +335,12 @@ export class RedisExecutor implements ExternalExecutor {
         this.cancelIncarnation(l, 'another worker took this agent over');
       }
       l.incarnation = e.incarnation;
+      l.stream = m.stream;
       l.worker = m.worker;
-      // Down messages wait in `buffered` until this worker has its start.
-      l.stream = undefined;
-      void this.startOn(l, e.incarnation, m.stream);
+      const session = existsSync(l.task.sessionFile) ? readFileSync(l.task.sessionFile).toString('base64') : '';
+      this.down(l, { k: 'start', session, checkpoint: l.lastCheckpoint });
+      const queued = l.buffered.splice(0);
+      for (const q of queued) this.down(l, q);
       return;
     }
     // Only the worker that holds the launch now is heard.
@@ -349,12 +358,16 @@ export class RedisExecutor implements ExternalExecutor {
         });
         break;
       case 'session':
-        l.files.writeSession(m.offset, unb64(m.data), m.reset === true);
+        this.writeSession(l, m.offset, unb64(m.data), m.reset === true);
         break;
       case 'checkpoint':
         l.lastCheckpoint = m.patch;
-        l.checkpointOnDisk = true;
-        l.files.writeCheckpoint(unb64(m.patch));
+        try {
+          mkdirSync(dirname(l.checkpointFile), { recursive: true });
+          replaceFileSync(l.checkpointFile, unb64(m.patch));
+        } catch (err) {
+          this.opts.onWarning?.(`cannot keep the workspace checkpoint of ${l.task.id}: ${(err as Error).message}`);
+        }
         break;
       case 'result':
         void this.finish(l, m.result, m.patch);
@@ -365,33 +378,20 @@ export class RedisExecutor implements ExternalExecutor {
     }
   }
 
-  /**
-   * Sends the worker that claimed the launch its start: the session so far (read once every
-   * session write that came before the claim is on disk) and the last checkpoint, then what waited.
-   */
-  private async startOn(l: Launch, incarnation: string, stream: string): Promise<void> {
-    await l.files.idle();
-    let session = '';
+  private writeSession(l: Launch, offset: number, bytes: Buffer, reset: boolean): void {
     try {
-      session = (await readFile(l.task.sessionFile)).toString('base64');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.cancelIncarnation(l, 'its coordinator cannot read the session to continue');
-        this.settle(
-          l,
-          failed(
-            'crashed',
-            `cannot read the session of ${l.task.id} to send it to its worker: ${(err as Error).message}`,
-          ),
-        );
-        return;
+      if (reset && l.sessionFd !== undefined) {
+        closeSync(l.sessionFd);
+        l.sessionFd = undefined;
       }
+      if (l.sessionFd === undefined) {
+        mkdirSync(dirname(l.task.sessionFile), { recursive: true });
+        l.sessionFd = openSync(l.task.sessionFile, reset || !existsSync(l.task.sessionFile) ? 'w' : 'r+');
+      }
+      writeSync(l.sessionFd, bytes, 0, bytes.length, offset);
+    } catch (err) {
+      this.opts.onWarning?.(`cannot write the session of ${l.task.id}: ${(err as Error).message}`);
     }
-    // Taken over again, or ended, meanwhile: the later claim sends its own start.
-    if (l.settled || l.incarnation !== incarnation) return;
-    l.stream = stream;
-    this.down(l, { k: 'start', session, checkpoint: l.lastCheckpoint });
-    for (const q of l.buffered.splice(0)) this.down(l, q);
   }
 
   private async finish(l: Launch, raw: unknown, patchB64: string): Promise<void> {
@@ -410,7 +410,7 @@ export class RedisExecutor implements ExternalExecutor {
         };
       }
     }
-    if (l.checkpointOnDisk) l.files.dropCheckpoint();
+    rmSync(l.checkpointFile, { force: true });
     this.settle(l, result);
   }
 
@@ -424,19 +424,17 @@ export class RedisExecutor implements ExternalExecutor {
     return next;
   }
 
-  /** Ends the launch with `r`, handed over once its session and checkpoint files are written. */
   private settle(l: Launch, r: WorkerResult): void {
     if (l.settled) return;
     l.settled = true;
-    void this.cleanup(l).then(() => l.resolve(r));
+    this.cleanup(l);
+    l.resolve(r);
   }
 
-  /** Forgets the launch; resolves once its files are written and closed (close() awaits them too). */
-  private cleanup(l: Launch): Promise<void> {
+  private cleanup(l: Launch): void {
     this.launches.delete(l.id);
-    const written = l.files.close();
-    this.closingFiles.add(written);
-    void written.finally(() => this.closingFiles.delete(written));
+    if (l.sessionFd !== undefined) closeSync(l.sessionFd);
+    l.sessionFd = undefined;
     l.port.close();
     l.peerPort?.removeAllListeners('message');
     const key = l.data.workspace.key;
@@ -446,7 +444,6 @@ export class RedisExecutor implements ExternalExecutor {
       this.workspaceUsers.delete(key);
       void this.cmd.del(key).catch(() => {});
     }
-    return written;
   }
 
   /** Tells the worker that holds the launch now (if any) to stop its agent at once. */
@@ -461,7 +458,7 @@ export class RedisExecutor implements ExternalExecutor {
     this.cancelIncarnation(l, reason);
     void l.queue.remove(jobIdOf(l)).catch(() => {});
     l.settled = true;
-    void this.cleanup(l);
+    this.cleanup(l);
     l.reject(new Error(reason));
   }
 
@@ -506,7 +503,6 @@ export class RedisExecutor implements ExternalExecutor {
     for (const l of [...this.launches.values()]) this.hardStop(l, 'the coordinator closed');
     // The cancels just sent reach the workers before the connection goes.
     await this.downBatch.flush();
-    await Promise.all(this.closingFiles);
     await Promise.all([...this.readers.values()].map((r) => r.stop()));
     // What is left of the runs' up streams (entries read since the last trim) is never read again.
     await Promise.all([...this.readers.keys()].map((runId) => this.cmd.del(clusterKeys.up(runId)).catch(() => 0)));
@@ -541,4 +537,64 @@ function portableTask(task: InstanceTask): Record<string, unknown> {
     string,
     unknown
   >;
+}
+
+type ShippedFile = { path: string; data: string };
+
+/**
+ * Skill folders (every file in them), extension modules with the local files they import (their
+ * relative layout kept, so the entry's imports resolve where the worker recreates them), and the
+ * script, by their path here. Past MAX_SHIPPED_BYTES: an error naming the largest files.
+ */
+function shippedFiles(agent: {
+  skills: readonly string[];
+  extensions: readonly string[];
+  script?: string | undefined;
+}): { ok: true; files: ShippedFile[] } | { ok: false; error: string } {
+  const sizes = new Map<string, number>();
+  const add = (p: string): void => {
+    let st: Stats;
+    try {
+      st = statSync(p);
+    } catch {
+      return; // the worker reports the missing file as a local run would
+    }
+    if (st.isDirectory()) {
+      for (const name of readdirSync(p)) if (name !== 'node_modules' && name !== '.git') add(join(p, name));
+    } else if (st.isFile()) sizes.set(p, st.size);
+  };
+  for (const p of agent.skills) add(p);
+  for (const p of agent.extensions) {
+    if (isDirectory(p)) add(p);
+    else for (const f of moduleClosure(p).files) add(f);
+  }
+  if (agent.script) add(agent.script);
+  const total = [...sizes.values()].reduce((a, b) => a + b, 0);
+  if (total > MAX_SHIPPED_BYTES) {
+    const largest = [...sizes].sort((a, b) => b[1] - a[1]);
+    const shown = largest.slice(0, 5).map(([p, n]) => `${p} (${megabytes(n)})`);
+    if (largest.length > shown.length) shown.push(`and ${largest.length - shown.length} more`);
+    return {
+      ok: false,
+      error: `its skill, extension and script files come to ${megabytes(total)} (${total} bytes), over the limit of ${megabytes(MAX_SHIPPED_BYTES)} (${MAX_SHIPPED_BYTES} bytes) for files shipped with an agent; the largest: ${shown.join(', ')}`,
+    };
+  }
+  const files: ShippedFile[] = [];
+  for (const p of sizes.keys()) {
+    try {
+      // Relative on the wire (the worker refuses absolute paths): the coordinator's path without its leading '/'.
+      files.push({ path: resolvePath(p).replace(/^\/+/, ''), data: b64(readFileSync(p)) });
+    } catch {
+      // gone since the stat: the worker reports it missing
+    }
+  }
+  return { ok: true, files };
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
