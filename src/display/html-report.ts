@@ -198,7 +198,7 @@ ${skippedNote}
 <section><h2>Task graph</h2><div class="scroll">${dagSvg(data.tasks)}</div></section>
 <section><h2>Usage per task</h2><div class="charts">${barChartSvg('Tokens per task', tokenItems, 'tokens')}${barChartSvg('Cost per task', costItems, 'cost')}</div></section>
 ${providerCostSection(s.providers)}<section><h2>Instances</h2><div class="scroll">${instancesTable(folder)}</div></section>
-${boardSection(s)}${trainSection(s)}${picksSection(s)}${publishGateSection(s)}${changesetsSection(folder.dir)}${hooksSection(folder.events)}${controlsSection(folder)}<section><h2>Conversations <button id="toggle-conversations" type="button">Expand all</button></h2>
+${boardSection(s)}${trainSection(s)}${picksSection(s)}${publishGateSection(s)}${changesetsSection(folder.dir, s)}${hooksSection(folder.events)}${controlsSection(folder)}<section><h2>Conversations <button id="toggle-conversations" type="button">Expand all</button></h2>
 ${conversations}
 </section>
 <section><h2>Merged plan</h2>${plan}</section>

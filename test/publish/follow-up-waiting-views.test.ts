@@ -1,6 +1,6 @@
 // A follow-up round waiting at its gate (publish.follow_up.approve) is named wherever the
 // changeset's state appears: `orchestrate status` (its table is the one `--watch` draws), `status
-// --json`, `orchestrate show` and `show --json`, and the web page's snapshot (the changeset's row
+// --json`, `orchestrate show` and `show --json`, report.html, and the web page's snapshot (the changeset's row
 // and a follow_up gate the page can answer), each with the command that approves it, its deadline
 // and its on_timeout; a `--watch` without a terminal says when it was answered. Once approved, none
 // of them says it waits. One repository on the strict fake
@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { buildHtmlReport } from '../../src/display/html-report.js';
 import { loadRunFolder } from '../../src/display/run-folder.js';
 import { readChangesets } from '../../src/run/changesets.js';
 import type { ChangesetStatus } from '../../src/publish/track.js';
@@ -131,6 +132,11 @@ describe('a follow-up round waiting for approval, in every view of its changeset
     ]);
 
     const folder = loadRunFolder(runDir);
+    const html = buildHtmlReport(folder);
+    expect(html).toContain('<h3>Follow-up rounds waiting for approval</h3>');
+    expect(html).toContain(
+      `<b>change.repo-a</b>: round 1 waiting for approval: ${answer} (or reject); on timeout at ${new Date(w.deadline!).toISOString()}: rejected`,
+    );
     const snap = runSnapshot(folder.state, runDir, undefined);
     expect(snap.changesets?.rows[0]?.followUpWaiting).toMatchObject({ round: 1, deadline: w.deadline, answer });
     expect(snap.gates).toMatchObject([
@@ -168,6 +174,7 @@ describe('a follow-up round waiting for approval, in every view of its changeset
     expect(json.changesets[0]!.followUpWaiting).toBeUndefined();
     expect((await cli('status', runDir)).stdout).not.toContain('waiting for approval');
     expect((await cli('show', runDir)).stdout).not.toContain('waiting for approval');
+    expect(buildHtmlReport(loadRunFolder(runDir))).not.toContain('waiting for approval');
     const snap = runSnapshot(loadRunFolder(runDir).state, runDir, undefined);
     expect(snap.changesets?.rows[0]?.followUpWaiting).toBeUndefined();
     expect(snap.gates).toMatchObject([{ kind: 'follow_up', round: 1, state: 'approved' }]);

@@ -1,6 +1,7 @@
 // The report's "Changesets" section for a campaign (a run with publish:): each changeset's
 // repository, branch, pull request and its last observed state (checks, review, mergeable), and
-// the burndown: merged pull requests over time, as `orchestrate status` observed them. Empty
+// the burndown: merged pull requests over time, as `orchestrate status` observed them; a follow-up
+// round waiting at its gate (publish.follow_up.approve) with the command that answers it. Empty
 // when the run has no changesets.json.
 import {
   type ChangesetObservation,
@@ -10,6 +11,8 @@ import {
   readChangesets,
   readObservations,
 } from '../../run/changesets.js';
+import { followUpWaiting, followUpWaitingLine } from '../../run/follow-up-record.js';
+import type { RunState } from '../../run/run-fold.js';
 import { formatDateTime } from '../format-units.js';
 import { escapeHtml } from './html-text.js';
 
@@ -40,7 +43,22 @@ function cell(o: ChangesetObservation | undefined, field: 'checks' | 'review' | 
   return escapeHtml(o?.[field] ?? '–');
 }
 
-export function changesetsSection(runDir: string): string {
+/** Each changeset's follow-up round waiting at its gate, with the command that answers it (none: empty). */
+function waitingRounds(file: ChangesetsFile, state: Pick<RunState, 'runId' | 'instances'> | undefined): string {
+  const items = (state ? file.changesets : []).flatMap((c) => {
+    const w = followUpWaiting(state!, c);
+    return w
+      ? [
+          `<li><b>${escapeHtml(c.key)}</b>: ${escapeHtml(followUpWaitingLine(w))}<br><span class="muted">${escapeHtml(w.prompt)}</span></li>`,
+        ]
+      : [];
+  });
+  return items.length
+    ? `<h3>Follow-up rounds waiting for approval</h3><ul class="controls">${items.join('')}</ul>`
+    : '';
+}
+
+export function changesetsSection(runDir: string, state?: Pick<RunState, 'runId' | 'instances'>): string {
   let file: ChangesetsFile | undefined;
   try {
     file = readChangesets(runDir);
@@ -57,6 +75,6 @@ export function changesetsSection(runDir: string): string {
     return `<tr><td>${escapeHtml(c.key)}</td><td>${escapeHtml(c.repo)}</td><td><code>${escapeHtml(c.branch)}</code></td><td>${escapeHtml(c.title)}</td><td>${c.diffstat.files} files +${c.diffstat.insertions} −${c.diffstat.deletions}</td><td>${escapeHtml(state)}</td><td>${pr}</td><td>${cell(o, 'checks')}</td><td>${cell(o, 'review')}</td><td>${cell(o, 'mergeable')}</td></tr>`;
   });
   const merged = [...latest.values()].filter((o) => o.state === 'merged').length;
-  return `<section><h2>Changesets <span class="muted">(${merged} of ${file.changesets.length} merged)</span></h2><div class="scroll"><table class="changesets"><thead><tr><th>Changeset</th><th>Repository</th><th>Branch</th><th>Title</th><th>Change</th><th>State</th><th>Pull request</th><th>Checks</th><th>Review</th><th>Mergeable</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>
+  return `<section><h2>Changesets <span class="muted">(${merged} of ${file.changesets.length} merged)</span></h2><div class="scroll"><table class="changesets"><thead><tr><th>Changeset</th><th>Repository</th><th>Branch</th><th>Title</th><th>Change</th><th>State</th><th>Pull request</th><th>Checks</th><th>Review</th><th>Mergeable</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>${waitingRounds(file, state)}
 <h3>Burndown</h3>${burndownSvg(burndown(obs, file.changesets.length), file.changesets.length)}</section>\n`;
 }
