@@ -154,28 +154,35 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const runId = runDir.split('/').pop()!;
       const logBefore = readFileSync(join(runDir, 'run.jsonl'), 'utf8');
 
-      const refused = await exited(spawnCli(['resume', runDir], p.env));
-      expect(refused.code, refused.stderr).toBe(2);
-      expect(refused.stderr).toContain(
+      // The refused resume and the four views start together: none of them writes to the run.
+      const [refused, runs, runsJsonOut, show, showJsonOut] = await Promise.all(
+        [
+          ['resume', runDir],
+          ['runs', '--run-dir', p.runs, '--no-color'],
+          ['runs', '--run-dir', p.runs, '--json'],
+          ['show', runDir, '--no-color'],
+          ['show', runDir, '--json'],
+        ].map((args) => exited(spawnCli(args, p.env))),
+      );
+      expect(refused!.code, refused!.stderr).toBe(2);
+      expect(refused!.stderr).toContain(
         `run ${runId} is running: its coordinator is pid ${live.pid} on host ${hostname()}, since `,
       );
-      expect(refused.stderr).toMatch(/Wait for it to end .*or stop it first \(Ctrl-C in its terminal, or kill \d+/);
-      noStack(refused.stderr);
+      expect(refused!.stderr).toMatch(/Wait for it to end .*or stop it first \(Ctrl-C in its terminal, or kill \d+/);
+      noStack(refused!.stderr);
       // The refused resume wrote nothing: no run_resume, and the log is still the live run's.
       expect(readFileSync(join(runDir, 'run.jsonl'), 'utf8').startsWith(logBefore)).toBe(true);
       expect(ofType(events(runDir), 'run_resume')).toHaveLength(0);
 
-      const runs = await exited(spawnCli(['runs', '--run-dir', p.runs, '--no-color'], p.env));
-      expect(runs.code).toBe(0);
-      expect(runs.stdout).toContain(`running (pid ${live.pid} on ${hostname()})`);
-      const runsJson = JSON.parse((await exited(spawnCli(['runs', '--run-dir', p.runs, '--json'], p.env))).stdout) as {
+      expect(runs!.code).toBe(0);
+      expect(runs!.stdout).toContain(`running (pid ${live.pid} on ${hostname()})`);
+      const runsJson = JSON.parse(runsJsonOut!.stdout) as {
         status: string;
         holder?: LeaseHolder;
       }[];
       expect(runsJson[0]).toMatchObject({ status: 'running', holder: { pid: live.pid, host: hostname() } });
-      const show = await exited(spawnCli(['show', runDir, '--no-color'], p.env));
-      expect(show.stdout).toMatch(new RegExp(`status: running \\(coordinator pid ${live.pid} on host `));
-      const showJson = JSON.parse((await exited(spawnCli(['show', runDir, '--json'], p.env))).stdout) as {
+      expect(show!.stdout).toMatch(new RegExp(`status: running \\(coordinator pid ${live.pid} on host `));
+      const showJson = JSON.parse(showJsonOut!.stdout) as {
         status: string;
         coordinator?: { pid: number };
       };
@@ -196,7 +203,7 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const after = await exited(spawnCli(['runs', '--run-dir', p.runs, '--no-color'], p.env));
       expect(after.stdout).toMatch(/succeeded/);
       printSummary('run-lease/live-resume', {
-        refused_exit: refused.code ?? -1,
+        refused_exit: refused!.code ?? -1,
         live_exit: r.code ?? -1,
         run_resume_events: 0,
         double_runs: 0,
