@@ -8,7 +8,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // peek-linger.test.ts, whose waits are on messages and whose scripted replies outlast the linger.
 // The cluster files named in WITH_THE_REST and reliability's confinement.test.ts run with the rest
 // too: they start no process and kill nothing (an in-process Redis client, archives, policies,
-// path checks), and none waits on a clock (#43).
+// path checks), and none waits on a clock (#43). So do reliability's bad-input (its CLI runs are
+// in-process main() calls, two real ones), api-faults (an in-process run against a faulty fake
+// API: it waits out retry delays, times nothing) and secrets (a few CLI processes one after
+// another, none killed).
 const WITH_THE_REST = [
   'cluster-trust',
   'module-closure',
@@ -20,7 +23,7 @@ const WITH_THE_REST = [
 ];
 const ONE_AT_A_TIME = [
   `test/cluster/**/!(${WITH_THE_REST.join('|')}).test.ts`,
-  'test/reliability/**/!(worker-faults|confinement).test.ts',
+  'test/reliability/**/!(worker-faults|confinement|bad-input|api-faults|secrets).test.ts',
   'test/**/*tty*.test.ts',
   'test/**/*interactive*.test.ts',
   // (not *kill*: that takes skills.test.ts too)
