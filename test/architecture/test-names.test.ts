@@ -187,6 +187,7 @@ const BEHAVIOUR_TESTS: Record<string, string> = {
   // web/ (the web view, being built)
   'web/browser-interactive.test.ts': 'the web view in a real browser',
   'web/distributed-web.test.ts': 'the web view of a distributed run',
+  'web/follow-up-gate-interactive.test.ts': 'a follow-up round waiting for approval, shown and approved on the page',
   'web/entry-handover.test.ts': 'the cli -> web hand-over',
   'web/landing-interactive.test.ts': 'how work lands, live on the page',
   'web/resume-from-web.test.ts': 'resuming from the page through launchResume',
