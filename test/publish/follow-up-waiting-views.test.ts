@@ -1,10 +1,10 @@
 // A follow-up round waiting at its gate (publish.follow_up.approve) is named wherever the
 // changeset's state appears: `orchestrate status` (its table is the one `--watch` draws), `status
-// --json`, `orchestrate show` and `show --json`, report.html, and the web page's snapshot (the changeset's row
-// and a follow_up gate the page can answer), each with the command that approves it, its deadline
-// and its on_timeout; a `--watch` without a terminal says when it was answered. Once approved, none
-// of them says it waits. One repository on the strict fake
-// GitHub (Octokit on the wire) whose CI fails until the agent's round fixes it.
+// --json`, `orchestrate show` and `show --json`, report.html, and the web page's snapshot (the
+// changeset's row and a follow_up gate the page can answer), each with the command that approves
+// it, its deadline and its on_timeout; a `--watch` without a terminal says when it was answered.
+// Once approved, none of them says it waits. One repository on the strict fake GitHub (Octokit on
+// the wire) whose CI fails until the agent's round fixes it.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
