@@ -14,6 +14,7 @@ import type { AssistantMessage, ToolCall } from '../../src/ai/types.js';
 import { cutOffTurn, interruptedCallText } from '../../src/runtime/session-resume.js';
 import { REPO, runAgentCli } from '../runtime/helpers/agent-cli.js';
 import { CLI_NODE_ARGS } from '../helpers/cli-entry.js';
+import { messageText, type SessionEntry, sessionFileLines, sessionMessages } from '../helpers/session-file.js';
 
 let home: string;
 beforeAll(() => {
@@ -26,22 +27,6 @@ const env = (): Record<string, string | undefined> => ({
   ANTHROPIC_API_KEY: undefined,
   ORCHESTRATE_MODEL: undefined,
 });
-
-interface Entry {
-  type: string;
-  message?: AgentMessage;
-}
-const entries = (file: string): Entry[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Entry);
-const messages = (file: string): AgentMessage[] =>
-  entries(file).flatMap((e) => (e.type === 'message' && e.message ? [e.message] : []));
-const textOf = (m: AgentMessage): string =>
-  'content' in m && Array.isArray(m.content)
-    ? m.content.map((b) => ('text' in b ? b.text : b.type === 'toolCall' ? `call:${b.name}` : '')).join('')
-    : '';
 
 async function waitUntil(ok: () => boolean, what: string): Promise<void> {
   const t0 = Date.now();
@@ -77,7 +62,9 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
       // The reply with the call is on disk before the tool runs; runs.txt says the tool is running.
       await waitUntil(
         () =>
-          existsSync(join(work, 'runs.txt')) && existsSync(file) && messages(file).some((m) => m.role === 'assistant'),
+          existsSync(join(work, 'runs.txt')) &&
+          existsSync(file) &&
+          sessionMessages(file).some((m) => m.role === 'assistant'),
         'the tool to run',
       );
       child.kill('SIGKILL');
@@ -85,7 +72,7 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
     } finally {
       writeFileSync(join(work, 'release'), '');
     }
-    const cut = messages(file);
+    const cut = sessionMessages(file);
     expect(cut.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(cutOffTurn(cut)).toMatchObject({ kind: 'dangling', calls: [{ id: 'call-1', name: 'bash' }] });
 
@@ -99,8 +86,8 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
     expect(r.stdout).toBe('Answer to the new prompt.\n');
     expect(r.code).toBe(0);
 
-    const after = messages(file);
-    expect(after.map((m) => `${m.role}: ${textOf(m)}`)).toEqual([
+    const after = sessionMessages(file);
+    expect(after.map((m) => `${m.role}: ${messageText(m)}`)).toEqual([
       'user: start the work',
       'assistant: call:bash',
       `toolResult: ${interruptedCallText('bash')}`,
@@ -122,12 +109,10 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
     expect((await runAgentCli([...args, 'one'], { env: env() })).stdout).toBe('Answer one.\n');
     expect((await runAgentCli([...args, '--continue', 'two'], { env: env() })).stdout).toBe('Answer two.\n');
     // A kill while "two" was being answered: the file ends with the prompt.
-    const lines = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l !== '');
-    expect((JSON.parse(lines.at(-1)!) as Entry).message?.role).toBe('assistant');
+    const lines = sessionFileLines(file);
+    expect((JSON.parse(lines.at(-1)!) as SessionEntry).message?.role).toBe('assistant');
     writeFileSync(file, `${lines.slice(0, -1).join('\n')}\n`);
-    expect(cutOffTurn(messages(file))).toEqual({ kind: 'unanswered' });
+    expect(cutOffTurn(sessionMessages(file))).toEqual({ kind: 'unanswered' });
 
     const r = await runAgentCli([...args, '--continue', 'three'], { env: env() });
     expect(r.stderr).toBe(
@@ -135,7 +120,7 @@ describe('orchestrate agent --continue "prompt" on a session a kill cut off', ()
     );
     expect(r.stdout).toBe('Answer three.\n');
     expect(r.code).toBe(0);
-    expect(messages(file).map((m) => `${m.role}: ${textOf(m)}`)).toEqual([
+    expect(sessionMessages(file).map((m) => `${m.role}: ${messageText(m)}`)).toEqual([
       'user: one',
       'assistant: Answer one.',
       'user: two',

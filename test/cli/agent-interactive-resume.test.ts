@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgentCli } from '../runtime/helpers/agent-cli.js';
+import { sessionFileLines, sessionMessages } from '../helpers/session-file.js';
 import { editorArea, hasTmux, IDLE, tmuxServer } from './helpers/tmux-agent.js';
 
 if (!hasTmux) console.warn('agent-interactive-resume: skipped because tmux is not installed (apt-get install tmux)');
@@ -45,9 +46,7 @@ describe.skipIf(!hasTmux)('orchestrate agent --continue, interactive, on a cut-o
       env: { ORCHESTRATE_HOME: home, ANTHROPIC_API_KEY: undefined, ORCHESTRATE_MODEL: undefined },
     });
     expect(first).toMatchObject({ code: 0, stdout: 'Finished the interrupted turn.\n' });
-    const lines = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l !== '');
+    const lines = sessionFileLines(file);
     const callAt = lines.findIndex((l) => l.includes('"toolCall"'));
     writeFileSync(file, `${lines.slice(0, callAt + 1).join('\n')}\n`);
     expect(readFileSync(join(work, 'runs.txt'), 'utf8')).toBe('run\n');
@@ -79,11 +78,7 @@ describe.skipIf(!hasTmux)('orchestrate agent --continue, interactive, on a cut-o
     tmux('send-keys', '-t', 'again', 'Enter');
     await waitFor('again', (x) => x.includes('exit=0'), 'exit=0');
 
-    const roles = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as { type: string; message?: { role: string } })
-      .flatMap((e) => (e.type === 'message' && e.message ? [e.message.role] : []));
+    const roles = sessionMessages(file).map((m) => m.role);
     expect(roles).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant']);
   }, 120_000);
 });

@@ -13,6 +13,7 @@ import { RESUMED_ITEMS_PRINTED } from '../../../src/display/interactive/controll
 import { InteractiveController } from '../../../src/display/interactive/run-interactive.js';
 import { helpText } from '../../../src/display/interactive/slash-commands.js';
 import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
+import { messageText } from '../../helpers/session-file.js';
 import { mountApp } from './helpers/app-driver.js';
 
 const KEYS = { enter: '\r', esc: '\x1b', up: '\x1b[A' };
@@ -64,10 +65,7 @@ const lines = (file: string): string[] =>
     .split('\n')
     .filter((l) => l !== '');
 const entryTypes = (file: string): string[] => lines(file).map((l) => (JSON.parse(l) as { type: string }).type);
-const roleAndText = (m: AgentMessage): string => {
-  const content = 'content' in m && Array.isArray(m.content) ? m.content : [];
-  return `${m.role}: ${content.map((b) => ('text' in b ? b.text : b.type === 'toolCall' ? `call:${b.name}` : '')).join('')}`;
-};
+const roleAndText = (m: AgentMessage): string => `${m.role}: ${messageText(m)}`;
 
 describe('interactive mode on a session whose last turn a kill cut off', () => {
   it('shows that the last turn was interrupted, finishes it (the read-only call runs again), then takes prompts', async () => {
