@@ -11,6 +11,7 @@ import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
 import { mountApp } from './helpers/app-driver.js';
 import { releasedSteps, textDeltaStream } from './helpers/stepped-stream.js';
+import { QUIET_SESSION } from './helpers/quiet-session.js';
 
 const KEYS = {
   enter: '\r',
@@ -43,10 +44,7 @@ async function start(
       provider: 'scripted',
       script: turns,
       tools: ['read'],
-      systemPrompt: 'test',
-      defaultSkills: false,
-      contextFiles: false,
-      notify: () => {},
+      ...QUIET_SESSION,
       ...extra,
     });
   const session: AgentSession = await open();

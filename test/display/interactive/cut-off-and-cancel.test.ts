@@ -15,6 +15,7 @@ import { helpText } from '../../../src/display/interactive/slash-commands.js';
 import { createAgentSession, type AgentSession, type CreateAgentSessionOptions } from '../../../src/runtime/index.js';
 import { messageText } from '../../helpers/session-file.js';
 import { mountApp } from './helpers/app-driver.js';
+import { QUIET_SESSION } from './helpers/quiet-session.js';
 
 const KEYS = { enter: '\r', esc: '\x1b', up: '\x1b[A' };
 
@@ -42,10 +43,7 @@ function open(
     provider: 'scripted',
     script,
     tools: ['read'],
-    systemPrompt: 'test',
-    defaultSkills: false,
-    contextFiles: false,
-    notify: () => {},
+    ...QUIET_SESSION,
     ...extra,
   });
 }

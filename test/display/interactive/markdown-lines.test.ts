@@ -9,6 +9,7 @@ import { InteractiveController } from '../../../src/display/interactive/run-inte
 import { displayWidth, stripAnsi } from '../../../src/display/terminal-text.js';
 import { createAgentSession } from '../../../src/runtime/index.js';
 import { mountApp } from './helpers/app-driver.js';
+import { QUIET_SESSION } from './helpers/quiet-session.js';
 
 const plain = (text: string, width = 80) => markdownLines(text, { width, color: false });
 const coloured = (text: string, width = 80) => markdownLines(text, { width, color: true });
@@ -241,10 +242,7 @@ describe('the app draws a markdown reply', () => {
       provider: 'scripted',
       script: [{ text: reply }],
       tools: [],
-      systemPrompt: 'test',
-      defaultSkills: false,
-      contextFiles: false,
-      notify: () => {},
+      ...QUIET_SESSION,
     });
     const controller = new InteractiveController(session, { onExit: () => undefined });
     const { app, frame, until } = mountApp(controller, session, cleanups);

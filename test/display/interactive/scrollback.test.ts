@@ -16,6 +16,7 @@ import { makeTheme } from '../../../src/display/interactive/theme.js';
 import { stripAnsi } from '../../../src/display/terminal-text.js';
 import { createAgentSession } from '../../../src/runtime/index.js';
 import { releasedSteps, textDeltaStream } from './helpers/stepped-stream.js';
+import { QUIET_SESSION } from './helpers/quiet-session.js';
 
 // ink decides when it is imported whether it runs in CI (CI=true: it writes only Static output and
 // the last frame, nothing here to observe). This test is about a terminal, so the CI variables are
@@ -76,10 +77,7 @@ async function start() {
     model: scriptedModel(),
     streamFn,
     tools: [],
-    systemPrompt: 'test',
-    defaultSkills: false,
-    contextFiles: false,
-    notify: () => {},
+    ...QUIET_SESSION,
   });
   const controller = new InteractiveController(session, { onExit: () => undefined });
   const stdout = new FakeTty();

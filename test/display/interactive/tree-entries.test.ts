@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { treeRows, userRowsOnPath } from '../../../src/display/interactive/tree-entries.js';
 import { createAgentSession } from '../../../src/runtime/index.js';
+import { QUIET_SESSION } from './helpers/quiet-session.js';
 
 describe('tree rows (/tree and /fork pickers)', () => {
   it('lists prompts and replies in tree order, indents branches, marks the current path and leaf', async () => {
@@ -13,10 +14,7 @@ describe('tree rows (/tree and /fork pickers)', () => {
       provider: 'scripted',
       script: [{ text: 'A1' }, { text: 'A2' }, { text: 'A3' }],
       tools: [],
-      systemPrompt: 'test',
-      defaultSkills: false,
-      contextFiles: false,
-      notify: () => {},
+      ...QUIET_SESSION,
     });
     await session.prompt('one');
     await session.prompt('two');
