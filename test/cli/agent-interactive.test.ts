@@ -13,7 +13,9 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(ROOT, 'test/fixtures/agent');
 if (!hasTmux) console.warn('agent-interactive: skipped because tmux is not installed (apt-get install tmux)');
 
-const { tmux, screen, waitFor, start, stop, launchAgent } = tmuxServer(`orchestrate-interactive-${process.pid}`);
+const { tmux, screen, history, waitFor, start, stop, launchAgent } = tmuxServer(
+  `orchestrate-interactive-${process.pid}`,
+);
 const waitText = (pane: string, text: string | RegExp) =>
   waitFor(pane, (s) => (typeof text === 'string' ? s.includes(text) : text.test(s)), String(text));
 
@@ -206,7 +208,7 @@ describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-termi
     s = await waitText('again', 'Steering received: I will change course.');
     expect(s).toContain('› change course');
     // The reopened history is printed once into the scrollback (the first prompt is above the screen).
-    const reopened = tmux('capture-pane', '-p', '-S', '-200', '-t', 'again');
+    const reopened = history('again');
     expect(reopened.split('\n').filter((l) => l === '› hello')).toHaveLength(1);
     expect(reopened.split('\n').filter((l) => l === 'Hello! I am the scripted model.')).toHaveLength(1);
     // Up recalls the prompts of the reopened session.
