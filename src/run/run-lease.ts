@@ -30,7 +30,7 @@ import { linkSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RUN_DEFAULTS } from './defaults.js';
-import { replaceFileSync } from '../tools/atomic-write.js';
+import { replaceFileIf, replaceFileSync } from '../tools/atomic-write.js';
 
 /** Who holds (or held) a run's lease. */
 export interface LeaseHolder {
@@ -263,8 +263,26 @@ export class FileRunLease implements RunLease {
     return this.acquireSync();
   }
 
+  /**
+   * The heartbeat, with its write and fsyncs off the event loop (on a loaded machine they took
+   * whole event-loop turns of the coordinator). The rename happens only while this process still
+   * holds the same generation: a release (or a lost lease) while the write was under way wins.
+   */
   async renew(): Promise<LeaseRenew> {
-    return this.renewSync();
+    const checked = this.checkHeld();
+    if (!checked.ok) return checked;
+    const gen = checked.gen;
+    const at = this.now();
+    try {
+      const file = leaseFile(this.dir, gen);
+      const done = await replaceFileIf(file, `${JSON.stringify(this.record({ heartbeatAt: at }))}\n`, {
+        stillWanted: () => this.generation === gen,
+      });
+      if (done) this.lastHeartbeatAt = at;
+    } catch (err) {
+      return this.failedHeartbeat(at, err);
+    }
+    return { ok: true };
   }
 
   async release(): Promise<void> {
@@ -309,6 +327,20 @@ export class FileRunLease implements RunLease {
   }
 
   renewSync(): LeaseRenew {
+    const checked = this.checkHeld();
+    if (!checked.ok) return checked;
+    const at = this.now();
+    try {
+      replaceLease(leaseFile(this.dir, checked.gen), this.record({ heartbeatAt: at }));
+      this.lastHeartbeatAt = at;
+    } catch (err) {
+      return this.failedHeartbeat(at, err);
+    }
+    return { ok: true };
+  }
+
+  /** Whether this process still holds the lease's newest generation (else it has lost it, and says how). */
+  private checkHeld(): { ok: true; gen: number } | (LeaseRenew & { ok: false }) {
     const gen = this.generation;
     if (gen === undefined) return { ok: false, why: 'the lease is not held' };
     const top = generations(this.dir)[0];
@@ -320,22 +352,18 @@ export class FileRunLease implements RunLease {
         ? { ok: false, why: 'another coordinator took the lease over', holder: now.holder }
         : { ok: false, why: `the lease file ${leaseFile(this.dir, gen)} was removed` };
     }
-    const at = this.now();
-    try {
-      replaceLease(leaseFile(this.dir, gen), this.record({ heartbeatAt: at }));
-      this.lastHeartbeatAt = at;
-    } catch (err) {
-      // A failed write (disk full) is retried next time, until others may consider the lease stale.
-      const staleMs = this.clock.staleMs ?? RUN_DEFAULTS.leaseStaleMs;
-      if (at - this.lastHeartbeatAt >= staleMs) {
-        this.generation = undefined;
-        return {
-          ok: false,
-          why: `its heartbeat could not be written for ${Math.round((at - this.lastHeartbeatAt) / 1000)} s (${(err as Error).message})`,
-        };
-      }
-    }
-    return { ok: true };
+    return { ok: true, gen };
+  }
+
+  /** A failed heartbeat write (disk full) is retried next time, until others may consider the lease stale. */
+  private failedHeartbeat(at: number, err: unknown): LeaseRenew {
+    const staleMs = this.clock.staleMs ?? RUN_DEFAULTS.leaseStaleMs;
+    if (at - this.lastHeartbeatAt < staleMs) return { ok: true };
+    this.generation = undefined;
+    return {
+      ok: false,
+      why: `its heartbeat could not be written for ${Math.round((at - this.lastHeartbeatAt) / 1000)} s (${(err as Error).message})`,
+    };
   }
 
   /** Marks the lease released (the file stays: generations never restart). Never throws. */

@@ -46,6 +46,16 @@ export interface ReplaceFileOptions {
   refuseHardLinks?: boolean;
 }
 
+/** replaceFile's options for a caller that may change its mind while the data is being synced. */
+export interface ReplaceFileIfOptions extends ReplaceFileOptions {
+  /**
+   * Asked right before the rename, which then happens in the same turn (synchronously), so no
+   * other code of this process runs between the answer and the rename: false leaves the file
+   * as it is and removes the temp file.
+   */
+  stillWanted: () => boolean;
+}
+
 /** Thrown when `refuseHardLinks` is set and the target has other hard links. */
 export class HardLinkedFileError extends Error {
   constructor(
@@ -93,6 +103,18 @@ export async function replaceFile(
   data: string | Uint8Array,
   options: ReplaceFileOptions = {},
 ): Promise<void> {
+  await replaceFileIf(path, data, { ...options, stillWanted: () => true });
+}
+
+/**
+ * replaceFile, with the write and fsync off the event loop and a last check before the rename:
+ * false when `stillWanted()` said no (the file is untouched), true when it was replaced.
+ */
+export async function replaceFileIf(
+  path: string,
+  data: string | Uint8Array,
+  options: ReplaceFileIfOptions,
+): Promise<boolean> {
   const plan = planReplacement(path, options);
   const handle = await open(plan.temp, 'wx', 0o600);
   try {
@@ -104,12 +126,17 @@ export async function replaceFile(
     } finally {
       await handle.close();
     }
-    await rename(plan.temp, plan.target);
+    if (!options.stillWanted()) {
+      await rm(plan.temp, { force: true });
+      return false;
+    }
+    renameSync(plan.temp, plan.target);
   } catch (err) {
     await rm(plan.temp, { force: true }).catch(() => undefined); // the first error is the one to report
     throw err;
   }
   await syncFolderAsync(plan.folder);
+  return true;
 }
 
 /** The synchronous form of replaceFile, for callers that must not yield (the run store). */

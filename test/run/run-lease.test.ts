@@ -134,6 +134,25 @@ describe('FileRunLease', () => {
     expect(readRunLease(dir, { now: () => now })?.holder.releasedAt).toBeUndefined();
   });
 
+  it('the heartbeat writes off the event loop; a release while it is being written wins, and no temp file is left', async () => {
+    const dir = tmp();
+    let now = 1_000_000;
+    const a = new FileRunLease(dir, { now: () => now });
+    expect(a.acquireSync().ok).toBe(true);
+    now += 4_000;
+    expect(await a.renew()).toEqual({ ok: true });
+    expect(readRunLease(dir, { now: () => now })?.holder.heartbeatAt).toBe(now);
+
+    now += 4_000;
+    const renewing = a.renew(); // its write is under way (it awaits the file system)...
+    a.releaseSync(); // ...when the coordinator ends and releases the lease
+    await renewing;
+    const after = readRunLease(dir, { now: () => now });
+    expect(after?.holder.releasedAt).toBeDefined(); // the heartbeat did not bring the lease back to life
+    expect(after?.state.state).not.toBe('live');
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
   it('a removed lease file is a lost lease too', () => {
     const dir = tmp();
     const a = new FileRunLease(dir);
