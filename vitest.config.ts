@@ -7,15 +7,17 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // timeout of 30 s, far above a thread start on a loaded machine, and times no kill; so does
 // peek-linger.test.ts, whose waits are on messages and whose scripted replies outlast the linger.
 // The cluster files named in WITH_THE_REST and reliability's confinement.test.ts run with the rest
-// too: they start no process and kill nothing (an in-process Redis client, archives, policies,
-// path checks), and none waits on a clock (#43). So do reliability's bad-input (its CLI runs are
+// too: they start no process but a redis-server and kill nothing (an in-process Redis client,
+// message parsing, archives, policies, path checks), and none waits on a clock (#43). So do reliability's bad-input (its CLI runs are
 // in-process main() calls, two real ones), api-faults (an in-process run against a faulty fake
 // API: it waits out retry delays, times nothing) and secrets (a few CLI processes one after
 // another, none killed).
 const WITH_THE_REST = [
   'cluster-trust',
+  'cluster-wire',
   'module-closure',
   'stream-batch',
+  'stream-reader',
   'worker-policy-mcp',
   'worker-roster',
   'workspace-fast-transfer',
