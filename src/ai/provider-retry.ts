@@ -165,8 +165,9 @@ export async function runProviderAttempts<O extends AttemptOutcome>(
   const settings = providerRetrySettings(options);
   const secrets = [options.apiKey, ...(hooks.secrets ?? [])];
   let retries = 0;
-  /** 429s waited out without spending the budget (StreamOptions.rateLimitWaits). */
+  /** 429s waited out without spending the budget (StreamOptions.rateLimitWaits), and how long they took. */
   let waits = 0;
+  let waitedMs = 0;
   for (let attempt = 1; ; attempt++) {
     if (options.beforeAttempt) {
       try {
@@ -195,10 +196,12 @@ export async function runProviderAttempts<O extends AttemptOutcome>(
     }
     const transient = failure.kind !== undefined;
     // A limit that is only busy says how long to wait: that wait is not a failed try.
+    const busyWaitMs = retryDelayMs(Math.max(1, retries), failure, settings);
     const uncounted =
       failure.kind === 'rate_limit' &&
       (failure.serverDelayMs !== undefined || failure.rateLimits !== undefined) &&
-      waits < (options.rateLimitWaits ?? 0);
+      waits < (options.rateLimitWaits ?? 0) &&
+      waitedMs + busyWaitMs <= (options.rateLimitWaitMs ?? Number.POSITIVE_INFINITY);
     if (!transient || outcome.contentStarted || (!uncounted && retries >= settings.maxRetries)) {
       return {
         type: 'failed',
@@ -208,7 +211,8 @@ export async function runProviderAttempts<O extends AttemptOutcome>(
     }
     if (uncounted) waits++;
     else retries++;
-    const delayMs = retryDelayMs(Math.max(1, retries), failure, settings);
+    const delayMs = uncounted ? busyWaitMs : retryDelayMs(Math.max(1, retries), failure, settings);
+    if (uncounted) waitedMs += delayMs;
     options.onRetry?.({
       attempt: retries + waits,
       maxRetries: settings.maxRetries,

@@ -261,6 +261,12 @@ export interface StreamOptions {
    * limits sets it: a limit that is only busy is waited for; a provider that stays down still fails.
    */
   rateLimitWaits?: number;
+  /**
+   * The longest those waits may add up to for one call, in ms (default: no bound but their count).
+   * A pacing caller bounds the waits by time: an unpaced crowd can be refused many times in a row
+   * while the limit is only busy, and a count alone then fails calls a little more waiting would pass.
+   */
+  rateLimitWaitMs?: number;
   /** A stream that sends nothing for this long is aborted and reported as an error (default 120000). */
   streamIdleTimeoutMs?: number;
   /** Cap for a server-requested retry delay in ms (default 60000; 0 disables the cap). */

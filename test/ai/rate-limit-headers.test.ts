@@ -219,6 +219,14 @@ describe('a busy limit is waited for, not a spent retry', () => {
     expect(anthropic.requests).toHaveLength(2);
   });
 
+  it('the waits are bounded by their total time too (rateLimitWaitMs): past it, 429s spend the budget', async () => {
+    anthropic = await startFakeAnthropic({ responses: fiveBusyThenOk() });
+    // Each 429 names a 1 ms wait: two fit in 2 ms, the third spends the one retry, the fourth ends the call.
+    const { result } = await runAnthropic({ maxRetries: 1, rateLimitWaits: 10, rateLimitWaitMs: 2 });
+    expect(result.stopReason).toBe('error');
+    expect(anthropic.requests).toHaveLength(4);
+  });
+
   it('the waits are bounded: a provider that stays rate-limited fails', async () => {
     anthropic = await startFakeAnthropic({ responses: fiveBusyThenOk() });
     const { result } = await runAnthropic({ maxRetries: 1, rateLimitWaits: 2 });

@@ -20,11 +20,15 @@ export interface PermitCallInfo {
 }
 
 /**
- * 429s that name their wait a paced call may wait out without spending its retry budget: the
- * coordinator paces by the provider's limits, so a busy limit is waited for; only a provider that
- * stays rate-limited this many times in a row for one call fails it.
+ * How long a paced call may wait out 429s that name their wait without spending its retry budget:
+ * the coordinator paces by the provider's limits, so a busy limit is waited for, however many
+ * times a crowd of agents is refused in a row (a count of 50 failed a third of an unpaced
+ * 100-agent fan-out, bench/rate-limit.bench.ts); only a provider that stays rate-limited this
+ * long for one call fails it (or falls back).
  */
-export const PACED_RATE_LIMIT_WAITS = 50;
+export const PACED_RATE_LIMIT_WAIT_MS = 15 * 60_000;
+/** The count bound beside it: high enough that time is the bound in practice. */
+export const PACED_RATE_LIMIT_WAITS = 10_000;
 
 /** `provider`: the provider serving the model (Model.provider): its rate limits and budget apply, and its costs are grouped under it. */
 export interface PermitChannel {
@@ -61,6 +65,7 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
     const stream = base(model, context, {
       ...options,
       rateLimitWaits: Math.max(options.rateLimitWaits ?? 0, PACED_RATE_LIMIT_WAITS),
+      rateLimitWaitMs: Math.max(options.rateLimitWaitMs ?? 0, PACED_RATE_LIMIT_WAIT_MS),
       // The payload as it will be sent: its size and max_tokens are the call's estimate.
       onPayload: (payload, m) => {
         const sent = options.onPayload ? (options.onPayload(payload, m) ?? payload) : payload;
