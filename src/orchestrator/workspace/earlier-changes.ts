@@ -15,6 +15,7 @@ import { isAbsolute, join, sep } from 'node:path';
 import type { GitState } from '../../run/instance-record.js';
 import { type InstanceState, isTerminal } from '../../run/run-state.js';
 import { productGitScript } from '../../tools/product-git.js';
+import { unquoteGitPath } from './write-scope-check.js';
 
 /** A git object id (sha-1 or sha-256), the only thing from the log that is passed to git. */
 export const OBJECT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -26,32 +27,9 @@ export interface EarlierWork {
   patchFile?: string;
 }
 
-/** A C-quoted path of git's (`"a/sp\303\244ce"`) as it is on disk; an unquoted one as it is. */
-function unquote(path: string): string {
-  if (!path.startsWith('"')) return path;
-  const bytes: number[] = [];
-  const simple: Record<string, number> = { n: 10, t: 9, '"': 34, '\\': 92, a: 7, b: 8, f: 12, r: 13, v: 11 };
-  for (let i = 1; i < path.length - 1; i++) {
-    const c = path[i]!;
-    if (c !== '\\') {
-      bytes.push(...Buffer.from(c, 'utf8'));
-      continue;
-    }
-    const next = path[i + 1]!;
-    if (/[0-7]/.test(next)) {
-      bytes.push(Number.parseInt(path.slice(i + 1, i + 4), 8));
-      i += 3;
-    } else {
-      bytes.push(simple[next] ?? next.charCodeAt(0));
-      i += 1;
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
-}
-
 /** `a/x` or `b/x` (possibly quoted) without its prefix; `/dev/null` is no file. */
 function sidePath(raw: string): string | undefined {
-  const p = unquote(raw.trim());
+  const p = unquoteGitPath(raw.trim());
   if (p === '/dev/null') return undefined;
   return p.replace(/^[ab]\//, '');
 }
@@ -68,7 +46,7 @@ export function patchPaths(patch: string): string[] {
     let p: string | undefined;
     if (line.startsWith('--- ') || line.startsWith('+++ ')) p = sidePath(line.slice(4));
     else if (line.startsWith('rename from ') || line.startsWith('rename to ') || line.startsWith('copy to '))
-      p = unquote(line.slice(line.indexOf(' ', 7) + 1).trim());
+      p = unquoteGitPath(line.slice(line.indexOf(' ', 7) + 1).trim());
     else if (line.startsWith('diff --git ')) {
       // Unquoted and with no space in the name: "a/x b/x". Quoted or spaced ones have --- / +++ or rename lines.
       const m = /^diff --git a\/(\S+) b\/(\S+)$/.exec(line);
