@@ -169,19 +169,28 @@ export interface ResumeOptions extends RunOptions {
   onNotice?: (text: string) => void;
 }
 
+/** The folder of the run a resume names (id, unique id prefix, or folder), or what to tell the user. */
+export function resumeRunFolder(
+  runRef: string,
+  cwd: string,
+  runsDirOption?: string,
+): { dir: string } | { message: string } {
+  const runsDir = runsDirOption ? resolve(cwd, runsDirOption) : defaultRunsDir(cwd);
+  const unreadable = runsDirReadProblem(runsDir);
+  if (unreadable) return { message: unreadable };
+  const dir = resolveRunDir(runsDir, resolve(cwd, runRef)) ?? resolveRunDir(runsDir, runRef);
+  if (dir) return { dir };
+  return {
+    message: `no run "${runRef}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).`,
+  };
+}
+
 /** Finds a run (id, unique id prefix, or folder) and continues it. */
 export async function resumeRunDir(runRef: string, opts: ResumeOptions = {}): Promise<StartResult> {
   const cwd = opts.cwd ?? process.cwd();
-  const runsDir = opts.runsDir ? resolve(cwd, opts.runsDir) : defaultRunsDir(cwd);
-  const unreadable = runsDirReadProblem(runsDir);
-  if (unreadable) return { ok: false, kind: 'usage', message: unreadable };
-  const dir = resolveRunDir(runsDir, resolve(cwd, runRef)) ?? resolveRunDir(runsDir, runRef);
-  if (!dir)
-    return {
-      ok: false,
-      kind: 'usage',
-      message: `no run "${runRef}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).`,
-    };
+  const found = resumeRunFolder(runRef, cwd, opts.runsDir);
+  if ('message' in found) return { ok: false, kind: 'usage', message: found.message };
+  const { dir } = found;
   const unwritable = runFolderWriteProblem(dir);
   if (unwritable) return { ok: false, kind: 'usage', message: unwritable };
   // One coordinator per run: nothing is read or written before this process holds the run's lease.

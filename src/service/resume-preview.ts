@@ -10,15 +10,14 @@
 //   previewResume(request, where) -> { ok: true, preview } | { ok: false, code, message | problems }
 import { resolve } from 'node:path';
 import { restoredInstances } from '../orchestrator/execution/session-start.js';
-import { defaultRunsDir } from '../orchestrator/run-recipe.js';
+import { resumeRunFolder } from '../orchestrator/run-recipe.js';
 import { earlierChanges } from '../orchestrator/workspace/earlier-changes.js';
 import { buildPlan, type LoadedRecipe, type LoadOptions, loadRecipe, type RecipeProblem } from '../recipe/index.js';
-import { runsDirReadProblem } from '../run/run-dir-access.js';
 import { foldEvents, resumableInstances, type RunState } from '../run/run-fold.js';
 import { describeHolder, liveLeaseHolder } from '../run/run-lease.js';
 import { runRootOf } from '../run/run-paths.js';
 import { pathFromRoot } from '../run/run-state.js';
-import { readRunLog, resolveRunDir } from '../run/run-store.js';
+import { readRunLog } from '../run/run-store.js';
 import { loadTrustedRecipe } from '../run/trusted-recipe.js';
 import type { ServiceEnv } from './dry-run.js';
 import { type ResumeRequest, resumeOverridesOf } from './run-request.js';
@@ -70,18 +69,6 @@ export type ResumePreviewResult =
   | { ok: false; code: 'usage'; message: string }
   | { ok: false; code: 'problems'; problems: readonly RecipeProblem[] };
 
-/** The run folder a request names, with the message `resume` gives when there is none. */
-function runFolderOf(request: ResumeRequest, cwd: string): { dir: string } | { message: string } {
-  const runsDir = request.runsDir ? resolve(cwd, request.runsDir) : defaultRunsDir(cwd);
-  const unreadable = runsDirReadProblem(runsDir);
-  if (unreadable) return { message: unreadable };
-  const dir = resolveRunDir(runsDir, resolve(cwd, request.run)) ?? resolveRunDir(runsDir, request.run);
-  if (dir) return { dir };
-  return {
-    message: `no run "${request.run}" in ${runsDir}. Give a run id, a unique prefix of one, or the path of a run folder (orchestrate runs lists them).`,
-  };
-}
-
 /** The recipe as the resume would load it (captured copies; live files with reloadRecipe, never captured here). */
 function recipeOf(
   dir: string,
@@ -107,7 +94,7 @@ function recipeOf(
 
 /** What `orchestrate resume <run>` would do, read without touching the run folder. */
 export async function previewResume(request: ResumeRequest, where: ServiceEnv): Promise<ResumePreviewResult> {
-  const found = runFolderOf(request, where.cwd);
+  const found = resumeRunFolder(request.run, where.cwd, request.runsDir);
   if ('message' in found) return { ok: false, code: 'usage', message: found.message };
   const { dir } = found;
   const fold = foldEvents(readRunLog(resolve(dir, 'run.jsonl')).events);
