@@ -183,6 +183,9 @@ export async function remoteBranchCommit(
   });
 }
 
+/** Where fetchBranch keeps a fetched base branch in the repository (a dry run reads it without fetching). */
+export const fetchedBaseRef = (branch: string): string => `refs/orchestrate/base/${branch}`;
+
 /**
  * Fetches `branch` of the remote into `repo` (kept as refs/orchestrate/base/<branch>, so the
  * user's branches and FETCH_HEAD stay as they are): the commit it is at now. `haves` are commits
@@ -197,7 +200,7 @@ export async function fetchBranch(
 ): Promise<{ ok: true; commit: string } | { ok: false; error: string }> {
   const missing = missingLocal(remote);
   if (missing) return { ok: false, error: missing };
-  const ref = `refs/orchestrate/base/${branch}`;
+  const ref = fetchedBaseRef(branch);
   return networkGit(repo, haves, async (g) => {
     const r = await g.git(
       ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', remote.url, `+refs/heads/${branch}:${ref}`],

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { earlierChanges, OBJECT_ID, patchPaths } from '../orchestrator/workspace/earlier-changes.js';
 import { recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
+import { fetchedBaseRef } from '../publish/branch-push.js';
 import { replanChangesets } from '../publish/changeset-plan.js';
 import { selectChangesets, unmatchedText } from '../publish/publish-run.js';
 import type { LoadedRecipe } from '../recipe/index.js';
@@ -65,7 +66,7 @@ function candidateRefs(c: Changeset, remotes: Record<string, string> | undefined
   const names = new Set<string>();
   for (const [name, url] of Object.entries(remotes ?? {})) if (name === c.remote || url === c.remote) names.add(name);
   if (/^[A-Za-z0-9._-]+$/.test(c.remote)) names.add(c.remote);
-  return [...[...names].map((n) => `refs/remotes/${n}/${c.base}`), `refs/orchestrate/base/${c.base}`];
+  return [...[...names].map((n) => `refs/remotes/${n}/${c.base}`), fetchedBaseRef(c.base)];
 }
 
 async function baseMoved(
