@@ -7,13 +7,12 @@
 import type { LoadedRecipe, LoadedTask, RecipePlan } from '../recipe/index.js';
 import type { WriteOverlap } from '../recipe/dry-run.js';
 import { resolveInstance, staticScope } from '../recipe/index.js';
+import { landsByTrain } from '../orchestrator/workspace/land-turn.js';
 import { scopesOverlap, writeGlobs } from '../orchestrator/workspace/write-scopes.js';
 
 /** Whether `task`'s instances land through the merge train without asking to be serialized. */
 export function trainsInParallel(task: LoadedTask): boolean {
-  return (
-    task.isolation === 'worktree' && task.merge === 'apply' && task.land === 'train' && task.serialize !== 'overlapping'
-  );
+  return landsByTrain(task) && task.serialize !== 'overlapping';
 }
 
 /** Every pair of the plan's known instances whose writes: overlap. */

@@ -4,6 +4,7 @@
 // taskOutcome, pastMaxFailed, runEndStatus); TaskWalk carries them out over the run's tasks and
 // instances, and hands each instance ready to run to the coordinator (queue).
 import { expandTask, resolveInstance, type LoadedRecipe } from '../../recipe/index.js';
+import { landsByTrain } from '../workspace/land-turn.js';
 import { zeroUsage } from '../../run/run-events.js';
 import {
   expressionScope,
@@ -92,8 +93,7 @@ export function pastMaxFailed(t: TaskState): string | undefined {
  * merges them), unless the task asks for `serialize: overlapping`.
  */
 function sharesCheckout(t: TaskState): boolean {
-  const trains = t.task.isolation === 'worktree' && t.task.merge === 'apply' && t.task.land === 'train';
-  return !trains || t.task.serialize === 'overlapping';
+  return !landsByTrain(t.task) || t.task.serialize === 'overlapping';
 }
 
 /**

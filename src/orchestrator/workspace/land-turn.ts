@@ -7,12 +7,13 @@
 // picks have landed and it has settled. Because the order follows the needs, a wait never needs
 // its own waiter to end, and the lowest waiting task always lands first. Pure: no events, no
 // timers; MergeTrain asks it again whenever a status changes.
+import type { LoadedTask } from '../../recipe/index.js';
 import { isInside } from '../../tools/workspace.js';
 import { isTerminal, type InstanceState, type TaskState } from '../../run/run-state.js';
 
-/** Whether `t`'s work lands through the merge train (as Workspaces.trains says, without the run's train). */
-export function landsByTrain(t: TaskState): boolean {
-  return t.task.isolation === 'worktree' && t.task.merge === 'apply' && t.task.land === 'train';
+/** Whether a task's work lands through the merge train by its keys (Workspaces.trains adds: when the run has one). */
+export function landsByTrain(task: Pick<LoadedTask, 'isolation' | 'merge' | 'land'>): boolean {
+  return task.isolation === 'worktree' && task.merge === 'apply' && task.land === 'train';
 }
 
 /** Each task's place in the land order (recipe order, a task's needs pulled before it), by task id. */
@@ -55,7 +56,7 @@ export function turnWait(
   const behind: { task: string; keys: string[] }[] = [];
   for (const earlier of tasks) {
     if (first && behind.length > 0) break;
-    if (earlier === t || (pos.get(earlier.task.id) ?? 0) >= mine || !landsByTrain(earlier)) continue;
+    if (earlier === t || (pos.get(earlier.task.id) ?? 0) >= mine || !landsByTrain(earlier.task)) continue;
     // Not expanded yet: its instances and their repository are not known, so it is waited for.
     if (!earlier.expanded && earlier.status === 'waiting') {
       behind.push({ task: earlier.task.id, keys: [] });

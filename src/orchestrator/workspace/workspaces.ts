@@ -24,6 +24,7 @@ import {
   type SnapshotOutcome,
 } from './git-workspace.js';
 import { KeyedLock } from './keyed-lock.js';
+import { landsByTrain } from './land-turn.js';
 import type { WorkerResult } from '../protocol.js';
 import { RemoteRecorder, type RemoteUrls } from './repo-remotes.js';
 import { RepoGitBatches } from './repo-git-batches.js';
@@ -151,9 +152,7 @@ export class Workspaces {
 
   /** Whether the work of `t`'s instances lands through the merge train. */
   trains(t: TaskState): boolean {
-    return (
-      this.train !== undefined && t.task.isolation === 'worktree' && t.task.merge === 'apply' && t.task.land === 'train'
-    );
+    return this.train !== undefined && landsByTrain(t.task);
   }
 
   /** The prompts instances were given by their task, kept when a repair's prompt takes their place. */
