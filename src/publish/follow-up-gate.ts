@@ -9,7 +9,7 @@
 // finds the same gate again.
 import type { ApproveGate } from '../recipe/loaded-recipe.js';
 import type { Changeset } from '../run/changesets.js';
-import type { FollowUpRecord } from '../run/follow-up-record.js';
+import { followUpAnswer, type FollowUpRecord } from '../run/follow-up-record.js';
 import type { RunState } from '../run/run-fold.js';
 import type { RunEventInput } from '../run/run-events.js';
 import type { ApprovalAnswer } from '../run/run-control.js';
@@ -63,8 +63,7 @@ export function timeoutAnswer(
 /** What `publish --follow-up` says of a round waiting at its gate: the prompt and how to answer it. */
 export function awaitingText(runId: string, c: Pick<Changeset, 'task' | 'instance'>, r: FollowUpRecord): string {
   const rec = r.approval!;
-  const who = `--task ${c.task} --instance ${c.instance}`;
-  return `round ${r.round} is ${describeApproval(rec)}; nothing was pushed. Answer it: orchestrate approve ${runId} --follow-up ${who} (or reject), then publish ${runId} --follow-up --apply`;
+  return `round ${r.round} is ${describeApproval(rec)}; nothing was pushed. Answer it: ${followUpAnswer(runId, c)} (or reject), then publish ${runId} --follow-up --apply`;
 }
 
 /** Rounds waiting at their gate in the fold, with their instance, narrowed by the answer's task and instance. */

@@ -8,6 +8,7 @@
 import { applyApprovalEvent, type ApprovalEvent, type ApprovalRecord } from './approval-record.js';
 import type { RunEvent } from './run-events.js';
 import type { AttemptRecord, InstanceState, RunState } from './run-fold.js';
+import { idOf } from './run-queries.js';
 
 type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
 
@@ -57,12 +58,17 @@ export interface FollowUpWaiting {
   answer: string;
 }
 
+/** The command that approves the waiting follow-up round of a changeset's instance. */
+export function followUpAnswer(runId: string, c: { task: string; instance: string }): string {
+  return `orchestrate approve ${runId} --follow-up --task ${c.task} --instance ${c.instance}`;
+}
+
 /** The round of the changeset's instance waiting at its gate, if one is (the latest such round). */
 export function followUpWaiting(
   state: Pick<RunState, 'runId' | 'instances'>,
   c: { task: string; instance: string },
 ): FollowUpWaiting | undefined {
-  const inst = [...state.instances.values()].find((i) => i.task === c.task && i.key === c.instance);
+  const inst = state.instances.get(idOf(c.task, c.instance));
   const r = [...(inst?.followUps ?? [])].reverse().find((f) => f.approval?.state === 'waiting');
   const a = r?.approval;
   if (!r || !a) return undefined;
@@ -73,7 +79,7 @@ export function followUpWaiting(
     requestedAt: a.requestedAt,
     ...(a.deadline !== undefined ? { deadline: a.deadline } : {}),
     onTimeout: a.onTimeout,
-    answer: `orchestrate approve ${state.runId} --follow-up --task ${c.task} --instance ${c.instance}`,
+    answer: followUpAnswer(state.runId, c),
   };
 }
 
