@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -42,6 +42,8 @@ function headless(file: string, extra: string[]): { dom: string; stderr: string 
     ],
     { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
   );
+  // Each profile is ~1 MB of Chromium state: leaving them filled /tmp run after run.
+  rmSync(profile, { recursive: true, force: true });
   return { dom: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
 
