@@ -2,12 +2,14 @@
 // launchRun / launchResume (service/launch-run.ts, which checks first what the process would
 // refuse) and return at once with its id, or, with `wait: true`, follow it to its end while
 // sending progress notifications (run-waiter.ts). A refusal comes back as a tool error worded for
-// the calling agent (recipe problems at file:line:col).
+// the calling agent (recipe problems at file:line:col). resume with `dry_run: true` says what a
+// resume would do (service/resume-preview.ts) and starts nothing.
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { countStatuses } from '../run/run-fold.js';
 import { type LaunchWhere, launchResume, launchRun } from '../service/launch-run.js';
 import { LAUNCH_LOG, type LaunchedRun } from '../service/run-launcher.js';
+import { previewResume, resumePreviewText } from '../service/resume-preview.js';
 import { resumeOverridesOf } from '../service/run-request.js';
 import { runStatus } from '../service/show-run.js';
 import { ProgressSender, waitForRun, type WaitEnd } from './run-waiter.js';
@@ -151,19 +153,32 @@ export const resumeTool = defineTool({
       .describe(
         'Use the recipe and its files as they are now, validated and captured again (as `orchestrate resume --reload-recipe`); otherwise the copies captured when the run started are used and changed files are named. Only when the user says they changed the recipe themselves',
       ),
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe(
+        'Say what the resume would do and start nothing (as `orchestrate resume --dry-run`): the instances kept and those run again, the spend so far against the budget, and the pairs that may touch the same files. Nothing in the run folder is written',
+      ),
     wait: waitArg,
   },
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   handler: async (args, call, ctx) => {
     const runDir = locateRun(ctx, args.run, args.run_dir);
+    const request = {
+      ...resumeOverridesOf(overridesOf(args)),
+      ...(args.retry ? { retry: args.retry } : {}),
+      ...(args.reload_recipe ? { reloadRecipe: true } : {}),
+    };
+    if (args.dry_run) {
+      const preview = await previewResume({ run: runDir, ...request }, { cwd: ctx.cwd, env: ctx.env });
+      if (!preview.ok)
+        throw new ToolError(preview.code === 'problems' ? problemsText(preview.problems) : preview.message);
+      return { text: resumePreviewText(preview.preview), data: { ok: true, dryRun: true, ...preview.preview } };
+    }
     const progress = new ProgressSender(call);
     const launched = await launchResume(
       runDir,
-      {
-        ...resumeOverridesOf(overridesOf(args)),
-        ...(args.retry ? { retry: args.retry } : {}),
-        ...(args.reload_recipe ? { reloadRecipe: true } : {}),
-      },
+      request,
       launchWhere(ctx, call, progress, 'starting the resume process'),
     );
     if (!launched.ok) {

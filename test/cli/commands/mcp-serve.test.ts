@@ -3,7 +3,7 @@
 // instance, status, resume), started by one server and driven by a second after the first has
 // gone (a run is a process of its own). Agents are held in a bash call that waits for a file the
 // test creates, so every step waits on an event, never on a guess about speed.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NOISY_EVENT_TYPES } from '../../../src/service/mcp-server-defaults.js';
@@ -175,6 +175,24 @@ describe('orchestrate mcp serve over stdio', () => {
     const listed = await call(second, 'list_runs', {});
     expect((listed.structuredContent as { runs: { runId: string }[] }).runs.map((r) => r.runId)).toEqual([runId]);
   }, 300_000);
+
+  it('resume with dry_run says what a resume would run and starts nothing', async () => {
+    const logBefore = readFileSync(join(runDir, 'run.jsonl'));
+    const r = await call(second, 'resume', { run: runId, retry: ['slow'], dry_run: true });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    const preview = r.structuredContent as {
+      dryRun: boolean;
+      runId: string;
+      kept: { key: string; status: string }[];
+      runs: { key: string; was: string }[];
+    };
+    expect(preview).toMatchObject({ dryRun: true, runId });
+    expect(preview.runs.map((i) => i.key)).toEqual(['slow']);
+    expect(preview.kept.map((i) => i.key).sort()).toEqual(['after', 'quick']);
+    expect(textOf(r)).toContain('slow');
+    // Nothing was written: the log is byte for byte the same (a launched resume would have written run_resume first).
+    expect(readFileSync(join(runDir, 'run.jsonl')).equals(logBefore)).toBe(true);
+  });
 
   it('resume with retry (and reload_recipe) runs the cancelled instance again and waits for the end', async () => {
     writeFileSync(project.release('slow'), 'go');
