@@ -5,6 +5,9 @@
 // old is taken over (a fresh one is not); a coordinator that loses its lease stops and writes
 // nothing more. The model's replies are held at a gate, so every step waits on an event (a
 // request at the server, a line in run.jsonl, a process exit), never on time.
+// The five tests run at the same time (#43): each has its own fake API, project and run folder,
+// and none times anything, so they only share the CPU; serially, each CLI start waited for the
+// one before it while the other core idled, and the lost-lease test waited out a 5 s heartbeat.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +25,9 @@ import { isSummaryRequest } from '../helpers/summary-request.js';
 import { exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
+
+/** Only a guard against a hang (each test's own limit is 120 s): five CLIs start at once on a busy machine. */
+const HANG_GUARD_MS = 110_000;
 
 const recipe = (items: string[]) => `name: leased
 provider: anthropic
@@ -130,13 +136,17 @@ const topLeaseGeneration = (runDir: string): number =>
 async function killedRun(model: Model, p: Project, items: string[]): Promise<string> {
   const child = spawnCli([join(p.dir, 'recipe.yaml'), '--run-dir', p.runs], p.env);
   const done = exited(child);
-  await until(() => items.every((i) => model.firstTurns(i) >= 1), 'every item to wait for its first reply');
+  await until(
+    () => items.every((i) => model.firstTurns(i) >= 1),
+    'every item to wait for its first reply',
+    HANG_GUARD_MS,
+  );
   child.kill('SIGKILL');
   expect((await done).signal).toBe('SIGKILL');
   return runDirOf(p.runs)!;
 }
 
-describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
+describe('one coordinator per run (real CLI)', { timeout: 120_000, concurrent: true }, () => {
   it('resume of a live run is refused with exit 2 naming the holder; runs and show say running; the live run finishes normally', async () => {
     const model = await gatedModel((item) => item === 'b');
     try {
@@ -149,7 +159,7 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
         const runDir = runDirOf(p.runs);
         return runDir !== undefined && ofType(events(runDir), 'instance_done').length === 1;
       };
-      await until(() => model.firstTurns('b') >= 1 && aDone(), 'a done, b waiting for its reply');
+      await until(() => model.firstTurns('b') >= 1 && aDone(), 'a done, b waiting for its reply', HANG_GUARD_MS);
       const runDir = runDirOf(p.runs)!;
       const runId = runDir.split('/').pop()!;
       const logBefore = readFileSync(join(runDir, 'run.jsonl'), 'utf8');
@@ -233,7 +243,11 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const winnerPid = [first, second][1 - loser.i]!.pid;
       expect(loser.stderr).toContain(`is running: its coordinator is pid ${winnerPid} on host ${hostname()}`);
       noStack(loser.stderr);
-      await until(() => items.every((i) => model.firstTurns(i) >= 2), 'the winner to ask for every first reply again');
+      await until(
+        () => items.every((i) => model.firstTurns(i) >= 2),
+        'the winner to ask for every first reply again',
+        HANG_GUARD_MS,
+      );
       model.open();
       const winner = await results[1 - loser.i]!;
       expect(winner.code, winner.stderr).toBe(0);
@@ -309,7 +323,7 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       const p = project(model, ['a']);
       const child = spawnCli([join(p.dir, 'recipe.yaml'), '--run-dir', p.runs], p.env);
       const done = exited(child);
-      await until(() => model.firstTurns('a') >= 1, 'a waiting for its reply');
+      await until(() => model.firstTurns('a') >= 1, 'a waiting for its reply', HANG_GUARD_MS);
       const runDir = runDirOf(p.runs)!;
       expect(readRunLease(runDir)).toMatchObject({ holder: { pid: child.pid }, state: { state: 'live' } });
       child.kill('SIGTERM');
@@ -339,7 +353,7 @@ describe('one coordinator per run (real CLI)', { timeout: 120_000 }, () => {
       await until(
         () => (model.firstTurns('a') >= 1 && model.firstTurns('b') >= 1) || child.exitCode !== null,
         'both items waiting for their reply',
-        110_000,
+        HANG_GUARD_MS,
       );
       if (child.exitCode !== null) expect.fail(`the run ended before the lease was taken: ${(await done).stderr}`);
       const runDir = runDirOf(p.runs)!;
