@@ -2,7 +2,9 @@
 // in its place: fails even for root), and a full disk (a 64 KB tmpfs, when this machine lets
 // us mount one). Each time the run stops cleanly (exit 1, a message naming the file and the OS
 // error, no stack trace), every line written before is intact and readable, and once the disk
-// is fixed the run resumes to the end.
+// is fixed the run resumes to the end. The replies a fault must meet in flight are held at a gate
+// until the fault is in place (an event, not a delay the test had to beat), and the three tests
+// run at the same time (#43): each has its own fake API and project, and none times anything.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,11 +21,27 @@ import { checkJsonl, exited, filesUnder, printSummary, spawnCli, until } from '.
 
 afterAll(() => cleanupTempDirs());
 
-/** Writer agents: a bash call, then an answer `pad` characters long, slowed by `delay(item)` ms per event. */
+/** A gate: replies wait on it until the test opens it. */
+function gate(): { wait: () => Promise<void>; open: () => void } {
+  let open = false;
+  const waiting: (() => void)[] = [];
+  return {
+    wait: () => (open ? Promise.resolve() : new Promise((r) => waiting.push(r))),
+    open: () => {
+      open = true;
+      for (const w of waiting.splice(0)) w();
+    },
+  };
+}
+
+/**
+ * Writer agents: a bash call (turn 0), then an answer `pad` characters long (turn 1); a reply
+ * that `hold(item, turn)` gives a promise for is sent once it resolves.
+ */
 function responder(
-  opts: { delay?: (item: string, turn: number) => number; pad?: number } = {},
-): (req: RespondInput) => ResponseSpec {
-  return ({ body }) => {
+  opts: { hold?: (item: string, turn: number) => Promise<void> | undefined; pad?: number } = {},
+): (req: RespondInput) => Promise<ResponseSpec> {
+  return async ({ body }) => {
     const item = /Write the marker for (\w+)/.exec(conversationKey(body))?.[1] ?? '?';
     if (isSummaryRequest(body)) {
       return {
@@ -37,10 +55,11 @@ function responder(
       };
     }
     const wrote = JSON.stringify(body.messages).includes('"tool_result"');
+    await opts.hold?.(item, wrote ? 1 : 0);
     const content: FakeBlock[] = wrote
       ? [{ type: 'text', text: `done ${item}${opts.pad ? ` ${'x'.repeat(opts.pad)}` : ''}` }]
       : [{ type: 'tool_use', name: 'bash', input: { command: `printf 'marker-${item}\\n' >> ${item}.txt` } }];
-    return { kind: 'message', content, delayMs: opts.delay?.(item, wrote ? 1 : 0) ?? 0, chunkSize: 64 };
+    return { kind: 'message', content, chunkSize: 64 };
   };
 }
 
@@ -84,13 +103,17 @@ function readableLines(
   return { files: files.length, lines, torn };
 }
 
+/** Only a guard against a hang (each test's own limit is 120 s): three CLIs start at once on a busy machine. */
+const HANG_GUARD_MS = 110_000;
+
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+[:(]\d+/);
 
-describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
+describe('disk faults (real CLI)', { timeout: 120_000, concurrent: true }, () => {
   it('a run log that cannot be written stops the run with the file and the OS error; fixed, it resumes', async () => {
-    let slow = true;
+    // Both answers wait until the log is swapped for a folder.
+    const answers = gate();
     const server = await startFakeAnthropic({
-      respond: responder({ delay: (_i, turn) => (slow && turn === 1 ? 300 : 0) }),
+      respond: responder({ hold: (_i, turn) => (turn === 1 ? answers.wait() : undefined) }),
     });
     try {
       const dir = tempProject({ 'recipe.yaml': recipe(['a', 'b']) });
@@ -100,7 +123,8 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
       const done = exited(child);
       await until(
         () => server.requests.filter((q) => JSON.stringify(q.body.messages).includes('"tool_result"')).length >= 2,
-        'both agents in their slow answer',
+        'both agents waiting for their answer',
+        HANG_GUARD_MS,
       );
       const runDir = runDirOf(runs)!;
       const log = join(runDir, 'run.jsonl');
@@ -108,6 +132,7 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
       renameSync(log, `${log}.before`);
       mkdirSync(log);
       const t0 = Date.now();
+      answers.open();
       const r = await done;
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(log);
@@ -120,7 +145,6 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
       // Fixed: the log is back, and the run resumes to the end.
       rmSync(log, { recursive: true });
       renameSync(`${log}.before`, log);
-      slow = false;
       const again = await exited(spawnCli(['resume', runDir], env));
       expect(again.code, again.stderr).toBe(0);
       expect(
@@ -138,13 +162,16 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
         resumed: 1,
       });
     } finally {
+      answers.open();
       await server.close();
     }
   });
 
   it('a session file that cannot be written fails its instance naming the file; the others and every log stay intact', async () => {
+    // b's first reply waits until its session file is made unwritable.
+    const bFirst = gate();
     const server = await startFakeAnthropic({
-      respond: responder({ delay: (item, turn) => (item === 'b' && turn === 0 ? 600 : 0) }),
+      respond: responder({ hold: (item, turn) => (item === 'b' && turn === 0 ? bFirst.wait() : undefined) }),
     });
     try {
       const dir = tempProject({ 'recipe.yaml': recipe(['a', 'b']) });
@@ -154,13 +181,15 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
         ANTHROPIC_BASE_URL: server.url,
       });
       const done = exited(child);
-      // b's session is open (its first request is out) but not written: that happens when the slow reply is complete.
+      // b's session is open (its first request is out) but not written: that happens when the held reply is complete.
       await until(
         () => server.requests.some((q) => /marker for b\b/.test(conversationKey(q.body))),
         "b's first request",
+        HANG_GUARD_MS,
       );
       const session = join(runDirOf(runs)!, 'sessions', 'write.b.jsonl');
       mkdirSync(session);
+      bFirst.open();
       const r = await done;
       expect(r.code).toBe(1);
       expect(r.stderr + r.stdout).toContain(session);
@@ -183,6 +212,7 @@ describe('disk faults (real CLI)', { timeout: 120_000 }, () => {
         entries_lost: 0,
       });
     } finally {
+      bFirst.open();
       await server.close();
     }
   });
