@@ -30,15 +30,18 @@
 //    extra spread of the instance starts (first to last instance_start) divided by the instances
 //    (goal <= 5 ms).
 //
-// Both sides load built JavaScript (so module loading is comparable): the bench compiles src/ with
 // 6. Scale (issue 41): 1,000 agents, 64 at a time (`--thousand N`, `--thousand-at K`), after the
 //    lines of 4 (or alone: `--only thousand`): in this process's threads, then through Redis on 3
 //    `orchestrate worker` processes. Goals: peak RSS <= 2 GiB, the coordinator's event-loop delay
 //    p99 <= 50 ms, and a wall per agent near the 32-agent one (linear). The load is printed beside,
 //    and an idle Node process's event-loop delay measured during the same run (the machine's share).
-//    `--thousand-lines threads|redis` runs one of the two; `--coordinator-prof DIR` writes a CPU
+//    A second distributed line starts the 3 workers at nice 10 (every thread: os.setPriority per
+//    thread, checked after the run), which models workers on other machines: the coordinator gets
+//    the CPU whenever it is runnable instead of sharing 2 cores with 66 agent threads.
+//    `--thousand-lines threads,redis,redis-nice` runs some of them; `--coordinator-prof DIR` writes a CPU
 //    profile of the coordinator's thread during each (bench/cpu-profile-summary.ts FILE reads it).
 //
+// Both sides load built JavaScript (so module loading is comparable): the bench compiles src/ with
 // tsc into a temp folder first (the shared dist/ is left alone); `--dist DIR` uses a build that is
 // already there (a folder holding cli/main.js). `--only fanout,rt,thread,scale,thousand,monorepo` runs some parts.
 // Run: node --import tsx bench/orchestrator.bench.ts

@@ -1,12 +1,14 @@
 // The 1,000-agent lines of bench/orchestrator.bench.ts (issue 41): a fan-out of `agents` (3 tool
 // turns + answer each, the instant scripted model), `at` a time, once on this process's worker
-// threads and once through Redis on 3 `orchestrate worker` processes, each printed with its peak
+// threads and twice through Redis on 3 `orchestrate worker` processes (at the coordinator's CPU
+// priority, then at nice 10: a model of workers on other machines), each printed with its peak
 // RSS and the coordinator's event-loop delay p99 as now/goal (2 GiB, 50 ms) and its wall per agent
 // against the 32-agent rate (linear). Kept apart so the bench stays one file per part.
 // Beside each run an idle Node process (side-process.ts) measures its own event-loop delay the same
 // way: the printed ratio tells the machine's descheduling from the coordinator's own work.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { dirname, join } from 'node:path';
 import { besideIdle, type IdleFigures } from './side-process.js';
@@ -31,7 +33,7 @@ export interface ThousandContext {
   folder(dir: string, n: number, at: number): string;
   /** One run of it with the coordinator in this process (`executor`: a distributed run's). */
   run(dir: string, n: number, executor?: unknown): Promise<RunFigures>;
-  /** Which lines run (default both): `threads`, `redis`. */
+  /** Which lines run (default all): `threads`, `redis`, `redis-nice` (the workers at nice 10). */
   lines?: ReadonlySet<string>;
   /** Writes a CPU profile of this process's main thread (the coordinator) during each run here. */
   profileDir?: string;
@@ -114,8 +116,9 @@ function thousandLine(ctx: ThousandContext, label: string, r: RunFigures, base32
 
 /**
  * 1,000 agents (3 tool turns + answer each, the instant scripted model), 64 at a time: once with
- * the agents on this process's worker threads, once through Redis on 3 worker processes
- * (`orchestrate worker`, 22 agents each; a redis-server of our own on a free port). RSS is this
+ * the agents on this process's worker threads, twice through Redis on 3 worker processes
+ * (`orchestrate worker`, 22 agents each; a redis-server of our own on a free port): sharing the
+ * coordinator's priority, then at nice 10 (redis-server stays at the coordinator's). RSS is this
  * process's (the distributed line: the coordinator alone; the workers are other processes).
  */
 export async function scaleThousand(ctx: ThousandContext, base32PerAgent: number | undefined): Promise<void> {
@@ -131,7 +134,7 @@ export async function scaleThousand(ctx: ThousandContext, base32PerAgent: number
         profiled(profileOf('threads'), () => ctx.run(dir, ctx.agents)),
       ),
     );
-  if (!(ctx.lines?.has('redis') ?? true)) return;
+  if (ctx.lines && !ctx.lines.has('redis') && !ctx.lines.has('redis-nice')) return;
   if (spawnSync('redis-server', ['--version']).status !== 0) {
     console.log('  distributed: skipped (no redis-server on PATH)');
     return;
@@ -145,9 +148,64 @@ export async function scaleThousand(ctx: ThousandContext, base32PerAgent: number
   )) as typeof import('../src/cluster/cluster-trust.js');
   const redis = await startRedis();
   const secret = 'bench-cluster-secret-0123456789abcdef';
+  const perWorker = Math.ceil(ctx.at / 3);
+  try {
+    // The same recipe twice over the same Redis, each time with 3 workers of its own: at the
+    // coordinator's priority (all of them share its 2 cores, as when everything runs on one
+    // machine), then at nice 10, which models workers on other machines: the kernel gives the
+    // coordinator the CPU whenever it is runnable, as it would have it alone.
+    const distributed: { line: string; nice: number | undefined; label: string }[] = [
+      { line: 'redis', nice: undefined, label: `3 workers through Redis (${perWorker} each)` },
+      { line: 'redis-nice', nice: WORKER_NICE, label: `same, workers at nice ${WORKER_NICE}` },
+    ];
+    for (const { line, nice, label } of distributed) {
+      if (!(ctx.lines?.has(line) ?? true)) continue;
+      if (nice !== undefined)
+        console.log(`  (workers at nice ${nice}: models workers on other machines; the coordinator keeps nice 0)`);
+      const workers = await startWorkers(ctx, redis.url, secret, perWorker);
+      try {
+        if (nice !== undefined) for (const w of workers) lowerPriority(w.pid!, nice);
+        const executor = new RedisExecutor({ url: redis.url, trust: ClusterTrust.withSecret(secret) });
+        try {
+          console.log(
+            await measuredLine(ctx, label, base32PerAgent, () =>
+              profiled(profileOf(line), () => ctx.run(dir, ctx.agents, executor)),
+            ),
+          );
+        } finally {
+          // Its Redis connections would keep the bench alive.
+          await executor.close();
+        }
+        // Checked after the run: every thread the workers started (agent threads, V8's and
+        // libuv's) ran at the lower priority, so the line measured what it says.
+        if (nice !== undefined) {
+          const threads = workers.flatMap((w) => threadNices(w.pid!));
+          const off = threads.filter((n) => n !== nice).length;
+          console.log(
+            `  ${''.padEnd(34)} ${off === 0 ? 'all' : `NOT all: ${off} of`} ${threads.length} threads of the 3 workers at nice ${nice}`,
+          );
+        }
+      } finally {
+        await stopWorkers(workers);
+      }
+    }
+  } finally {
+    await redis.stop();
+  }
+}
+
+/** The niceness of the distributed line that models workers on other machines. */
+const WORKER_NICE = 10;
+
+/** 3 `orchestrate worker` processes of `perWorker` agents each, once each has said it is ready. */
+async function startWorkers(
+  ctx: ThousandContext,
+  url: string,
+  secret: string,
+  perWorker: number,
+): Promise<ChildProcess[]> {
   const workers: ChildProcess[] = [];
   try {
-    const perWorker = Math.ceil(ctx.at / 3);
     for (const name of ['w1', 'w2', 'w3']) {
       const w = spawn(
         process.execPath,
@@ -155,7 +213,7 @@ export async function scaleThousand(ctx: ThousandContext, base32PerAgent: number
           ctx.cli,
           'worker',
           '--redis',
-          redis.url,
+          url,
           '--name',
           name,
           '--concurrency',
@@ -176,20 +234,50 @@ export async function scaleThousand(ctx: ThousandContext, base32PerAgent: number
         w.once('exit', (code) => reject(new Error(`worker ${name} exited ${code}: ${out}`)));
       });
     }
-    const executor = new RedisExecutor({ url: redis.url, trust: ClusterTrust.withSecret(secret) });
-    try {
-      console.log(
-        await measuredLine(ctx, `3 workers through Redis (${perWorker} each)`, base32PerAgent, () =>
-          profiled(profileOf('redis'), () => ctx.run(dir, ctx.agents, executor)),
-        ),
-      );
-    } finally {
-      // Its Redis connections would keep the bench alive.
-      await executor.close();
-    }
-  } finally {
-    for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
-    await redis.stop();
+    return workers;
+  } catch (e) {
+    await stopWorkers(workers);
+    throw e;
   }
+}
+
+async function stopWorkers(workers: ChildProcess[]): Promise<void> {
+  for (const w of workers) w.kill('SIGTERM');
+  await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
+}
+
+/** The nice value of every thread of process `pid` (field 19 of /proc/PID/task/TID/stat). */
+function threadNices(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // After the command name (which may hold spaces) the fields start at the 3rd: nice is the 19th.
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    } catch {
+      return []; // the thread ended meanwhile
+    }
+  });
+}
+
+/**
+ * Lowers the CPU priority of every thread of process `pid`. On Linux a nice value belongs to a
+ * thread (os.setPriority(pid) alone moves only the main one), and a thread starts with its
+ * creator's: so once the threads running now are moved, the agent threads the worker starts later
+ * follow. Repeated until a pass finds none left over (a thread may start during a pass).
+ */
+function lowerPriority(pid: number, nice: number): void {
+  for (let pass = 0; pass < 10; pass++) {
+    let moved = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        if (getPriority(Number(tid)) === nice) continue;
+        setPriority(Number(tid), nice);
+        moved++;
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+    if (moved === 0) return;
+  }
+  throw new Error(`the threads of worker ${pid} kept changing: could not set them all to nice ${nice}`);
 }
