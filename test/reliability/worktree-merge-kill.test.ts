@@ -71,75 +71,92 @@ async function runAndKill(
   return { killed: exit.signal === 'SIGKILL', exit };
 }
 
-describe('merge: apply under kill -9 of the coordinator', () => {
+/**
+ * One trial: a run killed once its log has a seeded number of lines in `firstKill`'s part of the
+ * run, its resume killed again a few lines later, then resumed to the end; checks that every
+ * change landed exactly once and no worktree is left. Returns its kills and where each fell (the
+ * run log's lines then, of the lines of the whole run).
+ */
+async function killAndResume(
+  trial: number,
+  firstKill: { from: number; span: number },
+): Promise<{ kills: number; fell: string[] }> {
+  const rand = seededRandom(20261203 + trial);
+  let kills = 0;
+  const fell: string[] = [];
+  const dir = project();
+  const runs = join(dir, 'runs');
+  const repo = join(dir, 'repo');
+  const first = await runAndKill(
+    [join(dir, 'recipe.yaml'), '--run-dir', runs],
+    runs,
+    firstKill.from + Math.floor(rand() * firstKill.span),
+  );
+  const runId = runFolderName(runs)!;
+  expect(runId, 'a run folder').toBeDefined();
+  const runDir = join(runs, runId);
+  if (first.killed) kills++;
+  const logged = lines(join(runDir, 'run.jsonl'));
+  if (first.killed) fell.push(`${logged}`);
+  const second = first.killed
+    ? await runAndKill(['resume', runDir], runs, logged + 2 + Math.floor(rand() * 30))
+    : undefined;
+  if (second?.killed) {
+    kills++;
+    fell.push(`resume ${lines(join(runDir, 'run.jsonl'))}`);
+  }
+  let last = second?.exit ?? first.exit;
+  if (second?.killed || (!second && first.killed)) last = (await runAndKill(['resume', runDir], runs, undefined)).exit;
+  expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
+  fell.push(`end ${lines(join(runDir, 'run.jsonl'))}`);
+
+  const log = events(runDir);
+  expect(
+    log.filter((e) => e.type === 'instance_failed'),
+    `trial ${trial}`,
+  ).toEqual([]);
+  for (const i of ITEMS) {
+    const story = log
+      .filter((e) => ('key' in e && e.key === `land.${i}`) || e.type === 'run_resume')
+      .map((e) => (e.type === 'agent_event' ? e.event.type : e.type));
+    expect(readFileSync(join(repo, `${i}.txt`), 'utf8'), `trial ${trial}: ${i}: ${story.join(' ')}`).toBe(
+      `base\nline-${i}\n`,
+    );
+  }
+  expect(
+    execFileSync('git', ['status', '--porcelain'], { cwd: repo }).toString().split('\n').filter(Boolean).sort(),
+  ).toEqual(ITEMS.map((i) => ` M ${i}.txt`));
+  const wts = join(runDir, 'worktrees');
+  expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
+  expect(
+    execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
+      .toString()
+      .match(/^worktree /gm),
+  ).toHaveLength(1);
+  return { kills, fell };
+}
+
+describe('merge: apply under kill -9 of the coordinator', { concurrent: true }, () => {
   it('every change lands in the checkout exactly once, whatever instant the kills hit', async () => {
-    const rand = seededRandom(20261203);
-    let kills = 0;
-    /** Where each kill fell: the run log's lines then, of the lines of the whole run. */
-    const fell: string[] = [];
     // A whole run logs about 260 lines here: its agents edit until line ~125, where the first of
     // six landings is logged, and the other five follow every 20 to 40 lines. Each trial kills in
     // a part of the run of its own (the seeded instant drawn inside it): the first while the agents
     // edit and nothing has landed, the second among the landings, so two trials cover what more
     // trials drawn over the whole run would. Each resume is killed again soon after it starts.
-    const trials = 2;
+    // The trials (and this file's other test) run at the same time (#43): each has its own project
+    // and its own seeded dice, and every kill waits on a line count of its own run log, never on a
+    // clock, so where a kill falls does not depend on what else runs.
     const firstKill = [
       { from: 4, span: 115 },
       { from: 125, span: 130 },
     ];
-    for (let trial = 0; trial < trials; trial++) {
-      const dir = project();
-      const runs = join(dir, 'runs');
-      const repo = join(dir, 'repo');
-      const first = await runAndKill(
-        [join(dir, 'recipe.yaml'), '--run-dir', runs],
-        runs,
-        firstKill[trial]!.from + Math.floor(rand() * firstKill[trial]!.span),
-      );
-      const runId = runFolderName(runs)!;
-      expect(runId, 'a run folder').toBeDefined();
-      const runDir = join(runs, runId);
-      if (first.killed) kills++;
-      const logged = lines(join(runDir, 'run.jsonl'));
-      if (first.killed) fell.push(`${logged}`);
-      const second = first.killed
-        ? await runAndKill(['resume', runDir], runs, logged + 2 + Math.floor(rand() * 30))
-        : undefined;
-      if (second?.killed) {
-        kills++;
-        fell.push(`resume ${lines(join(runDir, 'run.jsonl'))}`);
-      }
-      let last = second?.exit ?? first.exit;
-      if (second?.killed || (!second && first.killed))
-        last = (await runAndKill(['resume', runDir], runs, undefined)).exit;
-      expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
-      fell.push(`end ${lines(join(runDir, 'run.jsonl'))}`);
-
-      const log = events(runDir);
-      expect(
-        log.filter((e) => e.type === 'instance_failed'),
-        `trial ${trial}`,
-      ).toEqual([]);
-      for (const i of ITEMS) {
-        const story = log
-          .filter((e) => ('key' in e && e.key === `land.${i}`) || e.type === 'run_resume')
-          .map((e) => (e.type === 'agent_event' ? e.event.type : e.type));
-        expect(readFileSync(join(repo, `${i}.txt`), 'utf8'), `trial ${trial}: ${i}: ${story.join(' ')}`).toBe(
-          `base\nline-${i}\n`,
-        );
-      }
-      expect(
-        execFileSync('git', ['status', '--porcelain'], { cwd: repo }).toString().split('\n').filter(Boolean).sort(),
-      ).toEqual(ITEMS.map((i) => ` M ${i}.txt`));
-      const wts = join(runDir, 'worktrees');
-      expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
-      expect(
-        execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
-          .toString()
-          .match(/^worktree /gm),
-      ).toHaveLength(1);
-    }
-    printSummary('worktree-merge-kill', { trials, kills, killedAtLines: fell.join(',') });
+    const trials = await Promise.all(firstKill.map((kill, trial) => killAndResume(trial, kill)));
+    const kills = trials.reduce((n, t) => n + t.kills, 0);
+    printSummary('worktree-merge-kill', {
+      trials: trials.length,
+      kills,
+      killedAtLines: trials.map((t) => t.fell.join(',')).join(','),
+    });
     expect(kills).toBeGreaterThan(0);
   }, 600_000);
 
