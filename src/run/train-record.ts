@@ -160,7 +160,8 @@ export function applyTrainEvent(state: TrainState, e: TrainStepEvent): void {
     delete car.repair;
   }
   if (e.phase === 'conflict') car.files = e.files;
-  if (e.verify) car.verifyOk = e.verify.every((v) => v.ok);
+  // A task without verify: lands with an empty list: that is no verify, not a passed one.
+  if (e.verify?.length) car.verifyOk = e.verify.every((v) => v.ok);
   if (e.error !== undefined) car.error = e.error;
   if (e.phase === 'repair' && e.baseTree) {
     car.repairs = Math.max(car.repairs, e.repair ?? car.repairs + 1);

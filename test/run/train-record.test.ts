@@ -2,6 +2,7 @@
 // the tasks it waits behind and the agent's answer (what a resume lands without running the agent
 // again); once its turn comes (any later step) both go, so a landed car keeps no answer.
 import { describe, expect, it } from 'vitest';
+import { trainCarLine } from '../../src/display/train-text.js';
 import { applyTrainEvent, createTrainState } from '../../src/run/train-record.js';
 import { RunEventSchema } from '../../src/run/run-events.js';
 
@@ -46,5 +47,26 @@ describe('the train fold of a wait for its turn', () => {
       text: 'done',
     };
     expect(RunEventSchema.safeParse(e).success).toBe(true);
+  });
+
+  it('a car that landed without a verify: says no verify result, not "verify passed"', () => {
+    const train = createTrainState();
+    const ref = { task: 'plain', key: 'plain', repo: 'repo' };
+    applyTrainEvent(train, { ...ref, ts: 1, phase: 'landing', tipTree: 'a', tree: 'b' });
+    applyTrainEvent(train, { ...ref, ts: 2, phase: 'landed', tipTree: 'a', tree: 'b', commit: 'c0ffee', verify: [] });
+    expect(train.cars.plain?.verifyOk).toBeUndefined();
+    expect(trainCarLine(train.cars.plain!)).toBe('plain  landed · commit c0ffee');
+    applyTrainEvent(train, {
+      ...ref,
+      key: 'checked',
+      task: 'checked',
+      ts: 3,
+      phase: 'landed',
+      tipTree: 'a',
+      tree: 'b',
+      commit: 'beef',
+      verify: [{ command: 'npm test', ok: true, output: '' }],
+    });
+    expect(trainCarLine(train.cars.checked!)).toBe('checked  landed · verify passed · commit beef');
   });
 });
