@@ -95,73 +95,95 @@ async function runAndKill(args: string[], runs: string, killAt: number | string 
   return done;
 }
 
+/**
+ * One trial: a run killed at `firstKill` (a train step count, or the first step of that phase),
+ * its resume killed again at a seeded step among the next `resumeKillSpan`, then resumed to the
+ * end; checks that every instance landed exactly once, verify passed on each landing, the checkout
+ * holds each change once and no worktree is left. Returns its kills and where each fell (the train
+ * steps logged then, of the steps of the whole run).
+ */
+async function killAndResume(
+  trial: number,
+  firstKill: number | string,
+  resumeKillSpan: number,
+  rand: () => number,
+): Promise<{ kills: number; fell: string[] }> {
+  let kills = 0;
+  const fell: string[] = [];
+  const dir = project();
+  const runs = join(dir, 'runs');
+  const repo = join(dir, 'repo');
+  const first = await runAndKill([join(dir, 'recipe.yaml'), '--run-dir', runs], runs, firstKill);
+  const runDir = join(runs, runFolderName(runs)!);
+  let last = first;
+  if (first.signal === 'SIGKILL') {
+    kills++;
+    fell.push(`${trainSteps(runs)}`);
+    const second = await runAndKill(
+      ['resume', runDir],
+      runs,
+      trainSteps(runs) + 1 + Math.floor(rand() * resumeKillSpan),
+    );
+    last = second;
+    if (second.signal === 'SIGKILL') {
+      kills++;
+      fell.push(`resume ${trainSteps(runs)}`);
+      last = await runAndKill(['resume', runDir], runs, undefined);
+    }
+  }
+  expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
+  fell.push(`end ${trainSteps(runs)}`);
+
+  const log = events(runDir);
+  expect(ofType(log, 'instance_failed'), `trial ${trial}`).toEqual([]);
+  const steps = ofType(log, 'train_step');
+  const story = steps.map((s) => `${s.key} ${s.phase}`).join(', ');
+  // Each instance landed once, with verify green on its merged tree (or nothing left to merge).
+  for (const n of NAMES) {
+    const landed = steps.filter((s) => s.key === n && s.phase === 'landed');
+    expect(landed, `trial ${trial}: ${n}: ${story}`).toHaveLength(1);
+    expect(landed[0]!.verify?.every((v) => v.ok) ?? true, `trial ${trial}: ${n}`).toBe(true);
+    expect(ofType(log, 'instance_done').filter((e) => e.key === n)).toHaveLength(1);
+  }
+  expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a done\n');
+  expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('b done\n');
+  const shared = readFileSync(join(repo, 'shared.txt'), 'utf8');
+  expect(shared).toBe(
+    `top by three\n${Array.from({ length: 8 }, (_, i) => `line ${i + 2}`).join('\n')}\nbottom by four\n`,
+  );
+  expect(readFileSync(join(repo, 'same.txt'), 'utf8'), `trial ${trial}: ${story}`).toBe('value=five,six\n');
+  execFileSync('sh', ['check.sh'], { cwd: repo });
+  const wts = join(runDir, 'worktrees');
+  expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
+  expect(
+    execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
+      .toString()
+      .match(/^worktree /gm),
+  ).toHaveLength(1);
+  return { kills, fell };
+}
+
 describe('the merge train under kill -9 of the coordinator', () => {
   it('resumed after kills at random steps of the train, every instance lands exactly once', async () => {
-    const rand = seededRandom(20261206);
-    let kills = 0;
-    /** Where each kill fell: the train steps logged then, of the steps of the whole run. */
-    const fell: string[] = [];
     // A whole train logs 15 steps here (6 landings of 2, a conflict, a repair, ...). Each trial
     // kills in a phase of its own rather than more trials drawn over the whole train: the first at
     // a seeded step among the first landings, the second as soon as the repair is logged (its agent
-    // not yet started, or under way); each resume is killed again at a step after it.
-    const firstKill: (number | string)[] = [1 + Math.floor(rand() * 8), 'repair'];
-    // After the repair only its landing may be left: that resume is killed at its next step.
-    const resumeKillSpan = [4, 1];
-    const trials = firstKill.length;
-    for (let trial = 0; trial < trials; trial++) {
-      const dir = project();
-      const runs = join(dir, 'runs');
-      const repo = join(dir, 'repo');
-      const first = await runAndKill([join(dir, 'recipe.yaml'), '--run-dir', runs], runs, firstKill[trial]);
-      const runDir = join(runs, runFolderName(runs)!);
-      let last = first;
-      if (first.signal === 'SIGKILL') {
-        kills++;
-        fell.push(`${trainSteps(runs)}`);
-        const second = await runAndKill(
-          ['resume', runDir],
-          runs,
-          trainSteps(runs) + 1 + Math.floor(rand() * resumeKillSpan[trial]!),
-        );
-        last = second;
-        if (second.signal === 'SIGKILL') {
-          kills++;
-          fell.push(`resume ${trainSteps(runs)}`);
-          last = await runAndKill(['resume', runDir], runs, undefined);
-        }
-      }
-      expect(last.code, `trial ${trial}: ${last.stderr}`).toBe(0);
-      fell.push(`end ${trainSteps(runs)}`);
-
-      const log = events(runDir);
-      expect(ofType(log, 'instance_failed'), `trial ${trial}`).toEqual([]);
-      const steps = ofType(log, 'train_step');
-      const story = steps.map((s) => `${s.key} ${s.phase}`).join(', ');
-      // Each instance landed once, with verify green on its merged tree (or nothing left to merge).
-      for (const n of NAMES) {
-        const landed = steps.filter((s) => s.key === n && s.phase === 'landed');
-        expect(landed, `trial ${trial}: ${n}: ${story}`).toHaveLength(1);
-        expect(landed[0]!.verify?.every((v) => v.ok) ?? true, `trial ${trial}: ${n}`).toBe(true);
-        expect(ofType(log, 'instance_done').filter((e) => e.key === n)).toHaveLength(1);
-      }
-      expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a done\n');
-      expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('b done\n');
-      const shared = readFileSync(join(repo, 'shared.txt'), 'utf8');
-      expect(shared).toBe(
-        `top by three\n${Array.from({ length: 8 }, (_, i) => `line ${i + 2}`).join('\n')}\nbottom by four\n`,
-      );
-      expect(readFileSync(join(repo, 'same.txt'), 'utf8'), `trial ${trial}: ${story}`).toBe('value=five,six\n');
-      execFileSync('sh', ['check.sh'], { cwd: repo });
-      const wts = join(runDir, 'worktrees');
-      expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
-      expect(
-        execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
-          .toString()
-          .match(/^worktree /gm),
-      ).toHaveLength(1);
-    }
-    printSummary('merge-train-kill', { trials, kills, killedAtSteps: fell.join(',') });
+    // not yet started, or under way); each resume is killed again at a step after it (after the
+    // repair only its landing may be left: that resume is killed at its next step). The two trials
+    // run at the same time (#43): each has its own project and seeded dice, and every kill waits on
+    // a step count of its own run log, never on a clock, so where a kill falls does not depend on
+    // what else runs.
+    const rand = [seededRandom(20261206), seededRandom(20261207)];
+    const trials = await Promise.all([
+      killAndResume(0, 1 + Math.floor(rand[0]!() * 8), 4, rand[0]!),
+      killAndResume(1, 'repair', 1, rand[1]!),
+    ]);
+    const kills = trials.reduce((n, t) => n + t.kills, 0);
+    printSummary('merge-train-kill', {
+      trials: trials.length,
+      kills,
+      killedAtSteps: trials.map((t) => t.fell.join(',')).join(','),
+    });
     expect(kills).toBeGreaterThan(0);
   }, 900_000);
 });
