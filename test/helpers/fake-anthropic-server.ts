@@ -242,7 +242,7 @@ export interface FaultOptions {
   seed: number;
   /** Kinds to use, in seeded shuffled rounds (default: all of FAULT_KINDS). */
   kinds?: readonly FaultKind[];
-  /** Delay a 429/529 asks for: retry-after-ms, and retry-after in whole seconds (default 50 ms). */
+  /** Delay a 429/529 asks for, sent as retry-after in (decimal) seconds (default 50 ms). */
   retryAfterMs?: number;
   /** Delay between SSE events of a slow reply (default 40 ms). */
   slowDelayMs?: number;
@@ -274,10 +274,9 @@ export function applyFault(
   options: Pick<FaultOptions, 'retryAfterMs' | 'slowDelayMs'> = {},
 ): ResponseSpec | undefined {
   const afterMs = options.retryAfterMs ?? 50;
-  const retryHeaders = {
-    'retry-after-ms': String(afterMs),
-    'retry-after': String(Math.max(1, Math.ceil(afterMs / 1000))),
-  };
+  // Only retry-after, as the real API sends it (no retry-after-ms: provider-rate-limits.ts), in
+  // seconds; a fraction of one here, so the faulted tests do not wait whole seconds.
+  const retryHeaders = { 'retry-after': String(afterMs / 1000) };
   switch (kind) {
     case 'rate_limit':
       return { kind: 'http-error', status: 429, message: 'fake-anthropic: injected rate limit', headers: retryHeaders };

@@ -2,8 +2,36 @@
 // bucket per limit (capacity per window, refilled continuously), a request admitted only when it
 // fits every bucket (Anthropic: one request, its uncached input, its max_tokens of output, adjusted
 // to the real output at the end; OpenAI: one request, all its input plus max_tokens against tokens
-// per minute), anything else answered 429 with retry-after. Every response carries the vendor's
-// real header names. Time is scalable (windowMs) so benches and tests need not wait minutes.
+// per minute), anything else answered 429. Every response carries the vendor's real header names,
+// and a 429 only the headers that vendor really sends (a fake must be as strict as the real thing):
+//
+//   Anthropic  retry-after in whole seconds, never retry-after-ms (anthropic-sdk-typescript issue
+//              #357: a 429 had neither; PR #358 was closed once "Anthropic now always sends
+//              retry-after"); anthropic-ratelimit-{requests,input-tokens,output-tokens}-
+//              {limit,remaining,reset}, reset an RFC 3339 time at whole seconds (the rate-limit
+//              page of the Claude docs, as mirrored on docs.aws.amazon.com/claude-platform/latest/
+//              userguide/rate-limits.html). A refused request costs nothing there: the docs say
+//              nothing of it, so nothing is modelled.
+//   OpenAI     x-ratelimit-{limit,remaining,reset}-{requests,tokens}, reset a Go-style duration
+//              ("20ms", "1s", "8.64s", "6m0s": platform rate-limit guide, as quoted in
+//              ruby-openai issue #419 and open-webui issue #3743). No retry-after-ms (the SDKs read
+//              it as "may not be standard") and no retry-after: a real 429 in openai-node issue
+//              #1477 carried neither, and openai-openapi PR #564 (2026) calls Retry-After optional,
+//              "without claiming that every 429 includes" it; a client must cope without it, so
+//              the fake never sends it. And a refused request is counted: "unsuccessful requests
+//              contribute to your per-minute limit, so continuously resending a request won't
+//              work" (help.openai.com/en/articles/5955604). The simplest rule that matches: a 429
+//              takes its one request from the requests bucket like an admitted request, even below
+//              zero (a crowd that keeps resending digs the hole deeper, as a per-minute count of
+//              attempts would); it takes no tokens (the request was not run).
+//
+// Time is scalable (windowMs) so benches and tests need not wait minutes: one "provider second" is
+// windowMs / 60 ms. Anthropic states its waits and resets in whole seconds, so the fake rounds them
+// UP to whole provider seconds: retry-after is then k * windowMs / 60 / 1000 written as a decimal
+// number of seconds ("0.1" at windowMs 6_000). That is the scaling, not the format: with windowMs
+// 60_000 it is "1", "2"..., exactly what the real API sends, and the resets are whole-second
+// times ("2026-12-06T03:00:01Z"). OpenAI's resets are already stated to the millisecond, so they
+// are rounded up to a whole millisecond (coarser than a scaled provider millisecond: never laxer).
 
 export interface EnforcedLimits {
   /** The window the limits are per (the providers' is 60 s). */
@@ -42,12 +70,13 @@ class Bucket {
     this.refill();
     return Math.max(0, Math.floor(this.level));
   }
-  /** ms until `amount` fits. */
+  /** ms until `amount` fits (exact, unrounded). */
   waitFor(amount: number): number {
     this.refill();
     const missing = Math.min(amount, this.capacity) - this.level;
-    return missing <= 0 ? 0 : Math.ceil((missing * this.windowMs) / this.capacity);
+    return missing <= 0 ? 0 : (missing * this.windowMs) / this.capacity;
   }
+  /** Takes `amount`; the level may go below zero (a debt the refill pays back first). */
   take(amount: number): void {
     this.refill();
     this.level -= amount;
@@ -56,10 +85,10 @@ class Bucket {
     this.refill();
     this.level = Math.min(this.capacity, this.level + amount);
   }
-  /** ms until full. */
+  /** ms until full (exact, unrounded). */
   fullIn(): number {
     this.refill();
-    return Math.ceil(((this.capacity - this.level) * this.windowMs) / this.capacity);
+    return ((this.capacity - this.level) * this.windowMs) / this.capacity;
   }
 }
 
@@ -71,7 +100,13 @@ export interface RequestCost {
 
 export type Admission =
   | { ok: true; headers: Record<string, string>; ticket: { maxTokens: number } }
-  | { ok: false; headers: Record<string, string>; retryAfterMs: number; binding: Kind };
+  | {
+      ok: false;
+      headers: Record<string, string>;
+      /** How long until the request would fit, unrounded (what the fake knows, not what it states). */
+      fitsInMs: number;
+      binding: Kind;
+    };
 
 export class ProviderLimitEnforcer {
   private readonly buckets = new Map<Kind, Bucket>();
@@ -82,6 +117,11 @@ export class ProviderLimitEnforcer {
     readonly limits: EnforcedLimits,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** One second of the provider's clock, scaled with the window (1000 ms at the real 60 s window). */
+  get providerSecondMs(): number {
+    return this.limits.windowMs / 60;
+  }
 
   /** The buckets start at the first request (startShare full), not when the server was made. */
   private start(): void {
@@ -111,7 +151,7 @@ export class ProviderLimitEnforcer {
         ];
   }
 
-  /** Admits a request (taking its cost) or refuses it with how long to wait. */
+  /** Admits a request (taking its cost) or refuses it with the headers the vendor sends on a 429. */
   admit(c: RequestCost): Admission {
     this.start();
     let wait = 0;
@@ -125,12 +165,11 @@ export class ProviderLimitEnforcer {
     }
     if (wait > 0) {
       this.stats.refused++;
-      return {
-        ok: false,
-        retryAfterMs: wait,
-        binding,
-        headers: { ...this.headers(), 'retry-after': String(Math.ceil(wait / 1000)), 'retry-after-ms': String(wait) },
-      };
+      // OpenAI counts the refused request against the requests per minute (see the header).
+      if (this.vendor === 'openai') this.buckets.get('requests')?.take(1);
+      const headers = this.headers();
+      if (this.vendor === 'anthropic') headers['retry-after'] = this.wholeProviderSeconds(wait);
+      return { ok: false, fitsInMs: wait, binding, headers };
     }
     for (const [kind, amount] of this.amounts(c)) this.buckets.get(kind)?.take(amount);
     const t = this.now();
@@ -161,15 +200,43 @@ export class ProviderLimitEnforcer {
         }[kind];
         h[`anthropic-ratelimit-${name}-limit`] = String(b.capacity);
         h[`anthropic-ratelimit-${name}-remaining`] = String(b.remaining());
-        h[`anthropic-ratelimit-${name}-reset`] = new Date(this.now() + b.fullIn()).toISOString();
+        h[`anthropic-ratelimit-${name}-reset`] = this.resetTime(b.fullIn());
       } else {
         h[`x-ratelimit-limit-${kind}`] = String(b.capacity);
         h[`x-ratelimit-remaining-${kind}`] = String(b.remaining());
-        h[`x-ratelimit-reset-${kind}`] = `${b.fullIn()}ms`;
+        h[`x-ratelimit-reset-${kind}`] = goDuration(Math.ceil(b.fullIn()));
       }
     }
     return h;
   }
+
+  /** A wait as Anthropic's retry-after: whole provider seconds, rounded up, in (scaled) seconds. */
+  private wholeProviderSeconds(ms: number): string {
+    const k = Math.max(1, Math.ceil(ms / this.providerSecondMs - 1e-9));
+    // k * windowMs / 60 / 1000, computed in that order so the real window gives integers.
+    return String((k * this.limits.windowMs) / 60 / 1000);
+  }
+
+  /** When a bucket is full, as Anthropic states it: RFC 3339 at a whole (provider) second, rounded up. */
+  private resetTime(inMs: number): string {
+    const second = this.providerSecondMs;
+    const at = Math.ceil(Math.ceil((this.now() + inMs) / second - 1e-9) * second);
+    // Whole real seconds (the real window) are written without a fraction, as the API does.
+    return new Date(at).toISOString().replace('.000Z', 'Z');
+  }
+}
+
+/** A duration the way OpenAI writes it (Go's time.Duration): "20ms", "1s", "8.64s", "6m0s", "1h2m3s". */
+export function goDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = (ms % 60_000) / 1000;
+  const sec = `${Number(s.toFixed(3))}s`;
+  if (h > 0) return `${h}h${m}m${sec}`;
+  if (m > 0) return `${m}m${sec}`;
+  return sec;
 }
 
 /** Tokens of a request body the way the fakes count them (JSON characters / 4, as the estimator does). */
