@@ -166,70 +166,125 @@ describe.each(FORMS)('%s', (_name, replace) => {
   });
 });
 
-describe('kill -9 at random instants', () => {
-  const TRIALS = 30;
+// A kill -9 lands in one of these phases of a replacement. Each is hit on purpose, once by the edit
+// tool and once by the write tool (replace-loop-child.mjs holds the first replacement there until
+// the kill), and the file must then hold exactly the content the phase promises. A few kills at
+// random instants follow, to catch what falls between the named phases.
+const PHASES = [
+  // before the rename: the old content, and our temp file left beside it
+  { phase: 'temp-created', keeps: 'old', temp: 'empty' },
+  { phase: 'temp-half-written', keeps: 'old', temp: 'partial' },
+  { phase: 'temp-written', keeps: 'old', temp: 'whole' },
+  { phase: 'temp-synced', keeps: 'old', temp: 'whole' },
+  // after it: the new content, nothing left
+  { phase: 'renamed', keeps: 'new', temp: 'none' },
+  { phase: 'round-done', keeps: 'new', temp: 'none' },
+] as const;
+const RANDOM_TRIALS = 4;
+
+describe('kill -9 during a replacement', () => {
   const SEED = 0x5eed17;
   const MARK_A = 'version: A';
   const MARK_B = 'version: B, a little longer';
+  // ~3.4 MB, so a write (with its fsync) takes long enough to be hit in the middle at random.
+  const body = Array.from(
+    { length: 60_000 },
+    (_, i) => `line ${String(i).padStart(6, '0')} the quick brown fox jumps over the lazy dog\n`,
+  ).join('');
+  const contentA = `${MARK_A}\n${body}`;
+  const contentB = `${MARK_B}\n${body}`;
+  const name = 'big.txt';
 
-  it(`edit and write leave the whole old or the whole new file, never a mix or an empty file (${TRIALS} kills)`, {
-    timeout: 240_000,
+  /** Starts the child on `dir`; resolves once `ready` is printed (or the child ended), then kills it. */
+  async function killWhen(dir: string, how: 'edit' | 'write', ready: string, phase?: string, delayMs = 0) {
+    const args = [...CHILD_LOADER_ARGS, CHILD, dir, name, how, MARK_A, MARK_B, ...TOOLS, ...(phase ? [phase] : [])];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exit = new Promise<NodeJS.Signals | null>((done) => child.on('exit', (_code, signal) => done(signal)));
+    await new Promise<void>((reached) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes(ready)) reached();
+      });
+      void exit.then(() => reached());
+    });
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+    child.kill('SIGKILL');
+    expect(await exit, `${how} ${phase ?? 'at random'}: the child ended by itself: ${stderr}`).toBe('SIGKILL');
+  }
+
+  /** The file, whole; its mode; and the temp files left beside it (anything else fails). */
+  function afterKill(file: string, dir: string, what: string): { now: string; temps: string[] } {
+    const now = readFileSync(file, 'utf8');
+    if (now !== contentA && now !== contentB) {
+      throw new Error(
+        `${what}: the file is neither the old nor the new content (${now.length} chars, starts ${JSON.stringify(now.slice(0, 40))})`,
+      );
+    }
+    expect(modeOf(file), what).toBe(0o640);
+    const left = othersThan(dir, name);
+    expect(
+      left.filter((n) => !isReplacementTemp(n)),
+      `${what}: files that are not ours`,
+    ).toEqual([]);
+    return { now, temps: left };
+  }
+
+  it.each(PHASES)(
+    'at $phase the file keeps the $keeps content, whole (edit and write)',
+    async ({ phase, keeps, temp }) => {
+      for (const how of ['edit', 'write'] as const) {
+        const dir = tempDir();
+        const file = join(dir, name);
+        writeFileSync(file, contentA);
+        chmodSync(file, 0o640);
+        await killWhen(dir, how, `paused ${phase}`, phase);
+        const { now, temps } = afterKill(file, dir, `${how} killed at ${phase}`);
+        expect(now === contentA ? 'old' : 'new', `${how} killed at ${phase}`).toBe(keeps);
+        expect(temps.length, `${how} killed at ${phase}: temp files left`).toBe(temp === 'none' ? 0 : 1);
+        if (temp !== 'none') {
+          const size = statSync(join(dir, temps[0]!)).size;
+          const whole = Buffer.byteLength(contentB);
+          if (temp === 'empty') expect(size).toBe(0);
+          if (temp === 'partial') expect(size > 0 && size < whole, `${size} of ${whole} bytes`).toBe(true);
+          if (temp === 'whole') expect(size).toBe(whole);
+        }
+        // The next write does not trip on what the kill left, and clears it away.
+        await replaceFile(file, contentA);
+        expect(readFileSync(file, 'utf8')).toBe(contentA);
+        expect(othersThan(dir, name)).toEqual([]);
+      }
+    },
+    120_000,
+  );
+
+  it(`and at ${RANDOM_TRIALS} random instants: the whole old or the whole new file, never a mix or an empty file`, {
+    timeout: 120_000,
   }, async () => {
     const dir = tempDir();
-    const name = 'big.txt';
     const file = join(dir, name);
-    // ~3.4 MB, so a write (with its fsync) takes long enough to be hit in the middle.
-    const body = Array.from(
-      { length: 60_000 },
-      (_, i) => `line ${String(i).padStart(6, '0')} the quick brown fox jumps over the lazy dog\n`,
-    ).join('');
-    const contentA = `${MARK_A}\n${body}`;
-    const contentB = `${MARK_B}\n${body}`;
     writeFileSync(file, contentA);
     chmodSync(file, 0o640);
     const random = seededRandom(SEED);
     const seen = { content_a: 0, content_b: 0, kills_with_temp_left: 0 };
 
-    for (let trial = 0; trial < TRIALS; trial++) {
+    for (let trial = 0; trial < RANDOM_TRIALS; trial++) {
       const how = trial % 2 === 0 ? 'edit' : 'write';
-      const child = spawn(process.execPath, [...CHILD_LOADER_ARGS, CHILD, dir, name, how, MARK_A, MARK_B, ...TOOLS], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const exit = new Promise<NodeJS.Signals | null>((done) => child.on('exit', (_code, signal) => done(signal)));
-      // Start the random delay only once a write is under way.
-      await new Promise<void>((started) => {
-        child.stdout.on('data', (d: Buffer) => d.toString().includes('writing') && started());
-        void exit.then(() => started());
-      });
-      await new Promise((r) => setTimeout(r, random() * 120));
-      child.kill('SIGKILL');
-      expect(await exit, `trial ${trial} (${how}): the child ended by itself: ${stderr}`).toBe('SIGKILL');
-
-      const now = readFileSync(file, 'utf8');
-      if (now !== contentA && now !== contentB) {
-        throw new Error(
-          `trial ${trial} (${how}): the file is neither the old nor the new content (${now.length} chars, starts ${JSON.stringify(now.slice(0, 40))})`,
-        );
-      }
+      // The random delay starts once a write is under way.
+      await killWhen(dir, how, 'writing', undefined, random() * 120);
+      const { now, temps } = afterKill(file, dir, `trial ${trial} (${how})`);
       if (now === contentA) seen.content_a++;
       else seen.content_b++;
-      expect(modeOf(file)).toBe(0o640);
-      const left = othersThan(dir, name);
-      expect(
-        left.filter((n) => !isReplacementTemp(n)),
-        `trial ${trial}: files that are not ours`,
-      ).toEqual([]);
-      if (left.length > 0) seen.kills_with_temp_left++;
+      if (temps.length > 0) seen.kills_with_temp_left++;
     }
 
-    // A later write does not trip on what the kills left, and clears it away.
     await replaceFile(file, contentA);
     expect(readFileSync(file, 'utf8')).toBe(contentA);
     expect(othersThan(dir, name)).toEqual([]);
     console.log(
-      `[reliability] tools/atomic-write: trials=${TRIALS} seed=${SEED} content_a=${seen.content_a} content_b=${seen.content_b} kills_with_temp_left=${seen.kills_with_temp_left} torn_files=0`,
+      `[reliability] tools/atomic-write: phases=${PHASES.length * 2} random_trials=${RANDOM_TRIALS} seed=${SEED} content_a=${seen.content_a} content_b=${seen.content_b} kills_with_temp_left=${seen.kills_with_temp_left} torn_files=0`,
     );
   });
 });
