@@ -4,6 +4,8 @@
 // every complete line of every session and of the run log parses (only a torn last line may
 // not). After the resume: the run succeeds, instances finished before the kill made no further
 // model request, and every line written before the kill is still there, in order (a prefix).
+// The two tests run at the same time (#43): each has its own fake API and project, and their
+// kills wait on what the run shows (requests, a tool's process, run.jsonl's lines), never on a clock.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -205,7 +207,10 @@ function finishedItems(runDir: string, h: Harness): Map<string, number> {
   );
 }
 
-describe('kill -9 of the coordinator, then resume (real CLI)', { timeout: 120_000 }, () => {
+/** Only a guard against a hang (each test's own limit is 120 s): two CLIs start at once on a busy machine. */
+const HANG_GUARD_MS = 110_000;
+
+describe('kill -9 of the coordinator, then resume (real CLI)', { timeout: 120_000, concurrent: true }, () => {
   it('while agents stream, while a tool runs, and during the handoff compaction', async () => {
     const items = ['a', 'b', 'c', 'd', 'e', 'f'];
     let slowOn = true;
@@ -236,6 +241,7 @@ describe('kill -9 of the coordinator, then resume (real CLI)', { timeout: 120_00
           toolRunning() &&
           summaryStarted(),
         'a, b done; c, d streaming; e in its tool; f summarizing',
+        HANG_GUARD_MS,
       );
       expect(sleeping()).toBe(true);
       child.kill('SIGKILL');
@@ -306,7 +312,11 @@ describe('kill -9 of the coordinator, then resume (real CLI)', { timeout: 120_00
         const startLines = logLines();
         // Kill after a random number of new log lines (mid-stream of events), a random moment later.
         const grow = 3 + Math.floor(dice() * 250);
-        await until(() => logLines() > startLines + grow || child.exitCode !== null, 'the run log to grow', 20_000);
+        await until(
+          () => logLines() > startLines + grow || child.exitCode !== null,
+          'the run log to grow',
+          HANG_GUARD_MS,
+        );
         await new Promise((r) => setTimeout(r, Math.floor(dice() * 30)));
         if (child.exitCode !== null) {
           // This attempt got to the end before its kill: it is the final resume.
