@@ -131,14 +131,67 @@ export function summarizeLongTurns(file: string, overMs = 20): string {
   );
 }
 
-// `node --import tsx bench/cpu-profile-summary.ts FILE.cpuprofile [MS]`: the long turns of one profile.
+/**
+ * Who calls `target` (a function name, as the summaries print it before the file) in the turns over
+ * `overMs`: the time under it by the nearest caller in the project (src/ or dist/; node_modules and
+ * Node's own frames are skipped), so a write(2) or a GC pause is charged to the code that asked for it.
+ */
+export function summarizeCallers(file: string, target: string, overMs = 20): string {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const nodes = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const ours = (n: ProfileNode): boolean =>
+    /\/(dist|src)\//.test(n.callFrame.url) && !n.callFrame.url.includes('/node_modules/');
+  const byCaller = new Map<string, number>();
+  let totalUs = 0;
+  let turnUs = 0;
+  let turn: number[] = [];
+  const close = (): void => {
+    if (turnUs > overMs * 1000)
+      for (const i of turn) {
+        const us = p.timeDeltas[i + 1] ?? 0;
+        let id: number | undefined = p.samples[i];
+        // Up to the target, then on to the first frame of ours above it.
+        while (id !== undefined && nodes.get(id)?.callFrame.functionName !== target) id = parent.get(id);
+        if (id === undefined) continue;
+        while (id !== undefined && !ours(nodes.get(id)!)) id = parent.get(id);
+        const caller = id === undefined ? '(no caller of ours)' : frameName(nodes.get(id)!);
+        byCaller.set(caller, (byCaller.get(caller) ?? 0) + us);
+        totalUs += us;
+      }
+    turn = [];
+    turnUs = 0;
+  };
+  p.samples.forEach((id, i) => {
+    if (nodes.get(id)?.callFrame.functionName === '(idle)') close();
+    else {
+      turn.push(i);
+      turnUs += p.timeDeltas[i + 1] ?? 0;
+    }
+  });
+  close();
+  const rows = [...byCaller]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 20)
+    .map(([k, us]) => `    ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`)
+    .join('\n');
+  return `${file}: ${(totalUs / 1000).toFixed(0)} ms under ${target} in the turns over ${overMs} ms, by the nearest caller of ours:\n${rows}`;
+}
+
+// `node --import tsx bench/cpu-profile-summary.ts FILE.cpuprofile [MS] [--callers FUNCTION]`: the
+// long turns of one profile, or who calls FUNCTION in them.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [file, ms] = process.argv.slice(2);
-  if (!file) {
+  const argv = process.argv.slice(2);
+  const callersAt = argv.indexOf('--callers');
+  const target = callersAt >= 0 ? argv.splice(callersAt, 2)[1] : undefined;
+  const [file, ms] = argv;
+  if (!file || (callersAt >= 0 && !target)) {
     console.error(
-      'usage: node --import tsx bench/cpu-profile-summary.ts FILE.cpuprofile [turn threshold ms, default 20]',
+      'usage: node --import tsx bench/cpu-profile-summary.ts FILE.cpuprofile [turn threshold ms, default 20] [--callers FUNCTION]',
     );
     process.exit(2);
   }
-  console.log(summarizeLongTurns(file, ms ? Number(ms) : 20));
+  const overMs = ms ? Number(ms) : 20;
+  console.log(target ? summarizeCallers(file, target, overMs) : summarizeLongTurns(file, overMs));
 }

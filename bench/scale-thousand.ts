@@ -75,15 +75,31 @@ function mainThreadCpuSeconds(): number {
 }
 
 /**
+ * Times the kernel took the CPU from this process's main thread while it could still run
+ * (`nonvoluntary_ctxt_switches`): a long turn with many of them is the machine's, not the coordinator's work.
+ */
+function mainThreadPreemptions(): number {
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, 'utf8');
+  return Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+/**
  * The baseline line under a run's lines: the idle process's p99 beside the coordinator's, the
  * coordinator thread's CPU (work that does not depend on the load), and the load.
  */
-function idleLine(ctx: ThousandContext, r: RunFigures, idle: IdleFigures, cpuS: number, loadBefore: string): string {
+function idleLine(
+  ctx: ThousandContext,
+  r: RunFigures,
+  idle: IdleFigures,
+  cpuS: number,
+  preempted: number,
+  loadBefore: string,
+): string {
   return (
     `  ${''.padEnd(34)} idle Node process beside it: event-loop delay p99 ${idle.p99.toFixed(1)} ms, max ${idle.max.toFixed(1)} ms; ` +
     `coordinator p99 / idle p99 = ${(r.delayP99 / Math.max(idle.p99, 0.001)).toFixed(2)}x ` +
     `(the machine alone: ${idle.p99 > 50 ? 'over' : 'within'} the 50 ms goal)\n` +
-    `  ${''.padEnd(34)} coordinator thread CPU ${cpuS.toFixed(1)} s (${((cpuS * 1000) / ctx.agents).toFixed(1)} ms/agent); load ${loadBefore} -> ${loadavg()}`
+    `  ${''.padEnd(34)} coordinator thread CPU ${cpuS.toFixed(1)} s (${((cpuS * 1000) / ctx.agents).toFixed(1)} ms/agent), preempted ${preempted} times; load ${loadBefore} -> ${loadavg()}`
   );
 }
 
@@ -96,9 +112,11 @@ async function measuredLine(
 ): Promise<string> {
   const loadBefore = loadavg();
   const cpu0 = mainThreadCpuSeconds();
+  const preempted0 = mainThreadPreemptions();
   const { value: r, idle } = await besideIdle(run);
   const cpuS = mainThreadCpuSeconds() - cpu0;
-  return `${thousandLine(ctx, label, r, base32PerAgent)}\n${idleLine(ctx, r, idle, cpuS, loadBefore)}`;
+  const preempted = mainThreadPreemptions() - preempted0;
+  return `${thousandLine(ctx, label, r, base32PerAgent)}\n${idleLine(ctx, r, idle, cpuS, preempted, loadBefore)}`;
 }
 
 function thousandLine(ctx: ThousandContext, label: string, r: RunFigures, base32PerAgent: number | undefined): string {
