@@ -109,7 +109,10 @@ export function retryDelayMs(
   random = Math.random,
 ): number {
   const cap = settings.maxRetryDelayMs > 0 ? settings.maxRetryDelayMs : Number.POSITIVE_INFINITY;
-  if (failure.serverDelayMs !== undefined) return Math.round(Math.min(failure.serverDelayMs, cap));
+  // Rounded up, never down: a request sent before the named time is refused again (and at OpenAI
+  // counted), and a wait under half a millisecond must not become no wait at all. The tolerance
+  // keeps 0.1 s (100.00000000000001 ms in binary) at 100.
+  if (failure.serverDelayMs !== undefined) return Math.ceil(Math.min(failure.serverDelayMs, cap) - 1e-6);
   const exp = settings.baseDelayMs * 2 ** (retry - 1);
   const capped = Math.min(exp, settings.maxBackoffMs, cap);
   return Math.round(capped * (1 - settings.jitter * random()));
@@ -195,8 +198,10 @@ export async function runProviderAttempts<O extends AttemptOutcome>(
       continue;
     }
     const transient = failure.kind !== undefined;
-    // A limit that is only busy says how long to wait: that wait is not a failed try.
-    const busyWaitMs = retryDelayMs(Math.max(1, retries), failure, settings);
+    // A limit that is only busy says how long to wait: that wait is not a failed try. One that names
+    // no wait (OpenAI sends no retry-after) is backed off exponentially over the call's busy waits:
+    // the provider counts every refused request, so a crowd resending at a fixed pace stays refused.
+    const busyWaitMs = retryDelayMs(retries + waits + 1, failure, settings);
     const uncounted =
       failure.kind === 'rate_limit' &&
       (failure.serverDelayMs !== undefined || failure.rateLimits !== undefined) &&

@@ -34,6 +34,17 @@ describe('provider retry settings and delays', () => {
     expect(retryDelayMs(1, { message: 'x', serverDelayMs: 40 }, providerRetrySettings({}))).toBe(40);
   });
 
+  it('rounds a server delay up, never down to an early retry or to no wait at all', () => {
+    const settings = providerRetrySettings({});
+    // retry-after in decimal seconds (a scaled provider second, a fraction of a millisecond).
+    const delay = (after: string) =>
+      retryDelayMs(1, { message: 'x', serverDelayMs: serverRetryDelayMs(headers({ 'retry-after': after })) }, settings);
+    expect(delay('0.03333333333333333')).toBe(34);
+    expect(delay('0.0004')).toBe(1);
+    expect(delay('0.1')).toBe(100);
+    expect(delay('2')).toBe(2000);
+  });
+
   it('a negative maxRetries is no retries, and the default is 3', () => {
     expect(providerRetrySettings({ maxRetries: -2 }).maxRetries).toBe(0);
     expect(providerRetrySettings({}).maxRetries).toBe(3);

@@ -1,7 +1,9 @@
 // Rate-limit headers: both vendors' names and reset formats, and on the wire through both real
 // SDKs: every response (a success or a 429) hands its limits to onAttemptEnd with the key's hash,
 // never the key; a 429 that names its wait does not spend the retry budget when the caller paces
-// by the limits (rateLimitWaits), and does without it.
+// by the limits (rateLimitWaits), and does without it. Against the strict fakes
+// (test/helpers/provider-rate-limits.ts): a refused OpenAI request lowers the requests the next
+// headers state, and an Anthropic 429 names whole seconds, which the retry waits in full.
 import { afterEach, describe, expect, it } from 'vitest';
 import { streamAnthropic } from '../../src/ai/anthropic.js';
 import { getModel } from '../../src/ai/models.js';
@@ -17,6 +19,7 @@ import {
 import type { StreamOptions } from '../../src/ai/types.js';
 import { type FakeAnthropic, startFakeAnthropic } from '../helpers/fake-anthropic-server.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai-server.js';
+import { bodyTokens, ProviderLimitEnforcer } from '../helpers/provider-rate-limits.js';
 
 const NOW = Date.parse('2026-12-06T03:00:00Z');
 
@@ -112,7 +115,8 @@ const busy = {
   kind: 'http-error' as const,
   status: 429,
   errorType: 'rate_limit_error',
-  headers: { ...anthropicLimits(0), 'retry-after-ms': '1' },
+  // As the real API names a wait: retry-after only, in seconds (here a millisecond of them).
+  headers: { ...anthropicLimits(0), 'retry-after': '0.001' },
 };
 
 let anthropic: FakeAnthropic | undefined;
@@ -233,5 +237,149 @@ describe('a busy limit is waited for, not a spent retry', () => {
     expect(result.stopReason).toBe('error');
     // Two free waits, then the one retry of the budget: four requests.
     expect(anthropic.requests).toHaveLength(4);
+  });
+});
+
+describe('against fakes as strict as the real APIs', () => {
+  /** A clock the test moves: the fake's buckets refill only when told. */
+  function clock() {
+    let t = Date.parse('2026-12-06T03:00:00Z');
+    return {
+      now: () => t,
+      advance: (ms: number): void => {
+        t += ms;
+      },
+    };
+  }
+
+  it('OpenAI: a refused request lowers x-ratelimit-remaining-requests, and the 429 names no wait', async () => {
+    const c = clock();
+    // 100 tokens a minute: the first call fits, the second does not until the bucket refills.
+    const enforcer = new ProviderLimitEnforcer('openai', { windowMs: 60_000, requests: 60, tokens: 100 }, c.now);
+    const sent: Record<string, string>[] = [];
+    openai = await startFakeOpenAI({
+      respond: ({ body }) => {
+        const a = enforcer.admit({ input: 20, maxTokens: Number(body.max_tokens ?? body.max_completion_tokens) });
+        sent.push(a.headers);
+        if (a.ok)
+          return { kind: 'chat', text: 'ok', usage: { prompt_tokens: 20, completion_tokens: 1 }, headers: a.headers };
+        // The next attempt comes after the limit has room again.
+        c.advance(a.fitsInMs);
+        return { kind: 'http-error', status: 429, message: 'Rate limit reached', type: 'tokens', headers: a.headers };
+      },
+    });
+    const model = modelForProvider({ name: 'openai', type: 'openai-compatible', baseUrl: openai.url }, 'gpt-x', {
+      contextWindow: 32_000,
+      maxTokens: 1000,
+      cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
+    });
+    const seen: { status?: number; requests?: number }[] = [];
+    const retries: { uncounted?: boolean }[] = [];
+    const call = () =>
+      streamOpenAIChat(
+        model,
+        { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] },
+        {
+          apiKey: 'sk-oa',
+          maxTokens: 60,
+          maxRetries: 0,
+          rateLimitWaits: 5,
+          retryBaseDelayMs: 1,
+          onAttemptEnd: (i) => seen.push({ status: i.status, requests: i.rateLimits?.limits.requests?.remaining }),
+          onRetry: (r) => retries.push(r),
+        },
+      ).result();
+    expect((await call()).stopReason).toBe('stop');
+    expect((await call()).stopReason).toBe('stop');
+    // The 429 said one request fewer than the success before it, though it ran nothing.
+    expect(seen.slice(0, 2)).toEqual([
+      { status: undefined, requests: 59 },
+      { status: 429, requests: 58 },
+    ]);
+    // No retry-after of any kind: the wait was the caller's own backoff, not a spent retry.
+    expect(sent[1]!['retry-after']).toBeUndefined();
+    expect(sent[1]!['retry-after-ms']).toBeUndefined();
+    expect(retries).toEqual([expect.objectContaining({ uncounted: true, delayMs: 1 })]);
+  });
+
+  it('OpenAI: 429s that name no wait are backed off exponentially, not resent at a fixed pace', async () => {
+    const c = clock();
+    const enforcer = new ProviderLimitEnforcer('openai', { windowMs: 60_000, requests: 60, tokens: 100 }, c.now);
+    enforcer.admit({ input: 100, maxTokens: 0 });
+    openai = await startFakeOpenAI({
+      respond: ({ index, body }) => {
+        // Four refusals (the clock stands still), then the bucket has had time to refill.
+        if (index === 4) c.advance(60_000);
+        const a = enforcer.admit({ input: 20, maxTokens: Number(body.max_tokens ?? body.max_completion_tokens) });
+        if (a.ok)
+          return { kind: 'chat', text: 'ok', usage: { prompt_tokens: 20, completion_tokens: 1 }, headers: a.headers };
+        return { kind: 'http-error', status: 429, message: 'Rate limit reached', type: 'tokens', headers: a.headers };
+      },
+    });
+    const model = modelForProvider({ name: 'openai', type: 'openai-compatible', baseUrl: openai.url }, 'gpt-x', {
+      contextWindow: 32_000,
+      maxTokens: 1000,
+      cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
+    });
+    const delays: number[] = [];
+    const s = streamOpenAIChat(
+      model,
+      { messages: [{ role: 'user', content: 'hi', timestamp: 1 }] },
+      {
+        apiKey: 'sk-oa',
+        maxTokens: 60,
+        maxRetries: 0,
+        rateLimitWaits: 10,
+        retryBaseDelayMs: 8,
+        onRetry: (r) => delays.push(r.delayMs),
+      },
+    );
+    expect((await s.result()).stopReason).toBe('stop');
+    // 8, 16, 32, 64 ms less at most 25 % jitter (before: 8 ms each time, however often refused).
+    expect(delays).toHaveLength(4);
+    delays.forEach((d, i) => {
+      expect(d).toBeGreaterThanOrEqual(0.75 * 8 * 2 ** i);
+      expect(d).toBeLessThanOrEqual(8 * 2 ** i);
+    });
+  });
+
+  it('Anthropic: the 429 at the real window names whole seconds in retry-after, and the retry waits them all', async () => {
+    const c = clock();
+    const enforcer = new ProviderLimitEnforcer(
+      'anthropic',
+      { windowMs: 60_000, requests: 50, inputTokens: 1000, outputTokens: 100_000, startShare: 0 },
+      c.now,
+    );
+    let stated: Record<string, string> | undefined;
+    anthropic = await startFakeAnthropic({
+      respond: ({ body }) => {
+        const a = enforcer.admit({ input: bodyTokens(body), maxTokens: Number(body.max_tokens) });
+        if (a.ok) return { kind: 'message', content: [{ type: 'text', text: 'ok' }], headers: a.headers };
+        stated = a.headers;
+        return {
+          kind: 'http-error',
+          status: 429,
+          errorType: 'rate_limit_error',
+          message: 'slow down',
+          headers: a.headers,
+        };
+      },
+    });
+    // The retry would wait whole seconds: the test reads the delay and stops there.
+    const stop = new AbortController();
+    const delays: number[] = [];
+    const { result } = await runAnthropic({
+      signal: stop.signal,
+      maxRetries: 1,
+      rateLimitWaits: 1,
+      onRetry: (r) => {
+        delays.push(r.delayMs);
+        stop.abort();
+      },
+    });
+    expect(result.stopReason).toBe('aborted');
+    expect(stated?.['retry-after']).toMatch(/^[1-9]\d*$/);
+    expect(stated?.['retry-after-ms']).toBeUndefined();
+    expect(delays).toEqual([Number(stated?.['retry-after']) * 1000]);
   });
 });
