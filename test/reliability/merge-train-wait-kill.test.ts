@@ -4,6 +4,8 @@
 // does not run two's agent again (no model call of it after run_resume): its kept work lands in
 // its turn, after one, exactly once. A waiting instance whose worktree is gone by the resume
 // fails class workspace, naming its patch, rather than landing an empty worktree as done.
+// The two tests run at the same time (#43): each kills and resumes a run of its own project, and
+// the kill waits on its own run log, never on a clock.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -75,7 +77,7 @@ tasks:
   return { dir, runDir, go };
 }
 
-describe('land_order: task under kill -9 of the coordinator', () => {
+describe('land_order: task under kill -9 of the coordinator', { concurrent: true }, () => {
   it('work killed while it waits for its turn is not run again on resume, and lands in its turn', async () => {
     const { dir, runDir, go } = await killedWhileWaiting();
     writeFileSync(go, '');
