@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
 import { loadRunFolder } from '../../../src/display/run-folder.js';
-import { runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
+import { runRecipeFile, type StartResult } from '../../../src/orchestrator/run-recipe.js';
 import { foldEvents, type RunControl } from '../../../src/run/index.js';
 import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
 import { TRAIN_CHECK, TRAIN_EDITS, TRAIN_TASKS, trainRepoFiles } from '../helpers/six-task-repo.js';
@@ -66,6 +66,35 @@ ${tasks}`,
   const dir = tempProject(files);
   gitInit(join(dir, 'repo'));
   return dir;
+}
+
+/**
+ * The semantic-conflict project with one repair, run once with its runs folder inside the
+ * repository (the default place, `repo/.orchestrate/runs`): the repair test and the runs-folder
+ * test read the same run, which neither changes. `seen` lists each worktree's files as its agent
+ * started in it.
+ */
+let renameRun: Promise<{ dir: string; r: Extract<StartResult, { ok: true }>; seen: string[] }> | undefined;
+function renameRunInsideRepo() {
+  renameRun ??= (async () => {
+    const dir = renameProject(1);
+    const seen: string[] = [];
+    const r = await runRecipeFile(
+      join(dir, 'recipe.yaml'),
+      { cwd: dir },
+      {
+        runsDir: join(dir, 'repo', '.orchestrate', 'runs'),
+        onStore: (store) =>
+          store.subscribe((e) => {
+            // Each worktree as its agent starts in it (the runs folder would be there if the tip carried it).
+            if (e.type === 'instance_start' && e.worktree) seen.push(...readdirSync(resolve(store.dir, e.worktree)));
+          }),
+      },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    return { dir, r, seen };
+  })();
+  return renameRun;
 }
 
 describe('land: train', { timeout: 240_000 }, () => {
@@ -129,9 +158,7 @@ describe('land: train', { timeout: 240_000 }, () => {
   });
 
   it('work that breaks verify only together with what landed before it never reaches the checkout, and is repaired on the new tip', async () => {
-    const dir = renameProject(1);
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
-    if (!r.ok) throw new Error(JSON.stringify(r));
+    const { dir, r } = await renameRunInsideRepo();
     expect(r.outcome.status).toBe('succeeded');
     const steps = ofType(events(r.outcome.dir), 'train_step');
     // Whichever lands second breaks verify on the merged tree (each passed it alone) and is repaired.
@@ -180,26 +207,10 @@ describe('land: train', { timeout: 240_000 }, () => {
   });
 
   it('a run folder inside the repository is no part of the work: worktrees start without it, and nothing of it lands', async () => {
-    const dir = renameProject(1);
+    const { dir, r, seen } = await renameRunInsideRepo();
     const repo = join(dir, 'repo');
-    const runsDir = join(repo, '.orchestrate', 'runs');
-    let seen: string[] | undefined;
-    const r = await runRecipeFile(
-      join(dir, 'recipe.yaml'),
-      { cwd: dir },
-      {
-        runsDir,
-        onStore: (store) =>
-          store.subscribe((e) => {
-            // Each worktree as its agent starts in it (the runs folder would be there if the tip carried it).
-            if (e.type === 'instance_start' && e.worktree)
-              seen = [...(seen ?? []), ...readdirSync(resolve(store.dir, e.worktree))];
-          }),
-      },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r));
     expect(r.outcome.status, JSON.stringify(ofType(events(r.outcome.dir), 'instance_failed'))).toBe('succeeded');
-    expect(seen?.length).toBeGreaterThan(0);
+    expect(seen.length).toBeGreaterThan(0);
     expect(seen).not.toContain('.orchestrate');
     const steps = ofType(events(r.outcome.dir), 'train_step');
     expect(steps.flatMap((s) => s.files ?? []).filter((f) => f.includes('.orchestrate'))).toEqual([]);
