@@ -21,11 +21,12 @@ import type { RunEvent } from '../../src/run/run-events.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import { cleanupTempDirs, events, ofType, tempProject, until } from './helpers/run-fixtures.js';
 
-const pools: Piscina[] = [];
+/** The one worker thread the relayed runs share, one run after another (started once: a thread start is most of a short run). */
+let pool: Piscina | undefined;
 const releases: string[] = [];
 afterAll(async () => {
   for (const r of releases) writeFileSync(r, 'x');
-  await Promise.all(pools.map((p) => p.destroy()));
+  await pool?.destroy();
   cleanupTempDirs();
 });
 
@@ -151,9 +152,9 @@ function startRun(dir: string, runId: string, executor?: RelayExecutor) {
   return { runDir, done, control: connectRunControl(runDir) };
 }
 
-function relayed(concurrency: number, pairSlots = 0): RelayExecutor {
-  const pool = createWorkerPool({ concurrency, pairSlots });
-  pools.push(pool);
+/** A relay over the shared one-thread pool: each test runs one agent, and its run has ended before the next starts. */
+function relayed(): RelayExecutor {
+  pool ??= createWorkerPool({ concurrency: 1 });
   return new RelayExecutor(pool);
 }
 
@@ -182,7 +183,7 @@ tasks:
     text: ${JSON.stringify(reply)}
 `,
     });
-    const relay = relayed(1);
+    const relay = relayed();
     const { runDir, done, control } = startRun(dir, 'linger', relay);
 
     // Peek until the text grows between two peeks: streaming is on and the agent writes.
@@ -285,7 +286,7 @@ tasks:
   - text: "finished"
 `,
     );
-    const relay = relayed(1);
+    const relay = relayed();
     const { runDir, done, control } = startRun(dir, 'stale', relay);
 
     await until('a first partial', async () => (await peekText(control, 'writer')) || undefined);
@@ -354,7 +355,7 @@ tasks:
   - text: "finished"
 `,
     );
-    const relay = relayed(1);
+    const relay = relayed();
     const { runDir, done, control } = startRun(dir, 'stale-repeek', relay);
 
     await until('a first partial', async () => (await peekText(control, 'writer')) || undefined);
