@@ -1,15 +1,19 @@
 // `orchestrate agent` through the real Anthropic SDK, against the fake Messages API on 127.0.0.1.
+// The print, json and refusal cases call the CLI's main() in this process (what they check is
+// the provider path, not the process: a process start was most of each case); rpc mode, which
+// speaks over the process's own stdin and stdout, runs as a child process.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   respondLikeScript,
   startFakeAnthropic,
   type FakeAnthropic,
   type FakeTurn,
 } from '../helpers/fake-anthropic-server.js';
-import { runAgentCli, startAgentRpc, type JsonLine } from '../runtime/helpers/agent-cli.js';
+import { startAgentRpc, type JsonLine } from '../runtime/helpers/agent-cli.js';
+import { type CliRun, runCli } from './run-cli.js';
 
 let home: string;
 const servers: FakeAnthropic[] = [];
@@ -20,6 +24,17 @@ afterAll(async () => {
   for (const s of servers) await s.close();
   rmSync(home, { recursive: true, force: true });
 });
+afterEach(() => vi.unstubAllEnvs());
+
+/**
+ * `orchestrate agent ARGS` through main() in this process. The provider reads its key and base
+ * URL from process.env (a child process would inherit them), so they are set there for the call,
+ * and undone after the test.
+ */
+function runAgentCli(args: string[], { env }: { env: Record<string, string | undefined> }): Promise<CliRun> {
+  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'ORCHESTRATE_MODEL']) vi.stubEnv(name, env[name]);
+  return runCli(['agent', ...args], { env: { PATH: process.env.PATH, HOME: home, ...env } });
+}
 
 async function fake(turns: FakeTurn[]): Promise<{ server: FakeAnthropic; env: Record<string, string | undefined> }> {
   const server = await startFakeAnthropic({ respond: respondLikeScript(turns) });
