@@ -7,7 +7,9 @@
 // Released, `six` conflicts with `five` on the same line, is repaired on the new tip and lands;
 // the page shows it landed after 1 repair. The snapshot the page is sent says the same. With
 // `land_order: task`, a finished car waiting for its turn says behind which task, then lands.
-// Every wait is on a page selector or run.jsonl; never on time.
+// Every wait is on a page selector or run.jsonl; never on time. The two tests run at the same time
+// (#43), each with its own project, run and web server, in one Chromium (a browser context each),
+// which starts while the first run does.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
@@ -23,9 +25,11 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium)
   console.warn(`web view: landing browser test skipped because ${CHROMIUM} is missing (apt-get install chromium)`);
 
-let browser: Browser | undefined;
+let launched: Promise<Browser> | undefined;
+/** The file's one headless Chromium, started by the first test that asks. */
+const theBrowser = (): Promise<Browser> => (launched ??= chromium.launch({ executablePath: CHROMIUM }));
 afterAll(async () => {
-  await browser?.close();
+  await (await launched?.catch(() => undefined))?.close();
   cleanupTempDirs();
 });
 
@@ -105,9 +109,11 @@ ${attempt(1, "printf 'bad one\\\\n' > value.txt")}${attempt(2, "printf 'good\\\\
 
 describe.skipIf(!hasChromium)(
   'the web page shows the merge train and the attempts as they land',
-  { timeout: 240_000 },
+  { timeout: 240_000, concurrent: true },
   () => {
     it('cars landed with verify and commit, the pick and why; a conflicting car repaired then landed', async () => {
+      const launching = theBrowser();
+      launching.catch(() => {}); // its failure is reported where it is awaited, below
       const dir = project();
       const runsDir = join(dir, 'runs');
       const runId = 'landing-web';
@@ -125,8 +131,7 @@ describe.skipIf(!hasChromium)(
       });
       if (!started.ok) throw new Error(started.message);
       try {
-        browser = await chromium.launch({ executablePath: CHROMIUM });
-        const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+        const page = await (await launching).newPage({ viewport: { width: 1300, height: 900 } });
         const pageErrors: string[] = [];
         page.on('pageerror', (e) => pageErrors.push(e.message));
         await page.goto(`${started.server.url}#/run/${runId}`);
@@ -260,8 +265,7 @@ tasks:
       });
       if (!started.ok) throw new Error(started.message);
       try {
-        browser ??= await chromium.launch({ executablePath: CHROMIUM });
-        const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+        const page = await (await theBrowser()).newPage({ viewport: { width: 1300, height: 900 } });
         const pageErrors: string[] = [];
         page.on('pageerror', (e) => pageErrors.push(e.message));
         await page.goto(`${started.server.url}#/run/${runId}`);
