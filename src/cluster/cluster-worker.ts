@@ -48,7 +48,7 @@ import { connectRedis, type RedisTarget } from './redis-connection.js';
 import { launchFinished, markLaunchFinished } from './finished-launches.js';
 import { policyRefusal, STRICT_POLICY, writeShippedFile, type WorkerPolicy } from './worker-policy.js';
 import { readRunLeaseToken } from './redis-run-lease.js';
-import { SessionTail } from './session-tail.js';
+import { mayHaveChangedFiles, SessionTail } from './session-tail.js';
 import { StreamReader } from './stream-reader.js';
 import { UpBatcher } from './up-batcher.js';
 import { WORKER_BEAT_MS, type WorkerBeat } from './worker-roster.js';
@@ -257,6 +257,8 @@ export class ClusterWorker {
     const start = new Promise<Extract<DownMessage, { k: 'start' }> | undefined>((resolve) => {
       started = resolve;
       setTimeout(() => resolve(undefined), START_TIMEOUT_MS).unref();
+      // A cancel before the start (the coordinator ended this launch) frees the slot now, not at the timeout.
+      stop.signal.addEventListener('abort', () => resolve(undefined), { once: true });
     });
     const toAgent: DownMessage[] = [];
     let agentPort: MessagePort | undefined;
@@ -300,11 +302,11 @@ export class ClusterWorker {
       // The job folder is removed when this returns: never while the unpack still writes into it.
       if (!go || stop.signal.aborted) await unpacking;
     }
+    if (stop.signal.aborted) return 'cancelled';
     if (!go) {
       this.log(`no start for ${String(data.task.id)}: its coordinator did not answer`);
       return 'no start';
     }
-    if (stop.signal.aborted) return 'cancelled';
     if (refusal) {
       this.log(`refused ${String(data.task.id)}: ${refusal}`);
       await send({ k: 'refused', failure: 'error', error: `worker ${this.name} refused the job: ${refusal}` });
@@ -563,23 +565,6 @@ export class ClusterWorker {
   get activeCount(): number {
     return this.running.size;
   }
-}
-
-/** Tools that never change the workspace: their results need no checkpoint before them. */
-const READ_ONLY_TOOLS = new Set(['read', 'ls', 'grep', 'find']);
-
-/**
- * Whether session bytes carry a tool result that may have changed files (any tool but the
- * read-only ones, or one whose name cannot be read): those go after a checkpoint.
- */
-function mayHaveChangedFiles(bytes: Buffer): boolean {
-  const text = bytes.toString('utf8');
-  if (!text.includes('"role":"toolResult"')) return false;
-  const results = text.split('"role":"toolResult"').slice(1);
-  return results.some((r) => {
-    const name = /^,"toolCallId":"[^"]*","toolName":"([^"]+)"/.exec(r)?.[1];
-    return name === undefined || !READ_ONLY_TOOLS.has(name);
-  });
 }
 
 /** A scripted agent's script, parsed here once (as the coordinator does for local threads); a bad file is reported by the thread. */

@@ -7,7 +7,8 @@
 import type { Redis } from 'ioredis';
 import type { JobData } from './cluster-wire.js';
 
-const finishedLaunchesKey = (runId: string): string => `orchestrate:run:${runId}:finished`;
+/** The set of a run's launches that ended on some worker. */
+export const finishedLaunchesKey = (runId: string): string => `orchestrate:run:${runId}:finished`;
 const FINISHED_TTL_S = 30 * 24 * 3600;
 
 /** Whether the job's launch already ended on some worker (the job is then a replay). */

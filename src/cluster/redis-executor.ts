@@ -89,6 +89,8 @@ interface Launch {
   /** Times queued (a job lost with Redis's data is queued again, under a new job id). */
   enqueues: number;
   sessionFd?: number;
+  /** The incarnation whose result is being applied: a worker that claims the launch now is told to stop. */
+  resultFrom?: string;
   settled: boolean;
   resolve(r: WorkerResult): void;
   reject(err: Error): void;
@@ -102,6 +104,12 @@ export class RedisExecutor implements ExternalExecutor {
   private readonly events: QueueEvents[] = [];
   private readonly readers = new Map<string, StreamReader>();
   private readonly launches = new Map<string, Launch>();
+  /**
+   * Launches that ended here. A job of one can still be claimed (queued again after Redis lost its
+   * data, or taken while a cancel removed it); its worker is told to stop at once, instead of
+   * holding a slot until its start timeout (60 s) and its drain waiting for that.
+   */
+  private readonly ended = new Set<string>();
   /** Launches using each stored workspace (by Redis key): the bytes are deleted with the last one. */
   private readonly workspaceUsers = new Map<string, number>();
   private packing = 0;
@@ -261,7 +269,7 @@ export class RedisExecutor implements ExternalExecutor {
   private ensureReader(runId: string): void {
     if (this.readers.has(runId) || this.closed) return;
     const conn = connectRedis(this.opts.url, { name: 'coordinator-up', forBullmq: true });
-    this.readers.set(runId, new StreamReader(conn, clusterKeys.up(runId), (e) => this.up(e)));
+    this.readers.set(runId, new StreamReader(conn, clusterKeys.up(runId), (e) => this.up(runId, e)));
   }
 
   /** Sends a message to the launch's worker, or keeps it until a worker took the launch. */
@@ -275,14 +283,17 @@ export class RedisExecutor implements ExternalExecutor {
   }
 
   /** One down entry to a worker's stream, sealed for that launch and incarnation (sent at the turn's end, in order). */
-  private send(l: Launch, incarnation: string, stream: string, m: DownMessage): void {
+  private send(l: Pick<Launch, 'runId' | 'id'>, incarnation: string, stream: string, m: DownMessage): void {
     const sealed = this.opts.trust.sealEntry('down', l.runId, l.id, incarnation, JSON.stringify(m));
     this.downBatch.add(stream, entryFields({ launch: l.id, incarnation, ...sealed }));
   }
 
-  private up(e: StreamEntry): void {
+  private up(runId: string, e: StreamEntry): void {
     const l = this.launches.get(e.launch);
-    if (!l || l.settled) return;
+    if (!l || l.settled) {
+      if (this.ended.has(e.launch)) this.stopLateClaim({ runId, id: e.launch }, e);
+      return;
+    }
     const opened = this.opts.trust.openEntry('up', l.runId, e.launch, e.incarnation, e.body, e.mac);
     if (!opened.ok) {
       // Someone without the cluster secret speaks for this agent's worker (a forged result or
@@ -316,6 +327,11 @@ export class RedisExecutor implements ExternalExecutor {
 
   private upMessage(l: Launch, e: StreamEntry, m: UpMessage): void {
     if (m.k === 'claimed') {
+      if (l.resultFrom !== undefined) {
+        // A result is being applied: this launch is over, whatever another worker would do with it.
+        this.send(l, e.incarnation, m.stream, { k: 'cancel', reason: LATE_CLAIM });
+        return;
+      }
       if (l.incarnation && l.incarnation !== e.incarnation && l.stream) {
         // Taken over: the previous worker is presumed dead; if it is not, it stops now.
         this.cancelIncarnation(l, 'another worker took this agent over');
@@ -356,6 +372,7 @@ export class RedisExecutor implements ExternalExecutor {
         }
         break;
       case 'result':
+        l.resultFrom = e.incarnation;
         void this.finish(l, m.result, m.patch);
         break;
       case 'refused':
@@ -410,6 +427,22 @@ export class RedisExecutor implements ExternalExecutor {
     return next;
   }
 
+  /** A worker claimed a launch that ended here: it is told to stop (its entry verified first, like any other). */
+  private stopLateClaim(l: Pick<Launch, 'runId' | 'id'>, e: StreamEntry): void {
+    const opened = this.opts.trust.openEntry('up', l.runId, e.launch, e.incarnation, e.body, e.mac);
+    if (!opened.ok) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(opened.value);
+    } catch {
+      return;
+    }
+    for (const one of Array.isArray(value) ? value : [value]) {
+      const m = parseUpMessage(one);
+      if (m?.k === 'claimed') this.send(l, e.incarnation, m.stream, { k: 'cancel', reason: LATE_CLAIM });
+    }
+  }
+
   private settle(l: Launch, r: WorkerResult): void {
     if (l.settled) return;
     l.settled = true;
@@ -419,6 +452,7 @@ export class RedisExecutor implements ExternalExecutor {
 
   private cleanup(l: Launch): void {
     this.launches.delete(l.id);
+    this.ended.add(l.id);
     if (l.sessionFd !== undefined) closeSync(l.sessionFd);
     l.sessionFd = undefined;
     l.port.close();
@@ -499,6 +533,9 @@ export class RedisExecutor implements ExternalExecutor {
     for (const c of this.connections) c.disconnect();
   }
 }
+
+/** Why a worker that claimed an ended launch stops. */
+const LATE_CLAIM = 'this agent already ended (its job was queued again or taken late); nothing to run';
 
 function jobIdOf(l: Launch): string {
   return `${l.id}.${l.enqueues}`;

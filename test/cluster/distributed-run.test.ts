@@ -6,6 +6,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { redisRunSettingsOf } from '../../src/cli/commands/run.js';
+import { Queue } from 'bullmq';
+import type { JobEnvelope } from '../../src/cluster/cluster-trust.js';
+import { AGENTS_QUEUE, BULLMQ_PREFIX } from '../../src/cluster/cluster-wire.js';
+import { finishedLaunchesKey } from '../../src/cluster/finished-launches.js';
 import { connectRedis } from '../../src/cluster/redis-connection.js';
 import { runRecipeFile, type RunOptions } from '../../src/orchestrator/run-recipe.js';
 import { openRedisRun } from '../../src/service/redis-run.js';
@@ -752,6 +756,89 @@ tasks:
         expectRenamed(dir, names);
       } finally {
         release();
+        await server.close();
+      }
+    }, 180_000);
+
+    it('a job of an agent that already ended, queued again (Redis lost the record of it): the worker that takes it is told to stop at once, it holds no slot waiting for a start', async () => {
+      // The first task's model call waits until the test has read its job from the queue; the
+      // second task's call waits until the copy of the first job has met its fate, so the
+      // coordinator is live all along. A Redis restarted without its data loses the record of the
+      // launches that ended (finished-launches.ts); a job queued again for such a launch (the
+      // coordinator's recovery, a cancel that came as a worker took the job) is then claimed.
+      // Before, the coordinator ignored that claim and the worker held a slot for its 60 s start
+      // timeout ('no start'), and a drain waited for it.
+      let firstAsked = false;
+      let secondAsked = false;
+      let readJob = (): void => {};
+      const jobRead = new Promise<void>((r) => (readJob = r));
+      let releaseSecond = (): void => {};
+      const secondReleased = new Promise<void>((r) => (releaseSecond = r));
+      const responder = conversationResponder([
+        { match: /Answer FIRST/, turns: [{ text: 'first done' }] },
+        { match: /Answer SECOND/, turns: [{ text: 'second done' }] },
+      ]);
+      const server = await startFakeAnthropic({
+        respond: async (req) => {
+          if (!isSummaryRequest(req.body) && /Answer FIRST/.test(conversationKey(req.body))) {
+            firstAsked = true;
+            await jobRead;
+          }
+          if (!isSummaryRequest(req.body) && /Answer SECOND/.test(conversationKey(req.body))) {
+            secondAsked = true;
+            await secondReleased;
+          }
+          return responder(req);
+        },
+      });
+      const redis = connectRedis(cluster.redis.url, { forBullmq: true });
+      const queue = new Queue(AGENTS_QUEUE, { connection: redis, prefix: BULLMQ_PREFIX });
+      try {
+        const w = await startWorker('late', 2, { ANTHROPIC_API_KEY: 'sk-test-worker', ANTHROPIC_BASE_URL: server.url });
+        const dir = tempProject({
+          'recipe.yaml': `name: late
+model: claude-haiku-4-5
+agents:
+  answerer: { tools: [read] }
+tasks:
+  - id: first
+    agent: answerer
+    prompt: "Answer FIRST"
+  - id: second
+    needs: [first]
+    agent: answerer
+    prompt: "Answer SECOND"
+`,
+        });
+        const running = runHere(dir, NO_COORDINATOR_KEY);
+        await until(() => firstAsked, "the first task's model call", 90_000);
+        const [job] = await queue.getJobs(['active']);
+        if (!job?.id) throw new Error('the first task has no active job in the queue');
+        const envelope = job.data as JobEnvelope;
+        readJob();
+        await until(() => secondAsked, "the second task's model call", 90_000);
+        // The worker records the first launch as ended; Redis then "loses" that record.
+        const finished = finishedLaunchesKey(envelope.runId);
+        while ((await redis.sismember(finished, envelope.launchId)) !== 1) await new Promise((r) => setTimeout(r, 15));
+        await redis.del(finished);
+        const again = `${job.id}-again`;
+        await queue.add('agent', envelope, { jobId: again, attempts: 1, removeOnComplete: true, removeOnFail: true });
+        const outcome = new RegExp(`\\(job ${again.replace(/\./g, '\\.')}\\): (.+)`);
+        await until(() => outcome.test(w.stderr()), 'the worker to end the job queued again', 90_000);
+        expect(outcome.exec(w.stderr())?.[1]).toBe('cancelled');
+        expect(w.stderr()).not.toMatch(/no start for first/);
+        releaseSecond();
+        const out = await running;
+        expect(out.status).toBe('succeeded');
+        const log = events(out.dir);
+        // The first agent ran once: no second start or takeover of it, one done.
+        expect(ofType(log, 'instance_worker').filter((e) => e.key === 'first')).toEqual([]);
+        expect(ofType(log, 'instance_done').map((e) => e.key)).toEqual(['first', 'second']);
+      } finally {
+        releaseSecond();
+        readJob();
+        await queue.close();
+        redis.disconnect();
         await server.close();
       }
     }, 180_000);
