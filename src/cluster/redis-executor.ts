@@ -503,7 +503,8 @@ export class RedisExecutor implements ExternalExecutor {
   /** After Redis came back: launches whose job vanished (Redis lost its data) are queued again. */
   private async recover(): Promise<void> {
     for (const l of [...this.launches.values()]) {
-      if (l.settled) continue;
+      // A launch whose result is being applied has ended: its job is not needed again.
+      if (l.settled || l.resultFrom !== undefined) continue;
       try {
         const job = await l.queue.getJob(jobIdOf(l));
         if (job) continue;
