@@ -1,6 +1,8 @@
 // `orchestrate agent` in interactive mode, end to end: the real CLI in a real pseudo-terminal
 // (tmux, 80x24) on the scripted provider. Keys go in with send-keys; every step waits on what
-// the screen shows (capture-pane polling with a generous limit), never on a fixed sleep.
+// the screen shows (capture-pane polling with a generous limit), never on a fixed sleep. The
+// terminal tests run at the same time (#43): each has its own panes, work folder and session
+// file on the file's tmux server, and each waits only on its own panes.
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -98,222 +100,225 @@ describe('orchestrate agent, choosing the interactive mode', () => {
   });
 });
 
-describe.skipIf(!hasTmux)('orchestrate agent, interactive mode in a pseudo-terminal (tmux, 80x24)', () => {
-  let home: string;
-  let work: string;
-  // The server exits with its last session: a session that outlives each test keeps the next
-  // test's new-session from reaching a server on its way out (see live-view-tty.test.ts).
-  beforeAll(() => {
-    home = mkdtempSync(join(tmpdir(), 'interactive-home-'));
-    start();
-  });
-  afterAll(() => {
-    stop();
-  });
-
-  /** Starts the CLI in a new 80x24 pane; the shell prints its exit code and stays. */
-  function launch(pane: string, args: string[], env: Record<string, string> = {}): void {
-    launchAgent(pane, args, { ORCHESTRATE_HOME: home, ...env });
-  }
-
-  it('turns, Esc abort, a steering message, /exit, then --continue shows the conversation and goes on; Ctrl+C twice quits', async () => {
-    work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
-    const file = join(work, 'chat.jsonl');
-    const args = [
-      '--script',
-      join(FIXTURES, 'interactive.yaml'),
-      '--session',
-      file,
-      '--cwd',
-      work,
-      '--tools',
-      'bash',
-      '--sandbox',
-      'none',
-    ];
-    launch('chat', args, { NO_COLOR: '1' });
-    const first = await waitText('chat', /\/help\s*$/m);
-    expect(first).toMatch(/^scripted · ctx 0\/200k \(0%\) · \$0\.0000 +\/help$/m);
-
-    // Several turns; a reply with a thought shows the thought compactly above it.
-    await prompt('chat', 'hello', 'Hello! I am the scripted model.');
-    let s = await prompt('chat', 'second question', 'Here is the second answer.');
-    expect(s).toContain('thinking: A second question; answer briefly.');
-    expect(s).toMatch(/› second question\n\nthinking: .*\nHere is the second answer\./);
-
-    // Esc while a tool runs: the run stops, the tool call shows as aborted, the file stays whole.
-    await typeText('chat', 'slow');
-    key('chat', 'Enter');
-    s = await waitFor(
-      'chat',
-      (x) => x.includes('▸ bash $ sleep 600') && x.includes('working · Esc aborts'),
-      'the running tool',
-    );
-    key('chat', 'Escape');
-    s = await waitText('chat', 'Aborted.');
-    expect(s).toMatch(/✗ bash \$ sleep 600\n\s+⎿ .*abort/i);
-    await waitText('chat', /\/help\s*$/m);
-    const afterAbort = sessionLines(file);
-    expect(afterAbort.filter((e) => e.type === 'message').length).toBeGreaterThanOrEqual(7);
-    await prompt('chat', 'after the abort', 'Back after the abort.');
-
-    // Enter while the agent works queues a steering message; it reaches the model after the tool.
-    await typeText('chat', 'open the gate');
-    key('chat', 'Enter');
-    await waitFor(
-      'chat',
-      (x) => x.includes('▸ bash $ while [ ! -f gate ]') && x.includes('working · Esc aborts'),
-      'the gate tool running',
-    );
-    await typeText('chat', 'change course');
-    key('chat', 'Enter');
-    s = await waitFor(
-      'chat',
-      (x) => x.includes('queued steering: change course') && x.includes('1 queued'),
-      'the queued steering message',
-    );
-    writeFileSync(join(work, 'gate'), '');
-    s = await waitFor(
-      'chat',
-      (x) => x.includes('Steering received: I will change course.') && IDLE.test(x),
-      'the reply to the steering message',
-    );
-    expect(s).toMatch(
-      /✓ bash \$ while[^\n]*\n\s+⎿ gate open\n\n› change course\n\nSteering received: I will change course\./,
-    );
-    expect(s).not.toContain('queued steering');
-
-    // The screen is the terminal's: 24 rows, nothing wider than 80 columns, the status line last.
-    const rows = screen('chat').split('\n').slice(0, 24);
-    for (const row of rows) expect(displayWidth(row), row).toBeLessThanOrEqual(80);
-    expect(rows[rows.length - 2]).toMatch(/^scripted · ctx [\d.]+k?\/200k \([\d.]+%\) · \$0\.0000 +\/help$/);
-    // NO_COLOR: no colour codes on screen (the cursor cell is inverse video, which is not a colour).
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
-    expect(screen('chat', true)).not.toMatch(/\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;|4[0-7]|10[0-7]|48;)[0-9;]*m/);
-
-    await typeText('chat', '/exit');
-    key('chat', 'Enter');
-    await waitText('chat', 'exit=0');
-    const steering = sessionLines(file).filter(
-      (e) => e.type === 'message' && (e.message as { role: string }).role === 'user',
-    );
-    expect(steering.map((e) => JSON.stringify((e.message as { content: unknown }).content))).toEqual(
-      ['hello', 'second question', 'slow', 'after the abort', 'open the gate', 'change course'].map((t) =>
-        JSON.stringify([{ type: 'text', text: t }]),
-      ),
-    );
-
-    // --continue reopens the session in the UI: the conversation is on screen and goes on.
-    launch('again', [...args, '--continue'], { NO_COLOR: '1' });
-    s = await waitText('again', 'Steering received: I will change course.');
-    expect(s).toContain('› change course');
-    // The reopened history is printed once into the scrollback (the first prompt is above the screen).
-    const reopened = history('again');
-    expect(reopened.split('\n').filter((l) => l === '› hello')).toHaveLength(1);
-    expect(reopened.split('\n').filter((l) => l === 'Hello! I am the scripted model.')).toHaveLength(1);
-    // Up recalls the prompts of the reopened session.
-    key('again', 'Up');
-    await waitFor('again', (x) => editorArea(x).includes('change course'), 'the last prompt recalled');
-    key('again', 'C-u');
-    await waitFor('again', (x) => !editorArea(x).includes('change course'), 'the editor cleared');
-    await prompt('again', 'one more', 'Continued in the reopened session.');
-    key('again', 'C-c');
-    await waitText('again', 'Ctrl+C again to quit');
-    key('again', 'C-c');
-    await waitText('again', 'exit=0');
-    expect(existsSync(file)).toBe(true);
-  }, 120_000);
-
-  it('on a terminal a prompt still means text mode; --mode interactive with a prompt sends it first', async () => {
-    work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
-    launch('text', ['--script', join(FIXTURES, 'hello.yaml'), '--no-session', '--cwd', work, 'Say', 'hello'], {
-      NO_COLOR: '1',
+describe.skipIf(!hasTmux)(
+  'orchestrate agent, interactive mode in a pseudo-terminal (tmux, 80x24)',
+  { concurrent: true },
+  () => {
+    let home: string;
+    // The server exits with its last session: a session that outlives each test keeps the next
+    // test's new-session from reaching a server on its way out (see live-view-tty.test.ts).
+    beforeAll(() => {
+      home = mkdtempSync(join(tmpdir(), 'interactive-home-'));
+      start();
     });
-    let s = await waitText('text', 'exit=0');
-    expect(s).toMatch(/^Hello from the scripted model\.\nexit=0$/m);
-    launch(
-      'first',
-      [
-        '--mode',
-        'interactive',
+    afterAll(() => {
+      stop();
+    });
+
+    /** Starts the CLI in a new 80x24 pane; the shell prints its exit code and stays. */
+    function launch(pane: string, args: string[], env: Record<string, string> = {}): void {
+      launchAgent(pane, args, { ORCHESTRATE_HOME: home, ...env });
+    }
+
+    it('turns, Esc abort, a steering message, /exit, then --continue shows the conversation and goes on; Ctrl+C twice quits', async () => {
+      const work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
+      const file = join(work, 'chat.jsonl');
+      const args = [
         '--script',
-        join(FIXTURES, 'hello.yaml'),
-        '--no-session',
+        join(FIXTURES, 'interactive.yaml'),
+        '--session',
+        file,
         '--cwd',
         work,
-        'Say',
-        'hello',
-      ],
-      { NO_COLOR: '1' },
-    );
-    s = await waitFor(
-      'first',
-      (x) => x.includes('Hello from the scripted model.') && IDLE.test(x),
-      'the first reply in the UI',
-    );
-    expect(s).toMatch(/› Say hello\n\nHello from the scripted model\./);
-    await typeText('first', '/exit');
-    key('first', 'Enter');
-    await waitText('first', 'exit=0');
-  }, 60_000);
+        '--tools',
+        'bash',
+        '--sandbox',
+        'none',
+      ];
+      launch('chat', args, { NO_COLOR: '1' });
+      const first = await waitText('chat', /\/help\s*$/m);
+      expect(first).toMatch(/^scripted · ctx 0\/200k \(0%\) · \$0\.0000 +\/help$/m);
 
-  it('/compact summarizes the conversation; /tree rewinds to before a prompt with a branch summary (in colour)', async () => {
-    work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
-    const file = join(work, 'tree.jsonl');
-    launch(
-      'tree',
-      ['--script', join(FIXTURES, 'interactive-tree.yaml'), '--session', file, '--cwd', work, '--tools', 'none'],
-      { TERM: 'xterm-256color' },
-    );
-    await waitText('tree', /\/help\s*$/m);
-    await prompt('tree', 'one', 'Answer one.');
-    await prompt('tree', 'two', 'Answer two.');
-    await prompt('tree', 'three', 'Answer three.');
+      // Several turns; a reply with a thought shows the thought compactly above it.
+      await prompt('chat', 'hello', 'Hello! I am the scripted model.');
+      let s = await prompt('chat', 'second question', 'Here is the second answer.');
+      expect(s).toContain('thinking: A second question; answer briefly.');
+      expect(s).toMatch(/› second question\n\nthinking: .*\nHere is the second answer\./);
 
-    await typeText('tree', '/compact');
-    key('tree', 'Enter');
-    let s = await waitText('tree', /Compacted [\d,]+ tokens of conversation into a summary/);
-    expect(s).toMatch(/── compacted \([\d,]+ tokens before\) ──\n## Goal/);
-    expect(sessionLines(file).some((e) => e.type === 'compaction')).toBe(true);
+      // Esc while a tool runs: the run stops, the tool call shows as aborted, the file stays whole.
+      await typeText('chat', 'slow');
+      key('chat', 'Enter');
+      s = await waitFor(
+        'chat',
+        (x) => x.includes('▸ bash $ sleep 600') && x.includes('working · Esc aborts'),
+        'the running tool',
+      );
+      key('chat', 'Escape');
+      s = await waitText('chat', 'Aborted.');
+      expect(s).toMatch(/✗ bash \$ sleep 600\n\s+⎿ .*abort/i);
+      await waitText('chat', /\/help\s*$/m);
+      const afterAbort = sessionLines(file);
+      expect(afterAbort.filter((e) => e.type === 'message').length).toBeGreaterThanOrEqual(7);
+      await prompt('chat', 'after the abort', 'Back after the abort.');
 
-    await typeText('tree', '/tree');
-    key('tree', 'Enter');
-    s = await waitText('tree', 'Rewind to');
-    // The current leaf (the compaction) is selected first; the path is marked with *.
-    expect(s).toMatch(/^>\* \[compaction\]/m);
-    expect(s).toMatch(/^ \* user: one$/m);
-    for (let i = 0; i < 10 && !/^>\* user: two$/m.test(screen('tree')); i++) {
-      const before = screen('tree');
-      key('tree', 'Up');
-      await waitFor('tree', (x) => x !== before, 'the selection to move');
-    }
-    await waitText('tree', /^>\* user: two$/m);
-    key('tree', 'Enter');
-    s = await waitText('tree', 'Rewound before that prompt');
-    // The branch left stays in the scrollback above a separator; below it, only its summary.
-    const below = (x: string) => x.split('── rewound to before user: two ──')[1] ?? '';
-    expect(below(s)).toContain('── summary of the branch left ──');
-    expect(below(s)).not.toContain('Answer three.');
-    expect(editorArea(s)).toMatch(/^> two/m);
-    const entries = sessionLines(file);
-    expect(entries.some((e) => e.type === 'branch_summary')).toBe(true);
+      // Enter while the agent works queues a steering message; it reaches the model after the tool.
+      await typeText('chat', 'open the gate');
+      key('chat', 'Enter');
+      await waitFor(
+        'chat',
+        (x) => x.includes('▸ bash $ while [ ! -f gate ]') && x.includes('working · Esc aborts'),
+        'the gate tool running',
+      );
+      await typeText('chat', 'change course');
+      key('chat', 'Enter');
+      s = await waitFor(
+        'chat',
+        (x) => x.includes('queued steering: change course') && x.includes('1 queued'),
+        'the queued steering message',
+      );
+      writeFileSync(join(work, 'gate'), '');
+      s = await waitFor(
+        'chat',
+        (x) => x.includes('Steering received: I will change course.') && IDLE.test(x),
+        'the reply to the steering message',
+      );
+      expect(s).toMatch(
+        /✓ bash \$ while[^\n]*\n\s+⎿ gate open\n\n› change course\n\nSteering received: I will change course\./,
+      );
+      expect(s).not.toContain('queued steering');
 
-    // The prompt handed back is sent again from the earlier point.
-    key('tree', 'Enter');
-    s = await waitFor(
-      'tree',
-      (x) =>
-        (below(x).match(/Answer two\./g) ?? []).length === 1 &&
-        /› two\n\nAnswer two\./.test(below(x)) &&
-        /\/help\s*$/m.test(x),
-      'the new answer',
-    );
+      // The screen is the terminal's: 24 rows, nothing wider than 80 columns, the status line last.
+      const rows = screen('chat').split('\n').slice(0, 24);
+      for (const row of rows) expect(displayWidth(row), row).toBeLessThanOrEqual(80);
+      expect(rows[rows.length - 2]).toMatch(/^scripted · ctx [\d.]+k?\/200k \([\d.]+%\) · \$0\.0000 +\/help$/);
+      // NO_COLOR: no colour codes on screen (the cursor cell is inverse video, which is not a colour).
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
+      expect(screen('chat', true)).not.toMatch(/\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;|4[0-7]|10[0-7]|48;)[0-9;]*m/);
 
-    // Colour is on without NO_COLOR (the prompt line is cyan).
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
-    expect(screen('tree', true)).toMatch(/\x1b\[[0-9;]*36m› two/);
-    await typeText('tree', '/exit');
-    key('tree', 'Enter');
-    await waitText('tree', 'exit=0');
-  }, 120_000);
-});
+      await typeText('chat', '/exit');
+      key('chat', 'Enter');
+      await waitText('chat', 'exit=0');
+      const steering = sessionLines(file).filter(
+        (e) => e.type === 'message' && (e.message as { role: string }).role === 'user',
+      );
+      expect(steering.map((e) => JSON.stringify((e.message as { content: unknown }).content))).toEqual(
+        ['hello', 'second question', 'slow', 'after the abort', 'open the gate', 'change course'].map((t) =>
+          JSON.stringify([{ type: 'text', text: t }]),
+        ),
+      );
+
+      // --continue reopens the session in the UI: the conversation is on screen and goes on.
+      launch('again', [...args, '--continue'], { NO_COLOR: '1' });
+      s = await waitText('again', 'Steering received: I will change course.');
+      expect(s).toContain('› change course');
+      // The reopened history is printed once into the scrollback (the first prompt is above the screen).
+      const reopened = history('again');
+      expect(reopened.split('\n').filter((l) => l === '› hello')).toHaveLength(1);
+      expect(reopened.split('\n').filter((l) => l === 'Hello! I am the scripted model.')).toHaveLength(1);
+      // Up recalls the prompts of the reopened session.
+      key('again', 'Up');
+      await waitFor('again', (x) => editorArea(x).includes('change course'), 'the last prompt recalled');
+      key('again', 'C-u');
+      await waitFor('again', (x) => !editorArea(x).includes('change course'), 'the editor cleared');
+      await prompt('again', 'one more', 'Continued in the reopened session.');
+      key('again', 'C-c');
+      await waitText('again', 'Ctrl+C again to quit');
+      key('again', 'C-c');
+      await waitText('again', 'exit=0');
+      expect(existsSync(file)).toBe(true);
+    }, 120_000);
+
+    it('on a terminal a prompt still means text mode; --mode interactive with a prompt sends it first', async () => {
+      const work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
+      launch('text', ['--script', join(FIXTURES, 'hello.yaml'), '--no-session', '--cwd', work, 'Say', 'hello'], {
+        NO_COLOR: '1',
+      });
+      let s = await waitText('text', 'exit=0');
+      expect(s).toMatch(/^Hello from the scripted model\.\nexit=0$/m);
+      launch(
+        'first',
+        [
+          '--mode',
+          'interactive',
+          '--script',
+          join(FIXTURES, 'hello.yaml'),
+          '--no-session',
+          '--cwd',
+          work,
+          'Say',
+          'hello',
+        ],
+        { NO_COLOR: '1' },
+      );
+      s = await waitFor(
+        'first',
+        (x) => x.includes('Hello from the scripted model.') && IDLE.test(x),
+        'the first reply in the UI',
+      );
+      expect(s).toMatch(/› Say hello\n\nHello from the scripted model\./);
+      await typeText('first', '/exit');
+      key('first', 'Enter');
+      await waitText('first', 'exit=0');
+    }, 60_000);
+
+    it('/compact summarizes the conversation; /tree rewinds to before a prompt with a branch summary (in colour)', async () => {
+      const work = mkdtempSync(join(tmpdir(), 'interactive-work-'));
+      const file = join(work, 'tree.jsonl');
+      launch(
+        'tree',
+        ['--script', join(FIXTURES, 'interactive-tree.yaml'), '--session', file, '--cwd', work, '--tools', 'none'],
+        { TERM: 'xterm-256color' },
+      );
+      await waitText('tree', /\/help\s*$/m);
+      await prompt('tree', 'one', 'Answer one.');
+      await prompt('tree', 'two', 'Answer two.');
+      await prompt('tree', 'three', 'Answer three.');
+
+      await typeText('tree', '/compact');
+      key('tree', 'Enter');
+      let s = await waitText('tree', /Compacted [\d,]+ tokens of conversation into a summary/);
+      expect(s).toMatch(/── compacted \([\d,]+ tokens before\) ──\n## Goal/);
+      expect(sessionLines(file).some((e) => e.type === 'compaction')).toBe(true);
+
+      await typeText('tree', '/tree');
+      key('tree', 'Enter');
+      s = await waitText('tree', 'Rewind to');
+      // The current leaf (the compaction) is selected first; the path is marked with *.
+      expect(s).toMatch(/^>\* \[compaction\]/m);
+      expect(s).toMatch(/^ \* user: one$/m);
+      for (let i = 0; i < 10 && !/^>\* user: two$/m.test(screen('tree')); i++) {
+        const before = screen('tree');
+        key('tree', 'Up');
+        await waitFor('tree', (x) => x !== before, 'the selection to move');
+      }
+      await waitText('tree', /^>\* user: two$/m);
+      key('tree', 'Enter');
+      s = await waitText('tree', 'Rewound before that prompt');
+      // The branch left stays in the scrollback above a separator; below it, only its summary.
+      const below = (x: string) => x.split('── rewound to before user: two ──')[1] ?? '';
+      expect(below(s)).toContain('── summary of the branch left ──');
+      expect(below(s)).not.toContain('Answer three.');
+      expect(editorArea(s)).toMatch(/^> two/m);
+      const entries = sessionLines(file);
+      expect(entries.some((e) => e.type === 'branch_summary')).toBe(true);
+
+      // The prompt handed back is sent again from the earlier point.
+      key('tree', 'Enter');
+      s = await waitFor(
+        'tree',
+        (x) =>
+          (below(x).match(/Answer two\./g) ?? []).length === 1 &&
+          /› two\n\nAnswer two\./.test(below(x)) &&
+          /\/help\s*$/m.test(x),
+        'the new answer',
+      );
+
+      // Colour is on without NO_COLOR (the prompt line is cyan).
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\x1b) starts every ANSI colour sequence
+      expect(screen('tree', true)).toMatch(/\x1b\[[0-9;]*36m› two/);
+      await typeText('tree', '/exit');
+      key('tree', 'Enter');
+      await waitText('tree', 'exit=0');
+    }, 120_000);
+  },
+);
