@@ -1,6 +1,8 @@
 // The run view you can drive, in a real pseudo-terminal: tmux runs `orchestrate <recipe>` (the
 // scripted provider, instances that stay busy) in an 80x24 pane with NO_COLOR=1, and the test
 // types keys and waits on what the screen shows. Actions go through the run's real control socket.
+// The three tests run at the same time (#43): each has its own pane, project and run on the file's
+// tmux server, and each waits only on its own pane and run folder.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +43,7 @@ function expectFits(lines: string[], rows = 24): void {
   for (const l of lines) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
 }
 
-describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COLOR)', () => {
+describe.skipIf(!hasTmux)('run view under a pseudo-terminal (tmux, 80x24, NO_COLOR)', { concurrent: true }, () => {
   beforeAll(() => screens.open());
   afterAll(() => screens.close());
 
