@@ -5,16 +5,25 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createWorkerPool } from '../../src/orchestrator/execution/pool.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
 import type { ResultFile } from '../../src/run/run-state.js';
 import { interruptedCallText } from '../../src/runtime/session-resume.js';
 import { cleanupTempDirs, events, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { childModule } from '../helpers/cli-entry.js';
 import { printSummary } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
 
 const EXT = join(import.meta.dirname, 'fixtures', 'fault-extension.ts');
+/**
+ * The worker thread's entry: built (dist/) when current, else the sources (see cli-entry.ts). This
+ * run starts a dozen threads (five up front, one after each crash, one after each terminated
+ * hang), and a thread of the sources loads each module through tsx's loader, twice the CPU.
+ */
+const WORKER = pathToFileURL(childModule('orchestrator/worker/worker-entry.cts')).href;
 
 describe('worker faults (real threads, scripted model)', { timeout: 240_000 }, () => {
   it('hung tools, throws, exits and out-of-memory: the run survives, retries per policy, and result.json names each attempt failure', async () => {
@@ -66,15 +75,15 @@ tasks:
 `,
     });
     const t0 = Date.now();
+    // The pool the run would make itself (a thread per agent, all five started up front, these
+    // heap limits), on the built worker.
+    const resourceLimits = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 };
+    const pool = createWorkerPool({ concurrency: 5, agentsPerThread: 1, resourceLimits, filename: WORKER });
     try {
       const r = await runRecipeFile(
         join(dir, 'recipe.yaml'),
         { cwd: dir },
-        {
-          runsDir: join(dir, 'runs'),
-          agentsPerThread: 1,
-          resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 },
-        },
+        { runsDir: join(dir, 'runs'), agentsPerThread: 1, resourceLimits, pool },
       );
       if (!r.ok) throw new Error(JSON.stringify(r));
       const out = r.outcome;
@@ -147,6 +156,7 @@ tasks:
         ms: Date.now() - t0,
       });
     } finally {
+      await pool.destroy();
       spawnSync('pkill', ['-f', `sleep ${sleep}`]);
     }
   });
