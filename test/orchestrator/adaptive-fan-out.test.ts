@@ -1,7 +1,8 @@
 // A fan-out at the provider's ceiling, end to end: 12 agents on real worker threads, the real
 // Anthropic SDK against a fake API that enforces its limits as token buckets the way the
-// documentation describes them (uncached input tokens per minute binding, 429 + retry-after beyond)
-// and states them in anthropic-ratelimit-* headers on every response. The run learns the limits
+// documentation describes them (uncached input tokens per minute binding, 429 + retry-after beyond,
+// whole seconds only, as the real API sends it) and states them in anthropic-ratelimit-* headers
+// on every response. The run learns the limits
 // from the headers and paces by them: no agent fails and almost no request is refused. (Before,
 // the whole first wave went out at once and most of it came back 429.) Nothing here measures time.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,6 +29,7 @@ describe('a fan-out paced by the limits the provider states', { timeout: 180_000
     });
     const responder = conversationResponder([CHECK_ITEM]);
     let refused = 0;
+    const stated: Record<string, string>[] = [];
     const respond = (req: RespondInput): ResponseSpec => {
       const spec = responder(req);
       if (spec.kind !== 'message') return spec;
@@ -35,6 +37,7 @@ describe('a fan-out paced by the limits the provider states', { timeout: 180_000
       const admission = enforcer.admit({ input, maxTokens: Number(req.body.max_tokens) });
       if (!admission.ok) {
         refused++;
+        stated.push(admission.headers);
         return {
           kind: 'http-error',
           status: 429,
@@ -63,6 +66,11 @@ describe('a fan-out paced by the limits the provider states', { timeout: 180_000
       // 12 agents x (2 turns + a handoff summary).
       expect(enforcer.stats.admitted).toBe(36);
       expect(refused).toBeLessThanOrEqual(2);
+      // What a 429 said is what the real API says: a wait in whole seconds, and nothing finer.
+      for (const h of stated) {
+        expect(h['retry-after']).toMatch(/^[1-9]\d*$/);
+        expect(h['retry-after-ms']).toBeUndefined();
+      }
       // The wait was the provider's limit, and the log says so.
       const waits = ofType(events(outcome.dir), 'permit_wait');
       expect(waits.some((w) => /input tokens per minute|first call/.test(w.reason))).toBe(true);

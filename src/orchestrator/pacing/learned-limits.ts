@@ -257,7 +257,8 @@ export class LearnedLimits {
 
   /**
    * The call ended: each bucket gets back what was reserved and loses what was really used;
-   * 'refused' (a 429): the provider counted nothing of it, not even the request.
+   * 'refused' (a 429): no tokens were used, and the request counts only where the provider counts
+   * refused requests (OpenAI: "unsuccessful requests contribute to your per-minute limit").
    */
   settle(r: LimitReservation, usage: UsageSummary | undefined | 'refused'): void {
     const set = this.sets.get(r.set);
@@ -293,13 +294,15 @@ function amountsOf(vendor: RateLimitSnapshot['vendor'], e: CallEstimate): Partia
 
 /**
  * What a finished call used of each limit. No usage (the request failed before a reply: a 429, a
- * lost connection) gives the tokens back and keeps the request counted.
+ * lost connection) gives the tokens back and keeps the request counted. A refused one (429) keeps
+ * it counted at OpenAI only, which counts refused requests (help.openai.com/en/articles/5955604);
+ * Anthropic documents no such rule, and the headers of its 429 say what it counted.
  */
 function usedOf(
   vendor: RateLimitSnapshot['vendor'],
   u: UsageSummary | undefined | 'refused',
 ): Partial<Record<RateLimitKind, number>> {
-  if (u === 'refused') return { requests: 0, inputTokens: 0, outputTokens: 0, tokens: 0 };
+  if (u === 'refused') return { requests: vendor === 'openai' ? 1 : 0, inputTokens: 0, outputTokens: 0, tokens: 0 };
   if (!u || u.totalTokens === 0) return { requests: 1, inputTokens: 0, outputTokens: 0, tokens: 0 };
   if (vendor === 'openai') return { requests: 1, tokens: u.input + u.cacheRead + u.cacheWrite + u.output };
   const input = u.input + u.cacheWrite;

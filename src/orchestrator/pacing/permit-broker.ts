@@ -315,7 +315,7 @@ export class PermitBroker {
   /**
    * The permitted request's response started (or failed): date its rate-limit slot. `heard`: a
    * response arrived (a reply or an error status), with the limits its headers stated; `refused`:
-   * it was a 429 (the provider did not count the call).
+   * it was a 429 (the provider ran nothing of the call; OpenAI still counts its request).
    */
   started(slotId: number, at?: number, heard?: { rateLimits?: RateLimitSnapshot; refused?: boolean }): void {
     this.opts.gate?.settled(slotId, true);
@@ -324,8 +324,9 @@ export class PermitBroker {
       this.slotsStarted(g, at);
       if (heard) {
         g.heard = true;
-        // A refused call (429) was not counted by the provider, and the remaining its headers state
-        // does not hold it: give its reservation back before following what remains, not after.
+        // A refused call (429) used no tokens (at OpenAI its request still counts), and the remaining
+        // its headers state holds only what the provider counted: settle the reservation as refused
+        // before following what remains, not after.
         const mine = g.limits;
         if (heard.refused && mine) {
           this.learned?.settle(mine, 'refused');
