@@ -1,14 +1,19 @@
 // Throughput at the provider's ceiling (issue #41): 100 agents x 5 turns against a fake Anthropic
 // and a fake OpenAI API that enforce their documented limits as token buckets (Anthropic: requests,
 // uncached input tokens and output tokens; OpenAI: requests and tokens), with the vendors' real
-// rate-limit headers on every response and 429 + retry-after beyond. Each agent's calls go through
-// the real SDK on the wire and the product's permit path (withPermits -> PermitBroker), three ways:
+// rate-limit headers on every response and a 429 beyond that is as strict as the real one
+// (test/helpers/provider-rate-limits.ts): Anthropic names its wait in retry-after, whole seconds
+// only; OpenAI names none (its x-ratelimit-reset-* say when a limit is full again) and counts a
+// refused request against the requests per minute. Each agent's calls go through the real SDK on
+// the wire and the product's permit path (withPermits -> PermitBroker), four ways:
 //   before    no pacing and a 429 spends the call's retries (3), as the product did before #41;
-//   none      no pacing, a busy 429 waited out (retry-after) without spending the retries;
+//   none      no pacing, a busy 429 waited out (retry-after, or a backoff) without spending the retries;
 //   static    a declared `rate_limit:` the user guessed (requests only);
 //   adaptive  the limits learned from the headers (the default now).
 // To keep the bench short, the providers' one-minute window is scaled down to WINDOW_MS; the rules
-// stay the same (limits per window, continuous refill, 429 beyond).
+// stay the same (limits per window, continuous refill, 429 beyond), and so does the client's clock:
+// its first backoff (1 s of the real minute) and the cap of its waits (60 s) are scaled with the
+// window too (RETRY_BASE_MS, RETRY_CAP_MS).
 // Goals (adaptive): sustained tokens per window >= 90 % of the binding limit, <= 1 % of requests
 // answered 429, wall <= 1.15x the ideal (counted tokens / limit), and >= 1.5x faster than none.
 // Run: node --import tsx bench/rate-limit.bench.ts
@@ -33,6 +38,10 @@ const OUTPUT_TOKENS = 50;
 /** The guess a user would write as `rate_limit:` (requests per window): below the requests limit, blind to tokens. */
 const STATIC_RATE_LIMIT = 60;
 const GOALS = { sustained: 0.9, refused: 0.01, ideal: 1.15, speedup: 1.5 };
+/** The product's first backoff (aiDefaults.retryBaseDelayMs, 1 s of a 60 s window), scaled as the window is. */
+const RETRY_BASE_MS = (1000 * WINDOW_MS) / 60_000;
+/** The cap of a wait (aiDefaults.maxRetryDelayMs, 60 s: it caps the backoff too), scaled the same way. */
+const RETRY_CAP_MS = (60_000 * WINDOW_MS) / 60_000;
 
 const ANTHROPIC_LIMITS: EnforcedLimits = {
   windowMs: WINDOW_MS,
@@ -83,7 +92,13 @@ async function agent(stream: StreamFunction, model: Model, n: number): Promise<b
     const s = stream(
       model,
       { systemPrompt: SYSTEM, messages },
-      { apiKey: 'sk-bench', maxTokens: MAX_TOKENS, maxRetries: 3 },
+      {
+        apiKey: 'sk-bench',
+        maxTokens: MAX_TOKENS,
+        maxRetries: 3,
+        retryBaseDelayMs: RETRY_BASE_MS,
+        maxRetryDelayMs: RETRY_CAP_MS,
+      },
     );
     const reply = await s.result();
     if (reply.stopReason === 'error' || reply.stopReason === 'aborted') return false;
@@ -146,8 +161,9 @@ async function runMode(vendor: 'anthropic' | 'openai', mode: Mode, agents = AGEN
           return {
             kind: 'http-error',
             status: 429,
-            message: 'Rate limit reached',
-            type: 'requests',
+            message: `Rate limit reached on ${a.binding} per min`,
+            type: a.binding,
+            code: 'rate_limit_exceeded',
             headers: a.headers,
           };
         return {
@@ -230,4 +246,9 @@ await runMode('anthropic', 'adaptive', 10);
 await runMode('openai', 'adaptive', 10);
 const anthropicMet = await bench('anthropic');
 const openaiMet = await bench('openai');
+console.log(
+  `load at the end ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log(anthropicMet && openaiMet ? 'verdict: goals met' : 'verdict: goals MISSED');
