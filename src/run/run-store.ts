@@ -292,8 +292,9 @@ export interface RunListing {
   /** The coordinator working on the run now (status `running`), from the run's lease. */
   holder?: LeaseHolder;
   /**
-   * Approval gates that wait for an answer (`orchestrate approve|reject`): instance keys, and
-   * `publish:<task>` for a publish gate. A run stopped at a gate (interrupted) waits as well.
+   * Approval gates that wait for an answer (`orchestrate approve|reject`): instance keys,
+   * `publish:<task>` for a publish gate and `follow-up:<instance>` for a follow-up round's gate.
+   * A run stopped at a gate (interrupted) waits as well.
    */
   waiting?: string[];
 }
@@ -306,14 +307,18 @@ export interface RunListing {
 export function waitingGates(events: readonly RunEvent[]): {
   instances: string[];
   publish: { task: string; prompt: string }[];
+  /** Instances whose latest follow-up round waits at its gate (publish.follow_up.approve). */
+  followUps: string[];
 } {
-  if (!events.some((e) => e.type === 'approval_requested')) return { instances: [], publish: [] };
+  if (!events.some((e) => e.type === 'approval_requested')) return { instances: [], publish: [], followUps: [] };
   const fold = foldEvents(events);
+  const instances = [...fold.instances.values()];
   return {
-    instances: [...fold.instances.values()].filter((i) => i.status === 'waiting').map((i) => i.key),
+    instances: instances.filter((i) => i.status === 'waiting').map((i) => i.key),
     publish: [...fold.publishGates]
       .filter(([, g]) => g.state === 'waiting')
       .map(([task, g]) => ({ task, prompt: g.prompt })),
+    followUps: instances.filter((i) => i.followUps?.some((f) => f.approval?.state === 'waiting')).map((i) => i.key),
   };
 }
 
@@ -345,7 +350,11 @@ export function listRuns(runsDir: string): RunListing[] {
       for (const e of events)
         if (e.type === 'instance_done' || (e.type === 'instance_failed' && e.usage)) cost += e.usage?.cost ?? 0;
     const gates = waitingGates(events);
-    const waiting = [...gates.instances, ...gates.publish.map((g) => `publish:${g.task}`)];
+    const waiting = [
+      ...gates.instances,
+      ...gates.publish.map((g) => `publish:${g.task}`),
+      ...gates.followUps.map((key) => `follow-up:${key}`),
+    ];
     out.push({
       runId: start.runId,
       dir,

@@ -100,7 +100,8 @@ describe('a follow-up round waiting for approval, in every view of its changeset
     expect(p.code, p.stdout + p.stderr).toBe(0);
     const f = await cli('publish', runDir, '--follow-up', '--apply');
     expect(f.stdout).toContain('change.repo-a: awaiting approval');
-  });
+    // A hang guard, not a speed limit: a run, a publish and a follow-up round take minutes on a loaded 2-core machine.
+  }, 240_000);
   afterAll(async () => {
     await gh?.close();
     cleanupTempDirs();
@@ -139,6 +140,12 @@ describe('a follow-up round waiting for approval, in every view of its changeset
     );
     const snap = runSnapshot(folder.state, runDir, undefined);
     expect(snap.changesets?.rows[0]?.followUpWaiting).toMatchObject({ round: 1, deadline: w.deadline, answer });
+
+    // `orchestrate runs` names the gate beside the run, as it names an instance's or a publish gate.
+    const runs = await cli('runs');
+    expect(runs.stdout).toContain('waiting: follow-up:change.repo-a');
+    const listed = JSON.parse((await cli('runs', '--json')).stdout) as { runId: string; waiting?: string[] }[];
+    expect(listed.find((r) => r.runId === runId)?.waiting).toEqual(['follow-up:change.repo-a']);
     expect(snap.gates).toMatchObject([
       { kind: 'follow_up', task: 'change', instance: 'change.repo-a', round: 1, state: 'waiting', onTimeout: 'reject' },
     ]);
@@ -174,6 +181,7 @@ describe('a follow-up round waiting for approval, in every view of its changeset
     expect(json.changesets[0]!.followUpWaiting).toBeUndefined();
     expect((await cli('status', runDir)).stdout).not.toContain('waiting for approval');
     expect((await cli('show', runDir)).stdout).not.toContain('waiting for approval');
+    expect((await cli('runs')).stdout).not.toContain('follow-up:');
     expect(buildHtmlReport(loadRunFolder(runDir))).not.toContain('waiting for approval');
     const snap = runSnapshot(loadRunFolder(runDir).state, runDir, undefined);
     expect(snap.changesets?.rows[0]?.followUpWaiting).toBeUndefined();
