@@ -1,5 +1,6 @@
 // The live view in a real pseudo-terminal: tmux runs fixtures/live-demo.ts in an 80x30 pane and
-// the test captures the screen at the demo's phase markers.
+// the test captures the screen at the demo's phase markers. The two tests run at the same time
+// (#43): each has its own tmux session, runs folder and sync folder, and waits on its own markers.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,11 +18,11 @@ const SESSION = 'live';
 const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
 
 // Bounds here only turn a hang into a failure: a loaded machine takes long to start node under tsx.
-async function waitForFile(path: string, timeoutMs = 60_000): Promise<void> {
+async function waitForFile(path: string, session = SESSION, timeoutMs = 60_000): Promise<void> {
   const start = Date.now();
   while (!existsSync(path)) {
     if (Date.now() - start > timeoutMs)
-      throw new Error(`timed out waiting for ${path}; pane:\n${tmux('capture-pane', '-p', '-t', SESSION)}`);
+      throw new Error(`timed out waiting for ${path}; pane:\n${tmux('capture-pane', '-p', '-t', session)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -45,7 +46,7 @@ function capture(): string[] {
   return lines;
 }
 
-describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () => {
+describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', { concurrent: true }, () => {
   // The server exits with its last session: without a session that outlives each test, the next
   // test's new-session could reach a server on its way out ("server exited unexpectedly").
   beforeAll(() => {
@@ -130,7 +131,7 @@ describe.skipIf(!hasTmux)('live view under a pseudo-terminal (tmux, 80x30)', () 
       ROOT,
       `sh -c "trap true INT; ${demo}; echo exit=\\$?; sleep 60"`,
     );
-    await waitForFile(join(sync, 'phase-fanout-running'));
+    await waitForFile(join(sync, 'phase-fanout-running'), name);
     await waitForTitle(name, 'fanout-running');
     expect(tmux('display-message', '-p', '-t', name, '#{cursor_flag}').trim()).toBe('0');
     tmux('send-keys', '-t', name, 'C-c');
