@@ -50,18 +50,30 @@ const WAITER = 'waiter: { tools: [], provider: anthropic, model: claude-haiku-4-
 
 describe('agents sharing worker threads', { timeout: 60_000 }, () => {
   it('four slow agents on two threads all run at the same time', async () => {
+    // Each agent marks its start, then waits in bash until all four have (a barrier, not a clock:
+    // a fixed 600 ms reply let a loaded machine finish the first agent before the last started).
+    // Were two agents on a thread unable to run together, the last two would start only once the
+    // first two gave up waiting (after 30 s or more), and the count below fails.
+    const barrier =
+      'touch started-{{match.1}}; for i in $(seq 600); do [ $(ls started-* | wc -l) -ge 4 ] && break; sleep 0.05; done';
     const dir = tempProject({
       'recipe.yaml': `name: shared
 provider: scripted
 script: script.yaml
 concurrency: 4
+agents:
+  w: { tools: [bash] }
 tasks:
   - id: wait
     for_each: [a, b, c, d]
+    agent: w
     prompt: "Wait \${{ item }}"
 `,
-      'script.yaml': `turns:
-  - { text: "waited", delay_ms: 600 }
+      'script.yaml': `conversations:
+  - match: "^Wait (\\\\w)"
+    turns:
+      - tools: [{ name: bash, args: { command: "${barrier}" } }]
+      - text: "waited"
 `,
     });
     const { outcome, log } = await runSharing(dir, 2);
