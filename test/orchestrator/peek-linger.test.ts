@@ -8,6 +8,7 @@
 // bound (a timer never fires early).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,10 +20,13 @@ import { connectRunControl } from '../../src/run/run-control-client.js';
 import type { RunControl } from '../../src/run/run-control.js';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { runRecipeFile } from '../../src/orchestrator/run-recipe.js';
+import { childModule } from '../helpers/cli-entry.js';
 import { cleanupTempDirs, events, ofType, tempProject, until } from './helpers/run-fixtures.js';
 
 /** The one worker thread the relayed runs share, one run after another (started once: a thread start is most of a short run). */
 let pool: Piscina | undefined;
+/** Its entry: the built worker when dist/ is current (half the CPU of a start through tsx), else the sources; see cli-entry.ts. */
+const WORKER = pathToFileURL(childModule('orchestrator/worker/worker-entry.cts')).href;
 const releases: string[] = [];
 afterAll(async () => {
   for (const r of releases) writeFileSync(r, 'x');
@@ -154,7 +158,7 @@ function startRun(dir: string, runId: string, executor?: RelayExecutor) {
 
 /** A relay over the shared one-thread pool: each test runs one agent, and its run has ended before the next starts. */
 function relayed(): RelayExecutor {
-  pool ??= createWorkerPool({ concurrency: 1 });
+  pool ??= createWorkerPool({ concurrency: 1, filename: WORKER });
   return new RelayExecutor(pool);
 }
 
