@@ -4,6 +4,7 @@
 // summary", and the notes an agent keeps for itself (next steps, critical context). A campaign
 // run offline (scripted agent, bare file:// remotes), then `publish --apply` against the strict
 // fake GitHub API (the real Octokit client on the wire).
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HANDOFF_FOCUS } from '../../src/orchestrator/schedule/handoff-focus.js';
@@ -11,7 +12,7 @@ import { pullRequestSummary } from '../../src/publish/pull-request-summary.js';
 import { readChangesets } from '../../src/run/changesets.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
-import { REPOS, TOKEN, project, runCampaign } from './campaign-fixtures.js';
+import { REPOS, TOKEN, project, recipe, runCampaign } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 /** Text of the product's own instructions that must never reach a reader of the body. */
@@ -33,6 +34,12 @@ describe('pull request bodies', () => {
     gh = await fakeGitHub(TOKEN, repos);
     dir = project('github', () => gh.url).dir;
     for (const r of REPOS) repos[`acme/${r}`] = join(dir, 'remotes', `${r}.git`);
+    // Without the fixture's labels and reviewers: this test reads bodies, and each of them is one
+    // more write the GitHub client spaces out (1 s after the last write, 3 s for a review request).
+    const spec = recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}');
+    const bare = spec.replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, '');
+    expect(bare).not.toBe(spec);
+    writeFileSync(join(dir, 'recipe.yaml'), bare);
   });
   afterAll(async () => {
     await gh?.close();
