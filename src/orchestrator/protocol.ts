@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { BudgetScopeSchema, FailureClassSchema, UsageSummarySchema } from '../run/usage-summary.js';
 import { BOARD_STATUSES, BoardItemSchema } from '../run/board-record.js';
-import { CallFallbackSchema } from '../run/run-events.js';
+import { CallFallbackSchema } from '../run/call-fallback.js';
 import { isRecord } from '../util/unknown-value.js';
 
 /** One call of a board tool (worker/board-tools.ts), handled by the coordinator's TaskBoard. */

@@ -5,6 +5,7 @@
 // also carry task, key (the instance key), attempt (1-based) and parent (the task's id for
 // instances, or the pair's task id for planner/worker members).
 import { z } from 'zod';
+import { CallFallbackSchema } from './call-fallback.js';
 import { FailureClassSchema, UsageSummarySchema } from './usage-summary.js';
 import { BOARD_CHANGES, BoardItemSchema } from './board-record.js';
 import { RUN_END_STATUSES } from './instance-record.js';
@@ -30,24 +31,10 @@ const InstanceRef = Base.extend({
   parent: z.string().optional(),
 });
 
-/**
- * A model call that did not end on the agent's own model (recipe `fallback:`): `served` is the
- * provider/model that answered it (or failed last, with `failed`), `reason` why the ones before
- * it were not used (their failure, or a cool-down after one). The worker reports it in this shape
- * (orchestrator/protocol.ts) and the run log records it with the instance it belongs to.
- */
-export const CallFallbackSchema = z.object({
-  type: z.literal('call_fallback'),
-  primary: z.string(),
-  served: z.string(),
-  reason: z.string(),
-  kind: z.string().optional(),
-  status: z.number().optional(),
-  failed: z.boolean().optional(),
-});
-
-// Usage and failure classes live in usage-summary.ts: worker threads need them without this
-// module's schemas (building every event schema cost each thread start-up time).
+// Usage and failure classes live in usage-summary.ts, a fallback call's shape in call-fallback.ts:
+// worker threads need them without this module's schemas (building every event schema cost each
+// thread start-up time).
+export { CallFallbackSchema } from './call-fallback.js';
 export {
   UsageSummarySchema,
   FAILURE_CLASSES,

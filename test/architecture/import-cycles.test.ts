@@ -3,38 +3,11 @@
 // publish-spec.ts -> duration.ts -> schema.ts once made five recipe test files fail to load at
 // all ("Cannot read properties of undefined (reading 'optional')"), depending only on which file
 // a test imported first. Type-only imports are erased at compile time and may form cycles.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles, valueImports } from './value-imports.js';
 
 const SRC = resolve(import.meta.dirname, '../../src');
-
-function* sourceFiles(dir: string): Generator<string> {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* sourceFiles(p);
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) yield p;
-  }
-}
-
-// `import type {…}`, and `import {type A, type B}` where every name is a type, load nothing.
-const STATIC_IMPORT_RE = /^(?:import|export)\s+(type\s+)?([^;]*?)\s*from\s*'(\.[^']+)';/gm;
-
-function valueImports(file: string): string[] {
-  const deps: string[] = [];
-  for (const m of readFileSync(file, 'utf8').matchAll(STATIC_IMPORT_RE)) {
-    if (m[1]) continue;
-    const names = (m[2] ?? '').trim();
-    const braced = /^\{([\s\S]*)\}$/.exec(names);
-    const list = braced?.[1]
-      ?.split(',')
-      .map((n) => n.trim())
-      .filter(Boolean);
-    if (list && list.length > 0 && list.every((n) => n.startsWith('type '))) continue;
-    deps.push(resolve(dirname(file), (m[3] ?? '').replace(/\.js$/, '.ts')));
-  }
-  return deps;
-}
 
 /** Each strongly connected group of two or more files, as paths relative to src/. */
 export function importCycles(srcRoot: string): string[][] {
