@@ -92,7 +92,7 @@ export function withPermits(base: StreamFunction, channel: PermitChannel, kind: 
             heard
               ? {
                   ...(info.rateLimits ? { rateLimits: info.rateLimits } : {}),
-                  // A 429: the provider did not count the call.
+                  // A 429: no tokens were used; the request counts only where the provider counts refused ones (learned-limits.ts).
                   ...(info.status === 429 ? { refused: true } : {}),
                 }
               : undefined,
