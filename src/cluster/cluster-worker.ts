@@ -80,6 +80,8 @@ export interface ClusterWorkerOptions {
   queues?: ('agents' | 'partners')[];
   /** How often the queue looks for such jobs (default: a third of lockMs). */
   stalledIntervalMs?: number;
+  /** How often a running agent's run lease is checked (default 2 s); a job of the run's new holder stops the old holder's agents at once. */
+  fenceMs?: number;
   log?: (line: string) => void;
 }
 
@@ -89,11 +91,15 @@ const START_TIMEOUT_MS = 60_000;
 const TAIL_MS = 100;
 /** How often a job's run lease is checked (a coordinator that lost its run: its agents stop). */
 const FENCE_MS = 2_000;
+/** Why the agents of a coordinator that lost its run stop. */
+const ORPHANED = 'its coordinator no longer holds the run';
 
 interface Running {
   runId: string;
   launch: string;
   incarnation: string;
+  /** The lease token of the coordinator that queued the job. */
+  leaseToken?: string;
   onDown(m: DownMessage): void;
 }
 
@@ -220,9 +226,15 @@ export class ClusterWorker {
     // that: a Redis that lost its data loses the lease too, until the holder's next heartbeat.)
     const holder = data.leaseToken ? await this.leaseHolder(data.runId) : undefined;
     if (holder !== undefined && holder !== data.leaseToken) {
-      this.log(`dropped ${String(data.task.id)} of run ${data.runId}: its coordinator no longer holds the run`);
+      this.log(`dropped ${String(data.task.id)} of run ${data.runId}: ${ORPHANED}`);
       return 'orphaned';
     }
+    // A job of the run's holder now: the agents here of an earlier holder (a coordinator killed,
+    // its run resumed) stop now rather than at their next lease check.
+    if (holder !== undefined)
+      for (const r of this.running.values())
+        if (r.runId === data.runId && r.leaseToken !== undefined && r.leaseToken !== holder)
+          r.onDown({ k: 'cancel', reason: ORPHANED });
     const incarnation = randomUUID();
     const dir = join(
       this.opts.workdir,
@@ -269,6 +281,7 @@ export class ClusterWorker {
       runId: data.runId,
       launch,
       incarnation,
+      ...(data.leaseToken ? { leaseToken: data.leaseToken } : {}),
       onDown: (m) => {
         if (m.k === 'start') started?.(m);
         else if (m.k === 'cancel') stop.abort(new Error(m.reason));
@@ -421,12 +434,11 @@ export class ClusterWorker {
       ? setInterval(() => {
           void this.leaseHolder(data.runId).then(
             (t) => {
-              if (t !== undefined && t !== data.leaseToken)
-                stop.abort(new Error('its coordinator no longer holds the run'));
+              if (t !== undefined && t !== data.leaseToken) stop.abort(new Error(ORPHANED));
             },
             () => {},
           );
-        }, FENCE_MS)
+        }, this.opts.fenceMs ?? FENCE_MS)
       : undefined;
     let result: WorkerResult;
     try {
