@@ -34,6 +34,19 @@ const ONE_AT_A_TIME = [
 ];
 const NEVER = [...configDefaults.exclude, 'bench/**', 'test/fixtures/**'];
 
+// The lower layers' tests (`npm run test:quick`) share their worker processes (isolate: false):
+// each file in a fresh fork spent more time importing vitest, the SDKs and src/ than running
+// (#43). A file here sees the modules another file of its worker loaded, so it must not depend on
+// a fresh module state, mock a module, or leave a process-wide change behind (the few that set an
+// environment variable restore it). Files that cannot share are listed in OWN_PROCESS with why,
+// and run isolated with the rest.
+const UNIT_FOLDERS = ['util', 'ai', 'agent', 'session', 'recipe', 'run', 'display', 'tools', 'runtime'];
+const OWN_PROCESS = [
+  // vi.mock('node:child_process') must apply before product-git.ts is first imported, and the
+  // test needs the process's first product git (the sandbox probe is cached per process).
+  'test/tools/product-git.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -42,8 +55,19 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'unit',
+          include: UNIT_FOLDERS.map((folder) => `test/${folder}/**/*.test.ts`),
+          exclude: [...NEVER, ...ONE_AT_A_TIME, ...OWN_PROCESS],
+          isolate: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'two-at-a-time',
-          include: ['test/**/*.test.ts'],
+          include: [`test/!(${UNIT_FOLDERS.join('|')})/**/*.test.ts`, ...OWN_PROCESS],
           exclude: [...NEVER, ...ONE_AT_A_TIME],
           maxWorkers: 2,
           sequence: { groupOrder: 0 },
