@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ import {
 } from '../../src/cluster/redis-run-lease.js';
 import { FileRunLease, HeldRunLease, readRunLease, type LeaseHolder } from '../../src/run/run-lease.js';
 import { skipWithoutRedis, startRedis, type RedisServerHandle } from '../helpers/redis-server.js';
+import { CHILD_LOADER_ARGS, childModule } from '../helpers/cli-entry.js';
 
 /** The pid of a process that was killed with SIGKILL and has been reaped (a coordinator after kill -9). */
 async function deadPid(): Promise<number> {
@@ -419,7 +421,14 @@ describe.skipIf(skipWithoutRedis('Redis run lease tests'))('RedisRunLease', () =
       for (let i = 0; i < CONTENDERS; i++) {
         const p = spawn(
           process.execPath,
-          ['--import', 'tsx', join(root, 'test/cluster/fixtures/redis-lease-contender.ts'), server.url],
+          [
+            ...CHILD_LOADER_ARGS,
+            join(root, 'test/cluster/fixtures/redis-lease-contender.mjs'),
+            server.url,
+            ...['cluster/redis-connection.ts', 'cluster/redis-run-lease.ts'].map(
+              (m) => pathToFileURL(childModule(m)).href,
+            ),
+          ],
           { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
         );
         procs.push(p);
