@@ -279,5 +279,6 @@ export class AttemptRunner {
     }
     c.fail(v.event);
     if (v.kind === 'failed' && v.runBudgetSpent !== undefined) c.exhaustBudget(v.runBudgetSpent);
+    if (t.task.attempts && c.picks) await c.picks.endedAfterPick(t, inst);
   }
 }

@@ -13,6 +13,7 @@ import {
   applyPickEvent,
   landOnInstance,
   pickSettled,
+  pickSucceeded,
   type AttemptLandedEventFields,
   type AttemptPickEventFields,
   type AttemptPicks,
@@ -283,10 +284,30 @@ export class AttemptPicksDesk {
     this.ctx.record(event);
     applyPickEvent(this.picksOf(t), { ...event, ts: Date.now() });
     landOnInstance(inst, event);
-    if (event.ok) await this.ctx.workspaces.drop(t, inst);
+    if (event.ok) {
+      await this.ctx.workspaces.drop(t, inst);
+      await this.dropLosers(t, group, inst);
+    }
     if (!busy) {
       this.busy.delete(group);
       this.ctx.settled(t);
     }
+  }
+
+  /**
+   * Once the picked attempt has landed, the other attempts' worktrees go: each one's work is in the
+   * run folder already (patches/, written by candidateDone or keepWork). An attempt still running
+   * then (`pick: first` cancelled it) goes when it ends (endedAfterPick).
+   */
+  private async dropLosers(t: TaskState, group: string, picked: InstanceState): Promise<void> {
+    for (const m of attemptGroups(t).get(group) ?? [])
+      if (m !== picked && isTerminal(m.status)) await this.ctx.workspaces.drop(t, m);
+  }
+
+  /** An attempt ended after its instance's pick landed another one: its worktree goes, its patch stays. */
+  async endedAfterPick(t: TaskState, inst: InstanceState): Promise<void> {
+    const group = attemptOf(inst.id)?.group;
+    const p = group === undefined ? undefined : this.picksOf(t).get(group);
+    if (pickSucceeded(p) && p?.picked !== inst.id) await this.ctx.workspaces.drop(t, inst);
   }
 }
