@@ -53,10 +53,11 @@ const COMPLETION_REQUEST = '--get-yargs-completions';
  * The commands this command line needs: the one it names (the default `run` when it names none,
  * as in `orchestrate recipe.yaml`), or all of them when it asks for top-level help or for
  * completions. `completion` needs none: yargs prints its script, and a default command would
- * take the word for a recipe file.
+ * take the word for a recipe file. Nor does `--version`, which loaded the whole orchestrator.
  */
-async function commandsFor(argv: readonly string[]): Promise<CliCommand[]> {
-  if (argv[0] === COMPLETION_COMMAND) return [];
+export async function commandsFor(argv: readonly string[]): Promise<CliCommand[]> {
+  // `completion` and a bare `--version` need none (yargs answers both itself).
+  if (argv[0] === COMPLETION_COMMAND || (argv.length === 1 && argv[0] === '--version')) return [];
   const named = COMMAND_MODULES.find((m) => m.name === argv[0]);
   if (named) return [await named.load()];
   if (argv.some((a) => a === '--help' || a === '-h' || a === COMPLETION_REQUEST)) return loadCommands();

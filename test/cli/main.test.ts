@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMAND_MODULES, loadCommands, main, wantsWarmThreads } from '../../src/cli/main.js';
+import { COMMAND_MODULES, commandsFor, loadCommands, main, wantsWarmThreads } from '../../src/cli/main.js';
 import { takeWarmPool } from '../../src/orchestrator/execution/pool.js';
 import { recipeJsonSchema } from '../../src/recipe/index.js';
 import { hasStackTrace, runCli } from './run-cli.js';
@@ -71,6 +71,16 @@ describe('usage', () => {
 
   it('--version prints the package version', async () => {
     expect(await run(['--version'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('loads only the command it runs: none for --version, run for a recipe, all for --help', async () => {
+    // A command module brings its layers with it (run: the orchestrator), so --version loaded it all.
+    expect(await commandsFor(['--version'])).toEqual([]);
+    expect((await commandsFor(['recipe.yaml', '--version'])).map((c) => c.command)).toEqual([
+      ['$0 <recipe>', 'run <recipe>'],
+    ]);
+    expect(await commandsFor(['runs'])).toHaveLength(1);
+    expect(await commandsFor(['--help'])).toHaveLength(COMMAND_MODULES.length);
   });
 
   it('commands come from one list, and help shows each of them', async () => {
