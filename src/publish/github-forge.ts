@@ -5,9 +5,11 @@
 // CI is read from both of GitHub's kinds (check runs and commit statuses), a failing Actions job's
 // log from the Actions logs API, review comments from the pulls comments API; auto-merge is
 // GraphQL's enablePullRequestAutoMerge (a pull request with nothing left to wait for is merged).
-import { retry } from '@octokit/plugin-retry';
-import { throttling } from '@octokit/plugin-throttling';
-import { Octokit } from '@octokit/rest';
+// Octokit is loaded on the first call, not with this module: every `orchestrate run` imports
+// publish/, and most runs never talk to GitHub.
+// Types only (erased): they also bring the plugins' options (throttle, retry) into Octokit's.
+import type { ThrottlingOptions } from '@octokit/plugin-throttling';
+import type {} from '@octokit/plugin-retry';
 import {
   ANSWER_MARK,
   type CiFailure,
@@ -18,9 +20,6 @@ import {
   type ReviewComment,
   apiBase,
 } from './forge.js';
-
-const Client = Octokit.plugin(throttling, retry);
-type ClientInstance = InstanceType<typeof Client>;
 
 /** Rate-limit waits are retried this many times before the call fails. */
 const LIMIT_RETRIES = 3;
@@ -59,30 +58,46 @@ export interface GitHubForgeOptions {
   onWait?: (message: string) => void;
 }
 
-export function githubForge(opts: GitHubForgeOptions): Forge {
+/** The Octokit client with the throttling and retry plugins, loaded when the first call needs it. */
+async function makeClient(opts: GitHubForgeOptions) {
+  const [{ Octokit }, { throttling }, { retry }] = await Promise.all([
+    import('@octokit/rest'),
+    import('@octokit/plugin-throttling'),
+    import('@octokit/plugin-retry'),
+  ]);
+  const Client = Octokit.plugin(throttling, retry);
   const quiet = () => {};
-  const octokit: ClientInstance = new Client({
+  const throttle: ThrottlingOptions = {
+    onRateLimit: (retryAfter, options, _o, retryCount) => {
+      opts.onWait?.(`GitHub rate limit on ${options.method} ${options.url}: waiting ${retryAfter}s`);
+      return retryCount < LIMIT_RETRIES;
+    },
+    onSecondaryRateLimit: (retryAfter, options, _o, retryCount) => {
+      opts.onWait?.(`GitHub secondary rate limit on ${options.method} ${options.url}: waiting ${retryAfter}s`);
+      return retryCount < LIMIT_RETRIES;
+    },
+  };
+  return new Client({
     auth: opts.token,
     baseUrl: apiBase('github', opts.baseUrl),
     userAgent: 'orchestrate',
     log: { debug: quiet, info: quiet, warn: quiet, error: quiet },
-    throttle: {
-      onRateLimit: (retryAfter, options, _o, retryCount) => {
-        opts.onWait?.(`GitHub rate limit on ${options.method} ${options.url}: waiting ${retryAfter}s`);
-        return retryCount < LIMIT_RETRIES;
-      },
-      onSecondaryRateLimit: (retryAfter, options, _o, retryCount) => {
-        opts.onWait?.(`GitHub secondary rate limit on ${options.method} ${options.url}: waiting ${retryAfter}s`);
-        return retryCount < LIMIT_RETRIES;
-      },
-    },
+    throttle,
     retry: { retries: 3 },
   });
+}
+
+export function githubForge(opts: GitHubForgeOptions): Forge {
+  let made: ReturnType<typeof makeClient> | undefined;
+  const client = () => {
+    made ??= makeClient(opts);
+    return made;
+  };
 
   const pullRequest = async (owner: string, repo: string, number: number): Promise<PullRequest> => {
     const [{ data }, reviews] = await Promise.all([
-      octokit.rest.pulls.get({ owner, repo, pull_number: number }),
-      octokit.rest.pulls.listReviews({ owner, repo, pull_number: number, per_page: 100 }),
+      (await client()).rest.pulls.get({ owner, repo, pull_number: number }),
+      (await client()).rest.pulls.listReviews({ owner, repo, pull_number: number, per_page: 100 }),
     ]);
     const reviewers = new Set<string>();
     for (const r of data.requested_reviewers ?? []) if (r?.login) reviewers.add(r.login);
@@ -107,8 +122,8 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     sha: string,
   ): Promise<{ checks: PullRequestStatus['checks']; failures: CiFailure[] }> => {
     const [checks, statuses] = await Promise.all([
-      octokit.rest.checks.listForRef({ owner, repo, ref: sha, per_page: 100 }),
-      octokit.rest.repos.getCombinedStatusForRef({ owner, repo, ref: sha, per_page: 100 }),
+      (await client()).rest.checks.listForRef({ owner, repo, ref: sha, per_page: 100 }),
+      (await client()).rest.repos.getCombinedStatusForRef({ owner, repo, ref: sha, per_page: 100 }),
     ]);
     const failures: CiFailure[] = [];
     let pending = false;
@@ -145,7 +160,12 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
 
   /** Reviewers' line comments, each marked answered when a reply of orchestrate follows it in its thread. */
   const reviewCommentsOf = async (owner: string, repo: string, number: number): Promise<ReviewComment[]> => {
-    const { data } = await octokit.rest.pulls.listReviewComments({ owner, repo, pull_number: number, per_page: 100 });
+    const { data } = await (await client()).rest.pulls.listReviewComments({
+      owner,
+      repo,
+      pull_number: number,
+      per_page: 100,
+    });
     return data
       .filter((c) => !c.body.includes(ANSWER_MARK))
       .map((c) => {
@@ -168,7 +188,13 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     findOpen: (repository, head, base) =>
       call('list pull requests', async () => {
         const { owner, repo } = split(repository);
-        const { data } = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, base, state: 'open' });
+        const { data } = await (await client()).rest.pulls.list({
+          owner,
+          repo,
+          head: `${owner}:${head}`,
+          base,
+          state: 'open',
+        });
         const first = data[0];
         return first ? pullRequest(owner, repo, first.number) : undefined;
       }),
@@ -180,7 +206,7 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     create: (repository, input) =>
       call('create pull request', async () => {
         const { owner, repo } = split(repository);
-        const { data } = await octokit.rest.pulls.create({ owner, repo, ...input });
+        const { data } = await (await client()).rest.pulls.create({ owner, repo, ...input });
         return {
           number: data.number,
           url: data.html_url,
@@ -198,13 +224,13 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
         const { owner, repo } = split(repository);
         const { draft, ...fields } = change;
         if (fields.title !== undefined || fields.body !== undefined)
-          await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...fields });
+          await (await client()).rest.pulls.update({ owner, repo, pull_number: number, ...fields });
         if (draft === undefined) return;
         // PATCH /pulls ignores `draft`: only GraphQL's two mutations change it (by the node id).
-        const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+        const { data } = await (await client()).rest.pulls.get({ owner, repo, pull_number: number });
         if (data.draft === draft) return;
         const mutation = draft ? 'convertPullRequestToDraft' : 'markPullRequestReadyForReview';
-        await octokit.graphql(
+        await (await client()).graphql(
           `mutation($id: ID!) { ${mutation}(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`,
           { id: data.node_id },
         );
@@ -212,25 +238,25 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     addLabels: (repository, number, labels) =>
       call(`label pull request #${number}`, async () => {
         const { owner, repo } = split(repository);
-        await octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels });
+        await (await client()).rest.issues.addLabels({ owner, repo, issue_number: number, labels });
       }),
     requestReviewers: (repository, number, reviewers) =>
       call(`request reviewers on #${number}`, async () => {
         const { owner, repo } = split(repository);
-        await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: number, reviewers });
+        await (await client()).rest.pulls.requestReviewers({ owner, repo, pull_number: number, reviewers });
       }),
     close: (repository, number) =>
       call(`close pull request #${number}`, async () => {
         const { owner, repo } = split(repository);
-        await octokit.rest.pulls.update({ owner, repo, pull_number: number, state: 'closed' });
+        await (await client()).rest.pulls.update({ owner, repo, pull_number: number, state: 'closed' });
       }),
     status: (repository, number) =>
       call(`status of pull request #${number}`, async (): Promise<PullRequestStatus> => {
         const { owner, repo } = split(repository);
-        const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+        const { data } = await (await client()).rest.pulls.get({ owner, repo, pull_number: number });
         const [ci, reviews, comments] = await Promise.all([
           ciOf(owner, repo, data.head.sha),
-          octokit.rest.pulls.listReviews({ owner, repo, pull_number: number, per_page: 100 }),
+          (await client()).rest.pulls.listReviews({ owner, repo, pull_number: number, per_page: 100 }),
           reviewCommentsOf(owner, repo, number),
         ]);
         // A reviewer's latest review counts (an approval after requested changes clears them).
@@ -268,7 +294,11 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
           if (f.kind !== 'check') continue;
           // An Actions check run's id is its job's id; other apps' checks have no log here (404).
           try {
-            const log = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo, job_id: Number(f.id) });
+            const log = await (await client()).rest.actions.downloadJobLogsForWorkflowRun({
+              owner,
+              repo,
+              job_id: Number(f.id),
+            });
             if (typeof log.data === 'string') f.log = log.data;
           } catch (err) {
             if ((err as { status?: number }).status !== 404 && (err as { status?: number }).status !== 410) throw err;
@@ -284,7 +314,7 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     reply: (repository, number, comment, body) =>
       call(`reply to review comment ${comment.id} on #${number}`, async () => {
         const { owner, repo } = split(repository);
-        await octokit.rest.pulls.createReplyForReviewComment({
+        await (await client()).rest.pulls.createReplyForReviewComment({
           owner,
           repo,
           pull_number: number,
@@ -295,15 +325,15 @@ export function githubForge(opts: GitHubForgeOptions): Forge {
     enableAutoMerge: (repository, number) =>
       call(`auto-merge of #${number}`, async () => {
         const { owner, repo } = split(repository);
-        const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+        const { data } = await (await client()).rest.pulls.get({ owner, repo, pull_number: number });
         if (data.auto_merge != null) return 'already';
         // GitHub refuses auto-merge on a pull request with nothing left to wait for (its
         // mergeable_state is clean): that one is merged now.
         if (data.mergeable_state === 'clean') {
-          await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha: data.head.sha });
+          await (await client()).rest.pulls.merge({ owner, repo, pull_number: number, sha: data.head.sha });
           return 'merged';
         }
-        await octokit.graphql(
+        await (await client()).graphql(
           'mutation($id: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $id }) { pullRequest { autoMergeRequest { enabledAt } } } }',
           { id: data.node_id },
         );
