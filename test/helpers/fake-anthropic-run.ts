@@ -35,6 +35,8 @@ export interface FakeRunOptions {
   apiKey?: string;
   /** Run options besides the runs folder and the environment. */
   run?: Omit<RunOptions, 'runsDir' | 'env'>;
+  /** Told the temp project's folder before the run starts (its runs go to <project>/runs). */
+  onProject?: (dir: string) => void;
 }
 
 /**
@@ -44,9 +46,10 @@ export interface FakeRunOptions {
 export async function runOnFakeAnthropic(
   server: FakeAnthropic,
   recipe: string,
-  { files = {}, apiKey = 'sk-test', run = {} }: FakeRunOptions = {},
+  { files = {}, apiKey = 'sk-test', run = {}, onProject }: FakeRunOptions = {},
 ): Promise<{ dir: string; outcome: RunOutcome }> {
   const dir = tempProject({ 'recipe.yaml': recipe, ...files });
+  onProject?.(dir);
   const r = await runRecipeFile(
     join(dir, 'recipe.yaml'),
     { cwd: dir },

@@ -1,6 +1,6 @@
 // Ports and permits end to end, through the real Anthropic SDK against the fake Messages API on
 // 127.0.0.1: agents talking over ports, and a rate limit enforced where the requests arrive.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FakeAnthropic, RespondInput, ResponseSpec } from '../../helpers/fake-anthropic-server.js';
@@ -23,6 +23,21 @@ import {
 } from '../helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
+
+/** Whether a run.jsonl under <project>/runs holds `text` yet. */
+function runLogHas(project: string, text: string): boolean {
+  const runs = join(project, 'runs');
+  if (!project || !existsSync(runs)) return false;
+  return readdirSync(runs).some((r) => {
+    const log = join(runs, r, 'run.jsonl');
+    return existsSync(log) && readFileSync(log, 'utf8').includes(text);
+  });
+}
+
+/** Resolves once `ready()` holds, checking every 10 ms (a wait on a condition, never on a duration). */
+async function waitFor(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((r) => setTimeout(r, 10));
+}
 
 /** Agent `checker` (defined by `agent`) checks items a and b against the fake API: ls, then an answer. */
 async function runCheckers(
@@ -143,47 +158,60 @@ tasks:
   });
 
   it('a 429 from the API pauses every agent on that model (pause, not kill) for the delay the server asked', async () => {
-    const arrivals: { t: number; status: number; first?: boolean }[] = [];
+    const arrivals: { t: number; status: number; agent: string; first: boolean }[] = [];
     const responder = conversationResponder([CHECK_ITEM]);
+    const itemOf = (req: RespondInput) => /Check item (\w)/.exec(conversationKey(req.body))?.[1] ?? '?';
+    let project = '';
     let limited = false;
-    let released!: () => void;
-    const limitSent = new Promise<void>((r) => (released = r));
+    let probe: string | undefined;
+    // Agents whose first reply waited until the coordinator had logged the pause.
+    const held = new Set<string>();
+    let paused: Promise<void> | undefined;
     const respond = async (req: RespondInput): Promise<ResponseSpec> => {
+      const agent = itemOf(req);
+      const first = (req.body.messages as unknown[]).length === 1;
       // The first request of item b is refused once, with retry-after-ms.
-      if (!limited && conversationKey(req.body).includes('Check item b')) {
+      if (!limited && agent === 'b') {
         limited = true;
-        arrivals.push({ t: Date.now(), status: 429 });
-        // a and c go on only once b's worker has surely reported the 429 to the coordinator
-        // (a permit granted before that report is not held back; on a loaded machine the
-        // report can take tens of milliseconds).
-        setTimeout(released, 200);
+        arrivals.push({ t: Date.now(), status: 429, agent, first });
+        // The others get their first reply only once the coordinator has logged the pause (a call
+        // granted before it heard of the 429 is rightly not held back), so their next calls are
+        // asked for during the pause. An event, not a guess about how long the report takes.
+        paused = waitFor(() => runLogHas(project, '"type":"rate_limited"'));
         return { kind: 'http-error', status: 429, headers: { 'retry-after-ms': '600' } };
       }
-      arrivals.push({ t: Date.now(), status: 200, first: (req.body.messages as unknown[]).length === 1 });
-      // The run's first call goes alone (it learns the provider's limits from its headers), so it
-      // is answered at once; the other first calls get their reply only after the 429, so their
-      // next call falls in the pause.
-      const probe = arrivals.length === 1;
-      if ((req.body.messages as unknown[]).length === 1 && !probe) await limitSent;
+      arrivals.push({ t: Date.now(), status: 200, agent, first });
+      // The run's first call goes alone (it learns the provider's limits from its headers): it is
+      // answered at once.
+      probe ??= agent;
+      if (first && agent !== probe && agent !== 'b') {
+        held.add(agent);
+        await waitFor(() => paused !== undefined);
+        await paused;
+      }
       return responder(req);
     };
     await withFakeAnthropic({ respond }, async (server) => {
       const { outcome } = await runOnFakeAnthropic(
         server,
         checkItemsRecipe({ name: 'paused', items: ['a', 'b', 'c'], top: ['concurrency: 3'] }),
+        { onProject: (dir) => (project = dir) },
       );
       expect(outcome.status).toBe('succeeded');
       const limitedAt = arrivals.find((a) => a.status === 429)!.t;
       const rl = ofType(events(outcome.dir), 'rate_limited');
       expect(rl).toHaveLength(1);
       expect(rl[0]).toMatchObject({ key: 'check.b', status: 429, delayMs: 600 });
-      // a and c had their next call ready right after the 429; nobody reached the API during the pause.
-      // A first call was granted with b's, and the first agent (answered at once) may have had its
-      // next call granted before b's report reached the coordinator (the 200 ms the server allows
-      // it above): neither was held back by the pause, and either may arrive late on a busy machine.
-      const during = arrivals.filter((a) => !a.first && a.t > limitedAt + 250 && a.t < limitedAt + 550);
-      expect(during).toEqual([]);
-      expect(arrivals.filter((a) => a.t >= limitedAt + 550).length).toBeGreaterThanOrEqual(3);
+      // b's retry, and every later call of an agent held until the pause was logged, reached the
+      // API only after the 600 ms the server asked for: the pause started when b's worker got the
+      // 429, at or after limitedAt. A slower machine only makes them later, never earlier.
+      expect(held.size).toBeGreaterThan(0);
+      const afterPause = arrivals.filter(
+        (a) => a.t > limitedAt && (a.agent === 'b' || (held.has(a.agent) && !a.first)),
+      );
+      expect(afterPause.length).toBeGreaterThanOrEqual(1 + held.size);
+      for (const a of afterPause)
+        expect(a.t - limitedAt, `${a.agent} arrived in the pause`).toBeGreaterThanOrEqual(599);
       expect(arrivals.filter((a) => a.status === 200)).toHaveLength(6 + 3); // 2 turns and a handoff summary per agent
     });
   });
