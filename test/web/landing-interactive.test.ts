@@ -7,9 +7,10 @@
 // Released, `six` conflicts with `five` on the same line, is repaired on the new tip and lands;
 // the page shows it landed after 1 repair. The snapshot the page is sent says the same. With
 // `land_order: task`, a finished car waiting for its turn says behind which task, then lands.
-// Every wait is on a page selector or run.jsonl; never on time. The two tests run at the same time
-// (#43), each with its own project, run and web server, in one Chromium (a browser context each),
-// which starts while the first run does.
+// Every wait is on a page selector or run.jsonl; never on time. The two tests share one Chromium (a
+// browser context each), which starts while the first run does (#43). They run one after the
+// other: their runs are in this process, so side by side they only shared its one main thread
+// (no faster at a load of 10-40).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
@@ -109,7 +110,7 @@ ${attempt(1, "printf 'bad one\\\\n' > value.txt")}${attempt(2, "printf 'good\\\\
 
 describe.skipIf(!hasChromium)(
   'the web page shows the merge train and the attempts as they land',
-  { timeout: 240_000, concurrent: true },
+  { timeout: 240_000 },
   () => {
     it('cars landed with verify and commit, the pick and why; a conflicting car repaired then landed', async () => {
       const launching = theBrowser();
