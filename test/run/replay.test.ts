@@ -136,17 +136,24 @@ describe('the run fold as resume reads it', () => {
 describe('resume after the coordinator died (real CLI)', { timeout: 240_000 }, () => {
   it('kill -9 mid-run, then resume: finished instances are not called again, interrupted ones continue from their leaf', async () => {
     let slow = true;
-    const convs = (): Conversation[] => [
+    // c's and d's second call is held until the kill, so they are surely mid-call when it comes,
+    // however long the test takes to see them there (a delay would be a race on a loaded machine).
+    let releaseSlow!: () => void;
+    const slowHeld = new Promise<void>((r) => (releaseSlow = r));
+    const responder = conversationResponder([
       { match: /Check item [ab]\b/, turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'fast done' }] },
       {
         match: /Check item [cd]\b/,
-        turns: [
-          { tools: [{ name: 'ls', args: { path: '.' } }] },
-          { text: 'slow done', ...(slow ? { delayMs: 2_000 } : {}) },
-        ],
+        turns: [{ tools: [{ name: 'ls', args: { path: '.' } }] }, { text: 'slow done' }],
       },
-    ];
-    const server = await startFakeAnthropic({ respond: (req) => conversationResponder(convs())(req) });
+    ]);
+    const server = await startFakeAnthropic({
+      respond: async (req) => {
+        const secondCall = (req.body.messages as unknown[]).length > 1 && !isSummaryRequest(req.body);
+        if (slow && secondCall && /Check item [cd]\b/.test(conversationKey(req.body))) await slowHeld;
+        return responder(req);
+      },
+    });
     try {
       const dir = tempProject({ 'recipe.yaml': RECIPE });
       const runs = join(dir, 'runs');
@@ -173,6 +180,7 @@ describe('resume after the coordinator died (real CLI)', { timeout: 240_000 }, (
       expect(before).toEqual({ a: 2, b: 2, summaryA: 1, summaryB: 1 });
 
       slow = false;
+      releaseSlow(); // the killed process's held calls answer no one now
       const resumed = await exited(cli(['resume', runDir], server));
       expect(resumed.code, resumed.out).toBe(0);
       // Finished instances were not paid for twice, their handoff summaries neither.
