@@ -45,6 +45,10 @@ const OWN_PROCESS = [
   // vi.mock('node:child_process') must apply before product-git.ts is first imported, and the
   // test needs the process's first product git (the sandbox probe is cached per process).
   'test/tools/product-git.test.ts',
+  // ink reads CI / CONTINUOUS_INTEGRATION once, when it is first imported; this test clears them to
+  // draw as on a terminal, which works only if no earlier file of its process loaded ink (under
+  // CI=true, as .ci/run sets, both its tests failed in a shared process).
+  'test/display/interactive/scrollback.test.ts',
 ];
 
 export default defineConfig({
