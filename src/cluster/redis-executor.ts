@@ -294,7 +294,7 @@ export class RedisExecutor implements ExternalExecutor {
       if (this.ended.has(e.launch)) this.stopLateClaim({ runId, id: e.launch }, e);
       return;
     }
-    const opened = this.opts.trust.openEntry('up', l.runId, e.launch, e.incarnation, e.body, e.mac);
+    const opened = this.upMessages(l, e);
     if (!opened.ok) {
       // Someone without the cluster secret speaks for this agent's worker (a forged result or
       // patch): nothing of it is used, the real worker (if any) is stopped, the instance fails.
@@ -311,14 +311,7 @@ export class RedisExecutor implements ExternalExecutor {
       );
       return;
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(opened.value);
-    } catch {
-      return;
-    }
-    // An entry holds one message, or several the worker sent while its previous entry was in flight.
-    for (const one of Array.isArray(value) ? value : [value]) {
+    for (const one of opened.messages) {
       if (l.settled) return;
       const m = parseUpMessage(one);
       if (m) this.upMessage(l, e, m);
@@ -427,17 +420,30 @@ export class RedisExecutor implements ExternalExecutor {
     return next;
   }
 
+  /**
+   * The messages of a worker's up entry once its MAC verifies (`why` when it does not). An entry
+   * holds one message, or several the worker sent while its previous entry was in flight; a body
+   * that is not JSON holds none.
+   */
+  private upMessages(
+    l: Pick<Launch, 'runId'>,
+    e: StreamEntry,
+  ): { ok: true; messages: unknown[] } | { ok: false; why: string } {
+    const opened = this.opts.trust.openEntry('up', l.runId, e.launch, e.incarnation, e.body, e.mac);
+    if (!opened.ok) return opened;
+    try {
+      const value: unknown = JSON.parse(opened.value);
+      return { ok: true, messages: Array.isArray(value) ? value : [value] };
+    } catch {
+      return { ok: true, messages: [] };
+    }
+  }
+
   /** A worker claimed a launch that ended here: it is told to stop (its entry verified first, like any other). */
   private stopLateClaim(l: Pick<Launch, 'runId' | 'id'>, e: StreamEntry): void {
-    const opened = this.opts.trust.openEntry('up', l.runId, e.launch, e.incarnation, e.body, e.mac);
+    const opened = this.upMessages(l, e);
     if (!opened.ok) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(opened.value);
-    } catch {
-      return;
-    }
-    for (const one of Array.isArray(value) ? value : [value]) {
+    for (const one of opened.messages) {
       const m = parseUpMessage(one);
       if (m?.k === 'claimed') this.send(l, e.incarnation, m.stream, { k: 'cancel', reason: LATE_CLAIM });
     }
