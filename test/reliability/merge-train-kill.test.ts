@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { runFolderName } from '../helpers/run-folder.js';
-import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import {
+  cleanupTempDirs,
+  events,
+  gitInit,
+  gitWorktrees,
+  ofType,
+  tempProject,
+} from '../orchestrator/helpers/run-fixtures.js';
 import { TRAIN_CHECK, TRAIN_EDITS, TRAIN_TASKS, trainRepoFiles } from '../orchestrator/helpers/six-task-repo.js';
 import { type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 
@@ -155,11 +162,7 @@ async function killAndResume(
   execFileSync('sh', ['check.sh'], { cwd: repo });
   const wts = join(runDir, 'worktrees');
   expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
-  expect(
-    execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
-      .toString()
-      .match(/^worktree /gm),
-  ).toHaveLength(1);
+  expect(gitWorktrees(repo)).toHaveLength(1);
   return { kills, fell };
 }
 

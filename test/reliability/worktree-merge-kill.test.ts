@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { runFolderName } from '../helpers/run-folder.js';
-import { cleanupTempDirs, events, gitInit, tempProject } from '../orchestrator/helpers/run-fixtures.js';
+import { cleanupTempDirs, events, gitInit, gitWorktrees, tempProject } from '../orchestrator/helpers/run-fixtures.js';
 import { type Exited, exited, printSummary, spawnCli, until } from './helpers/reliability-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
@@ -128,11 +128,7 @@ async function killAndResume(
   ).toEqual(ITEMS.map((i) => ` M ${i}.txt`));
   const wts = join(runDir, 'worktrees');
   expect(existsSync(wts) ? readdirSync(wts) : [], `trial ${trial}: worktrees left`).toEqual([]);
-  expect(
-    execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo })
-      .toString()
-      .match(/^worktree /gm),
-  ).toHaveLength(1);
+  expect(gitWorktrees(repo)).toHaveLength(1);
   return { kills, fell };
 }
 

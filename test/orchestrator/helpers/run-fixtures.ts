@@ -1,7 +1,7 @@
 // Shared helpers of the orchestrator end-to-end tests: temp folders with recipes and scripts,
 // reading the run log, and a fake-Anthropic responder that picks turns per conversation.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FakeBlock, RespondInput, ResponseSpec } from '../../helpers/fake-anthropic-server.js';
@@ -32,6 +32,14 @@ export function gitInit(dir: string): void {
   g('init', '-q');
   g('add', '-A');
   g('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
+}
+
+/** The worktrees git records for a repository (its own checkout first), real paths. */
+export function gitWorktrees(repo: string): string[] {
+  return execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo, encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.startsWith('worktree '))
+    .map((l) => realpathSync(l.slice('worktree '.length)));
 }
 
 export function events(runDir: string): RunEvent[] {

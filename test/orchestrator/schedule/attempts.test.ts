@@ -4,8 +4,7 @@
 // cancels the other attempts as soon as one passes (they wait on a gate nobody opens, so the test
 // does not race them); pick: judge lands the attempt a scripted judge names, with its reasoning;
 // a resume after the pick was logged but before it landed lands it once and re-runs no attempt.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunDetails } from '../../../src/display/run-details-text.js';
@@ -19,17 +18,9 @@ import { loadRunFolder } from '../../../src/display/run-folder.js';
 import { makePainter } from '../../../src/display/terminal-text.js';
 import { resumeRunDir, runRecipeFile } from '../../../src/orchestrator/run-recipe.js';
 import { foldEvents } from '../../../src/run/index.js';
-import { cleanupTempDirs, events, gitInit, ofType, tempProject } from '../helpers/run-fixtures.js';
+import { cleanupTempDirs, events, gitInit, gitWorktrees, ofType, tempProject } from '../helpers/run-fixtures.js';
 
 afterAll(() => cleanupTempDirs());
-
-/** The worktrees git records for a repository (its own checkout first). */
-function worktreesOf(repo: string): string[] {
-  return execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: repo, encoding: 'utf8' })
-    .split('\n')
-    .filter((l) => l.startsWith('worktree '))
-    .map((l) => realpathSync(l.slice('worktree '.length)));
-}
 
 /** A recipe whose task `fix` runs three attempts, each attempt's agent running `edits[n - 1]` in bash. */
 function project(opts: {
@@ -190,7 +181,7 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     expect(readFileSync(join(r.outcome.dir, 'patches', 'fix.attempt-1.diff'), 'utf8')).toContain('+bad one');
     expect(readFileSync(join(r.outcome.dir, 'patches', 'fix.attempt-3.diff'), 'utf8')).toContain('+bad three');
     // Their worktrees went with the landing (the patches hold their work): git knows only the checkout.
-    expect(worktreesOf(join(dir, 'repo'))).toEqual([join(dir, 'repo')]);
+    expect(gitWorktrees(join(dir, 'repo'))).toEqual([join(dir, 'repo')]);
     expect(show).toMatch(
       / {2}attempt 1: verify failed.* · not landed: its verify failed; its work: patches\/fix\.attempt-1\.diff/,
     );
@@ -310,7 +301,7 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
       'cancelled',
     ]);
     // The stopped attempts' worktrees went when they ended, after the pick had landed attempt 1.
-    expect(worktreesOf(join(dir, 'repo'))).toEqual([join(dir, 'repo')]);
+    expect(gitWorktrees(join(dir, 'repo'))).toEqual([join(dir, 'repo')]);
     expect(readFileSync(join(dir, 'repo', 'value.txt'), 'utf8')).toBe('good\n');
     expect(ofType(log, 'instance_done').some((e) => e.key === 'after')).toBe(true);
     // What the stopped attempts had changed is kept in the run folder, and show says why it did not land.
