@@ -30,6 +30,8 @@ const EDITS = TRAIN_EDITS;
 /**
  * Each edit overwrites, so only a landing applied twice could show twice. A call a kill cuts off
  * comes back as "may or may not have taken effect" and this model makes it again: three calls.
+ * Each write renames a whole file over the old one (see TRAIN_EDITS), so a cut-off call that ran
+ * after the last whole one cannot leave the file truncated.
  */
 const turns = (command: string, text: string): string =>
   `    turns:\n${`      - tools: [{ name: bash, args: { command: "${command}" } }]\n`.repeat(3)}      - text: "${text}"\n`;
@@ -48,7 +50,7 @@ function project(): string {
   const repairs = ['five', 'six']
     .map(
       (n) =>
-        `  - match: "^Repair \\\\d of \\\\d[\\\\s\\\\S]*Task ${n}"\n${turns("printf 'value=five,six\\\\n' > same.txt", `${n} repaired`)}`,
+        `  - match: "^Repair \\\\d of \\\\d[\\\\s\\\\S]*Task ${n}"\n${turns("printf 'value=five,six\\\\n' > same.txt.part && mv same.txt.part same.txt", `${n} repaired`)}`,
     )
     .join('');
   const convs = NAMES.map((n) => `  - match: "^Task ${n}"\n${turns(EDITS[n]!, `${n} done`)}`).join('');

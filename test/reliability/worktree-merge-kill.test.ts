@@ -35,10 +35,14 @@ tasks:
 `,
     // The edit overwrites, so only landing the patch twice could put the line in twice. A call a
     // kill interrupts comes back as "may or may not have taken effect", and this model does it
-    // again: three calls, so one completes whichever two the (at most two) kills interrupt.
-    'script.yaml': `conversations:\n${ITEMS.map((i) => `  - match: "Unit ${i}"\n    turns:\n${`      - tools: [{ name: bash, args: { command: "printf 'base\\\\nline-${i}\\\\n' > ${i}.txt" } }]\n`.repeat(3)}      - text: "${i} done"\n`).join('')}`,
+    // again: three calls, so one completes whichever two the (at most two) kills interrupt. Each
+    // call writes a .part file and renames it over the old one: a call cut off after the last whole
+    // one must not leave the file truncated (a kill between the shell's `>` and its write once did
+    // exactly that, and the empty file was what the agent's patch then landed).
+    'script.yaml': `conversations:\n${ITEMS.map((i) => `  - match: "Unit ${i}"\n    turns:\n${`      - tools: [{ name: bash, args: { command: "printf 'base\\\\nline-${i}\\\\n' > ${i}.part && mv ${i}.part ${i}.txt" } }]\n`.repeat(3)}      - text: "${i} done"\n`).join('')}`,
   };
   for (const i of ITEMS) files[`repo/${i}.txt`] = 'base\n';
+  files['repo/.gitignore'] = '*.part\n';
   const dir = tempProject(files);
   gitInit(join(dir, 'repo'));
   return dir;
