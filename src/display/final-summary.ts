@@ -1,7 +1,7 @@
 // What a run leaves on stdout when it ends: the status of every task and instance (large
 // fan-outs collapse to counts plus the instances that did not succeed), short outputs, usage and
 // cost against the budget, and where the merged plan and the report are.
-import { notPickedAttempt, workOfAttempt } from '../run/attempt-pick-record.js';
+import { excusedJudge, notPickedAttempt, workOfAttempt } from '../run/attempt-pick-record.js';
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
 import { formatCost, formatDuration, formatTokens, withoutClassPrefix } from './format-units.js';
@@ -89,7 +89,9 @@ function row(state: RunState, inst: InstanceState, p: Painter): string {
   const attempts = inst.attempts.filter((a) => a.startTs !== undefined).length;
   const nums = `${padStartToWidth(`${u.turns ?? 0}t`, 4)} ${padStartToWidth(formatTokens(u.totalTokens), 9)} tok ${padStartToWidth(formatCost(u.cost), 8)}`;
   const retries = attempts > 1 ? ` (${attempts} attempts)` : '';
-  const lost = notPickedDetail(state, inst);
+  const lost =
+    notPickedDetail(state, inst) ??
+    (excusedJudge(state.picks, inst) ? `no verdict, the verify rule picked: ${detail(inst)}` : undefined);
   const status = lost ? p.paint('dim', fitToWidth(inst.status, STATUS_WIDTH)) : statusWord(inst, p);
   return `  ${fitToWidth(inst.label, DISPLAY_DEFAULTS.labelWidth)} ${status} ${p.paint('dim', nums)}  ${lost ?? detail(inst)}${retries}`;
 }

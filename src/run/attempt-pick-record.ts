@@ -5,7 +5,7 @@
 // `show`, the report and a web view read as it is. Resume reads it too: a pick is made once, and
 // a pick whose landing is not logged lands again.
 import { z } from 'zod';
-import { attemptOf } from '../recipe/attempts-spec.js';
+import { attemptOf, judgeOf } from '../recipe/attempts-spec.js';
 import type { InstanceRecord } from './instance-record.js';
 import { FailureClassSchema } from './usage-summary.js';
 
@@ -205,6 +205,17 @@ export function notPickedAttempt(picks: AttemptPicks, key: string): boolean {
   const group = attemptOf(key)?.group;
   const p = group === undefined ? undefined : picks.get(group);
   return pickSucceeded(p) && p!.picked !== key;
+}
+
+/**
+ * Whether instance `inst` is a judge (pick: judge) that failed or was cancelled while its
+ * instance's pick landed anyway (the verify rule picked instead): part of that instance's success,
+ * no failure of the run; headers leave it out of their counts.
+ */
+export function excusedJudge(picks: AttemptPicks, inst: { key: string; status: string }): boolean {
+  const group = judgeOf(inst.key);
+  if (group === undefined || (inst.status !== 'failed' && inst.status !== 'cancelled')) return false;
+  return pickSucceeded(picks.get(group));
 }
 
 /**

@@ -4,7 +4,7 @@
 import type { AttemptRecord, ControlRecord, InstanceState, RunState } from './run-fold.js';
 import { type UsageSummary, addUsageSummary, zeroUsage } from './run-events.js';
 import { instanceOfKey } from './instance-record.js';
-import { notPickedAttempt, type AttemptLookup } from './attempt-pick-record.js';
+import { excusedJudge, notPickedAttempt, type AttemptLookup } from './attempt-pick-record.js';
 
 /** An instance's id in RunState.instances: its task and key. */
 export const idOf = (task: string, key: string) => `${task}\u0000${key}`;
@@ -104,6 +104,7 @@ export function countStatuses(state: RunState): StatusCounts {
   };
   for (const inst of state.instances.values()) {
     if (pairOf(state, inst)) continue; // a pair counts once, as its instance
+    if (excusedJudge(state.picks, inst)) continue; // its failure is its pick's story, told there
     c.total++;
     if (isFinished(inst) && notPickedAttempt(state.picks, inst.key)) c.notPicked++;
     else if (inst.status === 'done') c.done++;

@@ -354,6 +354,44 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
     expect(formatRunDetails(loadRunFolder(r.outcome.dir))).toContain('the judge picked attempt 3');
   });
 
+  it('pick: judge whose judge fails falls back to the verify rule; the run counts no failure', async () => {
+    // The judge answers no JSON, is asked again, and its script has no second reply: it fails.
+    const judge = `  - match: "^You are the judge of 3 independent attempts"
+    turns:
+      - text: "no JSON here"
+`;
+    const dir = project({
+      pick: 'judge',
+      verify: 'test -s value.txt',
+      edits: [
+        "printf 'v=1\\\\n' > value.txt",
+        "printf 'v=2\\\\nmore\\\\n' > value.txt",
+        "printf 'v=3\\\\n# the value\\\\nmore\\\\n' > value.txt",
+      ],
+      extraConvs: judge,
+    });
+    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    const log = events(r.outcome.dir);
+    expect(r.outcome.status).toBe('succeeded');
+    expect(ofType(log, 'instance_failed').map((e) => e.key)).toContain('fix.judge');
+    const pick = ofType(log, 'attempt_pick')[0]!;
+    expect(pick.picked).toBe('fix.attempt-1');
+    expect(pick.reason).toContain('the judge gave no usable verdict');
+    expect(readFileSync(join(dir, 'repo', 'value.txt'), 'utf8')).toBe('v=1\n');
+    // The judge's failure is part of the pick's story (told there), not a failure of the run.
+    const show = formatRunDetails(loadRunFolder(r.outcome.dir));
+    expect(show).toContain('instances: 4 (2 done, 0 failed, 2 attempts not picked, 0 skipped, 0 unfinished)');
+    const summary = formatFinalSummary(foldEvents(log));
+    expect(summary).toMatch(/^2 done, 2 not picked · /m);
+    expect(summary).toMatch(/fix\.judge +failed .* no verdict, the verify rule picked: error: scripted provider/);
+    expect(runSnapshot(loadRunFolder(r.outcome.dir).state, r.outcome.dir, undefined).counts).toMatchObject({
+      done: 2,
+      failed: 0,
+      notPicked: 2,
+    });
+  });
+
   it('a picked attempt the merge train refuses (same line landed meanwhile) is repaired on the new tip and lands', async () => {
     // Attempt 3 ends only once task `other` has landed its change to the same line, so the pick
     // (attempt 2) lands after it and conflicts: it must be repaired, not fail the instance.
