@@ -21,6 +21,14 @@ import { type FakeAnthropic, startFakeAnthropic } from '../helpers/fake-anthropi
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai-server.js';
 import { bodyTokens, ProviderLimitEnforcer } from '../helpers/provider-rate-limits.js';
 
+/** A model of the fake OpenAI-compatible server at `url`. */
+const openaiModel = (url: string) =>
+  modelForProvider({ name: 'openai', type: 'openai-compatible', baseUrl: url }, 'gpt-x', {
+    contextWindow: 32_000,
+    maxTokens: 1000,
+    cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
+  });
+
 const NOW = Date.parse('2026-12-06T03:00:00Z');
 
 describe('parseRateLimitHeaders', () => {
@@ -173,11 +181,7 @@ describe('providers hand every response its rate limits', () => {
         },
       ],
     });
-    const model = modelForProvider({ name: 'openai', type: 'openai-compatible', baseUrl: openai.url }, 'gpt-x', {
-      contextWindow: 32_000,
-      maxTokens: 1000,
-      cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
-    });
+    const model = openaiModel(openai.url);
     const seen: RateLimitSnapshot[] = [];
     const s = streamOpenAIChat(
       model,
@@ -268,11 +272,7 @@ describe('against fakes as strict as the real APIs', () => {
         return { kind: 'http-error', status: 429, message: 'Rate limit reached', type: 'tokens', headers: a.headers };
       },
     });
-    const model = modelForProvider({ name: 'openai', type: 'openai-compatible', baseUrl: openai.url }, 'gpt-x', {
-      contextWindow: 32_000,
-      maxTokens: 1000,
-      cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
-    });
+    const model = openaiModel(openai.url);
     const seen: { status?: number; requests?: number }[] = [];
     const retries: { uncounted?: boolean }[] = [];
     const call = () =>
@@ -316,11 +316,7 @@ describe('against fakes as strict as the real APIs', () => {
         return { kind: 'http-error', status: 429, message: 'Rate limit reached', type: 'tokens', headers: a.headers };
       },
     });
-    const model = modelForProvider({ name: 'openai', type: 'openai-compatible', baseUrl: openai.url }, 'gpt-x', {
-      contextWindow: 32_000,
-      maxTokens: 1000,
-      cost: { input: 1, output: 2, cacheRead: 0.5, cacheWrite: 0 },
-    });
+    const model = openaiModel(openai.url);
     const delays: number[] = [];
     const s = streamOpenAIChat(
       model,
