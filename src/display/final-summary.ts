@@ -1,6 +1,7 @@
 // What a run leaves on stdout when it ends: the status of every task and instance (large
 // fan-outs collapse to counts plus the instances that did not succeed), short outputs, usage and
 // cost against the budget, and where the merged plan and the report are.
+import { join } from 'node:path';
 import { excusedJudge, notPickedAttempt, workOfAttempt } from '../run/attempt-pick-record.js';
 import { cacheText } from './cache-text.js';
 import { DISPLAY_DEFAULTS } from './defaults.js';
@@ -160,6 +161,14 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
     out.push(
       `applied: the work of ${applied} instance${applied === 1 ? '' : 's'} is in the checkout (git diff shows it)`,
     );
+  const kept = patchesOnly(state);
+  const inRunDir = (f: string) => (options.runDir ? join(options.runDir, f) : f);
+  if (kept.length === 1)
+    out.push(
+      `patch:  ${inRunDir(kept[0]!.patchFile!)} (merge: patch: your checkout is untouched; git apply it in its repository)`,
+    );
+  else if (kept.length > 1)
+    out.push(`patches: ${kept.length} in ${inRunDir('patches')} (merge: patch: your checkout is untouched)`);
   if (options.planFile) out.push(`plan:   ${options.planFile}`);
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;
@@ -167,6 +176,23 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (state.status !== 'succeeded' && !options.noResume) out.push(`resume: ${resumeCommand(state, target)}`);
   const width = options.width;
   return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;
+}
+
+/**
+ * Worktree instances whose work is only a patch in the run folder (merge: patch, the default): it
+ * went to no branch and not into the checkout, so the summary says where it is. Attempts that
+ * lost their pick are left out (their rows name their patches).
+ */
+function patchesOnly(state: RunState): InstanceState[] {
+  return [...state.instances.values()].filter(
+    (i) =>
+      i.status === 'done' &&
+      i.git?.worktree &&
+      i.patchFile &&
+      !i.branch &&
+      !i.applied &&
+      !notPickedAttempt(state.picks, i.key),
+  );
 }
 
 /** The instances a user cancelled, in task order. */

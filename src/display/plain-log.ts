@@ -115,7 +115,7 @@ export class PlainLog {
         return pick ? describePick(pick)[0] : undefined;
       }
       case 'attempt_landed':
-        return `${e.key}: ${e.ok ? `picked attempt landed${e.branch ? ` on ${e.branch}` : e.applied ? ' in the checkout' : ''}` : `picked attempt did not land: ${err(e.error ?? e.failure ?? 'unknown')}`}`;
+        return `${e.key}: ${e.ok ? `picked attempt landed${e.branch ? ` on ${e.branch}` : e.applied ? ' in the checkout' : e.patchFile ? ` as its patch, ${e.patchFile} (merge: patch)` : ''}` : `picked attempt did not land: ${err(e.error ?? e.failure ?? 'unknown')}`}`;
       case 'window_learned':
         return `${e.by}: the server's context window for ${e.provider}/${e.model} is ${plural(e.window, 'token')}; every agent of the run uses it from now on`;
       case 'run_end': {

@@ -236,7 +236,9 @@ export function describePick(p: AttemptPick, lookup?: AttemptLookup): string[] {
           ? ` [landed on ${p.landed.branch}]`
           : p.landed.applied
             ? ' [applied to the checkout]'
-            : ' [landed]'
+            : p.candidates.some((c) => c.key === p.picked && c.patchFile)
+              ? ' [kept as its patch (merge: patch)]'
+              : ' [landed]'
         : ` [landing failed: ${p.landed.error ?? p.landed.failure ?? 'unknown'}]`;
   const work = attemptsWork(p, lookup);
   const lines = p.candidates.map((c, k) => {

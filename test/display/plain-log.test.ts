@@ -222,4 +222,21 @@ describe('approval gates in the plain log', () => {
       'change.repo-a: follow-up round 2 waiting for approval: Push it?; answer with: orchestrate approve|reject r1 --follow-up --instance change.repo-a\n',
     ]);
   });
+
+  it("a picked attempt's landing names where its work went: a branch, the checkout, or its patch (merge: patch)", () => {
+    const where = (fields: Record<string, unknown>) => {
+      const lines: string[] = [];
+      const log = new PlainLog({ write: (t: string) => lines.push(t) > 0 });
+      const base = { v: 1, runId: 'r1', ts: 1_000, task: 'fix', group: 'fix', key: 'fix.attempt-1', ok: true };
+      log.handle({ ...base, type: 'attempt_landed', patchFile: 'patches/fix.attempt-1.diff', ...fields } as RunEvent);
+      return lines.map((l) => l.replace(/^\d\d:\d\d:\d\d /, '').trimEnd());
+    };
+    expect(where({ branch: 'orchestrate/r1/fix' })).toEqual([
+      'fix.attempt-1: picked attempt landed on orchestrate/r1/fix',
+    ]);
+    expect(where({ applied: true })).toEqual(['fix.attempt-1: picked attempt landed in the checkout']);
+    expect(where({})).toEqual([
+      'fix.attempt-1: picked attempt landed as its patch, patches/fix.attempt-1.diff (merge: patch)',
+    ]);
+  });
 });

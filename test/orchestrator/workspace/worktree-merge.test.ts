@@ -19,7 +19,7 @@ const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
 /** Three instances in one repository: `a` edits hello.txt, `b` adds a new file and a binary one, `c` changes nothing. */
-function fanOut(merge: 'branch' | 'apply', extra = '', land?: 'direct'): Record<string, string> {
+function fanOut(merge: 'branch' | 'apply' | 'patch', extra = '', land?: 'direct'): Record<string, string> {
   return {
     'recipe.yaml': `name: merge-${merge}
 provider: scripted
@@ -144,6 +144,19 @@ describe('isolation: worktree, merge:', () => {
     );
     // The loser's worktree is kept (its work is there and in its patch); the landed ones are gone.
     expect(readdirSync(join(out.dir, 'worktrees')).sort()).toEqual([`unit.${failed[0]!.key}`]);
+  });
+
+  it('patch (the default): the work of each instance stays a patch in the run folder, the checkout is untouched, and the summary says where the patches are', async () => {
+    const { repo, head, out } = await run(fanOut('patch'));
+    expect(out.status).toBe('succeeded');
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(git(repo, 'rev-parse', 'HEAD').trim()).toBe(head);
+    const summary = formatFinalSummary(loadRunFolder(out.dir).state, { runDir: out.dir });
+    expect(summary).toContain(`patches: 2 in ${join(out.dir, 'patches')} (merge: patch: your checkout is untouched)`);
+    expect(summary).not.toContain('applied:');
+    // What the line tells the user to do works: the patch applies in its repository.
+    git(repo, 'apply', join(out.dir, 'patches', 'unit.a.diff'));
+    expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('goodbye\nworld\n');
   });
 
   it('landing twice is harmless: an applied patch is recognised as applied, a branch is set to the same tree', async () => {
