@@ -220,7 +220,9 @@ export async function fetchBranch(
 /**
  * Whether `commit` (the one orchestrate pushed) is reachable from the remote's `base` branch now:
  * the branch was merged (fast-forward or a merge commit; a squash or rebase merge makes new
- * commits, which this does not see). The base is fetched into the throwaway folder only.
+ * commits, which this does not see). The base is fetched into the throwaway folder only. A remote
+ * that has no `base` branch (yet: a new empty remote holds only the pushed branches) has merged
+ * nothing: not merged, with a note saying so, rather than a failed look.
  */
 export async function mergedInto(
   repo: string,
@@ -228,7 +230,7 @@ export async function mergedInto(
   base: string,
   commit: string,
   haves: readonly string[] = [],
-): Promise<{ ok: true; merged: boolean } | { ok: false; error: string }> {
+): Promise<{ ok: true; merged: boolean; note?: string } | { ok: false; error: string }> {
   const missing = missingLocal(remote);
   if (missing) return { ok: false, error: missing };
   return networkGit(repo, haves, async (g) => {
@@ -237,8 +239,20 @@ export async function mergedInto(
       ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', remote.url, `+refs/heads/${base}:${ref}`],
       pushTransport(remote, undefined),
     );
-    if (r.code !== 0)
+    if (r.code !== 0) {
+      // Asked again only when the fetch failed: is it the branch that is missing, or the remote unreadable?
+      const heads = await g.git(
+        ['ls-remote', '--heads', remote.url, `refs/heads/${base}`],
+        pushTransport(remote, undefined),
+      );
+      if (heads.code === 0 && !heads.stdout.toString('utf8').trim())
+        return {
+          ok: true,
+          merged: false,
+          note: `${remote.url} has no branch ${base}, so nothing is merged into it yet (push ${base} there, or set publish.base to the branch the changes go to)`,
+        };
       return { ok: false, error: `cannot fetch ${base} from ${remote.url}: ${gitError(r.stderr, remote, undefined)}` };
+    }
     const a = await g.git(['merge-base', '--is-ancestor', commit, ref], { kind: 'local', path: g.dir });
     if (a.code === 0) return { ok: true, merged: true };
     if (a.code === 1) return { ok: true, merged: false };

@@ -107,6 +107,7 @@ export async function trackRun(
         recordedRemotes(fold, c.task, c.instance),
       );
       if (merged.ok && merged.warning) warnings.push(`${c.key}: ${merged.warning}`);
+      if (merged.ok && merged.note) warnings.push(`${c.key}: ${merged.note}`);
       rows.push(
         merged.ok
           ? row(c, { ts: now(), state: merged.merged ? 'merged' : 'pushed' })
@@ -166,7 +167,7 @@ async function gitBranchMerged(
   c: Changeset & { pushedCommit: string },
   env: Readonly<Record<string, string | undefined>>,
   recorded: RemoteUrls | undefined,
-): Promise<{ ok: true; merged: boolean; warning?: string } | { ok: false; error: string }> {
+): Promise<{ ok: true; merged: boolean; warning?: string; note?: string } | { ok: false; error: string }> {
   try {
     const remote = await resolveRemote(repo, c.remote, root, 'git', undefined, env, recorded);
     if (!remote.ok) return remote;
