@@ -9,6 +9,7 @@ import { didYouMean } from '../recipe/suggest.js';
 import { packageVersion } from '../util/package-version.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import type { CliCommand } from './command.js';
+import { booleanFlagValueMessage } from './flag-values.js';
 import { type KnownFlags, unknownFlagsMessage } from './unknown-flags.js';
 
 /**
@@ -146,6 +147,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
 async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
   // `--json=full` (design section 5) is `--json` plus message deltas; yargs reads a boolean flag
   // with a value as false, so spell it out before parsing.
+  const typed = argv;
   argv = argv.flatMap((a) => (a === '--json=full' ? ['--json', '--full-events'] : [a]));
   let code: number = EXIT.ok;
   const parser = yargs(argv)
@@ -154,7 +156,12 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     .epilog(
       'Exit codes: 0 ok, 1 a task failed or the run is partial (instances cancelled), 2 bad usage or recipe, 130 interrupted.',
     )
-    .wrap(null);
+    .wrap(null)
+    // Before validation, so `--json=full` on a command without events is named as typed.
+    .middleware(() => {
+      const message = booleanFlagValueMessage(typed, knownFlags(parser));
+      if (message !== undefined) throw new UsageError(message);
+    }, true);
   // Top-level help only: a command's --help shows that command's own examples.
   if (!COMMAND_MODULES.some((m) => m.name === argv[0])) parser.example(EXAMPLES);
   // A command with subcommands (`mcp serve`) registers them in its builder and needs one named.
@@ -198,9 +205,8 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     // An unknown flag is named with the flag that was probably meant, also when it made yargs
     // fail for another reason (a mistyped flag that took the recipe path as its value).
     .fail((msg: string | null, err: Error | undefined) => {
-      // getOptions() is public in yargs 18 but missing from @types/yargs 17.
-      const known = (parser as unknown as { getOptions(): KnownFlags }).getOptions();
-      throw new UsageError(unknownFlagsMessage(argv, known) ?? msg ?? err?.message ?? 'bad usage');
+      if (err instanceof UsageError) throw err;
+      throw new UsageError(unknownFlagsMessage(argv, knownFlags(parser)) ?? msg ?? err?.message ?? 'bad usage');
     });
   try {
     await parser.parseAsync(argv, {}, (err, _args, output) => {
@@ -212,6 +218,11 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     return EXIT.usage;
   }
   return code;
+}
+
+/** The flags yargs knows for the command being parsed (getOptions() is public in yargs 18 but missing from @types/yargs 17). */
+function knownFlags(parser: Argv): KnownFlags {
+  return (parser as unknown as { getOptions(): KnownFlags }).getOptions();
 }
 
 /** True when this module is the program being run (also through npm's bin symlink). */

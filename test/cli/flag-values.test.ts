@@ -1,0 +1,55 @@
+// On/off flags given a value: yargs read `--dry-run=yes` as off and ran the recipe for real, and
+// `--json=1` printed text. Now such a value is a usage error (exit 2) and nothing runs.
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasStackTrace, runCli } from './run-cli.js';
+
+const FAN_OUT = resolve(import.meta.dirname, '../../recipes/fan-out');
+
+let cwd: string;
+beforeAll(() => {
+  cwd = mkdtempSync(join(tmpdir(), 'orch-cli-flag-values-'));
+  cpSync(FAN_OUT, cwd, { recursive: true });
+});
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+const runsDir = () => join(cwd, '.orchestrate', 'runs');
+const runCount = () => (existsSync(runsDir()) ? readdirSync(runsDir()).length : 0);
+
+describe('an on/off flag given a value it does not take', () => {
+  it.each([
+    [['recipe.yaml', '--dry-run=yes'], '--dry-run takes no value (got --dry-run=yes)'],
+    [['recipe.yaml', '--json=1'], '--json takes no value (got --json=1)'],
+    [['run', 'recipe.yaml', '--no-color=please'], '--no-color takes no value (got --no-color=please)'],
+  ])('%j: exit 2 naming the flag, and no run starts', async (argv, message) => {
+    const before = runCount();
+    const r = await runCli(argv, { cwd });
+    expect(r.stderr).toContain(`orchestrate: ${message}`);
+    expect(r.stderr).toContain('hint: write --');
+    expect(hasStackTrace(r.stderr)).toBe(false);
+    expect(r.stdout).toBe('');
+    expect(r.code).toBe(2);
+    expect(runCount()).toBe(before);
+  });
+
+  it('--json=full on a command without run events says it is for runs, not "Unknown argument: full-events"', async () => {
+    const r = await runCli(['runs', '--json=full'], { cwd });
+    expect(r.stderr).toContain('--json=full (every run event, message deltas included) is for a recipe run and resume');
+    expect(r.stderr).toContain('hint: this command takes --json alone');
+    expect(r.stderr).not.toContain('full-events');
+    expect(r.code).toBe(2);
+  });
+
+  it('the values yargs reads as meant still work: --dry-run=true, --json=false, --json=full on a dry run', async () => {
+    const dry = await runCli(['recipe.yaml', '--dry-run=true', '--json'], { cwd });
+    expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, dryRun: true });
+    expect(dry.code).toBe(0);
+    const full = await runCli(['recipe.yaml', '--dry-run', '--json=full'], { cwd });
+    expect(JSON.parse(full.stdout)).toMatchObject({ ok: true, dryRun: true });
+    const text = await runCli(['recipe.yaml', '--dry-run', '--json=false'], { cwd });
+    expect(text.stdout).toContain('Recipe fan-out');
+    expect(text.code).toBe(0);
+  });
+});
