@@ -1,8 +1,39 @@
-// On/off flags given a value. yargs reads `--dry-run=yes` as "off" without a word, so
+// Flag values yargs would misread without a word. On/off flags given a value: yargs reads `--dry-run=yes` as "off" without a word, so
 // `orchestrate recipe.yaml --dry-run=yes` ran the recipe for real (model calls, spend) and
 // `--json=1` printed text to a script that asked for JSON. Only `true`, `false` and, for `--json`
 // where the command logs events, `full` are values such a flag takes; anything else is refused.
+// Number flags: `--budget-usd` with no value was dropped (the run went on with the recipe's budget)
+// and `--concurrency abc` was reported as "got NaN"; both now name the flag and what was typed.
 import type { KnownFlags } from './unknown-flags.js';
+
+/** What the parser knows of number flags (yargs' getOptions()), beside the KnownFlags. */
+export interface KnownNumberFlags {
+  number: readonly string[];
+}
+
+/** The first problem with a flag value as typed in `argv` (on/off given a value, number without one); else undefined. */
+export function flagValueMessage(argv: readonly string[], known: KnownFlags & KnownNumberFlags): string | undefined {
+  return booleanFlagValueMessage(argv, known) ?? numberFlagValueMessage(argv, known);
+}
+
+/** A number flag with no value after it, or a value that is not a number, as typed. */
+export function numberFlagValueMessage(argv: readonly string[], known: KnownNumberFlags): string | undefined {
+  const isNumber = (name: string): boolean => known.number.includes(name) || known.number.includes(camel(name));
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--') break;
+    const m = /^--([^=]+)(=(.*))?$/s.exec(arg);
+    if (!m || !isNumber(m[1] ?? '')) continue;
+    const name = m[1] ?? '';
+    const next = argv[i + 1];
+    // A negative number is a value, not a flag (the command's own check says whether it is allowed).
+    const value = m[2] !== undefined ? m[3] : next !== undefined && !/^-(?!\d|\.\d)/.test(next) ? next : undefined;
+    if (value === undefined) return `--${name} needs a value\n  hint: write it as --${name} N`;
+    if (value.trim() === '' || Number.isNaN(Number(value)))
+      return `--${name} takes a number (got "${value}")\n  hint: write it as --${name} N, e.g. --${name} 2`;
+  }
+  return undefined;
+}
 
 const camel = (s: string): string => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 

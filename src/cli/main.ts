@@ -9,7 +9,7 @@ import { didYouMean } from '../recipe/suggest.js';
 import { packageVersion } from '../util/package-version.js';
 import { type CliContext, type CliIo, EXIT, UsageError, exitQuietlyOnClosedPipe, processIo } from './cli-io.js';
 import type { CliCommand } from './command.js';
-import { booleanFlagValueMessage } from './flag-values.js';
+import { flagValueMessage, type KnownNumberFlags } from './flag-values.js';
 import { type KnownFlags, unknownFlagsMessage } from './unknown-flags.js';
 
 /**
@@ -159,7 +159,7 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     .wrap(null)
     // Before validation, so `--json=full` on a command without events is named as typed.
     .middleware(() => {
-      const message = booleanFlagValueMessage(typed, knownFlags(parser));
+      const message = flagValueMessage(typed, knownFlags(parser));
       if (message !== undefined) throw new UsageError(message);
     }, true);
   // Top-level help only: a command's --help shows that command's own examples.
@@ -221,8 +221,8 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
 }
 
 /** The flags yargs knows for the command being parsed (getOptions() is public in yargs 18 but missing from @types/yargs 17). */
-function knownFlags(parser: Argv): KnownFlags {
-  return (parser as unknown as { getOptions(): KnownFlags }).getOptions();
+function knownFlags(parser: Argv): KnownFlags & KnownNumberFlags {
+  return (parser as unknown as { getOptions(): KnownFlags & KnownNumberFlags }).getOptions();
 }
 
 /** True when this module is the program being run (also through npm's bin symlink). */

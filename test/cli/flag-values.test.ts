@@ -1,5 +1,6 @@
 // On/off flags given a value: yargs read `--dry-run=yes` as off and ran the recipe for real, and
-// `--json=1` printed text. Now such a value is a usage error (exit 2) and nothing runs.
+// `--json=1` printed text. Now such a value is a usage error (exit 2) and nothing runs. Number
+// flags: one without its value was dropped (the recipe's budget applied), "abc" said "got NaN".
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -51,5 +52,29 @@ describe('an on/off flag given a value it does not take', () => {
     const text = await runCli(['recipe.yaml', '--dry-run', '--json=false'], { cwd });
     expect(text.stdout).toContain('Recipe fan-out');
     expect(text.code).toBe(0);
+  });
+});
+
+describe('a number flag without a number', () => {
+  it.each([
+    [['recipe.yaml', '--dry-run', '--budget-usd'], '--budget-usd needs a value'],
+    [['recipe.yaml', '--concurrency', '--dry-run'], '--concurrency needs a value'],
+    [['recipe.yaml', '--dry-run', '--concurrency', 'abc'], '--concurrency takes a number (got "abc")'],
+    [['recipe.yaml', '--dry-run', '--budget-usd=ten'], '--budget-usd takes a number (got "ten")'],
+  ])('%j: exit 2 naming the flag and what was typed', async (argv, message) => {
+    const r = await runCli(argv, { cwd });
+    expect(r.stderr).toContain(`orchestrate: ${message}`);
+    expect(r.stderr).not.toContain('NaN');
+    expect(r.stdout).toBe('');
+    expect(r.code).toBe(2);
+  });
+
+  it("a negative number is still a value, refused by the flag's own check", async () => {
+    const r = await runCli(['recipe.yaml', '--dry-run', '--budget-usd', '-1'], { cwd });
+    expect(r.stderr).toContain('--budget-usd must be a number of dollars, 0 or more (got -1)');
+    expect(r.code).toBe(2);
+    const ok = await runCli(['recipe.yaml', '--dry-run', '--concurrency', '2', '--budget-usd=0.5'], { cwd });
+    expect(ok.stdout).toContain('concurrency 2, budget $0.5');
+    expect(ok.code).toBe(0);
   });
 });

@@ -109,13 +109,10 @@ describe('usage', () => {
     [['schema', 'extra'], 'Unknown argument: extra'],
     [['valdiate', 'recipes/fan-out/recipe.yaml'], 'did you mean "orchestrate validate"?'],
     [['frobnicate'], 'unknown command "frobnicate"'],
-    [
-      ['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', 'abc'],
-      '--concurrency must be a whole number of at least 1 (got NaN)',
-    ],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', 'abc'], '--concurrency takes a number (got "abc")'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '-2'], '--concurrency must be a whole number'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', '1.5'], '--concurrency must be a whole number'],
-    [['recipes/fan-out/recipe.yaml', '--dry-run', '--budget-usd', 'lots'], '--budget-usd must be a number'],
+    [['recipes/fan-out/recipe.yaml', '--dry-run', '--budget-usd', 'lots'], '--budget-usd takes a number (got "lots")'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--provider', 'openia'], 'unknown provider'],
   ])('%j is a usage error: exit 2 with a hint and nothing on stdout', async (argv, message) => {
     const r = await run(argv);

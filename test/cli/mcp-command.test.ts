@@ -20,7 +20,7 @@ describe('orchestrate mcp', () => {
   it.each([
     [['mcp'], 'Give a subcommand: serve'],
     [['mcp', 'srve'], 'Did you mean serve?'],
-    [['mcp', 'serve', '--http', 'abc'], '--http must be a port number'],
+    [['mcp', 'serve', '--http', 'abc'], '--http takes a number (got "abc")'],
     [['mcp', 'serve', '--http', '70000'], '--http must be a port number from 0 to 65535 (got 70000)'],
     [['mcp', 'serve', '--progress-ms', '10'], '--progress-ms must be a whole number of milliseconds, at least 50'],
   ])('%j is a usage error (exit 2) with the reason', async (argv, message) => {
