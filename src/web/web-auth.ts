@@ -38,9 +38,18 @@ function same(given: string, wanted: string): boolean {
 function cookieValue(req: IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decoded(part.slice(eq + 1).trim());
   }
   return undefined;
+}
+
+/** `text` with its %-escapes decoded, or undefined when they are malformed (no token matches it). */
+export function decoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export type AuthCheck = { ok: true; fromQuery: boolean } | { ok: false; status: 401 | 403; message: string };

@@ -11,7 +11,7 @@ import { listRunsIn } from '../service/list-runs.js';
 import { RunFeed } from '../service/run-feed.js';
 import { RunLauncher } from '../service/run-launcher.js';
 import { ACTIONS, type ActionResult, actOnRun, type WebAction } from './web-actions.js';
-import { allowedHosts, checkRequest, cookieName, tokenCookie, type WebAuth } from './web-auth.js';
+import { allowedHosts, checkRequest, cookieName, decoded, tokenCookie, type WebAuth } from './web-auth.js';
 import { PAGE_CSP, pageAsset } from './page-assets.js';
 import { runSnapshot } from './run-snapshot.js';
 import { STREAM_TIMINGS, streamRun, streamRunList } from './run-stream.js';
@@ -108,7 +108,8 @@ export function startWebServer(opts: WebServerOptions): Promise<StartResult> {
     }
     const m = /^\/api\/runs\/([^/]+)(?:\/([a-z]+))?$/.exec(path);
     if (!m) return sendJson(res, 404, { ok: false, code: 'not_found', message: `no page ${path}` });
-    const id = decodeURIComponent(m[1]!);
+    // A malformed %-escape names no run (it is no error of the server's).
+    const id = decoded(m[1]!) ?? m[1]!;
     const runDir = runDirOf(opts.runsDir, id);
     if (!runDir)
       return sendJson(res, 404, { ok: false, code: 'no_such_run', message: `no run ${id} in ${opts.runsDir}` });

@@ -141,6 +141,17 @@ describe('who gets in', () => {
     expect((await fetch(`${base}/api/runs`, { headers: { cookie: `orchestrate_web_1=${TOKEN}` } })).status).toBe(401);
   });
 
+  it('a cookie with a malformed %-escape is no token: 401 with how to get in, not an internal error', async () => {
+    const res = await fetch(`${base}/api/runs`, { headers: { cookie: `orchestrate_web_${server.port}=%E0` } });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { message: string }).message).toMatch(/open the URL `orchestrate serve` printed/);
+    // Beside a bearer token that is right, it is ignored.
+    expect(
+      (await fetch(`${base}/api/runs`, { headers: { ...bearer, cookie: `orchestrate_web_${server.port}=%E0` } }))
+        .status,
+    ).toBe(200);
+  });
+
   it('answers 403 to another Host (DNS rebinding) and to an action from a foreign Origin', async () => {
     expect(await raw('/', { ...bearer, host: `evil.example:${server.port}` })).toBe(403);
     expect(await raw('/', { ...bearer, host: `localhost:${server.port}` })).toBe(200);
@@ -173,8 +184,12 @@ describe('what the API answers', () => {
   });
 
   it('finds no run outside the runs folder, and no unknown one', async () => {
-    for (const id of ['..', '%2e%2e', 'nope', '.hidden'])
+    for (const id of ['..', '%2e%2e', 'nope', '.hidden', '%E0', `${RUN_ID}%`])
       expect((await fetch(`${base}/api/runs/${id}`, { headers: bearer })).status, id).toBe(404);
+    // A malformed %-escape is a run that is not there, said as such (it was a 500, "internal error").
+    expect(await (await fetch(`${base}/api/runs/%E0/stream`, { headers: bearer })).json()).toMatchObject({
+      code: 'no_such_run',
+    });
   });
 
   it('refuses bad action bodies with what is wrong, and actions on a run nobody holds with why', async () => {
