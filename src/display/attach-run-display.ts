@@ -4,7 +4,7 @@
 // Attach right after the store is created (before the first event) so nothing is missed. Events
 // already in the log (a resumed run) are folded into the live and plain views' state, so they
 // show what earlier attempts finished, but are not printed again.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunStore } from '../run/run-store.js';
 import { formatFinalSummary } from './final-summary.js';
@@ -128,6 +128,7 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
           resultFile: result.resultFile ?? inRun('result.json'),
           reportFile: result.reportFile,
           runDir: store.dir,
+          ...changesetCount(store.dir),
           ...(result.noResume ? { noResume: true } : {}),
           painter: makePainter(options.summaryColor ?? (options.color && options.stdout.isTTY === true)),
           width: options.stdout.isTTY === true ? options.stdout.columns : undefined,
@@ -135,4 +136,15 @@ export function attachRunDisplay(store: RunStore, options: RunDisplayOptions): R
       );
     },
   };
+}
+
+/** How many changesets the run folder's changesets.json holds; none when it has none or cannot be read. */
+function changesetCount(dir: string): { changesets?: number } {
+  try {
+    const file: unknown = JSON.parse(readFileSync(join(dir, 'changesets.json'), 'utf8'));
+    const list = file && typeof file === 'object' ? (file as { changesets?: unknown }).changesets : undefined;
+    return Array.isArray(list) ? { changesets: list.length } : {};
+  } catch {
+    return {}; // no changesets.json (no task publishes), or one `show` reports as damaged
+  }
 }

@@ -34,6 +34,8 @@ export interface FinalSummaryOptions {
   reportFile?: string;
   /** The run folder: an unfinished run gets an `orchestrate resume <folder>` line. */
   runDir?: string;
+  /** How many changesets the run's changesets.json holds (a task publishes): the summary says how to publish them. */
+  changesets?: number;
   /** No resume line: another coordinator took the run over and runs it now. */
   noResume?: boolean;
   painter?: Painter;
@@ -173,6 +175,13 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;
   out.push(`report: ${options.reportFile ?? `orchestrate report ${target}`}`);
+  // Nothing is pushed by the run itself (campaigns: preview, then apply): say the next command.
+  if (options.changesets !== undefined)
+    out.push(
+      options.changesets === 0
+        ? 'publish: no changesets (no repository changed)'
+        : `publish: orchestrate publish ${target} previews the ${options.changesets === 1 ? 'changeset' : `${options.changesets} changesets`}; --apply pushes`,
+    );
   if (state.status !== 'succeeded' && !options.noResume) out.push(`resume: ${resumeCommand(state, target)}`);
   const width = options.width;
   return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;

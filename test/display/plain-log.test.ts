@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,8 +16,9 @@ class Capture {
   }
 }
 
-function replay(mode: 'plain' | 'live', isTTY: boolean, budgetUsd?: number) {
+function replay(mode: 'plain' | 'live', isTTY: boolean, budgetUsd?: number, changesets?: string) {
   const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-1');
+  if (changesets !== undefined) writeFileSync(join(store.dir, 'changesets.json'), changesets);
   const err = new Capture();
   const out = new Capture();
   const display = attachRunDisplay(store, { stream: err, stdout: out, isTTY, color: true, budgetUsd, mode });
@@ -238,5 +239,16 @@ describe('approval gates in the plain log', () => {
     expect(where({})).toEqual([
       'fix.attempt-1: picked attempt landed as its patch, patches/fix.attempt-1.diff (merge: patch)',
     ]);
+  });
+
+  it('a run that wrote changesets ends by saying how to publish them (nothing is pushed by the run itself)', () => {
+    const two = JSON.stringify({ version: 1, runId: 'run-1', changesets: [{ key: 'a' }, { key: 'b' }] });
+    const withTwo = replay('plain', false, undefined, two).out;
+    expect(withTwo).toMatch(/^publish: orchestrate publish \S+run-1 previews the 2 changesets; --apply pushes$/m);
+    const none = replay('plain', false, undefined, JSON.stringify({ version: 1, runId: 'run-1', changesets: [] })).out;
+    expect(none).toMatch(/^publish: no changesets \(no repository changed\)$/m);
+    // No task publishes (no changesets.json), or a damaged one (show reports it): no publish line.
+    expect(replay('plain', false).out).not.toContain('publish:');
+    expect(replay('plain', false, undefined, '{"changesets": [').out).not.toContain('publish:');
   });
 });
