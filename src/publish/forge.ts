@@ -115,6 +115,13 @@ export class ForgeError extends Error {
   }
 }
 
+/** What to do when a forge's token is missing: said the same way by publish and status. */
+export function missingTokenMessage(forge: 'github' | 'gitlab'): string {
+  return forge === 'github'
+    ? 'no GitHub token: set GITHUB_TOKEN (or GH_TOKEN), or log in with `gh auth login`'
+    : 'no GitLab token: set GITLAB_TOKEN (a token with the api scope)';
+}
+
 /**
  * The token for `forge`, or undefined. GitHub: GITHUB_TOKEN, GH_TOKEN, then `gh auth token` (when
  * gh is installed and logged in); GitLab: GITLAB_TOKEN.

@@ -19,6 +19,7 @@ import {
   type Forge,
   ForgeError,
   forgeToken,
+  missingTokenMessage,
   gitHost,
   pushAuthHeader,
   repositoryFromUrl,
@@ -115,12 +116,7 @@ export function forgeAccess(
   const had = cache.get(id);
   if (had) return had;
   const token = forgeToken(c.forge, env);
-  if (!token)
-    throw new ForgeError(
-      c.forge === 'github'
-        ? 'no GitHub token: set GITHUB_TOKEN (or GH_TOKEN), or log in with `gh auth login`'
-        : 'no GitLab token: set GITLAB_TOKEN (a token with the api scope)',
-    );
+  if (!token) throw new ForgeError(missingTokenMessage(c.forge));
   const onWait = (m: string) => say?.(m);
   const access: ForgeAccess = {
     forge:

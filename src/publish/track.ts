@@ -13,7 +13,9 @@ import {
   type ChangesetsFile,
   appendObservations,
   changesetProgress,
+  latestObservations,
   readChangesets,
+  readObservations,
 } from '../run/changesets.js';
 import { type FollowUpWaiting, followUpWaiting } from '../run/follow-up-record.js';
 import { type RunState, foldEvents } from '../run/run-fold.js';
@@ -21,7 +23,7 @@ import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
 import { type RemoteUrls, recordedRemotes } from '../orchestrator/workspace/repo-remotes.js';
 import { mergedInto, resolveRemote } from './branch-push.js';
-import { type Forge, ForgeError, forgeToken, withoutSecrets } from './forge.js';
+import { type Forge, ForgeError, forgeToken, missingTokenMessage, withoutSecrets } from './forge.js';
 import { githubForge } from './github-forge.js';
 import { gitlabForge } from './gitlab-forge.js';
 
@@ -95,6 +97,15 @@ export async function trackRun(
   // Each row with its follow-up round waiting at a gate, if one is.
   const row = (c: Changeset, o: Omit<ChangesetObservation, 'key'>, error?: string): ChangesetStatus =>
     changesetStatus(c, o, error, gated ? followUpWaiting(gated, c) : undefined);
+  // A look that failed (no token, the forge down) says nothing new: the row keeps what the last
+  // look saw (a merged pull request stays merged in the counts), else it is not known to be ready.
+  const seen = latestObservations(readObservations(runDir));
+  const notSeen = (c: Changeset, error: string, fallback: Omit<ChangesetObservation, 'key'>): ChangesetStatus => {
+    const last = seen.get(c.key);
+    if (!last) return row(c, fallback, error);
+    const { key: _k, ...o } = last;
+    return row(c, o, error);
+  };
   for (const c of file.changesets) {
     if (!c.pr && c.forge === 'git' && c.state === 'published' && c.pushedCommit) {
       fold ??= foldEvents(readRunLog(resolve(runDir, 'run.jsonl')).events);
@@ -111,7 +122,7 @@ export async function trackRun(
       rows.push(
         merged.ok
           ? row(c, { ts: now(), state: merged.merged ? 'merged' : 'pushed' })
-          : row(c, { ts: now(), state: 'pushed' }, merged.error),
+          : notSeen(c, merged.error, { ts: now(), state: 'pushed' }),
       );
       continue;
     }
@@ -126,7 +137,7 @@ export async function trackRun(
     if (!access) {
       const token = c.forge === 'git' ? undefined : forgeToken(c.forge, env);
       access = !token
-        ? { error: `no ${c.forge === 'github' ? 'GitHub' : 'GitLab'} token (GITHUB_TOKEN / GITLAB_TOKEN)` }
+        ? { error: missingTokenMessage(c.forge === 'github' ? 'github' : 'gitlab') }
         : {
             token,
             forge:
@@ -136,8 +147,10 @@ export async function trackRun(
           };
       forges.set(id, access);
     }
+    // Checks not known: pending, so the counts never call a pull request nobody could look at ready.
+    const unknown = { ts: now(), state: c.draft ? 'draft' : 'open', url: c.pr.url, checks: 'pending' } as const;
     if (!access.forge || !c.repository) {
-      rows.push(row(c, { ts: now(), state: 'open', url: c.pr.url }, access.error ?? 'no repository recorded'));
+      rows.push(notSeen(c, access.error ?? 'no repository recorded', unknown));
       continue;
     }
     try {
@@ -145,7 +158,7 @@ export async function trackRun(
       rows.push(row(c, { ts: now(), ...s }));
     } catch (err) {
       const message = err instanceof ForgeError || err instanceof Error ? err.message : String(err);
-      rows.push(row(c, { ts: now(), state: 'open', url: c.pr.url }, withoutSecrets(message, [access.token])));
+      rows.push(notSeen(c, withoutSecrets(message, [access.token]), unknown));
     }
   }
   // Only what the forge said is an observation (a failed look records nothing).
