@@ -1,7 +1,9 @@
 // The `<run>` argument of the commands that name a run: a run id, a unique prefix of one, or a run
 // folder, looked up under --run-dir (default .orchestrate/runs). Prints why when nothing matches.
-import { resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { defaultRunsDir } from '../display/find-run.js';
+import { RUN_LOG } from '../run/run-store.js';
 import { locateRun } from '../service/locate-run.js';
 import type { CliContext } from './cli-io.js';
 import type { CommandArgs } from './command.js';
@@ -28,6 +30,51 @@ export function runsDirArg(args: CommandArgs, ctx: Pick<CliContext, 'cwd'>): str
 export function locateRunArg(args: CommandArgs, ctx: CliContext): string | undefined {
   const located = locateRun(runsDirArg(args, ctx), String(args.run), ctx.cwd);
   if (located.ok) return located.dir;
-  ctx.stderr(`orchestrate: ${located.message}\n`);
+  const notARun = located.code === 'no_such_run' ? notARunFolderMessage(String(args.run), ctx.cwd) : undefined;
+  ctx.stderr(`orchestrate: ${notARun ?? located.message}\n`);
   return undefined;
+}
+
+/**
+ * For commands whose service finds the run itself (resume): why args.run names no run although
+ * something is at that path; undefined when the run is found or nothing is there.
+ */
+export function notARunArgMessage(args: CommandArgs, ctx: Pick<CliContext, 'cwd'>): string | undefined {
+  const located = locateRun(runsDirArg(args, ctx), String(args.run), ctx.cwd);
+  return located.ok ? undefined : notARunFolderMessage(String(args.run), ctx.cwd);
+}
+
+/**
+ * Why a path the user gave names no run although it exists (a file, the project folder, the runs
+ * folder itself): "no run X in .orchestrate/runs" sent them looking for a typo in what was a path.
+ * Undefined when nothing is at that path, or it is a run folder.
+ */
+export function notARunFolderMessage(query: string, cwd: string): string | undefined {
+  const path = resolve(cwd, query);
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(path).isDirectory();
+  } catch {
+    return undefined;
+  }
+  const giveOne = 'give a run id (`orchestrate runs` lists them), a unique prefix of one, or the path of a run folder';
+  if (!isFolder) return `${path} is a file, not a run folder\n  hint: ${giveOne}`;
+  if (existsSync(join(path, RUN_LOG))) return undefined;
+  if (holdsRuns(path))
+    return `${path} is a folder of runs, not one run\n  hint: \`orchestrate runs --run-dir ${path}\` lists them; name one by its id with --run-dir ${path}`;
+  const inside = defaultRunsDir(path);
+  if (holdsRuns(inside))
+    return `${path} is not a run folder; the runs started there are in ${inside}\n  hint: \`orchestrate runs --run-dir ${inside}\` lists them; name one by its id with --run-dir ${inside}`;
+  return `${path} is a folder but not a run folder (it has no ${RUN_LOG})\n  hint: ${giveOne}`;
+}
+
+/** True when some folder right under `dir` is a run folder (has its run log). */
+function holdsRuns(dir: string): boolean {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).some(
+      (e) => e.isDirectory() && existsSync(join(dir, e.name, RUN_LOG)),
+    );
+  } catch {
+    return false;
+  }
 }

@@ -9,6 +9,7 @@ import type { CliCommand, CommandArgs } from '../command.js';
 import { resumeRun } from '../../service/resume-run.js';
 import { controlBy } from '../../service/run-control.js';
 import { previewResume, resumePreviewText } from '../../service/resume-preview.js';
+import { notARunArgMessage } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
 import type { ResumeRequest } from '../../service/run-request.js';
 import { budgetTokensOf, executeRun, executionOptions } from './run.js';
@@ -59,6 +60,11 @@ function options(y: Argv): Argv<object> {
 }
 
 async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {
+  const notARun = notARunArgMessage(args, ctx);
+  if (notARun !== undefined) {
+    ctx.stderr(`orchestrate: ${notARun}\n`);
+    return EXIT.usage;
+  }
   const budgetTokens = budgetTokensOf(args['budget-tokens']);
   const request: ResumeRequest = {
     run: String(args.run),
