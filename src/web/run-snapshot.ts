@@ -52,6 +52,11 @@ export interface InstanceView {
   landed?: string;
   /** attempts: it ended while another attempt of its instance was picked and landed (no failure). */
   notPicked?: boolean;
+  /**
+   * The run is over (or nobody holds it) and this instance never finished: it is not at work, as
+   * the terminal's run view says it. `status` stays the fold's (the last it reached).
+   */
+  stopped?: 'interrupted' | 'never started';
 }
 
 export interface TaskView {
@@ -106,6 +111,8 @@ export interface RunSnapshot {
   budgetExhausted?: string;
   providerLines: string[];
   counts: StatusCounts;
+  /** The run is over (or nobody holds it): its running and queued instances, which will not go on by themselves. */
+  unfinished?: number;
   /** Why actions cannot work now; absent when a coordinator on this host answers. */
   readOnly?: string;
   /** Nobody holds the run and it has not succeeded: `orchestrate resume` (or the page) continues it. */
@@ -149,8 +156,15 @@ function landing(inst: InstanceState): string | undefined {
   return undefined;
 }
 
-function instanceView(inst: InstanceState, notPicked: boolean): InstanceView {
+/** What an instance that did not finish is once its run stopped; a gate's wait goes on (it may be answered offline). */
+function stoppedAs(inst: InstanceState): InstanceView['stopped'] {
+  if (isFinished(inst) || inst.approval?.state === 'waiting') return undefined;
+  return inst.attempts.some((a) => a.startTs !== undefined) ? 'interrupted' : 'never started';
+}
+
+function instanceView(inst: InstanceState, notPicked: boolean, runStopped: boolean): InstanceView {
   const usage = instanceUsage(inst);
+  const stopped = runStopped ? stoppedAs(inst) : undefined;
   const doing = currentToolText(inst) ?? inst.activity;
   return {
     key: inst.key,
@@ -176,6 +190,7 @@ function instanceView(inst: InstanceState, notPicked: boolean): InstanceView {
     })),
     ...(landing(inst) && !notPicked ? { landed: landing(inst) } : {}),
     ...(notPicked ? { notPicked: true } : {}),
+    ...(stopped ? { stopped } : {}),
   };
 }
 
@@ -229,11 +244,16 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
   const depth = levels(state);
   const usage = runUsage(state);
   const changesets = changesetsOf(runDir, state);
+  const held = liveLeaseHolder(runDir) !== undefined;
+  // A log without run_end whose coordinator is gone (killed) is interrupted, as `runs` and `show` say.
+  const abandoned = state.status === 'running' && state.eventCount > 0 && !held;
+  const stopped = state.status !== 'running' || abandoned;
+  const counts = countStatuses(state);
   return {
     runId: state.runId,
     name: state.name,
     recipe: state.recipe,
-    status: state.status,
+    status: abandoned ? 'interrupted' : state.status,
     startTs: state.startTs,
     ...(state.endTs !== undefined ? { endTs: state.endTs } : {}),
     ...(state.durationMs !== undefined ? { durationMs: state.durationMs } : {}),
@@ -242,9 +262,10 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
     ...(state.budgetUsd !== undefined ? { budgetUsd: state.budgetUsd } : {}),
     ...(state.budgetExhausted ? { budgetExhausted: state.budgetExhausted } : {}),
     providerLines: providerCostLines(state.providers),
-    counts: countStatuses(state),
+    counts,
+    ...(stopped ? { unfinished: counts.running + counts.queued } : {}),
     ...(readOnly ? { readOnly } : {}),
-    resumable: state.eventCount > 0 && state.status !== 'succeeded' && !liveLeaseHolder(runDir),
+    resumable: state.eventCount > 0 && state.status !== 'succeeded' && !held,
     tasks: [...state.tasks.values()].map((t) => ({
       id: t.task,
       needs: t.needs,
@@ -252,7 +273,7 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
       instances: [...state.instances.values()].filter((i) => i.task === t.task).map((i) => i.key),
     })),
     instances: instancesInTaskOrder(state).map((i) =>
-      instanceView(i, isFinished(i) && notPickedAttempt(state.picks, i.key)),
+      instanceView(i, isFinished(i) && notPickedAttempt(state.picks, i.key), stopped),
     ),
     gates: gates(state),
     board: [...state.board.values()],

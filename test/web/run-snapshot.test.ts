@@ -8,10 +8,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadRunFolder } from '../../src/display/run-folder.js';
 import type { Conversation } from '../../src/display/session-conversation.js';
 import { conversationView, runSnapshot } from '../../src/web/run-snapshot.js';
+import { takeRunLease } from '../../src/run/run-lease.js';
+import { listRuns, RunStore } from '../../src/run/run-store.js';
 import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
 import { writeCampaign } from './fixtures/campaign.js';
 
 const dirs: string[] = [];
+const ZERO = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -73,6 +76,80 @@ describe('runSnapshot', () => {
       expect.objectContaining({ attempt: 1, outcome: 'retry', failure: 'overloaded' }),
       expect.objectContaining({ attempt: 2, outcome: 'done' }),
     ]);
+  });
+});
+
+describe('runSnapshot of a run that stopped with agents at work', () => {
+  /** A run whose coordinator wrote no run_end: a planner at work, an apply task not started yet. */
+  function midRun(): RunStore {
+    const dir = mkdtempSync(join(tmpdir(), 'run-snapshot-'));
+    dirs.push(dir);
+    const store = RunStore.create(join(dir, 'runs'), '20260101-120000-live');
+    store.append({
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'r',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [
+        { task: 'plan', keys: ['plan'], needs: [], dynamic: false },
+        { task: 'apply', keys: ['apply'], needs: ['plan'], dynamic: false },
+      ],
+    });
+    store.append({ type: 'instance_queued', task: 'plan', key: 'plan', attempt: 1 });
+    store.append({ type: 'instance_start', task: 'plan', key: 'plan', attempt: 1 });
+    return store;
+  }
+
+  it('while its coordinator holds it, it and its agent are running', () => {
+    const store = midRun();
+    const taken = takeRunLease(store.dir, store.runId);
+    if (!taken.ok) throw new Error(taken.message);
+    try {
+      const snap = runSnapshot(loadRunFolder(store.dir).state, store.dir, undefined);
+      expect(snap.status).toBe('running');
+      expect(snap.unfinished).toBeUndefined();
+      expect(snap.instances.map((i) => [i.key, i.status, i.stopped])).toEqual([
+        ['plan', 'running', undefined],
+        ['apply', 'pending', undefined],
+      ]);
+    } finally {
+      void taken.lease.release();
+    }
+  });
+
+  it('killed (no run_end, nobody holds it): interrupted, as `runs` lists it, and no agent reads as running', () => {
+    const store = midRun();
+    const state = loadRunFolder(store.dir).state;
+    const snap = runSnapshot(state, store.dir, 'no coordinator holds the run');
+    // It said "running" with "1 running · 1 queued" while the runs list beside it said interrupted.
+    expect(snap.status).toBe('interrupted');
+    expect(listRuns(join(store.dir, '..')).map((r) => r.status)).toEqual(['interrupted']);
+    expect(snap.unfinished).toBe(2);
+    expect(snap.instances.map((i) => [i.key, i.status, i.stopped])).toEqual([
+      ['plan', 'running', 'interrupted'],
+      ['apply', 'pending', 'never started'],
+    ]);
+  });
+
+  it("ended by its run_end (interrupted): the agent at work reads interrupted; a gate's wait goes on", () => {
+    const store = midRun();
+    store.append({ type: 'run_end', status: 'interrupted', usage: { ...ZERO }, durationMs: 5 });
+    const snap = runSnapshot(loadRunFolder(store.dir).state, store.dir, 'the run has ended (interrupted)');
+    expect(snap.status).toBe('interrupted');
+    expect(snap.unfinished).toBe(2);
+    expect(snap.instances.map((i) => [i.key, i.stopped])).toEqual([
+      ['plan', 'interrupted'],
+      ['apply', 'never started'],
+    ]);
+
+    // A finished run says nothing is unfinished; an instance waiting at its gate is not "interrupted".
+    const gated = synthetic();
+    gated.append({ type: 'approval_requested', task: 'review', key: KEYS.review, prompt: 'Go?', onTimeout: 'reject' });
+    const after = runSnapshot(loadRunFolder(gated.dir).state, gated.dir, 'the run has ended (failed)');
+    expect(after.unfinished).toBe(0);
+    expect(after.instances.find((i) => i.key === KEYS.review)).toMatchObject({ gated: true });
+    expect(after.instances.every((i) => i.stopped === undefined)).toBe(true);
   });
 });
 

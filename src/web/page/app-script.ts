@@ -146,14 +146,16 @@ function Dag(props) {
             if (!i) return null;
             var selected = props.selected === i.key;
             // An attempt that lost to one that landed is no failure: it reads "not picked", in grey.
+            // Once the run stopped, an unfinished instance reads "interrupted" or "never started", not live.
+            var shown = i.stopped || i.status;
             return h('a', {
-              key: k, href: runHref(run.runId, i.key), class: 'inst s-' + (i.notPicked ? 'not_picked' : i.status) + (selected ? ' selected' : ''),
-              'data-instance': i.key, 'data-status': i.status, 'data-not-picked': i.notPicked ? '1' : '0',
-              title: (i.error || i.doing || i.status),
+              key: k, href: runHref(run.runId, i.key), class: 'inst s-' + (i.notPicked ? 'not_picked' : i.stopped ? (i.stopped === 'interrupted' ? 'interrupted' : 'not_picked') : i.status) + (selected ? ' selected' : ''),
+              'data-instance': i.key, 'data-status': i.status, 'data-not-picked': i.notPicked ? '1' : '0', 'data-stopped': i.stopped || '',
+              title: (i.error || (i.stopped ? '' : i.doing) || shown),
             },
               h('span', { class: 'dot' }), h('span', { class: 'name' }, i.label),
-              h('span', { class: 'meta' }, i.status + (i.notPicked ? ', not picked' : '') + (i.attempt > 1 ? ' #' + i.attempt : '') + ' · ' + money(i.cost)),
-              i.doing ? h('span', { class: 'doing' }, i.doing) : null,
+              h('span', { class: 'meta' }, shown + (i.notPicked ? ', not picked' : '') + (i.attempt > 1 ? ' #' + i.attempt : '') + ' · ' + money(i.cost)),
+              i.doing && !i.stopped ? h('span', { class: 'doing' }, i.doing) : null,
               i.error ? h('span', { class: 'error' }, i.error) : null);
           }));
       }));
@@ -201,7 +203,7 @@ function Conversation(props) {
   var inst = run.instances.find(function (i) { return i.key === conv.instance; });
   var live = inst && !run.readOnly && ['done', 'failed', 'cancelled', 'skipped'].indexOf(inst.status) < 0;
   return h('section', { class: 'conversation', 'data-conversation': conv.instance },
-    h('h2', null, conv.label, ' ', h(Badge, { status: conv.status }), h('a', { class: 'close', href: runHref(run.runId) }, '×')),
+    h('h2', null, conv.label, ' ', h(Badge, { status: (inst && inst.stopped) || conv.status }), h('a', { class: 'close', href: runHref(run.runId) }, '×')),
     inst ? h(Attempts, { inst: inst }) : null,
     conv.exists ? null : h('p', { class: 'muted' }, 'no session file yet: the instance has not had its first reply'),
     conv.warnings.map(function (w, n) { return h('div', { class: 'warn', key: 'w' + n }, w); }),
@@ -348,7 +350,7 @@ function RunPage(props) {
       h('h1', null, run.name || run.runId, ' ', h(Badge, { status: run.status })),
       h('div', { class: 'muted' }, run.runId + ' · ' + run.recipe + ' · started ' + clock(run.startTs) + (run.durationMs !== undefined ? ' · ' + duration(run.durationMs) : '')),
       h(CostBar, { run: run }),
-      h('div', { class: 'counts' }, c.done + ' done · ' + c.running + ' running · ' + c.queued + ' queued · ' + c.awaitingApproval + ' at a gate · ' + c.failed + ' failed' + (c.cancelled ? ' · ' + c.cancelled + ' cancelled' : '') + (c.notPicked ? ' · ' + c.notPicked + ' not picked' : '') + (c.skipped ? ' · ' + c.skipped + ' skipped' : '')),
+      h('div', { class: 'counts' }, c.done + ' done · ' + (run.unfinished === undefined ? c.running + ' running · ' + c.queued + ' queued · ' : run.unfinished ? run.unfinished + ' unfinished · ' : '') + c.awaitingApproval + ' at a gate · ' + c.failed + ' failed' + (c.cancelled ? ' · ' + c.cancelled + ' cancelled' : '') + (c.notPicked ? ' · ' + c.notPicked + ' not picked' : '') + (c.skipped ? ' · ' + c.skipped + ' skipped' : '')),
       run.resumable ? h('button', { class: 'approve', 'data-action': 'resume', onClick: function () {
         if (confirm('Resume the run? Its agents start again where they stopped (this spends tokens).')) onAct('resume', {}, 'resume');
       } }, 'Resume') : null,
