@@ -1,6 +1,6 @@
 // The `<run>` argument of the commands that name a run: a run id, a unique prefix of one, or a run
 // folder, looked up under --run-dir (default .orchestrate/runs). Prints why when nothing matches.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { defaultRunsDir } from '../display/find-run.js';
 import { RUN_LOG } from '../run/run-store.js';
@@ -26,10 +26,23 @@ export function runsDirArg(args: CommandArgs, ctx: Pick<CliContext, 'cwd'>): str
   return typeof args['run-dir'] === 'string' ? resolve(ctx.cwd, args['run-dir']) : defaultRunsDir(ctx.cwd);
 }
 
-/** The run folder, or undefined after printing the reason (the caller exits with a usage error). */
-export function locateRunArg(args: CommandArgs, ctx: CliContext): string | undefined {
+/**
+ * The run folder, or undefined after printing the reason (the caller exits with a usage error).
+ * `readsRunLog: false` for a command that reads other files of the folder only (status reads
+ * changesets.json), so a run log without its start does not stop it.
+ */
+export function locateRunArg(
+  args: CommandArgs,
+  ctx: CliContext,
+  options: { readsRunLog?: boolean } = {},
+): string | undefined {
   const located = locateRun(runsDirArg(args, ctx), String(args.run), ctx.cwd);
-  if (located.ok) return located.dir;
+  if (located.ok) {
+    const unreadable = options.readsRunLog === false ? undefined : runStartProblem(located.dir);
+    if (unreadable === undefined) return located.dir;
+    ctx.stderr(`orchestrate: ${unreadable}\n`);
+    return undefined;
+  }
   const notARun = located.code === 'no_such_run' ? notARunFolderMessage(String(args.run), ctx.cwd) : undefined;
   ctx.stderr(`orchestrate: ${notARun ?? located.message}\n`);
   return undefined;
@@ -76,5 +89,51 @@ function holdsRuns(dir: string): boolean {
     );
   } catch {
     return false;
+  }
+}
+
+/** How much of run.jsonl is read to find its run_start (the first event; its plan can be long). */
+const RUN_START_READ_BYTES = 1 << 20;
+/** The run store looks for run_start among the first lines too (a torn line may come first). */
+const RUN_START_LINES = 20;
+
+/**
+ * Why a run folder has nothing to show: an empty run.jsonl, or one whose first lines hold no
+ * run_start (garbage, a foreign file). Such a run showed as "run  ·  ·" started in 1970, and
+ * cancel offered a resume that resume then refused. Undefined when the start is there (or lies
+ * beyond what is read here: the readers themselves decide then).
+ */
+export function runStartProblem(dir: string): string | undefined {
+  const file = join(dir, RUN_LOG);
+  let head: string;
+  let whole: boolean;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(RUN_START_READ_BYTES);
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      head = buf.subarray(0, n).toString('utf8');
+      whole = n < buf.length;
+    } finally {
+      closeSync(fd);
+    }
+  } catch (e) {
+    return `cannot read ${file}: ${(e as Error).message}\n  hint: check that the run folder is readable`;
+  }
+  if (head.trim() === '')
+    return `${dir} holds no run record: its ${RUN_LOG} is empty (the run stopped before its first event, e.g. on a full disk)\n  hint: start the recipe again; \`orchestrate runs\` lists the runs that have records`;
+  const lines = head.split('\n');
+  // The last line of a partial read may be cut off: only whole lines count.
+  const complete = whole ? lines : lines.slice(0, -1);
+  if (complete.slice(0, RUN_START_LINES).some(isRunStart)) return undefined;
+  if (!whole && complete.length < RUN_START_LINES) return undefined; // the start may lie past what was read
+  return `${file} has no run_start record in its first lines (they are not run events), so there is no run to read\n  hint: look at the file itself; if it was overwritten, the run cannot be shown or resumed: start the recipe again`;
+}
+
+function isRunStart(line: string): boolean {
+  try {
+    return (JSON.parse(line) as { type?: unknown }).type === 'run_start';
+  } catch {
+    return false; // a torn or foreign line
   }
 }

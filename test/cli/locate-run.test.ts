@@ -1,7 +1,9 @@
 // A `<run>` that is a path to something other than a run folder (a file, the project folder, the
 // runs folder itself) is named for what it is, with where the runs are; before, every one of them
-// read "no run "<path>" in .orchestrate/runs", as if the path were a mistyped run id.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// read "no run "<path>" in .orchestrate/runs", as if the path were a mistyped run id. A run folder
+// whose run.jsonl holds no run start (empty, or overwritten) is said to be so; before, show printed
+// "run  ·  ·" started in 1970 with exit 0, and cancel offered a resume that resume refused.
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +20,9 @@ beforeAll(() => {
   writeSyntheticRun(runs, '20260101-120000-aaaa');
   mkdirSync(join(cwd, 'plain'));
   writeFileSync(join(cwd, 'notes.txt'), 'not a run\n');
+  for (const id of ['r-empty', 'r-garbage']) mkdirSync(join(runs, id));
+  writeFileSync(join(runs, 'r-empty', 'run.jsonl'), '');
+  writeFileSync(join(runs, 'r-garbage', 'run.jsonl'), 'xx{{\nnot json either\n');
 });
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
@@ -56,5 +61,37 @@ describe('a <run> path that is not a run folder', () => {
     const typo = await runCli(['show', '2027'], { cwd: project });
     expect(typo.stderr).toContain(`no run "2027" in ${runs}`);
     expect(typo.code).toBe(2);
+  });
+});
+
+describe('a run folder whose run.jsonl records no run start', () => {
+  it.each(['show', 'show --json', 'report', 'watch', 'cancel', 'approve --task x'])(
+    '%s: exit 2 saying the log is empty or unreadable, nothing on stdout',
+    async (command) => {
+      const [verb = '', ...rest] = command.split(' ');
+      const empty = await runCli([verb, 'r-empty', ...rest], { cwd: project });
+      expect(empty.stderr).toContain(
+        `orchestrate: ${join(runs, 'r-empty')} holds no run record: its run.jsonl is empty`,
+      );
+      expect(empty.stdout).toBe('');
+      expect(empty.code).toBe(2);
+      const garbage = await runCli([verb, 'r-garbage', ...rest], { cwd: project });
+      expect(garbage.stderr).toContain(
+        `${join(runs, 'r-garbage', 'run.jsonl')} has no run_start record in its first lines`,
+      );
+      expect(hasStackTrace(garbage.stderr)).toBe(false);
+      expect(garbage.stdout).toBe('');
+      expect(garbage.code).toBe(2);
+    },
+  );
+
+  it('a torn first line before the run start, or garbage after it, is still a run to show', async () => {
+    const good = readFileSync(join(runs, '20260101-120000-aaaa', 'run.jsonl'), 'utf8');
+    mkdirSync(join(runs, 'r-torn'));
+    writeFileSync(join(runs, 'r-torn', 'run.jsonl'), `{"v":1,"ty\n${good}`);
+    appendFileSync(join(runs, 'r-torn', 'run.jsonl'), 'garbage in the middle\n{"v":1');
+    const r = await runCli(['show', 'r-torn', '--json'], { cwd: project });
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'rename-logger' });
+    expect(r.code).toBe(0);
   });
 });

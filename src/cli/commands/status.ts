@@ -63,7 +63,8 @@ export const statusCommand: CliCommand = {
       })
       .option('run-dir', RUN_DIR_OPTION),
   run: async (args, ctx) => {
-    const runDir = locateRunArg(args, ctx);
+    // Pull requests come from changesets.json; only a follow-up reads (and resumes) the run itself.
+    const runDir = locateRunArg(args, ctx, { readsRunLog: args['follow-up'] === true });
     if (runDir === undefined) return EXIT.usage;
     const followUp = args['follow-up'] === true ? followUpAfterLook(runDir, ctx) : undefined;
     if (typeof followUp === 'number') return followUp;
