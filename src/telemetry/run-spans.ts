@@ -120,7 +120,7 @@ export class RunSpans {
 
   /** Ends every span still open (a run that stopped without run_end), at `ts`. */
   endAll(ts: number = Date.now()): void {
-    for (const a of this.attempts.values()) this.endAttempt(a, ts);
+    for (const a of this.attempts.values()) this.cutOff(a, ts, 'the run stopped before this attempt ended');
     this.attempts.clear();
     for (const g of this.gates.values()) g.end(ts);
     this.gates.clear();
@@ -201,7 +201,7 @@ export class RunSpans {
     const w = this.workflow;
     if (!w) return;
     // Attempts still open (interrupted) end with the run.
-    for (const a of this.attempts.values()) this.endAttempt(a, e.ts);
+    for (const a of this.attempts.values()) this.cutOff(a, e.ts, `the run ended (${e.status}) before this attempt did`);
     this.attempts.clear();
     w.span.setAttributes({ [ORCH.runStatus]: e.status, ...this.usageAttributes(e.usage) });
     if (e.status !== 'succeeded') {
@@ -477,6 +477,19 @@ export class RunSpans {
     a.span.setStatus({ code: SpanStatusCode.ERROR, message: this.text(e.error).slice(0, 500) });
     this.endAttempt(a, e.ts);
     this.attempts.delete(id);
+  }
+
+  /**
+   * Ends an attempt that the run's end cut off: no event of its own says how it went, and a span
+   * with no status reads as a success in a trace viewer. It is an error of class `interrupted`, as
+   * `orchestrate show` calls such an attempt, and so are its call and tool still open.
+   */
+  private cutOff(a: AttemptSpans, ts: number, why: string): void {
+    for (const span of [a.span, a.chat?.span, ...a.tools.values()]) {
+      span?.setAttribute(GEN_AI.errorType, 'interrupted');
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: why });
+    }
+    this.endAttempt(a, ts);
   }
 
   private endAttempt(a: AttemptSpans, ts: number): void {

@@ -155,6 +155,45 @@ describe('RunSpans', () => {
     expect(h.named('invoke_workflow demo').ended).toBe(true);
   });
 
+  it('an attempt the run cut off (run_end interrupted, or no run_end) is an error of class interrupted, not a success', () => {
+    const h = harness();
+    h.feed(runStart);
+    h.feed({ type: 'instance_start', ...ref() });
+    h.feed({ type: 'instance_start', task: 'fix', key: 'fix.b', attempt: 1 });
+    h.feed({ type: 'instance_done', task: 'fix', key: 'fix.b', attempt: 1, output: null, usage: zero, durationMs: 5 });
+    h.feed({
+      type: 'agent_event',
+      ...ref(),
+      event: { type: 'tool_execution_start', toolCallId: 't1', toolName: 'bash', args: {} },
+    });
+    h.feed({ type: 'run_end', status: 'interrupted', usage: zero, durationMs: 60 });
+    const agents = h.exporter.getFinishedSpans().filter((s) => s.name === 'invoke_agent fix');
+    const cut = agents.find((s) => s.attributes['orchestrate.instance.key'] === 'fix.a')!;
+    // It ended with no status at all: in a trace viewer, an attempt that finished.
+    expect(cut.status).toEqual({
+      code: SpanStatusCode.ERROR,
+      message: 'the run ended (interrupted) before this attempt did',
+    });
+    expect(cut.attributes['error.type']).toBe('interrupted');
+    expect(h.named('execute_tool bash').status.code).toBe(SpanStatusCode.ERROR);
+    expect(h.named('execute_tool bash').attributes['error.type']).toBe('interrupted');
+    // The attempt that finished before the end is untouched.
+    const finished = agents.find((s) => s.attributes['orchestrate.instance.key'] === 'fix.b')!;
+    expect(finished.status.code).toBe(SpanStatusCode.UNSET);
+    expect(finished.attributes['error.type']).toBeUndefined();
+
+    // A run killed without run_end: what is still open ends the same way.
+    const k = harness();
+    k.feed(runStart);
+    k.feed({ type: 'instance_start', ...ref() });
+    k.spans.endAll();
+    expect(k.named('invoke_agent fix').status).toEqual({
+      code: SpanStatusCode.ERROR,
+      message: 'the run stopped before this attempt ended',
+    });
+    expect(k.named('invoke_agent fix').attributes['error.type']).toBe('interrupted');
+  });
+
   it('every string attribute goes through the redactor, and no content is captured by default', () => {
     const h = harness((s) => s.replaceAll('hunter2', '[REDACTED:PW]'));
     h.feed(runStart);
