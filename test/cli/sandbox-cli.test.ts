@@ -72,6 +72,20 @@ describe('orchestrate doctor', () => {
     expect(r.stdout).toMatch(/1 essential check failed: run folder/);
     expect(hasStackTrace(r.stdout + r.stderr)).toBe(false);
   });
+
+  it('a file where the run folder goes is named as a file, not as a permission problem', async () => {
+    const file = join(home, 'runs-is-a-file');
+    writeFileSync(file, 'not a folder\n');
+    for (const runDir of [file, join(file, 'runs')]) {
+      const r = await runCli(['doctor', '--run-dir', runDir], { cwd: home, env: { PATH: process.env.PATH } });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(
+        /^FAIL {2}run folder .* cannot be a folder: .*is a file; pass --run-dir DIR with a folder/m,
+      );
+      expect(r.stdout).not.toContain('fix its permissions');
+      expect(r.stdout).toContain(runDir === file ? 'it is a file' : `${file} is a file`);
+    }
+  });
 });
 
 describe('orchestrate agent --sandbox', () => {

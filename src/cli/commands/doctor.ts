@@ -3,7 +3,7 @@
 // (0 all pass, 1 otherwise); the sandbox and the API key are reported with how to fix them, since
 // runs still work without them (unconfined commands with a warning; offline scripted recipes).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { descriptorPathsWork } from '../../tools/confined-path.js';
 import { defaultBwrapPath, measureSandboxHardening, probeSandbox } from '../../tools/sandbox.js';
@@ -88,6 +88,14 @@ function apiKeyCheck(env: Record<string, string | undefined>): DoctorCheck {
 function runDirCheck(runsDir: string): DoctorCheck {
   let dir = runsDir;
   while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  // A file where the folder goes is no permission problem: "fix its permissions" sent users to chmod.
+  if (!statSync(dir).isDirectory())
+    return {
+      name: 'run folder',
+      ok: false,
+      essential: true,
+      message: `run folder ${runsDir} cannot be a folder: ${dir === runsDir ? 'it' : dir} is a file; pass --run-dir DIR with a folder (orchestrate <recipe> --run-dir DIR), or move the file away`,
+    };
   try {
     const probe = mkdtempSync(join(dir, '.orchestrate-doctor-'));
     rmSync(probe, { recursive: true, force: true });
