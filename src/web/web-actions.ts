@@ -4,10 +4,11 @@
 // (service/run-control.ts), resume a run nobody holds (service/launch-run.ts: `orchestrate resume`
 // as a process of its own, as the MCP server's resume tool starts it, so it outlives the server). Each body is checked before anything is sent; who acted is "web (pid,
 // user)" in the run's log, the way `orchestrate cancel` names itself.
+import { join } from 'node:path';
 import { z } from 'zod';
 import { deliverApproval } from '../service/approval.js';
 import { launchResume } from '../service/launch-run.js';
-import type { RunLauncher } from '../service/run-launcher.js';
+import { LAUNCH_LOG, type RunLauncher } from '../service/run-launcher.js';
 import { type ControlOutcome, controlBy, deliverRunControl } from '../service/run-control.js';
 
 const Approval = z.strictObject({
@@ -51,7 +52,7 @@ export async function actOnRun(
     if (launched.ok)
       return {
         ok: true,
-        message: `resumed (pid ${launched.run.pid})${launched.inputsNote ? `; ${launched.inputsNote}` : ''}`,
+        message: `resumed (pid ${launched.run.pid}); its output goes to ${join(launched.run.runDir, LAUNCH_LOG)}${launched.inputsNote ? `; ${launched.inputsNote}` : ''}`,
       };
     return launched.code === 'launch_failed'
       ? { ok: false, code: 'launch_failed', message: launched.message }

@@ -3,7 +3,7 @@
 // its agent waits in bash; the page's snapshot says it can be resumed; the resume starts
 // `orchestrate resume` as a process of its own, a second one is refused while it runs, the run
 // then succeeds, and resuming a succeeded run is refused with why. Waits are on run.jsonl.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -104,7 +104,14 @@ tasks:
 
       const first = await resume();
       expect(first.status).toBe(200);
-      expect(await first.json()).toMatchObject({ ok: true, message: expect.stringMatching(/^resumed \(pid \d+\)/) });
+      // It says where the process's output goes (it said only its pid; the page has no other way to find it).
+      const answer = (await first.json()) as { ok: boolean; message: string };
+      expect(answer).toMatchObject({
+        ok: true,
+        message: expect.stringMatching(/^resumed \(pid \d+\); its output goes to /),
+      });
+      expect(answer.message).toContain(join(runDir, 'mcp-launch.log'));
+      expect(existsSync(join(runDir, 'mcp-launch.log'))).toBe(true);
       const second = await resume();
       expect(second.status).toBe(409);
       expect(await second.json()).toMatchObject({
