@@ -4,7 +4,7 @@
 // in src/runtime/modes and src/display/interactive; this file maps flags to createAgentSession
 // options and exit codes.
 import type { Argv } from 'yargs';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
@@ -252,6 +252,11 @@ async function readStdin(): Promise<string> {
 /** Flags -> factory options. Throws AgentSessionConfigError for flag values that cannot work. */
 export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): CreateAgentSessionOptions {
   const cwd = typeof args.cwd === 'string' ? resolve(ctx.cwd, args.cwd) : ctx.cwd;
+  // Every tool fails in a folder that is not there, while the model goes on spending tokens.
+  if (typeof args.cwd === 'string' && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
+    throw new AgentSessionConfigError(
+      `--cwd ${args.cwd}: ${existsSync(cwd) ? `${cwd} is a file, not a folder` : `no folder ${cwd}`}; give the folder the agent works in.`,
+    );
   const o: CreateAgentSessionOptions = { cwd, notify: (m) => ctx.stderr(`${m}\n`) };
   if (args.session === false) o.inMemory = true;
   else if (typeof args.session === 'string') o.sessionFile = resolve(ctx.cwd, args.session);

@@ -1,5 +1,5 @@
 // `orchestrate agent` end to end on the scripted provider: the real CLI in a child process.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,6 +239,28 @@ describe('orchestrate agent, bad input', SLOW_START, () => {
     ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/session file .*missing\.jsonl does not exist/);
+  });
+
+  it('a --cwd that is not a folder exits 2 naming it; before, the agent ran there and every tool failed', async () => {
+    const missing = await inProcess([
+      'agent',
+      '--no-session',
+      '--script',
+      script('hello.yaml'),
+      '--cwd',
+      'no-such',
+      'hi',
+    ]);
+    expect(missing.stderr).toContain(
+      `--cwd no-such: no folder ${join(home, 'no-such')}; give the folder the agent works in.`,
+    );
+    expect(missing.stdout).toBe('');
+    expect(missing.code).toBe(2);
+    const file = join(home, 'a-file');
+    writeFileSync(file, '');
+    const notDir = await inProcess(['agent', '--no-session', '--script', script('hello.yaml'), '--cwd', file, 'hi']);
+    expect(notDir.stderr).toContain(`${file} is a file, not a folder`);
+    expect(notDir.code).toBe(2);
   });
 
   it('a bad --mode value and a prompt with --mode rpc exit 2', async () => {
