@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import type { ForgeKind } from '../recipe/publish-spec.js';
 import { forgeGitHost, parseRemote, remoteTransport } from '../recipe/publish-transport.js';
 import {
+  type NetworkGit,
   type NetworkTransport,
   type UserEnv,
   WorkspaceRepositoryError,
@@ -325,7 +326,14 @@ printf '%s\\n%s\\n%s\\n' "$commit" "$tree" "$basetree"
   });
 }
 
-export type PushResult = { ok: true; pushed: boolean } | { ok: false; refused: boolean; error: string };
+export type PushResult =
+  | {
+      ok: true;
+      pushed: boolean;
+      /** The remote branch's head, when it holds `commit` with someone's commits on top (left as they are). */
+      builtOn?: string;
+    }
+  | { ok: false; refused: boolean; error: string };
 
 /**
  * Puts `commit` on `branch` of the remote. `lastPushed` is the commit orchestrate pushed there
@@ -357,6 +365,10 @@ export async function pushBranch(args: {
       .find((l) => l.endsWith(`\trefs/heads/${args.branch}`));
     const now = line?.split('\t')[0];
     if (now === args.commit) return { ok: true, pushed: false };
+    // Someone built on orchestrate's commit (a reviewer's fixup) and the change is the same: there is
+    // nothing to push, and their commits stay; the pull request can still be updated.
+    if (now && now !== args.lastPushed && args.commit === args.lastPushed && (await holds(g, remote, transport, args)))
+      return { ok: true, pushed: false, builtOn: now };
     if (now && now !== args.lastPushed)
       return {
         ok: false,
@@ -377,6 +389,25 @@ export async function pushBranch(args: {
     return { ok: true, pushed: true };
   });
   return 'refused' in out || out.ok ? out : { ok: false, refused: false, error: out.error };
+}
+
+/** Whether the remote `branch` (fetched into the throwaway folder only) has `commit` in its history. */
+async function holds(
+  g: NetworkGit,
+  remote: ResolvedRemote,
+  transport: NetworkTransport,
+  args: { branch: string; commit: string },
+): Promise<boolean> {
+  // The commit as a ref, so the fetch brings only what was added on top of it.
+  await g.git(['update-ref', 'refs/orchestrate/have/pushed', args.commit], { kind: 'local', path: g.dir });
+  const ref = 'refs/orchestrate/theirs';
+  const f = await g.git(
+    ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', remote.url, `+refs/heads/${args.branch}:${ref}`],
+    transport,
+  );
+  if (f.code !== 0) return false;
+  const a = await g.git(['merge-base', '--is-ancestor', args.commit, ref], { kind: 'local', path: g.dir });
+  return a.code === 0;
 }
 
 /** Deletes the branch on the remote, only while it is at the commit orchestrate pushed. */

@@ -238,8 +238,16 @@ async function publishOne(
     c.state = 'published';
     c.publishedAt = Date.now();
   }
+  // Commits someone added on top of orchestrate's are kept, and said (the branch is not only orchestrate's).
+  const builtOn = pushed.builtOn
+    ? ` (${c.branch} has commits someone added on top of orchestrate's, up to ${pushed.builtOn.slice(0, 12)}: left as they are)`
+    : '';
   if (!forge)
-    return { key: c.key, outcome: pushed.pushed ? 'pushed' : 'unchanged', detail: `${c.branch} on ${remote.url}` };
+    return {
+      key: c.key,
+      outcome: pushed.pushed ? 'pushed' : 'unchanged',
+      detail: `${c.branch} on ${remote.url}${builtOn}`,
+    };
 
   const repoName = repository ?? repositoryFromUrl(remote.url);
   if (!repoName)
@@ -252,7 +260,7 @@ async function publishOne(
   let pr = c.pr ? await forge.get(repoName, c.pr.number) : await forge.findOpen(repoName, c.branch, c.base);
   if (pr && pr.state !== 'open') {
     c.pr = { number: pr.number, url: pr.url };
-    return { key: c.key, outcome: 'unchanged', detail: `${pr.url} is ${pr.state}; not reopened` };
+    return { key: c.key, outcome: 'unchanged', detail: `${pr.url} is ${pr.state}; not reopened${builtOn}` };
   }
   let outcome: ChangesetOutcome = pushed.pushed ? 'pushed' : 'unchanged';
   if (!pr) {
@@ -280,5 +288,5 @@ async function publishOne(
     await forge.requestReviewers(repoName, pr.number, reviewers);
     if (outcome === 'unchanged' || outcome === 'pushed') outcome = 'updated';
   }
-  return { key: c.key, outcome, detail: pr.url };
+  return { key: c.key, outcome, detail: `${pr.url}${builtOn}` };
 }

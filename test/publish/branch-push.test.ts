@@ -2,14 +2,21 @@
 // do; a forge's ssh remote is the same repository over https, `forge: git` keeps ssh, and an ssh
 // remote of another host is refused for a forge; ./ paths resolve from the run's root; the token's Authorization header
 // is only configured for a remote on the forge's own host (a remote the model redirected to
-// another host gets none); secrets are cut out of error text.
+// another host gets none); secrets are cut out of error text. A branch where someone built on the
+// commit orchestrate pushed (a reviewer's fixup) is left as it is when the change is the same: the
+// pull request is still updated; a changed commit is still refused there.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { pushTransport, resolveRemote } from '../../src/publish/branch-push.js';
 import { pushAuthHeader, repositoryFromUrl, withoutSecrets } from '../../src/publish/forge.js';
+import { readChangesets } from '../../src/run/changesets.js';
+import { runCli } from '../cli/run-cli.js';
+import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
+import { REPOS, TOKEN, git, project, recipe, runCampaign } from './campaign-fixtures.js';
+import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 const auth = { host: 'github.com', header: pushAuthHeader('github', 'ghp_secret1234') };
 
@@ -104,5 +111,68 @@ describe('publishing remotes', () => {
     expect(repositoryFromUrl('https://github.com/acme/a.git')).toBe('acme/a');
     expect(repositoryFromUrl('https://gitlab.example/group/sub/a')).toBe('group/sub/a');
     expect(withoutSecrets('failed with ghp_secret1234 in it', ['ghp_secret1234'])).toBe('failed with [redacted] in it');
+  });
+});
+
+describe('a branch someone built on', () => {
+  let gh: FakeGitHub | undefined;
+  afterAll(async () => {
+    await gh?.close();
+    cleanupTempDirs();
+  });
+
+  it('is left as it is when the change is the same, and its pull request is updated; a new commit is refused', async () => {
+    const { dir } = project('github', () => 'http://127.0.0.1:1');
+    const bare = (r: string) => join(dir, 'remotes', `${r}.git`);
+    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, bare(r)])));
+    const write = (title: string, body: string) =>
+      writeFileSync(
+        join(dir, 'recipe.yaml'),
+        recipe(dir, 'github', gh!.url, title)
+          .replace(/\n {2}labels: .*\n {2}reviewers: .*/, '')
+          .replace(/body: .*/, `body: "${body}"`),
+      );
+    write('Change ${{ repo.name }}', 'First body');
+    const runDir = await runCampaign(dir);
+    const cli = (...a: string[]) =>
+      runCli([...a, '--run-dir', join(dir, 'runs')], {
+        cwd: dir,
+        env: { PATH: process.env.PATH, GITHUB_TOKEN: TOKEN },
+      });
+    expect((await cli('publish', runDir, '--apply', '--only', 'change.repo-a')).code).toBe(0);
+    const ours = git(bare('repo-a'), 'rev-parse', 'campaign/repo-a').trim();
+
+    // A reviewer pushes a fixup on top of orchestrate's commit.
+    const clone = mkdtempSync(join(tmpdir(), 'orch-fixup-'));
+    git(clone, 'clone', '-q', '-b', 'campaign/repo-a', `file://${bare('repo-a')}`, 'w');
+    writeFileSync(join(clone, 'w', 'fixup.txt'), 'reviewer\n');
+    git(join(clone, 'w'), 'add', '-A');
+    git(join(clone, 'w'), '-c', 'user.name=r', '-c', 'user.email=r@example.com', 'commit', '-qm', 'fixup');
+    git(join(clone, 'w'), 'push', '-q', 'origin', 'campaign/repo-a');
+    const theirs = git(join(clone, 'w'), 'rev-parse', 'HEAD').trim();
+    rmSync(clone, { recursive: true, force: true });
+
+    // Applying again (a new body: the commit, whose message is the title, is the same).
+    write('Change ${{ repo.name }}', 'Second body');
+    const again = await cli('publish', runDir, '--apply', '--only', 'change.repo-a', '--reload-recipe');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(
+      new RegExp(
+        `change\\.repo-a: updated\\s+\\S+/pull/1 \\(campaign/repo-a has commits someone added on top of orchestrate's, up to ${theirs.slice(0, 12)}: left as they are\\)`,
+      ),
+    );
+    expect(gh.pulls[0]!.body).toBe('Second body');
+    expect(git(bare('repo-a'), 'rev-parse', 'campaign/repo-a').trim()).toBe(theirs);
+    expect(readChangesets(runDir)!.changesets[0]).toMatchObject({ pushedCommit: ours });
+    expect(readChangesets(runDir)!.changesets[0]!.error).toBeUndefined();
+
+    // A new title is a new commit: pushing it would drop the fixup, so it is refused.
+    write('Retitled ${{ repo.name }}', 'Second body');
+    const refused = await cli('publish', runDir, '--apply', '--only', 'change.repo-a', '--reload-recipe');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(
+      /change\.repo-a: refused\s+refusing to push: campaign\/repo-a .* a commit orchestrate did not push/,
+    );
+    expect(git(bare('repo-a'), 'rev-parse', 'campaign/repo-a').trim()).toBe(theirs);
   });
 });

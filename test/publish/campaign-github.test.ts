@@ -167,12 +167,13 @@ describe('campaign on GitHub: publish, apply, track', () => {
     git(join(clone, 'w'), '-c', 'user.name=x', '-c', 'user.email=x@example.com', 'commit', '-qm', 'theirs');
     git(join(clone, 'w'), 'push', '-q', 'origin', 'campaign/repo-b');
     const theirs = git(join(clone, 'w'), 'rev-parse', 'HEAD').trim();
-    // A new body makes the branch worth pushing again (the commit message follows the title).
+    // A new title makes the branch worth pushing again (the commit message follows the title);
+    // with the same commit, their commit on top would be left as it is (branch-push.test.ts).
     writeFileSync(
       join(dir, 'recipe.yaml'),
       recipe(dir, 'github', gh.url, 'Greeting of ${{ repo.name }} changed again'),
     );
-    const r = await cli('publish', runDir, '--apply', '--only', 'change.repo-b');
+    const r = await cli('publish', runDir, '--apply', '--only', 'change.repo-b', '--reload-recipe');
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
       /change\.repo-b: refused\s+refusing to push: campaign\/repo-b .* a commit orchestrate did not push/,
