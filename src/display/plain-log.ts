@@ -168,7 +168,7 @@ export class PlainLog {
       case 'message':
         return `${label}: message ${e.from} -> ${e.to}: ${clip(oneLine(e.text), DISPLAY_DEFAULTS.outputPreviewChars)}`;
       case 'verify':
-        return `${label}: verify \`${clip(oneLine(e.command), 60)}\` ${e.ok ? 'passed' : `failed: ${err(e.output)}`}`;
+        return `${label}: verify \`${clip(oneLine(e.command), 60)}\` ${e.ok ? 'passed' : e.output.trim() ? `failed: ${err(e.output)}` : 'failed (it printed nothing)'}`;
       case 'instance_retry':
         if (this.failedAttempts.has(`${id}\u0000${e.attempt}`))
           return `${label}: retrying in ${seconds(e.delayMs)} (attempt ${e.attempt + 1})`;

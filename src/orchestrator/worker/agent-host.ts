@@ -524,6 +524,12 @@ async function verifyOnce(host: AgentHost): Promise<CommandResult | undefined> {
   return undefined;
 }
 
+/** The last lines of a failed check's output for its error, or that it printed nothing. */
+function outputTail(output: string): string {
+  const text = output.trim();
+  return text ? `: ${text.split('\n').slice(-5).join(' | ')}` : ' and printed nothing';
+}
+
 /** verify (fed back into the same session up to verifyRetries), then the JSON output check. */
 export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyAttempts: number }> {
   const t = host.task;
@@ -538,7 +544,7 @@ export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyA
         return {
           ok: false,
           failure: 'verify_failed',
-          error: `verify \`${failed.command}\` ${how} after ${round + 1} check${round ? 's' : ''}: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`,
+          error: `verify \`${failed.command}\` ${how} after ${round + 1} check${round ? 's' : ''}${outputTail(failed.output)}`,
           verifyAttempts,
         };
       }
