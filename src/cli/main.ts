@@ -214,7 +214,11 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    ctx.stderr(`orchestrate: ${message}\nRun "orchestrate --help" for usage.\n`);
+    // The named command's help has its flags; the top-level one only lists the commands.
+    const help = COMMAND_MODULES.some((m) => m.name === typed[0])
+      ? `orchestrate ${typed[0]} --help`
+      : 'orchestrate --help';
+    ctx.stderr(`orchestrate: ${message}\nRun "${help}" for usage.\n`);
     return EXIT.usage;
   }
   return code;

@@ -119,8 +119,16 @@ describe('usage', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(message);
-    expect(r.stderr).toMatch(/hint:|orchestrate --help/);
+    expect(r.stderr).toMatch(/hint:|orchestrate ([a-z]+ )?--help/);
     expect(hasStackTrace(r.stderr)).toBe(false);
+  });
+
+  it("a command's usage error points at that command's help, where its flags are", async () => {
+    const r = await run(['validate', 'recipes/fan-out/recipe.yaml', '--set', 'x=1']);
+    expect(r.stderr).toBe('orchestrate: Unknown argument: set\nRun "orchestrate validate --help" for usage.\n');
+    expect(r.code).toBe(2);
+    const top = await run(['recipes/fan-out/recipe.yaml', '--bogus']);
+    expect(top.stderr).toContain('Run "orchestrate --help" for usage.');
   });
 
   it('without --dry-run a broken recipe is still refused before anything runs (exit 2)', async () => {
