@@ -100,6 +100,13 @@ export const publishCommand: CliCommand = {
         ctx.stderr('orchestrate: --follow-up and --rebase do different things; give one of them\n');
         return EXIT.usage;
       }
+      // --dry-run --apply ran the rounds and pushed: --dry-run is the rebase preview's, not a follow-up's.
+      if (args['dry-run'] === true) {
+        ctx.stderr(
+          `orchestrate: --dry-run previews a rebase (--rebase); a follow-up's preview is --follow-up without --apply\n  hint: orchestrate publish ${loaded.runId} --follow-up runs and pushes nothing\n`,
+        );
+        return EXIT.usage;
+      }
       return followUp(runDir, loaded.runId, loaded.recipe, apply, only, args.json === true, ctx);
     }
     if (args['dry-run'] === true) {
@@ -141,6 +148,9 @@ export const publishCommand: CliCommand = {
           ? `Nothing was pushed. orchestrate publish ${loaded.runId} --apply publishes them.\n`
           : '',
       );
+    } else if (result.results.length === 0 && result.file.changesets.length === 0) {
+      // An apply with nothing to publish printed nothing at all, as if it had hung or crashed.
+      ctx.stdout(formatChangesetPreview([]).replace('\n', ' Nothing was pushed.\n'));
     } else {
       resultLines(result, ctx);
     }
@@ -175,6 +185,7 @@ async function followUp(
   for (const p of r.problems) ctx.stderr(`orchestrate: ${p}\n`);
   if (r.problems.length) return EXIT.usage;
   if (json) ctx.stdout(`${JSON.stringify({ followUps: r.results }, null, 2)}\n`);
+  else if (r.results.length === 0) ctx.stdout(formatChangesetPreview([]).replace('\n', ' Nothing to follow up.\n'));
   else {
     for (const x of r.results)
       ctx.stdout(`${x.key}: ${x.outcome.replace('_', ' ')}${x.detail ? `  ${x.detail}` : ''}\n`);
