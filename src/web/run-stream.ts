@@ -122,7 +122,8 @@ export function streamRun(
     if (!moved && readOnly === lastReadOnly && ++idle < IDLE_REFRESH_TICKS) return;
     lastReadOnly = readOnly;
     idle = 0;
-    send('run', runSnapshot(feed.state, runDir, readOnly));
+    // Until its run_start is there, there is no run to draw (it is not an empty run "running").
+    if (feed.state.start) send('run', runSnapshot(feed.state, runDir, readOnly));
   };
   runTick();
   timers.push(setInterval(runTick, t.runPollMs));

@@ -117,6 +117,13 @@ export function startWebServer(opts: WebServerOptions): Promise<StartResult> {
     if (req.method === 'GET' && verb === undefined) {
       const feed = new RunFeed(runDir);
       feed.poll();
+      // A log without its run_start (empty, overwritten, not run events) has no run to show.
+      if (!feed.state.start)
+        return sendJson(res, 404, {
+          ok: false,
+          code: 'no_run_record',
+          message: `${join(runDir, RUN_LOG)} holds no run_start record: there is no run to show (yet)`,
+        });
       return sendJson(res, 200, runSnapshot(feed.state, runDir, feed.readOnly()));
     }
     if (req.method === 'GET' && verb === 'stream')

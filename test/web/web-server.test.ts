@@ -4,7 +4,7 @@
 // one run's snapshot from the fold, 404 outside the runs folder), the live stream (a snapshot, then
 // a new one when run.jsonl grows; an instance's conversation), and actions refused with a reason.
 import { request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,11 +60,13 @@ async function readEvents(
   path: string,
   until: (events: { event: string; data: unknown }[]) => boolean,
   onFirst?: () => void,
+  onOpen?: () => void,
 ): Promise<{ event: string; data: unknown }[]> {
   const controller = new AbortController();
   const res = await fetch(`${base}${path}`, { headers: bearer, signal: controller.signal });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  onOpen?.();
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   const events: { event: string; data: unknown }[] = [];
@@ -192,6 +194,22 @@ describe('what the API answers', () => {
     });
   });
 
+  it('a run folder whose log holds no run_start is no run: 404 saying so, not an empty run "running"', async () => {
+    const bad = join(dir, 'runs', '20260101-000000-torn');
+    mkdirSync(bad);
+    writeFileSync(join(bad, 'run.jsonl'), 'not a run event{\n');
+    try {
+      const res = await fetch(`${base}/api/runs/20260101-000000-torn`, { headers: bearer });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({
+        code: 'no_run_record',
+        message: expect.stringMatching(/run\.jsonl holds no run_start record: there is no run to show/),
+      });
+    } finally {
+      rmSync(bad, { recursive: true, force: true });
+    }
+  });
+
   it('refuses bad action bodies with what is wrong, and actions on a run nobody holds with why', async () => {
     const post = (verb: string, body: string) =>
       fetch(`${base}/api/runs/${RUN_ID}/${verb}`, { method: 'POST', headers: bearer, body });
@@ -212,6 +230,24 @@ describe('what the API answers', () => {
 });
 
 describe('the live stream', () => {
+  it('draws nothing for a log without its run_start yet, then the run once it is written', async () => {
+    const early = join(dir, 'runs', '20260101-000000-early');
+    mkdirSync(early);
+    writeFileSync(join(early, 'run.jsonl'), '');
+    try {
+      const events = await readEvents(
+        '/api/runs/20260101-000000-early/stream',
+        (list) => list.some((e) => e.event === 'run'),
+        undefined,
+        () => appendFileSync(join(early, 'run.jsonl'), readFileSync(join(store.dir, 'run.jsonl'))),
+      );
+      // It sent an empty run ("running", no name, no tasks) first.
+      expect(events.find((e) => e.event === 'run')?.data).toMatchObject({ runId: RUN_ID, name: 'rename-logger' });
+    } finally {
+      rmSync(early, { recursive: true, force: true });
+    }
+  });
+
   it('sends the snapshot, then a new one when run.jsonl grows', async () => {
     let before = 0;
     const events = await readEvents(
