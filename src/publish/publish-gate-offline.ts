@@ -8,6 +8,7 @@ import {
   type OfflineEndGate,
   tasksWithGates,
 } from '../orchestrator/control/approval-offline.js';
+import { readChangesets } from '../run/changesets.js';
 import { decidePublishGate } from './publish-gate-rules.js';
 import { loadRunRecipe } from './run-recipe-of.js';
 
@@ -20,7 +21,10 @@ export const answerPublishGateOffline: OfflineEndGate = (runDir, runId, fold, a,
   const gated = new Set(fold.publishGates.keys());
   if (loaded.ok) for (const t of loaded.recipe.tasks) if (t.publish?.approve) gated.add(t.id);
   const taskGated = tasksWithGates(runId, fold);
-  const d = decidePublishGate({ runId, gated: [...gated], gates: fold.publishGates, taskGated, ended: true }, a);
+  const d = decidePublishGate(
+    { runId, gated: [...gated], gates: fold.publishGates, taskGated, ended: true, ...changesetTasks(runDir) },
+    a,
+  );
   if (!d.ok) return { ok: false, error: d.error };
   const decision = decisionOf(a);
   const error = appendAnswers(
@@ -42,3 +46,13 @@ export const answerPublishGateOffline: OfflineEndGate = (runDir, runId, fold, a,
     message: `${decision} the publish gate of ${d.tasks.join(', ')}: recorded in run ${runId} (no coordinator holds it); ${next}`,
   };
 };
+
+/** The tasks with changesets, once the run wrote changesets.json (unreadable: as if not written). */
+function changesetTasks(runDir: string): { withChangesets?: Set<string> } {
+  try {
+    const file = readChangesets(runDir);
+    return file ? { withChangesets: new Set(file.changesets.map((c) => c.task)) } : {};
+  } catch {
+    return {};
+  }
+}

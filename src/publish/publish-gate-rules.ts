@@ -66,6 +66,11 @@ export interface PublishGateBoard {
   taskGated?: readonly string[];
   /** The run has ended (answered offline): a rejected or unreached gate may still be approved. */
   ended?: boolean;
+  /**
+   * Tasks that have changesets (the run's changesets.json), when it was written: a gate the run
+   * never asked because its task changed nothing is not approved by an answer to every gate.
+   */
+  withChangesets?: ReadonlySet<string>;
 }
 
 export type PublishGateDecision = { ok: true; tasks: string[] } | { ok: false; error: string };
@@ -88,6 +93,9 @@ export function decidePublishGate(board: PublishGateBoard, a: ApprovalAnswer): P
   // A run that ended: its publish gate may be approved afterwards (rejected, or never reached).
   if (board.ended && a.action === 'approve') {
     const open = named.filter((t) => board.gates.get(t)?.state !== 'approved');
+    const has = board.withChangesets;
+    const worth = a.task === '*' && has ? open.filter((t) => board.gates.has(t) || has.has(t)) : open;
+    if (worth.length) return { ok: true, tasks: worth };
     if (open.length) return { ok: true, tasks: open };
   }
   const t = named[0]!;

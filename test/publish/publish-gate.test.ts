@@ -198,6 +198,28 @@ describe('publish gate (forge git)', () => {
     );
     expect(early).toMatchObject({ ok: false, error: expect.stringContaining('has not reached the publish gate') });
   });
+
+  it('approving every gate of an ended run approves those it asked or that have changesets, not every task with publish:', () => {
+    const rejected = { state: 'rejected' as const, prompt: 'Publish?', requestedAt: 1, onTimeout: 'reject' as const };
+    const board = {
+      runId: 'r1',
+      gated: ['change', 'inventory', 'review'],
+      gates: new Map([['change', rejected]]),
+      ended: true,
+    };
+    const every = { action: 'approve' as const, task: '*', gate: 'publish' as const };
+    expect(decidePublishGate({ ...board, withChangesets: new Set(['change']) }, every)).toEqual({
+      ok: true,
+      tasks: ['change'],
+    });
+    // A run killed before it wrote its changesets: every gate it may reach is approved ahead.
+    expect(decidePublishGate(board, every)).toEqual({ ok: true, tasks: ['change', 'inventory', 'review'] });
+    // A task named is approved as asked.
+    expect(decidePublishGate({ ...board, withChangesets: new Set(['change']) }, { ...every, task: 'review' })).toEqual({
+      ok: true,
+      tasks: ['review'],
+    });
+  });
 });
 
 describe('publish gate (forge github)', () => {
