@@ -56,3 +56,16 @@ export function booleanFlagValueMessage(argv: readonly string[], known: KnownFla
   }
   return undefined;
 }
+
+/**
+ * A yargs check refusing `names` given more than once: yargs then hands over an array, which a
+ * command reading one value misread (`cancel --instance a --instance b` cancelled the whole run).
+ */
+export function givenOnce(...names: string[]): (args: Record<string, unknown>) => true {
+  return (args) => {
+    for (const name of names)
+      if (Array.isArray(args[name]))
+        throw new Error(`--${name} was given more than once (${args[name].join(', ')}); give it once per command`);
+    return true;
+  };
+}

@@ -129,6 +129,14 @@ describe('orchestrate cancel / steer from a second process', () => {
     expect(typo.code).toBe(1);
     expect(typo.stderr).toContain('no instance "slwo"; did you mean "slow"?');
 
+    // Two --instance flags reached the coordinator as a cancel of the whole run; now nothing is sent.
+    const twice = await cli(['cancel', runId, '--instance', 'slow', '--instance', 'other', '--run-dir', 'runs'], dir)
+      .done;
+    expect(twice.stderr).toContain(
+      'orchestrate: --instance was given more than once (slow, other); give it once per command',
+    );
+    expect(twice.code).toBe(2);
+
     const cancel = await cli(['cancel', runId.slice(0, 12), '--instance', 'slow', '--run-dir', 'runs'], dir).done;
     expect(cancel.code).toBe(0);
     // The reply comes once the attempt has ended: the log says so already, no waiting needed.

@@ -78,3 +78,18 @@ describe('a number flag without a number', () => {
     expect(ok.code).toBe(0);
   });
 });
+
+describe('a one-value flag given twice', () => {
+  it.each([
+    ['show', 'r1', '--instance', 'a', '--instance', 'b'],
+    ['steer', 'r1', '--instance', 'a', '--instance', 'b', 'hello'],
+    ['approve', 'r1', '--task', 'a', '--task', 'b'],
+    ['report', 'r1', '--run-dir', 'x', '--run-dir', 'y'],
+  ])('%s ... : exit 2 naming the flag and both values, before looking for the run', async (...argv) => {
+    const r = await runCli(argv, { cwd });
+    expect(r.stderr).toMatch(
+      /^orchestrate: --(instance|task|run-dir) was given more than once \((a, b|x, y)\); give it once per command\n/,
+    );
+    expect(r.code).toBe(2);
+  });
+});

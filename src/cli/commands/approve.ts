@@ -11,6 +11,7 @@ import type { ApprovalAnswer } from '../../run/run-control.js';
 import { EXIT, type CliContext } from '../cli-io.js';
 import type { CliCommand, CommandArgs } from '../command.js';
 import { userName } from '../control-actor.js';
+import { givenOnce } from '../flag-values.js';
 import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 import { deliverApproval } from '../../service/approval.js';
 
@@ -87,6 +88,7 @@ function gateCommand(action: 'approve' | 'reject'): CliCommand {
         .option('note', { type: 'string', describe: 'Why, for the log and the report' })
         .option('as', { type: 'string', describe: 'Who answers, as the log records it (default: your user name)' })
         .option('run-dir', RUN_DIR_OPTION)
+        .check(givenOnce('task', 'instance', 'note', 'as', 'run-dir'))
         .example(
           `orchestrate ${action} 20260101-1200-ab12 --task publish --note "checked the diff"`,
           action === 'approve' ? 'the task runs now' : 'the task and its dependants are skipped',

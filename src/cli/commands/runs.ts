@@ -4,6 +4,7 @@ import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { listRunsIn } from '../../service/list-runs.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
+import { givenOnce } from '../flag-values.js';
 import { RUN_DIR_OPTION, runsDirArg } from '../locate-run.js';
 
 export const runsCommand: CliCommand = {
@@ -12,6 +13,7 @@ export const runsCommand: CliCommand = {
   builder: (y) =>
     y
       .option('run-dir', RUN_DIR_OPTION)
+      .check(givenOnce('run-dir'))
       .option('json', { type: 'boolean', default: false, describe: 'Print the list as JSON on stdout' })
       .option('color', {
         type: 'boolean',

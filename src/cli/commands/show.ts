@@ -8,6 +8,7 @@ import { makePainter, shouldUseColor } from '../../display/terminal-text.js';
 import { showInstance } from '../../service/show-run.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
+import { givenOnce } from '../flag-values.js';
 import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
 export const showCommand: CliCommand = {
@@ -31,7 +32,8 @@ export const showCommand: CliCommand = {
         type: 'boolean',
         default: true,
         describe: 'Colour the output (--no-color, or NO_COLOR=1, turns it off)',
-      }),
+      })
+      .check(givenOnce('instance', 'run-dir')),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;

@@ -11,6 +11,7 @@ import { followUpRun } from '../../publish/follow-up.js';
 import { loadRunRecipe } from '../../publish/run-recipe-of.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
+import { givenOnce } from '../flag-values.js';
 import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
 import { lookAtChangesets, watchStatus } from './status-watch.js';
@@ -61,7 +62,8 @@ export const statusCommand: CliCommand = {
         default: 60,
         describe: 'Seconds between looks with --watch (at least 0.2)',
       })
-      .option('run-dir', RUN_DIR_OPTION),
+      .option('run-dir', RUN_DIR_OPTION)
+      .check(givenOnce('run-dir')),
   run: async (args, ctx) => {
     // Pull requests come from changesets.json; only a follow-up reads (and resumes) the run itself.
     const runDir = locateRunArg(args, ctx, { readsRunLog: args['follow-up'] === true });

@@ -2,6 +2,7 @@
 // agent of a live run; the agent reads it after its current step (a pair: its worker, unless
 // the key names a member, e.g. build@planner).
 import type { CliCommand } from '../command.js';
+import { givenOnce } from '../flag-values.js';
 import { sendRunControl } from '../run-control-command.js';
 import { RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
@@ -23,6 +24,7 @@ export const steerCommand: CliCommand = {
         describe: 'Instance key (as in run.jsonl `key`, e.g. fix.alpha, or build@planner for a pair member)',
       })
       .option('run-dir', RUN_DIR_OPTION)
+      .check(givenOnce('instance', 'run-dir'))
       .check((a) => {
         const words = Array.isArray(a.message) ? a.message.map(String) : [String(a.message ?? '')];
         if (words.join(' ').trim() === '')

@@ -7,6 +7,7 @@ import { connectRunControl } from '../../run/run-control-client.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
 import { controlActor } from '../control-actor.js';
+import { givenOnce } from '../flag-values.js';
 import { locateRunArg, RUN_ARG, RUN_DIR_OPTION } from '../locate-run.js';
 
 export const watchCommand: CliCommand = {
@@ -16,6 +17,7 @@ export const watchCommand: CliCommand = {
     y
       .positional('run', RUN_ARG)
       .option('run-dir', RUN_DIR_OPTION)
+      .check(givenOnce('run-dir'))
       .option('color', {
         type: 'boolean',
         default: true,
