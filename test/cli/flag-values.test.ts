@@ -92,4 +92,10 @@ describe('a one-value flag given twice', () => {
     );
     expect(r.code).toBe(2);
   });
+
+  it('resume --run-dir x --run-dir y: exit 2 (before, the default runs folder was searched)', async () => {
+    const r = await runCli(['resume', 'r1', '--run-dir', 'x', '--run-dir', 'y'], { cwd });
+    expect(r.stderr).toContain('orchestrate: --run-dir was given more than once');
+    expect(r.code).toBe(2);
+  });
 });

@@ -69,7 +69,7 @@ export function executionOptions(
       const b = a['budget-usd'];
       if (b !== undefined && !(typeof b === 'number' && Number.isFinite(b) && b >= 0))
         throw new Error(`--budget-usd must be a number of dollars, 0 or more (got ${String(b)})`);
-      for (const key of ['budget-usd', 'budget-tokens'])
+      for (const key of ['budget-usd', 'budget-tokens', 'run-dir'])
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       const t = a['budget-tokens'];
       if (t !== undefined && budgetTokensOf(t) === undefined)
