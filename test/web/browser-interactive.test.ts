@@ -7,7 +7,8 @@
 // page selector, a process's output or run.jsonl; never on time. Runs one file at a time (its
 // name matches vitest.config's *interactive* pattern): two CLI processes and a browser. Its two
 // tests run at the same time in one Chromium (#43), each in a browser context of its own (no
-// shared cookies): the finished campaign's page is drawn while the live run's agents write.
+// shared cookies): the finished campaign's page is drawn while the live run's agents write. A
+// third answers two gates of a run nobody holds, each with its own note.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runFolderName } from '../helpers/run-folder.js';
 import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
+import { RunStore } from '../../src/run/run-store.js';
 import { startWebServer } from '../../src/web/web-server.js';
 import { writeCampaign } from './fixtures/campaign.js';
 import { exited, spawnCli } from '../reliability/helpers/reliability-fixtures.js';
@@ -283,6 +285,61 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
       expect(await page.locator('[data-action="cancel-run"]').count()).toBe(0);
       expect(pageErrors).toEqual([]);
     } finally {
+      await started.server.close();
+    }
+  });
+  it("a gate's note goes with that gate's answer only: the other gates' notes stay empty, and it is cleared once sent", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'web-view-gates-'));
+    dirs.push(dir);
+    // Two instances at their gates in a run nobody holds: the page's answers are written offline.
+    const store = RunStore.create(join(dir, 'runs'), '20260101-120000-gate');
+    store.append({
+      type: 'run_start',
+      recipe: 'r.yaml',
+      name: 'gates',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [{ task: 'ship', keys: ['ship.a', 'ship.b'], needs: [], dynamic: false }],
+    });
+    for (const key of ['ship.a', 'ship.b'])
+      store.append({ type: 'approval_requested', task: 'ship', key, prompt: `Ship ${key}?`, onTimeout: 'reject' });
+    const started = await startWebServer({
+      cwd: process.cwd(),
+      runsDir: join(dir, 'runs'),
+      host: '127.0.0.1',
+      port: 0,
+      token: 'gates-token-0123456789',
+      env: { USER: 'ana' },
+      log: () => {},
+    });
+    if (!started.ok) throw new Error(started.message);
+    const answers = () =>
+      readFileSync(join(store.dir, 'run.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { type: string; key?: string; note?: string })
+        .filter((e) => e.type === 'approval_given');
+    const context = await (await theBrowser()).newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(started.server.url);
+      await page.locator('tr[data-run] a').first().click();
+      const a = page.locator('[data-gate="ship.a"]');
+      const b = page.locator('[data-gate="ship.b"]');
+      await a.locator('input').fill('only for a');
+      // One note was shared by every gate: typed for a, it showed (and would be sent) with b too.
+      expect(await b.locator('input').inputValue()).toBe('');
+      await a.locator('[data-action="approve"]').click();
+      await page.locator('[data-gate="ship.a"][data-state="approved"]').waitFor();
+      expect(await b.locator('input').inputValue()).toBe('');
+      await b.locator('[data-action="reject"]').click();
+      await page.locator('[data-gate="ship.b"][data-state="rejected"]').waitFor();
+      expect(answers().map((e) => [e.key, e.note])).toEqual([
+        ['ship.a', 'only for a'],
+        ['ship.b', undefined],
+      ]);
+    } finally {
+      await context.close();
       await started.server.close();
     }
   });

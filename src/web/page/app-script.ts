@@ -101,18 +101,22 @@ function CostBar(props) {
 
 function Gates(props) {
   var run = props.run;
-  var [note, setNote] = useState('');
+  // A note per gate: one typed for a gate goes with that gate's answer only, and is gone once sent.
+  var [notes, setNotes] = useState({});
   if (!run.gates.length) return null;
   return h('section', { class: 'gates' }, h('h2', null, 'Gates'),
     run.gates.map(function (g) {
       var id = g.kind === 'publish' ? 'publish:' + g.task : g.kind === 'follow_up' ? 'follow_up:' + g.instance + ':' + g.round : g.instance;
       var waiting = g.state === 'waiting';
+      var note = notes[id] || '';
+      var setNote = function (text) { setNotes(function (prev) { var next = Object.assign({}, prev); next[id] = text; return next; }); };
       var answer = function (action) {
         var body = { task: g.task };
         if (g.kind === 'publish') body.gate = 'publish'; else body.instance = g.instance;
         if (g.kind === 'follow_up') body.gate = 'follow_up';
         if (note.trim()) body.note = note.trim();
         props.onAct(action, body, action + ' ' + id);
+        setNote('');
       };
       return h('div', { class: 'gate' + (waiting ? ' waiting' : ''), key: id, 'data-gate': id, 'data-state': g.state },
         h('div', null, h('b', null, g.kind === 'publish' ? 'publish ' + g.task : g.kind === 'follow_up' ? g.instance + ' follow-up round ' + g.round : id), ' ', h(Badge, { status: g.state })),
