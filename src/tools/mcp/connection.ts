@@ -160,6 +160,7 @@ export class McpConnection {
     // The SDK leaves its abort listener on the signal it is given; the session's signal lives for
     // a whole prompt, so each call gets its own (Node warned after 10 calls of one prompt).
     const call = new AbortController();
+    const badBefore = this.badOutputs();
     const onAbort = () => call.abort(signal.reason);
     if (signal.aborted) call.abort(signal.reason);
     else signal.addEventListener('abort', onAbort, { once: true });
@@ -172,15 +173,31 @@ export class McpConnection {
       });
       return result as CallToolResult;
     } catch (err) {
+      const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
+      // A server gone for good aborts the agent it belongs to as it goes (onUnavailable), which
+      // ends this call before the SDK reports the closed connection: the call says why it ended.
+      if ((closed || signal.aborted) && this.status === 'failed')
+        throw new Error(`MCP server "${this.config.name}" exited during the call to "${name}": ${this.failure}.`);
       if (signal.aborted) throw new Error('Operation aborted');
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
         throw new Error(
-          `MCP tool "${name}" of server "${this.config.name}" timed out: no result and no progress for ${seconds(timeout)} (tool_timeout). The call may still be running on the server.`,
+          `MCP tool "${name}" of server "${this.config.name}" timed out: no result and no progress for ${seconds(timeout)} (tool_timeout). ${
+            this.badOutputs() > badBefore
+              ? `Meanwhile the server wrote on stdout ${this.lastBadOutput()}, which was dropped: that may have been its answer.`
+              : 'The call may still be running on the server.'
+          }`,
         );
       }
-      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+      if (closed) {
         throw new Error(
-          `MCP server "${this.config.name}" exited during the call to "${name}"${this.status === 'failed' ? `: ${this.failure}` : '; it is being started again, so the call may be retried'}.`,
+          `MCP server "${this.config.name}" exited during the call to "${name}"; it is being started again, so the call may be retried.`,
+        );
+      }
+      const issues = (err as { issues?: unknown }).issues;
+      if (Array.isArray(issues) && !(err instanceof McpError)) {
+        // The SDK's check of the answer's shape (a zod error whose message is JSON): said as a line.
+        throw new Error(
+          `MCP tool "${name}" of server "${this.config.name}" answered with what is not an MCP tool result (${issuesText(issues)}); the server is at fault, not the arguments.`,
         );
       }
       throw new Error(
@@ -270,6 +287,15 @@ export class McpConnection {
     return tools;
   }
 
+  /** How often the stdio server wrote what is not a message (0 for other transports). */
+  private badOutputs(): number {
+    return this.transport instanceof ServerStdioTransport ? this.transport.badOutputs : 0;
+  }
+
+  private lastBadOutput(transport: Transport | undefined = this.transport): string | undefined {
+    return transport instanceof ServerStdioTransport ? transport.badOutput : undefined;
+  }
+
   private stderrNote(transport: Transport | undefined = this.transport): string {
     const t = transport instanceof ServerStdioTransport ? stderrTail(transport.stderr) : '';
     return t ? `. Its stderr ends with: ${t}` : '';
@@ -302,7 +328,8 @@ export class McpConnection {
         const what = `its command \`${cfg.command}\` ${how} before it answered ${phase}`;
         // The cause first: views cut long lines at their end.
         const stderr = stderrTail(transport.stderr);
-        return stderr ? `${head}: ${stderr} (${what})` : `${head}: ${what}, and wrote nothing to stderr`;
+        const bad = transport.badOutput ? `; on stdout it wrote ${transport.badOutput}` : '';
+        return stderr ? `${head}: ${stderr} (${what}${bad})` : `${head}: ${what}, and wrote nothing to stderr${bad}`;
       }
     }
     if (timedOut) {
@@ -312,7 +339,12 @@ export class McpConnection {
       const key =
         phase === 'initialize' && initializeLimit <= cfg.startupTimeoutMs ? 'initialize_timeout' : 'startup_timeout';
       const where = cfg.transport === 'stdio' ? 'stdin/stdout' : cfg.url!.replace(/\?.*$/, '');
-      return `${head}: no answer to ${phase} in ${waited} (${key}); is it an MCP server speaking on ${where}?${this.stderrNote(transport)}`;
+      const bad = this.lastBadOutput(transport);
+      // A server that logs to stdout (console.log) garbles the protocol: say what it wrote.
+      const question = bad
+        ? `it wrote on stdout ${bad}; a server's stdout may carry only MCP messages (logs go to stderr)`
+        : `is it an MCP server speaking on ${where}?`;
+      return `${head}: no answer to ${phase} in ${waited} (${key}); ${question}${this.stderrNote(transport)}`;
     }
     if (cfg.transport !== 'stdio') return `${head}: ${remoteFailure(err, cfg.url!)}`;
     return `${head}: ${text}${this.stderrNote(transport)}`;
@@ -432,6 +464,18 @@ export function stderrTail(stderr: string, maxLines = 4, maxChars = 500): string
   while (from >= 0 && !/error|not found|cannot|no such|denied|failed|refused|missing/i.test(lines[from]!)) from--;
   const kept = from >= 0 ? lines.slice(from, from + maxLines) : lines.slice(-maxLines);
   return kept.join(' | ').slice(0, maxChars);
+}
+
+/** A zod error's issues as one line: "content: expected array, received string". */
+function issuesText(issues: unknown[]): string {
+  return issues
+    .slice(0, 3)
+    .map((i) => {
+      const { path, message } = i as { path?: unknown; message?: unknown };
+      const at = Array.isArray(path) && path.length ? `${path.join('.')}: ` : '';
+      return `${at}${String(message ?? 'invalid')}`;
+    })
+    .join('; ');
 }
 
 /** Why an HTTP server could not be reached, from the network error under undici's "fetch failed". */

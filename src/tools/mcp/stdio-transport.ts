@@ -4,10 +4,16 @@
 // allowlist plus the env its config names (never a provider key), and must not outlive the
 // process that started it. Unconfined (`sandbox: none`) it runs in its own process group behind
 // the lifeline of process-lifeline.ts, so even kill -9 of the coordinator takes it down.
-// Messages are newline-delimited JSON-RPC, read and written with the SDK's own helpers.
+// Messages are newline-delimited JSON-RPC, parsed and written with the SDK's own helpers. What is
+// not a message (a server that logs to stdout, an answer cut off or over the size limit) is
+// dropped and kept as `badOutput`, so a call or a start that then gets no answer can say why.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import {
+  deserializeMessage,
+  serializeMessage,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+} from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { attachLifeline, withLifeline } from '../process-lifeline.js';
 import { killProcessGroup } from '../../util/kill-process-group.js';
@@ -27,6 +33,8 @@ export interface StdioServerLaunch {
 
 /** How much of the server's stderr is kept for reports. */
 const STDERR_TAIL = 2000;
+/** How much of a line that is not a message is quoted. */
+const BAD_LINE_QUOTE = 120;
 
 export class ServerStdioTransport implements Transport {
   onclose?: () => void;
@@ -34,13 +42,21 @@ export class ServerStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly buffer = new ReadBuffer();
+  /** Output not yet ended by a newline. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** True while the rest of a line over the size limit is being skipped. */
+  private skippingLine = false;
   private stderrTail = '';
   private closing = false;
   /** Settles when the server's stderr is closed (everything it wrote has been read). */
   private stderrClosed: Promise<void> = Promise.resolve();
   /** How the process ended (exit code or signal), once it has. */
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** What the server last wrote to stdout that was not a JSON-RPC message, described. */
+  badOutput: string | undefined;
+  /** How many times the server wrote such output (a caller compares counts to see if it did meanwhile). */
+  badOutputs = 0;
 
   constructor(private readonly launch: StdioServerLaunch) {}
 
@@ -81,20 +97,7 @@ export class ServerStdioTransport implements Transport {
     });
     child.on('error', (err) => this.onerror?.(err));
     child.stdin!.on('error', () => undefined); // EPIPE after the server died: 'exit' reports it
-    child.stdout!.on('data', (chunk: Buffer) => {
-      this.buffer.append(chunk);
-      for (;;) {
-        let message: JSONRPCMessage | null;
-        try {
-          message = this.buffer.readMessage();
-        } catch (err) {
-          this.onerror?.(err instanceof Error ? err : new Error(String(err)));
-          continue;
-        }
-        if (message === null) break;
-        this.onmessage?.(message);
-      }
-    });
+    child.stdout!.on('data', (chunk: Buffer) => this.read(chunk));
     child.stderr!.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
     });
@@ -105,6 +108,53 @@ export class ServerStdioTransport implements Transport {
       this.child = undefined;
       this.onclose?.();
     });
+  }
+
+  /** Splits stdout into lines and hands on each message; never throws (it runs in a stream event). */
+  private read(chunk: Buffer): void {
+    let rest = chunk;
+    for (let nl = rest.indexOf(0x0a); nl !== -1; nl = rest.indexOf(0x0a)) {
+      const tail = rest.subarray(0, nl);
+      rest = rest.subarray(nl + 1);
+      const skipped = this.skippingLine;
+      this.skippingLine = false;
+      const line = Buffer.concat([...this.pending, tail])
+        .toString('utf8')
+        .replace(/\r$/, '');
+      this.pending = [];
+      this.pendingBytes = 0;
+      if (!skipped) this.handleLine(line);
+    }
+    if (this.skippingLine || rest.length === 0) return;
+    if (this.pendingBytes + rest.length > STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+      // The SDK's own limit of one message; the rest of this line is dropped as it arrives.
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.skippingLine = true;
+      this.bad(`a line over ${STDIO_DEFAULT_MAX_BUFFER_SIZE / (1024 * 1024)} MB (the most one message may be)`);
+      return;
+    }
+    this.pending.push(rest);
+    this.pendingBytes += rest.length;
+  }
+
+  private handleLine(line: string): void {
+    if (line.trim() === '') return;
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line);
+    } catch {
+      const quoted = line.length > BAD_LINE_QUOTE ? `${line.slice(0, BAD_LINE_QUOTE)}…` : line;
+      this.bad(`a line that is not a JSON-RPC message: ${JSON.stringify(quoted)}`);
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  private bad(what: string): void {
+    this.badOutput = what;
+    this.badOutputs++;
+    this.onerror?.(new Error(`the MCP server wrote on stdout ${what}`));
   }
 
   /**
