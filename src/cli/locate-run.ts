@@ -1,7 +1,7 @@
 // The `<run>` argument of the commands that name a run: a run id, a unique prefix of one, or a run
 // folder, looked up under --run-dir (default .orchestrate/runs). Prints why when nothing matches.
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { defaultRunsDir } from '../display/find-run.js';
 import { RUN_LOG } from '../run/run-store.js';
 import { locateRun } from '../service/locate-run.js';
@@ -43,18 +43,47 @@ export function locateRunArg(
     ctx.stderr(`orchestrate: ${unreadable}\n`);
     return undefined;
   }
-  const notARun = located.code === 'no_such_run' ? notARunFolderMessage(String(args.run), ctx.cwd) : undefined;
-  ctx.stderr(`orchestrate: ${notARun ?? located.message}\n`);
+  ctx.stderr(`orchestrate: ${notFoundMessage(args, ctx, located.code, located.message)}\n`);
   return undefined;
 }
 
+/** Why args.run names no run, with where it is when that is somewhere else the user may mean. */
+function notFoundMessage(args: CommandArgs, ctx: Pick<CliContext, 'cwd'>, code: string, message: string): string {
+  if (code !== 'no_such_run') return message;
+  const query = String(args.run);
+  const notARun = notARunFolderMessage(query, ctx.cwd);
+  if (notARun !== undefined) return notARun;
+  const above = typeof args['run-dir'] === 'string' ? undefined : runsFolderAbove(query, ctx.cwd);
+  return above === undefined
+    ? message
+    : `${message}\n  hint: run ${query} is in ${above.dir} (a folder above this one): pass --run-dir ${above.runsDir}, or run the command from ${dirname(dirname(above.runsDir))}`;
+}
+
 /**
- * For commands whose service finds the run itself (resume): why args.run names no run although
- * something is at that path; undefined when the run is found or nothing is there.
+ * Commands look in ./.orchestrate/runs only, so one typed in a subfolder of the project (src/)
+ * found nothing; the runs folder of a folder above that holds the run, to name in the hint.
+ */
+function runsFolderAbove(query: string, cwd: string): { runsDir: string; dir: string } | undefined {
+  for (let dir = dirname(resolve(cwd)); ; dir = dirname(dir)) {
+    const runsDir = defaultRunsDir(dir);
+    if (existsSync(runsDir)) {
+      const found = locateRun(runsDir, query, dir);
+      if (found.ok) return { runsDir, dir: found.dir };
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * For commands whose service finds the run itself (resume): what the CLI knows beyond the
+ * service's "no run" (a path that is not a run folder, the run in a folder above); undefined when
+ * the run is found or there is nothing to add.
  */
 export function notARunArgMessage(args: CommandArgs, ctx: Pick<CliContext, 'cwd'>): string | undefined {
   const located = locateRun(runsDirArg(args, ctx), String(args.run), ctx.cwd);
-  return located.ok ? undefined : notARunFolderMessage(String(args.run), ctx.cwd);
+  if (located.ok) return undefined;
+  const message = notFoundMessage(args, ctx, located.code, located.message);
+  return message === located.message ? undefined : message;
 }
 
 /**

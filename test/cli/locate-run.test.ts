@@ -95,3 +95,19 @@ describe('a run folder whose run.jsonl records no run start', () => {
     expect(r.code).toBe(0);
   });
 });
+
+describe('a run id typed in a subfolder of the project', () => {
+  it.each(['show', 'resume'])('%s names the runs folder above that holds it', async (verb) => {
+    const sub = join(project, 'src', 'deep');
+    mkdirSync(sub, { recursive: true });
+    const r = await runCli([verb, '20260101'], { cwd: sub });
+    expect(r.stderr).toContain(`no run "20260101" in ${join(sub, '.orchestrate', 'runs')}`);
+    expect(r.stderr).toContain(
+      `hint: run 20260101 is in ${join(runs, '20260101-120000-aaaa')} (a folder above this one): pass --run-dir ${runs}, or run the command from ${project}`,
+    );
+    expect(r.code).toBe(2);
+    // With --run-dir the user chose where to look: no guessing above it.
+    const chosen = await runCli([verb, '20260101', '--run-dir', '.orchestrate/runs'], { cwd: sub });
+    expect(chosen.stderr).not.toContain('a folder above');
+  });
+});
