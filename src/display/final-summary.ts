@@ -82,7 +82,7 @@ function detail(inst: InstanceState): string {
 /** attempts: an attempt that lost to one that landed is no failure: why it did not land, and where its work is. */
 function notPickedDetail(state: RunState, inst: InstanceState): string | undefined {
   if (!notPickedAttempt(state.picks, inst.key)) return undefined;
-  const w = workOfAttempt(state.picks, inst.key, () => ({ patchFile: inst.patchFile }));
+  const w = workOfAttempt(state.picks, inst.key, () => ({ patchFile: inst.patchFile, status: inst.status }));
   const why = w?.notLanded ?? 'another attempt landed';
   return `${why.startsWith('not picked') ? why : `not picked: ${why}`}${w?.patchFile ? `; its work: ${w.patchFile}` : ''}`;
 }

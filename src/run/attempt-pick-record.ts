@@ -142,6 +142,8 @@ export interface AttemptWork {
 export interface AttemptFacts {
   patchFile?: string | undefined;
   cost?: number | undefined;
+  /** Its instance's status now: an attempt `pick: first` told to stop may have finished first. */
+  status?: string | undefined;
 }
 
 /**
@@ -151,7 +153,7 @@ export interface AttemptFacts {
 export type AttemptLookup = (key: string, task: string) => AttemptFacts | undefined;
 
 /** Why attempt `c` of pick `p` did not land, in a few words; undefined when it landed. */
-export function whyNotLanded(p: AttemptPick, c: PickCandidate): string | undefined {
+export function whyNotLanded(p: AttemptPick, c: PickCandidate, facts?: AttemptFacts): string | undefined {
   if (c.key === p.picked) {
     if (p.landed === undefined) return 'picked, not landed yet';
     return p.landed.ok ? undefined : 'picked, but its landing failed';
@@ -161,9 +163,11 @@ export function whyNotLanded(p: AttemptPick, c: PickCandidate): string | undefin
     case 'passed':
       return `not picked (pick: ${p.rule})`;
     case 'cancelled':
-      return p.rule === 'first' && p.picked !== undefined
-        ? `stopped by pick: first once ${p.picked} passed`
-        : `cancelled${first(c.error)}`;
+      if (p.rule !== 'first' || p.picked === undefined) return `cancelled${first(c.error)}`;
+      // Told to stop when the pick was made, it may have finished before the stop reached it.
+      return facts?.status === 'done'
+        ? `finished after ${p.picked} had passed first (pick: first)`
+        : `stopped by pick: first once ${p.picked} passed`;
     case 'failed':
       return c.failure === 'verify_failed' || c.verify?.ok === false
         ? 'its verify failed'
@@ -178,7 +182,7 @@ export function attemptsWork(p: AttemptPick, lookup: AttemptLookup = () => undef
   return p.candidates.map((c) => {
     const facts = lookup(c.key, p.task);
     const patchFile = c.patchFile ?? facts?.patchFile;
-    const notLanded = whyNotLanded(p, c);
+    const notLanded = whyNotLanded(p, c, facts);
     return {
       key: c.key,
       attempt: c.attempt,
@@ -242,7 +246,9 @@ export function describePick(p: AttemptPick, lookup?: AttemptLookup): string[] {
         : ` [landing failed: ${p.landed.error ?? p.landed.failure ?? 'unknown'}]`;
   const work = attemptsWork(p, lookup);
   const lines = p.candidates.map((c, k) => {
-    const verify = c.verify ? `verify ${c.verify.ok ? 'passed' : 'failed'}` : c.outcome;
+    // Still running when the pick was made (pick: first), it may have finished before the stop came.
+    const finished = c.outcome === 'cancelled' && lookup?.(c.key, p.task)?.status === 'done';
+    const verify = c.verify ? `verify ${c.verify.ok ? 'passed' : 'failed'}` : finished ? 'finished' : c.outcome;
     const size = c.lines !== undefined ? `, ${c.lines} lines` : '';
     const model = c.model ? `, ${c.model}` : '';
     const why = c.outcome !== 'passed' && c.error ? ` (${c.error.split('\n')[0]})` : '';

@@ -85,7 +85,7 @@ export interface StatusCounts {
 export function attemptFacts(state: RunState): AttemptLookup {
   return (key, task) => {
     const inst = state.instances.get(idOf(task, key));
-    return inst && { patchFile: inst.patchFile, cost: instanceUsage(inst).cost };
+    return inst && { patchFile: inst.patchFile, cost: instanceUsage(inst).cost, status: inst.status };
   };
 }
 

@@ -262,7 +262,7 @@ export function resultFile(args: {
     ...(p.landed ? { landed: p.landed.ok } : {}),
     attempts: attemptsWork(p, (key) => {
       const i = byId.get(key);
-      return i && { patchFile: i.patchFile, cost: i.usage.cost };
+      return i && { patchFile: i.patchFile, cost: i.usage.cost, status: i.status };
     }),
   }));
   return {

@@ -104,6 +104,22 @@ describe('attempt pick record', () => {
     );
   });
 
+  it('an attempt told to stop by pick: first that finished before the stop came says it finished, not that it was stopped', () => {
+    const picks = firstPick();
+    landed(picks);
+    const p = picks.get('fix.alpha')!;
+    const lookup = (key: string) =>
+      key === 'fix.alpha.attempt-2'
+        ? { patchFile: 'patches/fix.alpha.attempt-2.diff', cost: 0.03, status: 'done' }
+        : undefined;
+    expect(attemptsWork(p, lookup)[1]!.notLanded).toBe(
+      'finished after fix.alpha.attempt-1 had passed first (pick: first)',
+    );
+    expect(describePick(p, lookup)[2]).toBe(
+      '    attempt 2: finished, $0.0300 · not landed: finished after fix.alpha.attempt-1 had passed first (pick: first); its work: patches/fix.alpha.attempt-2.diff',
+    );
+  });
+
   it('the losers of a pick that landed are not picked; nothing is while the landing is pending or failed', () => {
     const picks = firstPick();
     expect(notPickedAttempt(picks, 'fix.alpha.attempt-2')).toBe(false);
