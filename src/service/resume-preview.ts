@@ -9,6 +9,7 @@
 //
 //   previewResume(request, where) -> { ok: true, preview } | { ok: false, code, message | problems }
 import { resolve } from 'node:path';
+import { formatTokens } from '../display/format-units.js';
 import { restoredInstances } from '../orchestrator/execution/session-start.js';
 import { resumeRunFolder } from '../orchestrator/run-recipe.js';
 import { earlierChanges } from '../orchestrator/workspace/earlier-changes.js';
@@ -207,6 +208,17 @@ export function resumeOverlapText(o: ResumeOverlap): string {
 
 const money = (usd: number): string => `$${usd.toFixed(4)}`;
 
+/**
+ * How an instance's status in the log reads in the preview: with no coordinator holding the run,
+ * nothing is at work, so a "running" or "retrying" instance was cut off by the run's end.
+ */
+function wasText(was: string, live: boolean): string {
+  if (live) return was;
+  if (was === 'running') return 'interrupted';
+  if (was === 'retrying') return 'interrupted before its retry';
+  return was;
+}
+
 /** The human form of a preview (what `resume --dry-run` prints). */
 export function resumePreviewText(p: ResumePreview): string {
   const lines = [`Resume of run ${p.runId} (${p.status}): a dry run, nothing was started or written.`];
@@ -223,15 +235,15 @@ export function resumePreviewText(p: ResumePreview): string {
     lines.push('  would run:');
     for (const r of p.runs)
       lines.push(
-        `    ${r.key}  (${r.was})${r.earlierFiles.length ? `  earlier work: ${r.earlierFiles.join(', ')}` : ''}`,
+        `    ${r.key}  (${wasText(r.was, p.runningNow !== undefined)})${r.earlierFiles.length ? `  earlier work: ${r.earlierFiles.join(', ')}` : ''}`,
       );
   }
   const budget = [
     p.budget.usd !== undefined ? `${money(p.budget.usd)}` : undefined,
-    p.budget.tokens !== undefined ? `${p.budget.tokens} tokens` : undefined,
+    p.budget.tokens !== undefined ? `${formatTokens(p.budget.tokens)} tokens` : undefined,
   ].filter(Boolean);
   lines.push(
-    `  spent so far: ${money(p.spent.usd)}, ${p.spent.tokens} tokens${budget.length ? ` of a budget of ${budget.join(' and ')}` : ' (no budget)'}`,
+    `  spent so far: ${money(p.spent.usd)}, ${formatTokens(p.spent.tokens)} tokens${budget.length ? ` of a budget of ${budget.join(' and ')}` : ' (no budget)'}`,
   );
   if (p.overlaps.length) {
     lines.push('  overlaps:');

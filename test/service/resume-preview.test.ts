@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/run/run-events.js';
 import { takeRunLease } from '../../src/run/run-lease.js';
-import { previewResume } from '../../src/service/resume-preview.js';
+import { previewResume, type ResumePreview, resumePreviewText } from '../../src/service/resume-preview.js';
 import { prepareRun, startRun } from '../../src/service/start-run.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs, events, gitInit, tempProject } from '../orchestrator/helpers/run-fixtures.js';
@@ -180,5 +180,32 @@ describe('resume: overlap prediction from earlier patches', { timeout: 180_000 }
     } finally {
       await held.lease.release();
     }
+  });
+  it("words a stopped run's cut-off instances as interrupted (not running) and counts tokens as the other views do", () => {
+    const preview: ResumePreview = {
+      runId: 'r1',
+      dir: '/runs/r1',
+      status: 'interrupted',
+      kept: [{ key: 'a', status: 'done' }],
+      runs: [
+        { key: 'b', was: 'running', earlierFiles: [] },
+        { key: 'c', was: 'retrying', earlierFiles: [] },
+        { key: 'd', was: 'failed', earlierFiles: [] },
+        { key: 'e', was: 'not started', earlierFiles: [] },
+      ],
+      spent: { usd: 0.5, tokens: 1_234_567 },
+      budget: { tokens: 2_000_000 },
+      overlaps: [],
+      retryProblems: [],
+    };
+    const text = resumePreviewText(preview);
+    // It said "b  (running)" of a run nobody holds, and "1234567 tokens".
+    expect(text).toContain('    b  (interrupted)\n');
+    expect(text).toContain('    c  (interrupted before its retry)\n');
+    expect(text).toContain('    d  (failed)\n');
+    expect(text).toContain('    e  (not started)\n');
+    expect(text).toContain('spent so far: $0.5000, 1,234,567 tokens of a budget of 2,000,000 tokens');
+    // While a coordinator holds the run, running is what it is.
+    expect(resumePreviewText({ ...preview, runningNow: 'pid 1 on host h' })).toContain('    b  (running)\n');
   });
 });
