@@ -188,7 +188,8 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
         }
       },
     );
-  for (const cmd of await commandsFor(argv)) register(parser, cmd);
+  const commands = await commandsFor(argv);
+  for (const cmd of commands) register(parser, cmd);
   parser
     .completion(
       COMPLETION_COMMAND,
@@ -213,7 +214,7 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
       if (!err && output) ctx.stdout(`${output}\n`);
     });
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
+    const message = missingArgumentsMessage(e instanceof Error ? e.message : String(e), typed, commands);
     // The named command's help has its flags; the top-level one only lists the commands.
     const help = COMMAND_MODULES.some((m) => m.name === typed[0])
       ? `orchestrate ${typed[0]} --help`
@@ -222,6 +223,20 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     return EXIT.usage;
   }
   return code;
+}
+
+/**
+ * yargs says "Not enough non-option arguments: got 0, need at least 1" for `orchestrate show`;
+ * name what is missing from the command's own usage line instead ("show needs <run>").
+ */
+function missingArgumentsMessage(message: string, typed: readonly string[], commands: readonly CliCommand[]): string {
+  const counts = /^Not enough non-option arguments: got (\d+), need at least (\d+)$/.exec(message);
+  const spec = commands.flatMap((c) => [c.command].flat()).find((c) => c.split(' ')[0] === typed[0]);
+  if (!counts || !spec) return message;
+  const required = spec.split(' ').filter((w) => w.startsWith('<'));
+  const missing = required.slice(Number(counts[1]));
+  if (missing.length === 0) return message;
+  return `${typed[0]} needs ${missing.join(' ')}\n  usage: orchestrate ${spec}`;
 }
 
 /** The flags yargs knows for the command being parsed (getOptions() is public in yargs 18 but missing from @types/yargs 17). */

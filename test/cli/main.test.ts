@@ -104,9 +104,11 @@ describe('usage', () => {
 
   it.each([
     [[], 'give a recipe file or a command'],
-    [['validate'], 'Not enough non-option arguments'],
+    [['validate'], 'validate needs <recipe>\n  usage: orchestrate validate <recipe>'],
     [['validate', 'recipes/fan-out/recipe.yaml', '--bogus'], 'Unknown argument: bogus'],
     [['schema', 'extra'], 'Unknown argument: extra'],
+    [['show'], 'show needs <run>\n  usage: orchestrate show <run>'],
+    [['steer', 'r1', '--instance', 'a'], 'steer needs <message..>\n  usage: orchestrate steer <run> <message..>'],
     [['valdiate', 'recipes/fan-out/recipe.yaml'], 'did you mean "orchestrate validate"?'],
     [['frobnicate'], 'unknown command "frobnicate"'],
     [['recipes/fan-out/recipe.yaml', '--dry-run', '--concurrency', 'abc'], '--concurrency takes a number (got "abc")'],
