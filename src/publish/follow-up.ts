@@ -131,7 +131,14 @@ export async function followUpRun(o: FollowUpOptions): Promise<{ results: Follow
       continue;
     }
     if (!c.pr || c.forge === 'git' || !c.repository) {
-      results.push({ key: c.key, outcome: 'none', detail: 'no pull request was opened for it' });
+      // Why there is none, and what would give it one.
+      const detail =
+        c.forge === 'git'
+          ? 'forge: git pushes a branch and opens no pull request, so there is nothing to follow up (follow_up and merge_when need forge: github or gitlab)'
+          : c.state === 'unpublished'
+            ? `not published yet: orchestrate publish ${file.runId} --apply --only ${c.key} opens its pull request`
+            : 'no pull request was opened for it';
+      results.push({ key: c.key, outcome: 'none', detail });
       continue;
     }
     let access: ForgeAccess = {};
