@@ -211,7 +211,7 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
     });
   try {
     await parser.parseAsync(argv, {}, (err, _args, output) => {
-      if (!err && output) ctx.stdout(`${output}\n`);
+      if (!err && output) ctx.stdout(`${withoutRepeatedExamples(output)}\n`);
     });
   } catch (e) {
     const message = missingArgumentsMessage(e instanceof Error ? e.message : String(e), typed, commands);
@@ -237,6 +237,26 @@ function missingArgumentsMessage(message: string, typed: readonly string[], comm
   const missing = required.slice(Number(counts[1]));
   if (missing.length === 0) return message;
   return `${typed[0]} needs ${missing.join(' ')}\n  usage: orchestrate ${spec}`;
+}
+
+/**
+ * Top-level help lists its own examples and, after them, those of the default command (run),
+ * which repeat `orchestrate recipe.yaml` and `--dry-run`: keep the first line of each command.
+ */
+export function withoutRepeatedExamples(help: string): string {
+  const lines = help.split('\n');
+  const start = lines.indexOf('Examples:');
+  if (start < 0) return help;
+  const seen = new Set<string>();
+  return lines
+    .filter((line, i) => {
+      if (i <= start || !line.startsWith('  ')) return true;
+      const command = line.trim().split(/\s{2,}/)[0] ?? '';
+      if (seen.has(command)) return false;
+      seen.add(command);
+      return true;
+    })
+    .join('\n');
 }
 
 /** The flags yargs knows for the command being parsed (getOptions() is public in yargs 18 but missing from @types/yargs 17). */

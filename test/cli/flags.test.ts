@@ -116,6 +116,11 @@ describe('help matches the README', () => {
     expect(r.stdout).toContain('orchestrate init');
     expect(r.stdout).toContain('orchestrate completion');
     expect(r.stdout).toContain('--json=full');
+    // The default command's examples follow the top-level ones: each command line once.
+    const examples = r.stdout.slice(r.stdout.indexOf('Examples:')).split('\n').slice(1);
+    const commands = examples.filter((l) => l.startsWith('  ')).map((l) => l.trim().split(/\s{2,}/)[0]);
+    expect(commands).toContain('orchestrate recipe.yaml --set feature="a titleCase function" --budget-usd 2');
+    expect(new Set(commands).size).toBe(commands.length);
   });
 
   it('resume --help documents --json=full and --dry-run (what a resume would do)', async () => {
