@@ -54,6 +54,9 @@ export function executionStack(i: ExecutionStackInput): ExecutionStack {
   const adaptiveBy: Record<string, boolean> = {};
   for (const [name, limits] of Object.entries(recipe.providerLimits))
     if (limits.pacing) adaptiveBy[name] = limits.pacing === 'adaptive';
+  // The scripted model sends no rate-limit headers: a first call held alone to learn them would
+  // only hold the other agents back (and log a permit wait for each).
+  adaptiveBy.scripted ??= false;
   const broker = new PermitBroker({
     rateLimits,
     providerRateLimits,

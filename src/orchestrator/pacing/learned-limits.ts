@@ -214,7 +214,7 @@ export class LearnedLimits {
     const set = key === undefined ? undefined : this.sets.get(key);
     if (!set)
       return this.waitTime(model, provider, estimate, keyHash) > 0
-        ? 'the limits of the provider (first call)'
+        ? "the provider's first call, whose answer tells its rate limits"
         : undefined;
     for (const [kind, amount] of Object.entries(amountsOf(set.vendor, estimate)) as [RateLimitKind, number][]) {
       const bucket = set.buckets[kind];
