@@ -99,3 +99,16 @@ describe('a one-value flag given twice', () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe('--set without key=value', () => {
+  it.each([
+    [['--set', 'foo'], '--set foo: expected key=value, e.g. --set feature="a titleCase function"'],
+    [['--set', '=1'], '--set =1: expected key=value'],
+    [['--set'], '--set needs a value'],
+  ])("%j is a usage error of the flag, not a problem at the recipe's first line", async (flags, message) => {
+    const r = await runCli(['recipe.yaml', '--dry-run', ...flags], { cwd });
+    expect(r.stderr).toContain(`orchestrate: ${message}`);
+    expect(r.stderr).not.toContain('recipe.yaml:');
+    expect(r.code).toBe(2);
+  });
+});

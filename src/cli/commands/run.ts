@@ -123,6 +123,12 @@ export function runOptions(y: Argv): Argv<object> {
       for (const key of ['model', 'run-dir', 'recipe']) {
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       }
+      // A flag's syntax, not the recipe's: it was reported at the recipe's first line.
+      for (const v of setList(a.set))
+        if (!/^[^=]+=/.test(v))
+          throw new Error(
+            `--set ${v === '' ? 'needs a value' : `${v}: expected key=value`}, e.g. --set feature="a titleCase function"`,
+          );
       return true;
     });
 }
