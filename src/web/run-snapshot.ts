@@ -4,6 +4,7 @@
 // work lands (the merge train, best-of-N picks: landing-snapshot.ts).
 // The page renders this and nothing else, so the browser never folds events itself; and the
 // conversation of one instance, cut the way `show --instance` cuts it.
+import { join } from 'node:path';
 import { DISPLAY_DEFAULTS } from '../display/defaults.js';
 import { abbreviate, toolArgsText } from '../display/conversation-text.js';
 import { changesetRows, mergedCount, type StatusRow } from '../display/changesets-text.js';
@@ -48,7 +49,7 @@ export interface InstanceView {
   gated: boolean;
   /** Every attempt as it started and ended (retries, with why). */
   attempts: { attempt: number; outcome: string; failure?: string; startTs?: number; endTs?: number }[];
-  /** Where its work landed: a branch (merge: branch), applied to the checkout, or a patch file. */
+  /** Where its work landed: a branch (merge: branch), applied to the checkout, or a patch file (its full path). */
   landed?: string;
   /** attempts: it ended while another attempt of its instance was picked and landed (no failure). */
   notPicked?: boolean;
@@ -99,6 +100,8 @@ export interface ChangesetsView {
 
 export interface RunSnapshot {
   runId: string;
+  /** The run folder (its plan.md, result.json, patches/), as `show` names it. */
+  dir: string;
   name: string;
   recipe: string;
   status: string;
@@ -147,12 +150,12 @@ function levels(state: RunState): Map<string, number> {
   return out;
 }
 
-/** Where a finished instance's work went, as `show` says it. */
-function landing(inst: InstanceState): string | undefined {
+/** Where a finished instance's work went, as `show` says it; a patch by its full path (it is in the run folder). */
+function landing(inst: InstanceState, runDir: string): string | undefined {
   if (inst.status !== 'done') return undefined;
   if (inst.branch) return `branch ${inst.branch}`;
   if (inst.applied) return 'applied to the checkout';
-  if (inst.patchFile) return `patch ${inst.patchFile}`;
+  if (inst.patchFile) return `patch ${join(runDir, inst.patchFile)}`;
   return undefined;
 }
 
@@ -162,7 +165,7 @@ function stoppedAs(inst: InstanceState): InstanceView['stopped'] {
   return inst.attempts.some((a) => a.startTs !== undefined) ? 'interrupted' : 'never started';
 }
 
-function instanceView(inst: InstanceState, notPicked: boolean, runStopped: boolean): InstanceView {
+function instanceView(inst: InstanceState, runDir: string, notPicked: boolean, runStopped: boolean): InstanceView {
   const usage = instanceUsage(inst);
   const stopped = runStopped ? stoppedAs(inst) : undefined;
   const doing = currentToolText(inst) ?? inst.activity;
@@ -188,7 +191,7 @@ function instanceView(inst: InstanceState, notPicked: boolean, runStopped: boole
       ...(a.startTs !== undefined ? { startTs: a.startTs } : {}),
       ...(a.endTs !== undefined ? { endTs: a.endTs } : {}),
     })),
-    ...(landing(inst) && !notPicked ? { landed: landing(inst) } : {}),
+    ...(landing(inst, runDir) && !notPicked ? { landed: landing(inst, runDir) } : {}),
     ...(notPicked ? { notPicked: true } : {}),
     ...(stopped ? { stopped } : {}),
   };
@@ -251,6 +254,7 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
   const counts = countStatuses(state);
   return {
     runId: state.runId,
+    dir: runDir,
     name: state.name,
     recipe: state.recipe,
     status: abandoned ? 'interrupted' : state.status,
@@ -273,7 +277,7 @@ export function runSnapshot(state: RunState, runDir: string, readOnly: string | 
       instances: [...state.instances.values()].filter((i) => i.task === t.task).map((i) => i.key),
     })),
     instances: instancesInTaskOrder(state).map((i) =>
-      instanceView(i, isFinished(i) && notPickedAttempt(state.picks, i.key), stopped),
+      instanceView(i, runDir, isFinished(i) && notPickedAttempt(state.picks, i.key), stopped),
     ),
     gates: gates(state),
     board: [...state.board.values()],

@@ -153,6 +153,29 @@ describe('runSnapshot of a run that stopped with agents at work', () => {
   });
 });
 
+describe('runSnapshot: where the work is', () => {
+  it('names the run folder and a patch by its full path (it is in the run folder, not the project)', () => {
+    const store = synthetic();
+    store.append({
+      type: 'instance_done',
+      task: 'apply',
+      key: KEYS.a,
+      attempt: 1,
+      parent: 'apply',
+      output: null,
+      usage: { ...ZERO, turns: 1 },
+      durationMs: 5,
+      patchFile: 'patches/apply.repo-a.diff',
+    });
+    const snap = runSnapshot(loadRunFolder(store.dir).state, store.dir, undefined);
+    expect(snap.dir).toBe(store.dir);
+    // It said "patch patches/apply.repo-a.diff": a path the page never said where to look for.
+    expect(snap.instances.find((i) => i.key === KEYS.a)?.landed).toBe(
+      `patch ${join(store.dir, 'patches/apply.repo-a.diff')}`,
+    );
+  });
+});
+
 describe('runSnapshot of a campaign', () => {
   it('carries its changesets as last observed and the burndown', () => {
     const store = synthetic();

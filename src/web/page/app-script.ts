@@ -353,6 +353,7 @@ function RunPage(props) {
       h('a', { href: '#/' }, '← runs'),
       h('h1', null, run.name || run.runId, ' ', h(Badge, { status: run.status })),
       h('div', { class: 'muted' }, run.runId + ' · ' + run.recipe + ' · started ' + clock(run.startTs) + (run.durationMs !== undefined ? ' · ' + duration(run.durationMs) : '')),
+      h('div', { class: 'muted', 'data-run-dir': run.dir }, 'folder: ' + run.dir),
       h(CostBar, { run: run }),
       h('div', { class: 'counts' }, c.done + ' done · ' + (run.unfinished === undefined ? c.running + ' running · ' + c.queued + ' queued · ' : run.unfinished ? run.unfinished + ' unfinished · ' : '') + c.awaitingApproval + ' at a gate · ' + c.failed + ' failed' + (c.cancelled ? ' · ' + c.cancelled + ' cancelled' : '') + (c.notPicked ? ' · ' + c.notPicked + ' not picked' : '') + (c.skipped ? ' · ' + c.skipped + ' skipped' : '')),
       run.resumable ? h('button', { class: 'approve', 'data-action': 'resume', onClick: function () {
