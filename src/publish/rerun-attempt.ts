@@ -112,6 +112,8 @@ export async function runInstanceAgain(a: RerunInput, kind: RerunKind): Promise<
   const store = RunStore.open(a.runDir, { redactor: runRedactor(a.recipe, a.env) });
   const attempt = Math.max(a.inst.attempt, ...a.inst.attempts.map((x) => x.attempt)) + 1;
   const id = a.inst.key;
+  // What the user reads: "the follow-up round" / "the rebase re-run" (kind.name names files).
+  const what = kind.name === 'followup' ? 'follow-up round' : `${kind.name} re-run`;
   const sessionFile = (agentKey: string) => join(store.dir, 'sessions', `${agentKey}.${kind.name}-${attempt}.jsonl`);
   const wt = join(store.dir, 'worktrees', `${id}.${kind.name}-${attempt}`);
   await Promise.all(removeStaleWorktrees(store.dir, a.repo, id, kind.name));
@@ -201,7 +203,7 @@ export async function runInstanceAgain(a: RerunInput, kind: RerunKind): Promise<
     store.flush();
     const result = await runner.run(t, inst);
     if (!result.ok) {
-      const error = `the ${kind.name} re-run of ${a.inst.label} failed (${result.failure}): ${result.error}`;
+      const error = `the ${what} of ${a.inst.label} failed (${result.failure}): ${result.error}`;
       end({ ok: false, failure: result.failure, error });
       return { ok: false, error };
     }
@@ -212,7 +214,7 @@ export async function runInstanceAgain(a: RerunInput, kind: RerunKind): Promise<
       return { ok: false, error };
     }
     if (!d.patch.trim()) {
-      const error = `the ${kind.name} re-run of ${a.inst.label} changed nothing on ${a.startCommit.slice(0, 12)}; its changeset stays as it was`;
+      const error = `the ${what} of ${a.inst.label} changed nothing on ${a.startCommit.slice(0, 12)}; its changeset stays as it was`;
       end({ ok: false, failure: 'error', error, text: result.text });
       return { ok: false, error };
     }
