@@ -10,6 +10,7 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
@@ -104,6 +105,24 @@ function summarize(files: readonly string[]): string {
     .join(', ');
 }
 
+/**
+ * Files where a folder of the copy goes (a file named `agents` for agents/editor.md): mkdir failed
+ * on them with a stack trace. Named as `agents (a file, where the folder agents/ goes)`.
+ */
+function filesInTheWay(cwd: string, targets: readonly string[]): string[] {
+  const folders = new Set(
+    targets.flatMap((rel) =>
+      rel
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
+  return [...folders]
+    .filter((folder) => statSync(join(cwd, folder), { throwIfNoEntry: false })?.isDirectory() === false)
+    .map((folder) => `${folder} (a file, where the folder ${folder}/ goes)`);
+}
+
 export async function runInit(args: CommandArgs, ctx: CliContext): Promise<number> {
   const name = typeof args.example === 'string' ? args.example : INIT_EXAMPLES[0]!.name;
   const example = INIT_EXAMPLES.find((e) => e.name === name);
@@ -121,7 +140,7 @@ export async function runInit(args: CommandArgs, ctx: CliContext): Promise<numbe
   const files = exampleFiles(source);
   const isRecipe = files.includes('recipe.yaml');
   const targets = [...files, ...(isRecipe ? [SCHEMA_FILE] : [])];
-  const taken = targets.filter((rel) => existsSync(join(ctx.cwd, rel)));
+  const taken = [...filesInTheWay(ctx.cwd, targets), ...targets.filter((rel) => existsSync(join(ctx.cwd, rel)))];
   if (taken.length > 0) {
     ctx.stderr(
       `orchestrate init: ${taken.length === 1 ? 'this file exists' : 'these files exist'} in ${ctx.cwd} and would be overwritten: ${taken.join(', ')}\n` +
@@ -129,14 +148,21 @@ export async function runInit(args: CommandArgs, ctx: CliContext): Promise<numbe
     );
     return EXIT.usage;
   }
-  for (const rel of files) {
-    const from = join(source, rel);
-    const to = join(ctx.cwd, ...rel.split('/'));
-    mkdirSync(dirname(to), { recursive: true });
-    if (rel === 'recipe.yaml') writeFileSync(to, copiedText(example.name, rel, readFileSync(from, 'utf8')));
-    else copyFileSync(from, to); // keeps nothing but the content; scripts are run with an interpreter
+  try {
+    for (const rel of files) {
+      const from = join(source, rel);
+      const to = join(ctx.cwd, ...rel.split('/'));
+      mkdirSync(dirname(to), { recursive: true });
+      if (rel === 'recipe.yaml') writeFileSync(to, copiedText(example.name, rel, readFileSync(from, 'utf8')));
+      else copyFileSync(from, to); // keeps nothing but the content; scripts are run with an interpreter
+    }
+    if (isRecipe) copyFileSync(join(RECIPES_DIR, SCHEMA_FILE), join(ctx.cwd, SCHEMA_FILE));
+  } catch (e) {
+    ctx.stderr(
+      `orchestrate init: could not copy the ${example.name} example into ${ctx.cwd}: ${(e as Error).message}\n  hint: run it in a folder you can write to\n`,
+    );
+    return EXIT.taskFailed;
   }
-  if (isRecipe) copyFileSync(join(RECIPES_DIR, SCHEMA_FILE), join(ctx.cwd, SCHEMA_FILE));
   const remotes = example.remotesFor ? await makeBareRemotes(join(source, example.remotesFor), ctx.cwd) : undefined;
   ctx.stdout(
     `copied the ${example.name} example into ${ctx.cwd}: ${summarize(targets)}\n` +

@@ -147,6 +147,16 @@ describe('orchestrate init', () => {
     expect(filesUnder(cwd)).toEqual(['recipe.yaml']);
   });
 
+  it('a file where a folder of the copy goes is named (exit 2, nothing copied); before, a stack trace', async () => {
+    const cwd = emptyDir();
+    writeFileSync(join(cwd, 'agents'), 'mine\n');
+    const r = await runCli(['init'], { cwd, env: env(cwd) });
+    expect(r.stderr).toContain('would be overwritten: agents (a file, where the folder agents/ goes)');
+    expect(hasStackTrace(r.stderr)).toBe(false);
+    expect(r.code).toBe(2);
+    expect(filesUnder(cwd)).toEqual(['agents']);
+  });
+
   it('an unknown example is a usage error that names the examples and the likely one', async () => {
     const cwd = emptyDir();
     const r = await runCli(['init', 'fanout'], { cwd, env: env(cwd) });
