@@ -6,7 +6,7 @@ import { formatProblem, loadRecipe } from '../recipe/index.js';
 import { dryRunRecipe } from '../service/dry-run.js';
 import { checkRecipe, problemsJson } from '../service/recipe-check.js';
 import { loadOptionsOf, overrideArgs, problemsText, recipeArgs } from './tool-args.js';
-import { defineTool, ToolError } from './tool-table.js';
+import { defineTool, inToolTerms, ToolError } from './tool-table.js';
 
 export const validateRecipeTool = defineTool({
   name: 'validate_recipe',
@@ -21,7 +21,7 @@ export const validateRecipeTool = defineTool({
     if (!result.ok) {
       // The answer to "is it valid?" is no: a result, not a failure of the tool.
       return {
-        text: `${problemsText(result.problems)}\nFix them and validate again.`,
+        text: inToolTerms(`${problemsText(result.problems)}\nFix them and validate again.`, ctx.cwd),
         data: { file: result.file, ok: false, problems: problemsJson(result.problems) },
       };
     }

@@ -87,6 +87,23 @@ function toResult(reply: ToolReply): CallToolResult {
   return { content: [{ type: 'text', text: reply.text }], ...(reply.data ? { structuredContent: reply.data } : {}) };
 }
 
+/**
+ * A message of the layers below in the words of this server's tools: they speak to the command
+ * line (`--set name=...`, `--run-dir`, "the current folder"), and a calling agent has arguments
+ * (`inputs`, `run_dir`) and a server whose working folder is not its own.
+ */
+export function inToolTerms(text: string, cwd: string): string {
+  return text
+    .replace(/--set ([\w-]+)=<(\w+)>/g, 'inputs: {"$1": <$2>}')
+    .replace(/--set ([\w-]+)(=\S*)?:/g, 'inputs.$1:')
+    .replace(/without --provider scripted/g, 'with a provider other than "scripted"')
+    .replace(/--provider scripted/g, 'provider: "scripted"')
+    .replace(/--provider ([\w.:-]+):/g, 'provider "$1":')
+    .replace(/pass --run-dir DIR\b/g, 'pass run_dir')
+    .replace(/pass --run-dir with\b/g, 'pass run_dir with')
+    .replace(/relative to the current folder/g, `relative to this MCP server's working folder, ${cwd}`);
+}
+
 function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
@@ -106,7 +123,7 @@ export function registerTools(server: McpServer, tools: readonly OrchestrateTool
         try {
           return toResult(await tool.handler(args, call, ctx));
         } catch (e) {
-          if (e instanceof ToolError) return errorResult(e.message);
+          if (e instanceof ToolError) return errorResult(inToolTerms(e.message, ctx.cwd));
           if (e instanceof z.ZodError) return errorResult(`invalid arguments for ${tool.name}: ${z.prettifyError(e)}`);
           // A bug: the caller gets a short text, the server's log the stack.
           ctx.log(`internal error in ${tool.name}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);

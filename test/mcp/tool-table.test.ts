@@ -1,0 +1,47 @@
+// What a calling agent reads when it gets something wrong: the layers below word their messages
+// for the command line (`--set name=<string>`, `pass --run-dir DIR`, "relative to the current
+// folder"), which an agent driving `orchestrate mcp serve` cannot act on: it has the arguments
+// `inputs` and `run_dir`, and the server's working folder is not its own. Driven by the real MCP
+// SDK client over stdio against the built CLI.
+import { afterAll, describe, expect, it } from 'vitest';
+import { inToolTerms } from '../../src/mcp/tool-table.js';
+import { call, McpProject, textOf } from '../cli/mcp-serve-fixture.js';
+
+const project = new McpProject();
+afterAll(() => project.cleanup());
+
+describe("the MCP server's mistakes are worded in its tools' arguments", () => {
+  it('a missing input, a missing recipe and an empty runs folder name inputs, run_dir and the server folder', async () => {
+    project.write(
+      'needs-input.yaml',
+      'name: needs-input\nprovider: scripted\nscript: script.yaml\ninputs:\n  feature: { type: string, required: true, description: what to build }\ntasks:\n  - id: a\n    prompt: "${{ inputs.feature }}"\n',
+    );
+    const s = await project.serve();
+
+    const missing = await call(s, 'run_recipe', { recipe: 'needs-input.yaml' });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toContain('hint: pass inputs: {"feature": <string>} (what to build)');
+    const unknown = await call(s, 'dry_run', { recipe: 'needs-input.yaml', inputs: { featur: 'x' } });
+    expect(textOf(unknown)).toMatch(/inputs\.featur: the recipe has no input "featur"/);
+
+    const absent = await call(s, 'validate_recipe', { recipe: 'nope.yaml' });
+    expect(textOf(absent)).toContain(
+      `hint: check the path; it is relative to this MCP server's working folder, ${project.dir}`,
+    );
+
+    const noRuns = await call(s, 'run_status', { run: 'x' });
+    expect(noRuns.isError).toBe(true);
+    expect(textOf(noRuns)).toContain('there are no runs there yet; pass run_dir to look elsewhere');
+    for (const r of [missing, unknown, absent, noRuns]) expect(textOf(r)).not.toMatch(/--set|--run-dir|current folder/);
+  }, 180_000);
+
+  it('rewrites the command-line words of the provider flag too', () => {
+    expect(inToolTerms('--provider gpux: unknown provider', '/p')).toBe('provider "gpux": unknown provider');
+    expect(
+      inToolTerms('add script: <file> to the recipe or to the agent, or run without --provider scripted', '/p'),
+    ).toBe('add script: <file> to the recipe or to the agent, or run with a provider other than "scripted"');
+    expect(inToolTerms('(or use --provider scripted to run offline)', '/p')).toBe(
+      '(or use provider: "scripted" to run offline)',
+    );
+  });
+});
