@@ -8,7 +8,8 @@
 // name matches vitest.config's *interactive* pattern): two CLI processes and a browser. Its two
 // tests run at the same time in one Chromium (#43), each in a browser context of its own (no
 // shared cookies): the finished campaign's page is drawn while the live run's agents write. A
-// third answers two gates of a run nobody holds, each with its own note.
+// third answers two gates of a run nobody holds, each with its own note; a fourth opens a link
+// to a run that is not there.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -338,6 +339,36 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
         ['ship.a', 'only for a'],
         ['ship.b', undefined],
       ]);
+    } finally {
+      await context.close();
+      await started.server.close();
+    }
+  });
+  it('a link to a run that is not there says so, instead of "connecting…" for ever', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'web-view-missing-'));
+    dirs.push(dir);
+    writeSyntheticRun(join(dir, 'runs'));
+    const started = await startWebServer({
+      cwd: process.cwd(),
+      runsDir: join(dir, 'runs'),
+      host: '127.0.0.1',
+      port: 0,
+      token: 'missing-token-0123456789',
+      env: {},
+      log: () => {},
+    });
+    if (!started.ok) throw new Error(started.message);
+    const context = await (await theBrowser()).newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(started.server.url);
+      await page.locator('tr[data-run]').first().waitFor();
+      // A bookmarked run that was deleted, or a mistyped id: its stream is a 404 the browser does not retry.
+      await page.goto(`${new URL(started.server.url).origin}/#/run/20990101-000000-gone`);
+      const failure = page.locator('[data-failure]');
+      await failure.waitFor();
+      expect(await failure.textContent()).toBe(`no run 20990101-000000-gone in ${join(dir, 'runs')}`);
+      expect(await page.locator('text=connecting…').count()).toBe(0);
     } finally {
       await context.close();
       await started.server.close();

@@ -29,15 +29,30 @@ function duration(ms) {
   return s >= 60 ? Math.floor(s / 60) + 'm' + String(s % 60).padStart(2, '0') + 's' : s + 's';
 }
 
-/** Opens an EventSource on url; the latest data of each named event, and whether it is connected. */
-function useStream(url, names) {
+/**
+ * Opens an EventSource on url; the latest data of each named event, whether it is connected, and
+ * why the server refused it. A stream answered with an error (no such run, a token that changed)
+ * is not retried by the browser, and says nothing of why: \`probe\` (the same thing as plain JSON)
+ * is asked, and its message shown instead of "connecting…" for ever.
+ */
+function useStream(url, names, probe) {
   var [data, setData] = useState({});
   var [connected, setConnected] = useState(false);
+  var [failure, setFailure] = useState('');
   useEffect(function () {
     setData({});
+    setFailure('');
     var es = new EventSource(url);
-    es.onopen = function () { setConnected(true); };
-    es.onerror = function () { setConnected(false); };
+    es.onopen = function () { setConnected(true); setFailure(''); };
+    es.onerror = function () {
+      setConnected(false);
+      if (es.readyState !== EventSource.CLOSED) return; // the browser reconnects by itself
+      fetch(probe, { credentials: 'same-origin' }).then(function (res) {
+        if (res.ok) return;
+        return res.json().then(function (body) { setFailure(body.message || 'HTTP ' + res.status); },
+          function () { setFailure('HTTP ' + res.status); });
+      }, function () { setFailure('the server does not answer: is orchestrate serve still running?'); });
+    };
     names.forEach(function (name) {
       es.addEventListener(name, function (ev) {
         var value = JSON.parse(ev.data);
@@ -46,7 +61,7 @@ function useStream(url, names) {
     });
     return function () { es.close(); };
   }, [url]);
-  return [data, connected];
+  return [data, connected, failure];
 }
 
 async function act(run, action, body) {
@@ -66,11 +81,12 @@ function Badge(props) {
 }
 
 function RunList() {
-  var [data, connected] = useStream('/api/runs/stream', ['runs']);
+  var [data, connected, failure] = useStream('/api/runs/stream', ['runs'], '/api/runs');
   var list = data.runs;
   return h('main', { class: 'runs' },
-    h('h1', null, 'Runs', connected ? null : h('span', { class: 'muted' }, ' (connecting…)')),
-    !list ? h('p', { class: 'muted' }, 'loading…')
+    h('h1', null, 'Runs', connected || failure ? null : h('span', { class: 'muted' }, ' (connecting…)')),
+    failure ? h('p', { class: 'error', 'data-failure': '1' }, failure) : null,
+    !list ? (failure ? null : h('p', { class: 'muted' }, 'loading…'))
       : list.error ? h('p', { class: 'error' }, list.error)
       : list.runs.length === 0 ? h('p', { class: 'muted' }, 'No runs in this folder yet: start one with orchestrate <recipe.yaml>.')
       : h('table', { class: 'grid' },
@@ -337,7 +353,7 @@ function Controls(props) {
 
 function RunPage(props) {
   var url = '/api/runs/' + encodeURIComponent(props.run) + '/stream' + (props.instance ? '?instance=' + encodeURIComponent(props.instance) : '');
-  var [data, connected] = useStream(url, ['run', 'conversation']);
+  var [data, connected, failure] = useStream(url, ['run', 'conversation'], '/api/runs/' + encodeURIComponent(props.run));
   var [status, setStatus] = useState('');
   var run = data.run;
   var onAct = function (action, body, what) {
@@ -346,7 +362,9 @@ function RunPage(props) {
       setStatus(what + ': ' + (reply.ok ? '' : 'failed: ') + reply.message);
     }, function (err) { setStatus(what + ': failed: ' + err); });
   };
-  if (!run) return h('main', null, h('p', { class: 'muted' }, connected ? 'reading the run…' : 'connecting…'));
+  if (!run)
+    return h('main', null, h('a', { href: '#/' }, '← runs'),
+      failure ? h('p', { class: 'error', 'data-failure': '1' }, failure) : h('p', { class: 'muted' }, connected ? 'reading the run…' : 'connecting…'));
   var c = run.counts;
   return h('main', { class: 'run', 'data-run': run.runId, 'data-run-status': run.status },
     h('header', null,
@@ -363,7 +381,7 @@ function RunPage(props) {
         : h('button', { class: 'reject', 'data-action': 'cancel-run', onClick: function () {
             if (confirm('Cancel the whole run? (sessions are kept; orchestrate resume continues it)')) onAct('cancel', {}, 'cancel run');
           } }, 'Cancel run'),
-      connected ? null : h('div', { class: 'warn' }, 'reconnecting…'),
+      failure ? h('div', { class: 'error', 'data-failure': '1' }, failure) : connected ? null : h('div', { class: 'warn' }, 'reconnecting…'),
       status ? h('div', { class: 'status', 'data-action-status': '1' }, status) : null),
     h(Gates, { run: run, onAct: onAct }),
     h('div', { class: 'split' }, h(Dag, { run: run, selected: props.instance }),
