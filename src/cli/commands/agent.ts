@@ -4,7 +4,7 @@
 // in src/runtime/modes and src/display/interactive; this file maps flags to createAgentSession
 // options and exit codes.
 import type { Argv } from 'yargs';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { AgentThinkingLevel } from '../../agent/types.js';
@@ -31,6 +31,7 @@ import {
   type ModeOutput,
 } from '../../runtime/index.js';
 import { BUILTIN_TOOL_NAMES } from '../../tools/coding-tools.js';
+import { checkAgentPathFlags } from '../agent-path-flags.js';
 import { addMcpServers, RequiredMcpServers } from '../agent-mcp-required.js';
 import { finishAgentTracing, startAgentTracing, withOtelOption } from '../agent-otel.js';
 import { type CliContext, EXIT } from '../cli-io.js';
@@ -251,12 +252,8 @@ async function readStdin(): Promise<string> {
 
 /** Flags -> factory options. Throws AgentSessionConfigError for flag values that cannot work. */
 export function sessionOptionsFromArgs(args: CommandArgs, ctx: CliContext): CreateAgentSessionOptions {
+  checkAgentPathFlags(args, ctx.cwd);
   const cwd = typeof args.cwd === 'string' ? resolve(ctx.cwd, args.cwd) : ctx.cwd;
-  // Every tool fails in a folder that is not there, while the model goes on spending tokens.
-  if (typeof args.cwd === 'string' && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
-    throw new AgentSessionConfigError(
-      `--cwd ${args.cwd}: ${existsSync(cwd) ? `${cwd} is a file, not a folder` : `no folder ${cwd}`}; give the folder the agent works in.`,
-    );
   const o: CreateAgentSessionOptions = { cwd, notify: (m) => ctx.stderr(`${m}\n`) };
   if (args.session === false) o.inMemory = true;
   else if (typeof args.session === 'string') o.sessionFile = resolve(ctx.cwd, args.session);

@@ -263,6 +263,22 @@ describe('orchestrate agent, bad input', SLOW_START, () => {
     expect(notDir.code).toBe(2);
   });
 
+  it('--session naming a folder and --session-dir naming a file exit 2 saying which to use', async () => {
+    const folder = mkdtempSync(join(home, 'sessions-'));
+    const asFile = await inProcess(['agent', '--script', script('hello.yaml'), '--session', folder, 'hi']);
+    expect(asFile.stderr).toContain(
+      `--session ${folder} is a folder; give a session file (.jsonl), or --session-dir ${folder}`,
+    );
+    expect(asFile.stderr).not.toContain('internal error');
+    expect(asFile.code).toBe(2);
+    const file = join(home, 'not-a-dir');
+    writeFileSync(file, '');
+    const asDir = await inProcess(['agent', '--script', script('hello.yaml'), '--session-dir', file, 'hi']);
+    expect(asDir.stderr).toContain(`--session-dir ${file} is a file, not a folder`);
+    expect(asDir.stderr).not.toContain('free disk space');
+    expect(asDir.code).toBe(2);
+  });
+
   it('a bad --mode value and a prompt with --mode rpc exit 2', async () => {
     expect((await inProcess(['agent', '--mode', 'xml', 'hi'])).code).toBe(2);
     const r = await inProcess(['agent', '--mode', 'rpc', '--script', script('hello.yaml'), 'hi']);
