@@ -1,6 +1,7 @@
 // The path flags of `orchestrate agent` checked before a session starts: --cwd must be a folder,
-// --session a file (or nothing yet), --session-dir a folder (or nothing yet). Each mistake used to
-// surface later as something else: tools failing in a missing folder while the model spent on,
+// each --skills a folder or one skill's .md file, --session a file (or nothing yet), --session-dir
+// a folder (or nothing yet). A mistyped --skills path was skipped without a word; the others
+// surfaced later as something else: tools failing in a missing folder while the model spent on,
 // an "internal error" stack trace for a --session folder, "free disk space" for a --session-dir file.
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -21,6 +22,15 @@ export function checkAgentPathFlags(args: CommandArgs, cwd: string): void {
     if (kind !== 'folder')
       throw new AgentSessionConfigError(
         `--cwd ${args.cwd}: ${kind === 'file' ? `${dir} is a file, not a folder` : `no folder ${dir}`}; give the folder the agent works in.`,
+      );
+  }
+  for (const skills of [args.skills].flat()) {
+    if (typeof skills !== 'string') continue;
+    const kind = kindOf(resolve(cwd, skills));
+    // A skill root is a folder of skills, or one skill's .md file (tools/skills.ts).
+    if (kind === 'none' || (kind === 'file' && !skills.endsWith('.md')))
+      throw new AgentSessionConfigError(
+        `--skills ${skills}: ${kind === 'file' ? 'not a folder or a .md skill file' : 'nothing is there'}; give a folder of skills or one skill's .md file.`,
       );
   }
   if (typeof args.session === 'string' && kindOf(resolve(cwd, args.session)) === 'folder')

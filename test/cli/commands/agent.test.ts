@@ -279,6 +279,13 @@ describe('orchestrate agent, bad input', SLOW_START, () => {
     expect(asDir.code).toBe(2);
   });
 
+  it('a --skills path where nothing is exits 2; before, the agent ran without those skills and no word', async () => {
+    const r = await inProcess(['agent', '--no-session', '--script', script('hello.yaml'), '--skills', 'skilz', 'hi']);
+    expect(r.stderr).toContain("--skills skilz: nothing is there; give a folder of skills or one skill's .md file.");
+    expect(r.stdout).toBe('');
+    expect(r.code).toBe(2);
+  });
+
   it('a bad --mode value and a prompt with --mode rpc exit 2', async () => {
     expect((await inProcess(['agent', '--mode', 'xml', 'hi'])).code).toBe(2);
     const r = await inProcess(['agent', '--mode', 'rpc', '--script', script('hello.yaml'), 'hi']);
