@@ -283,6 +283,8 @@ export async function changeCommit(args: {
   message: string;
   whenMs: number;
   ref: string;
+  /** The command that redoes the change on the base branch as it is now (said when the base commit is gone). */
+  rebaseCommand?: string;
 }): Promise<{ ok: true; commit: string; empty: boolean } | { ok: false; error: string }> {
   // A .git file or commondir of the model's naming another repository: refused before git writes there.
   const trusted = trustedRepository(args.repo);
@@ -291,6 +293,7 @@ export async function changeCommit(args: {
     const date = `${Math.floor(args.whenMs / 1000)} +0000`;
     // One sandboxed shell for the whole commit (a sandbox start costs more than the git commands).
     const script = `base=$1 message=$2 ref=$3 haspatch=$4
+git cat-file -e "$base^{commit}" 2>/dev/null || exit 8
 git read-tree "$base" || exit 3
 if [ "$haspatch" = 1 ]; then git apply --cached --binary --whitespace=nowarn || exit 4; fi
 tree=$(git write-tree) || exit 5
@@ -319,6 +322,11 @@ printf '%s\\n%s\\n%s\\n' "$commit" "$tree" "$basetree"
       return {
         ok: false,
         error: `the patch does not apply to ${args.baseCommit.slice(0, 12)}: ${firstLine(r.stderr)}`,
+      };
+    if (r.code === 8)
+      return {
+        ok: false,
+        error: `${args.repo} no longer has ${args.baseCommit.slice(0, 12)}, the commit the change was made on (the repository was made again, or that history rewritten): fetch that commit into it again, or redo the change on its base branch as it is now (${args.rebaseCommand ?? 'orchestrate publish <run> --rebase <changeset>'})`,
       };
     if (r.code !== 0) return { ok: false, error: `cannot make the change's commit: ${firstLine(r.stderr)}` };
     const [commit, tree, baseTree] = r.stdout.toString('utf8').split('\n');

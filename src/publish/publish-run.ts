@@ -6,7 +6,7 @@
 // pull request with --close-empty. changesets.json is rewritten after each changeset, so a kill
 // keeps what was published; the token never reaches it, the output or the run log.
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { LoadedRecipe } from '../recipe/index.js';
 import { type Changeset, type ChangesetsFile, writeChangesets } from '../run/changesets.js';
 import { foldEvents } from '../run/run-fold.js';
@@ -194,6 +194,7 @@ async function publishOne(
     message: c.commitMessage,
     whenMs: c.doneTs,
     ref: `refs/orchestrate/publish/${c.branch}`,
+    rebaseCommand: `orchestrate publish ${basename(opts.runDir)} --rebase ${c.key}`,
   });
   if (!commit.ok) return { key: c.key, outcome: 'failed', detail: commit.error };
   const { forge } = access;

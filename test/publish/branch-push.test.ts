@@ -4,7 +4,8 @@
 // is only configured for a remote on the forge's own host (a remote the model redirected to
 // another host gets none); secrets are cut out of error text. A branch where someone built on the
 // commit orchestrate pushed (a reviewer's fixup) is left as it is when the change is the same: the
-// pull request is still updated; a changed commit is still refused there.
+// pull request is still updated; a changed commit is still refused there. A repository made again
+// since the run (its base commit gone) says so, with what to do, instead of git's unpack error.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { pushAuthHeader, repositoryFromUrl, withoutSecrets } from '../../src/pub
 import { readChangesets } from '../../src/run/changesets.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
-import { REPOS, TOKEN, git, project, recipe, runCampaign } from './campaign-fixtures.js';
+import { REPOS, TOKEN, git, gitForgeRecipe, project, recipe, runCampaign } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 const auth = { host: 'github.com', header: pushAuthHeader('github', 'ghp_secret1234') };
@@ -174,5 +175,29 @@ describe('a branch someone built on', () => {
       /change\.repo-a: refused\s+refusing to push: campaign\/repo-a .* a commit orchestrate did not push/,
     );
     expect(git(bare('repo-a'), 'rev-parse', 'campaign/repo-a').trim()).toBe(theirs);
+  });
+});
+
+describe('a repository made again since the run', () => {
+  afterAll(() => cleanupTempDirs());
+
+  it('names the missing base commit and how to redo the change', async () => {
+    const { dir } = project('github', () => 'http://127.0.0.1:1');
+    writeFileSync(join(dir, 'recipe.yaml'), gitForgeRecipe(dir, `file://${dir}/remotes/\${{ repo.name }}.git`));
+    const runDir = await runCampaign(dir);
+    const base = readChangesets(runDir)!.changesets[0]!.baseCommit;
+    // The repository is made again from its files (as a setup step that runs git init would).
+    const repo = join(dir, 'repo-a');
+    rmSync(join(repo, '.git'), { recursive: true, force: true });
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'again');
+    const r = await runCli(['publish', runDir, '--apply', '--run-dir', join(dir, 'runs')], { cwd: dir });
+    expect(r.code).toBe(1);
+    const id = runDir.split('/').pop();
+    expect(r.stdout).toContain(
+      `change.repo-a: failed  ${repo} no longer has ${base.slice(0, 12)}, the commit the change was made on (the repository was made again, or that history rewritten): fetch that commit into it again, or redo the change on its base branch as it is now (orchestrate publish ${id} --rebase change.repo-a)`,
+    );
+    expect(r.stdout).toMatch(/change\.repo-b: pushed/);
   });
 });
