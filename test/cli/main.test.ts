@@ -40,6 +40,17 @@ describe('validate', () => {
     expect(hasStackTrace(r.stderr)).toBe(false);
   });
 
+  it('a mistyped recipe name gets the YAML file beside it that was meant, or the ones there are', async () => {
+    const typo = await run(['validate', 'recipes/fan-out/recipe.yml']);
+    expect(typo.stderr).toBe(
+      'recipes/fan-out/recipe.yml:1:1: recipe file not found\n  hint: did you mean recipes/fan-out/recipe.yaml?\n1 problem found.\n',
+    );
+    expect(typo.code).toBe(2);
+    const other = await run(['recipes/fan-out/zzz.yaml', '--dry-run']);
+    expect(other.stderr).toContain('hint: YAML files there: recipes/fan-out/recipe.yaml, recipes/fan-out/script.yaml');
+    expect(other.code).toBe(2);
+  });
+
   it('a folder instead of a file says which file to pass', async () => {
     const r = await run(['validate', 'recipes/fan-out']);
     expect(r.code).toBe(2);
