@@ -45,15 +45,33 @@ function serversToList(
     return { specs };
   }
   const [homeFile, folderFile] = userMcpJsonPaths(orchestrateHome(ctx.env), ctx.cwd);
+  let broken = false;
   for (const file of [homeFile!, folderFile!]) {
     const read = readMcpJson(file);
-    for (const p of read?.problems ?? []) ctx.stderr(`orchestrate: ${p.message}\n`);
+    for (const p of read?.problems ?? []) {
+      ctx.stderr(`orchestrate mcp list: ${p.message}\n`);
+      broken = true;
+    }
     // ~/.orchestrate/.mcp.json is the user's own; the folder's is trusted only when asked (or when it is the same file).
     const untrusted = file === folderFile && resolve(folderFile) !== resolve(homeFile!) && !trustRepoConfig;
     for (const spec of read?.specs ?? [])
       specs.set(spec.name, { spec, agents: [], ...(untrusted ? { untrusted } : {}) });
   }
+  // A broken file is a mistake to fix, not "no servers configured" with exit 0.
+  if (broken) {
+    ctx.stderr(
+      '  hint: each entry of mcpServers is {"command": ..., "args": [...], "env": {...}} (stdio) or {"type": "http" | "sse", "url": ..., "headers": {...}}; fix the file and list again\n',
+    );
+    return { code: EXIT.usage };
+  }
   return { specs };
+}
+
+/** The transport and target an entry asks for, for a server whose configuration could not be resolved (an unset ${VAR}). */
+function asWritten(spec: McpServerSpec): string {
+  const e = spec.entry;
+  if ('url' in e && typeof e.url === 'string') return `${'type' in e && e.type === 'sse' ? 'sse' : 'http'}  ${e.url}`;
+  return `stdio  ${'command' in e ? [e.command, ...(e.args ?? [])].join(' ') : ''}`;
 }
 
 function firstLine(text: string | undefined, max = 70): string {
@@ -103,7 +121,8 @@ export const mcpListCommand: CliCommand = {
       );
     } else {
       for (const r of rows) {
-        ctx.stdout(`${r.name}  ${r.transport ?? '?'}  ${r.target ?? ''}\n`);
+        const head = r.transport ? `${r.transport}  ${r.target ?? ''}` : asWritten(found.specs.get(r.name)!.spec);
+        ctx.stdout(`${r.name}  ${head}\n`);
         ctx.stdout(`  defined in ${r.source}${r.agents.length ? `; agents: ${r.agents.join(', ')}` : ''}\n`);
         if (r.notStarted) ctx.stdout(`  not started: ${r.notStarted}\n`);
         else if (r.started === undefined) ctx.stdout('  not started (--no-start)\n');

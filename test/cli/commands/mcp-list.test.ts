@@ -69,4 +69,26 @@ describe('orchestrate mcp list', () => {
     expect(broken.stdout).toMatch(/^broken {2}stdio/m);
     expect(broken.stdout).toMatch(/does not start: MCP server "broken" could not be started: /);
   }, 60_000);
+
+  it('a broken .mcp.json is a usage error naming the file (it was "No MCP servers configured", exit 0); an entry with an unset ${VAR} shows what it runs', async () => {
+    const s = setup(CALLS);
+    const file = join(s.dir, '.mcp.json');
+    writeFileSync(file, '{ "mcpServers": { "a": { "command": "x" } }');
+    const bad = await runCli(['mcp', 'list'], { cwd: s.dir, env: env(s.dir) });
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(new RegExp(`^orchestrate mcp list: ${file}: not valid JSON: `));
+    writeFileSync(file, JSON.stringify({ mcpServers: { a: { command: 5 } } }));
+    const shape = await runCli(['mcp', 'list', '--no-start'], { cwd: s.dir, env: env(s.dir) });
+    expect(shape.code).toBe(2);
+    expect(shape.stderr).toContain(`${file}: mcpServers.a: an MCP server is {command, args, env, cwd} (stdio)`);
+
+    writeFileSync(file, JSON.stringify({ mcpServers: { b: { command: 'db-mcp', args: ['${MCP_LIST_UNSET_VAR}'] } } }));
+    const unset = await runCli(['mcp', 'list', '--no-start'], { cwd: s.dir, env: env(s.dir) });
+    expect(unset.code).toBe(1);
+    expect(unset.stdout.split('\n')[0]).toBe('b  stdio  db-mcp ${MCP_LIST_UNSET_VAR}');
+    expect(unset.stdout).toContain(
+      'does not start: MCP server "b": environment variable MCP_LIST_UNSET_VAR is not set',
+    );
+  }, 60_000);
 });
