@@ -207,8 +207,11 @@ export async function fetchBranch(
       ['fetch', '--no-tags', '--quiet', '--no-write-fetch-head', remote.url, `+refs/heads/${branch}:${ref}`],
       pushTransport(remote, auth),
     );
-    if (r.code !== 0)
+    if (r.code !== 0) {
+      if (await lacksBranch(g, remote, branch, pushTransport(remote, auth)))
+        return { ok: false, error: noBranchError(remote, branch) };
       return { ok: false, error: `cannot fetch ${branch} from ${remote.url}: ${gitError(r.stderr, remote, auth)}` };
+    }
     const commit = readRef(g.dir, ref);
     if (!commit) return { ok: false, error: `fetched ${branch} from ${remote.url}, but no commit came with it` };
     g.keepFetched();
@@ -216,6 +219,21 @@ export async function fetchBranch(
       ? { ok: true, commit }
       : { ok: false, error: `fetched ${branch} from ${remote.url}, but ${repo} cannot read its commit` };
   });
+}
+
+/** After a failed fetch: whether the remote answers and has no `branch` (rather than being unreadable). */
+async function lacksBranch(
+  g: NetworkGit,
+  remote: ResolvedRemote,
+  branch: string,
+  transport: NetworkTransport,
+): Promise<boolean> {
+  const heads = await g.git(['ls-remote', '--heads', remote.url, `refs/heads/${branch}`], transport);
+  return heads.code === 0 && !heads.stdout.toString('utf8').trim();
+}
+
+function noBranchError(remote: ResolvedRemote, branch: string): string {
+  return `${remote.url} has no branch ${branch}, the base the change goes to: push ${branch} there, or set publish.base to the branch the changes go to`;
 }
 
 /**
@@ -241,12 +259,7 @@ export async function mergedInto(
       pushTransport(remote, undefined),
     );
     if (r.code !== 0) {
-      // Asked again only when the fetch failed: is it the branch that is missing, or the remote unreadable?
-      const heads = await g.git(
-        ['ls-remote', '--heads', remote.url, `refs/heads/${base}`],
-        pushTransport(remote, undefined),
-      );
-      if (heads.code === 0 && !heads.stdout.toString('utf8').trim())
+      if (await lacksBranch(g, remote, base, pushTransport(remote, undefined)))
         return {
           ok: true,
           merged: false,

@@ -5,7 +5,9 @@
 // another host gets none); secrets are cut out of error text. A branch where someone built on the
 // commit orchestrate pushed (a reviewer's fixup) is left as it is when the change is the same: the
 // pull request is still updated; a changed commit is still refused there. A repository made again
-// since the run (its base commit gone) says so, with what to do, instead of git's unpack error.
+// since the run (its base commit gone) says so, with what to do, instead of git's unpack error; a
+// rebase on a remote without the base branch names the branch instead of git's "couldn't find
+// remote ref".
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -199,5 +201,26 @@ describe('a repository made again since the run', () => {
       `change.repo-a: failed  ${repo} no longer has ${base.slice(0, 12)}, the commit the change was made on (the repository was made again, or that history rewritten): fetch that commit into it again, or redo the change on its base branch as it is now (orchestrate publish ${id} --rebase change.repo-a)`,
     );
     expect(r.stdout).toMatch(/change\.repo-b: pushed/);
+  });
+});
+
+describe('a rebase on a remote without the base branch', () => {
+  afterAll(() => cleanupTempDirs());
+
+  it('names the missing branch and what to do', async () => {
+    const { dir } = project('github', () => 'http://127.0.0.1:1');
+    const bare = join(dir, 'remotes', 'repo-a.git');
+    rmSync(bare, { recursive: true, force: true });
+    git(dir, 'init', '-q', '--bare', bare);
+    writeFileSync(join(dir, 'recipe.yaml'), gitForgeRecipe(dir, `file://${dir}/remotes/\${{ repo.name }}.git`));
+    const runDir = await runCampaign(dir);
+    const cli = (...a: string[]) => runCli([...a, '--run-dir', join(dir, 'runs')], { cwd: dir });
+    expect((await cli('publish', runDir, '--apply', '--only', 'change.repo-a')).code).toBe(0);
+    const r = await cli('publish', runDir, '--rebase', 'change.repo-a');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `orchestrate: file://${bare} has no branch main, the base the change goes to: push main there, or set publish.base to the branch the changes go to\n`,
+    );
+    expect(r.stderr).not.toContain("couldn't find remote ref");
   });
 });
