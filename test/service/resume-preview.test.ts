@@ -155,7 +155,7 @@ describe('resume: overlap prediction from earlier patches', { timeout: 180_000 }
     expect(missing.stderr).toContain('orchestrate runs lists them');
     const notRun = await runCli(['resume', join(dir, 'repo'), '--dry-run', '--run-dir', 'runs'], { cwd: dir, env });
     expect(notRun.code).toBe(2);
-    expect(notRun.stderr).toContain(`no run "${join(dir, 'repo')}"`);
+    expect(notRun.stderr).toContain(`${join(dir, 'repo')} is a folder but not a run folder`);
     expect(`${missing.stderr}${notRun.stderr}`).not.toMatch(/\n\s+at /);
   });
 
