@@ -56,4 +56,20 @@ describe('orchestrate doctor --recipe', () => {
       /^warn {2}local \(http:\/\/127\.0\.0\.1:9\/v1\) is not reachable: .*start the server or fix base_url/m,
     );
   });
+
+  it('a recipe without such endpoints says it loads and what is left to check; --probe without --recipe is a usage error', async () => {
+    const offline = join(dir, 'offline.yaml');
+    writeFileSync(offline, 'name: off\nprovider: scripted\nscript: turns.yaml\ntasks:\n  - { id: t, prompt: hi }\n');
+    writeFileSync(join(dir, 'turns.yaml'), 'turns:\n  - text: "hi"\n');
+    const r = await runCli(['doctor', '--recipe', offline], { cwd: dir, env: { PATH: process.env.PATH } });
+    expect(r.stdout).toContain(
+      `ok    ${offline} loads; its agents use no OpenAI-compatible endpoint to check (anthropic needs the key above; scripted runs offline)`,
+    );
+    const probe = await runCli(['doctor', '--probe'], { cwd: dir, env: { PATH: process.env.PATH } });
+    expect(probe.stderr).toBe(
+      'orchestrate doctor: --probe sends a request to each model endpoint of a recipe: give the recipe with --recipe FILE\n',
+    );
+    expect(probe.stdout).toBe('');
+    expect(probe.code).toBe(2);
+  });
 });

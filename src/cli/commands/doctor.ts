@@ -228,6 +228,13 @@ export const doctorCommand: CliCommand = {
         describe: 'With --recipe: send each endpoint a one-token request',
       }),
   run: async (args, ctx) => {
+    // --probe alone was ignored, and the output read as if the endpoints had been probed.
+    if (args.probe === true && typeof args.recipe !== 'string') {
+      ctx.stderr(
+        'orchestrate doctor: --probe sends a request to each model endpoint of a recipe: give the recipe with --recipe FILE\n',
+      );
+      return EXIT.usage;
+    }
     const runsDir = runsDirArg(args, ctx);
     const checks = doctorChecks(ctx, runsDir);
     if (typeof args.recipe === 'string') {
@@ -239,7 +246,18 @@ export const doctorCommand: CliCommand = {
           essential: true,
           message: `the recipe does not load: ${loaded.problems.map((p) => formatProblem(p)).join('; ')}`,
         });
-      else checks.push(...(await endpointChecks(loaded.recipe, args.probe === true)));
+      else {
+        const endpoints = await endpointChecks(loaded.recipe, args.probe === true);
+        // Nothing printed for the recipe read as if it had not been looked at.
+        if (endpoints.length === 0)
+          endpoints.push({
+            name: 'recipe',
+            ok: true,
+            essential: true,
+            message: `${args.recipe} loads; its agents use no OpenAI-compatible endpoint to check (anthropic needs the key above; scripted runs offline)`,
+          });
+        checks.push(...endpoints);
+      }
     }
     for (const c of checks) ctx.stdout(`${c.ok ? 'ok  ' : c.essential ? 'FAIL' : 'warn'}  ${c.message}\n`);
     const failed = checks.filter((c) => !c.ok && c.essential);
