@@ -273,6 +273,8 @@ describe.skipIf(!hasChromium)('orchestrate serve in headless Chromium', { timeou
       await page.locator(`[data-instance="${KEYS.c}"][data-status="failed"] .error`).waitFor();
       await page.waitForSelector(`[data-instance="${KEYS.review}"][data-status="skipped"]`);
       await page.waitForSelector('[data-read-only]');
+      // The run started on 2026-01-01, not today: its start says the day, not only the time of day.
+      expect(await page.locator('header .muted').first().textContent()).toMatch(/ · started [^·]*2026/);
       expect(await page.locator('[data-changeset]').count()).toBe(2);
       await page.locator('[data-changeset="change.repo-a"] [data-status="merged"]').waitFor();
       await page.locator('section.changesets', { hasText: 'burndown: 1/2 merged' }).waitFor();

@@ -22,7 +22,12 @@ function runHref(run, instance) {
 }
 function money(n) { return '$' + (n || 0).toFixed(n >= 100 ? 0 : n >= 1 ? 2 : 4); }
 function tokens(n) { return n >= 1e6 ? (n / 1e6).toFixed(1) + 'M' : n >= 1e3 ? (n / 1e3).toFixed(1) + 'k' : String(n || 0); }
-function clock(ts) { return ts ? new Date(ts).toLocaleTimeString() : ''; }
+/** The time of day, with the date when it is not today (a run of last week did not start "at 3:11 PM"). */
+function clock(ts) {
+  if (!ts) return '';
+  var d = new Date(ts);
+  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString();
+}
 function duration(ms) {
   if (ms === undefined) return '';
   var s = Math.round(ms / 1000);
