@@ -149,6 +149,8 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
   // with a value as false, so spell it out before parsing.
   const typed = argv;
   argv = argv.flatMap((a) => (a === '--json=full' ? ['--json', '--full-events'] : [a]));
+  // `orchestrate completion bash` (as gh and kubectl take it): the one script serves bash and zsh.
+  if (argv[0] === COMPLETION_COMMAND && (argv[1] === 'bash' || argv[1] === 'zsh')) argv = [argv[0], ...argv.slice(2)];
   let code: number = EXIT.ok;
   const parser = yargs(argv)
     .scriptName('orchestrate')

@@ -98,6 +98,17 @@ describe('shell completion', () => {
     expect(r.stderr).toBe('');
   });
 
+  it('orchestrate completion bash / zsh print the same script (the shell name, as other tools take it)', async () => {
+    const plain = await run(['completion']);
+    for (const shell of ['bash', 'zsh']) {
+      const named = await run(['completion', shell]);
+      expect(named.code).toBe(0);
+      expect(named.stdout).toBe(plain.stdout);
+    }
+    const fish = await run(['completion', 'fish']);
+    expect(fish.code).toBe(2);
+  });
+
   it("the completions offer every command, and a command's flags", async () => {
     const commands = await run(['--get-yargs-completions', 'orchestrate', '']);
     expect(commands.code).toBe(0);
