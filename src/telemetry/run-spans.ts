@@ -122,7 +122,11 @@ export class RunSpans {
   endAll(ts: number = Date.now()): void {
     for (const a of this.attempts.values()) this.cutOff(a, ts, 'the run stopped before this attempt ended');
     this.attempts.clear();
-    for (const g of this.gates.values()) g.end(ts);
+    // A gate still waiting when the run stopped: no decision, said as such (a resume asks again).
+    for (const g of this.gates.values()) {
+      g.setAttribute(ORCH.decision, 'unanswered');
+      g.end(ts);
+    }
     this.gates.clear();
     this.workflow?.span.end(ts);
     this.workflow = undefined;

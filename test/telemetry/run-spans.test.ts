@@ -182,11 +182,13 @@ describe('RunSpans', () => {
     expect(finished.status.code).toBe(SpanStatusCode.UNSET);
     expect(finished.attributes['error.type']).toBeUndefined();
 
-    // A run killed without run_end: what is still open ends the same way.
+    // A run killed without run_end: what is still open ends the same way; a gate still waiting has no decision.
     const k = harness();
     k.feed(runStart);
     k.feed({ type: 'instance_start', ...ref() });
+    k.feed({ type: 'approval_requested', task: 'ship', key: 'ship', prompt: 'Ship?', onTimeout: 'reject' });
     k.spans.endAll();
+    expect(k.named('approval ship').attributes['orchestrate.approval.decision']).toBe('unanswered');
     expect(k.named('invoke_agent fix').status).toEqual({
       code: SpanStatusCode.ERROR,
       message: 'the run stopped before this attempt ended',
