@@ -225,6 +225,11 @@ async function publishOne(
   const remote = await resolveRemote(repo, c.remote, root, c.forge, c.baseUrl, opts.env, recorded);
   if (!remote.ok) return { key: c.key, outcome: 'failed', detail: remote.error };
   if (remote.warning) opts.say?.(`${c.key}: ${remote.warning}`);
+  // A merged or closed pull request is left as it is, its branch too: pushing first would bring
+  // back a branch the forge deleted after the merge.
+  const known = c.pr && forge && repository ? await forge.get(repository, c.pr.number) : undefined;
+  if (known && known.state !== 'open')
+    return { key: c.key, outcome: 'unchanged', detail: `${known.url} is ${known.state}; not reopened` };
   const pushed = await pushBranch({
     repo,
     remote,
@@ -258,7 +263,7 @@ async function publishOne(
       detail: `cannot tell the ${c.forge} repository from ${remote.url}: set publish.repository (owner/name)`,
     };
   c.repository = repoName;
-  let pr = c.pr ? await forge.get(repoName, c.pr.number) : await forge.findOpen(repoName, c.branch, c.base);
+  let pr = known ?? (c.pr ? await forge.get(repoName, c.pr.number) : await forge.findOpen(repoName, c.branch, c.base));
   if (pr && pr.state !== 'open') {
     c.pr = { number: pr.number, url: pr.url };
     return { key: c.key, outcome: 'unchanged', detail: `${pr.url} is ${pr.state}; not reopened${builtOn}` };
