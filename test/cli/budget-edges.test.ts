@@ -89,8 +89,11 @@ describe('budgets at the edges', () => {
     const runDir = join(runs, runId);
     expect(events(runDir).at(-1)).toMatchObject({ type: 'run_end', status: 'budget_exhausted' });
 
-    // Enough for the first instance, not for the rest (each call uses a few hundred tokens).
-    const tooLittle = await cli(['resume', runDir, '--budget-tokens', '600'], dir);
+    // Above what was spent (a total not above it is refused before anything runs), not enough for
+    // the rest: each instance's call uses about a thousand tokens.
+    const firstEnd = events(runDir).at(-1);
+    const spent = firstEnd?.type === 'run_end' ? firstEnd.usage.totalTokens : 0;
+    const tooLittle = await cli(['resume', runDir, '--budget-tokens', String(spent + 600)], dir);
     expect(tooLittle.code).toBe(1);
     expect(tooLittle.stdout).toMatch(/budget exhausted/);
     let log = events(runDir);
@@ -110,8 +113,35 @@ describe('budgets at the edges', () => {
     const result = JSON.parse(readFileSync(join(runDir, 'result.json'), 'utf8')) as { status: string };
     expect(result.status).toBe('succeeded');
     // Each resume records the overrides in force, so a later resume keeps the raised budget.
-    expect(ofType(log, 'run_resume').map((e) => e.overrides?.budgetTokens)).toEqual([600, 1_000_000]);
+    expect(ofType(log, 'run_resume').map((e) => e.overrides?.budgetTokens)).toEqual([spent + 600, 1_000_000]);
     expect(foldEvents(log).overrides).toMatchObject({ budgetTokens: 1_000_000 });
+  });
+
+  it('resume with a budget total not above what the run spent: exit 2 before anything runs (it used to start and stop again)', async () => {
+    const dir = tempProject({
+      'recipe.yaml': FAN_OUT('provider: scripted\nscript: script.yaml'),
+      'script.yaml': 'turns:\n  - text: "Looked."\n',
+    });
+    const runs = join(dir, 'runs');
+    const first = await cli([join(dir, 'recipe.yaml'), '--run-dir', runs, '--budget-tokens', '600'], dir);
+    expect(first.code).toBe(1);
+    const runDir = join(runs, runIdOf(first.stdout));
+    const before = events(runDir);
+    const end = before.at(-1);
+    if (end?.type !== 'run_end') throw new Error(`the run did not end: ${JSON.stringify(end)}`);
+    const spent = end.usage.totalTokens;
+    expect(spent).toBeGreaterThan(0);
+    const again = await cli(['resume', runDir, '--budget-tokens', String(spent)], dir);
+    expect(again.stderr).toBe(
+      `orchestrate: --budget-tokens ${spent} is not above the ${spent} tokens the run has spent, so the resume would stop before its first model call\n  hint: a resume's budget is a total that counts the spend so far: give one above it\n`,
+    );
+    expect(again.code).toBe(2);
+    expect(events(runDir)).toHaveLength(before.length);
+    const preview = await cli(['resume', runDir, '--budget-tokens', String(spent), '--dry-run'], dir);
+    expect(preview.stdout).toContain(
+      `  budget: --budget-tokens ${spent} is not above the ${spent} tokens the run has spent`,
+    );
+    expect(preview.code).toBe(0);
   });
 
   it('--budget-tokens takes short forms and refuses nonsense with exit 2', async () => {

@@ -8,7 +8,7 @@ import { type CliContext, EXIT } from '../cli-io.js';
 import type { CliCommand, CommandArgs } from '../command.js';
 import { resumeRun } from '../../service/resume-run.js';
 import { controlBy } from '../../service/run-control.js';
-import { previewResume, resumePreviewText } from '../../service/resume-preview.js';
+import { type ResumePreview, previewResume, resumePreviewText } from '../../service/resume-preview.js';
 import { notARunArgMessage } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
 import type { ResumeRequest } from '../../service/run-request.js';
@@ -76,6 +76,14 @@ async function resume(args: CommandArgs, ctx: CliContext): Promise<number> {
     ...(typeof args['run-dir'] === 'string' ? { runsDir: args['run-dir'] } : {}),
   };
   if (args['dry-run'] === true) return dryRun(request, Boolean(args.json), ctx);
+  if (request.budgetUsd !== undefined || request.budgetTokens !== undefined) {
+    const preview = await previewResume(request, { cwd: ctx.cwd, env: ctx.env });
+    const below = preview.ok ? budgetNotAboveSpent(preview.preview, request) : undefined;
+    if (below !== undefined) {
+      ctx.stderr(`orchestrate: ${below}\n`);
+      return EXIT.usage;
+    }
+  }
   return executeRun(args, ctx, (exec) =>
     resumeRun(request, exec, {
       retry: controlBy('resume', ctx.env),
@@ -92,10 +100,28 @@ async function dryRun(request: ResumeRequest, json: boolean, ctx: CliContext): P
     else ctx.stderr(`orchestrate: ${r.message}\n`);
     return EXIT.usage;
   }
+  const below = budgetNotAboveSpent(r.preview, request);
   ctx.stdout(
-    json ? `${JSON.stringify({ ok: true, dryRun: true, ...r.preview }, null, 2)}\n` : resumePreviewText(r.preview),
+    json
+      ? `${JSON.stringify({ ok: true, dryRun: true, ...r.preview }, null, 2)}\n`
+      : `${resumePreviewText(r.preview)}${below ? `  budget: ${below.replace('\n  hint:', ';')}\n` : ''}`,
   );
   return EXIT.ok;
+}
+
+/**
+ * A budget flag whose total is not above what the run has spent: the resume would stop before its
+ * first model call. It used to start anyway, fail an instance on the budget and end with "resume:
+ * orchestrate resume <run>", the same command again.
+ */
+export function budgetNotAboveSpent(p: ResumePreview, request: ResumeRequest): string | undefined {
+  const short: string[] = [];
+  if (request.budgetTokens !== undefined && request.budgetTokens > 0 && request.budgetTokens <= p.spent.tokens)
+    short.push(`--budget-tokens ${request.budgetTokens} is not above the ${p.spent.tokens} tokens the run has spent`);
+  if (request.budgetUsd !== undefined && request.budgetUsd > 0 && request.budgetUsd <= p.spent.usd)
+    short.push(`--budget-usd ${request.budgetUsd} is not above the $${p.spent.usd.toFixed(4)} the run has spent`);
+  if (short.length === 0) return undefined;
+  return `${short.join('; ')}, so the resume would stop before its first model call\n  hint: a resume's budget is a total that counts the spend so far: give one above it`;
 }
 
 export const resumeCommand: CliCommand = {
