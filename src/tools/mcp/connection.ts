@@ -478,17 +478,43 @@ function issuesText(issues: unknown[]): string {
     .join('; ');
 }
 
+/** An HTTP error status as a cause with what to check; the body, if any, quoted short and without markup. */
+function httpFailure(status: number, message: string, where: string): string {
+  const body = message
+    .replace(/^(Streamable HTTP|SSE) error: (Error POSTing to endpoint: |Non-200 status code \(\d+\))?/, '')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const quoted = body ? ` (it answered: ${body.length > 160 ? `${body.slice(0, 160)}…` : body})` : '';
+  const check =
+    status === 401 || status === 403
+      ? ': the server refused the credentials; check the Authorization (or other) header its entry sends under headers:, and that the ${VAR} in it holds a valid token'
+      : status === 404
+        ? ": nothing is served there; check the URL's path (often /mcp, or /sse for the older transport)"
+        : status >= 500
+          ? ': the server failed; its own logs say why'
+          : '';
+  return `HTTP ${status} from ${where}${check}${quoted}`;
+}
+
 /** Why an HTTP server could not be reached, from the network error under undici's "fetch failed". */
 export function remoteFailure(err: unknown, url: string): string {
   const where = url.replace(/\?.*$/, '');
   const codes: string[] = [];
   const texts: string[] = [];
+  let status: number | undefined;
   for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
     const o = e as { code?: unknown; message?: unknown; cause?: unknown };
     if (typeof o.code === 'string') codes.push(o.code);
+    // The SDK's StreamableHTTPError and SseError carry the HTTP status as a number.
+    if (typeof o.code === 'number' && o.code >= 400 && o.code <= 599) status ??= o.code;
     if (typeof o.message === 'string') texts.push(o.message);
     e = o.cause;
   }
+  if (status !== undefined) return httpFailure(status, texts[0] ?? '', where);
+  const wrongType = /Unexpected content type: ([^\s;]+)/.exec(texts.join(' '));
+  if (wrongType)
+    return `${where} answered with ${wrongType[1]}, not MCP (JSON or an event stream): is this the server's MCP endpoint (often /mcp, or /sse for the older transport)?`;
   const all = `${codes.join(' ')} ${texts.join(' ')}`;
   if (/ECONNREFUSED/.test(all)) return `connection refused at ${where} (is the server running, on this port?)`;
   if (/ENOTFOUND|EAI_AGAIN/.test(all)) return `host not found: ${new URL(url).hostname} (${where})`;

@@ -4,11 +4,13 @@
 // that logs to stdout, a line over the SDK's 10 MB limit. And a server that stops for good in the
 // middle of a call while its agent is stopped for it: the call says why, not "Operation aborted".
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAgentSession } from '../../../src/runtime/create-agent-session.js';
 import { McpConnection } from '../../../src/tools/mcp/connection.js';
-import { results, stdioServer, textOf, useMcpAgents } from './helpers.js';
+import { httpServer, results, stdioServer, textOf, useMcpAgents } from './helpers.js';
 
 const { tempDir } = useMcpAgents();
 
@@ -143,6 +145,49 @@ describe('a server that stops for good during a call', () => {
       );
     } finally {
       await session.dispose();
+    }
+  });
+});
+
+/** An HTTP server on a free port of 127.0.0.1 that answers every request with `status` and an HTML page. */
+async function htmlServer(status: number): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () =>
+      res.writeHead(status, { 'content-type': 'text/html' }).end('<html><body><h1>Login required</h1></body></html>'),
+    );
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
+}
+
+describe('an HTTP server that answers with something other than MCP', () => {
+  it('a 401 says the credentials were refused and where to look (it was the page, without the status)', async () => {
+    const { url, server } = await htmlServer(401);
+    const connection = new McpConnection(httpServer('remote', `${url}?token=secret`), {
+      cwd: tempDir(),
+      notify: () => undefined,
+    });
+    try {
+      expect(await failureOf(connection.start())).toBe(
+        `MCP server "remote" could not be started: HTTP 401 from ${url}: the server refused the credentials; check the Authorization (or other) header its entry sends under headers:, and that the \${VAR} in it holds a valid token (it answered: Login required)`,
+      );
+    } finally {
+      await connection.close();
+      server.close();
+    }
+  });
+
+  it('a web page served with 200 is named as not an MCP endpoint', async () => {
+    const { url, server } = await htmlServer(200);
+    const connection = new McpConnection(httpServer('remote', url), { cwd: tempDir(), notify: () => undefined });
+    try {
+      expect(await failureOf(connection.start())).toBe(
+        `MCP server "remote" could not be started: ${url} answered with text/html, not MCP (JSON or an event stream): is this the server's MCP endpoint (often /mcp, or /sse for the older transport)?`,
+      );
+    } finally {
+      await connection.close();
+      server.close();
     }
   });
 });
