@@ -111,7 +111,7 @@ export function notARunFolderMessage(query: string, cwd: string): string | undef
 }
 
 /** True when some folder right under `dir` is a run folder (has its run log). */
-function holdsRuns(dir: string): boolean {
+export function holdsRuns(dir: string): boolean {
   try {
     return readdirSync(dir, { withFileTypes: true }).some(
       (e) => e.isDirectory() && existsSync(join(dir, e.name, RUN_LOG)),

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,6 +37,25 @@ describe('orchestrate runs', () => {
     const empty = await invoke(runsCommand, ['runs'], { cwd });
     expect(empty.code).toBe(0);
     expect(empty.out).toMatch(/^no runs in .*\.orchestrate\/runs\n {2}hint: .*--run-dir/);
+  });
+
+  it("no runs where it looked: the hint says where they are (one run's folder, the .orchestrate folder, a subfolder)", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-runs-'));
+    const runs = join(cwd, '.orchestrate', 'runs');
+    writeSyntheticRun(runs, 'r-3');
+    const oneRun = await invoke(runsCommand, ['runs', '--run-dir', join(runs, 'r-3')], { cwd });
+    expect(oneRun.out).toContain(
+      `hint: ${join(runs, 'r-3')} is the folder of one run, not a folder of runs: orchestrate runs --run-dir ${runs}, or orchestrate show ${join(runs, 'r-3')}`,
+    );
+    const above = await invoke(runsCommand, ['runs', '--run-dir', '.orchestrate'], { cwd });
+    expect(above.out).toContain(`hint: the runs are in ${runs}: orchestrate runs --run-dir ${runs}`);
+    const sub = join(cwd, 'src', 'deep');
+    mkdirSync(sub, { recursive: true });
+    const fromSub = await invoke(runsCommand, ['runs'], { cwd: sub });
+    expect(fromSub.out).toContain(
+      `hint: there is no such folder; runs started in ${cwd} are in ${runs}: orchestrate runs --run-dir ${runs}`,
+    );
+    expect(fromSub.code).toBe(0);
   });
 
   it('--json prints the listing as JSON', async () => {
