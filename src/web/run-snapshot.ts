@@ -96,6 +96,8 @@ export interface ChangesetsView {
   burndown: { ts: number; merged: number; open: number }[];
   /** Why changesets.json could not be read. */
   error?: string;
+  /** Changesets not pushed yet: the command that previews (and with --apply, pushes) them, as the run's summary says it. */
+  publish?: string;
 }
 
 export interface RunSnapshot {
@@ -237,7 +239,18 @@ function changesetsOf(runDir: string, state: RunState): ChangesetsView | undefin
   if (!file) return undefined;
   const obs = readObservations(runDir);
   const total = file.changesets.length;
-  return { rows: changesetRows(file, obs, state), total, merged: mergedCount(obs), burndown: burndown(obs, total) };
+  const unpublished = file.changesets.filter((c) => c.state === 'unpublished').length;
+  return {
+    rows: changesetRows(file, obs, state),
+    total,
+    merged: mergedCount(obs),
+    burndown: burndown(obs, total),
+    ...(unpublished
+      ? {
+          publish: `orchestrate publish ${runDir} previews the ${unpublished === 1 ? 'unpublished changeset' : `${unpublished} unpublished changesets`}; --apply pushes`,
+        }
+      : {}),
+  };
 }
 
 /** How many recent control actions the page lists. */

@@ -11,7 +11,8 @@ import { conversationView, runSnapshot } from '../../src/web/run-snapshot.js';
 import { takeRunLease } from '../../src/run/run-lease.js';
 import { listRuns, RunStore } from '../../src/run/run-store.js';
 import { KEYS, writeSyntheticRun } from '../display/fixtures/synthetic-run.js';
-import { writeCampaign } from './fixtures/campaign.js';
+import { publishedChangeset, writeCampaignChangesets } from '../helpers/campaign.js';
+import { T0, writeCampaign } from './fixtures/campaign.js';
 
 const dirs: string[] = [];
 const ZERO = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
@@ -187,6 +188,21 @@ describe('runSnapshot of a campaign', () => {
       ['change.repo-b', 'open'],
     ]);
     expect(snap.changesets!.burndown.map((p) => p.merged)).toEqual([0, 1]);
+    // Both are published: nothing to say about publishing.
+    expect(snap.changesets!.publish).toBeUndefined();
+  });
+
+  it('changesets not pushed yet: says the command that previews and pushes them, as the run summary does', () => {
+    const store = synthetic();
+    writeCampaignChangesets(store.dir, T0, [
+      { ...publishedChangeset('repo-a', { doneTs: T0 }), state: 'unpublished' },
+      { ...publishedChangeset('repo-b', { doneTs: T0 }), state: 'unpublished' },
+    ]);
+    const snap = runSnapshot(loadRunFolder(store.dir).state, store.dir, undefined);
+    // It listed them "unpublished" and left out what to run next.
+    expect(snap.changesets?.publish).toBe(
+      `orchestrate publish ${store.dir} previews the 2 unpublished changesets; --apply pushes`,
+    );
   });
 });
 

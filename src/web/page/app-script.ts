@@ -334,6 +334,7 @@ function Changesets(props) {
   if (c.error) return h('section', { class: 'changesets' }, h('h2', null, 'Changesets'), h('p', { class: 'error' }, c.error));
   var pct = c.total ? (c.merged / c.total) * 100 : 0;
   return h('section', { class: 'changesets' }, h('h2', null, 'Changesets'),
+    c.publish ? h('div', { class: 'muted', 'data-publish': '1' }, 'publish: ' + c.publish) : null,
     h('div', null, 'burndown: ' + c.merged + '/' + c.total + ' merged'),
     h('div', { class: 'meter' }, h('div', { class: 'fill', style: 'width:' + pct.toFixed(1) + '%' })),
     h(Burndown, { points: c.burndown, total: c.total }),
