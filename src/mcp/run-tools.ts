@@ -46,7 +46,10 @@ function missingKeyText(message: string): string {
 function headline(status: Record<string, unknown>): string {
   const c = status.counts as ReturnType<typeof countStatuses>;
   const secs = typeof status.durationMs === 'number' ? ` in ${(status.durationMs / 1000).toFixed(1)}s` : '';
-  return `run ${String(status.runId)}: ${String(status.status)}${secs}; instances: ${c.done} done, ${c.failed} failed, ${c.cancelled} cancelled, ${c.notPicked ? `${c.notPicked} not picked, ` : ''}${c.skipped} skipped, ${c.running} running, ${c.queued} queued`;
+  // Once the run is over (or its process is gone) nothing runs: what never ended is unfinished, as `show` says.
+  const live = status.status === 'running' || status.status === 'waiting';
+  const open = live ? `${c.running} running, ${c.queued} queued` : `${c.running + c.queued} unfinished`;
+  return `run ${String(status.runId)}: ${String(status.status)}${secs}; instances: ${c.done} done, ${c.failed} failed, ${c.cancelled} cancelled, ${c.notPicked ? `${c.notPicked} not picked, ` : ''}${c.skipped} skipped, ${open}`;
 }
 
 function startedReply(run: LaunchedRun, verb: string): ToolReply {

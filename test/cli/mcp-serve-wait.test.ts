@@ -72,5 +72,7 @@ describe('orchestrate mcp serve: waiting for a run', () => {
     expect(textOf(r)).toMatch(
       /^the process of run \S+ \(pid \d+\) exited with a signal before the run ended; its output is in .*mcp-launch\.log\. run \S+: interrupted; .* The resume tool continues it\.$/,
     );
+    // Nothing runs once the process is gone: the instance it cut off is unfinished (it said "1 running").
+    expect(textOf(r)).toContain('instances: 0 done, 0 failed, 0 cancelled, 0 skipped, 1 unfinished.');
   }, 300_000);
 });
