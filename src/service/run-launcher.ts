@@ -6,7 +6,7 @@
 // racing other runs starting in the same folder. The process's own output goes to
 // `<run>/mcp-launch.log`; when it fails before taking a run folder, that output is the error.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readRunLease } from '../run/run-lease.js';
@@ -102,6 +102,8 @@ export class RunLauncher {
       : join(target, `.mcp-launch-${process.pid}-${++this.seq}.log`);
     const before = new Set(spec.runDir ? [] : readdirSync(target));
     const sizeBefore = spec.runDir ? runLogSize(spec.runDir) : 0;
+    // A resume's log already holds the output of the run's earlier launches: this one's starts here.
+    const logFrom = sizeOf(logFile);
     const out = openSync(logFile, 'a');
     let child: ChildProcess;
     try {
@@ -131,7 +133,7 @@ export class RunLauncher {
     const pid = child.pid;
     if (pid === undefined) {
       await exited;
-      return { ok: false, message: `could not start ${node} ${args.join(' ')}: ${readLog(logFile)}` };
+      return { ok: false, message: `could not start ${node} ${args.join(' ')}: ${readLog(logFile, logFrom)}` };
     }
     const start = Date.now();
     const found = (): string | undefined => {
@@ -163,7 +165,7 @@ export class RunLauncher {
         // One more look: the run may have taken its folder and ended between two polls.
         const late = found();
         if (late) continue;
-        const output = readLog(logFile);
+        const output = readLog(logFile, logFrom);
         if (!spec.runDir) rmSync(logFile, { force: true });
         return {
           ok: false,
@@ -178,7 +180,7 @@ export class RunLauncher {
         killProcessGroup(pid, 'SIGTERM');
         return {
           ok: false,
-          message: `the run process (pid ${pid}) was stopped: ${why}. Its output so far: ${readLog(logFile) || '(none)'}`,
+          message: `the run process (pid ${pid}) was stopped: ${why}. Its output so far: ${readLog(logFile, logFrom) || '(none)'}`,
         };
       }
       spec.onWait?.(Date.now() - start);
@@ -187,11 +189,21 @@ export class RunLauncher {
   }
 }
 
-function readLog(file: string): string {
+/** What the launched process wrote to `file` (from byte `from`), its last part. */
+function readLog(file: string, from: number): string {
   try {
-    return tail(readFileSync(file, 'utf8'), MCP_SERVER_DEFAULTS.launchLogChars);
+    return tail(readFileSync(file).subarray(from).toString('utf8'), MCP_SERVER_DEFAULTS.launchLogChars);
   } catch {
     return '';
+  }
+}
+
+/** The size of `file`, 0 when it is not there. */
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }
 
