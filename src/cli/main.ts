@@ -94,6 +94,20 @@ function mistypedCommand(argv: readonly string[], ctx: CliContext): string | und
 }
 
 /**
+ * A command named after a flag (`orchestrate --json show <run>`) was read as the default command
+ * with a recipe called "show", and the error named the run id as an unknown argument. Returns
+ * the message with the command line reordered, or undefined when argv starts with its command.
+ */
+function misplacedCommand(argv: readonly string[], ctx: CliContext): string | undefined {
+  const first = argv[0] ?? '';
+  if (!first.startsWith('-') || ['--help', '-h', '--version', COMPLETION_REQUEST].includes(first)) return undefined;
+  const at = argv.findIndex((a) => ctx.commandNames.includes(a) && !existsSync(resolve(ctx.cwd, a)));
+  if (at < 0) return undefined;
+  const reordered = [argv[at], ...argv.slice(0, at), ...argv.slice(at + 1)].join(' ');
+  return `"${argv[at]}" is a command: name it first, then its flags\n  hint: orchestrate ${reordered}`;
+}
+
+/**
  * True for a command line that will run (or resume) a recipe with the default thread policy: its worker
  * threads can start loading while the recipe machinery loads (see startWarmPool).
  */
@@ -123,6 +137,11 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     ctx.stderr(
       'orchestrate: give a recipe file or a command\n  usage: orchestrate <recipe.yaml> [--dry-run] | orchestrate validate <recipe.yaml> | orchestrate schema\n  hint: no recipe yet? `orchestrate init` copies an example here that runs offline\nRun "orchestrate --help" for usage.\n',
     );
+    return EXIT.usage;
+  }
+  const misplaced = misplacedCommand(argv, ctx);
+  if (misplaced !== undefined) {
+    ctx.stderr(`orchestrate: ${misplaced}\n`);
     return EXIT.usage;
   }
   const mistyped = mistypedCommand(argv, ctx);

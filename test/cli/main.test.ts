@@ -119,6 +119,10 @@ describe('usage', () => {
     [['validate', 'recipes/fan-out/recipe.yaml', '--bogus'], 'Unknown argument: bogus'],
     [['schema', 'extra'], 'Unknown argument: extra'],
     [['show'], 'show needs <run>\n  usage: orchestrate show <run>'],
+    [
+      ['--json', 'show', 'r1'],
+      '"show" is a command: name it first, then its flags\n  hint: orchestrate show --json r1',
+    ],
     [['steer', 'r1', '--instance', 'a'], 'steer needs <message..>\n  usage: orchestrate steer <run> <message..>'],
     [['valdiate', 'recipes/fan-out/recipe.yaml'], 'did you mean "orchestrate validate"?'],
     [['frobnicate'], 'unknown command "frobnicate"'],
