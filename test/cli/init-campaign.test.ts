@@ -55,6 +55,10 @@ describe('init batch-refactor: the whole campaign loop offline', () => {
     const apply = await runCli(['publish', runId, '--apply'], { cwd, env });
     expect(apply.code, apply.stderr).toBe(0);
     expect(apply.stdout).toMatch(/refactor\.work-repo-a: pushed/);
+    // The apply ends with the next step of the campaign loop (it used to end on the last push).
+    expect(apply.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `track them: orchestrate status ${runId} (--watch to follow until they are merged)`,
+    );
     const bareA = join(cwd, 'remotes', 'repo-a.git');
     expect(branches(bareA)).toEqual([`orchestrate/${runId}/repo-a`]);
     expect(branches(join(cwd, 'remotes', 'repo-c.git'))).toEqual([]);
@@ -74,6 +78,7 @@ describe('init batch-refactor: the whole campaign loop offline', () => {
     const again = await runCli(['publish', runId, '--apply'], { cwd, env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/refactor\.work-repo-a: unchanged/);
+    expect(again.stdout).not.toContain('track them');
     const status = await runCli(['status', runId], { cwd, env });
     expect(status.stdout).toMatch(/refactor\.work-repo-a\s+pushed/);
   });

@@ -153,6 +153,9 @@ export const publishCommand: CliCommand = {
       ctx.stdout(formatChangesetPreview([]).replace('\n', ' Nothing was pushed.\n'));
     } else {
       resultLines(result, ctx);
+      // What a user looks at next (Campaigns: preview, apply, track); the apply used to end here.
+      if (result.results.some((x) => x.outcome === 'pushed' || x.outcome === 'opened' || x.outcome === 'updated'))
+        ctx.stdout(`track them: orchestrate status ${loaded.runId} (--watch to follow until they are merged)\n`);
     }
     return publishExit(result);
   },
