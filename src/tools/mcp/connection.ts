@@ -317,6 +317,10 @@ export class McpConnection {
     const text = (err instanceof Error ? err.message : String(err)).replace(/^MCP error -?\d+: (?=MCP server )/, '');
     if (text.startsWith('MCP server')) return text;
     const head = `MCP server "${cfg.name}" could not be started`;
+    const issues = (err as { issues?: unknown }).issues;
+    // The SDK's check of an answer's shape (a zod error whose message is JSON over many lines).
+    if (Array.isArray(issues) && !(err instanceof McpError))
+      return `${head}: its answer to ${phase} is not valid MCP (${issuesText(issues)}); the server is at fault: check its version, or report it to its authors`;
     const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
     if (transport instanceof ServerStdioTransport && !timedOut) {
       // The SDK saw the pipe close; the exit status and the last of stderr may still be on their way.

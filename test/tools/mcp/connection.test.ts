@@ -16,7 +16,7 @@ const { tempDir } = useMcpAgents();
 
 /**
  * A raw MCP server: answers initialize and tools/list, and misbehaves as `mode` says.
- * `shape`: tools/call answers `content` as a string. `cut`: it writes the first half of its
+ * `shape`: tools/call answers `content` as a string. `schemaless`: a listed tool has no inputSchema. `cut`: it writes the first half of its
  * answer as a line, then a progress notification (so the client's timeout starts after the cut
  * line has arrived), then nothing. `banner`: it logs a line to stdout instead of answering
  * initialize. `flood`: 11 MB without a newline, then it exits.
@@ -32,6 +32,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     if (mode === 'banner') return process.stdout.write('Weather server listening on stdio\\n');
     return out({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
   }
+  if (m.method === 'tools/list' && mode === 'schemaless') return out({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'get', inputSchema: { type: 'object' } }, { name: 'bare' }] } });
   if (m.method === 'tools/list') return out({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'get', inputSchema: { type: 'object' } }] } });
   if (m.method === 'tools/call' && mode === 'shape') return out({ jsonrpc: '2.0', id: m.id, result: { content: 'sunny' } });
   if (m.method === 'tools/call' && mode === 'cut') {
@@ -73,6 +74,15 @@ describe('an MCP server that breaks the protocol', () => {
     } finally {
       await connection.close();
     }
+  });
+
+  it('a tool list that is not valid MCP is one line naming the field (it was a JSON dump over a dozen lines)', async () => {
+    const { connection } = rawConnection('schemaless');
+    const message = await failureOf(connection.start());
+    expect(message).toBe(
+      'MCP server "raw" could not be started: its answer to tools/list is not valid MCP (tools.1.inputSchema: Invalid input: expected object, received undefined); the server is at fault: check its version, or report it to its authors',
+    );
+    await connection.close();
   });
 
   it('an answer cut off on its line: the timeout names what the server wrote instead', async () => {
