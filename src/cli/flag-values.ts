@@ -69,3 +69,14 @@ export function givenOnce(...names: string[]): (args: Record<string, unknown>) =
     return true;
   };
 }
+
+/**
+ * `-` (yargs hands it over as '') named the current folder: "this is a folder, not a recipe file,
+ * e.g. /recipe.yaml". A recipe is read from a file, whose folder its agent files and script are in.
+ */
+export function noStdinRecipe(recipe: unknown): void {
+  if (recipe === '' || recipe === '-')
+    throw new Error(
+      'a recipe is read from its file, not from stdin (-): give its path; its agent files and script are found beside it',
+    );
+}

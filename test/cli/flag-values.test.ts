@@ -112,3 +112,17 @@ describe('--set without key=value', () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe('a recipe given as - (stdin)', () => {
+  it.each([[['validate', '-']], [['-', '--dry-run']]])(
+    '%j says a recipe is read from its file; before, "this is a folder ... e.g. /recipe.yaml"',
+    async (argv) => {
+      const r = await runCli(argv, { cwd });
+      expect(r.stderr).toContain(
+        'orchestrate: a recipe is read from its file, not from stdin (-): give its path; its agent files and script are found beside it',
+      );
+      expect(r.stderr).not.toContain('/recipe.yaml');
+      expect(r.code).toBe(2);
+    },
+  );
+});

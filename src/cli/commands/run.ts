@@ -13,6 +13,7 @@ import { type CliContext, EXIT } from '../cli-io.js';
 import { controlActor } from '../control-actor.js';
 import type { CliCommand, CommandArgs } from '../command.js';
 import { redisAccessOf, redisOptions, redisUrlOf } from '../redis-options.js';
+import { noStdinRecipe } from '../flag-values.js';
 import { printProblems, printWarnings } from '../print-problems.js';
 import { renderDryRun, renderDryRunMcp } from '../../display/render-dry-run.js';
 import { dryRunRecipe } from '../../service/dry-run.js';
@@ -123,6 +124,7 @@ export function runOptions(y: Argv): Argv<object> {
       for (const key of ['model', 'run-dir', 'recipe']) {
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       }
+      noStdinRecipe(a.recipe);
       // A flag's syntax, not the recipe's: it was reported at the recipe's first line.
       for (const v of setList(a.set))
         if (!/^[^=]+=/.test(v))

@@ -4,6 +4,7 @@
 import { checkRecipe, problemsJson } from '../../service/recipe-check.js';
 import { EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
+import { noStdinRecipe } from '../flag-values.js';
 import { printProblems, printWarnings } from '../print-problems.js';
 
 export const validateCommand: CliCommand = {
@@ -12,7 +13,11 @@ export const validateCommand: CliCommand = {
   builder: (y) =>
     y
       .positional('recipe', { type: 'string', describe: 'Recipe YAML file', demandOption: true })
-      .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON on stdout' }),
+      .option('json', { type: 'boolean', default: false, describe: 'Print the result as JSON on stdout' })
+      .check((a) => {
+        noStdinRecipe(a.recipe);
+        return true;
+      }),
   run: async (args, ctx) => {
     const result = checkRecipe(String(args.recipe), ctx);
     if (!result.ok) {
