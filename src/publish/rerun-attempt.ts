@@ -182,7 +182,7 @@ export async function runInstanceAgain(a: RerunInput, kind: RerunKind): Promise<
       broker: broker!,
       router,
       emit,
-      estimate: (r, model) => admission.callEstimate(r.key, task, model),
+      estimate: (r, model, call) => admission.callEstimate(r.key, task, model, call),
       onUsage: (r, _model, tokens) => admission.noteCall(r.key, tokens),
       onBudgetDenied: () => undefined,
     });

@@ -75,7 +75,7 @@ describe('executionStack', () => {
       stopping: () => undefined,
     });
     closers.push(() => s.broker.close());
-    const call = { input: 1000, maxTokens: 500 };
+    const call = { uncachedInput: 1000, cachedInput: 0, maxOutput: 500 };
     const req = (key: string) => ({
       model: 'claude-sonnet-4-5',
       provider: 'scripted',

@@ -70,7 +70,7 @@ export interface LaunchContext {
   board?: Pick<TaskBoard, 'handle'>;
   emit(e: RunEventInput): void;
   /** Spend to reserve for the next call of this agent. */
-  estimate(ref: LaunchRef, model: string): Spend;
+  estimate(ref: LaunchRef, model: string, call?: CallEstimate): Spend;
   /** Where this agent's calls queue while a provider limit binds (higher first; call-priority.ts). */
   priority?(ref: LaunchRef): number;
   /** Real usage of one call arrived. */
@@ -563,7 +563,7 @@ export class AgentLaunch {
       model,
       ...this.providerField(provider),
       scopes: this.ref.scopes,
-      estimate: this.ctx.estimate(this.ref, model),
+      estimate: this.ctx.estimate(this.ref, model, call),
       ...(call ? { call } : {}),
       ...(keyHash !== undefined ? { keyHash } : {}),
       // Calls that unblock the most waiting work go first while a limit binds.

@@ -182,7 +182,7 @@ export class AttemptRunner {
         if (e.type === 'call_usage') c.addRunUsage({ ...e.usage, turns: 0 });
         c.record(e);
       },
-      estimate: (ref, model) => c.admission.callEstimate(ref.key, c.tasks.get(ref.task)!.task, model),
+      estimate: (ref, model, call) => c.admission.callEstimate(ref.key, c.tasks.get(ref.task)!.task, model, call),
       priority: (ref) => callPriority(this.dependents().get(ref.task) ?? 0, ref.key),
       onUsage: (ref, _model, tokens) => c.admission.noteCall(ref.key, tokens),
       onStarted: (ref, worker) => {

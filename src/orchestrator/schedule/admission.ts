@@ -6,6 +6,7 @@
 // first-call default capped to a share of the run's token budget.
 import { lookupModelPrice, type LoadedAgent, type LoadedRecipe, type LoadedTask } from '../../recipe/index.js';
 import type { BudgetLedger, Spend } from './budget.js';
+import type { CallEstimate } from '../pacing/learned-limits.js';
 import type { StopReason } from '../control/control-decisions.js';
 import { ORCHESTRATOR_DEFAULTS } from '../defaults.js';
 import type { Admission as Verdict, SchedulableInstance } from './scheduler.js';
@@ -51,8 +52,12 @@ export class Admission {
     return { refuse: v.reason };
   }
 
-  /** Spend to reserve for the next model call of agent `key` (undefined: a first call) of a task. */
-  callEstimate(key: string | undefined, task: LoadedTask, model?: string): Spend {
+  /**
+   * Spend to reserve for the next model call of agent `key` (undefined: a first call) of a task.
+   * `call`: what its worker measured of the request; its input is certain to be spent, so the
+   * reservation is never less (a budget is not passed by a call whose input alone does not fit).
+   */
+  callEstimate(key: string | undefined, task: LoadedTask, model?: string, call?: CallEstimate): Spend {
     const recipe = this.opts.recipe;
     const agent = agentOf(recipe, task);
     const last = key ? this.lastCallTokens.get(key) : undefined;
@@ -65,7 +70,9 @@ export class Admission {
     for (const cap of [recipe.budget.tokens, recipe.providerLimits[provider]?.budget.tokens])
       if (last === undefined && cap !== undefined) tokens = Math.min(tokens, Math.max(1, Math.floor(cap / 20)));
     const price = lookupModelPrice(model ?? agent?.model ?? recipe.model, provider, recipe.models, recipe.providers);
-    return { tokens, usd: (tokens * price.input) / 1e6 };
+    const input = call ? call.uncachedInput + call.cachedInput : 0;
+    const inputUsd = call ? (call.uncachedInput * price.input + call.cachedInput * price.cacheRead) / 1e6 : 0;
+    return { tokens: Math.max(tokens, input), usd: Math.max((tokens * price.input) / 1e6, inputUsd) };
   }
 
   /** A call of agent `key` used `tokens`: its next call is estimated from that. */

@@ -166,6 +166,24 @@ describe('budget admission', () => {
     expect(admission.callEstimate('open', open).usd).toBeGreaterThan(0);
   });
 
+  it('never reserves less for a call than the input its worker measured in the request', () => {
+    const { admission, run } = admissionOf(BUDGETED);
+    const open = run.tasks.get('open')!.task;
+    // A first call of 3000 input tokens (1000 of them cached) is not capped at a twentieth (500).
+    const big = admission.callEstimate('open', open, undefined, {
+      uncachedInput: 2000,
+      cachedInput: 1000,
+      maxOutput: 8000,
+    });
+    expect(big.tokens).toBe(3000);
+    // claude-haiku-4-5: $1 per million input tokens, cache reads $0.10.
+    expect(big.usd).toBeCloseTo((2000 * 1 + 1000 * 0.1) / 1e6, 12);
+    // A small request keeps the usual estimate.
+    expect(
+      admission.callEstimate('open', open, undefined, { uncachedInput: 10, cachedInput: 0, maxOutput: 8000 }).tokens,
+    ).toBe(500);
+  });
+
   it('plugs into the scheduler after concurrency, max_parallel and write scopes', async () => {
     const { admission } = admissionOf(BUDGETED);
     const started: string[] = [];
