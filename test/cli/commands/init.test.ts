@@ -157,6 +157,18 @@ describe('orchestrate init', () => {
     expect(filesUnder(cwd)).toEqual(['agents']);
   });
 
+  it.skipIf(!existsSync('/sys/kernel'))(
+    'a folder that cannot be written says where and why (exit 1); before, an internal error stack trace',
+    async () => {
+      // sysfs: nobody may create files there, root included.
+      const r = await runCli(['init'], { cwd: '/sys/kernel', env: env(emptyDir()) });
+      expect(r.stderr).toMatch(
+        /^orchestrate init: could not copy the fan-out example into \/sys\/kernel: .*\n {2}hint: run it in a folder you can write to\n$/,
+      );
+      expect(r.code).toBe(1);
+    },
+  );
+
   it('an unknown example is a usage error that names the examples and the likely one', async () => {
     const cwd = emptyDir();
     const r = await runCli(['init', 'fanout'], { cwd, env: env(cwd) });
