@@ -24,7 +24,7 @@ import {
   runRequestOf,
   runsDirOf,
 } from './tool-args.js';
-import { defineTool, ToolError, type ServerContext, type ToolCall, type ToolReply } from './tool-table.js';
+import { defineTool, inToolTerms, ToolError, type ServerContext, type ToolCall, type ToolReply } from './tool-table.js';
 
 const waitArg = z
   .boolean()
@@ -176,7 +176,10 @@ export const resumeTool = defineTool({
       const preview = await previewResume({ run: runDir, ...request }, { cwd: ctx.cwd, env: ctx.env });
       if (!preview.ok)
         throw new ToolError(preview.code === 'problems' ? problemsText(preview.problems) : preview.message);
-      return { text: resumePreviewText(preview.preview), data: { ok: true, dryRun: true, ...preview.preview } };
+      return {
+        text: inToolTerms(resumePreviewText(preview.preview), ctx.cwd),
+        data: { ok: true, dryRun: true, ...preview.preview },
+      };
     }
     const progress = new ProgressSender(call);
     const launched = await launchResume(

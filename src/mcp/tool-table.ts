@@ -99,6 +99,8 @@ export function inToolTerms(text: string, cwd: string): string {
     .replace(/without --provider scripted/g, 'with a provider other than "scripted"')
     .replace(/--provider scripted/g, 'provider: "scripted"')
     .replace(/--provider ([\w.:-]+):/g, 'provider "$1":')
+    .replace(/--retry KEY runs one again/g, 'retry: [KEY] runs one again')
+    .replace(/^( *)--retry: /gm, '$1retry: ')
     .replace(/pass --run-dir DIR\b/g, 'pass run_dir')
     .replace(/pass --run-dir with\b/g, 'pass run_dir with')
     .replace(/relative to the current folder/g, `relative to this MCP server's working folder, ${cwd}`);

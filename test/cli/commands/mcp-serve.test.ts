@@ -192,6 +192,9 @@ describe('orchestrate mcp serve over stdio', () => {
     expect(textOf(r)).toContain('slow');
     // Nothing was written: the log is byte for byte the same (a launched resume would have written run_resume first).
     expect(readFileSync(join(runDir, 'run.jsonl')).equals(logBefore)).toBe(true);
+    // Without retry it says how to reopen the cancelled one in this tool's words (it said --retry KEY).
+    const without = await call(second, 'resume', { run: runId, dry_run: true });
+    expect(textOf(without)).toContain('stay cancelled (retry: [KEY] runs one again): slow');
   });
 
   it('resume with retry (and reload_recipe) runs the cancelled instance again and waits for the end', async () => {
