@@ -37,9 +37,28 @@ function split(repository: string): { owner: string; repo: string } {
 /** The API's message and status, never the request (its headers hold the token). */
 function wrap(err: unknown, what: string): ForgeError {
   if (err instanceof ForgeError) return err;
-  const e = err as { status?: number; message?: string; response?: { data?: { message?: string } } };
+  const e = err as {
+    status?: number;
+    message?: string;
+    response?: { data?: { message?: string } };
+    request?: { url?: string };
+  };
+  // No response: the server was never reached (Octokit calls that a 500, which GitHub did not say).
+  if (!e.response && e.request)
+    return new ForgeError(
+      `GitHub ${what}: no answer from ${originOf(e.request.url)} (${e.message ?? String(err)}): check publish.base_url and the network`,
+    );
   const message = e.response?.data?.message ?? e.message ?? String(err);
   return new ForgeError(`GitHub ${what}: ${e.status ? `${e.status} ` : ''}${message}`, e.status);
+}
+
+/** scheme://host:port of a request's URL (never its path or query). */
+function originOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? '').origin;
+  } catch {
+    return 'the API';
+  }
 }
 
 async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {

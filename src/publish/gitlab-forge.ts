@@ -73,7 +73,12 @@ export function gitlabForge(opts: GitLabForgeOptions): Forge {
           await sleep(1000 * 2 ** attempt);
           continue;
         }
-        throw new ForgeError(`GitLab ${what}: ${err instanceof Error ? err.message : String(err)}`);
+        // fetch says only "fetch failed"; why is in its cause (ECONNREFUSED, a certificate ...).
+        const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
+        const why = cause ?? (err instanceof Error ? err.message : String(err));
+        throw new ForgeError(
+          `GitLab ${what}: no answer from ${new URL(base).origin} (${why}): check publish.base_url and the network`,
+        );
       }
       if ((res.status === 429 || res.status >= 500) && attempt < RETRIES) {
         const after = Number(res.headers.get('retry-after'));

@@ -462,3 +462,12 @@ export async function fakeGitLab(token: string, projects: Record<string, string>
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
+
+/** A port on 127.0.0.1 that nothing listens on (taken, then given back). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
