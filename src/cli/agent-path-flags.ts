@@ -1,6 +1,7 @@
 // The path flags of `orchestrate agent` checked before a session starts: --cwd must be a folder,
 // each --skills a folder or one skill's .md file, --session a file (or nothing yet), --session-dir
-// a folder (or nothing yet). A mistyped --skills path was skipped without a word; the others
+// a folder (or nothing yet) and only without --session / --no-session. A mistyped --skills path
+// and a --session-dir beside --session were dropped without a word; the others
 // surfaced later as something else: tools failing in a missing folder while the model spent on,
 // an "internal error" stack trace for a --session folder, "free disk space" for a --session-dir file.
 import { statSync } from 'node:fs';
@@ -33,6 +34,11 @@ export function checkAgentPathFlags(args: CommandArgs, cwd: string): void {
         `--skills ${skills}: ${kind === 'file' ? 'not a folder or a .md skill file' : 'nothing is there'}; give a folder of skills or one skill's .md file.`,
       );
   }
+  // --session-dir is where new sessions go: with a named session file, or none, it did nothing.
+  if (typeof args['session-dir'] === 'string' && (typeof args.session === 'string' || args.session === false))
+    throw new AgentSessionConfigError(
+      `--session-dir is the folder for new sessions; with ${args.session === false ? '--no-session nothing is written' : `--session ${args.session} the session is that file`}: give one of the two.`,
+    );
   if (typeof args.session === 'string' && kindOf(resolve(cwd, args.session)) === 'folder')
     throw new AgentSessionConfigError(
       `--session ${args.session} is a folder; give a session file (.jsonl), or --session-dir ${args.session} to keep new sessions in that folder.`,

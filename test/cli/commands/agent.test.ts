@@ -286,6 +286,34 @@ describe('orchestrate agent, bad input', SLOW_START, () => {
     expect(r.code).toBe(2);
   });
 
+  it('--session-dir with --session or --no-session exits 2; before, it was dropped without a word', async () => {
+    const named = await inProcess([
+      'agent',
+      '--script',
+      script('hello.yaml'),
+      '--session',
+      's.jsonl',
+      '--session-dir',
+      'sd',
+      'hi',
+    ]);
+    expect(named.stderr).toContain(
+      '--session-dir is the folder for new sessions; with --session s.jsonl the session is that file: give one of the two.',
+    );
+    expect(named.code).toBe(2);
+    const none = await inProcess([
+      'agent',
+      '--script',
+      script('hello.yaml'),
+      '--no-session',
+      '--session-dir',
+      'sd',
+      'hi',
+    ]);
+    expect(none.stderr).toContain('with --no-session nothing is written: give one of the two.');
+    expect(none.code).toBe(2);
+  });
+
   it('a bad --mode value and a prompt with --mode rpc exit 2', async () => {
     expect((await inProcess(['agent', '--mode', 'xml', 'hi'])).code).toBe(2);
     const r = await inProcess(['agent', '--mode', 'rpc', '--script', script('hello.yaml'), 'hi']);
