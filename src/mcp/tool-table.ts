@@ -89,8 +89,8 @@ function toResult(reply: ToolReply): CallToolResult {
 
 /**
  * A message of the layers below in the words of this server's tools: they speak to the command
- * line (`--set name=...`, `--run-dir`, "the current folder"), and a calling agent has arguments
- * (`inputs`, `run_dir`) and a server whose working folder is not its own.
+ * line (`--set name=...`, `--run-dir`, "the current folder", `export VAR=...`), and a calling agent
+ * has arguments (`inputs`, `run_dir`) and a server whose working folder and environment are not its own.
  */
 export function inToolTerms(text: string, cwd: string): string {
   return text
@@ -103,6 +103,10 @@ export function inToolTerms(text: string, cwd: string): string {
     .replace(/^( *)--retry: /gm, '$1retry: ')
     .replace(/pass --run-dir DIR\b/g, 'pass run_dir')
     .replace(/pass --run-dir with\b/g, 'pass run_dir with')
+    .replace(
+      /\bexport (\w+)=\.\.\./g,
+      "set $1 in this MCP server's environment (the env of its entry in your client's MCP config)",
+    )
     .replace(/relative to the current folder/g, `relative to this MCP server's working folder, ${cwd}`);
 }
 

@@ -1,8 +1,8 @@
 // What a calling agent reads when it gets something wrong: the layers below word their messages
 // for the command line (`--set name=<string>`, `pass --run-dir DIR`, "relative to the current
-// folder"), which an agent driving `orchestrate mcp serve` cannot act on: it has the arguments
-// `inputs` and `run_dir`, and the server's working folder is not its own. Driven by the real MCP
-// SDK client over stdio against the built CLI.
+// folder", `export VAR=...`), which an agent driving `orchestrate mcp serve` cannot act on: it
+// has the arguments `inputs` and `run_dir`, and the server's working folder and environment are
+// not its own. Driven by the real MCP SDK client over stdio against the built CLI.
 import { afterAll, describe, expect, it } from 'vitest';
 import { inToolTerms } from '../../src/mcp/tool-table.js';
 import { call, McpProject, textOf } from '../cli/mcp-serve-fixture.js';
@@ -29,10 +29,21 @@ describe("the MCP server's mistakes are worded in its tools' arguments", () => {
       `hint: check the path; it is relative to this MCP server's working folder, ${project.dir}`,
     );
 
+    project.write(
+      'needs-token.yaml',
+      'name: needs-token\nprovider: scripted\nscript: script.yaml\nmcp_servers:\n  gh:\n    type: http\n    url: https://example.invalid/mcp\n    headers: { Authorization: "Bearer ${TOOL_TABLE_UNSET_TOKEN}" }\ntasks:\n  - id: a\n    prompt: "x"\n',
+    );
+    const token = await call(s, 'run_recipe', { recipe: 'needs-token.yaml' });
+    expect(token.isError).toBe(true);
+    expect(textOf(token)).toContain(
+      "hint: set TOOL_TABLE_UNSET_TOKEN in this MCP server's environment (the env of its entry in your client's MCP config), or write ${TOOL_TABLE_UNSET_TOKEN:-default}",
+    );
+
     const noRuns = await call(s, 'run_status', { run: 'x' });
     expect(noRuns.isError).toBe(true);
     expect(textOf(noRuns)).toContain('there are no runs there yet; pass run_dir to look elsewhere');
-    for (const r of [missing, unknown, absent, noRuns]) expect(textOf(r)).not.toMatch(/--set|--run-dir|current folder/);
+    for (const r of [missing, unknown, absent, token, noRuns])
+      expect(textOf(r)).not.toMatch(/--set|--run-dir|current folder|export /);
   }, 180_000);
 
   it('rewrites the command-line words of the provider flag too', () => {
