@@ -1,9 +1,10 @@
-// Flag values yargs would misread without a word. On/off flags given a value: yargs reads `--dry-run=yes` as "off" without a word, so
-// `orchestrate recipe.yaml --dry-run=yes` ran the recipe for real (model calls, spend) and
-// `--json=1` printed text to a script that asked for JSON. Only `true`, `false` and, for `--json`
-// where the command logs events, `full` are values such a flag takes; anything else is refused.
+// Flag values yargs would misread without a word. On/off flags given a value: yargs reads
+// `--dry-run=yes` as "off", so `orchestrate recipe.yaml --dry-run=yes` ran the recipe for real
+// (model calls, spend) and `--json=1` printed text to a script that asked for JSON. Only `true`,
+// `false` and, for `--json` where the command logs events, `full` are values such a flag takes.
 // Number flags: `--budget-usd` with no value was dropped (the run went on with the recipe's budget)
 // and `--concurrency abc` was reported as "got NaN"; both now name the flag and what was typed.
+// Also: one-value flags given twice (givenOnce) and a recipe named `-` (noStdinRecipe).
 import type { KnownFlags } from './unknown-flags.js';
 
 /** What the parser knows of number flags (yargs' getOptions()), beside the KnownFlags. */
