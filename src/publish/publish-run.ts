@@ -8,7 +8,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { LoadedRecipe } from '../recipe/index.js';
-import { type Changeset, type ChangesetsFile, writeChangesets } from '../run/changesets.js';
+import {
+  type Changeset,
+  type ChangesetsFile,
+  latestObservations,
+  readObservations,
+  writeChangesets,
+} from '../run/changesets.js';
 import { foldEvents } from '../run/run-fold.js';
 import { runRootOf } from '../run/run-paths.js';
 import { readRunLog } from '../run/run-store.js';
@@ -230,6 +236,13 @@ async function publishOne(
   const known = c.pr && forge && repository ? await forge.get(repository, c.pr.number) : undefined;
   if (known && known.state !== 'open')
     return { key: c.key, outcome: 'unchanged', detail: `${known.url} is ${known.state}; not reopened` };
+  // forge: git has no pull request to ask: what `orchestrate status` last saw says it was merged.
+  if (!forge && latestObservations(readObservations(opts.runDir)).get(c.key)?.state === 'merged')
+    return {
+      key: c.key,
+      outcome: 'unchanged',
+      detail: `${c.branch} was merged into ${c.base} (orchestrate status saw it); not pushed again`,
+    };
   const pushed = await pushBranch({
     repo,
     remote,
