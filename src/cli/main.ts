@@ -252,8 +252,12 @@ async function parseAndRun(argv: string[], ctx: CliContext): Promise<number> {
  */
 function missingArgumentsMessage(message: string, typed: readonly string[], commands: readonly CliCommand[]): string {
   const counts = /^Not enough non-option arguments: got (\d+), need at least (\d+)$/.exec(message);
+  if (!counts) return message;
+  // Only flags (`orchestrate --dry-run`): the default command, which takes the recipe.
+  if (!COMMAND_MODULES.some((m) => m.name === typed[0]))
+    return 'give a recipe file (or a command)\n  usage: orchestrate <recipe.yaml> [options], e.g. orchestrate recipe.yaml --dry-run';
   const spec = commands.flatMap((c) => [c.command].flat()).find((c) => c.split(' ')[0] === typed[0]);
-  if (!counts || !spec) return message;
+  if (!spec) return message;
   const required = spec.split(' ').filter((w) => w.startsWith('<'));
   const missing = required.slice(Number(counts[1]));
   if (missing.length === 0) return message;

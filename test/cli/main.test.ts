@@ -119,6 +119,7 @@ describe('usage', () => {
     [['validate', 'recipes/fan-out/recipe.yaml', '--bogus'], 'Unknown argument: bogus'],
     [['schema', 'extra'], 'Unknown argument: extra'],
     [['show'], 'show needs <run>\n  usage: orchestrate show <run>'],
+    [['--dry-run'], 'give a recipe file (or a command)\n  usage: orchestrate <recipe.yaml> [options]'],
     [
       ['--json', 'show', 'r1'],
       '"show" is a command: name it first, then its flags\n  hint: orchestrate show --json r1',
