@@ -128,7 +128,7 @@ export async function rebaseChangeset(opts: RebaseOptions): Promise<RebaseOutcom
       const message = `${c.key}: ${c.base} is still at ${c.baseCommit.slice(0, 12)}, the commit the change was made on: nothing to rebase`;
       if (!opts.apply) return { kind: 'current', message };
       // Rebased before without --apply: --apply now pushes that change (a no-op when it is pushed already).
-      say(message);
+      // The message is the caller's to print (once), with what publishing did.
       const publish = await publishRun({ runDir, recipe, apply: true, only: [c.key], env, say });
       return { kind: 'current', message, publish };
     }
