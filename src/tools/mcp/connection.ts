@@ -200,9 +200,14 @@ export class McpConnection {
           `MCP tool "${name}" of server "${this.config.name}" answered with what is not an MCP tool result (${issuesText(issues)}); the server is at fault, not the arguments.`,
         );
       }
-      throw new Error(
-        `MCP tool "${name}" of server "${this.config.name}" failed: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      // An HTTP server that went away, or refuses: the network cause rather than undici's "fetch failed".
+      const cause =
+        this.config.url && !(err instanceof McpError)
+          ? remoteFailure(err, this.config.url)
+          : err instanceof Error
+            ? err.message
+            : String(err);
+      throw new Error(`MCP tool "${name}" of server "${this.config.name}" failed: ${cause}`);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
@@ -523,6 +528,7 @@ export function remoteFailure(err: unknown, url: string): string {
   if (/ECONNREFUSED/.test(all)) return `connection refused at ${where} (is the server running, on this port?)`;
   if (/ENOTFOUND|EAI_AGAIN/.test(all)) return `host not found: ${new URL(url).hostname} (${where})`;
   if (/ECONNRESET/.test(all)) return `connection reset by ${where}`;
+  if (/UND_ERR_SOCKET|other side closed/.test(all)) return `connection closed by ${where} (has the server stopped?)`;
   if (/ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT/.test(all)) return `connecting to ${where} timed out`;
   if (/CERT|certificate|self.signed/i.test(all)) return `TLS certificate of ${where} not accepted: ${texts.at(-1)}`;
   return `${texts.join(': ') || String(err)} (${where})`;

@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { createAgentSession } from '../../../src/runtime/create-agent-session.js';
 import { McpConnection } from '../../../src/tools/mcp/connection.js';
 import { httpServer, results, stdioServer, textOf, useMcpAgents } from './helpers.js';
+// @ts-expect-error a plain ES module fixture without types
+import { startHttpFixture } from '../../fixtures/mcp/http-server.mjs';
 
 const { tempDir } = useMcpAgents();
 
@@ -198,6 +200,24 @@ describe('an HTTP server that answers with something other than MCP', () => {
     } finally {
       await connection.close();
       server.close();
+    }
+  });
+});
+
+describe('an HTTP server that stops between calls', () => {
+  it('the next call names the connection and the URL (it was "fetch failed")', async () => {
+    const fixture = (await startHttpFixture({ name: 'beta' })) as { url: string; close(): Promise<void> };
+    const connection = new McpConnection(httpServer('beta', fixture.url), { cwd: tempDir(), notify: () => undefined });
+    try {
+      const first = await connection.callTool('echo', { text: 'a' }, new AbortController().signal);
+      expect(first.content).toEqual([{ type: 'text', text: 'beta: a' }]);
+      await fixture.close();
+      const message = await failureOf(connection.callTool('echo', { text: 'b' }, new AbortController().signal));
+      expect(message).toMatch(
+        /^MCP tool "echo" of server "beta" failed: (connection closed by|connection refused at|connection reset by) http:\/\/127\.0\.0\.1:\d+\/mcp/,
+      );
+    } finally {
+      await connection.close();
     }
   });
 });
