@@ -8,6 +8,7 @@ import { ClusterTrust, loadClusterSecret, SECRET_HELP } from '../cluster/cluster
 import type { RedisEndpoint } from '../cluster/redis-connection.js';
 import { DEFAULT_MAX_WORKSPACE_BYTES } from '../cluster/workspace-transfer.js';
 import type { CommandArgs } from './command.js';
+import { givenOnce } from './flag-values.js';
 
 /** Flags of everything that talks to the Redis of distributed runs (run, resume, worker). */
 export function redisAccessOptions(y: Argv): Argv<object> {
@@ -41,9 +42,13 @@ export function redisAccessOptions(y: Argv): Argv<object> {
       default: false,
       describe:
         'Run without a cluster secret: anyone who can write to this Redis can then run jobs on the workers and change results (a private, trusted Redis only)',
-    });
+    })
+    .check(
+      givenOnce('redis-user', 'redis-password-file', 'redis-tls-ca', 'redis-tls-cert', 'redis-tls-key', 'secret-file'),
+    );
 }
 
+/** `--redis` given twice was an array that redisUrlOf passed over: the run went on locally. */
 export function redisOptions(y: Argv): Argv<object> {
   return redisAccessOptions(y)
     .option('redis', {
@@ -55,6 +60,7 @@ export function redisOptions(y: Argv): Argv<object> {
       type: 'number',
       describe: `Largest packed workspace (git bundle or archive) sent to a worker with --redis, in MB (default ${DEFAULT_MAX_WORKSPACE_BYTES / 1024 / 1024})`,
     })
+    .check(givenOnce('redis', 'max-workspace-mb'))
     .check((a) => {
       const mb = a['max-workspace-mb'];
       if (mb !== undefined && !(typeof mb === 'number' && Number.isFinite(mb) && mb > 0))

@@ -93,6 +93,23 @@ describe('a one-value flag given twice', () => {
     expect(r.code).toBe(2);
   });
 
+  it('--redis given twice is refused before anything runs (before, the run went on locally; the worker said "no Redis given")', async () => {
+    const before = runCount();
+    const twice = ['--redis', 'redis://127.0.0.1:1', '--redis', 'redis://127.0.0.1:2'];
+    const run = await runCli(['recipe.yaml', ...twice], { cwd });
+    expect(run.stderr).toContain(
+      'orchestrate: --redis was given more than once (redis://127.0.0.1:1, redis://127.0.0.1:2); give it once per command',
+    );
+    expect(run.code).toBe(2);
+    expect(runCount()).toBe(before);
+    const worker = await runCli(['worker', ...twice], { cwd });
+    expect(worker.stderr).toContain('orchestrate: --redis was given more than once');
+    expect(worker.code).toBe(2);
+    const doctor = await runCli(['doctor', '--run-dir', 'a', '--run-dir', 'b'], { cwd });
+    expect(doctor.stderr).toContain('orchestrate: --run-dir was given more than once (a, b)');
+    expect(doctor.code).toBe(2);
+  });
+
   it('resume --run-dir x --run-dir y: exit 2 (before, the default runs folder was searched)', async () => {
     const r = await runCli(['resume', 'r1', '--run-dir', 'x', '--run-dir', 'y'], { cwd });
     expect(r.stderr).toContain('orchestrate: --run-dir was given more than once');

@@ -13,6 +13,7 @@ import { EXIT, type CliContext } from '../cli-io.js';
 import { endpointChecks } from '../endpoint-checks.js';
 import { runsDirArg } from '../locate-run.js';
 import type { CliCommand } from '../command.js';
+import { givenOnce } from '../flag-values.js';
 
 const MIN_NODE = [20, 19] as const;
 
@@ -226,7 +227,8 @@ export const doctorCommand: CliCommand = {
         type: 'boolean',
         default: false,
         describe: 'With --recipe: send each endpoint a one-token request',
-      }),
+      })
+      .check(givenOnce('run-dir', 'recipe')),
   run: async (args, ctx) => {
     // --probe alone was ignored, and the output read as if the endpoints had been probed.
     if (args.probe === true && typeof args.recipe !== 'string') {

@@ -15,6 +15,7 @@ import { ClusterWorker } from '../../cluster/cluster-worker.js';
 import { checkRedis, redactRedisUrl } from '../../cluster/redis-connection.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import type { CliCommand, CommandArgs } from '../command.js';
+import { givenOnce } from '../flag-values.js';
 import { redisAccessOf, redisAccessOptions, redisUrlOf } from '../redis-options.js';
 
 function options(y: Argv): Argv<object> {
@@ -69,6 +70,7 @@ function options(y: Argv): Argv<object> {
       default: 'all',
       describe: 'What to take: all, agents (everything but pair planners) or partners (pair planners only)',
     })
+    .check(givenOnce('redis', 'workdir', 'name', 'queues'))
     .check((a) => {
       const c = a.concurrency;
       if (!(typeof c === 'number' && Number.isInteger(c) && c >= 1))
