@@ -110,6 +110,13 @@ describe('a one-value flag given twice', () => {
     expect(doctor.code).toBe(2);
   });
 
+  it("--provider given twice is refused (before, the recipe's own provider was used without a word)", async () => {
+    const r = await runCli(['recipe.yaml', '--dry-run', '--provider', 'anthropic', '--provider', 'scripted'], { cwd });
+    expect(r.stderr).toContain('orchestrate: --provider was given more than once');
+    expect(r.stdout).toBe('');
+    expect(r.code).toBe(2);
+  });
+
   it('resume --run-dir x --run-dir y: exit 2 (before, the default runs folder was searched)', async () => {
     const r = await runCli(['resume', 'r1', '--run-dir', 'x', '--run-dir', 'y'], { cwd });
     expect(r.stderr).toContain('orchestrate: --run-dir was given more than once');

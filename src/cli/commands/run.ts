@@ -70,7 +70,7 @@ export function executionOptions(
       const b = a['budget-usd'];
       if (b !== undefined && !(typeof b === 'number' && Number.isFinite(b) && b >= 0))
         throw new Error(`--budget-usd must be a number of dollars, 0 or more (got ${String(b)})`);
-      for (const key of ['budget-usd', 'budget-tokens', 'run-dir'])
+      for (const key of ['budget-usd', 'budget-tokens', 'run-dir', 'otel'])
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       const t = a['budget-tokens'];
       if (t !== undefined && budgetTokensOf(t) === undefined)
@@ -121,7 +121,7 @@ export function runOptions(y: Argv): Argv<object> {
       ],
     ])
     .check((a) => {
-      for (const key of ['model', 'run-dir', 'recipe']) {
+      for (const key of ['model', 'provider', 'run-dir', 'recipe']) {
         if (Array.isArray(a[key])) throw new Error(`--${key} was given more than once`);
       }
       noStdinRecipe(a.recipe);
