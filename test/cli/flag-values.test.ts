@@ -85,10 +85,12 @@ describe('a one-value flag given twice', () => {
     ['steer', 'r1', '--instance', 'a', '--instance', 'b', 'hello'],
     ['approve', 'r1', '--task', 'a', '--task', 'b'],
     ['report', 'r1', '--run-dir', 'x', '--run-dir', 'y'],
+    ['publish', 'r1', '--rebase', 'a', '--rebase', 'b'],
+    ['status', 'r1', '--watch', '--interval', '5', '--interval', '9'],
   ])('%s ... : exit 2 naming the flag and both values, before looking for the run', async (...argv) => {
     const r = await runCli(argv, { cwd });
     expect(r.stderr).toMatch(
-      /^orchestrate: --(instance|task|run-dir) was given more than once \((a, b|x, y)\); give it once per command\n/,
+      /^orchestrate: --(instance|task|run-dir|rebase|interval) was given more than once \((a, b|x, y|5, 9)\); give it once per command\n/,
     );
     expect(r.code).toBe(2);
   });

@@ -17,6 +17,7 @@ import { loadRunRecipe } from '../../publish/run-recipe-of.js';
 import type { LoadedRecipe } from '../../recipe/index.js';
 import { type CliContext, EXIT } from '../cli-io.js';
 import type { CliCommand } from '../command.js';
+import { givenOnce } from '../flag-values.js';
 import { locateRunArg } from '../locate-run.js';
 import { printProblems } from '../print-problems.js';
 import { controlBy } from '../../service/run-control.js';
@@ -71,7 +72,8 @@ export const publishCommand: CliCommand = {
           'Use the recipe and its files as they are now (an edited title or body template), validated and captured again; without it the copies captured when the run started are used',
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print the changesets and what was done as JSON' })
-      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' }),
+      .option('run-dir', { type: 'string', describe: 'Folder holding run records (default .orchestrate/runs)' })
+      .check(givenOnce('run-dir', 'rebase')),
   run: async (args, ctx) => {
     const runDir = locateRunArg(args, ctx);
     if (runDir === undefined) return EXIT.usage;

@@ -63,7 +63,7 @@ export const statusCommand: CliCommand = {
         describe: 'Seconds between looks with --watch (at least 0.2)',
       })
       .option('run-dir', RUN_DIR_OPTION)
-      .check(givenOnce('run-dir')),
+      .check(givenOnce('run-dir', 'interval')),
   run: async (args, ctx) => {
     // Pull requests come from changesets.json; only a follow-up reads (and resumes) the run itself.
     const runDir = locateRunArg(args, ctx, { readsRunLog: args['follow-up'] === true });
