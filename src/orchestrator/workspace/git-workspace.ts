@@ -155,6 +155,10 @@ if [ -n "\${ORCHESTRATE_IGNORES+set}" ] && [ "$ignores" != "$ORCHESTRATE_IGNORES
   [ "$bad" = 0 ] && bad=8
 fi
 if [ -f "$idx" ]; then cp -p "$idx" "$GIT_INDEX_FILE" || exit 3; fi
+ex=
+if [ -n "\${ORCHESTRATE_EXCLUDE-}" ] && ! git check-ignore -q -- "$ORCHESTRATE_EXCLUDE"; then
+  ex=":(exclude,literal)$ORCHESTRATE_EXCLUDE"
+fi
 `;
 
 /** Exit codes of the scripts that mean "the repository is not as the product left it". */
@@ -216,14 +220,35 @@ function locate(dirs: readonly string[], pin: RepoPin | undefined): { location?:
   return { ...(location ? { location } : {}), ...(problem ? { problem } : {}) };
 }
 
-/** Options of a product git script pinned to `loc`, with a throwaway index in `tmp`. */
-function pinnedOptions(loc: RepoPin, tmp: string) {
+/**
+ * The folder to leave out of snapshots and diffs of the work tree at `top`, relative to it: the
+ * runs folder, when it lies inside that work tree and holds none of `scopes` (the run writes its
+ * own files there: sessions, logs and patches are no instance's work).
+ */
+function excludedFolder(top: string, scopes: readonly string[], runsDir: string | undefined): string | undefined {
+  if (runsDir === undefined) return undefined;
+  let runs: string;
+  try {
+    runs = realpathSync(runsDir);
+  } catch {
+    return undefined;
+  }
+  if (!isInside(top, runs) || runs === top || scopes.some((d) => isInside(runs, d))) return undefined;
+  return relative(top, runs).split(sep).join('/');
+}
+
+/**
+ * Options of a product git script pinned to `loc`, with a throwaway index in `tmp`; `exclude`, a
+ * folder (relative to the work tree) its git commands leave out.
+ */
+function pinnedOptions(loc: RepoPin, tmp: string, exclude?: string) {
   return {
     cwd: loc.top,
     env: {
       ...pinnedGitEnv(loc),
       GIT_INDEX_FILE: join(tmp, 'index'),
       ...(loc.ignores !== undefined ? { ORCHESTRATE_IGNORES: loc.ignores } : {}),
+      ...(exclude !== undefined ? { ORCHESTRATE_EXCLUDE: exclude } : {}),
     },
     writable: [tmp, loc.top, loc.gitDir, loc.commonDir],
   };
@@ -244,7 +269,11 @@ export async function snapshot(dir: string): Promise<Snapshot | undefined> {
  * the repository is not one orchestrate trusts (repo-trust.ts) or is not `pin`, core.worktree
  * names another place, or a folder cannot be staged (a nested repository without a commit).
  */
-export async function snapshotScopes(dirs: readonly string[], pin?: RepoPin): Promise<SnapshotOutcome> {
+export async function snapshotScopes(
+  dirs: readonly string[],
+  pin?: RepoPin,
+  runsDir?: string,
+): Promise<SnapshotOutcome> {
   const real = realDirs(dirs);
   const missing = real.indexOf(undefined);
   if (missing >= 0) return { ok: false, error: `${dirs[missing]} does not exist or is not in a git repository` };
@@ -256,13 +285,13 @@ export async function snapshotScopes(dirs: readonly string[], pin?: RepoPin): Pr
     try {
       r = await productGitScript(
         `${PINNED_INDEX}[ "$bad" = 0 ] || exit "$bad"
-git add -A -- "$@" || exit 4
+git add -A -- "$@" \${ex:+"$ex"} || exit 4
 head=$(git rev-parse --verify -q HEAD) || head=
 tree=$(git write-tree) || exit 4
 printf '%s\\n%s\\n%s' "$head" "$tree" "$ignores"
 `,
         [join(location.gitDir, 'index'), ...scopes],
-        pinnedOptions(location, tmp),
+        pinnedOptions(location, tmp, excludedFolder(location.top, scopes, runsDir)),
       );
     } catch (err) {
       return {
@@ -324,6 +353,7 @@ export async function diffSince(dir: string, baseTree: string | undefined): Prom
 export async function diffScopes(
   items: readonly { dir: string; baseTree: string | undefined }[],
   pin?: RepoPin,
+  runsDir?: string,
 ): Promise<DiffOutcome[]> {
   const failAll = (error: string, files?: string[][]): DiffOutcome[] =>
     items.map((_, i) => ({ ok: false, error, ...(files ? { files: files[i]! } : {}) }));
@@ -337,7 +367,7 @@ export async function diffScopes(
   const bases = items.map((i) => i.baseTree ?? EMPTY_TREE);
   const trees = [...new Set(bases)];
   return withProductTemp('orchestrate-index-', async (tmp) => {
-    const opts = pinnedOptions(location, tmp);
+    const opts = pinnedOptions(location, tmp, excludedFolder(location.top, scopes, runsDir));
     try {
       // Tree ids are hex: the list of them travels as one word-split argument. Per tree: its
       // changed paths (NUL-terminated), then an empty one. Staging goes on past a path git cannot
@@ -345,9 +375,9 @@ export async function diffScopes(
       const listed = await productGitScript(
         `${PINNED_INDEX}trees=$1
 shift
-git add -A --ignore-errors -- "$@" || { [ "$bad" = 0 ] && bad=${EXIT_STAGING_FAILED}; }
+git add -A --ignore-errors -- "$@" \${ex:+"$ex"} || { [ "$bad" = 0 ] && bad=${EXIT_STAGING_FAILED}; }
 for t in $trees; do
-  git diff --cached --name-only -z --no-renames --no-ext-diff --no-textconv "$t" -- "$@" || exit 5
+  git diff --cached --name-only -z --no-renames --no-ext-diff --no-textconv "$t" -- "$@" \${ex:+"$ex"} || exit 5
   printf '\\0'
 done
 exit "$bad"
@@ -400,7 +430,7 @@ shift
 for d do
   t=\${trees%% *}
   trees=\${trees#* }
-  git diff --cached --binary --no-color --no-ext-diff --no-textconv "$t" -- "$d" || exit 5
+  git diff --cached --binary --no-color --no-ext-diff --no-textconv "$t" -- "$d" \${ORCHESTRATE_EXCLUDE:+":(exclude,literal)$ORCHESTRATE_EXCLUDE"} || exit 5
   printf '\\0'
 done
 `,

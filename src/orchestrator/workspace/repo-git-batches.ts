@@ -118,11 +118,12 @@ export class RepoGitBatches {
    */
   private readonly pins = new Map<string, RepoPin>();
 
-  constructor(withLock: WithLock) {
+  /** `runsDir`: the runs folder, left out of every snapshot and diff of a work tree that holds it. */
+  constructor(withLock: WithLock, runsDir?: string) {
     this.snapshots = new Batcher(
       withLock,
       async (dirs, group) => {
-        const snap = await snapshotScopes(dirs, this.pins.get(realPath(group)));
+        const snap = await snapshotScopes(dirs, this.pins.get(realPath(group)), runsDir);
         if (snap.ok && !this.pins.has(snap.location.top)) this.pins.set(snap.location.top, snap.location);
         return dirs.map(() => snap);
       },
@@ -130,7 +131,7 @@ export class RepoGitBatches {
     );
     this.diffs = new Batcher<{ dir: string; baseTree: string | undefined }, DiffOutcome>(
       withLock,
-      (items, group) => diffScopes(items, this.pins.get(realPath(group))),
+      (items, group) => diffScopes(items, this.pins.get(realPath(group)), runsDir),
       thrownError,
     );
   }

@@ -112,7 +112,7 @@ export class Workspaces {
   /** One git operation at a time per repository. */
   private readonly locks = new KeyedLock();
   /** Snapshots and landing diffs of one repository taken together, under its lock. */
-  private readonly batches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn));
+  private readonly batches: RepoGitBatches;
   /** Each repository's remotes, read once before any agent runs there (repo-remotes.ts). */
   private readonly remoteReads = new RemoteRecorder();
   /** Where this run makes its worktrees: a leftover of one is deleted only there (worktree-leftovers.ts). */
@@ -123,6 +123,8 @@ export class Workspaces {
   readonly train?: MergeTrain;
 
   constructor(private readonly ctx: WorkspacesContext) {
+    // The runs folder is the run's own: a snapshot or diff of a checkout that holds it leaves it out.
+    this.batches = new RepoGitBatches((root, fn) => this.withGitLock(root, fn), dirname(ctx.store.dir));
     if (ctx.record)
       this.train = new MergeTrain({
         recipeDir: ctx.recipeDir,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   addWorktree,
+  diffScopes,
   diffSince,
   git,
   gitErrorLines,
@@ -13,6 +14,7 @@ import {
   removeWorktree,
   repoRoot,
   snapshot,
+  snapshotScopes,
 } from '../../../src/orchestrator/workspace/git-workspace.js';
 
 function makeRepo(): string {
@@ -65,6 +67,29 @@ describe('git workspace', () => {
     expect(d?.patch).not.toMatch(/ignored/);
     // The user's index is untouched: nothing staged.
     expect(execFileSync('git', ['diff', '--cached', '--name-only'], { cwd: repo }).toString()).toBe('');
+  });
+
+  it('the runs folder inside the repository is no part of a snapshot or a patch (the run writes its own files there)', async () => {
+    const repo = makeRepo();
+    const runs = join(repo, '.orchestrate', 'runs');
+    mkdirSync(join(runs, 'r1', 'sessions'), { recursive: true });
+    writeFileSync(join(runs, 'r1', 'run.jsonl'), '{}\n');
+    const snap = await snapshotScopes([repo], undefined, runs);
+    if (!snap.ok) throw new Error(snap.error);
+    // While the instance works, the run writes its session, log and another instance's patch.
+    writeFileSync(join(runs, 'r1', 'sessions', 'a.jsonl'), '{}\n');
+    writeFileSync(join(runs, 'r1', 'run.jsonl'), '{}\n{}\n');
+    writeFileSync(join(repo, 'root.txt'), 'changed\n');
+    const [d] = await diffScopes([{ dir: repo, baseTree: snap.tree }], undefined, runs);
+    if (!d?.ok) throw new Error(JSON.stringify(d));
+    expect(d.files).toEqual(['root.txt']);
+    expect(d.patch).not.toContain('.orchestrate');
+    // Without the runs folder named, the same diff holds the run's files (what a patch held before).
+    const [all] = await diffScopes([{ dir: repo, baseTree: snap.tree }]);
+    expect(all?.ok && all.files).toContain('.orchestrate/runs/r1/sessions/a.jsonl');
+    // A folder inside the runs folder (an instance working there) is diffed as it is.
+    const inside = await snapshotScopes([join(runs, 'r1')], undefined, runs);
+    expect(inside.ok).toBe(true);
   });
 
   it('the patch is limited to the instance folder', async () => {

@@ -32,9 +32,9 @@ tasks:
     merge: apply
 `;
 
-function project(): { dir: string; recipe: LoadedRecipe; store: RunStore; workspaces: Workspaces } {
+function project(ignoreRuns = true): { dir: string; recipe: LoadedRecipe; store: RunStore; workspaces: Workspaces } {
   const dir = tempProject({ 'recipe.yaml': RECIPE, 'script.yaml': 'turns:\n  - { text: "ok" }\n', 'a.txt': 'one\n' });
-  writeFileSync(join(dir, '.gitignore'), 'runs/\n');
+  if (ignoreRuns) writeFileSync(join(dir, '.gitignore'), 'runs/\n');
   gitInit(dir);
   const loaded = loadRecipe(join(dir, 'recipe.yaml'), { cwd: dir });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
@@ -72,6 +72,17 @@ describe('Workspaces', () => {
     const land = await workspaces.land(t, inst, 'changed a');
     expect(land).toEqual({ ok: true, files: ['a.txt'], patchFile: `patches/${inst.id}.diff` });
     expect(readFileSync(join(store.dir, `patches/${inst.id}.diff`), 'utf8')).toContain('+two');
+  });
+
+  it("the runs folder inside the checkout (not ignored) is in no instance's patch: the run's own files are no one's work", async () => {
+    const { dir, recipe, store, workspaces } = project(false);
+    const { t, inst } = stateOf(recipe, 'inplace', dir);
+    expect(await workspaces.prepare(t, inst)).toEqual({ ok: true });
+    writeFileSync(join(dir, 'a.txt'), 'two\n');
+    store.writeFile('patches/other.diff', 'diff --git a/x b/x\n'); // the run writes while the instance works
+    const land = await workspaces.land(t, inst, 'changed a');
+    expect(land).toEqual({ ok: true, files: ['a.txt'], patchFile: `patches/${inst.id}.diff` });
+    expect(readFileSync(join(store.dir, `patches/${inst.id}.diff`), 'utf8')).not.toContain('runs/');
   });
 
   it('a worktree with merge: branch lands a commit on the instance branch, then the worktree is dropped', async () => {
