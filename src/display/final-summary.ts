@@ -175,13 +175,8 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   if (options.resultFile) out.push(`result: ${options.resultFile}`);
   const target = options.runDir ?? state.runId;
   out.push(`report: ${options.reportFile ?? `orchestrate report ${target}`}`);
-  // Nothing is pushed by the run itself (campaigns: preview, then apply): say the next command.
-  if (options.changesets !== undefined)
-    out.push(
-      options.changesets === 0
-        ? 'publish: no changesets (no repository changed)'
-        : `publish: orchestrate publish ${target} previews the ${options.changesets === 1 ? 'changeset' : `${options.changesets} changesets`}; --apply pushes`,
-    );
+  const publish = publishLine(state, target, options.changesets);
+  if (publish) out.push(publish);
   if (state.status !== 'succeeded' && !options.noResume) out.push(`resume: ${resumeCommand(state, target)}`);
   const width = options.width;
   return `${(width ? out.map((l) => truncateToWidth(l, width - 1)) : out).join('\n')}\n`;
@@ -202,6 +197,23 @@ function patchesOnly(state: RunState): InstanceState[] {
       !i.applied &&
       !notPickedAttempt(state.picks, i.key),
   );
+}
+
+/**
+ * What became of the run's changesets (campaigns): without a publish gate the run pushes nothing,
+ * so the next command; with one, what its answers did.
+ */
+function publishLine(state: RunState, target: string, changesets: number | undefined): string | undefined {
+  if (changesets === undefined) return undefined;
+  if (changesets === 0) return 'publish: no changesets (no repository changed)';
+  const preview = `orchestrate publish ${target} previews the ${changesets === 1 ? 'changeset' : `${changesets} changesets`}`;
+  const gates = [...state.publishGates.values()];
+  if (gates.length === 0) return `publish: ${preview}; --apply pushes`;
+  if (gates.some((g) => g.state === 'waiting'))
+    return `publish: its publish gate waits for an answer: orchestrate approve|reject ${target} --publish`;
+  if (gates.every((g) => g.state === 'rejected'))
+    return `publish: its publish gate was rejected, nothing was pushed; ${preview} (orchestrate approve ${target} --publish, then publish --apply, pushes them)`;
+  return `publish: its publish gate was approved and the run published; orchestrate status ${target} tracks the changesets`;
 }
 
 /** The instances a user cancelled, in task order. */

@@ -251,4 +251,33 @@ describe('approval gates in the plain log', () => {
     expect(replay('plain', false).out).not.toContain('publish:');
     expect(replay('plain', false, undefined, '{"changesets": [').out).not.toContain('publish:');
   });
+
+  it('with a publish gate, the summary says what its answer did instead of the preview command', () => {
+    const runOf = (decision?: 'approved' | 'rejected') => {
+      const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-1');
+      writeFileSync(join(store.dir, 'changesets.json'), JSON.stringify({ changesets: [{ key: 'a' }] }));
+      const out = new Capture();
+      const display = attachRunDisplay(store, {
+        stream: new Capture(),
+        stdout: out,
+        isTTY: false,
+        color: false,
+        mode: 'plain',
+      });
+      const base = { v: 1, runId: 'run-1', ts: 1_000, task: 'fix', key: 'fix', gate: 'publish' } as const;
+      store.append({ ...base, type: 'approval_requested', prompt: 'Push?', onTimeout: 'reject' } as RunEvent);
+      if (decision) store.append({ ...base, type: 'approval_given', decision, by: 'ana', via: 'cli' } as RunEvent);
+      display.finish();
+      return out.text.split('\n').find((l) => l.startsWith('publish:'));
+    };
+    expect(runOf()).toMatch(
+      /^publish: its publish gate waits for an answer: orchestrate approve\|reject \S+ --publish$/,
+    );
+    expect(runOf('approved')).toMatch(
+      /^publish: its publish gate was approved and the run published; orchestrate status \S+ tracks/,
+    );
+    expect(runOf('rejected')).toMatch(
+      /^publish: its publish gate was rejected, nothing was pushed; orchestrate publish \S+ previews the changeset/,
+    );
+  });
 });
