@@ -14,7 +14,42 @@ export interface KnownNumberFlags {
 
 /** The first problem with a flag value as typed in `argv` (on/off given a value, number without one); else undefined. */
 export function flagValueMessage(argv: readonly string[], known: KnownFlags & KnownNumberFlags): string | undefined {
-  return booleanFlagValueMessage(argv, known) ?? numberFlagValueMessage(argv, known);
+  return booleanFlagValueMessage(argv, known) ?? numberFlagValueMessage(argv, known) ?? missingNameMessage(argv, known);
+}
+
+/**
+ * Flags whose value names something (an instance, a task, a folder, a model) and never starts with
+ * a dash. Without one yargs hands over '': `cancel <run> --instance` asked for instance "" and
+ * `show <run> --instance` said '"" matches 4 instances'.
+ */
+const NAMING_FLAGS = [
+  'instance',
+  'task',
+  'run-dir',
+  'model',
+  'provider',
+  'rebase',
+  'redis',
+  'workdir',
+  'recipe',
+  'cwd',
+  'session',
+  'session-dir',
+  'script',
+];
+
+/** A naming flag (NAMING_FLAGS) the command takes, typed last or right before another flag. */
+export function missingNameMessage(argv: readonly string[], known: Pick<KnownFlags, 'key'>): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--') break;
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : '';
+    if (!NAMING_FLAGS.includes(name) || !(name in known.key)) continue;
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('-'))
+      return `--${name} needs a value\n  hint: write it as --${name} ${name === 'instance' ? 'KEY' : name === 'task' ? 'TASK' : 'VALUE'}`;
+  }
+  return undefined;
 }
 
 /** A number flag with no value after it, or a value that is not a number, as typed. */

@@ -152,3 +152,20 @@ describe('a recipe given as - (stdin)', () => {
     },
   );
 });
+
+describe('a flag that names something, given no value', () => {
+  it.each([
+    [['show', 'r1', '--instance'], '--instance needs a value\n  hint: write it as --instance KEY'],
+    [['cancel', 'r1', '--instance', '--run-dir', 'x'], '--instance needs a value'],
+    [['approve', 'r1', '--task'], '--task needs a value\n  hint: write it as --task TASK'],
+    [['recipe.yaml', '--dry-run', '--model'], '--model needs a value'],
+  ])(
+    '%j: exit 2 naming the flag; before, it was read as "" (show: \'"" matches 4 instances\')',
+    async (argv, message) => {
+      const r = await runCli(argv, { cwd });
+      expect(r.stderr).toContain(`orchestrate: ${message}`);
+      expect(r.stdout).toBe('');
+      expect(r.code).toBe(2);
+    },
+  );
+});
