@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { deliverApproval } from '../service/approval.js';
 import { controlBy, deliverRunControl } from '../service/run-control.js';
 import { instanceArg, locateRun, runArg, runDirArg } from './tool-args.js';
-import { defineTool, ToolError, type ServerContext } from './tool-table.js';
+import { defineTool, inToolTerms, ToolError, type ServerContext } from './tool-table.js';
 
 /** Who the control event names: "mcp claude-code (pid 4242, user ana)". */
 function byOf(ctx: ServerContext): string {
@@ -37,7 +37,7 @@ export const cancelTool = defineTool({
       args.instance !== undefined ? { action: 'cancel', instance: args.instance, by } : { action: 'cancel_run', by },
     );
     if (!outcome.ok) throw new ToolError(outcome.message);
-    return { text: outcome.message };
+    return { text: inToolTerms(outcome.message, ctx.cwd) };
   },
 });
 
@@ -66,7 +66,7 @@ export const steerTool = defineTool({
       by: byOf(ctx),
     });
     if (!outcome.ok) throw new ToolError(outcome.message);
-    return { text: outcome.message };
+    return { text: inToolTerms(outcome.message, ctx.cwd) };
   },
 });
 
@@ -125,7 +125,7 @@ function gateTool(action: 'approve' | 'reject') {
         via: 'mcp',
       });
       if (!d.ok) throw new ToolError(d.message);
-      return { text: d.message };
+      return { text: inToolTerms(d.message, ctx.cwd) };
     },
   });
 }

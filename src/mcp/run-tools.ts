@@ -4,11 +4,15 @@
 // sending progress notifications (run-waiter.ts). A refusal comes back as a tool error worded for
 // the calling agent (recipe problems at file:line:col). resume with `dry_run: true` says what a
 // resume would do (service/resume-preview.ts) and starts nothing.
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { countStatuses } from '../run/run-fold.js';
 import { type LaunchWhere, launchResume, launchRun } from '../service/launch-run.js';
+import { MCP_SERVER_DEFAULTS } from '../service/mcp-server-defaults.js';
 import { LAUNCH_LOG, type LaunchedRun } from '../service/run-launcher.js';
+import { controlSocketPath } from '../run/run-control-socket.js';
+import { RUN_LOG } from '../run/run-store.js';
 import { previewResume, resumePreviewText } from '../service/resume-preview.js';
 import { resumeOverridesOf } from '../service/run-request.js';
 import { runStatus } from '../service/show-run.js';
@@ -90,6 +94,23 @@ async function waitAndReport(
 }
 
 /**
+ * Until the run can be followed and driven: its log exists (a run is found by its log) and its
+ * coordinator listens on the control socket, or said in the log that it cannot. The launch returns
+ * once the process holds its run folder, a moment before both, so a run_status or cancel right
+ * after run_recipe was refused ("no run", "does not answer on its control socket") with the id it
+ * had just returned. Ends early when the process ends or the call is cancelled.
+ */
+async function untilDrivable(run: LaunchedRun, signal: AbortSignal): Promise<void> {
+  const log = join(run.runDir, RUN_LOG);
+  const ready = (): boolean =>
+    existsSync(log) &&
+    (existsSync(controlSocketPath(run.runDir)) || readFileSync(log, 'utf8').includes('"control_unavailable"'));
+  const deadline = Date.now() + MCP_SERVER_DEFAULTS.startTimeoutMs;
+  while (!ready() && !run.hasExited() && !signal.aborted && Date.now() < deadline)
+    await new Promise((done) => setTimeout(done, MCP_SERVER_DEFAULTS.pollMs));
+}
+
+/**
  * Where and how this server starts a run's process: in its folder and environment, through its
  * launcher, given up with the tool call; the client hears `starting` while the process starts.
  */
@@ -124,6 +145,7 @@ export const runRecipeTool = defineTool({
       if (launched.code === 'launch_failed') throw new ToolError(`the run did not start: ${launched.message}`);
       throw new ToolError(launched.message);
     }
+    await untilDrivable(launched.run, call.signal);
     ctx.log(`started run ${launched.run.runId} (pid ${launched.run.pid}) of ${launched.recipeFile}`);
     if (!args.wait) return startedReply(launched.run, 'started');
     return waitAndReport(launched.run, launched.startedAt, progress, call, ctx);
@@ -193,6 +215,7 @@ export const resumeTool = defineTool({
       if (launched.code === 'launch_failed') throw new ToolError(`the run was not resumed: ${launched.message}`);
       throw new ToolError(launched.message);
     }
+    await untilDrivable(launched.run, call.signal);
     ctx.log(`resumed run ${launched.run.runId} (pid ${launched.run.pid})`);
     // What the resume did with the recipe's files (changed ones are named, not used): the client is told too.
     const note = launched.inputsNote;

@@ -101,6 +101,9 @@ export function inToolTerms(text: string, cwd: string): string {
     .replace(/--provider ([\w.:-]+):/g, 'provider "$1":')
     .replace(/--retry KEY runs one again/g, 'retry: [KEY] runs one again')
     .replace(/^( *)--retry: /gm, '$1retry: ')
+    .replace(/`?orchestrate resume ([^\s`]+) --retry ([^\s`)]+)`?/g, 'the resume tool (run: "$1", retry: ["$2"])')
+    .replace(/`?orchestrate resume ([^\s`]+)`?/g, 'the resume tool (run: "$1")')
+    .replace(/`orchestrate watch ([^\s`]+)`/g, 'run_status (run: "$1")')
     .replace(/pass --run-dir DIR\b/g, 'pass run_dir')
     .replace(/pass --run-dir with\b/g, 'pass run_dir with')
     .replace(

@@ -3,6 +3,8 @@
 // folder", `export VAR=...`), which an agent driving `orchestrate mcp serve` cannot act on: it
 // has the arguments `inputs` and `run_dir`, and the server's working folder and environment are
 // not its own. Driven by the real MCP SDK client over stdio against the built CLI.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inToolTerms } from '../../src/mcp/tool-table.js';
 import { call, McpProject, textOf } from '../cli/mcp-serve-fixture.js';
@@ -46,7 +48,33 @@ describe("the MCP server's mistakes are worded in its tools' arguments", () => {
       expect(textOf(r)).not.toMatch(/--set|--run-dir|current folder|export /);
   }, 180_000);
 
-  it('rewrites the command-line words of the provider flag too', () => {
+  it('a run just started is found by its id at once, and cancelling it says the resume tool continues it (it said `orchestrate resume <id>`)', async () => {
+    const s = await project.serve();
+    const started = await call(s, 'run_recipe', { recipe: 'hold.yaml' });
+    expect(started.isError, textOf(started)).toBeFalsy();
+    const { runId, runDir, pid } = started.structuredContent as { runId: string; runDir: string; pid: number };
+    project.pids.push(pid);
+    // The id it returns finds the run at once: its log is there (it came a moment after the lease).
+    expect(existsSync(join(runDir, 'run.jsonl'))).toBe(true);
+    const cancelled = await call(s, 'cancel', { run: runId });
+    expect(cancelled.isError, textOf(cancelled)).toBeFalsy();
+    expect(textOf(cancelled)).toBe(
+      `interrupting run ${runId}: agents stop with their sessions kept; continue it with: the resume tool (run: "${runId}")`,
+    );
+  }, 180_000);
+
+  it('rewrites the command-line words of the provider flag and of other commands too', () => {
+    expect(
+      inToolTerms(
+        'failed instances run again with: orchestrate resume r1 (a cancelled one: orchestrate resume r1 --retry a.b)',
+        '/p',
+      ),
+    ).toBe(
+      'failed instances run again with: the resume tool (run: "r1") (a cancelled one: the resume tool (run: "r1", retry: ["a.b"]))',
+    );
+    expect(inToolTerms('answer once `orchestrate watch r1` shows it waiting', '/p')).toBe(
+      'answer once run_status (run: "r1") shows it waiting',
+    );
     expect(inToolTerms('--provider gpux: unknown provider', '/p')).toBe('provider "gpux": unknown provider');
     expect(
       inToolTerms('add script: <file> to the recipe or to the agent, or run without --provider scripted', '/p'),
