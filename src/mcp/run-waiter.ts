@@ -53,11 +53,21 @@ export function progressText(state: RunState): string {
   ]
     .filter(Boolean)
     .join(', ');
-  const running = instancesInTaskOrder(state)
-    .filter((i) => i.status === 'running' || i.status === 'waiting' || i.status === 'retrying')
+  const inOrder = instancesInTaskOrder(state);
+  // An instance at its approval gate waits on a person, not a permit: said apart, with what answers it.
+  const atGate = (i: (typeof inOrder)[number]) => i.status === 'waiting' && i.approval?.state === 'waiting';
+  const running = inOrder
+    .filter((i) => (i.status === 'running' || i.status === 'waiting' || i.status === 'retrying') && !atGate(i))
     .map((i) => i.label);
+  const gated = inOrder.filter(atGate).map((i) => i.label);
   const total = c.unexpandedTasks ? `${c.total}+` : String(c.total);
-  return `run ${state.runId}: ${finished}/${total} instances finished${notes ? ` (${notes})` : ''}${running.length ? `; running: ${running.slice(0, 5).join(', ')}${running.length > 5 ? ` +${running.length - 5}` : ''}` : ''}`;
+  return `run ${state.runId}: ${finished}/${total} instances finished${notes ? ` (${notes})` : ''}${listed('running', running)}${gated.length ? `${listed('waiting for approval', gated)} (the approve or reject tool answers)` : ''}`;
+}
+
+/** "; running: a, b, c +2" (at most five named), or nothing when there are none. */
+function listed(what: string, labels: readonly string[]): string {
+  if (labels.length === 0) return '';
+  return `; ${what}: ${labels.slice(0, 5).join(', ')}${labels.length > 5 ? ` +${labels.length - 5}` : ''}`;
 }
 
 const MILESTONES = new Set([
@@ -67,6 +77,8 @@ const MILESTONES = new Set([
   'instance_skipped',
   'task_expanded',
   'budget_exhausted',
+  'approval_requested',
+  'approval_given',
 ]);
 
 /**

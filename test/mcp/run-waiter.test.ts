@@ -10,9 +10,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LaunchedRun } from '../../src/service/run-launcher.js';
 import { runStatus } from '../../src/service/show-run.js';
-import { ProgressSender, waitForRun } from '../../src/mcp/run-waiter.js';
+import { ProgressSender, progressText, waitForRun } from '../../src/mcp/run-waiter.js';
 import type { ToolCall } from '../../src/mcp/tool-table.js';
 import { zeroUsage } from '../../src/run/run-events.js';
+import { applyEvent, createRunState } from '../../src/run/run-fold.js';
+import { readRunLog } from '../../src/run/run-store.js';
 import { FileRunLease } from '../../src/run/run-lease.js';
 import { RunStore } from '../../src/run/run-store.js';
 
@@ -104,5 +106,32 @@ describe('wait: true and the end of a run', () => {
     }
     // Nobody holds it and this session wrote no run_end: it was interrupted.
     expect(runStatus(store.dir)).toMatchObject({ status: 'interrupted' });
+  });
+
+  it('progress names an instance at its approval gate as waiting for approval, not running (it said "running: review")', () => {
+    const runsDir = mkdtempSync(join(tmpdir(), 'orch-waiter-'));
+    made.push(runsDir);
+    const store = RunStore.create(runsDir, 'r-gate');
+    store.append({
+      type: 'run_start',
+      recipe: 'recipe.yaml',
+      name: 'gate',
+      recipeHash: 'h',
+      inputs: {},
+      plan: [
+        { task: 'build', keys: ['build'], needs: [], dynamic: false },
+        { task: 'review', keys: ['review'], needs: [], dynamic: false },
+      ],
+    });
+    const build = { task: 'build', key: 'build', attempt: 1, parent: 'build' };
+    store.append({ type: 'instance_queued', ...build });
+    store.append({ type: 'instance_start', ...build });
+    store.append({ type: 'approval_requested', task: 'review', key: 'review', prompt: 'ok?', onTimeout: 'reject' });
+    store.flush();
+    const state = createRunState();
+    for (const e of readRunLog(join(store.dir, 'run.jsonl')).events) applyEvent(state, e);
+    expect(progressText(state)).toBe(
+      'run r-gate: 0/2 instances finished; running: build; waiting for approval: review (the approve or reject tool answers)',
+    );
   });
 });
