@@ -51,6 +51,8 @@ export const runEventsTool = defineTool({
       .describe(`Most events to return (default ${MCP_SERVER_DEFAULTS.eventsPageSize})`),
     types: z
       .array(z.string().min(1))
+      // An empty list would leave out every event and still move the cursor past them: lost for good.
+      .min(1, "name at least one event type, or leave types out for every event but the agents' own streams")
       .optional()
       .describe(`Only these event types: ${EVENT_TYPES.join(', ')}`),
   },
