@@ -36,6 +36,7 @@ describe('run_events', () => {
       /name at least one event type, or leave types out/,
     );
     const all = await runEventsTool.handler({ run: store.dir }, {} as ToolCall, ctx);
-    expect((all.data?.events as { type: string }[]).map((e) => e.type)).toEqual(['run_start']);
+    const events = (all.data ?? {}).events as { type: string }[];
+    expect(events.map((e) => e.type)).toEqual(['run_start']);
   });
 });
