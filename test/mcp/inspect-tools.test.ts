@@ -36,7 +36,8 @@ describe('run_events', () => {
       /name at least one event type, or leave types out/,
     );
     const all = await runEventsTool.handler({ run: store.dir }, {} as ToolCall, ctx);
-    const events = (all.data ?? {}).events as { type: string }[];
+    expect(all.data).toBeDefined();
+    const events = all.data!.events as { type: string }[];
     expect(events.map((e) => e.type)).toEqual(['run_start']);
   });
 });
