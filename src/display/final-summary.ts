@@ -136,8 +136,7 @@ export function formatFinalSummary(state: RunState, options: FinalSummaryOptions
   }
 
   const c = countStatuses(state);
-  const u =
-    state.endUsage && state.endUsage.totalTokens >= runUsage(state).totalTokens ? state.endUsage : runUsage(state);
+  const u = spentOf(state);
   const parts = [`${c.done} done`];
   if (c.failed) parts.push(`${c.failed} failed`);
   if (c.cancelled) parts.push(`${c.cancelled} cancelled`);
@@ -235,7 +234,18 @@ export function partialLine(state: RunState): string {
 }
 
 /** How to go on: a partial run runs its cancelled instances again only when named. */
+/** What the run spent: the total its end recorded, or the sum of its calls when that is more. */
+function spentOf(state: RunState) {
+  const calls = runUsage(state);
+  return state.endUsage && state.endUsage.totalTokens >= calls.totalTokens ? state.endUsage : calls;
+}
+
 function resumeCommand(state: RunState, target: string): string {
+  if (state.status === 'budget_exhausted') {
+    // A plain resume stops on the same budget: it needs a new total above what was spent.
+    const u = spentOf(state);
+    return `orchestrate resume ${target} --budget-usd N | --budget-tokens N (a total above what the run spent: ${formatCost(u.cost)}, ${formatTokens(u.totalTokens)} tokens)`;
+  }
   if (state.status !== 'partial') return `orchestrate resume ${target}`;
   return `orchestrate resume ${target} ${cancelledInstances(state)
     .map((i) => `--retry ${i.key}`)

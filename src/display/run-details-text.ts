@@ -128,7 +128,7 @@ export function formatRunDetails(folder: RunFolder, painter: Painter = makePaint
   out.push(...providerCostLines(s.providers));
   const c = countStatuses(s);
   out.push(
-    `instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.notPicked > 0 ? `${c.notPicked} attempts not picked, ` : ''}${c.skipped} skipped, ${c.running + c.queued} unfinished)`,
+    `instances: ${c.total} (${c.done} done, ${c.failed} failed, ${c.cancelled > 0 ? `${c.cancelled} cancelled, ` : ''}${c.notPicked > 0 ? `${c.notPicked} attempts not picked, ` : ''}${c.skipped} skipped, ${c.total - c.done - c.failed - c.cancelled - c.notPicked - c.skipped} unfinished)`,
   );
   // Run-wide actions, and those aimed at a key no instance has (refused).
   const aimed = new Set(instancesInTaskOrder(s).flatMap((i) => controlsOf(s, i)));

@@ -330,7 +330,12 @@ export function checkSemantics(raw: unknown, ctx: SemanticContext): PendingProbl
           code: 'unknown_task',
           path: ['tasks', t.index, ...n.path],
           message: `task "${t.id}" needs unknown task "${n.id}"`,
-          hint: suggestionHint(n.id, taskIds, 'task ids'),
+          // A task never needs itself: it is no candidate.
+          hint: suggestionHint(
+            n.id,
+            taskIds.filter((id) => id !== t.id),
+            'task ids',
+          ),
         });
       } else if (!valid.includes(n.id)) {
         valid.push(n.id);

@@ -70,7 +70,7 @@ export function suggestionHint(
 ): string {
   const best = didYouMean(word, candidates, aliases);
   if (best) return `did you mean "${best}"?`;
-  if (candidates.length === 0) return `no ${what} is defined`;
+  if (candidates.length === 0) return `no ${what} defined`;
   const shown = candidates.slice(0, 12).join(', ');
   return `valid ${what}: ${shown}${candidates.length > 12 ? ', ...' : ''}`;
 }

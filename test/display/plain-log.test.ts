@@ -280,4 +280,24 @@ describe('approval gates in the plain log', () => {
       /^publish: its publish gate was rejected, nothing was pushed; orchestrate publish \S+ previews the changeset/,
     );
   });
+
+  it('a budget-exhausted run says how to resume it: with a total above what it spent, not a plain resume', () => {
+    const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-1');
+    const out = new Capture();
+    const display = attachRunDisplay(store, {
+      stream: new Capture(),
+      stdout: out,
+      isTTY: false,
+      color: false,
+      mode: 'plain',
+    });
+    for (const step of syntheticSteps()) {
+      if ('phase' in step) continue;
+      store.append(step.event.type === 'run_end' ? { ...step.event, status: 'budget_exhausted' } : step.event);
+    }
+    display.finish();
+    expect(out.text).toMatch(
+      /^resume: orchestrate resume \S+ --budget-usd N \| --budget-tokens N \(a total above what the run spent: \$0\.0120, 12,340 tokens\)$/m,
+    );
+  });
 });

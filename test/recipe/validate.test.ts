@@ -36,6 +36,14 @@ describe('validateRecipeText', () => {
     ]);
   });
 
+  it('a task needing an unknown task is never told to need itself', () => {
+    const yaml = ['name: self', 'tasks:', '  - id: a', '    needs: [b]', '    prompt: p'].join('\n');
+    const r = validateRecipeText(yaml, '/work/r/recipe.yaml', { cwd: '/work/r' });
+    expect(r.ok).toBe(false);
+    const p = r.ok ? undefined : r.problems.find((x) => x.message === 'task "a" needs unknown task "b"');
+    expect(p?.hint).toBe('no task ids defined');
+  });
+
   it("an agent's summaries is model or extractive", () => {
     expect(
       check('name: r\nagents:\n  w: { summaries: extractive }\ntasks:\n  - id: a\n    agent: w\n    prompt: p\n'),

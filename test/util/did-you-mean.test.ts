@@ -26,7 +26,7 @@ describe('did you mean', () => {
 
   it('falls back to listing the valid names', () => {
     expect(suggestionHint('zebra', ['a', 'b'], 'agents')).toBe('valid agents: a, b');
-    expect(suggestionHint('x', [], 'agents')).toBe('no agents is defined');
+    expect(suggestionHint('x', [], 'agents')).toBe('no agents defined');
     expect(suggestionHint('depends_on', ['needs'], 'keys', { depends_on: 'needs' })).toBe('did you mean "needs"?');
   });
 });
