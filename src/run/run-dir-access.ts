@@ -4,7 +4,7 @@
 // from the first mkdir or readdir deep inside the run store.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const HINT = 'pass --run-dir with a folder you can write (it is created when missing)';
 
@@ -61,12 +61,30 @@ export function runFolderWriteProblem(dir: string): string | undefined {
   );
 }
 
+/**
+ * Creates `abs` and its missing parents one level at a time. Not mkdirSync's recursive mode: under
+ * /proc it never returns (Node retries what the kernel refuses there), and a server would spin.
+ */
+function makeFolders(abs: string): void {
+  const base = nearestExisting(abs)?.path ?? resolve('/');
+  let at = base;
+  for (const part of relative(base, abs).split(sep).filter(Boolean)) {
+    at = join(at, part);
+    try {
+      mkdirSync(at);
+    } catch (err) {
+      // Made meanwhile by another process: fine when it is a folder.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(at).isDirectory()) throw err;
+    }
+  }
+}
+
 function folderWriteProblem(dir: string, what: string, hint: string): string | undefined {
   const abs = resolve(dir);
   const inTheWay = fileInTheWay(abs);
   if (inTheWay) return `${what} ${abs}: ${inTheWay}.\n  hint: ${hint}`;
   try {
-    mkdirSync(abs, { recursive: true });
+    makeFolders(abs);
   } catch (err) {
     return `${what} ${abs}: the folder cannot be created (${reasonOf(err)}).\n  hint: ${hint}`;
   }
