@@ -28,7 +28,7 @@ const NAMING_FLAGS = [
   'run-dir',
   'model',
   'provider',
-  'rebase',
+  // not 'rebase': `publish <run> --rebase --dry-run` previews every changeset (its KEY is optional)
   'redis',
   'workdir',
   'recipe',

@@ -86,9 +86,9 @@ describe('executionStack', () => {
     const first = await s.broker.request(req('a'));
     expect(first.ok).toBe(true);
     // The first call has not answered (no usage reported): an adaptive provider would hold this one
-    // back for up to 2 s to learn its limits from that answer's headers.
+    // back for up to 2 s to learn its limits from that answer's headers, and name that first call as
+    // the reason (asserted on the reason, not on a wait measured in milliseconds).
     expect(s.broker.waitReason(req('b'))).not.toContain('first call');
-    const second = await s.broker.request(req('b'));
-    expect(second).toMatchObject({ ok: true, waitedMs: 0 });
+    expect((await s.broker.request(req('b'))).ok).toBe(true);
   });
 });
