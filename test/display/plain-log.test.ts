@@ -32,6 +32,23 @@ function replay(mode: 'plain' | 'live', isTTY: boolean, budgetUsd?: number, chan
   return { display, err: err.text, out: out.text, events, lines: err.text.trimEnd().split('\n') };
 }
 
+/** What a plain (non-TTY) run display prints on stdout at its end for `events` (and a changesets.json). */
+function plainSummary(events: readonly RunEvent[], changesets?: string): string {
+  const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-1');
+  if (changesets !== undefined) writeFileSync(join(store.dir, 'changesets.json'), changesets);
+  const out = new Capture();
+  const display = attachRunDisplay(store, {
+    stream: new Capture(),
+    stdout: out,
+    isTTY: false,
+    color: false,
+    mode: 'plain',
+  });
+  for (const e of events) store.append(e);
+  display.finish();
+  return out.text;
+}
+
 describe('plain log (non-TTY progress)', () => {
   it('prints one timestamped line per state change, never per token', () => {
     const { lines, events } = replay('plain', false);
@@ -254,21 +271,11 @@ describe('approval gates in the plain log', () => {
 
   it('with a publish gate, the summary says what its answer did instead of the preview command', () => {
     const runOf = (decision?: 'approved' | 'rejected') => {
-      const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-1');
-      writeFileSync(join(store.dir, 'changesets.json'), JSON.stringify({ changesets: [{ key: 'a' }] }));
-      const out = new Capture();
-      const display = attachRunDisplay(store, {
-        stream: new Capture(),
-        stdout: out,
-        isTTY: false,
-        color: false,
-        mode: 'plain',
-      });
       const base = { v: 1, runId: 'run-1', ts: 1_000, task: 'fix', key: 'fix', gate: 'publish' } as const;
-      store.append({ ...base, type: 'approval_requested', prompt: 'Push?', onTimeout: 'reject' } as RunEvent);
-      if (decision) store.append({ ...base, type: 'approval_given', decision, by: 'ana', via: 'cli' } as RunEvent);
-      display.finish();
-      return out.text.split('\n').find((l) => l.startsWith('publish:'));
+      const events = [{ ...base, type: 'approval_requested', prompt: 'Push?', onTimeout: 'reject' } as RunEvent];
+      if (decision) events.push({ ...base, type: 'approval_given', decision, by: 'ana', via: 'cli' } as RunEvent);
+      const out = plainSummary(events, JSON.stringify({ changesets: [{ key: 'a' }] }));
+      return out.split('\n').find((l) => l.startsWith('publish:'));
     };
     expect(runOf()).toMatch(
       /^publish: its publish gate waits for an answer: orchestrate approve\|reject \S+ --publish$/,
@@ -282,21 +289,14 @@ describe('approval gates in the plain log', () => {
   });
 
   it('a budget-exhausted run says how to resume it: with a total above what it spent, not a plain resume', () => {
-    const store = RunStore.create(mkdtempSync(join(tmpdir(), 'plain-log-')), 'run-1');
-    const out = new Capture();
-    const display = attachRunDisplay(store, {
-      stream: new Capture(),
-      stdout: out,
-      isTTY: false,
-      color: false,
-      mode: 'plain',
-    });
-    for (const step of syntheticSteps()) {
-      if ('phase' in step) continue;
-      store.append(step.event.type === 'run_end' ? { ...step.event, status: 'budget_exhausted' } : step.event);
-    }
-    display.finish();
-    expect(out.text).toMatch(
+    const out = plainSummary(
+      syntheticSteps().flatMap((step) =>
+        'phase' in step
+          ? []
+          : [step.event.type === 'run_end' ? { ...step.event, status: 'budget_exhausted' } : step.event],
+      ) as RunEvent[],
+    );
+    expect(out).toMatch(
       /^resume: orchestrate resume \S+ --budget-usd N \| --budget-tokens N \(a total above what the run spent: \$0\.0120, 12,340 tokens\)$/m,
     );
   });

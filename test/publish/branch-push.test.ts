@@ -18,7 +18,7 @@ import { pushAuthHeader, repositoryFromUrl, withoutSecrets } from '../../src/pub
 import { readChangesets } from '../../src/run/changesets.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
-import { REPOS, TOKEN, git, gitForgeRecipe, project, recipe, runCampaign } from './campaign-fixtures.js';
+import { TOKEN, git, gitForgeRecipe, project, recipe, runCampaign, forgeRepos } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 const auth = { host: 'github.com', header: pushAuthHeader('github', 'ghp_secret1234') };
@@ -127,7 +127,7 @@ describe('a branch someone built on', () => {
   it('is left as it is when the change is the same, and its pull request is updated; a new commit is refused', async () => {
     const { dir } = project('github', () => 'http://127.0.0.1:1');
     const bare = (r: string) => join(dir, 'remotes', `${r}.git`);
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, bare(r)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     const write = (title: string, body: string) =>
       writeFileSync(
         join(dir, 'recipe.yaml'),

@@ -71,6 +71,11 @@ export function project(forge: 'github' | 'gitlab', apiUrl: () => string): { dir
   return { dir };
 }
 
+/** The fake forge's repositories of a campaign project: `acme/<repo>` served from its bare remote in `dir`. */
+export function forgeRepos(dir: string): Record<string, string> {
+  return Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)]));
+}
+
 export function remoteBranches(dir: string, r: string): string[] {
   return git(join(dir, 'remotes', `${r}.git`), 'for-each-ref', '--format=%(refname)', 'refs/heads/')
     .split('\n')

@@ -16,7 +16,7 @@ import { runPublishing } from '../../src/publish/run-publishing.js';
 import { readChangesets } from '../../src/run/changesets.js';
 import { type CliRun, runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
-import { REPOS, TOKEN, filesUnder, git, project, recipe, remoteBranches } from './campaign-fixtures.js';
+import { REPOS, TOKEN, filesUnder, git, project, recipe, remoteBranches, forgeRepos } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 describe('campaign on GitHub: publish, apply, track', () => {
@@ -35,7 +35,7 @@ describe('campaign on GitHub: publish, apply, track', () => {
     const made = project('github', () => 'http://127.0.0.1:1');
     dir = made.dir;
     // The fake maps acme/<repo> to the bare remote the branches are pushed to.
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     writeFileSync(join(dir, 'recipe.yaml'), recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}'));
   });
   afterAll(async () => {

@@ -14,7 +14,16 @@ import { readChangesets } from '../../src/run/changesets.js';
 import { RunStore } from '../../src/run/run-store.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs, events } from '../orchestrator/helpers/run-fixtures.js';
-import { CAMPAIGN_SCRIPT, REPOS, TOKEN, filesUnder, git, project, recipe, runCampaign } from './campaign-fixtures.js';
+import {
+  CAMPAIGN_SCRIPT,
+  TOKEN,
+  filesUnder,
+  git,
+  project,
+  recipe,
+  runCampaign,
+  forgeRepos,
+} from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 // The rebase conversation comes first: it matches only a rebase message that quotes repo-a's old summary.
@@ -51,7 +60,7 @@ describe('publish --rebase', () => {
 
   beforeAll(async () => {
     dir = project('github', () => 'http://127.0.0.1:1').dir;
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, bare(r)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     // No labels or reviewers: each is one more write, and the client spaces writes a second apart as GitHub asks.
     const spec = recipe(dir, 'github', gh.url, 'Change the greeting of ${{ repo.name }}');
     writeFileSync(join(dir, 'recipe.yaml'), spec.replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, ''));

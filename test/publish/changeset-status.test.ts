@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ChangesetStatus } from '../../src/publish/track.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
-import { GL_TOKEN, REPOS, TOKEN, git, project, recipe, runCampaign } from './campaign-fixtures.js';
+import { GL_TOKEN, TOKEN, git, project, recipe, runCampaign, forgeRepos } from './campaign-fixtures.js';
 import { type FakeGitHub, type FakeGitLab, fakeGitHub, fakeGitLab } from './fake-forges.js';
 
 /** The campaign recipe, ready for review, without labels and reviewers (each is a write the client spaces a second apart). */
@@ -33,7 +33,7 @@ describe('status tracks CI, reviews and the burndown', () => {
   it('GitHub: failing checks and statuses by name, unanswered review comments, the counts', async () => {
     const { dir } = project('github', () => 'http://127.0.0.1:1');
     const bare = (r: string) => join(dir, 'remotes', `${r}.git`);
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, bare(r)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     writeFileSync(join(dir, 'recipe.yaml'), plainRecipe(dir, 'github', gh.url));
     const runDir = await runCampaign(dir);
     const env = { PATH: process.env.PATH, GITHUB_TOKEN: TOKEN };
@@ -77,10 +77,7 @@ describe('status tracks CI, reviews and the burndown', () => {
 
   it('GitLab: the failed job of the head pipeline, a diff discussion unanswered', async () => {
     const { dir } = project('gitlab', () => 'http://127.0.0.1:1/api/v4');
-    gl = await fakeGitLab(
-      GL_TOKEN,
-      Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])),
-    );
+    gl = await fakeGitLab(GL_TOKEN, forgeRepos(dir));
     writeFileSync(join(dir, 'recipe.yaml'), plainRecipe(dir, 'gitlab', `${gl.url}/api/v4`));
     const runDir = await runCampaign(dir);
     const env = { PATH: process.env.PATH, GITLAB_TOKEN: GL_TOKEN };

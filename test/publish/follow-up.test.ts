@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
-import { REPOS, TOKEN, git, gitForgeRecipe, project, recipe, runCampaign } from './campaign-fixtures.js';
+import { TOKEN, git, gitForgeRecipe, project, recipe, runCampaign, forgeRepos } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
 const FOLLOW_UP = '\n  follow_up: { on: [ci_failed] }';
@@ -58,7 +58,7 @@ describe('publish --follow-up without pull requests', () => {
   it('a round whose agent changes nothing is named a follow-up round', async () => {
     const { dir } = project('github', () => 'http://127.0.0.1:1');
     const bare = (r: string) => join(dir, 'remotes', `${r}.git`);
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, bare(r)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     const spec = recipe(dir, 'github', gh.url, 'Change ${{ repo.name }}')
       .replace(/\n {2}labels: .*\n {2}reviewers: .*/, '')
       .replace('\n  forge: github', `\n  forge: github${FOLLOW_UP}`);

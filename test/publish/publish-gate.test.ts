@@ -18,7 +18,7 @@ import { readChangesets } from '../../src/run/changesets.js';
 import { connectRunControl } from '../../src/run/run-control-client.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs, ofType } from '../orchestrator/helpers/run-fixtures.js';
-import { REPOS, TOKEN, filesUnder, project, recipe, remoteBranches } from './campaign-fixtures.js';
+import { TOKEN, filesUnder, project, recipe, remoteBranches, forgeRepos } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 import { gitRecipe, logOf, until } from './publish-gate-fixtures.js';
 
@@ -230,7 +230,7 @@ describe('publish gate (forge github)', () => {
 
   it('approved by its timeout, the run opens the pull requests on the API as publish --apply would', async () => {
     const { dir } = project('github', () => 'http://127.0.0.1:1');
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     // No labels or reviewers (each is one more write, spaced a second apart as GitHub asks).
     const spec = recipe(dir, 'github', gh.url, 'Change ${{ repo.name }}')
       .replace(/\n {2}labels: \[campaign\]\n {2}reviewers: \[octocat\]/, '')

@@ -8,7 +8,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
 import {
-  REPOS,
   TOKEN,
   git,
   gitForgeRecipe,
@@ -16,6 +15,7 @@ import {
   recipe,
   remoteBranches,
   runCampaign,
+  forgeRepos,
 } from './campaign-fixtures.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 
@@ -28,7 +28,7 @@ describe('publish --apply after a merge', () => {
 
   it('does not bring back the branch the forge deleted', async () => {
     const { dir } = project('github', () => 'http://127.0.0.1:1');
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     writeFileSync(
       join(dir, 'recipe.yaml'),
       recipe(dir, 'github', gh.url, 'Change ${{ repo.name }}').replace(/\n {2}labels: .*\n {2}reviewers: .*/, ''),

@@ -12,7 +12,7 @@ import type { ChangesetStatus } from '../../src/publish/track.js';
 import { type FakeGitHub, fakeGitHub } from './fake-forges.js';
 import { runCli } from '../cli/run-cli.js';
 import { cleanupTempDirs } from '../orchestrator/helpers/run-fixtures.js';
-import { REPOS, TOKEN, git, gitForgeRecipe, project, recipe, runCampaign } from './campaign-fixtures.js';
+import { TOKEN, git, gitForgeRecipe, project, recipe, runCampaign, forgeRepos } from './campaign-fixtures.js';
 
 describe('status of a forge: git campaign on remotes without the base branch', () => {
   let dir = '';
@@ -68,7 +68,7 @@ describe('status when GitHub cannot be asked', () => {
 
   it('keeps what the last look saw, counts nothing ready it could not see, and says how to give a token', async () => {
     const { dir } = project('github', () => 'http://127.0.0.1:1');
-    gh = await fakeGitHub(TOKEN, Object.fromEntries(REPOS.map((r) => [`acme/${r}`, join(dir, 'remotes', `${r}.git`)])));
+    gh = await fakeGitHub(TOKEN, forgeRepos(dir));
     writeFileSync(
       join(dir, 'recipe.yaml'),
       recipe(dir, 'github', gh.url, 'Change ${{ repo.name }}')

@@ -71,6 +71,29 @@ ${opts.extraConvs ?? ''}`,
   return dir;
 }
 
+/**
+ * A pick: judge run over three passing attempts (1 changes the fewest lines); the judge's one
+ * reply is `reply` (a YAML scalar).
+ */
+async function judgedRun(reply: string) {
+  const dir = project({
+    pick: 'judge',
+    verify: 'test -s value.txt',
+    edits: [
+      "printf 'v=1\\\\n' > value.txt",
+      "printf 'v=2\\\\nmore\\\\n' > value.txt",
+      "printf 'v=3\\\\n# the value\\\\nmore\\\\n' > value.txt",
+    ],
+    extraConvs: `  - match: "^You are the judge of 3 independent attempts"
+    turns:
+      - text: ${reply}
+`,
+  });
+  const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
+  if (!r.ok) throw new Error(JSON.stringify(r));
+  return { dir, r };
+}
+
 describe('attempts: best of N', { timeout: 240_000 }, () => {
   it('pick: verify lands the only attempt that passed, downstream sees it, show says why', async () => {
     const dir = project({
@@ -323,22 +346,7 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
   });
 
   it('pick: judge lands the attempt the judge names and records its reasoning', async () => {
-    const judge = `  - match: "^You are the judge of 3 independent attempts"
-    turns:
-      - text: '{"attempt": 3, "reasoning": "attempt 3 also documents the value"}'
-`;
-    const dir = project({
-      pick: 'judge',
-      verify: 'test -s value.txt',
-      edits: [
-        "printf 'v=1\\\\n' > value.txt",
-        "printf 'v=2\\\\nmore\\\\n' > value.txt",
-        "printf 'v=3\\\\n# the value\\\\nmore\\\\n' > value.txt",
-      ],
-      extraConvs: judge,
-    });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
-    if (!r.ok) throw new Error(JSON.stringify(r));
+    const { dir, r } = await judgedRun(`'{"attempt": 3, "reasoning": "attempt 3 also documents the value"}'`);
     const log = events(r.outcome.dir);
     expect(r.outcome.status).toBe('succeeded');
     const pick = ofType(log, 'attempt_pick')[0]!;
@@ -356,22 +364,7 @@ describe('attempts: best of N', { timeout: 240_000 }, () => {
 
   it('pick: judge whose judge fails falls back to the verify rule; the run counts no failure', async () => {
     // The judge answers no JSON, is asked again, and its script has no second reply: it fails.
-    const judge = `  - match: "^You are the judge of 3 independent attempts"
-    turns:
-      - text: "no JSON here"
-`;
-    const dir = project({
-      pick: 'judge',
-      verify: 'test -s value.txt',
-      edits: [
-        "printf 'v=1\\\\n' > value.txt",
-        "printf 'v=2\\\\nmore\\\\n' > value.txt",
-        "printf 'v=3\\\\n# the value\\\\nmore\\\\n' > value.txt",
-      ],
-      extraConvs: judge,
-    });
-    const r = await runRecipeFile(join(dir, 'recipe.yaml'), { cwd: dir }, { runsDir: join(dir, 'runs') });
-    if (!r.ok) throw new Error(JSON.stringify(r));
+    const { dir, r } = await judgedRun('"no JSON here"');
     const log = events(r.outcome.dir);
     expect(r.outcome.status).toBe('succeeded');
     expect(ofType(log, 'instance_failed').map((e) => e.key)).toContain('fix.judge');
