@@ -36,7 +36,7 @@ import {
 import { countsAsTurn } from '../../run/turn-count.js';
 import { createSendMessageTool } from './send-message-tool.js';
 import { createBoardTools, isBoardTool } from './board-tools.js';
-import { runCommand, verifyFailurePrompt, type CommandResult } from '../workspace/verify.js';
+import { runCommand, verifyFailedError, verifyFailurePrompt, type CommandResult } from '../workspace/verify.js';
 import type { WorkerLink } from './worker-link.js';
 import { HANDOFF_FOCUS } from '../schedule/handoff-focus.js';
 import { applyLearnedWindow, reportLearnedWindows } from './shared-windows.js';
@@ -524,12 +524,6 @@ async function verifyOnce(host: AgentHost): Promise<CommandResult | undefined> {
   return undefined;
 }
 
-/** The last lines of a failed check's output for its error, or that it printed nothing. */
-function outputTail(output: string): string {
-  const text = output.trim();
-  return text ? `: ${text.split('\n').slice(-5).join(' | ')}` : ' and printed nothing';
-}
-
 /** verify (fed back into the same session up to verifyRetries), then the JSON output check. */
 export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyAttempts: number }> {
   const t = host.task;
@@ -540,13 +534,7 @@ export async function checkWork(host: AgentHost): Promise<RunOutcome & { verifyA
       verifyAttempts++;
       if (!failed) break;
       if (round >= t.verifyRetries) {
-        const how = failed.timedOut ? 'timed out' : `exited with ${failed.exitCode ?? failed.signal}`;
-        return {
-          ok: false,
-          failure: 'verify_failed',
-          error: `verify \`${failed.command}\` ${how} after ${round + 1} check${round ? 's' : ''}${outputTail(failed.output)}`,
-          verifyAttempts,
-        };
+        return { ok: false, failure: 'verify_failed', error: verifyFailedError(failed, round + 1), verifyAttempts };
       }
       const r = await host.run(verifyFailurePrompt(failed, round + 1, t.verifyRetries + 1));
       if (!r.ok) return { ...r, verifyAttempts };

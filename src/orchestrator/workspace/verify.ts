@@ -133,6 +133,17 @@ export function runCommand(command: string, opts: CommandOptions): Promise<Comma
   });
 }
 
+/**
+ * The error of an instance whose verify still failed after `checks` checks: the command, how it
+ * ended and the last lines of its output, or that it printed nothing.
+ */
+export function verifyFailedError(result: CommandResult, checks: number): string {
+  const how = result.timedOut ? 'timed out' : `exited with ${result.exitCode ?? result.signal}`;
+  const text = result.output.trim();
+  const tail = text ? `: ${text.split('\n').slice(-5).join(' | ')}` : ' and printed nothing';
+  return `verify \`${result.command}\` ${how} after ${checks} check${checks > 1 ? 's' : ''}${tail}`;
+}
+
 /** The follow-up an agent gets when a verify command failed: what ran, how it ended, its output. */
 export function verifyFailurePrompt(result: CommandResult, attempt: number, maxAttempts: number): string {
   const how = result.timedOut
