@@ -222,18 +222,12 @@ function locate(dirs: readonly string[], pin: RepoPin | undefined): { location?:
 
 /**
  * The folder to leave out of snapshots and diffs of the work tree at `top`, relative to it: the
- * runs folder, when it lies inside that work tree and holds none of `scopes` (the run writes its
- * own files there: sessions, logs and patches are no instance's work).
+ * runs folder (`runs`, a real path), when it lies inside that work tree and holds none of `scopes`
+ * (the run writes its own files there: sessions, logs and patches are no instance's work).
  */
-function excludedFolder(top: string, scopes: readonly string[], runsDir: string | undefined): string | undefined {
-  if (runsDir === undefined) return undefined;
-  let runs: string;
-  try {
-    runs = realpathSync(runsDir);
-  } catch {
+function excludedFolder(top: string, scopes: readonly string[], runs: string | undefined): string | undefined {
+  if (runs === undefined || !isInside(top, runs) || runs === top || scopes.some((d) => isInside(runs, d)))
     return undefined;
-  }
-  if (!isInside(top, runs) || runs === top || scopes.some((d) => isInside(runs, d))) return undefined;
   return relative(top, runs).split(sep).join('/');
 }
 

@@ -120,6 +120,8 @@ export class RepoGitBatches {
 
   /** `runsDir`: the runs folder, left out of every snapshot and diff of a work tree that holds it. */
   constructor(withLock: WithLock, runsDir?: string) {
+    // Its real path once: the work trees it is compared with are real paths.
+    if (runsDir !== undefined) runsDir = realPath(runsDir);
     this.snapshots = new Batcher(
       withLock,
       async (dirs, group) => {
